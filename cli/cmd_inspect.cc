@@ -1,0 +1,44 @@
+// `vramfit inspect MODEL [--json] [--tensors] [--synthesize]`: what a checkpoint holds.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "commands.h"
+#include "vramfit/inventory.h"
+#include "vramfit/report.h"
+
+namespace vramfit::cli {
+
+std::function<int()> SetupInspect(CLI::App* app) {
+  struct Flags {
+    std::string model;
+    bool json = false;
+    bool tensors = false;
+    bool synthesize = false;
+  };
+  auto f = std::make_shared<Flags>();
+  app->add_option("MODEL", f->model,
+                  "A checkpoint directory (config.json + safetensors), a .safetensors file, a "
+                  "config.json, or a catalog id (see `vramfit models`); local paths win")
+      ->required();
+  app->add_flag("--json", f->json, "Print JSON (schema vramfit.inspect/1) instead of text");
+  app->add_flag("--tensors", f->tensors, "Also list every tensor with its dtype, shape, bytes and role");
+  app->add_flag("--synthesize", f->synthesize,
+                "Build the inventory from config.json alone even when safetensors files are present");
+  return [f]() {
+    InspectOptions options;
+    options.force_synthesize = f->synthesize;
+    auto inv = InspectModel(f->model, options);
+    if (!inv.ok()) {
+      fmt::print(stderr, "vramfit inspect: {}\n", inv.status().message());
+      return kExitUsage;
+    }
+    InspectReportOptions report;
+    report.tensors = f->tensors;
+    const std::string out = f->json ? RenderInspectJson(*inv, report) : RenderInspectText(*inv, report);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return kExitOk;
+  };
+}
+
+}  // namespace vramfit::cli

@@ -1,0 +1,45 @@
+// vramfit: will this model fit on these GPUs, at which stage would it run out of memory,
+// and what makes it fit. One table of subcommands; each lives in cmd_<name>.cc.
+#include <cstdio>
+#include <map>
+
+#include "commands.h"
+
+namespace {
+
+const vramfit::cli::Command kCommands[] = {
+    {"inspect", "Read a checkpoint (or a catalog model) exactly: parameters, bytes by dtype and "
+                "component, quantization, audit", vramfit::cli::SetupInspect},
+    {"models", "List the embedded model catalog", vramfit::cli::SetupModels},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"vramfit: will this model fit on these GPUs, where would it run out of memory, "
+               "and what makes it fit.\nExit codes: 0 ok, 1 check predicts a failure, 2 usage "
+               "error or invalid input."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "vramfit 0.1.0");
+  std::map<CLI::App*, std::function<int()>> runners;
+  for (const auto& c : kCommands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.summary);
+    runners[sub] = c.setup(sub);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return vramfit::cli::kExitUsage;
+  }
+  for (auto& [sub, run] : runners) {
+    if (sub->parsed()) return run();
+  }
+  return vramfit::cli::kExitUsage;
+}

@@ -1,0 +1,97 @@
+// Checkpoint file formats: safetensors headers and the sharded index, read exactly.
+//
+// These parsers take bytes and return plain structs; they never touch the file system
+// (reading files is the job of vramfit/checkpoint.h). They enforce the reference reader's
+// rules (huggingface/safetensors `tensor.rs`): the 100,000,000-byte header cap, JSON
+// whitespace on both sides, offsets contiguous from 0 with no gap or overlap, byte length =
+// elements x dtype bits / 8 with overflow checks, the file length covered exactly,
+// `__metadata__` values strings only, and duplicate keys rejected. Every error is a
+// Code::kCorrupt Status whose message starts with the origin (usually the file name) and
+// names the byte offset or key, what was expected and what was found.
+//
+// Example:
+//   auto file = vramfit::ParseSafetensors(bytes, file_size, "model.safetensors");
+//   if (!file.ok()) { std::cerr << file.status().message(); }
+#ifndef VRAMFIT_FORMATS_H_
+#define VRAMFIT_FORMATS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vramfit/status.h"
+
+namespace vramfit {
+
+// Element types of safetensors (enum Dtype of the reference reader, 2026-05).
+enum class Dtype : uint8_t {
+  kBool, kU8, kI8, kF8_E5M2, kF8_E4M3, kF8_E8M0, kF8_E4M3FNUZ, kF8_E5M2FNUZ,
+  kI16, kU16, kF16, kBF16, kI32, kU32, kF32, kF64, kI64, kU64, kC64,
+  kF4, kF6_E2M3, kF6_E3M2,
+};
+
+// Bits per element (4 for F4, 6 for F6_*).
+int DtypeBits(Dtype d);
+// The safetensors spelling: "BF16", "F8_E4M3", ...
+const char* DtypeName(Dtype d);
+// Parses a safetensors dtype string; false when unknown.
+bool ParseDtype(std::string_view s, Dtype* out);
+// True for floating types of 16 bits or more (F16, BF16, F32, F64): "unquantized" storage.
+bool IsWideFloat(Dtype d);
+
+// One tensor as the header declares it. Offsets are relative to the data buffer (which
+// starts at absolute byte 8 + header_length of the file).
+struct TensorInfo {
+  std::string name;
+  Dtype dtype = Dtype::kF32;
+  std::vector<uint64_t> shape;  // empty = scalar
+  uint64_t begin = 0;           // data_offsets[0]
+  uint64_t end = 0;             // data_offsets[1]
+  uint64_t elements = 0;        // product of shape (1 for a scalar)
+  uint64_t bytes() const { return end - begin; }
+};
+
+// A parsed safetensors header.
+struct SafetensorsFile {
+  std::string origin;                           // file name as given to the parser
+  uint64_t header_length = 0;                   // N, the JSON byte count
+  uint64_t file_size = 0;                       // 8 + N + data bytes
+  std::vector<TensorInfo> tensors;              // sorted by data offset
+  std::map<std::string, std::string> metadata;  // __metadata__
+  uint64_t data_bytes() const { return file_size - 8 - header_length; }
+};
+
+// Largest header the reference reader accepts (MAX_HEADER_SIZE).
+inline constexpr uint64_t kMaxSafetensorsHeader = 100'000'000;
+// Size of the little-endian u64 that opens the file.
+inline constexpr uint64_t kSafetensorsPrefix = 8;
+
+// Reads the header length N from the first bytes of a file of `file_size` bytes and checks
+// that 8 + N fits in the file and under the cap. `prefix` needs at least 8 bytes.
+Result<uint64_t> ParseSafetensorsHeaderLength(std::string_view prefix, uint64_t file_size,
+                                              std::string_view origin);
+
+// Parses a safetensors file from its first bytes. `bytes` must hold at least the 8-byte
+// length and the whole header (it may hold more, or the whole file); `file_size` is the real
+// length of the file, used for the coverage check. The data region is never read.
+Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_size,
+                                         std::string_view origin);
+
+// `model.safetensors.index.json`: which shard holds which tensor.
+struct SafetensorsIndex {
+  std::string origin;
+  bool has_total_size = false;
+  uint64_t total_size = 0;                        // metadata.total_size, advisory
+  std::map<std::string, std::string> weight_map;  // tensor name -> shard file name
+  std::vector<std::string> shards;                // distinct shard names, sorted
+};
+
+// Parses an index. Shard names must be plain file names inside the checkpoint directory
+// (no '/', no "..", no NUL): an index is hostile input like any other.
+Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json, std::string_view origin);
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_FORMATS_H_

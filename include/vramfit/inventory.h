@@ -1,0 +1,152 @@
+// Inventory: every tensor of a checkpoint with its role, its bytes and its logical
+// parameters, the totals by dtype and by component, the quantization summary and the audit.
+//
+// An inventory is built the same way whether its tensors were read from safetensors
+// headers (exact) or synthesized from a ModelSpec (marked `synthesized`): both go through
+// BuildInventory. Parameters are the unquantized model's count: packed 4-bit containers are
+// unpacked (an AWQ qweight I32 [K, N/8] is K x N parameters) and scales, zero points, g_idx
+// and other quantization metadata are not parameters.
+//
+// Example:
+//   auto inv = vramfit::InspectModel("Qwen3-8B", {});
+//   if (inv.ok()) std::cout << inv->parameters << " parameters\n";
+#ifndef VRAMFIT_INVENTORY_H_
+#define VRAMFIT_INVENTORY_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vramfit/formats.h"
+#include "vramfit/model.h"
+#include "vramfit/status.h"
+
+namespace vramfit {
+
+// What a tensor is for.
+enum class Role {
+  kEmbedding, kLmHead, kAttnProj, kMlaProj, kLinearAttnProj, kLinearAttnState, kAttnSinks,
+  kMlpProj, kExpertProj, kSharedExpertProj, kRouter, kSharedExpertGate, kNorm, kVision,
+  kProjector, kMtp, kOther,
+};
+const char* RoleName(Role r);
+
+// What part of its module a tensor is.
+enum class Part {
+  kWeight,     // plain or quantized weight values (qweight, weight_packed, *_blocks, F8 weight)
+  kBias,
+  kQuantMeta,  // scales, zero points, g_idx, weight_shape, global scales, absmax, ...
+};
+
+// Coarse groups for the by_component totals, in report order.
+enum class Component {
+  kEmbedding, kLmHead, kAttention, kLinearAttention, kMlp, kExperts, kSharedExperts, kRouter,
+  kNorms, kVision, kMtp, kOther,
+};
+inline constexpr int kComponentCount = 12;
+const char* ComponentName(Component c);
+
+struct TensorEntry {
+  TensorInfo info;
+  int file = 0;           // index into Inventory::files
+  Role role = Role::kOther;
+  Part part = Part::kWeight;
+  Component component = Component::kOther;
+  int64_t layer = -1;     // decoder layer index, -1 outside layers
+  std::string module;     // name without the last part ("model.layers.0.self_attn.q_proj")
+  bool quantized = false; // stored in a quantized form
+  uint64_t parameters = 0;
+};
+
+struct DtypeTotal {
+  Dtype dtype;
+  uint64_t bytes = 0;
+  uint64_t tensors = 0;
+};
+
+struct ComponentTotal {
+  Component component;
+  uint64_t bytes = 0;
+  uint64_t parameters = 0;
+  uint64_t tensors = 0;
+};
+
+enum class Severity { kInfo, kWarning, kError };
+const char* SeverityName(Severity s);
+
+// One audit result. Codes are stable (docs/audit.md lists them).
+struct Finding {
+  Severity severity = Severity::kInfo;
+  std::string code;     // e.g. "fake-quantization"
+  std::string message;
+  uint64_t bytes = 0;   // bytes the finding is about
+};
+
+struct Audit {
+  // Decoder projections (attention q/k/v/o in every form, MLA, linear attention, MLP and
+  // expert projections). lm_head, embeddings, routers and vision are not counted here.
+  int64_t quantized_linear = 0;
+  int64_t unquantized_linear = 0;
+  uint64_t quantized_linear_bytes = 0;    // values + metadata of quantized projections
+  uint64_t unquantized_linear_bytes = 0;
+  uint64_t quant_metadata_bytes = 0;      // scales, zeros, g_idx, ... (all tensors)
+  uint64_t quant_values_bytes = 0;        // packed values of quantized projections
+  uint64_t quant_parameters = 0;          // logical parameters stored quantized
+  std::vector<Finding> findings;
+};
+
+struct QuantSummary {
+  std::string method = "none";  // as declared by the config ("none" when unquantized)
+  int bits = 16;
+  int64_t group_size = 0;
+  std::string format;           // layout/version/format string
+  double effective_bits = 0;    // (values + metadata) x 8 / quantized parameters
+};
+
+struct Inventory {
+  std::string model;            // what the user named
+  std::string origin;           // directory, file or "catalog:<id>"
+  bool synthesized = false;     // tensors derived from the config, not read from headers
+  bool has_spec = false;        // a config.json was found and understood
+  ModelSpec spec;
+  std::vector<std::string> files;  // shard file names (synthesized: one virtual name)
+  uint64_t header_bytes = 0;       // JSON header bytes parsed
+  std::vector<TensorEntry> tensors;
+  uint64_t total_bytes = 0;
+  uint64_t parameters = 0;
+  std::vector<DtypeTotal> by_dtype;          // non-empty dtypes, largest first
+  std::vector<ComponentTotal> by_component;  // non-empty components, report order
+  QuantSummary quantization;
+  Audit audit;
+  std::vector<std::string> notes;  // catalog source, ignored files, spec warnings
+};
+
+// One file's tensors as read (or synthesized), before roles are assigned.
+struct FileTensors {
+  std::string name;
+  std::vector<TensorInfo> tensors;
+  uint64_t header_bytes = 0;
+};
+
+// Assigns roles, counts parameters, totals and audits. `spec` may be null (no config.json):
+// roles then come from names alone and the audit skips config checks.
+Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files);
+
+// The tensors a checkpoint of this spec holds, per the family's naming and the declared
+// quantization layout, as one virtual file with contiguous offsets.
+Result<FileTensors> SynthesizeTensors(const ModelSpec& spec);
+
+struct InspectOptions {
+  // Build the inventory from config.json even when safetensors files are present (for
+  // comparing the synthesized inventory with the real one). Default: false.
+  bool force_synthesize = false;
+};
+
+// MODEL is a local directory, a .safetensors file, or a catalog id (local paths win).
+// Directories with only config.json, and catalog ids, give a synthesized inventory.
+Result<Inventory> InspectModel(std::string_view model, const InspectOptions& options);
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_INVENTORY_H_

@@ -1,0 +1,30 @@
+// Renderers: inventories (and later plans and diagnoses) as text for people and JSON for
+// scripts. JSON carries "schema": "vramfit.<command>/<major>"; sizes are integer bytes in
+// JSON and GiB (2^30) in text.
+#ifndef VRAMFIT_REPORT_H_
+#define VRAMFIT_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "vramfit/catalog.h"
+#include "vramfit/inventory.h"
+
+namespace vramfit {
+
+struct InspectReportOptions {
+  bool tensors = false;  // list every tensor (default: totals only)
+};
+
+// Text report of `vramfit inspect`.
+std::string RenderInspectText(const Inventory& inv, const InspectReportOptions& options);
+// JSON report of `vramfit inspect` (schema vramfit.inspect/1), newline-terminated.
+std::string RenderInspectJson(const Inventory& inv, const InspectReportOptions& options);
+
+// `vramfit models`: the catalog as a table, or JSON (schema vramfit.models/1).
+std::string RenderModelsText(const std::vector<CatalogModel>& models);
+std::string RenderModelsJson(const std::vector<CatalogModel>& models);
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_REPORT_H_

@@ -1,0 +1,143 @@
+// config.json reader: bytes in, a typed record of the fields vramfit uses out.
+//
+// Every field is optional here (families differ in which they write); each one that is
+// present is type- and range-checked, and a wrong type or an absurd value is a kCorrupt
+// error naming the key path (e.g. `config.json: "text_config"."num_hidden_layers": expected
+// an integer in [1, 4096], found -3`). Unknown keys are ignored. Meaning (which family,
+// which defaults) is decided later, in src/model/.
+#ifndef VRAMFIT_FORMATS_CONFIG_H_
+#define VRAMFIT_FORMATS_CONFIG_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vramfit/status.h"
+
+namespace vramfit::formats {
+
+// One group of a compressed-tensors `config_groups` entry.
+struct RawQuantGroup {
+  std::string name;
+  std::vector<std::string> targets;
+  std::optional<int64_t> num_bits;
+  std::string type;      // "int" | "float"
+  std::string strategy;  // "tensor" | "channel" | "group" | "tensor_group" | "block" | ...
+  std::optional<int64_t> group_size;
+  std::optional<bool> symmetric;
+  std::string actorder;  // "" | "group" | "weight" | "static"
+  std::vector<int64_t> block_structure;
+  bool has_input_activations = false;
+  std::optional<bool> input_dynamic;
+  std::string format;
+};
+
+// A GPTQModel `dynamic` override: a module regex with its own bits/group_size, or "-:" skip.
+struct RawDynamicRule {
+  std::string pattern;  // without the "+:" / "-:" prefix
+  bool skip = false;
+  std::optional<int64_t> bits;
+  std::optional<int64_t> group_size;
+};
+
+struct RawQuantConfig {
+  bool present = false;
+  std::string quant_method;  // "awq", "gptq", "compressed-tensors", "fp8", "mxfp4", ...
+  std::string format;        // compressed-tensors format
+  std::string version;       // awq: gemm | gemv | gemv_fast | marlin
+  std::string checkpoint_format;  // gptq: gptq | gptq_v2 | marlin ...
+  std::string fmt;                // fp8: e4m3
+  std::string activation_scheme;  // fp8: dynamic | static
+  std::string quant_algo;         // modelopt: FP8 | NVFP4 | ...
+  std::string bnb_4bit_quant_type;
+  std::string bnb_4bit_quant_storage;
+  std::optional<int64_t> bits;
+  std::optional<int64_t> group_size;
+  std::optional<bool> zero_point;
+  std::optional<bool> desc_act;
+  std::optional<bool> sym;
+  std::optional<bool> lm_head;
+  std::optional<bool> load_in_4bit;
+  std::optional<bool> load_in_8bit;
+  std::optional<bool> bnb_4bit_use_double_quant;
+  std::vector<int64_t> weight_block_size;
+  std::vector<std::string> modules_to_not_convert;  // awq, fp8, mxfp4 (globs), modelopt
+  std::vector<std::string> ignore;                  // compressed-tensors ignore / ignored_layers / exclude_modules
+  std::vector<std::string> skip_modules;            // bitsandbytes llm_int8_skip_modules
+  std::vector<RawQuantGroup> config_groups;
+  std::vector<RawDynamicRule> dynamic;
+  bool has_kv_cache_scheme = false;
+};
+
+struct RawVisionConfig {
+  bool present = false;
+  std::string model_type;
+  std::optional<int64_t> depth;             // Qwen-VL
+  std::optional<int64_t> num_hidden_layers; // SigLIP, Qwen3-VL uses depth
+  std::optional<int64_t> hidden_size;
+  std::optional<int64_t> embed_dim;         // Qwen2-VL
+  std::optional<int64_t> intermediate_size;
+  std::optional<int64_t> num_heads;
+  std::optional<int64_t> num_attention_heads;
+  std::optional<int64_t> patch_size;
+  std::optional<int64_t> spatial_patch_size;
+  std::optional<int64_t> temporal_patch_size;
+  std::optional<int64_t> spatial_merge_size;
+  std::optional<int64_t> in_channels;
+  std::optional<int64_t> num_channels;
+  std::optional<int64_t> out_hidden_size;
+  std::optional<int64_t> num_position_embeddings;
+  std::optional<int64_t> image_size;
+  std::optional<int64_t> window_size;
+  std::vector<int64_t> fullatt_block_indexes;
+  std::vector<int64_t> deepstack_visual_indexes;
+};
+
+// The fields of config.json (or of its nested `text_config`) that vramfit reads.
+struct RawConfig {
+  std::vector<std::string> architectures;
+  std::string model_type;
+  std::string dtype;            // "dtype" (transformers >= 4.56)
+  std::string torch_dtype;      // "torch_dtype" (older transformers); "dtype" wins when both
+  std::string mamba_ssm_dtype;  // Qwen3.5: "float32"
+  std::string hidden_act;
+
+  std::optional<int64_t> hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+      num_key_value_heads, head_dim, vocab_size, max_position_embeddings, sliding_window,
+      max_window_layers, sliding_window_pattern, full_attention_interval;
+  std::optional<bool> tie_word_embeddings, use_sliding_window, attention_bias, attn_output_gate,
+      mlp_bias, qkv_bias;
+  std::vector<std::string> layer_types;
+
+  // MoE
+  std::optional<int64_t> num_experts, num_local_experts, n_routed_experts, num_experts_per_tok,
+      experts_per_token, moe_intermediate_size, shared_expert_intermediate_size,
+      n_shared_experts, decoder_sparse_step, first_k_dense_replace, moe_layer_freq;
+  std::vector<int64_t> mlp_only_layers;
+
+  // MLA (DeepSeek-V2/V3)
+  std::optional<int64_t> q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
+      v_head_dim;
+  bool q_lora_rank_null = false;  // "q_lora_rank": null (DeepSeek-V2-Lite)
+
+  // Linear attention (Gated DeltaNet)
+  std::optional<int64_t> linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
+      linear_value_head_dim, linear_conv_kernel_dim;
+
+  // MTP
+  std::optional<int64_t> num_nextn_predict_layers, mtp_num_hidden_layers;
+
+  std::shared_ptr<RawConfig> text_config;  // nested LM config, when present
+  RawVisionConfig vision_config;
+  RawQuantConfig quantization_config;
+};
+
+// Parses config.json text. `origin` is used as the message prefix.
+Result<RawConfig> ParseConfigJson(std::string_view json, std::string_view origin);
+
+}  // namespace vramfit::formats
+
+#endif  // VRAMFIT_FORMATS_CONFIG_H_

@@ -1,0 +1,34 @@
+// Shared helpers for the JSON-based formats (safetensors header, index, config.json):
+// parsing with simdjson into a DOM, and error text that says where and what.
+#ifndef VRAMFIT_FORMATS_JSON_UTIL_H_
+#define VRAMFIT_FORMATS_JSON_UTIL_H_
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "vramfit/status.h"
+
+namespace vramfit::formats {
+
+// Byte offset of the first invalid UTF-8 sequence in `s`, or s.size() when valid. Used only
+// to point at the spot after simdjson has said the text is not UTF-8.
+size_t FirstInvalidUtf8(std::string_view s);
+
+// Parses `json` with `parser` (whose buffers are reused across calls). On failure returns a
+// kCorrupt status: "<origin>: <what>", with the byte offset (plus `base_offset`, the position
+// of `json` inside its file) of invalid UTF-8 when that is the cause.
+Status ParseJson(simdjson::dom::parser& parser, std::string_view json, std::string_view origin,
+                 uint64_t base_offset, simdjson::dom::element* out);
+
+// Name of a DOM element's type for messages: "object", "array", "string", "number", ...
+const char* JsonTypeName(const simdjson::dom::element& e);
+
+// A short excerpt of an element for messages (at most ~60 characters).
+std::string JsonExcerpt(const simdjson::dom::element& e);
+
+}  // namespace vramfit::formats
+
+#endif  // VRAMFIT_FORMATS_JSON_UTIL_H_

@@ -1,0 +1,106 @@
+// `model.safetensors.index.json` reader (the transformers sharded-checkpoint index):
+//   { "metadata": { "total_size": <int>, ...advisory... },
+//     "weight_map": { "<tensor name>": "<shard file name>", ... } }
+// metadata is advisory (recomputed from headers by the caller); weight_map is the contract.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "formats/json_util.h"
+#include "vramfit/formats.h"
+
+namespace vramfit {
+namespace {
+
+using formats::JsonExcerpt;
+using formats::JsonTypeName;
+
+// A shard name must stay inside the checkpoint directory.
+bool IsPlainFileName(std::string_view s) {
+  if (s.empty() || s == "." || s == "..") return false;
+  for (char c : s) {
+    if (c == '/' || c == '\\' || c == '\0') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json, std::string_view origin) {
+  thread_local simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  VRAMFIT_RETURN_IF_ERROR(formats::ParseJson(parser, json, origin, 0, &root));
+  simdjson::dom::object obj;
+  if (root.get_object().get(obj)) {
+    return Status::Corrupt(fmt::format("{}: expected a JSON object with \"weight_map\", found {}",
+                                       origin, JsonTypeName(root)));
+  }
+  SafetensorsIndex index;
+  index.origin = std::string(origin);
+  bool seen_map = false, seen_meta = false;
+  std::set<std::string> shards;
+  for (auto field : obj) {
+    const std::string_view key = field.key;
+    if (key == "metadata") {
+      if (seen_meta) return Status::Corrupt(fmt::format("{}: duplicate key \"metadata\"", origin));
+      seen_meta = true;
+      if (field.value.is_null()) continue;
+      simdjson::dom::object meta;
+      if (field.value.get_object().get(meta)) {
+        return Status::Corrupt(fmt::format("{}: \"metadata\" must be an object, found {}", origin,
+                                           JsonTypeName(field.value)));
+      }
+      for (auto m : meta) {
+        if (m.key != "total_size") continue;
+        if (index.has_total_size) {
+          return Status::Corrupt(fmt::format("{}: duplicate key \"metadata\".\"total_size\"", origin));
+        }
+        // Writers emit an integer; some emit a float with an integral value.
+        if (m.value.is_uint64()) {
+          index.total_size = m.value.get_uint64().value_unsafe();
+        } else if (m.value.is_double() && m.value.get_double().value_unsafe() >= 0 &&
+                   m.value.get_double().value_unsafe() < 1.8e19) {
+          index.total_size = static_cast<uint64_t>(m.value.get_double().value_unsafe());
+        } else {
+          return Status::Corrupt(fmt::format(
+              "{}: \"metadata\".\"total_size\": must be a non-negative integer, found {}", origin,
+              JsonExcerpt(m.value)));
+        }
+        index.has_total_size = true;
+      }
+    } else if (key == "weight_map") {
+      if (seen_map) return Status::Corrupt(fmt::format("{}: duplicate key \"weight_map\"", origin));
+      seen_map = true;
+      simdjson::dom::object map;
+      if (field.value.get_object().get(map)) {
+        return Status::Corrupt(fmt::format("{}: \"weight_map\" must be an object, found {}", origin,
+                                           JsonTypeName(field.value)));
+      }
+      for (auto w : map) {
+        std::string_view shard;
+        if (w.value.get_string().get(shard)) {
+          return Status::Corrupt(fmt::format(
+              "{}: \"weight_map\".\"{}\": expected a shard file name (string), found {}", origin,
+              w.key, JsonTypeName(w.value)));
+        }
+        if (!IsPlainFileName(shard)) {
+          return Status::Corrupt(fmt::format(
+              "{}: \"weight_map\".\"{}\": shard name \"{}\" is not a plain file name inside the "
+              "checkpoint directory", origin, w.key, shard));
+        }
+        if (!index.weight_map.emplace(std::string(w.key), std::string(shard)).second) {
+          return Status::Corrupt(
+              fmt::format("{}: \"weight_map\": duplicate tensor name \"{}\"", origin, w.key));
+        }
+        shards.emplace(shard);
+      }
+    }
+  }
+  if (!seen_map) {
+    return Status::Corrupt(fmt::format("{}: missing key \"weight_map\"", origin));
+  }
+  index.shards.assign(shards.begin(), shards.end());
+  return index;
+}
+
+}  // namespace vramfit

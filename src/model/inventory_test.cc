@@ -1,0 +1,170 @@
+// Roles, logical parameters and the audit, on in-memory tensor lists (no files).
+#include <gtest/gtest.h>
+
+#include "model/roles.h"
+#include "vramfit/inventory.h"
+
+namespace vramfit {
+namespace {
+
+TensorInfo T(const std::string& name, Dtype d, std::vector<uint64_t> shape) {
+  TensorInfo t;
+  t.name = name;
+  t.dtype = d;
+  t.shape = shape;
+  uint64_t n = 1;
+  for (auto x : shape) n *= x;
+  t.elements = n;
+  t.begin = 0;
+  t.end = n * DtypeBits(d) / 8;
+  return t;
+}
+
+ModelSpec Spec(const std::string& quant, bool tie = false) {
+  auto s = ModelSpecFromConfigJson(
+      R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":256,"num_hidden_layers":1,
+          "num_attention_heads":2,"intermediate_size":512,"vocab_size":1000,"torch_dtype":"float16",
+          "tie_word_embeddings":)" + std::string(tie ? "true" : "false") +
+          (quant.empty() ? "" : ",\"quantization_config\":" + quant) + "}", "c");
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return *s;
+}
+
+Inventory Build(const ModelSpec* spec, std::vector<TensorInfo> tensors) {
+  std::vector<FileTensors> files(1);
+  files[0].name = "m.safetensors";
+  files[0].tensors = std::move(tensors);
+  return BuildInventory(spec, std::move(files));
+}
+
+const Finding* Find(const Inventory& inv, const std::string& code) {
+  for (const auto& f : inv.audit.findings) if (f.code == code) return &f;
+  return nullptr;
+}
+
+TEST(Roles, Classify) {
+  using model::ClassifyTensor;
+  EXPECT_EQ(ClassifyTensor("model.layers.3.self_attn.q_proj.qweight", 48).role, Role::kAttnProj);
+  EXPECT_EQ(ClassifyTensor("model.layers.3.self_attn.q_proj.qweight", 48).layer, 3);
+  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.experts.7.down_proj.scales", 48).part, Part::kQuantMeta);
+  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.experts.7.down_proj.scales", 48).role, Role::kExpertProj);
+  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.gate.weight", 48).role, Role::kRouter);
+  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.shared_expert_gate.weight", 48).role, Role::kSharedExpertGate);
+  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.shared_expert.up_proj.weight", 48).role, Role::kSharedExpertProj);
+  EXPECT_EQ(ClassifyTensor("model.layers.0.linear_attn.in_proj_qkvz.weight", 48).role, Role::kLinearAttnProj);
+  EXPECT_EQ(ClassifyTensor("model.layers.0.linear_attn.A_log", 48).role, Role::kLinearAttnState);
+  EXPECT_EQ(ClassifyTensor("model.layers.0.self_attn.kv_a_proj_with_mqa.weight", 61).role, Role::kMlaProj);
+  EXPECT_EQ(ClassifyTensor("model.layers.0.self_attn.kv_a_layernorm.weight", 61).role, Role::kNorm);
+  EXPECT_EQ(ClassifyTensor("model.layers.61.mlp.experts.0.up_proj.weight", 61).role, Role::kMtp);
+  EXPECT_EQ(ClassifyTensor("mtp.layers.0.mlp.gate.weight", 48).role, Role::kMtp);
+  EXPECT_EQ(ClassifyTensor("model.visual.blocks.0.attn.qkv.weight", 48).role, Role::kVision);
+  EXPECT_EQ(ClassifyTensor("vision_tower.vision_model.encoder.layers.0.mlp.fc1.weight", 48).role, Role::kVision);
+  EXPECT_EQ(ClassifyTensor("multi_modal_projector.mm_input_projection_weight", 48).role, Role::kProjector);
+  EXPECT_EQ(ClassifyTensor("model.language_model.embed_tokens.weight", 48).role, Role::kEmbedding);
+  EXPECT_EQ(ClassifyTensor("lm_head.weight", 48).role, Role::kLmHead);
+  EXPECT_EQ(ClassifyTensor("model.norm.weight", 48).role, Role::kNorm);
+  auto gpt = ClassifyTensor("model.layers.0.mlp.experts.gate_up_proj_blocks", 24);
+  EXPECT_EQ(gpt.role, Role::kExpertProj);
+  EXPECT_EQ(gpt.module, "model.layers.0.mlp.experts.gate_up_proj");
+  EXPECT_TRUE(gpt.packed_container);
+  auto bnb = ClassifyTensor("model.layers.0.mlp.up_proj.weight.absmax", 24);
+  EXPECT_EQ(bnb.part, Part::kQuantMeta);
+  EXPECT_EQ(bnb.module, "model.layers.0.mlp.up_proj");
+}
+
+TEST(Inventory, PackedParametersAreUnpacked) {
+  ModelSpec s = Spec(R"({"quant_method":"awq","bits":4,"group_size":128})");
+  Inventory inv = Build(&s, {T("model.layers.0.mlp.up_proj.qweight", Dtype::kI32, {256, 64}),
+                             T("model.layers.0.mlp.up_proj.qzeros", Dtype::kI32, {2, 64}),
+                             T("model.layers.0.mlp.up_proj.scales", Dtype::kF16, {2, 512})});
+  EXPECT_EQ(inv.parameters, 256u * 512u);  // K x N, metadata excluded
+  EXPECT_EQ(inv.audit.quantized_linear, 1);
+  EXPECT_EQ(inv.total_bytes, 256u * 64 * 4 + 2 * 64 * 4 + 2 * 512 * 2);
+}
+
+TEST(Inventory, Mxfp4BlocksCountTwoPerByte) {
+  Inventory inv = Build(nullptr, {T("model.layers.0.mlp.experts.down_proj_blocks", Dtype::kU8, {4, 2880, 90, 16}),
+                                  T("model.layers.0.mlp.experts.down_proj_scales", Dtype::kU8, {4, 2880, 90})});
+  EXPECT_EQ(inv.parameters, 4u * 2880 * 2880);
+}
+
+TEST(Audit, FakeQuantizationIsAnError) {
+  ModelSpec s = Spec(R"({"quant_method":"awq","bits":4,"group_size":128})");
+  Inventory inv = Build(&s, {T("model.layers.0.self_attn.q_proj.weight", Dtype::kF16, {256, 256}),
+                             T("model.layers.0.mlp.up_proj.weight", Dtype::kF16, {512, 256})});
+  const Finding* f = Find(inv, "fake-quantization");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kError);
+  EXPECT_EQ(f->message,
+            "config.json declares awq 4-bit quantization, but all 2 decoder projections are stored as "
+            "F16 (384.00 KiB): the weights are not quantized, and an engine will either reject the "
+            "checkpoint or load it at 16 bits");
+  EXPECT_EQ(f->bytes, (256u * 256 + 512 * 256) * 2);
+}
+
+TEST(Audit, PartialAndSilentFallback) {
+  ModelSpec s = Spec(R"({"quant_method":"compressed-tensors","format":"pack-quantized",
+      "config_groups":{"g":{"targets":["Linear"],"weights":{"num_bits":4,"strategy":"group","group_size":128}}},
+      "ignore":["re:.*o_proj$"]})");
+  Inventory inv = Build(&s, {T("model.layers.0.self_attn.q_proj.weight_packed", Dtype::kI32, {256, 32}),
+                             T("model.layers.0.self_attn.q_proj.weight_scale", Dtype::kF16, {256, 2}),
+                             T("model.layers.0.self_attn.o_proj.weight", Dtype::kF16, {256, 256}),
+                             T("model.layers.0.mlp.down_proj.weight", Dtype::kF16, {256, 512})});
+  EXPECT_EQ(inv.audit.quantized_linear, 1);
+  EXPECT_EQ(inv.audit.unquantized_linear, 2);
+  ASSERT_NE(Find(inv, "partial-quantization"), nullptr);
+  const Finding* f = Find(inv, "silent-fallback");
+  ASSERT_NE(f, nullptr);  // down_proj is covered by the rules but stored in F16; o_proj is ignored
+  EXPECT_EQ(f->message, "1 projections that the config's own rules say are quantized are stored "
+                        "unquantized (256.00 KiB): mlp:down_proj x1");
+}
+
+TEST(Audit, SmallGroupCostsLikeEightBit) {
+  // 4-bit with group 16 and F32 scales + I32 zeros: values 4 bits, F32 scales + I32 zeros + g_idx add 2.31 bits.
+  ModelSpec s = Spec(R"({"quant_method":"gptq","bits":4,"group_size":16})");
+  Inventory inv = Build(&s, {T("model.layers.0.mlp.up_proj.qweight", Dtype::kI32, {32, 512}),
+                             T("model.layers.0.mlp.up_proj.qzeros", Dtype::kI32, {16, 64}),
+                             T("model.layers.0.mlp.up_proj.scales", Dtype::kF32, {16, 512}),
+                             T("model.layers.0.mlp.up_proj.g_idx", Dtype::kI32, {256})});
+  const Finding* f = Find(inv, "group-overhead");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_NE(f->message.find("6.312 effective bits over 4-bit values"), std::string::npos) << f->message;
+}
+
+TEST(Audit, SchemeMismatchFromHeaders) {
+  ModelSpec s = Spec(R"({"quant_method":"gptq","bits":4,"group_size":128})");
+  // The headers hold 8-bit values in groups of 64.
+  Inventory inv = Build(&s, {T("model.layers.0.mlp.up_proj.qweight", Dtype::kI32, {64, 512}),
+                             T("model.layers.0.mlp.up_proj.qzeros", Dtype::kI32, {4, 128}),
+                             T("model.layers.0.mlp.up_proj.scales", Dtype::kF16, {4, 512}),
+                             T("model.layers.0.mlp.up_proj.g_idx", Dtype::kI32, {256})});
+  const Finding* f = Find(inv, "scheme-mismatch");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("model.layers.0.mlp.up_proj holds 8-bit values in groups of 64"), std::string::npos)
+      << f->message;
+}
+
+TEST(Audit, TiedEmbeddingsAndDuplicates) {
+  ModelSpec tied = Spec("", true);
+  Inventory a = Build(&tied, {T("model.embed_tokens.weight", Dtype::kF16, {1000, 256})});
+  ASSERT_NE(Find(a, "tied-embeddings"), nullptr);
+  Inventory b = Build(&tied, {T("model.embed_tokens.weight", Dtype::kF16, {1000, 256}),
+                              T("lm_head.weight", Dtype::kF16, {1000, 256})});
+  ASSERT_NE(Find(b, "tied-embeddings-stored"), nullptr);
+  ModelSpec q = Spec(R"({"quant_method":"awq"})");
+  Inventory c = Build(&q, {T("model.layers.0.mlp.up_proj.qweight", Dtype::kI32, {256, 64}),
+                           T("model.layers.0.mlp.up_proj.weight", Dtype::kF16, {512, 256})});
+  ASSERT_NE(Find(c, "duplicate-weights"), nullptr);
+  Inventory d = Build(&tied, {T("model.embed_tokens.weight", Dtype::kF16, {999, 256})});
+  ASSERT_NE(Find(d, "vocab-mismatch"), nullptr);
+}
+
+TEST(Audit, UndeclaredQuantization) {
+  ModelSpec s = Spec("");
+  Inventory inv = Build(&s, {T("model.layers.0.mlp.up_proj.qweight", Dtype::kI32, {256, 64})});
+  ASSERT_NE(Find(inv, "undeclared-quantization"), nullptr);
+}
+
+}  // namespace
+}  // namespace vramfit

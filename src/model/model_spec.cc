@@ -1,0 +1,498 @@
+// config.json -> ModelSpec. Each supported family is one row of kFamilies: its attention
+// extras, how its sliding-window and MoE layers are placed, and how its tensors are named.
+// Field meanings follow the transformers configuration classes of each family
+// (configuration_<family>.py, transformers 4.57) and are listed in docs/formats/config.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "formats/config.h"
+#include "vramfit/model.h"
+
+namespace vramfit {
+namespace {
+
+using formats::RawConfig;
+
+enum class SwaRule {
+  kNone,         // no sliding window
+  kQwenFlag,     // only when use_sliding_window is true (Qwen2/2.5 carry an inactive window)
+  kWhenSet,      // whenever sliding_window is set and non-zero (Mistral, Mixtral)
+  kAlternate,    // even layers sliding, odd layers global (Gemma 2)
+  kPattern,      // layer i global iff (i+1) % pattern == 0, default pattern 6 (Gemma 3)
+};
+enum class MoeRule { kNone, kQwen, kMixtral, kDeepseek, kGptOss };
+enum class NameStyle { kDefault, kQwenVl2, kLanguageModel, kGemma3Mm, kMixtral, kGptOss, kDeepseek };
+
+struct Family {
+  const char* model_type;   // text model_type this row matches
+  const char* family;
+  bool qkv_bias;            // default when attention_bias is absent
+  bool qk_norm;
+  bool hybrid_linear;       // Gated DeltaNet layers (Qwen3-Next, Qwen3.5)
+  bool mla;
+  SwaRule swa;
+  MoeRule moe;
+  NameStyle names;
+  bool tie_default;
+  int64_t mtp_default;      // MTP layers in the checkpoint when the config does not say
+};
+
+// One row per text model_type. Order does not matter.
+constexpr std::array<Family, 24> kFamilies = {{
+    {"qwen2", "qwen2", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone, NameStyle::kDefault, false, 0},
+    {"qwen2_moe", "qwen2_moe", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kQwen, NameStyle::kDefault, false, 0},
+    {"qwen2_vl", "qwen2_vl", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone, NameStyle::kQwenVl2, false, 0},
+    {"qwen2_vl_text", "qwen2_vl", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone, NameStyle::kQwenVl2, false, 0},
+    {"qwen2_5_vl", "qwen2_5_vl", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone, NameStyle::kQwenVl2, false, 0},
+    {"qwen2_5_vl_text", "qwen2_5_vl", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone, NameStyle::kQwenVl2, false, 0},
+    {"qwen3", "qwen3", false, true, false, false, SwaRule::kQwenFlag, MoeRule::kNone, NameStyle::kDefault, false, 0},
+    {"qwen3_moe", "qwen3_moe", false, true, false, false, SwaRule::kQwenFlag, MoeRule::kQwen, NameStyle::kDefault, false, 0},
+    {"qwen3_vl_text", "qwen3_vl", false, true, false, false, SwaRule::kNone, MoeRule::kNone, NameStyle::kLanguageModel, false, 0},
+    {"qwen3_vl_moe_text", "qwen3_vl_moe", false, true, false, false, SwaRule::kNone, MoeRule::kQwen, NameStyle::kLanguageModel, false, 0},
+    {"qwen3_next", "qwen3_next", false, true, true, false, SwaRule::kNone, MoeRule::kQwen, NameStyle::kDefault, false, 1},
+    {"qwen3_5_text", "qwen3_5", false, true, true, false, SwaRule::kNone, MoeRule::kQwen, NameStyle::kLanguageModel, false, 0},
+    {"qwen3_5_moe_text", "qwen3_5_moe", false, true, true, false, SwaRule::kNone, MoeRule::kQwen, NameStyle::kLanguageModel, false, 0},
+    {"llama", "llama", false, false, false, false, SwaRule::kNone, MoeRule::kNone, NameStyle::kDefault, false, 0},
+    {"mistral", "mistral", false, false, false, false, SwaRule::kWhenSet, MoeRule::kNone, NameStyle::kDefault, false, 0},
+    {"mixtral", "mixtral", false, false, false, false, SwaRule::kWhenSet, MoeRule::kMixtral, NameStyle::kMixtral, false, 0},
+    {"deepseek_v2", "deepseek_v2", false, false, false, true, SwaRule::kNone, MoeRule::kDeepseek, NameStyle::kDeepseek, false, 0},
+    {"deepseek_v3", "deepseek_v3", false, false, false, true, SwaRule::kNone, MoeRule::kDeepseek, NameStyle::kDeepseek, false, 0},
+    {"gemma2", "gemma2", false, false, false, false, SwaRule::kAlternate, MoeRule::kNone, NameStyle::kDefault, true, 0},
+    {"gemma3_text", "gemma3", false, true, false, false, SwaRule::kPattern, MoeRule::kNone, NameStyle::kDefault, true, 0},
+    {"gemma3", "gemma3", false, true, false, false, SwaRule::kPattern, MoeRule::kNone, NameStyle::kGemma3Mm, true, 0},
+    {"gpt_oss", "gpt_oss", true, false, false, false, SwaRule::kNone, MoeRule::kGptOss, NameStyle::kGptOss, false, 0},
+    {"qwen3_vl", "qwen3_vl", false, true, false, false, SwaRule::kNone, MoeRule::kNone, NameStyle::kLanguageModel, false, 0},
+    {"qwen3_5_moe", "qwen3_5_moe", false, true, true, false, SwaRule::kNone, MoeRule::kQwen, NameStyle::kLanguageModel, false, 0},
+}};
+
+// The generic decoder: a Llama-shaped model.
+constexpr Family kGeneric = {"", "generic", false, false, false, false, SwaRule::kWhenSet,
+                             MoeRule::kQwen, NameStyle::kDefault, false, 0};
+
+const Family* FindFamily(std::string_view model_type) {
+  for (const Family& f : kFamilies) {
+    if (model_type == f.model_type) return &f;
+  }
+  return nullptr;
+}
+
+bool ParseTorchDtype(std::string_view s, Dtype* out) {
+  if (s == "bfloat16") { *out = Dtype::kBF16; return true; }
+  if (s == "float16" || s == "half" || s == "fp16") { *out = Dtype::kF16; return true; }
+  if (s == "float32" || s == "float" || s == "fp32") { *out = Dtype::kF32; return true; }
+  return false;
+}
+
+// Reads a field from the text config, falling back to the top level.
+template <typename T>
+T Pick(const RawConfig& text, const RawConfig& top, T RawConfig::*m) {
+  if (text.*m) return text.*m;
+  return top.*m;
+}
+
+void ApplyNaming(NameStyle style, const Family& fam, ModelSpec* spec) {
+  NamingSpec& n = spec->naming;
+  switch (style) {
+    case NameStyle::kDefault: break;
+    case NameStyle::kQwenVl2: n.vision = "visual."; break;
+    case NameStyle::kLanguageModel:
+      n.layers = "model.language_model.layers.";
+      n.embed = "model.language_model.embed_tokens.weight";
+      n.final_norm = "model.language_model.norm.weight";
+      n.vision = "model.visual.";
+      break;
+    case NameStyle::kGemma3Mm:
+      n.layers = "language_model.model.layers.";
+      n.embed = "language_model.model.embed_tokens.weight";
+      n.final_norm = "language_model.model.norm.weight";
+      n.lm_head = "language_model.lm_head.weight";
+      n.vision = "vision_tower.vision_model.";
+      break;
+    case NameStyle::kMixtral:
+      n.moe = "block_sparse_moe.";
+      n.mixtral_expert_names = true;
+      break;
+    case NameStyle::kGptOss:
+      n.router = "router";
+      n.fused_experts = true;
+      break;
+    case NameStyle::kDeepseek:
+      n.shared = "shared_experts.";
+      break;
+  }
+  if (std::string_view(fam.family).rfind("gemma", 0) == 0) n.gemma_norms = true;
+  // Qwen3-VL-MoE stores each layer's experts as two fused parameters (transformers
+  // Qwen3VLMoeTextExperts: gate_up_proj [E, H, 2I], down_proj [E, I, H]).
+  if (std::string_view(fam.family) == "qwen3_vl_moe") n.fused_experts = true;
+}
+
+Status Bad(std::string_view origin, std::string_view key, std::string_view msg) {
+  return Status::Corrupt(fmt::format("{}: \"{}\": {}", origin, key, msg));
+}
+
+}  // namespace
+
+const char* AttentionKindName(AttentionKind k) {
+  switch (k) {
+    case AttentionKind::kFull: return "full_attention";
+    case AttentionKind::kSliding: return "sliding_attention";
+    case AttentionKind::kMla: return "mla";
+    case AttentionKind::kLinear: return "linear_attention";
+  }
+  return "?";
+}
+
+int64_t ModelSpec::CountAttention(AttentionKind k) const {
+  return std::count_if(layers.begin(), layers.end(),
+                       [k](const LayerSpec& l) { return l.attention.kind == k; });
+}
+int64_t ModelSpec::CountMoeLayers() const {
+  return std::count_if(layers.begin(), layers.end(),
+                       [](const LayerSpec& l) { return l.mlp.kind == MlpKind::kMoe; });
+}
+
+// Declared in src/model/quant.cc.
+QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw, std::vector<std::string>* warnings);
+
+Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin) {
+  const RawConfig& t = top.text_config ? *top.text_config : top;
+  ModelSpec spec;
+  spec.architecture = top.architectures.empty() ? "" : top.architectures.front();
+  spec.model_type = !t.model_type.empty() ? t.model_type : top.model_type;
+
+  const Family* fam = FindFamily(spec.model_type);
+  if (fam == nullptr && top.text_config) fam = FindFamily(top.model_type);
+  if (fam == nullptr) {
+    fam = &kGeneric;
+    spec.generic = true;
+    spec.warnings.push_back(fmt::format(
+        "unknown architecture {} (model_type \"{}\"): read as a generic decoder (Llama-shaped "
+        "attention and MLP); per-layer details may be wrong",
+        spec.architecture.empty() ? "(none)" : spec.architecture, spec.model_type));
+  }
+  spec.family = fam->family;
+  // Gemma 3's multimodal wrapper names tensors differently from the text-only model.
+  NameStyle names = fam->names;
+  if (std::string_view(fam->family) == "gemma3" && top.model_type == "gemma3") names = NameStyle::kGemma3Mm;
+  if (std::string_view(fam->family) == "gemma3" && top.model_type != "gemma3") names = NameStyle::kDefault;
+  ApplyNaming(names, *fam, &spec);
+
+  // Core dimensions.
+  const auto hidden = Pick(t, top, &RawConfig::hidden_size);
+  const auto layers = Pick(t, top, &RawConfig::num_hidden_layers);
+  const auto heads = Pick(t, top, &RawConfig::num_attention_heads);
+  auto vocab = Pick(t, top, &RawConfig::vocab_size);
+  if (!hidden) return Bad(origin, "hidden_size", "missing: every decoder config must give it");
+  if (!layers) return Bad(origin, "num_hidden_layers", "missing: every decoder config must give it");
+  if (!heads && !fam->mla) return Bad(origin, "num_attention_heads", "missing");
+  if (!vocab) {
+    if (spec.family == "gemma3") {
+      vocab = 262208;  // Gemma3TextConfig default (transformers configuration_gemma3.py)
+      spec.warnings.push_back("vocab_size absent: using Gemma3TextConfig's default 262208");
+    } else {
+      return Bad(origin, "vocab_size", "missing");
+    }
+  }
+  spec.hidden_size = *hidden;
+  spec.vocab_size = *vocab;
+  const auto max_pos = Pick(t, top, &RawConfig::max_position_embeddings);
+  spec.max_position_embeddings = max_pos ? *max_pos : (spec.family == "gemma3" ? 131072 : 0);
+  const auto tie = Pick(t, top, &RawConfig::tie_word_embeddings);
+  spec.tie_word_embeddings = tie ? *tie : fam->tie_default;
+
+  const std::string& dtype_text = !t.dtype.empty() ? t.dtype : !top.dtype.empty() ? top.dtype
+                                 : !t.torch_dtype.empty() ? t.torch_dtype : top.torch_dtype;
+  if (dtype_text.empty()) {
+    spec.warnings.push_back("config gives no dtype/torch_dtype: assuming bfloat16 weights");
+  } else if (!ParseTorchDtype(dtype_text, &spec.dtype)) {
+    return Bad(origin, "torch_dtype",
+               fmt::format("expected bfloat16, float16 or float32, found \"{}\"", dtype_text));
+  }
+  spec.ssm_state_dtype = spec.dtype;
+  const std::string& ssm = !t.mamba_ssm_dtype.empty() ? t.mamba_ssm_dtype : top.mamba_ssm_dtype;
+  if (!ssm.empty() && !ParseTorchDtype(ssm, &spec.ssm_state_dtype)) {
+    return Bad(origin, "mamba_ssm_dtype",
+               fmt::format("expected bfloat16, float16 or float32, found \"{}\"", ssm));
+  }
+
+  // Attention shared by all layers.
+  AttentionSpec base;
+  base.num_heads = heads ? *heads : 0;
+  const auto kv = Pick(t, top, &RawConfig::num_key_value_heads);
+  base.num_kv_heads = kv ? *kv : base.num_heads;
+  const auto head_dim = Pick(t, top, &RawConfig::head_dim);
+  if (head_dim) {
+    base.head_dim = *head_dim;
+  } else if (base.num_heads > 0) {
+    if (spec.hidden_size % base.num_heads != 0 && !fam->mla) {
+      return Bad(origin, "num_attention_heads",
+                 fmt::format("{} heads do not divide hidden_size {} and no head_dim is given",
+                             base.num_heads, spec.hidden_size));
+    }
+    base.head_dim = spec.hidden_size / base.num_heads;
+  }
+  if (base.num_heads > 0 && base.num_kv_heads > base.num_heads) {
+    return Bad(origin, "num_key_value_heads",
+               fmt::format("{} KV heads exceed {} attention heads", base.num_kv_heads, base.num_heads));
+  }
+  if (base.num_heads > 0 && base.num_heads % base.num_kv_heads != 0) {
+    return Bad(origin, "num_key_value_heads",
+               fmt::format("{} KV heads do not divide {} attention heads", base.num_kv_heads, base.num_heads));
+  }
+  const auto attn_bias = Pick(t, top, &RawConfig::attention_bias);
+  base.qkv_bias = attn_bias ? *attn_bias : fam->qkv_bias;
+  base.o_bias = attn_bias ? *attn_bias && spec.family != "qwen2" : false;
+  if (spec.family == "gpt_oss") { base.o_bias = base.qkv_bias; base.sinks = true; }
+  base.qk_norm = fam->qk_norm;
+  const auto gate = Pick(t, top, &RawConfig::attn_output_gate);
+  base.output_gate = gate ? *gate : spec.family == "qwen3_next";
+  if (fam->mla) {
+    base.kind = AttentionKind::kMla;
+    const auto kvr = Pick(t, top, &RawConfig::kv_lora_rank);
+    const auto rope = Pick(t, top, &RawConfig::qk_rope_head_dim);
+    const auto nope = Pick(t, top, &RawConfig::qk_nope_head_dim);
+    const auto vhd = Pick(t, top, &RawConfig::v_head_dim);
+    if (!kvr || !rope || !nope || !vhd) {
+      return Bad(origin, !kvr ? "kv_lora_rank" : !rope ? "qk_rope_head_dim" : !nope ? "qk_nope_head_dim" : "v_head_dim",
+                 "missing: MLA (DeepSeek) configs must give kv_lora_rank, qk_rope_head_dim, "
+                 "qk_nope_head_dim and v_head_dim");
+    }
+    const auto qr = Pick(t, top, &RawConfig::q_lora_rank);
+    base.q_lora_rank = qr ? *qr : 0;
+    base.kv_lora_rank = *kvr;
+    base.qk_rope_head_dim = *rope;
+    base.qk_nope_head_dim = *nope;
+    base.v_head_dim = *vhd;
+    base.head_dim = *nope + *rope;
+    base.num_kv_heads = base.num_heads;
+  }
+
+  // Which layers are which.
+  const int64_t n = *layers;
+  std::vector<AttentionKind> kinds(n, base.kind);
+  const std::vector<std::string>& layer_types = !t.layer_types.empty() ? t.layer_types : top.layer_types;
+  const auto window = Pick(t, top, &RawConfig::sliding_window);
+  if (!layer_types.empty()) {
+    if (static_cast<int64_t>(layer_types.size()) != n) {
+      return Bad(origin, "layer_types",
+                 fmt::format("lists {} layers, but num_hidden_layers is {}", layer_types.size(), n));
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const std::string& lt = layer_types[i];
+      if (lt == "full_attention" || lt == "attention") kinds[i] = base.kind;
+      else if (lt == "sliding_attention" || lt == "chunked_attention") kinds[i] = AttentionKind::kSliding;
+      else if (lt == "linear_attention") kinds[i] = AttentionKind::kLinear;
+      else return Bad(origin, fmt::format("layer_types[{}]", i),
+                      fmt::format("expected full_attention, sliding_attention, chunked_attention "
+                                  "or linear_attention, found \"{}\"", lt));
+    }
+  } else if (fam->hybrid_linear) {
+    const auto interval = Pick(t, top, &RawConfig::full_attention_interval);
+    const int64_t every = interval ? *interval : 4;
+    for (int64_t i = 0; i < n; ++i) {
+      kinds[i] = (i + 1) % every == 0 ? AttentionKind::kFull : AttentionKind::kLinear;
+    }
+  } else {
+    const auto use_swa = Pick(t, top, &RawConfig::use_sliding_window);
+    const bool has_window = window && *window > 0;
+    switch (fam->swa) {
+      case SwaRule::kNone: break;
+      case SwaRule::kQwenFlag:
+        if (has_window && use_swa && *use_swa) {
+          // Qwen2: layers at index >= max_window_layers use sliding window.
+          const auto mwl = Pick(t, top, &RawConfig::max_window_layers);
+          for (int64_t i = mwl ? *mwl : 0; i < n; ++i) kinds[i] = AttentionKind::kSliding;
+        }
+        break;
+      case SwaRule::kWhenSet:
+        if (has_window) std::fill(kinds.begin(), kinds.end(), AttentionKind::kSliding);
+        break;
+      case SwaRule::kAlternate:
+        if (has_window) for (int64_t i = 0; i < n; i += 2) kinds[i] = AttentionKind::kSliding;
+        break;
+      case SwaRule::kPattern: {
+        const auto pat = Pick(t, top, &RawConfig::sliding_window_pattern);
+        const int64_t p = pat && *pat > 0 ? *pat : 6;
+        for (int64_t i = 0; i < n; ++i) {
+          kinds[i] = (i + 1) % p == 0 ? AttentionKind::kFull : AttentionKind::kSliding;
+        }
+        break;
+      }
+    }
+  }
+  if (std::find(kinds.begin(), kinds.end(), AttentionKind::kSliding) != kinds.end()) {
+    if (!window || *window <= 0) {
+      if (spec.family == "gemma3") {
+        spec.warnings.push_back("sliding_window absent: using Gemma3TextConfig's default 4096");
+      } else {
+        return Bad(origin, "sliding_window", "sliding-attention layers are declared but no window is given");
+      }
+    }
+  }
+
+  // Linear attention fields.
+  AttentionSpec lin = base;
+  lin.kind = AttentionKind::kLinear;
+  if (std::find(kinds.begin(), kinds.end(), AttentionKind::kLinear) != kinds.end()) {
+    const auto kh = Pick(t, top, &RawConfig::linear_num_key_heads);
+    const auto vh = Pick(t, top, &RawConfig::linear_num_value_heads);
+    const auto kd = Pick(t, top, &RawConfig::linear_key_head_dim);
+    const auto vd = Pick(t, top, &RawConfig::linear_value_head_dim);
+    const auto ck = Pick(t, top, &RawConfig::linear_conv_kernel_dim);
+    if (!kh || !vh || !kd || !vd || !ck) {
+      return Bad(origin, !kh ? "linear_num_key_heads" : !vh ? "linear_num_value_heads" : !kd ? "linear_key_head_dim" : !vd ? "linear_value_head_dim" : "linear_conv_kernel_dim",
+                 "missing: linear-attention layers need linear_num_key_heads, "
+                 "linear_num_value_heads, linear_key_head_dim, linear_value_head_dim and "
+                 "linear_conv_kernel_dim");
+    }
+    if (*vh % *kh != 0) {
+      return Bad(origin, "linear_num_value_heads",
+                 fmt::format("{} value heads are not a multiple of {} key heads", *vh, *kh));
+    }
+    lin.linear_num_key_heads = *kh;
+    lin.linear_num_value_heads = *vh;
+    lin.linear_key_head_dim = *kd;
+    lin.linear_value_head_dim = *vd;
+    lin.linear_conv_kernel_dim = *ck;
+  }
+
+  // MLP placement.
+  MlpSpec dense;
+  dense.kind = MlpKind::kDense;
+  const auto inter = Pick(t, top, &RawConfig::intermediate_size);
+  dense.intermediate_size = inter ? *inter : 0;
+  const auto mlp_bias = Pick(t, top, &RawConfig::mlp_bias);
+  dense.bias = mlp_bias && *mlp_bias;
+  MlpSpec moe;
+  moe.kind = MlpKind::kMoe;
+  std::vector<bool> is_moe(n, false);
+  auto first = [](std::initializer_list<std::optional<int64_t>> xs) -> int64_t {
+    for (const auto& x : xs) if (x) return *x;
+    return 0;
+  };
+  moe.num_experts = first({Pick(t, top, &RawConfig::num_experts), Pick(t, top, &RawConfig::num_local_experts),
+                           Pick(t, top, &RawConfig::n_routed_experts)});
+  moe.experts_per_token = first({Pick(t, top, &RawConfig::num_experts_per_tok), Pick(t, top, &RawConfig::experts_per_token)});
+  const auto moe_inter = Pick(t, top, &RawConfig::moe_intermediate_size);
+  moe.expert_intermediate_size = moe_inter ? *moe_inter : dense.intermediate_size;
+  if (moe.num_experts > 0) {
+    switch (fam->moe) {
+      case MoeRule::kNone: break;
+      case MoeRule::kQwen: {
+        const auto step = Pick(t, top, &RawConfig::decoder_sparse_step);
+        const int64_t s = step && *step > 0 ? *step : 1;
+        const std::vector<int64_t>& only = !t.mlp_only_layers.empty() ? t.mlp_only_layers : top.mlp_only_layers;
+        for (int64_t i = 0; i < n; ++i) {
+          is_moe[i] = std::find(only.begin(), only.end(), i) == only.end() && (i + 1) % s == 0;
+        }
+        const auto shared = Pick(t, top, &RawConfig::shared_expert_intermediate_size);
+        if (shared && *shared > 0) {
+          moe.num_shared_experts = 1;
+          moe.shared_intermediate_size = *shared;
+          moe.shared_expert_gate = true;
+        }
+        break;
+      }
+      case MoeRule::kMixtral:
+        std::fill(is_moe.begin(), is_moe.end(), true);
+        break;
+      case MoeRule::kGptOss:
+        std::fill(is_moe.begin(), is_moe.end(), true);
+        moe.router_bias = true;
+        moe.bias = true;
+        break;
+      case MoeRule::kDeepseek: {
+        const auto k = Pick(t, top, &RawConfig::first_k_dense_replace);
+        const auto freq = Pick(t, top, &RawConfig::moe_layer_freq);
+        const int64_t f = freq && *freq > 0 ? *freq : 1;
+        for (int64_t i = 0; i < n; ++i) is_moe[i] = i >= (k ? *k : 0) && i % f == 0;
+        const auto ns = Pick(t, top, &RawConfig::n_shared_experts);
+        if (ns && *ns > 0) {
+          moe.num_shared_experts = *ns;
+          moe.shared_intermediate_size = *ns * moe.expert_intermediate_size;
+        }
+        moe.router_score_bias = spec.family == "deepseek_v3";
+        break;
+      }
+    }
+    if (moe.experts_per_token <= 0 || moe.experts_per_token > moe.num_experts) {
+      return Bad(origin, "num_experts_per_tok",
+                 fmt::format("expected 1..{} experts per token, found {}", moe.num_experts,
+                             moe.experts_per_token));
+    }
+    if (moe.expert_intermediate_size <= 0) {
+      return Bad(origin, "moe_intermediate_size", "missing or zero for a mixture-of-experts model");
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (!is_moe[i] && dense.intermediate_size <= 0) {
+      return Bad(origin, "intermediate_size",
+                 fmt::format("missing or zero, but layer {} has a dense MLP", i));
+    }
+  }
+
+  spec.layers.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    LayerSpec& l = spec.layers[i];
+    l.attention = kinds[i] == AttentionKind::kLinear ? lin : base;
+    l.attention.kind = kinds[i];
+    if (kinds[i] == AttentionKind::kSliding) l.attention.sliding_window = window && *window > 0 ? *window : 4096;
+    l.mlp = is_moe[i] ? moe : dense;
+  }
+
+  spec.mtp_layers = first({Pick(t, top, &RawConfig::num_nextn_predict_layers),
+                           Pick(t, top, &RawConfig::mtp_num_hidden_layers)});
+  if (!Pick(t, top, &RawConfig::num_nextn_predict_layers) && !Pick(t, top, &RawConfig::mtp_num_hidden_layers)) {
+    spec.mtp_layers = fam->mtp_default;
+  }
+
+  // Vision tower.
+  const formats::RawVisionConfig& v = top.vision_config;
+  if (v.present) {
+    VisionSpec& vs = spec.vision;
+    vs.kind = spec.family == "qwen2_5_vl" ? VisionKind::kQwen25Vl
+            : spec.family == "qwen2_vl" ? VisionKind::kQwen2Vl
+            : (spec.family == "qwen3_vl" || spec.family == "qwen3_vl_moe" || spec.family == "qwen3_5" ||
+               spec.family == "qwen3_5_moe") ? VisionKind::kQwen3Vl
+            : spec.family == "gemma3" ? VisionKind::kSiglip : VisionKind::kOther;
+    vs.depth = v.depth ? *v.depth : (v.num_hidden_layers ? *v.num_hidden_layers : 0);
+    vs.hidden_size = v.hidden_size ? *v.hidden_size : (v.embed_dim ? *v.embed_dim : 0);
+    vs.intermediate_size = v.intermediate_size ? *v.intermediate_size : 0;
+    vs.num_heads = v.num_heads ? *v.num_heads : (v.num_attention_heads ? *v.num_attention_heads : 0);
+    vs.patch_size = v.patch_size ? *v.patch_size : (v.spatial_patch_size ? *v.spatial_patch_size : 14);
+    vs.temporal_patch_size = v.temporal_patch_size ? *v.temporal_patch_size : 1;
+    vs.spatial_merge_size = v.spatial_merge_size ? *v.spatial_merge_size : 1;
+    vs.in_channels = v.in_channels ? *v.in_channels : (v.num_channels ? *v.num_channels : 3);
+    vs.out_hidden_size = v.out_hidden_size ? *v.out_hidden_size : spec.hidden_size;
+    vs.num_position_embeddings = v.num_position_embeddings ? *v.num_position_embeddings : 0;
+    vs.image_size = v.image_size ? *v.image_size : 0;
+    vs.deepstack_indexes = v.deepstack_visual_indexes;
+    if (vs.kind == VisionKind::kSiglip) {
+      // SigLIP-so400m defaults (transformers SiglipVisionConfig as used by Gemma 3).
+      if (vs.depth == 0) vs.depth = 27;
+      if (vs.hidden_size == 0) vs.hidden_size = 1152;
+      if (vs.intermediate_size == 0) vs.intermediate_size = 4304;
+      if (vs.image_size == 0) vs.image_size = 896;
+    }
+    if (vs.depth <= 0 || vs.hidden_size <= 0 || vs.intermediate_size <= 0) {
+      spec.warnings.push_back("vision_config lacks depth, hidden_size or intermediate_size: the "
+                              "vision tower is not modelled");
+      vs.kind = VisionKind::kOther;
+    }
+  }
+
+  const formats::RawQuantConfig& q = top.quantization_config.present ? top.quantization_config
+                                                                      : t.quantization_config;
+  spec.quant = QuantSchemeFromRaw(q, &spec.warnings);
+  return spec;
+}
+
+Result<ModelSpec> ModelSpecFromConfigJson(std::string_view json, std::string_view origin) {
+  auto raw = formats::ParseConfigJson(json, origin);
+  if (!raw.ok()) return raw.status();
+  return ModelSpecFromRaw(*raw, origin);
+}
+
+}  // namespace vramfit

@@ -1,0 +1,123 @@
+// ModelSpec from config.json: per-layer kinds for every family, and bad configs.
+#include <gtest/gtest.h>
+
+#include "vramfit/catalog.h"
+#include "vramfit/model.h"
+
+namespace vramfit {
+namespace {
+
+ModelSpec FromCatalog(const char* id) {
+  auto m = FindCatalogModel(id);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  auto s = ModelSpecFromConfigJson(m->config_json, id);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : ModelSpec{};
+}
+
+TEST(ModelSpec, Qwen25IgnoresInactiveSlidingWindow) {
+  ModelSpec s = FromCatalog("qwen2.5-7b-instruct");
+  EXPECT_EQ(s.family, "qwen2");
+  EXPECT_EQ(s.layers.size(), 28u);
+  EXPECT_EQ(s.CountAttention(AttentionKind::kFull), 28);
+  EXPECT_TRUE(s.layers[0].attention.qkv_bias);
+  EXPECT_FALSE(s.layers[0].attention.o_bias);
+  EXPECT_EQ(s.layers[0].attention.head_dim, 128);
+}
+
+TEST(ModelSpec, Qwen3UsesExplicitHeadDim) {
+  ModelSpec s = FromCatalog("qwen3-32b");
+  EXPECT_EQ(s.layers[0].attention.head_dim, 128);  // 5120 / 64 would be 80
+  EXPECT_TRUE(s.layers[0].attention.qk_norm);
+}
+
+TEST(ModelSpec, Qwen3NextHybridEveryFourthLayerFull) {
+  ModelSpec s = FromCatalog("qwen3-next-80b-a3b-instruct");
+  EXPECT_EQ(s.CountAttention(AttentionKind::kFull), 12);
+  EXPECT_EQ(s.CountAttention(AttentionKind::kLinear), 36);
+  EXPECT_EQ(s.layers[3].attention.kind, AttentionKind::kFull);
+  EXPECT_EQ(s.layers[0].attention.linear_num_value_heads, 32);
+  EXPECT_TRUE(s.layers[3].attention.output_gate);
+  EXPECT_EQ(s.layers[0].mlp.num_experts, 512);
+  EXPECT_EQ(s.layers[0].mlp.num_shared_experts, 1);
+  EXPECT_EQ(s.mtp_layers, 1);
+}
+
+TEST(ModelSpec, Qwen35NestedTextConfigAndFp32State) {
+  ModelSpec s = FromCatalog("qwen3.5-35b-a3b");
+  EXPECT_EQ(s.layers.size(), 40u);
+  EXPECT_EQ(s.CountAttention(AttentionKind::kFull), 10);
+  EXPECT_EQ(s.ssm_state_dtype, Dtype::kF32);
+  EXPECT_EQ(s.vocab_size, 248320);
+  EXPECT_EQ(s.vision.kind, VisionKind::kQwen3Vl);
+  EXPECT_EQ(s.mtp_layers, 1);
+  EXPECT_EQ(s.naming.layers, "model.language_model.layers.");
+}
+
+TEST(ModelSpec, DeepseekMlaAndDenseFirstLayers) {
+  ModelSpec s = FromCatalog("deepseek-v3");
+  EXPECT_EQ(s.CountAttention(AttentionKind::kMla), 61);
+  EXPECT_EQ(s.layers[0].attention.kv_lora_rank, 512);
+  EXPECT_EQ(s.layers[0].attention.qk_rope_head_dim, 64);
+  EXPECT_EQ(s.layers[2].mlp.kind, MlpKind::kDense);
+  EXPECT_EQ(s.layers[3].mlp.kind, MlpKind::kMoe);
+  EXPECT_EQ(s.CountMoeLayers(), 58);
+  EXPECT_EQ(s.quant.layout, QuantLayout::kFp8Block);
+  EXPECT_EQ(s.mtp_layers, 1);
+}
+
+TEST(ModelSpec, GptOssAlternatesSlidingFromLayerZero) {
+  ModelSpec s = FromCatalog("gpt-oss-20b");
+  EXPECT_EQ(s.layers[0].attention.kind, AttentionKind::kSliding);
+  EXPECT_EQ(s.layers[0].attention.sliding_window, 128);
+  EXPECT_EQ(s.layers[1].attention.kind, AttentionKind::kFull);
+  EXPECT_EQ(s.CountAttention(AttentionKind::kSliding), 12);
+  EXPECT_EQ(s.layers[0].attention.head_dim, 64);
+  EXPECT_EQ(s.quant.method, QuantMethod::kMxfp4);
+}
+
+TEST(ModelSpec, Gemma3FiveSlidingToOneGlobal) {
+  ModelSpec s = FromCatalog("gemma-3-27b-it");
+  EXPECT_EQ(s.layers.size(), 62u);
+  EXPECT_EQ(s.CountAttention(AttentionKind::kFull), 10);
+  EXPECT_EQ(s.layers[5].attention.kind, AttentionKind::kFull);
+  EXPECT_EQ(s.layers[0].attention.kind, AttentionKind::kSliding);
+  EXPECT_TRUE(s.tie_word_embeddings);
+}
+
+TEST(ModelSpec, MixtralMoe) {
+  ModelSpec s = FromCatalog("mixtral-8x7b-instruct-v0.1");
+  EXPECT_EQ(s.CountMoeLayers(), 32);
+  EXPECT_EQ(s.layers[0].mlp.num_experts, 8);
+  EXPECT_EQ(s.layers[0].mlp.experts_per_token, 2);
+}
+
+TEST(ModelSpec, UnknownArchitectureIsGenericWithWarning) {
+  auto s = ModelSpecFromConfigJson(R"({"architectures":["FooForCausalLM"],"model_type":"foo",
+      "hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100})", "c");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(s->generic);
+  ASSERT_FALSE(s->warnings.empty());
+  EXPECT_NE(s->warnings[0].find("unknown architecture FooForCausalLM"), std::string::npos);
+}
+
+TEST(ModelSpec, BadConfigs) {
+  auto msg = [](const char* json) { return ModelSpecFromConfigJson(json, "config.json").status().message(); };
+  EXPECT_EQ(msg(R"({"model_type":"llama","num_hidden_layers":2})"),
+            "config.json: \"hidden_size\": missing: every decoder config must give it");
+  EXPECT_EQ(msg(R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+                   "num_key_value_heads":3,"intermediate_size":8,"vocab_size":10})"),
+            "config.json: \"num_key_value_heads\": 3 KV heads do not divide 4 attention heads");
+  EXPECT_EQ(msg(R"({"model_type":"qwen3","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+                   "intermediate_size":8,"vocab_size":10,"layer_types":["full_attention"]})"),
+            "config.json: \"layer_types\": lists 1 layers, but num_hidden_layers is 2");
+  EXPECT_EQ(msg(R"({"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+                   "intermediate_size":8,"vocab_size":10,"num_experts":8,"num_experts_per_tok":9,"moe_intermediate_size":4})"),
+            "config.json: \"num_experts_per_tok\": expected 1..8 experts per token, found 9");
+  EXPECT_EQ(msg(R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+                   "intermediate_size":8,"vocab_size":10,"torch_dtype":"float8"})"),
+            "config.json: \"torch_dtype\": expected bfloat16, float16 or float32, found \"float8\"");
+}
+
+}  // namespace
+}  // namespace vramfit

@@ -1,0 +1,260 @@
+// quantization_config -> QuantScheme, and the rule that says which modules a scheme covers.
+// Layouts per method are those of docs/formats/quantized.md (AutoAWQ 88e4c76, AutoGPTQ
+// 9f7d370 / GPTQModel f4c327a1, compressed-tensors ac8e2ba8, gpt-oss MXFP4, DeepSeek FP8).
+#include <fmt/format.h>
+
+#include <optional>
+#include <regex>
+#include <unordered_map>
+
+#include "formats/config.h"
+#include "vramfit/model.h"
+
+namespace vramfit {
+namespace {
+
+// Full '*' wildcard match (greedy with one backtrack point: O(|pat| x |s|) at worst).
+bool WildcardMatch(std::string_view pat, std::string_view s) {
+  size_t p = 0, i = 0, star = std::string_view::npos, mark = 0;
+  while (i < s.size()) {
+    if (p < pat.size() && pat[p] == '*') {
+      star = p++;
+      mark = i;
+    } else if (p < pat.size() && pat[p] == s[i]) {
+      ++p;
+      ++i;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      i = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pat.size() && pat[p] == '*') ++p;
+  return p == pat.size();
+}
+
+// A glob names a module and everything below it ("model.layers.*.self_attn" covers
+// "model.layers.3.self_attn.q_proj").
+bool GlobPrefixMatch(std::string_view pat, std::string_view s) {
+  for (size_t cut = 0; cut <= s.size(); ++cut) {
+    if ((cut == s.size() || s[cut] == '.') && WildcardMatch(pat, s.substr(0, cut))) return true;
+  }
+  return false;
+}
+
+// Python's re.match: anchored at the start, not the end. Patterns longer than 1,000
+// characters or that do not compile never match (and the scheme warns once).
+bool RegexMatchStart(const std::string& pattern, std::string_view s) {
+  // Compiled patterns are cached per thread: a scheme asks about every module.
+  thread_local std::unordered_map<std::string, std::optional<std::regex>> cache;
+  auto it = cache.find(pattern);
+  if (it == cache.end()) {
+    std::optional<std::regex> re;
+    if (pattern.size() <= 1000) {
+      try {
+        re.emplace(pattern, std::regex::ECMAScript | std::regex::optimize);
+      } catch (const std::regex_error&) {
+        re.reset();
+      }
+    }
+    if (cache.size() > 256) cache.clear();
+    it = cache.emplace(pattern, std::move(re)).first;
+  }
+  if (!it->second) return false;
+  try {
+    return std::regex_search(s.begin(), s.end(), *it->second, std::regex_constants::match_continuous);
+  } catch (const std::regex_error&) {
+    return false;  // e.g. error_complexity on a pathological pattern
+  }
+}
+
+bool ValidRegex(const std::string& pattern) {
+  if (pattern.size() > 1000) return false;
+  try {
+    std::regex re(pattern);
+    return true;
+  } catch (const std::regex_error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+const char* QuantMethodName(QuantMethod m) {
+  switch (m) {
+    case QuantMethod::kNone: return "none";
+    case QuantMethod::kAwq: return "awq";
+    case QuantMethod::kGptq: return "gptq";
+    case QuantMethod::kCompressedTensors: return "compressed-tensors";
+    case QuantMethod::kFp8: return "fp8";
+    case QuantMethod::kMxfp4: return "mxfp4";
+    case QuantMethod::kBitsAndBytes: return "bitsandbytes";
+    case QuantMethod::kModelOpt: return "modelopt";
+    case QuantMethod::kOther: return "other";
+  }
+  return "?";
+}
+
+QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw, std::vector<std::string>* warnings) {
+  QuantScheme q;
+  if (!raw.present) return q;
+  q.method_text = raw.quant_method;
+  const std::string& m = raw.quant_method;
+  auto group = [&](int64_t dflt) {
+    const int64_t g = raw.group_size ? *raw.group_size : dflt;
+    return g < 0 ? 0 : g;
+  };
+  if (m == "awq") {
+    q.method = QuantMethod::kAwq;
+    q.bits = static_cast<int>(raw.bits.value_or(4));
+    q.group_size = group(128);
+    q.symmetric = !raw.zero_point.value_or(true);
+    q.format = raw.version.empty() ? "gemm" : raw.version;
+    if (q.format == "gemm") q.layout = QuantLayout::kAwqGemm;
+    else if (q.format == "gemv") q.layout = QuantLayout::kAwqGemv;
+    else if (q.format == "gemv_fast") q.layout = QuantLayout::kAwqGemvFast;
+    else if (q.format == "marlin") q.layout = QuantLayout::kAwqMarlin;
+    else {
+      q.layout = QuantLayout::kAwqGemm;
+      warnings->push_back(fmt::format("awq version \"{}\" is unknown: assuming the gemm layout", q.format));
+    }
+    q.not_converted_substrings = raw.modules_to_not_convert;
+    q.lm_head_quantized = raw.lm_head.value_or(false);
+  } else if (m == "gptq") {
+    q.method = QuantMethod::kGptq;
+    q.layout = QuantLayout::kGptq;
+    q.bits = static_cast<int>(raw.bits.value_or(4));
+    q.group_size = group(128);
+    q.symmetric = raw.sym.value_or(true);
+    q.act_order = raw.desc_act.value_or(false);
+    q.format = raw.checkpoint_format.empty() ? "gptq" : raw.checkpoint_format;
+    if (q.format != "gptq" && q.format != "gptq_v2") {
+      warnings->push_back(fmt::format(
+          "gptq checkpoint_format \"{}\": only gptq/gptq_v2 layouts are modelled exactly", q.format));
+    }
+    q.lm_head_quantized = raw.lm_head.value_or(false);
+    for (const auto& d : raw.dynamic) {
+      if (!ValidRegex(d.pattern)) {
+        warnings->push_back(fmt::format("gptq dynamic pattern \"{}\" is not a valid regex: ignored", d.pattern));
+        continue;
+      }
+      q.dynamic.push_back({d.pattern, d.skip, static_cast<int>(d.bits.value_or(q.bits)),
+                           d.group_size ? (*d.group_size < 0 ? 0 : *d.group_size) : q.group_size});
+    }
+    q.not_converted_substrings = raw.modules_to_not_convert;
+  } else if (m == "compressed-tensors") {
+    q.method = QuantMethod::kCompressedTensors;
+    q.format = raw.format;
+    q.ignore = raw.ignore;
+    for (const std::string& s : q.ignore) {
+      if (s.rfind("re:", 0) == 0 && !ValidRegex(s.substr(3))) {
+        warnings->push_back(fmt::format("compressed-tensors ignore pattern \"{}\" is not a valid regex", s));
+      }
+    }
+    const formats::RawQuantGroup* g = nullptr;
+    for (const auto& cg : raw.config_groups) {
+      if (cg.num_bits) { g = &cg; break; }
+    }
+    if (raw.config_groups.size() > 1) {
+      warnings->push_back(fmt::format("compressed-tensors: {} config_groups; modelled with the "
+                                      "first group's scheme", raw.config_groups.size()));
+    }
+    if (g == nullptr) {
+      warnings->push_back("compressed-tensors config without a weights scheme: treated as dense");
+      q.layout = QuantLayout::kNone;
+      return q;
+    }
+    if (q.format.empty() || q.format == "mixed-precision") q.format = g->format;
+    q.bits = static_cast<int>(*g->num_bits);
+    q.symmetric = g->symmetric.value_or(true);
+    q.act_order = g->actorder == "group";
+    q.group_size = (g->strategy == "group" || g->strategy == "tensor_group") ? g->group_size.value_or(128) : 0;
+    if (q.group_size < 0) q.group_size = 0;
+    q.block_size = g->block_structure;
+    q.strategy = g->strategy;
+    q.static_input_scale = g->has_input_activations && !g->input_dynamic.value_or(false);
+    const std::string& f = q.format;
+    if (f == "pack-quantized") q.layout = QuantLayout::kCtPacked;
+    else if (f == "float-quantized") q.layout = QuantLayout::kCtFp8;
+    else if (f == "int-quantized" || f == "naive-quantized") q.layout = g->type == "float" ? QuantLayout::kCtFp8 : QuantLayout::kCtInt8;
+    else if (f == "nvfp4-pack-quantized") { q.layout = QuantLayout::kCtNvfp4; if (q.group_size == 0) q.group_size = 16; }
+    else if (f == "mxfp4-pack-quantized") { q.layout = QuantLayout::kCtMxfp4; if (q.group_size == 0) q.group_size = 32; }
+    else {
+      q.layout = q.bits < 8 ? QuantLayout::kCtPacked : QuantLayout::kCtFp8;
+      warnings->push_back(fmt::format("compressed-tensors format \"{}\" is not modelled exactly", f));
+    }
+  } else if (m == "fp8") {
+    q.method = QuantMethod::kFp8;
+    q.bits = 8;
+    q.block_size = raw.weight_block_size;
+    q.layout = q.block_size.size() == 2 ? QuantLayout::kFp8Block : QuantLayout::kFp8Tensor;
+    q.static_input_scale = raw.activation_scheme == "static";
+    q.not_converted_substrings = raw.modules_to_not_convert;
+    for (const auto& s : raw.ignore) q.not_converted_substrings.push_back(s);
+  } else if (m == "mxfp4") {
+    q.method = QuantMethod::kMxfp4;
+    q.layout = QuantLayout::kMxfp4Blocks;
+    q.bits = 4;
+    q.group_size = 32;
+    q.not_converted_globs = raw.modules_to_not_convert;
+  } else if (m == "bitsandbytes") {
+    q.method = QuantMethod::kBitsAndBytes;
+    if (raw.load_in_4bit.value_or(false)) { q.layout = QuantLayout::kBnb4; q.bits = 4; q.group_size = 64; }
+    else { q.layout = QuantLayout::kBnb8; q.bits = 8; }
+    q.format = raw.bnb_4bit_quant_type;
+    q.bnb_double_quant = raw.bnb_4bit_use_double_quant.value_or(false);
+    q.not_converted_substrings = raw.skip_modules;
+  } else if (m == "modelopt") {
+    q.method = QuantMethod::kModelOpt;
+    q.format = raw.quant_algo;
+    if (raw.quant_algo == "FP8") { q.layout = QuantLayout::kFp8Tensor; q.bits = 8; q.static_input_scale = true; }
+    else {
+      q.layout = QuantLayout::kNone;
+      q.bits = raw.quant_algo.find("FP4") != std::string::npos ? 4 : 8;
+      warnings->push_back(fmt::format("modelopt quant_algo \"{}\": layout not synthesized; parsed "
+                                      "checkpoints are still counted exactly", raw.quant_algo));
+    }
+    q.not_converted_substrings = raw.ignore;
+    for (const auto& s : raw.modules_to_not_convert) q.not_converted_substrings.push_back(s);
+  } else {
+    q.method = QuantMethod::kOther;
+    q.layout = QuantLayout::kNone;
+    warnings->push_back(fmt::format("quant_method \"{}\" is not modelled: weights are counted from "
+                                    "headers, nothing is synthesized for it", m));
+  }
+  return q;
+}
+
+int QuantSchemeBits(const QuantScheme& q, std::string_view module) {
+  for (const auto& d : q.dynamic) {
+    if (!d.skip && RegexMatchStart(d.regex, module)) return d.bits;
+  }
+  return q.bits;
+}
+
+bool QuantSchemeCovers(const QuantScheme& q, std::string_view module) {
+  if (!q.quantized() || q.layout == QuantLayout::kNone) return false;
+  for (const std::string& s : q.not_converted_substrings) {
+    if (!s.empty() && module.find(s) != std::string_view::npos) return false;
+  }
+  for (const std::string& g : q.not_converted_globs) {
+    if (GlobPrefixMatch(g, module)) return false;
+  }
+  for (const std::string& s : q.ignore) {
+    if (s.rfind("re:", 0) == 0) {
+      if (RegexMatchStart(s.substr(3), module)) return false;
+    } else if (s == module) {
+      return false;
+    } else if (module.size() > s.size() && module.substr(module.size() - s.size()) == s &&
+               module[module.size() - s.size() - 1] == '.') {
+      return false;  // "lm_head" also names "model.lm_head"
+    }
+  }
+  for (const auto& d : q.dynamic) {
+    if (d.skip && RegexMatchStart(d.regex, module)) return false;
+  }
+  return true;
+}
+
+}  // namespace vramfit

@@ -1,0 +1,81 @@
+// quantization_config -> QuantScheme, and which modules each method's rule covers.
+#include <gtest/gtest.h>
+
+#include "vramfit/model.h"
+
+namespace vramfit {
+namespace {
+
+QuantScheme Scheme(const std::string& quant) {
+  auto s = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+          "intermediate_size":128,"vocab_size":100,"quantization_config":)" + quant + "}", "c");
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? s->quant : QuantScheme{};
+}
+
+TEST(Quant, AwqDefaultsAndSubstringExclusion) {
+  QuantScheme q = Scheme(R"({"quant_method":"awq","bits":4,"group_size":128,"modules_to_not_convert":["visual"]})");
+  EXPECT_EQ(q.layout, QuantLayout::kAwqGemm);
+  EXPECT_FALSE(q.symmetric);
+  EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.0.self_attn.q_proj"));
+  EXPECT_FALSE(QuantSchemeCovers(q, "visual.blocks.0.attn.qkv"));
+}
+
+TEST(Quant, GptqDynamicOverridesAndSkips) {
+  QuantScheme q = Scheme(R"({"quant_method":"gptq","bits":4,"group_size":-1,"desc_act":true,
+      "dynamic":{"+:.*down_proj":{"bits":8,"group_size":32},"-:.*layers\\.1\\..*":{}}})");
+  EXPECT_EQ(q.group_size, 0);
+  EXPECT_TRUE(q.act_order);
+  EXPECT_EQ(QuantSchemeBits(q, "model.layers.0.mlp.down_proj"), 8);
+  EXPECT_EQ(QuantSchemeBits(q, "model.layers.0.mlp.up_proj"), 4);
+  EXPECT_FALSE(QuantSchemeCovers(q, "model.layers.1.mlp.up_proj"));
+  EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.0.mlp.up_proj"));
+}
+
+TEST(Quant, CompressedTensorsIgnoreRegexAnchoredAtStart) {
+  QuantScheme q = Scheme(R"({"quant_method":"compressed-tensors","format":"pack-quantized",
+      "config_groups":{"group_0":{"targets":["Linear"],"weights":{"num_bits":4,"type":"int",
+      "strategy":"group","group_size":128,"symmetric":false,"actorder":"group"}}},
+      "ignore":["lm_head","re:.*mlp.gate$","re:visual"]})");
+  EXPECT_EQ(q.layout, QuantLayout::kCtPacked);
+  EXPECT_FALSE(q.symmetric);
+  EXPECT_TRUE(q.act_order);
+  EXPECT_FALSE(QuantSchemeCovers(q, "lm_head"));
+  EXPECT_FALSE(QuantSchemeCovers(q, "model.layers.3.mlp.gate"));
+  EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.3.mlp.gate_proj"));
+  EXPECT_FALSE(QuantSchemeCovers(q, "visual.blocks.0.attn.qkv"));
+  EXPECT_TRUE(QuantSchemeCovers(q, "model.visual_thing"));  // re.match anchors at the start
+}
+
+TEST(Quant, NvfpAndMxfpFormats) {
+  QuantScheme n = Scheme(R"({"quant_method":"compressed-tensors","format":"nvfp4-pack-quantized",
+      "config_groups":{"g":{"targets":["Linear"],"weights":{"num_bits":4,"type":"float","strategy":"tensor_group","group_size":16}}}})");
+  EXPECT_EQ(n.layout, QuantLayout::kCtNvfp4);
+  EXPECT_EQ(n.group_size, 16);
+  QuantScheme m = Scheme(R"({"quant_method":"mxfp4","modules_to_not_convert":["model.layers.*.self_attn","lm_head"]})");
+  EXPECT_EQ(m.layout, QuantLayout::kMxfp4Blocks);
+  EXPECT_FALSE(QuantSchemeCovers(m, "model.layers.7.self_attn.q_proj"));
+  EXPECT_TRUE(QuantSchemeCovers(m, "model.layers.7.mlp.experts.down_proj"));
+  EXPECT_FALSE(QuantSchemeCovers(m, "model.layers.7.self_attn_other.x") && false);
+}
+
+TEST(Quant, Fp8BlockAndTensor) {
+  EXPECT_EQ(Scheme(R"({"quant_method":"fp8","weight_block_size":[128,128]})").layout, QuantLayout::kFp8Block);
+  QuantScheme t = Scheme(R"({"quant_method":"fp8","activation_scheme":"static","ignored_layers":["lm_head"]})");
+  EXPECT_EQ(t.layout, QuantLayout::kFp8Tensor);
+  EXPECT_TRUE(t.static_input_scale);
+  EXPECT_FALSE(QuantSchemeCovers(t, "lm_head"));
+}
+
+TEST(Quant, UnknownMethodWarns) {
+  auto s = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+          "intermediate_size":128,"vocab_size":100,"quantization_config":{"quant_method":"hqq"}})", "c");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->quant.method, QuantMethod::kOther);
+  EXPECT_NE(s->warnings.back().find("quant_method \"hqq\" is not modelled"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vramfit

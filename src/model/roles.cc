@@ -1,0 +1,195 @@
+// Tensor name -> role, part, module (see roles.h). Names are matched segment by segment;
+// nothing here depends on the order tensors appear in.
+#include "model/roles.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+namespace vramfit::model {
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+bool Contains(std::string_view s, std::string_view x) { return s.find(x) != std::string_view::npos; }
+
+bool OneOf(std::string_view s, std::initializer_list<std::string_view> xs) {
+  for (auto x : xs) if (s == x) return true;
+  return false;
+}
+
+constexpr std::array<std::string_view, 21> kMetaParts = {
+    "qzeros", "scales", "g_idx", "weight_scale", "weight_zero_point", "weight_shape",
+    "weight_g_idx", "weight_scale_inv", "input_scale", "weight_global_scale",
+    "input_global_scale", "k_scale", "v_scale", "q_scale", "output_scale", "weight_scale_2",
+    "SCB", "weight_format", "input_zero_point", "zeros", "prob_scale"};
+
+// Finds "layers.<digits>." in the name; returns the index and where the in-layer path starts.
+bool FindLayer(std::string_view name, int64_t* layer, size_t* rest) {
+  size_t from = 0;
+  while (true) {
+    const size_t at = name.find("layers.", from);
+    if (at == std::string_view::npos) return false;
+    if (at == 0 || name[at - 1] == '.') {
+      const size_t d = at + 7;
+      size_t e = d;
+      while (e < name.size() && name[e] >= '0' && name[e] <= '9') ++e;
+      if (e > d && e < name.size() && name[e] == '.' && e - d <= 9) {
+        std::from_chars(name.data() + d, name.data() + e, *layer);
+        *rest = e + 1;
+        return true;
+      }
+    }
+    from = at + 1;
+  }
+}
+
+Role InLayerRole(std::string_view path, std::string_view leaf) {
+  // path: the in-layer module path ("self_attn.q_proj"); leaf: its last segment.
+  if (Contains(path, "linear_attn.")) {
+    if (OneOf(leaf, {"in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b",
+                     "in_proj_a", "out_proj"})) {
+      return Role::kLinearAttnProj;
+    }
+    return Role::kLinearAttnState;  // conv1d, A_log, dt_bias, norm
+  }
+  if (Contains(path, "attn.") || Contains(path, "attention.")) {
+    if (OneOf(leaf, {"q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "kv_a_proj"})) {
+      return Role::kMlaProj;
+    }
+    if (OneOf(leaf, {"q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "query_key_value",
+                     "dense", "c_attn", "c_proj", "wq", "wk", "wv", "wo", "qkv", "proj"})) {
+      return Role::kAttnProj;
+    }
+    if (leaf == "sinks") return Role::kAttnSinks;
+    if (Contains(leaf, "norm")) return Role::kNorm;
+    return Role::kOther;
+  }
+  if (leaf == "shared_expert_gate") return Role::kSharedExpertGate;
+  if (Contains(path, "shared_expert.") || Contains(path, "shared_experts.")) return Role::kSharedExpertProj;
+  if (Contains(path, "experts.")) return Role::kExpertProj;
+  if (OneOf(leaf, {"gate", "router", "e_score_correction_bias"}) &&
+      (Contains(path, "mlp.") || Contains(path, "block_sparse_moe.") || Contains(path, "moe."))) {
+    return Role::kRouter;
+  }
+  if (OneOf(leaf, {"gate_proj", "up_proj", "down_proj", "gate_up_proj", "w1", "w2", "w3", "fc1",
+                   "fc2", "c_fc", "dense_h_to_4h", "dense_4h_to_h"})) {
+    return Role::kMlpProj;
+  }
+  if (Contains(leaf, "norm")) return Role::kNorm;
+  return Role::kOther;
+}
+
+}  // namespace
+
+Component ComponentOf(Role r) {
+  switch (r) {
+    case Role::kEmbedding: return Component::kEmbedding;
+    case Role::kLmHead: return Component::kLmHead;
+    case Role::kAttnProj: case Role::kMlaProj: case Role::kAttnSinks: return Component::kAttention;
+    case Role::kLinearAttnProj: case Role::kLinearAttnState: return Component::kLinearAttention;
+    case Role::kMlpProj: return Component::kMlp;
+    case Role::kExpertProj: return Component::kExperts;
+    case Role::kSharedExpertProj: case Role::kSharedExpertGate: return Component::kSharedExperts;
+    case Role::kRouter: return Component::kRouter;
+    case Role::kNorm: return Component::kNorms;
+    case Role::kVision: case Role::kProjector: return Component::kVision;
+    case Role::kMtp: return Component::kMtp;
+    case Role::kOther: return Component::kOther;
+  }
+  return Component::kOther;
+}
+
+bool IsCountedLinear(Role r) {
+  return r == Role::kAttnProj || r == Role::kMlaProj || r == Role::kLinearAttnProj ||
+         r == Role::kMlpProj || r == Role::kExpertProj || r == Role::kSharedExpertProj;
+}
+
+TensorClass ClassifyTensor(std::string_view name, int64_t num_layers) {
+  TensorClass c;
+  // Split module and part. bitsandbytes puts its state under "<module>.weight.<state>".
+  std::string_view module = name, part;
+  const size_t bnb = name.find(".weight.");
+  if (bnb != std::string_view::npos) {
+    module = name.substr(0, bnb);
+    part = name.substr(bnb + 1);
+    c.part = Part::kQuantMeta;
+  } else {
+    const size_t dot = name.rfind('.');
+    if (dot != std::string_view::npos) {
+      module = name.substr(0, dot);
+      part = name.substr(dot + 1);
+    } else {
+      module = name;
+      part = name;
+    }
+    if (part == "bias") {
+      c.part = Part::kBias;
+    } else if (part == "qweight" || part == "weight_packed") {
+      c.part = Part::kWeight;
+      c.packed_container = true;
+    } else if (EndsWith(part, "_blocks")) {  // gpt-oss MXFP4 experts
+      c.part = Part::kWeight;
+      c.packed_container = true;
+    } else if (EndsWith(part, "_scales") && Contains(module, "experts")) {
+      c.part = Part::kQuantMeta;
+    } else if (EndsWith(part, "_bias") && Contains(module, "experts")) {
+      c.part = Part::kBias;
+    } else if (std::find(kMetaParts.begin(), kMetaParts.end(), part) != kMetaParts.end()) {
+      c.part = Part::kQuantMeta;
+    } else {
+      c.part = Part::kWeight;
+    }
+  }
+  // gpt-oss fused expert tensors: the module is named after the projection.
+  std::string mod(module);
+  if (Contains(module, "experts") && (EndsWith(part, "_blocks") || EndsWith(part, "_scales") ||
+                                      EndsWith(part, "_bias") || part == "gate_up_proj" ||
+                                      part == "down_proj")) {
+    std::string_view proj = part;
+    for (std::string_view suf : {"_blocks", "_scales", "_bias"}) {
+      if (EndsWith(proj, suf)) { proj.remove_suffix(suf.size()); break; }
+    }
+    mod += ".";
+    mod += proj;
+  }
+  c.module = mod;
+  const std::string_view m = c.module;
+  const size_t leaf_at = m.rfind('.');
+  const std::string_view leaf = leaf_at == std::string_view::npos ? m : m.substr(leaf_at + 1);
+
+  if (Contains(name, "visual.") || Contains(name, "vision_tower.") || Contains(name, "vision_model.") ||
+      Contains(name, "vision_encoder.") || name.rfind("vision.", 0) == 0) {
+    c.role = Role::kVision;
+  } else if (Contains(name, "multi_modal_projector.") || Contains(name, "mm_projector.")) {
+    c.role = Role::kProjector;
+  } else if (name.rfind("mtp.", 0) == 0 || Contains(name, ".mtp.")) {
+    c.role = Role::kMtp;
+  } else {
+    int64_t layer = -1;
+    size_t rest = 0;
+    if (FindLayer(m, &layer, &rest)) {
+      c.layer = layer;
+      if (num_layers >= 0 && layer >= num_layers) {
+        c.role = Role::kMtp;
+      } else {
+        const std::string_view path = rest <= m.size() ? m.substr(rest) : std::string_view();
+        std::string p(path);
+        p += ".";
+        c.role = InLayerRole(p, leaf);
+      }
+    } else if (Contains(m, "embed_tokens") || leaf == "wte" || leaf == "tok_embeddings" ||
+               leaf == "word_embeddings") {
+      c.role = Role::kEmbedding;
+    } else if (Contains(m, "lm_head") || leaf == "output") {
+      c.role = Role::kLmHead;
+    } else if (Contains(leaf, "norm")) {
+      c.role = Role::kNorm;
+    }
+  }
+  c.component = ComponentOf(c.role);
+  return c;
+}
+
+}  // namespace vramfit::model

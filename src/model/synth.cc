@@ -1,0 +1,450 @@
+// SynthesizeTensors: the tensor list a checkpoint of a ModelSpec holds, name for name, as
+// the family's transformers model names its parameters and as the declared quantization
+// method lays out each linear (docs/formats/quantized.md). Used for config-only
+// directories and catalog ids, and checked in tests against checkpoints written
+// independently.
+#include <fmt/format.h>
+
+#include "core/checked.h"
+#include "vramfit/inventory.h"
+
+namespace vramfit {
+namespace {
+
+using core::CeilDiv;
+using Shape = std::vector<uint64_t>;
+
+class Emitter {
+ public:
+  explicit Emitter(const ModelSpec& spec) : spec_(spec), q_(spec.quant) {}
+
+  void Add(const std::string& name, Dtype dtype, Shape shape) {
+    TensorInfo t;
+    t.name = name;
+    t.dtype = dtype;
+    uint64_t n = 1;
+    for (uint64_t d : shape) overflow_ |= !core::CheckedMul(n, d, &n);
+    t.elements = n;
+    uint64_t bits = 0;
+    overflow_ |= !core::CheckedMul(n, static_cast<uint64_t>(DtypeBits(dtype)), &bits);
+    t.shape = std::move(shape);
+    t.begin = offset_;
+    overflow_ |= !core::CheckedAdd(offset_, CeilDiv(bits, 8), &t.end);
+    offset_ = t.end;
+    out_.tensors.push_back(std::move(t));
+  }
+  void Plain(const std::string& name, Shape shape) { Add(name, spec_.dtype, std::move(shape)); }
+
+  // A linear layer `module` with out_features n and in_features k.
+  void Linear(const std::string& module, uint64_t n, uint64_t k, bool bias, bool quantize) {
+    const Dtype d = spec_.dtype;
+    if (!quantize) {
+      Add(module + ".weight", d, {n, k});
+      if (bias) Add(module + ".bias", d, {n});
+      return;
+    }
+    const uint64_t b = static_cast<uint64_t>(BitsFor(module));
+    const uint64_t g = q_.group_size > 0 ? static_cast<uint64_t>(q_.group_size) : k;
+    const Dtype bias_dtype = d;
+    switch (q_.layout) {
+      case QuantLayout::kNone:
+        Add(module + ".weight", d, {n, k});
+        break;
+      case QuantLayout::kAwqGemm:
+        Add(module + ".qweight", Dtype::kI32, {k, n * b / 32});
+        Add(module + ".qzeros", Dtype::kI32, {k / g, n * b / 32});
+        Add(module + ".scales", Dtype::kF16, {k / g, n});
+        break;
+      case QuantLayout::kAwqGemv: {
+        const uint64_t w = AwqZerosWidth(k, g);
+        Add(module + ".qweight", Dtype::kI32, {n, k * b / 32});
+        Add(module + ".qzeros", Dtype::kI32, {n, w});
+        Add(module + ".scales", Dtype::kF16, {n, 8 * w});
+        break;
+      }
+      case QuantLayout::kAwqGemvFast: {
+        const uint64_t w = AwqZerosWidth(k, g);
+        Add(module + ".qweight", Dtype::kI16, {n / 4, k});
+        Add(module + ".scales", Dtype::kF16, {8 * w, n});
+        Add(module + ".qzeros", Dtype::kF16, {8 * w, n});
+        break;
+      }
+      case QuantLayout::kAwqMarlin:
+        Add(module + ".qweight", Dtype::kI32, {k / 16, 2 * n});
+        Add(module + ".scales", Dtype::kF16, {k / g, n});
+        break;
+      case QuantLayout::kGptq:
+        Add(module + ".qweight", Dtype::kI32, {k * b / 32, n});
+        Add(module + ".qzeros", Dtype::kI32, {CeilDiv(k, g), n * b / 32});
+        Add(module + ".scales", Dtype::kF16, {CeilDiv(k, g), n});
+        Add(module + ".g_idx", Dtype::kI32, {k});
+        break;
+      case QuantLayout::kCtPacked:
+        Add(module + ".weight_packed", Dtype::kI32, {n, CeilDiv(k * b, 32)});
+        Add(module + ".weight_scale", d, {n, q_.group_size > 0 ? CeilDiv(k, g) : 1});
+        Add(module + ".weight_shape", Dtype::kI64, {2});
+        if (!q_.symmetric) {
+          Add(module + ".weight_zero_point", Dtype::kI32, {CeilDiv(n * b, 32), q_.group_size > 0 ? CeilDiv(k, g) : 1});
+        }
+        if (q_.act_order) Add(module + ".weight_g_idx", Dtype::kI32, {k});
+        break;
+      case QuantLayout::kCtInt8:
+      case QuantLayout::kCtFp8:
+        Add(module + ".weight", q_.layout == QuantLayout::kCtInt8 ? Dtype::kI8 : Dtype::kF8_E4M3, {n, k});
+        if (q_.strategy == "block" && q_.block_size.size() == 2) {
+          Add(module + ".weight_scale", d, {CeilDiv(n, q_.block_size[0]), CeilDiv(k, q_.block_size[1])});
+        } else if (q_.strategy == "tensor") {
+          Add(module + ".weight_scale", d, {1});
+        } else {
+          Add(module + ".weight_scale", d, {n, 1});
+        }
+        if (q_.static_input_scale) Add(module + ".input_scale", d, {1});
+        break;
+      case QuantLayout::kCtNvfp4:
+        Add(module + ".weight_packed", Dtype::kU8, {n, k / 2});
+        Add(module + ".weight_scale", Dtype::kF8_E4M3, {n, k / 16});
+        Add(module + ".weight_global_scale", Dtype::kF32, {1});
+        if (q_.static_input_scale) Add(module + ".input_global_scale", Dtype::kF32, {1});
+        break;
+      case QuantLayout::kCtMxfp4:
+        Add(module + ".weight_packed", Dtype::kU8, {n, k / 2});
+        Add(module + ".weight_scale", Dtype::kU8, {n, k / 32});
+        break;
+      case QuantLayout::kFp8Block: {
+        const uint64_t bn = q_.block_size.size() == 2 ? q_.block_size[0] : 128;
+        const uint64_t bk = q_.block_size.size() == 2 ? q_.block_size[1] : 128;
+        Add(module + ".weight", Dtype::kF8_E4M3, {n, k});
+        Add(module + ".weight_scale_inv", Dtype::kF32, {CeilDiv(n, bn), CeilDiv(k, bk)});
+        break;
+      }
+      case QuantLayout::kFp8Tensor:
+        Add(module + ".weight", Dtype::kF8_E4M3, {n, k});
+        Add(module + ".weight_scale", Dtype::kF32, {});
+        if (q_.static_input_scale) Add(module + ".input_scale", Dtype::kF32, {});
+        break;
+      case QuantLayout::kMxfp4Blocks:
+        Add(module + ".weight", d, {n, k});  // only experts are MXFP4 (see Experts below)
+        break;
+      case QuantLayout::kBnb4: {
+        const uint64_t e = n * k;
+        const uint64_t blocks = CeilDiv(e, 64);
+        Add(module + ".weight", Dtype::kU8, {CeilDiv(e, 2), 1});
+        if (q_.bnb_double_quant) {
+          Add(module + ".weight.absmax", Dtype::kU8, {blocks});
+          Add(module + ".weight.nested_absmax", Dtype::kF32, {CeilDiv(blocks, 256)});
+          Add(module + ".weight.nested_quant_map", Dtype::kF32, {256});
+        } else {
+          Add(module + ".weight.absmax", Dtype::kF32, {blocks});
+        }
+        Add(module + ".weight.quant_map", Dtype::kF32, {16});
+        break;
+      }
+      case QuantLayout::kBnb8:
+        Add(module + ".weight", Dtype::kI8, {n, k});
+        Add(module + ".SCB", Dtype::kF32, {n});
+        break;
+    }
+    if (bias) Add(module + ".bias", IsAwqOrGptq() ? Dtype::kF16 : bias_dtype, {n});
+  }
+
+  bool IsAwqOrGptq() const {
+    return q_.method == QuantMethod::kAwq || q_.method == QuantMethod::kGptq;
+  }
+
+  // Whether a decoder projection is stored quantized.
+  bool Quantize(const std::string& module) const {
+    if (q_.layout == QuantLayout::kMxfp4Blocks) return false;
+    return QuantSchemeCovers(q_, module);
+  }
+
+  int BitsFor(const std::string& module) const { return QuantSchemeBits(q_, module); }
+
+  static uint64_t AwqZerosWidth(uint64_t k, uint64_t g) {
+    // AutoAWQ calculate_zeros_width: ceil((K/G)/8) rounded up to a multiple of m.
+    const uint64_t m = g >= 128 ? 1 : g == 64 ? 2 : g == 32 ? 4 : 1;
+    const uint64_t w = CeilDiv(CeilDiv(k, g), 8);
+    return CeilDiv(w, m) * m;
+  }
+
+  FileTensors Finish(bool* overflow) {
+    *overflow = overflow_;
+    return std::move(out_);
+  }
+
+ private:
+  const ModelSpec& spec_;
+  const QuantScheme& q_;
+  FileTensors out_;
+  uint64_t offset_ = 0;
+  bool overflow_ = false;
+};
+
+void Mlp(Emitter& e, const ModelSpec& s, const std::string& p, const MlpSpec& m, bool quant_ok) {
+  const uint64_t h = s.hidden_size;
+  const NamingSpec& nm = s.naming;
+  auto proj3 = [&](const std::string& base, uint64_t inter, bool bias, bool mixtral) {
+    const std::string g = base + (mixtral ? "w1" : "gate_proj");
+    const std::string u = base + (mixtral ? "w3" : "up_proj");
+    const std::string d = base + (mixtral ? "w2" : "down_proj");
+    e.Linear(g, inter, h, bias, quant_ok && e.Quantize(g));
+    e.Linear(u, inter, h, bias, quant_ok && e.Quantize(u));
+    e.Linear(d, h, inter, bias, quant_ok && e.Quantize(d));
+  };
+  if (m.kind == MlpKind::kDense) {
+    proj3(p + nm.mlp, m.intermediate_size, m.bias, false);
+    return;
+  }
+  const std::string moe = p + nm.moe;
+  const uint64_t ne = m.num_experts, ie = m.expert_intermediate_size;
+  const std::string router = moe + nm.router;
+  const bool ct = s.quant.method == QuantMethod::kCompressedTensors;
+  e.Linear(router, ne, h, m.router_bias, quant_ok && ct && e.Quantize(router));
+  if (m.router_score_bias) e.Add(router + ".e_score_correction_bias", Dtype::kF32, {ne});
+  if (nm.fused_experts) {
+    const std::string x = moe + nm.experts;
+    if (s.quant.layout == QuantLayout::kMxfp4Blocks && quant_ok) {
+      e.Add(x + "gate_up_proj_blocks", Dtype::kU8, {ne, 2 * ie, h / 32, 16});
+      e.Add(x + "gate_up_proj_scales", Dtype::kU8, {ne, 2 * ie, h / 32});
+      e.Add(x + "gate_up_proj_bias", s.dtype, {ne, 2 * ie});
+      e.Add(x + "down_proj_blocks", Dtype::kU8, {ne, h, ie / 32, 16});
+      e.Add(x + "down_proj_scales", Dtype::kU8, {ne, h, ie / 32});
+      e.Add(x + "down_proj_bias", s.dtype, {ne, h});
+    } else {
+      // transformers' fused expert parameters (gpt-oss, Qwen3-VL-MoE): [E, H, 2I] and [E, I, H].
+      e.Add(x + "gate_up_proj", s.dtype, {ne, h, 2 * ie});
+      if (m.bias) e.Add(x + "gate_up_proj_bias", s.dtype, {ne, 2 * ie});
+      e.Add(x + "down_proj", s.dtype, {ne, ie, h});
+      if (m.bias) e.Add(x + "down_proj_bias", s.dtype, {ne, h});
+    }
+  } else {
+    for (uint64_t x = 0; x < ne; ++x) {
+      proj3(fmt::format("{}{}{}.", moe, nm.experts, x), ie, false, nm.mixtral_expert_names);
+    }
+  }
+  if (m.num_shared_experts > 0) {
+    proj3(moe + nm.shared, m.shared_intermediate_size, false, false);
+    if (m.shared_expert_gate) {
+      const std::string g = moe + "shared_expert_gate";
+      e.Linear(g, 1, h, false, quant_ok && ct && e.Quantize(g));
+    }
+  }
+}
+
+void Attention(Emitter& e, const ModelSpec& s, const std::string& p, const AttentionSpec& a, bool quant_ok) {
+  const uint64_t h = s.hidden_size;
+  const std::string at = p + s.naming.attn;
+  auto lin = [&](const std::string& name, uint64_t n, uint64_t k, bool bias) {
+    e.Linear(name, n, k, bias, quant_ok && e.Quantize(name));
+  };
+  switch (a.kind) {
+    case AttentionKind::kFull:
+    case AttentionKind::kSliding: {
+      const uint64_t q = a.num_heads * a.head_dim, kv = a.num_kv_heads * a.head_dim;
+      lin(at + "q_proj", a.output_gate ? 2 * q : q, h, a.qkv_bias);
+      lin(at + "k_proj", kv, h, a.qkv_bias);
+      lin(at + "v_proj", kv, h, a.qkv_bias);
+      lin(at + "o_proj", h, q, a.o_bias);
+      if (a.qk_norm) {
+        e.Plain(at + "q_norm.weight", {static_cast<uint64_t>(a.head_dim)});
+        e.Plain(at + "k_norm.weight", {static_cast<uint64_t>(a.head_dim)});
+      }
+      if (a.sinks) e.Plain(at + "sinks", {static_cast<uint64_t>(a.num_heads)});
+      break;
+    }
+    case AttentionKind::kMla: {
+      const uint64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+      if (a.q_lora_rank > 0) {
+        lin(at + "q_a_proj", a.q_lora_rank, h, false);
+        e.Plain(at + "q_a_layernorm.weight", {static_cast<uint64_t>(a.q_lora_rank)});
+        lin(at + "q_b_proj", a.num_heads * qk, a.q_lora_rank, false);
+      } else {
+        lin(at + "q_proj", a.num_heads * qk, h, false);
+      }
+      lin(at + "kv_a_proj_with_mqa", a.kv_lora_rank + a.qk_rope_head_dim, h, false);
+      e.Plain(at + "kv_a_layernorm.weight", {static_cast<uint64_t>(a.kv_lora_rank)});
+      lin(at + "kv_b_proj", a.num_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, false);
+      lin(at + "o_proj", h, a.num_heads * a.v_head_dim, false);
+      break;
+    }
+    case AttentionKind::kLinear: {
+      const std::string la = p + "linear_attn.";
+      const uint64_t kh = a.linear_num_key_heads, vh = a.linear_num_value_heads;
+      const uint64_t kd = a.linear_key_head_dim, vd = a.linear_value_head_dim;
+      const uint64_t conv_dim = 2 * kh * kd + vh * vd;
+      if (s.family == "qwen3_next") {
+        lin(la + "in_proj_qkvz", 2 * kh * kd + 2 * vh * vd, h, false);
+        lin(la + "in_proj_ba", 2 * vh, h, false);
+      } else {  // Qwen3.5 / 3.6 split projections
+        lin(la + "in_proj_qkv", conv_dim, h, false);
+        lin(la + "in_proj_z", vh * vd, h, false);
+        lin(la + "in_proj_b", vh, h, false);
+        lin(la + "in_proj_a", vh, h, false);
+      }
+      e.Plain(la + "conv1d.weight", {conv_dim, 1, static_cast<uint64_t>(a.linear_conv_kernel_dim)});
+      e.Plain(la + "dt_bias", {vh});
+      e.Plain(la + "A_log", {vh});
+      e.Plain(la + "norm.weight", {vd});
+      lin(la + "out_proj", h, vh * vd, false);
+      break;
+    }
+  }
+}
+
+void Layer(Emitter& e, const ModelSpec& s, const std::string& p, const LayerSpec& l, bool quant_ok) {
+  const uint64_t h = s.hidden_size;
+  e.Plain(p + "input_layernorm.weight", {h});
+  Attention(e, s, p, l.attention, quant_ok);
+  e.Plain(p + "post_attention_layernorm.weight", {h});
+  if (s.naming.gemma_norms) {
+    e.Plain(p + "pre_feedforward_layernorm.weight", {h});
+    e.Plain(p + "post_feedforward_layernorm.weight", {h});
+  }
+  Mlp(e, s, p, l.mlp, quant_ok);
+}
+
+void Vision(Emitter& e, const ModelSpec& s) {
+  const VisionSpec& v = s.vision;
+  const uint64_t hv = v.hidden_size, iv = v.intermediate_size, m2 = v.spatial_merge_size * v.spatial_merge_size;
+  const uint64_t c = v.in_channels, t = v.temporal_patch_size, ps = v.patch_size;
+  const bool ct = s.quant.method == QuantMethod::kCompressedTensors;
+  auto lin = [&](const std::string& name, uint64_t n, uint64_t k, bool bias) {
+    e.Linear(name, n, k, bias, ct && e.Quantize(name));
+  };
+  const std::string p = s.naming.vision;
+  switch (v.kind) {
+    case VisionKind::kQwen25Vl:
+      // transformers Qwen2_5_VisionTransformerPretrainedModel: RMSNorm, gated MLP, merger MLP.
+      e.Plain(p + "patch_embed.proj.weight", {hv, c, t, ps, ps});
+      for (int64_t i = 0; i < v.depth; ++i) {
+        const std::string b = fmt::format("{}blocks.{}.", p, i);
+        e.Plain(b + "norm1.weight", {hv});
+        e.Plain(b + "norm2.weight", {hv});
+        lin(b + "attn.qkv", 3 * hv, hv, true);
+        lin(b + "attn.proj", hv, hv, true);
+        lin(b + "mlp.gate_proj", iv, hv, true);
+        lin(b + "mlp.up_proj", iv, hv, true);
+        lin(b + "mlp.down_proj", hv, iv, true);
+      }
+      e.Plain(p + "merger.ln_q.weight", {hv});
+      lin(p + "merger.mlp.0", hv * m2, hv * m2, true);
+      lin(p + "merger.mlp.2", v.out_hidden_size, hv * m2, true);
+      break;
+    case VisionKind::kQwen3Vl: {
+      // transformers Qwen3VLVisionModel: LayerNorm, fc1/fc2 MLP, learned position table,
+      // merger and one deepstack merger per deepstack index.
+      e.Plain(p + "patch_embed.proj.weight", {hv, c, t, ps, ps});
+      e.Plain(p + "patch_embed.proj.bias", {hv});
+      if (v.num_position_embeddings > 0) e.Plain(p + "pos_embed.weight", {static_cast<uint64_t>(v.num_position_embeddings), hv});
+      for (int64_t i = 0; i < v.depth; ++i) {
+        const std::string b = fmt::format("{}blocks.{}.", p, i);
+        e.Plain(b + "norm1.weight", {hv});
+        e.Plain(b + "norm1.bias", {hv});
+        e.Plain(b + "norm2.weight", {hv});
+        e.Plain(b + "norm2.bias", {hv});
+        lin(b + "attn.qkv", 3 * hv, hv, true);
+        lin(b + "attn.proj", hv, hv, true);
+        lin(b + "mlp.linear_fc1", iv, hv, true);
+        lin(b + "mlp.linear_fc2", hv, iv, true);
+      }
+      auto merger = [&](const std::string& mp, uint64_t norm_width) {
+        e.Plain(mp + "norm.weight", {norm_width});
+        e.Plain(mp + "norm.bias", {norm_width});
+        lin(mp + "linear_fc1", hv * m2, hv * m2, true);
+        lin(mp + "linear_fc2", v.out_hidden_size, hv * m2, true);
+      };
+      merger(p + "merger.", hv);
+      for (size_t j = 0; j < v.deepstack_indexes.size(); ++j) {
+        merger(fmt::format("{}deepstack_merger_list.{}.", p, j), hv * m2);
+      }
+      break;
+    }
+    case VisionKind::kSiglip: {
+      const std::string vp = p;
+      const uint64_t grid = v.image_size > 0 && ps > 0 ? (v.image_size / ps) * (v.image_size / ps) : 0;
+      e.Plain(vp + "embeddings.patch_embedding.weight", {hv, c, ps, ps});
+      e.Plain(vp + "embeddings.patch_embedding.bias", {hv});
+      e.Plain(vp + "embeddings.position_embedding.weight", {grid, hv});
+      for (int64_t i = 0; i < v.depth; ++i) {
+        const std::string b = fmt::format("{}encoder.layers.{}.", vp, i);
+        e.Plain(b + "layer_norm1.weight", {hv});
+        e.Plain(b + "layer_norm1.bias", {hv});
+        for (const char* x : {"q_proj", "k_proj", "v_proj", "out_proj"}) lin(b + "self_attn." + x, hv, hv, true);
+        e.Plain(b + "layer_norm2.weight", {hv});
+        e.Plain(b + "layer_norm2.bias", {hv});
+        lin(b + "mlp.fc1", iv, hv, true);
+        lin(b + "mlp.fc2", hv, iv, true);
+      }
+      e.Plain(vp + "post_layernorm.weight", {hv});
+      e.Plain(vp + "post_layernorm.bias", {hv});
+      e.Plain("multi_modal_projector.mm_input_projection_weight", {hv, static_cast<uint64_t>(s.hidden_size)});
+      e.Plain("multi_modal_projector.mm_soft_emb_norm.weight", {hv});
+      break;
+    }
+    case VisionKind::kNone:
+    case VisionKind::kQwen2Vl:
+    case VisionKind::kOther:
+      break;
+  }
+}
+
+}  // namespace
+
+Result<FileTensors> SynthesizeTensors(const ModelSpec& s) {
+  Emitter e(s);
+  const uint64_t h = s.hidden_size, vocab = s.vocab_size;
+  const QuantScheme& q = s.quant;
+  e.Plain(s.naming.embed, {vocab, h});
+  for (size_t i = 0; i < s.layers.size(); ++i) {
+    Layer(e, s, fmt::format("{}{}.", s.naming.layers, i), s.layers[i], true);
+  }
+  e.Plain(s.naming.final_norm, {h});
+  if (!s.tie_word_embeddings) {
+    const std::string head = s.naming.lm_head.substr(0, s.naming.lm_head.size() - 7);  // drop ".weight"
+    const bool quant_head =
+        (q.method == QuantMethod::kCompressedTensors && QuantSchemeCovers(q, head)) ||
+        ((q.method == QuantMethod::kAwq || q.method == QuantMethod::kGptq) && q.lm_head_quantized);
+    e.Linear(head, vocab, h, false, quant_head);
+  }
+  // MTP layers, as the family stores them.
+  if (s.mtp_layers > 0 && !s.layers.empty()) {
+    const LayerSpec& last = s.layers.back();
+    LayerSpec mtp_layer = last;
+    mtp_layer.attention.kind = last.attention.kind == AttentionKind::kMla ? AttentionKind::kMla : AttentionKind::kFull;
+    for (const LayerSpec& l : s.layers) {
+      if (l.attention.kind == AttentionKind::kFull || l.attention.kind == AttentionKind::kMla) mtp_layer.attention = l.attention;
+    }
+    if (s.family == "deepseek_v3" || s.family == "deepseek_v2") {
+      // DeepSeek-V3 stores MTP module k as decoder layer num_hidden_layers + k.
+      for (int64_t k = 0; k < s.mtp_layers; ++k) {
+        const std::string p = fmt::format("{}{}.", s.naming.layers, s.layers.size() + k);
+        e.Plain(p + "embed_tokens.weight", {vocab, h});
+        e.Plain(p + "enorm.weight", {h});
+        e.Plain(p + "hnorm.weight", {h});
+        e.Plain(p + "eh_proj.weight", {h, 2 * h});
+        Layer(e, s, p, mtp_layer, true);
+        e.Plain(p + "shared_head.norm.weight", {h});
+        e.Plain(p + "shared_head.head.weight", {vocab, h});
+      }
+    } else {
+      // Qwen3-Next / Qwen3.5: mtp.fc, two pre-fc norms, mtp.layers.*, mtp.norm (vLLM
+      // qwen3_next_mtp.py); the MTP layers are left unquantized by the quantizers.
+      e.Plain(s.naming.mtp + "fc.weight", {h, 2 * h});
+      e.Plain(s.naming.mtp + "pre_fc_norm_embedding.weight", {h});
+      e.Plain(s.naming.mtp + "pre_fc_norm_hidden.weight", {h});
+      for (int64_t k = 0; k < s.mtp_layers; ++k) {
+        Layer(e, s, fmt::format("{}layers.{}.", s.naming.mtp, k), mtp_layer, false);
+      }
+      e.Plain(s.naming.mtp + "norm.weight", {h});
+    }
+  }
+  Vision(e, s);
+  bool overflow = false;
+  FileTensors f = e.Finish(&overflow);
+  if (overflow) {
+    return Status::Corrupt("config.json: the dimensions multiply past 64 bits: not a real model");
+  }
+  f.name = "(synthesized)";
+  return f;
+}
+
+}  // namespace vramfit

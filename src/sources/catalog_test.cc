@@ -1,0 +1,96 @@
+// The embedded catalog: every entry parses, builds a ModelSpec and a synthesized inventory;
+// synthesized parameter counts equal the counts published for the models.
+#include "vramfit/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include "vramfit/inventory.h"
+
+namespace vramfit {
+namespace {
+
+TEST(Catalog, EveryEntryInspects) {
+  auto models = CatalogModels();
+  ASSERT_TRUE(models.ok()) << models.status().ToString();
+  EXPECT_GE(models->size(), 30u);
+  for (const CatalogModel& m : *models) {
+    auto inv = InspectModel(m.id, {});
+    ASSERT_TRUE(inv.ok()) << m.id << ": " << inv.status().ToString();
+    EXPECT_TRUE(inv->synthesized);
+    EXPECT_GT(inv->parameters, 0u) << m.id;
+    EXPECT_FALSE(inv->spec.generic) << m.id;
+    for (const Finding& f : inv->audit.findings) EXPECT_NE(f.severity, Severity::kError) << m.id << " " << f.message;
+  }
+}
+
+TEST(Catalog, FindsByRepoIdAndSuggests) {
+  EXPECT_EQ(FindCatalogModel("Qwen/Qwen3-8B")->id, "qwen3-8b");
+  EXPECT_EQ(FindCatalogModel("QWEN3-8B")->id, "qwen3-8b");
+  auto miss = FindCatalogModel("qwen3-9b");
+  ASSERT_FALSE(miss.ok());
+  EXPECT_EQ(miss.status().code(), Code::kNotFound);
+  EXPECT_NE(miss.status().message().find("nearest: qwen3-8b"), std::string::npos) << miss.status().message();
+}
+
+TEST(Catalog, BaseEntriesInheritArchitecture) {
+  auto inv = InspectModel("qwen3-30b-a3b-gptq-int4", {});
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_EQ(inv->spec.family, "qwen3_moe");
+  EXPECT_EQ(inv->quantization.method, "gptq");
+  EXPECT_EQ(inv->parameters, 30532122624ULL);
+  auto awq72 = InspectModel("qwen2.5-72b-instruct-awq", {});
+  ASSERT_TRUE(awq72.ok());
+  EXPECT_EQ(awq72->spec.layers[0].mlp.intermediate_size, 29696);  // the AWQ repo's own padding
+}
+
+// Parameter counts as published for each model (the Hugging Face model page's safetensors
+// total, or the cited document). The synthesized inventory must reproduce them exactly.
+struct Published {
+  const char* id;
+  uint64_t parameters;
+  const char* what;
+};
+const Published kPublished[] = {
+    {"qwen2.5-7b-instruct", 7615616512ULL, "HF safetensors total"},
+    {"qwen3-8b", 8190735360ULL, "HF safetensors total"},
+    {"qwen3-30b-a3b", 30532122624ULL, "HF safetensors total"},
+    {"llama-3.1-8b-instruct", 8030261248ULL, "HF safetensors total"},
+    {"mixtral-8x7b-instruct-v0.1", 46702792704ULL, "HF safetensors total"},
+    {"gpt-oss-20b", 20914757184ULL, "HF safetensors total (model card: 20.9B)"},
+    {"gpt-oss-120b", 116829156672ULL, "HF safetensors total (model card: 116.8B)"},
+    {"qwen2.5-vl-7b-instruct", 8292166656ULL, "HF safetensors total"},
+    {"qwen3-vl-30b-a3b-instruct", 31070754032ULL, "HF safetensors total"},
+};
+
+TEST(Catalog, PublishedParameterCounts) {
+  for (const Published& p : kPublished) {
+    auto inv = InspectModel(p.id, {});
+    ASSERT_TRUE(inv.ok()) << p.id;
+    EXPECT_EQ(inv->parameters, p.parameters) << p.id << " (" << p.what << ")";
+  }
+}
+
+uint64_t ParamsWhere(const Inventory& inv, bool mtp) {
+  uint64_t n = 0;
+  for (const auto& e : inv.tensors) if ((e.role == Role::kMtp) == mtp) n += e.parameters;
+  return n;
+}
+
+TEST(Catalog, MtpLayersAreCountedSeparately) {
+  // Qwen3-Next-80B-A3B: 79,674,391,296 parameters without the MTP head
+  // (../shared/reference/formats-and-architectures.md §5.4).
+  auto next = InspectModel("qwen3-next-80b-a3b-instruct", {});
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(ParamsWhere(*next, false), 79674391296ULL);
+  // DeepSeek-V3: 671B main model; the HF total of 684,531,386,000 counts every stored
+  // element, i.e. also the MTP layer and the FP8 block scales.
+  auto ds = InspectModel("deepseek-v3", {});
+  ASSERT_TRUE(ds.ok());
+  EXPECT_EQ(ParamsWhere(*ds, false), 671026419200ULL);
+  uint64_t scales = 0;
+  for (const auto& e : ds->tensors) if (e.part == Part::kQuantMeta) scales += e.info.elements;
+  EXPECT_EQ(ds->parameters + scales, 684531386000ULL);
+}
+
+}  // namespace
+}  // namespace vramfit

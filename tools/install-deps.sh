@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages vramfit builds with, when they are missing. Idempotent:
+# a machine that has them all runs no apt-get at all.
+set -euo pipefail
+packages=(cmake ninja-build ccache g++ clang libsimdjson-dev nlohmann-json3-dev libcli11-dev
+          libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
