@@ -29,7 +29,8 @@ bench: deps
 	@cmake --build --preset bench
 	./build-bench/vramfit_bench
 
-fuzz: deps
+fuzz:
+	@bash tools/install-deps.sh fuzz
 	@cmake --preset fuzz >/dev/null
 	@cmake --build --preset fuzz
 	@bash tools/run-fuzz.sh

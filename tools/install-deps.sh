@@ -2,8 +2,10 @@
 # Installs the Debian packages vramfit builds with, when they are missing. Idempotent:
 # a machine that has them all runs no apt-get at all.
 set -euo pipefail
-packages=(cmake ninja-build ccache g++ clang libsimdjson-dev nlohmann-json3-dev libcli11-dev
+# Usage: install-deps.sh [fuzz]   ("fuzz" adds clang and its sanitizer/libFuzzer runtime)
+packages=(cmake ninja-build ccache g++ libsimdjson-dev nlohmann-json3-dev libcli11-dev
           libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev)
+[ "${1:-}" = fuzz ] && packages+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

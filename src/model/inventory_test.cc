@@ -63,6 +63,7 @@ TEST(Roles, Classify) {
   EXPECT_EQ(ClassifyTensor("model.language_model.embed_tokens.weight", 48).role, Role::kEmbedding);
   EXPECT_EQ(ClassifyTensor("lm_head.weight", 48).role, Role::kLmHead);
   EXPECT_EQ(ClassifyTensor("model.norm.weight", 48).role, Role::kNorm);
+  EXPECT_EQ(ClassifyTensor("model.layers.0.self_attn.sinks", 24).role, Role::kAttnSinks);
   auto gpt = ClassifyTensor("model.layers.0.mlp.experts.gate_up_proj_blocks", 24);
   EXPECT_EQ(gpt.role, Role::kExpertProj);
   EXPECT_EQ(gpt.module, "model.layers.0.mlp.experts.gate_up_proj");
@@ -164,6 +165,17 @@ TEST(Audit, UndeclaredQuantization) {
   ModelSpec s = Spec("");
   Inventory inv = Build(&s, {T("model.layers.0.mlp.up_proj.qweight", Dtype::kI32, {256, 64})});
   ASSERT_NE(Find(inv, "undeclared-quantization"), nullptr);
+}
+
+TEST(Synthesize, RefusesAbsurdTensorCounts) {
+  auto s = ModelSpecFromConfigJson(
+      R"({"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":4096,"num_attention_heads":4,
+          "intermediate_size":128,"vocab_size":100,"num_experts":65536,"num_experts_per_tok":8,
+          "moe_intermediate_size":64})", "c");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto t = SynthesizeTensors(*s);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message().substr(0, 49), "config.json: these dimensions imply about 5637187");
 }
 
 }  // namespace

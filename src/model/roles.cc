@@ -177,7 +177,7 @@ TensorClass ClassifyTensor(std::string_view name, int64_t num_layers) {
         const std::string_view path = rest <= m.size() ? m.substr(rest) : std::string_view();
         std::string p(path);
         p += ".";
-        c.role = InLayerRole(p, leaf);
+        c.role = part == "sinks" ? Role::kAttnSinks : InLayerRole(p, leaf);
       }
     } else if (Contains(m, "embed_tokens") || leaf == "wte" || leaf == "tok_embeddings" ||
                leaf == "word_embeddings") {

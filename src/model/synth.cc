@@ -387,9 +387,34 @@ void Vision(Emitter& e, const ModelSpec& s) {
   }
 }
 
+// Largest tensor count a synthesized checkpoint may have. Real ones stay under 100,000
+// (DeepSeek-V3 with its MTP layer: 91,991); a config that implies more is hostile or broken.
+constexpr uint64_t kMaxSynthesizedTensors = 5'000'000;
+
+uint64_t EstimateTensorCount(const ModelSpec& s) {
+  uint64_t n = 8;
+  auto layer = [&](const LayerSpec& l) {
+    uint64_t linears = l.attention.kind == AttentionKind::kLinear ? 6 : 6;
+    if (l.mlp.kind == MlpKind::kMoe) linears += 3 * static_cast<uint64_t>(l.mlp.num_experts) + 5;
+    else linears += 3;
+    return 8 + 7 * linears;  // at most 6 tensors per quantized linear, plus its bias
+  };
+  for (const LayerSpec& l : s.layers) n += layer(l);
+  if (!s.layers.empty()) n += static_cast<uint64_t>(s.mtp_layers) * (layer(s.layers.back()) + 8);
+  n += static_cast<uint64_t>(s.vision.depth) * 24 + 16;
+  return n;
+}
+
 }  // namespace
 
 Result<FileTensors> SynthesizeTensors(const ModelSpec& s) {
+  const uint64_t estimate = EstimateTensorCount(s);
+  if (estimate > kMaxSynthesizedTensors) {
+    return Status::Corrupt(fmt::format(
+        "config.json: these dimensions imply about {} tensors, more than any real checkpoint "
+        "(limit {}): check num_hidden_layers, num_experts and the vision depth",
+        estimate, kMaxSynthesizedTensors));
+  }
   Emitter e(s);
   const uint64_t h = s.hidden_size, vocab = s.vocab_size;
   const QuantScheme& q = s.quant;

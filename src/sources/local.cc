@@ -340,8 +340,8 @@ Result<Inventory> InspectModel(std::string_view model_arg, const InspectOptions&
   inv->notes.insert(inv->notes.begin(),
                     fmt::format("catalog entry {} ({}, {}): {}", entry->id, entry->repo, entry->status, entry->source));
   if (entry->published_parameters > 0) {
-    inv->notes.push_back(fmt::format("published parameter count: {} ({})",
-                                     core::GroupDigits(entry->published_parameters),
+    inv->notes.push_back(fmt::format("published parameter count: {} (as its source states it: {})",
+                                     core::FormatCount(entry->published_parameters),
                                      entry->published_parameters_source));
   }
   return inv;
