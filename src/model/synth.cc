@@ -452,12 +452,17 @@ Result<FileTensors> SynthesizeTensors(const ModelSpec& s) {
       }
     } else {
       // Qwen3-Next / Qwen3.5: mtp.fc, two pre-fc norms, mtp.layers.*, mtp.norm (vLLM
-      // qwen3_next_mtp.py); the MTP layers are left unquantized by the quantizers.
-      e.Plain(s.naming.mtp + "fc.weight", {h, 2 * h});
+      // qwen3_next_mtp.py). Qwen's FP8 release quantizes the MTP layer like the decoder (its
+      // modules_to_not_convert lists mtp.fc and the MTP router, not the MTP experts); the
+      // AWQ/GPTQ/compressed-tensors tools quantize the transformers model, which has no MTP
+      // modules, so their MTP tensors stay unquantized.
+      const bool mtp_quant = q.method == QuantMethod::kFp8;
+      const std::string fc = s.naming.mtp + "fc";
+      e.Linear(fc, h, 2 * h, false, mtp_quant && e.Quantize(fc));
       e.Plain(s.naming.mtp + "pre_fc_norm_embedding.weight", {h});
       e.Plain(s.naming.mtp + "pre_fc_norm_hidden.weight", {h});
       for (int64_t k = 0; k < s.mtp_layers; ++k) {
-        Layer(e, s, fmt::format("{}layers.{}.", s.naming.mtp, k), mtp_layer, false);
+        Layer(e, s, fmt::format("{}layers.{}.", s.naming.mtp, k), mtp_layer, mtp_quant);
       }
       e.Plain(s.naming.mtp + "norm.weight", {h});
     }
