@@ -37,7 +37,7 @@ const Fixture& GetFixture() {
     auto spec = vramfit::ModelSpecFromConfigJson(config, "bench config");
     auto synth = vramfit::SynthesizeTensors(*spec);
     std::vector<vramfit::testing::HollowTensor> tensors;
-    for (const auto& t : synth->tensors) tensors.push_back({t.name, t.dtype, t.shape});
+    for (const auto& t : synth->tensors) tensors.push_back({t.name, t.dtype, t.shape.ToVector()});
     x.tensors = tensors.size();
     x.dir = vramfit::testing::MakeTempDir("bench");
     vramfit::testing::WriteHollowCheckpoint(x.dir, tensors, kShards);

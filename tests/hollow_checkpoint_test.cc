@@ -194,7 +194,7 @@ uint64_t ExpectedBytes(const Generated& g, Fmt f) {
 using Key = std::tuple<std::string, Dtype, std::vector<uint64_t>>;
 std::vector<Key> Keys(const Inventory& inv) {
   std::vector<Key> out;
-  for (const auto& e : inv.tensors) out.emplace_back(e.info.name, e.info.dtype, e.info.shape);
+  for (const auto& e : inv.tensors) out.emplace_back(e.info.name, e.info.dtype, e.info.shape.ToVector());
   std::sort(out.begin(), out.end());
   return out;
 }

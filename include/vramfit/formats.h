@@ -15,7 +15,9 @@
 #ifndef VRAMFIT_FORMATS_H_
 #define VRAMFIT_FORMATS_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -41,12 +43,53 @@ bool ParseDtype(std::string_view s, Dtype* out);
 // True for floating types of 16 bits or more (F16, BF16, F32, F64): "unquantized" storage.
 bool IsWideFloat(Dtype d);
 
+// A tensor's dimensions. Up to six are stored inline (every real LLM tensor has at most
+// five), more on the heap; it behaves like a small vector of uint64_t.
+class Shape {
+ public:
+  using value_type = uint64_t;
+  using const_iterator = const uint64_t*;
+  Shape() = default;
+  Shape(std::initializer_list<uint64_t> dims) { for (uint64_t d : dims) push_back(d); }
+  explicit Shape(const std::vector<uint64_t>& dims) { for (uint64_t d : dims) push_back(d); }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const uint64_t* data() const { return heap_.empty() ? inline_ : heap_.data(); }
+  const uint64_t* begin() const { return data(); }
+  const uint64_t* end() const { return data() + size_; }
+  uint64_t operator[](size_t i) const { return data()[i]; }
+  void clear() { size_ = 0; heap_.clear(); }
+  void push_back(uint64_t d) {
+    if (size_ < kInline && heap_.empty()) {
+      inline_[size_++] = d;
+      return;
+    }
+    if (heap_.empty()) heap_.assign(inline_, inline_ + size_);
+    heap_.push_back(d);
+    ++size_;
+  }
+  std::vector<uint64_t> ToVector() const { return {begin(), end()}; }
+  friend bool operator==(const Shape& a, const Shape& b) {
+    return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
+  }
+  friend bool operator<(const Shape& a, const Shape& b) {
+    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  static constexpr size_t kInline = 6;
+  uint64_t inline_[kInline] = {};
+  size_t size_ = 0;
+  std::vector<uint64_t> heap_;
+};
+
 // One tensor as the header declares it. Offsets are relative to the data buffer (which
 // starts at absolute byte 8 + header_length of the file).
 struct TensorInfo {
   std::string name;
   Dtype dtype = Dtype::kF32;
-  std::vector<uint64_t> shape;  // empty = scalar
+  Shape shape;                  // empty = scalar
   uint64_t begin = 0;           // data_offsets[0]
   uint64_t end = 0;             // data_offsets[1]
   uint64_t elements = 0;        // product of shape (1 for a scalar)
@@ -84,8 +127,12 @@ struct SafetensorsIndex {
   std::string origin;
   bool has_total_size = false;
   uint64_t total_size = 0;                        // metadata.total_size, advisory
-  std::map<std::string, std::string> weight_map;  // tensor name -> shard file name
-  std::vector<std::string> shards;                // distinct shard names, sorted
+  struct Entry {
+    std::string tensor;
+    uint32_t shard = 0;  // index into `shards`
+  };
+  std::vector<Entry> weight_map;    // in file order; names are unique
+  std::vector<std::string> shards;  // distinct shard names, in order of first appearance
 };
 
 // Parses an index. Shard names must be plain file names inside the checkpoint directory

@@ -10,7 +10,7 @@ namespace {
 
 struct DtypeRow {
   Dtype dtype;
-  const char* name;
+  std::string_view name;
   int bits;
 };
 
@@ -31,9 +31,16 @@ constexpr std::array<DtypeRow, 22> kDtypes = {{
 }  // namespace
 
 int DtypeBits(Dtype d) { return kDtypes[static_cast<size_t>(d)].bits; }
-const char* DtypeName(Dtype d) { return kDtypes[static_cast<size_t>(d)].name; }
+const char* DtypeName(Dtype d) { return kDtypes[static_cast<size_t>(d)].name.data(); }
 
 bool ParseDtype(std::string_view s, Dtype* out) {
+  // The common weight dtypes first; then the whole table.
+  for (Dtype d : {Dtype::kBF16, Dtype::kI32, Dtype::kF16, Dtype::kF32, Dtype::kF8_E4M3, Dtype::kU8}) {
+    if (s == kDtypes[static_cast<size_t>(d)].name) {
+      *out = d;
+      return true;
+    }
+  }
   for (const DtypeRow& row : kDtypes) {
     if (s == row.name) {
       *out = row.dtype;

@@ -15,9 +15,9 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <unordered_set>
 
 #include "core/checked.h"
+#include "core/string_set.h"
 #include "formats/json_util.h"
 #include "vramfit/formats.h"
 
@@ -33,17 +33,13 @@ uint64_t ReadLe64(const char* p) {
   return v;
 }
 
-std::string ShapeText(const std::vector<uint64_t>& shape) {
+std::string ShapeText(const Shape& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
 // Reads a non-negative integer that fits in u64 (the reference types these as usize).
 bool GetU64(const simdjson::dom::element& e, uint64_t* out) {
-  if (e.is_uint64()) {
-    *out = e.get_uint64().value_unsafe();
-    return true;
-  }
-  return false;
+  return e.get_uint64().get(*out) == simdjson::SUCCESS;
 }
 
 Status ParseTensorEntry(std::string_view origin, std::string_view name,
@@ -84,7 +80,6 @@ Status ParseTensorEntry(std::string_view origin, std::string_view name,
                                            origin, name, JsonTypeName(field.value)));
       }
       t->shape.clear();
-      t->shape.reserve(arr.size());
       size_t i = 0;
       for (auto d : arr) {
         uint64_t v = 0;
@@ -183,13 +178,13 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_s
   file.origin = std::string(origin);
   file.header_length = n;
   file.file_size = file_size;
-  file.tensors.reserve(obj.size());
-  std::unordered_set<std::string_view> names;
-  names.reserve(obj.size() * 2);
+  std::vector<TensorInfo> tensors;
+  tensors.reserve(obj.size());
+  core::StringViewSet names(obj.size());
   bool seen_metadata = false;
   for (auto field : obj) {
     const std::string_view key = field.key;
-    if (!names.insert(key).second || (key == "__metadata__" && seen_metadata)) {
+    if (!names.Insert(key) || (key == "__metadata__" && seen_metadata)) {
       return Status::Corrupt(fmt::format("{}: duplicate key \"{}\" in the header", origin, key));
     }
     if (key == "__metadata__") {
@@ -213,15 +208,25 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_s
       }
       continue;
     }
-    TensorInfo t;
-    VRAMFIT_RETURN_IF_ERROR(ParseTensorEntry(origin, key, field.value, &t));
-    file.tensors.push_back(std::move(t));
+    tensors.emplace_back();
+    VRAMFIT_RETURN_IF_ERROR(ParseTensorEntry(origin, key, field.value, &tensors.back()));
   }
 
   // The reference reader sorts by offsets before it validates: key order carries no meaning.
-  std::sort(file.tensors.begin(), file.tensors.end(), [](const TensorInfo& a, const TensorInfo& b) {
+  // Writers usually emit offset order already; sort (an index, not the structs) only if not.
+  const auto before = [](const TensorInfo& a, const TensorInfo& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  };
+  if (std::is_sorted(tensors.begin(), tensors.end(), before)) {
+    file.tensors = std::move(tensors);
+  } else {
+    std::vector<uint32_t> order(tensors.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return before(tensors[a], tensors[b]); });
+    file.tensors.reserve(tensors.size());
+    for (uint32_t i : order) file.tensors.push_back(std::move(tensors[i]));
+  }
   uint64_t start = 0;
   const TensorInfo* prev = nullptr;
   for (const TensorInfo& t : file.tensors) {

@@ -4,7 +4,7 @@
 // metadata is advisory (recomputed from headers by the caller); weight_map is the contract.
 #include <fmt/format.h>
 
-#include <set>
+#include "core/string_set.h"
 
 #include "formats/json_util.h"
 #include "vramfit/formats.h"
@@ -38,7 +38,6 @@ Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json, std::strin
   SafetensorsIndex index;
   index.origin = std::string(origin);
   bool seen_map = false, seen_meta = false;
-  std::set<std::string> shards;
   for (auto field : obj) {
     const std::string_view key = field.key;
     if (key == "metadata") {
@@ -76,6 +75,8 @@ Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json, std::strin
         return Status::Corrupt(fmt::format("{}: \"weight_map\" must be an object, found {}", origin,
                                            JsonTypeName(field.value)));
       }
+      core::StringViewSet names(map.size());
+      core::StringViewSet shard_names(64);
       for (auto w : map) {
         std::string_view shard;
         if (w.value.get_string().get(shard)) {
@@ -88,18 +89,19 @@ Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json, std::strin
               "{}: \"weight_map\".\"{}\": shard name \"{}\" is not a plain file name inside the "
               "checkpoint directory", origin, w.key, shard));
         }
-        if (!index.weight_map.emplace(std::string(w.key), std::string(shard)).second) {
+        if (!names.Insert(w.key)) {
           return Status::Corrupt(
               fmt::format("{}: \"weight_map\": duplicate tensor name \"{}\"", origin, w.key));
         }
-        shards.emplace(shard);
+        uint32_t at = static_cast<uint32_t>(index.shards.size());
+        if (shard_names.Insert(shard, at, &at)) index.shards.emplace_back(shard);
+        index.weight_map.push_back({std::string(w.key), at});
       }
     }
   }
   if (!seen_map) {
     return Status::Corrupt(fmt::format("{}: missing key \"weight_map\"", origin));
   }
-  index.shards.assign(shards.begin(), shards.end());
   return index;
 }
 

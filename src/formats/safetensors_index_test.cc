@@ -15,6 +15,8 @@ TEST(SafetensorsIndex, Parses) {
   EXPECT_EQ(r->total_size, 120u);
   EXPECT_EQ(r->weight_map.size(), 3u);
   EXPECT_EQ(r->shards, (std::vector<std::string>{"s1.safetensors", "s2.safetensors"}));
+  EXPECT_EQ(r->weight_map[2].tensor, "c");
+  EXPECT_EQ(r->weight_map[2].shard, 0u);
 }
 
 TEST(SafetensorsIndex, FloatTotalSizeAndNullMetadata) {

@@ -11,7 +11,7 @@ TensorInfo T(const std::string& name, Dtype d, std::vector<uint64_t> shape) {
   TensorInfo t;
   t.name = name;
   t.dtype = d;
-  t.shape = shape;
+  t.shape = Shape(shape);
   uint64_t n = 1;
   for (auto x : shape) n *= x;
   t.elements = n;

@@ -12,7 +12,6 @@ namespace vramfit {
 namespace {
 
 using core::CeilDiv;
-using Shape = std::vector<uint64_t>;
 
 class Emitter {
  public:

@@ -176,7 +176,7 @@ std::string RenderInspectJson(const Inventory& inv, const InspectReportOptions& 
   if (options.tensors) {
     ordered_json ts = ordered_json::array();
     for (const TensorEntry& e : inv.tensors) {
-      ts.push_back({{"name", e.info.name}, {"dtype", DtypeName(e.info.dtype)}, {"shape", e.info.shape},
+      ts.push_back({{"name", e.info.name}, {"dtype", DtypeName(e.info.dtype)}, {"shape", e.info.shape.ToVector()},
                     {"bytes", e.info.bytes()}, {"parameters", e.parameters}, {"role", RoleName(e.role)},
                     {"quantized", e.quantized}, {"file", inv.files.empty() ? "" : inv.files[e.file]}});
     }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 
+#include "core/string_set.h"
 #include "core/units.h"
 #include "vramfit/catalog.h"
 #include "vramfit/inventory.h"
@@ -116,45 +117,56 @@ Result<Loaded> LoadSharded(const fs::path& dir, const std::string& index_name) {
   auto index = ParseSafetensorsIndex(*text, index_name);
   if (!index.ok()) return index.status();
   Loaded out;
-  std::map<std::string, size_t> shard_at;
-  for (const std::string& shard : index->shards) {
+  for (size_t si = 0; si < index->shards.size(); ++si) {
+    const std::string& shard = index->shards[si];
     const fs::path p = dir / shard;
     std::error_code ec;
     if (!fs::exists(p, ec)) {
       const auto n = std::count_if(index->weight_map.begin(), index->weight_map.end(),
-                                   [&](const auto& kv) { return kv.second == shard; });
+                                   [&](const auto& e) { return e.shard == si; });
       return Status::NotFound(fmt::format("{}: names shard \"{}\" ({} tensors), which does not exist in {}",
                                           index_name, shard, n, dir.string()));
     }
     auto file = ReadSafetensorsHeader(p.string(), shard);
     if (!file.ok()) return file.status();
-    shard_at[shard] = out.files.size();
     out.files.push_back(ToFileTensors(std::move(*file)));
   }
-  // Every indexed tensor must be in its shard; unindexed tensors are reported.
-  std::vector<std::set<std::string_view>> names(out.files.size());
+  // Every indexed tensor must be in its shard; tensors the index does not name are reported.
+  size_t total = 0;
+  uint64_t data = 0;
+  for (const auto& f : out.files) total += f.tensors.size();
+  core::StringViewSet where(total);  // tensor name -> shard index (first shard holding it)
   for (size_t i = 0; i < out.files.size(); ++i) {
-    for (const auto& t : out.files[i].tensors) names[i].insert(t.name);
-  }
-  for (const auto& [tensor, shard] : index->weight_map) {
-    if (!names[shard_at[shard]].count(tensor)) {
-      return Status::Corrupt(fmt::format("{}: names tensor \"{}\" in shard \"{}\", but that shard's header "
-                                         "does not hold it", index_name, tensor, shard));
+    for (const auto& t : out.files[i].tensors) {
+      where.Insert(t.name, static_cast<uint32_t>(i));
+      data += t.bytes();
     }
   }
-  uint64_t extra = 0, extra_bytes = 0, data = 0;
-  std::string first_extra;
-  for (auto& f : out.files) {
-    for (const auto& t : f.tensors) {
-      data += t.bytes();
-      auto it = index->weight_map.find(t.name);
-      if (it == index->weight_map.end() || it->second != f.name) {
-        if (extra++ == 0) first_extra = fmt::format("\"{}\" in {}", t.name, f.name);
-        extra_bytes += t.bytes();
+  for (const auto& e : index->weight_map) {
+    uint32_t at = 0;
+    if (!where.Find(e.tensor, &at) || at != e.shard) {
+      bool in_shard = false;  // a name held by two shards: look in the right one
+      for (const auto& t : out.files[e.shard].tensors) in_shard |= t.name == e.tensor;
+      if (!in_shard) {
+        return Status::Corrupt(fmt::format("{}: names tensor \"{}\" in shard \"{}\", but that shard's "
+                                           "header does not hold it", index_name, e.tensor,
+                                           index->shards[e.shard]));
       }
     }
   }
-  if (extra > 0) {
+  if (total > index->weight_map.size()) {
+    core::StringViewSet indexed(index->weight_map.size());
+    for (const auto& e : index->weight_map) indexed.Insert(e.tensor, e.shard);
+    uint64_t extra = 0, extra_bytes = 0;
+    std::string first_extra;
+    for (size_t i = 0; i < out.files.size(); ++i) {
+      for (const auto& t : out.files[i].tensors) {
+        uint32_t at = 0;
+        if (indexed.Find(t.name, &at) && at == i) continue;
+        if (extra++ == 0) first_extra = fmt::format("\"{}\" in {}", t.name, out.files[i].name);
+        extra_bytes += t.bytes();
+      }
+    }
     out.findings.push_back({Severity::kWarning, "unindexed-tensors",
                             fmt::format("{} tensors ({}) are in shards but not in {} (first: {}); "
                                         "loaders that follow the index skip them",
