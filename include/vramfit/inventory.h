@@ -137,6 +137,9 @@ Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files);
 // quantization layout, as one virtual file with contiguous offsets.
 Result<FileTensors> SynthesizeTensors(const ModelSpec& spec);
 
+// The total bytes SynthesizeTensors would give, without building the list.
+Result<uint64_t> SynthesizedBytes(const ModelSpec& spec);
+
 struct InspectOptions {
   // Build the inventory from config.json even when safetensors files are present (for
   // comparing the synthesized inventory with the real one). Default: false.

@@ -15,9 +15,17 @@ using core::CeilDiv;
 
 class Emitter {
  public:
-  explicit Emitter(const ModelSpec& spec) : spec_(spec), q_(spec.quant) {}
+  // `store`: keep the tensors; otherwise only count their bytes.
+  Emitter(const ModelSpec& spec, bool store) : spec_(spec), q_(spec.quant), store_(store) {}
 
   void Add(const std::string& name, Dtype dtype, Shape shape) {
+    if (!store_) {
+      uint64_t n = 1, bits = 0;
+      for (uint64_t d : shape) overflow_ |= !core::CheckedMul(n, d, &n);
+      overflow_ |= !core::CheckedMul(n, static_cast<uint64_t>(DtypeBits(dtype)), &bits);
+      overflow_ |= !core::CheckedAdd(offset_, CeilDiv(bits, 8), &offset_);
+      return;
+    }
     TensorInfo t;
     t.name = name;
     t.dtype = dtype;
@@ -176,6 +184,10 @@ class Emitter {
   FileTensors out_;
   uint64_t offset_ = 0;
   bool overflow_ = false;
+  bool store_ = true;
+
+ public:
+  uint64_t bytes() const { return offset_; }
 };
 
 void Mlp(Emitter& e, const ModelSpec& s, const std::string& p, const MlpSpec& m, bool quant_ok) {
@@ -393,7 +405,7 @@ constexpr uint64_t kMaxSynthesizedTensors = 5'000'000;
 uint64_t EstimateTensorCount(const ModelSpec& s) {
   uint64_t n = 8;
   auto layer = [&](const LayerSpec& l) {
-    uint64_t linears = l.attention.kind == AttentionKind::kLinear ? 6 : 6;
+    uint64_t linears = 6;  // attention: up to 6 projections (Qwen3.5 linear attention)
     if (l.mlp.kind == MlpKind::kMoe) linears += 3 * static_cast<uint64_t>(l.mlp.num_experts) + 5;
     else linears += 3;
     return 8 + 7 * linears;  // at most 6 tensors per quantized linear, plus its bias
@@ -404,17 +416,8 @@ uint64_t EstimateTensorCount(const ModelSpec& s) {
   return n;
 }
 
-}  // namespace
-
-Result<FileTensors> SynthesizeTensors(const ModelSpec& s) {
-  const uint64_t estimate = EstimateTensorCount(s);
-  if (estimate > kMaxSynthesizedTensors) {
-    return Status::Corrupt(fmt::format(
-        "config.json: these dimensions imply about {} tensors, more than any real checkpoint "
-        "(limit {}): check num_hidden_layers, num_experts and the vision depth",
-        estimate, kMaxSynthesizedTensors));
-  }
-  Emitter e(s);
+// Emits every tensor of the spec into `e`.
+void EmitAll(Emitter& e, const ModelSpec& s) {
   const uint64_t h = s.hidden_size, vocab = s.vocab_size;
   const QuantScheme& q = s.quant;
   e.Plain(s.naming.embed, {vocab, h});
@@ -467,13 +470,42 @@ Result<FileTensors> SynthesizeTensors(const ModelSpec& s) {
     }
   }
   Vision(e, s);
+}
+
+Status CheckSize(const ModelSpec& s) {
+  const uint64_t estimate = EstimateTensorCount(s);
+  if (estimate > kMaxSynthesizedTensors) {
+    return Status::Corrupt(fmt::format(
+        "config.json: these dimensions imply about {} tensors, more than any real checkpoint "
+        "(limit {}): check num_hidden_layers, num_experts and the vision depth",
+        estimate, kMaxSynthesizedTensors));
+  }
+  return Status::Ok();
+}
+
+const Status kOverflow = Status::Corrupt("config.json: the dimensions multiply past 64 bits: not a real model");
+
+}  // namespace
+
+Result<FileTensors> SynthesizeTensors(const ModelSpec& s) {
+  VRAMFIT_RETURN_IF_ERROR(CheckSize(s));
+  Emitter e(s, true);
+  EmitAll(e, s);
   bool overflow = false;
   FileTensors f = e.Finish(&overflow);
-  if (overflow) {
-    return Status::Corrupt("config.json: the dimensions multiply past 64 bits: not a real model");
-  }
+  if (overflow) return kOverflow;
   f.name = "(synthesized)";
   return f;
+}
+
+Result<uint64_t> SynthesizedBytes(const ModelSpec& s) {
+  VRAMFIT_RETURN_IF_ERROR(CheckSize(s));
+  Emitter e(s, false);
+  EmitAll(e, s);
+  bool overflow = false;
+  e.Finish(&overflow);
+  if (overflow) return kOverflow;
+  return e.bytes();
 }
 
 }  // namespace vramfit

@@ -20,6 +20,9 @@ TEST(Catalog, EveryEntryInspects) {
     EXPECT_GT(inv->parameters, 0u) << m.id;
     EXPECT_FALSE(inv->spec.generic) << m.id;
     for (const Finding& f : inv->audit.findings) EXPECT_NE(f.severity, Severity::kError) << m.id << " " << f.message;
+    auto bytes = SynthesizedBytes(inv->spec);  // the count-only path agrees with the list
+    ASSERT_TRUE(bytes.ok());
+    EXPECT_EQ(*bytes, inv->total_bytes) << m.id;
   }
 }
 

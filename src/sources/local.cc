@@ -235,10 +235,9 @@ Result<Loaded> LoadDirectory(const fs::path& dir, bool* has_weights) {
 }
 
 void AddSchemeCheck(const ModelSpec& spec, Inventory* inv) {
-  auto synth = SynthesizeTensors(spec);
-  if (!synth.ok()) return;
-  uint64_t implied = 0;
-  for (const auto& t : synth->tensors) implied += t.bytes();
+  auto bytes = SynthesizedBytes(spec);
+  if (!bytes.ok()) return;
+  const uint64_t implied = *bytes;
   if (implied == 0 || inv->total_bytes == 0) return;
   const double diff = (static_cast<double>(inv->total_bytes) - implied) / implied;
   if (diff > 0.005 || diff < -0.005) {
