@@ -4,7 +4,8 @@ file(MAKE_DIRECTORY ${WORK})
 set(failures 0)
 
 function(run name expect_rc)
-  execute_process(COMMAND ${VRAMFIT} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  execute_process(COMMAND ${VRAMFIT} ${ARGN} WORKING_DIRECTORY ${SRC}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   file(WRITE ${WORK}/${name}.out "${out}")
   file(WRITE ${WORK}/${name}.err "${err}")
   if(NOT rc EQUAL expect_rc)
@@ -32,6 +33,13 @@ run(inspect_awq_json 0 inspect qwen2.5-7b-instruct-awq --json)
 golden(inspect_qwen2.5-7b-instruct-awq.json)
 run(inspect_next 0 inspect qwen3-next-80b-a3b-instruct)
 golden(inspect_qwen3-next-80b-a3b-instruct.txt)
+# Tiny configs of each family and quantization layout: the synthesized tensor lists, reviewed
+# by hand against the families' checkpoints (names, dtypes, shapes).
+file(GLOB tiny RELATIVE ${SRC}/tests/configs ${SRC}/tests/configs/*)
+foreach(t ${tiny})
+  run(tiny_${t} 0 inspect tests/configs/${t} --tensors)
+  golden(configs/${t}.txt)
+endforeach()
 run(models 0 models)
 golden(models.txt)
 

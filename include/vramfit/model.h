@@ -128,7 +128,8 @@ struct QuantScheme {
   std::string strategy;      // compressed-tensors: tensor | channel | group | block | ...
   bool symmetric = true;
   bool act_order = false;    // GPTQ desc_act / compressed-tensors actorder
-  bool static_input_scale = false;
+  bool static_input_scale = false;  // a stored per-tensor input scale (static activations)
+  bool quantized_activations = false;  // compressed-tensors input_activations present (W4A4, W8A8)
   bool lm_head_quantized = false;
   std::vector<int64_t> block_size;     // fp8 block [bn, bk]
   // Modules left unquantized, with the config's own matching rule.

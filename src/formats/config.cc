@@ -239,7 +239,13 @@ Status ParseQuantGroup(const Ctx& c, std::string_view name, const element& v, Ra
       g->has_input_activations = true;
       for (auto f : in) {
         if (f.key == "dynamic") {
-          VRAMFIT_RETURN_IF_ERROR(GetBool(sub, "input_activations.dynamic", f.value, &g->input_dynamic));
+          // true/false, or "local" (NVFP4: dynamic per-group scales under a static global one).
+          std::string_view mode;
+          if (!f.value.get_string().get(mode) && mode == "local") {
+            g->input_dynamic = true;
+          } else {
+            VRAMFIT_RETURN_IF_ERROR(GetBool(sub, "input_activations.dynamic", f.value, &g->input_dynamic));
+          }
         }
       }
     } else if (key == "weights") {

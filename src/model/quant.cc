@@ -174,6 +174,7 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw, std::vector<s
     q.block_size = g->block_structure;
     q.strategy = g->strategy;
     q.static_input_scale = g->has_input_activations && !g->input_dynamic.value_or(false);
+    q.quantized_activations = g->has_input_activations;
     const std::string& f = q.format;
     if (f == "pack-quantized") q.layout = QuantLayout::kCtPacked;
     else if (f == "float-quantized") q.layout = QuantLayout::kCtFp8;

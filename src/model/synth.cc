@@ -111,7 +111,8 @@ class Emitter {
         Add(module + ".weight_packed", Dtype::kU8, {n, k / 2});
         Add(module + ".weight_scale", Dtype::kF8_E4M3, {n, k / 16});
         Add(module + ".weight_global_scale", Dtype::kF32, {1});
-        if (q_.static_input_scale) Add(module + ".input_global_scale", Dtype::kF32, {1});
+        // NVFP4 activations (W4A4) keep a static global scale even with "dynamic": "local".
+        if (q_.quantized_activations) Add(module + ".input_global_scale", Dtype::kF32, {1});
         break;
       case QuantLayout::kCtMxfp4:
         Add(module + ".weight_packed", Dtype::kU8, {n, k / 2});
