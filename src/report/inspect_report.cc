@@ -100,8 +100,9 @@ std::string RenderInspectText(const Inventory& inv, const InspectReportOptions& 
   if (options.tensors) {
     out += "tensors\n";
     for (const TensorEntry& e : inv.tensors) {
-      out += fmt::format("  {:<64} {:<8} [{}] {} {}\n", e.info.name, DtypeName(e.info.dtype),
-                         fmt::join(e.info.shape, ", "), FormatBytes(e.info.bytes()), RoleName(e.role));
+      out += fmt::format("  {:<64} {:<8} [{}] {} {}{}\n", e.info.name, DtypeName(e.info.dtype),
+                         fmt::join(e.info.shape, ", "), FormatBytes(e.info.bytes()), RoleName(e.role),
+                         e.part == Part::kQuantMeta ? " (quantization metadata)" : e.quantized ? " (quantized)" : "");
     }
   }
   return out;
@@ -178,6 +179,7 @@ std::string RenderInspectJson(const Inventory& inv, const InspectReportOptions& 
     for (const TensorEntry& e : inv.tensors) {
       ts.push_back({{"name", e.info.name}, {"dtype", DtypeName(e.info.dtype)}, {"shape", e.info.shape.ToVector()},
                     {"bytes", e.info.bytes()}, {"parameters", e.parameters}, {"role", RoleName(e.role)},
+                    {"part", e.part == Part::kWeight ? "weight" : e.part == Part::kBias ? "bias" : "quant_metadata"},
                     {"quantized", e.quantized}, {"file", inv.files.empty() ? "" : inv.files[e.file]}});
     }
     j["tensors"] = std::move(ts);
