@@ -21,6 +21,7 @@ struct Command {
 
 std::function<int()> SetupInspect(CLI::App* app);
 std::function<int()> SetupModels(CLI::App* app);
+std::function<int()> SetupGpus(CLI::App* app);
 
 }  // namespace vramfit::cli
 

@@ -11,6 +11,7 @@ const vramfit::cli::Command kCommands[] = {
     {"inspect", "Read a checkpoint (or a catalog model) exactly: parameters, bytes by dtype and "
                 "component, quantization, audit", vramfit::cli::SetupInspect},
     {"models", "List the embedded model catalog", vramfit::cli::SetupModels},
+    {"gpus", "List the embedded GPU catalog (memory as CUDA reports it)", vramfit::cli::SetupGpus},
 };
 
 }  // namespace

@@ -42,6 +42,8 @@ foreach(t ${tiny})
 endforeach()
 run(models 0 models)
 golden(models.txt)
+run(gpus 0 gpus)
+golden(gpus.txt)
 
 run(bad_file 2 inspect ${SRC}/tests/bad/overlap.safetensors)
 if(NOT last_err MATCHES "overlaps tensor" OR NOT last_out STREQUAL "")

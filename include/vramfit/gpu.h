@@ -1,0 +1,56 @@
+// The embedded GPU catalog (data/gpus.json): each card's total memory as CUDA reports it
+// (cudaMemGetInfo / torch "total capacity" / vLLM total_gpu_memory, not the marketing size),
+// its compute capability and whether it has FP8 / FP4 tensor cores, with the source of each
+// figure and how sure it is.
+//
+// Example:
+//   auto gpu = vramfit::FindGpu("4090");   // also "RTX 4090", "NVIDIA GeForce RTX 4090"
+//   if (gpu.ok()) std::cout << gpu->total_bytes << "\n";
+#ifndef VRAMFIT_GPU_H_
+#define VRAMFIT_GPU_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vramfit/status.h"
+
+namespace vramfit {
+
+struct GpuSpec {
+  std::string id;                 // "rtx-4090"
+  std::string name;               // as the driver names it
+  std::vector<std::string> aliases;
+  uint64_t total_bytes = 0;       // as CUDA reports it
+  uint64_t nvidia_smi_mib = 0;    // nvidia-smi total (0: not known)
+  int marketing_gb = 0;
+  std::string compute_capability; // "8.9"; AMD: "gfx942"
+  std::string architecture;       // "Ada"
+  bool fp8 = false;               // FP8 tensor cores (sm_89+)
+  bool fp4 = false;               // FP4 tensor cores (sm_100 / sm_120)
+  std::string vendor;             // "nvidia" | "amd"
+  bool unified_memory = false;    // memory shared with the CPU (GH200)
+  std::string confidence;         // direct | weak | inferred | derived
+  std::string source;
+  std::string notes;
+  bool custom = false;            // made from --gpu-memory, not the catalog
+};
+
+// Every catalog GPU, in catalog order.
+Result<std::vector<GpuSpec>> GpuCatalog();
+
+// Finds a GPU by id, alias or driver name, ignoring case, spaces, '-', '_' and the words
+// "nvidia", "geforce", "tesla". kNotFound names the nearest ids.
+Result<GpuSpec> FindGpu(std::string_view name);
+
+// Parses a memory size: "24GiB", "24 GiB", "22.5GiB", "24576MiB", "80GB" (10^9), "512MB",
+// or a plain byte count. kInvalidArgument says what was expected.
+Result<uint64_t> ParseMemorySize(std::string_view text);
+
+// A GPU of `total_bytes` for --gpu-memory (no capability known: FP8/FP4 off).
+GpuSpec CustomGpu(uint64_t total_bytes);
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_GPU_H_

@@ -1,0 +1,197 @@
+// The embedded GPU catalog (see vramfit/gpu.h), read once from data/gpus.json.
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "core/units.h"
+#include "formats/json_util.h"
+#include "vramfit/gpu.h"
+
+namespace vramfit {
+namespace embedded {
+struct File {
+  std::string_view path;
+  std::string_view bytes;
+};
+extern const File kFiles[];
+extern const size_t kFileCount;
+}  // namespace embedded
+
+namespace {
+
+// "NVIDIA GeForce RTX 4090" -> "rtx4090".
+std::string Normalize(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (l == ' ' || l == '-' || l == '_') continue;
+    out.push_back(l);
+  }
+  for (std::string_view word : {"nvidia", "geforce", "tesla"}) {
+    const size_t at = out.find(word);
+    if (at != std::string::npos) out.erase(at, word.size());
+  }
+  return out;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+Status ParseGpu(const simdjson::dom::element& e, size_t i, GpuSpec* g) {
+  const std::string where = fmt::format("data/gpus.json: gpus[{}]", i);
+  auto str = [&](const char* key, std::string* out) -> Status {
+    std::string_view v;
+    if (e[key].get_string().get(v)) return Status::Corrupt(fmt::format("{}: \"{}\" must be a string", where, key));
+    *out = std::string(v);
+    return Status::Ok();
+  };
+  VRAMFIT_RETURN_IF_ERROR(str("id", &g->id));
+  VRAMFIT_RETURN_IF_ERROR(str("name", &g->name));
+  VRAMFIT_RETURN_IF_ERROR(str("compute_capability", &g->compute_capability));
+  VRAMFIT_RETURN_IF_ERROR(str("architecture", &g->architecture));
+  VRAMFIT_RETURN_IF_ERROR(str("vendor", &g->vendor));
+  VRAMFIT_RETURN_IF_ERROR(str("confidence", &g->confidence));
+  VRAMFIT_RETURN_IF_ERROR(str("source", &g->source));
+  VRAMFIT_RETURN_IF_ERROR(str("notes", &g->notes));
+  if (e["cuda_total_bytes"].get_uint64().get(g->total_bytes) || g->total_bytes == 0) {
+    return Status::Corrupt(fmt::format("{}: \"cuda_total_bytes\" must be a positive integer", where));
+  }
+  uint64_t smi = 0;
+  if (!e["nvidia_smi_total_mib"].get_uint64().get(smi)) g->nvidia_smi_mib = smi;
+  int64_t gb = 0;
+  if (!e["marketing_gb"].get_int64().get(gb)) g->marketing_gb = static_cast<int>(gb);
+  bool b = false;
+  if (!e["fp8"].get_bool().get(b)) g->fp8 = b;
+  if (!e["fp4"].get_bool().get(b)) g->fp4 = b;
+  if (!e["unified_memory"].get_bool().get(b)) g->unified_memory = b;
+  simdjson::dom::array aliases;
+  if (!e["aliases"].get_array().get(aliases)) {
+    for (auto a : aliases) {
+      std::string_view s;
+      if (a.get_string().get(s)) return Status::Corrupt(fmt::format("{}: aliases must be strings", where));
+      g->aliases.emplace_back(s);
+    }
+  }
+  return Status::Ok();
+}
+
+struct Loaded {
+  Status status;
+  std::vector<GpuSpec> gpus;
+};
+
+const Loaded& Load() {
+  static Loaded loaded;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (size_t i = 0; i < embedded::kFileCount; ++i) {
+      if (embedded::kFiles[i].path != "gpus.json") continue;
+      simdjson::dom::parser parser;
+      simdjson::dom::element root;
+      loaded.status = formats::ParseJson(parser, embedded::kFiles[i].bytes, "data/gpus.json", 0, &root);
+      if (!loaded.status.ok()) return;
+      simdjson::dom::array list;
+      if (root["gpus"].get_array().get(list)) {
+        loaded.status = Status::Corrupt("data/gpus.json: \"gpus\" must be an array");
+        return;
+      }
+      size_t n = 0;
+      for (auto e : list) {
+        GpuSpec g;
+        loaded.status = ParseGpu(e, n++, &g);
+        if (!loaded.status.ok()) return;
+        loaded.gpus.push_back(std::move(g));
+      }
+      return;
+    }
+    loaded.status = Status::Corrupt("data/gpus.json is not embedded");
+  });
+  return loaded;
+}
+
+}  // namespace
+
+Result<std::vector<GpuSpec>> GpuCatalog() {
+  const Loaded& l = Load();
+  if (!l.status.ok()) return l.status;
+  return l.gpus;
+}
+
+Result<GpuSpec> FindGpu(std::string_view name) {
+  const Loaded& l = Load();
+  if (!l.status.ok()) return l.status;
+  const std::string key = Normalize(name);
+  if (key.empty()) return Status::InvalidArgument("empty GPU name (see `vramfit gpus`)");
+  std::vector<std::pair<size_t, std::string>> near;
+  for (const GpuSpec& g : l.gpus) {
+    if (Normalize(g.id) == key || Normalize(g.name) == key) return g;
+    size_t best = EditDistance(key, Normalize(g.id));
+    for (const std::string& a : g.aliases) {
+      if (Normalize(a) == key) return g;
+      best = std::min(best, EditDistance(key, Normalize(a)));
+    }
+    near.emplace_back(best, g.id);
+  }
+  std::sort(near.begin(), near.end());
+  std::string hint;
+  for (size_t i = 0; i < near.size() && i < 3; ++i) hint += (i ? ", " : "") + near[i].second;
+  return Status::NotFound(fmt::format("unknown GPU \"{}\"; nearest: {} (see `vramfit gpus`, or give "
+                                      "--gpu-memory SIZE)", name, hint));
+}
+
+Result<uint64_t> ParseMemorySize(std::string_view text) {
+  std::string s;
+  for (char c : text) if (c != ' ') s.push_back(c);
+  size_t unit_at = 0;
+  while (unit_at < s.size() && (std::isdigit(static_cast<unsigned char>(s[unit_at])) || s[unit_at] == '.')) ++unit_at;
+  const std::string number = s.substr(0, unit_at);
+  std::string unit = s.substr(unit_at);
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
+  const auto bad = [&] {
+    return Status::InvalidArgument(fmt::format(
+        "memory size \"{}\": expected a number with a unit (GiB, MiB, GB, MB) or a byte count, "
+        "e.g. 24GiB", text));
+  };
+  if (number.empty() || std::count(number.begin(), number.end(), '.') > 1) return bad();
+  double scale = 0;
+  if (unit.empty() || unit == "b") scale = 1;
+  else if (unit == "gib" || unit == "g" || unit == "gi") scale = 1073741824.0;
+  else if (unit == "mib" || unit == "m" || unit == "mi") scale = 1048576.0;
+  else if (unit == "tib") scale = 1099511627776.0;
+  else if (unit == "gb") scale = 1e9;
+  else if (unit == "mb") scale = 1e6;
+  else if (unit == "tb") scale = 1e12;
+  else return bad();
+  const double value = std::strtod(number.c_str(), nullptr) * scale;
+  if (!(value >= 1) || value > 1.0e15) {
+    return Status::InvalidArgument(fmt::format("memory size \"{}\": expected between 1 byte and 1 PB", text));
+  }
+  return static_cast<uint64_t>(std::llround(value));
+}
+
+GpuSpec CustomGpu(uint64_t total_bytes) {
+  GpuSpec g;
+  g.id = "custom";
+  g.name = fmt::format("GPU with {}", core::FormatBytes(total_bytes));
+  g.total_bytes = total_bytes;
+  g.vendor = "nvidia";
+  g.confidence = "given";
+  g.source = "--gpu-memory";
+  g.custom = true;
+  return g;
+}
+
+}  // namespace vramfit
