@@ -8,18 +8,11 @@
 #include <algorithm>
 #include <mutex>
 
+#include "core/text.h"
 #include "formats/json_util.h"
+#include "sources/embedded.h"
 
 namespace vramfit {
-namespace embedded {
-struct File {
-  std::string_view path;
-  std::string_view bytes;
-};
-extern const File kFiles[];
-extern const size_t kFileCount;
-}  // namespace embedded
-
 namespace {
 
 std::string Lower(std::string_view s) {
@@ -28,18 +21,6 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
 
 Status ParseEntry(std::string_view path, std::string_view bytes, CatalogModel* m) {
   simdjson::dom::parser parser;
@@ -129,11 +110,9 @@ Result<CatalogModel> FindCatalogModel(std::string_view name) {
     const size_t slash = key.find('/');
     const std::string tail = slash == std::string::npos ? key : key.substr(slash + 1);
     if (m.id == tail) return m;
-    near.emplace_back(EditDistance(tail, m.id), m.id);
+    near.emplace_back(core::EditDistance(tail, m.id), m.id);
   }
-  std::sort(near.begin(), near.end());
-  std::string hint;
-  for (size_t i = 0; i < near.size() && i < 3; ++i) hint += (i ? ", " : "") + near[i].second;
+  const std::string hint = core::NearestNames(std::move(near), 3);
   return Status::NotFound(fmt::format("\"{}\" is not in the model catalog; nearest: {} (see `vramfit models`)",
                                       name, hint));
 }

@@ -7,19 +7,12 @@
 #include <mutex>
 
 #include "core/units.h"
+#include "core/text.h"
 #include "formats/json_util.h"
+#include "sources/embedded.h"
 #include "vramfit/gpu.h"
 
 namespace vramfit {
-namespace embedded {
-struct File {
-  std::string_view path;
-  std::string_view bytes;
-};
-extern const File kFiles[];
-extern const size_t kFileCount;
-}  // namespace embedded
-
 namespace {
 
 // "NVIDIA GeForce RTX 4090" -> "rtx4090".
@@ -37,18 +30,6 @@ std::string Normalize(std::string_view s) {
   return out;
 }
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
 
 Status ParseGpu(const simdjson::dom::element& e, size_t i, GpuSpec* g) {
   const std::string where = fmt::format("data/gpus.json: gpus[{}]", i);
@@ -138,16 +119,14 @@ Result<GpuSpec> FindGpu(std::string_view name) {
   std::vector<std::pair<size_t, std::string>> near;
   for (const GpuSpec& g : l.gpus) {
     if (Normalize(g.id) == key || Normalize(g.name) == key) return g;
-    size_t best = EditDistance(key, Normalize(g.id));
+    size_t best = core::EditDistance(key, Normalize(g.id));
     for (const std::string& a : g.aliases) {
       if (Normalize(a) == key) return g;
-      best = std::min(best, EditDistance(key, Normalize(a)));
+      best = std::min(best, core::EditDistance(key, Normalize(a)));
     }
     near.emplace_back(best, g.id);
   }
-  std::sort(near.begin(), near.end());
-  std::string hint;
-  for (size_t i = 0; i < near.size() && i < 3; ++i) hint += (i ? ", " : "") + near[i].second;
+  const std::string hint = core::NearestNames(std::move(near), 3);
   return Status::NotFound(fmt::format("unknown GPU \"{}\"; nearest: {} (see `vramfit gpus`, or give "
                                       "--gpu-memory SIZE)", name, hint));
 }
