@@ -1,0 +1,82 @@
+// vLLM's KV cache, layer by layer: what one block of each layer costs, how layers are
+// grouped into one shared pool, how many blocks a byte budget buys, and what vLLM then
+// prints as "GPU KV cache size" and "Maximum concurrency".
+//
+// Every formula follows vLLM's own code (vllm/v1/kv_cache_interface.py, kv_cache_utils.py,
+// platforms/interface.py `_align_hybrid_block_size`, mamba_utils.py), cited beside it in
+// src/plan/kv_cache.cc; docs/engines/vllm-kv-cache.md has the derivations and worked examples.
+// Sizes are per tensor-parallel rank.
+//
+// Example:
+//   vramfit::KvCacheOptions o;  o.max_model_len = 32768;
+//   auto layout = vramfit::PlanKvCache(spec, o);
+//   auto cap = vramfit::KvCapacity(*layout, 20ull << 30, o);
+#ifndef VRAMFIT_KV_CACHE_H_
+#define VRAMFIT_KV_CACHE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vramfit/model.h"
+#include "vramfit/status.h"
+
+namespace vramfit {
+
+struct KvCacheOptions {
+  int64_t tensor_parallel_size = 1;   // --tensor-parallel-size
+  int64_t block_size = 0;             // --block-size; 0: vLLM's default (16, or the MLA backend's)
+  int64_t mla_block_size = 64;        // block size vLLM's MLA backend picks (FlashMLA: 64)
+  std::string kv_cache_dtype = "auto";// --kv-cache-dtype: auto | fp8 | fp8_e4m3 | fp8_e5m2 | bfloat16 | float16
+  int64_t max_model_len = 0;          // required, > 0
+  int64_t max_num_batched_tokens = 8192;  // scheduler token budget (sliding-window usage)
+  int64_t num_speculative_tokens = 0; // extra conv-state rows and mamba pages
+  bool disable_hybrid_kv_cache_manager = false;  // sliding layers then cost full context
+  // vLLM release, as major*100+minor (e.g. 1000 for 0.10, 2100 for 0.21); decides how
+  // "GPU KV cache size" is printed.
+  int vllm_version = 2100;
+};
+
+enum class KvLayerKind { kFull, kSliding, kMla, kMamba };
+
+// One layer's cache on one rank.
+struct KvLayerSpec {
+  int64_t layer = 0;
+  KvLayerKind kind = KvLayerKind::kFull;
+  int64_t block_size = 0;      // tokens per block (for mamba: the attention block it is paired with)
+  uint64_t page_bytes = 0;     // bytes of one block of this layer (after padding/unification)
+  uint64_t max_usage_bytes = 0;// bytes one request of max_model_len tokens needs in this layer
+  int64_t sliding_window = 0;
+};
+
+struct KvCacheLayout {
+  std::vector<KvLayerSpec> layers;         // layers that hold cache (none for attention-free)
+  std::vector<std::vector<int64_t>> groups;// layer indices per KV cache group
+  int64_t group_size = 0;                  // max layers per group = tensors in the pool
+  int64_t block_size = 0;                  // attention block size after hybrid alignment
+  uint64_t page_bytes = 0;                 // uniform page (hybrid) or sum of pages (uniform type)
+  bool uniform_type = false;               // one group whose layers differ only in shape
+  uint64_t kv_bytes_per_token = 0;         // full-attention + MLA bytes per token, all layers (for people)
+  uint64_t state_bytes_per_sequence = 0;   // linear-attention state per sequence, all layers
+  std::vector<std::string> notes;          // vLLM log lines this layout implies (block size, padding)
+};
+
+// The layout vLLM would build for this model under `options`.
+Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& options);
+
+struct KvCapacityResult {
+  uint64_t num_blocks = 0;        // blocks in the pool (vLLM's num_gpu_blocks, null block included)
+  uint64_t allocated_bytes = 0;   // num_blocks x page x group_size
+  uint64_t kv_cache_tokens = 0;   // "GPU KV cache size: N tokens" as this vLLM release prints it
+  double max_concurrency = 0;     // "Maximum concurrency for L tokens per request: X"
+  uint64_t blocks_per_request = 0;
+  uint64_t bytes_per_request = 0; // what one max_model_len request needs
+};
+
+// What `available_bytes` of KV memory (vLLM's "Available KV cache memory") holds.
+KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_bytes,
+                            const KvCacheOptions& options);
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_KV_CACHE_H_

@@ -1,0 +1,291 @@
+// vLLM KV cache layout and capacity (see vramfit/kv_cache.h). Modelled on vLLM's V1 engine;
+// source anchors from ../shared/reference/vllm-memory.md §4 (upstream commits b77c7d327
+// ~v0.10.0 through 9aaf83ef5 ~v0.22-dev):
+//   vllm/v1/kv_cache_interface.py   page sizes and per-request usage of each spec
+//   vllm/v1/core/kv_cache_utils.py  grouping, page unification, block count, concurrency, report
+//   vllm/platforms/interface.py     _align_hybrid_block_size (hybrid attention + mamba)
+//   vllm/model_executor/layers/mamba/mamba_utils.py  gated_delta_net_state_shape, state dtypes
+#include "vramfit/kv_cache.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "core/checked.h"
+#include "core/units.h"
+
+namespace vramfit {
+namespace {
+
+using core::CeilDiv;
+
+constexpr int64_t kDefaultBlockSize = 16;  // vllm/config/cache.py DEFAULT_BLOCK_SIZE
+constexpr int64_t kHybridAlign = 16;       // FlashAttention's kernel block size (_align_hybrid_block_size)
+
+Result<uint64_t> KvDtypeBytes(const std::string& kv, Dtype model) {
+  if (kv == "auto") return static_cast<uint64_t>(DtypeBits(model) / 8);
+  if (kv == "fp8" || kv == "fp8_e4m3" || kv == "fp8_e5m2" || kv == "fp8_inc") return uint64_t{1};
+  if (kv == "bfloat16" || kv == "float16" || kv == "half") return uint64_t{2};
+  if (kv == "float32" || kv == "float") return uint64_t{4};
+  return Status::InvalidArgument(fmt::format(
+      "--kv-cache-dtype \"{}\": expected auto, fp8, fp8_e4m3, fp8_e5m2, bfloat16 or float16", kv));
+}
+
+// Per-request usage of a layer at block size `bs` (kv_cache_interface.py max_memory_usage_bytes).
+uint64_t MaxUsage(KvLayerKind kind, uint64_t page, int64_t bs, int64_t window, const KvCacheOptions& o) {
+  const uint64_t len = static_cast<uint64_t>(o.max_model_len);
+  switch (kind) {
+    case KvLayerKind::kFull:
+    case KvLayerKind::kMla:
+      // FullAttentionSpec / MLAAttentionSpec: cdiv(max_model_len, block_size) pages.
+      return CeilDiv(len, bs) * page;
+    case KvLayerKind::kSliding: {
+      // SlidingWindowSpec: the window plus one scheduler step of tokens, plus one block.
+      const uint64_t tokens = std::min<uint64_t>(window - 1 + o.max_num_batched_tokens, len);
+      return (CeilDiv(tokens, bs) + 1) * page;
+    }
+    case KvLayerKind::kMamba:
+      // MambaSpec with mamba_cache_mode "none" (hybrid models have prefix caching off):
+      // one page per request, plus one per speculative token.
+      return page * static_cast<uint64_t>(1 + o.num_speculative_tokens);
+  }
+  return 0;
+}
+
+struct Key {
+  KvLayerKind kind;
+  uint64_t page;
+  int64_t bs;
+  int64_t window;
+  bool operator<(const Key& o) const {
+    return std::tie(kind, page, bs, window) < std::tie(o.kind, o.page, o.bs, o.window);
+  }
+  bool operator==(const Key& o) const { return !(*this < o) && !(o < *this); }
+};
+
+Key KeyOf(const KvLayerSpec& l) { return {l.kind, l.page_bytes, l.block_size, l.sliding_window}; }
+
+}  // namespace
+
+Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o) {
+  if (o.max_model_len <= 0) {
+    return Status::InvalidArgument(fmt::format("--max-model-len must be positive, got {}", o.max_model_len));
+  }
+  if (o.tensor_parallel_size <= 0) {
+    return Status::InvalidArgument(fmt::format("--tensor-parallel-size must be positive, got {}", o.tensor_parallel_size));
+  }
+  if (o.block_size < 0 || o.max_num_batched_tokens <= 0 || o.num_speculative_tokens < 0) {
+    return Status::InvalidArgument("--block-size, --max-num-batched-tokens and speculative tokens must be positive");
+  }
+  const uint64_t tp = static_cast<uint64_t>(o.tensor_parallel_size);
+  auto kvb = KvDtypeBytes(o.kv_cache_dtype, spec.dtype);
+  if (!kvb.ok()) return kvb.status();
+  const uint64_t b = *kvb;
+  const bool mla = spec.CountAttention(AttentionKind::kMla) > 0;
+  const int64_t bs0 = o.block_size > 0 ? o.block_size : (mla ? o.mla_block_size : kDefaultBlockSize);
+
+  KvCacheLayout out;
+  int64_t attn_heads = 0;
+  uint64_t attn_1tok = 0;  // full-attention page for one token (bs = 1)
+  for (size_t i = 0; i < spec.layers.size(); ++i) {
+    const AttentionSpec& a = spec.layers[i].attention;
+    KvLayerSpec l;
+    l.layer = static_cast<int64_t>(i);
+    l.block_size = bs0;
+    switch (a.kind) {
+      case AttentionKind::kFull:
+      case AttentionKind::kSliding: {
+        // ModelConfig.get_num_kv_heads: KV heads per rank, replicated when TP exceeds them.
+        const uint64_t hkv = std::max<uint64_t>(1, static_cast<uint64_t>(a.num_kv_heads) / tp);
+        const uint64_t one = hkv * 2 * static_cast<uint64_t>(a.head_dim) * b;  // K and V
+        attn_1tok = std::max(attn_1tok, one);
+        attn_heads = a.num_heads;
+        l.kind = a.kind == AttentionKind::kSliding && !o.disable_hybrid_kv_cache_manager ? KvLayerKind::kSliding
+                                                                                          : KvLayerKind::kFull;
+        l.sliding_window = l.kind == KvLayerKind::kSliding ? a.sliding_window : 0;
+        l.page_bytes = one * static_cast<uint64_t>(bs0);
+        out.kv_bytes_per_token += hkv * 2 * static_cast<uint64_t>(a.head_dim) * b;
+        break;
+      }
+      case AttentionKind::kMla: {
+        // MLAAttentionSpec: one latent of kv_lora_rank + qk_rope_head_dim, no K/V pair, not
+        // sharded by TP.
+        const uint64_t one = static_cast<uint64_t>(a.kv_lora_rank + a.qk_rope_head_dim) * b;
+        attn_heads = a.num_heads;
+        l.kind = KvLayerKind::kMla;
+        l.page_bytes = one * static_cast<uint64_t>(bs0);
+        out.kv_bytes_per_token += one;
+        break;
+      }
+      case AttentionKind::kLinear: {
+        // gated_delta_net_state_shape: conv state ((2*Hk*dk + Hv*dv)/tp) x (kernel-1+spec) in the
+        // model dtype; recurrent state (Hv/tp) x dv x dk in mamba_ssm_dtype (Qwen3.5: float32).
+        const uint64_t hk = a.linear_num_key_heads, hv = a.linear_num_value_heads;
+        if (hk % tp != 0 || hv % tp != 0) {
+          return Status::InvalidArgument(fmt::format(
+              "--tensor-parallel-size {} does not divide the linear-attention heads ({} key, {} value)",
+              tp, hk, hv));
+        }
+        const uint64_t conv_dim = 2 * hk * a.linear_key_head_dim + hv * a.linear_value_head_dim;
+        const uint64_t conv = conv_dim / tp * static_cast<uint64_t>(a.linear_conv_kernel_dim - 1 + o.num_speculative_tokens) *
+                              static_cast<uint64_t>(DtypeBits(spec.dtype) / 8);
+        const uint64_t ssm = hv / tp * a.linear_value_head_dim * a.linear_key_head_dim *
+                             static_cast<uint64_t>(DtypeBits(spec.ssm_state_dtype) / 8);
+        l.kind = KvLayerKind::kMamba;
+        l.page_bytes = conv + ssm;
+        out.state_bytes_per_sequence += conv + ssm;
+        break;
+      }
+    }
+    out.layers.push_back(l);
+  }
+  if (attn_heads > 0 && attn_heads % static_cast<int64_t>(tp) != 0) {
+    // vllm/config/model.py verify_with_parallel_config.
+    return Status::InvalidArgument(fmt::format(
+        "Total number of attention heads ({}) must be divisible by tensor parallel size ({}).", attn_heads, tp));
+  }
+  if (out.layers.empty()) return out;
+
+  // Hybrid attention + mamba: raise the attention block size until an attention page holds a
+  // mamba page, then pad the mamba page to the attention page (_align_hybrid_block_size).
+  int64_t bs = bs0;
+  const bool has_mamba = std::any_of(out.layers.begin(), out.layers.end(),
+                                     [](const KvLayerSpec& l) { return l.kind == KvLayerKind::kMamba; });
+  if (has_mamba && attn_1tok > 0) {
+    uint64_t mamba_page = 0;
+    for (const auto& l : out.layers) if (l.kind == KvLayerKind::kMamba) mamba_page = std::max(mamba_page, l.page_bytes);
+    const uint64_t align = std::max<int64_t>(kHybridAlign, bs0);
+    const int64_t attn_block = static_cast<int64_t>(align * CeilDiv(mamba_page, align * attn_1tok));
+    if (attn_block > bs) {
+      bs = attn_block;
+      out.notes.push_back(fmt::format("Setting attention block size to {} tokens to ensure that attention page "
+                                      "size is >= mamba page size.", bs));
+    }
+    const uint64_t page = static_cast<uint64_t>(bs) * attn_1tok;
+    if (page > mamba_page) {
+      out.notes.push_back(fmt::format("Padding mamba page size by {:.2f}% to ensure that mamba page size and "
+                                      "attention page size are exactly equal.",
+                                      100.0 * (page - mamba_page) / mamba_page));
+    }
+    for (auto& l : out.layers) {
+      l.block_size = bs;
+      l.page_bytes = l.kind == KvLayerKind::kMamba ? page : l.page_bytes / static_cast<uint64_t>(bs0) * bs;
+    }
+  }
+  out.block_size = bs;
+
+  // Grouping (get_kv_cache_groups).
+  const Key first = KeyOf(out.layers.front());
+  const bool all_same = std::all_of(out.layers.begin(), out.layers.end(),
+                                    [&](const KvLayerSpec& l) { return KeyOf(l) == first; });
+  const bool same_type = std::all_of(out.layers.begin(), out.layers.end(),
+                                     [&](const KvLayerSpec& l) { return l.kind == first.kind; });
+  for (auto& l : out.layers) l.max_usage_bytes = MaxUsage(l.kind, l.page_bytes, l.block_size, l.sliding_window, o);
+  if (all_same || same_type) {
+    std::vector<int64_t> all;
+    for (const auto& l : out.layers) all.push_back(l.layer);
+    out.groups.push_back(all);
+    out.group_size = static_cast<int64_t>(all.size());
+    out.uniform_type = !all_same;
+    out.page_bytes = first.page;
+    if (out.uniform_type) {
+      out.page_bytes = 0;  // UniformTypeKVCacheSpecs: one block holds every layer's page
+      for (const auto& l : out.layers) out.page_bytes += l.page_bytes;
+    }
+    return out;
+  }
+  // (a) unify_kv_cache_spec_page_size: smaller pages must divide the largest; their block
+  // size grows by the ratio.
+  uint64_t max_page = 0;
+  for (const auto& l : out.layers) max_page = std::max(max_page, l.page_bytes);
+  for (auto& l : out.layers) {
+    if (l.page_bytes == max_page) continue;
+    if (l.page_bytes == 0 || max_page % l.page_bytes != 0) {
+      return Status::Unsupported(fmt::format(
+          "layer {}: its KV page ({} B) does not divide the largest page ({} B); vLLM cannot build a "
+          "hybrid KV cache for this model with these settings", l.layer, l.page_bytes, max_page));
+    }
+    l.block_size *= static_cast<int64_t>(max_page / l.page_bytes);
+    l.page_bytes = max_page;
+    l.max_usage_bytes = MaxUsage(l.kind, l.page_bytes, l.block_size, l.sliding_window, o);
+  }
+  // (b) _get_kv_cache_groups_uniform_page_size: bucket identical specs; group size is the
+  // smallest bucket unless the largest is under 1.5x of it; buckets split, layers strided.
+  std::map<Key, std::vector<int64_t>> buckets;
+  for (const auto& l : out.layers) buckets[KeyOf(l)].push_back(l.layer);
+  size_t min_n = SIZE_MAX, max_n = 0;
+  for (const auto& [k, v] : buckets) {
+    min_n = std::min(min_n, v.size());
+    max_n = std::max(max_n, v.size());
+  }
+  // The "close enough, use the largest" rule: 1.5x since PR #36684 (2026-03-12, ~v0.18),
+  // 1.25x before it, none in v0.10.
+  size_t group_size = min_n;
+  if (o.vllm_version >= 1800 && max_n * 2 < min_n * 3) group_size = max_n;
+  if (o.vllm_version >= 1100 && o.vllm_version < 1800 && max_n * 4 < min_n * 5) group_size = max_n;
+  for (const auto& [k, v] : buckets) {
+    const size_t n_groups = CeilDiv(v.size(), group_size);
+    const size_t padding = n_groups * group_size - v.size();
+    if (padding > 0) {  // one warning per bucket, as vLLM logs it
+      out.notes.push_back(fmt::format("Add {} padding layers, may waste at most {:.2f}% KV cache memory", padding,
+                                      100.0 * padding / v.size()));
+    }
+    for (size_t g = 0; g < n_groups; ++g) {
+      std::vector<int64_t> members;
+      if (o.vllm_version >= 1100) {  // strided: layers[g::n_groups]
+        for (size_t i = g; i < v.size(); i += n_groups) members.push_back(v[i]);
+      } else {                       // v0.10: contiguous slices
+        for (size_t i = g * group_size; i < v.size() && i < (g + 1) * group_size; ++i) members.push_back(v[i]);
+      }
+      out.groups.push_back(std::move(members));
+    }
+  }
+  out.group_size = static_cast<int64_t>(group_size);
+  out.page_bytes = max_page;
+  return out;
+}
+
+KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_bytes, const KvCacheOptions& o) {
+  KvCapacityResult r;
+  if (layout.layers.empty() || layout.page_bytes == 0) {
+    r.num_blocks = 1;  // attention-free models: vLLM allocates one dummy block
+    return r;
+  }
+  const uint64_t lg = static_cast<uint64_t>(layout.group_size);
+  // get_num_blocks: available / page / layers-per-group (UniformTypeKVCacheSpecs: / sum of pages).
+  r.num_blocks = layout.uniform_type ? available_bytes / layout.page_bytes
+                                     : available_bytes / layout.page_bytes / lg;
+  r.allocated_bytes = r.num_blocks * layout.page_bytes * (layout.uniform_type ? 1 : lg);
+  // get_max_concurrency_for_kv_cache_config: Lg x sum over groups of one layer's usage, in
+  // blocks of page x Lg.
+  uint64_t per_req = 0;
+  for (const auto& g : layout.groups) {
+    if (layout.uniform_type) {
+      for (int64_t i : g) per_req += layout.layers[static_cast<size_t>(i)].max_usage_bytes;
+      continue;
+    }
+    const auto it = std::find_if(layout.layers.begin(), layout.layers.end(),
+                                 [&](const KvLayerSpec& l) { return l.layer == g.front(); });
+    per_req += lg * it->max_usage_bytes;
+  }
+  const uint64_t block_bytes = layout.uniform_type ? layout.page_bytes : layout.page_bytes * lg;
+  r.bytes_per_request = per_req;
+  r.blocks_per_request = CeilDiv(per_req, block_bytes);
+  r.max_concurrency = r.blocks_per_request ? static_cast<double>(r.num_blocks) / r.blocks_per_request : 0;
+  // _report_kv_cache_config: before ~v0.22 (PR #41069) tokens were blocks x block size, divided
+  // by the number of groups for hybrid models; since then max_concurrency x max_model_len.
+  int64_t min_bs = INT64_MAX;
+  for (const auto& l : layout.layers) min_bs = std::min(min_bs, l.block_size);
+  if (o.vllm_version >= 2200) {
+    r.kv_cache_tokens = static_cast<uint64_t>(r.max_concurrency * static_cast<double>(o.max_model_len));
+  } else if (layout.groups.size() <= 1) {
+    r.kv_cache_tokens = r.num_blocks * static_cast<uint64_t>(layout.block_size);
+  } else {
+    r.kv_cache_tokens = r.num_blocks / layout.groups.size() * static_cast<uint64_t>(min_bs);
+  }
+  return r;
+}
+
+}  // namespace vramfit

@@ -1,0 +1,157 @@
+// vLLM KV cache layout and capacity against the worked examples derived from vLLM's code
+// (../shared/reference/vllm-memory.md §4): page sizes, hybrid block alignment, grouping,
+// block counts, concurrency and the printed token count.
+#include "vramfit/kv_cache.h"
+
+#include <gtest/gtest.h>
+
+#include "vramfit/catalog.h"
+
+namespace vramfit {
+namespace {
+
+ModelSpec Spec(const char* id) {
+  auto m = FindCatalogModel(id);
+  EXPECT_TRUE(m.ok()) << id;
+  auto s = ModelSpecFromConfigJson(m->config_json, id);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return *s;
+}
+
+KvCacheOptions Opts(int64_t len, int64_t tp = 1) {
+  KvCacheOptions o;
+  o.max_model_len = len;
+  o.tensor_parallel_size = tp;
+  return o;
+}
+
+TEST(KvCache, DenseFullAttentionIsOneGroup) {
+  // Llama-3.1-8B: 32 layers x 2 x 8 KV heads x 128 x 2 B = 131,072 B per token.
+  auto layout = PlanKvCache(Spec("llama-3.1-8b-instruct"), Opts(8192));
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->kv_bytes_per_token, 131072u);
+  EXPECT_EQ(layout->groups.size(), 1u);
+  EXPECT_EQ(layout->group_size, 32);
+  EXPECT_EQ(layout->page_bytes, 16u * 4096);
+  const auto cap = KvCapacity(*layout, 10ull << 30, Opts(8192));
+  EXPECT_EQ(cap.num_blocks, 5120u);            // 10 GiB / 64 KiB / 32 layers
+  EXPECT_EQ(cap.kv_cache_tokens, 81920u);      // 5120 x 16 (= 10 GiB / 128 KiB)
+  EXPECT_EQ(cap.blocks_per_request, 512u);     // 8192 / 16
+  EXPECT_DOUBLE_EQ(cap.max_concurrency, 10.0);
+}
+
+TEST(KvCache, TensorParallelShardsAndReplicatesKvHeads) {
+  // Qwen3-30B-A3B has 4 KV heads: TP 2 halves them; TP 8 replicates to 1 per rank.
+  const ModelSpec s = Spec("qwen3-30b-a3b");
+  EXPECT_EQ(PlanKvCache(s, Opts(4096, 1))->kv_bytes_per_token, 98304u);
+  EXPECT_EQ(PlanKvCache(s, Opts(4096, 2))->kv_bytes_per_token, 49152u);
+  EXPECT_EQ(PlanKvCache(s, Opts(4096, 8))->kv_bytes_per_token, 24576u);
+  auto bad = PlanKvCache(s, Opts(4096, 3));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "Total number of attention heads (32) must be divisible by tensor parallel size (3).");
+}
+
+TEST(KvCache, Fp8HalvesKv) {
+  KvCacheOptions o = Opts(4096);
+  o.kv_cache_dtype = "fp8";
+  EXPECT_EQ(PlanKvCache(Spec("qwen3-8b"), o)->kv_bytes_per_token, 36u * 2 * 8 * 128);
+  o.kv_cache_dtype = "fp4";
+  EXPECT_FALSE(PlanKvCache(Spec("qwen3-8b"), o).ok());
+}
+
+TEST(KvCache, MlaLatentIsNotShardedAndHasNoFactorTwo) {
+  // DeepSeek-V3: (512 + 64) x 2 B = 1,152 B per layer per token, 61 layers = 70,272 B, at any TP.
+  const ModelSpec s = Spec("deepseek-v3");
+  auto tp1 = PlanKvCache(s, Opts(32768, 1));
+  auto tp8 = PlanKvCache(s, Opts(32768, 8));
+  ASSERT_TRUE(tp1.ok() && tp8.ok());
+  EXPECT_EQ(tp1->kv_bytes_per_token, 70272u);
+  EXPECT_EQ(tp8->kv_bytes_per_token, 70272u);
+  EXPECT_EQ(tp1->block_size, 64);  // FlashMLA
+  EXPECT_EQ(tp1->page_bytes, 64u * 1152);
+}
+
+TEST(KvCache, Qwen3NextHybridAlignment) {
+  // attention page per token = 2 KV heads x 2 x 256 x 2 B = 2,048 B; GDN state = 49,152 +
+  // 1,048,576 = 1,097,728 B; block = 16 x cdiv(1,097,728, 16 x 2,048) = 544 tokens.
+  const ModelSpec s = Spec("qwen3-next-80b-a3b-instruct");
+  auto layout = PlanKvCache(s, Opts(32768));
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->state_bytes_per_sequence, 36u * 1097728);
+  EXPECT_EQ(layout->block_size, 544);
+  EXPECT_EQ(layout->page_bytes, 1114112u);
+  EXPECT_EQ(layout->groups.size(), 4u);  // 1 attention group + 3 GDN groups of 12 layers
+  EXPECT_EQ(layout->group_size, 12);
+  ASSERT_EQ(layout->notes.size(), 2u);
+  EXPECT_EQ(layout->notes[0], "Setting attention block size to 544 tokens to ensure that attention page size "
+                              "is >= mamba page size.");
+  EXPECT_EQ(layout->notes[1], "Padding mamba page size by 1.49% to ensure that mamba page size and attention "
+                              "page size are exactly equal.");
+  const auto cap = KvCapacity(*layout, 20ull << 30, Opts(32768));
+  EXPECT_EQ(cap.blocks_per_request, 61u + 3u);  // cdiv(32768, 544) + one page per GDN group
+  EXPECT_EQ(cap.num_blocks, (20ull << 30) / 1114112 / 12);
+  // TP 4: 1 KV head and a quarter of the state: block 16 x cdiv(274,432, 16 x 1,024) = 272.
+  EXPECT_EQ(PlanKvCache(s, Opts(32768, 4))->block_size, 272);
+}
+
+TEST(KvCache, Qwen35Fp32RecurrentState) {
+  // Qwen3.5 keeps the recurrent state in float32 (mamba_ssm_dtype): 49,152 + 2,097,152 B.
+  auto layout = PlanKvCache(Spec("qwen3.5-35b-a3b"), Opts(4096));
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->state_bytes_per_sequence, 30u * (49152 + 2097152));
+  EXPECT_EQ(layout->kv_bytes_per_token, 10u * 2 * 2 * 256 * 2);
+}
+
+TEST(KvCache, SlidingWindowUsesWindowPlusBatchedTokens) {
+  // gpt-oss-20b: 12 full + 12 sliding (window 128) layers, same page: two groups of 12.
+  auto layout = PlanKvCache(Spec("gpt-oss-20b"), Opts(131072));
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->groups.size(), 2u);
+  EXPECT_EQ(layout->group_size, 12);
+  const uint64_t page = 16u * 8 * 2 * 64 * 2;
+  uint64_t sliding_usage = 0, full_usage = 0;
+  for (const auto& l : layout->layers) {
+    (l.kind == KvLayerKind::kSliding ? sliding_usage : full_usage) = l.max_usage_bytes;
+  }
+  EXPECT_EQ(sliding_usage, ((127u + 8192 + 15) / 16 + 1) * page);  // (cdiv(W-1+8192, 16) + 1) pages
+  EXPECT_EQ(full_usage, 131072u / 16 * page);
+  KvCacheOptions no_hybrid = Opts(131072);
+  no_hybrid.disable_hybrid_kv_cache_manager = true;
+  EXPECT_EQ(PlanKvCache(Spec("gpt-oss-20b"), no_hybrid)->groups.size(), 1u);
+}
+
+TEST(KvCache, UnevenBucketsArePadded) {
+  // Gemma-3-27B: 10 global + 52 sliding layers: groups of 10, the sliding bucket split into 6
+  // groups with 8 padding layers; vLLM rates the waste as 8 / 52 of that bucket.
+  auto layout = PlanKvCache(Spec("gemma-3-27b-it"), Opts(8192));
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->group_size, 10);
+  EXPECT_EQ(layout->groups.size(), 7u);
+  ASSERT_FALSE(layout->notes.empty());
+  EXPECT_EQ(layout->notes.back(), "Add 8 padding layers, may waste at most 15.38% KV cache memory");
+}
+
+TEST(KvCache, PrintedTokensByRelease) {
+  const ModelSpec s = Spec("qwen3-next-80b-a3b-instruct");
+  KvCacheOptions old = Opts(32768);
+  old.vllm_version = 1100;
+  auto layout = PlanKvCache(s, old);
+  const auto a = KvCapacity(*layout, 20ull << 30, old);
+  EXPECT_EQ(a.kv_cache_tokens, a.num_blocks / 4 * 544);  // divided by all 4 groups before ~v0.22
+  KvCacheOptions now = Opts(32768);
+  now.vllm_version = 2300;
+  const auto b = KvCapacity(*layout, 20ull << 30, now);
+  EXPECT_EQ(b.kv_cache_tokens, static_cast<uint64_t>(b.max_concurrency * 32768));
+}
+
+TEST(KvCache, BadOptions) {
+  const ModelSpec s = Spec("qwen3-8b");
+  EXPECT_EQ(PlanKvCache(s, Opts(0)).status().message(), "--max-model-len must be positive, got 0");
+  EXPECT_FALSE(PlanKvCache(s, Opts(4096, 0)).ok());
+  EXPECT_EQ(PlanKvCache(Spec("qwen3-next-80b-a3b-instruct"), Opts(4096, 32)).status().code(),
+            Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace vramfit
