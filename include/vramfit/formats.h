@@ -119,8 +119,14 @@ Result<uint64_t> ParseSafetensorsHeaderLength(std::string_view prefix, uint64_t 
 // Parses a safetensors file from its first bytes. `bytes` must hold at least the 8-byte
 // length and the whole header (it may hold more, or the whole file); `file_size` is the real
 // length of the file, used for the coverage check. The data region is never read.
+//
+// When `padded` is true, at least kSafetensorsReadPadding readable bytes follow `bytes`
+// (their values do not matter) and the header is parsed in place, without a copy.
 Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_size,
-                                         std::string_view origin);
+                                         std::string_view origin, bool padded = false);
+
+// Extra bytes a caller allocates after the header for a `padded` parse.
+inline constexpr size_t kSafetensorsReadPadding = 64;
 
 // `model.safetensors.index.json`: which shard holds which tensor.
 struct SafetensorsIndex {

@@ -34,8 +34,8 @@ size_t FirstInvalidUtf8(std::string_view s) {
 }
 
 Status ParseJson(simdjson::dom::parser& parser, std::string_view json, std::string_view origin,
-                 uint64_t base_offset, simdjson::dom::element* out) {
-  auto err = parser.parse(json.data(), json.size(), true).get(*out);
+                 uint64_t base_offset, simdjson::dom::element* out, bool padded) {
+  auto err = parser.parse(json.data(), json.size(), !padded).get(*out);
   if (!err) return Status::Ok();
   if (err == simdjson::UTF8_ERROR) {
     const size_t at = FirstInvalidUtf8(json);

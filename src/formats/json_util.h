@@ -20,8 +20,10 @@ size_t FirstInvalidUtf8(std::string_view s);
 // Parses `json` with `parser` (whose buffers are reused across calls). On failure returns a
 // kCorrupt status: "<origin>: <what>", with the byte offset (plus `base_offset`, the position
 // of `json` inside its file) of invalid UTF-8 when that is the cause.
+// `padded`: at least simdjson::SIMDJSON_PADDING readable bytes follow `json`, so it is parsed
+// in place instead of being copied into a padded buffer first.
 Status ParseJson(simdjson::dom::parser& parser, std::string_view json, std::string_view origin,
-                 uint64_t base_offset, simdjson::dom::element* out);
+                 uint64_t base_offset, simdjson::dom::element* out, bool padded = false);
 
 // Name of a DOM element's type for messages: "object", "array", "string", "number", ...
 const char* JsonTypeName(const simdjson::dom::element& e);

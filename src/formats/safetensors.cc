@@ -155,7 +155,8 @@ Result<uint64_t> ParseSafetensorsHeaderLength(std::string_view prefix, uint64_t 
 }
 
 Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_size,
-                                         std::string_view origin) {
+                                         std::string_view origin, bool padded) {
+  static_assert(kSafetensorsReadPadding >= simdjson::SIMDJSON_PADDING);
   auto len = ParseSafetensorsHeaderLength(bytes, file_size, origin);
   if (!len.ok()) return len.status();
   const uint64_t n = *len;
@@ -167,7 +168,10 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_s
 
   thread_local simdjson::dom::parser parser;
   simdjson::dom::element root;
-  VRAMFIT_RETURN_IF_ERROR(formats::ParseJson(parser, header, origin, kSafetensorsPrefix, &root));
+  // The header is followed by the rest of `bytes` (or the caller's padding): parse in place
+  // when enough readable bytes follow it.
+  const bool in_place = padded || bytes.size() - kSafetensorsPrefix - n >= simdjson::SIMDJSON_PADDING;
+  VRAMFIT_RETURN_IF_ERROR(formats::ParseJson(parser, header, origin, kSafetensorsPrefix, &root, in_place));
   simdjson::dom::object obj;
   if (root.get_object().get(obj)) {
     return Status::Corrupt(fmt::format("{}: byte 8: expected the header to be a JSON object, found {}",

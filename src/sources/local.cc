@@ -90,10 +90,10 @@ Result<SafetensorsFile> ReadSafetensorsHeader(const std::string& path, const std
   VRAMFIT_RETURN_IF_ERROR(ReadAt(fd, 0, first, prefix, label));
   auto n = ParseSafetensorsHeaderLength(std::string_view(prefix, first), size, label);
   if (!n.ok()) return n.status();
-  std::string buf(8 + *n, '\0');
+  std::string buf(8 + *n + kSafetensorsReadPadding, '\0');  // padding: parsed in place
   std::copy(prefix, prefix + 8, buf.begin());
   VRAMFIT_RETURN_IF_ERROR(ReadAt(fd, 8, *n, buf.data() + 8, label));
-  return ParseSafetensors(buf, size, label);
+  return ParseSafetensors(std::string_view(buf.data(), 8 + *n), size, label, true);
 }
 
 FileTensors ToFileTensors(SafetensorsFile&& f) {
