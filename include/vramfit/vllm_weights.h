@@ -1,0 +1,47 @@
+// Weights on each GPU under vLLM: how vLLM shards every tensor of a checkpoint across
+// tensor-parallel (and expert-parallel) ranks, what its quantization path keeps, drops or
+// repacks after loading, and the transient peak of loading.
+//
+// Rules from vLLM's model executor (vocab_parallel_embedding.py, linear.py, fused_moe/layer.py,
+// quantization/{awq_marlin,gptq_marlin,fp8}.py), as restated in
+// ../shared/reference/vllm-memory.md §5 and cited beside each rule in
+// src/engines/vllm_weights.cc.
+#ifndef VRAMFIT_VLLM_WEIGHTS_H_
+#define VRAMFIT_VLLM_WEIGHTS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vramfit/inventory.h"
+#include "vramfit/status.h"
+
+namespace vramfit {
+
+struct VllmWeightOptions {
+  int64_t tensor_parallel_size = 1;
+  bool enable_expert_parallel = false;  // --enable-expert-parallel: experts split, not sliced
+  int64_t data_parallel_size = 1;       // with expert parallel, ep = tp x dp
+  bool marlin = true;                   // Marlin kernels apply (compute capability >= 7.5)
+  bool load_speculative_mtp = false;    // MTP layers are loaded only for speculative decoding
+  std::string quantization;             // --quantization ("" = from the checkpoint), e.g. "fp8", "awq"
+  int vllm_version = 2100;              // major*100+minor
+};
+
+struct VllmWeights {
+  uint64_t bytes_per_rank = 0;       // what "Model loading took X GiB" reports on one rank
+  uint64_t load_peak_per_rank = 0;   // bytes_per_rank + the largest transient while loading
+  uint64_t transient_bytes = 0;      // that transient
+  std::string transient_reason;      // "Marlin repack of model.layers.0.mlp.experts (w13)"...
+  uint64_t dropped_bytes = 0;        // checkpoint bytes vLLM frees after loading (g_idx, zeros)
+  uint64_t skipped_bytes = 0;        // checkpoint bytes not loaded at all (MTP without spec decode)
+  uint64_t largest_dequantized_layer = 0;  // plain-awq: one layer dequantized to fp16 at run time
+  std::string kernel;                // "awq_marlin", "gptq_marlin", "fp8", "unquantized", ...
+};
+
+// Per-rank weights for `inv` (parsed or synthesized) under vLLM.
+Result<VllmWeights> VllmWeightsPerRank(const Inventory& inv, const VllmWeightOptions& options);
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_VLLM_WEIGHTS_H_

@@ -1,0 +1,126 @@
+// vLLM per-rank weights: sharding, KV-head replication, vocab padding, Marlin drops, MTP.
+#include "vramfit/vllm_weights.h"
+
+#include <gtest/gtest.h>
+
+namespace vramfit {
+namespace {
+
+Inventory Catalog(const char* id) {
+  auto inv = InspectModel(id, {});
+  EXPECT_TRUE(inv.ok()) << id << ": " << inv.status().ToString();
+  return *inv;
+}
+
+VllmWeightOptions Tp(int64_t tp) {
+  VllmWeightOptions o;
+  o.tensor_parallel_size = tp;
+  return o;
+}
+
+TEST(VllmWeights, Tp1IsTheCheckpoint) {
+  const Inventory inv = Catalog("qwen3-8b");
+  auto w = VllmWeightsPerRank(inv, Tp(1));
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->bytes_per_rank, inv.total_bytes);
+  EXPECT_EQ(w->kernel, "unquantized");
+  EXPECT_EQ(w->transient_bytes, 0u);
+}
+
+TEST(VllmWeights, Tp2HalvesAllButReplicatedParts) {
+  // Qwen3-8B: 8 KV heads split cleanly; norms (replicated) are the only whole tensors.
+  const Inventory inv = Catalog("qwen3-8b");
+  const uint64_t norms = [&] {
+    uint64_t n = 0;
+    for (const auto& e : inv.tensors) if (e.role == Role::kNorm) n += e.info.bytes();
+    return n;
+  }();
+  auto w = VllmWeightsPerRank(inv, Tp(2));
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->bytes_per_rank, (inv.total_bytes - norms) / 2 + norms);
+}
+
+TEST(VllmWeights, KvHeadsReplicateWhenTpExceedsThem) {
+  // Qwen3-30B-A3B has 4 KV heads: at TP 8 each rank keeps 1 head of k/v, not half of one.
+  const Inventory inv = Catalog("qwen3-30b-a3b");
+  uint64_t kv = 0;
+  for (const auto& e : inv.tensors) {
+    if (e.module.ends_with("k_proj") || e.module.ends_with("v_proj")) kv += e.info.bytes();
+  }
+  auto w4 = VllmWeightsPerRank(inv, Tp(4));
+  auto w8 = VllmWeightsPerRank(inv, Tp(8));
+  ASSERT_TRUE(w4.ok() && w8.ok());
+  // From TP 4 to TP 8 the k/v share stays at one head per rank (kv/4).
+  const uint64_t rest4 = w4->bytes_per_rank - kv / 4, rest8 = w8->bytes_per_rank - kv / 4;
+  EXPECT_NEAR(static_cast<double>(rest8), static_cast<double>(rest4) / 2, static_cast<double>(rest4) * 0.002);
+}
+
+TEST(VllmWeights, VocabIsPaddedTo64PerRank) {
+  // vocab 1000 pads to 1024 rows: 256 per rank at TP 4 (not 250) for the embedding and lm_head.
+  auto spec = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,
+          "intermediate_size":128,"vocab_size":1000,"torch_dtype":"bfloat16"})", "c");
+  ASSERT_TRUE(spec.ok());
+  auto tensors = SynthesizeTensors(*spec);
+  std::vector<FileTensors> files;
+  files.push_back(std::move(*tensors));
+  const Inventory inv = BuildInventory(&*spec, std::move(files));
+  auto w = VllmWeightsPerRank(inv, Tp(4));
+  ASSERT_TRUE(w.ok());
+  uint64_t rest = 0;
+  for (const auto& e : inv.tensors) {
+    if (e.role == Role::kEmbedding || e.role == Role::kLmHead) continue;
+    rest += e.role == Role::kNorm ? e.info.bytes() : e.info.bytes() / 4;
+  }
+  EXPECT_EQ(w->bytes_per_rank, rest + 2 * 256 * 64 * 2);
+}
+
+TEST(VllmWeights, GptqMarlinDropsSymmetricZerosAndGIdx) {
+  const Inventory inv = Catalog("qwen3-30b-a3b-gptq-int4");
+  uint64_t dropped = 0;
+  for (const auto& e : inv.tensors) {
+    if (e.info.name.ends_with(".qzeros") || e.info.name.ends_with(".g_idx")) dropped += e.info.bytes();
+  }
+  auto w = VllmWeightsPerRank(inv, Tp(1));
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->kernel, "gptq_marlin");
+  EXPECT_EQ(w->dropped_bytes, dropped);
+  EXPECT_EQ(w->bytes_per_rank, inv.total_bytes - dropped);
+  EXPECT_GT(w->transient_bytes, 0u);  // one layer's expert stack repacked
+  EXPECT_NE(w->transient_reason.find("Marlin repack of model.layers."), std::string::npos) << w->transient_reason;
+}
+
+TEST(VllmWeights, MtpIsNotLoadedWithoutSpeculativeDecoding) {
+  const Inventory inv = Catalog("qwen3-next-80b-a3b-instruct");
+  auto w = VllmWeightsPerRank(inv, Tp(1));
+  ASSERT_TRUE(w.ok());
+  EXPECT_GT(w->skipped_bytes, 3ull << 30);  // 1,650,471,424 parameters in BF16
+  EXPECT_EQ(w->bytes_per_rank + w->skipped_bytes, inv.total_bytes);
+}
+
+TEST(VllmWeights, ExpertParallelSplitsWholeExperts) {
+  const Inventory inv = Catalog("qwen3-30b-a3b");
+  VllmWeightOptions ep = Tp(2);
+  ep.enable_expert_parallel = true;
+  auto a = VllmWeightsPerRank(inv, Tp(2));
+  auto b = VllmWeightsPerRank(inv, ep);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->bytes_per_rank, b->bytes_per_rank);  // same share, cut differently
+}
+
+TEST(VllmWeights, OnlineFp8BeforeV016PeaksAtTheFullModel) {
+  const Inventory inv = Catalog("qwen3-8b");
+  VllmWeightOptions o = Tp(1);
+  o.quantization = "fp8";
+  o.vllm_version = 1200;
+  auto w = VllmWeightsPerRank(inv, o);
+  ASSERT_TRUE(w.ok());
+  EXPECT_LT(w->bytes_per_rank, inv.total_bytes * 6 / 10);
+  EXPECT_GE(w->load_peak_per_rank, inv.total_bytes * 9 / 10);
+  o.vllm_version = 2000;
+  auto w2 = VllmWeightsPerRank(inv, o);
+  EXPECT_LT(w2->load_peak_per_rank, inv.total_bytes * 7 / 10);
+}
+
+}  // namespace
+}  // namespace vramfit
