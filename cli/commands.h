@@ -5,7 +5,10 @@
 #define VRAMFIT_CLI_COMMANDS_H_
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <functional>
+
+#include "vramfit/status.h"
 
 namespace vramfit::cli {
 
@@ -22,6 +25,17 @@ struct Command {
 std::function<int()> SetupInspect(CLI::App* app);
 std::function<int()> SetupModels(CLI::App* app);
 std::function<int()> SetupGpus(CLI::App* app);
+std::function<int()> SetupPlan(CLI::App* app);
+
+// Prints a failed Status to stderr and returns kExitUsage from the enclosing runner.
+#define VRAMFIT_CLI_CHECK(expr)                                             \
+  do {                                                                     \
+    ::vramfit::Status vramfit_cli_s_ = (expr);                             \
+    if (!vramfit_cli_s_.ok()) {                                            \
+      std::fprintf(stderr, "vramfit: %s\n", vramfit_cli_s_.message().c_str()); \
+      return ::vramfit::cli::kExitUsage;                                   \
+    }                                                                      \
+  } while (0)
 
 }  // namespace vramfit::cli
 

@@ -1,7 +1,12 @@
 // vramfit: will this model fit on these GPUs, at which stage would it run out of memory,
 // and what makes it fit. One table of subcommands; each lives in cmd_<name>.cc.
 #include <cstdio>
+#include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
+
+#include "vllm_flags.h"
 
 #include "commands.h"
 
@@ -11,6 +16,8 @@ const vramfit::cli::Command kCommands[] = {
     {"inspect", "Read a checkpoint (or a catalog model) exactly: parameters, bytes by dtype and "
                 "component, quantization, audit", vramfit::cli::SetupInspect},
     {"models", "List the embedded model catalog", vramfit::cli::SetupModels},
+    {"plan", "Plan vLLM's start-up stage by stage on a GPU: where it would run out of memory, and what fits",
+     vramfit::cli::SetupPlan},
     {"gpus", "List the embedded GPU catalog (memory as CUDA reports it)", vramfit::cli::SetupGpus},
 };
 
@@ -27,8 +34,12 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
     runners[sub] = c.setup(sub);
   }
+  // vLLM spells -tp/-pp/-dp with one dash; CLI11 would read them as bundled short flags.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  args = vramfit::cli::RewriteShortVllmFlags(std::move(args));
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -32,7 +32,7 @@ struct KvCacheOptions {
   int64_t max_num_batched_tokens = 8192;  // scheduler token budget (sliding-window usage)
   int64_t num_speculative_tokens = 0; // extra conv-state rows and mamba pages
   bool disable_hybrid_kv_cache_manager = false;  // sliding layers then cost full context
-  // vLLM release, as major*100+minor (e.g. 1000 for 0.10, 2100 for 0.21); decides how
+  // vLLM release as major*10000 + minor*100 + patch (0.10.2 = 1002, 0.21.0 = 2100); decides how
   // "GPU KV cache size" is printed.
   int vllm_version = 2100;
 };

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "vramfit/advice.h"
 #include "vramfit/catalog.h"
 #include "vramfit/inventory.h"
 
@@ -24,6 +25,15 @@ std::string RenderInspectJson(const Inventory& inv, const InspectReportOptions& 
 // `vramfit models`: the catalog as a table, or JSON (schema vramfit.models/1).
 std::string RenderModelsText(const std::vector<CatalogModel>& models);
 std::string RenderModelsJson(const std::vector<CatalogModel>& models);
+
+struct PlanReportOptions {
+  bool explain = false;  // print each number's formula and inputs
+};
+
+// `vramfit plan` / `check`: the stage table, the verdict, the KV figures and the advice.
+std::string RenderPlanText(const VllmPlan& plan, const std::vector<Advice>& advice, const PlanReportOptions& options);
+// JSON (schema vramfit.plan/1) with the keys of docs/cli.md.
+std::string RenderPlanJson(const VllmPlan& plan, const std::vector<Advice>& advice, const PlanReportOptions& options);
 
 }  // namespace vramfit
 

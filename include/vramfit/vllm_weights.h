@@ -25,7 +25,7 @@ struct VllmWeightOptions {
   bool marlin = true;                   // Marlin kernels apply (compute capability >= 7.5)
   bool load_speculative_mtp = false;    // MTP layers are loaded only for speculative decoding
   std::string quantization;             // --quantization ("" = from the checkpoint), e.g. "fp8", "awq"
-  int vllm_version = 2100;              // major*100+minor
+  int vllm_version = 2100;              // major*10000 + minor*100 + patch
 };
 
 struct VllmWeights {

@@ -1,0 +1,76 @@
+// `vramfit plan MODEL --gpu NAME [vLLM flags] [--json] [--explain]`: vLLM's start-up, stage by
+// stage, on each GPU, with what fits when it does not.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "commands.h"
+#include "vllm_flags.h"
+#include "vramfit/advice.h"
+#include "vramfit/gpu.h"
+#include "vramfit/inventory.h"
+#include "vramfit/report.h"
+
+namespace vramfit::cli {
+
+Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
+  if (!memory.empty()) {
+    auto bytes = ParseMemorySize(memory);
+    if (!bytes.ok()) return Status::InvalidArgument("--gpu-memory: " + bytes.status().message());
+    if (name.empty()) return CustomGpu(*bytes);
+    auto g = FindGpu(name);
+    if (!g.ok()) return g.status();
+    g->total_bytes = *bytes;  // the card's capabilities with the user's memory figure
+    g->confidence = "given";
+    return g;
+  }
+  if (name.empty()) return Status::InvalidArgument("--gpu NAME or --gpu-memory SIZE is required (see `vramfit gpus`)");
+  return FindGpu(name);
+}
+
+std::function<int()> SetupPlan(CLI::App* app) {
+  struct Flags {
+    std::string model, gpu, gpu_memory, engine = "vllm", other_memory;
+    bool json = false, explain = false;
+    VllmFlags vllm;
+  };
+  auto f = std::make_shared<Flags>();
+  app->add_option("MODEL", f->model, "Checkpoint directory, config.json, .safetensors or catalog id")->required();
+  app->add_option("--gpu", f->gpu, "GPU name or alias (see `vramfit gpus`)");
+  app->add_option("--gpu-memory", f->gpu_memory, "GPU memory as CUDA reports it, e.g. 24GiB (overrides the catalog)");
+  app->add_option("--engine", f->engine, "vllm or vllm@X.Y (default: the newest modelled release)");
+  app->add_option("--other-memory", f->other_memory, "Memory other processes already hold on each GPU, e.g. 2GiB");
+  app->add_flag("--json", f->json, "Print JSON (schema vramfit.plan/1)");
+  app->add_flag("--explain", f->explain, "Print each number's formula and inputs");
+  AddVllmFlags(app, &f->vllm);
+  return [f]() {
+    auto fail = [](const Status& s) {
+      fmt::print(stderr, "vramfit plan: {}\n", s.message());
+      return kExitUsage;
+    };
+    if (f->engine.rfind("vllm", 0) != 0) {
+      return fail(Status::Unsupported(fmt::format("--engine {}: only vllm is modelled so far", f->engine)));
+    }
+    if (f->engine.size() > 5 && f->engine[4] == '@') f->vllm.settings.version = f->engine.substr(5);
+    VRAMFIT_CLI_CHECK(FinishVllmFlags(&f->vllm));
+    if (!f->other_memory.empty()) {
+      auto b = ParseMemorySize(f->other_memory);
+      if (!b.ok()) return fail(b.status());
+      f->vllm.settings.other_process_bytes = *b;
+    }
+    auto gpu = ResolveGpu(f->gpu, f->gpu_memory);
+    if (!gpu.ok()) return fail(gpu.status());
+    auto inv = InspectModel(f->model, {});
+    if (!inv.ok()) return fail(inv.status());
+    auto plan = PlanVllm(*inv, *gpu, f->vllm.settings);
+    if (!plan.ok()) return fail(plan.status());
+    const auto advice = AdviseVllm(*inv, *gpu, f->vllm.settings, *plan);
+    PlanReportOptions o;
+    o.explain = f->explain;
+    const std::string out = f->json ? RenderPlanJson(*plan, advice, o) : RenderPlanText(*plan, advice, o);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return kExitOk;
+  };
+}
+
+}  // namespace vramfit::cli

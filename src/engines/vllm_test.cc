@@ -1,0 +1,148 @@
+// vLLM plans: the reported scenarios, each stage's failure, vLLM's own errors, advice that fits.
+#include "vramfit/vllm.h"
+
+#include <gtest/gtest.h>
+
+#include "vramfit/advice.h"
+
+namespace vramfit {
+namespace {
+
+Inventory Catalog(const char* id) {
+  auto inv = InspectModel(id, {});
+  EXPECT_TRUE(inv.ok()) << id;
+  return *inv;
+}
+
+GpuSpec Gpu(const char* name) { return *FindGpu(name); }
+
+TEST(Vllm, Qwen3_4bAwqAt256kFailsAtKvWithTheEstimate) {
+  const Inventory inv = Catalog("qwen3-4b-instruct-2507-awq");
+  VllmSettings s;
+  s.max_model_len = 262144;
+  auto p = PlanVllm(inv, Gpu("4090"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, "kv_cache");
+  // 36 layers x 2 x 8 KV heads x 128 x 2 B = 147,456 B per token: 36 GiB for 262,144 tokens.
+  EXPECT_EQ(p->kv_needed_bytes, 36ull << 30);
+  EXPECT_GT(p->estimated_max_model_len, 65536);
+  EXPECT_LT(p->estimated_max_model_len, 262144);
+  EXPECT_NE(p->failure_message.find("the estimated maximum model length is"), std::string::npos);
+  // Every piece of advice fits when planned.
+  const auto advice = AdviseVllm(inv, Gpu("4090"), s, *p);
+  ASSERT_FALSE(advice.empty());
+  for (const Advice& a : advice) EXPECT_TRUE(a.plan.fits) << a.change;
+  EXPECT_EQ(advice[0].change.rfind("--max-model-len ", 0), 0u);
+  // The estimate is exact: one token more no longer fits.
+  VllmSettings at = s;
+  at.max_model_len = p->estimated_max_model_len;
+  EXPECT_TRUE(PlanVllm(inv, Gpu("4090"), at)->fits);
+  at.max_model_len = p->estimated_max_model_len + 1;
+  EXPECT_FALSE(PlanVllm(inv, Gpu("4090"), at)->fits);
+}
+
+TEST(Vllm, Qwen35AwqOnTwo24GbCardsAtTp2) {
+  VllmSettings s;
+  s.tensor_parallel_size = 2;
+  s.max_model_len = 4096;
+  auto p = PlanVllm(Catalog("qwen3.5-35b-a3b-awq"), Gpu("4090"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->fits) << p->failure_message;
+  ASSERT_EQ(p->gpus.size(), 2u);
+  const VllmGpuPlan& g = p->gpus[0];
+  EXPECT_GT(g.weights_bytes, 8ull << 30);
+  EXPECT_LT(g.weights_bytes, 12ull << 30);
+  EXPECT_GT(g.kv_cache_bytes, 0u);
+  EXPECT_EQ(p->kv_layout.groups.size(), 4u);  // 10 attention + 30 GDN layers
+  EXPECT_GT(p->kv_cache_tokens, 0u);
+}
+
+TEST(Vllm, AutoMaxModelLenFitsExactly) {
+  VllmSettings s;
+  s.max_model_len = -1;
+  auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("l4"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->fits);
+  EXPECT_LE(p->kv_needed_bytes, p->gpus[0].kv_cache_bytes);
+  EXPECT_LE(p->max_model_len, 40960);
+}
+
+TEST(Vllm, StartupFailsWhenOthersHoldMemory) {
+  VllmSettings s;
+  s.max_model_len = 4096;
+  s.other_process_bytes = 4ull << 30;
+  auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("4090"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->failure_stage, "startup");
+  EXPECT_EQ(p->failure_message.rfind("Free memory on device cuda:0 (19.14/23.64 GiB) on startup is less than desired "
+                                     "GPU memory utilization (0.92, 21.75 GiB).", 0), 0u) << p->failure_message;
+}
+
+TEST(Vllm, LoadFailsForAModelLargerThanTheCard) {
+  VllmSettings s;
+  s.max_model_len = 4096;
+  auto p = PlanVllm(Catalog("qwen3-32b"), Gpu("4090"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->failure_stage, "load");
+  EXPECT_NE(p->failure_message.find("--gpu-memory-utilization does not help a load-time OOM"), std::string::npos);
+}
+
+TEST(Vllm, VllmsOwnErrors) {
+  VllmSettings s;
+  s.max_model_len = 1 << 20;
+  EXPECT_EQ(PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s).status().message(),
+            "User-specified max_model_len (1048576) is greater than the derived max_model_len "
+            "(max_position_embeddings=40960 in model's config.json). To allow overriding this maximum, set the env "
+            "var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.");
+  VllmSettings tp;
+  tp.tensor_parallel_size = 3;
+  EXPECT_EQ(PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), tp).status().message(),
+            "Total number of attention heads (32) must be divisible by tensor parallel size (3).");
+  VllmSettings q;
+  q.quantization = "gptq";
+  EXPECT_EQ(PlanVllm(Catalog("qwen3-8b-awq"), Gpu("h100"), q).status().message(),
+            "Quantization method specified in the model config (awq) does not match the quantization method "
+            "specified in the `quantization` argument (gptq).");
+  VllmSettings u;
+  u.gpu_memory_utilization = 1.5;
+  EXPECT_FALSE(PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), u).ok());
+  EXPECT_FALSE(ParseVllmVersion("0.7").ok());
+  EXPECT_EQ(*ParseVllmVersion("0.10.2"), 1002);
+  EXPECT_EQ(*ParseVllmVersion("v0.21"), 2100);
+}
+
+TEST(Vllm, ReleaseDefaults) {
+  VllmSettings old;
+  old.version = "0.10.1";
+  old.max_model_len = 4096;
+  auto a = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), old);
+  ASSERT_TRUE(a.ok());
+  EXPECT_DOUBLE_EQ(a->resolved.gpu_memory_utilization, 0.9);
+  EXPECT_EQ(a->resolved.max_num_seqs, 1024);       // >= 70 GiB and not an A100
+  EXPECT_EQ(a->resolved.max_num_batched_tokens, 8192);
+  VllmSettings now;
+  now.max_model_len = 4096;
+  auto b = PlanVllm(Catalog("qwen3-8b"), Gpu("a100-80gb"), now);
+  ASSERT_TRUE(b.ok());
+  EXPECT_DOUBLE_EQ(b->resolved.gpu_memory_utilization, 0.92);
+  EXPECT_EQ(b->resolved.max_num_seqs, 256);        // A100s get the small defaults
+  EXPECT_EQ(b->resolved.max_num_batched_tokens, 2048);
+}
+
+TEST(Vllm, MoreMemoryNeverShortensTheContext) {
+  const Inventory inv = Catalog("qwen3-30b-a3b-gptq-int4");
+  int64_t last = 0;
+  for (const char* g : {"l4", "4090", "l40s", "a100-80gb", "h200"}) {
+    VllmSettings s;
+    s.max_model_len = -1;
+    auto p = PlanVllm(inv, Gpu(g), s);
+    ASSERT_TRUE(p.ok());
+    const int64_t len = p->fits ? p->max_model_len : 0;
+    EXPECT_GE(len, last) << g;
+    last = len;
+  }
+}
+
+}  // namespace
+}  // namespace vramfit
