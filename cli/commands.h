@@ -7,12 +7,15 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "vramfit/status.h"
 
 namespace vramfit::cli {
 
 inline constexpr int kExitOk = 0;
+inline constexpr int kExitCheckFails = 1;
 inline constexpr int kExitUsage = 2;
 
 struct Command {
@@ -26,6 +29,9 @@ std::function<int()> SetupInspect(CLI::App* app);
 std::function<int()> SetupModels(CLI::App* app);
 std::function<int()> SetupGpus(CLI::App* app);
 std::function<int()> SetupPlan(CLI::App* app);
+std::function<int()> SetupCheck(CLI::App* app);
+// The vLLM command line given to `check` after "--".
+void SetCheckCommand(std::vector<std::string> command);
 
 // Prints a failed Status to stderr and returns kExitUsage from the enclosing runner.
 #define VRAMFIT_CLI_CHECK(expr)                                             \

@@ -18,6 +18,8 @@ const vramfit::cli::Command kCommands[] = {
     {"models", "List the embedded model catalog", vramfit::cli::SetupModels},
     {"plan", "Plan vLLM's start-up stage by stage on a GPU: where it would run out of memory, and what fits",
      vramfit::cli::SetupPlan},
+    {"check", "Check a real vLLM command line: exit 0 if it will start, 1 if it will fail (give it after --)",
+     vramfit::cli::SetupCheck},
     {"gpus", "List the embedded GPU catalog (memory as CUDA reports it)", vramfit::cli::SetupGpus},
 };
 
@@ -36,6 +38,12 @@ int main(int argc, char** argv) {
   }
   // vLLM spells -tp/-pp/-dp with one dash; CLI11 would read them as bundled short flags.
   std::vector<std::string> args(argv + 1, argv + argc);
+  // `check ... -- vllm serve ...`: everything after "--" is the user's vLLM command.
+  const auto dashdash = std::find(args.begin(), args.end(), "--");
+  if (dashdash != args.end()) {
+    vramfit::cli::SetCheckCommand(std::vector<std::string>(dashdash + 1, args.end()));
+    args.erase(dashdash, args.end());
+  }
   args = vramfit::cli::RewriteShortVllmFlags(std::move(args));
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
   try {
