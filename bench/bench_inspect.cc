@@ -12,7 +12,9 @@
 #include <sstream>
 
 #include "testutil/hollow.h"
+#include "vramfit/gpu.h"
 #include "vramfit/inventory.h"
+#include "vramfit/vllm.h"
 
 namespace {
 
@@ -112,6 +114,22 @@ void BM_SynthesizeCatalogDeepSeekV3(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SynthesizeCatalogDeepSeekV3)->Unit(benchmark::kMillisecond);
+
+// One vLLM plan (all stages, no advice) from an inventory already built.
+void BM_PlanVllm(benchmark::State& state, const char* model, const char* gpu, int64_t max_model_len) {
+  const auto inv = vramfit::InspectModel(model, {});
+  const auto g = vramfit::FindGpu(gpu);
+  vramfit::VllmSettings s;
+  s.max_model_len = max_model_len;
+  for (auto _ : state) {
+    auto plan = vramfit::PlanVllm(*inv, *g, s);
+    benchmark::DoNotOptimize(plan);
+  }
+  state.counters["plans_per_second"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_PlanVllm, qwen3_8b_h100, "qwen3-8b", "h100", 32768)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_PlanVllm, qwen3_30b_a3b_gptq_4090, "qwen3-30b-a3b-gptq-int4", "4090", 32768)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_PlanVllm, qwen3_4b_awq_4090_fails_kv, "qwen3-4b-instruct-2507-awq", "4090", 262144)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
