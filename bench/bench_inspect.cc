@@ -115,14 +115,15 @@ void BM_SynthesizeCatalogDeepSeekV3(benchmark::State& state) {
 }
 BENCHMARK(BM_SynthesizeCatalogDeepSeekV3)->Unit(benchmark::kMillisecond);
 
-// One vLLM plan (all stages, no advice) from an inventory already built.
+// One vLLM plan (all stages, no advice) from an inventory and weight profile already built.
 void BM_PlanVllm(benchmark::State& state, const char* model, const char* gpu, int64_t max_model_len) {
   const auto inv = vramfit::InspectModel(model, {});
   const auto g = vramfit::FindGpu(gpu);
   vramfit::VllmSettings s;
   s.max_model_len = max_model_len;
+  const auto profile = vramfit::ProfileVllmWeights(*inv);
   for (auto _ : state) {
-    auto plan = vramfit::PlanVllm(*inv, *g, s);
+    auto plan = vramfit::PlanVllm(*inv, *profile, *g, s);
     benchmark::DoNotOptimize(plan);
   }
   state.counters["plans_per_second"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);

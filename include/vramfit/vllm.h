@@ -24,6 +24,7 @@
 #include "vramfit/inventory.h"
 #include "vramfit/kv_cache.h"
 #include "vramfit/status.h"
+#include "vramfit/vllm_weights.h"
 
 namespace vramfit {
 
@@ -94,6 +95,11 @@ struct VllmPlan {
 // impossible settings (kInvalidArgument with vLLM's message where it has one); a start-up
 // that would fail is a plan with fits == false.
 Result<VllmPlan> PlanVllm(const Inventory& inv, const GpuSpec& gpu, const VllmSettings& settings);
+
+// The same with the inventory's weight profile made once (ProfileVllmWeights): for callers
+// that plan one model many times (advice, fit searches).
+Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& weights, const GpuSpec& gpu,
+                          const VllmSettings& settings);
 
 // "0.10.2" -> 1000; kInvalidArgument for releases before 0.8 or text that is not a version.
 Result<int> ParseVllmVersion(const std::string& text);

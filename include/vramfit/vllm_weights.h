@@ -10,6 +10,7 @@
 #define VRAMFIT_VLLM_WEIGHTS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct VllmWeightOptions {
   bool marlin = true;                   // Marlin kernels apply (compute capability >= 7.5)
   bool load_speculative_mtp = false;    // MTP layers are loaded only for speculative decoding
   std::string quantization;             // --quantization ("" = from the checkpoint), e.g. "fp8", "awq"
+  std::string mxfp4_backend = "marlin";  // gpt-oss experts: "marlin" (Ampere/Hopper) or "flashinfer-trtllm" (Blackwell)
   int vllm_version = 2100;              // major*10000 + minor*100 + patch
 };
 
@@ -39,7 +41,17 @@ struct VllmWeights {
   std::string kernel;                // "awq_marlin", "gptq_marlin", "fp8", "unquantized", ...
 };
 
-// Per-rank weights for `inv` (parsed or synthesized) under vLLM.
+// How each tensor of an inventory shards under vLLM, computed once per model so that many
+// plans (advice, fit searches) cost no more than a pass over a compact array.
+struct VllmWeightProfile;
+
+// Builds the profile of `inv`. The inventory must outlive nothing: the profile is self-contained.
+std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv);
+
+// Per-rank weights under vLLM from a profile.
+Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& profile, const VllmWeightOptions& options);
+
+// Per-rank weights for `inv` (parsed or synthesized) under vLLM (profiles it first).
 Result<VllmWeights> VllmWeightsPerRank(const Inventory& inv, const VllmWeightOptions& options);
 
 }  // namespace vramfit

@@ -106,7 +106,13 @@ Result<int> ParseVllmVersion(const std::string& text) {
   return v;
 }
 
-Result<VllmPlan> PlanVllm(const Inventory& inv, const GpuSpec& gpu, const VllmSettings& in) {
+Result<VllmPlan> PlanVllm(const Inventory& inv, const GpuSpec& gpu, const VllmSettings& settings) {
+  if (!inv.has_spec) return Invalid("planning needs the model's config.json (none was found)");
+  return PlanVllm(inv, *ProfileVllmWeights(inv), gpu, settings);
+}
+
+Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile, const GpuSpec& gpu,
+                          const VllmSettings& in) {
   if (!inv.has_spec) return Invalid("planning needs the model's config.json (none was found)");
   const ModelSpec& spec = inv.spec;
   VllmPlan plan;
@@ -218,7 +224,8 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const GpuSpec& gpu, const VllmSe
                                          gpu.compute_capability.size() > 3);
   wo.quantization = s.quantization;
   wo.vllm_version = rules;
-  auto w = VllmWeightsPerRank(inv, wo);
+  wo.mxfp4_backend = gpu.fp4 ? "flashinfer-trtllm" : "marlin";
+  auto w = VllmWeightsPerRank(profile, wo);
   if (!w.ok()) return w.status();
   uint64_t weights = w->bytes_per_rank;
   if (s.pipeline_parallel_size > 1) {

@@ -16,7 +16,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include "core/checked.h"
 #include "model/roles.h"
@@ -26,26 +27,170 @@ namespace {
 
 using core::CeilDiv;
 
-std::string Leaf(const std::string& module) {
-  const size_t dot = module.rfind('.');
-  return dot == std::string::npos ? module : module.substr(dot + 1);
-}
-
 bool IsRowParallel(const std::string& leaf) {
   return leaf == "o_proj" || leaf == "down_proj" || leaf == "w2" || leaf == "out_proj" || leaf == "dense" ||
          leaf == "proj" || leaf == "fc2" || leaf == "linear_fc2" || leaf == "c_proj" || leaf == "wo";
 }
 
+
+enum class Shard : uint8_t {
+  kReplicated,  // norms, routers, small params, row-parallel biases, replicated linears
+  kSplit,       // column- or row-parallel: 1/tp
+  kKv,          // k/v projections: KV heads per rank max(1, kv // tp)
+  kVocab,       // embedding / lm_head: padded vocab rows split by TP (bytes = one row)
+  kExpert,      // MoE experts: 1/tp, or 1/ep whole experts
+  kRowMeta,     // quantization metadata of row-parallel layers (whole under Marlin act-order)
+  kMtp,         // MTP layers: loaded only for speculative decoding
+};
+enum Flag : uint8_t {
+  kGIdx = 1, kQZeros = 2, kQuantWeight = 4, kWideLinearWeight = 8, kBias = 16,
+};
+constexpr uint32_t kNoModule = UINT32_MAX;
+
+struct CompactTensor {
+  uint64_t bytes;       // kVocab: bytes of one vocab row
+  uint64_t parameters;  // for kQuantWeight: logical parameters
+  uint32_t module;      // repack unit (a linear, or one layer's expert stack), or kNoModule
+  Shard shard;
+  uint8_t flags;
+  uint8_t dtype_bits;
+};
+
 }  // namespace
 
+struct VllmWeightProfile {
+  QuantScheme quant;
+  int64_t kv_heads = 0;
+  uint64_t vocab = 0;
+  uint64_t rotary_bytes = 0;  // RoPE cos/sin cache, one per model
+  // gpt-oss MXFP4 experts, re-laid by vLLM (counted from the config, not the checkpoint).
+  uint64_t mxfp4_layers = 0, mxfp4_experts = 0, mxfp4_hidden = 0, mxfp4_inter = 0;
+  std::vector<CompactTensor> tensors;
+  std::vector<std::string> modules;  // names of repack units
+};
+
+std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv) {
+  auto p = std::make_shared<VllmWeightProfile>();
+  const ModelSpec& spec = inv.spec;
+  p->quant = spec.quant;
+  for (const auto& l : spec.layers) {
+    if (l.attention.kind == AttentionKind::kFull || l.attention.kind == AttentionKind::kSliding) {
+      p->kv_heads = l.attention.num_kv_heads;
+      break;
+    }
+  }
+  p->vocab = static_cast<uint64_t>(spec.vocab_size);
+  // RotaryEmbedding.cos_sin_cache: [max_position, rotary_dim] in the model dtype; gpt-oss's YaRN
+  // cache is float32. One table serves all layers.
+  if (!spec.layers.empty()) {
+    const AttentionSpec& a = spec.layers.back().attention;
+    const uint64_t rot = static_cast<uint64_t>(a.kind == AttentionKind::kMla ? a.qk_rope_head_dim : a.head_dim);
+    p->rotary_bytes = static_cast<uint64_t>(std::max<int64_t>(0, spec.max_position_embeddings)) * rot *
+                      (spec.family == "gpt_oss" ? 4 : 2);
+  }
+  if (spec.quant.layout == QuantLayout::kMxfp4Blocks) {
+    for (const auto& l : spec.layers) {
+      if (l.mlp.kind != MlpKind::kMoe) continue;
+      ++p->mxfp4_layers;
+      p->mxfp4_experts = static_cast<uint64_t>(l.mlp.num_experts);
+      p->mxfp4_inter = static_cast<uint64_t>(l.mlp.expert_intermediate_size);
+    }
+    p->mxfp4_hidden = static_cast<uint64_t>(spec.hidden_size);
+  }
+  std::unordered_map<std::string_view, uint32_t> module_ids;
+  std::unordered_map<uint64_t, uint32_t> expert_ids;  // (layer << 1 | is_down) -> id
+  p->tensors.reserve(inv.tensors.size());
+  for (const TensorEntry& e : inv.tensors) {
+    const TensorInfo& t = e.info;
+    const std::string_view module = e.module;
+    const size_t dot = module.rfind('.');
+    const std::string_view leaf = dot == std::string_view::npos ? module : module.substr(dot + 1);
+    const std::string_view part = t.name.size() > module.size() ? std::string_view(t.name).substr(module.size() + 1)
+                                                                : std::string_view();
+    CompactTensor c{t.bytes(), 0, kNoModule, Shard::kReplicated, 0, static_cast<uint8_t>(DtypeBits(t.dtype))};
+    if (part == "g_idx") c.flags |= kGIdx;
+    if (part == "qzeros") c.flags |= kQZeros;
+    if (e.part == Part::kBias) c.flags |= kBias;
+    const bool row = IsRowParallel(std::string(leaf));
+    switch (e.role) {
+      case Role::kMtp: c.shard = Shard::kMtp; break;
+      case Role::kEmbedding:
+      case Role::kLmHead:
+        if (!t.shape.empty() && t.shape[0] == p->vocab && p->vocab > 0) {
+          c.shard = Shard::kVocab;
+          c.bytes = t.bytes() / p->vocab;
+        } else {
+          c.shard = Shard::kSplit;
+        }
+        break;
+      case Role::kAttnProj:
+        if (leaf == "k_proj" || leaf == "v_proj") c.shard = Shard::kKv;
+        else if (row && e.part == Part::kBias) c.shard = Shard::kReplicated;  // RowParallelLinear keeps its bias
+        else if (row && e.part == Part::kQuantMeta) c.shard = Shard::kRowMeta;
+        else c.shard = Shard::kSplit;
+        break;
+      case Role::kMlaProj:
+        c.shard = (leaf == "q_a_proj" || leaf == "kv_a_proj_with_mqa") ? Shard::kReplicated : Shard::kSplit;
+        break;
+      case Role::kLinearAttnProj:
+      case Role::kMlpProj:
+      case Role::kSharedExpertProj:
+      case Role::kVision:
+      case Role::kProjector:
+        if (row && e.part == Part::kBias) c.shard = Shard::kReplicated;
+        else if (e.role == Role::kVision && t.shape.size() < 2) c.shard = Shard::kReplicated;
+        else if (row && e.part == Part::kQuantMeta) c.shard = Shard::kRowMeta;
+        else c.shard = Shard::kSplit;
+        break;
+      case Role::kExpertProj: c.shard = Shard::kExpert; break;
+      case Role::kLinearAttnState:
+      case Role::kAttnSinks:
+        c.shard = leaf == "norm" ? Shard::kReplicated : Shard::kSplit;  // conv1d, A_log, dt_bias, sinks: by heads
+        break;
+      case Role::kNorm:
+      case Role::kRouter:
+      case Role::kSharedExpertGate:
+      case Role::kOther:
+        c.shard = Shard::kReplicated;
+        break;
+    }
+    if (model::IsCountedLinear(e.role)) {
+      if (e.part == Part::kWeight && e.quantized) {
+        c.flags |= kQuantWeight;
+        c.parameters = e.parameters;
+      }
+      if (e.part == Part::kWeight && IsWideFloat(t.dtype)) c.flags |= kWideLinearWeight;
+      if (e.part != Part::kBias) {
+        // Experts of one layer are repacked as one fused stack (w13, w2).
+        if (e.role == Role::kExpertProj) {
+          const bool down = leaf == "down_proj" || leaf == "w2";
+          const uint64_t key = (static_cast<uint64_t>(e.layer) << 1) | (down ? 1 : 0);
+          auto [it, fresh] = expert_ids.try_emplace(key, static_cast<uint32_t>(p->modules.size()));
+          if (fresh) p->modules.push_back(fmt::format("layer {} experts ({})", e.layer, down ? "w2" : "w13"));
+          c.module = it->second;
+        } else {
+          auto [it, fresh] = module_ids.try_emplace(module, static_cast<uint32_t>(p->modules.size()));
+          if (fresh) p->modules.emplace_back(module);
+          c.module = it->second;
+        }
+      }
+    }
+    p->tensors.push_back(c);
+  }
+  return p;
+}
+
 Result<VllmWeights> VllmWeightsPerRank(const Inventory& inv, const VllmWeightOptions& o) {
+  return VllmWeightsPerRank(*ProfileVllmWeights(inv), o);
+}
+
+Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWeightOptions& o) {
   if (o.tensor_parallel_size <= 0 || o.data_parallel_size <= 0) {
     return Status::InvalidArgument("tensor and data parallel sizes must be positive");
   }
   const uint64_t tp = static_cast<uint64_t>(o.tensor_parallel_size);
   const uint64_t ep = o.enable_expert_parallel ? tp * static_cast<uint64_t>(o.data_parallel_size) : 1;
-  const ModelSpec& spec = inv.spec;
-  const QuantScheme& q = spec.quant;
+  const QuantScheme& q = p.quant;
   VllmWeights w;
   const bool gptq_like = q.method == QuantMethod::kGptq;
   const bool awq = q.method == QuantMethod::kAwq;
@@ -54,116 +199,75 @@ Result<VllmWeights> VllmWeightsPerRank(const Inventory& inv, const VllmWeightOpt
              : gptq_like ? (o.marlin ? "gptq_marlin" : "gptq")
              : q.quantized() ? QuantMethodName(q.method) : "unquantized";
   const bool marlin_gptq = gptq_like && o.marlin;
-  const bool marlin_any = o.marlin && (awq || gptq_like || q.layout == QuantLayout::kCtPacked);
-  // KV heads of the first attention layer, for QKV replication when TP exceeds them.
-  int64_t kv_heads = 0;
-  for (const auto& l : spec.layers) {
-    if (l.attention.kind == AttentionKind::kFull || l.attention.kind == AttentionKind::kSliding) {
-      kv_heads = l.attention.num_kv_heads;
-      break;
-    }
-  }
-  const uint64_t kv_rank_heads = kv_heads > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(kv_heads) / tp) : 0;
-  const uint64_t vocab = static_cast<uint64_t>(spec.vocab_size);
-  const uint64_t vocab_pad = CeilDiv(vocab, 64) * 64;
-
+  const bool marlin_any = o.marlin && (awq || gptq_like || q.layout == QuantLayout::kCtPacked ||
+                                       (q.layout == QuantLayout::kMxfp4Blocks && o.mxfp4_backend != "flashinfer-trtllm"));
   const bool online_fp8 = o.quantization == "fp8" && !q.quantized();
-  uint64_t online_fp8_source = 0;  // 16-bit bytes of the linears online FP8 quantizes
-  // Module bytes per rank, for the repack transient.
-  std::map<std::string, uint64_t> module_rank_bytes;
-  uint64_t largest_linear_fp16 = 0;
-  for (const TensorEntry& e : inv.tensors) {
-    const TensorInfo& t = e.info;
-    uint64_t bytes = t.bytes();
-    if (e.role == Role::kMtp && !o.load_speculative_mtp) {
-      w.skipped_bytes += bytes;
+  const uint64_t kv_heads = static_cast<uint64_t>(std::max<int64_t>(0, p.kv_heads));
+  const uint64_t kv_rank_heads = kv_heads > 0 ? std::max<uint64_t>(1, kv_heads / tp) : 0;
+  const uint64_t vocab_rows = CeilDiv(CeilDiv(p.vocab, 64) * 64, tp);  // padded to 64, split by TP
+  std::vector<uint64_t> module_bytes(p.modules.size(), 0);
+  uint64_t online_fp8_source = 0, largest_linear_fp16 = 0;
+  for (const CompactTensor& c : p.tensors) {
+    if (c.shard == Shard::kMtp && !o.load_speculative_mtp) {
+      w.skipped_bytes += c.bytes;
       continue;
     }
-    const std::string leaf = Leaf(e.module);
-    const std::string part = t.name.substr(e.module.size() < t.name.size() ? e.module.size() + 1 : 0);
-    // Quantization metadata vLLM's Marlin path frees after loading.
-    if (marlin_gptq && (part == "g_idx" && !q.act_order)) { w.dropped_bytes += bytes; continue; }
-    if (marlin_gptq && part == "qzeros" && q.symmetric) { w.dropped_bytes += bytes; continue; }
-    uint64_t rank = bytes;
-    switch (e.role) {
-      case Role::kEmbedding:
-      case Role::kLmHead:
-        if (!t.shape.empty() && t.shape[0] == vocab && vocab > 0) {
-          rank = CeilDiv(vocab_pad, tp) * (bytes / vocab);  // padded vocab rows per rank
-        } else {
-          rank = CeilDiv(bytes, tp);
-        }
-        break;
-      case Role::kAttnProj:
-        if (leaf == "k_proj" || leaf == "v_proj") {
-          rank = kv_heads > 0 ? bytes / static_cast<uint64_t>(kv_heads) * kv_rank_heads : CeilDiv(bytes, tp);
-        } else if (IsRowParallel(leaf) && e.part == Part::kBias) {
-          rank = bytes;  // RowParallelLinear keeps its bias whole
-        } else if (IsRowParallel(leaf) && e.part == Part::kQuantMeta && marlin_gptq && q.act_order) {
-          rank = bytes;  // marlin_repeat_scales_on_all_ranks
-        } else {
-          rank = CeilDiv(bytes, tp);
-        }
-        break;
-      case Role::kMlaProj:
-        rank = (leaf == "q_a_proj" || leaf == "kv_a_proj_with_mqa") ? bytes : CeilDiv(bytes, tp);
-        break;
-      case Role::kLinearAttnProj:
-      case Role::kMlpProj:
-      case Role::kSharedExpertProj:
-      case Role::kVision:
-      case Role::kProjector:
-        if (IsRowParallel(leaf) && e.part == Part::kBias) {
-          rank = bytes;
-        } else if (e.role == Role::kVision && t.shape.size() < 2) {
-          rank = bytes;  // norms and biases of the vision tower
-        } else if (IsRowParallel(leaf) && e.part == Part::kQuantMeta && marlin_gptq && q.act_order) {
-          rank = bytes;
-        } else {
-          rank = CeilDiv(bytes, tp);
-        }
-        break;
-      case Role::kExpertProj:
-        rank = o.enable_expert_parallel ? CeilDiv(bytes, ep) : CeilDiv(bytes, tp);
-        break;
-      case Role::kLinearAttnState:
-      case Role::kAttnSinks:
-        rank = leaf == "norm" ? bytes : CeilDiv(bytes, tp);  // conv1d, A_log, dt_bias, sinks: by heads
-        break;
-      case Role::kNorm:
-      case Role::kRouter:
-      case Role::kSharedExpertGate:
-      case Role::kMtp:
-      case Role::kOther:
-        rank = bytes;
-        break;
+    if (p.mxfp4_layers > 0 && c.shard == Shard::kExpert) continue;  // re-laid below
+    // gptq_marlin frees g_idx without act-order and the zero points of symmetric schemes.
+    if (marlin_gptq && (((c.flags & kGIdx) && !q.act_order) || ((c.flags & kQZeros) && q.symmetric))) {
+      w.dropped_bytes += c.bytes;
+      continue;
     }
-    if (online_fp8 && model::IsCountedLinear(e.role) && e.part == Part::kWeight && IsWideFloat(t.dtype)) {
+    uint64_t rank = c.bytes;
+    switch (c.shard) {
+      case Shard::kReplicated:
+      case Shard::kMtp: break;
+      case Shard::kSplit: rank = CeilDiv(c.bytes, tp); break;
+      case Shard::kKv: rank = kv_heads > 0 ? c.bytes / kv_heads * kv_rank_heads : CeilDiv(c.bytes, tp); break;
+      case Shard::kVocab: rank = vocab_rows * c.bytes; break;
+      case Shard::kExpert: rank = o.enable_expert_parallel ? CeilDiv(c.bytes, ep) : CeilDiv(c.bytes, tp); break;
+      case Shard::kRowMeta: rank = marlin_gptq && q.act_order ? c.bytes : CeilDiv(c.bytes, tp); break;  // marlin_repeat_scales_on_all_ranks
+    }
+    if (online_fp8 && (c.flags & kWideLinearWeight)) {
       online_fp8_source += rank;
-      rank = rank * 8 / static_cast<uint64_t>(DtypeBits(t.dtype));  // FP8 E4M3 values
+      rank = rank * 8 / c.dtype_bits;  // FP8 E4M3 values
     }
     w.bytes_per_rank += rank;
-    if (model::IsCountedLinear(e.role)) {
-      // Experts of one layer are repacked as one fused stack (w13, w2).
-      std::string key = e.module;
-      if (e.role == Role::kExpertProj) {
-        const size_t at = key.find("experts.");
-        key = key.substr(0, at + 7) + (leaf == "down_proj" || leaf == "w2" ? ".w2" : ".w13");
-      }
-      if (e.part != Part::kBias) module_rank_bytes[key] += rank;
-      if (e.part == Part::kWeight && e.quantized) {
-        largest_linear_fp16 = std::max(largest_linear_fp16, e.parameters * 2 / (e.role == Role::kExpertProj ? 1 : tp));
-      }
+    if (c.module != kNoModule) module_bytes[c.module] += rank;
+    if (c.flags & kQuantWeight) {
+      largest_linear_fp16 = std::max(largest_linear_fp16, c.parameters * 2 / (c.shard == Shard::kExpert ? 1 : tp));
     }
   }
-  // Transients while loading.
-  if (marlin_any) {
-    for (const auto& [m, b] : module_rank_bytes) {
-      if (b > w.transient_bytes) {
-        w.transient_bytes = b;
-        w.transient_reason = fmt::format("Marlin repack of {}", m);
-      }
+  w.bytes_per_rank += p.rotary_bytes;
+  if (p.mxfp4_layers > 0) {
+    // vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights: the Marlin
+    // backend (Ampere, and Hopper without triton_kernels) rounds the expert intermediate size
+    // per partition up to 128 and the hidden size to 256; FlashInfer TRT-LLM (Blackwell) rounds
+    // both to 256 and keeps biases in fp32. Values 4-bit, E8M0 scales per 32, biases per row.
+    const bool blackwell = o.mxfp4_backend == "flashinfer-trtllm";
+    const uint64_t experts = o.enable_expert_parallel ? CeilDiv(p.mxfp4_experts, ep) : p.mxfp4_experts;
+    const uint64_t inter = o.enable_expert_parallel ? p.mxfp4_inter : CeilDiv(p.mxfp4_inter, tp);
+    const uint64_t ip = CeilDiv(inter, blackwell ? 256 : 128) * (blackwell ? 256 : 128);
+    const uint64_t hp = CeilDiv(p.mxfp4_hidden, 256) * 256;
+    const uint64_t bias = blackwell ? 4 : 2;
+    const uint64_t w13 = experts * 2 * ip * (hp / 2 + hp / 32 + bias);
+    const uint64_t w2 = experts * hp * (ip / 2 + ip / 32 + bias);
+    w.bytes_per_rank += p.mxfp4_layers * (w13 + w2);
+    module_bytes.push_back(w13);
+    w.kernel = blackwell ? "mxfp4 (FlashInfer TRT-LLM)" : "mxfp4 (Marlin)";
+  }
+  uint64_t largest_module = 0;
+  size_t largest_at = 0;
+  for (size_t i = 0; i < module_bytes.size(); ++i) {
+    if (module_bytes[i] > largest_module) {
+      largest_module = module_bytes[i];
+      largest_at = i;
     }
+  }
+  if (marlin_any && largest_module > 0) {
+    w.transient_bytes = largest_module;
+    w.transient_reason = fmt::format("Marlin repack of {}",
+                                     largest_at < p.modules.size() ? p.modules[largest_at] : "a layer's MXFP4 experts (w13)");
   }
   if (online_fp8) {
     if (o.vllm_version < 1600) {
@@ -172,9 +276,7 @@ Result<VllmWeights> VllmWeightsPerRank(const Inventory& inv, const VllmWeightOpt
       w.transient_reason = "online FP8 quantization before v0.16 keeps the whole 16-bit model resident";
     } else {
       // Since PR #31914 one layer is materialized in 16 bits at a time.
-      uint64_t largest = 0;
-      for (const auto& [m, b] : module_rank_bytes) largest = std::max(largest, b);
-      w.transient_bytes = largest * 2;
+      w.transient_bytes = largest_module * 2;
       w.transient_reason = "online FP8 quantization of one layer at a time (v0.16+)";
     }
   }

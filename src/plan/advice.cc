@@ -25,8 +25,9 @@ std::string Effect(const VllmPlan& p) {
 std::vector<Advice> AdviseVllm(const Inventory& inv, const GpuSpec& gpu, const VllmSettings& settings,
                                const VllmPlan& plan) {
   std::vector<Advice> out;
+  const auto profile = ProfileVllmWeights(inv);  // once for every candidate
   auto attempt = [&](VllmSettings s, std::string change, std::string cost) {
-    auto p = PlanVllm(inv, gpu, s);
+    auto p = PlanVllm(inv, *profile, gpu, s);
     if (!p.ok() || !p->fits) return;
     out.push_back({std::move(change), Effect(*p), std::move(cost), s, *p});
   };
@@ -65,7 +66,7 @@ std::vector<Advice> AdviseVllm(const Inventory& inv, const GpuSpec& gpu, const V
     const double u = plan.resolved.gpu_memory_utilization;
     for (double v = u - 0.02; v >= 0.5; v -= 0.02) {
       s.gpu_memory_utilization = std::floor(v * 100) / 100;
-      auto p = PlanVllm(inv, gpu, s);
+      auto p = PlanVllm(inv, *profile, gpu, s);
       if (p.ok() && p->failure_stage != "startup") {
         if (p->fits) out.push_back({fmt::format("--gpu-memory-utilization {:.2f}", s.gpu_memory_utilization), Effect(*p),
                                     "less memory for the KV cache", s, *p});
@@ -78,7 +79,7 @@ std::vector<Advice> AdviseVllm(const Inventory& inv, const GpuSpec& gpu, const V
   for (int64_t tp = settings.tensor_parallel_size * 2; tp <= 8; tp *= 2) {
     VllmSettings s = settings;
     s.tensor_parallel_size = tp;
-    auto p = PlanVllm(inv, gpu, s);
+    auto p = PlanVllm(inv, *profile, gpu, s);
     if (p.ok() && p->fits) {
       out.push_back({fmt::format("--tensor-parallel-size {} ({} GPUs)", tp, tp), Effect(*p),
                      fmt::format("{} more GPU(s)", tp - settings.tensor_parallel_size), s, *p});
