@@ -1,5 +1,5 @@
-# Entry points for a fresh machine. `make demo` builds vramfit and inspects an embedded
-# catalog model; `make test` builds and runs every test. Both install missing Debian
+# Entry points for a fresh machine. `make demo` builds vramfit, inspects an embedded catalog
+# model and plans a vLLM start-up that runs out of KV cache; `make test` builds and runs every test. Both install missing Debian
 # build packages first (tools/install-deps.sh; needs root or sudo on a fresh machine).
 .PHONY: all deps build demo test asan bench fuzz clean
 
@@ -14,7 +14,7 @@ build: deps
 
 demo: build
 	./build/vramfit inspect qwen3-30b-a3b-gptq-int4
-	./build/vramfit inspect qwen2.5-7b-instruct-awq --json | head -40
+	./build/vramfit plan qwen3-4b-instruct-2507-awq --gpu 4090 --max-model-len 262144
 
 test: build
 	@ctest --preset default -j2
