@@ -9,7 +9,7 @@ namespace {
 TEST(Gpus, CatalogHasTheCommonCards) {
   auto gpus = GpuCatalog();
   ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
-  for (const char* id : {"t4", "v100-16gb", "a10", "a10g", "l4", "l20", "l40s", "rtx-3090", "rtx-4090",
+  for (const char* id : {"t4", "v100-16gb", "a10", "a10g", "l4", "l20", "l40", "l40s", "rtx-3090", "rtx-4090",
                          "rtx-4090d", "rtx-5090", "rtx-a6000", "a100-40gb", "a100-80gb", "a800-80gb", "h20",
                          "h100-pcie", "h100-sxm", "h200", "b200", "gh200-96gb", "mi300x"}) {
     auto g = FindGpu(id);
