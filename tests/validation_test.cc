@@ -83,6 +83,7 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     if (!version.empty() && ParseVllmVersion(version).ok()) s.version = version.substr(0, version.find_first_not_of("0123456789."));
     if (auto v = Num(set, "tensor_parallel_size")) s.tensor_parallel_size = static_cast<int64_t>(*v);
     else if (auto c = Num(rec, "gpu_count")) s.tensor_parallel_size = static_cast<int64_t>(*c);
+    if (auto v = Num(set, "pipeline_parallel_size")) s.pipeline_parallel_size = static_cast<int64_t>(*v);
     if (auto v = Num(set, "max_model_len")) s.max_model_len = static_cast<int64_t>(*v);
     if (auto v = Num(set, "gpu_memory_utilization")) s.gpu_memory_utilization = *v;
     if (auto v = Num(set, "max_num_seqs")) s.max_num_seqs = static_cast<int64_t>(*v);
@@ -112,6 +113,7 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       if (auto ra = Num(rep, "available_kv_cache_gib"); ra && *ra > 0) {
         KvCacheOptions ko;
         ko.tensor_parallel_size = plan->resolved.tensor_parallel_size;
+        ko.pipeline_parallel_size = plan->resolved.pipeline_parallel_size;
         ko.kv_cache_dtype = plan->resolved.kv_cache_dtype;
         ko.max_model_len = plan->max_model_len;
         ko.max_num_batched_tokens = plan->resolved.max_num_batched_tokens;

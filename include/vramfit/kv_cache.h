@@ -25,6 +25,7 @@ namespace vramfit {
 
 struct KvCacheOptions {
   int64_t tensor_parallel_size = 1;   // --tensor-parallel-size
+  int64_t pipeline_parallel_size = 1; // --pipeline-parallel-size: the largest stage is planned
   int64_t block_size = 0;             // --block-size; 0: vLLM's default (16, or the MLA backend's)
   int64_t mla_block_size = 64;        // block size vLLM's MLA backend picks (FlashMLA: 64)
   std::string kv_cache_dtype = "auto";// --kv-cache-dtype: auto | fp8 | fp8_e4m3 | fp8_e5m2 | bfloat16 | float16

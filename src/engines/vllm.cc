@@ -308,6 +308,7 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
   // Stage 3: KV cache.
   KvCacheOptions ko;
   ko.tensor_parallel_size = s.tensor_parallel_size;
+  ko.pipeline_parallel_size = s.pipeline_parallel_size;
   ko.block_size = s.block_size;
   ko.kv_cache_dtype = s.kv_cache_dtype;
   ko.max_model_len = s.max_model_len;

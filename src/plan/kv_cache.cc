@@ -89,7 +89,11 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
   KvCacheLayout out;
   int64_t attn_heads = 0;
   uint64_t attn_1tok = 0;  // full-attention page for one token (bs = 1)
-  for (size_t i = 0; i < spec.layers.size(); ++i) {
+  // Pipeline parallelism: each stage caches only its layers; the largest stage (ceil(n / pp)
+  // layers, the first) has the fewest blocks, and vLLM takes the minimum over workers.
+  if (o.pipeline_parallel_size <= 0) return Status::InvalidArgument("--pipeline-parallel-size must be positive");
+  const size_t stage_layers = static_cast<size_t>(CeilDiv(spec.layers.size(), static_cast<uint64_t>(o.pipeline_parallel_size)));
+  for (size_t i = 0; i < spec.layers.size() && i < stage_layers; ++i) {
     const AttentionSpec& a = spec.layers[i].attention;
     KvLayerSpec l;
     l.layer = static_cast<int64_t>(i);

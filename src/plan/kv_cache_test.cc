@@ -145,6 +145,16 @@ TEST(KvCache, PrintedTokensByRelease) {
   EXPECT_EQ(b.kv_cache_tokens, static_cast<uint64_t>(b.max_concurrency * 32768));
 }
 
+TEST(KvCache, PipelineStagesCacheTheirOwnLayers) {
+  // DeepSeek-V2-Lite at PP 2: the first stage holds ceil(27 / 2) = 14 MLA layers of 1,152 B.
+  KvCacheOptions o = Opts(1024);
+  o.pipeline_parallel_size = 2;
+  auto layout = PlanKvCache(Spec("deepseek-v2-lite"), o);
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->layers.size(), 14u);
+  EXPECT_EQ(layout->kv_bytes_per_token, 14u * 1152);
+}
+
 TEST(KvCache, BadOptions) {
   const ModelSpec s = Spec("qwen3-8b");
   EXPECT_EQ(PlanKvCache(s, Opts(0)).status().message(), "--max-model-len must be positive, got 0");
