@@ -45,6 +45,21 @@ std::function<int()> SetupCheck(CLI::App* app) {
       return kExitUsage;
     };
     std::vector<std::string> cmd = RewriteShortVllmFlags(CheckCommand());
+    // Leading environment assignments (`VLLM_USE_V1=0 vllm serve ...`, or through `env`).
+    bool v0 = false, allow_long = false;
+    std::vector<std::string> env_ignored;
+    if (!cmd.empty() && cmd[0] == "env") cmd.erase(cmd.begin());
+    while (!cmd.empty() && cmd[0].find('=') != std::string::npos && cmd[0].rfind("-", 0) != 0) {
+      const std::string name = cmd[0].substr(0, cmd[0].find('='));
+      const std::string value = cmd[0].substr(cmd[0].find('=') + 1);
+      if (name == "VLLM_USE_V1") v0 = value == "0";
+      else if (name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN") allow_long = value == "1" || value == "true";
+      else if (name != "CUDA_VISIBLE_DEVICES") env_ignored.push_back(name);
+      cmd.erase(cmd.begin());
+    }
+    if (!env_ignored.empty()) {
+      fmt::print(stderr, "vramfit check: environment not modelled (ignored): {}\n", fmt::join(env_ignored, " "));
+    }
     // Strip the launcher: vllm serve | python[3] -m vllm.entrypoints.openai.api_server.
     size_t at = 0;
     std::string model;
@@ -92,6 +107,8 @@ std::function<int()> SetupCheck(CLI::App* app) {
       fmt::print(stderr, "vramfit check: flags not modelled (ignored): {}\n", fmt::join(unknown, " "));
     }
     if (!f->engine_version.empty()) flags.settings.version = f->engine_version;
+    flags.settings.v0_engine = flags.settings.v0_engine || v0;
+    flags.settings.allow_long_max_model_len = flags.settings.allow_long_max_model_len || allow_long;
     VRAMFIT_CLI_CHECK(FinishVllmFlags(&flags));
     if (!f->other_memory.empty()) {
       auto b = ParseMemorySize(f->other_memory);

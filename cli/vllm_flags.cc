@@ -22,6 +22,9 @@ void AddVllmFlags(CLI::App* app, VllmFlags* f) {
   app->add_option("--max-num-batched-tokens", s.max_num_batched_tokens, "Tokens per scheduler step (default 2048, or 8192 on >=70 GiB cards)");
   app->add_option("--block-size", s.block_size, "KV cache block size in tokens (default 16; MLA 64)");
   app->add_flag("--enforce-eager", s.enforce_eager, "No CUDA graphs");
+  app->add_flag("--v0-engine", s.v0_engine, "Plan the V0 engine (VLLM_USE_V1=0; vLLM 0.8-0.10)");
+  app->add_flag("--allow-long-max-model-len", s.allow_long_max_model_len,
+                "Accept --max-model-len beyond the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)");
   app->add_option("--quantization,-q", s.quantization, "Force a quantization method (e.g. fp8 for online FP8)");
   app->add_option("--kv-cache-memory-bytes", f->kv_cache_memory, "Fixed KV cache size (bytes or 24GiB)");
   app->add_option("--cpu-offload-gb", s.cpu_offload_gb, "GB of weights per GPU kept in CPU memory");

@@ -107,6 +107,7 @@ struct QuantSummary {
 struct Inventory {
   std::string model;            // what the user named
   std::string origin;           // directory, file or "catalog:<id>"
+  std::string repo;             // the Hugging Face repo id where known (catalog entries)
   bool synthesized = false;     // tensors derived from the config, not read from headers
   bool has_spec = false;        // a config.json was found and understood
   ModelSpec spec;

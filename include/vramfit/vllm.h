@@ -31,6 +31,7 @@ namespace vramfit {
 // The user's vLLM settings; 0 / empty means "vLLM's default", resolved by PlanVllm.
 struct VllmSettings {
   std::string version = "";             // "0.10" ... ; empty: the newest modelled release
+  bool v0_engine = false;               // VLLM_USE_V1=0 (0.8-0.10): the V0 engine's accounting
   int64_t tensor_parallel_size = 1;
   int64_t pipeline_parallel_size = 1;
   int64_t data_parallel_size = 1;

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cmath>
+#include <string_view>
 
 #include "core/checked.h"
 #include "core/units.h"
@@ -23,39 +25,56 @@ constexpr int kNewestModelled = 2200;  // rules read up to upstream ~v0.22-dev (
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kGiB = 1ull << 30;
 // CUDA context of one process (driver, cuBLAS handles): 300-600 MiB in public logs; B200's
-// measured 612 MiB (unsloth PR #9362). Not charged to the budget since v0.11, but it is
-// device memory all the same.
+// measured 612 MiB (unsloth PR #9362). Held before vLLM's first snapshot, so never charged
+// to the budget, but device memory all the same (the startup check and the graph stage).
 constexpr uint64_t kCudaContext = 512 * kMiB;
-// NCCL communicators and custom all-reduce buffers per rank when TP > 1.
+// NCCL communicators and custom all-reduce buffers per rank when TP > 1: created before the
+// snapshot, outside the budget like the context.
 constexpr uint64_t kNcclPerRank = 384 * kMiB;
-// Non-torch growth during profiling: cuBLAS/cuBLASLt workspaces and kernel images.
+// Non-torch growth during the profile run (cuBLAS/cuBLASLt workspaces, kernel images), which
+// vLLM charges to the budget. Calibrated: the median of the four TP=1 values vLLM printed in
+// the validation set (0.03, 0.10, 0.35, 1.79 GiB -> 0.23 GiB); see docs/validation.md.
 constexpr uint64_t kNonTorchBase = 256 * kMiB;
+// Extra non-torch growth with TP > 1 in the V0 worker (all-reduce workspaces appearing during
+// the profile run): the TP>1 values V0 printed were 0.25, 0.30, 0.38 GiB, median 0.30 = base
+// + 48 MiB.
+constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
 // Sampler warm-up bytes per logit: bf16 logits (2) + fp32 copy (4) + probabilities (4) +
 // top-k/top-p sort values (4) = 14 (vllm-memory.md §3.2, inferred).
 constexpr uint64_t kSamplerBytesPerLogit = 14;
-// Graph pool: per captured size and layer (launch records, per-size buffers).
-constexpr uint64_t kGraphBytesPerSizeLayer = 48 * 1024;
+// Graph pool per captured graph (piecewise or full), on top of the activations of the largest
+// captured size. Calibrated on the two graph estimates vLLM printed for models in reach:
+// Qwen3-8B, 86 graphs: (0.52 GiB - 48 MiB) / 86 = 5.6 MiB; Qwen3.6-27B TP 2, 86 graphs:
+// (0.49 GiB - 40 MiB) / 86 = 5.4 MiB. The cost does not follow the layer count (36 vs 64).
+constexpr uint64_t kGraphBytesPerGraph = 5632 * 1024;  // 5.5 MiB
 
 std::string VersionText(int v) { return fmt::format("{}.{}", v / 10000, (v / 100) % 100); }
 
-// CUDA-graph capture sizes (VllmConfig._set_cudagraph_sizes).
-int64_t CaptureSizeCount(int version, int64_t max_num_seqs, int64_t mnbt) {
+// CUDA-graph capture sizes (VllmConfig._set_cudagraph_sizes): all sizes, ascending.
+std::vector<int64_t> CaptureSizes(int version, int64_t max_num_seqs, int64_t mnbt) {
   int64_t max_capture = std::min<int64_t>(max_num_seqs * 2, 512);
   max_capture = std::min(max_capture, mnbt);
-  int64_t n = 0;
-  for (int64_t s : {1, 2, 4}) n += s <= max_capture;
+  std::vector<int64_t> sizes;
+  for (int64_t s : {1, 2, 4}) if (s <= max_capture) sizes.push_back(s);
   if (version >= 1101) {  // PR #26016: step 8 up to 256, then step 16
-    for (int64_t s = 8; s < std::min<int64_t>(max_capture + 1, 256); s += 8) ++n;
-    for (int64_t s = 256; s <= max_capture; s += 16) ++n;
+    for (int64_t s = 8; s < std::min<int64_t>(max_capture + 1, 256); s += 8) sizes.push_back(s);
+    for (int64_t s = 256; s <= max_capture; s += 16) sizes.push_back(s);
   } else {
-    for (int64_t s = 8; s <= max_capture; s += 8) ++n;
+    for (int64_t s = 8; s <= max_capture; s += 8) sizes.push_back(s);
   }
-  return n;
+  return sizes;
 }
 
 // Bytes of activations for `tokens` tokens through one decoder layer's widest point, per rank.
-uint64_t ForwardActivation(const ModelSpec& s, uint64_t tokens, uint64_t tp, bool ep) {
+// MoE layers: fused_moe's intermediate caches ([T, topk, 2I], [T*topk, I], [T, topk, H]) are
+// made for at most VLLM_FUSED_MOE_CHUNK_SIZE tokens at a time (32768, 16384 from v0.11); with
+// data parallel + expert parallel the naive dispatch gathers the tokens of all DP ranks first
+// (FusedMoE naive prepare/finalize), so the MoE sees T x dp tokens.
+uint64_t ForwardActivation(const ModelSpec& s, uint64_t tokens, uint64_t tp, bool ep, uint64_t dp = 1,
+                           int rules = 2200) {
   const uint64_t act = 2;  // bf16/fp16 activations
+  const uint64_t chunk = rules >= 1100 ? 16384 : 32768;
+  const uint64_t moe_tokens = ep && dp > 1 ? tokens * dp : tokens;
   uint64_t widest_attn = 0, widest_mlp = 0;
   for (const LayerSpec& l : s.layers) {
     const AttentionSpec& a = l.attention;
@@ -67,22 +86,65 @@ uint64_t ForwardActivation(const ModelSpec& s, uint64_t tokens, uint64_t tp, boo
     } else {
       attn = (a.num_heads * (a.output_gate ? 2 : 1) + 2 * std::max<int64_t>(1, a.num_kv_heads)) * a.head_dim / tp;
     }
-    widest_attn = std::max(widest_attn, attn);
+    widest_attn = std::max(widest_attn, tokens * act * attn);
     uint64_t mlp = 0;
     if (l.mlp.kind == MlpKind::kDense) {
-      mlp = 3 * static_cast<uint64_t>(l.mlp.intermediate_size) / tp;  // gate_up output + activation
+      mlp = tokens * act * 3 * static_cast<uint64_t>(l.mlp.intermediate_size) / tp;  // gate_up output + activation
     } else {
-      // fused_moe intermediate caches: [T, topk, 2I], [T*topk, I], [T, topk, H].
       const uint64_t ie = ep ? l.mlp.expert_intermediate_size : l.mlp.expert_intermediate_size / tp;
-      mlp = l.mlp.experts_per_token * (3 * ie + s.hidden_size) + 3 * l.mlp.shared_intermediate_size / tp;
+      mlp = std::min(moe_tokens, chunk) * act * l.mlp.experts_per_token * (3 * ie + s.hidden_size) +
+            tokens * act * 3 * l.mlp.shared_intermediate_size / tp;
+      if (moe_tokens > tokens) mlp += moe_tokens * act * s.hidden_size;  // the gathered hidden states
     }
     widest_mlp = std::max(widest_mlp, mlp);
   }
   // residual + normed input + output of the block, then the wider of attention and MLP.
-  return tokens * act * (3 * static_cast<uint64_t>(s.hidden_size) + std::max(widest_attn, widest_mlp));
+  return tokens * act * 3 * static_cast<uint64_t>(s.hidden_size) + std::max(widest_attn, widest_mlp);
 }
 
 Status Invalid(std::string m) { return Status::InvalidArgument(std::move(m)); }
+
+// Shell-quotes a word when it holds anything beyond [A-Za-z0-9_./:=,@+-].
+std::string ShellWord(const std::string& w) {
+  const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./:=,@+-").find(c) != std::string_view::npos;
+  });
+  if (plain) return w;
+  std::string out = "'";
+  for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The `vllm serve` command line of resolved settings `s`; flags the user left at vLLM's
+// defaults (`in`) are written only where the plan depends on them.
+std::string VllmCommand(const std::string& model, const VllmSettings& s, const VllmSettings& in) {
+  std::string c = "vllm serve " + ShellWord(model);
+  if (s.tensor_parallel_size > 1) c += fmt::format(" --tensor-parallel-size {}", s.tensor_parallel_size);
+  if (s.pipeline_parallel_size > 1) c += fmt::format(" --pipeline-parallel-size {}", s.pipeline_parallel_size);
+  if (s.data_parallel_size > 1) c += fmt::format(" --data-parallel-size {}", s.data_parallel_size);
+  if (s.enable_expert_parallel) c += " --enable-expert-parallel";
+  if (!s.quantization.empty()) c += " --quantization " + s.quantization;
+  c += fmt::format(" --max-model-len {} --gpu-memory-utilization {}", s.max_model_len, s.gpu_memory_utilization);
+  if (s.kv_cache_dtype != "auto") c += " --kv-cache-dtype " + s.kv_cache_dtype;
+  if (s.enforce_eager) c += " --enforce-eager";
+  if (in.max_num_seqs) c += fmt::format(" --max-num-seqs {}", s.max_num_seqs);
+  if (in.max_num_batched_tokens) c += fmt::format(" --max-num-batched-tokens {}", s.max_num_batched_tokens);
+  if (in.block_size) c += fmt::format(" --block-size {}", s.block_size);
+  if (s.kv_cache_memory_bytes) c += fmt::format(" --kv-cache-memory-bytes {}", s.kv_cache_memory_bytes);
+  if (s.cpu_offload_gb > 0) c += fmt::format(" --cpu-offload-gb {}", s.cpu_offload_gb);
+  if (s.limit_images >= 0 || s.limit_videos >= 0) {
+    std::string limits;
+    if (s.limit_images >= 0) limits += fmt::format("\"image\":{}", s.limit_images);
+    if (s.limit_videos >= 0) limits += fmt::format("{}\"video\":{}", limits.empty() ? "" : ",", s.limit_videos);
+    c += " --limit-mm-per-prompt " + ShellWord("{" + limits + "}");
+  }
+  if (s.max_pixels > 0) c += " --mm-processor-kwargs " + ShellWord(fmt::format("{{\"max_pixels\":{}}}", s.max_pixels));
+  std::string env;
+  if (s.v0_engine) env += "VLLM_USE_V1=0 ";
+  if (s.allow_long_max_model_len && in.max_model_len > 0) env += "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 ";
+  return env + c;
+}
+
 
 }  // namespace
 
@@ -124,9 +186,20 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
     if (!v.ok()) return v.status();
     version = *v;
   }
+  if (s.v0_engine) {
+    // VLLM_USE_V1=0: the V0 engine, default until 0.8 and removed in 0.11 (vllm/worker/worker.py).
+    if (s.version.empty()) {
+      version = 1000;
+      plan.notes.push_back("V0 engine (VLLM_USE_V1=0): planned with vLLM 0.10's V0 worker, the last release that has it");
+    } else if (version >= 1100) {
+      return Invalid(fmt::format("VLLM_USE_V1=0: the V0 engine was removed in vLLM 0.11; vLLM {} has only V1",
+                                 s.version));
+    }
+  }
   const int rules = std::clamp(version, 1000, kNewestModelled);
   plan.modelled_version = VersionText(rules);
-  if (s.version.empty()) {
+  if (s.version.empty() && s.v0_engine) {
+  } else if (s.version.empty()) {
     plan.notes.push_back(fmt::format("vLLM {}: the newest release whose source was read; later releases are "
                                      "assumed unchanged (--engine vllm@X.Y to choose)", plan.modelled_version));
   } else if (rules != version) {
@@ -180,6 +253,15 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
   // Scheduler defaults for the API server (EngineArgs.get_batch_defaults).
   const bool big = gpu.total_bytes >= 70 * kGiB && gpu.name.find("A100") == std::string::npos &&
                    gpu.id.find("a100") == std::string::npos;
+  if (s.v0_engine) {
+    // V0 (SchedulerConfig, EngineArgs of 0.8-0.10): 256 sequences; chunked prefill only above
+    // 32K tokens of context (then 2048 tokens a step), otherwise the whole max_model_len is one
+    // prefill: max(max_model_len, 2048) batched tokens, which the profile run then allocates.
+    if (s.max_num_seqs == 0) s.max_num_seqs = 256;
+    if (s.max_num_batched_tokens == 0) {
+      s.max_num_batched_tokens = s.max_model_len > 32768 ? 2048 : std::max<int64_t>(s.max_model_len, 2048);
+    }
+  }
   if (s.max_num_seqs == 0) s.max_num_seqs = big ? 1024 : 256;
   if (s.max_num_batched_tokens == 0) {
     s.max_num_batched_tokens = big ? 8192 : 2048;
@@ -192,7 +274,10 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
 
   // Stage 0: startup. requested = ceil(total x utilization) against free memory.
   const uint64_t total = gpu.total_bytes;
-  const uint64_t ctx = kCudaContext + (tp > 1 && rules >= 1100 ? kNcclPerRank : 0);
+  // NCCL is outside the budget from v0.11 (snapshot after NCCL init, PR #25359) and in the V0
+  // worker; V1 before v0.11 took the snapshot first, so NCCL fell into non-torch memory.
+  const bool nccl_in_budget = tp > 1 && rules < 1100 && !s.v0_engine;
+  const uint64_t ctx = kCudaContext + (tp > 1 && !nccl_in_budget ? kNcclPerRank : 0);
   const uint64_t requested = static_cast<uint64_t>(std::ceil(static_cast<double>(total) * s.gpu_memory_utilization));
   const uint64_t free_at_start = total > ctx + s.other_process_bytes ? total - ctx - s.other_process_bytes : 0;
   VllmGpuPlan g;
@@ -253,7 +338,8 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
   // Stage 2: profile (activation peak, sampler, encoder, non-torch growth).
   const uint64_t mnbt = static_cast<uint64_t>(s.max_num_batched_tokens);
   const uint64_t reqs = static_cast<uint64_t>(std::min(s.max_num_seqs, s.max_num_batched_tokens));
-  const uint64_t fwd = ForwardActivation(spec, mnbt, tp, s.enable_expert_parallel);
+  const uint64_t fwd = ForwardActivation(spec, mnbt, tp, s.enable_expert_parallel,
+                                         static_cast<uint64_t>(s.data_parallel_size), rules);
   const uint64_t sampler = reqs * static_cast<uint64_t>(spec.vocab_size) * kSamplerBytesPerLogit;
   uint64_t encoder = 0;
   if (spec.vision.kind == VisionKind::kQwen25Vl || spec.vision.kind == VisionKind::kQwen3Vl ||
@@ -283,27 +369,37 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
                                    "{}){}", FormatBytes(fwd), mnbt, FormatBytes(sampler), reqs, spec.vocab_size,
                                    kSamplerBytesPerLogit, FormatBytes(encoder),
                                    w->largest_dequantized_layer ? fmt::format(" + one layer dequantized by plain awq {}", FormatBytes(w->largest_dequantized_layer)) : "")});
-  g.non_torch_bytes = kNonTorchBase + (tp > 1 && rules < 1100 ? kNcclPerRank : 0);
-  g.explain.push_back({"non_torch", g.non_torch_bytes, "cuBLAS workspaces and kernel images (+ NCCL before v0.11)"});
+  g.non_torch_bytes = kNonTorchBase + (nccl_in_budget ? kNcclPerRank : tp > 1 && s.v0_engine ? kNonTorchTpExtra : 0);
+  g.explain.push_back({"non_torch", g.non_torch_bytes,
+                       nccl_in_budget ? "cuBLAS workspaces and kernel images + NCCL buffers (V1 before v0.11)"
+                       : tp > 1 && s.v0_engine ? "cuBLAS workspaces and kernel images + V0 all-reduce workspaces"
+                                               : "cuBLAS workspaces and kernel images"});
   if (plan.fits && weights + activation + g.non_torch_bytes > free_at_start) {
     fail("profile", fmt::format("CUDA out of memory during the profile run: weights {} + activation peak {} + "
                                 "non-torch {} exceed the {} free", FormatBytes(weights), FormatBytes(activation),
                                 FormatBytes(g.non_torch_bytes), FormatBytes(free_at_start)));
   }
 
-  // CUDA graphs.
+  // CUDA graphs. From v0.11 the default mode is FULL_AND_PIECEWISE: piecewise graphs for every
+  // capture size plus full graphs for uniform-decode batches up to max_num_seqs ("PIECEWISE=51
+  // (largest=512), FULL=35 (largest=256)"); V0 and v0.10 capture one graph per size.
   uint64_t graph = 0;
   if (!s.enforce_eager) {
-    const int64_t sizes = CaptureSizeCount(rules, s.max_num_seqs, s.max_num_batched_tokens);
-    const int64_t max_capture = std::min<int64_t>(std::min<int64_t>(s.max_num_seqs * 2, 512), s.max_num_batched_tokens);
-    graph = ForwardActivation(spec, static_cast<uint64_t>(max_capture), tp, s.enable_expert_parallel) +
-            static_cast<uint64_t>(sizes) * spec.layers.size() * kGraphBytesPerSizeLayer;
-    g.explain.push_back({"cudagraph", graph, fmt::format("{} capture sizes up to {}: activations of the largest + {} x "
-                                                         "{} layers x {} KiB", sizes, max_capture, sizes,
-                                                         spec.layers.size(), kGraphBytesPerSizeLayer / 1024)});
+    const std::vector<int64_t> sizes = CaptureSizes(rules, s.max_num_seqs, s.max_num_batched_tokens);
+    int64_t graphs = static_cast<int64_t>(sizes.size());
+    if (rules >= 1100 && !s.v0_engine) {
+      graphs += std::count_if(sizes.begin(), sizes.end(), [&](int64_t n) { return n <= s.max_num_seqs; });
+    }
+    const int64_t max_capture = sizes.empty() ? 0 : sizes.back();
+    graph = ForwardActivation(spec, static_cast<uint64_t>(max_capture), tp, s.enable_expert_parallel,
+                              static_cast<uint64_t>(s.data_parallel_size), rules) +
+            static_cast<uint64_t>(graphs) * kGraphBytesPerGraph;
+    g.explain.push_back({"cudagraph", graph, fmt::format("{} graphs over {} capture sizes up to {}: activations of the "
+                                                         "largest + {} x {}", graphs, sizes.size(), max_capture, graphs,
+                                                         FormatBytes(kGraphBytesPerGraph))});
   }
   g.cudagraph_bytes = graph;
-  const uint64_t graph_in_budget = rules >= 2100 ? graph : 0;
+  const uint64_t graph_in_budget = rules >= 2100 && !s.v0_engine ? graph : 0;
 
   // Stage 3: KV cache.
   KvCacheOptions ko;
@@ -368,7 +464,14 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
     const auto cap = KvCapacity(plan.kv_layout, available, ko);
     plan.kv_cache_tokens = cap.kv_cache_tokens;
     plan.max_concurrency = cap.max_concurrency;
-    if (plan.fits && plan.kv_needed_bytes > available) {
+    if (plan.fits && s.v0_engine && static_cast<uint64_t>(s.max_model_len) > plan.kv_cache_tokens) {
+      // V0: raise_if_cache_size_invalid (vllm/worker/worker.py) compares against the whole pool.
+      plan.estimated_max_model_len = static_cast<int64_t>(plan.kv_cache_tokens);
+      fail("kv_cache", fmt::format("The model's max seq len ({}) is larger than the maximum number of tokens that can "
+                                   "be stored in KV cache ({}). Try increasing `gpu_memory_utilization` or decreasing "
+                                   "`max_model_len` when initializing the engine.", s.max_model_len,
+                                   plan.kv_cache_tokens));
+    } else if (plan.fits && !s.v0_engine && plan.kv_needed_bytes > available) {
       plan.estimated_max_model_len = longest_fitting(s.max_model_len);
       fail("kv_cache", fmt::format(
           "To serve at least one request with the model's max seq len ({}), ({:.2f} GiB KV cache is needed, which "
@@ -393,14 +496,7 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
     }
   }
   plan.gpus.assign(static_cast<size_t>(tp), g);
-  plan.command = fmt::format("vllm serve {} --tensor-parallel-size {}{} --max-model-len {} --gpu-memory-utilization {}"
-                             "{}{}{}{}", inv.model, s.tensor_parallel_size,
-                             s.pipeline_parallel_size > 1 ? fmt::format(" --pipeline-parallel-size {}", s.pipeline_parallel_size) : "",
-                             s.max_model_len, s.gpu_memory_utilization,
-                             s.kv_cache_dtype != "auto" ? " --kv-cache-dtype " + s.kv_cache_dtype : "",
-                             s.enforce_eager ? " --enforce-eager" : "",
-                             in.max_num_seqs ? fmt::format(" --max-num-seqs {}", s.max_num_seqs) : "",
-                             in.max_num_batched_tokens ? fmt::format(" --max-num-batched-tokens {}", s.max_num_batched_tokens) : "");
+  plan.command = VllmCommand(inv.repo.empty() ? inv.model : inv.repo, s, in);
   return plan;
 }
 

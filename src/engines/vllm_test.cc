@@ -144,5 +144,46 @@ TEST(Vllm, MoreMemoryNeverShortensTheContext) {
   }
 }
 
+TEST(Vllm, V0EngineProfilesTheWholeContextAsOnePrefill) {
+  // V0 without chunked prefill (max_model_len <= 32768) profiles max_model_len tokens at once:
+  // vLLM printed peak_torch_memory 17.98 GiB with 14.99 GiB of weights for Llama-3.1-8B at
+  // 29,000 tokens on an RTX 3090, and failed its max-length check.
+  const Inventory inv = Catalog("llama-3.1-8b-instruct");
+  VllmSettings s;
+  s.v0_engine = true;
+  s.max_model_len = 29000;
+  auto p = PlanVllm(inv, Gpu("3090"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->resolved.max_num_batched_tokens, 29000);
+  EXPECT_EQ(p->modelled_version, "0.10");
+  EXPECT_NEAR(p->gpus[0].activation_peak_bytes / 1073741824.0, 2.99, 0.03);
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, "kv_cache");
+  EXPECT_EQ(p->failure_message.rfind("The model's max seq len (29000) is larger than the maximum number of tokens", 0), 0u);
+  EXPECT_EQ(p->command.rfind("VLLM_USE_V1=0 vllm serve meta-llama/Llama-3.1-8B-Instruct", 0), 0u) << p->command;
+  // Above 32K of context V0 turns chunked prefill on: 2048 tokens a step.
+  s.max_model_len = 65536;
+  EXPECT_EQ(PlanVllm(inv, Gpu("3090"), s)->resolved.max_num_batched_tokens, 2048);
+  // V0 is gone from 0.11.
+  s.version = "0.11";
+  EXPECT_FALSE(PlanVllm(inv, Gpu("3090"), s).ok());
+}
+
+TEST(Vllm, DataParallelExpertParallelGathersTokensIntoTheMoe) {
+  const Inventory inv = Catalog("qwen3-30b-a3b");
+  VllmSettings s;
+  s.version = "0.10";
+  s.max_model_len = 8192;
+  s.enable_expert_parallel = true;
+  auto one = PlanVllm(inv, Gpu("h100"), s);
+  s.data_parallel_size = 4;
+  auto four = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(one.ok() && four.ok());
+  // Four DP ranks' tokens reach each MoE layer: the fused-MoE caches grow, capped by the chunk.
+  EXPECT_GT(four->gpus[0].activation_peak_bytes, one->gpus[0].activation_peak_bytes);
+  EXPECT_NE(four->command.find("--data-parallel-size 4 --enable-expert-parallel"), std::string::npos);
+  EXPECT_EQ(four->gpu_count, 4);
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -348,6 +348,11 @@ Result<Inventory> InspectModel(std::string_view model_arg, const InspectOptions&
   if (!inv.ok()) return inv.status();
   inv->model = model;
   inv->origin = "catalog:" + entry->id;
+  // Only a real "owner/name" id (inferred entries describe their repo in words).
+  if (entry->repo.find('/') != std::string::npos && entry->repo.find(' ') == std::string::npos &&
+      entry->repo.find('(') == std::string::npos) {
+    inv->repo = entry->repo;
+  }
   inv->notes.insert(inv->notes.begin(),
                     fmt::format("catalog entry {} ({}, {}): {}", entry->id, entry->repo, entry->status, entry->source));
   if (entry->published_parameters > 0) {
