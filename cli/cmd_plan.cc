@@ -48,11 +48,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
       fmt::print(stderr, "vramfit plan: {}\n", s.message());
       return kExitUsage;
     };
-    if (f->engine.rfind("vllm", 0) != 0) {
-      return fail(Status::Unsupported(fmt::format("--engine {}: only vllm is modelled so far", f->engine)));
-    }
-    if (f->engine.size() > 5 && f->engine[4] == '@') f->vllm.settings.version = f->engine.substr(5);
-    VRAMFIT_CLI_CHECK(FinishVllmFlags(&f->vllm));
+    if (Status st = FinishEngineAndVllmFlags(f->engine, &f->vllm); !st.ok()) return fail(st);
     if (!f->other_memory.empty()) {
       auto b = ParseMemorySize(f->other_memory);
       if (!b.ok()) return fail(b.status());

@@ -30,6 +30,7 @@ std::function<int()> SetupModels(CLI::App* app);
 std::function<int()> SetupGpus(CLI::App* app);
 std::function<int()> SetupPlan(CLI::App* app);
 std::function<int()> SetupCheck(CLI::App* app);
+std::function<int()> SetupFit(CLI::App* app);
 // The vLLM command line given to `check` after "--".
 void SetCheckCommand(std::vector<std::string> command);
 

@@ -20,6 +20,8 @@ const vramfit::cli::Command kCommands[] = {
      vramfit::cli::SetupPlan},
     {"check", "Check a real vLLM command line: exit 0 if it will start, 1 if it will fail (give it after --)",
      vramfit::cli::SetupCheck},
+    {"fit", "Find the vLLM settings that fit: longest context, most concurrency or fewest GPUs, as a command line",
+     vramfit::cli::SetupFit},
     {"gpus", "List the embedded GPU catalog (memory as CUDA reports it)", vramfit::cli::SetupGpus},
 };
 

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <algorithm>
+
 #include "vramfit/gpu.h"
 
 namespace vramfit::cli {
@@ -70,25 +72,55 @@ Status ReadJsonInts(const std::string& flag, const std::string& text, std::vecto
 
 }  // namespace
 
+Status FinishEngineAndVllmFlags(const std::string& engine, VllmFlags* f) {
+  if (engine.rfind("vllm", 0) != 0 || (engine.size() > 4 && engine[4] != '@')) {
+    return Status::Unsupported(fmt::format("--engine {}: only vllm (or vllm@X.Y) is modelled so far", engine));
+  }
+  if (engine.size() > 5) f->settings.version = engine.substr(5);
+  return FinishVllmFlags(f);
+}
+
+Result<int64_t> ParseHumanInt(const std::string& flag, const std::string& text) {
+  // vLLM's human_readable_int (vllm/engine/arg_utils.py): lower-case suffixes are decimal
+  // (25.6k = 25,600), upper-case binary (16K = 16,384, whole numbers only).
+  auto bad = [&]() {
+    return Status::InvalidArgument(fmt::format(
+        "{} \"{}\": expected a positive whole number of tokens, e.g. 32768, 128k (128,000) or 128K (131,072)", flag, text));
+  };
+  if (text.empty() || text.size() > 24) return bad();
+  std::string num = text;
+  double mult = 1;
+  bool binary = false;
+  switch (num.back()) {
+    case 'k': mult = 1e3; break;
+    case 'm': mult = 1e6; break;
+    case 'g': mult = 1e9; break;
+    case 'K': mult = 1024; binary = true; break;
+    case 'M': mult = 1048576; binary = true; break;
+    case 'G': mult = 1073741824; binary = true; break;
+    default: break;
+  }
+  if (mult != 1) num.pop_back();
+  const bool has_dot = num.find('.') != std::string::npos;
+  if (num.empty() || (has_dot && (binary || mult == 1)) ||
+      num.find_first_not_of("0123456789.") != std::string::npos || num.front() == '.' || num.back() == '.' ||
+      std::count(num.begin(), num.end(), '.') > 1) {
+    return bad();
+  }
+  const double v = std::stod(num) * mult;
+  if (!(v >= 1) || v > 9e15) return bad();
+  return static_cast<int64_t>(v);
+}
+
 Status FinishVllmFlags(VllmFlags* f) {
   VllmSettings& s = f->settings;
   if (!f->max_model_len.empty()) {
     if (f->max_model_len == "auto" || f->max_model_len == "-1") {
       s.max_model_len = -1;
     } else {
-      // vLLM also accepts 128k / 1m.
-      std::string t = f->max_model_len;
-      int64_t mult = 1;
-      if (!t.empty() && (t.back() == 'k' || t.back() == 'K')) { mult = 1024; t.pop_back(); }
-      else if (!t.empty() && (t.back() == 'm' || t.back() == 'M')) { mult = 1024 * 1024; t.pop_back(); }
-      try {
-        size_t used = 0;
-        s.max_model_len = std::stoll(t, &used) * mult;
-        if (used != t.size() || s.max_model_len <= 0) throw std::invalid_argument("");
-      } catch (...) {
-        return Status::InvalidArgument(fmt::format("--max-model-len \"{}\": expected a positive number of tokens, 128k, or auto",
-                                                   f->max_model_len));
-      }
+      auto n = ParseHumanInt("--max-model-len", f->max_model_len);
+      if (!n.ok()) return Status::InvalidArgument(n.status().message() + ", or auto");
+      s.max_model_len = *n;
     }
   }
   if (!f->kv_cache_memory.empty()) {

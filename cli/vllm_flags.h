@@ -25,6 +25,13 @@ void AddVllmFlags(CLI::App* app, VllmFlags* flags);
 // Resolves the string-valued flags into flags->settings; kInvalidArgument names the flag.
 Status FinishVllmFlags(VllmFlags* flags);
 
+// `--engine vllm` or `vllm@X.Y` into flags->settings.version, then FinishVllmFlags.
+// kUnsupported for another engine.
+Status FinishEngineAndVllmFlags(const std::string& engine, VllmFlags* flags);
+
+// A token count as vLLM parses it: 32768, 25.6k (decimal), 16K (binary). Names `flag` in errors.
+Result<int64_t> ParseHumanInt(const std::string& flag, const std::string& text);
+
 // vLLM accepts -tp/-pp/-dp; CLI11 reads "-tp" as "-t -p". Rewrites them to long forms.
 std::vector<std::string> RewriteShortVllmFlags(std::vector<std::string> args);
 

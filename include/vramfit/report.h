@@ -9,6 +9,7 @@
 
 #include "vramfit/advice.h"
 #include "vramfit/catalog.h"
+#include "vramfit/fit.h"
 #include "vramfit/inventory.h"
 
 namespace vramfit {
@@ -34,6 +35,19 @@ struct PlanReportOptions {
 std::string RenderPlanText(const VllmPlan& plan, const std::vector<Advice>& advice, const PlanReportOptions& options);
 // JSON (schema vramfit.plan/1) with the keys of docs/cli.md.
 std::string RenderPlanJson(const VllmPlan& plan, const std::vector<Advice>& advice, const PlanReportOptions& options);
+
+struct FitReportOptions {
+  FitGoal goal = FitGoal::kContext;
+};
+
+// `vramfit fit`: the Pareto table, best first, and the chosen row's command; JSON (schema
+// vramfit.fit/1) with best{}, options[] and nearest{} (when the goal cannot be met).
+std::string RenderFitText(const FitResult& result, const FitReportOptions& options);
+std::string RenderFitJson(const FitResult& result, const FitReportOptions& options);
+
+// `vramfit fit MODEL --gpus-table`: longest context per catalog card and count.
+std::string RenderGpusTableText(const std::vector<GpusTableRow>& rows, const std::string& model, uint64_t plans);
+std::string RenderGpusTableJson(const std::vector<GpusTableRow>& rows, const std::string& model, uint64_t plans);
 
 }  // namespace vramfit
 

@@ -5,16 +5,14 @@
 
 #include "vramfit/advice.h"
 
+#include "testutil/catalog.h"
+
 namespace vramfit {
 namespace {
 
-Inventory Catalog(const char* id) {
-  auto inv = InspectModel(id, {});
-  EXPECT_TRUE(inv.ok()) << id;
-  return *inv;
-}
+using testutil::Catalog;
 
-GpuSpec Gpu(const char* name) { return *FindGpu(name); }
+using testutil::Gpu;
 
 TEST(Vllm, Qwen3_4bAwqAt256kFailsAtKvWithTheEstimate) {
   const Inventory inv = Catalog("qwen3-4b-instruct-2507-awq");

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/units.h"
+#include "report/settings_json.h"
 #include "vramfit/report.h"
 
 namespace vramfit {
@@ -88,14 +89,7 @@ std::string RenderPlanJson(const VllmPlan& p, const std::vector<Advice>& advice,
   j["kv_needed_bytes"] = p.kv_needed_bytes;
   j["kv_block_size"] = p.kv_layout.block_size;
   j["kv_groups"] = p.kv_layout.groups.size();
-  j["settings"] = {{"tensor_parallel_size", p.resolved.tensor_parallel_size},
-                   {"pipeline_parallel_size", p.resolved.pipeline_parallel_size},
-                   {"max_model_len", p.resolved.max_model_len},
-                   {"gpu_memory_utilization", p.resolved.gpu_memory_utilization},
-                   {"kv_cache_dtype", p.resolved.kv_cache_dtype},
-                   {"max_num_seqs", p.resolved.max_num_seqs},
-                   {"max_num_batched_tokens", p.resolved.max_num_batched_tokens},
-                   {"enforce_eager", p.resolved.enforce_eager}};
+  j["settings"] = report::SettingsJson(p.resolved);
   nlohmann::ordered_json adv = nlohmann::ordered_json::array();
   for (const Advice& a : advice) adv.push_back({{"change", a.change}, {"effect", a.effect}, {"cost", a.cost}, {"command", a.plan.command}});
   j["advice"] = std::move(adv);

@@ -1,0 +1,128 @@
+// `vramfit fit MODEL --gpu NAME [--goal context|concurrency|gpus] [vLLM flags]`: the settings
+// that fit, as a Pareto table and a `vllm serve` command; `--gpus-table` for every catalog card.
+// Flags given in vLLM's spelling are kept fixed; everything else is searched.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "commands.h"
+#include "vllm_flags.h"
+#include "vramfit/fit.h"
+#include "vramfit/gpu.h"
+#include "vramfit/inventory.h"
+#include "vramfit/report.h"
+
+namespace vramfit::cli {
+
+Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory);  // cmd_plan.cc
+
+std::function<int()> SetupFit(CLI::App* app) {
+  struct Flags {
+    std::string model, gpu, gpu_memory, engine = "vllm", goal = "context", min_context;
+    int gpus = 0;
+    double min_concurrency = 1;
+    bool no_eager = false, no_variants = false, gpus_table = false, json = false;
+    VllmFlags vllm;
+  };
+  auto f = std::make_shared<Flags>();
+  app->add_option("MODEL", f->model, "Checkpoint directory, config.json, .safetensors or catalog id")->required();
+  app->add_option("--gpu", f->gpu, "GPU name or alias (see `vramfit gpus`); with --goal gpus, limits the search to it");
+  app->add_option("--gpu-memory", f->gpu_memory, "GPU memory as CUDA reports it, e.g. 24GiB");
+  app->add_option("--gpus", f->gpus, "GPUs available (default 1); with --goal gpus or --gpus-table the most tried (default 8)");
+  app->add_option("--goal", f->goal, "context: longest context at --min-concurrency; concurrency: most requests at "
+                                     "--min-context; gpus: fewest cards serving --min-context x --min-concurrency")
+      ->check(CLI::IsMember({"context", "concurrency", "gpus"}));
+  app->add_option("--min-context", f->min_context, "Context the answer must reach (tokens, 128k, 128K)");
+  app->add_option("--min-concurrency", f->min_concurrency, "Full-length requests served at once (default 1)");
+  app->add_flag("--no-eager", f->no_eager, "Keep CUDA graphs: never propose --enforce-eager (speed matters)");
+  app->add_flag("--no-variants", f->no_variants, "Do not try the catalog's other quantizations of the model");
+  app->add_flag("--gpus-table", f->gpus_table, "For every catalog GPU and count up to --gpus (8): the longest context");
+  app->add_option("--engine", f->engine, "vllm or vllm@X.Y (default: the newest modelled release)");
+  app->add_flag("--json", f->json, "Print JSON (schema vramfit.fit/1)");
+  AddVllmFlags(app, &f->vllm);
+  app->footer("vLLM flags given here are kept fixed; the others are searched. Every row is a plan that fits, and the\n"
+              "printed command passes `vramfit check`.\n"
+              "  vramfit fit Qwen/Qwen3-8B --gpu 4090\n"
+              "  vramfit fit qwen3-4b-instruct-2507-awq --gpu 4090 --goal concurrency --min-context 32768\n"
+              "  vramfit fit qwen3-30b-a3b --goal gpus --min-context 128K --min-concurrency 4\n"
+              "  vramfit fit qwen3-8b --gpus-table");
+  return [f, app]() {
+    auto fail = [](const Status& s) {
+      fmt::print(stderr, "vramfit fit: {}\n", s.message());
+      return kExitUsage;
+    };
+    if (Status st = FinishEngineAndVllmFlags(f->engine, &f->vllm); !st.ok()) return fail(st);
+    FitRequest req;
+    req.base = f->vllm.settings;
+    auto given = [&](const char* name) { return app->get_option(name)->count() > 0; };
+    req.fixed.tensor_parallel = given("--tensor-parallel-size");
+    req.fixed.pipeline_parallel = given("--pipeline-parallel-size");
+    req.fixed.max_model_len = given("--max-model-len") && req.base.max_model_len > 0;
+    req.fixed.kv_cache_dtype = given("--kv-cache-dtype");
+    req.fixed.enforce_eager = given("--enforce-eager");
+    req.fixed.gpu_memory_utilization = given("--gpu-memory-utilization");
+    req.fixed.max_num_batched_tokens = given("--max-num-batched-tokens");
+    req.fixed.max_num_seqs = given("--max-num-seqs");
+    if (req.base.max_model_len == -1) req.base.max_model_len = 0;  // auto is what fit does anyway
+    req.goal = f->goal == "gpus" ? FitGoal::kGpus : f->goal == "concurrency" ? FitGoal::kConcurrency : FitGoal::kContext;
+    req.no_eager = f->no_eager;
+    req.min_concurrency = f->min_concurrency;
+    if (!f->min_context.empty()) {
+      auto n = ParseHumanInt("--min-context", f->min_context);
+      if (!n.ok()) return fail(n.status());
+      req.min_context = *n;
+    }
+    const bool search_cards = req.goal == FitGoal::kGpus || f->gpus_table;
+    if (f->gpus < 0 || f->gpus > 64) return fail(Status::InvalidArgument(fmt::format("--gpus {}: expected 1 to 64", f->gpus)));
+    req.max_gpus = f->gpus > 0 ? f->gpus : search_cards ? 8 : 1;
+    if (!f->gpu.empty() || !f->gpu_memory.empty()) {
+      auto gpu = ResolveGpu(f->gpu, f->gpu_memory);
+      if (!gpu.ok()) return fail(gpu.status());
+      req.cards.push_back(*gpu);
+    } else if (search_cards) {
+      auto all = GpuCatalog();
+      if (!all.ok()) return fail(all.status());
+      for (const GpuSpec& g : *all) {
+        if (g.vendor == "nvidia") req.cards.push_back(g);  // the planner models CUDA
+      }
+    } else {
+      return fail(Status::InvalidArgument("--gpu NAME or --gpu-memory SIZE is required (or --goal gpus to search the "
+                                          "catalog; see `vramfit gpus`)"));
+    }
+    auto inv = InspectModel(f->model, {});
+    if (!inv.ok()) return fail(inv.status());
+    const auto started = std::chrono::steady_clock::now();
+    if (f->gpus_table) {
+      uint64_t plans = 0;
+      auto rows = FitGpusTable(*inv, req.cards, req.max_gpus, req.base, &plans);
+      if (!rows.ok()) return fail(rows.status());
+      const std::string out = f->json ? RenderGpusTableJson(*rows, f->model, plans) : RenderGpusTableText(*rows, f->model, plans);
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      return kExitOk;
+    }
+    std::vector<Inventory> variants;
+    if (!f->no_variants && inv->origin.rfind("catalog:", 0) == 0) {
+      for (const std::string& id : CatalogVariants(f->model)) {
+        auto v = InspectModel(id, {});
+        if (v.ok() && v->has_spec) variants.push_back(std::move(*v));
+      }
+    }
+    std::vector<FitModel> models = {{f->model, &*inv}};
+    for (const Inventory& v : variants) models.push_back({v.origin.substr(8), &v});
+    auto result = FitVllm(models, req);
+    if (!result.ok()) return fail(result.status());
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!f->json) {
+      fmt::print(stderr, "searched {} model(s) on {} card type(s): {} plans in {:.2f} s\n", models.size(),
+                 req.cards.size(), result->plans, secs);
+    }
+    FitReportOptions o;
+    o.goal = req.goal;
+    const std::string out = f->json ? RenderFitJson(*result, o) : RenderFitText(*result, o);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return result->met ? kExitOk : kExitCheckFails;
+  };
+}
+
+}  // namespace vramfit::cli

@@ -1,0 +1,455 @@
+// The fit search (see vramfit/fit.h). Every candidate is a full PlanVllm; the longest context
+// is found by binary search on the plan's own verdict, so the answer agrees exactly with what
+// `vramfit plan` and `vramfit check` say of the emitted command.
+#include "vramfit/fit.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/units.h"
+#include "vramfit/catalog.h"
+#include "vramfit/vllm_weights.h"
+
+namespace vramfit {
+namespace {
+
+using core::GroupDigits;
+
+// The knobs a row may turn away from vLLM's defaults, each with what it gives up.
+struct Knobs {
+  bool fp8_kv = false;
+  bool eager = false;
+  bool high_utilization = false;  // 0.95
+  bool small_batch = false;       // --max-num-batched-tokens 2048 where the default is larger
+  bool few_seqs = false;          // --max-num-seqs 64
+};
+
+struct Layout {
+  int64_t tp = 1, pp = 1;
+};
+
+// Searches one model; shares the request and the counters.
+class Searcher {
+ public:
+  Searcher(const FitModel& m, const std::string& first_model, const FitRequest& r, uint64_t* plans)
+      : model_(m), first_model_(first_model), req_(r), plans_(plans), profile_(ProfileVllmWeights(*m.inventory)) {}
+
+  int64_t ModelMax() const {
+    const ModelSpec& s = model_.inventory->spec;
+    return s.max_position_embeddings > 0 ? s.max_position_embeddings : 4096;
+  }
+
+  std::vector<Layout> Layouts(int count, bool exact) const {
+    std::vector<Layout> out;
+    for (int64_t tp = 1; tp <= count; ++tp) {
+      if (req_.fixed.tensor_parallel && tp != req_.base.tensor_parallel_size) continue;
+      for (int64_t pp = 1; tp * pp <= count; ++pp) {
+        if (req_.fixed.pipeline_parallel && pp != req_.base.pipeline_parallel_size) continue;
+        if (exact && tp * pp != count) continue;
+        if (pp > static_cast<int64_t>(model_.inventory->spec.layers.size())) continue;
+        out.push_back({tp, pp});
+      }
+    }
+    return out;
+  }
+
+  std::vector<Knobs> KnobGrid(const GpuSpec& gpu) const {
+    std::vector<Knobs> out;
+    const bool fp8_ok = !req_.fixed.kv_cache_dtype && req_.base.kv_cache_dtype == "auto";
+    const bool eager_ok = !req_.fixed.enforce_eager && !req_.no_eager && !req_.base.enforce_eager;
+    const bool util_ok = !req_.fixed.gpu_memory_utilization;
+    const bool batch_ok = !req_.fixed.max_num_batched_tokens;
+    const bool seqs_ok = !req_.fixed.max_num_seqs;
+    (void)gpu;
+    for (int f = 0; f <= (fp8_ok ? 1 : 0); ++f)
+      for (int e = 0; e <= (eager_ok ? 1 : 0); ++e)
+        for (int u = 0; u <= (util_ok ? 1 : 0); ++u)
+          for (int b = 0; b <= (batch_ok ? 1 : 0); ++b)
+            for (int q = 0; q <= (seqs_ok ? 1 : 0); ++q) out.push_back({f == 1, e == 1, u == 1, b == 1, q == 1});
+    return out;
+  }
+
+  // Settings for a layout and knobs (max_model_len left to the caller). nullopt when a knob
+  // changes nothing (e.g. a small batch where the default is already 2048).
+  std::optional<VllmSettings> Apply(const Layout& l, const Knobs& k, const GpuSpec& gpu) const {
+    VllmSettings s = req_.base;
+    s.tensor_parallel_size = l.tp;
+    s.pipeline_parallel_size = l.pp;
+    if (k.fp8_kv) s.kv_cache_dtype = "fp8";
+    if (k.eager) s.enforce_eager = true;
+    if (k.high_utilization) {
+      const double dflt = DefaultUtilization();
+      if (s.gpu_memory_utilization != 0 || dflt >= 0.95) return std::nullopt;
+      s.gpu_memory_utilization = 0.95;
+    }
+    const bool big = gpu.total_bytes >= (70ull << 30);  // vLLM's defaults would be 8192 / 1024
+    if (k.small_batch) {
+      if (s.max_num_batched_tokens != 0 || !big) return std::nullopt;
+      s.max_num_batched_tokens = 2048;
+    }
+    if (k.few_seqs) {
+      if (s.max_num_seqs != 0) return std::nullopt;
+      s.max_num_seqs = 64;
+    }
+    return s;
+  }
+
+  double DefaultUtilization() const {
+    if (req_.base.version.empty()) return 0.92;
+    auto v = ParseVllmVersion(req_.base.version);
+    return v.ok() && *v >= 2100 ? 0.92 : 0.9;
+  }
+
+  Result<VllmPlan> Plan(const GpuSpec& gpu, const VllmSettings& s) {
+    ++*plans_;
+    return PlanVllm(*model_.inventory, *profile_, gpu, s);
+  }
+
+  // Fits, and `concurrency` full-length requests fit in the KV cache and in max_num_seqs.
+  bool Serves(const VllmPlan& p, double concurrency) const {
+    return p.fits && p.max_concurrency + 1e-9 >= concurrency &&
+           static_cast<double>(p.resolved.max_num_seqs) + 1e-9 >= concurrency;
+  }
+
+  // The longest max_model_len in [1, hi] whose plan fits and serves `concurrency` full-length
+  // requests; 0 when none. Monotone: a longer context needs more KV and leaves less concurrency.
+  int64_t Longest(const GpuSpec& gpu, VllmSettings s, int64_t hi, double concurrency, std::optional<VllmPlan>* out) {
+    auto ok = [&](int64_t len, std::optional<VllmPlan>* keep) {
+      s.max_model_len = len;
+      auto p = Plan(gpu, s);
+      if (!p.ok() || !Serves(*p, concurrency)) return false;
+      *keep = std::move(*p);
+      return true;
+    };
+    s.max_model_len = hi;
+    auto first = Plan(gpu, s);
+    if (!first.ok()) return 0;
+    if (Serves(*first, concurrency)) {
+      *out = std::move(*first);
+      return hi;
+    }
+    // Start-up and load failures do not depend on the context.
+    if (!first->fits && (first->failure_stage == "startup" || first->failure_stage == "load")) return 0;
+    int64_t lo = 0, top = hi - 1;
+    if (first->estimated_max_model_len > 0) {
+      // vLLM's own estimate bounds the answer; for one request it is the answer.
+      top = std::min<int64_t>(top, first->estimated_max_model_len);
+      if (ok(top, out)) return top;
+      --top;
+    }
+    while (lo < top) {
+      const int64_t mid = lo + (top - lo + 1) / 2;
+      std::optional<VllmPlan> p;
+      if (ok(mid, &p)) {
+        lo = mid;
+        *out = std::move(p);
+      } else {
+        top = mid - 1;
+      }
+    }
+    if (lo > 0 && (!*out || (*out)->max_model_len != lo)) ok(lo, out);
+    return lo;
+  }
+
+  FitOption Make(const GpuSpec& gpu, const Layout& l, const Knobs& k, VllmPlan plan) const {
+    FitOption o;
+    o.model = model_.name;
+    o.gpu = gpu;
+    o.gpus = static_cast<int>(l.tp * l.pp);
+    o.settings = plan.resolved;
+    o.context = plan.max_model_len;
+    o.concurrency = plan.max_concurrency;
+    o.served = std::min(plan.max_concurrency, static_cast<double>(plan.resolved.max_num_seqs));
+    o.command = plan.command;
+    if (model_.name != first_model_) o.given_up.push_back("model variant " + model_.name);
+    if (k.fp8_kv) o.given_up.push_back("--kv-cache-dtype fp8 (a small accuracy cost)");
+    if (k.eager) o.given_up.push_back("--enforce-eager (slower decoding)");
+    if (k.high_utilization) o.given_up.push_back("--gpu-memory-utilization 0.95 (less headroom)");
+    if (k.small_batch) o.given_up.push_back("--max-num-batched-tokens 2048 (slower prefill)");
+    if (k.few_seqs) o.given_up.push_back("--max-num-seqs 64 (fewer requests at once)");
+    o.plan = std::move(plan);
+    return o;
+  }
+
+ private:
+  const FitModel& model_;
+  std::string first_model_;
+  const FitRequest& req_;
+  uint64_t* plans_;
+  std::shared_ptr<const VllmWeightProfile> profile_;
+};
+
+// a dominates b: no worse on context, requests served, GPUs (and their memory) and the number
+// of things given up, better on one.
+bool Dominates(const FitOption& a, const FitOption& b) {
+  const uint64_t ma = a.gpu.total_bytes * static_cast<uint64_t>(a.gpus);
+  const uint64_t mb = b.gpu.total_bytes * static_cast<uint64_t>(b.gpus);
+  const bool no_worse = a.context >= b.context && a.served + 1e-9 >= b.served && a.gpus <= b.gpus && ma <= mb &&
+                        a.given_up.size() <= b.given_up.size();
+  const bool better = a.context > b.context || a.served > b.served + 1e-9 || a.gpus < b.gpus || ma < mb ||
+                      a.given_up.size() < b.given_up.size();
+  return no_worse && better;
+}
+
+std::vector<FitOption> Pareto(std::vector<FitOption> all) {
+  std::vector<FitOption> out;
+  for (size_t i = 0; i < all.size(); ++i) {
+    bool dominated = false;
+    for (size_t j = 0; j < all.size() && !dominated; ++j) {
+      if (i == j) continue;
+      dominated = Dominates(all[j], all[i]) ||
+                  // identical rows: keep the first
+                  (j < i && !Dominates(all[i], all[j]) && all[j].context == all[i].context &&
+                   std::abs(all[j].served - all[i].served) < 1e-9 && all[j].gpus == all[i].gpus &&
+                   all[j].gpu.total_bytes == all[i].gpu.total_bytes && all[j].given_up == all[i].given_up);
+    }
+    if (!dominated) out.push_back(all[i]);
+  }
+  return out;
+}
+
+std::string CardText(const FitOption& o) { return fmt::format("{} x {}", o.gpus, o.gpu.id); }
+
+}  // namespace
+
+std::vector<std::string> CatalogVariants(const std::string& name) {
+  auto me = FindCatalogModel(name);
+  auto all = CatalogModels();
+  if (!me.ok() || !all.ok()) return {};
+  // The family root: follow base links up.
+  auto root_of = [&](const CatalogModel& m) {
+    std::string id = m.id, base = m.base;
+    for (int guard = 0; !base.empty() && guard < 8; ++guard) {
+      auto b = std::find_if(all->begin(), all->end(), [&](const CatalogModel& x) { return x.id == base; });
+      if (b == all->end()) break;
+      id = b->id;
+      base = b->base;
+    }
+    return id;
+  };
+  const std::string root = root_of(*me);
+  std::vector<std::string> out;
+  for (const CatalogModel& m : *all) {
+    if (m.id != me->id && root_of(m) == root) out.push_back(m.id);
+  }
+  return out;
+}
+
+Result<FitResult> FitVllm(const std::vector<FitModel>& models, const FitRequest& req) {
+  if (models.empty() || models[0].inventory == nullptr) return Status::InvalidArgument("fit: no model to search");
+  if (req.cards.empty()) return Status::InvalidArgument("fit: no GPU to search (--gpu NAME, or --goal gpus)");
+  if (req.max_gpus < 1 || req.max_gpus > 64) {
+    return Status::InvalidArgument(fmt::format("--gpus {}: expected 1 to 64", req.max_gpus));
+  }
+  if (req.min_concurrency <= 0 || !std::isfinite(req.min_concurrency)) {
+    return Status::InvalidArgument(fmt::format("--min-concurrency {}: expected a positive number", req.min_concurrency));
+  }
+  if (req.min_context < 0) return Status::InvalidArgument(fmt::format("--min-context {}: must be positive", req.min_context));
+  for (const FitModel& m : models) {
+    if (!m.inventory->has_spec) return Status::InvalidArgument(fmt::format("{}: fit needs the model's config.json", m.name));
+  }
+  // The requested settings must be plannable at all (vLLM's own errors, e.g. a TP that does not
+  // divide the heads), or the search would silently answer a different question.
+  {
+    VllmSettings probe = req.base;
+    if (probe.max_model_len <= 0) probe.max_model_len = 0;
+    auto p = PlanVllm(*models[0].inventory, req.cards[0], probe);
+    if (!p.ok()) return p.status();
+  }
+
+  {
+    const ModelSpec& spec = models[0].inventory->spec;
+    const int64_t model_max = spec.max_position_embeddings > 0 ? spec.max_position_embeddings : 4096;
+    if (req.min_context > model_max && !req.base.allow_long_max_model_len) {
+      return Status::InvalidArgument(fmt::format(
+          "--min-context {} is beyond the model's maximum length ({}, max_position_embeddings in config.json); vLLM "
+          "refuses a longer --max-model-len unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (--allow-long-max-model-len)",
+          req.min_context, model_max));
+    }
+  }
+  FitResult result;
+  std::vector<FitOption> met, any;
+  const double conc = req.min_concurrency;
+  for (const FitModel& m : models) {
+    Searcher s(m, models[0].name, req, &result.plans);
+    const int64_t model_max = s.ModelMax();
+    // The context the other goals must serve: --max-model-len, else --min-context, else the model's.
+    int64_t target = req.fixed.max_model_len && req.base.max_model_len > 0 ? req.base.max_model_len
+                     : req.min_context > 0                                 ? req.min_context
+                                                                           : model_max;
+    if (target > model_max && !req.base.allow_long_max_model_len) target = model_max;
+    for (const GpuSpec& gpu : req.cards) {
+      if (req.goal == FitGoal::kGpus) {
+        for (int count = 1; count <= req.max_gpus; ++count) {
+          bool found = false;
+          for (const Layout& l : s.Layouts(count, true)) {
+            for (const Knobs& k : s.KnobGrid(gpu)) {
+              auto settings = s.Apply(l, k, gpu);
+              if (!settings) continue;
+              settings->max_model_len = target;
+              auto p = s.Plan(gpu, *settings);
+              if (!p.ok()) break;  // layout rejected by vLLM's rules: no knob changes that
+              if (p->fits) {
+                FitOption o = s.Make(gpu, l, k, *p);
+                if (s.Serves(*p, conc)) {
+                  met.push_back(o);
+                  found = true;
+                } else {
+                  any.push_back(o);
+                }
+              } else if (p->failure_stage == "kv_cache" && p->estimated_max_model_len > 0) {
+                settings->max_model_len = p->estimated_max_model_len;
+                auto q = s.Plan(gpu, *settings);
+                if (q.ok() && q->fits) any.push_back(s.Make(gpu, l, k, *q));
+              }
+            }
+          }
+          if (found) break;  // fewer cards of this kind already serve it
+        }
+        continue;
+      }
+      for (const Layout& l : s.Layouts(req.max_gpus, false)) {
+        for (const Knobs& k : s.KnobGrid(gpu)) {
+          auto settings = s.Apply(l, k, gpu);
+          if (!settings) continue;
+          if (req.goal == FitGoal::kContext) {
+            const int64_t hi = req.fixed.max_model_len && req.base.max_model_len > 0 ? req.base.max_model_len : model_max;
+            std::optional<VllmPlan> plan;
+            const int64_t len = s.Longest(gpu, *settings, hi, conc, &plan);
+            if (len > 0 && plan) {
+              FitOption o = s.Make(gpu, l, k, std::move(*plan));
+              (o.context >= req.min_context ? met : any).push_back(std::move(o));
+            } else {
+              std::optional<VllmPlan> one;
+              if (s.Longest(gpu, *settings, hi, 1, &one) > 0 && one) any.push_back(s.Make(gpu, l, k, std::move(*one)));
+            }
+          } else {  // concurrency at the target context
+            settings->max_model_len = target;
+            auto p = s.Plan(gpu, *settings);
+            if (!p.ok()) break;
+            if (p->fits) {
+              FitOption o = s.Make(gpu, l, k, *p);
+              (s.Serves(*p, conc) ? met : any).push_back(std::move(o));
+            } else {
+              std::optional<VllmPlan> one;
+              if (s.Longest(gpu, *settings, target, 1, &one) > 0 && one) any.push_back(s.Make(gpu, l, k, std::move(*one)));
+            }
+          }
+        }
+      }
+    }
+  }
+
+  auto rank = [&](std::vector<FitOption>* v) {
+    std::stable_sort(v->begin(), v->end(), [&](const FitOption& a, const FitOption& b) {
+      const uint64_t ma = a.gpu.total_bytes * static_cast<uint64_t>(a.gpus);
+      const uint64_t mb = b.gpu.total_bytes * static_cast<uint64_t>(b.gpus);
+      switch (req.goal) {
+        case FitGoal::kContext:
+          if (a.context != b.context) return a.context > b.context;
+          break;
+        case FitGoal::kConcurrency:
+          if (std::abs(a.served - b.served) > 1e-9) return a.served > b.served;
+          break;
+        case FitGoal::kGpus:
+          if (a.gpus != b.gpus) return a.gpus < b.gpus;
+          if (ma != mb) return ma < mb;
+          break;
+      }
+      if (a.given_up.size() != b.given_up.size()) return a.given_up.size() < b.given_up.size();
+      if (a.gpus != b.gpus) return a.gpus < b.gpus;
+      if (ma != mb) return ma < mb;
+      if (std::abs(a.concurrency - b.concurrency) > 1e-9) return a.concurrency > b.concurrency;
+      return a.context > b.context;
+    });
+  };
+  if (!met.empty()) {
+    result.met = true;
+    result.options = Pareto(std::move(met));
+    rank(&result.options);
+    if (result.options.size() > req.max_options) result.options.resize(req.max_options);
+    return result;
+  }
+  // Not met: say so, with the nearest thing that fits.
+  std::string card = req.goal == FitGoal::kGpus ? fmt::format("up to {} of any catalog card", req.max_gpus)
+                                                : fmt::format("{} x {}", req.max_gpus, req.cards[0].id);
+  if (req.cards.size() == 1 && req.goal == FitGoal::kGpus) card = fmt::format("up to {} x {}", req.max_gpus, req.cards[0].id);
+  if (!any.empty()) {
+    FitGoal g = req.goal;
+    std::stable_sort(any.begin(), any.end(), [&](const FitOption& a, const FitOption& b) {
+      if (g != FitGoal::kConcurrency && a.context != b.context) return a.context > b.context;
+      if (g == FitGoal::kConcurrency && std::abs(a.served - b.served) > 1e-9) return a.served > b.served;
+      if (a.given_up.size() != b.given_up.size()) return a.given_up.size() < b.given_up.size();
+      if (a.gpus != b.gpus) return a.gpus < b.gpus;
+      return a.served > b.served;
+    });
+    result.nearest = any[0];
+  }
+  const std::string nearest =
+      result.nearest ? fmt::format("{} tokens at {:.2f}x concurrency on {} is the nearest that fits",
+                                   GroupDigits(static_cast<uint64_t>(result.nearest->context)), result.nearest->concurrency,
+                                   CardText(*result.nearest))
+                     : std::string("nothing fits at all, not even one short request");
+  switch (req.goal) {
+    case FitGoal::kContext:
+      result.unmet = fmt::format("no context >= {} tokens{} fits on {}; {}", GroupDigits(static_cast<uint64_t>(req.min_context)),
+                                 conc > 1 ? fmt::format(" at {:g}x concurrency", conc) : "", card, nearest);
+      break;
+    case FitGoal::kConcurrency:
+      result.unmet = fmt::format("no setting serves {:g}x concurrency at {} tokens on {}; {}", conc,
+                                 GroupDigits(static_cast<uint64_t>(req.fixed.max_model_len && req.base.max_model_len > 0
+                                                                       ? req.base.max_model_len
+                                                                       : req.min_context > 0 ? req.min_context : 0)),
+                                 card, nearest);
+      break;
+    case FitGoal::kGpus:
+      result.unmet = fmt::format("no GPU count serves {} tokens at {:g}x concurrency on {}; {}",
+                                 req.min_context > 0 ? GroupDigits(static_cast<uint64_t>(req.min_context)) : std::string("the model's full context"),
+                                 conc, card, nearest);
+      break;
+  }
+  return result;
+}
+
+Result<std::vector<GpusTableRow>> FitGpusTable(const Inventory& inv, const std::vector<GpuSpec>& cards, int max_count,
+                                               const VllmSettings& base, uint64_t* plans) {
+  if (!inv.has_spec) return Status::InvalidArgument("--gpus-table needs the model's config.json");
+  if (max_count < 1 || max_count > 64) return Status::InvalidArgument(fmt::format("--gpus {}: expected 1 to 64", max_count));
+  const auto profile = ProfileVllmWeights(inv);
+  std::vector<GpusTableRow> rows;
+  for (const GpuSpec& gpu : cards) {
+    GpusTableRow row;
+    row.gpu = gpu;
+    for (int count = 1; count <= max_count; ++count) {
+      int64_t best = -1;
+      std::string best_layout;
+      // Tensor parallel over all cards, else stages: tp x pp = count, tp as large as is valid.
+      for (int64_t tp = count; tp >= 1; --tp) {
+        if (count % tp != 0) continue;
+        VllmSettings s = base;
+        s.tensor_parallel_size = tp;
+        s.pipeline_parallel_size = count / tp;
+        s.max_model_len = -1;  // vLLM's own auto-fit: the longest context that fits
+        ++*plans;
+        auto p = PlanVllm(inv, *profile, gpu, s);
+        if (!p.ok()) continue;
+        const int64_t len = p->fits ? p->max_model_len : 0;
+        if (len > best) {
+          best = len;
+          best_layout = s.pipeline_parallel_size > 1 ? fmt::format("tp{} pp{}", tp, s.pipeline_parallel_size)
+                                                     : fmt::format("tp{}", tp);
+        }
+        if (best > 0) break;  // the widest valid tensor-parallel layout that fits
+      }
+      row.longest.push_back(best);
+      row.layout.push_back(best_layout);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace vramfit

@@ -1,0 +1,225 @@
+// The fit search: the reported scenarios, agreement with the plan, monotonicity, every goal and
+// the "cannot be met" path.
+#include "vramfit/fit.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "testutil/catalog.h"
+
+namespace vramfit {
+namespace {
+
+using testutil::Catalog;
+
+FitRequest OneCard(const char* gpu, int count = 1) {
+  FitRequest r;
+  r.cards.push_back(*FindGpu(gpu));
+  r.max_gpus = count;
+  return r;
+}
+
+const FitOption* WithNothingGivenUp(const FitResult& r) {
+  for (const FitOption& o : r.options) {
+    if (o.given_up.empty()) return &o;
+  }
+  return nullptr;
+}
+
+TEST(Fit, Qwen3_4bAwqOn4090AgreesExactlyWithThePlan) {
+  const Inventory inv = Catalog("qwen3-4b-instruct-2507-awq");
+  auto r = FitVllm({{"qwen3-4b-instruct-2507-awq", &inv}}, OneCard("4090"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->met);
+  // With vLLM's defaults, the longest context is the plan's own estimate at the model's 262,144.
+  VllmSettings s;
+  s.max_model_len = 262144;
+  auto at_max = PlanVllm(inv, *FindGpu("4090"), s);
+  ASSERT_TRUE(at_max.ok());
+  ASSERT_FALSE(at_max->fits);
+  const FitOption* plain = WithNothingGivenUp(*r);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->context, at_max->estimated_max_model_len);
+  // Every row is a plan that fits at exactly its settings, and one token more does not fit
+  // where the row is limited by the KV cache.
+  for (const FitOption& o : r->options) {
+    auto again = PlanVllm(inv, o.gpu, o.settings);
+    ASSERT_TRUE(again.ok());
+    EXPECT_TRUE(again->fits) << o.command;
+    EXPECT_EQ(again->kv_cache_tokens, o.plan.kv_cache_tokens);
+    if (o.context < 262144) {
+      VllmSettings longer = o.settings;
+      longer.max_model_len = o.context + 1;
+      EXPECT_FALSE(PlanVllm(inv, o.gpu, longer)->fits) << o.command;
+    }
+    EXPECT_NE(o.command.find(fmt::format("--max-model-len {}", o.context)), std::string::npos);
+  }
+  // The best row reaches the full context by giving something up (fp8 KV here).
+  EXPECT_EQ(r->options[0].context, 262144);
+  EXPECT_FALSE(r->options[0].given_up.empty());
+}
+
+TEST(Fit, Qwen35AwqOnTwo24GbCards) {
+  const Inventory inv = Catalog("qwen3.5-35b-a3b-awq");
+  FitRequest req = OneCard("4090", 2);
+  req.goal = FitGoal::kConcurrency;
+  req.min_context = 4096;
+  auto r = FitVllm({{"qwen3.5-35b-a3b-awq", &inv}}, req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->met);
+  const FitOption* plain = WithNothingGivenUp(*r);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->gpus, 2);  // the weights do not fit one card
+  EXPECT_EQ(plain->context, 4096);
+  // The same as the plan of the stage table.
+  VllmSettings s;
+  s.tensor_parallel_size = 2;
+  s.max_model_len = 4096;
+  auto p = PlanVllm(inv, *FindGpu("4090"), s);
+  ASSERT_TRUE(p.ok() && p->fits);
+  EXPECT_DOUBLE_EQ(plain->concurrency, p->max_concurrency);
+  // Ranked by requests served: the best serves at least as many as every other row.
+  for (const FitOption& o : r->options) EXPECT_GE(r->options[0].served + 1e-9, o.served);
+}
+
+TEST(Fit, MoreMemoryNeverGivesAShorterContext) {
+  const Inventory inv = Catalog("qwen3-8b");
+  int64_t previous = 0;
+  double previous_conc = 0;
+  for (uint64_t gib = 16; gib <= 96; gib += 8) {
+    FitRequest req;
+    req.cards.push_back(CustomGpu(gib << 30));
+    req.min_concurrency = 2;
+    auto r = FitVllm({{"qwen3-8b", &inv}}, req);
+    ASSERT_TRUE(r.ok());
+    const int64_t best = r->met ? r->options[0].context : 0;
+    EXPECT_GE(best, previous) << gib << " GiB";
+    previous = best;
+    FitRequest conc = req;
+    conc.goal = FitGoal::kConcurrency;
+    conc.min_context = 32768;
+    conc.min_concurrency = 1;
+    auto c = FitVllm({{"qwen3-8b", &inv}}, conc);
+    ASSERT_TRUE(c.ok());
+    const double served = c->met ? c->options[0].served : 0;
+    EXPECT_GE(served + 1e-9, previous_conc) << gib << " GiB";
+    previous_conc = served;
+  }
+  EXPECT_EQ(previous, 40960);  // the model's maximum, reached with enough memory
+}
+
+TEST(Fit, FewestGpusFromTheCatalog) {
+  const Inventory inv = Catalog("qwen3-30b-a3b");
+  FitRequest req;
+  req.goal = FitGoal::kGpus;
+  req.max_gpus = 8;
+  req.min_context = 32768;
+  req.min_concurrency = 4;
+  const auto catalog = GpuCatalog();
+  ASSERT_TRUE(catalog.ok());
+  for (const GpuSpec& g : *catalog) if (g.vendor == "nvidia") req.cards.push_back(g);
+  auto r = FitVllm({{"qwen3-30b-a3b", &inv}}, req);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->met);
+  const FitOption& best = r->options[0];
+  EXPECT_GE(best.context, 32768);
+  EXPECT_GE(best.served, 4.0);
+  for (const FitOption& o : r->options) EXPECT_GE(o.gpus, best.gpus);
+  // No card type serves it with fewer cards than the best row uses.
+  for (const GpuSpec& g : req.cards) {
+    for (int n = 1; n < best.gpus; ++n) {
+      for (int64_t tp : {1, 2, 4, 8}) {
+        if (tp > n || n % tp) continue;
+        VllmSettings s;
+        s.tensor_parallel_size = tp;
+        s.pipeline_parallel_size = n / tp;
+        s.max_model_len = 32768;
+        s.kv_cache_dtype = "fp8";
+        s.enforce_eager = true;
+        s.gpu_memory_utilization = 0.95;
+        s.max_num_seqs = 64;
+        auto p = PlanVllm(inv, g, s);
+        if (p.ok()) EXPECT_FALSE(p->fits && p->max_concurrency >= 4) << g.id << " x" << n;
+      }
+    }
+  }
+}
+
+TEST(Fit, NoEagerAndFixedFlagsAreRespected) {
+  const Inventory inv = Catalog("qwen3-4b-instruct-2507-awq");
+  FitRequest req = OneCard("4090");
+  req.no_eager = true;
+  req.base.kv_cache_dtype = "auto";
+  req.fixed.kv_cache_dtype = true;
+  auto r = FitVllm({{"qwen3-4b-instruct-2507-awq", &inv}}, req);
+  ASSERT_TRUE(r.ok() && r->met);
+  for (const FitOption& o : r->options) {
+    EXPECT_FALSE(o.settings.enforce_eager);
+    EXPECT_EQ(o.settings.kv_cache_dtype, "auto");
+  }
+}
+
+TEST(Fit, AGoalThatCannotBeMetSaysSoAndShowsTheNearest) {
+  const Inventory inv = Catalog("qwen3-8b");
+  FitRequest req = OneCard("4090");
+  req.min_context = 40960;
+  req.min_concurrency = 64;
+  auto r = FitVllm({{"qwen3-8b", &inv}}, req);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->met);
+  EXPECT_TRUE(r->options.empty());
+  ASSERT_TRUE(r->nearest.has_value());
+  EXPECT_TRUE(r->nearest->plan.fits);
+  EXPECT_NE(r->unmet.find("no context >= 40,960 tokens at 64x concurrency fits on 1 x rtx-4090"), std::string::npos)
+      << r->unmet;
+  // A model that does not fit at all: nothing is the nearest.
+  const Inventory big = Catalog("qwen2.5-72b-instruct");
+  auto none = FitVllm({{"qwen2.5-72b-instruct", &big}}, OneCard("t4"));
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->met);
+  EXPECT_FALSE(none->nearest.has_value());
+  EXPECT_NE(none->unmet.find("nothing fits at all"), std::string::npos) << none->unmet;
+}
+
+TEST(Fit, BadRequests) {
+  const Inventory inv = Catalog("qwen3-8b");
+  FitRequest req = OneCard("4090");
+  req.min_context = 1 << 20;  // beyond max_position_embeddings without the override
+  EXPECT_FALSE(FitVllm({{"qwen3-8b", &inv}}, req).ok());
+  req = OneCard("4090");
+  req.min_concurrency = 0;
+  EXPECT_FALSE(FitVllm({{"qwen3-8b", &inv}}, req).ok());
+  req = OneCard("4090");
+  req.base.tensor_parallel_size = 3;  // vLLM's own error
+  req.fixed.tensor_parallel = true;
+  auto r = FitVllm({{"qwen3-8b", &inv}}, req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("divisible by tensor parallel size"), std::string::npos);
+  req = FitRequest();
+  EXPECT_FALSE(FitVllm({{"qwen3-8b", &inv}}, req).ok());  // no card
+}
+
+TEST(Fit, VariantsShareTheCatalogFamily) {
+  const auto v = CatalogVariants("qwen3-30b-a3b");
+  EXPECT_NE(std::find(v.begin(), v.end(), "qwen3-30b-a3b-gptq-int4"), v.end());
+  EXPECT_EQ(std::find(v.begin(), v.end(), "qwen3-30b-a3b"), v.end());
+  EXPECT_TRUE(CatalogVariants("/no/such/model").empty());
+}
+
+TEST(Fit, GpusTableGrowsWithTheCount) {
+  const Inventory inv = Catalog("qwen3-8b");
+  uint64_t plans = 0;
+  auto rows = FitGpusTable(inv, {*FindGpu("t4"), *FindGpu("4090")}, 4, VllmSettings(), &plans);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].longest[0], 0);  // 16 GB of bf16 weights on a T4: nothing fits
+  for (const GpusTableRow& row : *rows) {
+    for (size_t i = 1; i < row.longest.size(); ++i) EXPECT_GE(row.longest[i], row.longest[i - 1]) << row.gpu.id;
+  }
+  EXPECT_GT(plans, 0u);
+}
+
+}  // namespace
+}  // namespace vramfit
