@@ -31,6 +31,7 @@ std::function<int()> SetupGpus(CLI::App* app);
 std::function<int()> SetupPlan(CLI::App* app);
 std::function<int()> SetupCheck(CLI::App* app);
 std::function<int()> SetupFit(CLI::App* app);
+std::function<int()> SetupDoctor(CLI::App* app);
 // The vLLM command line given to `check` after "--".
 void SetCheckCommand(std::vector<std::string> command);
 

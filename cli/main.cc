@@ -22,6 +22,7 @@ const vramfit::cli::Command kCommands[] = {
      vramfit::cli::SetupCheck},
     {"fit", "Find the vLLM settings that fit: longest context, most concurrency or fewest GPUs, as a command line",
      vramfit::cli::SetupFit},
+    {"doctor", "Read an out-of-memory log: the stage, the cause and the fixes, with numbers", vramfit::cli::SetupDoctor},
     {"gpus", "List the embedded GPU catalog (memory as CUDA reports it)", vramfit::cli::SetupGpus},
 };
 

@@ -9,6 +9,7 @@
 
 #include "vramfit/advice.h"
 #include "vramfit/catalog.h"
+#include "vramfit/doctor.h"
 #include "vramfit/fit.h"
 #include "vramfit/inventory.h"
 
@@ -48,6 +49,11 @@ std::string RenderFitJson(const FitResult& result, const FitReportOptions& optio
 // `vramfit fit MODEL --gpus-table`: longest context per catalog card and count.
 std::string RenderGpusTableText(const std::vector<GpusTableRow>& rows, const std::string& model, uint64_t plans);
 std::string RenderGpusTableJson(const std::vector<GpusTableRow>& rows, const std::string& model, uint64_t plans);
+
+// `vramfit doctor`: stage, cause, numbers, fixes and evidence; JSON (schema vramfit.doctor/1)
+// with the keys of docs/cli.md (sizes in bytes).
+std::string RenderDoctorText(const Diagnosis& diagnosis, const LogScan& scan);
+std::string RenderDoctorJson(const Diagnosis& diagnosis, const LogScan& scan);
 
 }  // namespace vramfit
 

@@ -51,6 +51,10 @@ struct VllmSettings {
   int64_t max_pixels = 0;               // mm_processor_kwargs max_pixels (0: the processor's)
   bool allow_long_max_model_len = false;// VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
   uint64_t other_process_bytes = 0;     // memory other processes hold on each GPU at start
+  // Measured values that replace the model's estimates (vramfit doctor calibrates a plan on
+  // the numbers a log printed); 0: estimate.
+  uint64_t measured_activation_bytes = 0;
+  uint64_t measured_non_torch_bytes = 0;
 };
 
 // One number of the plan with the formula that made it (for --explain).

@@ -362,7 +362,8 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
                                                            FormatBytes(vit), FormatBytes(stored))});
     }
   }
-  const uint64_t activation = std::max({fwd, sampler, encoder}) + w->largest_dequantized_layer;
+  const uint64_t activation = s.measured_activation_bytes > 0 ? s.measured_activation_bytes
+                                                               : std::max({fwd, sampler, encoder}) + w->largest_dequantized_layer;
   g.activation_peak_bytes = activation;
   g.explain.push_back({"activation_peak", activation,
                        fmt::format("max(forward {} at {} tokens, sampler {} = {} requests x vocab {} x {} B, encoder "
@@ -370,6 +371,7 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
                                    kSamplerBytesPerLogit, FormatBytes(encoder),
                                    w->largest_dequantized_layer ? fmt::format(" + one layer dequantized by plain awq {}", FormatBytes(w->largest_dequantized_layer)) : "")});
   g.non_torch_bytes = kNonTorchBase + (nccl_in_budget ? kNcclPerRank : tp > 1 && s.v0_engine ? kNonTorchTpExtra : 0);
+  if (s.measured_non_torch_bytes > 0) g.non_torch_bytes = s.measured_non_torch_bytes;
   g.explain.push_back({"non_torch", g.non_torch_bytes,
                        nccl_in_budget ? "cuBLAS workspaces and kernel images + NCCL buffers (V1 before v0.11)"
                        : tp > 1 && s.v0_engine ? "cuBLAS workspaces and kernel images + V0 all-reduce workspaces"

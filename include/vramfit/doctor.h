@@ -1,0 +1,90 @@
+// `vramfit doctor`: read an out-of-memory log (vLLM, SGLang, llama.cpp, transformers, PyTorch,
+// nvidia-smi), say at which stage it broke, why, and what fixes it, with numbers.
+//
+//   log bytes ─► ScanLog (streaming, bounded lines) ─► LogScan{events, engines, stats}
+//             ─► Diagnose (+ the model and GPU when given: a plan calibrated on the log)
+//             ─► Diagnosis{stage, cause, numbers, fixes, evidence}
+//
+// Stages (vLLM's order): startup, load, profile, kv_cache, cudagraph, runtime. Causes: see
+// docs/doctor.md (weights_too_large, dequantized_copy, unsharded_slice, kv_too_long_context,
+// kv_too_many_sequences, kv_no_memory, cudagraph_capture, multimodal_encoder, static_cache,
+// activation_peak, sampler_warmup, other_process, fragmentation, fp16_fallback,
+// offload_dequantized, compute_buffer).
+#ifndef VRAMFIT_DOCTOR_H_
+#define VRAMFIT_DOCTOR_H_
+
+#include <cstdint>
+#include <istream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vramfit/gpu.h"
+#include "vramfit/inventory.h"
+#include "vramfit/status.h"
+
+namespace vramfit {
+
+// One recognised line. `kind` names what it says (e.g. "torch_oom", "kv_available",
+// "max_len_error", "frame"); `values` holds its numbers (bytes for sizes, plain counts and
+// ratios otherwise) under fixed keys (docs/doctor.md).
+struct LogEvent {
+  std::string kind;
+  std::string engine;             // vllm | sglang | llama.cpp | transformers | pytorch | nvidia-smi
+  uint64_t line = 0;              // 1-based
+  std::string rank;               // "rank=1", "TP0", "Worker_TP1", ... ("" when none)
+  std::map<std::string, double> values;
+  std::string text;               // frame function name, error text (trimmed, at most 300 bytes)
+};
+
+struct ScanOptions {
+  size_t max_line_bytes = 64 * 1024;    // longer lines are cut here (and counted)
+  uint64_t max_events = 100000;         // a flood of matches stops being recorded (counted)
+};
+
+struct LogScan {
+  std::vector<LogEvent> events;
+  uint64_t lines = 0, bytes = 0;
+  uint64_t long_lines = 0;              // cut at max_line_bytes
+  uint64_t binary_lines = 0;            // lines with NUL or mostly non-text bytes
+  uint64_t dropped_events = 0;
+  std::vector<std::string> unplaced;    // error-looking lines no rule recognised (first 8)
+  std::vector<std::string> engines;     // engines seen, most events first
+};
+
+// Reads `in` to the end in chunks; memory stays bounded by the line cap and the event cap.
+// Fails only on a read error.
+Result<LogScan> ScanLog(std::istream& in, const ScanOptions& options = {});
+
+struct Fix {
+  std::string change;   // "--max-model-len 98304", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+  std::string effect;   // with the numbers it rests on
+};
+
+struct Diagnosis {
+  bool found = false;                   // something was recognised and diagnosed
+  std::string engine;
+  std::string stage;                    // startup | load | profile | kv_cache | cudagraph | runtime
+  std::string cause;
+  std::string summary;                  // one sentence
+  std::map<std::string, double> numbers;// the figures the diagnosis rests on (bytes, tokens, ratios)
+  std::vector<Fix> fixes;
+  std::vector<std::string> evidence;    // "line 12: ..." for the lines it rests on
+  std::vector<std::string> notes;       // plan comparisons, caveats
+};
+
+// Optional knowledge of the run: the model (catalog id or checkpoint) and the GPU; with both,
+// the vLLM plan is rebuilt from the settings the log shows, compared with each reported number
+// and calibrated on the measured activation and non-torch memory.
+struct DoctorContext {
+  const Inventory* model = nullptr;
+  std::optional<GpuSpec> gpu;
+  int64_t tensor_parallel_size = 0;     // 0: from the log (ranks seen)
+};
+
+Diagnosis Diagnose(const LogScan& scan, const DoctorContext& context = {});
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_DOCTOR_H_

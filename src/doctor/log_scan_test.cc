@@ -1,0 +1,161 @@
+// The log readers: each engine's lines become events with their numbers; hostile input stays
+// bounded and never crashes.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <streambuf>
+
+#include "vramfit/doctor.h"
+
+namespace vramfit {
+namespace {
+
+LogScan Scan(const std::string& text, ScanOptions o = {}) {
+  std::istringstream in(text);
+  auto s = ScanLog(in, o);
+  EXPECT_TRUE(s.ok());
+  return *s;
+}
+
+const LogEvent* Find(const LogScan& s, const std::string& kind) {
+  for (const LogEvent& e : s.events) {
+    if (e.kind == kind) return &e;
+  }
+  return nullptr;
+}
+
+TEST(LogScan, VllmLinesAcrossReleases) {
+  const LogScan s = Scan(
+      "(VllmWorker rank=1 pid=7) INFO 07-09 09:47:45 [gpu_worker.py:233] Available KV cache memory: -2.14 GiB\r\n"
+      "INFO 07-09 [kv_cache_utils.py:716] GPU KV cache size: 807,792 tokens\n"
+      "INFO [kv_cache_utils.py:720] Maximum concurrency for 1,024 tokens per request: 788.86x\n"
+      "INFO worker.py:267] model weights take 5.20GiB; non_torch_memory takes 0.03GiB; PyTorch activation peak memory "
+      "takes 1.42GiB; the rest of the memory reserved for KV Cache is -1.05GiB.\n"
+      "ValueError: To serve at least one request with the models's max seq len (262144), (62.00 GiB KV cache is "
+      "needed, which is larger than the available KV cache memory (48.66 GiB). Based on the available memory, the "
+      "estimated maximum model length is 205728. Try increasing\n"
+      "ValueError: Free memory on device (21.5/23.5 GiB) on startup is less than desired GPU memory utilization (0.95, "
+      "22.33 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n");
+  const LogEvent* kv = Find(s, "kv_available");
+  ASSERT_NE(kv, nullptr);
+  EXPECT_DOUBLE_EQ(kv->values.at("kv_cache_bytes"), -2.14 * 1073741824.0);
+  EXPECT_EQ(kv->rank, "rank1");
+  EXPECT_EQ(kv->line, 1u);  // CRLF is one line end
+  EXPECT_DOUBLE_EQ(Find(s, "kv_tokens")->values.at("kv_cache_tokens"), 807792);
+  EXPECT_DOUBLE_EQ(Find(s, "max_concurrency")->values.at("max_model_len"), 1024);
+  EXPECT_DOUBLE_EQ(Find(s, "max_concurrency")->values.at("max_concurrency"), 788.86);
+  const LogEvent* p = Find(s, "profile_breakdown");
+  ASSERT_NE(p, nullptr);
+  EXPECT_DOUBLE_EQ(p->values.at("activation_peak_bytes"), 1.42 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(p->values.at("kv_cache_bytes"), -1.05 * 1073741824.0);
+  const LogEvent* m = Find(s, "max_len_error");
+  ASSERT_NE(m, nullptr);
+  EXPECT_DOUBLE_EQ(m->values.at("max_model_len"), 262144);
+  EXPECT_DOUBLE_EQ(m->values.at("kv_needed_bytes"), 62.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(m->values.at("kv_cache_bytes"), 48.66 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(m->values.at("estimated_max_model_len"), 205728);
+  const LogEvent* st = Find(s, "startup_error");
+  ASSERT_NE(st, nullptr);
+  EXPECT_DOUBLE_EQ(st->values.at("free_bytes"), 21.5 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(st->values.at("total_bytes"), 23.5 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(st->values.at("gpu_memory_utilization"), 0.95);
+  EXPECT_DOUBLE_EQ(st->values.at("budget_bytes"), 22.33 * 1073741824.0);
+}
+
+TEST(LogScan, PyTorchMessagesOldAndNew) {
+  const LogScan s = Scan(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB. GPU 0 has a total capacity of 79.14 "
+      "GiB of which 712.75 MiB is free. Process 854401 has 78.43 GiB memory in use. Of the allocated memory 74.40 GiB "
+      "is allocated by PyTorch, and 2.22 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory "
+      "is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
+      "CUDA out of memory. Tried to allocate 18.00 GiB (GPU 0; 23.69 GiB total capacity; 3.45 GiB already allocated; "
+      "17.23 GiB free; 3.45 GiB reserved in total by PyTorch)\n");
+  ASSERT_EQ(s.events.size(), 2u);
+  const LogEvent& a = s.events[0];
+  EXPECT_DOUBLE_EQ(a.values.at("requested_bytes"), 960.0 * 1048576.0);
+  EXPECT_DOUBLE_EQ(a.values.at("total_bytes"), 79.14 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(a.values.at("free_bytes"), 712.75 * 1048576.0);
+  EXPECT_DOUBLE_EQ(a.values.at("allocated_bytes"), 74.40 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(a.values.at("reserved_unallocated_bytes"), 2.22 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(a.values.at("listed_process_bytes"), 78.43 * 1073741824.0);
+  const LogEvent& b = s.events[1];
+  EXPECT_DOUBLE_EQ(b.values.at("requested_bytes"), 18.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(b.values.at("total_bytes"), 23.69 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(b.values.at("allocated_bytes"), 3.45 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(b.values.at("free_bytes"), 17.23 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(b.values.at("reserved_unallocated_bytes"), 0);
+}
+
+TEST(LogScan, SglangLlamaCppNvidiaSmiAndFrames) {
+  const LogScan s = Scan(
+      "[2025-03-29 18:18:34 TP0] Load weight end. type=Gemma3, dtype=torch.bfloat16, avail mem=3.64 GB, mem usage=18.82 GB.\n"
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9866.00 MiB on device 1: cudaMalloc failed: out of memory\n"
+      "llama_kv_cache_update_impl: failed to allocate compute buffers\n"
+      "|   0  NVIDIA A100 80GB...  On | 00000000:3B:00.0 Off | 0 | 23458MiB / 24564MiB | 98% Default |\n"
+      "  File \"/usr/lib/python3/site-packages/vllm/v1/worker/gpu_model_runner.py\", line 3086, in capture_model\n");
+  const LogEvent* w = Find(s, "sglang_weights");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->rank, "TP0");
+  EXPECT_DOUBLE_EQ(w->values.at("free_bytes"), 3.64 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(Find(s, "ggml_alloc_fail")->values.at("requested_bytes"), 9866.0 * 1048576.0);
+  EXPECT_DOUBLE_EQ(Find(s, "ggml_compute_fail")->values.at("during_decode"), 1);
+  EXPECT_DOUBLE_EQ(Find(s, "smi_gpu")->values.at("used_bytes"), 23458.0 * 1048576.0);
+  EXPECT_EQ(Find(s, "frame")->text, "capture_model (gpu_model_runner.py)");
+}
+
+TEST(LogScan, LongLinesAreCutAndBinaryIsSkipped) {
+  ScanOptions o;
+  o.max_line_bytes = 1024;
+  std::string text = std::string(10 * 1024 * 1024, 'x') + " Tried to allocate 1.00 GiB\n";
+  const char bin[] = "\0\1\2\3binary\0\0\0\0\0\0\0\0\0\0\0\n";
+  text += std::string(bin, sizeof(bin) - 1);
+  text += "last line without a newline";
+  const LogScan s = Scan(text, o);
+  EXPECT_EQ(s.lines, 3u);
+  EXPECT_EQ(s.long_lines, 1u);
+  EXPECT_EQ(s.binary_lines, 1u);
+  EXPECT_TRUE(s.events.empty());  // the match was past the cut
+  EXPECT_EQ(s.bytes, text.size());
+}
+
+// A stream of `n` bytes of repeated log lines, generated on the fly (nothing held in memory).
+class RepeatBuf : public std::streambuf {
+ public:
+  RepeatBuf(std::string unit, uint64_t n) : unit_(std::move(unit)), left_(n) {}
+
+ protected:
+  int_type underflow() override {
+    if (left_ == 0) return traits_type::eof();
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(left_, unit_.size()));
+    buf_.assign(unit_, 0, k);
+    left_ -= k;
+    setg(buf_.data(), buf_.data(), buf_.data() + k);
+    return traits_type::to_int_type(buf_[0]);
+  }
+
+ private:
+  std::string unit_, buf_;
+  uint64_t left_;
+};
+
+TEST(LogScan, AFloodOfMatchesStaysBounded) {
+  const std::string unit = "INFO [gpu_worker.py:1] Available KV cache memory: 1.00 GiB\n";
+  RepeatBuf buf(unit, 16ull << 20);  // 16 MiB, ~280,000 lines
+  std::istream in(&buf);
+  ScanOptions o;
+  o.max_events = 1000;
+  auto s = ScanLog(in, o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->events.size(), 1000u);
+  EXPECT_GT(s->dropped_events, 100000u);
+  EXPECT_EQ(s->bytes, 16ull << 20);
+}
+
+TEST(LogScan, EmptyInput) {
+  const LogScan s = Scan("");
+  EXPECT_EQ(s.lines, 0u);
+  EXPECT_TRUE(s.events.empty());
+}
+
+}  // namespace
+}  // namespace vramfit

@@ -1,0 +1,121 @@
+#include "doctor/text_scan.h"
+
+#include <cctype>
+#include <cmath>
+
+namespace vramfit::doctor {
+
+bool HasNoCase(std::string_view s, std::string_view needle) {
+  if (needle.empty()) return true;
+  if (needle.size() > s.size()) return false;
+  for (size_t i = 0; i + needle.size() <= s.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() &&
+           std::tolower(static_cast<unsigned char>(s[i + k])) == std::tolower(static_cast<unsigned char>(needle[k]))) {
+      ++k;
+    }
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+std::optional<double> NumberAt(std::string_view s, size_t pos, size_t* end) {
+  while (pos < s.size() && (s[pos] == ' ' || s[pos] == '=' || s[pos] == ':' || s[pos] == '(' || s[pos] == '\'' ||
+                            s[pos] == '"' || s[pos] == '\t')) {
+    ++pos;
+  }
+  bool negative = false;
+  if (pos < s.size() && (s[pos] == '-' || s[pos] == '+')) {
+    negative = s[pos] == '-';
+    ++pos;
+  }
+  double whole = 0, frac = 0, scale = 1;
+  size_t digits = 0;
+  size_t i = pos;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c >= '0' && c <= '9') {
+      if (digits < 18) whole = whole * 10 + (c - '0');
+      else whole *= 10;  // keep the magnitude, not the digits
+      ++digits;
+    } else if (c == ',' && digits > 0 && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])) &&
+               std::isdigit(static_cast<unsigned char>(s[i + 2])) && std::isdigit(static_cast<unsigned char>(s[i + 3])) &&
+               (i + 4 >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i + 4])))) {
+      continue;  // thousands separator: 1,024
+    } else {
+      break;
+    }
+  }
+  if (digits == 0) return std::nullopt;
+  if (i + 1 < s.size() && s[i] == '.' && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+    ++i;
+    for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
+      scale /= 10;
+      frac += (s[i] - '0') * scale;
+    }
+  }
+  if (end) *end = i;
+  const double v = whole + frac;
+  if (!std::isfinite(v)) return std::nullopt;
+  return negative ? -v : v;
+}
+
+std::optional<double> NumberAfter(std::string_view s, std::string_view key, size_t from, size_t* end) {
+  const size_t at = s.find(key, from);
+  if (at == std::string_view::npos) return std::nullopt;
+  return NumberAt(s, at + key.size(), end);
+}
+
+std::optional<double> BytesAfter(std::string_view s, std::string_view key, size_t from, size_t* end) {
+  size_t e = 0;
+  auto n = NumberAfter(s, key, from, &e);
+  if (!n) return std::nullopt;
+  while (e < s.size() && s[e] == ' ') ++e;
+  double mult = 1;
+  auto unit = [&](std::string_view u) {
+    if (s.substr(e, u.size()) != u) return false;
+    e += u.size();
+    return true;
+  };
+  if (unit("GiB") || unit("GB") || unit("G ")) mult = 1073741824.0;
+  else if (unit("MiB") || unit("MB")) mult = 1048576.0;
+  else if (unit("KiB") || unit("KB") || unit("kB")) mult = 1024.0;
+  else if (unit("TiB") || unit("TB")) mult = 1099511627776.0;
+  else if (unit("bytes") || unit("B")) mult = 1;
+  if (end) *end = e;
+  return *n * mult;
+}
+
+std::optional<double> BytesBefore(std::string_view s, std::string_view phrase, std::string_view sep) {
+  const size_t at = s.find(phrase);
+  if (at == std::string_view::npos) return std::nullopt;
+  const size_t start = s.rfind(sep, at);
+  if (start == std::string_view::npos) return std::nullopt;
+  return BytesAfter(s, sep, start);
+}
+
+std::string StripAnsi(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t skip = 0;
+    if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') skip = 2;
+    else if (s[i] == '^' && i + 2 < s.size() && s[i + 1] == '[' && s[i + 2] == '[') skip = 3;
+    if (skip) {
+      size_t j = i + skip;
+      while (j < s.size() && j - i < 32 && (std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == ';' || s[j] == '?')) ++j;
+      if (j < s.size() && std::isalpha(static_cast<unsigned char>(s[j]))) {
+        i = j + 1;
+        continue;
+      }
+    }
+    if (s[i] == '\x1b') {  // a lone ESC
+      ++i;
+      continue;
+    }
+    out += s[i++];
+  }
+  return out;
+}
+
+}  // namespace vramfit::doctor
