@@ -1,6 +1,7 @@
 # Entry points for a fresh machine. `make demo` builds vramfit, inspects an embedded catalog
-# model and plans a vLLM start-up that runs out of KV cache; `make test` builds and runs every test. Both install missing Debian
-# build packages first (tools/install-deps.sh; needs root or sudo on a fresh machine).
+# model, plans a vLLM start-up that runs out of KV cache, searches the settings that fit, and
+# diagnoses a published OOM log; `make test` builds and runs every test. Both install missing
+# Debian build packages first (tools/install-deps.sh; needs root or sudo on a fresh machine).
 .PHONY: all deps build demo test asan bench fuzz clean
 
 all: build
@@ -15,6 +16,8 @@ build: deps
 demo: build
 	./build/vramfit inspect qwen3-30b-a3b-gptq-int4
 	./build/vramfit plan qwen3-4b-instruct-2507-awq --gpu 4090 --max-model-len 262144
+	./build/vramfit fit qwen3-4b-instruct-2507-awq --gpu 4090
+	./build/vramfit doctor tests/doctor/corpus/vllm-kv-max-seq-len-29000-llama3.1-8b-3090-10517.log --model llama-3.1-8b-instruct --gpu 3090
 
 test: build
 	@ctest --preset default -j2

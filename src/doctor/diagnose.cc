@@ -554,7 +554,7 @@ class Doctor {
       }
     } else if (c == "sampler_warmup") {
       const double seqs = f_.get("max_num_seqs").value_or(256);
-      Fix(fmt::format("--max-num-seqs {}", std::max(8, static_cast<int>(seqs / 4))),
+      Fix(fmt::format("--max-num-seqs {}", std::max<int64_t>(8, static_cast<int64_t>(seqs / 4))),
           fmt::format("the sampler warms up {:.0f} requests' logits at once; a quarter of them needs a quarter of the "
                       "memory", seqs));
       if (gmu) Fix(fmt::format("--gpu-memory-utilization {:.2f}", std::max(0.5, *gmu - 0.05)),
@@ -664,6 +664,10 @@ class Doctor {
   void Calibrate() {
     VllmSettings s;
     s.tensor_parallel_size = Tp();
+    if (s.tensor_parallel_size > 1024 || f_.get("max_model_len").value_or(0) > (1 << 26)) {
+      d_.notes.push_back("plan not rebuilt: the log's tensor-parallel size or length is out of range");
+      return;
+    }
     s.v0_engine = f_.has("vllm_v0") && !f_.has("vllm_v1");
     if (s.v0_engine) d_.notes.push_back("the log's lines are the V0 engine's: planned with V0 rules");
     if (auto l = f_.get("max_model_len"); l && *l > 0) s.max_model_len = static_cast<int64_t>(*l);

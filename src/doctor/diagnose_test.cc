@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -136,6 +137,21 @@ TEST(Diagnose, StartupAndFragmentationAndSampler) {
   const Diagnosis w = DiagnoseText("RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests.\n");
   EXPECT_EQ(w.cause, "sampler_warmup");
   EXPECT_EQ(w.fixes[0].change, "--max-num-seqs 256");
+}
+
+TEST(Diagnose, FuzzRegressionsRunClean) {
+  // Inputs the fuzzer once broke (tests/doctor/fuzz-regressions/): they must diagnose without
+  // undefined behaviour (the sanitizer build runs this too).
+  const std::string dir = std::string(VRAMFIT_SOURCE_DIR) + "/tests/doctor/fuzz-regressions";
+  int n = 0;
+  for (const char* name : {"huge-number-in-estimate.log"}) {
+    const std::string text = ReadFile(dir + "/" + name);
+    ASSERT_FALSE(text.empty()) << name;
+    const Diagnosis d = DiagnoseText(text);
+    for (const auto& [k, v] : d.numbers) EXPECT_LE(std::abs(v), 1e15) << k;
+    ++n;
+  }
+  EXPECT_EQ(n, 1);
 }
 
 TEST(Diagnose, NothingToDiagnose) {

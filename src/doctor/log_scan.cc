@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 
 #include "doctor/text_scan.h"
@@ -107,8 +108,10 @@ class Scanner {
     return out_->events.back();
   }
 
+  // Numbers beyond 10^15 (a petabyte, a quadrillion tokens) are not read: no engine prints
+  // them, and every later use stays within integer range.
   void Set(LogEvent& e, const char* key, std::optional<double> v) {
-    if (v) e.values[key] = *v;
+    if (v && std::isfinite(*v) && std::abs(*v) <= 1e15) e.values[key] = *v;
   }
 
   // Lines that carry one number after a fixed key.
@@ -190,8 +193,8 @@ class Scanner {
         auto total = BytesAfter(s, "/", slash);
         auto total_plain = NumberAfter(s, "/", slash);
         if (free && total && total_plain && *total_plain > 0) {
-          e.values["free_bytes"] = *free * (*total / *total_plain);
-          e.values["total_bytes"] = *total;
+          Set(e, "free_bytes", *free * (*total / *total_plain));
+          Set(e, "total_bytes", *total);
         }
       }
       Set(e, "gpu_memory_utilization", NumberAfter(s, "memory utilization ("));
@@ -316,8 +319,8 @@ class Scanner {
           }
         }
         if (processes > 0) {
-          e.values["listed_process_bytes"] = others;
-          e.values["listed_processes"] = processes;
+          Set(e, "listed_process_bytes", others);
+          Set(e, "listed_processes", processes);
         }
         Set(e, "gpu_index", NumberAfter(s, "GPU "));
       } else {  // "(GPU 0; 23.69 GiB total capacity; 3.45 GiB already allocated; 17.23 GiB free; ...)"
@@ -328,7 +331,7 @@ class Scanner {
         Set(e, "free_bytes", Has(s, " free;") ? BytesBefore(s, " free;", ";") : BytesBefore(s, " free)", ";"));
         Set(e, "reserved_bytes", BytesBefore(s, "reserved in total by PyTorch", ";"));
         if (e.values.count("reserved_bytes") && e.values.count("allocated_bytes")) {
-          e.values["reserved_unallocated_bytes"] = std::max(0.0, e.values["reserved_bytes"] - e.values["allocated_bytes"]);
+          Set(e, "reserved_unallocated_bytes", std::max(0.0, e.values["reserved_bytes"] - e.values["allocated_bytes"]));
         }
       }
       return;
@@ -460,8 +463,8 @@ class Scanner {
       auto total = NumberAt(s, slash + 6);
       if (used && total) {
         auto& e = Emit("smi_gpu", "nvidia-smi");
-        e.values["used_bytes"] = *used * 1048576.0;
-        e.values["total_bytes"] = *total * 1048576.0;
+        Set(e, "used_bytes", *used * 1048576.0);
+        Set(e, "total_bytes", *total * 1048576.0);
       }
       return;
     }
@@ -472,7 +475,7 @@ class Scanner {
       while (start > 0 && std::isdigit(static_cast<unsigned char>(s[start - 1]))) --start;
       if (auto n = NumberAt(s, start)) {
         auto& e = Emit("smi_process", "nvidia-smi");
-        e.values["used_bytes"] = *n * 1048576.0;
+        Set(e, "used_bytes", *n * 1048576.0);
       }
     }
   }
