@@ -72,8 +72,10 @@ Status GetString(const Ctx& c, std::string_view key, const element& v, std::stri
 }
 
 // A list of strings; a single string is accepted as a one-element list.
+// A key given twice (a catalog entry over its base) replaces the list: later keys win.
 Status GetStringList(const Ctx& c, std::string_view key, const element& v,
                      std::vector<std::string>* out) {
+  out->clear();
   if (v.is_null()) return Status::Ok();
   std::string_view one;
   if (!v.get_string().get(one)) {
@@ -96,6 +98,7 @@ Status GetStringList(const Ctx& c, std::string_view key, const element& v,
 
 Status GetIntList(const Ctx& c, std::string_view key, const element& v, int64_t lo, int64_t hi,
                   std::vector<int64_t>* out) {
+  out->clear();
   if (v.is_null()) return Status::Ok();
   simdjson::dom::array arr;
   if (v.get_array().get(arr)) return TypeError(c, key, "a list of integers", v);
@@ -309,7 +312,12 @@ Status ParseQuant(const Ctx& c, const element& v, RawQuantConfig* q) {
     else if (key == "bnb_4bit_use_double_quant") VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->bnb_4bit_use_double_quant));
     else if (key == "weight_block_size") VRAMFIT_RETURN_IF_ERROR(GetIntList(sub, key, val, 1, kMaxDim, &q->weight_block_size));
     else if (key == "modules_to_not_convert") VRAMFIT_RETURN_IF_ERROR(GetStringList(sub, key, val, &q->modules_to_not_convert));
-    else if (key == "ignore" || key == "ignored_layers" || key == "exclude_modules") VRAMFIT_RETURN_IF_ERROR(GetStringList(sub, key, val, &q->ignore));
+    else if (key == "ignore" || key == "ignored_layers" || key == "exclude_modules") {
+      // Three spellings of one list (compressed-tensors, fp8, modelopt): they add up.
+      std::vector<std::string> more;
+      VRAMFIT_RETURN_IF_ERROR(GetStringList(sub, key, val, &more));
+      q->ignore.insert(q->ignore.end(), more.begin(), more.end());
+    }
     else if (key == "llm_int8_skip_modules") VRAMFIT_RETURN_IF_ERROR(GetStringList(sub, key, val, &q->skip_modules));
     else if (key == "kv_cache_scheme") q->has_kv_cache_scheme = !val.is_null();
     else if (key == "config_groups") {

@@ -31,6 +31,15 @@ TEST(ConfigJson, IntegralFloatsAndNulls) {
   EXPECT_EQ(r->torch_dtype, "float16");
 }
 
+TEST(ConfigJson, ALaterListReplacesAnEarlierOne) {
+  // A catalog entry over its base repeats keys; as with Python's json module, the later wins.
+  auto r = ParseConfigJson(R"({"architectures":["Base"],"layer_types":["a","b"],"architectures":["Entry"],
+    "layer_types":["c"]})", "c");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->architectures, std::vector<std::string>{"Entry"});
+  EXPECT_EQ(r->layer_types, std::vector<std::string>{"c"});
+}
+
 TEST(ConfigJson, Errors) {
   auto msg = [](const char* json) { return ParseConfigJson(json, "config.json").status().message(); };
   EXPECT_EQ(msg(R"({"num_hidden_layers":-3})"),
