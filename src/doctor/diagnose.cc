@@ -51,10 +51,8 @@ Facts Gather(const LogScan& scan) {
   for (const LogEvent& e : scan.events) {
     if (!f.first.count(e.kind)) f.first[e.kind] = &e;
     // Values from before the failure, or the failure's own; later repeats (other ranks) do not override.
-    for (const auto& [k, x] : e.values) {
-      if (e.kind == "frame") continue;
-      const std::string key = e.kind == "torch_oom" || e.kind == "ggml_alloc_fail" ? k : k;
-      if (!f.v.count(key)) f.v[key] = x;
+    if (e.kind != "frame") {
+      for (const auto& [k, x] : e.values) f.v.emplace(k, x);  // the first value of each key stays
     }
     if (e.kind == "frame") f.frames.push_back(&e);
     if (!e.rank.empty()) f.ranks.insert(e.rank);

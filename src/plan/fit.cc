@@ -56,14 +56,13 @@ class Searcher {
     return out;
   }
 
-  std::vector<Knobs> KnobGrid(const GpuSpec& gpu) const {
+  std::vector<Knobs> KnobGrid() const {
     std::vector<Knobs> out;
     const bool fp8_ok = !req_.fixed.kv_cache_dtype && req_.base.kv_cache_dtype == "auto";
     const bool eager_ok = !req_.fixed.enforce_eager && !req_.no_eager && !req_.base.enforce_eager;
     const bool util_ok = !req_.fixed.gpu_memory_utilization;
     const bool batch_ok = !req_.fixed.max_num_batched_tokens;
     const bool seqs_ok = !req_.fixed.max_num_seqs;
-    (void)gpu;
     for (int f = 0; f <= (fp8_ok ? 1 : 0); ++f)
       for (int e = 0; e <= (eager_ok ? 1 : 0); ++e)
         for (int u = 0; u <= (util_ok ? 1 : 0); ++u)
@@ -80,9 +79,8 @@ class Searcher {
     s.pipeline_parallel_size = l.pp;
     if (k.fp8_kv) s.kv_cache_dtype = "fp8";
     if (k.eager) s.enforce_eager = true;
-    if (k.high_utilization) {
-      const double dflt = DefaultUtilization();
-      if (s.gpu_memory_utilization != 0 || dflt >= 0.95) return std::nullopt;
+    if (k.high_utilization) {  // above both of vLLM's defaults (0.9, 0.92)
+      if (s.gpu_memory_utilization != 0) return std::nullopt;
       s.gpu_memory_utilization = 0.95;
     }
     const bool big = gpu.total_bytes >= (70ull << 30);  // vLLM's defaults would be 8192 / 1024
@@ -95,12 +93,6 @@ class Searcher {
       s.max_num_seqs = 64;
     }
     return s;
-  }
-
-  double DefaultUtilization() const {
-    if (req_.base.version.empty()) return 0.92;
-    auto v = ParseVllmVersion(req_.base.version);
-    return v.ok() && *v >= 2100 ? 0.92 : 0.9;
   }
 
   Result<VllmPlan> Plan(const GpuSpec& gpu, const VllmSettings& s) {
@@ -286,7 +278,7 @@ Result<FitResult> FitVllm(const std::vector<FitModel>& models, const FitRequest&
         for (int count = 1; count <= req.max_gpus; ++count) {
           bool found = false;
           for (const Layout& l : s.Layouts(count, true)) {
-            for (const Knobs& k : s.KnobGrid(gpu)) {
+            for (const Knobs& k : s.KnobGrid()) {
               auto settings = s.Apply(l, k, gpu);
               if (!settings) continue;
               settings->max_model_len = target;
@@ -312,7 +304,7 @@ Result<FitResult> FitVllm(const std::vector<FitModel>& models, const FitRequest&
         continue;
       }
       for (const Layout& l : s.Layouts(req.max_gpus, false)) {
-        for (const Knobs& k : s.KnobGrid(gpu)) {
+        for (const Knobs& k : s.KnobGrid()) {
           auto settings = s.Apply(l, k, gpu);
           if (!settings) continue;
           if (req.goal == FitGoal::kContext) {
