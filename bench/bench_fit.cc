@@ -1,6 +1,7 @@
 // The fit search: plans evaluated per second, and whole searches as a user runs them.
 #include <benchmark/benchmark.h>
 
+#include "engines/vllm/engine.h"
 #include "vramfit/fit.h"
 
 namespace {
@@ -23,7 +24,7 @@ void Search(benchmark::State& state, const char* model, vramfit::FitGoal goal, b
   req.max_gpus = catalog ? 8 : 2;
   uint64_t plans = 0;
   for (auto _ : state) {
-    auto r = vramfit::FitVllm({{model, &*inv}}, req);
+    auto r = vramfit::Fit(vramfit::vllm::VllmEngine(), {{model, &*inv}}, req);
     plans += r->plans;
     benchmark::DoNotOptimize(r);
   }

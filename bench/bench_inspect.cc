@@ -14,7 +14,7 @@
 #include "testutil/hollow.h"
 #include "vramfit/gpu.h"
 #include "vramfit/inventory.h"
-#include "vramfit/vllm.h"
+#include "engines/vllm/vllm.h"
 
 namespace {
 

@@ -1,13 +1,13 @@
-// `vramfit fit MODEL --gpu NAME [--goal context|concurrency|gpus] [vLLM flags]`: the settings
-// that fit, as a Pareto table and a `vllm serve` command; `--gpus-table` for every catalog card.
-// Flags given in vLLM's spelling are kept fixed; everything else is searched.
+// `vramfit fit MODEL --gpu NAME [--goal context|concurrency|gpus] [engine flags]`: the settings
+// that fit, as a Pareto table and the engine's command; `--gpus-table` for every catalog card.
+// Flags given in the engine's spelling are kept fixed; everything else is searched.
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstdio>
 
 #include "commands.h"
-#include "vllm_flags.h"
+#include "engine_flags.h"
 #include "vramfit/fit.h"
 #include "vramfit/gpu.h"
 #include "vramfit/inventory.h"
@@ -19,11 +19,11 @@ Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory); 
 
 std::function<int()> SetupFit(CLI::App* app) {
   struct Flags {
-    std::string model, gpu, gpu_memory, engine = "vllm", goal = "context", min_context;
+    std::string model, gpu, gpu_memory, engine, goal = "context", min_context;
     int gpus = 0;
     double min_concurrency = 1;
     bool no_eager = false, no_variants = false, gpus_table = false, json = false;
-    VllmFlags vllm;
+    EngineFlagSlots engine_flags;
   };
   auto f = std::make_shared<Flags>();
   app->add_option("MODEL", f->model, "Checkpoint directory, config.json, .safetensors or catalog id")->required();
@@ -38,10 +38,10 @@ std::function<int()> SetupFit(CLI::App* app) {
   app->add_flag("--no-eager", f->no_eager, "Keep CUDA graphs: never propose --enforce-eager (speed matters)");
   app->add_flag("--no-variants", f->no_variants, "Do not try the catalog's other quantizations of the model");
   app->add_flag("--gpus-table", f->gpus_table, "For every catalog GPU and count up to --gpus (8): the longest context");
-  app->add_option("--engine", f->engine, "vllm or vllm@X.Y (default: the newest modelled release)");
+  app->add_option("--engine", f->engine, EngineOptionHelp());
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.fit/1)");
-  AddVllmFlags(app, &f->vllm);
-  app->footer("vLLM flags given here are kept fixed; the others are searched. Every row is a plan that fits, and the\n"
+  AddEngineFlags(app, &f->engine_flags);
+  app->footer(EngineTitles() + " flags given here are kept fixed; the others are searched. Every row is a plan that fits, and the\n"
               "printed command passes `vramfit check`.\n"
               "  vramfit fit Qwen/Qwen3-8B --gpu 4090\n"
               "  vramfit fit qwen3-4b-instruct-2507-awq --gpu 4090 --goal concurrency --min-context 32768\n"
@@ -52,24 +52,30 @@ std::function<int()> SetupFit(CLI::App* app) {
       fmt::print(stderr, "vramfit fit: {}\n", s.message());
       return kExitUsage;
     };
-    if (Status st = FinishEngineAndVllmFlags(f->engine, &f->vllm); !st.ok()) return fail(st);
+    auto chosen = ReadEngineFlags(f->engine, f->engine_flags);
+    if (!chosen.ok()) return fail(chosen.status());
+    const Engine& engine = *chosen->engine;
     FitRequest req;
-    req.base = f->vllm.settings;
-    auto given = [&](const char* name) { return app->get_option(name)->count() > 0; };
-    req.fixed.tensor_parallel = given("--tensor-parallel-size");
-    req.fixed.pipeline_parallel = given("--pipeline-parallel-size");
-    req.fixed.max_model_len = given("--max-model-len") && req.base.max_model_len > 0;
-    req.fixed.kv_cache_dtype = given("--kv-cache-dtype");
-    req.fixed.enforce_eager = given("--enforce-eager");
-    req.fixed.gpu_memory_utilization = given("--gpu-memory-utilization");
-    req.fixed.max_num_batched_tokens = given("--max-num-batched-tokens");
-    req.fixed.max_num_seqs = given("--max-num-seqs");
+    req.base = chosen->settings;
+    // A setting is fixed when its flag was given.
+    auto given = [&](Setting s) {
+      const CLI::Option* o = app->get_option_no_throw(engine.flag_name(s));
+      return o != nullptr && o->count() > 0;
+    };
+    req.fixed.tensor_parallel = given(Setting::kTensorParallel);
+    req.fixed.pipeline_parallel = given(Setting::kPipelineParallel);
+    req.fixed.max_model_len = given(Setting::kMaxModelLen) && req.base.max_model_len > 0;
+    req.fixed.kv_cache_dtype = given(Setting::kKvCacheDtype);
+    req.fixed.enforce_eager = given(Setting::kEnforceEager);
+    req.fixed.gpu_memory_utilization = given(Setting::kGpuMemoryUtilization);
+    req.fixed.max_num_batched_tokens = given(Setting::kMaxNumBatchedTokens);
+    req.fixed.max_num_seqs = given(Setting::kMaxNumSeqs);
     if (req.base.max_model_len == -1) req.base.max_model_len = 0;  // auto is what fit does anyway
     req.goal = f->goal == "gpus" ? FitGoal::kGpus : f->goal == "concurrency" ? FitGoal::kConcurrency : FitGoal::kContext;
     req.no_eager = f->no_eager;
     req.min_concurrency = f->min_concurrency;
     if (!f->min_context.empty()) {
-      auto n = ParseHumanInt("--min-context", f->min_context);
+      auto n = ParseTokenCount("--min-context", f->min_context);
       if (!n.ok()) return fail(n.status());
       req.min_context = *n;
     }
@@ -95,9 +101,10 @@ std::function<int()> SetupFit(CLI::App* app) {
     const auto started = std::chrono::steady_clock::now();
     if (f->gpus_table) {
       uint64_t plans = 0;
-      auto rows = FitGpusTable(*inv, req.cards, req.max_gpus, req.base, &plans);
+      auto rows = FitGpusTable(engine, *inv, req.cards, req.max_gpus, req.base, &plans);
       if (!rows.ok()) return fail(rows.status());
-      const std::string out = f->json ? RenderGpusTableJson(*rows, f->model, plans) : RenderGpusTableText(*rows, f->model, plans);
+      const GpusTableInfo info{f->model, std::string(engine.title), plans};
+      const std::string out = f->json ? RenderGpusTableJson(*rows, info) : RenderGpusTableText(*rows, info);
       std::fwrite(out.data(), 1, out.size(), stdout);
       return kExitOk;
     }
@@ -110,7 +117,7 @@ std::function<int()> SetupFit(CLI::App* app) {
     }
     std::vector<FitModel> models = {{f->model, &*inv}};
     for (const Inventory& v : variants) models.push_back({v.origin.substr(8), &v});
-    auto result = FitVllm(models, req);
+    auto result = Fit(engine, models, req);
     if (!result.ok()) return fail(result.status());
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!f->json) {

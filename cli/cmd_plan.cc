@@ -1,11 +1,11 @@
-// `vramfit plan MODEL --gpu NAME [vLLM flags] [--json] [--explain]`: vLLM's start-up, stage by
-// stage, on each GPU, with what fits when it does not.
+// `vramfit plan MODEL --gpu NAME [--engine E] [engine flags] [--json] [--explain]`: an engine's
+// start-up, stage by stage, on each GPU, with what fits when it does not.
 #include <fmt/format.h>
 
 #include <cstdio>
 
 #include "commands.h"
-#include "vllm_flags.h"
+#include "engine_flags.h"
 #include "vramfit/advice.h"
 #include "vramfit/gpu.h"
 #include "vramfit/inventory.h"
@@ -30,37 +30,41 @@ Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
 
 std::function<int()> SetupPlan(CLI::App* app) {
   struct Flags {
-    std::string model, gpu, gpu_memory, engine = "vllm", other_memory;
+    std::string model, gpu, gpu_memory, engine, other_memory;
     bool json = false, explain = false;
-    VllmFlags vllm;
+    EngineFlagSlots engine_flags;
   };
   auto f = std::make_shared<Flags>();
   app->add_option("MODEL", f->model, "Checkpoint directory, config.json, .safetensors or catalog id")->required();
   app->add_option("--gpu", f->gpu, "GPU name or alias (see `vramfit gpus`)");
   app->add_option("--gpu-memory", f->gpu_memory, "GPU memory as CUDA reports it, e.g. 24GiB (overrides the catalog)");
-  app->add_option("--engine", f->engine, "vllm or vllm@X.Y (default: the newest modelled release)");
+  app->add_option("--engine", f->engine, EngineOptionHelp());
   app->add_option("--other-memory", f->other_memory, "Memory other processes already hold on each GPU, e.g. 2GiB");
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.plan/1)");
   app->add_flag("--explain", f->explain, "Print each number's formula and inputs");
-  AddVllmFlags(app, &f->vllm);
+  AddEngineFlags(app, &f->engine_flags);
   return [f]() {
     auto fail = [](const Status& s) {
       fmt::print(stderr, "vramfit plan: {}\n", s.message());
       return kExitUsage;
     };
-    if (Status st = FinishEngineAndVllmFlags(f->engine, &f->vllm); !st.ok()) return fail(st);
+    auto chosen = ReadEngineFlags(f->engine, f->engine_flags);
+    if (!chosen.ok()) return fail(chosen.status());
+    EngineSettings& settings = chosen->settings;
     if (!f->other_memory.empty()) {
       auto b = ParseMemorySize(f->other_memory);
       if (!b.ok()) return fail(b.status());
-      f->vllm.settings.other_process_bytes = *b;
+      settings.other_process_bytes = *b;
     }
     auto gpu = ResolveGpu(f->gpu, f->gpu_memory);
     if (!gpu.ok()) return fail(gpu.status());
     auto inv = InspectModel(f->model, {});
     if (!inv.ok()) return fail(inv.status());
-    auto plan = PlanVllm(*inv, *gpu, f->vllm.settings);
+    auto model = chosen->engine->prepare(*inv);
+    if (!model.ok()) return fail(model.status());
+    auto plan = (*model)->MakePlan(*gpu, settings);
     if (!plan.ok()) return fail(plan.status());
-    const auto advice = AdviseVllm(*inv, *gpu, f->vllm.settings, *plan);
+    const auto advice = Advise(*chosen->engine, **model, *gpu, settings, *plan);
     PlanReportOptions o;
     o.explain = f->explain;
     const std::string out = f->json ? RenderPlanJson(*plan, advice, o) : RenderPlanText(*plan, advice, o);

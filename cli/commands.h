@@ -20,7 +20,7 @@ inline constexpr int kExitUsage = 2;
 
 struct Command {
   const char* name;
-  const char* summary;
+  std::string summary;
   // Adds the subcommand's flags; returns the function to run once parsing succeeded.
   std::function<std::function<int()>(CLI::App*)> setup;
 };
@@ -32,7 +32,7 @@ std::function<int()> SetupPlan(CLI::App* app);
 std::function<int()> SetupCheck(CLI::App* app);
 std::function<int()> SetupFit(CLI::App* app);
 std::function<int()> SetupDoctor(CLI::App* app);
-// The vLLM command line given to `check` after "--".
+// The engine command line given to `check` after "--".
 void SetCheckCommand(std::vector<std::string> command);
 
 // Prints a failed Status to stderr and returns kExitUsage from the enclosing runner.

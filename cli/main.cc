@@ -6,25 +6,33 @@
 #include <string>
 #include <vector>
 
-#include "vllm_flags.h"
+#include <fmt/format.h>
 
 #include "commands.h"
+#include "engine_flags.h"
+#include "vramfit/engine.h"
 
 namespace {
 
-const vramfit::cli::Command kCommands[] = {
-    {"inspect", "Read a checkpoint (or a catalog model) exactly: parameters, bytes by dtype and "
-                "component, quantization, audit", vramfit::cli::SetupInspect},
-    {"models", "List the embedded model catalog", vramfit::cli::SetupModels},
-    {"plan", "Plan vLLM's start-up stage by stage on a GPU: where it would run out of memory, and what fits",
-     vramfit::cli::SetupPlan},
-    {"check", "Check a real vLLM command line: exit 0 if it will start, 1 if it will fail (give it after --)",
-     vramfit::cli::SetupCheck},
-    {"fit", "Find the vLLM settings that fit: longest context, most concurrency or fewest GPUs, as a command line",
-     vramfit::cli::SetupFit},
-    {"doctor", "Read an out-of-memory log: the stage, the cause and the fixes, with numbers", vramfit::cli::SetupDoctor},
-    {"gpus", "List the embedded GPU catalog (memory as CUDA reports it)", vramfit::cli::SetupGpus},
-};
+// The subcommand table.
+std::vector<vramfit::cli::Command> Commands() {
+  using namespace vramfit::cli;  // NOLINT: the Setup* functions
+  const std::string engines = EngineTitles();
+  return {
+      {"inspect", "Read a checkpoint (or a catalog model) exactly: parameters, bytes by dtype and "
+                  "component, quantization, audit", SetupInspect},
+      {"models", "List the embedded model catalog", SetupModels},
+      {"plan", fmt::format("Plan {}'s start-up stage by stage on a GPU: where it would run out of "
+                           "memory, and what fits", engines), SetupPlan},
+      {"check", fmt::format("Check a real {} command line: exit 0 if it will start, 1 if it will "
+                            "fail (give it after --)", engines), SetupCheck},
+      {"fit", fmt::format("Find the {} settings that fit: longest context, most concurrency or "
+                          "fewest GPUs, as a command line", engines), SetupFit},
+      {"doctor", "Read an out-of-memory log: the stage, the cause and the fixes, with numbers",
+       SetupDoctor},
+      {"gpus", "List the embedded GPU catalog (memory as CUDA reports it)", SetupGpus},
+  };
+}
 
 }  // namespace
 
@@ -35,19 +43,22 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "vramfit 0.1.0");
   std::map<CLI::App*, std::function<int()>> runners;
-  for (const auto& c : kCommands) {
+  for (const auto& c : Commands()) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
     runners[sub] = c.setup(sub);
   }
-  // vLLM spells -tp/-pp/-dp with one dash; CLI11 would read them as bundled short flags.
+  // Engines spell some flags with one dash and several letters (-tp); CLI11 would read them as
+  // bundled short flags.
   std::vector<std::string> args(argv + 1, argv + argc);
-  // `check ... -- vllm serve ...`: everything after "--" is the user's vLLM command.
+  // `check ... -- COMMAND...`: everything after "--" is the user's engine command.
   const auto dashdash = std::find(args.begin(), args.end(), "--");
   if (dashdash != args.end()) {
     vramfit::cli::SetCheckCommand(std::vector<std::string>(dashdash + 1, args.end()));
     args.erase(dashdash, args.end());
   }
-  args = vramfit::cli::RewriteShortVllmFlags(std::move(args));
+  for (const vramfit::Engine* e : vramfit::Engines()) {
+    args = vramfit::ExpandShortNames(e->flags, std::move(args));
+  }
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
   try {
     app.parse(args);

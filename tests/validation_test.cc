@@ -14,8 +14,8 @@
 
 #include "vramfit/catalog.h"
 #include "vramfit/gpu.h"
-#include "vramfit/kv_cache.h"
-#include "vramfit/vllm.h"
+#include "engines/vllm/kv_cache.h"
+#include "engines/vllm/vllm.h"
 
 namespace vramfit {
 namespace {
@@ -125,7 +125,7 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     auto plan = PlanVllm(*inv, *gpu, s);
     if (!plan.ok()) { skipped += fmt::format("| {} | {} |\n", id, plan.status().message()); continue; }
     ++scored;
-    const VllmGpuPlan& g = plan->gpus[0];
+    const GpuPlan& g = plan->gpus[0];
     const double gib = 1073741824.0;
     std::string w_cell = "-", kv_cell = "-", kvf_cell = "-";
     int checks = 0, within = 0;
@@ -165,7 +165,7 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
         ko.kv_cache_dtype = plan->resolved.kv_cache_dtype;
         ko.max_model_len = plan->max_model_len;
         ko.max_num_batched_tokens = plan->resolved.max_num_batched_tokens;
-        ko.vllm_version = *ParseVllmVersion(plan->modelled_version);
+        ko.rules = vllm::RulesFor(*ParseVllmVersion(plan->modelled_version));
         auto layout = PlanKvCache(inv->spec, ko);
         if (layout.ok() && !est) {
           const auto cap = KvCapacity(*layout, static_cast<uint64_t>(*ra * gib), ko);

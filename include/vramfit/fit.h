@@ -1,9 +1,10 @@
-// `vramfit fit`: the vLLM settings that fit, found by planning (PlanVllm) over what a user can
-// change: tensor/pipeline parallel sizes, max-model-len, max-num-seqs, max-num-batched-tokens,
-// gpu-memory-utilization, the KV cache dtype, eager mode, and a catalog model's quantized
+// `vramfit fit`: the settings that fit, found by planning with one engine of the engine table
+// (vramfit/engine.h) over what a user can change: tensor/pipeline parallel sizes, the context,
+// and the engine's knobs (for vLLM: max-num-seqs, max-num-batched-tokens,
+// gpu-memory-utilization, the KV cache dtype, eager mode), and a catalog model's quantized
 // variants. Exact where the answer is monotone (binary search for the longest context, as
 // vLLM's own `--max-model-len auto` does), exhaustive over the small grid of the other knobs.
-// Every option returned is a plan that fits; settings vLLM rejects are never proposed.
+// Every option returned is a plan that fits; settings the engine rejects are never proposed.
 #ifndef VRAMFIT_FIT_H_
 #define VRAMFIT_FIT_H_
 
@@ -15,7 +16,8 @@
 #include "vramfit/gpu.h"
 #include "vramfit/inventory.h"
 #include "vramfit/status.h"
-#include "vramfit/vllm.h"
+#include "vramfit/engine.h"
+#include "vramfit/plan.h"
 
 namespace vramfit {
 
@@ -27,19 +29,22 @@ enum class FitGoal {
 
 // Which of the user's settings are fixed (given on the command line) and not searched.
 struct FitFixed {
-  bool tensor_parallel = false, pipeline_parallel = false, max_model_len = false, kv_cache_dtype = false,
-       enforce_eager = false, gpu_memory_utilization = false, max_num_batched_tokens = false, max_num_seqs = false;
+  bool tensor_parallel = false, pipeline_parallel = false, max_model_len = false,
+       kv_cache_dtype = false, enforce_eager = false, gpu_memory_utilization = false,
+       max_num_batched_tokens = false, max_num_seqs = false;
+  // Whether the setting is fixed.
+  bool Has(Setting s) const;
 };
 
 struct FitRequest {
   FitGoal goal = FitGoal::kContext;
-  VllmSettings base;             // the user's settings; searched knobs start from vLLM's defaults
+  EngineSettings base;           // the user's settings; searched knobs start from the defaults
   FitFixed fixed;
   std::vector<GpuSpec> cards;    // the card (context, concurrency goals) or the candidates (gpus goal)
   int max_gpus = 1;              // GPUs available (context, concurrency); most tried per card (gpus)
   int64_t min_context = 0;       // context the answer must reach (0: any for the context goal; the
                                  // model's maximum for the other goals)
-  double min_concurrency = 1;    // full-length requests served at once (vLLM's "Maximum concurrency")
+  double min_concurrency = 1;    // full-length requests served at once (the engine's concurrency)
   bool no_eager = false;         // keep CUDA graphs: never propose --enforce-eager
   size_t max_options = 8;        // rows of the Pareto table
 };
@@ -48,16 +53,18 @@ struct FitOption {
   std::string model;             // the model planned (a variant's catalog id when not the one asked)
   GpuSpec gpu;
   int gpus = 1;                  // cards used: tp x pp
-  VllmSettings settings;         // as planned (max_model_len explicit)
-  VllmPlan plan;                 // fits
+  EngineSettings settings;       // as planned (max_model_len explicit)
+  Plan plan;                     // fits
   int64_t context = 0;           // max_model_len
-  double concurrency = 0;        // vLLM's "Maximum concurrency" at that context (KV capacity)
+  double concurrency = 0;        // the engine's concurrency at that context (KV capacity)
   double served = 0;             // min(concurrency, max_num_seqs): requests served at once
   std::vector<std::string> given_up;  // what this row trades away, e.g. "--enforce-eager (slower decoding)"
-  std::string command;           // the `vllm serve` command line (vramfit check accepts it)
+  std::string command;           // the engine's command line (vramfit check accepts it)
 };
 
 struct FitResult {
+  std::string engine;             // the engine table's name ("vllm")
+  std::string engine_title;       // as people write it ("vLLM")
   bool met = false;               // some option meets the goal's constraints
   std::vector<FitOption> options; // met: the Pareto set, best first
   std::string unmet;              // when not met: what cannot be done, with the nearest thing that fits
@@ -71,24 +78,26 @@ struct FitModel {
   const Inventory* inventory = nullptr;
 };
 
-// Runs the search. kInvalidArgument for a request that cannot be searched (no card, no model,
-// bad numbers); a goal that cannot be met is a result with met == false.
-Result<FitResult> FitVllm(const std::vector<FitModel>& models, const FitRequest& request);
+// Runs the search with `engine`. kInvalidArgument for a request that cannot be searched (no
+// card, no model, bad numbers); a goal that cannot be met is a result with met == false.
+Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
+                      const FitRequest& request);
 
 // Catalog ids of the same model in other weight formats (the entries sharing its `base` root),
 // the given one excluded; empty for a model outside the catalog.
 std::vector<std::string> CatalogVariants(const std::string& name);
 
-// For each card and each count 1..max_count: the longest context (vLLM defaults otherwise, one
-// request) with the count's best layout (tensor parallel, else pipeline stages); 0 when nothing
+// For each card and each count 1..max_count: the longest context (the engine's defaults
+// otherwise, one request) with the count's best layout (tensor parallel, else pipeline stages); 0 when nothing
 // fits, -1 when no layout of that count is valid for the model.
 struct GpusTableRow {
   GpuSpec gpu;
   std::vector<int64_t> longest;   // index: count - 1
   std::vector<std::string> layout;// "tp2", "tp2 pp2", ...
 };
-Result<std::vector<GpusTableRow>> FitGpusTable(const Inventory& inv, const std::vector<GpuSpec>& cards,
-                                               int max_count, const VllmSettings& base, uint64_t* plans);
+Result<std::vector<GpusTableRow>> FitGpusTable(const Engine& engine, const Inventory& inv,
+                                               const std::vector<GpuSpec>& cards, int max_count,
+                                               const EngineSettings& base, uint64_t* plans);
 
 }  // namespace vramfit
 

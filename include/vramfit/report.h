@@ -33,9 +33,11 @@ struct PlanReportOptions {
 };
 
 // `vramfit plan` / `check`: the stage table, the verdict, the KV figures and the advice.
-std::string RenderPlanText(const VllmPlan& plan, const std::vector<Advice>& advice, const PlanReportOptions& options);
+std::string RenderPlanText(const Plan& plan, const std::vector<Advice>& advice,
+                           const PlanReportOptions& options);
 // JSON (schema vramfit.plan/1) with the keys of docs/cli.md.
-std::string RenderPlanJson(const VllmPlan& plan, const std::vector<Advice>& advice, const PlanReportOptions& options);
+std::string RenderPlanJson(const Plan& plan, const std::vector<Advice>& advice,
+                           const PlanReportOptions& options);
 
 struct FitReportOptions {
   FitGoal goal = FitGoal::kContext;
@@ -47,8 +49,17 @@ std::string RenderFitText(const FitResult& result, const FitReportOptions& optio
 std::string RenderFitJson(const FitResult& result, const FitReportOptions& options);
 
 // `vramfit fit MODEL --gpus-table`: longest context per catalog card and count.
-std::string RenderGpusTableText(const std::vector<GpusTableRow>& rows, const std::string& model, uint64_t plans);
-std::string RenderGpusTableJson(const std::vector<GpusTableRow>& rows, const std::string& model, uint64_t plans);
+struct GpusTableInfo {
+  std::string model;          // as the user named it
+  std::string engine_title;   // "vLLM"
+  uint64_t plans = 0;         // plans evaluated
+};
+std::string RenderGpusTableText(const std::vector<GpusTableRow>& rows, const GpusTableInfo& info);
+std::string RenderGpusTableJson(const std::vector<GpusTableRow>& rows, const GpusTableInfo& info);
+
+// `vramfit gpus`: the GPU catalog as a table, or JSON (schema vramfit.gpus/1).
+std::string RenderGpusText(const std::vector<GpuSpec>& gpus);
+std::string RenderGpusJson(const std::vector<GpuSpec>& gpus);
 
 // `vramfit doctor`: stage, cause, numbers, fixes and evidence; JSON (schema vramfit.doctor/1)
 // with the keys of docs/cli.md (sizes in bytes).

@@ -13,7 +13,8 @@
 #include "doctor/text_scan.h"
 #include "vramfit/advice.h"
 #include "vramfit/doctor.h"
-#include "vramfit/vllm.h"
+#include "engines/vllm/engine.h"
+#include "engines/vllm/vllm.h"
 
 namespace vramfit {
 namespace {
@@ -678,7 +679,7 @@ class Doctor {
       d_.notes.push_back("plan not rebuilt: " + plan.status().message());
       return;
     }
-    const VllmGpuPlan& g = plan->gpus[0];
+    const GpuPlan& g = plan->gpus[0];
     auto compare = [&](const char* what, const char* key, double predicted) {
       if (auto r = f_.get(key)) {
         d_.notes.push_back(fmt::format("{}: log {} / plan {} ({:+.1f}%)", what, Gib(*r), Gib(predicted),
@@ -700,9 +701,13 @@ class Doctor {
     if (!calibrated.ok()) return;
     d_.notes.push_back(fmt::format("calibrated plan (measured activation and non-torch memory): KV cache {}, {}",
                                    Gib(static_cast<double>(calibrated->gpus[0].kv_cache_bytes)),
-                                   calibrated->fits ? "fits" : "fails at " + calibrated->failure_stage));
+                                   calibrated->fits ? "fits"
+                                   : std::string("fails at ") + StageName(*calibrated->failure_stage)));
     if (!calibrated->fits) {
-      const auto advice = AdviseVllm(*ctx_.model, gpu, c, *calibrated);
+      const Engine& engine = vllm::VllmEngine();
+      auto model = engine.prepare(*ctx_.model);
+      if (!model.ok()) return;
+      const auto advice = Advise(engine, **model, gpu, ToEngineSettings(c), *calibrated);
       if (!advice.empty()) {
         d_.fixes.clear();
         for (const Advice& a : advice) d_.fixes.push_back({a.change, a.effect + " (" + a.cost + ")"});

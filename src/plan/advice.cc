@@ -1,5 +1,5 @@
-// vLLM advice (see vramfit/advice.h): candidate changes, each re-planned; only those that fit
-// are returned, the least costly first.
+// Advice (see vramfit/advice.h): candidate changes, each re-planned; only those that fit are
+// returned, the least costly first.
 #include "vramfit/advice.h"
 
 #include <fmt/format.h>
@@ -14,75 +14,93 @@ namespace {
 using core::FormatBytes;
 using core::GroupDigits;
 
-std::string Effect(const VllmPlan& p) {
+constexpr int64_t kTidyUnit = 1024;
+// Utilization steps tried against a startup failure, and the floor below which it is not.
+constexpr double kUtilizationStep = 0.02;
+constexpr double kLowestUtilization = 0.5;
+// Fewer sequences: a quarter of the resolved limit, above this many.
+constexpr int64_t kFewestSeqsToCut = 16;
+constexpr int64_t kMostTensorParallel = 8;
+
+std::string Effect(const Plan& p) {
   const uint64_t kv = p.gpus.empty() ? 0 : p.gpus[0].kv_cache_bytes;
-  return fmt::format("fits: KV cache {} per GPU, {} tokens, {:.2f}x concurrency at {} tokens", FormatBytes(kv),
-                     GroupDigits(p.kv_cache_tokens), p.max_concurrency, GroupDigits(static_cast<uint64_t>(p.max_model_len)));
+  return fmt::format("fits: KV cache {} per GPU, {} tokens, {:.2f}x concurrency at {} tokens",
+                     FormatBytes(kv), GroupDigits(p.kv_cache_tokens), p.max_concurrency,
+                     GroupDigits(static_cast<uint64_t>(p.max_model_len)));
 }
 
 }  // namespace
 
-std::vector<Advice> AdviseVllm(const Inventory& inv, const GpuSpec& gpu, const VllmSettings& settings,
-                               const VllmPlan& plan) {
+int64_t TidyContextLength(int64_t tokens) {
+  return tokens >= 2 * kTidyUnit ? tokens / kTidyUnit * kTidyUnit : tokens;
+}
+
+std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, const GpuSpec& gpu,
+                           const EngineSettings& settings, const Plan& plan) {
   std::vector<Advice> out;
-  const auto profile = ProfileVllmWeights(inv);  // once for every candidate
-  auto attempt = [&](VllmSettings s, std::string change, std::string cost) {
-    auto p = PlanVllm(inv, *profile, gpu, s);
+  auto flag = [&](Setting s) { return std::string(engine.flag_name(s)); };
+  auto attempt = [&](EngineSettings s, std::string change, std::string cost) {
+    auto p = model.MakePlan(gpu, s);
     if (!p.ok() || !p->fits) return;
     out.push_back({std::move(change), Effect(*p), std::move(cost), s, *p});
   };
-  const std::string& stage = plan.failure_stage;
-  if (stage == "kv_cache" || stage.empty()) {
+  const std::optional<Stage> stage = plan.failure_stage;
+  if (stage == Stage::kKvCache || !stage) {
     if (plan.estimated_max_model_len > 0) {
-      // Round down to a multiple of 1024 tokens for a tidy flag.
-      int64_t len = plan.estimated_max_model_len >= 2048 ? plan.estimated_max_model_len / 1024 * 1024
-                                                         : plan.estimated_max_model_len;
-      VllmSettings s = settings;
+      const int64_t len = TidyContextLength(plan.estimated_max_model_len);
+      EngineSettings s = settings;
       s.max_model_len = len;
-      attempt(s, fmt::format("--max-model-len {}", len), "shorter context per request");
+      attempt(s, fmt::format("{} {}", flag(Setting::kMaxModelLen), len),
+              "shorter context per request");
     }
     if (settings.kv_cache_dtype == "auto") {
-      VllmSettings s = settings;
+      EngineSettings s = settings;
       s.kv_cache_dtype = "fp8";
-      attempt(s, "--kv-cache-dtype fp8", "halves KV bytes; a small accuracy cost");
+      attempt(s, flag(Setting::kKvCacheDtype) + " fp8", "halves KV bytes; a small accuracy cost");
     }
   }
-  if (stage == "kv_cache" || stage == "cudagraph" || stage == "profile") {
+  if (stage == Stage::kKvCache || stage == Stage::kCudaGraph || stage == Stage::kProfile) {
     if (!settings.enforce_eager) {
-      VllmSettings s = settings;
+      EngineSettings s = settings;
       s.enforce_eager = true;
-      attempt(s, "--enforce-eager", fmt::format("frees the {} CUDA graph pool; slower decoding",
-                                                FormatBytes(plan.gpus.empty() ? 0 : plan.gpus[0].cudagraph_bytes)));
+      attempt(s, flag(Setting::kEnforceEager),
+              fmt::format("frees the {} CUDA graph pool; slower decoding",
+                          FormatBytes(plan.gpus.empty() ? 0 : plan.gpus[0].cudagraph_bytes)));
     }
-    VllmSettings s = settings;
+    EngineSettings s = settings;
     const int64_t seqs = plan.resolved.max_num_seqs;
-    if (seqs > 16) {
+    if (seqs > kFewestSeqsToCut) {
       s.max_num_seqs = seqs / 4;
-      attempt(s, fmt::format("--max-num-seqs {}", s.max_num_seqs), "fewer concurrent requests, smaller sampler warm-up");
+      attempt(s, fmt::format("{} {}", flag(Setting::kMaxNumSeqs), s.max_num_seqs),
+              "fewer concurrent requests, smaller sampler warm-up");
     }
   }
-  if (stage == "startup") {
-    VllmSettings s = settings;
+  if (stage == Stage::kStartup) {
+    EngineSettings s = settings;
     const double u = plan.resolved.gpu_memory_utilization;
-    for (double v = u - 0.02; v >= 0.5; v -= 0.02) {
+    for (double v = u - kUtilizationStep; v >= kLowestUtilization; v -= kUtilizationStep) {
       s.gpu_memory_utilization = std::floor(v * 100) / 100;
-      auto p = PlanVllm(inv, *profile, gpu, s);
-      if (p.ok() && p->failure_stage != "startup") {
-        if (p->fits) out.push_back({fmt::format("--gpu-memory-utilization {:.2f}", s.gpu_memory_utilization), Effect(*p),
-                                    "less memory for the KV cache", s, *p});
+      auto p = model.MakePlan(gpu, s);
+      if (p.ok() && p->failure_stage != Stage::kStartup) {
+        if (p->fits) {
+          out.push_back({fmt::format("{} {:.2f}", flag(Setting::kGpuMemoryUtilization),
+                                     s.gpu_memory_utilization),
+                         Effect(*p), "less memory for the KV cache", s, *p});
+        }
         break;
       }
     }
   }
   // More GPUs: tensor parallel 2, 4, 8.
-  if (!out.empty() && stage.empty()) return out;
-  for (int64_t tp = settings.tensor_parallel_size * 2; tp <= 8; tp *= 2) {
-    VllmSettings s = settings;
+  if (!out.empty() && !stage) return out;
+  for (int64_t tp = settings.tensor_parallel_size * 2; tp <= kMostTensorParallel; tp *= 2) {
+    EngineSettings s = settings;
     s.tensor_parallel_size = tp;
-    auto p = PlanVllm(inv, *profile, gpu, s);
+    auto p = model.MakePlan(gpu, s);
     if (p.ok() && p->fits) {
-      out.push_back({fmt::format("--tensor-parallel-size {} ({} GPUs)", tp, tp), Effect(*p),
-                     fmt::format("{} more GPU(s)", tp - settings.tensor_parallel_size), s, *p});
+      out.push_back({fmt::format("{} {} ({} GPUs)", flag(Setting::kTensorParallel), tp, tp),
+                     Effect(*p), fmt::format("{} more GPU(s)", tp - settings.tensor_parallel_size),
+                     s, *p});
       break;
     }
   }

@@ -1,6 +1,6 @@
-// The fit search (see vramfit/fit.h). Every candidate is a full PlanVllm; the longest context
-// is found by binary search on the plan's own verdict, so the answer agrees exactly with what
-// `vramfit plan` and `vramfit check` say of the emitted command.
+// The fit search (see vramfit/fit.h). Every candidate is a full plan of the engine; the longest
+// context is found by binary search on the plan's own verdict, so the answer agrees exactly with
+// what `vramfit plan` and `vramfit check` say of the emitted command.
 #include "vramfit/fit.h"
 
 #include <fmt/format.h>
@@ -11,21 +11,15 @@
 
 #include "core/units.h"
 #include "vramfit/catalog.h"
-#include "vramfit/vllm_weights.h"
 
 namespace vramfit {
 namespace {
 
 using core::GroupDigits;
 
-// The knobs a row may turn away from vLLM's defaults, each with what it gives up.
-struct Knobs {
-  bool fp8_kv = false;
-  bool eager = false;
-  bool high_utilization = false;  // 0.95
-  bool small_batch = false;       // --max-num-batched-tokens 2048 where the default is larger
-  bool few_seqs = false;          // --max-num-seqs 64
-};
+// The knobs a row turns away from the engine's defaults: bit i for engine.knobs[i], the first
+// knob the most significant (the order the search enumerates them).
+using Knobs = uint32_t;
 
 struct Layout {
   int64_t tp = 1, pp = 1;
@@ -34,13 +28,16 @@ struct Layout {
 // Searches one model; shares the request and the counters.
 class Searcher {
  public:
-  Searcher(const FitModel& m, const std::string& first_model, const FitRequest& r, uint64_t* plans)
-      : model_(m), first_model_(first_model), req_(r), plans_(plans), profile_(ProfileVllmWeights(*m.inventory)) {}
-
-  int64_t ModelMax() const {
-    const ModelSpec& s = model_.inventory->spec;
-    return s.max_position_embeddings > 0 ? s.max_position_embeddings : 4096;
+  Searcher(const Engine& e, const FitModel& m, const std::string& first_model, const FitRequest& r,
+           uint64_t* plans)
+      : engine_(e), model_(m), first_model_(first_model), req_(r), plans_(plans) {
+    auto prepared = e.prepare(*m.inventory);
+    if (prepared.ok()) prepared_ = std::move(*prepared);
   }
+
+  const PreparedModel* prepared() const { return prepared_.get(); }
+
+  int64_t ModelMax() const { return engine_.model_max_len(model_.inventory->spec); }
 
   std::vector<Layout> Layouts(int count, bool exact) const {
     std::vector<Layout> out;
@@ -56,85 +53,80 @@ class Searcher {
     return out;
   }
 
+  // Every combination of the knobs the request leaves free, in enumeration order.
   std::vector<Knobs> KnobGrid() const {
+    const size_t n = engine_.knobs.size();
+    Knobs free = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const Setting s = engine_.knobs[i].setting;
+      if (req_.fixed.Has(s) || (s == Setting::kEnforceEager && req_.no_eager)) continue;
+      free |= Knobs{1} << (n - 1 - i);
+    }
     std::vector<Knobs> out;
-    const bool fp8_ok = !req_.fixed.kv_cache_dtype && req_.base.kv_cache_dtype == "auto";
-    const bool eager_ok = !req_.fixed.enforce_eager && !req_.no_eager && !req_.base.enforce_eager;
-    const bool util_ok = !req_.fixed.gpu_memory_utilization;
-    const bool batch_ok = !req_.fixed.max_num_batched_tokens;
-    const bool seqs_ok = !req_.fixed.max_num_seqs;
-    for (int f = 0; f <= (fp8_ok ? 1 : 0); ++f)
-      for (int e = 0; e <= (eager_ok ? 1 : 0); ++e)
-        for (int u = 0; u <= (util_ok ? 1 : 0); ++u)
-          for (int b = 0; b <= (batch_ok ? 1 : 0); ++b)
-            for (int q = 0; q <= (seqs_ok ? 1 : 0); ++q) out.push_back({f == 1, e == 1, u == 1, b == 1, q == 1});
+    for (Knobs k = 0; k < (Knobs{1} << n); ++k) {
+      if ((k & ~free) == 0) out.push_back(k);
+    }
     return out;
   }
 
+  bool On(Knobs k, size_t i) const { return (k >> (engine_.knobs.size() - 1 - i)) & 1; }
+
   // Settings for a layout and knobs (max_model_len left to the caller). nullopt when a knob
-  // changes nothing (e.g. a small batch where the default is already 2048).
-  std::optional<VllmSettings> Apply(const Layout& l, const Knobs& k, const GpuSpec& gpu) const {
-    VllmSettings s = req_.base;
+  // changes nothing (e.g. a small batch where the default is already that small).
+  std::optional<EngineSettings> Apply(const Layout& l, Knobs k, const GpuSpec& gpu) const {
+    EngineSettings s = req_.base;
     s.tensor_parallel_size = l.tp;
     s.pipeline_parallel_size = l.pp;
-    if (k.fp8_kv) s.kv_cache_dtype = "fp8";
-    if (k.eager) s.enforce_eager = true;
-    if (k.high_utilization) {  // above both of vLLM's defaults (0.9, 0.92)
-      if (s.gpu_memory_utilization != 0) return std::nullopt;
-      s.gpu_memory_utilization = 0.95;
-    }
-    const bool big = gpu.total_bytes >= (70ull << 30);  // vLLM's defaults would be 8192 / 1024
-    if (k.small_batch) {
-      if (s.max_num_batched_tokens != 0 || !big) return std::nullopt;
-      s.max_num_batched_tokens = 2048;
-    }
-    if (k.few_seqs) {
-      if (s.max_num_seqs != 0) return std::nullopt;
-      s.max_num_seqs = 64;
+    for (size_t i = 0; i < engine_.knobs.size(); ++i) {
+      if (On(k, i) && !engine_.knobs[i].apply(gpu, &s)) return std::nullopt;
     }
     return s;
   }
 
-  Result<VllmPlan> Plan(const GpuSpec& gpu, const VllmSettings& s) {
+  Result<Plan> PlanOn(const GpuSpec& gpu, const EngineSettings& s) {
     ++*plans_;
-    return PlanVllm(*model_.inventory, *profile_, gpu, s);
+    return prepared_->MakePlan(gpu, s);
   }
 
   // Fits, and `concurrency` full-length requests fit in the KV cache and in max_num_seqs.
-  bool Serves(const VllmPlan& p, double concurrency) const {
+  bool Serves(const Plan& p, double concurrency) const {
     return p.fits && p.max_concurrency + 1e-9 >= concurrency &&
            static_cast<double>(p.resolved.max_num_seqs) + 1e-9 >= concurrency;
   }
 
   // The longest max_model_len in [1, hi] whose plan fits and serves `concurrency` full-length
   // requests; 0 when none. Monotone: a longer context needs more KV and leaves less concurrency.
-  int64_t Longest(const GpuSpec& gpu, VllmSettings s, int64_t hi, double concurrency, std::optional<VllmPlan>* out) {
-    auto ok = [&](int64_t len, std::optional<VllmPlan>* keep) {
+  int64_t Longest(const GpuSpec& gpu, EngineSettings s, int64_t hi, double concurrency,
+                  std::optional<Plan>* out) {
+    auto ok = [&](int64_t len, std::optional<Plan>* keep) {
       s.max_model_len = len;
-      auto p = Plan(gpu, s);
+      auto p = PlanOn(gpu, s);
       if (!p.ok() || !Serves(*p, concurrency)) return false;
       *keep = std::move(*p);
       return true;
     };
     s.max_model_len = hi;
-    auto first = Plan(gpu, s);
+    auto first = PlanOn(gpu, s);
     if (!first.ok()) return 0;
     if (Serves(*first, concurrency)) {
       *out = std::move(*first);
       return hi;
     }
     // Start-up and load failures do not depend on the context.
-    if (!first->fits && (first->failure_stage == "startup" || first->failure_stage == "load")) return 0;
+    if (!first->fits &&
+        (first->failure_stage == Stage::kStartup || first->failure_stage == Stage::kLoad)) {
+      return 0;
+    }
     int64_t lo = 0, top = hi - 1;
     if (first->estimated_max_model_len > 0) {
-      // vLLM's own estimate bounds the answer; for one request it is the answer.
+      // The engine's own estimate bounds the answer; for one request it is the answer.
       top = std::min<int64_t>(top, first->estimated_max_model_len);
       if (ok(top, out)) return top;
       --top;
     }
     while (lo < top) {
       const int64_t mid = lo + (top - lo + 1) / 2;
-      std::optional<VllmPlan> p;
+      std::optional<Plan> p;
       if (ok(mid, &p)) {
         lo = mid;
         *out = std::move(p);
@@ -146,7 +138,7 @@ class Searcher {
     return lo;
   }
 
-  FitOption Make(const GpuSpec& gpu, const Layout& l, const Knobs& k, VllmPlan plan) const {
+  FitOption Make(const GpuSpec& gpu, const Layout& l, Knobs k, Plan plan) const {
     FitOption o;
     o.model = model_.name;
     o.gpu = gpu;
@@ -157,21 +149,24 @@ class Searcher {
     o.served = std::min(plan.max_concurrency, static_cast<double>(plan.resolved.max_num_seqs));
     o.command = plan.command;
     if (model_.name != first_model_) o.given_up.push_back("model variant " + model_.name);
-    if (k.fp8_kv) o.given_up.push_back("--kv-cache-dtype fp8 (a small accuracy cost)");
-    if (k.eager) o.given_up.push_back("--enforce-eager (slower decoding)");
-    if (k.high_utilization) o.given_up.push_back("--gpu-memory-utilization 0.95 (less headroom)");
-    if (k.small_batch) o.given_up.push_back("--max-num-batched-tokens 2048 (slower prefill)");
-    if (k.few_seqs) o.given_up.push_back("--max-num-seqs 64 (fewer requests at once)");
+    for (size_t i = 0; i < engine_.knobs.size(); ++i) {
+      if (!On(k, i)) continue;
+      const Knob& knob = engine_.knobs[i];
+      const std::string value = *knob.value ? std::string(" ") + knob.value : std::string();
+      o.given_up.push_back(
+          fmt::format("{}{} ({})", engine_.flag_name(knob.setting), value, knob.cost));
+    }
     o.plan = std::move(plan);
     return o;
   }
 
  private:
+  const Engine& engine_;
   const FitModel& model_;
   std::string first_model_;
   const FitRequest& req_;
   uint64_t* plans_;
-  std::shared_ptr<const VllmWeightProfile> profile_;
+  std::unique_ptr<PreparedModel> prepared_;
 };
 
 // a dominates b: no worse on context, requests served, GPUs (and their memory) and the number
@@ -207,6 +202,20 @@ std::string CardText(const FitOption& o) { return fmt::format("{} x {}", o.gpus,
 
 }  // namespace
 
+bool FitFixed::Has(Setting s) const {
+  switch (s) {
+    case Setting::kTensorParallel: return tensor_parallel;
+    case Setting::kPipelineParallel: return pipeline_parallel;
+    case Setting::kMaxModelLen: return max_model_len;
+    case Setting::kGpuMemoryUtilization: return gpu_memory_utilization;
+    case Setting::kKvCacheDtype: return kv_cache_dtype;
+    case Setting::kMaxNumSeqs: return max_num_seqs;
+    case Setting::kMaxNumBatchedTokens: return max_num_batched_tokens;
+    case Setting::kEnforceEager: return enforce_eager;
+  }
+  return false;
+}
+
 std::vector<std::string> CatalogVariants(const std::string& name) {
   auto me = FindCatalogModel(name);
   auto all = CatalogModels();
@@ -230,7 +239,8 @@ std::vector<std::string> CatalogVariants(const std::string& name) {
   return out;
 }
 
-Result<FitResult> FitVllm(const std::vector<FitModel>& models, const FitRequest& req) {
+Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
+                      const FitRequest& req) {
   if (models.empty() || models[0].inventory == nullptr) return Status::InvalidArgument("fit: no model to search");
   if (req.cards.empty()) return Status::InvalidArgument("fit: no GPU to search (--gpu NAME, or --goal gpus)");
   if (req.max_gpus < 1 || req.max_gpus > 64) {
@@ -243,30 +253,33 @@ Result<FitResult> FitVllm(const std::vector<FitModel>& models, const FitRequest&
   for (const FitModel& m : models) {
     if (!m.inventory->has_spec) return Status::InvalidArgument(fmt::format("{}: fit needs the model's config.json", m.name));
   }
-  // The requested settings must be plannable at all (vLLM's own errors, e.g. a TP that does not
-  // divide the heads), or the search would silently answer a different question.
-  {
-    VllmSettings probe = req.base;
-    if (probe.max_model_len <= 0) probe.max_model_len = 0;
-    auto p = PlanVllm(*models[0].inventory, req.cards[0], probe);
-    if (!p.ok()) return p.status();
-  }
-
-  {
-    const ModelSpec& spec = models[0].inventory->spec;
-    const int64_t model_max = spec.max_position_embeddings > 0 ? spec.max_position_embeddings : 4096;
-    if (req.min_context > model_max && !req.base.allow_long_max_model_len) {
-      return Status::InvalidArgument(fmt::format(
-          "--min-context {} is beyond the model's maximum length ({}, max_position_embeddings in config.json); vLLM "
-          "refuses a longer --max-model-len unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (--allow-long-max-model-len)",
-          req.min_context, model_max));
+  // The searchers, one per model (each prepares its model once).
+  FitResult result;
+  result.engine = std::string(engine.name);
+  result.engine_title = std::string(engine.title);
+  std::vector<std::unique_ptr<Searcher>> searchers;
+  for (const FitModel& m : models) {
+    searchers.push_back(std::make_unique<Searcher>(engine, m, models[0].name, req, &result.plans));
+    if (searchers.back()->prepared() == nullptr) {
+      auto p = engine.prepare(*m.inventory);
+      return p.ok() ? Status::InvalidArgument(m.name + ": could not be prepared") : p.status();
     }
   }
-  FitResult result;
+  // The requested settings must be plannable at all (the engine's own errors, e.g. a TP that
+  // does not divide the heads), or the search would silently answer a different question.
+  {
+    EngineSettings probe = req.base;
+    if (probe.max_model_len <= 0) probe.max_model_len = 0;
+    auto p = searchers[0]->prepared()->MakePlan(req.cards[0], probe);
+    if (!p.ok()) return p.status();
+  }
+  VRAMFIT_RETURN_IF_ERROR(engine.check_context(models[0].inventory->spec, req.base,
+                                               req.min_context,
+                                               fmt::format("--min-context {}", req.min_context)));
   std::vector<FitOption> met, any;
   const double conc = req.min_concurrency;
-  for (const FitModel& m : models) {
-    Searcher s(m, models[0].name, req, &result.plans);
+  for (auto& searcher : searchers) {
+    Searcher& s = *searcher;
     const int64_t model_max = s.ModelMax();
     // The context the other goals must serve: --max-model-len, else --min-context, else the model's.
     int64_t target = req.fixed.max_model_len && req.base.max_model_len > 0 ? req.base.max_model_len
@@ -278,12 +291,12 @@ Result<FitResult> FitVllm(const std::vector<FitModel>& models, const FitRequest&
         for (int count = 1; count <= req.max_gpus; ++count) {
           bool found = false;
           for (const Layout& l : s.Layouts(count, true)) {
-            for (const Knobs& k : s.KnobGrid()) {
+            for (Knobs k : s.KnobGrid()) {
               auto settings = s.Apply(l, k, gpu);
               if (!settings) continue;
               settings->max_model_len = target;
-              auto p = s.Plan(gpu, *settings);
-              if (!p.ok()) break;  // layout rejected by vLLM's rules: no knob changes that
+              auto p = s.PlanOn(gpu, *settings);
+              if (!p.ok()) break;  // layout rejected by the engine's rules: no knob changes that
               if (p->fits) {
                 FitOption o = s.Make(gpu, l, k, *p);
                 if (s.Serves(*p, conc)) {
@@ -292,9 +305,9 @@ Result<FitResult> FitVllm(const std::vector<FitModel>& models, const FitRequest&
                 } else {
                   any.push_back(o);
                 }
-              } else if (p->failure_stage == "kv_cache" && p->estimated_max_model_len > 0) {
+              } else if (p->failure_stage == Stage::kKvCache && p->estimated_max_model_len > 0) {
                 settings->max_model_len = p->estimated_max_model_len;
-                auto q = s.Plan(gpu, *settings);
+                auto q = s.PlanOn(gpu, *settings);
                 if (q.ok() && q->fits) any.push_back(s.Make(gpu, l, k, *q));
               }
             }
@@ -304,29 +317,29 @@ Result<FitResult> FitVllm(const std::vector<FitModel>& models, const FitRequest&
         continue;
       }
       for (const Layout& l : s.Layouts(req.max_gpus, false)) {
-        for (const Knobs& k : s.KnobGrid()) {
+        for (Knobs k : s.KnobGrid()) {
           auto settings = s.Apply(l, k, gpu);
           if (!settings) continue;
           if (req.goal == FitGoal::kContext) {
             const int64_t hi = req.fixed.max_model_len && req.base.max_model_len > 0 ? req.base.max_model_len : model_max;
-            std::optional<VllmPlan> plan;
+            std::optional<Plan> plan;
             const int64_t len = s.Longest(gpu, *settings, hi, conc, &plan);
             if (len > 0 && plan) {
               FitOption o = s.Make(gpu, l, k, std::move(*plan));
               (o.context >= req.min_context ? met : any).push_back(std::move(o));
             } else {
-              std::optional<VllmPlan> one;
+              std::optional<Plan> one;
               if (s.Longest(gpu, *settings, hi, 1, &one) > 0 && one) any.push_back(s.Make(gpu, l, k, std::move(*one)));
             }
           } else {  // concurrency at the target context
             settings->max_model_len = target;
-            auto p = s.Plan(gpu, *settings);
+            auto p = s.PlanOn(gpu, *settings);
             if (!p.ok()) break;
             if (p->fits) {
               FitOption o = s.Make(gpu, l, k, *p);
               (s.Serves(*p, conc) ? met : any).push_back(std::move(o));
             } else {
-              std::optional<VllmPlan> one;
+              std::optional<Plan> one;
               if (s.Longest(gpu, *settings, target, 1, &one) > 0 && one) any.push_back(s.Make(gpu, l, k, std::move(*one)));
             }
           }
@@ -406,11 +419,15 @@ Result<FitResult> FitVllm(const std::vector<FitModel>& models, const FitRequest&
   return result;
 }
 
-Result<std::vector<GpusTableRow>> FitGpusTable(const Inventory& inv, const std::vector<GpuSpec>& cards, int max_count,
-                                               const VllmSettings& base, uint64_t* plans) {
+Result<std::vector<GpusTableRow>> FitGpusTable(const Engine& engine, const Inventory& inv,
+                                               const std::vector<GpuSpec>& cards, int max_count,
+                                               const EngineSettings& base, uint64_t* plans) {
   if (!inv.has_spec) return Status::InvalidArgument("--gpus-table needs the model's config.json");
-  if (max_count < 1 || max_count > 64) return Status::InvalidArgument(fmt::format("--gpus {}: expected 1 to 64", max_count));
-  const auto profile = ProfileVllmWeights(inv);
+  if (max_count < 1 || max_count > 64) {
+    return Status::InvalidArgument(fmt::format("--gpus {}: expected 1 to 64", max_count));
+  }
+  auto model = engine.prepare(inv);
+  if (!model.ok()) return model.status();
   std::vector<GpusTableRow> rows;
   for (const GpuSpec& gpu : cards) {
     GpusTableRow row;
@@ -421,18 +438,19 @@ Result<std::vector<GpusTableRow>> FitGpusTable(const Inventory& inv, const std::
       // Tensor parallel over all cards, else stages: tp x pp = count, tp as large as is valid.
       for (int64_t tp = count; tp >= 1; --tp) {
         if (count % tp != 0) continue;
-        VllmSettings s = base;
+        EngineSettings s = base;
         s.tensor_parallel_size = tp;
         s.pipeline_parallel_size = count / tp;
-        s.max_model_len = -1;  // vLLM's own auto-fit: the longest context that fits
+        s.max_model_len = -1;  // the engine's own auto-fit: the longest context that fits
         ++*plans;
-        auto p = PlanVllm(inv, *profile, gpu, s);
+        auto p = (*model)->MakePlan(gpu, s);
         if (!p.ok()) continue;
         const int64_t len = p->fits ? p->max_model_len : 0;
         if (len > best) {
           best = len;
-          best_layout = s.pipeline_parallel_size > 1 ? fmt::format("tp{} pp{}", tp, s.pipeline_parallel_size)
-                                                     : fmt::format("tp{}", tp);
+          best_layout = s.pipeline_parallel_size > 1
+                            ? fmt::format("tp{} pp{}", tp, s.pipeline_parallel_size)
+                            : fmt::format("tp{}", tp);
         }
         if (best > 0) break;  // the widest valid tensor-parallel layout that fits
       }

@@ -70,14 +70,15 @@ std::string RenderFitText(const FitResult& r, const FitReportOptions& o) {
     out += fmt::format("note: max_num_seqs {} caps the requests served at once below the KV capacity ({:.2f}x)\n",
                        b.settings.max_num_seqs, b.concurrency);
   }
-  out += "note: CONCURRENCY is vLLM's \"Maximum concurrency\" at the row's context; every row is a plan that fits\n";
+  out += fmt::format("note: CONCURRENCY is {}'s \"Maximum concurrency\" at the row's context; every "
+                     "row is a plan that fits\n", r.engine_title);
   return out;
 }
 
 std::string RenderFitJson(const FitResult& r, const FitReportOptions& o) {
   nlohmann::ordered_json j;
   j["schema"] = "vramfit.fit/1";
-  j["engine"] = "vllm";
+  j["engine"] = r.engine;
   j["goal"] = GoalName(o.goal);
   j["met"] = r.met;
   j["unmet"] = r.met ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.unmet);
@@ -90,10 +91,11 @@ std::string RenderFitJson(const FitResult& r, const FitReportOptions& o) {
   return j.dump(2) + "\n";
 }
 
-std::string RenderGpusTableText(const std::vector<GpusTableRow>& rows, const std::string& model, uint64_t plans) {
+std::string RenderGpusTableText(const std::vector<GpusTableRow>& rows, const GpusTableInfo& info) {
   const size_t counts = rows.empty() ? 0 : rows[0].longest.size();
-  std::string out = fmt::format("longest context of {} on each catalog GPU (vLLM defaults, one request; {} plans)\n",
-                                model, GroupDigits(plans));
+  std::string out = fmt::format("longest context of {} on each catalog GPU ({} defaults, one "
+                                "request; {} plans)\n", info.model, info.engine_title,
+                                GroupDigits(info.plans));
   out += fmt::format("{:<13}", "GPU");
   for (size_t c = 1; c <= counts; ++c) out += fmt::format(" {:>9}", fmt::format("x{}", c));
   out += "\n";
@@ -109,11 +111,11 @@ std::string RenderGpusTableText(const std::vector<GpusTableRow>& rows, const std
   return out;
 }
 
-std::string RenderGpusTableJson(const std::vector<GpusTableRow>& rows, const std::string& model, uint64_t plans) {
+std::string RenderGpusTableJson(const std::vector<GpusTableRow>& rows, const GpusTableInfo& info) {
   nlohmann::ordered_json j;
   j["schema"] = "vramfit.fit-gpus-table/1";
-  j["model"] = model;
-  j["plans_evaluated"] = plans;
+  j["model"] = info.model;
+  j["plans_evaluated"] = info.plans;
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
   for (const GpusTableRow& r : rows) {
     nlohmann::ordered_json counts = nlohmann::ordered_json::array();

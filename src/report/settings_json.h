@@ -1,14 +1,14 @@
-// vLLM settings as the JSON object the plan and fit reports share.
+// Engine settings as the JSON object the plan and fit reports share.
 #ifndef VRAMFIT_REPORT_SETTINGS_JSON_H_
 #define VRAMFIT_REPORT_SETTINGS_JSON_H_
 
 #include <nlohmann/json.hpp>
 
-#include "vramfit/vllm.h"
+#include "vramfit/plan.h"
 
 namespace vramfit::report {
 
-inline nlohmann::ordered_json SettingsJson(const VllmSettings& s) {
+inline nlohmann::ordered_json SettingsJson(const EngineSettings& s) {
   return {{"tensor_parallel_size", s.tensor_parallel_size},
           {"pipeline_parallel_size", s.pipeline_parallel_size},
           {"data_parallel_size", s.data_parallel_size},

@@ -5,7 +5,7 @@
 //   vllm/v1/core/kv_cache_utils.py  grouping, page unification, block count, concurrency, report
 //   vllm/platforms/interface.py     _align_hybrid_block_size (hybrid attention + mamba)
 //   vllm/model_executor/layers/mamba/mamba_utils.py  gated_delta_net_state_shape, state dtypes
-#include "vramfit/kv_cache.h"
+#include "engines/vllm/kv_cache.h"
 
 #include <fmt/format.h>
 
@@ -15,13 +15,13 @@
 
 #include "core/checked.h"
 #include "core/units.h"
+#include "model/kv_state.h"
 
 namespace vramfit {
 namespace {
 
 using core::CeilDiv;
 
-constexpr int64_t kDefaultBlockSize = 16;  // vllm/config/cache.py DEFAULT_BLOCK_SIZE
 constexpr int64_t kHybridAlign = 16;       // FlashAttention's kernel block size (_align_hybrid_block_size)
 
 Result<uint64_t> KvDtypeBytes(const std::string& kv, Dtype model) {
@@ -84,7 +84,7 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
   if (!kvb.ok()) return kvb.status();
   const uint64_t b = *kvb;
   const bool mla = spec.CountAttention(AttentionKind::kMla) > 0;
-  const int64_t bs0 = o.block_size > 0 ? o.block_size : (mla ? o.mla_block_size : kDefaultBlockSize);
+  const int64_t bs0 = o.block_size > 0 ? o.block_size : (mla ? o.mla_block_size : vllm::kDefaultBlockSize);
 
   KvCacheLayout out;
   int64_t attn_heads = 0;
@@ -102,21 +102,20 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
       case AttentionKind::kFull:
       case AttentionKind::kSliding: {
         // ModelConfig.get_num_kv_heads: KV heads per rank, replicated when TP exceeds them.
-        const uint64_t hkv = std::max<uint64_t>(1, static_cast<uint64_t>(a.num_kv_heads) / tp);
-        const uint64_t one = hkv * 2 * static_cast<uint64_t>(a.head_dim) * b;  // K and V
+        const uint64_t one = KvBytesPerToken(a, tp, b);  // K and V
         attn_1tok = std::max(attn_1tok, one);
         attn_heads = a.num_heads;
         l.kind = a.kind == AttentionKind::kSliding && !o.disable_hybrid_kv_cache_manager ? KvLayerKind::kSliding
                                                                                           : KvLayerKind::kFull;
         l.sliding_window = l.kind == KvLayerKind::kSliding ? a.sliding_window : 0;
         l.page_bytes = one * static_cast<uint64_t>(bs0);
-        out.kv_bytes_per_token += hkv * 2 * static_cast<uint64_t>(a.head_dim) * b;
+        out.kv_bytes_per_token += one;
         break;
       }
       case AttentionKind::kMla: {
         // MLAAttentionSpec: one latent of kv_lora_rank + qk_rope_head_dim, no K/V pair, not
         // sharded by TP.
-        const uint64_t one = static_cast<uint64_t>(a.kv_lora_rank + a.qk_rope_head_dim) * b;
+        const uint64_t one = MlaBytesPerToken(a, b);
         attn_heads = a.num_heads;
         l.kind = KvLayerKind::kMla;
         l.page_bytes = one * static_cast<uint64_t>(bs0);
@@ -124,19 +123,10 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
         break;
       }
       case AttentionKind::kLinear: {
-        // gated_delta_net_state_shape: conv state ((2*Hk*dk + Hv*dv)/tp) x (kernel-1+spec) in the
-        // model dtype; recurrent state (Hv/tp) x dv x dk in mamba_ssm_dtype (Qwen3.5: float32).
-        const uint64_t hk = a.linear_num_key_heads, hv = a.linear_num_value_heads;
-        if (hk % tp != 0 || hv % tp != 0) {
-          return Status::InvalidArgument(fmt::format(
-              "--tensor-parallel-size {} does not divide the linear-attention heads ({} key, {} value)",
-              tp, hk, hv));
-        }
-        const uint64_t conv_dim = 2 * hk * a.linear_key_head_dim + hv * a.linear_value_head_dim;
-        const uint64_t conv = conv_dim / tp * static_cast<uint64_t>(a.linear_conv_kernel_dim - 1 + o.num_speculative_tokens) *
-                              static_cast<uint64_t>(DtypeBits(spec.dtype) / 8);
-        const uint64_t ssm = hv / tp * a.linear_value_head_dim * a.linear_key_head_dim *
-                             static_cast<uint64_t>(DtypeBits(spec.ssm_state_dtype) / 8);
+        // gated_delta_net_state_shape (src/model/kv_state.h): conv + recurrent state.
+        auto st = LinearAttentionState(a, tp, o.num_speculative_tokens, spec.dtype, spec.ssm_state_dtype);
+        if (!st.ok()) return st.status();
+        const uint64_t conv = st->conv_bytes, ssm = st->recurrent_bytes;
         l.kind = KvLayerKind::kMamba;
         l.page_bytes = conv + ssm;
         out.state_bytes_per_sequence += conv + ssm;
@@ -225,10 +215,10 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
     max_n = std::max(max_n, v.size());
   }
   // The "close enough, use the largest" rule: 1.5x since PR #36684 (2026-03-12, ~v0.18),
-  // 1.25x before it, none in v0.10.
+  // 1.25x before it, none in v0.10 (Rules::group_close_enough_percent).
   size_t group_size = min_n;
-  if (o.vllm_version >= 1800 && max_n * 2 < min_n * 3) group_size = max_n;
-  if (o.vllm_version >= 1100 && o.vllm_version < 1800 && max_n * 4 < min_n * 5) group_size = max_n;
+  const size_t pct = static_cast<size_t>(o.rules.group_close_enough_percent);
+  if (pct > 0 && max_n * 100 < min_n * pct) group_size = max_n;
   for (const auto& [k, v] : buckets) {
     const size_t n_groups = CeilDiv(v.size(), group_size);
     const size_t padding = n_groups * group_size - v.size();
@@ -238,7 +228,7 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
     }
     for (size_t g = 0; g < n_groups; ++g) {
       std::vector<int64_t> members;
-      if (o.vllm_version >= 1100) {  // strided: layers[g::n_groups]
+      if (o.rules.strided_kv_groups) {  // strided: layers[g::n_groups]
         for (size_t i = g; i < v.size(); i += n_groups) members.push_back(v[i]);
       } else {                       // v0.10: contiguous slices
         for (size_t i = g * group_size; i < v.size() && i < (g + 1) * group_size; ++i) members.push_back(v[i]);
@@ -282,7 +272,7 @@ KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_byte
   // by the number of groups for hybrid models; since then max_concurrency x max_model_len.
   int64_t min_bs = INT64_MAX;
   for (const auto& l : layout.layers) min_bs = std::min(min_bs, l.block_size);
-  if (o.vllm_version >= 2200) {
+  if (o.rules.tokens_from_concurrency) {
     r.kv_cache_tokens = static_cast<uint64_t>(r.max_concurrency * static_cast<double>(o.max_model_len));
   } else if (layout.groups.size() <= 1) {
     r.kv_cache_tokens = r.num_blocks * static_cast<uint64_t>(layout.block_size);

@@ -1,8 +1,9 @@
 // vLLM plans: the reported scenarios, each stage's failure, vLLM's own errors, advice that fits.
-#include "vramfit/vllm.h"
+#include "engines/vllm/vllm.h"
 
 #include <gtest/gtest.h>
 
+#include "engines/vllm/engine.h"
 #include "vramfit/advice.h"
 
 #include "testutil/catalog.h"
@@ -14,6 +15,14 @@ using testutil::Catalog;
 
 using testutil::Gpu;
 
+// Advice through the engine table, as `vramfit plan` gives it.
+std::vector<Advice> AdviseVllm(const Inventory& inv, const GpuSpec& gpu, const VllmSettings& s,
+                               const Plan& plan) {
+  const Engine& engine = vllm::VllmEngine();
+  auto model = engine.prepare(inv);
+  return Advise(engine, **model, gpu, ToEngineSettings(s), plan);
+}
+
 TEST(Vllm, Qwen3_4bAwqAt256kFailsAtKvWithTheEstimate) {
   const Inventory inv = Catalog("qwen3-4b-instruct-2507-awq");
   VllmSettings s;
@@ -21,7 +30,7 @@ TEST(Vllm, Qwen3_4bAwqAt256kFailsAtKvWithTheEstimate) {
   auto p = PlanVllm(inv, Gpu("4090"), s);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_FALSE(p->fits);
-  EXPECT_EQ(p->failure_stage, "kv_cache");
+  EXPECT_EQ(p->failure_stage, Stage::kKvCache);
   // 36 layers x 2 x 8 KV heads x 128 x 2 B = 147,456 B per token: 36 GiB for 262,144 tokens.
   EXPECT_EQ(p->kv_needed_bytes, 36ull << 30);
   EXPECT_GT(p->estimated_max_model_len, 65536);
@@ -48,7 +57,7 @@ TEST(Vllm, Qwen35AwqOnTwo24GbCardsAtTp2) {
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_TRUE(p->fits) << p->failure_message;
   ASSERT_EQ(p->gpus.size(), 2u);
-  const VllmGpuPlan& g = p->gpus[0];
+  const GpuPlan& g = p->gpus[0];
   EXPECT_GT(g.weights_bytes, 8ull << 30);
   EXPECT_LT(g.weights_bytes, 12ull << 30);
   EXPECT_GT(g.kv_cache_bytes, 0u);
@@ -72,7 +81,7 @@ TEST(Vllm, StartupFailsWhenOthersHoldMemory) {
   s.other_process_bytes = 4ull << 30;
   auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("4090"), s);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->failure_stage, "startup");
+  EXPECT_EQ(p->failure_stage, Stage::kStartup);
   EXPECT_EQ(p->failure_message.rfind("Free memory on device cuda:0 (19.14/23.64 GiB) on startup is less than desired "
                                      "GPU memory utilization (0.92, 21.75 GiB).", 0), 0u) << p->failure_message;
 }
@@ -82,7 +91,7 @@ TEST(Vllm, LoadFailsForAModelLargerThanTheCard) {
   s.max_model_len = 4096;
   auto p = PlanVllm(Catalog("qwen3-32b"), Gpu("4090"), s);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->failure_stage, "load");
+  EXPECT_EQ(p->failure_stage, Stage::kLoad);
   EXPECT_NE(p->failure_message.find("--gpu-memory-utilization does not help a load-time OOM"), std::string::npos);
 }
 
@@ -156,7 +165,7 @@ TEST(Vllm, V0EngineProfilesTheWholeContextAsOnePrefill) {
   EXPECT_EQ(p->modelled_version, "0.10");
   EXPECT_NEAR(p->gpus[0].activation_peak_bytes / 1073741824.0, 2.99, 0.03);
   EXPECT_FALSE(p->fits);
-  EXPECT_EQ(p->failure_stage, "kv_cache");
+  EXPECT_EQ(p->failure_stage, Stage::kKvCache);
   EXPECT_EQ(p->failure_message.rfind("The model's max seq len (29000) is larger than the maximum number of tokens", 0), 0u);
   EXPECT_EQ(p->command.rfind("VLLM_USE_V1=0 vllm serve meta-llama/Llama-3.1-8B-Instruct", 0), 0u) << p->command;
   // Above 32K of context V0 turns chunked prefill on: 2048 tokens a step.

@@ -4,24 +4,29 @@
 //
 // Every formula follows vLLM's own code (vllm/v1/kv_cache_interface.py, kv_cache_utils.py,
 // platforms/interface.py `_align_hybrid_block_size`, mamba_utils.py), cited beside it in
-// src/plan/kv_cache.cc; docs/engines/vllm-kv-cache.md has the derivations and worked examples.
+// src/engines/vllm/kv_cache.cc; docs/engines/vllm-kv-cache.md has the derivations and worked examples.
 // Sizes are per tensor-parallel rank.
 //
 // Example:
 //   vramfit::KvCacheOptions o;  o.max_model_len = 32768;
 //   auto layout = vramfit::PlanKvCache(spec, o);
 //   auto cap = vramfit::KvCapacity(*layout, 20ull << 30, o);
-#ifndef VRAMFIT_KV_CACHE_H_
-#define VRAMFIT_KV_CACHE_H_
+#ifndef VRAMFIT_ENGINES_VLLM_KV_CACHE_H_
+#define VRAMFIT_ENGINES_VLLM_KV_CACHE_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "engines/vllm/rules.h"
 #include "vramfit/model.h"
 #include "vramfit/status.h"
 
 namespace vramfit {
+namespace vllm {
+// Tokens per KV block when --block-size is not given (vllm/config/cache.py DEFAULT_BLOCK_SIZE).
+inline constexpr int64_t kDefaultBlockSize = 16;
+}  // namespace vllm
 
 struct KvCacheOptions {
   int64_t tensor_parallel_size = 1;   // --tensor-parallel-size
@@ -33,9 +38,8 @@ struct KvCacheOptions {
   int64_t max_num_batched_tokens = 8192;  // scheduler token budget (sliding-window usage)
   int64_t num_speculative_tokens = 0; // extra conv-state rows and mamba pages
   bool disable_hybrid_kv_cache_manager = false;  // sliding layers then cost full context
-  // vLLM release as major*10000 + minor*100 + patch (0.10.2 = 1002, 0.21.0 = 2100); decides how
-  // "GPU KV cache size" is printed.
-  int vllm_version = 2100;
+  // The release's rules: grouping and how "GPU KV cache size" is printed (default: the newest).
+  vllm::Rules rules = vllm::RulesFor(vllm::kNewestModelled);
 };
 
 enum class KvLayerKind { kFull, kSliding, kMla, kMamba };
@@ -80,4 +84,4 @@ KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_byte
 
 }  // namespace vramfit
 
-#endif  // VRAMFIT_KV_CACHE_H_
+#endif  // VRAMFIT_ENGINES_VLLM_KV_CACHE_H_

@@ -1,5 +1,5 @@
 // vLLM per-rank weights: sharding, KV-head replication, vocab padding, Marlin drops, MTP.
-#include "vramfit/vllm_weights.h"
+#include "engines/vllm/weights.h"
 
 #include <gtest/gtest.h>
 
@@ -123,12 +123,12 @@ TEST(VllmWeights, OnlineFp8BeforeV016PeaksAtTheFullModel) {
   const Inventory inv = Catalog("qwen3-8b");
   VllmWeightOptions o = Tp(1);
   o.quantization = "fp8";
-  o.vllm_version = 1200;
+  o.rules = vllm::RulesFor(1200);
   auto w = VllmWeightsPerRank(inv, o);
   ASSERT_TRUE(w.ok());
   EXPECT_LT(w->bytes_per_rank, inv.total_bytes * 6 / 10);
   EXPECT_GE(w->load_peak_per_rank, inv.total_bytes * 9 / 10);
-  o.vllm_version = 2000;
+  o.rules = vllm::RulesFor(2000);
   auto w2 = VllmWeightsPerRank(inv, o);
   EXPECT_LT(w2->load_peak_per_rank, inv.total_bytes * 7 / 10);
 }

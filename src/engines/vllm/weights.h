@@ -5,15 +5,16 @@
 // Rules from vLLM's model executor (vocab_parallel_embedding.py, linear.py, fused_moe/layer.py,
 // quantization/{awq_marlin,gptq_marlin,fp8}.py), as restated in
 // ../shared/reference/vllm-memory.md §5 and cited beside each rule in
-// src/engines/vllm_weights.cc.
-#ifndef VRAMFIT_VLLM_WEIGHTS_H_
-#define VRAMFIT_VLLM_WEIGHTS_H_
+// src/engines/vllm/weights.cc.
+#ifndef VRAMFIT_ENGINES_VLLM_WEIGHTS_H_
+#define VRAMFIT_ENGINES_VLLM_WEIGHTS_H_
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "engines/vllm/rules.h"
 #include "vramfit/inventory.h"
 #include "vramfit/status.h"
 
@@ -27,7 +28,7 @@ struct VllmWeightOptions {
   bool load_speculative_mtp = false;    // MTP layers are loaded only for speculative decoding
   std::string quantization;             // --quantization ("" = from the checkpoint), e.g. "fp8", "awq"
   std::string mxfp4_backend = "marlin";  // gpt-oss experts: "marlin" (Ampere/Hopper) or "flashinfer-trtllm" (Blackwell)
-  int vllm_version = 2100;              // major*10000 + minor*100 + patch
+  vllm::Rules rules = vllm::RulesFor(vllm::kNewestModelled);  // the release's rules
 };
 
 struct VllmWeights {
@@ -56,4 +57,4 @@ Result<VllmWeights> VllmWeightsPerRank(const Inventory& inv, const VllmWeightOpt
 
 }  // namespace vramfit
 
-#endif  // VRAMFIT_VLLM_WEIGHTS_H_
+#endif  // VRAMFIT_ENGINES_VLLM_WEIGHTS_H_

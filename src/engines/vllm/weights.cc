@@ -11,7 +11,7 @@
 //     alive; the transient is one module's largest repacked tensors (a layer's expert stack).
 //   fp8 online quantization (--quantization fp8 on a 16-bit checkpoint): before v0.16 the full
 //     16-bit model is resident before quantizing (PR #31914 fixed it: then one layer at a time).
-#include "vramfit/vllm_weights.h"
+#include "engines/vllm/weights.h"
 
 #include <fmt/format.h>
 
@@ -270,7 +270,7 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
                                      largest_at < p.modules.size() ? p.modules[largest_at] : "a layer's MXFP4 experts (w13)");
   }
   if (online_fp8) {
-    if (o.vllm_version < 1600) {
+    if (!o.rules.online_fp8_layerwise) {
       // The whole 16-bit model is resident before process_weights_after_loading quantizes it.
       w.transient_bytes = online_fp8_source / 2;
       w.transient_reason = "online FP8 quantization before v0.16 keeps the whole 16-bit model resident";

@@ -1,6 +1,9 @@
-// The fit search: the reported scenarios, agreement with the plan, monotonicity, every goal and
+// The fit search with vLLM from the engine table: the reported scenarios, agreement with the plan, monotonicity, every goal and
 // the "cannot be met" path.
 #include "vramfit/fit.h"
+
+#include "engines/vllm/engine.h"
+#include "engines/vllm/vllm.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -30,7 +33,7 @@ const FitOption* WithNothingGivenUp(const FitResult& r) {
 
 TEST(Fit, Qwen3_4bAwqOn4090AgreesExactlyWithThePlan) {
   const Inventory inv = Catalog("qwen3-4b-instruct-2507-awq");
-  auto r = FitVllm({{"qwen3-4b-instruct-2507-awq", &inv}}, OneCard("4090"));
+  auto r = Fit(vllm::VllmEngine(), {{"qwen3-4b-instruct-2507-awq", &inv}}, OneCard("4090"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(r->met);
   // With vLLM's defaults, the longest context is the plan's own estimate at the model's 262,144.
@@ -45,12 +48,12 @@ TEST(Fit, Qwen3_4bAwqOn4090AgreesExactlyWithThePlan) {
   // Every row is a plan that fits at exactly its settings, and one token more does not fit
   // where the row is limited by the KV cache.
   for (const FitOption& o : r->options) {
-    auto again = PlanVllm(inv, o.gpu, o.settings);
+    auto again = PlanVllm(inv, o.gpu, ToVllmSettings(o.settings));
     ASSERT_TRUE(again.ok());
     EXPECT_TRUE(again->fits) << o.command;
     EXPECT_EQ(again->kv_cache_tokens, o.plan.kv_cache_tokens);
     if (o.context < 262144) {
-      VllmSettings longer = o.settings;
+      VllmSettings longer = ToVllmSettings(o.settings);
       longer.max_model_len = o.context + 1;
       EXPECT_FALSE(PlanVllm(inv, o.gpu, longer)->fits) << o.command;
     }
@@ -66,7 +69,7 @@ TEST(Fit, Qwen35AwqOnTwo24GbCards) {
   FitRequest req = OneCard("4090", 2);
   req.goal = FitGoal::kConcurrency;
   req.min_context = 4096;
-  auto r = FitVllm({{"qwen3.5-35b-a3b-awq", &inv}}, req);
+  auto r = Fit(vllm::VllmEngine(), {{"qwen3.5-35b-a3b-awq", &inv}}, req);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(r->met);
   const FitOption* plain = WithNothingGivenUp(*r);
@@ -92,7 +95,7 @@ TEST(Fit, MoreMemoryNeverGivesAShorterContext) {
     FitRequest req;
     req.cards.push_back(CustomGpu(gib << 30));
     req.min_concurrency = 2;
-    auto r = FitVllm({{"qwen3-8b", &inv}}, req);
+    auto r = Fit(vllm::VllmEngine(), {{"qwen3-8b", &inv}}, req);
     ASSERT_TRUE(r.ok());
     const int64_t best = r->met ? r->options[0].context : 0;
     EXPECT_GE(best, previous) << gib << " GiB";
@@ -101,7 +104,7 @@ TEST(Fit, MoreMemoryNeverGivesAShorterContext) {
     conc.goal = FitGoal::kConcurrency;
     conc.min_context = 32768;
     conc.min_concurrency = 1;
-    auto c = FitVllm({{"qwen3-8b", &inv}}, conc);
+    auto c = Fit(vllm::VllmEngine(), {{"qwen3-8b", &inv}}, conc);
     ASSERT_TRUE(c.ok());
     const double served = c->met ? c->options[0].served : 0;
     EXPECT_GE(served + 1e-9, previous_conc) << gib << " GiB";
@@ -120,7 +123,7 @@ TEST(Fit, FewestGpusFromTheCatalog) {
   const auto catalog = GpuCatalog();
   ASSERT_TRUE(catalog.ok());
   for (const GpuSpec& g : *catalog) if (g.vendor == "nvidia") req.cards.push_back(g);
-  auto r = FitVllm({{"qwen3-30b-a3b", &inv}}, req);
+  auto r = Fit(vllm::VllmEngine(), {{"qwen3-30b-a3b", &inv}}, req);
   ASSERT_TRUE(r.ok());
   ASSERT_TRUE(r->met);
   const FitOption& best = r->options[0];
@@ -153,7 +156,7 @@ TEST(Fit, NoEagerAndFixedFlagsAreRespected) {
   req.no_eager = true;
   req.base.kv_cache_dtype = "auto";
   req.fixed.kv_cache_dtype = true;
-  auto r = FitVllm({{"qwen3-4b-instruct-2507-awq", &inv}}, req);
+  auto r = Fit(vllm::VllmEngine(), {{"qwen3-4b-instruct-2507-awq", &inv}}, req);
   ASSERT_TRUE(r.ok() && r->met);
   for (const FitOption& o : r->options) {
     EXPECT_FALSE(o.settings.enforce_eager);
@@ -166,7 +169,7 @@ TEST(Fit, AGoalThatCannotBeMetSaysSoAndShowsTheNearest) {
   FitRequest req = OneCard("4090");
   req.min_context = 40960;
   req.min_concurrency = 64;
-  auto r = FitVllm({{"qwen3-8b", &inv}}, req);
+  auto r = Fit(vllm::VllmEngine(), {{"qwen3-8b", &inv}}, req);
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->met);
   EXPECT_TRUE(r->options.empty());
@@ -176,7 +179,7 @@ TEST(Fit, AGoalThatCannotBeMetSaysSoAndShowsTheNearest) {
       << r->unmet;
   // A model that does not fit at all: nothing is the nearest.
   const Inventory big = Catalog("qwen2.5-72b-instruct");
-  auto none = FitVllm({{"qwen2.5-72b-instruct", &big}}, OneCard("t4"));
+  auto none = Fit(vllm::VllmEngine(), {{"qwen2.5-72b-instruct", &big}}, OneCard("t4"));
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->met);
   EXPECT_FALSE(none->nearest.has_value());
@@ -187,18 +190,18 @@ TEST(Fit, BadRequests) {
   const Inventory inv = Catalog("qwen3-8b");
   FitRequest req = OneCard("4090");
   req.min_context = 1 << 20;  // beyond max_position_embeddings without the override
-  EXPECT_FALSE(FitVllm({{"qwen3-8b", &inv}}, req).ok());
+  EXPECT_FALSE(Fit(vllm::VllmEngine(), {{"qwen3-8b", &inv}}, req).ok());
   req = OneCard("4090");
   req.min_concurrency = 0;
-  EXPECT_FALSE(FitVllm({{"qwen3-8b", &inv}}, req).ok());
+  EXPECT_FALSE(Fit(vllm::VllmEngine(), {{"qwen3-8b", &inv}}, req).ok());
   req = OneCard("4090");
   req.base.tensor_parallel_size = 3;  // vLLM's own error
   req.fixed.tensor_parallel = true;
-  auto r = FitVllm({{"qwen3-8b", &inv}}, req);
+  auto r = Fit(vllm::VllmEngine(), {{"qwen3-8b", &inv}}, req);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("divisible by tensor parallel size"), std::string::npos);
   req = FitRequest();
-  EXPECT_FALSE(FitVllm({{"qwen3-8b", &inv}}, req).ok());  // no card
+  EXPECT_FALSE(Fit(vllm::VllmEngine(), {{"qwen3-8b", &inv}}, req).ok());  // no card
 }
 
 TEST(Fit, VariantsShareTheCatalogFamily) {
@@ -211,7 +214,8 @@ TEST(Fit, VariantsShareTheCatalogFamily) {
 TEST(Fit, GpusTableGrowsWithTheCount) {
   const Inventory inv = Catalog("qwen3-8b");
   uint64_t plans = 0;
-  auto rows = FitGpusTable(inv, {*FindGpu("t4"), *FindGpu("4090")}, 4, VllmSettings(), &plans);
+  auto rows = FitGpusTable(vllm::VllmEngine(), inv, {*FindGpu("t4"), *FindGpu("4090")}, 4,
+                           EngineSettings(), &plans);
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[0].longest[0], 0);  // 16 GB of bf16 weights on a T4: nothing fits

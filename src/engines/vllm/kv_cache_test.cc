@@ -1,7 +1,7 @@
 // vLLM KV cache layout and capacity against the worked examples derived from vLLM's code
 // (../shared/reference/vllm-memory.md §4): page sizes, hybrid block alignment, grouping,
 // block counts, concurrency and the printed token count.
-#include "vramfit/kv_cache.h"
+#include "engines/vllm/kv_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -135,12 +135,12 @@ TEST(KvCache, UnevenBucketsArePadded) {
 TEST(KvCache, PrintedTokensByRelease) {
   const ModelSpec s = Spec("qwen3-next-80b-a3b-instruct");
   KvCacheOptions old = Opts(32768);
-  old.vllm_version = 1100;
+  old.rules = vllm::RulesFor(1100);
   auto layout = PlanKvCache(s, old);
   const auto a = KvCapacity(*layout, 20ull << 30, old);
   EXPECT_EQ(a.kv_cache_tokens, a.num_blocks / 4 * 544);  // divided by all 4 groups before ~v0.22
   KvCacheOptions now = Opts(32768);
-  now.vllm_version = 2300;
+  now.rules = vllm::RulesFor(2300);
   const auto b = KvCapacity(*layout, 20ull << 30, now);
   EXPECT_EQ(b.kv_cache_tokens, static_cast<uint64_t>(b.max_concurrency * 32768));
 }

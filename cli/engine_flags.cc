@@ -1,0 +1,71 @@
+// Engine flags on the command line (see engine_flags.h).
+#include "engine_flags.h"
+
+#include <fmt/format.h>
+
+namespace vramfit::cli {
+
+void AddEngineFlags(CLI::App* app, EngineFlagSlots* slots) {
+  for (const Engine* e : Engines()) {
+    for (const FlagSpec& f : e->flags) {
+      bool known = false;
+      for (const FlagSpec& s : slots->specs) known |= std::string_view(s.name) == f.name;
+      if (!known) slots->specs.push_back(f);
+    }
+  }
+  slots->values.resize(slots->specs.size());
+  slots->set.resize(slots->specs.size(), false);
+  for (size_t i = 0; i < slots->specs.size(); ++i) {
+    const FlagSpec& f = slots->specs[i];
+    std::string names = f.name;
+    // One-letter short names are CLI11's own; longer ones (-tp) are rewritten by main.cc.
+    if (f.short_name && std::string_view(f.short_name).size() == 2) {
+      names += std::string(",") + f.short_name;
+    }
+    if (f.type_name) {
+      slots->options.push_back(
+          app->add_option(names, slots->values[i], f.help)->type_name(f.type_name));
+    } else {
+      slots->options.push_back(app->add_flag(names, slots->set[i], f.help));
+    }
+  }
+}
+
+Result<ChosenEngine> ReadEngineFlags(const std::string& engine_spec, const EngineFlagSlots& slots) {
+  // No --engine: the first engine of the table.
+  auto choice = FindEngine(engine_spec.empty() ? Engines().front()->name : engine_spec);
+  if (!choice.ok()) return choice.status();
+  const Engine& engine = *choice->engine;
+  FlagValues given;
+  for (size_t i = 0; i < slots.specs.size(); ++i) {
+    if (slots.options[i]->count() == 0) continue;
+    if (!slots.specs[i].type_name && !slots.set[i]) continue;
+    bool has = false;
+    for (const FlagSpec& f : engine.flags) has |= std::string_view(f.name) == slots.specs[i].name;
+    if (!has) {
+      return Status::InvalidArgument(
+          fmt::format("{} is not a flag of {}", slots.specs[i].name, engine.title));
+    }
+    given.emplace_back(slots.specs[i].name, slots.specs[i].type_name ? slots.values[i] : "");
+  }
+  EngineSettings base;
+  base.version = choice->version;
+  auto settings = engine.read_flags(given, base);
+  if (!settings.ok()) return settings.status();
+  return ChosenEngine{&engine, std::move(*settings)};
+}
+
+std::string EngineTitles() {
+  std::string out;
+  for (const Engine* e : Engines()) out += (out.empty() ? "" : ", ") + std::string(e->title);
+  return out;
+}
+
+std::string EngineOptionHelp() {
+  std::string names;
+  for (const Engine* e : Engines()) names += (names.empty() ? "" : ", ") + std::string(e->name);
+  const std::string at = Engines().size() == 1 ? names : std::string("NAME");
+  return fmt::format("{} or {}@X.Y (default: the newest modelled release)", names, at);
+}
+
+}  // namespace vramfit::cli

@@ -1,0 +1,43 @@
+// The engines' own flags on `plan` and `fit`, registered from the engine table: every flag any
+// engine declares (vLLM's spelling for vLLM), read back by the chosen engine.
+#ifndef VRAMFIT_CLI_ENGINE_FLAGS_H_
+#define VRAMFIT_CLI_ENGINE_FLAGS_H_
+
+#include <CLI/CLI.hpp>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "vramfit/engine.h"
+#include "vramfit/status.h"
+
+namespace vramfit::cli {
+
+// The values CLI11 parsed into, one slot per registered flag.
+struct EngineFlagSlots {
+  std::vector<FlagSpec> specs;
+  std::deque<std::string> values;
+  std::deque<bool> set;
+  std::vector<CLI::Option*> options;
+};
+
+// Registers every engine's flags on `app` (a name declared by two engines once).
+void AddEngineFlags(CLI::App* app, EngineFlagSlots* slots);
+
+// The engine named by `--engine NAME[@VERSION]` and the settings its flags give.
+struct ChosenEngine {
+  const Engine* engine = nullptr;
+  EngineSettings settings;
+};
+// kUnsupported for an engine not in the table; kInvalidArgument for a flag the chosen engine
+// does not have or a value it cannot read.
+Result<ChosenEngine> ReadEngineFlags(const std::string& engine_spec, const EngineFlagSlots& slots);
+
+// The engines as people write them: "vLLM", or "vLLM, SGLang".
+std::string EngineTitles();
+// The --engine help: "vllm or vllm@X.Y (default: the newest modelled release)".
+std::string EngineOptionHelp();
+
+}  // namespace vramfit::cli
+
+#endif  // VRAMFIT_CLI_ENGINE_FLAGS_H_

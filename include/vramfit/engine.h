@@ -1,0 +1,146 @@
+// The engine table: every inference engine vramfit models (vLLM today; SGLang, llama.cpp,
+// transformers, Ollama each become one more row) behind one interface. Everything above the
+// engines (the fit search, advice, reports, `check`, the doctor) iterates this table and never
+// names an engine.
+//
+// An engine gives: its flags (name, help, how the value reads) and the reader that turns the
+// flags a user gave into EngineSettings; a reader of its own command lines (`vllm serve ...`);
+// a planner (a model prepared once, then planned for any GPU and settings); the knobs the fit
+// search may turn; and the spelling of its flags for advice.
+//
+// Example:
+//   auto engine = vramfit::FindEngine("vllm@0.10");
+//   auto model = engine->engine->Prepare(inventory);
+//   auto plan = (*model)->Plan(gpu, settings);
+#ifndef VRAMFIT_ENGINE_H_
+#define VRAMFIT_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "vramfit/gpu.h"
+#include "vramfit/inventory.h"
+#include "vramfit/plan.h"
+#include "vramfit/status.h"
+
+namespace vramfit {
+
+// The engine-neutral settings that advice and the fit search change; each engine spells them
+// as its own flags (Engine::flag_name).
+enum class Setting {
+  kTensorParallel, kPipelineParallel, kMaxModelLen, kGpuMemoryUtilization, kKvCacheDtype,
+  kMaxNumSeqs, kMaxNumBatchedTokens, kEnforceEager,
+};
+
+// One flag of an engine's command line.
+struct FlagSpec {
+  const char* name;        // "--max-model-len"
+  const char* short_name;  // "-tp" (one dash, several letters) or nullptr
+  const char* help;
+  const char* type_name;   // "INT", "FLOAT", "TEXT"; nullptr for a flag without a value
+};
+
+// The flags a user gave, by FlagSpec name, with their text ("" for a flag without a value).
+using FlagValues = std::vector<std::pair<std::string, std::string>>;
+
+// One engine command line read from argv.
+struct EngineCommand {
+  std::string model;                          // the model it serves
+  EngineSettings settings;                    // what the environment prefix set
+  FlagValues flags;                           // the engine's flags given (read_flags reads them)
+  std::vector<std::string> unmodelled_flags;  // flags vramfit does not model (ignored)
+  std::vector<std::string> unmodelled_env;    // environment variables likewise
+};
+
+// One model made ready for one engine (its weights profiled once); planned many times.
+// Holds a reference to the inventory it was prepared from, which must outlive it.
+class PreparedModel {
+ public:
+  virtual ~PreparedModel() = default;
+  // Plans a start-up on `gpu` with `settings`. Errors are for impossible settings (the engine's
+  // own message where it has one); a start-up that would fail is a plan with fits == false.
+  virtual Result<Plan> MakePlan(const GpuSpec& gpu, const EngineSettings& settings) const = 0;
+};
+
+// One setting the fit search may turn away from the engine's default, with what it costs.
+struct Knob {
+  Setting setting;
+  const char* value;       // the value written after the flag ("fp8"; "" for a bare flag)
+  const char* cost;        // "a small accuracy cost"
+  // Applies the knob to `s` for `gpu`; false when it changes nothing there (the default is
+  // already that value, or the user set the setting).
+  bool (*apply)(const GpuSpec& gpu, EngineSettings* s);
+};
+
+struct Engine {
+  std::string_view name;      // "vllm": --engine NAME[@VERSION], the JSON "engine" key
+  std::string_view title;     // "vLLM": as people write it
+  // Flags, in help order, and the reader of the values given (a base's fields are kept where
+  // no flag changes them). kInvalidArgument names the flag.
+  std::vector<FlagSpec> flags;
+  Result<EngineSettings> (*read_flags)(const FlagValues& given, EngineSettings base);
+  // "0.10" -> ok; kInvalidArgument for a release the engine's rules do not cover.
+  Status (*check_version)(const std::string& version);
+  // Its command lines: whether argv (after "--") is one, a hint of the forms it reads, and the
+  // reader (environment prefixes, launcher, flags in any spelling the engine accepts).
+  bool (*recognizes)(const std::vector<std::string>& argv);
+  std::string_view command_forms;    // "`vllm serve MODEL ...` or ..."
+  std::string_view command_example;  // "vllm serve Qwen/Qwen3-8B --max-model-len 32768"
+  Result<EngineCommand> (*read_command)(const std::vector<std::string>& argv);
+  // The planner.
+  Result<std::unique_ptr<PreparedModel>> (*prepare)(const Inventory& inventory);
+  // The longest context the engine derives from the model's config (before any override).
+  int64_t (*model_max_len)(const ModelSpec& spec);
+  // kInvalidArgument, in the engine's words, when a context `len` (named `what` in the
+  // message, e.g. "--min-context 300000") exceeds that maximum under `s`.
+  Status (*check_context)(const ModelSpec& spec, const EngineSettings& s, int64_t len,
+                          std::string_view what);
+  // The knobs the fit search turns, in the order the search enumerates them.
+  std::vector<Knob> knobs;
+  // The flag that sets a Setting, e.g. "--max-model-len".
+  const char* (*flag_name)(Setting setting);
+};
+
+// Rewrites one-dash multi-letter flag names of `flags` (vLLM's -tp) in `args` to their long
+// names, also in the -tp=2 form; argument parsers would read "-tp" as "-t -p".
+inline std::vector<std::string> ExpandShortNames(const std::vector<FlagSpec>& flags,
+                                                 std::vector<std::string> args) {
+  for (std::string& a : args) {
+    for (const FlagSpec& f : flags) {
+      if (f.short_name == nullptr || std::string_view(f.short_name).size() <= 2) continue;
+      const std::string s(f.short_name);
+      if (a == s) {
+        a = f.name;
+      } else if (a.rfind(s + "=", 0) == 0) {
+        a = std::string(f.name) + a.substr(s.size());
+      }
+    }
+  }
+  return args;
+}
+
+// A token count as engine command lines write it: 32768, 128k (128,000), 128K (131,072).
+// kInvalidArgument names `flag`.
+Result<int64_t> ParseTokenCount(const std::string& flag, const std::string& text);
+
+// Every engine, in table order.
+const std::vector<const Engine*>& Engines();
+
+// "vllm" or "vllm@0.10": the engine and the version text after '@' ("" for none).
+// kUnsupported names the engines that are modelled.
+struct EngineChoice {
+  const Engine* engine = nullptr;
+  std::string version;
+};
+Result<EngineChoice> FindEngine(std::string_view spec);
+
+// The engine whose command line argv is; nullptr when none recognizes it.
+const Engine* EngineForCommand(const std::vector<std::string>& argv);
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_ENGINE_H_

@@ -1,0 +1,116 @@
+// The engine-neutral plan: what one engine start-up does with GPU memory, stage by stage, on
+// each GPU, and whether it fits. Every engine (vramfit/engine.h) fills the same Plan; the fit
+// search, the advice, the reports and the doctor read only this type.
+//
+// Settings are likewise split: EngineSettings holds the knobs every engine has in some form
+// (parallel sizes, context length, memory fraction, KV dtype, batch limits, graphs) and an
+// opaque engine-owned part (EngineOptions) that only its engine reads.
+//
+// Example:
+//   auto plan = model->Plan(*vramfit::FindGpu("4090"), settings);
+//   if (plan.ok() && !plan->fits) puts(vramfit::StageName(*plan->failure_stage));
+#ifndef VRAMFIT_PLAN_H_
+#define VRAMFIT_PLAN_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vramfit/gpu.h"
+
+namespace vramfit {
+
+// The stages of a start-up, in the order engines run them.
+enum class Stage { kStartup, kLoad, kProfile, kKvCache, kCudaGraph, kWarmup, kRuntime };
+inline constexpr int kStageCount = 7;
+
+// "startup", "load", "profile", "kv_cache", "cudagraph", "warmup", "runtime" (the JSON names).
+const char* StageName(Stage s);
+// The stage of a JSON name; nullopt for any other text.
+std::optional<Stage> StageFromName(std::string_view name);
+
+// The engine-specific part of the settings: each engine derives its own and reads it back.
+struct EngineOptions {
+  virtual ~EngineOptions() = default;
+};
+
+// The user's settings; 0 / empty means "the engine's default", resolved by the engine.
+struct EngineSettings {
+  std::string version = "";              // engine release "0.10" ...; empty: the newest modelled
+  int64_t tensor_parallel_size = 1;
+  int64_t pipeline_parallel_size = 1;
+  int64_t data_parallel_size = 1;
+  bool enable_expert_parallel = false;
+  int64_t max_model_len = 0;             // 0: the model's; -1: auto (the longest that fits)
+  double gpu_memory_utilization = 0;     // 0: the engine's default fraction
+  std::string kv_cache_dtype = "auto";
+  int64_t max_num_seqs = 0;              // 0: the engine's default
+  int64_t max_num_batched_tokens = 0;    // 0: the engine's default
+  bool enforce_eager = false;            // no CUDA graphs
+  std::string quantization;              // force a quantization method ("" = the checkpoint's)
+  bool allow_long_max_model_len = false; // accept a context beyond the model's maximum
+  uint64_t other_process_bytes = 0;      // memory other processes hold on each GPU at start
+  // Measured values that replace the model's estimates (the doctor calibrates a plan on the
+  // numbers a log printed); 0: estimate.
+  uint64_t measured_activation_bytes = 0;
+  uint64_t measured_non_torch_bytes = 0;
+  // The engine's own settings (null: its defaults). Shared, never modified after creation.
+  std::shared_ptr<const EngineOptions> engine_options;
+};
+
+// One number of the plan with the formula that made it (for --explain).
+struct Explained {
+  std::string name;
+  uint64_t bytes = 0;
+  std::string formula;
+};
+
+// One GPU of the plan (ranks of one pipeline stage are alike; the largest stage is planned).
+struct GpuPlan {
+  uint64_t total_bytes = 0;
+  uint64_t budget_bytes = 0;            // what the engine may use (total x its memory fraction)
+  uint64_t cuda_context_bytes = 0;
+  uint64_t weights_bytes = 0;
+  uint64_t load_peak_bytes = 0;
+  uint64_t activation_peak_bytes = 0;
+  uint64_t non_torch_bytes = 0;
+  uint64_t cudagraph_bytes = 0;
+  uint64_t kv_cache_bytes = 0;          // memory for the KV cache (and per-sequence state)
+  std::vector<Explained> explain;
+};
+
+// One row of the stage table: what the stage holds, in the engine's words.
+struct StageLine {
+  Stage stage = Stage::kStartup;
+  std::string detail;                   // "weights 14.19 GiB, load peak 14.50 GiB"
+};
+
+struct Plan {
+  std::string engine;                   // "vllm": the engine table's name
+  std::string engine_title;             // "vLLM": as people write it
+  std::string modelled_version;         // the release whose rules were applied
+  bool fits = false;
+  std::optional<Stage> failure_stage;   // the first stage that fails
+  std::string failure_message;          // the engine's own error text where it has one
+  std::vector<std::string> notes;       // defaults applied, version mapping, log lines implied
+  EngineSettings resolved;              // settings after the engine's defaults
+  GpuSpec gpu;
+  int64_t gpu_count = 1;
+  std::vector<GpuPlan> gpus;
+  std::vector<StageLine> stages;        // the engine's stages in start-up order
+  uint64_t kv_cache_tokens = 0;         // tokens the KV cache holds, as the engine prints it
+  double max_concurrency = 0;           // full-length requests the KV cache holds at once
+  int64_t max_model_len = 0;            // used (the fitted value under auto)
+  int64_t estimated_max_model_len = 0;  // the engine's estimate when the context does not fit
+  uint64_t kv_needed_bytes = 0;         // for one max_model_len request
+  int64_t kv_block_size = 0;            // tokens per KV block (0: not paged)
+  uint64_t kv_groups = 0;               // KV cache groups (paged engines)
+  std::string command;                  // the equivalent engine command line
+};
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_PLAN_H_

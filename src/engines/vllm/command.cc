@@ -1,0 +1,190 @@
+// vLLM command lines (see command.h). The reader parses flags with CLI11 over the flag table
+// (flags.h), so `plan`, `fit` and `check` accept exactly the same spellings.
+#include "engines/vllm/command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <deque>
+#include <iterator>
+#include <string_view>
+
+#include "engines/vllm/flags.h"
+
+namespace vramfit::vllm {
+namespace {
+
+// Shell-quotes a word when it holds anything beyond [A-Za-z0-9_./:=,@+-].
+std::string ShellWord(const std::string& w) {
+  const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_./:=,@+-").find(c) != std::string_view::npos;
+  });
+  if (plain) return w;
+  std::string out = "'";
+  for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// vLLM flags that do not change GPU memory: accepted silently by `check`.
+constexpr const char* kNoMemoryEffect[] = {
+    "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
+    "--download-dir", "--tokenizer", "--revision", "--tokenizer-revision", "--chat-template",
+    "--enable-auto-tool-choice", "--tool-call-parser", "--reasoning-parser",
+    "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats", "--seed", "--dtype",
+    "--load-format", "--generation-config", "--enable-prefix-caching",
+    "--no-enable-prefix-caching", "--enable-chunked-prefill", "--disable-uvicorn-access-log",
+    "--uds"};
+
+// Environment variables `check` reads, or passes over silently.
+constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
+constexpr std::string_view kEnvAllowLong = "VLLM_ALLOW_LONG_MAX_MODEL_LEN";
+constexpr std::string_view kEnvDevices = "CUDA_VISIBLE_DEVICES";
+
+// Strips `env` and NAME=value words; returns the index of the launcher.
+size_t SkipEnvironment(const std::vector<std::string>& cmd) {
+  size_t at = 0;
+  if (at < cmd.size() && cmd[at] == "env") ++at;
+  while (at < cmd.size() && cmd[at].find('=') != std::string::npos && cmd[at].rfind("-", 0) != 0) {
+    ++at;
+  }
+  return at;
+}
+
+// The index of the first flag after the launcher, or 0 when argv[at...] is not a vLLM server;
+// *positional_model is set when `vllm serve MODEL` names it.
+size_t AfterLauncher(const std::vector<std::string>& cmd, size_t at, std::string* model) {
+  if (cmd.size() >= at + 2 && cmd[at].ends_with("vllm") && cmd[at + 1] == "serve") {
+    at += 2;
+    if (at < cmd.size() && cmd[at].rfind("-", 0) != 0) *model = cmd[at++];
+    return at;
+  }
+  if (cmd.size() >= at + 3 && cmd[at].find("python") != std::string::npos && cmd[at + 1] == "-m" &&
+      cmd[at + 2].rfind("vllm.entrypoints", 0) == 0) {
+    return at + 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string ServeCommand(const std::string& model, const VllmSettings& s, const VllmSettings& in) {
+  std::string c = "vllm serve " + ShellWord(model);
+  if (s.tensor_parallel_size > 1) {
+    c += fmt::format(" --tensor-parallel-size {}", s.tensor_parallel_size);
+  }
+  if (s.pipeline_parallel_size > 1) {
+    c += fmt::format(" --pipeline-parallel-size {}", s.pipeline_parallel_size);
+  }
+  if (s.data_parallel_size > 1) c += fmt::format(" --data-parallel-size {}", s.data_parallel_size);
+  if (s.enable_expert_parallel) c += " --enable-expert-parallel";
+  if (!s.quantization.empty()) c += " --quantization " + s.quantization;
+  c += fmt::format(" --max-model-len {} --gpu-memory-utilization {}", s.max_model_len,
+                   s.gpu_memory_utilization);
+  if (s.kv_cache_dtype != "auto") c += " --kv-cache-dtype " + s.kv_cache_dtype;
+  if (s.enforce_eager) c += " --enforce-eager";
+  if (in.max_num_seqs) c += fmt::format(" --max-num-seqs {}", s.max_num_seqs);
+  if (in.max_num_batched_tokens) {
+    c += fmt::format(" --max-num-batched-tokens {}", s.max_num_batched_tokens);
+  }
+  if (in.block_size) c += fmt::format(" --block-size {}", s.block_size);
+  if (s.kv_cache_memory_bytes) {
+    c += fmt::format(" --kv-cache-memory-bytes {}", s.kv_cache_memory_bytes);
+  }
+  if (s.cpu_offload_gb > 0) c += fmt::format(" --cpu-offload-gb {}", s.cpu_offload_gb);
+  if (s.limit_images >= 0 || s.limit_videos >= 0) {
+    std::string limits;
+    if (s.limit_images >= 0) limits += fmt::format("\"image\":{}", s.limit_images);
+    if (s.limit_videos >= 0) {
+      limits += fmt::format("{}\"video\":{}", limits.empty() ? "" : ",", s.limit_videos);
+    }
+    c += " --limit-mm-per-prompt " + ShellWord("{" + limits + "}");
+  }
+  if (s.max_pixels > 0) {
+    c += " --mm-processor-kwargs " + ShellWord(fmt::format("{{\"max_pixels\":{}}}", s.max_pixels));
+  }
+  std::string env;
+  if (s.v0_engine) env += std::string(kEnvV1) + "=0 ";
+  if (s.allow_long_max_model_len && in.max_model_len > 0) env += std::string(kEnvAllowLong) + "=1 ";
+  return env + c;
+}
+
+std::vector<std::string> RewriteShortFlags(std::vector<std::string> args) {
+  return ExpandShortNames(Flags(), std::move(args));
+}
+
+bool IsServeCommand(const std::vector<std::string>& argv) {
+  std::string model;
+  return AfterLauncher(argv, SkipEnvironment(argv), &model) > 0;
+}
+
+Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
+  const std::vector<std::string> cmd = RewriteShortFlags(argv);
+  EngineCommand out;
+  VllmSettings env;
+  const size_t launcher = SkipEnvironment(cmd);
+  for (size_t i = cmd.empty() || cmd[0] != "env" ? 0 : 1; i < launcher; ++i) {
+    const std::string name = cmd[i].substr(0, cmd[i].find('='));
+    const std::string value = cmd[i].substr(cmd[i].find('=') + 1);
+    if (name == kEnvV1) {
+      env.v0_engine = value == "0";
+    } else if (name == kEnvAllowLong) {
+      env.allow_long_max_model_len = value == "1" || value == "true";
+    } else if (name != kEnvDevices) {
+      out.unmodelled_env.push_back(name);
+    }
+  }
+  const size_t at = AfterLauncher(cmd, launcher, &out.model);
+  if (at == 0) {
+    return Status::InvalidArgument("expected a vLLM command after --: `vllm serve MODEL ...` or "
+                                   "`python -m vllm.entrypoints.openai.api_server --model MODEL "
+                                   "...`");
+  }
+  CLI::App parser("vllm");
+  parser.allow_extras();
+  const auto& flags = Flags();
+  std::deque<std::string> values(flags.size());
+  std::deque<bool> set(flags.size(), false);
+  std::vector<CLI::Option*> options;
+  for (size_t i = 0; i < flags.size(); ++i) {
+    std::string names = flags[i].name;
+    if (flags[i].short_name && std::string_view(flags[i].short_name).size() == 2) {
+      names += std::string(",") + flags[i].short_name;
+    }
+    options.push_back(flags[i].type_name ? parser.add_option(names, values[i])
+                                         : parser.add_flag(names, set[i]));
+  }
+  std::string model_flag;
+  parser.add_option("--model", model_flag);
+  std::vector<std::string> rest(cmd.begin() + static_cast<long>(at), cmd.end());
+  std::reverse(rest.begin(), rest.end());
+  try {
+    parser.parse(rest);
+  } catch (const CLI::ParseError& e) {
+    return Status::InvalidArgument(fmt::format("the vLLM command line: {}", e.what()));
+  }
+  if (!model_flag.empty()) out.model = model_flag;
+  if (out.model.empty()) return Status::InvalidArgument("the vLLM command names no model");
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (options[i]->count() == 0) continue;
+    if (flags[i].type_name) {
+      out.flags.emplace_back(flags[i].name, values[i]);
+    } else if (set[i]) {
+      out.flags.emplace_back(flags[i].name, "");
+    }
+  }
+  for (const std::string& a : parser.remaining()) {
+    if (a.rfind("--", 0) != 0) continue;
+    const std::string name = a.substr(0, a.find('='));
+    if (std::find(std::begin(kNoMemoryEffect), std::end(kNoMemoryEffect), name) ==
+        std::end(kNoMemoryEffect)) {
+      out.unmodelled_flags.push_back(name);
+    }
+  }
+  out.settings = ToEngineSettings(env);
+  return out;
+}
+
+}  // namespace vramfit::vllm

@@ -1,0 +1,60 @@
+// vLLM's defaults (see defaults.h).
+#include "engines/vllm/defaults.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace vramfit::vllm {
+namespace {
+
+constexpr uint64_t kLargeGpuBytes = 70ull << 30;
+constexpr int64_t kLargeMaxNumSeqs = 1024, kSmallMaxNumSeqs = 256;
+constexpr int64_t kLargeBatchedTokens = 8192, kSmallBatchedTokens = 2048;
+// V0 (SchedulerConfig of 0.8-0.10): chunked prefill is enabled above this context.
+constexpr int64_t kV0ChunkedPrefillAbove = 32768;
+
+}  // namespace
+
+int64_t DerivedMaxModelLen(const ModelSpec& spec) {
+  return spec.max_position_embeddings > 0 ? spec.max_position_embeddings : kFallbackMaxModelLen;
+}
+
+std::string MaxLenError(int64_t requested, int64_t derived) {
+  return fmt::format(
+      "User-specified max_model_len ({}) is greater than the derived max_model_len "
+      "(max_position_embeddings={} in model's config.json). To allow overriding this maximum, set "
+      "the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.", requested, derived);
+}
+
+bool LargeGpuDefaults(const GpuSpec& gpu) {
+  return gpu.total_bytes >= kLargeGpuBytes && gpu.name.find("A100") == std::string::npos &&
+         gpu.id.find("a100") == std::string::npos;
+}
+
+int64_t DefaultMaxNumBatchedTokens(const GpuSpec& gpu) {
+  return LargeGpuDefaults(gpu) ? kLargeBatchedTokens : kSmallBatchedTokens;
+}
+
+void ApplySchedulerDefaults(const Rules& rules, const GpuSpec& gpu, VllmSettings* s) {
+  const bool big = LargeGpuDefaults(gpu);
+  if (s->v0_engine) {
+    if (s->max_num_seqs == 0) s->max_num_seqs = kSmallMaxNumSeqs;
+    if (s->max_num_batched_tokens == 0) {
+      s->max_num_batched_tokens = s->max_model_len > kV0ChunkedPrefillAbove
+                                      ? kSmallBatchedTokens
+                                      : std::max<int64_t>(s->max_model_len, kSmallBatchedTokens);
+    }
+  }
+  if (s->max_num_seqs == 0) s->max_num_seqs = big ? kLargeMaxNumSeqs : kSmallMaxNumSeqs;
+  if (s->max_num_batched_tokens == 0) {
+    s->max_num_batched_tokens = big ? kLargeBatchedTokens : kSmallBatchedTokens;
+    if (rules.cap_batched_tokens_by_seqs_x_len) {
+      s->max_num_batched_tokens =
+          std::min<int64_t>(s->max_num_batched_tokens, s->max_num_seqs * s->max_model_len);
+    }
+  }
+  s->max_num_seqs = std::min(s->max_num_seqs, s->max_num_batched_tokens);
+}
+
+}  // namespace vramfit::vllm

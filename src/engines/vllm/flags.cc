@@ -1,0 +1,205 @@
+// vLLM flag table and reader (see flags.h).
+#include "engines/vllm/flags.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "core/tokens.h"
+#include "vramfit/gpu.h"
+
+namespace vramfit::vllm {
+namespace {
+
+Status Bad(const std::string& flag, const std::string& text, const char* expected) {
+  return Status::InvalidArgument(fmt::format("{} \"{}\": expected {}", flag, text, expected));
+}
+
+Result<int64_t> ReadInt(const std::string& flag, const std::string& text) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end) return Bad(flag, text, "a whole number");
+  return v;
+}
+
+Result<double> ReadDouble(const std::string& flag, const std::string& text) {
+  double v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end || !std::isfinite(v)) return Bad(flag, text, "a number");
+  return v;
+}
+
+Status ReadJsonInts(const std::string& flag, const std::string& text,
+                    std::vector<std::pair<std::string, int64_t>>* out) {
+  if (text.find('{') == std::string::npos) {  // image=2,video=0
+    size_t at = 0;
+    while (at < text.size()) {
+      const size_t comma = text.find(',', at);
+      const std::string item =
+          text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos) {
+        return Status::InvalidArgument(
+            fmt::format("{}: expected JSON or key=value pairs, found \"{}\"", flag, text));
+      }
+      try {
+        out->emplace_back(item.substr(0, eq), std::stoll(item.substr(eq + 1)));
+      } catch (...) {
+        return Status::InvalidArgument(
+            fmt::format("{}: \"{}\" is not a whole number", flag, item.substr(eq + 1)));
+      }
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    return Status::Ok();
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  if (parser.parse(text).get(obj)) {
+    return Status::InvalidArgument(fmt::format("{}: expected a JSON object, found {}", flag, text));
+  }
+  for (auto field : obj) {
+    int64_t v = 0;
+    simdjson::dom::object nested;
+    if (!field.value.get_object().get(nested)) {  // {"image": {"count": 2, ...}}
+      if (nested["count"].get_int64().get(v)) continue;
+    } else if (field.value.get_int64().get(v)) {
+      continue;  // non-integer settings are not memory-relevant
+    }
+    out->emplace_back(std::string(field.key), v);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::vector<FlagSpec>& Flags() {
+  static const std::vector<FlagSpec> kFlags = {
+      {"--tensor-parallel-size", "-tp", "GPUs per tensor-parallel group (-tp)", "INT"},
+      {"--pipeline-parallel-size", "-pp", "Pipeline stages (-pp)", "INT"},
+      {"--data-parallel-size", "-dp", "Data-parallel replicas (-dp)", "INT"},
+      {"--enable-expert-parallel", nullptr, "Split MoE experts across ranks", nullptr},
+      {"--max-model-len", nullptr, "Context length per request, or auto (default: the model's)",
+       "TEXT"},
+      {"--gpu-memory-utilization", nullptr,
+       "Fraction of each GPU's total memory (default 0.9; 0.92 from v0.21)", "FLOAT"},
+      {"--kv-cache-dtype", nullptr, "auto | fp8 | fp8_e4m3 | fp8_e5m2", "TEXT"},
+      {"--max-num-seqs", nullptr,
+       "Concurrent sequences (default by GPU: 256, or 1024 on >=70 GiB cards)", "INT"},
+      {"--max-num-batched-tokens", nullptr,
+       "Tokens per scheduler step (default 2048, or 8192 on >=70 GiB cards)", "INT"},
+      {"--block-size", nullptr, "KV cache block size in tokens (default 16; MLA 64)", "INT"},
+      {"--enforce-eager", nullptr, "No CUDA graphs", nullptr},
+      {"--v0-engine", nullptr, "Plan the V0 engine (VLLM_USE_V1=0; vLLM 0.8-0.10)", nullptr},
+      {"--allow-long-max-model-len", nullptr,
+       "Accept --max-model-len beyond the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)", nullptr},
+      {"--quantization", "-q", "Force a quantization method (e.g. fp8 for online FP8)", "TEXT"},
+      {"--kv-cache-memory-bytes", nullptr, "Fixed KV cache size (bytes or 24GiB)", "TEXT"},
+      {"--cpu-offload-gb", nullptr, "GB of weights per GPU kept in CPU memory", "FLOAT"},
+      {"--limit-mm-per-prompt", nullptr, "Items per prompt, e.g. '{\"image\": 2, \"video\": 0}'",
+       "TEXT"},
+      {"--mm-processor-kwargs", nullptr, "Processor settings, e.g. '{\"max_pixels\": 1003520}'",
+       "TEXT"},
+  };
+  return kFlags;
+}
+
+Result<int64_t> ParseHumanInt(const std::string& flag, const std::string& text) {
+  return core::ParseTokenCount(flag, text);
+}
+
+Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
+  // Numbers first, in table order, as a typed parser would have read them; then the flags
+  // whose text needs reading.
+  std::string max_model_len, kv_cache_memory, limit_mm, mm_kwargs;
+  for (const auto& [name, text] : given) {
+    auto as_int = [&](int64_t* out) -> Status {
+      auto v = ReadInt(name, text);
+      if (!v.ok()) return v.status();
+      *out = *v;
+      return Status::Ok();
+    };
+    auto as_double = [&](double* out) -> Status {
+      auto v = ReadDouble(name, text);
+      if (!v.ok()) return v.status();
+      *out = *v;
+      return Status::Ok();
+    };
+    if (name == "--tensor-parallel-size") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.tensor_parallel_size));
+    } else if (name == "--pipeline-parallel-size") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.pipeline_parallel_size));
+    } else if (name == "--data-parallel-size") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.data_parallel_size));
+    } else if (name == "--enable-expert-parallel") {
+      s.enable_expert_parallel = true;
+    } else if (name == "--max-model-len") {
+      max_model_len = text;
+    } else if (name == "--gpu-memory-utilization") {
+      VRAMFIT_RETURN_IF_ERROR(as_double(&s.gpu_memory_utilization));
+    } else if (name == "--kv-cache-dtype") {
+      s.kv_cache_dtype = text;
+    } else if (name == "--max-num-seqs") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_num_seqs));
+    } else if (name == "--max-num-batched-tokens") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_num_batched_tokens));
+    } else if (name == "--block-size") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.block_size));
+    } else if (name == "--enforce-eager") {
+      s.enforce_eager = true;
+    } else if (name == "--v0-engine") {
+      s.v0_engine = true;
+    } else if (name == "--allow-long-max-model-len") {
+      s.allow_long_max_model_len = true;
+    } else if (name == "--quantization") {
+      s.quantization = text;
+    } else if (name == "--kv-cache-memory-bytes") {
+      kv_cache_memory = text;
+    } else if (name == "--cpu-offload-gb") {
+      VRAMFIT_RETURN_IF_ERROR(as_double(&s.cpu_offload_gb));
+    } else if (name == "--limit-mm-per-prompt") {
+      limit_mm = text;
+    } else if (name == "--mm-processor-kwargs") {
+      mm_kwargs = text;
+    } else {
+      return Status::InvalidArgument(fmt::format("{}: not a vLLM flag vramfit reads", name));
+    }
+  }
+  if (!max_model_len.empty()) {
+    if (max_model_len == "auto" || max_model_len == "-1") {
+      s.max_model_len = -1;
+    } else {
+      auto n = ParseHumanInt("--max-model-len", max_model_len);
+      if (!n.ok()) return Status::InvalidArgument(n.status().message() + ", or auto");
+      s.max_model_len = *n;
+    }
+  }
+  if (!kv_cache_memory.empty()) {
+    auto b = ParseMemorySize(kv_cache_memory);
+    if (!b.ok()) return Status::InvalidArgument("--kv-cache-memory-bytes: " + b.status().message());
+    s.kv_cache_memory_bytes = *b;
+  }
+  if (!limit_mm.empty()) {
+    std::vector<std::pair<std::string, int64_t>> kv;
+    VRAMFIT_RETURN_IF_ERROR(ReadJsonInts("--limit-mm-per-prompt", limit_mm, &kv));
+    for (const auto& [k, v] : kv) {
+      if (k == "image") s.limit_images = v;
+      if (k == "video") s.limit_videos = v;
+    }
+  }
+  if (!mm_kwargs.empty()) {
+    std::vector<std::pair<std::string, int64_t>> kv;
+    VRAMFIT_RETURN_IF_ERROR(ReadJsonInts("--mm-processor-kwargs", mm_kwargs, &kv));
+    for (const auto& [k, v] : kv) {
+      if (k == "max_pixels") s.max_pixels = v;
+    }
+  }
+  return s;
+}
+
+}  // namespace vramfit::vllm

@@ -1,0 +1,28 @@
+// vLLM's flags as vLLM spells them: the table `plan`, `fit` and `check` register, and the reader
+// that turns the values a user gave into settings. JSON-valued flags are read with simdjson;
+// token counts as vLLM's human_readable_int reads them.
+#ifndef VRAMFIT_ENGINES_VLLM_FLAGS_H_
+#define VRAMFIT_ENGINES_VLLM_FLAGS_H_
+
+#include <string>
+#include <vector>
+
+#include "engines/vllm/vllm.h"
+#include "vramfit/engine.h"
+#include "vramfit/status.h"
+
+namespace vramfit::vllm {
+
+// The flags, in help order.
+const std::vector<FlagSpec>& Flags();
+
+// Applies `given` (FlagSpec names with their text) on top of `base`; kInvalidArgument names the
+// flag and what was expected.
+Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings base);
+
+// A token count as vLLM parses it: 32768, 25.6k (decimal), 16K (binary). Names `flag` in errors.
+Result<int64_t> ParseHumanInt(const std::string& flag, const std::string& text);
+
+}  // namespace vramfit::vllm
+
+#endif  // VRAMFIT_ENGINES_VLLM_FLAGS_H_

@@ -1,0 +1,612 @@
+// vLLM stage-by-stage plan (see vllm.h): one function per stage over a Run that carries the
+// resolved settings, the release's Rules and the numbers each stage leaves for the next.
+// Formulas and their sources are listed in docs/engines/vllm.md; the measured terms
+// (activation peak, non-torch memory, CUDA context, graph pool) use the constants named k*
+// below, each explained there.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/checked.h"
+#include "core/units.h"
+#include "engines/vllm/command.h"
+#include "engines/vllm/defaults.h"
+#include "engines/vllm/vllm.h"
+
+namespace vramfit {
+namespace {
+
+using core::CeilDiv;
+using core::FormatBytes;
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kGiB = 1ull << 30;
+// CUDA context of one process (driver, cuBLAS handles): 300-600 MiB in public logs; B200's
+// measured 612 MiB (unsloth PR #9362). Held before vLLM's first snapshot, so never charged
+// to the budget, but device memory all the same (the startup check and the graph stage).
+constexpr uint64_t kCudaContext = 512 * kMiB;
+// NCCL communicators and custom all-reduce buffers per rank when TP > 1: created before the
+// snapshot, outside the budget like the context.
+constexpr uint64_t kNcclPerRank = 384 * kMiB;
+// Non-torch growth during the profile run (cuBLAS/cuBLASLt workspaces, kernel images), which
+// vLLM charges to the budget. Calibrated: the median of the four TP=1 values vLLM printed in
+// the validation set (0.03, 0.10, 0.35, 1.79 GiB -> 0.23 GiB); see docs/validation.md.
+constexpr uint64_t kNonTorchBase = 256 * kMiB;
+// Extra non-torch growth with TP > 1 in the V0 worker (all-reduce workspaces appearing during
+// the profile run): the TP>1 values V0 printed were 0.25, 0.30, 0.38 GiB, median 0.30 = base
+// + 48 MiB.
+constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
+// Sampler warm-up bytes per logit: bf16 logits (2) + fp32 copy (4) + probabilities (4) +
+// top-k/top-p sort values (4) = 14 (vllm-memory.md §3.2, inferred).
+constexpr uint64_t kSamplerBytesPerLogit = 14;
+// Graph pool per captured graph (piecewise or full), on top of the activations of the largest
+// captured size. Calibrated on the two graph estimates vLLM printed for models in reach:
+// Qwen3-8B, 86 graphs: (0.52 GiB - 48 MiB) / 86 = 5.6 MiB; Qwen3.6-27B TP 2, 86 graphs:
+// (0.49 GiB - 40 MiB) / 86 = 5.4 MiB. The cost does not follow the layer count (36 vs 64).
+constexpr uint64_t kGraphBytesPerGraph = 5632 * 1024;  // 5.5 MiB
+// Qwen-VL image processors' default max_pixels (preprocessor_config.json): Qwen3-VL 16,777,216
+// (4096 x 4096), Qwen2/2.5-VL 12,845,056 (3584 x 3584).
+constexpr uint64_t kQwen3VlMaxPixels = 16777216;
+constexpr uint64_t kQwen2VlMaxPixels = 12845056;
+// --limit-mm-per-prompt unset: vLLM profiles as many items as the budget holds.
+constexpr uint64_t kUnlimitedItems = 999;
+
+std::string ReleaseText(int v) { return fmt::format("{}.{}", v / 10000, (v / 100) % 100); }
+
+// CUDA-graph capture sizes (VllmConfig._set_cudagraph_sizes): all sizes, ascending.
+std::vector<int64_t> CaptureSizes(const vllm::Rules& rules, int64_t max_num_seqs, int64_t mnbt) {
+  int64_t max_capture = std::min<int64_t>(max_num_seqs * 2, 512);
+  max_capture = std::min(max_capture, mnbt);
+  std::vector<int64_t> sizes;
+  for (int64_t s : {1, 2, 4}) {
+    if (s <= max_capture) sizes.push_back(s);
+  }
+  if (rules.capture_step16_from_256) {  // PR #26016: step 8 up to 256, then step 16
+    for (int64_t s = 8; s < std::min<int64_t>(max_capture + 1, 256); s += 8) sizes.push_back(s);
+    for (int64_t s = 256; s <= max_capture; s += 16) sizes.push_back(s);
+  } else {
+    for (int64_t s = 8; s <= max_capture; s += 8) sizes.push_back(s);
+  }
+  return sizes;
+}
+
+// Bytes of activations for `tokens` tokens through one decoder layer's widest point, per rank.
+// MoE layers: fused_moe's intermediate caches ([T, topk, 2I], [T*topk, I], [T, topk, H]) are
+// made for at most VLLM_FUSED_MOE_CHUNK_SIZE tokens at a time; with data parallel + expert
+// parallel the naive dispatch gathers the tokens of all DP ranks first (FusedMoE naive
+// prepare/finalize), so the MoE sees T x dp tokens.
+uint64_t ForwardActivation(const ModelSpec& s, uint64_t tokens, uint64_t tp, bool ep, uint64_t dp,
+                           const vllm::Rules& rules) {
+  const uint64_t act = 2;  // bf16/fp16 activations
+  const uint64_t chunk = rules.fused_moe_chunk_tokens;
+  const uint64_t moe_tokens = ep && dp > 1 ? tokens * dp : tokens;
+  uint64_t widest_attn = 0, widest_mlp = 0;
+  for (const LayerSpec& l : s.layers) {
+    const AttentionSpec& a = l.attention;
+    uint64_t attn = 0;
+    if (a.kind == AttentionKind::kLinear) {
+      attn = (2 * a.linear_num_key_heads * a.linear_key_head_dim +
+              2 * a.linear_num_value_heads * a.linear_value_head_dim) / tp;
+    } else if (a.kind == AttentionKind::kMla) {
+      attn = a.num_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim) / tp +
+             a.kv_lora_rank + a.qk_rope_head_dim;
+    } else {
+      attn = (a.num_heads * (a.output_gate ? 2 : 1) + 2 * std::max<int64_t>(1, a.num_kv_heads)) *
+             a.head_dim / tp;
+    }
+    widest_attn = std::max(widest_attn, tokens * act * attn);
+    uint64_t mlp = 0;
+    if (l.mlp.kind == MlpKind::kDense) {
+      // gate_up output + activation
+      mlp = tokens * act * 3 * static_cast<uint64_t>(l.mlp.intermediate_size) / tp;
+    } else {
+      const uint64_t ie = ep ? l.mlp.expert_intermediate_size : l.mlp.expert_intermediate_size / tp;
+      mlp = std::min(moe_tokens, chunk) * act * l.mlp.experts_per_token * (3 * ie + s.hidden_size) +
+            tokens * act * 3 * l.mlp.shared_intermediate_size / tp;
+      if (moe_tokens > tokens) mlp += moe_tokens * act * s.hidden_size;  // the gathered states
+    }
+    widest_mlp = std::max(widest_mlp, mlp);
+  }
+  // residual + normed input + output of the block, then the wider of attention and MLP.
+  return tokens * act * 3 * static_cast<uint64_t>(s.hidden_size) +
+         std::max(widest_attn, widest_mlp);
+}
+
+Status Invalid(std::string m) { return Status::InvalidArgument(std::move(m)); }
+
+// One start-up being planned: the inputs, the resolved settings and rules, and what each stage
+// leaves for the next.
+struct Run {
+  const Inventory& inv;
+  const ModelSpec& spec;
+  const VllmWeightProfile& profile;
+  const GpuSpec& gpu;
+  const VllmSettings& in;   // as the user gave them
+  VllmSettings s;           // resolved
+  vllm::Rules rules;
+  bool auto_len = false;
+  VllmPlan plan;
+  GpuPlan g;
+  uint64_t tp = 1;
+  bool nccl_in_budget = false;
+  uint64_t ctx = 0;               // CUDA context (+ NCCL outside the budget)
+  uint64_t requested = 0;         // the budget
+  uint64_t free_at_start = 0;
+  VllmWeights w;
+  uint64_t weights = 0;
+  uint64_t activation = 0;
+  uint64_t graph = 0;
+  uint64_t graph_in_budget = 0;
+  KvCacheOptions ko;
+  uint64_t available = 0;
+
+  void Fail(Stage stage, std::string msg) {
+    plan.fits = false;
+    plan.failure_stage = stage;
+    plan.failure_message = std::move(msg);
+  }
+};
+
+// The release, the flag checks and vLLM's defaults.
+Status ResolveSettings(Run& r) {
+  VllmSettings& s = r.s;
+  VllmPlan& plan = r.plan;
+  int version = vllm::kNewestModelled;
+  if (!s.version.empty()) {
+    auto v = vllm::ParseRelease(s.version);
+    if (!v.ok()) return v.status();
+    version = *v;
+  }
+  if (s.v0_engine) {
+    // VLLM_USE_V1=0: the V0 engine, default until 0.8 and removed in 0.11 (vllm/worker/worker.py).
+    if (s.version.empty()) {
+      version = vllm::kOldestModelled;
+      plan.notes.push_back("V0 engine (VLLM_USE_V1=0): planned with vLLM 0.10's V0 worker, the "
+                           "last release that has it");
+    } else if (!vllm::RulesFor(version).has_v0_engine) {
+      return Invalid(fmt::format("VLLM_USE_V1=0: the V0 engine was removed in vLLM 0.11; vLLM {} "
+                                 "has only V1", s.version));
+    }
+  }
+  r.rules = vllm::RulesFor(version);
+  plan.modelled_version = r.rules.text;
+  if (s.version.empty() && s.v0_engine) {
+  } else if (s.version.empty()) {
+    plan.notes.push_back(fmt::format("vLLM {}: the newest release whose source was read; later "
+                                     "releases are assumed unchanged (--engine vllm@X.Y to choose)",
+                                     plan.modelled_version));
+  } else if (r.rules.release != version) {
+    plan.notes.push_back(fmt::format("vLLM {} is planned with the rules of {}, the nearest "
+                                     "modelled release", ReleaseText(version),
+                                     plan.modelled_version));
+  }
+  // Flags (vLLM's own checks where it has them).
+  if (s.tensor_parallel_size < 1 || s.pipeline_parallel_size < 1 || s.data_parallel_size < 1) {
+    return Invalid("--tensor-parallel-size, --pipeline-parallel-size and --data-parallel-size must "
+                   "be >= 1");
+  }
+  if (s.gpu_memory_utilization < 0 || s.gpu_memory_utilization > 1) {
+    return Invalid(fmt::format("--gpu-memory-utilization {} must be in (0, 1]",
+                               s.gpu_memory_utilization));
+  }
+  if (s.max_model_len < -1) {
+    return Invalid(fmt::format("--max-model-len {} must be positive (or auto)", s.max_model_len));
+  }
+  if (s.max_num_seqs < 0 || s.max_num_batched_tokens < 0 || s.block_size < 0 ||
+      s.cpu_offload_gb < 0) {
+    return Invalid("--max-num-seqs, --max-num-batched-tokens, --block-size and --cpu-offload-gb "
+                   "must be positive");
+  }
+  if (!s.quantization.empty()) {
+    const QuantScheme& q = r.spec.quant;
+    const std::string& m = s.quantization;
+    const std::string base = m.substr(0, m.find("_marlin"));  // awq_marlin -> awq
+    if (q.quantized()) {
+      const std::string cfg = q.method_text;
+      if (base != cfg && !(base == "fp8" && cfg == "fp8")) {
+        // vllm/config/model.py _verify_quantization.
+        return Invalid(fmt::format("Quantization method specified in the model config ({}) does "
+                                   "not match the quantization method specified in the "
+                                   "`quantization` argument ({}).", cfg, m));
+      }
+    } else if (m != "fp8" && m != "bitsandbytes") {
+      return Invalid(fmt::format("--quantization {} needs a checkpoint already quantized with {}; "
+                                 "this one is not quantized (vLLM quantizes online only to fp8, "
+                                 "or bitsandbytes)", m, base));
+    }
+  }
+  r.tp = static_cast<uint64_t>(s.tensor_parallel_size);
+  plan.gpu_count = s.tensor_parallel_size * s.pipeline_parallel_size * s.data_parallel_size;
+  if (s.gpu_memory_utilization == 0) {
+    s.gpu_memory_utilization = r.rules.default_gpu_memory_utilization;
+  }
+  const int64_t derived = vllm::DerivedMaxModelLen(r.spec);
+  if (s.max_model_len == -1) {
+    r.auto_len = true;
+    s.max_model_len = derived;
+  } else if (s.max_model_len == 0) {
+    s.max_model_len = derived;
+  } else if (s.max_model_len > derived && !s.allow_long_max_model_len) {
+    return Invalid(vllm::MaxLenError(s.max_model_len, derived));
+  }
+  vllm::ApplySchedulerDefaults(r.rules, r.gpu, &s);
+  return Status::Ok();
+}
+
+// Stage 0: startup. requested = ceil(total x utilization) against free memory.
+void Startup(Run& r) {
+  const VllmSettings& s = r.s;
+  const uint64_t total = r.gpu.total_bytes;
+  // NCCL is outside the budget from v0.11 (snapshot after NCCL init, PR #25359) and in the V0
+  // worker; V1 before v0.11 took the snapshot first, so NCCL fell into non-torch memory.
+  r.nccl_in_budget = r.tp > 1 && r.rules.nccl_in_budget && !s.v0_engine;
+  r.ctx = kCudaContext + (r.tp > 1 && !r.nccl_in_budget ? kNcclPerRank : 0);
+  r.requested = static_cast<uint64_t>(
+      std::ceil(static_cast<double>(total) * s.gpu_memory_utilization));
+  r.free_at_start = total > r.ctx + s.other_process_bytes ? total - r.ctx - s.other_process_bytes
+                                                          : 0;
+  r.g.total_bytes = total;
+  r.g.budget_bytes = r.requested;
+  r.g.cuda_context_bytes = r.ctx;
+  r.g.explain.push_back({"budget", r.requested,
+                         fmt::format("ceil(total {} x gpu_memory_utilization {})",
+                                     FormatBytes(total), s.gpu_memory_utilization)});
+  r.plan.fits = true;
+  if (r.free_at_start < r.requested) {
+    r.Fail(Stage::kStartup,
+           fmt::format("Free memory on device cuda:0 ({:.2f}/{:.2f} GiB) on startup is less than "
+                       "desired GPU memory utilization ({}, {:.2f} GiB). Decrease GPU memory "
+                       "utilization or reduce GPU memory used by other processes.",
+                       static_cast<double>(r.free_at_start) / kGiB,
+                       static_cast<double>(total) / kGiB, s.gpu_memory_utilization,
+                       static_cast<double>(r.requested) / kGiB));
+  }
+}
+
+// Stage 1: load. Weights per rank and the load transient.
+Status Load(Run& r) {
+  const VllmSettings& s = r.s;
+  const GpuSpec& gpu = r.gpu;
+  VllmWeightOptions wo;
+  wo.tensor_parallel_size = s.tensor_parallel_size;
+  wo.enable_expert_parallel = s.enable_expert_parallel;
+  wo.data_parallel_size = s.data_parallel_size;
+  wo.marlin = gpu.vendor == "nvidia" &&
+              (gpu.compute_capability.empty() || gpu.compute_capability >= "7.5" ||
+               gpu.compute_capability.size() > 3);
+  wo.quantization = s.quantization;
+  wo.rules = r.rules;
+  wo.mxfp4_backend = gpu.fp4 ? "flashinfer-trtllm" : "marlin";
+  auto w = VllmWeightsPerRank(r.profile, wo);
+  if (!w.ok()) return w.status();
+  r.w = *w;
+  uint64_t weights = w->bytes_per_rank;
+  if (s.pipeline_parallel_size > 1) {
+    // layers split by stage
+    weights = CeilDiv(weights, static_cast<uint64_t>(s.pipeline_parallel_size));
+    r.plan.notes.push_back("pipeline parallel: each stage is taken to hold an equal share of the "
+                           "weights");
+  }
+  const uint64_t offload = static_cast<uint64_t>(s.cpu_offload_gb * 1e9);
+  weights = weights > offload ? weights - offload : 0;
+  r.weights = weights;
+  r.g.weights_bytes = weights;
+  r.g.load_peak_bytes = weights + w->transient_bytes;
+  r.g.explain.push_back(
+      {"weights", weights,
+       fmt::format("checkpoint tensors sharded for TP {} ({} kernel){}{}", r.tp, w->kernel,
+                   w->dropped_bytes ? fmt::format(", {} of quantization metadata freed",
+                                                  FormatBytes(w->dropped_bytes))
+                                    : "",
+                   w->skipped_bytes ? fmt::format(", {} of MTP layers not loaded",
+                                                  FormatBytes(w->skipped_bytes))
+                                    : "")});
+  r.g.explain.push_back(
+      {"load_peak", r.g.load_peak_bytes,
+       w->transient_bytes ? fmt::format("weights + {} ({})", FormatBytes(w->transient_bytes),
+                                        w->transient_reason)
+                          : std::string("weights (no transient on this path)")});
+  if (r.plan.fits && r.g.load_peak_bytes > r.free_at_start) {
+    r.Fail(Stage::kLoad,
+           fmt::format("CUDA out of memory while loading weights: the load needs {} per GPU ({} of "
+                       "weights + {} transient) but {} is free. --gpu-memory-utilization does not "
+                       "help a load-time OOM; use more tensor parallelism, a smaller quantization, "
+                       "or --cpu-offload-gb.",
+                       FormatBytes(r.g.load_peak_bytes), FormatBytes(weights),
+                       FormatBytes(w->transient_bytes), FormatBytes(r.free_at_start)));
+  }
+  return Status::Ok();
+}
+
+// The multimodal encoder's profile: the most images the token budget holds, through the ViT,
+// plus their stored embeddings (Qwen-VL families).
+uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
+  const VllmSettings& s = r.s;
+  const VisionSpec& v = r.spec.vision;
+  if (v.kind != VisionKind::kQwen25Vl && v.kind != VisionKind::kQwen3Vl &&
+      v.kind != VisionKind::kQwen2Vl) {
+    return 0;
+  }
+  if (s.limit_images == 0) return 0;
+  const uint64_t unit = static_cast<uint64_t>(v.patch_size * v.spatial_merge_size);
+  const uint64_t max_pixels = s.max_pixels > 0 ? static_cast<uint64_t>(s.max_pixels)
+                              : v.kind == VisionKind::kQwen3Vl ? kQwen3VlMaxPixels
+                                                               : kQwen2VlMaxPixels;
+  const uint64_t tok_item = std::max<uint64_t>(1, max_pixels / (unit * unit));
+  const uint64_t budget = std::max(mnbt, tok_item);
+  const uint64_t per_prompt =
+      s.limit_images > 0 ? static_cast<uint64_t>(s.limit_images) : kUnlimitedItems;
+  const uint64_t items = std::max<uint64_t>(
+      1, std::min(budget / tok_item,
+                  reqs * std::min<uint64_t>(per_prompt, s.max_model_len / tok_item + 1)));
+  const uint64_t patches =
+      items * tok_item * static_cast<uint64_t>(v.spatial_merge_size * v.spatial_merge_size);
+  const uint64_t vit = patches * 2 * (3 * static_cast<uint64_t>(v.hidden_size) +
+                                      3 * static_cast<uint64_t>(v.intermediate_size) / r.tp);
+  const uint64_t stored = items * tok_item * static_cast<uint64_t>(r.spec.hidden_size) * 2;
+  r.g.explain.push_back({"encoder", vit + stored,
+                         fmt::format("{} image(s) of {} tokens ({} max_pixels): ViT activations "
+                                     "{} + stored embeddings {}", items, tok_item, max_pixels,
+                                     FormatBytes(vit), FormatBytes(stored))});
+  return vit + stored;
+}
+
+// Stage 2: profile (activation peak, sampler, encoder, non-torch growth).
+void Profile(Run& r) {
+  const VllmSettings& s = r.s;
+  const uint64_t mnbt = static_cast<uint64_t>(s.max_num_batched_tokens);
+  const uint64_t reqs = static_cast<uint64_t>(std::min(s.max_num_seqs, s.max_num_batched_tokens));
+  const uint64_t fwd = ForwardActivation(r.spec, mnbt, r.tp, s.enable_expert_parallel,
+                                         static_cast<uint64_t>(s.data_parallel_size), r.rules);
+  const uint64_t sampler =
+      reqs * static_cast<uint64_t>(r.spec.vocab_size) * kSamplerBytesPerLogit;
+  const uint64_t encoder = EncoderActivation(r, mnbt, reqs);
+  const uint64_t deq = r.w.largest_dequantized_layer;
+  r.activation = s.measured_activation_bytes > 0 ? s.measured_activation_bytes
+                                                 : std::max({fwd, sampler, encoder}) + deq;
+  r.g.activation_peak_bytes = r.activation;
+  r.g.explain.push_back(
+      {"activation_peak", r.activation,
+       fmt::format("max(forward {} at {} tokens, sampler {} = {} requests x vocab {} x {} B, "
+                   "encoder {}){}", FormatBytes(fwd), mnbt, FormatBytes(sampler), reqs,
+                   r.spec.vocab_size, kSamplerBytesPerLogit, FormatBytes(encoder),
+                   deq ? fmt::format(" + one layer dequantized by plain awq {}", FormatBytes(deq))
+                       : "")});
+  r.g.non_torch_bytes = kNonTorchBase + (r.nccl_in_budget                    ? kNcclPerRank
+                                         : r.tp > 1 && s.v0_engine ? kNonTorchTpExtra
+                                                                   : 0);
+  if (s.measured_non_torch_bytes > 0) r.g.non_torch_bytes = s.measured_non_torch_bytes;
+  r.g.explain.push_back(
+      {"non_torch", r.g.non_torch_bytes,
+       r.nccl_in_budget ? "cuBLAS workspaces and kernel images + NCCL buffers (V1 before v0.11)"
+       : r.tp > 1 && s.v0_engine
+           ? "cuBLAS workspaces and kernel images + V0 all-reduce workspaces"
+           : "cuBLAS workspaces and kernel images"});
+  if (r.plan.fits && r.weights + r.activation + r.g.non_torch_bytes > r.free_at_start) {
+    r.Fail(Stage::kProfile,
+           fmt::format("CUDA out of memory during the profile run: weights {} + activation peak {} "
+                       "+ non-torch {} exceed the {} free", FormatBytes(r.weights),
+                       FormatBytes(r.activation), FormatBytes(r.g.non_torch_bytes),
+                       FormatBytes(r.free_at_start)));
+  }
+}
+
+// The CUDA-graph pool. From v0.11 the default mode is FULL_AND_PIECEWISE: piecewise graphs for
+// every capture size plus full graphs for uniform-decode batches up to max_num_seqs
+// ("PIECEWISE=51 (largest=512), FULL=35 (largest=256)"); V0 and v0.10 capture one graph per
+// size.
+void SizeCudaGraphs(Run& r) {
+  const VllmSettings& s = r.s;
+  if (!s.enforce_eager) {
+    const std::vector<int64_t> sizes =
+        CaptureSizes(r.rules, s.max_num_seqs, s.max_num_batched_tokens);
+    int64_t graphs = static_cast<int64_t>(sizes.size());
+    if (r.rules.full_and_piecewise_graphs && !s.v0_engine) {
+      graphs += std::count_if(sizes.begin(), sizes.end(),
+                              [&](int64_t n) { return n <= s.max_num_seqs; });
+    }
+    const int64_t max_capture = sizes.empty() ? 0 : sizes.back();
+    r.graph = ForwardActivation(r.spec, static_cast<uint64_t>(max_capture), r.tp,
+                                s.enable_expert_parallel,
+                                static_cast<uint64_t>(s.data_parallel_size), r.rules) +
+              static_cast<uint64_t>(graphs) * kGraphBytesPerGraph;
+    r.g.explain.push_back({"cudagraph", r.graph,
+                           fmt::format("{} graphs over {} capture sizes up to {}: activations of "
+                                       "the largest + {} x {}", graphs, sizes.size(), max_capture,
+                                       graphs, FormatBytes(kGraphBytesPerGraph))});
+  }
+  r.g.cudagraph_bytes = r.graph;
+  r.graph_in_budget = r.rules.cudagraph_in_budget && !s.v0_engine ? r.graph : 0;
+}
+
+// Bytes one request of `len` tokens needs: blocks x page (x group size).
+uint64_t KvNeeded(const Run& r, int64_t len) {
+  KvCacheOptions k = r.ko;
+  k.max_model_len = len;
+  auto l = PlanKvCache(r.spec, k);
+  if (!l.ok() || l->layers.empty()) return 0;
+  return KvCapacity(*l, 0, k).blocks_per_request * l->page_bytes *
+         (l->uniform_type ? 1 : static_cast<uint64_t>(l->group_size));
+}
+
+// The longest context in [0, hi] whose one request fits in the available KV memory.
+int64_t LongestFitting(const Run& r, int64_t hi) {
+  int64_t lo = 0;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (KvNeeded(r, mid) <= r.available) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
+// Stage 3: KV cache: the layout, the available memory, auto length and the max-length checks.
+Status KvCache(Run& r) {
+  VllmSettings& s = r.s;
+  VllmPlan& plan = r.plan;
+  r.ko.tensor_parallel_size = s.tensor_parallel_size;
+  r.ko.pipeline_parallel_size = s.pipeline_parallel_size;
+  r.ko.block_size = s.block_size;
+  r.ko.kv_cache_dtype = s.kv_cache_dtype;
+  r.ko.max_model_len = s.max_model_len;
+  r.ko.max_num_batched_tokens = s.max_num_batched_tokens;
+  r.ko.rules = r.rules;
+  auto layout = PlanKvCache(r.spec, r.ko);
+  if (!layout.ok()) return layout.status();
+  plan.kv_layout = *layout;
+  for (const auto& n : layout->notes) plan.notes.push_back("vLLM will log: " + n);
+  const uint64_t used = r.weights + r.activation + r.g.non_torch_bytes + r.graph_in_budget;
+  r.available = r.requested > used ? r.requested - used : 0;
+  if (s.kv_cache_memory_bytes > 0) r.available = s.kv_cache_memory_bytes;
+  r.g.kv_cache_bytes = r.available;
+  r.g.explain.push_back(
+      {"kv_cache", r.available,
+       s.kv_cache_memory_bytes
+           ? std::string("--kv-cache-memory-bytes")
+           : fmt::format("budget {} - weights - activation - non-torch{}",
+                         FormatBytes(r.requested),
+                         r.graph_in_budget ? " - CUDA graph estimate (v0.21+)" : "")});
+  if (plan.fits && r.available == 0 && !layout->layers.empty()) {
+    r.Fail(Stage::kKvCache, "No available memory for the cache blocks. Try increasing "
+                            "`gpu_memory_utilization` when initializing the engine.");
+  }
+  if (r.auto_len && plan.fits) {
+    const int64_t fit = LongestFitting(r, s.max_model_len);
+    if (fit <= 0) {
+      r.Fail(Stage::kKvCache, "Cannot auto-fit max_model_len: not enough GPU memory available to "
+                              "serve even a single token.");
+    } else {
+      if (fit < s.max_model_len) {
+        plan.notes.push_back(fmt::format("vLLM will log: Auto-fit max_model_len: reduced from {} to "
+                                         "{} to fit in available GPU memory ({:.2f} GiB available "
+                                         "for KV cache)", s.max_model_len, fit,
+                                         static_cast<double>(r.available) / kGiB));
+      }
+      s.max_model_len = fit;
+      r.ko.max_model_len = fit;
+      auto l2 = PlanKvCache(r.spec, r.ko);
+      if (l2.ok()) plan.kv_layout = *l2;
+    }
+  }
+  plan.max_model_len = s.max_model_len;
+  plan.kv_needed_bytes = KvNeeded(r, s.max_model_len);
+  if (plan.kv_layout.layers.empty()) return Status::Ok();
+  const auto cap = KvCapacity(plan.kv_layout, r.available, r.ko);
+  plan.kv_cache_tokens = cap.kv_cache_tokens;
+  plan.max_concurrency = cap.max_concurrency;
+  if (plan.fits && s.v0_engine && static_cast<uint64_t>(s.max_model_len) > plan.kv_cache_tokens) {
+    // V0: raise_if_cache_size_invalid (vllm/worker/worker.py) compares against the whole pool.
+    plan.estimated_max_model_len = static_cast<int64_t>(plan.kv_cache_tokens);
+    r.Fail(Stage::kKvCache,
+           fmt::format("The model's max seq len ({}) is larger than the maximum number of tokens "
+                       "that can be stored in KV cache ({}). Try increasing "
+                       "`gpu_memory_utilization` or decreasing `max_model_len` when initializing "
+                       "the engine.", s.max_model_len, plan.kv_cache_tokens));
+  } else if (plan.fits && !s.v0_engine && plan.kv_needed_bytes > r.available) {
+    plan.estimated_max_model_len = LongestFitting(r, s.max_model_len);
+    r.Fail(Stage::kKvCache,
+           fmt::format("To serve at least one request with the model's max seq len ({}), ({:.2f} "
+                       "GiB KV cache is needed, which is larger than the available KV cache memory "
+                       "({:.2f} GiB).{} Try increasing `gpu_memory_utilization` or decreasing "
+                       "`max_model_len` when initializing the engine.", s.max_model_len,
+                       static_cast<double>(plan.kv_needed_bytes) / kGiB,
+                       static_cast<double>(r.available) / kGiB,
+                       plan.estimated_max_model_len > 0
+                           ? fmt::format(" Based on the available memory, the estimated maximum "
+                                         "model length is {}.", plan.estimated_max_model_len)
+                           : std::string()));
+  }
+  return Status::Ok();
+}
+
+// Stage 4: CUDA graph capture, after the KV cache. Before v0.21 the pool comes on top of the
+// budget; from v0.21 its estimate was reserved inside it.
+void CaptureCudaGraphs(Run& r) {
+  if (!r.plan.fits || r.graph == 0) return;
+  const uint64_t process = r.ctx +
+                           std::max(r.requested, r.weights + r.activation + r.g.non_torch_bytes) +
+                           r.graph - r.graph_in_budget;
+  if (process + r.s.other_process_bytes > r.gpu.total_bytes) {
+    r.Fail(Stage::kCudaGraph,
+           fmt::format("CUDA out of memory during CUDA graph capture: the budget {} plus the graph "
+                       "pool {} and the CUDA context {} exceed the GPU's {}; add --enforce-eager or "
+                       "lower --gpu-memory-utilization", FormatBytes(r.requested),
+                       FormatBytes(r.graph), FormatBytes(r.ctx), FormatBytes(r.gpu.total_bytes)));
+  }
+}
+
+// The stage table as people read it.
+std::vector<StageLine> StageLines(const Run& r) {
+  using core::GroupDigits;
+  const GpuPlan& g = r.g;
+  return {
+      {Stage::kStartup, fmt::format("CUDA context {}, {} requested", FormatBytes(g.cuda_context_bytes),
+                                    FormatBytes(g.budget_bytes))},
+      {Stage::kLoad, fmt::format("weights {}, load peak {}", FormatBytes(g.weights_bytes),
+                                 FormatBytes(g.load_peak_bytes))},
+      {Stage::kProfile, fmt::format("activation peak {}, non-torch {}",
+                                    FormatBytes(g.activation_peak_bytes),
+                                    FormatBytes(g.non_torch_bytes))},
+      {Stage::kKvCache, fmt::format("available {}, one {}-token request needs {}",
+                                    FormatBytes(g.kv_cache_bytes),
+                                    GroupDigits(static_cast<uint64_t>(r.plan.max_model_len)),
+                                    FormatBytes(r.plan.kv_needed_bytes))},
+      {Stage::kCudaGraph, r.s.enforce_eager ? std::string("none (--enforce-eager)")
+                                            : fmt::format("graph pool {}",
+                                                          FormatBytes(g.cudagraph_bytes))},
+  };
+}
+
+}  // namespace
+
+EngineSettings ToEngineSettings(const VllmSettings& s) {
+  EngineSettings e = s;
+  e.engine_options = std::make_shared<VllmOptions>(static_cast<const VllmOptions&>(s));
+  return e;
+}
+
+VllmSettings ToVllmSettings(const EngineSettings& e) {
+  VllmSettings v;
+  static_cast<EngineSettings&>(v) = e;
+  v.engine_options = nullptr;
+  if (const auto* o = dynamic_cast<const VllmOptions*>(e.engine_options.get())) {
+    static_cast<VllmOptions&>(v) = *o;
+  }
+  return v;
+}
+
+Result<int> ParseVllmVersion(const std::string& text) { return vllm::ParseRelease(text); }
+
+Result<VllmPlan> PlanVllm(const Inventory& inv, const GpuSpec& gpu, const VllmSettings& settings) {
+  if (!inv.has_spec) return Invalid("planning needs the model's config.json (none was found)");
+  return PlanVllm(inv, *ProfileVllmWeights(inv), gpu, settings);
+}
+
+Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile,
+                          const GpuSpec& gpu, const VllmSettings& in) {
+  if (!inv.has_spec) return Invalid("planning needs the model's config.json (none was found)");
+  Run r{inv, inv.spec, profile, gpu, in, in};
+  r.plan.engine = "vllm";
+  r.plan.engine_title = "vLLM";
+  r.plan.gpu = gpu;
+  VRAMFIT_RETURN_IF_ERROR(ResolveSettings(r));
+  Startup(r);
+  VRAMFIT_RETURN_IF_ERROR(Load(r));
+  Profile(r);
+  SizeCudaGraphs(r);
+  VRAMFIT_RETURN_IF_ERROR(KvCache(r));
+  r.plan.resolved = ToEngineSettings(r.s);  // after vLLM's defaults and the auto length
+  CaptureCudaGraphs(r);
+  r.plan.gpus.assign(static_cast<size_t>(r.tp), r.g);
+  r.plan.kv_block_size = r.plan.kv_layout.block_size;
+  r.plan.kv_groups = r.plan.kv_layout.groups.size();
+  r.plan.stages = StageLines(r);
+  r.plan.command = vllm::ServeCommand(inv.repo.empty() ? inv.model : inv.repo, r.s, in);
+  return std::move(r.plan);
+}
+
+}  // namespace vramfit

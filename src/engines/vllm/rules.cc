@@ -1,0 +1,60 @@
+// vLLM's release rules (see rules.h): the one place release numbers are compared.
+#include "engines/vllm/rules.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace vramfit::vllm {
+
+Result<int> ParseRelease(const std::string& text) {
+  std::string t = text;
+  if (!t.empty() && (t[0] == 'v' || t[0] == 'V')) t = t.substr(1);
+  int parts[3] = {0, 0, 0};
+  size_t at = 0;
+  for (int i = 0; i < 3 && at <= t.size(); ++i) {
+    const char* begin = t.data() + at;
+    auto [end, ec] = std::from_chars(begin, t.data() + t.size(), parts[i]);
+    if (ec != std::errc() || end == begin) {
+      if (i < 2) {
+        return Status::InvalidArgument(
+            fmt::format("vLLM version \"{}\": expected MAJOR.MINOR[.PATCH], e.g. 0.10.2", text));
+      }
+      break;
+    }
+    at = static_cast<size_t>(end - t.data());
+    if (at < t.size() && t[at] == '.') {
+      ++at;
+    } else {
+      break;
+    }
+  }
+  const int v = parts[0] * 10000 + parts[1] * 100 + parts[2];
+  if (v < 800) {
+    return Status::InvalidArgument(
+        fmt::format("vLLM version \"{}\": releases before 0.8 are not modelled", text));
+  }
+  return v;
+}
+
+Rules RulesFor(int release) {
+  Rules r;
+  r.release = std::clamp(release, kOldestModelled, kNewestModelled);
+  r.text = fmt::format("{}.{}", r.release / 10000, (r.release / 100) % 100);
+  r.has_v0_engine = r.release < 1100;
+  r.default_gpu_memory_utilization = r.release >= 2100 ? 0.92 : 0.9;
+  r.nccl_in_budget = r.release < 1100;
+  r.cudagraph_in_budget = r.release >= 2100;
+  r.cap_batched_tokens_by_seqs_x_len = r.release >= 1100;
+  r.full_and_piecewise_graphs = r.release >= 1100;
+  r.capture_step16_from_256 = r.release >= 1101;
+  r.fused_moe_chunk_tokens = r.release >= 1100 ? 16384 : 32768;
+  r.online_fp8_layerwise = r.release >= 1600;
+  r.strided_kv_groups = r.release >= 1100;
+  r.group_close_enough_percent = r.release >= 1800 ? 150 : r.release >= 1100 ? 125 : 0;
+  r.tokens_from_concurrency = r.release >= 2200;
+  return r;
+}
+
+}  // namespace vramfit::vllm

@@ -1,0 +1,53 @@
+// vLLM's rules for one release, resolved once from the version text: every behaviour that
+// changed between releases is a named field here, so no other file compares release numbers.
+// Each field cites the upstream change that introduced it (../shared/reference/vllm-memory.md
+// has the commits); docs/engines/vllm.md lists them as a table.
+#ifndef VRAMFIT_ENGINES_VLLM_RULES_H_
+#define VRAMFIT_ENGINES_VLLM_RULES_H_
+
+#include <cstdint>
+#include <string>
+
+#include "vramfit/status.h"
+
+namespace vramfit::vllm {
+
+// A release as major*10000 + minor*100 + patch (0.10.2 = 1002). Only rules.cc and the tests
+// that pin a release use these numbers.
+inline constexpr int kOldestModelled = 1000;   // rules read from upstream ~v0.10.0 (b77c7d327)
+inline constexpr int kNewestModelled = 2200;   // up to upstream ~v0.22-dev (9aaf83ef5)
+
+// "0.10.2" or "v0.10" -> 1002 / 1000; kInvalidArgument for releases before 0.8 or text that is
+// not a version.
+Result<int> ParseRelease(const std::string& text);
+
+struct Rules {
+  int release = kNewestModelled;        // clamped to [kOldestModelled, kNewestModelled]
+  std::string text = "0.22";            // "0.22": the modelled release as people write it
+  bool has_v0_engine = false;           // VLLM_USE_V1=0 exists before v0.11 (removed in 0.11)
+  // Engine and budget (vllm/v1/worker/gpu_worker.py, config/cache.py).
+  double default_gpu_memory_utilization = 0.92;  // 0.9 before v0.21
+  bool nccl_in_budget = false;          // V1 before v0.11 snapshotted before NCCL (PR #25359)
+  bool cudagraph_in_budget = true;      // v0.21+: the graph estimate is reserved in the budget
+  // Scheduler defaults (EngineArgs.get_batch_defaults).
+  bool cap_batched_tokens_by_seqs_x_len = true;  // v0.11+: min(default, seqs x max_model_len)
+  // CUDA graphs (VllmConfig._set_cudagraph_sizes, CompilationConfig).
+  bool full_and_piecewise_graphs = true; // v0.11+: FULL_AND_PIECEWISE is the default mode
+  bool capture_step16_from_256 = true;  // v0.11.1+ (PR #26016): step 8 up to 256, then 16
+  // MoE (fused_moe/fused_moe.py VLLM_FUSED_MOE_CHUNK_SIZE).
+  uint64_t fused_moe_chunk_tokens = 16384;  // 32768 before v0.11
+  // Weight loading (quantization/fp8.py).
+  bool online_fp8_layerwise = true;     // v0.16+ (PR #31914): one layer in 16 bits at a time
+  // KV cache (v1/core/kv_cache_utils.py).
+  bool strided_kv_groups = true;        // v0.11+: layers[g::n_groups]; v0.10: contiguous slices
+  int group_close_enough_percent = 150; // largest bucket used under this % of the smallest:
+                                        // 150 since PR #36684 (~v0.18), 125 before, 0 in v0.10
+  bool tokens_from_concurrency = true;  // ~v0.22 (PR #41069): tokens = concurrency x length
+};
+
+// The rules of `release` (any integer: clamped to the modelled range).
+Rules RulesFor(int release);
+
+}  // namespace vramfit::vllm
+
+#endif  // VRAMFIT_ENGINES_VLLM_RULES_H_

@@ -1,0 +1,75 @@
+// vLLM, stage by stage: what one `vllm serve` start-up will do with GPU memory on each rank,
+// which stage fails first, and by how much.
+//
+// Stages in vLLM's order (vllm/v1/worker/gpu_worker.py, gpu_model_runner.py,
+// v1/core/kv_cache_utils.py, as restated with commits in ../shared/reference/vllm-memory.md):
+//   startup   requested = ceil(total x gpu_memory_utilization) must fit in free memory
+//   load      weights per rank (sharded, packed) plus the load transient must fit
+//   profile   a dummy forward of max_num_batched_tokens, the sampler and the encoder set the
+//             activation peak; non-torch memory (cuBLAS, kernels, NCCL) grows
+//   kv_cache  available = requested - weights - activation - non-torch (- graph estimate from
+//             v0.21); the max-length check and "estimated maximum model length"
+//   cudagraph the graph pool, allocated after the KV cache (outside the budget before v0.21)
+// Terms vLLM measures at run time (activation peak, non-torch, graph pool) are modelled from
+// their drivers with constants documented in docs/engines/vllm.md.
+//
+// This is the vLLM room's own API (tests and the doctor's vLLM calibration use it); everything
+// above the engines reaches vLLM through the engine table (vramfit/engine.h, engine.cc here).
+#ifndef VRAMFIT_ENGINES_VLLM_VLLM_H_
+#define VRAMFIT_ENGINES_VLLM_VLLM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engines/vllm/kv_cache.h"
+#include "engines/vllm/weights.h"
+#include "vramfit/gpu.h"
+#include "vramfit/inventory.h"
+#include "vramfit/plan.h"
+#include "vramfit/status.h"
+
+namespace vramfit {
+
+// vLLM's own settings beyond the engine-neutral ones; 0 / -1 means "vLLM's default".
+struct VllmOptions : EngineOptions {
+  bool v0_engine = false;               // VLLM_USE_V1=0 (0.8-0.10): the V0 engine's accounting
+  int64_t block_size = 0;               // --block-size
+  uint64_t kv_cache_memory_bytes = 0;   // --kv-cache-memory-bytes
+  double cpu_offload_gb = 0;            // --cpu-offload-gb
+  int64_t limit_images = -1;            // --limit-mm-per-prompt image (-1: default, 0: off)
+  int64_t limit_videos = -1;            // --limit-mm-per-prompt video
+  int64_t max_pixels = 0;               // mm_processor_kwargs max_pixels (0: the processor's)
+};
+
+// The user's vLLM settings: the engine-neutral part (version "0.10" ...; empty: the newest
+// modelled release; gpu_memory_utilization 0: 0.9 before v0.21, else 0.92) and vLLM's own.
+struct VllmSettings : EngineSettings, VllmOptions {};
+
+// The neutral form (vLLM's own part carried as engine_options) and back.
+EngineSettings ToEngineSettings(const VllmSettings& s);
+VllmSettings ToVllmSettings(const EngineSettings& s);
+
+// A vLLM plan: the neutral plan (Plan::resolved carries the resolved VllmOptions) and the KV
+// cache layout it was made with.
+struct VllmPlan : Plan {
+  KvCacheLayout kv_layout;
+};
+
+// Plans `inv` (a checkpoint or catalog inventory) on `gpu` with `settings`. Errors are for
+// impossible settings (kInvalidArgument with vLLM's message where it has one); a start-up
+// that would fail is a plan with fits == false.
+Result<VllmPlan> PlanVllm(const Inventory& inv, const GpuSpec& gpu, const VllmSettings& settings);
+
+// The same with the inventory's weight profile made once (ProfileVllmWeights): for callers
+// that plan one model many times (advice, fit searches).
+Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& weights,
+                          const GpuSpec& gpu, const VllmSettings& settings);
+
+// "0.10.2" -> 1002; kInvalidArgument for releases before 0.8 or text that is not a version.
+Result<int> ParseVllmVersion(const std::string& text);
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_ENGINES_VLLM_VLLM_H_

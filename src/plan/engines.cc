@@ -1,0 +1,56 @@
+// Engine-neutral look-ups over the engine table and the stage names (vramfit/plan.h,
+// vramfit/engine.h).
+#include <fmt/format.h>
+
+#include <array>
+
+#include "core/tokens.h"
+#include "vramfit/engine.h"
+#include "vramfit/plan.h"
+
+namespace vramfit {
+namespace {
+
+constexpr std::array<const char*, kStageCount> kStageNames = {
+    "startup", "load", "profile", "kv_cache", "cudagraph", "warmup", "runtime"};
+
+}  // namespace
+
+const char* StageName(Stage s) { return kStageNames[static_cast<size_t>(s)]; }
+
+std::optional<Stage> StageFromName(std::string_view name) {
+  for (size_t i = 0; i < kStageNames.size(); ++i) {
+    if (name == kStageNames[i]) return static_cast<Stage>(i);
+  }
+  return std::nullopt;
+}
+
+Result<EngineChoice> FindEngine(std::string_view spec) {
+  const size_t at = spec.find('@');
+  const std::string_view name = spec.substr(0, at);
+  for (const Engine* e : Engines()) {
+    if (e->name != name) continue;
+    EngineChoice c;
+    c.engine = e;
+    if (at != std::string_view::npos) c.version = std::string(spec.substr(at + 1));
+    return c;
+  }
+  std::string names;
+  for (const Engine* e : Engines()) names += (names.empty() ? "" : ", ") + std::string(e->name);
+  const bool one = Engines().size() == 1;
+  return Status::Unsupported(fmt::format("--engine {}: only {} (or {}@X.Y) {} modelled so far", spec,
+                                         names, one ? names : "NAME", one ? "is" : "are"));
+}
+
+Result<int64_t> ParseTokenCount(const std::string& flag, const std::string& text) {
+  return core::ParseTokenCount(flag, text);
+}
+
+const Engine* EngineForCommand(const std::vector<std::string>& argv) {
+  for (const Engine* e : Engines()) {
+    if (e->recognizes(argv)) return e;
+  }
+  return nullptr;
+}
+
+}  // namespace vramfit
