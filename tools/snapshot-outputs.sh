@@ -4,6 +4,7 @@
 #   tools/snapshot-outputs.sh build/vramfit /tmp/before   (before the change)
 #   tools/snapshot-outputs.sh build/vramfit /tmp/after    (after it)
 #   diff -r /tmp/before /tmp/after                        (must print nothing)
+# Timings are masked so that only real differences remain.
 # Covers every catalog model on several cards and flag sets (plan, plan --json --explain),
 # check command lines, fit goals, the GPU table, every doctor corpus log (text and JSON, with
 # and without a model), and inspect of every catalog model and test config.
@@ -85,4 +86,6 @@ run doctor_empty doctor /dev/null
 run doctor_missing doctor /nonexistent.log
 run gpus gpus --json
 run models models --json
+# Wall-clock timings ("... plans in 0.03 s") differ from run to run: masked.
+sed -i -E 's/plans in [0-9.]+ s/plans in ? s/' "$out"/*.err
 echo "$n commands -> $out" >&2
