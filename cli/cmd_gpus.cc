@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "engine_flags.h"
 #include "vramfit/gpu.h"
 #include "vramfit/report.h"
 
@@ -18,7 +19,7 @@ std::function<int()> SetupGpus(CLI::App* app) {
       fmt::print(stderr, "vramfit gpus: {}\n", gpus.status().message());
       return kExitUsage;
     }
-    const std::string out = *json ? RenderGpusJson(*gpus) : RenderGpusText(*gpus);
+    const std::string out = *json ? RenderGpusJson(*gpus) : RenderGpusText(*gpus, EngineTitles());
     std::fwrite(out.data(), 1, out.size(), stdout);
     return kExitOk;
   };

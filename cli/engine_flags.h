@@ -1,5 +1,5 @@
 // The engines' own flags on `plan` and `fit`, registered from the engine table: every flag any
-// engine declares (vLLM's spelling for vLLM), read back by the chosen engine.
+// engine declares (in its own spelling), read back by the chosen engine.
 #ifndef VRAMFIT_CLI_ENGINE_FLAGS_H_
 #define VRAMFIT_CLI_ENGINE_FLAGS_H_
 
@@ -33,9 +33,9 @@ struct ChosenEngine {
 // does not have or a value it cannot read.
 Result<ChosenEngine> ReadEngineFlags(const std::string& engine_spec, const EngineFlagSlots& slots);
 
-// The engines as people write them: "vLLM", or "vLLM, SGLang".
+// The engines' titles as people write them, joined with ", ".
 std::string EngineTitles();
-// The --engine help: "vllm or vllm@X.Y (default: the newest modelled release)".
+// The --engine help: each engine's name, alone or with @X.Y, and the default release.
 std::string EngineOptionHelp();
 
 }  // namespace vramfit::cli

@@ -5,6 +5,7 @@
 #define VRAMFIT_REPORT_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vramfit/advice.h"
@@ -57,8 +58,9 @@ struct GpusTableInfo {
 std::string RenderGpusTableText(const std::vector<GpusTableRow>& rows, const GpusTableInfo& info);
 std::string RenderGpusTableJson(const std::vector<GpusTableRow>& rows, const GpusTableInfo& info);
 
-// `vramfit gpus`: the GPU catalog as a table, or JSON (schema vramfit.gpus/1).
-std::string RenderGpusText(const std::vector<GpuSpec>& gpus);
+// `vramfit gpus`: the GPU catalog as a table, or JSON (schema vramfit.gpus/1). `engines`: the
+// modelled engines as people write them, named in the note on CUDA totals.
+std::string RenderGpusText(const std::vector<GpuSpec>& gpus, std::string_view engines);
 std::string RenderGpusJson(const std::vector<GpuSpec>& gpus);
 
 // `vramfit doctor`: stage, cause, numbers, fixes and evidence; JSON (schema vramfit.doctor/1)

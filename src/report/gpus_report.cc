@@ -23,7 +23,7 @@ std::string RenderGpusJson(const std::vector<GpuSpec>& gpus) {
   return j.dump(2) + "\n";
 }
 
-std::string RenderGpusText(const std::vector<GpuSpec>& gpus) {
+std::string RenderGpusText(const std::vector<GpuSpec>& gpus, std::string_view engines) {
   std::string out = fmt::format("{:<12} {:<34} {:>11} {:>5} {:>4} {:>4}  {:<9} {}\n", "ID", "NAME",
                                 "CUDA TOTAL", "CC", "FP8", "FP4", "SOURCE", "ALIASES");
   for (const GpuSpec& g : gpus) {
@@ -32,8 +32,9 @@ std::string RenderGpusText(const std::vector<GpuSpec>& gpus) {
                        g.fp8 ? "yes" : "no", g.fp4 ? "yes" : "no", g.confidence,
                        fmt::join(g.aliases, ", "));
   }
-  out += "CUDA TOTAL is what cudaMemGetInfo, PyTorch and vLLM report, not the marketing size. "
-         "SOURCE: direct (read from a log naming the card), weak (one source or unconfirmed "
+  out += fmt::format("CUDA TOTAL is what cudaMemGetInfo, PyTorch and {} report, not the marketing "
+                     "size. ", engines);
+  out += "SOURCE: direct (read from a log naming the card), weak (one source or unconfirmed "
          "variant), inferred/derived (not measured: give --gpu-memory if you know better). "
          "`--json` has each source.\n";
   return out;
