@@ -17,7 +17,8 @@ demo: build
 	./build/vramfit inspect qwen3-30b-a3b-gptq-int4
 	./build/vramfit plan qwen3-4b-instruct-2507-awq --gpu 4090 --max-model-len 262144
 	./build/vramfit fit qwen3-4b-instruct-2507-awq --gpu 4090
-	./build/vramfit doctor tests/doctor/corpus/vllm-kv-max-seq-len-29000-llama3.1-8b-3090-10517.log --model llama-3.1-8b-instruct --gpu 3090
+	./build/vramfit doctor tests/doctor/corpus/vllm-kv-max-seq-len-29000-llama3.1-8b-3090-10517.log \
+	  --model llama-3.1-8b-instruct --gpu 3090
 
 test: build
 	@ctest --preset default -j2

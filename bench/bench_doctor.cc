@@ -11,7 +11,8 @@ namespace {
 
 std::string CorpusText() {
   std::string all;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(VRAMFIT_SOURCE_DIR) + "/tests/doctor/corpus")) {
+  for (const auto& e : std::filesystem::directory_iterator(std::string(VRAMFIT_SOURCE_DIR) +
+                                                           "/tests/doctor/corpus")) {
     if (e.path().extension() != ".log") continue;
     std::ifstream in(e.path(), std::ios::binary);
     std::stringstream ss;
@@ -31,7 +32,8 @@ void BM_DoctorScanAndDiagnose(benchmark::State& state) {
     auto d = vramfit::Diagnose(*scan);
     benchmark::DoNotOptimize(d);
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(text.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(text.size()));
 }
 BENCHMARK(BM_DoctorScanAndDiagnose)->Unit(benchmark::kMillisecond);
 

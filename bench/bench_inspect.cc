@@ -35,7 +35,8 @@ const Fixture& GetFixture() {
       "hidden_size":2048,"intermediate_size":6144,"num_hidden_layers":48,"num_attention_heads":32,
       "num_key_value_heads":4,"head_dim":128,"vocab_size":151936,"tie_word_embeddings":false,
       "num_experts":256,"num_experts_per_tok":8,"moe_intermediate_size":768,"torch_dtype":"float16",
-      "quantization_config":{"quant_method":"awq","bits":4,"group_size":128,"version":"gemm","zero_point":true}})";
+      "quantization_config":{"quant_method":"awq","bits":4,"group_size":128,"version":"gemm",)"
+          R"("zero_point":true}})";
     auto spec = vramfit::ModelSpecFromConfigJson(config, "bench config");
     auto synth = vramfit::SynthesizeTensors(*spec);
     std::vector<vramfit::testing::HollowTensor> tensors;
@@ -82,8 +83,9 @@ void BM_ParseSafetensorsHeaders(benchmark::State& state) {
   for (auto _ : state) {
     for (size_t i = 0; i < f.headers.size(); ++i) {
       // Headers are stored with kSafetensorsReadPadding spare bytes, as the file reader does.
-      auto r = vramfit::ParseSafetensors(std::string_view(f.headers[i].data(), f.headers[i].size() - 64),
-                                         f.sizes[i], "shard", true);
+      auto r =
+          vramfit::ParseSafetensors(std::string_view(f.headers[i].data(), f.headers[i].size() - 64),
+                                    f.sizes[i], "shard", true);
       benchmark::DoNotOptimize(r);
     }
   }
@@ -94,7 +96,8 @@ BENCHMARK(BM_ParseSafetensorsHeaders)->Unit(benchmark::kMillisecond);
 void BM_SimdjsonRawParse(benchmark::State& state) {
   const Fixture& f = GetFixture();
   std::vector<simdjson::padded_string> padded;
-  for (const auto& h : f.headers) padded.emplace_back(h.substr(8, h.size() - 8 - vramfit::kSafetensorsReadPadding));
+  for (const auto& h : f.headers)
+    padded.emplace_back(h.substr(8, h.size() - 8 - vramfit::kSafetensorsReadPadding));
   simdjson::dom::parser parser;
   for (auto _ : state) {
     for (const auto& p : padded) {
@@ -116,7 +119,8 @@ void BM_SynthesizeCatalogDeepSeekV3(benchmark::State& state) {
 BENCHMARK(BM_SynthesizeCatalogDeepSeekV3)->Unit(benchmark::kMillisecond);
 
 // One vLLM plan (all stages, no advice) from an inventory and weight profile already built.
-void BM_PlanVllm(benchmark::State& state, const char* model, const char* gpu, int64_t max_model_len) {
+void BM_PlanVllm(benchmark::State& state, const char* model, const char* gpu,
+                 int64_t max_model_len) {
   const auto inv = vramfit::InspectModel(model, {});
   const auto g = vramfit::FindGpu(gpu);
   vramfit::VllmSettings s;
@@ -126,11 +130,16 @@ void BM_PlanVllm(benchmark::State& state, const char* model, const char* gpu, in
     auto plan = vramfit::PlanVllm(*inv, *profile, *g, s);
     benchmark::DoNotOptimize(plan);
   }
-  state.counters["plans_per_second"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["plans_per_second"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
-BENCHMARK_CAPTURE(BM_PlanVllm, qwen3_8b_h100, "qwen3-8b", "h100", 32768)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_PlanVllm, qwen3_30b_a3b_gptq_4090, "qwen3-30b-a3b-gptq-int4", "4090", 32768)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_PlanVllm, qwen3_4b_awq_4090_fails_kv, "qwen3-4b-instruct-2507-awq", "4090", 262144)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_PlanVllm, qwen3_8b_h100, "qwen3-8b", "h100", 32768)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_PlanVllm, qwen3_30b_a3b_gptq_4090, "qwen3-30b-a3b-gptq-int4", "4090", 32768)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_PlanVllm, qwen3_4b_awq_4090_fails_kv, "qwen3-4b-instruct-2507-awq", "4090",
+                  262144)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -48,7 +48,8 @@ std::function<int()> SetupCheck(CLI::App* app) {
                     fmt::format("The {} release the command runs (default: newest modelled)",
                                 e.title));
   }
-  app->add_option("--other-memory", f->other_memory, "Memory other processes already hold on each GPU");
+  app->add_option("--other-memory", f->other_memory,
+                  "Memory other processes already hold on each GPU");
   app->add_flag("--json", f->json, "Print the plan as JSON (schema vramfit.plan/1)");
   std::string examples;
   for (const Engine* e : Engines()) {
@@ -64,7 +65,8 @@ std::function<int()> SetupCheck(CLI::App* app) {
     const Engine* engine = EngineForCommand(argv);
     if (engine == nullptr) {
       std::string forms;
-      for (const Engine* e : Engines()) forms += (forms.empty() ? "" : " or ") + std::string(e->command_forms);
+      for (const Engine* e : Engines())
+        forms += (forms.empty() ? "" : " or ") + std::string(e->command_forms);
       return fail(fmt::format("expected a {} command after --: {}", EngineTitles(), forms));
     }
     auto cmd = engine->read_command(argv);
@@ -79,7 +81,8 @@ std::function<int()> SetupCheck(CLI::App* app) {
     }
     EngineSettings base = cmd->settings;
     for (size_t i = 0; i < Engines().size(); ++i) {
-      if (Engines()[i] == engine && !f->engine_versions[i].empty()) base.version = f->engine_versions[i];
+      if (Engines()[i] == engine && !f->engine_versions[i].empty())
+        base.version = f->engine_versions[i];
     }
     auto settings = engine->read_flags(cmd->flags, base);
     VRAMFIT_CLI_CHECK(settings.status());
@@ -97,7 +100,8 @@ std::function<int()> SetupCheck(CLI::App* app) {
     auto plan = (*model)->MakePlan(*gpu, *settings);
     if (!plan.ok()) return fail(plan.status().message());
     const auto advice = Advise(*engine, **model, *gpu, *settings, *plan);
-    const std::string out = f->json ? RenderPlanJson(*plan, advice, {}) : RenderPlanText(*plan, advice, {});
+    const std::string out =
+        f->json ? RenderPlanJson(*plan, advice, {}) : RenderPlanText(*plan, advice, {});
     std::fwrite(out.data(), 1, out.size(), stdout);
     return plan->fits ? kExitOk : kExitCheckFails;
   };

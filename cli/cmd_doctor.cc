@@ -24,14 +24,21 @@ std::function<int()> SetupDoctor(CLI::App* app) {
     bool json = false;
   };
   auto f = std::make_shared<Flags>();
-  app->add_option("LOGFILE", f->log, "The log (vLLM, SGLang, llama.cpp, transformers, PyTorch, nvidia-smi), or - for stdin")
+  app->add_option(
+         "LOGFILE", f->log,
+         "The log (vLLM, SGLang, llama.cpp, transformers, PyTorch, nvidia-smi), or - for stdin")
       ->required();
-  app->add_option("--model", f->model, "The model of the run (checkpoint or catalog id): rebuilds and calibrates its plan");
+  app->add_option(
+      "--model", f->model,
+      "The model of the run (checkpoint or catalog id): rebuilds and calibrates its plan");
   app->add_option("--gpu", f->gpu, "The GPU of the run (see `vramfit gpus`)");
   app->add_option("--gpu-memory", f->gpu_memory, "GPU memory as CUDA reports it, e.g. 24GiB");
-  app->add_option("--tensor-parallel-size,--tp", f->tp, "Tensor-parallel size of the run (default: from the log)");
+  app->add_option("--tensor-parallel-size,--tp", f->tp,
+                  "Tensor-parallel size of the run (default: from the log)");
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.doctor/1)");
-  app->footer("  vramfit doctor vllm.log\n  docker logs vllm 2>&1 | vramfit doctor - --model Qwen/Qwen3-8B --gpu 4090");
+  app->footer(
+      "  vramfit doctor vllm.log\n  docker logs vllm 2>&1 | vramfit doctor - --model Qwen/Qwen3-8B "
+      "--gpu 4090");
   return [f]() {
     auto fail = [](const std::string& m) {
       fmt::print(stderr, "vramfit doctor: {}\n", m);
@@ -41,12 +48,14 @@ std::function<int()> SetupDoctor(CLI::App* app) {
     std::istream* in = &std::cin;
     if (f->log != "-") {
       file.open(f->log, std::ios::binary);
-      if (!file) return fail(fmt::format("{}: cannot open the log (no such file or not readable)", f->log));
+      if (!file)
+        return fail(fmt::format("{}: cannot open the log (no such file or not readable)", f->log));
       in = &file;
     }
     auto scan = ScanLog(*in);
     if (!scan.ok()) return fail(fmt::format("{}: {}", f->log, scan.status().message()));
-    if (scan->bytes == 0) return fail(fmt::format("{}: the log is empty", f->log == "-" ? "stdin" : f->log));
+    if (scan->bytes == 0)
+      return fail(fmt::format("{}: the log is empty", f->log == "-" ? "stdin" : f->log));
     DoctorContext ctx;
     std::optional<Inventory> inv;
     if (!f->model.empty()) {

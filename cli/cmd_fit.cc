@@ -26,27 +26,42 @@ std::function<int()> SetupFit(CLI::App* app) {
     EngineFlagSlots engine_flags;
   };
   auto f = std::make_shared<Flags>();
-  app->add_option("MODEL", f->model, "Checkpoint directory, config.json, .safetensors or catalog id")->required();
-  app->add_option("--gpu", f->gpu, "GPU name or alias (see `vramfit gpus`); with --goal gpus, limits the search to it");
+  app->add_option("MODEL", f->model,
+                  "Checkpoint directory, config.json, .safetensors or catalog id")
+      ->required();
+  app->add_option(
+      "--gpu", f->gpu,
+      "GPU name or alias (see `vramfit gpus`); with --goal gpus, limits the search to it");
   app->add_option("--gpu-memory", f->gpu_memory, "GPU memory as CUDA reports it, e.g. 24GiB");
-  app->add_option("--gpus", f->gpus, "GPUs available (default 1); with --goal gpus or --gpus-table the most tried (default 8)");
-  app->add_option("--goal", f->goal, "context: longest context at --min-concurrency; concurrency: most requests at "
-                                     "--min-context; gpus: fewest cards serving --min-context x --min-concurrency")
+  app->add_option(
+      "--gpus", f->gpus,
+      "GPUs available (default 1); with --goal gpus or --gpus-table the most tried (default 8)");
+  app->add_option("--goal", f->goal,
+                  "context: longest context at --min-concurrency; concurrency: most requests at "
+                  "--min-context; gpus: fewest cards serving --min-context x --min-concurrency")
       ->check(CLI::IsMember({"context", "concurrency", "gpus"}));
-  app->add_option("--min-context", f->min_context, "Context the answer must reach (tokens, 128k, 128K)");
-  app->add_option("--min-concurrency", f->min_concurrency, "Full-length requests served at once (default 1)");
-  app->add_flag("--no-eager", f->no_eager, "Keep CUDA graphs: never propose --enforce-eager (speed matters)");
-  app->add_flag("--no-variants", f->no_variants, "Do not try the catalog's other quantizations of the model");
-  app->add_flag("--gpus-table", f->gpus_table, "For every catalog GPU and count up to --gpus (8): the longest context");
+  app->add_option("--min-context", f->min_context,
+                  "Context the answer must reach (tokens, 128k, 128K)");
+  app->add_option("--min-concurrency", f->min_concurrency,
+                  "Full-length requests served at once (default 1)");
+  app->add_flag("--no-eager", f->no_eager,
+                "Keep CUDA graphs: never propose --enforce-eager (speed matters)");
+  app->add_flag("--no-variants", f->no_variants,
+                "Do not try the catalog's other quantizations of the model");
+  app->add_flag("--gpus-table", f->gpus_table,
+                "For every catalog GPU and count up to --gpus (8): the longest context");
   app->add_option("--engine", f->engine, EngineOptionHelp());
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.fit/1)");
   AddEngineFlags(app, &f->engine_flags);
-  app->footer(EngineTitles() + " flags given here are kept fixed; the others are searched. Every row is a plan that fits, and the\n"
-              "printed command passes `vramfit check`.\n"
-              "  vramfit fit Qwen/Qwen3-8B --gpu 4090\n"
-              "  vramfit fit qwen3-4b-instruct-2507-awq --gpu 4090 --goal concurrency --min-context 32768\n"
-              "  vramfit fit qwen3-30b-a3b --goal gpus --min-context 128K --min-concurrency 4\n"
-              "  vramfit fit qwen3-8b --gpus-table");
+  app->footer(
+      EngineTitles() +
+      " flags given here are kept fixed; the others are searched. Every row is a plan that fits, "
+      "and the\n"
+      "printed command passes `vramfit check`.\n"
+      "  vramfit fit Qwen/Qwen3-8B --gpu 4090\n"
+      "  vramfit fit qwen3-4b-instruct-2507-awq --gpu 4090 --goal concurrency --min-context 32768\n"
+      "  vramfit fit qwen3-30b-a3b --goal gpus --min-context 128K --min-concurrency 4\n"
+      "  vramfit fit qwen3-8b --gpus-table");
   return [f, app]() {
     auto fail = [](const Status& s) {
       fmt::print(stderr, "vramfit fit: {}\n", s.message());
@@ -71,7 +86,9 @@ std::function<int()> SetupFit(CLI::App* app) {
     req.fixed.max_num_batched_tokens = given(Setting::kMaxNumBatchedTokens);
     req.fixed.max_num_seqs = given(Setting::kMaxNumSeqs);
     if (req.base.max_model_len == -1) req.base.max_model_len = 0;  // auto is what fit does anyway
-    req.goal = f->goal == "gpus" ? FitGoal::kGpus : f->goal == "concurrency" ? FitGoal::kConcurrency : FitGoal::kContext;
+    req.goal = f->goal == "gpus"          ? FitGoal::kGpus
+               : f->goal == "concurrency" ? FitGoal::kConcurrency
+                                          : FitGoal::kContext;
     req.no_eager = f->no_eager;
     req.min_concurrency = f->min_concurrency;
     if (!f->min_context.empty()) {
@@ -80,7 +97,8 @@ std::function<int()> SetupFit(CLI::App* app) {
       req.min_context = *n;
     }
     const bool search_cards = req.goal == FitGoal::kGpus || f->gpus_table;
-    if (f->gpus < 0 || f->gpus > 64) return fail(Status::InvalidArgument(fmt::format("--gpus {}: expected 1 to 64", f->gpus)));
+    if (f->gpus < 0 || f->gpus > 64)
+      return fail(Status::InvalidArgument(fmt::format("--gpus {}: expected 1 to 64", f->gpus)));
     req.max_gpus = f->gpus > 0 ? f->gpus : search_cards ? 8 : 1;
     if (!f->gpu.empty() || !f->gpu_memory.empty()) {
       auto gpu = ResolveGpu(f->gpu, f->gpu_memory);
@@ -93,8 +111,9 @@ std::function<int()> SetupFit(CLI::App* app) {
         if (g.vendor == "nvidia") req.cards.push_back(g);  // the planner models CUDA
       }
     } else {
-      return fail(Status::InvalidArgument("--gpu NAME or --gpu-memory SIZE is required (or --goal gpus to search the "
-                                          "catalog; see `vramfit gpus`)"));
+      return fail(Status::InvalidArgument(
+          "--gpu NAME or --gpu-memory SIZE is required (or --goal gpus to search the "
+          "catalog; see `vramfit gpus`)"));
     }
     auto inv = InspectModel(f->model, {});
     if (!inv.ok()) return fail(inv.status());
@@ -104,7 +123,8 @@ std::function<int()> SetupFit(CLI::App* app) {
       auto rows = FitGpusTable(engine, *inv, req.cards, req.max_gpus, req.base, &plans);
       if (!rows.ok()) return fail(rows.status());
       const GpusTableInfo info{f->model, std::string(engine.title), plans};
-      const std::string out = f->json ? RenderGpusTableJson(*rows, info) : RenderGpusTableText(*rows, info);
+      const std::string out =
+          f->json ? RenderGpusTableJson(*rows, info) : RenderGpusTableText(*rows, info);
       std::fwrite(out.data(), 1, out.size(), stdout);
       return kExitOk;
     }
@@ -119,10 +139,11 @@ std::function<int()> SetupFit(CLI::App* app) {
     for (const Inventory& v : variants) models.push_back({v.origin.substr(8), &v});
     auto result = Fit(engine, models, req);
     if (!result.ok()) return fail(result.status());
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!f->json) {
-      fmt::print(stderr, "searched {} model(s) on {} card type(s): {} plans in {:.2f} s\n", models.size(),
-                 req.cards.size(), result->plans, secs);
+      fmt::print(stderr, "searched {} model(s) on {} card type(s): {} plans in {:.2f} s\n",
+                 models.size(), req.cards.size(), result->plans, secs);
     }
     FitReportOptions o;
     o.goal = req.goal;

@@ -22,9 +22,11 @@ std::function<int()> SetupInspect(CLI::App* app) {
                   "config.json, or a catalog id (see `vramfit models`); local paths win")
       ->required();
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.inspect/1) instead of text");
-  app->add_flag("--tensors", f->tensors, "Also list every tensor with its dtype, shape, bytes and role");
-  app->add_flag("--synthesize", f->synthesize,
-                "Build the inventory from config.json alone even when safetensors files are present");
+  app->add_flag("--tensors", f->tensors,
+                "Also list every tensor with its dtype, shape, bytes and role");
+  app->add_flag(
+      "--synthesize", f->synthesize,
+      "Build the inventory from config.json alone even when safetensors files are present");
   return [f]() {
     InspectOptions options;
     options.force_synthesize = f->synthesize;
@@ -35,7 +37,8 @@ std::function<int()> SetupInspect(CLI::App* app) {
     }
     InspectReportOptions report;
     report.tensors = f->tensors;
-    const std::string out = f->json ? RenderInspectJson(*inv, report) : RenderInspectText(*inv, report);
+    const std::string out =
+        f->json ? RenderInspectJson(*inv, report) : RenderInspectText(*inv, report);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return kExitOk;
   };

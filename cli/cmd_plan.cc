@@ -24,7 +24,9 @@ Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
     g->confidence = "given";
     return g;
   }
-  if (name.empty()) return Status::InvalidArgument("--gpu NAME or --gpu-memory SIZE is required (see `vramfit gpus`)");
+  if (name.empty())
+    return Status::InvalidArgument(
+        "--gpu NAME or --gpu-memory SIZE is required (see `vramfit gpus`)");
   return FindGpu(name);
 }
 
@@ -35,11 +37,15 @@ std::function<int()> SetupPlan(CLI::App* app) {
     EngineFlagSlots engine_flags;
   };
   auto f = std::make_shared<Flags>();
-  app->add_option("MODEL", f->model, "Checkpoint directory, config.json, .safetensors or catalog id")->required();
+  app->add_option("MODEL", f->model,
+                  "Checkpoint directory, config.json, .safetensors or catalog id")
+      ->required();
   app->add_option("--gpu", f->gpu, "GPU name or alias (see `vramfit gpus`)");
-  app->add_option("--gpu-memory", f->gpu_memory, "GPU memory as CUDA reports it, e.g. 24GiB (overrides the catalog)");
+  app->add_option("--gpu-memory", f->gpu_memory,
+                  "GPU memory as CUDA reports it, e.g. 24GiB (overrides the catalog)");
   app->add_option("--engine", f->engine, EngineOptionHelp());
-  app->add_option("--other-memory", f->other_memory, "Memory other processes already hold on each GPU, e.g. 2GiB");
+  app->add_option("--other-memory", f->other_memory,
+                  "Memory other processes already hold on each GPU, e.g. 2GiB");
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.plan/1)");
   app->add_flag("--explain", f->explain, "Print each number's formula and inputs");
   AddEngineFlags(app, &f->engine_flags);
@@ -67,7 +73,8 @@ std::function<int()> SetupPlan(CLI::App* app) {
     const auto advice = Advise(*chosen->engine, **model, *gpu, settings, *plan);
     PlanReportOptions o;
     o.explain = f->explain;
-    const std::string out = f->json ? RenderPlanJson(*plan, advice, o) : RenderPlanText(*plan, advice, o);
+    const std::string out =
+        f->json ? RenderPlanJson(*plan, advice, o) : RenderPlanText(*plan, advice, o);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return kExitOk;
   };

@@ -7,8 +7,8 @@
 #include "vramfit/model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto spec = vramfit::ModelSpecFromConfigJson(std::string_view(reinterpret_cast<const char*>(data), size),
-                                               "fuzz.config.json");
+  auto spec = vramfit::ModelSpecFromConfigJson(
+      std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.config.json");
   if (!spec.ok()) return 0;
   // Keep each input fast: synthesis of real-size MoE models (tens of thousands of tensors)
   // adds no coverage over small ones. SynthesizeTensors' own cap is tested in the unit tests.

@@ -6,8 +6,8 @@
 #include "vramfit/formats.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto index = vramfit::ParseSafetensorsIndex(std::string_view(reinterpret_cast<const char*>(data), size),
-                                              "fuzz.index.json");
+  auto index = vramfit::ParseSafetensorsIndex(
+      std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.index.json");
   (void)index;
   return 0;
 }

@@ -21,47 +21,61 @@ const Case kCases[] = {
     {"short.safetensors", Code::kCorrupt,
      "short.safetensors: file is 3 bytes, expected at least 8 (the little-endian header length)"},
     {"header-past-end.safetensors", Code::kCorrupt,
-     "header-past-end.safetensors: byte 0: header length 1000 runs past the end of the file (10 bytes: "
+     "header-past-end.safetensors: byte 0: header length 1000 runs past the end of the file (10 "
+     "bytes: "
      "at most 2 header bytes exist); the file is truncated or not safetensors"},
     {"header-2p63.safetensors", Code::kCorrupt,
-     "header-2p63.safetensors: byte 0: header length 9223372036854775808 exceeds the 100,000,000-byte "
+     "header-2p63.safetensors: byte 0: header length 9223372036854775808 exceeds the "
+     "100,000,000-byte "
      "limit of the reference reader (is this a safetensors file?)"},
     {"non-utf8.safetensors", Code::kCorrupt,
-     "non-utf8.safetensors: byte 11: expected UTF-8 text, found byte 0xc3 that starts no valid sequence"},
+     "non-utf8.safetensors: byte 11: expected UTF-8 text, found byte 0xc3 that starts no valid "
+     "sequence"},
     {"invalid-json.safetensors", Code::kCorrupt,
-     "invalid-json.safetensors: invalid JSON (bytes 8..60): The JSON document has an improper structure: "
+     "invalid-json.safetensors: invalid JSON (bytes 8..60): The JSON document has an improper "
+     "structure: "
      "missing or superfluous commas, braces, missing keys, etc."},
     {"overlap.safetensors", Code::kCorrupt,
-     "overlap.safetensors: tensor \"b\": data_offsets [2, 6]: begin 2 overlaps tensor \"a\" (ends at 4); "
+     "overlap.safetensors: tensor \"b\": data_offsets [2, 6]: begin 2 overlaps tensor \"a\" (ends "
+     "at 4); "
      "expected begin 4"},
     {"gap.safetensors", Code::kCorrupt,
-     "gap.safetensors: tensor \"b\": data_offsets [8, 12]: begin 8 leaves a gap of 4 bytes after tensor "
+     "gap.safetensors: tensor \"b\": data_offsets [8, 12]: begin 8 leaves a gap of 4 bytes after "
+     "tensor "
      "\"a\" (ends at 4); expected begin 4"},
     {"shape-overflow.safetensors", Code::kCorrupt,
-     "shape-overflow.safetensors: tensor \"a\": shape [4294967296, 4294967296, 2] has more elements than "
+     "shape-overflow.safetensors: tensor \"a\": shape [4294967296, 4294967296, 2] has more "
+     "elements than "
      "fit in 64 bits"},
     {"unknown-dtype.safetensors", Code::kCorrupt,
-     "unknown-dtype.safetensors: tensor \"a\": unknown dtype \"F12\" (expected one of BOOL, U8, I8, F8_E5M2, "
-     "F8_E4M3, F8_E8M0, F8_E4M3FNUZ, F8_E5M2FNUZ, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64, C64, "
+     "unknown-dtype.safetensors: tensor \"a\": unknown dtype \"F12\" (expected one of BOOL, U8, "
+     "I8, F8_E5M2, "
+     "F8_E4M3, F8_E8M0, F8_E4M3FNUZ, F8_E5M2FNUZ, I16, U16, F16, BF16, I32, U32, F32, F64, I64, "
+     "U64, C64, "
      "F4, F6_E2M3, F6_E3M2)"},
     {"metadata-not-string.safetensors", Code::kCorrupt,
-     "metadata-not-string.safetensors: \"__metadata__\".\"format\": values must be strings, found an "
+     "metadata-not-string.safetensors: \"__metadata__\".\"format\": values must be strings, found "
+     "an "
      "object ({\"nested\":1})"},
     {"duplicate-key.safetensors", Code::kCorrupt,
      "duplicate-key.safetensors: duplicate key \"a\" in the header"},
     {"trailing-bytes.safetensors", Code::kCorrupt,
-     "trailing-bytes.safetensors: tensors end at data byte 8, but the file holds 12 data bytes after its "
+     "trailing-bytes.safetensors: tensors end at data byte 8, but the file holds 12 data bytes "
+     "after its "
      "64-byte header: trailing bytes follow the last tensor"},
     {"f4-odd.safetensors", Code::kCorrupt,
      "f4-odd.safetensors: tensor \"a\": shape [3] of F4 is 12 bits, not a whole number of bytes"},
     {"index-missing-shard", Code::kNotFound,
-     "model.safetensors.index.json: names shard \"model-00001-of-00002.safetensors\" (1 tensors), which "
+     "model.safetensors.index.json: names shard \"model-00001-of-00002.safetensors\" (1 tensors), "
+     "which "
      "does not exist in BAD/index-missing-shard"},
     {"index-missing-tensor", Code::kCorrupt,
-     "model.safetensors.index.json: names tensor \"b\" in shard \"s.safetensors\", but that shard's header "
+     "model.safetensors.index.json: names tensor \"b\" in shard \"s.safetensors\", but that "
+     "shard's header "
      "does not hold it"},
     {"index-escapes-dir", Code::kCorrupt,
-     "model.safetensors.index.json: \"weight_map\".\"a\": shard name \"../short.safetensors\" is not a plain "
+     "model.safetensors.index.json: \"weight_map\".\"a\": shard name \"../short.safetensors\" is "
+     "not a plain "
      "file name inside the checkpoint directory"},
     {"config-missing-field", Code::kCorrupt,
      "config.json: \"hidden_size\": missing: every decoder config must give it"},
@@ -72,10 +86,12 @@ const Case kCases[] = {
     {"config-text-config-type", Code::kCorrupt,
      "config.json: \"text_config\": expected an object, found a string (\"qwen3\")"},
     {"config-not-json", Code::kCorrupt,
-     "config.json: invalid JSON (bytes 0..34): The JSON document has an improper structure: missing or "
+     "config.json: invalid JSON (bytes 0..34): The JSON document has an improper structure: "
+     "missing or "
      "superfluous commas, braces, missing keys, etc."},
     {"config-layer-types", Code::kCorrupt,
-     "config.json: \"layer_types[0]\": expected full_attention, sliding_attention, chunked_attention or "
+     "config.json: \"layer_types[0]\": expected full_attention, sliding_attention, "
+     "chunked_attention or "
      "linear_attention, found \"mamba\""},
     {"config-wrong-quant", Code::kCorrupt,
      "config.json: \"quantization_config\": expected an object, found an array ([\"awq\"])"},

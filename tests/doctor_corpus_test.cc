@@ -21,7 +21,8 @@ TEST(DoctorCorpus, EveryExcerptGetsTheExpectedStageAndCause) {
   std::vector<fs::path> cases;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    if (name.size() > 14 && name.compare(name.size() - 14, 14, ".expected.json") == 0) cases.push_back(e.path());
+    if (name.size() > 14 && name.compare(name.size() - 14, 14, ".expected.json") == 0)
+      cases.push_back(e.path());
   }
   std::sort(cases.begin(), cases.end());
   ASSERT_GE(cases.size(), 30u);
@@ -45,20 +46,25 @@ TEST(DoctorCorpus, EveryExcerptGetsTheExpectedStageAndCause) {
     ASSERT_TRUE(scan.ok()) << id;
     const Diagnosis d = Diagnose(*scan);
     const bool ok = d.found && d.stage == stage && d.cause == cause;
-    EXPECT_TRUE(ok) << id << ": expected " << stage << "/" << cause << ", got " << d.stage << "/" << d.cause;
+    EXPECT_TRUE(ok) << id << ": expected " << stage << "/" << cause << ", got " << d.stage << "/"
+                    << d.cause;
     right += ok;
     auto& e = by_engine[std::string(engine)];
     e.first += ok;
     e.second += 1;
-    rows += fmt::format("| {} | {} | {} / {} | {} / {} | {} |\n", id, engine, stage, cause, d.stage, d.cause,
-                        ok ? "right" : "WRONG");
+    rows += fmt::format("| {} | {} | {} / {} | {} / {} | {} |\n", id, engine, stage, cause, d.stage,
+                        d.cause, ok ? "right" : "WRONG");
   }
   std::string doc = "# vramfit doctor on the public corpus\n\n";
-  doc += "Written by `tests/doctor_corpus_test.cc` from `tests/doctor/corpus/` (real log excerpts from public issues of "
-         "vLLM, SGLang, llama.cpp, transformers and Qwen's repositories, each with its source and the expected stage and "
-         "cause; see its README). The doctor sees only the excerpt, with no model or GPU given.\n\n";
+  doc +=
+      "Written by `tests/doctor_corpus_test.cc` from `tests/doctor/corpus/` (real log excerpts "
+      "from public issues of "
+      "vLLM, SGLang, llama.cpp, transformers and Qwen's repositories, each with its source and the "
+      "expected stage and "
+      "cause; see its README). The doctor sees only the excerpt, with no model or GPU given.\n\n";
   doc += fmt::format("**Right stage and cause: {} of {}.**", right, cases.size());
-  for (const auto& [engine, n] : by_engine) doc += fmt::format(" {}: {}/{}.", engine, n.first, n.second);
+  for (const auto& [engine, n] : by_engine)
+    doc += fmt::format(" {}: {}/{}.", engine, n.first, n.second);
   doc += "\n\n| excerpt | engine | expected | diagnosed | |\n|---|---|---|---|---|\n" + rows;
   fmt::print("doctor corpus: {} of {} right\n", right, cases.size());
   const fs::path out = fs::path(VRAMFIT_SOURCE_DIR) / "docs/doctor-corpus.md";
@@ -66,7 +72,8 @@ TEST(DoctorCorpus, EveryExcerptGetsTheExpectedStageAndCause) {
   std::ifstream in(out);
   std::stringstream committed;
   committed << in.rdbuf();
-  EXPECT_EQ(committed.str(), doc) << "docs/doctor-corpus.md is stale: rerun with VRAMFIT_UPDATE_GOLDEN=1";
+  EXPECT_EQ(committed.str(), doc)
+      << "docs/doctor-corpus.md is stale: rerun with VRAMFIT_UPDATE_GOLDEN=1";
 }
 
 }  // namespace

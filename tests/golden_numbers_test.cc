@@ -80,7 +80,8 @@ TEST(GoldenNumbers, InspectQwen3_30bA3bGptqFromItsDimensions) {
 // Qwen3-Next-80B-A3B: 48 layers of 512 experts, moe_intermediate 512, hidden 2048.
 TEST(GoldenNumbers, InspectQwen3NextExperts) {
   const std::string g = Golden("inspect_qwen3-next-80b-a3b-instruct.txt");
-  EXPECT_EQ(Int(g, R"(experts\s+[\d.]+ GiB\s+([\d,]+) params)"), int64_t{48} * 512 * 3 * 2048 * 512);
+  EXPECT_EQ(Int(g, R"(experts\s+[\d.]+ GiB\s+([\d,]+) params)"),
+            int64_t{48} * 512 * 3 * 2048 * 512);
   EXPECT_EQ(Int(g, R"(embedding\s+[\d.]+ MiB\s+([\d,]+) params)"), int64_t{151936} * 2048);
 }
 

@@ -30,8 +30,10 @@ struct Dims {
 };
 
 // Qwen/Qwen2.5-7B-Instruct: 7,615,616,512 parameters; Qwen/Qwen3-30B-A3B: 30,532,122,624.
-constexpr Dims kQwen25_7B = {"qwen2.5-7b", 3584, 28, 28, 4, 128, 18944, 152064, true, false, 0, 0, 0, 7615616512ULL};
-constexpr Dims kQwen3_30B = {"qwen3-30b-a3b", 2048, 48, 32, 4, 128, 6144, 151936, false, true, 128, 768, 8, 30532122624ULL};
+constexpr Dims kQwen25_7B = {"qwen2.5-7b", 3584, 28,    28, 4, 128, 18944,
+                             152064,       true, false, 0,  0, 0,   7615616512ULL};
+constexpr Dims kQwen3_30B = {"qwen3-30b-a3b", 2048,  48,   32,  4,   128, 6144,
+                             151936,          false, true, 128, 768, 8,   30532122624ULL};
 
 struct Generated {
   std::vector<HollowTensor> tensors;
@@ -145,23 +147,32 @@ std::string ConfigJson(const Dims& m, Fmt f) {
   switch (f) {
     case Fmt::kBf16: break;
     case Fmt::kAwq:
-      c["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128},
-                                  {"zero_point", true}, {"version", "gemm"}, {"modules_to_not_convert", nullptr}};
+      c["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4},
+                                  {"group_size", 128},     {"zero_point", true},
+                                  {"version", "gemm"},     {"modules_to_not_convert", nullptr}};
       break;
     case Fmt::kGptq:
       c["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128},
                                   {"desc_act", false}, {"sym", true}};
       break;
     case Fmt::kCtW4A16:
-      c["quantization_config"] = {
-          {"quant_method", "compressed-tensors"}, {"format", "pack-quantized"},
-          {"config_groups", {{"group_0", {{"targets", {"Linear"}},
-                                          {"weights", {{"num_bits", 4}, {"type", "int"}, {"strategy", "group"},
-                                                       {"group_size", 128}, {"symmetric", true}}}}}}},
-          {"ignore", {"lm_head", "re:.*mlp.gate$"}}};
+      c["quantization_config"] = {{"quant_method", "compressed-tensors"},
+                                  {"format", "pack-quantized"},
+                                  {"config_groups",
+                                   {{"group_0",
+                                     {{"targets", {"Linear"}},
+                                      {"weights",
+                                       {{"num_bits", 4},
+                                        {"type", "int"},
+                                        {"strategy", "group"},
+                                        {"group_size", 128},
+                                        {"symmetric", true}}}}}}},
+                                  {"ignore", {"lm_head", "re:.*mlp.gate$"}}};
       break;
     case Fmt::kFp8:
-      c["quantization_config"] = {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"},
+      c["quantization_config"] = {{"quant_method", "fp8"},
+                                  {"fmt", "e4m3"},
+                                  {"activation_scheme", "dynamic"},
                                   {"weight_block_size", {128, 128}}};
       break;
   }
@@ -194,7 +205,8 @@ uint64_t ExpectedBytes(const Generated& g, Fmt f) {
 using Key = std::tuple<std::string, Dtype, std::vector<uint64_t>>;
 std::vector<Key> Keys(const Inventory& inv) {
   std::vector<Key> out;
-  for (const auto& e : inv.tensors) out.emplace_back(e.info.name, e.info.dtype, e.info.shape.ToVector());
+  for (const auto& e : inv.tensors)
+    out.emplace_back(e.info.name, e.info.dtype, e.info.shape.ToVector());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -242,16 +254,17 @@ TEST_P(HollowCheckpointTest, InspectsExactly) {
 
 std::string CaseName(const ::testing::TestParamInfo<std::tuple<const Dims*, Fmt>>& info) {
   static const char* kFmt[] = {"bf16", "awq", "gptq", "ct_w4a16", "fp8"};
-  std::string n = std::string(std::get<0>(info.param)->name) + "_" + kFmt[static_cast<int>(std::get<1>(info.param))];
+  std::string n = std::string(std::get<0>(info.param)->name) + "_" +
+                  kFmt[static_cast<int>(std::get<1>(info.param))];
   for (char& c : n) if (c == '.' || c == '-') c = '_';
   return n;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Models, HollowCheckpointTest,
-    ::testing::Combine(::testing::Values(&kQwen25_7B, &kQwen3_30B),
-                       ::testing::Values(Fmt::kBf16, Fmt::kAwq, Fmt::kGptq, Fmt::kCtW4A16, Fmt::kFp8)),
-    CaseName);
+INSTANTIATE_TEST_SUITE_P(Models, HollowCheckpointTest,
+                         ::testing::Combine(::testing::Values(&kQwen25_7B, &kQwen3_30B),
+                                            ::testing::Values(Fmt::kBf16, Fmt::kAwq, Fmt::kGptq,
+                                                              Fmt::kCtW4A16, Fmt::kFp8)),
+                         CaseName);
 
 TEST(HollowCheckpoint, IndexTotalSizeMismatchIsReported) {
   const std::string dir = testing::MakeTempDir("total");
@@ -267,7 +280,9 @@ TEST(HollowCheckpoint, IndexTotalSizeMismatchIsReported) {
   auto it = std::find_if(inv->audit.findings.begin(), inv->audit.findings.end(),
                          [](const Finding& f) { return f.code == "index-total-size"; });
   ASSERT_NE(it, inv->audit.findings.end());
-  EXPECT_NE(it->message.find("but the shards' headers hold 15231233024 data bytes"), std::string::npos) << it->message;
+  EXPECT_NE(it->message.find("but the shards' headers hold 15231233024 data bytes"),
+            std::string::npos)
+      << it->message;
   std::filesystem::remove_all(dir);
 }
 

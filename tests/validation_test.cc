@@ -86,7 +86,8 @@ std::string Pct(double predicted, double reported) {
 TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
   const fs::path dir = fs::path(VRAMFIT_SOURCE_DIR) / "validation/vllm/records";
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir)) if (e.path().extension() == ".json") files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".json") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   ASSERT_GE(files.size(), 30u);
 
@@ -104,17 +105,25 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     ASSERT_FALSE(Str(rec, "source").empty()) << id;
     const std::string model = Str(rec, "model");
     auto entry = FindCatalogModel(model);
-    if (!entry.ok()) { skipped += fmt::format("| {} | model {} not in the catalog |\n", id, model); continue; }
+    if (!entry.ok()) {
+      skipped += fmt::format("| {} | model {} not in the catalog |\n", id, model);
+      continue;
+    }
     // gpu_resolved: the catalog card a record's text leaves ambiguous, with its reason.
-    auto gpu = Str(rec, "gpu_resolved").empty() ? GpuFromText(Str(rec, "gpu")) : FindGpu(Str(rec, "gpu_resolved"));
+    auto gpu = Str(rec, "gpu_resolved").empty() ? GpuFromText(Str(rec, "gpu"))
+                                                : FindGpu(Str(rec, "gpu_resolved"));
     if (!Str(rec, "gpu_resolved").empty()) {
-      EXPECT_FALSE(Str(rec, "gpu_resolved_why").empty()) << id << ": gpu_resolved needs gpu_resolved_why";
+      EXPECT_FALSE(Str(rec, "gpu_resolved_why").empty())
+          << id << ": gpu_resolved needs gpu_resolved_why";
     }
     if (!gpu.ok() && Num(rec, "gpu_total_gib")) {
       // The card is not named but vLLM printed its total memory.
       gpu = CustomGpu(static_cast<uint64_t>(*Num(rec, "gpu_total_gib") * 1073741824.0));
     }
-    if (!gpu.ok()) { skipped += fmt::format("| {} | GPU \"{}\" not in the catalog |\n", id, Str(rec, "gpu")); continue; }
+    if (!gpu.ok()) {
+      skipped += fmt::format("| {} | GPU \"{}\" not in the catalog |\n", id, Str(rec, "gpu"));
+      continue;
+    }
     simdjson::dom::element set = rec["settings"], rep = rec["reported"];
     VllmSettings s;
     // The stated release, else the one the record's date places it in (vllm_version_estimate).
@@ -131,11 +140,14 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     // the V0 rules of 0.8-0.10); unknown releases count as in range.
     const bool in_range = version.empty() || ParseVllmVersion(version).ok();
     if (!version.empty() && ParseVllmVersion(version).ok()) s.version = version;
-    if (auto v = Num(set, "pipeline_parallel_size")) s.pipeline_parallel_size = static_cast<int64_t>(*v);
+    if (auto v = Num(set, "pipeline_parallel_size"))
+      s.pipeline_parallel_size = static_cast<int64_t>(*v);
     if (auto v = Num(set, "data_parallel_size")) s.data_parallel_size = static_cast<int64_t>(*v);
-    if (auto v = Num(set, "tensor_parallel_size")) s.tensor_parallel_size = static_cast<int64_t>(*v);
+    if (auto v = Num(set, "tensor_parallel_size"))
+      s.tensor_parallel_size = static_cast<int64_t>(*v);
     else if (auto c = Num(rec, "gpu_count")) {
-      s.tensor_parallel_size = std::max<int64_t>(1, static_cast<int64_t>(*c) / (s.pipeline_parallel_size * s.data_parallel_size));
+      s.tensor_parallel_size = std::max<int64_t>(
+          1, static_cast<int64_t>(*c) / (s.pipeline_parallel_size * s.data_parallel_size));
     }
     bool flag = false;
     if (!set["enable_expert_parallel"].get_bool().get(flag)) s.enable_expert_parallel = flag;
@@ -143,7 +155,8 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     if (auto v = Num(set, "max_model_len")) s.max_model_len = static_cast<int64_t>(*v);
     if (auto v = Num(set, "gpu_memory_utilization")) s.gpu_memory_utilization = *v;
     if (auto v = Num(set, "max_num_seqs")) s.max_num_seqs = static_cast<int64_t>(*v);
-    if (auto v = Num(set, "max_num_batched_tokens")) s.max_num_batched_tokens = static_cast<int64_t>(*v);
+    if (auto v = Num(set, "max_num_batched_tokens"))
+      s.max_num_batched_tokens = static_cast<int64_t>(*v);
     if (!Str(set, "kv_cache_dtype").empty()) s.kv_cache_dtype = Str(set, "kv_cache_dtype");
     bool eager = false;
     if (!set["enforce_eager"].get_bool().get(eager)) s.enforce_eager = eager;
@@ -151,7 +164,10 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     auto inv = InspectModel(entry->id, {});
     ASSERT_TRUE(inv.ok()) << id;
     auto plan = PlanVllm(*inv, *gpu, s);
-    if (!plan.ok()) { skipped += fmt::format("| {} | {} |\n", id, plan.status().message()); continue; }
+    if (!plan.ok()) {
+      skipped += fmt::format("| {} | {} |\n", id, plan.status().message());
+      continue;
+    }
     ++scored;
     const GpuPlan& g = plan->gpus[0];
     const double gib = 1073741824.0;
@@ -159,8 +175,8 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     int checks = 0, within = 0;
     std::string missed;
     // One reported number against its prediction: counts it for the record and the column.
-    auto score = [&](double predicted, double reported, double tolerance, const char* what, int* column_n,
-                     int* column_ok) {
+    auto score = [&](double predicted, double reported, double tolerance, const char* what,
+                     int* column_n, int* column_ok) {
       const bool ok = std::abs(predicted - reported) <= tolerance * reported;
       ++*column_n;
       *column_ok += ok;
@@ -183,8 +199,8 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     }
     if (rt && *rt > 0) {
       const bool est = !Num(rep, "gpu_kv_cache_tokens") || *Num(rep, "gpu_kv_cache_tokens") <= 0;
-      kv_cell = fmt::format("{}{:.0f} / {:.0f} ({})", est ? "est. max len " : "", predicted_tokens, *rt,
-                            Pct(predicted_tokens, *rt));
+      kv_cell = fmt::format("{}{:.0f} / {:.0f} ({})", est ? "est. max len " : "", predicted_tokens,
+                            *rt, Pct(predicted_tokens, *rt));
       score(predicted_tokens, *rt, 0.05, "KV", &kv_n, &kv_ok);
       if (auto ra = Num(rep, "available_kv_cache_gib"); ra && *ra > 0) {
         KvCacheOptions ko;
@@ -213,45 +229,69 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       if (within == checks) within_ids.push_back(id);
       if (within != checks) {
         const std::string why = Str(rec, "scoring_note");
-        EXPECT_FALSE(why.empty()) << id << ": out of tolerance (" << missed << ") without a scoring_note";
+        EXPECT_FALSE(why.empty()) << id << ": out of tolerance (" << missed
+                                  << ") without a scoring_note";
         misses += fmt::format("- **{}** ({}): {}\n", id, missed.substr(0, missed.size() - 1), why);
       }
     }
-    rows += fmt::format("| {} | {} x {} | {} | {} | {} | {} | {} | {} |\n", id, plan->gpu_count, gpu->id,
-                        (version.empty() ? std::string("?") : (estimated ? "~" : "") + version) +
-                            (in_range ? "" : " (before 0.8)"),
-                        plan->modelled_version + (s.v0_engine ? " V0" : ""), w_cell, kv_cell, kvf_cell, verdict);
+    rows += fmt::format(
+        "| {} | {} x {} | {} | {} | {} | {} | {} | {} |\n", id, plan->gpu_count, gpu->id,
+        (version.empty() ? std::string("?") : (estimated ? "~" : "") + version) +
+            (in_range ? "" : " (before 0.8)"),
+        plan->modelled_version + (s.v0_engine ? " V0" : ""), w_cell, kv_cell, kvf_cell, verdict);
   }
   std::string doc = "# Validation: vLLM plans against published measurements\n\n";
-  doc += "Written by `tests/validation_test.cc` from `validation/vllm/records/` (see its README). Weights: predicted "
-         "per-GPU weights vs vLLM's \"Model loading took\" (GiB). KV tokens: predicted \"GPU KV cache size\" vs the "
-         "reported one, end to end. KV formula: the reported available KV memory fed to the KV layout, which isolates "
-         "the page, grouping and concurrency rules from the activation and non-torch estimates.\n\n";
-  doc += fmt::format("Scored {} of {} records; {} report a number the plan predicts (weights or KV tokens). **Records "
-                     "with every reported number within tolerance (weights 2%, KV tokens 5%): {} of {} ({:.0f}%).** "
-                     "Weights within 2%: {}/{}. KV tokens within 5% end to end: {}/{}; with the reported KV memory "
-                     "fed to the KV layout: {}/{}.\n\n", scored, files.size(), with_checks, records_ok, with_checks,
-                     with_checks ? 100.0 * records_ok / with_checks : 0.0, weights_ok, weights_n, kv_ok, kv_n,
-                     kvf_ok, kvf_n);
-  doc += fmt::format("**On the releases vramfit models (0.8 and later, stated or dated): {} of {} ({:.0f}%).** "
-                     "Records from older releases are kept and planned with the V0 rules of 0.8-0.10; their misses "
-                     "are explained below with the rest.\n\n", range_ok, range_checks,
-                     range_checks ? 100.0 * range_ok / range_checks : 0.0);
-  doc += "KV tokens are vLLM's \"GPU KV cache size\"; where start-up failed the max-length check, the reported figure "
-         "is vLLM's estimated maximum model length (marked \"est. max len\"), the KV capacity for one request. The "
-         "activation, non-torch and CUDA-graph constants are calibrated as docs/engines/vllm.md explains.\n\n";
-  doc += "Release: as the record states it, or `~` the release its date places it in (`vllm_version_estimate`). Rules: "
-         "the modelled release whose rules were applied.\n\n";
-  doc += "| record | GPUs | release | rules | weights GiB predicted / reported | KV tokens predicted / reported | KV "
-         "formula only | verdict |\n|---|---|---|---|---|---|---|---|\n" + rows;
-  doc += "\n## Misses, explained\n\nFrom each record's `scoring_note`.\n\n" + (misses.empty() ? "None.\n" : misses);
+  doc +=
+      "Written by `tests/validation_test.cc` from `validation/vllm/records/` (see its README). "
+      "Weights: predicted "
+      "per-GPU weights vs vLLM's \"Model loading took\" (GiB). KV tokens: predicted \"GPU KV cache "
+      "size\" vs the "
+      "reported one, end to end. KV formula: the reported available KV memory fed to the KV "
+      "layout, which isolates "
+      "the page, grouping and concurrency rules from the activation and non-torch estimates.\n\n";
+  doc += fmt::format(
+      "Scored {} of {} records; {} report a number the plan predicts (weights or KV tokens). "
+      "**Records "
+      "with every reported number within tolerance (weights 2%, KV tokens 5%): {} of {} "
+      "({:.0f}%).** "
+      "Weights within 2%: {}/{}. KV tokens within 5% end to end: {}/{}; with the reported KV "
+      "memory "
+      "fed to the KV layout: {}/{}.\n\n",
+      scored, files.size(), with_checks, records_ok, with_checks,
+      with_checks ? 100.0 * records_ok / with_checks : 0.0, weights_ok, weights_n, kv_ok, kv_n,
+      kvf_ok, kvf_n);
+  doc += fmt::format(
+      "**On the releases vramfit models (0.8 and later, stated or dated): {} of {} ({:.0f}%).** "
+      "Records from older releases are kept and planned with the V0 rules of 0.8-0.10; their "
+      "misses "
+      "are explained below with the rest.\n\n",
+      range_ok, range_checks, range_checks ? 100.0 * range_ok / range_checks : 0.0);
+  doc +=
+      "KV tokens are vLLM's \"GPU KV cache size\"; where start-up failed the max-length check, the "
+      "reported figure "
+      "is vLLM's estimated maximum model length (marked \"est. max len\"), the KV capacity for one "
+      "request. The "
+      "activation, non-torch and CUDA-graph constants are calibrated as docs/engines/vllm.md "
+      "explains.\n\n";
+  doc +=
+      "Release: as the record states it, or `~` the release its date places it in "
+      "(`vllm_version_estimate`). Rules: "
+      "the modelled release whose rules were applied.\n\n";
+  doc +=
+      "| record | GPUs | release | rules | weights GiB predicted / reported | KV tokens predicted "
+      "/ reported | KV "
+      "formula only | verdict |\n|---|---|---|---|---|---|---|---|\n" +
+      rows;
+  doc += "\n## Misses, explained\n\nFrom each record's `scoring_note`.\n\n" +
+         (misses.empty() ? "None.\n" : misses);
   doc += "\n## Records not scored\n\n| record | why |\n|---|---|\n" + skipped;
   const fs::path out = fs::path(VRAMFIT_SOURCE_DIR) / "docs/validation.md";
   if (std::getenv("VRAMFIT_UPDATE_GOLDEN") != nullptr) std::ofstream(out) << doc;
   std::ifstream in(out);
   std::stringstream committed;
   committed << in.rdbuf();
-  EXPECT_EQ(committed.str(), doc) << "docs/validation.md is stale: rerun with VRAMFIT_UPDATE_GOLDEN=1";
+  EXPECT_EQ(committed.str(), doc)
+      << "docs/validation.md is stale: rerun with VRAMFIT_UPDATE_GOLDEN=1";
   EXPECT_GE(scored, kFloor.scored);
   EXPECT_GE(weights_ok, kFloor.weights_ok) << "weights within 2%";
   EXPECT_GE(kv_ok, kFloor.kv_ok) << "KV tokens within 5% end to end";

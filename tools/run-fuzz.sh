@@ -9,8 +9,10 @@ b=build-fuzz
 mkdir -p $b/corpus/{safetensors,index,config,doctor} $b/crashes
 cp tests/doctor/corpus/*.log tests/doctor/reported/*.log $b/corpus/doctor/
 cp tests/bad/*.safetensors $b/corpus/safetensors/ 2>/dev/null || true
-find tests/bad -name 'model.safetensors.index.json' -exec sh -c 'cp "$1" "'$b'/corpus/index/$(echo "$1" | tr / _)"' _ {} \;
-find tests/bad -name config.json -exec sh -c 'cp "$1" "'$b'/corpus/config/$(echo "$1" | tr / _)"' _ {} \;
+find tests/bad -name 'model.safetensors.index.json' -exec sh -c \
+    'cp "$1" "'$b'/corpus/index/$(echo "$1" | tr / _)"' _ {} \;
+find tests/bad -name config.json -exec sh -c \
+    'cp "$1" "'$b'/corpus/config/$(echo "$1" | tr / _)"' _ {} \;
 python3 - "$b/corpus/config" <<'PY'
 import json, glob, os, sys
 for p in glob.glob("data/models/*.json"):

@@ -58,7 +58,8 @@ struct LogScan {
 Result<LogScan> ScanLog(std::istream& in, const ScanOptions& options = {});
 
 struct Fix {
-  std::string change;   // "--max-model-len 98304", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+  std::string
+      change;  // "--max-model-len 98304", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
   std::string effect;   // with the numbers it rests on
 };
 
@@ -68,7 +69,8 @@ struct Diagnosis {
   std::string stage;                    // startup | load | profile | kv_cache | cudagraph | runtime
   std::string cause;
   std::string summary;                  // one sentence
-  std::map<std::string, double> numbers;// the figures the diagnosis rests on (bytes, tokens, ratios)
+  std::map<std::string, double>
+      numbers;  // the figures the diagnosis rests on (bytes, tokens, ratios)
   std::vector<Fix> fixes;
   std::vector<std::string> evidence;    // "line 12: ..." for the lines it rests on
   std::vector<std::string> notes;       // plan comparisons, caveats

@@ -40,8 +40,9 @@ struct FitRequest {
   FitGoal goal = FitGoal::kContext;
   EngineSettings base;           // the user's settings; searched knobs start from the defaults
   FitFixed fixed;
-  std::vector<GpuSpec> cards;    // the card (context, concurrency goals) or the candidates (gpus goal)
-  int max_gpus = 1;              // GPUs available (context, concurrency); most tried per card (gpus)
+  std::vector<GpuSpec>
+      cards;         // the card (context, concurrency goals) or the candidates (gpus goal)
+  int max_gpus = 1;  // GPUs available (context, concurrency); most tried per card (gpus)
   int64_t min_context = 0;       // context the answer must reach (0: any for the context goal; the
                                  // model's maximum for the other goals)
   double min_concurrency = 1;    // full-length requests served at once (the engine's concurrency)
@@ -50,7 +51,7 @@ struct FitRequest {
 };
 
 struct FitOption {
-  std::string model;             // the model planned (a variant's catalog id when not the one asked)
+  std::string model;  // the model planned (a variant's catalog id when not the one asked)
   GpuSpec gpu;
   int gpus = 1;                  // cards used: tp x pp
   EngineSettings settings;       // as planned (max_model_len explicit)
@@ -58,7 +59,8 @@ struct FitOption {
   int64_t context = 0;           // max_model_len
   double concurrency = 0;        // the engine's concurrency at that context (KV capacity)
   double served = 0;             // min(concurrency, max_num_seqs): requests served at once
-  std::vector<std::string> given_up;  // what this row trades away, e.g. "--enforce-eager (slower decoding)"
+  std::vector<std::string>
+      given_up;  // what this row trades away, e.g. "--enforce-eager (slower decoding)"
   std::string command;           // the engine's command line (vramfit check accepts it)
 };
 
@@ -67,7 +69,7 @@ struct FitResult {
   std::string engine_title;       // as people write it ("vLLM")
   bool met = false;               // some option meets the goal's constraints
   std::vector<FitOption> options; // met: the Pareto set, best first
-  std::string unmet;              // when not met: what cannot be done, with the nearest thing that fits
+  std::string unmet;  // when not met: what cannot be done, with the nearest thing that fits
   std::optional<FitOption> nearest;
   uint64_t plans = 0;             // plans evaluated
 };
@@ -88,8 +90,8 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
 std::vector<std::string> CatalogVariants(const std::string& name);
 
 // For each card and each count 1..max_count: the longest context (the engine's defaults
-// otherwise, one request) with the count's best layout (tensor parallel, else pipeline stages); 0 when nothing
-// fits, -1 when no layout of that count is valid for the model.
+// otherwise, one request) with the count's best layout (tensor parallel, else pipeline stages); 0
+// when nothing fits, -1 when no layout of that count is valid for the model.
 struct GpusTableRow {
   GpuSpec gpu;
   std::vector<int64_t> longest;   // index: count - 1

@@ -31,8 +31,9 @@ std::string ReadFile(const std::string& path) {
 }
 
 TEST(Diagnose, ImageUploadIsAnEncoderOrActivationProblemNotKv) {
-  const std::string log = ReadFile(std::string(VRAMFIT_SOURCE_DIR) +
-                                   "/tests/doctor/reported/seed-001-qwen3.5-35b-a3b-awq-image-upload.log");
+  const std::string log =
+      ReadFile(std::string(VRAMFIT_SOURCE_DIR) +
+               "/tests/doctor/reported/seed-001-qwen3.5-35b-a3b-awq-image-upload.log");
   ASSERT_FALSE(log.empty());
   const Diagnosis plain = DiagnoseText(log);
   ASSERT_TRUE(plain.found);
@@ -56,18 +57,24 @@ TEST(Diagnose, AwqLoadAllocatingALayersSixteenBitSizeIsADequantizedCopy) {
   const Inventory model = Catalog("qwen3.5-35b-a3b-awq");
   uint64_t layer0_experts = 0;
   for (const TensorEntry& t : model.tensors) {
-    if (t.layer == 0 && t.quantized && t.part == Part::kWeight && t.component == Component::kExperts) {
+    if (t.layer == 0 && t.quantized && t.part == Part::kWeight &&
+        t.component == Component::kExperts) {
       layer0_experts += t.parameters * 2;
     }
   }
   ASSERT_GT(layer0_experts, 0u);
   const std::string log = fmt::format(
-      "INFO 05-01 10:00:00 [gpu_model_runner.py:2338] Starting to load model /models/Qwen3.5-35B-A3B-AWQ...\n"
-      "ERROR 05-01 10:00:09 [core.py:700]   File \"/vllm/model_executor/model_loader/default_loader.py\", line 300, in "
+      "INFO 05-01 10:00:00 [gpu_model_runner.py:2338] Starting to load model "
+      "/models/Qwen3.5-35B-A3B-AWQ...\n"
+      "ERROR 05-01 10:00:09 [core.py:700]   File "
+      "\"/vllm/model_executor/model_loader/default_loader.py\", line 300, in "
       "load_weights\n"
-      "ERROR 05-01 10:00:09 [core.py:700] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {:.2f} GiB. "
-      "GPU 0 has a total capacity of 23.64 GiB of which 1.10 GiB is free. Including non-PyTorch memory, this process "
-      "has 22.50 GiB memory in use.\n", static_cast<double>(layer0_experts) / 1073741824.0);
+      "ERROR 05-01 10:00:09 [core.py:700] torch.OutOfMemoryError: CUDA out of memory. Tried to "
+      "allocate {:.2f} GiB. "
+      "GPU 0 has a total capacity of 23.64 GiB of which 1.10 GiB is free. Including non-PyTorch "
+      "memory, this process "
+      "has 22.50 GiB memory in use.\n",
+      static_cast<double>(layer0_experts) / 1073741824.0);
   DoctorContext ctx;
   ctx.model = &model;
   const Diagnosis d = DiagnoseText(log, ctx);
@@ -81,12 +88,16 @@ TEST(Diagnose, AwqLoadAllocatingALayersSixteenBitSizeIsADequantizedCopy) {
 TEST(Diagnose, KvTooLongGivesTheLengthThatFitsAndTheCalibratedPlanAgrees) {
   const std::string log =
       "INFO 12-02 model_runner.py:1072] Loading model weights took 14.9888 GB\n"
-      "INFO 12-02 worker.py:232] Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB "
-      "peak_torch_memory=17.98GiB memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=2.89GiB "
+      "INFO 12-02 worker.py:232] Memory profiling results: total_gpu_memory=23.58GiB "
+      "initial_memory_usage=15.34GiB "
+      "peak_torch_memory=17.98GiB memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB "
+      "kv_cache_size=2.89GiB "
       "gpu_memory_utilization=0.90\n"
       "INFO 12-02 distributed_gpu_executor.py:57] # GPU blocks: 1478, # CPU blocks: 2048\n"
-      "ValueError: The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in "
-      "KV cache (23648). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+      "ValueError: The model's max seq len (29000) is larger than the maximum number of tokens "
+      "that can be stored in "
+      "KV cache (23648). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` "
+      "when initializing the "
       "engine.\n";
   const Diagnosis d = DiagnoseText(log);
   EXPECT_EQ(d.stage, "kv_cache");
@@ -101,17 +112,21 @@ TEST(Diagnose, KvTooLongGivesTheLengthThatFitsAndTheCalibratedPlanAgrees) {
   ctx.gpu = Gpu("3090");
   const Diagnosis c = DiagnoseText(log, ctx);
   bool calibrated = false;
-  for (const auto& n : c.notes) calibrated = calibrated || n.find("calibrated plan") != std::string::npos;
+  for (const auto& n : c.notes)
+    calibrated = calibrated || n.find("calibrated plan") != std::string::npos;
   EXPECT_TRUE(calibrated);
   ASSERT_FALSE(c.fixes.empty());
-  EXPECT_NE(c.fixes[0].effect.find("fits: KV cache 2.89 GiB"), std::string::npos) << c.fixes[0].effect;
+  EXPECT_NE(c.fixes[0].effect.find("fits: KV cache 2.89 GiB"), std::string::npos)
+      << c.fixes[0].effect;
 }
 
 TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {
   const Diagnosis d = DiagnoseText(
-      "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x gpu_memory_utilization (0.70) "
+      "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x "
+      "gpu_memory_utilization (0.70) "
       "= 5.60GiB\n"
-      "INFO worker.py:267] model weights take 5.20GiB; non_torch_memory takes 0.03GiB; PyTorch activation peak memory "
+      "INFO worker.py:267] model weights take 5.20GiB; non_torch_memory takes 0.03GiB; PyTorch "
+      "activation peak memory "
       "takes 1.42GiB; the rest of the memory reserved for KV Cache is -1.05GiB.\n");
   EXPECT_EQ(d.stage, "kv_cache");
   EXPECT_EQ(d.cause, "kv_no_memory");
@@ -121,20 +136,25 @@ TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {
 }
 
 TEST(Diagnose, StartupAndFragmentationAndSampler) {
-  const Diagnosis s = DiagnoseText("ValueError: Free memory on device (10.5/23.5 GiB) on startup is less than desired GPU memory "
-                          "utilization (0.9, 21.15 GiB). Decrease GPU memory utilization\n");
+  const Diagnosis s = DiagnoseText(
+      "ValueError: Free memory on device (10.5/23.5 GiB) on startup is less than desired GPU "
+      "memory "
+      "utilization (0.9, 21.15 GiB). Decrease GPU memory utilization\n");
   EXPECT_EQ(s.stage, "startup");
   EXPECT_EQ(s.cause, "other_process");
   ASSERT_FALSE(s.fixes.empty());
   EXPECT_EQ(s.fixes[0].change, "--gpu-memory-utilization 0.43");
-  const Diagnosis f = DiagnoseText("INFO Avg prompt throughput: 10 tokens/s\n"
-                          "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB. GPU 0 has a total "
-                          "capacity of 79.14 GiB of which 712.75 MiB is free. Of the allocated memory 74.40 GiB is "
-                          "allocated by PyTorch, and 2.22 GiB is reserved by PyTorch but unallocated.\n");
+  const Diagnosis f = DiagnoseText(
+      "INFO Avg prompt throughput: 10 tokens/s\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB. GPU 0 has a total "
+      "capacity of 79.14 GiB of which 712.75 MiB is free. Of the allocated memory 74.40 GiB is "
+      "allocated by PyTorch, and 2.22 GiB is reserved by PyTorch but unallocated.\n");
   EXPECT_EQ(f.stage, "runtime");
   EXPECT_EQ(f.cause, "fragmentation");
   EXPECT_EQ(f.fixes[0].change, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
-  const Diagnosis w = DiagnoseText("RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests.\n");
+  const Diagnosis w = DiagnoseText(
+      "RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy "
+      "requests.\n");
   EXPECT_EQ(w.cause, "sampler_warmup");
   EXPECT_EQ(w.fixes[0].change, "--max-num-seqs 256");
 }
@@ -158,8 +178,11 @@ TEST(Diagnose, NothingToDiagnose) {
   EXPECT_FALSE(DiagnoseText("").found);
   EXPECT_FALSE(DiagnoseText("hello world\nnothing here\n").found);
   // A healthy start-up that reached serving is not a failure.
-  EXPECT_FALSE(DiagnoseText("INFO Loading model weights took 14.99 GB\nINFO GPU KV cache size: 100,000 tokens\n"
-                   "INFO Application startup complete.\n").found);
+  EXPECT_FALSE(
+      DiagnoseText(
+          "INFO Loading model weights took 14.99 GB\nINFO GPU KV cache size: 100,000 tokens\n"
+          "INFO Application startup complete.\n")
+          .found);
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ using doctor::HasNoCase;
 using doctor::NumberAfter;
 using doctor::NumberAt;
 
-// "(VllmWorker rank=1 pid=..)", "[rank0]:", "(Worker_TP3 pid=..)", "[... TP0]", "(Worker_TP3_EP3 ..)".
+// "(VllmWorker rank=1 pid=..)", "[rank0]:", "(Worker_TP3 pid=..)", "[... TP0]", "(Worker_TP3_EP3
+// ..)".
 std::string RankOf(std::string_view s) {
   size_t at = s.find("rank=");
   if (at != std::string_view::npos && at < 80) {
@@ -43,7 +44,8 @@ std::string RankOf(std::string_view s) {
     if (at != std::string_view::npos && at < 80) {
       size_t e = at + key.size();
       while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
-      if (e > at + key.size()) return "TP" + std::string(s.substr(at + key.size(), e - at - key.size()));
+      if (e > at + key.size())
+        return "TP" + std::string(s.substr(at + key.size(), e - at - key.size()));
     }
   }
   return "";
@@ -73,7 +75,8 @@ class Scanner {
 
   void Finish() {
     std::vector<std::pair<std::string, uint64_t>> v(engine_counts_.begin(), engine_counts_.end());
-    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
     for (const auto& [e, n] : v) out_->engines.push_back(e);
   }
 
@@ -87,8 +90,8 @@ class Scanner {
   }
 
   static bool LooksLikeAnError(std::string_view s) {
-    return Has(s, "Error") || Has(s, "ERROR") || HasNoCase(s, "out of memory") || Has(s, "Traceback") ||
-           HasNoCase(s, "failed to");
+    return Has(s, "Error") || Has(s, "ERROR") || HasNoCase(s, "out of memory") ||
+           Has(s, "Traceback") || HasNoCase(s, "failed to");
   }
 
   LogEvent& Emit(const char* kind, const char* engine) {
@@ -173,7 +176,9 @@ class Scanner {
       for (const auto& [key, name] : kItems) {
         if (Has(s, key)) {
           auto& e = Emit("profile_item", "vllm");
-          Set(e, name, std::string_view(name) == "gpu_memory_utilization" ? NumberAfter(s, key) : BytesAfter(s, key));
+          Set(e, name,
+              std::string_view(name) == "gpu_memory_utilization" ? NumberAfter(s, key)
+                                                                 : BytesAfter(s, key));
         }
       }
     }
@@ -206,10 +211,11 @@ class Scanner {
         Set(e, "cudagraph_bytes", BytesBefore(s, "for CUDAGraph memory", "and "));
       }
     }
-    MatchOneValue(s, {{"Available KV cache memory:", "kv_available", "vllm", "kv_cache_bytes", true},
-                      {"GPU KV cache size:", "kv_tokens", "vllm", "kv_cache_tokens", false},
-                      {"warming up sampler with", "sampler_oom", "vllm", "max_num_seqs", false},
-                      {"Estimated CUDA graph memory:", "graph_estimate", "vllm", "cudagraph_bytes", true}});
+    MatchOneValue(
+        s, {{"Available KV cache memory:", "kv_available", "vllm", "kv_cache_bytes", true},
+            {"GPU KV cache size:", "kv_tokens", "vllm", "kv_cache_tokens", false},
+            {"warming up sampler with", "sampler_oom", "vllm", "max_num_seqs", false},
+            {"Estimated CUDA graph memory:", "graph_estimate", "vllm", "cudagraph_bytes", true}});
     if (Has(s, "Maximum concurrency for")) {
       auto& e = Emit("max_concurrency", "vllm");
       size_t end = 0;
@@ -218,14 +224,18 @@ class Scanner {
     }
     if (Has(s, "# GPU blocks:") || Has(s, "# cuda blocks:") || Has(s, "# CUDA blocks:")) {
       auto& e = Emit("gpu_blocks", "vllm");
-      Set(e, "gpu_blocks", Has(s, "# GPU blocks:") ? NumberAfter(s, "# GPU blocks:")
-                           : Has(s, "# cuda blocks:") ? NumberAfter(s, "# cuda blocks:") : NumberAfter(s, "# CUDA blocks:"));
+      Set(e, "gpu_blocks",
+          Has(s, "# GPU blocks:")    ? NumberAfter(s, "# GPU blocks:")
+          : Has(s, "# cuda blocks:") ? NumberAfter(s, "# cuda blocks:")
+                                     : NumberAfter(s, "# CUDA blocks:"));
     }
     if ((Has(s, "max seq len (") || Has(s, "max_model_len (")) &&
         (Has(s, "larger than the maximum number of tokens") || Has(s, "KV cache is needed"))) {
       auto& e = Emit("max_len_error", "vllm");
-      Set(e, "max_model_len", NumberAfter(s, Has(s, "max seq len (") ? "max seq len (" : "max_model_len ("));
-      if (Has(s, "stored in KV cache (")) Set(e, "kv_cache_tokens", NumberAfter(s, "stored in KV cache ("));
+      Set(e, "max_model_len",
+          NumberAfter(s, Has(s, "max seq len (") ? "max seq len (" : "max_model_len ("));
+      if (Has(s, "stored in KV cache ("))
+        Set(e, "kv_cache_tokens", NumberAfter(s, "stored in KV cache ("));
       if (Has(s, "KV cache is needed")) {
         size_t at = s.find("KV cache is needed");
         size_t open = s.rfind('(', at);
@@ -235,8 +245,8 @@ class Scanner {
       Set(e, "estimated_max_model_len", NumberAfter(s, "estimated maximum model length is"));
     }
     if (Has(s, "No available memory for the cache blocks")) Emit("no_kv_memory", "vllm");
-    if (Has(s, "Capturing CUDA graph") || Has(s, "Capturing cudagraphs") || Has(s, "Capturing the model for CUDA graphs") ||
-        Has(s, "Profiling CUDA graph memory")) {
+    if (Has(s, "Capturing CUDA graph") || Has(s, "Capturing cudagraphs") ||
+        Has(s, "Capturing the model for CUDA graphs") || Has(s, "Profiling CUDA graph memory")) {
       Emit("graph_begin", "vllm");
     }
     if (Has(s, "Graph capturing finished")) {
@@ -247,48 +257,58 @@ class Scanner {
         Has(s, "Loading weights took") || Has(s, "Loading model from scratch")) {
       Emit("load_begin", "vllm");
     }
-    if (Has(s, "Starting profile run") || Has(s, "Memory profiling takes")) Emit("profile_begin", "vllm");
+    if (Has(s, "Starting profile run") || Has(s, "Memory profiling takes"))
+      Emit("profile_begin", "vllm");
     if (Has(s, "init engine (profile, create kv cache") || Has(s, "Starting vLLM API server") ||
-        Has(s, "Application startup complete") || Has(s, "Uvicorn running") || Has(s, "Avg prompt throughput") ||
-        Has(s, "Received request") || Has(s, "POST /v1/") || Has(s, "Dumping scheduler output") ||
-        Has(s, "Model loaded in") || Has(s, "KV cache pool created")) {
+        Has(s, "Application startup complete") || Has(s, "Uvicorn running") ||
+        Has(s, "Avg prompt throughput") || Has(s, "Received request") || Has(s, "POST /v1/") ||
+        Has(s, "Dumping scheduler output") || Has(s, "Model loaded in") ||
+        Has(s, "KV cache pool created")) {
       Emit("serving", "vllm");
     }
-    if (Has(s, "falling back to Transformers") || Has(s, "Using Transformers backend")) Emit("transformers_backend", "vllm");
+    if (Has(s, "falling back to Transformers") || Has(s, "Using Transformers backend"))
+      Emit("transformers_backend", "vllm");
     // Which engine core printed it: V1's files and processes, or V0's.
-    if (Has(s, "EngineCore") || Has(s, "gpu_worker.py") || Has(s, "gpu_model_runner.py") || Has(s, "kv_cache_utils.py") ||
-        Has(s, "/v1/")) {
+    if (Has(s, "EngineCore") || Has(s, "gpu_worker.py") || Has(s, "gpu_model_runner.py") ||
+        Has(s, "kv_cache_utils.py") || Has(s, "/v1/")) {
       Emit("vllm_v1", "vllm");
     } else if (Has(s, "VllmWorkerProcess") || Has(s, " worker.py:") || Has(s, "[worker.py:") ||
-               Has(s, " model_runner.py:") || Has(s, "[model_runner.py:") || Has(s, "llm_engine.py") ||
-               Has(s, "executor_base.py") || Has(s, "Memory profiling results:") || Has(s, "# GPU blocks:")) {
+               Has(s, " model_runner.py:") || Has(s, "[model_runner.py:") ||
+               Has(s, "llm_engine.py") || Has(s, "executor_base.py") ||
+               Has(s, "Memory profiling results:") || Has(s, "# GPU blocks:")) {
       Emit("vllm_v0", "vllm");
     }
     // Engine configuration: "max_seq_len=4096", "tensor_parallel_size=8", "quantization=awq",
     // "'max_model_len': 32768", "gpu_memory_utilization=0.95".
     if (Has(s, "max_seq_len=") || Has(s, "'max_model_len':") || Has(s, "tensor_parallel_size=") ||
-        Has(s, "--max-model-len") || Has(s, "--tensor-parallel-size") || Has(s, "--gpu-memory-utilization") ||
-        Has(s, "--model ") || Has(s, "Starting to load model ") || Has(s, "model='")) {
+        Has(s, "--max-model-len") || Has(s, "--tensor-parallel-size") ||
+        Has(s, "--gpu-memory-utilization") || Has(s, "--model ") ||
+        Has(s, "Starting to load model ") || Has(s, "model='")) {
       auto& e = Emit("config", "vllm");
       Set(e, "max_model_len", Has(s, "max_seq_len=") ? NumberAfter(s, "max_seq_len=")
                               : Has(s, "'max_model_len':") ? NumberAfter(s, "'max_model_len':")
                                                            : NumberAfter(s, "--max-model-len"));
-      Set(e, "tensor_parallel_size", Has(s, "tensor_parallel_size=") ? NumberAfter(s, "tensor_parallel_size=")
-                                                                     : NumberAfter(s, "--tensor-parallel-size"));
-      Set(e, "gpu_memory_utilization", Has(s, "gpu_memory_utilization=") ? NumberAfter(s, "gpu_memory_utilization=")
-                                                                         : NumberAfter(s, "--gpu-memory-utilization"));
+      Set(e, "tensor_parallel_size",
+          Has(s, "tensor_parallel_size=") ? NumberAfter(s, "tensor_parallel_size=")
+                                          : NumberAfter(s, "--tensor-parallel-size"));
+      Set(e, "gpu_memory_utilization",
+          Has(s, "gpu_memory_utilization=") ? NumberAfter(s, "gpu_memory_utilization=")
+                                            : NumberAfter(s, "--gpu-memory-utilization"));
       e.text = ModelPath(s);
     }
   }
 
   // The model path or id a command line or config line names.
   static std::string ModelPath(std::string_view s) {
-    for (std::string_view key : {"--model ", "--model=", "model='", "Starting to load model ", "vllm serve "}) {
+    for (std::string_view key :
+         {"--model ", "--model=", "model='", "Starting to load model ", "vllm serve "}) {
       size_t at = s.find(key);
       if (at == std::string_view::npos) continue;
       size_t b = at + key.size();
       size_t e = b;
-      while (e < s.size() && s[e] != ' ' && s[e] != '\'' && s[e] != ',' && s[e] != '"' && e - b < 200) ++e;
+      while (e < s.size() && s[e] != ' ' && s[e] != '\'' && s[e] != ',' && s[e] != '"' &&
+             e - b < 200)
+        ++e;
       std::string m(s.substr(b, e - b));
       while (!m.empty() && m.back() == '.') m.pop_back();
       if (!m.empty() && m[0] != '-') return m;
@@ -306,10 +326,12 @@ class Scanner {
         Set(e, "free_bytes", BytesAfter(s, "of which"));
         Set(e, "process_bytes", BytesAfter(s, "this process has"));
         Set(e, "allocated_bytes", BytesAfter(s, "Of the allocated memory"));
-        Set(e, "reserved_unallocated_bytes", BytesBefore(s, "reserved by PyTorch but unallocated", "and "));
+        Set(e, "reserved_unallocated_bytes",
+            BytesBefore(s, "reserved by PyTorch but unallocated", "and "));
         double others = 0;
         int processes = 0;
-        for (size_t at = s.find("Process "); at != std::string_view::npos; at = s.find("Process ", at + 8)) {
+        for (size_t at = s.find("Process "); at != std::string_view::npos;
+             at = s.find("Process ", at + 8)) {
           size_t end = 0;
           if (!NumberAt(s, at + 8, &end)) continue;
           if (s.substr(end, 5) != " has ") continue;
@@ -323,22 +345,25 @@ class Scanner {
           Set(e, "listed_processes", processes);
         }
         Set(e, "gpu_index", NumberAfter(s, "GPU "));
-      } else {  // "(GPU 0; 23.69 GiB total capacity; 3.45 GiB already allocated; 17.23 GiB free; ...)"
+      } else {  // "(GPU 0; 23.69 GiB total capacity; 3.45 GiB already allocated; 17.23 GiB free;
+                // ...)"
         Set(e, "gpu_index", NumberAfter(s, "(GPU "));
         size_t semi = s.find(';', tried);
         if (semi != std::string_view::npos) Set(e, "total_bytes", BytesAfter(s, ";", semi));
         Set(e, "allocated_bytes", BytesBefore(s, "already allocated", ";"));
-        Set(e, "free_bytes", Has(s, " free;") ? BytesBefore(s, " free;", ";") : BytesBefore(s, " free)", ";"));
+        Set(e, "free_bytes",
+            Has(s, " free;") ? BytesBefore(s, " free;", ";") : BytesBefore(s, " free)", ";"));
         Set(e, "reserved_bytes", BytesBefore(s, "reserved in total by PyTorch", ";"));
         if (e.values.count("reserved_bytes") && e.values.count("allocated_bytes")) {
-          Set(e, "reserved_unallocated_bytes", std::max(0.0, e.values["reserved_bytes"] - e.values["allocated_bytes"]));
+          Set(e, "reserved_unallocated_bytes",
+              std::max(0.0, e.values["reserved_bytes"] - e.values["allocated_bytes"]));
         }
       }
       return;
     }
     if (Has(s, "CUDA error: out of memory") || Has(s, "cudaErrorMemoryAllocation") ||
-        (Has(s, "CUDA out of memory") && !Has(s, "warming up sampler")) || Has(s, "HIP out of memory") ||
-        Has(s, "OutOfMemoryError")) {
+        (Has(s, "CUDA out of memory") && !Has(s, "warming up sampler")) ||
+        Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError")) {
       Emit("cuda_oom", "pytorch");
     }
     const size_t file = s.find("File \"");
@@ -355,8 +380,11 @@ class Scanner {
           const size_t slash = path.rfind('/');
           e.values["path_has_sglang"] = Has(path, "sglang") ? 1 : 0;
           e.values["path_has_vllm"] = Has(path, "vllm/") ? 1 : 0;
-          e.values["path_has_transformers"] = Has(path, "transformers/") || Has(path, "accelerate/") ? 1 : 0;
-          e.text += " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
+          e.values["path_has_transformers"] =
+              Has(path, "transformers/") || Has(path, "accelerate/") ? 1 : 0;
+          e.text += " (" +
+                    std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) +
+                    ")";
         }
       }
     }
@@ -364,13 +392,17 @@ class Scanner {
     // "Exception in worker ... while processing method determine_num_available_blocks."
     if (Has(s, "while processing method ")) {
       size_t b = s.find("while processing method ") + 24, end = b;
-      while (end < s.size() && end - b < 80 && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_')) ++end;
+      while (end < s.size() && end - b < 80 &&
+             (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_'))
+        ++end;
       auto& e = Emit("frame", "pytorch");
       e.text = std::string(s.substr(b, end - b));
     }
-    // The code line under a frame: "model = AutoModelForCausalLM.from_pretrained(...)", "model.generate(".
+    // The code line under a frame: "model = AutoModelForCausalLM.from_pretrained(...)",
+    // "model.generate(".
     if (file == std::string_view::npos) {
-      for (const char* call : {".from_pretrained(", ".generate(", "load_checkpoint_and_dispatch("}) {
+      for (const char* call :
+           {".from_pretrained(", ".generate(", "load_checkpoint_and_dispatch("}) {
         if (Has(s, call)) {
           auto& e = Emit("frame", "transformers");
           std::string fn = call;
@@ -387,17 +419,22 @@ class Scanner {
       Set(e, "free_bytes", BytesAfter(s, "avail mem="));
       Set(e, "weights_bytes", BytesAfter(s, "mem usage="));
     }
-    if (Has(s, "KV Cache is allocated.")) MatchOneValue(s, {{"#tokens:", "kv_tokens", "sglang", "kv_cache_tokens", false}});
+    if (Has(s, "KV Cache is allocated."))
+      MatchOneValue(s, {{"#tokens:", "kv_tokens", "sglang", "kv_cache_tokens", false}});
     if (Has(s, "is larger than the profiled value")) {
-      MatchOneValue(s, {{"the profiled value", "sglang_profiled", "sglang", "profiled_tokens", false}});
+      MatchOneValue(
+          s, {{"the profiled value", "sglang_profiled", "sglang", "profiled_tokens", false}});
     }
     if (Has(s, "Not enough memory. Please try to increase --mem-fraction-static") ||
         (Has(s, "Not enough memory") && Has(s, "mem-fraction-static"))) {
       Emit("sglang_not_enough", "sglang");
     }
-    if (Has(s, "Capture cuda graph begin") || Has(s, "Capture CUDA graph begin")) Emit("graph_begin", "sglang");
-    if (Has(s, "Capture cuda graph end") || Has(s, "Capture CUDA graph end")) Emit("graph_done", "sglang");
-    if (Has(s, "Decode out of memory") || Has(s, "Prefill out of memory")) Emit("sglang_token_oom", "sglang");
+    if (Has(s, "Capture cuda graph begin") || Has(s, "Capture CUDA graph begin"))
+      Emit("graph_begin", "sglang");
+    if (Has(s, "Capture cuda graph end") || Has(s, "Capture CUDA graph end"))
+      Emit("graph_done", "sglang");
+    if (Has(s, "Decode out of memory") || Has(s, "Prefill out of memory"))
+      Emit("sglang_token_oom", "sglang");
     if (Has(s, "Scheduler hit an exception")) Emit("sglang_exception", "sglang");
     if (Has(s, "mem_fraction_static=") || Has(s, "sglang.launch_server")) {
       auto& e = Emit("sglang_marker", "sglang");
@@ -409,52 +446,62 @@ class Scanner {
     if (Has(s, "buffer_type_alloc_buffer:") && Has(s, "failed")) {
       auto& e = Emit("ggml_alloc_fail", "llama.cpp");
       Set(e, "requested_bytes", BytesAfter(s, "allocating"));
-      if (!e.values.count("requested_bytes")) Set(e, "requested_bytes", BytesAfter(s, "buffer of size"));
+      if (!e.values.count("requested_bytes"))
+        Set(e, "requested_bytes", BytesAfter(s, "buffer of size"));
       e.values["host"] = Has(s, "cpu_buffer") ? 1 : 0;
     }
-    if (Has(s, "alloc_tensor_range: failed") || (Has(s, "llama_model_load") && Has(s, "unable to allocate"))) {
+    if (Has(s, "alloc_tensor_range: failed") ||
+        (Has(s, "llama_model_load") && Has(s, "unable to allocate"))) {
       Emit("ggml_load_fail", "llama.cpp");
     }
-    if (Has(s, "failed to allocate buffer for kv cache") || Has(s, "llama_kv_cache_init() failed") ||
+    if (Has(s, "failed to allocate buffer for kv cache") ||
+        Has(s, "llama_kv_cache_init() failed") ||
         Has(s, "failed to initialize the context: failed to allocate buffer for kv")) {
       Emit("ggml_kv_fail", "llama.cpp");
     }
     if (Has(s, "failed to allocate compute") || Has(s, "compute buffer allocation failed")) {
       auto& e = Emit("ggml_compute_fail", "llama.cpp");
-      e.values["during_decode"] = Has(s, "kv_cache_update") || Has(s, "llama_decode") || Has(s, "decode:") ? 1 : 0;
+      e.values["during_decode"] =
+          Has(s, "kv_cache_update") || Has(s, "llama_decode") || Has(s, "decode:") ? 1 : 0;
     }
     if (Has(s, "gallocr_reserve") && Has(s, "failed")) {
       auto& e = Emit("ggml_reserve_fail", "llama.cpp");
       Set(e, "requested_bytes", BytesAfter(s, "buffer of size"));
     }
-    if (Has(s, "n_ctx") && (Has(s, "n_ctx      =") || Has(s, "n_ctx =") || Has(s, "n_ctx_slot ="))) {
+    if (Has(s, "n_ctx") &&
+        (Has(s, "n_ctx      =") || Has(s, "n_ctx =") || Has(s, "n_ctx_slot ="))) {
       auto& e = Emit("ggml_ctx", "llama.cpp");
-      Set(e, "max_model_len", Has(s, "n_ctx_slot =") ? NumberAfter(s, "n_ctx_slot =") : NumberAfter(s, "="));
+      Set(e, "max_model_len",
+          Has(s, "n_ctx_slot =") ? NumberAfter(s, "n_ctx_slot =") : NumberAfter(s, "="));
     }
-    MatchOneValue(s, {{"KV buffer size =", "ggml_kv_buffer", "llama.cpp", "kv_cache_bytes", true},
-                      {"model buffer size =", "ggml_model_buffer", "llama.cpp", "weights_bytes", true},
-                      {"compute buffer size =", "ggml_compute_buffer", "llama.cpp", "compute_bytes", true}});
-    if (Has(s, "llama_new_context_with_model") || Has(s, "llama_init_from_model") || Has(s, "sched_reserve") ||
-        Has(s, "graph_reserve")) {
+    MatchOneValue(
+        s, {{"KV buffer size =", "ggml_kv_buffer", "llama.cpp", "kv_cache_bytes", true},
+            {"model buffer size =", "ggml_model_buffer", "llama.cpp", "weights_bytes", true},
+            {"compute buffer size =", "ggml_compute_buffer", "llama.cpp", "compute_bytes", true}});
+    if (Has(s, "llama_new_context_with_model") || Has(s, "llama_init_from_model") ||
+        Has(s, "sched_reserve") || Has(s, "graph_reserve")) {
       Emit("ggml_context_init", "llama.cpp");
     }
-    if (Has(s, "processing image") || Has(s, "encoding image") || Has(s, "clip_model_load") || Has(s, "mtmd")) {
+    if (Has(s, "processing image") || Has(s, "encoding image") || Has(s, "clip_model_load") ||
+        Has(s, "mtmd")) {
       Emit("image", "llama.cpp");
     }
   }
 
   void MatchTransformers(std::string_view s) {
-    if (Has(s, "StaticCache") || Has(s, "cache_implementation=\"static\"") || Has(s, "cache_implementation='static'")) {
+    if (Has(s, "StaticCache") || Has(s, "cache_implementation=\"static\"") ||
+        Has(s, "cache_implementation='static'")) {
       Emit("static_cache", "transformers");
     }
-    if (Has(s, "device_map=\"auto\"") || Has(s, "device_map='auto'") || Has(s, "offloaded to the cpu") ||
-        Has(s, "Some parameters are on the meta device")) {
+    if (Has(s, "device_map=\"auto\"") || Has(s, "device_map='auto'") ||
+        Has(s, "offloaded to the cpu") || Has(s, "Some parameters are on the meta device")) {
       Emit("offload", "transformers");
     }
   }
 
   void MatchNvidiaSmi(std::string_view s) {
-    // "|  0  NVIDIA A100 80GB...  On | 00000000:3B:00.0 Off | ... | 23458MiB / 24564MiB | 98% Default |"
+    // "|  0  NVIDIA A100 80GB...  On | 00000000:3B:00.0 Off | ... | 23458MiB / 24564MiB | 98%
+    // Default |"
     const size_t slash = s.find("MiB / ");
     if (slash != std::string_view::npos && s.size() > 0 && (s[0] == '|' || Has(s, "| "))) {
       size_t start = slash;
@@ -469,7 +516,8 @@ class Scanner {
       return;
     }
     // "|    0   N/A  N/A    123456    C   ...python3.10    18000MiB |"
-    if (s.size() > 2 && s[0] == '|' && Has(s, "MiB |") && (Has(s, "   C ") || Has(s, " C+G ") || Has(s, "   G "))) {
+    if (s.size() > 2 && s[0] == '|' && Has(s, "MiB |") &&
+        (Has(s, "   C ") || Has(s, " C+G ") || Has(s, "   G "))) {
       const size_t mib = s.rfind("MiB");
       size_t start = mib;
       while (start > 0 && std::isdigit(static_cast<unsigned char>(s[start - 1]))) --start;
@@ -481,14 +529,16 @@ class Scanner {
   }
 
   void MatchHints(std::string_view s) {
-    if (Has(s, "pixel_values") || Has(s, "image_grid_thw") || Has(s, "mm_features") || Has(s, "multi-modal") ||
-        Has(s, "multimodal") || Has(s, "limit_mm_per_prompt") || Has(s, "dummy image") || Has(s, "get_image_features") ||
-        Has(s, "_execute_mm_encoder") || Has(s, "get_multimodal_embeddings") || Has(s, "embed_multimodal") ||
-        Has(s, "visual(") || Has(s, "vision_tower") || Has(s, "encoder cache") || Has(s, "pixel_values=") ||
+    if (Has(s, "pixel_values") || Has(s, "image_grid_thw") || Has(s, "mm_features") ||
+        Has(s, "multi-modal") || Has(s, "multimodal") || Has(s, "limit_mm_per_prompt") ||
+        Has(s, "dummy image") || Has(s, "get_image_features") || Has(s, "_execute_mm_encoder") ||
+        Has(s, "get_multimodal_embeddings") || Has(s, "embed_multimodal") || Has(s, "visual(") ||
+        Has(s, "vision_tower") || Has(s, "encoder cache") || Has(s, "pixel_values=") ||
         Has(s, "image_embeds") || Has(s, "visual_embedding") || Has(s, "VisionTransformer") ||
-        Has(s, "Qwen2_5_VisionTransformer") || Has(s, "vision_model") || Has(s, "<|vision_start|>") ||
-        Has(s, "<|image_pad|>") || Has(s, "image_url") || HasNoCase(s, "describe the image") ||
-        Has(s, "\xe5\x9b\xbe\xe7\x89\x87") /* 图片 */ || Has(s, "\xe5\x9b\xbe\xe5\x83\x8f") /* 图像 */) {
+        Has(s, "Qwen2_5_VisionTransformer") || Has(s, "vision_model") ||
+        Has(s, "<|vision_start|>") || Has(s, "<|image_pad|>") || Has(s, "image_url") ||
+        HasNoCase(s, "describe the image") || Has(s, "\xe5\x9b\xbe\xe7\x89\x87") /* 图片 */ ||
+        Has(s, "\xe5\x9b\xbe\xe5\x83\x8f") /* 图像 */) {
       Emit("mm_hint", "any");
     }
     if (Has(s, "prompt_token_ids_len=")) {

@@ -26,16 +26,22 @@ const LogEvent* Find(const LogScan& s, const std::string& kind) {
 
 TEST(LogScan, VllmLinesAcrossReleases) {
   const LogScan s = Scan(
-      "(VllmWorker rank=1 pid=7) INFO 07-09 09:47:45 [gpu_worker.py:233] Available KV cache memory: -2.14 GiB\r\n"
+      "(VllmWorker rank=1 pid=7) INFO 07-09 09:47:45 [gpu_worker.py:233] Available KV cache "
+      "memory: -2.14 GiB\r\n"
       "INFO 07-09 [kv_cache_utils.py:716] GPU KV cache size: 807,792 tokens\n"
       "INFO [kv_cache_utils.py:720] Maximum concurrency for 1,024 tokens per request: 788.86x\n"
-      "INFO worker.py:267] model weights take 5.20GiB; non_torch_memory takes 0.03GiB; PyTorch activation peak memory "
+      "INFO worker.py:267] model weights take 5.20GiB; non_torch_memory takes 0.03GiB; PyTorch "
+      "activation peak memory "
       "takes 1.42GiB; the rest of the memory reserved for KV Cache is -1.05GiB.\n"
-      "ValueError: To serve at least one request with the models's max seq len (262144), (62.00 GiB KV cache is "
-      "needed, which is larger than the available KV cache memory (48.66 GiB). Based on the available memory, the "
+      "ValueError: To serve at least one request with the models's max seq len (262144), (62.00 "
+      "GiB KV cache is "
+      "needed, which is larger than the available KV cache memory (48.66 GiB). Based on the "
+      "available memory, the "
       "estimated maximum model length is 205728. Try increasing\n"
-      "ValueError: Free memory on device (21.5/23.5 GiB) on startup is less than desired GPU memory utilization (0.95, "
-      "22.33 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n");
+      "ValueError: Free memory on device (21.5/23.5 GiB) on startup is less than desired GPU "
+      "memory utilization (0.95, "
+      "22.33 GiB). Decrease GPU memory utilization or reduce GPU memory used by other "
+      "processes.\n");
   const LogEvent* kv = Find(s, "kv_available");
   ASSERT_NE(kv, nullptr);
   EXPECT_DOUBLE_EQ(kv->values.at("kv_cache_bytes"), -2.14 * 1073741824.0);
@@ -64,11 +70,15 @@ TEST(LogScan, VllmLinesAcrossReleases) {
 
 TEST(LogScan, PyTorchMessagesOldAndNew) {
   const LogScan s = Scan(
-      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB. GPU 0 has a total capacity of 79.14 "
-      "GiB of which 712.75 MiB is free. Process 854401 has 78.43 GiB memory in use. Of the allocated memory 74.40 GiB "
-      "is allocated by PyTorch, and 2.22 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory "
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB. GPU 0 has a total "
+      "capacity of 79.14 "
+      "GiB of which 712.75 MiB is free. Process 854401 has 78.43 GiB memory in use. Of the "
+      "allocated memory 74.40 GiB "
+      "is allocated by PyTorch, and 2.22 GiB is reserved by PyTorch but unallocated. If reserved "
+      "but unallocated memory "
       "is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
-      "CUDA out of memory. Tried to allocate 18.00 GiB (GPU 0; 23.69 GiB total capacity; 3.45 GiB already allocated; "
+      "CUDA out of memory. Tried to allocate 18.00 GiB (GPU 0; 23.69 GiB total capacity; 3.45 GiB "
+      "already allocated; "
       "17.23 GiB free; 3.45 GiB reserved in total by PyTorch)\n");
   ASSERT_EQ(s.events.size(), 2u);
   const LogEvent& a = s.events[0];
@@ -88,11 +98,15 @@ TEST(LogScan, PyTorchMessagesOldAndNew) {
 
 TEST(LogScan, SglangLlamaCppNvidiaSmiAndFrames) {
   const LogScan s = Scan(
-      "[2025-03-29 18:18:34 TP0] Load weight end. type=Gemma3, dtype=torch.bfloat16, avail mem=3.64 GB, mem usage=18.82 GB.\n"
-      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9866.00 MiB on device 1: cudaMalloc failed: out of memory\n"
+      "[2025-03-29 18:18:34 TP0] Load weight end. type=Gemma3, dtype=torch.bfloat16, avail "
+      "mem=3.64 GB, mem usage=18.82 GB.\n"
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9866.00 MiB on device 1: cudaMalloc "
+      "failed: out of memory\n"
       "llama_kv_cache_update_impl: failed to allocate compute buffers\n"
-      "|   0  NVIDIA A100 80GB...  On | 00000000:3B:00.0 Off | 0 | 23458MiB / 24564MiB | 98% Default |\n"
-      "  File \"/usr/lib/python3/site-packages/vllm/v1/worker/gpu_model_runner.py\", line 3086, in capture_model\n");
+      "|   0  NVIDIA A100 80GB...  On | 00000000:3B:00.0 Off | 0 | 23458MiB / 24564MiB | 98% "
+      "Default |\n"
+      "  File \"/usr/lib/python3/site-packages/vllm/v1/worker/gpu_model_runner.py\", line 3086, in "
+      "capture_model\n");
   const LogEvent* w = Find(s, "sglang_weights");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->rank, "TP0");

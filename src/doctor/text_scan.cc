@@ -10,8 +10,8 @@ bool HasNoCase(std::string_view s, std::string_view needle) {
   if (needle.size() > s.size()) return false;
   for (size_t i = 0; i + needle.size() <= s.size(); ++i) {
     size_t k = 0;
-    while (k < needle.size() &&
-           std::tolower(static_cast<unsigned char>(s[i + k])) == std::tolower(static_cast<unsigned char>(needle[k]))) {
+    while (k < needle.size() && std::tolower(static_cast<unsigned char>(s[i + k])) ==
+                                    std::tolower(static_cast<unsigned char>(needle[k]))) {
       ++k;
     }
     if (k == needle.size()) return true;
@@ -20,8 +20,8 @@ bool HasNoCase(std::string_view s, std::string_view needle) {
 }
 
 std::optional<double> NumberAt(std::string_view s, size_t pos, size_t* end) {
-  while (pos < s.size() && (s[pos] == ' ' || s[pos] == '=' || s[pos] == ':' || s[pos] == '(' || s[pos] == '\'' ||
-                            s[pos] == '"' || s[pos] == '\t')) {
+  while (pos < s.size() && (s[pos] == ' ' || s[pos] == '=' || s[pos] == ':' || s[pos] == '(' ||
+                            s[pos] == '\'' || s[pos] == '"' || s[pos] == '\t')) {
     ++pos;
   }
   bool negative = false;
@@ -38,8 +38,10 @@ std::optional<double> NumberAt(std::string_view s, size_t pos, size_t* end) {
       if (digits < 18) whole = whole * 10 + (c - '0');
       else whole *= 10;  // keep the magnitude, not the digits
       ++digits;
-    } else if (c == ',' && digits > 0 && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])) &&
-               std::isdigit(static_cast<unsigned char>(s[i + 2])) && std::isdigit(static_cast<unsigned char>(s[i + 3])) &&
+    } else if (c == ',' && digits > 0 && i + 3 < s.size() &&
+               std::isdigit(static_cast<unsigned char>(s[i + 1])) &&
+               std::isdigit(static_cast<unsigned char>(s[i + 2])) &&
+               std::isdigit(static_cast<unsigned char>(s[i + 3])) &&
                (i + 4 >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i + 4])))) {
       continue;  // thousands separator: 1,024
     } else {
@@ -60,13 +62,15 @@ std::optional<double> NumberAt(std::string_view s, size_t pos, size_t* end) {
   return negative ? -v : v;
 }
 
-std::optional<double> NumberAfter(std::string_view s, std::string_view key, size_t from, size_t* end) {
+std::optional<double> NumberAfter(std::string_view s, std::string_view key, size_t from,
+                                  size_t* end) {
   const size_t at = s.find(key, from);
   if (at == std::string_view::npos) return std::nullopt;
   return NumberAt(s, at + key.size(), end);
 }
 
-std::optional<double> BytesAfter(std::string_view s, std::string_view key, size_t from, size_t* end) {
+std::optional<double> BytesAfter(std::string_view s, std::string_view key, size_t from,
+                                 size_t* end) {
   size_t e = 0;
   auto n = NumberAfter(s, key, from, &e);
   if (!n) return std::nullopt;
@@ -86,7 +90,8 @@ std::optional<double> BytesAfter(std::string_view s, std::string_view key, size_
   return *n * mult;
 }
 
-std::optional<double> BytesBefore(std::string_view s, std::string_view phrase, std::string_view sep) {
+std::optional<double> BytesBefore(std::string_view s, std::string_view phrase,
+                                  std::string_view sep) {
   const size_t at = s.find(phrase);
   if (at == std::string_view::npos) return std::nullopt;
   const size_t start = s.rfind(sep, at);
@@ -103,7 +108,9 @@ std::string StripAnsi(std::string_view s) {
     else if (s[i] == '^' && i + 2 < s.size() && s[i + 1] == '[' && s[i + 2] == '[') skip = 3;
     if (skip) {
       size_t j = i + skip;
-      while (j < s.size() && j - i < 32 && (std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == ';' || s[j] == '?')) ++j;
+      while (j < s.size() && j - i < 32 &&
+             (std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == ';' || s[j] == '?'))
+        ++j;
       if (j < s.size() && std::isalpha(static_cast<unsigned char>(s[j]))) {
         i = j + 1;
         continue;

@@ -11,7 +11,9 @@
 
 namespace vramfit::doctor {
 
-inline bool Has(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
+inline bool Has(std::string_view s, std::string_view needle) {
+  return s.find(needle) != std::string_view::npos;
+}
 
 // Case-insensitive ASCII search.
 bool HasNoCase(std::string_view s, std::string_view needle);
@@ -21,15 +23,18 @@ bool HasNoCase(std::string_view s, std::string_view needle);
 std::optional<double> NumberAt(std::string_view s, size_t pos, size_t* end = nullptr);
 
 // The number after the first occurrence of `key` (searching from `from`).
-std::optional<double> NumberAfter(std::string_view s, std::string_view key, size_t from = 0, size_t* end = nullptr);
+std::optional<double> NumberAfter(std::string_view s, std::string_view key, size_t from = 0,
+                                  size_t* end = nullptr);
 
 // A size after `key`: a number and a unit (GiB, GB, MiB, MB, KiB, KB, B, bytes; none: bytes).
 // GB/MB are read as GiB/MiB: vLLM, SGLang and llama.cpp divide by 2^30 / 2^20 and print "GB".
-std::optional<double> BytesAfter(std::string_view s, std::string_view key, size_t from = 0, size_t* end = nullptr);
+std::optional<double> BytesAfter(std::string_view s, std::string_view key, size_t from = 0,
+                                 size_t* end = nullptr);
 
 // The size just before `phrase`, read after the last `sep` that precedes it:
 // BytesBefore("..., 1.59 GiB for peak activation", "for peak activation", ", ").
-std::optional<double> BytesBefore(std::string_view s, std::string_view phrase, std::string_view sep);
+std::optional<double> BytesBefore(std::string_view s, std::string_view phrase,
+                                  std::string_view sep);
 
 // Removes ANSI escape sequences (ESC [ ... final byte) and their caret spelling ("^[[0m").
 std::string StripAnsi(std::string_view s);

@@ -22,9 +22,11 @@ TEST(TextScan, Numbers) {
 }
 
 TEST(TextScan, Bytes) {
-  EXPECT_DOUBLE_EQ(*BytesAfter("Tried to allocate 18.00 GiB (GPU 0", "allocate"), 18.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(*BytesAfter("Tried to allocate 18.00 GiB (GPU 0", "allocate"),
+                   18.0 * 1073741824.0);
   EXPECT_DOUBLE_EQ(*BytesAfter("of which 43.75 MiB is free", "of which"), 43.75 * 1048576.0);
-  EXPECT_DOUBLE_EQ(*BytesAfter("took 14.9888 GB", "took"), 14.9888 * 1073741824.0);  // vLLM's GB are GiB
+  EXPECT_DOUBLE_EQ(*BytesAfter("took 14.9888 GB", "took"),
+                   14.9888 * 1073741824.0);  // vLLM's GB are GiB
   EXPECT_DOUBLE_EQ(*BytesAfter("buffer of size 96566688256", "size"), 96566688256.0);
   EXPECT_DOUBLE_EQ(*BytesAfter("KV buffer size =   144.00 MiB", "size ="), 144.0 * 1048576.0);
 }

@@ -207,11 +207,13 @@ Status ParseVision(const Ctx& c, const element& v, RawVisionConfig* out) {
       continue;
     }
     if (key == "fullatt_block_indexes") {
-      VRAMFIT_RETURN_IF_ERROR(GetIntList(sub, key, field.value, 0, 4096, &out->fullatt_block_indexes));
+      VRAMFIT_RETURN_IF_ERROR(
+          GetIntList(sub, key, field.value, 0, 4096, &out->fullatt_block_indexes));
       continue;
     }
     if (key == "deepstack_visual_indexes") {
-      VRAMFIT_RETURN_IF_ERROR(GetIntList(sub, key, field.value, 0, 4096, &out->deepstack_visual_indexes));
+      VRAMFIT_RETURN_IF_ERROR(
+          GetIntList(sub, key, field.value, 0, 4096, &out->deepstack_visual_indexes));
       continue;
     }
     for (const VField& f : kFields) {
@@ -238,7 +240,8 @@ Status ParseQuantGroup(const Ctx& c, std::string_view name, const element& v, Ra
     } else if (key == "input_activations") {
       if (field.value.is_null()) continue;
       object in;
-      if (field.value.get_object().get(in)) return TypeError(sub, key, "an object or null", field.value);
+      if (field.value.get_object().get(in))
+        return TypeError(sub, key, "an object or null", field.value);
       g->has_input_activations = true;
       for (auto f : in) {
         if (f.key == "dynamic") {
@@ -247,14 +250,16 @@ Status ParseQuantGroup(const Ctx& c, std::string_view name, const element& v, Ra
           if (!f.value.get_string().get(mode) && mode == "local") {
             g->input_dynamic = true;
           } else {
-            VRAMFIT_RETURN_IF_ERROR(GetBool(sub, "input_activations.dynamic", f.value, &g->input_dynamic));
+            VRAMFIT_RETURN_IF_ERROR(
+                GetBool(sub, "input_activations.dynamic", f.value, &g->input_dynamic));
           }
         }
       }
     } else if (key == "weights") {
       if (field.value.is_null()) continue;
       object w;
-      if (field.value.get_object().get(w)) return TypeError(sub, key, "an object or null", field.value);
+      if (field.value.get_object().get(w))
+        return TypeError(sub, key, "an object or null", field.value);
       Ctx ws{c.origin, sub.path + "\"weights\"."};
       for (auto f : w) {
         const std::string_view k = f.key;
@@ -295,30 +300,41 @@ Status ParseQuant(const Ctx& c, const element& v, RawQuantConfig* q) {
     if (key == "quant_method") VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->quant_method));
     else if (key == "format") VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->format));
     else if (key == "version") VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->version));
-    else if (key == "checkpoint_format") VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->checkpoint_format));
+    else if (key == "checkpoint_format")
+      VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->checkpoint_format));
     else if (key == "fmt") VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->fmt));
-    else if (key == "activation_scheme") VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->activation_scheme));
+    else if (key == "activation_scheme")
+      VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->activation_scheme));
     else if (key == "quant_algo") VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->quant_algo));
-    else if (key == "bnb_4bit_quant_type") VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->bnb_4bit_quant_type));
-    else if (key == "bnb_4bit_quant_storage") VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->bnb_4bit_quant_storage));
-    else if (key == "bits" || key == "w_bit") VRAMFIT_RETURN_IF_ERROR(GetInt(sub, key, val, 1, 64, &q->bits));
-    else if (key == "group_size" || key == "q_group_size") VRAMFIT_RETURN_IF_ERROR(GetInt(sub, key, val, -1, kMaxDim, &q->group_size));
+    else if (key == "bnb_4bit_quant_type")
+      VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->bnb_4bit_quant_type));
+    else if (key == "bnb_4bit_quant_storage")
+      VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->bnb_4bit_quant_storage));
+    else if (key == "bits" || key == "w_bit")
+      VRAMFIT_RETURN_IF_ERROR(GetInt(sub, key, val, 1, 64, &q->bits));
+    else if (key == "group_size" || key == "q_group_size")
+      VRAMFIT_RETURN_IF_ERROR(GetInt(sub, key, val, -1, kMaxDim, &q->group_size));
     else if (key == "zero_point") VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->zero_point));
     else if (key == "desc_act") VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->desc_act));
     else if (key == "sym") VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->sym));
     else if (key == "lm_head") VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->lm_head));
-    else if (key == "load_in_4bit") VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->load_in_4bit));
-    else if (key == "load_in_8bit") VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->load_in_8bit));
-    else if (key == "bnb_4bit_use_double_quant") VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->bnb_4bit_use_double_quant));
-    else if (key == "weight_block_size") VRAMFIT_RETURN_IF_ERROR(GetIntList(sub, key, val, 1, kMaxDim, &q->weight_block_size));
-    else if (key == "modules_to_not_convert") VRAMFIT_RETURN_IF_ERROR(GetStringList(sub, key, val, &q->modules_to_not_convert));
+    else if (key == "load_in_4bit")
+      VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->load_in_4bit));
+    else if (key == "load_in_8bit")
+      VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->load_in_8bit));
+    else if (key == "bnb_4bit_use_double_quant")
+      VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->bnb_4bit_use_double_quant));
+    else if (key == "weight_block_size")
+      VRAMFIT_RETURN_IF_ERROR(GetIntList(sub, key, val, 1, kMaxDim, &q->weight_block_size));
+    else if (key == "modules_to_not_convert")
+      VRAMFIT_RETURN_IF_ERROR(GetStringList(sub, key, val, &q->modules_to_not_convert));
     else if (key == "ignore" || key == "ignored_layers" || key == "exclude_modules") {
       // Three spellings of one list (compressed-tensors, fp8, modelopt): they add up.
       std::vector<std::string> more;
       VRAMFIT_RETURN_IF_ERROR(GetStringList(sub, key, val, &more));
       q->ignore.insert(q->ignore.end(), more.begin(), more.end());
-    }
-    else if (key == "llm_int8_skip_modules") VRAMFIT_RETURN_IF_ERROR(GetStringList(sub, key, val, &q->skip_modules));
+    } else if (key == "llm_int8_skip_modules")
+      VRAMFIT_RETURN_IF_ERROR(GetStringList(sub, key, val, &q->skip_modules));
     else if (key == "kv_cache_scheme") q->has_kv_cache_scheme = !val.is_null();
     else if (key == "config_groups") {
       if (val.is_null()) continue;
@@ -344,8 +360,10 @@ Status ParseQuant(const Ctx& c, const element& v, RawQuantConfig* q) {
         if (!d.value.get_object().get(o)) {
           Ctx ds{c.origin, fmt::format("{}\"dynamic\".\"{}\".", sub.path, d.key)};
           for (auto f : o) {
-            if (f.key == "bits") VRAMFIT_RETURN_IF_ERROR(GetInt(ds, f.key, f.value, 1, 64, &rule.bits));
-            if (f.key == "group_size") VRAMFIT_RETURN_IF_ERROR(GetInt(ds, f.key, f.value, -1, kMaxDim, &rule.group_size));
+            if (f.key == "bits")
+              VRAMFIT_RETURN_IF_ERROR(GetInt(ds, f.key, f.value, 1, 64, &rule.bits));
+            if (f.key == "group_size")
+              VRAMFIT_RETURN_IF_ERROR(GetInt(ds, f.key, f.value, -1, kMaxDim, &rule.group_size));
           }
         }
         q->dynamic.push_back(std::move(rule));

@@ -65,7 +65,7 @@ struct RawQuantConfig {
   std::optional<bool> bnb_4bit_use_double_quant;
   std::vector<int64_t> weight_block_size;
   std::vector<std::string> modules_to_not_convert;  // awq, fp8, mxfp4 (globs), modelopt
-  std::vector<std::string> ignore;                  // compressed-tensors ignore / ignored_layers / exclude_modules
+  std::vector<std::string> ignore;  // compressed-tensors ignore / ignored_layers / exclude_modules
   std::vector<std::string> skip_modules;            // bitsandbytes llm_int8_skip_modules
   std::vector<RawQuantGroup> config_groups;
   std::vector<RawDynamicRule> dynamic;

@@ -35,7 +35,8 @@ const char* DtypeName(Dtype d) { return kDtypes[static_cast<size_t>(d)].name.dat
 
 bool ParseDtype(std::string_view s, Dtype* out) {
   // The common weight dtypes first; then the whole table.
-  for (Dtype d : {Dtype::kBF16, Dtype::kI32, Dtype::kF16, Dtype::kF32, Dtype::kF8_E4M3, Dtype::kU8}) {
+  for (Dtype d :
+       {Dtype::kBF16, Dtype::kI32, Dtype::kF16, Dtype::kF32, Dtype::kF8_E4M3, Dtype::kU8}) {
     if (s == kDtypes[static_cast<size_t>(d)].name) {
       *out = d;
       return true;

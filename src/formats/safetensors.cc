@@ -55,13 +55,15 @@ Status ParseTensorEntry(std::string_view origin, std::string_view name,
     const std::string_view key = field.key;
     if (key == "dtype") {
       if (seen_dtype) {
-        return Status::Corrupt(fmt::format("{}: tensor \"{}\": duplicate key \"dtype\"", origin, name));
+        return Status::Corrupt(
+            fmt::format("{}: tensor \"{}\": duplicate key \"dtype\"", origin, name));
       }
       seen_dtype = true;
       std::string_view s;
       if (field.value.get_string().get(s)) {
-        return Status::Corrupt(fmt::format("{}: tensor \"{}\": \"dtype\" must be a string, found {}",
-                                           origin, name, JsonTypeName(field.value)));
+        return Status::Corrupt(
+            fmt::format("{}: tensor \"{}\": \"dtype\" must be a string, found {}", origin, name,
+                        JsonTypeName(field.value)));
       }
       if (!ParseDtype(s, &t->dtype)) {
         return Status::Corrupt(fmt::format(
@@ -71,13 +73,15 @@ Status ParseTensorEntry(std::string_view origin, std::string_view name,
       }
     } else if (key == "shape") {
       if (seen_shape) {
-        return Status::Corrupt(fmt::format("{}: tensor \"{}\": duplicate key \"shape\"", origin, name));
+        return Status::Corrupt(
+            fmt::format("{}: tensor \"{}\": duplicate key \"shape\"", origin, name));
       }
       seen_shape = true;
       simdjson::dom::array arr;
       if (field.value.get_array().get(arr)) {
-        return Status::Corrupt(fmt::format("{}: tensor \"{}\": \"shape\" must be an array, found {}",
-                                           origin, name, JsonTypeName(field.value)));
+        return Status::Corrupt(
+            fmt::format("{}: tensor \"{}\": \"shape\" must be an array, found {}", origin, name,
+                        JsonTypeName(field.value)));
       }
       t->shape.clear();
       size_t i = 0;
@@ -112,9 +116,13 @@ Status ParseTensorEntry(std::string_view origin, std::string_view name,
     }
     // Other keys are ignored, as the reference reader's serde struct ignores them.
   }
-  const char* missing = !seen_dtype ? "dtype" : !seen_shape ? "shape" : !seen_offsets ? "data_offsets" : nullptr;
+  const char* missing = !seen_dtype     ? "dtype"
+                        : !seen_shape   ? "shape"
+                        : !seen_offsets ? "data_offsets"
+                                        : nullptr;
   if (missing != nullptr) {
-    return Status::Corrupt(fmt::format("{}: tensor \"{}\": missing key \"{}\"", origin, name, missing));
+    return Status::Corrupt(
+        fmt::format("{}: tensor \"{}\": missing key \"{}\"", origin, name, missing));
   }
   // Element count, with overflow checks (ValidationOverflow in the reference reader).
   uint64_t elements = 1;
@@ -170,12 +178,15 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_s
   simdjson::dom::element root;
   // The header is followed by the rest of `bytes` (or the caller's padding): parse in place
   // when enough readable bytes follow it.
-  const bool in_place = padded || bytes.size() - kSafetensorsPrefix - n >= simdjson::SIMDJSON_PADDING;
-  VRAMFIT_RETURN_IF_ERROR(formats::ParseJson(parser, header, origin, kSafetensorsPrefix, &root, in_place));
+  const bool in_place =
+      padded || bytes.size() - kSafetensorsPrefix - n >= simdjson::SIMDJSON_PADDING;
+  VRAMFIT_RETURN_IF_ERROR(
+      formats::ParseJson(parser, header, origin, kSafetensorsPrefix, &root, in_place));
   simdjson::dom::object obj;
   if (root.get_object().get(obj)) {
-    return Status::Corrupt(fmt::format("{}: byte 8: expected the header to be a JSON object, found {}",
-                                       origin, JsonTypeName(root)));
+    return Status::Corrupt(
+        fmt::format("{}: byte 8: expected the header to be a JSON object, found {}", origin,
+                    JsonTypeName(root)));
   }
 
   SafetensorsFile file;
@@ -195,8 +206,9 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_s
       seen_metadata = true;
       simdjson::dom::object meta;
       if (field.value.get_object().get(meta)) {
-        return Status::Corrupt(fmt::format("{}: \"__metadata__\" must be an object of strings, found {}",
-                                           origin, JsonTypeName(field.value)));
+        return Status::Corrupt(
+            fmt::format("{}: \"__metadata__\" must be an object of strings, found {}", origin,
+                        JsonTypeName(field.value)));
       }
       for (auto m : meta) {
         std::string_view v;

@@ -52,7 +52,8 @@ Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json, std::strin
       for (auto m : meta) {
         if (m.key != "total_size") continue;
         if (index.has_total_size) {
-          return Status::Corrupt(fmt::format("{}: duplicate key \"metadata\".\"total_size\"", origin));
+          return Status::Corrupt(
+              fmt::format("{}: duplicate key \"metadata\".\"total_size\"", origin));
         }
         // Writers emit an integer; some emit a float with an integral value.
         if (m.value.is_uint64()) {

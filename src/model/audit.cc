@@ -60,7 +60,8 @@ void RunAudit(const ModelSpec* spec, Inventory* inv) {
     if (e.role == Role::kMtp) { mtp_bytes += e.info.bytes(); ++mtp_tensors; }
     if (e.role == Role::kEmbedding) {
       embed_bytes += e.info.bytes();
-      if (e.part == Part::kWeight && !e.info.shape.empty()) embed_rows = static_cast<int64_t>(e.info.shape[0]);
+      if (e.part == Part::kWeight && !e.info.shape.empty())
+        embed_rows = static_cast<int64_t>(e.info.shape[0]);
     }
     if (e.role == Role::kLmHead) lm_head_bytes += e.info.bytes();
     if (!IsCountedLinear(e.role) || e.layer < 0) continue;
@@ -72,8 +73,14 @@ void RunAudit(const ModelSpec* spec, Inventory* inv) {
     switch (e.part) {
       case Part::kWeight:
         m.value_bytes += e.info.bytes();
-        if (e.quantized) { m.quantized = true; m.packed_weight = true; if (n.ends_with("qweight")) m.qweight = &e.info; }
-        else if (IsWideFloat(e.info.dtype)) { m.wide_weight = true; m.weight_dtype = e.info.dtype; }
+        if (e.quantized) {
+          m.quantized = true;
+          m.packed_weight = true;
+          if (n.ends_with("qweight")) m.qweight = &e.info;
+        } else if (IsWideFloat(e.info.dtype)) {
+          m.wide_weight = true;
+          m.weight_dtype = e.info.dtype;
+        }
         break;
       case Part::kBias: m.bias_bytes += e.info.bytes(); break;
       case Part::kQuantMeta:
@@ -140,7 +147,8 @@ void RunAudit(const ModelSpec* spec, Inventory* inv) {
   }
 
   const bool claims = spec && spec->quant.quantized();
-  const std::string scheme = claims ? fmt::format("{} {}-bit", QuantMethodName(spec->quant.method), spec->quant.bits) : "";
+  const std::string scheme =
+      claims ? fmt::format("{} {}-bit", QuantMethodName(spec->quant.method), spec->quant.bits) : "";
   if (claims && a.quantized_linear == 0 && a.unquantized_linear > 0) {
     Add(inv, Severity::kError, "fake-quantization",
         fmt::format("config.json declares {} quantization, but all {} decoder projections are "
@@ -162,9 +170,10 @@ void RunAudit(const ModelSpec* spec, Inventory* inv) {
       list += fmt::format("{} x{} ({})", kind, v.first, core::FormatBytes(v.second));
     }
     Add(inv, Severity::kInfo, "partial-quantization",
-        fmt::format("{} of {} decoder projections are quantized; {} stay unquantized, holding {}: {}",
-                    a.quantized_linear, a.quantized_linear + a.unquantized_linear,
-                    a.unquantized_linear, core::FormatBytes(a.unquantized_linear_bytes), list),
+        fmt::format(
+            "{} of {} decoder projections are quantized; {} stay unquantized, holding {}: {}",
+            a.quantized_linear, a.quantized_linear + a.unquantized_linear, a.unquantized_linear,
+            core::FormatBytes(a.unquantized_linear_bytes), list),
         a.unquantized_linear_bytes);
     if (!uncovered_kinds.empty()) {
       std::string ul;
@@ -189,11 +198,12 @@ void RunAudit(const ModelSpec* spec, Inventory* inv) {
     const double pct = a.quantized_linear_bytes ? 100.0 * meta / a.quantized_linear_bytes : 0.0;
     const bool heavy = eff >= values * 1.5;
     Add(inv, heavy ? Severity::kWarning : Severity::kInfo, "group-overhead",
-        fmt::format("quantization metadata (scales, zero points, g_idx) adds {:.3f} bits per "
-                    "weight: {:.3f} effective bits over {:.0f}-bit values ({:.1f}% of the quantized "
-                    "projections' {}){}",
-                    eff - values, eff, values, pct, core::FormatBytes(a.quantized_linear_bytes),
-                    heavy ? "; this costs like a wider format: use a larger group size" : ""),
+        fmt::format(
+            "quantization metadata (scales, zero points, g_idx) adds {:.3f} bits per "
+            "weight: {:.3f} effective bits over {:.0f}-bit values ({:.1f}% of the quantized "
+            "projections' {}){}",
+            eff - values, eff, values, pct, core::FormatBytes(a.quantized_linear_bytes),
+            heavy ? "; this costs like a wider format: use a larger group size" : ""),
         meta);
   }
   if (duplicates > 0) {
@@ -206,34 +216,41 @@ void RunAudit(const ModelSpec* spec, Inventory* inv) {
     int64_t total = 0;
     for (const auto& [k, n] : layout_mismatch) total += n;
     Add(inv, Severity::kWarning, "scheme-mismatch",
-        fmt::format("{} quantized projections do not match the declared {} (group size {}): e.g. {}",
-                    total, scheme, spec->quant.group_size, first_mismatch),
+        fmt::format(
+            "{} quantized projections do not match the declared {} (group size {}): e.g. {}", total,
+            scheme, spec->quant.group_size, first_mismatch),
         0);
   }
   if (spec) {
     if (spec->tie_word_embeddings && lm_head_bytes == 0 && embed_bytes > 0) {
       Add(inv, Severity::kInfo, "tied-embeddings",
-          fmt::format("lm_head shares the input embedding ({}, counted once)", core::FormatBytes(embed_bytes)),
+          fmt::format("lm_head shares the input embedding ({}, counted once)",
+                      core::FormatBytes(embed_bytes)),
           embed_bytes);
     } else if (spec->tie_word_embeddings && lm_head_bytes > 0) {
       Add(inv, Severity::kWarning, "tied-embeddings-stored",
-          fmt::format("config ties lm_head to the embedding, but the checkpoint also stores lm_head "
-                      "({}); engines that tie will not load it", core::FormatBytes(lm_head_bytes)),
+          fmt::format(
+              "config ties lm_head to the embedding, but the checkpoint also stores lm_head "
+              "({}); engines that tie will not load it",
+              core::FormatBytes(lm_head_bytes)),
           lm_head_bytes);
-    } else if (!spec->tie_word_embeddings && lm_head_bytes == 0 && embed_bytes > 0 && !inv->tensors.empty()) {
+    } else if (!spec->tie_word_embeddings && lm_head_bytes == 0 && embed_bytes > 0 &&
+               !inv->tensors.empty()) {
       Add(inv, Severity::kWarning, "missing-lm-head",
           "config does not tie embeddings, but no lm_head tensor was found", 0);
     }
     if (embed_rows >= 0 && embed_rows != spec->vocab_size) {
       Add(inv, Severity::kWarning, "vocab-mismatch",
-          fmt::format("the embedding has {} rows, config.json says vocab_size {}", embed_rows, spec->vocab_size),
+          fmt::format("the embedding has {} rows, config.json says vocab_size {}", embed_rows,
+                      spec->vocab_size),
           0);
     }
   }
   if (mtp_tensors > 0) {
     Add(inv, Severity::kInfo, "mtp-layers",
         fmt::format("{} multi-token-prediction tensors ({}) are in the checkpoint; engines load "
-                    "them only for speculative decoding", mtp_tensors, core::FormatBytes(mtp_bytes)),
+                    "them only for speculative decoding",
+                    mtp_tensors, core::FormatBytes(mtp_bytes)),
         mtp_bytes);
   }
 }

@@ -22,10 +22,13 @@ TensorInfo T(const std::string& name, Dtype d, std::vector<uint64_t> shape) {
 
 ModelSpec Spec(const std::string& quant, bool tie = false) {
   auto s = ModelSpecFromConfigJson(
-      R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":256,"num_hidden_layers":1,
+      R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":256,)"
+      R"("num_hidden_layers":1,
           "num_attention_heads":2,"intermediate_size":512,"vocab_size":1000,"torch_dtype":"float16",
-          "tie_word_embeddings":)" + std::string(tie ? "true" : "false") +
-          (quant.empty() ? "" : ",\"quantization_config\":" + quant) + "}", "c");
+          "tie_word_embeddings":)" +
+          std::string(tie ? "true" : "false") +
+          (quant.empty() ? "" : ",\"quantization_config\":" + quant) + "}",
+      "c");
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   return *s;
 }
@@ -46,20 +49,28 @@ TEST(Roles, Classify) {
   using model::ClassifyTensor;
   EXPECT_EQ(ClassifyTensor("model.layers.3.self_attn.q_proj.qweight", 48).role, Role::kAttnProj);
   EXPECT_EQ(ClassifyTensor("model.layers.3.self_attn.q_proj.qweight", 48).layer, 3);
-  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.experts.7.down_proj.scales", 48).part, Part::kQuantMeta);
-  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.experts.7.down_proj.scales", 48).role, Role::kExpertProj);
+  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.experts.7.down_proj.scales", 48).part,
+            Part::kQuantMeta);
+  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.experts.7.down_proj.scales", 48).role,
+            Role::kExpertProj);
   EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.gate.weight", 48).role, Role::kRouter);
-  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.shared_expert_gate.weight", 48).role, Role::kSharedExpertGate);
-  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.shared_expert.up_proj.weight", 48).role, Role::kSharedExpertProj);
-  EXPECT_EQ(ClassifyTensor("model.layers.0.linear_attn.in_proj_qkvz.weight", 48).role, Role::kLinearAttnProj);
+  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.shared_expert_gate.weight", 48).role,
+            Role::kSharedExpertGate);
+  EXPECT_EQ(ClassifyTensor("model.layers.3.mlp.shared_expert.up_proj.weight", 48).role,
+            Role::kSharedExpertProj);
+  EXPECT_EQ(ClassifyTensor("model.layers.0.linear_attn.in_proj_qkvz.weight", 48).role,
+            Role::kLinearAttnProj);
   EXPECT_EQ(ClassifyTensor("model.layers.0.linear_attn.A_log", 48).role, Role::kLinearAttnState);
-  EXPECT_EQ(ClassifyTensor("model.layers.0.self_attn.kv_a_proj_with_mqa.weight", 61).role, Role::kMlaProj);
+  EXPECT_EQ(ClassifyTensor("model.layers.0.self_attn.kv_a_proj_with_mqa.weight", 61).role,
+            Role::kMlaProj);
   EXPECT_EQ(ClassifyTensor("model.layers.0.self_attn.kv_a_layernorm.weight", 61).role, Role::kNorm);
   EXPECT_EQ(ClassifyTensor("model.layers.61.mlp.experts.0.up_proj.weight", 61).role, Role::kMtp);
   EXPECT_EQ(ClassifyTensor("mtp.layers.0.mlp.gate.weight", 48).role, Role::kMtp);
   EXPECT_EQ(ClassifyTensor("model.visual.blocks.0.attn.qkv.weight", 48).role, Role::kVision);
-  EXPECT_EQ(ClassifyTensor("vision_tower.vision_model.encoder.layers.0.mlp.fc1.weight", 48).role, Role::kVision);
-  EXPECT_EQ(ClassifyTensor("multi_modal_projector.mm_input_projection_weight", 48).role, Role::kProjector);
+  EXPECT_EQ(ClassifyTensor("vision_tower.vision_model.encoder.layers.0.mlp.fc1.weight", 48).role,
+            Role::kVision);
+  EXPECT_EQ(ClassifyTensor("multi_modal_projector.mm_input_projection_weight", 48).role,
+            Role::kProjector);
   EXPECT_EQ(ClassifyTensor("model.language_model.embed_tokens.weight", 48).role, Role::kEmbedding);
   EXPECT_EQ(ClassifyTensor("lm_head.weight", 48).role, Role::kLmHead);
   EXPECT_EQ(ClassifyTensor("model.norm.weight", 48).role, Role::kNorm);
@@ -84,8 +95,9 @@ TEST(Inventory, PackedParametersAreUnpacked) {
 }
 
 TEST(Inventory, Mxfp4BlocksCountTwoPerByte) {
-  Inventory inv = Build(nullptr, {T("model.layers.0.mlp.experts.down_proj_blocks", Dtype::kU8, {4, 2880, 90, 16}),
-                                  T("model.layers.0.mlp.experts.down_proj_scales", Dtype::kU8, {4, 2880, 90})});
+  Inventory inv = Build(
+      nullptr, {T("model.layers.0.mlp.experts.down_proj_blocks", Dtype::kU8, {4, 2880, 90, 16}),
+                T("model.layers.0.mlp.experts.down_proj_scales", Dtype::kU8, {4, 2880, 90})});
   EXPECT_EQ(inv.parameters, 4u * 2880 * 2880);
 }
 
@@ -96,21 +108,24 @@ TEST(Audit, FakeQuantizationIsAnError) {
   const Finding* f = Find(inv, "fake-quantization");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kError);
-  EXPECT_EQ(f->message,
-            "config.json declares awq 4-bit quantization, but all 2 decoder projections are stored as "
-            "F16 (384.00 KiB): the weights are not quantized, and an engine will either reject the "
-            "checkpoint or load it at 16 bits");
+  EXPECT_EQ(
+      f->message,
+      "config.json declares awq 4-bit quantization, but all 2 decoder projections are stored as "
+      "F16 (384.00 KiB): the weights are not quantized, and an engine will either reject the "
+      "checkpoint or load it at 16 bits");
   EXPECT_EQ(f->bytes, (256u * 256 + 512 * 256) * 2);
 }
 
 TEST(Audit, PartialAndSilentFallback) {
   ModelSpec s = Spec(R"({"quant_method":"compressed-tensors","format":"pack-quantized",
-      "config_groups":{"g":{"targets":["Linear"],"weights":{"num_bits":4,"strategy":"group","group_size":128}}},
+      "config_groups":{"g":{"targets":["Linear"],"weights":{"num_bits":4,"strategy":"group",)"
+          R"("group_size":128}}},
       "ignore":["re:.*o_proj$"]})");
-  Inventory inv = Build(&s, {T("model.layers.0.self_attn.q_proj.weight_packed", Dtype::kI32, {256, 32}),
-                             T("model.layers.0.self_attn.q_proj.weight_scale", Dtype::kF16, {256, 2}),
-                             T("model.layers.0.self_attn.o_proj.weight", Dtype::kF16, {256, 256}),
-                             T("model.layers.0.mlp.down_proj.weight", Dtype::kF16, {256, 512})});
+  Inventory inv =
+      Build(&s, {T("model.layers.0.self_attn.q_proj.weight_packed", Dtype::kI32, {256, 32}),
+                 T("model.layers.0.self_attn.q_proj.weight_scale", Dtype::kF16, {256, 2}),
+                 T("model.layers.0.self_attn.o_proj.weight", Dtype::kF16, {256, 256}),
+                 T("model.layers.0.mlp.down_proj.weight", Dtype::kF16, {256, 512})});
   EXPECT_EQ(inv.audit.quantized_linear, 1);
   EXPECT_EQ(inv.audit.unquantized_linear, 2);
   ASSERT_NE(Find(inv, "partial-quantization"), nullptr);
@@ -121,7 +136,8 @@ TEST(Audit, PartialAndSilentFallback) {
 }
 
 TEST(Audit, SmallGroupCostsLikeEightBit) {
-  // 4-bit with group 16 and F32 scales + I32 zeros: values 4 bits, F32 scales + I32 zeros + g_idx add 2.31 bits.
+  // 4-bit with group 16 and F32 scales + I32 zeros: values 4 bits, F32 scales + I32 zeros + g_idx
+  // add 2.31 bits.
   ModelSpec s = Spec(R"({"quant_method":"gptq","bits":4,"group_size":16})");
   Inventory inv = Build(&s, {T("model.layers.0.mlp.up_proj.qweight", Dtype::kI32, {32, 512}),
                              T("model.layers.0.mlp.up_proj.qzeros", Dtype::kI32, {16, 64}),
@@ -130,7 +146,8 @@ TEST(Audit, SmallGroupCostsLikeEightBit) {
   const Finding* f = Find(inv, "group-overhead");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kWarning);
-  EXPECT_NE(f->message.find("6.312 effective bits over 4-bit values"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("6.312 effective bits over 4-bit values"), std::string::npos)
+      << f->message;
 }
 
 TEST(Audit, SchemeMismatchFromHeaders) {
@@ -142,7 +159,8 @@ TEST(Audit, SchemeMismatchFromHeaders) {
                              T("model.layers.0.mlp.up_proj.g_idx", Dtype::kI32, {256})});
   const Finding* f = Find(inv, "scheme-mismatch");
   ASSERT_NE(f, nullptr);
-  EXPECT_NE(f->message.find("model.layers.0.mlp.up_proj holds 8-bit values in groups of 64"), std::string::npos)
+  EXPECT_NE(f->message.find("model.layers.0.mlp.up_proj holds 8-bit values in groups of 64"),
+            std::string::npos)
       << f->message;
 }
 
@@ -169,16 +187,19 @@ TEST(Audit, UndeclaredQuantization) {
 
 TEST(Synthesize, RefusesAbsurdTensorCounts) {
   auto s = ModelSpecFromConfigJson(
-      R"({"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":4096,"num_attention_heads":4,
+      R"({"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":4096,)"
+      R"("num_attention_heads":4,
           "intermediate_size":128,"vocab_size":100,"num_experts":65536,"num_experts_per_tok":8,
-          "moe_intermediate_size":64})", "c");
+          "moe_intermediate_size":64})",
+      "c");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   auto t = SynthesizeTensors(*s);
   ASSERT_FALSE(t.ok());
   // 4096 layers x (3 x 65536 experts + 11 linears) x 7 tensors + 8 per layer + 24 = 5,637,492,760.
-  EXPECT_EQ(t.status().message(),
-            "config.json: these dimensions imply about 5637492760 tensors, more than any real checkpoint "
-            "(limit 5000000): check num_hidden_layers, num_experts and the vision depth");
+  EXPECT_EQ(
+      t.status().message(),
+      "config.json: these dimensions imply about 5637492760 tensors, more than any real checkpoint "
+      "(limit 5000000): check num_hidden_layers, num_experts and the vision depth");
 }
 
 }  // namespace

@@ -23,7 +23,15 @@ enum class SwaRule {
   kPattern,      // layer i global iff (i+1) % pattern == 0, default pattern 6 (Gemma 3)
 };
 enum class MoeRule { kNone, kQwen, kMixtral, kDeepseek, kGptOss };
-enum class NameStyle { kDefault, kQwenVl2, kLanguageModel, kGemma3Mm, kMixtral, kGptOss, kDeepseek };
+enum class NameStyle {
+  kDefault,
+  kQwenVl2,
+  kLanguageModel,
+  kGemma3Mm,
+  kMixtral,
+  kGptOss,
+  kDeepseek
+};
 
 struct Family {
   const char* model_type;   // text model_type this row matches
@@ -41,30 +49,54 @@ struct Family {
 
 // One row per text model_type. Order does not matter.
 constexpr std::array<Family, 24> kFamilies = {{
-    {"qwen2", "qwen2", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone, NameStyle::kDefault, false, 0},
-    {"qwen2_moe", "qwen2_moe", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kQwen, NameStyle::kDefault, false, 0},
-    {"qwen2_vl", "qwen2_vl", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone, NameStyle::kQwenVl2, false, 0},
-    {"qwen2_vl_text", "qwen2_vl", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone, NameStyle::kQwenVl2, false, 0},
-    {"qwen2_5_vl", "qwen2_5_vl", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone, NameStyle::kQwenVl2, false, 0},
-    {"qwen2_5_vl_text", "qwen2_5_vl", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone, NameStyle::kQwenVl2, false, 0},
-    {"qwen3", "qwen3", false, true, false, false, SwaRule::kQwenFlag, MoeRule::kNone, NameStyle::kDefault, false, 0},
-    {"qwen3_moe", "qwen3_moe", false, true, false, false, SwaRule::kQwenFlag, MoeRule::kQwen, NameStyle::kDefault, false, 0},
-    {"qwen3_vl_text", "qwen3_vl", false, true, false, false, SwaRule::kNone, MoeRule::kNone, NameStyle::kLanguageModel, false, 0},
-    {"qwen3_vl_moe_text", "qwen3_vl_moe", false, true, false, false, SwaRule::kNone, MoeRule::kQwen, NameStyle::kLanguageModel, false, 0},
-    {"qwen3_next", "qwen3_next", false, true, true, false, SwaRule::kNone, MoeRule::kQwen, NameStyle::kDefault, false, 1},
-    {"qwen3_5_text", "qwen3_5", false, true, true, false, SwaRule::kNone, MoeRule::kQwen, NameStyle::kLanguageModel, false, 0},
-    {"qwen3_5_moe_text", "qwen3_5_moe", false, true, true, false, SwaRule::kNone, MoeRule::kQwen, NameStyle::kLanguageModel, false, 0},
-    {"llama", "llama", false, false, false, false, SwaRule::kNone, MoeRule::kNone, NameStyle::kDefault, false, 0},
-    {"mistral", "mistral", false, false, false, false, SwaRule::kWhenSet, MoeRule::kNone, NameStyle::kDefault, false, 0},
-    {"mixtral", "mixtral", false, false, false, false, SwaRule::kWhenSet, MoeRule::kMixtral, NameStyle::kMixtral, false, 0},
-    {"deepseek_v2", "deepseek_v2", false, false, false, true, SwaRule::kNone, MoeRule::kDeepseek, NameStyle::kDeepseek, false, 0},
-    {"deepseek_v3", "deepseek_v3", false, false, false, true, SwaRule::kNone, MoeRule::kDeepseek, NameStyle::kDeepseek, false, 0},
-    {"gemma2", "gemma2", false, false, false, false, SwaRule::kAlternate, MoeRule::kNone, NameStyle::kDefault, true, 0},
-    {"gemma3_text", "gemma3", false, true, false, false, SwaRule::kPattern, MoeRule::kNone, NameStyle::kDefault, true, 0},
-    {"gemma3", "gemma3", false, true, false, false, SwaRule::kPattern, MoeRule::kNone, NameStyle::kGemma3Mm, true, 0},
-    {"gpt_oss", "gpt_oss", true, false, false, false, SwaRule::kNone, MoeRule::kGptOss, NameStyle::kGptOss, false, 0},
-    {"qwen3_vl", "qwen3_vl", false, true, false, false, SwaRule::kNone, MoeRule::kNone, NameStyle::kLanguageModel, false, 0},
-    {"qwen3_5_moe", "qwen3_5_moe", false, true, true, false, SwaRule::kNone, MoeRule::kQwen, NameStyle::kLanguageModel, false, 0},
+    {"qwen2", "qwen2", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone,
+     NameStyle::kDefault, false, 0},
+    {"qwen2_moe", "qwen2_moe", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kQwen,
+     NameStyle::kDefault, false, 0},
+    {"qwen2_vl", "qwen2_vl", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone,
+     NameStyle::kQwenVl2, false, 0},
+    {"qwen2_vl_text", "qwen2_vl", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone,
+     NameStyle::kQwenVl2, false, 0},
+    {"qwen2_5_vl", "qwen2_5_vl", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone,
+     NameStyle::kQwenVl2, false, 0},
+    {"qwen2_5_vl_text", "qwen2_5_vl", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone,
+     NameStyle::kQwenVl2, false, 0},
+    {"qwen3", "qwen3", false, true, false, false, SwaRule::kQwenFlag, MoeRule::kNone,
+     NameStyle::kDefault, false, 0},
+    {"qwen3_moe", "qwen3_moe", false, true, false, false, SwaRule::kQwenFlag, MoeRule::kQwen,
+     NameStyle::kDefault, false, 0},
+    {"qwen3_vl_text", "qwen3_vl", false, true, false, false, SwaRule::kNone, MoeRule::kNone,
+     NameStyle::kLanguageModel, false, 0},
+    {"qwen3_vl_moe_text", "qwen3_vl_moe", false, true, false, false, SwaRule::kNone, MoeRule::kQwen,
+     NameStyle::kLanguageModel, false, 0},
+    {"qwen3_next", "qwen3_next", false, true, true, false, SwaRule::kNone, MoeRule::kQwen,
+     NameStyle::kDefault, false, 1},
+    {"qwen3_5_text", "qwen3_5", false, true, true, false, SwaRule::kNone, MoeRule::kQwen,
+     NameStyle::kLanguageModel, false, 0},
+    {"qwen3_5_moe_text", "qwen3_5_moe", false, true, true, false, SwaRule::kNone, MoeRule::kQwen,
+     NameStyle::kLanguageModel, false, 0},
+    {"llama", "llama", false, false, false, false, SwaRule::kNone, MoeRule::kNone,
+     NameStyle::kDefault, false, 0},
+    {"mistral", "mistral", false, false, false, false, SwaRule::kWhenSet, MoeRule::kNone,
+     NameStyle::kDefault, false, 0},
+    {"mixtral", "mixtral", false, false, false, false, SwaRule::kWhenSet, MoeRule::kMixtral,
+     NameStyle::kMixtral, false, 0},
+    {"deepseek_v2", "deepseek_v2", false, false, false, true, SwaRule::kNone, MoeRule::kDeepseek,
+     NameStyle::kDeepseek, false, 0},
+    {"deepseek_v3", "deepseek_v3", false, false, false, true, SwaRule::kNone, MoeRule::kDeepseek,
+     NameStyle::kDeepseek, false, 0},
+    {"gemma2", "gemma2", false, false, false, false, SwaRule::kAlternate, MoeRule::kNone,
+     NameStyle::kDefault, true, 0},
+    {"gemma3_text", "gemma3", false, true, false, false, SwaRule::kPattern, MoeRule::kNone,
+     NameStyle::kDefault, true, 0},
+    {"gemma3", "gemma3", false, true, false, false, SwaRule::kPattern, MoeRule::kNone,
+     NameStyle::kGemma3Mm, true, 0},
+    {"gpt_oss", "gpt_oss", true, false, false, false, SwaRule::kNone, MoeRule::kGptOss,
+     NameStyle::kGptOss, false, 0},
+    {"qwen3_vl", "qwen3_vl", false, true, false, false, SwaRule::kNone, MoeRule::kNone,
+     NameStyle::kLanguageModel, false, 0},
+    {"qwen3_5_moe", "qwen3_5_moe", false, true, true, false, SwaRule::kNone, MoeRule::kQwen,
+     NameStyle::kLanguageModel, false, 0},
 }};
 
 // The generic decoder: a Llama-shaped model.
@@ -154,7 +186,8 @@ int64_t ModelSpec::CountMoeLayers() const {
 }
 
 // Declared in src/model/quant.cc.
-QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw, std::vector<std::string>* warnings);
+QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
+                               std::vector<std::string>* warnings);
 
 Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin) {
   const RawConfig& t = top.text_config ? *top.text_config : top;
@@ -175,8 +208,10 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   spec.family = fam->family;
   // Gemma 3's multimodal wrapper names tensors differently from the text-only model.
   NameStyle names = fam->names;
-  if (std::string_view(fam->family) == "gemma3" && top.model_type == "gemma3") names = NameStyle::kGemma3Mm;
-  if (std::string_view(fam->family) == "gemma3" && top.model_type != "gemma3") names = NameStyle::kDefault;
+  if (std::string_view(fam->family) == "gemma3" && top.model_type == "gemma3")
+    names = NameStyle::kGemma3Mm;
+  if (std::string_view(fam->family) == "gemma3" && top.model_type != "gemma3")
+    names = NameStyle::kDefault;
   ApplyNaming(names, *fam, &spec);
 
   // Core dimensions.
@@ -185,7 +220,8 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   const auto heads = Pick(t, top, &RawConfig::num_attention_heads);
   auto vocab = Pick(t, top, &RawConfig::vocab_size);
   if (!hidden) return Bad(origin, "hidden_size", "missing: every decoder config must give it");
-  if (!layers) return Bad(origin, "num_hidden_layers", "missing: every decoder config must give it");
+  if (!layers)
+    return Bad(origin, "num_hidden_layers", "missing: every decoder config must give it");
   if (!heads && !fam->mla) return Bad(origin, "num_attention_heads", "missing");
   if (!vocab) {
     if (spec.family == "gemma3") {
@@ -234,12 +270,14 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     base.head_dim = spec.hidden_size / base.num_heads;
   }
   if (base.num_heads > 0 && base.num_kv_heads > base.num_heads) {
-    return Bad(origin, "num_key_value_heads",
-               fmt::format("{} KV heads exceed {} attention heads", base.num_kv_heads, base.num_heads));
+    return Bad(
+        origin, "num_key_value_heads",
+        fmt::format("{} KV heads exceed {} attention heads", base.num_kv_heads, base.num_heads));
   }
   if (base.num_heads > 0 && base.num_heads % base.num_kv_heads != 0) {
     return Bad(origin, "num_key_value_heads",
-               fmt::format("{} KV heads do not divide {} attention heads", base.num_kv_heads, base.num_heads));
+               fmt::format("{} KV heads do not divide {} attention heads", base.num_kv_heads,
+                           base.num_heads));
   }
   const auto attn_bias = Pick(t, top, &RawConfig::attention_bias);
   base.qkv_bias = attn_bias ? *attn_bias : fam->qkv_bias;
@@ -255,7 +293,11 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     const auto nope = Pick(t, top, &RawConfig::qk_nope_head_dim);
     const auto vhd = Pick(t, top, &RawConfig::v_head_dim);
     if (!kvr || !rope || !nope || !vhd) {
-      return Bad(origin, !kvr ? "kv_lora_rank" : !rope ? "qk_rope_head_dim" : !nope ? "qk_nope_head_dim" : "v_head_dim",
+      return Bad(origin,
+                 !kvr    ? "kv_lora_rank"
+                 : !rope ? "qk_rope_head_dim"
+                 : !nope ? "qk_nope_head_dim"
+                         : "v_head_dim",
                  "missing: MLA (DeepSeek) configs must give kv_lora_rank, qk_rope_head_dim, "
                  "qk_nope_head_dim and v_head_dim");
     }
@@ -272,17 +314,20 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   // Which layers are which.
   const int64_t n = *layers;
   std::vector<AttentionKind> kinds(n, base.kind);
-  const std::vector<std::string>& layer_types = !t.layer_types.empty() ? t.layer_types : top.layer_types;
+  const std::vector<std::string>& layer_types =
+      !t.layer_types.empty() ? t.layer_types : top.layer_types;
   const auto window = Pick(t, top, &RawConfig::sliding_window);
   if (!layer_types.empty()) {
     if (static_cast<int64_t>(layer_types.size()) != n) {
-      return Bad(origin, "layer_types",
-                 fmt::format("lists {} layers, but num_hidden_layers is {}", layer_types.size(), n));
+      return Bad(
+          origin, "layer_types",
+          fmt::format("lists {} layers, but num_hidden_layers is {}", layer_types.size(), n));
     }
     for (int64_t i = 0; i < n; ++i) {
       const std::string& lt = layer_types[i];
       if (lt == "full_attention" || lt == "attention") kinds[i] = base.kind;
-      else if (lt == "sliding_attention" || lt == "chunked_attention") kinds[i] = AttentionKind::kSliding;
+      else if (lt == "sliding_attention" || lt == "chunked_attention")
+        kinds[i] = AttentionKind::kSliding;
       else if (lt == "linear_attention") kinds[i] = AttentionKind::kLinear;
       else return Bad(origin, fmt::format("layer_types[{}]", i),
                       fmt::format("expected full_attention, sliding_attention, chunked_attention "
@@ -327,7 +372,8 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
       if (spec.family == "gemma3") {
         spec.warnings.push_back("sliding_window absent: using Gemma3TextConfig's default 4096");
       } else {
-        return Bad(origin, "sliding_window", "sliding-attention layers are declared but no window is given");
+        return Bad(origin, "sliding_window",
+                   "sliding-attention layers are declared but no window is given");
       }
     }
   }
@@ -342,7 +388,12 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     const auto vd = Pick(t, top, &RawConfig::linear_value_head_dim);
     const auto ck = Pick(t, top, &RawConfig::linear_conv_kernel_dim);
     if (!kh || !vh || !kd || !vd || !ck) {
-      return Bad(origin, !kh ? "linear_num_key_heads" : !vh ? "linear_num_value_heads" : !kd ? "linear_key_head_dim" : !vd ? "linear_value_head_dim" : "linear_conv_kernel_dim",
+      return Bad(origin,
+                 !kh   ? "linear_num_key_heads"
+                 : !vh ? "linear_num_value_heads"
+                 : !kd ? "linear_key_head_dim"
+                 : !vd ? "linear_value_head_dim"
+                       : "linear_conv_kernel_dim",
                  "missing: linear-attention layers need linear_num_key_heads, "
                  "linear_num_value_heads, linear_key_head_dim, linear_value_head_dim and "
                  "linear_conv_kernel_dim");
@@ -372,9 +423,11 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     for (const auto& x : xs) if (x) return *x;
     return 0;
   };
-  moe.num_experts = first({Pick(t, top, &RawConfig::num_experts), Pick(t, top, &RawConfig::num_local_experts),
-                           Pick(t, top, &RawConfig::n_routed_experts)});
-  moe.experts_per_token = first({Pick(t, top, &RawConfig::num_experts_per_tok), Pick(t, top, &RawConfig::experts_per_token)});
+  moe.num_experts =
+      first({Pick(t, top, &RawConfig::num_experts), Pick(t, top, &RawConfig::num_local_experts),
+             Pick(t, top, &RawConfig::n_routed_experts)});
+  moe.experts_per_token = first(
+      {Pick(t, top, &RawConfig::num_experts_per_tok), Pick(t, top, &RawConfig::experts_per_token)});
   const auto moe_inter = Pick(t, top, &RawConfig::moe_intermediate_size);
   moe.expert_intermediate_size = moe_inter ? *moe_inter : dense.intermediate_size;
   if (moe.num_experts > 0) {
@@ -383,7 +436,8 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
       case MoeRule::kQwen: {
         const auto step = Pick(t, top, &RawConfig::decoder_sparse_step);
         const int64_t s = step && *step > 0 ? *step : 1;
-        const std::vector<int64_t>& only = !t.mlp_only_layers.empty() ? t.mlp_only_layers : top.mlp_only_layers;
+        const std::vector<int64_t>& only =
+            !t.mlp_only_layers.empty() ? t.mlp_only_layers : top.mlp_only_layers;
         for (int64_t i = 0; i < n; ++i) {
           is_moe[i] = std::find(only.begin(), only.end(), i) == only.end() && (i + 1) % s == 0;
         }
@@ -438,13 +492,15 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     LayerSpec& l = spec.layers[i];
     l.attention = kinds[i] == AttentionKind::kLinear ? lin : base;
     l.attention.kind = kinds[i];
-    if (kinds[i] == AttentionKind::kSliding) l.attention.sliding_window = window && *window > 0 ? *window : 4096;
+    if (kinds[i] == AttentionKind::kSliding)
+      l.attention.sliding_window = window && *window > 0 ? *window : 4096;
     l.mlp = is_moe[i] ? moe : dense;
   }
 
   spec.mtp_layers = first({Pick(t, top, &RawConfig::num_nextn_predict_layers),
                            Pick(t, top, &RawConfig::mtp_num_hidden_layers)});
-  if (!Pick(t, top, &RawConfig::num_nextn_predict_layers) && !Pick(t, top, &RawConfig::mtp_num_hidden_layers)) {
+  if (!Pick(t, top, &RawConfig::num_nextn_predict_layers) &&
+      !Pick(t, top, &RawConfig::mtp_num_hidden_layers)) {
     spec.mtp_layers = fam->mtp_default;
   }
 
@@ -453,15 +509,19 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   if (v.present) {
     VisionSpec& vs = spec.vision;
     vs.kind = spec.family == "qwen2_5_vl" ? VisionKind::kQwen25Vl
-            : spec.family == "qwen2_vl" ? VisionKind::kQwen2Vl
-            : (spec.family == "qwen3_vl" || spec.family == "qwen3_vl_moe" || spec.family == "qwen3_5" ||
-               spec.family == "qwen3_5_moe") ? VisionKind::kQwen3Vl
-            : spec.family == "gemma3" ? VisionKind::kSiglip : VisionKind::kOther;
+              : spec.family == "qwen2_vl" ? VisionKind::kQwen2Vl
+              : (spec.family == "qwen3_vl" || spec.family == "qwen3_vl_moe" ||
+                 spec.family == "qwen3_5" || spec.family == "qwen3_5_moe")
+                  ? VisionKind::kQwen3Vl
+              : spec.family == "gemma3" ? VisionKind::kSiglip
+                                        : VisionKind::kOther;
     vs.depth = v.depth ? *v.depth : (v.num_hidden_layers ? *v.num_hidden_layers : 0);
     vs.hidden_size = v.hidden_size ? *v.hidden_size : (v.embed_dim ? *v.embed_dim : 0);
     vs.intermediate_size = v.intermediate_size ? *v.intermediate_size : 0;
-    vs.num_heads = v.num_heads ? *v.num_heads : (v.num_attention_heads ? *v.num_attention_heads : 0);
-    vs.patch_size = v.patch_size ? *v.patch_size : (v.spatial_patch_size ? *v.spatial_patch_size : 14);
+    vs.num_heads =
+        v.num_heads ? *v.num_heads : (v.num_attention_heads ? *v.num_attention_heads : 0);
+    vs.patch_size =
+        v.patch_size ? *v.patch_size : (v.spatial_patch_size ? *v.spatial_patch_size : 14);
     vs.temporal_patch_size = v.temporal_patch_size ? *v.temporal_patch_size : 1;
     vs.spatial_merge_size = v.spatial_merge_size ? *v.spatial_merge_size : 1;
     vs.in_channels = v.in_channels ? *v.in_channels : (v.num_channels ? *v.num_channels : 3);

@@ -94,7 +94,9 @@ TEST(ModelSpec, MixtralMoe) {
 
 TEST(ModelSpec, UnknownArchitectureIsGenericWithWarning) {
   auto s = ModelSpecFromConfigJson(R"({"architectures":["FooForCausalLM"],"model_type":"foo",
-      "hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100})", "c");
+      "hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,)"
+          R"("vocab_size":100})",
+                                   "c");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_TRUE(s->generic);
   ASSERT_FALSE(s->warnings.empty());
@@ -102,21 +104,29 @@ TEST(ModelSpec, UnknownArchitectureIsGenericWithWarning) {
 }
 
 TEST(ModelSpec, BadConfigs) {
-  auto msg = [](const char* json) { return ModelSpecFromConfigJson(json, "config.json").status().message(); };
+  auto msg = [](const char* json) {
+    return ModelSpecFromConfigJson(json, "config.json").status().message();
+  };
   EXPECT_EQ(msg(R"({"model_type":"llama","num_hidden_layers":2})"),
             "config.json: \"hidden_size\": missing: every decoder config must give it");
-  EXPECT_EQ(msg(R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+  EXPECT_EQ(
+      msg(R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
                    "num_key_value_heads":3,"intermediate_size":8,"vocab_size":10})"),
-            "config.json: \"num_key_value_heads\": 3 KV heads do not divide 4 attention heads");
-  EXPECT_EQ(msg(R"({"model_type":"qwen3","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+      "config.json: \"num_key_value_heads\": 3 KV heads do not divide 4 attention heads");
+  EXPECT_EQ(
+      msg(R"({"model_type":"qwen3","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
                    "intermediate_size":8,"vocab_size":10,"layer_types":["full_attention"]})"),
-            "config.json: \"layer_types\": lists 1 layers, but num_hidden_layers is 2");
-  EXPECT_EQ(msg(R"({"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
-                   "intermediate_size":8,"vocab_size":10,"num_experts":8,"num_experts_per_tok":9,"moe_intermediate_size":4})"),
-            "config.json: \"num_experts_per_tok\": expected 1..8 experts per token, found 9");
-  EXPECT_EQ(msg(R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+      "config.json: \"layer_types\": lists 1 layers, but num_hidden_layers is 2");
+  EXPECT_EQ(
+      msg(R"({"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":2,)"
+      R"("num_attention_heads":4,
+                   "intermediate_size":8,"vocab_size":10,"num_experts":8,)"
+                       R"("num_experts_per_tok":9,"moe_intermediate_size":4})"),
+      "config.json: \"num_experts_per_tok\": expected 1..8 experts per token, found 9");
+  EXPECT_EQ(
+      msg(R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
                    "intermediate_size":8,"vocab_size":10,"torch_dtype":"float8"})"),
-            "config.json: \"torch_dtype\": expected bfloat16, float16 or float32, found \"float8\"");
+      "config.json: \"torch_dtype\": expected bfloat16, float16 or float32, found \"float8\"");
 }
 
 }  // namespace

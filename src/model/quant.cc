@@ -63,7 +63,8 @@ bool RegexMatchStart(const std::string& pattern, std::string_view s) {
   }
   if (!it->second) return false;
   try {
-    return std::regex_search(s.begin(), s.end(), *it->second, std::regex_constants::match_continuous);
+    return std::regex_search(s.begin(), s.end(), *it->second,
+                             std::regex_constants::match_continuous);
   } catch (const std::regex_error&) {
     return false;  // e.g. error_complexity on a pathological pattern
   }
@@ -96,7 +97,8 @@ const char* QuantMethodName(QuantMethod m) {
   return "?";
 }
 
-QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw, std::vector<std::string>* warnings) {
+QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
+                               std::vector<std::string>* warnings) {
   QuantScheme q;
   if (!raw.present) return q;
   q.method_text = raw.quant_method;
@@ -117,7 +119,8 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw, std::vector<s
     else if (q.format == "marlin") q.layout = QuantLayout::kAwqMarlin;
     else {
       q.layout = QuantLayout::kAwqGemm;
-      warnings->push_back(fmt::format("awq version \"{}\" is unknown: assuming the gemm layout", q.format));
+      warnings->push_back(
+          fmt::format("awq version \"{}\" is unknown: assuming the gemm layout", q.format));
     }
     q.not_converted_substrings = raw.modules_to_not_convert;
     q.lm_head_quantized = raw.lm_head.value_or(false);
@@ -131,12 +134,14 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw, std::vector<s
     q.format = raw.checkpoint_format.empty() ? "gptq" : raw.checkpoint_format;
     if (q.format != "gptq" && q.format != "gptq_v2") {
       warnings->push_back(fmt::format(
-          "gptq checkpoint_format \"{}\": only gptq/gptq_v2 layouts are modelled exactly", q.format));
+          "gptq checkpoint_format \"{}\": only gptq/gptq_v2 layouts are modelled exactly",
+          q.format));
     }
     q.lm_head_quantized = raw.lm_head.value_or(false);
     for (const auto& d : raw.dynamic) {
       if (!ValidRegex(d.pattern)) {
-        warnings->push_back(fmt::format("gptq dynamic pattern \"{}\" is not a valid regex: ignored", d.pattern));
+        warnings->push_back(
+            fmt::format("gptq dynamic pattern \"{}\" is not a valid regex: ignored", d.pattern));
         continue;
       }
       q.dynamic.push_back({d.pattern, d.skip, static_cast<int>(d.bits.value_or(q.bits)),
@@ -149,7 +154,8 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw, std::vector<s
     q.ignore = raw.ignore;
     for (const std::string& s : q.ignore) {
       if (s.rfind("re:", 0) == 0 && !ValidRegex(s.substr(3))) {
-        warnings->push_back(fmt::format("compressed-tensors ignore pattern \"{}\" is not a valid regex", s));
+        warnings->push_back(
+            fmt::format("compressed-tensors ignore pattern \"{}\" is not a valid regex", s));
       }
     }
     const formats::RawQuantGroup* g = nullptr;
@@ -169,7 +175,8 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw, std::vector<s
     q.bits = static_cast<int>(*g->num_bits);
     q.symmetric = g->symmetric.value_or(true);
     q.act_order = g->actorder == "group";
-    q.group_size = (g->strategy == "group" || g->strategy == "tensor_group") ? g->group_size.value_or(128) : 0;
+    q.group_size =
+        (g->strategy == "group" || g->strategy == "tensor_group") ? g->group_size.value_or(128) : 0;
     if (q.group_size < 0) q.group_size = 0;
     q.block_size = g->block_structure;
     q.strategy = g->strategy;
@@ -178,12 +185,18 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw, std::vector<s
     const std::string& f = q.format;
     if (f == "pack-quantized") q.layout = QuantLayout::kCtPacked;
     else if (f == "float-quantized") q.layout = QuantLayout::kCtFp8;
-    else if (f == "int-quantized" || f == "naive-quantized") q.layout = g->type == "float" ? QuantLayout::kCtFp8 : QuantLayout::kCtInt8;
-    else if (f == "nvfp4-pack-quantized") { q.layout = QuantLayout::kCtNvfp4; if (q.group_size == 0) q.group_size = 16; }
-    else if (f == "mxfp4-pack-quantized") { q.layout = QuantLayout::kCtMxfp4; if (q.group_size == 0) q.group_size = 32; }
-    else {
+    else if (f == "int-quantized" || f == "naive-quantized")
+      q.layout = g->type == "float" ? QuantLayout::kCtFp8 : QuantLayout::kCtInt8;
+    else if (f == "nvfp4-pack-quantized") {
+      q.layout = QuantLayout::kCtNvfp4;
+      if (q.group_size == 0) q.group_size = 16;
+    } else if (f == "mxfp4-pack-quantized") {
+      q.layout = QuantLayout::kCtMxfp4;
+      if (q.group_size == 0) q.group_size = 32;
+    } else {
       q.layout = q.bits < 8 ? QuantLayout::kCtPacked : QuantLayout::kCtFp8;
-      warnings->push_back(fmt::format("compressed-tensors format \"{}\" is not modelled exactly", f));
+      warnings->push_back(
+          fmt::format("compressed-tensors format \"{}\" is not modelled exactly", f));
     }
   } else if (m == "fp8") {
     q.method = QuantMethod::kFp8;
@@ -201,16 +214,25 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw, std::vector<s
     q.not_converted_globs = raw.modules_to_not_convert;
   } else if (m == "bitsandbytes") {
     q.method = QuantMethod::kBitsAndBytes;
-    if (raw.load_in_4bit.value_or(false)) { q.layout = QuantLayout::kBnb4; q.bits = 4; q.group_size = 64; }
-    else { q.layout = QuantLayout::kBnb8; q.bits = 8; }
+    if (raw.load_in_4bit.value_or(false)) {
+      q.layout = QuantLayout::kBnb4;
+      q.bits = 4;
+      q.group_size = 64;
+    } else {
+      q.layout = QuantLayout::kBnb8;
+      q.bits = 8;
+    }
     q.format = raw.bnb_4bit_quant_type;
     q.bnb_double_quant = raw.bnb_4bit_use_double_quant.value_or(false);
     q.not_converted_substrings = raw.skip_modules;
   } else if (m == "modelopt") {
     q.method = QuantMethod::kModelOpt;
     q.format = raw.quant_algo;
-    if (raw.quant_algo == "FP8") { q.layout = QuantLayout::kFp8Tensor; q.bits = 8; q.static_input_scale = true; }
-    else {
+    if (raw.quant_algo == "FP8") {
+      q.layout = QuantLayout::kFp8Tensor;
+      q.bits = 8;
+      q.static_input_scale = true;
+    } else {
       q.layout = QuantLayout::kNone;
       q.bits = raw.quant_algo.find("FP4") != std::string::npos ? 4 : 8;
       warnings->push_back(fmt::format("modelopt quant_algo \"{}\": layout not synthesized; parsed "

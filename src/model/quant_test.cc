@@ -15,7 +15,8 @@ QuantScheme Scheme(const std::string& quant) {
 }
 
 TEST(Quant, AwqDefaultsAndSubstringExclusion) {
-  QuantScheme q = Scheme(R"({"quant_method":"awq","bits":4,"group_size":128,"modules_to_not_convert":["visual"]})");
+  QuantScheme q = Scheme(
+      R"({"quant_method":"awq","bits":4,"group_size":128,"modules_to_not_convert":["visual"]})");
   EXPECT_EQ(q.layout, QuantLayout::kAwqGemm);
   EXPECT_FALSE(q.symmetric);
   EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.0.self_attn.q_proj"));
@@ -50,10 +51,13 @@ TEST(Quant, CompressedTensorsIgnoreRegexAnchoredAtStart) {
 
 TEST(Quant, NvfpAndMxfpFormats) {
   QuantScheme n = Scheme(R"({"quant_method":"compressed-tensors","format":"nvfp4-pack-quantized",
-      "config_groups":{"g":{"targets":["Linear"],"weights":{"num_bits":4,"type":"float","strategy":"tensor_group","group_size":16}}}})");
+      "config_groups":{"g":{"targets":["Linear"],"weights":{"num_bits":4,"type":"float",)"
+          R"("strategy":"tensor_group","group_size":16}}}})");
   EXPECT_EQ(n.layout, QuantLayout::kCtNvfp4);
   EXPECT_EQ(n.group_size, 16);
-  QuantScheme m = Scheme(R"({"quant_method":"mxfp4","modules_to_not_convert":["model.layers.*.self_attn","lm_head"]})");
+  QuantScheme m = Scheme(
+      R"({"quant_method":"mxfp4","modules_to_not_convert":["model.layers.*.self_attn",)"
+      R"("lm_head"]})");
   EXPECT_EQ(m.layout, QuantLayout::kMxfp4Blocks);
   EXPECT_FALSE(QuantSchemeCovers(m, "model.layers.7.self_attn.q_proj"));
   EXPECT_TRUE(QuantSchemeCovers(m, "model.layers.7.mlp.experts.down_proj"));
@@ -61,8 +65,10 @@ TEST(Quant, NvfpAndMxfpFormats) {
 }
 
 TEST(Quant, Fp8BlockAndTensor) {
-  EXPECT_EQ(Scheme(R"({"quant_method":"fp8","weight_block_size":[128,128]})").layout, QuantLayout::kFp8Block);
-  QuantScheme t = Scheme(R"({"quant_method":"fp8","activation_scheme":"static","ignored_layers":["lm_head"]})");
+  EXPECT_EQ(Scheme(R"({"quant_method":"fp8","weight_block_size":[128,128]})").layout,
+            QuantLayout::kFp8Block);
+  QuantScheme t =
+      Scheme(R"({"quant_method":"fp8","activation_scheme":"static","ignored_layers":["lm_head"]})");
   EXPECT_EQ(t.layout, QuantLayout::kFp8Tensor);
   EXPECT_TRUE(t.static_input_scale);
   EXPECT_FALSE(QuantSchemeCovers(t, "lm_head"));
@@ -71,7 +77,8 @@ TEST(Quant, Fp8BlockAndTensor) {
 TEST(Quant, UnknownMethodWarns) {
   auto s = ModelSpecFromConfigJson(
       R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
-          "intermediate_size":128,"vocab_size":100,"quantization_config":{"quant_method":"hqq"}})", "c");
+          "intermediate_size":128,"vocab_size":100,"quantization_config":{"quant_method":"hqq"}})",
+      "c");
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->quant.method, QuantMethod::kOther);
   EXPECT_NE(s->warnings.back().find("quant_method \"hqq\" is not modelled"), std::string::npos);

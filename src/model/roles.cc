@@ -12,7 +12,9 @@ namespace {
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
-bool Contains(std::string_view s, std::string_view x) { return s.find(x) != std::string_view::npos; }
+bool Contains(std::string_view s, std::string_view x) {
+  return s.find(x) != std::string_view::npos;
+}
 
 bool OneOf(std::string_view s, std::initializer_list<std::string_view> xs) {
   for (auto x : xs) if (s == x) return true;
@@ -67,7 +69,8 @@ Role InLayerRole(std::string_view path, std::string_view leaf) {
     return Role::kOther;
   }
   if (leaf == "shared_expert_gate") return Role::kSharedExpertGate;
-  if (Contains(path, "shared_expert.") || Contains(path, "shared_experts.")) return Role::kSharedExpertProj;
+  if (Contains(path, "shared_expert.") || Contains(path, "shared_experts."))
+    return Role::kSharedExpertProj;
   if (Contains(path, "experts.")) return Role::kExpertProj;
   if (OneOf(leaf, {"gate", "router", "e_score_correction_bias"}) &&
       (Contains(path, "mlp.") || Contains(path, "block_sparse_moe.") || Contains(path, "moe."))) {
@@ -159,8 +162,9 @@ TensorClass ClassifyTensor(std::string_view name, int64_t num_layers) {
   const size_t leaf_at = m.rfind('.');
   const std::string_view leaf = leaf_at == std::string_view::npos ? m : m.substr(leaf_at + 1);
 
-  if (Contains(name, "visual.") || Contains(name, "vision_tower.") || Contains(name, "vision_model.") ||
-      Contains(name, "vision_encoder.") || name.rfind("vision.", 0) == 0) {
+  if (Contains(name, "visual.") || Contains(name, "vision_tower.") ||
+      Contains(name, "vision_model.") || Contains(name, "vision_encoder.") ||
+      name.rfind("vision.", 0) == 0) {
     c.role = Role::kVision;
   } else if (Contains(name, "multi_modal_projector.") || Contains(name, "mm_projector.")) {
     c.role = Role::kProjector;

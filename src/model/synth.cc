@@ -91,15 +91,18 @@ class Emitter {
         Add(module + ".weight_scale", d, {n, q_.group_size > 0 ? CeilDiv(k, g) : 1});
         Add(module + ".weight_shape", Dtype::kI64, {2});
         if (!q_.symmetric) {
-          Add(module + ".weight_zero_point", Dtype::kI32, {CeilDiv(n * b, 32), q_.group_size > 0 ? CeilDiv(k, g) : 1});
+          Add(module + ".weight_zero_point", Dtype::kI32,
+              {CeilDiv(n * b, 32), q_.group_size > 0 ? CeilDiv(k, g) : 1});
         }
         if (q_.act_order) Add(module + ".weight_g_idx", Dtype::kI32, {k});
         break;
       case QuantLayout::kCtInt8:
       case QuantLayout::kCtFp8:
-        Add(module + ".weight", q_.layout == QuantLayout::kCtInt8 ? Dtype::kI8 : Dtype::kF8_E4M3, {n, k});
+        Add(module + ".weight", q_.layout == QuantLayout::kCtInt8 ? Dtype::kI8 : Dtype::kF8_E4M3,
+            {n, k});
         if (q_.strategy == "block" && q_.block_size.size() == 2) {
-          Add(module + ".weight_scale", d, {CeilDiv(n, q_.block_size[0]), CeilDiv(k, q_.block_size[1])});
+          Add(module + ".weight_scale", d,
+              {CeilDiv(n, q_.block_size[0]), CeilDiv(k, q_.block_size[1])});
         } else if (q_.strategy == "tensor") {
           Add(module + ".weight_scale", d, {1});
         } else {
@@ -242,7 +245,8 @@ void Mlp(Emitter& e, const ModelSpec& s, const std::string& p, const MlpSpec& m,
   }
 }
 
-void Attention(Emitter& e, const ModelSpec& s, const std::string& p, const AttentionSpec& a, bool quant_ok) {
+void Attention(Emitter& e, const ModelSpec& s, const std::string& p, const AttentionSpec& a,
+               bool quant_ok) {
   const uint64_t h = s.hidden_size;
   const std::string at = p + s.naming.attn;
   auto lin = [&](const std::string& name, uint64_t n, uint64_t k, bool bias) {
@@ -274,7 +278,8 @@ void Attention(Emitter& e, const ModelSpec& s, const std::string& p, const Atten
       }
       lin(at + "kv_a_proj_with_mqa", a.kv_lora_rank + a.qk_rope_head_dim, h, false);
       e.Plain(at + "kv_a_layernorm.weight", {static_cast<uint64_t>(a.kv_lora_rank)});
-      lin(at + "kv_b_proj", a.num_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, false);
+      lin(at + "kv_b_proj", a.num_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank,
+          false);
       lin(at + "o_proj", h, a.num_heads * a.v_head_dim, false);
       break;
     }
@@ -302,7 +307,8 @@ void Attention(Emitter& e, const ModelSpec& s, const std::string& p, const Atten
   }
 }
 
-void Layer(Emitter& e, const ModelSpec& s, const std::string& p, const LayerSpec& l, bool quant_ok) {
+void Layer(Emitter& e, const ModelSpec& s, const std::string& p, const LayerSpec& l,
+           bool quant_ok) {
   const uint64_t h = s.hidden_size;
   e.Plain(p + "input_layernorm.weight", {h});
   Attention(e, s, p, l.attention, quant_ok);
@@ -316,7 +322,8 @@ void Layer(Emitter& e, const ModelSpec& s, const std::string& p, const LayerSpec
 
 void Vision(Emitter& e, const ModelSpec& s) {
   const VisionSpec& v = s.vision;
-  const uint64_t hv = v.hidden_size, iv = v.intermediate_size, m2 = v.spatial_merge_size * v.spatial_merge_size;
+  const uint64_t hv = v.hidden_size, iv = v.intermediate_size,
+                 m2 = v.spatial_merge_size * v.spatial_merge_size;
   const uint64_t c = v.in_channels, t = v.temporal_patch_size, ps = v.patch_size;
   const bool ct = s.quant.method == QuantMethod::kCompressedTensors;
   auto lin = [&](const std::string& name, uint64_t n, uint64_t k, bool bias) {
@@ -346,7 +353,8 @@ void Vision(Emitter& e, const ModelSpec& s) {
       // merger and one deepstack merger per deepstack index.
       e.Plain(p + "patch_embed.proj.weight", {hv, c, t, ps, ps});
       e.Plain(p + "patch_embed.proj.bias", {hv});
-      if (v.num_position_embeddings > 0) e.Plain(p + "pos_embed.weight", {static_cast<uint64_t>(v.num_position_embeddings), hv});
+      if (v.num_position_embeddings > 0)
+        e.Plain(p + "pos_embed.weight", {static_cast<uint64_t>(v.num_position_embeddings), hv});
       for (int64_t i = 0; i < v.depth; ++i) {
         const std::string b = fmt::format("{}blocks.{}.", p, i);
         e.Plain(b + "norm1.weight", {hv});
@@ -372,7 +380,8 @@ void Vision(Emitter& e, const ModelSpec& s) {
     }
     case VisionKind::kSiglip: {
       const std::string vp = p;
-      const uint64_t grid = v.image_size > 0 && ps > 0 ? (v.image_size / ps) * (v.image_size / ps) : 0;
+      const uint64_t grid =
+          v.image_size > 0 && ps > 0 ? (v.image_size / ps) * (v.image_size / ps) : 0;
       e.Plain(vp + "embeddings.patch_embedding.weight", {hv, c, ps, ps});
       e.Plain(vp + "embeddings.patch_embedding.bias", {hv});
       e.Plain(vp + "embeddings.position_embedding.weight", {grid, hv});
@@ -380,7 +389,8 @@ void Vision(Emitter& e, const ModelSpec& s) {
         const std::string b = fmt::format("{}encoder.layers.{}.", vp, i);
         e.Plain(b + "layer_norm1.weight", {hv});
         e.Plain(b + "layer_norm1.bias", {hv});
-        for (const char* x : {"q_proj", "k_proj", "v_proj", "out_proj"}) lin(b + "self_attn." + x, hv, hv, true);
+        for (const char* x : {"q_proj", "k_proj", "v_proj", "out_proj"})
+          lin(b + "self_attn." + x, hv, hv, true);
         e.Plain(b + "layer_norm2.weight", {hv});
         e.Plain(b + "layer_norm2.bias", {hv});
         lin(b + "mlp.fc1", iv, hv, true);
@@ -388,7 +398,8 @@ void Vision(Emitter& e, const ModelSpec& s) {
       }
       e.Plain(vp + "post_layernorm.weight", {hv});
       e.Plain(vp + "post_layernorm.bias", {hv});
-      e.Plain("multi_modal_projector.mm_input_projection_weight", {hv, static_cast<uint64_t>(s.hidden_size)});
+      e.Plain("multi_modal_projector.mm_input_projection_weight",
+              {hv, static_cast<uint64_t>(s.hidden_size)});
       e.Plain("multi_modal_projector.mm_soft_emb_norm.weight", {hv});
       break;
     }
@@ -427,7 +438,8 @@ void EmitAll(Emitter& e, const ModelSpec& s) {
   }
   e.Plain(s.naming.final_norm, {h});
   if (!s.tie_word_embeddings) {
-    const std::string head = s.naming.lm_head.substr(0, s.naming.lm_head.size() - 7);  // drop ".weight"
+    const std::string head =
+        s.naming.lm_head.substr(0, s.naming.lm_head.size() - 7);  // drop ".weight"
     const bool quant_head =
         (q.method == QuantMethod::kCompressedTensors && QuantSchemeCovers(q, head)) ||
         ((q.method == QuantMethod::kAwq || q.method == QuantMethod::kGptq) && q.lm_head_quantized);
@@ -437,9 +449,11 @@ void EmitAll(Emitter& e, const ModelSpec& s) {
   if (s.mtp_layers > 0 && !s.layers.empty()) {
     const LayerSpec& last = s.layers.back();
     LayerSpec mtp_layer = last;
-    mtp_layer.attention.kind = last.attention.kind == AttentionKind::kMla ? AttentionKind::kMla : AttentionKind::kFull;
+    mtp_layer.attention.kind =
+        last.attention.kind == AttentionKind::kMla ? AttentionKind::kMla : AttentionKind::kFull;
     for (const LayerSpec& l : s.layers) {
-      if (l.attention.kind == AttentionKind::kFull || l.attention.kind == AttentionKind::kMla) mtp_layer.attention = l.attention;
+      if (l.attention.kind == AttentionKind::kFull || l.attention.kind == AttentionKind::kMla)
+        mtp_layer.attention = l.attention;
     }
     if (s.family == "deepseek_v3" || s.family == "deepseek_v2") {
       // DeepSeek-V3 stores MTP module k as decoder layer num_hidden_layers + k.
@@ -484,7 +498,8 @@ Status CheckSize(const ModelSpec& s) {
   return Status::Ok();
 }
 
-const Status kOverflow = Status::Corrupt("config.json: the dimensions multiply past 64 bits: not a real model");
+const Status kOverflow =
+    Status::Corrupt("config.json: the dimensions multiply past 64 bits: not a real model");
 
 }  // namespace
 

@@ -38,8 +38,8 @@ Result<EngineChoice> FindEngine(std::string_view spec) {
   std::string names;
   for (const Engine* e : Engines()) names += (names.empty() ? "" : ", ") + std::string(e->name);
   const bool one = Engines().size() == 1;
-  return Status::Unsupported(fmt::format("--engine {}: only {} (or {}@X.Y) {} modelled so far", spec,
-                                         names, one ? names : "NAME", one ? "is" : "are"));
+  return Status::Unsupported(fmt::format("--engine {}: only {} (or {}@X.Y) {} modelled so far",
+                                         spec, names, one ? names : "NAME", one ? "is" : "are"));
 }
 
 Result<int64_t> ParseTokenCount(const std::string& flag, const std::string& text) {

@@ -174,10 +174,10 @@ class Searcher {
 bool Dominates(const FitOption& a, const FitOption& b) {
   const uint64_t ma = a.gpu.total_bytes * static_cast<uint64_t>(a.gpus);
   const uint64_t mb = b.gpu.total_bytes * static_cast<uint64_t>(b.gpus);
-  const bool no_worse = a.context >= b.context && a.served + 1e-9 >= b.served && a.gpus <= b.gpus && ma <= mb &&
-                        a.given_up.size() <= b.given_up.size();
-  const bool better = a.context > b.context || a.served > b.served + 1e-9 || a.gpus < b.gpus || ma < mb ||
-                      a.given_up.size() < b.given_up.size();
+  const bool no_worse = a.context >= b.context && a.served + 1e-9 >= b.served && a.gpus <= b.gpus &&
+                        ma <= mb && a.given_up.size() <= b.given_up.size();
+  const bool better = a.context > b.context || a.served > b.served + 1e-9 || a.gpus < b.gpus ||
+                      ma < mb || a.given_up.size() < b.given_up.size();
   return no_worse && better;
 }
 
@@ -187,11 +187,12 @@ std::vector<FitOption> Pareto(std::vector<FitOption> all) {
     bool dominated = false;
     for (size_t j = 0; j < all.size() && !dominated; ++j) {
       if (i == j) continue;
-      dominated = Dominates(all[j], all[i]) ||
-                  // identical rows: keep the first
-                  (j < i && !Dominates(all[i], all[j]) && all[j].context == all[i].context &&
-                   std::abs(all[j].served - all[i].served) < 1e-9 && all[j].gpus == all[i].gpus &&
-                   all[j].gpu.total_bytes == all[i].gpu.total_bytes && all[j].given_up == all[i].given_up);
+      dominated =
+          Dominates(all[j], all[i]) ||
+          // identical rows: keep the first
+          (j < i && !Dominates(all[i], all[j]) && all[j].context == all[i].context &&
+           std::abs(all[j].served - all[i].served) < 1e-9 && all[j].gpus == all[i].gpus &&
+           all[j].gpu.total_bytes == all[i].gpu.total_bytes && all[j].given_up == all[i].given_up);
     }
     if (!dominated) out.push_back(all[i]);
   }
@@ -224,7 +225,8 @@ std::vector<std::string> CatalogVariants(const std::string& name) {
   auto root_of = [&](const CatalogModel& m) {
     std::string id = m.id, base = m.base;
     for (int guard = 0; !base.empty() && guard < 8; ++guard) {
-      auto b = std::find_if(all->begin(), all->end(), [&](const CatalogModel& x) { return x.id == base; });
+      auto b = std::find_if(all->begin(), all->end(),
+                            [&](const CatalogModel& x) { return x.id == base; });
       if (b == all->end()) break;
       id = b->id;
       base = b->base;
@@ -241,17 +243,23 @@ std::vector<std::string> CatalogVariants(const std::string& name) {
 
 Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
                       const FitRequest& req) {
-  if (models.empty() || models[0].inventory == nullptr) return Status::InvalidArgument("fit: no model to search");
-  if (req.cards.empty()) return Status::InvalidArgument("fit: no GPU to search (--gpu NAME, or --goal gpus)");
+  if (models.empty() || models[0].inventory == nullptr)
+    return Status::InvalidArgument("fit: no model to search");
+  if (req.cards.empty())
+    return Status::InvalidArgument("fit: no GPU to search (--gpu NAME, or --goal gpus)");
   if (req.max_gpus < 1 || req.max_gpus > 64) {
     return Status::InvalidArgument(fmt::format("--gpus {}: expected 1 to 64", req.max_gpus));
   }
   if (req.min_concurrency <= 0 || !std::isfinite(req.min_concurrency)) {
-    return Status::InvalidArgument(fmt::format("--min-concurrency {}: expected a positive number", req.min_concurrency));
+    return Status::InvalidArgument(
+        fmt::format("--min-concurrency {}: expected a positive number", req.min_concurrency));
   }
-  if (req.min_context < 0) return Status::InvalidArgument(fmt::format("--min-context {}: must be positive", req.min_context));
+  if (req.min_context < 0)
+    return Status::InvalidArgument(
+        fmt::format("--min-context {}: must be positive", req.min_context));
   for (const FitModel& m : models) {
-    if (!m.inventory->has_spec) return Status::InvalidArgument(fmt::format("{}: fit needs the model's config.json", m.name));
+    if (!m.inventory->has_spec)
+      return Status::InvalidArgument(fmt::format("{}: fit needs the model's config.json", m.name));
   }
   // The searchers, one per model (each prepares its model once).
   FitResult result;
@@ -281,7 +289,8 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
   for (auto& searcher : searchers) {
     Searcher& s = *searcher;
     const int64_t model_max = s.ModelMax();
-    // The context the other goals must serve: --max-model-len, else --min-context, else the model's.
+    // The context the other goals must serve: --max-model-len, else --min-context, else the
+    // model's.
     int64_t target = req.fixed.max_model_len && req.base.max_model_len > 0 ? req.base.max_model_len
                      : req.min_context > 0                                 ? req.min_context
                                                                            : model_max;
@@ -321,7 +330,9 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
           auto settings = s.Apply(l, k, gpu);
           if (!settings) continue;
           if (req.goal == FitGoal::kContext) {
-            const int64_t hi = req.fixed.max_model_len && req.base.max_model_len > 0 ? req.base.max_model_len : model_max;
+            const int64_t hi = req.fixed.max_model_len && req.base.max_model_len > 0
+                                   ? req.base.max_model_len
+                                   : model_max;
             std::optional<Plan> plan;
             const int64_t len = s.Longest(gpu, *settings, hi, conc, &plan);
             if (len > 0 && plan) {
@@ -329,7 +340,8 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
               (o.context >= req.min_context ? met : any).push_back(std::move(o));
             } else {
               std::optional<Plan> one;
-              if (s.Longest(gpu, *settings, hi, 1, &one) > 0 && one) any.push_back(s.Make(gpu, l, k, std::move(*one)));
+              if (s.Longest(gpu, *settings, hi, 1, &one) > 0 && one)
+                any.push_back(s.Make(gpu, l, k, std::move(*one)));
             }
           } else {  // concurrency at the target context
             settings->max_model_len = target;
@@ -340,7 +352,8 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
               (s.Serves(*p, conc) ? met : any).push_back(std::move(o));
             } else {
               std::optional<Plan> one;
-              if (s.Longest(gpu, *settings, target, 1, &one) > 0 && one) any.push_back(s.Make(gpu, l, k, std::move(*one)));
+              if (s.Longest(gpu, *settings, target, 1, &one) > 0 && one)
+                any.push_back(s.Make(gpu, l, k, std::move(*one)));
             }
           }
         }
@@ -379,14 +392,17 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
     return result;
   }
   // Not met: say so, with the nearest thing that fits.
-  std::string card = req.goal == FitGoal::kGpus ? fmt::format("up to {} of any catalog card", req.max_gpus)
-                                                : fmt::format("{} x {}", req.max_gpus, req.cards[0].id);
-  if (req.cards.size() == 1 && req.goal == FitGoal::kGpus) card = fmt::format("up to {} x {}", req.max_gpus, req.cards[0].id);
+  std::string card = req.goal == FitGoal::kGpus
+                         ? fmt::format("up to {} of any catalog card", req.max_gpus)
+                         : fmt::format("{} x {}", req.max_gpus, req.cards[0].id);
+  if (req.cards.size() == 1 && req.goal == FitGoal::kGpus)
+    card = fmt::format("up to {} x {}", req.max_gpus, req.cards[0].id);
   if (!any.empty()) {
     FitGoal g = req.goal;
     std::stable_sort(any.begin(), any.end(), [&](const FitOption& a, const FitOption& b) {
       if (g != FitGoal::kConcurrency && a.context != b.context) return a.context > b.context;
-      if (g == FitGoal::kConcurrency && std::abs(a.served - b.served) > 1e-9) return a.served > b.served;
+      if (g == FitGoal::kConcurrency && std::abs(a.served - b.served) > 1e-9)
+        return a.served > b.served;
       if (a.given_up.size() != b.given_up.size()) return a.given_up.size() < b.given_up.size();
       if (a.gpus != b.gpus) return a.gpus < b.gpus;
       return a.served > b.served;
@@ -394,26 +410,33 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
     result.nearest = any[0];
   }
   const std::string nearest =
-      result.nearest ? fmt::format("{} tokens at {:.2f}x concurrency on {} is the nearest that fits",
-                                   GroupDigits(static_cast<uint64_t>(result.nearest->context)), result.nearest->concurrency,
-                                   CardText(*result.nearest))
-                     : std::string("nothing fits at all, not even one short request");
+      result.nearest
+          ? fmt::format("{} tokens at {:.2f}x concurrency on {} is the nearest that fits",
+                        GroupDigits(static_cast<uint64_t>(result.nearest->context)),
+                        result.nearest->concurrency, CardText(*result.nearest))
+          : std::string("nothing fits at all, not even one short request");
   switch (req.goal) {
     case FitGoal::kContext:
-      result.unmet = fmt::format("no context >= {} tokens{} fits on {}; {}", GroupDigits(static_cast<uint64_t>(req.min_context)),
-                                 conc > 1 ? fmt::format(" at {:g}x concurrency", conc) : "", card, nearest);
+      result.unmet =
+          fmt::format("no context >= {} tokens{} fits on {}; {}",
+                      GroupDigits(static_cast<uint64_t>(req.min_context)),
+                      conc > 1 ? fmt::format(" at {:g}x concurrency", conc) : "", card, nearest);
       break;
     case FitGoal::kConcurrency:
-      result.unmet = fmt::format("no setting serves {:g}x concurrency at {} tokens on {}; {}", conc,
-                                 GroupDigits(static_cast<uint64_t>(req.fixed.max_model_len && req.base.max_model_len > 0
-                                                                       ? req.base.max_model_len
-                                                                       : req.min_context > 0 ? req.min_context : 0)),
-                                 card, nearest);
+      result.unmet = fmt::format(
+          "no setting serves {:g}x concurrency at {} tokens on {}; {}", conc,
+          GroupDigits(static_cast<uint64_t>(req.fixed.max_model_len && req.base.max_model_len > 0
+                                                ? req.base.max_model_len
+                                            : req.min_context > 0 ? req.min_context
+                                                                  : 0)),
+          card, nearest);
       break;
     case FitGoal::kGpus:
-      result.unmet = fmt::format("no GPU count serves {} tokens at {:g}x concurrency on {}; {}",
-                                 req.min_context > 0 ? GroupDigits(static_cast<uint64_t>(req.min_context)) : std::string("the model's full context"),
-                                 conc, card, nearest);
+      result.unmet =
+          fmt::format("no GPU count serves {} tokens at {:g}x concurrency on {}; {}",
+                      req.min_context > 0 ? GroupDigits(static_cast<uint64_t>(req.min_context))
+                                          : std::string("the model's full context"),
+                      conc, card, nearest);
       break;
   }
   return result;

@@ -54,12 +54,14 @@ std::string RenderFitText(const FitResult& r, const FitReportOptions& o) {
     if (r.nearest) out += fmt::format("nearest:\n  {}\n", r.nearest->command);
     return out;
   }
-  out += fmt::format("{:<4} {:>10} {:>12} {:>10}  {:<22} {}\n", "", "CONTEXT", "CONCURRENCY", "KV GiB/GPU", "GPUS",
-                     "GIVEN UP");
+  out += fmt::format("{:<4} {:>10} {:>12} {:>10}  {:<22} {}\n", "", "CONTEXT", "CONCURRENCY",
+                     "KV GiB/GPU", "GPUS", "GIVEN UP");
   for (size_t i = 0; i < r.options.size(); ++i) {
     const FitOption& x = r.options[i];
-    const double kv = x.plan.gpus.empty() ? 0 : static_cast<double>(x.plan.gpus[0].kv_cache_bytes) / (1ull << 30);
-    out += fmt::format("{:<4} {:>10} {:>11.2f}x {:>10.2f}  {:<22} {}\n", i == 0 ? "best" : fmt::format("{}", i + 1),
+    const double kv =
+        x.plan.gpus.empty() ? 0 : static_cast<double>(x.plan.gpus[0].kv_cache_bytes) / (1ull << 30);
+    out += fmt::format("{:<4} {:>10} {:>11.2f}x {:>10.2f}  {:<22} {}\n",
+                       i == 0 ? "best" : fmt::format("{}", i + 1),
                        GroupDigits(static_cast<uint64_t>(x.context)), x.concurrency, kv,
                        fmt::format("{} x {}", x.gpus, x.gpu.id), GivenUp(x));
   }
@@ -67,11 +69,14 @@ std::string RenderFitText(const FitResult& r, const FitReportOptions& o) {
   out += fmt::format("command (best):\n  {}\n", b.command);
   out += fmt::format("check it: vramfit check --gpu {} -- {}\n", b.gpu.id, b.command);
   if (b.served + 1e-9 < b.concurrency) {
-    out += fmt::format("note: max_num_seqs {} caps the requests served at once below the KV capacity ({:.2f}x)\n",
-                       b.settings.max_num_seqs, b.concurrency);
+    out += fmt::format(
+        "note: max_num_seqs {} caps the requests served at once below the KV capacity ({:.2f}x)\n",
+        b.settings.max_num_seqs, b.concurrency);
   }
-  out += fmt::format("note: CONCURRENCY is {}'s \"Maximum concurrency\" at the row's context; every "
-                     "row is a plan that fits\n", r.engine_title);
+  out += fmt::format(
+      "note: CONCURRENCY is {}'s \"Maximum concurrency\" at the row's context; every "
+      "row is a plan that fits\n",
+      r.engine_title);
   return out;
 }
 
@@ -102,12 +107,18 @@ std::string RenderGpusTableText(const std::vector<GpusTableRow>& rows, const Gpu
   for (const GpusTableRow& r : rows) {
     out += fmt::format("{:<13}", r.gpu.id);
     for (int64_t v : r.longest) {
-      out += fmt::format(" {:>9}", v < 0 ? "invalid" : v == 0 ? "-" : v >= 1024 ? fmt::format("{}k", v / 1024) : fmt::format("{}", v));
+      out += fmt::format(" {:>9}", v < 0       ? "invalid"
+                                   : v == 0    ? "-"
+                                   : v >= 1024 ? fmt::format("{}k", v / 1024)
+                                               : fmt::format("{}", v));
     }
     out += "\n";
   }
-  out += "-: does not fit; invalid: no tensor/pipeline layout of that count divides the model; Nk = N x 1024 tokens "
-         "(rounded down). Layouts use tensor parallel over all cards where valid, else pipeline stages.\n";
+  out +=
+      "-: does not fit; invalid: no tensor/pipeline layout of that count divides the model; Nk = N "
+      "x 1024 tokens "
+      "(rounded down). Layouts use tensor parallel over all cards where valid, else pipeline "
+      "stages.\n";
   return out;
 }
 
@@ -121,10 +132,12 @@ std::string RenderGpusTableJson(const std::vector<GpusTableRow>& rows, const Gpu
     nlohmann::ordered_json counts = nlohmann::ordered_json::array();
     for (size_t c = 0; c < r.longest.size(); ++c) {
       counts.push_back({{"gpus", c + 1},
-                        {"max_model_len", r.longest[c] < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.longest[c])},
+                        {"max_model_len", r.longest[c] < 0 ? nlohmann::ordered_json(nullptr)
+                                                           : nlohmann::ordered_json(r.longest[c])},
                         {"layout", r.layout[c]}});
     }
-    arr.push_back({{"gpu", r.gpu.id}, {"total_bytes", r.gpu.total_bytes}, {"counts", std::move(counts)}});
+    arr.push_back(
+        {{"gpu", r.gpu.id}, {"total_bytes", r.gpu.total_bytes}, {"counts", std::move(counts)}});
   }
   j["gpus"] = std::move(arr);
   return j.dump(2) + "\n";

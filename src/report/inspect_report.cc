@@ -25,7 +25,10 @@ std::string LayerSummary(const ModelSpec& s) {
     std::string p = fmt::format("{} {}", n, k.label);
     if (k.k == AttentionKind::kSliding) {
       for (const auto& l : s.layers) {
-        if (l.attention.kind == AttentionKind::kSliding) { p += fmt::format(" ({})", l.attention.sliding_window); break; }
+        if (l.attention.kind == AttentionKind::kSliding) {
+          p += fmt::format(" ({})", l.attention.sliding_window);
+          break;
+        }
       }
     }
     parts.push_back(p);
@@ -35,8 +38,9 @@ std::string LayerSummary(const ModelSpec& s) {
   if (moe > 0) {
     for (const auto& l : s.layers) {
       if (l.mlp.kind != MlpKind::kMoe) continue;
-      out += fmt::format("; {} MoE ({} experts, top-{}{})", moe, l.mlp.num_experts, l.mlp.experts_per_token,
-                         l.mlp.num_shared_experts > 0 ? fmt::format(", {} shared", l.mlp.num_shared_experts) : "");
+      out += fmt::format(
+          "; {} MoE ({} experts, top-{}{})", moe, l.mlp.num_experts, l.mlp.experts_per_token,
+          l.mlp.num_shared_experts > 0 ? fmt::format(", {} shared", l.mlp.num_shared_experts) : "");
       break;
     }
   }
@@ -52,7 +56,8 @@ std::string QuantText(const Inventory& inv) {
   std::string s = fmt::format("{} {}-bit", q.method, q.bits);
   if (q.group_size > 0) s += fmt::format(", group {}", q.group_size);
   if (!q.format.empty()) s += fmt::format(" ({})", q.format);
-  if (q.effective_bits > 0) s += fmt::format("; {:.2f} effective bits per quantized weight", q.effective_bits);
+  if (q.effective_bits > 0)
+    s += fmt::format("; {:.2f} effective bits per quantized weight", q.effective_bits);
   return s;
 }
 
@@ -63,33 +68,38 @@ std::string RenderInspectText(const Inventory& inv, const InspectReportOptions& 
   auto line = [&](std::string_view key, const std::string& value) {
     out += fmt::format("  {:<13} {}\n", key, value);
   };
-  out += fmt::format("{}  [{}]\n", inv.model,
-                     inv.synthesized ? "synthesized from config.json" : "read from safetensors headers");
+  out += fmt::format(
+      "{}  [{}]\n", inv.model,
+      inv.synthesized ? "synthesized from config.json" : "read from safetensors headers");
   if (inv.has_spec) {
     const ModelSpec& s = inv.spec;
-    line("architecture", fmt::format("{} ({}{})", s.architecture.empty() ? "?" : s.architecture, s.model_type,
-                                     s.generic ? ", generic reading" : ""));
+    line("architecture", fmt::format("{} ({}{})", s.architecture.empty() ? "?" : s.architecture,
+                                     s.model_type, s.generic ? ", generic reading" : ""));
     line("layers", LayerSummary(s));
-    line("dims", fmt::format("hidden {}, vocab {}, {} embeddings, dtype {}", s.hidden_size, s.vocab_size,
-                             s.tie_word_embeddings ? "tied" : "untied", DtypeName(s.dtype)));
+    line("dims",
+         fmt::format("hidden {}, vocab {}, {} embeddings, dtype {}", s.hidden_size, s.vocab_size,
+                     s.tie_word_embeddings ? "tied" : "untied", DtypeName(s.dtype)));
   }
-  line("parameters", fmt::format("{} ({})", GroupDigits(inv.parameters), FormatCount(inv.parameters)));
+  line("parameters",
+       fmt::format("{} ({})", GroupDigits(inv.parameters), FormatCount(inv.parameters)));
   line("weights", fmt::format("{} ({} bytes) in {} tensors{}", FormatBytes(inv.total_bytes),
                               GroupDigits(inv.total_bytes), GroupDigits(inv.tensors.size()),
                               inv.synthesized ? "" : fmt::format(", {} files", inv.files.size())));
   line("quantization", QuantText(inv));
   out += "by dtype\n";
   for (const auto& d : inv.by_dtype) {
-    out += fmt::format("  {:<13} {:>12}  {:>7} tensors\n", DtypeName(d.dtype), FormatBytes(d.bytes), d.tensors);
+    out += fmt::format("  {:<13} {:>12}  {:>7} tensors\n", DtypeName(d.dtype), FormatBytes(d.bytes),
+                       d.tensors);
   }
   out += "by component\n";
   for (const auto& c : inv.by_component) {
-    out += fmt::format("  {:<16} {:>12}  {:>16} params  {:>7} tensors\n", ComponentName(c.component),
-                       FormatBytes(c.bytes), GroupDigits(c.parameters), c.tensors);
+    out +=
+        fmt::format("  {:<16} {:>12}  {:>16} params  {:>7} tensors\n", ComponentName(c.component),
+                    FormatBytes(c.bytes), GroupDigits(c.parameters), c.tensors);
   }
   const Audit& a = inv.audit;
-  out += fmt::format("audit: {} quantized, {} unquantized decoder projections\n", a.quantized_linear,
-                     a.unquantized_linear);
+  out += fmt::format("audit: {} quantized, {} unquantized decoder projections\n",
+                     a.quantized_linear, a.unquantized_linear);
   for (const Finding& f : a.findings) {
     out += fmt::format("  [{}] {}: {}\n", SeverityName(f.severity), f.code, f.message);
   }
@@ -100,9 +110,12 @@ std::string RenderInspectText(const Inventory& inv, const InspectReportOptions& 
   if (options.tensors) {
     out += "tensors\n";
     for (const TensorEntry& e : inv.tensors) {
-      out += fmt::format("  {:<64} {:<8} [{}] {} {}{}\n", e.info.name, DtypeName(e.info.dtype),
-                         fmt::join(e.info.shape, ", "), FormatBytes(e.info.bytes()), RoleName(e.role),
-                         e.part == Part::kQuantMeta ? " (quantization metadata)" : e.quantized ? " (quantized)" : "");
+      out +=
+          fmt::format("  {:<64} {:<8} [{}] {} {}{}\n", e.info.name, DtypeName(e.info.dtype),
+                      fmt::join(e.info.shape, ", "), FormatBytes(e.info.bytes()), RoleName(e.role),
+                      e.part == Part::kQuantMeta ? " (quantization metadata)"
+                      : e.quantized              ? " (quantized)"
+                                                 : "");
     }
   }
   return out;
@@ -137,7 +150,8 @@ std::string RenderInspectJson(const Inventory& inv, const InspectReportOptions& 
     for (const LayerSpec& l : s.layers) {
       ordered_json x;
       x["attention"] = AttentionKindName(l.attention.kind);
-      if (l.attention.kind == AttentionKind::kSliding) x["sliding_window"] = l.attention.sliding_window;
+      if (l.attention.kind == AttentionKind::kSliding)
+        x["sliding_window"] = l.attention.sliding_window;
       x["mlp"] = l.mlp.kind == MlpKind::kMoe ? "moe" : "dense";
       layers.push_back(std::move(x));
     }
@@ -152,11 +166,13 @@ std::string RenderInspectJson(const Inventory& inv, const InspectReportOptions& 
   j["header_bytes"] = inv.header_bytes;
   j["files"] = inv.files;
   ordered_json by_dtype = ordered_json::object();
-  for (const auto& d : inv.by_dtype) by_dtype[DtypeName(d.dtype)] = {{"bytes", d.bytes}, {"tensors", d.tensors}};
+  for (const auto& d : inv.by_dtype)
+    by_dtype[DtypeName(d.dtype)] = {{"bytes", d.bytes}, {"tensors", d.tensors}};
   j["by_dtype"] = std::move(by_dtype);
   ordered_json by_comp = ordered_json::object();
   for (const auto& c : inv.by_component) {
-    by_comp[ComponentName(c.component)] = {{"bytes", c.bytes}, {"parameters", c.parameters}, {"tensors", c.tensors}};
+    by_comp[ComponentName(c.component)] = {
+        {"bytes", c.bytes}, {"parameters", c.parameters}, {"tensors", c.tensors}};
   }
   j["by_component"] = std::move(by_comp);
   const QuantSummary& q = inv.quantization;
@@ -165,7 +181,10 @@ std::string RenderInspectJson(const Inventory& inv, const InspectReportOptions& 
   const Audit& a = inv.audit;
   ordered_json findings = ordered_json::array();
   for (const Finding& f : a.findings) {
-    findings.push_back({{"severity", SeverityName(f.severity)}, {"code", f.code}, {"message", f.message}, {"bytes", f.bytes}});
+    findings.push_back({{"severity", SeverityName(f.severity)},
+                        {"code", f.code},
+                        {"message", f.message},
+                        {"bytes", f.bytes}});
   }
   j["audit"] = {{"quantized_linear", a.quantized_linear},
                 {"unquantized_linear", a.unquantized_linear},
@@ -177,10 +196,17 @@ std::string RenderInspectJson(const Inventory& inv, const InspectReportOptions& 
   if (options.tensors) {
     ordered_json ts = ordered_json::array();
     for (const TensorEntry& e : inv.tensors) {
-      ts.push_back({{"name", e.info.name}, {"dtype", DtypeName(e.info.dtype)}, {"shape", e.info.shape.ToVector()},
-                    {"bytes", e.info.bytes()}, {"parameters", e.parameters}, {"role", RoleName(e.role)},
-                    {"part", e.part == Part::kWeight ? "weight" : e.part == Part::kBias ? "bias" : "quant_metadata"},
-                    {"quantized", e.quantized}, {"file", inv.files.empty() ? "" : inv.files[e.file]}});
+      ts.push_back({{"name", e.info.name},
+                    {"dtype", DtypeName(e.info.dtype)},
+                    {"shape", e.info.shape.ToVector()},
+                    {"bytes", e.info.bytes()},
+                    {"parameters", e.parameters},
+                    {"role", RoleName(e.role)},
+                    {"part", e.part == Part::kWeight ? "weight"
+                             : e.part == Part::kBias ? "bias"
+                                                     : "quant_metadata"},
+                    {"quantized", e.quantized},
+                    {"file", inv.files.empty() ? "" : inv.files[e.file]}});
     }
     j["tensors"] = std::move(ts);
   }
@@ -190,10 +216,12 @@ std::string RenderInspectJson(const Inventory& inv, const InspectReportOptions& 
 std::string RenderModelsText(const std::vector<CatalogModel>& models) {
   std::string out = fmt::format("{:<36} {:<44} {}\n", "ID", "REPO", "STATUS");
   for (const auto& m : models) {
-    out += fmt::format("{:<36} {:<44} {}{}\n", m.id, m.repo, m.status, m.base.empty() ? "" : " (base " + m.base + ")");
+    out += fmt::format("{:<36} {:<44} {}{}\n", m.id, m.repo, m.status,
+                       m.base.empty() ? "" : " (base " + m.base + ")");
   }
-  out += fmt::format("{} models. `vramfit inspect ID` synthesizes an entry's tensors from its config.\n",
-                     models.size());
+  out += fmt::format(
+      "{} models. `vramfit inspect ID` synthesizes an entry's tensors from its config.\n",
+      models.size());
   return out;
 }
 

@@ -31,8 +31,9 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
       break;
     }
   }
-  out += fmt::format("per GPU ({} total, budget {} = {:.2f} x total):\n", FormatBytes(g.total_bytes),
-                     FormatBytes(g.budget_bytes), p.resolved.gpu_memory_utilization);
+  out +=
+      fmt::format("per GPU ({} total, budget {} = {:.2f} x total):\n", FormatBytes(g.total_bytes),
+                  FormatBytes(g.budget_bytes), p.resolved.gpu_memory_utilization);
   for (size_t i = 0; i < p.stages.size(); ++i) {
     out += fmt::format("  {:<10} {:<62} {}\n", StageName(p.stages[i].stage), p.stages[i].detail,
                        i < failed ? "ok" : i == failed ? "FAILS" : "-");
@@ -76,13 +77,18 @@ std::string RenderPlanJson(const Plan& p, const std::vector<Advice>& advice,
   j["gpu"] = {{"id", p.gpu.id}, {"name", p.gpu.name}, {"count", p.gpu_count}};
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   for (const GpuPlan& g : p.gpus) {
-    nlohmann::ordered_json x = {{"total_bytes", g.total_bytes}, {"budget_bytes", g.budget_bytes},
-                                {"cuda_context_bytes", g.cuda_context_bytes}, {"weights_bytes", g.weights_bytes},
-                                {"load_peak_bytes", g.load_peak_bytes}, {"activation_peak_bytes", g.activation_peak_bytes},
-                                {"non_torch_bytes", g.non_torch_bytes}, {"cudagraph_bytes", g.cudagraph_bytes},
+    nlohmann::ordered_json x = {{"total_bytes", g.total_bytes},
+                                {"budget_bytes", g.budget_bytes},
+                                {"cuda_context_bytes", g.cuda_context_bytes},
+                                {"weights_bytes", g.weights_bytes},
+                                {"load_peak_bytes", g.load_peak_bytes},
+                                {"activation_peak_bytes", g.activation_peak_bytes},
+                                {"non_torch_bytes", g.non_torch_bytes},
+                                {"cudagraph_bytes", g.cudagraph_bytes},
                                 {"kv_cache_bytes", g.kv_cache_bytes}};
     if (o.explain) {
-      for (const Explained& e : g.explain) x["explain"][e.name] = {{"bytes", e.bytes}, {"formula", e.formula}};
+      for (const Explained& e : g.explain)
+        x["explain"][e.name] = {{"bytes", e.bytes}, {"formula", e.formula}};
     }
     gpus.push_back(std::move(x));
   }
@@ -96,7 +102,11 @@ std::string RenderPlanJson(const Plan& p, const std::vector<Advice>& advice,
   j["kv_groups"] = p.kv_groups;
   j["settings"] = report::SettingsJson(p.resolved);
   nlohmann::ordered_json adv = nlohmann::ordered_json::array();
-  for (const Advice& a : advice) adv.push_back({{"change", a.change}, {"effect", a.effect}, {"cost", a.cost}, {"command", a.plan.command}});
+  for (const Advice& a : advice)
+    adv.push_back({{"change", a.change},
+                   {"effect", a.effect},
+                   {"cost", a.cost},
+                   {"command", a.plan.command}});
   j["advice"] = std::move(adv);
   j["command"] = p.command;
   j["notes"] = p.notes;

@@ -17,7 +17,8 @@ namespace {
 
 std::string Lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return out;
 }
 
@@ -43,7 +44,8 @@ Status ParseEntry(std::string_view path, std::string_view bytes, CatalogModel* m
   VRAMFIT_RETURN_IF_ERROR(str("status", &m->status, true));
   VRAMFIT_RETURN_IF_ERROR(str("notes", &m->notes, false));
   VRAMFIT_RETURN_IF_ERROR(str("base", &m->base, false));
-  VRAMFIT_RETURN_IF_ERROR(str("published_parameters_source", &m->published_parameters_source, false));
+  VRAMFIT_RETURN_IF_ERROR(
+      str("published_parameters_source", &m->published_parameters_source, false));
   uint64_t params = 0;
   if (!root["published_parameters"].get_uint64().get(params)) m->published_parameters = params;
   simdjson::dom::object config;
@@ -79,8 +81,9 @@ const Loaded& Load() {
       auto it = std::find_if(loaded.models.begin(), loaded.models.end(),
                              [&](const CatalogModel& b) { return b.id == m.base; });
       if (it == loaded.models.end() || !it->base.empty()) {
-        loaded.status = Status::Corrupt(fmt::format(
-            "data/models/{}.json: base \"{}\" is not a catalog entry without a base", m.id, m.base));
+        loaded.status = Status::Corrupt(
+            fmt::format("data/models/{}.json: base \"{}\" is not a catalog entry without a base",
+                        m.id, m.base));
         return;
       }
       const std::string& b = it->config_json;
@@ -113,8 +116,8 @@ Result<CatalogModel> FindCatalogModel(std::string_view name) {
     near.emplace_back(core::EditDistance(tail, m.id), m.id);
   }
   const std::string hint = core::NearestNames(std::move(near), 3);
-  return Status::NotFound(fmt::format("\"{}\" is not in the model catalog; nearest: {} (see `vramfit models`)",
-                                      name, hint));
+  return Status::NotFound(fmt::format(
+      "\"{}\" is not in the model catalog; nearest: {} (see `vramfit models`)", name, hint));
 }
 
 }  // namespace vramfit

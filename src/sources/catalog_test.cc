@@ -19,7 +19,8 @@ TEST(Catalog, EveryEntryInspects) {
     EXPECT_TRUE(inv->synthesized);
     EXPECT_GT(inv->parameters, 0u) << m.id;
     EXPECT_FALSE(inv->spec.generic) << m.id;
-    for (const Finding& f : inv->audit.findings) EXPECT_NE(f.severity, Severity::kError) << m.id << " " << f.message;
+    for (const Finding& f : inv->audit.findings)
+      EXPECT_NE(f.severity, Severity::kError) << m.id << " " << f.message;
     auto bytes = SynthesizedBytes(inv->spec);  // the count-only path agrees with the list
     ASSERT_TRUE(bytes.ok());
     EXPECT_EQ(*bytes, inv->total_bytes) << m.id;
@@ -32,7 +33,8 @@ TEST(Catalog, FindsByRepoIdAndSuggests) {
   auto miss = FindCatalogModel("qwen3-9b");
   ASSERT_FALSE(miss.ok());
   EXPECT_EQ(miss.status().code(), Code::kNotFound);
-  EXPECT_NE(miss.status().message().find("nearest: "), std::string::npos) << miss.status().message();
+  EXPECT_NE(miss.status().message().find("nearest: "), std::string::npos)
+      << miss.status().message();
   EXPECT_NE(miss.status().message().find("qwen3-8b"), std::string::npos) << miss.status().message();
 }
 

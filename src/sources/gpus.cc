@@ -35,7 +35,8 @@ Status ParseGpu(const simdjson::dom::element& e, size_t i, GpuSpec* g) {
   const std::string where = fmt::format("data/gpus.json: gpus[{}]", i);
   auto str = [&](const char* key, std::string* out) -> Status {
     std::string_view v;
-    if (e[key].get_string().get(v)) return Status::Corrupt(fmt::format("{}: \"{}\" must be a string", where, key));
+    if (e[key].get_string().get(v))
+      return Status::Corrupt(fmt::format("{}: \"{}\" must be a string", where, key));
     *out = std::string(v);
     return Status::Ok();
   };
@@ -48,7 +49,8 @@ Status ParseGpu(const simdjson::dom::element& e, size_t i, GpuSpec* g) {
   VRAMFIT_RETURN_IF_ERROR(str("source", &g->source));
   VRAMFIT_RETURN_IF_ERROR(str("notes", &g->notes));
   if (e["cuda_total_bytes"].get_uint64().get(g->total_bytes) || g->total_bytes == 0) {
-    return Status::Corrupt(fmt::format("{}: \"cuda_total_bytes\" must be a positive integer", where));
+    return Status::Corrupt(
+        fmt::format("{}: \"cuda_total_bytes\" must be a positive integer", where));
   }
   uint64_t smi = 0;
   if (!e["nvidia_smi_total_mib"].get_uint64().get(smi)) g->nvidia_smi_mib = smi;
@@ -62,7 +64,8 @@ Status ParseGpu(const simdjson::dom::element& e, size_t i, GpuSpec* g) {
   if (!e["aliases"].get_array().get(aliases)) {
     for (auto a : aliases) {
       std::string_view s;
-      if (a.get_string().get(s)) return Status::Corrupt(fmt::format("{}: aliases must be strings", where));
+      if (a.get_string().get(s))
+        return Status::Corrupt(fmt::format("{}: aliases must be strings", where));
       g->aliases.emplace_back(s);
     }
   }
@@ -82,7 +85,8 @@ const Loaded& Load() {
       if (embedded::kFiles[i].path != "gpus.json") continue;
       simdjson::dom::parser parser;
       simdjson::dom::element root;
-      loaded.status = formats::ParseJson(parser, embedded::kFiles[i].bytes, "data/gpus.json", 0, &root);
+      loaded.status =
+          formats::ParseJson(parser, embedded::kFiles[i].bytes, "data/gpus.json", 0, &root);
       if (!loaded.status.ok()) return;
       simdjson::dom::array list;
       if (root["gpus"].get_array().get(list)) {
@@ -127,18 +131,23 @@ Result<GpuSpec> FindGpu(std::string_view name) {
     near.emplace_back(best, g.id);
   }
   const std::string hint = core::NearestNames(std::move(near), 3);
-  return Status::NotFound(fmt::format("unknown GPU \"{}\"; nearest: {} (see `vramfit gpus`, or give "
-                                      "--gpu-memory SIZE)", name, hint));
+  return Status::NotFound(
+      fmt::format("unknown GPU \"{}\"; nearest: {} (see `vramfit gpus`, or give "
+                  "--gpu-memory SIZE)",
+                  name, hint));
 }
 
 Result<uint64_t> ParseMemorySize(std::string_view text) {
   std::string s;
   for (char c : text) if (c != ' ') s.push_back(c);
   size_t unit_at = 0;
-  while (unit_at < s.size() && (std::isdigit(static_cast<unsigned char>(s[unit_at])) || s[unit_at] == '.')) ++unit_at;
+  while (unit_at < s.size() &&
+         (std::isdigit(static_cast<unsigned char>(s[unit_at])) || s[unit_at] == '.'))
+    ++unit_at;
   const std::string number = s.substr(0, unit_at);
   std::string unit = s.substr(unit_at);
-  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(unit.begin(), unit.end(), unit.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   const auto bad = [&] {
     return Status::InvalidArgument(fmt::format(
         "memory size \"{}\": expected a number with a unit (GiB, MiB, GB, MB) or a byte count, "
@@ -156,7 +165,8 @@ Result<uint64_t> ParseMemorySize(std::string_view text) {
   else return bad();
   const double value = std::strtod(number.c_str(), nullptr) * scale;
   if (!(value >= 1) || value > 1.0e15) {
-    return Status::InvalidArgument(fmt::format("memory size \"{}\": expected between 1 byte and 1 PB", text));
+    return Status::InvalidArgument(
+        fmt::format("memory size \"{}\": expected between 1 byte and 1 PB", text));
   }
   return static_cast<uint64_t>(std::llround(value));
 }

@@ -9,9 +9,11 @@ namespace {
 TEST(Gpus, CatalogHasTheCommonCards) {
   auto gpus = GpuCatalog();
   ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
-  for (const char* id : {"t4", "v100-16gb", "a10", "a10g", "l4", "l20", "l40", "l40s", "rtx-3090", "rtx-4090",
-                         "rtx-4090d", "rtx-5090", "rtx-a6000", "a100-40gb", "a100-80gb", "a800-80gb", "h20",
-                         "h100-pcie", "h100-sxm", "h200", "b200", "gh200-96gb", "mi300x"}) {
+  for (const char* id :
+       {"t4",        "v100-16gb", "a10",       "a10g",       "l4",        "l20",
+        "l40",       "l40s",      "rtx-3090",  "rtx-4090",   "rtx-4090d", "rtx-5090",
+        "rtx-a6000", "a100-40gb", "a100-80gb", "a800-80gb",  "h20",       "h100-pcie",
+        "h100-sxm",  "h200",      "b200",      "gh200-96gb", "mi300x"}) {
     auto g = FindGpu(id);
     ASSERT_TRUE(g.ok()) << id;
     // CUDA's total is always below the marketing size and above 90% of it.
@@ -46,7 +48,8 @@ TEST(Gpus, MemorySizes) {
   EXPECT_EQ(*ParseMemorySize("80GB"), 80000000000ULL);
   EXPECT_EQ(*ParseMemorySize("1024"), 1024u);
   EXPECT_EQ(ParseMemorySize("24 apples").status().message(),
-            "memory size \"24 apples\": expected a number with a unit (GiB, MiB, GB, MB) or a byte count, e.g. 24GiB");
+            "memory size \"24 apples\": expected a number with a unit (GiB, MiB, GB, MB) or a byte "
+            "count, e.g. 24GiB");
   EXPECT_FALSE(ParseMemorySize("").ok());
   EXPECT_FALSE(ParseMemorySize("-5GiB").ok());
   EXPECT_FALSE(ParseMemorySize("1.2.3GiB").ok());

@@ -43,7 +43,8 @@ Status ReadAt(int fd, uint64_t offset, size_t n, char* out, const std::string& p
     const ssize_t r = ::pread(fd, out + done, n - done, static_cast<off_t>(offset + done));
     if (r < 0) {
       if (errno == EINTR) continue;
-      return Status::Io(fmt::format("{}: read failed at byte {}: {}", path, offset + done, std::strerror(errno)));
+      return Status::Io(
+          fmt::format("{}: read failed at byte {}: {}", path, offset + done, std::strerror(errno)));
     }
     if (r == 0) {
       return Status::Corrupt(fmt::format("{}: file ended at byte {} while reading {} bytes at {}",
@@ -55,13 +56,17 @@ Status ReadAt(int fd, uint64_t offset, size_t n, char* out, const std::string& p
 }
 
 // Opens a regular file for reading; *size gets its length.
-Result<std::unique_ptr<File>> OpenRegular(const std::string& path, const std::string& label, uint64_t* size) {
+Result<std::unique_ptr<File>> OpenRegular(const std::string& path, const std::string& label,
+                                          uint64_t* size) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::NotFound(fmt::format("{}: cannot open: {}", label, std::strerror(errno)));
+  if (fd < 0)
+    return Status::NotFound(fmt::format("{}: cannot open: {}", label, std::strerror(errno)));
   auto file = std::make_unique<File>(fd);
   struct stat st;
-  if (::fstat(fd, &st) != 0) return Status::Io(fmt::format("{}: cannot stat: {}", label, std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(fmt::format("{}: not a regular file", label));
+  if (::fstat(fd, &st) != 0)
+    return Status::Io(fmt::format("{}: cannot stat: {}", label, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    return Status::InvalidArgument(fmt::format("{}: not a regular file", label));
   *size = static_cast<uint64_t>(st.st_size);
   return file;
 }
@@ -71,8 +76,9 @@ Result<std::string> ReadSmallFile(const std::string& path, uint64_t limit) {
   auto f = OpenRegular(path, path, &size);
   if (!f.ok()) return f.status();
   if (size > limit) {
-    return Status::Corrupt(fmt::format("{}: {} bytes is larger than the {} this kind of file may have",
-                                       path, size, core::FormatBytes(limit)));
+    return Status::Corrupt(
+        fmt::format("{}: {} bytes is larger than the {} this kind of file may have", path, size,
+                    core::FormatBytes(limit)));
   }
   std::string data(size, '\0');
   VRAMFIT_RETURN_IF_ERROR(ReadAt((*f)->fd(), 0, size, data.data(), path));
@@ -124,8 +130,9 @@ Result<Loaded> LoadSharded(const fs::path& dir, const std::string& index_name) {
     if (!fs::exists(p, ec)) {
       const auto n = std::count_if(index->weight_map.begin(), index->weight_map.end(),
                                    [&](const auto& e) { return e.shard == si; });
-      return Status::NotFound(fmt::format("{}: names shard \"{}\" ({} tensors), which does not exist in {}",
-                                          index_name, shard, n, dir.string()));
+      return Status::NotFound(
+          fmt::format("{}: names shard \"{}\" ({} tensors), which does not exist in {}", index_name,
+                      shard, n, dir.string()));
     }
     auto file = ReadSafetensorsHeader(p.string(), shard);
     if (!file.ok()) return file.status();
@@ -148,9 +155,10 @@ Result<Loaded> LoadSharded(const fs::path& dir, const std::string& index_name) {
       bool in_shard = false;  // a name held by two shards: look in the right one
       for (const auto& t : out.files[e.shard].tensors) in_shard |= t.name == e.tensor;
       if (!in_shard) {
-        return Status::Corrupt(fmt::format("{}: names tensor \"{}\" in shard \"{}\", but that shard's "
-                                           "header does not hold it", index_name, e.tensor,
-                                           index->shards[e.shard]));
+        return Status::Corrupt(
+            fmt::format("{}: names tensor \"{}\" in shard \"{}\", but that shard's "
+                        "header does not hold it",
+                        index_name, e.tensor, index->shards[e.shard]));
       }
     }
   }
@@ -167,19 +175,21 @@ Result<Loaded> LoadSharded(const fs::path& dir, const std::string& index_name) {
         extra_bytes += t.bytes();
       }
     }
-    out.findings.push_back({Severity::kWarning, "unindexed-tensors",
-                            fmt::format("{} tensors ({}) are in shards but not in {} (first: {}); "
-                                        "loaders that follow the index skip them",
-                                        extra, core::FormatBytes(extra_bytes), index_name, first_extra),
-                            extra_bytes});
+    out.findings.push_back(
+        {Severity::kWarning, "unindexed-tensors",
+         fmt::format("{} tensors ({}) are in shards but not in {} (first: {}); "
+                     "loaders that follow the index skip them",
+                     extra, core::FormatBytes(extra_bytes), index_name, first_extra),
+         extra_bytes});
   }
   if (index->has_total_size && index->total_size != data) {
     const double pct = data ? 100.0 * (static_cast<double>(index->total_size) - data) / data : 0.0;
-    out.findings.push_back({Severity::kWarning, "index-total-size",
-                            fmt::format("{} says total_size {} but the shards' headers hold {} data "
-                                        "bytes ({:+.3f}%); the headers are what counts",
-                                        index_name, index->total_size, data, pct),
-                            data});
+    out.findings.push_back(
+        {Severity::kWarning, "index-total-size",
+         fmt::format("{} says total_size {} but the shards' headers hold {} data "
+                     "bytes ({:+.3f}%); the headers are what counts",
+                     index_name, index->total_size, data, pct),
+         data});
   }
   return out;
 }
@@ -205,7 +215,8 @@ Result<Loaded> LoadDirectory(const fs::path& dir, bool* has_weights) {
     std::vector<std::string> found;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
-      if (entry.is_regular_file(ec) && EndsWith(name, ".safetensors") && name.rfind("consolidated", 0) != 0) {
+      if (entry.is_regular_file(ec) && EndsWith(name, ".safetensors") &&
+          name.rfind("consolidated", 0) != 0) {
         found.push_back(name);
       }
     }
@@ -217,8 +228,8 @@ Result<Loaded> LoadDirectory(const fs::path& dir, bool* has_weights) {
       out.files.push_back(ToFileTensors(std::move(*f)));
     }
     if (found.size() > 1) {
-      out.notes.push_back(fmt::format("no model.safetensors.index.json: read all {} .safetensors files",
-                                      found.size()));
+      out.notes.push_back(fmt::format(
+          "no model.safetensors.index.json: read all {} .safetensors files", found.size()));
     }
   }
   // Copies of the weights in other layouts are not part of the transformers checkpoint.
@@ -243,11 +254,13 @@ void AddSchemeCheck(const ModelSpec& spec, Inventory* inv) {
   if (diff > 0.005 || diff < -0.005) {
     inv->audit.findings.push_back(
         {Severity::kWarning, "scheme-bytes-mismatch",
-         fmt::format("the headers hold {} but config.json's architecture and declared quantization "
-                     "imply {} ({:+.1f}%): {}", core::FormatBytes(inv->total_bytes),
-                     core::FormatBytes(implied), diff * 100.0,
-                     diff > 0 ? "more is stored than declared (unquantized or duplicated modules, extra heads)"
-                              : "less is stored than declared (missing modules or stronger quantization)"),
+         fmt::format(
+             "the headers hold {} but config.json's architecture and declared quantization "
+             "imply {} ({:+.1f}%): {}",
+             core::FormatBytes(inv->total_bytes), core::FormatBytes(implied), diff * 100.0,
+             diff > 0
+                 ? "more is stored than declared (unquantized or duplicated modules, extra heads)"
+                 : "less is stored than declared (missing modules or stronger quantization)"),
          inv->total_bytes > implied ? inv->total_bytes - implied : implied - inv->total_bytes});
   }
 }
@@ -270,7 +283,9 @@ Result<Inventory> FromConfig(const std::string& config_json, const std::string& 
 
 Result<Inventory> InspectModel(std::string_view model_arg, const InspectOptions& options) {
   const std::string model(model_arg);
-  if (model.empty()) return Status::InvalidArgument("MODEL is empty: give a directory, a .safetensors file or a catalog id");
+  if (model.empty())
+    return Status::InvalidArgument(
+        "MODEL is empty: give a directory, a .safetensors file or a catalog id");
   std::error_code ec;
   const fs::path path(model);
   if (fs::exists(path, ec)) {
@@ -299,23 +314,26 @@ Result<Inventory> InspectModel(std::string_view model_arg, const InspectOptions&
       loaded.files.push_back(ToFileTensors(std::move(*f)));
       has_weights = true;
     } else if (EndsWith(model, ".gguf")) {
-      return Status::Unsupported(fmt::format("{}: GGUF files are not read yet; pass the safetensors "
-                                             "checkpoint directory or a catalog id", model));
+      return Status::Unsupported(
+          fmt::format("{}: GGUF files are not read yet; pass the safetensors "
+                      "checkpoint directory or a catalog id",
+                      model));
     } else if (!EndsWith(model, ".json")) {
       return Status::InvalidArgument(fmt::format(
           "{}: expected a checkpoint directory, a .safetensors file or a config.json", model));
     }
     if (!has_weights || options.force_synthesize) {
       if (!config) {
-        return Status::NotFound(fmt::format("{}: no safetensors files and no config.json: nothing to inspect",
-                                            dir.string()));
+        return Status::NotFound(fmt::format(
+            "{}: no safetensors files and no config.json: nothing to inspect", dir.string()));
       }
       Result<ModelSpec> spec = Status::NotFound("");
       auto inv = FromConfig(*config, config_label, &spec);
       if (!inv.ok()) return inv.status();
       inv->model = model;
       inv->origin = dir.string();
-      inv->notes.insert(inv->notes.begin(), "no safetensors weights read: tensors synthesized from config.json");
+      inv->notes.insert(inv->notes.begin(),
+                        "no safetensors weights read: tensors synthesized from config.json");
       return inv;
     }
     std::optional<ModelSpec> spec;
@@ -329,17 +347,21 @@ Result<Inventory> InspectModel(std::string_view model_arg, const InspectOptions&
     inv.origin = fs::is_directory(path, ec) ? path.string() : model;
     for (auto& f : loaded.findings) inv.audit.findings.push_back(std::move(f));
     for (auto& n : loaded.notes) inv.notes.push_back(std::move(n));
-    if (!config) inv.notes.push_back("no config.json: roles from tensor names only; the config checks were skipped");
+    if (!config)
+      inv.notes.push_back(
+          "no config.json: roles from tensor names only; the config checks were skipped");
     if (spec) AddSchemeCheck(*spec, &inv);
     return inv;
   }
   auto entry = FindCatalogModel(model);
   if (!entry.ok()) {
     if (entry.status().code() != Code::kNotFound) return entry.status();
-    std::string msg = fmt::format("{}: no such file or directory, and {}", model, entry.status().message());
+    std::string msg =
+        fmt::format("{}: no such file or directory, and {}", model, entry.status().message());
     if (model.find('/') != std::string::npos) {
-      msg += "; reading Hugging Face Hub repos directly is not built yet: download config.json (and "
-             "optionally the safetensors files) into a directory and pass that";
+      msg +=
+          "; reading Hugging Face Hub repos directly is not built yet: download config.json (and "
+          "optionally the safetensors files) into a directory and pass that";
     }
     return Status::NotFound(msg);
   }
@@ -353,8 +375,8 @@ Result<Inventory> InspectModel(std::string_view model_arg, const InspectOptions&
       entry->repo.find('(') == std::string::npos) {
     inv->repo = entry->repo;
   }
-  inv->notes.insert(inv->notes.begin(),
-                    fmt::format("catalog entry {} ({}, {}): {}", entry->id, entry->repo, entry->status, entry->source));
+  inv->notes.insert(inv->notes.begin(), fmt::format("catalog entry {} ({}, {}): {}", entry->id,
+                                                    entry->repo, entry->status, entry->source));
   if (entry->published_parameters > 0) {
     inv->notes.push_back(fmt::format("published parameter count: {} (as its source states it: {})",
                                      core::FormatCount(entry->published_parameters),

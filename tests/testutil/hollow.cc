@@ -47,7 +47,8 @@ uint64_t WriteHollowSafetensors(const std::string& path, const std::vector<Hollo
   return n;
 }
 
-void WriteHollowCheckpoint(const std::string& dir, const std::vector<HollowTensor>& tensors, int shards) {
+void WriteHollowCheckpoint(const std::string& dir, const std::vector<HollowTensor>& tensors,
+                           int shards) {
   std::filesystem::create_directories(dir);
   if (shards <= 1) {
     WriteHollowSafetensors(dir + "/model.safetensors", tensors);
@@ -77,7 +78,8 @@ void WriteText(const std::string& path, const std::string& text) {
 }
 
 std::string MakeTempDir(const std::string& tag) {
-  std::string templ = (std::filesystem::temp_directory_path() / ("vramfit-" + tag + "-XXXXXX")).string();
+  std::string templ =
+      (std::filesystem::temp_directory_path() / ("vramfit-" + tag + "-XXXXXX")).string();
   if (::mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   return templ;
 }

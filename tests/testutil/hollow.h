@@ -27,7 +27,8 @@ uint64_t WriteHollowSafetensors(const std::string& path, const std::vector<Hollo
 // Writes `shards` files named model-0000i-of-0000n.safetensors plus
 // model.safetensors.index.json (with metadata.total_size) into `dir`; shards == 1 writes a
 // single model.safetensors without an index.
-void WriteHollowCheckpoint(const std::string& dir, const std::vector<HollowTensor>& tensors, int shards);
+void WriteHollowCheckpoint(const std::string& dir, const std::vector<HollowTensor>& tensors,
+                           int shards);
 
 // Writes text to a file.
 void WriteText(const std::string& path, const std::string& text);

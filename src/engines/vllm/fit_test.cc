@@ -1,5 +1,5 @@
-// The fit search with vLLM from the engine table: the reported scenarios, agreement with the plan, monotonicity, every goal and
-// the "cannot be met" path.
+// The fit search with vLLM from the engine table: the reported scenarios, agreement with the plan,
+// monotonicity, every goal and the "cannot be met" path.
 #include "vramfit/fit.h"
 
 #include "engines/vllm/engine.h"
@@ -175,7 +175,8 @@ TEST(Fit, AGoalThatCannotBeMetSaysSoAndShowsTheNearest) {
   EXPECT_TRUE(r->options.empty());
   ASSERT_TRUE(r->nearest.has_value());
   EXPECT_TRUE(r->nearest->plan.fits);
-  EXPECT_NE(r->unmet.find("no context >= 40,960 tokens at 64x concurrency fits on 1 x rtx-4090"), std::string::npos)
+  EXPECT_NE(r->unmet.find("no context >= 40,960 tokens at 64x concurrency fits on 1 x rtx-4090"),
+            std::string::npos)
       << r->unmet;
   // A model that does not fit at all: nothing is the nearest.
   const Inventory big = Catalog("qwen2.5-72b-instruct");
@@ -220,7 +221,8 @@ TEST(Fit, GpusTableGrowsWithTheCount) {
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[0].longest[0], 0);  // 16 GB of bf16 weights on a T4: nothing fits
   for (const GpusTableRow& row : *rows) {
-    for (size_t i = 1; i < row.longest.size(); ++i) EXPECT_GE(row.longest[i], row.longest[i - 1]) << row.gpu.id;
+    for (size_t i = 1; i < row.longest.size(); ++i)
+      EXPECT_GE(row.longest[i], row.longest[i - 1]) << row.gpu.id;
   }
   EXPECT_GT(plans, 0u);
 }

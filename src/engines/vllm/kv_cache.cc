@@ -22,7 +22,8 @@ namespace {
 
 using core::CeilDiv;
 
-constexpr int64_t kHybridAlign = 16;       // FlashAttention's kernel block size (_align_hybrid_block_size)
+constexpr int64_t kHybridAlign =
+    16;  // FlashAttention's kernel block size (_align_hybrid_block_size)
 
 Result<uint64_t> KvDtypeBytes(const std::string& kv, Dtype model) {
   if (kv == "auto") return static_cast<uint64_t>(DtypeBits(model) / 8);
@@ -34,7 +35,8 @@ Result<uint64_t> KvDtypeBytes(const std::string& kv, Dtype model) {
 }
 
 // Per-request usage of a layer at block size `bs` (kv_cache_interface.py max_memory_usage_bytes).
-uint64_t MaxUsage(KvLayerKind kind, uint64_t page, int64_t bs, int64_t window, const KvCacheOptions& o) {
+uint64_t MaxUsage(KvLayerKind kind, uint64_t page, int64_t bs, int64_t window,
+                  const KvCacheOptions& o) {
   const uint64_t len = static_cast<uint64_t>(o.max_model_len);
   switch (kind) {
     case KvLayerKind::kFull:
@@ -71,28 +73,34 @@ Key KeyOf(const KvLayerSpec& l) { return {l.kind, l.page_bytes, l.block_size, l.
 
 Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o) {
   if (o.max_model_len <= 0) {
-    return Status::InvalidArgument(fmt::format("--max-model-len must be positive, got {}", o.max_model_len));
+    return Status::InvalidArgument(
+        fmt::format("--max-model-len must be positive, got {}", o.max_model_len));
   }
   if (o.tensor_parallel_size <= 0) {
-    return Status::InvalidArgument(fmt::format("--tensor-parallel-size must be positive, got {}", o.tensor_parallel_size));
+    return Status::InvalidArgument(
+        fmt::format("--tensor-parallel-size must be positive, got {}", o.tensor_parallel_size));
   }
   if (o.block_size < 0 || o.max_num_batched_tokens <= 0 || o.num_speculative_tokens < 0) {
-    return Status::InvalidArgument("--block-size, --max-num-batched-tokens and speculative tokens must be positive");
+    return Status::InvalidArgument(
+        "--block-size, --max-num-batched-tokens and speculative tokens must be positive");
   }
   const uint64_t tp = static_cast<uint64_t>(o.tensor_parallel_size);
   auto kvb = KvDtypeBytes(o.kv_cache_dtype, spec.dtype);
   if (!kvb.ok()) return kvb.status();
   const uint64_t b = *kvb;
   const bool mla = spec.CountAttention(AttentionKind::kMla) > 0;
-  const int64_t bs0 = o.block_size > 0 ? o.block_size : (mla ? o.mla_block_size : vllm::kDefaultBlockSize);
+  const int64_t bs0 =
+      o.block_size > 0 ? o.block_size : (mla ? o.mla_block_size : vllm::kDefaultBlockSize);
 
   KvCacheLayout out;
   int64_t attn_heads = 0;
   uint64_t attn_1tok = 0;  // full-attention page for one token (bs = 1)
   // Pipeline parallelism: each stage caches only its layers; the largest stage (ceil(n / pp)
   // layers, the first) has the fewest blocks, and vLLM takes the minimum over workers.
-  if (o.pipeline_parallel_size <= 0) return Status::InvalidArgument("--pipeline-parallel-size must be positive");
-  const size_t stage_layers = static_cast<size_t>(CeilDiv(spec.layers.size(), static_cast<uint64_t>(o.pipeline_parallel_size)));
+  if (o.pipeline_parallel_size <= 0)
+    return Status::InvalidArgument("--pipeline-parallel-size must be positive");
+  const size_t stage_layers = static_cast<size_t>(
+      CeilDiv(spec.layers.size(), static_cast<uint64_t>(o.pipeline_parallel_size)));
   for (size_t i = 0; i < spec.layers.size() && i < stage_layers; ++i) {
     const AttentionSpec& a = spec.layers[i].attention;
     KvLayerSpec l;
@@ -105,8 +113,9 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
         const uint64_t one = KvBytesPerToken(a, tp, b);  // K and V
         attn_1tok = std::max(attn_1tok, one);
         attn_heads = a.num_heads;
-        l.kind = a.kind == AttentionKind::kSliding && !o.disable_hybrid_kv_cache_manager ? KvLayerKind::kSliding
-                                                                                          : KvLayerKind::kFull;
+        l.kind = a.kind == AttentionKind::kSliding && !o.disable_hybrid_kv_cache_manager
+                     ? KvLayerKind::kSliding
+                     : KvLayerKind::kFull;
         l.sliding_window = l.kind == KvLayerKind::kSliding ? a.sliding_window : 0;
         l.page_bytes = one * static_cast<uint64_t>(bs0);
         out.kv_bytes_per_token += one;
@@ -124,7 +133,8 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
       }
       case AttentionKind::kLinear: {
         // gated_delta_net_state_shape (src/model/kv_state.h): conv + recurrent state.
-        auto st = LinearAttentionState(a, tp, o.num_speculative_tokens, spec.dtype, spec.ssm_state_dtype);
+        auto st =
+            LinearAttentionState(a, tp, o.num_speculative_tokens, spec.dtype, spec.ssm_state_dtype);
         if (!st.ok()) return st.status();
         const uint64_t conv = st->conv_bytes, ssm = st->recurrent_bytes;
         l.kind = KvLayerKind::kMamba;
@@ -138,34 +148,41 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
   if (attn_heads > 0 && attn_heads % static_cast<int64_t>(tp) != 0) {
     // vllm/config/model.py verify_with_parallel_config.
     return Status::InvalidArgument(fmt::format(
-        "Total number of attention heads ({}) must be divisible by tensor parallel size ({}).", attn_heads, tp));
+        "Total number of attention heads ({}) must be divisible by tensor parallel size ({}).",
+        attn_heads, tp));
   }
   if (out.layers.empty()) return out;
 
   // Hybrid attention + mamba: raise the attention block size until an attention page holds a
   // mamba page, then pad the mamba page to the attention page (_align_hybrid_block_size).
   int64_t bs = bs0;
-  const bool has_mamba = std::any_of(out.layers.begin(), out.layers.end(),
-                                     [](const KvLayerSpec& l) { return l.kind == KvLayerKind::kMamba; });
+  const bool has_mamba =
+      std::any_of(out.layers.begin(), out.layers.end(),
+                  [](const KvLayerSpec& l) { return l.kind == KvLayerKind::kMamba; });
   if (has_mamba && attn_1tok > 0) {
     uint64_t mamba_page = 0;
-    for (const auto& l : out.layers) if (l.kind == KvLayerKind::kMamba) mamba_page = std::max(mamba_page, l.page_bytes);
+    for (const auto& l : out.layers)
+      if (l.kind == KvLayerKind::kMamba) mamba_page = std::max(mamba_page, l.page_bytes);
     const uint64_t align = std::max<int64_t>(kHybridAlign, bs0);
     const int64_t attn_block = static_cast<int64_t>(align * CeilDiv(mamba_page, align * attn_1tok));
     if (attn_block > bs) {
       bs = attn_block;
-      out.notes.push_back(fmt::format("Setting attention block size to {} tokens to ensure that attention page "
-                                      "size is >= mamba page size.", bs));
+      out.notes.push_back(
+          fmt::format("Setting attention block size to {} tokens to ensure that attention page "
+                      "size is >= mamba page size.",
+                      bs));
     }
     const uint64_t page = static_cast<uint64_t>(bs) * attn_1tok;
     if (page > mamba_page) {
-      out.notes.push_back(fmt::format("Padding mamba page size by {:.2f}% to ensure that mamba page size and "
-                                      "attention page size are exactly equal.",
-                                      100.0 * (page - mamba_page) / mamba_page));
+      out.notes.push_back(
+          fmt::format("Padding mamba page size by {:.2f}% to ensure that mamba page size and "
+                      "attention page size are exactly equal.",
+                      100.0 * (page - mamba_page) / mamba_page));
     }
     for (auto& l : out.layers) {
       l.block_size = bs;
-      l.page_bytes = l.kind == KvLayerKind::kMamba ? page : l.page_bytes / static_cast<uint64_t>(bs0) * bs;
+      l.page_bytes =
+          l.kind == KvLayerKind::kMamba ? page : l.page_bytes / static_cast<uint64_t>(bs0) * bs;
     }
   }
   out.block_size = bs;
@@ -176,7 +193,8 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
                                     [&](const KvLayerSpec& l) { return KeyOf(l) == first; });
   const bool same_type = std::all_of(out.layers.begin(), out.layers.end(),
                                      [&](const KvLayerSpec& l) { return l.kind == first.kind; });
-  for (auto& l : out.layers) l.max_usage_bytes = MaxUsage(l.kind, l.page_bytes, l.block_size, l.sliding_window, o);
+  for (auto& l : out.layers)
+    l.max_usage_bytes = MaxUsage(l.kind, l.page_bytes, l.block_size, l.sliding_window, o);
   if (all_same || same_type) {
     std::vector<int64_t> all;
     for (const auto& l : out.layers) all.push_back(l.layer);
@@ -197,9 +215,11 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
   for (auto& l : out.layers) {
     if (l.page_bytes == max_page) continue;
     if (l.page_bytes == 0 || max_page % l.page_bytes != 0) {
-      return Status::Unsupported(fmt::format(
-          "layer {}: its KV page ({} B) does not divide the largest page ({} B); vLLM cannot build a "
-          "hybrid KV cache for this model with these settings", l.layer, l.page_bytes, max_page));
+      return Status::Unsupported(
+          fmt::format("layer {}: its KV page ({} B) does not divide the largest page ({} B); vLLM "
+                      "cannot build a "
+                      "hybrid KV cache for this model with these settings",
+                      l.layer, l.page_bytes, max_page));
     }
     l.block_size *= static_cast<int64_t>(max_page / l.page_bytes);
     l.page_bytes = max_page;
@@ -223,15 +243,17 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
     const size_t n_groups = CeilDiv(v.size(), group_size);
     const size_t padding = n_groups * group_size - v.size();
     if (padding > 0) {  // one warning per bucket, as vLLM logs it
-      out.notes.push_back(fmt::format("Add {} padding layers, may waste at most {:.2f}% KV cache memory", padding,
-                                      100.0 * padding / v.size()));
+      out.notes.push_back(
+          fmt::format("Add {} padding layers, may waste at most {:.2f}% KV cache memory", padding,
+                      100.0 * padding / v.size()));
     }
     for (size_t g = 0; g < n_groups; ++g) {
       std::vector<int64_t> members;
       if (o.rules.strided_kv_groups) {  // strided: layers[g::n_groups]
         for (size_t i = g; i < v.size(); i += n_groups) members.push_back(v[i]);
       } else {                       // v0.10: contiguous slices
-        for (size_t i = g * group_size; i < v.size() && i < (g + 1) * group_size; ++i) members.push_back(v[i]);
+        for (size_t i = g * group_size; i < v.size() && i < (g + 1) * group_size; ++i)
+          members.push_back(v[i]);
       }
       out.groups.push_back(std::move(members));
     }
@@ -241,7 +263,8 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
   return out;
 }
 
-KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_bytes, const KvCacheOptions& o) {
+KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_bytes,
+                            const KvCacheOptions& o) {
   KvCapacityResult r;
   if (layout.layers.empty() || layout.page_bytes == 0) {
     r.num_blocks = 1;  // attention-free models: vLLM allocates one dummy block
@@ -267,13 +290,15 @@ KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_byte
   const uint64_t block_bytes = layout.uniform_type ? layout.page_bytes : layout.page_bytes * lg;
   r.bytes_per_request = per_req;
   r.blocks_per_request = CeilDiv(per_req, block_bytes);
-  r.max_concurrency = r.blocks_per_request ? static_cast<double>(r.num_blocks) / r.blocks_per_request : 0;
+  r.max_concurrency =
+      r.blocks_per_request ? static_cast<double>(r.num_blocks) / r.blocks_per_request : 0;
   // _report_kv_cache_config: before ~v0.22 (PR #41069) tokens were blocks x block size, divided
   // by the number of groups for hybrid models; since then max_concurrency x max_model_len.
   int64_t min_bs = INT64_MAX;
   for (const auto& l : layout.layers) min_bs = std::min(min_bs, l.block_size);
   if (o.rules.tokens_from_concurrency) {
-    r.kv_cache_tokens = static_cast<uint64_t>(r.max_concurrency * static_cast<double>(o.max_model_len));
+    r.kv_cache_tokens =
+        static_cast<uint64_t>(r.max_concurrency * static_cast<double>(o.max_model_len));
   } else if (layout.groups.size() <= 1) {
     r.kv_cache_tokens = r.num_blocks * static_cast<uint64_t>(layout.block_size);
   } else {

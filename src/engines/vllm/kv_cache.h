@@ -4,8 +4,8 @@
 //
 // Every formula follows vLLM's own code (vllm/v1/kv_cache_interface.py, kv_cache_utils.py,
 // platforms/interface.py `_align_hybrid_block_size`, mamba_utils.py), cited beside it in
-// src/engines/vllm/kv_cache.cc; docs/engines/vllm-kv-cache.md has the derivations and worked examples.
-// Sizes are per tensor-parallel rank.
+// src/engines/vllm/kv_cache.cc; docs/engines/vllm-kv-cache.md has the derivations and worked
+// examples. Sizes are per tensor-parallel rank.
 //
 // Example:
 //   vramfit::KvCacheOptions o;  o.max_model_len = 32768;
@@ -33,7 +33,8 @@ struct KvCacheOptions {
   int64_t pipeline_parallel_size = 1; // --pipeline-parallel-size: the largest stage is planned
   int64_t block_size = 0;             // --block-size; 0: vLLM's default (16, or the MLA backend's)
   int64_t mla_block_size = 64;        // block size vLLM's MLA backend picks (FlashMLA: 64)
-  std::string kv_cache_dtype = "auto";// --kv-cache-dtype: auto | fp8 | fp8_e4m3 | fp8_e5m2 | bfloat16 | float16
+  std::string kv_cache_dtype =
+      "auto";  // --kv-cache-dtype: auto | fp8 | fp8_e4m3 | fp8_e5m2 | bfloat16 | float16
   int64_t max_model_len = 0;          // required, > 0
   int64_t max_num_batched_tokens = 8192;  // scheduler token budget (sliding-window usage)
   int64_t num_speculative_tokens = 0; // extra conv-state rows and mamba pages
@@ -48,7 +49,7 @@ enum class KvLayerKind { kFull, kSliding, kMla, kMamba };
 struct KvLayerSpec {
   int64_t layer = 0;
   KvLayerKind kind = KvLayerKind::kFull;
-  int64_t block_size = 0;      // tokens per block (for mamba: the attention block it is paired with)
+  int64_t block_size = 0;  // tokens per block (for mamba: the attention block it is paired with)
   uint64_t page_bytes = 0;     // bytes of one block of this layer (after padding/unification)
   uint64_t max_usage_bytes = 0;// bytes one request of max_model_len tokens needs in this layer
   int64_t sliding_window = 0;
@@ -61,9 +62,9 @@ struct KvCacheLayout {
   int64_t block_size = 0;                  // attention block size after hybrid alignment
   uint64_t page_bytes = 0;                 // uniform page (hybrid) or sum of pages (uniform type)
   bool uniform_type = false;               // one group whose layers differ only in shape
-  uint64_t kv_bytes_per_token = 0;         // full-attention + MLA bytes per token, all layers (for people)
+  uint64_t kv_bytes_per_token = 0;  // full-attention + MLA bytes per token, all layers (for people)
   uint64_t state_bytes_per_sequence = 0;   // linear-attention state per sequence, all layers
-  std::vector<std::string> notes;          // vLLM log lines this layout implies (block size, padding)
+  std::vector<std::string> notes;  // vLLM log lines this layout implies (block size, padding)
 };
 
 // The layout vLLM would build for this model under `options`.

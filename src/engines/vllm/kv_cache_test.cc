@@ -84,10 +84,12 @@ TEST(KvCache, Qwen3NextHybridAlignment) {
   EXPECT_EQ(layout->groups.size(), 4u);  // 1 attention group + 3 GDN groups of 12 layers
   EXPECT_EQ(layout->group_size, 12);
   ASSERT_EQ(layout->notes.size(), 2u);
-  EXPECT_EQ(layout->notes[0], "Setting attention block size to 544 tokens to ensure that attention page size "
-                              "is >= mamba page size.");
-  EXPECT_EQ(layout->notes[1], "Padding mamba page size by 1.49% to ensure that mamba page size and attention "
-                              "page size are exactly equal.");
+  EXPECT_EQ(layout->notes[0],
+            "Setting attention block size to 544 tokens to ensure that attention page size "
+            "is >= mamba page size.");
+  EXPECT_EQ(layout->notes[1],
+            "Padding mamba page size by 1.49% to ensure that mamba page size and attention "
+            "page size are exactly equal.");
   const auto cap = KvCapacity(*layout, 20ull << 30, Opts(32768));
   EXPECT_EQ(cap.blocks_per_request, 61u + 3u);  // cdiv(32768, 544) + one page per GDN group
   EXPECT_EQ(cap.num_blocks, (20ull << 30) / 1114112 / 12);

@@ -481,10 +481,11 @@ Status KvCache(Run& r) {
                               "serve even a single token.");
     } else {
       if (fit < s.max_model_len) {
-        plan.notes.push_back(fmt::format("vLLM will log: Auto-fit max_model_len: reduced from {} to "
-                                         "{} to fit in available GPU memory ({:.2f} GiB available "
-                                         "for KV cache)", s.max_model_len, fit,
-                                         static_cast<double>(r.available) / kGiB));
+        plan.notes.push_back(
+            fmt::format("vLLM will log: Auto-fit max_model_len: reduced from {} to "
+                        "{} to fit in available GPU memory ({:.2f} GiB available "
+                        "for KV cache)",
+                        s.max_model_len, fit, static_cast<double>(r.available) / kGiB));
       }
       s.max_model_len = fit;
       r.ko.max_model_len = fit;
@@ -531,11 +532,13 @@ void CaptureCudaGraphs(Run& r) {
                            std::max(r.requested, r.weights + r.activation + r.g.non_torch_bytes) +
                            r.graph - r.graph_in_budget;
   if (process + r.s.other_process_bytes > r.gpu.total_bytes) {
-    r.Fail(Stage::kCudaGraph,
-           fmt::format("CUDA out of memory during CUDA graph capture: the budget {} plus the graph "
-                       "pool {} and the CUDA context {} exceed the GPU's {}; add --enforce-eager or "
-                       "lower --gpu-memory-utilization", FormatBytes(r.requested),
-                       FormatBytes(r.graph), FormatBytes(r.ctx), FormatBytes(r.gpu.total_bytes)));
+    r.Fail(
+        Stage::kCudaGraph,
+        fmt::format("CUDA out of memory during CUDA graph capture: the budget {} plus the graph "
+                    "pool {} and the CUDA context {} exceed the GPU's {}; add --enforce-eager or "
+                    "lower --gpu-memory-utilization",
+                    FormatBytes(r.requested), FormatBytes(r.graph), FormatBytes(r.ctx),
+                    FormatBytes(r.gpu.total_bytes)));
   }
 }
 
@@ -544,20 +547,21 @@ std::vector<StageLine> StageLines(const Run& r) {
   using core::GroupDigits;
   const GpuPlan& g = r.g;
   return {
-      {Stage::kStartup, fmt::format("CUDA context {}, {} requested", FormatBytes(g.cuda_context_bytes),
-                                    FormatBytes(g.budget_bytes))},
+      {Stage::kStartup,
+       fmt::format("CUDA context {}, {} requested", FormatBytes(g.cuda_context_bytes),
+                   FormatBytes(g.budget_bytes))},
       {Stage::kLoad, fmt::format("weights {}, load peak {}", FormatBytes(g.weights_bytes),
                                  FormatBytes(g.load_peak_bytes))},
-      {Stage::kProfile, fmt::format("activation peak {}, non-torch {}",
-                                    FormatBytes(g.activation_peak_bytes),
-                                    FormatBytes(g.non_torch_bytes))},
-      {Stage::kKvCache, fmt::format("available {}, one {}-token request needs {}",
-                                    FormatBytes(g.kv_cache_bytes),
-                                    GroupDigits(static_cast<uint64_t>(r.plan.max_model_len)),
-                                    FormatBytes(r.plan.kv_needed_bytes))},
-      {Stage::kCudaGraph, r.s.enforce_eager ? std::string("none (--enforce-eager)")
-                                            : fmt::format("graph pool {}",
-                                                          FormatBytes(g.cudagraph_bytes))},
+      {Stage::kProfile,
+       fmt::format("activation peak {}, non-torch {}", FormatBytes(g.activation_peak_bytes),
+                   FormatBytes(g.non_torch_bytes))},
+      {Stage::kKvCache,
+       fmt::format("available {}, one {}-token request needs {}", FormatBytes(g.kv_cache_bytes),
+                   GroupDigits(static_cast<uint64_t>(r.plan.max_model_len)),
+                   FormatBytes(r.plan.kv_needed_bytes))},
+      {Stage::kCudaGraph, r.s.enforce_eager
+                              ? std::string("none (--enforce-eager)")
+                              : fmt::format("graph pool {}", FormatBytes(g.cudagraph_bytes))},
   };
 }
 

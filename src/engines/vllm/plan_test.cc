@@ -82,8 +82,12 @@ TEST(Vllm, StartupFailsWhenOthersHoldMemory) {
   auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("4090"), s);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->failure_stage, Stage::kStartup);
-  EXPECT_EQ(p->failure_message.rfind("Free memory on device cuda:0 (19.14/23.64 GiB) on startup is less than desired "
-                                     "GPU memory utilization (0.92, 21.75 GiB).", 0), 0u) << p->failure_message;
+  EXPECT_EQ(p->failure_message.rfind(
+                "Free memory on device cuda:0 (19.14/23.64 GiB) on startup is less than desired "
+                "GPU memory utilization (0.92, 21.75 GiB).",
+                0),
+            0u)
+      << p->failure_message;
 }
 
 TEST(Vllm, LoadFailsForAModelLargerThanTheCard) {
@@ -92,7 +96,8 @@ TEST(Vllm, LoadFailsForAModelLargerThanTheCard) {
   auto p = PlanVllm(Catalog("qwen3-32b"), Gpu("4090"), s);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->failure_stage, Stage::kLoad);
-  EXPECT_NE(p->failure_message.find("--gpu-memory-utilization does not help a load-time OOM"), std::string::npos);
+  EXPECT_NE(p->failure_message.find("--gpu-memory-utilization does not help a load-time OOM"),
+            std::string::npos);
 }
 
 TEST(Vllm, VllmsOwnErrors) {
@@ -100,7 +105,8 @@ TEST(Vllm, VllmsOwnErrors) {
   s.max_model_len = 1 << 20;
   EXPECT_EQ(PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s).status().message(),
             "User-specified max_model_len (1048576) is greater than the derived max_model_len "
-            "(max_position_embeddings=40960 in model's config.json). To allow overriding this maximum, set the env "
+            "(max_position_embeddings=40960 in model's config.json). To allow overriding this "
+            "maximum, set the env "
             "var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.");
   VllmSettings tp;
   tp.tensor_parallel_size = 3;
@@ -109,7 +115,8 @@ TEST(Vllm, VllmsOwnErrors) {
   VllmSettings q;
   q.quantization = "gptq";
   EXPECT_EQ(PlanVllm(Catalog("qwen3-8b-awq"), Gpu("h100"), q).status().message(),
-            "Quantization method specified in the model config (awq) does not match the quantization method "
+            "Quantization method specified in the model config (awq) does not match the "
+            "quantization method "
             "specified in the `quantization` argument (gptq).");
   VllmSettings u;
   u.gpu_memory_utilization = 1.5;
@@ -166,8 +173,11 @@ TEST(Vllm, V0EngineProfilesTheWholeContextAsOnePrefill) {
   EXPECT_NEAR(p->gpus[0].activation_peak_bytes / 1073741824.0, 2.99, 0.03);
   EXPECT_FALSE(p->fits);
   EXPECT_EQ(p->failure_stage, Stage::kKvCache);
-  EXPECT_EQ(p->failure_message.rfind("The model's max seq len (29000) is larger than the maximum number of tokens", 0), 0u);
-  EXPECT_EQ(p->command.rfind("VLLM_USE_V1=0 vllm serve meta-llama/Llama-3.1-8B-Instruct", 0), 0u) << p->command;
+  EXPECT_EQ(p->failure_message.rfind(
+                "The model's max seq len (29000) is larger than the maximum number of tokens", 0),
+            0u);
+  EXPECT_EQ(p->command.rfind("VLLM_USE_V1=0 vllm serve meta-llama/Llama-3.1-8B-Instruct", 0), 0u)
+      << p->command;
   // Above 32K of context V0 turns chunked prefill on: 2048 tokens a step.
   s.max_model_len = 65536;
   EXPECT_EQ(PlanVllm(inv, Gpu("3090"), s)->resolved.max_num_batched_tokens, 2048);
@@ -188,7 +198,8 @@ TEST(Vllm, DataParallelExpertParallelGathersTokensIntoTheMoe) {
   ASSERT_TRUE(one.ok() && four.ok());
   // Four DP ranks' tokens reach each MoE layer: the fused-MoE caches grow, capped by the chunk.
   EXPECT_GT(four->gpus[0].activation_peak_bytes, one->gpus[0].activation_peak_bytes);
-  EXPECT_NE(four->command.find("--data-parallel-size 4 --enable-expert-parallel"), std::string::npos);
+  EXPECT_NE(four->command.find("--data-parallel-size 4 --enable-expert-parallel"),
+            std::string::npos);
   EXPECT_EQ(four->gpu_count, 4);
 }
 

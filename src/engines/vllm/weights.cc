@@ -28,8 +28,9 @@ namespace {
 using core::CeilDiv;
 
 bool IsRowParallel(const std::string& leaf) {
-  return leaf == "o_proj" || leaf == "down_proj" || leaf == "w2" || leaf == "out_proj" || leaf == "dense" ||
-         leaf == "proj" || leaf == "fc2" || leaf == "linear_fc2" || leaf == "c_proj" || leaf == "wo";
+  return leaf == "o_proj" || leaf == "down_proj" || leaf == "w2" || leaf == "out_proj" ||
+         leaf == "dense" || leaf == "proj" || leaf == "fc2" || leaf == "linear_fc2" ||
+         leaf == "c_proj" || leaf == "wo";
 }
 
 
@@ -84,9 +85,10 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
   // cache is float32. One table serves all layers.
   if (!spec.layers.empty()) {
     const AttentionSpec& a = spec.layers.back().attention;
-    const uint64_t rot = static_cast<uint64_t>(a.kind == AttentionKind::kMla ? a.qk_rope_head_dim : a.head_dim);
-    p->rotary_bytes = static_cast<uint64_t>(std::max<int64_t>(0, spec.max_position_embeddings)) * rot *
-                      (spec.family == "gpt_oss" ? 4 : 2);
+    const uint64_t rot =
+        static_cast<uint64_t>(a.kind == AttentionKind::kMla ? a.qk_rope_head_dim : a.head_dim);
+    p->rotary_bytes = static_cast<uint64_t>(std::max<int64_t>(0, spec.max_position_embeddings)) *
+                      rot * (spec.family == "gpt_oss" ? 4 : 2);
   }
   if (spec.quant.layout == QuantLayout::kMxfp4Blocks) {
     for (const auto& l : spec.layers) {
@@ -105,9 +107,11 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
     const std::string_view module = e.module;
     const size_t dot = module.rfind('.');
     const std::string_view leaf = dot == std::string_view::npos ? module : module.substr(dot + 1);
-    const std::string_view part = t.name.size() > module.size() ? std::string_view(t.name).substr(module.size() + 1)
-                                                                : std::string_view();
-    CompactTensor c{t.bytes(), 0, kNoModule, Shard::kReplicated, 0, static_cast<uint8_t>(DtypeBits(t.dtype))};
+    const std::string_view part = t.name.size() > module.size()
+                                      ? std::string_view(t.name).substr(module.size() + 1)
+                                      : std::string_view();
+    CompactTensor c{t.bytes(),          0, kNoModule,
+                    Shard::kReplicated, 0, static_cast<uint8_t>(DtypeBits(t.dtype))};
     if (part == "g_idx") c.flags |= kGIdx;
     if (part == "qzeros") c.flags |= kQZeros;
     if (e.part == Part::kBias) c.flags |= kBias;
@@ -125,12 +129,14 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
         break;
       case Role::kAttnProj:
         if (leaf == "k_proj" || leaf == "v_proj") c.shard = Shard::kKv;
-        else if (row && e.part == Part::kBias) c.shard = Shard::kReplicated;  // RowParallelLinear keeps its bias
+        else if (row && e.part == Part::kBias)
+          c.shard = Shard::kReplicated;  // RowParallelLinear keeps its bias
         else if (row && e.part == Part::kQuantMeta) c.shard = Shard::kRowMeta;
         else c.shard = Shard::kSplit;
         break;
       case Role::kMlaProj:
-        c.shard = (leaf == "q_a_proj" || leaf == "kv_a_proj_with_mqa") ? Shard::kReplicated : Shard::kSplit;
+        c.shard = (leaf == "q_a_proj" || leaf == "kv_a_proj_with_mqa") ? Shard::kReplicated
+                                                                       : Shard::kSplit;
         break;
       case Role::kLinearAttnProj:
       case Role::kMlpProj:
@@ -145,7 +151,8 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
       case Role::kExpertProj: c.shard = Shard::kExpert; break;
       case Role::kLinearAttnState:
       case Role::kAttnSinks:
-        c.shard = leaf == "norm" ? Shard::kReplicated : Shard::kSplit;  // conv1d, A_log, dt_bias, sinks: by heads
+        c.shard = leaf == "norm" ? Shard::kReplicated
+                                 : Shard::kSplit;  // conv1d, A_log, dt_bias, sinks: by heads
         break;
       case Role::kNorm:
       case Role::kRouter:
@@ -166,10 +173,13 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
           const bool down = leaf == "down_proj" || leaf == "w2";
           const uint64_t key = (static_cast<uint64_t>(e.layer) << 1) | (down ? 1 : 0);
           auto [it, fresh] = expert_ids.try_emplace(key, static_cast<uint32_t>(p->modules.size()));
-          if (fresh) p->modules.push_back(fmt::format("layer {} experts ({})", e.layer, down ? "w2" : "w13"));
+          if (fresh)
+            p->modules.push_back(
+                fmt::format("layer {} experts ({})", e.layer, down ? "w2" : "w13"));
           c.module = it->second;
         } else {
-          auto [it, fresh] = module_ids.try_emplace(module, static_cast<uint32_t>(p->modules.size()));
+          auto [it, fresh] =
+              module_ids.try_emplace(module, static_cast<uint32_t>(p->modules.size()));
           if (fresh) p->modules.emplace_back(module);
           c.module = it->second;
         }
@@ -189,7 +199,8 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
     return Status::InvalidArgument("tensor and data parallel sizes must be positive");
   }
   const uint64_t tp = static_cast<uint64_t>(o.tensor_parallel_size);
-  const uint64_t ep = o.enable_expert_parallel ? tp * static_cast<uint64_t>(o.data_parallel_size) : 1;
+  const uint64_t ep =
+      o.enable_expert_parallel ? tp * static_cast<uint64_t>(o.data_parallel_size) : 1;
   const QuantScheme& q = p.quant;
   VllmWeights w;
   const bool gptq_like = q.method == QuantMethod::kGptq;
@@ -199,8 +210,10 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
              : gptq_like ? (o.marlin ? "gptq_marlin" : "gptq")
              : q.quantized() ? QuantMethodName(q.method) : "unquantized";
   const bool marlin_gptq = gptq_like && o.marlin;
-  const bool marlin_any = o.marlin && (awq || gptq_like || q.layout == QuantLayout::kCtPacked ||
-                                       (q.layout == QuantLayout::kMxfp4Blocks && o.mxfp4_backend != "flashinfer-trtllm"));
+  const bool marlin_any =
+      o.marlin &&
+      (awq || gptq_like || q.layout == QuantLayout::kCtPacked ||
+       (q.layout == QuantLayout::kMxfp4Blocks && o.mxfp4_backend != "flashinfer-trtllm"));
   const bool online_fp8 = o.quantization == "fp8" && !q.quantized();
   const uint64_t kv_heads = static_cast<uint64_t>(std::max<int64_t>(0, p.kv_heads));
   const uint64_t kv_rank_heads = kv_heads > 0 ? std::max<uint64_t>(1, kv_heads / tp) : 0;
@@ -214,7 +227,8 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
     }
     if (p.mxfp4_layers > 0 && c.shard == Shard::kExpert) continue;  // re-laid below
     // gptq_marlin frees g_idx without act-order and the zero points of symmetric schemes.
-    if (marlin_gptq && (((c.flags & kGIdx) && !q.act_order) || ((c.flags & kQZeros) && q.symmetric))) {
+    if (marlin_gptq &&
+        (((c.flags & kGIdx) && !q.act_order) || ((c.flags & kQZeros) && q.symmetric))) {
       w.dropped_bytes += c.bytes;
       continue;
     }
@@ -223,10 +237,16 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
       case Shard::kReplicated:
       case Shard::kMtp: break;
       case Shard::kSplit: rank = CeilDiv(c.bytes, tp); break;
-      case Shard::kKv: rank = kv_heads > 0 ? c.bytes / kv_heads * kv_rank_heads : CeilDiv(c.bytes, tp); break;
+      case Shard::kKv:
+        rank = kv_heads > 0 ? c.bytes / kv_heads * kv_rank_heads : CeilDiv(c.bytes, tp);
+        break;
       case Shard::kVocab: rank = vocab_rows * c.bytes; break;
-      case Shard::kExpert: rank = o.enable_expert_parallel ? CeilDiv(c.bytes, ep) : CeilDiv(c.bytes, tp); break;
-      case Shard::kRowMeta: rank = marlin_gptq && q.act_order ? c.bytes : CeilDiv(c.bytes, tp); break;  // marlin_repeat_scales_on_all_ranks
+      case Shard::kExpert:
+        rank = o.enable_expert_parallel ? CeilDiv(c.bytes, ep) : CeilDiv(c.bytes, tp);
+        break;
+      case Shard::kRowMeta:
+        rank = marlin_gptq && q.act_order ? c.bytes : CeilDiv(c.bytes, tp);
+        break;  // marlin_repeat_scales_on_all_ranks
     }
     if (online_fp8 && (c.flags & kWideLinearWeight)) {
       online_fp8_source += rank;
@@ -235,7 +255,8 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
     w.bytes_per_rank += rank;
     if (c.module != kNoModule) module_bytes[c.module] += rank;
     if (c.flags & kQuantWeight) {
-      largest_linear_fp16 = std::max(largest_linear_fp16, c.parameters * 2 / (c.shard == Shard::kExpert ? 1 : tp));
+      largest_linear_fp16 =
+          std::max(largest_linear_fp16, c.parameters * 2 / (c.shard == Shard::kExpert ? 1 : tp));
     }
   }
   w.bytes_per_rank += p.rotary_bytes;
@@ -245,7 +266,8 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
     // per partition up to 128 and the hidden size to 256; FlashInfer TRT-LLM (Blackwell) rounds
     // both to 256 and keeps biases in fp32. Values 4-bit, E8M0 scales per 32, biases per row.
     const bool blackwell = o.mxfp4_backend == "flashinfer-trtllm";
-    const uint64_t experts = o.enable_expert_parallel ? CeilDiv(p.mxfp4_experts, ep) : p.mxfp4_experts;
+    const uint64_t experts =
+        o.enable_expert_parallel ? CeilDiv(p.mxfp4_experts, ep) : p.mxfp4_experts;
     const uint64_t inter = o.enable_expert_parallel ? p.mxfp4_inter : CeilDiv(p.mxfp4_inter, tp);
     const uint64_t ip = CeilDiv(inter, blackwell ? 256 : 128) * (blackwell ? 256 : 128);
     const uint64_t hp = CeilDiv(p.mxfp4_hidden, 256) * 256;
@@ -266,14 +288,16 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
   }
   if (marlin_any && largest_module > 0) {
     w.transient_bytes = largest_module;
-    w.transient_reason = fmt::format("Marlin repack of {}",
-                                     largest_at < p.modules.size() ? p.modules[largest_at] : "a layer's MXFP4 experts (w13)");
+    w.transient_reason = fmt::format("Marlin repack of {}", largest_at < p.modules.size()
+                                                                ? p.modules[largest_at]
+                                                                : "a layer's MXFP4 experts (w13)");
   }
   if (online_fp8) {
     if (!o.rules.online_fp8_layerwise) {
       // The whole 16-bit model is resident before process_weights_after_loading quantizes it.
       w.transient_bytes = online_fp8_source / 2;
-      w.transient_reason = "online FP8 quantization before v0.16 keeps the whole 16-bit model resident";
+      w.transient_reason =
+          "online FP8 quantization before v0.16 keeps the whole 16-bit model resident";
     } else {
       // Since PR #31914 one layer is materialized in 16 bits at a time.
       w.transient_bytes = largest_module * 2;

@@ -26,8 +26,9 @@ struct VllmWeightOptions {
   int64_t data_parallel_size = 1;       // with expert parallel, ep = tp x dp
   bool marlin = true;                   // Marlin kernels apply (compute capability >= 7.5)
   bool load_speculative_mtp = false;    // MTP layers are loaded only for speculative decoding
-  std::string quantization;             // --quantization ("" = from the checkpoint), e.g. "fp8", "awq"
-  std::string mxfp4_backend = "marlin";  // gpt-oss experts: "marlin" (Ampere/Hopper) or "flashinfer-trtllm" (Blackwell)
+  std::string quantization;  // --quantization ("" = from the checkpoint), e.g. "fp8", "awq"
+  std::string mxfp4_backend =
+      "marlin";  // gpt-oss experts: "marlin" (Ampere/Hopper) or "flashinfer-trtllm" (Blackwell)
   vllm::Rules rules = vllm::RulesFor(vllm::kNewestModelled);  // the release's rules
 };
 
@@ -50,7 +51,8 @@ struct VllmWeightProfile;
 std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv);
 
 // Per-rank weights under vLLM from a profile.
-Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& profile, const VllmWeightOptions& options);
+Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& profile,
+                                       const VllmWeightOptions& options);
 
 // Per-rank weights for `inv` (parsed or synthesized) under vLLM (profiles it first).
 Result<VllmWeights> VllmWeightsPerRank(const Inventory& inv, const VllmWeightOptions& options);

@@ -53,7 +53,8 @@ TEST(VllmWeights, KvHeadsReplicateWhenTpExceedsThem) {
   ASSERT_TRUE(w4.ok() && w8.ok());
   // From TP 4 to TP 8 the k/v share stays at one head per rank (kv/4).
   const uint64_t rest4 = w4->bytes_per_rank - kv / 4, rest8 = w8->bytes_per_rank - kv / 4;
-  EXPECT_NEAR(static_cast<double>(rest8), static_cast<double>(rest4) / 2, static_cast<double>(rest4) * 0.002);
+  EXPECT_NEAR(static_cast<double>(rest8), static_cast<double>(rest4) / 2,
+              static_cast<double>(rest4) * 0.002);
 }
 
 TEST(VllmWeights, VocabIsPaddedTo64PerRank) {
@@ -73,14 +74,16 @@ TEST(VllmWeights, VocabIsPaddedTo64PerRank) {
     if (e.role == Role::kEmbedding || e.role == Role::kLmHead) continue;
     rest += e.role == Role::kNorm ? e.info.bytes() : e.info.bytes() / 4;
   }
-  EXPECT_EQ(w->bytes_per_rank, rest + 2 * 256 * 64 * 2);  // no max_position_embeddings: no RoPE table
+  EXPECT_EQ(w->bytes_per_rank,
+            rest + 2 * 256 * 64 * 2);  // no max_position_embeddings: no RoPE table
 }
 
 TEST(VllmWeights, GptqMarlinDropsSymmetricZerosAndGIdx) {
   const Inventory inv = Catalog("qwen3-30b-a3b-gptq-int4");
   uint64_t dropped = 0;
   for (const auto& e : inv.tensors) {
-    if (e.info.name.ends_with(".qzeros") || e.info.name.ends_with(".g_idx")) dropped += e.info.bytes();
+    if (e.info.name.ends_with(".qzeros") || e.info.name.ends_with(".g_idx"))
+      dropped += e.info.bytes();
   }
   auto w = VllmWeightsPerRank(inv, Tp(1));
   ASSERT_TRUE(w.ok());
@@ -88,7 +91,8 @@ TEST(VllmWeights, GptqMarlinDropsSymmetricZerosAndGIdx) {
   EXPECT_EQ(w->dropped_bytes, dropped);
   EXPECT_EQ(w->bytes_per_rank, inv.total_bytes - dropped + 40960u * 128 * 2);
   EXPECT_GT(w->transient_bytes, 0u);  // one layer's expert stack repacked
-  EXPECT_EQ(w->transient_reason, "Marlin repack of layer 0 experts (w13)");  // the largest repack unit
+  EXPECT_EQ(w->transient_reason,
+            "Marlin repack of layer 0 experts (w13)");  // the largest repack unit
 }
 
 TEST(VllmWeights, MtpIsNotLoadedWithoutSpeculativeDecoding) {
