@@ -3,6 +3,7 @@
 
 #include "engines/vllm/engine.h"
 #include "vramfit/fit.h"
+#include "vramfit/inspect.h"
 
 namespace {
 

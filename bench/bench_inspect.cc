@@ -13,7 +13,7 @@
 
 #include "testutil/hollow.h"
 #include "vramfit/gpu.h"
-#include "vramfit/inventory.h"
+#include "vramfit/inspect.h"
 #include "engines/vllm/vllm.h"
 
 namespace {

@@ -16,7 +16,7 @@
 #include "vramfit/advice.h"
 #include "vramfit/engine.h"
 #include "vramfit/gpu.h"
-#include "vramfit/inventory.h"
+#include "vramfit/inspect.h"
 #include "vramfit/report.h"
 
 namespace vramfit::cli {

@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "vramfit/doctor.h"
 #include "vramfit/gpu.h"
-#include "vramfit/inventory.h"
+#include "vramfit/inspect.h"
 #include "vramfit/report.h"
 
 namespace vramfit::cli {

@@ -8,9 +8,10 @@
 
 #include "commands.h"
 #include "engine_flags.h"
+#include "vramfit/catalog.h"
 #include "vramfit/fit.h"
 #include "vramfit/gpu.h"
-#include "vramfit/inventory.h"
+#include "vramfit/inspect.h"
 #include "vramfit/report.h"
 
 namespace vramfit::cli {
@@ -129,14 +130,14 @@ std::function<int()> SetupFit(CLI::App* app) {
       return kExitOk;
     }
     std::vector<Inventory> variants;
-    if (!f->no_variants && inv->origin.rfind("catalog:", 0) == 0) {
-      for (const std::string& id : CatalogVariants(f->model)) {
+    if (!f->no_variants && inv->source.kind == ModelKind::kCatalog) {
+      for (const std::string& id : CatalogVariants(inv->source.id)) {
         auto v = InspectModel(id, {});
         if (v.ok() && v->has_spec) variants.push_back(std::move(*v));
       }
     }
     std::vector<FitModel> models = {{f->model, &*inv}};
-    for (const Inventory& v : variants) models.push_back({v.origin.substr(8), &v});
+    for (const Inventory& v : variants) models.push_back({v.source.id, &v});
     auto result = Fit(engine, models, req);
     if (!result.ok()) return fail(result.status());
     const double secs =

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "vramfit/inventory.h"
+#include "vramfit/inspect.h"
 #include "vramfit/report.h"
 
 namespace vramfit::cli {

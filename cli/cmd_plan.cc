@@ -8,7 +8,7 @@
 #include "engine_flags.h"
 #include "vramfit/advice.h"
 #include "vramfit/gpu.h"
-#include "vramfit/inventory.h"
+#include "vramfit/inspect.h"
 #include "vramfit/report.h"
 
 namespace vramfit::cli {

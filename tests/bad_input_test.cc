@@ -3,7 +3,7 @@
 // what was expected and what was found. The CLI maps these to exit code 2.
 #include <gtest/gtest.h>
 
-#include "vramfit/inventory.h"
+#include "vramfit/inspect.h"
 
 namespace vramfit {
 namespace {

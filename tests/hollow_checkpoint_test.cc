@@ -12,7 +12,7 @@
 #include <tuple>
 
 #include "testutil/hollow.h"
-#include "vramfit/inventory.h"
+#include "vramfit/inspect.h"
 
 namespace vramfit {
 namespace {

@@ -15,6 +15,7 @@
 
 #include "vramfit/catalog.h"
 #include "vramfit/gpu.h"
+#include "vramfit/inspect.h"
 #include "engines/vllm/kv_cache.h"
 #include "engines/vllm/vllm.h"
 

@@ -12,10 +12,12 @@
 #define VRAMFIT_CATALOG_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "vramfit/source.h"
 #include "vramfit/status.h"
 
 namespace vramfit {
@@ -39,6 +41,14 @@ Result<std::vector<CatalogModel>> CatalogModels();
 // Finds an entry by id or repo id, ignoring case ("Qwen/Qwen3-8B" finds "qwen3-8b").
 // kNotFound names up to three near ids.
 Result<CatalogModel> FindCatalogModel(std::string_view name);
+
+// Ids of the same model in other weight formats (the entries sharing `id`'s `base` root), `id`
+// itself excluded; empty for a name outside the catalog.
+std::vector<std::string> CatalogVariants(std::string_view id);
+
+// The entry as a ByteSource holding one file, config.json (parse errors name the entry:
+// "catalog:qwen3-8b config").
+std::unique_ptr<ByteSource> CatalogSource(const CatalogModel& model);
 
 }  // namespace vramfit
 

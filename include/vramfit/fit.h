@@ -85,10 +85,6 @@ struct FitModel {
 Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
                       const FitRequest& request);
 
-// Catalog ids of the same model in other weight formats (the entries sharing its `base` root),
-// the given one excluded; empty for a model outside the catalog.
-std::vector<std::string> CatalogVariants(const std::string& name);
-
 // For each card and each count 1..max_count: the longest context (the engine's defaults
 // otherwise, one request) with the count's best layout (tensor parallel, else pipeline stages); 0
 // when nothing fits, -1 when no layout of that count is valid for the model.

@@ -45,7 +45,8 @@ Result<std::vector<GpuSpec>> GpuCatalog();
 Result<GpuSpec> FindGpu(std::string_view name);
 
 // Parses a memory size: "24GiB", "24 GiB", "22.5GiB", "24576MiB", "80GB" (10^9), "512MB",
-// or a plain byte count. kInvalidArgument says what was expected.
+// or a plain byte count (GiB, MiB, G, M are binary; GB, MB, TB decimal). kInvalidArgument says
+// what was expected.
 Result<uint64_t> ParseMemorySize(std::string_view text);
 
 // A GPU of `total_bytes` for --gpu-memory (no capability known: FP8/FP4 off).

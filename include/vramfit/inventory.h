@@ -7,6 +7,8 @@
 // unpacked (an AWQ qweight I32 [K, N/8] is K x N parameters) and scales, zero points, g_idx
 // and other quantization metadata are not parameters.
 //
+// Inventories are made by InspectModel (vramfit/inspect.h).
+//
 // Example:
 //   auto inv = vramfit::InspectModel("Qwen3-8B", {});
 //   if (inv.ok()) std::cout << inv->parameters << " parameters\n";
@@ -20,6 +22,7 @@
 
 #include "vramfit/formats.h"
 #include "vramfit/model.h"
+#include "vramfit/source.h"
 #include "vramfit/status.h"
 
 namespace vramfit {
@@ -106,7 +109,8 @@ struct QuantSummary {
 
 struct Inventory {
   std::string model;            // what the user named
-  std::string origin;           // directory, file or "catalog:<id>"
+  ModelRef source;              // what was read: its kind and path or id
+  std::string origin;           // as reports print it: the directory, file or "catalog:<id>"
   std::string repo;             // the Hugging Face repo id where known (catalog entries)
   bool synthesized = false;     // tensors derived from the config, not read from headers
   bool has_spec = false;        // a config.json was found and understood
@@ -140,16 +144,6 @@ Result<FileTensors> SynthesizeTensors(const ModelSpec& spec);
 
 // The total bytes SynthesizeTensors would give, without building the list.
 Result<uint64_t> SynthesizedBytes(const ModelSpec& spec);
-
-struct InspectOptions {
-  // Build the inventory from config.json even when safetensors files are present (for
-  // comparing the synthesized inventory with the real one). Default: false.
-  bool force_synthesize = false;
-};
-
-// MODEL is a local directory, a .safetensors file, or a catalog id (local paths win).
-// Directories with only config.json, and catalog ids, give a synthesized inventory.
-Result<Inventory> InspectModel(std::string_view model, const InspectOptions& options);
 
 }  // namespace vramfit
 

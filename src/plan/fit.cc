@@ -10,7 +10,6 @@
 #include <map>
 
 #include "core/units.h"
-#include "vramfit/catalog.h"
 
 namespace vramfit {
 namespace {
@@ -215,30 +214,6 @@ bool FitFixed::Has(Setting s) const {
     case Setting::kEnforceEager: return enforce_eager;
   }
   return false;
-}
-
-std::vector<std::string> CatalogVariants(const std::string& name) {
-  auto me = FindCatalogModel(name);
-  auto all = CatalogModels();
-  if (!me.ok() || !all.ok()) return {};
-  // The family root: follow base links up.
-  auto root_of = [&](const CatalogModel& m) {
-    std::string id = m.id, base = m.base;
-    for (int guard = 0; !base.empty() && guard < 8; ++guard) {
-      auto b = std::find_if(all->begin(), all->end(),
-                            [&](const CatalogModel& x) { return x.id == base; });
-      if (b == all->end()) break;
-      id = b->id;
-      base = b->base;
-    }
-    return id;
-  };
-  const std::string root = root_of(*me);
-  std::vector<std::string> out;
-  for (const CatalogModel& m : *all) {
-    if (m.id != me->id && root_of(m) == root) out.push_back(m.id);
-  }
-  return out;
 }
 
 Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,

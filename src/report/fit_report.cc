@@ -59,7 +59,7 @@ std::string RenderFitText(const FitResult& r, const FitReportOptions& o) {
   for (size_t i = 0; i < r.options.size(); ++i) {
     const FitOption& x = r.options[i];
     const double kv =
-        x.plan.gpus.empty() ? 0 : static_cast<double>(x.plan.gpus[0].kv_cache_bytes) / (1ull << 30);
+        x.plan.gpus.empty() ? 0 : static_cast<double>(x.plan.gpus[0].kv_cache_bytes) / core::kGiBf;
     out += fmt::format("{:<4} {:>10} {:>11.2f}x {:>10.2f}  {:<22} {}\n",
                        i == 0 ? "best" : fmt::format("{}", i + 1),
                        GroupDigits(static_cast<uint64_t>(x.context)), x.concurrency, kv,

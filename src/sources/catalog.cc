@@ -95,6 +95,39 @@ const Loaded& Load() {
   return loaded;
 }
 
+// An entry as a source: one file, config.json, that parse errors name after the entry.
+class EntrySource : public ByteSource {
+ public:
+  explicit EntrySource(const CatalogModel& m) : id_(m.id), config_(m.config_json) {}
+  std::string Label() const override { return "catalog:" + id_; }
+  std::string Where(std::string_view file) const override {
+    return fmt::format("catalog:{} {}", id_, file);
+  }
+  std::string NameOf(std::string_view file) const override {
+    return file == kConfig ? "catalog:" + id_ + " config" : Where(file);
+  }
+  Result<std::vector<std::string>> List() const override {
+    return std::vector<std::string>{std::string(kConfig)};
+  }
+  Result<uint64_t> Size(std::string_view file) const override {
+    if (file != kConfig) return Status::NotFound(fmt::format("{}: no such file", Where(file)));
+    return static_cast<uint64_t>(config_.size());
+  }
+  Status ReadAt(std::string_view file, uint64_t offset, size_t n, char* out) const override {
+    if (file != kConfig) return Status::NotFound(fmt::format("{}: no such file", Where(file)));
+    if (offset > config_.size() || n > config_.size() - offset) {
+      return Status::Corrupt(fmt::format("{}: read past the end", Where(file)));
+    }
+    std::copy_n(config_.data() + offset, n, out);
+    return Status::Ok();
+  }
+
+ private:
+  static constexpr std::string_view kConfig = "config.json";
+  std::string id_;
+  std::string config_;
+};
+
 }  // namespace
 
 Result<std::vector<CatalogModel>> CatalogModels() {
@@ -118,6 +151,34 @@ Result<CatalogModel> FindCatalogModel(std::string_view name) {
   const std::string hint = core::NearestNames(std::move(near), 3);
   return Status::NotFound(fmt::format(
       "\"{}\" is not in the model catalog; nearest: {} (see `vramfit models`)", name, hint));
+}
+
+std::unique_ptr<ByteSource> CatalogSource(const CatalogModel& model) {
+  return std::make_unique<EntrySource>(model);
+}
+
+std::vector<std::string> CatalogVariants(std::string_view id) {
+  const Loaded& l = Load();
+  auto me = FindCatalogModel(id);
+  if (!l.status.ok() || !me.ok()) return {};
+  // The family root: follow base links up.
+  auto root_of = [&](const CatalogModel& m) {
+    std::string root = m.id, base = m.base;
+    for (int guard = 0; !base.empty() && guard < 8; ++guard) {
+      auto b = std::find_if(l.models.begin(), l.models.end(),
+                            [&](const CatalogModel& x) { return x.id == base; });
+      if (b == l.models.end()) break;
+      root = b->id;
+      base = b->base;
+    }
+    return root;
+  };
+  const std::string root = root_of(*me);
+  std::vector<std::string> out;
+  for (const CatalogModel& m : l.models) {
+    if (m.id != me->id && root_of(m) == root) out.push_back(m.id);
+  }
+  return out;
 }
 
 }  // namespace vramfit

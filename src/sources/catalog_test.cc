@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "vramfit/inventory.h"
+#include <algorithm>
+
+#include "vramfit/inspect.h"
 
 namespace vramfit {
 namespace {
@@ -96,6 +98,48 @@ TEST(Catalog, MtpLayersAreCountedSeparately) {
   uint64_t scales = 0;
   for (const auto& e : ds->tensors) if (e.part == Part::kQuantMeta) scales += e.info.elements;
   EXPECT_EQ(ds->parameters + scales, 684531386000ULL);
+}
+
+TEST(Catalog, VariantsShareTheFamily) {
+  const auto v = CatalogVariants("qwen3-30b-a3b");
+  EXPECT_NE(std::find(v.begin(), v.end(), "qwen3-30b-a3b-gptq-int4"), v.end());
+  EXPECT_EQ(std::find(v.begin(), v.end(), "qwen3-30b-a3b"), v.end());
+  // From a variant, the root is a variant too.
+  const auto w = CatalogVariants("qwen3-30b-a3b-gptq-int4");
+  EXPECT_NE(std::find(w.begin(), w.end(), "qwen3-30b-a3b"), w.end());
+  EXPECT_TRUE(CatalogVariants("/no/such/model").empty());
+}
+
+TEST(Catalog, AnEntryIsASourceOfOneConfig) {
+  auto m = FindCatalogModel("qwen3-8b");
+  ASSERT_TRUE(m.ok());
+  auto src = CatalogSource(*m);
+  EXPECT_EQ(src->Label(), "catalog:qwen3-8b");
+  EXPECT_EQ(src->NameOf("config.json"), "catalog:qwen3-8b config");
+  EXPECT_EQ(*src->List(), std::vector<std::string>{"config.json"});
+  EXPECT_EQ(*src->Size("config.json"), m->config_json.size());
+  EXPECT_EQ(src->Size("model.safetensors").status().code(), Code::kNotFound);
+  std::string head(8, '\0');
+  ASSERT_TRUE(src->ReadAt("config.json", 0, 8, head.data()).ok());
+  EXPECT_EQ(head, m->config_json.substr(0, 8));
+  EXPECT_EQ(src->ReadAt("config.json", m->config_json.size(), 1, head.data()).code(),
+            Code::kCorrupt);
+}
+
+TEST(Catalog, ResolvedIdsKeepTheUsersSpelling) {
+  auto ref = ResolveModel("Qwen/Qwen3-8B");
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ(ref->kind, ModelKind::kCatalog);
+  EXPECT_EQ(ref->id, "qwen3-8b");
+  auto inv = InspectModel("Qwen/Qwen3-8B", {});
+  ASSERT_TRUE(inv.ok());
+  EXPECT_EQ(inv->model, "Qwen/Qwen3-8B");
+  EXPECT_EQ(inv->origin, "catalog:qwen3-8b");
+  EXPECT_EQ(inv->source.kind, ModelKind::kCatalog);
+  auto by_ref = InspectModel(*ref, {});
+  ASSERT_TRUE(by_ref.ok());
+  EXPECT_EQ(by_ref->model, "qwen3-8b");
+  EXPECT_EQ(by_ref->parameters, inv->parameters);
 }
 
 }  // namespace

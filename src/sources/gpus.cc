@@ -137,39 +137,7 @@ Result<GpuSpec> FindGpu(std::string_view name) {
                   name, hint));
 }
 
-Result<uint64_t> ParseMemorySize(std::string_view text) {
-  std::string s;
-  for (char c : text) if (c != ' ') s.push_back(c);
-  size_t unit_at = 0;
-  while (unit_at < s.size() &&
-         (std::isdigit(static_cast<unsigned char>(s[unit_at])) || s[unit_at] == '.'))
-    ++unit_at;
-  const std::string number = s.substr(0, unit_at);
-  std::string unit = s.substr(unit_at);
-  std::transform(unit.begin(), unit.end(), unit.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  const auto bad = [&] {
-    return Status::InvalidArgument(fmt::format(
-        "memory size \"{}\": expected a number with a unit (GiB, MiB, GB, MB) or a byte count, "
-        "e.g. 24GiB", text));
-  };
-  if (number.empty() || std::count(number.begin(), number.end(), '.') > 1) return bad();
-  double scale = 0;
-  if (unit.empty() || unit == "b") scale = 1;
-  else if (unit == "gib" || unit == "g" || unit == "gi") scale = 1073741824.0;
-  else if (unit == "mib" || unit == "m" || unit == "mi") scale = 1048576.0;
-  else if (unit == "tib") scale = 1099511627776.0;
-  else if (unit == "gb") scale = 1e9;
-  else if (unit == "mb") scale = 1e6;
-  else if (unit == "tb") scale = 1e12;
-  else return bad();
-  const double value = std::strtod(number.c_str(), nullptr) * scale;
-  if (!(value >= 1) || value > 1.0e15) {
-    return Status::InvalidArgument(
-        fmt::format("memory size \"{}\": expected between 1 byte and 1 PB", text));
-  }
-  return static_cast<uint64_t>(std::llround(value));
-}
+Result<uint64_t> ParseMemorySize(std::string_view text) { return core::ParseSize(text); }
 
 GpuSpec CustomGpu(uint64_t total_bytes) {
   GpuSpec g;

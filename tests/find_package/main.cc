@@ -1,7 +1,7 @@
 // Uses the installed library: inspects a catalog model and checks a published count.
 #include <cstdio>
 
-#include "vramfit/inventory.h"
+#include "vramfit/inspect.h"
 
 int main() {
   auto inv = vramfit::InspectModel("qwen3-8b", {});

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "vramfit/gpu.h"
-#include "vramfit/inventory.h"
+#include "vramfit/inspect.h"
 
 namespace vramfit::testutil {
 

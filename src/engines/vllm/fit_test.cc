@@ -205,13 +205,6 @@ TEST(Fit, BadRequests) {
   EXPECT_FALSE(Fit(vllm::VllmEngine(), {{"qwen3-8b", &inv}}, req).ok());  // no card
 }
 
-TEST(Fit, VariantsShareTheCatalogFamily) {
-  const auto v = CatalogVariants("qwen3-30b-a3b");
-  EXPECT_NE(std::find(v.begin(), v.end(), "qwen3-30b-a3b-gptq-int4"), v.end());
-  EXPECT_EQ(std::find(v.begin(), v.end(), "qwen3-30b-a3b"), v.end());
-  EXPECT_TRUE(CatalogVariants("/no/such/model").empty());
-}
-
 TEST(Fit, GpusTableGrowsWithTheCount) {
   const Inventory inv = Catalog("qwen3-8b");
   uint64_t plans = 0;

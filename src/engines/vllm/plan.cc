@@ -20,8 +20,8 @@ namespace {
 using core::CeilDiv;
 using core::FormatBytes;
 
-constexpr uint64_t kMiB = 1ull << 20;
-constexpr uint64_t kGiB = 1ull << 30;
+using core::kGiB;
+using core::kMiB;
 // CUDA context of one process (driver, cuBLAS handles): 300-600 MiB in public logs; B200's
 // measured 612 MiB (unsloth PR #9362). Held before vLLM's first snapshot, so never charged
 // to the budget, but device memory all the same (the startup check and the graph stage).

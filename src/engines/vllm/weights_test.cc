@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "vramfit/inspect.h"
+
 namespace vramfit {
 namespace {
 

@@ -1,0 +1,36 @@
+// Inspect: a model (a local checkpoint, a catalog entry) in, its Inventory out. The one
+// orchestration over the rooms below it: a ModelRef picks the ByteSource, the checkpoint's
+// headers are read and checked, and the inventory is built from them, or synthesized from
+// config.json when no weights are there (catalog entries, config-only directories).
+//
+// Example:
+//   auto inv = vramfit::InspectModel("Qwen3-8B", {});
+//   if (inv.ok()) std::cout << inv->parameters << " parameters\n";
+#ifndef VRAMFIT_INSPECT_H_
+#define VRAMFIT_INSPECT_H_
+
+#include <string_view>
+
+#include "vramfit/inventory.h"
+#include "vramfit/source.h"
+#include "vramfit/status.h"
+
+namespace vramfit {
+
+struct InspectOptions {
+  // Build the inventory from config.json even when safetensors files are present (for
+  // comparing the synthesized inventory with the real one). Default: false.
+  bool force_synthesize = false;
+};
+
+// MODEL is a local directory, a .safetensors file, a config.json, or a catalog id (local paths
+// win; see ResolveModel). Directories with only config.json, and catalog ids, give a
+// synthesized inventory. Inventory::model is MODEL as given.
+Result<Inventory> InspectModel(std::string_view model, const InspectOptions& options);
+
+// The same for a resolved reference (Inventory::model is ref.id).
+Result<Inventory> InspectModel(const ModelRef& ref, const InspectOptions& options);
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_INSPECT_H_

@@ -1,0 +1,205 @@
+// InspectModel (vramfit/inspect.h): a ModelRef picks its ByteSource, ReadCheckpoint reads the
+// headers, and the model room turns them into an Inventory (or synthesizes one from
+// config.json). The only place that knows which kinds of model reference exist.
+#include "vramfit/inspect.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "core/units.h"
+#include "sources/checkpoint.h"
+#include "vramfit/catalog.h"
+
+namespace vramfit {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool EndsWith(std::string_view s, std::string_view suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+// Where to read, what to read, and how reports name what was read.
+struct ReadPlan {
+  std::unique_ptr<ByteSource> source;
+  CheckpointRequest request;
+  std::string weights_origin;  // origin when weights are read
+  std::string config_origin;   // origin when the inventory is synthesized
+  std::optional<CatalogModel> entry;
+};
+
+Result<ReadPlan> PlanLocal(const ModelRef& ref, const InspectOptions& o) {
+  ReadPlan p;
+  const fs::path path(ref.id);
+  const bool dir = ref.kind == ModelKind::kLocalDirectory;
+  fs::path root = dir ? path : path.parent_path();
+  if (root.empty()) root = ".";
+  auto src = OpenLocalDirectory(root.string());
+  if (!src.ok()) return src.status();
+  p.source = std::move(*src);
+  p.weights_origin = dir ? path.string() : ref.id;
+  p.config_origin = root.string();
+  if (dir) {
+    p.request.weights = o.force_synthesize ? CheckpointRequest::Weights::kNone
+                                           : CheckpointRequest::Weights::kLayout;
+    return p;
+  }
+  const std::string name = path.filename().string();
+  if (EndsWith(ref.id, ".safetensors")) {
+    p.request.weights = o.force_synthesize ? CheckpointRequest::Weights::kNone
+                                           : CheckpointRequest::Weights::kOneFile;
+    p.request.weights_file = name;
+  } else if (EndsWith(ref.id, ".gguf")) {
+    return Status::Unsupported(
+        fmt::format("{}: GGUF files are not read yet; pass the safetensors "
+                    "checkpoint directory or a catalog id",
+                    ref.id));
+  } else if (EndsWith(ref.id, ".json")) {
+    p.request.weights = CheckpointRequest::Weights::kNone;
+    p.request.config_file = name;
+  } else {
+    return Status::InvalidArgument(fmt::format(
+        "{}: expected a checkpoint directory, a .safetensors file or a config.json", ref.id));
+  }
+  return p;
+}
+
+Result<ReadPlan> PlanFor(const ModelRef& ref, const InspectOptions& o) {
+  switch (ref.kind) {
+    case ModelKind::kLocalDirectory:
+    case ModelKind::kLocalFile:
+      return PlanLocal(ref, o);
+    case ModelKind::kCatalog: {
+      auto entry = FindCatalogModel(ref.id);
+      if (!entry.ok()) return entry.status();
+      ReadPlan p;
+      p.source = CatalogSource(*entry);
+      p.request.weights = CheckpointRequest::Weights::kNone;
+      p.config_origin = p.weights_origin = "catalog:" + entry->id;
+      p.entry = std::move(*entry);
+      return p;
+    }
+    case ModelKind::kHub:
+      break;
+  }
+  return Status::Unsupported(
+      fmt::format("{}: reading Hugging Face Hub repos is not built yet", ref.id));
+}
+
+void AddSchemeCheck(const ModelSpec& spec, Inventory* inv) {
+  auto bytes = SynthesizedBytes(spec);
+  if (!bytes.ok()) return;
+  const uint64_t implied = *bytes;
+  if (implied == 0 || inv->total_bytes == 0) return;
+  const double diff = (static_cast<double>(inv->total_bytes) - implied) / implied;
+  if (diff > 0.005 || diff < -0.005) {
+    inv->audit.findings.push_back(
+        {Severity::kWarning, "scheme-bytes-mismatch",
+         fmt::format(
+             "the headers hold {} but config.json's architecture and declared quantization "
+             "imply {} ({:+.1f}%): {}",
+             core::FormatBytes(inv->total_bytes), core::FormatBytes(implied), diff * 100.0,
+             diff > 0
+                 ? "more is stored than declared (unquantized or duplicated modules, extra heads)"
+                 : "less is stored than declared (missing modules or stronger quantization)"),
+         inv->total_bytes > implied ? inv->total_bytes - implied : implied - inv->total_bytes});
+  }
+}
+
+// A catalog entry's notes: where its values were read, and its published parameter count.
+void AddCatalogNotes(const CatalogModel& entry, Inventory* inv) {
+  // Only a real "owner/name" id (inferred entries describe their repo in words).
+  if (entry.repo.find('/') != std::string::npos && entry.repo.find(' ') == std::string::npos &&
+      entry.repo.find('(') == std::string::npos) {
+    inv->repo = entry.repo;
+  }
+  inv->notes.insert(inv->notes.begin(),
+                    fmt::format("catalog entry {} ({}, {}): {}", entry.id, entry.repo,
+                                entry.status, entry.source));
+  if (entry.published_parameters > 0) {
+    inv->notes.push_back(fmt::format("published parameter count: {} (as its source states it: {})",
+                                     core::FormatCount(entry.published_parameters),
+                                     entry.published_parameters_source));
+  }
+}
+
+Result<Inventory> Synthesized(const ReadPlan& p, const Checkpoint& ck) {
+  if (!ck.config_json) {
+    return Status::NotFound(fmt::format(
+        "{}: no safetensors files and no config.json: nothing to inspect", p.config_origin));
+  }
+  auto spec = ModelSpecFromConfigJson(*ck.config_json, ck.config_origin);
+  if (!spec.ok()) return spec.status();
+  auto synth = SynthesizeTensors(*spec);
+  if (!synth.ok()) return synth.status();
+  std::vector<FileTensors> files;
+  files.push_back(std::move(*synth));
+  Inventory inv = BuildInventory(&*spec, std::move(files));
+  inv.synthesized = true;
+  inv.header_bytes = 0;
+  inv.origin = p.config_origin;
+  if (p.entry) {
+    AddCatalogNotes(*p.entry, &inv);
+  } else {
+    inv.notes.insert(inv.notes.begin(),
+                     "no safetensors weights read: tensors synthesized from config.json");
+  }
+  return inv;
+}
+
+Result<Inventory> FromHeaders(const ReadPlan& p, Checkpoint&& ck) {
+  std::optional<ModelSpec> spec;
+  if (ck.config_json) {
+    auto s = ModelSpecFromConfigJson(*ck.config_json, ck.config_origin);
+    if (!s.ok()) return s.status();
+    spec = std::move(*s);
+  }
+  std::vector<FileTensors> files;
+  files.reserve(ck.files.size());
+  for (SafetensorsFile& f : ck.files) {
+    FileTensors t;
+    t.name = std::move(f.origin);
+    t.tensors = std::move(f.tensors);
+    t.header_bytes = f.header_length;
+    files.push_back(std::move(t));
+  }
+  Inventory inv = BuildInventory(spec ? &*spec : nullptr, std::move(files));
+  inv.origin = p.weights_origin;
+  for (auto& f : ck.findings) inv.audit.findings.push_back(std::move(f));
+  for (auto& n : ck.notes) inv.notes.push_back(std::move(n));
+  if (!ck.config_json) {
+    inv.notes.push_back(
+        "no config.json: roles from tensor names only; the config checks were skipped");
+  }
+  if (spec) AddSchemeCheck(*spec, &inv);
+  return inv;
+}
+
+Result<Inventory> Inspect(const ModelRef& ref, std::string_view name, const InspectOptions& o) {
+  auto plan = PlanFor(ref, o);
+  if (!plan.ok()) return plan.status();
+  auto ck = ReadCheckpoint(*plan->source, plan->request);
+  if (!ck.ok()) return ck.status();
+  auto inv = ck->has_weights ? FromHeaders(*plan, std::move(*ck)) : Synthesized(*plan, *ck);
+  if (!inv.ok()) return inv.status();
+  inv->model = std::string(name);
+  inv->source = ref;
+  return inv;
+}
+
+}  // namespace
+
+Result<Inventory> InspectModel(std::string_view model, const InspectOptions& options) {
+  auto ref = ResolveModel(model);
+  if (!ref.ok()) return ref.status();
+  return Inspect(*ref, model, options);
+}
+
+Result<Inventory> InspectModel(const ModelRef& ref, const InspectOptions& options) {
+  return Inspect(ref, ref.id, options);
+}
+
+}  // namespace vramfit

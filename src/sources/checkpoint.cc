@@ -1,0 +1,209 @@
+// ReadCheckpoint (see checkpoint.h): the layout of a transformers-format checkpoint over any
+// ByteSource, the headers of the files it names, and the index checked against them.
+#include "sources/checkpoint.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/string_set.h"
+#include "core/units.h"
+
+namespace vramfit {
+namespace {
+
+constexpr std::string_view kIndexName = "model.safetensors.index.json";
+constexpr std::string_view kSingleName = "model.safetensors";
+
+bool EndsWith(std::string_view s, std::string_view suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+bool StartsWith(std::string_view s, std::string_view pre) { return s.rfind(pre, 0) == 0; }
+
+// A whole small file (config.json, an index), refused above `limit` bytes.
+Result<std::string> ReadSmall(const ByteSource& src, std::string_view name, uint64_t limit) {
+  auto size = src.Size(name);
+  if (!size.ok()) return size.status();
+  if (*size > limit) {
+    return Status::Corrupt(
+        fmt::format("{}: {} bytes is larger than the {} this kind of file may have",
+                    src.Where(name), *size, core::FormatBytes(limit)));
+  }
+  std::string data(*size, '\0');
+  VRAMFIT_RETURN_IF_ERROR(src.ReadAt(name, 0, data.size(), data.data()));
+  return data;
+}
+
+// One safetensors file's header: the 8-byte length, then the JSON header (parsed in place).
+Result<SafetensorsFile> ReadHeader(const ByteSource& src, std::string_view name) {
+  auto size = src.Size(name);
+  if (!size.ok()) return size.status();
+  const std::string label = src.NameOf(name);
+  char prefix[kSafetensorsPrefix] = {};
+  const size_t first = *size < kSafetensorsPrefix ? static_cast<size_t>(*size) : sizeof prefix;
+  VRAMFIT_RETURN_IF_ERROR(src.ReadAt(name, 0, first, prefix));
+  auto n = ParseSafetensorsHeaderLength(std::string_view(prefix, first), *size, label);
+  if (!n.ok()) return n.status();
+  std::string buf(kSafetensorsPrefix + *n + kSafetensorsReadPadding, '\0');
+  std::copy(prefix, prefix + kSafetensorsPrefix, buf.begin());
+  VRAMFIT_RETURN_IF_ERROR(src.ReadAt(name, kSafetensorsPrefix, *n, buf.data() + 8));
+  return ParseSafetensors(std::string_view(buf.data(), kSafetensorsPrefix + *n), *size, label,
+                          true);
+}
+
+// A sharded checkpoint: the index, then every shard it names, then the index against them.
+Status ReadSharded(const ByteSource& src, Checkpoint* out) {
+  auto text = ReadSmall(src, kIndexName, kMaxIndexBytes);
+  if (!text.ok()) return text.status();
+  const std::string index_name = src.NameOf(kIndexName);
+  auto index = ParseSafetensorsIndex(*text, index_name);
+  if (!index.ok()) return index.status();
+  for (size_t si = 0; si < index->shards.size(); ++si) {
+    const std::string& shard = index->shards[si];
+    auto size = src.Size(shard);
+    if (!size.ok() && size.status().code() == Code::kNotFound) {
+      const auto n = std::count_if(index->weight_map.begin(), index->weight_map.end(),
+                                   [&](const auto& e) { return e.shard == si; });
+      return Status::NotFound(
+          fmt::format("{}: names shard \"{}\" ({} tensors), which does not exist in {}",
+                      index_name, shard, n, src.Label()));
+    }
+    auto file = ReadHeader(src, shard);
+    if (!file.ok()) return file.status();
+    out->files.push_back(std::move(*file));
+  }
+  // Every indexed tensor must be in its shard; tensors the index does not name are reported.
+  size_t total = 0;
+  uint64_t data = 0;
+  for (const auto& f : out->files) total += f.tensors.size();
+  core::StringViewSet where(total);  // tensor name -> shard index (first shard holding it)
+  for (size_t i = 0; i < out->files.size(); ++i) {
+    for (const auto& t : out->files[i].tensors) {
+      where.Insert(t.name, static_cast<uint32_t>(i));
+      data += t.bytes();
+    }
+  }
+  for (const auto& e : index->weight_map) {
+    uint32_t at = 0;
+    if (!where.Find(e.tensor, &at) || at != e.shard) {
+      bool in_shard = false;  // a name held by two shards: look in the right one
+      for (const auto& t : out->files[e.shard].tensors) in_shard |= t.name == e.tensor;
+      if (!in_shard) {
+        return Status::Corrupt(
+            fmt::format("{}: names tensor \"{}\" in shard \"{}\", but that shard's "
+                        "header does not hold it",
+                        index_name, e.tensor, index->shards[e.shard]));
+      }
+    }
+  }
+  if (total > index->weight_map.size()) {
+    core::StringViewSet indexed(index->weight_map.size());
+    for (const auto& e : index->weight_map) indexed.Insert(e.tensor, e.shard);
+    uint64_t extra = 0, extra_bytes = 0;
+    std::string first_extra;
+    for (size_t i = 0; i < out->files.size(); ++i) {
+      for (const auto& t : out->files[i].tensors) {
+        uint32_t at = 0;
+        if (indexed.Find(t.name, &at) && at == i) continue;
+        if (extra++ == 0) first_extra = fmt::format("\"{}\" in {}", t.name, out->files[i].origin);
+        extra_bytes += t.bytes();
+      }
+    }
+    out->findings.push_back(
+        {Severity::kWarning, "unindexed-tensors",
+         fmt::format("{} tensors ({}) are in shards but not in {} (first: {}); "
+                     "loaders that follow the index skip them",
+                     extra, core::FormatBytes(extra_bytes), index_name, first_extra),
+         extra_bytes});
+  }
+  if (index->has_total_size && index->total_size != data) {
+    const double pct =
+        data ? 100.0 * (static_cast<double>(index->total_size) - data) / data : 0.0;
+    out->findings.push_back(
+        {Severity::kWarning, "index-total-size",
+         fmt::format("{} says total_size {} but the shards' headers hold {} data "
+                     "bytes ({:+.3f}%); the headers are what counts",
+                     index_name, index->total_size, data, pct),
+         data});
+  }
+  return Status::Ok();
+}
+
+// The weights the layout names, and notes on the copies it skips.
+Status ReadLayout(const ByteSource& src, const std::vector<std::string>& listing,
+                  Checkpoint* out) {
+  auto listed = [&](std::string_view name) {
+    return std::binary_search(listing.begin(), listing.end(), name);
+  };
+  if (listed(kIndexName)) {
+    out->has_weights = true;
+    VRAMFIT_RETURN_IF_ERROR(ReadSharded(src, out));
+  } else if (listed(kSingleName)) {
+    out->has_weights = true;
+    auto f = ReadHeader(src, kSingleName);
+    if (!f.ok()) return f.status();
+    out->files.push_back(std::move(*f));
+  } else {
+    std::vector<std::string> found;
+    for (const std::string& name : listing) {
+      if (EndsWith(name, ".safetensors") && !StartsWith(name, "consolidated")) {
+        found.push_back(name);
+      }
+    }
+    for (const auto& name : found) {
+      out->has_weights = true;
+      auto f = ReadHeader(src, name);
+      if (!f.ok()) return f.status();
+      out->files.push_back(std::move(*f));
+    }
+    if (found.size() > 1) {
+      out->notes.push_back(fmt::format(
+          "no model.safetensors.index.json: read all {} .safetensors files", found.size()));
+    }
+  }
+  // Copies of the weights in other layouts are not part of the transformers checkpoint.
+  for (const std::string& name : listing) {
+    if (name == "original/" ||
+        (StartsWith(name, "consolidated") && EndsWith(name, ".safetensors"))) {
+      out->notes.push_back(fmt::format(
+          "ignored {}: a copy of the weights in another layout, not loaded by "
+          "transformers-format engines",
+          name));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Checkpoint> ReadCheckpoint(const ByteSource& source, const CheckpointRequest& request) {
+  Checkpoint out;
+  out.config_origin = source.NameOf(request.config_file);
+  auto config_size = source.Size(request.config_file);
+  if (config_size.ok() || config_size.status().code() != Code::kNotFound) {
+    auto text = ReadSmall(source, request.config_file, kMaxConfigBytes);
+    if (!text.ok()) return text.status();
+    out.config_json = std::move(*text);
+  }
+  switch (request.weights) {
+    case CheckpointRequest::Weights::kNone:
+      break;
+    case CheckpointRequest::Weights::kOneFile: {
+      auto f = ReadHeader(source, request.weights_file);
+      if (!f.ok()) return f.status();
+      out.files.push_back(std::move(*f));
+      out.has_weights = true;
+      break;
+    }
+    case CheckpointRequest::Weights::kLayout: {
+      auto listing = source.List();
+      if (!listing.ok()) return listing.status();
+      VRAMFIT_RETURN_IF_ERROR(ReadLayout(source, *listing, &out));
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace vramfit

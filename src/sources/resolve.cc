@@ -1,0 +1,49 @@
+// ResolveModel (vramfit/source.h): which kind of model a MODEL argument names. Local paths win
+// over ids, so a directory called "qwen3-8b" is read rather than the catalog entry.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "vramfit/catalog.h"
+#include "vramfit/source.h"
+
+namespace vramfit {
+
+const char* ModelKindName(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::kLocalDirectory: return "local-directory";
+    case ModelKind::kLocalFile: return "local-file";
+    case ModelKind::kCatalog: return "catalog";
+    case ModelKind::kHub: return "hub";
+  }
+  return "";
+}
+
+Result<ModelRef> ResolveModel(std::string_view model_arg) {
+  namespace fs = std::filesystem;
+  const std::string model(model_arg);
+  if (model.empty()) {
+    return Status::InvalidArgument(
+        "MODEL is empty: give a directory, a .safetensors file or a catalog id");
+  }
+  std::error_code ec;
+  const fs::path path(model);
+  if (fs::exists(path, ec)) {
+    return ModelRef{fs::is_directory(path, ec) ? ModelKind::kLocalDirectory
+                                               : ModelKind::kLocalFile,
+                    model, ""};
+  }
+  auto entry = FindCatalogModel(model);
+  if (entry.ok()) return ModelRef{ModelKind::kCatalog, entry->id, ""};
+  if (entry.status().code() != Code::kNotFound) return entry.status();
+  std::string msg =
+      fmt::format("{}: no such file or directory, and {}", model, entry.status().message());
+  if (model.find('/') != std::string::npos) {
+    msg +=
+        "; reading Hugging Face Hub repos directly is not built yet: download config.json (and "
+        "optionally the safetensors files) into a directory and pass that";
+  }
+  return Status::NotFound(msg);
+}
+
+}  // namespace vramfit
