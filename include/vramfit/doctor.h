@@ -20,21 +20,22 @@
 #include <string>
 #include <vector>
 
+#include "vramfit/doctor_events.h"
 #include "vramfit/gpu.h"
 #include "vramfit/inventory.h"
 #include "vramfit/status.h"
 
 namespace vramfit {
 
-// One recognised line. `kind` names what it says (e.g. "torch_oom", "kv_available",
-// "max_len_error", "frame"); `values` holds its numbers (bytes for sizes, plain counts and
-// ratios otherwise) under fixed keys (docs/doctor.md).
+// One recognised line. `kind` says what it is (EventKind::kTorchOom, kKvAvailable,
+// kMaxLenError, kFrame, ...; vramfit/doctor_events.h); `values` holds its numbers (bytes for
+// sizes, plain counts and ratios otherwise) under fixed keys (Num; docs/doctor.md).
 struct LogEvent {
-  std::string kind;
-  std::string engine;             // vllm | sglang | llama.cpp | transformers | pytorch | nvidia-smi
+  EventKind kind{};
+  std::string engine;  // vllm | sglang | llama.cpp | transformers | pytorch | nvidia-smi | any
   uint64_t line = 0;              // 1-based
   std::string rank;               // "rank=1", "TP0", "Worker_TP1", ... ("" when none)
-  std::map<std::string, double> values;
+  std::map<Num, double> values;
   std::string text;               // frame function name, error text (trimmed, at most 300 bytes)
 };
 
@@ -77,8 +78,9 @@ struct Diagnosis {
 };
 
 // Optional knowledge of the run: the model (catalog id or checkpoint) and the GPU; with both,
-// the vLLM plan is rebuilt from the settings the log shows, compared with each reported number
-// and calibrated on the measured activation and non-torch memory.
+// the run's plan is rebuilt through the engine table (for vLLM logs today) from the settings
+// the log shows, compared with each reported number and calibrated on the measured activation
+// and non-torch memory.
 struct DoctorContext {
   const Inventory* model = nullptr;
   std::optional<GpuSpec> gpu;

@@ -17,7 +17,7 @@ LogScan Scan(const std::string& text, ScanOptions o = {}) {
   return *s;
 }
 
-const LogEvent* Find(const LogScan& s, const std::string& kind) {
+const LogEvent* Find(const LogScan& s, EventKind kind) {
   for (const LogEvent& e : s.events) {
     if (e.kind == kind) return &e;
   }
@@ -42,30 +42,30 @@ TEST(LogScan, VllmLinesAcrossReleases) {
       "memory utilization (0.95, "
       "22.33 GiB). Decrease GPU memory utilization or reduce GPU memory used by other "
       "processes.\n");
-  const LogEvent* kv = Find(s, "kv_available");
+  const LogEvent* kv = Find(s, EventKind::kKvAvailable);
   ASSERT_NE(kv, nullptr);
-  EXPECT_DOUBLE_EQ(kv->values.at("kv_cache_bytes"), -2.14 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(kv->values.at(Num::kKvCacheBytes), -2.14 * 1073741824.0);
   EXPECT_EQ(kv->rank, "rank1");
   EXPECT_EQ(kv->line, 1u);  // CRLF is one line end
-  EXPECT_DOUBLE_EQ(Find(s, "kv_tokens")->values.at("kv_cache_tokens"), 807792);
-  EXPECT_DOUBLE_EQ(Find(s, "max_concurrency")->values.at("max_model_len"), 1024);
-  EXPECT_DOUBLE_EQ(Find(s, "max_concurrency")->values.at("max_concurrency"), 788.86);
-  const LogEvent* p = Find(s, "profile_breakdown");
+  EXPECT_DOUBLE_EQ(Find(s, EventKind::kKvTokens)->values.at(Num::kKvCacheTokens), 807792);
+  EXPECT_DOUBLE_EQ(Find(s, EventKind::kMaxConcurrency)->values.at(Num::kMaxModelLen), 1024);
+  EXPECT_DOUBLE_EQ(Find(s, EventKind::kMaxConcurrency)->values.at(Num::kMaxConcurrency), 788.86);
+  const LogEvent* p = Find(s, EventKind::kProfileBreakdown);
   ASSERT_NE(p, nullptr);
-  EXPECT_DOUBLE_EQ(p->values.at("activation_peak_bytes"), 1.42 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(p->values.at("kv_cache_bytes"), -1.05 * 1073741824.0);
-  const LogEvent* m = Find(s, "max_len_error");
+  EXPECT_DOUBLE_EQ(p->values.at(Num::kActivationPeakBytes), 1.42 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(p->values.at(Num::kKvCacheBytes), -1.05 * 1073741824.0);
+  const LogEvent* m = Find(s, EventKind::kMaxLenError);
   ASSERT_NE(m, nullptr);
-  EXPECT_DOUBLE_EQ(m->values.at("max_model_len"), 262144);
-  EXPECT_DOUBLE_EQ(m->values.at("kv_needed_bytes"), 62.0 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(m->values.at("kv_cache_bytes"), 48.66 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(m->values.at("estimated_max_model_len"), 205728);
-  const LogEvent* st = Find(s, "startup_error");
+  EXPECT_DOUBLE_EQ(m->values.at(Num::kMaxModelLen), 262144);
+  EXPECT_DOUBLE_EQ(m->values.at(Num::kKvNeededBytes), 62.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(m->values.at(Num::kKvCacheBytes), 48.66 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(m->values.at(Num::kEstimatedMaxModelLen), 205728);
+  const LogEvent* st = Find(s, EventKind::kStartupError);
   ASSERT_NE(st, nullptr);
-  EXPECT_DOUBLE_EQ(st->values.at("free_bytes"), 21.5 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(st->values.at("total_bytes"), 23.5 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(st->values.at("gpu_memory_utilization"), 0.95);
-  EXPECT_DOUBLE_EQ(st->values.at("budget_bytes"), 22.33 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(st->values.at(Num::kFreeBytes), 21.5 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(st->values.at(Num::kTotalBytes), 23.5 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(st->values.at(Num::kGpuMemoryUtilization), 0.95);
+  EXPECT_DOUBLE_EQ(st->values.at(Num::kBudgetBytes), 22.33 * 1073741824.0);
 }
 
 TEST(LogScan, PyTorchMessagesOldAndNew) {
@@ -82,18 +82,18 @@ TEST(LogScan, PyTorchMessagesOldAndNew) {
       "17.23 GiB free; 3.45 GiB reserved in total by PyTorch)\n");
   ASSERT_EQ(s.events.size(), 2u);
   const LogEvent& a = s.events[0];
-  EXPECT_DOUBLE_EQ(a.values.at("requested_bytes"), 960.0 * 1048576.0);
-  EXPECT_DOUBLE_EQ(a.values.at("total_bytes"), 79.14 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(a.values.at("free_bytes"), 712.75 * 1048576.0);
-  EXPECT_DOUBLE_EQ(a.values.at("allocated_bytes"), 74.40 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(a.values.at("reserved_unallocated_bytes"), 2.22 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(a.values.at("listed_process_bytes"), 78.43 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(a.values.at(Num::kRequestedBytes), 960.0 * 1048576.0);
+  EXPECT_DOUBLE_EQ(a.values.at(Num::kTotalBytes), 79.14 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(a.values.at(Num::kFreeBytes), 712.75 * 1048576.0);
+  EXPECT_DOUBLE_EQ(a.values.at(Num::kAllocatedBytes), 74.40 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(a.values.at(Num::kReservedUnallocatedBytes), 2.22 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(a.values.at(Num::kListedProcessBytes), 78.43 * 1073741824.0);
   const LogEvent& b = s.events[1];
-  EXPECT_DOUBLE_EQ(b.values.at("requested_bytes"), 18.0 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(b.values.at("total_bytes"), 23.69 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(b.values.at("allocated_bytes"), 3.45 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(b.values.at("free_bytes"), 17.23 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(b.values.at("reserved_unallocated_bytes"), 0);
+  EXPECT_DOUBLE_EQ(b.values.at(Num::kRequestedBytes), 18.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(b.values.at(Num::kTotalBytes), 23.69 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(b.values.at(Num::kAllocatedBytes), 3.45 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(b.values.at(Num::kFreeBytes), 17.23 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(b.values.at(Num::kReservedUnallocatedBytes), 0);
 }
 
 TEST(LogScan, SglangLlamaCppNvidiaSmiAndFrames) {
@@ -107,14 +107,15 @@ TEST(LogScan, SglangLlamaCppNvidiaSmiAndFrames) {
       "Default |\n"
       "  File \"/usr/lib/python3/site-packages/vllm/v1/worker/gpu_model_runner.py\", line 3086, in "
       "capture_model\n");
-  const LogEvent* w = Find(s, "sglang_weights");
+  const LogEvent* w = Find(s, EventKind::kSglangWeights);
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->rank, "TP0");
-  EXPECT_DOUBLE_EQ(w->values.at("free_bytes"), 3.64 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(Find(s, "ggml_alloc_fail")->values.at("requested_bytes"), 9866.0 * 1048576.0);
-  EXPECT_DOUBLE_EQ(Find(s, "ggml_compute_fail")->values.at("during_decode"), 1);
-  EXPECT_DOUBLE_EQ(Find(s, "smi_gpu")->values.at("used_bytes"), 23458.0 * 1048576.0);
-  EXPECT_EQ(Find(s, "frame")->text, "capture_model (gpu_model_runner.py)");
+  EXPECT_DOUBLE_EQ(w->values.at(Num::kFreeBytes), 3.64 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(Find(s, EventKind::kGgmlAllocFail)->values.at(Num::kRequestedBytes),
+                   9866.0 * 1048576.0);
+  EXPECT_DOUBLE_EQ(Find(s, EventKind::kGgmlComputeFail)->values.at(Num::kDuringDecode), 1);
+  EXPECT_DOUBLE_EQ(Find(s, EventKind::kSmiGpu)->values.at(Num::kUsedBytes), 23458.0 * 1048576.0);
+  EXPECT_EQ(Find(s, EventKind::kFrame)->text, "capture_model (gpu_model_runner.py)");
 }
 
 TEST(LogScan, LongLinesAreCutAndBinaryIsSkipped) {
@@ -163,6 +164,15 @@ TEST(LogScan, AFloodOfMatchesStaysBounded) {
   EXPECT_EQ(s->events.size(), 1000u);
   EXPECT_GT(s->dropped_events, 100000u);
   EXPECT_EQ(s->bytes, 16ull << 20);
+}
+
+TEST(LogScan, EventKindsAndValueKeysHaveTheirNames) {
+  EXPECT_STREQ(EventKindName(EventKind::kTorchOom), "torch_oom");
+  EXPECT_STREQ(EventKindName(EventKind::kMaxLenError), "max_len_error");
+  EXPECT_STREQ(EventKindName(EventKind::kPrompt), "prompt");
+  EXPECT_STREQ(NumName(Num::kWeightsBytes), "weights_bytes");
+  EXPECT_STREQ(NumName(Num::kKvCacheBytes), "kv_cache_bytes");
+  EXPECT_STREQ(NumName(Num::kPromptTokens), "prompt_tokens");
 }
 
 TEST(LogScan, EmptyInput) {

@@ -27,7 +27,7 @@ std::optional<double> NumberAfter(std::string_view s, std::string_view key, size
                                   size_t* end = nullptr);
 
 // A size after `key`: a number and a unit (GiB, GB, MiB, MB, KiB, KB, B, bytes; none: bytes).
-// GB/MB are read as GiB/MiB: vLLM, SGLang and llama.cpp divide by 2^30 / 2^20 and print "GB".
+// GB/MB are read as GiB/MiB: the engines divide by 2^30 / 2^20 and print "GB".
 std::optional<double> BytesAfter(std::string_view s, std::string_view key, size_t from = 0,
                                  size_t* end = nullptr);
 

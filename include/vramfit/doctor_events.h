@@ -1,0 +1,121 @@
+// The vocabulary of the doctor's log readers (vramfit/doctor.h): the kind of each recognised
+// line (EventKind) and the keys of the numbers it carries (Num). Each value has one name
+// (EventKindName, NumName): the spelling docs/doctor.md and the diagnosis's `numbers` use.
+#ifndef VRAMFIT_DOCTOR_EVENTS_H_
+#define VRAMFIT_DOCTOR_EVENTS_H_
+
+#include <cstdint>
+
+namespace vramfit {
+
+// What a recognised line says, grouped by the reader that emits it (src/doctor/readers/).
+enum class EventKind : uint8_t {
+  // vLLM (V0 and V1).
+  kWeightsLoaded,        // weights_loaded: "Model loading took", "Loading model weights took"
+  kProfileBreakdown,     // profile_breakdown: the memory profile on one line
+  kProfileItem,          // profile_item: one line of the multi-line profile (Dec 2024)
+  kBudget,               // budget: total_gpu_memory (T) x gpu_memory_utilization (U) = B
+  kStartupError,         // startup_error: free memory on start-up below the budget
+  kProfileV1,            // profile_v1: the free-memory line with the usage breakdown
+  kKvAvailable,          // kv_available: "Available KV cache memory"
+  kKvTokens,             // kv_tokens: "GPU KV cache size" (SGLang: "#tokens")
+  kSamplerOom,           // sampler_oom: "warming up sampler with N dummy requests"
+  kGraphEstimate,        // graph_estimate: "Estimated CUDA graph memory"
+  kMaxConcurrency,       // max_concurrency: "Maximum concurrency for L tokens per request"
+  kGpuBlocks,            // gpu_blocks: "# GPU blocks: N"
+  kMaxLenError,          // max_len_error: the max-length check
+  kNoKvMemory,           // no_kv_memory: "No available memory for the cache blocks"
+  kGraphBegin,           // graph_begin: CUDA graph capture began (also SGLang)
+  kGraphDone,            // graph_done: CUDA graph capture finished (also SGLang)
+  kLoadBegin,            // load_begin: weight loading began
+  kProfileBegin,         // profile_begin: the profile run began
+  kServing,              // serving: start-up finished, requests are served
+  kTransformersBackend,  // transformers_backend: the fallback to the Transformers backend
+  kVllmV1,               // vllm_v1: a line of the V1 engine's files or processes
+  kVllmV0,               // vllm_v0: a line of the V0 engine's
+  kConfig,               // config: engine configuration (length, TP, utilization, model)
+  // PyTorch.
+  kTorchOom,             // torch_oom: "Tried to allocate X ..."
+  kCudaOom,              // cuda_oom: "CUDA error: out of memory" and the like
+  kFrame,                // frame: a traceback frame or a code line (text: function (file))
+  kTraceback,            // traceback: "Traceback (most recent call last)"
+  // SGLang.
+  kSglangWeights,        // sglang_weights: "Load weight end. ... avail mem=.., mem usage=.."
+  kSglangProfiled,       // sglang_profiled: "... is larger than the profiled value P"
+  kSglangNotEnough,      // sglang_not_enough: "Not enough memory ... --mem-fraction-static"
+  kSglangTokenOom,       // sglang_token_oom: "Decode/Prefill out of memory"
+  kSglangException,      // sglang_exception: "Scheduler hit an exception"
+  kSglangMarker,         // sglang_marker: "mem_fraction_static=", "sglang.launch_server"
+  // llama.cpp.
+  kGgmlAllocFail,        // ggml_alloc_fail: a backend buffer allocation failed
+  kGgmlLoadFail,         // ggml_load_fail: the model's tensors could not be allocated
+  kGgmlKvFail,           // ggml_kv_fail: the KV cache buffer could not be allocated
+  kGgmlComputeFail,      // ggml_compute_fail: compute buffers could not be allocated
+  kGgmlReserveFail,      // ggml_reserve_fail: gallocr_reserve failed
+  kGgmlCtx,              // ggml_ctx: n_ctx / n_ctx_slot
+  kGgmlKvBuffer,         // ggml_kv_buffer: "KV buffer size ="
+  kGgmlModelBuffer,      // ggml_model_buffer: "model buffer size ="
+  kGgmlComputeBuffer,    // ggml_compute_buffer: "compute buffer size ="
+  kGgmlContextInit,      // ggml_context_init: the context is being created
+  kImage,                // image: an image is encoded (mtmd/clip)
+  // transformers.
+  kStaticCache,          // static_cache: a static KV cache
+  kOffload,              // offload: device_map="auto" offload lines
+  // nvidia-smi.
+  kSmiGpu,               // smi_gpu: the per-GPU "used MiB / total MiB" cell
+  kSmiProcess,           // smi_process: a row of the process table
+  // Any engine.
+  kMmHint,               // mm_hint: a multimodal hint (pixel values, encoder frames, ...)
+  kPrompt,               // prompt: a request's prompt length
+};
+inline constexpr int kEventKindCount = 50;
+
+// The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
+enum class Num : uint8_t {
+  kWeightsBytes,              // weights_bytes
+  kNonTorchBytes,             // non_torch_bytes
+  kActivationPeakBytes,       // activation_peak_bytes
+  kKvCacheBytes,              // kv_cache_bytes
+  kTotalBytes,                // total_bytes
+  kPeakTorchBytes,            // peak_torch_bytes
+  kGpuMemoryUtilization,      // gpu_memory_utilization
+  kBudgetBytes,               // budget_bytes
+  kFreeBytes,                 // free_bytes
+  kConsumedBytes,             // consumed_bytes
+  kCudagraphBytes,            // cudagraph_bytes
+  kKvCacheTokens,             // kv_cache_tokens
+  kMaxNumSeqs,                // max_num_seqs
+  kMaxModelLen,               // max_model_len
+  kMaxConcurrency,            // max_concurrency
+  kGpuBlocks,                 // gpu_blocks
+  kKvNeededBytes,             // kv_needed_bytes
+  kEstimatedMaxModelLen,      // estimated_max_model_len
+  kTensorParallelSize,        // tensor_parallel_size
+  kRequestedBytes,            // requested_bytes
+  kProcessBytes,              // process_bytes
+  kAllocatedBytes,            // allocated_bytes
+  kReservedUnallocatedBytes,  // reserved_unallocated_bytes
+  kListedProcessBytes,        // listed_process_bytes
+  kListedProcesses,           // listed_processes
+  kGpuIndex,                  // gpu_index
+  kReservedBytes,             // reserved_bytes
+  kPathHasSglang,             // path_has_sglang: a frame's file lies in SGLang (1 or 0)
+  kPathHasVllm,               // path_has_vllm: ... in vLLM
+  kPathHasTransformers,       // path_has_transformers: ... in transformers or accelerate
+  kProfiledTokens,            // profiled_tokens
+  kMemFractionStatic,         // mem_fraction_static
+  kHost,                      // host: the failed buffer was host memory (1 or 0)
+  kDuringDecode,              // during_decode: the failure came while decoding (1 or 0)
+  kComputeBytes,              // compute_bytes
+  kUsedBytes,                 // used_bytes
+  kPromptTokens,              // prompt_tokens
+};
+inline constexpr int kNumCount = 37;
+
+// "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
+const char* EventKindName(EventKind kind);
+const char* NumName(Num key);
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_DOCTOR_EVENTS_H_

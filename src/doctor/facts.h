@@ -1,0 +1,111 @@
+// What the doctor's rules and the engines' readers share: the causes, the rules an engine may
+// word in its own terms, and the facts gathered from a log's events (first value of each key,
+// first event of each kind, frames, ranks) together with what the context adds (model, GPU).
+// Engine-neutral: engines are known here only by the names their events carry.
+#ifndef VRAMFIT_DOCTOR_FACTS_H_
+#define VRAMFIT_DOCTOR_FACTS_H_
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vramfit/doctor.h"
+#include "vramfit/plan.h"
+
+namespace vramfit::doctor {
+
+// Diagnosis::cause, typed (CauseName gives the JSON name).
+enum class Cause : uint8_t {
+  kWeightsTooLarge,     // weights_too_large
+  kDequantizedCopy,     // dequantized_copy
+  kUnshardedSlice,      // unsharded_slice
+  kKvTooLongContext,    // kv_too_long_context
+  kKvTooManySequences,  // kv_too_many_sequences
+  kKvNoMemory,          // kv_no_memory
+  kCudagraphCapture,    // cudagraph_capture
+  kMultimodalEncoder,   // multimodal_encoder
+  kStaticCache,         // static_cache
+  kActivationPeak,      // activation_peak
+  kSamplerWarmup,       // sampler_warmup
+  kOtherProcess,        // other_process
+  kFragmentation,       // fragmentation
+  kFp16Fallback,        // fp16_fallback
+  kOffloadDequantized,  // offload_dequantized (named in vramfit/doctor.h; no rule yet)
+  kComputeBuffer,       // compute_buffer
+};
+const char* CauseName(Cause cause);
+
+// The rules whose summary describes one engine's behaviour: the summary is that engine's
+// reader's words (Reader::words), asked as its fixes are (ReadersFor).
+enum class Words : uint8_t {
+  kNone,
+  kMaxLenCheck,           // the max-length check failed
+  kStartupFreeMemory,     // free memory at start-up below the budget
+  kSamplerWarmup,         // the sampler warm-up
+  kGraphCapture,          // CUDA graph capture
+  kProfileEncoder,        // the profile run's multimodal pass
+  kBackendUnsharded,      // the Transformers-backend fallback at TP > 1
+  kBackendUnquantized,    // the Transformers-backend fallback at TP 1
+  kKvBuffer,              // the KV buffer for the context
+  kImageComputeBuffer,    // an image's compute buffer
+  kDecodeComputeBuffer,   // a compute buffer while decoding
+  kContextComputeBuffer,  // the compute buffers at context creation
+  kImageBuffer,           // an image's buffer
+  kWeightBuffer,          // the weight buffer
+  kTokenPool,             // the token pool while serving
+};
+
+// Everything the events say, first value of each key and first event of each kind (the first
+// failure wins), and what the context adds.
+struct Facts {
+  std::array<std::optional<double>, kNumCount> v;        // first value seen per key (not frames')
+  std::array<const LogEvent*, kEventKindCount> first{};  // first event per kind
+  std::vector<const LogEvent*> frames;
+  std::set<std::string> ranks;
+  std::string model_path;
+  uint64_t oom_line = 0;  // first OOM-like event
+  std::string engine;     // "" when no engine was recognised
+  // From the context and the events together.
+  const Inventory* model = nullptr;      // DoctorContext::model
+  int64_t tp = 1;                        // the context's, else the log's, else ranks seen
+  double total = 0;                      // the log's total, else the GPU's (0: unknown)
+  bool multimodal = false;               // hints in the log, or a model with a vision tower
+  std::optional<Stage> frame_stage;      // where the traceback points
+  std::optional<Stage> milestone_stage;  // the furthest phase reached before the failure
+  Stage stage = Stage::kRuntime;         // frames, else milestones, else load or runtime
+
+  bool has(EventKind k) const { return first[static_cast<size_t>(k)] != nullptr; }
+  const LogEvent* first_of(EventKind k) const { return first[static_cast<size_t>(k)]; }
+  std::optional<double> get(Num k) const { return v[static_cast<size_t>(k)]; }
+};
+
+// The facts of `scan` with `context`.
+Facts Gather(const LogScan& scan, const DoctorContext& context);
+
+// Whether a frame's function is one of `names`.
+bool FrameIs(const LogEvent* frame, std::initializer_list<std::string_view> names);
+
+// The stage `frames` point at, by priority (capture_model calls _dummy_run, and
+// _initialize_kv_caches calls profile_run: the most specific phase wins).
+std::optional<Stage> StageFromFrames(const std::vector<const LogEvent*>& frames);
+
+// A KV cache of no memory: negative KV memory, no GPU blocks, no profiled tokens.
+bool NegativeKv(const Facts& f);
+// Fewer KV tokens (blocks x the engine's block size) than one max_model_len request.
+bool KvTooSmall(const Facts& f);
+
+// "14.96 GiB".
+std::string Gib(double bytes);
+
+inline void AddFix(Diagnosis* d, std::string change, std::string effect) {
+  d->fixes.push_back({std::move(change), std::move(effect)});
+}
+
+}  // namespace vramfit::doctor
+
+#endif  // VRAMFIT_DOCTOR_FACTS_H_

@@ -1,0 +1,40 @@
+// The engine-neutral hints (readers/reader.h), read after every engine's lines: multimodal
+// hints (pixel values, image grids, encoder frames, dummy images in the profile run, image URLs,
+// a prompt asking to describe an image) and the prompt length of vLLM's request log, kept here
+// so that the events stay in the order they always had.
+#include "doctor/readers/reader.h"
+
+namespace vramfit::doctor {
+namespace {
+
+void Match(const Line& line) {
+  const std::string_view s = line.text;
+  if (Has(s, "pixel_values") || Has(s, "image_grid_thw") || Has(s, "mm_features") ||
+      Has(s, "multi-modal") || Has(s, "multimodal") || Has(s, "limit_mm_per_prompt") ||
+      Has(s, "dummy image") || Has(s, "get_image_features") || Has(s, "_execute_mm_encoder") ||
+      Has(s, "get_multimodal_embeddings") || Has(s, "embed_multimodal") || Has(s, "visual(") ||
+      Has(s, "vision_tower") || Has(s, "encoder cache") || Has(s, "pixel_values=") ||
+      Has(s, "image_embeds") || Has(s, "visual_embedding") || Has(s, "VisionTransformer") ||
+      Has(s, "Qwen2_5_VisionTransformer") || Has(s, "vision_model") || Has(s, "<|vision_start|>") ||
+      Has(s, "<|image_pad|>") || Has(s, "image_url") || HasNoCase(s, "describe the image") ||
+      Has(s, "\xe5\x9b\xbe\xe7\x89\x87") /* 图片 */ ||
+      Has(s, "\xe5\x9b\xbe\xe5\x83\x8f") /* 图像 */) {
+    line.Emit(EventKind::kMmHint, "any");
+  }
+  if (Has(s, "prompt_token_ids_len=")) {
+    auto& e = line.Emit(EventKind::kPrompt, "vllm");
+    Set(e, Num::kPromptTokens, NumberAfter(s, "prompt_token_ids_len="));
+  }
+}
+
+}  // namespace
+
+const Reader& HintsReader() {
+  static const Reader kReader = {
+      .engine = "any",
+      .match = Match,
+  };
+  return kReader;
+}
+
+}  // namespace vramfit::doctor

@@ -1,0 +1,119 @@
+// The doctor's log readers: one per engine (readers/<engine>.cc), each a row of one table
+// (readers/table.cc) that says how to read the engine's lines, which start-up phase each of its
+// events marks, and the engine's own words, fixes and flags. The rest of the doctor knows the
+// engines only through these rows.
+#ifndef VRAMFIT_DOCTOR_READERS_READER_H_
+#define VRAMFIT_DOCTOR_READERS_READER_H_
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "doctor/facts.h"
+#include "doctor/text_scan.h"
+#include "vramfit/doctor.h"
+#include "vramfit/engine.h"
+#include "vramfit/plan.h"
+
+namespace vramfit::doctor {
+
+// Where a line's events go (the scanner, log_scan.cc).
+class EventSink {
+ public:
+  // A new event on the current line, its number, rank and trimmed text set; past the event
+  // cap a scratch event that is not kept.
+  virtual LogEvent& Emit(EventKind kind, const char* engine) = 0;
+
+ protected:
+  ~EventSink() = default;
+};
+
+// One line as a reader sees it.
+struct Line {
+  std::string_view text;  // cleaned of ANSI colours; never empty
+  std::string_view rank;  // "rank1", "TP0" or "" (recorded on each event by the scanner)
+  EventSink* sink;
+
+  LogEvent& Emit(EventKind kind, const char* engine) const { return sink->Emit(kind, engine); }
+};
+
+// Sets `key` of `e`. Numbers beyond 10^15 (a petabyte, a quadrillion tokens) are not read: no
+// engine prints them, and every later use stays within integer range.
+inline void Set(LogEvent& e, Num key, std::optional<double> v) {
+  if (v && std::isfinite(*v) && std::abs(*v) <= 1e15) e.values[key] = *v;
+}
+
+// Lines that carry one number after a fixed key: an event of `kind` for each key found.
+struct OneValue {
+  const char* key;
+  EventKind kind;
+  Num value;
+  bool bytes;
+};
+inline void MatchOneValue(const Line& line, const char* engine,
+                          std::initializer_list<OneValue> table) {
+  for (const OneValue& t : table) {
+    if (!Has(line.text, t.key)) continue;
+    auto& e = line.Emit(t.kind, engine);
+    Set(e, t.value, t.bytes ? BytesAfter(line.text, t.key) : NumberAfter(line.text, t.key));
+  }
+}
+
+// An event that shows a start-up phase was reached.
+struct Milestone {
+  EventKind kind;
+  Stage stage;
+};
+
+struct Reader {
+  // The engine its events name ("vllm", the engine table's name where it has a row; "any" for
+  // the engine-neutral hints).
+  const char* engine;
+  // Emits the events of one line, in order (the table's order is the events' order).
+  void (*match)(const Line& line);
+  // The phase each event naming this engine shows was reached (the stage of a log that stops).
+  std::vector<Milestone> milestones = {};
+  // A traceback frame whose file path has this key set (Num::kPathHas...) names the engine;
+  // `frame_path_final`: such a frame settles it (a later frame does not change it).
+  std::optional<Num> frame_path = std::nullopt;
+  bool frame_path_final = false;
+  // Tokens per KV block in the engine's "# GPU blocks" line (0: it prints none).
+  int64_t kv_block_tokens = 0;
+  // Writes its fixes for `cause` into d->fixes; false when it has none for that cause.
+  bool (*fixes)(Cause cause, const Facts& f, Diagnosis* d) = nullptr;
+  // Its words for a rule that describes its behaviour ("" when it has none).
+  std::string (*words)(Words rule, const Facts& f) = nullptr;
+  // The engine's own flags the log implies, for rebuilding the run's plan through the engine
+  // table (with a note for each); nullptr: the doctor does not rebuild its runs.
+  void (*run_flags)(const Facts& f, FlagValues* flags, std::vector<std::string>* notes) = nullptr;
+  // Its fixes and words serve the engines without their own, and it rebuilds the plan of a log
+  // whose engine is not recognised (vLLM's, as before the table).
+  bool is_default = false;
+};
+
+// Every reader, in the order each line is matched.
+const std::vector<const Reader*>& Readers();
+// The reader whose events name `engine`; nullptr when none.
+const Reader* FindReader(std::string_view engine);
+// The reader marked is_default.
+const Reader& DefaultReader();
+// The readers to ask for `engine`'s fixes and words, in order: its own, the default one, then
+// every other in table order.
+std::vector<const Reader*> ReadersFor(std::string_view engine);
+
+// The rows, one per file.
+const Reader& VllmReader();
+const Reader& PytorchReader();
+const Reader& SglangReader();
+const Reader& LlamaCppReader();
+const Reader& TransformersReader();
+const Reader& NvidiaSmiReader();
+const Reader& HintsReader();
+
+}  // namespace vramfit::doctor
+
+#endif  // VRAMFIT_DOCTOR_READERS_READER_H_

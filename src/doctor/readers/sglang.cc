@@ -1,0 +1,96 @@
+// SGLang's log reader (readers/reader.h): its lines as model_runner and the scheduler print
+// them (weights loaded with the memory left, the KV pool's tokens, the profiled-value and
+// not-enough-memory errors, the token pool running out, CUDA graph capture), the phases they
+// mark, SGLang's words for its token pool, and its flags as fixes.
+#include "doctor/readers/reader.h"
+
+namespace vramfit::doctor {
+namespace {
+
+constexpr char kEngine[] = "sglang";
+
+void Match(const Line& line) {
+  const std::string_view s = line.text;
+  if (Has(s, "Load weight end.") && Has(s, "avail mem=")) {
+    auto& e = line.Emit(EventKind::kSglangWeights, kEngine);
+    Set(e, Num::kFreeBytes, BytesAfter(s, "avail mem="));
+    Set(e, Num::kWeightsBytes, BytesAfter(s, "mem usage="));
+  }
+  if (Has(s, "KV Cache is allocated.")) {
+    MatchOneValue(line, kEngine, {{"#tokens:", EventKind::kKvTokens, Num::kKvCacheTokens, false}});
+  }
+  if (Has(s, "is larger than the profiled value")) {
+    MatchOneValue(
+        line, kEngine,
+        {{"the profiled value", EventKind::kSglangProfiled, Num::kProfiledTokens, false}});
+  }
+  if (Has(s, "Not enough memory. Please try to increase --mem-fraction-static") ||
+      (Has(s, "Not enough memory") && Has(s, "mem-fraction-static"))) {
+    line.Emit(EventKind::kSglangNotEnough, kEngine);
+  }
+  if (Has(s, "Capture cuda graph begin") || Has(s, "Capture CUDA graph begin")) {
+    line.Emit(EventKind::kGraphBegin, kEngine);
+  }
+  if (Has(s, "Capture cuda graph end") || Has(s, "Capture CUDA graph end")) {
+    line.Emit(EventKind::kGraphDone, kEngine);
+  }
+  if (Has(s, "Decode out of memory") || Has(s, "Prefill out of memory")) {
+    line.Emit(EventKind::kSglangTokenOom, kEngine);
+  }
+  if (Has(s, "Scheduler hit an exception")) line.Emit(EventKind::kSglangException, kEngine);
+  if (Has(s, "mem_fraction_static=") || Has(s, "sglang.launch_server")) {
+    auto& e = line.Emit(EventKind::kSglangMarker, kEngine);
+    Set(e, Num::kMemFractionStatic, NumberAfter(s, "mem_fraction_static="));
+  }
+}
+
+std::string Say(Words rule, const Facts&) {
+  if (rule != Words::kTokenPool) return "";
+  return "SGLang's token pool ran out while serving: the running batch needs more KV tokens "
+         "than the pool holds";
+}
+
+bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  switch (cause) {
+    case Cause::kKvNoMemory:
+      // A log that shows the weights and the activation peak gets the default reader's budget
+      // arithmetic instead.
+      if (f.get(Num::kWeightsBytes) && f.get(Num::kActivationPeakBytes) && f.total > 0) {
+        return false;
+      }
+      AddFix(d, "--mem-fraction-static 0.9 (or higher), --context-length lower",
+             "SGLang sizes its KV pool from mem-fraction-static x total minus the weights");
+      return true;
+    case Cause::kActivationPeak:
+      AddFix(d, "--chunked-prefill-size 4096 --mem-fraction-static lower by 0.05",
+             "smaller prefill chunks, more headroom for activations");
+      return true;
+    case Cause::kKvTooManySequences:
+      AddFix(d, "--max-running-requests lower (or --mem-fraction-static higher)",
+             "fewer sequences share the token pool");
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+const Reader& SglangReader() {
+  static const Reader kReader = {
+      .engine = kEngine,
+      .match = Match,
+      // Its KV pool's size is printed once the pool is allocated: the next phase is capture.
+      .milestones = {{EventKind::kSglangWeights, Stage::kKvCache},
+                     {EventKind::kKvTokens, Stage::kCudaGraph},
+                     {EventKind::kGraphBegin, Stage::kCudaGraph},
+                     {EventKind::kGraphDone, Stage::kRuntime}},
+      .frame_path = Num::kPathHasSglang,
+      .frame_path_final = true,
+      .fixes = Fixes,
+      .words = Say,
+  };
+  return kReader;
+}
+
+}  // namespace vramfit::doctor

@@ -1,0 +1,475 @@
+// vLLM's log reader (readers/reader.h): its lines as vLLM prints them (V1's gpu_worker,
+// gpu_model_runner and kv_cache_utils; V0's worker, model_runner and llm_engine; the engine
+// config), the phases they mark, vLLM's words for the rules about its behaviour, its flags as
+// fixes (also the default fixes for engines without their own), and the flags a log implies
+// (the V0 engine) for rebuilding the run's plan.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "core/units.h"
+#include "doctor/readers/reader.h"
+#include "vramfit/advice.h"
+
+namespace vramfit::doctor {
+namespace {
+
+constexpr char kEngine[] = "vllm";
+// V0's "# GPU blocks: N" counts blocks of 16 tokens (its default block size).
+constexpr int64_t kBlockTokens = 16;
+
+// The model path or id a command line or config line names.
+std::string ModelPath(std::string_view s) {
+  for (std::string_view key :
+       {"--model ", "--model=", "model='", "Starting to load model ", "vllm serve "}) {
+    size_t at = s.find(key);
+    if (at == std::string_view::npos) continue;
+    size_t b = at + key.size();
+    size_t e = b;
+    while (e < s.size() && s[e] != ' ' && s[e] != '\'' && s[e] != ',' && s[e] != '"' && e - b < 200)
+      ++e;
+    std::string m(s.substr(b, e - b));
+    while (!m.empty() && m.back() == '.') m.pop_back();
+    if (!m.empty() && m[0] != '-') return m;
+  }
+  return "";
+}
+
+void MatchProfile(const Line& line) {
+  const std::string_view s = line.text;
+  if (Has(s, "Loading model weights took") || Has(s, "Model loading took")) {
+    auto& e = line.Emit(EventKind::kWeightsLoaded, kEngine);
+    Set(e, Num::kWeightsBytes, BytesAfter(s, " took"));
+  }
+  if (Has(s, "model weights take") && Has(s, "non_torch_memory takes")) {
+    auto& e = line.Emit(EventKind::kProfileBreakdown, kEngine);
+    Set(e, Num::kWeightsBytes, BytesAfter(s, "model weights take"));
+    Set(e, Num::kNonTorchBytes, BytesAfter(s, "non_torch_memory takes"));
+    Set(e, Num::kActivationPeakBytes, BytesAfter(s, "activation peak memory takes"));
+    Set(e, Num::kKvCacheBytes, BytesAfter(s, "reserved for KV Cache is"));
+  } else if (Has(s, "Memory profiling results:") && Has(s, "total_gpu_memory=")) {
+    auto& e = line.Emit(EventKind::kProfileBreakdown, kEngine);  // the 0.6.4 one-line form
+    Set(e, Num::kTotalBytes, BytesAfter(s, "total_gpu_memory="));
+    Set(e, Num::kPeakTorchBytes, BytesAfter(s, "peak_torch_memory="));
+    Set(e, Num::kNonTorchBytes, BytesAfter(s, "non_torch_memory="));
+    Set(e, Num::kKvCacheBytes, BytesAfter(s, "kv_cache_size="));
+    Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "gpu_memory_utilization="));
+  } else {
+    // The multi-line form of Dec 2024: "model weights take   14.96GiB" etc., one per line.
+    static const std::array<std::pair<const char*, Num>, 6> kItems = {{
+        {"] total_gpu_memory ", Num::kTotalBytes},
+        {"] model weights take ", Num::kWeightsBytes},
+        {"] non_torch_memory ", Num::kNonTorchBytes},
+        {"] PyTorch activation peak memory ", Num::kActivationPeakBytes},
+        {"] available_kv_cache_memory ", Num::kKvCacheBytes},
+        {"] gpu_memory_utilization ", Num::kGpuMemoryUtilization},
+    }};
+    for (const auto& [key, name] : kItems) {
+      if (Has(s, key)) {
+        auto& e = line.Emit(EventKind::kProfileItem, kEngine);
+        Set(e, name, name == Num::kGpuMemoryUtilization ? NumberAfter(s, key) : BytesAfter(s, key));
+      }
+    }
+  }
+  if (Has(s, "total_gpu_memory (") && Has(s, "x gpu_memory_utilization (")) {
+    auto& e = line.Emit(EventKind::kBudget, kEngine);
+    Set(e, Num::kTotalBytes, BytesAfter(s, "total_gpu_memory ("));
+    Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "gpu_memory_utilization ("));
+    Set(e, Num::kBudgetBytes, BytesAfter(s, ") = "));
+  }
+  if (Has(s, "Free memory on device") && Has(s, "on startup")) {
+    const bool error = Has(s, "is less than desired GPU memory utilization");
+    auto& e = line.Emit(error ? EventKind::kStartupError : EventKind::kProfileV1, kEngine);
+    // "(21.5/23.5 GiB)": the unit follows the total.
+    size_t slash = s.find('/', s.find("Free memory on device ("));
+    if (slash != std::string_view::npos) {
+      auto free = NumberAfter(s, "Free memory on device (");
+      auto total = BytesAfter(s, "/", slash);
+      auto total_plain = NumberAfter(s, "/", slash);
+      if (free && total && total_plain && *total_plain > 0) {
+        Set(e, Num::kFreeBytes, *free * (*total / *total_plain));
+        Set(e, Num::kTotalBytes, *total);
+      }
+    }
+    Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "memory utilization ("));
+    size_t comma = s.find(", ", s.find("memory utilization ("));
+    if (comma != std::string_view::npos) {
+      Set(e, Num::kBudgetBytes, BytesAfter(s, ", ", comma));
+    }
+    if (!error) {
+      Set(e, Num::kConsumedBytes, BytesAfter(s, "Actual usage is"));
+      Set(e, Num::kActivationPeakBytes, BytesBefore(s, "for peak activation", ", "));
+      Set(e, Num::kCudagraphBytes, BytesBefore(s, "for CUDAGraph memory", "and "));
+    }
+  }
+}
+
+void MatchKvCache(const Line& line) {
+  const std::string_view s = line.text;
+  MatchOneValue(
+      line, kEngine,
+      {{"Available KV cache memory:", EventKind::kKvAvailable, Num::kKvCacheBytes, true},
+       {"GPU KV cache size:", EventKind::kKvTokens, Num::kKvCacheTokens, false},
+       {"warming up sampler with", EventKind::kSamplerOom, Num::kMaxNumSeqs, false},
+       {"Estimated CUDA graph memory:", EventKind::kGraphEstimate, Num::kCudagraphBytes, true}});
+  if (Has(s, "Maximum concurrency for")) {
+    auto& e = line.Emit(EventKind::kMaxConcurrency, kEngine);
+    size_t end = 0;
+    Set(e, Num::kMaxModelLen, NumberAfter(s, "Maximum concurrency for", 0, &end));
+    if (end) Set(e, Num::kMaxConcurrency, NumberAfter(s, "per request:", end));
+  }
+  if (Has(s, "# GPU blocks:") || Has(s, "# cuda blocks:") || Has(s, "# CUDA blocks:")) {
+    auto& e = line.Emit(EventKind::kGpuBlocks, kEngine);
+    Set(e, Num::kGpuBlocks,
+        Has(s, "# GPU blocks:")    ? NumberAfter(s, "# GPU blocks:")
+        : Has(s, "# cuda blocks:") ? NumberAfter(s, "# cuda blocks:")
+                                   : NumberAfter(s, "# CUDA blocks:"));
+  }
+  if ((Has(s, "max seq len (") || Has(s, "max_model_len (")) &&
+      (Has(s, "larger than the maximum number of tokens") || Has(s, "KV cache is needed"))) {
+    auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
+    Set(e, Num::kMaxModelLen,
+        NumberAfter(s, Has(s, "max seq len (") ? "max seq len (" : "max_model_len ("));
+    if (Has(s, "stored in KV cache (")) {
+      Set(e, Num::kKvCacheTokens, NumberAfter(s, "stored in KV cache ("));
+    }
+    if (Has(s, "KV cache is needed")) {
+      size_t at = s.find("KV cache is needed");
+      size_t open = s.rfind('(', at);
+      if (open != std::string_view::npos) {
+        Set(e, Num::kKvNeededBytes, BytesAfter(s, "(", open));
+      }
+      Set(e, Num::kKvCacheBytes, BytesAfter(s, "available KV cache memory ("));
+    }
+    Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, "estimated maximum model length is"));
+  }
+  if (Has(s, "No available memory for the cache blocks")) {
+    line.Emit(EventKind::kNoKvMemory, kEngine);
+  }
+}
+
+void MatchPhases(const Line& line) {
+  const std::string_view s = line.text;
+  if (Has(s, "Capturing CUDA graph") || Has(s, "Capturing cudagraphs") ||
+      Has(s, "Capturing the model for CUDA graphs") || Has(s, "Profiling CUDA graph memory")) {
+    line.Emit(EventKind::kGraphBegin, kEngine);
+  }
+  if (Has(s, "Graph capturing finished")) {
+    auto& e = line.Emit(EventKind::kGraphDone, kEngine);
+    Set(e, Num::kCudagraphBytes, BytesAfter(s, ", took"));
+  }
+  if (Has(s, "Starting to load model") || Has(s, "Loading safetensors checkpoint shards") ||
+      Has(s, "Loading weights took") || Has(s, "Loading model from scratch")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
+  if (Has(s, "Starting profile run") || Has(s, "Memory profiling takes")) {
+    line.Emit(EventKind::kProfileBegin, kEngine);
+  }
+  if (Has(s, "init engine (profile, create kv cache") || Has(s, "Starting vLLM API server") ||
+      Has(s, "Application startup complete") || Has(s, "Uvicorn running") ||
+      Has(s, "Avg prompt throughput") || Has(s, "Received request") || Has(s, "POST /v1/") ||
+      Has(s, "Dumping scheduler output") || Has(s, "Model loaded in") ||
+      Has(s, "KV cache pool created")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+  if (Has(s, "falling back to Transformers") || Has(s, "Using Transformers backend")) {
+    line.Emit(EventKind::kTransformersBackend, kEngine);
+  }
+  // Which engine core printed it: V1's files and processes, or V0's.
+  if (Has(s, "EngineCore") || Has(s, "gpu_worker.py") || Has(s, "gpu_model_runner.py") ||
+      Has(s, "kv_cache_utils.py") || Has(s, "/v1/")) {
+    line.Emit(EventKind::kVllmV1, kEngine);
+  } else if (Has(s, "VllmWorkerProcess") || Has(s, " worker.py:") || Has(s, "[worker.py:") ||
+             Has(s, " model_runner.py:") || Has(s, "[model_runner.py:") ||
+             Has(s, "llm_engine.py") || Has(s, "executor_base.py") ||
+             Has(s, "Memory profiling results:") || Has(s, "# GPU blocks:")) {
+    line.Emit(EventKind::kVllmV0, kEngine);
+  }
+}
+
+// Engine configuration: "max_seq_len=4096", "tensor_parallel_size=8", "quantization=awq",
+// "'max_model_len': 32768", "gpu_memory_utilization=0.95".
+void MatchConfig(const Line& line) {
+  const std::string_view s = line.text;
+  if (Has(s, "max_seq_len=") || Has(s, "'max_model_len':") || Has(s, "tensor_parallel_size=") ||
+      Has(s, "--max-model-len") || Has(s, "--tensor-parallel-size") ||
+      Has(s, "--gpu-memory-utilization") || Has(s, "--model ") ||
+      Has(s, "Starting to load model ") || Has(s, "model='")) {
+    auto& e = line.Emit(EventKind::kConfig, kEngine);
+    Set(e, Num::kMaxModelLen,
+        Has(s, "max_seq_len=")       ? NumberAfter(s, "max_seq_len=")
+        : Has(s, "'max_model_len':") ? NumberAfter(s, "'max_model_len':")
+                                     : NumberAfter(s, "--max-model-len"));
+    Set(e, Num::kTensorParallelSize,
+        Has(s, "tensor_parallel_size=") ? NumberAfter(s, "tensor_parallel_size=")
+                                        : NumberAfter(s, "--tensor-parallel-size"));
+    Set(e, Num::kGpuMemoryUtilization,
+        Has(s, "gpu_memory_utilization=") ? NumberAfter(s, "gpu_memory_utilization=")
+                                          : NumberAfter(s, "--gpu-memory-utilization"));
+    e.text = ModelPath(s);
+  }
+}
+
+void Match(const Line& line) {
+  MatchProfile(line);
+  MatchKvCache(line);
+  MatchPhases(line);
+  MatchConfig(line);
+}
+
+// vLLM's words for the rules about its behaviour; they also word them for the engines that
+// have none of their own.
+std::string Say(Words rule, const Facts& f) {
+  switch (rule) {
+    case Words::kMaxLenCheck:
+      return "vLLM's max-length check failed: one request of --max-model-len needs more KV cache "
+             "than the memory left for it";
+    case Words::kStartupFreeMemory:
+      return "vLLM refused to start: the GPU's free memory at start-up is below "
+             "--gpu-memory-utilization x total; something else holds memory on it";
+    case Words::kSamplerWarmup:
+      return "the sampler warm-up ran out of memory: vLLM samples max_num_seqs dummy requests' "
+             "logits (vocabulary-wide, fp32) at once during start-up";
+    case Words::kGraphCapture:
+      return "CUDA graph capture ran out of memory: the graph pool is allocated after the KV "
+             "cache was sized (outside the budget before vLLM 0.21)";
+    case Words::kProfileEncoder:
+      return "the profile run's multimodal pass ran out of memory: vLLM profiles the encoder "
+             "with the largest items --limit-mm-per-prompt allows";
+    case Words::kBackendUnsharded:
+      return fmt::format(
+          "vLLM fell back to the Transformers backend, which did not shard this model across the "
+          "{} tensor-parallel ranks as the native implementation does",
+          f.tp);
+    case Words::kBackendUnquantized:
+      return "vLLM fell back to the Transformers backend and loaded part of the quantized "
+             "checkpoint unquantized: more memory than the 4-bit weights should take";
+    default:
+      return "";
+  }
+}
+
+// A lower --gpu-memory-utilization (never below 0.5), for headroom outside the budget.
+std::string LowerUtilization(double gmu, double by) {
+  return fmt::format("--gpu-memory-utilization {:.2f}", std::max(0.5, gmu - by));
+}
+
+void KvTooLongFixes(const Facts& f, Diagnosis* d) {
+  const auto kv = f.get(Num::kKvCacheBytes);
+  const auto gmu = f.get(Num::kGpuMemoryUtilization);
+  double est = f.get(Num::kEstimatedMaxModelLen).value_or(0);
+  if (est <= 0) {
+    if (auto t = f.get(Num::kKvCacheTokens)) {
+      est = *t;
+    } else if (auto b = f.get(Num::kGpuBlocks)) {
+      est = *b * kBlockTokens;
+    }
+  }
+  if (est > 0) {
+    const std::string tokens = core::GroupDigits(static_cast<uint64_t>(est));
+    AddFix(d, fmt::format("--max-model-len {}", TidyContextLength(static_cast<int64_t>(est))),
+           kv ? fmt::format("fits: {} of KV cache holds {} tokens", Gib(*kv), tokens)
+              : fmt::format("fits: the KV cache holds {} tokens", tokens));
+    AddFix(d, "--kv-cache-dtype fp8",
+           fmt::format("halves the KV bytes per token: about {} tokens in the same memory",
+                       core::GroupDigits(static_cast<uint64_t>(2 * est))));
+  }
+  if (auto need = f.get(Num::kKvNeededBytes); need && kv && gmu && f.total > 0) {
+    const double u = std::ceil((*gmu + (*need - *kv) / f.total) * 100) / 100;
+    if (u <= 0.98) {
+      AddFix(d, fmt::format("--gpu-memory-utilization {:.2f}", u),
+             fmt::format("adds {} to the budget: the {} a full-length request needs fit",
+                         Gib(*need - *kv), Gib(*need)));
+    }
+  }
+  AddFix(d, "--tensor-parallel-size 2 (on two GPUs)",
+         "splits the KV heads: each GPU holds half of every token's KV");
+}
+
+void KvNoMemoryFixes(const Facts& f, Diagnosis* d) {
+  const double total = f.total;
+  const auto w = f.get(Num::kWeightsBytes);
+  const auto act = f.get(Num::kActivationPeakBytes);
+  const auto nt = f.get(Num::kNonTorchBytes);
+  if (w && act && total > 0) {
+    const double used = *w + *act + nt.value_or(0);
+    const double u = std::ceil((used + core::kGiBf) / total * 100) / 100;
+    if (u <= 0.97) {
+      AddFix(d, fmt::format("--gpu-memory-utilization {:.2f}", u),
+             fmt::format("weights {} + activation {} + non-torch {} = {} of {}: this leaves "
+                         "about 1 GiB for the KV cache",
+                         Gib(*w), Gib(*act), Gib(nt.value_or(0)), Gib(used), Gib(total)));
+    } else {
+      AddFix(d, "a smaller checkpoint (4-bit AWQ/GPTQ) or --tensor-parallel-size 2",
+             fmt::format("weights {} + activation {} leave no room in {}", Gib(*w), Gib(*act),
+                         Gib(total)));
+    }
+    if (*act > 0.5 * core::kGiBf) {
+      AddFix(d,
+             "--max-num-batched-tokens 2048 (or lower --max-model-len where chunked prefill is "
+             "off)",
+             fmt::format("the profiled activation peak ({}) scales with the tokens of one step",
+                         Gib(*act)));
+    }
+  } else {
+    AddFix(d, "--gpu-memory-utilization 0.95",
+           "a larger budget for weights, activations and the KV cache");
+    AddFix(d, "--max-model-len / --max-num-batched-tokens lower", "smaller profiled activations");
+  }
+}
+
+void WeightsFixes(const Facts& f, Diagnosis* d) {
+  const double w = d->numbers.count("weights_estimate_bytes")
+                       ? d->numbers["weights_estimate_bytes"] * static_cast<double>(f.tp)
+                       : 0;
+  if (w > 0 && f.total > 0) {
+    int64_t n = 1;
+    while (n < 64 && w / static_cast<double>(n) > 0.8 * f.total) n *= 2;
+    AddFix(d, fmt::format("--tensor-parallel-size {}", n),
+           fmt::format("{} of weights over {} GPUs: {} each", Gib(w), n,
+                       Gib(w / static_cast<double>(n))));
+  } else {
+    AddFix(d, "--tensor-parallel-size 2 (or more GPUs)", "the weights are split across the GPUs");
+  }
+  AddFix(d, "a 4-bit checkpoint (AWQ/GPTQ) or FP8", "a quarter or half of the 16-bit weight bytes");
+}
+
+// vLLM's flags for each cause; they are also the fixes of the engines without their own.
+bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  const double total = f.total;
+  const auto gmu = f.get(Num::kGpuMemoryUtilization);
+  switch (cause) {
+    case Cause::kKvTooLongContext:
+      KvTooLongFixes(f, d);
+      return true;
+    case Cause::kKvNoMemory:
+      KvNoMemoryFixes(f, d);
+      return true;
+    case Cause::kSamplerWarmup: {
+      const double seqs = f.get(Num::kMaxNumSeqs).value_or(256);
+      AddFix(d,
+             fmt::format("--max-num-seqs {}", std::max<int64_t>(8, static_cast<int64_t>(seqs / 4))),
+             fmt::format("the sampler warms up {:.0f} requests' logits at once; a quarter of them "
+                         "needs a quarter of the memory",
+                         seqs));
+      if (gmu) {
+        AddFix(d, LowerUtilization(*gmu, 0.05), "more headroom outside the budget for the warm-up");
+      }
+      return true;
+    }
+    case Cause::kCudagraphCapture:
+      AddFix(d, "--enforce-eager",
+             "no CUDA graphs: the capture's pool is not allocated (slower decoding)");
+      if (gmu) {
+        AddFix(d, LowerUtilization(*gmu, 0.05),
+               fmt::format("leaves {} more outside the budget for the graph pool",
+                           total > 0 ? Gib(0.05 * total) : "5%"));
+      }
+      AddFix(d,
+             "--max-num-seqs 64 (or -O '{\"cudagraph_capture_sizes\": [1, 2, 4, 8, 16, 32, 64]}')",
+             "fewer and smaller captured batch sizes");
+      return true;
+    case Cause::kOtherProcess: {
+      const auto free = f.get(Num::kFreeBytes);
+      if (free && total > 0) {
+        const double u = std::floor((*free / total - 0.01) * 100) / 100;
+        if (u >= 0.3) {
+          AddFix(d, fmt::format("--gpu-memory-utilization {:.2f}", u),
+                 fmt::format("what is free ({} of {}) minus a margin", Gib(*free), Gib(total)));
+        }
+      }
+      AddFix(d, "stop the other processes on the GPU (nvidia-smi lists them), or use another GPU",
+             d->numbers.count("other_process_bytes")
+                 ? fmt::format("they hold {}", Gib(d->numbers["other_process_bytes"]))
+                 : "vLLM's budget is a fraction of the total, not of what is free");
+      return true;
+    }
+    case Cause::kFragmentation:
+      if (gmu) AddFix(d, LowerUtilization(*gmu, 0.03), "more headroom for runtime peaks");
+      return true;
+    case Cause::kMultimodalEncoder:
+      AddFix(d, "--mm-processor-kwargs '{\"max_pixels\": 1003520}'",
+             "caps each image at 1280 visual tokens (Qwen-VL: 28 x 28 pixels a token); the "
+             "encoder's activations grow with pixels");
+      AddFix(d, "--limit-mm-per-prompt '{\"image\": 1}'",
+             "fewer images a prompt: the encoder budget and the profile shrink");
+      if (d->stage == "runtime") {
+        AddFix(d, "--gpu-memory-utilization lower by the failed allocation",
+               fmt::format("the encoder needed {} outside the KV pool",
+                           Gib(f.get(Num::kRequestedBytes).value_or(0))));
+      }
+      return true;
+    case Cause::kActivationPeak:
+      AddFix(d, "--max-num-batched-tokens 2048",
+             "a smaller step: activations scale with the tokens of one forward pass");
+      if (gmu) AddFix(d, LowerUtilization(*gmu, 0.05), "more headroom for runtime peaks");
+      return true;
+    case Cause::kWeightsTooLarge:
+      WeightsFixes(f, d);
+      return true;
+    case Cause::kDequantizedCopy:
+      AddFix(d,
+             "a kernel path that keeps the weights packed (--quantization awq_marlin / "
+             "gptq_marlin on compute capability >= 7.5) or a vLLM release that repacks layer by "
+             "layer",
+             fmt::format("the 16-bit copy ({}) is what ran out",
+                         Gib(d->numbers["dequantized_bytes"])));
+      AddFix(d, "--tensor-parallel-size 2", "each rank dequantizes half of every sharded module");
+      return true;
+    case Cause::kUnshardedSlice:
+      AddFix(d, "a vLLM release with native support for this model (not the Transformers backend)",
+             "native implementations shard every weight across the tensor-parallel ranks");
+      return true;
+    case Cause::kFp16Fallback:
+      AddFix(d, "a vLLM release with native support for this architecture",
+             "the Transformers fallback loaded quantized layers in 16 bits");
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The log's lines are the V0 engine's: its plan is rebuilt with V0 rules.
+void RunFlags(const Facts& f, FlagValues* flags, std::vector<std::string>* notes) {
+  if (f.has(EventKind::kVllmV0) && !f.has(EventKind::kVllmV1)) {
+    flags->push_back({"--v0-engine", ""});
+    notes->push_back("the log's lines are the V0 engine's: planned with V0 rules");
+  }
+}
+
+}  // namespace
+
+const Reader& VllmReader() {
+  static const Reader kReader = {
+      .engine = kEngine,
+      .match = Match,
+      .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
+                     {EventKind::kConfig, Stage::kLoad},
+                     {EventKind::kWeightsLoaded, Stage::kProfile},
+                     {EventKind::kProfileBegin, Stage::kProfile},
+                     {EventKind::kProfileBreakdown, Stage::kKvCache},
+                     {EventKind::kKvAvailable, Stage::kKvCache},
+                     {EventKind::kProfileItem, Stage::kKvCache},
+                     {EventKind::kBudget, Stage::kKvCache},
+                     {EventKind::kProfileV1, Stage::kKvCache},
+                     {EventKind::kKvTokens, Stage::kKvCache},
+                     {EventKind::kGpuBlocks, Stage::kKvCache},
+                     {EventKind::kMaxConcurrency, Stage::kKvCache},
+                     {EventKind::kGraphBegin, Stage::kCudaGraph},
+                     {EventKind::kGraphDone, Stage::kRuntime},
+                     {EventKind::kServing, Stage::kRuntime},
+                     {EventKind::kPrompt, Stage::kRuntime}},
+      .frame_path = Num::kPathHasVllm,
+      .frame_path_final = true,
+      .kv_block_tokens = kBlockTokens,
+      .fixes = Fixes,
+      .words = Say,
+      .run_flags = RunFlags,
+      .is_default = true,
+  };
+  return kReader;
+}
+
+}  // namespace vramfit::doctor
