@@ -66,7 +66,7 @@ if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --foo-bar")
   message(SEND_ERROR "check_fits: unknown flags not reported: '${last_err}'")
 endif()
 run(check_fit_advice 0 check --gpu 4090 -- vllm serve qwen3-4b-instruct-2507-awq --max-model-len
-    130048)
+    128000)
 run(check_v0_env 1 check --gpu 3090 -- VLLM_USE_V1=0 vllm serve meta-llama/Llama-3.1-8B-Instruct
     --max-model-len 29000)
 if(NOT last_out MATCHES "larger than the maximum number of tokens that can be stored in KV cache")

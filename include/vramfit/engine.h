@@ -56,6 +56,16 @@ struct EngineCommand {
   std::vector<std::string> unmodelled_env;    // environment variables likewise
 };
 
+// A change the engine proposes for a failed plan, in its own flags (advice re-plans it and
+// keeps it only when it fits).
+struct Remedy {
+  std::string change;        // "--enable-expert-parallel", "--cpu-offload-gb 6"
+  std::string cost;          // what is given up
+  EngineSettings settings;   // the settings with the change applied
+  int group = 0;             // remedies of one group > 0 are alternatives, in order of cost:
+                             // advice keeps the first of them that fits
+};
+
 // One model made ready for one engine (its weights profiled once); planned many times.
 // Holds a reference to the inventory it was prepared from, which must outlive it.
 class PreparedModel {
@@ -64,6 +74,13 @@ class PreparedModel {
   // Plans a start-up on `gpu` with `settings`. Errors are for impossible settings (the engine's
   // own message where it has one); a start-up that would fail is a plan with fits == false.
   virtual Result<Plan> MakePlan(const GpuSpec& gpu, const EngineSettings& settings) const = 0;
+  // The engine's own ways out of `plan` (made with `settings` on `gpu`), beyond the
+  // engine-neutral ones advice tries itself: expert parallelism for a refused shard, CPU
+  // offload or online quantization for a load that does not fit, another dtype. Default: none.
+  virtual std::vector<Remedy> Remedies(const GpuSpec& gpu, const EngineSettings& settings,
+                                       const Plan& plan) const {
+    return {};
+  }
 };
 
 // One setting the fit search may turn away from the engine's default, with what it costs.

@@ -111,6 +111,8 @@ enum class QuantLayout {
   kCtFp8,         // weight F8_E4M3 [N, K], weight_scale
   kCtNvfp4,       // weight_packed U8 [N, K/2], weight_scale F8_E4M3 [N, K/16], global scale
   kCtMxfp4,       // weight_packed U8 [N, K/2], weight_scale U8 [N, K/32]
+  kModelOptNvfp4, // weight U8 [N, K/2], weight_scale F8_E4M3 [N, K/16], weight_scale_2 F32,
+                  // input_scale F32 (W4A4)
   kFp8Block,      // weight F8_E4M3 [N, K], weight_scale_inv F32 [ceil(N/bn), ceil(K/bk)]
   kFp8Tensor,     // weight F8_E4M3 [N, K], weight_scale F32, input_scale F32
   kMxfp4Blocks,   // gpt-oss experts: *_blocks U8 [E, N, K/32, 16], *_scales U8 [E, N, K/32]

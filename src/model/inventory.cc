@@ -98,6 +98,8 @@ Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files) 
   for (size_t i = 0; i < comps.size(); ++i) comps[i].component = static_cast<Component>(i);
   for (size_t i = 0; i < dtypes.size(); ++i) dtypes[i].dtype = static_cast<Dtype>(i);
 
+  // ModelOpt NVFP4 stores its packed values as a plain U8 `weight` (two E2M1 values a byte).
+  const bool nvfp4_weights = spec && spec->quant.layout == QuantLayout::kModelOptNvfp4;
   for (TensorEntry& e : inv.tensors) {
     const TensorInfo& t = e.info;
     uint64_t params = 0;
@@ -114,7 +116,7 @@ Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files) 
         const int bits = ModuleBits(spec, e.module);
         params = t.elements * static_cast<uint64_t>(DtypeBits(t.dtype) / bits);
       } else if (t.dtype == Dtype::kU8 &&
-                 (name.ends_with("weight_packed") ||
+                 (name.ends_with("weight_packed") || nvfp4_weights ||
                   std::binary_search(bnb_modules.begin(), bnb_modules.end(), e.module))) {
         params = t.elements * 2;  // 4-bit values, two per byte (NVFP4/MXFP4/bnb nf4)
       }

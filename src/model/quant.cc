@@ -232,13 +232,26 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
       q.layout = QuantLayout::kFp8Tensor;
       q.bits = 8;
       q.static_input_scale = true;
+    } else if (raw.quant_algo == "NVFP4" || raw.quant_algo == "W4A16_NVFP4") {
+      // TensorRT Model Optimizer's NVFP4 export (modelopt/torch/export/quant_utils.py): two
+      // E2M1 values a byte, an E4M3 scale per 16 inputs, a per-tensor FP32 scale
+      // (weight_scale_2) and, for W4A4, a static input scale.
+      q.layout = QuantLayout::kModelOptNvfp4;
+      q.bits = 4;
+      q.group_size = raw.group_size && *raw.group_size > 0 ? *raw.group_size : 16;
+      q.quantized_activations = raw.quant_algo == "NVFP4";
     } else {
       q.layout = QuantLayout::kNone;
       q.bits = raw.quant_algo.find("FP4") != std::string::npos ? 4 : 8;
       warnings->push_back(fmt::format("modelopt quant_algo \"{}\": layout not synthesized; parsed "
                                       "checkpoints are still counted exactly", raw.quant_algo));
     }
-    q.not_converted_substrings = raw.ignore;
+    // exclude_modules are fnmatch patterns ("model.layers.*.mlp.gate"); plain names match as
+    // substrings, as for the other methods.
+    for (const auto& s : raw.ignore) {
+      (s.find('*') != std::string::npos ? q.not_converted_globs : q.not_converted_substrings)
+          .push_back(s);
+    }
     for (const auto& s : raw.modules_to_not_convert) q.not_converted_substrings.push_back(s);
   } else {
     q.method = QuantMethod::kOther;

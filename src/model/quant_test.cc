@@ -1,6 +1,7 @@
 // quantization_config -> QuantScheme, and which modules each method's rule covers.
 #include <gtest/gtest.h>
 
+#include "vramfit/inventory.h"
 #include "vramfit/model.h"
 
 namespace vramfit {
@@ -62,6 +63,47 @@ TEST(Quant, NvfpAndMxfpFormats) {
   EXPECT_FALSE(QuantSchemeCovers(m, "model.layers.7.self_attn.q_proj"));
   EXPECT_TRUE(QuantSchemeCovers(m, "model.layers.7.mlp.experts.down_proj"));
   EXPECT_FALSE(QuantSchemeCovers(m, "model.layers.7.self_attn_other.x") && false);
+}
+
+TEST(Quant, ModelOptNvfp4IsFourBitsWithItsOwnNames) {
+  QuantScheme q = Scheme(R"({"quant_method":"modelopt","quant_algo":"NVFP4","group_size":16,)"
+                         R"("exclude_modules":["lm_head","model.layers.*.mlp.gate"]})");
+  EXPECT_EQ(q.layout, QuantLayout::kModelOptNvfp4);
+  EXPECT_EQ(q.bits, 4);
+  EXPECT_EQ(q.group_size, 16);
+  EXPECT_TRUE(q.quantized_activations);
+  EXPECT_FALSE(QuantSchemeCovers(q, "lm_head"));
+  EXPECT_FALSE(QuantSchemeCovers(q, "model.layers.5.mlp.gate"));  // the fnmatch pattern
+  EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.5.mlp.experts.3.up_proj"));
+  EXPECT_FALSE(Scheme(R"({"quant_method":"modelopt","quant_algo":"W4A16_NVFP4"})")
+                   .quantized_activations);
+}
+
+TEST(Quant, ModelOptNvfp4BytesAndParameters) {
+  // One 64 x 64 projection: 64 x 32 bytes of values, 64 x 4 E4M3 scales, two FP32 scalars;
+  // 4,096 parameters (two a byte), not 2,048.
+  auto s = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,)"
+      R"("intermediate_size":128,"vocab_size":100,"tie_word_embeddings":true,)"
+      R"("quantization_config":{"quant_method":"modelopt","quant_algo":"NVFP4","group_size":16,)"
+      R"("exclude_modules":["lm_head"]}})",
+      "c");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto files = SynthesizeTensors(*s);
+  ASSERT_TRUE(files.ok());
+  std::vector<FileTensors> v;
+  v.push_back(*files);
+  const Inventory inv = BuildInventory(&*s, std::move(v));
+  uint64_t q_bytes = 0, q_params = 0;
+  for (const auto& e : inv.tensors) {
+    if (e.module != "model.layers.0.self_attn.q_proj") continue;
+    q_bytes += e.info.bytes();
+    q_params += e.parameters;
+  }
+  EXPECT_EQ(q_bytes, 64u * 32 + 64 * 4 + 4 + 4);
+  EXPECT_EQ(q_params, 4096u);
+  EXPECT_EQ(inv.audit.unquantized_linear, 0);
+  for (const auto& f : inv.audit.findings) EXPECT_NE(f.code, "fake-quantization");
 }
 
 TEST(Quant, Fp8BlockAndTensor) {

@@ -121,6 +121,12 @@ class Emitter {
         Add(module + ".weight_packed", Dtype::kU8, {n, k / 2});
         Add(module + ".weight_scale", Dtype::kU8, {n, k / 32});
         break;
+      case QuantLayout::kModelOptNvfp4:
+        Add(module + ".weight", Dtype::kU8, {n, k / 2});
+        Add(module + ".weight_scale", Dtype::kF8_E4M3, {n, CeilDiv(k, g)});
+        Add(module + ".weight_scale_2", Dtype::kF32, {});
+        if (q_.quantized_activations) Add(module + ".input_scale", Dtype::kF32, {});
+        break;
       case QuantLayout::kFp8Block: {
         const uint64_t bn = q_.block_size.size() == 2 ? q_.block_size[0] : 128;
         const uint64_t bk = q_.block_size.size() == 2 ? q_.block_size[1] : 128;

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/units.h"
 
@@ -20,7 +22,10 @@ constexpr double kUtilizationStep = 0.02;
 constexpr double kLowestUtilization = 0.5;
 // Fewer sequences: a quarter of the resolved limit, above this many.
 constexpr int64_t kFewestSeqsToCut = 16;
-constexpr int64_t kMostTensorParallel = 8;
+constexpr int64_t kMostTensorParallel = 8;  // GPUs in one node
+constexpr int64_t kMostPipelineStages = 4;  // nodes a multi-node layout spans at most
+
+int64_t CeilDivide(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 std::string Effect(const Plan& p) {
   const uint64_t kv = p.gpus.empty() ? 0 : p.gpus[0].kv_cache_bytes;
@@ -91,18 +96,48 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
       }
     }
   }
-  // More GPUs: tensor parallel 2, 4, 8.
+  // The engine's own ways out (expert parallelism, CPU offload, another dtype, ...); of each
+  // group of alternatives the first that fits.
+  if (stage) {
+    std::set<int> groups_done;
+    for (const Remedy& r : model.Remedies(gpu, settings, plan)) {
+      if (r.group > 0 && groups_done.count(r.group)) continue;
+      auto p = model.MakePlan(gpu, r.settings);
+      if (!p.ok() || !p->fits) continue;
+      if (r.group > 0) groups_done.insert(r.group);
+      out.push_back({r.change, Effect(*p), r.cost, r.settings, *p});
+    }
+  }
+  // More GPUs: tensor parallel 2, 4, 8 on one node, then pipeline stages of 8 across nodes.
+  // Every GPU of the layout counts (TP x PP x DP).
   if (!out.empty() && !stage) return out;
-  for (int64_t tp = settings.tensor_parallel_size * 2; tp <= kMostTensorParallel; tp *= 2) {
+  const int64_t pp = settings.pipeline_parallel_size, dp = settings.data_parallel_size;
+  const int64_t now = settings.tensor_parallel_size * pp * dp;
+  auto more = [&](int64_t tp, int64_t stages) {
     EngineSettings s = settings;
     s.tensor_parallel_size = tp;
+    s.pipeline_parallel_size = stages;
     auto p = model.MakePlan(gpu, s);
-    if (p.ok() && p->fits) {
-      out.push_back({fmt::format("{} {} ({} GPUs)", flag(Setting::kTensorParallel), tp, tp),
-                     Effect(*p), fmt::format("{} more GPU(s)", tp - settings.tensor_parallel_size),
-                     s, *p});
-      break;
-    }
+    if (!p.ok() || !p->fits) return false;
+    const int64_t n = tp * stages * dp;
+    std::string change = fmt::format("{} {}", flag(Setting::kTensorParallel), tp);
+    if (stages != pp) change += fmt::format(" {} {}", flag(Setting::kPipelineParallel), stages);
+    change += fmt::format(" ({} GPUs{})", n,
+                          n > kMostTensorParallel
+                              ? fmt::format(", {} nodes of {}", CeilDivide(n, kMostTensorParallel),
+                                            kMostTensorParallel)
+                              : "");
+    out.push_back({change, Effect(*p), fmt::format("{} more GPU(s)", n - now), s, *p});
+    return true;
+  };
+  bool found = false;
+  for (int64_t tp = settings.tensor_parallel_size * 2; tp <= kMostTensorParallel && !found;
+       tp *= 2) {
+    found = more(tp, pp);
+  }
+  // Multi-node: TP 8 within a node, pipeline stages across nodes.
+  for (int64_t stages = pp * 2; !found && stages <= kMostPipelineStages; stages *= 2) {
+    found = more(std::max(settings.tensor_parallel_size, kMostTensorParallel), stages);
   }
   return out;
 }

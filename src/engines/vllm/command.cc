@@ -33,7 +33,7 @@ constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--download-dir", "--tokenizer", "--revision", "--tokenizer-revision", "--chat-template",
     "--enable-auto-tool-choice", "--tool-call-parser", "--reasoning-parser",
-    "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats", "--seed", "--dtype",
+    "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats", "--seed",
     "--load-format", "--generation-config", "--enable-prefix-caching",
     "--no-enable-prefix-caching", "--enable-chunked-prefill", "--disable-uvicorn-access-log",
     "--uds"};
@@ -83,6 +83,10 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (!s.quantization.empty()) c += " --quantization " + s.quantization;
   c += fmt::format(" --max-model-len {} --gpu-memory-utilization {}", s.max_model_len,
                    s.gpu_memory_utilization);
+  if (s.dtype != "auto") c += " --dtype " + s.dtype;
+  if (s.disable_custom_all_reduce && s.tensor_parallel_size > 1) {
+    c += " --disable-custom-all-reduce";
+  }
   if (s.kv_cache_dtype != "auto") c += " --kv-cache-dtype " + s.kv_cache_dtype;
   if (s.enforce_eager) c += " --enforce-eager";
   if (in.max_num_seqs) c += fmt::format(" --max-num-seqs {}", s.max_num_seqs);

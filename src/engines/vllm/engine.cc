@@ -4,9 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engines/vllm/command.h"
 #include "engines/vllm/defaults.h"
 #include "engines/vllm/flags.h"
+#include "engines/vllm/refusals.h"
 #include "engines/vllm/vllm.h"
 
 namespace vramfit::vllm {
@@ -20,6 +23,78 @@ class PreparedVllmModel : public PreparedModel {
     auto p = PlanVllm(inv_, *profile_, gpu, ToVllmSettings(s));
     if (!p.ok()) return p.status();
     return static_cast<vramfit::Plan&&>(std::move(*p));
+  }
+
+  std::vector<Remedy> Remedies(const GpuSpec& gpu, const EngineSettings& es,
+                               const vramfit::Plan& plan) const override {
+    std::vector<Remedy> out;
+    if (plan.fits || !plan.failure_stage || plan.gpus.empty()) return out;
+    const VllmSettings s = ToVllmSettings(es);
+    const ModelSpec& spec = inv_.spec;
+    const std::string& msg = plan.failure_message;
+    auto add = [&](const VllmSettings& v, std::string change, std::string cost, int group = 0) {
+      out.push_back({std::move(change), std::move(cost), ToEngineSettings(v), group});
+    };
+    const bool moe = std::any_of(spec.layers.begin(), spec.layers.end(),
+                                 [](const LayerSpec& l) { return l.mlp.kind == MlpKind::kMoe; });
+    // A block-quantized shard that tensor parallelism cuts off the block grid (fp8.py): whole
+    // experts per GPU, or fewer TP ranks with pipeline stages on the same GPUs.
+    if (msg.find("weight quantization block_") != std::string::npos) {
+      if (moe && !s.enable_expert_parallel) {
+        VllmSettings v = s;
+        v.enable_expert_parallel = true;
+        add(v, "--enable-expert-parallel", "experts split whole across the GPUs, not sliced");
+      }
+      for (int64_t tp = s.tensor_parallel_size / 2; tp >= 1; tp /= 2) {
+        VllmSettings v = s;
+        v.tensor_parallel_size = tp;
+        v.pipeline_parallel_size = s.pipeline_parallel_size * (s.tensor_parallel_size / tp);
+        add(v,
+            fmt::format("--tensor-parallel-size {} --pipeline-parallel-size {} (the same {} "
+                        "GPUs)",
+                        tp, v.pipeline_parallel_size,
+                        tp * v.pipeline_parallel_size * s.data_parallel_size),
+            "pipeline stages instead of tensor parallelism: slower per request", 1);
+      }
+    }
+    if (msg.rfind("Bfloat16 is only supported", 0) == 0) {
+      VllmSettings v = s;
+      v.dtype = "half";
+      add(v, "--dtype half", "float16 activations (bfloat16-trained models may overflow)");
+    }
+    if (msg.find("is not supported for quantization method") != std::string::npos &&
+        s.dtype != "auto") {
+      VllmSettings v = s;
+      v.dtype = "auto";
+      add(v, "--dtype auto", "the checkpoint's 16-bit dtype");
+    }
+    if (*plan.failure_stage == Stage::kLoad &&
+        msg.rfind("CUDA out of memory while loading", 0) == 0) {
+      const GpuPlan& g = plan.gpus[0];
+      const uint64_t held = g.cuda_context_bytes + s.other_process_bytes;
+      const uint64_t free = g.total_bytes > held ? g.total_bytes - held : 0;
+      const uint64_t over = g.load_peak_bytes > free ? g.load_peak_bytes - free : 0;
+      // --cpu-offload-gb: the smallest whole GiB that brings the load under what is free, then
+      // more in steps for the KV cache; never more than the weights.
+      const int64_t weights_gib = static_cast<int64_t>(g.weights_bytes >> 30);
+      const int64_t first = static_cast<int64_t>(s.cpu_offload_gb) +
+                            static_cast<int64_t>((over + (1ull << 30) - 1) >> 30) + 1;
+      for (int64_t n = first; n <= weights_gib; n += std::max<int64_t>(1, (n - first + 1))) {
+        VllmSettings v = s;
+        v.cpu_offload_gb = static_cast<double>(n);
+        add(v, fmt::format("--cpu-offload-gb {}", n),
+            fmt::format("{} GiB of weights per GPU read over PCIe every step: much slower", n),
+            2);
+      }
+      // Online FP8 for a 16-bit checkpoint, where the GPU runs the fp8 method.
+      if (!spec.quant.quantized() && s.quantization.empty()) {
+        VllmSettings v = s;
+        v.quantization = "fp8";
+        add(v, "--quantization fp8", "weights quantized to FP8 while loading: a small accuracy "
+                                     "cost");
+      }
+    }
+    return out;
   }
 
  private:

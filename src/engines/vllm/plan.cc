@@ -12,6 +12,7 @@
 #include "core/units.h"
 #include "engines/vllm/command.h"
 #include "engines/vllm/defaults.h"
+#include "engines/vllm/refusals.h"
 #include "engines/vllm/vllm.h"
 
 namespace vramfit {
@@ -37,9 +38,26 @@ constexpr uint64_t kNonTorchBase = 256 * kMiB;
 // the profile run): the TP>1 values V0 printed were 0.25, 0.30, 0.38 GiB, median 0.30 = base
 // + 48 MiB.
 constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
-// Sampler warm-up bytes per logit: bf16 logits (2) + fp32 copy (4) + probabilities (4) +
-// top-k/top-p sort values (4) = 14 (vllm-memory.md §3.2, inferred).
-constexpr uint64_t kSamplerBytesPerLogit = 14;
+// Sampler warm-up bytes per logit. V0 (its profile run samples with top-p 0.99): bf16 logits
+// (2) + fp32 copy (4) + probabilities (4) + sort values (4) = 14, which its records fit. V1
+// (_dummy_sampler_run with top-p 0.9 and top-k vocab-1 takes the sort path of
+// apply_top_k_top_p, whose fp32 values and int64 indices come on top): the activation peaks
+// that published V1 logs print for sampler-bound starts give, per source and release, 38.5-39.6
+// B (one benchmark suite, its vLLM image not pinned), at most 17 B (v0.11.0), at most 19.5 B
+// (a v0.2x fork) and at most 23.9 B (v0.26.0); their median is 22 B, which also covers the
+// 0.24 GiB by which 14 B fell short on published v0.19-v0.26 logs.
+constexpr uint64_t kSamplerBytesPerLogitV0 = 14;
+constexpr uint64_t kSamplerBytesPerLogit = 22;
+// All-reduce buffers that appear during the profile run with tensor parallelism (V1 from
+// v0.11, where NCCL's communicators are made before the snapshot): NCCL's lazily allocated
+// channel buffers, and vLLM's custom all-reduce (IPC buffers registered for every captured
+// graph, and symmetric-memory buffers on Hopper and later) unless --disable-custom-all-reduce.
+// Calibrated: 2-GPU H100 records print 0.54-0.55 GiB of non-torch memory (0.41 above TP 1),
+// published TP>1 logs of vLLM 0.19-0.26 about 2 GiB, and a TP 4 run with custom all-reduce
+// disabled 0.13 GiB (no growth): NCCL 256 MiB, custom all-reduce 1.5 GiB, so that a TP>1 plan
+// is not optimistic on any of them.
+constexpr uint64_t kNcclLazyBuffers = 256 * kMiB;
+constexpr uint64_t kCustomAllReduce = 1536 * kMiB;
 // Graph pool per captured graph (piecewise or full), on top of the activations of the largest
 // captured size. Calibrated on the two graph estimates vLLM printed for models in reach:
 // Qwen3-8B, 86 graphs: (0.52 GiB - 48 MiB) / 86 = 5.6 MiB; Qwen3.6-27B TP 2, 86 graphs:
@@ -51,6 +69,23 @@ constexpr uint64_t kQwen3VlMaxPixels = 16777216;
 constexpr uint64_t kQwen2VlMaxPixels = 12845056;
 // --limit-mm-per-prompt unset: vLLM profiles as many items as the budget holds.
 constexpr uint64_t kUnlimitedItems = 999;
+
+// Whether vLLM's custom all-reduce runs on `gpu` at tensor-parallel size `tp`
+// (distributed/device_communicators/custom_all_reduce.py CustomAllreduce.__init__): only for 2,
+// 4, 6 or 8 ranks; beyond two ranks only when NVLink connects them all; and only where GPU peer
+// access works, which GeForce drivers disable. NVLink parts of the GPU catalog: the SXM boards
+// (V100, A100, A800, H100, H200, H20, B200) and GH200.
+bool CustomAllReduceRuns(const GpuSpec& gpu, int64_t tp) {
+  if (tp != 2 && tp != 4 && tp != 6 && tp != 8) return false;
+  if (gpu.name.find("GeForce") != std::string::npos) return false;
+  static const char* kNvlink[] = {"v100-16gb", "v100-32gb", "a100-40gb", "a100-80gb",
+                                  "a800-80gb", "h20",       "h20-141gb", "h100-sxm",
+                                  "h200",      "b200",      "gh200-96gb"};
+  const bool nvlink = std::find_if(std::begin(kNvlink), std::end(kNvlink), [&](const char* id) {
+                        return gpu.id == id;
+                      }) != std::end(kNvlink);
+  return nvlink || tp == 2 || gpu.custom;  // a GPU given by size: assume it runs (pessimistic)
+}
 
 std::string ReleaseText(int v) { return fmt::format("{}.{}", v / 10000, (v / 100) % 100); }
 
@@ -77,8 +112,7 @@ std::vector<int64_t> CaptureSizes(const vllm::Rules& rules, int64_t max_num_seqs
 // parallel the naive dispatch gathers the tokens of all DP ranks first (FusedMoE naive
 // prepare/finalize), so the MoE sees T x dp tokens.
 uint64_t ForwardActivation(const ModelSpec& s, uint64_t tokens, uint64_t tp, bool ep, uint64_t dp,
-                           const vllm::Rules& rules) {
-  const uint64_t act = 2;  // bf16/fp16 activations
+                           const vllm::Rules& rules, uint64_t act) {
   const uint64_t chunk = rules.fused_moe_chunk_tokens;
   const uint64_t moe_tokens = ep && dp > 1 ? tokens * dp : tokens;
   uint64_t widest_attn = 0, widest_mlp = 0;
@@ -126,6 +160,8 @@ struct Run {
   VllmSettings s;           // resolved
   vllm::Rules rules;
   bool auto_len = false;
+  Dtype model_dtype = Dtype::kBF16;  // --dtype resolved
+  uint64_t act_bytes = 2;            // bytes of one activation value in that dtype
   VllmPlan plan;
   GpuPlan g;
   uint64_t tp = 1;
@@ -141,7 +177,9 @@ struct Run {
   KvCacheOptions ko;
   uint64_t available = 0;
 
+  // The first failure wins: later stages still compute their numbers.
   void Fail(Stage stage, std::string msg) {
+    if (!plan.fits) return;
     plan.fits = false;
     plan.failure_stage = stage;
     plan.failure_message = std::move(msg);
@@ -231,6 +269,19 @@ Status ResolveSettings(Run& r) {
     return Invalid(vllm::MaxLenError(s.max_model_len, derived));
   }
   vllm::ApplySchedulerDefaults(r.rules, r.gpu, &s);
+  const vllm::ModelDtype md = vllm::ResolveModelDtype(r.spec, r.gpu, s.dtype);
+  r.model_dtype = md.dtype;
+  r.act_bytes = static_cast<uint64_t>(DtypeBits(md.dtype) / 8);
+  if (!md.note.empty()) plan.notes.push_back(md.note);
+  r.plan.fits = true;
+  if (auto refusal = vllm::ArchitectureRefusal(r.spec, version)) {
+    r.Fail(refusal->stage, refusal->message);
+  }
+  if (md.refusal) r.Fail(md.refusal->stage, md.refusal->message);
+  if (auto refusal =
+          vllm::ConfigRefusal(r.spec, r.gpu, r.rules, s.quantization, r.model_dtype)) {
+    r.Fail(refusal->stage, refusal->message);
+  }
   return Status::Ok();
 }
 
@@ -252,7 +303,6 @@ void Startup(Run& r) {
   r.g.explain.push_back({"budget", r.requested,
                          fmt::format("ceil(total {} x gpu_memory_utilization {})",
                                      FormatBytes(total), s.gpu_memory_utilization)});
-  r.plan.fits = true;
   if (r.free_at_start < r.requested) {
     r.Fail(Stage::kStartup,
            fmt::format("Free memory on device cuda:0 ({:.2f}/{:.2f} GiB) on startup is less than "
@@ -272,12 +322,16 @@ Status Load(Run& r) {
   wo.tensor_parallel_size = s.tensor_parallel_size;
   wo.enable_expert_parallel = s.enable_expert_parallel;
   wo.data_parallel_size = s.data_parallel_size;
-  wo.marlin = gpu.vendor == "nvidia" &&
-              (gpu.compute_capability.empty() || gpu.compute_capability >= "7.5" ||
-               gpu.compute_capability.size() > 3);
+  const int cc = vllm::ComputeCapability(gpu);
+  wo.marlin = gpu.vendor == "nvidia" && (cc == 0 || cc >= (r.rules.marlin_on_turing ? 75 : 80));
+  if (r.model_dtype != r.spec.dtype) wo.model_dtype_bits = DtypeBits(r.model_dtype);
   wo.quantization = s.quantization;
   wo.rules = r.rules;
   wo.mxfp4_backend = gpu.fp4 ? "flashinfer-trtllm" : "marlin";
+  if (auto refusal = vllm::LayerRefusal(r.inv, gpu, r.rules, s.tensor_parallel_size,
+                                        s.enable_expert_parallel, s.quantization)) {
+    r.Fail(refusal->stage, refusal->message);
+  }
   auto w = VllmWeightsPerRank(r.profile, wo);
   if (!w.ok()) return w.status();
   r.w = *w;
@@ -288,7 +342,8 @@ Status Load(Run& r) {
     r.plan.notes.push_back("pipeline parallel: each stage is taken to hold an equal share of the "
                            "weights");
   }
-  const uint64_t offload = static_cast<uint64_t>(s.cpu_offload_gb * 1e9);
+  // --cpu-offload-gb is GiB: UVAOffloadConfig / set_cpu_offload_max_bytes(int(gb * 1024**3)).
+  const uint64_t offload = static_cast<uint64_t>(s.cpu_offload_gb * static_cast<double>(kGiB));
   weights = weights > offload ? weights - offload : 0;
   r.weights = weights;
   r.g.weights_bytes = weights;
@@ -358,9 +413,10 @@ void Profile(Run& r) {
   const uint64_t mnbt = static_cast<uint64_t>(s.max_num_batched_tokens);
   const uint64_t reqs = static_cast<uint64_t>(std::min(s.max_num_seqs, s.max_num_batched_tokens));
   const uint64_t fwd = ForwardActivation(r.spec, mnbt, r.tp, s.enable_expert_parallel,
-                                         static_cast<uint64_t>(s.data_parallel_size), r.rules);
-  const uint64_t sampler =
-      reqs * static_cast<uint64_t>(r.spec.vocab_size) * kSamplerBytesPerLogit;
+                                         static_cast<uint64_t>(s.data_parallel_size), r.rules,
+                                         r.act_bytes);
+  const uint64_t per_logit = s.v0_engine ? kSamplerBytesPerLogitV0 : kSamplerBytesPerLogit;
+  const uint64_t sampler = reqs * static_cast<uint64_t>(r.spec.vocab_size) * per_logit;
   const uint64_t encoder = EncoderActivation(r, mnbt, reqs);
   const uint64_t deq = r.w.largest_dequantized_layer;
   r.activation = s.measured_activation_bytes > 0 ? s.measured_activation_bytes
@@ -368,21 +424,33 @@ void Profile(Run& r) {
   r.g.activation_peak_bytes = r.activation;
   r.g.explain.push_back(
       {"activation_peak", r.activation,
-       fmt::format("max(forward {} at {} tokens, sampler {} = {} requests x vocab {} x {} B, "
-                   "encoder {}){}", FormatBytes(fwd), mnbt, FormatBytes(sampler), reqs,
-                   r.spec.vocab_size, kSamplerBytesPerLogit, FormatBytes(encoder),
-                   deq ? fmt::format(" + one layer dequantized by plain awq {}", FormatBytes(deq))
-                       : "")});
-  r.g.non_torch_bytes = kNonTorchBase + (r.nccl_in_budget                    ? kNcclPerRank
-                                         : r.tp > 1 && s.v0_engine ? kNonTorchTpExtra
-                                                                   : 0);
+       fmt::format(
+           "max(forward {} at {} tokens, sampler {} = {} requests x vocab {} x {} B, "
+           "encoder {}){}",
+           FormatBytes(fwd), mnbt, FormatBytes(sampler), reqs, r.spec.vocab_size, per_logit,
+           FormatBytes(encoder),
+           deq ? fmt::format(" + one layer dequantized by plain awq {}", FormatBytes(deq)) : "")});
+  // V1 from v0.11 with TP > 1: NCCL's lazy buffers and the custom all-reduce's.
+  const bool v1_tp = r.tp > 1 && !r.nccl_in_budget && !s.v0_engine;
+  const bool custom_ar =
+      !s.disable_custom_all_reduce && CustomAllReduceRuns(r.gpu, s.tensor_parallel_size);
+  const uint64_t all_reduce = v1_tp ? kNcclLazyBuffers + (custom_ar ? kCustomAllReduce : 0) : 0;
+  r.g.non_torch_bytes = kNonTorchBase + all_reduce +
+                        (r.nccl_in_budget          ? kNcclPerRank
+                         : r.tp > 1 && s.v0_engine ? kNonTorchTpExtra
+                                                   : 0);
   if (s.measured_non_torch_bytes > 0) r.g.non_torch_bytes = s.measured_non_torch_bytes;
   r.g.explain.push_back(
       {"non_torch", r.g.non_torch_bytes,
        r.nccl_in_budget ? "cuBLAS workspaces and kernel images + NCCL buffers (V1 before v0.11)"
-       : r.tp > 1 && s.v0_engine
-           ? "cuBLAS workspaces and kernel images + V0 all-reduce workspaces"
-           : "cuBLAS workspaces and kernel images"});
+       : r.tp > 1 && s.v0_engine ? "cuBLAS workspaces and kernel images + V0 all-reduce workspaces"
+       : v1_tp ? fmt::format("cuBLAS workspaces and kernel images {} + NCCL buffers {}{}",
+                             FormatBytes(kNonTorchBase), FormatBytes(kNcclLazyBuffers),
+                             !custom_ar
+                                 ? std::string(" (no custom all-reduce: disabled, or no peer "
+                                               "access on this GPU and size)")
+                                 : " + custom all-reduce buffers " + FormatBytes(kCustomAllReduce))
+               : "cuBLAS workspaces and kernel images"});
   if (r.plan.fits && r.weights + r.activation + r.g.non_torch_bytes > r.free_at_start) {
     r.Fail(Stage::kProfile,
            fmt::format("CUDA out of memory during the profile run: weights {} + activation peak {} "
@@ -409,7 +477,8 @@ void SizeCudaGraphs(Run& r) {
     const int64_t max_capture = sizes.empty() ? 0 : sizes.back();
     r.graph = ForwardActivation(r.spec, static_cast<uint64_t>(max_capture), r.tp,
                                 s.enable_expert_parallel,
-                                static_cast<uint64_t>(s.data_parallel_size), r.rules) +
+                                static_cast<uint64_t>(s.data_parallel_size), r.rules,
+                                r.act_bytes) +
               static_cast<uint64_t>(graphs) * kGraphBytesPerGraph;
     r.g.explain.push_back({"cudagraph", r.graph,
                            fmt::format("{} graphs over {} capture sizes up to {}: activations of "
@@ -452,6 +521,11 @@ Status KvCache(Run& r) {
   r.ko.pipeline_parallel_size = s.pipeline_parallel_size;
   r.ko.block_size = s.block_size;
   r.ko.kv_cache_dtype = s.kv_cache_dtype;
+  if (s.kv_cache_dtype == "auto" && r.model_dtype != r.spec.dtype) {  // auto follows --dtype
+    r.ko.kv_cache_dtype = r.model_dtype == Dtype::kF32   ? "float32"
+                          : r.model_dtype == Dtype::kF16 ? "float16"
+                                                         : "bfloat16";
+  }
   r.ko.max_model_len = s.max_model_len;
   r.ko.max_num_batched_tokens = s.max_num_batched_tokens;
   r.ko.rules = r.rules;

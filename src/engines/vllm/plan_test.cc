@@ -7,6 +7,7 @@
 #include "vramfit/advice.h"
 
 #include "testutil/catalog.h"
+#include "testutil/vllm_advice.h"
 
 namespace vramfit {
 namespace {
@@ -15,13 +16,7 @@ using testutil::Catalog;
 
 using testutil::Gpu;
 
-// Advice through the engine table, as `vramfit plan` gives it.
-std::vector<Advice> AdviseVllm(const Inventory& inv, const GpuSpec& gpu, const VllmSettings& s,
-                               const Plan& plan) {
-  const Engine& engine = vllm::VllmEngine();
-  auto model = engine.prepare(inv);
-  return Advise(engine, **model, gpu, ToEngineSettings(s), plan);
-}
+using testutil::AdviseVllm;
 
 TEST(Vllm, Qwen3_4bAwqAt256kFailsAtKvWithTheEstimate) {
   const Inventory inv = Catalog("qwen3-4b-instruct-2507-awq");
@@ -191,6 +186,7 @@ TEST(Vllm, DataParallelExpertParallelGathersTokensIntoTheMoe) {
   VllmSettings s;
   s.version = "0.10";
   s.max_model_len = 8192;
+  s.max_num_seqs = 16;  // a small sampler warm-up, so that the forward sets the peak
   s.enable_expert_parallel = true;
   auto one = PlanVllm(inv, Gpu("h100"), s);
   s.data_parallel_size = 4;

@@ -51,6 +51,11 @@ Rules RulesFor(int release) {
   r.capture_step16_from_256 = r.release >= 1101;
   r.fused_moe_chunk_tokens = r.release >= 1100 ? 16384 : 32768;
   r.online_fp8_layerwise = r.release >= 1600;
+  r.marlin_on_turing = r.release >= 1400;
+  r.ct_wna16_on_turing = r.release >= 1200;
+  r.ct_fp8_fp4_on_turing = r.release >= 1600;
+  r.gptq_marlin_only = r.release >= 2200;
+  r.ct_float32 = r.release >= 1001;
   r.strided_kv_groups = r.release >= 1100;
   r.group_close_enough_percent = r.release >= 1800 ? 150 : r.release >= 1100 ? 125 : 0;
   r.tokens_from_concurrency = r.release >= 2200;

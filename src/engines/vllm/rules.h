@@ -36,6 +36,18 @@ struct Rules {
   bool capture_step16_from_256 = true;  // v0.11.1+ (PR #26016): step 8 up to 256, then 16
   // MoE (fused_moe/fused_moe.py VLLM_FUSED_MOE_CHUNK_SIZE).
   uint64_t fused_moe_chunk_tokens = 16384;  // 32768 before v0.11
+  // Marlin kernels on Turing (PRs #29901, #31008; v0.14): the floor of awq_marlin, gptq_marlin,
+  // fp8 and modelopt_fp4 (get_min_capability), and of Marlin itself, 8.0 -> 7.5.
+  bool marlin_on_turing = true;
+  // compressed-tensors schemes' floors (schemes/*.py): WNA16 8.0 -> 7.5 (PR #29732, v0.12);
+  // W8A16 FP8 and NVFP4 W4A16 8.0 -> 7.5 (PRs #33076, #33201, v0.16).
+  bool ct_wna16_on_turing = true;
+  bool ct_fp8_fp4_on_turing = true;
+  // GPTQ consolidation (PR #38288, v0.22): every GPTQ checkpoint runs on Marlin (AutoGPTQConfig);
+  // before, gptq_marlin declined below Marlin's floor and the exllama `gptq` kernel (6.0) ran.
+  bool gptq_marlin_only = true;
+  // compressed-tensors accepts --dtype float32 (get_supported_act_dtypes, PR #17112, v0.10.1).
+  bool ct_float32 = true;
   // Weight loading (quantization/fp8.py).
   bool online_fp8_layerwise = true;     // v0.16+ (PR #31914): one layer in 16 bits at a time
   // KV cache (v1/core/kv_cache_utils.py).

@@ -37,7 +37,9 @@ struct VllmOptions : EngineOptions {
   bool v0_engine = false;               // VLLM_USE_V1=0 (0.8-0.10): the V0 engine's accounting
   int64_t block_size = 0;               // --block-size
   uint64_t kv_cache_memory_bytes = 0;   // --kv-cache-memory-bytes
-  double cpu_offload_gb = 0;            // --cpu-offload-gb
+  bool disable_custom_all_reduce = false;  // --disable-custom-all-reduce
+  std::string dtype = "auto";  // --dtype: auto | half | float16 | bfloat16 | float | float32
+  double cpu_offload_gb = 0;            // --cpu-offload-gb (GiB per GPU)
   int64_t limit_images = -1;            // --limit-mm-per-prompt image (-1: default, 0: off)
   int64_t limit_videos = -1;            // --limit-mm-per-prompt video
   int64_t max_pixels = 0;               // mm_processor_kwargs max_pixels (0: the processor's)

@@ -45,6 +45,7 @@ enum class Shard : uint8_t {
 };
 enum Flag : uint8_t {
   kGIdx = 1, kQZeros = 2, kQuantWeight = 4, kWideLinearWeight = 8, kBias = 16,
+  kModelDtype = 32,  // stored in the config's dtype: loads in --dtype
 };
 constexpr uint32_t kNoModule = UINT32_MAX;
 
@@ -115,6 +116,7 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
     if (part == "g_idx") c.flags |= kGIdx;
     if (part == "qzeros") c.flags |= kQZeros;
     if (e.part == Part::kBias) c.flags |= kBias;
+    if (t.dtype == spec.dtype && e.part != Part::kQuantMeta) c.flags |= kModelDtype;
     const bool row = IsRowParallel(std::string(leaf));
     switch (e.role) {
       case Role::kMtp: c.shard = Shard::kMtp; break;
@@ -248,9 +250,14 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
         rank = marlin_gptq && q.act_order ? c.bytes : CeilDiv(c.bytes, tp);
         break;  // marlin_repeat_scales_on_all_ranks
     }
+    uint64_t bits = c.dtype_bits;
+    if (o.model_dtype_bits > 0 && (c.flags & kModelDtype) && bits > 0) {
+      rank = rank * static_cast<uint64_t>(o.model_dtype_bits) / bits;
+      bits = static_cast<uint64_t>(o.model_dtype_bits);
+    }
     if (online_fp8 && (c.flags & kWideLinearWeight)) {
       online_fp8_source += rank;
-      rank = rank * 8 / c.dtype_bits;  // FP8 E4M3 values
+      rank = rank * 8 / bits;  // FP8 E4M3 values
     }
     w.bytes_per_rank += rank;
     if (c.module != kNoModule) module_bytes[c.module] += rank;

@@ -26,6 +26,9 @@ struct VllmWeightOptions {
   int64_t data_parallel_size = 1;       // with expert parallel, ep = tp x dp
   bool marlin = true;                   // Marlin kernels apply (compute capability >= 7.5)
   bool load_speculative_mtp = false;    // MTP layers are loaded only for speculative decoding
+  // --dtype when it differs from the config's: tensors stored in the config's dtype load in
+  // this many bits (params are created in the model dtype). 0: as stored.
+  int model_dtype_bits = 0;
   std::string quantization;  // --quantization ("" = from the checkpoint), e.g. "fp8", "awq"
   std::string mxfp4_backend =
       "marlin";  // gpt-oss experts: "marlin" (Ampere/Hopper) or "flashinfer-trtllm" (Blackwell)

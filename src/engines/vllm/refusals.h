@@ -1,0 +1,65 @@
+// What vLLM refuses before it allocates any KV cache: the checks it makes while building its
+// config (the model dtype, the quantization method against the GPU's compute capability and
+// the dtype) and while creating the layers (block-quantized shards that tensor parallelism
+// cuts off the block grid; a checkpoint that declares a packed quantization but stores 16-bit
+// projections). Each refusal carries vLLM's own message and the stage it stops at; each rule
+// cites the vLLM file it follows (docs/engines/vllm.md, "Refusals").
+#ifndef VRAMFIT_ENGINES_VLLM_REFUSALS_H_
+#define VRAMFIT_ENGINES_VLLM_REFUSALS_H_
+
+#include <optional>
+#include <string>
+
+#include "engines/vllm/rules.h"
+#include "vramfit/formats.h"
+#include "vramfit/gpu.h"
+#include "vramfit/inventory.h"
+#include "vramfit/plan.h"
+
+namespace vramfit::vllm {
+
+struct Refusal {
+  Stage stage = Stage::kStartup;
+  std::string message;  // vLLM's text
+};
+
+// The GPU's compute capability as vLLM compares it (8.9 -> 89); 0 when unknown (a GPU given by
+// --gpu-memory) or not NVIDIA.
+int ComputeCapability(const GpuSpec& gpu);
+
+// The model dtype vLLM runs with (ModelConfig._get_and_verify_dtype, _resolve_auto_dtype):
+// `flag` is --dtype. auto keeps the config's 16-bit dtype where the GPU supports it, downcasts a
+// float32 config to the GPU's preferred 16-bit dtype (bfloat16 from compute capability 8.0,
+// else float16), and falls back to float16 for a bfloat16 config below 8.0.
+struct ModelDtype {
+  Dtype dtype = Dtype::kBF16;
+  std::string note;                // what vLLM logs about the choice ("" when nothing)
+  std::optional<Refusal> refusal;  // an explicit bfloat16 below 8.0
+};
+ModelDtype ResolveModelDtype(const ModelSpec& spec, const GpuSpec& gpu, const std::string& flag);
+
+// The quantization method vLLM selects ("awq_marlin", "gptq", "fp8", ...; "" for none): the
+// checkpoint's method, upgraded to its Marlin variant where Marlin runs, or --quantization.
+std::string SelectedQuantization(const QuantScheme& q, const GpuSpec& gpu, const Rules& rules,
+                                 const std::string& flag);
+
+// Config-time refusals, in vLLM's order: the quantization method's minimum compute capability,
+// then the model dtype against the method's supported activation dtypes.
+std::optional<Refusal> ConfigRefusal(const ModelSpec& spec, const GpuSpec& gpu,
+                                     const Rules& rules, const std::string& quantization_flag,
+                                     Dtype model_dtype);
+
+// Layer-creation refusals (stage load, before any weight is read): FP8 block shapes under
+// tensor parallelism, and a declared packed quantization over unquantized projections.
+std::optional<Refusal> LayerRefusal(const Inventory& inv, const GpuSpec& gpu, const Rules& rules,
+                                    int64_t tensor_parallel_size, bool enable_expert_parallel,
+                                    const std::string& quantization_flag);
+
+// The model's architecture against the release's model registry (registry.py
+// _raise_for_unsupported, at config time): a release that predates the architecture refuses it.
+// `release` is the release asked for (not clamped to the modelled range).
+std::optional<Refusal> ArchitectureRefusal(const ModelSpec& spec, int release);
+
+}  // namespace vramfit::vllm
+
+#endif  // VRAMFIT_ENGINES_VLLM_REFUSALS_H_

@@ -1,0 +1,218 @@
+// vLLM's refusals before allocation, each as vLLM words it, and the advice that gets past them;
+// the flags that change the weights (--dtype, --cpu-offload-gb) and the all-reduce buffers.
+#include "engines/vllm/refusals.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "engines/vllm/engine.h"
+#include "engines/vllm/vllm.h"
+#include "testutil/catalog.h"
+#include "testutil/vllm_advice.h"
+#include "vramfit/advice.h"
+#include "vramfit/catalog.h"
+
+namespace vramfit {
+namespace {
+
+using testutil::Catalog;
+using testutil::Gpu;
+
+using testutil::AdviseVllm;
+
+bool HasChange(const std::vector<Advice>& advice, const std::string& prefix) {
+  return std::any_of(advice.begin(), advice.end(),
+                     [&](const Advice& a) { return a.change.rfind(prefix, 0) == 0; });
+}
+
+TEST(Refusals, Fp8BlockExpertsCutByTensorParallelism) {
+  // Qwen3-235B-A22B-FP8: moe_intermediate_size 1536 / 8 = 192, not a multiple of 128.
+  const Inventory inv = Catalog("qwen3-235b-a22b-fp8");
+  VllmSettings s;
+  s.tensor_parallel_size = 8;
+  auto p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, Stage::kLoad);
+  EXPECT_EQ(p->failure_message,
+            "The output_size of gate's and up's weight = 192 is not divisible by weight "
+            "quantization block_n = 128.");
+  const auto advice = AdviseVllm(inv, Gpu("h100"), s, *p);
+  EXPECT_TRUE(HasChange(advice, "--enable-expert-parallel")) << advice.size();
+  for (const Advice& a : advice) EXPECT_TRUE(a.plan.fits) << a.change;
+  // With expert parallelism the experts stay whole: 1536 % 128 == 0.
+  s.enable_expert_parallel = true;
+  EXPECT_TRUE(PlanVllm(inv, Gpu("h100"), s)->fits);
+  // TP 4: 384 is a multiple of 128.
+  s.enable_expert_parallel = false;
+  s.tensor_parallel_size = 4;
+  EXPECT_NE(PlanVllm(inv, Gpu("h100"), s)->failure_stage, Stage::kLoad);
+}
+
+TEST(Refusals, Fp8BlockAlsoForThirtyBOnFourCards) {
+  // Qwen3-30B-A3B-FP8: 768 / 4 = 192.
+  const Inventory inv = Catalog("qwen3-30b-a3b-fp8");
+  VllmSettings s;
+  s.tensor_parallel_size = 4;
+  auto p = PlanVllm(inv, Gpu("4090"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->failure_stage, Stage::kLoad);
+  s.tensor_parallel_size = 2;  // 384
+  EXPECT_NE(PlanVllm(inv, Gpu("4090"), s)->failure_stage, Stage::kLoad);
+}
+
+TEST(Refusals, AwqAndFp8NeedTuringOrAmpere) {
+  auto awq = PlanVllm(Catalog("qwen3-32b-awq"), Gpu("v100-32gb"), {});
+  ASSERT_TRUE(awq.ok());
+  EXPECT_EQ(awq->failure_stage, Stage::kStartup);
+  EXPECT_EQ(awq->failure_message,
+            "The quantization method awq is not supported for the current GPU. Minimum "
+            "capability: 75. Current capability: 70.");
+  VllmSettings s;
+  s.max_model_len = 8192;
+  auto fp8 = PlanVllm(Catalog("qwen3-8b-fp8"), Gpu("t4"), s);
+  ASSERT_TRUE(fp8.ok());
+  EXPECT_TRUE(fp8->fits) << fp8->failure_message;  // FP8 Marlin on Turing from v0.14
+  VllmSettings old = s;
+  old.version = "0.13";
+  auto fp8_old = PlanVllm(Catalog("qwen3-8b-fp8"), Gpu("t4"), old);
+  EXPECT_EQ(fp8_old->failure_message,
+            "The quantization method fp8 is not supported for the current GPU. Minimum "
+            "capability: 80. Current capability: 75.");
+}
+
+TEST(Refusals, GptqOnVoltaRunsExllamaUntilTheConsolidation) {
+  const Inventory inv = Catalog("qwen2.5-7b-instruct-gptq-int4");
+  VllmSettings s;
+  s.version = "0.21";
+  s.max_model_len = 8192;
+  EXPECT_TRUE(PlanVllm(inv, Gpu("v100-32gb"), s)->fits);
+  s.version = "0.22";
+  auto p = PlanVllm(inv, Gpu("v100-32gb"), s);
+  EXPECT_EQ(p->failure_stage, Stage::kLoad);
+  EXPECT_EQ(p->failure_message.rfind("Marlin does not support weight_bits = uint4b8.", 0), 0u);
+}
+
+TEST(Refusals, Dtypes) {
+  const Inventory inv = Catalog("qwen3-8b");
+  VllmSettings s;
+  s.max_model_len = 8192;
+  // bfloat16 below 8.0: refused when asked for; auto falls back to float16 and says so.
+  s.dtype = "bfloat16";
+  auto bf16 = PlanVllm(inv, Gpu("v100-32gb"), s);
+  EXPECT_EQ(bf16->failure_stage, Stage::kStartup);
+  EXPECT_EQ(bf16->failure_message.rfind("Bfloat16 is only supported on GPUs with compute "
+                                        "capability of at least 8.0. Your Tesla V100-SXM2-32GB",
+                                        0),
+            0u);
+  EXPECT_TRUE(HasChange(AdviseVllm(inv, Gpu("v100-32gb"), s, *bf16), "--dtype half"));
+  s.dtype = "auto";
+  auto fp16 = PlanVllm(inv, Gpu("v100-32gb"), s);
+  EXPECT_TRUE(fp16->fits);
+  EXPECT_TRUE(std::any_of(fp16->notes.begin(), fp16->notes.end(), [](const std::string& n) {
+    return n.find("Falling back to torch.float16") != std::string::npos;
+  }));
+  // float32 doubles the 16-bit weights and the KV bytes per token.
+  auto base = PlanVllm(inv, Gpu("h100"), VllmSettings{});
+  s.dtype = "float32";
+  auto f32 = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(base.ok() && f32.ok());
+  EXPECT_NEAR(static_cast<double>(f32->gpus[0].weights_bytes) / base->gpus[0].weights_bytes, 2.0,
+              0.01);
+  EXPECT_FALSE(PlanVllm(inv, Gpu("4090"), s)->fits);  // 30.5 GiB of weights on 23.6
+  EXPECT_EQ(PlanVllm(inv, Gpu("4090"), s)->failure_stage, Stage::kLoad);
+  // float32 with a quantized checkpoint: the method's activation dtypes.
+  auto awq = PlanVllm(Catalog("qwen3-8b-awq"), Gpu("h100"), s);
+  EXPECT_EQ(awq->failure_message,
+            "torch.float32 is not supported for quantization method awq_marlin. Supported "
+            "dtypes: [torch.float16, torch.bfloat16]");
+}
+
+TEST(Refusals, ArchitecturesNewerThanTheRelease) {
+  const Inventory inv = Catalog("qwen3.6-35b-a3b");
+  VllmSettings s;
+  s.version = "0.16";
+  auto p = PlanVllm(inv, Gpu("h200"), s);
+  EXPECT_EQ(p->failure_stage, Stage::kStartup);
+  EXPECT_EQ(p->failure_message.rfind("Model architectures ['Qwen3_5MoeForConditionalGeneration'] "
+                                     "are not supported for now.",
+                                     0),
+            0u);
+  s.version = "0.17";
+  EXPECT_NE(PlanVllm(inv, Gpu("h200"), s)->failure_stage, Stage::kStartup);
+  s.version = "0.10";  // gpt-oss arrived in 0.10.1
+  EXPECT_EQ(PlanVllm(Catalog("gpt-oss-20b"), Gpu("h100"), s)->failure_stage, Stage::kStartup);
+  s.version = "0.10.1";
+  EXPECT_NE(PlanVllm(Catalog("gpt-oss-20b"), Gpu("h100"), s)->failure_stage, Stage::kStartup);
+}
+
+TEST(Refusals, DeclaredAwqOverSixteenBitProjectionsFailsAtLoad) {
+  // The tensors of the unquantized model under a config that declares AWQ.
+  auto plain = ModelSpecFromConfigJson(FindCatalogModel("qwen3-8b")->config_json, "c");
+  auto awq = ModelSpecFromConfigJson(FindCatalogModel("qwen3-8b-awq")->config_json, "c");
+  ASSERT_TRUE(plain.ok() && awq.ok());
+  std::vector<FileTensors> files;
+  files.push_back(*SynthesizeTensors(*plain));
+  Inventory inv = BuildInventory(&*awq, std::move(files));
+  ASSERT_TRUE(std::any_of(inv.audit.findings.begin(), inv.audit.findings.end(),
+                          [](const Finding& f) { return f.code == "fake-quantization"; }));
+  auto p = PlanVllm(inv, Gpu("h100"), VllmSettings{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->failure_stage, Stage::kLoad);
+  EXPECT_NE(p->failure_message.find("declares awq quantization but stores its decoder "
+                                    "projections unquantized"),
+            std::string::npos);
+}
+
+TEST(Refusals, CpuOffloadIsGibAndAdvisedForALoadThatDoesNotFit) {
+  const Inventory inv = Catalog("qwen3-30b-a3b");  // 56.9 GiB of bf16 weights
+  VllmSettings s;
+  s.max_model_len = 4096;
+  s.tensor_parallel_size = 2;
+  auto p = PlanVllm(inv, Gpu("4090"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->failure_stage, Stage::kLoad);
+  const auto advice = AdviseVllm(inv, Gpu("4090"), s, *p);
+  EXPECT_TRUE(HasChange(advice, "--cpu-offload-gb ")) << advice.size();
+  for (const Advice& a : advice) EXPECT_TRUE(a.plan.fits) << a.change;
+  // 10 GiB offloaded is 10 x 2^30 bytes less per GPU.
+  s.cpu_offload_gb = 10;
+  auto off = PlanVllm(inv, Gpu("4090"), s);
+  EXPECT_EQ(p->gpus[0].weights_bytes - off->gpus[0].weights_bytes, 10ull << 30);
+}
+
+TEST(Refusals, AdviceCountsEveryGpuOfThePipeline) {
+  const Inventory inv = Catalog("qwen3-32b");
+  VllmSettings s;
+  s.pipeline_parallel_size = 3;
+  s.max_model_len = 32768;
+  auto p = PlanVllm(inv, Gpu("4090"), s);
+  ASSERT_TRUE(p.ok());
+  ASSERT_FALSE(p->fits);
+  for (const Advice& a : AdviseVllm(inv, Gpu("4090"), s, *p)) {
+    if (a.change.rfind("--tensor-parallel-size", 0) != 0) continue;
+    const int64_t n = a.settings.tensor_parallel_size * a.settings.pipeline_parallel_size;
+    EXPECT_NE(a.change.find(fmt::format("({} GPUs", n)), std::string::npos) << a.change;
+    EXPECT_EQ(a.cost, fmt::format("{} more GPU(s)", n - 3));
+  }
+}
+
+TEST(Refusals, CustomAllReduceOnlyWherePeerAccessWorks) {
+  const Inventory inv = Catalog("qwen3-32b");
+  VllmSettings s;
+  s.tensor_parallel_size = 2;
+  const uint64_t h100 = PlanVllm(inv, Gpu("h100"), s)->gpus[0].non_torch_bytes;
+  const uint64_t geforce = PlanVllm(inv, Gpu("4090"), s)->gpus[0].non_torch_bytes;
+  EXPECT_EQ(h100 - geforce, 1536ull << 20);
+  s.disable_custom_all_reduce = true;
+  EXPECT_EQ(PlanVllm(inv, Gpu("h100"), s)->gpus[0].non_torch_bytes, geforce);
+  // Beyond two ranks only on NVLink: four L40S over PCIe run NCCL only.
+  s.disable_custom_all_reduce = false;
+  s.tensor_parallel_size = 4;
+  EXPECT_EQ(PlanVllm(inv, Gpu("l40s"), s)->gpus[0].non_torch_bytes, geforce);
+}
+
+}  // namespace
+}  // namespace vramfit
