@@ -21,7 +21,6 @@
 
 namespace vramfit::cli {
 
-Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory);  // cmd_plan.cc
 
 namespace {
 std::vector<std::string>& CheckCommand() {
@@ -87,7 +86,7 @@ std::function<int()> SetupCheck(CLI::App* app) {
     auto settings = engine->read_flags(cmd->flags, base);
     VRAMFIT_CLI_CHECK(settings.status());
     if (!f->other_memory.empty()) {
-      auto b = ParseMemorySize(f->other_memory);
+      auto b = ReadMemoryFlag("--other-memory", f->other_memory);
       if (!b.ok()) return fail(b.status().message());
       settings->other_process_bytes = *b;
     }

@@ -15,7 +15,6 @@
 
 namespace vramfit::cli {
 
-Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory);  // cmd_plan.cc
 
 std::function<int()> SetupDoctor(CLI::App* app) {
   struct Flags {

@@ -16,7 +16,6 @@
 
 namespace vramfit::cli {
 
-Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory);  // cmd_plan.cc
 
 std::function<int()> SetupFit(CLI::App* app) {
   struct Flags {

@@ -13,10 +13,21 @@
 
 namespace vramfit::cli {
 
+Result<uint64_t> ReadMemoryFlag(const char* flag, const std::string& text) {
+  const bool bare = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos;
+  auto bytes = ParseMemorySize(bare ? text + "GiB" : text);
+  if (!bytes.ok())
+    return Status::InvalidArgument(std::string(flag) + ": " + bytes.status().message());
+  if (bare)
+    fmt::print(stderr, "vramfit: {} {}: read as {} GiB (give a unit to say otherwise: {}GB)\n",
+               flag, text, text, text);
+  return bytes;
+}
+
 Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
   if (!memory.empty()) {
-    auto bytes = ParseMemorySize(memory);
-    if (!bytes.ok()) return Status::InvalidArgument("--gpu-memory: " + bytes.status().message());
+    auto bytes = ReadMemoryFlag("--gpu-memory", memory);
+    if (!bytes.ok()) return bytes.status();
     if (name.empty()) return CustomGpu(*bytes);
     auto g = FindGpu(name);
     if (!g.ok()) return g.status();
@@ -58,7 +69,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
     if (!chosen.ok()) return fail(chosen.status());
     EngineSettings& settings = chosen->settings;
     if (!f->other_memory.empty()) {
-      auto b = ParseMemorySize(f->other_memory);
+      auto b = ReadMemoryFlag("--other-memory", f->other_memory);
       if (!b.ok()) return fail(b.status());
       settings.other_process_bytes = *b;
     }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "vramfit/gpu.h"
 #include "vramfit/status.h"
 
 namespace vramfit::cli {
@@ -34,6 +35,14 @@ std::function<int()> SetupFit(CLI::App* app);
 std::function<int()> SetupDoctor(CLI::App* app);
 // The engine command line given to `check` after "--".
 void SetCheckCommand(std::vector<std::string> command);
+
+// A memory size flag (--gpu-memory, --other-memory): a number with a unit as ParseMemorySize
+// reads it; a bare number is GiB (a GPU has no 16-byte memory), and stderr says so.
+Result<uint64_t> ReadMemoryFlag(const char* flag, const std::string& text);
+
+// --gpu NAME and/or --gpu-memory SIZE: a catalog card, the card with the user's memory figure,
+// or a custom GPU of that size.
+Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory);
 
 // Prints a failed Status to stderr and returns kExitUsage from the enclosing runner.
 #define VRAMFIT_CLI_CHECK(expr)                                             \

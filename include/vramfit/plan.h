@@ -79,6 +79,10 @@ struct GpuPlan {
   uint64_t non_torch_bytes = 0;
   uint64_t cudagraph_bytes = 0;
   uint64_t kv_cache_bytes = 0;          // memory for the KV cache (and per-sequence state)
+  // The most the framework's allocator holds at any stage (torch.cuda.max_memory_allocated),
+  // and what nvidia-smi shows for the process then (with the CUDA context and non-torch memory).
+  uint64_t peak_bytes = 0;
+  uint64_t device_used_bytes = 0;
   std::vector<Explained> explain;
 };
 
@@ -108,6 +112,17 @@ struct Plan {
   uint64_t kv_needed_bytes = 0;         // for one max_model_len request
   int64_t kv_block_size = 0;            // tokens per KV block (0: not paged)
   uint64_t kv_groups = 0;               // KV cache groups (paged engines)
+  // How sure the verdict is. margin_bytes: the headroom of the tightest check that passed (the
+  // KV memory one max-length request leaves, the device memory left after graph capture, the
+  // free memory left at load), negative by how much the failing check falls short.
+  // uncertainty_bytes: the spread of the plan's measured terms on this start-up (the engine's
+  // validation errors, docs/validation.md). A margin inside it is a low-confidence verdict.
+  int64_t margin_bytes = 0;
+  uint64_t uncertainty_bytes = 0;
+  bool low_confidence() const {
+    return static_cast<uint64_t>(margin_bytes < 0 ? -margin_bytes : margin_bytes) <
+           uncertainty_bytes;
+  }
   std::string command;                  // the equivalent engine command line
 };
 

@@ -98,12 +98,13 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
   }
   // The engine's own ways out (expert parallelism, CPU offload, another dtype, ...); of each
   // group of alternatives the first that fits.
-  if (stage) {
+  // A plan that fits inside its own measured error gets the changes that fit with margin.
+  if (stage || plan.low_confidence()) {
     std::set<int> groups_done;
     for (const Remedy& r : model.Remedies(gpu, settings, plan)) {
       if (r.group > 0 && groups_done.count(r.group)) continue;
       auto p = model.MakePlan(gpu, r.settings);
-      if (!p.ok() || !p->fits) continue;
+      if (!p.ok() || !p->fits || (!stage && p->low_confidence())) continue;
       if (r.group > 0) groups_done.insert(r.group);
       out.push_back({r.change, Effect(*p), r.cost, r.settings, *p});
     }

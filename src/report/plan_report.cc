@@ -42,6 +42,12 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
     out += fmt::format("verdict: fits. GPU KV cache size: {} tokens; maximum concurrency for {} "
                        "tokens per request: {:.2f}x\n", GroupDigits(p.kv_cache_tokens),
                        GroupDigits(static_cast<uint64_t>(p.max_model_len)), p.max_concurrency);
+    if (p.low_confidence()) {
+      out += fmt::format(
+          "confidence: low. {} of headroom is inside the plan's measured error (±{}); to be "
+          "safe, take a change below that leaves more\n",
+          FormatBytes(static_cast<uint64_t>(p.margin_bytes)), FormatBytes(p.uncertainty_bytes));
+    }
   } else {
     out += fmt::format("verdict: FAILS at {}: {}\n",
                        p.failure_stage ? StageName(*p.failure_stage) : "", p.failure_message);
@@ -85,7 +91,9 @@ std::string RenderPlanJson(const Plan& p, const std::vector<Advice>& advice,
                                 {"activation_peak_bytes", g.activation_peak_bytes},
                                 {"non_torch_bytes", g.non_torch_bytes},
                                 {"cudagraph_bytes", g.cudagraph_bytes},
-                                {"kv_cache_bytes", g.kv_cache_bytes}};
+                                {"kv_cache_bytes", g.kv_cache_bytes},
+                                {"peak_bytes", g.peak_bytes},
+                                {"device_used_bytes", g.device_used_bytes}};
     if (o.explain) {
       for (const Explained& e : g.explain)
         x["explain"][e.name] = {{"bytes", e.bytes}, {"formula", e.formula}};
@@ -100,6 +108,9 @@ std::string RenderPlanJson(const Plan& p, const std::vector<Advice>& advice,
   j["kv_needed_bytes"] = p.kv_needed_bytes;
   j["kv_block_size"] = p.kv_block_size;
   j["kv_groups"] = p.kv_groups;
+  j["margin_bytes"] = p.margin_bytes;
+  j["uncertainty_bytes"] = p.uncertainty_bytes;
+  j["confidence"] = p.low_confidence() ? "low" : "high";
   j["settings"] = report::SettingsJson(p.resolved);
   nlohmann::ordered_json adv = nlohmann::ordered_json::array();
   for (const Advice& a : advice)

@@ -80,14 +80,14 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   }
   if (s.data_parallel_size > 1) c += fmt::format(" --data-parallel-size {}", s.data_parallel_size);
   if (s.enable_expert_parallel) c += " --enable-expert-parallel";
-  if (!s.quantization.empty()) c += " --quantization " + s.quantization;
+  if (!s.quantization.empty()) c += " --quantization " + ShellWord(s.quantization);
   c += fmt::format(" --max-model-len {} --gpu-memory-utilization {}", s.max_model_len,
                    s.gpu_memory_utilization);
-  if (s.dtype != "auto") c += " --dtype " + s.dtype;
+  if (s.dtype != "auto") c += " --dtype " + ShellWord(s.dtype);
   if (s.disable_custom_all_reduce && s.tensor_parallel_size > 1) {
     c += " --disable-custom-all-reduce";
   }
-  if (s.kv_cache_dtype != "auto") c += " --kv-cache-dtype " + s.kv_cache_dtype;
+  if (s.kv_cache_dtype != "auto") c += " --kv-cache-dtype " + ShellWord(s.kv_cache_dtype);
   if (s.enforce_eager) c += " --enforce-eager";
   if (in.max_num_seqs) c += fmt::format(" --max-num-seqs {}", s.max_num_seqs);
   if (in.max_num_batched_tokens) {

@@ -11,6 +11,7 @@
 #include "engines/vllm/flags.h"
 #include "engines/vllm/refusals.h"
 #include "engines/vllm/vllm.h"
+#include "vramfit/advice.h"
 
 namespace vramfit::vllm {
 namespace {
@@ -28,13 +29,35 @@ class PreparedVllmModel : public PreparedModel {
   std::vector<Remedy> Remedies(const GpuSpec& gpu, const EngineSettings& es,
                                const vramfit::Plan& plan) const override {
     std::vector<Remedy> out;
-    if (plan.fits || !plan.failure_stage || plan.gpus.empty()) return out;
+    if (plan.gpus.empty()) return out;
     const VllmSettings s = ToVllmSettings(es);
-    const ModelSpec& spec = inv_.spec;
-    const std::string& msg = plan.failure_message;
     auto add = [&](const VllmSettings& v, std::string change, std::string cost, int group = 0) {
       out.push_back({std::move(change), std::move(cost), ToEngineSettings(v), group});
     };
+    if (plan.fits) {
+      // Inside the measured error: a context whose one request leaves the spread free (KV per
+      // request grows about linearly with the length), then shorter ones.
+      const GpuPlan& g = plan.gpus[0];
+      if (!plan.low_confidence() || plan.kv_needed_bytes == 0 ||
+          g.kv_cache_bytes <= plan.uncertainty_bytes) {
+        return out;
+      }
+      const double room = static_cast<double>(g.kv_cache_bytes - plan.uncertainty_bytes) /
+                          static_cast<double>(plan.kv_needed_bytes);
+      for (double f : {1.0, 0.9, 0.75, 0.5}) {
+        const int64_t len = TidyContextLength(
+            static_cast<int64_t>(static_cast<double>(plan.max_model_len) * room * f));
+        if (len <= 0 || len >= plan.max_model_len) continue;
+        VllmSettings v = s;
+        v.max_model_len = len;
+        add(v, fmt::format("--max-model-len {}", len),
+            "shorter context per request, with the plan's measured error left free", 3);
+      }
+      return out;
+    }
+    if (!plan.failure_stage) return out;
+    const ModelSpec& spec = inv_.spec;
+    const std::string& msg = plan.failure_message;
     const bool moe = std::any_of(spec.layers.begin(), spec.layers.end(),
                                  [](const LayerSpec& l) { return l.mlp.kind == MlpKind::kMoe; });
     // A block-quantized shard that tensor parallelism cuts off the block grid (fp8.py): whole

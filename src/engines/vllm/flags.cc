@@ -26,6 +26,45 @@ Result<int64_t> ReadInt(const std::string& flag, const std::string& text) {
   return v;
 }
 
+// The ranges vramfit plans (every product and sum of them stays far inside 64 bits): token
+// counts within vLLM's int32 token indices, parallel sizes within any deployment, and so on.
+constexpr int64_t kMaxTokens = (int64_t{1} << 31) - 1;
+constexpr int64_t kMaxParallel = 4096;
+constexpr int64_t kMaxBlockSize = 1 << 20;
+constexpr double kMaxOffloadGib = 1 << 20;
+
+Status InRange(const std::string& flag, int64_t v, int64_t lo, int64_t hi, const char* why) {
+  if (v >= lo && v <= hi) return Status::Ok();
+  return Status::InvalidArgument(
+      fmt::format("{} {}: expected {} to {} ({})", flag, v, lo, hi, why));
+}
+
+// vLLM's --quantization choices (vllm/model_executor/layers/quantization/__init__.py
+// QuantizationMethods, v0.10 to v0.30, and the online shorthands): argparse refuses others.
+constexpr const char* kQuantizationChoices[] = {
+    "aqlm", "awq", "auto_awq", "awq_marlin", "auto-round", "auto_gptq", "bitblas",
+    "bitsandbytes", "compressed-tensors", "deepseek_v4_fp8", "deepspeedfp", "experts_int8",
+    "fbgemm_fp8", "fp8", "fp8_per_block", "fp8_per_channel", "fp8_per_tensor", "fp_quant",
+    "gguf", "gpt_oss_mxfp4", "gptq", "gptq_bitblas", "gptq_marlin", "gptq_marlin_24", "hqq",
+    "humming", "inc", "int8_per_channel_weight_only", "ipex", "marlin", "modelopt",
+    "modelopt_fp4", "modelopt_mixed", "modelopt_mxfp8", "moe_wna16", "mxfp4", "mxfp8",
+    "nvfp4_per_token", "online", "petit_nvfp4", "ptpc_fp8", "quark", "rtn", "torchao",
+    "tpu_int8"};
+// --kv-cache-dtype choices (vllm/config/cache.py CacheDType).
+constexpr const char* kKvCacheDtypeChoices[] = {
+    "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"};
+
+template <size_t N>
+Status Choice(const std::string& flag, const std::string& text, const char* const (&choices)[N]) {
+  for (const char* c : choices) {
+    if (text == c) return Status::Ok();
+  }
+  std::string list;
+  for (const char* c : choices) list += (list.empty() ? "'" : ", '") + std::string(c) + "'";
+  return Status::InvalidArgument(fmt::format(
+      "argument {}: invalid choice: '{}' (choose from {})", flag, text, list));
+}
+
 Result<double> ReadDouble(const std::string& flag, const std::string& text) {
   double v = 0;
   const char* end = text.data() + text.size();
@@ -147,6 +186,7 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     } else if (name == "--gpu-memory-utilization") {
       VRAMFIT_RETURN_IF_ERROR(as_double(&s.gpu_memory_utilization));
     } else if (name == "--kv-cache-dtype") {
+      VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kKvCacheDtypeChoices));
       s.kv_cache_dtype = text;
     } else if (name == "--max-num-seqs") {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_num_seqs));
@@ -161,6 +201,7 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     } else if (name == "--allow-long-max-model-len") {
       s.allow_long_max_model_len = true;
     } else if (name == "--quantization") {
+      VRAMFIT_RETURN_IF_ERROR(Choice("--quantization/-q", text, kQuantizationChoices));
       s.quantization = text;
     } else if (name == "--kv-cache-memory-bytes") {
       kv_cache_memory = text;
@@ -182,12 +223,41 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       return Status::InvalidArgument(fmt::format("{}: not a vLLM flag vramfit reads", name));
     }
   }
+  // Ranges, before any arithmetic uses the numbers.
+  const char* kTokens = "token counts are int32 in vLLM";
+  const char* kGpus = "GPUs in one deployment";
+  VRAMFIT_RETURN_IF_ERROR(
+      InRange("--tensor-parallel-size", s.tensor_parallel_size, 1, kMaxParallel, kGpus));
+  VRAMFIT_RETURN_IF_ERROR(
+      InRange("--pipeline-parallel-size", s.pipeline_parallel_size, 1, kMaxParallel, kGpus));
+  VRAMFIT_RETURN_IF_ERROR(
+      InRange("--data-parallel-size", s.data_parallel_size, 1, kMaxParallel, kGpus));
+  if (s.max_num_seqs != 0) {
+    VRAMFIT_RETURN_IF_ERROR(InRange("--max-num-seqs", s.max_num_seqs, 1, kMaxTokens, kTokens));
+  }
+  if (s.max_num_batched_tokens != 0) {
+    VRAMFIT_RETURN_IF_ERROR(InRange("--max-num-batched-tokens", s.max_num_batched_tokens, 1,
+                                    kMaxTokens, kTokens));
+  }
+  if (s.block_size != 0) {
+    VRAMFIT_RETURN_IF_ERROR(
+        InRange("--block-size", s.block_size, 1, kMaxBlockSize, "tokens per KV block"));
+  }
+  if (!(s.cpu_offload_gb >= 0 && s.cpu_offload_gb <= kMaxOffloadGib)) {
+    return Status::InvalidArgument(fmt::format(
+        "--cpu-offload-gb {}: expected 0 to {} GiB per GPU", s.cpu_offload_gb, kMaxOffloadGib));
+  }
+  if (!(s.gpu_memory_utilization >= 0 && s.gpu_memory_utilization <= 1)) {
+    return Status::InvalidArgument(fmt::format(
+        "--gpu-memory-utilization {}: expected a fraction in (0, 1]", s.gpu_memory_utilization));
+  }
   if (!max_model_len.empty()) {
     if (max_model_len == "auto" || max_model_len == "-1") {
       s.max_model_len = -1;
     } else {
       auto n = ParseHumanInt("--max-model-len", max_model_len);
       if (!n.ok()) return Status::InvalidArgument(n.status().message() + ", or auto");
+      VRAMFIT_RETURN_IF_ERROR(InRange("--max-model-len", *n, 1, kMaxTokens, kTokens));
       s.max_model_len = *n;
     }
   }

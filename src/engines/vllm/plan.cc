@@ -48,6 +48,13 @@ constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
 // 0.24 GiB by which 14 B fell short on published v0.19-v0.26 logs.
 constexpr uint64_t kSamplerBytesPerLogitV0 = 14;
 constexpr uint64_t kSamplerBytesPerLogit = 22;
+constexpr uint64_t kSamplerBytesPerLogitHigh = 39;  // the costliest source: the spread above
+// The rest of the measured terms' spread (docs/validation.md, signed errors per component):
+// non-torch memory within 0.25 GiB at TP 1 and 0.5 GiB above it; the graph pool within 0.5
+// GiB (published v0.19-v0.26 logs: 0.40 GiB median, up to 1.2 GiB under the plan).
+constexpr uint64_t kNonTorchSpread = 256 * kMiB;
+constexpr uint64_t kNonTorchTpSpread = 512 * kMiB;
+constexpr uint64_t kGraphSpread = 512 * kMiB;
 // All-reduce buffers that appear during the profile run with tensor parallelism (V1 from
 // v0.11, where NCCL's communicators are made before the snapshot): NCCL's lazily allocated
 // channel buffers, and vLLM's custom all-reduce (IPC buffers registered for every captured
@@ -173,6 +180,7 @@ struct Run {
   uint64_t weights = 0;
   uint64_t activation = 0;
   uint64_t graph = 0;
+  uint64_t sampler_spread = 0;    // the sampler's share of the plan's uncertainty
   uint64_t graph_in_budget = 0;
   KvCacheOptions ko;
   uint64_t available = 0;
@@ -227,6 +235,17 @@ Status ResolveSettings(Run& r) {
   if (s.gpu_memory_utilization < 0 || s.gpu_memory_utilization > 1) {
     return Invalid(fmt::format("--gpu-memory-utilization {} must be in (0, 1]",
                                s.gpu_memory_utilization));
+  }
+  // The ranges the flag reader enforces, for callers of the library that skip it: every product
+  // of these stays inside 64 bits.
+  constexpr int64_t kMaxTokens = (int64_t{1} << 31) - 1, kMaxParallel = 4096;
+  if (s.tensor_parallel_size > kMaxParallel || s.pipeline_parallel_size > kMaxParallel ||
+      s.data_parallel_size > kMaxParallel || s.max_model_len > kMaxTokens ||
+      s.max_num_seqs > kMaxTokens || s.max_num_batched_tokens > kMaxTokens ||
+      s.block_size > kMaxTokens || !std::isfinite(s.cpu_offload_gb) ||
+      s.cpu_offload_gb > (1 << 20) || !std::isfinite(s.gpu_memory_utilization)) {
+    return Invalid("settings out of range: parallel sizes up to 4096, token counts up to "
+                   "2147483647, --cpu-offload-gb up to 1048576, finite fractions");
   }
   if (s.max_model_len < -1) {
     return Invalid(fmt::format("--max-model-len {} must be positive (or auto)", s.max_model_len));
@@ -421,6 +440,10 @@ void Profile(Run& r) {
   const uint64_t deq = r.w.largest_dequantized_layer;
   r.activation = s.measured_activation_bytes > 0 ? s.measured_activation_bytes
                                                  : std::max({fwd, sampler, encoder}) + deq;
+  if (!s.v0_engine && s.measured_activation_bytes == 0 && sampler >= std::max(fwd, encoder)) {
+    r.sampler_spread = reqs * static_cast<uint64_t>(r.spec.vocab_size) *
+                       (kSamplerBytesPerLogitHigh - kSamplerBytesPerLogit);
+  }
   r.g.activation_peak_bytes = r.activation;
   r.g.explain.push_back(
       {"activation_peak", r.activation,
@@ -616,6 +639,42 @@ void CaptureCudaGraphs(Run& r) {
   }
 }
 
+// Peaks, the tightest margin and the spread of the measured terms.
+void Confidence(Run& r) {
+  GpuPlan& g = r.g;
+  g.peak_bytes = std::max(g.load_peak_bytes, r.weights + r.activation + g.kv_cache_bytes + r.graph);
+  g.device_used_bytes = g.cuda_context_bytes + g.non_torch_bytes + g.peak_bytes;
+  auto diff = [](uint64_t a, uint64_t b) {
+    return static_cast<int64_t>(a) - static_cast<int64_t>(b);  // both far below 2^63
+  };
+  // Each check with the spread of the terms it rests on; the tightest (least margin beyond its
+  // spread) is the plan's. Load: the weights are exact to about 2% (docs/validation.md). KV: the
+  // measured terms charged to the budget. Device: the graph pool outside the budget's estimate.
+  struct Check {
+    int64_t margin;
+    uint64_t spread;
+  };
+  std::vector<Check> checks = {{diff(r.free_at_start, g.load_peak_bytes), r.weights / 50}};
+  if (!r.plan.kv_layout.layers.empty()) {
+    checks.push_back({diff(r.available, r.plan.kv_needed_bytes),
+                      kNonTorchSpread + (r.tp > 1 ? kNonTorchTpSpread : 0) + r.sampler_spread +
+                          (r.graph_in_budget > 0 ? kGraphSpread : 0)});
+  }
+  const uint64_t process = r.ctx + std::max(r.requested, r.weights + r.activation +
+                                                             g.non_torch_bytes) +
+                           r.graph - r.graph_in_budget + r.s.other_process_bytes;
+  checks.push_back({diff(r.gpu.total_bytes, process), r.graph > 0 ? kGraphSpread : 0});
+  const Check* tight = &checks[0];
+  for (const Check& c : checks) {
+    if (c.margin - static_cast<int64_t>(c.spread) <
+        tight->margin - static_cast<int64_t>(tight->spread)) {
+      tight = &c;
+    }
+  }
+  r.plan.margin_bytes = tight->margin;
+  r.plan.uncertainty_bytes = tight->spread;
+}
+
 // The stage table as people read it.
 std::vector<StageLine> StageLines(const Run& r) {
   using core::GroupDigits;
@@ -679,6 +738,7 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
   VRAMFIT_RETURN_IF_ERROR(KvCache(r));
   r.plan.resolved = ToEngineSettings(r.s);  // after vLLM's defaults and the auto length
   CaptureCudaGraphs(r);
+  Confidence(r);
   r.plan.gpus.assign(static_cast<size_t>(r.tp), r.g);
   r.plan.kv_block_size = r.plan.kv_layout.block_size;
   r.plan.kv_groups = r.plan.kv_layout.groups.size();

@@ -214,5 +214,28 @@ TEST(Refusals, CustomAllReduceOnlyWherePeerAccessWorks) {
   EXPECT_EQ(PlanVllm(inv, Gpu("l40s"), s)->gpus[0].non_torch_bytes, geforce);
 }
 
+TEST(Confidence, AThinMarginIsSaidAndAdvisedAway) {
+  const Inventory inv = Catalog("qwen3-8b");
+  VllmSettings s;
+  s.max_model_len = 35000;  // one request needs all but ~0.1 GiB of the KV memory
+  auto thin = PlanVllm(inv, Gpu("4090"), s);
+  ASSERT_TRUE(thin.ok() && thin->fits);
+  EXPECT_TRUE(thin->low_confidence());
+  EXPECT_GT(thin->margin_bytes, 0);
+  EXPECT_LT(static_cast<uint64_t>(thin->margin_bytes), thin->uncertainty_bytes);
+  const auto advice = AdviseVllm(inv, Gpu("4090"), s, *thin);
+  ASSERT_TRUE(HasChange(advice, "--max-model-len "));
+  for (const Advice& a : advice) EXPECT_TRUE(a.plan.fits) << a.change;
+  s.max_model_len = 8192;
+  auto wide = PlanVllm(inv, Gpu("4090"), s);
+  EXPECT_FALSE(wide->low_confidence());
+  // A failing plan's margin is how much it falls short.
+  s.max_model_len = 40000;
+  auto fail = PlanVllm(inv, Gpu("4090"), s);
+  ASSERT_FALSE(fail->fits);
+  EXPECT_EQ(fail->margin_bytes, static_cast<int64_t>(fail->gpus[0].kv_cache_bytes) -
+                                    static_cast<int64_t>(fail->kv_needed_bytes));
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -30,6 +30,13 @@ Result<int> ParseRelease(const std::string& text) {
       break;
     }
   }
+  if (parts[0] < 0 || parts[0] > 9 || parts[1] < 0 || parts[1] > 99 || parts[2] < 0 ||
+      parts[2] > 99) {
+    return Status::InvalidArgument(fmt::format(
+        "vLLM version \"{}\": expected MAJOR.MINOR[.PATCH] with MAJOR 0-9 and MINOR and PATCH "
+        "0-99, e.g. 0.10.2",
+        text));
+  }
   const int v = parts[0] * 10000 + parts[1] * 100 + parts[2];
   if (v < 800) {
     return Status::InvalidArgument(

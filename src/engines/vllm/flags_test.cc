@@ -1,0 +1,69 @@
+// vLLM's flag reader on hostile numbers and words: every value in range or exit 2 with the flag
+// named, never a wrapped number; choices as vLLM's argparse has them; emitted commands quoted.
+#include "engines/vllm/flags.h"
+
+#include <gtest/gtest.h>
+
+#include "engines/vllm/command.h"
+#include "engines/vllm/rules.h"
+
+namespace vramfit::vllm {
+namespace {
+
+std::string Error(const FlagValues& given) {
+  auto s = ReadFlags(given, VllmSettings{});
+  return s.ok() ? std::string() : s.status().message();
+}
+
+TEST(VllmFlags, NumbersBeyondWhatVllmPlansAreRefused) {
+  EXPECT_EQ(Error({{"--max-num-batched-tokens", "4611686018427387904"}}),
+            "--max-num-batched-tokens 4611686018427387904: expected 1 to 2147483647 (token "
+            "counts are int32 in vLLM)");
+  EXPECT_EQ(Error({{"--max-model-len", "4503599627370496"}}).rfind("--max-model-len ", 0), 0u);
+  EXPECT_NE(Error({{"--max-num-seqs", "9223372036854775807"}}), "");
+  EXPECT_NE(Error({{"--max-num-seqs", "9223372036854775808"}}), "");  // beyond int64
+  EXPECT_EQ(Error({{"--tensor-parallel-size", "4611686018427387904"},
+                   {"--pipeline-parallel-size", "4"}}),
+            "--tensor-parallel-size 4611686018427387904: expected 1 to 4096 (GPUs in one "
+            "deployment)");
+  EXPECT_NE(Error({{"--tensor-parallel-size", "0"}}), "");
+  EXPECT_NE(Error({{"--block-size", "-16"}}), "");
+  EXPECT_NE(Error({{"--gpu-memory-utilization", "nan"}}), "");
+  EXPECT_NE(Error({{"--gpu-memory-utilization", "1.5"}}), "");
+  EXPECT_NE(Error({{"--cpu-offload-gb", "nan"}}), "");
+  EXPECT_NE(Error({{"--cpu-offload-gb", "1e300"}}), "");
+  EXPECT_NE(Error({{"--cpu-offload-gb", "-1"}}), "");
+  EXPECT_EQ(Error({{"--max-model-len", "131072"}, {"--max-num-seqs", "2147483647"}}), "");
+}
+
+TEST(VllmFlags, ReleasesOutsideTheVersionGrammar) {
+  EXPECT_FALSE(ParseRelease("214749.0").ok());
+  EXPECT_EQ(ParseRelease("214749.0").status().message().find("releases before 0.8"),
+            std::string::npos);
+  EXPECT_FALSE(ParseRelease("0.999").ok());
+  EXPECT_FALSE(ParseRelease("99999999999999999999.1").ok());
+  EXPECT_EQ(*ParseRelease("0.10.2"), 1002);
+}
+
+TEST(VllmFlags, ChoicesAsArgparseHasThem) {
+  EXPECT_EQ(Error({{"--quantization", "awq_marlin$(touch /tmp/x)"}})
+                .rfind("argument --quantization/-q: invalid choice: 'awq_marlin$(touch /tmp/x)'",
+                       0),
+            0u);
+  EXPECT_EQ(Error({{"--quantization", "awq_marlin"}}), "");
+  EXPECT_NE(Error({{"--kv-cache-dtype", "fp8;rm -rf /"}}), "");
+  EXPECT_NE(Error({{"--dtype", "float64"}}), "");
+}
+
+TEST(VllmFlags, EmittedCommandsQuoteWhatTheShellWouldRead) {
+  VllmSettings s;
+  s.max_model_len = 4096;
+  s.gpu_memory_utilization = 0.9;
+  EXPECT_EQ(ServeCommand("org/model name$(x)", s, s),
+            "vllm serve 'org/model name$(x)' --max-model-len 4096 --gpu-memory-utilization 0.9");
+  s.quantization = "it's";
+  EXPECT_NE(ServeCommand("m", s, s).find("--quantization 'it'\\''s'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vramfit::vllm
