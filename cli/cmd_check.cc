@@ -98,7 +98,10 @@ std::function<int()> SetupCheck(CLI::App* app) {
     if (!model.ok()) return fail(model.status().message());
     auto plan = (*model)->MakePlan(*gpu, *settings);
     if (!plan.ok()) return fail(plan.status().message());
-    const auto advice = Advise(*engine, **model, *gpu, *settings, *plan);
+    auto advice = Advise(*engine, **model, *gpu, *settings, *plan);
+    for (Advice& a : VariantAdvice(*engine, *inv, *gpu, *settings, *plan)) {
+      advice.push_back(std::move(a));
+    }
     const std::string out =
         f->json ? RenderPlanJson(*plan, advice, {}) : RenderPlanText(*plan, advice, {});
     std::fwrite(out.data(), 1, out.size(), stdout);

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "engine_flags.h"
 #include "vramfit/advice.h"
+#include "vramfit/catalog.h"
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
 #include "vramfit/report.h"
@@ -22,6 +23,21 @@ Result<uint64_t> ReadMemoryFlag(const char* flag, const std::string& text) {
     fmt::print(stderr, "vramfit: {} {}: read as {} GiB (give a unit to say otherwise: {}GB)\n",
                flag, text, text, text);
   return bytes;
+}
+
+std::vector<Advice> VariantAdvice(const Engine& engine, const Inventory& inv, const GpuSpec& gpu,
+                                  const EngineSettings& settings, const Plan& plan) {
+  if (plan.fits || inv.source.kind != ModelKind::kCatalog) return {};
+  std::vector<Inventory> variants;
+  for (const std::string& id : CatalogVariants(inv.source.id)) {
+    auto v = InspectModel(id, {});
+    if (v.ok() && v->has_spec) variants.push_back(std::move(*v));
+  }
+  std::vector<Alternative> alternatives;
+  for (const Inventory& v : variants) {
+    alternatives.push_back({v.repo.empty() ? v.source.id : v.repo, &v});
+  }
+  return AdviseAlternatives(engine, alternatives, gpu, settings, plan);
 }
 
 Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
@@ -81,7 +97,10 @@ std::function<int()> SetupPlan(CLI::App* app) {
     if (!model.ok()) return fail(model.status());
     auto plan = (*model)->MakePlan(*gpu, settings);
     if (!plan.ok()) return fail(plan.status());
-    const auto advice = Advise(*chosen->engine, **model, *gpu, settings, *plan);
+    auto advice = Advise(*chosen->engine, **model, *gpu, settings, *plan);
+    for (Advice& a : VariantAdvice(*chosen->engine, *inv, *gpu, settings, *plan)) {
+      advice.push_back(std::move(a));
+    }
     PlanReportOptions o;
     o.explain = f->explain;
     const std::string out =

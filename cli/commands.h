@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "vramfit/advice.h"
+#include "vramfit/engine.h"
 #include "vramfit/gpu.h"
 #include "vramfit/status.h"
 
@@ -39,6 +41,11 @@ void SetCheckCommand(std::vector<std::string> command);
 // A memory size flag (--gpu-memory, --other-memory): a number with a unit as ParseMemorySize
 // reads it; a bare number is GiB (a GPU has no 16-byte memory), and stderr says so.
 Result<uint64_t> ReadMemoryFlag(const char* flag, const std::string& text);
+
+// Advice from the catalog's other weight formats of `inv` (when it is a catalog model), for a
+// plan that fails at load or at the KV cache.
+std::vector<Advice> VariantAdvice(const Engine& engine, const Inventory& inv, const GpuSpec& gpu,
+                                  const EngineSettings& settings, const Plan& plan);
 
 // --gpu NAME and/or --gpu-memory SIZE: a catalog card, the card with the user's memory figure,
 // or a custom GPU of that size.

@@ -29,6 +29,19 @@ struct Advice {
 std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, const GpuSpec& gpu,
                            const EngineSettings& settings, const Plan& plan);
 
+// Another checkpoint of the same model (a catalog variant in another weight format).
+struct Alternative {
+  std::string name;                   // how advice names it: the repo id, or the catalog id
+  const Inventory* inventory = nullptr;
+};
+
+// For a plan that fails at load or at the KV cache: each alternative planned with the same
+// settings (its own quantization), kept when it fits, smallest weights first.
+std::vector<Advice> AdviseAlternatives(const Engine& engine,
+                                       const std::vector<Alternative>& alternatives,
+                                       const GpuSpec& gpu, const EngineSettings& settings,
+                                       const Plan& plan);
+
 // A context length as advice writes it: rounded down to a multiple of 1,024 tokens from 2,048
 // up, unchanged below.
 int64_t TidyContextLength(int64_t tokens);

@@ -182,6 +182,12 @@ struct ModelSpec {
   int64_t hidden_size = 0;
   int64_t vocab_size = 0;
   int64_t max_position_embeddings = 0;
+  // rope_scaling, where the config declares one (type empty: none).
+  struct RopeScaling {
+    std::string type;            // yarn, dynamic, linear, llama3, longrope, mrope, default, ...
+    double factor = 0;           // 0: none given
+    int64_t original_max_position_embeddings = 0;
+  } rope_scaling;
   bool tie_word_embeddings = false;
   Dtype dtype = Dtype::kBF16;           // weights' float dtype (config "dtype"/"torch_dtype")
   Dtype ssm_state_dtype = Dtype::kBF16; // mamba_ssm_dtype for linear-attention state
@@ -195,6 +201,13 @@ struct ModelSpec {
   int64_t CountAttention(AttentionKind k) const;
   int64_t CountMoeLayers() const;
 };
+
+// The spec with config.json keys overridden from a JSON object (vLLM's --hf-overrides, named
+// `flag` in errors). The keys that change a plan are applied: rope_scaling / rope_parameters
+// and max_position_embeddings; the names of the others go to *not_applied.
+Result<ModelSpec> ApplyConfigOverrides(const ModelSpec& spec, std::string_view json,
+                                       std::string_view flag,
+                                       std::vector<std::string>* not_applied);
 
 // Builds a ModelSpec from config.json text. Errors (kCorrupt) name the key; unknown
 // architectures succeed with `generic` set and a warning.

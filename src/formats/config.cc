@@ -413,6 +413,10 @@ Status ParseObject(const Ctx& c, const object& obj, int depth, RawConfig* out) {
       VRAMFIT_RETURN_IF_ERROR(GetIntList(c, key, v, 0, 4096, &out->mlp_only_layers));
     } else if (key == "vision_config") {
       VRAMFIT_RETURN_IF_ERROR(ParseVision(c, v, &out->vision_config));
+    } else if (key == "rope_scaling" || key == "rope_parameters") {
+      if (!out->rope_scaling.present) {
+        VRAMFIT_RETURN_IF_ERROR(ParseRopeScaling(c.origin, c.Key(key), v, &out->rope_scaling));
+      }
     } else if (key == "quantization_config" || key == "compression_config") {
       if (!out->quantization_config.present) {
         VRAMFIT_RETURN_IF_ERROR(ParseQuant(c, v, &out->quantization_config));
@@ -435,6 +439,47 @@ Status ParseObject(const Ctx& c, const object& obj, int depth, RawConfig* out) {
 }
 
 }  // namespace
+
+Status ParseRopeScaling(std::string_view origin, std::string_view key, const element& value,
+                        RawRopeScaling* out) {
+  if (value.is_null()) return Status::Ok();
+  object obj;
+  if (value.get_object().get(obj)) {
+    return Status::Corrupt(fmt::format("{}: {}: expected an object, found {}", origin, key,
+                                       JsonTypeName(value)));
+  }
+  out->present = true;
+  for (auto field : obj) {
+    const std::string_view k = field.key;
+    if (k == "rope_type" || (k == "type" && out->type.empty())) {
+      std::string_view t;
+      if (field.value.get_string().get(t)) {
+        return Status::Corrupt(fmt::format("{}: {}.\"{}\": expected a string, found {}", origin,
+                                           key, k, JsonTypeName(field.value)));
+      }
+      out->type = std::string(t);
+    } else if (k == "factor") {
+      double f = 0;
+      if (field.value.get_double().get(f)) {  // integers read as doubles too
+        return Status::Corrupt(fmt::format("{}: {}.\"factor\": expected a number, found {}",
+                                           origin, key, JsonTypeName(field.value)));
+      }
+      if (!(f >= 1 && f <= 1024)) {
+        return Status::Corrupt(fmt::format("{}: {}.\"factor\": expected 1 to 1024, found {}",
+                                           origin, key, f));
+      }
+      out->factor = f;
+    } else if (k == "original_max_position_embeddings") {
+      int64_t n = 0;
+      if (field.value.get_int64().get(n) || n < 1 || n > (int64_t{1} << 26)) {
+        return Status::Corrupt(fmt::format(
+            "{}: {}.\"original_max_position_embeddings\": expected 1 to 67108864", origin, key));
+      }
+      out->original_max_position_embeddings = n;
+    }
+  }
+  return Status::Ok();
+}
 
 Result<RawConfig> ParseConfigJson(std::string_view json, std::string_view origin) {
   thread_local simdjson::dom::parser parser;

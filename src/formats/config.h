@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+
+#include <simdjson.h>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +98,15 @@ struct RawVisionConfig {
   std::vector<int64_t> deepstack_visual_indexes;
 };
 
+// `rope_scaling` (or transformers' newer `rope_parameters`): the context extension a
+// checkpoint or an override declares.
+struct RawRopeScaling {
+  bool present = false;
+  std::string type;                 // "rope_type" (or the older "type"): yarn, dynamic, ...
+  std::optional<double> factor;
+  std::optional<int64_t> original_max_position_embeddings;
+};
+
 // The fields of config.json (or of its nested `text_config`) that vramfit reads.
 struct RawConfig {
   std::vector<std::string> architectures;
@@ -130,10 +141,17 @@ struct RawConfig {
   // MTP
   std::optional<int64_t> num_nextn_predict_layers, mtp_num_hidden_layers;
 
+  RawRopeScaling rope_scaling;
+
   std::shared_ptr<RawConfig> text_config;  // nested LM config, when present
   RawVisionConfig vision_config;
   RawQuantConfig quantization_config;
 };
+
+// Parses a `rope_scaling` object (also the value of vLLM's --hf-overrides key); `origin` and
+// `key` name it in errors. A null value leaves `out` absent.
+Status ParseRopeScaling(std::string_view origin, std::string_view key,
+                        const simdjson::dom::element& value, RawRopeScaling* out);
 
 // Parses config.json text. `origin` is used as the message prefix.
 Result<RawConfig> ParseConfigJson(std::string_view json, std::string_view origin);

@@ -3,6 +3,7 @@
 // Field meanings follow the transformers configuration classes of each family
 // (configuration_<family>.py, transformers 4.57) and are listed in docs/formats/config.md.
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <array>
@@ -235,6 +236,13 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   spec.vocab_size = *vocab;
   const auto max_pos = Pick(t, top, &RawConfig::max_position_embeddings);
   spec.max_position_embeddings = max_pos ? *max_pos : (spec.family == "gemma3" ? 131072 : 0);
+  {
+    const auto& rs = t.rope_scaling.present ? t.rope_scaling : top.rope_scaling;
+    spec.rope_scaling.type = rs.type;
+    spec.rope_scaling.factor = rs.factor.value_or(0);
+    spec.rope_scaling.original_max_position_embeddings =
+        rs.original_max_position_embeddings.value_or(0);
+  }
   const auto tie = Pick(t, top, &RawConfig::tie_word_embeddings);
   spec.tie_word_embeddings = tie ? *tie : fam->tie_default;
 
@@ -553,6 +561,39 @@ Result<ModelSpec> ModelSpecFromConfigJson(std::string_view json, std::string_vie
   auto raw = formats::ParseConfigJson(json, origin);
   if (!raw.ok()) return raw.status();
   return ModelSpecFromRaw(*raw, origin);
+}
+
+Result<ModelSpec> ApplyConfigOverrides(const ModelSpec& spec, std::string_view json,
+                                       std::string_view flag,
+                                       std::vector<std::string>* not_applied) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json);
+  simdjson::dom::element root;
+  simdjson::dom::object obj;
+  if (parser.parse(padded).get(root) || root.get_object().get(obj)) {
+    return Status::InvalidArgument(
+        fmt::format("{}: expected a JSON object of config.json keys, found {}", flag, json));
+  }
+  ModelSpec out = spec;
+  for (auto field : obj) {
+    const std::string_view key = field.key;
+    if (key == "rope_scaling" || key == "rope_parameters") {
+      formats::RawRopeScaling rs;
+      VRAMFIT_RETURN_IF_ERROR(formats::ParseRopeScaling(flag, key, field.value, &rs));
+      out.rope_scaling = {rs.type, rs.factor.value_or(0),
+                          rs.original_max_position_embeddings.value_or(0)};
+    } else if (key == "max_position_embeddings") {
+      int64_t n = 0;
+      if (field.value.get_int64().get(n) || n < 1 || n > (int64_t{1} << 31) - 1) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: \"max_position_embeddings\": expected 1 to 2147483647", flag));
+      }
+      out.max_position_embeddings = n;
+    } else if (not_applied != nullptr) {
+      not_applied->push_back(std::string(key));
+    }
+  }
+  return out;
 }
 
 }  // namespace vramfit

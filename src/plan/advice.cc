@@ -36,6 +36,37 @@ std::string Effect(const Plan& p) {
 
 }  // namespace
 
+std::vector<Advice> AdviseAlternatives(const Engine& engine,
+                                       const std::vector<Alternative>& alternatives,
+                                       const GpuSpec& gpu, const EngineSettings& settings,
+                                       const Plan& plan) {
+  std::vector<Advice> out;
+  if (plan.fits || (plan.failure_stage != Stage::kLoad && plan.failure_stage != Stage::kKvCache)) {
+    return out;
+  }
+  for (const Alternative& a : alternatives) {
+    if (a.inventory == nullptr) continue;
+    auto model = engine.prepare(*a.inventory);
+    if (!model.ok()) continue;
+    EngineSettings s = settings;
+    s.quantization.clear();  // the checkpoint's own
+    auto p = (*model)->MakePlan(gpu, s);
+    if (!p.ok() || !p->fits) continue;
+    const QuantSummary& q = a.inventory->quantization;
+    const std::string format =
+        q.method == "none" ? "16-bit weights" : fmt::format("{} {}-bit weights", q.method, q.bits);
+    out.push_back({fmt::format("{} ({})", a.name, format), Effect(*p),
+                   fmt::format("{} per GPU instead of {}",
+                               FormatBytes(p->gpus.empty() ? 0 : p->gpus[0].weights_bytes),
+                               FormatBytes(plan.gpus.empty() ? 0 : plan.gpus[0].weights_bytes)),
+                   s, *p});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Advice& x, const Advice& y) {
+    return x.plan.gpus[0].weights_bytes < y.plan.gpus[0].weights_bytes;
+  });
+  return out;
+}
+
 int64_t TidyContextLength(int64_t tokens) {
   return tokens >= 2 * kTidyUnit ? tokens / kTidyUnit * kTidyUnit : tokens;
 }

@@ -84,6 +84,10 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   c += fmt::format(" --max-model-len {} --gpu-memory-utilization {}", s.max_model_len,
                    s.gpu_memory_utilization);
   if (s.dtype != "auto") c += " --dtype " + ShellWord(s.dtype);
+  if (!s.hf_overrides.empty()) c += " --hf-overrides " + ShellWord(s.hf_overrides);
+  if (!s.speculative_config.empty()) {
+    c += " --speculative-config " + ShellWord(s.speculative_config);
+  }
   if (s.disable_custom_all_reduce && s.tensor_parallel_size > 1) {
     c += " --disable-custom-all-reduce";
   }

@@ -17,7 +17,20 @@ constexpr int64_t kV0ChunkedPrefillAbove = 32768;
 }  // namespace
 
 int64_t DerivedMaxModelLen(const ModelSpec& spec) {
-  return spec.max_position_embeddings > 0 ? spec.max_position_embeddings : kFallbackMaxModelLen;
+  int64_t derived =
+      spec.max_position_embeddings > 0 ? spec.max_position_embeddings : kFallbackMaxModelLen;
+  // vllm/config/model.py _get_and_verify_max_len: a rope_scaling other than su, longrope and
+  // llama3 (which already state their length) scales the derived length by its factor; YaRN
+  // scales original_max_position_embeddings. Gemma 3 states its length unscaled.
+  const ModelSpec::RopeScaling& r = spec.rope_scaling;
+  if (r.factor > 0 && r.type != "su" && r.type != "longrope" && r.type != "llama3" &&
+      r.type != "mrope" && r.type != "default" && spec.family != "gemma3") {
+    if (r.type == "yarn" && r.original_max_position_embeddings > 0) {
+      derived = r.original_max_position_embeddings;
+    }
+    derived = static_cast<int64_t>(static_cast<double>(derived) * r.factor);
+  }
+  return derived;
 }
 
 std::string MaxLenError(int64_t requested, int64_t derived) {

@@ -140,6 +140,13 @@ const std::vector<FlagSpec>& Flags() {
       {"--quantization", "-q", "Force a quantization method (e.g. fp8 for online FP8)", "TEXT"},
       {"--kv-cache-memory-bytes", nullptr, "Fixed KV cache size (bytes or 24GiB)", "TEXT"},
       {"--cpu-offload-gb", nullptr, "GiB of weights per GPU kept in CPU memory", "FLOAT"},
+      {"--speculative-config", nullptr,
+       "Speculative decoding, e.g. '{\"method\": \"mtp\", \"num_speculative_tokens\": 2}'",
+       "TEXT"},
+      {"--hf-overrides", nullptr,
+       "config.json keys to override, e.g. '{\"rope_scaling\": {\"rope_type\": \"yarn\", "
+       "\"factor\": 4.0, \"original_max_position_embeddings\": 32768}}'",
+       "TEXT"},
       {"--disable-custom-all-reduce", nullptr,
        "No custom all-reduce: NCCL only (saves its buffers, ~1.5 GiB per GPU)", nullptr},
       {"--dtype", nullptr, "Model dtype: auto | half | float16 | bfloat16 | float | float32",
@@ -205,6 +212,31 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.quantization = text;
     } else if (name == "--kv-cache-memory-bytes") {
       kv_cache_memory = text;
+    } else if (name == "--speculative-config") {
+      simdjson::dom::parser parser;
+      simdjson::dom::object obj;
+      if (parser.parse(text).get(obj)) {
+        return Status::InvalidArgument(
+            fmt::format("--speculative-config: expected a JSON object, found {}", text));
+      }
+      std::string_view method;
+      if (obj["method"].get_string().get(method)) {
+        std::string_view model;  // a draft model without a method: vLLM's "draft_model"
+        method = obj["model"].get_string().get(model) ? "" : "draft_model";
+      }
+      int64_t k = 0;
+      if (!obj["num_speculative_tokens"].get_int64().get(k)) {
+        VRAMFIT_RETURN_IF_ERROR(
+            InRange("--speculative-config num_speculative_tokens", k, 1, 64, "draft tokens"));
+      }
+      s.speculative_config = text;
+      s.speculative_method = std::string(method);
+      s.num_speculative_tokens = k;
+    } else if (name == "--hf-overrides") {
+      std::vector<std::string> ignored;
+      auto checked = ApplyConfigOverrides(ModelSpec{}, text, name, &ignored);
+      if (!checked.ok()) return checked.status();
+      s.hf_overrides = text;
     } else if (name == "--disable-custom-all-reduce") {
       s.disable_custom_all_reduce = true;
     } else if (name == "--dtype") {

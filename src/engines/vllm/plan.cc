@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/checked.h"
 #include "core/units.h"
@@ -344,6 +345,18 @@ Status Load(Run& r) {
   const int cc = vllm::ComputeCapability(gpu);
   wo.marlin = gpu.vendor == "nvidia" && (cc == 0 || cc >= (r.rules.marlin_on_turing ? 75 : 80));
   if (r.model_dtype != r.spec.dtype) wo.model_dtype_bits = DtypeBits(r.model_dtype);
+  // Speculative decoding with the checkpoint's own MTP layers loads them (Qwen3-Next/3.5,
+  // DeepSeek: vllm/config/speculative.py maps "mtp" to the model's MTP module).
+  const std::string& spec_method = s.speculative_method;
+  wo.load_speculative_mtp = spec_method == "mtp" || spec_method == "deepseek_mtp" ||
+                            spec_method == "qwen3_next_mtp" || spec_method == "qwen3_5_mtp";
+  if (!spec_method.empty() && !wo.load_speculative_mtp && spec_method != "ngram" &&
+      spec_method != "suffix") {
+    r.plan.notes.push_back(fmt::format(
+        "--speculative-config {}: the draft model's own weights and KV cache are not modelled; "
+        "add them (a draft of D parameters costs about 2 x D bytes per GPU in 16 bits)",
+        spec_method));
+  }
   wo.quantization = s.quantization;
   wo.rules = r.rules;
   wo.mxfp4_backend = gpu.fp4 ? "flashinfer-trtllm" : "marlin";
@@ -551,6 +564,7 @@ Status KvCache(Run& r) {
   }
   r.ko.max_model_len = s.max_model_len;
   r.ko.max_num_batched_tokens = s.max_num_batched_tokens;
+  r.ko.num_speculative_tokens = s.num_speculative_tokens;
   r.ko.rules = r.rules;
   auto layout = PlanKvCache(r.spec, r.ko);
   if (!layout.ok()) return layout.status();
@@ -726,7 +740,20 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const GpuSpec& gpu, const VllmSe
 Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile,
                           const GpuSpec& gpu, const VllmSettings& in) {
   if (!inv.has_spec) return Invalid("planning needs the model's config.json (none was found)");
-  Run r{inv, inv.spec, profile, gpu, in, in};
+  // --hf-overrides: the plan uses the overridden config.
+  std::optional<ModelSpec> overridden;
+  std::vector<std::string> not_applied;
+  if (!in.hf_overrides.empty()) {
+    auto o = ApplyConfigOverrides(inv.spec, in.hf_overrides, "--hf-overrides", &not_applied);
+    if (!o.ok()) return o.status();
+    overridden = std::move(*o);
+  }
+  Run r{inv, overridden ? *overridden : inv.spec, profile, gpu, in, in};
+  for (const std::string& k : not_applied) {
+    r.plan.notes.push_back(fmt::format("--hf-overrides: \"{}\" is not modelled (the plan keeps "
+                                       "the checkpoint's value)",
+                                       k));
+  }
   r.plan.engine = "vllm";
   r.plan.engine_title = "vLLM";
   r.plan.gpu = gpu;

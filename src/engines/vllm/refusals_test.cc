@@ -237,5 +237,59 @@ TEST(Confidence, AThinMarginIsSaidAndAdvisedAway) {
                                     static_cast<int64_t>(fail->kv_needed_bytes));
 }
 
+TEST(Advice, AQuantizedVariantForALoadThatDoesNotFit) {
+  const Inventory bf16 = Catalog("qwen3-30b-a3b");
+  const Inventory gptq = Catalog("qwen3-30b-a3b-gptq-int4");
+  VllmSettings s;
+  s.max_model_len = 8192;
+  auto p = PlanVllm(bf16, Gpu("4090"), s);
+  ASSERT_EQ(p->failure_stage, Stage::kLoad);
+  const auto advice =
+      AdviseAlternatives(vllm::VllmEngine(), {{"Qwen/Qwen3-30B-A3B-GPTQ-Int4", &gptq}}, Gpu("4090"),
+                         ToEngineSettings(s), *p);
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_EQ(advice[0].change, "Qwen/Qwen3-30B-A3B-GPTQ-Int4 (gptq 4-bit weights)");
+  EXPECT_TRUE(advice[0].plan.fits);
+  // A plan that fits gets none.
+  EXPECT_TRUE(AdviseAlternatives(vllm::VllmEngine(), {{"x", &gptq}}, Gpu("h100"),
+                                 ToEngineSettings(s), *PlanVllm(bf16, Gpu("h100"), s))
+                  .empty());
+}
+
+TEST(Flags, HfOverridesYarnRaisesTheDerivedLength) {
+  const Inventory inv = Catalog("qwen3-8b");  // max_position_embeddings 40960
+  VllmSettings s;
+  s.max_model_len = 131072;
+  EXPECT_FALSE(PlanVllm(inv, Gpu("h100"), s).ok());  // beyond the derived maximum
+  // Qwen's documented YaRN: original 32768 x factor 4 = 131072.
+  s.hf_overrides = R"({"rope_scaling": {"rope_type": "yarn", "factor": 4.0,)"
+                   R"( "original_max_position_embeddings": 32768}, "foo": 1})";
+  auto p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->max_model_len, 131072);
+  EXPECT_TRUE(std::any_of(p->notes.begin(), p->notes.end(), [](const std::string& n) {
+    return n.find("--hf-overrides: \"foo\" is not modelled") != std::string::npos;
+  }));
+  EXPECT_NE(p->command.find("--hf-overrides '"), std::string::npos);
+  s.max_model_len = 131073;
+  EXPECT_FALSE(PlanVllm(inv, Gpu("h100"), s).ok());
+  s.hf_overrides = "[1]";
+  EXPECT_FALSE(PlanVllm(inv, Gpu("h100"), s).ok());
+}
+
+TEST(Flags, SpeculativeMtpLoadsTheMtpLayers) {
+  const Inventory inv = Catalog("qwen3.5-35b-a3b-awq");
+  VllmSettings s;
+  s.tensor_parallel_size = 2;
+  s.max_model_len = 4096;
+  auto plain = PlanVllm(inv, Gpu("4090"), s);
+  s.speculative_method = "mtp";
+  s.num_speculative_tokens = 2;
+  auto mtp = PlanVllm(inv, Gpu("4090"), s);
+  ASSERT_TRUE(plain.ok() && mtp.ok());
+  EXPECT_GT(mtp->gpus[0].weights_bytes, plain->gpus[0].weights_bytes);
+  EXPECT_LT(mtp->kv_cache_tokens, plain->kv_cache_tokens);
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -38,6 +38,12 @@ struct VllmOptions : EngineOptions {
   int64_t block_size = 0;               // --block-size
   uint64_t kv_cache_memory_bytes = 0;   // --kv-cache-memory-bytes
   bool disable_custom_all_reduce = false;  // --disable-custom-all-reduce
+  std::string hf_overrides;             // --hf-overrides JSON, as given
+  // --speculative-config: the JSON as given, its method ("mtp", "ngram", "eagle", ...) and
+  // num_speculative_tokens.
+  std::string speculative_config;
+  std::string speculative_method;
+  int64_t num_speculative_tokens = 0;
   std::string dtype = "auto";  // --dtype: auto | half | float16 | bfloat16 | float | float32
   double cpu_offload_gb = 0;            // --cpu-offload-gb (GiB per GPU)
   int64_t limit_images = -1;            // --limit-mm-per-prompt image (-1: default, 0: off)
