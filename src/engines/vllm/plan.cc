@@ -415,6 +415,12 @@ uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
       v.kind != VisionKind::kQwen2Vl) {
     return 0;
   }
+  if (s.limit_videos > 0) {
+    r.plan.notes.push_back(fmt::format(
+        "--limit-mm-per-prompt video={}: the encoder profile is modelled for images; a video's "
+        "frames are not charged beyond the same token budget (not modelled)",
+        s.limit_videos));
+  }
   if (s.limit_images == 0) return 0;
   const uint64_t unit = static_cast<uint64_t>(v.patch_size * v.spatial_merge_size);
   const uint64_t max_pixels = s.max_pixels > 0 ? static_cast<uint64_t>(s.max_pixels)
