@@ -37,4 +37,30 @@ void BM_DoctorScanAndDiagnose(benchmark::State& state) {
 }
 BENCHMARK(BM_DoctorScanAndDiagnose)->Unit(benchmark::kMillisecond);
 
+// A serving log: 8 MiB of routine metrics lines, then the failure (the event cap keeps the
+// error; the routine events are kept only for their first occurrences).
+void BM_DoctorServingLogFlood(benchmark::State& state) {
+  const std::string unit =
+      "(APIServer pid=1) INFO 05-01 10:00:00 [loggers.py:123] Engine 000: Avg prompt "
+      "throughput: 1024.0 tokens/s, Avg generation throughput: 512.0 tokens/s, Running: 8 reqs, "
+      "Waiting: 0 reqs, GPU KV cache usage: 41.0%, Prefix cache hit rate: 12.0%\n";
+  std::string text;
+  while (text.size() < (8u << 20)) text += unit;
+  text += "ERROR 05-01 10:00:01 [core.py:700] torch.OutOfMemoryError: CUDA out of memory. Tried "
+          "to allocate 2.00 GiB. GPU 0 has a total capacity of 79.14 GiB of which 1.00 GiB is "
+          "free.\n";
+  size_t events = 0;
+  for (auto _ : state) {
+    std::istringstream in(text);
+    auto scan = vramfit::ScanLog(in);
+    events = scan->events.size();
+    auto d = vramfit::Diagnose(*scan);
+    benchmark::DoNotOptimize(d);
+  }
+  state.counters["events_kept"] = static_cast<double>(events);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(text.size()));
+}
+BENCHMARK(BM_DoctorServingLogFlood)->Unit(benchmark::kMillisecond);
+
 }  // namespace

@@ -1,15 +1,16 @@
-// `vramfit doctor`: read an out-of-memory log (vLLM, SGLang, llama.cpp, transformers, PyTorch,
-// nvidia-smi), say at which stage it broke, why, and what fixes it, with numbers.
+// `vramfit doctor`: read an out-of-memory log (vLLM, SGLang, llama.cpp, Ollama, TGI,
+// transformers, PyTorch, nvidia-smi), say at which stage it broke, why, and what fixes it, with
+// numbers.
 //
 //   log bytes ─► ScanLog (streaming, bounded lines) ─► LogScan{events, engines, stats}
 //             ─► Diagnose (+ the model and GPU when given: a plan calibrated on the log)
 //             ─► Diagnosis{stage, cause, numbers, fixes, evidence}
 //
-// Stages (vLLM's order): startup, load, profile, kv_cache, cudagraph, runtime. Causes: see
-// docs/doctor.md (weights_too_large, dequantized_copy, unsharded_slice, kv_too_long_context,
+// Stages (vLLM's order): startup, load, profile, kv_cache, cudagraph, warmup, runtime. Causes:
+// see docs/doctor.md (weights_too_large, dequantized_copy, unsharded_slice, kv_too_long_context,
 // kv_too_many_sequences, kv_no_memory, cudagraph_capture, multimodal_encoder, static_cache,
-// activation_peak, sampler_warmup, other_process, fragmentation, fp16_fallback,
-// offload_dequantized, compute_buffer).
+// activation_peak, sampler_warmup, kernel_warmup, other_process, fragmentation, fp16_fallback,
+// offload_dequantized, compute_buffer, host_memory).
 #ifndef VRAMFIT_DOCTOR_H_
 #define VRAMFIT_DOCTOR_H_
 
@@ -32,26 +33,26 @@ namespace vramfit {
 // sizes, plain counts and ratios otherwise) under fixed keys (Num; docs/doctor.md).
 struct LogEvent {
   EventKind kind{};
-  std::string engine;  // vllm | sglang | llama.cpp | transformers | pytorch | nvidia-smi | any
-  uint64_t line = 0;              // 1-based
-  std::string rank;               // "rank=1", "TP0", "Worker_TP1", ... ("" when none)
+  std::string engine;  // vllm | sglang | llama.cpp | ollama | tgi | transformers | pytorch | ...
+  uint64_t line = 0;   // 1-based
+  std::string rank;    // "rank=1", "TP0", "Worker_TP1", ... ("" when none)
   std::map<Num, double> values;
-  std::string text;               // frame function name, error text (trimmed, at most 300 bytes)
+  std::string text;  // frame function name, error text (trimmed, at most 300 bytes)
 };
 
 struct ScanOptions {
-  size_t max_line_bytes = 64 * 1024;    // longer lines are cut here (and counted)
-  uint64_t max_events = 100000;         // a flood of matches stops being recorded (counted)
+  size_t max_line_bytes = 64 * 1024;  // longer lines are cut here (and counted)
+  uint64_t max_events = 100000;       // a flood of matches stops being recorded (counted)
 };
 
 struct LogScan {
   std::vector<LogEvent> events;
   uint64_t lines = 0, bytes = 0;
-  uint64_t long_lines = 0;              // cut at max_line_bytes
-  uint64_t binary_lines = 0;            // lines with NUL or mostly non-text bytes
+  uint64_t long_lines = 0;    // cut at max_line_bytes
+  uint64_t binary_lines = 0;  // lines with NUL or mostly non-text bytes
   uint64_t dropped_events = 0;
-  std::vector<std::string> unplaced;    // error-looking lines no rule recognised (first 8)
-  std::vector<std::string> engines;     // engines seen, most events first
+  std::vector<std::string> unplaced;  // error-looking lines no rule recognised (first 8)
+  std::vector<std::string> engines;   // engines seen, most events first
 };
 
 // Reads `in` to the end in chunks; memory stays bounded by the line cap and the event cap.
@@ -61,20 +62,21 @@ Result<LogScan> ScanLog(std::istream& in, const ScanOptions& options = {});
 struct Fix {
   std::string
       change;  // "--max-model-len 98304", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
-  std::string effect;   // with the numbers it rests on
+  std::string effect;  // with the numbers it rests on
 };
 
 struct Diagnosis {
-  bool found = false;                   // something was recognised and diagnosed
+  bool found = false;  // something was recognised and diagnosed
   std::string engine;
-  std::string stage;                    // startup | load | profile | kv_cache | cudagraph | runtime
+  std::string stage;  // startup | load | profile | kv_cache | cudagraph | warmup | runtime
   std::string cause;
-  std::string summary;                  // one sentence
+  std::string summary;         // one sentence
+  std::string stage_evidence;  // what decided the stage (the error text, a frame, ...)
   std::map<std::string, double>
       numbers;  // the figures the diagnosis rests on (bytes, tokens, ratios)
   std::vector<Fix> fixes;
-  std::vector<std::string> evidence;    // "line 12: ..." for the lines it rests on
-  std::vector<std::string> notes;       // plan comparisons, caveats
+  std::vector<std::string> evidence;  // "line 12: ..." for the lines it rests on
+  std::vector<std::string> notes;     // plan comparisons, caveats
 };
 
 // Optional knowledge of the run: the model (catalog id or checkpoint) and the GPU; with both,
@@ -84,7 +86,7 @@ struct Diagnosis {
 struct DoctorContext {
   const Inventory* model = nullptr;
   std::optional<GpuSpec> gpu;
-  int64_t tensor_parallel_size = 0;     // 0: from the log (ranks seen)
+  int64_t tensor_parallel_size = 0;  // 0: from the log (ranks seen)
 };
 
 Diagnosis Diagnose(const LogScan& scan, const DoctorContext& context = {});

@@ -34,11 +34,16 @@ enum class EventKind : uint8_t {
   kVllmV1,               // vllm_v1: a line of the V1 engine's files or processes
   kVllmV0,               // vllm_v0: a line of the V0 engine's
   kConfig,               // config: engine configuration (length, TP, utilization, model)
+  kMambaBlocks,          // mamba_blocks: "max_num_seqs (N) exceeds available Mamba cache blocks"
+  kProfilingError,       // profiling_error: "Error in memory profiling" (free memory rose)
+  kStartupFailed,        // startup_failed: "EngineCore failed to start" and the like
+  kCpuOffload,           // cpu_offload: weights offloaded to host memory (--cpu-offload-gb, UVA)
   // PyTorch.
   kTorchOom,             // torch_oom: "Tried to allocate X ..."
   kCudaOom,              // cuda_oom: "CUDA error: out of memory" and the like
   kFrame,                // frame: a traceback frame or a code line (text: function (file))
   kTraceback,            // traceback: "Traceback (most recent call last)"
+  kHostOomKill,          // host_oom_kill: the kernel's OOM killer ended the process
   // SGLang.
   kSglangWeights,        // sglang_weights: "Load weight end. ... avail mem=.., mem usage=.."
   kSglangProfiled,       // sglang_profiled: "... is larger than the profiled value P"
@@ -58,6 +63,18 @@ enum class EventKind : uint8_t {
   kGgmlComputeBuffer,    // ggml_compute_buffer: "compute buffer size ="
   kGgmlContextInit,      // ggml_context_init: the context is being created
   kImage,                // image: an image is encoded (mtmd/clip)
+  kMmWarmup,             // mm_warmup: the vision projector's start-up warm-up (clip/mtmd)
+  kRequest,              // request: a request is being served (slot launched, cache slot)
+  kFitAdjust,            // fit_adjust: --fit (or Ollama) moved layers or cut the context
+  kContextExceeded,      // context_exceeded: a request longer than the context (llama-server)
+  kHostBufferFail,       // host_buffer_fail: a host buffer (CPU, CUDA_Host) failed
+  // Ollama.
+  kOllamaMarker,         // ollama_marker: a line of Ollama's server or runner
+  kOllamaSystemMemory,   // ollama_system_memory: "model requires more system memory (X)"
+  kOllamaOffload,        // ollama_offload: the offload estimate (layers, memory.required)
+  // TGI (text-generation-inference).
+  kTgiMarker,            // tgi_marker: a line of text_generation_launcher/server/router
+  kTgiWarmupFail,        // tgi_warmup_fail: the warm-up prefill did not fit
   // transformers.
   kStaticCache,          // static_cache: a static KV cache
   kOffload,              // offload: device_map="auto" offload lines
@@ -68,7 +85,7 @@ enum class EventKind : uint8_t {
   kMmHint,               // mm_hint: a multimodal hint (pixel values, encoder frames, ...)
   kPrompt,               // prompt: a request's prompt length
 };
-inline constexpr int kEventKindCount = 50;
+inline constexpr int kEventKindCount = 65;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {
@@ -109,8 +126,20 @@ enum class Num : uint8_t {
   kComputeBytes,              // compute_bytes
   kUsedBytes,                 // used_bytes
   kPromptTokens,              // prompt_tokens
+  kPathIsGraphCapture,        // path_is_graph_capture: a frame's file runs graph capture (1)
+  kPathIsKernelWarmup,        // path_is_kernel_warmup: ... a kernel warm-up (1)
+  kPathIsSampler,             // path_is_sampler: ... the sampler (1)
+  kMambaBlocks,               // mamba_blocks: Mamba cache blocks available
+  kHostRequiredBytes,         // host_required_bytes: system memory a model requires
+  kHostAvailableBytes,        // host_available_bytes: system memory available
+  kPrefillTokens,             // prefill_tokens: a warm-up prefill's tokens (TGI)
+  kSmiTotalBytes,             // smi_total_bytes: a GPU's total as nvidia-smi lists it
+  kOffloadLayers,             // offload_layers: layers put on the GPU (Ollama's estimate)
+  kModelLayers,               // model_layers: the model's layers (Ollama's estimate)
+  kGpuOverheadBytes,          // gpu_overhead_bytes: OLLAMA_GPU_OVERHEAD in the estimate
+  kOnlineQuantization,        // online_quantization: weights quantized while loading (1)
 };
-inline constexpr int kNumCount = 37;
+inline constexpr int kNumCount = 49;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

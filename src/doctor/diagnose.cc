@@ -53,6 +53,12 @@ constexpr Num kShown[] = {
     Num::kTensorParallelSize,
     Num::kListedProcessBytes,
     Num::kComputeBytes,
+    Num::kMambaBlocks,
+    Num::kHostRequiredBytes,
+    Num::kHostAvailableBytes,
+    Num::kPrefillTokens,
+    Num::kOffloadLayers,
+    Num::kModelLayers,
 };
 
 // The lines a diagnosis cites, first event of each kind, in this order (at most 6).
@@ -107,7 +113,7 @@ constexpr double kLongestLength = 1 << 26;
 class Doctor {
  public:
   Doctor(const LogScan& scan, const DoctorContext& ctx)
-      : ctx_(ctx), f_(doctor::Gather(scan, ctx)) {}
+      : scan_(scan), ctx_(ctx), f_(doctor::Gather(scan, ctx)) {}
 
   Diagnosis Run() {
     d_.engine = f_.engine;
@@ -119,6 +125,7 @@ class Doctor {
     const bool stopped = !error && !f_.has(EventKind::kServing) && f_.milestone_stage.has_value();
     if (!error && !stopped) {
       d_.found = false;
+      SmiSnapshot();
       return d_;
     }
     d_.found = true;
@@ -273,6 +280,37 @@ class Doctor {
     }
   }
 
+  // What an nvidia-smi snapshot without a failure shows: each GPU's use and the processes.
+  void SmiSnapshot() {
+    double listed = 0;
+    int processes = 0;
+    for (const LogEvent& e : scan_.events) {
+      if (e.kind == EventKind::kSmiGpu) {
+        auto used = e.values.find(Num::kUsedBytes);
+        auto total = e.values.find(Num::kSmiTotalBytes);
+        if (total == e.values.end()) continue;
+        d_.notes.push_back(
+            fmt::format("nvidia-smi, line {}: GPU {}{} of {}", e.line, d_.notes.size(),
+                        used != e.values.end() ? fmt::format(" uses {}", Gib(used->second)) : "",
+                        Gib(total->second)));
+      } else if (e.kind == EventKind::kSmiProcess) {
+        auto used = e.values.find(Num::kUsedBytes);
+        if (used != e.values.end()) listed += used->second;
+        ++processes;
+      }
+    }
+    if (processes > 0) {
+      d_.notes.push_back(
+          fmt::format("nvidia-smi: {} process(es) hold {} in all", processes, Gib(listed)));
+    }
+    if (!d_.notes.empty()) {
+      d_.notes.push_back(
+          "no failure in the log: a snapshot alone says what holds memory, not why a run failed; "
+          "pass the engine's log with it");
+    }
+  }
+
+  const LogScan& scan_;
   const DoctorContext& ctx_;
   Facts f_;
   Diagnosis d_;

@@ -15,11 +15,13 @@ namespace {
 
 // Events that report a failure: the first one's line ends the milestones.
 constexpr EventKind kOomKinds[] = {
-    EventKind::kTorchOom,        EventKind::kCudaOom,        EventKind::kSamplerOom,
-    EventKind::kMaxLenError,     EventKind::kNoKvMemory,     EventKind::kStartupError,
-    EventKind::kSglangNotEnough, EventKind::kSglangTokenOom, EventKind::kGgmlAllocFail,
-    EventKind::kGgmlLoadFail,    EventKind::kGgmlKvFail,     EventKind::kGgmlComputeFail,
-    EventKind::kGgmlReserveFail,
+    EventKind::kTorchOom,        EventKind::kCudaOom,         EventKind::kSamplerOom,
+    EventKind::kMaxLenError,     EventKind::kNoKvMemory,      EventKind::kStartupError,
+    EventKind::kSglangNotEnough, EventKind::kSglangTokenOom,  EventKind::kGgmlAllocFail,
+    EventKind::kGgmlLoadFail,    EventKind::kGgmlKvFail,      EventKind::kGgmlComputeFail,
+    EventKind::kGgmlReserveFail, EventKind::kMambaBlocks,     EventKind::kProfilingError,
+    EventKind::kHostOomKill,     EventKind::kHostBufferFail,  EventKind::kOllamaSystemMemory,
+    EventKind::kTgiWarmupFail,   EventKind::kContextExceeded,
 };
 
 bool IsOom(EventKind k) {
@@ -44,17 +46,82 @@ std::string EngineOfFrames(const std::vector<const LogEvent*>& frames) {
 
 // The furthest phase the log reached before the first failure, from the milestones it printed
 // (the furthest, not the last: Ray and multi-process logs print out of order).
-std::optional<Stage> StageFromMilestones(const LogScan& scan, const Facts& f) {
+std::optional<Stage> StageFromMilestones(const LogScan& scan, const Facts& f, const LogEvent** at) {
   std::optional<Stage> reached;
   for (const LogEvent& e : scan.events) {
     if (f.oom_line && e.line > f.oom_line) break;
     const Reader* r = FindReader(e.engine);
     if (!r) continue;
     for (const Milestone& m : r->milestones) {
-      if (m.kind == e.kind && (!reached || m.stage > *reached)) reached = m.stage;
+      if (m.kind == e.kind && (!reached || m.stage > *reached)) {
+        reached = m.stage;
+        *at = &e;
+      }
     }
   }
   return reached;
+}
+
+std::string Cited(const LogEvent* e) {
+  std::string text = e->text.size() > 100 ? e->text.substr(0, 100) + "..." : e->text;
+  return fmt::format("line {}: {}", e->line, text);
+}
+
+// The stage from the evidence, in order: where the traceback points, else the furthest phase
+// the log reached; what decided is said, and a milestone that contradicts the frames too.
+void DecideStage(const LogScan& scan, Facts* fp) {
+  Facts& f = *fp;
+  const LogEvent* milestone = nullptr;
+  f.milestone_stage = StageFromMilestones(scan, f, &milestone);
+  // V0 serves right after capture (no warm-up follows it).
+  const bool v0 = f.has(EventKind::kVllmV0) && !f.has(EventKind::kVllmV1);
+  if (v0 && f.milestone_stage == Stage::kWarmup) f.milestone_stage = Stage::kRuntime;
+  const std::optional<FrameStage> frames = StageOfFrames(f.frames);
+  if (frames) f.frame_stage = frames->stage;
+  const bool failed_start = f.has(EventKind::kStartupFailed);
+  if (frames && frames->weak) {
+    // Only the sampler's files: V1 warms the sampler up with the largest batch after capture,
+    // so unless the log shows serving, the warm-up is where it failed.
+    const bool serving = f.milestone_stage == Stage::kRuntime;
+    f.stage = serving ? Stage::kRuntime : Stage::kWarmup;
+    f.stage_why = fmt::format("sampler frame {} {}", Cited(frames->frame),
+                              serving ? "while serving" : "before any serving line");
+  } else if (frames) {
+    f.stage = frames->stage;
+    f.stage_why = fmt::format("traceback frame {}", Cited(frames->frame));
+    if (frames->stage == Stage::kRuntime && failed_start && f.milestone_stage &&
+        *f.milestone_stage != Stage::kRuntime) {
+      // Serving code on the stack, but the engine says start-up failed: the warm-up after the
+      // milestone ran it.
+      f.stage_conflict = fmt::format(
+          "the frames are serving code ({}) but start-up failed ({}); the stage is the phase "
+          "after the furthest milestone ({})",
+          Cited(frames->frame), Cited(f.first_of(EventKind::kStartupFailed)), Cited(milestone));
+      f.stage = *f.milestone_stage;
+      f.stage_why = fmt::format("furthest milestone {} with start-up failed", Cited(milestone));
+    } else if (f.milestone_stage && *f.milestone_stage > frames->stage &&
+               frames->stage != Stage::kRuntime) {
+      f.stage_conflict =
+          fmt::format("the log had reached {} ({}) but the traceback points at {}",
+                      StageName(*f.milestone_stage), Cited(milestone), StageName(frames->stage));
+    }
+  } else if (f.milestone_stage) {
+    f.stage = *f.milestone_stage;
+    f.stage_why = fmt::format("furthest milestone {}", Cited(milestone));
+  } else if (f.has(EventKind::kTransformersBackend)) {
+    f.stage = Stage::kLoad;
+    f.stage_why = fmt::format("Transformers-backend fallback {}",
+                              Cited(f.first_of(EventKind::kTransformersBackend)));
+  } else if (failed_start) {
+    f.stage = Stage::kProfile;
+    f.stage_why = fmt::format(
+        "start-up failed ({}) with no frame or milestone: profile, the start-up phase that "
+        "allocates the most (a guess; the log does not show the phase)",
+        Cited(f.first_of(EventKind::kStartupFailed)));
+  } else {
+    f.stage = Stage::kRuntime;
+    f.stage_why = "no frame or milestone: after start-up";
+  }
 }
 
 }  // namespace
@@ -93,6 +160,10 @@ const char* CauseName(Cause cause) {
       return "offload_dequantized";
     case Cause::kComputeBuffer:
       return "compute_buffer";
+    case Cause::kHostMemory:
+      return "host_memory";
+    case Cause::kKernelWarmup:
+      return "kernel_warmup";
   }
   return "";
 }
@@ -125,6 +196,13 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
       break;
     }
   }
+  // An engine that runs another (Ollama on llama.cpp) is the log's engine when seen at all.
+  for (const Reader* r : Readers()) {
+    if (r->wraps && f.engine == r->wraps &&
+        std::find(scan.engines.begin(), scan.engines.end(), r->engine) != scan.engines.end()) {
+      f.engine = r->engine;
+    }
+  }
   // Frames name their engine by path.
   if (f.engine.empty() || f.engine == "pytorch" || f.engine == "any") {
     if (std::string by_path = EngineOfFrames(f.frames); !by_path.empty()) f.engine = by_path;
@@ -143,16 +221,13 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     f.total = *t;
   } else if (ctx.gpu) {
     f.total = static_cast<double>(ctx.gpu->total_bytes);
+  } else if (auto smi = f.get(Num::kSmiTotalBytes)) {
+    f.total = *smi;  // nvidia-smi's MiB total, only when no engine or CUDA total is given
   }
   f.multimodal =
       f.has(EventKind::kMmHint) || f.has(EventKind::kImage) ||
       (ctx.model && ctx.model->has_spec && ctx.model->spec.vision.kind != VisionKind::kNone);
-  f.frame_stage = StageFromFrames(f.frames);
-  f.milestone_stage = StageFromMilestones(scan, f);
-  f.stage = f.frame_stage                            ? *f.frame_stage
-            : f.milestone_stage                      ? *f.milestone_stage
-            : f.has(EventKind::kTransformersBackend) ? Stage::kLoad
-                                                     : Stage::kRuntime;
+  DecideStage(scan, &f);
   return f;
 }
 
@@ -164,46 +239,97 @@ bool FrameIs(const LogEvent* fr, std::initializer_list<std::string_view> names) 
   return false;
 }
 
-std::optional<Stage> StageFromFrames(const std::vector<const LogEvent*>& frames) {
-  bool graph = false, sampler = false, kv = false, profile = false, load = false, runtime = false,
-       startup = false;
+namespace {
+
+bool PathIs(const LogEvent* fr, Num key) {
+  auto it = fr->values.find(key);
+  return it != fr->values.end() && it->second > 0;
+}
+
+}  // namespace
+
+std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& frames) {
+  const LogEvent *graph = nullptr, *sampler = nullptr, *warmup = nullptr, *kv = nullptr,
+                 *profile = nullptr, *load = nullptr, *runtime = nullptr, *startup = nullptr,
+                 *sampler_code = nullptr;
+  auto first = [](const LogEvent*& slot, const LogEvent* fr) {
+    if (!slot) slot = fr;
+  };
   for (const LogEvent* fr : frames) {
-    if (FrameIs(fr, {"capture_model", "_capture_cudagraphs", "capture_end", "capture",
+    if (PathIs(fr, Num::kPathIsGraphCapture) ||
+        FrameIs(fr, {"capture_model", "_capture_cudagraphs", "capture_end", "capture",
                      "capture_one_batch_size", "init_cuda_graphs", "cuda_graph_runner",
-                     "CudaGraphRunner", "graph_capture"}))
-      graph = true;
-    if (FrameIs(fr, {"_dummy_sampler_run"})) sampler = true;
+                     "CudaGraphRunner", "graph_capture", "warm_up_model"}))
+      first(graph, fr);
+    if (FrameIs(fr, {"_dummy_sampler_run"})) first(sampler, fr);
+    if (PathIs(fr, Num::kPathIsKernelWarmup) ||
+        FrameIs(fr, {"compile_or_warm_up_model", "kernel_warmup", "deep_gemm_warmup",
+                     "flashinfer_autotune", "_warmup_and_capture"}))
+      first(warmup, fr);
+    if (PathIs(fr, Num::kPathIsSampler)) first(sampler_code, fr);
     if (FrameIs(fr,
                 {"initialize_kv_cache", "_allocate_kv_cache_tensors", "initialize_kv_cache_tensors",
                  "_allocate_kv_cache", "allocate_kv_cache", "init_memory_pool", "_init_cache",
-                 "initialize_cache", "_reshape_kv_cache_tensors"}))
-      kv = true;
+                 "initialize_cache", "_reshape_kv_cache_tensors", "_init_cache_engine"}))
+      first(kv, fr);
     if (FrameIs(fr, {"profile_run", "_dummy_run", "determine_available_memory",
                      "determine_num_available_blocks", "profile", "_dummy_pooler_run",
                      "profile_max_num_token"}))
-      profile = true;
-    if (FrameIs(fr, {"load_model", "load_weights", "_load_weights", "process_weights_after_loading",
-                     "from_pretrained", "_load_state_dict_into_meta_model",
-                     "_load_pretrained_model", "load_state_dict", "dispatch_model",
-                     "load_checkpoint_and_dispatch", "weight_loader", "initialize_model",
-                     "_initialize_model", "load_checkpoint_in_model", "_load_model", "get_model"}))
-      load = true;
+      first(profile, fr);
     if (FrameIs(fr,
-                {"execute_model", "run_busy_loop", "step", "generate", "_sample", "_greedy_search",
-                 "sample", "forward_batch_generation", "event_loop_overlap", "event_loop_normal",
-                 "run_batch", "forward_thread_func_", "forward_extend", "forward_decode",
-                 "_execute_mm_encoder", "process_input_sockets", "chat", "stream_chat"}))
-      runtime = true;
-    if (FrameIs(fr, {"init_device", "request_memory", "_init_device"})) startup = true;
+                {"load_model", "load_weights", "_load_weights", "process_weights_after_loading",
+                 "from_pretrained", "_load_state_dict_into_meta_model", "_load_pretrained_model",
+                 "load_state_dict", "dispatch_model", "load_checkpoint_and_dispatch",
+                 "weight_loader", "initialize_model", "_initialize_model",
+                 "load_checkpoint_in_model", "_load_model", "get_model", "from_quantized"}))
+      first(load, fr);
+    if (FrameIs(fr, {"execute_model",
+                     "run_busy_loop",
+                     "step",
+                     "generate",
+                     "_sample",
+                     "_greedy_search",
+                     "sample",
+                     "forward_batch_generation",
+                     "event_loop_overlap",
+                     "event_loop_normal",
+                     "run_batch",
+                     "forward_thread_func_",
+                     "forward_extend",
+                     "forward_decode",
+                     "_execute_mm_encoder",
+                     "process_input_sockets",
+                     "chat",
+                     "stream_chat",
+                     "run_engine_loop",
+                     "engine_step",
+                     "sample_tokens"}))
+      first(runtime, fr);
+    if (FrameIs(fr, {"init_device", "request_memory", "_init_device"})) first(startup, fr);
   }
-  if (graph) return Stage::kCudaGraph;
-  if (sampler) return Stage::kProfile;
-  if (kv) return Stage::kKvCache;
-  if (profile) return Stage::kProfile;
-  if (load) return Stage::kLoad;
-  if (startup) return Stage::kStartup;
-  if (runtime) return Stage::kRuntime;
+  // The most specific phase wins: capture_model calls _dummy_run, compile_or_warm_up_model
+  // calls capture_model, and _initialize_kv_caches calls profile_run. The sampler warm-up runs
+  // from the profile run and again after capture (compile_or_warm_up_model): the profile run's
+  // frame says which.
+  if (graph) return FrameStage{Stage::kCudaGraph, graph};
+  if (sampler) {
+    return profile && !warmup ? FrameStage{Stage::kProfile, profile}
+                              : FrameStage{Stage::kWarmup, warmup ? warmup : sampler};
+  }
+  if (warmup) return FrameStage{Stage::kWarmup, warmup};
+  if (kv) return FrameStage{Stage::kKvCache, kv};
+  if (profile) return FrameStage{Stage::kProfile, profile};
+  if (load) return FrameStage{Stage::kLoad, load};
+  if (startup) return FrameStage{Stage::kStartup, startup};
+  if (runtime) return FrameStage{Stage::kRuntime, runtime};
+  if (sampler_code) return FrameStage{Stage::kRuntime, sampler_code, true};
   return std::nullopt;
+}
+
+std::optional<Stage> StageFromFrames(const std::vector<const LogEvent*>& frames) {
+  auto s = StageOfFrames(frames);
+  if (!s) return std::nullopt;
+  return s->stage;
 }
 
 bool NegativeKv(const Facts& f) {

@@ -37,6 +37,8 @@ enum class Cause : uint8_t {
   kFp16Fallback,        // fp16_fallback
   kOffloadDequantized,  // offload_dequantized (named in vramfit/doctor.h; no rule yet)
   kComputeBuffer,       // compute_buffer
+  kHostMemory,          // host_memory: system RAM (pinned, mapped or plain), not the GPU
+  kKernelWarmup,        // kernel_warmup: a kernel warm-up after the KV cache (DeepGEMM, ...)
 };
 const char* CauseName(Cause cause);
 
@@ -58,6 +60,14 @@ enum class Words : uint8_t {
   kImageBuffer,           // an image's buffer
   kWeightBuffer,          // the weight buffer
   kTokenPool,             // the token pool while serving
+  kMambaBlocks,           // too few Mamba state blocks for max_num_seqs
+  kKernelWarmup,          // a kernel warm-up after the KV cache was allocated
+  kGraphEstimate,         // the profiled CUDA-graph estimate took the KV budget
+  kProfilingError,        // free memory grew during profiling (another process)
+  kWarmupPrefill,         // the warm-up prefill batch (TGI)
+  kHostMemory,            // system memory
+  kProjectorWarmup,       // the vision projector's start-up buffers
+  kContextExceeded,       // a request longer than the context
 };
 
 // Everything the events say, first value of each key and first event of each kind (the first
@@ -78,6 +88,8 @@ struct Facts {
   std::optional<Stage> frame_stage;      // where the traceback points
   std::optional<Stage> milestone_stage;  // the furthest phase reached before the failure
   Stage stage = Stage::kRuntime;         // frames, else milestones, else load or runtime
+  std::string stage_why;                 // the evidence that decided the stage
+  std::string stage_conflict;            // evidence that points elsewhere ("" when none)
 
   bool has(EventKind k) const { return first[static_cast<size_t>(k)] != nullptr; }
   const LogEvent* first_of(EventKind k) const { return first[static_cast<size_t>(k)]; }
@@ -89,6 +101,15 @@ Facts Gather(const LogScan& scan, const DoctorContext& context);
 
 // Whether a frame's function is one of `names`.
 bool FrameIs(const LogEvent* frame, std::initializer_list<std::string_view> names);
+
+// Where `frames` point: the stage and the frame that decided it; `weak` when only the sampler's
+// files say so (the sampler runs in the warm-up and while serving alike).
+struct FrameStage {
+  Stage stage;
+  const LogEvent* frame;
+  bool weak = false;
+};
+std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& frames);
 
 // The stage `frames` point at, by priority (capture_model calls _dummy_run, and
 // _initialize_kv_caches calls profile_run: the most specific phase wins).

@@ -1,11 +1,17 @@
 // The log scanner (see vramfit/doctor.h): bytes in, events out. One pass, chunked reads, lines
 // cut at a cap; each line is cleaned of ANSI colours, its rank read from the worker prefix, and
-// handed to every reader of the readers table (readers/table.cc) in order. Worker prefixes and
+// handed to every reader of the readers table (readers/table.cc) in order, with the previous
+// line's message joined to it (a message wrapped over two lines). Worker prefixes and
 // timestamps are not stripped: the readers' matches are substring matches.
+//
+// The event cap never drops the failure: routine events (serving metrics, engine markers) are
+// kept only for their first occurrences per rank, and past the cap the last failure events are
+// kept in a bounded tail that is appended at the end.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
+#include <deque>
 #include <map>
 
 #include "doctor/readers/reader.h"
@@ -45,6 +51,46 @@ std::string RankOf(std::string_view s) {
   return "";
 }
 
+// The log prefix of a line: up to the end of the last "] " or "]: " within its first 160 bytes
+// ("(EngineCore pid=1) ERROR 09-08 19:01:04 [core.py:700] ", "[rank0]: "); "" when none.
+size_t PrefixEnd(std::string_view s) {
+  const std::string_view head = s.substr(0, 160);
+  size_t end = 0;
+  for (size_t at = head.find(']'); at != std::string_view::npos; at = head.find(']', at + 1)) {
+    if (at + 1 < s.size() && s[at + 1] == ' ') end = at + 2;
+    if (at + 2 < s.size() && s[at + 1] == ':' && s[at + 2] == ' ') end = at + 3;
+  }
+  return end;
+}
+
+std::string_view TrimSpaces(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// Events that only show the engine is running: kept for their first occurrences per rank.
+bool Routine(EventKind k) {
+  switch (k) {
+    case EventKind::kServing:
+    case EventKind::kVllmV1:
+    case EventKind::kVllmV0:
+    case EventKind::kPrompt:
+    case EventKind::kConfig:
+    case EventKind::kMmHint:
+    case EventKind::kSglangMarker:
+    case EventKind::kOllamaMarker:
+    case EventKind::kTgiMarker:
+    case EventKind::kRequest:
+      return true;
+    default:
+      return false;
+  }
+}
+constexpr uint64_t kRoutinePerRank = 16;
+// Failure events kept past the event cap (the last ones).
+constexpr size_t kTailEvents = 512;
+
 class Scanner final : public doctor::EventSink {
  public:
   Scanner(LogScan* out, const ScanOptions& o) : out_(out), opt_(o) {}
@@ -56,18 +102,22 @@ class Scanner final : public doctor::EventSink {
       ++out_->binary_lines;
       return;
     }
-    const std::string clean = doctor::StripAnsi(raw);
-    line_ = clean;
+    line_ = doctor::StripAnsi(raw);
     rank_ = RankOf(line_);
-    const size_t before = out_->events.size() + out_->dropped_events;
+    const uint64_t before = emitted_;
+    framed_ = false;
     Match();
-    if (out_->events.size() + out_->dropped_events == before && LooksLikeAnError(line_) &&
-        out_->unplaced.size() < 8) {
+    if (emitted_ == before && LooksLikeAnError(line_) && out_->unplaced.size() < 8) {
       out_->unplaced.push_back(fmt::format("line {}: {}", out_->lines, Trim(line_, 160)));
     }
+    prev_ = std::move(line_);
+    prev_framed_ = framed_;
+    prev_number_ = out_->lines;
   }
 
   void Finish() {
+    for (LogEvent& e : tail_) out_->events.push_back(std::move(e));
+    tail_.clear();
     std::vector<std::pair<std::string, uint64_t>> v(engine_counts_.begin(), engine_counts_.end());
     std::stable_sort(v.begin(), v.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -90,24 +140,51 @@ class Scanner final : public doctor::EventSink {
 
   LogEvent& Emit(EventKind kind, const char* engine) override {
     ++engine_counts_[engine];
-    if (out_->events.size() >= opt_.max_events) {
-      ++out_->dropped_events;
-      scratch_ = LogEvent();
-      return scratch_;
-    }
+    ++emitted_;
+    if (kind == EventKind::kFrame || kind == EventKind::kTraceback) framed_ = true;
     LogEvent e;
     e.kind = kind;
     e.engine = engine;
     e.line = out_->lines;
     e.rank = rank_;
     e.text = Trim(line_, 300);
+    if (Routine(kind) && ++routine_[{static_cast<int>(kind), rank_}] > kRoutinePerRank) {
+      ++out_->dropped_events;
+      scratch_ = LogEvent();
+      return scratch_;
+    }
+    if (out_->events.size() >= opt_.max_events) {
+      ++out_->dropped_events;
+      if (Routine(kind)) {
+        scratch_ = LogEvent();
+        return scratch_;
+      }
+      if (tail_.size() >= kTailEvents) tail_.pop_front();
+      tail_.push_back(std::move(e));
+      return tail_.back();
+    }
     out_->events.push_back(std::move(e));
     return out_->events.back();
   }
 
   void Match() {
     if (line_.empty()) return;
-    const doctor::Line line{line_, rank_, this};
+    // The previous line's message and this one's, when this line has the same prefix or none.
+    joined_.clear();
+    if (!prev_.empty() && prev_number_ + 1 == out_->lines) {
+      const size_t p = PrefixEnd(prev_), c = PrefixEnd(line_);
+      // The same prefix, or a shorter one that begins the previous line (journald's or
+      // kubectl's before the engine's own header, which the wrapped part lacks).
+      const bool same = c == 0 || (c <= p && prev_.compare(0, c, line_, 0, c) == 0);
+      const std::string_view a = TrimSpaces(std::string_view(prev_).substr(p));
+      const std::string_view b = TrimSpaces(std::string_view(line_).substr(same ? c : 0));
+      if (same && !a.empty() && !b.empty()) {
+        joined_.reserve(a.size() + b.size() + 1);
+        joined_.append(a).append(" ").append(b);
+      }
+    }
+    const bool ipython = Has(line_, "---->") || Has(line_, "----> ") || Has(line_, "Cell In[");
+    const doctor::Line line{line_, rank_, this, joined_, prev_framed_ || ipython};
     for (const doctor::Reader* r : doctor::Readers()) r->match(line);
   }
 
@@ -115,7 +192,14 @@ class Scanner final : public doctor::EventSink {
   ScanOptions opt_;
   std::string line_;
   std::string rank_;
+  std::string prev_;    // the previous line (cleaned)
+  std::string joined_;  // its message and this line's (see Match)
+  uint64_t prev_number_ = 0;
+  bool framed_ = false, prev_framed_ = false;
+  uint64_t emitted_ = 0;
   LogEvent scratch_;
+  std::deque<LogEvent> tail_;
+  std::map<std::pair<int, std::string>, uint64_t> routine_;
   std::map<std::string, uint64_t> engine_counts_;
 };
 
@@ -154,8 +238,10 @@ Result<LogScan> ScanLog(std::istream& in, const ScanOptions& options) {
       if (c == '\0') binary = true;
       const unsigned char u = static_cast<unsigned char>(c);
       if (u < 0x20 && c != '\t' && c != '\x1b') ++odd;
-      if (line.size() < options.max_line_bytes) line += c;
-      else cut = true;
+      if (line.size() < options.max_line_bytes)
+        line += c;
+      else
+        cut = true;
     }
   }
   if (in.bad()) return Status::InvalidArgument("the log could not be read (I/O error)");

@@ -161,9 +161,51 @@ TEST(LogScan, AFloodOfMatchesStaysBounded) {
   o.max_events = 1000;
   auto s = ScanLog(in, o);
   ASSERT_TRUE(s.ok());
-  EXPECT_EQ(s->events.size(), 1000u);
+  // The cap, then a bounded tail of the last failure-like events (512).
+  EXPECT_EQ(s->events.size(), 1000u + 512u);
   EXPECT_GT(s->dropped_events, 100000u);
   EXPECT_EQ(s->bytes, 16ull << 20);
+}
+
+TEST(LogScan, RoutineLinesNeverEvictTheFailure) {
+  // 50,000 serving-metrics lines, then the failure: the metrics keep their first occurrences
+  // only, and the error is read and diagnosed under a small event cap.
+  std::string log;
+  for (int i = 0; i < 50000; ++i) {
+    log +=
+        "INFO 05-01 10:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 10.0 tokens/s, "
+        "Avg generation throughput: 20.0 tokens/s, Running: 4 reqs\n";
+  }
+  log +=
+      "ERROR 05-01 10:00:01 [core.py:700] torch.OutOfMemoryError: CUDA out of memory. Tried to "
+      "allocate 2.00 GiB. GPU 0 has a total capacity of 79.14 GiB of which 1.00 GiB is free.\n";
+  std::istringstream in(log);
+  ScanOptions o;
+  o.max_events = 100;
+  auto s = ScanLog(in, o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_LE(s->events.size(), 100u + 512u);
+  bool oom = false;
+  for (const LogEvent& e : s->events) oom = oom || e.kind == EventKind::kTorchOom;
+  EXPECT_TRUE(oom);
+  const Diagnosis d = Diagnose(*s);
+  EXPECT_TRUE(d.found);
+  EXPECT_EQ(d.stage, "runtime");
+}
+
+TEST(LogScan, AMessageWrappedOverTwoLinesIsReadWhole) {
+  std::istringstream in(
+      "(EngineCore_DP0 pid=7) ERROR 01-02 03:04:05 [core.py:1] ValueError: To serve at least one "
+      "request with the models's max seq len (1048576),\n"
+      "(EngineCore_DP0 pid=7) ERROR 01-02 03:04:05 [core.py:1] (22.50 GiB KV cache is needed, "
+      "which is larger than the available KV cache memory (17.39 GiB).\n");
+  auto s = ScanLog(in);
+  ASSERT_TRUE(s.ok());
+  const Diagnosis d = Diagnose(*s);
+  EXPECT_EQ(d.stage, "kv_cache");
+  EXPECT_EQ(d.cause, "kv_too_long_context");
+  EXPECT_DOUBLE_EQ(d.numbers.at("max_model_len"), 1048576);
+  EXPECT_NEAR(d.numbers.at("kv_needed_bytes"), 22.5 * 1073741824.0, 1e6);
 }
 
 TEST(LogScan, EventKindsAndValueKeysHaveTheirNames) {

@@ -40,6 +40,91 @@ bool SamplerOom(const Facts& f) {
                      [](const LogEvent* fr) { return FrameIs(fr, {"_dummy_sampler_run"}); });
 }
 
+// The sampler warm-up's message or frame with the profile run's frame (and not the worker's
+// warm-up): the profile run's own sampler pass.
+bool SamplerInProfile(const Facts& f) { return SamplerOom(f) && f.frame_stage == Stage::kProfile; }
+
+// vLLM 0.21+ profiles the CUDA graphs into the KV budget
+// (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): an estimate over a tenth of the card (at least 1 GiB)
+// that leaves no KV memory took it. Graph pools in the validation set stay under 4% of the card.
+bool GraphEstimateAteKv(const Facts& f) {
+  const auto graphs = f.get(Num::kCudagraphBytes);
+  if (!graphs || !f.has(EventKind::kGraphEstimate)) return false;
+  const bool kv_failed =
+      f.has(EventKind::kNoKvMemory) || NegativeKv(f) || f.has(EventKind::kMaxLenError);
+  const double floor = std::max(core::kGiBf, f.total > 0 ? 0.1 * f.total : 0.0);
+  return kv_failed && *graphs >= floor;
+}
+
+// V0's initialize_cache raises for no blocks or for fewer block tokens than max_model_len: with
+// blocks left and no OOM line, the second.
+bool V0MaxLenCheck(const Facts& f) {
+  const auto blocks = f.get(Num::kGpuBlocks);
+  if (!blocks || *blocks <= 0 || f.has(EventKind::kTorchOom) || f.has(EventKind::kCudaOom))
+    return false;
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    return FrameIs(
+        fr, {"initialize_cache", "_raise_if_cache_size_invalid", "raise_if_cache_size_invalid"});
+  });
+}
+
+// Host memory: the kernel's OOM killer, Ollama's system-memory check, a host buffer.
+bool HostOomKill(const Facts& f) {
+  return f.has(EventKind::kHostOomKill) && !f.has(EventKind::kTorchOom);
+}
+bool HostBuffer(const Facts& f) { return f.has(EventKind::kHostBufferFail); }
+// The model's host buffer while loading (llama_model_load).
+bool HostBufferAtLoad(const Facts& f) {
+  return HostBuffer(f) && (f.has(EventKind::kGgmlLoadFail) || f.stage == Stage::kLoad);
+}
+
+// A kernel warm-up's frames at the warm-up stage.
+bool KernelWarmup(const Facts& f) {
+  if (f.stage != Stage::kWarmup) return false;
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    auto it = fr->values.find(Num::kPathIsKernelWarmup);
+    return (it != fr->values.end() && it->second > 0) ||
+           FrameIs(fr, {"kernel_warmup", "deep_gemm_warmup", "flashinfer_autotune"});
+  });
+}
+
+// AutoAWQ's fused modules allocate a KV cache of max_seq_len when the model is built.
+bool FusedAwqCache(const Facts& f) {
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    return FrameIs(fr, {"fuse_layers", "WindowedCache", "QuantAttentionFused", "fuse_attention",
+                        "fuse_transformer"}) ||
+           fr->text.find("(fused/") != std::string::npos;
+  });
+}
+
+// SGLang quantizing on load (--quantization fp8 over a 16-bit checkpoint) loads every 16-bit
+// weight before quantizing: a load failure then is the 16-bit copy.
+bool OnlineQuantLoad(const Facts& f) {
+  return f.stage == Stage::kLoad && f.engine == "sglang" && f.get(Num::kOnlineQuantization);
+}
+
+// Weights offloaded to host memory, and the failure while loading converts them on the GPU.
+bool OffloadConverted(const Facts& f) {
+  if (f.stage != Stage::kLoad || !f.has(EventKind::kCpuOffload)) return false;
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    return FrameIs(fr, {"process_weights_after_loading", "replace_parameter"});
+  });
+}
+// transformers with device_map="auto" offload, failing in generate: accelerate's hooks move the
+// offloaded weights onto the GPU for each forward.
+bool OffloadAtRuntime(const Facts& f) {
+  if (f.stage != Stage::kRuntime || !f.has(EventKind::kOffload)) return false;
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    return FrameIs(fr, {"pre_forward", "set_module_tensor_to_device", "send_to_device"});
+  });
+}
+
+// llama.cpp: the vision projector's start-up warm-up; a request being served.
+bool GgmlFailedAfter(const Facts& f, EventKind milestone) {
+  const LogEvent* m = f.first_of(milestone);
+  return m && (f.oom_line == 0 || m->line <= f.oom_line);
+}
+
 bool NoKvMemory(const Facts& f) {
   return f.has(EventKind::kNoKvMemory) || NegativeKv(f) || f.has(EventKind::kSglangNotEnough);
 }
@@ -56,9 +141,14 @@ bool GgmlCompute(const Facts& f) {
   return GgmlFailed(f) &&
          (f.has(EventKind::kGgmlComputeFail) || f.has(EventKind::kGgmlReserveFail));
 }
+bool GgmlMmWarmup(const Facts& f) {
+  return GgmlFailed(f) && GgmlFailedAfter(f, EventKind::kMmWarmup) &&
+         !GgmlFailedAfter(f, EventKind::kRequest) && !f.has(EventKind::kImage);
+}
 bool GgmlComputeImage(const Facts& f) { return GgmlCompute(f) && f.has(EventKind::kImage); }
 bool GgmlComputeDecode(const Facts& f) {
   if (!GgmlCompute(f)) return false;
+  if (GgmlFailedAfter(f, EventKind::kRequest)) return true;
   const LogEvent* c = f.first_of(EventKind::kGgmlComputeFail);
   if (!c) return false;
   auto it = c->values.find(Num::kDuringDecode);
@@ -224,21 +314,27 @@ double OthersBytes(const Facts& f) {
   return *f.get(Num::kListedProcessBytes) - *f.get(Num::kProcessBytes);
 }
 bool OthersAtLoad(const Facts& f) {
-  return f.stage == Stage::kLoad && f.get(Num::kListedProcessBytes) && f.get(Num::kProcessBytes) &&
-         f.total > 0 && OthersBytes(f) > 0.25 * f.total;
+  const bool starting =
+      f.stage == Stage::kLoad || f.stage == Stage::kProfile || f.stage == Stage::kKvCache;
+  return starting && f.get(Num::kListedProcessBytes) && f.get(Num::kProcessBytes) && f.total > 0 &&
+         OthersBytes(f) > 0.25 * f.total;
 }
 std::string SayOthers(const Facts& f, std::map<std::string, double>* numbers) {
   (*numbers)["other_process_bytes"] = OthersBytes(f);
   return fmt::format("other processes hold {} of the GPU's {}", Gib(OthersBytes(f)), Gib(f.total));
 }
 
-// At runtime PyTorch held at least max(requested, 512 MiB) reserved but unallocated.
+// In any phase, PyTorch held reserved-but-unallocated memory of at least twice the request and
+// at least 1 GiB: the request would have fit in what the caching allocator held had it not been
+// split (expandable segments recover it). A few hundred MiB reserved is the allocator's normal
+// slack, not fragmentation.
 bool Fragmented(const Facts& f) {
   const auto requested = f.get(Num::kRequestedBytes);
   const auto reserved_free = f.get(Num::kReservedUnallocatedBytes);
-  return f.stage == Stage::kRuntime && requested && reserved_free && *requested > 0 &&
-         *reserved_free >= std::max(*requested, 512.0 * core::kMiBf);
+  if (!requested || !reserved_free || *requested <= 0) return false;
+  return *reserved_free >= std::max(2 * *requested, core::kGiBf);
 }
+bool FragmentedPastLoad(const Facts& f) { return f.stage != Stage::kLoad && Fragmented(f); }
 bool RuntimeStaticCache(const Facts& f) {
   return f.stage == Stage::kRuntime && f.has(EventKind::kStaticCache);
 }
@@ -266,6 +362,10 @@ Rule Said(Cause c, Stage s, bool (*when)(const Facts&),
   return {c, s, when, nullptr, say, Words::kNone};
 }
 
+constexpr char kFragmentedText[] =
+    "an allocation failed although PyTorch held more reserved-but-unallocated memory than twice "
+    "the request: fragmentation of the caching allocator";
+
 }  // namespace
 
 const std::vector<Rule>& Rules() {
@@ -276,15 +376,30 @@ const std::vector<Rule>& Rules() {
       // The engine's own error text.
       Worded(C::kKvTooLongContext, S::kKvCache, Seen<E::kMaxLenError>, Words::kMaxLenCheck),
       Worded(C::kOtherProcess, S::kStartup, Seen<E::kStartupError>, Words::kStartupFreeMemory),
-      Worded(C::kSamplerWarmup, S::kProfile, SamplerOom, Words::kSamplerWarmup),
+      Worded(C::kOtherProcess, S::kProfile, Seen<E::kProfilingError>, Words::kProfilingError),
+      Worded(C::kKvTooManySequences, S::kKvCache, Seen<E::kMambaBlocks>, Words::kMambaBlocks),
+      Worded(C::kSamplerWarmup, S::kProfile, SamplerInProfile, Words::kSamplerWarmup),
+      Worded(C::kSamplerWarmup, S::kWarmup, SamplerOom, Words::kSamplerWarmup),
+      Worded(C::kActivationPeak, S::kProfile, Seen<E::kTgiWarmupFail>, Words::kWarmupPrefill),
+      Worded(C::kHostMemory, S::kStartup, Seen<E::kOllamaSystemMemory>, Words::kHostMemory),
+      Worded(C::kKvTooLongContext, S::kRuntime, Seen<E::kContextExceeded>, Words::kContextExceeded),
+      Worded(C::kCudagraphCapture, S::kKvCache, GraphEstimateAteKv, Words::kGraphEstimate),
+      Text(C::kKvTooLongContext, S::kKvCache, V0MaxLenCheck,
+           "V0's initialize_cache check failed with GPU blocks left: one --max-model-len request "
+           "needs more tokens than the blocks hold (# GPU blocks x 16)"),
       Text(C::kKvNoMemory, S::kKvCache, NoKvMemory,
            "nothing is left for the KV cache: the weights and the profiled activation peak use the "
            "whole --gpu-memory-utilization budget"),
       Text(C::kKvTooLongContext, S::kKvCache, KvTooSmall,
            "the KV cache holds fewer tokens than one --max-model-len request (# GPU blocks x 16 "
            "tokens)"),
-      // llama.cpp's failed allocations.
+      // llama.cpp's KV buffer (also in host memory), then host memory in the phase the
+      // evidence shows, then llama.cpp's other failed allocations.
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlKv, Words::kKvBuffer),
+      Worded(C::kHostMemory, S::kLoad, HostBufferAtLoad, Words::kHostMemory),
+      {C::kHostMemory, S::kLoad, HostBuffer, nullptr, nullptr, Words::kHostMemory, true},
+      {C::kHostMemory, S::kLoad, HostOomKill, nullptr, nullptr, Words::kHostMemory, true},
+      Worded(C::kMultimodalEncoder, S::kProfile, GgmlMmWarmup, Words::kProjectorWarmup),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlComputeImage, Words::kImageComputeBuffer),
       Worded(C::kComputeBuffer, S::kRuntime, GgmlComputeDecode, Words::kDecodeComputeBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlCompute, Words::kContextComputeBuffer),
@@ -292,7 +407,14 @@ const std::vector<Rule>& Rules() {
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.
       Worded(C::kKvTooManySequences, S::kRuntime, Seen<E::kSglangTokenOom>, Words::kTokenPool),
+      // Other processes holding a quarter of the card during start-up.
+      {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
+      // Fragmentation, in any phase: the allocator held what was asked.
+      {C::kFragmentation, S::kRuntime, FragmentedPastLoad, kFragmentedText, nullptr, Words::kNone,
+       true},
       // By stage.
+      Worded(C::kKernelWarmup, S::kWarmup, KernelWarmup, Words::kKernelWarmup),
+      Worded(C::kSamplerWarmup, S::kWarmup, At<S::kWarmup>, Words::kSamplerWarmup),
       Worded(C::kCudagraphCapture, S::kCudaGraph, At<S::kCudaGraph>, Words::kGraphCapture),
       Text(C::kKvNoMemory, S::kKvCache, At<S::kKvCache>,
            "allocating the KV cache ran out of memory: what was measured as free at profiling was "
@@ -301,6 +423,15 @@ const std::vector<Rule>& Rules() {
       Text(C::kActivationPeak, S::kProfile, At<S::kProfile>,
            "the profile run ran out of memory: a forward pass over max_num_batched_tokens tokens "
            "does not fit next to the weights"),
+      Text(C::kStaticCache, S::kLoad, FusedAwqCache,
+           "AutoAWQ's fused modules (fuse_layers=True) allocate a KV cache of max_seq_len for "
+           "every layer while the model is built"),
+      Text(C::kDequantizedCopy, S::kLoad, OnlineQuantLoad,
+           "SGLang quantizes on load (--quantization fp8 over a 16-bit checkpoint): it loads the "
+           "16-bit weights first, and those do not fit although the FP8 result would"),
+      Text(C::kOffloadDequantized, S::kLoad, OffloadConverted,
+           "weights offloaded to host memory were converted after loading (repacked or "
+           "dequantized) and the converted copies were placed on the GPU"),
       Worded(C::kUnshardedSlice, S::kLoad, BackendSharded, Words::kBackendUnsharded),
       Worded(C::kFp16Fallback, S::kLoad, Backend, Words::kBackendUnquantized),
       Said(C::kDequantizedCopy, S::kLoad, DequantizedCopy, SayDequantized),
@@ -308,16 +439,16 @@ const std::vector<Rule>& Rules() {
       Said(C::kWeightsTooLarge, S::kLoad, ModelTooLarge, SayModelTooLarge),
       Said(C::kFp16Fallback, S::kLoad, ModelUnquantized, SayModelUnquantized),
       Said(C::kWeightsTooLarge, S::kLoad, NameTooLarge, SayNameTooLarge),
-      Said(C::kOtherProcess, S::kLoad, OthersAtLoad, SayOthers),
+      Text(C::kFragmentation, S::kLoad, Fragmented, kFragmentedText),
       Text(C::kWeightsTooLarge, S::kLoad, At<S::kLoad>,
            "loading the weights ran out of memory: the weights (and their load-time copies) do not "
            "fit on each GPU"),
       Text(C::kOtherProcess, S::kStartup, At<S::kStartup>,
            "start-up ran out of memory before loading: something else holds memory on the GPU"),
       // What is left is at runtime.
-      Text(C::kFragmentation, S::kRuntime, Fragmented,
-           "a runtime allocation failed although PyTorch held more reserved-but-unallocated memory "
-           "than it asked for: fragmentation of the caching allocator"),
+      Text(C::kOffloadDequantized, S::kRuntime, OffloadAtRuntime,
+           "device_map=\"auto\" offloaded layers, and generate moves each offloaded layer's "
+           "weights onto the GPU for its forward: the GPU holds them next to the resident ones"),
       Text(C::kStaticCache, S::kRuntime, RuntimeStaticCache,
            "generation with a static cache reserves the whole max length for every sequence up "
            "front"),
@@ -340,7 +471,29 @@ const Rule& Classify(const Facts& f, Diagnosis* d) {
       break;
     }
   }
-  d->stage = StageName(match->stage);
+  const Stage stage = match->stage_from_facts ? f.stage : match->stage;
+  d->stage = StageName(stage);
+  // What decided the stage: the rule's own evidence (the engine's error text) when it fixes the
+  // stage, else the frames or milestones; and what points elsewhere.
+  const LogEvent* oom = nullptr;
+  for (const LogEvent* e : f.first) {
+    if (e && e->line == f.oom_line && (!oom || e->kind != EventKind::kTorchOom)) oom = e;
+  }
+  // The engine's own error line (not PyTorch's allocator message) fixes the stage.
+  const bool own_text = oom && oom->kind != EventKind::kTorchOom &&
+                        oom->kind != EventKind::kCudaOom && !match->stage_from_facts;
+  if (!own_text && (match->stage_from_facts || stage == f.stage)) {
+    d->stage_evidence = f.stage_why;
+    if (!f.stage_conflict.empty()) d->notes.push_back("stage: " + f.stage_conflict);
+  } else {
+    d->stage_evidence =
+        oom ? fmt::format("the error text at line {} ({})", oom->line, EventKindName(oom->kind))
+            : "the failure's own lines";
+    if ((f.frame_stage || f.milestone_stage) && stage != f.stage) {
+      d->notes.push_back(fmt::format("stage: the error text says {}; {} would say {}",
+                                     StageName(stage), f.stage_why, StageName(f.stage)));
+    }
+  }
   d->cause = CauseName(match->cause);
   d->summary = match->summary ? std::string(match->summary)
                : match->say   ? match->say(f, &d->numbers)

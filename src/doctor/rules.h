@@ -22,6 +22,9 @@ struct Rule {
   const char* summary = nullptr;
   std::string (*say)(const Facts& f, std::map<std::string, double>* numbers) = nullptr;
   Words words = Words::kNone;
+  // The stage is where the evidence points (Facts::stage), not `stage`: a cause that can strike
+  // in any phase (fragmentation, host memory).
+  bool stage_from_facts = false;
 };
 
 // Every rule, in the order they are tried.

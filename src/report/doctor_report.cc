@@ -26,14 +26,15 @@ std::string RenderDoctorText(const Diagnosis& d, const LogScan& scan) {
   if (!d.found) {
     out += fmt::format(
         "nothing recognised in {} lines ({} bytes): no out-of-memory error, KV-cache error or "
-        "memory "
-        "profile of vLLM, SGLang, llama.cpp, transformers or PyTorch\n",
+        "memory profile of vLLM, SGLang, llama.cpp, Ollama, TGI, transformers or PyTorch\n",
         scan.lines, scan.bytes);
     for (const auto& u : scan.unplaced) out += fmt::format("  not placed: {}\n", u);
+    for (const auto& n : d.notes) out += fmt::format("note: {}\n", n);
     return out;
   }
   out += fmt::format("engine: {}\nstage:  {}\ncause:  {}\n  {}\n",
                      d.engine.empty() ? "unknown" : d.engine, d.stage, d.cause, d.summary);
+  if (!d.stage_evidence.empty()) out += fmt::format("  stage from: {}\n", d.stage_evidence);
   if (!d.numbers.empty()) {
     out += "numbers:\n";
     for (const auto& [k, v] : d.numbers) out += fmt::format("  {:<28} {}\n", k, Value(k, v));
@@ -64,6 +65,7 @@ std::string RenderDoctorJson(const Diagnosis& d, const LogScan& scan) {
   j["stage"] = d.found ? nlohmann::ordered_json(d.stage) : nlohmann::ordered_json(nullptr);
   j["cause"] = d.found ? nlohmann::ordered_json(d.cause) : nlohmann::ordered_json(nullptr);
   j["summary"] = d.summary;
+  j["stage_evidence"] = d.stage_evidence;
   nlohmann::ordered_json numbers = nlohmann::ordered_json::object();
   for (const auto& [k, v] : d.numbers) {
     if (IsBytes(k)) numbers[k] = static_cast<int64_t>(v);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "doctor/readers/reader.h"
 #include "vramfit/advice.h"
@@ -25,7 +26,8 @@ void Match(const Line& line) {
     e.values[Num::kHost] = Has(s, "cpu_buffer") ? 1 : 0;
   }
   if (Has(s, "alloc_tensor_range: failed") ||
-      (Has(s, "llama_model_load") && Has(s, "unable to allocate"))) {
+      ((Has(s, "llama_model_load") || Has(s, "error loading model")) &&
+       Has(s, "unable to allocate"))) {
     line.Emit(EventKind::kGgmlLoadFail, kEngine);
   }
   if (Has(s, "failed to allocate buffer for kv cache") || Has(s, "llama_kv_cache_init() failed") ||
@@ -55,13 +57,44 @@ void Match(const Line& line) {
       Has(s, "sched_reserve") || Has(s, "graph_reserve")) {
     line.Emit(EventKind::kGgmlContextInit, kEngine);
   }
-  if (Has(s, "processing image") || Has(s, "encoding image") || Has(s, "clip_model_load") ||
-      Has(s, "mtmd")) {
+  // A host buffer (system RAM, pinned CUDA_Host memory) that could not be allocated.
+  if ((Has(s, "failed to allocate") || Has(s, "unable to allocate")) &&
+      (Has(s, "CPU buffer") || Has(s, "CUDA_Host buffer") || Has(s, "cpu_buffer_type"))) {
+    line.Emit(EventKind::kHostBufferFail, kEngine);
+  }
+  // An image of a request being encoded, against the projector's start-up (load, warm-up).
+  if (Has(s, "processing image") || Has(s, "encoding image") || Has(s, "image slice") ||
+      Has(s, "image/slice") || Has(s, "encode_image") || Has(s, "image_batch_encode") ||
+      Has(s, "mtmd_helper_eval")) {
     line.Emit(EventKind::kImage, kEngine);
+  } else if (Has(s, "clip_model_load") || Has(s, "clip_model_loader") || Has(s, "mtmd_init") ||
+             Has(s, "alloc_compute_meta") || Has(s, "loaded multimodal model") ||
+             (Has(s, "warmup") && (Has(s, "clip") || Has(s, "mtmd") || Has(s, "projector")))) {
+    line.Emit(EventKind::kMmWarmup, kEngine);
+  }
+  // A request being served: llama-server's slots (also Ollama's runner).
+  if (Has(s, "launch_slot_") || Has(s, "slot update_slots") || Has(s, "prompt processing") ||
+      Has(s, "new prompt, n_ctx_slot")) {
+    line.Emit(EventKind::kRequest, kEngine);
+  }
+  // --fit: the parameters fitted to free device memory (the projector is not counted).
+  // "llama_params_fit_impl: context size reduced from 262144 to 16384 -> need ... MiB less".
+  if (Has(s, "llama_params_fit") || Has(s, "fitting params to device memory")) {
+    auto& e = line.Emit(EventKind::kFitAdjust, kEngine);
+    if (Has(s, "context size reduced from")) {
+      size_t end = 0;
+      Set(e, Num::kMaxModelLen, NumberAfter(s, "context size reduced from", 0, &end));
+      if (end) Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, " to ", end));
+    }
+  }
+  // llama-server's answer to a prompt longer than its context.
+  if (Has(s, "exceeds the available context size") || Has(s, "exceed_context_size_error")) {
+    auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
+    Set(e, Num::kPromptTokens, NumberAfter(s, "n_prompt_tokens\":"));
   }
 }
 
-std::string Say(Words rule, const Facts&) {
+std::string Say(Words rule, const Facts& f) {
   switch (rule) {
     case Words::kKvBuffer:
       return "llama.cpp could not allocate the KV cache for the context (-c / n_ctx)";
@@ -74,6 +107,25 @@ std::string Say(Words rule, const Facts&) {
              "worst-case graph for n_batch/n_ubatch)";
     case Words::kImageBuffer:
       return "encoding an image (mtmd/clip) needed a buffer that does not fit";
+    case Words::kProjectorWarmup:
+      return f.has(EventKind::kFitAdjust)
+                 ? "--fit sized the model and context to the free memory without the vision "
+                   "projector; the projector's buffers (its warm-up) then did not fit"
+                 : "the vision projector's start-up buffers (its warm-up reservation) do not "
+                   "fit next to the model and the context";
+    case Words::kContextExceeded: {
+      const auto from = f.get(Num::kMaxModelLen), to = f.get(Num::kEstimatedMaxModelLen);
+      if (f.has(EventKind::kFitAdjust) && from && to) {
+        return fmt::format(
+            "--fit reduced the context from {:.0f} to {:.0f} tokens to fit the free memory; a "
+            "request longer than that is refused",
+            *from, *to);
+      }
+      return "a request is longer than the server's context (-c / n_ctx, per slot with -np)";
+    }
+    case Words::kHostMemory:
+      return "a host buffer (system RAM or pinned CUDA_Host memory) could not be allocated for "
+             "the part of the model kept on the CPU";
     case Words::kWeightBuffer:
       return "llama.cpp could not allocate the model's weight buffer on the GPU: the layers "
              "offloaded to it (-ngl) do not fit";
@@ -85,6 +137,15 @@ std::string Say(Words rule, const Facts&) {
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   switch (cause) {
     case Cause::kKvTooLongContext: {
+      if (f.has(EventKind::kContextExceeded)) {
+        const auto from = f.get(Num::kMaxModelLen);
+        AddFix(d, from ? fmt::format("--fit-ctx {:.0f}", *from) : std::string("--fit-ctx N"),
+               "the least context --fit may set: it moves layers to the CPU instead");
+        AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa)",
+               "a quantized KV cache: about twice the context in the same memory");
+        AddFix(d, "-np 1", "one slot gets the whole context");
+        return true;
+      }
       const auto len = f.get(Num::kMaxModelLen);
       AddFix(
           d,
@@ -100,13 +161,37 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, "--fit on (or -ngl lower / --tensor-split)",
              "keeps the layers that do not fit in host memory");
       return true;
+    case Cause::kMultimodalEncoder:
+      if (d->stage == "profile") {
+        AddFix(d, "--no-mmproj-offload", "keeps the vision projector on the CPU");
+        if (f.has(EventKind::kFitAdjust)) {
+          const double need = f.get(Num::kRequestedBytes).value_or(1024.0 * 1024 * 1024);
+          AddFix(d, fmt::format("--fit-target {:.0f}", 1024 + std::ceil(need / (1 << 20))),
+                 "a larger free-memory margin per device (MiB) for what --fit does not count");
+        } else {
+          AddFix(d, "-ngl lower", "fewer layers on the GPU leave room for the projector");
+        }
+      } else {
+        AddFix(d, "smaller images (--image-max-tokens lower where supported) or -ngl lower",
+               "the encoder's buffers grow with the image's pixels");
+      }
+      return true;
+    case Cause::kHostMemory:
+      AddFix(d, "free system RAM (or keep mmap on: no --no-mmap), or -ngl higher",
+             "less of the model held in host memory");
+      AddFix(d, "GGML_CUDA_NO_PINNED=1", "plain host memory instead of pinned CUDA_Host buffers");
+      return true;
     case Cause::kComputeBuffer:
       AddFix(d, "-ub 256 (a smaller micro-batch) and -b 512",
              "the compute buffer grows with n_ubatch");
       AddFix(d, "-c lower or --no-kv-offload", "leaves more device memory for compute buffers");
       return true;
-    default:
+    case Cause::kFragmentation:
       return false;
+    default:
+      AddFix(d, "-ngl lower (or --fit on)", "fewer layers on the GPU leave room for the rest");
+      AddFix(d, "-c lower", "a smaller KV cache and compute buffer");
+      return true;
   }
 }
 
@@ -116,7 +201,8 @@ const Reader& LlamaCppReader() {
   static const Reader kReader = {
       .engine = kEngine,
       .match = Match,
-      .milestones = {{EventKind::kGgmlModelBuffer, Stage::kKvCache}},
+      .milestones = {{EventKind::kGgmlModelBuffer, Stage::kKvCache},
+                     {EventKind::kRequest, Stage::kRuntime}},
       .fixes = Fixes,
       .words = Say,
   };

@@ -11,11 +11,23 @@ namespace {
 
 constexpr char kEngine[] = "pytorch";
 
+// The parts of the allocator's message that may follow "Tried to allocate" on a wrapped line.
+bool ContinuesOom(std::string_view s) {
+  return Has(s, "Of the allocated memory") || Has(s, "reserved by PyTorch but unallocated") ||
+         Has(s, "memory in use") || Has(s, "total capacity") || Has(s, "already allocated");
+}
+
 // "Tried to allocate X ...": true when the line is one (no other PyTorch line is then read).
+// A message wrapped after "Tried to allocate" is read again from the two lines joined.
 bool MatchAllocatorOom(const Line& line) {
-  const std::string_view s = line.text;
-  const size_t tried = s.find("Tried to allocate");
-  if (tried == std::string_view::npos) return false;
+  std::string_view s = line.text;
+  size_t tried = s.find("Tried to allocate");
+  if (tried == std::string_view::npos) {
+    if (line.joined.empty() || !ContinuesOom(s)) return false;
+    s = line.joined;
+    tried = s.find("Tried to allocate");
+    if (tried == std::string_view::npos) return false;
+  }
   auto& e = line.Emit(EventKind::kTorchOom, kEngine);
   Set(e, Num::kRequestedBytes, BytesAfter(s, "Tried to allocate", tried));
   if (Has(s, "total capacity of")) {  // PyTorch >= 2.1
@@ -59,36 +71,96 @@ bool MatchAllocatorOom(const Line& line) {
   return true;
 }
 
+// The package a frame's file lies in, and the phases only some files run.
+void TagPath(std::string_view path, LogEvent& e) {
+  e.values[Num::kPathHasSglang] = Has(path, "sglang") ? 1 : 0;
+  e.values[Num::kPathHasVllm] = Has(path, "vllm/") ? 1 : 0;
+  e.values[Num::kPathHasTransformers] =
+      Has(path, "transformers/") || Has(path, "accelerate/") || Has(path, "/awq/") ? 1 : 0;
+  // torch/cuda/graphs.py allocates only while capturing (replay allocates nothing); vLLM's
+  // compilation backends are not tagged: they also run uncaptured shapes while serving.
+  if (Has(path, "torch/cuda/graphs.py")) e.values[Num::kPathIsGraphCapture] = 1;
+  // vLLM's kernel warm-ups (DeepGEMM, FlashInfer autotuning) run from compile_or_warm_up_model.
+  if (Has(path, "model_executor/warmup/")) e.values[Num::kPathIsKernelWarmup] = 1;
+  if (Has(path, "vllm/v1/sample/") || Has(path, "vllm/model_executor/layers/sampler.py") ||
+      Has(path, "v1/worker/gpu/sample/")) {
+    e.values[Num::kPathIsSampler] = 1;
+  }
+}
+
+// A traceback frame: Python's `File "path", line N, in fn` (also wrapped, the path's tail
+// starting the line), IPython's `File path:N, in Class.fn(args)`.
+bool MatchFrame(const Line& line) {
+  const std::string_view s = line.text;
+  size_t path_at = std::string_view::npos, path_end = std::string_view::npos;
+  size_t file = s.find("File \"");
+  if (file != std::string_view::npos) {
+    path_at = file + 6;
+    path_end = s.find('"', path_at);
+  } else if (size_t tail = s.find(".py\", line "); tail != std::string_view::npos) {
+    const size_t b = s.rfind(' ', tail);
+    path_at = b == std::string_view::npos ? 0 : b + 1;
+    path_end = tail + 3;
+  } else if (size_t ip = s.find("File "); ip != std::string_view::npos && Has(s, ".py:")) {
+    path_at = ip + 5;
+    path_end = s.find(".py:", path_at);
+    if (path_end != std::string_view::npos) path_end += 3;
+  }
+  if (path_at == std::string_view::npos || path_end == std::string_view::npos) return false;
+  const size_t in = s.find(", in ", path_end);
+  if (in == std::string_view::npos) return false;
+  size_t b = in + 5, end = b;
+  while (end < s.size() && end - b < 120 && s[end] != ' ' && s[end] != '\r' && s[end] != '(') ++end;
+  std::string_view fn = s.substr(b, end - b);
+  if (end < s.size() && s[end] == '(') {  // IPython: "GenerationMixin.generate(self, ..."
+    if (size_t dot = fn.rfind('.'); dot != std::string_view::npos) fn.remove_prefix(dot + 1);
+  }
+  auto& e = line.Emit(EventKind::kFrame, kEngine);
+  e.text = std::string(fn);
+  const std::string_view path = s.substr(path_at, path_end - path_at);
+  TagPath(path, e);
+  const size_t slash = path.rfind('/');
+  e.text +=
+      " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
+  return true;
+}
+
+// The caching allocator's limit message (a per-process memory fraction), one key a line or
+// all on one: "Allocation on device 0 would exceed allowed memory. (out of memory)",
+// "Currently allocated     : 16.08 GiB", "Requested               : 4.83 GiB",
+// "Device limit            : 22.20 GiB".
+bool MatchAllocatorLimit(const Line& line) {
+  const std::string_view s = line.text;
+  const bool head = Has(s, "would exceed allowed memory");
+  const bool item = Has(s, "Currently allocated") || Has(s, "Requested  ") ||
+                    Has(s, "Device limit") || Has(s, "Requested :");
+  if (!head && !item) return false;
+  auto& e = line.Emit(EventKind::kTorchOom, kEngine);
+  Set(e, Num::kAllocatedBytes, BytesAfter(s, "Currently allocated"));
+  if (size_t at = s.find("Requested"); at != std::string_view::npos) {
+    Set(e, Num::kRequestedBytes, BytesAfter(s, ":", at));
+  }
+  if (size_t at = s.find("Device limit"); at != std::string_view::npos) {
+    Set(e, Num::kTotalBytes, BytesAfter(s, ":", at));
+  }
+  return true;
+}
+
 void Match(const Line& line) {
   const std::string_view s = line.text;
   if (MatchAllocatorOom(line)) return;
+  if (MatchAllocatorLimit(line)) return;
+  // The kernel's OOM killer (host memory): "Out of memory: Killed process 1234 (python)".
+  if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
+      Has(s, "invoked oom-killer")) {
+    line.Emit(EventKind::kHostOomKill, kEngine);
+  }
   if (Has(s, "CUDA error: out of memory") || Has(s, "cudaErrorMemoryAllocation") ||
       (Has(s, "CUDA out of memory") && !Has(s, "warming up sampler")) ||
       Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError")) {
     line.Emit(EventKind::kCudaOom, kEngine);
   }
-  const size_t file = s.find("File \"");
-  if (file != std::string_view::npos) {
-    const size_t in = s.find(", in ", file);
-    if (in != std::string_view::npos) {
-      auto& e = line.Emit(EventKind::kFrame, kEngine);
-      size_t b = in + 5, end = b;
-      while (end < s.size() && end - b < 120 && s[end] != ' ' && s[end] != '\r') ++end;
-      e.text = std::string(s.substr(b, end - b));
-      const size_t q = s.find('"', file + 6);
-      if (q != std::string_view::npos) {
-        std::string_view path = s.substr(file + 6, q - file - 6);
-        const size_t slash = path.rfind('/');
-        e.values[Num::kPathHasSglang] = Has(path, "sglang") ? 1 : 0;
-        e.values[Num::kPathHasVllm] = Has(path, "vllm/") ? 1 : 0;
-        e.values[Num::kPathHasTransformers] =
-            Has(path, "transformers/") || Has(path, "accelerate/") ? 1 : 0;
-        e.text += " (" +
-                  std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) +
-                  ")";
-      }
-    }
-  }
+  const bool frame = MatchFrame(line);
   if (Has(s, "Traceback (most recent call last)")) line.Emit(EventKind::kTraceback, kEngine);
   // "Exception in worker ... while processing method determine_num_available_blocks."
   if (Has(s, "while processing method ")) {
@@ -100,8 +172,9 @@ void Match(const Line& line) {
     e.text = std::string(s.substr(b, end - b));
   }
   // The code line under a frame: "model = AutoModelForCausalLM.from_pretrained(...)",
-  // "model.generate(": a frame of transformers' API.
-  if (file == std::string_view::npos) {
+  // "model.generate(": a frame of transformers' API. Only inside a traceback: a notebook cell's
+  // source pasted above it says what ran, not where it failed.
+  if (!frame && line.after_frame) {
     for (const char* call : {".from_pretrained(", ".generate(", "load_checkpoint_and_dispatch("}) {
       if (Has(s, call)) {
         auto& e = line.Emit(EventKind::kFrame, "transformers");

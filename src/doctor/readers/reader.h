@@ -37,6 +37,13 @@ struct Line {
   std::string_view text;  // cleaned of ANSI colours; never empty
   std::string_view rank;  // "rank1", "TP0" or "" (recorded on each event by the scanner)
   EventSink* sink;
+  // The previous line's message and this one's, joined by a space, when this line may continue
+  // it (the same log prefix, or none): a message wrapped by a terminal or a log collector.
+  // Empty otherwise. Readers look here only for a message that neither line holds whole.
+  std::string_view joined = {};
+  // The previous line was a traceback frame (or this is an IPython "---->" line): a code line
+  // here is part of the traceback, not of a notebook cell's source.
+  bool after_frame = false;
 
   LogEvent& Emit(EventKind kind, const char* engine) const { return sink->Emit(kind, engine); }
 };
@@ -93,6 +100,9 @@ struct Reader {
   // Its fixes and words serve the engines without their own, and it rebuilds the plan of a log
   // whose engine is not recognised (vLLM's, as before the table).
   bool is_default = false;
+  // The engine it runs on (Ollama runs llama.cpp): a log with this reader's events is this
+  // engine's even where the wrapped engine's lines are more.
+  const char* wraps = nullptr;
 };
 
 // Every reader, in the order each line is matched.
@@ -112,6 +122,8 @@ const Reader& SglangReader();
 const Reader& LlamaCppReader();
 const Reader& TransformersReader();
 const Reader& NvidiaSmiReader();
+const Reader& OllamaReader();
+const Reader& TgiReader();
 const Reader& HintsReader();
 
 }  // namespace vramfit::doctor

@@ -41,6 +41,13 @@ void Match(const Line& line) {
   if (Has(s, "mem_fraction_static=") || Has(s, "sglang.launch_server")) {
     auto& e = line.Emit(EventKind::kSglangMarker, kEngine);
     Set(e, Num::kMemFractionStatic, NumberAfter(s, "mem_fraction_static="));
+    // Quantization on load: the server arguments' quantization='fp8' (or --quantization fp8).
+    if (Has(s, "quantization='fp8'") || Has(s, "--quantization fp8")) {
+      e.values[Num::kOnlineQuantization] = 1;
+    }
+  }
+  if (Has(s, "Capture draft cuda graph begin") || Has(s, "Capture draft extend cuda graph")) {
+    line.Emit(EventKind::kGraphBegin, kEngine);
   }
 }
 
@@ -69,8 +76,32 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, "--max-running-requests lower (or --mem-fraction-static higher)",
              "fewer sequences share the token pool");
       return true;
-    default:
+    case Cause::kCudagraphCapture:
+      AddFix(d, "--cuda-graph-max-bs 16 (or --disable-cuda-graph)",
+             "fewer and smaller captured batches (EAGLE drafts capture their own graphs too)");
+      AddFix(d, "--mem-fraction-static lower by 0.05",
+             "leaves more memory outside the static pool for the graphs");
+      return true;
+    case Cause::kKvTooLongContext:
+      AddFix(d, "--context-length lower", "a shorter context needs fewer KV tokens per request");
+      AddFix(d, "--kv-cache-dtype fp8_e5m2", "about half the KV bytes per token");
+      return true;
+    case Cause::kWeightsTooLarge:
+    case Cause::kDequantizedCopy:
+      AddFix(d, "--tp 2 (or more GPUs)", "each GPU loads a share of the weights");
+      AddFix(d, "a checkpoint already quantized (FP8/AWQ/GPTQ) instead of --quantization on load",
+             "online quantization loads the 16-bit weights first");
+      return true;
+    case Cause::kMultimodalEncoder:
+      AddFix(d, "smaller images (--mm-max-pixels where supported) or --mem-fraction-static lower",
+             "the vision encoder's activations grow with pixels, outside the static pool");
+      return true;
+    case Cause::kFragmentation:
       return false;
+    default:
+      AddFix(d, "--mem-fraction-static lower by 0.05",
+             "more memory outside the static pool for activations and buffers");
+      return true;
   }
 }
 

@@ -10,7 +10,8 @@ namespace vramfit::doctor {
 const std::vector<const Reader*>& Readers() {
   static const std::vector<const Reader*> kReaders = {
       &VllmReader(),         &PytorchReader(),   &SglangReader(), &LlamaCppReader(),
-      &TransformersReader(), &NvidiaSmiReader(), &HintsReader(),
+      &TransformersReader(), &NvidiaSmiReader(), &OllamaReader(),  &TgiReader(),
+      &HintsReader(),
   };
   return kReaders;
 }

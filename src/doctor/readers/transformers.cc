@@ -1,6 +1,8 @@
 // transformers' log reader (readers/reader.h): a static KV cache and device_map="auto" offload
 // lines (the code lines calling from_pretrained/generate are read with PyTorch's frames). Its
 // fixes: the static cache's, and PyTorch's for the rest (transformers runs on it).
+#include <algorithm>
+
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
@@ -20,13 +22,39 @@ void Match(const Line& line) {
   }
 }
 
+bool EagerAttention(const Facts& f) {
+  return std::any_of(f.frames.begin(), f.frames.end(),
+                     [](const LogEvent* fr) { return FrameIs(fr, {"eager_attention_forward"}); });
+}
+
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   if (cause == Cause::kStaticCache) {
+    if (d->stage == "load") {  // AutoAWQ's fused modules
+      AddFix(d, "from_quantized(..., fuse_layers=False) or a smaller max_seq_len",
+             "the fused modules' cache is batch x max_seq_len for every layer, allocated at load");
+      return true;
+    }
     AddFix(d, "cache_implementation=\"dynamic\" (or a smaller max_cache_len)",
            "a static cache reserves batch x max length of KV up front");
     return true;
   }
-  return PytorchReader().fixes(cause, f, d);
+  if (cause == Cause::kOffloadDequantized) {
+    AddFix(d, "max_memory={0: \"<less than the card>\", \"cpu\": \"...\"} in from_pretrained",
+           "leaves room on the GPU for the offloaded layers moved in for each forward");
+    AddFix(d, "a quantized checkpoint that fits on the GPU whole",
+           "no offloaded layers to move in at generate time");
+    return true;
+  }
+  if (cause == Cause::kActivationPeak && EagerAttention(f)) {
+    AddFix(d, "attn_implementation=\"sdpa\" (or \"flash_attention_2\") in from_pretrained",
+           "eager attention materialises the full heads x length x length score matrix; SDPA and "
+           "flash attention do not");
+  }
+  if (cause == Cause::kFragmentation) return false;
+  if (PytorchReader().fixes(cause, f, d)) return true;
+  AddFix(d, "a smaller batch, shorter inputs or device_map=\"auto\" with max_memory",
+         "less on the GPU at once");
+  return true;
 }
 
 }  // namespace

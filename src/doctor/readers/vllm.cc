@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 
 #include "core/units.h"
@@ -106,6 +107,32 @@ void MatchProfile(const Line& line) {
   }
 }
 
+bool IsMaxLenError(std::string_view s) {
+  return (Has(s, "max seq len (") || Has(s, "max_model_len (")) &&
+         (Has(s, "larger than the maximum number of tokens") || Has(s, "KV cache is needed"));
+}
+
+void MaxLenError(const Line& line, std::string_view s) {
+  auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
+  Set(e, Num::kMaxModelLen,
+      NumberAfter(s, Has(s, "max seq len (") ? "max seq len (" : "max_model_len ("));
+  if (Has(s, "stored in KV cache (")) {
+    Set(e, Num::kKvCacheTokens, NumberAfter(s, "stored in KV cache ("));
+  }
+  if (Has(s, "KV cache is needed")) {
+    size_t at = s.find("KV cache is needed");
+    size_t open = s.rfind('(', at);
+    // "(1048576), 22.5 GiB KV cache is needed": the bytes follow the length's parenthesis.
+    if (open != std::string_view::npos) {
+      auto need = BytesAfter(s, "(", open);
+      if (!need) need = BytesAfter(s, "),", open);
+      Set(e, Num::kKvNeededBytes, need);
+    }
+    Set(e, Num::kKvCacheBytes, BytesAfter(s, "available KV cache memory ("));
+  }
+  Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, "estimated maximum model length is"));
+}
+
 void MatchKvCache(const Line& line) {
   const std::string_view s = line.text;
   MatchOneValue(
@@ -127,23 +154,26 @@ void MatchKvCache(const Line& line) {
         : Has(s, "# cuda blocks:") ? NumberAfter(s, "# cuda blocks:")
                                    : NumberAfter(s, "# CUDA blocks:"));
   }
-  if ((Has(s, "max seq len (") || Has(s, "max_model_len (")) &&
-      (Has(s, "larger than the maximum number of tokens") || Has(s, "KV cache is needed"))) {
+  // The max-length check, also wrapped over two lines (read from the two joined).
+  if (IsMaxLenError(s)) {
+    MaxLenError(line, s);
+  } else if (!line.joined.empty() && IsMaxLenError(line.joined)) {
+    MaxLenError(line, line.joined);
+  } else if (Has(s, "the estimated maximum model length is")) {
+    // The error's last sentence on a line of its own.
     auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
-    Set(e, Num::kMaxModelLen,
-        NumberAfter(s, Has(s, "max seq len (") ? "max seq len (" : "max_model_len ("));
-    if (Has(s, "stored in KV cache (")) {
-      Set(e, Num::kKvCacheTokens, NumberAfter(s, "stored in KV cache ("));
-    }
-    if (Has(s, "KV cache is needed")) {
-      size_t at = s.find("KV cache is needed");
-      size_t open = s.rfind('(', at);
-      if (open != std::string_view::npos) {
-        Set(e, Num::kKvNeededBytes, BytesAfter(s, "(", open));
-      }
-      Set(e, Num::kKvCacheBytes, BytesAfter(s, "available KV cache memory ("));
-    }
-    Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, "estimated maximum model length is"));
+    Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, "the estimated maximum model length is"));
+  }
+  // Hybrid models (V1 0.10+): one Mamba state block per running sequence, from the KV budget.
+  if (Has(s, "exceeds available Mamba cache blocks")) {
+    auto& e = line.Emit(EventKind::kMambaBlocks, kEngine);
+    Set(e, Num::kMaxNumSeqs, NumberAfter(s, "max_num_seqs ("));
+    Set(e, Num::kMambaBlocks, NumberAfter(s, "available Mamba cache blocks ("));
+  }
+  // The profiler's check that free memory did not grow while it measured (V1).
+  if (Has(s, "Error in memory profiling")) {
+    auto& e = line.Emit(EventKind::kProfilingError, kEngine);
+    Set(e, Num::kFreeBytes, BytesAfter(s, "current free memory"));
   }
   if (Has(s, "No available memory for the cache blocks")) {
     line.Emit(EventKind::kNoKvMemory, kEngine);
@@ -174,6 +204,32 @@ void MatchPhases(const Line& line) {
       Has(s, "KV cache pool created")) {
     line.Emit(EventKind::kServing, kEngine);
   }
+  // Start-up did not finish: the failure is not at runtime.
+  if (Has(s, "EngineCore failed to start") || Has(s, "Engine core initialization failed") ||
+      Has(s, "WorkerProc failed to start") || Has(s, "Engine process failed to start") ||
+      Has(s, "when initializing the engine")) {
+    line.Emit(EventKind::kStartupFailed, kEngine);
+  }
+  // Weights kept in host memory: --cpu-offload-gb, the UVA offloader's total.
+  if (Has(s, "CPU offloaded parameters") || Has(s, "--cpu-offload-gb") ||
+      (Has(s, "cpu_offload_gb=") && !Has(s, "cpu_offload_gb=0"))) {
+    line.Emit(EventKind::kCpuOffload, kEngine);
+  }
+  // V0's worker: "Error executing method initialize_cache. This might cause deadlock ...".
+  if (Has(s, "Error executing method ")) {
+    size_t b = s.find("Error executing method ") + 23, end = b;
+    while (end < s.size() && end - b < 80 &&
+           (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_'))
+      ++end;
+    auto& e = line.Emit(EventKind::kFrame, kEngine);
+    e.text = std::string(s.substr(b, end - b));
+  }
+  // The worker's call of the sampler warm-up (compile_or_warm_up_model); the profile run calls
+  // it as self._dummy_sampler_run.
+  if (Has(s, "self.model_runner._dummy_sampler_run(") && line.after_frame) {
+    auto& e = line.Emit(EventKind::kFrame, kEngine);
+    e.text = "compile_or_warm_up_model (its _dummy_sampler_run call)";
+  }
   if (Has(s, "falling back to Transformers") || Has(s, "Using Transformers backend")) {
     line.Emit(EventKind::kTransformersBackend, kEngine);
   }
@@ -193,7 +249,10 @@ void MatchPhases(const Line& line) {
 // "'max_model_len': 32768", "gpu_memory_utilization=0.95".
 void MatchConfig(const Line& line) {
   const std::string_view s = line.text;
-  if (Has(s, "max_seq_len=") || Has(s, "'max_model_len':") || Has(s, "tensor_parallel_size=") ||
+  // V0's engine-config line has max_seq_len= beside tokenizer=; a Python call's max_seq_len=
+  // argument (AutoAWQ's from_quantized) is not vLLM's.
+  const bool v0_config = Has(s, "max_seq_len=") && Has(s, "tokenizer=");
+  if (v0_config || Has(s, "'max_model_len':") || Has(s, "tensor_parallel_size=") ||
       Has(s, "--max-model-len") || Has(s, "--tensor-parallel-size") ||
       Has(s, "--gpu-memory-utilization") || Has(s, "--model ") ||
       Has(s, "Starting to load model ") || Has(s, "model='")) {
@@ -243,6 +302,26 @@ std::string Say(Words rule, const Facts& f) {
           "vLLM fell back to the Transformers backend, which did not shard this model across the "
           "{} tensor-parallel ranks as the native implementation does",
           f.tp);
+    case Words::kMambaBlocks:
+      return fmt::format(
+          "vLLM has fewer Mamba state blocks than --max-num-seqs: each running sequence of a "
+          "hybrid "
+          "(linear-attention) model holds one, and the KV budget yields {}",
+          f.get(Num::kMambaBlocks) ? fmt::format("{:.0f}", *f.get(Num::kMambaBlocks)) : "too few");
+    case Words::kKernelWarmup:
+      return "a kernel warm-up (DeepGEMM JIT, FlashInfer autotuning) ran out of memory after the "
+             "KV cache took the --gpu-memory-utilization budget: its workspaces are outside it";
+    case Words::kGraphEstimate:
+      return fmt::format(
+          "vLLM's profiled CUDA-graph estimate ({}) was taken from the KV budget "
+          "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS) and left no room for the KV cache",
+          Gib(f.get(Num::kCudagraphBytes).value_or(0)));
+    case Words::kProfilingError:
+      return "vLLM's memory profiler saw free memory grow while it measured: another process on "
+             "the GPU released memory during start-up, so the measurement is void";
+    case Words::kHostMemory:
+      return "host memory ran out, not GPU memory: the process was killed (or refused) while "
+             "holding weights in system RAM";
     case Words::kBackendUnquantized:
       return "vLLM fell back to the Transformers backend and loaded part of the quantized "
              "checkpoint unquantized: more memory than the 4-bit weights should take";
@@ -359,7 +438,39 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       }
       return true;
     }
+    case Cause::kKvTooManySequences: {
+      if (auto blocks = f.get(Num::kMambaBlocks); blocks && *blocks >= 1) {
+        AddFix(d, fmt::format("--max-num-seqs {:.0f}", *blocks),
+               fmt::format("{:.0f} Mamba state blocks are available: one per running sequence",
+                           *blocks));
+      } else {
+        AddFix(d, "--max-num-seqs lower", "fewer sequences share the KV cache");
+      }
+      AddFix(d,
+             gmu ? fmt::format("--gpu-memory-utilization {:.2f}", std::min(0.95, *gmu + 0.05))
+                 : std::string("--gpu-memory-utilization higher"),
+             "a larger KV budget gives more state blocks");
+      AddFix(d, "--max-model-len lower", "shorter sequences leave blocks for more of them");
+      return true;
+    }
+    case Cause::kKernelWarmup:
+      AddFix(d, "VLLM_DEEP_GEMM_WARMUP=skip (DeepGEMM) or VLLM_USE_DEEP_GEMM=0",
+             "no JIT warm-up of the grouped GEMMs at start-up (the first requests compile them)");
+      AddFix(d, gmu ? LowerUtilization(*gmu, 0.03) : std::string("--gpu-memory-utilization lower"),
+             "leaves the warm-up's workspaces room outside the budget");
+      return true;
+    case Cause::kHostMemory:
+      AddFix(d, "more host RAM (or swap) for the worker, or --cpu-offload-gb lower",
+             "the weights kept or converted in system memory did not fit in it");
+      AddFix(d, "--tensor-parallel-size higher (or fewer weights offloaded)",
+             "each rank holds less of the model on the host");
+      return true;
     case Cause::kCudagraphCapture:
+      if (d->stage == "kv_cache") {
+        AddFix(d, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0",
+               fmt::format("the {} estimate is not taken from the KV budget",
+                           Gib(f.get(Num::kCudagraphBytes).value_or(0))));
+      }
       AddFix(d, "--enforce-eager",
              "no CUDA graphs: the capture's pool is not allocated (slower decoding)");
       if (gmu) {
@@ -388,6 +499,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     }
     case Cause::kFragmentation:
       if (gmu) AddFix(d, LowerUtilization(*gmu, 0.03), "more headroom for runtime peaks");
+      return true;
+    case Cause::kOffloadDequantized:
+      AddFix(d,
+             "--cpu-offload-gb 0 with --tensor-parallel-size 2 (or a vLLM release whose "
+             "conversion keeps offloaded weights on the host)",
+             "the converted copies of offloaded weights land on the GPU");
       return true;
     case Cause::kMultimodalEncoder:
       AddFix(d, "--mm-processor-kwargs '{\"max_pixels\": 1003520}'",
@@ -458,7 +575,8 @@ const Reader& VllmReader() {
                      {EventKind::kGpuBlocks, Stage::kKvCache},
                      {EventKind::kMaxConcurrency, Stage::kKvCache},
                      {EventKind::kGraphBegin, Stage::kCudaGraph},
-                     {EventKind::kGraphDone, Stage::kRuntime},
+                     // V1 warms up the sampler and kernels after capture (a V0 log: runtime).
+                     {EventKind::kGraphDone, Stage::kWarmup},
                      {EventKind::kServing, Stage::kRuntime},
                      {EventKind::kPrompt, Stage::kRuntime}},
       .frame_path = Num::kPathHasVllm,

@@ -1,0 +1,149 @@
+// Ollama's log reader (readers/reader.h): its server and runner lines (`source=server.go`,
+// `msg=offload` with the offload estimate, the system-memory check, the runner's exit), the
+// phases they mark, its words, and fixes in Ollama's vocabulary: environment variables of the
+// server (OLLAMA_CONTEXT_LENGTH, OLLAMA_NUM_PARALLEL, OLLAMA_FLASH_ATTENTION,
+// OLLAMA_KV_CACHE_TYPE, OLLAMA_GPU_OVERHEAD, OLLAMA_MAX_LOADED_MODELS) and Modelfile
+// parameters (num_ctx, num_gpu, num_batch). Ollama runs llama.cpp: the buffer failures are read
+// by the llama.cpp reader and diagnosed in Ollama's terms here (Reader::wraps).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/units.h"
+#include "doctor/readers/reader.h"
+#include "vramfit/advice.h"
+
+namespace vramfit::doctor {
+namespace {
+
+constexpr char kEngine[] = "ollama";
+
+// Ollama's sizes are quoted: memory.available="[23.3 GiB]", total="15.5 GiB".
+std::optional<double> QuotedBytes(std::string_view s, std::string_view key) {
+  size_t at = s.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  at += key.size();
+  while (at < s.size() && (s[at] == '"' || s[at] == '[')) ++at;
+  return BytesAfter(s, "", at);
+}
+
+void Match(const Line& line) {
+  const std::string_view s = line.text;
+  const bool server = Has(s, "source=server.go") || Has(s, "source=sched.go") ||
+                      Has(s, "source=memory.go") || Has(s, "source=ggml.go") ||
+                      Has(s, "source=runner.go") || Has(s, "source=routes.go") ||
+                      Has(s, "source=gpu.go") || Has(s, "source=types.go") ||
+                      Has(s, "llama runner") || Has(s, "OLLAMA_") || Has(s, "Ollama call failed") ||
+                      Has(s, "ollama runner") || Has(s, "/ollama");
+  if (server) {
+    auto& e = line.Emit(EventKind::kOllamaMarker, kEngine);
+    // "starting llama server" cmd="... --ctx-size 8192 --batch-size 512 --n-gpu-layers 33 ..."
+    Set(e, Num::kMaxModelLen, NumberAfter(s, "--ctx-size "));
+  }
+  if (Has(s, "msg=offload") || Has(s, "msg=\"offload")) {
+    auto& e = line.Emit(EventKind::kOllamaOffload, kEngine);
+    Set(e, Num::kOffloadLayers, NumberAfter(s, "layers.offload="));
+    Set(e, Num::kModelLayers, NumberAfter(s, "layers.model="));
+    Set(e, Num::kGpuOverheadBytes, QuotedBytes(s, "memory.gpu_overhead="));
+  }
+  if (Has(s, "requires more system memory")) {
+    auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
+    Set(e, Num::kHostRequiredBytes, BytesAfter(s, "requires more system memory ("));
+    Set(e, Num::kHostAvailableBytes, BytesAfter(s, "than is available ("));
+  }
+  if (Has(s, "llama runner started in")) line.Emit(EventKind::kServing, kEngine);
+  if (Has(s, "loading cache slot")) line.Emit(EventKind::kRequest, kEngine);
+}
+
+std::string Say(Words rule, const Facts& f) {
+  if (rule != Words::kHostMemory) return "";
+  const auto need = f.get(Num::kHostRequiredBytes), have = f.get(Num::kHostAvailableBytes);
+  if (need && have) {
+    return fmt::format(
+        "Ollama refused to load the model: it requires {} of system memory and {} is available",
+        Gib(*need), Gib(*have));
+  }
+  return "Ollama's runner could not allocate host memory (system RAM or pinned CUDA_Host "
+         "memory) for the part of the model kept on the CPU";
+}
+
+// num_ctx a quarter of the log's context, tidied (at least 2048).
+std::string SmallerContext(const Facts& f) {
+  const auto len = f.get(Num::kMaxModelLen);
+  const int64_t n =
+      len ? std::max<int64_t>(2048, TidyContextLength(static_cast<int64_t>(*len / 4))) : 4096;
+  return fmt::format("PARAMETER num_ctx {} (or OLLAMA_CONTEXT_LENGTH={})", n, n);
+}
+
+// One eighth fewer layers than the estimate put on the GPU.
+std::string FewerLayers(const Facts& f) {
+  const auto layers = f.get(Num::kOffloadLayers);
+  if (!layers || *layers < 2) return "PARAMETER num_gpu lower (fewer layers on the GPU)";
+  const int64_t n = static_cast<int64_t>(*layers);
+  return fmt::format("PARAMETER num_gpu {} (the estimate put {} layers on the GPU)",
+                     n - std::max<int64_t>(1, n / 8), n);
+}
+
+bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  switch (cause) {
+    case Cause::kKvTooLongContext:
+      AddFix(d, SmallerContext(f), "the KV cache grows linearly with the context");
+      AddFix(d, "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0",
+             "a quantized KV cache: about half the bytes per token");
+      AddFix(d, "OLLAMA_NUM_PARALLEL=1", "each parallel slot adds a context's KV cache");
+      return true;
+    case Cause::kComputeBuffer:
+    case Cause::kActivationPeak:
+      AddFix(d, "OLLAMA_FLASH_ATTENTION=1", "a smaller attention compute buffer");
+      AddFix(d, "PARAMETER num_batch 256", "the compute buffer grows with the batch");
+      AddFix(d, SmallerContext(f), "the compute buffer grows with the context too");
+      return true;
+    case Cause::kWeightsTooLarge:
+      AddFix(d, FewerLayers(f),
+             "Ollama's estimate left too little room: the rest stays on the CPU");
+      AddFix(d, "OLLAMA_GPU_OVERHEAD=1073741824",
+             "reserves 1 GiB of the GPU outside Ollama's estimate, so it places fewer layers");
+      return true;
+    case Cause::kMultimodalEncoder:
+      AddFix(d, "smaller images (resize before sending)",
+             "the vision encoder's buffers grow with the image's pixels");
+      AddFix(d, FewerLayers(f), "leaves room on the GPU for the projector's buffers");
+      AddFix(d, "OLLAMA_GPU_OVERHEAD=1073741824", "reserves room outside Ollama's estimate");
+      return true;
+    case Cause::kHostMemory: {
+      const auto need = f.get(Num::kHostRequiredBytes), have = f.get(Num::kHostAvailableBytes);
+      AddFix(d, "free system RAM: close other programs, OLLAMA_MAX_LOADED_MODELS=1",
+             need && have ? fmt::format("{} short of what the model requires", Gib(*need - *have))
+                          : "the host part of the model did not fit in system memory");
+      AddFix(d, SmallerContext(f) + ", OLLAMA_NUM_PARALLEL=1",
+             "a smaller context shrinks the memory Ollama requires");
+      AddFix(d, "a smaller quantization or model tag", "fewer weight bytes to hold");
+      return true;
+    }
+    case Cause::kFragmentation:
+      return false;
+    default:
+      AddFix(d, FewerLayers(f), "less of the model on the GPU leaves room for the rest");
+      AddFix(d, SmallerContext(f), "a smaller KV cache and compute buffer");
+      return true;
+  }
+}
+
+}  // namespace
+
+const Reader& OllamaReader() {
+  static const Reader kReader = {
+      .engine = kEngine,
+      .match = Match,
+      .milestones = {{EventKind::kOllamaOffload, Stage::kLoad},
+                     {EventKind::kServing, Stage::kRuntime},
+                     {EventKind::kRequest, Stage::kRuntime}},
+      .fixes = Fixes,
+      .words = Say,
+      .wraps = "llama.cpp",
+  };
+  return kReader;
+}
+
+}  // namespace vramfit::doctor

@@ -1,0 +1,91 @@
+// text-generation-inference's log reader (readers/reader.h): the launcher's, router's and
+// server's lines, the warm-up that sizes the batch (the server's `warmup` runs a prefill of
+// --max-batch-prefill-tokens and fails with "Not enough memory to handle N prefill tokens" or
+// the router's "Unable to warmup model"), the phases they mark, TGI's words and its launcher
+// flags as fixes.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "doctor/readers/reader.h"
+
+namespace vramfit::doctor {
+namespace {
+
+constexpr char kEngine[] = "tgi";
+
+void Match(const Line& line) {
+  const std::string_view s = line.text;
+  if (Has(s, "text_generation_launcher") || Has(s, "text_generation_router") ||
+      Has(s, "text_generation_server") || Has(s, "text_generation_client")) {
+    line.Emit(EventKind::kTgiMarker, kEngine);
+  }
+  if (Has(s, "prefill tokens. You need to decrease") || Has(s, "Unable to warmup model") ||
+      Has(s, "Method Warmup encountered an error")) {
+    auto& e = line.Emit(EventKind::kTgiWarmupFail, kEngine);
+    Set(e, Num::kPrefillTokens, NumberAfter(s, "Not enough memory to handle"));
+  }
+  // The launcher's phases: shards start (load), are ready and warm up (profile), serve.
+  if (Has(s, "Starting shard") || Has(s, "Waiting for shard")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
+  if (Has(s, "Shard ready") || Has(s, "Warming up model")) {
+    line.Emit(EventKind::kProfileBegin, kEngine);
+  }
+  if (Has(s, "Setting max batch total tokens") ||
+      (Has(s, "Connected") && Has(s, "text_generation_router"))) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+}
+
+std::string Say(Words rule, const Facts& f) {
+  if (rule != Words::kWarmupPrefill) return "";
+  const auto n = f.get(Num::kPrefillTokens);
+  return fmt::format(
+      "TGI's warm-up prefill{} did not fit next to the weights: the server runs one batch of "
+      "--max-batch-prefill-tokens at start-up to size the KV cache",
+      n ? fmt::format(" of {:.0f} tokens", *n) : "");
+}
+
+bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  switch (cause) {
+    case Cause::kActivationPeak: {
+      const auto n = f.get(Num::kPrefillTokens);
+      AddFix(d,
+             n && *n >= 512 ? fmt::format("--max-batch-prefill-tokens {:.0f}", *n / 2)
+                            : std::string("--max-batch-prefill-tokens lower"),
+             "halves the warm-up (and every) prefill batch; keep it at least --max-input-tokens");
+      AddFix(d, "--max-input-tokens and --max-total-tokens lower",
+             "shorter requests: a smaller prefill and KV budget");
+      return true;
+    }
+    case Cause::kFragmentation:
+      return false;
+    case Cause::kWeightsTooLarge:
+      AddFix(d, "--num-shard 2 (or more GPUs)", "the weights are split across the GPUs");
+      AddFix(d, "--quantize awq / gptq / fp8 (with a matching checkpoint)",
+             "a quarter or half of the 16-bit weight bytes");
+      return true;
+    default:
+      AddFix(d, "--cuda-memory-fraction 0.9",
+             "leaves headroom on the GPU outside what TGI sizes its cache from");
+      return true;
+  }
+}
+
+}  // namespace
+
+const Reader& TgiReader() {
+  static const Reader kReader = {
+      .engine = kEngine,
+      .match = Match,
+      .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
+                     {EventKind::kProfileBegin, Stage::kProfile},
+                     {EventKind::kServing, Stage::kRuntime}},
+      .fixes = Fixes,
+      .words = Say,
+  };
+  return kReader;
+}
+
+}  // namespace vramfit::doctor
