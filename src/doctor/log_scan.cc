@@ -134,8 +134,9 @@ class Scanner final : public doctor::EventSink {
   }
 
   static bool LooksLikeAnError(std::string_view s) {
-    return Has(s, "Error") || Has(s, "ERROR") || HasNoCase(s, "out of memory") ||
-           Has(s, "Traceback") || HasNoCase(s, "failed to");
+    return Has(s, "Error") || Has(s, "ERROR") || Has(s, "out of memory") ||
+           Has(s, "Out of memory") || Has(s, "OUT OF MEMORY") || Has(s, "Traceback") ||
+           Has(s, "failed to") || Has(s, "Failed to");
   }
 
   LogEvent& Emit(EventKind kind, const char* engine) override {
@@ -184,7 +185,8 @@ class Scanner final : public doctor::EventSink {
       }
     }
     const bool ipython = Has(line_, "---->") || Has(line_, "----> ") || Has(line_, "Cell In[");
-    const doctor::Line line{line_, rank_, this, joined_, prev_framed_ || ipython};
+    bigrams_.Build(line_);
+    const doctor::Line line{line_, rank_, this, joined_, prev_framed_ || ipython, &bigrams_};
     for (const doctor::Reader* r : doctor::Readers()) r->match(line);
   }
 
@@ -198,6 +200,7 @@ class Scanner final : public doctor::EventSink {
   bool framed_ = false, prev_framed_ = false;
   uint64_t emitted_ = 0;
   LogEvent scratch_;
+  doctor::Bigrams bigrams_;
   std::deque<LogEvent> tail_;
   std::map<std::pair<int, std::string>, uint64_t> routine_;
   std::map<std::string, uint64_t> engine_counts_;

@@ -15,6 +15,41 @@ inline bool Has(std::string_view s, std::string_view needle) {
   return s.find(needle) != std::string_view::npos;
 }
 
+// The byte pairs a line holds, hashed into 4096 bits (built once per line by the scanner): a
+// needle with a pair the line lacks is not in it, which most of the ~130 needles the readers ask
+// of every line are not. False positives only cost the search.
+class Bigrams {
+ public:
+  void Build(std::string_view s) {
+    for (uint64_t& w : bits_) w = 0;
+    for (size_t i = 1; i < s.size(); ++i) Set(Hash(s[i - 1], s[i]));
+  }
+  bool MayHave(std::string_view needle) const {
+    for (size_t i = 1; i < needle.size(); ++i) {
+      if (!Get(Hash(needle[i - 1], needle[i]))) return false;
+    }
+    return true;
+  }
+
+ private:
+  static unsigned Hash(char a, char b) {
+    return ((static_cast<unsigned char>(a) * 67u) ^ static_cast<unsigned char>(b)) & 4095u;
+  }
+  void Set(unsigned h) { bits_[h >> 6] |= uint64_t{1} << (h & 63); }
+  bool Get(unsigned h) const { return (bits_[h >> 6] >> (h & 63)) & 1; }
+  uint64_t bits_[64] = {};
+};
+
+// A line with its byte pairs: Has() on it skips the search for needles it cannot hold.
+struct LineView : std::string_view {
+  LineView(std::string_view s, const Bigrams* pairs) : std::string_view(s), bigrams(pairs) {}
+  const Bigrams* bigrams;
+};
+inline bool Has(const LineView& s, std::string_view needle) {
+  if (s.bigrams && !s.bigrams->MayHave(needle)) return false;
+  return s.find(needle) != std::string_view::npos;
+}
+
 // Case-insensitive ASCII search.
 bool HasNoCase(std::string_view s, std::string_view needle);
 

@@ -42,3 +42,34 @@ TEST(TextScan, AnsiAndCase) {
 
 }  // namespace
 }  // namespace vramfit::doctor
+
+namespace vramfit::doctor {
+namespace {
+
+// The pair index never hides a needle the line holds, and it rules out one it cannot hold.
+TEST(TextScan, BytePairsNeverHideANeedle) {
+  uint32_t x = 12345;
+  for (int round = 0; round < 200; ++round) {
+    std::string line;
+    for (int i = 0; i < 120; ++i) {
+      x = x * 1664525u + 1013904223u;
+      line += static_cast<char>(x >> 24);
+    }
+    Bigrams pairs;
+    pairs.Build(line);
+    const LineView view(line, &pairs);
+    for (size_t b = 0; b + 1 < line.size(); b += 7) {
+      for (size_t n = 1; n <= 12 && b + n <= line.size(); ++n) {
+        EXPECT_TRUE(Has(view, std::string_view(line).substr(b, n)));
+      }
+    }
+  }
+  Bigrams pairs;
+  pairs.Build("ERROR 01-02 [core.py:1] ValueError");
+  const LineView view("ERROR 01-02 [core.py:1] ValueError", &pairs);
+  EXPECT_FALSE(Has(view, "Tried to allocate"));
+  EXPECT_TRUE(Has(view, "ValueError"));
+}
+
+}  // namespace
+}  // namespace vramfit::doctor

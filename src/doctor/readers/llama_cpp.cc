@@ -16,7 +16,7 @@ namespace {
 constexpr char kEngine[] = "llama.cpp";
 
 void Match(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   if (Has(s, "buffer_type_alloc_buffer:") && Has(s, "failed")) {
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
     Set(e, Num::kRequestedBytes, BytesAfter(s, "allocating"));

@@ -18,7 +18,7 @@ constexpr char kEngine[] = "nvidia-smi";
 // python3, 20000 MiB"): comma-separated fields, the first an integer, sizes in MiB. Of a GPU
 // row's sizes the largest is the total; with two, the other is what is used.
 bool MatchCsv(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   if (!Has(s, " MiB") || !Has(s, ", ") || Has(s, "|") || Has(s, "=") || Has(s, "[") ||
       s.size() > 400 || !std::isdigit(static_cast<unsigned char>(s[0]))) {
     return false;
@@ -59,7 +59,7 @@ bool MatchCsv(const Line& line) {
 }
 
 void Match(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   // "|  0  NVIDIA A100 80GB...  On | 00000000:3B:00.0 Off | ... | 23458MiB / 24564MiB | 98%
   // Default |"
   const size_t slash = s.find("MiB / ");

@@ -29,12 +29,10 @@ std::optional<double> QuotedBytes(std::string_view s, std::string_view key) {
 }
 
 void Match(const Line& line) {
-  const std::string_view s = line.text;
-  const bool server = Has(s, "source=server.go") || Has(s, "source=sched.go") ||
-                      Has(s, "source=memory.go") || Has(s, "source=ggml.go") ||
-                      Has(s, "source=runner.go") || Has(s, "source=routes.go") ||
-                      Has(s, "source=gpu.go") || Has(s, "source=types.go") ||
-                      Has(s, "llama runner") || Has(s, "OLLAMA_") || Has(s, "Ollama call failed") ||
+  const LineView s = line.view();
+  // Ollama's structured lines: "time=... level=INFO source=server.go:105 msg=...".
+  const bool server = (Has(s, "level=") && Has(s, " source=")) || Has(s, "llama runner") ||
+                      Has(s, "OLLAMA_") || Has(s, "Ollama call failed") ||
                       Has(s, "ollama runner") || Has(s, "/ollama");
   if (server) {
     auto& e = line.Emit(EventKind::kOllamaMarker, kEngine);

@@ -91,7 +91,7 @@ void TagPath(std::string_view path, LogEvent& e) {
 // A traceback frame: Python's `File "path", line N, in fn` (also wrapped, the path's tail
 // starting the line), IPython's `File path:N, in Class.fn(args)`.
 bool MatchFrame(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   size_t path_at = std::string_view::npos, path_end = std::string_view::npos;
   size_t file = s.find("File \"");
   if (file != std::string_view::npos) {
@@ -130,7 +130,7 @@ bool MatchFrame(const Line& line) {
 // "Currently allocated     : 16.08 GiB", "Requested               : 4.83 GiB",
 // "Device limit            : 22.20 GiB".
 bool MatchAllocatorLimit(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   const bool head = Has(s, "would exceed allowed memory");
   const bool item = Has(s, "Currently allocated") || Has(s, "Requested  ") ||
                     Has(s, "Device limit") || Has(s, "Requested :");
@@ -147,7 +147,7 @@ bool MatchAllocatorLimit(const Line& line) {
 }
 
 void Match(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   if (MatchAllocatorOom(line)) return;
   if (MatchAllocatorLimit(line)) return;
   // The kernel's OOM killer (host memory): "Out of memory: Killed process 1234 (python)".

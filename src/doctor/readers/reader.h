@@ -44,6 +44,11 @@ struct Line {
   // The previous line was a traceback frame (or this is an IPython "---->" line): a code line
   // here is part of the traceback, not of a notebook cell's source.
   bool after_frame = false;
+  // The byte pairs of `text` (see view()); nullptr: none built.
+  const Bigrams* bigrams = nullptr;
+
+  // `text` with its byte pairs, for fast Has().
+  LineView view() const { return LineView(text, bigrams); }
 
   LogEvent& Emit(EventKind kind, const char* engine) const { return sink->Emit(kind, engine); }
 };
@@ -64,7 +69,7 @@ struct OneValue {
 inline void MatchOneValue(const Line& line, const char* engine,
                           std::initializer_list<OneValue> table) {
   for (const OneValue& t : table) {
-    if (!Has(line.text, t.key)) continue;
+    if (!Has(line.view(), t.key)) continue;
     auto& e = line.Emit(t.kind, engine);
     Set(e, t.value, t.bytes ? BytesAfter(line.text, t.key) : NumberAfter(line.text, t.key));
   }

@@ -10,7 +10,7 @@ namespace {
 constexpr char kEngine[] = "sglang";
 
 void Match(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   if (Has(s, "Load weight end.") && Has(s, "avail mem=")) {
     auto& e = line.Emit(EventKind::kSglangWeights, kEngine);
     Set(e, Num::kFreeBytes, BytesAfter(s, "avail mem="));

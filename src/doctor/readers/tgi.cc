@@ -15,7 +15,7 @@ namespace {
 constexpr char kEngine[] = "tgi";
 
 void Match(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   if (Has(s, "text_generation_launcher") || Has(s, "text_generation_router") ||
       Has(s, "text_generation_server") || Has(s, "text_generation_client")) {
     line.Emit(EventKind::kTgiMarker, kEngine);

@@ -11,7 +11,7 @@ namespace {
 constexpr char kEngine[] = "transformers";
 
 void Match(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   if (Has(s, "StaticCache") || Has(s, "cache_implementation=\"static\"") ||
       Has(s, "cache_implementation='static'")) {
     line.Emit(EventKind::kStaticCache, kEngine);

@@ -39,7 +39,7 @@ std::string ModelPath(std::string_view s) {
 }
 
 void MatchProfile(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   if (Has(s, "Loading model weights took") || Has(s, "Model loading took")) {
     auto& e = line.Emit(EventKind::kWeightsLoaded, kEngine);
     Set(e, Num::kWeightsBytes, BytesAfter(s, " took"));
@@ -134,7 +134,7 @@ void MaxLenError(const Line& line, std::string_view s) {
 }
 
 void MatchKvCache(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   MatchOneValue(
       line, kEngine,
       {{"Available KV cache memory:", EventKind::kKvAvailable, Num::kKvCacheBytes, true},
@@ -181,7 +181,7 @@ void MatchKvCache(const Line& line) {
 }
 
 void MatchPhases(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   if (Has(s, "Capturing CUDA graph") || Has(s, "Capturing cudagraphs") ||
       Has(s, "Capturing the model for CUDA graphs") || Has(s, "Profiling CUDA graph memory")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
@@ -248,7 +248,7 @@ void MatchPhases(const Line& line) {
 // Engine configuration: "max_seq_len=4096", "tensor_parallel_size=8", "quantization=awq",
 // "'max_model_len': 32768", "gpu_memory_utilization=0.95".
 void MatchConfig(const Line& line) {
-  const std::string_view s = line.text;
+  const LineView s = line.view();
   // V0's engine-config line has max_seq_len= beside tokenizer=; a Python call's max_seq_len=
   // argument (AutoAWQ's from_quantized) is not vLLM's.
   const bool v0_config = Has(s, "max_seq_len=") && Has(s, "tokenizer=");
