@@ -309,14 +309,21 @@ std::string SayNameTooLarge(const Facts& f, std::map<std::string, double>* numbe
       ParamsFromName(f.model_path) / 1e9, Gib(NamedPerRank(f)), f.tp, Gib(f.total));
 }
 
-// PyTorch's message lists other processes holding more than a quarter of the card.
-double OthersBytes(const Facts& f) {
-  return *f.get(Num::kListedProcessBytes) - *f.get(Num::kProcessBytes);
+// PyTorch's message lists other processes holding more than a quarter of the card. This
+// process's own share is "this process has"; a message that lists every process by pid
+// without it gives PyTorch's allocated and reserved memory, and 1 GiB more is allowed for the
+// CUDA context and non-torch memory (so the others are never overstated).
+std::optional<double> OwnBytes(const Facts& f) {
+  if (auto own = f.get(Num::kProcessBytes)) return own;
+  const auto allocated = f.get(Num::kAllocatedBytes);
+  if (!allocated) return std::nullopt;
+  return *allocated + f.get(Num::kReservedUnallocatedBytes).value_or(0) + core::kGiBf;
 }
+double OthersBytes(const Facts& f) { return *f.get(Num::kListedProcessBytes) - *OwnBytes(f); }
 bool OthersAtLoad(const Facts& f) {
   const bool starting =
       f.stage == Stage::kLoad || f.stage == Stage::kProfile || f.stage == Stage::kKvCache;
-  return starting && f.get(Num::kListedProcessBytes) && f.get(Num::kProcessBytes) && f.total > 0 &&
+  return starting && f.get(Num::kListedProcessBytes) && OwnBytes(f) && f.total > 0 &&
          OthersBytes(f) > 0.25 * f.total;
 }
 std::string SayOthers(const Facts& f, std::map<std::string, double>* numbers) {
