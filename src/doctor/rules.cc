@@ -74,8 +74,12 @@ bool HostOomKill(const Facts& f) {
 }
 bool HostBuffer(const Facts& f) { return f.has(EventKind::kHostBufferFail); }
 // The model's host buffer while loading (llama_model_load).
+// With no frame or milestone, at load too: host memory fills with weights (mapped, pinned,
+// converted) while loading and stays flat while serving.
 bool HostBufferAtLoad(const Facts& f) {
-  return HostBuffer(f) && (f.has(EventKind::kGgmlLoadFail) || f.stage == Stage::kLoad);
+  const bool no_evidence = !f.frame_stage && !f.milestone_stage;
+  return HostBuffer(f) &&
+         (f.has(EventKind::kGgmlLoadFail) || f.stage == Stage::kLoad || no_evidence);
 }
 
 // A kernel warm-up's frames at the warm-up stage.

@@ -77,6 +77,8 @@ void Match(const Line& line) {
       Has(s, "new prompt, n_ctx_slot")) {
     line.Emit(EventKind::kRequest, kEngine);
   }
+  // The model's file being read: loading began.
+  if (Has(s, "llama_model_loader: loaded meta data")) line.Emit(EventKind::kLoadBegin, kEngine);
   // --fit: the parameters fitted to free device memory (the projector is not counted).
   // "llama_params_fit_impl: context size reduced from 262144 to 16384 -> need ... MiB less".
   if (Has(s, "llama_params_fit") || Has(s, "fitting params to device memory")) {
@@ -201,7 +203,8 @@ const Reader& LlamaCppReader() {
   static const Reader kReader = {
       .engine = kEngine,
       .match = Match,
-      .milestones = {{EventKind::kGgmlModelBuffer, Stage::kKvCache},
+      .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
+                     {EventKind::kGgmlModelBuffer, Stage::kKvCache},
                      {EventKind::kRequest, Stage::kRuntime}},
       .fixes = Fixes,
       .words = Say,

@@ -150,6 +150,12 @@ void Match(const Line& line) {
   const LineView s = line.view();
   if (MatchAllocatorOom(line)) return;
   if (MatchAllocatorLimit(line)) return;
+  // Python's and NumPy's host allocations: "MemoryError", "Unable to allocate 62.6 GiB for an
+  // array with shape (131072, 128256)" (llama-cpp-python's logits array of n_ctx x vocab).
+  if ((Has(s, "Unable to allocate") && Has(s, "for an array")) || Has(s, "_ArrayMemoryError")) {
+    auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
+    Set(e, Num::kRequestedBytes, BytesAfter(s, "Unable to allocate"));
+  }
   // The kernel's OOM killer (host memory): "Out of memory: Killed process 1234 (python)".
   if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
       Has(s, "invoked oom-killer")) {
