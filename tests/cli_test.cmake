@@ -98,6 +98,10 @@ run(fit_too_long 2 fit qwen3-8b --gpu 4090 --min-context 1m)
 run(fit_bad_len 2 fit qwen3-8b --gpu 4090 --min-context 12.5K)
 run(fit_no_gpu 2 fit qwen3-8b)
 run(fit_bad_goal 2 fit qwen3-8b --gpu 4090 --goal speed)
+run(fit_zero_gpus 2 fit qwen3-8b --gpu 4090 --gpus 0)  # it searched one GPU and exited 0
+if(NOT last_err MATCHES "--gpus 0: expected 1 to 64")
+  message(SEND_ERROR "fit_zero_gpus: '${last_err}'")
+endif()
 run(fit_gpus_table 0 fit qwen3-8b --gpus-table --gpus 4)
 golden(fit_gpus_table_qwen3-8b.txt)
 # doctor: text and JSON, the calibrated plan, stdin, and what it cannot read.
@@ -228,6 +232,64 @@ if(NOT last_out MATCHES "vllm serve [^ ]+ --max-model-len 4096"
    OR last_out MATCHES "--tensor-parallel-size")
   message(SEND_ERROR "check_tp_twice: '${last_out}'")
 endif()
+# Numbers beyond what vLLM accepts: exit 2 naming the flag (they were exit 0 with a wrapped
+# activation peak or "needs 0 B", or exit 2 for a product that had wrapped).
+set(awq4b vllm serve qwen3-4b-instruct-2507-awq)
+foreach(c "batched|--max-num-batched-tokens 4611686018427387904: expected 1 to 2147483647|\
+${awq4b};--max-num-batched-tokens;4611686018427387904;--max-model-len;4096"
+          "long|--max-model-len 4503599627370496: expected 1 to|VLLM_ALLOW_LONG_MAX_MODEL_LEN=1;\
+${awq4b};--max-model-len;4503599627370496"
+          "seqs|--max-num-seqs 9223372036854775807: expected 1 to|${awq4b};--max-num-seqs;\
+9223372036854775807"
+          "tp|--tensor-parallel-size 4611686018427387904: expected 1 to 4096|${awq4b};-tp;\
+4611686018427387904;-pp;4"
+          "offload_nan|--cpu-offload-gb \"nan\": expected a number|${awq4b};--cpu-offload-gb;nan"
+          "offload_huge|--cpu-offload-gb 1e\\+300: expected 0 to|${awq4b};--cpu-offload-gb;1e300"
+          "util_nan|--gpu-memory-utilization \"nan\": expected a number|${awq4b};\
+--gpu-memory-utilization;nan")
+  string(REGEX MATCH "^([^|]*)\\|([^|]*)\\|(.*)$" m "${c}")
+  set(name ${CMAKE_MATCH_1})
+  set(want "${CMAKE_MATCH_2}")
+  run_limited(check_huge_${name} 2 check --gpu 4090 -- ${CMAKE_MATCH_3})
+  if(NOT last_err MATCHES "${want}")
+    message(SEND_ERROR "check_huge_${name}: '${last_err}'")
+  endif()
+endforeach()
+run_limited(plan_util_nan 2 plan qwen3-8b --gpu h100 --gpu-memory-utilization nan)
+run_limited(plan_engine_huge_release 2 plan qwen3-8b --gpu h100 --engine vllm@214749.0)
+if(NOT last_err MATCHES "\"214749.0\": expected MAJOR.MINOR")
+  message(SEND_ERROR "plan_engine_huge_release: '${last_err}'")
+endif()
+run_limited(fit_quantization_word 2 fit qwen3-4b-instruct-2507-awq --gpu 4090 --quantization
+            "awq_marlin$(touch ${WORK}/pwned)")
+if(NOT last_err MATCHES "argument --quantization/-q: invalid choice")
+  message(SEND_ERROR "fit_quantization_word: '${last_err}'")
+endif()
+# Emitted commands survive a shell: a model path made of quotes and a command substitution,
+# and a JSON flag value, come back from `sh` as the same single words, and nothing runs.
+set(odd "${h}/m $(touch ${WORK}/pwned) 'q\"")
+file(WRITE "${odd}/config.json" "${tiny_cfg}")
+file(WRITE ${h}/words.sh "vllm() { for w in \"$@\"; do printf '%s\\n' \"$w\"; done; }\n")
+set(overrides "{\"max_position_embeddings\": 8192}")
+foreach(c plan fit)
+  run_limited(shell_${c} 0 ${c} "${odd}" --gpu 4090 --json --hf-overrides "${overrides}")
+  if(c STREQUAL "plan")
+    string(JSON cmd GET "${last_out}" command)
+  else()
+    string(JSON cmd GET "${last_out}" best command)
+  endif()
+  execute_process(COMMAND sh -n -c "${cmd}" RESULT_VARIABLE rc ERROR_VARIABLE err)
+  execute_process(COMMAND sh -c ". ${h}/words.sh; ${cmd}" OUTPUT_VARIABLE words)
+  string(REPLACE "\n" ";" words "${words}")
+  list(GET words 1 model)
+  list(FIND words --hf-overrides at)
+  math(EXPR at "${at} + 1")
+  list(GET words ${at} json)
+  if(NOT rc EQUAL 0 OR NOT model STREQUAL "${odd}" OR NOT json STREQUAL "${overrides}"
+     OR EXISTS ${WORK}/pwned)
+    message(SEND_ERROR "shell_${c}: '${cmd}' reads back as '${words}' (sh -n: ${rc} ${err})")
+  endif()
+endforeach()
 # Names made of terminal escapes: escaped in the text report and in messages.
 string(ASCII 27 esc)
 run_limited(inspect_escape_names 0 inspect ${SRC}/tests/hostile/escape-names --tensors)
