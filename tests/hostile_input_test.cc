@@ -56,6 +56,18 @@ std::string Error(const std::string& header, uint64_t data) {
   return r.ok() ? "" : r.status().message();
 }
 
+// The message of a config.json and of an index that must be refused.
+std::string ConfigError(std::string_view json) {
+  auto spec = ModelSpecFromConfigJson(json, "config.json");
+  EXPECT_FALSE(spec.ok()) << json;
+  return spec.ok() ? "" : spec.status().message();
+}
+std::string IndexError(std::string_view json, std::string_view origin) {
+  auto index = ParseSafetensorsIndex(json, origin);
+  EXPECT_FALSE(index.ok()) << json;
+  return index.ok() ? "" : index.status().message();
+}
+
 LogScan Scan(const std::string& text, size_t max_line = 64 * 1024) {
   std::istringstream in(text);
   ScanOptions o;
@@ -202,22 +214,14 @@ TEST(HostileJson, NumbersPast64BitsNameTheKeyAndTheByte) {
                   1),
             "m.safetensors: tensor \"a\": \"shape\": byte 36: integer 18446744073709551616 does "
             "not fit in 64 bits (the largest is 18446744073709551615)");
-  auto spec = ModelSpecFromConfigJson(
-      R"({"model_type":"llama","hidden_size":18446744073709551616})", "config.json");
-  ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.status().message(),
+  EXPECT_EQ(ConfigError(R"({"model_type":"llama","hidden_size":18446744073709551616})"),
             "config.json: \"hidden_size\": byte 36: integer 18446744073709551616 does not fit in "
             "64 bits (the largest is 18446744073709551615)");
-  auto neg = ModelSpecFromConfigJson(R"({"text_config":{"vocab_size":-9223372036854775809}})",
-                                     "config.json");
-  ASSERT_FALSE(neg.ok());
-  EXPECT_EQ(neg.status().message(),
+  EXPECT_EQ(ConfigError(R"({"text_config":{"vocab_size":-9223372036854775809}})"),
             "config.json: \"text_config\".\"vocab_size\": byte 29: integer -9223372036854775809 "
             "does not fit in 64 bits (the smallest is -9223372036854775808)");
-  auto index = ParseSafetensorsIndex(
-      R"({"metadata":{"total_size":1e999},"weight_map":{}})", "model.safetensors.index.json");
-  ASSERT_FALSE(index.ok());
-  EXPECT_EQ(index.status().message(),
+  EXPECT_EQ(IndexError(R"({"metadata":{"total_size":1e999},"weight_map":{}})",
+                       "model.safetensors.index.json"),
             "model.safetensors.index.json: \"metadata\".\"total_size\": byte 26: number 1e999 "
             "is out of the range of a double");
 }
@@ -226,9 +230,7 @@ TEST(HostileJson, LoneSurrogatesNameTheByte) {
   EXPECT_EQ(Error(R"({"a\ud800":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1),
             "m.safetensors: byte 11: invalid JSON: lone surrogate \\ud800 in a string: a high "
             "surrogate must be followed by a low one (\\udc00..\\udfff)");
-  auto spec = ModelSpecFromConfigJson(R"({"model_type":"q\udc00"})", "config.json");
-  ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.status().message(),
+  EXPECT_EQ(ConfigError(R"({"model_type":"q\udc00"})"),
             "config.json: \"model_type\": byte 16: invalid JSON: lone surrogate \\udc00 in a "
             "string: a low surrogate with no high one before it");
   // A pair is one character.
@@ -243,14 +245,11 @@ TEST(HostileJson, ByteOrderMarksAreNamed) {
   EXPECT_EQ(Error("\xEF\xBB\xBF{}", 0),
             "m.safetensors: byte 8: a UTF-8 byte-order mark (EF BB BF) opens the header: JSON "
             "must not start with one (the reference reader refuses it)");
-  auto spec = ModelSpecFromConfigJson("\xEF\xBB\xBF{\"model_type\":\"llama\"}", "config.json");
-  ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.status().message().substr(0, 76),
+  EXPECT_EQ(ConfigError("\xEF\xBB\xBF{\"model_type\":\"llama\"}").substr(0, 76),
             "config.json: byte 0: a UTF-8 byte-order mark (EF BB BF) opens the text: JSON");
-  auto index = ParseSafetensorsIndex("\xEF\xBB\xBF{\"weight_map\":{}}", "i.json");
-  ASSERT_FALSE(index.ok());
-  EXPECT_NE(index.status().message().find("i.json: byte 0: a UTF-8 byte-order mark"),
-            std::string::npos);
+  EXPECT_EQ(IndexError("\xEF\xBB\xBF{\"weight_map\":{}}", "i.json").rfind(
+                "i.json: byte 0: a UTF-8 byte-order mark", 0),
+            0u);
 }
 
 TEST(HostileJson, SyntaxErrorsNameTheByte) {
@@ -288,9 +287,7 @@ TEST(HostileConfig, EveryVisionDivisorIsRangeChecked) {
     ASSERT_NE(at, std::string::npos) << key;
     const size_t value = at + key.size() + 4;
     config.replace(value, config.find(',', value) - value, "0");
-    auto spec = ModelSpecFromConfigJson(config, "config.json");
-    ASSERT_FALSE(spec.ok()) << key;
-    EXPECT_EQ(spec.status().message(), "config.json: \"vision_config\".\"" + key +
+    EXPECT_EQ(ConfigError(config), "config.json: \"vision_config\".\"" + key +
                                            "\": expected an integer in " + range + ", found 0");
   }
 }

@@ -113,9 +113,11 @@ Status GetIntList(const Ctx& c, std::string_view key, const element& v, int64_t 
   return Status::Ok();
 }
 
+// A config integer: its key, where it goes, and the range it must lie in.
+template <typename Raw>
 struct IntField {
   const char* key;
-  std::optional<int64_t> RawConfig::*member;
+  std::optional<int64_t> Raw::*member;
   int64_t lo, hi;
 };
 struct BoolField {
@@ -124,7 +126,7 @@ struct BoolField {
 };
 
 // Ranges: zero is allowed where a real config writes 0 (e.g. n_shared_experts 0).
-const IntField kIntFields[] = {
+const IntField<RawConfig> kIntFields[] = {
     {"hidden_size", &RawConfig::hidden_size, 1, kMaxDim},
     {"intermediate_size", &RawConfig::intermediate_size, 0, kMaxDim},
     {"num_hidden_layers", &RawConfig::num_hidden_layers, 1, 4096},
@@ -180,12 +182,7 @@ Status ParseVision(const Ctx& c, const element& v, RawVisionConfig* out) {
   // Ranges as for the text fields: a divisor (patch and merge sizes: the encoder's tokens per
   // image are max_pixels / (patch x merge)^2) is at least 1, and no range lets a product of
   // two of them overflow.
-  struct VField {
-    const char* key;
-    std::optional<int64_t> RawVisionConfig::*member;
-    int64_t lo, hi;
-  };
-  static const VField kFields[] = {
+  static const IntField<RawVisionConfig> kFields[] = {
       {"depth", &RawVisionConfig::depth, 0, 1024},
       {"num_hidden_layers", &RawVisionConfig::num_hidden_layers, 0, 1024},
       {"hidden_size", &RawVisionConfig::hidden_size, 0, kMaxDim},
@@ -221,7 +218,7 @@ Status ParseVision(const Ctx& c, const element& v, RawVisionConfig* out) {
           GetIntList(sub, key, field.value, 0, 4096, &out->deepstack_visual_indexes));
       continue;
     }
-    for (const VField& f : kFields) {
+    for (const IntField<RawVisionConfig>& f : kFields) {
       if (key == f.key) {
         VRAMFIT_RETURN_IF_ERROR(GetInt(sub, key, field.value, f.lo, f.hi, &(out->*f.member)));
         break;
@@ -383,7 +380,7 @@ Status ParseObject(const Ctx& c, const object& obj, int depth, RawConfig* out) {
     const std::string_view key = field.key;
     const element& v = field.value;
     bool handled = false;
-    for (const IntField& f : kIntFields) {
+    for (const IntField<RawConfig>& f : kIntFields) {
       if (key == f.key) {
         VRAMFIT_RETURN_IF_ERROR(GetInt(c, key, v, f.lo, f.hi, &(out->*f.member)));
         if (key == "q_lora_rank" && v.is_null()) out->q_lora_rank_null = true;

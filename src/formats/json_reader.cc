@@ -131,51 +131,47 @@ Status JsonReader::Enter(char open) {
   return Status::Ok();
 }
 
-Status JsonReader::Member(bool* first, std::string_view* key, bool* more) {
+Status JsonReader::Next(char close, bool* first, bool* more) {
   SkipSpace();
-  const bool at_close = pos_ < text_.size() && text_[pos_] == '}';
-  if (*first) {
-    *first = false;
-  } else if (!at_close) {
-    if (pos_ >= text_.size() || text_[pos_] != ',') return Expected("',' or '}'");
-    ++pos_;
-    SkipSpace();
-    if (pos_ >= text_.size() || text_[pos_] != '"') return Expected("a key (a string)");
-  }
-  if (pos_ < text_.size() && text_[pos_] == '}') {
+  const bool was_first = *first;
+  *first = false;
+  if (pos_ < text_.size() && text_[pos_] == close) {
     ++pos_;
     --depth_;
     *more = false;
     return Status::Ok();
   }
-  if (pos_ >= text_.size() || text_[pos_] != '"') return Expected("a key (a string) or '}'");
-  VRAMFIT_RETURN_IF_ERROR(ReadString(&key_scratch_, key));
-  SkipSpace();
-  if (pos_ >= text_.size() || text_[pos_] != ':') return Expected("':' after the key");
-  ++pos_;
+  if (!was_first) {
+    if (pos_ >= text_.size() || text_[pos_] != ',') {
+      return Expected(close == '}' ? "',' or '}'" : "',' or ']'");
+    }
+    ++pos_;
+    SkipSpace();
+  }
   *more = true;
   return Status::Ok();
 }
 
-Status JsonReader::Element(bool* first, bool* more) {
+Status JsonReader::Member(bool* first, std::string_view* key, bool* more) {
+  const bool after_comma = !*first;
+  VRAMFIT_RETURN_IF_ERROR(Next('}', first, more));
+  if (!*more) return Status::Ok();
+  if (pos_ >= text_.size() || text_[pos_] != '"') {
+    return Expected(after_comma ? "a key (a string)" : "a key (a string) or '}'");
+  }
+  VRAMFIT_RETURN_IF_ERROR(ReadString(&key_scratch_, key));
   SkipSpace();
-  const bool at_close = pos_ < text_.size() && text_[pos_] == ']';
-  if (*first) {
-    *first = false;
-  } else if (!at_close) {
-    if (pos_ >= text_.size() || text_[pos_] != ',') return Expected("',' or ']'");
-    ++pos_;
-    SkipSpace();
-    *more = true;
-    return Peek() == Kind::kEnd || Peek() == Kind::kOther ? Expected("a value") : Status::Ok();
+  if (pos_ >= text_.size() || text_[pos_] != ':') return Expected("':' after the key");
+  ++pos_;
+  return Status::Ok();
+}
+
+Status JsonReader::Element(bool* first, bool* more) {
+  const bool after_comma = !*first;
+  VRAMFIT_RETURN_IF_ERROR(Next(']', first, more));
+  if (*more && after_comma && (Peek() == Kind::kEnd || Peek() == Kind::kOther)) {
+    return Expected("a value");
   }
-  if (at_close) {
-    ++pos_;
-    --depth_;
-    *more = false;
-    return Status::Ok();
-  }
-  *more = true;
   return Status::Ok();
 }
 

@@ -88,6 +88,9 @@ class JsonReader {
   std::string Found(size_t at) const;
   Status ReadString(std::string* scratch, std::string_view* out);
   Status SkipValue();
+  // Member's and Element's step: `close` ('}' or ']') consumed (*more false), or the ','
+  // before any but the first member or element (*more true).
+  Status Next(char close, bool* first, bool* more);
 
   std::string_view text_;
   uint64_t base_;
