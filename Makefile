@@ -2,7 +2,7 @@
 # model, plans a vLLM start-up that runs out of KV cache, searches the settings that fit, and
 # diagnoses a published OOM log; `make test` builds and runs every test. Both install missing
 # Debian build packages first (tools/install-deps.sh; needs root or sudo on a fresh machine).
-.PHONY: all deps build demo test asan bench fuzz clean
+.PHONY: all deps build demo test asan ubsan bench fuzz clean
 
 all: build
 
@@ -28,6 +28,14 @@ asan: deps
 	@cmake --build --preset asan
 	@ctest --preset asan -j2
 
+# clang's UBSan with -fsanitize=integer and float-cast-overflow over the whole test suite;
+# a finding aborts the test (exit 3, see tools/sanitizer_options.cc).
+ubsan:
+	@bash tools/install-deps.sh fuzz
+	@cmake --preset ubsan >/dev/null
+	@cmake --build --preset ubsan
+	@ctest --preset ubsan -j2
+
 bench: deps
 	@cmake --preset bench >/dev/null
 	@cmake --build --preset bench
@@ -40,4 +48,4 @@ fuzz:
 	@bash tools/run-fuzz.sh
 
 clean:
-	rm -rf build build-asan build-bench build-fuzz
+	rm -rf build build-asan build-ubsan build-bench build-fuzz

@@ -55,7 +55,6 @@ const Fixture& GetFixture() {
       std::string h(8 + n, '\0');
       std::copy(len, len + 8, h.begin());
       in.read(h.data() + 8, static_cast<std::streamsize>(n));
-      h.append(vramfit::kSafetensorsReadPadding, ' ');
       x.headers.push_back(std::move(h));
       x.sizes.push_back(std::filesystem::file_size(e.path()));
       x.header_bytes += n;
@@ -82,10 +81,7 @@ void BM_ParseSafetensorsHeaders(benchmark::State& state) {
   const Fixture& f = GetFixture();
   for (auto _ : state) {
     for (size_t i = 0; i < f.headers.size(); ++i) {
-      // Headers are stored with kSafetensorsReadPadding spare bytes, as the file reader does.
-      auto r =
-          vramfit::ParseSafetensors(std::string_view(f.headers[i].data(), f.headers[i].size() - 64),
-                                    f.sizes[i], "shard", true);
+      auto r = vramfit::ParseSafetensors(f.headers[i], f.sizes[i], "shard");
       benchmark::DoNotOptimize(r);
     }
   }
@@ -97,7 +93,7 @@ void BM_SimdjsonRawParse(benchmark::State& state) {
   const Fixture& f = GetFixture();
   std::vector<simdjson::padded_string> padded;
   for (const auto& h : f.headers)
-    padded.emplace_back(h.substr(8, h.size() - 8 - vramfit::kSafetensorsReadPadding));
+    padded.emplace_back(h.substr(8));
   simdjson::dom::parser parser;
   for (auto _ : state) {
     for (const auto& p : padded) {

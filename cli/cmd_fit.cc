@@ -97,7 +97,7 @@ std::function<int()> SetupFit(CLI::App* app) {
       req.min_context = *n;
     }
     const bool search_cards = req.goal == FitGoal::kGpus || f->gpus_table;
-    if (f->gpus < 0 || f->gpus > 64)
+    if (f->gpus < 0 || f->gpus > 64 || (f->gpus == 0 && app->count("--gpus") > 0))
       return fail(Status::InvalidArgument(fmt::format("--gpus {}: expected 1 to 64", f->gpus)));
     req.max_gpus = f->gpus > 0 ? f->gpus : search_cards ? 8 : 1;
     if (!f->gpu.empty() || !f->gpu_memory.empty()) {

@@ -32,9 +32,8 @@ const Case kCases[] = {
      "non-utf8.safetensors: byte 11: expected UTF-8 text, found byte 0xc3 that starts no valid "
      "sequence"},
     {"invalid-json.safetensors", Code::kCorrupt,
-     "invalid-json.safetensors: invalid JSON (bytes 8..60): The JSON document has an improper "
-     "structure: "
-     "missing or superfluous commas, braces, missing keys, etc."},
+     "invalid-json.safetensors: byte 60: invalid JSON: expected ',' or '}', found the end of the "
+     "header"},
     {"overlap.safetensors", Code::kCorrupt,
      "overlap.safetensors: tensor \"b\": data_offsets [2, 6]: begin 2 overlaps tensor \"a\" (ends "
      "at 4); "
@@ -86,15 +85,44 @@ const Case kCases[] = {
     {"config-text-config-type", Code::kCorrupt,
      "config.json: \"text_config\": expected an object, found a string (\"qwen3\")"},
     {"config-not-json", Code::kCorrupt,
-     "config.json: invalid JSON (bytes 0..34): The JSON document has an improper structure: "
-     "missing or "
-     "superfluous commas, braces, missing keys, etc."},
+     "config.json: byte 0: invalid JSON: expected a value, found 'a'"},
     {"config-layer-types", Code::kCorrupt,
      "config.json: \"layer_types[0]\": expected full_attention, sliding_attention, "
      "chunked_attention or "
      "linear_attention, found \"mamba\""},
     {"config-wrong-quant", Code::kCorrupt,
      "config.json: \"quantization_config\": expected an object, found an array ([\"awq\"])"},
+    // Hostile JSON: the key or the byte offset, and what is wrong (issue 11).
+    {"escape-name.safetensors", Code::kCorrupt,
+     "escape-name.safetensors: tensor \"b\": data_offsets [8, 12]: begin 8 leaves a gap of 4 "
+     "bytes after tensor \"\\x1b[2J\\x1b]0;owned\\x07\\n\" (ends at 4); expected begin 4"},
+    {"bom.safetensors", Code::kCorrupt,
+     "bom.safetensors: byte 8: a UTF-8 byte-order mark (EF BB BF) opens the header: JSON must "
+     "not start with one (the reference reader refuses it)"},
+    {"lone-surrogate.safetensors", Code::kCorrupt,
+     "lone-surrogate.safetensors: byte 11: invalid JSON: lone surrogate \\ud800 in a string: a "
+     "high surrogate must be followed by a low one (\\udc00..\\udfff)"},
+    {"shape-2p64.safetensors", Code::kCorrupt,
+     "shape-2p64.safetensors: tensor \"a\": \"shape\": byte 36: integer 18446744073709551616 "
+     "does not fit in 64 bits (the largest is 18446744073709551615)"},
+    {"config-bom", Code::kCorrupt,
+     "config.json: byte 0: a UTF-8 byte-order mark (EF BB BF) opens the text: JSON must not "
+     "start with one (serde_json and Python's json.loads refuse it; save the file as UTF-8 "
+     "without BOM)"},
+    {"config-2p64", Code::kCorrupt,
+     "config.json: \"vocab_size\": byte 187: integer 18446744073709551616 does not fit in 64 "
+     "bits (the largest is 18446744073709551615)"},
+    {"config-lone-surrogate", Code::kCorrupt,
+     "config.json: \"model_type\": byte 188: invalid JSON: lone surrogate \\udc00 in a "
+     "string: a low surrogate with no high one before it"},
+    {"config-vision-patch-0", Code::kCorrupt,
+     "config.json: \"vision_config\".\"patch_size\": expected an integer in [1, 1024], found 0"},
+    {"config-vision-merge-0", Code::kCorrupt,
+     "config.json: \"vision_config\".\"spatial_merge_size\": expected an integer in [1, 64], "
+     "found 0"},
+    {"index-2p64", Code::kCorrupt,
+     "model.safetensors.index.json: \"metadata\".\"total_size\": byte 28: integer "
+     "18446744073709551616 does not fit in 64 bits (the largest is 18446744073709551615)"},
 };
 
 TEST(BadInput, EveryFileGivesItsError) {

@@ -98,6 +98,10 @@ run(fit_too_long 2 fit qwen3-8b --gpu 4090 --min-context 1m)
 run(fit_bad_len 2 fit qwen3-8b --gpu 4090 --min-context 12.5K)
 run(fit_no_gpu 2 fit qwen3-8b)
 run(fit_bad_goal 2 fit qwen3-8b --gpu 4090 --goal speed)
+run(fit_zero_gpus 2 fit qwen3-8b --gpu 4090 --gpus 0)  # it searched one GPU and exited 0
+if(NOT last_err MATCHES "--gpus 0: expected 1 to 64")
+  message(SEND_ERROR "fit_zero_gpus: '${last_err}'")
+endif()
 run(fit_gpus_table 0 fit qwen3-8b --gpus-table --gpus 4)
 golden(fit_gpus_table_qwen3-8b.txt)
 # doctor: text and JSON, the calibrated plan, stdin, and what it cannot read.
@@ -158,6 +162,148 @@ endif()
 run(hub_id 2 inspect someorg/some-model)
 if(NOT last_err MATCHES "Hugging Face Hub")
   message(SEND_ERROR "hub_id: '${last_err}'")
+endif()
+# Hostile inputs (docs/testing.md). A FIFO where a file is expected is refused with exit 2,
+# never waited on: each run has a time limit, so a blocking read fails the test instead of
+# hanging it.
+function(run_limited name expect_rc)
+  execute_process(COMMAND ${VRAMFIT} ${ARGN} WORKING_DIRECTORY ${SRC} TIMEOUT 30
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL expect_rc)
+    message(SEND_ERROR "${name}: exit ${rc}, expected ${expect_rc}\nstderr: ${err}")
+  endif()
+  set(last_out "${out}" PARENT_SCOPE)
+  set(last_err "${err}" PARENT_SCOPE)
+endfunction()
+set(h ${WORK}/hostile)
+file(REMOVE_RECURSE ${h})
+set(tiny_cfg "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":8,\
+\"num_hidden_layers\":1,\"num_attention_heads\":2,\"intermediate_size\":16,\"vocab_size\":4}")
+file(WRITE ${h}/weights/config.json "${tiny_cfg}")
+file(WRITE ${h}/shard/config.json "${tiny_cfg}")
+file(WRITE ${h}/shard/model.safetensors.index.json "{\"weight_map\":{\"a\":\"s.safetensors\"}}")
+file(MAKE_DIRECTORY ${h}/config ${h}/file)
+foreach(f weights/model.safetensors config/config.json shard/s.safetensors file/w.safetensors
+        file/model)
+  execute_process(COMMAND mkfifo ${h}/${f} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(SEND_ERROR "mkfifo ${h}/${f} failed")
+  endif()
+endforeach()
+foreach(c weights/model.safetensors:weights config/config.json:config
+          config/config.json:config/config.json shard/s.safetensors:shard
+          file/w.safetensors:file/w.safetensors file/model:file/model)
+  string(REPLACE ":" ";" pair "${c}")
+  list(GET pair 0 fifo)
+  list(GET pair 1 model)
+  foreach(cmd inspect plan)
+    set(gpu "")
+    if(cmd STREQUAL "plan")
+      set(gpu --gpu 4090)
+    endif()
+    run_limited(fifo_${cmd}_${model} 2 ${cmd} ${h}/${model} ${gpu})
+    if(NOT last_err MATCHES "${fifo}: (not a regular file|expected a checkpoint directory)")
+      message(SEND_ERROR "fifo ${fifo} via ${cmd} ${model}: '${last_err}'")
+    endif()
+  endforeach()
+endforeach()
+# Logs that are not UTF-8 and lines longer than the cuts: JSON without an abort.
+foreach(log latin1-kv-error chinese-long-lines)
+  run_limited(doctor_hostile_${log} 0 doctor ${SRC}/tests/doctor/hostile/${log}.log --json)
+  string(JSON cause ERROR_VARIABLE json_err GET "${last_out}" cause)
+  if(json_err OR NOT cause STREQUAL "kv_too_long_context")
+    message(SEND_ERROR "doctor_hostile_${log}: ${json_err} ${cause}")
+  endif()
+  run_limited(doctor_hostile_${log}_text 0 doctor ${SRC}/tests/doctor/hostile/${log}.log)
+endforeach()
+# A zero divisor in a config: exit 2 naming the key and its range (it was SIGFPE).
+foreach(key patch_size spatial_merge_size)
+  string(REPLACE "_size" "" short ${key})
+  string(REPLACE "spatial_" "" short ${short})
+  run_limited(plan_vision_${key}_0 2 plan ${SRC}/tests/bad/config-vision-${short}-0 --gpu 4090)
+  if(NOT last_err MATCHES "\"vision_config\".\"${key}\": expected an integer in \\[1, ")
+    message(SEND_ERROR "plan_vision_${key}_0: '${last_err}'")
+  endif()
+endforeach()
+# A flag given twice: the last wins, as in vLLM's argparse (it was exit 2).
+run_limited(check_tp_twice 0 check --gpu h100 -- vllm serve qwen3-8b -tp 2 -tp 1 --max-model-len
+            4096)
+if(NOT last_out MATCHES "vllm serve [^ ]+ --max-model-len 4096"
+   OR last_out MATCHES "--tensor-parallel-size")
+  message(SEND_ERROR "check_tp_twice: '${last_out}'")
+endif()
+# Numbers beyond what vLLM accepts: exit 2 naming the flag (they were exit 0 with a wrapped
+# activation peak or "needs 0 B", or exit 2 for a product that had wrapped).
+set(awq4b vllm serve qwen3-4b-instruct-2507-awq)
+foreach(c "batched|--max-num-batched-tokens 4611686018427387904: expected 1 to 2147483647|\
+${awq4b};--max-num-batched-tokens;4611686018427387904;--max-model-len;4096"
+          "long|--max-model-len 4503599627370496: expected 1 to|VLLM_ALLOW_LONG_MAX_MODEL_LEN=1;\
+${awq4b};--max-model-len;4503599627370496"
+          "seqs|--max-num-seqs 9223372036854775807: expected 1 to|${awq4b};--max-num-seqs;\
+9223372036854775807"
+          "tp|--tensor-parallel-size 4611686018427387904: expected 1 to 4096|${awq4b};-tp;\
+4611686018427387904;-pp;4"
+          "offload_nan|--cpu-offload-gb \"nan\": expected a number|${awq4b};--cpu-offload-gb;nan"
+          "offload_huge|--cpu-offload-gb 1e\\+300: expected 0 to|${awq4b};--cpu-offload-gb;1e300"
+          "util_nan|--gpu-memory-utilization \"nan\": expected a number|${awq4b};\
+--gpu-memory-utilization;nan")
+  string(REGEX MATCH "^([^|]*)\\|([^|]*)\\|(.*)$" m "${c}")
+  set(name ${CMAKE_MATCH_1})
+  set(want "${CMAKE_MATCH_2}")
+  run_limited(check_huge_${name} 2 check --gpu 4090 -- ${CMAKE_MATCH_3})
+  if(NOT last_err MATCHES "${want}")
+    message(SEND_ERROR "check_huge_${name}: '${last_err}'")
+  endif()
+endforeach()
+run_limited(plan_util_nan 2 plan qwen3-8b --gpu h100 --gpu-memory-utilization nan)
+run_limited(plan_engine_huge_release 2 plan qwen3-8b --gpu h100 --engine vllm@214749.0)
+if(NOT last_err MATCHES "\"214749.0\": expected MAJOR.MINOR")
+  message(SEND_ERROR "plan_engine_huge_release: '${last_err}'")
+endif()
+run_limited(fit_quantization_word 2 fit qwen3-4b-instruct-2507-awq --gpu 4090 --quantization
+            "awq_marlin$(touch ${WORK}/pwned)")
+if(NOT last_err MATCHES "argument --quantization/-q: invalid choice")
+  message(SEND_ERROR "fit_quantization_word: '${last_err}'")
+endif()
+# Emitted commands survive a shell: a model path made of quotes and a command substitution,
+# and a JSON flag value, come back from `sh` as the same single words, and nothing runs.
+set(odd "${h}/m $(touch ${WORK}/pwned) 'q\"")
+file(WRITE "${odd}/config.json" "${tiny_cfg}")
+file(WRITE ${h}/words.sh "vllm() { for w in \"$@\"; do printf '%s\\n' \"$w\"; done; }\n")
+set(overrides "{\"max_position_embeddings\": 8192}")
+foreach(c plan fit)
+  run_limited(shell_${c} 0 ${c} "${odd}" --gpu 4090 --json --hf-overrides "${overrides}")
+  if(c STREQUAL "plan")
+    string(JSON cmd GET "${last_out}" command)
+  else()
+    string(JSON cmd GET "${last_out}" best command)
+  endif()
+  execute_process(COMMAND sh -n -c "${cmd}" RESULT_VARIABLE rc ERROR_VARIABLE err)
+  execute_process(COMMAND sh -c ". ${h}/words.sh; ${cmd}" OUTPUT_VARIABLE words)
+  string(REPLACE "\n" ";" words "${words}")
+  list(GET words 1 model)
+  list(FIND words --hf-overrides at)
+  math(EXPR at "${at} + 1")
+  list(GET words ${at} json)
+  if(NOT rc EQUAL 0 OR NOT model STREQUAL "${odd}" OR NOT json STREQUAL "${overrides}"
+     OR EXISTS ${WORK}/pwned)
+    message(SEND_ERROR "shell_${c}: '${cmd}' reads back as '${words}' (sh -n: ${rc} ${err})")
+  endif()
+endforeach()
+# Names made of terminal escapes: escaped in the text report and in messages.
+string(ASCII 27 esc)
+run_limited(inspect_escape_names 0 inspect ${SRC}/tests/hostile/escape-names --tensors)
+if(last_out MATCHES "${esc}" OR NOT last_out MATCHES "weight\\\\x1b\\[2J\\\\x1b\\[H"
+   OR NOT last_out MATCHES "line\\\\nforged: fits")
+  message(SEND_ERROR "inspect_escape_names: raw or missing escapes in '${last_out}'")
+endif()
+run_limited(inspect_escape_names_json 0 inspect ${SRC}/tests/hostile/escape-names --json --tensors)
+if(last_out MATCHES "${esc}")
+  message(SEND_ERROR "inspect_escape_names_json: a raw ESC in the JSON")
+endif()
+run_limited(bad_escape_name 2 inspect ${SRC}/tests/bad/escape-name.safetensors)
+if(last_err MATCHES "${esc}" OR NOT last_err MATCHES "x1b\\[2J")
+  message(SEND_ERROR "bad_escape_name: '${last_err}'")
 endif()
 run(bad_flag 2 inspect qwen3-8b --no-such-flag)
 run(no_command 2)

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/string_set.h"  // VRAMFIT_HASH_WRAPS
 #include "vramfit/catalog.h"
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
@@ -87,7 +88,7 @@ constexpr const char* kWithinToday[] = {
 
 // The development half of the records (FNV-1a of the id is even): constants are calibrated on
 // it; the other half is the test half, which no constant is fitted to. Both are reported.
-bool DevelopmentHalf(const std::string& id) {
+VRAMFIT_HASH_WRAPS bool DevelopmentHalf(const std::string& id) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
   return h % 2 == 0;

@@ -1,17 +1,38 @@
 #!/usr/bin/env bash
-# Runs each libFuzzer target (built by `make fuzz`) for FUZZ_SECONDS (default 60), seeded
-# from the test data, and prints how many inputs each ran clean. Crashes stop the run and
-# leave the input in build-fuzz/crashes/.
+# Runs each libFuzzer target (built by `make fuzz`, the `fuzz` preset) for FUZZ_SECONDS
+# (default 60) and prints how many inputs each ran. Seeds: the committed corpus
+# fuzz/corpus/<target>/ plus the test data below. libFuzzer writes the inputs it finds into
+# the FIRST corpus directory, which is a scratch one, build-fuzz/corpus/<target>/, never a
+# folder under tests/ or fuzz/. A crash stops the run and leaves its input in
+# build-fuzz/crashes/<target>-*; each finding becomes a regression test (docs/testing.md).
+#
+#   FUZZ_SECONDS=600 tools/run-fuzz.sh             every target, ten minutes each
+#   FUZZ_SECONDS=3 tools/run-fuzz.sh plan render   two targets, a smoke run
+#   tools/run-fuzz.sh --smoke                      every target for FUZZ_SECONDS (default 3)
+#                                                  when build-fuzz/ holds them; else exit 77
+#                                                  (the ctest `fuzz_smoke` counts it skipped)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs=${FUZZ_SECONDS:-60}
 b=build-fuzz
-mkdir -p $b/corpus/{safetensors,index,config,doctor} $b/crashes
-cp tests/doctor/corpus/*.log tests/doctor/reported/*.log $b/corpus/doctor/
+all=(safetensors index config doctor command plan checkpoint render)
+secs=${FUZZ_SECONDS:-60}
+if [ "${1:-}" = --smoke ]; then
+  shift
+  secs=${FUZZ_SECONDS:-3}
+  for t in "${all[@]}"; do
+    [ -x "$b/fuzz_$t" ] || { echo "fuzz smoke: no $b/fuzz_$t (make fuzz): skipped"; exit 77; }
+  done
+fi
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
+for t in "${all[@]}"; do mkdir -p "$b/corpus/$t"; done
+mkdir -p $b/crashes
+cp tests/doctor/corpus/*.log tests/doctor/reported/*.log tests/doctor/hostile/*.log \
+    $b/corpus/doctor/
 cp tests/bad/*.safetensors $b/corpus/safetensors/ 2>/dev/null || true
 find tests/bad -name 'model.safetensors.index.json' -exec sh -c \
     'cp "$1" "'$b'/corpus/index/$(echo "$1" | tr / _)"' _ {} \;
-find tests/bad -name config.json -exec sh -c \
+find tests/bad tests/configs -name config.json -exec sh -c \
     'cp "$1" "'$b'/corpus/config/$(echo "$1" | tr / _)"' _ {} \;
 python3 - "$b/corpus/config" <<'PY'
 import json, glob, os, sys
@@ -19,10 +40,13 @@ for p in glob.glob("data/models/*.json"):
     d = json.load(open(p))
     open(os.path.join(sys.argv[1], os.path.basename(p)), "w").write(json.dumps(d["config"]))
 PY
-for t in safetensors index config doctor; do
+for t in "${targets[@]}"; do
   log=$b/fuzz_$t.log
+  seeds=()
+  [ -d "fuzz/corpus/$t" ] && seeds+=("fuzz/corpus/$t")
   ./$b/fuzz_$t -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
-      -print_final_stats=1 -artifact_prefix=$b/crashes/$t- $b/corpus/$t >"$log" 2>&1 || {
+      -print_final_stats=1 -artifact_prefix=$b/crashes/$t- $b/corpus/$t "${seeds[@]}" \
+      >"$log" 2>&1 || {
     echo "fuzz_$t: FAILED, see $log"; tail -30 "$log"; exit 1; }
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
   echo "fuzz_$t: $runs executions in ${secs}s, no crash"

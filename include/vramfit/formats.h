@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -43,8 +44,10 @@ bool ParseDtype(std::string_view s, Dtype* out);
 // True for floating types of 16 bits or more (F16, BF16, F32, F64): "unquantized" storage.
 bool IsWideFloat(Dtype d);
 
-// A tensor's dimensions. Up to six are stored inline (every real LLM tensor has at most
-// five), more on the heap; it behaves like a small vector of uint64_t.
+// A tensor's dimensions. Up to three are stored inline (every real LLM tensor but gpt-oss's
+// MXFP4 expert blocks and a vision tower's patch embedding has at most three), more on the
+// heap; it behaves like a small vector of uint64_t. 32 bytes, so a header of a million
+// tensors costs 32 MB of shapes.
 class Shape {
  public:
   using value_type = uint64_t;
@@ -52,22 +55,34 @@ class Shape {
   Shape() = default;
   Shape(std::initializer_list<uint64_t> dims) { for (uint64_t d : dims) push_back(d); }
   explicit Shape(const std::vector<uint64_t>& dims) { for (uint64_t d : dims) push_back(d); }
+  Shape(const Shape& o) { Assign(o); }
+  Shape(Shape&& o) noexcept { Steal(o); }
+  Shape& operator=(const Shape& o) {
+    if (this != &o) {
+      Release();
+      Assign(o);
+    }
+    return *this;
+  }
+  Shape& operator=(Shape&& o) noexcept {
+    if (this != &o) {
+      Release();
+      Steal(o);
+    }
+    return *this;
+  }
+  ~Shape() { Release(); }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  const uint64_t* data() const { return heap_.empty() ? inline_ : heap_.data(); }
+  const uint64_t* data() const { return OnHeap() ? heap_ : inline_; }
   const uint64_t* begin() const { return data(); }
   const uint64_t* end() const { return data() + size_; }
   uint64_t operator[](size_t i) const { return data()[i]; }
-  void clear() { size_ = 0; heap_.clear(); }
+  void clear() { size_ = 0; }
   void push_back(uint64_t d) {
-    if (size_ < kInline && heap_.empty()) {
-      inline_[size_++] = d;
-      return;
-    }
-    if (heap_.empty()) heap_.assign(inline_, inline_ + size_);
-    heap_.push_back(d);
-    ++size_;
+    if (size_ == capacity_) Grow();
+    (OnHeap() ? heap_ : inline_)[size_++] = d;
   }
   std::vector<uint64_t> ToVector() const { return {begin(), end()}; }
   friend bool operator==(const Shape& a, const Shape& b) {
@@ -78,14 +93,49 @@ class Shape {
   }
 
  private:
-  static constexpr size_t kInline = 6;
-  uint64_t inline_[kInline] = {};
-  size_t size_ = 0;
-  std::vector<uint64_t> heap_;
+  static constexpr uint32_t kInline = 3;
+  bool OnHeap() const { return capacity_ > kInline; }
+  void Grow() {
+    const uint32_t cap = capacity_ * 2;
+    uint64_t* dims = new uint64_t[cap];
+    std::copy(data(), data() + size_, dims);
+    Release();
+    heap_ = dims;
+    capacity_ = cap;
+  }
+  void Release() {
+    if (OnHeap()) delete[] heap_;
+    capacity_ = kInline;
+    inline_[0] = 0;  // inline_ is the active member again
+  }
+  void Assign(const Shape& o) {  // *this is empty and inline
+    size_ = 0;
+    for (uint64_t d : o) push_back(d);
+  }
+  void Steal(Shape& o) {  // *this is empty and inline
+    size_ = o.size_;
+    if (o.OnHeap()) {
+      heap_ = o.heap_;
+      capacity_ = o.capacity_;
+      o.capacity_ = kInline;
+      o.inline_[0] = 0;
+    } else {
+      std::copy(o.inline_, o.inline_ + o.size_, inline_);
+    }
+    o.size_ = 0;
+  }
+
+  uint32_t size_ = 0;
+  uint32_t capacity_ = kInline;  // above kInline: the dims are on the heap
+  union {
+    uint64_t inline_[kInline] = {};
+    uint64_t* heap_;
+  };
 };
 
 // One tensor as the header declares it. Offsets are relative to the data buffer (which
-// starts at absolute byte 8 + header_length of the file).
+// starts at absolute byte 8 + header_length of the file). 96 bytes plus the name's heap
+// bytes when it is longer than the string's inline buffer (15 characters).
 struct TensorInfo {
   std::string name;
   Dtype dtype = Dtype::kF32;
@@ -96,12 +146,17 @@ struct TensorInfo {
   uint64_t bytes() const { return end - begin; }
 };
 
+// A file's tensors. A deque, never one block: a list of a million tensors grows without
+// copying itself, and whoever consumes it front to back (BuildInventory) frees it as it goes,
+// so a list and what is built from it are never both whole in memory.
+using TensorList = std::deque<TensorInfo>;
+
 // A parsed safetensors header.
 struct SafetensorsFile {
   std::string origin;                           // file name as given to the parser
   uint64_t header_length = 0;                   // N, the JSON byte count
   uint64_t file_size = 0;                       // 8 + N + data bytes
-  std::vector<TensorInfo> tensors;              // sorted by data offset
+  TensorList tensors;                           // sorted by data offset
   std::map<std::string, std::string> metadata;  // __metadata__
   uint64_t data_bytes() const { return file_size - 8 - header_length; }
 };
@@ -118,15 +173,10 @@ Result<uint64_t> ParseSafetensorsHeaderLength(std::string_view prefix, uint64_t 
 
 // Parses a safetensors file from its first bytes. `bytes` must hold at least the 8-byte
 // length and the whole header (it may hold more, or the whole file); `file_size` is the real
-// length of the file, used for the coverage check. The data region is never read.
-//
-// When `padded` is true, at least kSafetensorsReadPadding readable bytes follow `bytes`
-// (their values do not matter) and the header is parsed in place, without a copy.
+// length of the file, used for the coverage check. The data region is never read, and the
+// header is read in place: memory is the tensor list, not a document of the header.
 Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_size,
-                                         std::string_view origin, bool padded = false);
-
-// Extra bytes a caller allocates after the header for a `padded` parse.
-inline constexpr size_t kSafetensorsReadPadding = 64;
+                                         std::string_view origin);
 
 // `model.safetensors.index.json`: which shard holds which tensor.
 struct SafetensorsIndex {

@@ -16,6 +16,7 @@
 #define VRAMFIT_INVENTORY_H_
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,7 +29,7 @@
 namespace vramfit {
 
 // What a tensor is for.
-enum class Role {
+enum class Role : uint8_t {
   kEmbedding, kLmHead, kAttnProj, kMlaProj, kLinearAttnProj, kLinearAttnState, kAttnSinks,
   kMlpProj, kExpertProj, kSharedExpertProj, kRouter, kSharedExpertGate, kNorm, kVision,
   kProjector, kMtp, kOther,
@@ -36,30 +37,34 @@ enum class Role {
 const char* RoleName(Role r);
 
 // What part of its module a tensor is.
-enum class Part {
+enum class Part : uint8_t {
   kWeight,     // plain or quantized weight values (qweight, weight_packed, *_blocks, F8 weight)
   kBias,
   kQuantMeta,  // scales, zero points, g_idx, weight_shape, global scales, absmax, ...
 };
 
 // Coarse groups for the by_component totals, in report order.
-enum class Component {
+enum class Component : uint8_t {
   kEmbedding, kLmHead, kAttention, kLinearAttention, kMlp, kExperts, kSharedExperts, kRouter,
   kNorms, kVision, kMtp, kOther,
 };
 inline constexpr int kComponentCount = 12;
 const char* ComponentName(Component c);
 
+// One tensor of an inventory: what the header says and what it is for. 128 bytes and the
+// name's heap bytes (the module is a prefix of the name, not a string of its own).
 struct TensorEntry {
   TensorInfo info;
+  uint64_t parameters = 0;
+  int64_t layer = -1;     // decoder layer index, -1 outside layers
   int file = 0;           // index into Inventory::files
+  uint32_t module_size = 0;  // module() is the first module_size bytes of info.name
   Role role = Role::kOther;
   Part part = Part::kWeight;
   Component component = Component::kOther;
-  int64_t layer = -1;     // decoder layer index, -1 outside layers
-  std::string module;     // name without the last part ("model.layers.0.self_attn.q_proj")
   bool quantized = false; // stored in a quantized form
-  uint64_t parameters = 0;
+  // The name without its last part: "model.layers.0.self_attn.q_proj" (a view into info.name).
+  std::string_view module() const { return std::string_view(info.name).substr(0, module_size); }
 };
 
 struct DtypeTotal {
@@ -117,7 +122,7 @@ struct Inventory {
   ModelSpec spec;
   std::vector<std::string> files;  // shard file names (synthesized: one virtual name)
   uint64_t header_bytes = 0;       // JSON header bytes parsed
-  std::vector<TensorEntry> tensors;
+  std::deque<TensorEntry> tensors;  // blocks, as TensorList: see BuildInventory
   uint64_t total_bytes = 0;
   uint64_t parameters = 0;
   std::vector<DtypeTotal> by_dtype;          // non-empty dtypes, largest first
@@ -130,12 +135,15 @@ struct Inventory {
 // One file's tensors as read (or synthesized), before roles are assigned.
 struct FileTensors {
   std::string name;
-  std::vector<TensorInfo> tensors;
+  TensorList tensors;
   uint64_t header_bytes = 0;
 };
 
 // Assigns roles, counts parameters, totals and audits. `spec` may be null (no config.json):
-// roles then come from names alone and the audit skips config checks.
+// roles then come from names alone and the audit skips config checks. Each file's list is
+// consumed front to back and freed block by block as its entries are made, and the entries
+// are blocks too: memory the list gives back is reused, so a list and the inventory made of
+// it are never both whole in memory.
 Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files);
 
 // The tensors a checkpoint of this spec holds, per the family's naming and the declared

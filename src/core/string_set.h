@@ -1,5 +1,6 @@
-// A flat open-addressing set of string_views, for duplicate detection over tens of
-// thousands of names without a heap node per entry. The views must outlive the set.
+// Flat open-addressing sets of names, for duplicate detection over up to millions of names
+// without a heap node per entry: StringViewSet holds views (which must outlive it),
+// IndexedNames holds 32-bit indices into a container the caller owns (4 bytes a slot).
 #ifndef VRAMFIT_CORE_STRING_SET_H_
 #define VRAMFIT_CORE_STRING_SET_H_
 
@@ -11,9 +12,17 @@
 
 namespace vramfit::core {
 
+// Unsigned wrap-around is the point of a multiplicative hash: the sanitizer build checks
+// unsigned overflow everywhere else (CMakePresets.json, "ubsan"), not in the hashes.
+#if defined(__clang__)
+#define VRAMFIT_HASH_WRAPS __attribute__((no_sanitize("unsigned-integer-overflow")))
+#else
+#define VRAMFIT_HASH_WRAPS
+#endif
+
 // A fast 64-bit hash of short strings (8 bytes a step, multiply-xorshift mixing). Not
 // cryptographic: a hostile header can only make probing slower, never wrong.
-inline uint64_t HashName(std::string_view s) {
+VRAMFIT_HASH_WRAPS inline uint64_t HashName(std::string_view s) {
   uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
   size_t i = 0;
   for (; i + 8 <= s.size(); i += 8) {
@@ -23,7 +32,7 @@ inline uint64_t HashName(std::string_view s) {
     h ^= h >> 29;
   }
   uint64_t tail = 0;
-  std::memcpy(&tail, s.data() + i, s.size() - i);
+  if (i < s.size()) std::memcpy(&tail, s.data() + i, s.size() - i);
   h = (h ^ tail) * 0x94D049BB133111EBull;
   return h ^ (h >> 31);
 }
@@ -95,6 +104,66 @@ class StringViewSet {
   std::vector<Slot> slots_;
   std::vector<std::pair<std::string_view, uint32_t>> keys_;
   size_t mask_ = 0;
+};
+
+// A set of names that live elsewhere, the elements of a caller's container, stored as the
+// elements' 32-bit indices: `name_of(i)` gives element i's name and must keep giving it while
+// the set is used. Half empty at most, so a million names cost 8 MB of slots.
+template <class NameOf>
+class IndexedNames {
+ public:
+  IndexedNames(size_t expected, NameOf name_of) : name_of_(std::move(name_of)) {
+    size_t cap = 16;
+    while (cap < expected * 2) cap <<= 1;
+    slots_.assign(cap, kEmpty);
+  }
+
+  // Adds element `i`. False when an element of the same name is already present (its index
+  // through `existing`); the set is then unchanged.
+  bool Insert(uint32_t i, uint32_t* existing = nullptr) {
+    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    const std::string_view name = name_of_(i);
+    for (size_t at = HashName(name) & (slots_.size() - 1);; at = (at + 1) & (slots_.size() - 1)) {
+      if (slots_[at] == kEmpty) {
+        slots_[at] = i;
+        ++size_;
+        return true;
+      }
+      if (name_of_(slots_[at]) == name) {
+        if (existing) *existing = slots_[at];
+        return false;
+      }
+    }
+  }
+
+  // The index of the element named `name`, or false when none is.
+  bool Find(std::string_view name, uint32_t* index) const {
+    for (size_t at = HashName(name) & (slots_.size() - 1);; at = (at + 1) & (slots_.size() - 1)) {
+      if (slots_[at] == kEmpty) return false;
+      if (name_of_(slots_[at]) == name) {
+        *index = slots_[at];
+        return true;
+      }
+    }
+  }
+
+  size_t size() const { return size_; }
+
+ private:
+  static constexpr uint32_t kEmpty = 0xFFFFFFFF;
+  void Grow() {
+    std::vector<uint32_t> old(slots_.size() * 2, kEmpty);
+    old.swap(slots_);
+    for (uint32_t i : old) {
+      if (i == kEmpty) continue;
+      size_t at = HashName(name_of_(i)) & (slots_.size() - 1);
+      while (slots_[at] != kEmpty) at = (at + 1) & (slots_.size() - 1);
+      slots_[at] = i;
+    }
+  }
+  NameOf name_of_;
+  std::vector<uint32_t> slots_;
+  size_t size_ = 0;
 };
 
 }  // namespace vramfit::core

@@ -1,9 +1,57 @@
-// Edit distance and nearest-name lists (see text.h).
+// Edit distance, nearest-name lists, terminal-safe text and UTF-8-aware cuts (see text.h).
 #include "core/text.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace vramfit::core {
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i] (1..4), or 0 when none starts there: a stray
+// continuation byte, a truncated sequence, an overlong form, a surrogate or past U+10FFFF.
+size_t Utf8SequenceAt(std::string_view s, size_t i, uint32_t* cp) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const unsigned char c = p[i];
+  size_t len = 0;
+  uint32_t v = 0;
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  if ((c & 0xE0) == 0xC0) {
+    len = 2;
+    v = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3;
+    v = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4;
+    v = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    if ((p[i + k] & 0xC0) != 0x80) return 0;
+    v = (v << 6) | (p[i + k] & 0x3F);
+  }
+  if ((len == 2 && v < 0x80) || (len == 3 && v < 0x800) || (len == 4 && v < 0x10000) ||
+      (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF) {
+    return 0;
+  }
+  *cp = v;
+  return len;
+}
+
+constexpr char kHex[] = "0123456789abcdef";
+
+void AppendHexByte(std::string* out, unsigned char b) {
+  *out += "\\x";
+  *out += kHex[b >> 4];
+  *out += kHex[b & 0xF];
+}
+
+}  // namespace
 
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -27,6 +75,68 @@ std::string NearestNames(std::vector<std::pair<size_t, std::string>> scored, siz
     out += scored[i].second;
   }
   return out;
+}
+
+std::string Printable(std::string_view s) {
+  // Fast path: plain printable ASCII (almost every name and message).
+  const bool plain = std::all_of(s.begin(), s.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return (c >= 0x20 && c < 0x7F) || c == '\t';
+  });
+  if (plain) return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 16);
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp = 0;
+    const size_t len = Utf8SequenceAt(s, i, &cp);
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (len == 0) {
+      AppendHexByte(&out, b);  // not UTF-8 (a Latin-1 byte, a cut sequence)
+      ++i;
+    } else if (len == 1 && b == '\n') {
+      out += "\\n";
+      ++i;
+    } else if (len == 1 && b == '\r') {
+      out += "\\r";
+      ++i;
+    } else if (len == 1 && ((b < 0x20 && b != '\t') || b == 0x7F)) {
+      AppendHexByte(&out, b);
+      ++i;
+    } else if (cp >= 0x80 && cp <= 0x9F) {
+      out += "\\u00";
+      out += kHex[cp >> 4];
+      out += kHex[cp & 0xF];
+      i += len;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+size_t FirstInvalidUtf8(std::string_view s) {
+  uint32_t cp = 0;
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = Utf8SequenceAt(s, i, &cp);
+    if (len == 0) return i;
+    i += len;
+  }
+  return s.size();
+}
+
+std::string_view Utf8Prefix(std::string_view s, size_t n) {
+  if (n >= s.size()) return s;
+  // s[n] is the first byte cut off; when it continues a sequence, cut before that sequence's
+  // lead byte (at most 3 bytes back: s[n] is then its 2nd, 3rd or 4th byte).
+  size_t end = n;
+  const auto cont = [&](size_t i) { return (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80; };
+  if (cont(end)) {
+    size_t k = end;
+    while (k > 0 && end - k < 2 && cont(k - 1)) --k;
+    if (k > 0 && static_cast<unsigned char>(s[k - 1]) >= 0xC0) end = k - 1;
+  }
+  return s.substr(0, end);
 }
 
 }  // namespace vramfit::core

@@ -1,4 +1,5 @@
-// Small text helpers for messages: edit distance and "did you mean" lists.
+// Small text helpers for messages: edit distance and "did you mean" lists, text made safe to
+// print on a terminal, and cuts that never split a UTF-8 character.
 #ifndef VRAMFIT_CORE_TEXT_H_
 #define VRAMFIT_CORE_TEXT_H_
 
@@ -14,6 +15,26 @@ size_t EditDistance(std::string_view a, std::string_view b);
 
 // "a, b, c": the `n` names of `scored` (distance, name) with the smallest distance.
 std::string NearestNames(std::vector<std::pair<size_t, std::string>> scored, size_t n);
+
+// `s` as a terminal may show it: every byte a terminal could act on is written as an escape,
+// so a hostile tensor name, log line or key cannot move the cursor, clear the screen or forge
+// a line of its own. Newline, carriage return and the other C0 controls, DEL and bytes that
+// are not UTF-8 become \n, \r, \xNN; the C1 controls (U+0080..U+009F) become \u0085 and
+// the like. Tab and valid UTF-8 pass unchanged. Backslashes are not doubled, so the result
+// of Printable is its own Printable: a message escaped where it was made and again where it
+// is printed reads the same.
+//
+// Example:
+//   Printable("w\x1b[2J\n")  // the ten characters  w \ x 1 b [ 2 J \ n
+std::string Printable(std::string_view s);
+
+// Byte offset of the first invalid UTF-8 sequence in `s` (a stray continuation byte, a cut
+// sequence, an overlong form, a surrogate, a value past U+10FFFF), or s.size() when valid.
+size_t FirstInvalidUtf8(std::string_view s);
+
+// The longest prefix of `s` of at most `n` bytes that does not end inside a UTF-8 sequence
+// (a lead byte without all its continuation bytes). Cutting valid UTF-8 keeps it valid.
+std::string_view Utf8Prefix(std::string_view s, size_t n);
 
 }  // namespace vramfit::core
 

@@ -14,6 +14,7 @@
 #include <deque>
 #include <map>
 
+#include "core/text.h"
 #include "doctor/readers/reader.h"
 #include "doctor/text_scan.h"
 #include "vramfit/doctor.h"
@@ -125,12 +126,14 @@ class Scanner final : public doctor::EventSink {
   }
 
  private:
+  // At most `n` bytes of the line without its surrounding blanks, never cut inside a UTF-8
+  // character (a Chinese line longer than the cut keeps whole characters).
   static std::string Trim(std::string_view s, size_t n) {
     size_t b = 0;
     while (b < s.size() && (s[b] == ' ' || s[b] == '\t')) ++b;
     s = s.substr(b);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
-    return std::string(s.substr(0, n));
+    return std::string(core::Utf8Prefix(s, n));
   }
 
   static bool LooksLikeAnError(std::string_view s) {
@@ -219,6 +222,12 @@ Result<LogScan> ScanLog(std::istream& in, const ScanOptions& options) {
   std::vector<char> buf(64 * 1024);
   auto flush = [&]() {
     binary = binary || (line.size() > 16 && odd * 4 > line.size());
+    // The line holds one byte past the cap when it was cut: the cut then never splits a
+    // UTF-8 character (the character the cap falls in is dropped whole).
+    if (line.size() > options.max_line_bytes) {
+      cut = true;
+      line.resize(core::Utf8Prefix(line, options.max_line_bytes).size());
+    }
     scanner.Line(line, cut, binary);
     line.clear();
     cut = binary = false;
@@ -241,7 +250,7 @@ Result<LogScan> ScanLog(std::istream& in, const ScanOptions& options) {
       if (c == '\0') binary = true;
       const unsigned char u = static_cast<unsigned char>(c);
       if (u < 0x20 && c != '\t' && c != '\x1b') ++odd;
-      if (line.size() < options.max_line_bytes)
+      if (line.size() <= options.max_line_bytes)
         line += c;
       else
         cut = true;

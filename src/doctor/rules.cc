@@ -188,7 +188,7 @@ std::optional<Dequantized> FindDequantized(const Facts& f) {
   for (const TensorEntry& t : f.model->tensors) {
     if (!t.quantized || t.part != Part::kWeight) continue;
     const uint64_t b16 = t.parameters * 2;
-    singles.push_back({t.module, b16});
+    singles.push_back({std::string(t.module()), b16});
     if (t.layer >= 0) {
       by_group[fmt::format("layer {} {}", t.layer, ComponentName(t.component))] += b16;
     }

@@ -36,7 +36,8 @@ Status GetInt(const Ctx& c, std::string_view key, const element& v, int64_t lo, 
     x = v.get_int64().value_unsafe();
   } else if (v.is_double()) {
     const double d = v.get_double().value_unsafe();
-    if (!(d == static_cast<double>(static_cast<int64_t>(d))) || d > 9.0e18 || d < -9.0e18) {
+    // Range first: casting a double an int64_t cannot hold is undefined.
+    if (d > 9.0e18 || d < -9.0e18 || d != static_cast<double>(static_cast<int64_t>(d))) {
       return TypeError(c, key, "an integer", v);
     }
     x = static_cast<int64_t>(d);
@@ -112,9 +113,11 @@ Status GetIntList(const Ctx& c, std::string_view key, const element& v, int64_t 
   return Status::Ok();
 }
 
+// A config integer: its key, where it goes, and the range it must lie in.
+template <typename Raw>
 struct IntField {
   const char* key;
-  std::optional<int64_t> RawConfig::*member;
+  std::optional<int64_t> Raw::*member;
   int64_t lo, hi;
 };
 struct BoolField {
@@ -123,7 +126,7 @@ struct BoolField {
 };
 
 // Ranges: zero is allowed where a real config writes 0 (e.g. n_shared_experts 0).
-const IntField kIntFields[] = {
+const IntField<RawConfig> kIntFields[] = {
     {"hidden_size", &RawConfig::hidden_size, 1, kMaxDim},
     {"intermediate_size", &RawConfig::intermediate_size, 0, kMaxDim},
     {"num_hidden_layers", &RawConfig::num_hidden_layers, 1, 4096},
@@ -176,29 +179,28 @@ Status ParseVision(const Ctx& c, const element& v, RawVisionConfig* out) {
   if (v.get_object().get(obj)) return TypeError(c, "vision_config", "an object", v);
   out->present = true;
   Ctx sub{c.origin, c.path + "\"vision_config\"."};
-  struct VField {
-    const char* key;
-    std::optional<int64_t> RawVisionConfig::*member;
-  };
-  static const VField kFields[] = {
-      {"depth", &RawVisionConfig::depth},
-      {"num_hidden_layers", &RawVisionConfig::num_hidden_layers},
-      {"hidden_size", &RawVisionConfig::hidden_size},
-      {"embed_dim", &RawVisionConfig::embed_dim},
-      {"intermediate_size", &RawVisionConfig::intermediate_size},
-      {"num_heads", &RawVisionConfig::num_heads},
-      {"num_attention_heads", &RawVisionConfig::num_attention_heads},
-      {"patch_size", &RawVisionConfig::patch_size},
-      {"spatial_patch_size", &RawVisionConfig::spatial_patch_size},
-      {"temporal_patch_size", &RawVisionConfig::temporal_patch_size},
-      {"spatial_merge_size", &RawVisionConfig::spatial_merge_size},
-      {"in_channels", &RawVisionConfig::in_channels},
-      {"in_chans", &RawVisionConfig::in_channels},
-      {"num_channels", &RawVisionConfig::num_channels},
-      {"out_hidden_size", &RawVisionConfig::out_hidden_size},
-      {"num_position_embeddings", &RawVisionConfig::num_position_embeddings},
-      {"image_size", &RawVisionConfig::image_size},
-      {"window_size", &RawVisionConfig::window_size},
+  // Ranges as for the text fields: a divisor (patch and merge sizes: the encoder's tokens per
+  // image are max_pixels / (patch x merge)^2) is at least 1, and no range lets a product of
+  // two of them overflow.
+  static const IntField<RawVisionConfig> kFields[] = {
+      {"depth", &RawVisionConfig::depth, 0, 1024},
+      {"num_hidden_layers", &RawVisionConfig::num_hidden_layers, 0, 1024},
+      {"hidden_size", &RawVisionConfig::hidden_size, 0, kMaxDim},
+      {"embed_dim", &RawVisionConfig::embed_dim, 0, kMaxDim},
+      {"intermediate_size", &RawVisionConfig::intermediate_size, 0, kMaxDim},
+      {"num_heads", &RawVisionConfig::num_heads, 0, 65536},
+      {"num_attention_heads", &RawVisionConfig::num_attention_heads, 0, 65536},
+      {"patch_size", &RawVisionConfig::patch_size, 1, 1024},
+      {"spatial_patch_size", &RawVisionConfig::spatial_patch_size, 1, 1024},
+      {"temporal_patch_size", &RawVisionConfig::temporal_patch_size, 1, 64},
+      {"spatial_merge_size", &RawVisionConfig::spatial_merge_size, 1, 64},
+      {"in_channels", &RawVisionConfig::in_channels, 1, 64},
+      {"in_chans", &RawVisionConfig::in_channels, 1, 64},
+      {"num_channels", &RawVisionConfig::num_channels, 1, 64},
+      {"out_hidden_size", &RawVisionConfig::out_hidden_size, 0, kMaxDim},
+      {"num_position_embeddings", &RawVisionConfig::num_position_embeddings, 0, kMaxDim},
+      {"image_size", &RawVisionConfig::image_size, 0, int64_t{1} << 20},
+      {"window_size", &RawVisionConfig::window_size, 0, int64_t{1} << 20},
   };
   for (auto field : obj) {
     const std::string_view key = field.key;
@@ -216,9 +218,9 @@ Status ParseVision(const Ctx& c, const element& v, RawVisionConfig* out) {
           GetIntList(sub, key, field.value, 0, 4096, &out->deepstack_visual_indexes));
       continue;
     }
-    for (const VField& f : kFields) {
+    for (const IntField<RawVisionConfig>& f : kFields) {
       if (key == f.key) {
-        VRAMFIT_RETURN_IF_ERROR(GetInt(sub, key, field.value, 0, kMaxDim, &(out->*f.member)));
+        VRAMFIT_RETURN_IF_ERROR(GetInt(sub, key, field.value, f.lo, f.hi, &(out->*f.member)));
         break;
       }
     }
@@ -378,7 +380,7 @@ Status ParseObject(const Ctx& c, const object& obj, int depth, RawConfig* out) {
     const std::string_view key = field.key;
     const element& v = field.value;
     bool handled = false;
-    for (const IntField& f : kIntFields) {
+    for (const IntField<RawConfig>& f : kIntFields) {
       if (key == f.key) {
         VRAMFIT_RETURN_IF_ERROR(GetInt(c, key, v, f.lo, f.hi, &(out->*f.member)));
         if (key == "q_lora_rank" && v.is_null()) out->q_lora_rank_null = true;

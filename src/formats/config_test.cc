@@ -70,9 +70,10 @@ TEST(ConfigJson, Errors) {
   EXPECT_EQ(msg(R"({"layer_types":["full_attention", 3]})"),
             "config.json: \"layer_types[1]\": expected a string, found a number (3)");
   EXPECT_EQ(msg("[]"), "config.json: expected a JSON object, found an array");
+  // simdjson says what, the pull reader where (and under which key).
   EXPECT_EQ(msg("{\"a\":"),
-            "config.json: invalid JSON (bytes 0..5): The JSON document has an improper "
-            "structure: missing or superfluous commas, braces, missing keys, etc.");
+            "config.json: \"a\": byte 5: invalid JSON: expected a value, found the end of the "
+            "text");
 }
 
 }  // namespace

@@ -3,42 +3,17 @@
 
 #include <fmt/format.h>
 
-namespace vramfit::formats {
+#include "core/text.h"
+#include "formats/json_reader.h"
 
-size_t FirstInvalidUtf8(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t n = s.size();
-  size_t i = 0;
-  while (i < n) {
-    const unsigned char c = p[i];
-    size_t len = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-    else return i;
-    if (i + len > n) return i;
-    for (size_t k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return i;
-      cp = (cp << 6) | (p[i + k] & 0x3F);
-    }
-    // Overlong forms, surrogates and values past U+10FFFF are invalid.
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
-      return i;
-    }
-    i += len;
-  }
-  return n;
-}
+namespace vramfit::formats {
 
 Status ParseJson(simdjson::dom::parser& parser, std::string_view json, std::string_view origin,
                  uint64_t base_offset, simdjson::dom::element* out, bool padded) {
   auto err = parser.parse(json.data(), json.size(), !padded).get(*out);
   if (!err) return Status::Ok();
   if (err == simdjson::UTF8_ERROR) {
-    const size_t at = FirstInvalidUtf8(json);
+    const size_t at = core::FirstInvalidUtf8(json);
     const unsigned byte = at < json.size() ? static_cast<unsigned char>(json[at]) : 0;
     return Status::Corrupt(fmt::format(
         "{}: byte {}: expected UTF-8 text, found byte 0x{:02x} that starts no valid sequence",
@@ -56,6 +31,10 @@ Status ParseJson(simdjson::dom::parser& parser, std::string_view json, std::stri
     return Status::Corrupt(fmt::format("{}: expected a JSON object, found no JSON at all "
                                        "(empty or only whitespace)", origin));
   }
+  // simdjson says what kind of problem, not where: the pull reader finds the byte and the key
+  // (a number past 64 bits, a lone surrogate, a BOM, a trailing comma, ...).
+  const Status where = DiagnoseJson(json, base_offset, origin);
+  if (!where.ok()) return where;
   return Status::Corrupt(fmt::format("{}: invalid JSON (bytes {}..{}): {}", origin, base_offset,
                                      base_offset + json.size(), simdjson::error_message(err)));
 }

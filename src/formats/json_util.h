@@ -13,10 +13,6 @@
 
 namespace vramfit::formats {
 
-// Byte offset of the first invalid UTF-8 sequence in `s`, or s.size() when valid. Used only
-// to point at the spot after simdjson has said the text is not UTF-8.
-size_t FirstInvalidUtf8(std::string_view s);
-
 // Parses `json` with `parser` (whose buffers are reused across calls). On failure returns a
 // kCorrupt status: "<origin>: <what>", with the byte offset (plus `base_offset`, the position
 // of `json` inside its file) of invalid UTF-8 when that is the cause.

@@ -10,22 +10,34 @@
 //              "data_offsets": [begin, end]} ... }   (JSON whitespace allowed on both sides)
 //   offsets are relative to byte 8+N; sorted by offset the tensors must tile [0, last_end)
 //   exactly, and 8 + N + last_end == file_size.
+//
+// The header is read with JsonReader (json_reader.h), which builds no document: memory is the
+// header's bytes, the tensor list (TensorList, ~96 bytes a tensor) and 4-8 bytes a tensor of
+// duplicate check, whatever the header holds.
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <functional>
+#include <limits>
+#include <numeric>
 #include <string>
 
 #include "core/checked.h"
 #include "core/string_set.h"
-#include "formats/json_util.h"
+#include "core/text.h"
+#include "formats/json_reader.h"
 #include "vramfit/formats.h"
 
 namespace vramfit {
 namespace {
 
-using formats::JsonExcerpt;
-using formats::JsonTypeName;
+using formats::JsonReader;
+using Kind = formats::JsonReader::Kind;
+
+constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
 uint64_t ReadLe64(const char* p) {
   uint64_t v = 0;
@@ -37,39 +49,119 @@ std::string ShapeText(const Shape& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
-// Reads a non-negative integer that fits in u64 (the reference types these as usize).
-bool GetU64(const simdjson::dom::element& e, uint64_t* out) {
-  return e.get_uint64().get(*out) == simdjson::SUCCESS;
+// A JSON number token that is a non-negative integer (the reference types these as usize).
+// "-0" is 0, as serde_json reads it.
+bool AsU64(std::string_view token, uint64_t* out) {
+  if (token == "-0") {
+    *out = 0;
+    return true;
+  }
+  if (token.empty() || token.find_first_not_of("0123456789") != std::string_view::npos) {
+    return false;
+  }
+  const auto r = std::from_chars(token.data(), token.data() + token.size(), *out);
+  return r.ec == std::errc() && r.ptr == token.data() + token.size();
 }
 
-Status ParseTensorEntry(std::string_view origin, std::string_view name,
-                        const simdjson::dom::element& value, TensorInfo* t) {
-  simdjson::dom::object obj;
-  if (value.get_object().get(obj)) {
+// Reads the non-object value at the reader (checked, passed over) for a message that names
+// its kind and quotes it.
+struct Seen {
+  Kind kind;
+  std::string excerpt;
+};
+Result<Seen> SeeValue(JsonReader& r) {
+  Seen v{r.Peek(), ""};
+  const size_t from = r.pos();
+  VRAMFIT_RETURN_IF_ERROR(r.Skip());
+  v.excerpt = r.Excerpt(from);
+  return v;
+}
+
+// One of a tensor's arrays, "shape" or "data_offsets": each u64 element goes to `add`; what
+// else was there is recorded for the message (the first element that is not a u64, the
+// value quoted).
+struct U64Array {
+  bool is_array = false;
+  size_t count = 0;  // elements
+  bool all_u64 = true;
+  size_t bad_index = 0;
+  std::string bad_excerpt;
+  std::string excerpt;
+};
+Status ReadU64Array(JsonReader& r, U64Array* a, const std::function<void(uint64_t)>& add) {
+  const size_t from = r.pos();
+  if (r.Peek() != Kind::kArray) {
+    VRAMFIT_RETURN_IF_ERROR(r.Skip());
+    a->excerpt = r.Excerpt(from);
+    return Status::Ok();
+  }
+  a->is_array = true;
+  VRAMFIT_RETURN_IF_ERROR(r.Enter('['));
+  size_t i = 0;
+  for (bool first = true, more = true;; ++i) {
+    VRAMFIT_RETURN_IF_ERROR(r.Element(&first, &more));
+    if (!more) break;
+    ++a->count;
+    const size_t at = r.pos();
+    uint64_t v = 0;
+    std::string_view token;
+    if (r.Peek() == Kind::kNumber) {
+      VRAMFIT_RETURN_IF_ERROR(r.Number(&token));
+    } else {
+      VRAMFIT_RETURN_IF_ERROR(r.Skip());
+    }
+    if (!token.empty() && AsU64(token, &v)) {
+      add(v);
+    } else if (a->all_u64) {
+      a->all_u64 = false;
+      a->bad_index = i;
+      a->bad_excerpt = r.Excerpt(at);
+    }
+  }
+  a->excerpt = r.Excerpt(from);
+  return Status::Ok();
+}
+
+Status ParseTensorEntry(JsonReader& r, std::string_view origin, TensorInfo* t) {
+  const std::string name = core::Printable(t->name);
+  r.SetContext("tensor", t->name, "");
+  if (r.Peek() != Kind::kObject) {
+    auto v = SeeValue(r);
+    if (!v.ok()) return v.status();
     return Status::Corrupt(fmt::format(
         "{}: tensor \"{}\": expected an object with dtype, shape and data_offsets, found {}",
-        origin, name, JsonTypeName(value)));
+        origin, name, JsonReader::KindName(v->kind)));
   }
+  VRAMFIT_RETURN_IF_ERROR(r.Enter('{'));
   bool seen_dtype = false, seen_shape = false, seen_offsets = false;
-  for (auto field : obj) {
-    const std::string_view key = field.key;
+  for (bool first = true, more = true;;) {
+    std::string_view key;
+    r.SetContext("tensor", t->name, "");
+    VRAMFIT_RETURN_IF_ERROR(r.Member(&first, &key, &more));
+    if (!more) break;
+    // Literals, so that the context outlives the key's scratch buffer.
+    r.SetContext("tensor", t->name, key == "dtype" ? "dtype" : key == "shape" ? "shape"
+                                    : key == "data_offsets" ? "data_offsets" : "");
     if (key == "dtype") {
       if (seen_dtype) {
         return Status::Corrupt(
             fmt::format("{}: tensor \"{}\": duplicate key \"dtype\"", origin, name));
       }
       seen_dtype = true;
-      std::string_view s;
-      if (field.value.get_string().get(s)) {
+      if (r.Peek() != Kind::kString) {
+        auto v = SeeValue(r);
+        if (!v.ok()) return v.status();
         return Status::Corrupt(
             fmt::format("{}: tensor \"{}\": \"dtype\" must be a string, found {}", origin, name,
-                        JsonTypeName(field.value)));
+                        JsonReader::KindName(v->kind)));
       }
+      std::string_view s;
+      VRAMFIT_RETURN_IF_ERROR(r.String(&s));
       if (!ParseDtype(s, &t->dtype)) {
         return Status::Corrupt(fmt::format(
             "{}: tensor \"{}\": unknown dtype \"{}\" (expected one of BOOL, U8, I8, F8_E5M2, "
             "F8_E4M3, F8_E8M0, F8_E4M3FNUZ, F8_E5M2FNUZ, I16, U16, F16, BF16, I32, U32, F32, F64, "
-            "I64, U64, C64, F4, F6_E2M3, F6_E3M2)", origin, name, s));
+            "I64, U64, C64, F4, F6_E2M3, F6_E3M2)", origin, name, core::Printable(s)));
       }
     } else if (key == "shape") {
       if (seen_shape) {
@@ -77,23 +169,19 @@ Status ParseTensorEntry(std::string_view origin, std::string_view name,
             fmt::format("{}: tensor \"{}\": duplicate key \"shape\"", origin, name));
       }
       seen_shape = true;
-      simdjson::dom::array arr;
-      if (field.value.get_array().get(arr)) {
+      const Kind kind = r.Peek();
+      t->shape.clear();
+      U64Array a;
+      VRAMFIT_RETURN_IF_ERROR(ReadU64Array(r, &a, [&](uint64_t d) { t->shape.push_back(d); }));
+      if (!a.is_array) {
         return Status::Corrupt(
             fmt::format("{}: tensor \"{}\": \"shape\" must be an array, found {}", origin, name,
-                        JsonTypeName(field.value)));
+                        JsonReader::KindName(kind)));
       }
-      t->shape.clear();
-      size_t i = 0;
-      for (auto d : arr) {
-        uint64_t v = 0;
-        if (!GetU64(d, &v)) {
-          return Status::Corrupt(fmt::format(
-              "{}: tensor \"{}\": shape[{}] must be a non-negative integer, found {}", origin,
-              name, i, JsonExcerpt(d)));
-        }
-        t->shape.push_back(v);
-        ++i;
+      if (!a.all_u64) {
+        return Status::Corrupt(fmt::format(
+            "{}: tensor \"{}\": shape[{}] must be a non-negative integer, found {}", origin,
+            name, a.bad_index, a.bad_excerpt));
       }
     } else if (key == "data_offsets") {
       if (seen_offsets) {
@@ -101,20 +189,31 @@ Status ParseTensorEntry(std::string_view origin, std::string_view name,
             fmt::format("{}: tensor \"{}\": duplicate key \"data_offsets\"", origin, name));
       }
       seen_offsets = true;
-      simdjson::dom::array arr;
-      if (field.value.get_array().get(arr) || arr.size() != 2) {
+      uint64_t offsets[2] = {0, 0};
+      size_t n = 0;
+      U64Array a;
+      VRAMFIT_RETURN_IF_ERROR(ReadU64Array(r, &a, [&](uint64_t v) {
+        if (n < 2) offsets[n] = v;
+        ++n;
+      }));
+      if (!a.is_array || a.count != 2) {
         return Status::Corrupt(fmt::format(
             "{}: tensor \"{}\": \"data_offsets\" must be [begin, end], found {}", origin, name,
-            JsonExcerpt(field.value)));
+            a.excerpt));
       }
-      auto it = arr.begin();
-      if (!GetU64(*it, &t->begin) || !GetU64(*++it, &t->end)) {
+      if (!a.all_u64) {
         return Status::Corrupt(fmt::format(
             "{}: tensor \"{}\": \"data_offsets\" must hold two non-negative integers, found {}",
-            origin, name, JsonExcerpt(field.value)));
+            origin, name, a.excerpt));
       }
+      t->begin = offsets[0];
+      t->end = offsets[1];
+    } else {
+      // Ignored, as the reference reader's serde struct does; named in a syntax error in it.
+      const std::string ignored(key);
+      r.SetContext("tensor", t->name, ignored);
+      VRAMFIT_RETURN_IF_ERROR(r.Skip());
     }
-    // Other keys are ignored, as the reference reader's serde struct ignores them.
   }
   const char* missing = !seen_dtype     ? "dtype"
                         : !seen_shape   ? "shape"
@@ -124,6 +223,7 @@ Status ParseTensorEntry(std::string_view origin, std::string_view name,
     return Status::Corrupt(
         fmt::format("{}: tensor \"{}\": missing key \"{}\"", origin, name, missing));
   }
+  r.SetContext("", "", "");
   // Element count, with overflow checks (ValidationOverflow in the reference reader).
   uint64_t elements = 1;
   for (uint64_t d : t->shape) {
@@ -134,7 +234,124 @@ Status ParseTensorEntry(std::string_view origin, std::string_view name,
     }
   }
   t->elements = elements;
-  t->name = std::string(name);
+  return Status::Ok();
+}
+
+// `__metadata__`: an object of strings.
+Status ParseMetadata(JsonReader& r, std::string_view origin, SafetensorsFile* file) {
+  if (r.Peek() != Kind::kObject) {
+    auto v = SeeValue(r);
+    if (!v.ok()) return v.status();
+    return Status::Corrupt(
+        fmt::format("{}: \"__metadata__\" must be an object of strings, found {}", origin,
+                    JsonReader::KindName(v->kind)));
+  }
+  VRAMFIT_RETURN_IF_ERROR(r.Enter('{'));
+  for (bool first = true, more = true;;) {
+    std::string_view k;
+    r.SetContext("", "__metadata__", "");
+    VRAMFIT_RETURN_IF_ERROR(r.Member(&first, &k, &more));
+    if (!more) break;
+    const std::string key(k);
+    r.SetContext("", "__metadata__", key);
+    if (r.Peek() != Kind::kString) {
+      auto v = SeeValue(r);
+      if (!v.ok()) return v.status();
+      return Status::Corrupt(fmt::format(
+          "{}: \"__metadata__\".\"{}\": values must be strings, found {} ({})", origin,
+          core::Printable(key), JsonReader::KindName(v->kind), v->excerpt));
+    }
+    std::string_view value;
+    VRAMFIT_RETURN_IF_ERROR(r.String(&value));
+    if (!file->metadata.emplace(key, std::string(value)).second) {
+      return Status::Corrupt(fmt::format("{}: \"__metadata__\": duplicate key \"{}\"", origin,
+                                         core::Printable(key)));
+    }
+  }
+  r.SetContext("", "", "");
+  return Status::Ok();
+}
+
+// Sorts the list by (begin, end), ties in header order, in place: an index is sorted and the
+// permutation applied by cycles, so no second list is ever made.
+void SortByOffset(TensorList* tensors) {
+  const auto before = [](const TensorInfo& a, const TensorInfo& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  };
+  if (std::is_sorted(tensors->begin(), tensors->end(), before)) return;
+  std::vector<uint32_t> order(tensors->size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const TensorInfo& x = (*tensors)[a];
+    const TensorInfo& y = (*tensors)[b];
+    return before(x, y) || (!before(y, x) && a < b);
+  });
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i) continue;
+    TensorInfo held = std::move((*tensors)[i]);
+    uint32_t j = i;
+    while (true) {
+      const uint32_t k = order[j];
+      order[j] = j;
+      if (k == i) {
+        (*tensors)[j] = std::move(held);
+        break;
+      }
+      (*tensors)[j] = std::move((*tensors)[k]);
+      j = k;
+    }
+  }
+}
+
+// The reference reader's coverage rule over the sorted list.
+Status CheckOffsets(const SafetensorsFile& file, std::string_view origin) {
+  uint64_t start = 0;
+  const TensorInfo* prev = nullptr;
+  for (const TensorInfo& t : file.tensors) {
+    if (t.begin != start || t.end < t.begin) {
+      const std::string prev_name = prev ? core::Printable(prev->name) : std::string();
+      std::string why;
+      if (t.end < t.begin) {
+        why = fmt::format("end {} is before begin {}", t.end, t.begin);
+      } else if (t.begin > start) {
+        why = fmt::format("begin {} leaves a gap of {} bytes after {}", t.begin, t.begin - start,
+                          prev ? fmt::format("tensor \"{}\" (ends at {})", prev_name, start)
+                               : std::string("the start of the data buffer"));
+      } else {
+        why = fmt::format("begin {} overlaps tensor \"{}\" (ends at {})", t.begin, prev_name,
+                          start);
+      }
+      return Status::Corrupt(fmt::format("{}: tensor \"{}\": data_offsets [{}, {}]: {}; expected "
+                                         "begin {}", origin, core::Printable(t.name), t.begin,
+                                         t.end, why, start));
+    }
+    uint64_t nbits = 0;
+    if (!core::CheckedMul(t.elements, static_cast<uint64_t>(DtypeBits(t.dtype)), &nbits)) {
+      return Status::Corrupt(fmt::format("{}: tensor \"{}\": shape {} x {} bits overflows 64 bits",
+                                         origin, core::Printable(t.name), ShapeText(t.shape),
+                                         DtypeBits(t.dtype)));
+    }
+    if (nbits % 8 != 0) {
+      return Status::Corrupt(fmt::format(
+          "{}: tensor \"{}\": shape {} of {} is {} bits, not a whole number of bytes", origin,
+          core::Printable(t.name), ShapeText(t.shape), DtypeName(t.dtype), nbits));
+    }
+    if (t.end - t.begin != nbits / 8) {
+      return Status::Corrupt(fmt::format(
+          "{}: tensor \"{}\": data_offsets [{}, {}] cover {} bytes, expected {} (shape {} of {})",
+          origin, core::Printable(t.name), t.begin, t.end, t.end - t.begin, nbits / 8,
+          ShapeText(t.shape), DtypeName(t.dtype)));
+    }
+    start = t.end;
+    prev = &t;
+  }
+  const uint64_t data_bytes = file.data_bytes();  // n <= file_size - 8, checked
+  if (start != data_bytes) {
+    return Status::Corrupt(fmt::format(
+        "{}: tensors end at data byte {}, but the file holds {} data bytes after its {}-byte "
+        "header: {}", origin, start, data_bytes, file.header_length,
+        start > data_bytes ? "the file is truncated" : "trailing bytes follow the last tensor"));
+  }
   return Status::Ok();
 }
 
@@ -163,8 +380,7 @@ Result<uint64_t> ParseSafetensorsHeaderLength(std::string_view prefix, uint64_t 
 }
 
 Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_size,
-                                         std::string_view origin, bool padded) {
-  static_assert(kSafetensorsReadPadding >= simdjson::SIMDJSON_PADDING);
+                                         std::string_view origin) {
   auto len = ParseSafetensorsHeaderLength(bytes, file_size, origin);
   if (!len.ok()) return len.status();
   const uint64_t n = *len;
@@ -173,120 +389,70 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_s
                                        bytes.size() - kSafetensorsPrefix, n));
   }
   const std::string_view header = bytes.substr(kSafetensorsPrefix, n);
-
-  thread_local simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  // The header is followed by the rest of `bytes` (or the caller's padding): parse in place
-  // when enough readable bytes follow it.
-  const bool in_place =
-      padded || bytes.size() - kSafetensorsPrefix - n >= simdjson::SIMDJSON_PADDING;
-  VRAMFIT_RETURN_IF_ERROR(
-      formats::ParseJson(parser, header, origin, kSafetensorsPrefix, &root, in_place));
-  simdjson::dom::object obj;
-  if (root.get_object().get(obj)) {
+  if (!simdjson::validate_utf8(header.data(), header.size())) {
+    const size_t at = core::FirstInvalidUtf8(header);
+    return Status::Corrupt(fmt::format(
+        "{}: byte {}: expected UTF-8 text, found byte 0x{:02x} that starts no valid sequence",
+        origin, kSafetensorsPrefix + at, static_cast<unsigned char>(header[at])));
+  }
+  JsonReader r(header, kSafetensorsPrefix, origin, "the end of the header");
+  if (header.substr(0, kBom.size()) == kBom) {
+    return r.ErrorAt(0, "a UTF-8 byte-order mark (EF BB BF) opens the header: JSON must not "
+                        "start with one (the reference reader refuses it)");
+  }
+  const Kind top = r.Peek();
+  if (top == Kind::kEnd) {
+    return Status::Corrupt(fmt::format("{}: expected a JSON object, found no JSON at all "
+                                       "(empty or only whitespace)", origin));
+  }
+  if (top != Kind::kObject) {
+    auto v = SeeValue(r);
+    if (!v.ok()) return v.status();
+    VRAMFIT_RETURN_IF_ERROR(r.Finish());
     return Status::Corrupt(
         fmt::format("{}: byte 8: expected the header to be a JSON object, found {}", origin,
-                    JsonTypeName(root)));
+                    JsonReader::KindName(top)));
   }
 
   SafetensorsFile file;
   file.origin = std::string(origin);
   file.header_length = n;
   file.file_size = file_size;
-  std::vector<TensorInfo> tensors;
-  tensors.reserve(obj.size());
-  core::StringViewSet names(obj.size());
+  TensorList& tensors = file.tensors;
+  // A header entry is at least 50 bytes: a first guess at the count sizes the duplicate check.
+  const auto name_of = [&tensors](uint32_t i) { return std::string_view(tensors[i].name); };
+  core::IndexedNames<decltype(name_of)> names(static_cast<size_t>(n / 64), name_of);
   bool seen_metadata = false;
-  for (auto field : obj) {
-    const std::string_view key = field.key;
-    if (!names.Insert(key) || (key == "__metadata__" && seen_metadata)) {
-      return Status::Corrupt(fmt::format("{}: duplicate key \"{}\" in the header", origin, key));
-    }
+  VRAMFIT_RETURN_IF_ERROR(r.Enter('{'));
+  for (bool first = true, more = true;;) {
+    std::string_view key;
+    VRAMFIT_RETURN_IF_ERROR(r.Member(&first, &key, &more));
+    if (!more) break;
     if (key == "__metadata__") {
-      seen_metadata = true;
-      simdjson::dom::object meta;
-      if (field.value.get_object().get(meta)) {
+      if (seen_metadata) {
         return Status::Corrupt(
-            fmt::format("{}: \"__metadata__\" must be an object of strings, found {}", origin,
-                        JsonTypeName(field.value)));
+            fmt::format("{}: duplicate key \"__metadata__\" in the header", origin));
       }
-      for (auto m : meta) {
-        std::string_view v;
-        if (m.value.get_string().get(v)) {
-          return Status::Corrupt(fmt::format(
-              "{}: \"__metadata__\".\"{}\": values must be strings, found {} ({})", origin,
-              m.key, JsonTypeName(m.value), JsonExcerpt(m.value)));
-        }
-        if (!file.metadata.emplace(std::string(m.key), std::string(v)).second) {
-          return Status::Corrupt(
-              fmt::format("{}: \"__metadata__\": duplicate key \"{}\"", origin, m.key));
-        }
-      }
+      seen_metadata = true;
+      VRAMFIT_RETURN_IF_ERROR(ParseMetadata(r, origin, &file));
       continue;
     }
+    if (tensors.size() >= std::numeric_limits<uint32_t>::max() - 1) {
+      return Status::Corrupt(fmt::format("{}: more than 4 billion tensors", origin));
+    }
     tensors.emplace_back();
-    VRAMFIT_RETURN_IF_ERROR(ParseTensorEntry(origin, key, field.value, &tensors.back()));
+    tensors.back().name = std::string(key);
+    if (!names.Insert(static_cast<uint32_t>(tensors.size() - 1))) {
+      return Status::Corrupt(fmt::format("{}: duplicate key \"{}\" in the header", origin,
+                                         core::Printable(key)));
+    }
+    VRAMFIT_RETURN_IF_ERROR(ParseTensorEntry(r, origin, &tensors.back()));
   }
+  VRAMFIT_RETURN_IF_ERROR(r.Finish());
 
   // The reference reader sorts by offsets before it validates: key order carries no meaning.
-  // Writers usually emit offset order already; sort (an index, not the structs) only if not.
-  const auto before = [](const TensorInfo& a, const TensorInfo& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  };
-  if (std::is_sorted(tensors.begin(), tensors.end(), before)) {
-    file.tensors = std::move(tensors);
-  } else {
-    std::vector<uint32_t> order(tensors.size());
-    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(),
-              [&](uint32_t a, uint32_t b) { return before(tensors[a], tensors[b]); });
-    file.tensors.reserve(tensors.size());
-    for (uint32_t i : order) file.tensors.push_back(std::move(tensors[i]));
-  }
-  uint64_t start = 0;
-  const TensorInfo* prev = nullptr;
-  for (const TensorInfo& t : file.tensors) {
-    if (t.begin != start || t.end < t.begin) {
-      std::string why;
-      if (t.end < t.begin) {
-        why = fmt::format("end {} is before begin {}", t.end, t.begin);
-      } else if (t.begin > start) {
-        why = fmt::format("begin {} leaves a gap of {} bytes after {}", t.begin, t.begin - start,
-                          prev ? fmt::format("tensor \"{}\" (ends at {})", prev->name, start)
-                               : std::string("the start of the data buffer"));
-      } else {
-        why = fmt::format("begin {} overlaps tensor \"{}\" (ends at {})", t.begin,
-                          prev ? prev->name : std::string(), start);
-      }
-      return Status::Corrupt(fmt::format("{}: tensor \"{}\": data_offsets [{}, {}]: {}; expected "
-                                         "begin {}", origin, t.name, t.begin, t.end, why, start));
-    }
-    uint64_t nbits = 0;
-    if (!core::CheckedMul(t.elements, static_cast<uint64_t>(DtypeBits(t.dtype)), &nbits)) {
-      return Status::Corrupt(fmt::format("{}: tensor \"{}\": shape {} x {} bits overflows 64 bits",
-                                         origin, t.name, ShapeText(t.shape), DtypeBits(t.dtype)));
-    }
-    if (nbits % 8 != 0) {
-      return Status::Corrupt(fmt::format(
-          "{}: tensor \"{}\": shape {} of {} is {} bits, not a whole number of bytes", origin,
-          t.name, ShapeText(t.shape), DtypeName(t.dtype), nbits));
-    }
-    if (t.end - t.begin != nbits / 8) {
-      return Status::Corrupt(fmt::format(
-          "{}: tensor \"{}\": data_offsets [{}, {}] cover {} bytes, expected {} (shape {} of {})",
-          origin, t.name, t.begin, t.end, t.end - t.begin, nbits / 8, ShapeText(t.shape),
-          DtypeName(t.dtype)));
-    }
-    start = t.end;
-    prev = &t;
-  }
-  const uint64_t data_bytes = file_size - kSafetensorsPrefix - n;  // n <= file_size - 8, checked
-  if (start != data_bytes) {
-    return Status::Corrupt(fmt::format(
-        "{}: tensors end at data byte {}, but the file holds {} data bytes after its {}-byte "
-        "header: {}", origin, start, data_bytes, n,
-        start > data_bytes ? "the file is truncated" : "trailing bytes follow the last tensor"));
-  }
+  SortByOffset(&tensors);
+  VRAMFIT_RETURN_IF_ERROR(CheckOffsets(file, origin));
   return file;
 }
 

@@ -1,20 +1,14 @@
 // safetensors header reader: the reference reader's rules, and the exact error texts.
 #include <gtest/gtest.h>
 
+#include "testutil/hollow.h"
 #include "vramfit/formats.h"
 
 namespace vramfit {
 namespace {
 
-// Builds a file image: 8-byte little-endian length + header + `data` zero bytes.
-std::string Image(const std::string& header, uint64_t data) {
-  std::string out(8, '\0');
-  const uint64_t n = header.size();
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  out += header;
-  out.append(data, '\0');
-  return out;
-}
+// A file image: 8-byte little-endian length + header + `data` zero bytes.
+constexpr auto Image = testing::SafetensorsImage;
 
 Result<SafetensorsFile> Parse(const std::string& header, uint64_t data) {
   const std::string img = Image(header, data);

@@ -29,14 +29,14 @@ struct ModuleAgg {
   const TensorInfo* g_idx = nullptr;
 };
 
-std::string Leaf(const std::string& module) {
+std::string Leaf(std::string_view module) {
   const size_t dot = module.rfind('.');
-  std::string leaf = dot == std::string::npos ? module : module.substr(dot + 1);
+  std::string leaf(dot == std::string_view::npos ? module : module.substr(dot + 1));
   // Expert index segments are not informative: "experts.7.down_proj" -> "experts.down_proj".
   return leaf;
 }
 
-std::string KindLabel(const std::string& module, Role role) {
+std::string KindLabel(std::string_view module, Role role) {
   std::string label = RoleName(role);
   label += ":";
   label += Leaf(module);
@@ -51,7 +51,9 @@ void Add(Inventory* inv, Severity s, const char* code, std::string msg, uint64_t
 
 void RunAudit(const ModelSpec* spec, Inventory* inv) {
   Audit& a = inv->audit;
-  std::unordered_map<std::string, ModuleAgg> mods;
+  // Keyed by views into the entries' names (the entries do not move while the audit runs);
+  // std::hash gives a string_view the hash of the equal string.
+  std::unordered_map<std::string_view, ModuleAgg> mods;
   mods.reserve(inv->tensors.size());
   uint64_t mtp_bytes = 0, mtp_tensors = 0, embed_bytes = 0, lm_head_bytes = 0;
   int64_t embed_rows = -1;
@@ -65,7 +67,7 @@ void RunAudit(const ModelSpec* spec, Inventory* inv) {
     }
     if (e.role == Role::kLmHead) lm_head_bytes += e.info.bytes();
     if (!IsCountedLinear(e.role) || e.layer < 0) continue;
-    ModuleAgg& m = mods[e.module];
+    ModuleAgg& m = mods[e.module()];
     m.role = e.role;
     m.layer = e.layer;
     m.params += e.parameters;

@@ -27,7 +27,7 @@ bool IsLowBitDtype(Dtype d) {
 }
 
 // Weight bits of a quantized module under the scheme (4 when there is no config).
-int ModuleBits(const ModelSpec* spec, const std::string& module) {
+int ModuleBits(const ModelSpec* spec, std::string_view module) {
   if (spec == nullptr) return 4;
   const int bits = QuantSchemeBits(spec->quant, module);
   return bits > 0 && bits < 16 ? bits : 4;
@@ -64,26 +64,25 @@ Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files) 
   inv.has_spec = spec != nullptr;
   if (spec) inv.spec = *spec;
   const int64_t num_layers = spec ? static_cast<int64_t>(spec->layers.size()) : -1;
-  size_t count = 0;
-  for (const auto& f : files) count += f.tensors.size();
-  inv.tensors.reserve(count);
 
   // Modules whose weight is stored by bitsandbytes (a "<module>.weight.absmax" sibling).
   std::vector<std::string> bnb_modules;
   for (size_t fi = 0; fi < files.size(); ++fi) {
     inv.files.push_back(files[fi].name);
     inv.header_bytes += files[fi].header_bytes;
-    for (TensorInfo& t : files[fi].tensors) {
+    // Front to back, each tensor freed from the file's list once its entry holds it.
+    for (TensorList& list = files[fi].tensors; !list.empty(); list.pop_front()) {
+      TensorInfo& t = list.front();
       TensorEntry e;
-      model::TensorClass c = model::ClassifyTensor(t.name, num_layers);
+      const model::TensorClass c = model::ClassifyTensor(t.name, num_layers);
       e.role = c.role;
       e.part = c.part;
       e.component = c.component;
       e.layer = c.layer;
-      e.module = std::move(c.module);
+      e.module_size = static_cast<uint32_t>(c.module.size());
       e.file = static_cast<int>(fi);
       if (e.part == Part::kQuantMeta && t.name.find(".weight.absmax") != std::string::npos) {
-        bnb_modules.push_back(e.module);
+        bnb_modules.emplace_back(c.module);
       }
       e.quantized = e.part == Part::kWeight &&
                     (c.packed_container || IsLowBitDtype(t.dtype));
@@ -113,11 +112,11 @@ Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files) 
         params = t.elements * 2;  // two E2M1 values per byte
       } else if (e.quantized && (t.dtype == Dtype::kI32 || t.dtype == Dtype::kI16 ||
                                  t.dtype == Dtype::kU32)) {
-        const int bits = ModuleBits(spec, e.module);
+        const int bits = ModuleBits(spec, e.module());
         params = t.elements * static_cast<uint64_t>(DtypeBits(t.dtype) / bits);
       } else if (t.dtype == Dtype::kU8 &&
                  (name.ends_with("weight_packed") || nvfp4_weights ||
-                  std::binary_search(bnb_modules.begin(), bnb_modules.end(), e.module))) {
+                  std::binary_search(bnb_modules.begin(), bnb_modules.end(), e.module()))) {
         params = t.elements * 2;  // 4-bit values, two per byte (NVFP4/MXFP4/bnb nf4)
       }
     }

@@ -33,7 +33,7 @@ ModelSpec Spec(const std::string& quant, bool tie = false) {
   return *s;
 }
 
-Inventory Build(const ModelSpec* spec, std::vector<TensorInfo> tensors) {
+Inventory Build(const ModelSpec* spec, TensorList tensors) {
   std::vector<FileTensors> files(1);
   files[0].name = "m.safetensors";
   files[0].tensors = std::move(tensors);

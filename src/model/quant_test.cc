@@ -96,7 +96,7 @@ TEST(Quant, ModelOptNvfp4BytesAndParameters) {
   const Inventory inv = BuildInventory(&*s, std::move(v));
   uint64_t q_bytes = 0, q_params = 0;
   for (const auto& e : inv.tensors) {
-    if (e.module != "model.layers.0.self_attn.q_proj") continue;
+    if (e.module() != "model.layers.0.self_attn.q_proj") continue;
     q_bytes += e.info.bytes();
     q_params += e.parameters;
   }

@@ -146,7 +146,8 @@ TensorClass ClassifyTensor(std::string_view name, int64_t num_layers) {
     }
   }
   // gpt-oss fused expert tensors: the module is named after the projection.
-  std::string mod(module);
+  // The part follows the module and a dot, so the module stays a prefix of the name.
+  std::string_view mod = module;
   if (Contains(module, "experts") && (EndsWith(part, "_blocks") || EndsWith(part, "_scales") ||
                                       EndsWith(part, "_bias") || part == "gate_up_proj" ||
                                       part == "down_proj")) {
@@ -154,8 +155,7 @@ TensorClass ClassifyTensor(std::string_view name, int64_t num_layers) {
     for (std::string_view suf : {"_blocks", "_scales", "_bias"}) {
       if (EndsWith(proj, suf)) { proj.remove_suffix(suf.size()); break; }
     }
-    mod += ".";
-    mod += proj;
+    mod = name.substr(0, module.size() + 1 + proj.size());
   }
   c.module = mod;
   const std::string_view m = c.module;

@@ -18,7 +18,7 @@ struct TensorClass {
   Part part = Part::kWeight;
   Component component = Component::kOther;
   int64_t layer = -1;
-  std::string module;
+  std::string_view module;  // a prefix of the classified name (views into it)
   bool packed_container = false;  // qweight / weight_packed / *_blocks: values packed in ints
 };
 

@@ -3,6 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
+#include "core/text.h"
+#include "report/json_text.h"
 #include "vramfit/report.h"
 
 namespace vramfit {
@@ -12,10 +16,14 @@ bool IsBytes(const std::string& key) {
   return key.size() > 6 && key.compare(key.size() - 6, 6, "_bytes") == 0;
 }
 
+// Whether an int64_t holds `v` truncated (casting any other double is undefined), and whether
+// it is a whole number.
+bool FitsInt64(double v) { return std::isfinite(v) && std::fabs(v) < 9.0e18; }
+bool IsWhole(double v) { return FitsInt64(v) && v == std::trunc(v); }
+
 std::string Value(const std::string& key, double v) {
   if (IsBytes(key)) return fmt::format("{:.2f} GiB", v / 1073741824.0);
-  if (v == static_cast<double>(static_cast<int64_t>(v)))
-    return fmt::format("{}", static_cast<int64_t>(v));
+  if (IsWhole(v)) return fmt::format("{}", static_cast<int64_t>(v));
   return fmt::format("{:.2f}", v);
 }
 
@@ -28,27 +36,38 @@ std::string RenderDoctorText(const Diagnosis& d, const LogScan& scan) {
         "nothing recognised in {} lines ({} bytes): no out-of-memory error, KV-cache error or "
         "memory profile of vLLM, SGLang, llama.cpp, Ollama, TGI, transformers or PyTorch\n",
         scan.lines, scan.bytes);
-    for (const auto& u : scan.unplaced) out += fmt::format("  not placed: {}\n", u);
-    for (const auto& n : d.notes) out += fmt::format("note: {}\n", n);
+    for (const auto& u : scan.unplaced) {
+      out += fmt::format("  not placed: {}\n", core::Printable(u));
+    }
+    for (const auto& n : d.notes) out += fmt::format("note: {}\n", core::Printable(n));
     return out;
   }
   out += fmt::format("engine: {}\nstage:  {}\ncause:  {}\n  {}\n",
-                     d.engine.empty() ? "unknown" : d.engine, d.stage, d.cause, d.summary);
-  if (!d.stage_evidence.empty()) out += fmt::format("  stage from: {}\n", d.stage_evidence);
+                     d.engine.empty() ? "unknown" : d.engine, d.stage, d.cause,
+                     core::Printable(d.summary));
+  if (!d.stage_evidence.empty()) {
+    out += fmt::format("  stage from: {}\n", core::Printable(d.stage_evidence));
+  }
   if (!d.numbers.empty()) {
     out += "numbers:\n";
     for (const auto& [k, v] : d.numbers) out += fmt::format("  {:<28} {}\n", k, Value(k, v));
   }
   if (!d.fixes.empty()) {
     out += "fixes:\n";
-    for (const Fix& f : d.fixes) out += fmt::format("  {}\n      {}\n", f.change, f.effect);
+    for (const Fix& f : d.fixes) {
+      out += fmt::format("  {}\n      {}\n", core::Printable(f.change),
+                         core::Printable(f.effect));
+    }
   }
   if (!d.evidence.empty()) {
     out += "evidence:\n";
-    for (const auto& e : d.evidence)
-      out += fmt::format("  {}\n", e.size() > 220 ? e.substr(0, 220) + "..." : e);
+    for (const auto& e : d.evidence) {
+      const std::string cut =
+          e.size() > 220 ? std::string(core::Utf8Prefix(e, 220)) + "..." : e;
+      out += fmt::format("  {}\n", core::Printable(cut));
+    }
   }
-  for (const auto& n : d.notes) out += fmt::format("note: {}\n", n);
+  for (const auto& n : d.notes) out += fmt::format("note: {}\n", core::Printable(n));
   if (scan.long_lines || scan.binary_lines) {
     out += fmt::format("note: {} line(s) cut at the line limit, {} binary line(s) skipped\n",
                        scan.long_lines, scan.binary_lines);
@@ -68,7 +87,7 @@ std::string RenderDoctorJson(const Diagnosis& d, const LogScan& scan) {
   j["stage_evidence"] = d.stage_evidence;
   nlohmann::ordered_json numbers = nlohmann::ordered_json::object();
   for (const auto& [k, v] : d.numbers) {
-    if (IsBytes(k)) numbers[k] = static_cast<int64_t>(v);
+    if (IsBytes(k) && FitsInt64(v)) numbers[k] = static_cast<int64_t>(v);
     else numbers[k] = v;
   }
   j["numbers"] = std::move(numbers);
@@ -80,7 +99,7 @@ std::string RenderDoctorJson(const Diagnosis& d, const LogScan& scan) {
   j["log"] = {{"lines", scan.lines},           {"bytes", scan.bytes},
               {"long_lines", scan.long_lines}, {"binary_lines", scan.binary_lines},
               {"events", scan.events.size()},  {"unplaced", scan.unplaced}};
-  return j.dump(2) + "\n";
+  return report::JsonText(j);
 }
 
 }  // namespace vramfit

@@ -3,7 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
 #include "core/units.h"
+#include "report/json_text.h"
 #include "report/settings_json.h"
 #include "vramfit/report.h"
 
@@ -50,8 +52,8 @@ std::string RenderFitText(const FitResult& r, const FitReportOptions& o) {
   std::string out;
   out += fmt::format("goal: {}; {} plans evaluated\n", GoalName(o.goal), GroupDigits(r.plans));
   if (!r.met) {
-    out += fmt::format("cannot be met: {}\n", r.unmet);
-    if (r.nearest) out += fmt::format("nearest:\n  {}\n", r.nearest->command);
+    out += fmt::format("cannot be met: {}\n", core::Printable(r.unmet));
+    if (r.nearest) out += fmt::format("nearest:\n  {}\n", core::Printable(r.nearest->command));
     return out;
   }
   out += fmt::format("{:<4} {:>10} {:>12} {:>10}  {:<22} {}\n", "", "CONTEXT", "CONCURRENCY",
@@ -63,11 +65,12 @@ std::string RenderFitText(const FitResult& r, const FitReportOptions& o) {
     out += fmt::format("{:<4} {:>10} {:>11.2f}x {:>10.2f}  {:<22} {}\n",
                        i == 0 ? "best" : fmt::format("{}", i + 1),
                        GroupDigits(static_cast<uint64_t>(x.context)), x.concurrency, kv,
-                       fmt::format("{} x {}", x.gpus, x.gpu.id), GivenUp(x));
+                       fmt::format("{} x {}", x.gpus, x.gpu.id), core::Printable(GivenUp(x)));
   }
   const FitOption& b = r.options[0];
-  out += fmt::format("command (best):\n  {}\n", b.command);
-  out += fmt::format("check it: vramfit check --gpu {} -- {}\n", b.gpu.id, b.command);
+  const std::string command = core::Printable(b.command);
+  out += fmt::format("command (best):\n  {}\n", command);
+  out += fmt::format("check it: vramfit check --gpu {} -- {}\n", b.gpu.id, command);
   if (b.served + 1e-9 < b.concurrency) {
     out += fmt::format(
         "note: max_num_seqs {} caps the requests served at once below the KV capacity ({:.2f}x)\n",
@@ -93,14 +96,14 @@ std::string RenderFitJson(const FitResult& r, const FitReportOptions& o) {
   for (const FitOption& x : r.options) opts.push_back(OptionJson(x));
   j["options"] = std::move(opts);
   j["nearest"] = r.nearest ? OptionJson(*r.nearest) : nlohmann::ordered_json(nullptr);
-  return j.dump(2) + "\n";
+  return report::JsonText(j);
 }
 
 std::string RenderGpusTableText(const std::vector<GpusTableRow>& rows, const GpusTableInfo& info) {
   const size_t counts = rows.empty() ? 0 : rows[0].longest.size();
   std::string out = fmt::format("longest context of {} on each catalog GPU ({} defaults, one "
-                                "request; {} plans)\n", info.model, info.engine_title,
-                                GroupDigits(info.plans));
+                                "request; {} plans)\n", core::Printable(info.model),
+                                info.engine_title, GroupDigits(info.plans));
   out += fmt::format("{:<13}", "GPU");
   for (size_t c = 1; c <= counts; ++c) out += fmt::format(" {:>9}", fmt::format("x{}", c));
   out += "\n";
@@ -140,7 +143,7 @@ std::string RenderGpusTableJson(const std::vector<GpusTableRow>& rows, const Gpu
         {{"gpu", r.gpu.id}, {"total_bytes", r.gpu.total_bytes}, {"counts", std::move(counts)}});
   }
   j["gpus"] = std::move(arr);
-  return j.dump(2) + "\n";
+  return report::JsonText(j);
 }
 
 }  // namespace vramfit

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/units.h"
+#include "report/json_text.h"
 #include "vramfit/report.h"
 
 namespace vramfit {
@@ -20,7 +21,7 @@ std::string RenderGpusJson(const std::vector<GpuSpec>& gpus) {
                          {"fp4", g.fp4}, {"unified_memory", g.unified_memory},
                          {"confidence", g.confidence}, {"source", g.source}, {"notes", g.notes}});
   }
-  return j.dump(2) + "\n";
+  return report::JsonText(j);
 }
 
 std::string RenderGpusText(const std::vector<GpuSpec>& gpus, std::string_view engines) {

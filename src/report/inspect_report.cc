@@ -3,7 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
 #include "core/units.h"
+#include "report/json_text.h"
 #include "vramfit/report.h"
 
 namespace vramfit {
@@ -69,12 +71,13 @@ std::string RenderInspectText(const Inventory& inv, const InspectReportOptions& 
     out += fmt::format("  {:<13} {}\n", key, value);
   };
   out += fmt::format(
-      "{}  [{}]\n", inv.model,
+      "{}  [{}]\n", core::Printable(inv.model),
       inv.synthesized ? "synthesized from config.json" : "read from safetensors headers");
   if (inv.has_spec) {
     const ModelSpec& s = inv.spec;
-    line("architecture", fmt::format("{} ({}{})", s.architecture.empty() ? "?" : s.architecture,
-                                     s.model_type, s.generic ? ", generic reading" : ""));
+    line("architecture",
+         fmt::format("{} ({}{})", s.architecture.empty() ? "?" : core::Printable(s.architecture),
+                     core::Printable(s.model_type), s.generic ? ", generic reading" : ""));
     line("layers", LayerSummary(s));
     line("dims",
          fmt::format("hidden {}, vocab {}, {} embeddings, dtype {}", s.hidden_size, s.vocab_size,
@@ -101,17 +104,19 @@ std::string RenderInspectText(const Inventory& inv, const InspectReportOptions& 
   out += fmt::format("audit: {} quantized, {} unquantized decoder projections\n",
                      a.quantized_linear, a.unquantized_linear);
   for (const Finding& f : a.findings) {
-    out += fmt::format("  [{}] {}: {}\n", SeverityName(f.severity), f.code, f.message);
+    out += fmt::format("  [{}] {}: {}\n", SeverityName(f.severity), f.code,
+                       core::Printable(f.message));
   }
   if (!inv.notes.empty()) {
     out += "notes\n";
-    for (const auto& n : inv.notes) out += fmt::format("  - {}\n", n);
+    for (const auto& n : inv.notes) out += fmt::format("  - {}\n", core::Printable(n));
   }
   if (options.tensors) {
     out += "tensors\n";
     for (const TensorEntry& e : inv.tensors) {
       out +=
-          fmt::format("  {:<64} {:<8} [{}] {} {}{}\n", e.info.name, DtypeName(e.info.dtype),
+          fmt::format("  {:<64} {:<8} [{}] {} {}{}\n", core::Printable(e.info.name),
+                      DtypeName(e.info.dtype),
                       fmt::join(e.info.shape, ", "), FormatBytes(e.info.bytes()), RoleName(e.role),
                       e.part == Part::kQuantMeta ? " (quantization metadata)"
                       : e.quantized              ? " (quantized)"
@@ -210,7 +215,7 @@ std::string RenderInspectJson(const Inventory& inv, const InspectReportOptions& 
     }
     j["tensors"] = std::move(ts);
   }
-  return j.dump(2) + "\n";
+  return report::JsonText(j);
 }
 
 std::string RenderModelsText(const std::vector<CatalogModel>& models) {
@@ -236,7 +241,7 @@ std::string RenderModelsJson(const std::vector<CatalogModel>& models) {
     list.push_back(std::move(x));
   }
   j["models"] = std::move(list);
-  return j.dump(2) + "\n";
+  return report::JsonText(j);
 }
 
 }  // namespace vramfit

@@ -3,7 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
 #include "core/units.h"
+#include "report/json_text.h"
 #include "report/settings_json.h"
 #include "vramfit/report.h"
 
@@ -22,7 +24,7 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
   out += fmt::format("{} {} rules, {} x {} ({} as CUDA reports it{})\n", p.engine_title,
                      p.modelled_version, p.gpu_count, p.gpu.name, FormatBytes(p.gpu.total_bytes),
                      p.gpu.confidence == "direct" || p.gpu.custom ? "" : ", " + p.gpu.confidence);
-  out += fmt::format("  {}\n", p.command);
+  out += fmt::format("  {}\n", core::Printable(p.command));
   // Stages before the failing one are ok; the ones after it are never reached.
   size_t failed = p.stages.size();
   for (size_t i = 0; i < p.stages.size(); ++i) {
@@ -35,7 +37,8 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
       fmt::format("per GPU ({} total, budget {} = {:.2f} x total):\n", FormatBytes(g.total_bytes),
                   FormatBytes(g.budget_bytes), p.resolved.gpu_memory_utilization);
   for (size_t i = 0; i < p.stages.size(); ++i) {
-    out += fmt::format("  {:<10} {:<62} {}\n", StageName(p.stages[i].stage), p.stages[i].detail,
+    out += fmt::format("  {:<10} {:<62} {}\n", StageName(p.stages[i].stage),
+                       core::Printable(p.stages[i].detail),
                        i < failed ? "ok" : i == failed ? "FAILS" : "-");
   }
   if (p.fits) {
@@ -50,12 +53,14 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
     }
   } else {
     out += fmt::format("verdict: FAILS at {}: {}\n",
-                       p.failure_stage ? StageName(*p.failure_stage) : "", p.failure_message);
+                       p.failure_stage ? StageName(*p.failure_stage) : "",
+                       core::Printable(p.failure_message));
   }
   if (!advice.empty()) {
     out += "what fits:\n";
     for (const Advice& a : advice) {
-      out += fmt::format("  {:<40} {} ({})\n", a.change, a.effect, a.cost);
+      out += fmt::format("  {:<40} {} ({})\n", core::Printable(a.change),
+                         core::Printable(a.effect), core::Printable(a.cost));
     }
   } else if (!p.fits) {
     out += "what fits: nothing tried fits on this GPU; see `vramfit gpus` for larger cards\n";
@@ -66,7 +71,7 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
       out += fmt::format("  {:<16} {:>11}  {}\n", e.name, FormatBytes(e.bytes), e.formula);
     }
   }
-  for (const auto& n : p.notes) out += fmt::format("note: {}\n", n);
+  for (const auto& n : p.notes) out += fmt::format("note: {}\n", core::Printable(n));
   return out;
 }
 
@@ -121,7 +126,7 @@ std::string RenderPlanJson(const Plan& p, const std::vector<Advice>& advice,
   j["advice"] = std::move(adv);
   j["command"] = p.command;
   j["notes"] = p.notes;
-  return j.dump(2) + "\n";
+  return report::JsonText(j);
 }
 
 }  // namespace vramfit

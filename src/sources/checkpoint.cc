@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core/string_set.h"
+#include "core/text.h"
 #include "core/units.h"
 
 namespace vramfit {
@@ -35,7 +36,7 @@ Result<std::string> ReadSmall(const ByteSource& src, std::string_view name, uint
   return data;
 }
 
-// One safetensors file's header: the 8-byte length, then the JSON header (parsed in place).
+// One safetensors file's header: the 8-byte length, then the JSON header.
 Result<SafetensorsFile> ReadHeader(const ByteSource& src, std::string_view name) {
   auto size = src.Size(name);
   if (!size.ok()) return size.status();
@@ -45,71 +46,82 @@ Result<SafetensorsFile> ReadHeader(const ByteSource& src, std::string_view name)
   VRAMFIT_RETURN_IF_ERROR(src.ReadAt(name, 0, first, prefix));
   auto n = ParseSafetensorsHeaderLength(std::string_view(prefix, first), *size, label);
   if (!n.ok()) return n.status();
-  std::string buf(kSafetensorsPrefix + *n + kSafetensorsReadPadding, '\0');
+  // The header buffer lives only while its header is parsed: one header in memory at a time.
+  std::string buf(kSafetensorsPrefix + *n, '\0');
   std::copy(prefix, prefix + kSafetensorsPrefix, buf.begin());
   VRAMFIT_RETURN_IF_ERROR(src.ReadAt(name, kSafetensorsPrefix, *n, buf.data() + 8));
-  return ParseSafetensors(std::string_view(buf.data(), kSafetensorsPrefix + *n), *size, label,
-                          true);
+  return ParseSafetensors(buf, *size, label);
 }
 
-// A sharded checkpoint: the index, then every shard it names, then the index against them.
-Status ReadSharded(const ByteSource& src, Checkpoint* out) {
+// Adds a file's header to the checkpoint, refusing one that takes the whole past the cap.
+Status AddFile(SafetensorsFile file, uint64_t max_tensors, Checkpoint* out) {
+  uint64_t total = file.tensors.size();
+  for (const auto& f : out->files) total += f.tensors.size();
+  if (total > max_tensors) {
+    return Status::Corrupt(fmt::format(
+        "{}: the checkpoint holds more than {} tensors with this file ({} in all); no real "
+        "model has that many, and reading more would cost gigabytes", file.origin,
+        core::GroupDigits(max_tensors), core::GroupDigits(total)));
+  }
+  out->files.push_back(std::move(file));
+  return Status::Ok();
+}
+
+// A sharded checkpoint: the index, then every shard it names, each checked against the index
+// as it is read. Linear in the tensors: one hash lookup per shard tensor into the index, a bit
+// per index entry for "found in its shard".
+Status ReadSharded(const ByteSource& src, uint64_t max_tensors, Checkpoint* out) {
   auto text = ReadSmall(src, kIndexName, kMaxIndexBytes);
   if (!text.ok()) return text.status();
   const std::string index_name = src.NameOf(kIndexName);
   auto index = ParseSafetensorsIndex(*text, index_name);
   if (!index.ok()) return index.status();
+  text->clear();
+  text->shrink_to_fit();
+  const auto& map = index->weight_map;
+  const auto name_of = [&map](uint32_t i) { return std::string_view(map[i].tensor); };
+  core::IndexedNames<decltype(name_of)> indexed(map.size(), name_of);
+  for (uint32_t i = 0; i < map.size(); ++i) indexed.Insert(i);  // names are unique (parser)
+  std::vector<bool> found(map.size(), false);
+  uint64_t data = 0, extra = 0, extra_bytes = 0;
+  std::string first_extra;
   for (size_t si = 0; si < index->shards.size(); ++si) {
     const std::string& shard = index->shards[si];
     auto size = src.Size(shard);
     if (!size.ok() && size.status().code() == Code::kNotFound) {
-      const auto n = std::count_if(index->weight_map.begin(), index->weight_map.end(),
-                                   [&](const auto& e) { return e.shard == si; });
+      const auto n = std::count_if(map.begin(), map.end(), [&](const auto& e) {
+        return e.shard == si;
+      });
       return Status::NotFound(
           fmt::format("{}: names shard \"{}\" ({} tensors), which does not exist in {}",
-                      index_name, shard, n, src.Label()));
+                      index_name, core::Printable(shard), n, src.Label()));
     }
     auto file = ReadHeader(src, shard);
     if (!file.ok()) return file.status();
-    out->files.push_back(std::move(*file));
-  }
-  // Every indexed tensor must be in its shard; tensors the index does not name are reported.
-  size_t total = 0;
-  uint64_t data = 0;
-  for (const auto& f : out->files) total += f.tensors.size();
-  core::StringViewSet where(total);  // tensor name -> shard index (first shard holding it)
-  for (size_t i = 0; i < out->files.size(); ++i) {
-    for (const auto& t : out->files[i].tensors) {
-      where.Insert(t.name, static_cast<uint32_t>(i));
+    // Every indexed tensor must be in its shard; tensors the index does not name (or names
+    // in another shard: a copy held by two shards) are reported.
+    for (const TensorInfo& t : file->tensors) {
       data += t.bytes();
-    }
-  }
-  for (const auto& e : index->weight_map) {
-    uint32_t at = 0;
-    if (!where.Find(e.tensor, &at) || at != e.shard) {
-      bool in_shard = false;  // a name held by two shards: look in the right one
-      for (const auto& t : out->files[e.shard].tensors) in_shard |= t.name == e.tensor;
-      if (!in_shard) {
-        return Status::Corrupt(
-            fmt::format("{}: names tensor \"{}\" in shard \"{}\", but that shard's "
-                        "header does not hold it",
-                        index_name, e.tensor, index->shards[e.shard]));
+      uint32_t at = 0;
+      if (indexed.Find(t.name, &at) && map[at].shard == si) {
+        found[at] = true;
+        continue;
       }
-    }
-  }
-  if (total > index->weight_map.size()) {
-    core::StringViewSet indexed(index->weight_map.size());
-    for (const auto& e : index->weight_map) indexed.Insert(e.tensor, e.shard);
-    uint64_t extra = 0, extra_bytes = 0;
-    std::string first_extra;
-    for (size_t i = 0; i < out->files.size(); ++i) {
-      for (const auto& t : out->files[i].tensors) {
-        uint32_t at = 0;
-        if (indexed.Find(t.name, &at) && at == i) continue;
-        if (extra++ == 0) first_extra = fmt::format("\"{}\" in {}", t.name, out->files[i].origin);
-        extra_bytes += t.bytes();
+      if (extra++ == 0) {
+        first_extra = fmt::format("\"{}\" in {}", core::Printable(t.name), file->origin);
       }
+      extra_bytes += t.bytes();
     }
+    VRAMFIT_RETURN_IF_ERROR(AddFile(std::move(*file), max_tensors, out));
+  }
+  for (size_t i = 0; i < map.size(); ++i) {
+    if (found[i]) continue;
+    return Status::Corrupt(
+        fmt::format("{}: names tensor \"{}\" in shard \"{}\", but that shard's header does not "
+                    "hold it", index_name, core::Printable(map[i].tensor),
+                    core::Printable(index->shards[map[i].shard])));
+  }
+  if (extra > 0) {
     out->findings.push_back(
         {Severity::kWarning, "unindexed-tensors",
          fmt::format("{} tensors ({}) are in shards but not in {} (first: {}); "
@@ -132,18 +144,18 @@ Status ReadSharded(const ByteSource& src, Checkpoint* out) {
 
 // The weights the layout names, and notes on the copies it skips.
 Status ReadLayout(const ByteSource& src, const std::vector<std::string>& listing,
-                  Checkpoint* out) {
+                  uint64_t max_tensors, Checkpoint* out) {
   auto listed = [&](std::string_view name) {
     return std::binary_search(listing.begin(), listing.end(), name);
   };
   if (listed(kIndexName)) {
     out->has_weights = true;
-    VRAMFIT_RETURN_IF_ERROR(ReadSharded(src, out));
+    VRAMFIT_RETURN_IF_ERROR(ReadSharded(src, max_tensors, out));
   } else if (listed(kSingleName)) {
     out->has_weights = true;
     auto f = ReadHeader(src, kSingleName);
     if (!f.ok()) return f.status();
-    out->files.push_back(std::move(*f));
+    VRAMFIT_RETURN_IF_ERROR(AddFile(std::move(*f), max_tensors, out));
   } else {
     std::vector<std::string> found;
     for (const std::string& name : listing) {
@@ -155,7 +167,7 @@ Status ReadLayout(const ByteSource& src, const std::vector<std::string>& listing
       out->has_weights = true;
       auto f = ReadHeader(src, name);
       if (!f.ok()) return f.status();
-      out->files.push_back(std::move(*f));
+      VRAMFIT_RETURN_IF_ERROR(AddFile(std::move(*f), max_tensors, out));
     }
     if (found.size() > 1) {
       out->notes.push_back(fmt::format(
@@ -192,14 +204,14 @@ Result<Checkpoint> ReadCheckpoint(const ByteSource& source, const CheckpointRequ
     case CheckpointRequest::Weights::kOneFile: {
       auto f = ReadHeader(source, request.weights_file);
       if (!f.ok()) return f.status();
-      out.files.push_back(std::move(*f));
+      VRAMFIT_RETURN_IF_ERROR(AddFile(std::move(*f), request.max_tensors, &out));
       out.has_weights = true;
       break;
     }
     case CheckpointRequest::Weights::kLayout: {
       auto listing = source.List();
       if (!listing.ok()) return listing.status();
-      VRAMFIT_RETURN_IF_ERROR(ReadLayout(source, *listing, &out));
+      VRAMFIT_RETURN_IF_ERROR(ReadLayout(source, *listing, request.max_tensors, &out));
       break;
     }
   }

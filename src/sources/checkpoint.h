@@ -21,6 +21,12 @@
 
 namespace vramfit {
 
+// Most tensors a checkpoint may hold in all its files (the largest real ones hold ~100,000;
+// the cap matches SynthesizeTensors'). Headers are read one at a time and only the compact
+// lists are kept (~100 bytes a tensor), so this bounds a checkpoint's memory near 0.5 GB
+// plus the largest header (at most 100,000,000 bytes) whatever its shards claim.
+inline constexpr uint64_t kMaxCheckpointTensors = 5'000'000;
+
 struct CheckpointRequest {
   enum class Weights {
     kNone,     // config only (the inventory is synthesized from it)
@@ -30,6 +36,7 @@ struct CheckpointRequest {
   Weights weights = Weights::kLayout;
   std::string weights_file;                // for kOneFile
   std::string config_file = "config.json"; // read when present
+  uint64_t max_tensors = kMaxCheckpointTensors;  // in all files; more is a kCorrupt error
 };
 
 struct Checkpoint {

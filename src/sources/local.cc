@@ -12,10 +12,16 @@
 #include <cstring>
 #include <filesystem>
 
+#include "sources/path_error.h"
 #include "vramfit/source.h"
 
 namespace vramfit {
 namespace fs = std::filesystem;
+
+std::string LocalPathError(int err) {
+  if (err == ELOOP) return "symlink loop (too many levels of symbolic links, ELOOP)";
+  return std::strerror(err);
+}
 
 namespace {
 
@@ -61,7 +67,7 @@ class LocalDirectory : public ByteSource {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) {
       const int err = errno;
-      const std::string msg = fmt::format("{}: cannot open: {}", path, std::strerror(err));
+      const std::string msg = fmt::format("{}: cannot open: {}", path, LocalPathError(err));
       return err == ENOENT || err == ENOTDIR ? Status::NotFound(msg) : Status::Io(msg);
     }
     if (!S_ISREG(st.st_mode)) {
@@ -74,7 +80,9 @@ class LocalDirectory : public ByteSource {
     const std::string path = Where(file);
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (fd.get() < 0) {
-      return Status::NotFound(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+      const int err = errno;
+      const std::string msg = fmt::format("{}: cannot open: {}", path, LocalPathError(err));
+      return err == ENOENT || err == ENOTDIR ? Status::NotFound(msg) : Status::Io(msg);
     }
     struct stat st;
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -147,10 +155,14 @@ class Memory : public ByteSource {
 Result<std::unique_ptr<ByteSource>> OpenLocalDirectory(std::string_view dir) {
   const std::string d = dir.empty() ? "." : std::string(dir);
   std::error_code ec;
-  if (!fs::exists(d, ec)) {
+  const fs::file_status st = fs::status(d, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+    return Status::Io(fmt::format("{}: {}", d, LocalPathError(ec.value())));
+  }
+  if (!fs::exists(st)) {
     return Status::NotFound(fmt::format("{}: no such file or directory", d));
   }
-  if (!fs::is_directory(d, ec)) {
+  if (!fs::is_directory(st)) {
     return Status::InvalidArgument(fmt::format("{}: not a directory", d));
   }
   return std::unique_ptr<ByteSource>(std::make_unique<LocalDirectory>(d));

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "sources/path_error.h"
 #include "vramfit/catalog.h"
 #include "vramfit/source.h"
 
@@ -28,9 +29,15 @@ Result<ModelRef> ResolveModel(std::string_view model_arg) {
   }
   std::error_code ec;
   const fs::path path(model);
-  if (fs::exists(path, ec)) {
-    return ModelRef{fs::is_directory(path, ec) ? ModelKind::kLocalDirectory
-                                               : ModelKind::kLocalFile,
+  // stat follows links: a FIFO, a device or a socket is a "file" here, and refused by the
+  // local source without being opened; a link loop or an unreadable parent is an error of its
+  // own, never "does not exist".
+  const fs::file_status st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+    return Status::Io(fmt::format("{}: {}", model, LocalPathError(ec.value())));
+  }
+  if (fs::exists(st)) {
+    return ModelRef{fs::is_directory(st) ? ModelKind::kLocalDirectory : ModelKind::kLocalFile,
                     model, ""};
   }
   auto entry = FindCatalogModel(model);

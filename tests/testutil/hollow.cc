@@ -71,6 +71,37 @@ void WriteHollowCheckpoint(const std::string& dir, const std::vector<HollowTenso
   WriteText(dir + "/model.safetensors.index.json", index.dump(2));
 }
 
+std::string SafetensorsImage(const std::string& header, uint64_t data_bytes) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return out + header + std::string(data_bytes, '\0');
+}
+
+std::string OneByteTensorsImage(size_t n) {
+  std::string h = "{";
+  for (size_t i = 0; i < n; ++i) {
+    h += fmt::format("{}\"t{}\":{{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[{},{}]}}",
+                     i ? "," : "", i, i, i + 1);
+  }
+  return SafetensorsImage(h + "}", n);
+}
+
+std::map<std::string, std::string> NamesInTwoShards(size_t n) {
+  std::string index = R"({"weight_map":{"first":"a.safetensors")";
+  std::string a = R"({"first":{"dtype":"U8","shape":[0],"data_offsets":[0,0]})";
+  std::string b = "{";
+  for (size_t i = 0; i < n; ++i) {
+    index += fmt::format(R"(,"t{}":"b.safetensors")", i);
+    const std::string t =
+        fmt::format(R"("t{}":{{"dtype":"U8","shape":[1],"data_offsets":[{},{}]}})", i, i, i + 1);
+    a += "," + t;
+    b += (i ? "," : "") + t;
+  }
+  return {{"model.safetensors.index.json", index + "}}"},
+          {"a.safetensors", SafetensorsImage(a + "}", n)},
+          {"b.safetensors", SafetensorsImage(b + "}", n)}};
+}
+
 void WriteText(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;

@@ -5,6 +5,7 @@
 #define VRAMFIT_TESTS_TESTUTIL_HOLLOW_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,18 @@ uint64_t WriteHollowSafetensors(const std::string& path, const std::vector<Hollo
 // single model.safetensors without an index.
 void WriteHollowCheckpoint(const std::string& dir, const std::vector<HollowTensor>& tensors,
                            int shards);
+
+// A safetensors file image in memory: the 8-byte little-endian length of `header`, the
+// header, `data_bytes` zero bytes.
+std::string SafetensorsImage(const std::string& header, uint64_t data_bytes);
+
+// A file image holding `n` one-byte U8 tensors named t0 .. t<n-1>, in offset order.
+std::string OneByteTensorsImage(size_t n);
+
+// The files of a checkpoint whose shards both hold the same `n` names: a.safetensors holds
+// "first" and t0 .. t<n-1>, b.safetensors t0 .. t<n-1>, and the index puts "first" in a and
+// the others in b (the index check once scanned shard b for each name: quadratic).
+std::map<std::string, std::string> NamesInTwoShards(size_t n);
 
 // Writes text to a file.
 void WriteText(const std::string& path, const std::string& text);

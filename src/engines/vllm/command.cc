@@ -10,6 +10,7 @@
 #include <deque>
 #include <iterator>
 #include <string_view>
+#include <unordered_set>
 
 #include "engines/vllm/flags.h"
 
@@ -133,6 +134,7 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   EngineCommand out;
   VllmSettings env;
   const size_t launcher = SkipEnvironment(cmd);
+  std::unordered_set<std::string> unmodelled;  // each name reported once, however often set
   for (size_t i = cmd.empty() || cmd[0] != "env" ? 0 : 1; i < launcher; ++i) {
     const std::string name = cmd[i].substr(0, cmd[i].find('='));
     const std::string value = cmd[i].substr(cmd[i].find('=') + 1);
@@ -140,7 +142,7 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
       env.v0_engine = value == "0";
     } else if (name == kEnvAllowLong) {
       env.allow_long_max_model_len = value == "1" || value == "true";
-    } else if (name != kEnvDevices) {
+    } else if (name != kEnvDevices && unmodelled.insert(name).second) {
       out.unmodelled_env.push_back(name);
     }
   }
@@ -163,9 +165,11 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     }
     options.push_back(flags[i].type_name ? parser.add_option(names, values[i])
                                          : parser.add_flag(names, set[i]));
+    // vLLM reads its flags with argparse, where a flag given twice takes the last value.
+    options.back()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   std::string model_flag;
-  parser.add_option("--model", model_flag);
+  parser.add_option("--model", model_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::vector<std::string> rest(cmd.begin() + static_cast<long>(at), cmd.end());
   std::reverse(rest.begin(), rest.end());
   try {

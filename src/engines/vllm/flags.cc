@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/text.h"
 #include "core/tokens.h"
 #include "vramfit/gpu.h"
 
@@ -15,7 +16,8 @@ namespace vramfit::vllm {
 namespace {
 
 Status Bad(const std::string& flag, const std::string& text, const char* expected) {
-  return Status::InvalidArgument(fmt::format("{} \"{}\": expected {}", flag, text, expected));
+  return Status::InvalidArgument(
+      fmt::format("{} \"{}\": expected {}", flag, core::Printable(text), expected));
 }
 
 Result<int64_t> ReadInt(const std::string& flag, const std::string& text) {
@@ -62,7 +64,7 @@ Status Choice(const std::string& flag, const std::string& text, const char* cons
   std::string list;
   for (const char* c : choices) list += (list.empty() ? "'" : ", '") + std::string(c) + "'";
   return Status::InvalidArgument(fmt::format(
-      "argument {}: invalid choice: '{}' (choose from {})", flag, text, list));
+      "argument {}: invalid choice: '{}' (choose from {})", flag, core::Printable(text), list));
 }
 
 Result<double> ReadDouble(const std::string& flag, const std::string& text) {
@@ -84,13 +86,15 @@ Status ReadJsonInts(const std::string& flag, const std::string& text,
       const size_t eq = item.find('=');
       if (eq == std::string::npos) {
         return Status::InvalidArgument(
-            fmt::format("{}: expected JSON or key=value pairs, found \"{}\"", flag, text));
+            fmt::format("{}: expected JSON or key=value pairs, found \"{}\"", flag,
+                        core::Printable(text)));
       }
       try {
         out->emplace_back(item.substr(0, eq), std::stoll(item.substr(eq + 1)));
       } catch (...) {
         return Status::InvalidArgument(
-            fmt::format("{}: \"{}\" is not a whole number", flag, item.substr(eq + 1)));
+            fmt::format("{}: \"{}\" is not a whole number", flag,
+                        core::Printable(item.substr(eq + 1))));
       }
       if (comma == std::string::npos) break;
       at = comma + 1;
@@ -100,7 +104,8 @@ Status ReadJsonInts(const std::string& flag, const std::string& text,
   simdjson::dom::parser parser;
   simdjson::dom::object obj;
   if (parser.parse(text).get(obj)) {
-    return Status::InvalidArgument(fmt::format("{}: expected a JSON object, found {}", flag, text));
+    return Status::InvalidArgument(
+        fmt::format("{}: expected a JSON object, found {}", flag, core::Printable(text)));
   }
   for (auto field : obj) {
     int64_t v = 0;
@@ -217,7 +222,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       simdjson::dom::object obj;
       if (parser.parse(text).get(obj)) {
         return Status::InvalidArgument(
-            fmt::format("--speculative-config: expected a JSON object, found {}", text));
+            fmt::format("--speculative-config: expected a JSON object, found {}",
+                        core::Printable(text)));
       }
       std::string_view method;
       if (obj["method"].get_string().get(method)) {
@@ -225,7 +231,12 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
         method = obj["model"].get_string().get(model) ? "" : "draft_model";
       }
       int64_t k = 0;
-      if (!obj["num_speculative_tokens"].get_int64().get(k)) {
+      simdjson::dom::element tokens;
+      if (!obj["num_speculative_tokens"].get(tokens) && !tokens.is_null()) {
+        if (tokens.get_int64().get(k)) {
+          return Status::InvalidArgument(
+              "--speculative-config num_speculative_tokens: expected a whole number 1 to 64");
+        }
         VRAMFIT_RETURN_IF_ERROR(
             InRange("--speculative-config num_speculative_tokens", k, 1, 64, "draft tokens"));
       }
@@ -302,15 +313,20 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     std::vector<std::pair<std::string, int64_t>> kv;
     VRAMFIT_RETURN_IF_ERROR(ReadJsonInts("--limit-mm-per-prompt", limit_mm, &kv));
     for (const auto& [k, v] : kv) {
-      if (k == "image") s.limit_images = v;
-      if (k == "video") s.limit_videos = v;
+      if (k != "image" && k != "video") continue;
+      VRAMFIT_RETURN_IF_ERROR(InRange("--limit-mm-per-prompt " + k, v, 0, kMaxTokens,
+                                      "items per prompt"));
+      (k == "image" ? s.limit_images : s.limit_videos) = v;
     }
   }
   if (!mm_kwargs.empty()) {
     std::vector<std::pair<std::string, int64_t>> kv;
     VRAMFIT_RETURN_IF_ERROR(ReadJsonInts("--mm-processor-kwargs", mm_kwargs, &kv));
     for (const auto& [k, v] : kv) {
-      if (k == "max_pixels") s.max_pixels = v;
+      if (k != "max_pixels") continue;
+      VRAMFIT_RETURN_IF_ERROR(InRange("--mm-processor-kwargs max_pixels", v, 1, kMaxTokens,
+                                      "pixels per image"));
+      s.max_pixels = v;
     }
   }
   return s;

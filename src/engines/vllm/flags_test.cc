@@ -36,6 +36,22 @@ TEST(VllmFlags, NumbersBeyondWhatVllmPlansAreRefused) {
   EXPECT_EQ(Error({{"--max-model-len", "131072"}, {"--max-num-seqs", "2147483647"}}), "");
 }
 
+TEST(VllmFlags, MultimodalCountsPixelsAndDraftTokensAreRangeChecked) {
+  EXPECT_EQ(Error({{"--limit-mm-per-prompt", "{\"image\": 9223372036854775807}"}}),
+            "--limit-mm-per-prompt image 9223372036854775807: expected 0 to 2147483647 (items "
+            "per prompt)");
+  EXPECT_NE(Error({{"--limit-mm-per-prompt", "video=-1"}}), "");
+  EXPECT_EQ(Error({{"--limit-mm-per-prompt", "{\"image\": 2, \"video\": 0}"}}), "");
+  EXPECT_EQ(Error({{"--mm-processor-kwargs", "{\"max_pixels\": 9223372036854775807}"}}),
+            "--mm-processor-kwargs max_pixels 9223372036854775807: expected 1 to 2147483647 "
+            "(pixels per image)");
+  EXPECT_NE(Error({{"--mm-processor-kwargs", "{\"max_pixels\": 0}"}}), "");
+  const std::string mtp = "{\"method\": \"mtp\", \"num_speculative_tokens\": ";
+  EXPECT_EQ(Error({{"--speculative-config", mtp + "1e300}"}}),
+            "--speculative-config num_speculative_tokens: expected a whole number 1 to 64");
+  EXPECT_EQ(Error({{"--speculative-config", mtp + "2}"}}), "");
+}
+
 TEST(VllmFlags, ReleasesOutsideTheVersionGrammar) {
   EXPECT_FALSE(ParseRelease("214749.0").ok());
   EXPECT_EQ(ParseRelease("214749.0").status().message().find("releases before 0.8"),

@@ -273,7 +273,7 @@ std::optional<Refusal> LayerRefusal(const Inventory& inv, const GpuSpec& gpu, co
       std::string first;
       for (const TensorEntry& e : inv.tensors) {
         if (e.part == Part::kWeight && !e.quantized && e.layer >= 0 &&
-            IsWideFloat(e.info.dtype) && e.module.find("proj") != std::string::npos) {
+            IsWideFloat(e.info.dtype) && e.module().find("proj") != std::string::npos) {
           first = e.info.name;
           break;
         }

@@ -105,7 +105,7 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
   p->tensors.reserve(inv.tensors.size());
   for (const TensorEntry& e : inv.tensors) {
     const TensorInfo& t = e.info;
-    const std::string_view module = e.module;
+    const std::string_view module = e.module();
     const size_t dot = module.rfind('.');
     const std::string_view leaf = dot == std::string_view::npos ? module : module.substr(dot + 1);
     const std::string_view part = t.name.size() > module.size()

@@ -48,7 +48,7 @@ TEST(VllmWeights, KvHeadsReplicateWhenTpExceedsThem) {
   const Inventory inv = Catalog("qwen3-30b-a3b");
   uint64_t kv = 0;
   for (const auto& e : inv.tensors) {
-    if (e.module.ends_with("k_proj") || e.module.ends_with("v_proj")) kv += e.info.bytes();
+    if (e.module().ends_with("k_proj") || e.module().ends_with("v_proj")) kv += e.info.bytes();
   }
   auto w4 = VllmWeightsPerRank(inv, Tp(4));
   auto w8 = VllmWeightsPerRank(inv, Tp(8));

@@ -1,0 +1,54 @@
+// Terminal-safe text and UTF-8-aware cuts.
+#include "core/text.h"
+
+#include <gtest/gtest.h>
+
+namespace vramfit::core {
+namespace {
+
+TEST(Printable, EscapesWhatATerminalWouldActOn) {
+  EXPECT_EQ(Printable("model.layers.0.weight"), "model.layers.0.weight");
+  EXPECT_EQ(Printable(std::string("a\x1b[2Jb", 6)), "a\\x1b[2Jb");
+  EXPECT_EQ(Printable(std::string("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(Printable("line\nforged: ok\r"), "line\\nforged: ok\\r");
+  EXPECT_EQ(Printable("del\x7f"), "del\\x7f");
+  EXPECT_EQ(Printable("tab\tkept"), "tab\tkept");
+  // Valid UTF-8 passes; C1 controls and bytes that are not UTF-8 do not.
+  EXPECT_EQ(Printable("模型 café"), "模型 café");
+  EXPECT_EQ(Printable("\xc2\x9b" "31m"), "\\u009b31m");
+  EXPECT_EQ(Printable("caf\xe9"), "caf\\xe9");
+  EXPECT_EQ(Printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a UTF-8-encoded surrogate
+}
+
+TEST(Printable, IsItsOwnPrintable) {
+  const std::string once = Printable(std::string("a\x1b\n\0\xff\\x", 7));
+  EXPECT_EQ(Printable(once), once);
+}
+
+TEST(Utf8Prefix, NeverEndsInsideACharacter) {
+  const std::string s = "ab模型";  // 2 + 3 + 3 bytes
+  EXPECT_EQ(Utf8Prefix(s, 100), s);
+  EXPECT_EQ(Utf8Prefix(s, 8), s);
+  EXPECT_EQ(Utf8Prefix(s, 7), "ab模");
+  EXPECT_EQ(Utf8Prefix(s, 6), "ab模");
+  EXPECT_EQ(Utf8Prefix(s, 4), "ab");
+  EXPECT_EQ(Utf8Prefix(s, 5), "ab模");
+  EXPECT_EQ(Utf8Prefix(s, 3), "ab");
+  EXPECT_EQ(Utf8Prefix(s, 2), "ab");
+  EXPECT_EQ(Utf8Prefix("\xf0\x9f\x98\x80!", 3), "");  // inside a 4-byte emoji
+  EXPECT_EQ(Utf8Prefix("caf\xe9 x", 4), "caf\xe9");   // Latin-1 bytes are cut anywhere
+  for (size_t n = 0; n <= s.size(); ++n) {
+    EXPECT_EQ(FirstInvalidUtf8(Utf8Prefix(s, n)), Utf8Prefix(s, n).size()) << n;
+  }
+}
+
+TEST(FirstInvalidUtf8, PointsAtTheByte) {
+  EXPECT_EQ(FirstInvalidUtf8("abc"), 3u);
+  EXPECT_EQ(FirstInvalidUtf8("ab\xff"), 2u);
+  EXPECT_EQ(FirstInvalidUtf8("a\xc0\x80"), 1u);      // overlong NUL
+  EXPECT_EQ(FirstInvalidUtf8("x\xed\xa0\x80"), 1u);  // surrogate
+  EXPECT_EQ(FirstInvalidUtf8("\xe6\xa8"), 0u);       // cut sequence
+}
+
+}  // namespace
+}  // namespace vramfit::core

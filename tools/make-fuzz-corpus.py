@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Writes fuzz/corpus/<target>/: the small committed seed corpus of each libFuzzer target
+(tools/run-fuzz.sh adds the test data). Rerun only to change the seeds."""
+import glob
+import json
+import os
+import shutil
+import struct
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.join(here, "..", "fuzz", "corpus")
+
+
+def put(target, name, data):
+    d = os.path.join(root, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def st(header, data=0):
+    h = header if isinstance(header, bytes) else json.dumps(header).encode()
+    return struct.pack("<Q", len(h)) + h + b"\0" * data
+
+
+def u8(begin, end):
+    return {"dtype": "U8", "shape": [end - begin], "data_offsets": [begin, end]}
+
+
+shutil.rmtree(root, ignore_errors=True)
+
+# command: argv split on NUL when the input holds one, else on spaces.
+put("command", "serve", "vllm serve qwen3-8b -tp 2 --max-model-len 4096 --port 8000")
+put("command", "nul-split", "\0".join(["VLLM_USE_V1=0", "vllm", "serve", "Qwen/Qwen3-8B",
+                                        "--limit-mm-per-prompt", '{"image":2}',
+                                        "--gpu-memory-utilization=0.95"]))
+put("command", "python-m", "env CUDA_VISIBLE_DEVICES=0,1 python -m vllm.entrypoints.openai."
+    "api_server --model m --tensor-parallel-size 2 --max-num-seqs 8 --enforce-eager")
+put("command", "twice", "vllm serve m -tp 2 -tp=1 --max-model-len 1k --max-model-len 32K "
+    "--kv-cache-dtype fp8 --cpu-offload-gb 4 --mm-processor-kwargs {\"max_pixels\":1000}")
+
+# plan: the tiny configs of each family.
+for p in sorted(glob.glob(os.path.join(here, "..", "tests", "configs", "*", "config.json"))):
+    put("plan", os.path.basename(os.path.dirname(p)), open(p, "rb").read())
+    put("config", os.path.basename(os.path.dirname(p)), open(p, "rb").read())
+
+# checkpoint: files split on "\n\x01\n", each a name line and the bytes.
+def files(*parts):
+    return b"\n\x01\n".join(name.encode() + b"\n" + data for name, data in parts)
+
+put("checkpoint", "sharded", files(
+    ("model.safetensors.index.json",
+     json.dumps({"metadata": {"total_size": 6},
+                 "weight_map": {"a": "s1.safetensors", "b": "s2.safetensors"}}).encode()),
+    ("s1.safetensors", st({"a": u8(0, 2)}, 2)),
+    ("s2.safetensors", st({"b": u8(0, 4), "a": u8(4, 6)}, 6)),
+    ("config.json", b"{}")))
+put("checkpoint", "single", files(("model.safetensors", st({"x": u8(0, 1)}, 1))))
+put("checkpoint", "listing", files(("a.safetensors", st({"x": u8(0, 1)}, 1)),
+                                   ("consolidated.safetensors", st({}, 0)),
+                                   ("b.safetensors", st({"y": u8(0, 3)}, 3))))
+
+# render: first byte even, a log; odd, a safetensors file.
+put("render", "latin1-log", b"\0" + open(os.path.join(
+    here, "..", "tests", "doctor", "hostile", "latin1-kv-error.log"), "rb").read())
+put("render", "escape-names", b"\x01" + st({"a\x1b[2J\n": u8(0, 1), "b\x00": u8(1, 2)}, 2))
+
+# safetensors / index / config / doctor: hostile spellings the parsers must name.
+put("safetensors", "bom", st(b"\xef\xbb\xbf{}"))
+put("safetensors", "surrogates", st(b'{"\\ud83d\\ude00\\u0000":{"dtype":"U8","shape":[1],'
+                                    b'"data_offsets":[0,1],"extra":[{"k":[true,null,-0.5e3]}]}}', 1))
+put("safetensors", "metadata", st({"__metadata__": {"format": "pt"}, "t": u8(0, 2)}, 2))
+put("index", "escapes", json.dumps({"metadata": {"total_size": 3.0},
+                                    "weight_map": {"a\u001b": "s.safetensors"}}))
+put("config", "big-number", '{"model_type":"llama","hidden_size":18446744073709551616}')
+put("config", "vision", json.dumps({"model_type": "qwen2_5_vl", "hidden_size": 8,
+                                    "num_hidden_layers": 1, "num_attention_heads": 2,
+                                    "intermediate_size": 16, "vocab_size": 4,
+                                    "vision_config": {"depth": 1, "hidden_size": 8,
+                                                      "intermediate_size": 8, "patch_size": 1,
+                                                      "spatial_merge_size": 1}}))
+put("doctor", "chinese", open(os.path.join(here, "..", "tests", "doctor", "hostile",
+                                           "chinese-long-lines.log"), "rb").read())
+print("wrote", os.path.normpath(root))
