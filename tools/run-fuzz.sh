@@ -28,7 +28,7 @@ targets=("$@")
 for t in "${all[@]}"; do mkdir -p "$b/corpus/$t"; done
 mkdir -p $b/crashes
 cp tests/doctor/corpus/*.log tests/doctor/reported/*.log tests/doctor/hostile/*.log \
-    $b/corpus/doctor/
+    tests/doctor/cases/*.log tests/doctor/fuzz-regressions/*.log $b/corpus/doctor/
 cp tests/bad/*.safetensors $b/corpus/safetensors/ 2>/dev/null || true
 find tests/bad -name 'model.safetensors.index.json' -exec sh -c \
     'cp "$1" "'$b'/corpus/index/$(echo "$1" | tr / _)"' _ {} \;
