@@ -68,6 +68,12 @@ TEST(VllmFlags, ChoicesAsArgparseHasThem) {
             0u);
   EXPECT_EQ(Error({{"--quantization", "awq_marlin"}}), "");
   EXPECT_NE(Error({{"--kv-cache-dtype", "fp8;rm -rf /"}}), "");
+  // A value echoed in a message is escaped: a terminal never sees the ESC.
+  const std::string echoed = Error({{"--quantization", "fp8\x1b[2J"}});
+  EXPECT_EQ(echoed.rfind("argument --quantization/-q: invalid choice: 'fp8\\x1b[2J'", 0), 0u);
+  EXPECT_EQ(echoed.find('\x1b'), std::string::npos);
+  EXPECT_EQ(Error({{"--max-num-seqs", "1\x1b[2J"}}),
+            "--max-num-seqs \"1\\x1b[2J\": expected a whole number");
   EXPECT_NE(Error({{"--dtype", "float64"}}), "");
 }
 
