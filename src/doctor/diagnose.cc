@@ -283,14 +283,14 @@ class Doctor {
   // What an nvidia-smi snapshot without a failure shows: each GPU's use and the processes.
   void SmiSnapshot() {
     double listed = 0;
-    int processes = 0;
+    int processes = 0, gpus = 0;
     for (const LogEvent& e : scan_.events) {
       if (e.kind == EventKind::kSmiGpu) {
         auto used = e.values.find(Num::kUsedBytes);
         auto total = e.values.find(Num::kSmiTotalBytes);
         if (total == e.values.end()) continue;
         d_.notes.push_back(
-            fmt::format("nvidia-smi, line {}: GPU {}{} of {}", e.line, d_.notes.size(),
+            fmt::format("nvidia-smi, line {}: GPU {}{} of {}", e.line, gpus++,
                         used != e.values.end() ? fmt::format(" uses {}", Gib(used->second)) : "",
                         Gib(total->second)));
       } else if (e.kind == EventKind::kSmiProcess) {

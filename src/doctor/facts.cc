@@ -248,6 +248,11 @@ bool PathIs(const LogEvent* fr, Num key) {
 
 }  // namespace
 
+bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names) {
+  return std::any_of(f.frames.begin(), f.frames.end(),
+                     [&](const LogEvent* fr) { return FrameIs(fr, names); });
+}
+
 std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& frames) {
   const LogEvent *graph = nullptr, *sampler = nullptr, *warmup = nullptr, *kv = nullptr,
                  *profile = nullptr, *load = nullptr, *runtime = nullptr, *startup = nullptr,

@@ -101,6 +101,8 @@ Facts Gather(const LogScan& scan, const DoctorContext& context);
 
 // Whether a frame's function is one of `names`.
 bool FrameIs(const LogEvent* frame, std::initializer_list<std::string_view> names);
+// Whether any of the log's frames is.
+bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names);
 
 // Where `frames` point: the stage and the frame that decided it; `weak` when only the sampler's
 // files say so (the sampler runs in the warm-up and while serving alike).

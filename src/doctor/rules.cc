@@ -35,9 +35,7 @@ bool ByTheEngine(const Facts& f, EventKind k) {
 }
 
 bool SamplerOom(const Facts& f) {
-  return f.has(EventKind::kSamplerOom) ||
-         std::any_of(f.frames.begin(), f.frames.end(),
-                     [](const LogEvent* fr) { return FrameIs(fr, {"_dummy_sampler_run"}); });
+  return f.has(EventKind::kSamplerOom) || AnyFrame(f, {"_dummy_sampler_run"});
 }
 
 // The sampler warm-up's message or frame with the profile run's frame (and not the worker's
@@ -62,10 +60,8 @@ bool V0MaxLenCheck(const Facts& f) {
   const auto blocks = f.get(Num::kGpuBlocks);
   if (!blocks || *blocks <= 0 || f.has(EventKind::kTorchOom) || f.has(EventKind::kCudaOom))
     return false;
-  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
-    return FrameIs(
-        fr, {"initialize_cache", "_raise_if_cache_size_invalid", "raise_if_cache_size_invalid"});
-  });
+  return AnyFrame(
+      f, {"initialize_cache", "_raise_if_cache_size_invalid", "raise_if_cache_size_invalid"});
 }
 
 // Host memory: the kernel's OOM killer, Ollama's system-memory check, a host buffer.
@@ -110,17 +106,13 @@ bool OnlineQuantLoad(const Facts& f) {
 // Weights offloaded to host memory, and the failure while loading converts them on the GPU.
 bool OffloadConverted(const Facts& f) {
   if (f.stage != Stage::kLoad || !f.has(EventKind::kCpuOffload)) return false;
-  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
-    return FrameIs(fr, {"process_weights_after_loading", "replace_parameter"});
-  });
+  return AnyFrame(f, {"process_weights_after_loading", "replace_parameter"});
 }
 // transformers with device_map="auto" offload, failing in generate: accelerate's hooks move the
 // offloaded weights onto the GPU for each forward.
 bool OffloadAtRuntime(const Facts& f) {
   if (f.stage != Stage::kRuntime || !f.has(EventKind::kOffload)) return false;
-  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
-    return FrameIs(fr, {"pre_forward", "set_module_tensor_to_device", "send_to_device"});
-  });
+  return AnyFrame(f, {"pre_forward", "set_module_tensor_to_device", "send_to_device"});
 }
 
 // llama.cpp: the vision projector's start-up warm-up; a request being served.

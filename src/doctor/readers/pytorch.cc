@@ -169,14 +169,8 @@ void Match(const Line& line) {
   const bool frame = MatchFrame(line);
   if (Has(s, "Traceback (most recent call last)")) line.Emit(EventKind::kTraceback, kEngine);
   // "Exception in worker ... while processing method determine_num_available_blocks."
-  if (Has(s, "while processing method ")) {
-    size_t b = s.find("while processing method ") + 24, end = b;
-    while (end < s.size() && end - b < 80 &&
-           (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_'))
-      ++end;
-    auto& e = line.Emit(EventKind::kFrame, kEngine);
-    e.text = std::string(s.substr(b, end - b));
-  }
+  if (Has(s, "while processing method "))
+    MatchMethodFrame(line, kEngine, "while processing method ");
   // The code line under a frame: "model = AutoModelForCausalLM.from_pretrained(...)",
   // "model.generate(": a frame of transformers' API. Only inside a traceback: a notebook cell's
   // source pasted above it says what ran, not where it failed.

@@ -5,6 +5,7 @@
 #ifndef VRAMFIT_DOCTOR_READERS_READER_H_
 #define VRAMFIT_DOCTOR_READERS_READER_H_
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -73,6 +74,19 @@ inline void MatchOneValue(const Line& line, const char* engine,
     auto& e = line.Emit(t.kind, engine);
     Set(e, t.value, t.bytes ? BytesAfter(line.text, t.key) : NumberAfter(line.text, t.key));
   }
+}
+
+// "... <key>NAME ...": a frame event whose function is NAME (the worker's "while processing
+// method F", "Error executing method F" lines name the method that failed).
+inline void MatchMethodFrame(const Line& line, const char* engine, std::string_view key) {
+  const std::string_view s = line.text;
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return;
+  size_t b = at + key.size(), end = b;
+  while (end < s.size() && end - b < 80 &&
+         (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_'))
+    ++end;
+  line.Emit(EventKind::kFrame, engine).text = std::string(s.substr(b, end - b));
 }
 
 // An event that shows a start-up phase was reached.

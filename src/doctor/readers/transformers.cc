@@ -22,11 +22,6 @@ void Match(const Line& line) {
   }
 }
 
-bool EagerAttention(const Facts& f) {
-  return std::any_of(f.frames.begin(), f.frames.end(),
-                     [](const LogEvent* fr) { return FrameIs(fr, {"eager_attention_forward"}); });
-}
-
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   if (cause == Cause::kStaticCache) {
     if (d->stage == "load") {  // AutoAWQ's fused modules
@@ -45,7 +40,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "no offloaded layers to move in at generate time");
     return true;
   }
-  if (cause == Cause::kActivationPeak && EagerAttention(f)) {
+  if (cause == Cause::kActivationPeak && AnyFrame(f, {"eager_attention_forward"})) {
     AddFix(d, "attn_implementation=\"sdpa\" (or \"flash_attention_2\") in from_pretrained",
            "eager attention materialises the full heads x length x length score matrix; SDPA and "
            "flash attention do not");

@@ -216,14 +216,7 @@ void MatchPhases(const Line& line) {
     line.Emit(EventKind::kCpuOffload, kEngine);
   }
   // V0's worker: "Error executing method initialize_cache. This might cause deadlock ...".
-  if (Has(s, "Error executing method ")) {
-    size_t b = s.find("Error executing method ") + 23, end = b;
-    while (end < s.size() && end - b < 80 &&
-           (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_'))
-      ++end;
-    auto& e = line.Emit(EventKind::kFrame, kEngine);
-    e.text = std::string(s.substr(b, end - b));
-  }
+  if (Has(s, "Error executing method ")) MatchMethodFrame(line, kEngine, "Error executing method ");
   // The worker's call of the sampler warm-up (compile_or_warm_up_model); the profile run calls
   // it as self._dummy_sampler_run.
   if (Has(s, "self.model_runner._dummy_sampler_run(") && line.after_frame) {
