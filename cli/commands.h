@@ -21,6 +21,10 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFails = 1;
 inline constexpr int kExitUsage = 2;
 
+// Parses the arguments (without the program name) and runs the subcommand they name; returns
+// the exit code. Each call stands alone: the `check` command after "--" is reset.
+int Run(std::vector<std::string> args);
+
 struct Command {
   const char* name;
   std::string summary;

@@ -5,21 +5,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "fuzz_argv.h"
 #include "vramfit/engine.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  const char sep = bytes.find('\0') != std::string_view::npos ? '\0' : ' ';
-  std::vector<std::string> argv;
-  for (size_t at = 0; at <= bytes.size();) {
-    size_t end = bytes.find(sep, at);
-    if (end == std::string_view::npos) end = bytes.size();
-    argv.emplace_back(bytes.substr(at, end - at));
-    at = end + 1;
-  }
+  std::vector<std::string> argv = vramfit::fuzz::SplitArgv(data, size);
   for (const vramfit::Engine* e : vramfit::Engines()) {
     if (!e->recognizes(argv)) continue;
     auto cmd = e->read_command(argv);

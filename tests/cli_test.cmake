@@ -65,6 +65,14 @@ run(check_fits 0 check --gpu 4090 -- python -m vllm.entrypoints.openai.api_serve
 if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --foo-bar")
   message(SEND_ERROR "check_fits: unknown flags not reported: '${last_err}'")
 endif()
+# Flag and environment names holding a control byte are echoed escaped (issue 11).
+string(ASCII 27 esc)
+run(check_escaped_flag 0 check --gpu h100 -- "X${esc}=1" vllm serve qwen3-8b "--foo${esc}[2J" 3)
+string(FIND "${last_err}" "${esc}" esc_at)
+if(NOT esc_at EQUAL -1 OR NOT last_err MATCHES "ignored\\): --foo\\\\x1b\\[2J"
+   OR NOT last_err MATCHES "ignored\\): X\\\\x1b\n")
+  message(SEND_ERROR "check_escaped_flag: flag name not escaped: '${last_err}'")
+endif()
 run(check_fit_advice 0 check --gpu 4090 -- vllm serve qwen3-4b-instruct-2507-awq --max-model-len
     128000)
 run(check_v0_env 1 check --gpu 3090 -- VLLM_USE_V1=0 vllm serve meta-llama/Llama-3.1-8B-Instruct

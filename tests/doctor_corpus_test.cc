@@ -11,12 +11,20 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/string_set.h"  // VRAMFIT_HASH_WRAPS
 #include "vramfit/doctor.h"
 
 namespace vramfit {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The 32-bit FNV-1a hash; its multiplication wraps by design.
+VRAMFIT_HASH_WRAPS uint32_t Fnv1a32(std::string_view s) {
+  uint32_t h = 0x811c9dc5u;
+  for (unsigned char c : s) h = (h ^ c) * 0x01000193u;
+  return h;
+}
 
 // The corpus split (tests/doctor/corpus/README.md, "Split"): vLLM's own threads by the parity
 // of their number, every other source by the parity of the 32-bit FNV-1a hash of its URL.
@@ -35,9 +43,7 @@ bool TestHalf(std::string_view source) {
       return n % 2 == 1;
     }
   }
-  uint32_t h = 0x811c9dc5u;
-  for (unsigned char c : url) h = (h ^ c) * 0x01000193u;
-  return h % 2 == 1;
+  return Fnv1a32(url) % 2 == 1;
 }
 
 // The floor: what the doctor gets right today, per half. A change that scores fewer fails the

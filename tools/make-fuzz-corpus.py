@@ -39,6 +39,19 @@ put("command", "python-m", "env CUDA_VISIBLE_DEVICES=0,1 python -m vllm.entrypoi
 put("command", "twice", "vllm serve m -tp 2 -tp=1 --max-model-len 1k --max-model-len 32K "
     "--kv-cache-dtype fp8 --cpu-offload-gb 4 --mm-processor-kwargs {\"max_pixels\":1000}")
 
+# cli: the vramfit command line, argv split like the command target's.
+put("cli", "plan", "plan qwen3-8b --gpu 4090 --max-model-len 32k --kv-cache-dtype fp8 -tp 1")
+put("cli", "plan-json", "plan qwen3-30b-a3b-gptq-int4 --gpu-memory 24 --json --engine vllm@0.11")
+put("cli", "check", "check --gpu h100 --other-memory 2GiB -- VLLM_USE_V1=0 vllm serve "
+    "Qwen/Qwen3-8B -tp 2 --max-num-seqs 64")
+put("cli", "fit-context", "fit qwen3-4b-instruct-2507-awq --gpu 4090 --goal context "
+    "--min-concurrency 2")
+put("cli", "fit-concurrency", "fit qwen3.5-35b-a3b-awq --gpu 4090 --goal concurrency "
+    "--min-context 128K --gpus 2 --no-variants")
+put("cli", "nul-split", "\0".join(["fit", "qwen3-8b", "--gpu", "a100-40gb", "--gpus", "2",
+                                    "--json"]))
+put("cli", "gpus", "gpus --json")
+
 # plan: the tiny configs of each family.
 for p in sorted(glob.glob(os.path.join(here, "..", "tests", "configs", "*", "config.json"))):
     put("plan", os.path.basename(os.path.dirname(p)), open(p, "rb").read())

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 b=build-fuzz
-all=(safetensors index config doctor command plan checkpoint render)
+all=(safetensors index config doctor command plan checkpoint render cli)
 secs=${FUZZ_SECONDS:-60}
 if [ "${1:-}" = --smoke ]; then
   shift
@@ -48,6 +48,6 @@ for t in "${targets[@]}"; do
       -print_final_stats=1 -artifact_prefix=$b/crashes/$t- $b/corpus/$t "${seeds[@]}" \
       >"$log" 2>&1 || {
     echo "fuzz_$t: FAILED, see $log"; tail -30 "$log"; exit 1; }
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
+  runs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
   echo "fuzz_$t: $runs executions in ${secs}s, no crash"
 done

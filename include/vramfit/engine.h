@@ -52,8 +52,10 @@ struct EngineCommand {
   std::string model;                          // the model it serves
   EngineSettings settings;                    // what the environment prefix set
   FlagValues flags;                           // the engine's flags given (read_flags reads them)
-  std::vector<std::string> unmodelled_flags;  // flags vramfit does not model (ignored)
-  std::vector<std::string> unmodelled_env;    // environment variables likewise
+  // Flags vramfit does not model (ignored), and environment variables likewise: the names
+  // as printed, control and non-UTF-8 bytes escaped (\xNN), ready for a terminal.
+  std::vector<std::string> unmodelled_flags;
+  std::vector<std::string> unmodelled_env;
 };
 
 // A change the engine proposes for a failed plan, in its own flags (advice re-plans it and

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
-#include <streambuf>
 
+#include "testutil/repeat_stream.h"
 #include "vramfit/doctor.h"
 
 namespace vramfit {
@@ -133,25 +133,7 @@ TEST(LogScan, LongLinesAreCutAndBinaryIsSkipped) {
   EXPECT_EQ(s.bytes, text.size());
 }
 
-// A stream of `n` bytes of repeated log lines, generated on the fly (nothing held in memory).
-class RepeatBuf : public std::streambuf {
- public:
-  RepeatBuf(std::string unit, uint64_t n) : unit_(std::move(unit)), left_(n) {}
-
- protected:
-  int_type underflow() override {
-    if (left_ == 0) return traits_type::eof();
-    const size_t k = static_cast<size_t>(std::min<uint64_t>(left_, unit_.size()));
-    buf_.assign(unit_, 0, k);
-    left_ -= k;
-    setg(buf_.data(), buf_.data(), buf_.data() + k);
-    return traits_type::to_int_type(buf_[0]);
-  }
-
- private:
-  std::string unit_, buf_;
-  uint64_t left_;
-};
+using testing::RepeatBuf;
 
 TEST(LogScan, AFloodOfMatchesStaysBounded) {
   const std::string unit = "INFO [gpu_worker.py:1] Available KV cache memory: 1.00 GiB\n";

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/string_set.h"  // VRAMFIT_HASH_WRAPS
+
 namespace vramfit::doctor {
 namespace {
 
@@ -47,12 +49,15 @@ namespace vramfit::doctor {
 namespace {
 
 // The pair index never hides a needle the line holds, and it rules out one it cannot hold.
+// A 32-bit linear congruential step (Numerical Recipes' constants); it wraps by design.
+VRAMFIT_HASH_WRAPS uint32_t NextRandom(uint32_t x) { return x * 1664525u + 1013904223u; }
+
 TEST(TextScan, BytePairsNeverHideANeedle) {
   uint32_t x = 12345;
   for (int round = 0; round < 200; ++round) {
     std::string line;
     for (int i = 0; i < 120; ++i) {
-      x = x * 1664525u + 1013904223u;
+      x = NextRandom(x);
       line += static_cast<char>(x >> 24);
     }
     Bigrams pairs;

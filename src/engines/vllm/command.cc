@@ -12,6 +12,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "core/text.h"
 #include "engines/vllm/flags.h"
 
 namespace vramfit::vllm {
@@ -143,7 +144,7 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     } else if (name == kEnvAllowLong) {
       env.allow_long_max_model_len = value == "1" || value == "true";
     } else if (name != kEnvDevices && unmodelled.insert(name).second) {
-      out.unmodelled_env.push_back(name);
+      out.unmodelled_env.push_back(core::Printable(name));
     }
   }
   const size_t at = AfterLauncher(cmd, launcher, &out.model);
@@ -192,7 +193,7 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     const std::string name = a.substr(0, a.find('='));
     if (std::find(std::begin(kNoMemoryEffect), std::end(kNoMemoryEffect), name) ==
         std::end(kNoMemoryEffect)) {
-      out.unmodelled_flags.push_back(name);
+      out.unmodelled_flags.push_back(core::Printable(name));
     }
   }
   out.settings = ToEngineSettings(env);
