@@ -85,6 +85,15 @@ put("safetensors", "surrogates", st(b'{"\\ud83d\\ude00\\u0000":{"dtype":"U8","sh
 put("safetensors", "metadata", st({"__metadata__": {"format": "pt"}, "t": u8(0, 2)}, 2))
 put("index", "escapes", json.dumps({"metadata": {"total_size": 3.0},
                                     "weight_map": {"a\u001b": "s.safetensors"}}))
+# The config fuzz target's one finding (a GPTQ `dynamic` key std::regex backtracked on
+# without end, tests/quant: PatternsThatBacktrackWithoutEndAreNeverRun), kept as a seed.
+put("config", "backtracking-dynamic", json.dumps({
+    "model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 128,
+    "num_local_experts": 2, "num_experts_per_tok": 1,
+    "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 32,
+                            "dynamic": {"+:.*\\w.$0": {"bits": 8},
+                                        "-:.*+ayers\\.1\\..*": {}}}}))
 put("config", "big-number", '{"model_type":"llama","hidden_size":18446744073709551616}')
 put("config", "vision", json.dumps({"model_type": "qwen2_5_vl", "hidden_size": 8,
                                     "num_hidden_layers": 1, "num_attention_heads": 2,

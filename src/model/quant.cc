@@ -43,15 +43,73 @@ bool GlobPrefixMatch(std::string_view pat, std::string_view s) {
   return false;
 }
 
+// Whether std::regex (a backtracking matcher, recursive in libstdc++) runs `pattern` in time
+// linear in the subject: no quantifier directly on another (`.*+`, `a{2}*`; a lazy `?` after
+// one is fine) and no quantified group holding a quantifier or an alternation (`(a+)+`,
+// `(a|ab)*`). Those shapes backtrack exponentially: a config.json holding `.*+ayers` as a GPTQ
+// `dynamic` key hung `plan` (found by the config fuzz target). Real patterns (`.*\.mlp\..*`,
+// `.*\.(q|k)_proj`) have neither.
+bool BacktrackSafe(std::string_view pat) {
+  struct Group {
+    bool risky = false;  // holds a quantifier or an alternation
+  };
+  std::vector<Group> open;
+  bool prev_quantifier = false;  // the last atom was itself quantified
+  bool closed_risky = false;     // the last atom was a group that holds a quantifier
+  for (size_t i = 0; i < pat.size(); ++i) {
+    const char c = pat[i];
+    const bool quantifier = c == '*' || c == '+' || c == '?' || c == '{';
+    if (quantifier) {
+      if (c == '?' && prev_quantifier && i > 0 && pat[i - 1] != '?') continue;  // lazy
+      if (prev_quantifier || closed_risky) return false;
+      if (c == '{') {
+        const size_t end = pat.find('}', i);
+        if (end == std::string_view::npos) return false;
+        i = end;
+      }
+      for (Group& g : open) g.risky = true;
+      prev_quantifier = true;
+      closed_risky = false;
+      continue;
+    }
+    prev_quantifier = false;
+    closed_risky = false;
+    if (c == '\\') {
+      ++i;  // the escaped character is one atom
+    } else if (c == '[') {
+      size_t j = i + 1;
+      if (j < pat.size() && pat[j] == '^') ++j;
+      if (j < pat.size() && pat[j] == ']') ++j;
+      while (j < pat.size() && pat[j] != ']') j += pat[j] == '\\' ? 2 : 1;
+      i = j;
+    } else if (c == '(') {
+      open.push_back({});
+    } else if (c == ')') {
+      if (open.empty()) return false;
+      closed_risky = open.back().risky;
+      open.pop_back();
+    } else if (c == '|') {
+      for (Group& g : open) g.risky = true;
+    }
+  }
+  return true;
+}
+
+// Module names are short; libstdc++'s matcher recurses once a character, so a hostile
+// multi-kilobyte tensor name is never fed to it (no real module name comes near).
+constexpr size_t kMaxRegexSubject = 1024;
+
 // Python's re.match: anchored at the start, not the end. Patterns longer than 1,000
-// characters or that do not compile never match (and the scheme warns once).
+// characters, that do not compile or that could backtrack exponentially (BacktrackSafe) never
+// match (and the scheme warns once).
 bool RegexMatchStart(const std::string& pattern, std::string_view s) {
+  if (s.size() > kMaxRegexSubject) return false;
   // Compiled patterns are cached per thread: a scheme asks about every module.
   thread_local std::unordered_map<std::string, std::optional<std::regex>> cache;
   auto it = cache.find(pattern);
   if (it == cache.end()) {
     std::optional<std::regex> re;
-    if (pattern.size() <= 1000) {
+    if (pattern.size() <= 1000 && BacktrackSafe(pattern)) {
       try {
         re.emplace(pattern, std::regex::ECMAScript | std::regex::optimize);
       } catch (const std::regex_error&) {
@@ -71,7 +129,7 @@ bool RegexMatchStart(const std::string& pattern, std::string_view s) {
 }
 
 bool ValidRegex(const std::string& pattern) {
-  if (pattern.size() > 1000) return false;
+  if (pattern.size() > 1000 || !BacktrackSafe(pattern)) return false;
   try {
     std::regex re(pattern);
     return true;
@@ -141,7 +199,9 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
     for (const auto& d : raw.dynamic) {
       if (!ValidRegex(d.pattern)) {
         warnings->push_back(
-            fmt::format("gptq dynamic pattern \"{}\" is not a valid regex: ignored", d.pattern));
+            fmt::format("gptq dynamic pattern \"{}\" is not a valid regex (or nests quantifiers, "
+                        "which would backtrack without end): ignored",
+                        d.pattern));
         continue;
       }
       q.dynamic.push_back({d.pattern, d.skip, static_cast<int>(d.bits.value_or(q.bits)),
@@ -155,7 +215,9 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
     for (const std::string& s : q.ignore) {
       if (s.rfind("re:", 0) == 0 && !ValidRegex(s.substr(3))) {
         warnings->push_back(
-            fmt::format("compressed-tensors ignore pattern \"{}\" is not a valid regex", s));
+            fmt::format("compressed-tensors ignore pattern \"{}\" is not a valid regex (or nests "
+                        "quantifiers, which would backtrack without end)",
+                        s));
       }
     }
     const formats::RawQuantGroup* g = nullptr;

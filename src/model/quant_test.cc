@@ -35,6 +35,30 @@ TEST(Quant, GptqDynamicOverridesAndSkips) {
   EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.0.mlp.up_proj"));
 }
 
+// A pattern std::regex would backtrack on without end (found by the config fuzz target: a
+// GPTQ `dynamic` key `-:.*+ayers...` hung `plan`) is ignored with a warning, never run; the
+// shapes real checkpoints use still match.
+TEST(Quant, PatternsThatBacktrackWithoutEndAreNeverRun) {
+  auto spec = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+          "intermediate_size":128,"vocab_size":100,"quantization_config":{"quant_method":"gptq",
+          "bits":4,"group_size":128,"dynamic":{"-:.*+ayers\\.1\\..*":{},"-:(a+)+b":{},
+          "-:(x|xy)*z":{},"-:a{2}*":{},"+:.*?down_proj":{"bits":8},
+          "-:.*\\.(q|k)_proj":{}}}})", "c");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  const QuantScheme& q = spec->quant;
+  int ignored = 0;
+  for (const std::string& w : spec->warnings) {
+    ignored += w.find("nests quantifiers") != std::string::npos;
+  }
+  EXPECT_EQ(ignored, 4);
+  const std::string hostile = std::string(5000, 'a') + "!";
+  EXPECT_TRUE(QuantSchemeCovers(q, hostile));  // past the subject cap: no pattern runs
+  EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.1.mlp.up_proj"));  // `.*+ayers` was dropped
+  EXPECT_FALSE(QuantSchemeCovers(q, "model.layers.0.self_attn.q_proj"));
+  EXPECT_EQ(QuantSchemeBits(q, "model.layers.0.mlp.down_proj"), 8);  // a lazy `*?` is fine
+}
+
 TEST(Quant, CompressedTensorsIgnoreRegexAnchoredAtStart) {
   QuantScheme q = Scheme(R"({"quant_method":"compressed-tensors","format":"pack-quantized",
       "config_groups":{"group_0":{"targets":["Linear"],"weights":{"num_bits":4,"type":"int",

@@ -41,15 +41,22 @@ constexpr uint64_t kNonTorchBase = 256 * kMiB;
 constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
 // Sampler warm-up bytes per logit. V0 (its profile run samples with top-p 0.99): bf16 logits
 // (2) + fp32 copy (4) + probabilities (4) + sort values (4) = 14, which its records fit. V1
-// (_dummy_sampler_run with top-p 0.9 and top-k vocab-1 takes the sort path of
-// apply_top_k_top_p, whose fp32 values and int64 indices come on top): the activation peaks
-// that published V1 logs print for sampler-bound starts give, per source and release, 38.5-39.6
-// B (one benchmark suite, its vLLM image not pinned), at most 17 B (v0.11.0), at most 19.5 B
-// (a v0.2x fork) and at most 23.9 B (v0.26.0); their median is 22 B, which also covers the
-// 0.24 GiB by which 14 B fell short on published v0.19-v0.26 logs.
+// (_dummy_sampler_run: top-p 0.9 and top-k vocab-1 over min(max_num_seqs, batched tokens)
+// requests) depends on the release's top-k/top-p path (Rules::sampler_sorts):
+// - the full-vocab PyTorch sort (v0.11.1 to v0.16): the bf16 logits, their fp32 copy, the
+//   sorted fp32 values and int64 indices, the sort's own buffers, the softmax and the scatter
+//   back: 39 B, the median of the seven sampler-bound peaks of one H100 benchmark suite
+//   (38.5-39.6 B, vLLM of January 2026) and above PR #32558's measurement of the sort
+//   (1.25 GB for 256 x 131,072 logits: 37.3 B);
+// - otherwise (FlashInfer's fused sampler up to v0.11.0 and again from v0.21, the Triton
+//   kernel of v0.17-v0.20): 22 B, above every published peak of those releases (at most 17 B
+//   at v0.11.0, 19.5 B on a v0.2x fork, 23.9 B at v0.26.0; 14 B on v0.8.5 and v0.10 cards),
+//   the median per source. An install without FlashInfer before v0.11.1 sorts instead: the
+//   spread to 39 B is what the plan's confidence reports.
 constexpr uint64_t kSamplerBytesPerLogitV0 = 14;
 constexpr uint64_t kSamplerBytesPerLogit = 22;
-constexpr uint64_t kSamplerBytesPerLogitHigh = 39;  // the costliest source: the spread above
+constexpr uint64_t kSamplerBytesPerLogitSort = 39;
+constexpr uint64_t kSamplerBytesPerLogitHigh = kSamplerBytesPerLogitSort;  // the spread above
 // The rest of the measured terms' spread (docs/validation.md, signed errors per component):
 // non-torch memory within 0.25 GiB at TP 1 and 0.5 GiB above it; the graph pool within 0.5
 // GiB (published v0.19-v0.26 logs: 0.40 GiB median, up to 1.2 GiB under the plan).
@@ -453,7 +460,9 @@ void Profile(Run& r) {
   const uint64_t fwd = ForwardActivation(r.spec, mnbt, r.tp, s.enable_expert_parallel,
                                          static_cast<uint64_t>(s.data_parallel_size), r.rules,
                                          r.act_bytes);
-  const uint64_t per_logit = s.v0_engine ? kSamplerBytesPerLogitV0 : kSamplerBytesPerLogit;
+  const uint64_t per_logit = s.v0_engine             ? kSamplerBytesPerLogitV0
+                             : r.rules.sampler_sorts ? kSamplerBytesPerLogitSort
+                                                     : kSamplerBytesPerLogit;
   const uint64_t sampler = reqs * static_cast<uint64_t>(r.spec.vocab_size) * per_logit;
   const uint64_t encoder = EncoderActivation(r, mnbt, reqs);
   const uint64_t deq = r.w.largest_dequantized_layer;

@@ -199,5 +199,25 @@ TEST(Vllm, DataParallelExpertParallelGathersTokensIntoTheMoe) {
   EXPECT_EQ(four->gpu_count, 4);
 }
 
+
+TEST(Vllm, TheSamplerWarmUpCostsWhatTheReleasesTopKTopPPathCosts) {
+  // Qwen3-8B on an H100 (1,024 sequences, 151,936-entry vocabulary): the warm-up sets the
+  // activation peak. v0.11.1-v0.16 sort the whole vocabulary (39 B a logit); v0.11.0 and
+  // v0.21+ sample with FlashInfer, v0.17-v0.20 with a Triton kernel (22 B).
+  const Inventory inv = Catalog("qwen3-8b");
+  VllmSettings s;
+  s.max_model_len = 16000;
+  const uint64_t logits = 1024ull * 151936;
+  for (const auto& [release, per_logit] :
+       std::vector<std::pair<std::string, uint64_t>>{
+           {"0.11.0", 22}, {"0.11.1", 39}, {"0.14", 39}, {"0.16", 39}, {"0.17", 22},
+           {"0.22", 22}}) {
+    s.version = release;
+    auto p = PlanVllm(inv, Gpu("h100"), s);
+    ASSERT_TRUE(p.ok()) << release << ": " << p.status().ToString();
+    EXPECT_EQ(p->gpus[0].activation_peak_bytes, logits * per_logit) << release;
+  }
+}
+
 }  // namespace
 }  // namespace vramfit

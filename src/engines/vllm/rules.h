@@ -48,6 +48,11 @@ struct Rules {
   bool gptq_marlin_only = true;
   // compressed-tensors accepts --dtype float32 (get_supported_act_dtypes, PR #17112, v0.10.1).
   bool ct_float32 = true;
+  // Sampler warm-up (v1/sample/ops/topk_topp_sampler.py, apply_top_k_top_p): the full-vocab
+  // PyTorch sort from v0.11.1, when PR #26859 (2025-10-14) made the FlashInfer sampler opt-in,
+  // until v0.17, whose PR #33538 (2026-02-17, not in v0.16.0) routes batches of 8 or more to a
+  // Triton kernel that sorts nothing.
+  bool sampler_sorts = false;
   // Weight loading (quantization/fp8.py).
   bool online_fp8_layerwise = true;     // v0.16+ (PR #31914): one layer in 16 bits at a time
   // KV cache (v1/core/kv_cache_utils.py).
