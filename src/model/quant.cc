@@ -43,12 +43,16 @@ bool GlobPrefixMatch(std::string_view pat, std::string_view s) {
   return false;
 }
 
-// Whether std::regex (a backtracking matcher, recursive in libstdc++) runs `pattern` in time
-// linear in the subject: no quantifier directly on another (`.*+`, `a{2}*`; a lazy `?` after
-// one is fine) and no quantified group holding a quantifier or an alternation (`(a+)+`,
-// `(a|ab)*`). Those shapes backtrack exponentially: a config.json holding `.*+ayers` as a GPTQ
-// `dynamic` key hung `plan` (found by the config fuzz target). Real patterns (`.*\.mlp\..*`,
-// `.*\.(q|k)_proj`) have neither.
+// Whether std::regex (a backtracking matcher, recursive in libstdc++) runs `pattern` in
+// bounded time on a module name. Refused: a quantifier directly on another (`.*+`, `a{2}*`; a
+// lazy `?` after one is fine), a quantified group holding a quantifier or an alternation
+// (`(a+)+`, `(a|ab)*`): both backtrack exponentially (a config.json holding `.*+ayers` as a
+// GPTQ `dynamic` key hung `plan`, found by the config fuzz target); and more than two unbounded
+// repeats (`*`, `+`, `{n,}`), which backtrack as the name's length to their number on a name
+// that does not match (`.*.*.*.*.*x`: 12 s on one 120-character name). Two cost at most about
+// a millisecond on a 256-character name. Real patterns (`.*\.mlp\..*`, `.*\.(q|k)_proj`,
+// `.*\.18\..*gate.*`) stay within that once their trailing `.*`, a no-op under re.match, is
+// dropped (MatchablePattern).
 bool BacktrackSafe(std::string_view pat) {
   struct Group {
     bool risky = false;  // holds a quantifier or an alternation
@@ -56,6 +60,7 @@ bool BacktrackSafe(std::string_view pat) {
   std::vector<Group> open;
   bool prev_quantifier = false;  // the last atom was itself quantified
   bool closed_risky = false;     // the last atom was a group that holds a quantifier
+  int unbounded = 0;             // `*`, `+` and `{n,}` repeats
   for (size_t i = 0; i < pat.size(); ++i) {
     const char c = pat[i];
     const bool quantifier = c == '*' || c == '+' || c == '?' || c == '{';
@@ -65,7 +70,10 @@ bool BacktrackSafe(std::string_view pat) {
       if (c == '{') {
         const size_t end = pat.find('}', i);
         if (end == std::string_view::npos) return false;
+        if (pat[end - 1] == ',') ++unbounded;
         i = end;
+      } else if (c != '?' && ++unbounded > 2) {
+        return false;
       }
       for (Group& g : open) g.risky = true;
       prev_quantifier = true;
@@ -92,12 +100,23 @@ bool BacktrackSafe(std::string_view pat) {
       for (Group& g : open) g.risky = true;
     }
   }
-  return true;
+  return unbounded <= 2;
 }
 
-// Module names are short; libstdc++'s matcher recurses once a character, so a hostile
-// multi-kilobyte tensor name is never fed to it (no real module name comes near).
-constexpr size_t kMaxRegexSubject = 1024;
+// The pattern as matched: trailing `.*`s dropped (re.match anchors only the start, so they
+// match anything and only cost backtracking).
+std::string MatchablePattern(std::string pattern) {
+  while (pattern.size() >= 2 && pattern.compare(pattern.size() - 2, 2, ".*") == 0 &&
+         (pattern.size() == 2 || pattern[pattern.size() - 3] != '\\')) {
+    pattern.resize(pattern.size() - 2);
+  }
+  return pattern;
+}
+
+// Module names are short (the longest real ones are under 100 characters); libstdc++'s
+// matcher recurses once a character, and two repeats cost the square of the length, so longer
+// names are never fed to it.
+constexpr size_t kMaxRegexSubject = 256;
 
 // Python's re.match: anchored at the start, not the end. Patterns longer than 1,000
 // characters, that do not compile or that could backtrack exponentially (BacktrackSafe) never
@@ -109,9 +128,10 @@ bool RegexMatchStart(const std::string& pattern, std::string_view s) {
   auto it = cache.find(pattern);
   if (it == cache.end()) {
     std::optional<std::regex> re;
-    if (pattern.size() <= 1000 && BacktrackSafe(pattern)) {
+    const std::string matchable = MatchablePattern(pattern);
+    if (pattern.size() <= 1000 && BacktrackSafe(matchable)) {
       try {
-        re.emplace(pattern, std::regex::ECMAScript | std::regex::optimize);
+        re.emplace(matchable, std::regex::ECMAScript | std::regex::optimize);
       } catch (const std::regex_error&) {
         re.reset();
       }
@@ -129,7 +149,7 @@ bool RegexMatchStart(const std::string& pattern, std::string_view s) {
 }
 
 bool ValidRegex(const std::string& pattern) {
-  if (pattern.size() > 1000 || !BacktrackSafe(pattern)) return false;
+  if (pattern.size() > 1000 || !BacktrackSafe(MatchablePattern(pattern))) return false;
   try {
     std::regex re(pattern);
     return true;
@@ -142,15 +162,24 @@ bool ValidRegex(const std::string& pattern) {
 
 const char* QuantMethodName(QuantMethod m) {
   switch (m) {
-    case QuantMethod::kNone: return "none";
-    case QuantMethod::kAwq: return "awq";
-    case QuantMethod::kGptq: return "gptq";
-    case QuantMethod::kCompressedTensors: return "compressed-tensors";
-    case QuantMethod::kFp8: return "fp8";
-    case QuantMethod::kMxfp4: return "mxfp4";
-    case QuantMethod::kBitsAndBytes: return "bitsandbytes";
-    case QuantMethod::kModelOpt: return "modelopt";
-    case QuantMethod::kOther: return "other";
+    case QuantMethod::kNone:
+      return "none";
+    case QuantMethod::kAwq:
+      return "awq";
+    case QuantMethod::kGptq:
+      return "gptq";
+    case QuantMethod::kCompressedTensors:
+      return "compressed-tensors";
+    case QuantMethod::kFp8:
+      return "fp8";
+    case QuantMethod::kMxfp4:
+      return "mxfp4";
+    case QuantMethod::kBitsAndBytes:
+      return "bitsandbytes";
+    case QuantMethod::kModelOpt:
+      return "modelopt";
+    case QuantMethod::kOther:
+      return "other";
   }
   return "?";
 }
@@ -171,10 +200,14 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
     q.group_size = group(128);
     q.symmetric = !raw.zero_point.value_or(true);
     q.format = raw.version.empty() ? "gemm" : raw.version;
-    if (q.format == "gemm") q.layout = QuantLayout::kAwqGemm;
-    else if (q.format == "gemv") q.layout = QuantLayout::kAwqGemv;
-    else if (q.format == "gemv_fast") q.layout = QuantLayout::kAwqGemvFast;
-    else if (q.format == "marlin") q.layout = QuantLayout::kAwqMarlin;
+    if (q.format == "gemm")
+      q.layout = QuantLayout::kAwqGemm;
+    else if (q.format == "gemv")
+      q.layout = QuantLayout::kAwqGemv;
+    else if (q.format == "gemv_fast")
+      q.layout = QuantLayout::kAwqGemvFast;
+    else if (q.format == "marlin")
+      q.layout = QuantLayout::kAwqMarlin;
     else {
       q.layout = QuantLayout::kAwqGemm;
       warnings->push_back(
@@ -198,10 +231,10 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
     q.lm_head_quantized = raw.lm_head.value_or(false);
     for (const auto& d : raw.dynamic) {
       if (!ValidRegex(d.pattern)) {
-        warnings->push_back(
-            fmt::format("gptq dynamic pattern \"{}\" is not a valid regex (or nests quantifiers, "
-                        "which would backtrack without end): ignored",
-                        d.pattern));
+        warnings->push_back(fmt::format(
+            "gptq dynamic pattern \"{}\" is not a valid regex (or nests quantifiers or repeats "
+            "more than twice, which would backtrack without end): ignored",
+            d.pattern));
         continue;
       }
       q.dynamic.push_back({d.pattern, d.skip, static_cast<int>(d.bits.value_or(q.bits)),
@@ -214,19 +247,24 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
     q.ignore = raw.ignore;
     for (const std::string& s : q.ignore) {
       if (s.rfind("re:", 0) == 0 && !ValidRegex(s.substr(3))) {
-        warnings->push_back(
-            fmt::format("compressed-tensors ignore pattern \"{}\" is not a valid regex (or nests "
-                        "quantifiers, which would backtrack without end)",
-                        s));
+        warnings->push_back(fmt::format(
+            "compressed-tensors ignore pattern \"{}\" is not a valid regex (or nests "
+            "quantifiers or repeats more than twice, which would backtrack without end)",
+            s));
       }
     }
     const formats::RawQuantGroup* g = nullptr;
     for (const auto& cg : raw.config_groups) {
-      if (cg.num_bits) { g = &cg; break; }
+      if (cg.num_bits) {
+        g = &cg;
+        break;
+      }
     }
     if (raw.config_groups.size() > 1) {
-      warnings->push_back(fmt::format("compressed-tensors: {} config_groups; modelled with the "
-                                      "first group's scheme", raw.config_groups.size()));
+      warnings->push_back(
+          fmt::format("compressed-tensors: {} config_groups; modelled with the "
+                      "first group's scheme",
+                      raw.config_groups.size()));
     }
     if (g == nullptr) {
       warnings->push_back("compressed-tensors config without a weights scheme: treated as dense");
@@ -245,8 +283,10 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
     q.static_input_scale = g->has_input_activations && !g->input_dynamic.value_or(false);
     q.quantized_activations = g->has_input_activations;
     const std::string& f = q.format;
-    if (f == "pack-quantized") q.layout = QuantLayout::kCtPacked;
-    else if (f == "float-quantized") q.layout = QuantLayout::kCtFp8;
+    if (f == "pack-quantized")
+      q.layout = QuantLayout::kCtPacked;
+    else if (f == "float-quantized")
+      q.layout = QuantLayout::kCtFp8;
     else if (f == "int-quantized" || f == "naive-quantized")
       q.layout = g->type == "float" ? QuantLayout::kCtFp8 : QuantLayout::kCtInt8;
     else if (f == "nvfp4-pack-quantized") {
@@ -305,8 +345,10 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
     } else {
       q.layout = QuantLayout::kNone;
       q.bits = raw.quant_algo.find("FP4") != std::string::npos ? 4 : 8;
-      warnings->push_back(fmt::format("modelopt quant_algo \"{}\": layout not synthesized; parsed "
-                                      "checkpoints are still counted exactly", raw.quant_algo));
+      warnings->push_back(
+          fmt::format("modelopt quant_algo \"{}\": layout not synthesized; parsed "
+                      "checkpoints are still counted exactly",
+                      raw.quant_algo));
     }
     // exclude_modules are fnmatch patterns ("model.layers.*.mlp.gate"); plain names match as
     // substrings, as for the other methods.
@@ -318,8 +360,10 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
   } else {
     q.method = QuantMethod::kOther;
     q.layout = QuantLayout::kNone;
-    warnings->push_back(fmt::format("quant_method \"{}\" is not modelled: weights are counted from "
-                                    "headers, nothing is synthesized for it", m));
+    warnings->push_back(
+        fmt::format("quant_method \"{}\" is not modelled: weights are counted from "
+                    "headers, nothing is synthesized for it",
+                    m));
   }
   return q;
 }

@@ -10,7 +10,9 @@ namespace {
 QuantScheme Scheme(const std::string& quant) {
   auto s = ModelSpecFromConfigJson(
       R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
-          "intermediate_size":128,"vocab_size":100,"quantization_config":)" + quant + "}", "c");
+          "intermediate_size":128,"vocab_size":100,"quantization_config":)" +
+          quant + "}",
+      "c");
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   return s.ok() ? s->quant : QuantScheme{};
 }
@@ -36,27 +38,31 @@ TEST(Quant, GptqDynamicOverridesAndSkips) {
 }
 
 // A pattern std::regex would backtrack on without end (found by the config fuzz target: a
-// GPTQ `dynamic` key `-:.*+ayers...` hung `plan`) is ignored with a warning, never run; the
-// shapes real checkpoints use still match.
+// GPTQ `dynamic` key `-:.*+ayers...` hung `plan`), or as the name's length to the power of
+// three or more repeats, is ignored with a warning, never run; the shapes real checkpoints use
+// still match.
 TEST(Quant, PatternsThatBacktrackWithoutEndAreNeverRun) {
   auto spec = ModelSpecFromConfigJson(
       R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
           "intermediate_size":128,"vocab_size":100,"quantization_config":{"quant_method":"gptq",
           "bits":4,"group_size":128,"dynamic":{"-:.*+ayers\\.1\\..*":{},"-:(a+)+b":{},
-          "-:(x|xy)*z":{},"-:a{2}*":{},"+:.*?down_proj":{"bits":8},
-          "-:.*\\.(q|k)_proj":{}}}})", "c");
+          "-:(x|xy)*z":{},"-:a{2}*":{},"-:.*a.*b.*c":{},"+:.*?down_proj":{"bits":8},
+          "-:.*\\.(q|k)_proj":{},"+:.*\\.1\\..*gate.*":{"bits":3}}}})",
+      "c");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   const QuantScheme& q = spec->quant;
   int ignored = 0;
   for (const std::string& w : spec->warnings) {
     ignored += w.find("nests quantifiers") != std::string::npos;
   }
-  EXPECT_EQ(ignored, 4);
+  EXPECT_EQ(ignored, 5);  // the four nested shapes and three unbounded repeats
   const std::string hostile = std::string(5000, 'a') + "!";
   EXPECT_TRUE(QuantSchemeCovers(q, hostile));  // past the subject cap: no pattern runs
   EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.1.mlp.up_proj"));  // `.*+ayers` was dropped
   EXPECT_FALSE(QuantSchemeCovers(q, "model.layers.0.self_attn.q_proj"));
   EXPECT_EQ(QuantSchemeBits(q, "model.layers.0.mlp.down_proj"), 8);  // a lazy `*?` is fine
+  // Two repeats once the trailing `.*` (a no-op under re.match) is dropped: kept.
+  EXPECT_EQ(QuantSchemeBits(q, "model.layers.1.mlp.gate_proj"), 3);
 }
 
 TEST(Quant, CompressedTensorsIgnoreRegexAnchoredAtStart) {
@@ -77,12 +83,12 @@ TEST(Quant, CompressedTensorsIgnoreRegexAnchoredAtStart) {
 TEST(Quant, NvfpAndMxfpFormats) {
   QuantScheme n = Scheme(R"({"quant_method":"compressed-tensors","format":"nvfp4-pack-quantized",
       "config_groups":{"g":{"targets":["Linear"],"weights":{"num_bits":4,"type":"float",)"
-          R"("strategy":"tensor_group","group_size":16}}}})");
+                         R"("strategy":"tensor_group","group_size":16}}}})");
   EXPECT_EQ(n.layout, QuantLayout::kCtNvfp4);
   EXPECT_EQ(n.group_size, 16);
-  QuantScheme m = Scheme(
-      R"({"quant_method":"mxfp4","modules_to_not_convert":["model.layers.*.self_attn",)"
-      R"("lm_head"]})");
+  QuantScheme m =
+      Scheme(R"({"quant_method":"mxfp4","modules_to_not_convert":["model.layers.*.self_attn",)"
+             R"("lm_head"]})");
   EXPECT_EQ(m.layout, QuantLayout::kMxfp4Blocks);
   EXPECT_FALSE(QuantSchemeCovers(m, "model.layers.7.self_attn.q_proj"));
   EXPECT_TRUE(QuantSchemeCovers(m, "model.layers.7.mlp.experts.down_proj"));
@@ -99,8 +105,8 @@ TEST(Quant, ModelOptNvfp4IsFourBitsWithItsOwnNames) {
   EXPECT_FALSE(QuantSchemeCovers(q, "lm_head"));
   EXPECT_FALSE(QuantSchemeCovers(q, "model.layers.5.mlp.gate"));  // the fnmatch pattern
   EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.5.mlp.experts.3.up_proj"));
-  EXPECT_FALSE(Scheme(R"({"quant_method":"modelopt","quant_algo":"W4A16_NVFP4"})")
-                   .quantized_activations);
+  EXPECT_FALSE(
+      Scheme(R"({"quant_method":"modelopt","quant_algo":"W4A16_NVFP4"})").quantized_activations);
 }
 
 TEST(Quant, ModelOptNvfp4BytesAndParameters) {
