@@ -49,14 +49,13 @@ constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
 //   (38.5-39.6 B, vLLM of January 2026) and above PR #32558's measurement of the sort
 //   (1.25 GB for 256 x 131,072 logits: 37.3 B);
 // - otherwise (FlashInfer's fused sampler up to v0.11.0 and again from v0.21, the Triton
-//   kernel of v0.17-v0.20): 22 B, above every published peak of those releases (at most 17 B
-//   at v0.11.0, 19.5 B on a v0.2x fork, 23.9 B at v0.26.0; 14 B on v0.8.5 and v0.10 cards),
-//   the median per source. An install without FlashInfer before v0.11.1 sorts instead: the
+//   kernel of v0.17-v0.20): 22 B, the median per source of those releases' published peaks
+//   (at most 17 B at v0.11.0, 19.5 B on a v0.2x fork, 23.9 B at v0.26.0; 14 B on v0.8.5 and
+//   v0.10 cards). An install without FlashInfer before v0.11.1 sorts instead: the
 //   spread to 39 B is what the plan's confidence reports.
 constexpr uint64_t kSamplerBytesPerLogitV0 = 14;
 constexpr uint64_t kSamplerBytesPerLogit = 22;
 constexpr uint64_t kSamplerBytesPerLogitSort = 39;
-constexpr uint64_t kSamplerBytesPerLogitHigh = kSamplerBytesPerLogitSort;  // the spread above
 // The rest of the measured terms' spread (docs/validation.md, signed errors per component):
 // non-torch memory within 0.25 GiB at TP 1 and 0.5 GiB above it; the graph pool within 0.5
 // GiB (published v0.19-v0.26 logs: 0.40 GiB median, up to 1.2 GiB under the plan).
@@ -469,8 +468,9 @@ void Profile(Run& r) {
   r.activation = s.measured_activation_bytes > 0 ? s.measured_activation_bytes
                                                  : std::max({fwd, sampler, encoder}) + deq;
   if (!s.v0_engine && s.measured_activation_bytes == 0 && sampler >= std::max(fwd, encoder)) {
+    // The spread up to the sort's cost (none where the release sorts).
     r.sampler_spread = reqs * static_cast<uint64_t>(r.spec.vocab_size) *
-                       (kSamplerBytesPerLogitHigh - kSamplerBytesPerLogit);
+                       (kSamplerBytesPerLogitSort - per_logit);
   }
   r.g.activation_peak_bytes = r.activation;
   r.g.explain.push_back(
