@@ -90,6 +90,7 @@ std::function<int()> SetupCheck(CLI::App* app) {
       if (!b.ok()) return fail(b.status().message());
       settings->other_process_bytes = *b;
     }
+    ReadDraftModel("check", &*settings);
     auto gpu = ResolveGpu(f->gpu, f->gpu_memory);
     if (!gpu.ok()) return fail(gpu.status().message());
     auto inv = InspectModel(cmd->model, {});

@@ -72,6 +72,7 @@ std::function<int()> SetupFit(CLI::App* app) {
     const Engine& engine = *chosen->engine;
     FitRequest req;
     req.base = chosen->settings;
+    ReadDraftModel("fit", &req.base);
     // A setting is fixed when its flag was given.
     auto given = [&](Setting s) {
       const CLI::Option* o = app->get_option_no_throw(engine.flag_name(s));

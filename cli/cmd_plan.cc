@@ -89,6 +89,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
       if (!b.ok()) return fail(b.status());
       settings.other_process_bytes = *b;
     }
+    ReadDraftModel("plan", &settings);
     auto gpu = ResolveGpu(f->gpu, f->gpu_memory);
     if (!gpu.ok()) return fail(gpu.status());
     auto inv = InspectModel(f->model, {});

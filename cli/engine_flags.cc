@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
+#include "vramfit/inspect.h"
+
 namespace vramfit::cli {
 
 void AddEngineFlags(CLI::App* app, EngineFlagSlots* slots) {
@@ -53,6 +57,17 @@ Result<ChosenEngine> ReadEngineFlags(const std::string& engine_spec, const Engin
   auto settings = engine.read_flags(given, base);
   if (!settings.ok()) return settings.status();
   return ChosenEngine{&engine, std::move(*settings)};
+}
+
+void ReadDraftModel(const char* command, EngineSettings* settings) {
+  if (settings->draft_model.empty() || settings->draft_inventory) return;
+  auto draft = InspectModel(settings->draft_model, {});
+  if (!draft.ok()) {
+    fmt::print(stderr, "vramfit {}: the speculative draft model could not be read ({}); its "
+               "weights and KV cache are not modelled\n", command, draft.status().message());
+    return;
+  }
+  settings->draft_inventory = std::make_shared<const Inventory>(std::move(*draft));
 }
 
 std::string EngineTitles() {

@@ -33,6 +33,12 @@ struct ChosenEngine {
 // does not have or a value it cannot read.
 Result<ChosenEngine> ReadEngineFlags(const std::string& engine_spec, const EngineFlagSlots& slots);
 
+// Reads the draft model `settings` names (vLLM's --speculative-config "model": a local path or
+// catalog id, like MODEL) into settings->draft_inventory, so the engine plans its weights and KV
+// cache. One that cannot be read is said on stderr (prefixed `command`) and left out; the plan
+// then names the draft as not modelled.
+void ReadDraftModel(const char* command, EngineSettings* settings);
+
 // The engines' titles as people write them, joined with ", ".
 std::string EngineTitles();
 // The --engine help: each engine's name, alone or with @X.Y, and the default release.

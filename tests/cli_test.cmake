@@ -317,3 +317,17 @@ run(bad_flag 2 inspect qwen3-8b --no-such-flag)
 run(no_command 2)
 run(help 0 --help)
 run(inspect_help 0 inspect --help)
+# A speculative draft model named by catalog id is read and planned (weights, KV layers); one
+# that cannot be read is said on stderr and named in the plan's notes.
+run(check_draft_model 0 check --gpu h100 -- vllm serve llama-3.3-70b-instruct-fp8-dynamic -tp 2
+    --max-model-len 16384
+    --speculative-config "{\"model\": \"llama-3.1-8b-instruct\", \"num_speculative_tokens\": 3}")
+if(NOT last_out MATCHES "draft model llama-3.1-8b-instruct adds")
+  message(SEND_ERROR "check_draft_model: no draft weights in '${last_out}'")
+endif()
+run(check_draft_unread 0 check --gpu h100 -- vllm serve llama-3.3-70b-instruct-fp8-dynamic -tp 2
+    --max-model-len 16384
+    --speculative-config "{\"model\": \"no-such/draft\", \"num_speculative_tokens\": 3}")
+if(NOT last_err MATCHES "draft model could not be read" OR NOT last_out MATCHES "was not read")
+  message(SEND_ERROR "check_draft_unread: '${last_err}' / '${last_out}'")
+endif()

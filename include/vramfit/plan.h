@@ -23,6 +23,8 @@
 
 namespace vramfit {
 
+struct Inventory;  // vramfit/inventory.h
+
 // The stages of a start-up, in the order engines run them.
 enum class Stage { kStartup, kLoad, kProfile, kKvCache, kCudaGraph, kWarmup, kRuntime };
 inline constexpr int kStageCount = 7;
@@ -57,6 +59,12 @@ struct EngineSettings {
   // numbers a log printed); 0: estimate.
   uint64_t measured_activation_bytes = 0;
   uint64_t measured_non_torch_bytes = 0;
+  // A separate draft model for speculative decoding (vLLM's --speculative-config "model"), as
+  // the user named it, and its inventory once the caller has read it: engines never open files,
+  // so the command that reads the flags reads the draft too. Null: not read, and the plan names
+  // the draft's weights and KV cache as not modelled.
+  std::string draft_model;
+  std::shared_ptr<const Inventory> draft_inventory;
   // The engine's own settings (null: its defaults). Shared, never modified after creation.
   std::shared_ptr<const EngineOptions> engine_options;
 };

@@ -122,6 +122,11 @@ Status ReadJsonInts(const std::string& flag, const std::string& text,
 
 }  // namespace
 
+bool SpeculativeUsesOwnLayers(std::string_view method) {
+  return method == "mtp" || method == "deepseek_mtp" || method == "qwen3_next_mtp" ||
+         method == "qwen3_5_mtp";
+}
+
 const std::vector<FlagSpec>& Flags() {
   static const std::vector<FlagSpec> kFlags = {
       {"--tensor-parallel-size", "-tp", "GPUs per tensor-parallel group (-tp)", "INT"},
@@ -226,9 +231,10 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
                         core::Printable(text)));
       }
       std::string_view method;
+      std::string_view model;  // a separate draft (draft_model, eagle, eagle3, medusa, ...)
+      const bool has_model = !obj["model"].get_string().get(model) && !model.empty();
       if (obj["method"].get_string().get(method)) {
-        std::string_view model;  // a draft model without a method: vLLM's "draft_model"
-        method = obj["model"].get_string().get(model) ? "" : "draft_model";
+        method = has_model ? "draft_model" : "";  // a model without a method: "draft_model"
       }
       int64_t k = 0;
       simdjson::dom::element tokens;
@@ -242,6 +248,12 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       }
       s.speculative_config = text;
       s.speculative_method = std::string(method);
+      // The MTP methods load the target's own layers and ignore "model"; n-gram and suffix
+      // drafting have no model.
+      s.draft_model = has_model && !SpeculativeUsesOwnLayers(method) && method != "ngram" &&
+                              method != "suffix"
+                          ? std::string(model)
+                          : "";
       s.num_speculative_tokens = k;
     } else if (name == "--hf-overrides") {
       std::vector<std::string> ignored;

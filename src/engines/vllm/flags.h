@@ -5,6 +5,7 @@
 #define VRAMFIT_ENGINES_VLLM_FLAGS_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engines/vllm/vllm.h"
@@ -19,6 +20,11 @@ const std::vector<FlagSpec>& Flags();
 // Applies `given` (FlagSpec names with their text) on top of `base`; kInvalidArgument names the
 // flag and what was expected.
 Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings base);
+
+// Whether a --speculative-config method drafts with the target checkpoint's own MTP layers
+// (vllm/config/speculative.py maps "mtp" to the model's MTP module: Qwen3-Next/3.5, DeepSeek),
+// so no separate draft model is loaded.
+bool SpeculativeUsesOwnLayers(std::string_view method);
 
 // A token count as vLLM parses it: 32768, 25.6k (decimal), 16K (binary). Names `flag` in errors.
 Result<int64_t> ParseHumanInt(const std::string& flag, const std::string& text);

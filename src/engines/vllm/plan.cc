@@ -13,6 +13,7 @@
 #include "core/units.h"
 #include "engines/vllm/command.h"
 #include "engines/vllm/defaults.h"
+#include "engines/vllm/flags.h"
 #include "engines/vllm/refusals.h"
 #include "engines/vllm/vllm.h"
 
@@ -191,6 +192,11 @@ struct Run {
   uint64_t graph_in_budget = 0;
   KvCacheOptions ko;
   uint64_t available = 0;
+  // A separate draft model (--speculative-config "model", read by the caller): its spec, and
+  // the target's layers followed by the draft's, which page in one KV pool.
+  const ModelSpec* draft = nullptr;
+  std::optional<ModelSpec> with_draft;
+  const ModelSpec& kv_spec() const { return with_draft ? *with_draft : spec; }
 
   // The first failure wins: later stages still compute their numbers.
   void Fail(Stage stage, std::string msg) {
@@ -354,14 +360,17 @@ Status Load(Run& r) {
   // Speculative decoding with the checkpoint's own MTP layers loads them (Qwen3-Next/3.5,
   // DeepSeek: vllm/config/speculative.py maps "mtp" to the model's MTP module).
   const std::string& spec_method = s.speculative_method;
-  wo.load_speculative_mtp = spec_method == "mtp" || spec_method == "deepseek_mtp" ||
-                            spec_method == "qwen3_next_mtp" || spec_method == "qwen3_5_mtp";
-  if (!spec_method.empty() && !wo.load_speculative_mtp && spec_method != "ngram" &&
-      spec_method != "suffix") {
+  wo.load_speculative_mtp = vllm::SpeculativeUsesOwnLayers(spec_method);
+  const bool separate_draft = !spec_method.empty() && !wo.load_speculative_mtp &&
+                              spec_method != "ngram" && spec_method != "suffix";
+  if (separate_draft && (!s.draft_inventory || !s.draft_inventory->has_spec)) {
     r.plan.notes.push_back(fmt::format(
-        "--speculative-config {}: the draft model's own weights and KV cache are not modelled; "
-        "add them (a draft of D parameters costs about 2 x D bytes per GPU in 16 bits)",
-        spec_method));
+        "--speculative-config {}: the draft model{}{} was not read, so its weights and KV cache "
+        "are not modelled; add them (a draft of D parameters costs about 2 x D bytes per GPU in "
+        "16 bits)",
+        spec_method, s.draft_model.empty() ? "" : " ", s.draft_model));
+  } else if (separate_draft) {
+    r.draft = &s.draft_inventory->spec;
   }
   wo.quantization = s.quantization;
   wo.rules = r.rules;
@@ -379,6 +388,34 @@ Status Load(Run& r) {
     weights = CeilDiv(weights, static_cast<uint64_t>(s.pipeline_parallel_size));
     r.plan.notes.push_back("pipeline parallel: each stage is taken to hold an equal share of the "
                            "weights");
+  }
+  if (r.draft != nullptr) {
+    // The draft loads inside the target's "Model loading took" (gpu_model_runner.py load_model:
+    // drafter.load_model in the same DeviceMemoryProfiler block), sharded at the target's TP
+    // (v1/spec_decode/draft_model.py refuses another TP; EAGLE heads use the target's parallel
+    // config), in the target's dtype, with its own quantization. Its embedding and lm_head are
+    // counted as stored: vLLM shares them with the target only when the checkpoint has none
+    // or they are equal (_maybe_share_embeddings, from #28549), which headers cannot tell.
+    // docs/engines/vllm-speculative.md has the reading (v0.16.0 and main).
+    VllmWeightOptions dwo = wo;
+    dwo.load_speculative_mtp = false;
+    dwo.quantization.clear();
+    dwo.model_dtype_bits =
+        r.model_dtype != r.draft->dtype ? DtypeBits(r.model_dtype) : 0;
+    auto dw = VllmWeightsPerRank(*s.draft_inventory, dwo);
+    if (!dw.ok()) return dw.status();
+    weights += dw->bytes_per_rank;
+    r.plan.notes.push_back(fmt::format(
+        "--speculative-config {}: draft model {} adds {} of weights per GPU (TP {}) and its {} "
+        "layer(s) page in the same KV cache pool",
+        spec_method, s.draft_model.empty() ? "(given)" : s.draft_model,
+        FormatBytes(dw->bytes_per_rank), r.tp, r.draft->layers.size()));
+    if (s.pipeline_parallel_size > 1) {
+      r.plan.notes.push_back("pipeline parallel with a draft model: the whole draft is charged "
+                             "to the planned stage and its layers to its KV pool");
+    }
+    r.with_draft = r.spec;
+    for (const LayerSpec& l : r.draft->layers) r.with_draft->layers.push_back(l);
   }
   // --cpu-offload-gb is GiB: UVAOffloadConfig / set_cpu_offload_max_bytes(int(gb * 1024**3)).
   const uint64_t offload = static_cast<uint64_t>(s.cpu_offload_gb * static_cast<double>(kGiB));
@@ -456,9 +493,17 @@ void Profile(Run& r) {
   const VllmSettings& s = r.s;
   const uint64_t mnbt = static_cast<uint64_t>(s.max_num_batched_tokens);
   const uint64_t reqs = static_cast<uint64_t>(std::min(s.max_num_seqs, s.max_num_batched_tokens));
-  const uint64_t fwd = ForwardActivation(r.spec, mnbt, r.tp, s.enable_expert_parallel,
-                                         static_cast<uint64_t>(s.data_parallel_size), r.rules,
-                                         r.act_bytes);
+  uint64_t fwd = ForwardActivation(r.spec, mnbt, r.tp, s.enable_expert_parallel,
+                                   static_cast<uint64_t>(s.data_parallel_size), r.rules,
+                                   r.act_bytes);
+  if (r.draft != nullptr) {
+    // profile_run then runs the drafter's dummy forward over the same tokens, after the
+    // target's activations are freed (gpu_model_runner.py _dummy_run -> drafter.dummy_run,
+    // v0.16.0): the peak is the larger of the two.
+    fwd = std::max(fwd, ForwardActivation(*r.draft, mnbt, r.tp, s.enable_expert_parallel,
+                                          static_cast<uint64_t>(s.data_parallel_size), r.rules,
+                                          r.act_bytes));
+  }
   const uint64_t per_logit = s.v0_engine             ? kSamplerBytesPerLogitV0
                              : r.rules.sampler_sorts ? kSamplerBytesPerLogitSort
                                                      : kSamplerBytesPerLogit;
@@ -544,7 +589,7 @@ void SizeCudaGraphs(Run& r) {
 uint64_t KvNeeded(const Run& r, int64_t len) {
   KvCacheOptions k = r.ko;
   k.max_model_len = len;
-  auto l = PlanKvCache(r.spec, k);
+  auto l = PlanKvCache(r.kv_spec(), k);
   if (!l.ok() || l->layers.empty()) return 0;
   return KvCapacity(*l, 0, k).blocks_per_request * l->page_bytes *
          (l->uniform_type ? 1 : static_cast<uint64_t>(l->group_size));
@@ -581,7 +626,7 @@ Status KvCache(Run& r) {
   r.ko.max_num_batched_tokens = s.max_num_batched_tokens;
   r.ko.num_speculative_tokens = s.num_speculative_tokens;
   r.ko.rules = r.rules;
-  auto layout = PlanKvCache(r.spec, r.ko);
+  auto layout = PlanKvCache(r.kv_spec(), r.ko);
   if (!layout.ok()) return layout.status();
   plan.kv_layout = *layout;
   for (const auto& n : layout->notes) plan.notes.push_back("vLLM will log: " + n);
@@ -615,7 +660,7 @@ Status KvCache(Run& r) {
       }
       s.max_model_len = fit;
       r.ko.max_model_len = fit;
-      auto l2 = PlanKvCache(r.spec, r.ko);
+      auto l2 = PlanKvCache(r.kv_spec(), r.ko);
       if (l2.ok()) plan.kv_layout = *l2;
     }
   }

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "engines/vllm/engine.h"
+#include "engines/vllm/flags.h"
 #include "engines/vllm/vllm.h"
 #include "testutil/catalog.h"
 #include "testutil/vllm_advice.h"
@@ -21,6 +23,7 @@ using testutil::Catalog;
 using testutil::Gpu;
 
 using testutil::AdviseVllm;
+using vllm::ReadFlags;
 
 bool HasChange(const std::vector<Advice>& advice, const std::string& prefix) {
   return std::any_of(advice.begin(), advice.end(),
@@ -289,6 +292,56 @@ TEST(Flags, SpeculativeMtpLoadsTheMtpLayers) {
   ASSERT_TRUE(plain.ok() && mtp.ok());
   EXPECT_GT(mtp->gpus[0].weights_bytes, plain->gpus[0].weights_bytes);
   EXPECT_LT(mtp->kv_cache_tokens, plain->kv_cache_tokens);
+}
+
+// A separate draft model (--speculative-config "model"): its weights load with the target's,
+// sharded at the target's TP, and its layers page in the same KV pool
+// (docs/engines/vllm-speculative.md).
+TEST(Flags, SpeculativeDraftModelAddsItsWeightsAndKvLayers) {
+  const Inventory target = Catalog("llama-3.3-70b-instruct-fp8-dynamic");
+  auto draft = std::make_shared<const Inventory>(Catalog("llama-3.1-8b-instruct"));
+  VllmSettings s;
+  s.tensor_parallel_size = 2;
+  s.max_model_len = 16384;
+  auto plain = PlanVllm(target, Gpu("h100"), s);
+  auto read = ReadFlags({{"--speculative-config",
+                          R"({"model": "llama-3.1-8b-instruct", "num_speculative_tokens": 3})"}},
+                         s);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->speculative_method, "draft_model");
+  EXPECT_EQ(read->draft_model, "llama-3.1-8b-instruct");
+  VllmSettings d = *read;
+  auto unread = PlanVllm(target, Gpu("h100"), d);  // the caller did not read the draft
+  d.draft_inventory = draft;
+  auto with = PlanVllm(target, Gpu("h100"), d);
+  ASSERT_TRUE(plain.ok() && unread.ok() && with.ok());
+  const auto said = [](const Plan& p, const char* text) {
+    for (const std::string& n : p.notes)
+      if (n.find(text) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(said(*unread, "was not read"));
+  EXPECT_EQ(unread->gpus[0].weights_bytes, plain->gpus[0].weights_bytes);
+  EXPECT_TRUE(said(*with, "adds"));
+  // Weights: the target's share plus the draft's at TP 2 (8.03 B bf16 parameters: ~7.5 GiB).
+  VllmWeightOptions wo;
+  wo.tensor_parallel_size = 2;
+  const uint64_t draft_rank = VllmWeightsPerRank(*draft, wo)->bytes_per_rank;
+  EXPECT_GT(draft_rank, 7ull << 30);
+  EXPECT_EQ(with->gpus[0].weights_bytes, plain->gpus[0].weights_bytes + draft_rank);
+  // KV: 80 target + 32 draft layers, all 8 KV heads x 128 (4 per rank): one group of 112
+  // layers, 112 x 2 x 4 x 128 x 2 B = 229,376 B per token and rank.
+  EXPECT_EQ(with->kv_layout.layers.size(), 112u);
+  EXPECT_EQ(with->kv_layout.groups.size(), 1u);
+  const uint64_t blocks = with->gpus[0].kv_cache_bytes / (16 * 2048) / 112;
+  EXPECT_EQ(with->kv_cache_tokens, blocks * 16);
+  EXPECT_LT(with->kv_cache_tokens, plain->kv_cache_tokens * 80 / 112);
+  // The MTP methods draft with the target's own layers: "model" names no separate draft.
+  auto mtp = ReadFlags({{"--speculative-config",
+                         R"({"method": "mtp", "model": "x", "num_speculative_tokens": 1})"}},
+                       s);
+  ASSERT_TRUE(mtp.ok());
+  EXPECT_EQ(mtp->draft_model, "");
 }
 
 }  // namespace
