@@ -544,6 +544,16 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
       if (vs.intermediate_size == 0) vs.intermediate_size = 4304;
       if (vs.image_size == 0) vs.image_size = 896;
     }
+    if (vs.kind == VisionKind::kQwen25Vl) {
+      // Qwen2.5-VL-3B's published vision_config gives only the widths; the rest are the
+      // defaults of transformers' Qwen25VisionConfig (models/qwen2_5_vl/configuration_qwen2_5_vl.py
+      // @ aa0dc95), which vLLM reads the config through.
+      if (vs.depth == 0) vs.depth = 32;
+      if (vs.intermediate_size == 0) vs.intermediate_size = 3420;
+      if (vs.num_heads == 0) vs.num_heads = 16;
+      if (!v.spatial_merge_size) vs.spatial_merge_size = 2;
+      if (!v.temporal_patch_size) vs.temporal_patch_size = 2;
+    }
     if (vs.depth <= 0 || vs.hidden_size <= 0 || vs.intermediate_size <= 0) {
       spec.warnings.push_back("vision_config lacks depth, hidden_size or intermediate_size: the "
                               "vision tower is not modelled");

@@ -25,6 +25,25 @@ TEST(ModelSpec, Qwen25IgnoresInactiveSlidingWindow) {
   EXPECT_EQ(s.layers[0].attention.head_dim, 128);
 }
 
+TEST(ModelSpec, Qwen25VlShortVisionConfigTakesTransformersDefaults) {
+  // The 3B file names only the vision widths; depth, FFN, heads, merge and temporal patch come
+  // from transformers' Qwen25VisionConfig defaults, as when vLLM reads it.
+  ModelSpec s = FromCatalog("qwen2.5-vl-3b-instruct");
+  EXPECT_EQ(s.vision.kind, VisionKind::kQwen25Vl);
+  EXPECT_EQ(s.vision.depth, 32);
+  EXPECT_EQ(s.vision.hidden_size, 1280);
+  EXPECT_EQ(s.vision.intermediate_size, 3420);
+  EXPECT_EQ(s.vision.num_heads, 16);
+  EXPECT_EQ(s.vision.spatial_merge_size, 2);
+  EXPECT_EQ(s.vision.temporal_patch_size, 2);
+  EXPECT_EQ(s.vision.out_hidden_size, 2048);
+  for (const std::string& w : s.warnings) EXPECT_EQ(w.find("vision_config lacks"), w.npos) << w;
+  // The 7B file states the same values itself.
+  ModelSpec seven = FromCatalog("qwen2.5-vl-7b-instruct");
+  EXPECT_EQ(seven.vision.depth, 32);
+  EXPECT_EQ(seven.vision.intermediate_size, 3420);
+}
+
 TEST(ModelSpec, Qwen3UsesExplicitHeadDim) {
   ModelSpec s = FromCatalog("qwen3-32b");
   EXPECT_EQ(s.layers[0].attention.head_dim, 128);  // 5120 / 64 would be 80
