@@ -64,15 +64,17 @@ constexpr uint64_t kNonTorchSpread = 256 * kMiB;
 constexpr uint64_t kNonTorchTpSpread = 512 * kMiB;
 constexpr uint64_t kGraphSpread = 512 * kMiB;
 // All-reduce buffers that appear during the profile run with tensor parallelism (V1 from
-// v0.11, where NCCL's communicators are made before the snapshot): NCCL's lazily allocated
-// channel buffers, and vLLM's custom all-reduce (IPC buffers registered for every captured
-// graph, and symmetric-memory buffers on Hopper and later) unless --disable-custom-all-reduce.
-// Calibrated: 2-GPU H100 records print 0.54-0.55 GiB of non-torch memory (0.41 above TP 1),
-// published TP>1 logs of vLLM 0.19-0.26 about 2 GiB, and a TP 4 run with custom all-reduce
-// disabled 0.13 GiB (no growth): NCCL 256 MiB, custom all-reduce 1.5 GiB, so that a TP>1 plan
-// is not optimistic on any of them.
+// v0.11, where NCCL's communicators and the custom all-reduce's own buffers are made before the
+// snapshot, PR #25359): NCCL's lazily allocated channel buffers in every such release, and from
+// v0.17 (Rules::tp_profile_workspaces) the FlashInfer all-reduce fusion's IPC workspace
+// (512 MiB at TP 2 on Hopper) and what ~v0.18's CUDA-graph memory profiling leaves, where the
+// ranks have peer access (the fusion and the custom all-reduce share that condition). Source
+// reading: docs/engines/vllm-multimodal-and-allreduce.md, part B. Calibrated: 2-GPU H100 runs of
+// ~v0.14 print 0.54-0.55 GiB of non-torch memory (base + NCCL 256 MiB = 0.5 GiB), published
+// TP>1 logs of v0.19-v0.26 about 2 GiB, a TP 4 run with custom all-reduce disabled 0.13 GiB:
+// NCCL 256 MiB, the v0.17+ workspaces 1.5 GiB, so that no TP>1 plan is optimistic on them.
 constexpr uint64_t kNcclLazyBuffers = 256 * kMiB;
-constexpr uint64_t kCustomAllReduce = 1536 * kMiB;
+constexpr uint64_t kTpProfileWorkspaces = 1536 * kMiB;
 // Graph pool per captured graph (piecewise or full), on top of the activations of the largest
 // captured size. Calibrated on the two graph estimates vLLM printed for models in reach:
 // Qwen3-8B, 86 graphs: (0.52 GiB - 48 MiB) / 86 = 5.6 MiB; Qwen3.6-27B TP 2, 86 graphs:
@@ -526,11 +528,12 @@ void Profile(Run& r) {
            FormatBytes(fwd), mnbt, FormatBytes(sampler), reqs, r.spec.vocab_size, per_logit,
            FormatBytes(encoder),
            deq ? fmt::format(" + one layer dequantized by plain awq {}", FormatBytes(deq)) : "")});
-  // V1 from v0.11 with TP > 1: NCCL's lazy buffers and the custom all-reduce's.
+  // V1 from v0.11 with TP > 1: NCCL's lazy buffers, and from v0.17 the all-reduce workspaces.
   const bool v1_tp = r.tp > 1 && !r.nccl_in_budget && !s.v0_engine;
   const bool custom_ar =
       !s.disable_custom_all_reduce && CustomAllReduceRuns(r.gpu, s.tensor_parallel_size);
-  const uint64_t all_reduce = v1_tp ? kNcclLazyBuffers + (custom_ar ? kCustomAllReduce : 0) : 0;
+  const bool workspaces = custom_ar && r.rules.tp_profile_workspaces;
+  const uint64_t all_reduce = v1_tp ? kNcclLazyBuffers + (workspaces ? kTpProfileWorkspaces : 0) : 0;
   r.g.non_torch_bytes = kNonTorchBase + all_reduce +
                         (r.nccl_in_budget          ? kNcclPerRank
                          : r.tp > 1 && s.v0_engine ? kNonTorchTpExtra
@@ -542,10 +545,13 @@ void Profile(Run& r) {
        : r.tp > 1 && s.v0_engine ? "cuBLAS workspaces and kernel images + V0 all-reduce workspaces"
        : v1_tp ? fmt::format("cuBLAS workspaces and kernel images {} + NCCL buffers {}{}",
                              FormatBytes(kNonTorchBase), FormatBytes(kNcclLazyBuffers),
-                             !custom_ar
-                                 ? std::string(" (no custom all-reduce: disabled, or no peer "
-                                               "access on this GPU and size)")
-                                 : " + custom all-reduce buffers " + FormatBytes(kCustomAllReduce))
+                             !custom_ar ? std::string(" (no custom all-reduce: disabled, or no "
+                                                      "peer access on this GPU and size)")
+                             : !workspaces
+                                 ? std::string(" (before v0.17 no all-reduce workspace grows in "
+                                               "the profile)")
+                                 : " + all-reduce fusion and graph-profiling workspaces (v0.17+) " +
+                                       FormatBytes(kTpProfileWorkspaces))
                : "cuBLAS workspaces and kernel images"});
   if (r.plan.fits && r.weights + r.activation + r.g.non_torch_bytes > r.free_at_start) {
     r.Fail(Stage::kProfile,

@@ -53,6 +53,13 @@ struct Rules {
   // until v0.17, whose PR #33538 (2026-02-17, not in v0.16.0) routes batches of 8 or more to a
   // Triton kernel that sorts nothing.
   bool sampler_sorts = false;
+  // All-reduce workspaces inside the profile run with TP > 1 (docs/engines/
+  // vllm-multimodal-and-allreduce.md, part B): from v0.17 the FlashInfer all-reduce + RMSNorm
+  // fusion is on by default at -O2 (PR #34299, 2026-02-11) and creates its IPC workspace while
+  // profile_run compiles, and from ~v0.18 CUDA-graph memory profiling runs inside the same
+  // measurement (PR #30515). Before v0.17 the custom all-reduce's buffers are made before the
+  // snapshot (PR #25359, v0.11) and only NCCL's lazy buffers grow during the profile.
+  bool tp_profile_workspaces = true;
   // Weight loading (quantization/fp8.py).
   bool online_fp8_layerwise = true;     // v0.16+ (PR #31914): one layer in 16 bits at a time
   // KV cache (v1/core/kv_cache_utils.py).
