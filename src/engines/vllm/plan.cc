@@ -533,7 +533,8 @@ void Profile(Run& r) {
   const bool custom_ar =
       !s.disable_custom_all_reduce && CustomAllReduceRuns(r.gpu, s.tensor_parallel_size);
   const bool workspaces = custom_ar && r.rules.tp_profile_workspaces;
-  const uint64_t all_reduce = v1_tp ? kNcclLazyBuffers + (workspaces ? kTpProfileWorkspaces : 0) : 0;
+  const uint64_t all_reduce =
+      v1_tp ? kNcclLazyBuffers + (workspaces ? kTpProfileWorkspaces : 0) : 0;
   r.g.non_torch_bytes = kNonTorchBase + all_reduce +
                         (r.nccl_in_budget          ? kNcclPerRank
                          : r.tp > 1 && s.v0_engine ? kNonTorchTpExtra
