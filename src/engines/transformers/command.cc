@@ -127,6 +127,7 @@ Result<EngineCommand> ReadTransformersCommand(const std::vector<std::string>& ar
   EngineCommand out;
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string& a = argv[i];
+    if (a.rfind("#", 0) == 0) break;  // a shell comment: the plan's Python snippet follows
     if (a.rfind("-", 0) != 0) {
       if (!out.model.empty()) {
         return Status::InvalidArgument(fmt::format(
@@ -165,6 +166,47 @@ Result<EngineCommand> ReadTransformersCommand(const std::vector<std::string>& ar
     return Status::InvalidArgument("transformers: no model given (transformers MODEL [flags])");
   }
   return out;
+}
+
+std::string CommandLine(const Inventory& inv, const TransformersSettings& s) {
+  auto word = [](const std::string& w) {
+    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_-.:/=,@+") == std::string::npos) {
+      return w;
+    }
+    std::string out = "'";
+    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  };
+  std::string c = "transformers " + word(inv.model.empty() ? inv.repo : inv.model);
+  if (!s.dtype.empty()) c += " --dtype " + word(s.dtype);
+  if (s.device_map != "auto") c += " --device-map " + word(s.device_map);
+  if (!s.max_memory.empty()) c += " --max-memory " + word(s.max_memory);
+  if (s.pipeline_parallel_size > 1) c += fmt::format(" --num-gpus {}", s.pipeline_parallel_size);
+  if (s.load_in_4bit) c += " --load-in-4bit";
+  if (s.load_in_8bit) c += " --load-in-8bit";
+  if (!s.quantization.empty()) c += " --quantization " + word(s.quantization);
+  if (!s.attn_implementation.empty()) c += " --attn-implementation " + word(s.attn_implementation);
+  if (!s.cache_implementation.empty()) {
+    c += " --cache-implementation " + word(s.cache_implementation);
+  }
+  if (s.max_cache_len > 0) c += fmt::format(" --max-cache-len {}", s.max_cache_len);
+  if (s.cache_implementation == "quantized" && s.cache_nbits != 4) {
+    c += fmt::format(" --cache-nbits {}", s.cache_nbits);
+  }
+  if (s.prompt_tokens > 0) {
+    c += fmt::format(" --prompt-tokens {}", s.prompt_tokens);
+  } else if (s.max_model_len > 0) {
+    c += fmt::format(" --max-length {}", s.max_model_len);
+  }
+  if (s.max_new_tokens > 0) c += fmt::format(" --max-new-tokens {}", s.max_new_tokens);
+  if (s.max_num_seqs > 1) c += fmt::format(" --batch-size {}", s.max_num_seqs);
+  if (s.num_beams > 1) c += fmt::format(" --num-beams {}", s.num_beams);
+  if (s.num_return_sequences > 1) {
+    c += fmt::format(" --num-return-sequences {}", s.num_return_sequences);
+  }
+  if (!s.do_sample) c += " --do-sample false";
+  return c;
 }
 
 std::string PythonSnippet(const Inventory& inv, const TransformersSettings& s,

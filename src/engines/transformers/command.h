@@ -20,9 +20,13 @@ const std::vector<FlagSpec>& Flags();
 // Applies `given` on top of `base`; kInvalidArgument names the flag and what was expected.
 Result<TransformersSettings> ReadFlags(const FlagValues& given, TransformersSettings base);
 
-// `transformers MODEL [flags]`: argv[0] is "transformers".
+// `transformers MODEL [flags] [# comment]`: argv[0] is "transformers"; reading stops at an
+// argument that starts with '#' (the plan's command carries its Python snippet there).
 bool IsTransformersCommand(const std::vector<std::string>& argv);
 Result<EngineCommand> ReadTransformersCommand(const std::vector<std::string>& argv);
+
+// The `transformers MODEL [flags]` line `vramfit check -- ...` reads back to the same plan.
+std::string CommandLine(const Inventory& inv, const TransformersSettings& s);
 
 // One line of Python that loads and generates with `s` (statements joined by "; ").
 std::string PythonSnippet(const Inventory& inv, const TransformersSettings& s, const Rules& rules);

@@ -568,8 +568,8 @@ void Verdict(Run& r) {
   for (Stage st : kOrder) {
     for (int gi = 0; gi < r.gpus; ++gi) {
       const uint64_t need = r.g[static_cast<size_t>(gi)].stage[static_cast<int>(st)];
-      const int64_t left = static_cast<int64_t>(r.free) - static_cast<int64_t>(
-                                                              std::min<uint64_t>(need, INT64_MAX / 2));
+      const int64_t left = static_cast<int64_t>(r.free) -
+                           static_cast<int64_t>(std::min<uint64_t>(need, INT64_MAX / 2));
       margin = std::min(margin, left);
       if (left < 0 && (p.fits || p.failure_stage == st)) failing = std::min(failing, left);
       if (left < 0) {
@@ -685,7 +685,12 @@ Result<TransformersPlan> PlanOnce(const Inventory& inv, const GpuSpec& gpu,
   for (size_t i = 0; i < r.w.units.size(); ++i) {
     r.plan.placement.push_back({r.w.units[i].name, r.w.units[i].bytes, r.where[i]});
   }
-  r.plan.command = PythonSnippet(inv, r.s, r.rules);
+  // The command `vramfit check -- ...` reads back, and after a shell comment mark the same run
+  // as one line of Python (a shell drops the comment; the command reader stops at it).
+  TransformersSettings py = r.s;  // the snippet writes the resolved prompt and new tokens
+  py.prompt_tokens = r.P;
+  py.max_new_tokens = r.N;
+  r.plan.command = CommandLine(inv, r.s) + "  # python: " + PythonSnippet(inv, py, r.rules);
   return std::move(r.plan);
 }
 
