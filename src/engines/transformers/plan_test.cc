@@ -21,6 +21,18 @@ using core::kMiB;
 using testutil::Catalog;
 using testutil::Gpu;
 
+// The reported static case: bf16, a StaticCache of 262,144 tokens, a 1,024-token prompt and
+// 1,024 new tokens.
+TransformersSettings StaticCase() {
+  TransformersSettings s;
+  s.dtype = "bfloat16";
+  s.cache_implementation = "static";
+  s.max_cache_len = 262144;
+  s.prompt_tokens = 1024;
+  s.max_new_tokens = 1024;
+  return s;
+}
+
 // Case 1: Qwen3-4B-Instruct-2507 in bf16 with a StaticCache of 262,144 tokens on one 24 GB card.
 // KV per token: 36 layers x 8 KV heads x 128 x 2 (K and V) x 2 B = 147,456 B; the cache:
 // 262,144 x 147,456 = 38,654,705,664 B = 36 GiB, reserved before the first token. The weights
@@ -29,12 +41,7 @@ using testutil::Gpu;
 // short.
 TEST(TransformersCases, Qwen3FourBStaticCacheOf262kFailsOnA24GbCard) {
   const Inventory inv = Catalog("qwen3-4b-instruct-2507");
-  TransformersSettings s;
-  s.dtype = "bfloat16";
-  s.cache_implementation = "static";
-  s.max_cache_len = 262144;
-  s.prompt_tokens = 1024;
-  s.max_new_tokens = 1024;
+  TransformersSettings s = StaticCase();
   auto p = PlanTransformers(inv, Gpu("4090"), s);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->kv_bytes_per_token, 147456u);
@@ -235,12 +242,7 @@ TEST(TransformersFlags, ReadAndSnippet) {
 TEST(TransformersEngineRow, AdviceForAFailingStaticCacheNamesTheLongestLength) {
   const Inventory inv = Catalog("qwen3-4b-instruct-2507");
   const Engine& e = TransformersEngine();
-  TransformersSettings s;
-  s.dtype = "bfloat16";
-  s.cache_implementation = "static";
-  s.max_cache_len = 262144;
-  s.prompt_tokens = 1024;
-  s.max_new_tokens = 1024;
+  TransformersSettings s = StaticCase();
   auto model = e.prepare(inv);
   ASSERT_TRUE(model.ok());
   const EngineSettings es = ToEngineSettings(s);
