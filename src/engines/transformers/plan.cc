@@ -615,8 +615,8 @@ void Verdict(Run& r) {
   p.resolved.gpu_memory_utilization =
       total > 0 ? static_cast<double>(r.free) / static_cast<double>(total) : 0;
   p.max_model_len = r.L;
-  p.kv_cache_tokens = static_cast<uint64_t>(r.seqs) *
-                      static_cast<uint64_t>(r.cache_len > 0 ? r.cache_len : r.L);
+  p.kv_cache_tokens = SatMul(static_cast<uint64_t>(r.seqs),
+                             static_cast<uint64_t>(r.cache_len > 0 ? r.cache_len : r.L));
   p.kv_needed_bytes = SatMul(static_cast<uint64_t>(r.cache_len > 0 ? r.cache_len : r.L),
                              p.kv_bytes_per_token);
   // Sequences of this length that would fit: the batch scaled by what its variable bytes

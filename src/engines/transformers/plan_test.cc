@@ -211,6 +211,27 @@ TEST(TransformersRules, Float32DefaultBefore5AndEagerScores) {
             v5->gpus[0].activation_peak_bytes + 35 * kGiB / 10);
 }
 
+TEST(TransformersHostile, HugeCountsSaturateAndFail) {
+  const Inventory inv = Catalog("qwen3-8b");
+  TransformersSettings s;
+  s.max_num_seqs = (int64_t{1} << 31) - 1;
+  s.num_beams = (int64_t{1} << 31) - 1;
+  s.prompt_tokens = (int64_t{1} << 30);
+  s.max_new_tokens = (int64_t{1} << 30);
+  s.attn_implementation = "eager";
+  s.cache_implementation = "quantized";
+  auto p = PlanTransformers(inv, Gpu("4090"), s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_FALSE(p->fits);
+  s.device_map = "{\"\": \"cuda:7\"}";
+  EXPECT_FALSE(PlanTransformers(inv, Gpu("4090"), s).ok());
+  s.device_map = "cuda:99";
+  EXPECT_FALSE(PlanTransformers(inv, Gpu("4090"), s).ok());
+  s.device_map = "auto";
+  s.max_memory = std::string(5000, '0');
+  EXPECT_FALSE(PlanTransformers(inv, Gpu("4090"), s).ok());
+}
+
 TEST(TransformersFlags, ReadAndSnippet) {
   FlagValues given = {{"--dtype", "bfloat16"},          {"--cache-implementation", "static"},
                       {"--max-cache-len", "32k"},        {"--prompt-tokens", "1000"},
