@@ -31,6 +31,16 @@ class PreparedTransformersModel : public PreparedModel {
       out.push_back({std::move(change), std::move(cost), ToEngineSettings(v), group});
     };
     const Stage st = *plan.failure_stage;
+    // float32 weights because no dtype was given (transformers 4.x): the checkpoint's own dtype
+    // halves them, whatever the stage that failed.
+    const bool f32 = s.dtype == "float32" || s.dtype == "float" ||
+                     (s.dtype.empty() && !inv_.spec.quant.quantized() &&
+                      plan.modelled_version.rfind("4.", 0) == 0);
+    if (f32 && !s.load_in_4bit && !s.load_in_8bit) {
+      TransformersSettings v = s;
+      v.dtype = "auto";
+      add(v, "--dtype auto", "none: the checkpoint's own 16-bit dtype instead of float32");
+    }
     const bool is_static = s.cache_implementation == "static" ||
                            s.cache_implementation == "offloaded_static";
     // The longest static cache that fits (the plan searched it).
@@ -84,11 +94,6 @@ class PreparedTransformersModel : public PreparedModel {
     }
     if (st == Stage::kLoad && !inv_.spec.quant.quantized() && !s.load_in_4bit &&
         !s.load_in_8bit) {
-      if (s.dtype.empty() || s.dtype == "float32" || s.dtype == "float") {
-        TransformersSettings v = s;
-        v.dtype = "auto";
-        add(v, "--dtype auto", "none: the checkpoint's own 16-bit dtype instead of float32", 2);
-      }
       TransformersSettings v = s;
       v.load_in_8bit = true;
       add(v, "--load-in-8bit", "bitsandbytes int8 weights: a small accuracy cost, slower", 2);
