@@ -33,7 +33,7 @@ void SetCheckCommand(std::vector<std::string> command) { CheckCommand() = std::m
 
 std::function<int()> SetupCheck(CLI::App* app) {
   struct Flags {
-    std::string gpu, gpu_memory, other_memory;
+    std::string gpu, gpu_memory, other_memory, engine, model;
     std::deque<std::string> engine_versions;  // --<engine>-version, one per engine
     bool json = false;
   };
@@ -50,17 +50,45 @@ std::function<int()> SetupCheck(CLI::App* app) {
   app->add_option("--other-memory", f->other_memory,
                   "Memory other processes already hold on each GPU");
   app->add_flag("--json", f->json, "Print the plan as JSON (schema vramfit.plan/1)");
+  // `check --engine E MODEL [E's flags]`: the same as `check -- E MODEL [flags]` for an engine
+  // whose command line is its name and the model (transformers).
+  app->add_option("--engine", f->engine, "With MODEL and the engine's flags instead of -- COMMAND");
+  app->add_option("MODEL", f->model, "The model, with --engine");
+  app->allow_extras();
   std::string examples;
   for (const Engine* e : Engines()) {
     examples += fmt::format("\n  vramfit check --gpu 4090 -- {}", e->command_example);
   }
   app->footer(fmt::format("Give the {} command after --, e.g.{}", EngineTitles(), examples));
-  return [f]() {
+  return [f, app]() {
     auto fail = [](const std::string& m) {
       fmt::print(stderr, "vramfit check: {}\n", m);
       return kExitUsage;
     };
-    const std::vector<std::string>& argv = CheckCommand();
+    std::vector<std::string> argv = CheckCommand();
+    std::vector<std::string> extras = app->remaining();
+    if (!f->engine.empty() || !f->model.empty()) {
+      auto choice = FindEngine(f->engine);
+      if (!choice.ok()) return fail(choice.status().message());
+      if (!argv.empty()) return fail("give either --engine with MODEL or a command after --");
+      argv = {std::string(choice->engine->name), f->model};
+      argv.insert(argv.end(), extras.begin(), extras.end());
+      extras.clear();
+      if (!choice->engine->recognizes(argv)) {
+        return fail(fmt::format("--engine {}: give its command after -- ({})",
+                                choice->engine->name, choice->engine->command_forms));
+      }
+      if (!choice->version.empty()) {
+        for (size_t i = 0; i < Engines().size(); ++i) {
+          if (Engines()[i] == choice->engine) f->engine_versions[i] = choice->version;
+        }
+      }
+    }
+    if (!extras.empty()) {
+      return fail(fmt::format("{} argument(s) before -- that check does not take (engine flags "
+                              "go after -- with the command, or after --engine E MODEL)",
+                              extras.size()));
+    }
     const Engine* engine = EngineForCommand(argv);
     if (engine == nullptr) {
       std::string forms;

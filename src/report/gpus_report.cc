@@ -33,8 +33,8 @@ std::string RenderGpusText(const std::vector<GpuSpec>& gpus, std::string_view en
                        g.fp8 ? "yes" : "no", g.fp4 ? "yes" : "no", g.confidence,
                        fmt::join(g.aliases, ", "));
   }
-  out += fmt::format("CUDA TOTAL is what cudaMemGetInfo, PyTorch and {} report, not the marketing "
-                     "size. ", engines);
+  out += fmt::format("CUDA TOTAL is what cudaMemGetInfo reports (as PyTorch, {} print it), not "
+                     "the marketing size. ", engines);
   out += "SOURCE: direct (read from a log naming the card), weak (one source or unconfirmed "
          "variant), inferred/derived (not measured: give --gpu-memory if you know better). "
          "`--json` has each source.\n";

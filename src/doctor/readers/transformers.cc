@@ -1,6 +1,7 @@
 // transformers' log reader (readers/reader.h): a static KV cache and device_map="auto" offload
 // lines (the code lines calling from_pretrained/generate are read with PyTorch's frames). Its
-// fixes: the static cache's, and PyTorch's for the rest (transformers runs on it).
+// fixes: the static cache's, and PyTorch's for the rest (transformers runs on it). With --model
+// and --gpu the run is rebuilt by the transformers engine (run_flags).
 #include <algorithm>
 
 #include "doctor/readers/reader.h"
@@ -52,6 +53,25 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   return true;
 }
 
+// The transformers flags the log implies, for rebuilding its run through the engine table
+// (src/engines/transformers/) when --model and --gpu are given.
+void RunFlags(const Facts& f, FlagValues* flags, std::vector<std::string>* notes) {
+  // The dtype is rarely in a log; float32 (transformers 4.x without dtype=) would double the
+  // weights of most runs that reach an OOM report.
+  flags->push_back({"--dtype", "auto"});
+  notes->push_back("transformers run rebuilt at the checkpoint's own dtype (the log does not "
+                   "say which dtype= was passed)");
+  if (f.has(EventKind::kStaticCache)) {
+    flags->push_back({"--cache-implementation", "static"});
+    notes->push_back("the log names a static cache: planned with cache_implementation=\"static\"");
+  }
+  if (AnyFrame(f, {"eager_attention_forward"})) {
+    flags->push_back({"--attn-implementation", "eager"});
+    notes->push_back("the traceback runs eager attention: planned with attn_implementation="
+                     "\"eager\"");
+  }
+}
+
 }  // namespace
 
 const Reader& TransformersReader() {
@@ -62,6 +82,7 @@ const Reader& TransformersReader() {
       .frame_path = Num::kPathHasTransformers,
       .frame_path_final = false,
       .fixes = Fixes,
+      .run_flags = RunFlags,
   };
   return kReader;
 }
