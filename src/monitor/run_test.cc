@@ -160,12 +160,13 @@ TEST(MonitorRun, CrashAfterOomIsDiagnosedWithTheMeasuredNumbers) {
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].event, "torch_oom");
   EXPECT_EQ(r.errors[0].stage, Stage::kProfile);
-  EXPECT_EQ(UsedPeak(r, Stage::kProfile), static_cast<uint64_t>(23.4 * kGiB));
+  const uint64_t peak = static_cast<uint64_t>(23.4 * kGiB);  // as the fake reads "23.4GiB"
+  EXPECT_EQ(UsedPeak(r, Stage::kProfile), peak);
   auto d = DiagnoseRun(*run);
   ASSERT_TRUE(d.has_value());
   EXPECT_TRUE(d->found);
   EXPECT_EQ(d->stage, "profile");
-  EXPECT_EQ(d->numbers.at("measured_peak_used_bytes"), static_cast<double>(23.4 * kGiB));
+  EXPECT_EQ(d->numbers.at("measured_peak_used_bytes"), static_cast<double>(peak));
   EXPECT_EQ(d->numbers.at("measured_stage_bytes"), static_cast<double>(23 * kGiB));
   EXPECT_EQ(d->numbers.at("measured_gpu_total_bytes"), 25255149568.0);
   const std::string text = RenderMonitorText(*run, nullptr, &*d);
@@ -244,11 +245,11 @@ TEST(MonitorRun, AttachWatchesAPidUntilItEnds) {
 }
 
 TEST(MonitorNvml, OldDriverListsProcessesWithTheV1Call) {
-  auto nvml = FakeNvml("vllm", VRAMFIT_FAKE_NVML_V1);
+  auto nvml = FakeNvml("sglang", VRAMFIT_FAKE_NVML_V1);
   ASSERT_TRUE(nvml);
-  auto run = MonitorCommand(*nvml, Engine("vllm"));
+  auto run = MonitorCommand(*nvml, Engine("sglang"));
   ASSERT_TRUE(run.ok()) << run.status().message();
-  EXPECT_EQ(ProcessPeak(run->report, Stage::kKvCache), 37 * kGiB + 512 * kMiB);
+  EXPECT_EQ(ProcessPeak(run->report, Stage::kCudaGraph), 71 * kGiB + 512 * kMiB);
 }
 
 TEST(MonitorNvml, DriverThatDoesNotInitialise) {
