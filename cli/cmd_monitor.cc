@@ -5,6 +5,7 @@
 // --timeout); 2 for a usage error or no NVIDIA driver.
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <cstdio>
@@ -27,6 +28,9 @@ std::vector<std::string>& MonitorTail() {
 }
 
 std::atomic<int> g_pending_signal{0};
+
+// A plan's JSON is a few KiB; --explain's formulas and the advice stay far below this.
+constexpr off_t kMaxPlanBytes = 16 << 20;
 
 extern "C" void OnSignal(int sig) { g_pending_signal.store(sig); }
 
@@ -125,6 +129,16 @@ std::function<int()> SetupMonitor(CLI::App* app) {
     std::optional<Inventory> inv;
     DoctorContext ctx;
     if (!f->plan.empty()) {
+      // A regular file of plan size only: a FIFO or a device would block or never end.
+      struct stat st {};
+      if (stat(f->plan.c_str(), &st) != 0) {
+        return fail(fmt::format("{}: cannot open the plan", f->plan));
+      }
+      if (!S_ISREG(st.st_mode) || st.st_size > kMaxPlanBytes) {
+        return fail(fmt::format("{}: not a plan (expected a `vramfit plan --json` file of at "
+                                "most {} bytes)",
+                                f->plan, kMaxPlanBytes));
+      }
       std::ifstream in(f->plan, std::ios::binary);
       if (!in) return fail(fmt::format("{}: cannot open the plan", f->plan));
       std::ostringstream text;

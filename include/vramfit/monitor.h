@@ -212,7 +212,8 @@ struct MonitorRun {
 
 // Runs `options.command` (or watches `options.pid`) until it ends, sampling `nvml` every
 // interval. Fails only when the command cannot be started (kNotFound naming it) or the pid
-// does not exist.
+// does not exist. The child's output is written to this process's fd 1 and 2: a caller whose
+// stdout may close early ignores SIGPIPE (the vramfit command does).
 Result<MonitorRun> MonitorCommand(Nvml& nvml, const MonitorOptions& options);
 
 // The doctor's diagnosis of a run that failed, with the measured numbers added to `numbers`

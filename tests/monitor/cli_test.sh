@@ -49,6 +49,8 @@ expect plan_missing 2 monitor --plan "$work/none.json" -- true
 has plan_missing.err "none.json: cannot open the plan"
 expect plan_bad 2 monitor --plan "$dir/vllm.trace" -- true
 has plan_bad.err "the plan is not JSON"
+expect plan_fifo 2 monitor --plan /dev/zero -- true
+has plan_fifo.err "/dev/zero: not a plan (expected a \`vramfit plan --json\` file"
 expect gpu_alone 2 monitor --gpu h100 -- true
 has gpu_alone.err "--gpu needs --model"
 
