@@ -169,7 +169,7 @@ std::function<int()> SetupMonitor(CLI::App* app) {
     if (!nvml.ok()) return fail(nvml.status().message());
     std::FILE* csv = nullptr;
     if (!f->csv.empty()) {
-      csv = std::fopen(f->csv.c_str(), "a");
+      csv = std::fopen(f->csv.c_str(), "ae");  // "e": close-on-exec, the engine never holds it
       if (!csv) return fail(fmt::format("{}: cannot open for writing", f->csv));
       const std::string header = CsvHeader();
       std::fwrite(header.data(), 1, header.size(), csv);
