@@ -49,8 +49,12 @@ PredictedStages PredictStages(const Plan& plan) {
 
 Result<PredictedStages> ReadPlanJson(std::string_view json) {
   const nlohmann::json j = nlohmann::json::parse(json.begin(), json.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+  if (j.is_discarded()) {
     return Status::Corrupt("the plan is not JSON (expected the output of `vramfit plan --json`)");
+  }
+  if (!j.is_object()) {
+    return Status::Corrupt("the plan is not a JSON object (expected the output of `vramfit plan "
+                           "--json`)");
   }
   auto schema = j.find("schema");
   if (schema == j.end() || !schema->is_string() ||

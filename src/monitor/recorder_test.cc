@@ -134,6 +134,8 @@ TEST(MonitorPredict, StagesFromPlanJson) {
 TEST(MonitorPredict, BadPlansNameTheProblem) {
   EXPECT_EQ(ReadPlanJson("not json").status().message(),
             "the plan is not JSON (expected the output of `vramfit plan --json`)");
+  EXPECT_EQ(ReadPlanJson("[[[]]]").status().message(),
+            "the plan is not a JSON object (expected the output of `vramfit plan --json`)");
   EXPECT_EQ(ReadPlanJson(R"({"schema":"vramfit.doctor/1"})").status().message(),
             "\"schema\": expected \"vramfit.plan/1\" (`vramfit plan --json`)");
   EXPECT_EQ(ReadPlanJson(R"({"schema":"vramfit.plan/1","gpus":[]})").status().message(),
