@@ -41,6 +41,9 @@ std::function<int()> SetupFit(CLI::App* app);
 std::function<int()> SetupDoctor(CLI::App* app);
 // The engine command line given to `check` after "--".
 void SetCheckCommand(std::vector<std::string> command);
+std::function<int()> SetupMonitor(CLI::App* app);
+// The command given to `monitor` after "--".
+void SetMonitorCommand(std::vector<std::string> command);
 
 // A memory size flag (--gpu-memory, --other-memory): a number with a unit as ParseMemorySize
 // reads it; a bare number is GiB (a GPU has no 16-byte memory), and stderr says so.

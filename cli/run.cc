@@ -31,6 +31,8 @@ std::vector<Command> Commands() {
       {"doctor", "Read an out-of-memory log: the stage, the cause and the fixes, with numbers",
        SetupDoctor},
       {"gpus", "List the embedded GPU catalog (memory as CUDA reports it)", SetupGpus},
+      {"monitor", "Run an engine (give it after --) and watch its GPU memory stage by stage "
+                  "against the plan (needs the NVIDIA driver)", SetupMonitor},
   };
 }
 
@@ -53,6 +55,8 @@ int Run(std::vector<std::string> args) {
   const auto dashdash = std::find(args.begin(), args.end(), "--");
   SetCheckCommand(dashdash == args.end() ? std::vector<std::string>{}
                                          : std::vector<std::string>(dashdash + 1, args.end()));
+  SetMonitorCommand(dashdash == args.end() ? std::vector<std::string>{}
+                                           : std::vector<std::string>(dashdash + 1, args.end()));
   if (dashdash != args.end()) args.erase(dashdash, args.end());
   for (const Engine* e : Engines()) {
     args = ExpandShortNames(e->flags, std::move(args));

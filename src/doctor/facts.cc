@@ -24,9 +24,7 @@ constexpr EventKind kOomKinds[] = {
     EventKind::kTgiWarmupFail,   EventKind::kContextExceeded,
 };
 
-bool IsOom(EventKind k) {
-  return std::find(std::begin(kOomKinds), std::end(kOomKinds), k) != std::end(kOomKinds);
-}
+bool IsOom(EventKind k) { return IsFailureEvent(k); }
 
 // The engine the frames' file paths name (the readers' frame_path), or "" when none does.
 std::string EngineOfFrames(const std::vector<const LogEvent*>& frames) {
@@ -125,6 +123,10 @@ void DecideStage(const LogScan& scan, Facts* fp) {
 }
 
 }  // namespace
+
+bool IsFailureEvent(EventKind k) {
+  return std::find(std::begin(kOomKinds), std::end(kOomKinds), k) != std::end(kOomKinds);
+}
 
 const char* CauseName(Cause cause) {
   switch (cause) {

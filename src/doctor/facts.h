@@ -42,6 +42,10 @@ enum class Cause : uint8_t {
 };
 const char* CauseName(Cause cause);
 
+// Whether an event reports a failure (out of memory, a check that refused the settings, a
+// buffer that could not be allocated): the first one's line ends the milestones.
+bool IsFailureEvent(EventKind kind);
+
 // The rules whose summary describes one engine's behaviour: the summary is that engine's
 // reader's words (Reader::words), asked as its fixes are (ReadersFor).
 enum class Words : uint8_t {

@@ -15,6 +15,7 @@
 #include <map>
 
 #include "core/text.h"
+#include "doctor/log_feed.h"
 #include "doctor/readers/reader.h"
 #include "doctor/text_scan.h"
 #include "vramfit/doctor.h"
@@ -211,16 +212,21 @@ class Scanner final : public doctor::EventSink {
 
 }  // namespace
 
-Result<LogScan> ScanLog(std::istream& in, const ScanOptions& options) {
+namespace doctor {
+
+// The byte loop of ScanLog, kept between calls: line ends (LF, CR, CRLF, the pair split across
+// two calls too), the line cap, the binary-line count.
+struct LogFeed::State {
+  explicit State(const ScanOptions& o) : options(o), scanner(&scan, o) { line.reserve(4096); }
+  ScanOptions options;
   LogScan scan;
-  Scanner scanner(&scan, options);
+  Scanner scanner;
   std::string line;
-  line.reserve(4096);
   bool cut = false, binary = false;
   uint64_t odd = 0;
   char prev = 0;
-  std::vector<char> buf(64 * 1024);
-  auto flush = [&]() {
+
+  void Flush() {
     binary = binary || (line.size() > 16 && odd * 4 > line.size());
     // The line holds one byte past the cap when it was cut: the cut then never splits a
     // UTF-8 character (the character the cap falls in is dropped whole).
@@ -232,34 +238,55 @@ Result<LogScan> ScanLog(std::istream& in, const ScanOptions& options) {
     line.clear();
     cut = binary = false;
     odd = 0;
-  };
+  }
+};
+
+LogFeed::LogFeed(const ScanOptions& options) : s_(std::make_unique<State>(options)) {}
+LogFeed::~LogFeed() = default;
+
+void LogFeed::Feed(std::string_view bytes) {
+  State& st = *s_;
+  st.scan.bytes += bytes.size();
+  for (const char c : bytes) {
+    const char before = st.prev;
+    st.prev = c;
+    if (c == '\n' && before == '\r') continue;  // CRLF: one line end
+    if (c == '\n' || c == '\r') {
+      st.Flush();
+      continue;
+    }
+    if (c == '\0') st.binary = true;
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 && c != '\t' && c != '\x1b') ++st.odd;
+    if (st.line.size() <= st.options.max_line_bytes)
+      st.line += c;
+    else
+      st.cut = true;
+  }
+}
+
+const LogScan& LogFeed::scan() const { return s_->scan; }
+
+LogScan LogFeed::Finish() {
+  State& st = *s_;
+  if (!st.line.empty()) st.Flush();
+  st.scanner.Finish();
+  return std::move(st.scan);
+}
+
+}  // namespace doctor
+
+Result<LogScan> ScanLog(std::istream& in, const ScanOptions& options) {
+  doctor::LogFeed feed(options);
+  std::vector<char> buf(64 * 1024);
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     const std::streamsize n = in.gcount();
     if (n <= 0) break;
-    scan.bytes += static_cast<uint64_t>(n);
-    for (std::streamsize i = 0; i < n; ++i) {
-      const char c = buf[static_cast<size_t>(i)];
-      const char before = prev;
-      prev = c;
-      if (c == '\n' && before == '\r') continue;  // CRLF: one line end
-      if (c == '\n' || c == '\r') {
-        flush();
-        continue;
-      }
-      if (c == '\0') binary = true;
-      const unsigned char u = static_cast<unsigned char>(c);
-      if (u < 0x20 && c != '\t' && c != '\x1b') ++odd;
-      if (line.size() <= options.max_line_bytes)
-        line += c;
-      else
-        cut = true;
-    }
+    feed.Feed(std::string_view(buf.data(), static_cast<size_t>(n)));
   }
   if (in.bad()) return Status::InvalidArgument("the log could not be read (I/O error)");
-  if (!line.empty()) flush();
-  scanner.Finish();
-  return scan;
+  return feed.Finish();
 }
 
 }  // namespace vramfit

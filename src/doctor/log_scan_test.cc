@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "doctor/log_feed.h"
 #include "testutil/repeat_stream.h"
 #include "vramfit/doctor.h"
 
@@ -203,6 +204,39 @@ TEST(LogScan, EmptyInput) {
   const LogScan s = Scan("");
   EXPECT_EQ(s.lines, 0u);
   EXPECT_TRUE(s.events.empty());
+}
+
+}  // namespace
+}  // namespace vramfit
+
+namespace vramfit {
+namespace {
+
+// The monitor feeds an engine's output as it arrives: any cut of the bytes (a CRLF split
+// between two pieces too) gives the events ScanLog gives for the whole.
+TEST(LogFeed, PiecesGiveTheEventsOfTheWhole) {
+  const std::string text =
+      "INFO 07-02 09:00:01 [gpu_model_runner.py:1770] Starting to load model Qwen/Qwen3-14B...\r\n"
+      "INFO 05-06 12:00:00 [gpu_model_runner.py:1843] Model loading took 15.63 GiB and 6.2 s\r\n"
+      "INFO 03-02 10:11:12 [gpu_worker.py:298] Available KV cache memory: 17.39 GiB\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.02 GiB. GPU 0 has a "
+      "total capacity of 23.52 GiB of which 115.69 MiB is free.";
+  const LogScan whole = Scan(text);
+  for (size_t piece : {1, 2, 7, 64, 100000}) {
+    doctor::LogFeed feed;
+    for (size_t at = 0; at < text.size(); at += piece) {
+      feed.Feed(std::string_view(text).substr(at, piece));
+    }
+    const LogScan s = feed.Finish();
+    EXPECT_EQ(s.lines, whole.lines) << piece;
+    EXPECT_EQ(s.bytes, whole.bytes) << piece;
+    ASSERT_EQ(s.events.size(), whole.events.size()) << piece;
+    for (size_t i = 0; i < s.events.size(); ++i) {
+      EXPECT_EQ(s.events[i].kind, whole.events[i].kind) << piece << " event " << i;
+      EXPECT_EQ(s.events[i].line, whole.events[i].line) << piece << " event " << i;
+      EXPECT_EQ(s.events[i].values, whole.events[i].values) << piece << " event " << i;
+    }
+  }
 }
 
 }  // namespace
