@@ -88,13 +88,21 @@ bool KernelWarmup(const Facts& f) {
   });
 }
 
-// AutoAWQ's fused modules allocate a KV cache of max_seq_len when the model is built.
+// A static cache's mention, or (text "fused") AutoAWQ's fused-modules setting.
+bool FusedSetting(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kStaticCache);
+  return e && e->text == "fused";
+}
+
+// AutoAWQ's fused modules allocate a KV cache of max_seq_len when the model is built: their
+// frames, or the fused setting in a log that failed while loading.
 bool FusedAwqCache(const Facts& f) {
-  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+  const bool frames = std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
     return FrameIs(fr, {"fuse_layers", "WindowedCache", "QuantAttentionFused", "fuse_attention",
                         "fuse_transformer"}) ||
            fr->text.find("(fused/") != std::string::npos;
   });
+  return frames || (f.stage == Stage::kLoad && FusedSetting(f));
 }
 
 // SGLang quantizing on load (--quantization fp8 over a 16-bit checkpoint) loads every 16-bit
@@ -338,8 +346,9 @@ bool Fragmented(const Facts& f) {
   return *reserved_free >= std::max(2 * *requested, core::kGiBf);
 }
 bool FragmentedPastLoad(const Facts& f) { return f.stage != Stage::kLoad && Fragmented(f); }
+// At runtime a static cache's mention, not the fused setting (whose cache was allocated at load).
 bool RuntimeStaticCache(const Facts& f) {
-  return f.stage == Stage::kRuntime && f.has(EventKind::kStaticCache);
+  return f.stage == Stage::kRuntime && f.has(EventKind::kStaticCache) && !FusedSetting(f);
 }
 bool RuntimeMultimodal(const Facts& f) { return f.stage == Stage::kRuntime && f.multimodal; }
 
