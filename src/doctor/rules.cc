@@ -105,6 +105,18 @@ bool FusedAwqCache(const Facts& f) {
   return frames || (f.stage == Stage::kLoad && FusedSetting(f));
 }
 
+// A quantizer's per-layer math on the calibration data: GPTQ accumulates each module's Hessian
+// from the calibration inputs (add_batch; in_features squared, float32) and factorises and
+// inverts it in fasterquant (auto_gptq/quantization/gptq.py 0.7, gptqmodel/quantization/gptq.py,
+// GPTQ-for-LLaMa's gptq.py); AutoAWQ searches scales and clipping by running the layer over the
+// calibration activations (awq/quantize/quantizer.py _search_best_scale, _compute_best_clip,
+// 0.2). Only one layer's weights are on the GPU then: what fails there is the calibration's.
+bool QuantizerCalibration(const Facts& f) {
+  return f.stage == Stage::kLoad &&
+         AnyFrame(f, {"fasterquant", "add_batch", "_search_best_scale", "_compute_best_clip",
+                      "_search_best_clip"});
+}
+
 // SGLang quantizing on load (--quantization fp8 over a 16-bit checkpoint) loads every 16-bit
 // weight before quantizing: a load failure then is the 16-bit copy.
 bool OnlineQuantLoad(const Facts& f) {
@@ -438,6 +450,10 @@ const std::vector<Rule>& Rules() {
       Text(C::kStaticCache, S::kLoad, FusedAwqCache,
            "AutoAWQ's fused modules (fuse_layers=True) allocate a KV cache of max_seq_len for "
            "every layer while the model is built"),
+      Text(C::kActivationPeak, S::kLoad, QuantizerCalibration,
+           "quantizing ran out of memory in its per-layer calibration work (GPTQ's Hessian, "
+           "AutoAWQ's scale search): one layer is on the GPU, and the calibration activations "
+           "and statistics built from them do not fit next to it"),
       Text(C::kDequantizedCopy, S::kLoad, OnlineQuantLoad,
            "SGLang quantizes on load (--quantization fp8 over a 16-bit checkpoint): it loads the "
            "16-bit weights first, and those do not fit although the FP8 result would"),

@@ -231,6 +231,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     return true;
   }
   if (cause != Cause::kActivationPeak) return false;
+  if (QuantizerFrames(f)) {
+    AddFix(d, "fewer or shorter calibration samples (AutoAWQ max_calib_samples / "
+              "max_calib_seq_len, GPTQ --nsamples or a smaller calibration dataset)",
+           "the calibration activations, and the statistics built from them, grow with samples "
+           "x length");
+    AddFix(d, "a GPU with more memory for the quantization run",
+           "one layer with its calibration data must fit at once");
+    return true;
+  }
   AddFix(d, "a smaller batch or shorter inputs (max_new_tokens, truncation)",
          "activations and logits grow with batch x length");
   return true;
