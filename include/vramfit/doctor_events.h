@@ -138,8 +138,9 @@ enum class Num : uint8_t {
   kModelLayers,               // model_layers: the model's layers (Ollama's estimate)
   kGpuOverheadBytes,          // gpu_overhead_bytes: OLLAMA_GPU_OVERHEAD in the estimate
   kOnlineQuantization,        // online_quantization: weights quantized while loading (1)
+  kPathIsQuantizer,           // path_is_quantizer: a frame's file is a quantizer's (1)
 };
-inline constexpr int kNumCount = 49;
+inline constexpr int kNumCount = 50;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

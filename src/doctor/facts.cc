@@ -65,6 +65,20 @@ std::string Cited(const LogEvent* e) {
   return fmt::format("line {}: {}", e->line, text);
 }
 
+// A plain PyTorch or transformers program's allocator message with nothing else to place it:
+// PyTorch held nearly the whole card (90% allocated) and a small request (5% of it at most)
+// failed. Such a program puts its weights on the GPU first (from_pretrained, Module.cuda(),
+// load_state_dict), filling it tensor by tensor until one does not fit; once loaded, generation
+// grows from what the weights left. With no frame, milestone or serving line, the card found
+// already full is read as the load (a guess, said so); a serving engine's log is not read so.
+bool FilledWhileLoading(const Facts& f) {
+  if (f.engine != "pytorch" && f.engine != "transformers") return false;
+  const auto allocated = f.get(Num::kAllocatedBytes);
+  const auto requested = f.get(Num::kRequestedBytes);
+  if (!allocated || !requested || f.total <= 0) return false;
+  return *allocated >= 0.9 * f.total && *requested <= 0.05 * f.total;
+}
+
 // The stage from the evidence, in order: where the traceback points, else the furthest phase
 // the log reached; what decided is said, and a milestone that contradicts the frames too.
 void DecideStage(const LogScan& scan, Facts* fp) {
@@ -116,6 +130,13 @@ void DecideStage(const LogScan& scan, Facts* fp) {
         "start-up failed ({}) with no frame or milestone: profile, the start-up phase that "
         "allocates the most (a guess; the log does not show the phase)",
         Cited(f.first_of(EventKind::kStartupFailed)));
+  } else if (FilledWhileLoading(f)) {
+    f.stage = Stage::kLoad;
+    f.stage_why = fmt::format(
+        "no frame or milestone; {} of the card's {} already allocated when a {} request failed: "
+        "the card filled while the weights were placed on it (a guess; the log does not show the "
+        "phase)",
+        Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total), Gib(*f.get(Num::kRequestedBytes)));
   } else {
     f.stage = Stage::kRuntime;
     f.stage_why = "no frame or milestone: after start-up";
@@ -304,7 +325,9 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
                      "get_multi_weights_col",
                      "get_weights_col",
                      "get_sharded",
-                     "load_multi"}))
+                     "load_multi",
+                     "fasterquant"}) ||
+        PathIs(fr, Num::kPathIsQuantizer))
       first(load, fr);
     if (FrameIs(fr, {"execute_model",
                      "run_busy_loop",

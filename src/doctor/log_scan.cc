@@ -188,7 +188,8 @@ class Scanner final : public doctor::EventSink {
         joined_.append(a).append(" ").append(b);
       }
     }
-    const bool ipython = Has(line_, "---->") || Has(line_, "----> ") || Has(line_, "Cell In[");
+    // IPython's current-line arrow: "----> 15" before IPython 8, "---> 15" since.
+    const bool ipython = Has(line_, "--->") || Has(line_, "Cell In[");
     bigrams_.Build(line_);
     const doctor::Line line{line_, rank_, this, joined_, prev_framed_ || ipython, &bigrams_};
     for (const doctor::Reader* r : doctor::Readers()) r->match(line);

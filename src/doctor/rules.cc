@@ -88,13 +88,33 @@ bool KernelWarmup(const Facts& f) {
   });
 }
 
-// AutoAWQ's fused modules allocate a KV cache of max_seq_len when the model is built.
+// A static cache's mention, or (text "fused") AutoAWQ's fused-modules setting.
+bool FusedSetting(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kStaticCache);
+  return e && e->text == "fused";
+}
+
+// AutoAWQ's fused modules allocate a KV cache of max_seq_len when the model is built: their
+// frames, or the fused setting in a log that failed while loading.
 bool FusedAwqCache(const Facts& f) {
-  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+  const bool frames = std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
     return FrameIs(fr, {"fuse_layers", "WindowedCache", "QuantAttentionFused", "fuse_attention",
                         "fuse_transformer"}) ||
            fr->text.find("(fused/") != std::string::npos;
   });
+  return frames || (f.stage == Stage::kLoad && FusedSetting(f));
+}
+
+// A quantizer's per-layer math on the calibration data: GPTQ accumulates each module's Hessian
+// from the calibration inputs (add_batch; in_features squared, float32) and factorises and
+// inverts it in fasterquant (auto_gptq/quantization/gptq.py 0.7, gptqmodel/quantization/gptq.py,
+// GPTQ-for-LLaMa's gptq.py); AutoAWQ searches scales and clipping by running the layer over the
+// calibration activations (awq/quantize/quantizer.py _search_best_scale, _compute_best_clip,
+// 0.2). Only one layer's weights are on the GPU then: what fails there is the calibration's.
+bool QuantizerCalibration(const Facts& f) {
+  return f.stage == Stage::kLoad &&
+         AnyFrame(f, {"fasterquant", "add_batch", "_search_best_scale", "_compute_best_clip",
+                      "_search_best_clip"});
 }
 
 // SGLang quantizing on load (--quantization fp8 over a 16-bit checkpoint) loads every 16-bit
@@ -338,8 +358,9 @@ bool Fragmented(const Facts& f) {
   return *reserved_free >= std::max(2 * *requested, core::kGiBf);
 }
 bool FragmentedPastLoad(const Facts& f) { return f.stage != Stage::kLoad && Fragmented(f); }
+// At runtime a static cache's mention, not the fused setting (whose cache was allocated at load).
 bool RuntimeStaticCache(const Facts& f) {
-  return f.stage == Stage::kRuntime && f.has(EventKind::kStaticCache);
+  return f.stage == Stage::kRuntime && f.has(EventKind::kStaticCache) && !FusedSetting(f);
 }
 bool RuntimeMultimodal(const Facts& f) { return f.stage == Stage::kRuntime && f.multimodal; }
 
@@ -429,6 +450,10 @@ const std::vector<Rule>& Rules() {
       Text(C::kStaticCache, S::kLoad, FusedAwqCache,
            "AutoAWQ's fused modules (fuse_layers=True) allocate a KV cache of max_seq_len for "
            "every layer while the model is built"),
+      Text(C::kActivationPeak, S::kLoad, QuantizerCalibration,
+           "quantizing ran out of memory in its per-layer calibration work (GPTQ's Hessian, "
+           "AutoAWQ's scale search): one layer is on the GPU, and the calibration activations "
+           "and statistics built from them do not fit next to it"),
       Text(C::kDequantizedCopy, S::kLoad, OnlineQuantLoad,
            "SGLang quantizes on load (--quantization fp8 over a 16-bit checkpoint): it loads the "
            "16-bit weights first, and those do not fit although the FP8 result would"),

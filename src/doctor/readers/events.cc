@@ -127,6 +127,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kModelLayers, "model_layers"},
     {Num::kGpuOverheadBytes, "gpu_overhead_bytes"},
     {Num::kOnlineQuantization, "online_quantization"},
+    {Num::kPathIsQuantizer, "path_is_quantizer"},
 };
 
 // Entry i names value i, and every value has an entry.

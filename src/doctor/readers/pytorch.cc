@@ -14,7 +14,8 @@ constexpr char kEngine[] = "pytorch";
 // The parts of the allocator's message that may follow "Tried to allocate" on a wrapped line.
 bool ContinuesOom(std::string_view s) {
   return Has(s, "Of the allocated memory") || Has(s, "reserved by PyTorch but unallocated") ||
-         Has(s, "memory in use") || Has(s, "total capacity") || Has(s, "already allocated");
+         Has(s, "memory in use") || Has(s, "total capacity") || Has(s, "total capacty") ||
+         Has(s, "already allocated");
 }
 
 // "Tried to allocate X ...": true when the line is one (no other PyTorch line is then read).
@@ -30,8 +31,11 @@ bool MatchAllocatorOom(const Line& line) {
   }
   auto& e = line.Emit(EventKind::kTorchOom, kEngine);
   Set(e, Num::kRequestedBytes, BytesAfter(s, "Tried to allocate", tried));
-  if (Has(s, "total capacity of")) {  // PyTorch >= 2.1
-    Set(e, Num::kTotalBytes, BytesAfter(s, "total capacity of"));
+  // PyTorch >= 2.1; 2.1.x spells it "total capacty of" (c10/cuda/CUDACachingAllocator.cpp,
+  // corrected in 2.2).
+  const bool capacty = Has(s, "total capacty of");
+  if (capacty || Has(s, "total capacity of")) {
+    Set(e, Num::kTotalBytes, BytesAfter(s, capacty ? "total capacty of" : "total capacity of"));
     Set(e, Num::kFreeBytes, BytesAfter(s, "of which"));
     Set(e, Num::kProcessBytes, BytesAfter(s, "this process has"));
     Set(e, Num::kAllocatedBytes, BytesAfter(s, "Of the allocated memory"));
@@ -86,6 +90,15 @@ void TagPath(std::string_view path, LogEvent& e) {
       Has(path, "v1/worker/gpu/sample/")) {
     e.values[Num::kPathIsSampler] = 1;
   }
+  // The quantizers convert a 16-bit checkpoint layer by layer with calibration data: AutoAWQ's
+  // awq/quantize/ (AwqQuantizer, 0.2.x), AutoGPTQ's auto_gptq/quantization/ (GPTQ.fasterquant,
+  // 0.7.x), GPTQModel's gptqmodel/quantization/ and gptqmodel/looper/ (ModuleLooper, 2.x-5.x),
+  // llm-compressor's modifiers. Their frames are the load stage (converting weights).
+  if (Has(path, "/awq/quantize/") || Has(path, "auto_gptq/quantization/") ||
+      Has(path, "gptqmodel/quantization/") || Has(path, "gptqmodel/looper/") ||
+      Has(path, "llmcompressor/")) {
+    e.values[Num::kPathIsQuantizer] = 1;
+  }
 }
 
 // A traceback frame: Python's `File "path", line N, in fn` (also wrapped, the path's tail
@@ -119,6 +132,13 @@ bool MatchFrame(const Line& line) {
   e.text = std::string(fn);
   const std::string_view path = s.substr(path_at, path_end - path_at);
   TagPath(path, e);
+  // The quantizers' entry points: BaseAWQForCausalLM.quantize (awq/models/base.py),
+  // BaseGPTQForCausalLM.quantize (auto_gptq/modeling/_base.py), BaseQModel.quantize
+  // (gptqmodel/models/base.py).
+  if (fn == "quantize" &&
+      (Has(path, "/awq/") || Has(path, "auto_gptq/") || Has(path, "gptqmodel/"))) {
+    e.values[Num::kPathIsQuantizer] = 1;
+  }
   const size_t slash = path.rfind('/');
   e.text +=
       " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
@@ -174,6 +194,12 @@ void Match(const Line& line) {
   // The code line under a frame: "model = AutoModelForCausalLM.from_pretrained(...)",
   // "model.generate(": a frame of transformers' API. Only inside a traceback: a notebook cell's
   // source pasted above it says what ran, not where it failed.
+  // PyTorch's own source under a Module.to()/.cuda()/.half() frame (torch/nn/modules/module.py:
+  // "return self._apply(lambda t: t.cuda(device))", "module._apply(fn)"): moving a model's
+  // parameters onto the GPU, also when the frame's own line was cut from the excerpt.
+  if (!frame && (Has(s, "return self._apply(") || Has(s, "module._apply(fn)"))) {
+    line.Emit(EventKind::kFrame, kEngine).text = "_apply";
+  }
   if (!frame && line.after_frame) {
     for (const char* call : {".from_pretrained(", ".generate(", "load_checkpoint_and_dispatch("}) {
       if (Has(s, call)) {
@@ -188,13 +214,45 @@ void Match(const Line& line) {
 
 // A plain PyTorch program's fixes (transformers' too, which runs on it).
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f)) {
+    AddFix(d, "quantize with the 16-bit model loaded on the CPU (no device_map or max_memory "
+              "placing it on the GPU)",
+           "the quantizers move one layer at a time to the GPU; a model already placed there "
+           "leaves no room for the layer's calibration pass");
+    AddFix(d, "fewer or shorter calibration samples (AutoAWQ max_calib_samples / "
+              "max_calib_seq_len, GPTQ's calibration dataset size)",
+           "the calibration inputs stay on the GPU from layer to layer");
+    return true;
+  }
+  if (cause == Cause::kWeightsTooLarge) {
+    AddFix(d, "load the weights in 16 bits (not float32) or quantized (8-/4-bit), or on a card "
+              "with more memory",
+           "a plain PyTorch program places the whole model on one GPU before it generates");
+    return true;
+  }
   if (cause != Cause::kActivationPeak) return false;
+  if (QuantizerFrames(f)) {
+    AddFix(d, "fewer or shorter calibration samples (AutoAWQ max_calib_samples / "
+              "max_calib_seq_len, GPTQ --nsamples or a smaller calibration dataset)",
+           "the calibration activations, and the statistics built from them, grow with samples "
+           "x length");
+    AddFix(d, "a GPU with more memory for the quantization run",
+           "one layer with its calibration data must fit at once");
+    return true;
+  }
   AddFix(d, "a smaller batch or shorter inputs (max_new_tokens, truncation)",
          "activations and logits grow with batch x length");
   return true;
 }
 
 }  // namespace
+
+bool QuantizerFrames(const Facts& f) {
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    auto it = fr->values.find(Num::kPathIsQuantizer);
+    return (it != fr->values.end() && it->second > 0) || FrameIs(fr, {"fasterquant"});
+  });
+}
 
 const Reader& PytorchReader() {
   static const Reader kReader = {

@@ -134,6 +134,9 @@ const Reader& DefaultReader();
 // every other in table order.
 std::vector<const Reader*> ReadersFor(std::string_view engine);
 
+// A frame of a quantizer (AutoAWQ, AutoGPTQ, GPTQModel, llm-compressor) converting weights.
+bool QuantizerFrames(const Facts& f);
+
 // The rows, one per file.
 const Reader& VllmReader();
 const Reader& PytorchReader();

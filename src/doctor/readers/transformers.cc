@@ -17,6 +17,14 @@ void Match(const Line& line) {
       Has(s, "cache_implementation='static'")) {
     line.Emit(EventKind::kStaticCache, kEngine);
   }
+  // AutoAWQ's fused modules (from_quantized(..., fuse_layers=True), AutoAWQ 0.1.6-0.2.x; the
+  // same modules through transformers' AwqConfig(do_fuse=True)): awq/models/base.py fuses the
+  // layers inside from_quantized, and awq/modules/fused/attn.py gives each fused attention a
+  // WindowedCache of batch x max_seq_len allocated there (awq/modules/fused/cache.py). The
+  // setting read where the code is shown; the rules use it only at the load stage.
+  if (Has(s, "fuse_layers=True") || Has(s, "do_fuse=True")) {
+    line.Emit(EventKind::kStaticCache, kEngine).text = "fused";
+  }
   if (Has(s, "device_map=\"auto\"") || Has(s, "device_map='auto'") ||
       Has(s, "offloaded to the cpu") || Has(s, "Some parameters are on the meta device")) {
     line.Emit(EventKind::kOffload, kEngine);
@@ -32,6 +40,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     }
     AddFix(d, "cache_implementation=\"dynamic\" (or a smaller max_cache_len)",
            "a static cache reserves batch x max length of KV up front");
+    return true;
+  }
+  if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f)) {
+    return PytorchReader().fixes(cause, f, d);  // a quantizer's run
+  }
+  if (cause == Cause::kWeightsTooLarge) {
+    AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16) (not float32), a 4-/8-bit "
+              "quantization_config, or device_map=\"auto\" with max_memory to offload layers",
+           "the weights as loaded do not fit the GPU");
     return true;
   }
   if (cause == Cause::kOffloadDequantized) {
