@@ -317,3 +317,15 @@ run(bad_flag 2 inspect qwen3-8b --no-such-flag)
 run(no_command 2)
 run(help 0 --help)
 run(inspect_help 0 inspect --help)
+
+# GGUF (issue 16): a tiny qwen3 model in a Q4_K_M-like mix, as a file and as the one model of
+# a directory; every broken GGUF in tests/bad/ exits 2 (the loop above).
+run(inspect_gguf 0 inspect tests/gguf/tiny-qwen3-Q4_K_M.gguf)
+golden(inspect_tiny-qwen3-Q4_K_M.gguf.txt)
+run(inspect_gguf_json 0 inspect tests/gguf/tiny-qwen3-Q4_K_M.gguf --json)
+golden(inspect_tiny-qwen3-Q4_K_M.gguf.json)
+run(inspect_gguf_dir 0 inspect tests/gguf)
+run(bad_gguf_endian 2 inspect tests/bad/big-endian.gguf)
+if(NOT last_err MATCHES "byte 4: version reads 0x03000000, version 3 byte-swapped")
+  message(SEND_ERROR "bad_gguf_endian: '${last_err}'")
+endif()

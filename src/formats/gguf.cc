@@ -243,9 +243,13 @@ Status ReadValue(Cursor& c, GgufType t, const std::string& key, uint32_t depth, 
   const uint64_t size = kValueSize[static_cast<uint32_t>(et)];
   if (size > 0) {
     // Fixed-size elements: all of them exist before any is read.
-    VRAMFIT_RETURN_IF_ERROR(
-        c.Have(n * size, [&] { return fmt::format("{} of {} {}", what(), n, GgufTypeName(et)); }));
+    VRAMFIT_RETURN_IF_ERROR(c.Have(
+        n * size, [&] { return fmt::format("{} of {} {}", what(), n, GgufTypeName(et)); }));
     const bool keep = n <= kGgufKeptArray;
+    if (!keep && et != GgufType::kBool) {  // not kept, nothing to check: passed over whole
+      c.pos += n * size;
+      return Status::Ok();
+    }
     if (keep && (IsIntType(et) || et == GgufType::kF32 || et == GgufType::kF64)) {
       if (IsIntType(et)) {
         v->ints.reserve(n);
