@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 
+#include "model/kv_state.h"
 #include "testutil/gguf_writer.h"
 #include "testutil/hollow.h"
 #include "vramfit/inspect.h"
@@ -339,6 +340,21 @@ TEST_F(GgufModels, Qwen35HybridHasLinearLayersAndTheirState) {
                                 GgufTensorBytes(Dtype::kF32, {8192, 4}) + 4 * 32 + 4 * 32 +
                                 4 * 128 + GgufTensorBytes(Dtype::kQ4_K, {2048, 4096}));
   EXPECT_EQ(ComponentBytes(inv, Component::kLinearAttention), linear);
+  // KV only in the 10 full-attention layers (2 KV heads x 2 x 256 x 2 bytes a token each), and
+  // a fixed state per sequence in the 30 delta-net ones: conv (2 x 16 x 128 + 32 x 128) x 3 in
+  // F16, recurrent 32 x 128 x 128 in F32.
+  uint64_t kv_per_token = 0, state = 0;
+  for (const LayerSpec& l : s.layers) {
+    if (l.attention.kind == AttentionKind::kFull) {
+      kv_per_token += KvBytesPerToken(l.attention, 1, 2);
+    } else {
+      auto st = LinearAttentionState(l.attention, 1, 0, Dtype::kF16, s.ssm_state_dtype);
+      ASSERT_TRUE(st.ok()) << st.status().ToString();
+      state += st->total();
+    }
+  }
+  EXPECT_EQ(kv_per_token, 10u * 2 * 2 * 256 * 2);
+  EXPECT_EQ(state, 30u * ((2 * 16 * 128 + 32 * 128) * 3 * 2 + 32 * 128 * 128 * 4));
   for (const TensorEntry& e : inv.tensors) {
     if (e.info.name == "blk.0.attn_qkv.weight") {
       EXPECT_EQ(e.role, Role::kLinearAttnProj);

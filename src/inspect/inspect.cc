@@ -162,6 +162,15 @@ Result<Inventory> Synthesized(const ReadPlan& p, const Checkpoint& ck) {
   return inv;
 }
 
+// One file's tensors, moved out of its parsed header for BuildInventory.
+FileTensors TakeTensors(std::string& name, TensorList& tensors, uint64_t header_bytes) {
+  FileTensors t;
+  t.name = std::move(name);
+  t.tensors = std::move(tensors);
+  t.header_bytes = header_bytes;
+  return t;
+}
+
 Result<Inventory> FromHeaders(const ReadPlan& p, Checkpoint&& ck) {
   std::optional<ModelSpec> spec;
   if (ck.config_json) {
@@ -172,11 +181,7 @@ Result<Inventory> FromHeaders(const ReadPlan& p, Checkpoint&& ck) {
   std::vector<FileTensors> files;
   files.reserve(ck.files.size());
   for (SafetensorsFile& f : ck.files) {
-    FileTensors t;
-    t.name = std::move(f.origin);
-    t.tensors = std::move(f.tensors);
-    t.header_bytes = f.header_length;
-    files.push_back(std::move(t));
+    files.push_back(TakeTensors(f.origin, f.tensors, f.header_length));
   }
   Inventory inv = BuildInventory(spec ? &*spec : nullptr, std::move(files));
   inv.origin = p.weights_origin;
@@ -225,13 +230,7 @@ Result<Inventory> FromGguf(const ReadPlan& p) {
   meta.metadata = first.metadata;
   std::vector<FileTensors> files;
   for (auto* group : {&model->parts, &model->mmproj}) {
-    for (GgufFile& f : *group) {
-      FileTensors t;
-      t.name = std::move(f.origin);
-      t.tensors = std::move(f.tensors);
-      t.header_bytes = f.header_bytes;
-      files.push_back(std::move(t));
-    }
+    for (GgufFile& f : *group) files.push_back(TakeTensors(f.origin, f.tensors, f.header_bytes));
   }
   Inventory inv = BuildInventory(spec ? &*spec : nullptr, std::move(files));
   inv.origin = p.weights_origin;
