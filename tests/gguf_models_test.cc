@@ -51,30 +51,48 @@ void Common(Gen& g, const std::string& arch, uint32_t layers, uint32_t hidden, u
   g.w.U32(arch + ".context_length", ctx);
 }
 
-// Qwen3-8B in a Q4_K_M-like mix (attn_v and half the ffn_down in Q6_K, as llama-quant does).
-Gen Qwen3Dense() {
-  Gen g;
+// The attention keys: head counts and head sizes.
+void Heads(Gen& g, const std::string& arch, uint32_t heads, uint32_t kv, uint32_t head_dim) {
+  g.w.U32(arch + ".attention.head_count", heads);
+  g.w.U32(arch + ".attention.head_count_kv", kv);
+  g.w.U32(arch + ".attention.key_length", head_dim);
+  g.w.U32(arch + ".attention.value_length", head_dim);
+}
+
+// A layer's q, k, v, o (v in its own type, as Q4_K_M keeps it) and the q/k norms.
+void Attention(Gen& g, int i, uint64_t hidden, uint64_t q_rows, uint64_t kv_rows, uint64_t o_cols,
+               Dtype t, Dtype v, uint64_t head_dim) {
+  g.T(L(i, "attn_q.weight"), t, {q_rows, hidden});
+  g.T(L(i, "attn_k.weight"), t, {kv_rows, hidden});
+  g.T(L(i, "attn_v.weight"), v, {kv_rows, hidden});
+  g.T(L(i, "attn_output.weight"), t, {hidden, o_cols});
+  g.Norm(L(i, "attn_q_norm.weight"), head_dim);
+  g.Norm(L(i, "attn_k_norm.weight"), head_dim);
+}
+
+// One Qwen3-8B layer in a Q4_K_M-like mix (attn_v and half the ffn_down in Q6_K, as
+// llama-quant does).
+void Qwen3DenseLayer(Gen& g, int i) {
+  g.Norm(L(i, "attn_norm.weight"), 4096);
+  Attention(g, i, 4096, 4096, 1024, 4096, Dtype::kQ4_K, Dtype::kQ6_K, 128);
+  g.Norm(L(i, "ffn_norm.weight"), 4096);
+  g.T(L(i, "ffn_gate.weight"), Dtype::kQ4_K, {12288, 4096});
+  g.T(L(i, "ffn_up.weight"), Dtype::kQ4_K, {12288, 4096});
+  g.T(L(i, "ffn_down.weight"), i % 2 ? Dtype::kQ4_K : Dtype::kQ6_K, {4096, 12288});
+}
+
+void Qwen3DenseKeys(Gen& g) {
   Common(g, "qwen3", 36, 4096, 40960, 15);
   g.w.U32("qwen3.feed_forward_length", 12288);
-  g.w.U32("qwen3.attention.head_count", 32);
-  g.w.U32("qwen3.attention.head_count_kv", 8);
-  g.w.U32("qwen3.attention.key_length", 128);
-  g.w.U32("qwen3.attention.value_length", 128);
+  Heads(g, "qwen3", 32, 8, 128);
+}
+
+Gen Qwen3Dense() {
+  Gen g;
+  Qwen3DenseKeys(g);
   g.w.StrArray("tokenizer.ggml.tokens", 151936);
   g.T("token_embd.weight", Dtype::kQ4_K, {151936, 4096});
-  for (int i = 0; i < 36; ++i) {
-    g.Norm(L(i, "attn_norm.weight"), 4096);
-    g.T(L(i, "attn_q.weight"), Dtype::kQ4_K, {4096, 4096});
-    g.T(L(i, "attn_k.weight"), Dtype::kQ4_K, {1024, 4096});
-    g.T(L(i, "attn_v.weight"), Dtype::kQ6_K, {1024, 4096});
-    g.T(L(i, "attn_output.weight"), Dtype::kQ4_K, {4096, 4096});
-    g.Norm(L(i, "attn_q_norm.weight"), 128);
-    g.Norm(L(i, "attn_k_norm.weight"), 128);
-    g.Norm(L(i, "ffn_norm.weight"), 4096);
-    g.T(L(i, "ffn_gate.weight"), Dtype::kQ4_K, {12288, 4096});
-    g.T(L(i, "ffn_up.weight"), Dtype::kQ4_K, {12288, 4096});
-    g.T(L(i, "ffn_down.weight"), i % 2 ? Dtype::kQ4_K : Dtype::kQ6_K, {4096, 12288});
-  }
+  for (int i = 0; i < 36; ++i) Qwen3DenseLayer(g, i);
   g.Norm("output_norm.weight", 4096);
   g.T("output.weight", Dtype::kQ6_K, {151936, 4096});
   return g;
@@ -84,22 +102,14 @@ Gen Qwen3Moe() {
   Gen g;
   Common(g, "qwen3moe", 48, 2048, 40960, 15);
   g.w.U32("qwen3moe.feed_forward_length", 6144);
-  g.w.U32("qwen3moe.attention.head_count", 32);
-  g.w.U32("qwen3moe.attention.head_count_kv", 4);
-  g.w.U32("qwen3moe.attention.key_length", 128);
-  g.w.U32("qwen3moe.attention.value_length", 128);
+  Heads(g, "qwen3moe", 32, 4, 128);
   g.w.U32("qwen3moe.expert_count", 128);
   g.w.U32("qwen3moe.expert_used_count", 8);
   g.w.U32("qwen3moe.expert_feed_forward_length", 768);
   g.T("token_embd.weight", Dtype::kQ4_K, {151936, 2048});
   for (int i = 0; i < 48; ++i) {
     g.Norm(L(i, "attn_norm.weight"), 2048);
-    g.T(L(i, "attn_q.weight"), Dtype::kQ4_K, {4096, 2048});
-    g.T(L(i, "attn_k.weight"), Dtype::kQ4_K, {512, 2048});
-    g.T(L(i, "attn_v.weight"), Dtype::kQ6_K, {512, 2048});
-    g.T(L(i, "attn_output.weight"), Dtype::kQ4_K, {2048, 4096});
-    g.Norm(L(i, "attn_q_norm.weight"), 128);
-    g.Norm(L(i, "attn_k_norm.weight"), 128);
+    Attention(g, i, 2048, 4096, 512, 4096, Dtype::kQ4_K, Dtype::kQ6_K, 128);
     g.Norm(L(i, "ffn_norm.weight"), 2048);
     g.T(L(i, "ffn_gate_inp.weight"), Dtype::kF32, {128, 2048});
     g.T(L(i, "ffn_gate_exps.weight"), Dtype::kQ4_K, {128, 768, 2048});
@@ -116,10 +126,7 @@ Gen Qwen3Moe() {
 Gen Qwen35Moe() {
   Gen g;
   Common(g, "qwen35moe", 40, 2048, 262144, 15);
-  g.w.U32("qwen35moe.attention.head_count", 16);
-  g.w.U32("qwen35moe.attention.head_count_kv", 2);
-  g.w.U32("qwen35moe.attention.key_length", 256);
-  g.w.U32("qwen35moe.attention.value_length", 256);
+  Heads(g, "qwen35moe", 16, 2, 256);
   g.w.U32("qwen35moe.full_attention_interval", 4);
   g.w.U32("qwen35moe.ssm.conv_kernel", 4);
   g.w.U32("qwen35moe.ssm.state_size", 128);
@@ -134,12 +141,7 @@ Gen Qwen35Moe() {
   for (int i = 0; i < 40; ++i) {
     g.Norm(L(i, "attn_norm.weight"), 2048);
     if ((i + 1) % 4 == 0) {
-      g.T(L(i, "attn_q.weight"), Dtype::kQ4_K, {8192, 2048});
-      g.T(L(i, "attn_k.weight"), Dtype::kQ4_K, {512, 2048});
-      g.T(L(i, "attn_v.weight"), Dtype::kQ6_K, {512, 2048});
-      g.T(L(i, "attn_output.weight"), Dtype::kQ4_K, {2048, 4096});
-      g.Norm(L(i, "attn_q_norm.weight"), 256);
-      g.Norm(L(i, "attn_k_norm.weight"), 256);
+      Attention(g, i, 2048, 8192, 512, 4096, Dtype::kQ4_K, Dtype::kQ6_K, 256);
     } else {
       g.T(L(i, "attn_qkv.weight"), Dtype::kQ4_K, {8192, 2048});
       g.T(L(i, "attn_gate.weight"), Dtype::kQ4_K, {4096, 2048});
@@ -218,20 +220,12 @@ Gen Gemma3() {
   Gen g;
   Common(g, "gemma3", 34, 2560, 131072, 7);
   g.w.U32("gemma3.feed_forward_length", 10240);
-  g.w.U32("gemma3.attention.head_count", 8);
-  g.w.U32("gemma3.attention.head_count_kv", 4);
-  g.w.U32("gemma3.attention.key_length", 256);
-  g.w.U32("gemma3.attention.value_length", 256);
+  Heads(g, "gemma3", 8, 4, 256);
   g.w.U32("gemma3.attention.sliding_window", 1024);
   g.T("token_embd.weight", Dtype::kQ8_0, {262208, 2560});
   for (int i = 0; i < 34; ++i) {
     g.Norm(L(i, "attn_norm.weight"), 2560);
-    g.T(L(i, "attn_q.weight"), Dtype::kQ8_0, {2048, 2560});
-    g.T(L(i, "attn_k.weight"), Dtype::kQ8_0, {1024, 2560});
-    g.T(L(i, "attn_v.weight"), Dtype::kQ8_0, {1024, 2560});
-    g.T(L(i, "attn_output.weight"), Dtype::kQ8_0, {2560, 2048});
-    g.Norm(L(i, "attn_q_norm.weight"), 256);
-    g.Norm(L(i, "attn_k_norm.weight"), 256);
+    Attention(g, i, 2560, 2048, 1024, 2048, Dtype::kQ8_0, Dtype::kQ8_0, 256);
     g.Norm(L(i, "post_attention_norm.weight"), 2560);
     g.Norm(L(i, "ffn_norm.weight"), 2560);
     g.T(L(i, "ffn_gate.weight"), Dtype::kQ8_0, {10240, 2560});
@@ -418,11 +412,7 @@ TEST_F(GgufModels, ASplitSetInspectsAsOneModel) {
   const Gen whole = Qwen3Dense();
   // The same tensors in three parts: part 1 holds the metadata and the first third.
   Gen a, b, c;
-  Common(a, "qwen3", 36, 4096, 40960, 15);
-  a.w.U32("qwen3.feed_forward_length", 12288);
-  a.w.U32("qwen3.attention.head_count", 32);
-  a.w.U32("qwen3.attention.head_count_kv", 8);
-  a.w.U32("qwen3.attention.key_length", 128);
+  Qwen3DenseKeys(a);
   a.w.Raw("split.no", 2, std::string("\0\0", 2));
   a.w.Raw("split.count", 2, std::string("\3\0", 2));
   b.w.Raw("split.no", 2, std::string("\1\0", 2));
@@ -431,20 +421,7 @@ TEST_F(GgufModels, ASplitSetInspectsAsOneModel) {
   c.w.Raw("split.count", 2, std::string("\3\0", 2));
   a.w.I32("split.tensors.count", 36 * 11 + 3);
   a.T("token_embd.weight", Dtype::kQ4_K, {151936, 4096});
-  for (int i = 0; i < 36; ++i) {
-    Gen& g = i < 12 ? a : i < 24 ? b : c;
-    g.Norm(L(i, "attn_norm.weight"), 4096);
-    g.T(L(i, "attn_q.weight"), Dtype::kQ4_K, {4096, 4096});
-    g.T(L(i, "attn_k.weight"), Dtype::kQ4_K, {1024, 4096});
-    g.T(L(i, "attn_v.weight"), Dtype::kQ6_K, {1024, 4096});
-    g.T(L(i, "attn_output.weight"), Dtype::kQ4_K, {4096, 4096});
-    g.Norm(L(i, "attn_q_norm.weight"), 128);
-    g.Norm(L(i, "attn_k_norm.weight"), 128);
-    g.Norm(L(i, "ffn_norm.weight"), 4096);
-    g.T(L(i, "ffn_gate.weight"), Dtype::kQ4_K, {12288, 4096});
-    g.T(L(i, "ffn_up.weight"), Dtype::kQ4_K, {12288, 4096});
-    g.T(L(i, "ffn_down.weight"), i % 2 ? Dtype::kQ4_K : Dtype::kQ6_K, {4096, 12288});
-  }
+  for (int i = 0; i < 36; ++i) Qwen3DenseLayer(i < 12 ? a : i < 24 ? b : c, i);
   c.Norm("output_norm.weight", 4096);
   c.T("output.weight", Dtype::kQ6_K, {151936, 4096});
   a.w.WriteHollow(dir_ + "/Qwen3-8B-Q4_K_M-00001-of-00003.gguf");
