@@ -331,3 +331,15 @@ run(check_draft_unread 0 check --gpu h100 -- vllm serve llama-3.3-70b-instruct-f
 if(NOT last_err MATCHES "draft model could not be read" OR NOT last_out MATCHES "was not read")
   message(SEND_ERROR "check_draft_unread: '${last_err}' / '${last_out}'")
 endif()
+
+# GGUF (issue 16): a tiny qwen3 model in a Q4_K_M-like mix, as a file and as the one model of
+# a directory; every broken GGUF in tests/bad/ exits 2 (the loop above).
+run(inspect_gguf 0 inspect tests/gguf/tiny-qwen3-Q4_K_M.gguf)
+golden(inspect_tiny-qwen3-Q4_K_M.gguf.txt)
+run(inspect_gguf_json 0 inspect tests/gguf/tiny-qwen3-Q4_K_M.gguf --json)
+golden(inspect_tiny-qwen3-Q4_K_M.gguf.json)
+run(inspect_gguf_dir 0 inspect tests/gguf)
+run(bad_gguf_endian 2 inspect tests/bad/big-endian.gguf)
+if(NOT last_err MATCHES "byte 4: version reads 0x03000000, version 3 byte-swapped")
+  message(SEND_ERROR "bad_gguf_endian: '${last_err}'")
+endif()

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 b=build-fuzz
-all=(safetensors index config doctor command plan checkpoint render cli)
+all=(safetensors index config doctor command plan checkpoint render cli gguf)
 secs=${FUZZ_SECONDS:-60}
 if [ "${1:-}" = --smoke ]; then
   shift
@@ -30,6 +30,7 @@ mkdir -p $b/crashes
 cp tests/doctor/corpus/*.log tests/doctor/reported/*.log tests/doctor/hostile/*.log \
     tests/doctor/cases/*.log tests/doctor/fuzz-regressions/*.log $b/corpus/doctor/
 cp tests/bad/*.safetensors $b/corpus/safetensors/ 2>/dev/null || true
+cp tests/bad/*.gguf $b/corpus/gguf/ 2>/dev/null || true
 find tests/bad -name 'model.safetensors.index.json' -exec sh -c \
     'cp "$1" "'$b'/corpus/index/$(echo "$1" | tr / _)"' _ {} \;
 find tests/bad tests/configs -name config.json -exec sh -c \

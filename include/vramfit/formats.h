@@ -28,19 +28,32 @@
 
 namespace vramfit {
 
-// Element types of safetensors (enum Dtype of the reference reader, 2026-05).
+// Element types of safetensors (enum Dtype of the reference reader, 2026-05), then the block
+// types of ggml that only GGUF files hold (Q4_K, IQ2_XXS, ...: vramfit/gguf.h has their block
+// sizes). GGUF's plain types (F32, F16, BF16, F64, I8-I64) are the safetensors members.
 enum class Dtype : uint8_t {
   kBool, kU8, kI8, kF8_E5M2, kF8_E4M3, kF8_E8M0, kF8_E4M3FNUZ, kF8_E5M2FNUZ,
   kI16, kU16, kF16, kBF16, kI32, kU32, kF32, kF64, kI64, kU64, kC64,
   kF4, kF6_E2M3, kF6_E3M2,
+  // ggml block types (ggml.h enum ggml_type, ggml d99724f2, 2026-08).
+  kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0, kQ8_1, kQ2_K, kQ3_K, kQ4_K, kQ5_K, kQ6_K, kQ8_K,
+  kIQ2_XXS, kIQ2_XS, kIQ3_XXS, kIQ1_S, kIQ4_NL, kIQ3_S, kIQ2_S, kIQ4_XS, kIQ1_M,
+  kTQ1_0, kTQ2_0, kMXFP4, kNVFP4, kQ1_0, kQ2_0,
 };
+// Members of Dtype; the first kSafetensorsDtypeCount are the safetensors ones.
+inline constexpr int kDtypeCount = 49;
+inline constexpr int kSafetensorsDtypeCount = 22;
 
-// Bits per element (4 for F4, 6 for F6_*).
+// Bits per element (4 for F4, 6 for F6_*). ggml block types have fractional bits (Q4_K: 4.5)
+// and give the whole part here; their exact sizes are in vramfit/gguf.h.
 int DtypeBits(Dtype d);
-// The safetensors spelling: "BF16", "F8_E4M3", ...
+// The safetensors spelling: "BF16", "F8_E4M3", ...; ggml's for block types: "Q4_K".
 const char* DtypeName(Dtype d);
-// Parses a safetensors dtype string; false when unknown.
+// Parses a safetensors dtype string; false when unknown (ggml block type names included: a
+// safetensors file cannot hold them).
 bool ParseDtype(std::string_view s, Dtype* out);
+// True for the ggml block types (kQ4_0 and after).
+bool IsGgmlBlockType(Dtype d);
 // True for floating types of 16 bits or more (F16, BF16, F32, F64): "unquantized" storage.
 bool IsWideFloat(Dtype d);
 

@@ -5,12 +5,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <optional>
 
 #include "core/units.h"
+#include "model/gguf_spec.h"
 #include "sources/checkpoint.h"
+#include "sources/gguf_read.h"
 #include "vramfit/catalog.h"
 
 namespace vramfit {
@@ -29,6 +32,7 @@ struct ReadPlan {
   std::string weights_origin;  // origin when weights are read
   std::string config_origin;   // origin when the inventory is synthesized
   std::optional<CatalogModel> entry;
+  std::string gguf_file;       // a GGUF model to read instead of a transformers checkpoint
 };
 
 Result<ReadPlan> PlanLocal(const ModelRef& ref, const InspectOptions& o) {
@@ -45,6 +49,17 @@ Result<ReadPlan> PlanLocal(const ModelRef& ref, const InspectOptions& o) {
   if (dir) {
     p.request.weights = o.force_synthesize ? CheckpointRequest::Weights::kNone
                                            : CheckpointRequest::Weights::kLayout;
+    // A directory of GGUF files (no safetensors, no config.json) holds a GGUF model.
+    auto listing = p.source->List();
+    if (!listing.ok()) return listing.status();
+    const bool transformers = std::any_of(listing->begin(), listing->end(), [](const auto& n) {
+      return EndsWith(n, ".safetensors") || n == "config.json";
+    });
+    if (!transformers) {
+      auto gguf = FindGgufModelFile(*listing, p.source->Label());
+      if (!gguf.ok()) return gguf.status();
+      p.gguf_file = std::move(*gguf);
+    }
     return p;
   }
   const std::string name = path.filename().string();
@@ -53,10 +68,7 @@ Result<ReadPlan> PlanLocal(const ModelRef& ref, const InspectOptions& o) {
                                            : CheckpointRequest::Weights::kOneFile;
     p.request.weights_file = name;
   } else if (EndsWith(ref.id, ".gguf")) {
-    return Status::Unsupported(
-        fmt::format("{}: GGUF files are not read yet; pass the safetensors "
-                    "checkpoint directory or a catalog id",
-                    ref.id));
+    p.gguf_file = name;
   } else if (EndsWith(ref.id, ".json")) {
     p.request.weights = CheckpointRequest::Weights::kNone;
     p.request.config_file = name;
@@ -150,6 +162,15 @@ Result<Inventory> Synthesized(const ReadPlan& p, const Checkpoint& ck) {
   return inv;
 }
 
+// One file's tensors, moved out of its parsed header for BuildInventory.
+FileTensors TakeTensors(std::string& name, TensorList& tensors, uint64_t header_bytes) {
+  FileTensors t;
+  t.name = std::move(name);
+  t.tensors = std::move(tensors);
+  t.header_bytes = header_bytes;
+  return t;
+}
+
 Result<Inventory> FromHeaders(const ReadPlan& p, Checkpoint&& ck) {
   std::optional<ModelSpec> spec;
   if (ck.config_json) {
@@ -160,11 +181,7 @@ Result<Inventory> FromHeaders(const ReadPlan& p, Checkpoint&& ck) {
   std::vector<FileTensors> files;
   files.reserve(ck.files.size());
   for (SafetensorsFile& f : ck.files) {
-    FileTensors t;
-    t.name = std::move(f.origin);
-    t.tensors = std::move(f.tensors);
-    t.header_bytes = f.header_length;
-    files.push_back(std::move(t));
+    files.push_back(TakeTensors(f.origin, f.tensors, f.header_length));
   }
   Inventory inv = BuildInventory(spec ? &*spec : nullptr, std::move(files));
   inv.origin = p.weights_origin;
@@ -178,9 +195,65 @@ Result<Inventory> FromHeaders(const ReadPlan& p, Checkpoint&& ck) {
   return inv;
 }
 
+// A GGUF model: its parts (and mmproj files) as the inventory's files, the spec from the
+// first part's metadata, and the GGUF audit.
+Result<Inventory> FromGguf(const ReadPlan& p) {
+  auto listing = p.source->List();
+  if (!listing.ok()) return listing.status();
+  auto model = ReadGgufModel(*p.source, p.gguf_file, &*listing);
+  if (!model.ok()) return model.status();
+  const GgufFile& first = model->parts.front();
+  std::optional<ModelSpec> spec;
+  std::vector<std::string> notes;
+  if (first.Architecture() == "clip") {
+    notes.push_back("a vision projector (mmproj) file: its tensors are the vision encoder");
+  } else if (model->parts.size() == 1) {
+    auto s = ModelSpecFromGguf(first);
+    if (!s.ok()) return s.status();
+    spec = std::move(*s);
+  } else {
+    // A split set: the first part's metadata, every part's tensors (output.weight, say, may
+    // be in the last part, and the spec asks whether it exists).
+    GgufFile all;
+    all.origin = first.origin;
+    all.metadata = first.metadata;
+    for (const GgufFile& part : model->parts) {
+      all.tensors.insert(all.tensors.end(), part.tensors.begin(), part.tensors.end());
+    }
+    auto s = ModelSpecFromGguf(all);
+    if (!s.ok()) return s.status();
+    spec = std::move(*s);
+  }
+  // The audit's metadata: the first part (split parts after it hold only split.* keys).
+  GgufFile meta;
+  meta.origin = first.origin;
+  meta.metadata = first.metadata;
+  std::vector<FileTensors> files;
+  for (auto* group : {&model->parts, &model->mmproj}) {
+    for (GgufFile& f : *group) files.push_back(TakeTensors(f.origin, f.tensors, f.header_bytes));
+  }
+  Inventory inv = BuildInventory(spec ? &*spec : nullptr, std::move(files));
+  inv.origin = p.weights_origin;
+  if (spec && spec->quant.quantized()) {
+    inv.quantization.method = "gguf";
+    inv.quantization.format = spec->quant.format;
+  }
+  AuditGguf(meta, &inv);
+  for (auto& n : model->notes) inv.notes.push_back(std::move(n));
+  for (auto& n : notes) inv.notes.push_back(std::move(n));
+  return inv;
+}
+
 Result<Inventory> Inspect(const ModelRef& ref, std::string_view name, const InspectOptions& o) {
   auto plan = PlanFor(ref, o);
   if (!plan.ok()) return plan.status();
+  if (!plan->gguf_file.empty()) {
+    auto inv = FromGguf(*plan);
+    if (!inv.ok()) return inv.status();
+    inv->model = std::string(name);
+    inv->source = ref;
+    return inv;
+  }
   auto ck = ReadCheckpoint(*plan->source, plan->request);
   if (!ck.ok()) return ck.status();
   auto inv = ck->has_weights ? FromHeaders(*plan, std::move(*ck)) : Synthesized(*plan, *ck);

@@ -193,7 +193,9 @@ void RunAudit(const ModelSpec* spec, Inventory* inv) {
           ub);
     }
   }
-  if (a.quant_parameters > 0) {
+  // GGUF block types carry their scales inside each block: there is no separate metadata.
+  const bool gguf = spec && spec->quant.method_text == "gguf";
+  if (a.quant_parameters > 0 && !gguf) {
     const double eff = static_cast<double>(a.quantized_linear_bytes) * 8.0 / a.quant_parameters;
     const double values = static_cast<double>(a.quant_values_bytes) * 8.0 / a.quant_parameters;
     const uint64_t meta = a.quantized_linear_bytes - a.quant_values_bytes;

@@ -22,7 +22,7 @@ bool IsLowBitDtype(Dtype d) {
     case Dtype::kF4: case Dtype::kF6_E2M3: case Dtype::kF6_E3M2:
       return true;
     default:
-      return false;
+      return IsGgmlBlockType(d);
   }
 }
 
@@ -74,7 +74,14 @@ Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files) 
     for (TensorList& list = files[fi].tensors; !list.empty(); list.pop_front()) {
       TensorInfo& t = list.front();
       TensorEntry e;
-      const model::TensorClass c = model::ClassifyTensor(t.name, num_layers);
+      model::TensorClass c = model::ClassifyTensor(t.name, num_layers);
+      // Names that do not tell linear attention from attention (GGUF's attn_qkv and attn_gate
+      // in a Qwen3.5 delta-net layer): the spec's layer kind does.
+      if (c.role == Role::kAttnProj && c.layer >= 0 && c.layer < num_layers &&
+          spec->layers[static_cast<size_t>(c.layer)].attention.kind == AttentionKind::kLinear) {
+        c.role = Role::kLinearAttnProj;
+        c.component = model::ComponentOf(c.role);
+      }
       e.role = c.role;
       e.part = c.part;
       e.component = c.component;
@@ -93,7 +100,7 @@ Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files) 
   std::sort(bnb_modules.begin(), bnb_modules.end());
 
   std::array<ComponentTotal, kComponentCount> comps{};
-  std::array<DtypeTotal, 22> dtypes{};
+  std::array<DtypeTotal, kDtypeCount> dtypes{};
   for (size_t i = 0; i < comps.size(); ++i) comps[i].component = static_cast<Component>(i);
   for (size_t i = 0; i < dtypes.size(); ++i) dtypes[i].dtype = static_cast<Dtype>(i);
 

@@ -84,6 +84,70 @@ Role InLayerRole(std::string_view path, std::string_view leaf) {
   return Role::kOther;
 }
 
+// GGUF names (llama.cpp llama-arch.cpp LLM_TENSOR_NAMES): "blk.<i>.<leaf>.<part>" inside
+// layers, "token_embd", "output", "output_norm" outside; mmproj files "v.*" and "mm.*".
+Role GgufLayerRole(std::string_view leaf) {
+  if (leaf.starts_with("ssm_")) {
+    if (OneOf(leaf, {"ssm_in", "ssm_out", "ssm_ba", "ssm_alpha", "ssm_beta"})) {
+      return Role::kLinearAttnProj;
+    }
+    return Role::kLinearAttnState;  // ssm_conv1d, ssm_a, ssm_dt, ssm_d, ssm_norm
+  }
+  if (OneOf(leaf, {"attn_q_a", "attn_q_b", "attn_kv_a_mqa", "attn_kv_b", "attn_k_b", "attn_v_b"}))
+    return Role::kMlaProj;
+  if (OneOf(leaf, {"attn_q", "attn_k", "attn_v", "attn_output", "attn_qkv", "attn_gate"}))
+    return Role::kAttnProj;
+  if (leaf == "attn_sinks") return Role::kAttnSinks;
+  if (leaf == "ffn_gate_inp_shexp") return Role::kSharedExpertGate;
+  if (leaf == "ffn_gate_inp" || leaf == "exp_probs_b") return Role::kRouter;
+  if (leaf.ends_with("_shexp")) return Role::kSharedExpertProj;
+  if (leaf.ends_with("_exps")) return Role::kExpertProj;
+  if (OneOf(leaf, {"ffn_gate", "ffn_up", "ffn_down"})) return Role::kMlpProj;
+  if (leaf.starts_with("nextn")) return Role::kMtp;
+  if (Contains(leaf, "norm")) return Role::kNorm;
+  return Role::kOther;
+}
+
+bool IsGgufName(std::string_view name) {
+  return name.starts_with("blk.") || name.starts_with("token_embd.") ||
+         name.starts_with("output.") || name.starts_with("output_norm.") ||
+         name.starts_with("v.") || name.starts_with("mm.");
+}
+
+TensorClass ClassifyGguf(std::string_view name, int64_t num_layers) {
+  TensorClass c;
+  // "<module>.weight" / ".bias"; a few names have no part ("blk.0.ssm_a": the whole name).
+  const size_t dot = name.rfind('.');
+  const std::string_view part = dot == std::string_view::npos ? name : name.substr(dot + 1);
+  const bool has_part = part == "weight" || part == "bias";
+  c.module = has_part ? name.substr(0, dot) : name;
+  c.part = part == "bias" ? Part::kBias : Part::kWeight;
+  const std::string_view m = c.module;
+  if (name.starts_with("v.")) {
+    c.role = Role::kVision;
+  } else if (name.starts_with("mm.")) {
+    c.role = Role::kProjector;
+  } else if (name.starts_with("blk.")) {
+    size_t e = 4;
+    while (e < m.size() && m[e] >= '0' && m[e] <= '9') ++e;
+    if (e > 4 && e - 4 <= 9 && e < m.size() && m[e] == '.') {
+      std::from_chars(m.data() + 4, m.data() + e, c.layer);
+      const std::string_view leaf = m.substr(e + 1);
+      c.role = num_layers >= 0 && c.layer >= num_layers ? Role::kMtp : GgufLayerRole(leaf);
+      // exp_probs_b is DeepSeek-V3's e_score_correction_bias: a router parameter.
+      if (leaf == "exp_probs_b") c.part = Part::kBias;
+    }
+  } else if (m == "token_embd") {
+    c.role = Role::kEmbedding;
+  } else if (m == "output") {
+    c.role = Role::kLmHead;
+  } else if (m == "output_norm") {
+    c.role = Role::kNorm;
+  }
+  c.component = ComponentOf(c.role);
+  return c;
+}
+
 }  // namespace
 
 Component ComponentOf(Role r) {
@@ -110,6 +174,7 @@ bool IsCountedLinear(Role r) {
 }
 
 TensorClass ClassifyTensor(std::string_view name, int64_t num_layers) {
+  if (IsGgufName(name)) return ClassifyGguf(name, num_layers);
   TensorClass c;
   // Split module and part. bitsandbytes puts its state under "<module>.weight.<state>".
   std::string_view module = name, part;

@@ -1,7 +1,8 @@
 // Text and JSON renderers for inventories and the catalog (see vramfit/report.h).
 #include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 #include "core/text.h"
 #include "core/units.h"
@@ -72,7 +73,11 @@ std::string RenderInspectText(const Inventory& inv, const InspectReportOptions& 
   };
   out += fmt::format(
       "{}  [{}]\n", core::Printable(inv.model),
-      inv.synthesized ? "synthesized from config.json" : "read from safetensors headers");
+      inv.synthesized ? "synthesized from config.json"
+      : std::any_of(inv.files.begin(), inv.files.end(),
+                    [](const std::string& f) { return f.ends_with(".gguf"); })
+          ? "read from GGUF headers"
+          : "read from safetensors headers");
   if (inv.has_spec) {
     const ModelSpec& s = inv.spec;
     line("architecture",
