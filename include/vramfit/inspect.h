@@ -31,7 +31,8 @@ struct InspectOptions {
 
 // MODEL is a local directory, a .safetensors file, a config.json, a catalog id or a Hugging
 // Face Hub repo id "org/name[@revision]" (local paths win, then catalog ids; see ResolveModel).
-// Directories with only config.json, and catalog ids, give a synthesized inventory. Inventory::model is MODEL as given.
+// Directories with only config.json, and catalog ids, give a synthesized inventory.
+// Inventory::model is MODEL as given.
 Result<Inventory> InspectModel(std::string_view model, const InspectOptions& options);
 
 // The same for a resolved reference (Inventory::model is ref.id).
