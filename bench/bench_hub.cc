@@ -84,13 +84,26 @@ int main(int argc, char** argv) {
   fmt::print("fixture: {} tensors in {} shards, {:.1f} GB checkpoint; mock Hub at {}\n",
              tensors.size(), kShards, checkpoint / 1e9, hub.endpoint());
 
-  // vramfit in-process: a fresh cache each run, so every run fetches everything.
+  // The same files read locally, for reference.
+  std::vector<double> local;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = Clock::now();
+    auto inv = vramfit::InspectModel(dir, {});
+    local.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    if (!inv.ok()) return 1;
+  }
+  fmt::print("local InspectModel of the same files: median {:.1f} ms of {} runs\n",
+             Median(local), runs);
+
+  // vramfit in-process: a fresh cache each run (and none at all), so every run fetches
+  // everything.
+  for (const bool cache : {false, true}) {
   std::vector<double> times;
   uint64_t bytes = 0, requests = 0, params = 0;
   for (int r = 0; r < runs; ++r) {
     vramfit::HubOptions o;
     o.endpoint = hub.endpoint();
-    o.cache_dir = fmt::format("{}/cache{}", root, r);
+    if (cache) o.cache_dir = fmt::format("{}/cache{}", root, r);
     vramfit::InspectOptions io;
     io.hub = o;
     const uint64_t b0 = hub.bytes_sent, q0 = hub.hub_requests;
@@ -105,9 +118,31 @@ int main(int argc, char** argv) {
     bytes = hub.bytes_sent - b0;
     requests = hub.hub_requests - q0;
   }
-  fmt::print("vramfit (in-process InspectModel): median {:.1f} ms of {} runs; {} requests, "
+  fmt::print("vramfit (in-process InspectModel, {}): median {:.1f} ms of {} runs; {} requests, "
              "{} bytes fetched = {:.6f}% of the checkpoint; {} parameters\n",
-             Median(times), runs, requests, bytes, 100.0 * bytes / checkpoint, params);
+             cache ? "filling a fresh cache" : "no cache", Median(times), runs, requests, bytes,
+             100.0 * bytes / checkpoint, params);
+  }
+
+  // The fetch alone: the commit and file list, config and index, and the 160 headers, with no
+  // parsing beyond the 8-byte lengths (what the peer's network part does).
+  {
+    std::vector<std::string> shards;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() == ".safetensors") shards.push_back(e.path().filename());
+    }
+    std::vector<double> times;
+    for (int r = 0; r < runs; ++r) {
+      vramfit::HubOptions o;
+      o.endpoint = hub.endpoint();
+      const auto t0 = Clock::now();
+      auto src = vramfit::OpenHubRepo(*vramfit::ParseHubId("bench/qwen3-moe-awq"), o);
+      if (!src.ok() || !(*src)->PrefetchHeaders(shards).ok()) return 1;
+      times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    fmt::print("vramfit fetch only (OpenHubRepo + PrefetchHeaders): median {:.1f} ms of {} runs\n",
+               Median(times), runs);
+  }
 
   if (!vramfit_bin.empty()) {
     std::vector<double> ptimes;
@@ -125,6 +160,7 @@ int main(int argc, char** argv) {
   if (!peer.empty()) {
     std::vector<double> inner, outer;
     std::string line;
+    uint64_t bytes = 0, requests = 0;
     for (int r = 0; r < runs; ++r) {
       const uint64_t b0 = hub.bytes_sent, q0 = hub.hub_requests;
       double ms = 0;

@@ -232,6 +232,9 @@ Client::Client(Options options) : s_(std::make_unique<State>()) {
     curl_multi_setopt(s_->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
                       static_cast<long>(s_->o.max_connections));
     curl_multi_setopt(s_->multi, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
+    // Keep every pooled connection between transfers (libcurl's default keeps 4 per easy
+    // handle still added, and a batch's last handles are removed one by one).
+    curl_multi_setopt(s_->multi, CURLMOPT_MAXCONNECTS, static_cast<long>(s_->o.max_connections));
   }
 }
 
@@ -439,6 +442,7 @@ Status Client::Fetch(const std::vector<Request>& requests, std::vector<Response>
     int still = 0;
     curl_multi_perform(s.multi, &still);
     int left = 0;
+    bool finished_any = false;
     while (CURLMsg* m = curl_multi_info_read(s.multi, &left)) {
       if (m->msg != CURLMSG_DONE) continue;
       Transfer* raw = nullptr;
@@ -449,11 +453,13 @@ Status Client::Fetch(const std::vector<Request>& requests, std::vector<Response>
       if (it == running.end()) continue;
       std::unique_ptr<Transfer> t = std::move(*it);
       running.erase(it);
+      finished_any = true;
       Status st = finish(std::move(t), rc);
       if (!st.ok() && failure.ok()) failure = st;
     }
     if (!failure.ok()) break;
     if (running.empty() && queue.empty()) break;
+    if (finished_any) continue;  // start what waits behind them before waiting again
     int wait_ms = 100;
     if (running.empty()) {
       // Only retries waiting: sleep until the first may start.

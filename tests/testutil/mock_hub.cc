@@ -2,7 +2,10 @@
 // directories with pread, so hollow (sparse) shards of any size cost what their headers cost.
 #include "testutil/mock_hub.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,11 +25,35 @@ void DropRanges(const httplib::Request& req) {
   const_cast<httplib::Request&>(req).ranges.clear();
 }
 
+namespace {
+
+// cpp-httplib 0.11 listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, fixed when Debian
+// built it): 16 connections opened at once would see SYNs dropped and retried a second later,
+// which no real server does. listen() again on the bound socket widens its queue.
+void WidenBacklog(int port) {
+  for (int fd = 0; fd < 4096; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) {
+      continue;
+    }
+    sockaddr_in addr{};
+    socklen_t alen = sizeof addr;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) == 0 &&
+        addr.sin_family == AF_INET && ntohs(addr.sin_port) == port) {
+      ::listen(fd, 1024);
+    }
+  }
+}
+
+}  // namespace
+
 MockHub::MockHub(int threads) {
   for (httplib::Server* s : {&hub_, &cdn_}) {
     s->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     s->set_keep_alive_max_count(100000);
     s->set_keep_alive_timeout(2);
+    s->set_tcp_nodelay(true);  // as real servers: no Nagle delay between headers and body
   }
   hub_.Get(R"(/api/models/([^/]+/[^/]+)/revision/(.+))",
            [this](const httplib::Request& q, httplib::Response& r) {
@@ -45,6 +72,8 @@ MockHub::MockHub(int threads) {
            });
   hub_port_ = hub_.bind_to_any_port("127.0.0.1");
   cdn_port_ = cdn_.bind_to_any_port("127.0.0.1");
+  WidenBacklog(hub_port_);
+  WidenBacklog(cdn_port_);
   hub_thread_ = std::thread([this] { hub_.listen_after_bind(); });
   cdn_thread_ = std::thread([this] { cdn_.listen_after_bind(); });
   // stop() before the accept loop runs would be lost: wait for both loops.
@@ -153,6 +182,8 @@ void MockHub::Resolve(const httplib::Request& req, httplib::Response& res, bool 
     return;
   }
   res.set_header("X-Repo-Commit", kMockCommit);
+  // The Hub's ETag of a file (its LFS sha256 for weights); clients check it is there.
+  res.set_header("ETag", fmt::format("\"{:016x}\"", std::hash<std::string>{}(repo + file)));
   ServeFile(req, res, path);
 }
 
