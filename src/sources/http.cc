@@ -139,7 +139,6 @@ bool Retryable(CURLcode rc) {
   switch (rc) {
     case CURLE_OPERATION_TIMEDOUT:
     case CURLE_COULDNT_CONNECT:
-    case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_GOT_NOTHING:

@@ -280,8 +280,10 @@ class HubSource : public ByteSource {
   // Resolves the revision and lists the repo (from the cache when it can), then fetches the
   // small files every read needs.
   Status Open() {
-    if (!ValidNamePart(ref_.id.substr(0, ref_.id.find('/')))) {
-      return Status::InvalidArgument(fmt::format("{}: not a Hub repo id", ref_.id));
+    const size_t slash = ref_.id.find('/');
+    if (slash == std::string::npos || !ValidNamePart(ref_.id.substr(0, slash)) ||
+        !ValidNamePart(ref_.id.substr(slash + 1))) {
+      return Status::InvalidArgument(fmt::format("\"{}\": not a Hub repo id (org/name)", ref_.id));
     }
     if (IsCommit(ref_.revision)) sha_ = ref_.revision;
     if (sha_.empty()) sha_ = o_.offline ? cache_.Commit(ref_.revision) : "";
