@@ -222,6 +222,7 @@ Result<Inventory> Inspect(const ModelRef& ref, std::string_view name, const Insp
   if (!inv.ok()) return inv.status();
   inv->model = std::string(name);
   inv->source = ref;
+  if (ref.kind == ModelKind::kHub) inv->repo = ref.id;
   return inv;
 }
 
