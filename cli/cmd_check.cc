@@ -121,7 +121,7 @@ std::function<int()> SetupCheck(CLI::App* app) {
     ReadDraftModel("check", &*settings);
     auto gpu = ResolveGpu(f->gpu, f->gpu_memory);
     if (!gpu.ok()) return fail(gpu.status().message());
-    auto inv = InspectModel(cmd->model, {});
+    auto inv = InspectModel(cmd->model, ModelOptions());
     if (!inv.ok()) return fail(inv.status().message());
     auto model = engine->prepare(*inv);
     if (!model.ok()) return fail(model.status().message());

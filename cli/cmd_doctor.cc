@@ -58,7 +58,7 @@ std::function<int()> SetupDoctor(CLI::App* app) {
     DoctorContext ctx;
     std::optional<Inventory> inv;
     if (!f->model.empty()) {
-      auto m = InspectModel(f->model, {});
+      auto m = InspectModel(f->model, ModelOptions());
       if (!m.ok()) return fail(m.status().message());
       inv = std::move(*m);
       ctx.model = &*inv;

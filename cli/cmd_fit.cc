@@ -116,7 +116,7 @@ std::function<int()> SetupFit(CLI::App* app) {
           "--gpu NAME or --gpu-memory SIZE is required (or --goal gpus to search the "
           "catalog; see `vramfit gpus`)"));
     }
-    auto inv = InspectModel(f->model, {});
+    auto inv = InspectModel(f->model, ModelOptions());
     if (!inv.ok()) return fail(inv.status());
     const auto started = std::chrono::steady_clock::now();
     if (f->gpus_table) {

@@ -19,7 +19,8 @@ std::function<int()> SetupInspect(CLI::App* app) {
   auto f = std::make_shared<Flags>();
   app->add_option("MODEL", f->model,
                   "A checkpoint directory (config.json + safetensors), a .safetensors file, a "
-                  "config.json, or a catalog id (see `vramfit models`); local paths win")
+                  "config.json, a catalog id (see `vramfit models`), or a Hugging Face Hub repo "
+                  "org/name[@revision]; local paths win, then catalog ids")
       ->required();
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.inspect/1) instead of text");
   app->add_flag("--tensors", f->tensors,
@@ -28,7 +29,7 @@ std::function<int()> SetupInspect(CLI::App* app) {
       "--synthesize", f->synthesize,
       "Build the inventory from config.json alone even when safetensors files are present");
   return [f]() {
-    InspectOptions options;
+    InspectOptions options = ModelOptions();
     options.force_synthesize = f->synthesize;
     auto inv = InspectModel(f->model, options);
     if (!inv.ok()) {

@@ -92,7 +92,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
     ReadDraftModel("plan", &settings);
     auto gpu = ResolveGpu(f->gpu, f->gpu_memory);
     if (!gpu.ok()) return fail(gpu.status());
-    auto inv = InspectModel(f->model, {});
+    auto inv = InspectModel(f->model, ModelOptions());
     if (!inv.ok()) return fail(inv.status());
     auto model = chosen->engine->prepare(*inv);
     if (!model.ok()) return fail(model.status());

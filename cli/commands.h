@@ -13,6 +13,7 @@
 #include "vramfit/advice.h"
 #include "vramfit/engine.h"
 #include "vramfit/gpu.h"
+#include "vramfit/inspect.h"
 #include "vramfit/status.h"
 
 namespace vramfit::cli {
@@ -39,6 +40,9 @@ std::function<int()> SetupPlan(CLI::App* app);
 std::function<int()> SetupCheck(CLI::App* app);
 std::function<int()> SetupFit(CLI::App* app);
 std::function<int()> SetupDoctor(CLI::App* app);
+// How every command reads MODEL: Hub ids with the environment's settings (HF_TOKEN, HF_ENDPOINT,
+// HF_HOME, HF_HUB_OFFLINE) and a progress line on stderr when a fetch takes over a second.
+InspectOptions ModelOptions();
 // The engine command line given to `check` after "--".
 void SetCheckCommand(std::vector<std::string> command);
 std::function<int()> SetupMonitor(CLI::App* app);

@@ -38,6 +38,19 @@ std::vector<Command> Commands() {
 
 }  // namespace
 
+InspectOptions ModelOptions() {
+  InspectOptions o;
+  o.hub_progress = [](const HubProgress& p) {
+    fmt::print(stderr,
+               "\rvramfit: reading {} from the Hugging Face Hub: {}/{} requests, {:.1f} MB, "
+               "{:.1f} s{}",
+               p.repo, p.requests_done, p.requests_total, static_cast<double>(p.bytes) / 1e6,
+               p.seconds, p.done ? "\n" : "");
+    std::fflush(stderr);
+  };
+  return o;
+}
+
 int Run(std::vector<std::string> args) {
   CLI::App app{"vramfit: will this model fit on these GPUs, where would it run out of memory, "
                "and what makes it fit.\nExit codes: 0 ok, 1 check predicts a failure, 2 usage "

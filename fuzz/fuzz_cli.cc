@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@
 #include "commands.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // A MODEL spelled org/name is a Hub id: the fuzzer never reaches the network, and an empty
+  // cache answers offline.
+  ::setenv("HF_HUB_OFFLINE", "1", 1);
+  ::setenv("HF_HOME", "/nonexistent/vramfit-fuzz", 1);
   if (std::freopen("/dev/null", "w", stdout) == nullptr) return 0;
   return 0;
 }

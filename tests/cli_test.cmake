@@ -167,9 +167,14 @@ run(unknown_model 2 inspect qwen3-9b)
 if(NOT last_err MATCHES "nearest: .*qwen3-8b")
   message(SEND_ERROR "unknown_model: no suggestion in '${last_err}'")
 endif()
+# Hub ids (ctest runs this offline, HF_HUB_OFFLINE=1, with an empty cache: no network).
 run(hub_id 2 inspect someorg/some-model)
-if(NOT last_err MATCHES "Hugging Face Hub")
+if(NOT last_err MATCHES "someorg/some-model@main: offline .*Hugging Face Hub cache")
   message(SEND_ERROR "hub_id: '${last_err}'")
+endif()
+run(hub_id_bad 2 inspect someorg/some--model)
+if(NOT last_err MATCHES "not a Hub repo id: expected org/name\\[@revision\\]")
+  message(SEND_ERROR "hub_id_bad: '${last_err}'")
 endif()
 # Hostile inputs (docs/testing.md). A FIFO where a file is expected is refused with exit 2,
 # never waited on: each run has a time limit, so a blocking read fails the test instead of

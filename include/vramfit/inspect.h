@@ -9,6 +9,8 @@
 #ifndef VRAMFIT_INSPECT_H_
 #define VRAMFIT_INSPECT_H_
 
+#include <functional>
+#include <optional>
 #include <string_view>
 
 #include "vramfit/inventory.h"
@@ -21,11 +23,16 @@ struct InspectOptions {
   // Build the inventory from config.json even when safetensors files are present (for
   // comparing the synthesized inventory with the real one). Default: false.
   bool force_synthesize = false;
+  // How Hugging Face Hub ids are read. Default (empty): HubOptionsFromEnvironment().
+  std::optional<HubOptions> hub;
+  // Progress of a Hub fetch (replaces hub->progress when set). Default: none.
+  std::function<void(const HubProgress&)> hub_progress;
 };
 
-// MODEL is a local directory, a .safetensors file, a config.json, or a catalog id (local paths
-// win; see ResolveModel). Directories with only config.json, and catalog ids, give a
-// synthesized inventory. Inventory::model is MODEL as given.
+// MODEL is a local directory, a .safetensors file, a config.json, a catalog id or a Hugging
+// Face Hub repo id "org/name[@revision]" (local paths win, then catalog ids; see ResolveModel).
+// Directories with only config.json, and catalog ids, give a synthesized inventory.
+// Inventory::model is MODEL as given.
 Result<Inventory> InspectModel(std::string_view model, const InspectOptions& options);
 
 // The same for a resolved reference (Inventory::model is ref.id).

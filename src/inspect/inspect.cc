@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "core/text.h"
 #include "core/units.h"
 #include "model/gguf_spec.h"
 #include "sources/checkpoint.h"
@@ -79,6 +80,40 @@ Result<ReadPlan> PlanLocal(const ModelRef& ref, const InspectOptions& o) {
   return p;
 }
 
+// A Hub repo: its config.json and the headers of the weights its layout names, over HTTP.
+Result<ReadPlan> PlanHub(const ModelRef& ref, const InspectOptions& o) {
+  HubOptions hub = o.hub ? *o.hub : HubOptionsFromEnvironment();
+  if (o.hub_progress) hub.progress = o.hub_progress;
+  auto src = OpenHubRepo(ref, hub);
+  if (!src.ok()) return src.status();
+  ReadPlan p;
+  p.source = std::move(*src);
+  p.weights_origin = p.config_origin = p.source->Label();
+  p.request.weights = o.force_synthesize ? CheckpointRequest::Weights::kNone
+                                         : CheckpointRequest::Weights::kLayout;
+  auto listing = p.source->List();
+  if (!listing.ok()) return listing.status();
+  const bool has_safetensors =
+      std::any_of(listing->begin(), listing->end(),
+                  [](const std::string& f) { return EndsWith(f, ".safetensors"); });
+  if (!has_safetensors && !o.force_synthesize) {
+    std::string files;
+    for (const auto& f : *listing) {
+      if (files.size() > 400) {
+        files += ", ...";
+        break;
+      }
+      files += (files.empty() ? "" : ", ") + core::Printable(f);
+    }
+    return Status::Unsupported(fmt::format(
+        "{}: no .safetensors files at the repo's top level (it has: {}); vramfit reads "
+        "safetensors checkpoints (GGUF is not read yet); `--synthesize` plans from config.json "
+        "alone",
+        p.source->Label(), files.empty() ? "no files" : files));
+  }
+  return p;
+}
+
 Result<ReadPlan> PlanFor(const ModelRef& ref, const InspectOptions& o) {
   switch (ref.kind) {
     case ModelKind::kLocalDirectory:
@@ -95,10 +130,9 @@ Result<ReadPlan> PlanFor(const ModelRef& ref, const InspectOptions& o) {
       return p;
     }
     case ModelKind::kHub:
-      break;
+      return PlanHub(ref, o);
   }
-  return Status::Unsupported(
-      fmt::format("{}: reading Hugging Face Hub repos is not built yet", ref.id));
+  return Status::InvalidArgument(fmt::format("{}: unknown kind of model reference", ref.id));
 }
 
 void AddSchemeCheck(const ModelSpec& spec, Inventory* inv) {
@@ -260,6 +294,7 @@ Result<Inventory> Inspect(const ModelRef& ref, std::string_view name, const Insp
   if (!inv.ok()) return inv.status();
   inv->model = std::string(name);
   inv->source = ref;
+  if (ref.kind == ModelKind::kHub) inv->repo = ref.id;
   return inv;
 }
 

@@ -83,6 +83,7 @@ Status ReadSharded(const ByteSource& src, uint64_t max_tensors, Checkpoint* out)
   core::IndexedNames<decltype(name_of)> indexed(map.size(), name_of);
   for (uint32_t i = 0; i < map.size(); ++i) indexed.Insert(i);  // names are unique (parser)
   std::vector<bool> found(map.size(), false);
+  VRAMFIT_RETURN_IF_ERROR(src.PrefetchHeaders(index->shards));
   uint64_t data = 0, extra = 0, extra_bytes = 0;
   std::string first_extra;
   for (size_t si = 0; si < index->shards.size(); ++si) {
@@ -163,6 +164,7 @@ Status ReadLayout(const ByteSource& src, const std::vector<std::string>& listing
         found.push_back(name);
       }
     }
+    VRAMFIT_RETURN_IF_ERROR(src.PrefetchHeaders(found));
     for (const auto& name : found) {
       out->has_weights = true;
       auto f = ReadHeader(src, name);

@@ -1,5 +1,6 @@
 // ResolveModel (vramfit/source.h): which kind of model a MODEL argument names. Local paths win
-// over ids, so a directory called "qwen3-8b" is read rather than the catalog entry.
+// over ids, so a directory called "qwen3-8b" is read rather than the catalog entry; catalog ids
+// win over Hub repo ids, and "org/name@revision" is always the Hub.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -40,17 +41,22 @@ Result<ModelRef> ResolveModel(std::string_view model_arg) {
     return ModelRef{fs::is_directory(st) ? ModelKind::kLocalDirectory : ModelKind::kLocalFile,
                     model, ""};
   }
+  // "org/name@revision" always names the Hub (no catalog id has an '@').
+  if (model.find('@') != std::string::npos && model.find('/') != std::string::npos) {
+    return ParseHubId(model);
+  }
   auto entry = FindCatalogModel(model);
   if (entry.ok()) return ModelRef{ModelKind::kCatalog, entry->id, ""};
   if (entry.status().code() != Code::kNotFound) return entry.status();
-  std::string msg =
-      fmt::format("{}: no such file or directory, and {}", model, entry.status().message());
   if (model.find('/') != std::string::npos) {
-    msg +=
-        "; reading Hugging Face Hub repos directly is not built yet: download config.json (and "
-        "optionally the safetensors files) into a directory and pass that";
+    auto hub = ParseHubId(model);
+    if (hub.ok()) return hub;
+    return Status::NotFound(fmt::format("{}: no such file or directory, {} is not in the model "
+                                        "catalog, and {}",
+                                        model, model, hub.status().message()));
   }
-  return Status::NotFound(msg);
+  return Status::NotFound(
+      fmt::format("{}: no such file or directory, and {}", model, entry.status().message()));
 }
 
 }  // namespace vramfit
