@@ -146,6 +146,10 @@ inline std::vector<std::string> ExpandShortNames(const std::vector<FlagSpec>& fl
 // kInvalidArgument names `flag`.
 Result<int64_t> ParseTokenCount(const std::string& flag, const std::string& text);
 
+// What every engine's `prepare` asks of an inventory first: its config (a spec), and a format the
+// engine models (a GGUF file waits for the llama.cpp engine). Messages name `engine_title`.
+Status CheckPlannable(const Inventory& inv, std::string_view engine_title);
+
 // Every engine, in table order.
 const std::vector<const Engine*>& Engines();
 

@@ -4,7 +4,23 @@
 #include "engines/vllm/engine.h"
 #include "vramfit/engine.h"
 
+#include <string>
+
 namespace vramfit {
+
+Status CheckPlannable(const Inventory& inv, std::string_view engine_title) {
+  if (!inv.has_spec) {
+    return Status::InvalidArgument("planning needs the model's config.json (none was found)");
+  }
+  if (inv.quantization.method == "gguf") {
+    // Its ggml block types load through paths the engines modelled today do not model; a GGUF
+    // file is planned by the llama.cpp engine once it exists (inspect reads it exactly today).
+    return Status::Unsupported("planning a GGUF file under " + std::string(engine_title) +
+                               " is not modelled: `vramfit inspect` reads it; plan the "
+                               "safetensors checkpoint it was converted from instead");
+  }
+  return Status::Ok();
+}
 
 const std::vector<const Engine*>& Engines() {
   static const std::vector<const Engine*> kEngines = {

@@ -120,16 +120,7 @@ Status CheckVersion(const std::string& version) {
 }
 
 Result<std::unique_ptr<PreparedModel>> Prepare(const Inventory& inv) {
-  if (!inv.has_spec) {
-    return Status::InvalidArgument("planning needs the model's config.json (none was found)");
-  }
-  if (inv.quantization.method == "gguf") {
-    // Its ggml block types load through a path this room does not model; a GGUF file is
-    // planned by the llama.cpp engine once it exists (inspect reads it exactly today).
-    return Status::Unsupported(
-        "planning a GGUF file under transformers is not modelled: `vramfit inspect` reads it; "
-        "plan the safetensors checkpoint it was converted from instead");
-  }
+  VRAMFIT_RETURN_IF_ERROR(CheckPlannable(inv, "transformers"));
   return std::unique_ptr<PreparedModel>(std::make_unique<PreparedTransformersModel>(inv));
 }
 
