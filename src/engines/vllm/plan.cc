@@ -460,21 +460,36 @@ uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
       v.kind != VisionKind::kQwen2Vl) {
     return 0;
   }
-  if (s.limit_videos > 0) {
-    r.plan.notes.push_back(fmt::format(
-        "--limit-mm-per-prompt video={}: the encoder profile is modelled for images; a video's "
-        "frames are not charged beyond the same token budget (not modelled)",
-        s.limit_videos));
-  }
-  if (s.limit_images == 0) return 0;
   const uint64_t unit = static_cast<uint64_t>(v.patch_size * v.spatial_merge_size);
   const uint64_t max_pixels = s.max_pixels > 0 ? static_cast<uint64_t>(s.max_pixels)
                               : v.kind == VisionKind::kQwen3Vl ? kQwen3VlMaxPixels
                                                                : kQwen2VlMaxPixels;
-  const uint64_t tok_item = std::max<uint64_t>(1, max_pixels / (unit * unit));
+  const uint64_t tok_image = std::max<uint64_t>(1, max_pixels / (unit * unit));
+  // Videos (V1; docs/engines/vllm-multimodal-and-allreduce.md, part A). vLLM profiles one
+  // modality, the active one (limit > 0, or unset) with the most tokens per item, counted for
+  // one item whatever the limit (MultiModalBudget, get_modality_with_max_tokens). Qwen2-VL and
+  // Qwen2.5-VL (qwen2_vl.py, same from v0.11 to ~v0.22) make the dummy video of frames at the
+  // image size, two frames to a temporal patch, as many as max_model_len holds up to 14:
+  // n x max(1, min(max_model_len / n, 7)) tokens for n tokens an image; a tie goes to video.
+  // Qwen3-VL profiles a 2-frame video from v0.15 (PR #32684), fewer tokens than an image at
+  // the processor's default sizes, so images stay the dummy modality there.
+  uint64_t tok_video = 0;
+  if (!s.v0_engine && s.limit_videos != 0 && v.kind != VisionKind::kQwen3Vl) {
+    const uint64_t len = static_cast<uint64_t>(std::max<int64_t>(s.max_model_len, 0));
+    tok_video = tok_image * std::clamp<uint64_t>(len / tok_image, 1, 7);
+  } else if (s.limit_videos > 0) {
+    r.plan.notes.push_back(fmt::format(
+        "--limit-mm-per-prompt video={}: {}", s.limit_videos,
+        s.v0_engine ? "the V0 encoder profile is modelled for images only (videos not modelled)"
+                    : "Qwen3-VL profiles a 2-frame video from vLLM 0.15, smaller than an image "
+                      "at the processor's default sizes: the image profile is planned"));
+  }
+  const bool video = tok_video > 0 && (s.limit_images == 0 || tok_video >= tok_image);
+  if (!video && s.limit_images == 0) return 0;
+  const uint64_t tok_item = video ? tok_video : tok_image;
   const uint64_t budget = std::max(mnbt, tok_item);
-  const uint64_t per_prompt =
-      s.limit_images > 0 ? static_cast<uint64_t>(s.limit_images) : kUnlimitedItems;
+  const int64_t limit = video ? s.limit_videos : s.limit_images;
+  const uint64_t per_prompt = limit > 0 ? static_cast<uint64_t>(limit) : kUnlimitedItems;
   const uint64_t items = std::max<uint64_t>(
       1, std::min(budget / tok_item,
                   reqs * std::min<uint64_t>(per_prompt, s.max_model_len / tok_item + 1)));
@@ -484,8 +499,11 @@ uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
                                       3 * static_cast<uint64_t>(v.intermediate_size) / r.tp);
   const uint64_t stored = items * tok_item * static_cast<uint64_t>(r.spec.hidden_size) * 2;
   r.g.explain.push_back({"encoder", vit + stored,
-                         fmt::format("{} image(s) of {} tokens ({} max_pixels): ViT activations "
-                                     "{} + stored embeddings {}", items, tok_item, max_pixels,
+                         fmt::format("{} {} of {} tokens ({} max_pixels{}): ViT activations "
+                                     "{} + stored embeddings {}", items,
+                                     video ? "video(s)" : "image(s)", tok_item, max_pixels,
+                                     video ? fmt::format(", {} frames", 2 * tok_item / tok_image)
+                                           : "",
                                      FormatBytes(vit), FormatBytes(stored))});
   return vit + stored;
 }

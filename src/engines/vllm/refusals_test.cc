@@ -344,5 +344,34 @@ TEST(Flags, SpeculativeDraftModelAddsItsWeightsAndKvLayers) {
   EXPECT_EQ(mtp->draft_model, "");
 }
 
+// The encoder profile's dummy modality (docs/engines/vllm-multimodal-and-allreduce.md, part A):
+// Qwen2.5-VL's dummy video holds max_model_len / 16,384 temporal patches (up to 7) of 16,384
+// tokens, and wins over a 16,384-token image from 32,768 tokens on; "video": 0 leaves the image.
+TEST(Flags, Qwen25VlProfilesTheDummyVideoUnlessVideosAreOff) {
+  const Inventory inv = Catalog("qwen2.5-vl-7b-instruct");
+  const auto encoder = [&](int64_t len, int64_t images, int64_t videos) -> std::string {
+    VllmSettings s;
+    s.max_model_len = len;
+    s.max_num_batched_tokens = 8192;
+    s.limit_images = images;
+    s.limit_videos = videos;
+    auto p = PlanVllm(inv, Gpu("h100"), s);
+    if (!p.ok()) return p.status().ToString();
+    for (const Explained& e : p->gpus[0].explain)
+      if (e.name == "encoder") return e.formula;
+    return "";
+  };
+  EXPECT_NE(encoder(32768, 1, 1).find("1 video(s) of 32768 tokens (12845056 max_pixels, 4 frames)"),
+            std::string::npos) << encoder(32768, 1, 1);
+  EXPECT_NE(encoder(32768, 1, 0).find("1 image(s) of 16384 tokens"), std::string::npos);
+  // 128,000 tokens hold 7 temporal patches: 14 frames, 114,688 tokens.
+  EXPECT_NE(encoder(128000, -1, -1).find("of 114688 tokens"), std::string::npos);
+  // Below two images' length the counts tie and video is profiled (vLLM's tie rule).
+  EXPECT_NE(encoder(16384, 1, 1).find("1 video(s) of 16384 tokens"), std::string::npos);
+  // Images off, video on: the video.
+  EXPECT_NE(encoder(32768, 0, 1).find("video(s)"), std::string::npos);
+  EXPECT_EQ(encoder(32768, 0, 0), "");
+}
+
 }  // namespace
 }  // namespace vramfit
