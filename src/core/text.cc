@@ -77,6 +77,10 @@ std::string NearestNames(std::vector<std::pair<size_t, std::string>> scored, siz
   return out;
 }
 
+Status BadFlagValue(const std::string& flag, const std::string& text, const char* expected) {
+  return Status::InvalidArgument(flag + " \"" + Printable(text) + "\": expected " + expected);
+}
+
 std::string Printable(std::string_view s) {
   // Fast path: plain printable ASCII (almost every name and message).
   const bool plain = std::all_of(s.begin(), s.end(), [](char ch) {

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "vramfit/status.h"
+
 namespace vramfit::core {
 
 // Levenshtein distance (insertions, deletions, substitutions).
@@ -27,6 +29,10 @@ std::string NearestNames(std::vector<std::pair<size_t, std::string>> scored, siz
 // Example:
 //   Printable("w\x1b[2J\n")  // the ten characters  w \ x 1 b [ 2 J \ n
 std::string Printable(std::string_view s);
+
+// kInvalidArgument for a flag value that does not read, in the one form every engine's flag
+// reader uses: `FLAG "TEXT": expected EXPECTED`, the text made printable.
+Status BadFlagValue(const std::string& flag, const std::string& text, const char* expected);
 
 // Byte offset of the first invalid UTF-8 sequence in `s` (a stray continuation byte, a cut
 // sequence, an overlong form, a surrogate, a value past U+10FFFF), or s.size() when valid.

@@ -10,10 +10,8 @@
 namespace vramfit::transformers {
 namespace {
 
-Status Bad(const std::string& flag, const std::string& text, const char* expected) {
-  return Status::InvalidArgument(
-      fmt::format("{} \"{}\": expected {}", flag, core::Printable(text), expected));
-}
+// Every flag value that does not read, in the one form (core/text.h).
+constexpr auto Bad = core::BadFlagValue;
 
 Result<int64_t> ReadCount(const std::string& flag, const std::string& text) {
   auto n = ParseTokenCount(flag, text);
