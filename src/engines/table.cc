@@ -1,5 +1,6 @@
 // The engine table (vramfit/engine.h): one line per engine. Adding an engine is a new room
 // under src/engines/<engine>/ and one line here; nothing above the engines names it.
+#include "engines/llamacpp/engine.h"
 #include "engines/transformers/engine.h"
 #include "engines/vllm/engine.h"
 #include "vramfit/engine.h"
@@ -13,11 +14,11 @@ Status CheckPlannable(const Inventory& inv, std::string_view engine_title) {
     return Status::InvalidArgument("planning needs the model's config.json (none was found)");
   }
   if (inv.quantization.method == "gguf") {
-    // Its ggml block types load through paths the engines modelled today do not model; a GGUF
-    // file is planned by the llama.cpp engine once it exists (inspect reads it exactly today).
+    // Its ggml block types load through paths these engines do not model; the llama.cpp
+    // engine (src/engines/llamacpp/) plans GGUF files.
     return Status::Unsupported("planning a GGUF file under " + std::string(engine_title) +
-                               " is not modelled: `vramfit inspect` reads it; plan the "
-                               "safetensors checkpoint it was converted from instead");
+                               " is not modelled: plan it with --engine llamacpp, or plan the "
+                               "safetensors checkpoint it was converted from");
   }
   return Status::Ok();
 }
@@ -26,6 +27,7 @@ const std::vector<const Engine*>& Engines() {
   static const std::vector<const Engine*> kEngines = {
       &vllm::VllmEngine(),
       &transformers::TransformersEngine(),
+      &llamacpp::LlamaCppEngine(),
   };
   return kEngines;
 }

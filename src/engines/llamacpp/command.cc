@@ -1,0 +1,344 @@
+// llama.cpp flags, command lines and the plan's command (see command.h). Spellings follow
+// common/arg.cpp of llama.cpp ec98e2002.
+#include "engines/llamacpp/command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "core/text.h"
+
+namespace vramfit::llamacpp {
+namespace {
+
+constexpr auto Bad = core::BadFlagValue;
+
+Result<int64_t> ReadInt(const std::string& flag, const std::string& text, int64_t lo) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end || v < lo || v > (int64_t{1} << 31) - 1) {
+    return Bad(flag, text, lo < 0 ? "an integer (-1 for the default)" : "a whole number");
+  }
+  return v;
+}
+
+Result<bool> ReadOnOff(const std::string& flag, const std::string& text) {
+  if (text == "on" || text == "true" || text == "1" || text.empty()) return true;
+  if (text == "off" || text == "false" || text == "0") return false;
+  return Bad(flag, text, "on or off");
+}
+
+// "3,1" or "3/1" (arg.cpp splits --tensor-split on , and /).
+Result<std::vector<double>> ReadSplit(const std::string& flag, const std::string& text) {
+  std::vector<double> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t end = text.find_first_of(",/", at);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(at, end - at);
+    double v = 0;
+    auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || p != item.data() + item.size() || v < 0 ||
+        !(v < 1e12) || out.size() >= 64) {
+      return Bad(flag, text, "proportions such as 3,1 (at most 64)");
+    }
+    out.push_back(v);
+    at = end + 1;
+  }
+  return out;
+}
+
+// One name as the command gives it -> the FlagSpec name (llama.cpp's aliases).
+struct Alias {
+  const char* spelled;
+  const char* name;
+};
+constexpr Alias kAliases[] = {
+    {"-c", "--ctx-size"}, {"-ngl", "--n-gpu-layers"}, {"--gpu-layers", "--n-gpu-layers"},
+    {"-b", "--batch-size"}, {"-ub", "--ubatch-size"}, {"-np", "--parallel"},
+    {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}, {"-sm", "--split-mode"},
+    {"-ts", "--tensor-split"}, {"-mg", "--main-gpu"}, {"-ot", "--override-tensor"},
+    {"-cmoe", "--cpu-moe"}, {"-ncmoe", "--n-cpu-moe"}, {"-kvu", "--kv-unified"},
+    {"-fa", "--flash-attn"}, {"-nkvo", "--no-kv-offload"}, {"-dev", "--device"},
+};
+
+}  // namespace
+
+const std::vector<FlagSpec>& Flags() {
+  static const std::vector<FlagSpec> kFlags = {
+      {"--ctx-size", "-c", "llama.cpp: context tokens, all sequences (0: the model's)", "INT"},
+      {"--n-gpu-layers", "-ngl", "llama.cpp: layers on the GPUs, counted from the last "
+                                 "(default all)", "INT"},
+      {"--batch-size", nullptr, "llama.cpp -b: logical batch (default 2048)", "INT"},
+      {"--ubatch-size", "-ub", "llama.cpp: physical batch (default 512)", "INT"},
+      {"--parallel", "-np", "llama.cpp: sequences (llama-server default 4, unified)", "INT"},
+      {"--cache-type-k", "-ctk", "llama.cpp: K cache type f16|bf16|f32|q8_0|q4_0|q4_1|iq4_nl|"
+                                 "q5_0|q5_1", "TEXT"},
+      {"--cache-type-v", "-ctv", "llama.cpp: V cache type (quantized needs -fa)", "TEXT"},
+      {"--split-mode", "-sm", "llama.cpp: none|layer|row", "TEXT"},
+      {"--tensor-split", "-ts", "llama.cpp: proportions per GPU, e.g. 3,1", "TEXT"},
+      {"--main-gpu", "-mg", "llama.cpp: the GPU of -sm none", "INT"},
+      {"--override-tensor", "-ot", "llama.cpp: PATTERN=CPU|CUDAn[,...]", "TEXT"},
+      {"--cpu-moe", nullptr, "llama.cpp: every layer's experts on the CPU", nullptr},
+      {"--n-cpu-moe", "-ncmoe", "llama.cpp: experts of the first N layers on the CPU", "INT"},
+      {"--kv-unified", "-kvu", "llama.cpp: one KV buffer shared by all sequences", nullptr},
+      {"--no-kv-unified", nullptr, "llama.cpp: one KV stream per sequence", nullptr},
+      {"--swa-full", nullptr, "llama.cpp: full-size cache for sliding-window layers", nullptr},
+      {"--flash-attn", "-fa", "llama.cpp: on|off|auto (default auto)", "TEXT"},
+      {"--no-kv-offload", "-nkvo", "llama.cpp: KV cache on the CPU", nullptr},
+      {"--no-mmap", nullptr, "llama.cpp: read the model into memory instead of mapping it",
+       nullptr},
+      {"--device", "-dev", "llama.cpp: the GPUs used, e.g. CUDA0,CUDA1 (default one)", "TEXT"},
+  };
+  return kFlags;
+}
+
+Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) {
+  for (const auto& [name, text] : given) {
+    if (name == "--cache-type-k") {
+      s.kv_cache_dtype = text;
+    } else if (name == "--cache-type-v") {
+      s.cache_type_v = text;
+    } else if (name == "--split-mode") {
+      s.split_mode = text;
+    } else if (name == "--tensor-split") {
+      auto v = ReadSplit(name, text);
+      if (!v.ok()) return v.status();
+      s.tensor_split = *v;
+      s.pipeline_parallel_size = std::max<int64_t>(s.pipeline_parallel_size,
+                                                   static_cast<int64_t>(v->size()));
+    } else if (name == "--override-tensor") {
+      // PATTERN=BUFFER[,PATTERN=BUFFER...] (arg.cpp splits on ',' then on the last '=').
+      size_t at = 0;
+      while (at <= text.size()) {
+        size_t end = text.find(',', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string item = text.substr(at, end - at);
+        const size_t eq = item.rfind('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+          return Bad(name, text, "PATTERN=BUFFER (e.g. \"\\.ffn_.*_exps\\.=CPU\")");
+        }
+        s.overrides.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+        at = end + 1;
+      }
+    } else if (name == "--cpu-moe") {
+      s.cpu_moe = true;
+    } else if (name == "--kv-unified") {
+      s.kv_unified = 1;
+    } else if (name == "--no-kv-unified") {
+      s.kv_unified = 0;
+    } else if (name == "--swa-full") {
+      s.swa_full = true;
+    } else if (name == "--no-kv-offload") {
+      s.no_kv_offload = true;
+    } else if (name == "--no-mmap") {
+      s.mmap = false;
+    } else if (name == "--flash-attn") {
+      if (text == "auto") {
+        s.flash_attn = "auto";
+      } else {
+        auto b = ReadOnOff(name, text);
+        if (!b.ok()) return b.status();
+        s.flash_attn = *b ? "on" : "off";
+      }
+    } else if (name == "--device") {
+      if (text == "none") {
+        s.n_gpu_layers = 0;
+        continue;
+      }
+      const int64_t n = 1 + std::count(text.begin(), text.end(), ',');
+      if (text.empty() || n > 64) return Bad(name, text, "a list such as CUDA0,CUDA1");
+      s.pipeline_parallel_size = n;
+    } else {
+      auto n = ReadInt(name, text, name == "--n-gpu-layers" || name == "--parallel" ? -1 : 0);
+      if (!n.ok()) return n.status();
+      if (name == "--ctx-size") s.max_model_len = *n;
+      if (name == "--n-gpu-layers") s.n_gpu_layers = *n;
+      if (name == "--batch-size") s.max_num_batched_tokens = *n;
+      if (name == "--ubatch-size") s.n_ubatch = *n;
+      if (name == "--parallel") s.max_num_seqs = *n < 0 ? 0 : *n;
+      if (name == "--main-gpu") s.main_gpu = *n;
+      if (name == "--n-cpu-moe") s.n_cpu_moe = *n;
+    }
+  }
+  return s;
+}
+
+namespace {
+
+bool IsEnvAssignment(const std::string& a) {
+  const size_t eq = a.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  return std::all_of(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(eq), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+// The program's name without a directory: "llama-server", "llama-cli".
+std::string Base(const std::string& a) {
+  const size_t slash = a.rfind('/');
+  return slash == std::string::npos ? a : a.substr(slash + 1);
+}
+
+size_t ProgramIndex(const std::vector<std::string>& argv) {
+  size_t i = 0;
+  if (i < argv.size() && argv[i] == "env") ++i;
+  while (i < argv.size() && IsEnvAssignment(argv[i])) ++i;
+  return i;
+}
+
+}  // namespace
+
+bool IsLlamaCppCommand(const std::vector<std::string>& argv) {
+  const size_t i = ProgramIndex(argv);
+  if (i >= argv.size()) return false;
+  const std::string b = Base(argv[i]);
+  return b == "llama-server" || b == "llama-cli" || b == "llamacpp";
+}
+
+Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) {
+  EngineCommand out;
+  LlamaCppSettings base;
+  const size_t first = ProgramIndex(argv);
+  for (size_t i = 0; i < first; ++i) {
+    const std::string& a = argv[i];
+    if (a == "env") continue;
+    const size_t eq = a.find('=');
+    const std::string key = a.substr(0, eq), value = a.substr(eq + 1);
+    if (key == "CUDA_VISIBLE_DEVICES" || key == "HIP_VISIBLE_DEVICES") {
+      if (value.empty() || value == "-1") {
+        base.n_gpu_layers = 0;
+      } else {
+        base.pipeline_parallel_size = 1 + std::count(value.begin(), value.end(), ',');
+      }
+    } else {
+      out.unmodelled_env.push_back(core::Printable(a));
+    }
+  }
+  if (first < argv.size() && Base(argv[first]) == "llama-cli") base.program = Program::kCli;
+  for (size_t i = first + 1; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.rfind("#", 0) == 0) break;
+    if (a.rfind("-", 0) != 0) {
+      if (!out.model.empty()) {
+        return Status::InvalidArgument(fmt::format("llama.cpp: a second model \"{}\" after {}",
+                                                   core::Printable(a),
+                                                   core::Printable(out.model)));
+      }
+      out.model = a;
+      continue;
+    }
+    const size_t eq = a.find('=');
+    std::string name = a.substr(0, eq);
+    for (const Alias& al : kAliases) {
+      if (name == al.spelled) name = al.name;
+    }
+    auto value = [&]() -> Result<std::string> {
+      if (eq != std::string::npos) return a.substr(eq + 1);
+      if (i + 1 < argv.size()) return argv[++i];
+      return Status::InvalidArgument(fmt::format("{} needs a value", core::Printable(a)));
+    };
+    if (name == "-m" || name == "--model" || name == "-hf" || name == "--hf-repo") {
+      auto v = value();
+      if (!v.ok()) return v.status();
+      out.model = *v;
+      continue;
+    }
+    if (name == "--no-kv-unified" || name == "-no-kvu") {
+      out.flags.emplace_back("--no-kv-unified", "");
+      continue;
+    }
+    if (name == "--flash-attn") {
+      // Older builds: a bare flag; newer: on|off|auto.
+      static const char* kWords[] = {"on", "off", "auto", "true", "false", "1", "0"};
+      std::string v = "on";
+      if (eq != std::string::npos) {
+        v = a.substr(eq + 1);
+      } else if (i + 1 < argv.size() &&
+                 std::find(std::begin(kWords), std::end(kWords), argv[i + 1]) !=
+                     std::end(kWords)) {
+        v = argv[++i];
+      }
+      out.flags.emplace_back(name, v);
+      continue;
+    }
+    const FlagSpec* spec = nullptr;
+    for (const FlagSpec& f : Flags()) {
+      if (name == f.name) spec = &f;
+    }
+    if (spec == nullptr) {
+      std::string shown = core::Printable(a);
+      if (eq == std::string::npos && i + 1 < argv.size() && argv[i + 1].rfind("-", 0) != 0) {
+        shown += " " + core::Printable(argv[++i]);
+      }
+      out.unmodelled_flags.push_back(std::move(shown));
+      continue;
+    }
+    if (spec->type_name == nullptr) {
+      out.flags.emplace_back(spec->name, "");
+      continue;
+    }
+    auto v = value();
+    if (!v.ok()) return v.status();
+    out.flags.emplace_back(spec->name, *v);
+  }
+  if (out.model.empty()) {
+    return Status::InvalidArgument("llama.cpp: no model given (llama-server -m MODEL.gguf ...)");
+  }
+  out.settings = ToEngineSettings(base);
+  return out;
+}
+
+std::string CommandLine(const Inventory& inv, const LlamaCppSettings& s) {
+  auto word = [](const std::string& w) {
+    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_-.:/=,@+") == std::string::npos) {
+      return w;
+    }
+    std::string out = "'";
+    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  };
+  std::string c;
+  const int64_t gpus = std::max<int64_t>(1, s.tensor_parallel_size) *
+                       std::max<int64_t>(1, s.pipeline_parallel_size);
+  if (gpus > 1) {
+    std::string ids;
+    for (int64_t i = 0; i < gpus; ++i) {
+      ids += (i ? "," : "") + std::to_string(i);
+    }
+    c = "CUDA_VISIBLE_DEVICES=" + ids + " ";
+  }
+  c += s.program == Program::kCli ? "llama-cli" : "llama-server";
+  c += " -m " + word(inv.model.empty() ? inv.origin : inv.model);
+  if (s.max_model_len > 0) c += fmt::format(" -c {}", s.max_model_len);
+  if (s.n_gpu_layers >= 0) c += fmt::format(" -ngl {}", s.n_gpu_layers);
+  if (s.cpu_moe) c += " --cpu-moe";
+  if (s.n_cpu_moe > 0) c += fmt::format(" --n-cpu-moe {}", s.n_cpu_moe);
+  for (const auto& [p, b] : s.overrides) c += " -ot " + word(p + "=" + b);
+  if (s.split_mode != "layer") c += " -sm " + word(s.split_mode);
+  if (!s.tensor_split.empty()) {
+    std::string ts;
+    for (double v : s.tensor_split) ts += fmt::format("{}{}", ts.empty() ? "" : ",", v);
+    c += " -ts " + ts;
+  }
+  if (s.main_gpu != 0) c += fmt::format(" -mg {}", s.main_gpu);
+  if (s.max_num_seqs > 0) c += fmt::format(" -np {}", s.max_num_seqs);
+  if (s.kv_unified == 1) c += " -kvu";
+  if (s.kv_unified == 0) c += " --no-kv-unified";
+  if (!s.kv_cache_dtype.empty() && s.kv_cache_dtype != "auto" && s.kv_cache_dtype != "f16") {
+    c += " -ctk " + word(s.kv_cache_dtype);
+  }
+  if (!s.cache_type_v.empty() && s.cache_type_v != "f16") c += " -ctv " + word(s.cache_type_v);
+  if (s.flash_attn != "auto") c += " -fa " + word(s.flash_attn);
+  if (s.max_num_batched_tokens > 0) c += fmt::format(" -b {}", s.max_num_batched_tokens);
+  if (s.n_ubatch > 0) c += fmt::format(" -ub {}", s.n_ubatch);
+  if (s.swa_full) c += " --swa-full";
+  if (s.no_kv_offload) c += " -nkvo";
+  if (!s.mmap) c += " --no-mmap";
+  return c;
+}
+
+}  // namespace vramfit::llamacpp

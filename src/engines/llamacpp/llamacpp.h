@@ -1,0 +1,105 @@
+// llama.cpp (llama-server / llama-cli) over a GGUF file, stage by stage: which buffers each
+// device gets (model, KV cache, recurrent state, compute), which allocation fails first, and by
+// how much. The names are llama.cpp's own log lines ("CUDA0 model buffer size", "CUDA0 KV
+// buffer size", "CUDA0 compute buffer size").
+//
+// Stages (docs/engines/llamacpp.md has each rule with its upstream file):
+//   startup   the CUDA context of every device used
+//   load      model buffers per device: -ngl layers counted from the last, the output layer as
+//             layer n_layer, the input embedding on the CPU, overrides (-ot, --cpu-moe)
+//   kv_cache  KV buffers of the attention layers on their device (-c padded to 256, SWA
+//             layers at their window unless --swa-full) and the recurrent state per sequence
+//   profile   the compute buffers the scheduler reserves for one ubatch (an estimate)
+//   runtime   all of it at once
+//
+// The rules are those of llama.cpp ec98e2002 (2025-12), the tree Ollama v0.24.0 vendors under
+// llama/llama.cpp (src/llama-model.cpp, src/llama-context.cpp, src/llama-kv-cache*.cpp,
+// src/llama-memory-*.cpp, src/llama-hparams.cpp). This is the room's own API (its tests use
+// it); everything above the engines reaches it through the engine table (engine.cc).
+#ifndef VRAMFIT_ENGINES_LLAMACPP_LLAMACPP_H_
+#define VRAMFIT_ENGINES_LLAMACPP_LLAMACPP_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vramfit/gpu.h"
+#include "vramfit/inventory.h"
+#include "vramfit/plan.h"
+#include "vramfit/status.h"
+
+namespace vramfit::llamacpp {
+
+// The program whose defaults apply where a flag is not given.
+enum class Program { kServer, kCli };
+
+// llama.cpp's own settings beyond the engine-neutral ones. The neutral fields it reads:
+// max_model_len is -c (0: the model's n_ctx_train), max_num_seqs is --parallel (0: the
+// program's default), max_num_batched_tokens is -b (0: 2048), kv_cache_dtype is
+// --cache-type-k (and --cache-type-v unless that is given; "auto" is f16),
+// pipeline_parallel_size is the number of GPUs the process sees, other_process_bytes the
+// memory others hold on each.
+struct LlamaCppOptions : EngineOptions {
+  Program program = Program::kServer;
+  int64_t n_gpu_layers = -1;          // -ngl; -1: llama_model_default_params' 999 (all)
+  std::string split_mode = "layer";   // -sm layer | row | none
+  std::vector<double> tensor_split;   // -ts 3,1 (empty: equal, as equal free memory gives)
+  int64_t main_gpu = 0;               // -mg
+  // -ot PATTERN=BUFFER, in order; the first pattern that matches a tensor name wins.
+  std::vector<std::pair<std::string, std::string>> overrides;
+  bool cpu_moe = false;               // --cpu-moe: every layer's experts on the CPU
+  int64_t n_cpu_moe = 0;              // --n-cpu-moe N: experts of the first N layers on the CPU
+  std::string cache_type_v;           // -ctv ("": as -ctk)
+  int kv_unified = -1;                // -kvu; -1: the program's default
+  bool swa_full = false;              // --swa-full
+  int64_t n_ubatch = 0;               // -ub; 0: 512
+  std::string flash_attn = "auto";    // -fa on | off | auto
+  bool no_kv_offload = false;         // -nkvo: the KV cache stays on the CPU
+  bool mmap = true;                   // --no-mmap turns it off (host RAM, not VRAM)
+};
+
+// The settings as one struct: the neutral part and llama.cpp's own.
+struct LlamaCppSettings : EngineSettings, LlamaCppOptions {};
+
+EngineSettings ToEngineSettings(const LlamaCppSettings& s);
+LlamaCppSettings ToLlamaCppSettings(const EngineSettings& s);
+
+// One device's buffers as llama.cpp logs them (bytes).
+struct DeviceBuffers {
+  uint64_t model = 0;     // "CUDA0 model buffer size"
+  uint64_t kv = 0;        // "CUDA0 KV buffer size" (attention layers)
+  uint64_t state = 0;     // "CUDA0 RS buffer size" (recurrent layers)
+  uint64_t compute = 0;   // "CUDA0 compute buffer size" (estimate)
+  int layers = 0;         // repeating layers on this device
+  bool output = false;    // the output layer is here
+  uint64_t total() const { return model + kv + state + compute; }
+};
+
+// A llama.cpp plan: the neutral plan plus the buffers of each GPU and of the host.
+struct LlamaCppPlan : Plan {
+  std::vector<DeviceBuffers> devices;  // one per GPU
+  DeviceBuffers host;                  // CPU buffers (model: CPU_Mapped with mmap)
+  int64_t n_ctx = 0;                   // after padding
+  int64_t n_seq_max = 1;
+  uint64_t kv_cells = 0;               // cells of a full-attention layer (all streams)
+  uint64_t swa_cells = 0;              // cells of a sliding layer (0: none)
+};
+
+// The tokens -c is padded to (llama-context.cpp: GGML_PAD(n_ctx, 256)).
+inline constexpr int64_t kCtxPad = 256;
+// The CUDA context and cuBLAS workspace of one device, which no llama.cpp buffer line shows.
+inline constexpr uint64_t kCudaContextBytes = 512ull << 20;
+
+// Plans `inv` (a GGUF inventory) on `gpu` (pipeline_parallel_size of them alike).
+// kInvalidArgument for settings llama.cpp refuses (a bad --main-gpu, a cache type it lacks).
+Result<LlamaCppPlan> PlanLlamaCpp(const Inventory& inv, const GpuSpec& gpu,
+                                  const LlamaCppSettings& settings);
+
+// Bytes of one row of `n` elements of a cache type (ggml_row_size): f32, f16, bf16, q8_0,
+// q4_0, q4_1, iq4_nl, q5_0, q5_1. kInvalidArgument names the flag for another type.
+Result<uint64_t> CacheRowBytes(const std::string& type, uint64_t n, const char* flag);
+
+}  // namespace vramfit::llamacpp
+
+#endif  // VRAMFIT_ENGINES_LLAMACPP_LLAMACPP_H_

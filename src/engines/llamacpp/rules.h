@@ -1,0 +1,40 @@
+// llama.cpp's rules for one build, resolved once from the build number: every behaviour that
+// changed between builds is a named field here, so no other file compares build numbers.
+// docs/engines/llamacpp.md lists them with the change that brought each.
+#ifndef VRAMFIT_ENGINES_LLAMACPP_RULES_H_
+#define VRAMFIT_ENGINES_LLAMACPP_RULES_H_
+
+#include <cstdint>
+#include <string>
+
+#include "vramfit/status.h"
+
+namespace vramfit::llamacpp {
+
+// The build whose source the plan follows: ec98e2002 (2025-12), vendored by Ollama v0.24.0.
+inline constexpr int kModelledBuild = 7450;
+
+struct Rules {
+  int build = kModelledBuild;
+  // n_ctx is padded to 256 whatever the attention (llama-context.cpp, PR 17046); before, to
+  // the KV cache's padding: 256 with flash attention, 32 without.
+  bool pad_256_always = true;
+  // Sliding-window layers keep only their window (llama-kv-cache-iswa.cpp, PR 13194, with
+  // --swa-full to opt out); before, every layer held n_ctx cells.
+  bool swa_window_cache = true;
+  // --kv-unified / separate streams per sequence (PR 14363); before, one buffer for all.
+  bool kv_streams = true;
+  // llama-server's --parallel default: 4 slots over a unified cache (tools/server, PR 16736);
+  // before, one slot.
+  bool server_four_slots = true;
+  // DeepSeek MLA caches the latent (K = kv_lora_rank + rope, V = kv_lora_rank, one head;
+  // PR 12801); before, full K and V per head.
+  bool mla_latent_cache = true;
+};
+
+// "b7450", "7450", "" (the modelled build) -> its rules; kInvalidArgument for other text.
+Result<Rules> RulesFor(const std::string& version);
+
+}  // namespace vramfit::llamacpp
+
+#endif  // VRAMFIT_ENGINES_LLAMACPP_RULES_H_
