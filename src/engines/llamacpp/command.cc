@@ -151,10 +151,13 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) 
       const int64_t n = 1 + std::count(text.begin(), text.end(), ',');
       if (text.empty() || n > 64) return Bad(name, text, "a list such as CUDA0,CUDA1");
       s.pipeline_parallel_size = n;
+    } else if (name == "--ctx-size") {
+      auto n = text == "0" ? Result<int64_t>(int64_t{0}) : ParseTokenCount(name, text);
+      if (!n.ok()) return n.status();
+      s.max_model_len = *n;
     } else {
       auto n = ReadInt(name, text, name == "--n-gpu-layers" || name == "--parallel" ? -1 : 0);
       if (!n.ok()) return n.status();
-      if (name == "--ctx-size") s.max_model_len = *n;
       if (name == "--n-gpu-layers") s.n_gpu_layers = *n;
       if (name == "--batch-size") s.max_num_batched_tokens = *n;
       if (name == "--ubatch-size") s.n_ubatch = *n;

@@ -1,0 +1,394 @@
+// The llama.cpp plan over GGUF files the tests write (hollow headers, as tests/gguf_models_test.cc
+// does): model buffers per device for -ngl / -sm / -ts / -ot / --cpu-moe, KV per layer kind
+// and cache type, streams, the hybrid's recurrent state, the compute estimate against a
+// published log, the command reader and the engine row's refusals and remedies.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "engines/llamacpp/command.h"
+#include "engines/llamacpp/engine.h"
+#include "engines/llamacpp/llamacpp.h"
+#include "engines/llamacpp/test_models.h"
+#include "testutil/gguf_writer.h"
+#include "testutil/hollow.h"
+#include "vramfit/inspect.h"
+
+namespace vramfit::llamacpp {
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+// Llama-3-8B in llama-quantize's Q4_K_M mix: attn_v and ffn_down in Q6_K where
+// use_more_bits(i, 32) (layers 0-3, 28-31 and every third from 6), output Q6_K.
+void WriteLlama3Q4KM(const std::string& path) {
+  vramfit::testing::GgufWriter w;
+  w.Str("general.architecture", "llama");
+  w.U32("general.file_type", 15);
+  w.U32("llama.block_count", 32);
+  w.U32("llama.embedding_length", 4096);
+  w.U32("llama.context_length", 8192);
+  w.U32("llama.feed_forward_length", 14336);
+  w.U32("llama.attention.head_count", 32);
+  w.U32("llama.attention.head_count_kv", 8);
+  w.Tensor("token_embd.weight", Dtype::kQ4_K, {128256, 4096});
+  for (int i = 0; i < 32; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    const bool more = i < 4 || i >= 28 || (i - 4) % 3 == 2;
+    const Dtype big = more ? Dtype::kQ6_K : Dtype::kQ4_K;
+    w.Tensor(p + "attn_norm.weight", Dtype::kF32, {4096});
+    w.Tensor(p + "attn_q.weight", Dtype::kQ4_K, {4096, 4096});
+    w.Tensor(p + "attn_k.weight", Dtype::kQ4_K, {1024, 4096});
+    w.Tensor(p + "attn_v.weight", big, {1024, 4096});
+    w.Tensor(p + "attn_output.weight", Dtype::kQ4_K, {4096, 4096});
+    w.Tensor(p + "ffn_norm.weight", Dtype::kF32, {4096});
+    w.Tensor(p + "ffn_gate.weight", Dtype::kQ4_K, {14336, 4096});
+    w.Tensor(p + "ffn_up.weight", Dtype::kQ4_K, {14336, 4096});
+    w.Tensor(p + "ffn_down.weight", big, {4096, 14336});
+  }
+  w.Tensor("output_norm.weight", Dtype::kF32, {4096});
+  w.Tensor("output.weight", Dtype::kQ6_K, {128256, 4096});
+  w.WriteHollow(path);
+}
+
+class LlamaCppPlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = vramfit::testing::MakeTempDir("llamacpp-plan");
+    gpu_ = *FindGpu("4090");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  Inventory Read(const std::string& name) {
+    auto inv = InspectModel(dir_ + "/" + name, {});
+    EXPECT_TRUE(inv.ok()) << inv.status().ToString();
+    return inv.ok() ? std::move(*inv) : Inventory{};
+  }
+  Inventory Llama3() {
+    WriteLlama3Q4KM(dir_ + "/llama3-8b-Q4_K_M.gguf");
+    return Read("llama3-8b-Q4_K_M.gguf");
+  }
+  Inventory Model(const testing::Hparams& h, const std::string& name) {
+    testing::WriteModel(h, dir_ + "/" + name);
+    return Read(name);
+  }
+  static testing::Hparams Qwen35Moe() {
+    testing::Hparams h;
+    h.arch = "qwen35moe";
+    h.n_layer = 40, h.n_embd = 2048, h.n_head = 16, h.n_head_kv = 2, h.head_k = 256;
+    h.head_v = 256, h.n_ff = 512, h.n_vocab = 248320, h.n_ctx_train = 262144;
+    h.n_expert = 256, h.n_expert_used = 8, h.n_ff_exp = 512, h.n_ff_shexp = 512;
+    h.full_attn_interval = 4, h.ssm_conv = 4, h.ssm_state = 128, h.ssm_groups = 16;
+    h.ssm_rank = 32, h.ssm_inner = 4096;
+    return h;
+  }
+  Result<LlamaCppPlan> Plan(const Inventory& inv, LlamaCppSettings s) {
+    return PlanLlamaCpp(inv, gpu_, s);
+  }
+
+  std::string dir_;
+  GpuSpec gpu_;
+};
+
+// The published RTX 3070 log of this file (validation record r01): CUDA0 model 4403.49 MiB,
+// CPU 281.81 MiB, KV 64.00 MiB, compute 258.50 MiB at -c 512, FA off.
+TEST_F(LlamaCppPlanTest, Llama3FullOffloadMatchesItsLog) {
+  const Inventory inv = Llama3();
+  LlamaCppSettings s;
+  s.program = Program::kCli;
+  s.max_model_len = 512;
+  s.flash_attn = "off";
+  auto p = Plan(inv, s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->devices.size(), 1u);
+  EXPECT_EQ(p->devices[0].model, 4617396224u);  // 4403.49 MiB
+  EXPECT_EQ(p->host.model, 295501824u);         // token_embd, 281.81 MiB
+  EXPECT_EQ(p->devices[0].kv, 64 * kMiB);
+  EXPECT_EQ(p->devices[0].compute, 517 * kMiB / 2);  // 512 x (128256 + 4096) x 4
+  EXPECT_EQ(p->devices[0].layers, 32);
+  EXPECT_TRUE(p->devices[0].output);
+  EXPECT_TRUE(p->fits);
+}
+
+// -ngl counts from the last layer; the output layer is layer n_layer, so -ngl 32 leaves it on
+// the CPU and -ngl 33 brings it over.
+TEST_F(LlamaCppPlanTest, GpuLayersCountFromTheLast) {
+  const Inventory inv = Llama3();
+  LlamaCppSettings s;
+  s.max_model_len = 4096;
+  s.n_gpu_layers = 32;
+  auto p32 = Plan(inv, s);
+  s.n_gpu_layers = 33;
+  auto p33 = Plan(inv, s);
+  s.n_gpu_layers = 10;
+  auto p10 = Plan(inv, s);
+  ASSERT_TRUE(p32.ok() && p33.ok() && p10.ok());
+  EXPECT_FALSE(p32->devices[0].output);
+  EXPECT_TRUE(p33->devices[0].output);
+  EXPECT_EQ(p33->devices[0].model - p32->devices[0].model, 430940160u + 16384u);
+  EXPECT_EQ(p10->devices[0].layers, 10);
+  // KV follows the layers: 10 of 32 on the GPU, the rest in host memory.
+  EXPECT_EQ(p10->devices[0].kv * 32, p33->devices[0].kv * 10);
+  EXPECT_EQ(p10->host.kv * 32, p33->devices[0].kv * 22);
+}
+
+// Two GPUs under -sm layer split 33 units at 1/2: layers 0-16 on CUDA0, 17-31 and the output
+// on CUDA1; -ts 3,1 moves the split point to 3/4; -sm none keeps one GPU.
+TEST_F(LlamaCppPlanTest, SplitModes) {
+  const Inventory inv = Llama3();
+  LlamaCppSettings s;
+  s.max_model_len = 8192;
+  s.pipeline_parallel_size = 2;
+  auto even = Plan(inv, s);
+  ASSERT_TRUE(even.ok());
+  EXPECT_EQ(even->devices[0].layers, 17);
+  EXPECT_EQ(even->devices[1].layers, 15);
+  EXPECT_TRUE(even->devices[1].output);
+  s.tensor_split = {3, 1};
+  auto uneven = Plan(inv, s);
+  ASSERT_TRUE(uneven.ok());
+  EXPECT_EQ(uneven->devices[0].layers, 25);  // il / 33 < 0.75
+  s.tensor_split.clear();
+  s.split_mode = "none";
+  auto none = Plan(inv, s);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->devices.size(), 1u);
+  EXPECT_EQ(none->devices[0].model, even->devices[0].model + even->devices[1].model);
+  s.split_mode = "row";
+  auto row = Plan(inv, s);
+  ASSERT_TRUE(row.ok());
+  // Matrices halve; norms stay with the layer's device.
+  const uint64_t total = row->devices[0].model + row->devices[1].model;
+  EXPECT_NEAR(static_cast<double>(total),
+              static_cast<double>(even->devices[0].model + even->devices[1].model), 8.0);
+  EXPECT_NEAR(static_cast<double>(row->devices[0].model),
+              static_cast<double>(row->devices[1].model), 5.0e8);  // the output layer's share
+  s.split_mode = "diagonal";
+  EXPECT_FALSE(Plan(inv, s).ok());
+  s.split_mode = "none";
+  s.main_gpu = 2;
+  EXPECT_FALSE(Plan(inv, s).ok());
+}
+
+// -c pads to 256; streams of separate sequences hold the same cells in total; q8_0 is 34
+// bytes per 32 values; a quantized V cache needs flash attention.
+TEST_F(LlamaCppPlanTest, CacheSizesAndTypes) {
+  const Inventory inv = Llama3();
+  LlamaCppSettings s;
+  s.program = Program::kCli;
+  s.max_model_len = 1000;
+  auto p = Plan(inv, s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->n_ctx, 1024);
+  EXPECT_EQ(p->devices[0].kv, 1024u * 32 * 1024 * 2 * 2);
+  s.max_model_len = 8192;
+  s.max_num_seqs = 4;
+  auto streams = Plan(inv, s);
+  ASSERT_TRUE(streams.ok());
+  EXPECT_EQ(streams->devices[0].kv, 8192u * 32 * 1024 * 2 * 2);
+  s.kv_cache_dtype = "q8_0";
+  auto q8 = Plan(inv, s);
+  ASSERT_TRUE(q8.ok());
+  EXPECT_EQ(q8->devices[0].kv, 8192u * 32 * (1024 / 32 * 34) * 2);
+  s.cache_type_v = "q4_0";
+  s.flash_attn = "off";
+  auto bad = Plan(inv, s);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("requires flash_attn"), std::string::npos);
+  s.kv_cache_dtype = "fp8";
+  EXPECT_FALSE(Plan(inv, s).ok());
+}
+
+// The Qwen3.6-style hybrid: K/V only in the 10 full-attention layers, F32 conv and delta-net
+// state per sequence in the 30 others; separate streams give every sequence n_ctx cells.
+TEST_F(LlamaCppPlanTest, HybridKvOnlyForFullLayersPlusStatePerSequence) {
+  const Inventory inv = Model(Qwen35Moe(), "qwen35moe.gguf");
+  LlamaCppSettings s;
+  s.max_model_len = 32768;
+  s.max_num_seqs = 4;
+  s.kv_unified = 1;
+  auto unified = Plan(inv, s);
+  ASSERT_TRUE(unified.ok()) << unified.status().ToString();
+  const uint64_t kv_layer = 32768u * 2 * 256 * 2 * 2;  // cells x kv heads x head x K,V x f16
+  EXPECT_EQ(unified->devices[0].kv, 10 * kv_layer);
+  // conv: (4 - 1) x (32 x 128 + 2 x 16 x 128) + state: 128 x 32 x 128, F32, x 4 sequences.
+  const uint64_t state_layer = (3u * (4096 + 4096) + 128u * 4096) * 4 * 4;
+  EXPECT_EQ(unified->devices[0].state, 30 * state_layer);
+  s.kv_unified = 0;
+  auto split = Plan(inv, s);
+  ASSERT_TRUE(split.ok());
+  EXPECT_EQ(split->devices[0].kv, 4 * 10 * kv_layer);
+  EXPECT_EQ(split->devices[0].state, unified->devices[0].state);
+}
+
+// Gemma 3: sliding layers hold pad256(window + ubatch) cells, all of n_ctx with --swa-full
+// (and before the build that brought the window cache).
+TEST_F(LlamaCppPlanTest, SlidingWindowLayers) {
+  testing::Hparams h;
+  h.arch = "gemma3";
+  h.n_layer = 12, h.n_embd = 1152, h.n_head = 4, h.n_head_kv = 1, h.head_k = 256;
+  h.head_v = 256, h.n_ff = 6912, h.n_vocab = 262144, h.n_ctx_train = 32768, h.n_swa = 512;
+  h.tied = true, h.layer_type = Dtype::kQ8_0, h.embd_type = Dtype::kQ8_0;
+  const Inventory inv = Model(h, "gemma3.gguf");
+  LlamaCppSettings s;
+  s.program = Program::kCli;
+  s.max_model_len = 8192;
+  auto p = Plan(inv, s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->swa_cells, 1024u);
+  const uint64_t row = 256 * 2 * 2;  // K and V, one head of 256, f16
+  EXPECT_EQ(p->devices[0].kv, (10 * 1024u + 2 * 8192u) * row);
+  // Tied: the output layer's copy of token_embd is on the GPU too.
+  EXPECT_EQ(p->host.model, 262144u * 1152 / 32 * 34);
+  s.swa_full = true;
+  auto full = Plan(inv, s);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->devices[0].kv, 12 * 8192u * row);
+  s.swa_full = false;
+  s.version = "b4879";
+  auto old = Plan(inv, s);
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->devices[0].kv, full->devices[0].kv);
+}
+
+// --cpu-moe and --n-cpu-moe keep expert tensors on the CPU; -ot does the same by pattern.
+TEST_F(LlamaCppPlanTest, ExpertsToTheCpu) {
+  const Inventory inv = Model(Qwen35Moe(), "qwen35moe.gguf");
+  LlamaCppSettings s;
+  s.max_model_len = 8192;
+  auto all = Plan(inv, s);
+  s.cpu_moe = true;
+  auto cpu = Plan(inv, s);
+  ASSERT_TRUE(all.ok() && cpu.ok());
+  // gate, up and down of 256 experts x 512 x 2048 in Q4_K, 40 layers.
+  const uint64_t experts = uint64_t{40} * 3 * 256 * 512 * 2048 / 256 * 144;
+  EXPECT_EQ(all->devices[0].model - cpu->devices[0].model, experts);
+  s.cpu_moe = false;
+  s.n_cpu_moe = 10;
+  auto ten = Plan(inv, s);
+  ASSERT_TRUE(ten.ok());
+  EXPECT_EQ(all->devices[0].model - ten->devices[0].model, experts / 4);
+  s.n_cpu_moe = 0;
+  s.overrides = {{"blk\\.[0-9]\\.ffn_.*_exps", "CPU"}};
+  auto ot = Plan(inv, s);
+  ASSERT_TRUE(ot.ok());
+  EXPECT_EQ(ot->devices[0].model, ten->devices[0].model);
+  s.overrides = {{"blk\\.(", "CPU"}};
+  EXPECT_FALSE(Plan(inv, s).ok());
+  s.overrides = {{"exps", "CUDA7"}};
+  EXPECT_FALSE(Plan(inv, s).ok());
+}
+
+TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
+  const std::vector<std::string> argv = {
+      "CUDA_VISIBLE_DEVICES=0,1", "/opt/llama.cpp/build/bin/llama-server", "-m", "x.gguf",
+      "-ngl", "99", "-c", "32k", "-fa", "-ctk", "q8_0", "--n-cpu-moe", "3", "--jinja",
+      "--port", "8080", "-ot", "exps=CPU,attn=CUDA1"};
+  ASSERT_TRUE(IsLlamaCppCommand(argv));
+  auto cmd = ReadLlamaCppCommand(argv);
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_EQ(cmd->model, "x.gguf");
+  auto s = ReadFlags(cmd->flags, ToLlamaCppSettings(cmd->settings));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->pipeline_parallel_size, 2);
+  EXPECT_EQ(s->n_gpu_layers, 99);
+  EXPECT_EQ(s->max_model_len, 32000);
+  EXPECT_EQ(s->flash_attn, "on");
+  EXPECT_EQ(s->kv_cache_dtype, "q8_0");
+  EXPECT_EQ(s->n_cpu_moe, 3);
+  ASSERT_EQ(s->overrides.size(), 2u);
+  EXPECT_EQ(s->overrides[1].second, "CUDA1");
+  EXPECT_EQ(cmd->unmodelled_flags, (std::vector<std::string>{"--jinja", "--port 8080"}));
+  EXPECT_TRUE(IsLlamaCppCommand({"llama-cli", "-m", "a.gguf"}));
+  EXPECT_FALSE(IsLlamaCppCommand({"vllm", "serve", "a"}));
+  auto cli = ReadLlamaCppCommand({"llama-cli", "-m", "a.gguf", "-fa", "off"});
+  ASSERT_TRUE(cli.ok());
+  EXPECT_EQ(ToLlamaCppSettings(cli->settings).program, Program::kCli);
+  EXPECT_FALSE(ReadLlamaCppCommand({"llama-server", "-c", "4096"}).ok());
+  EXPECT_FALSE(ReadLlamaCppCommand({"llama-server", "-m"}).ok());
+  auto bad = ReadFlags({{"--ctx-size", "lots"}}, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--ctx-size"), std::string::npos);
+  EXPECT_FALSE(ReadFlags({{"--override-tensor", "noequals"}}, {}).ok());
+  EXPECT_FALSE(ReadFlags({{"--tensor-split", "1,-1"}}, {}).ok());
+}
+
+// The plan's command reads back to the same plan.
+TEST_F(LlamaCppPlanTest, CommandRoundTrips) {
+  const Inventory inv = Llama3();
+  LlamaCppSettings s;
+  s.max_model_len = 16384;
+  s.n_gpu_layers = 20;
+  s.kv_cache_dtype = "q8_0";
+  s.max_num_seqs = 2;
+  s.kv_unified = 0;
+  s.pipeline_parallel_size = 2;
+  auto p = Plan(inv, s);
+  ASSERT_TRUE(p.ok());
+  std::vector<std::string> argv;
+  std::string word;
+  for (char c : p->command + " ") {
+    if (c == ' ') {
+      if (!word.empty()) argv.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  auto cmd = ReadLlamaCppCommand(argv);
+  ASSERT_TRUE(cmd.ok()) << p->command;
+  auto back = ReadFlags(cmd->flags, ToLlamaCppSettings(cmd->settings));
+  ASSERT_TRUE(back.ok());
+  auto again = Plan(inv, *back);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->command, p->command);
+  EXPECT_EQ(again->devices[1].total(), p->devices[1].total());
+}
+
+// The row: safetensors refused with the way to a GGUF file; a plan that does not load gets
+// -ngl (and, for a MoE model, --n-cpu-moe) remedies; a long context gets the longest -c.
+TEST_F(LlamaCppPlanTest, EngineRowRefusesAndRemedies) {
+  const Engine& e = LlamaCppEngine();
+  Inventory st;
+  st.files = {"model.safetensors"};
+  st.has_spec = true;
+  auto refused = e.prepare(st);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("GGUF"), std::string::npos);
+  EXPECT_FALSE(e.check_version("latest").ok());
+  EXPECT_TRUE(e.check_version("b6699").ok());
+
+  const Inventory inv = Model(Qwen35Moe(), "qwen35moe.gguf");
+  auto model = e.prepare(inv);
+  ASSERT_TRUE(model.ok());
+  GpuSpec small = CustomGpu(8ull << 30);
+  LlamaCppSettings s;
+  s.max_model_len = 8192;
+  auto plan = (*model)->MakePlan(small, ToEngineSettings(s));
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(plan->fits);
+  EXPECT_EQ(plan->failure_stage, Stage::kLoad);
+  auto remedies = (*model)->Remedies(small, ToEngineSettings(s), *plan);
+  ASSERT_EQ(remedies.size(), 2u);
+  EXPECT_EQ(remedies[0].change.rfind("--n-cpu-moe ", 0), 0u);
+  EXPECT_EQ(remedies[1].change.rfind("-ngl ", 0), 0u);
+  for (const Remedy& r : remedies) {
+    auto p = (*model)->MakePlan(small, r.settings);
+    ASSERT_TRUE(p.ok());
+    EXPECT_TRUE(p->fits) << r.change;
+  }
+  // A context too long for the KV cache: the plan says the longest that fits.
+  s.max_model_len = 262144;
+  s.max_num_seqs = 1;
+  auto big = PlanLlamaCpp(inv, *FindGpu("h100"), s);
+  ASSERT_TRUE(big.ok());
+  auto via_row = (*model)->MakePlan(CustomGpu(24ull << 30), ToEngineSettings(s));
+  ASSERT_TRUE(via_row.ok());
+  if (!via_row->fits && via_row->failure_stage == Stage::kKvCache) {
+    EXPECT_GT(via_row->estimated_max_model_len, 0);
+    EXPECT_EQ(via_row->estimated_max_model_len % kCtxPad, 0);
+  }
+}
+
+}  // namespace
+}  // namespace vramfit::llamacpp
