@@ -24,8 +24,9 @@ Status Invalid(std::string m) { return Status::InvalidArgument(std::move(m)); }
 constexpr int kHost = -1;  // the CPU, as a device index
 constexpr uint64_t kCap = uint64_t{1} << 62;
 
-uint64_t Clamp(double v) { return v <= 0 ? 0 : v >= static_cast<double>(kCap) ? kCap
-                                                                          : static_cast<uint64_t>(v); }
+uint64_t Clamp(double v) {
+  return v <= 0 ? 0 : v >= static_cast<double>(kCap) ? kCap : static_cast<uint64_t>(v);
+}
 int64_t Pad(int64_t n, int64_t p) { return (n + p - 1) / p * p; }
 
 struct Run {
