@@ -47,9 +47,9 @@ struct Run {
   bool unified = false;
   std::string type_k = "f16", type_v = "f16";
   std::vector<std::string> notes = {};
-  // Per device (index 0..gpus-1): the largest weight of its layers' matmuls that sits on the
-  // CPU; a ubatch of 32 tokens or more runs that matmul on the GPU with a copy of the weight
-  // in the compute buffer (ggml-cuda.cu offload_op, min_batch_size 32; op_offload on).
+  // Per device (index 0..gpus-1): the largest layer weight that sits on the CPU; a ubatch of
+  // 32 tokens or more runs its matmul on the first GPU with a copy of the weight in the
+  // compute buffer (ggml-cuda.cu offload_op, min_batch_size 32; op_offload on).
   std::vector<uint64_t> cpu_weight_copy = {};
 };
 
@@ -246,12 +246,9 @@ Status Load(Run& r) {
     }
     On(r, dev).model += bytes;
     if (dev == kHost && e.layer >= 0 && e.info.shape.size() >= 2 && r.n_ubatch >= 32) {
-      // Its matmul runs on the layer's GPU, or on the main GPU for a layer left on the CPU.
-      const int layer_dev = r.layer_dev[static_cast<size_t>(e.layer)];
-      const size_t g = static_cast<size_t>(layer_dev == kHost ? r.s.split_mode == "none"
-                                                                    ? 0 : r.s.main_gpu
-                                                              : layer_dev);
-      r.cpu_weight_copy[g] = std::max(r.cpu_weight_copy[g], bytes);
+      // The scheduler offloads the matmul to its first GPU backend (CUDA0), whichever device
+      // holds the rest of the layer (ggml-backend.cpp, ggml_backend_sched_backend_id_from_cur).
+      r.cpu_weight_copy[0] = std::max(r.cpu_weight_copy[0], bytes);
     }
   }
   if (tied && embd > 0 && r.output_dev != kHost) {

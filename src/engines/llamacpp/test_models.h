@@ -3,7 +3,7 @@
 // n_embd_head_k/v, n_ff, n_swa, experts, MLA and SSM sizes) is written as a hollow GGUF file
 // with the tensors the loader creates for it, in one weight type (a type that does not divide
 // a tensor's rows falls back to Q8_0, then F16). When the real file's tensor bytes are known
-// (print_info's "file size", which is the sum of the tensors), each layer gets an I8 remainder
+// (print_info's "file size", which is the sum of the tensors), each layer gets an F32 remainder
 // tensor so the layers add up to it: the per-type mix of a Q4_K_M file is not in the log.
 #ifndef VRAMFIT_ENGINES_LLAMACPP_TEST_MODELS_H_
 #define VRAMFIT_ENGINES_LLAMACPP_TEST_MODELS_H_
@@ -28,7 +28,9 @@ struct Hparams {
   uint32_t full_attn_interval = 0, ssm_conv = 0, ssm_state = 0, ssm_groups = 0, ssm_rank = 0,
            ssm_inner = 0;  // hybrid Gated DeltaNet
   bool tied = false;
+  bool gated_ffn = true;  // gate + up + down (false: up + down, as GPT-NeoX)
   Dtype layer_type = Dtype::kQ4_K, embd_type = Dtype::kQ4_K, output_type = Dtype::kQ6_K;
+  Dtype attn_type = Dtype::kBool;  // attention and dense FFN tensors (kBool: as layer_type)
   uint64_t file_bytes = 0;  // print_info's file size in bytes; 0: no remainder tensors
 };
 
@@ -87,9 +89,10 @@ inline uint64_t WriteModel(const Hparams& h, const std::string& path) {
     total += vramfit::testing::GgufTensorBytes(t, shape);
   };
   const uint64_t e = h.n_embd;
-  const Dtype lt = h.layer_type;
+  const Dtype et = h.layer_type;  // experts
+  const Dtype lt = h.attn_type == Dtype::kBool ? h.layer_type : h.attn_type;
   T("token_embd.weight", Fit(h.embd_type, e), {h.n_vocab, e});
-  std::vector<uint64_t> layer_bytes(h.n_layer, 0);
+  std::vector<uint64_t> layer_bytes(h.n_layer, 0), expert_bytes(h.n_layer, 0);
   for (uint32_t i = 0; i < h.n_layer; ++i) {
     const uint64_t before = total;
     const std::string p = "blk." + std::to_string(i) + ".";
@@ -116,16 +119,18 @@ inline uint64_t WriteModel(const Hparams& h, const std::string& path) {
     T(p + "ffn_norm.weight", Dtype::kF32, {e});
     if (h.n_expert > 0 && i >= h.dense_lead) {
       T(p + "ffn_gate_inp.weight", Dtype::kF32, {h.n_expert, e});
-      T(p + "ffn_gate_exps.weight", lt, {h.n_expert, h.n_ff_exp, e});
-      T(p + "ffn_up_exps.weight", lt, {h.n_expert, h.n_ff_exp, e});
-      T(p + "ffn_down_exps.weight", lt, {h.n_expert, e, h.n_ff_exp});
+      const uint64_t experts_from = total;
+      T(p + "ffn_gate_exps.weight", et, {h.n_expert, h.n_ff_exp, e});
+      T(p + "ffn_up_exps.weight", et, {h.n_expert, h.n_ff_exp, e});
+      T(p + "ffn_down_exps.weight", et, {h.n_expert, e, h.n_ff_exp});
+      expert_bytes[i] = total - experts_from;
       if (h.n_ff_shexp > 0) {
         T(p + "ffn_gate_shexp.weight", lt, {h.n_ff_shexp, e});
         T(p + "ffn_up_shexp.weight", lt, {h.n_ff_shexp, e});
         T(p + "ffn_down_shexp.weight", lt, {e, h.n_ff_shexp});
       }
     } else {
-      T(p + "ffn_gate.weight", lt, {h.n_ff, e});
+      if (h.gated_ffn) T(p + "ffn_gate.weight", lt, {h.n_ff, e});
       T(p + "ffn_up.weight", lt, {h.n_ff, e});
       T(p + "ffn_down.weight", lt, {e, h.n_ff});
     }
@@ -133,10 +138,15 @@ inline uint64_t WriteModel(const Hparams& h, const std::string& path) {
   }
   T("output_norm.weight", Dtype::kF32, {e});
   if (!h.tied) T("output.weight", Fit(h.output_type, e), {h.n_vocab, e});
+  // The remainder, spread over each layer's tensors in proportion to their bytes: the expert
+  // share as an expert-named tensor (so -ot and --cpu-moe move it with the experts).
   if (h.file_bytes > total && h.n_layer > 0) {
     const uint64_t rest = (h.file_bytes - total) / h.n_layer;
-    for (uint32_t i = 0; i < h.n_layer && rest > 0; ++i) {
-      T("blk." + std::to_string(i) + ".rest", Dtype::kI8, {rest});
+    for (uint32_t i = 0; i < h.n_layer && rest >= 8; ++i) {
+      const std::string p = "blk." + std::to_string(i) + ".";
+      const uint64_t ex = layer_bytes[i] > 0 ? rest * expert_bytes[i] / layer_bytes[i] : 0;
+      if (ex >= 4) T(p + "ffn_down_exps.rest", Dtype::kF32, {ex / 4});
+      if (rest - ex >= 4) T(p + "rest", Dtype::kF32, {(rest - ex) / 4});
     }
   }
   w.WriteHollow(path);
