@@ -353,3 +353,27 @@ run(plan_gguf 2 plan tests/gguf/tiny-qwen3-Q4_K_M.gguf --gpu h100)
 if(NOT last_err MATCHES "planning a GGUF file under vLLM is not modelled")
   message(SEND_ERROR "plan_gguf: '${last_err}'")
 endif()
+# The llama.cpp engine plans it: plan, check -- llama-server / llama-cli (exit 1 with the
+# longest -c that fits), fit; and refuses a safetensors checkpoint.
+run(plan_gguf_llamacpp 0 plan tests/gguf/tiny-qwen3-Q4_K_M.gguf --gpu h100 --engine llamacpp
+    -c 8192)
+golden(plan_llamacpp_tiny-qwen3-Q4_K_M.txt)
+run(check_llamacpp 0 check --gpu 4090 -- CUDA_VISIBLE_DEVICES=0 llama-server
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ngl 99 -c 32768 -fa on --jinja)
+if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --jinja"
+   OR NOT last_out MATCHES "KV buffer 32.00 MiB")
+  message(SEND_ERROR "check_llamacpp: '${last_err}' / '${last_out}'")
+endif()
+run(check_llamacpp_fails 1 check --gpu-memory 1GiB --json -- llama-cli
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -c 4000000)
+if(NOT last_out MATCHES "\"failure_stage\": \"kv_cache\"" OR NOT last_out MATCHES "-c 259072")
+  message(SEND_ERROR "check_llamacpp_fails: '${last_out}'")
+endif()
+run(fit_llamacpp 0 fit tests/gguf/tiny-qwen3-Q4_K_M.gguf --engine llamacpp --gpu 4090)
+if(NOT last_out MATCHES "llama-server -m tests/gguf/tiny-qwen3-Q4_K_M.gguf")
+  message(SEND_ERROR "fit_llamacpp: '${last_out}'")
+endif()
+run(plan_llamacpp_safetensors 2 plan qwen3-8b --engine llamacpp --gpu h100)
+if(NOT last_err MATCHES "llama.cpp runs GGUF files")
+  message(SEND_ERROR "plan_llamacpp_safetensors: '${last_err}'")
+endif()
