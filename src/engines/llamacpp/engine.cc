@@ -72,13 +72,16 @@ class PreparedLlamaCppModel : public PreparedModel {
     // Experts of the first N layers to the CPU: the attention and the KV stay on the GPU.
     if (moe && !s.cpu_moe) {
       LlamaCppSettings v = s;
-      const int64_t lo = std::max<int64_t>(s.n_cpu_moe + 1, 1);
-      int64_t n = lo;
-      for (; n <= n_layer; ++n) {  // linear: a few dozen plans at most
+      // The fewest layers whose experts must leave: the largest count that still does not
+      // fit, plus one (more experts on the CPU never need more GPU memory).
+      const int64_t lo = std::max<int64_t>(s.n_cpu_moe, 0);
+      const int64_t too_few = Largest(lo, n_layer, [&](int64_t n) {
         v.n_cpu_moe = n;
-        if (fits(v)) break;
-      }
-      if (n <= n_layer) {
+        return !fits(v);
+      });
+      const int64_t n = too_few + 1;
+      v.n_cpu_moe = n;
+      if (n <= n_layer && fits(v)) {
         out.push_back({fmt::format("--n-cpu-moe {}", n),
                        fmt::format("the experts of {} layer(s) run on the CPU: slower decoding", n),
                        ToEngineSettings(v), 1});

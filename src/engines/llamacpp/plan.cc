@@ -152,8 +152,7 @@ int LayerDevice(const Run& r, int il) {
   return std::min<int>(static_cast<int>(it - r.splits.begin()), r.gpus - 1);
 }
 
-// The buffer an override sends a tensor to: kHost, a GPU, or -2 when no pattern matches.
-// --cpu-moe and --n-cpu-moe add their patterns after -ot's (common/arg.cpp).
+// The -ot patterns, compiled, with the device each sends a tensor to (kHost or a GPU).
 struct Override {
   std::regex re;
   int dev;
@@ -184,12 +183,16 @@ Result<std::vector<Override>> Overrides(const Run& r) {
     return Status::Ok();
   };
   for (const auto& [p, b] : r.s.overrides) VRAMFIT_RETURN_IF_ERROR(add(p, b));
-  const std::string exps = "\\.ffn_(up|down|gate|gate_up)_(ch|)exps";
-  if (r.s.cpu_moe) VRAMFIT_RETURN_IF_ERROR(add(exps, "CPU"));
-  for (int64_t i = 0; i < std::min<int64_t>(r.s.n_cpu_moe, r.n_layer); ++i) {
-    VRAMFIT_RETURN_IF_ERROR(add(fmt::format("blk\\.{}{}", i, exps), "CPU"));
-  }
   return out;
+}
+
+// --cpu-moe and --n-cpu-moe N: common/arg.cpp appends "\.ffn_(up|down|gate|gate_up)_(ch|)exps"
+// to the CPU (for --n-cpu-moe, prefixed with "blk\.i" for each i < N) after -ot's patterns.
+// Matched here by the layer index, with one regex for the expert names.
+bool ExpertsToCpu(const Run& r, const TensorEntry& e) {
+  static const std::regex kExperts("\\.ffn_(up|down|gate|gate_up)_(ch|)exps");
+  if (!r.s.cpu_moe && (e.layer < 0 || e.layer >= r.s.n_cpu_moe)) return false;
+  return std::regex_search(e.info.name, kExperts);
 }
 
 // load: every tensor on its layer's device. token_embd is the input layer, always on the CPU;
@@ -235,6 +238,11 @@ Status Load(Run& r) {
         by_override = true;
         break;
       }
+    }
+    if (!by_override && ExpertsToCpu(r, e)) {
+      if (dev != kHost) overridden += bytes;
+      dev = kHost;
+      by_override = true;
     }
     if (row && !by_override && dev != kHost && e.layer >= 0 && e.info.shape.size() == 2) {
       for (int g = 0; g < r.gpus; ++g) {
