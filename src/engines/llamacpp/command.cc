@@ -31,13 +31,22 @@ Result<bool> ReadOnOff(const std::string& flag, const std::string& text) {
 }
 
 // "3,1" or "3/1" (arg.cpp splits --tensor-split on , and /).
-Result<std::vector<double>> ReadSplit(const std::string& flag, const std::string& text) {
-  std::vector<double> out;
+// The items of `text` between any of `separators` (empty items kept).
+std::vector<std::string> Items(const std::string& text, const char* separators) {
+  std::vector<std::string> out;
   size_t at = 0;
   while (at <= text.size()) {
-    size_t end = text.find_first_of(",/", at);
+    size_t end = text.find_first_of(separators, at);
     if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(at, end - at);
+    out.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+Result<std::vector<double>> ReadSplit(const std::string& flag, const std::string& text) {
+  std::vector<double> out;
+  for (const std::string& item : Items(text, ",/")) {
     double v = 0;
     auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (item.empty() || ec != std::errc() || p != item.data() + item.size() || v < 0 ||
@@ -45,7 +54,6 @@ Result<std::vector<double>> ReadSplit(const std::string& flag, const std::string
       return Bad(flag, text, "proportions such as 3,1 (at most 64)");
     }
     out.push_back(v);
-    at = end + 1;
   }
   return out;
 }
@@ -111,17 +119,12 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) 
                                                    static_cast<int64_t>(v->size()));
     } else if (name == "--override-tensor") {
       // PATTERN=BUFFER[,PATTERN=BUFFER...] (arg.cpp splits on ',' then on the last '=').
-      size_t at = 0;
-      while (at <= text.size()) {
-        size_t end = text.find(',', at);
-        if (end == std::string::npos) end = text.size();
-        const std::string item = text.substr(at, end - at);
+      for (const std::string& item : Items(text, ",")) {
         const size_t eq = item.rfind('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
           return Bad(name, text, "PATTERN=BUFFER (e.g. \"\\.ffn_.*_exps\\.=CPU\")");
         }
         s.overrides.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-        at = end + 1;
       }
     } else if (name == "--cpu-moe") {
       s.cpu_moe = true;
@@ -295,15 +298,7 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
 }
 
 std::string CommandLine(const Inventory& inv, const LlamaCppSettings& s) {
-  auto word = [](const std::string& w) {
-    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                          "0123456789_-.:/=,@+") == std::string::npos) {
-      return w;
-    }
-    std::string out = "'";
-    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-  };
+  const auto word = core::ShellWord;
   std::string c;
   const int64_t gpus = std::max<int64_t>(1, s.tensor_parallel_size) *
                        std::max<int64_t>(1, s.pipeline_parallel_size);

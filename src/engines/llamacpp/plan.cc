@@ -141,10 +141,12 @@ Status Resolve(Run& r) {
 }
 
 // The device of repeating layer il (il == n_layer: the output layer): layers from
-// n_layer - ngl on go to the GPUs, act = min(ngl, n_layer + 1) of them, each GPU taking the
-// share its split point gives (llama-model.cpp load_tensors, get_layer_buft_list).
+// n_layer - ngl on go to the GPUs (n_layer + 1 - ngl under rules.ngl_output_first), act =
+// min(ngl, n_layer + 1) of them, each GPU taking the share its split point gives
+// (llama-model.cpp load_tensors, get_layer_buft_list).
 int LayerDevice(const Run& r, int il) {
-  const int64_t start = std::max<int64_t>(r.n_layer - r.ngl, 0);
+  const int64_t first = r.rules.ngl_output_first ? r.n_layer + 1 - r.ngl : r.n_layer - r.ngl;
+  const int64_t start = std::max<int64_t>(first, 0);
   const int64_t act = std::min<int64_t>(r.ngl, r.n_layer + 1);
   if (il < start || il - start >= act || act <= 0) return kHost;
   const double at = static_cast<double>(il - start) / static_cast<double>(act);

@@ -27,6 +27,7 @@ Result<Rules> RulesFor(const std::string& version) {
   r.kv_streams = build >= 6000;
   r.server_four_slots = build >= 6850;
   r.mla_latent_cache = build >= 5100;
+  r.ngl_output_first = build >= 7650;
   return r;
 }
 

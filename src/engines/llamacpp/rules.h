@@ -30,6 +30,11 @@ struct Rules {
   // DeepSeek MLA caches the latent (K = kv_lora_rank + rope, V = kv_lora_rank, one head;
   // PR 12801); before, full K and V per head.
   bool mla_latent_cache = true;
+  // -ngl N offloads the output layer first and N - 1 repeating layers (start n_layer + 1 - N);
+  // before, N repeating layers and the output layer only when N > n_layer
+  // (llama-model.cpp load_tensors at ec98e2002: start = n_layer - N). Seen in logs of 2026
+  // (validation r35, r42); the build is an estimate from their dates, not read in the source.
+  bool ngl_output_first = false;
 };
 
 // "b7450", "7450", "" (the modelled build) -> its rules; kInvalidArgument for other text.

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 using simdjson::dom::element;
 
 // Devices within the aim today, per half: raise when the planner improves, never lower.
-constexpr int kFloorDev = 13;
+constexpr int kFloorDev = 14;
 constexpr int kFloorTest = 25;
 
 std::string Str(element e, const char* key) {

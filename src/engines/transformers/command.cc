@@ -167,15 +167,7 @@ Result<EngineCommand> ReadTransformersCommand(const std::vector<std::string>& ar
 }
 
 std::string CommandLine(const Inventory& inv, const TransformersSettings& s) {
-  auto word = [](const std::string& w) {
-    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                          "0123456789_-.:/=,@+") == std::string::npos) {
-      return w;
-    }
-    std::string out = "'";
-    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-  };
+  const auto word = core::ShellWord;
   std::string c = "transformers " + word(inv.model.empty() ? inv.repo : inv.model);
   if (!s.dtype.empty()) c += " --dtype " + word(s.dtype);
   if (s.device_map != "auto") c += " --device-map " + word(s.device_map);
