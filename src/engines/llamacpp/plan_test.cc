@@ -132,6 +132,65 @@ TEST_F(LlamaCppPlanTest, GpuLayersCountFromTheLast) {
   EXPECT_EQ(p10->host.kv * 32, p33->devices[0].kv * 22);
 }
 
+// From b7650 -ngl offloads the output layer first: -ngl 32 is the output layer and layers 1-31.
+TEST_F(LlamaCppPlanTest, NewerBuildsOffloadTheOutputLayerFirst) {
+  const Inventory inv = Llama3();
+  LlamaCppSettings s;
+  s.max_model_len = 4096;
+  s.n_gpu_layers = 32;
+  s.version = "b7700";
+  auto p = Plan(inv, s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->devices[0].output);
+  EXPECT_EQ(p->devices[0].layers, 31);
+  s.version = "b7450";
+  auto old = Plan(inv, s);
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old->devices[0].output);
+  EXPECT_EQ(old->devices[0].layers, 32);
+  s.version = "b12";
+  EXPECT_FALSE(Plan(inv, s).ok());
+}
+
+// Hostile command lines and settings end in a message, never a crash or a hang.
+TEST_F(LlamaCppPlanTest, HostileSettingsAreRefused) {
+  const Inventory inv = Llama3();
+  LlamaCppSettings s;
+  s.pipeline_parallel_size = 100000;
+  EXPECT_FALSE(Plan(inv, s).ok());
+  s.pipeline_parallel_size = 2;
+  s.tensor_split = {0, 0};
+  EXPECT_FALSE(Plan(inv, s).ok());
+  s.tensor_split = {1, 1, 1};
+  EXPECT_FALSE(Plan(inv, s).ok());
+  s.tensor_split.clear();
+  s.overrides = {{std::string(2000, 'a'), "CPU"}};
+  EXPECT_FALSE(Plan(inv, s).ok());
+  s.overrides = {{"exps", "TPU0"}};
+  EXPECT_FALSE(Plan(inv, s).ok());
+  s.overrides.clear();
+  s.max_model_len = int64_t{1} << 40;
+  EXPECT_FALSE(Plan(inv, s).ok());
+  s.max_model_len = (int64_t{1} << 31) - 1;
+  s.max_num_seqs = 256;
+  s.kv_unified = 0;
+  auto huge = Plan(inv, s);
+  ASSERT_TRUE(huge.ok());
+  EXPECT_FALSE(huge->fits);
+  s.max_num_seqs = 100000;
+  EXPECT_FALSE(Plan(inv, s).ok());
+  std::vector<std::string> argv = {"CUDA_VISIBLE_DEVICES=" + std::string(5000, ','),
+                                   "llama-server", "-m", "x.gguf"};
+  auto cmd = ReadLlamaCppCommand(argv);
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_FALSE(Plan(inv, ToLlamaCppSettings(cmd->settings)).ok());
+  EXPECT_FALSE(ReadLlamaCppCommand({"llama-server", "-m", "a.gguf", "b.gguf"}).ok());
+  EXPECT_FALSE(ReadFlags({{"--tensor-split", std::string(1000, '1') + ",1"}}, {}).ok());
+  EXPECT_FALSE(ReadFlags({{"--n-gpu-layers", "99999999999"}}, {}).ok());
+  EXPECT_FALSE(ReadFlags({{"--flash-attn", "maybe"}}, {}).ok());
+  EXPECT_FALSE(ReadFlags({{"--device", ""}}, {}).ok());
+}
+
 // Two GPUs under -sm layer split 33 units at 1/2: layers 0-16 on CUDA0, 17-31 and the output
 // on CUDA1; -ts 3,1 moves the split point to 3/4; -sm none keeps one GPU.
 TEST_F(LlamaCppPlanTest, SplitModes) {
