@@ -1,7 +1,9 @@
-// Edit distance, nearest-name lists, terminal-safe text and UTF-8-aware cuts (see text.h).
+// Edit distance, nearest-name lists, terminal-safe text, shell words and UTF-8-aware cuts
+// (see text.h).
 #include "core/text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 
 namespace vramfit::core {
@@ -79,6 +81,17 @@ std::string NearestNames(std::vector<std::pair<size_t, std::string>> scored, siz
 
 Status BadFlagValue(const std::string& flag, const std::string& text, const char* expected) {
   return Status::InvalidArgument(flag + " \"" + Printable(text) + "\": expected " + expected);
+}
+
+std::string ShellWord(const std::string& w) {
+  const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_./:=,@+-").find(c) != std::string_view::npos;
+  });
+  if (plain) return w;
+  std::string out = "'";
+  for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 std::string Printable(std::string_view s) {

@@ -34,6 +34,10 @@ std::string Printable(std::string_view s);
 // reader uses: `FLAG "TEXT": expected EXPECTED`, the text made printable.
 Status BadFlagValue(const std::string& flag, const std::string& text, const char* expected);
 
+// `w` as one shell word: unchanged when it holds only [A-Za-z0-9_./:=,@+-], else in single
+// quotes (a quote inside written '\''). Engines' command writers use it for every value.
+std::string ShellWord(const std::string& w);
+
 // Byte offset of the first invalid UTF-8 sequence in `s` (a stray continuation byte, a cut
 // sequence, an overlong form, a surrogate, a value past U+10FFFF), or s.size() when valid.
 size_t FirstInvalidUtf8(std::string_view s);

@@ -18,17 +18,7 @@
 namespace vramfit::vllm {
 namespace {
 
-// Shell-quotes a word when it holds anything beyond [A-Za-z0-9_./:=,@+-].
-std::string ShellWord(const std::string& w) {
-  const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) ||
-           std::string_view("_./:=,@+-").find(c) != std::string_view::npos;
-  });
-  if (plain) return w;
-  std::string out = "'";
-  for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+using core::ShellWord;
 
 // vLLM flags that do not change GPU memory: accepted silently by `check`.
 constexpr const char* kNoMemoryEffect[] = {
