@@ -128,7 +128,7 @@ std::string CanonicalFlag(const std::string& name) {
   if (name == "--tp") return "--tp-size";
   if (name == "--dp") return "--dp-size";
   if (name == "--ep" || name == "--expert-parallel-size") return "--ep-size";
-  if (name == "--model") return "--model-path";
+  if (name == "--model" || name == "--model-path") return "--model-path";
   for (const FlagSpec& f : Flags()) {
     if (name == f.name) return name;
   }
