@@ -80,7 +80,8 @@ std::string LaunchCommand(const std::string& model, const SglangSettings& s,
     c += " --json-model-override-args " + ShellWord(s.json_model_override_args);
   }
   if (s.kv_cache_dtype != "auto") {  // vLLM's "fp8" (advice's spelling) is SGLang's fp8_e4m3
-    c += " --kv-cache-dtype " + ShellWord(s.kv_cache_dtype == "fp8" ? "fp8_e4m3" : s.kv_cache_dtype);
+    const std::string kv = s.kv_cache_dtype == "fp8" ? "fp8_e4m3" : s.kv_cache_dtype;
+    c += " --kv-cache-dtype " + ShellWord(kv);
   }
   if (in.max_num_seqs) c += fmt::format(" --max-running-requests {}", s.max_num_seqs);
   if (in.max_num_batched_tokens) {
