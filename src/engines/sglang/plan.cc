@@ -28,9 +28,25 @@ using core::kMiB;
 // measures the free memory: 300-600 MiB in public logs (the same figure the vLLM room uses).
 constexpr uint64_t kCudaContext = 512 * kMiB;
 // NCCL communicators and the custom all-reduce's buffers per rank with TP > 1, made in
-// initialize_model_parallel before the free memory is measured ("Init torch distributed ends.
-// mem usage=" lines of TP runs).
-constexpr uint64_t kNcclPerRank = 512 * kMiB;
+// initialize_model_parallel before the free memory is measured. Published "Init torch
+// distributed ends. mem usage=" lines (and load-begin free memory against the card): PCIe cards
+// 0.13 GiB (4 x L4) and 0.19 GiB (2 x RTX 4090); NVLink boards 0.8 GiB at TP 2 (H20), 1.6 at
+// TP 4 (B200), 1.25 and 1.96 at TP 8 (H100, H200): the custom all-reduce's IPC buffers and
+// NCCL's NVLink channels grow with the ranks. Charged: PCIe 256 MiB; NVLink 1 GiB at TP 2,
+// 1.5 GiB at TP 4, 2 GiB from TP 8 (the larger of each pair: the safe side).
+constexpr uint64_t kDistributedPcie = 256 * kMiB;
+uint64_t DistributedInit(const GpuSpec& gpu, int64_t tp) {
+  if (tp <= 1) return 0;
+  // The NVLink (SXM and superchip) boards of the GPU catalog; a GPU given by size is assumed
+  // to have NVLink (the larger charge).
+  static const char* kNvlink[] = {"v100-16gb", "v100-32gb", "a100-40gb", "a100-80gb",
+                                  "a800-80gb", "h20",       "h20-141gb", "h100-sxm",
+                                  "h200",      "b200",      "gh200-96gb"};
+  bool nvlink = gpu.custom;
+  for (const char* id : kNvlink) nvlink |= gpu.id == id;
+  if (!nvlink) return kDistributedPcie;
+  return tp >= 8 ? 2 * kGiB : tp >= 4 ? 1536 * kMiB : kGiB;
+}
 // What "Load weight end ... mem usage" shows beyond the checkpoint's bytes (rotary caches,
 // sampler and logits buffers made with the model).
 constexpr uint64_t kLoadOverhead = 128 * kMiB;
@@ -150,10 +166,10 @@ void Fail(Run& r, Stage st, std::string message, int64_t margin) {
 
 // startup: F = total - CUDA context - NCCL (TP > 1) - other processes.
 bool Startup(Run& r) {
-  r.others = kCudaContext + r.s.other_process_bytes +
-             (r.s.tensor_parallel_size > 1 ? kNcclPerRank : 0);
+  const uint64_t dist = DistributedInit(r.gpu, r.s.tensor_parallel_size);
+  r.others = kCudaContext + r.s.other_process_bytes + dist;
   r.g.cuda_context_bytes = kCudaContext;
-  r.g.non_torch_bytes = r.s.tensor_parallel_size > 1 ? kNcclPerRank : 0;
+  r.g.non_torch_bytes = dist;
   if (r.others >= r.gpu.total_bytes) {
     Fail(r, Stage::kStartup,
          fmt::format("CUDA out of memory at start-up: the CUDA context, NCCL and other processes "
@@ -375,8 +391,8 @@ std::vector<StageLine> StageLines(const Run& r) {
   out.push_back({Stage::kStartup,
                  fmt::format("free before load {} (CUDA context {}{}); --mem-fraction-static {}",
                              FormatBytes(r.free0), FormatBytes(kCudaContext),
-                             r.s.tensor_parallel_size > 1
-                                 ? ", NCCL " + FormatBytes(kNcclPerRank) : std::string(),
+                             r.g.non_torch_bytes > 0
+                                 ? ", NCCL " + FormatBytes(r.g.non_torch_bytes) : std::string(),
                              r.s.gpu_memory_utilization)});
   if (!reached(Stage::kLoad)) return out;
   out.push_back({Stage::kLoad, fmt::format("weights {}, load peak {} ({})",

@@ -72,7 +72,14 @@ Result<SglangWeights> WeightsPerRank(const Inventory& inv, const WeightOptions& 
   uint64_t per_layer_bytes = 0, outside_bytes = 0, fp8_saved = 0, largest_projection = 0;
   uint64_t mtp = 0;
   for (const TensorEntry& t : inv.tensors) {
-    const Lay lay = LayOf(t.role);
+    Lay lay = LayOf(t.role);
+    // MLA's down-projections (q_a_proj, kv_a_proj_with_mqa) are ReplicatedLinear on every rank
+    // (models/deepseek_v2.py DeepseekV2AttentionMLA); q_b, kv_b and o are sharded.
+    if (t.role == Role::kMlaProj && (t.module().ends_with("q_a_proj") ||
+                                     t.module().ends_with("kv_a_proj_with_mqa") ||
+                                     t.module().ends_with("kv_a_proj"))) {
+      lay = Lay::kWhole;
+    }
     const uint64_t div = lay == Lay::kTp ? tp : lay == Lay::kAttnTp ? atp : 1;
     uint64_t b = core::CeilDiv(t.info.bytes(), div);
     if (online_fp8 && IsProjection(t.role) && t.part == Part::kWeight && !t.quantized) {
