@@ -141,6 +141,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   }
 }
 
+// The server arguments the log shows, as SGLang flags, for the plan rebuilt with --model.
+void RunFlags(const Facts& f, FlagValues* flags, std::vector<std::string>*) {
+  if (auto m = f.get(Num::kMemFractionStatic); m && *m > 0 && *m <= 1) {
+    flags->emplace_back("--mem-fraction-static", fmt::format("{}", *m));
+  }
+  if (f.get(Num::kOnlineQuantization).value_or(0) > 0) {
+    flags->emplace_back("--quantization", "fp8");
+  }
+}
+
 }  // namespace
 
 const Reader& SglangReader() {
@@ -156,6 +166,7 @@ const Reader& SglangReader() {
       .frame_path_final = true,
       .fixes = Fixes,
       .words = Say,
+      .run_flags = RunFlags,
   };
   return kReader;
 }
