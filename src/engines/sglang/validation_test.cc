@@ -20,6 +20,7 @@
 #include "engines/sglang/rules.h"
 #include "engines/sglang/sglang.h"
 #include "vramfit/gpu.h"
+#include "testutil/json_fields.h"
 #include "vramfit/inspect.h"
 
 namespace vramfit::sglang {
@@ -38,18 +39,8 @@ VRAMFIT_HASH_WRAPS bool DevelopmentHalf(const std::string& id) {
   return h % 2 == 0;
 }
 
-std::string Str(simdjson::dom::element e, const char* key) {
-  std::string_view s;
-  return e[key].get_string().get(s) ? std::string() : std::string(s);
-}
-
-std::optional<double> Num(simdjson::dom::element e, const char* key) {
-  double d = 0;
-  int64_t i = 0;
-  if (!e[key].get_double().get(d)) return d;
-  if (!e[key].get_int64().get(i)) return static_cast<double>(i);
-  return std::nullopt;
-}
+using testutil::Num;
+using testutil::Str;
 
 int64_t Int(simdjson::dom::element e, const char* key) {
   auto v = Num(e, key);
