@@ -506,8 +506,15 @@ Result<Plan> PlanSglang(const Inventory& inv, const GpuSpec& gpu, const SglangSe
   }
   ApplyDefaults(rules, gpu, spec, &r.s);
   if (r.s.gpu_memory_utilization <= 0 || r.s.gpu_memory_utilization > 1) {
-    return Status::InvalidArgument(fmt::format(
-        "--mem-fraction-static {}: expected a fraction in (0, 1]", r.s.gpu_memory_utilization));
+    return Status::InvalidArgument(
+        in.gpu_memory_utilization == 0
+            ? fmt::format("SGLang's default --mem-fraction-static for a {:.0f} MiB GPU is {} (its "
+                          "reserve for activations and graphs exceeds the GPU): give "
+                          "--mem-fraction-static and smaller --chunked-prefill-size and "
+                          "--cuda-graph-max-bs",
+                          GpuMemMib(gpu), r.s.gpu_memory_utilization)
+            : fmt::format("--mem-fraction-static {}: expected a fraction in (0, 1]",
+                          r.s.gpu_memory_utilization));
   }
   r.plan.engine = "sglang";
   r.plan.engine_title = "SGLang";

@@ -237,5 +237,25 @@ TEST(Sglang, TensorParallelShardsWeightsAndHeads) {
   EXPECT_EQ(p4->gpus.size(), 4u);
 }
 
+TEST(Sglang, SpeculativeDraftComesOutOfTheReserve) {
+  // DeepSeek-V3 at TP 8 on H200s with NEXTN on its own MTP layer: the default fraction keeps
+  // 2 GB more (EAGLE-type drafts), and the draft's weights, pool and graphs are charged after
+  // the target's pool, with the graphs.
+  const Inventory inv = Catalog("deepseek-v3");
+  SglangSettings plain, nextn;
+  plain.tensor_parallel_size = nextn.tensor_parallel_size = 8;
+  nextn.speculative_algorithm = "NEXTN";
+  auto a = PlanSglang(inv, Gpu("H200"), plain);
+  auto b = PlanSglang(inv, Gpu("H200"), nextn);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const double with = b->resolved.gpu_memory_utilization;
+  const double without = a->resolved.gpu_memory_utilization;
+  EXPECT_NEAR(without - with, 2048.0 / 143771, 0.001);
+  EXPECT_TRUE(b->fits) << b->failure_message;
+  EXPECT_GT(b->gpus[0].peak_bytes, a->gpus[0].peak_bytes);
+  // MLA: the same latent per token on every rank, 61 layers x 576 x 2 B.
+  EXPECT_EQ(a->kv_needed_bytes / static_cast<uint64_t>(a->max_model_len), 61u * 576 * 2);
+}
+
 }  // namespace
 }  // namespace vramfit::sglang
