@@ -133,7 +133,8 @@ const char* FlagName(Setting s) {
 }
 
 // The fit knobs: each leaves a setting the user gave alone and changes nothing where SGLang's
-// default is already the value.
+// default is already the value. --max-running-requests is not one: it sizes only the request
+// table (rows x context x 4 B), never the token pool.
 bool Fp8Kv(const GpuSpec&, EngineSettings* s) {
   if (s->kv_cache_dtype != "auto") return false;
   s->kv_cache_dtype = "fp8_e4m3";
@@ -162,12 +163,6 @@ bool SmallChunk(const GpuSpec& gpu, EngineSettings* s) {
   s->max_num_batched_tokens = kSmallChunk;
   return true;
 }
-constexpr int64_t kFewRequests = 64;
-bool FewRequests(const GpuSpec&, EngineSettings* s) {
-  if (s->max_num_seqs != 0) return false;
-  s->max_num_seqs = kFewRequests;
-  return true;
-}
 
 }  // namespace
 
@@ -190,8 +185,7 @@ const Engine& SglangEngine() {
       .knobs = {{Setting::kKvCacheDtype, "fp8_e4m3", "a small accuracy cost", Fp8Kv},
                 {Setting::kEnforceEager, "", "slower decoding", NoGraphs},
                 {Setting::kGpuMemoryUtilization, "0.9", "less headroom", HighFraction},
-                {Setting::kMaxNumBatchedTokens, "2048", "slower prefill", SmallChunk},
-                {Setting::kMaxNumSeqs, "64", "fewer requests at once", FewRequests}},
+                {Setting::kMaxNumBatchedTokens, "2048", "slower prefill", SmallChunk}},
       .flag_name = FlagName,
   };
   return kEngine;

@@ -499,6 +499,19 @@ Result<Plan> PlanSglang(const Inventory& inv, const GpuSpec& gpu, const SglangSe
         "--enable-dp-attention: --dp-size {} must divide --tp-size {}", r.s.data_parallel_size,
         r.s.tensor_parallel_size));
   }
+  // The attention layers split the query heads over the attention TP group
+  // (layers/radix_attention.py via QKVParallelLinear: total_num_heads % tp_size == 0).
+  const int64_t atp = AttentionTp(r.s);
+  for (const LayerSpec& l : spec.layers) {
+    const int64_t heads = l.attention.kind == AttentionKind::kLinear
+                              ? l.attention.linear_num_value_heads
+                              : l.attention.num_heads;
+    if (heads > 0 && heads % atp != 0) {
+      return Status::InvalidArgument(fmt::format(
+          "Total number of attention heads ({}) must be divisible by tensor parallel size ({})",
+          heads, atp));
+    }
+  }
   const int64_t derived = r.s.override_context_len > 0 ? r.s.override_context_len
                                                        : DerivedContextLen(spec);
   if (r.s.max_model_len > derived && !r.s.allow_long_max_model_len) {
@@ -557,9 +570,11 @@ Result<Plan> PlanSglang(const Inventory& inv, const GpuSpec& gpu, const SglangSe
         "refuses longer requests (max_req_input_len = {})",
         tokens, r.s.max_model_len, tokens - 1));
   }
+  // The resolved settings carry what the scheduler runs at once (max_running_requests).
+  SglangSettings resolved = r.s;
   if (r.rows > 0) {
-    r.plan.notes.push_back(fmt::format("max_running_requests={}",
-                                       RunningRequests(r.s, tokens, r.rows)));
+    resolved.max_num_seqs = RunningRequests(r.s, tokens, r.rows);
+    r.plan.notes.push_back(fmt::format("max_running_requests={}", resolved.max_num_seqs));
   }
   GpuPlan& g = r.g;
   g.peak_bytes = g.weights_bytes + g.kv_cache_bytes + r.req_table + kAttentionWorkspace +
@@ -569,7 +584,7 @@ Result<Plan> PlanSglang(const Inventory& inv, const GpuSpec& gpu, const SglangSe
   }
   g.device_used_bytes = g.cuda_context_bytes + g.non_torch_bytes + g.peak_bytes;
   r.plan.uncertainty_bytes = kSpread;
-  r.plan.resolved = ToEngineSettings(r.s);
+  r.plan.resolved = ToEngineSettings(resolved);
   r.plan.gpus.assign(static_cast<size_t>(r.s.tensor_parallel_size), g);
   r.plan.stages = StageLines(r);
   r.plan.command = LaunchCommand(inv.repo.empty() ? inv.model : inv.repo, r.s, in);
