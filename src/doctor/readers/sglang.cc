@@ -65,6 +65,11 @@ std::string Lower(const Facts& f) {
 }
 
 std::string Say(Words rule, const Facts&) {
+  if (rule == Words::kTokenPoolEmpty) {
+    return "SGLang's token pool is empty: after the weights, nothing is left of "
+           "--mem-fraction-static x the free memory before the load (profile_max_num_token: "
+           "free after load - free before x (1 - fraction) <= 0)";
+  }
   if (rule != Words::kTokenPool) return "";
   return "SGLang's token pool ran out while serving: the running batch needs more KV tokens "
          "than the pool holds";
