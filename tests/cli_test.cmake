@@ -58,6 +58,33 @@ run(plan_bad_tp 2 plan qwen3-8b --gpu h100 -tp 3)
 if(NOT last_err MATCHES "must be divisible by tensor parallel size")
   message(SEND_ERROR "plan_bad_tp: '${last_err}'")
 endif()
+# SGLang: plan, check of a real launch line (quotes, JSON, unknown flags named), both failures.
+run(plan_sglang 0 plan llama-3.1-8b-instruct --gpu h100 --engine sglang)
+golden(plan_llama-3.1-8b_h100_sglang.txt)
+run(check_sglang_fits 0 check --gpu h100 -- python -m sglang.launch_server --model-path qwen3-8b
+    --tp 2 --mem-fraction-static 0.85
+    --json-model-override-args "{\"max_position_embeddings\": 32768}" --enable-hierarchical-cache)
+if(NOT last_err MATCHES "--enable-hierarchical-cache"
+   OR NOT last_out MATCHES "context-length 32768")
+  message(SEND_ERROR "check_sglang_fits: '${last_out}' '${last_err}'")
+endif()
+run(check_sglang_pool 1 check --gpu h100 -- sglang serve --model-path qwen3-32b
+    --mem-fraction-static 0.7 --context-length 8192)
+if(NOT last_out MATCHES "Not enough memory. Please try to increase --mem-fraction-static")
+  message(SEND_ERROR "check_sglang_pool: '${last_out}'")
+endif()
+run(fit_sglang 0 fit qwen3-32b --gpu h100 --engine sglang)
+if(NOT last_out MATCHES "python -m sglang.launch_server --model-path Qwen/Qwen3-32B-AWQ")
+  message(SEND_ERROR "fit_sglang: '${last_out}'")
+endif()
+run(plan_sglang_tp3 2 plan qwen3-8b --gpu h100 --engine sglang --tp-size 3)
+if(NOT last_err MATCHES "attention heads \\(32\\) must be divisible by tensor parallel size")
+  message(SEND_ERROR "plan_sglang_tp3: '${last_err}'")
+endif()
+run(plan_sglang_vllm_flag 2 plan qwen3-8b --gpu h100 --engine sglang --max-model-len 4096)
+if(NOT last_err MATCHES "--max-model-len is not a flag of SGLang")
+  message(SEND_ERROR "plan_sglang_vllm_flag: '${last_err}'")
+endif()
 run(check_fails 1 check --gpu 4090 -- vllm serve qwen3-4b-instruct-2507-awq --max-model-len=262144
     --port 8000)
 run(check_fits 0 check --gpu 4090 -- python -m vllm.entrypoints.openai.api_server --model

@@ -19,24 +19,15 @@
 #include "vramfit/inspect.h"
 #include "engines/vllm/kv_cache.h"
 #include "engines/vllm/vllm.h"
+#include "testutil/json_fields.h"
 
 namespace vramfit {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<double> Num(simdjson::dom::element e, const char* key) {
-  double d = 0;
-  int64_t i = 0;
-  if (!e[key].get_double().get(d)) return d;
-  if (!e[key].get_int64().get(i)) return static_cast<double>(i);
-  return std::nullopt;
-}
-
-std::string Str(simdjson::dom::element e, const char* key) {
-  std::string_view s;
-  return e[key].get_string().get(s) ? std::string() : std::string(s);
-}
+using testutil::Num;
+using testutil::Str;
 
 Result<GpuSpec> GpuFromText(std::string text) {
   // "RTX 3090 (from issue title ...)" -> "RTX 3090"; "NVIDIA A100 80GB" etc.

@@ -1,4 +1,5 @@
-// Edit distance, nearest-name lists, terminal-safe text and UTF-8-aware cuts (see text.h).
+// Edit distance, nearest-name lists, terminal-safe text, shell words and UTF-8-aware cuts
+// (see text.h).
 #include "core/text.h"
 
 #include <algorithm>

@@ -72,6 +72,7 @@ enum class Words : uint8_t {
   kHostMemory,            // system memory
   kProjectorWarmup,       // the vision projector's start-up buffers
   kContextExceeded,       // a request longer than the context
+  kTokenPoolEmpty,        // the fraction left no token pool after the weights (SGLang)
 };
 
 // Everything the events say, first value of each key and first event of each kind (the first

@@ -411,6 +411,7 @@ const std::vector<Rule>& Rules() {
       Text(C::kKvTooLongContext, S::kKvCache, V0MaxLenCheck,
            "V0's initialize_cache check failed with GPU blocks left: one --max-model-len request "
            "needs more tokens than the blocks hold (# GPU blocks x 16)"),
+      Worded(C::kKvNoMemory, S::kKvCache, Seen<E::kSglangNotEnough>, Words::kTokenPoolEmpty),
       Text(C::kKvNoMemory, S::kKvCache, NoKvMemory,
            "nothing is left for the KV cache: the weights and the profiled activation peak use the "
            "whole --gpu-memory-utilization budget"),

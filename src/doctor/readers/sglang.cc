@@ -4,6 +4,10 @@
 // mark, SGLang's words for its token pool, and its flags as fixes.
 #include "doctor/readers/reader.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+
 namespace vramfit::doctor {
 namespace {
 
@@ -51,7 +55,21 @@ void Match(const Line& line) {
   }
 }
 
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// The fraction 0.05 below the one the log's server arguments show, or the words for it.
+std::string Lower(const Facts& f) {
+  const auto m = f.get(Num::kMemFractionStatic);
+  if (!m || *m <= 0.1 || *m > 1) return "lower by 0.05";
+  return fmt::format("{:.2f} (from {:.3g})", std::floor((*m - 0.05) * 100) / 100, *m);
+}
+
 std::string Say(Words rule, const Facts&) {
+  if (rule == Words::kTokenPoolEmpty) {
+    return "SGLang's token pool is empty: after the weights, nothing is left of "
+           "--mem-fraction-static x the free memory before the load (profile_max_num_token: "
+           "free after load - free before x (1 - fraction) <= 0)";
+  }
   if (rule != Words::kTokenPool) return "";
   return "SGLang's token pool ran out while serving: the running batch needs more KV tokens "
          "than the pool holds";
@@ -65,11 +83,34 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       if (f.get(Num::kWeightsBytes) && f.get(Num::kActivationPeakBytes) && f.total > 0) {
         return false;
       }
+      if (auto w = f.get(Num::kWeightsBytes), free = f.get(Num::kFreeBytes);
+          w && free && *w > 0) {
+        // profile_max_num_token: rest = free after load - F x (1 - fraction), F = free + weights
+        // (the load-end line's avail mem and mem usage): rest > 0 from 1 - free / F; three
+        // points more give the pool 3% of F.
+        const double total = *free + *w;
+        const double least = 1 - *free / total;
+        const double x = std::ceil((least + 0.03) * 100) / 100;
+        if (x <= 0.95) {
+          AddFix(d, fmt::format("--mem-fraction-static {:.2f}", x),
+                 fmt::format("the weights ({:.2f} GiB) leave {:.2f} GiB of the {:.2f} GiB free "
+                             "before the load; the pool is empty below {:.3f}",
+                             *w / kGiB, *free / kGiB, total / kGiB, least));
+        } else {
+          AddFix(d, "--tp 2 (or a quantized checkpoint)",
+                 fmt::format("the weights take {:.0f}% of the free memory: no fraction up to "
+                             "0.95 leaves a pool", 100 * *w / total));
+        }
+        AddFix(d, "--context-length lower, --cuda-graph-max-bs lower",
+               "what the fraction leaves out serves fewer, shorter requests");
+        return true;
+      }
       AddFix(d, "--mem-fraction-static 0.9 (or higher), --context-length lower",
-             "SGLang sizes its KV pool from mem-fraction-static x total minus the weights");
+             "SGLang sizes its KV pool from the free memory x mem-fraction-static minus the "
+             "weights");
       return true;
     case Cause::kActivationPeak:
-      AddFix(d, "--chunked-prefill-size 4096 --mem-fraction-static lower by 0.05",
+      AddFix(d, "--chunked-prefill-size 4096 --mem-fraction-static " + Lower(f),
              "smaller prefill chunks, more headroom for activations");
       return true;
     case Cause::kKvTooManySequences:
@@ -79,7 +120,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     case Cause::kCudagraphCapture:
       AddFix(d, "--cuda-graph-max-bs 16 (or --disable-cuda-graph)",
              "fewer and smaller captured batches (EAGLE drafts capture their own graphs too)");
-      AddFix(d, "--mem-fraction-static lower by 0.05",
+      AddFix(d, "--mem-fraction-static " + Lower(f),
              "leaves more memory outside the static pool for the graphs");
       return true;
     case Cause::kKvTooLongContext:
@@ -99,9 +140,19 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     case Cause::kFragmentation:
       return false;
     default:
-      AddFix(d, "--mem-fraction-static lower by 0.05",
+      AddFix(d, "--mem-fraction-static " + Lower(f),
              "more memory outside the static pool for activations and buffers");
       return true;
+  }
+}
+
+// The server arguments the log shows, as SGLang flags, for the plan rebuilt with --model.
+void RunFlags(const Facts& f, FlagValues* flags, std::vector<std::string>*) {
+  if (auto m = f.get(Num::kMemFractionStatic); m && *m > 0 && *m <= 1) {
+    flags->emplace_back("--mem-fraction-static", fmt::format("{}", *m));
+  }
+  if (f.get(Num::kOnlineQuantization).value_or(0) > 0) {
+    flags->emplace_back("--quantization", "fp8");
   }
 }
 
@@ -120,6 +171,7 @@ const Reader& SglangReader() {
       .frame_path_final = true,
       .fixes = Fixes,
       .words = Say,
+      .run_flags = RunFlags,
   };
   return kReader;
 }

@@ -190,10 +190,12 @@ void MatchPhases(const Line& line) {
     auto& e = line.Emit(EventKind::kGraphDone, kEngine);
     Set(e, Num::kCudagraphBytes, BytesAfter(s, ", took"));
   }
-  if (Has(s, "Starting to load model") || Has(s, "Loading safetensors checkpoint shards") ||
-      Has(s, "Loading weights took") || Has(s, "Loading model from scratch")) {
+  if (Has(s, "Starting to load model") || Has(s, "Loading weights took") ||
+      Has(s, "Loading model from scratch")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
+  // The shard progress bar is the weight loader's, which SGLang shares: no engine of its own.
+  if (Has(s, "Loading safetensors checkpoint shards")) line.Emit(EventKind::kLoadBegin, "any");
   if (Has(s, "Starting profile run") || Has(s, "Memory profiling takes")) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }

@@ -1,0 +1,32 @@
+// SGLang's command lines, both ways: the `python -m sglang.launch_server` command of a plan's
+// settings, and the reader of a user's real one (`python -m sglang.launch_server --model-path M
+// ...`, `sglang serve --model-path M ...`, environment prefixes, `--flag=value`, JSON values).
+#ifndef VRAMFIT_ENGINES_SGLANG_COMMAND_H_
+#define VRAMFIT_ENGINES_SGLANG_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+#include "engines/sglang/sglang.h"
+#include "vramfit/engine.h"
+
+namespace vramfit::sglang {
+
+// The launch command of resolved settings `s`; flags the user left at SGLang's defaults (`in`)
+// are written only where the plan depends on them.
+std::string LaunchCommand(const std::string& model, const SglangSettings& s,
+                          const SglangSettings& in);
+
+// Whether argv (environment prefixes allowed) starts an SGLang server.
+bool IsLaunchCommand(const std::vector<std::string>& argv);
+
+// Reads an SGLang command line. kInvalidArgument for one that is not an SGLang server, names no
+// model, or whose flags do not parse (a flag the table knows without its value). The environment
+// prefix sets SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1; other variables except
+// CUDA_VISIBLE_DEVICES are listed as not modelled, and so is every flag that is neither read nor
+// free of memory effect, by name.
+Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& argv);
+
+}  // namespace vramfit::sglang
+
+#endif  // VRAMFIT_ENGINES_SGLANG_COMMAND_H_

@@ -1,0 +1,113 @@
+// SGLang command lines: the launch forms, quotes and JSON-valued flags, aliases, unknown flags
+// named, environment prefixes, and the written command read back to the same settings.
+#include "engines/sglang/command.h"
+
+#include <gtest/gtest.h>
+
+#include "engines/sglang/flags.h"
+
+namespace vramfit::sglang {
+namespace {
+
+Result<SglangSettings> Settings(const EngineCommand& c) {
+  return ReadFlags(c.flags, ToSglangSettings(c.settings));
+}
+
+TEST(SglangCommand, ReadsALaunchServerLine) {
+  const std::vector<std::string> argv = {
+      "CUDA_VISIBLE_DEVICES=0,1", "NCCL_DEBUG=INFO", "python3", "-m", "sglang.launch_server",
+      "--model-path", "Qwen/Qwen3-8B", "--tp", "2", "--mem-fraction-static=0.85",
+      "--json-model-override-args", R"({"max_position_embeddings": 65536, "rope_theta": 1e6})",
+      "--host", "0.0.0.0", "--enable-hierarchical-cache", "--hicache-ratio", "2",
+      "--chunked-prefill-size", "-1", "--disable-cuda-graph", "--tp", "4"};
+  ASSERT_TRUE(IsLaunchCommand(argv));
+  auto c = ReadLaunchCommand(argv);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->model, "Qwen/Qwen3-8B");
+  EXPECT_EQ(c->unmodelled_env, (std::vector<std::string>{"NCCL_DEBUG"}));
+  // Unknown flags are named, the harmless ones (--host) are not.
+  EXPECT_EQ(c->unmodelled_flags,
+            (std::vector<std::string>{"--enable-hierarchical-cache", "--hicache-ratio"}));
+  auto s = Settings(*c);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->tensor_parallel_size, 4);  // the last --tp wins, as in argparse
+  EXPECT_DOUBLE_EQ(s->gpu_memory_utilization, 0.85);
+  EXPECT_EQ(s->override_context_len, 65536);
+  EXPECT_EQ(s->max_num_batched_tokens, -1);
+  EXPECT_TRUE(s->enforce_eager);
+}
+
+TEST(SglangCommand, ReadsSglangServeAndItsAliases) {
+  const std::vector<std::string> argv = {
+      "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1", "sglang", "serve", "--model-path",
+      "deepseek-ai/DeepSeek-V3", "--tensor-parallel-size", "8", "--dp", "8",
+      "--enable-dp-attention", "--kv-cache-dtype", "fp8_e4m3", "--context-length", "200000"};
+  auto c = ReadLaunchCommand(argv);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto s = Settings(*c);
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->allow_long_max_model_len);
+  EXPECT_EQ(s->tensor_parallel_size, 8);
+  EXPECT_EQ(s->data_parallel_size, 8);
+  EXPECT_TRUE(s->enable_dp_attention);
+  EXPECT_EQ(s->kv_cache_dtype, "fp8_e4m3");
+  EXPECT_EQ(s->max_model_len, 200000);
+}
+
+TEST(SglangCommand, RefusesWhatSglangWouldRefuse) {
+  auto no_model = ReadLaunchCommand({"python", "-m", "sglang.launch_server", "--tp", "2"});
+  EXPECT_FALSE(no_model.ok());
+  auto no_value = ReadLaunchCommand({"sglang", "serve", "--model-path", "m", "--tp"});
+  ASSERT_FALSE(no_value.ok());
+  EXPECT_NE(no_value.status().message().find("--tp expects a value"), std::string::npos);
+  EXPECT_FALSE(IsLaunchCommand({"vllm", "serve", "m"}));
+  auto c = ReadLaunchCommand({"sglang", "serve", "--model-path", "m", "--json-model-override-args",
+                              "{not json", "--mem-fraction-static", "1.5"});
+  ASSERT_TRUE(c.ok());
+  auto s = Settings(*c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("--json-model-override-args: expected a JSON object"),
+            std::string::npos);
+  FlagValues bad = {{"--mem-fraction-static", "1.5"}};
+  EXPECT_FALSE(ReadFlags(bad, {}).ok());
+  FlagValues choice = {{"--kv-cache-dtype", "int4"}};
+  auto k = ReadFlags(choice, {});
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("invalid choice: 'int4'"), std::string::npos);
+}
+
+TEST(SglangCommand, WrittenCommandReadsBack) {
+  SglangSettings s;
+  s.tensor_parallel_size = 2;
+  s.gpu_memory_utilization = 0.8;
+  s.max_model_len = 32768;
+  s.kv_cache_dtype = "fp8_e4m3";
+  s.json_model_override_args = R"({"max_position_embeddings": 32768})";
+  s.override_context_len = 32768;
+  s.max_num_seqs = 64;
+  SglangSettings in = s;
+  const std::string line = LaunchCommand("org/model", s, in);
+  EXPECT_EQ(line,
+            "python -m sglang.launch_server --model-path org/model --tp-size 2 "
+            "--mem-fraction-static 0.8 --context-length 32768 --json-model-override-args "
+            "'{\"max_position_embeddings\": 32768}' --kv-cache-dtype fp8_e4m3 "
+            "--max-running-requests 64");
+  // Split as a shell would (the one quoted word kept whole).
+  const std::vector<std::string> argv = {
+      "python", "-m", "sglang.launch_server", "--model-path", "org/model", "--tp-size", "2",
+      "--mem-fraction-static", "0.8", "--context-length", "32768", "--json-model-override-args",
+      R"({"max_position_embeddings": 32768})", "--kv-cache-dtype", "fp8_e4m3",
+      "--max-running-requests", "64"};
+  auto c = ReadLaunchCommand(argv);
+  ASSERT_TRUE(c.ok());
+  auto back = Settings(*c);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->tensor_parallel_size, 2);
+  EXPECT_DOUBLE_EQ(back->gpu_memory_utilization, 0.8);
+  EXPECT_EQ(back->max_model_len, 32768);
+  EXPECT_EQ(back->override_context_len, 32768);
+  EXPECT_EQ(back->max_num_seqs, 64);
+}
+
+}  // namespace
+}  // namespace vramfit::sglang

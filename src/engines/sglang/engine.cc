@@ -1,0 +1,194 @@
+// SGLang behind the engine interface: its flags, command lines, planner, remedies and fit knobs,
+// adapted to the engine-neutral types (EngineSettings <-> SglangSettings).
+#include "engines/sglang/engine.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "engines/sglang/command.h"
+#include "engines/sglang/defaults.h"
+#include "engines/sglang/flags.h"
+#include "engines/sglang/sglang.h"
+
+namespace vramfit::sglang {
+namespace {
+
+// The highest --mem-fraction-static a remedy proposes: above it the activations and graphs of
+// any default setting no longer fit.
+constexpr double kHighestFraction = 0.95;
+constexpr double kLowestFraction = 0.5;
+
+class PreparedSglangModel : public PreparedModel {
+ public:
+  explicit PreparedSglangModel(const Inventory& inv) : inv_(inv) {}
+
+  Result<Plan> MakePlan(const GpuSpec& gpu, const EngineSettings& s) const override {
+    return PlanSglang(inv_, gpu, ToSglangSettings(s));
+  }
+
+  // The two classic failures, each moved the way it needs: a pool with no room (rest <= 0)
+  // wants a higher --mem-fraction-static; an out-of-memory in graph capture or the first
+  // prefill wants a lower one (or smaller graphs and chunks); a load that does not fit wants
+  // smaller weights.
+  std::vector<Remedy> Remedies(const GpuSpec& gpu, const EngineSettings& es,
+                               const Plan& plan) const override {
+    std::vector<Remedy> out;
+    if (plan.fits || !plan.failure_stage || plan.gpus.empty()) return out;
+    const SglangSettings s = ToSglangSettings(es);
+    const SglangSettings r = ToSglangSettings(plan.resolved);
+    auto add = [&](const SglangSettings& v, std::string change, std::string cost, int group) {
+      out.push_back({std::move(change), std::move(cost), ToEngineSettings(v), group});
+    };
+    const Stage stage = *plan.failure_stage;
+    const double now = r.gpu_memory_utilization;
+    if (stage == Stage::kKvCache &&
+        plan.failure_message.rfind("Not enough memory", 0) == 0) {
+      for (double f = std::ceil(now * 100 + 1) / 100; f <= kHighestFraction + 1e-9; f += 0.01) {
+        SglangSettings v = s;
+        v.gpu_memory_utilization = std::round(f * 100) / 100;
+        add(v, fmt::format("--mem-fraction-static {:.2f}", v.gpu_memory_utilization),
+            "less memory left for activations and CUDA graphs", 1);
+      }
+    }
+    if (stage == Stage::kCudaGraph || stage == Stage::kRuntime ||
+        (stage == Stage::kKvCache && plan.failure_message.rfind("CUDA out of memory", 0) == 0)) {
+      for (double f = std::floor(now * 100 - 1) / 100; f >= kLowestFraction - 1e-9; f -= 0.01) {
+        SglangSettings v = s;
+        v.gpu_memory_utilization = std::round(f * 100) / 100;
+        add(v, fmt::format("--mem-fraction-static {:.2f}", v.gpu_memory_utilization),
+            "a smaller KV pool", 2);
+      }
+      if (stage == Stage::kCudaGraph && !r.enforce_eager) {
+        for (int64_t bs = r.cuda_graph_max_bs / 2; bs >= 8; bs /= 2) {
+          SglangSettings v = s;
+          v.cuda_graph_max_bs = bs;
+          add(v, fmt::format("--cuda-graph-max-bs {}", bs), "larger batches decode without "
+              "graphs: slower", 3);
+        }
+      }
+      if (stage == Stage::kRuntime && r.max_num_batched_tokens > 1024) {
+        for (int64_t c = r.max_num_batched_tokens / 2; c >= 1024; c /= 2) {
+          SglangSettings v = s;
+          v.max_num_batched_tokens = c;
+          add(v, fmt::format("--chunked-prefill-size {}", c), "slower prefill of long prompts",
+              4);
+        }
+      }
+    }
+    if (stage == Stage::kLoad && !inv_.spec.quant.quantized() && s.quantization.empty() &&
+        gpu.fp8) {
+      SglangSettings v = s;
+      v.quantization = "fp8";
+      add(v, "--quantization fp8",
+          "weights quantized to FP8 after loading (the load still peaks at 16 bits): a small "
+          "accuracy cost", 0);
+    }
+    return out;
+  }
+
+ private:
+  const Inventory& inv_;
+};
+
+Result<EngineSettings> ReadEngineFlags(const FlagValues& given, EngineSettings base) {
+  auto s = ReadFlags(given, ToSglangSettings(base));
+  if (!s.ok()) return s.status();
+  return ToEngineSettings(*s);
+}
+
+Status CheckVersion(const std::string& version) {
+  auto v = ParseRelease(version);
+  return v.ok() ? Status::Ok() : v.status();
+}
+
+Result<std::unique_ptr<PreparedModel>> Prepare(const Inventory& inv) {
+  VRAMFIT_RETURN_IF_ERROR(CheckPlannable(inv, "SGLang"));
+  return std::unique_ptr<PreparedModel>(std::make_unique<PreparedSglangModel>(inv));
+}
+
+Status CheckContext(const ModelSpec& spec, const EngineSettings& es, int64_t len,
+                    std::string_view what) {
+  const SglangSettings s = ToSglangSettings(es);
+  const int64_t max = s.override_context_len > 0 ? s.override_context_len
+                                                 : DerivedContextLen(spec);
+  if (len <= max || s.allow_long_max_model_len) return Status::Ok();
+  return Status::InvalidArgument(
+      fmt::format("{} is beyond the model's context length ({}): {}", what, max,
+                  ContextLenError(len, max)));
+}
+
+const char* FlagName(Setting s) {
+  switch (s) {
+    case Setting::kTensorParallel: return "--tp-size";
+    case Setting::kPipelineParallel: return "--pp-size";
+    case Setting::kMaxModelLen: return "--context-length";
+    case Setting::kGpuMemoryUtilization: return "--mem-fraction-static";
+    case Setting::kKvCacheDtype: return "--kv-cache-dtype";
+    case Setting::kMaxNumSeqs: return "--max-running-requests";
+    case Setting::kMaxNumBatchedTokens: return "--chunked-prefill-size";
+    case Setting::kEnforceEager: return "--disable-cuda-graph";
+  }
+  return "";
+}
+
+// The fit knobs: each leaves a setting the user gave alone and changes nothing where SGLang's
+// default is already the value. --max-running-requests is not one: it sizes only the request
+// table (rows x context x 4 B), never the token pool.
+bool Fp8Kv(const GpuSpec&, EngineSettings* s) {
+  if (s->kv_cache_dtype != "auto") return false;
+  s->kv_cache_dtype = "fp8_e4m3";
+  return true;
+}
+bool NoGraphs(const GpuSpec&, EngineSettings* s) {
+  if (s->enforce_eager) return false;
+  s->enforce_eager = true;
+  return true;
+}
+constexpr double kHighFraction = 0.9;
+bool HighFraction(const GpuSpec& gpu, EngineSettings* s) {
+  if (s->gpu_memory_utilization != 0) return false;
+  SglangSettings d = ToSglangSettings(*s);
+  const Rules rules;
+  ApplyDefaults(rules, gpu, ModelSpec{}, &d);
+  if (d.gpu_memory_utilization >= kHighFraction) return false;
+  s->gpu_memory_utilization = kHighFraction;
+  return true;
+}
+constexpr int64_t kSmallChunk = 2048;
+bool SmallChunk(const GpuSpec& gpu, EngineSettings* s) {
+  if (s->max_num_batched_tokens != 0 || DefaultChunkedPrefillSize(Rules{}, gpu) <= kSmallChunk) {
+    return false;
+  }
+  s->max_num_batched_tokens = kSmallChunk;
+  return true;
+}
+
+}  // namespace
+
+const Engine& SglangEngine() {
+  static const Engine kEngine = {
+      .name = "sglang",
+      .title = "SGLang",
+      .flags = Flags(),
+      .read_flags = ReadEngineFlags,
+      .check_version = CheckVersion,
+      .recognizes = IsLaunchCommand,
+      .command_forms = "`python -m sglang.launch_server --model-path MODEL ...` or `sglang serve "
+                       "--model-path MODEL ...`",
+      .command_example = "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp 2 "
+                         "--mem-fraction-static 0.85",
+      .read_command = ReadLaunchCommand,
+      .prepare = Prepare,
+      .model_max_len = DerivedContextLen,
+      .check_context = CheckContext,
+      .knobs = {{Setting::kKvCacheDtype, "fp8_e4m3", "a small accuracy cost", Fp8Kv},
+                {Setting::kEnforceEager, "", "slower decoding", NoGraphs},
+                {Setting::kGpuMemoryUtilization, "0.9", "less headroom", HighFraction},
+                {Setting::kMaxNumBatchedTokens, "2048", "slower prefill", SmallChunk}},
+      .flag_name = FlagName,
+  };
+  return kEngine;
+}
+
+}  // namespace vramfit::sglang

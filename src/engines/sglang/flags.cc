@@ -1,0 +1,226 @@
+// SGLang flag table and reader (see flags.h).
+#include "engines/sglang/flags.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "core/text.h"
+
+namespace vramfit::sglang {
+namespace {
+
+constexpr auto Bad = core::BadFlagValue;
+
+// The ranges vramfit plans: token counts within int32 token indices, parallel sizes within any
+// deployment.
+constexpr int64_t kMaxTokens = (int64_t{1} << 31) - 1;
+constexpr int64_t kMaxParallel = 4096;
+constexpr int64_t kMaxBatch = 1 << 16;
+
+Result<int64_t> Int(const std::string& flag, const std::string& text, int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end) return Bad(flag, text, "a whole number");
+  if (v < lo || v > hi) {
+    return Status::InvalidArgument(fmt::format("{} {}: expected {} to {}", flag, v, lo, hi));
+  }
+  return v;
+}
+
+Result<double> Fraction(const std::string& flag, const std::string& text) {
+  double v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end || !std::isfinite(v)) return Bad(flag, text, "a number");
+  if (v <= 0 || v > 1) return Bad(flag, text, "a fraction in (0, 1]");
+  return v;
+}
+
+// --kv-cache-dtype choices (server_args.py, v0.5.5).
+constexpr const char* kKvDtypes[] = {"auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16",
+                                     "fp4_e2m1"};
+// --speculative-algorithm choices.
+constexpr const char* kSpecAlgorithms[] = {"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"};
+// --dtype choices.
+constexpr const char* kDtypes[] = {"auto", "half", "float16", "bfloat16", "float", "float32"};
+
+template <size_t N>
+Status Choice(const std::string& flag, const std::string& text, const char* const (&choices)[N]) {
+  std::string list;
+  for (const char* c : choices) {
+    if (text == c) return Status::Ok();
+    list += (list.empty() ? "'" : ", '") + std::string(c) + "'";
+  }
+  return Status::InvalidArgument(fmt::format(
+      "argument {}: invalid choice: '{}' (choose from {})", flag, core::Printable(text), list));
+}
+
+// --json-model-override-args: a JSON object; max_position_embeddings (and context_length)
+// change the derived context; other keys are listed as not modelled.
+Status ReadOverride(const std::string& flag, const std::string& text, SglangSettings* s) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  if (parser.parse(text).get(obj)) {
+    return Status::InvalidArgument(
+        fmt::format("{}: expected a JSON object, found {}", flag, core::Printable(text)));
+  }
+  s->json_model_override_args = text;
+  for (auto field : obj) {
+    int64_t v = 0;
+    if (field.key == "max_position_embeddings" || field.key == "context_length") {
+      if (field.value.get_int64().get(v) || v <= 0 || v > kMaxTokens) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: \"{}\" must be a whole number of tokens", flag, std::string(field.key)));
+      }
+      s->override_context_len = v;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::vector<FlagSpec>& Flags() {
+  static const std::vector<FlagSpec> kFlags = {
+      {"--tp-size", nullptr, "tensor-parallel size (SGLang also reads --tp)", "INT"},
+      {"--tensor-parallel-size", nullptr, "tensor-parallel size", "INT"},
+      {"--pp-size", nullptr, "pipeline-parallel size", "INT"},
+      {"--pipeline-parallel-size", nullptr, "pipeline-parallel size", "INT"},
+      {"--dp-size", nullptr, "data-parallel size (SGLang also reads --dp)", "INT"},
+      {"--data-parallel-size", nullptr, "data-parallel size", "INT"},
+      {"--ep-size", nullptr, "expert-parallel size (SGLang also reads --ep)", "INT"},
+      {"--enable-dp-attention", nullptr, "SGLang: attention data-parallel (attention TP = tp / dp)",
+       nullptr},
+      {"--mem-fraction-static", nullptr,
+       "SGLang: fraction of the free memory for weights and the KV pool (default by GPU)",
+       "FLOAT"},
+      {"--context-length", nullptr, "SGLang: the context length (default: the model's)", "INT"},
+      {"--max-running-requests", nullptr, "SGLang: requests running at once", "INT"},
+      {"--max-total-tokens", nullptr, "SGLang: cap on the KV pool's tokens", "INT"},
+      {"--chunked-prefill-size", nullptr, "SGLang: prefill chunk in tokens (-1: no chunking)",
+       "INT"},
+      {"--cuda-graph-max-bs", nullptr, "SGLang: largest decode batch captured as a CUDA graph",
+       "INT"},
+      {"--disable-cuda-graph", nullptr, "SGLang: capture no CUDA graphs", nullptr},
+      {"--kv-cache-dtype", nullptr, "KV cache dtype", "TEXT"},
+      {"--quantization", "-q", "quantization method", "TEXT"},
+      {"--dtype", nullptr, "model dtype", "TEXT"},
+      {"--page-size", nullptr, "SGLang: tokens per KV page (default 1)", "INT"},
+      {"--json-model-override-args", nullptr, "SGLang: JSON that overrides config.json", "TEXT"},
+      {"--speculative-algorithm", nullptr, "SGLang: EAGLE, EAGLE3, NEXTN, STANDALONE or NGRAM",
+       "TEXT"},
+      {"--speculative-draft-model-path", nullptr, "SGLang: the draft model", "TEXT"},
+      {"--speculative-num-draft-tokens", nullptr, "SGLang: draft tokens per step", "INT"},
+      {"--disable-radix-cache", nullptr, "SGLang: no prefix cache", nullptr},
+      {"--mamba-full-memory-ratio", nullptr, "SGLang: mamba state / KV memory (default 0.9)",
+       "FLOAT"},
+      {"--swa-full-tokens-ratio", nullptr, "SGLang: sliding / full pool tokens (default 0.8)",
+       "FLOAT"},
+  };
+  return kFlags;
+}
+
+std::string CanonicalFlag(const std::string& name) {
+  if (name == "--tp") return "--tp-size";
+  if (name == "--dp") return "--dp-size";
+  if (name == "--ep" || name == "--expert-parallel-size") return "--ep-size";
+  if (name == "--model" || name == "--model-path") return "--model-path";
+  for (const FlagSpec& f : Flags()) {
+    if (name == f.name) return name;
+  }
+  return "";
+}
+
+Result<SglangSettings> ReadFlags(const FlagValues& given, SglangSettings s) {
+  for (const auto& [name, text] : given) {
+    const std::string& f = name;
+    if (f == "--tp-size" || f == "--tensor-parallel-size") {
+      auto v = Int(f, text, 1, kMaxParallel);
+      if (!v.ok()) return v.status();
+      s.tensor_parallel_size = *v;
+    } else if (f == "--pp-size" || f == "--pipeline-parallel-size") {
+      auto v = Int(f, text, 1, kMaxParallel);
+      if (!v.ok()) return v.status();
+      s.pipeline_parallel_size = *v;
+    } else if (f == "--dp-size" || f == "--data-parallel-size") {
+      auto v = Int(f, text, 1, kMaxParallel);
+      if (!v.ok()) return v.status();
+      s.data_parallel_size = *v;
+    } else if (f == "--ep-size") {
+      auto v = Int(f, text, 1, kMaxParallel);
+      if (!v.ok()) return v.status();
+      s.ep_size = *v;
+      s.enable_expert_parallel = *v > 1;
+    } else if (f == "--enable-dp-attention") {
+      s.enable_dp_attention = true;
+    } else if (f == "--mem-fraction-static") {
+      auto v = Fraction(f, text);
+      if (!v.ok()) return v.status();
+      s.gpu_memory_utilization = *v;
+    } else if (f == "--context-length") {
+      auto v = Int(f, text, 1, kMaxTokens);
+      if (!v.ok()) return v.status();
+      s.max_model_len = *v;
+    } else if (f == "--max-running-requests") {
+      auto v = Int(f, text, 1, kMaxTokens);
+      if (!v.ok()) return v.status();
+      s.max_num_seqs = *v;
+    } else if (f == "--max-total-tokens") {
+      auto v = Int(f, text, 1, kMaxTokens);
+      if (!v.ok()) return v.status();
+      s.max_total_tokens = *v;
+    } else if (f == "--chunked-prefill-size") {
+      auto v = Int(f, text, -1, kMaxTokens);
+      if (!v.ok()) return v.status();
+      if (*v == 0) return Bad(f, text, "a positive number of tokens, or -1");
+      s.max_num_batched_tokens = *v;
+    } else if (f == "--cuda-graph-max-bs") {
+      auto v = Int(f, text, 1, kMaxBatch);
+      if (!v.ok()) return v.status();
+      s.cuda_graph_max_bs = *v;
+    } else if (f == "--disable-cuda-graph") {
+      s.enforce_eager = true;
+    } else if (f == "--kv-cache-dtype") {
+      const std::string t = text == "fp8" ? "fp8_e4m3" : text;  // vLLM's spelling, for advice
+      VRAMFIT_RETURN_IF_ERROR(Choice(f, t, kKvDtypes));
+      s.kv_cache_dtype = t;
+    } else if (f == "--quantization") {
+      if (text.empty()) return Bad(f, text, "a quantization method");
+      s.quantization = text;
+    } else if (f == "--dtype") {
+      VRAMFIT_RETURN_IF_ERROR(Choice(f, text, kDtypes));
+      s.dtype = text;
+    } else if (f == "--page-size") {
+      auto v = Int(f, text, 1, kMaxBatch);
+      if (!v.ok()) return v.status();
+      s.page_size = *v;
+    } else if (f == "--json-model-override-args") {
+      VRAMFIT_RETURN_IF_ERROR(ReadOverride(f, text, &s));
+    } else if (f == "--speculative-algorithm") {
+      VRAMFIT_RETURN_IF_ERROR(Choice(f, text, kSpecAlgorithms));
+      s.speculative_algorithm = text;
+    } else if (f == "--speculative-draft-model-path") {
+      s.draft_model = text;
+    } else if (f == "--speculative-num-draft-tokens") {
+      auto v = Int(f, text, 1, kMaxBatch);
+      if (!v.ok()) return v.status();
+      s.speculative_num_draft_tokens = *v;
+    } else if (f == "--disable-radix-cache") {
+      s.disable_radix_cache = true;
+    } else if (f == "--mamba-full-memory-ratio" || f == "--swa-full-tokens-ratio") {
+      auto v = Fraction(f, text);
+      if (!v.ok()) return v.status();
+      (f == "--mamba-full-memory-ratio" ? s.mamba_full_memory_ratio : s.swa_full_tokens_ratio) =
+          *v;
+    } else {
+      return Status::InvalidArgument(fmt::format("{} is not a flag of SGLang", f));
+    }
+  }
+  return s;
+}
+
+}  // namespace vramfit::sglang

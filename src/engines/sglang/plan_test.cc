@@ -1,0 +1,261 @@
+// SGLang plans: its defaults by GPU, the token-pool formula, each stage's failure with the
+// direction to move --mem-fraction-static, the MLA and hybrid pools, and advice that fits.
+#include "engines/sglang/sglang.h"
+
+#include <gtest/gtest.h>
+
+#include "engines/sglang/defaults.h"
+#include "engines/sglang/engine.h"
+#include "engines/sglang/rules.h"
+#include "testutil/catalog.h"
+#include "vramfit/advice.h"
+
+namespace vramfit::sglang {
+namespace {
+
+using testutil::Catalog;
+using testutil::Gpu;
+
+std::vector<Advice> AdviseSglang(const Inventory& inv, const GpuSpec& gpu,
+                                 const SglangSettings& s, const Plan& p) {
+  auto model = SglangEngine().prepare(inv);
+  EXPECT_TRUE(model.ok());
+  return Advise(SglangEngine(), **model, gpu, ToEngineSettings(s), p);
+}
+
+TEST(SglangDefaults, FractionChunkAndGraphsByGpu) {
+  const Rules rules;
+  SglangSettings s;
+  ApplyDefaults(rules, Gpu("H100"), ModelSpec{}, &s);
+  // 81,559 MiB: chunk 8192, graphs to 256; reserve 512 + 8192 x 1.5 + 256 x 2 + 1024 / 8 =
+  // 13,440 MB (above the 10 GB floor): (81,559 - 13,440) / 81,559 = 0.835.
+  EXPECT_EQ(s.max_num_batched_tokens, 8192);
+  EXPECT_EQ(s.cuda_graph_max_bs, 256);
+  EXPECT_DOUBLE_EQ(s.gpu_memory_utilization, 0.835);
+  SglangSettings small;
+  ApplyDefaults(rules, Gpu("4090"), ModelSpec{}, &small);
+  EXPECT_EQ(small.max_num_batched_tokens, 2048);
+  EXPECT_EQ(small.cuda_graph_max_bs, 24);
+  // v0.4: the table by TP size.
+  SglangSettings old;
+  old.tensor_parallel_size = 4;
+  ApplyDefaults(RulesFor(406), Gpu("H100"), ModelSpec{}, &old);
+  EXPECT_DOUBLE_EQ(old.gpu_memory_utilization, 0.85);
+  EXPECT_EQ(old.cuda_graph_max_bs, 160);
+}
+
+TEST(SglangDefaults, CaptureSizes) {
+  EXPECT_EQ(CaptureBatchSizes(256, false).size(), 36u);  // 1 2 4 8 12, 16..256 step 8
+  EXPECT_EQ(CaptureBatchSizes(8, false), (std::vector<int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(CaptureBatchSizes(512, false).back(), 512);
+}
+
+TEST(SglangRules, ParsesReleases) {
+  EXPECT_EQ(*ParseRelease("0.5.5"), 505);
+  EXPECT_EQ(*ParseRelease("v0.4.6.post1"), 406);
+  EXPECT_EQ(*ParseRelease("0.5.3rc2"), 503);
+  EXPECT_FALSE(ParseRelease("0.3.6").ok());
+  EXPECT_FALSE(ParseRelease("latest").ok());
+  EXPECT_FALSE(ParseRelease("0.123.1").ok());
+  EXPECT_EQ(RulesFor(900).release, kNewestModelled);
+}
+
+TEST(SglangPool, ProfileMaxNumTokenFormula) {
+  // Llama-3.1-8B: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 131,072 B per token.
+  const Inventory inv = Catalog("llama-3.1-8b-instruct");
+  SglangSettings s;
+  s.gpu_memory_utilization = 0.85;
+  s.page_size = 1;
+  // rest = 64 - 79 x 0.15 = 52.15 GiB -> 52.15 x 8192 = 427,212.8 tokens.
+  auto p = ProfileTokenPool(inv.spec, s, 79.0, 64.0);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->cell_bytes, 131072u);
+  EXPECT_EQ(p->tokens, 427212);
+  s.page_size = 64;
+  EXPECT_EQ(ProfileTokenPool(inv.spec, s, 79.0, 64.0)->tokens, 427200);
+  s.max_total_tokens = 100000;
+  EXPECT_EQ(ProfileTokenPool(inv.spec, s, 79.0, 64.0)->tokens, 99968);
+  s.kv_cache_dtype = "fp8_e4m3";
+  EXPECT_EQ(ProfileTokenPool(inv.spec, s, 79.0, 64.0)->cell_bytes, 65536u);
+  // TP 2 halves the KV heads.
+  s.kv_cache_dtype = "auto";
+  s.tensor_parallel_size = 2;
+  EXPECT_EQ(ProfileTokenPool(inv.spec, s, 79.0, 64.0)->cell_bytes, 65536u);
+}
+
+TEST(SglangPool, MlaLatentPerToken) {
+  // DeepSeek-V2-Lite: 27 layers x (512 + 64) x 2 B = 31,104 B, not divided by TP.
+  const Inventory inv = Catalog("deepseek-v2-lite");
+  SglangSettings s;
+  s.gpu_memory_utilization = 0.8;
+  s.tensor_parallel_size = 2;
+  auto p = ProfileTokenPool(inv.spec, s, 40, 30);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->cell_bytes, 31104u);
+}
+
+TEST(SglangPool, HybridLinearAttentionSplitsTheRest) {
+  // Qwen3-Next: 12 full-attention layers hold the token pool; the 36 linear-attention layers'
+  // state takes 0.9 / 1.9 of the rest.
+  const Inventory inv = Catalog("qwen3-next-80b-a3b-instruct-fp8");
+  SglangSettings s;
+  s.gpu_memory_utilization = 0.9;
+  s.tensor_parallel_size = 2;
+  auto p = ProfileTokenPool(inv.spec, s, 79, 40);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->cell_bytes, 12u * 1 * 256 * 2 * 2);  // 2 KV heads / 2 ranks, head_dim 256
+  EXPECT_GT(p->mamba_slots, 0);
+  const double rest = (40 - 79 * 0.1) * (1ull << 30);
+  EXPECT_NEAR(static_cast<double>(p->mamba_bytes) / rest, 0.9 / 1.9, 0.01);
+}
+
+TEST(SglangPool, GptOssKeepsASlidingPool) {
+  const Inventory inv = Catalog("gpt-oss-20b");
+  SglangSettings s;
+  s.gpu_memory_utilization = 0.8;
+  auto p = ProfileTokenPool(inv.spec, s, 79, 60);
+  ASSERT_TRUE(p.ok());
+  EXPECT_GT(p->swa_tokens, 0);
+  EXPECT_NEAR(static_cast<double>(p->swa_tokens) / static_cast<double>(p->tokens), 0.8, 0.001);
+}
+
+TEST(Sglang, Llama8bOnH100Fits) {
+  SglangSettings s;
+  auto p = PlanSglang(Catalog("llama-3.1-8b-instruct"), Gpu("H100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->fits) << p->failure_message;
+  EXPECT_EQ(p->engine, "sglang");
+  EXPECT_EQ(p->max_model_len, 131072);
+  // About (79.2 - 0.5) x 0.835 - 15 GiB of KV: ~50 GiB, ~400k tokens.
+  EXPECT_GT(p->kv_cache_tokens, 380000u);
+  EXPECT_LT(p->kv_cache_tokens, 430000u);
+  EXPECT_NE(p->command.find("--mem-fraction-static 0.835"), std::string::npos) << p->command;
+  ASSERT_EQ(p->stages.size(), 5u);
+  EXPECT_EQ(p->stages[2].stage, Stage::kKvCache);
+}
+
+TEST(Sglang, WeightsAboveTheFractionAskForAHigherFraction) {
+  // Qwen3-32B in 16 bits (61 GiB) on an H100 at 0.7: F x 0.7 is 55 GiB, below the weights:
+  // SGLang's "Not enough memory" error, and the way out is a higher fraction.
+  SglangSettings s;
+  s.gpu_memory_utilization = 0.7;
+  s.max_model_len = 8192;
+  const Inventory inv = Catalog("qwen3-32b");
+  auto p = PlanSglang(inv, Gpu("H100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, Stage::kKvCache);
+  EXPECT_EQ(p->failure_message.rfind("Not enough memory. Please try to increase "
+                                     "--mem-fraction-static. Current value: 0.7", 0), 0u)
+      << p->failure_message;
+  const auto advice = AdviseSglang(inv, Gpu("H100"), s, *p);
+  bool raised = false;
+  for (const Advice& a : advice) {
+    EXPECT_TRUE(a.plan.fits) << a.change;
+    if (a.change.rfind("--mem-fraction-static 0.", 0) == 0) {
+      raised = true;
+      EXPECT_GT(a.settings.gpu_memory_utilization, 0.7);
+    }
+  }
+  EXPECT_TRUE(raised);
+}
+
+TEST(Sglang, TooHighAFractionFailsInGraphCaptureAndAsksForALowerOne) {
+  SglangSettings s;
+  s.gpu_memory_utilization = 0.99;
+  const Inventory inv = Catalog("qwen3-8b");
+  auto p = PlanSglang(inv, Gpu("H100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, Stage::kCudaGraph) << p->failure_message;
+  const auto advice = AdviseSglang(inv, Gpu("H100"), s, *p);
+  bool lowered = false;
+  for (const Advice& a : advice) {
+    EXPECT_TRUE(a.plan.fits) << a.change;
+    if (a.change.rfind("--mem-fraction-static", 0) == 0) {
+      lowered = true;
+      EXPECT_LT(a.settings.gpu_memory_utilization, 0.99);
+    }
+  }
+  EXPECT_TRUE(lowered);
+  // Without graphs the first 8,192-token prefill is what runs out.
+  s.enforce_eager = true;
+  s.gpu_memory_utilization = 0.98;
+  auto eager = PlanSglang(inv, Gpu("H100"), s);
+  ASSERT_TRUE(eager.ok());
+  EXPECT_EQ(eager->failure_stage, Stage::kRuntime) << eager->failure_message;
+}
+
+TEST(Sglang, LoadFailureAndOnlineFp8) {
+  // Llama-3.3-70B in 16 bits on one H100: the load fails; online FP8 still loads 16 bits first.
+  SglangSettings s;
+  s.max_model_len = 8192;
+  auto p = PlanSglang(Catalog("llama-3.3-70b-instruct"), Gpu("H100"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->failure_stage, Stage::kLoad);
+  s.quantization = "fp8";
+  auto fp8 = PlanSglang(Catalog("llama-3.3-70b-instruct"), Gpu("H100"), s);
+  ASSERT_TRUE(fp8.ok());
+  EXPECT_EQ(fp8->failure_stage, Stage::kLoad);
+  EXPECT_LT(fp8->gpus[0].weights_bytes, 70ull << 30);
+  EXPECT_GT(fp8->gpus[0].load_peak_bytes, 120ull << 30);
+  // Qwen3-8B with online FP8 on an H100 fits with ~8 GiB of weights.
+  auto small = PlanSglang(Catalog("qwen3-8b"), Gpu("H100"), s);
+  ASSERT_TRUE(small.ok());
+  EXPECT_TRUE(small->fits) << small->failure_message;
+  EXPECT_LT(small->gpus[0].weights_bytes, 10ull << 30);
+}
+
+TEST(Sglang, ContextBeyondTheModelIsRefusedAsSglangDoes) {
+  SglangSettings s;
+  s.max_model_len = 1 << 20;
+  auto p = PlanSglang(Catalog("qwen3-8b"), Gpu("H100"), s);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("User-specified context_length (1048576) is greater than "
+                                      "the derived context_length (40960)"),
+            std::string::npos)
+      << p.status().message();
+  s.override_context_len = 1 << 20;  // --json-model-override-args max_position_embeddings
+  EXPECT_TRUE(PlanSglang(Catalog("qwen3-8b"), Gpu("H100"), s).ok());
+}
+
+TEST(Sglang, TensorParallelShardsWeightsAndHeads) {
+  // Qwen2.5-72B in 16 bits: 67.7 GiB per rank at TP 2, above the default 0.834 of an H100's
+  // free memory (65 GiB): "Not enough memory"; at TP 4 half that, and it fits.
+  SglangSettings two, four;
+  two.tensor_parallel_size = 2;
+  four.tensor_parallel_size = 4;
+  const Inventory inv = Catalog("qwen2.5-72b-instruct");
+  auto p2 = PlanSglang(inv, Gpu("H100"), two);
+  ASSERT_TRUE(p2.ok());
+  EXPECT_EQ(p2->failure_stage, Stage::kKvCache) << p2->failure_message;
+  EXPECT_GT(p2->gpus[0].weights_bytes, 66ull << 30);
+  EXPECT_LT(p2->gpus[0].weights_bytes, 70ull << 30);
+  auto p4 = PlanSglang(inv, Gpu("H100"), four);
+  ASSERT_TRUE(p4.ok());
+  EXPECT_TRUE(p4->fits) << p4->failure_message;
+  EXPECT_EQ(p4->gpus.size(), 4u);
+}
+
+TEST(Sglang, SpeculativeDraftComesOutOfTheReserve) {
+  // DeepSeek-V3 at TP 8 on H200s with NEXTN on its own MTP layer: the default fraction keeps
+  // 2 GB more (EAGLE-type drafts), and the draft's weights, pool and graphs are charged after
+  // the target's pool, with the graphs.
+  const Inventory inv = Catalog("deepseek-v3");
+  SglangSettings plain, nextn;
+  plain.tensor_parallel_size = nextn.tensor_parallel_size = 8;
+  nextn.speculative_algorithm = "NEXTN";
+  auto a = PlanSglang(inv, Gpu("H200"), plain);
+  auto b = PlanSglang(inv, Gpu("H200"), nextn);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const double with = b->resolved.gpu_memory_utilization;
+  const double without = a->resolved.gpu_memory_utilization;
+  EXPECT_NEAR(without - with, 2048.0 / 143771, 0.001);
+  EXPECT_TRUE(b->fits) << b->failure_message;
+  EXPECT_GT(b->gpus[0].peak_bytes, a->gpus[0].peak_bytes);
+  // MLA: the same latent per token on every rank, 61 layers x 576 x 2 B.
+  EXPECT_EQ(a->kv_needed_bytes / static_cast<uint64_t>(a->max_model_len), 61u * 576 * 2);
+}
+
+}  // namespace
+}  // namespace vramfit::sglang
