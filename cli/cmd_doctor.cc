@@ -12,13 +12,14 @@
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
 #include "vramfit/report.h"
+#include "vramfit/report_html.h"
 
 namespace vramfit::cli {
 
 
 std::function<int()> SetupDoctor(CLI::App* app) {
   struct Flags {
-    std::string log, model, gpu, gpu_memory;
+    std::string log, model, gpu, gpu_memory, html;
     int64_t tp = 0;
     bool json = false;
   };
@@ -35,6 +36,7 @@ std::function<int()> SetupDoctor(CLI::App* app) {
   app->add_option("--tensor-parallel-size,--tp", f->tp,
                   "Tensor-parallel size of the run (default: from the log)");
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.doctor/1)");
+  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE");
   app->footer(
       "  vramfit doctor vllm.log\n  docker logs vllm 2>&1 | vramfit doctor - --model Qwen/Qwen3-8B "
       "--gpu 4090");
@@ -71,6 +73,10 @@ std::function<int()> SetupDoctor(CLI::App* app) {
     if (f->tp < 0) return fail("--tensor-parallel-size must be positive");
     ctx.tensor_parallel_size = f->tp;
     const Diagnosis d = Diagnose(*scan, ctx);
+    if (!f->html.empty()) {
+      Status s = WriteHtmlFile(f->html, RenderDoctorHtml(d, *scan));
+      if (!s.ok()) return fail(s.message());
+    }
     const std::string out = f->json ? RenderDoctorJson(d, *scan) : RenderDoctorText(d, *scan);
     if (!d.found && !f->json) {
       std::fwrite(out.data(), 1, out.size(), stderr);

@@ -13,13 +13,14 @@
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
 #include "vramfit/report.h"
+#include "vramfit/report_html.h"
 
 namespace vramfit::cli {
 
 
 std::function<int()> SetupFit(CLI::App* app) {
   struct Flags {
-    std::string model, gpu, gpu_memory, engine, goal = "context", min_context;
+    std::string model, gpu, gpu_memory, engine, goal = "context", min_context, html;
     int gpus = 0;
     double min_concurrency = 1;
     bool no_eager = false, no_variants = false, gpus_table = false, json = false;
@@ -52,6 +53,7 @@ std::function<int()> SetupFit(CLI::App* app) {
                 "For every catalog GPU and count up to --gpus (8): the longest context");
   app->add_option("--engine", f->engine, EngineOptionHelp());
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.fit/1)");
+  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE");
   AddEngineFlags(app, &f->engine_flags);
   app->footer(
       EngineTitles() +
@@ -148,6 +150,10 @@ std::function<int()> SetupFit(CLI::App* app) {
     }
     FitReportOptions o;
     o.goal = req.goal;
+    if (!f->html.empty()) {
+      Status s = WriteHtmlFile(f->html, RenderFitHtml(*result, o));
+      if (!s.ok()) return fail(s);
+    }
     const std::string out = f->json ? RenderFitJson(*result, o) : RenderFitText(*result, o);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return result->met ? kExitOk : kExitCheckFails;

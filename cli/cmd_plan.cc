@@ -11,6 +11,7 @@
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
 #include "vramfit/report.h"
+#include "vramfit/report_html.h"
 
 namespace vramfit::cli {
 
@@ -59,7 +60,7 @@ Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
 
 std::function<int()> SetupPlan(CLI::App* app) {
   struct Flags {
-    std::string model, gpu, gpu_memory, engine, other_memory;
+    std::string model, gpu, gpu_memory, engine, other_memory, html;
     bool json = false, explain = false;
     EngineFlagSlots engine_flags;
   };
@@ -75,6 +76,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
                   "Memory other processes already hold on each GPU, e.g. 2GiB");
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.plan/1)");
   app->add_flag("--explain", f->explain, "Print each number's formula and inputs");
+  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE");
   AddEngineFlags(app, &f->engine_flags);
   return [f]() {
     auto fail = [](const Status& s) {
@@ -101,6 +103,10 @@ std::function<int()> SetupPlan(CLI::App* app) {
     auto advice = Advise(*chosen->engine, **model, *gpu, settings, *plan);
     for (Advice& a : VariantAdvice(*chosen->engine, *inv, *gpu, settings, *plan)) {
       advice.push_back(std::move(a));
+    }
+    if (!f->html.empty()) {
+      Status s = WriteHtmlFile(f->html, RenderPlanHtml(*plan, advice));
+      if (!s.ok()) return fail(s);
     }
     PlanReportOptions o;
     o.explain = f->explain;

@@ -62,6 +62,9 @@ std::vector<Advice> VariantAdvice(const Engine& engine, const Inventory& inv, co
 // or a custom GPU of that size.
 Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory);
 
+// Writes a command's HTML report to `path` (--html FILE) and names it on stderr.
+Status WriteHtmlFile(const std::string& path, const std::string& html);
+
 // Prints a failed Status to stderr and returns kExitUsage from the enclosing runner.
 #define VRAMFIT_CLI_CHECK(expr)                                             \
   do {                                                                     \
