@@ -25,7 +25,7 @@ namespace vramfit::cli {
 
 namespace {
 std::vector<std::string>& CheckCommand() {
-  static std::vector<std::string> command;
+  thread_local std::vector<std::string> command;  // per thread: RunCaptured
   return command;
 }
 }  // namespace
@@ -51,7 +51,7 @@ std::function<int()> SetupCheck(CLI::App* app) {
   app->add_option("--other-memory", f->other_memory,
                   "Memory other processes already hold on each GPU");
   app->add_flag("--json", f->json, "Print the plan as JSON (schema vramfit.plan/1)");
-  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE");
+  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE (-: stdout)");
   // `check --engine E MODEL [E's flags]`: the same as `check -- E MODEL [flags]` for an engine
   // whose command line is its name and the model (transformers).
   app->add_option("--engine", f->engine, "With MODEL and the engine's flags instead of -- COMMAND");
@@ -136,6 +136,7 @@ std::function<int()> SetupCheck(CLI::App* app) {
     if (!f->html.empty()) {
       Status s = WriteHtmlFile(f->html, RenderPlanHtml(*plan, advice));
       if (!s.ok()) return fail(s.message());
+      if (f->html == "-") return plan->fits ? kExitOk : kExitCheckFails;
     }
     const std::string out =
         f->json ? RenderPlanJson(*plan, advice, {}) : RenderPlanText(*plan, advice, {});

@@ -36,17 +36,17 @@ std::function<int()> SetupDoctor(CLI::App* app) {
   app->add_option("--tensor-parallel-size,--tp", f->tp,
                   "Tensor-parallel size of the run (default: from the log)");
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.doctor/1)");
-  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE");
+  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE (-: stdout)");
   app->footer(
       "  vramfit doctor vllm.log\n  docker logs vllm 2>&1 | vramfit doctor - --model Qwen/Qwen3-8B "
       "--gpu 4090");
   return [f]() {
     auto fail = [](const std::string& m) {
-      fmt::print(stderr, "vramfit doctor: {}\n", m);
+      fmt::print(Err(), "vramfit doctor: {}\n", m);
       return kExitUsage;
     };
     std::ifstream file;
-    std::istream* in = &std::cin;
+    std::istream* in = &In();
     if (f->log != "-") {
       file.open(f->log, std::ios::binary);
       if (!file)
@@ -76,13 +76,14 @@ std::function<int()> SetupDoctor(CLI::App* app) {
     if (!f->html.empty()) {
       Status s = WriteHtmlFile(f->html, RenderDoctorHtml(d, *scan));
       if (!s.ok()) return fail(s.message());
+      if (f->html == "-") return d.found ? kExitOk : kExitUsage;
     }
     const std::string out = f->json ? RenderDoctorJson(d, *scan) : RenderDoctorText(d, *scan);
     if (!d.found && !f->json) {
-      std::fwrite(out.data(), 1, out.size(), stderr);
+      std::fwrite(out.data(), 1, out.size(), Err());
       return kExitUsage;
     }
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fwrite(out.data(), 1, out.size(), Out());
     return d.found ? kExitOk : kExitUsage;
   };
 }

@@ -21,7 +21,7 @@ Result<uint64_t> ReadMemoryFlag(const char* flag, const std::string& text) {
   if (!bytes.ok())
     return Status::InvalidArgument(std::string(flag) + ": " + bytes.status().message());
   if (bare)
-    fmt::print(stderr, "vramfit: {} {}: read as {} GiB (give a unit to say otherwise: {}GB)\n",
+    fmt::print(Err(), "vramfit: {} {}: read as {} GiB (give a unit to say otherwise: {}GB)\n",
                flag, text, text, text);
   return bytes;
 }
@@ -76,11 +76,11 @@ std::function<int()> SetupPlan(CLI::App* app) {
                   "Memory other processes already hold on each GPU, e.g. 2GiB");
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.plan/1)");
   app->add_flag("--explain", f->explain, "Print each number's formula and inputs");
-  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE");
+  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE (-: stdout)");
   AddEngineFlags(app, &f->engine_flags);
   return [f]() {
     auto fail = [](const Status& s) {
-      fmt::print(stderr, "vramfit plan: {}\n", s.message());
+      fmt::print(Err(), "vramfit plan: {}\n", s.message());
       return kExitUsage;
     };
     auto chosen = ReadEngineFlags(f->engine, f->engine_flags);
@@ -107,12 +107,13 @@ std::function<int()> SetupPlan(CLI::App* app) {
     if (!f->html.empty()) {
       Status s = WriteHtmlFile(f->html, RenderPlanHtml(*plan, advice));
       if (!s.ok()) return fail(s);
+      if (f->html == "-") return kExitOk;
     }
     PlanReportOptions o;
     o.explain = f->explain;
     const std::string out =
         f->json ? RenderPlanJson(*plan, advice, o) : RenderPlanText(*plan, advice, o);
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fwrite(out.data(), 1, out.size(), Out());
     return kExitOk;
   };
 }

@@ -1,5 +1,6 @@
 // `--html FILE` of plan, check, fit, inspect and doctor: writes the command's self-contained
-// HTML report (vramfit/report_html.h) beside its usual output, and says so on stderr.
+// HTML report (vramfit/report_html.h) beside its usual output, and says so on stderr; `--html -`
+// prints the report on stdout instead of the usual output.
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -11,6 +12,10 @@
 namespace vramfit::cli {
 
 Status WriteHtmlFile(const std::string& path, const std::string& html) {
+  if (path == "-") {
+    std::fwrite(html.data(), 1, html.size(), Out());
+    return Status::Ok();
+  }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) {
     return Status::Io(
@@ -22,7 +27,7 @@ Status WriteHtmlFile(const std::string& path, const std::string& html) {
     return Status::Io(
         fmt::format("--html {}: writing the report failed ({})", path, std::strerror(errno)));
   }
-  fmt::print(stderr, "vramfit: wrote {} ({} bytes)\n", path, html.size());
+  fmt::print(Err(), "vramfit: wrote {} ({} bytes)\n", path, html.size());
   return Status::Ok();
 }
 

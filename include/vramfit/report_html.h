@@ -8,6 +8,7 @@
 #define VRAMFIT_REPORT_HTML_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vramfit/advice.h"
@@ -35,6 +36,10 @@ std::string RenderInspectHtml(const Inventory& inv);
 // `doctor`: the stage and cause, the log's memory numbers against the plan's, the fixes and
 // the evidence lines. Embeds the JSON of `doctor --json`.
 std::string RenderDoctorHtml(const Diagnosis& diagnosis, const LogScan& scan);
+
+// The files of web/ embedded at build time (the reports' report.css and report.js, the local
+// page's index.html and app.js), by their path under web/; empty for any other path.
+std::string_view WebAsset(std::string_view path);
 
 }  // namespace vramfit
 

@@ -10,6 +10,7 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "report/web_files.h"
+#include "vramfit/report_html.h"
 
 namespace vramfit::web {
 
@@ -21,6 +22,12 @@ std::string_view WebFile(std::string_view path) {
 }
 
 }  // namespace vramfit::web
+
+namespace vramfit {
+
+std::string_view WebAsset(std::string_view path) { return web::WebFile(path); }
+
+}  // namespace vramfit
 
 namespace vramfit::report::html {
 namespace {

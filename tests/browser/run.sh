@@ -2,7 +2,8 @@
 # The browser tests of the HTML reports (ctest's browser_reports): writes each report kind with
 # the vramfit command, then loads every page from file:// in headless Chromium (Debian's
 # chromium, driven by playwright-core from tests/browser/package-lock.json) and checks each bar
-# against the page's embedded JSON. Exit 77 (skipped) only when chromium is not installed.
+# against the page's embedded JSON; then the page of `vramfit serve` (page.mjs). Exit 77
+# (skipped) only when chromium is not installed.
 # Usage: run.sh VRAMFIT SRC_DIR OUT_DIR
 set -euo pipefail
 vramfit=$1 src=$2 out=$3
@@ -34,4 +35,7 @@ rm -rf "$out" && mkdir -p "$out"
   >/dev/null
 "$vramfit" doctor "$src/tests/doctor/corpus/vllm-kv-max-seq-len-29000-llama3.1-8b-3090-10517.log" \
   --model llama-3.1-8b-instruct --gpu 3090 --html "$out/doctor-llama3.1-8b-3090.html" >/dev/null
-CHROMIUM="$chromium_bin" exec node "$src/tests/browser/reports.mjs" "$out"
+status=0
+CHROMIUM="$chromium_bin" node "$src/tests/browser/reports.mjs" "$out" || status=1
+CHROMIUM="$chromium_bin" node "$src/tests/browser/page.mjs" "$vramfit" "$out" || status=1
+exit $status
