@@ -46,8 +46,8 @@ bool Inside(const fs::path& path, const std::string& root) {
 }
 
 std::string ErrorJson(const std::string& message) {
-  nlohmann::json j = {{"schema", "vramfit.error/1"}, {"error", message}};
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  nlohmann::ordered_json j = {{"schema", "vramfit.error/1"}, {"error", message}};
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 void Fail(httplib::Response& res, int status, const std::string& message) {
@@ -155,24 +155,25 @@ struct Server::Impl {
   httplib::Server http;
   std::thread thread;
   int port = 0;
-  std::atomic<int> running{0};
+  // Commands running, shared with their threads (which may outlive a stopped server).
+  std::shared_ptr<std::atomic<int>> running = std::make_shared<std::atomic<int>>(0);
 
   void Run(const std::string& command, const httplib::Request& req, httplib::Response& res,
            std::string input) {
     bool html = false;
     auto args = RequestArgs(command, req, roots, &html);
     if (!args.ok()) return Fail(res, 400, args.status().message());
-    if (running.fetch_add(1) >= kMaxRunning) {
-      running.fetch_sub(1);
+    if (running->fetch_add(1) >= kMaxRunning) {
+      running->fetch_sub(1);
       return Fail(res, 503, "busy: too many requests running; try again");
     }
     auto job = std::make_shared<Job>();
-    std::thread([this, job, a = *args, in = std::move(input)]() mutable {
+    std::thread([running = running, job, a = *args, in = std::move(input)]() mutable {
       Captured c = RunCaptured(std::move(a), in);
       std::lock_guard<std::mutex> lock(job->m);
       job->result = std::move(c);
       job->done = true;
-      running.fetch_sub(1);
+      running->fetch_sub(1);
       job->cv.notify_all();
     }).detach();
     std::unique_lock<std::mutex> lock(job->m);
