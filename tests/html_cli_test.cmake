@@ -5,15 +5,7 @@
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
-function(run name expect_rc)
-  execute_process(COMMAND ${VRAMFIT} ${ARGN} WORKING_DIRECTORY ${SRC}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL expect_rc)
-    message(SEND_ERROR "${name}: exit ${rc}, expected ${expect_rc}\nstdout: ${out}\nstderr: ${err}")
-  endif()
-  set(last_out "${out}" PARENT_SCOPE)
-  set(last_err "${err}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/cli_run.cmake)
 
 function(expect_page name file schema)
   file(READ ${file} page)
