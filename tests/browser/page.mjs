@@ -27,7 +27,7 @@ const url = await new Promise((resolve, reject) => {
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu"],
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
 });
 try {
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });

@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 const dir = resolve(process.argv[2]);
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu"],
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
 });
 let passed = 0, failed = 0;
 function check(ok, what) {
