@@ -8,6 +8,7 @@ all: build
 
 deps:
 	@bash tools/install-deps.sh
+	@bash tools/install-browser-deps.sh
 
 build: deps
 	@cmake --preset default >/dev/null

@@ -18,13 +18,14 @@
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
 #include "vramfit/report.h"
+#include "vramfit/report_html.h"
 
 namespace vramfit::cli {
 
 
 namespace {
 std::vector<std::string>& CheckCommand() {
-  static std::vector<std::string> command;
+  thread_local std::vector<std::string> command;  // per thread: RunCaptured
   return command;
 }
 }  // namespace
@@ -33,7 +34,7 @@ void SetCheckCommand(std::vector<std::string> command) { CheckCommand() = std::m
 
 std::function<int()> SetupCheck(CLI::App* app) {
   struct Flags {
-    std::string gpu, gpu_memory, other_memory, engine, model;
+    std::string gpu, gpu_memory, other_memory, engine, model, html;
     std::deque<std::string> engine_versions;  // --<engine>-version, one per engine
     bool json = false;
   };
@@ -50,6 +51,7 @@ std::function<int()> SetupCheck(CLI::App* app) {
   app->add_option("--other-memory", f->other_memory,
                   "Memory other processes already hold on each GPU");
   app->add_flag("--json", f->json, "Print the plan as JSON (schema vramfit.plan/1)");
+  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE (-: stdout)");
   // `check --engine E MODEL [E's flags]`: the same as `check -- E MODEL [flags]` for an engine
   // whose command line is its name and the model (transformers).
   app->add_option("--engine", f->engine, "With MODEL and the engine's flags instead of -- COMMAND");
@@ -130,6 +132,11 @@ std::function<int()> SetupCheck(CLI::App* app) {
     auto advice = Advise(*engine, **model, *gpu, *settings, *plan);
     for (Advice& a : VariantAdvice(*engine, *inv, *gpu, *settings, *plan)) {
       advice.push_back(std::move(a));
+    }
+    if (!f->html.empty()) {
+      Status s = WriteHtmlFile(f->html, RenderPlanHtml(*plan, advice));
+      if (!s.ok()) return fail(s.message());
+      if (f->html == "-") return plan->fits ? kExitOk : kExitCheckFails;
     }
     const std::string out =
         f->json ? RenderPlanJson(*plan, advice, {}) : RenderPlanText(*plan, advice, {});

@@ -12,13 +12,14 @@
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
 #include "vramfit/report.h"
+#include "vramfit/report_html.h"
 
 namespace vramfit::cli {
 
 
 std::function<int()> SetupDoctor(CLI::App* app) {
   struct Flags {
-    std::string log, model, gpu, gpu_memory;
+    std::string log, model, gpu, gpu_memory, html;
     int64_t tp = 0;
     bool json = false;
   };
@@ -35,16 +36,17 @@ std::function<int()> SetupDoctor(CLI::App* app) {
   app->add_option("--tensor-parallel-size,--tp", f->tp,
                   "Tensor-parallel size of the run (default: from the log)");
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.doctor/1)");
+  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE (-: stdout)");
   app->footer(
       "  vramfit doctor vllm.log\n  docker logs vllm 2>&1 | vramfit doctor - --model Qwen/Qwen3-8B "
       "--gpu 4090");
   return [f]() {
     auto fail = [](const std::string& m) {
-      fmt::print(stderr, "vramfit doctor: {}\n", m);
+      fmt::print(Err(), "vramfit doctor: {}\n", m);
       return kExitUsage;
     };
     std::ifstream file;
-    std::istream* in = &std::cin;
+    std::istream* in = &In();
     if (f->log != "-") {
       file.open(f->log, std::ios::binary);
       if (!file)
@@ -71,12 +73,17 @@ std::function<int()> SetupDoctor(CLI::App* app) {
     if (f->tp < 0) return fail("--tensor-parallel-size must be positive");
     ctx.tensor_parallel_size = f->tp;
     const Diagnosis d = Diagnose(*scan, ctx);
+    if (!f->html.empty()) {
+      Status s = WriteHtmlFile(f->html, RenderDoctorHtml(d, *scan));
+      if (!s.ok()) return fail(s.message());
+      if (f->html == "-") return d.found ? kExitOk : kExitUsage;
+    }
     const std::string out = f->json ? RenderDoctorJson(d, *scan) : RenderDoctorText(d, *scan);
     if (!d.found && !f->json) {
-      std::fwrite(out.data(), 1, out.size(), stderr);
+      std::fwrite(out.data(), 1, out.size(), Err());
       return kExitUsage;
     }
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fwrite(out.data(), 1, out.size(), Out());
     return d.found ? kExitOk : kExitUsage;
   };
 }

@@ -13,13 +13,14 @@
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
 #include "vramfit/report.h"
+#include "vramfit/report_html.h"
 
 namespace vramfit::cli {
 
 
 std::function<int()> SetupFit(CLI::App* app) {
   struct Flags {
-    std::string model, gpu, gpu_memory, engine, goal = "context", min_context;
+    std::string model, gpu, gpu_memory, engine, goal = "context", min_context, html;
     int gpus = 0;
     double min_concurrency = 1;
     bool no_eager = false, no_variants = false, gpus_table = false, json = false;
@@ -52,6 +53,7 @@ std::function<int()> SetupFit(CLI::App* app) {
                 "For every catalog GPU and count up to --gpus (8): the longest context");
   app->add_option("--engine", f->engine, EngineOptionHelp());
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.fit/1)");
+  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE (-: stdout)");
   AddEngineFlags(app, &f->engine_flags);
   app->footer(
       EngineTitles() +
@@ -64,7 +66,7 @@ std::function<int()> SetupFit(CLI::App* app) {
       "  vramfit fit qwen3-8b --gpus-table");
   return [f, app]() {
     auto fail = [](const Status& s) {
-      fmt::print(stderr, "vramfit fit: {}\n", s.message());
+      fmt::print(Err(), "vramfit fit: {}\n", s.message());
       return kExitUsage;
     };
     auto chosen = ReadEngineFlags(f->engine, f->engine_flags);
@@ -126,7 +128,7 @@ std::function<int()> SetupFit(CLI::App* app) {
       const GpusTableInfo info{f->model, std::string(engine.title), plans};
       const std::string out =
           f->json ? RenderGpusTableJson(*rows, info) : RenderGpusTableText(*rows, info);
-      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fwrite(out.data(), 1, out.size(), Out());
       return kExitOk;
     }
     std::vector<Inventory> variants;
@@ -143,13 +145,18 @@ std::function<int()> SetupFit(CLI::App* app) {
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!f->json) {
-      fmt::print(stderr, "searched {} model(s) on {} card type(s): {} plans in {:.2f} s\n",
+      fmt::print(Err(), "searched {} model(s) on {} card type(s): {} plans in {:.2f} s\n",
                  models.size(), req.cards.size(), result->plans, secs);
     }
     FitReportOptions o;
     o.goal = req.goal;
+    if (!f->html.empty()) {
+      Status s = WriteHtmlFile(f->html, RenderFitHtml(*result, o));
+      if (!s.ok()) return fail(s);
+      if (f->html == "-") return result->met ? kExitOk : kExitCheckFails;
+    }
     const std::string out = f->json ? RenderFitJson(*result, o) : RenderFitText(*result, o);
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fwrite(out.data(), 1, out.size(), Out());
     return result->met ? kExitOk : kExitCheckFails;
   };
 }

@@ -16,11 +16,11 @@ std::function<int()> SetupGpus(CLI::App* app) {
   return [json]() {
     auto gpus = GpuCatalog();
     if (!gpus.ok()) {
-      fmt::print(stderr, "vramfit gpus: {}\n", gpus.status().message());
+      fmt::print(Err(), "vramfit gpus: {}\n", gpus.status().message());
       return kExitUsage;
     }
     const std::string out = *json ? RenderGpusJson(*gpus) : RenderGpusText(*gpus, EngineTitles());
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fwrite(out.data(), 1, out.size(), Out());
     return kExitOk;
   };
 }

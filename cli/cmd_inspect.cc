@@ -6,12 +6,13 @@
 #include "commands.h"
 #include "vramfit/inspect.h"
 #include "vramfit/report.h"
+#include "vramfit/report_html.h"
 
 namespace vramfit::cli {
 
 std::function<int()> SetupInspect(CLI::App* app) {
   struct Flags {
-    std::string model;
+    std::string model, html;
     bool json = false;
     bool tensors = false;
     bool synthesize = false;
@@ -23,6 +24,7 @@ std::function<int()> SetupInspect(CLI::App* app) {
                   "org/name[@revision]; local paths win, then catalog ids")
       ->required();
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.inspect/1) instead of text");
+  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE (-: stdout)");
   app->add_flag("--tensors", f->tensors,
                 "Also list every tensor with its dtype, shape, bytes and role");
   app->add_flag(
@@ -33,14 +35,22 @@ std::function<int()> SetupInspect(CLI::App* app) {
     options.force_synthesize = f->synthesize;
     auto inv = InspectModel(f->model, options);
     if (!inv.ok()) {
-      fmt::print(stderr, "vramfit inspect: {}\n", inv.status().message());
+      fmt::print(Err(), "vramfit inspect: {}\n", inv.status().message());
       return kExitUsage;
+    }
+    if (!f->html.empty()) {
+      Status s = WriteHtmlFile(f->html, RenderInspectHtml(*inv));
+      if (!s.ok()) {
+        fmt::print(Err(), "vramfit inspect: {}\n", s.message());
+        return kExitUsage;
+      }
+      if (f->html == "-") return kExitOk;
     }
     InspectReportOptions report;
     report.tensors = f->tensors;
     const std::string out =
         f->json ? RenderInspectJson(*inv, report) : RenderInspectText(*inv, report);
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fwrite(out.data(), 1, out.size(), Out());
     return kExitOk;
   };
 }

@@ -15,11 +15,11 @@ std::function<int()> SetupModels(CLI::App* app) {
   return [json]() {
     auto models = CatalogModels();
     if (!models.ok()) {
-      fmt::print(stderr, "vramfit models: {}\n", models.status().message());
+      fmt::print(Err(), "vramfit models: {}\n", models.status().message());
       return kExitUsage;
     }
     const std::string out = *json ? RenderModelsJson(*models) : RenderModelsText(*models);
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fwrite(out.data(), 1, out.size(), Out());
     return kExitOk;
   };
 }

@@ -23,7 +23,7 @@ namespace vramfit::cli {
 namespace {
 
 std::vector<std::string>& MonitorTail() {
-  static std::vector<std::string> command;
+  thread_local std::vector<std::string> command;  // per thread: RunCaptured
   return command;
 }
 

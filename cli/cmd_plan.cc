@@ -11,6 +11,7 @@
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
 #include "vramfit/report.h"
+#include "vramfit/report_html.h"
 
 namespace vramfit::cli {
 
@@ -20,7 +21,7 @@ Result<uint64_t> ReadMemoryFlag(const char* flag, const std::string& text) {
   if (!bytes.ok())
     return Status::InvalidArgument(std::string(flag) + ": " + bytes.status().message());
   if (bare)
-    fmt::print(stderr, "vramfit: {} {}: read as {} GiB (give a unit to say otherwise: {}GB)\n",
+    fmt::print(Err(), "vramfit: {} {}: read as {} GiB (give a unit to say otherwise: {}GB)\n",
                flag, text, text, text);
   return bytes;
 }
@@ -59,7 +60,7 @@ Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
 
 std::function<int()> SetupPlan(CLI::App* app) {
   struct Flags {
-    std::string model, gpu, gpu_memory, engine, other_memory;
+    std::string model, gpu, gpu_memory, engine, other_memory, html;
     bool json = false, explain = false;
     EngineFlagSlots engine_flags;
   };
@@ -75,10 +76,11 @@ std::function<int()> SetupPlan(CLI::App* app) {
                   "Memory other processes already hold on each GPU, e.g. 2GiB");
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.plan/1)");
   app->add_flag("--explain", f->explain, "Print each number's formula and inputs");
+  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE (-: stdout)");
   AddEngineFlags(app, &f->engine_flags);
   return [f]() {
     auto fail = [](const Status& s) {
-      fmt::print(stderr, "vramfit plan: {}\n", s.message());
+      fmt::print(Err(), "vramfit plan: {}\n", s.message());
       return kExitUsage;
     };
     auto chosen = ReadEngineFlags(f->engine, f->engine_flags);
@@ -102,11 +104,16 @@ std::function<int()> SetupPlan(CLI::App* app) {
     for (Advice& a : VariantAdvice(*chosen->engine, *inv, *gpu, settings, *plan)) {
       advice.push_back(std::move(a));
     }
+    if (!f->html.empty()) {
+      Status s = WriteHtmlFile(f->html, RenderPlanHtml(*plan, advice));
+      if (!s.ok()) return fail(s);
+      if (f->html == "-") return kExitOk;
+    }
     PlanReportOptions o;
     o.explain = f->explain;
     const std::string out =
         f->json ? RenderPlanJson(*plan, advice, o) : RenderPlanText(*plan, advice, o);
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fwrite(out.data(), 1, out.size(), Out());
     return kExitOk;
   };
 }

@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
+#include <istream>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,19 @@ inline constexpr int kExitUsage = 2;
 // the exit code. Each call stands alone: the `check` command after "--" is reset.
 int Run(std::vector<std::string> args);
 
+// Where the commands print and read: stdout, stderr and stdin, or, inside RunCaptured, this
+// thread's buffers (the local web page runs commands this way, one per request thread).
+FILE* Out();
+FILE* Err();
+std::istream& In();
+struct Captured {
+  int exit_code = 0;
+  std::string out, err;
+};
+// Run with stdout and stderr captured and `input` as stdin (`doctor -`). Not for `check` or
+// `monitor`, whose "--" command is process-wide.
+Captured RunCaptured(std::vector<std::string> args, std::string_view input = {});
+
 struct Command {
   const char* name;
   std::string summary;
@@ -40,6 +55,7 @@ std::function<int()> SetupPlan(CLI::App* app);
 std::function<int()> SetupCheck(CLI::App* app);
 std::function<int()> SetupFit(CLI::App* app);
 std::function<int()> SetupDoctor(CLI::App* app);
+std::function<int()> SetupServe(CLI::App* app);
 // How every command reads MODEL: Hub ids with the environment's settings (HF_TOKEN, HF_ENDPOINT,
 // HF_HOME, HF_HUB_OFFLINE) and a progress line on stderr when a fetch takes over a second.
 InspectOptions ModelOptions();
@@ -61,6 +77,9 @@ std::vector<Advice> VariantAdvice(const Engine& engine, const Inventory& inv, co
 // --gpu NAME and/or --gpu-memory SIZE: a catalog card, the card with the user's memory figure,
 // or a custom GPU of that size.
 Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory);
+
+// Writes a command's HTML report to `path` (--html FILE) and names it on stderr.
+Status WriteHtmlFile(const std::string& path, const std::string& html);
 
 // Prints a failed Status to stderr and returns kExitUsage from the enclosing runner.
 #define VRAMFIT_CLI_CHECK(expr)                                             \

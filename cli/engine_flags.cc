@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "commands.h"
 #include "vramfit/inspect.h"
 
 namespace vramfit::cli {
@@ -63,7 +64,7 @@ void ReadDraftModel(const char* command, EngineSettings* settings) {
   if (settings->draft_model.empty() || settings->draft_inventory) return;
   auto draft = InspectModel(settings->draft_model, {});
   if (!draft.ok()) {
-    fmt::print(stderr, "vramfit {}: the speculative draft model could not be read ({}); its "
+    fmt::print(Err(), "vramfit {}: the speculative draft model could not be read ({}); its "
                "weights and KV cache are not modelled\n", command, draft.status().message());
     return;
   }

@@ -1,6 +1,9 @@
 // The vramfit command line: one table of subcommands (each lives in cmd_<name>.cc), parsed and
 // run by Run, which main() calls and the command-line fuzz target drives.
 #include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
 #include <algorithm>
 #include <map>
 #include <string>
@@ -30,13 +33,56 @@ std::vector<Command> Commands() {
                           "fewest GPUs, as a command line", engines), SetupFit},
       {"doctor", "Read an out-of-memory log: the stage, the cause and the fixes, with numbers",
        SetupDoctor},
+      {"serve", "A local web page: pick a model, GPUs and flags, see the plan and its pictures "
+                "(127.0.0.1 only unless --bind)", SetupServe},
       {"gpus", "List the embedded GPU catalog (memory as CUDA reports it)", SetupGpus},
       {"monitor", "Run an engine (give it after --) and watch its GPU memory stage by stage "
                   "against the plan (needs the NVIDIA driver)", SetupMonitor},
   };
 }
 
+thread_local FILE* t_out = nullptr;
+thread_local FILE* t_err = nullptr;
+thread_local std::istream* t_in = nullptr;
+
 }  // namespace
+
+FILE* Out() { return t_out != nullptr ? t_out : stdout; }
+FILE* Err() { return t_err != nullptr ? t_err : stderr; }
+std::istream& In() { return t_in != nullptr ? *t_in : std::cin; }
+
+Captured RunCaptured(std::vector<std::string> args, std::string_view input) {
+  char* out_buf = nullptr;
+  char* err_buf = nullptr;
+  size_t out_len = 0, err_len = 0;
+  FILE* out = open_memstream(&out_buf, &out_len);
+  FILE* err = open_memstream(&err_buf, &err_len);
+  Captured c;
+  if (out == nullptr || err == nullptr) {
+    if (out != nullptr) std::fclose(out);
+    if (err != nullptr) std::fclose(err);
+    std::free(out_buf);
+    std::free(err_buf);
+    c.exit_code = kExitUsage;
+    c.err = "cannot capture the command's output";
+    return c;
+  }
+  std::istringstream in{std::string(input)};
+  t_out = out;
+  t_err = err;
+  t_in = &in;
+  c.exit_code = Run(std::move(args));
+  t_out = nullptr;
+  t_err = nullptr;
+  t_in = nullptr;
+  std::fclose(out);
+  std::fclose(err);
+  c.out.assign(out_buf, out_len);
+  c.err.assign(err_buf, err_len);
+  std::free(out_buf);
+  std::free(err_buf);
+  return c;
+}
 
 InspectOptions ModelOptions() {
   InspectOptions o;
@@ -84,7 +130,11 @@ int Run(std::vector<std::string> args) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    if (t_err != nullptr) {
+      fmt::print(t_err, "vramfit: {}\n", e.what());
+    } else {
+      app.exit(e);
+    }
     return kExitUsage;
   }
   for (auto& [sub, run] : runners) {

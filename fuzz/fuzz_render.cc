@@ -2,7 +2,8 @@
 // byte chooses: even, the rest is a log (scan, diagnosis, doctor text and JSON); odd, the rest
 // is a safetensors file (header, inventory, inspect text and JSON with every tensor). The
 // bytes also become the inventory's model name and a note: not UTF-8, control characters,
-// anything. No renderer may throw (nlohmann's dump throws on invalid UTF-8 unless told not to).
+// anything. No renderer may throw, the HTML ones included (nlohmann's dump throws on invalid
+// UTF-8 unless told not to).
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "vramfit/formats.h"
 #include "vramfit/inventory.h"
 #include "vramfit/report.h"
+#include "vramfit/report_html.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -26,6 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const vramfit::Diagnosis d = vramfit::Diagnose(*scan);
     (void)vramfit::RenderDoctorText(d, *scan);
     (void)vramfit::RenderDoctorJson(d, *scan);
+    (void)vramfit::RenderDoctorHtml(d, *scan);
     return 0;
   }
   auto file = vramfit::ParseSafetensors(bytes, bytes.size(), "fuzz.safetensors");
@@ -37,5 +40,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   inv.notes.emplace_back(bytes.substr(bytes.size() > 64 ? bytes.size() - 64 : 0));
   (void)vramfit::RenderInspectText(inv, {true});
   (void)vramfit::RenderInspectJson(inv, {true});
+  (void)vramfit::RenderInspectHtml(inv);
   return 0;
 }

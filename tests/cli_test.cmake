@@ -3,17 +3,7 @@
 file(MAKE_DIRECTORY ${WORK})
 set(failures 0)
 
-function(run name expect_rc)
-  execute_process(COMMAND ${VRAMFIT} ${ARGN} WORKING_DIRECTORY ${SRC}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  file(WRITE ${WORK}/${name}.out "${out}")
-  file(WRITE ${WORK}/${name}.err "${err}")
-  if(NOT rc EQUAL expect_rc)
-    message(SEND_ERROR "${name}: exit ${rc}, expected ${expect_rc}\nstdout: ${out}\nstderr: ${err}")
-  endif()
-  set(last_out "${out}" PARENT_SCOPE)
-  set(last_err "${err}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/cli_run.cmake)
 
 function(golden name)
   set(g ${SRC}/tests/golden/${name})

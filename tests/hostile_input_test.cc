@@ -22,6 +22,7 @@
 #include "vramfit/inventory.h"
 #include "vramfit/model.h"
 #include "vramfit/report.h"
+#include "vramfit/report_html.h"
 #include "vramfit/source.h"
 
 namespace vramfit {
@@ -168,6 +169,16 @@ TEST(HostileStrings, NoRendererThrowsOnBytesThatAreNotUtf8) {
   ASSERT_NO_THROW(text = RenderDoctorText(d, scan));
   EXPECT_TRUE(IsUtf8(json));
   EXPECT_FALSE(HasRawControl(text)) << text;
+
+  // The HTML pages: valid UTF-8, no raw control byte, ESC escaped as in text (bytes that are
+  // not UTF-8 are U+FFFD where a page shows its JSON's strings).
+  plan.gpus.resize(1);
+  for (const std::string& html : {RenderInspectHtml(inv), RenderPlanHtml(plan, {}),
+                                  RenderFitHtml(fit, {}), RenderDoctorHtml(d, scan)}) {
+    EXPECT_TRUE(IsUtf8(html));
+    EXPECT_FALSE(HasRawControl(html));
+    EXPECT_NE(html.find("\\x1b[2J"), std::string::npos);
+  }
 }
 
 // --- names made of terminal escapes --------------------------------------------------------

@@ -1,0 +1,78 @@
+// The page of `vramfit serve` in headless Chromium: starts the server on a free port, loads the
+// page, types a context length into it and checks that the plan changes (262144 tokens fail at
+// the KV cache on a 4090, 32768 fit), and that the report in the page draws the bars of the
+// JSON it embeds. Prints "N passed, M failed"; exits 1 on any failure.
+// Usage: node page.mjs VRAMFIT OUT_DIR   (CHROMIUM: the browser binary)
+import { chromium } from "playwright-core";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+
+const [vramfit, out] = process.argv.slice(2);
+let passed = 0, failed = 0;
+function check(ok, what) {
+  if (ok) { passed++; } else { failed++; console.log(`FAIL ${what}`); }
+}
+
+const server = spawn(vramfit, ["serve", "--port", "0"], { stdio: ["ignore", "ignore", "pipe"] });
+const url = await new Promise((resolve, reject) => {
+  let text = "";
+  server.stderr.on("data", (d) => {
+    text += d;
+    const m = text.match(/(http:\/\/127\.0\.0\.1:\d+\/)/);
+    if (m) resolve(m[1]);
+  });
+  server.on("exit", (code) => reject(new Error(`vramfit serve exited ${code}: ${text}`)));
+  setTimeout(() => reject(new Error("vramfit serve printed no address in 20 s")), 20000);
+});
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(url);
+  const status = page.locator("#status");
+  await page.locator("#model").fill("qwen3-4b-instruct-2507-awq");
+  await page.locator("#max-model-len").fill("262144");
+  await page.waitForFunction(() => /fails at kv_cache/.test(
+      document.getElementById("status").textContent), null, { timeout: 30000 });
+  check(true, "262144 tokens: fails at kv_cache");
+  await page.locator("#max-model-len").fill("32768");
+  await page.waitForFunction(() => document.getElementById("status").dataset.state === "fits",
+                             null, { timeout: 30000 });
+  check(/^fits/.test(await status.textContent()), "32768 tokens: fits");
+  const frame = page.frameLocator("#report");
+  const drawn = await frame.locator("svg.chart rect[data-key]").count();
+  check(drawn > 0, `the report in the page draws bars (${drawn})`);
+  const agree = await frame.locator("body").evaluate(() => {
+    const json = JSON.parse(document.getElementById("vramfit-json").textContent);
+    let bad = 0;
+    for (const svg of document.querySelectorAll("svg.chart[data-bytes-per-unit]")) {
+      const k = svg.getBoundingClientRect().height / svg.viewBox.baseVal.height;
+      for (const el of svg.querySelectorAll("rect[data-key]")) {
+        const v = el.dataset.key.split(".").reduce((o, p) => o[p], json);
+        const h = el.getBoundingClientRect().height;
+        if (Math.floor(v) !== Number(el.dataset.bytes) ||
+            Math.abs(h - (v / Number(svg.dataset.bytesPerUnit)) * k) > 1) bad++;
+      }
+    }
+    return bad;
+  });
+  check(agree === 0, `the page's bars agree with its JSON (${agree} disagree)`);
+  await page.screenshot({ path: join(out, "serve-page.png") });
+  await page.locator("#command").selectOption("inspect");
+  await page.waitForFunction(() => /parameters/.test(
+      document.getElementById("status").textContent), null, { timeout: 30000 });
+  check(true, "inspect from the page");
+  check(errors.length === 0, `no script errors (${errors.join(" ")})`);
+} catch (e) {
+  check(false, String(e));
+} finally {
+  await browser.close();
+  server.kill();
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
