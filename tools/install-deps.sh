@@ -5,7 +5,8 @@ set -euo pipefail
 # Usage: install-deps.sh [fuzz]   ("fuzz" adds clang and its sanitizer/libFuzzer runtime)
 packages=(cmake ninja-build ccache g++ libsimdjson-dev nlohmann-json3-dev libcli11-dev
           libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-          libcurl4-openssl-dev libcpp-httplib-dev pkg-config)
+          libcurl4-openssl-dev libcpp-httplib-dev pkg-config
+          python3 python3-venv python3-pip python3-setuptools python3-pytest)
 [ "${1:-}" = fuzz ] && packages+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
