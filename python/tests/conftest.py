@@ -1,5 +1,5 @@
-"""Shared setup for the package's tests: the repository root (for the README and the doctor
-corpus) and a skip-free check that the vramfit command is there ($VRAMFIT_BIN)."""
+"""Shared setup for the package's tests: the repository root ($VRAMFIT_SOURCE_DIR, else two
+folders up), for the README and the doctor corpus. The command is $VRAMFIT_BIN."""
 
 import os
 import pathlib
