@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <utility>
 
 #include "commands.h"
 #include "engine_flags.h"
@@ -18,6 +19,26 @@
 namespace vramfit::cli {
 
 
+// An unquantized model whose goal cannot be met: would AWQ 4-bit (then GPTQ 3-bit) meet it?
+// Says so in one line with the command that plans it.
+void ProposeWhatIf(const Engine& engine, const std::string& model, const FitRequest& req) {
+  for (auto [method, bits] : {std::pair{"awq", 4}, std::pair{"gptq", 3}}) {
+    InspectOptions options;
+    options.as_quantized = MakeWhatIfQuant(method, bits, -2, false).value();
+    auto inv = InspectModel(model, options);
+    if (!inv.ok()) return;
+    auto fit = Fit(engine, {{model, &*inv}}, req);
+    if (!fit.ok() || !fit->met || fit->options.empty()) continue;
+    const FitOption& best = fit->options.front();
+    fmt::print(Out(),
+               "what-if: {} would fit {} tokens at {:.2f}x concurrency on {} x {} (vramfit fit "
+               "{} --as-quantized {}{})\n",
+               inv->what_if, best.context, best.concurrency, best.gpus, best.gpu.name, model,
+               method, bits == 4 ? "" : fmt::format(" --bits {}", bits));
+    return;
+  }
+}
+
 std::function<int()> SetupFit(CLI::App* app) {
   struct Flags {
     std::string model, gpu, gpu_memory, engine, goal = "context", min_context, html;
@@ -25,6 +46,7 @@ std::function<int()> SetupFit(CLI::App* app) {
     double min_concurrency = 1;
     bool no_eager = false, no_variants = false, gpus_table = false, json = false;
     EngineFlagSlots engine_flags;
+    WhatIfFlags what_if;
   };
   auto f = std::make_shared<Flags>();
   app->add_option("MODEL", f->model,
@@ -55,6 +77,7 @@ std::function<int()> SetupFit(CLI::App* app) {
   app->add_flag("--json", f->json, "Print JSON (schema vramfit.fit/1)");
   app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE (-: stdout)");
   AddEngineFlags(app, &f->engine_flags);
+  AddWhatIfFlags(app, &f->what_if);
   app->footer(
       EngineTitles() +
       " flags given here are kept fixed; the others are searched. Every row is a plan that fits, "
@@ -118,27 +141,32 @@ std::function<int()> SetupFit(CLI::App* app) {
           "--gpu NAME or --gpu-memory SIZE is required (or --goal gpus to search the "
           "catalog; see `vramfit gpus`)"));
     }
-    auto inv = InspectModel(f->model, ModelOptions());
+    InspectOptions model_options = ModelOptions();
+    if (Status s = ApplyWhatIfFlags(f->what_if, &model_options); !s.ok()) return fail(s);
+    auto inv = InspectModel(f->model, model_options);
     if (!inv.ok()) return fail(inv.status());
+    // A what-if is named as one (its rows are a checkpoint still to be made).
+    const std::string name =
+        inv->what_if.empty() ? f->model : fmt::format("{} as {}", f->model, inv->what_if);
     const auto started = std::chrono::steady_clock::now();
     if (f->gpus_table) {
       uint64_t plans = 0;
       auto rows = FitGpusTable(engine, *inv, req.cards, req.max_gpus, req.base, &plans);
       if (!rows.ok()) return fail(rows.status());
-      const GpusTableInfo info{f->model, std::string(engine.title), plans};
+      const GpusTableInfo info{name, std::string(engine.title), plans};
       const std::string out =
           f->json ? RenderGpusTableJson(*rows, info) : RenderGpusTableText(*rows, info);
       std::fwrite(out.data(), 1, out.size(), Out());
       return kExitOk;
     }
     std::vector<Inventory> variants;
-    if (!f->no_variants && inv->source.kind == ModelKind::kCatalog) {
+    if (!f->no_variants && inv->what_if.empty() && inv->source.kind == ModelKind::kCatalog) {
       for (const std::string& id : CatalogVariants(inv->source.id)) {
         auto v = InspectModel(id, {});
         if (v.ok() && v->has_spec) variants.push_back(std::move(*v));
       }
     }
-    std::vector<FitModel> models = {{f->model, &*inv}};
+    std::vector<FitModel> models = {{name, &*inv}};
     for (const Inventory& v : variants) models.push_back({v.source.id, &v});
     auto result = Fit(engine, models, req);
     if (!result.ok()) return fail(result.status());
@@ -157,6 +185,14 @@ std::function<int()> SetupFit(CLI::App* app) {
     }
     const std::string out = f->json ? RenderFitJson(*result, o) : RenderFitText(*result, o);
     std::fwrite(out.data(), 1, out.size(), Out());
+    if (!inv->what_if.empty() && !f->json) {
+      fmt::print(Out(), "what-if: {} of {}, a checkpoint synthesized from the unquantized one "
+                 "(quantize it before running the command)\n", inv->what_if, f->model);
+    }
+    if (!result->met && !f->json && inv->what_if.empty() && inv->has_spec &&
+        !inv->spec.quant.quantized()) {
+      ProposeWhatIf(engine, f->model, req);
+    }
     return result->met ? kExitOk : kExitCheckFails;
   };
 }

@@ -16,6 +16,7 @@ std::function<int()> SetupInspect(CLI::App* app) {
     bool json = false;
     bool tensors = false;
     bool synthesize = false;
+    WhatIfFlags what_if;
   };
   auto f = std::make_shared<Flags>();
   app->add_option("MODEL", f->model,
@@ -30,9 +31,14 @@ std::function<int()> SetupInspect(CLI::App* app) {
   app->add_flag(
       "--synthesize", f->synthesize,
       "Build the inventory from config.json alone even when safetensors files are present");
+  AddWhatIfFlags(app, &f->what_if);
   return [f]() {
     InspectOptions options = ModelOptions();
     options.force_synthesize = f->synthesize;
+    if (Status s = ApplyWhatIfFlags(f->what_if, &options); !s.ok()) {
+      fmt::print(stderr, "vramfit inspect: {}\n", s.message());
+      return kExitUsage;
+    }
     auto inv = InspectModel(f->model, options);
     if (!inv.ok()) {
       fmt::print(Err(), "vramfit inspect: {}\n", inv.status().message());

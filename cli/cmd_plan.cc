@@ -63,6 +63,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
     std::string model, gpu, gpu_memory, engine, other_memory, html;
     bool json = false, explain = false;
     EngineFlagSlots engine_flags;
+    WhatIfFlags what_if;
   };
   auto f = std::make_shared<Flags>();
   app->add_option("MODEL", f->model,
@@ -78,6 +79,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
   app->add_flag("--explain", f->explain, "Print each number's formula and inputs");
   app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE (-: stdout)");
   AddEngineFlags(app, &f->engine_flags);
+  AddWhatIfFlags(app, &f->what_if);
   return [f]() {
     auto fail = [](const Status& s) {
       fmt::print(Err(), "vramfit plan: {}\n", s.message());
@@ -94,12 +96,15 @@ std::function<int()> SetupPlan(CLI::App* app) {
     ReadDraftModel("plan", &settings);
     auto gpu = ResolveGpu(f->gpu, f->gpu_memory);
     if (!gpu.ok()) return fail(gpu.status());
-    auto inv = InspectModel(f->model, ModelOptions());
+    InspectOptions model_options = ModelOptions();
+    if (Status s = ApplyWhatIfFlags(f->what_if, &model_options); !s.ok()) return fail(s);
+    auto inv = InspectModel(f->model, model_options);
     if (!inv.ok()) return fail(inv.status());
     auto model = chosen->engine->prepare(*inv);
     if (!model.ok()) return fail(model.status());
     auto plan = (*model)->MakePlan(*gpu, settings);
     if (!plan.ok()) return fail(plan.status());
+    plan->what_if = inv->what_if;
     auto advice = Advise(*chosen->engine, **model, *gpu, settings, *plan);
     for (Advice& a : VariantAdvice(*chosen->engine, *inv, *gpu, settings, *plan)) {
       advice.push_back(std::move(a));

@@ -59,6 +59,16 @@ std::function<int()> SetupServe(CLI::App* app);
 // How every command reads MODEL: Hub ids with the environment's settings (HF_TOKEN, HF_ENDPOINT,
 // HF_HOME, HF_HUB_OFFLINE) and a progress line on stderr when a fetch takes over a second.
 InspectOptions ModelOptions();
+// --as-quantized METHOD [--bits N] [--group-size G] [--desc-act] (cli/what_if_flags.cc): a
+// what-if quantization for plan, fit and inspect, checked and put into the InspectOptions.
+struct WhatIfFlags {
+  std::string method;
+  int bits = 0;
+  int64_t group_size = -2;
+  bool desc_act = false;
+};
+void AddWhatIfFlags(CLI::App* app, WhatIfFlags* f);
+Status ApplyWhatIfFlags(const WhatIfFlags& f, InspectOptions* options);
 // The engine command line given to `check` after "--".
 void SetCheckCommand(std::vector<std::string> command);
 std::function<int()> SetupMonitor(CLI::App* app);

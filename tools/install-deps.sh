@@ -6,7 +6,8 @@ set -euo pipefail
 # "browser" adds chromium, node and npm where their commands are missing)
 packages=(cmake ninja-build ccache g++ libsimdjson-dev nlohmann-json3-dev libcli11-dev
           libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-          libcurl4-openssl-dev libcpp-httplib-dev pkg-config)
+          libcurl4-openssl-dev libcpp-httplib-dev pkg-config
+          python3 python3-venv python3-pip python3-setuptools python3-pytest)
 [ "${1:-}" = fuzz ] && packages+=(clang libclang-rt-14-dev)
 if [ "${1:-}" = browser ]; then
   command -v chromium >/dev/null 2>&1 || packages+=(chromium)

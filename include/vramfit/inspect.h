@@ -27,6 +27,10 @@ struct InspectOptions {
   std::optional<HubOptions> hub;
   // Progress of a Hub fetch (replaces hub->progress when set). Default: none.
   std::function<void(const HubProgress&)> hub_progress;
+  // A what-if: the inventory the unquantized checkpoint would have once quantized this way
+  // (MakeWhatIfQuant), synthesized from its config and marked in Inventory::what_if. Default:
+  // none.
+  std::optional<WhatIfQuant> as_quantized;
 };
 
 // MODEL is a local directory, a .safetensors file, a config.json, a catalog id or a Hugging

@@ -118,6 +118,7 @@ struct Inventory {
   std::string origin;           // as reports print it: the directory, file or "catalog:<id>"
   std::string repo;             // the Hugging Face repo id where known (catalog entries)
   bool synthesized = false;     // tensors derived from the config, not read from headers
+  std::string what_if;          // a what-if quantization's label ("AWQ 4-bit g128"); "": none
   bool has_spec = false;        // a config.json was found and understood
   ModelSpec spec;
   std::vector<std::string> files;  // shard file names (synthesized: one virtual name)

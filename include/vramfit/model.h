@@ -202,6 +202,28 @@ struct ModelSpec {
   int64_t CountMoeLayers() const;
 };
 
+// A what-if quantization: the checkpoint a quantizer would write from an unquantized one, with
+// the quantizer's defaults for what it leaves unquantized (see src/model/what_if.cc).
+struct WhatIfQuant {
+  std::string method;        // awq | gptq | fp8 | w8a8 | nvfp4
+  int bits = 0;              // 0: the method's default (awq, gptq, nvfp4: 4; fp8, w8a8: 8)
+  int64_t group_size = -2;   // -2: the method's default (awq, gptq: 128); -1 or 0: per channel
+  bool desc_act = false;     // GPTQ act-order (the layout is the same either way)
+};
+
+// Reads --as-quantized METHOD with --bits, --group-size and --desc-act; checks the combination
+// (AutoAWQ packs only 4-bit, GPTQ 2/3/4/8, ...). Errors (kInvalidArgument) name the flag.
+Result<WhatIfQuant> MakeWhatIfQuant(std::string_view method, int bits, int64_t group_size,
+                                    bool desc_act);
+
+// "AWQ 4-bit g128", "GPTQ 3-bit g128 desc_act", "FP8 block 128x128", ...
+std::string WhatIfLabel(const WhatIfQuant& q);
+
+// The spec of `base` quantized by q's quantizer: base must be unquantized. The scheme is the
+// one the quantizer writes into config.json, with the modules it leaves unquantized by default
+// (lm_head, embeddings, MoE routers and gates, vision tower); SynthesizeTensors lays it out.
+Result<ModelSpec> WhatIfQuantizedSpec(const ModelSpec& base, const WhatIfQuant& q);
+
 // The spec with config.json keys overridden from a JSON object (vLLM's --hf-overrides, named
 // `flag` in errors). The keys that change a plan are applied: rope_scaling / rope_parameters
 // and max_position_embeddings; the names of the others go to *not_applied.

@@ -132,6 +132,9 @@ struct Plan {
            uncertainty_bytes;
   }
   std::string command;                  // the equivalent engine command line
+  // A what-if quantization's label ("AWQ 4-bit g128") when the model planned is the
+  // checkpoint a quantizer would write (InspectOptions::as_quantized); "" otherwise.
+  std::string what_if;
 };
 
 }  // namespace vramfit

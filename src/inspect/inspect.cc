@@ -278,7 +278,45 @@ Result<Inventory> FromGguf(const ReadPlan& p) {
   return inv;
 }
 
+// The what-if inventory of `read`: its spec quantized as `w` asks, synthesized (the quantizer
+// writes every tensor anew), with where it came from.
+Result<Inventory> WhatIf(const Inventory& read, const WhatIfQuant& w) {
+  if (!read.has_spec || read.quantization.method == "gguf") {
+    return Status::InvalidArgument(fmt::format(
+        "--as-quantized: {} has no config.json to quantize from (a safetensors checkpoint or "
+        "a catalog id is needed)",
+        read.origin));
+  }
+  auto spec = WhatIfQuantizedSpec(read.spec, w);
+  if (!spec.ok()) return spec.status();
+  auto synth = SynthesizeTensors(*spec);
+  if (!synth.ok()) return synth.status();
+  synth->name = "(what-if)";
+  std::vector<FileTensors> files;
+  files.push_back(std::move(*synth));
+  Inventory inv = BuildInventory(&*spec, std::move(files));
+  inv.synthesized = true;
+  inv.what_if = WhatIfLabel(w);
+  inv.model = read.model;
+  inv.source = read.source;
+  inv.origin = read.origin;
+  inv.repo = read.repo;
+  inv.notes.insert(inv.notes.begin(),
+                   fmt::format("what-if: {} of {} ({} parameters, {} bytes as read); the modules "
+                               "the quantizer leaves unquantized by default stay {}",
+                               inv.what_if, read.origin, read.parameters, read.total_bytes,
+                               DtypeName(spec->dtype)));
+  return inv;
+}
+
 Result<Inventory> Inspect(const ModelRef& ref, std::string_view name, const InspectOptions& o) {
+  if (o.as_quantized) {
+    InspectOptions plain = o;
+    plain.as_quantized.reset();
+    auto read = Inspect(ref, name, plain);
+    if (!read.ok()) return read.status();
+    return WhatIf(*read, *o.as_quantized);
+  }
   auto plan = PlanFor(ref, o);
   if (!plan.ok()) return plan.status();
   if (!plan->gguf_file.empty()) {

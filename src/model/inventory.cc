@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "core/checked.h"
 #include "model/roles.h"
 #include "vramfit/inventory.h"
 
@@ -119,8 +120,15 @@ Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files) 
         params = t.elements * 2;  // two E2M1 values per byte
       } else if (e.quantized && (t.dtype == Dtype::kI32 || t.dtype == Dtype::kI16 ||
                                  t.dtype == Dtype::kU32)) {
-        const int bits = ModuleBits(spec, e.module());
-        params = t.elements * static_cast<uint64_t>(DtypeBits(t.dtype) / bits);
+        // Packed values: container bits / value bits each, which for 3-bit GPTQ is 32/3 per
+        // I32 (qweight [3K/32, N] holds K x N); dividing the widths first gave 10 per I32 and
+        // undercounted 3-bit checkpoints by 1/16 of their quantized parameters.
+        const uint64_t bits = static_cast<uint64_t>(ModuleBits(spec, e.module()));
+        uint64_t packed_bits = 0;
+        if (core::CheckedMul(t.elements, static_cast<uint64_t>(DtypeBits(t.dtype)),
+                             &packed_bits)) {
+          params = packed_bits / bits;
+        }
       } else if (t.dtype == Dtype::kU8 &&
                  (name.ends_with("weight_packed") || nvfp4_weights ||
                   std::binary_search(bnb_modules.begin(), bnb_modules.end(), e.module()))) {

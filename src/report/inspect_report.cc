@@ -73,7 +73,8 @@ std::string RenderInspectText(const Inventory& inv, const InspectReportOptions& 
   };
   out += fmt::format(
       "{}  [{}]\n", core::Printable(inv.model),
-      inv.synthesized ? "synthesized from config.json"
+      !inv.what_if.empty() ? "what-if " + core::Printable(inv.what_if) + ", synthesized"
+      : inv.synthesized    ? "synthesized from config.json"
       : std::any_of(inv.files.begin(), inv.files.end(),
                     [](const std::string& f) { return f.ends_with(".gguf"); })
           ? "read from GGUF headers"
@@ -137,6 +138,7 @@ std::string RenderInspectJson(const Inventory& inv, const InspectReportOptions& 
   j["model"] = inv.model;
   j["origin"] = inv.origin;
   j["synthesized"] = inv.synthesized;
+  if (!inv.what_if.empty()) j["what_if"] = inv.what_if;  // only on what-if inventories
   if (inv.has_spec) {
     const ModelSpec& s = inv.spec;
     ordered_json m;

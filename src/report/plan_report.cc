@@ -25,6 +25,11 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
                      p.modelled_version, p.gpu_count, p.gpu.name, FormatBytes(p.gpu.total_bytes),
                      p.gpu.confidence == "direct" || p.gpu.custom ? "" : ", " + p.gpu.confidence);
   out += fmt::format("  {}\n", core::Printable(p.command));
+  if (!p.what_if.empty()) {
+    out += fmt::format("  what-if: {}, a checkpoint synthesized from the unquantized one "
+                       "(quantize it before running the command)\n",
+                       core::Printable(p.what_if));
+  }
   // Stages before the failing one are ok; the ones after it are never reached.
   size_t failed = p.stages.size();
   for (size_t i = 0; i < p.stages.size(); ++i) {
@@ -81,6 +86,7 @@ std::string RenderPlanJson(const Plan& p, const std::vector<Advice>& advice,
   j["schema"] = "vramfit.plan/1";
   j["engine"] = p.engine;
   j["modelled_version"] = p.modelled_version;
+  if (!p.what_if.empty()) j["what_if"] = p.what_if;  // only on what-if plans
   j["fits"] = p.fits;
   j["failure_stage"] = p.failure_stage ? nlohmann::ordered_json(StageName(*p.failure_stage))
                                        : nlohmann::ordered_json(nullptr);

@@ -285,7 +285,9 @@ Status ResolveSettings(Run& r) {
     } else if (m != "fp8" && m != "bitsandbytes") {
       return Invalid(fmt::format("--quantization {} needs a checkpoint already quantized with {}; "
                                  "this one is not quantized (vLLM quantizes online only to fp8, "
-                                 "or bitsandbytes)", m, base));
+                                 "or bitsandbytes; `--as-quantized {}` plans the checkpoint a "
+                                 "quantizer would write)", m, base,
+                                 base == "awq" || base == "gptq" ? base : "awq|gptq|fp8"));
     }
   }
   r.tp = static_cast<uint64_t>(s.tensor_parallel_size);

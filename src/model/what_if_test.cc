@@ -1,0 +1,113 @@
+// What-if quantization (model/what_if.cc) and packed parameter counts for every GPTQ width:
+// the flags' checks, the scheme each method writes, and a 2/3/4/8-bit checkpoint of a spec
+// that counts the unquantized model's parameters exactly.
+#include <gtest/gtest.h>
+
+#include "vramfit/inventory.h"
+#include "vramfit/model.h"
+
+namespace vramfit {
+namespace {
+
+ModelSpec Dense() {
+  auto s = ModelSpecFromConfigJson(
+      R"({"architectures":["Qwen3ForCausalLM"],"model_type":"qwen3","hidden_size":1024,
+          "num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":4,"head_dim":128,
+          "intermediate_size":3072,"vocab_size":4096,"torch_dtype":"bfloat16",
+          "tie_word_embeddings":false})",
+      "config.json");
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return *s;
+}
+
+Inventory Synth(const ModelSpec& s) {
+  auto t = SynthesizeTensors(s);
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  std::vector<FileTensors> files;
+  files.push_back(std::move(*t));
+  return BuildInventory(&s, std::move(files));
+}
+
+TEST(WhatIfQuant, FlagsAreChecked) {
+  auto awq = MakeWhatIfQuant("AWQ", 0, -2, false);
+  ASSERT_TRUE(awq.ok());
+  EXPECT_EQ(awq->bits, 4);
+  EXPECT_EQ(awq->group_size, 128);
+  EXPECT_EQ(WhatIfLabel(*awq), "AWQ 4-bit g128");
+  EXPECT_EQ(MakeWhatIfQuant("awq", 3, -2, false).status().message(),
+            "--bits 3: awq packs 4 bits only");
+  EXPECT_EQ(MakeWhatIfQuant("gptq", 5, -2, false).status().message(),
+            "--bits 5: gptq packs 2, 3, 4, 8 bits only");
+  auto g3 = MakeWhatIfQuant("gptq", 3, -1, true);
+  ASSERT_TRUE(g3.ok());
+  EXPECT_EQ(WhatIfLabel(*g3), "GPTQ 3-bit per channel desc_act");
+  EXPECT_EQ(MakeWhatIfQuant("fp8", 0, 64, false).status().message(),
+            "--group-size: fp8 has no group size to choose (its scales are fixed by the format)");
+  EXPECT_EQ(MakeWhatIfQuant("awq", 0, -2, true).status().message(),
+            "--desc-act: only gptq has act-order, not awq");
+  EXPECT_EQ(MakeWhatIfQuant("int3", 0, -2, false).status().message(),
+            "--as-quantized int3: expected awq, gptq, fp8, w8a8 or nvfp4");
+  EXPECT_EQ(MakeWhatIfQuant("gguf:Q4_K_M", 0, -2, false).status().code(),
+            Code::kUnsupported);
+  EXPECT_EQ(WhatIfLabel(*MakeWhatIfQuant("fp8", 0, -2, false)), "FP8 block 128x128");
+}
+
+TEST(WhatIfQuant, RefusesAQuantizedModel) {
+  ModelSpec s = Dense();
+  auto q = WhatIfQuantizedSpec(s, *MakeWhatIfQuant("awq", 0, -2, false));
+  ASSERT_TRUE(q.ok());
+  auto again = WhatIfQuantizedSpec(*q, *MakeWhatIfQuant("gptq", 0, -2, false));
+  EXPECT_EQ(again.status().message(),
+            "--as-quantized: the checkpoint is already quantized (awq); give the unquantized "
+            "model");
+}
+
+// Every method keeps the parameter count and quantizes exactly the decoder projections.
+TEST(WhatIfQuant, EveryMethodKeepsTheParameters) {
+  const ModelSpec base = Dense();
+  const Inventory plain = Synth(base);
+  for (const char* m : {"awq", "gptq", "fp8", "w8a8", "nvfp4"}) {
+    SCOPED_TRACE(m);
+    auto spec = WhatIfQuantizedSpec(base, *MakeWhatIfQuant(m, 0, -2, false));
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    const Inventory inv = Synth(*spec);
+    EXPECT_EQ(inv.parameters, plain.parameters);
+    EXPECT_EQ(inv.audit.quantized_linear, 2 * 7);  // q k v o gate up down, two layers
+    EXPECT_EQ(inv.audit.unquantized_linear, 0);
+    EXPECT_LT(inv.total_bytes, plain.total_bytes);
+    for (const TensorEntry& e : inv.tensors) {
+      if (e.role == Role::kLmHead || e.role == Role::kEmbedding) EXPECT_FALSE(e.quantized);
+    }
+  }
+}
+
+// GPTQ at 2, 3, 4 and 8 bits: qweight [K*b/32, N] I32 unpacks to K x N parameters whatever
+// b divides 32 or not (3-bit was counted as 10 values an I32, not 32/3), and the bytes are
+// the layout's closed form.
+TEST(WhatIfQuant, GptqEveryWidthCountsAndSizesExactly) {
+  const ModelSpec base = Dense();
+  const Inventory plain = Synth(base);
+  const uint64_t h = 1024, q = 8 * 128, kv = 4 * 128, ff = 3072, g = 128;
+  struct Lin { uint64_t n, k; };
+  const Lin lins[] = {{q, h}, {kv, h}, {kv, h}, {h, q}, {ff, h}, {ff, h}, {h, ff}};
+  for (int bits : {2, 3, 4, 8}) {
+    SCOPED_TRACE(bits);
+    auto spec = WhatIfQuantizedSpec(base, *MakeWhatIfQuant("gptq", bits, -2, false));
+    ASSERT_TRUE(spec.ok());
+    const Inventory inv = Synth(*spec);
+    EXPECT_EQ(inv.parameters, plain.parameters);
+    uint64_t quantized = 0, plain_linear = 0;
+    for (const Lin& l : lins) {
+      const uint64_t b = static_cast<uint64_t>(bits);
+      quantized += l.k * b / 32 * l.n * 4        // qweight
+                   + l.k / g * (l.n * b / 32) * 4  // qzeros
+                   + l.k / g * l.n * 2             // scales F16
+                   + l.k * 4;                      // g_idx
+      plain_linear += l.n * l.k * 2;
+    }
+    EXPECT_EQ(inv.total_bytes, plain.total_bytes - 2 * plain_linear + 2 * quantized);
+  }
+}
+
+}  // namespace
+}  // namespace vramfit
