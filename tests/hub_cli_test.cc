@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "testutil/gguf_writer.h"
 #include "testutil/hollow.h"
 #include "testutil/mock_hub.h"
 #include "vramfit/catalog.h"
@@ -99,6 +100,141 @@ TEST(HubCliTest, CommandsGiveTheSameAnswersOverTheHubAsLocallyAndOffline) {
   ::unsetenv("HF_HUB_OFFLINE");
   ::unsetenv("HF_ENDPOINT");
   ::unsetenv("HF_HOME");
+  std::error_code ec;
+  fs::remove_all(root, ec);
+}
+
+// A small Llama-shaped GGUF file (two layers, Q4_K linears) written as llama.cpp lays it out;
+// `tokens` vocabulary strings make its header larger than the first fetch (1 MiB).
+void WriteTinyGguf(const std::string& path, size_t tokens = 0) {
+  testing::GgufWriter w;
+  if (tokens > 0) w.StrArray("tokenizer.ggml.tokens", tokens);
+  w.Str("general.architecture", "llama");
+  w.Str("general.name", "tiny");
+  w.U32("general.file_type", 15);  // MOSTLY_Q4_K_M
+  w.U32("llama.block_count", 2);
+  w.U32("llama.context_length", 4096);
+  w.U32("llama.embedding_length", 512);
+  w.U32("llama.feed_forward_length", 1024);
+  w.U32("llama.attention.head_count", 8);
+  w.U32("llama.attention.head_count_kv", 2);
+  w.F32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  w.U32("llama.vocab_size", 1024);
+  w.Tensor("token_embd.weight", Dtype::kQ4_K, {1024, 512});
+  for (int i = 0; i < 2; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    w.Tensor(b + "attn_norm.weight", Dtype::kF32, {512});
+    w.Tensor(b + "attn_q.weight", Dtype::kQ4_K, {512, 512});
+    w.Tensor(b + "attn_k.weight", Dtype::kQ4_K, {128, 512});
+    w.Tensor(b + "attn_v.weight", Dtype::kQ6_K, {128, 512});
+    w.Tensor(b + "attn_output.weight", Dtype::kQ4_K, {512, 512});
+    w.Tensor(b + "ffn_norm.weight", Dtype::kF32, {512});
+    w.Tensor(b + "ffn_gate.weight", Dtype::kQ4_K, {1024, 512});
+    w.Tensor(b + "ffn_up.weight", Dtype::kQ4_K, {1024, 512});
+    w.Tensor(b + "ffn_down.weight", Dtype::kQ6_K, {512, 1024});
+  }
+  w.Tensor("output_norm.weight", Dtype::kF32, {512});
+  w.Tensor("output.weight", Dtype::kQ6_K, {1024, 512});
+  w.WriteHollow(path);
+}
+
+struct HubEnv {
+  explicit HubEnv(const std::string& root) {
+    ::setenv("HF_ENDPOINT", hub.endpoint().c_str(), 1);
+    ::setenv("HF_HOME", (root + "/hf").c_str(), 1);
+    ::unsetenv("HF_TOKEN");
+    ::unsetenv("HF_HUB_OFFLINE");
+  }
+  ~HubEnv() {
+    ::unsetenv("HF_HUB_OFFLINE");
+    ::unsetenv("HF_ENDPOINT");
+    ::unsetenv("HF_HOME");
+  }
+  testing::MockHub hub;
+};
+
+// "org/name:FILE.gguf" reads one GGUF file of a repo by range requests, as the same file on
+// disk reads, and again offline; a repo of one GGUF model reads it without the file named; a
+// repo of several says which to name.
+TEST(HubCliTest, AGgufFileOfARepoReadsAsTheLocalFile) {
+  const std::string root = testing::MakeTempDir("hub-gguf");
+  const std::string one = root + "/one", two = root + "/two";
+  fs::create_directories(one);
+  fs::create_directories(two);
+  WriteTinyGguf(one + "/tiny-Q4_K_M.gguf", 300'000);  // a 3.4 MB header: four range requests
+  WriteTinyGguf(two + "/tiny-Q4_K_M.gguf");
+  WriteTinyGguf(two + "/tiny-Q8_0.gguf");
+  HubEnv env(root);
+  env.hub.AddRepo("org/one-GGUF", one);
+  env.hub.AddRepo("org/two-GGUF", two);
+  const std::string file = one + "/tiny-Q4_K_M.gguf";
+  const Output local = RunCli({"inspect", file, "--json"});
+  ASSERT_EQ(local.rc, 0) << local.out;
+  for (const bool offline : {false, true}) {
+    if (offline) ::setenv("HF_HUB_OFFLINE", "1", 1);
+    for (const std::string id : {"org/one-GGUF:tiny-Q4_K_M.gguf", "org/one-GGUF"}) {
+      const Output remote = RunCli({"inspect", id, "--json"});
+      EXPECT_EQ(remote.rc, 0) << id << remote.out;
+      // The report names the model as given and the file read.
+      const std::string expected = ReplaceAll(
+          ReplaceAll(local.out, "\"model\": \"" + file, "\"model\": \"" + id),
+          "\"origin\": \"" + file, "\"origin\": \"org/one-GGUF@main:tiny-Q4_K_M.gguf");
+      EXPECT_EQ(remote.out, expected) << id << (offline ? " offline" : "");
+    }
+  }
+  ::unsetenv("HF_HUB_OFFLINE");
+  EXPECT_EQ(RunCli({"inspect", "org/two-GGUF:tiny-Q8_0.gguf"}).rc, 0);
+  EXPECT_EQ(RunCli({"inspect", "org/two-GGUF"}).rc, 2);  // two models: name one
+  EXPECT_EQ(RunCli({"inspect", "org/two-GGUF:missing.gguf"}).rc, 2);
+  EXPECT_EQ(RunCli({"inspect", "org/two-GGUF:../x.gguf"}).rc, 2);
+  std::error_code ec;
+  fs::remove_all(root, ec);
+}
+
+// preprocessor_config.json's max_pixels sets the image the vLLM encoder profile uses, as
+// --mm-processor-kwargs does; read from disk and from the Hub alike. A plan of "org/name@REV"
+// prints `--revision REV` (the mock serves one commit; a branch name is printed the same way).
+TEST(HubCliTest, PreprocessorConfigAndRevisionReachThePlan) {
+  const std::string root = testing::MakeTempDir("hub-vl");
+  const std::string dir = root + "/vl";
+  fs::create_directories(dir);
+  auto entry = FindCatalogModel("qwen2.5-vl-3b-instruct");
+  ASSERT_TRUE(entry.ok());
+  auto spec = ModelSpecFromConfigJson(entry->config_json, "config.json");
+  ASSERT_TRUE(spec.ok());
+  auto synth = SynthesizeTensors(*spec);
+  ASSERT_TRUE(synth.ok());
+  std::vector<testing::HollowTensor> tensors;
+  for (const TensorInfo& t : synth->tensors) {
+    tensors.push_back({t.name, t.dtype, t.shape.ToVector()});
+  }
+  testing::WriteHollowCheckpoint(dir, tensors, 1);
+  testing::WriteText(dir + "/config.json", entry->config_json);
+  const std::vector<std::string> plan = {"plan", dir, "--gpu", "a100-80gb", "--json"};
+  const Output base = RunCli(plan);
+  ASSERT_EQ(base.rc, 0) << base.out;
+  const Output kwargs = RunCli({"check", "--gpu", "a100-80gb", "--json", "--", "vllm", "serve",
+                                dir, "--mm-processor-kwargs", R"({"max_pixels": 1003520})"});
+  testing::WriteText(dir + "/preprocessor_config.json",
+                     R"({"min_pixels": 3136, "max_pixels": 1003520, "patch_size": 14})");
+  const Output small = RunCli(plan);
+  ASSERT_EQ(small.rc, 0) << small.out;
+  const auto peak = [](const std::string& json) {
+    const size_t at = json.find("\"activation_peak_bytes\"");
+    return at == std::string::npos ? std::string() : json.substr(at, 48);
+  };
+  EXPECT_NE(peak(small.out), "");
+  EXPECT_NE(peak(small.out), peak(base.out));
+  EXPECT_EQ(peak(small.out), peak(kwargs.out));
+  HubEnv env(root);
+  env.hub.AddRepo("org/vl", dir);
+  const Output remote =
+      RunCli({"plan", std::string("org/vl@") + testing::kMockCommit, "--gpu", "a100-80gb",
+              "--json"});
+  ASSERT_EQ(remote.rc, 0) << remote.out;
+  EXPECT_EQ(peak(remote.out), peak(small.out));
+  EXPECT_NE(remote.out.find("vllm serve org/vl --revision " + std::string(testing::kMockCommit)),
+            std::string::npos);
   std::error_code ec;
   fs::remove_all(root, ec);
 }

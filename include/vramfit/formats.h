@@ -197,11 +197,19 @@ struct SafetensorsIndex {
   bool has_total_size = false;
   uint64_t total_size = 0;                        // metadata.total_size, advisory
   struct Entry {
-    std::string tensor;
-    uint32_t shard = 0;  // index into `shards`
+    std::string_view tensor;  // into `names`
+    uint32_t shard = 0;       // index into `shards`
   };
   std::vector<Entry> weight_map;    // in file order; names are unique
   std::vector<std::string> shards;  // distinct shard names, in order of first appearance
+  // The tensor names' bytes, one block for all (a vector: its buffer survives moves, so the
+  // views stay valid; a copy of the index would not carry them, hence no copies).
+  std::vector<char> names;
+  SafetensorsIndex() = default;
+  SafetensorsIndex(SafetensorsIndex&&) = default;
+  SafetensorsIndex& operator=(SafetensorsIndex&&) = default;
+  SafetensorsIndex(const SafetensorsIndex&) = delete;
+  SafetensorsIndex& operator=(const SafetensorsIndex&) = delete;
 };
 
 // Parses an index. Shard names must be plain file names inside the checkpoint directory

@@ -89,6 +89,9 @@ struct VisionSpec {
   int64_t num_position_embeddings = 0;
   int64_t image_size = 0;
   std::vector<int64_t> deepstack_indexes;
+  // The image processor's largest image in pixels, from preprocessor_config.json (0: none
+  // read; engines use the processor's default).
+  int64_t max_pixels = 0;
 };
 
 // Quantization as the config declares it (the checkpoint's headers may disagree: see the
@@ -230,6 +233,11 @@ Result<ModelSpec> WhatIfQuantizedSpec(const ModelSpec& base, const WhatIfQuant& 
 Result<ModelSpec> ApplyConfigOverrides(const ModelSpec& spec, std::string_view json,
                                        std::string_view flag,
                                        std::vector<std::string>* not_applied);
+
+// Reads preprocessor_config.json text (the image processor's settings) into `spec`'s vision
+// tower: its largest image (VisionSpec::max_pixels). A file without one changes nothing; a
+// malformed file is kCorrupt naming `origin`.
+Status ApplyPreprocessorConfig(std::string_view json, std::string_view origin, ModelSpec* spec);
 
 // Builds a ModelSpec from config.json text. Errors (kCorrupt) name the key; unknown
 // architectures succeed with `generic` set and a warning.

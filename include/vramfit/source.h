@@ -40,6 +40,9 @@ struct ModelRef {
   ModelKind kind = ModelKind::kLocalDirectory;
   std::string id;        // the path as given, or the catalog id ("qwen3-8b"), or "org/name"
   std::string revision;  // Hub revision ("main", a commit); empty elsewhere
+  // One file of a Hub repo to read as the model ("org/name:Q4_K_M/model.gguf": a GGUF file
+  // where the repo holds several); empty: the repo's checkpoint.
+  std::string file;
 };
 
 // Which ModelRef a MODEL argument is. Precedence: an existing local path (directory or file)

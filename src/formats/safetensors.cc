@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -80,21 +79,20 @@ Result<Seen> SeeValue(JsonReader& r) {
 // One of a tensor's arrays, "shape" or "data_offsets": each u64 element goes to `add`; what
 // else was there is recorded for the message (the first element that is not a u64, the
 // value quoted).
+// The excerpts are made only when a message needs them: `from` is where the value starts, and
+// the reader stays after it until the caller has reported.
 struct U64Array {
   bool is_array = false;
   size_t count = 0;  // elements
   bool all_u64 = true;
   size_t bad_index = 0;
   std::string bad_excerpt;
-  std::string excerpt;
+  size_t from = 0;
 };
-Status ReadU64Array(JsonReader& r, U64Array* a, const std::function<void(uint64_t)>& add) {
-  const size_t from = r.pos();
-  if (r.Peek() != Kind::kArray) {
-    VRAMFIT_RETURN_IF_ERROR(r.Skip());
-    a->excerpt = r.Excerpt(from);
-    return Status::Ok();
-  }
+template <typename Add>
+Status ReadU64Array(JsonReader& r, U64Array* a, Add&& add) {
+  a->from = r.pos();
+  if (r.Peek() != Kind::kArray) return r.Skip();
   a->is_array = true;
   VRAMFIT_RETURN_IF_ERROR(r.Enter('['));
   size_t i = 0;
@@ -118,19 +116,19 @@ Status ReadU64Array(JsonReader& r, U64Array* a, const std::function<void(uint64_
       a->bad_excerpt = r.Excerpt(at);
     }
   }
-  a->excerpt = r.Excerpt(from);
   return Status::Ok();
 }
 
 Status ParseTensorEntry(JsonReader& r, std::string_view origin, TensorInfo* t) {
-  const std::string name = core::Printable(t->name);
+  // The name as messages print it: made only on the way to an error.
+  const auto name = [t] { return core::Printable(t->name); };
   r.SetContext("tensor", t->name, "");
   if (r.Peek() != Kind::kObject) {
     auto v = SeeValue(r);
     if (!v.ok()) return v.status();
     return Status::Corrupt(fmt::format(
         "{}: tensor \"{}\": expected an object with dtype, shape and data_offsets, found {}",
-        origin, name, JsonReader::KindName(v->kind)));
+        origin, name(), JsonReader::KindName(v->kind)));
   }
   VRAMFIT_RETURN_IF_ERROR(r.Enter('{'));
   bool seen_dtype = false, seen_shape = false, seen_offsets = false;
@@ -145,14 +143,14 @@ Status ParseTensorEntry(JsonReader& r, std::string_view origin, TensorInfo* t) {
     if (key == "dtype") {
       if (seen_dtype) {
         return Status::Corrupt(
-            fmt::format("{}: tensor \"{}\": duplicate key \"dtype\"", origin, name));
+            fmt::format("{}: tensor \"{}\": duplicate key \"dtype\"", origin, name()));
       }
       seen_dtype = true;
       if (r.Peek() != Kind::kString) {
         auto v = SeeValue(r);
         if (!v.ok()) return v.status();
         return Status::Corrupt(
-            fmt::format("{}: tensor \"{}\": \"dtype\" must be a string, found {}", origin, name,
+            fmt::format("{}: tensor \"{}\": \"dtype\" must be a string, found {}", origin, name(),
                         JsonReader::KindName(v->kind)));
       }
       std::string_view s;
@@ -161,12 +159,12 @@ Status ParseTensorEntry(JsonReader& r, std::string_view origin, TensorInfo* t) {
         return Status::Corrupt(fmt::format(
             "{}: tensor \"{}\": unknown dtype \"{}\" (expected one of BOOL, U8, I8, F8_E5M2, "
             "F8_E4M3, F8_E8M0, F8_E4M3FNUZ, F8_E5M2FNUZ, I16, U16, F16, BF16, I32, U32, F32, F64, "
-            "I64, U64, C64, F4, F6_E2M3, F6_E3M2)", origin, name, core::Printable(s)));
+            "I64, U64, C64, F4, F6_E2M3, F6_E3M2)", origin, name(), core::Printable(s)));
       }
     } else if (key == "shape") {
       if (seen_shape) {
         return Status::Corrupt(
-            fmt::format("{}: tensor \"{}\": duplicate key \"shape\"", origin, name));
+            fmt::format("{}: tensor \"{}\": duplicate key \"shape\"", origin, name()));
       }
       seen_shape = true;
       const Kind kind = r.Peek();
@@ -175,18 +173,18 @@ Status ParseTensorEntry(JsonReader& r, std::string_view origin, TensorInfo* t) {
       VRAMFIT_RETURN_IF_ERROR(ReadU64Array(r, &a, [&](uint64_t d) { t->shape.push_back(d); }));
       if (!a.is_array) {
         return Status::Corrupt(
-            fmt::format("{}: tensor \"{}\": \"shape\" must be an array, found {}", origin, name,
+            fmt::format("{}: tensor \"{}\": \"shape\" must be an array, found {}", origin, name(),
                         JsonReader::KindName(kind)));
       }
       if (!a.all_u64) {
         return Status::Corrupt(fmt::format(
             "{}: tensor \"{}\": shape[{}] must be a non-negative integer, found {}", origin,
-            name, a.bad_index, a.bad_excerpt));
+            name(), a.bad_index, a.bad_excerpt));
       }
     } else if (key == "data_offsets") {
       if (seen_offsets) {
         return Status::Corrupt(
-            fmt::format("{}: tensor \"{}\": duplicate key \"data_offsets\"", origin, name));
+            fmt::format("{}: tensor \"{}\": duplicate key \"data_offsets\"", origin, name()));
       }
       seen_offsets = true;
       uint64_t offsets[2] = {0, 0};
@@ -198,13 +196,13 @@ Status ParseTensorEntry(JsonReader& r, std::string_view origin, TensorInfo* t) {
       }));
       if (!a.is_array || a.count != 2) {
         return Status::Corrupt(fmt::format(
-            "{}: tensor \"{}\": \"data_offsets\" must be [begin, end], found {}", origin, name,
-            a.excerpt));
+            "{}: tensor \"{}\": \"data_offsets\" must be [begin, end], found {}", origin, name(),
+            r.Excerpt(a.from)));
       }
       if (!a.all_u64) {
         return Status::Corrupt(fmt::format(
             "{}: tensor \"{}\": \"data_offsets\" must hold two non-negative integers, found {}",
-            origin, name, a.excerpt));
+            origin, name(), r.Excerpt(a.from)));
       }
       t->begin = offsets[0];
       t->end = offsets[1];
@@ -221,7 +219,7 @@ Status ParseTensorEntry(JsonReader& r, std::string_view origin, TensorInfo* t) {
                                         : nullptr;
   if (missing != nullptr) {
     return Status::Corrupt(
-        fmt::format("{}: tensor \"{}\": missing key \"{}\"", origin, name, missing));
+        fmt::format("{}: tensor \"{}\": missing key \"{}\"", origin, name(), missing));
   }
   r.SetContext("", "", "");
   // Element count, with overflow checks (ValidationOverflow in the reference reader).
@@ -229,7 +227,7 @@ Status ParseTensorEntry(JsonReader& r, std::string_view origin, TensorInfo* t) {
   for (uint64_t d : t->shape) {
     if (!core::CheckedMul(elements, d, &elements)) {
       return Status::Corrupt(fmt::format(
-          "{}: tensor \"{}\": shape {} has more elements than fit in 64 bits", origin, name,
+          "{}: tensor \"{}\": shape {} has more elements than fit in 64 bits", origin, name(),
           ShapeText(t->shape)));
     }
   }

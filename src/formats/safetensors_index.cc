@@ -78,6 +78,10 @@ Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json, std::strin
       }
       core::StringViewSet names(map.size());
       core::StringViewSet shard_names(64);
+      size_t name_bytes = 0;
+      for (auto w : map) name_bytes += w.key.size();
+      index.names.reserve(name_bytes);  // never reallocated below: the views stay valid
+      index.weight_map.reserve(map.size());
       for (auto w : map) {
         std::string_view shard;
         if (w.value.get_string().get(shard)) {
@@ -96,7 +100,9 @@ Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json, std::strin
         }
         uint32_t at = static_cast<uint32_t>(index.shards.size());
         if (shard_names.Insert(shard, at, &at)) index.shards.emplace_back(shard);
-        index.weight_map.push_back({std::string(w.key), at});
+        const char* copy = index.names.data() + index.names.size();
+        index.names.insert(index.names.end(), w.key.begin(), w.key.end());
+        index.weight_map.push_back({std::string_view(copy, w.key.size()), at});
       }
     }
   }

@@ -93,10 +93,35 @@ Result<ReadPlan> PlanHub(const ModelRef& ref, const InspectOptions& o) {
                                          : CheckpointRequest::Weights::kLayout;
   auto listing = p.source->List();
   if (!listing.ok()) return listing.status();
+  // "org/name:FILE.gguf" names one GGUF model of the repo (its size request checks it exists).
+  if (!ref.file.empty()) {
+    if (!EndsWith(ref.file, ".gguf")) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: \"{}\": only a GGUF file is chosen inside a repo (org/name:FILE.gguf); a "
+          "safetensors checkpoint is read whole as org/name", p.source->Label(),
+          core::Printable(ref.file)));
+    }
+    auto size = p.source->Size(ref.file);
+    if (!size.ok()) return size.status();
+    p.gguf_file = ref.file;
+    p.weights_origin = p.source->Label() + ":" + ref.file;
+    return p;
+  }
   const bool has_safetensors =
       std::any_of(listing->begin(), listing->end(),
                   [](const std::string& f) { return EndsWith(f, ".safetensors"); });
   if (!has_safetensors && !o.force_synthesize) {
+    // A repo of GGUF files: its one model is read; several are listed to choose from.
+    auto gguf = FindGgufModelFile(*listing, p.source->Label());
+    if (!gguf.ok()) {
+      return Status(gguf.status().code(),
+                    gguf.status().message() + fmt::format(" as {}:FILE.gguf", ref.id));
+    }
+    if (!gguf->empty()) {
+      p.gguf_file = std::move(*gguf);
+      p.weights_origin = p.source->Label() + ":" + p.gguf_file;
+      return p;
+    }
     std::string files;
     for (const auto& f : *listing) {
       if (files.size() > 400) {
@@ -106,9 +131,9 @@ Result<ReadPlan> PlanHub(const ModelRef& ref, const InspectOptions& o) {
       files += (files.empty() ? "" : ", ") + core::Printable(f);
     }
     return Status::Unsupported(fmt::format(
-        "{}: no .safetensors files at the repo's top level (it has: {}); vramfit reads "
-        "safetensors checkpoints (GGUF is not read yet); `--synthesize` plans from config.json "
-        "alone",
+        "{}: no .safetensors or .gguf files at the repo's top level (it has: {}); a GGUF file "
+        "in a folder is read as org/name:FOLDER/FILE.gguf, and `--synthesize` plans from "
+        "config.json alone",
         p.source->Label(), files.empty() ? "no files" : files));
   }
   return p;
@@ -179,6 +204,10 @@ Result<Inventory> Synthesized(const ReadPlan& p, const Checkpoint& ck) {
   }
   auto spec = ModelSpecFromConfigJson(*ck.config_json, ck.config_origin);
   if (!spec.ok()) return spec.status();
+  if (ck.preprocessor_json) {
+    VRAMFIT_RETURN_IF_ERROR(
+        ApplyPreprocessorConfig(*ck.preprocessor_json, ck.preprocessor_origin, &*spec));
+  }
   auto synth = SynthesizeTensors(*spec);
   if (!synth.ok()) return synth.status();
   std::vector<FileTensors> files;
@@ -210,6 +239,10 @@ Result<Inventory> FromHeaders(const ReadPlan& p, Checkpoint&& ck) {
   if (ck.config_json) {
     auto s = ModelSpecFromConfigJson(*ck.config_json, ck.config_origin);
     if (!s.ok()) return s.status();
+    if (ck.preprocessor_json) {
+      VRAMFIT_RETURN_IF_ERROR(
+          ApplyPreprocessorConfig(*ck.preprocessor_json, ck.preprocessor_origin, &*s));
+    }
     spec = std::move(*s);
   }
   std::vector<FileTensors> files;

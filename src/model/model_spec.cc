@@ -9,6 +9,7 @@
 #include <array>
 
 #include "formats/config.h"
+#include "formats/json_util.h"
 #include "vramfit/model.h"
 
 namespace vramfit {
@@ -571,6 +572,41 @@ Result<ModelSpec> ModelSpecFromConfigJson(std::string_view json, std::string_vie
   auto raw = formats::ParseConfigJson(json, origin);
   if (!raw.ok()) return raw.status();
   return ModelSpecFromRaw(*raw, origin);
+}
+
+// Qwen2-VL's image processor (transformers v4.57, models/qwen2_vl/image_processing_qwen2_vl.py,
+// Qwen2VLImageProcessor.__init__; Qwen2.5-VL and Qwen3-VL reuse it) bounds an image by
+// "max_pixels" when given, else by size["longest_edge"]; preprocessor_config.json files carry
+// one or both. Other processors' keys are not read (their engines' defaults stay).
+Status ApplyPreprocessorConfig(std::string_view json, std::string_view origin, ModelSpec* spec) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  VRAMFIT_RETURN_IF_ERROR(formats::ParseJson(parser, json, origin, 0, &root));
+  simdjson::dom::object obj;
+  if (root.get_object().get(obj)) {
+    return Status::Corrupt(fmt::format("{}: expected a JSON object, found {}", origin,
+                                       formats::JsonTypeName(root)));
+  }
+  const auto read = [&](simdjson::dom::element e, std::string_view key, int64_t* out) {
+    if (e.is_null()) return Status::Ok();
+    int64_t v = 0;
+    if (e.get_int64().get(v) || v < 1 || v > (int64_t{1} << 40)) {
+      return Status::Corrupt(fmt::format("{}: \"{}\": expected a pixel count from 1 to 2^40, "
+                                         "found {}", origin, key, formats::JsonExcerpt(e)));
+    }
+    *out = v;
+    return Status::Ok();
+  };
+  int64_t max_pixels = 0, longest_edge = 0;
+  simdjson::dom::element e;
+  if (!obj["max_pixels"].get(e)) VRAMFIT_RETURN_IF_ERROR(read(e, "max_pixels", &max_pixels));
+  simdjson::dom::object size;
+  if (!obj["size"].get(e) && !e.get_object().get(size) && !size["longest_edge"].get(e)) {
+    VRAMFIT_RETURN_IF_ERROR(read(e, "size.longest_edge", &longest_edge));
+  }
+  const int64_t pixels = max_pixels > 0 ? max_pixels : longest_edge;
+  if (pixels > 0 && spec->vision.kind != VisionKind::kNone) spec->vision.max_pixels = pixels;
+  return Status::Ok();
 }
 
 Result<ModelSpec> ApplyConfigOverrides(const ModelSpec& spec, std::string_view json,

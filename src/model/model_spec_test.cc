@@ -44,6 +44,28 @@ TEST(ModelSpec, Qwen25VlShortVisionConfigTakesTransformersDefaults) {
   EXPECT_EQ(seven.vision.intermediate_size, 3420);
 }
 
+TEST(ModelSpec, PreprocessorConfigSetsTheLargestImage) {
+  ModelSpec s = FromCatalog("qwen2.5-vl-3b-instruct");
+  ASSERT_TRUE(ApplyPreprocessorConfig(R"({"max_pixels": 1003520, "size": {"longest_edge": 7}})",
+                                      "p.json", &s).ok());
+  EXPECT_EQ(s.vision.max_pixels, 1003520);  // max_pixels wins over size.longest_edge
+  ASSERT_TRUE(ApplyPreprocessorConfig(
+      R"({"size": {"longest_edge": 16777216, "shortest_edge": 65536}})", "p.json", &s).ok());
+  EXPECT_EQ(s.vision.max_pixels, 16777216);
+  ASSERT_TRUE(ApplyPreprocessorConfig(R"({"do_resize": true, "max_pixels": null})", "p.json", &s)
+                  .ok());
+  EXPECT_EQ(s.vision.max_pixels, 16777216);  // nothing read: unchanged
+  ModelSpec text = FromCatalog("qwen3-8b");
+  ASSERT_TRUE(ApplyPreprocessorConfig(R"({"max_pixels": 1003520})", "p.json", &text).ok());
+  EXPECT_EQ(text.vision.max_pixels, 0);  // no vision tower
+  for (const char* bad : {"[1]", "{", R"({"max_pixels": -1})", R"({"max_pixels": "big"})",
+                          R"({"size": {"longest_edge": 1e99}})"}) {
+    const Status st = ApplyPreprocessorConfig(bad, "p.json", &s);
+    EXPECT_EQ(st.code(), Code::kCorrupt) << bad;
+    EXPECT_EQ(st.message().rfind("p.json", 0), 0u) << st.message();
+  }
+}
+
 TEST(ModelSpec, Qwen3UsesExplicitHeadDim) {
   ModelSpec s = FromCatalog("qwen3-32b");
   EXPECT_EQ(s.layers[0].attention.head_dim, 128);  // 5120 / 64 would be 80

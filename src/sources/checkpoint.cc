@@ -5,6 +5,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
+#include <system_error>
+#include <thread>
 
 #include "core/string_set.h"
 #include "core/text.h"
@@ -15,6 +19,7 @@ namespace {
 
 constexpr std::string_view kIndexName = "model.safetensors.index.json";
 constexpr std::string_view kSingleName = "model.safetensors";
+constexpr std::string_view kPreprocessorName = "preprocessor_config.json";
 
 bool EndsWith(std::string_view s, std::string_view suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
@@ -53,6 +58,36 @@ Result<SafetensorsFile> ReadHeader(const ByteSource& src, std::string_view name)
   return ParseSafetensors(buf, *size, label);
 }
 
+// The headers of `names`, read and parsed on up to four threads at once (a ByteSource may be
+// read from several threads), in `names` order. Each result is what ReadHeader gives, so the
+// caller reports errors in file order, as one thread would. Reading stops once the files read
+// hold more than `max_tensors` (the caller's AddFile then refuses within them): what is read is
+// always a prefix of `names`, and the rest stay empty.
+std::vector<std::optional<Result<SafetensorsFile>>> ReadHeaders(
+    const ByteSource& src, const std::vector<std::string>& names, uint64_t max_tensors) {
+  std::vector<std::optional<Result<SafetensorsFile>>> out(names.size());
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> tensors{0};
+  const auto work = [&] {
+    for (size_t i = next++; i < names.size() && tensors <= max_tensors; i = next++) {
+      out[i].emplace(ReadHeader(src, names[i]));
+      if (out[i]->ok()) tensors += (*out[i])->tensors.size();
+    }
+  };
+  const size_t threads = std::min<size_t>({names.size(), std::thread::hardware_concurrency(), 4});
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no thread to be had: this one reads the rest
+    }
+  }
+  work();
+  for (auto& t : pool) t.join();
+  return out;
+}
+
 // Adds a file's header to the checkpoint, refusing one that takes the whole past the cap.
 Status AddFile(SafetensorsFile file, uint64_t max_tensors, Checkpoint* out) {
   uint64_t total = file.tensors.size();
@@ -83,7 +118,11 @@ Status ReadSharded(const ByteSource& src, uint64_t max_tensors, Checkpoint* out)
   core::IndexedNames<decltype(name_of)> indexed(map.size(), name_of);
   for (uint32_t i = 0; i < map.size(); ++i) indexed.Insert(i);  // names are unique (parser)
   std::vector<bool> found(map.size(), false);
+  // Room for every shard up front: a parsed file's tensor list (a deque) is copied, not moved,
+  // when the vector grows.
+  out->files.reserve(out->files.size() + index->shards.size());
   VRAMFIT_RETURN_IF_ERROR(src.PrefetchHeaders(index->shards));
+  auto headers = ReadHeaders(src, index->shards, max_tensors);
   uint64_t data = 0, extra = 0, extra_bytes = 0;
   std::string first_extra;
   for (size_t si = 0; si < index->shards.size(); ++si) {
@@ -97,7 +136,8 @@ Status ReadSharded(const ByteSource& src, uint64_t max_tensors, Checkpoint* out)
           fmt::format("{}: names shard \"{}\" ({} tensors), which does not exist in {}",
                       index_name, core::Printable(shard), n, src.Label()));
     }
-    auto file = ReadHeader(src, shard);
+    if (!headers[si]) return Status::Corrupt(shard + ": not read");  // never: see ReadHeaders
+    Result<SafetensorsFile>& file = *headers[si];
     if (!file.ok()) return file.status();
     // Every indexed tensor must be in its shard; tensors the index does not name (or names
     // in another shard: a copy held by two shards) are reported.
@@ -165,9 +205,12 @@ Status ReadLayout(const ByteSource& src, const std::vector<std::string>& listing
       }
     }
     VRAMFIT_RETURN_IF_ERROR(src.PrefetchHeaders(found));
-    for (const auto& name : found) {
+    out->files.reserve(out->files.size() + found.size());
+    auto headers = ReadHeaders(src, found, max_tensors);
+    for (auto& h : headers) {
       out->has_weights = true;
-      auto f = ReadHeader(src, name);
+      if (!h) return Status::Corrupt("a header was not read");  // never: see ReadHeaders
+      Result<SafetensorsFile>& f = *h;
       if (!f.ok()) return f.status();
       VRAMFIT_RETURN_IF_ERROR(AddFile(std::move(*f), max_tensors, out));
     }
@@ -199,6 +242,18 @@ Result<Checkpoint> ReadCheckpoint(const ByteSource& source, const CheckpointRequ
     auto text = ReadSmall(source, request.config_file, kMaxConfigBytes);
     if (!text.ok()) return text.status();
     out.config_json = std::move(*text);
+  }
+  // The image processor's settings, where the checkpoint has them (vision models).
+  if (request.config_file == "config.json") {
+    auto pre_size = source.Size(kPreprocessorName);
+    if (pre_size.ok()) {
+      auto text = ReadSmall(source, kPreprocessorName, kMaxConfigBytes);
+      if (!text.ok()) return text.status();
+      out.preprocessor_json = std::move(*text);
+      out.preprocessor_origin = source.NameOf(kPreprocessorName);
+    } else if (pre_size.status().code() != Code::kNotFound) {
+      return pre_size.status();
+    }
   }
   switch (request.weights) {
     case CheckpointRequest::Weights::kNone:

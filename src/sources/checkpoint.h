@@ -42,6 +42,9 @@ struct CheckpointRequest {
 struct Checkpoint {
   std::optional<std::string> config_json;  // absent when the source has no config file
   std::string config_origin;               // how parse errors name it (ByteSource::NameOf)
+  // preprocessor_config.json (the image processor's settings), when the source has one.
+  std::optional<std::string> preprocessor_json;
+  std::string preprocessor_origin;
   bool has_weights = false;                // at least one safetensors file was read
   std::vector<SafetensorsFile> files;      // in layout order (the index's shard order)
   std::vector<Finding> findings;           // index disagreements (unindexed tensors, total_size)

@@ -29,7 +29,9 @@
 #include <set>
 #include <sstream>
 
+#include "core/text.h"
 #include "sources/checkpoint.h"
+#include "sources/gguf_read.h"
 #include "sources/http.h"
 #include "vramfit/catalog.h"
 #include "vramfit/formats.h"
@@ -250,7 +252,7 @@ class HubSource : public ByteSource {
   Status ReadAt(std::string_view file, uint64_t offset, size_t n, char* out) const override {
     std::lock_guard<std::mutex> lock(mu_);
     VRAMFIT_RETURN_IF_ERROR(EnsureLocked(file));
-    const Entry& e = fetched_.at(std::string(file));
+    Entry& e = fetched_.at(std::string(file));
     if (offset <= e.prefix.size() && n <= e.prefix.size() - offset) {
       std::copy_n(e.prefix.data() + offset, n, out);
       return Status::Ok();
@@ -258,6 +260,26 @@ class HubSource : public ByteSource {
     if (offset > e.size || n > e.size - offset) {
       return Status::Corrupt(fmt::format("{}: file ended at byte {} while reading {} bytes at {}",
                                          Where(file), e.size, n, offset));
+    }
+    // A read that continues the prefix (a GGUF header larger than the first fetch): the prefix
+    // grows and is cached, so an offline run answers the same reads.
+    const uint64_t end = offset + n;
+    if (offset <= e.prefix.size() && end <= kMaxHubHeaderBytes) {
+      VRAMFIT_RETURN_IF_ERROR(Online(file));
+      const uint64_t from = e.prefix.size();
+      std::vector<http::Response> res;
+      VRAMFIT_RETURN_IF_ERROR(client_->Fetch({RangeRequest(file, from, end - from)}, &res));
+      VRAMFIT_RETURN_IF_ERROR(Check(res[0], file));
+      if (res[0].body.size() != end - from || res[0].total_size != e.size) {
+        return Status::Corrupt(fmt::format(
+            "{}: asked for bytes {}-{} of a {}-byte file, the server sent {} bytes of a "
+            "{}-byte file", Where(file), from, end - 1, e.size, res[0].body.size(),
+            res[0].total_size));
+      }
+      e.prefix += res[0].body;
+      cache_.SetFile(sha_, std::string(file), e.size, e.prefix);
+      std::copy_n(e.prefix.data() + offset, n, out);
+      return Status::Ok();
     }
     // Past what was fetched (a reader that wants more than the header): one range request.
     VRAMFIT_RETURN_IF_ERROR(Online(file));
@@ -297,7 +319,8 @@ class HubSource : public ByteSource {
     std::sort(files_.begin(), files_.end());
     files_.erase(std::unique(files_.begin(), files_.end()), files_.end());
     std::vector<std::string> small;
-    for (const char* name : {"config.json", "model.safetensors.index.json"}) {
+    for (const char* name :
+         {"config.json", "model.safetensors.index.json", "preprocessor_config.json"}) {
       if (std::binary_search(files_.begin(), files_.end(), name)) small.emplace_back(name);
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -425,7 +448,23 @@ class HubSource : public ByteSource {
     if (fetched_.count(std::string(file)) != 0) return Status::Ok();
     VRAMFIT_RETURN_IF_ERROR(Known(file));
     if (EndsWith(file, ".safetensors")) return FetchHeadersLocked({std::string(file)});
+    if (EndsWith(file, ".gguf")) return FetchPrefixLocked(std::string(file), kGgufFirstRead);
     return FetchWholeLocked({std::string(file)});
+  }
+
+  // A GGUF file's first `n` bytes (its header reader asks for more as it needs them: ReadAt).
+  Status FetchPrefixLocked(const std::string& file, uint64_t n) const {
+    if (fetched_.count(file) != 0 || FromCache(file)) return Status::Ok();
+    VRAMFIT_RETURN_IF_ERROR(Online(file));
+    std::vector<http::Response> res;
+    VRAMFIT_RETURN_IF_ERROR(client_->Fetch({RangeRequest(file, 0, n)}, &res));
+    VRAMFIT_RETURN_IF_ERROR(Check(res[0], file));
+    Entry e;
+    e.size = res[0].total_size;
+    e.prefix = std::move(res[0].body);
+    cache_.SetFile(sha_, file, e.size, e.prefix);
+    fetched_[file] = std::move(e);
+    return Status::Ok();
   }
 
   bool FromCache(const std::string& file) const {
@@ -526,9 +565,28 @@ class HubSource : public ByteSource {
 
 }  // namespace
 
-Result<ModelRef> ParseHubId(std::string_view text) {
+Result<ModelRef> ParseHubId(std::string_view whole) {
   ModelRef ref;
   ref.kind = ModelKind::kHub;
+  // "org/name[@revision][:file]": git refs never hold ':', so the first one starts the file.
+  std::string_view text = whole;
+  const size_t colon = whole.find(':');
+  if (colon != std::string_view::npos) {
+    const std::string_view file = whole.substr(colon + 1);
+    const bool file_ok =
+        !file.empty() && file.size() <= 1024 && file.front() != '/' && file.back() != '/' &&
+        file.find("..") == std::string_view::npos && file.find("//") == std::string_view::npos &&
+        std::all_of(file.begin(), file.end(), [](unsigned char c) {
+          return c > 0x20 && c != 0x7f && c != '\\';
+        });
+    if (!file_ok) {
+      return Status::InvalidArgument(fmt::format(
+          "\"{}\": the file after ':' must be a path inside the repo (org/name:FILE.gguf)",
+          core::Printable(whole)));
+    }
+    ref.file = std::string(file);
+    text = whole.substr(0, colon);
+  }
   const size_t at = text.find('@');
   std::string_view id = text.substr(0, at);
   ref.revision = at == std::string_view::npos ? "main" : std::string(text.substr(at + 1));
@@ -536,8 +594,8 @@ Result<ModelRef> ParseHubId(std::string_view text) {
   if (slash == std::string_view::npos || !ValidNamePart(id.substr(0, slash)) ||
       !ValidNamePart(id.substr(slash + 1))) {
     return Status::InvalidArgument(fmt::format(
-        "\"{}\" is not a Hub repo id: expected org/name[@revision] (letters, digits, '-', '_', "
-        "'.'; at most 96 characters each)", text));
+        "\"{}\" is not a Hub repo id: expected org/name[@revision][:FILE.gguf] (letters, digits, "
+        "'-', '_', '.'; at most 96 characters each)", core::Printable(text)));
   }
   const bool revision_ok =
       !ref.revision.empty() && ref.revision.size() <= 256 &&

@@ -86,7 +86,7 @@ class HubTest : public ::testing::Test {
   }
   Result<Inventory> Read(const std::string& id) { return Read(id, Options()); }
   Inventory Local() {
-    auto inv = InspectModel(ModelRef{ModelKind::kLocalDirectory, dir_, ""}, {});
+    auto inv = InspectModel(ModelRef{ModelKind::kLocalDirectory, dir_, "", ""}, {});
     EXPECT_TRUE(inv.ok()) << inv.status().message();
     return std::move(*inv);
   }
@@ -386,7 +386,7 @@ TEST_F(HubTest, AHeaderOverTheCapIsRefusedBeforeItIsFetched) {
   fs::resize_file(path, 8 + n + 64);
   hub_.AddRepo("org/model", dir_);
   const std::string msg = Error("org/model");
-  auto local = InspectModel(ModelRef{ModelKind::kLocalFile, path, ""}, {});
+  auto local = InspectModel(ModelRef{ModelKind::kLocalFile, path, "", ""}, {});
   ASSERT_FALSE(local.ok());
   // The same words as the local reader's, after the file's name.
   const std::string local_msg = local.status().message();
@@ -397,13 +397,21 @@ TEST_F(HubTest, AHeaderOverTheCapIsRefusedBeforeItIsFetched) {
 
 TEST_F(HubTest, ARepoWithoutSafetensorsListsWhatItHas) {
   testing::WriteText(dir_ + "/config.json", "{}");
-  testing::WriteText(dir_ + "/model-q4_k_m.gguf", "GGUF");
+  testing::WriteText(dir_ + "/model.h5", "x");
   testing::WriteText(dir_ + "/pytorch_model.bin", "x");
   hub_.AddRepo("org/model", dir_);
   const std::string msg = Error("org/model");
-  EXPECT_NE(msg.find("no .safetensors files"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("config.json, model-q4_k_m.gguf, pytorch_model.bin"), std::string::npos)
-      << msg;
+  EXPECT_NE(msg.find("no .safetensors or .gguf files"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("config.json, model.h5, pytorch_model.bin"), std::string::npos) << msg;
+}
+
+// A repo whose one model is GGUF is read as GGUF (here a broken one: its header's error).
+TEST_F(HubTest, ARepoOfOneGgufFileReadsIt) {
+  testing::WriteText(dir_ + "/model-q4_k_m.gguf", "GGUF");
+  hub_.AddRepo("org/model", dir_);
+  const std::string msg = Error("org/model");
+  EXPECT_NE(msg.find("model-q4_k_m.gguf: file is 4 bytes, expected at least 24"),
+            std::string::npos) << msg;
 }
 
 TEST(HubIdTest, RepoIdsAndPrecedence) {
@@ -412,6 +420,16 @@ TEST(HubIdTest, RepoIdsAndPrecedence) {
   EXPECT_EQ(ref->id, "Qwen/Qwen3-8B");
   EXPECT_EQ(ref->revision, "refs/pr/1");
   EXPECT_EQ(ParseHubId("org/name")->revision, "main");
+  ref = ParseHubId("org/name-GGUF@v1:Q4_K_M/m-00001-of-00002.gguf");
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ(ref->id, "org/name-GGUF");
+  EXPECT_EQ(ref->revision, "v1");
+  EXPECT_EQ(ref->file, "Q4_K_M/m-00001-of-00002.gguf");
+  EXPECT_EQ(ResolveModel("org/name:m.gguf")->file, "m.gguf");
+  for (const char* bad : {"org/name:", "org/name:../m.gguf", "org/name:/m.gguf", "org/name:a//b",
+                          "org/name:a b.gguf", "org/name:dir/"}) {
+    EXPECT_FALSE(ParseHubId(bad).ok()) << bad;
+  }
   for (const char* bad : {"org", "org/", "/name", "a/b/c", "org/na me", "org/..", "org/a--b",
                           "org/name@", "org/name@a b"}) {
     EXPECT_FALSE(ParseHubId(bad).ok()) << bad;

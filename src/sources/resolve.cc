@@ -1,6 +1,6 @@
 // ResolveModel (vramfit/source.h): which kind of model a MODEL argument names. Local paths win
 // over ids, so a directory called "qwen3-8b" is read rather than the catalog entry; catalog ids
-// win over Hub repo ids, and "org/name@revision" is always the Hub.
+// win over Hub repo ids, and "org/name@revision" or "org/name:file.gguf" is always the Hub.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -39,14 +39,16 @@ Result<ModelRef> ResolveModel(std::string_view model_arg) {
   }
   if (fs::exists(st)) {
     return ModelRef{fs::is_directory(st) ? ModelKind::kLocalDirectory : ModelKind::kLocalFile,
-                    model, ""};
+                    model, "", ""};
   }
-  // "org/name@revision" always names the Hub (no catalog id has an '@').
-  if (model.find('@') != std::string::npos && model.find('/') != std::string::npos) {
+  // "org/name@revision" and "org/name:file" always name the Hub (no catalog id has an '@' or
+  // a ':').
+  if ((model.find('@') != std::string::npos || model.find(':') != std::string::npos) &&
+      model.find('/') != std::string::npos) {
     return ParseHubId(model);
   }
   auto entry = FindCatalogModel(model);
-  if (entry.ok()) return ModelRef{ModelKind::kCatalog, entry->id, ""};
+  if (entry.ok()) return ModelRef{ModelKind::kCatalog, entry->id, "", ""};
   if (entry.status().code() != Code::kNotFound) return entry.status();
   if (model.find('/') != std::string::npos) {
     auto hub = ParseHubId(model);

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "core/text.h"
+#include "model/hub_revision.h"
 
 namespace vramfit::transformers {
 namespace {
@@ -204,6 +205,7 @@ std::string PythonSnippet(const Inventory& inv, const TransformersSettings& s,
   const std::string id = !inv.repo.empty() ? inv.repo : inv.model;
   std::string imports = "AutoModelForCausalLM, AutoTokenizer";
   std::string load = fmt::format("{}", Py(id));
+  if (const std::string rev = HubRevision(inv); !rev.empty()) load += ", revision=" + Py(rev);
   if (!s.dtype.empty()) {
     // `dtype=` from 4.56 (torch_dtype before, still accepted with a warning).
     load += fmt::format(", {}={}", rules.release >= 45600 ? "dtype" : "torch_dtype", Py(s.dtype));

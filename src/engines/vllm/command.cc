@@ -62,8 +62,10 @@ size_t AfterLauncher(const std::vector<std::string>& cmd, size_t at, std::string
 
 }  // namespace
 
-std::string ServeCommand(const std::string& model, const VllmSettings& s, const VllmSettings& in) {
+std::string ServeCommand(const std::string& model, const VllmSettings& s, const VllmSettings& in,
+                         const std::string& revision) {
   std::string c = "vllm serve " + ShellWord(model);
+  if (!revision.empty()) c += " --revision " + ShellWord(revision);
   if (s.tensor_parallel_size > 1) {
     c += fmt::format(" --tensor-parallel-size {}", s.tensor_parallel_size);
   }

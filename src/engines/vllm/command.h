@@ -15,7 +15,8 @@ namespace vramfit::vllm {
 
 // The `vllm serve` command line of resolved settings `s`; flags the user left at vLLM's
 // defaults (`in`) are written only where the plan depends on them.
-std::string ServeCommand(const std::string& model, const VllmSettings& s, const VllmSettings& in);
+std::string ServeCommand(const std::string& model, const VllmSettings& s, const VllmSettings& in,
+                         const std::string& revision = "");
 
 // Whether argv (environment prefixes allowed) starts a vLLM server.
 bool IsServeCommand(const std::vector<std::string>& argv);

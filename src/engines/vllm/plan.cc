@@ -16,6 +16,7 @@
 #include "engines/vllm/flags.h"
 #include "engines/vllm/refusals.h"
 #include "engines/vllm/vllm.h"
+#include "model/hub_revision.h"
 
 namespace vramfit {
 namespace {
@@ -463,7 +464,10 @@ uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
     return 0;
   }
   const uint64_t unit = static_cast<uint64_t>(v.patch_size * v.spatial_merge_size);
+  // --mm-processor-kwargs first, then the checkpoint's preprocessor_config.json, then the
+  // processor's default.
   const uint64_t max_pixels = s.max_pixels > 0 ? static_cast<uint64_t>(s.max_pixels)
+                              : v.max_pixels > 0 ? static_cast<uint64_t>(v.max_pixels)
                               : v.kind == VisionKind::kQwen3Vl ? kQwen3VlMaxPixels
                                                                : kQwen2VlMaxPixels;
   const uint64_t tok_image = std::max<uint64_t>(1, max_pixels / (unit * unit));
@@ -857,7 +861,8 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
   r.plan.kv_block_size = r.plan.kv_layout.block_size;
   r.plan.kv_groups = r.plan.kv_layout.groups.size();
   r.plan.stages = StageLines(r);
-  r.plan.command = vllm::ServeCommand(inv.repo.empty() ? inv.model : inv.repo, r.s, in);
+  r.plan.command =
+      vllm::ServeCommand(inv.repo.empty() ? inv.model : inv.repo, r.s, in, HubRevision(inv));
   return std::move(r.plan);
 }
 
