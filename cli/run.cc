@@ -31,6 +31,8 @@ std::vector<Command> Commands() {
       {"doctor", "Read an out-of-memory log: the stage, the cause and the fixes, with numbers",
        SetupDoctor},
       {"gpus", "List the embedded GPU catalog (memory as CUDA reports it)", SetupGpus},
+      {"kv", "KV cache (and linear-attention state) of a context and a batch, from a model or "
+             "from raw dimensions", SetupKv},
       {"monitor", "Run an engine (give it after --) and watch its GPU memory stage by stage "
                   "against the plan (needs the NVIDIA driver)", SetupMonitor},
   };

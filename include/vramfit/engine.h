@@ -24,6 +24,7 @@
 
 #include "vramfit/gpu.h"
 #include "vramfit/inventory.h"
+#include "vramfit/kv.h"
 #include "vramfit/plan.h"
 #include "vramfit/status.h"
 
@@ -139,6 +140,9 @@ struct Engine {
   // kInvalidArgument, with the nearest real flags, for a flag of `command` that the engine's
   // own parser at `version` ("" for the newest modelled) rejects; null: not checked.
   Status (*check_flags)(const EngineCommand& command, const std::string& version) = nullptr;
+  // `vramfit kv` under this engine: the neutral estimate with the engine's paging (block size,
+  // whole blocks per sequence); null: the neutral estimate stands.
+  Result<KvEstimate> (*kv_cache)(const ModelSpec& spec, const KvQuery& query) = nullptr;
 };
 
 // Rewrites one-dash multi-letter flag names of `flags` (vLLM's -tp) in `args` to their long

@@ -89,6 +89,9 @@ class Reader {
   bool NextLineIsFlag() const;
   Status ReadWord(std::vector<ShellWord>* words);
   Status ReadBody(Built* b, Ctx ctx, int depth);
+  // A character of a word that is not a quote or an escape: an expansion, a command
+  // substitution or itself; then the word's size is checked.
+  Status ReadUnit(Built* b, bool quoted, int depth, int line);
   Status ReadDouble(Built* b, int depth);
   Status ReadDollar(Built* b, bool quoted, int depth);
   Status ReadBraced(Built* b, bool quoted, int depth, int line);
@@ -367,6 +370,22 @@ Status Reader::ReadDollar(Built* b, bool quoted, int depth) {
   return Status::Ok();
 }
 
+Status Reader::ReadUnit(Built* b, bool quoted, int depth, int line) {
+  const char c = Peek();
+  if (c == '$') {
+    VRAMFIT_RETURN_IF_ERROR(ReadDollar(b, quoted, depth));
+  } else if (c == '`') {
+    VRAMFIT_RETURN_IF_ERROR(SkipSubstitution(b, line_));
+  } else {
+    b->Add(std::string_view(&c, 1), false);
+    Advance();
+  }
+  if (b->text.size() > kMaxWordBytes) {
+    return Fail(line, fmt::format("a word past {} bytes", kMaxWordBytes));
+  }
+  return Status::Ok();
+}
+
 Status Reader::ReadDouble(Built* b, int depth) {
   const int line = line_;
   Advance();
@@ -391,17 +410,7 @@ Status Reader::ReadDouble(Built* b, int depth) {
       }
       continue;
     }
-    if (c == '$') {
-      VRAMFIT_RETURN_IF_ERROR(ReadDollar(b, true, depth));
-    } else if (c == '`') {
-      VRAMFIT_RETURN_IF_ERROR(SkipSubstitution(b, line_));
-    } else {
-      b->Add(std::string_view(&c, 1), false);
-      Advance();
-    }
-    if (b->text.size() > kMaxWordBytes) {
-      return Fail(line, fmt::format("a word past {} bytes", kMaxWordBytes));
-    }
+    VRAMFIT_RETURN_IF_ERROR(ReadUnit(b, true, depth, line));
   }
 }
 
@@ -437,13 +446,8 @@ Status Reader::ReadBody(Built* b, Ctx ctx, int depth) {
       Advance();
     } else if (c == '"') {
       VRAMFIT_RETURN_IF_ERROR(ReadDouble(b, depth));
-    } else if (c == '$') {
-      VRAMFIT_RETURN_IF_ERROR(ReadDollar(b, false, depth));
-    } else if (c == '`') {
-      VRAMFIT_RETURN_IF_ERROR(SkipSubstitution(b, line_));
     } else {
-      b->Add(std::string_view(&c, 1), false);
-      Advance();
+      VRAMFIT_RETURN_IF_ERROR(ReadUnit(b, false, depth, line));
     }
     if (b->text.size() > kMaxWordBytes) {
       return Fail(line, fmt::format("a word past {} bytes", kMaxWordBytes));

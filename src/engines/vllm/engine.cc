@@ -9,6 +9,7 @@
 #include "engines/vllm/command.h"
 #include "engines/vllm/defaults.h"
 #include "engines/vllm/flags.h"
+#include "engines/vllm/kv_estimate.h"
 #include "engines/vllm/refusals.h"
 #include "engines/vllm/serve_flags.h"
 #include "engines/vllm/vllm.h"
@@ -229,6 +230,7 @@ const Engine& VllmEngine() {
       // same flags, so one reading serves every tag.
       .images = {{"vllm/vllm-openai", "vllm serve"}},
       .check_flags = CheckCommandFlags,
+      .kv_cache = EstimateKvPaged,
   };
   return kEngine;
 }
