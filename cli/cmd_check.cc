@@ -227,7 +227,8 @@ std::function<int()> SetupCheck(CLI::App* app) {
   }
   app->add_option("--other-memory", f->other_memory,
                   "Memory other processes already hold on each GPU");
-  app->add_flag("--json", f->json, "Print the plan as JSON (schema vramfit.plan/1)");
+  app->add_flag("--json", f->json, "Print the plan as JSON (schema vramfit.plan/1; with --script "
+                                   "or a command as one word, vramfit.check-script/1)");
   // `check --engine E MODEL [E's flags]`: the same as `check -- E MODEL [flags]` for an engine
   // whose command line is its name and the model (transformers).
   app->add_option("--engine", f->engine, "With MODEL and the engine's flags instead of -- COMMAND");
