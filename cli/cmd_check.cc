@@ -1,6 +1,6 @@
-// `vramfit check [--gpu NAME] [--json] -- COMMAND...`: reads the user's real engine command line
-// (any engine of the table that recognizes it) and says whether it will start. Exit 0 fits, 1
-// predicted failure, 2 bad input.
+// `vramfit check [--gpu NAME] [--json] -- COMMAND...` or `--script deploy.sh`: reads the user's
+// real engine command lines (any engine of the table that recognizes them; a script's every
+// one) and says whether each will start. Exit 0 all fit, 1 a predicted failure, 2 bad input.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +10,9 @@
 #include <fmt/ranges.h>
 
 #include <deque>
+#include <fstream>
+#include <iostream>
+#include <sstream>
 
 #include "commands.h"
 #include "engine_flags.h"
@@ -19,6 +22,7 @@
 #include "vramfit/inspect.h"
 #include "vramfit/report.h"
 #include "vramfit/report_html.h"
+#include "vramfit/script.h"
 
 namespace vramfit::cli {
 
@@ -28,14 +32,194 @@ std::vector<std::string>& CheckCommand() {
   thread_local std::vector<std::string> command;  // per thread: RunCaptured
   return command;
 }
+
+// What one `check` prints and needs besides the invocation.
+struct CheckRun {
+  std::string gpu, gpu_memory, other_memory;
+  std::vector<std::pair<std::string, std::string>> model_as;  // PATH, ID
+  bool json = false;
+  bool headers = false;  // a line naming each command (several, or from a script)
+  std::string html;      // --html FILE ("-": the page on stdout instead of the report)
+};
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", c);
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+Result<std::string> ReadTextFile(const std::string& path) {
+  if (path == "-") {
+    std::ostringstream text;
+    text << std::cin.rdbuf();
+    return text.str();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(fmt::format("{}: cannot read the file", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The engine commands to check: a script's (--script), a whole command given as one word
+// after --, or the words after -- themselves.
+Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
+                                                  const std::vector<std::string>& env_files,
+                                                  const std::vector<std::string>& argv) {
+  ScriptOptions options;
+  for (const std::string& file : env_files) {
+    auto text = ReadTextFile(file);
+    if (!text.ok()) return text.status();
+    auto vars = ReadEnvironmentFile(*text, file);
+    if (!vars.ok()) return vars.status();
+    options.environment.insert(options.environment.end(), vars->begin(), vars->end());
+  }
+  std::string forms;
+  for (const Engine* e : Engines()) {
+    forms += (forms.empty() ? "" : " or ") + std::string(e->command_forms);
+  }
+  if (!script.empty() || (argv.size() == 1 && argv[0].find(' ') != std::string::npos)) {
+    if (!script.empty() && !argv.empty()) return Status::InvalidArgument(
+        "give either --script FILE or a command after --");
+    const std::string name = script.empty() ? "the command" : script == "-" ? "stdin" : script;
+    std::string text = argv.empty() ? "" : argv[0];
+    if (!script.empty()) {
+      auto read = ReadTextFile(script);
+      if (!read.ok()) return read.status();
+      text = std::move(*read);
+    }
+    auto read = ReadDeployScript(text, name, options);
+    if (!read.ok()) return read.status();
+    for (const std::string& note : read->notes) fmt::print(stderr, "vramfit check: {}\n", note);
+    if (read->invocations.empty()) {
+      return Status::InvalidArgument(
+          fmt::format("{}: no {} command in it (looked for {})", name, EngineTitles(), forms));
+    }
+    return std::move(read->invocations);
+  }
+  if (!options.environment.empty()) {
+    return Status::InvalidArgument("--env FILE sets a script's variables: give --script FILE");
+  }
+  ScriptInvocation inv;
+  inv.engine = EngineForCommand(argv);
+  if (inv.engine == nullptr) {
+    return Status::InvalidArgument(
+        fmt::format("expected a {} command after --: {}", EngineTitles(), forms));
+  }
+  inv.argv = argv;
+  return std::vector<ScriptInvocation>{std::move(inv)};
+}
+
+// Checks one engine command: prints its diagnostics, puts its report in *out, returns its
+// exit code. `version` is the --<engine>-version given ("" for none).
+int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string version,
+             std::string* out) {
+  const Engine* engine = inv.engine;
+  const std::string where = inv.where.empty() ? "" : inv.where + ": ";
+  auto fail = [&](const std::string& m) {
+    fmt::print(stderr, "vramfit check: {}{}\n", where, m);
+    return kExitUsage;
+  };
+  auto cmd = engine->read_command(inv.argv);
+  if (!cmd.ok()) return fail(cmd.status().message());
+  if (version.empty() && !inv.version.empty()) {
+    const Status s = engine->check_version(inv.version);
+    if (s.ok()) {
+      version = inv.version;
+    } else {
+      fmt::print(stderr, "vramfit check: {}image {}: {}; planned with the newest modelled {}\n",
+                 where, inv.image, s.message(), engine->title);
+    }
+  }
+  std::string mapped;
+  for (const auto& [path, id] : run.model_as) {
+    std::string_view m = cmd->model, p = path;
+    while (m.size() > 1 && m.back() == '/') m.remove_suffix(1);
+    while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+    if (m == p) mapped = id;
+  }
+  if (run.headers) {
+    std::string line;
+    for (const std::string& w : inv.argv) line += (line.empty() ? "" : " ") + w;
+    fmt::print(run.json ? stderr : stdout, "{}{}{}\n", where, line,
+               mapped.empty() ? "" : fmt::format("  (model read as {})", mapped));
+  }
+  if (!mapped.empty()) cmd->model = mapped;
+  if (!cmd->unmodelled_env.empty()) {
+    fmt::print(stderr, "vramfit check: {}environment not modelled (ignored): {}\n", where,
+               fmt::join(cmd->unmodelled_env, " "));
+  }
+  if (engine->check_flags != nullptr) {
+    const Status s = engine->check_flags(*cmd, version);
+    if (!s.ok()) return fail(s.message());
+  }
+  if (!cmd->unmodelled_flags.empty()) {
+    fmt::print(stderr, "vramfit check: {}flags not modelled (ignored): {}\n", where,
+               fmt::join(cmd->unmodelled_flags, " "));
+  }
+  EngineSettings base = cmd->settings;
+  if (!version.empty()) base.version = version;
+  auto settings = engine->read_flags(cmd->flags, base);
+  if (!settings.ok()) return fail(settings.status().message());
+  const int64_t world = settings->tensor_parallel_size * settings->pipeline_parallel_size *
+                        settings->data_parallel_size;
+  if (inv.gpus_visible >= 0 && world > inv.gpus_visible) {
+    return fail(fmt::format("{} leaves {} GPU(s) visible; the command needs {} (tensor "
+                            "parallel {} x pipeline parallel {} x data parallel {})",
+                            inv.gpus_from, inv.gpus_visible, world,
+                            settings->tensor_parallel_size, settings->pipeline_parallel_size,
+                            settings->data_parallel_size));
+  }
+  if (!run.other_memory.empty()) {
+    auto b = ReadMemoryFlag("--other-memory", run.other_memory);
+    if (!b.ok()) return fail(b.status().message());
+    settings->other_process_bytes = *b;
+  }
+  ReadDraftModel("check", &*settings);
+  auto gpu = ResolveGpu(run.gpu, run.gpu_memory);
+  if (!gpu.ok()) return fail(gpu.status().message());
+  auto inv_model = InspectModel(cmd->model, ModelOptions());
+  if (!inv_model.ok()) {
+    std::string hint;
+    if (!cmd->model.empty() && cmd->model[0] == '/' && run.model_as.empty()) {
+      hint = " (a path on the serving machine? --model-as PATH=ID reads it as a Hub or catalog "
+             "model)";
+    }
+    return fail(inv_model.status().message() + hint);
+  }
+  auto model = engine->prepare(*inv_model);
+  if (!model.ok()) return fail(model.status().message());
+  auto plan = (*model)->MakePlan(*gpu, *settings);
+  if (!plan.ok()) return fail(plan.status().message());
+  auto advice = Advise(*engine, **model, *gpu, *settings, *plan);
+  for (Advice& a : VariantAdvice(*engine, *inv_model, *gpu, *settings, *plan)) {
+    advice.push_back(std::move(a));
+  }
+  if (!run.html.empty()) {
+    const Status s = WriteHtmlFile(run.html, RenderPlanHtml(*plan, advice));
+    if (!s.ok()) return fail(s.message());
+    if (run.html == "-") return plan->fits ? kExitOk : kExitCheckFails;
+  }
+  *out = run.json ? RenderPlanJson(*plan, advice, {}) : RenderPlanText(*plan, advice, {});
+  if (run.json && run.headers && !out->empty() && out->back() == '\n') out->pop_back();
+  return plan->fits ? kExitOk : kExitCheckFails;
+}
 }  // namespace
 
 void SetCheckCommand(std::vector<std::string> command) { CheckCommand() = std::move(command); }
 
 std::function<int()> SetupCheck(CLI::App* app) {
   struct Flags {
-    std::string gpu, gpu_memory, other_memory, engine, model, html;
+    std::string gpu, gpu_memory, other_memory, engine, model, script, html;
     std::deque<std::string> engine_versions;  // --<engine>-version, one per engine
+    std::vector<std::string> env_files, model_as;
     bool json = false;
   };
   auto f = std::make_shared<Flags>();
@@ -50,18 +234,29 @@ std::function<int()> SetupCheck(CLI::App* app) {
   }
   app->add_option("--other-memory", f->other_memory,
                   "Memory other processes already hold on each GPU");
-  app->add_flag("--json", f->json, "Print the plan as JSON (schema vramfit.plan/1)");
-  app->add_option("--html", f->html, "Also write a self-contained HTML report to FILE (-: stdout)");
+  app->add_flag("--json", f->json, "Print the plan as JSON (schema vramfit.plan/1; with --script "
+                                   "or a command as one word, vramfit.check-script/1)");
+  app->add_option("--html", f->html,
+                  "Also write a self-contained HTML report to FILE (-: stdout; one command)");
   // `check --engine E MODEL [E's flags]`: the same as `check -- E MODEL [flags]` for an engine
   // whose command line is its name and the model (transformers).
   app->add_option("--engine", f->engine, "With MODEL and the engine's flags instead of -- COMMAND");
   app->add_option("MODEL", f->model, "The model, with --engine");
+  app->add_option("--script", f->script,
+                  "A deploy script (shell): check every engine command it starts (- for stdin)");
+  app->add_option("--env", f->env_files,
+                  "An environment file (NAME=value lines) the script's variables come from");
+  app->add_option("--model-as", f->model_as,
+                  "PATH=ID: read the model at PATH (on the serving machine) as Hub or catalog "
+                  "ID");
   app->allow_extras();
   std::string examples;
   for (const Engine* e : Engines()) {
     examples += fmt::format("\n  vramfit check --gpu 4090 -- {}", e->command_example);
   }
-  app->footer(fmt::format("Give the {} command after --, e.g.{}", EngineTitles(), examples));
+  app->footer(fmt::format("Give the {} command after --, e.g.{}\n  vramfit check --gpu 4090 "
+                          "--script deploy.sh --model-as /srv/qwen=Qwen/Qwen3-8B",
+                          EngineTitles(), examples));
   return [f, app]() {
     auto fail = [](const std::string& m) {
       fmt::print(stderr, "vramfit check: {}\n", m);
@@ -91,57 +286,50 @@ std::function<int()> SetupCheck(CLI::App* app) {
                               "go after -- with the command, or after --engine E MODEL)",
                               extras.size()));
     }
-    const Engine* engine = EngineForCommand(argv);
-    if (engine == nullptr) {
-      std::string forms;
-      for (const Engine* e : Engines())
-        forms += (forms.empty() ? "" : " or ") + std::string(e->command_forms);
-      return fail(fmt::format("expected a {} command after --: {}", EngineTitles(), forms));
+    auto invocations = Invocations(f->script, f->env_files, argv);
+    if (!invocations.ok()) return fail(invocations.status().message());
+    CheckRun run;
+    run.gpu = f->gpu;
+    run.gpu_memory = f->gpu_memory;
+    run.other_memory = f->other_memory;
+    run.json = f->json;
+    run.headers = invocations->size() > 1 || !f->script.empty() || argv.size() == 1;
+    run.html = f->html;
+    if (!run.html.empty() && invocations->size() > 1) {
+      return fail(fmt::format("--html draws one command; the script starts {}",
+                              invocations->size()));
     }
-    auto cmd = engine->read_command(argv);
-    if (!cmd.ok()) return fail(cmd.status().message());
-    if (!cmd->unmodelled_env.empty()) {
-      fmt::print(stderr, "vramfit check: environment not modelled (ignored): {}\n",
-                 fmt::join(cmd->unmodelled_env, " "));
+    for (const std::string& m : f->model_as) {
+      const size_t eq = m.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == m.size()) {
+        return fail(fmt::format("--model-as \"{}\": expected PATH=ID", m));
+      }
+      run.model_as.emplace_back(m.substr(0, eq), m.substr(eq + 1));
     }
-    if (!cmd->unmodelled_flags.empty()) {
-      fmt::print(stderr, "vramfit check: flags not modelled (ignored): {}\n",
-                 fmt::join(cmd->unmodelled_flags, " "));
+    int worst = kExitOk;
+    std::vector<std::string> json;
+    for (const ScriptInvocation& inv : *invocations) {
+      std::string version;
+      for (size_t i = 0; i < Engines().size(); ++i) {
+        if (Engines()[i] == inv.engine) version = f->engine_versions[i];
+      }
+      std::string out;
+      const int rc = CheckOne(run, inv, version, &out);
+      worst = std::max(worst, rc);
+      if (rc == kExitUsage) continue;
+      if (run.json && run.headers) {
+        json.push_back(fmt::format("{{\"where\": {}, \"exit\": {}, \"plan\": {}}}",
+                                   JsonString(inv.where), rc, out));
+      } else {
+        std::fwrite(out.data(), 1, out.size(), stdout);
+      }
     }
-    EngineSettings base = cmd->settings;
-    for (size_t i = 0; i < Engines().size(); ++i) {
-      if (Engines()[i] == engine && !f->engine_versions[i].empty())
-        base.version = f->engine_versions[i];
+    if (run.json && run.headers) {
+      fmt::print("{{\"schema\": \"vramfit.check-script/1\", \"exit\": {}, \"invocations\": "
+                 "[{}]}}\n",
+                 worst, fmt::join(json, ", "));
     }
-    auto settings = engine->read_flags(cmd->flags, base);
-    VRAMFIT_CLI_CHECK(settings.status());
-    if (!f->other_memory.empty()) {
-      auto b = ReadMemoryFlag("--other-memory", f->other_memory);
-      if (!b.ok()) return fail(b.status().message());
-      settings->other_process_bytes = *b;
-    }
-    ReadDraftModel("check", &*settings);
-    auto gpu = ResolveGpu(f->gpu, f->gpu_memory);
-    if (!gpu.ok()) return fail(gpu.status().message());
-    auto inv = InspectModel(cmd->model, ModelOptions());
-    if (!inv.ok()) return fail(inv.status().message());
-    auto model = engine->prepare(*inv);
-    if (!model.ok()) return fail(model.status().message());
-    auto plan = (*model)->MakePlan(*gpu, *settings);
-    if (!plan.ok()) return fail(plan.status().message());
-    auto advice = Advise(*engine, **model, *gpu, *settings, *plan);
-    for (Advice& a : VariantAdvice(*engine, *inv, *gpu, *settings, *plan)) {
-      advice.push_back(std::move(a));
-    }
-    if (!f->html.empty()) {
-      Status s = WriteHtmlFile(f->html, RenderPlanHtml(*plan, advice));
-      if (!s.ok()) return fail(s.message());
-      if (f->html == "-") return plan->fits ? kExitOk : kExitCheckFails;
-    }
-    const std::string out =
-        f->json ? RenderPlanJson(*plan, advice, {}) : RenderPlanText(*plan, advice, {});
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    return plan->fits ? kExitOk : kExitCheckFails;
+    return worst;
   };
 }
 

@@ -56,6 +56,7 @@ std::function<int()> SetupCheck(CLI::App* app);
 std::function<int()> SetupFit(CLI::App* app);
 std::function<int()> SetupDoctor(CLI::App* app);
 std::function<int()> SetupServe(CLI::App* app);
+std::function<int()> SetupKv(CLI::App* app);
 // How every command reads MODEL: Hub ids with the environment's settings (HF_TOKEN, HF_ENDPOINT,
 // HF_HOME, HF_HUB_OFFLINE) and a progress line on stderr when a fetch takes over a second.
 InspectOptions ModelOptions();

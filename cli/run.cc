@@ -36,6 +36,8 @@ std::vector<Command> Commands() {
       {"serve", "A local web page: pick a model, GPUs and flags, see the plan and its pictures "
                 "(127.0.0.1 only unless --bind)", SetupServe},
       {"gpus", "List the embedded GPU catalog (memory as CUDA reports it)", SetupGpus},
+      {"kv", "KV cache (and linear-attention state) of a context and a batch, from a model or "
+             "from raw dimensions", SetupKv},
       {"monitor", "Run an engine (give it after --) and watch its GPU memory stage by stage "
                   "against the plan (needs the NVIDIA driver)", SetupMonitor},
   };

@@ -78,15 +78,16 @@ endif()
 run(check_fails 1 check --gpu 4090 -- vllm serve qwen3-4b-instruct-2507-awq --max-model-len=262144
     --port 8000)
 run(check_fits 0 check --gpu 4090 -- python -m vllm.entrypoints.openai.api_server --model
-    qwen3.5-35b-a3b-awq -tp 2 --max-model-len 4096 --limit-mm-per-prompt {"image":2} --foo-bar 3)
-if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --foo-bar")
+    qwen3.5-35b-a3b-awq -tp 2 --max-model-len 4096 --limit-mm-per-prompt {"image":2}
+    --max-logprobs 3)
+if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --max-logprobs")
   message(SEND_ERROR "check_fits: unknown flags not reported: '${last_err}'")
 endif()
 # Flag and environment names holding a control byte are echoed escaped (issue 11).
 string(ASCII 27 esc)
-run(check_escaped_flag 0 check --gpu h100 -- "X${esc}=1" vllm serve qwen3-8b "--foo${esc}[2J" 3)
+run(check_escaped_flag 2 check --gpu h100 -- "X${esc}=1" vllm serve qwen3-8b "--foo${esc}[2J" 3)
 string(FIND "${last_err}" "${esc}" esc_at)
-if(NOT esc_at EQUAL -1 OR NOT last_err MATCHES "ignored\\): --foo\\\\x1b\\[2J"
+if(NOT esc_at EQUAL -1 OR NOT last_err MATCHES "--foo\\\\x1b\\[2J[^:]*: vLLM 0.22 has no such flag"
    OR NOT last_err MATCHES "ignored\\): X\\\\x1b\n")
   message(SEND_ERROR "check_escaped_flag: flag name not escaped: '${last_err}'")
 endif()
@@ -436,4 +437,135 @@ endif()
 run(quantization_online 2 plan qwen3-8b --gpu 4090 --quantization awq)
 if(NOT last_err MATCHES "`--as-quantized awq` plans the checkpoint a quantizer would write")
   message(SEND_ERROR "quantization_online: '${last_err}'")
+
+
+# check --script (issue 15): the field reports' deploy scripts (tests/scripts/README.md) give
+# the verdict `plan` gives for the same flags, the plan's JSON inside the script's report.
+function(script_verdict name script model_as)
+  run(${name}_plan 0 plan ${ARGN} --json)
+  string(STRIP "${last_out}" want)
+  string(JSON fits GET "${want}" fits)
+  set(rc 1)
+  if(fits)
+    set(rc 0)
+  endif()
+  run(${name} ${rc} check --gpu 4090 --json --script ${script} --model-as ${model_as})
+  string(FIND "${last_out}" "${want}" at)
+  if(at EQUAL -1)
+    message(SEND_ERROR "${name}: the plan of `plan ${ARGN}` is not in '${last_out}'")
+  endif()
+  set(last_err "${last_err}" PARENT_SCOPE)
+endfunction()
+script_verdict(script_001 tests/scripts/001_deploy_qwen_multimodal.sh
+               /root/models/Qwen3.5-35B-A3B-AWQ-4bit=qwen3.5-35b-a3b-awq
+               qwen3.5-35b-a3b-awq --gpu 4090 -tp 2 --max-model-len 4096 --enforce-eager)
+if(NOT last_err MATCHES "001_deploy_qwen_multimodal.sh:14: a comment inside a `\\\\`-continued")
+  message(SEND_ERROR "script_001: the continuation before the comment not noted: '${last_err}'")
+endif()
+script_verdict(script_004 tests/scripts/004_vllm_awq_256k.sh
+               /models/Qwen3-4B-Instruct-awq=qwen3-4b-instruct-2507-awq
+               qwen3-4b-instruct-2507-awq --gpu 4090 --dtype half --quantization awq
+               --max-model-len 262144 --gpu-memory-utilization 0.95)
+run(script_001_text 0 check --gpu 4090 --script tests/scripts/001_deploy_qwen_multimodal.sh
+    --model-as /root/models/Qwen3.5-35B-A3B-AWQ-4bit/=qwen3.5-35b-a3b-awq)
+set(want "^tests/scripts/001_deploy_qwen_multimodal.sh:10: python -m vllm[^\n]*--enforce-eager ")
+string(APPEND want "[^\n]*--trust-remote-code  \\(model read as qwen3.5-35b-a3b-awq\\)\n")
+if(NOT last_out MATCHES "${want}")
+  message(SEND_ERROR "script_001_text: '${last_out}'")
+endif()
+# A path of the serving machine without --model-as: exit 2 with the hint.
+run(script_no_model_as 2 check --gpu 4090 --script tests/scripts/004_vllm_awq_256k.sh)
+if(NOT last_err MATCHES "004_vllm_awq_256k.sh:4: .*--model-as PATH=ID")
+  message(SEND_ERROR "script_no_model_as: '${last_err}'")
+endif()
+# A flag vLLM does not have (the report's --enable-flash-attn False) stops vllm serve: exit 2
+# with the nearest real flags; so does one the chosen release does not have yet.
+run(script_004_flash 2 check --gpu 4090 --script tests/scripts/004_flash_attn_off.sh
+    --model-as /models/Qwen3-4B-Instruct-awq=qwen3-4b-instruct-2507-awq)
+set(want "004_flash_attn_off.sh:4: --enable-flash-attn: vLLM 0.22 has no such flag ")
+string(APPEND want "\\(`vllm serve` stops with \"unrecognized arguments\"\\); nearest: --")
+if(NOT last_err MATCHES "${want}")
+  message(SEND_ERROR "script_004_flash: '${last_err}'")
+endif()
+run(check_unknown_flag 2 check --gpu h100 -- vllm serve qwen3-8b --max-modle-len 4096)
+if(NOT last_err MATCHES "nearest: --max-model-len")
+  message(SEND_ERROR "check_unknown_flag: '${last_err}'")
+endif()
+run(check_flag_too_new 2 check --gpu h100 --vllm-version 0.10 -- vllm serve qwen3-8b
+    --kv-cache-memory-bytes 8589934592)
+if(NOT last_err MATCHES "--kv-cache-memory-bytes: vLLM 0.10 has no such flag")
+  message(SEND_ERROR "check_flag_too_new: '${last_err}'")
+endif()
+# A whole command as one word; variables from --env FILE; GPUs a script makes visible.
+run(check_one_string 0 check --gpu h100 -- "vllm serve qwen3-8b --max-model-len 8192")
+file(WRITE ${WORK}/serve.env "MODEL=qwen3-8b\nexport LEN=8192\n")
+file(WRITE ${WORK}/vars.sh [=[#!/bin/sh
+exec vllm serve "$MODEL" --max-model-len ${LEN:-4096}
+]=])
+run(script_env 0 check --gpu h100 --script ${WORK}/vars.sh --env ${WORK}/serve.env)
+if(NOT last_out MATCHES
+   "vars.sh:2: LEN=8192 MODEL=qwen3-8b vllm serve qwen3-8b --max-model-len 8192\n")
+  message(SEND_ERROR "script_env: '${last_out}'")
+endif()
+run(script_unset 2 check --gpu h100 --script ${WORK}/vars.sh)
+if(NOT last_err MATCHES "vars.sh:2: \\$MODEL is not set, in the vLLM command of line 2")
+  message(SEND_ERROR "script_unset: '${last_err}'")
+endif()
+file(WRITE ${WORK}/gpus.sh "CUDA_VISIBLE_DEVICES=0,1 vllm serve qwen3-8b -tp 2\n"
+           "docker run --rm --gpus 1 vllm/vllm-openai:v0.10.1 --model qwen3-8b -tp 2\n")
+run(script_gpus 2 check --gpu h100 --json --script ${WORK}/gpus.sh)
+if(NOT last_err MATCHES "gpus.sh:2: --gpus 1 leaves 1 GPU\\(s\\) visible; the command needs 2"
+   OR NOT last_out MATCHES "\"where\": \"[^\"]*gpus.sh:1\", \"exit\": 0")
+  message(SEND_ERROR "script_gpus: '${last_out}' / '${last_err}'")
+endif()
+run(script_none 2 check --gpu h100 --script tests/scripts/README.md)
+# Hostile scripts: exit 2 naming file:line, never a crash or a hang.
+run(script_nul 2 check --gpu h100 --script tests/scripts/hostile/nul.sh)
+if(NOT last_err MATCHES "hostile/nul.sh:3: a NUL byte")
+  message(SEND_ERROR "script_nul: '${last_err}'")
+endif()
+run(script_quote 2 check --gpu h100 --script tests/scripts/hostile/unterminated.sh)
+if(NOT last_err MATCHES "unterminated.sh:1: unterminated \" \\(opened here\\)")
+  message(SEND_ERROR "script_quote: '${last_err}'")
+endif()
+string(REPEAT "a" 1048576 long)
+file(WRITE ${WORK}/long.sh "vllm serve qwen3-8b\n# ${long}\n")
+run(script_long_line 2 check --gpu h100 --script ${WORK}/long.sh)
+if(NOT last_err MATCHES "long.sh:2: a line of 1048578 bytes")
+  message(SEND_ERROR "script_long_line: '${last_err}'")
+endif()
+string(REPEAT "\${A:-" 5000 deep)
+file(WRITE ${WORK}/deep.sh "vllm serve ${deep}\n")
+run(script_deep 2 check --gpu h100 --script ${WORK}/deep.sh)
+if(NOT last_err MATCHES "deep.sh:1: \\$\\{...\\} nested more than 32 deep")
+  message(SEND_ERROR "script_deep: '${last_err}'")
+endif()
+
+# vramfit kv (issue 15 part 4): the KV calculator from a model or from raw dimensions.
+run(kv_dims 0 kv --layers 32 --kv-heads 8 --head-dim 128 --context 128K --batch 4)
+if(NOT last_out MATCHES "per token \\(K/V, MLA latent\\) +128.00 KiB\n"
+   OR NOT last_out MATCHES "per sequence +16.00 GiB\n"
+   OR NOT last_out MATCHES "total, 4 x per sequence +64.00 GiB\n")
+  message(SEND_ERROR "kv_dims: '${last_out}'")
+endif()
+run(kv_model_json 0 kv qwen3-8b --context 1000 --engine vllm --json)
+string(JSON bytes GET "${last_out}" bytes_per_sequence)
+string(JSON blocks GET "${last_out}" blocks_per_sequence)
+string(JSON schema GET "${last_out}" schema)
+if(NOT bytes EQUAL 148635648 OR NOT blocks EQUAL 63 OR NOT schema STREQUAL "vramfit.kv/1")
+  message(SEND_ERROR "kv_model_json: '${last_out}'")
+endif()
+run(kv_model 0 kv qwen3-8b --context 1000)
+if(NOT last_out MATCHES "per sequence +140.62 MiB\n")
+  message(SEND_ERROR "kv_model: '${last_out}'")
+endif()
+run(kv_linear 0 kv qwen3-next-80b-a3b-instruct --context 4096 -t 2)
+if(NOT last_out MATCHES "linear state, per sequence")
+  message(SEND_ERROR "kv_linear: '${last_out}'")
+endif()
+run(kv_none 2 kv --context 4096)
+run(kv_both 2 kv qwen3-8b --layers 2 --kv-heads 1 --head-dim 4 --context 4096)
+run(kv_bad_layers 2 kv --layers -1 --kv-heads 1 --head-dim 4 --context 4096)
+if(NOT last_err MATCHES "--layers -1: expected 1 to")
+  message(SEND_ERROR "kv_bad_layers: '${last_err}'")
 endif()

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 b=build-fuzz
-all=(safetensors index config doctor command plan checkpoint render cli gguf)
+all=(safetensors index config doctor command plan checkpoint render cli gguf script)
 secs=${FUZZ_SECONDS:-60}
 if [ "${1:-}" = --smoke ]; then
   shift
@@ -31,6 +31,7 @@ cp tests/doctor/corpus/*.log tests/doctor/reported/*.log tests/doctor/hostile/*.
     tests/doctor/cases/*.log tests/doctor/fuzz-regressions/*.log $b/corpus/doctor/
 cp tests/bad/*.safetensors $b/corpus/safetensors/ 2>/dev/null || true
 cp tests/bad/*.gguf $b/corpus/gguf/ 2>/dev/null || true
+cp tests/scripts/*.sh tests/scripts/hostile/*.sh $b/corpus/script/
 find tests/bad -name 'model.safetensors.index.json' -exec sh -c \
     'cp "$1" "'$b'/corpus/index/$(echo "$1" | tr / _)"' _ {} \;
 find tests/bad tests/configs -name config.json -exec sh -c \

@@ -24,6 +24,7 @@
 
 #include "vramfit/gpu.h"
 #include "vramfit/inventory.h"
+#include "vramfit/kv.h"
 #include "vramfit/plan.h"
 #include "vramfit/status.h"
 
@@ -56,6 +57,15 @@ struct EngineCommand {
   // as printed, control and non-UTF-8 bytes escaped (\xNN), ready for a terminal.
   std::vector<std::string> unmodelled_flags;
   std::vector<std::string> unmodelled_env;
+  // Every flag name given, as written (`--name` or `-x`, no value): what check_flags checks.
+  std::vector<std::string> given_flags;
+};
+
+// A container image that runs an engine: `docker run [options] IMAGE ARGS...` runs the image's
+// entrypoint followed by ARGS.
+struct ContainerImage {
+  std::string_view repository;  // "vllm/vllm-openai" (a registry host before it also matches)
+  std::string_view entrypoint;  // "vllm serve": its words, one space apart
 };
 
 // A change the engine proposes for a failed plan, in its own flags (advice re-plans it and
@@ -122,6 +132,17 @@ struct Engine {
   std::vector<Knob> knobs;
   // The flag that sets a Setting, e.g. "--max-model-len".
   const char* (*flag_name)(Setting setting);
+  // Optional entries (an engine without them leaves them out).
+  // The images of the engine's official containers; a deploy script's `docker run IMAGE` and
+  // `podman run IMAGE` are read as the entrypoint's command. An image tag that is a release
+  // (`:v0.10.1`) names the engine version.
+  std::vector<ContainerImage> images = {};
+  // kInvalidArgument, with the nearest real flags, for a flag of `command` that the engine's
+  // own parser at `version` ("" for the newest modelled) rejects; null: not checked.
+  Status (*check_flags)(const EngineCommand& command, const std::string& version) = nullptr;
+  // `vramfit kv` under this engine: the neutral estimate with the engine's paging (block size,
+  // whole blocks per sequence); null: the neutral estimate stands.
+  Result<KvEstimate> (*kv_cache)(const ModelSpec& spec, const KvQuery& query) = nullptr;
 };
 
 // Rewrites one-dash multi-letter flag names of `flags` (vLLM's -tp) in `args` to their long

@@ -13,6 +13,7 @@
 #include "vramfit/doctor.h"
 #include "vramfit/fit.h"
 #include "vramfit/inventory.h"
+#include "vramfit/kv.h"
 
 namespace vramfit {
 
@@ -62,6 +63,16 @@ std::string RenderGpusTableJson(const std::vector<GpusTableRow>& rows, const Gpu
 // modelled engines as people write them, named in the note on CUDA totals.
 std::string RenderGpusText(const std::vector<GpuSpec>& gpus, std::string_view engines);
 std::string RenderGpusJson(const std::vector<GpuSpec>& gpus);
+
+// `vramfit kv`: what was asked (the model as the user named it, the engine "vllm@0.22" or ""
+// for the engine-neutral figure) and the estimate.
+struct KvReportInfo {
+  std::string model;
+  std::string engine;
+  KvQuery query;
+};
+std::string RenderKvText(const KvEstimate& estimate, const KvReportInfo& info);
+std::string RenderKvJson(const KvEstimate& estimate, const KvReportInfo& info);
 
 // `vramfit doctor`: stage, cause, numbers, fixes and evidence; JSON (schema vramfit.doctor/1)
 // with the keys of docs/cli.md (sizes in bytes).

@@ -164,6 +164,9 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   std::string model_flag;
   parser.add_option("--model", model_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::vector<std::string> rest(cmd.begin() + static_cast<long>(at), cmd.end());
+  for (const std::string& a : rest) {
+    if (a.size() > 1 && a[0] == '-') out.given_flags.push_back(a.substr(0, a.find('=')));
+  }
   std::reverse(rest.begin(), rest.end());
   try {
     parser.parse(rest);

@@ -9,7 +9,9 @@
 #include "engines/vllm/command.h"
 #include "engines/vllm/defaults.h"
 #include "engines/vllm/flags.h"
+#include "engines/vllm/kv_estimate.h"
 #include "engines/vllm/refusals.h"
+#include "engines/vllm/serve_flags.h"
 #include "engines/vllm/vllm.h"
 #include "vramfit/advice.h"
 
@@ -223,6 +225,12 @@ const Engine& VllmEngine() {
                 {Setting::kMaxNumBatchedTokens, "2048", "slower prefill", SmallBatch},
                 {Setting::kMaxNumSeqs, "64", "fewer requests at once", FewSeqs}},
       .flag_name = FlagName,
+      // docker/Dockerfile, target vllm-openai: ENTRYPOINT `vllm serve` at 9aaf83ef5 (v0.22-dev),
+      // `python3 -m vllm.entrypoints.openai.api_server` at v0.10.0; both read --model and the
+      // same flags, so one reading serves every tag.
+      .images = {{"vllm/vllm-openai", "vllm serve"}},
+      .check_flags = CheckCommandFlags,
+      .kv_cache = EstimateKvPaged,
   };
   return kEngine;
 }

@@ -1,0 +1,67 @@
+// Deploy scripts: the engine commands a shell script starts, found without running it. The
+// script is lexed as a shell does (quotes, `\` continuations, comments, its own variable
+// assignments and exports), launch prefixes (`nohup`, `exec`, `env`, `NAME=value`, ...) and
+// containers (`docker run` / `podman run` of an engine's image) are seen through, and each
+// command that an engine of the table recognizes is returned as the argv that engine reads.
+//
+// Example:
+//   auto read = vramfit::ReadDeployScript(text, "deploy.sh", {});
+//   for (const auto& inv : read->invocations) inv.engine->read_command(inv.argv);
+#ifndef VRAMFIT_SCRIPT_H_
+#define VRAMFIT_SCRIPT_H_
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "vramfit/engine.h"
+#include "vramfit/status.h"
+
+namespace vramfit {
+
+struct ScriptOptions {
+  // Variables the script's environment holds before it starts (NAME, value), e.g. from an
+  // environment file (ReadEnvironmentFile). Default: none; the reader never looks at its own
+  // process's environment.
+  std::vector<std::pair<std::string, std::string>> environment;
+};
+
+// One engine command of a script.
+struct ScriptInvocation {
+  std::string where;                 // "deploy.sh:12": the line the command starts on
+  const Engine* engine = nullptr;
+  // What the engine's read_command takes: the environment (exported variables, the command's
+  // NAME=value prefixes, a container's -e variables) as NAME=value words, then the command.
+  std::vector<std::string> argv;
+  // The GPUs the command may use: CUDA_VISIBLE_DEVICES's count, or a container's --gpus;
+  // -1 when nothing restricts them. `gpus_from` says which ("CUDA_VISIBLE_DEVICES=0,1").
+  int gpus_visible = -1;
+  std::string gpus_from;
+  std::string image;                 // "vllm/vllm-openai:v0.10.1" when run in a container
+  std::string version;               // the engine release the image tag names; "" none
+};
+
+struct ScriptRead {
+  std::vector<ScriptInvocation> invocations;
+  // What was read on purpose differently from a shell, or not read ("deploy.sh:8: ...").
+  std::vector<std::string> notes;
+};
+
+// Reads the engine commands of `text` (a shell script named `file` in messages).
+// kInvalidArgument "file:line: what" for a script a shell would refuse (an unterminated
+// quote, a redirection without a target), one past the reader's limits (NUL bytes, lines past
+// 256 KiB, `${...}` nested past 32), and for an engine command that uses a value the script
+// does not set ("file:line: $MODEL_PATH is not set"). A script without engine commands reads
+// as no invocations.
+Result<ScriptRead> ReadDeployScript(std::string_view text, std::string_view file,
+                                    const ScriptOptions& options);
+
+// The variables of an environment file (`NAME=value` lines, `export`, quotes and comments as
+// in a shell script), in name order. Errors as ReadDeployScript's.
+Result<std::vector<std::pair<std::string, std::string>>> ReadEnvironmentFile(
+    std::string_view text, std::string_view file);
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_SCRIPT_H_

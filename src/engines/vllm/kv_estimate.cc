@@ -1,0 +1,52 @@
+// vLLM's paged KV figures for `vramfit kv` (see kv_estimate.h). The pages come from
+// PlanKvCache (block size, hybrid alignment, groups: vllm/v1/core/kv_cache_utils.py and
+// kv_cache_interface.py at the modelled release); a request holds
+// ceil(max usage / block bytes) blocks (get_max_concurrency_for_kv_cache_config), so one
+// sequence costs whole blocks.
+#include "engines/vllm/kv_estimate.h"
+
+#include <fmt/format.h>
+
+#include "core/checked.h"
+#include "engines/vllm/kv_cache.h"
+#include "engines/vllm/rules.h"
+
+namespace vramfit::vllm {
+
+Result<KvEstimate> EstimateKvPaged(const ModelSpec& spec, const KvQuery& q) {
+  auto neutral = EstimateKv(spec, q);
+  if (!neutral.ok()) return neutral.status();
+  int release = kNewestModelled;
+  if (!q.version.empty()) {
+    auto r = ParseRelease(q.version);
+    if (!r.ok()) return r.status();
+    release = *r;
+  }
+  KvCacheOptions o;
+  o.tensor_parallel_size = q.tensor_parallel_size;
+  o.kv_cache_dtype = q.kv_cache_dtype;
+  o.max_model_len = q.context;
+  o.rules = RulesFor(release);
+  auto layout = PlanKvCache(spec, o);
+  if (!layout.ok()) return layout.status();
+  KvEstimate e = *neutral;
+  if (layout->layers.empty() || layout->page_bytes == 0) return e;
+  const KvCapacityResult cap = KvCapacity(*layout, 0, o);
+  const uint64_t block_bytes =
+      layout->uniform_type ? layout->page_bytes
+                           : layout->page_bytes * static_cast<uint64_t>(layout->group_size);
+  e.block_size = layout->block_size;
+  e.blocks_per_sequence = cap.blocks_per_request;
+  if (!core::CheckedMul(cap.blocks_per_request, block_bytes, &e.bytes_per_sequence) ||
+      !core::CheckedMul(e.bytes_per_sequence, static_cast<uint64_t>(q.batch), &e.total_bytes)) {
+    return Status::InvalidArgument("the KV cache of these dimensions passes 2^64 bytes");
+  }
+  e.notes = layout->notes;
+  e.notes.push_back(fmt::format(
+      "vLLM {}: blocks of {} tokens ({} bytes per block, all layers); a sequence holds whole "
+      "blocks",
+      o.rules.text, layout->block_size, block_bytes));
+  return e;
+}
+
+}  // namespace vramfit::vllm

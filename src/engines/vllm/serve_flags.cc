@@ -1,0 +1,91 @@
+// The `vllm serve` flag check (see serve_flags.h). argparse's rules for long options
+// (CPython Lib/argparse.py, _parse_optional and _get_option_tuples: exact match, then unique
+// prefix) and vLLM's own (vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args at
+// 9aaf83ef5, vllm/utils/__init__.py at v0.10.0: `_` read as `-`, dotted config keys).
+#include "engines/vllm/serve_flags.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/text.h"
+#include "engines/vllm/rules.h"
+
+namespace vramfit::vllm {
+namespace {
+
+bool Has(const std::vector<std::string_view>& list, std::string_view name) {
+  return std::binary_search(list.begin(), list.end(), name);
+}
+
+// Whether `name` is accepted by the parser whose options are `list`; `why` gets argparse's
+// complaint for an ambiguous prefix.
+bool Accepts(const std::vector<std::string_view>& list, const std::string& name,
+             std::string* why) {
+  if (Has(list, name)) return true;
+  if (name.rfind("--no-", 0) == 0 && Has(list, "--" + name.substr(5))) return true;
+  if (name.rfind("--", 0) != 0) return false;
+  const size_t dot = name.find('.');
+  if (dot != std::string::npos && Has(list, name.substr(0, dot))) return true;
+  std::vector<std::string_view> matches;
+  for (std::string_view f : list) {
+    if (f.rfind("--", 0) == 0 && f.rfind(name, 0) == 0) matches.push_back(f);
+  }
+  if (matches.size() == 1) return true;
+  if (matches.size() > 1) {
+    std::string all;
+    for (size_t i = 0; i < matches.size() && i < 6; ++i) {
+      all += (i ? ", " : "") + std::string(matches[i]);
+    }
+    *why = fmt::format("ambiguous option: {} could match {}{}", name, all,
+                       matches.size() > 6 ? ", ..." : "");
+  }
+  return false;
+}
+
+}  // namespace
+
+Status CheckServeFlags(const std::vector<std::string>& given, const std::string& version) {
+  int release = kNewestModelled;
+  if (!version.empty()) {
+    auto r = ParseRelease(version);
+    if (!r.ok()) return r.status();
+    release = *r;
+  }
+  const bool oldest = release <= kOldestModelled + 99;  // any 0.10.x, and the older ones
+  const bool newest = release >= kNewestModelled;
+  for (const std::string& written : given) {
+    if (written.size() < 2 || written[0] != '-') continue;
+    // A negative number is a value, not a flag.
+    if (std::isdigit(static_cast<unsigned char>(written[1])) || written[1] == '.') continue;
+    std::string name = written.substr(0, written.find('='));
+    if (name.rfind("--", 0) == 0) std::replace(name.begin() + 2, name.end(), '_', '-');
+    std::string why;
+    const bool old_ok = !newest && Accepts(ServeFlagsV010(), name, &why);
+    const bool new_ok = !oldest && Accepts(ServeFlagsV022(), name, &why);
+    if (old_ok || new_ok) continue;
+    const std::string release_text = version.empty() ? RulesFor(release).text : version;
+    if (!why.empty()) {
+      return Status::InvalidArgument(
+          fmt::format("vLLM {}: {} (`vllm serve` stops with this error)", release_text,
+                      core::Printable(why)));
+    }
+    std::vector<std::pair<size_t, std::string>> scored;
+    for (std::string_view f : newest || !oldest ? ServeFlagsV022() : ServeFlagsV010()) {
+      if (f.rfind("--", 0) == 0) scored.emplace_back(core::EditDistance(name, f), f);
+    }
+    return Status::InvalidArgument(fmt::format(
+        "{}: vLLM {} has no such flag (`vllm serve` stops with \"unrecognized arguments\"); "
+        "nearest: {}",
+        core::Printable(written.substr(0, written.find('='))), release_text,
+        core::NearestNames(std::move(scored), 3)));
+  }
+  return Status::Ok();
+}
+
+Status CheckCommandFlags(const EngineCommand& command, const std::string& version) {
+  return CheckServeFlags(command.given_flags, version);
+}
+
+}  // namespace vramfit::vllm

@@ -1,0 +1,98 @@
+// Deploy scripts read through the engine table: launch prefixes, environment, containers and
+// the GPUs they make visible; an engine command that uses an unset variable is refused with
+// file:line.
+#include "vramfit/script.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace vramfit {
+namespace {
+
+ScriptRead Read(std::string_view text, ScriptOptions options = {}) {
+  auto r = ReadDeployScript(text, "deploy.sh", options);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : ScriptRead{};
+}
+
+std::string Error(std::string_view text) {
+  auto r = ReadDeployScript(text, "deploy.sh", {});
+  return r.ok() ? std::string() : r.status().message();
+}
+
+using Argv = std::vector<std::string>;
+
+TEST(DeployScript, LaunchPrefixesAndVariables) {
+  const ScriptRead r = Read(
+      "#!/bin/bash\n"
+      "MODEL=/srv/qwen\n"
+      "mkdir -p $LOGS\n"  // not an engine command: its unset variable does not matter
+      "nohup env CUDA_VISIBLE_DEVICES=0,1 vllm serve $MODEL \\\n"
+      "  --tensor-parallel-size 2 > log 2>&1 &\n"
+      "echo started\n");
+  ASSERT_EQ(r.invocations.size(), 1u);
+  const ScriptInvocation& inv = r.invocations[0];
+  EXPECT_EQ(inv.where, "deploy.sh:4");
+  EXPECT_EQ(inv.engine->name, "vllm");
+  EXPECT_EQ(inv.argv, (Argv{"CUDA_VISIBLE_DEVICES=0,1", "vllm", "serve", "/srv/qwen",
+                            "--tensor-parallel-size", "2"}));
+  EXPECT_EQ(inv.gpus_visible, 2);
+  EXPECT_EQ(inv.gpus_from, "CUDA_VISIBLE_DEVICES=0,1");
+}
+
+TEST(DeployScript, ExportedVariablesReachTheCommand) {
+  const ScriptRead r = Read("export CUDA_VISIBLE_DEVICES=3\nexec python3 -m "
+                            "vllm.entrypoints.openai.api_server --model m\n");
+  ASSERT_EQ(r.invocations.size(), 1u);
+  EXPECT_EQ(r.invocations[0].argv.front(), "CUDA_VISIBLE_DEVICES=3");
+  EXPECT_EQ(r.invocations[0].gpus_visible, 1);
+}
+
+TEST(DeployScript, EveryEngineCommandIsOneInvocation) {
+  const ScriptRead r = Read("vllm serve a\nfor x in 1; do vllm serve b; done\n");
+  ASSERT_EQ(r.invocations.size(), 2u);
+  EXPECT_EQ(r.invocations[1].where, "deploy.sh:2");
+  EXPECT_TRUE(Read("echo vllm serve\nls\n").invocations.empty());
+}
+
+TEST(DeployScript, ContainersRunTheImagesEntrypoint) {
+  const ScriptRead r = Read(
+      "docker run --rm -it --gpus '\"device=0,1\"' -e HF_TOKEN=x -p 8000:8000 \\\n"
+      "  --ipc=host -v ~/.cache:/root/.cache vllm/vllm-openai:v0.10.1 \\\n"
+      "  --model Qwen/Qwen3-8B -tp 2\n"
+      "podman run --device nvidia.com/gpu=all docker.io/vllm/vllm-openai --model m\n");
+  ASSERT_EQ(r.invocations.size(), 2u);
+  EXPECT_EQ(r.invocations[0].argv, (Argv{"HF_TOKEN=x", "vllm", "serve", "--model",
+                                         "Qwen/Qwen3-8B", "-tp", "2"}));
+  EXPECT_EQ(r.invocations[0].version, "0.10.1");
+  EXPECT_EQ(r.invocations[0].image, "vllm/vllm-openai:v0.10.1");
+  EXPECT_EQ(r.invocations[0].gpus_visible, 2);
+  EXPECT_EQ(r.invocations[1].version, "");
+  EXPECT_EQ(r.invocations[1].gpus_visible, -1);
+  // Another image is not an engine's.
+  EXPECT_TRUE(Read("docker run -d nginx:latest\n").invocations.empty());
+}
+
+TEST(DeployScript, UnsetVariableOfAnEngineCommandNamesFileAndLine) {
+  EXPECT_EQ(Error("P=1\nvllm serve \\\n  $MODEL_PATH\n"),
+            "deploy.sh:3: $MODEL_PATH is not set, in the vLLM command of line 2 (set it in the "
+            "script, or give its value with --env FILE)");
+  EXPECT_EQ(Error("D=$(ls)\nvllm serve $D\n").rfind("deploy.sh:1: $(...) is a command", 0), 0u);
+  ScriptOptions env;
+  env.environment = {{"MODEL_PATH", "/m"}};
+  EXPECT_EQ(Read("vllm serve $MODEL_PATH\n", env).invocations[0].argv.back(), "/m");
+}
+
+TEST(DeployScript, EnvironmentFile) {
+  auto vars = ReadEnvironmentFile("# models\nMODEL=/m\nexport PORT=\"80\"\n", "prod.env");
+  ASSERT_TRUE(vars.ok());
+  EXPECT_EQ(*vars, (std::vector<std::pair<std::string, std::string>>{{"MODEL", "/m"},
+                                                                      {"PORT", "80"}}));
+  EXPECT_EQ(ReadEnvironmentFile("A='x\n", "prod.env").status().message(),
+            "prod.env:1: unterminated ' (opened here)");
+}
+
+}  // namespace
+}  // namespace vramfit
