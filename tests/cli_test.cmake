@@ -437,7 +437,7 @@ endif()
 run(quantization_online 2 plan qwen3-8b --gpu 4090 --quantization awq)
 if(NOT last_err MATCHES "`--as-quantized awq` plans the checkpoint a quantizer would write")
   message(SEND_ERROR "quantization_online: '${last_err}'")
-
+endif()
 
 # check --script (issue 15): the field reports' deploy scripts (tests/scripts/README.md) give
 # the verdict `plan` gives for the same flags, the plan's JSON inside the script's report.
