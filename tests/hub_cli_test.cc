@@ -42,22 +42,29 @@ std::string ReplaceAll(std::string s, const std::string& from, const std::string
   return s;
 }
 
-TEST(HubCliTest, CommandsGiveTheSameAnswersOverTheHubAsLocallyAndOffline) {
-  const std::string root = testing::MakeTempDir("hub-cli");
-  const std::string dir = root + "/qwen3-8b-awq";
-  fs::create_directories(dir);
-  auto entry = FindCatalogModel("qwen3-8b-awq");
-  ASSERT_TRUE(entry.ok());
+// A hollow checkpoint of a catalog model's synthesized tensors in `shards` files, with its
+// config.json, written into `dir`.
+bool WriteCatalogCheckpoint(const std::string& id, const std::string& dir, int shards) {
+  auto entry = FindCatalogModel(id);
+  if (!entry.ok()) return false;
   auto spec = ModelSpecFromConfigJson(entry->config_json, "config.json");
-  ASSERT_TRUE(spec.ok());
+  if (!spec.ok()) return false;
   auto synth = SynthesizeTensors(*spec);
-  ASSERT_TRUE(synth.ok());
+  if (!synth.ok()) return false;
   std::vector<testing::HollowTensor> tensors;
   for (const TensorInfo& t : synth->tensors) {
     tensors.push_back({t.name, t.dtype, t.shape.ToVector()});
   }
-  testing::WriteHollowCheckpoint(dir, tensors, 2);
+  testing::WriteHollowCheckpoint(dir, tensors, shards);
   testing::WriteText(dir + "/config.json", entry->config_json);
+  return true;
+}
+
+TEST(HubCliTest, CommandsGiveTheSameAnswersOverTheHubAsLocallyAndOffline) {
+  const std::string root = testing::MakeTempDir("hub-cli");
+  const std::string dir = root + "/qwen3-8b-awq";
+  fs::create_directories(dir);
+  ASSERT_TRUE(WriteCatalogCheckpoint("qwen3-8b-awq", dir, 2));
 
   testing::MockHub hub;
   hub.AddRepo("org/model", dir);
@@ -198,18 +205,7 @@ TEST(HubCliTest, PreprocessorConfigAndRevisionReachThePlan) {
   const std::string root = testing::MakeTempDir("hub-vl");
   const std::string dir = root + "/vl";
   fs::create_directories(dir);
-  auto entry = FindCatalogModel("qwen2.5-vl-3b-instruct");
-  ASSERT_TRUE(entry.ok());
-  auto spec = ModelSpecFromConfigJson(entry->config_json, "config.json");
-  ASSERT_TRUE(spec.ok());
-  auto synth = SynthesizeTensors(*spec);
-  ASSERT_TRUE(synth.ok());
-  std::vector<testing::HollowTensor> tensors;
-  for (const TensorInfo& t : synth->tensors) {
-    tensors.push_back({t.name, t.dtype, t.shape.ToVector()});
-  }
-  testing::WriteHollowCheckpoint(dir, tensors, 1);
-  testing::WriteText(dir + "/config.json", entry->config_json);
+  ASSERT_TRUE(WriteCatalogCheckpoint("qwen2.5-vl-3b-instruct", dir, 1));
   const std::vector<std::string> plan = {"plan", dir, "--gpu", "a100-80gb", "--json"};
   const Output base = RunCli(plan);
   ASSERT_EQ(base.rc, 0) << base.out;
