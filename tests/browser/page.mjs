@@ -44,7 +44,10 @@ try {
   await page.waitForFunction(() => document.getElementById("status").dataset.state === "fits",
                              null, { timeout: 30000 });
   check(/^fits/.test(await status.textContent()), "32768 tokens: fits");
+  // The report frame loads after the status line: wait for its first bar (30 s at most).
   const frame = page.frameLocator("#report");
+  await frame.locator("svg.chart rect[data-key]").first()
+      .waitFor({ timeout: 30000 }).catch(() => {});
   const drawn = await frame.locator("svg.chart rect[data-key]").count();
   check(drawn > 0, `the report in the page draws bars (${drawn})`);
   const agree = await frame.locator("body").evaluate(() => {
