@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <deque>
 #include <fstream>
@@ -42,17 +43,10 @@ struct CheckRun {
   std::string html;      // --html FILE ("-": the page on stdout instead of the report)
 };
 
+// A JSON string literal of `s` (invalid UTF-8 replaced, as every report writes it).
 std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
+  return nlohmann::json(std::string(s)).dump(-1, ' ', false,
+                                             nlohmann::json::error_handler_t::replace);
 }
 
 Result<std::string> ReadTextFile(const std::string& path) {
