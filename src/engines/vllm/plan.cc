@@ -422,6 +422,23 @@ Status Load(Run& r) {
     r.with_draft = r.spec;
     for (const LayerSpec& l : r.draft->layers) r.with_draft->layers.push_back(l);
   }
+  if (wo.load_speculative_mtp && r.draft == nullptr && r.spec.mtp_layers > 0) {
+    // The checkpoint's own MTP layers are decoder layers of layer_type "full_attention" (MLA for
+    // DeepSeek) whose Attention registers a KV cache spec like any decoder layer
+    // (vllm/model_executor/models/qwen3_next_mtp.py, Qwen3NextMultiTokenPredictor: main
+    // 055e47c2; deepseek_mtp.py likewise), so they page in the same KV pool: one more attention
+    // layer per MTP layer, which changes the hybrid grouping (a Qwen3.6-35B-A3B MTP start logs
+    // "Add 3 padding layers": 11 attention layers against 30 linear ones).
+    const LayerSpec* attn = nullptr;
+    for (const LayerSpec& l : r.spec.layers) {
+      if (l.attention.kind == AttentionKind::kFull || l.attention.kind == AttentionKind::kMla)
+        attn = &l;
+    }
+    if (attn != nullptr) {
+      r.with_draft = r.spec;
+      for (int64_t k = 0; k < r.spec.mtp_layers; ++k) r.with_draft->layers.push_back(*attn);
+    }
+  }
   // --cpu-offload-gb is GiB: UVAOffloadConfig / set_cpu_offload_max_bytes(int(gb * 1024**3)).
   const uint64_t offload = static_cast<uint64_t>(s.cpu_offload_gb * static_cast<double>(kGiB));
   weights = weights > offload ? weights - offload : 0;

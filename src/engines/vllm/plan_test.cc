@@ -60,6 +60,31 @@ TEST(Vllm, Qwen35AwqOnTwo24GbCardsAtTp2) {
   EXPECT_GT(p->kv_cache_tokens, 0u);
 }
 
+// --speculative-config method "mtp": the checkpoint's MTP layer is one more full-attention layer
+// in the KV pool (qwen3_next_mtp.py), so 11 attention layers against 30 GDN ones: three GDN groups
+// of 11 with 3 padding layers, as a Qwen3.6-35B-A3B MTP start logs ("Add 3 padding layers, may
+// waste at most 10.00% KV cache memory"; validation record qwen3.6-35b-a3b-fp8-gb10x1-...).
+TEST(Vllm, MtpLayerPagesInTheKvPool) {
+  VllmSettings s;
+  s.max_model_len = 65536;
+  auto plain = PlanVllm(Catalog("qwen3.5-35b-a3b"), Gpu("h100"), s);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->kv_layout.group_size, 10);
+  EXPECT_EQ(plain->kv_layout.layers.size(), 40u);
+  s.speculative_method = "mtp";
+  s.num_speculative_tokens = 3;
+  auto mtp = PlanVllm(Catalog("qwen3.5-35b-a3b"), Gpu("h100"), s);
+  ASSERT_TRUE(mtp.ok()) << mtp.status().ToString();
+  EXPECT_EQ(mtp->kv_layout.layers.size(), 41u);
+  EXPECT_EQ(mtp->kv_layout.group_size, 11);
+  EXPECT_EQ(mtp->kv_layout.groups.size(), 4u);
+  bool padding = false;
+  for (const auto& n : mtp->kv_layout.notes)
+    padding |= n.find("Add 3 padding layers, may waste at most 10.00%") != std::string::npos;
+  EXPECT_TRUE(padding);
+  EXPECT_LT(mtp->kv_cache_tokens, plain->kv_cache_tokens);
+}
+
 TEST(Vllm, AutoMaxModelLenFitsExactly) {
   VllmSettings s;
   s.max_model_len = -1;
