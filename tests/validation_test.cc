@@ -143,9 +143,14 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       EXPECT_FALSE(Str(rec, "model_resolved_why").empty())
           << id << ": model_resolved needs model_resolved_why";
     }
+    // unscored_reason: why a record cannot be scored yet (no config.json found for its
+    // checkpoint, the checkpoint not identified), said in the table instead of the default.
+    const std::string unscored = Str(rec, "unscored_reason");
     auto entry = FindCatalogModel(resolved.empty() ? model : resolved);
     if (!entry.ok()) {
-      skipped += fmt::format("| {} | model {} not in the catalog |\n", id, model);
+      skipped += unscored.empty()
+                     ? fmt::format("| {} | model {} not in the catalog |\n", id, model)
+                     : fmt::format("| {} | {} |\n", id, unscored);
       continue;
     }
     // gpu_resolved: the catalog card a record's text leaves ambiguous, with its reason.
@@ -199,6 +204,25 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     if (!Str(set, "kv_cache_dtype").empty()) s.kv_cache_dtype = Str(set, "kv_cache_dtype");
     bool eager = false;
     if (!set["enforce_eager"].get_bool().get(eager)) s.enforce_eager = eager;
+    // settings_resolved: settings the excerpt cuts but the source's own launch file shows, with
+    // the reason in settings_resolved_why; applied over `settings`.
+    simdjson::dom::element res;
+    if (!rec["settings_resolved"].get(res)) {
+      EXPECT_FALSE(Str(rec, "settings_resolved_why").empty())
+          << id << ": settings_resolved needs settings_resolved_why";
+      if (auto v = Num(res, "gpu_memory_utilization")) s.gpu_memory_utilization = *v;
+      if (auto v = Num(res, "max_num_seqs")) s.max_num_seqs = static_cast<int64_t>(*v);
+      if (auto v = Num(res, "max_num_batched_tokens"))
+        s.max_num_batched_tokens = static_cast<int64_t>(*v);
+      if (!Str(res, "kv_cache_dtype").empty()) s.kv_cache_dtype = Str(res, "kv_cache_dtype");
+      simdjson::dom::element spec;
+      if (!res["speculative_config"].get(spec)) {  // {"method": ..., "num_speculative_tokens": N}
+        s.speculative_config = simdjson::minify(spec);
+        s.speculative_method = Str(spec, "method");
+        if (auto n = Num(spec, "num_speculative_tokens"))
+          s.num_speculative_tokens = static_cast<int64_t>(*n);
+      }
+    }
     const std::string other = Str(set, "other");
     if (other.find("disable_custom_all_reduce") != std::string::npos ||
         other.find("disable-custom-all-reduce") != std::string::npos) {
@@ -207,6 +231,25 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     s.allow_long_max_model_len = true;
     auto inv = InspectModel(entry->id, {});
     ASSERT_TRUE(inv.ok()) << id;
+    // A catalog entry the plan cannot represent is kept unscored, with what is missing: a
+    // quantization whose layout is not modelled (its weights would be counted at 16 bits), or
+    // a model_type outside the architecture table (planned as a generic Llama-shaped decoder).
+    const QuantScheme& quant = inv->spec.quant;
+    if (quant.quantized() && quant.layout == QuantLayout::kNone) {
+      skipped += fmt::format(
+          "| {} | {}: quantization \"{}{}\" is not modelled by the plan (its weights would be "
+          "counted at 16 bits) |\n",
+          id, entry->id, quant.method_text, quant.format.empty() ? "" : " " + quant.format);
+      continue;
+    }
+    if (inv->spec.family == "generic") {
+      skipped += fmt::format(
+          "| {} | {}: model_type \"{}\" is not in the architecture table (it would be planned "
+          "as a generic Llama-shaped decoder) |\n",
+          id, entry->id, inv->spec.model_type);
+      continue;
+    }
+    EXPECT_TRUE(unscored.empty()) << id << ": scored, but carries unscored_reason";
     auto plan = PlanVllm(*inv, *gpu, s);
     if (!plan.ok()) {
       skipped += fmt::format("| {} | {} |\n", id, plan.status().message());
@@ -254,7 +297,10 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
         ko.max_model_len = plan->max_model_len;
         ko.max_num_batched_tokens = plan->resolved.max_num_batched_tokens;
         ko.rules = vllm::RulesFor(*ParseVllmVersion(plan->modelled_version));
-        auto layout = PlanKvCache(inv->spec, ko);
+        ko.num_speculative_tokens = s.num_speculative_tokens;
+        // With speculative decoding the plan's own layout (its MTP layers page in the pool).
+        auto layout = s.speculative_method.empty() ? PlanKvCache(inv->spec, ko)
+                                                   : Result<KvCacheLayout>(plan->kv_layout);
         if (layout.ok() && !est) {
           const auto cap = KvCapacity(*layout, static_cast<uint64_t>(*ra * gib), ko);
           kvf_cell = fmt::format("{} ({})", cap.kv_cache_tokens, Pct(cap.kv_cache_tokens, *rt));
