@@ -41,6 +41,22 @@ class PreparedTransformersModel : public PreparedModel {
       v.dtype = "auto";
       add(v, "--dtype auto", "none: the checkpoint's own 16-bit dtype instead of float32");
     }
+    // AutoAWQ's fused cache: the longest fuse_max_seq_len that fits (the plan searched it), or
+    // transformers' own cache, which grows with the tokens.
+    if (s.do_fuse) {
+      auto p = PlanTransformers(inv_, gpu, s);
+      if (p.ok() && p->estimated_fuse_max_seq_len > 0) {
+        TransformersSettings v = s;
+        v.fuse_max_seq_len = p->estimated_fuse_max_seq_len;
+        add(v, fmt::format("--fuse-max-seq-len {}", v.fuse_max_seq_len),
+            "a shorter fused cache: prompt + generation must stay within it");
+      }
+      TransformersSettings v = s;
+      v.do_fuse = false;
+      v.fuse_max_seq_len = 0;
+      add(v, "without --do-fuse", "transformers' own attention and cache: no preallocation, "
+                                  "slower decoding than the fused kernels");
+    }
     const bool is_static = s.cache_implementation == "static" ||
                            s.cache_implementation == "offloaded_static";
     // The longest static cache that fits (the plan searched it).
