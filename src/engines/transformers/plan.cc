@@ -610,9 +610,10 @@ uint64_t LayerActivation(const Run& r, const LayerSpec& l, bool any_sliding) {
 
 // The vision tower's pass in the prefill, for batch x images_per_prompt images at once
 // (get_image_features runs every image of the call together), on the GPU of the tower.
-// Per patch (models/qwen2_5_vl/modeling_qwen2_5_vl.py, 4.5x as read; Qwen2-VL and Qwen3-VL
-// alike): pixel_values in float32 from the processor and their cast to the tower's dtype
-// (in_channels x temporal_patch x patch^2 values each); the rotary table, its cos and sin in
+// Per patch (models/qwen2_5_vl/modeling_qwen2_5_vl.py, 4.5x as read; models/qwen3_vl/
+// modeling_qwen3_vl.py and Qwen2-VL alike but for their plain fc1/fc2 MLP): pixel_values in
+// float32 from the processor and their cast to the tower's dtype (in_channels x
+// temporal_patch x patch^2 values each); the rotary table, its cos and sin in
 // float32 (3 x head_dim x 4 B); then the widest block: residual, normed input and output
 // (3 x hidden) with the wider of attention (qkv 3 x hidden, rotated q and k 2 x hidden, the
 // output and its concatenation 2 x hidden) and the MLP (Qwen2.5-VL gated: 3 x intermediate;

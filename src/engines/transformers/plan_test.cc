@@ -425,5 +425,26 @@ TEST(TransformersFlags, FuseImagesAndTpPlan) {
             std::string::npos);
 }
 
+TEST(TransformersHostile, HugeImagesAndFusedCachesSaturate) {
+  TransformersSettings s;
+  s.images_per_prompt = (int64_t{1} << 31) - 1;
+  EXPECT_FALSE(PlanTransformers(Catalog("qwen2.5-vl-7b-instruct"), Gpu("h100"), s).ok());
+  s.images_per_prompt = 1;
+  s.max_pixels = (int64_t{1} << 31) - 1;
+  s.max_num_seqs = (int64_t{1} << 31) - 1;
+  s.attn_implementation = "eager";
+  auto p = PlanTransformers(Catalog("qwen2.5-vl-7b-instruct"), Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_FALSE(p->fits);
+  TransformersSettings f;
+  f.do_fuse = true;
+  f.fuse_max_seq_len = (int64_t{1} << 31) - 1;
+  f.max_num_seqs = (int64_t{1} << 31) - 1;
+  f.num_beams = (int64_t{1} << 31) - 1;
+  auto q = PlanTransformers(LlamaAwq(), Gpu("h100"), f);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_FALSE(q->fits);
+}
+
 }  // namespace
 }  // namespace vramfit::transformers
