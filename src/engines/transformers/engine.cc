@@ -87,6 +87,15 @@ class PreparedTransformersModel : public PreparedModel {
         }
         add(v, fmt::format("--max-length {}", v.max_model_len), "shorter prompt + generation");
       }
+      if (s.images_per_prompt > 0) {
+        auto p = PlanTransformers(inv_, gpu, s);
+        if (p.ok() && p->estimated_max_pixels > 0) {
+          TransformersSettings v = s;
+          v.max_pixels = p->estimated_max_pixels;
+          add(v, fmt::format("--max-pixels {}", v.max_pixels),
+              "smaller images: the processor resizes each to at most that many pixels");
+        }
+      }
       if (s.attn_implementation == "eager") {
         TransformersSettings v = s;
         v.attn_implementation = "sdpa";

@@ -932,6 +932,20 @@ Result<TransformersPlan> PlanTransformers(const Inventory& inv, const GpuSpec& g
     });
     return p;
   }
+  if (st == Stage::kProfile && p->image_tokens > 0 && settings.images_per_prompt > 0) {
+    // Smaller images: the largest max_pixels (whole merged patches) whose plan fits.
+    const VisionSpec& v = inv.spec.vision;
+    const int64_t unit = std::max<int64_t>(1, v.patch_size) *
+                         std::max<int64_t>(1, v.spatial_merge_size);
+    const int64_t tokens_now = p->image_tokens / settings.images_per_prompt;
+    TransformersSettings s = settings;
+    const int64_t best = Longest(1, tokens_now, [&](int64_t t) {
+      s.max_pixels = t * unit * unit;
+      auto q = PlanOnce(inv, gpu, s);
+      return q.ok() && q->fits;
+    });
+    p->estimated_max_pixels = best * unit * unit;
+  }
   if (st != Stage::kKvCache && st != Stage::kProfile && st != Stage::kRuntime) return p;
   const bool is_static = settings.max_cache_len > 0 &&
                          Is(settings.cache_implementation,

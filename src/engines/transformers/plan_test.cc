@@ -394,6 +394,15 @@ TEST(TransformersImages, ImageTokensJoinThePromptAndTheTowerRunsInThePrefill) {
   EXPECT_FALSE(eager->fits);
   EXPECT_EQ(eager->failure_stage, Stage::kProfile);
   EXPECT_GT(eager->gpus[0].activation_peak_bytes, 512 * kGiB);
+  // The largest images eager fits: whole 28 x 28 merged patches, one more does not fit.
+  const int64_t px = eager->estimated_max_pixels;
+  EXPECT_GT(px, 0);
+  EXPECT_EQ(px % 784, 0);
+  s.max_pixels = px;
+  EXPECT_TRUE(PlanTransformers(inv, Gpu("h100"), s)->fits);
+  s.max_pixels = px + 784;
+  EXPECT_FALSE(PlanTransformers(inv, Gpu("h100"), s)->fits);
+  s.max_pixels = 0;
   s.attn_implementation = "sdpa";
   EXPECT_TRUE(PlanTransformers(inv, Gpu("h100"), s)->fits);
   // A model without a vision tower refuses images.

@@ -85,6 +85,7 @@ struct TransformersPlan : Plan {
   int64_t estimated_max_cache_len = 0;  // static cache: the longest that fits (0: n/a or fits)
   int64_t estimated_fuse_max_seq_len = 0;  // fused AWQ cache: the longest that fits (0: n/a)
   int64_t image_tokens = 0;  // per sequence: images x tokens per image, in the prompt
+  int64_t estimated_max_pixels = 0;  // images: the largest max_pixels that fits (0: n/a)
 };
 
 // Plans `inv` on `gpu` (each of the pipeline_parallel_size GPUs alike) with `settings`. Errors
