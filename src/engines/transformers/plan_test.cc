@@ -291,13 +291,19 @@ Inventory LlamaAwq() {
   return inv.ok() ? *inv : Inventory();
 }
 
-TEST(TransformersFusedAwq, CacheOfFuseMaxSeqLenIsChargedAtLoad) {
-  const Inventory inv = LlamaAwq();
+// AwqConfig(do_fuse=True, fuse_max_seq_len=S) with a prompt and new tokens.
+TransformersSettings Fused(int64_t S, int64_t prompt, int64_t new_tokens) {
   TransformersSettings s;
   s.do_fuse = true;
-  s.fuse_max_seq_len = 131072;
-  s.prompt_tokens = 1024;
-  s.max_new_tokens = 1024;
+  s.fuse_max_seq_len = S;
+  s.prompt_tokens = prompt;
+  s.max_new_tokens = new_tokens;
+  return s;
+}
+
+TEST(TransformersFusedAwq, CacheOfFuseMaxSeqLenIsChargedAtLoad) {
+  const Inventory inv = LlamaAwq();
+  TransformersSettings s = Fused(131072, 1024, 1024);
   auto p = PlanTransformers(inv, Gpu("4090"), s);
   ASSERT_TRUE(p.ok()) << p.status().message();
   const GpuPlan& g = p->gpus[0];
@@ -333,11 +339,7 @@ TEST(TransformersFusedAwq, CacheOfFuseMaxSeqLenIsChargedAtLoad) {
 
 TEST(TransformersFusedAwq, LengthsAndRefusals) {
   const Inventory inv = LlamaAwq();
-  TransformersSettings s;
-  s.do_fuse = true;
-  s.fuse_max_seq_len = 1024;
-  s.prompt_tokens = 1000;
-  s.max_new_tokens = 100;
+  TransformersSettings s = Fused(1024, 1000, 100);
   auto p = PlanTransformers(inv, Gpu("h100"), s);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->failure_stage, Stage::kRuntime);  // 1,100 tokens past a 1,024-token cache
@@ -445,9 +447,7 @@ TEST(TransformersHostile, HugeImagesAndFusedCachesSaturate) {
   auto p = PlanTransformers(Catalog("qwen2.5-vl-7b-instruct"), Gpu("h100"), s);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_FALSE(p->fits);
-  TransformersSettings f;
-  f.do_fuse = true;
-  f.fuse_max_seq_len = (int64_t{1} << 31) - 1;
+  TransformersSettings f = Fused((int64_t{1} << 31) - 1, 0, 0);
   f.max_num_seqs = (int64_t{1} << 31) - 1;
   f.num_beams = (int64_t{1} << 31) - 1;
   auto q = PlanTransformers(LlamaAwq(), Gpu("h100"), f);
