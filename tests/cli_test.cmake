@@ -569,3 +569,23 @@ run(kv_bad_layers 2 kv --layers -1 --kv-heads 1 --head-dim 4 --context 4096)
 if(NOT last_err MATCHES "--layers -1: expected 1 to")
   message(SEND_ERROR "kv_bad_layers: '${last_err}'")
 endif()
+
+# transformers: AutoAWQ's fused cache charged at load, images through the vision tower, and
+# --tp-plan refused by name (issue 13 part 2).
+run(tf_fused 0 plan llama-3.1-8b-instruct --as-quantized awq --engine transformers --gpu 4090
+    --do-fuse --fuse-max-seq-len 131072 --prompt-tokens 1024 --max-new-tokens 1024)
+if(NOT last_out MATCHES "fused AWQ cache 18.00 GiB \\(131,072 tokens, batch 1\\)"
+   OR NOT last_out MATCHES "FAILS at load" OR NOT last_out MATCHES "--fuse-max-seq-len 128880")
+  message(SEND_ERROR "tf_fused: '${last_out}'")
+endif()
+run(tf_images_eager 1 check --gpu h100 -- transformers qwen2.5-vl-7b-instruct --dtype bfloat16
+    --prompt-tokens 256 --max-new-tokens 256 --images-per-prompt 1 --attn-implementation eager)
+if(NOT last_out MATCHES "FAILS at profile" OR NOT last_out MATCHES "--max-pixels [0-9]+")
+  message(SEND_ERROR "tf_images_eager: '${last_out}'")
+endif()
+run(tf_images_sdpa 0 check --gpu h100 -- transformers qwen2.5-vl-7b-instruct --dtype bfloat16
+    --prompt-tokens 256 --max-new-tokens 256 --images-per-prompt 1)
+run(tf_tp_plan 2 check --gpu h100 -- transformers qwen3-8b --tp-plan auto)
+if(NOT last_err MATCHES "tp_plan tensor parallelism")
+  message(SEND_ERROR "tf_tp_plan: '${last_err}'")
+endif()

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <string_view>
 
 #include "core/text.h"
 #include "model/hub_revision.h"
@@ -73,6 +74,16 @@ const std::vector<FlagSpec>& Flags() {
       {"--quantization", "-q", "Quantization method (transformers: fbgemm_fp8 on load)", "TEXT"},
       {"--cache-nbits", nullptr, "transformers: QuantizedCache nbits (2 or 4)", "INT"},
       {"--num-gpus", nullptr, "transformers: GPUs device_map spreads the model over", "INT"},
+      {"--do-fuse", nullptr, "transformers: AwqConfig(do_fuse=True), AutoAWQ's fused modules",
+       nullptr},
+      {"--fuse-max-seq-len", nullptr,
+       "transformers: AwqConfig(fuse_max_seq_len=N), the fused modules' cache length", "INT"},
+      {"--images-per-prompt", nullptr, "transformers: images in each prompt (Qwen-VL models)",
+       "INT"},
+      {"--max-pixels", nullptr,
+       "transformers: the processor's max_pixels (default: preprocessor_config.json's)", "INT"},
+      {"--tp-plan", nullptr, "transformers: from_pretrained(tp_plan=...) under torchrun (not "
+                             "modelled: refused with a message)", "TEXT"},
   };
   return kFlags;
 }
@@ -96,6 +107,15 @@ Result<TransformersSettings> ReadFlags(const FlagValues& given, TransformersSett
       s.load_in_4bit = true;
     } else if (name == "--load-in-8bit") {
       s.load_in_8bit = true;
+    } else if (name == "--do-fuse") {
+      s.do_fuse = true;
+    } else if (name == "--tp-plan") {
+      // Tensor parallelism under torchrun splits every projection and the KV heads over the
+      // ranks (base_model_tp_plan); vramfit plans one process with a device_map only.
+      return Status::InvalidArgument(fmt::format(
+          "--tp-plan {}: tp_plan tensor parallelism (torchrun, one process per GPU) is not "
+          "modelled for transformers; vramfit plans device_map placement in one process "
+          "(--num-gpus N spreads the layers over N GPUs)", core::Printable(text)));
     } else if (name == "--do-sample") {
       auto b = ReadBool(name, text);
       if (!b.ok()) return b.status();
@@ -112,6 +132,9 @@ Result<TransformersSettings> ReadFlags(const FlagValues& given, TransformersSett
       if (name == "--num-return-sequences") s.num_return_sequences = *n;
       if (name == "--cache-nbits") s.cache_nbits = *n;
       if (name == "--num-gpus") s.pipeline_parallel_size = *n;
+      if (name == "--fuse-max-seq-len") s.fuse_max_seq_len = *n;
+      if (name == "--images-per-prompt") s.images_per_prompt = *n;
+      if (name == "--max-pixels") s.max_pixels = *n;
     }
   }
   if (prompt_given && new_given) s.max_model_len = s.prompt_tokens + s.max_new_tokens;
@@ -197,6 +220,10 @@ std::string CommandLine(const Inventory& inv, const TransformersSettings& s) {
     c += fmt::format(" --num-return-sequences {}", s.num_return_sequences);
   }
   if (!s.do_sample) c += " --do-sample false";
+  if (s.do_fuse) c += " --do-fuse";
+  if (s.fuse_max_seq_len > 0) c += fmt::format(" --fuse-max-seq-len {}", s.fuse_max_seq_len);
+  if (s.images_per_prompt > 0) c += fmt::format(" --images-per-prompt {}", s.images_per_prompt);
+  if (s.max_pixels > 0) c += fmt::format(" --max-pixels {}", s.max_pixels);
   return c;
 }
 
@@ -242,6 +269,13 @@ std::string PythonSnippet(const Inventory& inv, const TransformersSettings& s,
   } else if (s.quantization == "fbgemm_fp8") {
     imports += ", FbgemmFp8Config";
     load += ", quantization_config=FbgemmFp8Config()";
+  } else if (s.do_fuse || s.fuse_max_seq_len > 0) {
+    // Loading attributes of a pre-quantized AWQ checkpoint (AwqConfig.get_loading_attributes).
+    imports += ", AwqConfig";
+    load += ", quantization_config=AwqConfig(bits=4";
+    if (s.do_fuse) load += ", do_fuse=True";
+    if (s.fuse_max_seq_len > 0) load += fmt::format(", fuse_max_seq_len={}", s.fuse_max_seq_len);
+    load += ")";
   }
   const int64_t batch = s.max_num_seqs > 0 ? s.max_num_seqs : 1;
   const int64_t new_tokens = s.max_new_tokens > 0 ? s.max_new_tokens : kDefaultNewTokens;
@@ -268,6 +302,22 @@ std::string PythonSnippet(const Inventory& inv, const TransformersSettings& s,
     gen += fmt::format(", num_return_sequences={}", s.num_return_sequences);
   }
   if (!s.do_sample) gen += ", do_sample=False";
+  if (s.images_per_prompt > 0) {
+    // A processor and the image-text model class; the prompt's tokens are the text's, the
+    // images add theirs.
+    std::string mm = imports;
+    mm.replace(0, std::string_view("AutoModelForCausalLM, AutoTokenizer").size(),
+               "AutoModelForImageTextToText, AutoProcessor");
+    const std::string pixels = s.max_pixels > 0 ? fmt::format(", max_pixels={}", s.max_pixels)
+                                                : std::string();
+    return fmt::format(
+        "from transformers import {}; proc = AutoProcessor.from_pretrained({}{}); model = "
+        "AutoModelForImageTextToText.from_pretrained({}); inputs = proc(text=[\"<a {}-token "
+        "prompt with {} image placeholder(s)>\"] * {}, images=[[\"<image>\"] * {}] * {}, "
+        "return_tensors=\"pt\").to(model.device); out = model.generate({})",
+        mm, Py(id), pixels, load, prompt, s.images_per_prompt, batch, s.images_per_prompt, batch,
+        gen);
+  }
   return fmt::format(
       "from transformers import {}; tok = AutoTokenizer.from_pretrained({}); model = "
       "AutoModelForCausalLM.from_pretrained({}); inputs = tok([\"<a {}-token prompt>\"] * {}, "

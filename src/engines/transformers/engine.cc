@@ -41,18 +41,33 @@ class PreparedTransformersModel : public PreparedModel {
       v.dtype = "auto";
       add(v, "--dtype auto", "none: the checkpoint's own 16-bit dtype instead of float32");
     }
+    // What the plan searched (PlanTransformers: the longest fused or static cache, the largest
+    // images that fit), each a remedy setting one knob.
+    const auto searched = PlanTransformers(inv_, gpu, s);
+    auto from_search = [&](int64_t TransformersPlan::*found, int64_t TransformersOptions::*knob,
+                           const char* flag, const char* cost) {
+      if (!searched.ok() || (*searched).*found <= 0) return;
+      TransformersSettings v = s;
+      v.*knob = (*searched).*found;
+      add(v, fmt::format("{} {}", flag, v.*knob), cost);
+    };
+    // AutoAWQ's fused cache: the longest fuse_max_seq_len that fits, or transformers' own
+    // cache, which grows with the tokens.
+    if (s.do_fuse) {
+      from_search(&TransformersPlan::estimated_fuse_max_seq_len,
+                  &TransformersOptions::fuse_max_seq_len, "--fuse-max-seq-len",
+                  "a shorter fused cache: prompt + generation must stay within it");
+      TransformersSettings v = s;
+      v.do_fuse = false;
+      v.fuse_max_seq_len = 0;
+      add(v, "without --do-fuse", "transformers' own attention and cache: no preallocation, "
+                                  "slower decoding than the fused kernels");
+    }
     const bool is_static = s.cache_implementation == "static" ||
                            s.cache_implementation == "offloaded_static";
-    // The longest static cache that fits (the plan searched it).
-    if (is_static && s.max_cache_len > 0) {
-      auto p = PlanTransformers(inv_, gpu, s);
-      if (p.ok() && p->estimated_max_cache_len > 0) {
-        TransformersSettings v = s;
-        v.max_cache_len = p->estimated_max_cache_len;
-        add(v, fmt::format("--max-cache-len {}", v.max_cache_len),
-            "a shorter static cache: generation stops there");
-      }
-    }
+    // The longest static cache that fits.
+    from_search(&TransformersPlan::estimated_max_cache_len, &TransformersOptions::max_cache_len,
+                "--max-cache-len", "a shorter static cache: generation stops there");
     if (is_static) {
       TransformersSettings v = s;
       v.cache_implementation = "dynamic";
@@ -71,12 +86,17 @@ class PreparedTransformersModel : public PreparedModel {
         }
         add(v, fmt::format("--max-length {}", v.max_model_len), "shorter prompt + generation");
       }
+      from_search(&TransformersPlan::estimated_max_pixels, &TransformersOptions::max_pixels,
+                  "--max-pixels",
+                  "smaller images: the processor resizes each to at most that many pixels");
       if (s.attn_implementation == "eager") {
         TransformersSettings v = s;
         v.attn_implementation = "sdpa";
         add(v, "--attn-implementation sdpa", "none: the same results without the score matrix");
       }
-      if (s.cache_implementation.empty() || s.cache_implementation == "dynamic") {
+      // (Fused AWQ attention never writes transformers' cache: its class changes nothing.)
+      if ((s.cache_implementation.empty() || s.cache_implementation == "dynamic") &&
+          !s.do_fuse) {
         TransformersSettings v = s;
         v.cache_implementation = "quantized";
         add(v, "--cache-implementation quantized", "int4 KV (quanto): a small accuracy cost, "
@@ -150,6 +170,7 @@ const char* FlagName(Setting s) {
 bool QuantizedCache(const GpuSpec&, EngineSettings* e) {
   TransformersSettings s = ToTransformersSettings(*e);
   if (!s.cache_implementation.empty() && s.cache_implementation != "dynamic") return false;
+  if (s.do_fuse) return false;  // the fused AWQ attention keeps its own cache
   s.cache_implementation = "quantized";
   *e = ToEngineSettings(s);
   return true;

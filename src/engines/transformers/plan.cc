@@ -13,6 +13,7 @@
 #include "engines/transformers/rules.h"
 #include "engines/transformers/weights.h"
 #include "model/kv_state.h"
+#include "model/vision_tokens.h"
 
 namespace vramfit::transformers {
 namespace {
@@ -58,6 +59,8 @@ struct PerGpu {
   uint64_t weights = 0, load_transient = 0, kv_full = 0, kv_static = 0, kv_prompt = 0;
   uint64_t prefill_act = 0, prefill_logits = 0, decode_act = 0, decode_logits = 0;
   uint64_t offload_stream = 0;  // an offloaded unit brought to the GPU for its forward
+  uint64_t fused_load = 0, fused_run = 0;  // AutoAWQ fused caches at load (batch 1) and generate
+  uint64_t encoder = 0, image_embeds = 0;  // the vision tower's pass, its outputs held
   uint64_t stage[kStageCount] = {};
   int units = 0;
 };
@@ -75,6 +78,9 @@ struct Run {
   Quantizer quantizer = Quantizer::kNone;
   std::string attn = "sdpa", cache = "dynamic";
   int64_t L = 0, P = 0, N = 0, cache_len = 0, batch = 1, seqs = 1;
+  bool fused = false;          // AwqConfig(do_fuse=True): AutoAWQ's fused attention
+  int64_t image_tokens = 0;    // per sequence, part of P and L
+  int64_t image_max_pixels = 0;
   uint64_t free = 0;
   LoadedWeights w;
   std::vector<int> where;
@@ -96,6 +102,93 @@ Dtype DtypeFromName(const std::string& n, Dtype fallback) {
   if (Is(n, {"float16", "fp16", "half", "torch.float16"})) return Dtype::kF16;
   if (Is(n, {"float32", "fp32", "float", "torch.float32"})) return Dtype::kF32;
   return fallback;
+}
+
+// Images in each prompt (Qwen-VL processors, model/vision_tokens.h): their tokens join the
+// prompt; the tower's pass is charged to the prefill (EncoderPass).
+Status ResolveImages(Run& r) {
+  const TransformersSettings& s = r.s;
+  const VisionSpec& v = r.spec.vision;
+  if (s.images_per_prompt <= 0) {
+    if (s.max_pixels > 0) {
+      r.plan.notes.push_back("--max-pixels without --images-per-prompt: no image is planned");
+    }
+    return Status::Ok();
+  }
+  if (v.kind == VisionKind::kNone) {
+    return Invalid(fmt::format("--images-per-prompt {}: the model has no vision tower (no "
+                               "vision_config in config.json)", s.images_per_prompt));
+  }
+  if (!HasQwenVlImageRule(v)) {
+    r.plan.notes.push_back(fmt::format(
+        "--images-per-prompt {}: images through this vision tower are not modelled (only the "
+        "Qwen-VL processors' image tokens are); the plan holds text tokens only",
+        s.images_per_prompt));
+    return Status::Ok();
+  }
+  r.image_max_pixels = ImageMaxPixels(v, s.max_pixels);
+  const int64_t per = ImageTokens(v, r.image_max_pixels);
+  constexpr int64_t kMaxTokens = (int64_t{1} << 31) - 1;
+  if (s.images_per_prompt > kMaxTokens / per) {
+    return Invalid(fmt::format("--images-per-prompt {} at {} tokens an image is over 2^31 "
+                               "tokens", s.images_per_prompt, per));
+  }
+  r.image_tokens = s.images_per_prompt * per;
+  r.plan.image_tokens = r.image_tokens;
+  r.plan.notes.push_back(fmt::format(
+      "{} image(s) a prompt at max_pixels {}{}: {} tokens each ({} patches through the vision "
+      "tower), {} tokens added to each prompt", s.images_per_prompt, r.image_max_pixels,
+      s.max_pixels > 0 ? "" : v.max_pixels > 0 ? " (preprocessor_config.json)"
+                                               : " (the processor's default)",
+      per, ImagePatches(v, per), r.image_tokens));
+  return Status::Ok();
+}
+
+// AutoAWQ's fused modules: AwqConfig's checks (utils/quantization_config.py AwqConfig.post_init)
+// and the model types integrations/awq.py fuses (AWQ_FUSED_MAPPINGS, transformers 4.57).
+Status ResolveFused(Run& r) {
+  const TransformersSettings& s = r.s;
+  if (!s.do_fuse) {
+    if (s.fuse_max_seq_len > 0) {
+      r.plan.notes.push_back("--fuse-max-seq-len without --do-fuse: AwqConfig fuses nothing "
+                             "unless do_fuse=True (or modules_to_fuse) is given");
+    }
+    return Status::Ok();
+  }
+  if (r.spec.quant.method != QuantMethod::kAwq) {
+    return Invalid(fmt::format("--do-fuse: AutoAWQ's fused modules need an AWQ checkpoint "
+                               "(quant_method awq); this one is {}",
+                               r.spec.quant.quantized() ? r.spec.quant.method_text
+                                                        : std::string("not quantized")));
+  }
+  if (s.fuse_max_seq_len <= 0) {
+    return Invalid("You cannot enable fused modules without specifying a `fuse_max_seq_len`, "
+                   "make sure to pass a valid `fuse_max_seq_len` for your usecase");
+  }
+  const std::string& a = r.spec.architecture;
+  if (!Is(a, {"LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
+              "LlavaForConditionalGeneration"})) {
+    return Invalid(fmt::format(
+        "--do-fuse on {}: Fusing mapping not found either on the quantization config or the "
+        "supported `AWQ_FUSED_MAPPINGS` (llama, mistral, mixtral, llava); transformers needs "
+        "modules_to_fuse for this model, which vramfit does not model", core::Printable(a)));
+  }
+  r.fused = true;
+  // The fused attention runs flash-attn (prefill) and flash_attn_with_kvcache (decode) over its
+  // own cache; transformers' cache object stays empty (awq/modules/fused/attn.py, AutoAWQ
+  // 0.2.9).
+  r.attn = "awq_fused";
+  const int64_t S = s.fuse_max_seq_len;
+  if (r.P > S) {
+    r.Fail(Stage::kProfile, fmt::format(
+        "the fused AWQ cache holds {} tokens but the prompt has {}: the prefill's cache write "
+        "fails (fuse_max_seq_len)", S, r.P));
+  } else if (r.L > S) {
+    r.Fail(Stage::kRuntime, fmt::format(
+        "the fused AWQ cache holds {} tokens but generation needs {} (prompt {} + {} new): the "
+        "cache write past fuse_max_seq_len fails", S, r.L, r.P, r.N));
+  }
+  return Status::Ok();
 }
 
 Status Resolve(Run& r) {
@@ -244,6 +337,10 @@ Status Resolve(Run& r) {
     return Invalid(fmt::format("--max-length {} leaves no room for a prompt and {} new tokens",
                                L, r.N));
   }
+  const int64_t text_L = L;
+  VRAMFIT_RETURN_IF_ERROR(ResolveImages(r));
+  r.P += r.image_tokens;
+  L += r.image_tokens;
   r.L = L;
   r.cache_len = is_static ? (s.max_cache_len > 0 ? s.max_cache_len : L) : 0;
   if (is_static && r.cache_len < L) {
@@ -263,8 +360,8 @@ Status Resolve(Run& r) {
   // the sampled return sequences.
   r.seqs = r.batch * std::max(s.num_beams, s.do_sample ? s.num_return_sequences : 1);
   s.max_num_seqs = r.batch;
-  s.max_model_len = L;
-  return Status::Ok();
+  s.max_model_len = text_L;
+  return ResolveFused(r);
 }
 
 // Startup: a CUDA context on every GPU the map uses.
@@ -277,6 +374,22 @@ void Startup(Run& r) {
     r.Fail(Stage::kStartup, fmt::format("{} is held by the CUDA context and other processes: "
                                         "nothing is free on {}", FormatBytes(held), r.gpu.name));
   }
+}
+
+// One fused attention layer's own buffers for `batch` sequences (awq/modules/fused/attn.py and
+// cache.py, AutoAWQ 0.2.9): WindowedCache's K and V, each [batch, fuse_max_seq_len, kv heads,
+// head_dim] in float16, batch AWQ_BATCH_SIZE (1) at load and regrown to the generate batch on the
+// first forward (increase_batch_size); and RoPE's freqs_cis, [fuse_max_seq_len, head_dim / 2] in
+// complex64 (8 B). head_dim is hidden_size / num_attention_heads: transformers passes no
+// head_dim to QuantAttentionFused (integrations/awq.py _fuse_awq_attention_layers, 4.57).
+uint64_t FusedLayerCache(const Run& r, const AttentionSpec& a, uint64_t batch) {
+  if (a.kind == AttentionKind::kLinear) return 0;
+  const uint64_t S = static_cast<uint64_t>(r.s.fuse_max_seq_len);
+  const uint64_t heads = static_cast<uint64_t>(std::max<int64_t>(1, a.num_heads));
+  const uint64_t kvh = a.num_kv_heads > 0 ? static_cast<uint64_t>(a.num_kv_heads) : heads;
+  const uint64_t hd = static_cast<uint64_t>(std::max<int64_t>(0, r.spec.hidden_size)) / heads;
+  const uint64_t kv = SatMul(SatMul(2 * batch, S), SatMul(kvh, SatMul(hd, 2)));
+  return SatAdd(kv, SatMul(S, hd / 2 * 8));
 }
 
 // Load: units sized by dtype and quantizer, placed by the device map.
@@ -358,7 +471,21 @@ Status Load(Run& r) {
         "packed ones newly initialized: it loads without error and generates garbage",
         r.spec.quant.method_text));
   }
-  for (PerGpu& g : r.g) g.stage[static_cast<int>(Stage::kLoad)] = g.weights + g.load_transient;
+  if (r.fused) {
+    for (size_t i = 0; i < r.w.units.size(); ++i) {
+      const Unit& u = r.w.units[i];
+      if (u.layer < 0 || u.layer >= static_cast<int64_t>(r.spec.layers.size())) continue;
+      const AttentionSpec& a = r.spec.layers[static_cast<size_t>(u.layer)].attention;
+      PerGpu& g = r.g[static_cast<size_t>(r.GpuOf(i))];
+      g.fused_load = SatAdd(g.fused_load, FusedLayerCache(r, a, 1));
+      g.fused_run = SatAdd(g.fused_run, FusedLayerCache(r, a, static_cast<uint64_t>(r.seqs)));
+    }
+  }
+  // The fused caches are made after the last weight (_process_model_after_weight_loading), when
+  // the quantize-on-load transient is gone.
+  for (PerGpu& g : r.g) {
+    g.stage[static_cast<int>(Stage::kLoad)] = g.weights + std::max(g.load_transient, g.fused_load);
+  }
   return Status::Ok();
 }
 
@@ -389,6 +516,9 @@ struct CacheBytes {
 CacheBytes Cache(const Run& r, const std::vector<int64_t>& layers, int64_t T, bool prefill) {
   CacheBytes c;
   const bool is_static = r.cache_len > 0;
+  // Fused AWQ attention never writes transformers' dynamic cache (a static one is still made by
+  // generate).
+  if (r.fused && !is_static) return c;
   const uint64_t seqs = static_cast<uint64_t>(r.seqs);
   uint64_t largest_layer = 0;
   for (int64_t i : layers) {
@@ -478,6 +608,55 @@ uint64_t LayerActivation(const Run& r, const LayerSpec& l, bool any_sliding) {
   return SatAdd(base, std::max(attn, mlp));
 }
 
+// The vision tower's pass in the prefill, for batch x images_per_prompt images at once
+// (get_image_features runs every image of the call together), on the GPU of the tower.
+// Per patch (models/qwen2_5_vl/modeling_qwen2_5_vl.py, 4.5x as read; models/qwen3_vl/
+// modeling_qwen3_vl.py and Qwen2-VL alike but for their plain fc1/fc2 MLP): pixel_values in
+// float32 from the processor and their cast to the tower's dtype (in_channels x
+// temporal_patch x patch^2 values each); the rotary table, its cos and sin in
+// float32 (3 x head_dim x 4 B); then the widest block: residual, normed input and output
+// (3 x hidden) with the wider of attention (qkv 3 x hidden, rotated q and k 2 x hidden, the
+// output and its concatenation 2 x hidden) and the MLP (Qwen2.5-VL gated: 3 x intermediate;
+// Qwen2-VL and Qwen3-VL fc1 and its activation: 2 x intermediate). Attention splits the patches
+// by cu_seqlens for eager and sdpa (one image, or one window, at a time): eager holds one
+// image's heads x patches^2 scores at the eager cost; sdpa gets no mask (no score matrix);
+// flash_attention_2 runs varlen. The text embeddings (batch x prompt x hidden) exist already.
+// *held: what stays through the decoder's prefill: the merged image embeddings (tokens x the
+// language model's hidden size) and Qwen3-VL's deepstack features (one more per index).
+uint64_t EncoderPass(const Run& r, uint64_t* held) {
+  *held = 0;
+  const VisionSpec& v = r.spec.vision;
+  if (r.image_tokens == 0 || !HasQwenVlImageRule(v)) return 0;
+  const uint64_t act = r.act;
+  const uint64_t images = SatMul(static_cast<uint64_t>(r.seqs),
+                                 static_cast<uint64_t>(r.s.images_per_prompt));
+  const uint64_t tok = static_cast<uint64_t>(ImageTokens(v, r.image_max_pixels));
+  const uint64_t per_image = static_cast<uint64_t>(ImagePatches(v, static_cast<int64_t>(tok)));
+  const uint64_t n = SatMul(images, per_image);
+  const uint64_t H = static_cast<uint64_t>(v.hidden_size);
+  const uint64_t I = static_cast<uint64_t>(v.intermediate_size);
+  const uint64_t heads = static_cast<uint64_t>(std::max<int64_t>(1, v.num_heads));
+  const uint64_t hd = H / heads;
+  const uint64_t pixel_values = static_cast<uint64_t>(
+      std::max<int64_t>(1, v.in_channels) * std::max<int64_t>(1, v.temporal_patch_size) *
+      std::max<int64_t>(1, v.patch_size) * std::max<int64_t>(1, v.patch_size));
+  uint64_t per_patch = pixel_values * (4 + act) + 3 * hd * 4;
+  const uint64_t mlp = (v.kind == VisionKind::kQwen25Vl ? 3 : 2) * I;
+  per_patch += (3 * H + std::max<uint64_t>(7 * H, mlp)) * act;
+  uint64_t pass = SatMul(n, per_patch);
+  const std::string attn = r.s.attn_implementation.empty() ? "sdpa" : r.s.attn_implementation;
+  if (attn == "eager") {
+    pass = SatAdd(pass, SatMul(SatMul(heads, SatMul(per_image, per_image)),
+                               act + kEagerExtraBytesPerScore));
+  }
+  const uint64_t text_hidden = static_cast<uint64_t>(r.spec.hidden_size);
+  pass = SatAdd(pass, SatMul(SatMul(static_cast<uint64_t>(r.seqs), static_cast<uint64_t>(r.P)),
+                             text_hidden * act));
+  const uint64_t stacks = 1 + v.deepstack_indexes.size();
+  *held = SatMul(SatMul(SatMul(images, tok), text_hidden * act), stacks);
+  return pass;
+}
+
 // Cache, activations and logits per GPU, and the stage totals.
 void Generate(Run& r) {
   const ModelSpec& spec = r.spec;
@@ -486,9 +665,10 @@ void Generate(Run& r) {
   for (const LayerSpec& l : spec.layers) any_sliding |= l.attention.kind == AttentionKind::kSliding;
   // Layers per GPU (a decoder unit's GPU; offloaded layers run and cache on GPU 0).
   std::vector<std::vector<int64_t>> layers(static_cast<size_t>(r.gpus));
-  int lm_gpu = 0;
+  int lm_gpu = 0, vision_gpu = -1;
   for (size_t i = 0; i < r.w.units.size(); ++i) {
     const Unit& u = r.w.units[i];
+    if (u.vision && vision_gpu < 0) vision_gpu = r.GpuOf(i);
     if (u.layer >= 0 && u.layer < static_cast<int64_t>(spec.layers.size())) {
       layers[static_cast<size_t>(r.GpuOf(i))].push_back(u.layer);
     }
@@ -529,13 +709,19 @@ void Generate(Run& r) {
       }
     }
     g.prefill_act = SatAdd(widest, prompt.transient);
+    if (gi == std::max(vision_gpu, 0) && r.image_tokens > 0) {
+      // The tower runs before the decoder layers; its outputs stay through them.
+      g.encoder = EncoderPass(r, &g.image_embeds);
+      g.prefill_act = SatAdd(std::max(g.prefill_act, g.encoder), g.image_embeds);
+    }
     g.decode_act = SatAdd(decode, full.transient);
     if (gi == lm_gpu) {
       g.prefill_logits = prefill_logits;
       g.decode_logits = decode_logits;
     }
-    const uint64_t base = SatAdd(g.weights, g.offload_stream);
-    g.stage[static_cast<int>(Stage::kKvCache)] = SatAdd(g.weights, g.kv_static);
+    const uint64_t base = SatAdd(SatAdd(g.weights, g.offload_stream), g.fused_run);
+    g.stage[static_cast<int>(Stage::kKvCache)] =
+        SatAdd(SatAdd(g.weights, g.fused_load), g.kv_static);
     g.stage[static_cast<int>(Stage::kProfile)] =
         SatAdd(SatAdd(base, g.kv_prompt), SatAdd(g.prefill_act, g.prefill_logits));
     g.stage[static_cast<int>(Stage::kRuntime)] =
@@ -590,10 +776,10 @@ void Verdict(Run& r) {
     x.budget_bytes = r.free;
     x.cuda_context_bytes = kCudaContext;
     x.weights_bytes = g.weights;
-    x.load_peak_bytes = g.weights + g.load_transient;
+    x.load_peak_bytes = g.stage[static_cast<int>(Stage::kLoad)];
     x.activation_peak_bytes = std::max(SatAdd(g.prefill_act, g.prefill_logits),
                                        SatAdd(g.decode_act, g.decode_logits));
-    x.kv_cache_bytes = g.kv_full;
+    x.kv_cache_bytes = SatAdd(g.kv_full, g.fused_run);
     for (uint64_t v : g.stage) x.peak_bytes = std::max(x.peak_bytes, v);
     x.device_used_bytes = x.peak_bytes + kCudaContext;
     x.explain.push_back({"weights", g.weights, fmt::format(
@@ -603,6 +789,20 @@ void Verdict(Run& r) {
     x.explain.push_back({"kv_cache", g.kv_full, fmt::format(
         "{} cache: {} sequences x {} tokens x {} B/token (all layers)", r.cache, r.seqs,
         r.cache_len > 0 ? r.cache_len : r.L, r.plan.kv_bytes_per_token)});
+    if (r.fused) {
+      x.explain.push_back({"awq_fused_cache", g.fused_run, fmt::format(
+          "AutoAWQ fused attention: K and V [{} x {} x kv heads x hidden/heads] in float16 + "
+          "RoPE freqs_cis [{} x head_dim/2] complex64 per layer; {} at load (batch 1)",
+          r.seqs, r.s.fuse_max_seq_len, r.s.fuse_max_seq_len, FormatBytes(g.fused_load))});
+    }
+    if (g.encoder > 0) {
+      x.explain.push_back({"encoder", SatAdd(g.encoder, g.image_embeds), fmt::format(
+          "{} x {} image(s) of {} tokens ({} max_pixels) through the vision tower ({}): pass {} "
+          "+ image embeddings held {}", r.seqs, r.s.images_per_prompt,
+          r.image_tokens / std::max<int64_t>(1, r.s.images_per_prompt), r.image_max_pixels,
+          r.s.attn_implementation.empty() ? "sdpa" : r.s.attn_implementation,
+          FormatBytes(g.encoder), FormatBytes(g.image_embeds))});
+    }
     x.explain.push_back({"prefill", SatAdd(g.prefill_act, g.prefill_logits), fmt::format(
         "{} attention over {} x {} prompt tokens, widest layer + logits", r.attn, r.seqs, r.P)});
     x.explain.push_back({"decode", SatAdd(g.decode_act, g.decode_logits), fmt::format(
@@ -614,9 +814,11 @@ void Verdict(Run& r) {
   p.resolved = ToEngineSettings(r.s);
   p.resolved.gpu_memory_utilization =
       total > 0 ? static_cast<double>(r.free) / static_cast<double>(total) : 0;
-  p.max_model_len = r.L;
+  p.max_model_len = r.L - r.image_tokens;  // --max-length: the text's tokens
   p.kv_cache_tokens = SatMul(static_cast<uint64_t>(r.seqs),
-                             static_cast<uint64_t>(r.cache_len > 0 ? r.cache_len : r.L));
+                             static_cast<uint64_t>(r.fused          ? r.s.fuse_max_seq_len
+                                                   : r.cache_len > 0 ? r.cache_len
+                                                                     : r.L));
   p.kv_needed_bytes = SatMul(static_cast<uint64_t>(r.cache_len > 0 ? r.cache_len : r.L),
                              p.kv_bytes_per_token);
   // Sequences of this length that would fit: the batch scaled by what its variable bytes
@@ -648,9 +850,16 @@ void Verdict(Run& r) {
     off = fmt::format(", {} cpu, {} disk", FormatBytes(r.offloaded[0]),
                       FormatBytes(r.offloaded[1]));
   }
+  if (r.fused) {
+    off += fmt::format(", fused AWQ cache {} ({} tokens, batch 1)", FormatBytes(g.fused_load),
+                       GroupDigits(static_cast<uint64_t>(r.s.fuse_max_seq_len)));
+  }
   p.stages.push_back({Stage::kLoad, fmt::format("weights {}{}{}, load peak {}", FormatBytes(
       g.weights), on, off, FormatBytes(g.stage[static_cast<int>(Stage::kLoad)]))});
-  p.stages.push_back({Stage::kKvCache, r.cache_len > 0
+  p.stages.push_back({Stage::kKvCache, r.fused && r.cache_len == 0
+      ? fmt::format("fused AWQ cache {} at batch {} (transformers' {} cache stays empty)",
+                    FormatBytes(g.fused_run), r.seqs, r.cache)
+      : r.cache_len > 0
       ? fmt::format("{} cache {} reserved ({} x {} tokens)", r.cache, FormatBytes(g.kv_static),
                     r.seqs, GroupDigits(static_cast<uint64_t>(r.cache_len)))
       : fmt::format("{} cache: grows with the tokens, none reserved", r.cache)});
@@ -660,7 +869,7 @@ void Verdict(Run& r) {
       FormatBytes(g.kv_prompt), FormatBytes(g.stage[static_cast<int>(Stage::kProfile)]))});
   p.stages.push_back({Stage::kRuntime, fmt::format(
       "generate to {}: KV {}, logits {}, peak {}", GroupDigits(static_cast<uint64_t>(r.L)),
-      FormatBytes(g.kv_full), FormatBytes(g.decode_logits + g.decode_act),
+      FormatBytes(g.kv_full + g.fused_run), FormatBytes(g.decode_logits + g.decode_act),
       FormatBytes(g.stage[static_cast<int>(Stage::kRuntime)]))});
 }
 
@@ -688,7 +897,7 @@ Result<TransformersPlan> PlanOnce(const Inventory& inv, const GpuSpec& gpu,
   // The command `vramfit check -- ...` reads back, and after a shell comment mark the same run
   // as one line of Python (a shell drops the comment; the command reader stops at it).
   TransformersSettings py = r.s;  // the snippet writes the resolved prompt and new tokens
-  py.prompt_tokens = r.P;
+  py.prompt_tokens = r.P - r.image_tokens;
   py.max_new_tokens = r.N;
   r.plan.command = CommandLine(inv, r.s) + "  # python: " + PythonSnippet(inv, py, r.rules);
   return std::move(r.plan);
@@ -712,6 +921,31 @@ Result<TransformersPlan> PlanTransformers(const Inventory& inv, const GpuSpec& g
   auto p = PlanOnce(inv, gpu, settings);
   if (!p.ok() || p->fits) return p;
   const Stage st = *p->failure_stage;
+  const int64_t tokens = p->max_model_len + p->image_tokens;
+  if (settings.do_fuse && settings.fuse_max_seq_len > tokens && st != Stage::kStartup) {
+    // The shortest fused cache is the generation's length; the longest that fits is the advice.
+    TransformersSettings s = settings;
+    p->estimated_fuse_max_seq_len = Longest(tokens, settings.fuse_max_seq_len, [&](int64_t len) {
+      s.fuse_max_seq_len = len;
+      auto q = PlanOnce(inv, gpu, s);
+      return q.ok() && q->fits;
+    });
+    return p;
+  }
+  if (st == Stage::kProfile && p->image_tokens > 0 && settings.images_per_prompt > 0) {
+    // Smaller images: the largest max_pixels (whole merged patches) whose plan fits.
+    const VisionSpec& v = inv.spec.vision;
+    const int64_t unit = std::max<int64_t>(1, v.patch_size) *
+                         std::max<int64_t>(1, v.spatial_merge_size);
+    const int64_t tokens_now = p->image_tokens / settings.images_per_prompt;
+    TransformersSettings s = settings;
+    const int64_t best = Longest(1, tokens_now, [&](int64_t t) {
+      s.max_pixels = t * unit * unit;
+      auto q = PlanOnce(inv, gpu, s);
+      return q.ok() && q->fits;
+    });
+    p->estimated_max_pixels = best * unit * unit;
+  }
   if (st != Stage::kKvCache && st != Stage::kProfile && st != Stage::kRuntime) return p;
   const bool is_static = settings.max_cache_len > 0 &&
                          Is(settings.cache_implementation,

@@ -12,6 +12,7 @@
 #include "testutil/catalog.h"
 #include "vramfit/advice.h"
 #include "vramfit/catalog.h"
+#include "vramfit/inspect.h"
 
 namespace vramfit::transformers {
 namespace {
@@ -272,6 +273,186 @@ TEST(TransformersEngineRow, AdviceForAFailingStaticCacheNamesTheLongestLength) {
   auto advice = Advise(e, **model, Gpu("4090"), es, *plan);
   ASSERT_FALSE(advice.empty());
   EXPECT_EQ(advice[0].change.rfind("--max-cache-len 113421", 0), 0u) << advice[0].change;
+}
+
+// AutoAWQ's fused modules (AwqConfig(do_fuse=True, fuse_max_seq_len=S)) on Llama-3.1-8B-Instruct
+// quantized with AWQ 4-bit g128 (the what-if checkpoint AutoAWQ writes). Each of the 32 fused
+// attention layers makes, at load: K and V [1, S, 8 KV heads, 4,096 / 32 = 128] in float16
+// (2 x 8 x 128 x 2 B = 4,096 B a token) and RoPE's freqs_cis [S, 64] complex64 (512 B a token):
+// 4,608 B a token a layer, 147,456 B a token for the model. S = 131,072 (max_position_embeddings,
+// what AutoAWQ's from_quantized uses when max_seq_len is not given) is 18 GiB before generate.
+Inventory LlamaAwq() {
+  InspectOptions o;
+  auto q = MakeWhatIfQuant("awq", 4, 128, false);
+  EXPECT_TRUE(q.ok());
+  o.as_quantized = *q;
+  auto inv = InspectModel("llama-3.1-8b-instruct", o);
+  EXPECT_TRUE(inv.ok());
+  return inv.ok() ? *inv : Inventory();
+}
+
+// AwqConfig(do_fuse=True, fuse_max_seq_len=S) with a prompt and new tokens.
+TransformersSettings Fused(int64_t S, int64_t prompt, int64_t new_tokens) {
+  TransformersSettings s;
+  s.do_fuse = true;
+  s.fuse_max_seq_len = S;
+  s.prompt_tokens = prompt;
+  s.max_new_tokens = new_tokens;
+  return s;
+}
+
+TEST(TransformersFusedAwq, CacheOfFuseMaxSeqLenIsChargedAtLoad) {
+  const Inventory inv = LlamaAwq();
+  TransformersSettings s = Fused(131072, 1024, 1024);
+  auto p = PlanTransformers(inv, Gpu("4090"), s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const GpuPlan& g = p->gpus[0];
+  // 147,456 B x 131,072 = 19,327,352,832 B = 18 GiB, at batch 1 both at load and in generate.
+  EXPECT_EQ(g.kv_cache_bytes, 18 * kGiB);
+  EXPECT_EQ(g.load_peak_bytes, g.weights_bytes + 18 * kGiB);
+  // 5.4 GiB of weights + 18 GiB > the 23.14 GiB free on a 24 GB card: out of memory loading.
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, Stage::kLoad);
+  EXPECT_EQ(p->margin_bytes, static_cast<int64_t>(g.budget_bytes) -
+                                 static_cast<int64_t>(g.weights_bytes + 18 * kGiB));
+  EXPECT_EQ(p->kv_cache_tokens, 131072u);
+  // The longest fused cache that fits the same generation, and one token more does not.
+  const int64_t longest = p->estimated_fuse_max_seq_len;
+  EXPECT_GT(longest, 2048);
+  EXPECT_LT(longest, 131072);
+  s.fuse_max_seq_len = longest;
+  EXPECT_TRUE(PlanTransformers(inv, Gpu("4090"), s)->fits);
+  s.fuse_max_seq_len = longest + 1;
+  EXPECT_FALSE(PlanTransformers(inv, Gpu("4090"), s)->fits);
+  // S = 4,096: 147,456 x 4,096 = 576 MiB at load; a batch of 4 regrows K and V on the first
+  // forward: 32 x (4 x 4,096 + 512) B x 4,096 = 2,214,592,512 B, transformers' own cache empty.
+  s.fuse_max_seq_len = 4096;
+  s.prompt_tokens = 2048;
+  s.max_new_tokens = 512;
+  s.max_num_seqs = 4;
+  auto q = PlanTransformers(inv, Gpu("4090"), s);
+  ASSERT_TRUE(q.ok());
+  EXPECT_TRUE(q->fits) << q->failure_message;
+  EXPECT_EQ(q->gpus[0].load_peak_bytes, q->gpus[0].weights_bytes + 576 * kMiB);
+  EXPECT_EQ(q->gpus[0].kv_cache_bytes, 2214592512u);
+}
+
+TEST(TransformersFusedAwq, LengthsAndRefusals) {
+  const Inventory inv = LlamaAwq();
+  TransformersSettings s = Fused(1024, 1000, 100);
+  auto p = PlanTransformers(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->failure_stage, Stage::kRuntime);  // 1,100 tokens past a 1,024-token cache
+  s.prompt_tokens = 2000;
+  EXPECT_EQ(PlanTransformers(inv, Gpu("h100"), s)->failure_stage, Stage::kProfile);
+  // AwqConfig's own check, and only an AWQ checkpoint of a mapped model type fuses.
+  s.fuse_max_seq_len = 0;
+  auto none = PlanTransformers(inv, Gpu("h100"), s);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("without specifying a `fuse_max_seq_len`"),
+            std::string::npos);
+  s.fuse_max_seq_len = 4096;
+  auto qwen = PlanTransformers(Catalog("qwen2.5-7b-instruct-awq"), Gpu("h100"), s);
+  ASSERT_FALSE(qwen.ok());
+  EXPECT_NE(qwen.status().message().find("AWQ_FUSED_MAPPINGS"), std::string::npos);
+  EXPECT_FALSE(PlanTransformers(Catalog("llama-3.1-8b-instruct"), Gpu("h100"), s).ok());
+}
+
+// Images: Qwen2.5-VL-7B-Instruct, one image a prompt. At max_pixels 1,003,520 the processor
+// makes 1,003,520 / 28^2 = 1,280 tokens (5,120 patches of 14 x 14 through the tower); they
+// join the prompt, so the cache holds 256 + 1,280 + 256 tokens x 57,344 B (28 layers x 4 KV heads
+// x 128 x 2 x 2 B).
+TEST(TransformersImages, ImageTokensJoinThePromptAndTheTowerRunsInThePrefill) {
+  const Inventory inv = Catalog("qwen2.5-vl-7b-instruct");
+  TransformersSettings s;
+  s.dtype = "bfloat16";
+  s.prompt_tokens = 256;
+  s.max_new_tokens = 256;
+  s.images_per_prompt = 1;
+  s.max_pixels = 1003520;
+  auto p = PlanTransformers(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->image_tokens, 1280);
+  EXPECT_EQ(p->max_model_len, 512);  // --max-length stays the text's
+  EXPECT_EQ(p->gpus[0].kv_cache_bytes, (256u + 1280 + 256) * 57344);
+  // The tower's pass, per patch: pixel_values 3 x 2 x 14 x 14 = 1,176 values in float32 and
+  // bfloat16 (7,056 B), the rotary cos/sin/table 3 x 80 x 4 B (960 B), the widest block
+  // (3 x 1,280 + the gated MLP 3 x 3,420) x 2 B (28,200 B): 36,216 B x 5,120 patches =
+  // 185,425,920 B, with the prompt's text embeddings 1,536 x 3,584 x 2 B = 11,010,048 B; held
+  // after it: 1,280 image embeddings x 3,584 x 2 B = 9,175,040 B.
+  const auto& ex = p->gpus[0].explain;
+  const auto enc = std::find_if(ex.begin(), ex.end(), [](const auto& e) {
+    return e.name == "encoder";
+  });
+  ASSERT_NE(enc, ex.end());
+  EXPECT_EQ(enc->bytes, 185425920u + 11010048u + 9175040u);
+  // Eager attention over the processor's default largest image (12,845,056 pixels: 16,384
+  // tokens, 65,536 patches) holds one image's 16 heads x 65,536^2 scores at 8 B: 512 GiB.
+  s.max_pixels = 0;
+  s.attn_implementation = "eager";
+  auto eager = PlanTransformers(inv, Gpu("h100"), s);
+  ASSERT_TRUE(eager.ok());
+  EXPECT_EQ(eager->image_tokens, 16384);
+  EXPECT_FALSE(eager->fits);
+  EXPECT_EQ(eager->failure_stage, Stage::kProfile);
+  EXPECT_GT(eager->gpus[0].activation_peak_bytes, 512 * kGiB);
+  // The largest images eager fits: whole 28 x 28 merged patches, one more does not fit.
+  const int64_t px = eager->estimated_max_pixels;
+  EXPECT_GT(px, 0);
+  EXPECT_EQ(px % 784, 0);
+  s.max_pixels = px;
+  EXPECT_TRUE(PlanTransformers(inv, Gpu("h100"), s)->fits);
+  s.max_pixels = px + 784;
+  EXPECT_FALSE(PlanTransformers(inv, Gpu("h100"), s)->fits);
+  s.max_pixels = 0;
+  s.attn_implementation = "sdpa";
+  EXPECT_TRUE(PlanTransformers(inv, Gpu("h100"), s)->fits);
+  // A model without a vision tower refuses images.
+  EXPECT_FALSE(PlanTransformers(Catalog("qwen3-8b"), Gpu("h100"), s).ok());
+}
+
+TEST(TransformersFlags, FuseImagesAndTpPlan) {
+  FlagValues given = {{"--do-fuse", ""}, {"--fuse-max-seq-len", "4096"},
+                      {"--images-per-prompt", "2"}, {"--max-pixels", "1003520"}};
+  auto s = ReadFlags(given, TransformersSettings{});
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->do_fuse);
+  EXPECT_EQ(s->fuse_max_seq_len, 4096);
+  EXPECT_EQ(s->images_per_prompt, 2);
+  EXPECT_EQ(s->max_pixels, 1003520);
+  const Inventory inv = Catalog("qwen3-8b");
+  const std::string py = PythonSnippet(inv, *s, RulesFor(45700));
+  EXPECT_NE(py.find("AwqConfig(bits=4, do_fuse=True, fuse_max_seq_len=4096)"),
+            std::string::npos) << py;
+  EXPECT_NE(py.find("AutoProcessor.from_pretrained(\"Qwen/Qwen3-8B\", max_pixels=1003520)"),
+            std::string::npos) << py;
+  const std::string cmd = CommandLine(inv, *s);
+  EXPECT_NE(cmd.find("--do-fuse --fuse-max-seq-len 4096 --images-per-prompt 2 "
+                     "--max-pixels 1003520"), std::string::npos) << cmd;
+  // tp_plan is not modelled: named, never ignored.
+  auto tp = ReadFlags({{"--tp-plan", "auto"}}, TransformersSettings{});
+  ASSERT_FALSE(tp.ok());
+  EXPECT_NE(tp.status().message().find("--tp-plan auto: tp_plan tensor parallelism"),
+            std::string::npos);
+}
+
+TEST(TransformersHostile, HugeImagesAndFusedCachesSaturate) {
+  TransformersSettings s;
+  s.images_per_prompt = (int64_t{1} << 31) - 1;
+  EXPECT_FALSE(PlanTransformers(Catalog("qwen2.5-vl-7b-instruct"), Gpu("h100"), s).ok());
+  s.images_per_prompt = 1;
+  s.max_pixels = (int64_t{1} << 31) - 1;
+  s.max_num_seqs = (int64_t{1} << 31) - 1;
+  s.attn_implementation = "eager";
+  auto p = PlanTransformers(Catalog("qwen2.5-vl-7b-instruct"), Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_FALSE(p->fits);
+  TransformersSettings f = Fused((int64_t{1} << 31) - 1, 0, 0);
+  f.max_num_seqs = (int64_t{1} << 31) - 1;
+  f.num_beams = (int64_t{1} << 31) - 1;
+  auto q = PlanTransformers(LlamaAwq(), Gpu("h100"), f);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_FALSE(q->fits);
 }
 
 }  // namespace

@@ -51,6 +51,11 @@ struct TransformersOptions : EngineOptions {
   bool load_in_8bit = false;
   int64_t cache_nbits = 4;               // QuantizedCache nbits (quanto: 2 or 4)
   int64_t residual_length = 128;         // QuantizedCache residual_length
+  bool do_fuse = false;                  // AwqConfig(do_fuse=True): AutoAWQ's fused modules
+  int64_t fuse_max_seq_len = 0;          // AwqConfig(fuse_max_seq_len=N): their cache length
+  int64_t images_per_prompt = 0;         // images in each prompt (Qwen-VL processors)
+  int64_t max_pixels = 0;                // the processor's max_pixels (0: preprocessor_config.json
+                                         // or the processor's default)
 };
 
 // The settings as one struct: the neutral part and transformers' own.
@@ -78,6 +83,9 @@ struct TransformersPlan : Plan {
   std::vector<Placement> placement;
   uint64_t kv_bytes_per_token = 0;  // one sequence, all layers, at the cache's element size
   int64_t estimated_max_cache_len = 0;  // static cache: the longest that fits (0: n/a or fits)
+  int64_t estimated_fuse_max_seq_len = 0;  // fused AWQ cache: the longest that fits (0: n/a)
+  int64_t image_tokens = 0;  // per sequence: images x tokens per image, in the prompt
+  int64_t estimated_max_pixels = 0;  // images: the largest max_pixels that fits (0: n/a)
 };
 
 // Plans `inv` on `gpu` (each of the pipeline_parallel_size GPUs alike) with `settings`. Errors

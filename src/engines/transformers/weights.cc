@@ -103,6 +103,7 @@ LoadedWeights LoadWeights(const Inventory& inv, Quantizer q, uint64_t dtype_byte
       if (it == vision_at.end()) {
         it = vision_at.emplace(name, vision.size()).first;
         vision.push_back({name});
+        vision.back().vision = true;
       }
       u = &vision[it->second];
     } else if (e.layer >= 0) {

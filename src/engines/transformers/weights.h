@@ -43,6 +43,7 @@ struct Unit {
   uint64_t bytes = 0;        // in memory after dtype and quantizer
   uint64_t largest_transient = 0;  // the biggest tensor quantized on the GPU while loading
   int64_t layer = -1;        // decoder layer index, -1 for the others
+  bool vision = false;       // a unit of the vision tower or its projector
 };
 
 struct LoadedWeights {
