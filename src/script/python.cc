@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <initializer_list>
 
 #include "core/text.h"
@@ -18,6 +19,8 @@ namespace {
 constexpr size_t kMaxPythonBytes = 16u << 20;
 constexpr int kMaxBrackets = 200;  // nesting of ( [ {
 constexpr int kMaxResolve = 8;     // a name through assignments and call sites
+constexpr size_t kMaxLaunches = 1000;          // engine loads in one program
+constexpr uint64_t kMaxLookupSteps = 50'000'000;  // names compared, all lookups together
 
 enum class Tok { kName, kNumber, kString, kOp, kNewline };
 
@@ -287,6 +290,7 @@ class Reader {
   std::vector<Scope> scopes_ = {Scope{}};
   std::vector<Assign> assigns_;
   std::vector<Call> calls_;
+  mutable uint64_t steps_ = 0;  // work spent resolving names (a hostile program's bound)
 };
 
 void Reader::Statements() {
@@ -476,6 +480,9 @@ Value Reader::Eval(size_t b, size_t e, int scope, int line, int depth) const {
 // A name's value where it is read on `line` in `scope`: the function's own assignment, the
 // function's parameter as its call sites pass it, or the module's last assignment before.
 Value Reader::Lookup(const std::string& name, int scope, int line, int depth) const {
+  steps_ += assigns_.size() + calls_.size();
+  if (steps_ > kMaxLookupSteps) return Unknown(fmt::format("`{}`: the program is past what "
+                                                           "the reader follows", name));
   for (int s = scope;; s = scopes_[s].parent) {
     // The last assignment before the line; at module level, else the last of all (a function
     // defined above a constant it reads runs after the constant is set).
@@ -681,6 +688,9 @@ Result<ScriptRead> Reader::Run() {
   for (const Call& c : calls_) {
     const Status s = Launch(c, &out);
     if (!s.ok()) return s;
+    if (out.invocations.size() > kMaxLaunches) {
+      return Fail(file_, c.line, fmt::format("more than {} engine launches", kMaxLaunches));
+    }
   }
   return out;
 }

@@ -116,6 +116,9 @@ TEST(PythonScript, UnknownValuesAndHostileText) {
   EXPECT_EQ(Error("x = 1)\n"), "deploy.py:1: unmatched ')'");
   EXPECT_EQ(Error(std::string("x = 1\ny = \0\n", 11)), "deploy.py:2: a NUL byte (not a text file)");
   EXPECT_EQ(Error(std::string(300, '(')), "deploy.py:1: brackets nested more than 200 deep");
+  std::string many;
+  for (int i = 1; i <= 1001; ++i) many += "LLM('m/x', max_model_len=" + std::to_string(i) + ")\n";
+  EXPECT_EQ(Error(many), "deploy.py:1001: more than 1000 engine launches");
   // A name assigned to itself, through a parameter: bounded, not a hang.
   EXPECT_EQ(Error("def f(a):\n    f(a)\n    LLM(model=a)\nf(f)\n").empty(), false);
 }
