@@ -25,6 +25,15 @@ std::string Error(std::string_view text) {
   return r.ok() ? std::string() : r.status().message();
 }
 
+// The program starts exactly one engine command: where, which engine, and its argv.
+void ExpectOne(const ScriptRead& r, std::string_view where, std::string_view engine,
+               const Argv& argv) {
+  ASSERT_EQ(r.invocations.size(), 1u);
+  EXPECT_EQ(r.invocations[0].where, where);
+  EXPECT_EQ(r.invocations[0].engine->name, engine);
+  EXPECT_EQ(r.invocations[0].argv, argv);
+}
+
 TEST(PythonScript, VllmLlmKeywordsAreServeFlags) {
   const ScriptRead r = Read(
       "from vllm import LLM, SamplingParams\n"
@@ -34,13 +43,9 @@ TEST(PythonScript, VllmLlmKeywordsAreServeFlags) {
       "          gpu_memory_utilization=0.85, enforce_eager=True, trust_remote_code=False,\n"
       "          quantization=None)\n"
       "out = llm.generate(['hi'], SamplingParams(max_tokens=16))\n");
-  ASSERT_EQ(r.invocations.size(), 1u);
-  EXPECT_EQ(r.invocations[0].where, "deploy.py:3");
-  EXPECT_EQ(r.invocations[0].engine->name, "vllm");
-  EXPECT_EQ(r.invocations[0].argv,
-            (Argv{"vllm", "serve", "Qwen/Qwen3-8B", "--tensor-parallel-size", "2",
-                  "--max-model-len", "8192", "--gpu-memory-utilization", "0.85",
-                  "--enforce-eager"}));
+  ExpectOne(r, "deploy.py:3", "vllm",
+            {"vllm", "serve", "Qwen/Qwen3-8B", "--tensor-parallel-size", "2", "--max-model-len",
+             "8192", "--gpu-memory-utilization", "0.85", "--enforce-eager"});
 }
 
 TEST(PythonScript, FromPretrainedThroughAFunctionsCallSite) {
@@ -57,11 +62,8 @@ TEST(PythonScript, FromPretrainedThroughAFunctionsCallSite) {
       "if __name__ == \"__main__\":\n"
       "    PATH = \"/srv/qwen\"\n"
       "    load(PATH)\n");
-  ASSERT_EQ(r.invocations.size(), 1u);
-  EXPECT_EQ(r.invocations[0].where, "deploy.py:5");
-  EXPECT_EQ(r.invocations[0].engine->name, "transformers");
-  EXPECT_EQ(r.invocations[0].argv, (Argv{"transformers", "/srv/qwen", "--device-map", "auto",
-                                         "--torch-dtype", "float16"}));
+  ExpectOne(r, "deploy.py:5", "transformers",
+            {"transformers", "/srv/qwen", "--device-map", "auto", "--torch-dtype", "float16"});
   ASSERT_EQ(r.notes.size(), 1u);
   EXPECT_EQ(r.notes[0], "deploy.py:5: AutoModelForCausalLM.from_pretrained: not modelled "
                         "(ignored): low_cpu_mem_usage=");
