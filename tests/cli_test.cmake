@@ -441,15 +441,16 @@ endif()
 
 # check --script (issue 15): the field reports' deploy scripts (tests/scripts/README.md) give
 # the verdict `plan` gives for the same flags, the plan's JSON inside the script's report.
-function(script_verdict name script model_as)
-  run(${name}_plan 0 plan ${ARGN} --json)
+# `gpu` is a list: the GPU flags both commands take.
+function(script_verdict name script model_as gpu)
+  run(${name}_plan 0 plan ${ARGN} ${gpu} --json)
   string(STRIP "${last_out}" want)
   string(JSON fits GET "${want}" fits)
   set(rc 1)
   if(fits)
     set(rc 0)
   endif()
-  run(${name} ${rc} check --gpu 4090 --json --script ${script} --model-as ${model_as})
+  run(${name} ${rc} check ${gpu} --json --script ${script} --model-as ${model_as})
   string(FIND "${last_out}" "${want}" at)
   if(at EQUAL -1)
     message(SEND_ERROR "${name}: the plan of `plan ${ARGN}` is not in '${last_out}'")
@@ -457,15 +458,32 @@ function(script_verdict name script model_as)
   set(last_err "${last_err}" PARENT_SCOPE)
 endfunction()
 script_verdict(script_001 tests/scripts/001_deploy_qwen_multimodal.sh
-               /root/models/Qwen3.5-35B-A3B-AWQ-4bit=qwen3.5-35b-a3b-awq
-               qwen3.5-35b-a3b-awq --gpu 4090 -tp 2 --max-model-len 4096 --enforce-eager)
+               /root/models/Qwen3.5-35B-A3B-AWQ-4bit=qwen3.5-35b-a3b-awq "--gpu;4090"
+               qwen3.5-35b-a3b-awq -tp 2 --max-model-len 4096 --enforce-eager)
 if(NOT last_err MATCHES "001_deploy_qwen_multimodal.sh:14: a comment inside a `\\\\`-continued")
   message(SEND_ERROR "script_001: the continuation before the comment not noted: '${last_err}'")
 endif()
 script_verdict(script_004 tests/scripts/004_vllm_awq_256k.sh
-               /models/Qwen3-4B-Instruct-awq=qwen3-4b-instruct-2507-awq
-               qwen3-4b-instruct-2507-awq --gpu 4090 --dtype half --quantization awq
+               /models/Qwen3-4B-Instruct-awq=qwen3-4b-instruct-2507-awq "--gpu;4090"
+               qwen3-4b-instruct-2507-awq --dtype half --quantization awq
                --max-model-len 262144 --gpu-memory-utilization 0.95)
+# Report 000: Qwen 3.6 AWQ on vLLM, two 40 GB cards (CUDA_VISIBLE_DEVICES=0,1), TP 2, 8192.
+script_verdict(script_000 tests/scripts/000_vllm_qwen36_awq.sh
+               /models/Qwen3.6-35B-A3B-AWQ=qwen3.6-35b-a3b-awq "--gpu;a100-40gb"
+               qwen3.6-35b-a3b-awq -tp 2 --max-model-len 8192)
+# Report 002: its Python diagnosis script loads the 4-bit AWQ 7B with from_quantized on
+# cuda:0, on the 8 GB card the report names (the gptq/awq branches are one load).
+script_verdict(script_002 tests/scripts/002_quant_oom_diagnose.py
+               ./4bit-awq-7b-model=qwen2.5-7b-instruct-awq "--gpu-memory;8GiB"
+               qwen2.5-7b-instruct-awq --engine transformers --device-map cuda:0)
+if(NOT last_err MATCHES "002_quant_oom_diagnose.py:86: the same transformers as "
+   OR NOT last_err MATCHES "AutoAWQForCausalLM.from_quantized: the quantizer's own loader")
+  message(SEND_ERROR "script_002: '${last_err}'")
+endif()
+run(kv_report_002 0 kv --layers 32 --kv-heads 32 --head-dim 128 --context 4096)
+if(NOT last_out MATCHES "per sequence +2.00 GiB\n")
+  message(SEND_ERROR "kv_report_002: the report's 7B 4K fp16 KV is 2.00 GiB: '${last_out}'")
+endif()
 run(script_001_text 0 check --gpu 4090 --script tests/scripts/001_deploy_qwen_multimodal.sh
     --model-as /root/models/Qwen3.5-35B-A3B-AWQ-4bit/=qwen3.5-35b-a3b-awq)
 set(want "^tests/scripts/001_deploy_qwen_multimodal.sh:10: python -m vllm[^\n]*--enforce-eager ")

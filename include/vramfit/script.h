@@ -48,7 +48,8 @@ struct ScriptRead {
   std::vector<std::string> notes;
 };
 
-// Reads the engine commands of `text` (a shell script named `file` in messages).
+// Reads the engine commands of `text` (a shell script named `file` in messages; a Python
+// program, see IsPythonScript, goes to ReadPythonScript).
 // kInvalidArgument "file:line: what" for a script a shell would refuse (an unterminated
 // quote, a redirection without a target), one past the reader's limits (NUL bytes, lines past
 // 256 KiB, `${...}` nested past 32), and for an engine command that uses a value the script
@@ -56,6 +57,21 @@ struct ScriptRead {
 // as no invocations.
 Result<ScriptRead> ReadDeployScript(std::string_view text, std::string_view file,
                                     const ScriptOptions& options);
+
+// A Python deploy program's engine loads (src/script/python.cc), read without running it:
+// vLLM's `LLM(model, **kwargs)` as `vllm serve MODEL --kebab-case-flags`, a model class's
+// `from_pretrained` / `from_quantized` as a `transformers MODEL ...` load, `subprocess` and
+// `os.system` command lines as shell. Names resolve through `NAME = value` assignments,
+// `os.environ.get`/`os.getenv` (options.environment) and a function's call sites.
+// kInvalidArgument "file:line: what" for text Python would refuse (an unterminated string, an
+// unmatched bracket), NUL bytes, brackets nested past 200, and a launch whose model or flag
+// value the reader cannot know ("`p` is an argument of f(), and no call of f() passes it").
+Result<ScriptRead> ReadPythonScript(std::string_view text, std::string_view file,
+                                    const ScriptOptions& options);
+
+// True for a file named *.py or whose first line is a `#!` line naming python: such a file is
+// read by ReadPythonScript (ReadDeployScript dispatches to it).
+bool IsPythonScript(std::string_view text, std::string_view file);
 
 // The variables of an environment file (`NAME=value` lines, `export`, quotes and comments as
 // in a shell script), in name order. Errors as ReadDeployScript's.

@@ -329,6 +329,7 @@ std::optional<Seen> Analyzer::Run() {
 
 Result<ScriptRead> ReadDeployScript(std::string_view text, std::string_view file,
                                     const ScriptOptions& options) {
+  if (IsPythonScript(text, file)) return ReadPythonScript(text, file, options);
   const std::string name = core::Printable(file);
   auto shell = script::ReadShell(text, name, options.environment, [&](const ShellCommand& c) {
     return Analyzer(c, {}, name).Run().has_value();

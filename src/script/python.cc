@@ -1,0 +1,719 @@
+// Deploy programs in Python (include/vramfit/script.h, ReadPythonScript): the engine loads a
+// Python file makes, found without running it. A small tokenizer (strings, comments, brackets,
+// `\` continuations) and a reader of the statements deploy code uses: `NAME = literal`,
+// `def f(params):`, and calls. vLLM's `LLM(...)`, a model class's `from_pretrained(...)` /
+// `from_quantized(...)`, and `subprocess`/`os.system` command lines become engine commands.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <initializer_list>
+
+#include "core/text.h"
+#include "vramfit/script.h"
+
+namespace vramfit {
+namespace {
+
+constexpr size_t kMaxPythonBytes = 16u << 20;
+constexpr int kMaxBrackets = 200;  // nesting of ( [ {
+constexpr int kMaxResolve = 8;     // a name through assignments and call sites
+constexpr size_t kMaxLaunches = 1000;          // engine loads in one program
+constexpr uint64_t kMaxLookupSteps = 50'000'000;  // names compared, all lookups together
+
+enum class Tok { kName, kNumber, kString, kOp, kNewline };
+
+struct Token {
+  Tok kind;
+  std::string text;   // a string's value (decoded), a name, a number, an operator
+  int line = 0;
+  int indent = 0;     // the column of its logical line's first token
+  bool fstring = false;  // an f-string with replacement fields: a value not known
+};
+
+Status Fail(const std::string& file, int line, const std::string& what) {
+  return Status::InvalidArgument(fmt::format("{}:{}: {}", file, line, what));
+}
+
+bool NameStart(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+bool NameChar(char c) {
+  return NameStart(c) || std::isdigit(static_cast<unsigned char>(c));
+}
+
+// Python's tokens as far as this reader needs them (the language reference, "Lexical
+// analysis"): NEWLINE only outside brackets, strings with their escapes decoded.
+Result<std::vector<Token>> Tokenize(std::string_view s, const std::string& file) {
+  std::vector<Token> out;
+  std::vector<int> open;  // lines of the open brackets
+  int line = 1, indent = 0;
+  bool line_start = true;
+  size_t i = 0;
+  auto push = [&](Tok k, std::string text, int at) {
+    out.push_back({k, std::move(text), at, indent, false});
+  };
+  while (i < s.size()) {
+    if (line_start && open.empty()) {
+      // The indentation of a line that holds a token; blank and comment lines have none.
+      int col = 0;
+      while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\f')) {
+        col = s[i] == '\t' ? (col / 8 + 1) * 8 : col + 1;
+        ++i;
+      }
+      if (i >= s.size()) break;
+      if (s[i] != '\n' && s[i] != '\r' && s[i] != '#') {
+        indent = col;
+        line_start = false;
+      }
+    }
+    const char c = s[i];
+    if (c == '\0') return Fail(file, line, "a NUL byte (not a text file)");
+    if (c == '\n') {
+      ++line;
+      ++i;
+      if (open.empty()) {
+        if (!out.empty() && out.back().kind != Tok::kNewline) push(Tok::kNewline, "", line - 1);
+        line_start = true;
+      }
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
+      ++i;
+      continue;
+    }
+    if (c == '#') {
+      while (i < s.size() && s[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '\\' && i + 1 < s.size() && (s[i + 1] == '\n' || s[i + 1] == '\r')) {
+      i += s[i + 1] == '\r' && i + 2 < s.size() && s[i + 2] == '\n' ? 3 : 2;
+      ++line;
+      continue;
+    }
+    std::string prefix;
+    if (NameStart(c)) {
+      size_t j = i;
+      while (j < s.size() && NameChar(s[j])) ++j;
+      std::string name(s.substr(i, j - i));
+      std::string lower = name;
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const bool is_prefix = lower.size() <= 2 &&
+                             lower.find_first_not_of("rbuf") == std::string::npos;
+      if (!(is_prefix && j < s.size() && (s[j] == '"' || s[j] == '\''))) {
+        push(Tok::kName, std::move(name), line);
+        i = j;
+        continue;
+      }
+      prefix = lower;
+      i = j;
+    }
+    if (s[i] == '"' || s[i] == '\'') {
+      const char q = s[i];
+      const bool triple = i + 2 < s.size() && s[i + 1] == q && s[i + 2] == q;
+      const bool raw = prefix.find('r') != std::string::npos;
+      const int at = line;
+      i += triple ? 3 : 1;
+      std::string value;
+      bool closed = false;
+      while (i < s.size()) {
+        const char d = s[i];
+        if (d == '\0') return Fail(file, line, "a NUL byte (not a text file)");
+        if (d == q && (!triple || (i + 2 < s.size() && s[i + 1] == q && s[i + 2] == q))) {
+          i += triple ? 3 : 1;
+          closed = true;
+          break;
+        }
+        if (d == '\n') {
+          if (!triple) break;
+          ++line;
+        }
+        if (d == '\\' && i + 1 < s.size()) {
+          const char e = s[i + 1];
+          if (e == '\n') ++line;
+          if (raw) {
+            value += d;
+            value += e;
+          } else if (e == 'n') {
+            value += '\n';
+          } else if (e == 't') {
+            value += '\t';
+          } else if (e == '\\' || e == '\'' || e == '"') {
+            value += e;
+          } else if (e != '\n') {
+            value += d;
+            value += e;
+          }
+          i += 2;
+          continue;
+        }
+        value += d;
+        ++i;
+      }
+      if (!closed) {
+        return Fail(file, at, fmt::format("unterminated string {} (opened here)",
+                                          std::string(triple ? 3 : 1, q)));
+      }
+      push(Tok::kString, std::move(value), at);
+      if (prefix.find('f') != std::string::npos &&
+          out.back().text.find('{') != std::string::npos) {
+        out.back().fstring = true;
+      }
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) ||
+        (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
+      size_t j = i;
+      auto exponent_sign = [&](size_t k) {
+        return (s[k] == '+' || s[k] == '-') && (s[k - 1] == 'e' || s[k - 1] == 'E');
+      };
+      while (j < s.size() && (NameChar(s[j]) || s[j] == '.' || exponent_sign(j))) ++j;
+      push(Tok::kNumber, std::string(s.substr(i, j - i)), line);
+      i = j;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{') {
+      if (open.size() >= static_cast<size_t>(kMaxBrackets)) {
+        return Fail(file, line, fmt::format("brackets nested more than {} deep", kMaxBrackets));
+      }
+      open.push_back(line);
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (open.empty()) return Fail(file, line, fmt::format("unmatched '{}'", c));
+      open.pop_back();
+    }
+    static constexpr std::string_view kTwo[] = {"==", "!=", "<=", ">=", "**", "//", "->", ":=",
+                                                "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=",
+                                                "<<", ">>", "@="};
+    std::string op(1, c);
+    for (std::string_view two : kTwo) {
+      if (s.substr(i, 2) == two) op = std::string(two);
+    }
+    push(Tok::kOp, op, line);
+    i += op.size();
+  }
+  if (!open.empty()) return Fail(file, open.back(), "a bracket opened here is never closed");
+  if (!out.empty() && out.back().kind != Tok::kNewline) out.push_back({Tok::kNewline, "", line, 0});
+  return out;
+}
+
+bool IsOp(const Token& t, std::string_view op) { return t.kind == Tok::kOp && t.text == op; }
+
+// The index one past the bracket closing the one at `at`.
+size_t Close(const std::vector<Token>& t, size_t at, size_t end) {
+  int depth = 0;
+  for (size_t j = at; j < end; ++j) {
+    if (t[j].kind != Tok::kOp) continue;
+    const std::string& o = t[j].text;
+    if (o == "(" || o == "[" || o == "{") ++depth;
+    if (o == ")" || o == "]" || o == "}") {
+      if (--depth == 0) return j + 1;
+    }
+  }
+  return end;
+}
+
+// Top-level comma-separated pieces of t[begin, end).
+std::vector<std::pair<size_t, size_t>> Split(const std::vector<Token>& t, size_t begin,
+                                             size_t end) {
+  std::vector<std::pair<size_t, size_t>> parts;
+  size_t start = begin;
+  for (size_t j = begin; j < end;) {
+    if (IsOp(t[j], "(") || IsOp(t[j], "[") || IsOp(t[j], "{")) {
+      j = Close(t, j, end);
+      continue;
+    }
+    if (IsOp(t[j], ",")) {
+      if (j > start) parts.emplace_back(start, j);
+      start = j + 1;
+    }
+    ++j;
+  }
+  if (end > start) parts.emplace_back(start, end);
+  return parts;
+}
+
+struct Arg {
+  std::string keyword;  // "" for a positional one
+  size_t begin = 0, end = 0;
+};
+
+struct Call {
+  std::string callee;   // dotted: "subprocess.run", "AutoModelForCausalLM.from_pretrained"
+  std::vector<Arg> args;
+  int line = 0;
+  int scope = 0;        // index into scopes
+};
+
+struct Scope {
+  std::string function;             // "" for the module and classes
+  std::vector<std::string> params;
+  int indent = -1;
+  int parent = 0;
+};
+
+struct Assign {
+  std::string name;
+  int scope = 0;
+  int line = 0;
+  size_t begin = 0, end = 0;
+};
+
+// A value of an expression as far as literals and names carry it.
+struct Value {
+  enum Kind { kUnknown, kString, kNumber, kBool, kNone, kList, kDotted } kind = kUnknown;
+  std::string text;           // a string, number, dotted name ("torch.float16"), or why unknown
+  bool flag = false;          // a bool's value
+  std::vector<Value> items;   // a list's or tuple's
+};
+
+class Reader {
+ public:
+  Reader(std::vector<Token> tokens, std::string file, const ScriptOptions& options)
+      : t_(std::move(tokens)), file_(std::move(file)), options_(options) {}
+
+  Result<ScriptRead> Run();
+
+ private:
+  void Statements();
+  void Calls(size_t begin, size_t end, int scope);
+  Value Eval(size_t begin, size_t end, int scope, int line, int depth) const;
+  Value Lookup(const std::string& name, int scope, int line, int depth) const;
+  Value ArgValue(const Call& c, size_t position,
+                 std::initializer_list<std::string_view> keywords, int depth) const;
+  Status Launch(const Call& c, ScriptRead* out);
+
+  std::vector<Token> t_;
+  std::string file_;
+  const ScriptOptions& options_;
+  std::vector<Scope> scopes_ = {Scope{}};
+  std::vector<Assign> assigns_;
+  std::vector<Call> calls_;
+  mutable uint64_t steps_ = 0;  // work spent resolving names (a hostile program's bound)
+};
+
+void Reader::Statements() {
+  std::vector<int> stack = {0};
+  size_t i = 0;
+  while (i < t_.size()) {
+    size_t end = i;
+    while (end < t_.size() && t_[end].kind != Tok::kNewline) ++end;
+    if (end == i) {
+      ++i;
+      continue;
+    }
+    const int indent = t_[i].indent;
+    while (stack.size() > 1 && indent <= scopes_[stack.back()].indent) stack.pop_back();
+    const int scope = stack.back();
+    if (t_[i].kind == Tok::kName && t_[i].text == "async" && i + 1 < end) ++i;
+    const Token& first = t_[i];
+    if (first.kind == Tok::kName && (first.text == "def" || first.text == "class") &&
+        i + 1 < end && t_[i + 1].kind == Tok::kName) {
+      Scope s;
+      s.indent = indent;
+      s.parent = scope;
+      if (first.text == "def") {
+        s.function = t_[i + 1].text;
+        if (i + 2 < end && IsOp(t_[i + 2], "(")) {
+          const size_t close = Close(t_, i + 2, end);
+          for (auto [b, e] : Split(t_, i + 3, close - 1)) {
+            while (b < e && (IsOp(t_[b], "*") || IsOp(t_[b], "**"))) ++b;
+            if (b < e && t_[b].kind == Tok::kName) s.params.push_back(t_[b].text);
+          }
+        }
+      }
+      scopes_.push_back(std::move(s));
+      stack.push_back(static_cast<int>(scopes_.size()) - 1);
+      i = end + 1;
+      continue;
+    }
+    // NAME = value, NAME: type = value
+    if (first.kind == Tok::kName && i + 1 < end) {
+      size_t eq = i + 1;
+      if (IsOp(t_[eq], ":")) {
+        while (eq < end && !IsOp(t_[eq], "=")) ++eq;
+      }
+      if (eq < end && IsOp(t_[eq], "=")) assigns_.push_back({first.text, scope, first.line,
+                                                             eq + 1, end});
+    }
+    Calls(i, end, scope);
+    i = end + 1;
+  }
+}
+
+void Reader::Calls(size_t begin, size_t end, int scope) {
+  for (size_t j = begin; j + 1 < end; ++j) {
+    if (t_[j].kind != Tok::kName || !IsOp(t_[j + 1], "(")) continue;
+    std::string callee = t_[j].text;
+    for (size_t k = j; k >= begin + 2 && IsOp(t_[k - 1], ".") && t_[k - 2].kind == Tok::kName;
+         k -= 2) {
+      callee = t_[k - 2].text + "." + callee;
+    }
+    Call c;
+    c.callee = callee;
+    c.line = t_[j].line;
+    c.scope = scope;
+    const size_t close = Close(t_, j + 1, end);
+    for (auto [b, e] : Split(t_, j + 2, close - 1)) {
+      Arg a;
+      if (e > b + 1 && t_[b].kind == Tok::kName && IsOp(t_[b + 1], "=")) {
+        a.keyword = t_[b].text;
+        b += 2;
+      }
+      a.begin = b;
+      a.end = e;
+      c.args.push_back(a);
+    }
+    calls_.push_back(std::move(c));
+  }
+}
+
+std::string Spell(const std::vector<Token>& t, size_t begin, size_t end) {
+  std::string s;
+  for (size_t j = begin; j < end && s.size() < 80; ++j) {
+    s += t[j].kind == Tok::kString ? "\"" + t[j].text + "\"" : t[j].text;
+  }
+  return s;
+}
+
+Value Unknown(std::string why) {
+  Value v;
+  v.text = std::move(why);
+  return v;
+}
+
+Value Reader::Eval(size_t b, size_t e, int scope, int line, int depth) const {
+  if (depth > kMaxResolve) return Unknown("a value passed through too many names");
+  if (b >= e) return Unknown("an empty expression");
+  const Token& f = t_[b];
+  if (f.kind == Tok::kString) {
+    Value v;
+    v.kind = Value::kString;
+    for (size_t j = b; j < e; ++j) {
+      if (t_[j].kind != Tok::kString) return Unknown("`" + Spell(t_, b, e) + "`");
+      if (t_[j].fstring) return Unknown("the f-string `" + Spell(t_, b, e) + "`");
+      v.text += t_[j].text;
+    }
+    return v;
+  }
+  if (e == b + 1 && f.kind == Tok::kNumber) {
+    Value v;
+    v.kind = Value::kNumber;
+    v.text = f.text;
+    return v;
+  }
+  if (e == b + 2 && IsOp(f, "-") && t_[b + 1].kind == Tok::kNumber) {
+    Value v;
+    v.kind = Value::kNumber;
+    v.text = "-" + t_[b + 1].text;
+    return v;
+  }
+  if ((IsOp(f, "[") || IsOp(f, "(")) && Close(t_, b, e) == e) {
+    Value v;
+    v.kind = Value::kList;
+    for (auto [ib, ie] : Split(t_, b + 1, e - 1)) v.items.push_back(Eval(ib, ie, scope, line,
+                                                                         depth + 1));
+    if (IsOp(f, "(") && v.items.size() == 1 && !IsOp(t_[e - 2], ",")) return v.items[0];
+    return v;
+  }
+  if (f.kind == Tok::kName && e == b + 1) {
+    if (f.text == "True" || f.text == "False") {
+      Value v;
+      v.kind = Value::kBool;
+      v.flag = f.text == "True";
+      return v;
+    }
+    if (f.text == "None") {
+      Value v;
+      v.kind = Value::kNone;
+      return v;
+    }
+    return Lookup(f.text, scope, line, depth + 1);
+  }
+  // os.environ.get("X", default), os.getenv("X", default), os.environ["X"]
+  auto at = [&](size_t k, std::string_view text) {
+    return b + k < e && t_[b + k].text == text && t_[b + k].kind != Tok::kString;
+  };
+  size_t open = 0;
+  bool get = false;
+  if (at(0, "os") && at(1, ".") && at(2, "environ") && at(3, ".") && at(4, "get") &&
+      at(5, "(")) {
+    open = b + 5, get = true;
+  } else if (at(0, "os") && at(1, ".") && at(2, "getenv") && at(3, "(")) {
+    open = b + 3, get = true;
+  } else if (at(0, "os") && at(1, ".") && at(2, "environ") && at(3, "[")) {
+    open = b + 3;
+  }
+  if (open != 0 && Close(t_, open, e) == e) {
+    const auto parts = Split(t_, open + 1, e - 1);
+    const Value name = parts.empty() ? Value{}
+                                     : Eval(parts[0].first, parts[0].second, scope, line,
+                                            depth + 1);
+    if (name.kind == Value::kString) {
+      for (const auto& [k, value] : options_.environment) {
+        if (k != name.text) continue;
+        Value v;
+        v.kind = Value::kString;
+        v.text = value;
+        return v;
+      }
+      if (get && parts.size() > 1) {
+        return Eval(parts[1].first, parts[1].second, scope, line, depth + 1);
+      }
+      return Unknown("$" + name.text + " is not set");
+    }
+  }
+  bool dotted = f.kind == Tok::kName && (e - b) % 2 == 1;
+  for (size_t j = b; dotted && j < e; ++j) {
+    dotted = (j - b) % 2 == 0 ? t_[j].kind == Tok::kName : IsOp(t_[j], ".");
+  }
+  if (dotted) {
+    Value v;
+    v.kind = Value::kDotted;
+    v.text = Spell(t_, b, e);
+    return v;
+  }
+  return Unknown("`" + Spell(t_, b, e) + "`");
+}
+
+// A name's value where it is read on `line` in `scope`: the function's own assignment, the
+// function's parameter as its call sites pass it, or the module's last assignment before.
+Value Reader::Lookup(const std::string& name, int scope, int line, int depth) const {
+  steps_ += assigns_.size() + calls_.size();
+  if (steps_ > kMaxLookupSteps) return Unknown(fmt::format("`{}`: the program is past what "
+                                                           "the reader follows", name));
+  for (int s = scope;; s = scopes_[s].parent) {
+    // The last assignment before the line; at module level, else the last of all (a function
+    // defined above a constant it reads runs after the constant is set).
+    const Assign* best = nullptr;
+    const Assign* any = nullptr;
+    for (const Assign& a : assigns_) {
+      if (a.scope != s || a.name != name) continue;
+      any = &a;
+      if (a.line <= line) best = &a;
+    }
+    if (best == nullptr && s == 0) best = any;
+    if (best != nullptr) return Eval(best->begin, best->end, s, best->line, depth + 1);
+    const Scope& sc = scopes_[s];
+    const auto p = std::find(sc.params.begin(), sc.params.end(), name);
+    if (p != sc.params.end()) {
+      const size_t position = static_cast<size_t>(p - sc.params.begin());
+      for (const Call& c : calls_) {
+        const std::string_view callee = c.callee;
+        const bool to_it = callee == sc.function ||
+                           (callee.size() > sc.function.size() && callee.ends_with(sc.function) &&
+                            callee[callee.size() - sc.function.size() - 1] == '.');
+        if (!to_it || c.scope == s) continue;
+        const bool method = callee != sc.function && !sc.params.empty() &&
+                            sc.params[0] == "self";
+        if (method && position == 0) continue;
+        return ArgValue(c, position - (method ? 1 : 0), {name}, depth + 1);
+      }
+      return Unknown(fmt::format("`{}` is an argument of {}(), and no call of {}() passes it",
+                                 name, sc.function, sc.function));
+    }
+    if (s == 0) break;
+  }
+  return Unknown(fmt::format("`{}` is not set", name));
+}
+
+Value Reader::ArgValue(const Call& c, size_t position,
+                       std::initializer_list<std::string_view> keywords, int depth) const {
+  size_t n = 0;
+  for (const Arg& a : c.args) {
+    for (std::string_view k : keywords) {
+      if (a.keyword == k) return Eval(a.begin, a.end, c.scope, c.line, depth);
+    }
+  }
+  for (const Arg& a : c.args) {
+    if (!a.keyword.empty()) continue;
+    if (n++ == position) return Eval(a.begin, a.end, c.scope, c.line, depth);
+  }
+  Value none;
+  none.kind = Value::kNone;
+  return none;
+}
+
+std::string Last(std::string_view dotted) {
+  const size_t dot = dotted.rfind('.');
+  return std::string(dot == dotted.npos ? dotted : dotted.substr(dot + 1));
+}
+
+// A model class whose from_pretrained loads weights (transformers' Auto*/ *For* classes,
+// AutoAWQ's AutoAWQForCausalLM, AutoGPTQ's AutoGPTQForCausalLM), not a tokenizer or config.
+bool ModelClass(std::string_view name) {
+  if (name.find("Tokenizer") != name.npos || name.find("Processor") != name.npos ||
+      name.find("Config") != name.npos || name.find("Extractor") != name.npos) {
+    return false;
+  }
+  return name.rfind("AutoModel", 0) == 0 || name.find("For") != name.npos;
+}
+
+// A word for a shell command line, quoted where a shell would split or expand it.
+std::string ShellWord(const std::string& w) {
+  if (!w.empty() && w.find_first_of(" \t\n'\"\\$`*?[]#~;&|<>(){}") == std::string::npos) {
+    return w;
+  }
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Status Reader::Launch(const Call& c, ScriptRead* out) {
+  const std::string last = Last(c.callee);
+  const std::string where = fmt::format("{}:{}", file_, c.line);
+  auto unknown = [&](const Value& v, std::string_view what) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: {}, in the {} of line {} (set it in the script, or give its value with --env "
+        "FILE)", where, v.text, what, c.line));
+  };
+  std::vector<std::string> argv;
+  std::vector<std::string> ignored;
+  std::string what;
+  if (last == "LLM") {
+    // vllm/entrypoints/llm.py (v0.10-v0.22): LLM(model, **kwargs) builds EngineArgs from the
+    // same names `vllm serve` takes as --kebab-case flags.
+    what = "vLLM LLM(...) call";
+    const Value model = ArgValue(c, 0, {"model"}, 0);
+    if (model.kind == Value::kNone) return Status::Ok();
+    if (model.kind != Value::kString) return unknown(model, what);
+    argv = {"vllm", "serve", model.text};
+    for (const Arg& a : c.args) {
+      if (a.keyword.empty() || a.keyword == "model") continue;
+      const Value v = Eval(a.begin, a.end, c.scope, c.line, 0);
+      std::string flag = "--" + a.keyword;
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      if (v.kind == Value::kBool) {
+        if (v.flag) argv.push_back(flag);
+      } else if (v.kind == Value::kString || v.kind == Value::kNumber) {
+        argv.push_back(flag);
+        argv.push_back(v.text);
+      } else if (v.kind != Value::kNone) {
+        return unknown(v, what);
+      }
+    }
+  } else if ((last == "from_pretrained" || last == "from_quantized") &&
+             c.callee.find('.') != std::string::npos &&
+             ModelClass(Last(c.callee.substr(0, c.callee.rfind('.'))))) {
+    what = fmt::format("{}(...) call", c.callee);
+    // transformers names the path pretrained_model_name_or_path, AutoAWQ quant_path
+    // (awq/models/auto.py), AutoGPTQ model_name_or_path (auto_gptq/modeling/auto.py).
+    const Value model =
+        ArgValue(c, 0, {"pretrained_model_name_or_path", "quant_path", "model_name_or_path"}, 0);
+    if (model.kind != Value::kString) return unknown(model, what);
+    argv = {"transformers", model.text};
+    for (const Arg& a : c.args) {
+      if (a.keyword.empty() || a.keyword == "pretrained_model_name_or_path" ||
+          a.keyword == "quant_path" || a.keyword == "model_name_or_path") {
+        continue;
+      }
+      const Value v = Eval(a.begin, a.end, c.scope, c.line, 0);
+      if (a.keyword == "device_map" && v.kind == Value::kString) {
+        argv.insert(argv.end(), {"--device-map", v.text});
+      } else if ((a.keyword == "torch_dtype" || a.keyword == "dtype") &&
+                 (v.kind == Value::kString || v.kind == Value::kDotted)) {
+        argv.insert(argv.end(), {a.keyword == "dtype" ? "--dtype" : "--torch-dtype",
+                                 Last(v.text)});
+      } else if (a.keyword == "attn_implementation" && v.kind == Value::kString) {
+        argv.insert(argv.end(), {"--attn-implementation", v.text});
+      } else if ((a.keyword == "load_in_4bit" || a.keyword == "load_in_8bit") &&
+                 v.kind == Value::kBool) {
+        if (v.flag) argv.push_back(a.keyword == "load_in_4bit" ? "--load-in-4bit"
+                                                               : "--load-in-8bit");
+      } else {
+        ignored.push_back(a.keyword);
+      }
+    }
+    if (last == "from_quantized") {
+      out->notes.push_back(fmt::format(
+          "{}: {}: the quantizer's own loader, read as transformers loading the same "
+          "checkpoint", where, c.callee));
+    }
+  } else if (c.callee == "os.system" || c.callee == "os.popen" ||
+             c.callee.rfind("subprocess.", 0) == 0) {
+    const Value v = ArgValue(c, 0, {"args", "command"}, 0);
+    std::string text;
+    if (v.kind == Value::kString) {
+      text = v.text;
+    } else if (v.kind == Value::kList) {
+      for (const Value& item : v.items) {
+        if (item.kind != Value::kString && item.kind != Value::kNumber) {
+          // Not an engine command unless its known words say so.
+          return Status::Ok();
+        }
+        text += (text.empty() ? "" : " ") + ShellWord(item.text);
+      }
+    } else {
+      return Status::Ok();
+    }
+    if (text.rfind("#!", 0) == 0) return Status::Ok();  // never a Python program again
+    auto read = ReadDeployScript(text, "command", options_);
+    if (!read.ok()) {
+      return Status::InvalidArgument(fmt::format("{}: {}", where, read.status().message()));
+    }
+    for (ScriptInvocation& inv : read->invocations) {
+      inv.where = where;
+      out->invocations.push_back(std::move(inv));
+    }
+    return Status::Ok();
+  } else {
+    return Status::Ok();
+  }
+  if (!ignored.empty()) {
+    std::string list;
+    for (const std::string& k : ignored) list += (list.empty() ? "" : ", ") + k + "=";
+    out->notes.push_back(fmt::format("{}: {}: not modelled (ignored): {}", where, c.callee,
+                                     list));
+  }
+  ScriptInvocation inv;
+  inv.where = where;
+  inv.engine = EngineForCommand(argv);
+  if (inv.engine == nullptr) return Status::Ok();
+  inv.argv = std::move(argv);
+  for (const ScriptInvocation& seen : out->invocations) {
+    if (seen.argv == inv.argv) {
+      out->notes.push_back(fmt::format("{}: the same {} as {} (another branch); checked once",
+                                       where, inv.engine->title, seen.where));
+      return Status::Ok();
+    }
+  }
+  out->invocations.push_back(std::move(inv));
+  return Status::Ok();
+}
+
+Result<ScriptRead> Reader::Run() {
+  Statements();
+  ScriptRead out;
+  for (const Call& c : calls_) {
+    const Status s = Launch(c, &out);
+    if (!s.ok()) return s;
+    if (out.invocations.size() > kMaxLaunches) {
+      return Fail(file_, c.line, fmt::format("more than {} engine launches", kMaxLaunches));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool IsPythonScript(std::string_view text, std::string_view file) {
+  if (file.ends_with(".py")) return true;
+  const std::string_view first = text.substr(0, text.find('\n'));
+  return first.rfind("#!", 0) == 0 && first.find("python") != first.npos;
+}
+
+Result<ScriptRead> ReadPythonScript(std::string_view text, std::string_view file,
+                                    const ScriptOptions& options) {
+  const std::string name = core::Printable(file);
+  if (text.size() > kMaxPythonBytes) {
+    return Status::InvalidArgument(fmt::format("{}: {} bytes, past the {} MiB a deploy program "
+                                               "may have", name, text.size(),
+                                               kMaxPythonBytes >> 20));
+  }
+  auto tokens = Tokenize(text, name);
+  if (!tokens.ok()) return tokens.status();
+  return Reader(std::move(*tokens), name, options).Run();
+}
+
+}  // namespace vramfit

@@ -1,0 +1,140 @@
+// Deploy programs in Python (script/python.cc): vLLM's LLM(...), a model class's
+// from_pretrained/from_quantized and subprocess command lines read as engine commands, with
+// names resolved through assignments, call sites and --env; hostile text refused with
+// file:line.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "vramfit/script.h"
+
+namespace vramfit {
+namespace {
+
+using Argv = std::vector<std::string>;
+
+ScriptRead Read(std::string_view text, ScriptOptions options = {}) {
+  auto r = ReadDeployScript(text, "deploy.py", options);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : ScriptRead{};
+}
+
+std::string Error(std::string_view text) {
+  auto r = ReadDeployScript(text, "deploy.py", {});
+  return r.ok() ? std::string() : r.status().message();
+}
+
+// The program starts exactly one engine command: where, which engine, and its argv.
+void ExpectOne(const ScriptRead& r, std::string_view where, std::string_view engine,
+               const Argv& argv) {
+  ASSERT_EQ(r.invocations.size(), 1u);
+  EXPECT_EQ(r.invocations[0].where, where);
+  EXPECT_EQ(r.invocations[0].engine->name, engine);
+  EXPECT_EQ(r.invocations[0].argv, argv);
+}
+
+TEST(PythonScript, VllmLlmKeywordsAreServeFlags) {
+  const ScriptRead r = Read(
+      "from vllm import LLM, SamplingParams\n"
+      "MODEL = 'Qwen/Qwen3-8B'  # the Hub id\n"
+      "llm = LLM(model=MODEL,\n"
+      "          tensor_parallel_size=2, max_model_len=8192,\n"
+      "          gpu_memory_utilization=0.85, enforce_eager=True, trust_remote_code=False,\n"
+      "          quantization=None)\n"
+      "out = llm.generate(['hi'], SamplingParams(max_tokens=16))\n");
+  ExpectOne(r, "deploy.py:3", "vllm",
+            {"vllm", "serve", "Qwen/Qwen3-8B", "--tensor-parallel-size", "2", "--max-model-len",
+             "8192", "--gpu-memory-utilization", "0.85", "--enforce-eager"});
+}
+
+TEST(PythonScript, FromPretrainedThroughAFunctionsCallSite) {
+  const ScriptRead r = Read(
+      "import torch\n"
+      "from transformers import AutoModelForCausalLM, AutoTokenizer\n"
+      "def load(path, kind=\"auto\"):\n"
+      "    tok = AutoTokenizer.from_pretrained(path)\n"
+      "    model = AutoModelForCausalLM.from_pretrained(\n"
+      "        path, device_map=\"auto\", torch_dtype=torch.float16,\n"
+      "        low_cpu_mem_usage=True)\n"
+      "    return model, tok\n"
+      "\n"
+      "if __name__ == \"__main__\":\n"
+      "    PATH = \"/srv/qwen\"\n"
+      "    load(PATH)\n");
+  ExpectOne(r, "deploy.py:5", "transformers",
+            {"transformers", "/srv/qwen", "--device-map", "auto", "--torch-dtype", "float16"});
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_EQ(r.notes[0], "deploy.py:5: AutoModelForCausalLM.from_pretrained: not modelled "
+                        "(ignored): low_cpu_mem_usage=");
+}
+
+TEST(PythonScript, QuantizerLoadersInTwoBranchesAreOneLoad) {
+  const ScriptRead r = Read(
+      "def run(p, t):\n"
+      "    if t == 'gptq':\n"
+      "        m = AutoGPTQForCausalLM.from_quantized(p, device_map='cuda:0',\n"
+      "                                               use_safetensors=True)\n"
+      "    elif t == 'awq':\n"
+      "        m = AutoAWQForCausalLM.from_quantized(quant_path=p, device_map='cuda:0')\n"
+      "run('./awq-7b', 'awq')\n");
+  ASSERT_EQ(r.invocations.size(), 1u);
+  EXPECT_EQ(r.invocations[0].argv, (Argv{"transformers", "./awq-7b", "--device-map", "cuda:0"}));
+  EXPECT_EQ(r.notes.back(),
+            "deploy.py:6: the same transformers as deploy.py:3 (another branch); checked once");
+}
+
+TEST(PythonScript, SubprocessAndOsSystemCommandLines) {
+  const ScriptRead r = Read(
+      "import os, subprocess\n"
+      "port = os.environ.get('PORT', '8000')\n"
+      "subprocess.Popen(['python', '-m', 'vllm.entrypoints.openai.api_server',\n"
+      "                  '--model', os.getenv('MODEL', 'Qwen/Qwen3-8B'), '--port', port])\n"
+      "os.system(\"CUDA_VISIBLE_DEVICES=0 vllm serve Qwen/Qwen3-8B --max-model-len 4096\")\n"
+      "subprocess.run(['nvidia-smi'])\n",
+      ScriptOptions{{{"MODEL", "/srv/m"}}});
+  ASSERT_EQ(r.invocations.size(), 2u);
+  EXPECT_EQ(r.invocations[0].where, "deploy.py:3");
+  // The program's environment (--env) is the command's: its variables come first.
+  EXPECT_EQ(r.invocations[0].argv,
+            (Argv{"MODEL=/srv/m", "python", "-m", "vllm.entrypoints.openai.api_server",
+                  "--model", "/srv/m", "--port", "8000"}));
+  EXPECT_EQ(r.invocations[1].where, "deploy.py:5");
+  EXPECT_EQ(r.invocations[1].gpus_visible, 1);
+}
+
+TEST(PythonScript, UnknownValuesAndHostileText) {
+  EXPECT_EQ(Error("def f(p):\n    LLM(model=p)\n"),
+            "deploy.py:2: `p` is an argument of f(), and no call of f() passes it, in the vLLM "
+            "LLM(...) call of line 2 (set it in the script, or give its value with --env FILE)");
+  EXPECT_EQ(Error("m = input()\nAutoModelForCausalLM.from_pretrained(m)\n"),
+            "deploy.py:2: `input()`, in the AutoModelForCausalLM.from_pretrained(...) call of "
+            "line 2 (set it in the script, or give its value with --env FILE)");
+  EXPECT_NE(Error("n = 3\nLLM(model=f\"org/m-{n}\")\n").find("deploy.py:2: the f-string"),
+            std::string::npos);
+  EXPECT_EQ(Error("x = 1\ns = '''never\nclosed\n"),
+            "deploy.py:2: unterminated string ''' (opened here)");
+  EXPECT_EQ(Error("LLM(model='a'\n"), "deploy.py:1: a bracket opened here is never closed");
+  EXPECT_EQ(Error("x = 1)\n"), "deploy.py:1: unmatched ')'");
+  EXPECT_EQ(Error(std::string("x = 1\ny = \0\n", 11)), "deploy.py:2: a NUL byte (not a text file)");
+  EXPECT_EQ(Error(std::string(300, '(')), "deploy.py:1: brackets nested more than 200 deep");
+  std::string many;
+  for (int i = 1; i <= 1001; ++i) many += "LLM('m/x', max_model_len=" + std::to_string(i) + ")\n";
+  EXPECT_EQ(Error(many), "deploy.py:1001: more than 1000 engine launches");
+  // A name assigned to itself, through a parameter: bounded, not a hang.
+  EXPECT_EQ(Error("def f(a):\n    f(a)\n    LLM(model=a)\nf(f)\n").empty(), false);
+}
+
+TEST(PythonScript, ShebangOrSuffixSelectsThePythonReader) {
+  EXPECT_TRUE(IsPythonScript("#!/usr/bin/env python3\nprint(1)\n", "deploy"));
+  EXPECT_TRUE(IsPythonScript("", "serve.py"));
+  EXPECT_FALSE(IsPythonScript("#!/bin/bash\npython serve.py\n", "deploy.sh"));
+  auto r = ReadDeployScript("#!/usr/bin/env python3\nfrom vllm import LLM\nLLM('m/x')\n",
+                            "deploy", {});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->invocations.size(), 1u);
+  EXPECT_EQ(r->invocations[0].argv, (Argv{"vllm", "serve", "m/x"}));
+}
+
+}  // namespace
+}  // namespace vramfit
