@@ -400,6 +400,10 @@ class FastHeader {
     if (*p_ == '0') {
       ++p_;
     } else {
+      // 19 digits never overflow; a 20th is checked.
+      for (const char* const first = p_; p_ < end_ && IsDigit(*p_) && p_ - first < 19; ++p_) {
+        v = v * 10 + static_cast<uint64_t>(*p_ - '0');
+      }
       for (; p_ < end_ && IsDigit(*p_); ++p_) {
         if (!core::CheckedMul(v, 10, &v) || !core::CheckedAdd(v, *p_ - '0', &v)) return false;
       }
