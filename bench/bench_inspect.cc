@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "formats/safetensors_readers.h"
 #include "testutil/hollow.h"
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
@@ -88,6 +89,21 @@ void BM_ParseSafetensorsHeaders(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f.header_bytes));
 }
 BENCHMARK(BM_ParseSafetensorsHeaders)->Unit(benchmark::kMillisecond);
+
+// The same with the full JsonReader alone (what ParseSafetensors falls back to, and what it
+// was before the fast reader).
+void BM_ParseSafetensorsHeadersFullReader(benchmark::State& state) {
+  const Fixture& f = GetFixture();
+  for (auto _ : state) {
+    for (size_t i = 0; i < f.headers.size(); ++i) {
+      auto r = vramfit::formats::ParseSafetensorsWith(f.headers[i], f.sizes[i], "shard",
+                                                      vramfit::formats::HeaderReader::kFullOnly);
+      benchmark::DoNotOptimize(r);
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f.header_bytes));
+}
+BENCHMARK(BM_ParseSafetensorsHeadersFullReader)->Unit(benchmark::kMillisecond);
 
 void BM_SimdjsonRawParse(benchmark::State& state) {
   const Fixture& f = GetFixture();

@@ -18,6 +18,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstring>
 #include <limits>
@@ -28,6 +29,7 @@
 #include "core/string_set.h"
 #include "core/text.h"
 #include "formats/json_reader.h"
+#include "formats/safetensors_readers.h"
 #include "vramfit/formats.h"
 
 namespace vramfit {
@@ -301,6 +303,182 @@ void SortByOffset(TensorList* tensors) {
   }
 }
 
+// The fast reader. Writers (the reference one, PyTorch's, nlohmann's) emit one shape of header:
+// names without escapes, plain non-negative integers, the three keys of a tensor and nothing
+// else. FastHeader reads that shape only, in one pass with no Status values, and gives up
+// (Read returns false) at the first byte outside it, whether the header is valid or not; the
+// header is then read again by JsonReader, which accepts it or explains what is wrong. A header
+// FastHeader accepts, JsonReader accepts with the same tensors and metadata
+// (safetensors_test.cc and the fuzzer compare the two), so messages come from one place.
+class FastHeader {
+ public:
+  explicit FastHeader(std::string_view text)
+      : p_(text.data()), end_(text.data() + text.size()) {}
+
+  // Fills `file`'s tensors (in header order) and metadata; false: read it with JsonReader.
+  bool Read(uint64_t header_length, SafetensorsFile* file) {
+    if (!Eat('{')) return false;
+    TensorList& tensors = file->tensors;
+    const auto name_of = [&tensors](uint32_t i) { return std::string_view(tensors[i].name); };
+    core::IndexedNames<decltype(name_of)> names(static_cast<size_t>(header_length / 64), name_of);
+    bool seen_metadata = false;
+    if (!Eat('}')) {
+      do {
+        std::string_view key;
+        if (!Key(&key)) return false;
+        if (key == "__metadata__") {
+          if (seen_metadata || !Metadata(&file->metadata)) return false;
+          seen_metadata = true;
+          continue;
+        }
+        if (tensors.size() >= std::numeric_limits<uint32_t>::max() - 1) return false;
+        TensorInfo& t = tensors.emplace_back();
+        t.name.assign(key);
+        if (!names.Insert(static_cast<uint32_t>(tensors.size() - 1))) return false;
+        if (!Entry(&t)) return false;
+      } while (Eat(','));
+      if (!Eat('}')) return false;
+    }
+    SkipSpace();
+    return p_ == end_;
+  }
+
+ private:
+  static bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+  static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+  // A byte that ends the fast scan of a string: '"', '\\' or a control character.
+  static bool IsStringStop(char c) {
+    return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
+  }
+  // The bytes of `w` that are '"', '\\' or below 0x20, as their high bits. Exact for the lowest
+  // such byte (the borrows of the subtractions only mark bytes above a real one), which is all
+  // the caller uses.
+  VRAMFIT_HASH_WRAPS static uint64_t StringStops(uint64_t w) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+    const uint64_t quote = w ^ (kOnes * '"'), slash = w ^ (kOnes * '\\');
+    return (((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | ((w - kOnes * 0x20) & ~w)) &
+           kHigh;
+  }
+
+  void SkipSpace() {
+    while (p_ < end_ && IsSpace(*p_)) ++p_;
+  }
+  bool Eat(char c) {
+    SkipSpace();
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
+    return true;
+  }
+  // A string without escapes or control characters, as a view of the text.
+  bool String(std::string_view* out) {
+    SkipSpace();
+    if (p_ == end_ || *p_ != '"') return false;
+    const char* const begin = ++p_;
+    const char* q = begin;
+    if constexpr (std::endian::native == std::endian::little) {
+      for (; end_ - q >= 8; q += 8) {
+        uint64_t w;
+        std::memcpy(&w, q, 8);
+        if (const uint64_t stops = StringStops(w); stops != 0) {
+          q += std::countr_zero(stops) / 8;
+          break;
+        }
+      }
+    }
+    while (q < end_ && !IsStringStop(*q)) ++q;
+    if (q == end_ || *q != '"') return false;
+    *out = std::string_view(begin, static_cast<size_t>(q - begin));
+    p_ = q + 1;
+    return true;
+  }
+  bool Key(std::string_view* out) { return String(out) && Eat(':'); }
+  // A non-negative integer within 64 bits, without fraction, exponent or leading zero.
+  bool U64(uint64_t* out) {
+    SkipSpace();
+    if (p_ == end_ || !IsDigit(*p_)) return false;
+    uint64_t v = 0;
+    if (*p_ == '0') {
+      ++p_;
+    } else {
+      // 19 digits never overflow; a 20th is checked.
+      for (const char* const first = p_; p_ < end_ && IsDigit(*p_) && p_ - first < 19; ++p_) {
+        v = v * 10 + static_cast<uint64_t>(*p_ - '0');
+      }
+      for (; p_ < end_ && IsDigit(*p_); ++p_) {
+        if (!core::CheckedMul(v, 10, &v) || !core::CheckedAdd(v, *p_ - '0', &v)) return false;
+      }
+    }
+    if (p_ < end_ && (IsDigit(*p_) || *p_ == '.' || *p_ == 'e' || *p_ == 'E')) return false;
+    *out = v;
+    return true;
+  }
+  // [u64, ...], each element given to `add`; returns the element count, or -1.
+  template <typename Add>
+  int64_t U64Array(Add&& add) {
+    if (!Eat('[')) return -1;
+    if (Eat(']')) return 0;
+    int64_t n = 0;
+    do {
+      uint64_t v = 0;
+      if (!U64(&v)) return -1;
+      add(v);
+      ++n;
+    } while (Eat(','));
+    return Eat(']') ? n : -1;
+  }
+  // {"dtype": ..., "shape": [...], "data_offsets": [begin, end]} in any order, each once.
+  bool Entry(TensorInfo* t) {
+    if (!Eat('{')) return false;
+    bool dtype = false, shape = false, offsets = false;
+    do {
+      std::string_view key;
+      if (!Key(&key)) return false;
+      if (key == "dtype" && !dtype) {
+        std::string_view s;
+        if (!String(&s) || !ParseDtype(s, &t->dtype)) return false;
+        dtype = true;
+      } else if (key == "shape" && !shape) {
+        if (U64Array([t](uint64_t d) { t->shape.push_back(d); }) < 0) return false;
+        shape = true;
+      } else if (key == "data_offsets" && !offsets) {
+        uint64_t at[2] = {0, 0};
+        size_t n = 0;
+        const auto add = [&](uint64_t v) {
+          if (n < 2) at[n] = v;
+          ++n;
+        };
+        if (U64Array(add) != 2) return false;
+        t->begin = at[0];
+        t->end = at[1];
+        offsets = true;
+      } else {
+        return false;
+      }
+    } while (Eat(','));
+    if (!Eat('}') || !dtype || !shape || !offsets) return false;
+    uint64_t elements = 1;
+    for (uint64_t d : t->shape) {
+      if (!core::CheckedMul(elements, d, &elements)) return false;
+    }
+    t->elements = elements;
+    return true;
+  }
+  // {"key": "value", ...}: strings only, keys unique.
+  bool Metadata(std::map<std::string, std::string>* out) {
+    if (!Eat('{')) return false;
+    if (Eat('}')) return true;
+    do {
+      std::string_view key, value;
+      if (!Key(&key) || !String(&value)) return false;
+      if (!out->emplace(std::string(key), std::string(value)).second) return false;
+    } while (Eat(','));
+    return Eat('}');
+  }
+
+  const char* p_;
+  const char* const end_;
+};
+
 // The reference reader's coverage rule over the sorted list.
 Status CheckOffsets(const SafetensorsFile& file, std::string_view origin) {
   uint64_t start = 0;
@@ -377,8 +555,10 @@ Result<uint64_t> ParseSafetensorsHeaderLength(std::string_view prefix, uint64_t 
   return n;
 }
 
-Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_size,
-                                         std::string_view origin) {
+namespace formats {
+
+Result<SafetensorsFile> ParseSafetensorsWith(std::string_view bytes, uint64_t file_size,
+                                             std::string_view origin, HeaderReader reader) {
   auto len = ParseSafetensorsHeaderLength(bytes, file_size, origin);
   if (!len.ok()) return len.status();
   const uint64_t n = *len;
@@ -392,6 +572,20 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_s
     return Status::Corrupt(fmt::format(
         "{}: byte {}: expected UTF-8 text, found byte 0x{:02x} that starts no valid sequence",
         origin, kSafetensorsPrefix + at, static_cast<unsigned char>(header[at])));
+  }
+  if (reader != HeaderReader::kFullOnly) {
+    SafetensorsFile file;
+    file.origin = std::string(origin);
+    file.header_length = n;
+    file.file_size = file_size;
+    if (FastHeader(header).Read(n, &file)) {
+      SortByOffset(&file.tensors);
+      VRAMFIT_RETURN_IF_ERROR(CheckOffsets(file, origin));
+      return file;
+    }
+    if (reader == HeaderReader::kFastOnly) {
+      return Status::Unsupported(fmt::format("{}: the fast reader gives up", origin));
+    }
   }
   JsonReader r(header, kSafetensorsPrefix, origin, "the end of the header");
   if (header.substr(0, kBom.size()) == kBom) {
@@ -452,6 +646,14 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_s
   SortByOffset(&tensors);
   VRAMFIT_RETURN_IF_ERROR(CheckOffsets(file, origin));
   return file;
+}
+
+}  // namespace formats
+
+Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, uint64_t file_size,
+                                         std::string_view origin) {
+  return formats::ParseSafetensorsWith(bytes, file_size, origin,
+                                       formats::HeaderReader::kFastFirst);
 }
 
 }  // namespace vramfit

@@ -82,6 +82,10 @@ Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json, std::strin
       for (auto w : map) name_bytes += w.key.size();
       index.names.reserve(name_bytes);  // never reallocated below: the views stay valid
       index.weight_map.reserve(map.size());
+      // Entries of one shard come in runs: the shard of the entry before is checked and
+      // numbered once.
+      std::string_view last_shard;
+      uint32_t last_at = 0;
       for (auto w : map) {
         std::string_view shard;
         if (w.value.get_string().get(shard)) {
@@ -89,7 +93,8 @@ Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json, std::strin
               "{}: \"weight_map\".\"{}\": expected a shard file name (string), found {}", origin,
               w.key, JsonTypeName(w.value)));
         }
-        if (!IsPlainFileName(shard)) {
+        const bool same_shard = !index.shards.empty() && shard == last_shard;
+        if (!same_shard && !IsPlainFileName(shard)) {
           return Status::Corrupt(fmt::format(
               "{}: \"weight_map\".\"{}\": shard name \"{}\" is not a plain file name inside the "
               "checkpoint directory", origin, w.key, shard));
@@ -98,8 +103,13 @@ Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json, std::strin
           return Status::Corrupt(
               fmt::format("{}: \"weight_map\": duplicate tensor name \"{}\"", origin, w.key));
         }
-        uint32_t at = static_cast<uint32_t>(index.shards.size());
-        if (shard_names.Insert(shard, at, &at)) index.shards.emplace_back(shard);
+        uint32_t at = last_at;
+        if (!same_shard) {
+          at = static_cast<uint32_t>(index.shards.size());
+          if (shard_names.Insert(shard, at, &at)) index.shards.emplace_back(shard);
+          last_shard = shard;
+          last_at = at;
+        }
         const char* copy = index.names.data() + index.names.size();
         index.names.insert(index.names.end(), w.key.begin(), w.key.end());
         index.weight_map.push_back({std::string_view(copy, w.key.size()), at});

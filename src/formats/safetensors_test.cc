@@ -1,6 +1,11 @@
 // safetensors header reader: the reference reader's rules, and the exact error texts.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "formats/safetensors_readers.h"
 #include "testutil/hollow.h"
 #include "vramfit/formats.h"
 
@@ -146,6 +151,120 @@ TEST(Safetensors, HeaderLengthChecks) {
   const std::string full = Image(R"({"a":{"dtype":"U8","shape":[5],"data_offsets":[0,5]}})", 0);
   auto r = ParseSafetensors(full, full.size() + 5, "m");
   EXPECT_TRUE(r.ok()) << r.status().ToString();
+}
+
+// Both readers on one image: the same result, or the same error, down to every byte of it.
+void ExpectReadersAgree(const std::string& img, uint64_t file_size, const std::string& what) {
+  using formats::HeaderReader;
+  auto fast = formats::ParseSafetensorsWith(img, file_size, "m.safetensors",
+                                            HeaderReader::kFastFirst);
+  auto full = formats::ParseSafetensorsWith(img, file_size, "m.safetensors",
+                                            HeaderReader::kFullOnly);
+  ASSERT_EQ(fast.ok(), full.ok()) << what << "\n" << fast.status().ToString() << "\n"
+                                  << full.status().ToString();
+  if (!fast.ok()) {
+    EXPECT_EQ(fast.status().code(), full.status().code()) << what;
+    EXPECT_EQ(fast.status().message(), full.status().message()) << what;
+    return;
+  }
+  EXPECT_EQ(fast->origin, full->origin) << what;
+  EXPECT_EQ(fast->header_length, full->header_length) << what;
+  EXPECT_EQ(fast->file_size, full->file_size) << what;
+  EXPECT_EQ(fast->metadata, full->metadata) << what;
+  ASSERT_EQ(fast->tensors.size(), full->tensors.size()) << what;
+  for (size_t i = 0; i < fast->tensors.size(); ++i) {
+    const TensorInfo& a = fast->tensors[i];
+    const TensorInfo& b = full->tensors[i];
+    EXPECT_EQ(a.name, b.name) << what;
+    EXPECT_EQ(a.dtype, b.dtype) << what;
+    EXPECT_EQ(a.shape, b.shape) << what;
+    EXPECT_EQ(a.begin, b.begin) << what;
+    EXPECT_EQ(a.end, b.end) << what;
+    EXPECT_EQ(a.elements, b.elements) << what;
+  }
+}
+
+// Headers as writers emit them take the fast reader (a slower reading of them is a regression
+// no other test sees).
+TEST(SafetensorsReaders, WritersHeadersTakeTheFastReader) {
+  using formats::HeaderReader;
+  const std::pair<std::string, uint64_t> headers[] = {
+      {std::string(R"({"__metadata__":{"format":"pt"},"a":{"dtype":"BF16","shape":[2,3],)"
+                   R"("data_offsets":[0,12]},"b.c":{"dtype":"I32","shape":[],)"
+                   R"("data_offsets":[12,16]}})") + "      ", 16},
+      {std::string(" {\n  \"b\": {\"shape\": [ 2 ], \"data_offsets\" : [4, 8], \"dtype\": "
+                   "\"F16\"},\n  \"a\": {\"dtype\": \"F16\", \"shape\": [0, 7], "
+                   "\"data_offsets\": [0, 0]}, \"z\": {\"dtype\": \"U8\", \"shape\": [4], "
+                   "\"data_offsets\": [0, 4]}\n}\t"), 8},
+      {std::string("{}"), 0},
+  };
+  for (const auto& [header, data] : headers) {
+    const std::string img = Image(header, data);
+    auto r = formats::ParseSafetensorsWith(img, img.size(), "m", HeaderReader::kFastOnly);
+    EXPECT_TRUE(r.ok()) << header << ": " << r.status().ToString();
+    ExpectReadersAgree(img, img.size(), header);
+  }
+  // A name with an escape: the fast reader gives up, the full one reads it.
+  const std::string img = Image(R"({"a\u0041":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
+                                1);
+  EXPECT_EQ(formats::ParseSafetensorsWith(img, img.size(), "m", HeaderReader::kFastOnly)
+                .status().code(), Code::kUnsupported);
+  auto r = ParseSafetensors(img, img.size(), "m");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->tensors[0].name, "aA");
+}
+
+// Every one-byte change of valid headers (deleted, or replaced by a byte that matters to the
+// grammar): the fast reader may give up, never differ.
+TEST(SafetensorsReaders, AgreeOnEveryOneByteChange) {
+  const std::string headers[] = {
+      R"({"__metadata__":{"format":"pt","k":"v"},"w":{"dtype":"F16","shape":[2,3],)"
+      R"("data_offsets":[0,12]},"x.0":{"dtype":"U8","shape":[4],"data_offsets":[12,16]}})",
+      R"( {"s" : {"data_offsets":[0,8], "shape":[], "dtype":"F64"} , "t":{"dtype":"BOOL",)"
+      R"("shape":[10,0],"data_offsets":[8,8]}} )",
+      R"({"a":{"dtype":"I64","shape":[18446744073709551615,0],"data_offsets":[0,0]}})",
+  };
+  const std::string bytes = std::string("\"\\ 0123456789-+.eE,:[]{}\x01\t\n", 27) + "a";
+  int cases = 0;
+  for (const std::string& header : headers) {
+    for (uint64_t data : {0, 8, 16}) {
+      for (size_t i = 0; i <= header.size(); ++i) {
+        std::string h = header;
+        if (i < h.size()) h.erase(i, 1);
+        const std::string img = Image(h, data);
+        ExpectReadersAgree(img, img.size(), h);
+        ++cases;
+        if (i == header.size()) continue;
+        for (char c : bytes) {
+          h = header;
+          h[i] = c;
+          const std::string img2 = Image(h, data);
+          ExpectReadersAgree(img2, img2.size(), h);
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 10000);
+}
+
+// The broken files of the test suite and the fuzzer's seeds.
+TEST(SafetensorsReaders, AgreeOnTheBrokenFilesAndTheFuzzSeeds) {
+  namespace fs = std::filesystem;
+  const fs::path root = VRAMFIT_SOURCE_DIR;
+  int files = 0;
+  for (const fs::path& dir : {root / "tests/bad", root / "fuzz/corpus/safetensors",
+                             root / "tests/hostile/escape-names"}) {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (dir == root / "tests/bad" && e.path().extension() != ".safetensors") continue;
+      std::ifstream in(e.path(), std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      ExpectReadersAgree(ss.str(), ss.str().size(), e.path().string());
+      ++files;
+    }
+  }
+  EXPECT_GT(files, 20);
 }
 
 }  // namespace

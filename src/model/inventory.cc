@@ -68,6 +68,7 @@ Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files) 
 
   // Modules whose weight is stored by bitsandbytes (a "<module>.weight.absmax" sibling).
   std::vector<std::string> bnb_modules;
+  model::TensorClassifier classifier(num_layers);
   for (size_t fi = 0; fi < files.size(); ++fi) {
     inv.files.push_back(files[fi].name);
     inv.header_bytes += files[fi].header_bytes;
@@ -75,7 +76,7 @@ Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files) 
     for (TensorList& list = files[fi].tensors; !list.empty(); list.pop_front()) {
       TensorInfo& t = list.front();
       TensorEntry e;
-      model::TensorClass c = model::ClassifyTensor(t.name, num_layers);
+      model::TensorClass c = classifier.Classify(t.name);
       // Names that do not tell linear attention from attention (GGUF's attn_qkv and attn_gate
       // in a Qwen3.5 delta-net layer): the spec's layer kind does.
       if (c.role == Role::kAttnProj && c.layer >= 0 && c.layer < num_layers &&

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "model/roles.h"
+#include "vramfit/catalog.h"
 #include "vramfit/inventory.h"
 
 namespace vramfit {
@@ -82,6 +83,51 @@ TEST(Roles, Classify) {
   auto bnb = ClassifyTensor("model.layers.0.mlp.up_proj.weight.absmax", 24);
   EXPECT_EQ(bnb.part, Part::kQuantMeta);
   EXPECT_EQ(bnb.module, "model.layers.0.mlp.up_proj");
+}
+
+// The remembering classifier against ClassifyTensor itself: every name of every catalog model's
+// checkpoint, and names made to trip it (numbers of 10 digits, a leading zero, a name that is
+// a number, numbers in the part, GGUF layers, the mark byte), at layer counts around theirs.
+TEST(Roles, ClassifierGivesClassifyTensorsResultsNameForName) {
+  std::vector<std::string> names = {
+      "model.layers.5.mlp.experts.3.w1.weight", "model.layers.12.mlp.experts.40.w2.weight",
+      "model.layers.1234567890.self_attn.q_proj.weight", "model.layers.123456789.mlp.fc1.bias",
+      "model.layers.07.mlp.down_proj.weight", "5", "12", "a.5", "a.12", "x.weight.0",
+      "x.weight.12", "layers.3.7", "layers.3.77.x", "blk.12.ffn_up_exps.weight",
+      "blk.3.attn_q.weight", "blk.61.exp_probs_b", "blk.1234567890.attn_q.weight",
+      "model.layers.3a.mlp.up_proj.weight", "model.layers..3.x", ".3.", "3..", "",
+      std::string("model.layers.\x01.mlp.up_proj.weight"),
+      std::string("model.layers.4.mlp.\x01.up_proj.weight"),
+      "model.layers.0.mlp.experts.gate_up_proj_blocks",
+      "model.layers.9.mlp.experts.down_proj_scales", "model.layers.2.self_attn.sinks",
+      "model.layers.2.mlp.up_proj.weight.absmax", "model.layers.2.mlp.up_proj.weight.0",
+      "model.layers.20.mlp.up_proj.weight.10", "mtp.layers.3.mlp.gate.weight",
+      "model.visual.blocks.11.attn.qkv.weight", "model.layers.60.mlp.experts.255.up_proj.qweight",
+      "model.layers.61.mlp.experts.255.up_proj.qweight"};
+  auto catalog = CatalogModels();
+  ASSERT_TRUE(catalog.ok());
+  for (const CatalogModel& m : *catalog) {
+    auto spec = ModelSpecFromConfigJson(m.config_json, m.id);
+    if (!spec.ok()) continue;
+    auto tensors = SynthesizeTensors(*spec);
+    if (!tensors.ok()) continue;
+    for (const TensorInfo& t : tensors->tensors) names.push_back(t.name);
+  }
+  ASSERT_GT(names.size(), 100000u);
+  for (int64_t layers : {-1, 0, 4, 48, 61}) {
+    model::TensorClassifier classifier(layers);
+    for (const std::string& name : names) {
+      const model::TensorClass want = model::ClassifyTensor(name, layers);
+      const model::TensorClass got = classifier.Classify(name);
+      ASSERT_EQ(got.role, want.role) << name << " " << layers;
+      ASSERT_EQ(got.part, want.part) << name;
+      ASSERT_EQ(got.component, want.component) << name;
+      ASSERT_EQ(got.layer, want.layer) << name;
+      ASSERT_EQ(got.module, want.module) << name;
+      ASSERT_EQ(got.module.data(), want.module.data()) << name;
+      ASSERT_EQ(got.packed_container, want.packed_container) << name;
+    }
+  }
 }
 
 TEST(Inventory, PackedParametersAreUnpacked) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <limits>
 
 namespace vramfit::model {
 namespace {
@@ -27,8 +28,9 @@ constexpr std::array<std::string_view, 21> kMetaParts = {
     "input_global_scale", "k_scale", "v_scale", "q_scale", "output_scale", "weight_scale_2",
     "SCB", "weight_format", "input_zero_point", "zeros", "prob_scale"};
 
-// Finds "layers.<digits>." in the name; returns the index and where the in-layer path starts.
-bool FindLayer(std::string_view name, int64_t* layer, size_t* rest) {
+// Finds "layers.<digits>." in the name; returns the index, where its digits start and where the
+// in-layer path starts.
+bool FindLayer(std::string_view name, int64_t* layer, size_t* digits, size_t* rest) {
   size_t from = 0;
   while (true) {
     const size_t at = name.find("layers.", from);
@@ -39,6 +41,7 @@ bool FindLayer(std::string_view name, int64_t* layer, size_t* rest) {
       while (e < name.size() && name[e] >= '0' && name[e] <= '9') ++e;
       if (e > d && e < name.size() && name[e] == '.' && e - d <= 9) {
         std::from_chars(name.data() + d, name.data() + e, *layer);
+        *digits = d;
         *rest = e + 1;
         return true;
       }
@@ -132,6 +135,7 @@ TensorClass ClassifyGguf(std::string_view name, int64_t num_layers) {
     while (e < m.size() && m[e] >= '0' && m[e] <= '9') ++e;
     if (e > 4 && e - 4 <= 9 && e < m.size() && m[e] == '.') {
       std::from_chars(m.data() + 4, m.data() + e, c.layer);
+      c.layer_at = 4;
       const std::string_view leaf = m.substr(e + 1);
       c.role = num_layers >= 0 && c.layer >= num_layers ? Role::kMtp : GgufLayerRole(leaf);
       // exp_probs_b is DeepSeek-V3's e_score_correction_bias: a router parameter.
@@ -237,9 +241,10 @@ TensorClass ClassifyTensor(std::string_view name, int64_t num_layers) {
     c.role = Role::kMtp;
   } else {
     int64_t layer = -1;
-    size_t rest = 0;
-    if (FindLayer(m, &layer, &rest)) {
+    size_t digits = 0, rest = 0;
+    if (FindLayer(m, &layer, &digits, &rest)) {
       c.layer = layer;
+      c.layer_at = static_cast<uint32_t>(digits);
       if (num_layers >= 0 && layer >= num_layers) {
         c.role = Role::kMtp;
       } else {
@@ -259,6 +264,98 @@ TensorClass ClassifyTensor(std::string_view name, int64_t num_layers) {
   }
   c.component = ComponentOf(c.role);
   return c;
+}
+
+// What ClassifyTensor reads of a name's digits: a segment of 1-9 digits is a layer index only
+// where "layers." or "blk." comes before it (FindLayer, ClassifyGguf: at most 9 digits, then a
+// dot); every other test is a comparison with digit-free text or of a whole segment with text
+// that is not all digits, which a masked segment passes or fails as its digits do. So names of
+// one shape get the same role, part, component and container flag with num_layers -1, the
+// layer index sits in the same masked segment, and the MTP rule (layer >= num_layers) is the
+// only use of its value.
+constexpr char kNumberMark = '\x01';  // a name holding it is not remembered
+// Shapes remembered at most (a hostile header of distinct shapes costs no more memory).
+constexpr size_t kMaxShapes = 4096;
+
+TensorClass TensorClassifier::WithLayerRule(TensorClass c) const {
+  if (num_layers_ >= 0 && c.layer >= num_layers_) {
+    c.role = Role::kMtp;
+    c.component = ComponentOf(c.role);
+  }
+  return c;
+}
+
+bool TensorClassifier::Learn(std::string_view name, const TensorClass& c, Learned* out) const {
+  out->c = c;
+  out->c.module = {};
+  out->c.layer = -1;
+  out->c.layer_at = 0;
+  // The module is a prefix of the name ending at a dot, at the name's end, or inside a last
+  // segment that holds letters: never inside a masked one (checked all the same).
+  const size_t end = c.module.size();
+  size_t shift = 0;
+  out->module_numbers = 0;
+  for (const Number& n : numbers_) {
+    if (n.at + n.size <= end) {
+      shift += n.size - 1;
+      ++out->module_numbers;
+    } else if (n.at < end) {
+      return false;
+    }
+  }
+  out->module_end = end - shift;
+  out->layer_number = -1;
+  if (c.layer >= 0) {
+    for (size_t i = 0; i < numbers_.size(); ++i) {
+      if (numbers_[i].at == c.layer_at) out->layer_number = static_cast<int>(i);
+    }
+    if (out->layer_number < 0) return false;
+  }
+  return true;
+}
+
+TensorClass TensorClassifier::Classify(std::string_view name) {
+  if (name.size() >= std::numeric_limits<uint32_t>::max() ||
+      name.find(kNumberMark) != std::string_view::npos) {
+    return ClassifyTensor(name, num_layers_);
+  }
+  shape_.clear();
+  numbers_.clear();
+  for (size_t from = 0;;) {
+    size_t dot = name.find('.', from);
+    if (dot == std::string_view::npos) dot = name.size();
+    const std::string_view segment = name.substr(from, dot - from);
+    if (!segment.empty() && segment.size() <= 9 &&
+        std::all_of(segment.begin(), segment.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      shape_ += kNumberMark;
+      numbers_.push_back({static_cast<uint32_t>(from), static_cast<uint32_t>(segment.size())});
+    } else {
+      shape_ += segment;
+    }
+    if (dot == name.size()) break;
+    shape_ += '.';
+    from = dot + 1;
+  }
+  const auto it = learned_.find(shape_);
+  if (it == learned_.end()) {
+    const TensorClass c = ClassifyTensor(name, -1);
+    Learned learned;
+    if (learned_.size() < kMaxShapes && Learn(name, c, &learned)) {
+      learned_.emplace(shape_, learned);
+    }
+    return WithLayerRule(c);
+  }
+  const Learned& l = it->second;
+  TensorClass c = l.c;
+  size_t module_size = l.module_end;
+  for (size_t i = 0; i < l.module_numbers; ++i) module_size += numbers_[i].size - 1;
+  c.module = name.substr(0, module_size);
+  if (l.layer_number >= 0) {
+    const Number& n = numbers_[static_cast<size_t>(l.layer_number)];
+    std::from_chars(name.data() + n.at, name.data() + n.at + n.size, c.layer);
+    c.layer_at = n.at;
+  }
+  return WithLayerRule(c);
 }
 
 }  // namespace vramfit::model
