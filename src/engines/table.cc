@@ -1,6 +1,7 @@
 // The engine table (vramfit/engine.h): one line per engine. Adding an engine is a new room
 // under src/engines/<engine>/ and one line here; nothing above the engines names it.
 #include "engines/llamacpp/engine.h"
+#include "engines/ollama/engine.h"
 #include "engines/sglang/engine.h"
 #include "engines/transformers/engine.h"
 #include "engines/vllm/engine.h"
@@ -30,6 +31,7 @@ const std::vector<const Engine*>& Engines() {
       &transformers::TransformersEngine(),
       &llamacpp::LlamaCppEngine(),
       &sglang::SglangEngine(),
+      &ollama::OllamaEngine(),
   };
   return kEngines;
 }
