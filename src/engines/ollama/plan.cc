@@ -75,8 +75,8 @@ Result<Resolved> Resolve(const ModelFacts& f, const GpuSpec& gpu, const OllamaSe
   if (r.parallel > 1024) return Status::InvalidArgument("OLLAMA_NUM_PARALLEL: at most 1024");
   // llm/server.go NewLlamaServer: flash attention from OLLAMA_FLASH_ATTENTION (default: the
   // architecture's), off on a GPU without the kernel (ml/device.go: CUDA compute 7.2) or a
-  // model whose K and V head sizes differ; a KV cache type only with flash attention, and
-  // only f16, q8_0 or q4_0 (fs/ggml SupportsKVCacheType), else f16 with a warning.
+  // model whose K and V head sizes differ; a KV cache type only with flash attention (else
+  // f16 with a warning), and only f16, q8_0 or q4_0 (fs/ggml SupportsKVCacheType).
   r.flash = s.flash_attention.empty() ? FlashByDefault(f.arch) : ReadEnvBool(s.flash_attention);
   if (r.flash && gpu.compute_capability == "7.2") {
     r.flash = false;
@@ -88,13 +88,14 @@ Result<Resolved> Resolve(const ModelFacts& f, const GpuSpec& gpu, const OllamaSe
   }
   std::string kv = s.kv_cache_dtype == "auto" ? "" : s.kv_cache_dtype;
   std::transform(kv.begin(), kv.end(), kv.begin(), ::tolower);
+  if (!kv.empty() && kv != "f16" && kv != "q8_0" && kv != "q4_0") {
+    // Ollama itself falls back to f16 with a warning; a plan refuses the typo instead.
+    return Status::InvalidArgument(fmt::format(
+        "OLLAMA_KV_CACHE_TYPE {}: Ollama reads f16, q8_0 or q4_0 (any other value runs as f16 "
+        "with the warning \"kv cache type not supported by model\")", core::Printable(kv)));
+  }
   if (r.flash) {
-    if (kv.empty() || kv == "f16" || kv == "q8_0" || kv == "q4_0") {
-      r.kv_type = kv.empty() ? "f16" : kv;
-    } else {
-      r.notes.push_back(fmt::format("kv cache type not supported by model: {} (f16 used)",
-                                    core::Printable(kv)));
-    }
+    r.kv_type = kv.empty() ? "f16" : kv;
   } else if (!kv.empty() && kv != "f16") {
     r.notes.push_back(fmt::format("quantized kv cache requested but flash attention disabled: "
                                   "{} ignored (f16 used; set OLLAMA_FLASH_ATTENTION=1)",

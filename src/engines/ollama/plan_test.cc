@@ -220,7 +220,8 @@ TEST_F(OllamaPlanTest, KvCacheTypeNeedsFlashAttention) {
   EXPECT_EQ(on->gpus[0].kv_cache_bytes, 256 * kMiB);
   s.kv_cache_dtype = "q5_1";
   auto bad = PlanOllama(inv, CustomGpu(24 * kGiB), s);
-  EXPECT_EQ(bad->kv_type, "f16");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("f16, q8_0 or q4_0"), std::string::npos);
   OllamaSettings q;
   q.kv_cache_dtype = "q4_0";
   auto qwen = PlanOllama(Llama3("qwen3"), CustomGpu(24 * kGiB), q);
