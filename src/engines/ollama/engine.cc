@@ -134,8 +134,8 @@ Status CheckContext(const ModelSpec& spec, const EngineSettings&, int64_t len,
 const char* FlagName(Setting s) {
   switch (s) {
     case Setting::kMaxModelLen: return "PARAMETER num_ctx";
-    case Setting::kKvCacheDtype: return "OLLAMA_KV_CACHE_TYPE";
-    case Setting::kMaxNumSeqs: return "OLLAMA_NUM_PARALLEL";
+    case Setting::kKvCacheDtype: return "OLLAMA_KV_CACHE_TYPE=";
+    case Setting::kMaxNumSeqs: return "OLLAMA_NUM_PARALLEL=";
     case Setting::kMaxNumBatchedTokens: return "PARAMETER num_batch";
     // Ollama uses every GPU it sees (CUDA_VISIBLE_DEVICES); the plan's command says which.
     case Setting::kTensorParallel: return "GPUs:";
