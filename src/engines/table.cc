@@ -17,10 +17,10 @@ Status CheckPlannable(const Inventory& inv, std::string_view engine_title) {
   }
   if (inv.quantization.method == "gguf") {
     // Its ggml block types load through paths these engines do not model; the llama.cpp
-    // engine (src/engines/llamacpp/) plans GGUF files.
+    // and Ollama engines (src/engines/llamacpp/, src/engines/ollama/) plan GGUF files.
     return Status::Unsupported("planning a GGUF file under " + std::string(engine_title) +
-                               " is not modelled: plan it with --engine llamacpp, or plan the "
-                               "safetensors checkpoint it was converted from");
+                               " is not modelled: plan it with --engine llamacpp (or ollama), or "
+                               "plan the safetensors checkpoint it was converted from");
   }
   return Status::Ok();
 }

@@ -98,7 +98,8 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
     if (settings.kv_cache_dtype == "auto") {
       EngineSettings s = settings;
       s.kv_cache_dtype = "fp8";
-      attempt(s, Spell(flag(Setting::kKvCacheDtype), "fp8"), "halves KV bytes; a small accuracy cost");
+      attempt(s, Spell(flag(Setting::kKvCacheDtype), "fp8"),
+              "halves KV bytes; a small accuracy cost");
     }
   }
   if (stage == Stage::kKvCache || stage == Stage::kCudaGraph || stage == Stage::kProfile) {

@@ -16,13 +16,8 @@ namespace {
 constexpr auto Bad = core::BadFlagValue;
 
 Result<int64_t> ReadInt(const std::string& flag, const std::string& text, int64_t lo) {
-  int64_t v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || v < lo || v > (int64_t{1} << 31) - 1) {
-    return Bad(flag, text, lo < 0 ? "an integer (-1: the estimate decides)" : "a whole number");
-  }
-  return v;
+  return core::ReadFlagInt(flag, text, lo,
+                           lo < 0 ? "an integer (-1: the estimate decides)" : "a whole number");
 }
 
 // The environment variables read, and the flag each one is.
@@ -36,18 +31,10 @@ constexpr EnvFlag kEnv[] = {
     {"OLLAMA_GPU_OVERHEAD", "--gpu-overhead"},   {"OLLAMA_SCHED_SPREAD", "--sched-spread"},
 };
 
-bool IsEnvAssignment(const std::string& a) {
-  const size_t eq = a.find('=');
-  if (eq == std::string::npos || eq == 0) return false;
-  return std::all_of(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(eq), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
-
 size_t ProgramIndex(const std::vector<std::string>& argv) {
   size_t i = 0;
   if (i < argv.size() && argv[i] == "env") ++i;
-  while (i < argv.size() && IsEnvAssignment(argv[i])) ++i;
+  while (i < argv.size() && core::IsEnvAssignment(argv[i])) ++i;
   return i;
 }
 

@@ -118,7 +118,8 @@ MemoryEstimate Estimate(const ModelFacts& f, const Resolved& r, const OllamaSett
 
 // llm/memory.go predictServerFit: every layer (or num_gpu of them) placed.
 bool FullFit(const ModelFacts& f, const MemoryEstimate& e, int64_t num_gpu) {
-  if (num_gpu < 0) return e.layers > 0 && e.layers >= static_cast<int64_t>(f.layer_bytes.size()) + 1;
+  const int64_t all = static_cast<int64_t>(f.layer_bytes.size()) + 1;
+  if (num_gpu < 0) return e.layers > 0 && e.layers >= all;
   return e.layers > 0 && e.layers >= num_gpu;
 }
 
