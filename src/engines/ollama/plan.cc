@@ -73,6 +73,12 @@ Result<Resolved> Resolve(const ModelFacts& f, const GpuSpec& gpu, const OllamaSe
   // server/sched.go load: OLLAMA_NUM_PARALLEL (default 1), at least 1.
   r.parallel = std::max<int64_t>(s.max_num_seqs, 1);
   if (r.parallel > 1024) return Status::InvalidArgument("OLLAMA_NUM_PARALLEL: at most 1024");
+  // The estimate's products stay inside 64 bits for caches of up to 2^32 cells.
+  if (r.num_ctx * r.parallel > (int64_t{1} << 32)) {
+    return Status::InvalidArgument(fmt::format(
+        "num_ctx {} x OLLAMA_NUM_PARALLEL {}: more than 2^32 cache cells are not modelled",
+        r.num_ctx, r.parallel));
+  }
   // llm/server.go NewLlamaServer: flash attention from OLLAMA_FLASH_ATTENTION (default: the
   // architecture's), off on a GPU without the kernel (ml/device.go: CUDA compute 7.2) or a
   // model whose K and V head sizes differ; a KV cache type only with flash attention (else

@@ -88,6 +88,9 @@ TEST_F(OllamaPlanTest, NumCtxDefaultsAndIsCutToTheModel) {
   auto c = PlanOllama(inv, CustomGpu(24 * kGiB), s);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->num_ctx, 8192);
+  // Hostile sizes are refused, not wrapped: 8192 x 1024 is fine, past 1024 sequences is not.
+  s.max_num_seqs = 1025;
+  EXPECT_FALSE(PlanOllama(inv, CustomGpu(24 * kGiB), s).ok());
 }
 
 // An 8 GiB card at num_ctx 8192 x 4 (4 GiB of KV): some layers stay on the CPU. The weights
