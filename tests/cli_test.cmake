@@ -395,6 +395,47 @@ run(plan_llamacpp_safetensors 2 plan qwen3-8b --engine llamacpp --gpu h100)
 if(NOT last_err MATCHES "llama.cpp runs GGUF files")
   message(SEND_ERROR "plan_llamacpp_safetensors: '${last_err}'")
 endif()
+# Ollama (issue 16 part 4): plan with Ollama's parameters, check `ollama run` with its
+# environment (exit 1 when layers stay on the CPU, fixes as Modelfile lines and variables),
+# a deploy script's exports, fit, and the refusals.
+run(plan_ollama 0 plan tests/gguf/tiny-qwen3-Q4_K_M.gguf --engine ollama --gpu 4090
+    --num-ctx 2048 --num-parallel 2)
+if(NOT last_out MATCHES "offload 3/3 layers" OR NOT last_out MATCHES
+   "OLLAMA_CONTEXT_LENGTH=2048 OLLAMA_NUM_PARALLEL=2 ollama run tests/gguf/tiny-qwen3-Q4_K_M.gguf")
+  message(SEND_ERROR "plan_ollama: '${last_out}'")
+endif()
+run(check_ollama_fails 1 check --gpu-memory 600MiB -- OLLAMA_NUM_PARALLEL=64
+    OLLAMA_HOST=0.0.0.0 ollama run tests/gguf/tiny-qwen3-Q4_K_M.gguf --verbose)
+if(NOT last_out MATCHES "FAILS at kv_cache: offloaded 0/3 layers"
+   OR NOT last_out MATCHES "PARAMETER num_ctx 1024"
+   OR NOT last_out MATCHES "OLLAMA_NUM_PARALLEL=1"
+   OR NOT last_err MATCHES "environment not modelled \\(ignored\\): OLLAMA_HOST=0.0.0.0")
+  message(SEND_ERROR "check_ollama_fails: '${last_out}' / '${last_err}'")
+endif()
+file(WRITE ${WORK}/ollama-deploy.sh "export OLLAMA_NUM_PARALLEL=64\nollama serve &\n"
+     "ollama run tests/gguf/tiny-qwen3-Q4_K_M.gguf\n")
+run(check_ollama_script 1 check --gpu-memory 600MiB --script ${WORK}/ollama-deploy.sh)
+if(NOT last_out MATCHES "num_ctx 4096 x 64 parallel")
+  message(SEND_ERROR "check_ollama_script: '${last_out}' / '${last_err}'")
+endif()
+run(check_ollama_engine 0 check --gpu 4090 --engine ollama tests/gguf/tiny-qwen3-Q4_K_M.gguf
+    --num-ctx 2048 --kv-cache-type q8_0)
+if(NOT last_out MATCHES "num_ctx 2048 x 1 parallel, q8_0")
+  message(SEND_ERROR "check_ollama_engine: '${last_out}'")
+endif()
+run(check_ollama_kv_type 2 check --gpu 4090 -- OLLAMA_KV_CACHE_TYPE=fp8 ollama run
+    tests/gguf/tiny-qwen3-Q4_K_M.gguf)
+if(NOT last_err MATCHES "Ollama reads f16, q8_0 or q4_0")
+  message(SEND_ERROR "check_ollama_kv_type: '${last_err}'")
+endif()
+run(fit_ollama 0 fit tests/gguf/tiny-qwen3-Q4_K_M.gguf --engine ollama --gpu 4090)
+if(NOT last_out MATCHES "OLLAMA_CONTEXT_LENGTH=4096 ollama run tests/gguf/tiny-qwen3-Q4_K_M.gguf")
+  message(SEND_ERROR "fit_ollama: '${last_out}'")
+endif()
+run(plan_ollama_safetensors 2 plan qwen3-8b --engine ollama --gpu h100)
+if(NOT last_err MATCHES "Ollama runs GGUF files")
+  message(SEND_ERROR "plan_ollama_safetensors: '${last_err}'")
+endif()
 
 # What-if quantization (issue 15): --as-quantized synthesizes the checkpoint a quantizer would
 # write from the unquantized model and plans it, marked as a what-if in text and JSON.

@@ -3,6 +3,7 @@
 #include "core/text.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cstdint>
 
@@ -81,6 +82,25 @@ std::string NearestNames(std::vector<std::pair<size_t, std::string>> scored, siz
 
 Status BadFlagValue(const std::string& flag, const std::string& text, const char* expected) {
   return Status::InvalidArgument(flag + " \"" + Printable(text) + "\": expected " + expected);
+}
+
+Result<int64_t> ReadFlagInt(const std::string& flag, const std::string& text, int64_t lo,
+                            const char* expected) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end || v < lo || v > (int64_t{1} << 31) - 1) {
+    return BadFlagValue(flag, text, expected);
+  }
+  return v;
+}
+
+bool IsEnvAssignment(std::string_view a) {
+  const size_t eq = a.find('=');
+  if (eq == std::string_view::npos || eq == 0) return false;
+  return std::all_of(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(eq), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 std::string ShellWord(const std::string& w) {

@@ -34,6 +34,14 @@ std::string Printable(std::string_view s);
 // reader uses: `FLAG "TEXT": expected EXPECTED`, the text made printable.
 Status BadFlagValue(const std::string& flag, const std::string& text, const char* expected);
 
+// A flag's whole-number value in [lo, 2^31 - 1]; else BadFlagValue with `expected`.
+Result<int64_t> ReadFlagInt(const std::string& flag, const std::string& text, int64_t lo,
+                            const char* expected);
+
+// Whether a command word is a shell's NAME=value prefix assignment (a name of letters, digits
+// and underscores before the '='), as engine command lines carry their environment.
+bool IsEnvAssignment(std::string_view word);
+
 // A word as a POSIX shell reads it back: as is when it holds only [A-Za-z0-9_./:=,@+-], else
 // in single quotes (a quote inside written '\''). Engines' command lines use it.
 std::string ShellWord(const std::string& w);

@@ -50,5 +50,20 @@ TEST(FirstInvalidUtf8, PointsAtTheByte) {
   EXPECT_EQ(FirstInvalidUtf8("\xe6\xa8"), 0u);       // cut sequence
 }
 
+// The engines' command readers: a bounded whole number, and a shell's NAME=value prefix.
+TEST(FlagWords, ReadFlagIntAndIsEnvAssignment) {
+  EXPECT_EQ(*ReadFlagInt("--n", "42", 0, "a whole number"), 42);
+  EXPECT_EQ(*ReadFlagInt("--n", "-1", -1, "x"), -1);
+  EXPECT_FALSE(ReadFlagInt("--n", "-1", 0, "x").ok());
+  EXPECT_FALSE(ReadFlagInt("--n", "2147483648", 0, "x").ok());
+  EXPECT_EQ(ReadFlagInt("--n", "4x", 0, "a whole number").status().message(),
+            "--n \"4x\": expected a whole number");
+  EXPECT_TRUE(IsEnvAssignment("OLLAMA_NUM_PARALLEL=4"));
+  EXPECT_TRUE(IsEnvAssignment("lower_case=1"));
+  EXPECT_FALSE(IsEnvAssignment("=x"));
+  EXPECT_FALSE(IsEnvAssignment("--num-ctx=4"));
+  EXPECT_FALSE(IsEnvAssignment("ollama"));
+}
+
 }  // namespace
 }  // namespace vramfit::core

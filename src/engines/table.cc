@@ -1,6 +1,7 @@
 // The engine table (vramfit/engine.h): one line per engine. Adding an engine is a new room
 // under src/engines/<engine>/ and one line here; nothing above the engines names it.
 #include "engines/llamacpp/engine.h"
+#include "engines/ollama/engine.h"
 #include "engines/sglang/engine.h"
 #include "engines/transformers/engine.h"
 #include "engines/vllm/engine.h"
@@ -16,10 +17,10 @@ Status CheckPlannable(const Inventory& inv, std::string_view engine_title) {
   }
   if (inv.quantization.method == "gguf") {
     // Its ggml block types load through paths these engines do not model; the llama.cpp
-    // engine (src/engines/llamacpp/) plans GGUF files.
+    // and Ollama engines (src/engines/llamacpp/, src/engines/ollama/) plan GGUF files.
     return Status::Unsupported("planning a GGUF file under " + std::string(engine_title) +
-                               " is not modelled: plan it with --engine llamacpp, or plan the "
-                               "safetensors checkpoint it was converted from");
+                               " is not modelled: plan it with --engine llamacpp (or ollama), or "
+                               "plan the safetensors checkpoint it was converted from");
   }
   return Status::Ok();
 }
@@ -30,6 +31,7 @@ const std::vector<const Engine*>& Engines() {
       &transformers::TransformersEngine(),
       &llamacpp::LlamaCppEngine(),
       &sglang::SglangEngine(),
+      &ollama::OllamaEngine(),
   };
   return kEngines;
 }

@@ -27,6 +27,12 @@ constexpr int64_t kMostPipelineStages = 4;  // nodes a multi-node layout spans a
 
 int64_t CeilDivide(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// "--max-model-len 8192"; a setting spelled as an environment assignment ("NAME=") takes its
+// value without a space ("OLLAMA_NUM_PARALLEL=16").
+std::string Spell(const std::string& flag, const std::string& value) {
+  return flag.ends_with('=') ? flag + value : flag + " " + value;
+}
+
 std::string Effect(const Plan& p) {
   const uint64_t kv = p.gpus.empty() ? 0 : p.gpus[0].kv_cache_bytes;
   return fmt::format("fits: KV cache {} per GPU, {} tokens, {:.2f}x concurrency at {} tokens",
@@ -86,13 +92,14 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
       const int64_t len = TidyContextLength(plan.estimated_max_model_len);
       EngineSettings s = settings;
       s.max_model_len = len;
-      attempt(s, fmt::format("{} {}", flag(Setting::kMaxModelLen), len),
+      attempt(s, Spell(flag(Setting::kMaxModelLen), std::to_string(len)),
               "shorter context per request");
     }
     if (settings.kv_cache_dtype == "auto") {
       EngineSettings s = settings;
       s.kv_cache_dtype = "fp8";
-      attempt(s, flag(Setting::kKvCacheDtype) + " fp8", "halves KV bytes; a small accuracy cost");
+      attempt(s, Spell(flag(Setting::kKvCacheDtype), "fp8"),
+              "halves KV bytes; a small accuracy cost");
     }
   }
   if (stage == Stage::kKvCache || stage == Stage::kCudaGraph || stage == Stage::kProfile) {
@@ -107,7 +114,7 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
     const int64_t seqs = plan.resolved.max_num_seqs;
     if (seqs > kFewestSeqsToCut) {
       s.max_num_seqs = seqs / 4;
-      attempt(s, fmt::format("{} {}", flag(Setting::kMaxNumSeqs), s.max_num_seqs),
+      attempt(s, Spell(flag(Setting::kMaxNumSeqs), std::to_string(s.max_num_seqs)),
               "fewer concurrent requests, smaller sampler warm-up");
     }
   }

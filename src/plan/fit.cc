@@ -151,9 +151,12 @@ class Searcher {
     for (size_t i = 0; i < engine_.knobs.size(); ++i) {
       if (!On(k, i)) continue;
       const Knob& knob = engine_.knobs[i];
-      const std::string value = *knob.value ? std::string(" ") + knob.value : std::string();
-      o.given_up.push_back(
-          fmt::format("{}{} ({})", engine_.flag_name(knob.setting), value, knob.cost));
+      // A setting spelled as an environment assignment ("NAME=") takes its value unspaced.
+      const std::string flag = engine_.flag_name(knob.setting);
+      const std::string value = !*knob.value ? std::string()
+                                : flag.ends_with('=') ? std::string(knob.value)
+                                                      : std::string(" ") + knob.value;
+      o.given_up.push_back(fmt::format("{}{} ({})", flag, value, knob.cost));
     }
     o.plan = std::move(plan);
     return o;

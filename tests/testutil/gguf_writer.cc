@@ -185,4 +185,34 @@ void GgufWriter::WriteHollow(const std::string& path) const {
   }
 }
 
+void WriteLlama3Q4KM(const std::string& path, const std::string& arch) {
+  GgufWriter w;
+  w.Str("general.architecture", arch);
+  w.U32("general.file_type", 15);
+  w.U32(arch + ".block_count", 32);
+  w.U32(arch + ".embedding_length", 4096);
+  w.U32(arch + ".context_length", 8192);
+  w.U32(arch + ".feed_forward_length", 14336);
+  w.U32(arch + ".attention.head_count", 32);
+  w.U32(arch + ".attention.head_count_kv", 8);
+  w.Tensor("token_embd.weight", Dtype::kQ4_K, {128256, 4096});
+  for (int i = 0; i < 32; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    const bool more = i < 4 || i >= 28 || (i - 4) % 3 == 2;
+    const Dtype big = more ? Dtype::kQ6_K : Dtype::kQ4_K;
+    w.Tensor(p + "attn_norm.weight", Dtype::kF32, {4096});
+    w.Tensor(p + "attn_q.weight", Dtype::kQ4_K, {4096, 4096});
+    w.Tensor(p + "attn_k.weight", Dtype::kQ4_K, {1024, 4096});
+    w.Tensor(p + "attn_v.weight", big, {1024, 4096});
+    w.Tensor(p + "attn_output.weight", Dtype::kQ4_K, {4096, 4096});
+    w.Tensor(p + "ffn_norm.weight", Dtype::kF32, {4096});
+    w.Tensor(p + "ffn_gate.weight", Dtype::kQ4_K, {14336, 4096});
+    w.Tensor(p + "ffn_up.weight", Dtype::kQ4_K, {14336, 4096});
+    w.Tensor(p + "ffn_down.weight", big, {4096, 14336});
+  }
+  w.Tensor("output_norm.weight", Dtype::kF32, {4096});
+  w.Tensor("output.weight", Dtype::kQ6_K, {128256, 4096});
+  w.WriteHollow(path);
+}
+
 }  // namespace vramfit::testing

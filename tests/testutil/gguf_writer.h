@@ -77,6 +77,11 @@ class GgufWriter {
 // Bytes of a tensor of a GGUF type and shape (outermost first): ne[0]/block x bytes x rest.
 uint64_t GgufTensorBytes(Dtype type, const std::vector<uint64_t>& shape);
 
+// Llama-3-8B as llama-quantize's Q4_K_M writes it (attn_v and ffn_down in Q6_K where
+// use_more_bits(i, 32): layers 0-3, 28-31 and every third from 6; output Q6_K), hollow, under
+// the architecture name `arch` (its keys prefixed with it).
+void WriteLlama3Q4KM(const std::string& path, const std::string& arch = "llama");
+
 }  // namespace vramfit::testing
 
 #endif  // VRAMFIT_TESTS_TESTUTIL_GGUF_WRITER_H_

@@ -15,13 +15,8 @@ namespace {
 constexpr auto Bad = core::BadFlagValue;
 
 Result<int64_t> ReadInt(const std::string& flag, const std::string& text, int64_t lo) {
-  int64_t v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || v < lo || v > (int64_t{1} << 31) - 1) {
-    return Bad(flag, text, lo < 0 ? "an integer (-1 for the default)" : "a whole number");
-  }
-  return v;
+  return core::ReadFlagInt(flag, text, lo,
+                           lo < 0 ? "an integer (-1 for the default)" : "a whole number");
 }
 
 Result<bool> ReadOnOff(const std::string& flag, const std::string& text) {
@@ -174,14 +169,6 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) 
 
 namespace {
 
-bool IsEnvAssignment(const std::string& a) {
-  const size_t eq = a.find('=');
-  if (eq == std::string::npos || eq == 0) return false;
-  return std::all_of(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(eq), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
-
 // The program's name without a directory: "llama-server", "llama-cli".
 std::string Base(const std::string& a) {
   const size_t slash = a.rfind('/');
@@ -191,7 +178,7 @@ std::string Base(const std::string& a) {
 size_t ProgramIndex(const std::vector<std::string>& argv) {
   size_t i = 0;
   if (i < argv.size() && argv[i] == "env") ++i;
-  while (i < argv.size() && IsEnvAssignment(argv[i])) ++i;
+  while (i < argv.size() && core::IsEnvAssignment(argv[i])) ++i;
   return i;
 }
 

@@ -19,38 +19,6 @@ namespace {
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
-// Llama-3-8B in llama-quantize's Q4_K_M mix: attn_v and ffn_down in Q6_K where
-// use_more_bits(i, 32) (layers 0-3, 28-31 and every third from 6), output Q6_K.
-void WriteLlama3Q4KM(const std::string& path) {
-  vramfit::testing::GgufWriter w;
-  w.Str("general.architecture", "llama");
-  w.U32("general.file_type", 15);
-  w.U32("llama.block_count", 32);
-  w.U32("llama.embedding_length", 4096);
-  w.U32("llama.context_length", 8192);
-  w.U32("llama.feed_forward_length", 14336);
-  w.U32("llama.attention.head_count", 32);
-  w.U32("llama.attention.head_count_kv", 8);
-  w.Tensor("token_embd.weight", Dtype::kQ4_K, {128256, 4096});
-  for (int i = 0; i < 32; ++i) {
-    const std::string p = "blk." + std::to_string(i) + ".";
-    const bool more = i < 4 || i >= 28 || (i - 4) % 3 == 2;
-    const Dtype big = more ? Dtype::kQ6_K : Dtype::kQ4_K;
-    w.Tensor(p + "attn_norm.weight", Dtype::kF32, {4096});
-    w.Tensor(p + "attn_q.weight", Dtype::kQ4_K, {4096, 4096});
-    w.Tensor(p + "attn_k.weight", Dtype::kQ4_K, {1024, 4096});
-    w.Tensor(p + "attn_v.weight", big, {1024, 4096});
-    w.Tensor(p + "attn_output.weight", Dtype::kQ4_K, {4096, 4096});
-    w.Tensor(p + "ffn_norm.weight", Dtype::kF32, {4096});
-    w.Tensor(p + "ffn_gate.weight", Dtype::kQ4_K, {14336, 4096});
-    w.Tensor(p + "ffn_up.weight", Dtype::kQ4_K, {14336, 4096});
-    w.Tensor(p + "ffn_down.weight", big, {4096, 14336});
-  }
-  w.Tensor("output_norm.weight", Dtype::kF32, {4096});
-  w.Tensor("output.weight", Dtype::kQ6_K, {128256, 4096});
-  w.WriteHollow(path);
-}
-
 class LlamaCppPlanTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -65,7 +33,7 @@ class LlamaCppPlanTest : public ::testing::Test {
     return inv.ok() ? std::move(*inv) : Inventory{};
   }
   Inventory Llama3() {
-    WriteLlama3Q4KM(dir_ + "/llama3-8b-Q4_K_M.gguf");
+    vramfit::testing::WriteLlama3Q4KM(dir_ + "/llama3-8b-Q4_K_M.gguf");
     return Read("llama3-8b-Q4_K_M.gguf");
   }
   Inventory Model(const testing::Hparams& h, const std::string& name) {

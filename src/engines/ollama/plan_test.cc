@@ -1,0 +1,250 @@
+// The Ollama plan over a GGUF file the test writes (Llama-3-8B in Q4_K_M, hollow): the layers
+// offloaded and the bytes each GPU is charged, partial offload and its stage, a forced num_gpu
+// that cannot load, the scheduler's fewest GPUs, flash attention and the KV cache type, the
+// command reader, and remedies in Ollama's own words.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "engines/ollama/command.h"
+#include "engines/ollama/engine.h"
+#include "engines/ollama/ollama.h"
+#include "testutil/gguf_writer.h"
+#include "testutil/hollow.h"
+#include "vramfit/inspect.h"
+
+namespace vramfit::ollama {
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+class OllamaPlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = vramfit::testing::MakeTempDir("ollama-plan"); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  Inventory Llama3(const std::string& arch = "llama") {
+    const std::string path = dir_ + "/llama3-8b-" + arch + ".gguf";
+    vramfit::testing::WriteLlama3Q4KM(path, arch);
+    auto inv = InspectModel(path, {});
+    EXPECT_TRUE(inv.ok()) << inv.status().ToString();
+    return inv.ok() ? std::move(*inv) : Inventory{};
+  }
+  std::string dir_;
+};
+
+// What the estimate reads: 32 layers of their tensors' bytes, the output layer as output_norm
+// + output (token_embd stays out: Ollama charges the output matrix instead).
+TEST_F(OllamaPlanTest, FactsAreTheFileLayers) {
+  const Inventory inv = Llama3();
+  const ModelFacts f = FactsOf(inv);
+  ASSERT_EQ(f.layer_bytes.size(), 32u);
+  uint64_t blk0 = 0, out = 0;
+  for (const TensorEntry& e : inv.tensors) {
+    if (e.info.name.rfind("blk.0.", 0) == 0) blk0 += e.info.bytes();
+    if (e.info.name.rfind("output", 0) == 0) out += e.info.bytes();
+  }
+  EXPECT_EQ(f.layer_bytes[0], blk0);
+  EXPECT_EQ(f.output_bytes, out);
+  EXPECT_EQ(f.vocab, 128256u);
+  EXPECT_EQ(f.head_k, 128u);
+  EXPECT_EQ(f.context_length, 8192u);
+}
+
+// A 24 GiB card holds all 33 at num_ctx 8192 x 2: KV 32 x 64 MiB = 2 GiB, the full graph of the
+// llama rule (1,140,852,736 bytes, estimate_test), the 457 MiB minimum.
+TEST_F(OllamaPlanTest, FullOffloadChargesWeightsKvGraphAndMinimum) {
+  const Inventory inv = Llama3();
+  OllamaSettings s;
+  s.max_model_len = 8192;
+  s.max_num_seqs = 2;
+  auto p = PlanOllama(inv, CustomGpu(24 * kGiB), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->fits);
+  EXPECT_EQ(p->layers_on_gpu, 33);
+  EXPECT_EQ(p->gpus[0].kv_cache_bytes, 2 * kGiB);
+  EXPECT_EQ(p->gpus[0].activation_peak_bytes, 1140852736u);
+  const ModelFacts f = FactsOf(inv);
+  uint64_t weights = f.output_bytes;
+  for (uint64_t b : f.layer_bytes) weights += b;
+  EXPECT_EQ(p->gpus[0].weights_bytes, weights);
+  EXPECT_EQ(p->gpus[0].device_used_bytes, weights + 2 * kGiB + 1140852736u + kMinimumMemory);
+  EXPECT_EQ(p->host_bytes, 0u);
+  EXPECT_EQ(p->kv_cache_tokens, 16384u);
+  EXPECT_EQ(p->command, "OLLAMA_CONTEXT_LENGTH=8192 OLLAMA_NUM_PARALLEL=2 ollama run " +
+                            dir_ + "/llama3-8b-llama.gguf");
+}
+
+// num_ctx past context_length is cut to it; the default is 4096 and one sequence.
+TEST_F(OllamaPlanTest, NumCtxDefaultsAndIsCutToTheModel) {
+  const Inventory inv = Llama3();
+  auto d = PlanOllama(inv, CustomGpu(24 * kGiB), {});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->num_ctx, 4096);
+  EXPECT_EQ(d->num_parallel, 1);
+  EXPECT_EQ(d->gpus[0].kv_cache_bytes, 512 * kMiB);  // 4096 x 256 x 8 x 2 x 32
+  OllamaSettings s;
+  s.max_model_len = 100000;
+  auto c = PlanOllama(inv, CustomGpu(24 * kGiB), s);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->num_ctx, 8192);
+  // Hostile sizes are refused, not wrapped: 8192 x 1024 is fine, past 1024 sequences is not.
+  s.max_num_seqs = 1025;
+  EXPECT_FALSE(PlanOllama(inv, CustomGpu(24 * kGiB), s).ok());
+}
+
+// An 8 GiB card at num_ctx 8192 x 4 (4 GiB of KV): some layers stay on the CPU. The weights
+// (4.6 GiB) would fit alone, so the failure is the KV cache's, and the longest num_ctx that
+// brings every layer back is estimated.
+TEST_F(OllamaPlanTest, PartialOffloadFailsAtTheKvCache) {
+  const Inventory inv = Llama3();
+  OllamaSettings s;
+  s.max_model_len = 8192;
+  s.max_num_seqs = 4;
+  auto p = PlanOllama(inv, CustomGpu(8 * kGiB), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->fits);
+  EXPECT_LT(p->layers_on_gpu, 33);
+  EXPECT_GT(p->layers_on_gpu, 0);
+  EXPECT_EQ(p->failure_stage, Stage::kKvCache);
+  EXPECT_GT(p->host_bytes, 0u);
+  EXPECT_NE(p->failure_message.find("offloaded"), std::string::npos);
+  auto model = OllamaEngine().prepare(inv);
+  ASSERT_TRUE(model.ok());
+  auto plan = (*model)->MakePlan(CustomGpu(8 * kGiB), ToEngineSettings(s));
+  ASSERT_TRUE(plan.ok());
+  EXPECT_GT(plan->estimated_max_model_len, 0);
+  EXPECT_LT(plan->estimated_max_model_len, 8192);
+  OllamaSettings shorter = s;
+  shorter.max_model_len = plan->estimated_max_model_len;
+  EXPECT_TRUE(PlanOllama(inv, CustomGpu(8 * kGiB), shorter)->fits);
+  // The remedies speak Ollama: a quantized cache with flash attention, one request at a time.
+  const auto remedies = (*model)->Remedies(CustomGpu(8 * kGiB), ToEngineSettings(s), *plan);
+  ASSERT_GE(remedies.size(), 2u);
+  EXPECT_EQ(remedies[0].change, "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0");
+  EXPECT_EQ(remedies[1].change, "OLLAMA_NUM_PARALLEL=1");
+}
+
+// A 4 GiB card cannot hold the weights: the failure is at load.
+TEST_F(OllamaPlanTest, WeightsPastTheGpuFailAtLoad) {
+  auto p = PlanOllama(Llama3(), CustomGpu(4 * kGiB), {});
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, Stage::kLoad);
+}
+
+// num_gpu 33 on the 8 GiB card: the runner loads every layer whatever the estimate said, and
+// the card's free memory is exceeded: the cudaMalloc failure Ollama users meet.
+TEST_F(OllamaPlanTest, ForcedNumGpuPastTheEstimateFailsToLoad) {
+  const Inventory inv = Llama3();
+  OllamaSettings s;
+  s.max_model_len = 8192;
+  s.max_num_seqs = 4;
+  s.num_gpu = 33;
+  auto p = PlanOllama(inv, CustomGpu(8 * kGiB), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, Stage::kLoad);
+  EXPECT_NE(p->failure_message.find("num_gpu 33"), std::string::npos) << p->failure_message;
+  EXPECT_NE(p->failure_message.find("cudaMalloc failed"), std::string::npos);
+  auto model = OllamaEngine().prepare(inv);
+  const auto remedies = (*model)->Remedies(CustomGpu(8 * kGiB), ToEngineSettings(s), *p);
+  ASSERT_FALSE(remedies.empty());
+  EXPECT_EQ(remedies[0].change, "remove PARAMETER num_gpu (Ollama's estimate decides)");
+  // num_gpu 0: the CPU only.
+  s.num_gpu = 0;
+  auto cpu = PlanOllama(inv, CustomGpu(8 * kGiB), s);
+  EXPECT_EQ(cpu->layers_on_gpu, 0);
+  EXPECT_EQ(cpu->gpus[0].weights_bytes, 0u);
+}
+
+// Two 24 GiB cards and a model that fits one: the scheduler takes one (the fewest);
+// OLLAMA_SCHED_SPREAD takes both, with the partial graph on each.
+TEST_F(OllamaPlanTest, SchedulerTakesTheFewestGpusUnlessSpread) {
+  const Inventory inv = Llama3();
+  OllamaSettings s;
+  s.pipeline_parallel_size = 2;
+  auto one = PlanOllama(inv, CustomGpu(24 * kGiB), s);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->gpus_used, 1);
+  EXPECT_EQ(one->gpus[1].weights_bytes, 0u);
+  s.sched_spread = true;
+  auto both = PlanOllama(inv, CustomGpu(24 * kGiB), s);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->gpus_used, 2);
+  EXPECT_GT(both->gpus[0].weights_bytes, 0u);
+  EXPECT_GT(both->gpus[1].weights_bytes, 0u);
+  EXPECT_EQ(both->gpus[0].activation_peak_bytes, both->estimate.graph_partial);
+}
+
+// Flash attention is off for llama unless asked; a KV cache type needs it (else f16 with a
+// note); qwen3 turns it on by default, and is placed by Ollama's own engine (a note).
+TEST_F(OllamaPlanTest, KvCacheTypeNeedsFlashAttention) {
+  const Inventory inv = Llama3();
+  OllamaSettings s;
+  s.kv_cache_dtype = "q8_0";
+  auto off = PlanOllama(inv, CustomGpu(24 * kGiB), s);
+  EXPECT_EQ(off->kv_type, "f16");
+  EXPECT_EQ(off->gpus[0].kv_cache_bytes, 512 * kMiB);
+  s.flash_attention = "1";
+  auto on = PlanOllama(inv, CustomGpu(24 * kGiB), s);
+  EXPECT_EQ(on->kv_type, "q8_0");
+  EXPECT_EQ(on->gpus[0].kv_cache_bytes, 256 * kMiB);
+  s.kv_cache_dtype = "q5_1";
+  auto bad = PlanOllama(inv, CustomGpu(24 * kGiB), s);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("f16, q8_0 or q4_0"), std::string::npos);
+  OllamaSettings q;
+  q.kv_cache_dtype = "q4_0";
+  auto qwen = PlanOllama(Llama3("qwen3"), CustomGpu(24 * kGiB), q);
+  EXPECT_TRUE(qwen->flash);
+  EXPECT_EQ(qwen->kv_type, "q4_0");
+  bool engine_note = false;
+  for (const std::string& n : qwen->notes) engine_note |= n.find("own engine") != std::string::npos;
+  EXPECT_TRUE(engine_note);
+}
+
+TEST(OllamaCommand, ReadsEnvironmentRunAndFlags) {
+  EXPECT_TRUE(IsOllamaCommand({"ollama", "run", "x.gguf"}));
+  EXPECT_TRUE(IsOllamaCommand({"OLLAMA_NUM_PARALLEL=4", "ollama", "run", "x.gguf"}));
+  EXPECT_TRUE(IsOllamaCommand({"ollama", "x.gguf", "--num-ctx", "8192"}));
+  EXPECT_FALSE(IsOllamaCommand({"ollama", "serve"}));
+  EXPECT_FALSE(IsOllamaCommand({"ollama", "run"}));
+  EXPECT_FALSE(IsOllamaCommand({"llama-server", "-m", "x.gguf"}));
+  auto c = ReadOllamaCommand({"env", "CUDA_VISIBLE_DEVICES=0,1", "OLLAMA_CONTEXT_LENGTH=16k",
+                              "OLLAMA_KV_CACHE_TYPE=q8_0", "OLLAMA_FLASH_ATTENTION=1",
+                              "OLLAMA_GPU_OVERHEAD=1073741824", "OLLAMA_HOST=0.0.0.0",
+                              "ollama", "run", "x.gguf", "--verbose", "--keepalive", "5m",
+                              "hello"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->model, "x.gguf");
+  EXPECT_EQ(c->unmodelled_env, (std::vector<std::string>{"OLLAMA_HOST=0.0.0.0"}));
+  EXPECT_EQ(c->unmodelled_flags, (std::vector<std::string>{"--verbose", "--keepalive 5m"}));
+  auto s = ReadFlags(c->flags, ToOllamaSettings(c->settings));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->max_model_len, 16000);
+  EXPECT_EQ(s->pipeline_parallel_size, 2);
+  EXPECT_EQ(s->kv_cache_dtype, "q8_0");
+  EXPECT_EQ(s->flash_attention, "1");
+  EXPECT_EQ(s->gpu_overhead, kGiB);
+  EXPECT_FALSE(ReadOllamaCommand({"ollama", "run", "x.gguf", "--num-ctx"}).ok());
+  EXPECT_FALSE(ReadFlags({{"--num-gpu", "-2"}}, {}).ok());
+  EXPECT_FALSE(ReadFlags({{"--gpu-overhead", "lots"}}, {}).ok());
+  auto g = ReadFlags({{"--gpu-overhead", "2GiB"}, {"--num-gpu", "-1"}}, {});
+  EXPECT_EQ(g->gpu_overhead, 2 * kGiB);
+}
+
+TEST(OllamaEngineRow, RefusesSafetensorsAndOtherReleases) {
+  Inventory inv;
+  inv.has_spec = true;
+  inv.files = {"model.safetensors"};
+  auto p = OllamaEngine().prepare(inv);
+  EXPECT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("Ollama runs GGUF files"), std::string::npos);
+  EXPECT_TRUE(OllamaEngine().check_version("0.12.10").ok());
+  EXPECT_FALSE(OllamaEngine().check_version("0.13.0").ok());
+  EXPECT_STREQ(OllamaEngine().flag_name(Setting::kMaxModelLen), "PARAMETER num_ctx");
+}
+
+}  // namespace
+}  // namespace vramfit::ollama
