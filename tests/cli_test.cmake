@@ -136,6 +136,25 @@ run(doctor_kv 0 doctor ${kv29k})
 golden(doctor_kv_29000.txt)
 run(doctor_kv_model 0 doctor ${kv29k} --model llama-3.1-8b-instruct --gpu 3090)
 golden(doctor_kv_29000_calibrated.txt)
+# SGLang with --model alone: the plan calibrated on the load-end line (free before the load =
+# avail mem 7.55 + mem usage 15.40 = 22.95 GiB, after it 7.55 GiB; the GPU taken as 23 GiB).
+# Its fix is the lowest --mem-fraction-static whose pool holds one request of Qwen3-8B's 40,960
+# tokens at 36 layers x 2 x 8 KV heads x 128 x 2 B = 147,456 B a token (5.625 GiB):
+# rest = 7.55 - 22.95 x (1 - f) >= 5.625 from f = 0.9161: 0.92 (41,608 tokens; 0.91: 39,936).
+set(sgl ${SRC}/tests/doctor/cases/sglang-calibrated-not-enough-qwen3-8b-4090.log)
+run(doctor_sglang_calibrated 0 doctor ${sgl} --model qwen3-8b)
+if(NOT last_out MATCHES "--mem-fraction-static 0.92"
+   OR NOT last_out MATCHES "calibrated plan \\(free memory before the load 22.95 GiB")
+  message(SEND_ERROR "doctor_sglang_calibrated: '${last_out}'")
+endif()
+run(doctor_sglang_calibrated_json 0 doctor ${sgl} --model qwen3-8b --gpu 4090 --json)
+string(JSON engine GET "${last_out}" engine)
+string(JSON fix GET "${last_out}" fixes 0 change)
+string(JSON before GET "${last_out}" numbers calibrated_free_before_load_bytes)
+if(NOT engine STREQUAL "sglang" OR NOT fix STREQUAL "--mem-fraction-static 0.92"
+   OR NOT before MATCHES "^2464237" OR NOT last_out MATCHES "calibrated plan \\(free memory")
+  message(SEND_ERROR "doctor_sglang_calibrated_json: ${engine} '${fix}' ${before}")
+endif()
 run(doctor_json 0 doctor ${SRC}/tests/doctor/reported/seed-001-qwen3.5-35b-a3b-awq-image-upload.log
     --model qwen3.5-35b-a3b-awq --json)
 string(JSON schema GET "${last_out}" schema)

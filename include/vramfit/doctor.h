@@ -80,9 +80,10 @@ struct Diagnosis {
 };
 
 // Optional knowledge of the run: the model (catalog id or checkpoint) and the GPU; with both,
-// the run's plan is rebuilt through the engine table (for vLLM logs today) from the settings
-// the log shows, compared with each reported number and calibrated on the measured activation
-// and non-torch memory.
+// the run's plan is rebuilt through the engine table from the settings the log shows, compared
+// with each reported number and calibrated on what the log measured (the activation and
+// non-torch memory; the free memory before and after the load where the engine's reader reads
+// it, as SGLang's load-end line gives it: then the model alone suffices, the GPU taken from it).
 struct DoctorContext {
   const Inventory* model = nullptr;
   std::optional<GpuSpec> gpu;

@@ -139,8 +139,14 @@ enum class Num : uint8_t {
   kGpuOverheadBytes,          // gpu_overhead_bytes: OLLAMA_GPU_OVERHEAD in the estimate
   kOnlineQuantization,        // online_quantization: weights quantized while loading (1)
   kPathIsQuantizer,           // path_is_quantizer: a frame's file is a quantizer's (1)
+  // SGLang's server arguments, for the plan the doctor rebuilds.
+  kContextLength,             // context_length: SGLang's --context-length
+  kChunkedPrefillSize,        // chunked_prefill_size
+  kCudaGraphMaxBs,            // cuda_graph_max_bs
+  kMaxTotalTokens,            // max_total_tokens
+  kKvCacheDtypeBits,          // kv_cache_dtype_bits: 8 for an fp8 KV cache, 16 for bf16/fp16
 };
-inline constexpr int kNumCount = 50;
+inline constexpr int kNumCount = 55;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

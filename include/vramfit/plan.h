@@ -59,6 +59,11 @@ struct EngineSettings {
   // numbers a log printed); 0: estimate.
   uint64_t measured_activation_bytes = 0;
   uint64_t measured_non_torch_bytes = 0;
+  // The free memory the engine measured on one GPU before it loaded the weights and after (an
+  // engine that sizes its KV cache from them, as SGLang's profile_max_num_token does, uses these
+  // instead of its model of the CUDA context, NCCL and the load); 0: estimate.
+  uint64_t measured_free_before_load_bytes = 0;
+  uint64_t measured_free_after_load_bytes = 0;
   // A separate draft model for speculative decoding (vLLM's --speculative-config "model"), as
   // the user named it, and its inventory once the caller has read it: engines never open files,
   // so the command that reads the flags reads the draft too. Null: not read, and the plan names

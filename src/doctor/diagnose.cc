@@ -7,7 +7,9 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "core/units.h"
 #include "doctor/facts.h"
 #include "doctor/readers/reader.h"
 #include "doctor/rules.h"
@@ -139,7 +141,7 @@ class Doctor {
     Numbers();
     Fixes(cause);
     Evidence();
-    if (ctx_.model && ctx_.gpu) Calibrate();
+    if (ctx_.model) Calibrate();
     return d_;
   }
 
@@ -193,12 +195,17 @@ class Doctor {
 
   // With the model and the GPU: the plan of the settings the log shows, rebuilt by the engine
   // whose reader says how (the log's engine, or the default reader's when none was recognised),
-  // each reported number against it, then a plan calibrated on the measured activation and
-  // non-torch memory, whose advice replaces the generic fixes.
+  // each reported number against it, then a plan calibrated on what the log measured (the
+  // activation and non-torch memory; the free memory around the load where the reader reads
+  // it, which also stands for the GPU when none was given), whose advice replaces the generic
+  // fixes when it fails.
   void Calibrate() {
     const Reader* reader =
         f_.engine.empty() ? &doctor::DefaultReader() : doctor::FindReader(f_.engine);
     if (!reader || !reader->run_flags) return;
+    EngineSettings measured;
+    const std::string measured_words = reader->measured ? reader->measured(f_, &measured) : "";
+    if (!ctx_.gpu && measured.measured_free_before_load_bytes == 0) return;
     EngineSettings s;
     s.tensor_parallel_size = f_.tp;
     if (s.tensor_parallel_size > kMostTensorParallel ||
@@ -227,7 +234,19 @@ class Doctor {
       d_.notes.push_back("plan not rebuilt: " + settings.status().message());
       return;
     }
-    GpuSpec gpu = *ctx_.gpu;
+    GpuSpec gpu;
+    if (ctx_.gpu) {
+      gpu = *ctx_.gpu;
+    } else {
+      // No --gpu: a GPU of the free memory the log measured before the load, up to whole GiB.
+      gpu.id = "log";
+      gpu.name = "the log's GPU";
+      gpu.custom = true;
+      gpu.total_bytes = (measured.measured_free_before_load_bytes / core::kGiB + 1) * core::kGiB;
+      d_.notes.push_back(fmt::format(
+          "no --gpu: the plan's GPU is {} (the log's free memory before the load, rounded up)",
+          Gib(static_cast<double>(gpu.total_bytes))));
+    }
     if (auto t = f_.get(Num::kTotalBytes); t && *t > 0) gpu.total_bytes = static_cast<uint64_t>(*t);
     auto model = e.prepare(*ctx_.model);
     if (!model.ok()) {
@@ -256,20 +275,47 @@ class Doctor {
     d_.numbers["plan_kv_cache_bytes"] = static_cast<double>(g.kv_cache_bytes);
     // Calibrated: the measured terms replace the estimates.
     EngineSettings c = *settings;
+    std::vector<std::string> what;
     if (auto a = f_.get(Num::kActivationPeakBytes); a && *a > 0) {
       c.measured_activation_bytes = static_cast<uint64_t>(*a);
     }
     if (auto n = f_.get(Num::kNonTorchBytes); n && *n > 0) {
       c.measured_non_torch_bytes = static_cast<uint64_t>(*n);
     }
-    if (c.measured_activation_bytes == 0 && c.measured_non_torch_bytes == 0) return;
+    if (c.measured_activation_bytes > 0 || c.measured_non_torch_bytes > 0) {
+      what.push_back("measured activation and non-torch memory");
+    }
+    if (!measured_words.empty()) {
+      c.measured_free_before_load_bytes = measured.measured_free_before_load_bytes;
+      c.measured_free_after_load_bytes = measured.measured_free_after_load_bytes;
+      d_.numbers["calibrated_free_before_load_bytes"] =
+          static_cast<double>(c.measured_free_before_load_bytes);
+      d_.numbers["calibrated_free_after_load_bytes"] =
+          static_cast<double>(c.measured_free_after_load_bytes);
+      what.push_back(measured_words);
+    }
+    if (what.empty()) return;
     auto calibrated = (*model)->MakePlan(gpu, c);
-    if (!calibrated.ok()) return;
+    if (!calibrated.ok()) {
+      d_.notes.push_back("calibrated plan not made: " + calibrated.status().message());
+      return;
+    }
+    const uint64_t tokens = calibrated->kv_cache_tokens;
+    d_.numbers["calibrated_kv_cache_bytes"] =
+        static_cast<double>(calibrated->gpus[0].kv_cache_bytes);
+    d_.numbers["calibrated_kv_cache_tokens"] = static_cast<double>(tokens);
     d_.notes.push_back(fmt::format(
-        "calibrated plan (measured activation and non-torch memory): KV cache {}, {}",
+        "calibrated plan ({}): KV cache {}{}, {}",
+        what.size() == 1 ? what[0] : what[0] + "; " + what[1],
         Gib(static_cast<double>(calibrated->gpus[0].kv_cache_bytes)),
+        tokens > 0 ? fmt::format(" ({} tokens)", tokens) : std::string(),
         calibrated->fits ? "fits"
                          : std::string("fails at ") + StageName(*calibrated->failure_stage)));
+    if (auto t = f_.get(Num::kKvCacheTokens); t && *t > 0 && tokens > 0) {
+      d_.notes.push_back(fmt::format("KV cache tokens: log {:.0f} / calibrated plan {} ({:+.1f}%)",
+                                     *t, tokens,
+                                     100.0 * (static_cast<double>(tokens) - *t) / *t));
+    }
     if (!calibrated->fits) {
       const auto advice = Advise(e, **model, gpu, c, *calibrated);
       if (!advice.empty()) {

@@ -120,6 +120,44 @@ TEST(Diagnose, KvTooLongGivesTheLengthThatFitsAndTheCalibratedPlanAgrees) {
       << c.fixes[0].effect;
 }
 
+TEST(Diagnose, SglangNotEnoughMemoryIsCalibratedOnTheLoadEndLine) {
+  // Qwen3-8B at --mem-fraction-static 0.6 on a 24 GB card (tests/doctor/cases/): the load-end
+  // line gives F = avail 7.55 + mem usage 15.40 = 22.95 GiB free before the load and 7.55
+  // after it; rest = 7.55 - 22.95 x (1 - 0.6) = -1.63 GiB, SGLang's "Not enough memory".
+  // Calibrated on those two numbers, the plan's fix is the lowest fraction whose pool holds one
+  // request of the model's 40,960 tokens (36 layers x 2 x 8 KV heads x 128 x 2 B = 147,456 B
+  // per token: 5.625 GiB): 0.91 leaves 7.55 - 22.95 x 0.09 = 5.48 GiB (39,936 tokens), 0.92
+  // leaves 5.71 GiB (41,608 tokens).
+  const std::string log =
+      ReadFile(std::string(VRAMFIT_SOURCE_DIR) +
+               "/tests/doctor/cases/sglang-calibrated-not-enough-qwen3-8b-4090.log");
+  ASSERT_FALSE(log.empty());
+  const Inventory model = Catalog("qwen3-8b");
+  for (const bool with_gpu : {true, false}) {
+    DoctorContext ctx;
+    ctx.model = &model;
+    if (with_gpu) ctx.gpu = Gpu("4090");
+    const Diagnosis d = DiagnoseText(log, ctx);
+    EXPECT_EQ(d.engine, "sglang");
+    EXPECT_EQ(d.stage, "kv_cache");
+    bool calibrated = false;
+    for (const auto& n : d.notes) {
+      calibrated = calibrated ||
+                   n.find("calibrated plan (free memory before the load 22.95 GiB") == 0;
+    }
+    EXPECT_TRUE(calibrated) << with_gpu;
+    EXPECT_NEAR(d.numbers.at("calibrated_free_before_load_bytes"), 22.95 * 1073741824.0, 1);
+    EXPECT_EQ(d.numbers.at("calibrated_kv_cache_tokens"), 0);
+    ASSERT_FALSE(d.fixes.empty());
+    EXPECT_EQ(d.fixes[0].change, "--mem-fraction-static 0.92") << with_gpu;
+    EXPECT_NE(d.fixes[0].effect.find("41,6"), std::string::npos) << d.fixes[0].effect;
+  }
+  // Without the model: the reader's arithmetic on the same line, 1 - 7.55 / 22.95 + 0.03.
+  const Diagnosis plain = DiagnoseText(log);
+  ASSERT_FALSE(plain.fixes.empty());
+  EXPECT_EQ(plain.fixes[0].change, "--mem-fraction-static 0.71");
+}
+
 TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {
   const Diagnosis d = DiagnoseText(
       "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x "

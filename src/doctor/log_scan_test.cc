@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <vector>
 
 #include "doctor/log_feed.h"
 #include "testutil/repeat_stream.h"
@@ -117,6 +118,35 @@ TEST(LogScan, SglangLlamaCppNvidiaSmiAndFrames) {
   EXPECT_DOUBLE_EQ(Find(s, EventKind::kGgmlComputeFail)->values.at(Num::kDuringDecode), 1);
   EXPECT_DOUBLE_EQ(Find(s, EventKind::kSmiGpu)->values.at(Num::kUsedBytes), 23458.0 * 1048576.0);
   EXPECT_EQ(Find(s, EventKind::kFrame)->text, "capture_model (gpu_model_runner.py)");
+}
+
+TEST(LogScan, SglangServerArgumentsForTheRebuiltPlan) {
+  // ServerArgs(...) as SGLang prints it: None is not a value, and "attn_tp_size" is not tp_size.
+  const LogScan s = Scan(
+      "[2025-11-24 09:12:03] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', "
+      "context_length=None, kv_cache_dtype='fp8_e5m2', mem_fraction_static=0.85, "
+      "max_total_tokens=None, chunked_prefill_size=4096, attn_tp_size=8, tp_size=2, "
+      "cuda_graph_max_bs=None)\n"
+      "python -m sglang.launch_server --model-path m --tp 4 --context-length 32768 "
+      "--kv-cache-dtype bf16 --cuda-graph-max-bs=16\n");
+  std::vector<const LogEvent*> markers;
+  for (const LogEvent& e : s.events) {
+    if (e.kind == EventKind::kSglangMarker) markers.push_back(&e);
+  }
+  ASSERT_EQ(markers.size(), 2u);
+  const auto& args = markers[0]->values;
+  EXPECT_DOUBLE_EQ(args.at(Num::kMemFractionStatic), 0.85);
+  EXPECT_DOUBLE_EQ(args.at(Num::kTensorParallelSize), 2);
+  EXPECT_DOUBLE_EQ(args.at(Num::kChunkedPrefillSize), 4096);
+  EXPECT_DOUBLE_EQ(args.at(Num::kKvCacheDtypeBits), 8);
+  EXPECT_EQ(args.count(Num::kContextLength), 0u);
+  EXPECT_EQ(args.count(Num::kMaxTotalTokens), 0u);
+  EXPECT_EQ(args.count(Num::kCudaGraphMaxBs), 0u);
+  const auto& line = markers[1]->values;
+  EXPECT_DOUBLE_EQ(line.at(Num::kTensorParallelSize), 4);
+  EXPECT_DOUBLE_EQ(line.at(Num::kContextLength), 32768);
+  EXPECT_DOUBLE_EQ(line.at(Num::kCudaGraphMaxBs), 16);
+  EXPECT_DOUBLE_EQ(line.at(Num::kKvCacheDtypeBits), 16);
 }
 
 TEST(LogScan, LongLinesAreCutAndBinaryIsSkipped) {

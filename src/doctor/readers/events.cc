@@ -128,6 +128,11 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kGpuOverheadBytes, "gpu_overhead_bytes"},
     {Num::kOnlineQuantization, "online_quantization"},
     {Num::kPathIsQuantizer, "path_is_quantizer"},
+    {Num::kContextLength, "context_length"},
+    {Num::kChunkedPrefillSize, "chunked_prefill_size"},
+    {Num::kCudaGraphMaxBs, "cuda_graph_max_bs"},
+    {Num::kMaxTotalTokens, "max_total_tokens"},
+    {Num::kKvCacheDtypeBits, "kv_cache_dtype_bits"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -116,6 +116,11 @@ struct Reader {
   // The engine's own flags the log implies, for rebuilding the run's plan through the engine
   // table (with a note for each); nullptr: the doctor does not rebuild its runs.
   void (*run_flags)(const Facts& f, FlagValues* flags, std::vector<std::string>* notes) = nullptr;
+  // The measured terms its log lines give that the engine's planner takes in place of its own
+  // estimates (EngineSettings::measured_*), written into `s`; returns the words for them ("free
+  // memory before the load X and after it Y, from line N"), "" when the log has none. nullptr:
+  // the doctor's engine-neutral calibration alone (activation and non-torch memory).
+  std::string (*measured)(const Facts& f, EngineSettings* s) = nullptr;
   // Its fixes and words serve the engines without their own, and it rebuilds the plan of a log
   // whose engine is not recognised (vLLM's, as before the table).
   bool is_default = false;

@@ -13,6 +13,60 @@ namespace {
 
 constexpr char kEngine[] = "sglang";
 
+// The server arguments the rebuilt plan needs, as the ServerArgs(...) line prints them
+// (" tp_size=2, ", "kv_cache_dtype='fp8_e5m2'"; None: not set) or as a launch line gives them.
+struct ServerArg {
+  const char* printed;  // " context_length=": a space before, so "attn_tp_size=" is not it
+  const char* flag;     // "--context-length " (or "=")
+  Num key;
+};
+constexpr ServerArg kServerArgs[] = {
+    {" tp_size=", "--tp-size", Num::kTensorParallelSize},
+    {" tp_size=", "--tp", Num::kTensorParallelSize},
+    {" context_length=", "--context-length", Num::kContextLength},
+    {" chunked_prefill_size=", "--chunked-prefill-size", Num::kChunkedPrefillSize},
+    {" cuda_graph_max_bs=", "--cuda-graph-max-bs", Num::kCudaGraphMaxBs},
+    {" max_total_tokens=", "--max-total-tokens", Num::kMaxTotalTokens},
+};
+
+// The word after `key` up to a quote, comma, space or parenthesis.
+std::string_view WordAfter(std::string_view s, std::string_view key) {
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return {};
+  size_t b = at + key.size();
+  while (b < s.size() && (s[b] == '\'' || s[b] == '"' || s[b] == ' ' || s[b] == '=')) ++b;
+  size_t e = b;
+  while (e < s.size() && s[e] != '\'' && s[e] != '"' && s[e] != ',' && s[e] != ' ' &&
+         s[e] != ')') {
+    ++e;
+  }
+  return s.substr(b, e - b);
+}
+
+void ServerArgs(std::string_view s, LogEvent* e) {
+  for (const ServerArg& a : kServerArgs) {
+    if (e->values.count(a.key)) continue;
+    std::optional<double> v = NumberAfter(s, a.printed);
+    if (!v) {
+      // "--tp 2" or "--tp=2", not "--tp-size" read as "--tp".
+      const std::string flag = a.flag;
+      for (const char* sep : {" ", "="}) {
+        const size_t at = s.find(flag + sep);
+        if (at != std::string_view::npos) v = NumberAt(s, at + flag.size());
+        if (v) break;
+      }
+    }
+    if (v && *v > 0) Set(*e, a.key, v);
+  }
+  std::string_view kv = WordAfter(s, "kv_cache_dtype=");
+  if (kv.empty()) kv = WordAfter(s, "--kv-cache-dtype");
+  if (kv.rfind("fp8", 0) == 0) {
+    e->values[Num::kKvCacheDtypeBits] = 8;
+  } else if (kv == "bf16" || kv == "bfloat16" || kv == "fp16" || kv == "float16") {
+    e->values[Num::kKvCacheDtypeBits] = 16;
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "Load weight end.") && Has(s, "avail mem=")) {
@@ -45,6 +99,7 @@ void Match(const Line& line) {
   if (Has(s, "mem_fraction_static=") || Has(s, "sglang.launch_server")) {
     auto& e = line.Emit(EventKind::kSglangMarker, kEngine);
     Set(e, Num::kMemFractionStatic, NumberAfter(s, "mem_fraction_static="));
+    ServerArgs(s, &e);
     // Quantization on load: the server arguments' quantization='fp8' (or --quantization fp8).
     if (Has(s, "quantization='fp8'") || Has(s, "--quantization fp8")) {
       e.values[Num::kOnlineQuantization] = 1;
@@ -154,6 +209,41 @@ void RunFlags(const Facts& f, FlagValues* flags, std::vector<std::string>*) {
   if (f.get(Num::kOnlineQuantization).value_or(0) > 0) {
     flags->emplace_back("--quantization", "fp8");
   }
+  constexpr std::pair<Num, const char*> kCounts[] = {
+      {Num::kContextLength, "--context-length"},
+      {Num::kChunkedPrefillSize, "--chunked-prefill-size"},
+      {Num::kCudaGraphMaxBs, "--cuda-graph-max-bs"},
+      {Num::kMaxTotalTokens, "--max-total-tokens"},
+  };
+  for (const auto& [key, flag] : kCounts) {
+    if (auto v = f.get(key); v && *v >= 1 && *v <= 1e9) {
+      flags->emplace_back(flag, fmt::format("{:.0f}", *v));
+    }
+  }
+  if (auto bits = f.get(Num::kKvCacheDtypeBits); bits && *bits == 8) {
+    flags->emplace_back("--kv-cache-dtype", "fp8_e4m3");
+  }
+}
+
+// The load-end line's numbers as the planner's measured terms: "avail mem" is the free memory
+// after the load and "mem usage" what the load took (model_runner.py load_model, v0.5.5: before
+// minus after), so the free memory before the load is their sum. profile_max_num_token's F is
+// measured a moment earlier, in init_torch_distributed; nothing is allocated between the two.
+std::string Measured(const Facts& f, EngineSettings* s) {
+  const LogEvent* e = f.first_of(EventKind::kSglangWeights);
+  if (!e) return "";
+  const auto free = e->values.find(Num::kFreeBytes);
+  const auto used = e->values.find(Num::kWeightsBytes);
+  if (free == e->values.end() || used == e->values.end() || free->second <= 0 ||
+      used->second < 0 || free->second + used->second > 1e15) {
+    return "";
+  }
+  s->measured_free_after_load_bytes = static_cast<uint64_t>(free->second);
+  s->measured_free_before_load_bytes = static_cast<uint64_t>(free->second + used->second);
+  return fmt::format("free memory before the load {:.2f} GiB (avail mem {:.2f} + mem usage {:.2f}) "
+                     "and after it {:.2f} GiB, from line {}",
+                     (free->second + used->second) / kGiB, free->second / kGiB,
+                     used->second / kGiB, free->second / kGiB, e->line);
 }
 
 }  // namespace
@@ -172,6 +262,7 @@ const Reader& SglangReader() {
       .fixes = Fixes,
       .words = Say,
       .run_flags = RunFlags,
+      .measured = Measured,
   };
   return kReader;
 }

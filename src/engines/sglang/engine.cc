@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engines/sglang/command.h"
@@ -44,7 +45,20 @@ class PreparedSglangModel : public PreparedModel {
     const double now = r.gpu_memory_utilization;
     if (stage == Stage::kKvCache &&
         plan.failure_message.rfind("Not enough memory", 0) == 0) {
-      for (double f = std::ceil(now * 100 + 1) / 100; f <= kHighestFraction + 1e-9; f += 0.01) {
+      // From the lowest fraction whose pool holds one request of the whole context, where one
+      // up to the highest does; else from the lowest that leaves any pool.
+      double first = std::ceil(now * 100 + 1) / 100;
+      for (double f = first; f <= kHighestFraction + 1e-9; f += 0.01) {
+        SglangSettings v = s;
+        v.gpu_memory_utilization = std::round(f * 100) / 100;
+        auto p = PlanSglang(inv_, gpu, v);
+        if (p.ok() && p->kv_cache_tokens > 0 &&
+            p->kv_cache_tokens >= static_cast<uint64_t>(std::max<int64_t>(1, p->max_model_len))) {
+          first = f;
+          break;
+        }
+      }
+      for (double f = first; f <= kHighestFraction + 1e-9; f += 0.01) {
         SglangSettings v = s;
         v.gpu_memory_utilization = std::round(f * 100) / 100;
         add(v, fmt::format("--mem-fraction-static {:.2f}", v.gpu_memory_utilization),

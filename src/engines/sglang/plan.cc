@@ -178,9 +178,33 @@ bool Startup(Run& r) {
     return false;
   }
   r.free0 = r.gpu.total_bytes - r.others;
+  if (r.s.measured_free_before_load_bytes > 0) {
+    // Calibrated on a log: F as the run measured it (what held memory before is then known).
+    r.free0 = std::min(r.s.measured_free_before_load_bytes, r.gpu.total_bytes);
+    r.others = r.gpu.total_bytes - r.free0;
+  }
   r.g.budget_bytes = static_cast<uint64_t>(static_cast<double>(r.free0) *
                                            r.s.gpu_memory_utilization);
   return true;
+}
+
+// A measured load (free before minus free after) stands for settings whose weights it matches:
+// within a quarter of the modelled load, or 512 MiB for a small model. Settings that change the
+// weights (another TP size, a quantization) are planned with the modelled load on the measured
+// F, and so is a log of another model than the one given.
+constexpr uint64_t kLeastLoadTolerance = 512 * kMiB;
+bool MeasuredLoadApplies(Run& r) {
+  const uint64_t after = r.s.measured_free_after_load_bytes;
+  if (after == 0 || after > r.free0) return false;
+  const double measured = static_cast<double>(r.free0 - after);
+  const double modelled = static_cast<double>(r.w.bytes_per_rank + kLoadOverhead);
+  const double tolerance =
+      std::max(0.25 * modelled, static_cast<double>(kLeastLoadTolerance));
+  if (std::abs(measured - modelled) <= tolerance) return true;
+  r.plan.notes.push_back(fmt::format(
+      "the measured load ({}) is not these settings' weights ({}): the load is modelled",
+      FormatBytes(r.free0 - after), FormatBytes(r.w.bytes_per_rank)));
+  return false;
 }
 
 // load: the rank's weights (and online FP8's 16-bit transient) must fit in F.
@@ -199,6 +223,13 @@ Status Load(Run& r, bool* ok) {
                          fmt::format("checkpoint bytes on one rank ({}), TP {} PP {}",
                                      r.w.kernel, r.s.tensor_parallel_size,
                                      r.s.pipeline_parallel_size)});
+  if (MeasuredLoadApplies(r)) {
+    // Calibrated on a log whose load ended with these weights: the free memory it measured.
+    r.after_load = r.s.measured_free_after_load_bytes;
+    r.g.explain.push_back({"free after load", r.after_load, "measured (the log's load-end line)"});
+    *ok = true;
+    return Status::Ok();
+  }
   *ok = r.g.load_peak_bytes <= r.free0;
   if (!*ok) {
     Fail(r, Stage::kLoad,
@@ -389,15 +420,23 @@ std::vector<StageLine> StageLines(const Run& r) {
   const std::optional<Stage> f = r.plan.failure_stage;
   auto reached = [&](Stage s) { return !f || *f >= s; };
   out.push_back({Stage::kStartup,
-                 fmt::format("free before load {} (CUDA context {}{}); --mem-fraction-static {}",
-                             FormatBytes(r.free0), FormatBytes(kCudaContext),
-                             r.g.non_torch_bytes > 0
-                                 ? ", NCCL " + FormatBytes(r.g.non_torch_bytes) : std::string(),
-                             r.s.gpu_memory_utilization)});
+                 r.s.measured_free_before_load_bytes > 0
+                     ? fmt::format("free before load {} (measured); --mem-fraction-static {}",
+                                   FormatBytes(r.free0), r.s.gpu_memory_utilization)
+                     : fmt::format(
+                           "free before load {} (CUDA context {}{}); --mem-fraction-static {}",
+                           FormatBytes(r.free0), FormatBytes(kCudaContext),
+                           r.g.non_torch_bytes > 0 ? ", NCCL " + FormatBytes(r.g.non_torch_bytes)
+                                                   : std::string(),
+                           r.s.gpu_memory_utilization)});
   if (!reached(Stage::kLoad)) return out;
-  out.push_back({Stage::kLoad, fmt::format("weights {}, load peak {} ({})",
-                                           FormatBytes(r.g.weights_bytes),
-                                           FormatBytes(r.g.load_peak_bytes), r.w.kernel)});
+  out.push_back({Stage::kLoad,
+                 r.s.measured_free_after_load_bytes > 0 &&
+                         r.s.measured_free_after_load_bytes == r.after_load
+                     ? fmt::format("weights {}, free after load {} (measured)",
+                                   FormatBytes(r.g.weights_bytes), FormatBytes(r.after_load))
+                     : fmt::format("weights {}, load peak {} ({})", FormatBytes(r.g.weights_bytes),
+                                   FormatBytes(r.g.load_peak_bytes), r.w.kernel)});
   if (!reached(Stage::kKvCache) || r.after_load == 0) return out;
   out.push_back({Stage::kKvCache,
                  fmt::format("max_total_num_tokens={} ({} per token), KV {}, request table {}",

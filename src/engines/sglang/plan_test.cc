@@ -160,6 +160,37 @@ TEST(Sglang, WeightsAboveTheFractionAskForAHigherFraction) {
   EXPECT_TRUE(raised);
 }
 
+TEST(Sglang, MeasuredFreeMemoryCalibratesThePool) {
+  // The QwQ-32B record (validation/sglang): 4 x L4, TP 4, fraction 0.85; the log's load began
+  // with 21.63 GiB free and ended with 6.09 (15.54 loaded). Fed those, the plan's pool is the
+  // formula's: rest = 6.09 - 21.63 x 0.15 = 2.8455 GiB over 64 layers x 2 x 2 KV heads x 128 x
+  // 2 B = 65,536 B per token: 46,620 tokens (the log: 46,611).
+  const Inventory inv = Catalog("qwen2.5-32b-instruct");
+  SglangSettings s;
+  s.tensor_parallel_size = 4;
+  s.gpu_memory_utilization = 0.85;
+  s.max_num_batched_tokens = 2048;
+  s.cuda_graph_max_bs = 80;
+  s.measured_free_before_load_bytes = static_cast<uint64_t>(21.63 * (1ull << 30));
+  s.measured_free_after_load_bytes = static_cast<uint64_t>(6.09 * (1ull << 30));
+  auto p = PlanSglang(inv, Gpu("l4"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto pool = ProfileTokenPool(inv.spec, s, 21.63, 6.09);
+  ASSERT_TRUE(pool.ok());
+  EXPECT_EQ(pool->cell_bytes, 65536u);
+  EXPECT_NEAR(static_cast<double>(p->kv_cache_tokens), 46620, 1);
+  EXPECT_NEAR(static_cast<double>(p->kv_cache_tokens), static_cast<double>(pool->tokens), 1);
+  EXPECT_NE(p->stages[0].detail.find("(measured)"), std::string::npos) << p->stages[0].detail;
+  // Another TP size loads other weights: the measured load no longer stands for it (a note),
+  // and the load is modelled on the measured free memory.
+  s.tensor_parallel_size = 2;
+  auto tp2 = PlanSglang(inv, Gpu("l4"), s);
+  ASSERT_TRUE(tp2.ok());
+  bool noted = false;
+  for (const std::string& n : tp2->notes) noted |= n.find("the load is modelled") != n.npos;
+  EXPECT_TRUE(noted);
+}
+
 TEST(Sglang, TooHighAFractionFailsInGraphCaptureAndAsksForALowerOne) {
   SglangSettings s;
   s.gpu_memory_utilization = 0.99;
