@@ -29,11 +29,13 @@ void Match(const Line& line) {
   // load did offload weights to host memory (accelerate/utils/modeling.py, big_modeling.py).
   const bool offloaded =
       Has(s, "offloaded to the cpu") || Has(s, "Some parameters are on the meta device");
-  for (std::string_view key : {"device_map=\"auto\"", "device_map='auto'"}) {
-    const size_t at = line.text.find(key);
-    if (!offloaded && at != std::string_view::npos &&
-        line.text.substr(0, at).find('#') == std::string_view::npos) {
-      line.Emit(EventKind::kOffload, kEngine);
+  if (!offloaded && Has(s, "device_map=")) {
+    for (std::string_view key : {"device_map=\"auto\"", "device_map='auto'"}) {
+      const size_t at = line.text.find(key);
+      if (at != std::string_view::npos &&
+          line.text.substr(0, at).find('#') == std::string_view::npos) {
+        line.Emit(EventKind::kOffload, kEngine);
+      }
     }
   }
   if (offloaded) {
