@@ -12,7 +12,7 @@ void Match(const Line& line) {
   // Every hint below holds one of these: most lines hold none and stop here.
   const bool maybe = Has(s, "pixel") || Has(s, "image") || Has(s, "multi") || Has(s, "mm_") ||
                      Has(s, "ision") || Has(s, "isual") || Has(s, "encoder") || Has(s, "<|") ||
-                     Has(s, "_vl") || Has(s, "\xe5\x9b\xbe");
+                     Has(s, "\xe5\x9b\xbe");
   if (maybe &&
       (Has(s, "pixel_values") || Has(s, "image_grid_thw") || Has(s, "mm_features") ||
        Has(s, "multi-modal") || Has(s, "multimodal") || Has(s, "limit_mm_per_prompt") ||
@@ -22,12 +22,15 @@ void Match(const Line& line) {
        Has(s, "image_embeds") || Has(s, "visual_embedding") || Has(s, "VisionTransformer") ||
        Has(s, "Qwen2_5_VisionTransformer") || Has(s, "vision_model") ||
        Has(s, "<|vision_start|>") || Has(s, "<|image_pad|>") || Has(s, "image_url") ||
-       // A frame in a vision-language model's own file (transformers' and vLLM's naming:
-       // modeling_qwen2_5_vl.py, qwen2_vl/, qwen3_vl.py, deepseek_vl2.py).
-       ((Has(s, "_vl.py") || Has(s, "_vl/") || Has(s, "_vl2.py")) && Has(s, ".py\"")) ||
        Has(s, "describe the image") || Has(s, "Describe the image") ||
        Has(s, "\xe5\x9b\xbe\xe7\x89\x87") /* 图片 */ ||
        Has(s, "\xe5\x9b\xbe\xe5\x83\x8f") /* 图像 */)) {
+    line.Emit(EventKind::kMmHint, "any");
+  }
+  // A frame in a vision-language model's own file (transformers' and vLLM's naming:
+  // modeling_qwen2_5_vl.py, qwen2_vl/, qwen3_vl.py, deepseek_vl2.py).
+  if (Has(s, "_vl") && (Has(s, "_vl.py\"") || Has(s, "_vl/") || Has(s, "_vl2.py\"")) &&
+      Has(s, ".py\"")) {
     line.Emit(EventKind::kMmHint, "any");
   }
   if (Has(s, "prompt_token_ids_len=")) {

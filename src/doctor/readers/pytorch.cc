@@ -179,6 +179,7 @@ bool CommentedOut(std::string_view s, std::string_view key) {
 // 0.2 loads a 16-bit checkpoint only to quantize it; from_quantized is its inference loader).
 bool QuantizerSetup(const Line& line) {
   const LineView s = line.view();
+  if (!Has(s, "uantize") && !Has(s, "AutoAWQ")) return false;  // most lines stop here
   for (std::string_view key : {"BaseQuantizeConfig", "QuantizeConfig(", ".quantize(",
                                "AutoAWQForCausalLM.from_pretrained("}) {
     if (Has(s, key) && !CommentedOut(line.text, key)) return true;
