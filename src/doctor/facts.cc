@@ -130,6 +130,13 @@ void DecideStage(const LogScan& scan, Facts* fp) {
         "start-up failed ({}) with no frame or milestone: profile, the start-up phase that "
         "allocates the most (a guess; the log does not show the phase)",
         Cited(f.first_of(EventKind::kStartupFailed)));
+  } else if (QuantizerFrames(f)) {
+    // AutoAWQ, AutoGPTQ and GPTQModel convert a 16-bit checkpoint layer by layer: the run, from
+    // loading the checkpoint to writing the quantized one, is the load stage.
+    f.stage = Stage::kLoad;
+    f.stage_why =
+        "no frame or milestone; the log sets up a quantization run (a quantize config or "
+        "model.quantize call), which loads and converts the weights";
   } else if (FilledWhileLoading(f)) {
     f.stage = Stage::kLoad;
     f.stage_why = fmt::format(
@@ -298,7 +305,11 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
     if (FrameIs(fr,
                 {"initialize_kv_cache", "_allocate_kv_cache_tensors", "initialize_kv_cache_tensors",
                  "_allocate_kv_cache", "allocate_kv_cache", "init_memory_pool", "_init_cache",
-                 "initialize_cache", "_reshape_kv_cache_tensors", "_init_cache_engine"}))
+                 "initialize_cache", "_reshape_kv_cache_tensors", "_init_cache_engine",
+                 // torchtune's TransformerDecoder.setup_caches / MultiHeadAttention.setup_cache
+                 // (torchtune/modules/transformer.py, attention.py 0.3+), gpt-fast's and
+                 // torchchat's setup_caches: the KV cache preallocated before generating.
+                 "setup_caches", "setup_cache"}))
       first(kv, fr);
     if (FrameIs(fr, {"profile_run", "_dummy_run", "determine_available_memory",
                      "determine_num_available_blocks", "profile", "_dummy_pooler_run",
@@ -326,7 +337,8 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
                      "get_weights_col",
                      "get_sharded",
                      "load_multi",
-                     "fasterquant"}) ||
+                     "fasterquant",
+                     "Llama.build"}) ||
         PathIs(fr, Num::kPathIsQuantizer))
       first(load, fr);
     if (FrameIs(fr, {"execute_model",

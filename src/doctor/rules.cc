@@ -111,10 +111,37 @@ bool FusedAwqCache(const Facts& f) {
 // GPTQ-for-LLaMa's gptq.py); AutoAWQ searches scales and clipping by running the layer over the
 // calibration activations (awq/quantize/quantizer.py _search_best_scale, _compute_best_clip,
 // 0.2). Only one layer's weights are on the GPU then: what fails there is the calibration's.
+//
+// The rest of a quantizer's per-layer code (AutoAWQ's AwqQuantizer: init_quant running the
+// samples into the first layer, _get_input_feat running each layer over them; GPTQModel's module
+// looper; TagPath marks their files 2) also holds one layer and the calibration data, unless the
+// model was placed on the GPU whole (device_map="auto", or the card 90% allocated). And whatever
+// the frames, an allocation of half the card, or a failure with half the card free, in a
+// quantization run is not a weight: one layer's weights are a small part of any card.
+bool QuantizerCodeFrames(const Facts& f) {
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    auto it = fr->values.find(Num::kPathIsQuantizer);
+    return it != fr->values.end() && it->second >= 2;
+  });
+}
+bool ModelPlacedOnGpu(const Facts& f) {
+  const auto allocated = f.get(Num::kAllocatedBytes);
+  return f.has(EventKind::kOffload) || (allocated && f.total > 0 && *allocated >= 0.9 * f.total);
+}
+bool CardNotFull(const Facts& f) {
+  const auto requested = f.get(Num::kRequestedBytes);
+  const auto free = f.get(Num::kFreeBytes);
+  return f.total > 0 &&
+         ((requested && *requested >= 0.5 * f.total) || (free && *free >= 0.5 * f.total));
+}
 bool QuantizerCalibration(const Facts& f) {
-  return f.stage == Stage::kLoad &&
-         AnyFrame(f, {"fasterquant", "add_batch", "_search_best_scale", "_compute_best_clip",
-                      "_search_best_clip"});
+  if (f.stage != Stage::kLoad) return false;
+  if (AnyFrame(f, {"fasterquant", "add_batch", "_search_best_scale", "_compute_best_clip",
+                   "_search_best_clip"})) {
+    return true;
+  }
+  if (!QuantizerFrames(f)) return false;
+  return CardNotFull(f) || (QuantizerCodeFrames(f) && !ModelPlacedOnGpu(f));
 }
 
 // SGLang quantizing on load (--quantization fp8 over a 16-bit checkpoint) loads every 16-bit
@@ -130,9 +157,19 @@ bool OffloadConverted(const Facts& f) {
 }
 // transformers with device_map="auto" offload, failing in generate: accelerate's hooks move the
 // offloaded weights onto the GPU for each forward.
+// accelerate's own warning that weights were offloaded ("Some parameters are on the meta device
+// because they were offloaded to the cpu") says the same without the hooks' frames: the resident
+// layers were given the whole card and generate had to fit beside them.
 bool OffloadAtRuntime(const Facts& f) {
   if (f.stage != Stage::kRuntime || !f.has(EventKind::kOffload)) return false;
-  return AnyFrame(f, {"pre_forward", "set_module_tensor_to_device", "send_to_device"});
+  return f.has(EventKind::kCpuOffload) ||
+         AnyFrame(f, {"pre_forward", "set_module_tensor_to_device", "send_to_device"});
+}
+
+// A program that preallocates its KV cache for the maximum batch and length (torchtune's,
+// gpt-fast's and torchchat's setup_caches) failed allocating it.
+bool PreallocatedCache(const Facts& f) {
+  return f.stage == Stage::kKvCache && AnyFrame(f, {"setup_caches", "setup_cache"});
 }
 
 // llama.cpp: the vision projector's start-up warm-up; a request being served.
@@ -441,6 +478,9 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKernelWarmup, S::kWarmup, KernelWarmup, Words::kKernelWarmup),
       Worded(C::kSamplerWarmup, S::kWarmup, At<S::kWarmup>, Words::kSamplerWarmup),
       Worded(C::kCudagraphCapture, S::kCudaGraph, At<S::kCudaGraph>, Words::kGraphCapture),
+      Text(C::kStaticCache, S::kKvCache, PreallocatedCache,
+           "the program preallocates its KV cache for the maximum batch and length "
+           "(setup_caches) before generating, and that cache does not fit next to the weights"),
       Text(C::kKvNoMemory, S::kKvCache, At<S::kKvCache>,
            "allocating the KV cache ran out of memory: what was measured as free at profiling was "
            "no longer there"),

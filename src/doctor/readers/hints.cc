@@ -27,6 +27,12 @@ void Match(const Line& line) {
        Has(s, "\xe5\x9b\xbe\xe5\x83\x8f") /* 图像 */)) {
     line.Emit(EventKind::kMmHint, "any");
   }
+  // A frame in a vision-language model's own file (transformers' and vLLM's naming:
+  // modeling_qwen2_5_vl.py, qwen2_vl/, qwen3_vl.py, deepseek_vl2.py).
+  if (Has(s, "_vl") && (Has(s, "_vl.py\"") || Has(s, "_vl/") || Has(s, "_vl2.py\"")) &&
+      Has(s, ".py\"")) {
+    line.Emit(EventKind::kMmHint, "any");
+  }
   if (Has(s, "prompt_token_ids_len=")) {
     auto& e = line.Emit(EventKind::kPrompt, "vllm");
     Set(e, Num::kPromptTokens, NumberAfter(s, "prompt_token_ids_len="));

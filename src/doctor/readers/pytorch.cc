@@ -93,11 +93,12 @@ void TagPath(std::string_view path, LogEvent& e) {
   // The quantizers convert a 16-bit checkpoint layer by layer with calibration data: AutoAWQ's
   // awq/quantize/ (AwqQuantizer, 0.2.x), AutoGPTQ's auto_gptq/quantization/ (GPTQ.fasterquant,
   // 0.7.x), GPTQModel's gptqmodel/quantization/ and gptqmodel/looper/ (ModuleLooper, 2.x-5.x),
-  // llm-compressor's modifiers. Their frames are the load stage (converting weights).
+  // llm-compressor's modifiers. Their frames are the load stage (converting weights); 2 marks
+  // the quantizer's own per-layer code (1, set below, only its entry point).
   if (Has(path, "/awq/quantize/") || Has(path, "auto_gptq/quantization/") ||
       Has(path, "gptqmodel/quantization/") || Has(path, "gptqmodel/looper/") ||
       Has(path, "llmcompressor/")) {
-    e.values[Num::kPathIsQuantizer] = 1;
+    e.values[Num::kPathIsQuantizer] = 2;
   }
 }
 
@@ -135,7 +136,7 @@ bool MatchFrame(const Line& line) {
   // The quantizers' entry points: BaseAWQForCausalLM.quantize (awq/models/base.py),
   // BaseGPTQForCausalLM.quantize (auto_gptq/modeling/_base.py), BaseQModel.quantize
   // (gptqmodel/models/base.py).
-  if (fn == "quantize" &&
+  if (fn == "quantize" && !e.values.count(Num::kPathIsQuantizer) &&
       (Has(path, "/awq/") || Has(path, "auto_gptq/") || Has(path, "gptqmodel/"))) {
     e.values[Num::kPathIsQuantizer] = 1;
   }
@@ -166,8 +167,33 @@ bool MatchAllocatorLimit(const Line& line) {
   return true;
 }
 
+// Code that is commented out where `key` appears ("#device_map=...") sets nothing.
+bool CommentedOut(std::string_view s, std::string_view key) {
+  const size_t at = s.find(key);
+  return at != std::string_view::npos && s.substr(0, at).find('#') != std::string_view::npos;
+}
+
+// A quantization run's setup in the pasted code, anywhere in the log: AutoGPTQ's and GPTQModel's
+// BaseQuantizeConfig / QuantizeConfig (auto_gptq/modeling/_base.py 0.7, gptqmodel 1.x-5.x), a
+// model.quantize(...) call (the three quantizers' entry point), AutoAWQ's from_pretrained (AutoAWQ
+// 0.2 loads a 16-bit checkpoint only to quantize it; from_quantized is its inference loader).
+bool QuantizerSetup(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "uantize") && !Has(s, "AutoAWQ")) return false;  // most lines stop here
+  for (std::string_view key : {"BaseQuantizeConfig", "QuantizeConfig(", ".quantize(",
+                               "AutoAWQForCausalLM.from_pretrained("}) {
+    if (Has(s, key) && !CommentedOut(line.text, key)) return true;
+  }
+  return false;
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
+  // Carried as online_quantization (the weights converted while loading), the key SGLang's
+  // --quantization on a 16-bit checkpoint also sets.
+  if (QuantizerSetup(line)) {
+    Set(line.Emit(EventKind::kConfig, kEngine), Num::kOnlineQuantization, 1);
+  }
   if (MatchAllocatorOom(line)) return;
   if (MatchAllocatorLimit(line)) return;
   // Python's and NumPy's host allocations: "MemoryError", "Unable to allocate 62.6 GiB for an
@@ -200,6 +226,11 @@ void Match(const Line& line) {
   if (!frame && (Has(s, "return self._apply(") || Has(s, "module._apply(fn)"))) {
     line.Emit(EventKind::kFrame, kEngine).text = "_apply";
   }
+  // Meta's reference code loads with Llama.build (llama/generation.py of the Llama 2 and 3
+  // releases: it builds the Transformer on the GPU and load_state_dict's the whole checkpoint).
+  if (!frame && line.after_frame && Has(s, "Llama.build(")) {
+    line.Emit(EventKind::kFrame, kEngine).text = "Llama.build";
+  }
   if (!frame && line.after_frame) {
     for (const char* call : {".from_pretrained(", ".generate(", "load_checkpoint_and_dispatch("}) {
       if (Has(s, call)) {
@@ -230,6 +261,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "a plain PyTorch program places the whole model on one GPU before it generates");
     return true;
   }
+  if (cause == Cause::kStaticCache) {
+    AddFix(d, "a smaller maximum batch and length for the preallocated cache (setup_caches(batch, "
+              "..., decoder_max_seq_len=...), max_batch_size / max_seq_len of the script)",
+           "the cache is batch x max length x layers of K and V, reserved before the first token");
+    return true;
+  }
   if (cause != Cause::kActivationPeak) return false;
   if (QuantizerFrames(f)) {
     AddFix(d, "fewer or shorter calibration samples (AutoAWQ max_calib_samples / "
@@ -248,6 +285,11 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
 }  // namespace
 
 bool QuantizerFrames(const Facts& f) {
+  // The run's setup (QuantizerSetup), where no frame shows it: a quantizer's frames, or with no
+  // frame the setup's online_quantization in a PyTorch or transformers log.
+  if (f.get(Num::kOnlineQuantization) && (f.engine == "pytorch" || f.engine == "transformers")) {
+    return true;
+  }
   return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
     auto it = fr->values.find(Num::kPathIsQuantizer);
     return (it != fr->values.end() && it->second > 0) || FrameIs(fr, {"fasterquant"});

@@ -25,9 +25,22 @@ void Match(const Line& line) {
   if (Has(s, "fuse_layers=True") || Has(s, "do_fuse=True")) {
     line.Emit(EventKind::kStaticCache, kEngine).text = "fused";
   }
-  if (Has(s, "device_map=\"auto\"") || Has(s, "device_map='auto'") ||
-      Has(s, "offloaded to the cpu") || Has(s, "Some parameters are on the meta device")) {
+  // The setting (not where the code has it commented out), and accelerate's warning that the
+  // load did offload weights to host memory (accelerate/utils/modeling.py, big_modeling.py).
+  const bool offloaded =
+      Has(s, "offloaded to the cpu") || Has(s, "Some parameters are on the meta device");
+  if (!offloaded && Has(s, "device_map=")) {
+    for (std::string_view key : {"device_map=\"auto\"", "device_map='auto'"}) {
+      const size_t at = line.text.find(key);
+      if (at != std::string_view::npos &&
+          line.text.substr(0, at).find('#') == std::string_view::npos) {
+        line.Emit(EventKind::kOffload, kEngine);
+      }
+    }
+  }
+  if (offloaded) {
     line.Emit(EventKind::kOffload, kEngine);
+    line.Emit(EventKind::kCpuOffload, kEngine);
   }
 }
 
