@@ -1,6 +1,6 @@
 // libFuzzer target: model.safetensors.index.json parsing. The fast reader (where it does not
-// give up) and the full one must agree: the same entries, shards and total_size, or the same
-// message.
+// give up) and the full one must agree: the same entries, shards and total_size, every name
+// found where it is, or the same message.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,11 +15,11 @@ using vramfit::formats::IndexReader;
 
 struct Read {
   vramfit::SafetensorsIndex index;
-  vramfit::formats::IndexNameTable table{0, vramfit::formats::IndexEntryName{&index.weight_map}};
+  vramfit::formats::IndexLookup lookup{&index};
   vramfit::Status status;
   Read(std::string_view json, IndexReader reader)
       : status(vramfit::formats::ReadSafetensorsIndex(json, "fuzz.index.json", reader, &index,
-                                                      &table)) {}
+                                                      &lookup)) {}
 };
 
 bool Same(const Read& a, const Read& b) {
@@ -34,6 +34,10 @@ bool Same(const Read& a, const Read& b) {
     const auto& x = a.index.weight_map[i];
     const auto& y = b.index.weight_map[i];
     if (x.tensor != y.tensor || x.shard != y.shard) return false;
+    uint32_t at = 0, bt = 0;
+    if (!a.lookup.Find(x.tensor, &at) || at != i || !b.lookup.Find(x.tensor, &bt) || bt != i) {
+      return false;
+    }
   }
   return true;
 }

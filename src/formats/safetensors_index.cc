@@ -52,13 +52,13 @@ class ShardNumbers {
 };
 
 // Appends entry (name, shard) to the index, its name copied into `names` (reserved by the
-// caller, so no view moves), and to the table; false when the name is already there.
+// caller, so no view moves), and to the lookup; false when the name is already there.
 bool AddEntry(std::string_view name, uint32_t shard, SafetensorsIndex* index,
-              formats::IndexNameTable* table) {
+              formats::IndexLookup* lookup) {
   const char* copy = index->names.data() + index->names.size();
   index->names.insert(index->names.end(), name.begin(), name.end());
   index->weight_map.push_back({std::string_view(copy, name.size()), shard});
-  return table->Insert(static_cast<uint32_t>(index->weight_map.size() - 1));
+  return lookup->Add();
 }
 
 // The fast reader: {"metadata": {"total_size": <u64>, "<key>": <string or u64>, ...},
@@ -70,7 +70,7 @@ class FastIndex : private formats::FastJson {
  public:
   explicit FastIndex(std::string_view text) : FastJson(text), size_(text.size()) {}
 
-  bool Read(SafetensorsIndex* index, formats::IndexNameTable* table) {
+  bool Read(SafetensorsIndex* index, formats::IndexLookup* lookup) {
     if (!Eat('{')) return false;
     bool seen_map = false, seen_meta = false;
     do {
@@ -81,7 +81,7 @@ class FastIndex : private formats::FastJson {
         if (!Metadata(index)) return false;
       } else if (key == "weight_map" && !seen_map) {
         seen_map = true;
-        if (!WeightMap(index, table)) return false;
+        if (!WeightMap(index, lookup)) return false;
       } else {
         return false;
       }
@@ -106,13 +106,13 @@ class FastIndex : private formats::FastJson {
     } while (Eat(','));
     return Eat('}');
   }
-  bool WeightMap(SafetensorsIndex* index, formats::IndexNameTable* table) {
+  bool WeightMap(SafetensorsIndex* index, formats::IndexLookup* lookup) {
     if (!Eat('{')) return false;
     // The names are a part of the text: room for all of it keeps the views in place. An
     // entry is some 90 bytes: a first guess at the count sizes the list and the table.
     index->names.reserve(size_);
     index->weight_map.reserve(size_ / 64);
-    *table = formats::IndexNameTable(size_ / 64, formats::IndexEntryName{&index->weight_map});
+    lookup->Reset(size_ / 64);
     if (Eat('}')) return true;
     ShardNumbers shards;
     do {
@@ -123,7 +123,7 @@ class FastIndex : private formats::FastJson {
         if (!IsPlainFileName(shard)) return false;
         at = shards.Number(shard, index);
       }
-      if (!AddEntry(name, at, index, table)) return false;
+      if (!AddEntry(name, at, index, lookup)) return false;
     } while (Eat(','));
     return Eat('}');
   }
@@ -133,7 +133,7 @@ class FastIndex : private formats::FastJson {
 
 // The full reader: any valid index, and a message naming what is wrong with an invalid one.
 Status ReadFull(std::string_view json, std::string_view origin, SafetensorsIndex* out,
-                formats::IndexNameTable* table) {
+                formats::IndexLookup* lookup) {
   thread_local simdjson::dom::parser parser;
   simdjson::dom::element root;
   VRAMFIT_RETURN_IF_ERROR(formats::ParseJson(parser, json, origin, 0, &root));
@@ -188,7 +188,7 @@ Status ReadFull(std::string_view json, std::string_view origin, SafetensorsIndex
       for (auto w : map) name_bytes += w.key.size();
       index.names.reserve(name_bytes);  // never reallocated below: the views stay valid
       index.weight_map.reserve(map.size());
-      *table = formats::IndexNameTable(map.size(), formats::IndexEntryName{&index.weight_map});
+      lookup->Reset(map.size());
       ShardNumbers shards;
       for (auto w : map) {
         std::string_view shard;
@@ -204,7 +204,7 @@ Status ReadFull(std::string_view json, std::string_view origin, SafetensorsIndex
               "checkpoint directory", origin, w.key, shard));
         }
         const uint32_t at = same_shard ? shards.last() : shards.Number(shard, &index);
-        if (!AddEntry(w.key, at, &index, table)) {
+        if (!AddEntry(w.key, at, &index, lookup)) {
           return Status::Corrupt(
               fmt::format("{}: \"weight_map\": duplicate tensor name \"{}\"", origin, w.key));
         }
@@ -222,28 +222,27 @@ Status ReadFull(std::string_view json, std::string_view origin, SafetensorsIndex
 namespace formats {
 
 Status ReadSafetensorsIndex(std::string_view json, std::string_view origin, IndexReader reader,
-                            SafetensorsIndex* index, IndexNameTable* table) {
+                            SafetensorsIndex* index, IndexLookup* lookup) {
   if (reader != IndexReader::kFullOnly) {
     *index = SafetensorsIndex();
     index->origin = std::string(origin);
-    if (simdjson::validate_utf8(json.data(), json.size()) && FastIndex(json).Read(index, table)) {
+    if (simdjson::validate_utf8(json.data(), json.size()) && FastIndex(json).Read(index, lookup)) {
       return Status::Ok();
     }
     if (reader == IndexReader::kFastOnly) {
       return Status::Unsupported(fmt::format("{}: the fast reader gives up", origin));
     }
   }
-  return ReadFull(json, origin, index, table);
+  return ReadFull(json, origin, index, lookup);
 }
 
 }  // namespace formats
 
 Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json, std::string_view origin) {
   SafetensorsIndex index;
-  formats::IndexNameTable table(0, formats::IndexEntryName{&index.weight_map});
-  VRAMFIT_RETURN_IF_ERROR(
-      formats::ReadSafetensorsIndex(json, origin, formats::IndexReader::kFastFirst, &index,
-                                    &table));
+  formats::IndexLookup lookup(&index);
+  VRAMFIT_RETURN_IF_ERROR(formats::ReadSafetensorsIndex(
+      json, origin, formats::IndexReader::kFastFirst, &index, &lookup));
   return index;
 }
 

@@ -110,9 +110,9 @@ Status ReadSharded(const ByteSource& src, uint64_t max_tensors, Checkpoint* out)
   auto text = ReadSmall(src, kIndexName, kMaxIndexBytes);
   if (!text.ok()) return text.status();
   const std::string index_name = src.NameOf(kIndexName);
-  // The index with the table of its names the reader built: one lookup a shard tensor.
+  // The index with the lookup of its names the reader built: one lookup a shard tensor.
   SafetensorsIndex parsed;
-  formats::IndexNameTable indexed(0, formats::IndexEntryName{&parsed.weight_map});
+  formats::IndexLookup indexed(&parsed);
   VRAMFIT_RETURN_IF_ERROR(formats::ReadSafetensorsIndex(
       *text, index_name, formats::IndexReader::kFastFirst, &parsed, &indexed));
   const SafetensorsIndex* const index = &parsed;
@@ -143,11 +143,13 @@ Status ReadSharded(const ByteSource& src, uint64_t max_tensors, Checkpoint* out)
     if (!file.ok()) return file.status();
     // Every indexed tensor must be in its shard; tensors the index does not name (or names
     // in another shard: a copy held by two shards) are reported.
+    uint32_t next = 0;  // a guess: the entry after the one found before
     for (const TensorInfo& t : file->tensors) {
       data += t.bytes();
-      uint32_t at = 0;
+      uint32_t at = next;
       if (indexed.Find(t.name, &at) && map[at].shard == si) {
         found[at] = true;
+        next = at + 1;
         continue;
       }
       if (extra++ == 0) {
