@@ -107,15 +107,16 @@ class StringViewSet {
 };
 
 // A set of names that live elsewhere, the elements of a caller's container, stored as the
-// elements' 32-bit indices: `name_of(i)` gives element i's name and must keep giving it while
-// the set is used. Half empty at most, so a million names cost 8 MB of slots.
+// elements' 32-bit indices beside 32 bits of each name's hash, so that a probe compares a name
+// only when the hashes agree: `name_of(i)` gives element i's name and must keep giving it while
+// the set is used. Half empty at most, so a million names cost 16 MB of slots.
 template <class NameOf>
 class IndexedNames {
  public:
   IndexedNames(size_t expected, NameOf name_of) : name_of_(std::move(name_of)) {
     size_t cap = 16;
     while (cap < expected * 2) cap <<= 1;
-    slots_.assign(cap, kEmpty);
+    slots_.assign(cap, Slot{});
   }
 
   // Adds element `i`. False when an element of the same name is already present (its index
@@ -123,14 +124,17 @@ class IndexedNames {
   bool Insert(uint32_t i, uint32_t* existing = nullptr) {
     if ((size_ + 1) * 2 > slots_.size()) Grow();
     const std::string_view name = name_of_(i);
-    for (size_t at = HashName(name) & (slots_.size() - 1);; at = (at + 1) & (slots_.size() - 1)) {
-      if (slots_[at] == kEmpty) {
-        slots_[at] = i;
+    const uint64_t h = HashName(name);
+    const uint32_t tag = Tag(h);
+    for (size_t at = h & (slots_.size() - 1);; at = (at + 1) & (slots_.size() - 1)) {
+      Slot& slot = slots_[at];
+      if (slot.index == kEmpty) {
+        slot = {tag, i};
         ++size_;
         return true;
       }
-      if (name_of_(slots_[at]) == name) {
-        if (existing) *existing = slots_[at];
+      if (slot.tag == tag && name_of_(slot.index) == name) {
+        if (existing) *existing = slot.index;
         return false;
       }
     }
@@ -138,10 +142,13 @@ class IndexedNames {
 
   // The index of the element named `name`, or false when none is.
   bool Find(std::string_view name, uint32_t* index) const {
-    for (size_t at = HashName(name) & (slots_.size() - 1);; at = (at + 1) & (slots_.size() - 1)) {
-      if (slots_[at] == kEmpty) return false;
-      if (name_of_(slots_[at]) == name) {
-        *index = slots_[at];
+    const uint64_t h = HashName(name);
+    const uint32_t tag = Tag(h);
+    for (size_t at = h & (slots_.size() - 1);; at = (at + 1) & (slots_.size() - 1)) {
+      const Slot& slot = slots_[at];
+      if (slot.index == kEmpty) return false;
+      if (slot.tag == tag && name_of_(slot.index) == name) {
+        *index = slot.index;
         return true;
       }
     }
@@ -151,18 +158,23 @@ class IndexedNames {
 
  private:
   static constexpr uint32_t kEmpty = 0xFFFFFFFF;
+  struct Slot {
+    uint32_t tag = 0;
+    uint32_t index = kEmpty;
+  };
+  static uint32_t Tag(uint64_t h) { return static_cast<uint32_t>(h >> 32); }
   void Grow() {
-    std::vector<uint32_t> old(slots_.size() * 2, kEmpty);
+    std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
-    for (uint32_t i : old) {
-      if (i == kEmpty) continue;
-      size_t at = HashName(name_of_(i)) & (slots_.size() - 1);
-      while (slots_[at] != kEmpty) at = (at + 1) & (slots_.size() - 1);
-      slots_[at] = i;
+    for (const Slot& s : old) {
+      if (s.index == kEmpty) continue;
+      size_t at = HashName(name_of_(s.index)) & (slots_.size() - 1);
+      while (slots_[at].index != kEmpty) at = (at + 1) & (slots_.size() - 1);
+      slots_[at] = s;
     }
   }
   NameOf name_of_;
-  std::vector<uint32_t> slots_;
+  std::vector<Slot> slots_;
   size_t size_ = 0;
 };
 

@@ -28,6 +28,7 @@
 #include "core/checked.h"
 #include "core/string_set.h"
 #include "core/text.h"
+#include "formats/fast_json.h"
 #include "formats/json_reader.h"
 #include "formats/safetensors_readers.h"
 #include "vramfit/formats.h"
@@ -310,10 +311,9 @@ void SortByOffset(TensorList* tensors) {
 // header is then read again by JsonReader, which accepts it or explains what is wrong. A header
 // FastHeader accepts, JsonReader accepts with the same tensors and metadata
 // (safetensors_test.cc and the fuzzer compare the two), so messages come from one place.
-class FastHeader {
+class FastHeader : private formats::FastJson {
  public:
-  explicit FastHeader(std::string_view text)
-      : p_(text.data()), end_(text.data() + text.size()) {}
+  explicit FastHeader(std::string_view text) : FastJson(text) {}
 
   // Fills `file`'s tensors (in header order) and metadata; false: read it with JsonReader.
   bool Read(uint64_t header_length, SafetensorsFile* file) {
@@ -339,79 +339,10 @@ class FastHeader {
       } while (Eat(','));
       if (!Eat('}')) return false;
     }
-    SkipSpace();
-    return p_ == end_;
+    return AtEnd();
   }
 
  private:
-  static bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-  static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-  // A byte that ends the fast scan of a string: '"', '\\' or a control character.
-  static bool IsStringStop(char c) {
-    return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
-  }
-  // The bytes of `w` that are '"', '\\' or below 0x20, as their high bits. Exact for the lowest
-  // such byte (the borrows of the subtractions only mark bytes above a real one), which is all
-  // the caller uses.
-  VRAMFIT_HASH_WRAPS static uint64_t StringStops(uint64_t w) {
-    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-    const uint64_t quote = w ^ (kOnes * '"'), slash = w ^ (kOnes * '\\');
-    return (((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | ((w - kOnes * 0x20) & ~w)) &
-           kHigh;
-  }
-
-  void SkipSpace() {
-    while (p_ < end_ && IsSpace(*p_)) ++p_;
-  }
-  bool Eat(char c) {
-    SkipSpace();
-    if (p_ == end_ || *p_ != c) return false;
-    ++p_;
-    return true;
-  }
-  // A string without escapes or control characters, as a view of the text.
-  bool String(std::string_view* out) {
-    SkipSpace();
-    if (p_ == end_ || *p_ != '"') return false;
-    const char* const begin = ++p_;
-    const char* q = begin;
-    if constexpr (std::endian::native == std::endian::little) {
-      for (; end_ - q >= 8; q += 8) {
-        uint64_t w;
-        std::memcpy(&w, q, 8);
-        if (const uint64_t stops = StringStops(w); stops != 0) {
-          q += std::countr_zero(stops) / 8;
-          break;
-        }
-      }
-    }
-    while (q < end_ && !IsStringStop(*q)) ++q;
-    if (q == end_ || *q != '"') return false;
-    *out = std::string_view(begin, static_cast<size_t>(q - begin));
-    p_ = q + 1;
-    return true;
-  }
-  bool Key(std::string_view* out) { return String(out) && Eat(':'); }
-  // A non-negative integer within 64 bits, without fraction, exponent or leading zero.
-  bool U64(uint64_t* out) {
-    SkipSpace();
-    if (p_ == end_ || !IsDigit(*p_)) return false;
-    uint64_t v = 0;
-    if (*p_ == '0') {
-      ++p_;
-    } else {
-      // 19 digits never overflow; a 20th is checked.
-      for (const char* const first = p_; p_ < end_ && IsDigit(*p_) && p_ - first < 19; ++p_) {
-        v = v * 10 + static_cast<uint64_t>(*p_ - '0');
-      }
-      for (; p_ < end_ && IsDigit(*p_); ++p_) {
-        if (!core::CheckedMul(v, 10, &v) || !core::CheckedAdd(v, *p_ - '0', &v)) return false;
-      }
-    }
-    if (p_ < end_ && (IsDigit(*p_) || *p_ == '.' || *p_ == 'e' || *p_ == 'E')) return false;
-    *out = v;
-    return true;
-  }
   // [u64, ...], each element given to `add`; returns the element count, or -1.
   template <typename Add>
   int64_t U64Array(Add&& add) {
@@ -475,8 +406,6 @@ class FastHeader {
     return Eat('}');
   }
 
-  const char* p_;
-  const char* const end_;
 };
 
 // The reference reader's coverage rule over the sorted list.

@@ -40,14 +40,22 @@ class Emitter {
     offset_ = t.end;
     out_.tensors.push_back(std::move(t));
   }
+  // Tensor `module` + `suffix`: the name is made only when the tensors are kept.
+  void Add(const std::string& module, std::string_view suffix, Dtype dtype, Shape shape) {
+    if (!store_) return Add(std::string(), dtype, std::move(shape));
+    std::string name;
+    name.reserve(module.size() + suffix.size());
+    name.append(module).append(suffix);
+    Add(name, dtype, std::move(shape));
+  }
   void Plain(const std::string& name, Shape shape) { Add(name, spec_.dtype, std::move(shape)); }
 
   // A linear layer `module` with out_features n and in_features k.
   void Linear(const std::string& module, uint64_t n, uint64_t k, bool bias, bool quantize) {
     const Dtype d = spec_.dtype;
     if (!quantize) {
-      Add(module + ".weight", d, {n, k});
-      if (bias) Add(module + ".bias", d, {n});
+      Add(module, ".weight", d, {n, k});
+      if (bias) Add(module, ".bias", d, {n});
       return;
     }
     const uint64_t b = static_cast<uint64_t>(BitsFor(module));
@@ -55,113 +63,113 @@ class Emitter {
     const Dtype bias_dtype = d;
     switch (q_.layout) {
       case QuantLayout::kNone:
-        Add(module + ".weight", d, {n, k});
+        Add(module, ".weight", d, {n, k});
         break;
       case QuantLayout::kAwqGemm:
-        Add(module + ".qweight", Dtype::kI32, {k, n * b / 32});
-        Add(module + ".qzeros", Dtype::kI32, {k / g, n * b / 32});
-        Add(module + ".scales", Dtype::kF16, {k / g, n});
+        Add(module, ".qweight", Dtype::kI32, {k, n * b / 32});
+        Add(module, ".qzeros", Dtype::kI32, {k / g, n * b / 32});
+        Add(module, ".scales", Dtype::kF16, {k / g, n});
         break;
       case QuantLayout::kAwqGemv: {
         const uint64_t w = AwqZerosWidth(k, g);
-        Add(module + ".qweight", Dtype::kI32, {n, k * b / 32});
-        Add(module + ".qzeros", Dtype::kI32, {n, w});
-        Add(module + ".scales", Dtype::kF16, {n, 8 * w});
+        Add(module, ".qweight", Dtype::kI32, {n, k * b / 32});
+        Add(module, ".qzeros", Dtype::kI32, {n, w});
+        Add(module, ".scales", Dtype::kF16, {n, 8 * w});
         break;
       }
       case QuantLayout::kAwqGemvFast: {
         const uint64_t w = AwqZerosWidth(k, g);
-        Add(module + ".qweight", Dtype::kI16, {n / 4, k});
-        Add(module + ".scales", Dtype::kF16, {8 * w, n});
-        Add(module + ".qzeros", Dtype::kF16, {8 * w, n});
+        Add(module, ".qweight", Dtype::kI16, {n / 4, k});
+        Add(module, ".scales", Dtype::kF16, {8 * w, n});
+        Add(module, ".qzeros", Dtype::kF16, {8 * w, n});
         break;
       }
       case QuantLayout::kAwqMarlin:
-        Add(module + ".qweight", Dtype::kI32, {k / 16, 2 * n});
-        Add(module + ".scales", Dtype::kF16, {k / g, n});
+        Add(module, ".qweight", Dtype::kI32, {k / 16, 2 * n});
+        Add(module, ".scales", Dtype::kF16, {k / g, n});
         break;
       case QuantLayout::kGptq:
-        Add(module + ".qweight", Dtype::kI32, {k * b / 32, n});
-        Add(module + ".qzeros", Dtype::kI32, {CeilDiv(k, g), n * b / 32});
-        Add(module + ".scales", Dtype::kF16, {CeilDiv(k, g), n});
-        Add(module + ".g_idx", Dtype::kI32, {k});
+        Add(module, ".qweight", Dtype::kI32, {k * b / 32, n});
+        Add(module, ".qzeros", Dtype::kI32, {CeilDiv(k, g), n * b / 32});
+        Add(module, ".scales", Dtype::kF16, {CeilDiv(k, g), n});
+        Add(module, ".g_idx", Dtype::kI32, {k});
         break;
       case QuantLayout::kCtPacked:
-        Add(module + ".weight_packed", Dtype::kI32, {n, CeilDiv(k * b, 32)});
-        Add(module + ".weight_scale", d, {n, q_.group_size > 0 ? CeilDiv(k, g) : 1});
-        Add(module + ".weight_shape", Dtype::kI64, {2});
+        Add(module, ".weight_packed", Dtype::kI32, {n, CeilDiv(k * b, 32)});
+        Add(module, ".weight_scale", d, {n, q_.group_size > 0 ? CeilDiv(k, g) : 1});
+        Add(module, ".weight_shape", Dtype::kI64, {2});
         if (!q_.symmetric) {
-          Add(module + ".weight_zero_point", Dtype::kI32,
+          Add(module, ".weight_zero_point", Dtype::kI32,
               {CeilDiv(n * b, 32), q_.group_size > 0 ? CeilDiv(k, g) : 1});
         }
-        if (q_.act_order) Add(module + ".weight_g_idx", Dtype::kI32, {k});
+        if (q_.act_order) Add(module, ".weight_g_idx", Dtype::kI32, {k});
         break;
       case QuantLayout::kCtInt8:
       case QuantLayout::kCtFp8:
-        Add(module + ".weight", q_.layout == QuantLayout::kCtInt8 ? Dtype::kI8 : Dtype::kF8_E4M3,
+        Add(module, ".weight", q_.layout == QuantLayout::kCtInt8 ? Dtype::kI8 : Dtype::kF8_E4M3,
             {n, k});
         if (q_.strategy == "block" && q_.block_size.size() == 2) {
-          Add(module + ".weight_scale", d,
+          Add(module, ".weight_scale", d,
               {CeilDiv(n, q_.block_size[0]), CeilDiv(k, q_.block_size[1])});
         } else if (q_.strategy == "tensor") {
-          Add(module + ".weight_scale", d, {1});
+          Add(module, ".weight_scale", d, {1});
         } else {
-          Add(module + ".weight_scale", d, {n, 1});
+          Add(module, ".weight_scale", d, {n, 1});
         }
-        if (q_.static_input_scale) Add(module + ".input_scale", d, {1});
+        if (q_.static_input_scale) Add(module, ".input_scale", d, {1});
         break;
       case QuantLayout::kCtNvfp4:
-        Add(module + ".weight_packed", Dtype::kU8, {n, k / 2});
-        Add(module + ".weight_scale", Dtype::kF8_E4M3, {n, k / 16});
-        Add(module + ".weight_global_scale", Dtype::kF32, {1});
+        Add(module, ".weight_packed", Dtype::kU8, {n, k / 2});
+        Add(module, ".weight_scale", Dtype::kF8_E4M3, {n, k / 16});
+        Add(module, ".weight_global_scale", Dtype::kF32, {1});
         // NVFP4 activations (W4A4) keep a static global scale even with "dynamic": "local".
-        if (q_.quantized_activations) Add(module + ".input_global_scale", Dtype::kF32, {1});
+        if (q_.quantized_activations) Add(module, ".input_global_scale", Dtype::kF32, {1});
         break;
       case QuantLayout::kCtMxfp4:
-        Add(module + ".weight_packed", Dtype::kU8, {n, k / 2});
-        Add(module + ".weight_scale", Dtype::kU8, {n, k / 32});
+        Add(module, ".weight_packed", Dtype::kU8, {n, k / 2});
+        Add(module, ".weight_scale", Dtype::kU8, {n, k / 32});
         break;
       case QuantLayout::kModelOptNvfp4:
-        Add(module + ".weight", Dtype::kU8, {n, k / 2});
-        Add(module + ".weight_scale", Dtype::kF8_E4M3, {n, CeilDiv(k, g)});
-        Add(module + ".weight_scale_2", Dtype::kF32, {});
-        if (q_.quantized_activations) Add(module + ".input_scale", Dtype::kF32, {});
+        Add(module, ".weight", Dtype::kU8, {n, k / 2});
+        Add(module, ".weight_scale", Dtype::kF8_E4M3, {n, CeilDiv(k, g)});
+        Add(module, ".weight_scale_2", Dtype::kF32, {});
+        if (q_.quantized_activations) Add(module, ".input_scale", Dtype::kF32, {});
         break;
       case QuantLayout::kFp8Block: {
         const uint64_t bn = q_.block_size.size() == 2 ? q_.block_size[0] : 128;
         const uint64_t bk = q_.block_size.size() == 2 ? q_.block_size[1] : 128;
-        Add(module + ".weight", Dtype::kF8_E4M3, {n, k});
-        Add(module + ".weight_scale_inv", Dtype::kF32, {CeilDiv(n, bn), CeilDiv(k, bk)});
+        Add(module, ".weight", Dtype::kF8_E4M3, {n, k});
+        Add(module, ".weight_scale_inv", Dtype::kF32, {CeilDiv(n, bn), CeilDiv(k, bk)});
         break;
       }
       case QuantLayout::kFp8Tensor:
-        Add(module + ".weight", Dtype::kF8_E4M3, {n, k});
-        Add(module + ".weight_scale", Dtype::kF32, {});
-        if (q_.static_input_scale) Add(module + ".input_scale", Dtype::kF32, {});
+        Add(module, ".weight", Dtype::kF8_E4M3, {n, k});
+        Add(module, ".weight_scale", Dtype::kF32, {});
+        if (q_.static_input_scale) Add(module, ".input_scale", Dtype::kF32, {});
         break;
       case QuantLayout::kMxfp4Blocks:
-        Add(module + ".weight", d, {n, k});  // only experts are MXFP4 (see Experts below)
+        Add(module, ".weight", d, {n, k});  // only experts are MXFP4 (see Experts below)
         break;
       case QuantLayout::kBnb4: {
         const uint64_t e = n * k;
         const uint64_t blocks = CeilDiv(e, 64);
-        Add(module + ".weight", Dtype::kU8, {CeilDiv(e, 2), 1});
+        Add(module, ".weight", Dtype::kU8, {CeilDiv(e, 2), 1});
         if (q_.bnb_double_quant) {
-          Add(module + ".weight.absmax", Dtype::kU8, {blocks});
-          Add(module + ".weight.nested_absmax", Dtype::kF32, {CeilDiv(blocks, 256)});
-          Add(module + ".weight.nested_quant_map", Dtype::kF32, {256});
+          Add(module, ".weight.absmax", Dtype::kU8, {blocks});
+          Add(module, ".weight.nested_absmax", Dtype::kF32, {CeilDiv(blocks, 256)});
+          Add(module, ".weight.nested_quant_map", Dtype::kF32, {256});
         } else {
-          Add(module + ".weight.absmax", Dtype::kF32, {blocks});
+          Add(module, ".weight.absmax", Dtype::kF32, {blocks});
         }
-        Add(module + ".weight.quant_map", Dtype::kF32, {16});
+        Add(module, ".weight.quant_map", Dtype::kF32, {16});
         break;
       }
       case QuantLayout::kBnb8:
-        Add(module + ".weight", Dtype::kI8, {n, k});
-        Add(module + ".SCB", Dtype::kF32, {n});
+        Add(module, ".weight", Dtype::kI8, {n, k});
+        Add(module, ".SCB", Dtype::kF32, {n});
         break;
     }
-    if (bias) Add(module + ".bias", IsAwqOrGptq() ? Dtype::kF16 : bias_dtype, {n});
+    if (bias) Add(module, ".bias", IsAwqOrGptq() ? Dtype::kF16 : bias_dtype, {n});
   }
 
   bool IsAwqOrGptq() const {

@@ -13,6 +13,7 @@
 #include "core/string_set.h"
 #include "core/text.h"
 #include "core/units.h"
+#include "formats/safetensors_index.h"
 
 namespace vramfit {
 namespace {
@@ -109,14 +110,15 @@ Status ReadSharded(const ByteSource& src, uint64_t max_tensors, Checkpoint* out)
   auto text = ReadSmall(src, kIndexName, kMaxIndexBytes);
   if (!text.ok()) return text.status();
   const std::string index_name = src.NameOf(kIndexName);
-  auto index = ParseSafetensorsIndex(*text, index_name);
-  if (!index.ok()) return index.status();
+  // The index with the lookup of its names the reader built: one lookup a shard tensor.
+  SafetensorsIndex parsed;
+  formats::IndexLookup indexed(&parsed);
+  VRAMFIT_RETURN_IF_ERROR(formats::ReadSafetensorsIndex(
+      *text, index_name, formats::IndexReader::kFastFirst, &parsed, &indexed));
+  const SafetensorsIndex* const index = &parsed;
   text->clear();
   text->shrink_to_fit();
   const auto& map = index->weight_map;
-  const auto name_of = [&map](uint32_t i) { return std::string_view(map[i].tensor); };
-  core::IndexedNames<decltype(name_of)> indexed(map.size(), name_of);
-  for (uint32_t i = 0; i < map.size(); ++i) indexed.Insert(i);  // names are unique (parser)
   std::vector<bool> found(map.size(), false);
   // Room for every shard up front: a parsed file's tensor list (a deque) is copied, not moved,
   // when the vector grows.
@@ -141,11 +143,13 @@ Status ReadSharded(const ByteSource& src, uint64_t max_tensors, Checkpoint* out)
     if (!file.ok()) return file.status();
     // Every indexed tensor must be in its shard; tensors the index does not name (or names
     // in another shard: a copy held by two shards) are reported.
+    uint32_t next = 0;  // a guess: the entry after the one found before
     for (const TensorInfo& t : file->tensors) {
       data += t.bytes();
-      uint32_t at = 0;
+      uint32_t at = next;
       if (indexed.Find(t.name, &at) && map[at].shard == si) {
         found[at] = true;
+        next = at + 1;
         continue;
       }
       if (extra++ == 0) {
