@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "engines/llamacpp/command.h"
+#include "engines/llamacpp/engine.h"
 #include "engines/llamacpp/llamacpp.h"
 #include "engines/llamacpp/mmproj.h"
 #include "testutil/gguf_writer.h"
@@ -193,6 +194,12 @@ TEST_F(LlamaCppMmprojPlanTest, NoRoomForTheProjectorFailsAtWarmup) {
   EXPECT_EQ(p->failure_stage, Stage::kWarmup);
   EXPECT_NE(p->failure_message.find("vision projector"), std::string::npos);
   EXPECT_EQ(p->margin_bytes, -200 * static_cast<int64_t>(kMiB));
+  // The first remedy keeps the projector on the CPU.
+  auto model = LlamaCppEngine().prepare(inv);
+  ASSERT_TRUE(model.ok());
+  auto remedies = (*model)->Remedies(gpu, ToEngineSettings(WithGemma3()), *p);
+  ASSERT_FALSE(remedies.empty());
+  EXPECT_EQ(remedies[0].change, "--no-mmproj-offload");
 }
 
 // The image-token budget: Gemma 3's 256 tokens are decoded non-causally, so -ub 128 aborts at
