@@ -177,6 +177,7 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
     settings->other_process_bytes = *b;
   }
   ReadDraftModel("check", &*settings);
+  ReadMmproj("check", &*settings);
   auto gpu = ResolveGpu(run.gpu, run.gpu_memory);
   if (!gpu.ok()) return fail(gpu.status().message());
   auto inv_model = InspectModel(cmd->model, ModelOptions());

@@ -98,6 +98,7 @@ std::function<int()> SetupFit(CLI::App* app) {
     FitRequest req;
     req.base = chosen->settings;
     ReadDraftModel("fit", &req.base);
+    ReadMmproj("fit", &req.base);
     // A setting is fixed when its flag was given.
     auto given = [&](Setting s) {
       const CLI::Option* o = app->get_option_no_throw(engine.flag_name(s));

@@ -94,6 +94,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
       settings.other_process_bytes = *b;
     }
     ReadDraftModel("plan", &settings);
+    ReadMmproj("plan", &settings);
     auto gpu = ResolveGpu(f->gpu, f->gpu_memory);
     if (!gpu.ok()) return fail(gpu.status());
     InspectOptions model_options = ModelOptions();

@@ -3,10 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "commands.h"
+#include "vramfit/gguf.h"
 #include "vramfit/inspect.h"
+#include "vramfit/source.h"
 
 namespace vramfit::cli {
 
@@ -69,6 +72,23 @@ void ReadDraftModel(const char* command, EngineSettings* settings) {
     return;
   }
   settings->draft_inventory = std::make_shared<const Inventory>(std::move(*draft));
+}
+
+void ReadMmproj(const char* command, EngineSettings* settings) {
+  if (settings->mmproj.empty() || settings->mmproj_header) return;
+  const std::filesystem::path path(settings->mmproj);
+  auto read = [&]() -> Result<GgufFile> {
+    auto dir = OpenLocalDirectory(path.has_parent_path() ? path.parent_path().string() : ".");
+    if (!dir.ok()) return dir.status();
+    return ReadGgufHeader(**dir, path.filename().string());
+  };
+  auto header = read();
+  if (!header.ok()) {
+    fmt::print(Err(), "vramfit {}: the vision projector could not be read ({}); its weights "
+               "and encoder are not modelled\n", command, header.status().message());
+    return;
+  }
+  settings->mmproj_header = std::make_shared<const GgufFile>(std::move(*header));
 }
 
 std::string EngineTitles() {

@@ -39,6 +39,11 @@ Result<ChosenEngine> ReadEngineFlags(const std::string& engine_spec, const Engin
 // then names the draft as not modelled.
 void ReadDraftModel(const char* command, EngineSettings* settings);
 
+// Reads the header of the vision projector `settings` names (llama.cpp's --mmproj FILE, a
+// local path) into settings->mmproj_header, as ReadDraftModel does for a draft: one that
+// cannot be read is said on stderr and left out, and the plan names it as not modelled.
+void ReadMmproj(const char* command, EngineSettings* settings);
+
 // The engines' titles as people write them, joined with ", ".
 std::string EngineTitles();
 // The --engine help: each engine's name, alone or with @X.Y, and the default release.

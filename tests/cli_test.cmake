@@ -410,6 +410,29 @@ run(fit_llamacpp 0 fit tests/gguf/tiny-qwen3-Q4_K_M.gguf --engine llamacpp --gpu
 if(NOT last_out MATCHES "llama-server -m tests/gguf/tiny-qwen3-Q4_K_M.gguf")
   message(SEND_ERROR "fit_llamacpp: '${last_out}'")
 endif()
+# The vision projector (--mmproj): its weights and encoder on CUDA0 as the warm-up stage, the
+# tokens of one image; check reads it from the llama-server line; one not found is said.
+run(plan_llamacpp_mmproj 0 plan tests/gguf/tiny-qwen3-Q4_K_M.gguf --engine llamacpp --gpu 4090
+    -c 8192 --mmproj tests/gguf-vision/mmproj-tiny-gemma3.gguf)
+if(NOT last_out MATCHES "warmup +vision projector 2.00 KiB \\+ encoder compute 188.50 MiB"
+   OR NOT last_out MATCHES "an image is 256 tokens, 32 per request")
+  message(SEND_ERROR "plan_llamacpp_mmproj: '${last_out}'")
+endif()
+run(check_llamacpp_mmproj 0 check --gpu 4090 -- llama-server
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -c 8192 --mmproj tests/gguf-vision/mmproj-tiny-gemma3.gguf)
+if(NOT last_out MATCHES "encoder compute 188.50 MiB" OR last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_llamacpp_mmproj: '${last_err}' / '${last_out}'")
+endif()
+run(check_llamacpp_mmproj_ubatch 1 check --gpu 4090 -- llama-server
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ub 128 -mm tests/gguf-vision/mmproj-tiny-gemma3.gguf)
+if(NOT last_out MATCHES "non-causal attention requires n_ubatch")
+  message(SEND_ERROR "check_llamacpp_mmproj_ubatch: '${last_out}'")
+endif()
+run(plan_llamacpp_mmproj_missing 0 plan tests/gguf/tiny-qwen3-Q4_K_M.gguf --engine llamacpp
+    --gpu 4090 --mmproj tests/gguf-vision/none.gguf)
+if(NOT last_err MATCHES "the vision projector could not be read")
+  message(SEND_ERROR "plan_llamacpp_mmproj_missing: '${last_err}'")
+endif()
 run(plan_llamacpp_safetensors 2 plan qwen3-8b --engine llamacpp --gpu h100)
 if(NOT last_err MATCHES "llama.cpp runs GGUF files")
   message(SEND_ERROR "plan_llamacpp_safetensors: '${last_err}'")

@@ -154,4 +154,22 @@ seed("gemma3-swa.gguf", "gemma3",
       kv_u32("gemma3.attention.head_count", 2), kv_u32("gemma3.attention.sliding_window", 16),
       kv_u32("general.alignment", 64)],
      [("token_embd.weight", "F16", [8, 32])] + layer(0), align=64)
+
+# tests/gguf-vision/: a Gemma 3 vision projector (mmproj) header with two small F32 tensors, for
+# the llama.cpp plan's --mmproj (its keys claim the real tower: 896 px, 14 px patches, 27 layers).
+def tiny_mmproj():
+    global root
+    saved, root = root, os.path.join(os.path.dirname(__file__), "..", "tests", "gguf-vision")
+    os.makedirs(root, exist_ok=True)
+    kv_bool = lambda key, v: s(key) + struct.pack("<IB", 7, 1 if v else 0)
+    kvs = [kv_str("general.architecture", "clip"), kv_bool("clip.has_vision_encoder", True),
+           kv_str("clip.projector_type", "gemma3"), kv_u32("clip.vision.image_size", 896),
+           kv_u32("clip.vision.patch_size", 14), kv_u32("clip.vision.embedding_length", 1152),
+           kv_u32("clip.vision.feed_forward_length", 4304), kv_u32("clip.vision.block_count", 27),
+           kv_u32("clip.vision.attention.head_count", 16)]
+    infos = [info("v.patch_embd.weight", [16, 16], 0, 0),
+             info("mm.input_projection.weight", [16, 16], 0, 1024)]
+    gguf("mmproj-tiny-gemma3.gguf", kvs, infos, data=2048)
+    root = saved
+tiny_mmproj()
 print("wrote", root)

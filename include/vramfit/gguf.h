@@ -125,6 +125,14 @@ struct GgufParse {
 Result<GgufParse> ParseGgufPrefix(std::string_view prefix, uint64_t file_size,
                                   std::string_view origin);
 
+class ByteSource;  // vramfit/source.h
+
+// One file's header read from `src` in bounded steps: a first read of kGgufFirstRead bytes,
+// more only when the parser asks (never past the header). `bytes_read`, when given, receives
+// the bytes read. Nothing past the header is read.
+Result<GgufFile> ReadGgufHeader(const ByteSource& src, std::string_view file,
+                                uint64_t* bytes_read = nullptr);
+
 // Parses a header that must be whole in `bytes` (the fuzz target's and tests' entry point):
 // ParseGgufPrefix with a "needs more" answer turned into an error.
 Result<GgufFile> ParseGguf(std::string_view bytes, uint64_t file_size, std::string_view origin);

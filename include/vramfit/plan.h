@@ -24,6 +24,7 @@
 namespace vramfit {
 
 struct Inventory;  // vramfit/inventory.h
+struct GgufFile;   // vramfit/gguf.h
 
 // The stages of a start-up, in the order engines run them.
 enum class Stage { kStartup, kLoad, kProfile, kKvCache, kCudaGraph, kWarmup, kRuntime };
@@ -70,6 +71,11 @@ struct EngineSettings {
   // the draft's weights and KV cache as not modelled.
   std::string draft_model;
   std::shared_ptr<const Inventory> draft_inventory;
+  // A vision projector file (llama.cpp's --mmproj) as the user named it, and its header once
+  // the caller has read it, as for the draft. Null: not read; the plan names the vision
+  // encoder's weights and compute buffer as not modelled.
+  std::string mmproj;
+  std::shared_ptr<const GgufFile> mmproj_header;
   // The engine's own settings (null: its defaults). Shared, never modified after creation.
   std::shared_ptr<const EngineOptions> engine_options;
 };

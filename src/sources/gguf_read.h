@@ -15,9 +15,7 @@
 
 namespace vramfit {
 
-// One file's header. `bytes_read`, when given, receives the bytes read from the source.
-Result<GgufFile> ReadGgufHeader(const ByteSource& src, std::string_view file,
-                                uint64_t* bytes_read = nullptr);
+// ReadGgufHeader (one file's header over a ByteSource) is declared in vramfit/gguf.h.
 
 // A model in GGUF: its parts in order (one, or each file of a -NNNNN-of-MMMMM.gguf set, each
 // checked against split.no / split.count / split.tensors.count), and its mmproj files.

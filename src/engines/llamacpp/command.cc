@@ -65,6 +65,7 @@ constexpr Alias kAliases[] = {
     {"-ts", "--tensor-split"}, {"-mg", "--main-gpu"}, {"-ot", "--override-tensor"},
     {"-cmoe", "--cpu-moe"}, {"-ncmoe", "--n-cpu-moe"}, {"-kvu", "--kv-unified"},
     {"-fa", "--flash-attn"}, {"-nkvo", "--no-kv-offload"}, {"-dev", "--device"},
+    {"-mm", "--mmproj"},
 };
 
 }  // namespace
@@ -94,6 +95,11 @@ const std::vector<FlagSpec>& Flags() {
       {"--no-mmap", nullptr, "llama.cpp: read the model into memory instead of mapping it",
        nullptr},
       {"--device", "-dev", "llama.cpp: the GPUs used, e.g. CUDA0,CUDA1 (default one)", "TEXT"},
+      {"--mmproj", "-mm", "llama.cpp: the vision projector GGUF (read for its weights, "
+                          "encoder and image tokens)", "FILE"},
+      {"--no-mmproj-offload", nullptr, "llama.cpp: the vision projector stays on the CPU",
+       nullptr},
+      {"--no-mmproj", nullptr, "llama.cpp: no vision projector", nullptr},
   };
   return kFlags;
 }
@@ -133,6 +139,15 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) 
       s.no_kv_offload = true;
     } else if (name == "--no-mmap") {
       s.mmap = false;
+    } else if (name == "--mmproj") {
+      if (text.empty()) return Bad(name, text, "a GGUF file");
+      s.mmproj = text;
+      s.mmproj_header.reset();
+    } else if (name == "--no-mmproj-offload") {
+      s.mmproj_offload = false;
+    } else if (name == "--no-mmproj") {
+      s.mmproj.clear();
+      s.mmproj_header.reset();
     } else if (name == "--flash-attn") {
       if (text == "auto") {
         s.flash_attn = "auto";
@@ -323,6 +338,8 @@ std::string CommandLine(const Inventory& inv, const LlamaCppSettings& s) {
   if (s.swa_full) c += " --swa-full";
   if (s.no_kv_offload) c += " -nkvo";
   if (!s.mmap) c += " --no-mmap";
+  if (!s.mmproj.empty()) c += " --mmproj " + word(s.mmproj);
+  if (!s.mmproj_offload) c += " --no-mmproj-offload";
   return c;
 }
 

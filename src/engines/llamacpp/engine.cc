@@ -67,6 +67,15 @@ class PreparedLlamaCppModel : public PreparedModel {
       auto q = PlanLlamaCpp(inv_, gpu, v);
       return q.ok() && q->fits;
     };
+    // The vision projector on the CPU (it is loaded last, so it is what failed to fit).
+    if (plan.failure_stage == Stage::kWarmup && s.mmproj_offload) {
+      LlamaCppSettings v = s;
+      v.mmproj_offload = false;
+      if (fits(v)) {
+        out.push_back({"--no-mmproj-offload", "the vision encoder runs on the CPU: slower image "
+                       "encoding", ToEngineSettings(v), 1});
+      }
+    }
     bool moe = false;
     for (const LayerSpec& l : inv_.spec.layers) moe |= l.mlp.kind == MlpKind::kMoe;
     // Experts of the first N layers to the CPU: the attention and the KV stay on the GPU.

@@ -10,6 +10,8 @@
 //   kv_cache  KV buffers of the attention layers on their device (-c padded to 256, SWA
 //             layers at their window unless --swa-full) and the recurrent state per sequence
 //   profile   the compute buffers the scheduler reserves for one ubatch (an estimate)
+//   warmup    with --mmproj: the vision projector's weights and the encoder's compute buffer
+//             clip's warm-up reserves (tools/mtmd/clip.cpp), loaded after the text model
 //   runtime   all of it at once
 //
 // The rules are those of llama.cpp ec98e2002 (2025-12), the tree Ollama v0.24.0 vendors under
@@ -57,6 +59,9 @@ struct LlamaCppOptions : EngineOptions {
   std::string flash_attn = "auto";    // -fa on | off | auto
   bool no_kv_offload = false;         // -nkvo: the KV cache stays on the CPU
   bool mmap = true;                   // --no-mmap turns it off (host RAM, not VRAM)
+  // --no-mmproj-offload: the vision projector and its encoder stay on the CPU. The projector
+  // file itself is EngineSettings::mmproj / mmproj_header.
+  bool mmproj_offload = true;
 };
 
 // The settings as one struct: the neutral part and llama.cpp's own.
@@ -71,9 +76,11 @@ struct DeviceBuffers {
   uint64_t kv = 0;        // "CUDA0 KV buffer size" (attention layers)
   uint64_t state = 0;     // "CUDA0 RS buffer size" (recurrent layers)
   uint64_t compute = 0;   // "CUDA0 compute buffer size" (estimate)
+  uint64_t projector = 0; // the mmproj's weights ("load_hparams: model size")
+  uint64_t encoder = 0;   // clip's "CUDA0 compute buffer size" at warm-up (estimate)
   int layers = 0;         // repeating layers on this device
   bool output = false;    // the output layer is here
-  uint64_t total() const { return model + kv + state + compute; }
+  uint64_t total() const { return model + kv + state + compute + projector + encoder; }
 };
 
 // A llama.cpp plan: the neutral plan plus the buffers of each GPU and of the host.
@@ -84,6 +91,10 @@ struct LlamaCppPlan : Plan {
   int64_t n_seq_max = 1;
   uint64_t kv_cells = 0;               // cells of a full-attention layer (all streams)
   uint64_t swa_cells = 0;              // cells of a sliding layer (0: none)
+  // With a vision projector: the tokens the largest image becomes (per tile for tiled
+  // projectors) and how many such images one request's context holds; 0 without one.
+  int64_t image_tokens = 0;
+  int64_t images_per_request = 0;
 };
 
 // The tokens -c is padded to (llama-context.cpp: GGML_PAD(n_ctx, 256)).

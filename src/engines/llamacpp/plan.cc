@@ -10,8 +10,10 @@
 #include "core/units.h"
 #include "engines/llamacpp/command.h"
 #include "engines/llamacpp/llamacpp.h"
+#include "engines/llamacpp/mmproj.h"
 #include "engines/llamacpp/rules.h"
 #include "model/kv_state.h"
+#include "vramfit/gguf.h"
 
 namespace vramfit::llamacpp {
 namespace {
@@ -51,6 +53,7 @@ struct Run {
   // 32 tokens or more runs its matmul on the first GPU with a copy of the weight in the
   // compute buffer (ggml-cuda.cu offload_op, min_batch_size 32; op_offload on).
   std::vector<uint64_t> cpu_weight_copy = {};
+  std::string image_fail = {};  // the image-token budget's failure (mmproj), "" when none
 };
 
 DeviceBuffers& On(Run& r, int dev) {
@@ -197,6 +200,15 @@ bool ExpertsToCpu(const Run& r, const TensorEntry& e) {
   return std::regex_search(e.info.name, kExperts);
 }
 
+// True for a tensor of an mmproj file read beside the model (inspect lists its tensors with
+// the model's): the projector is planned from --mmproj's header, never as model weights.
+bool IsMmprojFile(const Inventory& inv, const TensorEntry& e) {
+  if (e.file < 0 || static_cast<size_t>(e.file) >= inv.files.size() || e.file == 0) return false;
+  std::string name = inv.files[static_cast<size_t>(e.file)];
+  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+  return name.find("mmproj") != std::string::npos;
+}
+
 // load: every tensor on its layer's device. token_embd is the input layer, always on the CPU;
 // output / output_norm are the output layer; a tied model duplicates token_embd onto the
 // output layer's device (TENSOR_DUPLICATED). Row split spreads the 2-D matrices of a layer
@@ -216,10 +228,14 @@ Status Load(Run& r) {
   if (!ov.ok()) return ov.status();
   const bool row = r.s.split_mode == "row" && r.gpus > 1;
   bool tied = true;
-  uint64_t embd = 0, skipped = 0, overridden = 0;
+  uint64_t embd = 0, skipped = 0, overridden = 0, beside = 0;
   for (const TensorEntry& e : r.inv.tensors) {
     const std::string& name = e.info.name;
     const uint64_t bytes = e.info.bytes();
+    if (IsMmprojFile(r.inv, e)) {
+      beside += bytes;  // a projector found beside the model: llama.cpp loads it only by flag
+      continue;
+    }
     if (name == "output.weight") tied = false;
     int dev = r.output_dev;
     if (e.layer >= r.n_layer) {
@@ -265,6 +281,11 @@ Status Load(Run& r) {
     On(r, r.output_dev).model += embd;
     r.notes.push_back(fmt::format("tied embeddings: the output layer's copy of token_embd ({}) "
                                   "is on the GPU with the output layer", FormatBytes(embd)));
+  }
+  if (beside > 0 && r.s.mmproj.empty()) {
+    r.notes.push_back(fmt::format(
+        "a vision projector ({}) sits beside the model: llama-server loads it only with "
+        "--mmproj FILE (or -hf); plan with --mmproj to count it", FormatBytes(beside)));
   }
   if (skipped > 0) {
     r.notes.push_back(fmt::format("{} of NextN (MTP) layers are not loaded by llama.cpp",
@@ -393,6 +414,56 @@ void Compute(Run& r) {
   }
 }
 
+// warmup: the vision projector llama-server loads after the text model and its context
+// (tools/server: mtmd_init_from_file once the model is up), on the first GPU clip finds
+// ("clip_ctx: CLIP using CUDA0 backend") unless --no-mmproj-offload keeps it on the CPU:
+//   projector  the file's tensor bytes (clip_model_loader::load_tensors)
+//   encoder    the compute buffer clip_model_loader::warmup reserves for its warm-up image
+//              (flash attention as -fa resolves it; an estimate, EncoderComputeBytes)
+// and the image-token budget: an image's tokens (clip_n_output_tokens) count against the
+// request's context, and a non-causal projector's (Gemma 3) must fit one ubatch
+// (llama-context.cpp decode: "non-causal attention requires n_ubatch >= n_tokens").
+Status Mmproj(Run& r) {
+  if (r.s.mmproj.empty() && !r.s.mmproj_header) return Status::Ok();
+  if (!r.s.mmproj_header) {
+    r.notes.push_back(fmt::format("the vision projector {} was not read: its weights and "
+                                  "encoder compute buffer are not modelled",
+                                  core::Printable(r.s.mmproj)));
+    return Status::Ok();
+  }
+  auto p = ReadProjector(*r.s.mmproj_header);
+  if (!p.ok()) return p.status();
+  DeviceBuffers& d = On(r, r.s.mmproj_offload ? 0 : kHost);
+  d.projector = p->weight_bytes;
+  d.encoder = EncoderComputeBytes(*p, r.flash);
+  r.plan.image_tokens = p->image_tokens;
+  const int64_t n_ctx_seq = r.unified ? r.plan.n_ctx : r.plan.n_ctx / r.n_seq;
+  r.plan.images_per_request = n_ctx_seq / p->image_tokens;
+  r.notes.push_back(fmt::format(
+      "vision projector {} ({}): weights {}, encoder {} layers x {} hidden, warm-up image "
+      "{} x {} px = {} patches; an image is at most {} tokens{}, {} per request at -c {}{}",
+      p->type, core::Printable(r.s.mmproj), FormatBytes(p->weight_bytes), p->layers,
+      p->hidden, p->warmup_size, p->warmup_size, p->warmup_patches, p->image_tokens,
+      p->tiled ? " per tile" : "", r.plan.images_per_request, n_ctx_seq,
+      p->known ? "" : " (an unmodelled projector type: tokens are its patches / merge^2)"));
+  if (p->warmup_patches < p->image_tokens * p->merge * p->merge) {
+    r.notes.push_back("the warm-up image is smaller than the largest image: encoding a larger "
+                      "one grows the encoder's compute buffer at the first such request");
+  }
+  if (p->non_causal && p->image_tokens > r.n_ubatch) {
+    r.image_fail = fmt::format(
+        "GGML_ASSERT((cparams.causal_attn || cparams.n_ubatch >= n_tokens_all) && \"non-causal "
+        "attention requires n_ubatch >= n_tokens\") failed: an image is {} tokens decoded "
+        "non-causally, more than -ub {}; raise -ub (and -b) to at least {}",
+        p->image_tokens, r.n_ubatch, p->image_tokens);
+  } else if (p->image_tokens > n_ctx_seq) {
+    r.image_fail = fmt::format(
+        "an image is {} tokens, more than a request's context of {} (-c {} over {} slot(s)): "
+        "no request with an image fits", p->image_tokens, n_ctx_seq, r.plan.n_ctx, r.n_seq);
+  }
+  return Status::Ok();
+}
+
 // The verdict: the buffers in llama.cpp's allocation order (model, KV/state, compute) against
 // each GPU's memory after its CUDA context and other processes.
 void Verdict(Run& r) {
@@ -405,10 +476,15 @@ void Verdict(Run& r) {
   int64_t margin = INT64_MAX;
   for (int g = 0; g < r.gpus; ++g) {
     const DeviceBuffers& d = p.devices[static_cast<size_t>(g)];
-    const uint64_t at[3] = {d.model, d.model + d.kv + d.state, d.total()};
-    const Stage stage[3] = {Stage::kLoad, Stage::kKvCache, Stage::kProfile};
-    const char* what[3] = {"model", "KV cache", "compute"};
-    for (int i = 0; i < 3; ++i) {
+    const uint64_t text = d.model + d.kv + d.state + d.compute;
+    const uint64_t at[5] = {d.model, d.model + d.kv + d.state, text, text + d.projector,
+                            d.total()};
+    const Stage stage[5] = {Stage::kLoad, Stage::kKvCache, Stage::kProfile, Stage::kWarmup,
+                            Stage::kWarmup};
+    const char* what[5] = {"model", "KV cache", "compute", "vision projector (mmproj)",
+                           "vision encoder compute"};
+    for (int i = 0; i < 5; ++i) {
+      if (i >= 3 && at[i] == at[i - 1]) continue;
       const int64_t left = static_cast<int64_t>(budget) - static_cast<int64_t>(at[i]);
       if (left < 0 && p.fits) {
         p.fits = false;
@@ -427,6 +503,11 @@ void Verdict(Run& r) {
     }
   }
   p.margin_bytes = margin == INT64_MAX ? 0 : margin;
+  if (p.fits && !r.image_fail.empty()) {
+    p.fits = false;
+    p.failure_stage = Stage::kRuntime;
+    p.failure_message = r.image_fail;
+  }
   for (int g = 0; g < r.gpus; ++g) {
     const DeviceBuffers& d = p.devices[static_cast<size_t>(g)];
     GpuPlan x;
@@ -435,7 +516,7 @@ void Verdict(Run& r) {
     x.cuda_context_bytes = kCudaContextBytes;
     x.weights_bytes = d.model;
     x.load_peak_bytes = d.model;
-    x.activation_peak_bytes = d.compute;
+    x.activation_peak_bytes = d.compute + d.encoder;
     x.kv_cache_bytes = d.kv + d.state;
     x.peak_bytes = d.total();
     x.device_used_bytes = d.total() + kCudaContextBytes;
@@ -451,9 +532,18 @@ void Verdict(Run& r) {
     x.explain.push_back({"compute", d.compute, fmt::format(
         "estimate: widest of logits, attention ({}) and FFN for a {}-token ubatch",
         r.flash ? "flash" : "scores", std::min<int64_t>(p.n_ctx, r.n_ubatch))});
+    if (d.projector + d.encoder > 0) {
+      x.explain.push_back({"mmproj", d.projector, "the vision projector file's tensor bytes"});
+      x.explain.push_back({"encoder", d.encoder, fmt::format(
+          "estimate: 3 rows + widest of attention ({}) and FFN over the warm-up image's "
+          "patches, f32", r.flash ? "flash" : "scores")});
+    }
     p.gpus.push_back(std::move(x));
   }
-  p.uncertainty_bytes = 100 * kMiB + p.devices.front().compute / 5;
+  // The encoder's estimate is looser (one published warm-up line; a 2026 build logged 4x more
+  // for the same tower): half of it counts as uncertain.
+  p.uncertainty_bytes = 100 * kMiB + p.devices.front().compute / 5 +
+                        p.devices.front().encoder / 2;
   p.max_model_len = p.n_ctx;
   p.kv_cache_tokens = p.kv_cells;
   p.max_concurrency = static_cast<double>(r.n_seq);
@@ -479,15 +569,28 @@ void Verdict(Run& r) {
   p.stages.push_back({Stage::kProfile, fmt::format(
       "compute buffer {}{} (estimate, ubatch {}, flash attention {})", FormatBytes(d.compute),
       on, r.n_ubatch, r.flash ? "on" : "off")});
+  if (p.image_tokens > 0) {
+    const bool gpu = r.s.mmproj_offload;
+    const DeviceBuffers& v = gpu ? p.devices.front() : p.host;
+    p.stages.push_back({Stage::kWarmup, fmt::format(
+        "vision projector {} + encoder compute {} (estimate) on {}; an image is {} tokens, "
+        "{} per request", FormatBytes(v.projector), FormatBytes(v.encoder),
+        gpu ? "CUDA0" : "the CPU (--no-mmproj-offload)", p.image_tokens,
+        p.images_per_request)});
+  }
   p.stages.push_back({Stage::kRuntime, fmt::format("total {}{} of {} after the CUDA context",
                                                    FormatBytes(d.total()), on,
                                                    FormatBytes(budget))});
   const uint64_t host = p.host.total();
   if (host > 0) {
     r.notes.push_back(fmt::format(
-        "host memory: model {}{}, KV {}, state {}, compute {}", FormatBytes(p.host.model),
+        "host memory: model {}{}, KV {}, state {}, compute {}{}", FormatBytes(p.host.model),
         r.s.mmap ? " (mmap: file pages, CPU_Mapped)" : " (--no-mmap: resident)",
-        FormatBytes(p.host.kv), FormatBytes(p.host.state), FormatBytes(p.host.compute)));
+        FormatBytes(p.host.kv), FormatBytes(p.host.state), FormatBytes(p.host.compute),
+        p.host.projector + p.host.encoder > 0
+            ? fmt::format(", vision projector {} + encoder {}", FormatBytes(p.host.projector),
+                          FormatBytes(p.host.encoder))
+            : std::string()));
   }
 }
 
@@ -525,6 +628,7 @@ Result<LlamaCppPlan> PlanLlamaCpp(const Inventory& inv, const GpuSpec& gpu,
   VRAMFIT_RETURN_IF_ERROR(Load(r));
   VRAMFIT_RETURN_IF_ERROR(KvCache(r));
   Compute(r);
+  VRAMFIT_RETURN_IF_ERROR(Mmproj(r));
   Verdict(r);
   LlamaCppSettings resolved = r.s;
   resolved.max_model_len = r.plan.n_ctx;
