@@ -352,6 +352,18 @@ TEST(SglangImages, ATooHighFractionFailsInTheVisionTowerWithFixes) {
     pixels |= a.change.rfind("SGLANG_IMAGE_MAX_PIXELS=", 0) == 0;
   }
   EXPECT_TRUE(pixels);
+  // One image: 2.32 GiB against the 904 MiB left; 0.83 leaves room, or 6,235-token images.
+  s.images_per_request = 1;
+  auto one = PlanSglang(inv, Gpu("4090"), s);
+  ASSERT_TRUE(one.ok());
+  EXPECT_NE(one->failure_message.find("(lower --mem-fraction-static to 0.83; or "
+                                      "SGLANG_IMAGE_MAX_PIXELS=4888240 (6235 tokens an image))"),
+            std::string::npos) << one->failure_message;
+  s.gpu_memory_utilization = 0.83;
+  auto lowered = PlanSglang(inv, Gpu("4090"), s);
+  ASSERT_TRUE(lowered.ok());
+  EXPECT_TRUE(lowered->fits) << lowered->failure_message;
+  s.images_per_request = 2;
   // sdpa adds the boolean mask over the request's patches: 131,072^2 B = 16 GiB.
   s.gpu_memory_utilization = 0;
   s.mm_attention_backend = "sdpa";
