@@ -61,15 +61,22 @@ Status Choice(const std::string& flag, const std::string& text, const char* cons
       "argument {}: invalid choice: '{}' (choose from {})", flag, core::Printable(text), list));
 }
 
+// A JSON-valued flag's object (kept alive by `parser`).
+Status ParseObject(const std::string& flag, const std::string& text,
+                   simdjson::dom::parser& parser, simdjson::dom::object* obj) {
+  if (parser.parse(text).get(*obj)) {
+    return Status::InvalidArgument(
+        fmt::format("{}: expected a JSON object, found {}", flag, core::Printable(text)));
+  }
+  return Status::Ok();
+}
+
 // --json-model-override-args: a JSON object; max_position_embeddings (and context_length)
 // change the derived context; other keys are listed as not modelled.
 Status ReadOverride(const std::string& flag, const std::string& text, SglangSettings* s) {
   simdjson::dom::parser parser;
   simdjson::dom::object obj;
-  if (parser.parse(text).get(obj)) {
-    return Status::InvalidArgument(
-        fmt::format("{}: expected a JSON object, found {}", flag, core::Printable(text)));
-  }
+  VRAMFIT_RETURN_IF_ERROR(ParseObject(flag, text, parser, &obj));
   s->json_model_override_args = text;
   for (auto field : obj) {
     int64_t v = 0;
@@ -89,10 +96,7 @@ Status ReadOverride(const std::string& flag, const std::string& text, SglangSett
 Status ReadMmLimit(const std::string& flag, const std::string& text, SglangSettings* s) {
   simdjson::dom::parser parser;
   simdjson::dom::object obj;
-  if (parser.parse(text).get(obj)) {
-    return Status::InvalidArgument(
-        fmt::format("{}: expected a JSON object, found {}", flag, core::Printable(text)));
-  }
+  VRAMFIT_RETURN_IF_ERROR(ParseObject(flag, text, parser, &obj));
   for (auto field : obj) {
     if (field.key != "image") continue;
     int64_t v = 0;
