@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <string_view>
 #include <unordered_set>
 
@@ -37,6 +38,8 @@ bool Bare(const std::string& name) {
 
 constexpr std::string_view kEnvAllowLong = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN";
 constexpr std::string_view kEnvDevices = "CUDA_VISIBLE_DEVICES";
+// The largest image SGLang's Qwen-VL processor resizes to (environ.py; see plan.cc).
+constexpr std::string_view kEnvImagePixels = "SGLANG_IMAGE_MAX_PIXELS";
 
 size_t SkipEnvironment(const std::vector<std::string>& cmd) {
   size_t at = !cmd.empty() && cmd[0] == "env" ? 1 : 0;
@@ -110,8 +113,17 @@ std::string LaunchCommand(const std::string& model, const SglangSettings& s,
   if (in.swa_full_tokens_ratio) {
     c += fmt::format(" --swa-full-tokens-ratio {}", s.swa_full_tokens_ratio);
   }
-  const bool long_len = s.allow_long_max_model_len && in.max_model_len > 0;
-  return (long_len ? std::string(kEnvAllowLong) + "=1 " : std::string()) + c;
+  if (s.images_per_request >= 0) {
+    c += " --limit-mm-data-per-request " +
+         ShellWord(fmt::format("{{\"image\": {}}}", s.images_per_request));
+  }
+  if (!s.mm_attention_backend.empty()) c += " --mm-attention-backend " + s.mm_attention_backend;
+  std::string env;
+  if (s.image_max_pixels > 0) env += fmt::format("{}={} ", kEnvImagePixels, s.image_max_pixels);
+  if (s.allow_long_max_model_len && in.max_model_len > 0) {
+    env += std::string(kEnvAllowLong) + "=1 ";
+  }
+  return env + c;
 }
 
 bool IsLaunchCommand(const std::vector<std::string>& argv) {
@@ -129,6 +141,16 @@ Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
     const std::string value = cmd[i].substr(cmd[i].find('=') + 1);
     if (name == kEnvAllowLong) {
       env.allow_long_max_model_len = value == "1" || value == "true" || value == "True";
+    } else if (name == kEnvImagePixels) {
+      int64_t v = 0;
+      const char* end = value.data() + value.size();
+      auto [p, ec] = std::from_chars(value.data(), end, v);
+      if (ec != std::errc() || p != end || v < 1 || v > (int64_t{1} << 40)) {
+        return Status::InvalidArgument(fmt::format(
+            "the SGLang command line: {}={}: expected a whole number of pixels", kEnvImagePixels,
+            core::Printable(value)));
+      }
+      env.image_max_pixels = v;
     } else if (name != kEnvDevices && seen.insert(name).second) {
       out.unmodelled_env.push_back(core::Printable(name));
     }

@@ -109,5 +109,35 @@ TEST(SglangCommand, WrittenCommandReadsBack) {
   EXPECT_EQ(back->max_num_seqs, 64);
 }
 
+TEST(SglangCommand, ReadsImageSettings) {
+  const std::vector<std::string> argv = {
+      "SGLANG_IMAGE_MAX_PIXELS=1003520", "python", "-m", "sglang.launch_server", "--model-path",
+      "Qwen/Qwen2.5-VL-7B-Instruct", "--limit-mm-data-per-request", R"({"image": 3, "video": 1})",
+      "--mm-attention-backend", "sdpa"};
+  auto c = ReadLaunchCommand(argv);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->unmodelled_env.empty());
+  auto s = Settings(*c);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->image_max_pixels, 1003520);
+  EXPECT_EQ(s->images_per_request, 3);
+  EXPECT_EQ(s->mm_attention_backend, "sdpa");
+  // Written back: the same settings.
+  EXPECT_NE(LaunchCommand("m", *s, *s).find("SGLANG_IMAGE_MAX_PIXELS=1003520 python -m "
+                                            "sglang.launch_server"),
+            std::string::npos);
+  EXPECT_NE(LaunchCommand("m", *s, *s).find(
+                R"(--limit-mm-data-per-request '{"image": 3}' --mm-attention-backend sdpa)"),
+            std::string::npos);
+  // Refused values name the flag.
+  EXPECT_FALSE(ReadLaunchCommand({"SGLANG_IMAGE_MAX_PIXELS=big", "sglang", "serve", "m"}).ok());
+  EXPECT_EQ(ReadFlags({{"--limit-mm-data-per-request", R"({"image": -1})"}}, {}).status()
+                .message(),
+            "--limit-mm-data-per-request: \"image\" must be a whole number of images, 0 to "
+            "65536");
+  EXPECT_FALSE(ReadFlags({{"--limit-mm-data-per-request", "image=2"}}, {}).ok());
+  EXPECT_FALSE(ReadFlags({{"--mm-attention-backend", "flash"}}, {}).ok());
+}
+
 }  // namespace
 }  // namespace vramfit::sglang

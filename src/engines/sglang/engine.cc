@@ -11,6 +11,7 @@
 #include "engines/sglang/defaults.h"
 #include "engines/sglang/flags.h"
 #include "engines/sglang/sglang.h"
+#include "model/vision_tokens.h"
 
 namespace vramfit::sglang {
 namespace {
@@ -87,6 +88,28 @@ class PreparedSglangModel : public PreparedModel {
           v.max_num_batched_tokens = c;
           add(v, fmt::format("--chunked-prefill-size {}", c), "slower prefill of long prompts",
               4);
+        }
+      }
+      // Images (plan.cc ResolveImages): smaller ones by SGLANG_IMAGE_MAX_PIXELS, halving down
+      // to 256 tokens an image, then fewer a request.
+      if (stage == Stage::kRuntime && HasQwenVlImageRule(inv_.spec.vision) &&
+          r.images_per_request != 0) {
+        const int64_t unit = std::max<int64_t>(1, inv_.spec.vision.patch_size) *
+                             std::max<int64_t>(1, inv_.spec.vision.spatial_merge_size);
+        const int64_t from = std::min(r.image_max_pixels > 0 ? r.image_max_pixels
+                                                               : kImageMaxPixels,
+                                      ImageMaxPixels(inv_.spec.vision, 0));
+        for (int64_t px = from / 2; px >= 256 * unit * unit; px /= 2) {
+          SglangSettings v = s;
+          v.image_max_pixels = px;
+          add(v, fmt::format("SGLANG_IMAGE_MAX_PIXELS={}", px),
+              "images resized smaller: less detail", 5);
+        }
+        for (int64_t k = r.images_per_request - 1; k >= 1; --k) {
+          SglangSettings v = s;
+          v.images_per_request = k;
+          add(v, fmt::format("--limit-mm-data-per-request '{{\"image\": {}}}'", k),
+              "fewer images a request", 6);
         }
       }
     }

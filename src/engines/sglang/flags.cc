@@ -45,6 +45,8 @@ constexpr const char* kKvDtypes[] = {"auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bf
                                      "fp4_e2m1"};
 // --speculative-algorithm choices.
 constexpr const char* kSpecAlgorithms[] = {"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"};
+// --mm-attention-backend choices (the vision towers' attention, layers/attention/vision.py).
+constexpr const char* kMmBackends[] = {"sdpa", "fa3", "triton_attn", "ascend_attn", "aiter_attn"};
 // --dtype choices.
 constexpr const char* kDtypes[] = {"auto", "half", "float16", "bfloat16", "float", "float32"};
 
@@ -59,15 +61,22 @@ Status Choice(const std::string& flag, const std::string& text, const char* cons
       "argument {}: invalid choice: '{}' (choose from {})", flag, core::Printable(text), list));
 }
 
+// A JSON-valued flag's object (kept alive by `parser`).
+Status ParseObject(const std::string& flag, const std::string& text,
+                   simdjson::dom::parser& parser, simdjson::dom::object* obj) {
+  if (parser.parse(text).get(*obj)) {
+    return Status::InvalidArgument(
+        fmt::format("{}: expected a JSON object, found {}", flag, core::Printable(text)));
+  }
+  return Status::Ok();
+}
+
 // --json-model-override-args: a JSON object; max_position_embeddings (and context_length)
 // change the derived context; other keys are listed as not modelled.
 Status ReadOverride(const std::string& flag, const std::string& text, SglangSettings* s) {
   simdjson::dom::parser parser;
   simdjson::dom::object obj;
-  if (parser.parse(text).get(obj)) {
-    return Status::InvalidArgument(
-        fmt::format("{}: expected a JSON object, found {}", flag, core::Printable(text)));
-  }
+  VRAMFIT_RETURN_IF_ERROR(ParseObject(flag, text, parser, &obj));
   s->json_model_override_args = text;
   for (auto field : obj) {
     int64_t v = 0;
@@ -78,6 +87,24 @@ Status ReadOverride(const std::string& flag, const std::string& text, SglangSett
       }
       s->override_context_len = v;
     }
+  }
+  return Status::Ok();
+}
+
+// --limit-mm-data-per-request: a JSON object of items per modality; "image" is planned, the
+// other modalities are not read.
+Status ReadMmLimit(const std::string& flag, const std::string& text, SglangSettings* s) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  VRAMFIT_RETURN_IF_ERROR(ParseObject(flag, text, parser, &obj));
+  for (auto field : obj) {
+    if (field.key != "image") continue;
+    int64_t v = 0;
+    if (field.value.get_int64().get(v) || v < 0 || v > kMaxBatch) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: \"image\" must be a whole number of images, 0 to {}", flag, kMaxBatch));
+    }
+    s->images_per_request = v;
   }
   return Status::Ok();
 }
@@ -120,6 +147,10 @@ const std::vector<FlagSpec>& Flags() {
        "FLOAT"},
       {"--swa-full-tokens-ratio", nullptr, "SGLang: sliding / full pool tokens (default 0.8)",
        "FLOAT"},
+      {"--limit-mm-data-per-request", nullptr,
+       "SGLang: items per request by modality, e.g. '{\"image\": 2}' (planned: image)", "JSON"},
+      {"--mm-attention-backend", nullptr,
+       "SGLang: the vision tower's attention (sdpa, fa3, triton_attn; default by GPU)", "TEXT"},
   };
   return kFlags;
 }
@@ -216,6 +247,11 @@ Result<SglangSettings> ReadFlags(const FlagValues& given, SglangSettings s) {
       if (!v.ok()) return v.status();
       (f == "--mamba-full-memory-ratio" ? s.mamba_full_memory_ratio : s.swa_full_tokens_ratio) =
           *v;
+    } else if (f == "--limit-mm-data-per-request") {
+      VRAMFIT_RETURN_IF_ERROR(ReadMmLimit(f, text, &s));
+    } else if (f == "--mm-attention-backend") {
+      VRAMFIT_RETURN_IF_ERROR(Choice(f, text, kMmBackends));
+      s.mm_attention_backend = text;
     } else {
       return Status::InvalidArgument(fmt::format("{} is not a flag of SGLang", f));
     }

@@ -15,6 +15,7 @@
 #include "engines/sglang/sglang.h"
 #include "engines/sglang/weights.h"
 #include "model/kv_state.h"
+#include "model/vision_tokens.h"
 
 namespace vramfit::sglang {
 namespace {
@@ -154,7 +155,14 @@ struct Run {
   uint64_t draft = 0;        // draft model weights, KV and graphs (speculative decoding)
   std::string draft_what;
   uint64_t left = 0;         // free after each stage that draws on the reserve
-  uint64_t activation = 0;
+  uint64_t activation = 0;   // the first prefill's peak: max(decoder, encoder) + embeddings
+  uint64_t decoder_activation = 0;
+  // Images through a Qwen-VL tower (ResolveImages): one request's, encoded at once.
+  int64_t images = 0;
+  int64_t image_pixels = 0;  // the largest image
+  int64_t image_tokens = 0;  // one image's prompt tokens
+  uint64_t encoder = 0;      // the tower's pass over the request's images
+  uint64_t image_embeds = 0; // their embeddings, held through the decoder's forward
 };
 
 void Fail(Run& r, Stage st, std::string message, int64_t margin) {
@@ -394,17 +402,136 @@ uint64_t Activation(const ModelSpec& spec, const SglangSettings& s) {
   return kActivationBase + static_cast<uint64_t>(tokens) * per_token * 2 + logits;
 }
 
-// runtime: what is left after the graphs must hold the largest prefill.
+// The vision tower's pass over `images` images of `tokens` prompt tokens each, run at once:
+// mm_utils.py _get_chunked_prefill_embedding (v0.5.5) hands all of one request's images to the
+// model's get_image_feature together, whatever part of them the chunk covers, and keeps the
+// whole embedding (cached per request) for the chunks after; requests run one after another.
+// Per patch (models/qwen2_5_vl.py, qwen2_vl.py, qwen3_vl.py get_image_feature and the vision
+// blocks): pixel_values as the processor made them (float32) and their cast to the tower's
+// dtype, the rotary cos and sin in float32, then the widest block: residual, normed input and
+// output (3 x hidden) with the wider of attention (qkv, rotated q and k, output: 7 x hidden)
+// and the MLP (Qwen2.5-VL gated: 3 x intermediate; Qwen2-VL, Qwen3-VL: 2 x), counted whole
+// on every rank (the tower's TP sharding is the safe side's omission). Attention
+// (layers/attention/vision.py VisionAttention): the default backend on CUDA is fa3 on Hopper
+// and triton_attn elsewhere, both variable-length kernels over cu_seqlens with no score
+// matrix; --mm-attention-backend sdpa builds a boolean mask over all the patches of the call
+// (patches^2 bytes), charged here (the kernel PyTorch picks behind it is not modelled).
+// *held: the merged embeddings (tokens x the language model's hidden, Qwen3-VL's deepstack
+// features one more each).
+uint64_t EncoderPass(const ModelSpec& spec, const std::string& backend, int64_t images,
+                     int64_t tokens, uint64_t* held) {
+  const VisionSpec& v = spec.vision;
+  const uint64_t n = static_cast<uint64_t>(images) *
+                     static_cast<uint64_t>(ImagePatches(v, tokens));
+  const uint64_t act = 2;
+  const uint64_t H = static_cast<uint64_t>(std::max<int64_t>(0, v.hidden_size));
+  const uint64_t I = static_cast<uint64_t>(std::max<int64_t>(0, v.intermediate_size));
+  const uint64_t heads = static_cast<uint64_t>(std::max<int64_t>(1, v.num_heads));
+  const uint64_t pixel_values = static_cast<uint64_t>(
+      std::max<int64_t>(1, v.in_channels) * std::max<int64_t>(1, v.temporal_patch_size) *
+      std::max<int64_t>(1, v.patch_size) * std::max<int64_t>(1, v.patch_size));
+  const uint64_t mlp = (v.kind == VisionKind::kQwen25Vl ? 3 : 2) * I;
+  const uint64_t per_patch = pixel_values * (4 + act) + 3 * (H / heads) * 4 +
+                             (3 * H + std::max<uint64_t>(7 * H, mlp)) * act;
+  uint64_t pass = n * per_patch;
+  if (backend == "sdpa") pass += n * n;
+  const uint64_t stacks = 1 + v.deepstack_indexes.size();
+  *held = static_cast<uint64_t>(images) * static_cast<uint64_t>(tokens) *
+          static_cast<uint64_t>(spec.hidden_size) * act * stacks;
+  return pass;
+}
+
+// The images of one request, their tokens and the tower's pass (Qwen-VL towers; other towers
+// get a note). Image tokens are part of the prompt: the processor expands each image's pad
+// into `tokens` ids of input_ids, which the context-length check and the chunks count.
+void ResolveImages(Run& r) {
+  const VisionSpec& v = r.inv.spec.vision;
+  if (v.kind == VisionKind::kNone || r.s.images_per_request == 0) return;
+  if (!HasQwenVlImageRule(v)) {
+    if (r.s.images_per_request > 0 || r.s.image_max_pixels > 0) {
+      r.plan.notes.push_back(
+          "images through this vision tower are not modelled (only the Qwen-VL towers are): the "
+          "plan holds text tokens only");
+    }
+    return;
+  }
+  r.images = r.s.images_per_request > 0 ? r.s.images_per_request : 1;
+  const int64_t sglang_max = r.s.image_max_pixels > 0 ? r.s.image_max_pixels
+                                                      : kImageMaxPixels;
+  r.image_pixels = std::min(sglang_max, ImageMaxPixels(v, 0));
+  r.image_tokens = ImageTokens(v, r.image_pixels);
+  r.encoder = EncoderPass(r.inv.spec, r.s.mm_attention_backend, r.images, r.image_tokens,
+                          &r.image_embeds);
+  r.plan.notes.push_back(fmt::format(
+      "{} image(s) a request{} at {} pixels (SGLANG_IMAGE_MAX_PIXELS {}, the processor's "
+      "max_pixels {}): {} prompt tokens each, {} patches through the vision tower ({}), its pass "
+      "{} in the first prefill",
+      r.images, r.s.images_per_request > 0 ? "" : " (planned: give --limit-mm-data-per-request)",
+      r.image_pixels, sglang_max, ImageMaxPixels(v, 0), r.image_tokens,
+      ImagePatches(v, r.image_tokens),
+      r.s.mm_attention_backend.empty() ? "attention fa3 or triton_attn by GPU"
+                                       : "attention " + r.s.mm_attention_backend,
+      FormatBytes(r.encoder + r.image_embeds)));
+}
+
+// The fixes of a request whose images do not fit in `room`: the largest image (as
+// SGLANG_IMAGE_MAX_PIXELS) and the most images whose pass fits, "" when none.
+std::string ImageFixes(const Run& r, uint64_t room) {
+  const ModelSpec& spec = r.inv.spec;
+  auto fits = [&](int64_t images, int64_t tokens) {
+    uint64_t held = 0;
+    const uint64_t pass = EncoderPass(spec, r.s.mm_attention_backend, images, tokens, &held);
+    return std::max(pass, r.decoder_activation) + held <= room;
+  };
+  std::string out;
+  int64_t lo = 0, hi = r.image_tokens;  // fits(lo) holds (lo = 0: none), fits(hi) does not
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (fits(r.images, mid) ? lo : hi) = mid;
+  }
+  if (lo > 0) {
+    const int64_t unit = std::max<int64_t>(1, spec.vision.patch_size) *
+                         std::max<int64_t>(1, spec.vision.spatial_merge_size);
+    out += fmt::format("; or SGLANG_IMAGE_MAX_PIXELS={} ({} tokens an image)", lo * unit * unit,
+                       lo);
+  }
+  int64_t k = r.images - 1;
+  while (k > 0 && !fits(k, r.image_tokens)) --k;
+  if (k > 0) out += fmt::format("; or --limit-mm-data-per-request '{{\"image\": {}}}'", k);
+  if (r.s.mm_attention_backend == "sdpa") {
+    out += "; or --mm-attention-backend triton_attn (fa3 on Hopper): no patches^2 mask";
+  }
+  return out;
+}
+
+// runtime: what is left after the graphs must hold the largest prefill, and with images the
+// vision tower's pass over one request's images.
 void Runtime(Run& r) {
-  r.activation = Activation(r.inv.spec, r.s);
   r.g.activation_peak_bytes = r.activation;
   const int64_t margin = static_cast<int64_t>(r.left) - static_cast<int64_t>(r.activation);
   r.plan.margin_bytes = margin;
+  const double down_any =
+      std::floor((1.0 - static_cast<double>(r.req_table + kAttentionWorkspace + r.draft +
+                                            r.g.cudagraph_bytes + r.activation) /
+                            static_cast<double>(r.free0)) * 100) / 100;
+  if (margin < 0 && r.encoder > r.decoder_activation) {
+    const std::string down =
+        down_any > 0 ? fmt::format("lower --mem-fraction-static to {:.2f}", down_any)
+                     : std::string("no --mem-fraction-static leaves room");
+    Fail(r, Stage::kRuntime,
+         fmt::format("CUDA out of memory in the vision tower: {} image(s) of {} pixels ({} "
+                     "patches) need {} (pass {}, embeddings {}) and {} is left after the CUDA "
+                     "graphs ({}{})",
+                     r.images, r.image_pixels,
+                     r.images * ImagePatches(r.inv.spec.vision, r.image_tokens),
+                     FormatBytes(r.activation), FormatBytes(r.encoder),
+                     FormatBytes(r.image_embeds), FormatBytes(r.left), down,
+                     ImageFixes(r, r.left)),
+         margin);
+    return;
+  }
   if (margin < 0) {
-    const double down =
-        std::floor((1.0 - static_cast<double>(r.req_table + kAttentionWorkspace + r.draft +
-                                              r.g.cudagraph_bytes + r.activation) /
-                              static_cast<double>(r.free0)) * 100) / 100;
+    const double down = down_any;
     Fail(r, Stage::kRuntime,
          fmt::format("CUDA out of memory in the first {}-token prefill: its activations need {} "
                      "and {} is left after the CUDA graphs (lower --mem-fraction-static to "
@@ -450,9 +577,16 @@ std::vector<StageLine> StageLines(const Run& r) {
                                                  FormatBytes(r.g.cudagraph_bytes))});
   if (!reached(Stage::kRuntime) || r.activation == 0) return out;
   out.push_back({Stage::kRuntime,
-                 fmt::format("prefill chunk {} tokens: activations {}, {} left",
-                             r.s.max_num_batched_tokens, FormatBytes(r.activation),
-                             FormatBytes(r.left))});
+                 r.images > 0
+                     ? fmt::format("prefill chunk {} tokens: activations {}; vision tower {} "
+                                   "image(s): pass {}, embeddings {}; {} left",
+                                   r.s.max_num_batched_tokens,
+                                   FormatBytes(r.decoder_activation), r.images,
+                                   FormatBytes(r.encoder), FormatBytes(r.image_embeds),
+                                   FormatBytes(r.left))
+                     : fmt::format("prefill chunk {} tokens: activations {}, {} left",
+                                   r.s.max_num_batched_tokens, FormatBytes(r.activation),
+                                   FormatBytes(r.left))});
   return out;
 }
 
@@ -589,8 +723,10 @@ Result<Plan> PlanSglang(const Inventory& inv, const GpuSpec& gpu, const SglangSe
   bool ok = Startup(r);
   if (ok) VRAMFIT_RETURN_IF_ERROR(Load(r, &ok));
   if (ok) VRAMFIT_RETURN_IF_ERROR(KvCache(r, &ok));
+  ResolveImages(r);
   if (ok) {
-    r.activation = Activation(spec, r.s);
+    r.decoder_activation = Activation(spec, r.s);
+    r.activation = std::max(r.decoder_activation, r.encoder) + r.image_embeds;
     ok = CudaGraphs(r);
   }
   if (ok) Runtime(r);
@@ -598,6 +734,28 @@ Result<Plan> PlanSglang(const Inventory& inv, const GpuSpec& gpu, const SglangSe
   const int64_t tokens = std::max<int64_t>(0, r.pool.tokens);
   if (r.auto_len && tokens > 0) r.s.max_model_len = std::min(r.s.max_model_len, tokens);
   r.plan.max_model_len = r.s.max_model_len;
+  // The request's images are prompt tokens (ResolveImages): SGLang refuses an input of the
+  // context length or more (tokenizer_manager.py _validate_one_request) and the scheduler caps
+  // inputs at max_req_input_len = min(context_len, max_total_num_tokens) - 1 (scheduler.py).
+  if (r.plan.fits && r.images > 0 && tokens > 0) {
+    const int64_t image_tokens = r.images * r.image_tokens;
+    const int64_t max_input = std::min(r.s.max_model_len, tokens) - 1;
+    if (image_tokens > max_input) {
+      const VisionSpec& v = spec.vision;
+      const int64_t unit = std::max<int64_t>(1, v.patch_size) *
+                           std::max<int64_t>(1, v.spatial_merge_size);
+      const int64_t per = max_input / r.images;
+      Fail(r, Stage::kRuntime,
+           fmt::format("a request's {} image(s) of {} pixels are {} prompt tokens, more than "
+                       "the {} an input may hold (min(context length {}, token pool {}) - 1){}",
+                       r.images, r.image_pixels, image_tokens, max_input, r.s.max_model_len,
+                       tokens,
+                       per > 0 ? fmt::format(": SGLANG_IMAGE_MAX_PIXELS={} ({} tokens an image)",
+                                             per * unit * unit, per)
+                               : std::string()),
+           -(image_tokens - max_input) * static_cast<int64_t>(r.pool.cell_bytes));
+    }
+  }
   r.plan.kv_needed_bytes = r.pool.cell_bytes * static_cast<uint64_t>(r.s.max_model_len);
   r.plan.kv_block_size = r.s.page_size;
   r.plan.max_concurrency =

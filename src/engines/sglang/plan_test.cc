@@ -288,5 +288,110 @@ TEST(Sglang, SpeculativeDraftComesOutOfTheReserve) {
   EXPECT_EQ(a->kv_needed_bytes / static_cast<uint64_t>(a->max_model_len), 61u * 576 * 2);
 }
 
+// Qwen2.5-VL-7B, one image at SGLang's default 12,845,056 pixels (= the processor's): 16,384
+// prompt tokens, 65,536 patches (2 x 2 merge). Per patch: pixel_values 3 x 2 x 14 x 14 = 1,176
+// values in float32 and bf16 (7,056 B), rotary cos and sin 3 x 80 x 4 = 960 B, the widest
+// block (3 x 1,280 + max(7 x 1,280, 3 x 3,420)) x 2 = 28,200 B: 36,216 B, x 65,536 = 2.21 GiB
+// for the pass; the embeddings 16,384 x 3,584 x 2 = 112 MiB.
+constexpr uint64_t kQwen25Vl7bPass = 36216ull * 65536;
+constexpr uint64_t kQwen25Vl7bEmbeds = 16384ull * 3584 * 2;
+
+bool HasNote(const Plan& p, const std::string& text) {
+  for (const std::string& n : p.notes) {
+    if (n.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(SglangImages, OneDefaultImageOnA24GbAndAn80GbCard) {
+  const Inventory inv = Catalog("qwen2.5-vl-7b-instruct");
+  for (const char* gpu : {"4090", "H100"}) {
+    SglangSettings s;
+    auto p = PlanSglang(inv, Gpu(gpu), s);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_TRUE(p->fits) << gpu << ": " << p->failure_message;
+    // The tower's pass outweighs the decoder's chunk: the first prefill's peak is the pass plus
+    // the embeddings.
+    EXPECT_EQ(p->gpus[0].activation_peak_bytes, kQwen25Vl7bPass + kQwen25Vl7bEmbeds) << gpu;
+    EXPECT_TRUE(HasNote(*p, "1 image(s) a request (planned: give --limit-mm-data-per-request) at "
+                            "12845056 pixels"))
+        << gpu;
+    EXPECT_TRUE(HasNote(*p, "16384 prompt tokens each, 65536 patches")) << gpu;
+    EXPECT_NE(p->stages.back().detail.find("vision tower 1 image(s)"), std::string::npos)
+        << p->stages.back().detail;
+  }
+  // --limit-mm-data-per-request '{"image": 0}': a text-only server, no tower pass.
+  SglangSettings none;
+  none.images_per_request = 0;
+  auto text = PlanSglang(inv, Gpu("4090"), none);
+  ASSERT_TRUE(text.ok());
+  EXPECT_LT(text->gpus[0].activation_peak_bytes, 1ull << 30);
+}
+
+TEST(SglangImages, ATooHighFractionFailsInTheVisionTowerWithFixes) {
+  // A 24 GB card at --mem-fraction-static 0.9: the decoder's 2,048-token chunk fits, the tower
+  // does not; the message gives the fraction, the largest SGLANG_IMAGE_MAX_PIXELS and (with two
+  // images) the fewer images that fit.
+  const Inventory inv = Catalog("qwen2.5-vl-7b-instruct");
+  SglangSettings s;
+  s.gpu_memory_utilization = 0.9;
+  s.images_per_request = 2;
+  auto p = PlanSglang(inv, Gpu("4090"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, Stage::kRuntime);
+  const std::string& m = p->failure_message;
+  EXPECT_EQ(m.rfind("CUDA out of memory in the vision tower: 2 image(s) of 12845056 pixels "
+                    "(131072 patches)", 0), 0u) << m;
+  EXPECT_NE(m.find("lower --mem-fraction-static to 0."), std::string::npos) << m;
+  EXPECT_NE(m.find("; or SGLANG_IMAGE_MAX_PIXELS="), std::string::npos) << m;
+  const auto advice = AdviseSglang(inv, Gpu("4090"), s, *p);
+  bool pixels = false;
+  for (const Advice& a : advice) {
+    EXPECT_TRUE(a.plan.fits) << a.change;
+    pixels |= a.change.rfind("SGLANG_IMAGE_MAX_PIXELS=", 0) == 0;
+  }
+  EXPECT_TRUE(pixels);
+  // One image: 2.32 GiB against the 904 MiB left; 0.83 leaves room, or 6,235-token images.
+  s.images_per_request = 1;
+  auto one = PlanSglang(inv, Gpu("4090"), s);
+  ASSERT_TRUE(one.ok());
+  EXPECT_NE(one->failure_message.find("(lower --mem-fraction-static to 0.83; or "
+                                      "SGLANG_IMAGE_MAX_PIXELS=4888240 (6235 tokens an image))"),
+            std::string::npos) << one->failure_message;
+  s.gpu_memory_utilization = 0.83;
+  auto lowered = PlanSglang(inv, Gpu("4090"), s);
+  ASSERT_TRUE(lowered.ok());
+  EXPECT_TRUE(lowered->fits) << lowered->failure_message;
+  s.images_per_request = 2;
+  // sdpa adds the boolean mask over the request's patches: 131,072^2 B = 16 GiB.
+  s.gpu_memory_utilization = 0;
+  s.mm_attention_backend = "sdpa";
+  auto sdpa = PlanSglang(inv, Gpu("H100"), s);
+  ASSERT_TRUE(sdpa.ok());
+  EXPECT_EQ(sdpa->gpus[0].activation_peak_bytes,
+            2 * (kQwen25Vl7bPass + kQwen25Vl7bEmbeds) + 131072ull * 131072);
+}
+
+TEST(SglangImages, ImageTokensCountTowardTheRequestsLength) {
+  // --context-length 16384 holds at most 16,383 input tokens: one 16,384-token image is refused;
+  // SGLANG_IMAGE_MAX_PIXELS = 16,383 x 784 fits it.
+  const Inventory inv = Catalog("qwen2.5-vl-7b-instruct");
+  SglangSettings s;
+  s.max_model_len = 16384;
+  auto p = PlanSglang(inv, Gpu("H100"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, Stage::kRuntime);
+  EXPECT_NE(p->failure_message.find("are 16384 prompt tokens, more than the 16383 an input may "
+                                    "hold"), std::string::npos) << p->failure_message;
+  EXPECT_NE(p->failure_message.find("SGLANG_IMAGE_MAX_PIXELS=12844272 (16383 tokens an image)"),
+            std::string::npos) << p->failure_message;
+  s.image_max_pixels = 12844272;
+  auto smaller = PlanSglang(inv, Gpu("H100"), s);
+  ASSERT_TRUE(smaller.ok());
+  EXPECT_TRUE(smaller->fits) << smaller->failure_message;
+}
+
 }  // namespace
 }  // namespace vramfit::sglang

@@ -28,6 +28,11 @@
 
 namespace vramfit::sglang {
 
+// The largest image SGLang's Qwen-VL processor resizes to before the checkpoint's processor
+// sees it (multimodal/processors/qwen_vl.py MAX_PIXELS, v0.5.5): SGLANG_IMAGE_MAX_PIXELS,
+// default 16384 x 28 x 28 (environ.py). The smaller of it and the processor's max_pixels holds.
+inline constexpr int64_t kImageMaxPixels = 16384 * 28 * 28;
+
 // SGLang's own settings beyond the engine-neutral ones (0 / empty: SGLang's default). The
 // neutral ones map as: gpu_memory_utilization = --mem-fraction-static, max_model_len =
 // --context-length, max_num_seqs = --max-running-requests, max_num_batched_tokens =
@@ -49,6 +54,12 @@ struct SglangOptions : EngineOptions {
   double mamba_full_memory_ratio = 0;  // --mamba-full-memory-ratio (0: 0.9)
   double swa_full_tokens_ratio = 0;    // --swa-full-tokens-ratio (0: 0.8)
   bool disable_radix_cache = false;    // --disable-radix-cache
+  // Images through a Qwen-VL tower: the images of one request (--limit-mm-data-per-request's
+  // "image"; -1: not given, one is planned), SGLANG_IMAGE_MAX_PIXELS (0: its default) and
+  // --mm-attention-backend ("": the GPU's default).
+  int64_t images_per_request = -1;
+  int64_t image_max_pixels = 0;
+  std::string mm_attention_backend;
 };
 
 struct SglangSettings : EngineSettings, SglangOptions {};
