@@ -1,5 +1,6 @@
 // Fields of a validation record (a simdjson element) as the scoring tests read them: a number
-// whether the file wrote it as an integer or not, and a string, absent or null read as empty.
+// whether the file wrote it as an integer or not, a string (absent or null read as empty), and an
+// integer with a fallback.
 #ifndef VRAMFIT_TESTS_TESTUTIL_JSON_FIELDS_H_
 #define VRAMFIT_TESTS_TESTUTIL_JSON_FIELDS_H_
 
@@ -23,6 +24,12 @@ inline std::optional<double> Num(simdjson::dom::element e, const char* key) {
 inline std::string Str(simdjson::dom::element e, const char* key) {
   std::string_view s;
   return e[key].get_string().get(s) ? std::string() : std::string(s);
+}
+
+// An integer field, or `fallback` when it is absent or not an integer.
+inline int64_t Int(simdjson::dom::element e, const char* key, int64_t fallback = 0) {
+  int64_t v = 0;
+  return e[key].get_int64().get(v) ? fallback : v;
 }
 
 }  // namespace vramfit::testutil

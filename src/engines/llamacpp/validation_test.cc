@@ -21,6 +21,7 @@
 #include "engines/llamacpp/llamacpp.h"
 #include "engines/llamacpp/test_models.h"
 #include "testutil/hollow.h"
+#include "testutil/json_fields.h"
 #include "vramfit/inspect.h"
 
 namespace vramfit::llamacpp {
@@ -33,14 +34,8 @@ using simdjson::dom::element;
 constexpr int kFloorDev = 14;
 constexpr int kFloorTest = 25;
 
-std::string Str(element e, const char* key) {
-  std::string_view s;
-  return e[key].get_string().get(s) ? std::string() : std::string(s);
-}
-int64_t Int(element e, const char* key, int64_t fallback = 0) {
-  int64_t v = 0;
-  return e[key].get_int64().get(v) ? fallback : v;
-}
+using testutil::Int;
+using testutil::Str;
 bool Bool(element e, const char* key) {
   bool v = false;
   return e[key].get_bool().get(v) ? false : v;

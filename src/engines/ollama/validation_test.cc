@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "engines/ollama/ollama.h"
+#include "testutil/json_fields.h"
 
 namespace vramfit::ollama {
 namespace {
@@ -29,14 +30,8 @@ using simdjson::dom::element;
 constexpr int kFloorDev = 1;
 constexpr int kFloorTest = 1;
 
-std::string Str(element e, const char* key) {
-  std::string_view s;
-  return e[key].get_string().get(s) ? std::string() : std::string(s);
-}
-int64_t Int(element e, const char* key, int64_t fallback = 0) {
-  int64_t v = 0;
-  return e[key].get_int64().get(v) ? fallback : v;
-}
+using testutil::Int;
+using testutil::Str;
 // "22.0 GiB", "640.0 MiB", "0 B" (format.HumanBytes2) -> bytes.
 uint64_t Bytes(const std::string& s) {
   double v = 0;
