@@ -1,6 +1,7 @@
 // What-if inventories (InspectOptions::as_quantized) against published quantized checkpoints:
 // (1) their bytes as Hugging Face lists them (tests/data/published_quant_sizes.json, with the
-// source of every figure), within 0.5%, a publisher's own choice applied where it made one;
+// source of every figure: Qwen's releases and community AutoRound checkpoints in the GPTQ
+// format at 2, 3 and 4 bits), within 0.5%, a publisher's own choice applied where it made one;
 // (2) the catalog's entries of the same releases (their config.json, laid out by the
 // synthesizer the hollow checkpoint tests check header for header), a consistency check of
 // scheme and layout; the unquantized parameter count is kept.
@@ -10,6 +11,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "vramfit/inspect.h"
 #include "vramfit/inventory.h"
@@ -66,7 +69,7 @@ TEST(WhatIfVsListedBytes, WithinHalfAPercent) {
   std::ifstream in(VRAMFIT_SOURCE_DIR "/tests/data/published_quant_sizes.json");
   ASSERT_TRUE(in) << "tests/data/published_quant_sizes.json";
   const nlohmann::json data = nlohmann::json::parse(in);
-  ASSERT_GE(data["checkpoints"].size(), 4u);
+  ASSERT_GE(data["checkpoints"].size(), 9u);
   for (const auto& c : data["checkpoints"]) {
     const std::string repo = c["repo"];
     SCOPED_TRACE(repo);
@@ -81,7 +84,7 @@ TEST(WhatIfVsListedBytes, WithinHalfAPercent) {
     }
     const uint64_t what_if = WhatIfBytes(c, *q);
     const double err = 100.0 * (static_cast<double>(what_if) - listed) / listed;
-    std::printf("%-36s listed %.3f GB (+-%.3f%%), what-if %llu B: %+.3f%%\n", repo.c_str(),
+    std::printf("%-50s listed %.3f GB (+-%.3f%%), what-if %llu B: %+.3f%%\n", repo.c_str(),
                 listed / 1e9, 100.0 * rounding / listed,
                 static_cast<unsigned long long>(what_if), err);
     RecordProperty(repo, std::to_string(err));
@@ -146,14 +149,38 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"qwen3-32b", "qwen3-32b-fp8", "fp8", 8}));
 
 // The 3-bit count (issue 15): a GPTQ 3-bit Qwen3.6-35B-A3B was counted as 33.85B parameters
-// (10 values an I32 instead of 32/3); every width counts the model's 35.95B.
-TEST(WhatIf, GptqEveryWidthKeepsQwen36Parameters) {
-  for (int bits : {2, 3, 4, 8}) {
-    InspectOptions o;
-    o.as_quantized = *MakeWhatIfQuant("gptq", bits, -2, false);
-    auto inv = InspectModel("qwen3.6-35b-a3b", o);
-    ASSERT_TRUE(inv.ok()) << inv.status().ToString();
-    EXPECT_EQ(inv->parameters, 35'951'822'704u) << bits << "-bit";
+// (10 values an I32 instead of 32/3) where 35.95B is right. Both packing orders at every width
+// on the catalog's models: GPTQ's qweight [K*b/32, N] through InspectModel's what-if, and
+// AWQ's GEMM layout [K, N*b/32] (AutoAWQ writes 4-bit only, so the width is set on the
+// what-if scheme by hand) through the synthesizer. Each counts the unquantized model's
+// parameters, whatever the width and the packed axis.
+TEST(WhatIf, EveryWidthAndPackingKeepsTheParameters) {
+  const char* models[] = {"qwen3.6-35b-a3b", "qwen3-30b-a3b", "qwen3-4b", "qwen2.5-7b-instruct"};
+  for (const char* model : models) {
+    SCOPED_TRACE(model);
+    auto base = InspectModel(model, {});
+    ASSERT_TRUE(base.ok()) << base.status().ToString();
+    if (std::string_view(model) == "qwen3.6-35b-a3b") {
+      EXPECT_EQ(base->parameters, 35'951'822'704u);
+    }
+    for (int bits : {2, 3, 4, 8}) {
+      SCOPED_TRACE(bits);
+      InspectOptions o;
+      o.as_quantized = *MakeWhatIfQuant("gptq", bits, -2, false);
+      auto gptq = InspectModel(model, o);
+      ASSERT_TRUE(gptq.ok()) << gptq.status().ToString();
+      EXPECT_EQ(gptq->parameters, base->parameters) << "GPTQ [K*b/32, N]";
+      auto awq = WhatIfQuantizedSpec(base->spec, *MakeWhatIfQuant("awq", 4, -2, false));
+      ASSERT_TRUE(awq.ok()) << awq.status().ToString();
+      awq->quant.bits = bits;
+      auto tensors = SynthesizeTensors(*awq);
+      ASSERT_TRUE(tensors.ok()) << tensors.status().ToString();
+      std::vector<FileTensors> files;
+      files.push_back(std::move(*tensors));
+      const Inventory inv = BuildInventory(&*awq, std::move(files));
+      EXPECT_EQ(inv.parameters, base->parameters) << "AWQ [K, N*b/32]";
+      EXPECT_GT(inv.audit.quantized_linear, 0);
+    }
   }
 }
 

@@ -1,6 +1,6 @@
-// What-if quantization (model/what_if.cc) and packed parameter counts for every GPTQ width:
-// the flags' checks, the scheme each method writes, and a 2/3/4/8-bit checkpoint of a spec
-// that counts the unquantized model's parameters exactly.
+// What-if quantization (model/what_if.cc) and packed parameter counts for every width: the
+// flags' checks, the scheme each method writes, and 2/3/4/8-bit checkpoints of a spec in both
+// packing orders (GPTQ and AWQ) that count the unquantized model's parameters exactly.
 #include <gtest/gtest.h>
 
 #include "vramfit/inventory.h"
@@ -76,7 +76,9 @@ TEST(WhatIfQuant, EveryMethodKeepsTheParameters) {
     EXPECT_EQ(inv.audit.unquantized_linear, 0);
     EXPECT_LT(inv.total_bytes, plain.total_bytes);
     for (const TensorEntry& e : inv.tensors) {
-      if (e.role == Role::kLmHead || e.role == Role::kEmbedding) EXPECT_FALSE(e.quantized);
+      if (e.role == Role::kLmHead || e.role == Role::kEmbedding) {
+        EXPECT_FALSE(e.quantized);
+      }
     }
   }
 }
@@ -103,6 +105,37 @@ TEST(WhatIfQuant, GptqEveryWidthCountsAndSizesExactly) {
                    + l.k / g * (l.n * b / 32) * 4  // qzeros
                    + l.k / g * l.n * 2             // scales F16
                    + l.k * 4;                      // g_idx
+      plain_linear += l.n * l.k * 2;
+    }
+    EXPECT_EQ(inv.total_bytes, plain.total_bytes - 2 * plain_linear + 2 * quantized);
+  }
+}
+
+// The other packing order: AWQ's GEMM layout packs along the output axis, qweight [K, N*b/32]
+// and qzeros [K/G, N*b/32] (AutoAWQ awq/modules/linear/gemm.py, v0.2.9, which writes 4-bit
+// only; the header layout is the same whatever b). The count must not depend on which axis
+// holds the packed values: K x N parameters at 2, 3, 4 and 8 bits, bytes in closed form.
+TEST(WhatIfQuant, AwqPackingEveryWidthCountsAndSizesExactly) {
+  const ModelSpec base = Dense();
+  const Inventory plain = Synth(base);
+  const uint64_t h = 1024, q = 8 * 128, kv = 4 * 128, ff = 3072, g = 128;
+  struct Lin { uint64_t n, k; };
+  const Lin lins[] = {{q, h}, {kv, h}, {kv, h}, {h, q}, {ff, h}, {ff, h}, {h, ff}};
+  for (int bits : {2, 3, 4, 8}) {
+    SCOPED_TRACE(bits);
+    auto spec = WhatIfQuantizedSpec(base, *MakeWhatIfQuant("awq", 4, -2, false));
+    ASSERT_TRUE(spec.ok());
+    ASSERT_EQ(spec->quant.layout, QuantLayout::kAwqGemm);
+    spec->quant.bits = bits;
+    const Inventory inv = Synth(*spec);
+    EXPECT_EQ(inv.parameters, plain.parameters);
+    EXPECT_EQ(inv.audit.quantized_linear, 2 * 7);
+    uint64_t quantized = 0, plain_linear = 0;
+    for (const Lin& l : lins) {
+      const uint64_t b = static_cast<uint64_t>(bits);
+      quantized += l.k * (l.n * b / 32) * 4      // qweight
+                   + l.k / g * (l.n * b / 32) * 4  // qzeros
+                   + l.k / g * l.n * 2;            // scales F16
       plain_linear += l.n * l.k * 2;
     }
     EXPECT_EQ(inv.total_bytes, plain.total_bytes - 2 * plain_linear + 2 * quantized);
