@@ -3,6 +3,9 @@
 // packing orders (GPTQ and AWQ) that count the unquantized model's parameters exactly.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
+
 #include "vramfit/inventory.h"
 #include "vramfit/model.h"
 
@@ -83,62 +86,40 @@ TEST(WhatIfQuant, EveryMethodKeepsTheParameters) {
   }
 }
 
-// GPTQ at 2, 3, 4 and 8 bits: qweight [K*b/32, N] I32 unpacks to K x N parameters whatever
-// b divides 32 or not (3-bit was counted as 10 values an I32, not 32/3), and the bytes are
-// the layout's closed form.
-TEST(WhatIfQuant, GptqEveryWidthCountsAndSizesExactly) {
+// 2, 3, 4 and 8 bits in both packing orders: GPTQ's qweight [K*b/32, N] and AWQ's GEMM layout
+// [K, N*b/32] with qzeros [K/G, N*b/32] (AutoAWQ awq/modules/linear/gemm.py, v0.2.9, writes
+// 4-bit only; the width is set on the scheme by hand, the header layout being the same). Each
+// unpacks to K x N parameters whatever b divides 32 or not (3-bit was counted as 10 values an
+// I32, not 32/3), and the bytes are the layout's closed form (g_idx: GPTQ only).
+TEST(WhatIfQuant, EveryWidthAndPackingCountsAndSizesExactly) {
   const ModelSpec base = Dense();
   const Inventory plain = Synth(base);
   const uint64_t h = 1024, q = 8 * 128, kv = 4 * 128, ff = 3072, g = 128;
   struct Lin { uint64_t n, k; };
   const Lin lins[] = {{q, h}, {kv, h}, {kv, h}, {h, q}, {ff, h}, {ff, h}, {h, ff}};
-  for (int bits : {2, 3, 4, 8}) {
-    SCOPED_TRACE(bits);
-    auto spec = WhatIfQuantizedSpec(base, *MakeWhatIfQuant("gptq", bits, -2, false));
-    ASSERT_TRUE(spec.ok());
-    const Inventory inv = Synth(*spec);
-    EXPECT_EQ(inv.parameters, plain.parameters);
-    uint64_t quantized = 0, plain_linear = 0;
-    for (const Lin& l : lins) {
-      const uint64_t b = static_cast<uint64_t>(bits);
-      quantized += l.k * b / 32 * l.n * 4        // qweight
-                   + l.k / g * (l.n * b / 32) * 4  // qzeros
-                   + l.k / g * l.n * 2             // scales F16
-                   + l.k * 4;                      // g_idx
-      plain_linear += l.n * l.k * 2;
+  for (const char* method : {"gptq", "awq"}) {
+    const bool awq = std::string_view(method) == "awq";
+    for (int bits : {2, 3, 4, 8}) {
+      SCOPED_TRACE(std::string(method) + " " + std::to_string(bits));
+      auto spec = WhatIfQuantizedSpec(base, *MakeWhatIfQuant(method, awq ? 4 : bits, -2, false));
+      ASSERT_TRUE(spec.ok());
+      ASSERT_EQ(spec->quant.layout, awq ? QuantLayout::kAwqGemm : QuantLayout::kGptq);
+      spec->quant.bits = bits;
+      const Inventory inv = Synth(*spec);
+      EXPECT_EQ(inv.parameters, plain.parameters);
+      EXPECT_EQ(inv.audit.quantized_linear, 2 * 7);
+      uint64_t quantized = 0, plain_linear = 0;
+      for (const Lin& l : lins) {
+        const uint64_t b = static_cast<uint64_t>(bits);
+        const uint64_t qweight = awq ? l.k * (l.n * b / 32) : l.k * b / 32 * l.n;
+        quantized += qweight * 4                      // qweight
+                     + l.k / g * (l.n * b / 32) * 4   // qzeros
+                     + l.k / g * l.n * 2              // scales F16
+                     + (awq ? 0 : l.k * 4);           // g_idx
+        plain_linear += l.n * l.k * 2;
+      }
+      EXPECT_EQ(inv.total_bytes, plain.total_bytes - 2 * plain_linear + 2 * quantized);
     }
-    EXPECT_EQ(inv.total_bytes, plain.total_bytes - 2 * plain_linear + 2 * quantized);
-  }
-}
-
-// The other packing order: AWQ's GEMM layout packs along the output axis, qweight [K, N*b/32]
-// and qzeros [K/G, N*b/32] (AutoAWQ awq/modules/linear/gemm.py, v0.2.9, which writes 4-bit
-// only; the header layout is the same whatever b). The count must not depend on which axis
-// holds the packed values: K x N parameters at 2, 3, 4 and 8 bits, bytes in closed form.
-TEST(WhatIfQuant, AwqPackingEveryWidthCountsAndSizesExactly) {
-  const ModelSpec base = Dense();
-  const Inventory plain = Synth(base);
-  const uint64_t h = 1024, q = 8 * 128, kv = 4 * 128, ff = 3072, g = 128;
-  struct Lin { uint64_t n, k; };
-  const Lin lins[] = {{q, h}, {kv, h}, {kv, h}, {h, q}, {ff, h}, {ff, h}, {h, ff}};
-  for (int bits : {2, 3, 4, 8}) {
-    SCOPED_TRACE(bits);
-    auto spec = WhatIfQuantizedSpec(base, *MakeWhatIfQuant("awq", 4, -2, false));
-    ASSERT_TRUE(spec.ok());
-    ASSERT_EQ(spec->quant.layout, QuantLayout::kAwqGemm);
-    spec->quant.bits = bits;
-    const Inventory inv = Synth(*spec);
-    EXPECT_EQ(inv.parameters, plain.parameters);
-    EXPECT_EQ(inv.audit.quantized_linear, 2 * 7);
-    uint64_t quantized = 0, plain_linear = 0;
-    for (const Lin& l : lins) {
-      const uint64_t b = static_cast<uint64_t>(bits);
-      quantized += l.k * (l.n * b / 32) * 4      // qweight
-                   + l.k / g * (l.n * b / 32) * 4  // qzeros
-                   + l.k / g * l.n * 2;            // scales F16
-      plain_linear += l.n * l.k * 2;
-    }
-    EXPECT_EQ(inv.total_bytes, plain.total_bytes - 2 * plain_linear + 2 * quantized);
   }
 }
 
