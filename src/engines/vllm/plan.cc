@@ -380,6 +380,9 @@ Status Load(Run& r) {
   wo.quantization = s.quantization;
   wo.rules = r.rules;
   wo.mxfp4_backend = VllmMxfp4Backend(cc, r.rules);
+  // VLLM_MXFP4_USE_MARLIN=1: get_mxfp4_backend (v0.14) checks it after the SM100 FlashInfer
+  // branches, so it moves only the Triton choice to Marlin.
+  if (s.mxfp4_use_marlin && wo.mxfp4_backend == "triton") wo.mxfp4_backend = "marlin";
   if (auto refusal = vllm::LayerRefusal(r.inv, gpu, r.rules, s.tensor_parallel_size,
                                         s.enable_expert_parallel, s.quantization)) {
     r.Fail(refusal->stage, refusal->message);
@@ -398,6 +401,8 @@ Status Load(Run& r) {
                : "compute capability unknown",
         be == "triton"
             ? "VLLM_MXFP4_USE_MARLIN=1 would select Marlin, whose padded layout is larger"
+        : s.mxfp4_use_marlin && cc == 90 && r.rules.mxfp4_triton_kernels
+            ? "VLLM_MXFP4_USE_MARLIN=1 (Triton otherwise, with smaller weights)"
         : be == "marlin" && cc == 90
             ? "before 0.12 vLLM picks Triton (smaller weights) only where triton_kernels was "
               "installed by hand"

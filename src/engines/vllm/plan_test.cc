@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engines/vllm/command.h"
 #include "engines/vllm/engine.h"
 #include "vramfit/advice.h"
 
@@ -272,6 +273,27 @@ TEST(Vllm, GptOss120bOnOneH100FollowsTheMxfp4BackendOfTheRelease) {
   auto old = PlanVllm(inv, Gpu("h100"), s);
   ASSERT_TRUE(old.ok());
   EXPECT_NEAR(old->gpus[0].weights_bytes / 1073741824.0, 65.97, 0.05);
+}
+
+TEST(Vllm, Mxfp4UseMarlinMovesHopperBackToMarlin) {
+  // `check -- VLLM_MXFP4_USE_MARLIN=1 vllm serve ...` reads the variable, the plan takes
+  // Marlin's layout on Hopper, and the printed command carries it.
+  auto cmd = vllm::ReadServeCommand({"VLLM_MXFP4_USE_MARLIN=1", "vllm", "serve",
+                                     "openai/gpt-oss-120b", "--max-model-len", "16000"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_TRUE(cmd->unmodelled_env.empty());
+  VllmSettings s = ToVllmSettings(cmd->settings);
+  EXPECT_TRUE(s.mxfp4_use_marlin);
+  s.version = "0.14";
+  s.max_model_len = 16000;
+  auto p = PlanVllm(Catalog("gpt-oss-120b"), Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_NEAR(p->gpus[0].weights_bytes / 1073741824.0, 65.97, 0.05);
+  EXPECT_EQ(p->command.rfind("VLLM_MXFP4_USE_MARLIN=1 vllm serve openai/gpt-oss-120b", 0), 0u)
+      << p->command;
+  auto off = vllm::ReadServeCommand({"VLLM_MXFP4_USE_MARLIN=0", "vllm", "serve", "m"});
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(ToVllmSettings(off->settings).mxfp4_use_marlin);
 }
 
 }  // namespace
