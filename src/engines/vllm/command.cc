@@ -140,7 +140,8 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     } else if (name == kEnvMxfp4Marlin) {
       // vllm/envs.py reads it as a boolean: "1" or "true" (any case).
       std::string v = value;
-      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+      std::transform(v.begin(), v.end(), v.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       env.mxfp4_use_marlin = v == "1" || v == "true";
     } else if (name != kEnvDevices && unmodelled.insert(name).second) {
       out.unmodelled_env.push_back(core::Printable(name));
