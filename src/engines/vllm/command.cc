@@ -34,6 +34,7 @@ constexpr const char* kNoMemoryEffect[] = {
 constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
 constexpr std::string_view kEnvAllowLong = "VLLM_ALLOW_LONG_MAX_MODEL_LEN";
 constexpr std::string_view kEnvDevices = "CUDA_VISIBLE_DEVICES";
+constexpr std::string_view kEnvMxfp4Marlin = "VLLM_MXFP4_USE_MARLIN";
 
 // Strips `env` and NAME=value words; returns the index of the launcher.
 size_t SkipEnvironment(const std::vector<std::string>& cmd) {
@@ -110,6 +111,7 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   std::string env;
   if (s.v0_engine) env += std::string(kEnvV1) + "=0 ";
   if (s.allow_long_max_model_len && in.max_model_len > 0) env += std::string(kEnvAllowLong) + "=1 ";
+  if (s.mxfp4_use_marlin) env += std::string(kEnvMxfp4Marlin) + "=1 ";
   return env + c;
 }
 
@@ -135,6 +137,12 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
       env.v0_engine = value == "0";
     } else if (name == kEnvAllowLong) {
       env.allow_long_max_model_len = value == "1" || value == "true";
+    } else if (name == kEnvMxfp4Marlin) {
+      // vllm/envs.py reads it as a boolean: "1" or "true" (any case).
+      std::string v = value;
+      std::transform(v.begin(), v.end(), v.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      env.mxfp4_use_marlin = v == "1" || v == "true";
     } else if (name != kEnvDevices && unmodelled.insert(name).second) {
       out.unmodelled_env.push_back(core::Printable(name));
     }

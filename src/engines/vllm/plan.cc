@@ -379,7 +379,10 @@ Status Load(Run& r) {
   }
   wo.quantization = s.quantization;
   wo.rules = r.rules;
-  wo.mxfp4_backend = gpu.fp4 ? "flashinfer-trtllm" : "marlin";
+  wo.mxfp4_backend = VllmMxfp4Backend(cc, r.rules);
+  // VLLM_MXFP4_USE_MARLIN=1: get_mxfp4_backend (v0.14) checks it after the SM100 FlashInfer
+  // branches, so it moves only the Triton choice to Marlin.
+  if (s.mxfp4_use_marlin && wo.mxfp4_backend == "triton") wo.mxfp4_backend = "marlin";
   if (auto refusal = vllm::LayerRefusal(r.inv, gpu, r.rules, s.tensor_parallel_size,
                                         s.enable_expert_parallel, s.quantization)) {
     r.Fail(refusal->stage, refusal->message);
@@ -387,6 +390,24 @@ Status Load(Run& r) {
   auto w = VllmWeightsPerRank(r.profile, wo);
   if (!w.ok()) return w.status();
   r.w = *w;
+  if (r.spec.quant.layout == QuantLayout::kMxfp4Blocks) {
+    const std::string& be = wo.mxfp4_backend;
+    r.plan.notes.push_back(fmt::format(
+        "MXFP4 MoE experts: vLLM's {} backend ({}); {}",
+        be == "triton"   ? "Triton (triton_kernels)"
+        : be == "marlin" ? "Marlin"
+                         : "FlashInfer TRT-LLM",
+        cc > 0 ? fmt::format("compute capability {}.{}, vLLM {}", cc / 10, cc % 10, r.rules.text)
+               : "compute capability unknown",
+        be == "triton"
+            ? "VLLM_MXFP4_USE_MARLIN=1 would select Marlin, whose padded layout is larger"
+        : s.mxfp4_use_marlin && cc == 90 && r.rules.mxfp4_triton_kernels
+            ? "VLLM_MXFP4_USE_MARLIN=1 (Triton otherwise, with smaller weights)"
+        : be == "marlin" && cc == 90
+            ? "before 0.12 vLLM picks Triton (smaller weights) only where triton_kernels was "
+              "installed by hand"
+            : "as vLLM's get_mxfp4_backend picks it"));
+  }
   uint64_t weights = w->bytes_per_rank;
   if (s.pipeline_parallel_size > 1) {
     // layers split by stage

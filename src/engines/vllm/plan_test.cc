@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engines/vllm/command.h"
 #include "engines/vllm/engine.h"
 #include "vramfit/advice.h"
 
@@ -242,6 +243,57 @@ TEST(Vllm, TheSamplerWarmUpCostsWhatTheReleasesTopKTopPPathCosts) {
     ASSERT_TRUE(p.ok()) << release << ": " << p.status().ToString();
     EXPECT_EQ(p->gpus[0].activation_peak_bytes, logits * per_logit) << release;
   }
+}
+
+TEST(Vllm, GptOss120bOnOneH100FollowsTheMxfp4BackendOfTheRelease) {
+  // The llm-d H100 run (~v0.14, --max-model-len 16000, --block-size 128): weights 64.38 GiB,
+  // peak activation 7.38, non-torch 0.13, available KV 3.33 GiB, which add up to a 0.95 budget.
+  // v0.14 runs the Triton MXFP4 backend on Hopper; at 0.9 nothing would be left for the cache.
+  const Inventory inv = Catalog("gpt-oss-120b");
+  VllmSettings s;
+  s.version = "0.14";
+  s.max_model_len = 16000;
+  s.block_size = 128;
+  s.gpu_memory_utilization = 0.95;
+  auto p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->fits) << p->failure_message;
+  EXPECT_NEAR(p->gpus[0].weights_bytes / 1073741824.0, 64.38, 0.06);
+  EXPECT_NEAR(p->gpus[0].kv_cache_bytes / 1073741824.0, 3.33, 0.05 * 3.33);
+  bool named = false;
+  for (const std::string& n : p->notes) named |= n.find("Triton (triton_kernels)") != n.npos;
+  EXPECT_TRUE(named);
+  s.gpu_memory_utilization = 0.9;
+  auto tight = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(tight.ok());
+  EXPECT_EQ(tight->failure_stage, Stage::kKvCache);
+  // v0.11 (no triton_kernels in the wheel): Marlin's padded layout, 65.97 GiB in an August 2025
+  // H100 log (issue 23278).
+  s.version = "0.11";
+  auto old = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(old.ok());
+  EXPECT_NEAR(old->gpus[0].weights_bytes / 1073741824.0, 65.97, 0.05);
+}
+
+TEST(Vllm, Mxfp4UseMarlinMovesHopperBackToMarlin) {
+  // `check -- VLLM_MXFP4_USE_MARLIN=1 vllm serve ...` reads the variable, the plan takes
+  // Marlin's layout on Hopper, and the printed command carries it.
+  auto cmd = vllm::ReadServeCommand({"VLLM_MXFP4_USE_MARLIN=1", "vllm", "serve",
+                                     "openai/gpt-oss-120b", "--max-model-len", "16000"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_TRUE(cmd->unmodelled_env.empty());
+  VllmSettings s = ToVllmSettings(cmd->settings);
+  EXPECT_TRUE(s.mxfp4_use_marlin);
+  s.version = "0.14";
+  s.max_model_len = 16000;
+  auto p = PlanVllm(Catalog("gpt-oss-120b"), Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_NEAR(p->gpus[0].weights_bytes / 1073741824.0, 65.97, 0.05);
+  EXPECT_EQ(p->command.rfind("VLLM_MXFP4_USE_MARLIN=1 vllm serve openai/gpt-oss-120b", 0), 0u)
+      << p->command;
+  auto off = vllm::ReadServeCommand({"VLLM_MXFP4_USE_MARLIN=0", "vllm", "serve", "m"});
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(ToVllmSettings(off->settings).mxfp4_use_marlin);
 }
 
 }  // namespace

@@ -60,6 +60,7 @@ Rules RulesFor(int release) {
   r.sampler_sorts = r.release >= 1101 && r.release < 1700;
   r.tp_profile_workspaces = r.release >= 1700;
   r.online_fp8_layerwise = r.release >= 1600;
+  r.mxfp4_triton_kernels = r.release >= 1200;
   r.marlin_on_turing = r.release >= 1400;
   r.ct_wna16_on_turing = r.release >= 1200;
   r.ct_fp8_fp4_on_turing = r.release >= 1600;

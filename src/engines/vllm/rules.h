@@ -60,6 +60,10 @@ struct Rules {
   // measurement (PR #30515). Before v0.17 the custom all-reduce's buffers are made before the
   // snapshot (PR #25359, v0.11) and only NCCL's lazy buffers grow during the profile.
   bool tp_profile_workspaces = true;
+  // gpt-oss MXFP4 experts (quantization/mxfp4.py get_mxfp4_backend): triton_kernels is bundled
+  // in vLLM's wheel from v0.12 (PR #28788, tag v3.5.x), so Hopper picks the Triton backend;
+  // before, Marlin unless it was installed by hand.
+  bool mxfp4_triton_kernels = true;
   // Weight loading (quantization/fp8.py).
   bool online_fp8_layerwise = true;     // v0.16+ (PR #31914): one layer in 16 bits at a time
   // KV cache (v1/core/kv_cache_utils.py).

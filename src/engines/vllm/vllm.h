@@ -49,6 +49,7 @@ struct VllmOptions : EngineOptions {
   int64_t limit_images = -1;            // --limit-mm-per-prompt image (-1: default, 0: off)
   int64_t limit_videos = -1;            // --limit-mm-per-prompt video
   int64_t max_pixels = 0;               // mm_processor_kwargs max_pixels (0: the processor's)
+  bool mxfp4_use_marlin = false;        // VLLM_MXFP4_USE_MARLIN=1: MXFP4 experts on Marlin
 };
 
 // The user's vLLM settings: the engine-neutral part (version "0.10" ...; empty: the newest

@@ -215,7 +215,7 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
   const bool marlin_any =
       o.marlin &&
       (awq || gptq_like || q.layout == QuantLayout::kCtPacked ||
-       (q.layout == QuantLayout::kMxfp4Blocks && o.mxfp4_backend != "flashinfer-trtllm"));
+       (q.layout == QuantLayout::kMxfp4Blocks && o.mxfp4_backend == "marlin"));
   const bool online_fp8 = o.quantization == "fp8" && !q.quantized();
   const uint64_t kv_heads = static_cast<uint64_t>(std::max<int64_t>(0, p.kv_heads));
   const uint64_t kv_rank_heads = kv_heads > 0 ? std::max<uint64_t>(1, kv_heads / tp) : 0;
@@ -268,22 +268,46 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
   }
   w.bytes_per_rank += p.rotary_bytes;
   if (p.mxfp4_layers > 0) {
-    // vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights: the Marlin
-    // backend (Ampere, and Hopper without triton_kernels) rounds the expert intermediate size
-    // per partition up to 128 and the hidden size to 256; FlashInfer TRT-LLM (Blackwell) rounds
-    // both to 256 and keeps biases in fp32. Values 4-bit, E8M0 scales per 32, biases per row.
-    const bool blackwell = o.mxfp4_backend == "flashinfer-trtllm";
+    // gpt-oss experts, re-laid by the backend VllmMxfp4Backend picks (docs/engines/vllm.md,
+    // "MXFP4"). Values 4-bit (2 per byte), E8M0 scales per 32 values, one bias per output row.
+    // vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights (v0.10.1 to
+    // v0.14) pads the intermediate size per partition (I) and the hidden size (H):
+    // - Marlin: I to 128, H to 256, biases bf16; prepare_moe_fp4_layer_for_marlin repacks into
+    //   the same sizes;
+    // - FlashInfer TRT-LLM (SM100): I and H to 256, biases fp32 after
+    //   process_weights_after_loading;
+    // - Triton (triton_kernels matmul_ogs): I to 64, H as is, biases fp32. _swizzle_mxfp4
+    //   (quantization/utils/mxfp4_utils.py) converts values to HopperMXValueLayout, which at the
+    //   triton_kernels tag vLLM bundles (v3.5.x) pads only to its 16 x 32-byte tile, and scales
+    //   to HopperMXScaleLayout, whose rows (the output features) pad to 2 x num_warps(8) x 2 x 8
+    //   = 256; the checkpoint-layout scale parameters stay registered on the layer (only the
+    //   weights are deleted), so both copies of the scales are held.
+    const std::string& be = o.mxfp4_backend;
+    const bool trtllm = be == "flashinfer-trtllm", triton = be == "triton";
     const uint64_t experts =
         o.enable_expert_parallel ? CeilDiv(p.mxfp4_experts, ep) : p.mxfp4_experts;
     const uint64_t inter = o.enable_expert_parallel ? p.mxfp4_inter : CeilDiv(p.mxfp4_inter, tp);
-    const uint64_t ip = CeilDiv(inter, blackwell ? 256 : 128) * (blackwell ? 256 : 128);
-    const uint64_t hp = CeilDiv(p.mxfp4_hidden, 256) * 256;
-    const uint64_t bias = blackwell ? 4 : 2;
-    const uint64_t w13 = experts * 2 * ip * (hp / 2 + hp / 32 + bias);
-    const uint64_t w2 = experts * hp * (ip / 2 + ip / 32 + bias);
+    const uint64_t i_align = trtllm ? 256 : triton ? 64 : 128;
+    const uint64_t ip = CeilDiv(inter, i_align) * i_align;
+    const uint64_t hp = triton ? p.mxfp4_hidden : CeilDiv(p.mxfp4_hidden, 256) * 256;
+    const uint64_t bias = trtllm || triton ? 4 : 2;
+    uint64_t w13 = 0, w2 = 0;
+    if (triton) {
+      auto up = [](uint64_t x, uint64_t a) { return CeilDiv(x, a) * a; };
+      // Values: [2I rows x H/2 bytes] and [H rows x I/2 bytes], rows to 16, bytes to 32.
+      w13 = experts * (up(2 * ip, 16) * up(hp / 2, 32) + up(2 * ip, 256) * up(hp / 32, 2) +
+                       2 * ip * (hp / 32) + 2 * ip * bias);
+      w2 = experts * (up(hp, 16) * up(ip / 2, 32) + up(hp, 256) * up(ip / 32, 2) +
+                      hp * (ip / 32) + hp * bias);
+    } else {
+      w13 = experts * 2 * ip * (hp / 2 + hp / 32 + bias);
+      w2 = experts * hp * (ip / 2 + ip / 32 + bias);
+    }
     w.bytes_per_rank += p.mxfp4_layers * (w13 + w2);
     module_bytes.push_back(w13);
-    w.kernel = blackwell ? "mxfp4 (FlashInfer TRT-LLM)" : "mxfp4 (Marlin)";
+    w.kernel = trtllm ? "mxfp4 (FlashInfer TRT-LLM)"
+               : triton ? "mxfp4 (Triton, triton_kernels)"
+                        : "mxfp4 (Marlin)";
   }
   uint64_t largest_module = 0;
   size_t largest_at = 0;
@@ -293,7 +317,11 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
       largest_at = i;
     }
   }
-  if (marlin_any && largest_module > 0) {
+  if (p.mxfp4_layers > 0 && o.mxfp4_backend == "triton" && largest_module > 0) {
+    // _swizzle_mxfp4 builds the new layout of one layer while the loaded one is alive.
+    w.transient_bytes = largest_module;
+    w.transient_reason = "Triton swizzle of a layer's MXFP4 experts (w13)";
+  } else if (marlin_any && largest_module > 0) {
     w.transient_bytes = largest_module;
     w.transient_reason = fmt::format("Marlin repack of {}", largest_at < p.modules.size()
                                                                 ? p.modules[largest_at]
@@ -314,6 +342,18 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
   if (w.kernel == "awq") w.largest_dequantized_layer = largest_linear_fp16;
   w.load_peak_per_rank = w.bytes_per_rank + w.transient_bytes;
   return w;
+}
+
+std::string VllmMxfp4Backend(int cc, const vllm::Rules& rules) {
+  // quantization/mxfp4.py get_mxfp4_backend (v0.10.1 to v0.14; fused_moe/oracle/mxfp4.py
+  // select_mxfp4_moe_backend later, same order): FlashInfer on the SM100 family (10.x) where
+  // FlashInfer is installed; else Triton where triton_kernels imports and
+  // 9.0 <= capability < 11.0 (SM110 and SM120 excluded: triton-lang/triton#8498); else Marlin.
+  // triton_kernels ships inside vLLM's wheel from v0.12 (PR #28788); before, it had to be
+  // installed by hand, and published Hopper logs of v0.10-v0.11 show Marlin.
+  if (cc >= 100 && cc < 110) return "flashinfer-trtllm";
+  if (cc >= 90 && cc < 110 && rules.mxfp4_triton_kernels) return "triton";
+  return "marlin";
 }
 
 }  // namespace vramfit

@@ -30,8 +30,8 @@ struct VllmWeightOptions {
   // this many bits (params are created in the model dtype). 0: as stored.
   int model_dtype_bits = 0;
   std::string quantization;  // --quantization ("" = from the checkpoint), e.g. "fp8", "awq"
-  std::string mxfp4_backend =
-      "marlin";  // gpt-oss experts: "marlin" (Ampere/Hopper) or "flashinfer-trtllm" (Blackwell)
+  // gpt-oss MXFP4 experts: "marlin", "triton" or "flashinfer-trtllm" (VllmMxfp4Backend).
+  std::string mxfp4_backend = "marlin";
   vllm::Rules rules = vllm::RulesFor(vllm::kNewestModelled);  // the release's rules
 };
 
@@ -59,6 +59,10 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& profile,
 
 // Per-rank weights for `inv` (parsed or synthesized) under vLLM (profiles it first).
 Result<VllmWeights> VllmWeightsPerRank(const Inventory& inv, const VllmWeightOptions& options);
+
+// The MoE backend vLLM picks for MXFP4 (gpt-oss) experts on a GPU of compute capability `cc`
+// (major x 10 + minor; 0 when unknown): "flashinfer-trtllm", "triton" or "marlin".
+std::string VllmMxfp4Backend(int cc, const vllm::Rules& rules);
 
 }  // namespace vramfit
 

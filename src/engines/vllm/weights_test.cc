@@ -125,6 +125,60 @@ TEST(VllmWeights, GptOssMxfp4ExpertsArePaddedForMarlin) {
   EXPECT_NEAR(static_cast<double>(small->bytes_per_rank) / (1 << 30), 13.72, 0.05);
 }
 
+VllmWeightOptions Mxfp4(int64_t tp, const char* backend) {
+  VllmWeightOptions o = Tp(tp);
+  o.mxfp4_backend = backend;
+  return o;
+}
+
+TEST(VllmWeights, GptOssMxfp4OnTritonKeepsBothScaleCopies) {
+  // Triton (Hopper, v0.12+): values as stored, swizzled scales with rows padded to 256, the
+  // checkpoint-layout scales kept, fp32 biases. Published v0.14 loads on one H100: gpt-oss-120b
+  // 64.38 GiB (issue 33155, the llm-d table), gpt-oss-20b 13.47 GiB (llm-d table).
+  auto big = VllmWeightsPerRank(Catalog("gpt-oss-120b"), Mxfp4(1, "triton"));
+  auto small = VllmWeightsPerRank(Catalog("gpt-oss-20b"), Mxfp4(1, "triton"));
+  ASSERT_TRUE(big.ok() && small.ok());
+  EXPECT_NEAR(static_cast<double>(big->bytes_per_rank) / (1 << 30), 64.38, 0.06);
+  EXPECT_NEAR(static_cast<double>(small->bytes_per_rank) / (1 << 30), 13.47, 0.05);
+  EXPECT_EQ(big->kernel, "mxfp4 (Triton, triton_kernels)");
+  EXPECT_EQ(big->transient_reason, "Triton swizzle of a layer's MXFP4 experts (w13)");
+}
+
+TEST(VllmWeights, GptOssMxfp4BytesPerBackend) {
+  // Expert bytes of gpt-oss-120b (36 layers x 128 experts, hidden 2880, intermediate 2880)
+  // against Marlin's (I to 128, H to 256, bf16 biases), per rank:
+  // - TRT-LLM (I and H to 256, fp32 biases) at TP 1: I 2880 -> 3072 against Marlin's 2944;
+  // - Triton at TP 2: I 1440 -> 1472 (64), H 2880 unpadded, scale rows 2944 -> 3072 and 2880 ->
+  //   3072, the checkpoint's scales kept, fp32 biases.
+  const Inventory inv = Catalog("gpt-oss-120b");
+  auto marlin1 = VllmWeightsPerRank(inv, Mxfp4(1, "marlin"));
+  auto trt1 = VllmWeightsPerRank(inv, Mxfp4(1, "flashinfer-trtllm"));
+  auto marlin2 = VllmWeightsPerRank(inv, Mxfp4(2, "marlin"));
+  auto triton2 = VllmWeightsPerRank(inv, Mxfp4(2, "triton"));
+  ASSERT_TRUE(marlin1.ok() && trt1.ok() && marlin2.ok() && triton2.ok());
+  EXPECT_EQ(trt1->bytes_per_rank - marlin1->bytes_per_rank, 2975072256u);
+  EXPECT_EQ(marlin2->bytes_per_rank - triton2->bytes_per_rank, 1543569408u);
+  EXPECT_EQ(trt1->kernel, "mxfp4 (FlashInfer TRT-LLM)");
+  EXPECT_EQ(marlin1->kernel, "mxfp4 (Marlin)");
+  EXPECT_EQ(trt1->transient_bytes, 0u);  // no Marlin repack
+  EXPECT_GT(marlin1->transient_bytes, 0u);
+}
+
+TEST(VllmWeights, Mxfp4BackendByCapabilityAndRelease) {
+  const vllm::Rules v011 = vllm::RulesFor(1100), v012 = vllm::RulesFor(1200),
+                    v014 = vllm::RulesFor(1401);
+  EXPECT_EQ(VllmMxfp4Backend(90, v011), "marlin");  // triton_kernels not bundled before 0.12
+  EXPECT_EQ(VllmMxfp4Backend(90, v012), "triton");
+  EXPECT_EQ(VllmMxfp4Backend(90, v014), "triton");
+  EXPECT_EQ(VllmMxfp4Backend(80, v014), "marlin");   // Ampere
+  EXPECT_EQ(VllmMxfp4Backend(89, v014), "marlin");   // Ada
+  EXPECT_EQ(VllmMxfp4Backend(100, v011), "flashinfer-trtllm");
+  EXPECT_EQ(VllmMxfp4Backend(103, v014), "flashinfer-trtllm");
+  EXPECT_EQ(VllmMxfp4Backend(120, v014), "marlin");  // SM120: neither FlashInfer TRT-LLM nor Triton
+  EXPECT_EQ(VllmMxfp4Backend(121, v014), "marlin");
+  EXPECT_EQ(VllmMxfp4Backend(0, v014), "marlin");    // unknown card: the largest common layout
+}
+
 TEST(VllmWeights, OnlineFp8BeforeV016PeaksAtTheFullModel) {
   const Inventory inv = Catalog("qwen3-8b");
   VllmWeightOptions o = Tp(1);
