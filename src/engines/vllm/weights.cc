@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "core/checked.h"
+#include "model/auto_round.h"
 #include "model/roles.h"
 
 namespace vramfit {
@@ -207,10 +208,20 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
   VllmWeights w;
   const bool gptq_like = q.method == QuantMethod::kGptq;
   const bool awq = q.method == QuantMethod::kAwq;
-  w.kernel = !o.quantization.empty() ? o.quantization
-             : awq ? (o.marlin ? "awq_marlin" : "awq")
-             : gptq_like ? (o.marlin ? "gptq_marlin" : "gptq")
-             : q.quantized() ? QuantMethodName(q.method) : "unquantized";
+  // An AutoRound checkpoint is served per layer by the same GPTQ/AWQ kernels
+  // (quantization/auto_round.py apply_gptq_quant_layer / apply_awq_quant_layer; inc/inc.py
+  // INCWna16Scheme from ~0.21): named "auto-round (gptq_marlin)" and so on.
+  const bool auto_round = model::IsAutoRoundMethod(q.method_text) &&
+                          (o.quantization.empty() || model::IsAutoRoundMethod(o.quantization) ||
+                           o.quantization == "inc");
+  const std::string per_layer = awq ? (o.marlin ? "awq_marlin" : "awq")
+                                : gptq_like ? (o.marlin ? "gptq_marlin" : "gptq")
+                                            : "";
+  w.kernel = auto_round && !per_layer.empty() ? "auto-round (" + per_layer + ")"
+             : !o.quantization.empty()        ? o.quantization
+             : !per_layer.empty()             ? per_layer
+             : q.quantized()                  ? QuantMethodName(q.method)
+                                              : "unquantized";
   const bool marlin_gptq = gptq_like && o.marlin;
   const bool marlin_any =
       o.marlin &&
@@ -311,7 +322,9 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
       w.transient_reason = "online FP8 quantization of one layer at a time (v0.16+)";
     }
   }
-  if (w.kernel == "awq") w.largest_dequantized_layer = largest_linear_fp16;
+  if (w.kernel == "awq" || w.kernel == "auto-round (awq)") {
+    w.largest_dequantized_layer = largest_linear_fp16;
+  }
   w.load_peak_per_rank = w.bytes_per_rank + w.transient_bytes;
   return w;
 }

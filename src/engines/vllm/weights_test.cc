@@ -97,6 +97,38 @@ TEST(VllmWeights, GptqMarlinDropsSymmetricZerosAndGIdx) {
             "Marlin repack of layer 0 experts (w13)");  // the largest repack unit
 }
 
+// An AutoRound checkpoint (GPTQ packing) is served by the same kernels per layer
+// (quantization/auto_round.py apply_gptq_quant_layer; inc/inc.py): gptq_marlin drops its
+// symmetric zero points and g_idx; the 16-bit in_proj_a/b and mtp.fc stay as stored.
+TEST(VllmWeights, AutoRoundIsServedLikeGptqMarlin) {
+  const Inventory inv = Catalog("qwen3.6-27b-int4-autoround");
+  EXPECT_EQ(inv.spec.quant.method_text, "auto-round");
+  uint64_t dropped = 0, mtp = 0;
+  for (const auto& e : inv.tensors) {
+    if (e.role == Role::kMtp) {
+      mtp += e.info.bytes();
+    } else if (e.info.name.ends_with(".qzeros") || e.info.name.ends_with(".g_idx")) {
+      dropped += e.info.bytes();
+    }
+    if (e.info.name == "mtp.fc.weight") EXPECT_FALSE(e.quantized);
+    if (e.info.name.find("in_proj_a") != std::string::npos ||
+        e.info.name.find("in_proj_b") != std::string::npos) {
+      EXPECT_FALSE(e.quantized) << e.info.name;
+    }
+    if (e.info.name.find("in_proj_qkv") != std::string::npos && e.part == Part::kWeight) {
+      EXPECT_TRUE(e.quantized) << e.info.name;
+    }
+  }
+  auto w = VllmWeightsPerRank(inv, Tp(1));
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->kernel, "auto-round (gptq_marlin)");
+  EXPECT_EQ(w->dropped_bytes, dropped);
+  EXPECT_EQ(w->skipped_bytes, mtp);  // the MTP module: loaded only for speculative decoding
+  VllmWeightOptions plain = Tp(1);
+  plain.marlin = false;  // before Ampere (or Turing): the plain GPTQ kernel keeps them
+  EXPECT_EQ(VllmWeightsPerRank(inv, plain)->kernel, "auto-round (gptq)");
+}
+
 TEST(VllmWeights, MtpIsNotLoadedWithoutSpeculativeDecoding) {
   const Inventory inv = Catalog("qwen3-next-80b-a3b-instruct");
   auto w = VllmWeightsPerRank(inv, Tp(1));
