@@ -77,7 +77,9 @@ TEST(Vllm, AutoRoundIsPlannedAsItsGptqPacking) {
     EXPECT_GT(g.weights_bytes, 8ull << 30);  // about 8.6 GiB per rank, MTP not loaded
     EXPECT_LT(g.weights_bytes, 10ull << 30);
     bool named = false;
-    for (const std::string& n : p->notes) named |= n.find("gptq_marlin kernel") != std::string::npos;
+    for (const std::string& n : p->notes) {
+      named |= n.find("gptq_marlin kernel") != std::string::npos;
+    }
     EXPECT_TRUE(named) << flag;
   }
   s.quantization = "gptq";
