@@ -122,7 +122,32 @@ constexpr size_t kMaxRegexSubject = 256;
 // Python's re.match: anchored at the start, not the end. Patterns longer than 1,000
 // characters, that do not compile or that could backtrack exponentially (BacktrackSafe) never
 // match (and the scheme warns once).
+// An exact name written as a regex (metacharacters escaped, `$` last: AutoRound's extra_config
+// names) is compared as text, without compiling a regex: a config may list thousands.
+enum class Literal { kNot, kMatch, kNoMatch };
+Literal LiteralMatch(std::string_view pat, std::string_view s) {
+  static constexpr std::string_view kMeta = "\\^$.|?*+()[]{}";
+  if (pat.empty() || pat.back() != '$') return Literal::kNot;
+  pat.remove_suffix(1);
+  size_t i = 0;
+  bool equal = true;
+  for (size_t p = 0; p < pat.size(); ++p, ++i) {
+    char c = pat[p];
+    if (c == '\\') {
+      if (p + 1 >= pat.size() || kMeta.find(pat[p + 1]) == std::string_view::npos) {
+        return Literal::kNot;
+      }
+      c = pat[++p];
+    } else if (kMeta.find(c) != std::string_view::npos) {
+      return Literal::kNot;
+    }
+    equal = equal && i < s.size() && s[i] == c;
+  }
+  return equal && i == s.size() ? Literal::kMatch : Literal::kNoMatch;
+}
+
 bool RegexMatchStart(const std::string& pattern, std::string_view s) {
+  if (const Literal l = LiteralMatch(pattern, s); l != Literal::kNot) return l == Literal::kMatch;
   if (s.size() > kMaxRegexSubject) return false;
   // Compiled patterns are cached per thread: a scheme asks about every module.
   thread_local std::unordered_map<std::string, std::optional<std::regex>> cache;
@@ -216,7 +241,16 @@ void AutoRoundScheme(const formats::RawQuantConfig& raw, QuantScheme* q,
   // extra_config: exact names first (vLLM's step 1), then regex keys (re.search: unanchored).
   static constexpr std::string_view kRegexChars = "*+?^$()[]{}|\\";
   std::vector<QuantScheme::Dynamic> exact, patterns;
-  for (const auto& e : raw.extra_config) {
+  // Every module is checked against every entry: a config of more entries than any export
+  // writes is read up to the limit, with a warning.
+  constexpr size_t kMaxExtraConfig = 20000;
+  if (raw.extra_config.size() > kMaxExtraConfig) {
+    warnings->push_back(fmt::format("auto-round extra_config has {} entries: only the first {} "
+                                    "are applied",
+                                    raw.extra_config.size(), kMaxExtraConfig));
+  }
+  for (size_t n = 0; n < raw.extra_config.size() && n < kMaxExtraConfig; ++n) {
+    const formats::RawExtraConfig& e = raw.extra_config[n];
     const bool regex = e.name.find_first_of(kRegexChars) != std::string::npos;
     const int bits = static_cast<int>(e.bits.value_or(q->bits));
     const int64_t group =

@@ -1,4 +1,5 @@
 // quantization_config -> QuantScheme, and which modules each method's rule covers.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "vramfit/inventory.h"
@@ -221,6 +222,30 @@ TEST(Quant, AutoRoundSpellingsPackingsAndUnmodelledTypes) {
   ASSERT_TRUE(nv.ok()) << nv.status().ToString();
   EXPECT_EQ(nv->quant.layout, QuantLayout::kNone);
   EXPECT_NE(nv->warnings.back().find("auto-round data_type \"nv_fp\""), std::string::npos);
+}
+
+// Exact names are compared as text (no regex is compiled for them), and a config listing more
+// entries than any export writes is read up to a limit, with a warning.
+TEST(Quant, AutoRoundManyExactNamesStayCheap) {
+  std::string extra;
+  for (int i = 0; i < 25000; ++i) {
+    extra += fmt::format("{}\"model.layers.{}.mlp.experts.{}.down_proj\":{{\"bits\":16}}",
+                         i ? "," : "", i / 1000, i % 1000);
+  }
+  auto spec = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+          "intermediate_size":128,"vocab_size":100,"quantization_config":{
+          "quant_method":"auto-round","bits":4,"group_size":128,"extra_config":{)" +
+          extra + "}}}",
+      "c");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_NE(spec->warnings.back().find("only the first 20000"), std::string::npos);
+  const QuantScheme& q = spec->quant;
+  for (int i = 0; i < 50; ++i) {  // 50 x 2 x 20,000 text comparisons
+    EXPECT_FALSE(QuantSchemeCovers(q, "model.layers.0.mlp.experts.7.down_proj"));
+    EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.0.mlp.experts.7.up_proj"));
+  }
+  EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.24.mlp.experts.999.down_proj"));  // past it
 }
 
 TEST(Quant, AutoRoundHostileExtraConfigIsRefusedOrIgnored) {
