@@ -47,6 +47,7 @@ enum class Shard : uint8_t {
 enum Flag : uint8_t {
   kGIdx = 1, kQZeros = 2, kQuantWeight = 4, kWideLinearWeight = 8, kBias = 16,
   kModelDtype = 32,  // stored in the config's dtype: loads in --dtype
+  kMatrix = 64,      // two or more dimensions (an MTP linear's weight or its quantization data)
 };
 constexpr uint32_t kNoModule = UINT32_MAX;
 
@@ -118,6 +119,7 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
     if (part == "qzeros") c.flags |= kQZeros;
     if (e.part == Part::kBias) c.flags |= kBias;
     if (t.dtype == spec.dtype && e.part != Part::kQuantMeta) c.flags |= kModelDtype;
+    if (t.shape.size() >= 2 && leaf != "eh_proj") c.flags |= kMatrix;  // DeepSeek: nn.Linear
     const bool row = IsRowParallel(std::string(leaf));
     switch (e.role) {
       case Role::kMtp: c.shard = Shard::kMtp; break;
@@ -247,8 +249,14 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
     }
     uint64_t rank = c.bytes;
     switch (c.shard) {
-      case Shard::kReplicated:
-      case Shard::kMtp: break;
+      case Shard::kReplicated: break;
+      case Shard::kMtp:
+        // Qwen3-Next/3.5 MTP (qwen3_next_mtp.py): fc is a ColumnParallelLinear and the layers
+        // are decoder layers, so their linears split by TP like the decoder's; norms stay whole.
+        // DeepSeek's (deepseek_mtp.py): embedding and shared head by vocab, the layer by TP,
+        // eh_proj replicated.
+        if (c.flags & kMatrix) rank = CeilDiv(c.bytes, tp);
+        break;
       case Shard::kSplit: rank = CeilDiv(c.bytes, tp); break;
       case Shard::kKv:
         rank = kv_heads > 0 ? c.bytes / kv_heads * kv_rank_heads : CeilDiv(c.bytes, tp);

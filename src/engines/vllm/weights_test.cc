@@ -137,6 +137,28 @@ TEST(VllmWeights, MtpIsNotLoadedWithoutSpeculativeDecoding) {
   EXPECT_EQ(w->bytes_per_rank + w->skipped_bytes, inv.total_bytes + 262144u * 256 * 2);
 }
 
+// With speculative decoding the MTP module loads and splits by TP like the decoder
+// (qwen3_next_mtp.py: fc is a ColumnParallelLinear, the layers are decoder layers); its norms
+// stay whole on every rank.
+TEST(VllmWeights, MtpLinearsSplitByTp) {
+  const Inventory inv = Catalog("qwen3.6-27b-int4-autoround");
+  uint64_t matrices = 0, vectors = 0;
+  for (const auto& e : inv.tensors) {
+    if (e.role != Role::kMtp) continue;
+    const bool dropped = e.info.name.ends_with(".qzeros") || e.info.name.ends_with(".g_idx");
+    if (dropped) continue;  // gptq_marlin frees them
+    (e.info.shape.size() >= 2 ? matrices : vectors) += e.info.bytes();
+  }
+  VllmWeightOptions o = Tp(2), with_mtp = Tp(2);
+  with_mtp.load_speculative_mtp = true;
+  auto w = VllmWeightsPerRank(inv, o);
+  auto m = VllmWeightsPerRank(inv, with_mtp);
+  ASSERT_TRUE(w.ok() && m.ok());
+  EXPECT_GT(matrices, 0u);
+  EXPECT_NEAR(static_cast<double>(m->bytes_per_rank - w->bytes_per_rank),
+              static_cast<double>(matrices / 2 + vectors), 64.0);  // rounding per tensor
+}
+
 TEST(VllmWeights, ExpertParallelSplitsWholeExperts) {
   const Inventory inv = Catalog("qwen3-30b-a3b");
   VllmWeightOptions ep = Tp(2);
