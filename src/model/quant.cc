@@ -9,6 +9,7 @@
 
 #include "formats/config.h"
 #include "model/auto_round.h"
+#include "model/quant_rules.h"
 #include "vramfit/model.h"
 
 namespace vramfit {
@@ -502,6 +503,13 @@ int QuantSchemeBits(const QuantScheme& q, std::string_view module) {
     if (!d.skip && RegexMatchStart(d.regex, module)) return d.bits;
   }
   return q.bits;
+}
+
+int64_t model::QuantSchemeGroupSize(const QuantScheme& q, std::string_view module) {
+  for (const auto& d : q.dynamic) {
+    if (!d.skip && RegexMatchStart(d.regex, module)) return d.group_size;
+  }
+  return q.group_size;
 }
 
 bool QuantSchemeCovers(const QuantScheme& q, std::string_view module) {
