@@ -1,6 +1,7 @@
 // End-to-end: hollow checkpoints (real headers, sparse data) of Qwen2.5-7B and
-// Qwen3-30B-A3B in bf16, AWQ, GPTQ, compressed-tensors W4A16 and FP8 are written by an
-// independent generator in this file, inspected through the public entry point, and
+// Qwen3-30B-A3B in bf16, AWQ, GPTQ, AutoRound (GPTQ packing), compressed-tensors W4A16 and FP8
+// are written by an independent generator in this file, inspected through the public entry
+// point, and
 // checked against (a) the published parameter counts, (b) byte totals computed in closed
 // form from the layer dimensions, and (c) the synthesized inventory, tensor for tensor.
 #include <gtest/gtest.h>
@@ -19,7 +20,7 @@ namespace {
 
 using testing::HollowTensor;
 
-enum class Fmt { kBf16, kAwq, kGptq, kCtW4A16, kFp8 };
+enum class Fmt { kBf16, kAwq, kGptq, kCtW4A16, kFp8, kAutoRound };
 
 struct Dims {
   const char* name;
@@ -43,7 +44,9 @@ struct Generated {
   uint64_t fp8_scale_elems = 0;  // block scales (FP8 only)
 };
 
-Dtype FloatOf(Fmt f) { return (f == Fmt::kAwq || f == Fmt::kGptq) ? Dtype::kF16 : Dtype::kBF16; }
+Dtype FloatOf(Fmt f) {
+  return (f == Fmt::kAwq || f == Fmt::kGptq || f == Fmt::kAutoRound) ? Dtype::kF16 : Dtype::kBF16;
+}
 
 void Linear(Generated* g, Fmt f, const std::string& m, uint64_t n, uint64_t k, bool bias) {
   const Dtype d = FloatOf(f);
@@ -58,6 +61,7 @@ void Linear(Generated* g, Fmt f, const std::string& m, uint64_t n, uint64_t k, b
       add("scales", Dtype::kF16, {k / 128, n});
       break;
     case Fmt::kGptq:
+    case Fmt::kAutoRound:  // "auto_round:auto_gptq" packs AutoGPTQ's QuantLinear
       add("qweight", Dtype::kI32, {k / 8, n});
       add("qzeros", Dtype::kI32, {k / 128, n / 8});
       add("scales", Dtype::kF16, {k / 128, n});
@@ -155,6 +159,18 @@ std::string ConfigJson(const Dims& m, Fmt f) {
       c["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128},
                                   {"desc_act", false}, {"sym", true}};
       break;
+    case Fmt::kAutoRound:
+      // AutoRound's export (auto_round/export/export_to_autoround/export.py): the blocks it
+      // quantized, and extra_config for modules whose scheme differs (here lm_head, 16-bit).
+      c["quantization_config"] = {{"quant_method", "auto-round"},
+                                  {"bits", 4},
+                                  {"group_size", 128},
+                                  {"sym", true},
+                                  {"data_type", "int"},
+                                  {"packing_format", "auto_round:auto_gptq"},
+                                  {"block_name_to_quantize", "model.layers"},
+                                  {"extra_config", {{"lm_head", {{"bits", 16}}}}}};
+      break;
     case Fmt::kCtW4A16:
       c["quantization_config"] = {{"quant_method", "compressed-tensors"},
                                   {"format", "pack-quantized"},
@@ -187,7 +203,8 @@ uint64_t ExpectedBytes(const Generated& g, Fmt f) {
     case Fmt::kBf16: return float_bytes + 2 * nk;
     // qweight nk/2 + qzeros nk/(128*8)*4 = nk/256 + scales nk/128*2 = nk/64
     case Fmt::kAwq: return float_bytes + nk / 2 + nk / 256 + nk / 64;
-    case Fmt::kGptq: {
+    case Fmt::kGptq:
+    case Fmt::kAutoRound: {
       uint64_t k_total = 0;  // g_idx: 4 bytes per input channel of every linear
       for (const auto& t : g.tensors) if (t.name.ends_with(".g_idx")) k_total += t.shape[0];
       return float_bytes + nk / 2 + nk / 256 + nk / 64 + 4 * k_total;
@@ -253,7 +270,7 @@ TEST_P(HollowCheckpointTest, InspectsExactly) {
 }
 
 std::string CaseName(const ::testing::TestParamInfo<std::tuple<const Dims*, Fmt>>& info) {
-  static const char* kFmt[] = {"bf16", "awq", "gptq", "ct_w4a16", "fp8"};
+  static const char* kFmt[] = {"bf16", "awq", "gptq", "ct_w4a16", "fp8", "autoround"};
   std::string n = std::string(std::get<0>(info.param)->name) + "_" +
                   kFmt[static_cast<int>(std::get<1>(info.param))];
   for (char& c : n) if (c == '.' || c == '-') c = '_';
@@ -263,7 +280,8 @@ std::string CaseName(const ::testing::TestParamInfo<std::tuple<const Dims*, Fmt>
 INSTANTIATE_TEST_SUITE_P(Models, HollowCheckpointTest,
                          ::testing::Combine(::testing::Values(&kQwen25_7B, &kQwen3_30B),
                                             ::testing::Values(Fmt::kBf16, Fmt::kAwq, Fmt::kGptq,
-                                                              Fmt::kCtW4A16, Fmt::kFp8)),
+                                                              Fmt::kCtW4A16, Fmt::kFp8,
+                                                              Fmt::kAutoRound)),
                          CaseName);
 
 TEST(HollowCheckpoint, IndexTotalSizeMismatchIsReported) {

@@ -314,7 +314,10 @@ Status ParseQuant(const Ctx& c, const element& v, RawQuantConfig* q) {
       VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->bnb_4bit_quant_storage));
     else if (key == "bits" || key == "w_bit")
       VRAMFIT_RETURN_IF_ERROR(GetInt(sub, key, val, 1, 64, &q->bits));
-    else if (key == "group_size" || key == "q_group_size")
+    else if (key == "group_size" && val.is_array()) {
+      // AutoRound's block-FP8 export writes a 2-D group ([128, 128]), as weight_block_size.
+      VRAMFIT_RETURN_IF_ERROR(GetIntList(sub, key, val, 1, kMaxDim, &q->weight_block_size));
+    } else if (key == "group_size" || key == "q_group_size")
       VRAMFIT_RETURN_IF_ERROR(GetInt(sub, key, val, -1, kMaxDim, &q->group_size));
     else if (key == "zero_point") VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->zero_point));
     else if (key == "desc_act") VRAMFIT_RETURN_IF_ERROR(GetBool(sub, key, val, &q->desc_act));
@@ -347,6 +350,49 @@ Status ParseQuant(const Ctx& c, const element& v, RawQuantConfig* q) {
         RawQuantGroup group;
         VRAMFIT_RETURN_IF_ERROR(ParseQuantGroup(gs, g.key, g.value, &group));
         q->config_groups.push_back(std::move(group));
+      }
+    } else if (key == "packing_format") {
+      VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->packing_format));
+    } else if (key == "data_type") {
+      VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->data_type));
+    } else if (key == "backend" || key == "vllm_backend") {
+      if (val.is_string()) VRAMFIT_RETURN_IF_ERROR(GetString(sub, key, val, &q->backend));
+    } else if (key == "block_name_to_quantize" || key == "to_quant_block_names") {
+      // A list, or one comma-separated string (AutoRound writes either).
+      std::vector<std::string> names;
+      VRAMFIT_RETURN_IF_ERROR(GetStringList(sub, key, val, &names));
+      q->block_name_to_quantize.clear();
+      for (const std::string& n : names) {
+        size_t start = 0;
+        while (start <= n.size()) {
+          const size_t comma = std::min(n.find(',', start), n.size());
+          std::string one = n.substr(start, comma - start);
+          while (!one.empty() && one.front() == ' ') one.erase(0, 1);
+          while (!one.empty() && one.back() == ' ') one.pop_back();
+          if (!one.empty()) q->block_name_to_quantize.push_back(std::move(one));
+          start = comma + 1;
+        }
+      }
+    } else if (key == "extra_config") {
+      if (val.is_null()) continue;
+      object extra;
+      if (val.get_object().get(extra)) return TypeError(sub, key, "an object", val);
+      q->extra_config.clear();
+      for (auto m : extra) {
+        RawExtraConfig e;
+        e.name = std::string(m.key);
+        object o;
+        if (m.value.get_object().get(o)) {
+          return TypeError(sub, fmt::format("extra_config\".\"{}", m.key), "an object", m.value);
+        }
+        Ctx es{c.origin, fmt::format("{}\"extra_config\".\"{}\".", sub.path, m.key)};
+        for (auto f : o) {
+          if (f.key == "bits") VRAMFIT_RETURN_IF_ERROR(GetInt(es, f.key, f.value, 1, 64, &e.bits));
+          if (f.key == "group_size")
+            VRAMFIT_RETURN_IF_ERROR(GetInt(es, f.key, f.value, -1, kMaxDim, &e.group_size));
+          if (f.key == "sym") VRAMFIT_RETURN_IF_ERROR(GetBool(es, f.key, f.value, &e.sym));
+        }
+        q->extra_config.push_back(std::move(e));
       }
     } else if (key == "dynamic") {
       if (val.is_null()) continue;

@@ -45,6 +45,15 @@ struct RawDynamicRule {
   std::optional<int64_t> group_size;
 };
 
+// One AutoRound `extra_config` entry: a module name (or a regex) with its own scheme; bits 16
+// keeps the module unquantized.
+struct RawExtraConfig {
+  std::string name;
+  std::optional<int64_t> bits;
+  std::optional<int64_t> group_size;
+  std::optional<bool> sym;
+};
+
 struct RawQuantConfig {
   bool present = false;
   std::string quant_method;  // "awq", "gptq", "compressed-tensors", "fp8", "mxfp4", ...
@@ -72,6 +81,12 @@ struct RawQuantConfig {
   std::vector<RawQuantGroup> config_groups;
   std::vector<RawDynamicRule> dynamic;
   bool has_kv_cache_scheme = false;
+  // AutoRound (quant_method auto-round / intel/auto-round).
+  std::string packing_format;  // auto_round:auto_gptq | auto_round:auto_awq | ...
+  std::string data_type;       // int | fp | ...
+  std::string backend;         // backend / vllm_backend
+  std::vector<std::string> block_name_to_quantize;  // also to_quant_block_names; "a,b" split
+  std::vector<RawExtraConfig> extra_config;
 };
 
 struct RawVisionConfig {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/units.h"
+#include "model/quant_rules.h"
 #include "model/roles.h"
 #include "vramfit/inventory.h"
 
@@ -137,9 +138,12 @@ void RunAudit(const ModelSpec* spec, Inventory* inv) {
         bits = static_cast<int64_t>(qr * 32 / k);
         group = static_cast<int64_t>(k / sr);
       }
-      const int64_t want_group = q.group_size == 0 ? group : q.group_size;
-      const bool per_channel = q.group_size == 0 && sr == 1;
-      if (bits != 0 && (bits != q.bits || (group != want_group && !per_channel))) {
+      // A GPTQModel `dynamic` or AutoRound `extra_config` override sets the module's own.
+      const int want_bits = QuantSchemeBits(q, name);
+      const int64_t declared_group = model::QuantSchemeGroupSize(q, name);
+      const int64_t want_group = declared_group == 0 ? group : declared_group;
+      const bool per_channel = declared_group == 0 && sr == 1;
+      if (bits != 0 && (bits != want_bits || (group != want_group && !per_channel))) {
         auto& n = layout_mismatch[KindLabel(name, m.role)];
         if (n++ == 0 && first_mismatch.empty()) {
           first_mismatch = fmt::format("{} holds {}-bit values in groups of {}", name, bits, group);

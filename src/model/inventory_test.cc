@@ -210,6 +210,23 @@ TEST(Audit, SchemeMismatchFromHeaders) {
       << f->message;
 }
 
+// A per-module override (GPTQModel `dynamic`, AutoRound `extra_config`) declares that
+// module's bits and group size: the same 8-bit headers then match.
+TEST(Audit, PerModuleOverridesAreTheDeclaredScheme) {
+  for (const char* quant :
+       {R"({"quant_method":"gptq","bits":4,"group_size":128,
+            "dynamic":{"+:.*up_proj":{"bits":8,"group_size":64}}})",
+        R"({"quant_method":"auto-round","bits":4,"group_size":128,"sym":true,
+            "extra_config":{"model.layers.0.mlp.up_proj":{"bits":8,"group_size":64}}})"}) {
+    ModelSpec s = Spec(quant);
+    Inventory inv = Build(&s, {T("model.layers.0.mlp.up_proj.qweight", Dtype::kI32, {64, 512}),
+                               T("model.layers.0.mlp.up_proj.qzeros", Dtype::kI32, {4, 128}),
+                               T("model.layers.0.mlp.up_proj.scales", Dtype::kF16, {4, 512}),
+                               T("model.layers.0.mlp.up_proj.g_idx", Dtype::kI32, {256})});
+    EXPECT_EQ(Find(inv, "scheme-mismatch"), nullptr) << quant;
+  }
+}
+
 TEST(Audit, TiedEmbeddingsAndDuplicates) {
   ModelSpec tied = Spec("", true);
   Inventory a = Build(&tied, {T("model.embed_tokens.weight", Dtype::kF16, {1000, 256})});

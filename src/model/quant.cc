@@ -8,6 +8,8 @@
 #include <unordered_map>
 
 #include "formats/config.h"
+#include "model/auto_round.h"
+#include "model/quant_rules.h"
 #include "vramfit/model.h"
 
 namespace vramfit {
@@ -121,7 +123,32 @@ constexpr size_t kMaxRegexSubject = 256;
 // Python's re.match: anchored at the start, not the end. Patterns longer than 1,000
 // characters, that do not compile or that could backtrack exponentially (BacktrackSafe) never
 // match (and the scheme warns once).
+// An exact name written as a regex (metacharacters escaped, `$` last: AutoRound's extra_config
+// names) is compared as text, without compiling a regex: a config may list thousands.
+enum class Literal { kNot, kMatch, kNoMatch };
+Literal LiteralMatch(std::string_view pat, std::string_view s) {
+  static constexpr std::string_view kMeta = "\\^$.|?*+()[]{}";
+  if (pat.empty() || pat.back() != '$') return Literal::kNot;
+  pat.remove_suffix(1);
+  size_t i = 0;
+  bool equal = true;
+  for (size_t p = 0; p < pat.size(); ++p, ++i) {
+    char c = pat[p];
+    if (c == '\\') {
+      if (p + 1 >= pat.size() || kMeta.find(pat[p + 1]) == std::string_view::npos) {
+        return Literal::kNot;
+      }
+      c = pat[++p];
+    } else if (kMeta.find(c) != std::string_view::npos) {
+      return Literal::kNot;
+    }
+    equal = equal && i < s.size() && s[i] == c;
+  }
+  return equal && i == s.size() ? Literal::kMatch : Literal::kNoMatch;
+}
+
 bool RegexMatchStart(const std::string& pattern, std::string_view s) {
+  if (const Literal l = LiteralMatch(pattern, s); l != Literal::kNot) return l == Literal::kMatch;
   if (s.size() > kMaxRegexSubject) return false;
   // Compiled patterns are cached per thread: a scheme asks about every module.
   thread_local std::unordered_map<std::string, std::optional<std::regex>> cache;
@@ -155,6 +182,107 @@ bool ValidRegex(const std::string& pattern) {
     return true;
   } catch (const std::regex_error&) {
     return false;
+  }
+}
+
+// `text` with the regex metacharacters escaped.
+std::string RegexEscape(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// Intel AutoRound's export (auto_round/export/export_to_autoround/export.py; the
+// "auto_round:auto_gptq" packing is AutoGPTQ's QuantLinear: qweight, qzeros, scales, g_idx;
+// "auto_round:auto_awq" is AutoAWQ's GEMM layout). vLLM (quantization/auto_round.py
+// AutoRoundConfig, ~0.11-0.20; quantization/inc/inc.py INCConfig from ~0.21, which claims
+// quant_method auto-round and auto_round) serves the GPTQ packing through gptq_marlin (4/8-bit
+// symmetric) or gptq, the AWQ packing through awq_marlin or awq, and reads, per layer:
+// `extra_config` by exact module name, else by regex (keys holding a regex character,
+// re.search); bits 16 keeps the module unquantized; only modules under `block_name_to_quantize`
+// are quantized; the lm_head only when extra_config names it.
+void AutoRoundScheme(const formats::RawQuantConfig& raw, QuantScheme* q,
+                     std::vector<std::string>* warnings) {
+  const bool awq = raw.packing_format.find("awq") != std::string::npos ||
+                   (raw.packing_format.empty() && raw.backend.find("awq") != std::string::npos);
+  const std::string data_type = raw.data_type.empty() ? "int" : raw.data_type;
+  q->bits = static_cast<int>(raw.bits.value_or(4));
+  q->group_size = raw.group_size ? (*raw.group_size < 0 ? 0 : *raw.group_size) : 128;
+  q->symmetric = raw.sym.value_or(true);
+  if (data_type != "int" || q->bits >= 16) {
+    // AutoRound's FP8 / MXFP / NVFP exports, or a 16-bit "scheme": nothing modelled.
+    q->method = QuantMethod::kOther;
+    q->layout = QuantLayout::kNone;
+    warnings->push_back(fmt::format(
+        "auto-round data_type \"{}\" with {} bits is not modelled (only the integer GPTQ and "
+        "AWQ packings are): weights are counted from headers, nothing is synthesized for it",
+        data_type, q->bits));
+    return;
+  }
+  if (awq) {
+    q->method = QuantMethod::kAwq;
+    q->layout = QuantLayout::kAwqGemm;
+    q->format = "gemm";
+  } else {
+    q->method = QuantMethod::kGptq;
+    q->layout = QuantLayout::kGptq;
+    q->format = "gptq";
+    q->act_order = false;  // AutoRound never reorders columns (vLLM passes desc_act=False)
+  }
+  if (!raw.packing_format.empty() && raw.packing_format != "auto_round:auto_gptq" &&
+      raw.packing_format != "auto_round:auto_awq") {
+    warnings->push_back(fmt::format(
+        "auto-round packing_format \"{}\": modelled with the {} layout (vLLM accepts only "
+        "auto_round:auto_gptq and auto_round:auto_awq)",
+        raw.packing_format, awq ? "AWQ GEMM" : "GPTQ"));
+  }
+  // extra_config: exact names first (vLLM's step 1), then regex keys (re.search: unanchored).
+  static constexpr std::string_view kRegexChars = "*+?^$()[]{}|\\";
+  std::vector<QuantScheme::Dynamic> exact, patterns;
+  // Every module is checked against every entry: a config of more entries than any export
+  // writes is read up to the limit, with a warning.
+  constexpr size_t kMaxExtraConfig = 20000;
+  if (raw.extra_config.size() > kMaxExtraConfig) {
+    warnings->push_back(fmt::format("auto-round extra_config has {} entries: only the first {} "
+                                    "are applied",
+                                    raw.extra_config.size(), kMaxExtraConfig));
+  }
+  for (size_t n = 0; n < raw.extra_config.size() && n < kMaxExtraConfig; ++n) {
+    const formats::RawExtraConfig& e = raw.extra_config[n];
+    const bool regex = e.name.find_first_of(kRegexChars) != std::string::npos;
+    const int bits = static_cast<int>(e.bits.value_or(q->bits));
+    const int64_t group =
+        e.group_size ? (*e.group_size < 0 ? 0 : *e.group_size) : q->group_size;
+    if (e.name == "lm_head" || (e.name.size() > 8 &&
+                                e.name.compare(e.name.size() - 8, 8, ".lm_head") == 0)) {
+      q->lm_head_quantized = bits < 16;
+      continue;
+    }
+    std::string pattern = regex ? ".*(?:" + e.name + ")" : RegexEscape(e.name) + "$";
+    if (regex && !ValidRegex(pattern)) {
+      warnings->push_back(fmt::format(
+          "auto-round extra_config pattern \"{}\" is not a valid regex (or nests quantifiers "
+          "or repeats more than twice, which would backtrack without end): ignored",
+          e.name));
+      continue;
+    }
+    (regex ? patterns : exact).push_back({std::move(pattern), bits >= 16, bits, group});
+  }
+  q->dynamic = std::move(exact);
+  q->dynamic.insert(q->dynamic.end(), patterns.begin(), patterns.end());
+  // Outside block_name_to_quantize nothing is quantized. Without the key, AutoRound quantized
+  // the transformers model's blocks, which hold no MTP modules.
+  if (!raw.block_name_to_quantize.empty()) {
+    std::string alternatives;
+    for (const std::string& b : raw.block_name_to_quantize) {
+      alternatives += (alternatives.empty() ? "" : "|") + RegexEscape(b);
+    }
+    q->ignore.push_back("re:(?!" + alternatives + ")");
+  } else {
+    q->ignore.push_back("re:mtp\\.");
   }
 }
 
@@ -241,6 +369,8 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
                            d.group_size ? (*d.group_size < 0 ? 0 : *d.group_size) : q.group_size});
     }
     q.not_converted_substrings = raw.modules_to_not_convert;
+  } else if (model::IsAutoRoundMethod(m)) {
+    AutoRoundScheme(raw, &q, warnings);
   } else if (m == "compressed-tensors") {
     q.method = QuantMethod::kCompressedTensors;
     q.format = raw.format;
@@ -373,6 +503,13 @@ int QuantSchemeBits(const QuantScheme& q, std::string_view module) {
     if (!d.skip && RegexMatchStart(d.regex, module)) return d.bits;
   }
   return q.bits;
+}
+
+int64_t model::QuantSchemeGroupSize(const QuantScheme& q, std::string_view module) {
+  for (const auto& d : q.dynamic) {
+    if (!d.skip && RegexMatchStart(d.regex, module)) return d.group_size;
+  }
+  return q.group_size;
 }
 
 bool QuantSchemeCovers(const QuantScheme& q, std::string_view module) {

@@ -1,4 +1,5 @@
 // quantization_config -> QuantScheme, and which modules each method's rule covers.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "vramfit/inventory.h"
@@ -154,6 +155,118 @@ TEST(Quant, UnknownMethodWarns) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->quant.method, QuantMethod::kOther);
   EXPECT_NE(s->warnings.back().find("quant_method \"hqq\" is not modelled"), std::string::npos);
+}
+
+// AutoRound (quant_method auto-round): the GPTQ packing is the GPTQ scheme, symmetric, no
+// act-order; extra_config by exact name, bits 16 keeps a module unquantized, other bits override
+// it; regex keys match anywhere in the name (re.search); nothing outside block_name_to_quantize
+// is quantized; the method's own spelling stays in method_text.
+TEST(Quant, AutoRoundGptqPackingWithExtraConfigAndBlocks) {
+  QuantScheme q = Scheme(R"({"quant_method":"auto-round","bits":4,"group_size":128,"sym":true,
+      "data_type":"int","packing_format":"auto_round:auto_gptq",
+      "block_name_to_quantize":"model.layers,mtp.layers",
+      "extra_config":{"model.layers.0.linear_attn.in_proj_a":{"bits":16,"data_type":"fp"},
+                      "model.layers.1.mlp.down_proj":{"bits":8,"group_size":32},
+                      ".*shared_expert_gate":{"bits":16}}})");
+  EXPECT_EQ(q.method, QuantMethod::kGptq);
+  EXPECT_EQ(q.layout, QuantLayout::kGptq);
+  EXPECT_EQ(q.method_text, "auto-round");
+  EXPECT_EQ(q.bits, 4);
+  EXPECT_EQ(q.group_size, 128);
+  EXPECT_TRUE(q.symmetric);
+  EXPECT_FALSE(q.act_order);
+  EXPECT_FALSE(q.lm_head_quantized);
+  EXPECT_FALSE(QuantSchemeCovers(q, "model.layers.0.linear_attn.in_proj_a"));
+  EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.0.linear_attn.in_proj_b"));
+  EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.10.linear_attn.in_proj_a"));  // exact names
+  EXPECT_EQ(QuantSchemeBits(q, "model.layers.1.mlp.down_proj"), 8);
+  EXPECT_EQ(QuantSchemeBits(q, "model.layers.11.mlp.down_proj"), 4);
+  EXPECT_FALSE(QuantSchemeCovers(q, "model.layers.3.mlp.shared_expert_gate"));
+  EXPECT_TRUE(QuantSchemeCovers(q, "mtp.layers.0.mlp.up_proj"));
+  EXPECT_FALSE(QuantSchemeCovers(q, "mtp.fc"));                   // outside the blocks
+  EXPECT_FALSE(QuantSchemeCovers(q, "model.visual.blocks.0.attn.qkv"));
+}
+
+TEST(Quant, AutoRoundSpellingsPackingsAndUnmodelledTypes) {
+  // The older export's spelling; without block names, MTP modules (which the transformers
+  // model AutoRound quantized does not hold) stay unquantized; extra_config can quantize lm_head.
+  QuantScheme old = Scheme(R"({"quant_method":"intel/auto-round","bits":4,"group_size":128,
+      "sym":true,"backend":"auto_round:gptq:exllamav2","extra_config":{"lm_head":{"bits":4}}})");
+  EXPECT_EQ(old.method, QuantMethod::kGptq);
+  EXPECT_EQ(old.method_text, "intel/auto-round");
+  EXPECT_TRUE(old.lm_head_quantized);
+  EXPECT_TRUE(QuantSchemeCovers(old, "model.layers.0.mlp.up_proj"));
+  EXPECT_FALSE(QuantSchemeCovers(old, "mtp.layers.0.mlp.up_proj"));
+  // The AWQ packing: AutoAWQ's GEMM layout; sym false keeps zero points.
+  QuantScheme awq = Scheme(R"({"quant_method":"auto-round","bits":4,"group_size":128,
+      "sym":false,"packing_format":"auto_round:auto_awq"})");
+  EXPECT_EQ(awq.method, QuantMethod::kAwq);
+  EXPECT_EQ(awq.layout, QuantLayout::kAwqGemm);
+  EXPECT_FALSE(awq.symmetric);
+  EXPECT_EQ(awq.method_text, "auto-round");
+  // FP8 / MX / NV float exports are not modelled, and say so.
+  auto fp = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+          "intermediate_size":128,"vocab_size":100,"quantization_config":{
+          "quant_method":"auto-round","bits":8,"group_size":[128,128],"data_type":"fp",
+          "packing_format":"auto_round:fp8"}})",
+      "c");
+  ASSERT_TRUE(fp.ok()) << fp.status().ToString();  // a 2-D group_size is read, not refused
+  EXPECT_EQ(fp->quant.layout, QuantLayout::kNone);
+  EXPECT_NE(fp->warnings.back().find("auto-round data_type \"fp\""), std::string::npos);
+  auto nv = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+          "intermediate_size":128,"vocab_size":100,"quantization_config":{
+          "quant_method":"auto-round","bits":4,"group_size":16,"data_type":"nv_fp"}})",
+      "c");
+  ASSERT_TRUE(nv.ok()) << nv.status().ToString();
+  EXPECT_EQ(nv->quant.layout, QuantLayout::kNone);
+  EXPECT_NE(nv->warnings.back().find("auto-round data_type \"nv_fp\""), std::string::npos);
+}
+
+// Exact names are compared as text (no regex is compiled for them), and a config listing more
+// entries than any export writes is read up to a limit, with a warning.
+TEST(Quant, AutoRoundManyExactNamesStayCheap) {
+  std::string extra;
+  for (int i = 0; i < 25000; ++i) {
+    extra += fmt::format("{}\"model.layers.{}.mlp.experts.{}.down_proj\":{{\"bits\":16}}",
+                         i ? "," : "", i / 1000, i % 1000);
+  }
+  auto spec = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+          "intermediate_size":128,"vocab_size":100,"quantization_config":{
+          "quant_method":"auto-round","bits":4,"group_size":128,"extra_config":{)" +
+          extra + "}}}",
+      "c");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_NE(spec->warnings.back().find("only the first 20000"), std::string::npos);
+  const QuantScheme& q = spec->quant;
+  for (int i = 0; i < 50; ++i) {  // 50 x 2 x 20,000 text comparisons
+    EXPECT_FALSE(QuantSchemeCovers(q, "model.layers.0.mlp.experts.7.down_proj"));
+    EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.0.mlp.experts.7.up_proj"));
+  }
+  EXPECT_TRUE(QuantSchemeCovers(q, "model.layers.24.mlp.experts.999.down_proj"));  // past it
+}
+
+TEST(Quant, AutoRoundHostileExtraConfigIsRefusedOrIgnored) {
+  // A non-object entry is a type error naming the key; a pattern that would backtrack without
+  // end is ignored with a warning.
+  auto bad = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+          "intermediate_size":128,"vocab_size":100,"quantization_config":{
+          "quant_method":"auto-round","bits":4,"group_size":128,"extra_config":{"x":3}}})",
+      "c");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("extra_config"), std::string::npos);
+  auto hang = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+          "intermediate_size":128,"vocab_size":100,"quantization_config":{
+          "quant_method":"auto-round","bits":4,"group_size":128,
+          "extra_config":{"(a+)+b":{"bits":16}}}})",
+      "c");
+  ASSERT_TRUE(hang.ok()) << hang.status().ToString();
+  EXPECT_NE(hang->warnings.back().find("(a+)+b"), std::string::npos);
+  EXPECT_TRUE(QuantSchemeCovers(hang->quant, std::string(300, 'a') + "b"));
 }
 
 }  // namespace

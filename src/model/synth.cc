@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/checked.h"
+#include "model/auto_round.h"
 #include "vramfit/inventory.h"
 
 namespace vramfit {
@@ -486,8 +487,10 @@ void EmitAll(Emitter& e, const ModelSpec& s) {
       // qwen3_next_mtp.py). Qwen's FP8 release quantizes the MTP layer like the decoder (its
       // modules_to_not_convert lists mtp.fc and the MTP router, not the MTP experts); the
       // AWQ/GPTQ/compressed-tensors tools quantize the transformers model, which has no MTP
-      // modules, so their MTP tensors stay unquantized.
-      const bool mtp_quant = q.method == QuantMethod::kFp8;
+      // modules, so their MTP tensors stay unquantized, except AutoRound's when its
+      // block_name_to_quantize names mtp.layers (the scheme's rules decide per module).
+      const bool mtp_quant =
+          q.method == QuantMethod::kFp8 || model::IsAutoRoundMethod(q.method_text);
       const std::string fc = s.naming.mtp + "fc";
       e.Linear(fc, h, 2 * h, false, mtp_quant && e.Quantize(fc));
       e.Plain(s.naming.mtp + "pre_fc_norm_embedding.weight", {h});

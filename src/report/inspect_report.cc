@@ -6,6 +6,7 @@
 
 #include "core/text.h"
 #include "core/units.h"
+#include "model/auto_round.h"
 #include "report/json_text.h"
 #include "vramfit/report.h"
 
@@ -56,7 +57,11 @@ std::string QuantText(const Inventory& inv) {
   if (q.method == "none") {
     return inv.audit.quantized_linear > 0 ? "none declared (but quantized tensors found)" : "none";
   }
-  std::string s = fmt::format("{} {}-bit", q.method, q.bits);
+  // An AutoRound checkpoint is modelled with its packing's scheme: both are named.
+  const std::string& text = inv.spec.quant.method_text;
+  std::string s = model::IsAutoRoundMethod(text)
+                      ? fmt::format("{} ({} packing) {}-bit", text, q.method, q.bits)
+                      : fmt::format("{} {}-bit", q.method, q.bits);
   if (q.group_size > 0) s += fmt::format(", group {}", q.group_size);
   if (!q.format.empty()) s += fmt::format(" ({})", q.format);
   if (q.effective_bits > 0)

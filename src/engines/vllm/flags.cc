@@ -41,8 +41,10 @@ Status InRange(const std::string& flag, int64_t v, int64_t lo, int64_t hi, const
 
 // vLLM's --quantization choices (vllm/model_executor/layers/quantization/__init__.py
 // QuantizationMethods, v0.10 to v0.30, and the online shorthands): argparse refuses others.
+// "auto_round": accepted by 0.20 and later (the club-3090 start-up logs in validation/vllm/
+// print 'quantization': 'auto_round' among the non-default args of v0.20.1 and v0.24.0).
 constexpr const char* kQuantizationChoices[] = {
-    "aqlm", "awq", "auto_awq", "awq_marlin", "auto-round", "auto_gptq", "bitblas",
+    "aqlm", "awq", "auto_awq", "awq_marlin", "auto-round", "auto_round", "auto_gptq", "bitblas",
     "bitsandbytes", "compressed-tensors", "deepseek_v4_fp8", "deepspeedfp", "experts_int8",
     "fbgemm_fp8", "fp8", "fp8_per_block", "fp8_per_channel", "fp8_per_tensor", "fp_quant",
     "gguf", "gpt_oss_mxfp4", "gptq", "gptq_bitblas", "gptq_marlin", "gptq_marlin_24", "hqq",

@@ -16,6 +16,7 @@
 #include "engines/vllm/flags.h"
 #include "engines/vllm/refusals.h"
 #include "engines/vllm/vllm.h"
+#include "model/auto_round.h"
 #include "model/hub_revision.h"
 
 namespace vramfit {
@@ -277,7 +278,11 @@ Status ResolveSettings(Run& r) {
     const std::string base = m.substr(0, m.find("_marlin"));  // awq_marlin -> awq
     if (q.quantized()) {
       const std::string cfg = q.method_text;
-      if (base != cfg && !(base == "fp8" && cfg == "fp8")) {
+      // AutoRound: the config's auto-round / intel/auto-round and the flag's auto-round,
+      // auto_round or inc name one method (INCConfig.override_quantization_method).
+      const bool auto_round = model::IsAutoRoundMethod(cfg) &&
+                              (model::IsAutoRoundMethod(m) || m == "inc");
+      if (base != cfg && !(base == "fp8" && cfg == "fp8") && !auto_round) {
         // vllm/config/model.py _verify_quantization.
         return Invalid(fmt::format("Quantization method specified in the model config ({}) does "
                                    "not match the quantization method specified in the "
@@ -407,6 +412,14 @@ Status Load(Run& r) {
             ? "before 0.12 vLLM picks Triton (smaller weights) only where triton_kernels was "
               "installed by hand"
             : "as vLLM's get_mxfp4_backend picks it"));
+  }
+  if (model::IsAutoRoundMethod(r.spec.quant.method_text) && w->kernel.rfind("auto-round", 0) == 0) {
+    // quantization/auto_round.py (0.11-0.20), quantization/inc/inc.py (0.21+).
+    r.plan.notes.push_back(fmt::format(
+        "weights: {} checkpoint served by vLLM's AutoRound/INC config with the {} kernel per "
+        "layer; modules its extra_config keeps at 16 bits, and those outside "
+        "block_name_to_quantize, load unquantized",
+        r.spec.quant.method_text, w->kernel.substr(12, w->kernel.size() - 13)));
   }
   uint64_t weights = w->bytes_per_rank;
   if (s.pipeline_parallel_size > 1) {

@@ -61,6 +61,32 @@ TEST(Vllm, Qwen35AwqOnTwo24GbCardsAtTp2) {
   EXPECT_GT(p->kv_cache_tokens, 0u);
 }
 
+// An AutoRound checkpoint: `--quantization auto_round` (or auto-round, inc) matches its
+// quant_method auto-round (INCConfig.override_quantization_method), another method does not;
+// the plan names the per-layer kernel; the 4-bit weights fit two 24 GB cards at TP 2.
+TEST(Vllm, AutoRoundIsPlannedAsItsGptqPacking) {
+  VllmSettings s;
+  s.tensor_parallel_size = 2;
+  s.max_model_len = 32768;
+  const Inventory inv = Catalog("qwen3.6-27b-int4-autoround");
+  for (const char* flag : {"", "auto_round", "auto-round", "inc"}) {
+    s.quantization = flag;
+    auto p = PlanVllm(inv, Gpu("3090"), s);
+    ASSERT_TRUE(p.ok()) << flag << ": " << p.status().ToString();
+    EXPECT_TRUE(p->fits) << flag << ": " << p->failure_message;
+    const GpuPlan& g = p->gpus[0];
+    EXPECT_GT(g.weights_bytes, 8ull << 30);  // about 8.6 GiB per rank, MTP not loaded
+    EXPECT_LT(g.weights_bytes, 10ull << 30);
+    bool named = false;
+    for (const std::string& n : p->notes) {
+      named |= n.find("gptq_marlin kernel") != std::string::npos;
+    }
+    EXPECT_TRUE(named) << flag;
+  }
+  s.quantization = "gptq";
+  EXPECT_FALSE(PlanVllm(inv, Gpu("3090"), s).ok());  // vLLM's method mismatch error
+}
+
 // --speculative-config method "mtp": the checkpoint's MTP layer is one more full-attention layer
 // in the KV pool (qwen3_next_mtp.py), so 11 attention layers against 30 GDN ones: three GDN groups
 // of 11 with 3 padding layers, as a Qwen3.6-35B-A3B MTP start logs ("Add 3 padding layers, may

@@ -14,6 +14,7 @@
 #include <charconv>
 
 #include "core/units.h"
+#include "model/auto_round.h"
 
 namespace vramfit::vllm {
 namespace {
@@ -204,6 +205,9 @@ std::string SelectedQuantization(const QuantScheme& q, const GpuSpec& gpu, const
                                  const std::string& flag) {
   if (!flag.empty()) return flag;
   if (!q.quantized()) return "";
+  // AutoRoundConfig / INCConfig claims the checkpoint (get_min_capability 60) and picks the
+  // Marlin or plain GPTQ/AWQ kernel per layer (quantization/auto_round.py, inc/inc.py).
+  if (model::IsAutoRoundMethod(q.method_text)) return "auto-round";
   const int cc = ComputeCapability(gpu);
   const bool marlin = cc == 0 || cc >= (rules.marlin_on_turing ? 75 : 80);
   switch (q.method) {
@@ -254,7 +258,8 @@ std::optional<Refusal> LayerRefusal(const Inventory& inv, const GpuSpec& gpu, co
                                "Min capability: {}. ', 'Current capability: {}.')",
                                SchemeFloor(spec.quant, rules), cc)};
   }
-  if (spec.quant.method == QuantMethod::kGptq && rules.gptq_marlin_only && cc > 0 &&
+  if (spec.quant.method == QuantMethod::kGptq &&
+      !model::IsAutoRoundMethod(spec.quant.method_text) && rules.gptq_marlin_only && cc > 0 &&
       cc < MethodFloor("gptq_marlin", rules)) {
     // AutoGPTQLinearMethod -> verify_marlin_supported (utils/marlin_utils.py), v0.22+.
     return Refusal{Stage::kLoad,

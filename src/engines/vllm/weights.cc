@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "core/checked.h"
+#include "model/auto_round.h"
 #include "model/roles.h"
 
 namespace vramfit {
@@ -46,6 +47,7 @@ enum class Shard : uint8_t {
 enum Flag : uint8_t {
   kGIdx = 1, kQZeros = 2, kQuantWeight = 4, kWideLinearWeight = 8, kBias = 16,
   kModelDtype = 32,  // stored in the config's dtype: loads in --dtype
+  kMatrix = 64,      // two or more dimensions (an MTP linear's weight or its quantization data)
 };
 constexpr uint32_t kNoModule = UINT32_MAX;
 
@@ -117,6 +119,7 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
     if (part == "qzeros") c.flags |= kQZeros;
     if (e.part == Part::kBias) c.flags |= kBias;
     if (t.dtype == spec.dtype && e.part != Part::kQuantMeta) c.flags |= kModelDtype;
+    if (t.shape.size() >= 2 && leaf != "eh_proj") c.flags |= kMatrix;  // DeepSeek: nn.Linear
     const bool row = IsRowParallel(std::string(leaf));
     switch (e.role) {
       case Role::kMtp: c.shard = Shard::kMtp; break;
@@ -207,10 +210,20 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
   VllmWeights w;
   const bool gptq_like = q.method == QuantMethod::kGptq;
   const bool awq = q.method == QuantMethod::kAwq;
-  w.kernel = !o.quantization.empty() ? o.quantization
-             : awq ? (o.marlin ? "awq_marlin" : "awq")
-             : gptq_like ? (o.marlin ? "gptq_marlin" : "gptq")
-             : q.quantized() ? QuantMethodName(q.method) : "unquantized";
+  // An AutoRound checkpoint is served per layer by the same GPTQ/AWQ kernels
+  // (quantization/auto_round.py apply_gptq_quant_layer / apply_awq_quant_layer; inc/inc.py
+  // INCWna16Scheme from ~0.21): named "auto-round (gptq_marlin)" and so on.
+  const bool auto_round = model::IsAutoRoundMethod(q.method_text) &&
+                          (o.quantization.empty() || model::IsAutoRoundMethod(o.quantization) ||
+                           o.quantization == "inc");
+  const std::string per_layer = awq ? (o.marlin ? "awq_marlin" : "awq")
+                                : gptq_like ? (o.marlin ? "gptq_marlin" : "gptq")
+                                            : "";
+  w.kernel = auto_round && !per_layer.empty() ? "auto-round (" + per_layer + ")"
+             : !o.quantization.empty()        ? o.quantization
+             : !per_layer.empty()             ? per_layer
+             : q.quantized()                  ? QuantMethodName(q.method)
+                                              : "unquantized";
   const bool marlin_gptq = gptq_like && o.marlin;
   const bool marlin_any =
       o.marlin &&
@@ -236,8 +249,14 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
     }
     uint64_t rank = c.bytes;
     switch (c.shard) {
-      case Shard::kReplicated:
-      case Shard::kMtp: break;
+      case Shard::kReplicated: break;
+      case Shard::kMtp:
+        // Qwen3-Next/3.5 MTP (qwen3_next_mtp.py): fc is a ColumnParallelLinear and the layers
+        // are decoder layers, so their linears split by TP like the decoder's; norms stay whole.
+        // DeepSeek's (deepseek_mtp.py): embedding and shared head by vocab, the layer by TP,
+        // eh_proj replicated.
+        if (c.flags & kMatrix) rank = CeilDiv(c.bytes, tp);
+        break;
       case Shard::kSplit: rank = CeilDiv(c.bytes, tp); break;
       case Shard::kKv:
         rank = kv_heads > 0 ? c.bytes / kv_heads * kv_rank_heads : CeilDiv(c.bytes, tp);
@@ -339,7 +358,9 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
       w.transient_reason = "online FP8 quantization of one layer at a time (v0.16+)";
     }
   }
-  if (w.kernel == "awq") w.largest_dequantized_layer = largest_linear_fp16;
+  if (w.kernel == "awq" || w.kernel == "auto-round (awq)") {
+    w.largest_dequantized_layer = largest_linear_fp16;
+  }
   w.load_peak_per_rank = w.bytes_per_rank + w.transient_bytes;
   return w;
 }

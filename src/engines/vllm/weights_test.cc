@@ -97,12 +97,66 @@ TEST(VllmWeights, GptqMarlinDropsSymmetricZerosAndGIdx) {
             "Marlin repack of layer 0 experts (w13)");  // the largest repack unit
 }
 
+// An AutoRound checkpoint (GPTQ packing) is served by the same kernels per layer
+// (quantization/auto_round.py apply_gptq_quant_layer; inc/inc.py): gptq_marlin drops its
+// symmetric zero points and g_idx; the 16-bit in_proj_a/b and mtp.fc stay as stored.
+TEST(VllmWeights, AutoRoundIsServedLikeGptqMarlin) {
+  const Inventory inv = Catalog("qwen3.6-27b-int4-autoround");
+  EXPECT_EQ(inv.spec.quant.method_text, "auto-round");
+  uint64_t dropped = 0, mtp = 0;
+  for (const auto& e : inv.tensors) {
+    if (e.role == Role::kMtp) {
+      mtp += e.info.bytes();
+    } else if (e.info.name.ends_with(".qzeros") || e.info.name.ends_with(".g_idx")) {
+      dropped += e.info.bytes();
+    }
+    if (e.info.name == "mtp.fc.weight") EXPECT_FALSE(e.quantized);
+    if (e.info.name.find("in_proj_a") != std::string::npos ||
+        e.info.name.find("in_proj_b") != std::string::npos) {
+      EXPECT_FALSE(e.quantized) << e.info.name;
+    }
+    if (e.info.name.find("in_proj_qkv") != std::string::npos && e.part == Part::kWeight) {
+      EXPECT_TRUE(e.quantized) << e.info.name;
+    }
+  }
+  auto w = VllmWeightsPerRank(inv, Tp(1));
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->kernel, "auto-round (gptq_marlin)");
+  EXPECT_EQ(w->dropped_bytes, dropped);
+  EXPECT_EQ(w->skipped_bytes, mtp);  // the MTP module: loaded only for speculative decoding
+  VllmWeightOptions plain = Tp(1);
+  plain.marlin = false;  // before Ampere (or Turing): the plain GPTQ kernel keeps them
+  EXPECT_EQ(VllmWeightsPerRank(inv, plain)->kernel, "auto-round (gptq)");
+}
+
 TEST(VllmWeights, MtpIsNotLoadedWithoutSpeculativeDecoding) {
   const Inventory inv = Catalog("qwen3-next-80b-a3b-instruct");
   auto w = VllmWeightsPerRank(inv, Tp(1));
   ASSERT_TRUE(w.ok());
   EXPECT_GT(w->skipped_bytes, 3ull << 30);  // 1,650,471,424 parameters in BF16
   EXPECT_EQ(w->bytes_per_rank + w->skipped_bytes, inv.total_bytes + 262144u * 256 * 2);
+}
+
+// With speculative decoding the MTP module loads and splits by TP like the decoder
+// (qwen3_next_mtp.py: fc is a ColumnParallelLinear, the layers are decoder layers); its norms
+// stay whole on every rank.
+TEST(VllmWeights, MtpLinearsSplitByTp) {
+  const Inventory inv = Catalog("qwen3.6-27b-int4-autoround");
+  uint64_t matrices = 0, vectors = 0;
+  for (const auto& e : inv.tensors) {
+    if (e.role != Role::kMtp) continue;
+    const bool dropped = e.info.name.ends_with(".qzeros") || e.info.name.ends_with(".g_idx");
+    if (dropped) continue;  // gptq_marlin frees them
+    (e.info.shape.size() >= 2 ? matrices : vectors) += e.info.bytes();
+  }
+  VllmWeightOptions o = Tp(2), with_mtp = Tp(2);
+  with_mtp.load_speculative_mtp = true;
+  auto w = VllmWeightsPerRank(inv, o);
+  auto m = VllmWeightsPerRank(inv, with_mtp);
+  ASSERT_TRUE(w.ok() && m.ok());
+  EXPECT_GT(matrices, 0u);
+  EXPECT_NEAR(static_cast<double>(m->bytes_per_rank - w->bytes_per_rank),
+              static_cast<double>(matrices / 2 + vectors), 64.0);  // rounding per tensor
 }
 
 TEST(VllmWeights, ExpertParallelSplitsWholeExperts) {
