@@ -62,6 +62,8 @@ constexpr const char* kWithinToday[] = {
     "gpt-oss-120b-h100x1-v0.14.1-oom-after-upgrade-issue33155",
     "gpt-oss-20b-a100x1-len131072-gmu0.65-v0.19.0-myoceane",
     "gpt-oss-20b-h100x1-len16000-block128-llmd-empirical",
+    "llama-3.1-8b-instruct-a100-40gb-eager-len131072-v0.15.1-vllm-gce",
+    "llama-3.1-8b-instruct-a100-80gb-defaults-v0.31.0-session-notes",
     "llama-3.1-8b-instruct-h100x1-len16000-block128-llmd-empirical",
     "llama-3.1-8b-instruct-rtx3090-tp1-len20000-v0engine",
     "llama-3.1-8b-instruct-rtx3090-tp1-len29000-v0engine-kv-too-small",
@@ -71,13 +73,24 @@ constexpr const char* kWithinToday[] = {
     "meta-llama-3-8b-a100-40gb-tp1-gmu0.9-len8192-v0engine",
     "mistral-small-3.2-24b-instruct-2506-h100x1-len16000-gmu0.95-v0.11.0-llmd-empirical",
     "qwen2.5-32b-instruct-l40s-tp2-gmu0.9-len10000-v0engine",
+    "qwen2.5-7b-instruct-rtx3090-len8192-gmu0.6-negative-kv-v0.17.1-offload-study",
+    "qwen2.5-7b-instruct-rtx3090-len8192-gmu0.86-cpu-offload12-v0.17.1-offload-study",
+    "qwen2.5-7b-instruct-v100-fp16-eager-len32768-v0.18.0-gpu-util-interference",
     "qwen2.5-vl-72b-a100-40gbx4-gmu0.95-v0engine-issue16570",
     "qwen3-0.6b-h100x1-len16000-block128-llmd-empirical",
     "qwen3-0.6b-h100x1-len32000-block128-llmd-empirical",
+    "qwen3-14b-awq-l40s-tp1-defaults-v0.28.0-capstone",
+    "qwen3-14b-awq-l40s-tp1-gmu0.95-len1024-mns8-mnbt8192-v0.28.0-capstone",
+    "qwen3-14b-awq-l4x1-v0.28.0-capstone",
+    "qwen3-14b-awq-l4x2-pp2-v0.28.0-capstone",
+    "qwen3-14b-l40s-tp1-defaults-v0.28.0-capstone",
     "qwen3-32b-h100x1-len16000-block128-llmd-empirical",
     "qwen3-32b-h100x1-len32000-kv-too-small-llmd-empirical",
     "qwen3-32b-h100x2-tp2-len16000-block128-llmd-empirical",
+    "qwen3-32b-rtx-pro-6000x1-gmu0.426-len32768-no-cache-blocks-v0.27.1-two-gpus-blog",
+    "qwen3-8b-bf16-rtx5070ti-gmu0.9-len8192-no-cache-blocks-v0.23.0-nvfp4-blog",
     "qwen3-8b-rtx-a5000-24gb-tp1-v0.21.0-lmcache-cpu-offload",
+    "qwen3-8b-rtx5090-len32768-gmu0.92-v0.24.0-overcommit-study",
     "qwen3-coder-480b-a35b-fp8-h20-dp8-ep-gpu0.9-kv-too-small",
     "qwen3-coder-480b-a35b-fp8-h20-dp8-ep-gpu0.95-kv-too-small",
     "qwen3.5-27b-h20x1-len32768-mns16-mnbt16384-dummy-v0.19.0-issue40691",
@@ -215,6 +228,7 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     if (!Str(set, "kv_cache_dtype").empty()) s.kv_cache_dtype = Str(set, "kv_cache_dtype");
     bool eager = false;
     if (!set["enforce_eager"].get_bool().get(eager)) s.enforce_eager = eager;
+    if (auto v = Num(set, "cpu_offload_gb")) s.cpu_offload_gb = *v;  // --cpu-offload-gb, GiB
     // settings_resolved: settings the excerpt cuts but the source's own launch file shows, with
     // the reason in settings_resolved_why; applied over `settings`.
     simdjson::dom::element res;
