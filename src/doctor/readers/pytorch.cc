@@ -203,12 +203,11 @@ void Match(const Line& line) {
     Set(e, Num::kRequestedBytes, BytesAfter(s, "Unable to allocate"));
   }
   // The kernel's OOM killer (host memory): "Out of memory: Killed process 1234 (python)".
-  // torchrun's elastic agent reporting a worker ended by SIGKILL, "failed (exitcode: -9)" or
-  // "Signal 9 (SIGKILL) received by PID" (torch/distributed/elastic/multiprocessing/api.py,
-  // torch 1.10+): the worker printed no error of its own, and the kernel's OOM killer is what
-  // usually sends it.
+  // torchrun's elastic agent reporting a worker ended by SIGKILL, "failed (exitcode: -9)"
+  // (torch/distributed/elastic/multiprocessing/api.py, torch 1.10+): the worker printed no error
+  // of its own, and the kernel's OOM killer is what usually sends it.
   if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
-      Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") || Has(s, "(SIGKILL) received")) {
+      Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)")) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
   if (Has(s, "CUDA error: out of memory") || Has(s, "cudaErrorMemoryAllocation") ||
