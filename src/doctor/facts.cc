@@ -98,6 +98,21 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage = serving ? Stage::kRuntime : Stage::kWarmup;
     f.stage_why = fmt::format("sampler frame {} {}", Cited(frames->frame),
                               serving ? "while serving" : "before any serving line");
+  } else if (frames && frames->construction && f.milestone_stage &&
+             *f.milestone_stage > Stage::kLoad) {
+    // A constructor past the load (a cache or buffer object built later): the milestone says
+    // how far start-up got.
+    f.stage = *f.milestone_stage;
+    f.stage_why = fmt::format("furthest milestone {}", Cited(milestone));
+    f.stage_conflict = fmt::format("the traceback ends in a constructor ({}), which alone would "
+                                   "say the model was being built",
+                                   Cited(frames->frame));
+  } else if (frames && frames->construction) {
+    f.stage = Stage::kLoad;
+    f.stage_why = fmt::format(
+        "the traceback ends in a constructor, {}: the model was being built, and modules "
+        "allocate their weights as they are constructed",
+        Cited(frames->frame));
   } else if (frames) {
     f.stage = frames->stage;
     f.stage_why = fmt::format("traceback frame {}", Cited(frames->frame));
@@ -381,6 +396,16 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
   if (startup) return FrameStage{Stage::kStartup, startup};
   if (runtime) return FrameStage{Stage::kRuntime, runtime};
   if (sampler_code) return FrameStage{Stage::kRuntime, sampler_code, true};
+  // A traceback that ends in a constructor (past torch's device-mode dispatch, which `with
+  // torch.device("cuda")` routes every factory call through): modules allocate their
+  // parameters as they are built, on the default device, so the model's weights are being
+  // placed (nn.Linear's or an engine's parallel linear layer's torch.empty). Only when no other
+  // frame places the failure: a cache built by generate() has generate on the stack.
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    if (FrameIs(*it, {"__torch_function__"})) continue;
+    if (FrameIs(*it, {"__init__"})) return FrameStage{Stage::kLoad, *it, false, true};
+    break;
+  }
   return std::nullopt;
 }
 

@@ -110,11 +110,13 @@ bool FrameIs(const LogEvent* frame, std::initializer_list<std::string_view> name
 bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names);
 
 // Where `frames` point: the stage and the frame that decided it; `weak` when only the sampler's
-// files say so (the sampler runs in the warm-up and while serving alike).
+// files say so (the sampler runs in the warm-up and while serving alike); `construction` when
+// only a constructor at the traceback's end says so (a model being built allocates its weights).
 struct FrameStage {
   Stage stage;
   const LogEvent* frame;
   bool weak = false;
+  bool construction = false;
 };
 std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& frames);
 

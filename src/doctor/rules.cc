@@ -68,6 +68,11 @@ bool V0MaxLenCheck(const Facts& f) {
 bool HostOomKill(const Facts& f) {
   return f.has(EventKind::kHostOomKill) && !f.has(EventKind::kTorchOom);
 }
+// With no frame or milestone, at load (as for a host buffer below): a program's host memory
+// peaks while a checkpoint is read into it.
+bool HostOomKillAtLoad(const Facts& f) {
+  return HostOomKill(f) && !f.frame_stage && !f.milestone_stage;
+}
 bool HostBuffer(const Facts& f) { return f.has(EventKind::kHostBufferFail); }
 // The model's host buffer while loading (llama_model_load).
 // With no frame or milestone, at load too: host memory fills with weights (mapped, pinned,
@@ -460,6 +465,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlKv, Words::kKvBuffer),
       Worded(C::kHostMemory, S::kLoad, HostBufferAtLoad, Words::kHostMemory),
       {C::kHostMemory, S::kLoad, HostBuffer, nullptr, nullptr, Words::kHostMemory, true},
+      Worded(C::kHostMemory, S::kLoad, HostOomKillAtLoad, Words::kHostMemory),
       {C::kHostMemory, S::kLoad, HostOomKill, nullptr, nullptr, Words::kHostMemory, true},
       Worded(C::kMultimodalEncoder, S::kProfile, GgmlMmWarmup, Words::kProjectorWarmup),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlComputeImage, Words::kImageComputeBuffer),

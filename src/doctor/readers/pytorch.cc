@@ -203,8 +203,11 @@ void Match(const Line& line) {
     Set(e, Num::kRequestedBytes, BytesAfter(s, "Unable to allocate"));
   }
   // The kernel's OOM killer (host memory): "Out of memory: Killed process 1234 (python)".
+  // torchrun's elastic agent reporting a worker ended by SIGKILL, "failed (exitcode: -9)"
+  // (torch/distributed/elastic/multiprocessing/api.py, torch 1.10+): the worker printed no error
+  // of its own, and the kernel's OOM killer is what usually sends it.
   if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
-      Has(s, "invoked oom-killer")) {
+      Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)")) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
   if (Has(s, "CUDA error: out of memory") || Has(s, "cudaErrorMemoryAllocation") ||
@@ -259,6 +262,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "load the weights in 16 bits (not float32) or quantized (8-/4-bit), or on a card "
               "with more memory",
            "a plain PyTorch program places the whole model on one GPU before it generates");
+    return true;
+  }
+  if (cause == Cause::kHostMemory) {
+    // torch.load's mmap=True (torch/serialization.py, 2.1+) maps the file instead of reading it.
+    AddFix(d, "more host RAM or swap for the process (check dmesg for the OOM killer's line)",
+           "a plain PyTorch program reads its checkpoint into system memory before moving it to "
+           "the GPU");
+    AddFix(d, "load the checkpoint memory-mapped or shard by shard (torch.load(..., mmap=True), "
+              "safetensors, transformers' low_cpu_mem_usage=True)",
+           "the whole state dict is then never held in RAM at once");
     return true;
   }
   if (cause == Cause::kStaticCache) {
