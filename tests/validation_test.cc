@@ -51,7 +51,7 @@ Result<GpuSpec> GpuFromText(std::string text) {
 struct Floor {
   int scored, weights_ok, kv_ok, kv_formula_ok, records_ok, in_range_ok, available_kv_ok;
 };
-constexpr Floor kFloor = {41, 20, 7, 6, 25, 21, 19};
+constexpr Floor kFloor = {75, 44, 24, 31, 44, 40, 34};
 
 // The records within tolerance today: each must stay within, so that one record's gain cannot
 // hide another's loss. (Two records left this list when the V1 sampler warm-up was calibrated
