@@ -3,6 +3,7 @@
 // 9f7d370 / GPTQModel f4c327a1, compressed-tensors ac8e2ba8, gpt-oss MXFP4, DeepSeek FP8).
 #include <fmt/format.h>
 
+#include <cctype>
 #include <optional>
 #include <regex>
 #include <unordered_map>
@@ -63,6 +64,17 @@ bool BacktrackSafe(std::string_view pat) {
   bool prev_quantifier = false;  // the last atom was itself quantified
   bool closed_risky = false;     // the last atom was a group that holds a quantifier
   int unbounded = 0;             // `*`, `+` and `{n,}` repeats
+  // Backreferences (`\1`) have no use in a module pattern, and std::regex reads their digits
+  // (and a repeat's `{n}`) into a long without an overflow check: refuse both kinds of number
+  // where they could overflow (found by fuzz_config).
+  for (size_t i = 0; i + 1 < pat.size(); ++i) {
+    if (pat[i] == '\\' && std::isdigit(static_cast<unsigned char>(pat[i + 1]))) return false;
+    if (pat[i] == '\\') ++i;
+  }
+  for (size_t i = 0, run = 0; i < pat.size(); ++i) {
+    run = std::isdigit(static_cast<unsigned char>(pat[i])) ? run + 1 : 0;
+    if (run > 6) return false;
+  }
   for (size_t i = 0; i < pat.size(); ++i) {
     const char c = pat[i];
     const bool quantifier = c == '*' || c == '+' || c == '?' || c == '{';

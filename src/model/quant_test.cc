@@ -66,6 +66,25 @@ TEST(Quant, PatternsThatBacktrackWithoutEndAreNeverRun) {
   EXPECT_EQ(QuantSchemeBits(q, "model.layers.1.mlp.gate_proj"), 3);
 }
 
+// A backreference or a repeat count with more digits than a long holds made std::regex
+// overflow while compiling (found by the config fuzz target: `-:.*layers\\666...`); such
+// patterns are refused with the same warning, before std::regex sees them.
+TEST(Quant, PatternNumbersThatOverflowAreRefused) {
+  auto spec = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+          "intermediate_size":128,"vocab_size":100,"quantization_config":{"quant_method":"gptq",
+          "bits":4,"group_size":128,"dynamic":{"-:.*layers\\66666666666666666666":{},
+          "-:a{99999999999999999999}":{},"-:x\\1":{},"+:.*\\.1\\..*up_proj":{"bits":8}}}})",
+      "c");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  int refused = 0;
+  for (const std::string& w : spec->warnings) {
+    refused += w.find("not a valid regex") != std::string::npos;
+  }
+  EXPECT_EQ(refused, 3);
+  EXPECT_EQ(QuantSchemeBits(spec->quant, "model.layers.1.mlp.up_proj"), 8);
+}
+
 TEST(Quant, CompressedTensorsIgnoreRegexAnchoredAtStart) {
   QuantScheme q = Scheme(R"({"quant_method":"compressed-tensors","format":"pack-quantized",
       "config_groups":{"group_0":{"targets":["Linear"],"weights":{"num_bits":4,"type":"int",
