@@ -32,12 +32,20 @@ struct Case {
 };
 
 // A size as the Hub's file listing shows it ("4 GB", "1.57 GB", "778 MB": decimal units,
-// three significant figures) -> bytes, and half a unit of its last figure (its rounding).
+// three significant figures), or as vLLM's "Checkpoint size: 29.03 GiB" prints the sum of the
+// safetensors files (binary, two decimals) -> bytes, and half a unit of its last figure (its
+// rounding).
 std::pair<double, double> ListedBytes(const std::string& text) {
   std::istringstream in(text);
   double v = 0;
   std::string unit;
   in >> v >> unit;
+  if (unit == "GiB") {
+    const size_t dot = text.find('.'), space = text.find(' ');
+    const int decimals = dot < space ? static_cast<int>(space - dot - 1) : 0;
+    constexpr double kGiB = 1073741824.0;
+    return {v * kGiB, 0.5 * std::pow(10.0, -decimals) * kGiB};
+  }
   const double scale = unit == "GB" ? 1e9 : unit == "MB" ? 1e6 : unit == "kB" ? 1e3 : 0;
   EXPECT_GT(scale, 0) << text;
   const double half = 0.5 * std::pow(10.0, std::floor(std::log10(v)) - 2);
