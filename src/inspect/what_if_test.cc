@@ -4,7 +4,9 @@
 // format at 2, 3 and 4 bits), within 0.5%, a publisher's own choice applied where it made one;
 // (2) the catalog's entries of the same releases (their config.json, laid out by the
 // synthesizer the hollow checkpoint tests check header for header), a consistency check of
-// scheme and layout; the unquantized parameter count is kept.
+// scheme and layout; the unquantized parameter count is kept; (3) apart from the header bytes,
+// vLLM's printed load of published checkpoints (tests/data/published_quant_loads.json): load
+// figures, not file sizes, compared after vLLM's own load transforms.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engines/vllm/rules.h"
+#include "engines/vllm/weights.h"
 #include "vramfit/inspect.h"
 #include "vramfit/inventory.h"
 
@@ -28,12 +32,20 @@ struct Case {
 };
 
 // A size as the Hub's file listing shows it ("4 GB", "1.57 GB", "778 MB": decimal units,
-// three significant figures) -> bytes, and half a unit of its last figure (its rounding).
+// three significant figures), or as vLLM's "Checkpoint size: 29.03 GiB" prints the sum of the
+// safetensors files (binary, two decimals) -> bytes, and half a unit of its last figure (its
+// rounding).
 std::pair<double, double> ListedBytes(const std::string& text) {
   std::istringstream in(text);
   double v = 0;
   std::string unit;
   in >> v >> unit;
+  if (unit == "GiB") {
+    const size_t dot = text.find('.'), space = text.find(' ');
+    const int decimals = dot < space ? static_cast<int>(space - dot - 1) : 0;
+    constexpr double kGiB = 1073741824.0;
+    return {v * kGiB, 0.5 * std::pow(10.0, -decimals) * kGiB};
+  }
   const double scale = unit == "GB" ? 1e9 : unit == "MB" ? 1e6 : unit == "kB" ? 1e3 : 0;
   EXPECT_GT(scale, 0) << text;
   const double half = 0.5 * std::pow(10.0, std::floor(std::log10(v)) - 2);
@@ -107,6 +119,48 @@ TEST(WhatIfVsListedBytes, UntiedLmHeadIsThePublishersChoice) {
   auto spec = WhatIfQuantizedSpec(base->spec, *q);
   ASSERT_TRUE(spec.ok());
   EXPECT_EQ(*SynthesizedBytes(*spec), WhatIfBytes(tied, *q));
+}
+
+// Indirect evidence, kept apart from the header bytes above: what vLLM printed as "Model
+// loading took X GiB" for a published checkpoint at tensor-parallel size 1
+// (tests/data/published_quant_loads.json). The what-if inventory goes through vLLM's load
+// transforms for that release (VllmWeightsPerRank: Marlin repacks, dropped g_idx and symmetric
+// zero points, FP8 blocks as stored, the RoPE table) and must land within the figure's rounding
+// at two decimals of GiB.
+TEST(WhatIfVsVllmLoad, WithinTheRoundingOfThePrintedGiB) {
+  std::ifstream in(VRAMFIT_SOURCE_DIR "/tests/data/published_quant_loads.json");
+  ASSERT_TRUE(in) << "tests/data/published_quant_loads.json";
+  const nlohmann::json data = nlohmann::json::parse(in);
+  ASSERT_GE(data["loads"].size(), 2u);
+  constexpr double kGiB = 1073741824.0;
+  for (const auto& c : data["loads"]) {
+    const std::string repo = c["repo"];
+    SCOPED_TRACE(repo + " on vLLM " + c["vllm"].get<std::string>());
+    auto q = MakeWhatIfQuant(c["method"].get<std::string>(), c["bits"].get<int>(),
+                             c.value("group_size", int64_t{-2}), false);
+    ASSERT_TRUE(q.ok()) << q.status().ToString();
+    InspectOptions o;
+    o.as_quantized = *q;
+    auto inv = InspectModel(c["base"].get<std::string>(), o);
+    ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+    auto release = vllm::ParseRelease(c["vllm"].get<std::string>());
+    ASSERT_TRUE(release.ok());
+    VllmWeightOptions w;
+    w.tensor_parallel_size = c["tensor_parallel_size"].get<int64_t>();
+    w.rules = vllm::RulesFor(*release);
+    auto loaded = VllmWeightsPerRank(*inv, w);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    const double printed = std::stod(c["model_loading_gib"].get<std::string>());
+    const double predicted = static_cast<double>(loaded->bytes_per_rank) / kGiB;
+    const double err = predicted - printed;
+    std::printf("%-30s vLLM %-5s printed %s GiB, what-if loads %.4f GiB (%+.4f GiB, %+.3f%%)\n",
+                repo.c_str(), c["vllm"].get<std::string>().c_str(),
+                c["model_loading_gib"].get<std::string>().c_str(), predicted, err,
+                100.0 * err / printed);
+    RecordProperty(repo + "@" + c["vllm"].get<std::string>(), std::to_string(err));
+    EXPECT_LE(std::fabs(err), 0.005) << WhatIfLabel(*q) << " (" << loaded->kernel << "): "
+                                     << loaded->bytes_per_rank << " bytes";
+  }
 }
 
 // The catalog's entries of the same releases: scheme and layout agree with the what-if.
