@@ -83,6 +83,16 @@ bool HostBufferAtLoad(const Facts& f) {
          (f.has(EventKind::kGgmlLoadFail) || f.stage == Stage::kLoad || no_evidence);
 }
 
+// TGI's warm-up failed in its prefill (flash_causal_lm.py warmup turns an OOM of the prefill into
+// "Not enough memory to handle N prefill tokens"), or with no frame placing it elsewhere: the
+// same warm-up then allocates the KV blocks (init_kv_cache) and captures graphs
+// (cuda_graph_warmup), whose OOMs reach "Method Warmup encountered an error" unchanged.
+bool TgiWarmupPrefill(const Facts& f) {
+  if (!f.has(EventKind::kTgiWarmupFail)) return false;
+  if (f.get(Num::kPrefillTokens)) return true;
+  return f.frame_stage != Stage::kKvCache && f.frame_stage != Stage::kCudaGraph;
+}
+
 // A kernel warm-up's frames at the warm-up stage.
 bool KernelWarmup(const Facts& f) {
   if (f.stage != Stage::kWarmup) return false;
@@ -173,8 +183,28 @@ bool OffloadAtRuntime(const Facts& f) {
 
 // A program that preallocates its KV cache for the maximum batch and length (torchtune's,
 // gpt-fast's and torchchat's setup_caches) failed allocating it.
+// litgpt's GPT.set_kv_cache -> build_kv_cache (litgpt/model.py) does the same.
 bool PreallocatedCache(const Facts& f) {
-  return f.stage == Stage::kKvCache && AnyFrame(f, {"setup_caches", "setup_cache"});
+  return f.stage == Stage::kKvCache &&
+         AnyFrame(f, {"setup_caches", "setup_cache", "set_kv_cache", "build_kv_cache"});
+}
+
+// Meta's reference model allocates each Attention's cache_k / cache_v for max_batch_size x
+// max_seq_len while Llama.build constructs it (llama/model.py, LLaMA 1 to Llama 3): the code
+// line under the constructor's frame.
+bool ReferenceModelCache(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kStaticCache);
+  return f.stage == Stage::kLoad && e && e->text == "cache_k";
+}
+
+// transformers' generate builds a cache object before decoding (generation/utils.py
+// _prepare_cache_for_generation -> _get_cache, 4.42+; _setup_cache in 4.38-4.41): a dynamic
+// cache allocates nothing there, so an allocation failing in it is a preallocated one (static,
+// hybrid, sliding-window: batch x max length for every layer). From 4.56 a static layer is
+// allocated at its first update (cache_utils.py StaticLayer.lazy_initialization).
+bool GenerateCacheFrames(const Facts& f) {
+  return AnyFrame(f, {"_prepare_cache_for_generation", "_get_cache", "_setup_cache",
+                      "lazy_initialization"});
 }
 
 // llama.cpp: the vision projector's start-up warm-up; a request being served.
@@ -402,7 +432,8 @@ bool Fragmented(const Facts& f) {
 bool FragmentedPastLoad(const Facts& f) { return f.stage != Stage::kLoad && Fragmented(f); }
 // At runtime a static cache's mention, not the fused setting (whose cache was allocated at load).
 bool RuntimeStaticCache(const Facts& f) {
-  return f.stage == Stage::kRuntime && f.has(EventKind::kStaticCache) && !FusedSetting(f);
+  return f.stage == Stage::kRuntime &&
+         ((f.has(EventKind::kStaticCache) && !FusedSetting(f)) || GenerateCacheFrames(f));
 }
 bool RuntimeMultimodal(const Facts& f) { return f.stage == Stage::kRuntime && f.multimodal; }
 
@@ -446,7 +477,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooManySequences, S::kKvCache, Seen<E::kMambaBlocks>, Words::kMambaBlocks),
       Worded(C::kSamplerWarmup, S::kProfile, SamplerInProfile, Words::kSamplerWarmup),
       Worded(C::kSamplerWarmup, S::kWarmup, SamplerOom, Words::kSamplerWarmup),
-      Worded(C::kActivationPeak, S::kProfile, Seen<E::kTgiWarmupFail>, Words::kWarmupPrefill),
+      Worded(C::kActivationPeak, S::kProfile, TgiWarmupPrefill, Words::kWarmupPrefill),
       Worded(C::kHostMemory, S::kStartup, Seen<E::kOllamaSystemMemory>, Words::kHostMemory),
       Worded(C::kKvTooLongContext, S::kRuntime, Seen<E::kContextExceeded>, Words::kContextExceeded),
       Worded(C::kCudagraphCapture, S::kKvCache, GraphEstimateAteKv, Words::kGraphEstimate),
@@ -494,6 +525,9 @@ const std::vector<Rule>& Rules() {
       Text(C::kActivationPeak, S::kProfile, At<S::kProfile>,
            "the profile run ran out of memory: a forward pass over max_num_batched_tokens tokens "
            "does not fit next to the weights"),
+      Text(C::kStaticCache, S::kLoad, ReferenceModelCache,
+           "the reference model allocates every layer's KV cache (cache_k, cache_v) for "
+           "max_batch_size x max_seq_len while it is built, before the weights are loaded"),
       Text(C::kStaticCache, S::kLoad, FusedAwqCache,
            "AutoAWQ's fused modules (fuse_layers=True) allocate a KV cache of max_seq_len for "
            "every layer while the model is built"),

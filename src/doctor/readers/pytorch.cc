@@ -187,6 +187,80 @@ bool QuantizerSetup(const Line& line) {
   return false;
 }
 
+// The engines' calls of a worker method by name, on the code line under a traceback frame: the
+// method is where the failure is (a frame of its own, for the stage). vLLM V1's executors call
+// every worker method through collective_rpc("name", ...) (vllm/v1/executor/abstract.py,
+// multiproc_executor.py, 0.8+; initialize_from_config there runs the worker's
+// initialize_from_config and then compile_or_warm_up_model), V0's through
+// _run_workers("name", ...) (vllm/executor/*.py, 0.4-0.10).
+void MatchRpcCall(const Line& line, std::string_view key) {
+  const std::string_view s = line.text;
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return;
+  const size_t b = at + key.size();
+  if (b >= s.size() || (s[b] != '"' && s[b] != '\'')) return;
+  size_t end = b + 1;
+  while (end < s.size() && end - b < 80 &&
+         (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_'))
+    ++end;
+  if (end == b + 1 || end >= s.size() || s[end] != s[b]) return;
+  line.Emit(EventKind::kFrame, "vllm").text =
+      std::string(s.substr(b + 1, end - b - 1)) + " (by name)";
+}
+
+// The code line under a traceback frame.
+void MatchCodeLine(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "collective_rpc(")) MatchRpcCall(line, "collective_rpc(");
+  if (Has(s, "_run_workers(")) MatchRpcCall(line, "_run_workers(");
+  // Meta's reference model (llama/model.py of LLaMA 1, Llama 2 and Llama 3, Code Llama): each
+  // Attention.__init__ allocates its KV cache, self.cache_k / self.cache_v = torch.zeros(
+  // (max_batch_size, max_seq_len, heads, head_dim)).cuda(), while Llama.build constructs the
+  // model: a cache for the maximum batch and length, reserved at load.
+  if (Has(s, "self.cache_k = torch.zeros(") || Has(s, "self.cache_v = torch.zeros(")) {
+    line.Emit(EventKind::kStaticCache, kEngine).text = "cache_k";
+  }
+}
+
+// The start-up prints of plain PyTorch inference programs: the model is being loaded, the load
+// finished (what fails after it is generation), a generation finished.
+//  - Meta's reference code: LLaMA 1 example.py load() and Llama 2/3 / Code Llama generation.py
+//    Llama.build print "Loaded in {t:.2f} seconds" after load_state_dict (the caches are built
+//    with the model, before it); fairscale's "> initializing model parallel with size N" comes
+//    before the checkpoint is read.
+//  - gpt-fast and torchchat generate.py: "Loading model ...", then "Time to load model: {t}
+//    seconds"; each run prints "Compilation time: ..." (the compile warm-up) or "Time for
+//    inference N: ..." (torchtune's generate recipe: "Time for inference: ...").
+//  - litgpt / lit-gpt generate/base.py: "Loading model '<path>' with {config}", then
+//    "Time to load the model weights: {t} seconds." (lit-llama: "Time to load model: ...").
+//  - text-generation-webui modules/models.py: "Loaded the model in {t} seconds.".
+void MatchMilestone(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "oad") && !Has(s, "Time ") && !Has(s, "model parallel")) return;
+  const std::string_view t = line.text;
+  auto seconds_after = [&](std::string_view key) {
+    const size_t at = t.find(key);
+    if (at == std::string_view::npos) return false;
+    size_t end = 0;
+    return NumberAt(t, at + key.size(), &end) && t.substr(end, 8).find("sec") <= 2;
+  };
+  if (seconds_after("Loaded in ") || seconds_after("Loaded the model in ") ||
+      seconds_after("Time to load model: ") || seconds_after("Time to load the model weights: ")) {
+    line.Emit(EventKind::kWeightsLoaded, kEngine);
+    return;
+  }
+  if (seconds_after("Compilation time: ") || Has(s, "Time for inference")) {
+    line.Emit(EventKind::kServing, kEngine);
+    return;
+  }
+  const bool lit = Has(s, "Loading model '") && Has(s, "' with {");
+  const size_t dots = t.find("Loading model ...");
+  const bool fast = dots != std::string_view::npos && t.size() - dots <= 18;
+  if (lit || fast || Has(s, "> initializing model parallel with size")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   // Carried as online_quantization (the weights converted while loading), the key SGLang's
@@ -196,6 +270,7 @@ void Match(const Line& line) {
   }
   if (MatchAllocatorOom(line)) return;
   if (MatchAllocatorLimit(line)) return;
+  MatchMilestone(line);
   // Python's and NumPy's host allocations: "MemoryError", "Unable to allocate 62.6 GiB for an
   // array with shape (131072, 128256)" (llama-cpp-python's logits array of n_ctx x vocab).
   if ((Has(s, "Unable to allocate") && Has(s, "for an array")) || Has(s, "_ArrayMemoryError")) {
@@ -234,6 +309,7 @@ void Match(const Line& line) {
   if (!frame && line.after_frame && Has(s, "Llama.build(")) {
     line.Emit(EventKind::kFrame, kEngine).text = "Llama.build";
   }
+  if (!frame && line.after_frame) MatchCodeLine(line);
   if (!frame && line.after_frame) {
     for (const char* call : {".from_pretrained(", ".generate(", "load_checkpoint_and_dispatch("}) {
       if (Has(s, call)) {
@@ -313,6 +389,11 @@ const Reader& PytorchReader() {
   static const Reader kReader = {
       .engine = kEngine,
       .match = Match,
+      // The prints of plain PyTorch programs (MatchMilestone): the load began, the load (with
+      // any cache built with the model) finished, a generation finished.
+      .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
+                     {EventKind::kWeightsLoaded, Stage::kRuntime},
+                     {EventKind::kServing, Stage::kRuntime}},
       .fixes = Fixes,
   };
   return kReader;
