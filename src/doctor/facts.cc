@@ -302,8 +302,9 @@ struct FrameRow {
   Slot slot;
 };
 constexpr FrameRow kFrameRows[] = {
-    // vLLM V1 (vllm/v1/worker/gpu_worker.py, gpu_model_runner.py, 0.8-0.11): compile_or_warm_up_model
-    // runs the compile-size _dummy_run, kernel_warmup, capture_model, then _dummy_sampler_run;
+    // vLLM V1 (vllm/v1/worker/gpu_worker.py, gpu_model_runner.py, 0.8-0.11):
+    // compile_or_warm_up_model runs the compile-size _dummy_run, kernel_warmup, capture_model,
+    // then _dummy_sampler_run;
     // initialize_from_config (the worker's) only allocates the KV cache (initialize_kv_cache ->
     // initialize_kv_cache_tensors -> _allocate_kv_cache_tensors / _reshape_kv_cache_tensors);
     // determine_available_memory runs profile_run (-> _dummy_run, _dummy_sampler_run,
