@@ -204,8 +204,27 @@ void MatchRpcCall(const Line& line, std::string_view key) {
          (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_'))
     ++end;
   if (end == b + 1 || end >= s.size() || s[end] != s[b]) return;
-  line.Emit(EventKind::kFrame, "vllm").text =
+  line.Emit(EventKind::kFrame, kEngine).text =
       std::string(s.substr(b + 1, end - b - 1)) + " (by name)";
+}
+
+// "<key>NAME(": a call of an engine component's method on a code line, as a frame "NAME
+// (suffix)". The frame table maps such a frame by its name alone (never by a file), so a method
+// that calls several phases gets no row and the milestones decide.
+void MatchMethodCall(const Line& line, std::string_view key, std::string_view suffix) {
+  const std::string_view s = line.text;
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return;
+  const size_t b = at + key.size();
+  size_t end = b;
+  while (end < s.size() && end - b < 80 &&
+         (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_'))
+    ++end;
+  if (end == b || end >= s.size() || s[end] != '(') return;
+  const std::string_view name = s.substr(b, end - b);
+  if (name == "_dummy_sampler_run") return;  // read below, by who calls it
+  auto& e = line.Emit(EventKind::kFrame, kEngine);
+  e.text = std::string(name) + " (" + std::string(suffix) + ")";
 }
 
 // The code line under a traceback frame.
@@ -213,6 +232,16 @@ void MatchCodeLine(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "collective_rpc(")) MatchRpcCall(line, "collective_rpc(");
   if (Has(s, "_run_workers(")) MatchRpcCall(line, "_run_workers(");
+  // The engine calling its executor, and a worker calling its model runner: vLLM's
+  // LLMEngine._initialize_kv_caches (V0, vllm/engine/llm_engine.py) calls
+  // model_executor.determine_num_available_blocks() and then initialize_cache(); V1's
+  // EngineCore._initialize_kv_caches (vllm/v1/engine/core.py) calls
+  // model_executor.determine_available_memory(), then initialize_from_config() (the KV cache and
+  // the warm-up: no row, the milestones decide); the workers call model_runner.profile_run(),
+  // capture_model(), initialize_kv_cache() (gpu_worker.py, worker.py). The code line says which
+  // callee failed where the callee's own frame is cut from the excerpt.
+  if (Has(s, "self.model_executor.")) MatchMethodCall(line, "self.model_executor.", "executor");
+  if (Has(s, "self.model_runner.")) MatchMethodCall(line, "self.model_runner.", "by name");
   // Meta's reference model (llama/model.py of LLaMA 1, Llama 2 and Llama 3, Code Llama): each
   // Attention.__init__ allocates its KV cache, self.cache_k / self.cache_v = torch.zeros(
   // (max_batch_size, max_seq_len, heads, head_dim)).cuda(), while Llama.build constructs the
