@@ -419,6 +419,36 @@ std::string SayOthers(const Facts& f, std::map<std::string, double>* numbers) {
   return fmt::format("other processes hold {} of the GPU's {}", Gib(OthersBytes(f)), Gib(f.total));
 }
 
+// PyTorch's message before 2.1 ("T total capacity; A already allocated; F free; R reserved in
+// total by PyTorch", c10/cuda/CUDACachingAllocator.cpp 1.x-2.0) lists no processes, but what is
+// neither free nor reserved by this process's allocator (T - F - R) is held outside it: this
+// process's CUDA context (under 1 GiB, allowed for) and other processes. A quarter of the card
+// held there, in a plain PyTorch or transformers program (engines allocate outside PyTorch's
+// allocator themselves), is other processes.
+double OldMessageOthers(const Facts& f) {
+  return f.total - *f.get(Num::kFreeBytes) - *f.get(Num::kReservedBytes) - core::kGiBf;
+}
+bool OthersOldMessage(const Facts& f) {
+  if (f.engine != "pytorch" && f.engine != "transformers") return false;
+  if (!f.get(Num::kReservedBytes) || !f.get(Num::kFreeBytes) || f.total <= 0) return false;
+  return OldMessageOthers(f) > 0.25 * f.total;
+}
+// With no frame or milestone: the load (a guess, as for a full card): a program meets memory
+// held by others as soon as it places its weights.
+bool OthersOldNoEvidence(const Facts& f) {
+  return OthersOldMessage(f) && !f.frame_stage && !f.milestone_stage;
+}
+bool OthersOldStarting(const Facts& f) {
+  return OthersOldMessage(f) && (f.stage == Stage::kLoad || f.stage == Stage::kKvCache);
+}
+std::string SayOthersOld(const Facts& f, std::map<std::string, double>* numbers) {
+  (*numbers)["other_process_bytes"] = OldMessageOthers(f);
+  return fmt::format(
+      "{} of the GPU's {} is neither free nor reserved by this process's PyTorch allocator "
+      "(less 1 GiB for its CUDA context): other processes hold it",
+      Gib(OldMessageOthers(f)), Gib(f.total));
+}
+
 // In any phase, PyTorch held reserved-but-unallocated memory of at least twice the request and
 // at least 1 GiB: the request would have fit in what the caching allocator held had it not been
 // split (expandable segments recover it). A few hundred MiB reserved is the allocator's normal
@@ -508,6 +538,8 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooManySequences, S::kRuntime, Seen<E::kSglangTokenOom>, Words::kTokenPool),
       // Other processes holding a quarter of the card during start-up.
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
+      Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),
+      {C::kOtherProcess, S::kLoad, OthersOldStarting, nullptr, SayOthersOld, Words::kNone, true},
       // Fragmentation, in any phase: the allocator held what was asked.
       {C::kFragmentation, S::kRuntime, FragmentedPastLoad, kFragmentedText, nullptr, Words::kNone,
        true},

@@ -1,6 +1,8 @@
 // PyTorch's log reader (readers/reader.h): the CUDACachingAllocator's out-of-memory message in
 // its 2.1+ and older forms, CUDA's own error, traceback frames (with the package their file lies
 // in) and the code lines under them. Its fixes are for plain PyTorch programs.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -377,6 +379,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "load the checkpoint memory-mapped or shard by shard (torch.load(..., mmap=True), "
               "safetensors, transformers' low_cpu_mem_usage=True)",
            "the whole state dict is then never held in RAM at once");
+    return true;
+  }
+  if (cause == Cause::kOtherProcess) {
+    AddFix(d, "stop the other processes on the GPU (nvidia-smi lists them), or run on a free "
+              "card (CUDA_VISIBLE_DEVICES)",
+           d->numbers.count("other_process_bytes")
+               ? fmt::format("they hold {:.2f} GiB", d->numbers["other_process_bytes"] / (1 << 30))
+               : std::string("memory held outside this process is not available to it"));
     return true;
   }
   if (cause == Cause::kStaticCache) {
