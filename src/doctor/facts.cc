@@ -291,6 +291,229 @@ bool PathIs(const LogEvent* fr, Num key) {
   return it != fr->values.end() && it->second > 0;
 }
 
+// The phase a frame belongs to, by the function's name and, where the name alone is ambiguous,
+// the file it lies in (the frame's text is "fn (file.py)"). A frame that calls several phases
+// (vLLM V1's EngineCore._initialize_kv_caches, the executor's initialize_from_config) has no row:
+// the deeper frame under it decides.
+enum class Slot { kGraph, kSampler, kWarmup, kKv, kProfile, kLoad, kRuntime, kStartup };
+struct FrameRow {
+  std::string_view fn;
+  std::string_view file;  // "" any file; else the frame's file name
+  Slot slot;
+};
+constexpr FrameRow kFrameRows[] = {
+    // vLLM V1 (vllm/v1/worker/gpu_worker.py, gpu_model_runner.py, 0.8-0.11):
+    // compile_or_warm_up_model runs the compile-size _dummy_run, kernel_warmup, capture_model,
+    // then _dummy_sampler_run;
+    // initialize_from_config (the worker's) only allocates the KV cache (initialize_kv_cache ->
+    // initialize_kv_cache_tensors -> _allocate_kv_cache_tensors / _reshape_kv_cache_tensors);
+    // determine_available_memory runs profile_run (-> _dummy_run, _dummy_sampler_run,
+    // _dummy_pooler_run). The V2 runner (vllm/v1/worker/gpu/, 0.12+) captures in
+    // cudagraph_utils.py capture_graph(s).
+    {"capture_model", "", Slot::kGraph},
+    {"_capture_cudagraphs", "", Slot::kGraph},
+    {"capture_graph", "", Slot::kGraph},
+    {"capture_graphs", "", Slot::kGraph},
+    {"capture_end", "", Slot::kGraph},
+    {"capture", "", Slot::kGraph},
+    {"graph_capture", "", Slot::kGraph},
+    {"_dummy_sampler_run", "", Slot::kSampler},
+    {"compile_or_warm_up_model", "", Slot::kWarmup},
+    {"kernel_warmup", "", Slot::kWarmup},
+    {"deep_gemm_warmup", "", Slot::kWarmup},
+    {"flashinfer_autotune", "", Slot::kWarmup},
+    {"_warmup_and_capture", "", Slot::kWarmup},
+    {"initialize_from_config", "gpu_worker.py", Slot::kKv},
+    {"initialize_from_config", "by name", Slot::kKv},  // collective_rpc("initialize_from_config")
+    {"initialize_kv_cache", "", Slot::kKv},
+    {"initialize_kv_cache_tensors", "", Slot::kKv},
+    {"_allocate_kv_cache_tensors", "", Slot::kKv},
+    {"_reshape_kv_cache_tensors", "", Slot::kKv},
+    {"may_reinitialize_input_batch", "", Slot::kKv},
+    // vllm/v1/core/kv_cache_utils.py: sizing the cache from the profiled memory (the max-length
+    // and no-memory checks raise here).
+    {"get_kv_cache_config", "", Slot::kKv},
+    {"get_kv_cache_configs", "", Slot::kKv},
+    {"check_enough_kv_cache_memory", "", Slot::kKv},
+    {"profile_run", "", Slot::kProfile},
+    {"_dummy_run", "", Slot::kProfile},
+    {"determine_available_memory", "", Slot::kProfile},
+    {"_dummy_pooler_run", "", Slot::kProfile},
+    {"profile", "", Slot::kProfile},
+    // vLLM V0 (vllm/worker/worker.py, cache_engine.py, 0.4-0.10): determine_num_available_blocks
+    // profiles; initialize_cache -> _init_cache_engine -> CacheEngine._allocate_kv_cache, then
+    // _warm_up_model, which captures the graphs (model_runner.capture_model).
+    {"determine_num_available_blocks", "", Slot::kProfile},
+    {"initialize_cache", "", Slot::kKv},
+    {"_init_cache_engine", "", Slot::kKv},
+    {"_allocate_kv_cache", "", Slot::kKv},
+    {"allocate_kv_cache", "", Slot::kKv},
+    {"_init_cache", "", Slot::kKv},
+    {"__init__", "cache_engine.py", Slot::kKv},
+    {"_warm_up_model", "worker.py", Slot::kGraph},
+    // vLLM's loader (vllm/model_executor/model_loader/, both engines): get_model -> load_model ->
+    // initialize_model (the layers' create_weights) -> load_weights -> weight_loader, then
+    // process_weights_after_loading (repacking, dequantizing).
+    {"load_model", "", Slot::kLoad},
+    {"load_weights", "", Slot::kLoad},
+    {"_load_weights", "", Slot::kLoad},
+    {"process_weights_after_loading", "", Slot::kLoad},
+    {"weight_loader", "", Slot::kLoad},
+    {"initialize_model", "", Slot::kLoad},
+    {"_initialize_model", "", Slot::kLoad},
+    {"get_model", "", Slot::kLoad},
+    {"create_weights", "", Slot::kLoad},
+    {"maybe_offload_to_cpu", "", Slot::kLoad},
+    {"init_device", "", Slot::kStartup},
+    {"_init_device", "", Slot::kStartup},
+    {"request_memory", "", Slot::kStartup},
+    {"execute_model", "", Slot::kRuntime},
+    {"run_busy_loop", "", Slot::kRuntime},
+    {"step", "", Slot::kRuntime},
+    {"step_with_batch_queue", "", Slot::kRuntime},
+    {"process_input_sockets", "", Slot::kRuntime},
+    {"run_engine_loop", "", Slot::kRuntime},
+    {"engine_step", "", Slot::kRuntime},
+    {"sample_tokens", "", Slot::kRuntime},
+    {"_execute_mm_encoder", "", Slot::kRuntime},
+    // SGLang (python/sglang/srt/model_executor/model_runner.py, cuda_graph_runner.py,
+    // mem_cache/memory_pool.py, 0.3-0.5): ModelRunner.initialize -> load_model,
+    // init_memory_pool (profile_max_num_token, then the pools' _create_buffers),
+    // init_cuda_graphs / init_device_graphs (CudaGraphRunner -> capture ->
+    // capture_one_batch_size; EAGLE's draft runners the same).
+    {"init_cuda_graphs", "", Slot::kGraph},
+    {"init_device_graphs", "", Slot::kGraph},
+    {"cuda_graph_runner", "", Slot::kGraph},
+    {"CudaGraphRunner", "", Slot::kGraph},
+    {"capture_one_batch_size", "", Slot::kGraph},
+    {"warm_up_model", "", Slot::kGraph},
+    {"init_memory_pool", "", Slot::kKv},
+    {"_create_buffers", "memory_pool.py", Slot::kKv},
+    {"profile_max_num_token", "", Slot::kProfile},
+    {"forward_batch_generation", "", Slot::kRuntime},
+    {"event_loop_overlap", "", Slot::kRuntime},
+    {"event_loop_normal", "", Slot::kRuntime},
+    {"run_batch", "", Slot::kRuntime},
+    {"forward_thread_func_", "", Slot::kRuntime},
+    {"forward_extend", "", Slot::kRuntime},
+    {"forward_decode", "", Slot::kRuntime},
+    // TGI (server/text_generation_server/models/flash_causal_lm.py, 2.x-3.x): the Warmup RPC runs
+    // FlashCausalLM.warmup, whose prefill of max-batch-prefill-tokens sizes the KV cache, then
+    // init_kv_cache with the blocks left, then cuda_graph_warmup for each batch size.
+    {"warmup", "flash_causal_lm.py", Slot::kProfile},
+    {"Warmup", "server.py", Slot::kProfile},
+    {"init_kv_cache", "flash_causal_lm.py", Slot::kKv},
+    {"cuda_graph_warmup", "", Slot::kGraph},
+    {"get_multi_weights_col", "", Slot::kLoad},
+    {"get_weights_col", "", Slot::kLoad},
+    {"get_sharded", "", Slot::kLoad},
+    {"load_multi", "", Slot::kLoad},
+    // transformers (modeling_utils.py 4.3x-4.5x): from_pretrained -> _load_pretrained_model ->
+    // load_state_dict / _load_state_dict_into_meta_model (4.52+: load_shard_file), with
+    // caching_allocator_warmup (4.50+) reserving the weights' bytes first; bitsandbytes' 4-bit
+    // weights are quantized as they are placed (quantizer_bnb_4bit.py create_quantized_param,
+    // bitsandbytes functional.quantize_4bit); accelerate's dispatch_model /
+    // load_checkpoint_and_dispatch / load_checkpoint_in_model (big_modeling.py, utils/modeling.py).
+    {"from_pretrained", "", Slot::kLoad},
+    {"_load_pretrained_model", "", Slot::kLoad},
+    {"_load_state_dict_into_meta_model", "", Slot::kLoad},
+    {"_load_state_dict_into_model", "", Slot::kLoad},
+    {"load_shard_file", "", Slot::kLoad},
+    {"caching_allocator_warmup", "", Slot::kLoad},
+    {"create_quantized_param", "", Slot::kLoad},
+    {"quantize_4bit", "", Slot::kLoad},
+    {"load_state_dict", "", Slot::kLoad},
+    {"dispatch_model", "", Slot::kLoad},
+    {"load_checkpoint_and_dispatch", "", Slot::kLoad},
+    {"load_checkpoint_in_model", "", Slot::kLoad},
+    {"from_quantized", "", Slot::kLoad},
+    {"_apply", "", Slot::kLoad},
+    // transformers' generate (generation/utils.py): the decoding loops (_sample, _beam_search,
+    // _assisted_decoding, ...; before 4.42 without the underscore), chat / stream_chat of
+    // remote-code models.
+    {"generate", "", Slot::kRuntime},
+    {"_sample", "", Slot::kRuntime},
+    {"sample", "", Slot::kRuntime},
+    {"_greedy_search", "", Slot::kRuntime},
+    {"greedy_search", "", Slot::kRuntime},
+    {"_beam_search", "", Slot::kRuntime},
+    {"beam_search", "", Slot::kRuntime},
+    {"_group_beam_search", "", Slot::kRuntime},
+    {"_contrastive_search", "", Slot::kRuntime},
+    {"_assisted_decoding", "", Slot::kRuntime},
+    {"chat", "", Slot::kRuntime},
+    {"stream_chat", "", Slot::kRuntime},
+    // Plain PyTorch reference code. Meta's llama (v1 example.py load, Llama 2/3 and Code Llama
+    // generation.py Llama.build: the Transformer is built on the GPU with each Attention's
+    // cache_k/cache_v, then load_state_dict) and its text_completion / chat_completion /
+    // text_infilling -> generate. gpt-fast and torchchat (generate.py: _load_model, then
+    // generate -> setup_caches -> prefill -> decode_n_tokens -> decode_one_token); torchtune
+    // (TransformerDecoder.setup_caches, MultiHeadAttention.setup_cache); litgpt (generate/base.py:
+    // GPT.set_kv_cache -> build_kv_cache, load_checkpoint, next_token); mistral-inference
+    // (Transformer.from_folder, generate -> BufferCache).
+    {"_load_model", "", Slot::kLoad},
+    {"Llama.build", "", Slot::kLoad},
+    {"build", "generation.py", Slot::kLoad},
+    {"load_checkpoint", "", Slot::kLoad},
+    {"from_folder", "", Slot::kLoad},
+    {"setup_caches", "", Slot::kKv},
+    {"setup_cache", "", Slot::kKv},
+    {"set_kv_cache", "", Slot::kKv},
+    {"build_kv_cache", "", Slot::kKv},
+    {"text_completion", "generation.py", Slot::kRuntime},
+    {"chat_completion", "generation.py", Slot::kRuntime},
+    {"text_infilling", "generation.py", Slot::kRuntime},
+    {"prefill", "generate.py", Slot::kRuntime},
+    {"decode_n_tokens", "", Slot::kRuntime},
+    {"decode_one_token", "", Slot::kRuntime},
+    {"next_token", "base.py", Slot::kRuntime},
+    // The quantizers' per-layer pass (its files are tagged too): the load stage. Loading a
+    // quantized checkpoint: AutoGPTQ's from_quantized builds the QuantLinear layers (make_quant)
+    // and, after the weights, allocates the kernels' buffers (autogptq_post_init,
+    // exllama_set_max_input_length; auto_gptq/modeling/_base.py, _utils.py 0.4-0.7); GPTQModel's
+    // the same (gptqmodel_post_init, hf_gptqmodel_post_init; gptqmodel/utils/model.py 1.x-4.x).
+    {"fasterquant", "", Slot::kLoad},
+    {"make_quant", "", Slot::kLoad},
+    {"autogptq_post_init", "", Slot::kLoad},
+    {"exllama_set_max_input_length", "", Slot::kLoad},
+    {"gptqmodel_post_init", "", Slot::kLoad},
+    {"hf_gptqmodel_post_init", "", Slot::kLoad},
+    // text-generation-webui (modules/models.py 2023-2024): load_model dispatches to one loader per
+    // backend (huggingface_loader, AutoGPTQ_loader / GPTQ_loader -> load_quantized,
+    // llamacpp_loader, ExLlama_loader, ExLlama_HF_loader, RWKV_loader); text is generated by
+    // modules/text_generation.py generate_reply -> _generate_reply -> generate_reply_HF (->
+    // generate_with_streaming / generate_with_callback -> model.generate).
+    {"huggingface_loader", "", Slot::kLoad},
+    {"AutoGPTQ_loader", "", Slot::kLoad},
+    {"GPTQ_loader", "", Slot::kLoad},
+    {"load_quantized", "", Slot::kLoad},
+    {"llamacpp_loader", "", Slot::kLoad},
+    {"ExLlama_loader", "", Slot::kLoad},
+    {"ExLlama_HF_loader", "", Slot::kLoad},
+    {"RWKV_loader", "", Slot::kLoad},
+    {"generate_reply", "", Slot::kRuntime},
+    {"_generate_reply", "", Slot::kRuntime},
+    {"generate_reply_HF", "", Slot::kRuntime},
+    {"generate_with_callback", "", Slot::kRuntime},
+    {"generate_with_streaming", "", Slot::kRuntime},
+};
+
+// The row of `fr`, if any.
+std::optional<Slot> SlotOf(const LogEvent* fr) {
+  const std::string_view text = fr->text;
+  const std::string_view fn = text.substr(0, text.find(' '));
+  for (const FrameRow& r : kFrameRows) {
+    if (fn != r.fn) continue;
+    if (r.file.empty()) return r.slot;
+    const size_t open = text.find(" (");
+    if (open != std::string_view::npos && text.substr(open + 2, r.file.size()) == r.file &&
+        text.size() == open + 3 + r.file.size()) {
+      return r.slot;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names) {
@@ -306,79 +529,38 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
     if (!slot) slot = fr;
   };
   for (const LogEvent* fr : frames) {
-    if (PathIs(fr, Num::kPathIsGraphCapture) ||
-        FrameIs(fr, {"capture_model", "_capture_cudagraphs", "capture_end", "capture",
-                     "capture_one_batch_size", "init_cuda_graphs", "cuda_graph_runner",
-                     "CudaGraphRunner", "graph_capture", "warm_up_model"}))
-      first(graph, fr);
-    if (FrameIs(fr, {"_dummy_sampler_run"})) first(sampler, fr);
-    if (PathIs(fr, Num::kPathIsKernelWarmup) ||
-        FrameIs(fr, {"compile_or_warm_up_model", "kernel_warmup", "deep_gemm_warmup",
-                     "flashinfer_autotune", "_warmup_and_capture"}))
-      first(warmup, fr);
+    if (PathIs(fr, Num::kPathIsGraphCapture)) first(graph, fr);
+    if (PathIs(fr, Num::kPathIsKernelWarmup)) first(warmup, fr);
     if (PathIs(fr, Num::kPathIsSampler)) first(sampler_code, fr);
-    if (FrameIs(fr,
-                {"initialize_kv_cache", "_allocate_kv_cache_tensors", "initialize_kv_cache_tensors",
-                 "_allocate_kv_cache", "allocate_kv_cache", "init_memory_pool", "_init_cache",
-                 "initialize_cache", "_reshape_kv_cache_tensors", "_init_cache_engine",
-                 // torchtune's TransformerDecoder.setup_caches / MultiHeadAttention.setup_cache
-                 // (torchtune/modules/transformer.py, attention.py 0.3+), gpt-fast's and
-                 // torchchat's setup_caches: the KV cache preallocated before generating.
-                 "setup_caches", "setup_cache"}))
-      first(kv, fr);
-    if (FrameIs(fr, {"profile_run", "_dummy_run", "determine_available_memory",
-                     "determine_num_available_blocks", "profile", "_dummy_pooler_run",
-                     "profile_max_num_token"}))
-      first(profile, fr);
-    if (FrameIs(fr, {"load_model",
-                     "load_weights",
-                     "_load_weights",
-                     "process_weights_after_loading",
-                     "from_pretrained",
-                     "_load_state_dict_into_meta_model",
-                     "_load_pretrained_model",
-                     "load_state_dict",
-                     "dispatch_model",
-                     "load_checkpoint_and_dispatch",
-                     "weight_loader",
-                     "initialize_model",
-                     "_initialize_model",
-                     "load_checkpoint_in_model",
-                     "_load_model",
-                     "get_model",
-                     "from_quantized",
-                     "_apply",
-                     "get_multi_weights_col",
-                     "get_weights_col",
-                     "get_sharded",
-                     "load_multi",
-                     "fasterquant",
-                     "Llama.build"}) ||
-        PathIs(fr, Num::kPathIsQuantizer))
-      first(load, fr);
-    if (FrameIs(fr, {"execute_model",
-                     "run_busy_loop",
-                     "step",
-                     "generate",
-                     "_sample",
-                     "_greedy_search",
-                     "sample",
-                     "forward_batch_generation",
-                     "event_loop_overlap",
-                     "event_loop_normal",
-                     "run_batch",
-                     "forward_thread_func_",
-                     "forward_extend",
-                     "forward_decode",
-                     "_execute_mm_encoder",
-                     "process_input_sockets",
-                     "chat",
-                     "stream_chat",
-                     "run_engine_loop",
-                     "engine_step",
-                     "sample_tokens"}))
-      first(runtime, fr);
-    if (FrameIs(fr, {"init_device", "request_memory", "_init_device"})) first(startup, fr);
+    if (PathIs(fr, Num::kPathIsQuantizer)) first(load, fr);
+    const std::optional<Slot> slot = SlotOf(fr);
+    if (!slot) continue;
+    switch (*slot) {
+      case Slot::kGraph:
+        first(graph, fr);
+        break;
+      case Slot::kSampler:
+        first(sampler, fr);
+        break;
+      case Slot::kWarmup:
+        first(warmup, fr);
+        break;
+      case Slot::kKv:
+        first(kv, fr);
+        break;
+      case Slot::kProfile:
+        first(profile, fr);
+        break;
+      case Slot::kLoad:
+        first(load, fr);
+        break;
+      case Slot::kRuntime:
+        first(runtime, fr);
+        break;
+      case Slot::kStartup:
+        first(startup, fr);
+        break;
+    }
   }
   // The most specific phase wins: capture_model calls _dummy_run, compile_or_warm_up_model
   // calls capture_model, and _initialize_kv_caches calls profile_run. The sampler warm-up runs

@@ -83,6 +83,16 @@ bool HostBufferAtLoad(const Facts& f) {
          (f.has(EventKind::kGgmlLoadFail) || f.stage == Stage::kLoad || no_evidence);
 }
 
+// TGI's warm-up failed in its prefill (flash_causal_lm.py warmup turns an OOM of the prefill into
+// "Not enough memory to handle N prefill tokens"), or with no frame placing it elsewhere: the
+// same warm-up then allocates the KV blocks (init_kv_cache) and captures graphs
+// (cuda_graph_warmup), whose OOMs reach "Method Warmup encountered an error" unchanged.
+bool TgiWarmupPrefill(const Facts& f) {
+  if (!f.has(EventKind::kTgiWarmupFail)) return false;
+  if (f.get(Num::kPrefillTokens)) return true;
+  return f.frame_stage != Stage::kKvCache && f.frame_stage != Stage::kCudaGraph;
+}
+
 // A kernel warm-up's frames at the warm-up stage.
 bool KernelWarmup(const Facts& f) {
   if (f.stage != Stage::kWarmup) return false;
@@ -173,8 +183,28 @@ bool OffloadAtRuntime(const Facts& f) {
 
 // A program that preallocates its KV cache for the maximum batch and length (torchtune's,
 // gpt-fast's and torchchat's setup_caches) failed allocating it.
+// litgpt's GPT.set_kv_cache -> build_kv_cache (litgpt/model.py) does the same.
 bool PreallocatedCache(const Facts& f) {
-  return f.stage == Stage::kKvCache && AnyFrame(f, {"setup_caches", "setup_cache"});
+  return f.stage == Stage::kKvCache &&
+         AnyFrame(f, {"setup_caches", "setup_cache", "set_kv_cache", "build_kv_cache"});
+}
+
+// Meta's reference model allocates each Attention's cache_k / cache_v for max_batch_size x
+// max_seq_len while Llama.build constructs it (llama/model.py, LLaMA 1 to Llama 3): the code
+// line under the constructor's frame.
+bool ReferenceModelCache(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kStaticCache);
+  return f.stage == Stage::kLoad && e && e->text == "cache_k";
+}
+
+// transformers' generate builds a cache object before decoding (generation/utils.py
+// _prepare_cache_for_generation -> _get_cache, 4.42+; _setup_cache in 4.38-4.41): a dynamic
+// cache allocates nothing there, so an allocation failing in it is a preallocated one (static,
+// hybrid, sliding-window: batch x max length for every layer). From 4.56 a static layer is
+// allocated at its first update (cache_utils.py StaticLayer.lazy_initialization).
+bool GenerateCacheFrames(const Facts& f) {
+  return AnyFrame(f, {"_prepare_cache_for_generation", "_get_cache", "_setup_cache",
+                      "lazy_initialization"});
 }
 
 // llama.cpp: the vision projector's start-up warm-up; a request being served.
@@ -389,6 +419,36 @@ std::string SayOthers(const Facts& f, std::map<std::string, double>* numbers) {
   return fmt::format("other processes hold {} of the GPU's {}", Gib(OthersBytes(f)), Gib(f.total));
 }
 
+// PyTorch's message before 2.1 ("T total capacity; A already allocated; F free; R reserved in
+// total by PyTorch", c10/cuda/CUDACachingAllocator.cpp 1.x-2.0) lists no processes, but what is
+// neither free nor reserved by this process's allocator (T - F - R) is held outside it: this
+// process's CUDA context (under 1 GiB, allowed for) and other processes. A quarter of the card
+// held there, in a plain PyTorch or transformers program (engines allocate outside PyTorch's
+// allocator themselves), is other processes.
+double OldMessageOthers(const Facts& f) {
+  return f.total - *f.get(Num::kFreeBytes) - *f.get(Num::kReservedBytes) - core::kGiBf;
+}
+bool OthersOldMessage(const Facts& f) {
+  if (f.engine != "pytorch" && f.engine != "transformers") return false;
+  if (!f.get(Num::kReservedBytes) || !f.get(Num::kFreeBytes) || f.total <= 0) return false;
+  return OldMessageOthers(f) > 0.25 * f.total;
+}
+// With no frame or milestone: the load (a guess, as for a full card): a program meets memory
+// held by others as soon as it places its weights.
+bool OthersOldNoEvidence(const Facts& f) {
+  return OthersOldMessage(f) && !f.frame_stage && !f.milestone_stage;
+}
+bool OthersOldStarting(const Facts& f) {
+  return OthersOldMessage(f) && (f.stage == Stage::kLoad || f.stage == Stage::kKvCache);
+}
+std::string SayOthersOld(const Facts& f, std::map<std::string, double>* numbers) {
+  (*numbers)["other_process_bytes"] = OldMessageOthers(f);
+  return fmt::format(
+      "{} of the GPU's {} is neither free nor reserved by this process's PyTorch allocator "
+      "(less 1 GiB for its CUDA context): other processes hold it",
+      Gib(OldMessageOthers(f)), Gib(f.total));
+}
+
 // In any phase, PyTorch held reserved-but-unallocated memory of at least twice the request and
 // at least 1 GiB: the request would have fit in what the caching allocator held had it not been
 // split (expandable segments recover it). A few hundred MiB reserved is the allocator's normal
@@ -402,7 +462,8 @@ bool Fragmented(const Facts& f) {
 bool FragmentedPastLoad(const Facts& f) { return f.stage != Stage::kLoad && Fragmented(f); }
 // At runtime a static cache's mention, not the fused setting (whose cache was allocated at load).
 bool RuntimeStaticCache(const Facts& f) {
-  return f.stage == Stage::kRuntime && f.has(EventKind::kStaticCache) && !FusedSetting(f);
+  return f.stage == Stage::kRuntime &&
+         ((f.has(EventKind::kStaticCache) && !FusedSetting(f)) || GenerateCacheFrames(f));
 }
 bool RuntimeMultimodal(const Facts& f) { return f.stage == Stage::kRuntime && f.multimodal; }
 
@@ -446,7 +507,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooManySequences, S::kKvCache, Seen<E::kMambaBlocks>, Words::kMambaBlocks),
       Worded(C::kSamplerWarmup, S::kProfile, SamplerInProfile, Words::kSamplerWarmup),
       Worded(C::kSamplerWarmup, S::kWarmup, SamplerOom, Words::kSamplerWarmup),
-      Worded(C::kActivationPeak, S::kProfile, Seen<E::kTgiWarmupFail>, Words::kWarmupPrefill),
+      Worded(C::kActivationPeak, S::kProfile, TgiWarmupPrefill, Words::kWarmupPrefill),
       Worded(C::kHostMemory, S::kStartup, Seen<E::kOllamaSystemMemory>, Words::kHostMemory),
       Worded(C::kKvTooLongContext, S::kRuntime, Seen<E::kContextExceeded>, Words::kContextExceeded),
       Worded(C::kCudagraphCapture, S::kKvCache, GraphEstimateAteKv, Words::kGraphEstimate),
@@ -477,6 +538,8 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooManySequences, S::kRuntime, Seen<E::kSglangTokenOom>, Words::kTokenPool),
       // Other processes holding a quarter of the card during start-up.
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
+      Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),
+      {C::kOtherProcess, S::kLoad, OthersOldStarting, nullptr, SayOthersOld, Words::kNone, true},
       // Fragmentation, in any phase: the allocator held what was asked.
       {C::kFragmentation, S::kRuntime, FragmentedPastLoad, kFragmentedText, nullptr, Words::kNone,
        true},
@@ -494,6 +557,9 @@ const std::vector<Rule>& Rules() {
       Text(C::kActivationPeak, S::kProfile, At<S::kProfile>,
            "the profile run ran out of memory: a forward pass over max_num_batched_tokens tokens "
            "does not fit next to the weights"),
+      Text(C::kStaticCache, S::kLoad, ReferenceModelCache,
+           "the reference model allocates every layer's KV cache (cache_k, cache_v) for "
+           "max_batch_size x max_seq_len while it is built, before the weights are loaded"),
       Text(C::kStaticCache, S::kLoad, FusedAwqCache,
            "AutoAWQ's fused modules (fuse_layers=True) allocate a KV cache of max_seq_len for "
            "every layer while the model is built"),

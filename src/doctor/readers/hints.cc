@@ -12,9 +12,14 @@ void Match(const Line& line) {
   // Every hint below holds one of these: most lines hold none and stop here.
   const bool maybe = Has(s, "pixel") || Has(s, "image") || Has(s, "multi") || Has(s, "mm_") ||
                      Has(s, "ision") || Has(s, "isual") || Has(s, "encoder") || Has(s, "<|") ||
+                     Has(s, "video") ||
                      Has(s, "\xe5\x9b\xbe");
   if (maybe &&
-      (Has(s, "pixel_values") || Has(s, "image_grid_thw") || Has(s, "mm_features") ||
+      (Has(s, "pixel_values") || Has(s, "image_grid_thw") ||
+       // Video inputs of transformers' vision-language models (Qwen2-VL / Qwen2.5-VL processors
+       // and modeling files, 4.45+): the video counterparts of the image keys.
+       Has(s, "video_grid_thw") || Has(s, "pixel_values_videos") ||
+       Has(s, "get_video_features") || Has(s, "mm_features") ||
        Has(s, "multi-modal") || Has(s, "multimodal") || Has(s, "limit_mm_per_prompt") ||
        Has(s, "dummy image") || Has(s, "get_image_features") || Has(s, "_execute_mm_encoder") ||
        Has(s, "get_multimodal_embeddings") || Has(s, "embed_multimodal") || Has(s, "visual(") ||

@@ -1,6 +1,8 @@
 // PyTorch's log reader (readers/reader.h): the CUDACachingAllocator's out-of-memory message in
 // its 2.1+ and older forms, CUDA's own error, traceback frames (with the package their file lies
 // in) and the code lines under them. Its fixes are for plain PyTorch programs.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -187,6 +189,109 @@ bool QuantizerSetup(const Line& line) {
   return false;
 }
 
+// The engines' calls of a worker method by name, on the code line under a traceback frame: the
+// method is where the failure is (a frame of its own, for the stage). vLLM V1's executors call
+// every worker method through collective_rpc("name", ...) (vllm/v1/executor/abstract.py,
+// multiproc_executor.py, 0.8+; initialize_from_config there runs the worker's
+// initialize_from_config and then compile_or_warm_up_model), V0's through
+// _run_workers("name", ...) (vllm/executor/*.py, 0.4-0.10).
+void MatchRpcCall(const Line& line, std::string_view key) {
+  const std::string_view s = line.text;
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return;
+  const size_t b = at + key.size();
+  if (b >= s.size() || (s[b] != '"' && s[b] != '\'')) return;
+  size_t end = b + 1;
+  while (end < s.size() && end - b < 80 &&
+         (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_'))
+    ++end;
+  if (end == b + 1 || end >= s.size() || s[end] != s[b]) return;
+  line.Emit(EventKind::kFrame, kEngine).text =
+      std::string(s.substr(b + 1, end - b - 1)) + " (by name)";
+}
+
+// "<key>NAME(": a call of an engine component's method on a code line, as a frame "NAME
+// (suffix)". The frame table maps such a frame by its name alone (never by a file), so a method
+// that calls several phases gets no row and the milestones decide.
+void MatchMethodCall(const Line& line, std::string_view key, std::string_view suffix) {
+  const std::string_view s = line.text;
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return;
+  const size_t b = at + key.size();
+  size_t end = b;
+  while (end < s.size() && end - b < 80 &&
+         (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_'))
+    ++end;
+  if (end == b || end >= s.size() || s[end] != '(') return;
+  const std::string_view name = s.substr(b, end - b);
+  if (name == "_dummy_sampler_run") return;  // read below, by who calls it
+  auto& e = line.Emit(EventKind::kFrame, kEngine);
+  e.text = std::string(name) + " (" + std::string(suffix) + ")";
+}
+
+// The code line under a traceback frame.
+void MatchCodeLine(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "collective_rpc(")) MatchRpcCall(line, "collective_rpc(");
+  if (Has(s, "_run_workers(")) MatchRpcCall(line, "_run_workers(");
+  // The engine calling its executor, and a worker calling its model runner: vLLM's
+  // LLMEngine._initialize_kv_caches (V0, vllm/engine/llm_engine.py) calls
+  // model_executor.determine_num_available_blocks() and then initialize_cache(); V1's
+  // EngineCore._initialize_kv_caches (vllm/v1/engine/core.py) calls
+  // model_executor.determine_available_memory(), then initialize_from_config() (the KV cache and
+  // the warm-up: no row, the milestones decide); the workers call model_runner.profile_run(),
+  // capture_model(), initialize_kv_cache() (gpu_worker.py, worker.py). The code line says which
+  // callee failed where the callee's own frame is cut from the excerpt.
+  if (Has(s, "self.model_executor.")) MatchMethodCall(line, "self.model_executor.", "executor");
+  if (Has(s, "self.model_runner.")) MatchMethodCall(line, "self.model_runner.", "by name");
+  // Meta's reference model (llama/model.py of LLaMA 1, Llama 2 and Llama 3, Code Llama): each
+  // Attention.__init__ allocates its KV cache, self.cache_k / self.cache_v = torch.zeros(
+  // (max_batch_size, max_seq_len, heads, head_dim)).cuda(), while Llama.build constructs the
+  // model: a cache for the maximum batch and length, reserved at load.
+  if (Has(s, "self.cache_k = torch.zeros(") || Has(s, "self.cache_v = torch.zeros(")) {
+    line.Emit(EventKind::kStaticCache, kEngine).text = "cache_k";
+  }
+}
+
+// The start-up prints of plain PyTorch inference programs: the model is being loaded, the load
+// finished (what fails after it is generation), a generation finished.
+//  - Meta's reference code: LLaMA 1 example.py load() and Llama 2/3 / Code Llama generation.py
+//    Llama.build print "Loaded in {t:.2f} seconds" after load_state_dict (the caches are built
+//    with the model, before it); fairscale's "> initializing model parallel with size N" comes
+//    before the checkpoint is read.
+//  - gpt-fast and torchchat generate.py: "Loading model ...", then "Time to load model: {t}
+//    seconds"; each run prints "Compilation time: ..." (the compile warm-up) or "Time for
+//    inference N: ..." (torchtune's generate recipe: "Time for inference: ...").
+//  - litgpt / lit-gpt generate/base.py: "Loading model '<path>' with {config}", then
+//    "Time to load the model weights: {t} seconds." (lit-llama: "Time to load model: ...").
+//  - text-generation-webui modules/models.py: "Loaded the model in {t} seconds.".
+void MatchMilestone(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "oad") && !Has(s, "Time ") && !Has(s, "model parallel")) return;
+  const std::string_view t = line.text;
+  auto seconds_after = [&](std::string_view key) {
+    const size_t at = t.find(key);
+    if (at == std::string_view::npos) return false;
+    size_t end = 0;
+    return NumberAt(t, at + key.size(), &end) && t.substr(end, 8).find("sec") <= 2;
+  };
+  if (seconds_after("Loaded in ") || seconds_after("Loaded the model in ") ||
+      seconds_after("Time to load model: ") || seconds_after("Time to load the model weights: ")) {
+    line.Emit(EventKind::kWeightsLoaded, kEngine);
+    return;
+  }
+  if (seconds_after("Compilation time: ") || Has(s, "Time for inference")) {
+    line.Emit(EventKind::kServing, kEngine);
+    return;
+  }
+  const bool lit = Has(s, "Loading model '") && Has(s, "' with {");
+  const size_t dots = t.find("Loading model ...");
+  const bool fast = dots != std::string_view::npos && t.size() - dots <= 18;
+  if (lit || fast || Has(s, "> initializing model parallel with size")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   // Carried as online_quantization (the weights converted while loading), the key SGLang's
@@ -196,6 +301,7 @@ void Match(const Line& line) {
   }
   if (MatchAllocatorOom(line)) return;
   if (MatchAllocatorLimit(line)) return;
+  MatchMilestone(line);
   // Python's and NumPy's host allocations: "MemoryError", "Unable to allocate 62.6 GiB for an
   // array with shape (131072, 128256)" (llama-cpp-python's logits array of n_ctx x vocab).
   if ((Has(s, "Unable to allocate") && Has(s, "for an array")) || Has(s, "_ArrayMemoryError")) {
@@ -234,6 +340,7 @@ void Match(const Line& line) {
   if (!frame && line.after_frame && Has(s, "Llama.build(")) {
     line.Emit(EventKind::kFrame, kEngine).text = "Llama.build";
   }
+  if (!frame && line.after_frame) MatchCodeLine(line);
   if (!frame && line.after_frame) {
     for (const char* call : {".from_pretrained(", ".generate(", "load_checkpoint_and_dispatch("}) {
       if (Has(s, call)) {
@@ -272,6 +379,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "load the checkpoint memory-mapped or shard by shard (torch.load(..., mmap=True), "
               "safetensors, transformers' low_cpu_mem_usage=True)",
            "the whole state dict is then never held in RAM at once");
+    return true;
+  }
+  if (cause == Cause::kOtherProcess) {
+    AddFix(d, "stop the other processes on the GPU (nvidia-smi lists them), or run on a free "
+              "card (CUDA_VISIBLE_DEVICES)",
+           d->numbers.count("other_process_bytes")
+               ? fmt::format("they hold {:.2f} GiB", d->numbers["other_process_bytes"] / (1 << 30))
+               : std::string("memory held outside this process is not available to it"));
     return true;
   }
   if (cause == Cause::kStaticCache) {
@@ -313,6 +428,11 @@ const Reader& PytorchReader() {
   static const Reader kReader = {
       .engine = kEngine,
       .match = Match,
+      // The prints of plain PyTorch programs (MatchMilestone): the load began, the load (with
+      // any cache built with the model) finished, a generation finished.
+      .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
+                     {EventKind::kWeightsLoaded, Stage::kRuntime},
+                     {EventKind::kServing, Stage::kRuntime}},
       .fixes = Fixes,
   };
   return kReader;
