@@ -51,12 +51,24 @@ constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
 //   back: 39 B, the median of the seven sampler-bound peaks of one H100 benchmark suite
 //   (38.5-39.6 B, vLLM of January 2026) and above PR #32558's measurement of the sort
 //   (1.25 GB for 256 x 131,072 logits: 37.3 B);
-// - otherwise (FlashInfer's fused sampler up to v0.11.0 and again from v0.21, the Triton
-//   kernel of v0.17-v0.20): 22 B, the median per source of those releases' published peaks
-//   (at most 17 B at v0.11.0, 19.5 B on a v0.2x fork, 23.9 B at v0.26.0; 14 B on v0.8.5 and
-//   v0.10 cards). An install without FlashInfer before v0.11.1 sorts instead: the
-//   spread to 39 B is what the plan's confidence reports.
+// - the Triton top-k/top-p kernel of v0.17-v0.20 (PR #33538; v1/sample/ops/topk_topp_sampler.py
+//   apply_top_k_top_p for 8 or more requests, FlashInfer opt-in until PR #40376): the kernel
+//   masks the fp32 logits in place, so the warm-up holds the bf16 logits compute_logits returned
+//   (2; _dummy_sampler_run keeps them), their fp32 copy (4; v1/sample/sampler.py Sampler.forward;
+//   the temperature divides in place), the softmax probabilities (4; forward_native) and the
+//   exponential noise of random_sample (4; q = empty_like(probs), divided into probs in place):
+//   14 B. Checked on the development half's v0.17.1 RTX 3090 starts (Llama-3.1-8B, 256 x 128,256
+//   logits, and Qwen2.5-7B, 256 x 152,064): vLLM left 0.52-0.54 and 0.56-0.62 GiB for activation
+//   and non-torch memory together, which 14 B fills with 0.43 and 0.51 GiB and leaves 0.05-0.11
+//   GiB of non-torch growth for both models alike; the 22 B below left none (0.67 and 0.80 GiB).
+// - otherwise (FlashInfer's fused sampler up to v0.11.0 and again from v0.21): 22 B, the median
+//   per source of those releases' published peaks (at most 17 B at v0.11.0, 19.5 B on a v0.2x
+//   fork, 23.9 B at v0.26.0; 14 B on v0.8.5 and v0.10 cards); the development half's v0.28 L4 and
+//   L40S starts are already optimistic by 0.3-0.6 GiB with it, so it is not lowered. An install
+//   without FlashInfer before v0.11.1 sorts instead: the spread to 39 B is what the plan's
+//   confidence reports.
 constexpr uint64_t kSamplerBytesPerLogitV0 = 14;
+constexpr uint64_t kSamplerBytesPerLogitTriton = 14;
 constexpr uint64_t kSamplerBytesPerLogit = 22;
 constexpr uint64_t kSamplerBytesPerLogitSort = 39;
 // The rest of the measured terms' spread (docs/validation.md, signed errors per component):
@@ -126,10 +138,17 @@ std::vector<int64_t> CaptureSizes(const vllm::Rules& rules, int64_t max_num_seqs
 }
 
 // Bytes of activations for `tokens` tokens through one decoder layer's widest point, per rank.
-// MoE layers: fused_moe's intermediate caches ([T, topk, 2I], [T*topk, I], [T, topk, H]) are
-// made for at most VLLM_FUSED_MOE_CHUNK_SIZE tokens at a time; with data parallel + expert
-// parallel the naive dispatch gathers the tokens of all DP ranks first (FusedMoE naive
-// prepare/finalize), so the MoE sees T x dp tokens.
+// MoE layers: fused_moe's intermediate caches are made for at most VLLM_FUSED_MOE_CHUNK_SIZE
+// tokens M at a time. The plan charges M x topk x (3I + H) values: the gate/up output
+// [M, topk, 2I], the activation output [M x topk, I] and the down output [M, topk, H] apart.
+// vLLM shares one buffer of M x topk x max(2I, H) between the first and the last ("cache13",
+// model_executor/layers/fused_moe/fused_moe.py fused_experts_impl, v0.8 to v0.2x), so its
+// workspace is M x topk x (max(2I, H) + I); the larger charge is kept because the development
+// records where the MoE sets the peak (Qwen3-Coder-480B-FP8, DP 8 + EP, v0.10.1) are 1.5 GiB
+// optimistic with it already (their all-to-all buffers are not modelled) and 4 GiB with the
+// shared buffer (docs/engines/vllm.md). With data parallel + expert parallel the naive dispatch
+// gathers the tokens of all DP ranks first (FusedMoE naive prepare/finalize), so the MoE sees
+// T x dp tokens.
 uint64_t ForwardActivation(const ModelSpec& s, uint64_t tokens, uint64_t tp, bool ep, uint64_t dp,
                            const vllm::Rules& rules, uint64_t act) {
   const uint64_t chunk = rules.fused_moe_chunk_tokens;
@@ -581,9 +600,14 @@ void Profile(Run& r) {
                                           static_cast<uint64_t>(s.data_parallel_size), r.rules,
                                           r.act_bytes));
   }
-  const uint64_t per_logit = s.v0_engine             ? kSamplerBytesPerLogitV0
-                             : r.rules.sampler_sorts ? kSamplerBytesPerLogitSort
-                                                     : kSamplerBytesPerLogit;
+  const uint64_t per_logit = s.v0_engine              ? kSamplerBytesPerLogitV0
+                             : r.rules.sampler_sorts  ? kSamplerBytesPerLogitSort
+                             : r.rules.sampler_triton ? kSamplerBytesPerLogitTriton
+                                                      : kSamplerBytesPerLogit;
+  // One logits row per request (gpu_model_runner.py _dummy_run's logits_indices: the last
+  // token of each), over the whole vocabulary on every TP rank (LogitsProcessor gathers the
+  // lm_head's shards). Under PP only the last stage samples; vLLM gives every stage the smallest
+  // stage's KV pool, so the plan charges the last stage's peak.
   const uint64_t sampler = reqs * static_cast<uint64_t>(r.spec.vocab_size) * per_logit;
   const uint64_t encoder = EncoderActivation(r, mnbt, reqs);
   const uint64_t deq = r.w.largest_dequantized_layer;

@@ -254,21 +254,76 @@ TEST(Vllm, DataParallelExpertParallelGathersTokensIntoTheMoe) {
 
 TEST(Vllm, TheSamplerWarmUpCostsWhatTheReleasesTopKTopPPathCosts) {
   // Qwen3-8B on an H100 (1,024 sequences, 151,936-entry vocabulary): the warm-up sets the
-  // activation peak. v0.11.1-v0.16 sort the whole vocabulary (39 B a logit); v0.11.0 and
-  // v0.21+ sample with FlashInfer, v0.17-v0.20 with a Triton kernel (22 B).
+  // activation peak. v0.11.1-v0.16 sort the whole vocabulary (39 B a logit); v0.17-v0.20 mask
+  // in place with a Triton kernel (bf16 logits 2 + fp32 copy 4 + probabilities 4 + exponential
+  // noise 4 = 14 B); v0.11.0 and v0.21+ sample with FlashInfer (22 B).
   const Inventory inv = Catalog("qwen3-8b");
   VllmSettings s;
   s.max_model_len = 16000;
   const uint64_t logits = 1024ull * 151936;
+  EXPECT_EQ(logits * 14, 2178154496u);  // 2.03 GiB at v0.17-v0.20
   for (const auto& [release, per_logit] :
        std::vector<std::pair<std::string, uint64_t>>{
-           {"0.11.0", 22}, {"0.11.1", 39}, {"0.14", 39}, {"0.16", 39}, {"0.17", 22},
-           {"0.22", 22}}) {
+           {"0.11.0", 22}, {"0.11.1", 39}, {"0.14", 39}, {"0.16", 39}, {"0.17", 14},
+           {"0.20", 14}, {"0.21", 22}, {"0.22", 22}}) {
     s.version = release;
     auto p = PlanVllm(inv, Gpu("h100"), s);
     ASSERT_TRUE(p.ok()) << release << ": " << p.status().ToString();
     EXPECT_EQ(p->gpus[0].activation_peak_bytes, logits * per_logit) << release;
   }
+}
+
+// The activation peak one H100 of the plan charges (0, and a failure, when planning fails).
+uint64_t H100ActivationPeak(const Inventory& inv, const VllmSettings& s) {
+  auto p = PlanVllm(inv, Gpu("h100"), s);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return p.ok() ? p->gpus[0].activation_peak_bytes : 0;
+}
+
+TEST(Vllm, TheForwardIsShardedByTpButTheSampledLogitsAreNot) {
+  // Qwen3-32B (hidden 5,120, MLP 25,600, 64 + 2 x 8 heads of 128) on H100s at 8,192 batched
+  // tokens. The profile's forward holds, per rank, the residual, the normed input and the block
+  // output (3 x hidden) and the wider of the QKV output and the MLP's gate/up + activation
+  // outputs, the sharded ones at 1/TP (attention is skipped in the profile run):
+  // TP 1: 8192 x 2 B x (15,360 + 76,800) = 1,509,949,440 B; TP 2: 8192 x 2 x (15,360 + 38,400).
+  const Inventory inv = Catalog("qwen3-32b");
+  VllmSettings s;
+  s.version = "0.17";
+  s.max_model_len = 16000;
+  s.max_num_seqs = 8;  // 8 x 151,936 x 14 B = 17 MB of sampler: the forward sets the peak
+  EXPECT_EQ(H100ActivationPeak(inv, s), 1509949440u);
+  s.tensor_parallel_size = 2;
+  EXPECT_EQ(H100ActivationPeak(inv, s), 880803840u);
+  // The sampler warm-up: the lm_head's vocab shards are gathered on every rank, so each rank
+  // samples 1,024 x 151,936 logits whatever the TP size (v0.14: 39 B a logit; the llm-d H100
+  // runs printed the same 5.64 GiB activation peak at TP 1 and TP 2). Under pipeline
+  // parallelism the last stage samples: the plan charges the warm-up to the stage it plans.
+  s.version = "0.14";
+  s.max_num_seqs = 0;
+  const uint64_t sampler = 1024ull * 151936 * 39;
+  EXPECT_EQ(H100ActivationPeak(inv, s), sampler);
+  s.tensor_parallel_size = 1;
+  EXPECT_EQ(H100ActivationPeak(inv, s), sampler);
+  s.pipeline_parallel_size = 2;
+  EXPECT_EQ(H100ActivationPeak(inv, s), sampler);
+}
+
+TEST(Vllm, TheFusedMoeWorkspaceIsChunked) {
+  // Qwen3-30B-A3B (hidden 2,048, 128 experts of 768, top 8; 32 + 2 x 4 heads of 128) at 16
+  // sequences, v0.10 on an H100 (8,192 batched tokens, VLLM_FUSED_MOE_CHUNK_SIZE 32,768):
+  // 8192 x 2 B x (3 x 2,048 + 8 x (3 x 768 + 2,048)) = 671,088,640 B; the sampler (16 x 151,936
+  // x 22 B) is smaller. From v0.11 the chunk is 16,384 tokens: 20,000 batched tokens charge the
+  // caches for 16,384 and the rest for 20,000.
+  const Inventory inv = Catalog("qwen3-30b-a3b");
+  VllmSettings s;
+  s.version = "0.10";
+  s.max_model_len = 8192;
+  s.max_num_seqs = 16;
+  EXPECT_EQ(H100ActivationPeak(inv, s), 671088640u);
+  s.version = "0.11";
+  s.max_num_batched_tokens = 20000;
+  EXPECT_EQ(H100ActivationPeak(inv, s),
+            20000ull * 2 * 3 * 2048 + 16384ull * 2 * 8 * (3 * 768 + 2048));
 }
 
 TEST(Vllm, GptOss120bOnOneH100FollowsTheMxfp4BackendOfTheRelease) {

@@ -58,6 +58,7 @@ Rules RulesFor(int release) {
   r.capture_step16_from_256 = r.release >= 1101;
   r.fused_moe_chunk_tokens = r.release >= 1100 ? 16384 : 32768;
   r.sampler_sorts = r.release >= 1101 && r.release < 1700;
+  r.sampler_triton = r.release >= 1700 && r.release < 2100;
   r.tp_profile_workspaces = r.release >= 1700;
   r.online_fp8_layerwise = r.release >= 1600;
   r.mxfp4_triton_kernels = r.release >= 1200;

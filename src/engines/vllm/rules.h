@@ -53,6 +53,9 @@ struct Rules {
   // until v0.17, whose PR #33538 (2026-02-17, not in v0.16.0) routes batches of 8 or more to a
   // Triton kernel that sorts nothing.
   bool sampler_sorts = false;
+  // That Triton kernel's releases, v0.17 to v0.20: FlashInfer's sampler is the default again
+  // from v0.21 (PR #40376).
+  bool sampler_triton = false;
   // All-reduce workspaces inside the profile run with TP > 1 (docs/engines/
   // vllm-multimodal-and-allreduce.md, part B): from v0.17 the FlashInfer all-reduce + RMSNorm
   // fusion is on by default at -O2 (PR #34299, 2026-02-11) and creates its IPC workspace while
