@@ -123,15 +123,15 @@ bool CustomAllReduceRuns(const GpuSpec& gpu, int64_t tp) {
 // #34299): TP > 1 on CUDA with FlashInfer (a dependency of the CUDA wheel) and compute capability
 // 9.0 or the 10.x family; not on Ampere (8.0/8.6), Ada (8.9) or the SM 12.x cards (RTX 50, RTX PRO
 // Blackwell, GB10). v0.17-v0.20 also required DP = PP = 1 (Rules::allreduce_fusion_single_dp_pp).
-// A GPU given by size has no known capability: assume it runs (pessimistic).
+// A GPU given by size without a capability: assume it runs (pessimistic).
 bool AllReduceFusionRuns(const GpuSpec& gpu, const VllmSettings& s, const vllm::Rules& rules) {
   if (s.tensor_parallel_size < 2) return false;
   if (rules.allreduce_fusion_single_dp_pp &&
       (s.data_parallel_size > 1 || s.pipeline_parallel_size > 1)) {
     return false;
   }
-  if (gpu.custom) return true;
   const std::string& cc = gpu.compute_capability;
+  if (gpu.custom && cc.empty()) return true;
   return cc == "9.0" || cc.rfind("10.", 0) == 0;
 }
 
