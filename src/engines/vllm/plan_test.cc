@@ -6,6 +6,7 @@
 #include "engines/vllm/command.h"
 #include "engines/vllm/engine.h"
 #include "vramfit/advice.h"
+#include "vramfit/gpu.h"
 
 #include "testutil/catalog.h"
 #include "testutil/vllm_advice.h"
@@ -343,6 +344,11 @@ TEST(Vllm, NonTorchAtTp2FollowsTheAllReduceFusion) {
   EXPECT_EQ(non_torch("l4"), base);      // 8.9
   EXPECT_EQ(non_torch("a100-80gb"), base);  // 8.0, NVLink: no fusion either
   EXPECT_EQ(non_torch("4090"), base);    // GeForce: no peer access
+  // A GPU given by size: the fusion assumed, unless its capability is known.
+  GpuSpec sized = CustomGpu(95ull << 30);
+  EXPECT_EQ(PlanVllm(inv, sized, s)->gpus[0].non_torch_bytes, fused);
+  sized.compute_capability = "12.0";
+  EXPECT_EQ(PlanVllm(inv, sized, s)->gpus[0].non_torch_bytes, base);
   s.version = "0.16";
   EXPECT_EQ(non_torch("h100"), base);    // the fusion is default from v0.17 (PR #34299)
   // PP 2: refused by v0.17-v0.20, re-enabled in v0.21 (PR #41458).
