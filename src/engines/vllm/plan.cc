@@ -38,6 +38,11 @@ constexpr uint64_t kNcclPerRank = 384 * kMiB;
 // vLLM charges to the budget. Calibrated: the median of the four TP=1 values vLLM printed in
 // the validation set (0.03, 0.10, 0.35, 1.79 GiB -> 0.23 GiB); see docs/validation.md.
 constexpr uint64_t kNonTorchBase = 256 * kMiB;
+// The same growth in the V1 worker from v0.11, whose snapshot follows the distributed set-up
+// (PR #25359): the single-GPU V1 starts of the development half print 0.13, 0.13, 0.13 and
+// 0.14 GiB of non-torch memory (gpt-oss-120b, Qwen3-0.6B twice, Llama-3.3-70B FP8 on H100,
+// ~v0.14); the largest, 144 MiB.
+constexpr uint64_t kNonTorchBaseV1 = 144 * kMiB;
 // Extra non-torch growth with TP > 1 in the V0 worker (all-reduce workspaces appearing during
 // the profile run): the TP>1 values V0 printed were 0.25, 0.30, 0.38 GiB, median 0.30 = base
 // + 48 MiB.
@@ -72,13 +77,14 @@ constexpr uint64_t kGraphSpread = 512 * kMiB;
 // (512 MiB at TP 2 on Hopper) and what ~v0.18's CUDA-graph memory profiling leaves, where the
 // fusion runs (AllReduceFusionRuns: SM 9.0 or 10.x, peer access). Source reading:
 // docs/engines/vllm-multimodal-and-allreduce.md, part B. Calibrated: 2-GPU H100 runs of ~v0.14
-// print 0.54-0.55 GiB of non-torch memory (base + NCCL 256 MiB = 0.5 GiB), published TP>1 logs
+// print 0.54-0.55 GiB of non-torch memory (base + NCCL = 0.5 GiB), published TP>1 logs
 // of v0.19-v0.26 on Hopper about 2 GiB, a TP 4 run with custom all-reduce disabled 0.13 GiB:
-// NCCL 256 MiB, the v0.17+ workspaces 1.5 GiB, so that no TP>1 plan is optimistic on them.
+// NCCL 368 MiB (with the V1 base, the 0.5 GiB of the ~v0.14 runs), the v0.17+ workspaces
+// 1.5 GiB, so that no TP>1 plan is optimistic on them.
 // Where the fusion does not run (Ampere, Ada, the SM 12.x Blackwell workstation cards) nothing
 // of it appears: two PCIe L4s at TP 2 on v0.28 left 1.25 GiB for activation, non-torch memory
 // and graphs together (validation record qwen3-14b-awq-l4x2-tp2-pcie, development half).
-constexpr uint64_t kNcclLazyBuffers = 256 * kMiB;
+constexpr uint64_t kNcclLazyBuffers = 368 * kMiB;
 constexpr uint64_t kTpProfileWorkspaces = 1536 * kMiB;
 // Graph pool per captured graph (piecewise or full), on top of the activations of the largest
 // captured size. Calibrated on the two graph estimates vLLM printed for models in reach:
@@ -644,7 +650,8 @@ void Profile(Run& r) {
       custom_ar && r.rules.tp_profile_workspaces && AllReduceFusionRuns(r.gpu, s, r.rules);
   const uint64_t all_reduce =
       v1_tp ? kNcclLazyBuffers + (workspaces ? kTpProfileWorkspaces : 0) : 0;
-  r.g.non_torch_bytes = kNonTorchBase + all_reduce +
+  const uint64_t base = s.v0_engine || r.rules.nccl_in_budget ? kNonTorchBase : kNonTorchBaseV1;
+  r.g.non_torch_bytes = base + all_reduce +
                         (r.nccl_in_budget          ? kNcclPerRank
                          : r.tp > 1 && s.v0_engine ? kNonTorchTpExtra
                                                    : 0);
@@ -654,7 +661,7 @@ void Profile(Run& r) {
        r.nccl_in_budget ? "cuBLAS workspaces and kernel images + NCCL buffers (V1 before v0.11)"
        : r.tp > 1 && s.v0_engine ? "cuBLAS workspaces and kernel images + V0 all-reduce workspaces"
        : v1_tp ? fmt::format("cuBLAS workspaces and kernel images {} + NCCL buffers {}{}",
-                             FormatBytes(kNonTorchBase), FormatBytes(kNcclLazyBuffers),
+                             FormatBytes(base), FormatBytes(kNcclLazyBuffers),
                              !custom_ar ? std::string(" (no custom all-reduce: disabled, or no "
                                                       "peer access on this GPU and size)")
                              : !r.rules.tp_profile_workspaces
