@@ -119,8 +119,8 @@ TEST(MonitorPredict, StagesFromPlanJson) {
   EXPECT_EQ(p->engine, "vllm@0.22");
   EXPECT_TRUE(p->fits);
   EXPECT_EQ(p->total_bytes, 85027979264u);
-  const uint64_t ctx = 536870912, weights = 16391956480, act = 3422814208, non_torch = 268435456,
-                 kv = 57503951995, graphs = 638582784;
+  const uint64_t ctx = 536870912, weights = 16391956480, act = 3422814208, non_torch = 150994944,
+                 kv = 57621392507, graphs = 638582784;
   EXPECT_EQ(p->bytes[static_cast<int>(Stage::kStartup)], ctx);
   EXPECT_EQ(p->bytes[static_cast<int>(Stage::kLoad)], ctx + 16391956480u);
   EXPECT_EQ(p->bytes[static_cast<int>(Stage::kProfile)], ctx + weights + non_torch + act);

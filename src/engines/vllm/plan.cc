@@ -38,6 +38,11 @@ constexpr uint64_t kNcclPerRank = 384 * kMiB;
 // vLLM charges to the budget. Calibrated: the median of the four TP=1 values vLLM printed in
 // the validation set (0.03, 0.10, 0.35, 1.79 GiB -> 0.23 GiB); see docs/validation.md.
 constexpr uint64_t kNonTorchBase = 256 * kMiB;
+// The same growth in the V1 worker from v0.11, whose snapshot follows the distributed set-up
+// (PR #25359): the single-GPU V1 starts of the development half print 0.13, 0.13, 0.13 and
+// 0.14 GiB of non-torch memory (gpt-oss-120b, Qwen3-0.6B twice, Llama-3.3-70B FP8 on H100,
+// ~v0.14); the largest, 144 MiB.
+constexpr uint64_t kNonTorchBaseV1 = 144 * kMiB;
 // Extra non-torch growth with TP > 1 in the V0 worker (all-reduce workspaces appearing during
 // the profile run): the TP>1 values V0 printed were 0.25, 0.30, 0.38 GiB, median 0.30 = base
 // + 48 MiB.
@@ -82,18 +87,31 @@ constexpr uint64_t kGraphSpread = 512 * kMiB;
 // snapshot, PR #25359): NCCL's lazily allocated channel buffers in every such release, and from
 // v0.17 (Rules::tp_profile_workspaces) the FlashInfer all-reduce fusion's IPC workspace
 // (512 MiB at TP 2 on Hopper) and what ~v0.18's CUDA-graph memory profiling leaves, where the
-// ranks have peer access (the fusion and the custom all-reduce share that condition). Source
-// reading: docs/engines/vllm-multimodal-and-allreduce.md, part B. Calibrated: 2-GPU H100 runs of
-// ~v0.14 print 0.54-0.55 GiB of non-torch memory (base + NCCL 256 MiB = 0.5 GiB), published
-// TP>1 logs of v0.19-v0.26 about 2 GiB, a TP 4 run with custom all-reduce disabled 0.13 GiB:
-// NCCL 256 MiB, the v0.17+ workspaces 1.5 GiB, so that no TP>1 plan is optimistic on them.
-constexpr uint64_t kNcclLazyBuffers = 256 * kMiB;
+// fusion runs (AllReduceFusionRuns: SM 9.0 or 10.x, peer access). Source reading:
+// docs/engines/vllm-multimodal-and-allreduce.md, part B. Calibrated: 2-GPU H100 runs of ~v0.14
+// print 0.54-0.55 GiB of non-torch memory (base + NCCL = 0.5 GiB), published TP>1 logs
+// of v0.19-v0.26 on Hopper about 2 GiB, a TP 4 run with custom all-reduce disabled 0.13 GiB:
+// NCCL 368 MiB (with the V1 base, the 0.5 GiB of the ~v0.14 runs), the v0.17+ workspaces
+// 1.5 GiB, so that no TP>1 plan is optimistic on them.
+// Where the fusion does not run (Ampere, Ada, the SM 12.x Blackwell workstation cards) nothing
+// of it appears: two PCIe L4s at TP 2 on v0.28 left 1.25 GiB for activation, non-torch memory
+// and graphs together (validation record qwen3-14b-awq-l4x2-tp2-pcie, development half).
+constexpr uint64_t kNcclLazyBuffers = 368 * kMiB;
 constexpr uint64_t kTpProfileWorkspaces = 1536 * kMiB;
 // Graph pool per captured graph (piecewise or full), on top of the activations of the largest
 // captured size. Calibrated on the two graph estimates vLLM printed for models in reach:
 // Qwen3-8B, 86 graphs: (0.52 GiB - 48 MiB) / 86 = 5.6 MiB; Qwen3.6-27B TP 2, 86 graphs:
 // (0.49 GiB - 40 MiB) / 86 = 5.4 MiB. The cost does not follow the layer count (36 vs 64).
 constexpr uint64_t kGraphBytesPerGraph = 5632 * 1024;  // 5.5 MiB
+// MoE layers cost more per captured graph: each holds the routing, expert alignment and grouped
+// GEMM kernels (fused_moe), several nodes more than a dense MLP. vLLM's own estimate
+// (v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.21+) extrapolates from the second
+// capture of each mode, so the cost counts once per graph. Calibrated on the three MoE records
+// of the development half that print their graph pool, 102 graphs each, per MoE layer per graph
+// above the dense cost: gpt-oss-120b (36 MoE layers, 1.03 GiB taken) 0.120 MiB, Qwen3-30B-A3B
+// FP8 on GB10 (48 layers, 1.28 GiB) 0.145 MiB, Qwen3.5-35B-A3B at TP 4 (40 layers, 1.32 GiB
+// estimated) 0.188 MiB; the median, 0.145 MiB.
+constexpr uint64_t kGraphBytesPerMoeLayer = 148 * 1024;
 // Qwen-VL image processors' default max_pixels (preprocessor_config.json): Qwen3-VL 16,777,216
 // (4096 x 4096), Qwen2/2.5-VL 12,845,056 (3584 x 3584).
 constexpr uint64_t kQwen3VlMaxPixels = 16777216;
@@ -116,6 +134,23 @@ bool CustomAllReduceRuns(const GpuSpec& gpu, int64_t tp) {
                         return gpu.id == id;
                       }) != std::end(kNvlink);
   return nvlink || tp == 2 || gpu.custom;  // a GPU given by size: assume it runs (pessimistic)
+}
+
+// Whether vLLM's FlashInfer all-reduce + RMSNorm fusion runs, creating its IPC workspace inside
+// the profile run (config/vllm.py enable_allreduce_rms_fusion, default at -O2 from v0.17, PR
+// #34299): TP > 1 on CUDA with FlashInfer (a dependency of the CUDA wheel) and compute capability
+// 9.0 or the 10.x family; not on Ampere (8.0/8.6), Ada (8.9) or the SM 12.x cards (RTX 50, RTX PRO
+// Blackwell, GB10). v0.17-v0.20 also required DP = PP = 1 (Rules::allreduce_fusion_single_dp_pp).
+// A GPU given by size without a capability: assume it runs (pessimistic).
+bool AllReduceFusionRuns(const GpuSpec& gpu, const VllmSettings& s, const vllm::Rules& rules) {
+  if (s.tensor_parallel_size < 2) return false;
+  if (rules.allreduce_fusion_single_dp_pp &&
+      (s.data_parallel_size > 1 || s.pipeline_parallel_size > 1)) {
+    return false;
+  }
+  const std::string& cc = gpu.compute_capability;
+  if (gpu.custom && cc.empty()) return true;
+  return cc == "9.0" || cc.rfind("10.", 0) == 0;
 }
 
 std::string ReleaseText(int v) { return fmt::format("{}.{}", v / 10000, (v / 100) % 100); }
@@ -352,8 +387,12 @@ void Startup(Run& r) {
   const uint64_t total = r.gpu.total_bytes;
   // NCCL is outside the budget from v0.11 (snapshot after NCCL init, PR #25359) and in the V0
   // worker; V1 before v0.11 took the snapshot first, so NCCL fell into non-torch memory.
-  r.nccl_in_budget = r.tp > 1 && r.rules.nccl_in_budget && !s.v0_engine;
-  r.ctx = kCudaContext + (r.tp > 1 && !r.nccl_in_budget ? kNcclPerRank : 0);
+  // Ranks with NCCL communicators: TP > 1, or data parallel with expert parallelism, whose EP
+  // group spans the DP ranks (distributed/parallel_state.py initialize_model_parallel: every
+  // group of more than one rank gets a device communicator).
+  const bool nccl = r.tp > 1 || (s.data_parallel_size > 1 && s.enable_expert_parallel);
+  r.nccl_in_budget = nccl && r.rules.nccl_in_budget && !s.v0_engine;
+  r.ctx = kCudaContext + (nccl && !r.nccl_in_budget ? kNcclPerRank : 0);
   r.requested = static_cast<uint64_t>(
       std::ceil(static_cast<double>(total) * s.gpu_memory_utilization));
   r.free_at_start = total > r.ctx + s.other_process_bytes ? total - r.ctx - s.other_process_bytes
@@ -631,10 +670,12 @@ void Profile(Run& r) {
   const bool v1_tp = r.tp > 1 && !r.nccl_in_budget && !s.v0_engine;
   const bool custom_ar =
       !s.disable_custom_all_reduce && CustomAllReduceRuns(r.gpu, s.tensor_parallel_size);
-  const bool workspaces = custom_ar && r.rules.tp_profile_workspaces;
+  const bool workspaces =
+      custom_ar && r.rules.tp_profile_workspaces && AllReduceFusionRuns(r.gpu, s, r.rules);
   const uint64_t all_reduce =
       v1_tp ? kNcclLazyBuffers + (workspaces ? kTpProfileWorkspaces : 0) : 0;
-  r.g.non_torch_bytes = kNonTorchBase + all_reduce +
+  const uint64_t base = s.v0_engine || r.rules.nccl_in_budget ? kNonTorchBase : kNonTorchBaseV1;
+  r.g.non_torch_bytes = base + all_reduce +
                         (r.nccl_in_budget          ? kNcclPerRank
                          : r.tp > 1 && s.v0_engine ? kNonTorchTpExtra
                                                    : 0);
@@ -644,12 +685,19 @@ void Profile(Run& r) {
        r.nccl_in_budget ? "cuBLAS workspaces and kernel images + NCCL buffers (V1 before v0.11)"
        : r.tp > 1 && s.v0_engine ? "cuBLAS workspaces and kernel images + V0 all-reduce workspaces"
        : v1_tp ? fmt::format("cuBLAS workspaces and kernel images {} + NCCL buffers {}{}",
-                             FormatBytes(kNonTorchBase), FormatBytes(kNcclLazyBuffers),
+                             FormatBytes(base), FormatBytes(kNcclLazyBuffers),
                              !custom_ar ? std::string(" (no custom all-reduce: disabled, or no "
                                                       "peer access on this GPU and size)")
-                             : !workspaces
+                             : !r.rules.tp_profile_workspaces
                                  ? std::string(" (before v0.17 no all-reduce workspace grows in "
                                                "the profile)")
+                             : !workspaces
+                                 ? std::string(" (no all-reduce fusion workspace: it runs on "
+                                               "compute capability 9.0 and 10.x only" +
+                                               std::string(r.rules.allreduce_fusion_single_dp_pp
+                                                               ? ", and before v0.21 only "
+                                                                 "without DP or PP)"
+                                                               : ")"))
                                  : " + all-reduce fusion and graph-profiling workspaces (v0.17+) " +
                                        FormatBytes(kTpProfileWorkspaces))
                : "cuBLAS workspaces and kernel images"});
@@ -677,15 +725,28 @@ void SizeCudaGraphs(Run& r) {
                               [&](int64_t n) { return n <= s.max_num_seqs; });
     }
     const int64_t max_capture = sizes.empty() ? 0 : sizes.back();
+    // MoE layers of the planned stage (a pipeline stage holds its share of the layers).
+    const uint64_t moe_layers = CeilDiv(
+        static_cast<uint64_t>(std::count_if(r.spec.layers.begin(), r.spec.layers.end(),
+                                            [](const LayerSpec& l) {
+                                              return l.mlp.kind == MlpKind::kMoe;
+                                            })),
+        static_cast<uint64_t>(std::max<int64_t>(1, s.pipeline_parallel_size)));
+    const uint64_t per_graph = kGraphBytesPerGraph + moe_layers * kGraphBytesPerMoeLayer;
     r.graph = ForwardActivation(r.spec, static_cast<uint64_t>(max_capture), r.tp,
                                 s.enable_expert_parallel,
                                 static_cast<uint64_t>(s.data_parallel_size), r.rules,
                                 r.act_bytes) +
-              static_cast<uint64_t>(graphs) * kGraphBytesPerGraph;
-    r.g.explain.push_back({"cudagraph", r.graph,
-                           fmt::format("{} graphs over {} capture sizes up to {}: activations of "
-                                       "the largest + {} x {}", graphs, sizes.size(), max_capture,
-                                       graphs, FormatBytes(kGraphBytesPerGraph))});
+              static_cast<uint64_t>(graphs) * per_graph;
+    r.g.explain.push_back(
+        {"cudagraph", r.graph,
+         fmt::format("{} graphs over {} capture sizes up to {}: activations of the largest + {} x "
+                     "{}{}",
+                     graphs, sizes.size(), max_capture, graphs, FormatBytes(per_graph),
+                     moe_layers ? fmt::format(" ({} + {} MoE layers x {})",
+                                              FormatBytes(kGraphBytesPerGraph), moe_layers,
+                                              FormatBytes(kGraphBytesPerMoeLayer))
+                                : "")});
   }
   r.g.cudagraph_bytes = r.graph;
   r.graph_in_budget = r.rules.cudagraph_in_budget && !s.v0_engine ? r.graph : 0;

@@ -6,6 +6,7 @@
 #include "engines/vllm/command.h"
 #include "engines/vllm/engine.h"
 #include "vramfit/advice.h"
+#include "vramfit/gpu.h"
 
 #include "testutil/catalog.h"
 #include "testutil/vllm_advice.h"
@@ -375,6 +376,82 @@ TEST(Vllm, Mxfp4UseMarlinMovesHopperBackToMarlin) {
   auto off = vllm::ReadServeCommand({"VLLM_MXFP4_USE_MARLIN=0", "vllm", "serve", "m"});
   ASSERT_TRUE(off.ok());
   EXPECT_FALSE(ToVllmSettings(off->settings).mxfp4_use_marlin);
+}
+
+// Non-torch memory at TP 2 (qwen3-8b, 0.22 rules): cuBLAS workspaces 144 MiB + NCCL's lazy
+// buffers 368 MiB everywhere; the all-reduce fusion's workspaces (1,536 MiB) only where vLLM's
+// FlashInfer all-reduce + RMSNorm fusion runs: compute capability 9.0 or 10.x with peer access,
+// from v0.17, and before v0.21 only without PP or DP.
+TEST(Vllm, NonTorchAtTp2FollowsTheAllReduceFusion) {
+  const Inventory inv = Catalog("qwen3-8b");
+  VllmSettings s;
+  s.tensor_parallel_size = 2;
+  s.max_model_len = 8192;
+  auto non_torch = [&](const char* gpu) {
+    auto p = PlanVllm(inv, Gpu(gpu), s);
+    EXPECT_TRUE(p.ok()) << gpu;
+    return p.ok() ? p->gpus[0].non_torch_bytes : 0;
+  };
+  const uint64_t base = 512ull << 20, fused = 2048ull << 20;
+  EXPECT_EQ(non_torch("h100"), fused);   // 9.0
+  EXPECT_EQ(non_torch("b200"), fused);   // 10.0
+  EXPECT_EQ(non_torch("l40s"), base);    // 8.9: custom all-reduce at TP 2, no fusion
+  EXPECT_EQ(non_torch("l4"), base);      // 8.9
+  EXPECT_EQ(non_torch("a100-80gb"), base);  // 8.0, NVLink: no fusion either
+  EXPECT_EQ(non_torch("4090"), base);    // GeForce: no peer access
+  // A GPU given by size: the fusion assumed, unless its capability is known.
+  GpuSpec sized = CustomGpu(95ull << 30);
+  EXPECT_EQ(PlanVllm(inv, sized, s)->gpus[0].non_torch_bytes, fused);
+  sized.compute_capability = "12.0";
+  EXPECT_EQ(PlanVllm(inv, sized, s)->gpus[0].non_torch_bytes, base);
+  s.version = "0.16";
+  EXPECT_EQ(non_torch("h100"), base);    // the fusion is default from v0.17 (PR #34299)
+  // PP 2: refused by v0.17-v0.20, re-enabled in v0.21 (PR #41458).
+  s.pipeline_parallel_size = 2;
+  s.version = "0.20";
+  EXPECT_EQ(non_torch("h100"), base);
+  s.version = "0.21";
+  EXPECT_EQ(non_torch("h100"), fused);
+}
+
+// V1 before v0.11 took its memory snapshot before the distributed groups were made, so the NCCL
+// communicators of data parallel with expert parallelism (its EP group spans the DP ranks) count
+// in the budget: 256 MiB + 384 MiB; from v0.11 they are outside it, with the CUDA context, and
+// the non-torch growth is the V1 base (144 MiB).
+TEST(Vllm, DataParallelExpertParallelNcclByRelease) {
+  const Inventory inv = Catalog("qwen3-30b-a3b");
+  VllmSettings s;
+  s.version = "0.10";
+  s.max_model_len = 8192;
+  s.data_parallel_size = 4;
+  auto p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->gpus[0].non_torch_bytes, 256ull << 20);  // DP alone: no EP group
+  s.enable_expert_parallel = true;
+  p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->gpus[0].non_torch_bytes, 640ull << 20);
+  EXPECT_EQ(p->gpus[0].cuda_context_bytes, 512ull << 20);
+  s.version = "0.11";
+  p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->gpus[0].non_torch_bytes, 144ull << 20);  // the V1 base from v0.11
+  EXPECT_EQ(p->gpus[0].cuda_context_bytes, 896ull << 20);
+}
+
+// The graph pool of an MoE model: each graph costs 5.5 MiB + 148 KiB per MoE layer. Qwen3-30B-A3B
+// (48 MoE layers, hidden 2,048, 32 query and 4 KV heads of 128, 8 of 128 experts of 768) at one
+// sequence: capture sizes 1 and 2, full graphs for size 1, so 3 graphs of 5,632 + 48 x 148 =
+// 12,736 KiB; the largest size's activations: 2 tokens x 2 B x (3 x 2,048 residual streams +
+// the MoE's 8 x (3 x 768 + 2,048)) = 24,576 + 139,264 B.
+TEST(Vllm, MoeGraphsCostMorePerGraph) {
+  const Inventory inv = Catalog("qwen3-30b-a3b");
+  VllmSettings s;
+  s.max_model_len = 8192;
+  s.max_num_seqs = 1;
+  auto p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->gpus[0].cudagraph_bytes, 24576ull + 139264ull + 3ull * 12736 * 1024);
 }
 
 }  // namespace

@@ -60,6 +60,7 @@ Rules RulesFor(int release) {
   r.sampler_sorts = r.release >= 1101 && r.release < 1700;
   r.sampler_triton = r.release >= 1700 && r.release < 2100;
   r.tp_profile_workspaces = r.release >= 1700;
+  r.allreduce_fusion_single_dp_pp = r.release >= 1700 && r.release < 2100;
   r.online_fp8_layerwise = r.release >= 1600;
   r.mxfp4_triton_kernels = r.release >= 1200;
   r.marlin_on_turing = r.release >= 1400;

@@ -63,6 +63,10 @@ struct Rules {
   // measurement (PR #30515). Before v0.17 the custom all-reduce's buffers are made before the
   // snapshot (PR #25359, v0.11) and only NCCL's lazy buffers grow during the profile.
   bool tp_profile_workspaces = true;
+  // The all-reduce + RMSNorm fusion (config/vllm.py enable_allreduce_rms_fusion) refused TP with
+  // DP > 1 or PP > 1 from its default-on in v0.17 (issues #34458, #35426) until PR #41458
+  // (2026-05-01, first in v0.21) re-enabled it there.
+  bool allreduce_fusion_single_dp_pp = false;
   // gpt-oss MXFP4 experts (quantization/mxfp4.py get_mxfp4_backend): triton_kernels is bundled
   // in vLLM's wheel from v0.12 (PR #28788, tag v3.5.x), so Hopper picks the Triton backend;
   // before, Marlin unless it was installed by hand.
