@@ -66,14 +66,29 @@ constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
 //   logits, and Qwen2.5-7B, 256 x 152,064): vLLM left 0.52-0.54 and 0.56-0.62 GiB for activation
 //   and non-torch memory together, which 14 B fills with 0.43 and 0.51 GiB and leaves 0.05-0.11
 //   GiB of non-torch growth for both models alike; the 22 B below left none (0.67 and 0.80 GiB).
-// - otherwise (FlashInfer's fused sampler up to v0.11.0 and again from v0.21): 22 B, the median
-//   per source of those releases' published peaks (at most 17 B at v0.11.0, 19.5 B on a v0.2x
-//   fork, 23.9 B at v0.26.0; 14 B on v0.8.5 and v0.10 cards); the development half's v0.28 L4 and
-//   L40S starts are already optimistic by 0.3-0.6 GiB with it, so it is not lowered. An install
-//   without FlashInfer before v0.11.1 sorts instead: the spread to 39 B is what the plan's
-//   confidence reports.
+// - FlashInfer's sampler on V1 before v0.11 (Rules::sampler_flashinfer_images). The warm-up
+//   passes top-p 0.9 and top-k vocab-1 since PR #13594 (v0.8.0), and forward_cuda hands them to
+//   FlashInfer where it imports: in v0.8 only below FlashInfer 0.2.3 (PR #14815), which v0.8's
+//   image installs (0.2.1.post2: softmax probabilities, then top_k_renorm_probs into a second
+//   fp32 tensor); from PR #15777 the 0.2.3 API, and from PR #18608 (2025-05-23)
+//   top_k_top_p_sampling_from_logits (top_k_mask_logits into a new fp32 tensor, then its
+//   softmax). Either way the warm-up holds the bf16 logits (2), their fp32 copy (4, temperature
+//   in place) and two fp32 tensors (8): 14 B (v1/sample/ops/topk_topp_sampler.py forward_cuda,
+//   flashinfer_sample). The development half's two sampler-bound starts of those releases, both
+//   from images or builds with FlashInfer, paid about 14 B (Qwen3-30B-A3B on v0.8.5, DeepSeek-V2-
+//   Lite on a v0.10 build). The pip wheel had no FlashInfer then (PR #21389 added it after
+//   v0.10.0 and PR #21959, 2025-07-30, moved it to the `vllm[flashinfer]` extra; a default
+//   only from PR #26443, 2025-10-08, v0.11.1), so a pip install sorts at 39 B: that spread is
+//   what the plan's confidence reports.
+// - otherwise (v0.11.0, and FlashInfer's sampler again from v0.21): 22 B, the median per source
+//   of those releases' published peaks (at most 17 B at v0.11.0, 19.5 B on a v0.2x fork, 23.9 B
+//   at v0.26.0); the development half's v0.28 L4 and L40S starts are already optimistic by
+//   0.3-0.6 GiB with it, so it is not lowered. v0.11.0 has the same two paths as v0.10 (images
+//   with FlashInfer, a wheel without), but the development half's one sampler-bound start of
+//   it (gpt-oss-120b, October 2025) sorted (39 B), so neither path is taken alone there.
 constexpr uint64_t kSamplerBytesPerLogitV0 = 14;
 constexpr uint64_t kSamplerBytesPerLogitTriton = 14;
+constexpr uint64_t kSamplerBytesPerLogitFlashInfer = 14;
 constexpr uint64_t kSamplerBytesPerLogit = 22;
 constexpr uint64_t kSamplerBytesPerLogitSort = 39;
 // The rest of the measured terms' spread (docs/validation.md, signed errors per component):
@@ -642,7 +657,9 @@ void Profile(Run& r) {
   const uint64_t per_logit = s.v0_engine              ? kSamplerBytesPerLogitV0
                              : r.rules.sampler_sorts  ? kSamplerBytesPerLogitSort
                              : r.rules.sampler_triton ? kSamplerBytesPerLogitTriton
-                                                      : kSamplerBytesPerLogit;
+                             : r.rules.sampler_flashinfer_images
+                                 ? kSamplerBytesPerLogitFlashInfer
+                                 : kSamplerBytesPerLogit;
   // One logits row per request (gpu_model_runner.py _dummy_run's logits_indices: the last
   // token of each), over the whole vocabulary on every TP rank (LogitsProcessor gathers the
   // lm_head's shards). Under PP only the last stage samples; vLLM gives every stage the smallest

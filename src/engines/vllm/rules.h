@@ -56,6 +56,11 @@ struct Rules {
   // That Triton kernel's releases, v0.17 to v0.20: FlashInfer's sampler is the default again
   // from v0.21 (PR #40376).
   bool sampler_triton = false;
+  // V1 releases before v0.11 (v0.8-v0.10): the warm-up's top-k/top-p runs FlashInfer's sampler
+  // in vLLM's images (FlashInfer 0.2.1.post2 in v0.8's, PR #14815; the 0.2.3 API from PR
+  // #15777, sampling from logits from PR #18608); the pip wheel carried no FlashInfer until PR
+  // #26443 (v0.11.1), so a pip install sorts. v0.11.0 is left out: see plan.cc.
+  bool sampler_flashinfer_images = false;
   // All-reduce workspaces inside the profile run with TP > 1 (docs/engines/
   // vllm-multimodal-and-allreduce.md, part B): from v0.17 the FlashInfer all-reduce + RMSNorm
   // fusion is on by default at -O2 (PR #34299, 2026-02-11) and creates its IPC workspace while
