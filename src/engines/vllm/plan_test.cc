@@ -257,7 +257,9 @@ TEST(Vllm, TheSamplerWarmUpCostsWhatTheReleasesTopKTopPPathCosts) {
   // Qwen3-8B on an H100 (1,024 sequences, 151,936-entry vocabulary): the warm-up sets the
   // activation peak. v0.11.1-v0.16 sort the whole vocabulary (39 B a logit); v0.17-v0.20 mask
   // in place with a Triton kernel (bf16 logits 2 + fp32 copy 4 + probabilities 4 + exponential
-  // noise 4 = 14 B); v0.11.0 and v0.21+ sample with FlashInfer (22 B).
+  // noise 4 = 14 B); v0.11.0 and v0.21+ sample with FlashInfer (22 B). Before v0.11 vLLM's
+  // images ran FlashInfer's sampler (bf16 logits 2 + fp32 copy 4 + two fp32 tensors 8 = 14 B);
+  // 0.8 and 0.9 plan with the 0.10 rules.
   const Inventory inv = Catalog("qwen3-8b");
   VllmSettings s;
   s.max_model_len = 16000;
@@ -265,13 +267,24 @@ TEST(Vllm, TheSamplerWarmUpCostsWhatTheReleasesTopKTopPPathCosts) {
   EXPECT_EQ(logits * 14, 2178154496u);  // 2.03 GiB at v0.17-v0.20
   for (const auto& [release, per_logit] :
        std::vector<std::pair<std::string, uint64_t>>{
-           {"0.11.0", 22}, {"0.11.1", 39}, {"0.14", 39}, {"0.16", 39}, {"0.17", 14},
+           {"0.8.5", 14}, {"0.9.2", 14}, {"0.10.2", 14}, {"0.11.0", 22}, {"0.11.1", 39},
+           {"0.14", 39}, {"0.16", 39}, {"0.17", 14},
            {"0.20", 14}, {"0.21", 22}, {"0.22", 22}}) {
     s.version = release;
     auto p = PlanVllm(inv, Gpu("h100"), s);
     ASSERT_TRUE(p.ok()) << release << ": " << p.status().ToString();
     EXPECT_EQ(p->gpus[0].activation_peak_bytes, logits * per_logit) << release;
   }
+  // Before v0.11.1 a pip install had no FlashInfer and sorts (39 B): the plan's uncertainty
+  // carries the spread from the charge to the sort, 25 B a logit at v0.10 and 17 B at v0.11.0
+  // (a budget of 0.3 x 80 GiB, so that the KV check is the tightest).
+  s.gpu_memory_utilization = 0.3;
+  s.version = "0.10.2";
+  auto v010 = PlanVllm(inv, Gpu("h100"), s);
+  s.version = "0.11.0";
+  auto v011 = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(v010.ok() && v011.ok());
+  EXPECT_EQ(v010->uncertainty_bytes - v011->uncertainty_bytes, logits * (25 - 17));
 }
 
 // The activation peak one H100 of the plan charges (0, and a failure, when planning fails).
@@ -313,7 +326,7 @@ TEST(Vllm, TheFusedMoeWorkspaceIsChunked) {
   // Qwen3-30B-A3B (hidden 2,048, 128 experts of 768, top 8; 32 + 2 x 4 heads of 128) at 16
   // sequences, v0.10 on an H100 (8,192 batched tokens, VLLM_FUSED_MOE_CHUNK_SIZE 32,768):
   // 8192 x 2 B x (3 x 2,048 + 8 x (3 x 768 + 2,048)) = 671,088,640 B; the sampler (16 x 151,936
-  // x 22 B) is smaller. From v0.11 the chunk is 16,384 tokens: 20,000 batched tokens charge the
+  // x 14 B) is smaller. From v0.11 the chunk is 16,384 tokens: 20,000 batched tokens charge the
   // caches for 16,384 and the rest for 20,000.
   const Inventory inv = Catalog("qwen3-30b-a3b");
   VllmSettings s;
