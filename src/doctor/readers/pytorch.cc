@@ -292,8 +292,27 @@ void MatchMilestone(const Line& line) {
   }
 }
 
+// The command line launching one of Meta's reference scripts: "torchrun --nproc_per_node MP
+// <script>.py --ckpt_dir DIR --tokenizer_path FILE ..." (fire's flags). LLaMA 1's example.py
+// (main -> load), Llama 2/3's example_text_completion.py and example_chat_completion.py and Code
+// Llama's example_completion.py, example_instructions.py, example_infilling.py (main ->
+// Llama.build) build the model (weights and every Attention's cache_k / cache_v) before anything
+// else and print "Loaded in N seconds" after it (meta-llama/llama example.py at the v1 release,
+// llama/generation.py of Llama 2): the launch begins the load.
+void MatchReferenceLaunch(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "--ckpt_dir") || !Has(s, "--tokenizer_path") || !Has(s, ".py")) return;
+  const std::string_view t = line.text;
+  const size_t py = t.find(".py");
+  size_t name = py;
+  while (name > 0 && t[name - 1] != ' ' && t[name - 1] != '/' && t[name - 1] != '`') --name;
+  if (t.substr(name, py - name).substr(0, 7) != "example") return;
+  line.Emit(EventKind::kLoadBegin, kEngine);
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
+  MatchReferenceLaunch(line);
   // Carried as online_quantization (the weights converted while loading), the key SGLang's
   // --quantization on a 16-bit checkpoint also sets.
   if (QuantizerSetup(line)) {

@@ -42,6 +42,19 @@ void Match(const Line& line) {
     line.Emit(EventKind::kOffload, kEngine);
     line.Emit(EventKind::kCpuOffload, kEngine);
   }
+  // The pipeline factory, pipeline('<task>', model='<id>', ...) (transformers/pipelines/
+  // __init__.py, every release since 2.x): the program is a transformers one, and the model's
+  // id is the one it names.
+  if ((Has(s, "pipeline('") || Has(s, "pipeline(\"")) && Has(s, "model=")) {
+    const std::string_view t = line.text;
+    size_t b = t.find("model=") + 6;
+    if (b < t.size() && (t[b] == '\'' || t[b] == '"')) ++b;
+    size_t e = b;
+    while (e < t.size() && e - b < 200 && t[e] != '\'' && t[e] != '"' && t[e] != ',' &&
+           t[e] != ')' && t[e] != ' ')
+      ++e;
+    line.Emit(EventKind::kConfig, kEngine).text = std::string(t.substr(b, e - b));
+  }
 }
 
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {

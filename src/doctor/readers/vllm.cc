@@ -38,6 +38,12 @@ std::string ModelPath(std::string_view s) {
   return "";
 }
 
+// transformers' pipeline factory, pipeline('<task>', model='<id>', ...): its model= is not
+// vLLM's engine config (the transformers reader reads the call).
+bool TransformersPipeline(const LineView& s) {
+  return Has(s, "pipeline('") || Has(s, "pipeline(\"");
+}
+
 void MatchProfile(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "Loading model weights took") || Has(s, "Model loading took")) {
@@ -250,7 +256,7 @@ void MatchConfig(const Line& line) {
   if (v0_config || Has(s, "'max_model_len':") || Has(s, "tensor_parallel_size=") ||
       Has(s, "--max-model-len") || Has(s, "--tensor-parallel-size") ||
       Has(s, "--gpu-memory-utilization") || Has(s, "--model ") ||
-      Has(s, "Starting to load model ") || Has(s, "model='")) {
+      Has(s, "Starting to load model ") || (Has(s, "model='") && !TransformersPipeline(s))) {
     auto& e = line.Emit(EventKind::kConfig, kEngine);
     Set(e, Num::kMaxModelLen,
         Has(s, "max_seq_len=")       ? NumberAfter(s, "max_seq_len=")
