@@ -690,3 +690,18 @@ run(tf_tp_plan 2 check --gpu h100 -- transformers qwen3-8b --tp-plan auto)
 if(NOT last_err MATCHES "tp_plan tensor parallelism")
   message(SEND_ERROR "tf_tp_plan: '${last_err}'")
 endif()
+
+# A new user's command lines (tryout): vLLM's -O shorthand is a real flag, named as not
+# modelled; a zero that the settings would read as "the default" is refused instead.
+run(tryout_o3 0 check --gpu 4090 -- vllm serve qwen3-8b-awq -O3 --max-model-len 8192)
+if(NOT last_err MATCHES "not modelled \\(ignored\\): -O3")
+  message(SEND_ERROR "tryout_o3: '${last_err}'")
+endif()
+run(tryout_zero_seqs 2 check --gpu 4090 -- vllm serve qwen3-8b --max-num-seqs=0)
+if(NOT last_err MATCHES "--max-num-seqs 0: expected 1 or more")
+  message(SEND_ERROR "tryout_zero_seqs: '${last_err}'")
+endif()
+run(tryout_zero_util 2 plan qwen3-8b --gpu 4090 --gpu-memory-utilization 0)
+if(NOT last_err MATCHES "--gpu-memory-utilization 0: expected a fraction")
+  message(SEND_ERROR "tryout_zero_util: '${last_err}'")
+endif()

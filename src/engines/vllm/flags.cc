@@ -33,6 +33,14 @@ constexpr int64_t kMaxParallel = 4096;
 constexpr int64_t kMaxBlockSize = 1 << 20;
 constexpr double kMaxOffloadGib = 1 << 20;
 
+// A count written as 0: the settings keep 0 for "not given, the engine's default", so without
+// this check `--max-num-seqs 0` would silently plan vLLM's default; vLLM itself does not serve
+// with zero sequences, tokens or block size.
+Status ZeroIsNotDefault(const std::string& flag) {
+  return Status::InvalidArgument(
+      fmt::format("{} 0: expected 1 or more (leave the flag out for vLLM's default)", flag));
+}
+
 Status InRange(const std::string& flag, int64_t v, int64_t lo, int64_t hi, const char* why) {
   if (v >= lo && v <= hi) return Status::Ok();
   return Status::InvalidArgument(
@@ -202,15 +210,24 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       max_model_len = text;
     } else if (name == "--gpu-memory-utilization") {
       VRAMFIT_RETURN_IF_ERROR(as_double(&s.gpu_memory_utilization));
+      // 0 stands for "the release's default" in VllmSettings; written out, vLLM refuses it
+      // (CacheConfig: gpu_memory_utilization gt=0, le=1).
+      if (!(s.gpu_memory_utilization > 0)) {
+        return Status::InvalidArgument(fmt::format(
+            "--gpu-memory-utilization {}: expected a fraction in (0, 1]", text));
+      }
     } else if (name == "--kv-cache-dtype") {
       VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kKvCacheDtypeChoices));
       s.kv_cache_dtype = text;
     } else if (name == "--max-num-seqs") {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_num_seqs));
+      if (s.max_num_seqs == 0) return ZeroIsNotDefault(name);
     } else if (name == "--max-num-batched-tokens") {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_num_batched_tokens));
+      if (s.max_num_batched_tokens == 0) return ZeroIsNotDefault(name);
     } else if (name == "--block-size") {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.block_size));
+      if (s.block_size == 0) return ZeroIsNotDefault(name);
     } else if (name == "--enforce-eager") {
       s.enforce_eager = true;
     } else if (name == "--v0-engine") {
