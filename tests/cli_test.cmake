@@ -396,8 +396,8 @@ run(plan_gguf_llamacpp 0 plan tests/gguf/tiny-qwen3-Q4_K_M.gguf --gpu h100 --eng
     -c 8192)
 golden(plan_llamacpp_tiny-qwen3-Q4_K_M.txt)
 run(check_llamacpp 0 check --gpu 4090 -- CUDA_VISIBLE_DEVICES=0 llama-server
-    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ngl 99 -c 32768 -fa on --jinja)
-if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --jinja"
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ngl 99 -c 32768 -fa on --jinja --mlock)
+if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --mlock"
    OR NOT last_out MATCHES "KV buffer 32.00 MiB")
   message(SEND_ERROR "check_llamacpp: '${last_err}' / '${last_out}'")
 endif()

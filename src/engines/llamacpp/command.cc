@@ -68,6 +68,26 @@ constexpr Alias kAliases[] = {
     {"-mm", "--mmproj"},
 };
 
+// Flags that change no device memory (server, sampling, threads, logging; common/arg.cpp):
+// accepted silently by `check`, as `vllm serve --host` is. Those that take a value, then the
+// bare ones.
+constexpr const char* kNoMemoryValued[] = {
+    "--host", "--port", "-a", "--alias", "--api-key", "--api-key-file", "--chat-template",
+    "--chat-template-file", "-t", "--threads", "-tb", "--threads-batch", "--threads-http",
+    "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "-s", "--seed",
+    "--reasoning-format", "--reasoning-budget", "-to", "--timeout", "--log-file", "-lv",
+    "--log-verbosity", "--path", "--ssl-key-file", "--ssl-cert-file", "-n", "--n-predict"};
+constexpr const char* kNoMemoryBare[] = {
+    "--jinja", "--metrics", "--slots", "--no-slots", "--props", "--no-webui", "--log-disable",
+    "-v", "--verbose", "--log-timestamps", "--log-prefix", "-cb", "--cont-batching", "-nocb",
+    "--no-cont-batching", "--no-warmup"};
+
+template <size_t N>
+bool Listed(const char* const (&list)[N], const std::string& name) {
+  return std::find_if(std::begin(list), std::end(list),
+                      [&](const char* f) { return name == f; }) != std::end(list);
+}
+
 }  // namespace
 
 const std::vector<FlagSpec>& Flags() {
@@ -275,6 +295,11 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     const FlagSpec* spec = nullptr;
     for (const FlagSpec& f : Flags()) {
       if (name == f.name) spec = &f;
+    }
+    if (spec == nullptr && Listed(kNoMemoryBare, name)) continue;
+    if (spec == nullptr && Listed(kNoMemoryValued, name)) {
+      if (eq == std::string::npos && i + 1 < argv.size()) ++i;
+      continue;
     }
     if (spec == nullptr) {
       std::string shown = core::Printable(a);

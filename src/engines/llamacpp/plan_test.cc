@@ -310,7 +310,7 @@ TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
   const std::vector<std::string> argv = {
       "CUDA_VISIBLE_DEVICES=0,1", "/opt/llama.cpp/build/bin/llama-server", "-m", "x.gguf",
       "-ngl", "99", "-c", "32k", "-fa", "-ctk", "q8_0", "--n-cpu-moe", "3", "--jinja",
-      "--port", "8080", "-ot", "exps=CPU,attn=CUDA1"};
+      "--port", "8080", "-ot", "exps=CPU,attn=CUDA1", "-t", "8", "--no-such-flag", "3"};
   ASSERT_TRUE(IsLlamaCppCommand(argv));
   auto cmd = ReadLlamaCppCommand(argv);
   ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
@@ -325,7 +325,8 @@ TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
   EXPECT_EQ(s->n_cpu_moe, 3);
   ASSERT_EQ(s->overrides.size(), 2u);
   EXPECT_EQ(s->overrides[1].second, "CUDA1");
-  EXPECT_EQ(cmd->unmodelled_flags, (std::vector<std::string>{"--jinja", "--port 8080"}));
+  // Server, sampling and thread flags change no device memory: passed over silently.
+  EXPECT_EQ(cmd->unmodelled_flags, (std::vector<std::string>{"--no-such-flag 3"}));
   EXPECT_TRUE(IsLlamaCppCommand({"llama-cli", "-m", "a.gguf"}));
   EXPECT_FALSE(IsLlamaCppCommand({"vllm", "serve", "a"}));
   auto cli = ReadLlamaCppCommand({"llama-cli", "-m", "a.gguf", "-fa", "off"});
