@@ -62,6 +62,13 @@ Result<std::string> ReadTextFile(const std::string& path) {
   return text.str();
 }
 
+// `w` as one shell word that expands nothing: in single quotes, a quote written '\''.
+std::string SingleQuoted(const std::string& w) {
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 // The engine commands to check: a script's (--script), a whole command given as one word
 // after --, or the words after -- themselves.
 Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
@@ -103,6 +110,18 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
   }
   ScriptInvocation inv;
   inv.engine = EngineForCommand(argv);
+  if (inv.engine == nullptr && argv.size() > 1) {
+    // A launch line the engines do not read as words (`docker run ... vllm/vllm-openai ...`,
+    // `nohup vllm serve ...`, `sudo -E ...`): read it as the one shell line it was, as
+    // --script reads one, with each word quoted so nothing in it expands.
+    std::string line;
+    for (const std::string& w : argv) line += (line.empty() ? "" : " ") + SingleQuoted(w);
+    auto read = ReadDeployScript(line, "the command", options);
+    if (read.ok() && !read->invocations.empty()) {
+      for (const std::string& note : read->notes) fmt::print(stderr, "vramfit check: {}\n", note);
+      return std::move(read->invocations);
+    }
+  }
   if (inv.engine == nullptr) {
     return Status::InvalidArgument(
         fmt::format("expected a {} command after --: {}", EngineTitles(), forms));
@@ -259,7 +278,22 @@ std::function<int()> SetupCheck(CLI::App* app) {
     };
     std::vector<std::string> argv = CheckCommand();
     std::vector<std::string> extras = app->remaining();
-    if (!f->engine.empty() || !f->model.empty()) {
+    if (!f->engine.empty() && f->model.empty() && !argv.empty()) {
+      // `--engine E -- COMMAND`: the engine named twice, which is fine when both agree.
+      auto choice = FindEngine(f->engine);
+      if (!choice.ok()) return fail(choice.status().message());
+      const Engine* of_command = EngineForCommand(argv);
+      if (of_command != nullptr && of_command != choice->engine) {
+        return fail(fmt::format("--engine {}, but the command after -- is for {} (leave --engine "
+                                "out: the command names its engine)",
+                                choice->engine->name, of_command->title));
+      }
+      if (!choice->version.empty()) {
+        for (size_t i = 0; i < Engines().size(); ++i) {
+          if (Engines()[i] == choice->engine) f->engine_versions[i] = choice->version;
+        }
+      }
+    } else if (!f->engine.empty() || !f->model.empty()) {
       auto choice = FindEngine(f->engine);
       if (!choice.ok()) return fail(choice.status().message());
       if (!argv.empty()) return fail("give either --engine with MODEL or a command after --");

@@ -705,3 +705,22 @@ run(tryout_zero_util 2 plan qwen3-8b --gpu 4090 --gpu-memory-utilization 0)
 if(NOT last_err MATCHES "--gpu-memory-utilization 0: expected a fraction")
   message(SEND_ERROR "tryout_zero_util: '${last_err}'")
 endif()
+# --engine beside a command of that engine is accepted (its @release applies); another engine's
+# command is named. Launch words no engine reads (docker run, nohup) are read as a shell line.
+run(tryout_engine_and_command 0 check --engine vllm@0.10 --gpu 4090 -- vllm serve qwen3-8b
+    --max-model-len 8192)
+if(NOT last_out MATCHES "vLLM 0.10 rules")
+  message(SEND_ERROR "tryout_engine_and_command: '${last_out}'")
+endif()
+run(tryout_engine_mismatch 2 check --engine vllm --gpu 4090 -- python -m sglang.launch_server
+    --model-path qwen3-8b)
+if(NOT last_err MATCHES "--engine vllm, but the command after -- is for SGLang")
+  message(SEND_ERROR "tryout_engine_mismatch: '${last_err}'")
+endif()
+run(tryout_docker_words 0 check --gpu 4090 -- docker run --gpus all vllm/vllm-openai:v0.10.1
+    --model qwen3-8b --max-model-len 8192)
+if(NOT last_out MATCHES "vLLM 0.10 rules")
+  message(SEND_ERROR "tryout_docker_words: '${last_out}'")
+endif()
+run(tryout_nohup_words 0 check --gpu 4090 -- nohup vllm serve qwen3-8b --max-model-len 8192
+    --served-model-name "it's $HOME")
