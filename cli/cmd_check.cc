@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -202,7 +203,9 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   auto inv_model = InspectModel(cmd->model, ModelOptions());
   if (!inv_model.ok()) {
     std::string hint;
-    if (!cmd->model.empty() && cmd->model[0] == '/' && run.model_as.empty()) {
+    std::error_code ec;  // a path that is here but unreadable needs no hint about elsewhere
+    if (!cmd->model.empty() && cmd->model[0] == '/' && run.model_as.empty() &&
+        !std::filesystem::exists(cmd->model, ec)) {
       hint = " (a path on the serving machine? --model-as PATH=ID reads it as a Hub or catalog "
              "model)";
     }

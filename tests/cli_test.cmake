@@ -724,3 +724,13 @@ if(NOT last_out MATCHES "vLLM 0.10 rules")
 endif()
 run(tryout_nohup_words 0 check --gpu 4090 -- nohup vllm serve qwen3-8b --max-model-len 8192
     --served-model-name "it's $HOME")
+# A model path that exists but is broken gets no "a path on the serving machine?" hint.
+file(WRITE ${WORK}/tryout_broken.gguf "GGUF")
+run(tryout_broken_gguf 2 check --gpu 4090 -- llama-server -m ${WORK}/tryout_broken.gguf)
+if(last_err MATCHES "serving machine")
+  message(SEND_ERROR "tryout_broken_gguf: '${last_err}'")
+endif()
+run(tryout_missing_gguf 2 check --gpu 4090 -- llama-server -m /nonexistent/tryout.gguf)
+if(NOT last_err MATCHES "serving machine")
+  message(SEND_ERROR "tryout_missing_gguf: '${last_err}'")
+endif()
