@@ -734,3 +734,8 @@ run(tryout_missing_gguf 2 check --gpu 4090 -- llama-server -m /nonexistent/tryou
 if(NOT last_err MATCHES "serving machine")
   message(SEND_ERROR "tryout_missing_gguf: '${last_err}'")
 endif()
+# An unknown flag names the subcommand and the words, in the order given.
+run(tryout_unknown_flag 2 plan qwen3-8b --gpu 4090 --bogus-flag 3)
+if(NOT last_err MATCHES "^vramfit plan: unexpected argument\\(s\\): --bogus-flag 3 ")
+  message(SEND_ERROR "tryout_unknown_flag: '${last_err}'")
+endif()
