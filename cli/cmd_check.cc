@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "engine_flags.h"
 #include "vramfit/advice.h"
+#include "vramfit/catalog.h"
 #include "vramfit/engine.h"
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
@@ -131,6 +132,19 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
   return std::vector<ScriptInvocation>{std::move(inv)};
 }
 
+// For a model path that is not here whose last component is a catalog entry's id or repo
+// name: that entry as a ready --model-as flag; "" otherwise (a nearest guess could mislead).
+std::string ModelAsSuggestion(const std::string& path) {
+  std::string_view p = path;
+  while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+  const std::string_view base = p.substr(p.rfind('/') + 1);
+  if (base.empty()) return "";
+  auto found = FindCatalogModel(base);
+  if (!found.ok()) return "";
+  return fmt::format(": the catalog has {}, so --model-as {}={} if that is the model", found->id,
+                     std::string(p), found->id);
+}
+
 // Checks one engine command: prints its diagnostics, puts its report in *out, returns its
 // exit code. `version` is the --<engine>-version given ("" for none).
 int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string version,
@@ -207,7 +221,7 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
     if (!cmd->model.empty() && cmd->model[0] == '/' && run.model_as.empty() &&
         !std::filesystem::exists(cmd->model, ec)) {
       hint = " (a path on the serving machine? --model-as PATH=ID reads it as a Hub or catalog "
-             "model)";
+             "model" + ModelAsSuggestion(cmd->model) + ")";
     }
     return fail(inv_model.status().message() + hint);
   }

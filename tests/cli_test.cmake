@@ -739,3 +739,8 @@ run(tryout_unknown_flag 2 plan qwen3-8b --gpu 4090 --bogus-flag 3)
 if(NOT last_err MATCHES "^vramfit plan: unexpected argument\\(s\\): --bogus-flag 3 ")
   message(SEND_ERROR "tryout_unknown_flag: '${last_err}'")
 endif()
+# A serving-machine path named after a catalog entry: the --model-as flag that reads it.
+run(tryout_model_as_hint 2 check --gpu 4090 -- vllm serve /models/Qwen3.6-35B-A3B-AWQ/ -tp 2)
+if(NOT last_err MATCHES "--model-as /models/Qwen3.6-35B-A3B-AWQ=qwen3.6-35b-a3b-awq")
+  message(SEND_ERROR "tryout_model_as_hint: '${last_err}'")
+endif()
