@@ -744,3 +744,9 @@ run(tryout_model_as_hint 2 check --gpu 4090 -- vllm serve /models/Qwen3.6-35B-A3
 if(NOT last_err MATCHES "--model-as /models/Qwen3.6-35B-A3B-AWQ=qwen3.6-35b-a3b-awq")
   message(SEND_ERROR "tryout_model_as_hint: '${last_err}'")
 endif()
+# A plan that fits gets no "more GPUs" advice that would not hold more tokens (Ollama and
+# llama.cpp size the cache by the context asked for).
+run(tryout_no_idle_gpus 0 check --gpu 4090 -- ollama run tests/gguf/tiny-qwen3-Q4_K_M.gguf)
+if(last_out MATCHES "more GPU")
+  message(SEND_ERROR "tryout_no_idle_gpus: '${last_out}'")
+endif()
