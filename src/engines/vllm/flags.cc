@@ -181,6 +181,17 @@ Result<int64_t> ParseHumanInt(const std::string& flag, const std::string& text) 
   return core::ParseTokenCount(flag, text);
 }
 
+// Whether `text` is a number with one of vLLM's human_readable_int suffixes (k m g decimal,
+// K M G binary; vllm/engine/arg_utils.py since v0.10, for --max-model-len,
+// --max-num-batched-tokens and --kv-cache-memory-bytes), e.g. 16k or 1.5g.
+bool HumanReadableSuffix(const std::string& text) {
+  if (text.size() < 2 || std::string_view("kmgKMG").find(text.back()) == std::string::npos) {
+    return false;
+  }
+  return std::isdigit(static_cast<unsigned char>(text[0])) &&
+         text.find_first_not_of("0123456789.") == text.size() - 1;
+}
+
 Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   // Numbers first, in table order, as a typed parser would have read them; then the flags
   // whose text needs reading.
@@ -223,7 +234,13 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_num_seqs));
       if (s.max_num_seqs == 0) return ZeroIsNotDefault(name);
     } else if (name == "--max-num-batched-tokens") {
-      VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_num_batched_tokens));
+      if (HumanReadableSuffix(text)) {  // vLLM reads it with human_readable_int: 16k, 8K
+        auto v = ParseHumanInt(name, text);
+        if (!v.ok()) return v.status();
+        s.max_num_batched_tokens = *v;
+      } else {
+        VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_num_batched_tokens));
+      }
       if (s.max_num_batched_tokens == 0) return ZeroIsNotDefault(name);
     } else if (name == "--block-size") {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.block_size));
@@ -333,7 +350,16 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.max_model_len = *n;
     }
   }
-  if (!kv_cache_memory.empty()) {
+  if (HumanReadableSuffix(kv_cache_memory)) {
+    // vLLM's human_readable_int: 10g is 10,000,000,000 bytes, 10G is 10 GiB.
+    auto n = ParseHumanInt("--kv-cache-memory-bytes", kv_cache_memory);
+    if (!n.ok()) {
+      return Status::InvalidArgument(fmt::format(
+          "--kv-cache-memory-bytes \"{}\": expected a positive size, e.g. 10G (10 GiB), 10g "
+          "(10,000,000,000 bytes) or 24GiB", kv_cache_memory));
+    }
+    s.kv_cache_memory_bytes = static_cast<uint64_t>(*n);
+  } else if (!kv_cache_memory.empty()) {
     auto b = ParseMemorySize(kv_cache_memory);
     if (!b.ok()) return Status::InvalidArgument("--kv-cache-memory-bytes: " + b.status().message());
     s.kv_cache_memory_bytes = *b;

@@ -36,6 +36,23 @@ TEST(VllmFlags, NumbersBeyondWhatVllmPlansAreRefused) {
   EXPECT_EQ(Error({{"--max-model-len", "131072"}, {"--max-num-seqs", "2147483647"}}), "");
 }
 
+TEST(VllmFlags, HumanReadableIntsAsVllmReadsThem) {
+  auto s = ReadFlags({{"--max-num-batched-tokens", "16k"}, {"--kv-cache-memory-bytes", "10g"}},
+                     VllmSettings{});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->max_num_batched_tokens, 16000);
+  EXPECT_EQ(s->kv_cache_memory_bytes, 10000000000u);
+  s = ReadFlags({{"--max-num-batched-tokens", "8K"}, {"--kv-cache-memory-bytes", "10G"}},
+                VllmSettings{});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->max_num_batched_tokens, 8192);
+  EXPECT_EQ(s->kv_cache_memory_bytes, 10737418240u);
+  s = ReadFlags({{"--kv-cache-memory-bytes", "10GiB"}}, VllmSettings{});  // vramfit's spelling
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->kv_cache_memory_bytes, 10737418240u);
+  EXPECT_NE(Error({{"--max-num-batched-tokens", "1.5K"}}), "");  // binary: whole numbers only
+}
+
 TEST(VllmFlags, ZeroIsRefusedNotReadAsTheDefault) {
   EXPECT_EQ(Error({{"--gpu-memory-utilization", "0"}}),
             "--gpu-memory-utilization 0: expected a fraction in (0, 1]");
