@@ -412,8 +412,9 @@ class HubSource : public ByteSource {
       // works without it.
       return Status::Io(fmt::format(
           "{} ({} is a Hugging Face Hub id, read over the network from {}; without a network, "
-          "give a local directory holding config.json and the safetensors files, or a catalog "
-          "id (`vramfit models`){}; HF_HUB_OFFLINE=1 reads what an earlier run cached)",
+          "give a local directory holding config.json and the safetensors files (or a .gguf file), "
+          "or a catalog id (`vramfit models`){}; HF_HUB_OFFLINE=1 reads what an earlier run "
+          "cached)",
           fetched.message(), ref_.id, o_.endpoint, NearestCatalog()));
     }
     VRAMFIT_RETURN_IF_ERROR(fetched);

@@ -333,6 +333,23 @@ TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
   ASSERT_TRUE(cli.ok());
   EXPECT_EQ(ToLlamaCppSettings(cli->settings).program, Program::kCli);
   EXPECT_FALSE(ReadLlamaCppCommand({"llama-server", "-c", "4096"}).ok());
+  // -hf REPO with -hff FILE, in either order, is the Hub id REPO:FILE.
+  using Words = std::vector<std::string>;
+  for (const Words& words : {Words{"llama-server", "-hf", "o/r", "-hff", "x.gguf"},
+                             Words{"llama-server", "--hf-file", "x.gguf", "--hf-repo", "o/r"}}) {
+    auto hf = ReadLlamaCppCommand(words);
+    ASSERT_TRUE(hf.ok()) << hf.status().ToString();
+    EXPECT_EQ(hf->model, "o/r:x.gguf");
+    EXPECT_TRUE(hf->unmodelled_flags.empty());
+  }
+  // Newer builds' -ngl all / auto: every layer, as the modelled build's default.
+  for (const char* n : {"all", "auto"}) {
+    auto all = ReadLlamaCppCommand({"llama-server", "-m", "a.gguf", "-ngl", n});
+    ASSERT_TRUE(all.ok());
+    auto flags = ReadFlags(all->flags, ToLlamaCppSettings(all->settings));
+    ASSERT_TRUE(flags.ok()) << flags.status().ToString();
+    EXPECT_EQ(flags->n_gpu_layers, -1);
+  }
   EXPECT_FALSE(ReadLlamaCppCommand({"llama-server", "-m"}).ok());
   auto bad = ReadFlags({{"--ctx-size", "lots"}}, {});
   ASSERT_FALSE(bad.ok());
