@@ -144,10 +144,14 @@ int Run(std::vector<std::string> args) {
                "its flag; `{} --help` lists the flags)\n", sub, words, sub, sub);
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
-    if (t_err != nullptr) {
-      fmt::print(t_err, "vramfit: {}\n", e.what());
+    // CLI11's words, headed by the subcommand they are about (`vramfit fit: --goal: banana
+    // not in {context,concurrency,gpus}`), and where its flags are listed.
+    std::string sub = "vramfit";
+    for (const CLI::App* s : app.get_subcommands()) sub += " " + s->get_name();
+    if (sub == "vramfit") {
+      fmt::print(Err(), "vramfit: {} (`vramfit --help` lists the subcommands)\n", e.what());
     } else {
-      app.exit(e);
+      fmt::print(Err(), "{}: {} (`{} --help` lists the flags)\n", sub, e.what(), sub);
     }
     return kExitUsage;
   }

@@ -750,3 +750,8 @@ run(tryout_no_idle_gpus 0 check --gpu 4090 -- ollama run tests/gguf/tiny-qwen3-Q
 if(last_out MATCHES "more GPU")
   message(SEND_ERROR "tryout_no_idle_gpus: '${last_out}'")
 endif()
+# CLI11's own errors are headed by the subcommand they are about.
+run(tryout_bad_goal 2 fit qwen3-8b --gpu 4090 --goal banana)
+if(NOT last_err MATCHES "^vramfit fit: --goal: banana")
+  message(SEND_ERROR "tryout_bad_goal: '${last_err}'")
+endif()
