@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "commands.h"
 #include "engine_flags.h"
 #include "vramfit/advice.h"
+#include "vramfit/catalog.h"
 #include "vramfit/engine.h"
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
@@ -62,6 +64,13 @@ Result<std::string> ReadTextFile(const std::string& path) {
   return text.str();
 }
 
+// `w` as one shell word that expands nothing: in single quotes, a quote written '\''.
+std::string SingleQuoted(const std::string& w) {
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 // The engine commands to check: a script's (--script), a whole command given as one word
 // after --, or the words after -- themselves.
 Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
@@ -103,12 +112,37 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
   }
   ScriptInvocation inv;
   inv.engine = EngineForCommand(argv);
+  if (inv.engine == nullptr && argv.size() > 1) {
+    // A launch line the engines do not read as words (`docker run ... vllm/vllm-openai ...`,
+    // `nohup vllm serve ...`, `sudo -E ...`): read it as the one shell line it was, as
+    // --script reads one, with each word quoted so nothing in it expands.
+    std::string line;
+    for (const std::string& w : argv) line += (line.empty() ? "" : " ") + SingleQuoted(w);
+    auto read = ReadDeployScript(line, "the command", options);
+    if (read.ok() && !read->invocations.empty()) {
+      for (const std::string& note : read->notes) fmt::print(stderr, "vramfit check: {}\n", note);
+      return std::move(read->invocations);
+    }
+  }
   if (inv.engine == nullptr) {
     return Status::InvalidArgument(
         fmt::format("expected a {} command after --: {}", EngineTitles(), forms));
   }
   inv.argv = argv;
   return std::vector<ScriptInvocation>{std::move(inv)};
+}
+
+// For a model path that is not here whose last component is a catalog entry's id or repo
+// name: that entry as a ready --model-as flag; "" otherwise (a nearest guess could mislead).
+std::string ModelAsSuggestion(const std::string& path) {
+  std::string_view p = path;
+  while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+  const std::string_view base = p.substr(p.rfind('/') + 1);
+  if (base.empty()) return "";
+  auto found = FindCatalogModel(base);
+  if (!found.ok()) return "";
+  return fmt::format(": the catalog has {}, so --model-as {}={} if that is the model", found->id,
+                     std::string(p), found->id);
 }
 
 // Checks one engine command: prints its diagnostics, puts its report in *out, returns its
@@ -183,9 +217,11 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   auto inv_model = InspectModel(cmd->model, ModelOptions());
   if (!inv_model.ok()) {
     std::string hint;
-    if (!cmd->model.empty() && cmd->model[0] == '/' && run.model_as.empty()) {
+    std::error_code ec;  // a path that is here but unreadable needs no hint about elsewhere
+    if (!cmd->model.empty() && cmd->model[0] == '/' && run.model_as.empty() &&
+        !std::filesystem::exists(cmd->model, ec)) {
       hint = " (a path on the serving machine? --model-as PATH=ID reads it as a Hub or catalog "
-             "model)";
+             "model" + ModelAsSuggestion(cmd->model) + ")";
     }
     return fail(inv_model.status().message() + hint);
   }
@@ -259,7 +295,22 @@ std::function<int()> SetupCheck(CLI::App* app) {
     };
     std::vector<std::string> argv = CheckCommand();
     std::vector<std::string> extras = app->remaining();
-    if (!f->engine.empty() || !f->model.empty()) {
+    if (!f->engine.empty() && f->model.empty() && !argv.empty()) {
+      // `--engine E -- COMMAND`: the engine named twice, which is fine when both agree.
+      auto choice = FindEngine(f->engine);
+      if (!choice.ok()) return fail(choice.status().message());
+      const Engine* of_command = EngineForCommand(argv);
+      if (of_command != nullptr && of_command != choice->engine) {
+        return fail(fmt::format("--engine {}, but the command after -- is for {} (leave --engine "
+                                "out: the command names its engine)",
+                                choice->engine->name, of_command->title));
+      }
+      if (!choice->version.empty()) {
+        for (size_t i = 0; i < Engines().size(); ++i) {
+          if (Engines()[i] == choice->engine) f->engine_versions[i] = choice->version;
+        }
+      }
+    } else if (!f->engine.empty() || !f->model.empty()) {
       auto choice = FindEngine(f->engine);
       if (!choice.ok()) return fail(choice.status().message());
       if (!argv.empty()) return fail("give either --engine with MODEL or a command after --");

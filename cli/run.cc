@@ -131,11 +131,27 @@ int Run(std::vector<std::string> args) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    // Words no flag of the subcommand takes: name them and the subcommand, and where its
+    // flags are listed (CLI11's own text names neither and lists the words backwards).
+    std::string sub = "vramfit", words;
+    for (const CLI::App* s : app.get_subcommands()) sub += " " + s->get_name();
+    std::vector<std::string> left;
+    for (const CLI::App* s : app.get_subcommands()) left = s->remaining();
+    for (const std::string& w : left) words += (words.empty() ? "" : " ") + w;
+    if (words.empty()) words = e.what();
+    fmt::print(Err(), "{}: unexpected argument(s): {} (not a flag of `{}`, or a value without "
+               "its flag; `{} --help` lists the flags)\n", sub, words, sub, sub);
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
-    if (t_err != nullptr) {
-      fmt::print(t_err, "vramfit: {}\n", e.what());
+    // CLI11's words, headed by the subcommand they are about (`vramfit fit: --goal: banana
+    // not in {context,concurrency,gpus}`), and where its flags are listed.
+    std::string sub = "vramfit";
+    for (const CLI::App* s : app.get_subcommands()) sub += " " + s->get_name();
+    if (sub == "vramfit") {
+      fmt::print(Err(), "vramfit: {} (`vramfit --help` lists the subcommands)\n", e.what());
     } else {
-      app.exit(e);
+      fmt::print(Err(), "{}: {} (`{} --help` lists the flags)\n", sub, e.what(), sub);
     }
     return kExitUsage;
   }

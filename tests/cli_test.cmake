@@ -396,8 +396,8 @@ run(plan_gguf_llamacpp 0 plan tests/gguf/tiny-qwen3-Q4_K_M.gguf --gpu h100 --eng
     -c 8192)
 golden(plan_llamacpp_tiny-qwen3-Q4_K_M.txt)
 run(check_llamacpp 0 check --gpu 4090 -- CUDA_VISIBLE_DEVICES=0 llama-server
-    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ngl 99 -c 32768 -fa on --jinja)
-if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --jinja"
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ngl 99 -c 32768 -fa on --jinja --mlock)
+if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --mlock"
    OR NOT last_out MATCHES "KV buffer 32.00 MiB")
   message(SEND_ERROR "check_llamacpp: '${last_err}' / '${last_out}'")
 endif()
@@ -689,4 +689,69 @@ run(tf_images_sdpa 0 check --gpu h100 -- transformers qwen2.5-vl-7b-instruct --d
 run(tf_tp_plan 2 check --gpu h100 -- transformers qwen3-8b --tp-plan auto)
 if(NOT last_err MATCHES "tp_plan tensor parallelism")
   message(SEND_ERROR "tf_tp_plan: '${last_err}'")
+endif()
+
+# A new user's command lines (tryout): vLLM's -O shorthand is a real flag, named as not
+# modelled; a zero that the settings would read as "the default" is refused instead.
+run(tryout_o3 0 check --gpu 4090 -- vllm serve qwen3-8b-awq -O3 --max-model-len 8192)
+if(NOT last_err MATCHES "not modelled \\(ignored\\): -O3")
+  message(SEND_ERROR "tryout_o3: '${last_err}'")
+endif()
+run(tryout_zero_seqs 2 check --gpu 4090 -- vllm serve qwen3-8b --max-num-seqs=0)
+if(NOT last_err MATCHES "--max-num-seqs 0: expected 1 or more")
+  message(SEND_ERROR "tryout_zero_seqs: '${last_err}'")
+endif()
+run(tryout_zero_util 2 plan qwen3-8b --gpu 4090 --gpu-memory-utilization 0)
+if(NOT last_err MATCHES "--gpu-memory-utilization 0: expected a fraction")
+  message(SEND_ERROR "tryout_zero_util: '${last_err}'")
+endif()
+# --engine beside a command of that engine is accepted (its @release applies); another engine's
+# command is named. Launch words no engine reads (docker run, nohup) are read as a shell line.
+run(tryout_engine_and_command 0 check --engine vllm@0.10 --gpu 4090 -- vllm serve qwen3-8b
+    --max-model-len 8192)
+if(NOT last_out MATCHES "vLLM 0.10 rules")
+  message(SEND_ERROR "tryout_engine_and_command: '${last_out}'")
+endif()
+run(tryout_engine_mismatch 2 check --engine vllm --gpu 4090 -- python -m sglang.launch_server
+    --model-path qwen3-8b)
+if(NOT last_err MATCHES "--engine vllm, but the command after -- is for SGLang")
+  message(SEND_ERROR "tryout_engine_mismatch: '${last_err}'")
+endif()
+run(tryout_docker_words 0 check --gpu 4090 -- docker run --gpus all vllm/vllm-openai:v0.10.1
+    --model qwen3-8b --max-model-len 8192)
+if(NOT last_out MATCHES "vLLM 0.10 rules")
+  message(SEND_ERROR "tryout_docker_words: '${last_out}'")
+endif()
+run(tryout_nohup_words 0 check --gpu 4090 -- nohup vllm serve qwen3-8b --max-model-len 8192
+    --served-model-name "it's $HOME")
+# A model path that exists but is broken gets no "a path on the serving machine?" hint.
+file(WRITE ${WORK}/tryout_broken.gguf "GGUF")
+run(tryout_broken_gguf 2 check --gpu 4090 -- llama-server -m ${WORK}/tryout_broken.gguf)
+if(last_err MATCHES "serving machine")
+  message(SEND_ERROR "tryout_broken_gguf: '${last_err}'")
+endif()
+run(tryout_missing_gguf 2 check --gpu 4090 -- llama-server -m /nonexistent/tryout.gguf)
+if(NOT last_err MATCHES "serving machine")
+  message(SEND_ERROR "tryout_missing_gguf: '${last_err}'")
+endif()
+# An unknown flag names the subcommand and the words, in the order given.
+run(tryout_unknown_flag 2 plan qwen3-8b --gpu 4090 --bogus-flag 3)
+if(NOT last_err MATCHES "^vramfit plan: unexpected argument\\(s\\): --bogus-flag 3 ")
+  message(SEND_ERROR "tryout_unknown_flag: '${last_err}'")
+endif()
+# A serving-machine path named after a catalog entry: the --model-as flag that reads it.
+run(tryout_model_as_hint 2 check --gpu 4090 -- vllm serve /models/Qwen3.6-35B-A3B-AWQ/ -tp 2)
+if(NOT last_err MATCHES "--model-as /models/Qwen3.6-35B-A3B-AWQ=qwen3.6-35b-a3b-awq")
+  message(SEND_ERROR "tryout_model_as_hint: '${last_err}'")
+endif()
+# A plan that fits gets no "more GPUs" advice that would not hold more tokens (Ollama and
+# llama.cpp size the cache by the context asked for).
+run(tryout_no_idle_gpus 0 check --gpu 4090 -- ollama run tests/gguf/tiny-qwen3-Q4_K_M.gguf)
+if(last_out MATCHES "more GPU")
+  message(SEND_ERROR "tryout_no_idle_gpus: '${last_out}'")
+endif()
+# CLI11's own errors are headed by the subcommand they are about.
+run(tryout_bad_goal 2 fit qwen3-8b --gpu 4090 --goal banana)
+if(NOT last_err MATCHES "^vramfit fit: --goal: banana")
+  message(SEND_ERROR "tryout_bad_goal: '${last_err}'")
 endif()

@@ -158,6 +158,10 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
     s.pipeline_parallel_size = stages;
     auto p = model.MakePlan(gpu, s);
     if (!p.ok() || !p->fits) return false;
+    // A plan that fits already gains from more GPUs only if their KV cache holds more tokens
+    // (llama.cpp and Ollama size it by the context asked for, whatever the GPUs): else say
+    // nothing, and more GPUs than these would not gain either.
+    if (!stage && p->kv_cache_tokens <= plan.kv_cache_tokens) return true;
     const int64_t n = tp * stages * dp;
     std::string change = fmt::format("{} {}", flag(Setting::kTensorParallel), tp);
     if (stages != pp) change += fmt::format(" {} {}", flag(Setting::kPipelineParallel), stages);

@@ -406,7 +406,18 @@ class HubSource : public ByteSource {
     r.url = ApiUrl();
     r.max_body = kMaxApiBytes;
     std::vector<http::Response> res;
-    VRAMFIT_RETURN_IF_ERROR(client_->Fetch({r}, &res));
+    Status fetched = client_->Fetch({r}, &res);
+    if (fetched.code() == Code::kIo) {
+      // No answer at all (no network, no DNS, a proxy): say what the read needs and what
+      // works without it.
+      return Status::Io(fmt::format(
+          "{} ({} is a Hugging Face Hub id, read over the network from {}; without a network, "
+          "give a local directory holding config.json and the safetensors files (or a .gguf file), "
+          "or a catalog id (`vramfit models`){}; HF_HUB_OFFLINE=1 reads what an earlier run "
+          "cached)",
+          fetched.message(), ref_.id, o_.endpoint, NearestCatalog()));
+    }
+    VRAMFIT_RETURN_IF_ERROR(fetched);
     VRAMFIT_RETURN_IF_ERROR(Check(res[0], ""));
     simdjson::dom::parser parser;
     simdjson::dom::element doc;

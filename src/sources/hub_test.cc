@@ -359,6 +359,19 @@ TEST_F(HubTest, LyingServersAreErrorsNamingTheUrl) {
   }
 }
 
+TEST_F(HubTest, NoNetworkSaysWhatTheReadNeedsAndWhatWorksOffline) {
+  HubOptions o = Options();
+  o.endpoint = "http://127.0.0.1:1";  // nothing listens there: the connection is refused
+  o.max_retries = 0;
+  const std::string msg = Error("Qwen/Qwen3-8B-Instruct", o);
+  EXPECT_NE(msg.find("http://127.0.0.1:1/api/models/Qwen/Qwen3-8B-Instruct"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("read over the network from http://127.0.0.1:1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("a local directory holding config.json"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("nearest: "), std::string::npos) << msg;  // catalog ids
+  EXPECT_NE(msg.find("HF_HUB_OFFLINE=1"), std::string::npos) << msg;
+}
+
 TEST_F(HubTest, ATruncatedBodyIsAnErrorAfterItsRetries) {
   Serve(1);
   hub_.SetHook(OnPrefix([](httplib::Response& r) {

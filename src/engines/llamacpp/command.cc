@@ -68,6 +68,26 @@ constexpr Alias kAliases[] = {
     {"-mm", "--mmproj"},
 };
 
+// Flags that change no device memory (server, sampling, threads, logging; common/arg.cpp):
+// accepted silently by `check`, as `vllm serve --host` is. Those that take a value, then the
+// bare ones.
+constexpr const char* kNoMemoryValued[] = {
+    "--host", "--port", "-a", "--alias", "--api-key", "--api-key-file", "--chat-template",
+    "--chat-template-file", "-t", "--threads", "-tb", "--threads-batch", "--threads-http",
+    "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "-s", "--seed",
+    "--reasoning-format", "--reasoning-budget", "-to", "--timeout", "--log-file", "-lv",
+    "--log-verbosity", "--path", "--ssl-key-file", "--ssl-cert-file", "-n", "--n-predict"};
+constexpr const char* kNoMemoryBare[] = {
+    "--jinja", "--metrics", "--slots", "--no-slots", "--props", "--no-webui", "--log-disable",
+    "-v", "--verbose", "--log-timestamps", "--log-prefix", "-cb", "--cont-batching", "-nocb",
+    "--no-cont-batching", "--no-warmup"};
+
+template <size_t N>
+bool Listed(const char* const (&list)[N], const std::string& name) {
+  return std::find_if(std::begin(list), std::end(list),
+                      [&](const char* f) { return name == f; }) != std::end(list);
+}
+
 }  // namespace
 
 const std::vector<FlagSpec>& Flags() {
@@ -168,6 +188,10 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) 
       auto n = text == "0" ? Result<int64_t>(int64_t{0}) : ParseTokenCount(name, text);
       if (!n.ok()) return n.status();
       s.max_model_len = *n;
+    } else if (name == "--n-gpu-layers" && (text == "all" || text == "auto")) {
+      // Builds since the --fit change spell the count `all` (every layer) or `auto` (the
+      // default); the modelled build's default offloads every layer, so both read as -1.
+      s.n_gpu_layers = -1;
     } else {
       auto n = ReadInt(name, text, name == "--n-gpu-layers" || name == "--parallel" ? -1 : 0);
       if (!n.ok()) return n.status();
@@ -226,6 +250,7 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     }
   }
   if (first < argv.size() && Base(argv[first]) == "llama-cli") base.program = Program::kCli;
+  std::string hf_file;  // -hff FILE, joined to the -hf repo whichever comes first
   for (size_t i = first + 1; i < argv.size(); ++i) {
     const std::string& a = argv[i];
     if (a.rfind("#", 0) == 0) break;
@@ -252,6 +277,20 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
       auto v = value();
       if (!v.ok()) return v.status();
       out.model = *v;
+      if ((name == "-hf" || name == "--hf-repo") && !hf_file.empty()) {
+        out.model += ":" + hf_file;
+      }
+      continue;
+    }
+    if (name == "-hff" || name == "--hf-file") {
+      // The file of the -hf repo: read as the Hub id org/name:FILE.
+      auto v = value();
+      if (!v.ok()) return v.status();
+      hf_file = *v;
+      if (!out.model.empty() && out.model.find(':') == std::string::npos &&
+          out.model.find('/') != std::string::npos && !out.model.ends_with(".gguf")) {
+        out.model += ":" + hf_file;
+      }
       continue;
     }
     if (name == "--no-kv-unified" || name == "-no-kvu") {
@@ -275,6 +314,11 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     const FlagSpec* spec = nullptr;
     for (const FlagSpec& f : Flags()) {
       if (name == f.name) spec = &f;
+    }
+    if (spec == nullptr && Listed(kNoMemoryBare, name)) continue;
+    if (spec == nullptr && Listed(kNoMemoryValued, name)) {
+      if (eq == std::string::npos && i + 1 < argv.size()) ++i;
+      continue;
     }
     if (spec == nullptr) {
       std::string shown = core::Printable(a);

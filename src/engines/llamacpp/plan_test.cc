@@ -310,7 +310,7 @@ TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
   const std::vector<std::string> argv = {
       "CUDA_VISIBLE_DEVICES=0,1", "/opt/llama.cpp/build/bin/llama-server", "-m", "x.gguf",
       "-ngl", "99", "-c", "32k", "-fa", "-ctk", "q8_0", "--n-cpu-moe", "3", "--jinja",
-      "--port", "8080", "-ot", "exps=CPU,attn=CUDA1"};
+      "--port", "8080", "-ot", "exps=CPU,attn=CUDA1", "-t", "8", "--no-such-flag", "3"};
   ASSERT_TRUE(IsLlamaCppCommand(argv));
   auto cmd = ReadLlamaCppCommand(argv);
   ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
@@ -325,13 +325,31 @@ TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
   EXPECT_EQ(s->n_cpu_moe, 3);
   ASSERT_EQ(s->overrides.size(), 2u);
   EXPECT_EQ(s->overrides[1].second, "CUDA1");
-  EXPECT_EQ(cmd->unmodelled_flags, (std::vector<std::string>{"--jinja", "--port 8080"}));
+  // Server, sampling and thread flags change no device memory: passed over silently.
+  EXPECT_EQ(cmd->unmodelled_flags, (std::vector<std::string>{"--no-such-flag 3"}));
   EXPECT_TRUE(IsLlamaCppCommand({"llama-cli", "-m", "a.gguf"}));
   EXPECT_FALSE(IsLlamaCppCommand({"vllm", "serve", "a"}));
   auto cli = ReadLlamaCppCommand({"llama-cli", "-m", "a.gguf", "-fa", "off"});
   ASSERT_TRUE(cli.ok());
   EXPECT_EQ(ToLlamaCppSettings(cli->settings).program, Program::kCli);
   EXPECT_FALSE(ReadLlamaCppCommand({"llama-server", "-c", "4096"}).ok());
+  // -hf REPO with -hff FILE, in either order, is the Hub id REPO:FILE.
+  using Words = std::vector<std::string>;
+  for (const Words& words : {Words{"llama-server", "-hf", "o/r", "-hff", "x.gguf"},
+                             Words{"llama-server", "--hf-file", "x.gguf", "--hf-repo", "o/r"}}) {
+    auto hf = ReadLlamaCppCommand(words);
+    ASSERT_TRUE(hf.ok()) << hf.status().ToString();
+    EXPECT_EQ(hf->model, "o/r:x.gguf");
+    EXPECT_TRUE(hf->unmodelled_flags.empty());
+  }
+  // Newer builds' -ngl all / auto: every layer, as the modelled build's default.
+  for (const char* n : {"all", "auto"}) {
+    auto all = ReadLlamaCppCommand({"llama-server", "-m", "a.gguf", "-ngl", n});
+    ASSERT_TRUE(all.ok());
+    auto flags = ReadFlags(all->flags, ToLlamaCppSettings(all->settings));
+    ASSERT_TRUE(flags.ok()) << flags.status().ToString();
+    EXPECT_EQ(flags->n_gpu_layers, -1);
+  }
   EXPECT_FALSE(ReadLlamaCppCommand({"llama-server", "-m"}).ok());
   auto bad = ReadFlags({{"--ctx-size", "lots"}}, {});
   ASSERT_FALSE(bad.ok());

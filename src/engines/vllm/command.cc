@@ -192,7 +192,11 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     }
   }
   for (const std::string& a : parser.remaining()) {
-    if (a.rfind("--", 0) != 0) continue;
+    // A long flag, or a short one such as `-O3` (a negative number is a value).
+    if (a.size() < 2 || a[0] != '-' ||
+        (a[1] != '-' && !std::isalpha(static_cast<unsigned char>(a[1])))) {
+      continue;
+    }
     const std::string name = a.substr(0, a.find('='));
     if (std::find(std::begin(kNoMemoryEffect), std::end(kNoMemoryEffect), name) ==
         std::end(kNoMemoryEffect)) {

@@ -33,6 +33,14 @@ constexpr int64_t kMaxParallel = 4096;
 constexpr int64_t kMaxBlockSize = 1 << 20;
 constexpr double kMaxOffloadGib = 1 << 20;
 
+// A count written as 0: the settings keep 0 for "not given, the engine's default", so without
+// this check `--max-num-seqs 0` would silently plan vLLM's default; vLLM itself does not serve
+// with zero sequences, tokens or block size.
+Status ZeroIsNotDefault(const std::string& flag) {
+  return Status::InvalidArgument(
+      fmt::format("{} 0: expected 1 or more (leave the flag out for vLLM's default)", flag));
+}
+
 Status InRange(const std::string& flag, int64_t v, int64_t lo, int64_t hi, const char* why) {
   if (v >= lo && v <= hi) return Status::Ok();
   return Status::InvalidArgument(
@@ -173,6 +181,17 @@ Result<int64_t> ParseHumanInt(const std::string& flag, const std::string& text) 
   return core::ParseTokenCount(flag, text);
 }
 
+// Whether `text` is a number with one of vLLM's human_readable_int suffixes (k m g decimal,
+// K M G binary; vllm/engine/arg_utils.py since v0.10, for --max-model-len,
+// --max-num-batched-tokens and --kv-cache-memory-bytes), e.g. 16k or 1.5g.
+bool HumanReadableSuffix(const std::string& text) {
+  if (text.size() < 2 || std::string_view("kmgKMG").find(text.back()) == std::string::npos) {
+    return false;
+  }
+  return std::isdigit(static_cast<unsigned char>(text[0])) &&
+         text.find_first_not_of("0123456789.") == text.size() - 1;
+}
+
 Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   // Numbers first, in table order, as a typed parser would have read them; then the flags
   // whose text needs reading.
@@ -202,15 +221,30 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       max_model_len = text;
     } else if (name == "--gpu-memory-utilization") {
       VRAMFIT_RETURN_IF_ERROR(as_double(&s.gpu_memory_utilization));
+      // 0 stands for "the release's default" in VllmSettings; written out, vLLM refuses it
+      // (CacheConfig: gpu_memory_utilization gt=0, le=1).
+      if (!(s.gpu_memory_utilization > 0)) {
+        return Status::InvalidArgument(fmt::format(
+            "--gpu-memory-utilization {}: expected a fraction in (0, 1]", text));
+      }
     } else if (name == "--kv-cache-dtype") {
       VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kKvCacheDtypeChoices));
       s.kv_cache_dtype = text;
     } else if (name == "--max-num-seqs") {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_num_seqs));
+      if (s.max_num_seqs == 0) return ZeroIsNotDefault(name);
     } else if (name == "--max-num-batched-tokens") {
-      VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_num_batched_tokens));
+      if (HumanReadableSuffix(text)) {  // vLLM reads it with human_readable_int: 16k, 8K
+        auto v = ParseHumanInt(name, text);
+        if (!v.ok()) return v.status();
+        s.max_num_batched_tokens = *v;
+      } else {
+        VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_num_batched_tokens));
+      }
+      if (s.max_num_batched_tokens == 0) return ZeroIsNotDefault(name);
     } else if (name == "--block-size") {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.block_size));
+      if (s.block_size == 0) return ZeroIsNotDefault(name);
     } else if (name == "--enforce-eager") {
       s.enforce_eager = true;
     } else if (name == "--v0-engine") {
@@ -316,7 +350,16 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.max_model_len = *n;
     }
   }
-  if (!kv_cache_memory.empty()) {
+  if (HumanReadableSuffix(kv_cache_memory)) {
+    // vLLM's human_readable_int: 10g is 10,000,000,000 bytes, 10G is 10 GiB.
+    auto n = ParseHumanInt("--kv-cache-memory-bytes", kv_cache_memory);
+    if (!n.ok()) {
+      return Status::InvalidArgument(fmt::format(
+          "--kv-cache-memory-bytes \"{}\": expected a positive size, e.g. 10G (10 GiB), 10g "
+          "(10,000,000,000 bytes) or 24GiB", kv_cache_memory));
+    }
+    s.kv_cache_memory_bytes = static_cast<uint64_t>(*n);
+  } else if (!kv_cache_memory.empty()) {
     auto b = ParseMemorySize(kv_cache_memory);
     if (!b.ok()) return Status::InvalidArgument("--kv-cache-memory-bytes: " + b.status().message());
     s.kv_cache_memory_bytes = *b;

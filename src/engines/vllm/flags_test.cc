@@ -36,6 +36,33 @@ TEST(VllmFlags, NumbersBeyondWhatVllmPlansAreRefused) {
   EXPECT_EQ(Error({{"--max-model-len", "131072"}, {"--max-num-seqs", "2147483647"}}), "");
 }
 
+TEST(VllmFlags, HumanReadableIntsAsVllmReadsThem) {
+  auto s = ReadFlags({{"--max-num-batched-tokens", "16k"}, {"--kv-cache-memory-bytes", "10g"}},
+                     VllmSettings{});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->max_num_batched_tokens, 16000);
+  EXPECT_EQ(s->kv_cache_memory_bytes, 10000000000u);
+  s = ReadFlags({{"--max-num-batched-tokens", "8K"}, {"--kv-cache-memory-bytes", "10G"}},
+                VllmSettings{});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->max_num_batched_tokens, 8192);
+  EXPECT_EQ(s->kv_cache_memory_bytes, 10737418240u);
+  s = ReadFlags({{"--kv-cache-memory-bytes", "10GiB"}}, VllmSettings{});  // vramfit's spelling
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->kv_cache_memory_bytes, 10737418240u);
+  EXPECT_NE(Error({{"--max-num-batched-tokens", "1.5K"}}), "");  // binary: whole numbers only
+}
+
+TEST(VllmFlags, ZeroIsRefusedNotReadAsTheDefault) {
+  EXPECT_EQ(Error({{"--gpu-memory-utilization", "0"}}),
+            "--gpu-memory-utilization 0: expected a fraction in (0, 1]");
+  EXPECT_EQ(Error({{"--max-num-seqs", "0"}}),
+            "--max-num-seqs 0: expected 1 or more (leave the flag out for vLLM's default)");
+  EXPECT_NE(Error({{"--max-num-batched-tokens", "0"}}), "");
+  EXPECT_NE(Error({{"--block-size", "0"}}), "");
+  EXPECT_EQ(Error({{"--cpu-offload-gb", "0"}}), "");  // 0 GiB offloaded is a real setting
+}
+
 TEST(VllmFlags, MultimodalCountsPixelsAndDraftTokensAreRangeChecked) {
   EXPECT_EQ(Error({{"--limit-mm-per-prompt", "{\"image\": 9223372036854775807}"}}),
             "--limit-mm-per-prompt image 9223372036854775807: expected 0 to 2147483647 (items "

@@ -25,9 +25,19 @@ bool Accepts(const std::vector<std::string_view>& list, const std::string& name,
              std::string* why) {
   if (Has(list, name)) return true;
   if (name.rfind("--no-", 0) == 0 && Has(list, "--" + name.substr(5))) return true;
-  if (name.rfind("--", 0) != 0) return false;
   const size_t dot = name.find('.');
   if (dot != std::string::npos && Has(list, name.substr(0, dot))) return true;
+  if (name.rfind("--", 0) != 0) {
+    // vLLM rewrites `-O3`, `-O 3`, `-O=3` and `-O.key` before argparse sees them: into
+    // `-O.level` at 0.10 (whose list has `-O`), into `--optimization-level` or `-O.mode` at
+    // 0.22 (whose list has `--optimization-level`).
+    if (name.rfind("-O", 0) == 0 && (Has(list, "-O") || Has(list, "--optimization-level"))) {
+      return true;
+    }
+    // Any other one-letter option with its value attached (`-qawq`): argparse reads `-q`
+    // then the rest as its value.
+    return name.size() > 2 && Has(list, name.substr(0, 2));
+  }
   std::vector<std::string_view> matches;
   for (std::string_view f : list) {
     if (f.rfind("--", 0) == 0 && f.rfind(name, 0) == 0) matches.push_back(f);

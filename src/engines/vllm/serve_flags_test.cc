@@ -39,6 +39,14 @@ TEST(ServeFlags, SpellingsArgparseAccepts) {
   EXPECT_NE(Error({"--max"}).find("ambiguous option: --max could match"), std::string::npos);
 }
 
+TEST(ServeFlags, OptimizationLevelShorthandInEveryRelease) {
+  for (const char* release : {"0.10", "0.22"}) {
+    EXPECT_EQ(Error({"-O3", "-O", "-O=2", "-O.mode"}, release), "") << release;
+  }
+  EXPECT_EQ(Error({"-qawq"}), "");  // argparse: `-q` with its value attached
+  EXPECT_NE(Error({"-Z3"}), "");
+}
+
 TEST(ServeFlags, PerRelease) {
   // --swap-space left vLLM before 0.22; --kv-cache-memory-bytes came after 0.10.
   EXPECT_EQ(Error({"--swap-space"}, "0.10"), "");
