@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 
 #include "core/checked.h"
@@ -198,13 +199,16 @@ std::vector<int64_t> CaptureSizes(const vllm::Rules& rules, int64_t max_num_seqs
 // optimistic with it already (their all-to-all buffers are not modelled) and 4 GiB with the
 // shared buffer (docs/engines/vllm.md). With data parallel + expert parallel the naive dispatch
 // gathers the tokens of all DP ranks first (FusedMoE naive prepare/finalize), so the MoE sees
-// T x dp tokens.
+// T x dp tokens. Layers [begin, end) only: a pipeline stage's.
 uint64_t ForwardActivation(const ModelSpec& s, uint64_t tokens, uint64_t tp, bool ep, uint64_t dp,
-                           const vllm::Rules& rules, uint64_t act) {
+                           const vllm::Rules& rules, uint64_t act, size_t begin = 0,
+                           size_t end = SIZE_MAX) {
   const uint64_t chunk = rules.fused_moe_chunk_tokens;
   const uint64_t moe_tokens = ep && dp > 1 ? tokens * dp : tokens;
   uint64_t widest_attn = 0, widest_mlp = 0;
-  for (const LayerSpec& l : s.layers) {
+  end = std::min(end, s.layers.size());
+  for (size_t i = begin; i < end; ++i) {
+    const LayerSpec& l = s.layers[i];
     const AttentionSpec& a = l.attention;
     uint64_t attn = 0;
     if (a.kind == AttentionKind::kLinear) {
@@ -237,6 +241,16 @@ uint64_t ForwardActivation(const ModelSpec& s, uint64_t tokens, uint64_t tp, boo
 
 Status Invalid(std::string m) { return Status::InvalidArgument(std::move(m)); }
 
+// One pipeline stage's share of the profile run.
+struct StageActivation {
+  int64_t stage = 0;      // 0-based
+  size_t layers = 0;      // decoder layers the stage holds (and caches)
+  uint64_t forward = 0;   // the dummy forward through the stage's layers
+  uint64_t received = 0;  // the buffer for the previous stage's hidden states and residual
+  bool samples = false;   // the last stage: logits and the sampler warm-up
+  uint64_t peak = 0;
+};
+
 // One start-up being planned: the inputs, the resolved settings and rules, and what each stage
 // leaves for the next.
 struct Run {
@@ -265,6 +279,7 @@ struct Run {
   uint64_t graph_in_budget = 0;
   KvCacheOptions ko;
   uint64_t available = 0;
+  std::vector<StageActivation> stages;  // the profile run of each pipeline stage
   // A separate draft model (--speculative-config "model", read by the caller): its spec, and
   // the target's layers followed by the draft's, which page in one KV pool.
   const ModelSpec* draft = nullptr;
@@ -638,22 +653,99 @@ uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
   return vit + stored;
 }
 
+// The layers of pipeline stage `stage` of `pp` with vLLM's default split
+// (distributed/utils.py get_pp_indices, 0.8 to ~0.22, VLLM_PP_LAYER_PARTITION unset): n / pp
+// layers each, the remainder one more each to the stages just before the last.
+std::pair<size_t, size_t> StageLayers(size_t n, int64_t stage, int64_t pp) {
+  const size_t count = static_cast<size_t>(pp), k = static_cast<size_t>(stage);
+  std::vector<size_t> parts(count, n / count);
+  for (size_t i = 2; i < n % count + 2; ++i) ++parts[count - i];
+  size_t begin = 0;
+  for (size_t i = 0; i < k; ++i) begin += parts[i];
+  return {begin, begin + parts[k]};
+}
+
+// The activation peak of every pipeline stage (one stage without PP). Per stage
+// (v1/worker/gpu_model_runner.py profile_run and _dummy_run, 0.10 to ~0.22; V0
+// worker/model_runner.py profile_run alike):
+// - every stage runs the dummy forward over max_num_batched_tokens through its own layers;
+// - only the last stage computes logits and runs the sampler warm-up (`if
+//   get_pp_group().is_last_rank: ... _dummy_sampler_run`; model runner V2,
+//   v1/worker/gpu/model_runner.py, `if self.is_last_pp_rank`); the drafter of speculative
+//   decoding is made on the last stage only too;
+// - every stage after the first receives the hidden states and residual of max_num_batched_tokens
+//   tokens into a buffer _dummy_run makes during the profile and keeps
+//   (make_empty_intermediate_tensors), so the buffer is under that stage's whole peak.
+// The forward's activations are freed before the sampler runs; the encoder profile is charged to
+// every stage. Under tensor parallelism nothing of the sampler is divided: V1 all-gathers the
+// lm_head's vocabulary shards on every rank (platforms/interface.py use_all_gather: true under
+// VLLM_USE_V1 in 0.10, always from 0.11), and each rank runs the warm-up over the full
+// vocabulary; only the forward's sharded intermediates are per rank (ForwardActivation).
+std::vector<StageActivation> PipelineStageActivations(const Run& r, uint64_t mnbt,
+                                                      uint64_t sampler, uint64_t encoder) {
+  const VllmSettings& s = r.s;
+  const int64_t pp = std::max<int64_t>(1, s.pipeline_parallel_size);
+  const uint64_t dp = static_cast<uint64_t>(s.data_parallel_size);
+  std::vector<StageActivation> stages;
+  for (int64_t k = 0; k < pp; ++k) {
+    StageActivation st;
+    st.stage = k;
+    st.samples = k == pp - 1;
+    const auto [begin, end] = StageLayers(r.spec.layers.size(), k, pp);
+    st.layers = end - begin;
+    st.forward = ForwardActivation(r.spec, mnbt, r.tp, s.enable_expert_parallel, dp, r.rules,
+                                   r.act_bytes, begin, end);
+    if (r.draft != nullptr && st.samples) {
+      // profile_run then runs the drafter's dummy forward over the same tokens, after the
+      // target's activations are freed (gpu_model_runner.py _dummy_run -> drafter.dummy_run,
+      // v0.16.0): the peak is the larger of the two.
+      st.forward = std::max(st.forward, ForwardActivation(*r.draft, mnbt, r.tp,
+                                                          s.enable_expert_parallel, dp, r.rules,
+                                                          r.act_bytes));
+    }
+    st.received = k > 0 ? 2 * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes : 0;
+    st.peak = st.received + std::max({st.forward, st.samples ? sampler : 0, encoder});
+    stages.push_back(st);
+  }
+  return stages;
+}
+
+// The KV memory the plan's layout gets, from the stage whose pool binds. Each worker profiles
+// alone and vLLM then gives every worker the smallest number of blocks (v1/core/kv_cache_utils.py
+// get_kv_cache_configs: min of num_blocks over the workers, 0.10 to ~0.22; the V0 executor's
+// determine_num_available_blocks likewise). A stage's blocks are its free memory over its layers'
+// pages, and the plan's layout pages the largest stage's layers (kv_cache.cc): the binding stage's
+// memory is scaled to that many layers. With the weights split evenly the first stages (one
+// layer more where the split is uneven) can bind although the last one samples: DeepSeek-V2-Lite
+// at PP 2 printed 12.13 GiB on its first stage (14 layers) and 11.33 GiB on its last (13 layers),
+// and the pool was the first stage's.
+struct BindingStage {
+  int64_t stage = 0;
+  uint64_t available = 0;  // scaled to the largest stage's layers
+};
+BindingStage BindStages(const std::vector<StageActivation>& stages, uint64_t budget,
+                        uint64_t other) {
+  size_t most = 1;
+  for (const StageActivation& st : stages) most = std::max(most, st.layers);
+  BindingStage best;
+  for (const StageActivation& st : stages) {
+    const uint64_t used = other + st.peak;
+    const uint64_t free = budget > used ? budget - used : 0;
+    const uint64_t scaled = st.layers > 0 ? static_cast<uint64_t>(
+                                                static_cast<double>(free) *
+                                                static_cast<double>(most) /
+                                                static_cast<double>(st.layers))
+                                          : free;
+    if (st.stage == 0 || scaled < best.available) best = {st.stage, scaled};
+  }
+  return best;
+}
+
 // Stage 2: profile (activation peak, sampler, encoder, non-torch growth).
 void Profile(Run& r) {
   const VllmSettings& s = r.s;
   const uint64_t mnbt = static_cast<uint64_t>(s.max_num_batched_tokens);
   const uint64_t reqs = static_cast<uint64_t>(std::min(s.max_num_seqs, s.max_num_batched_tokens));
-  uint64_t fwd = ForwardActivation(r.spec, mnbt, r.tp, s.enable_expert_parallel,
-                                   static_cast<uint64_t>(s.data_parallel_size), r.rules,
-                                   r.act_bytes);
-  if (r.draft != nullptr) {
-    // profile_run then runs the drafter's dummy forward over the same tokens, after the
-    // target's activations are freed (gpu_model_runner.py _dummy_run -> drafter.dummy_run,
-    // v0.16.0): the peak is the larger of the two.
-    fwd = std::max(fwd, ForwardActivation(*r.draft, mnbt, r.tp, s.enable_expert_parallel,
-                                          static_cast<uint64_t>(s.data_parallel_size), r.rules,
-                                          r.act_bytes));
-  }
   const uint64_t per_logit = s.v0_engine              ? kSamplerBytesPerLogitV0
                              : r.rules.sampler_sorts  ? kSamplerBytesPerLogitSort
                              : r.rules.sampler_triton ? kSamplerBytesPerLogitTriton
@@ -661,26 +753,43 @@ void Profile(Run& r) {
                                  ? kSamplerBytesPerLogitFlashInfer
                                  : kSamplerBytesPerLogit;
   // One logits row per request (gpu_model_runner.py _dummy_run's logits_indices: the last
-  // token of each), over the whole vocabulary on every TP rank (LogitsProcessor gathers the
-  // lm_head's shards). Under PP only the last stage samples; vLLM gives every stage the smallest
-  // stage's KV pool, so the plan charges the last stage's peak.
+  // token of each), over the whole vocabulary (PipelineStageActivation: on the last stage, on
+  // every TP rank).
   const uint64_t sampler = reqs * static_cast<uint64_t>(r.spec.vocab_size) * per_logit;
   const uint64_t encoder = EncoderActivation(r, mnbt, reqs);
+  r.stages = PipelineStageActivations(r, mnbt, sampler, encoder);
   const uint64_t deq = r.w.largest_dequantized_layer;
-  r.activation = s.measured_activation_bytes > 0 ? s.measured_activation_bytes
-                                                 : std::max({fwd, sampler, encoder}) + deq;
-  if (!s.v0_engine && s.measured_activation_bytes == 0 && sampler >= std::max(fwd, encoder)) {
+  // The worst rank's peak: the device checks are per rank; the KV pool's stage is chosen in
+  // KvCache (BindStages).
+  for (StageActivation& st : r.stages) {
+    st.peak = s.measured_activation_bytes > 0 ? s.measured_activation_bytes : st.peak + deq;
+  }
+  const StageActivation* top = &r.stages.front();
+  for (const StageActivation& st : r.stages) {
+    if (st.peak >= top->peak) top = &st;
+  }
+  r.activation = top->peak;
+  const uint64_t fwd = top->forward;
+  if (!s.v0_engine && s.measured_activation_bytes == 0 && top->samples &&
+      sampler >= std::max(fwd, encoder)) {
     // The spread up to the sort's cost (none where the release sorts).
     r.sampler_spread = reqs * static_cast<uint64_t>(r.spec.vocab_size) *
                        (kSamplerBytesPerLogitSort - per_logit);
   }
   r.g.activation_peak_bytes = r.activation;
+  const int64_t pp = s.pipeline_parallel_size;
   r.g.explain.push_back(
       {"activation_peak", r.activation,
        fmt::format(
-           "max(forward {} at {} tokens, sampler {} = {} requests x vocab {} x {} B, "
-           "encoder {}){}",
-           FormatBytes(fwd), mnbt, FormatBytes(sampler), reqs, r.spec.vocab_size, per_logit,
+           "{}max(forward {} at {} tokens, sampler {}{}, encoder {}){}",
+           pp > 1 ? fmt::format("pipeline stage {} of {}, the largest peak: received hidden "
+                                "states + residual {} + ",
+                                top->stage + 1, pp, FormatBytes(top->received))
+                  : std::string(),
+           FormatBytes(fwd), mnbt, top->samples ? FormatBytes(sampler) : std::string("none"),
+           top->samples ? fmt::format(" = {} requests x vocab {} x {} B", reqs,
+                                      r.spec.vocab_size, per_logit)
+                        : std::string(" (the last stage samples)"),
            FormatBytes(encoder),
            deq ? fmt::format(" + one layer dequantized by plain awq {}", FormatBytes(deq)) : "")});
   // V1 from v0.11 with TP > 1: NCCL's lazy buffers, and from v0.17 the all-reduce workspaces.
@@ -814,17 +923,25 @@ Status KvCache(Run& r) {
   if (!layout.ok()) return layout.status();
   plan.kv_layout = *layout;
   for (const auto& n : layout->notes) plan.notes.push_back("vLLM will log: " + n);
-  const uint64_t used = r.weights + r.activation + r.g.non_torch_bytes + r.graph_in_budget;
-  r.available = r.requested > used ? r.requested - used : 0;
+  const BindingStage bind =
+      BindStages(r.stages, r.requested, r.weights + r.g.non_torch_bytes + r.graph_in_budget);
+  r.available = bind.available;
   if (s.kv_cache_memory_bytes > 0) r.available = s.kv_cache_memory_bytes;
   r.g.kv_cache_bytes = r.available;
+  const StageActivation& bound = r.stages[static_cast<size_t>(bind.stage)];
   r.g.explain.push_back(
       {"kv_cache", r.available,
        s.kv_cache_memory_bytes
            ? std::string("--kv-cache-memory-bytes")
-           : fmt::format("budget {} - weights - activation - non-torch{}",
+           : fmt::format("budget {} - weights - activation - non-torch{}{}",
                          FormatBytes(r.requested),
-                         r.graph_in_budget ? " - CUDA graph estimate (v0.21+)" : "")});
+                         r.graph_in_budget ? " - CUDA graph estimate (v0.21+)" : "",
+                         r.stages.size() > 1
+                             ? fmt::format(", on pipeline stage {} of {} (activation {}, {} "
+                                           "layers), whose pool is the smallest in blocks",
+                                           bind.stage + 1, r.stages.size(),
+                                           FormatBytes(bound.peak), bound.layers)
+                             : std::string())});
   if (plan.fits && r.available == 0 && !layout->layers.empty()) {
     r.Fail(Stage::kKvCache, "No available memory for the cache blocks. Try increasing "
                             "`gpu_memory_utilization` when initializing the engine.");

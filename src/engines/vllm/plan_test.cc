@@ -311,7 +311,8 @@ TEST(Vllm, TheForwardIsShardedByTpButTheSampledLogitsAreNot) {
   // The sampler warm-up: the lm_head's vocab shards are gathered on every rank, so each rank
   // samples 1,024 x 151,936 logits whatever the TP size (v0.14: 39 B a logit; the llm-d H100
   // runs printed the same 5.64 GiB activation peak at TP 1 and TP 2). Under pipeline
-  // parallelism the last stage samples: the plan charges the warm-up to the stage it plans.
+  // parallelism only the last stage samples, on top of the buffer it receives the previous
+  // stage's hidden states and residual in (2 x 8,192 x 5,120 x 2 B).
   s.version = "0.14";
   s.max_num_seqs = 0;
   const uint64_t sampler = 1024ull * 151936 * 39;
@@ -319,7 +320,83 @@ TEST(Vllm, TheForwardIsShardedByTpButTheSampledLogitsAreNot) {
   s.tensor_parallel_size = 1;
   EXPECT_EQ(H100ActivationPeak(inv, s), sampler);
   s.pipeline_parallel_size = 2;
-  EXPECT_EQ(H100ActivationPeak(inv, s), sampler);
+  EXPECT_EQ(H100ActivationPeak(inv, s), sampler + 2ull * 8192 * 5120 * 2);
+}
+
+// The explanation line of `name` in the first GPU's plan ("" when there is none).
+std::string Explanation(const VllmPlan& p, const std::string& name) {
+  for (const Explained& e : p.gpus[0].explain) {
+    if (e.name == name) return e.formula;
+  }
+  return "";
+}
+
+// Under pipeline parallelism each stage profiles alone (gpu_model_runner.py profile_run): every
+// stage runs the forward through its own layers, the stages after the first receive the
+// previous one's hidden states and residual, and the last alone samples. vLLM gives every stage
+// the smallest pool in blocks (kv_cache_utils.py get_kv_cache_configs), so the stage that binds
+// is the one with the least free memory per layer it caches.
+TEST(Vllm, EachPipelineStageProfilesItsOwnShare) {
+  // Qwen3-32B on H100s at v0.14, 64 layers in two stages of 32. The forward sets the peak with
+  // 8 sequences (8 x 151,936 x 39 B = 47 MB of sampler): every stage's forward is the same
+  // widest layer, and the last stage adds the 8,192-token buffer it receives, so it binds.
+  const Inventory inv = Catalog("qwen3-32b");
+  VllmSettings s;
+  s.version = "0.14";
+  s.max_model_len = 16000;
+  s.max_num_seqs = 8;
+  const uint64_t forward = 1509949440u, received = 2ull * 8192 * 5120 * 2;
+  VllmSettings pp2 = s;
+  pp2.pipeline_parallel_size = 2;
+  auto one = PlanVllm(inv, Gpu("h100"), s);
+  auto two = PlanVllm(inv, Gpu("h100"), pp2);
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_EQ(one->gpus[0].activation_peak_bytes, forward);
+  EXPECT_EQ(two->gpus[0].activation_peak_bytes, forward + received);
+  EXPECT_NE(Explanation(*two, "activation_peak").find("pipeline stage 2 of 2"),
+            std::string::npos);
+  EXPECT_NE(Explanation(*two, "kv_cache").find("on pipeline stage 2 of 2"), std::string::npos);
+  // The KV memory is the last stage's: the budget less its weights, peak and non-torch memory.
+  const GpuPlan& g = two->gpus[0];
+  EXPECT_EQ(g.kv_cache_bytes, g.budget_bytes - g.weights_bytes - (forward + received) -
+                                  g.non_torch_bytes);
+  // Without the sampler at all in the first stage, a larger warm-up moves only the last
+  // stage's peak: at the default 1,024 sequences the last stage binds with the sampler.
+  pp2.max_num_seqs = 0;
+  auto sampling = PlanVllm(inv, Gpu("h100"), pp2);
+  ASSERT_TRUE(sampling.ok());
+  EXPECT_EQ(sampling->gpus[0].activation_peak_bytes, 1024ull * 151936 * 39 + received);
+}
+
+TEST(Vllm, AStageWithMoreLayersCanBindThoughTheLastOneSamples) {
+  // DeepSeek-V2-Lite's 27 layers in two stages: vLLM's split (get_pp_indices) gives the first
+  // 14 and the last 13. At v0.10 on 24 GB L4s (2,048 batched tokens, 256 sequences) the last
+  // stage samples 256 x 102,400 logits at 14 B (0.34 GiB) above a forward of under 0.1 GiB,
+  // yet its free memory over 13 layers holds more blocks than the first stage's over 14: the
+  // first stage binds, as the PR 20665 run shows (12.13 GiB on the first stage, 11.33 GiB on
+  // the last, and the first stage's pool).
+  const Inventory inv = Catalog("deepseek-v2-lite");
+  VllmSettings s;
+  s.version = "0.10";
+  s.max_model_len = 1024;
+  s.enforce_eager = true;
+  s.tensor_parallel_size = 2;
+  s.pipeline_parallel_size = 2;
+  auto p = PlanVllm(inv, Gpu("l4"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const GpuPlan& g = p->gpus[0];
+  EXPECT_NE(Explanation(*p, "kv_cache").find("on pipeline stage 1 of 2"), std::string::npos)
+      << Explanation(*p, "kv_cache");
+  // The worst rank's peak is the sampling stage's; the pool is the first stage's, larger.
+  EXPECT_GE(g.activation_peak_bytes, 256ull * 102400 * 14);
+  EXPECT_GT(g.kv_cache_bytes, g.budget_bytes - g.weights_bytes - g.activation_peak_bytes -
+                                  g.non_torch_bytes);
+  // With all 256 sequences' sampler removed from the picture (8 sequences), the last stage's
+  // received buffer still does not make it bind: the first stage holds one layer more.
+  s.max_num_seqs = 8;
+  auto few = PlanVllm(inv, Gpu("l4"), s);
+  ASSERT_TRUE(few.ok());
+  EXPECT_NE(Explanation(*few, "kv_cache").find("on pipeline stage 1 of 2"), std::string::npos);
 }
 
 TEST(Vllm, TheFusedMoeWorkspaceIsChunked) {
