@@ -680,7 +680,9 @@ std::pair<size_t, size_t> StageLayers(size_t n, int64_t stage, int64_t pp) {
 // every stage. Under tensor parallelism nothing of the sampler is divided: V1 all-gathers the
 // lm_head's vocabulary shards on every rank (platforms/interface.py use_all_gather: true under
 // VLLM_USE_V1 in 0.10, always from 0.11), and each rank runs the warm-up over the full
-// vocabulary; only the forward's sharded intermediates are per rank (ForwardActivation).
+// vocabulary; only the forward's sharded intermediates are per rank (ForwardActivation). The V0
+// engine gathers the logits to the driver (TP rank 0) alone, which alone samples; its pool is the
+// smallest over the workers too, so the driver binds and the plan charges every rank as it.
 std::vector<StageActivation> PipelineStageActivations(const Run& r, uint64_t mnbt,
                                                       uint64_t sampler, uint64_t encoder) {
   const VllmSettings& s = r.s;

@@ -391,8 +391,8 @@ TEST(Vllm, AStageWithMoreLayersCanBindThoughTheLastOneSamples) {
   EXPECT_GE(g.activation_peak_bytes, 256ull * 102400 * 14);
   EXPECT_GT(g.kv_cache_bytes, g.budget_bytes - g.weights_bytes - g.activation_peak_bytes -
                                   g.non_torch_bytes);
-  // With all 256 sequences' sampler removed from the picture (8 sequences), the last stage's
-  // received buffer still does not make it bind: the first stage holds one layer more.
+  // With 8 sequences (a sampler of 11 MB) the last stage's peak is its forward and received
+  // buffer: the first stage, one layer more, still binds.
   s.max_num_seqs = 8;
   auto few = PlanVllm(inv, Gpu("l4"), s);
   ASSERT_TRUE(few.ok());
