@@ -52,7 +52,7 @@ struct Floor {
   int scored, weights_ok, kv_ok, kv_formula_ok, records_ok, in_range_ok, available_kv_ok,
       available_kv_in_range_ok;
 };
-constexpr Floor kFloor = {91, 54, 44, 45, 64, 60, 54, 50};
+constexpr Floor kFloor = {93, 55, 46, 47, 66, 62, 56, 52};
 
 // The records within tolerance today: each must stay within, so that one record's gain cannot
 // hide another's loss.
@@ -126,6 +126,8 @@ constexpr const char* kWithinToday[] = {
     "qwen3-coder-30b-a3b-instruct-l40sx4-tp4-len32768-v0.24.0-aws-samples",
     "qwen3-4b-instruct-2507-fp8-rtx5090-gmu0.92-len32768-no-deepgemm-2026-09-inference-server",
     "qwen3-4b-instruct-2507-rtx5090-len131072-bf16-2026-09-inference-server",
+    "qwen2.5-vl-7b-instruct-l4x2-tp2-len8192-kserve-v0.9-openshift-ai",
+    "qwen3-8b-a100-40gb-defaults-v0.9.2-tokenkaki",
 };
 
 // The development half of the records (FNV-1a of the id is even): constants are calibrated on
