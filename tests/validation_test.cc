@@ -527,10 +527,10 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       all_kv.optimistic, in_range_kv.optimistic);
   doc +=
       "The modelled releases are 0.8 and later: the record's stated release, else the one its "
-      "date places it in (`vllm_version_estimate`); a record with neither counts as modelled (all "
-      "such records are V1 logs). Records of older releases stay in every table, planned with the "
-      "V0 rules of 0.8-0.10, and count in the figures over all scored records only. Signed "
-      "errors, plan minus reported: a positive median is optimistic.\n\n";
+      "date places it in (`vllm_version_estimate`); a record with neither counts as modelled. "
+      "Records of older releases stay in every table, planned with the V0 rules of 0.8-0.10, and "
+      "count in the figures over all scored records only. Signed errors, plan minus reported: a "
+      "positive median is optimistic.\n\n";
   doc += "| available KV memory | half | records | within 5% | median GiB | median % | "
          "optimistic > 1 GiB |\n|---|---|---|---|---|---|---|\n";
   doc += all_half[1].Row("all scored", "dev") + all_half[0].Row("all scored", "test") +
