@@ -134,6 +134,14 @@ constexpr uint64_t kQwen3VlMaxPixels = 16777216;
 constexpr uint64_t kQwen2VlMaxPixels = 12845056;
 // --limit-mm-per-prompt unset: vLLM profiles as many items as the budget holds.
 constexpr uint64_t kUnlimitedItems = 999;
+// Qwen3-VL's video processor, video_preprocessor_config.json of the Qwen3-VL checkpoints (and
+// transformers' Qwen3VLVideoProcessor): size.longest_edge 25,165,824 (24,576 x 32 x 32) pixels
+// for all frames together, shortest_edge 4,096. Its fps (2), min_frames (4) and max_frames
+// (768) only sample real videos; the dummy video is made at its frame count.
+constexpr uint64_t kQwen3VlVideoMaxPixels = 25165824;
+constexpr uint64_t kQwen3VlVideoMinPixels = 4096;
+// qwen3_vl.py _MAX_FRAMES_PER_VIDEO, the dummy video's frame cap up to v0.14.
+constexpr uint64_t kQwen3VlMaxDummyFrames = 24576;
 
 // Whether vLLM's custom all-reduce runs on `gpu` at tensor-parallel size `tp`
 // (distributed/device_communicators/custom_all_reduce.py CustomAllreduce.__init__): only for 2,
@@ -593,8 +601,76 @@ Status Load(Run& r) {
   return Status::Ok();
 }
 
-// The multimodal encoder's profile: the most images the token budget holds, through the ViT,
-// plus their stored embeddings (Qwen-VL families).
+// The side of the Qwen-VL processors' largest square image under `max_pixels`: transformers'
+// image smart_resize of vLLM's 9,999,999 x 9,999,999 probe (qwen2_vl.py
+// get_image_size_with_most_features), floor(side / beta / unit) x unit, in the same order of
+// floating-point operations.
+uint64_t Qwen3VlImageSide(uint64_t max_pixels, uint64_t unit) {
+  const double probe = 9999999.0;
+  const double beta = std::sqrt(probe * probe / static_cast<double>(max_pixels));
+  const double side = std::floor(probe / beta / static_cast<double>(unit));
+  return std::max<uint64_t>(1, static_cast<uint64_t>(side)) * unit;
+}
+
+// One Qwen3-VL video of `frames` square frames of `side` pixels, as vLLM counts it
+// (qwen3_vl.py _get_vision_info, v0.11 to ~v0.22): the video processor's smart_resize
+// (transformers models/qwen3_vl/video_processing_qwen3_vl.py) shrinks the frames so that the
+// frames rounded to the temporal patch (Python's round, halves to even) times height times width
+// stay under longest_edge, or grows them over shortest_edge; then frames are padded to the
+// temporal patch, and the tower sees grid_t x (h / patch)^2 patches, the language model one
+// embedding per merge^2 of them.
+struct VideoItem {
+  uint64_t frames = 0, side = 0, patches = 0, embeds = 0;
+};
+VideoItem Qwen3VlVideo(const VisionSpec& v, uint64_t frames, uint64_t side) {
+  const uint64_t patch = static_cast<uint64_t>(std::max<int64_t>(1, v.patch_size));
+  const uint64_t merge = static_cast<uint64_t>(std::max<int64_t>(1, v.spatial_merge_size));
+  const uint64_t tp = static_cast<uint64_t>(std::max<int64_t>(1, v.temporal_patch_size));
+  const double f = static_cast<double>(patch * merge);
+  const double px = static_cast<double>(frames) * static_cast<double>(side * side);
+  const uint64_t t_bar = static_cast<uint64_t>(std::nearbyint(static_cast<double>(frames) /
+                                                               static_cast<double>(tp))) * tp;
+  uint64_t h = side;
+  if (t_bar * side * side > kQwen3VlVideoMaxPixels) {
+    const double beta = std::sqrt(px / static_cast<double>(kQwen3VlVideoMaxPixels));
+    h = std::max(patch * merge, static_cast<uint64_t>(std::floor(side / beta / f) * f));
+  } else if (t_bar * side * side < kQwen3VlVideoMinPixels) {
+    const double beta = std::sqrt(static_cast<double>(kQwen3VlVideoMinPixels) / px);
+    h = static_cast<uint64_t>(std::ceil(side * beta / f) * f);
+  }
+  VideoItem item;
+  item.frames = frames;
+  item.side = h;
+  const uint64_t grid_t = std::max<uint64_t>(1, (frames + frames % tp) / tp);
+  item.patches = grid_t * (h / patch) * (h / patch);
+  item.embeds = item.patches / (merge * merge);
+  return item;
+}
+
+// Qwen3-VL's dummy video at `rules`' release for a `max_model_len` of `len` and an image of
+// `image_pixels` at most (docs/engines/vllm-multimodal-and-allreduce.md, A.4). Up to v0.14
+// (get_num_frames_with_most_features, _get_max_video_frames from 2 frames): the most frames,
+// counting up one at a time while the video's embeddings stay within max_model_len, at most
+// 24,576, each frame starting at the largest image's size. From v0.15: 2 frames at the largest
+// image of longest_edge / temporal_patch_size pixels.
+VideoItem Qwen3VlDummyVideo(const VisionSpec& v, const vllm::Rules& rules, uint64_t len,
+                            uint64_t image_pixels) {
+  const uint64_t unit = static_cast<uint64_t>(std::max<int64_t>(1, v.patch_size) *
+                                              std::max<int64_t>(1, v.spatial_merge_size));
+  if (rules.qwen3vl_video_two_frames) {
+    const uint64_t tp = static_cast<uint64_t>(std::max<int64_t>(1, v.temporal_patch_size));
+    return Qwen3VlVideo(v, 2, Qwen3VlImageSide(kQwen3VlVideoMaxPixels / tp, unit));
+  }
+  const uint64_t side = Qwen3VlImageSide(image_pixels, unit);
+  uint64_t frames = 2;
+  while (frames < kQwen3VlMaxDummyFrames && Qwen3VlVideo(v, frames + 1, side).embeds <= len) {
+    ++frames;
+  }
+  return Qwen3VlVideo(v, frames, side);
+}
+
+// The multimodal encoder's profile: the most items of the dummy modality the token budget
+// holds, through the ViT, plus their stored embeddings (Qwen-VL families).
 uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
   const VllmSettings& s = r.s;
   const VisionSpec& v = r.spec.vision;
@@ -603,6 +679,7 @@ uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
     return 0;
   }
   const uint64_t unit = static_cast<uint64_t>(v.patch_size * v.spatial_merge_size);
+  const uint64_t merge2 = static_cast<uint64_t>(v.spatial_merge_size * v.spatial_merge_size);
   // --mm-processor-kwargs first, then the checkpoint's preprocessor_config.json, then the
   // processor's default.
   const uint64_t max_pixels = s.max_pixels > 0 ? static_cast<uint64_t>(s.max_pixels)
@@ -610,24 +687,32 @@ uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
                               : v.kind == VisionKind::kQwen3Vl ? kQwen3VlMaxPixels
                                                                : kQwen2VlMaxPixels;
   const uint64_t tok_image = std::max<uint64_t>(1, max_pixels / (unit * unit));
+  const uint64_t len = static_cast<uint64_t>(std::max<int64_t>(s.max_model_len, 0));
   // Videos (V1; docs/engines/vllm-multimodal-and-allreduce.md, part A). vLLM profiles one
   // modality, the active one (limit > 0, or unset) with the most tokens per item, counted for
   // one item whatever the limit (MultiModalBudget, get_modality_with_max_tokens). Qwen2-VL and
   // Qwen2.5-VL (qwen2_vl.py, same from v0.11 to ~v0.22) make the dummy video of frames at the
   // image size, two frames to a temporal patch, as many as max_model_len holds up to 14:
   // n x max(1, min(max_model_len / n, 7)) tokens for n tokens an image; a tie goes to video.
-  // Qwen3-VL profiles a 2-frame video from v0.15 (PR #32684), fewer tokens than an image at
-  // the processor's default sizes, so images stay the dummy modality there.
+  // Qwen3-VL: Qwen3VlDummyVideo. Up to v0.12 its budget counts 12.5 tokens per embedding
+  // (int(embeddings x 12.5)), so its video wins over any image; from v0.13 the embeddings
+  // themselves, fewer than an image's at the processors' default sizes.
   uint64_t tok_video = 0;
-  if (!s.v0_engine && s.limit_videos != 0 && v.kind != VisionKind::kQwen3Vl) {
-    const uint64_t len = static_cast<uint64_t>(std::max<int64_t>(s.max_model_len, 0));
-    tok_video = tok_image * std::clamp<uint64_t>(len / tok_image, 1, 7);
+  VideoItem clip;
+  if (!s.v0_engine && s.limit_videos != 0) {
+    if (v.kind == VisionKind::kQwen3Vl) {
+      clip = Qwen3VlDummyVideo(v, r.rules, len, max_pixels);
+      tok_video = r.rules.qwen3vl_video_timestamps ? clip.embeds * 25 / 2 : clip.embeds;
+    } else {
+      tok_video = tok_image * std::clamp<uint64_t>(len / tok_image, 1, 7);
+      clip.frames = 2 * tok_video / tok_image;
+      clip.embeds = tok_video;
+      clip.patches = tok_video * merge2;
+    }
   } else if (s.limit_videos > 0) {
     r.plan.notes.push_back(fmt::format(
-        "--limit-mm-per-prompt video={}: {}", s.limit_videos,
-        s.v0_engine ? "the V0 encoder profile is modelled for images only (videos not modelled)"
-                    : "Qwen3-VL profiles a 2-frame video from vLLM 0.15, smaller than an image "
-                      "at the processor's default sizes: the image profile is planned"));
+        "--limit-mm-per-prompt video={}: the V0 encoder profile is modelled for images only "
+        "(videos not modelled)", s.limit_videos));
   }
   const bool video = tok_video > 0 && (s.limit_images == 0 || tok_video >= tok_image);
   if (!video && s.limit_images == 0) return 0;
@@ -638,18 +723,33 @@ uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
   const uint64_t items = std::max<uint64_t>(
       1, std::min(budget / tok_item,
                   reqs * std::min<uint64_t>(per_prompt, s.max_model_len / tok_item + 1)));
-  const uint64_t patches =
-      items * tok_item * static_cast<uint64_t>(v.spatial_merge_size * v.spatial_merge_size);
+  // The tower runs every patch of every item; each item's output is cached through the text
+  // dummy run: Qwen3-VL's rows carry the merger's output and one more per deepstack layer side
+  // by side (qwen3_vl.py Qwen3_VisionTransformer.forward, v0.11 to ~v0.22), and v0.11 pads each
+  // output to the budget's rows (Rules::mm_outputs_padded_to_budget).
+  const uint64_t embeds = video ? clip.embeds : tok_image;
+  const uint64_t patches = items * (video ? clip.patches : tok_image * merge2);
   const uint64_t vit = patches * 2 * (3 * static_cast<uint64_t>(v.hidden_size) +
                                       3 * static_cast<uint64_t>(v.intermediate_size) / r.tp);
-  const uint64_t stored = items * tok_item * static_cast<uint64_t>(r.spec.hidden_size) * 2;
-  r.g.explain.push_back({"encoder", vit + stored,
-                         fmt::format("{} {} of {} tokens ({} max_pixels{}): ViT activations "
-                                     "{} + stored embeddings {}", items,
-                                     video ? "video(s)" : "image(s)", tok_item, max_pixels,
-                                     video ? fmt::format(", {} frames", 2 * tok_item / tok_image)
-                                           : "",
-                                     FormatBytes(vit), FormatBytes(stored))});
+  const uint64_t rows = r.rules.mm_outputs_padded_to_budget ? std::max(budget, embeds) : embeds;
+  const uint64_t width =
+      static_cast<uint64_t>(v.out_hidden_size > 0 ? v.out_hidden_size : r.spec.hidden_size) *
+      (1 + v.deepstack_indexes.size());
+  const uint64_t stored = items * rows * width * 2;
+  std::string shape;
+  if (video) {
+    shape = clip.side > 0 ? fmt::format(", {} frames of {}x{}: {} embeddings, {} patches",
+                                        clip.frames, clip.side, clip.side, clip.embeds,
+                                        clip.patches)
+                          : fmt::format(", {} frames", clip.frames);
+  }
+  r.g.explain.push_back(
+      {"encoder", vit + stored,
+       fmt::format("{} {} of {} tokens ({} max_pixels{}): ViT activations {} + stored "
+                   "embeddings {}{}",
+                   items, video ? "video(s)" : "image(s)", tok_item, max_pixels, shape,
+                   FormatBytes(vit), FormatBytes(stored),
+                   rows > embeds ? fmt::format(" (padded to the budget's {} rows)", rows) : "")});
   return vit + stored;
 }
 

@@ -544,5 +544,74 @@ TEST(Vllm, MoeGraphsCostMorePerGraph) {
   EXPECT_EQ(p->gpus[0].cudagraph_bytes, 24576ull + 139264ull + 3ull * 12736 * 1024);
 }
 
+// Qwen3-VL's dummy video against vLLM's own count (qwen3_vl.py get_max_video_tokens with
+// transformers' Qwen3-VL video smart_resize; docs/engines/vllm-multimodal-and-allreduce.md,
+// A.4), video longest_edge 25,165,824, patch 16, merge 2, temporal patch 2.
+std::string Qwen3VlEncoder(const std::string& version, int64_t len, int64_t images,
+                           int64_t videos, uint64_t* bytes = nullptr) {
+  VllmSettings s;
+  s.version = version;
+  s.tensor_parallel_size = 4;
+  s.max_model_len = len;
+  s.limit_images = images;
+  s.limit_videos = videos;
+  auto p = PlanVllm(Catalog("qwen3-vl-30b-a3b-instruct"), Gpu("h100"), s);
+  if (!p.ok()) return p.status().ToString();
+  for (const Explained& e : p->gpus[0].explain) {
+    if (e.name != "encoder") continue;
+    if (bytes != nullptr) *bytes = e.bytes;
+    return e.formula;
+  }
+  return "";
+}
+
+TEST(Vllm, Qwen3VlDummyVideoBeforeTwoFrames) {
+  // v0.11, max_model_len 65,536: frames count up while the video's embeddings stay within
+  // 65,536, capped at 24,576; 24,576 frames of 4096 x 4096 shrink by sqrt(24,576 x 4096^2 /
+  // 25,165,824) = 128 to 32 x 32: 12,288 temporal patches of 2 x 2 patches, 12,288 embeddings,
+  // and the budget counts int(12,288 x 12.5) = 153,600 tokens (the record's log: "a budget of
+  // 153600 tokens, and profiled with 1 video items").
+  uint64_t bytes = 0;
+  const std::string f = Qwen3VlEncoder("0.11.0", 65536, -1, -1, &bytes);
+  EXPECT_NE(f.find("1 video(s) of 153600 tokens (16777216 max_pixels, 24576 frames of 32x32: "
+                   "12288 embeddings, 49152 patches)"),
+            std::string::npos) << f;
+  // Stored: padded to the budget's rows, 2048 x (1 + 3 deepstack levels) wide, in 16 bits.
+  EXPECT_NE(f.find("padded to the budget's 153600 rows"), std::string::npos) << f;
+  // ViT over 49,152 patches at TP 4: 2 x (3 x 1152 + 3 x 4304 / 4) B each.
+  EXPECT_EQ(bytes, 153600ull * 2048 * 4 * 2 + 49152ull * 2 * (3 * 1152 + 3 * 4304 / 4));
+  // 8,192 tokens: 3 frames would be 16,200 embeddings, so 2 frames, shrunk by sqrt(4 / 3) from
+  // 4096 to 3520: 220 x 220 patches, 12,100 embeddings, int(12,100 x 12.5) = 151,250 tokens.
+  EXPECT_NE(Qwen3VlEncoder("0.12.0", 8192, -1, -1)
+                .find("1 video(s) of 151250 tokens (16777216 max_pixels, 2 frames of 3520x3520: "
+                      "12100 embeddings, 48400 patches)"),
+            std::string::npos) << Qwen3VlEncoder("0.12.0", 8192, -1, -1);
+  // v0.13-v0.14 count the embeddings alone: 12,288 < an image's 16,384, so the image is
+  // profiled unless images are off.
+  EXPECT_NE(Qwen3VlEncoder("0.14.0", 65536, -1, -1).find("1 image(s) of 16384 tokens"),
+            std::string::npos);
+  EXPECT_NE(Qwen3VlEncoder("0.14.0", 65536, 0, 1).find("1 video(s) of 12288 tokens"),
+            std::string::npos) << Qwen3VlEncoder("0.14.0", 65536, 0, 1);
+}
+
+TEST(Vllm, Qwen3VlTwoFrameVideoAndVideosOff) {
+  // From v0.15: two frames at the largest image of 25,165,824 / 2 pixels, 3520 x 3520 (sqrt
+  // 12,582,912 = 3547.2, floored to 32s): 12,100 embeddings whatever max_model_len.
+  for (int64_t len : {8192, 262144}) {
+    const std::string f = Qwen3VlEncoder("0.15.0", len, 0, -1);
+    EXPECT_NE(f.find("1 video(s) of 12100 tokens (16777216 max_pixels, 2 frames of 3520x3520: "
+                     "12100 embeddings, 48400 patches)"),
+              std::string::npos) << f;
+  }
+  EXPECT_NE(Qwen3VlEncoder("0.15.0", 65536, -1, -1).find("image(s) of 16384 tokens"),
+            std::string::npos);
+  // "video": 0 leaves the image at v0.11, where the video would win, and stores no padding
+  // (the image fills the budget); with images off too, no encoder profile at all.
+  const std::string image = Qwen3VlEncoder("0.11.0", 65536, 1, 0);
+  EXPECT_NE(image.find("1 image(s) of 16384 tokens"), std::string::npos) << image;
+  EXPECT_EQ(image.find("padded"), std::string::npos) << image;
+  EXPECT_EQ(Qwen3VlEncoder("0.11.0", 65536, 0, 0), "");
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -78,6 +78,17 @@ struct Rules {
   bool mxfp4_triton_kernels = true;
   // Weight loading (quantization/fp8.py).
   bool online_fp8_layerwise = true;     // v0.16+ (PR #31914): one layer in 16 bits at a time
+  // Qwen3-VL's dummy video (model_executor/models/qwen3_vl.py get_max_video_tokens,
+  // get_dummy_mm_data; docs/engines/vllm-multimodal-and-allreduce.md, A.4). Up to v0.14 as many
+  // frames as max_model_len holds, at most 24,576, each resized so that all frames together stay
+  // under the video processor's longest_edge; up to v0.12 the budget counts 12.5 tokens per
+  // embedding for the timestamp text (PR #30475, 2025-12-16, dropped it: from v0.13 here, the
+  // image-sized count); from v0.15 two frames (PR #32684, 2026-01-25).
+  bool qwen3vl_video_timestamps = false;
+  bool qwen3vl_video_two_frames = true;
+  // v0.11 only (PR #25810 in, PR #29386 out in v0.12): each dummy encoder output is padded with
+  // zeros to the encoder budget's rows before it is cached (gpu_model_runner.py profile_run).
+  bool mm_outputs_padded_to_budget = false;
   // KV cache (v1/core/kv_cache_utils.py).
   bool strided_kv_groups = true;        // v0.11+: layers[g::n_groups]; v0.10: contiguous slices
   int group_close_enough_percent = 150; // largest bucket used under this % of the smallest:
