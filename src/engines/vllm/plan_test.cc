@@ -548,9 +548,11 @@ TEST(Vllm, MoeGraphsCostMorePerGraph) {
 // transformers' Qwen3-VL video smart_resize; docs/engines/vllm-multimodal-and-allreduce.md,
 // A.4), video longest_edge 25,165,824, patch 16, merge 2, temporal patch 2.
 std::string Qwen3VlEncoder(const std::string& version, int64_t len, int64_t images,
-                           int64_t videos, uint64_t* bytes = nullptr) {
+                           int64_t videos, uint64_t* bytes = nullptr,
+                           int64_t max_pixels = 0) {
   VllmSettings s;
   s.version = version;
+  s.max_pixels = max_pixels;
   s.tensor_parallel_size = 4;
   s.max_model_len = len;
   s.limit_images = images;
@@ -586,6 +588,11 @@ TEST(Vllm, Qwen3VlDummyVideoBeforeTwoFrames) {
                 .find("1 video(s) of 151250 tokens (16777216 max_pixels, 2 frames of 3520x3520: "
                       "12100 embeddings, 48400 patches)"),
             std::string::npos) << Qwen3VlEncoder("0.12.0", 8192, -1, -1);
+  // --mm-processor-kwargs max_pixels 1,003,520 starts the frames at the image of 992 x 992; the
+  // 24,576 frames still end at 32 x 32, under the video processor's own longest_edge.
+  const std::string small = Qwen3VlEncoder("0.11.0", 65536, -1, -1, nullptr, 1003520);
+  EXPECT_NE(small.find("of 153600 tokens (1003520 max_pixels, 24576 frames of 32x32"),
+            std::string::npos) << small;
   // v0.13-v0.14 count the embeddings alone: 12,288 < an image's 16,384, so the image is
   // profiled unless images are off.
   EXPECT_NE(Qwen3VlEncoder("0.14.0", 65536, -1, -1).find("1 image(s) of 16384 tokens"),
