@@ -75,8 +75,8 @@ constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
 //   (top_k_mask_logits into a new fp32 tensor, then its softmax). Either way the warm-up holds
 //   the bf16 logits (2), their fp32 copy (4, temperature in place) and two fp32 tensors (8):
 //   14 B (v1/sample/ops/topk_topp_sampler.py forward_cuda, flashinfer_sample). The development
-//   half's two sampler-bound starts of v0.8-v0.10 with FlashInfer (vLLM's image and a source
-//   build: Qwen3-30B-A3B on v0.8.5, DeepSeek-V2-Lite on a v0.10 build) paid about 14 B.
+//   half's four v0.10.1.1 starts whose logs print "Using FlashInfer for top-p & top-k sampling"
+//   (Qwen2-7B on one and two A100s) are 0.2-0.5 GiB pessimistic with it.
 // - V1 up to v0.11.0 without VLLM_USE_FLASHINFER_SAMPLER (Rules::sampler_flashinfer_if_installed):
 //   FlashInfer's sampler where FlashInfer imports (vLLM's Docker images), the sort where it does
 //   not: the pip wheel had no FlashInfer (PR #21389 added it after v0.10.0 and PR #21959,
@@ -84,12 +84,15 @@ constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
 //   2025-10-08, v0.11.1), and VLLM_USE_FLASHINFER_SAMPLER=0 sorts too. The log says which
 //   ("Using FlashInfer for top-p & top-k sampling" or "FlashInfer is not available. Falling
 //   back to the PyTorch-native implementation"); the plan cannot, so it charges the sort (39 B)
-//   and its notes say what FlashInfer's 14 B would leave. Of the development half's V1 starts of
-//   v0.8-v0.11.0 whose warm-up sets the activation peak, the logs of two show the fallback
-//   (Qwen3-235B-A22B FP8 on 8 x L40S, v0.10.2: 1.40 GiB printed, 39 B; gpt-oss-120b on one H100
-//   at v0.11.0: the sort's 39 B), one shows FlashInfer (Llama-3.1-8B on Jetson Thor, v0.10.2),
-//   and two of images or builds with FlashInfer paid 14 B (above): a wrong "fits" costs more
-//   than a pessimistic plan, so the sort is the default.
+//   and its notes say what FlashInfer's 14 B would leave. The development half's V1 starts of
+//   v0.8-v0.11.0 whose sampler warm-up sets the activation peak are ten, from eight sources:
+//   the logs of two print the fallback (Qwen3-235B-A22B FP8 on 8 x L40S, v0.10.2: 1.40 GiB
+//   printed for 1.41 at 39 B; Qwen3-8B on an A100 40GB, v0.9.2: KV within 1% at 39 B, +4% at
+//   14 B), four (one source) print FlashInfer (above), and four print neither: two fit the sort
+//   (gpt-oss-120b on an H100 at v0.11.0, 7.41 GiB left for 7.48; Qwen3-235B FP8 on 4 x H100,
+//   still 1.75 GiB optimistic at 39 B), one FlashInfer (Qwen3-30B-A3B on 4 x A10, v0.8.5, a
+//   docker compose log: 19% pessimistic at 39 B) and one either. Split evidence, and a wrong
+//   "fits" costs more than a pessimistic plan: the sort is the default.
 // - otherwise (FlashInfer's sampler again from v0.21): 22 B, the median per source of those
 //   releases' published peaks (19.5 B on a v0.2x fork, 23.9 B at v0.26.0); the development
 //   half's v0.28 L4 and L40S starts are already optimistic by 0.3-0.6 GiB with it, so it is not
@@ -810,11 +813,12 @@ void Profile(Run& r) {
     const uint64_t flashinfer =
         reqs * static_cast<uint64_t>(r.spec.vocab_size) * kSamplerBytesPerLogitFlashInfer;
     r.plan.notes.push_back(fmt::format(
-        "sampler warm-up: charged at the PyTorch sort's {} B per logit, vLLM {}'s top-k/top-p "
-        "path without FlashInfer (a pip install: \"FlashInfer is not available\" in the log). "
-        "Where FlashInfer is installed (vLLM's Docker image, `pip install vllm[flashinfer]`) it "
-        "samples with FlashInfer ({} B per logit) and the activation peak is {} lower; plan "
-        "that with VLLM_USE_FLASHINFER_SAMPLER=1, the sort with =0",
+        "sampler warm-up: charged at the PyTorch sort's {} B per logit, what vLLM {} runs "
+        "without FlashInfer (a pip install; the log says \"FlashInfer is not available\"). With "
+        "FlashInfer installed (vLLM's Docker image, `pip install vllm[flashinfer]` or "
+        "flashinfer-python beside the wheel) it samples with FlashInfer at {} B per logit and the "
+        "activation peak is {} lower: `check -- VLLM_USE_FLASHINFER_SAMPLER=1 vllm serve ...` "
+        "plans that (=0 forces the sort)",
         kSamplerBytesPerLogitSort, r.rules.text, kSamplerBytesPerLogitFlashInfer,
         FormatBytes(sampler - std::max({fwd, encoder, flashinfer}))));
   }
