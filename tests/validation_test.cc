@@ -52,13 +52,13 @@ struct Floor {
   int scored, weights_ok, kv_ok, kv_formula_ok, records_ok, in_range_ok, available_kv_ok,
       available_kv_in_range_ok;
 };
-constexpr Floor kFloor = {93, 55, 46, 47, 66, 62, 56, 52};
+constexpr Floor kFloor = {93, 55, 46, 47, 66, 62, 58, 54};
 
 // The records within tolerance today: each must stay within, so that one record's gain cannot
 // hide another's loss.
 constexpr const char* kWithinToday[] = {
-    // Within again since V1 before v0.11 charges FlashInfer's sampler at 14 B per logit (they
-    // were 5.6% and 6.5% pessimistic at 22 B).
+    // At PP 2 the first stage, which does not sample, binds the pool: the sampler's charge (14 or
+    // 39 B per logit) does not move it.
     "deepseek-v2-lite-l4x4-tp2-pp2-eager-len1024-pr20665",
     "gpt-oss-120b-h100x1-len16000-block128-llmd-empirical",
     "gpt-oss-120b-h100x1-negative-kv-issue23278",
@@ -78,7 +78,6 @@ constexpr const char* kWithinToday[] = {
     "llama-3.3-70b-instruct-fp8-dynamic-h100x2-tp2-len16000-llmd-empirical",
     "meta-llama-3-8b-80gb-gpu-tp1-dec2024-pr10511-memory-profiling",
     "meta-llama-3-8b-a100-40gb-tp1-gmu0.9-len8192-v0engine",
-    "mistral-small-3.2-24b-instruct-2506-h100x1-len16000-gmu0.95-v0.11.0-llmd-empirical",
     "qwen2.5-32b-instruct-l40s-tp2-gmu0.9-len10000-v0engine",
     "qwen2.5-7b-instruct-rtx3090-len8192-gmu0.6-negative-kv-v0.17.1-offload-study",
     "qwen2.5-7b-instruct-rtx3090-len8192-gmu0.86-cpu-offload12-v0.17.1-offload-study",
@@ -94,7 +93,6 @@ constexpr const char* kWithinToday[] = {
     "qwen3-14b-awq-l4x2-pp2-v0.28.0-capstone",
     "qwen3-14b-awq-l4x2-tp2-pcie-v0.28.0-capstone",
     "qwen3-14b-l40s-tp1-defaults-v0.28.0-capstone",
-    "qwen3-30b-a3b-a10x4-tp4-v0.8.5-cudagraph-oom",  // the same 14 B (v0.8.5's image)
     "qwen3-32b-h100x1-len16000-block128-llmd-empirical",
     "qwen3-32b-h100x1-len32000-kv-too-small-llmd-empirical",
     "qwen3-32b-h100x2-tp2-len16000-block128-llmd-empirical",
@@ -114,6 +112,11 @@ constexpr const char* kWithinToday[] = {
     "qwen3.6-27b-autoround-int4-rtx3090x2-tp2-mtp-club3090-487",
     "qwen3.6-27b-autoround-rtx3090x2-tp2-gmu0.88-fp8e5m2-club3090-104",
     "qwen3.6-27b-rtx3090x4-tp4-nop2p-v0.24.0-club3090-584",
+    // Within since the sampler path their logs print is recorded (settings_resolved env
+    // VLLM_USE_FLASHINFER_SAMPLER); mistral-small-3.2-24b (v0.11.0) and qwen3-30b-a3b (v0.8.5),
+    // whose excerpts print none, left this list: planned with the sort since, pessimistic.
+    "qwen3-235b-a22b-instruct-2507-fp8-l40sx8-tp8-ep-len32768-v0.10.2-notes",
+    "qwen3-next-80b-a3b-instruct-h200x2-tp2-defaults-v0.10.2-legalai",
     // Records added with the public start-up logs of 2025-2026 (dennislee22 benchmarks, issue and
     // README logs), within when added.
     "gpt-oss-120b-a100-80gbx4-tp4-ray-gmu0.8-len16384-v0.10.1.1-dennislee22",
@@ -301,6 +304,12 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       if (auto v = Num(res, "max_num_batched_tokens"))
         s.max_num_batched_tokens = static_cast<int64_t>(*v);
       if (!Str(res, "kv_cache_dtype").empty()) s.kv_cache_dtype = Str(res, "kv_cache_dtype");
+      // env: the variables the log shows in effect, e.g. VLLM_USE_FLASHINFER_SAMPLER 0 or 1 where
+      // it prints the top-k/top-p path.
+      simdjson::dom::element env;
+      if (!res["env"].get(env)) {
+        if (auto v = Num(env, "VLLM_USE_FLASHINFER_SAMPLER")) s.flashinfer_sampler = *v != 0;
+      }
       simdjson::dom::element spec;
       if (!res["speculative_config"].get(spec)) {  // {"method": ..., "num_speculative_tokens": N}
         s.speculative_config = simdjson::minify(spec);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <deque>
 #include <iterator>
 #include <string_view>
@@ -35,6 +36,7 @@ constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
 constexpr std::string_view kEnvAllowLong = "VLLM_ALLOW_LONG_MAX_MODEL_LEN";
 constexpr std::string_view kEnvDevices = "CUDA_VISIBLE_DEVICES";
 constexpr std::string_view kEnvMxfp4Marlin = "VLLM_MXFP4_USE_MARLIN";
+constexpr std::string_view kEnvFlashInferSampler = "VLLM_USE_FLASHINFER_SAMPLER";
 
 // Strips `env` and NAME=value words; returns the index of the launcher.
 size_t SkipEnvironment(const std::vector<std::string>& cmd) {
@@ -112,6 +114,9 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (s.v0_engine) env += std::string(kEnvV1) + "=0 ";
   if (s.allow_long_max_model_len && in.max_model_len > 0) env += std::string(kEnvAllowLong) + "=1 ";
   if (s.mxfp4_use_marlin) env += std::string(kEnvMxfp4Marlin) + "=1 ";
+  if (s.flashinfer_sampler >= 0) {
+    env += fmt::format("{}={} ", kEnvFlashInferSampler, s.flashinfer_sampler);
+  }
   return env + c;
 }
 
@@ -143,6 +148,17 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
       std::transform(v.begin(), v.end(), v.begin(),
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       env.mxfp4_use_marlin = v == "1" || v == "true";
+    } else if (name == kEnvFlashInferSampler) {
+      // vllm/envs.py reads it as bool(int(value)): 0 off, any other integer on.
+      int64_t n = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || end != value.data() + value.size()) {
+        return Status::InvalidArgument(fmt::format(
+            "{}={}: vLLM reads it as an integer (0: the native top-k/top-p sampler, 1: "
+            "FlashInfer's)",
+            kEnvFlashInferSampler, core::Printable(value)));
+      }
+      env.flashinfer_sampler = n != 0 ? 1 : 0;
     } else if (name != kEnvDevices && unmodelled.insert(name).second) {
       out.unmodelled_env.push_back(core::Printable(name));
     }

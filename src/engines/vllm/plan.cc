@@ -67,26 +67,40 @@ constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
 //   logits, and Qwen2.5-7B, 256 x 152,064): vLLM left 0.52-0.54 and 0.56-0.62 GiB for activation
 //   and non-torch memory together, which 14 B fills with 0.43 and 0.51 GiB and leaves 0.05-0.11
 //   GiB of non-torch growth for both models alike; the 22 B below left none (0.67 and 0.80 GiB).
-// - FlashInfer's sampler on V1 before v0.11 (Rules::sampler_flashinfer_images). The warm-up
-//   passes top-p 0.9 and top-k vocab-1 since PR #13594 (v0.8.0), and forward_cuda hands them to
-//   FlashInfer where it imports: in v0.8 only below FlashInfer 0.2.3 (PR #14815), which v0.8's
-//   image installs (0.2.1.post2: softmax probabilities, then top_k_renorm_probs into a second
-//   fp32 tensor); from PR #15777 the 0.2.3 API, and from PR #18608 (2025-05-23)
-//   top_k_top_p_sampling_from_logits (top_k_mask_logits into a new fp32 tensor, then its
-//   softmax). Either way the warm-up holds the bf16 logits (2), their fp32 copy (4, temperature
-//   in place) and two fp32 tensors (8): 14 B (v1/sample/ops/topk_topp_sampler.py forward_cuda,
-//   flashinfer_sample). The development half's two sampler-bound starts of those releases, both
-//   from images or builds with FlashInfer, paid about 14 B (Qwen3-30B-A3B on v0.8.5, DeepSeek-V2-
-//   Lite on a v0.10 build). The pip wheel had no FlashInfer then (PR #21389 added it after
-//   v0.10.0 and PR #21959, 2025-07-30, moved it to the `vllm[flashinfer]` extra; a default
-//   only from PR #26443, 2025-10-08, v0.11.1), so a pip install sorts at 39 B: that spread is
-//   what the plan's confidence reports.
-// - otherwise (v0.11.0, and FlashInfer's sampler again from v0.21): 22 B, the median per source
-//   of those releases' published peaks (at most 17 B at v0.11.0, 19.5 B on a v0.2x fork, 23.9 B
-//   at v0.26.0); the development half's v0.28 L4 and L40S starts are already optimistic by
-//   0.3-0.6 GiB with it, so it is not lowered. v0.11.0 has the same two paths as v0.10 (images
-//   with FlashInfer, a wheel without), but the development half's one sampler-bound start of
-//   it (gpt-oss-120b, October 2025) sorted (39 B), so neither path is taken alone there.
+// - FlashInfer's sampler (VLLM_USE_FLASHINFER_SAMPLER=1 before v0.21). The warm-up passes top-p
+//   0.9 and top-k vocab-1 since PR #13594 (v0.8.0), and forward_cuda hands them to FlashInfer:
+//   in v0.8 only below FlashInfer 0.2.3 (PR #14815), which v0.8's image installs (0.2.1.post2:
+//   softmax probabilities, then top_k_renorm_probs into a second fp32 tensor); from PR #15777
+//   the 0.2.3 API, and from PR #18608 (2025-05-23) top_k_top_p_sampling_from_logits
+//   (top_k_mask_logits into a new fp32 tensor, then its softmax). Either way the warm-up holds
+//   the bf16 logits (2), their fp32 copy (4, temperature in place) and two fp32 tensors (8):
+//   14 B (v1/sample/ops/topk_topp_sampler.py forward_cuda, flashinfer_sample). The development
+//   half's four v0.10.1.1 starts whose logs print "Using FlashInfer for top-p & top-k sampling"
+//   (Qwen2-7B on one and two A100s) are 0.2-0.5 GiB pessimistic with it.
+// - V1 up to v0.11.0 without VLLM_USE_FLASHINFER_SAMPLER (Rules::sampler_flashinfer_if_installed):
+//   FlashInfer's sampler where FlashInfer imports (vLLM's Docker images), the sort where it does
+//   not: the pip wheel had no FlashInfer (PR #21389 added it after v0.10.0 and PR #21959,
+//   2025-07-30, moved it to the `vllm[flashinfer]` extra; a default only from PR #26443,
+//   2025-10-08, v0.11.1), and VLLM_USE_FLASHINFER_SAMPLER=0 sorts too. The log says which
+//   ("Using FlashInfer for top-p & top-k sampling" or "FlashInfer is not available. Falling
+//   back to the PyTorch-native implementation"); the plan cannot, so it charges the sort (39 B)
+//   and its notes say what FlashInfer's 14 B would leave. The development half's V1 starts of
+//   v0.8-v0.11.0 whose sampler warm-up sets the activation peak are ten, from eight sources:
+//   the logs of two print the fallback (Qwen3-235B-A22B FP8 on 8 x L40S, v0.10.2: 1.40 GiB
+//   printed for 1.41 at 39 B; Qwen3-8B on an A100 40GB, v0.9.2: KV within 1% at 39 B, +4% at
+//   14 B), four (one source) print FlashInfer (above), and four print neither: two fit the sort
+//   (gpt-oss-120b on an H100 at v0.11.0, 7.41 GiB left for 7.48; Qwen3-235B FP8 on 4 x H100,
+//   still 1.75 GiB optimistic at 39 B), one FlashInfer (Qwen3-30B-A3B on 4 x A10, v0.8.5, a
+//   docker compose log: 19% pessimistic at 39 B) and one either. Split evidence, and a wrong
+//   "fits" costs more than a pessimistic plan: the sort is the default.
+// - otherwise (FlashInfer's sampler again from v0.21): 22 B, the median per source of those
+//   releases' published peaks (19.5 B on a v0.2x fork, 23.9 B at v0.26.0); the development
+//   half's v0.28 L4 and L40S starts are already optimistic by 0.3-0.6 GiB with it, so it is not
+//   lowered.
+// VLLM_USE_FLASHINFER_SAMPLER=0 selects the native path (forward_native's apply_top_k_top_p)
+// in every V1 release: the sort before v0.17 and the Triton kernel from it
+// (Rules::sampler_native_triton); =1 selects FlashInfer's sampler (v0.8-v0.11.0: where it
+// imports, else the sort with a warning; from v0.11.1 forward_cuda unconditionally).
 constexpr uint64_t kSamplerBytesPerLogitV0 = 14;
 constexpr uint64_t kSamplerBytesPerLogitTriton = 14;
 constexpr uint64_t kSamplerBytesPerLogitFlashInfer = 14;
@@ -843,17 +857,33 @@ BindingStage BindStages(const std::vector<StageActivation>& stages, uint64_t bud
   return best;
 }
 
+// The sampler warm-up's top-k/top-p path (see kSamplerBytesPerLogit*).
+struct SamplerPath {
+  uint64_t per_logit = 0;
+  bool install_dependent = false;  // v0.8-v0.11.0 with VLLM_USE_FLASHINFER_SAMPLER unset
+};
+SamplerPath ChooseSamplerPath(const VllmSettings& s, const vllm::Rules& rules) {
+  if (s.v0_engine) return {kSamplerBytesPerLogitV0};
+  const uint64_t native =
+      rules.sampler_native_triton ? kSamplerBytesPerLogitTriton : kSamplerBytesPerLogitSort;
+  // FlashInfer's sampler: the default again from v0.21, charged at those releases' 22 B.
+  const bool flashinfer_default =
+      !rules.sampler_flashinfer_if_installed && !rules.sampler_sorts && !rules.sampler_triton;
+  const uint64_t flashinfer =
+      flashinfer_default ? kSamplerBytesPerLogit : kSamplerBytesPerLogitFlashInfer;
+  if (s.flashinfer_sampler == 0) return {native};
+  if (s.flashinfer_sampler == 1) return {flashinfer};
+  if (rules.sampler_flashinfer_if_installed) return {kSamplerBytesPerLogitSort, true};
+  return {flashinfer_default ? flashinfer : native};
+}
+
 // Stage 2: profile (activation peak, sampler, encoder, non-torch growth).
 void Profile(Run& r) {
   const VllmSettings& s = r.s;
   const uint64_t mnbt = static_cast<uint64_t>(s.max_num_batched_tokens);
   const uint64_t reqs = static_cast<uint64_t>(std::min(s.max_num_seqs, s.max_num_batched_tokens));
-  const uint64_t per_logit = s.v0_engine              ? kSamplerBytesPerLogitV0
-                             : r.rules.sampler_sorts  ? kSamplerBytesPerLogitSort
-                             : r.rules.sampler_triton ? kSamplerBytesPerLogitTriton
-                             : r.rules.sampler_flashinfer_images
-                                 ? kSamplerBytesPerLogitFlashInfer
-                                 : kSamplerBytesPerLogit;
+  const SamplerPath path = ChooseSamplerPath(s, r.rules);
+  const uint64_t per_logit = path.per_logit;
   // One logits row per request (gpu_model_runner.py _dummy_run's logits_indices: the last
   // token of each), over the whole vocabulary (PipelineStageActivation: on the last stage, on
   // every TP rank).
@@ -877,6 +907,20 @@ void Profile(Run& r) {
     // The spread up to the sort's cost (none where the release sorts).
     r.sampler_spread = reqs * static_cast<uint64_t>(r.spec.vocab_size) *
                        (kSamplerBytesPerLogitSort - per_logit);
+  }
+  if (path.install_dependent && s.measured_activation_bytes == 0 && top->samples &&
+      sampler > std::max(fwd, encoder)) {
+    const uint64_t flashinfer =
+        reqs * static_cast<uint64_t>(r.spec.vocab_size) * kSamplerBytesPerLogitFlashInfer;
+    r.plan.notes.push_back(fmt::format(
+        "sampler warm-up: charged at the PyTorch sort's {} B per logit, what vLLM {} runs "
+        "without FlashInfer (a pip install; the log says \"FlashInfer is not available\"). With "
+        "FlashInfer installed (vLLM's Docker image, `pip install vllm[flashinfer]` or "
+        "flashinfer-python beside the wheel) it samples with FlashInfer at {} B per logit and the "
+        "activation peak is {} lower: `check -- VLLM_USE_FLASHINFER_SAMPLER=1 vllm serve ...` "
+        "plans that (=0 forces the sort)",
+        kSamplerBytesPerLogitSort, r.rules.text, kSamplerBytesPerLogitFlashInfer,
+        FormatBytes(sampler - std::max({fwd, encoder, flashinfer}))));
   }
   r.g.activation_peak_bytes = r.activation;
   const int64_t pp = s.pipeline_parallel_size;

@@ -257,34 +257,116 @@ TEST(Vllm, TheSamplerWarmUpCostsWhatTheReleasesTopKTopPPathCosts) {
   // Qwen3-8B on an H100 (1,024 sequences, 151,936-entry vocabulary): the warm-up sets the
   // activation peak. v0.11.1-v0.16 sort the whole vocabulary (39 B a logit); v0.17-v0.20 mask
   // in place with a Triton kernel (bf16 logits 2 + fp32 copy 4 + probabilities 4 + exponential
-  // noise 4 = 14 B); v0.11.0 and v0.21+ sample with FlashInfer (22 B). Before v0.11 vLLM's
-  // images ran FlashInfer's sampler (bf16 logits 2 + fp32 copy 4 + two fp32 tensors 8 = 14 B);
-  // 0.8 and 0.9 plan with the 0.10 rules.
+  // noise 4 = 14 B); v0.21+ sample with FlashInfer (22 B). Up to v0.11.0 the path depends on
+  // whether FlashInfer is installed (vLLM's images: 14 B; the pip wheel: the sort), so without
+  // VLLM_USE_FLASHINFER_SAMPLER the plan charges the sort; 0.8 and 0.9 plan with the 0.10 rules.
   const Inventory inv = Catalog("qwen3-8b");
   VllmSettings s;
   s.max_model_len = 16000;
   const uint64_t logits = 1024ull * 151936;
   EXPECT_EQ(logits * 14, 2178154496u);  // 2.03 GiB at v0.17-v0.20
-  for (const auto& [release, per_logit] :
-       std::vector<std::pair<std::string, uint64_t>>{
-           {"0.8.5", 14}, {"0.9.2", 14}, {"0.10.2", 14}, {"0.11.0", 22}, {"0.11.1", 39},
-           {"0.14", 39}, {"0.16", 39}, {"0.17", 14},
-           {"0.20", 14}, {"0.21", 22}, {"0.22", 22}}) {
-    s.version = release;
-    auto p = PlanVllm(inv, Gpu("h100"), s);
-    ASSERT_TRUE(p.ok()) << release << ": " << p.status().ToString();
-    EXPECT_EQ(p->gpus[0].activation_peak_bytes, logits * per_logit) << release;
+  // {release, unset, VLLM_USE_FLASHINFER_SAMPLER=0, =1}: 0 is the native path (the sort, the
+  // Triton kernel from v0.17), 1 FlashInfer's sampler.
+  struct Row {
+    const char* release;
+    uint64_t unset, off, on;
+  };
+  for (const Row& row : std::vector<Row>{{"0.8.5", 39, 39, 14},
+                                         {"0.9.2", 39, 39, 14},
+                                         {"0.10.2", 39, 39, 14},
+                                         {"0.11.0", 39, 39, 14},
+                                         {"0.11.1", 39, 39, 14},
+                                         {"0.14", 39, 39, 14},
+                                         {"0.16", 39, 39, 14},
+                                         {"0.17", 14, 14, 14},
+                                         {"0.20", 14, 14, 14},
+                                         {"0.21", 22, 14, 22},
+                                         {"0.22", 22, 14, 22}}) {
+    s.version = row.release;
+    for (const auto& [env, per_logit] :
+         std::vector<std::pair<int, uint64_t>>{{-1, row.unset}, {0, row.off}, {1, row.on}}) {
+      s.flashinfer_sampler = env;
+      auto p = PlanVllm(inv, Gpu("h100"), s);
+      ASSERT_TRUE(p.ok()) << row.release << ": " << p.status().ToString();
+      EXPECT_EQ(p->gpus[0].activation_peak_bytes, logits * per_logit)
+          << row.release << " VLLM_USE_FLASHINFER_SAMPLER " << env;
+    }
   }
-  // Before v0.11.1 a pip install had no FlashInfer and sorts (39 B): the plan's uncertainty
-  // carries the spread from the charge to the sort, 25 B a logit at v0.10 and 17 B at v0.11.0
-  // (a budget of 0.3 x 80 GiB, so that the KV check is the tightest).
-  s.gpu_memory_utilization = 0.3;
+}
+
+TEST(Vllm, WhereTheInstallDecidesTheSamplerTheNotesSayWhatFlashInferWouldSave) {
+  const Inventory inv = Catalog("qwen3-8b");
+  VllmSettings s;
+  s.max_model_len = 16000;
+  s.gpu_memory_utilization = 0.3;  // a small budget, so that the KV check is the tightest
+  const uint64_t logits = 1024ull * 151936;
+  auto note = [](const VllmPlan& p) {
+    for (const std::string& n : p.notes) {
+      if (n.find("VLLM_USE_FLASHINFER_SAMPLER=1") != std::string::npos) return n;
+    }
+    return std::string();
+  };
   s.version = "0.10.2";
-  auto v010 = PlanVllm(inv, Gpu("h100"), s);
-  s.version = "0.11.0";
-  auto v011 = PlanVllm(inv, Gpu("h100"), s);
-  ASSERT_TRUE(v010.ok() && v011.ok());
-  EXPECT_EQ(v010->uncertainty_bytes - v011->uncertainty_bytes, logits * (25 - 17));
+  auto unset = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(unset.ok());
+  // The sort is charged; FlashInfer's 14 B would leave 1,024 x 151,936 x 25 B = 3.62 GiB.
+  EXPECT_NE(note(*unset).find("3.62 GiB lower"), std::string::npos) << note(*unset);
+  EXPECT_EQ(unset->uncertainty_bytes, uint64_t{256} << 20);  // non-torch only: no sampler spread
+  // Set either way, the path is known: no note. With =1 FlashInfer may still be missing before
+  // v0.11.1 (vLLM then sorts with a warning), so the spread to the sort stays.
+  s.flashinfer_sampler = 1;
+  auto on = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(on.ok());
+  EXPECT_TRUE(note(*on).empty());
+  EXPECT_EQ(on->uncertainty_bytes - unset->uncertainty_bytes, logits * 25);
+  EXPECT_EQ(unset->gpus[0].activation_peak_bytes - on->gpus[0].activation_peak_bytes,
+            logits * 25);
+  s.flashinfer_sampler = 0;
+  auto off = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(off.ok());
+  EXPECT_TRUE(note(*off).empty());
+  // From v0.11.1 the default is the release's own: no note.
+  s.flashinfer_sampler = -1;
+  s.version = "0.11.1";
+  auto later = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(later.ok());
+  EXPECT_TRUE(note(*later).empty());
+  // Where the forward outweighs the sampler (16 sequences), the path does not matter: no note.
+  s.version = "0.10.2";
+  s.max_num_seqs = 16;
+  auto small = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(small.ok());
+  EXPECT_TRUE(note(*small).empty());
+}
+
+TEST(Vllm, CheckReadsVllmUseFlashInferSampler) {
+  // vllm/envs.py reads it as bool(int(value)).
+  for (const auto& [text, want] : std::vector<std::pair<std::string, int>>{
+           {"1", 1}, {"0", 0}, {"2", 1}}) {
+    auto cmd = vllm::ReadServeCommand(
+        {"VLLM_USE_FLASHINFER_SAMPLER=" + text, "vllm", "serve", "Qwen/Qwen3-8B"});
+    ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+    EXPECT_TRUE(cmd->unmodelled_env.empty());
+    EXPECT_EQ(ToVllmSettings(cmd->settings).flashinfer_sampler, want) << text;
+  }
+  auto none = vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-8B"});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(ToVllmSettings(none->settings).flashinfer_sampler, -1);
+  for (const char* bad : {"VLLM_USE_FLASHINFER_SAMPLER=yes", "VLLM_USE_FLASHINFER_SAMPLER=",
+                          "VLLM_USE_FLASHINFER_SAMPLER=1x"}) {
+    auto cmd = vllm::ReadServeCommand({bad, "vllm", "serve", "Qwen/Qwen3-8B"});
+    ASSERT_FALSE(cmd.ok()) << bad;
+    EXPECT_EQ(cmd.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(cmd.status().message().find("VLLM_USE_FLASHINFER_SAMPLER"), std::string::npos);
+  }
+  // The printed command carries it.
+  VllmSettings s = ToVllmSettings(
+      vllm::ReadServeCommand({"VLLM_USE_FLASHINFER_SAMPLER=1", "vllm", "serve", "m"})->settings);
+  s.version = "0.10.2";
+  s.max_model_len = 16000;
+  auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->command.rfind("VLLM_USE_FLASHINFER_SAMPLER=1 vllm serve", 0), 0u) << p->command;
 }
 
 // The activation peak one H100 of the plan charges (0, and a failure, when planning fails).

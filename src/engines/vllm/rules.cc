@@ -59,7 +59,8 @@ Rules RulesFor(int release) {
   r.fused_moe_chunk_tokens = r.release >= 1100 ? 16384 : 32768;
   r.sampler_sorts = r.release >= 1101 && r.release < 1700;
   r.sampler_triton = r.release >= 1700 && r.release < 2100;
-  r.sampler_flashinfer_images = r.release < 1100;
+  r.sampler_native_triton = r.release >= 1700;
+  r.sampler_flashinfer_if_installed = r.release < 1101;
   r.tp_profile_workspaces = r.release >= 1700;
   r.allreduce_fusion_single_dp_pp = r.release >= 1700 && r.release < 2100;
   r.online_fp8_layerwise = r.release >= 1600;

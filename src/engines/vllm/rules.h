@@ -56,11 +56,15 @@ struct Rules {
   // That Triton kernel's releases, v0.17 to v0.20: FlashInfer's sampler is the default again
   // from v0.21 (PR #40376).
   bool sampler_triton = false;
-  // V1 releases before v0.11 (v0.8-v0.10): the warm-up's top-k/top-p runs FlashInfer's sampler
-  // in vLLM's images (FlashInfer 0.2.1.post2 in v0.8's, PR #14815; the 0.2.3 API from PR
-  // #15777, sampling from logits from PR #18608); the pip wheel carried no FlashInfer until PR
-  // #26443 (v0.11.1), so a pip install sorts. v0.11.0 is left out: see plan.cc.
-  bool sampler_flashinfer_images = false;
+  // The native path (forward_native's apply_top_k_top_p, what VLLM_USE_FLASHINFER_SAMPLER=0
+  // selects) is that Triton kernel from v0.17 on, the full-vocab sort before.
+  bool sampler_native_triton = false;
+  // V1 releases up to v0.11.0: the warm-up's top-k/top-p runs FlashInfer's sampler wherever
+  // FlashInfer imports and VLLM_USE_FLASHINFER_SAMPLER is not 0 (v1/sample/ops/
+  // topk_topp_sampler.py: `envs.VLLM_USE_FLASHINFER_SAMPLER is not False`), else the PyTorch
+  // sort. vLLM's images ship FlashInfer; the pip wheel carried none until PR #26443 (v0.11.1),
+  // so the path depends on how vLLM was installed (see plan.cc).
+  bool sampler_flashinfer_if_installed = false;
   // All-reduce workspaces inside the profile run with TP > 1 (docs/engines/
   // vllm-multimodal-and-allreduce.md, part B): from v0.17 the FlashInfer all-reduce + RMSNorm
   // fusion is on by default at -O2 (PR #34299, 2026-02-11) and creates its IPC workspace while

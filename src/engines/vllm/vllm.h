@@ -50,6 +50,9 @@ struct VllmOptions : EngineOptions {
   int64_t limit_videos = -1;            // --limit-mm-per-prompt video
   int64_t max_pixels = 0;               // mm_processor_kwargs max_pixels (0: the processor's)
   bool mxfp4_use_marlin = false;        // VLLM_MXFP4_USE_MARLIN=1: MXFP4 experts on Marlin
+  // VLLM_USE_FLASHINFER_SAMPLER: -1 unset, 0 (the native top-k/top-p path), 1 (FlashInfer's
+  // sampler); the sampler warm-up's bytes per logit depend on it (plan.cc).
+  int flashinfer_sampler = -1;
 };
 
 // The user's vLLM settings: the engine-neutral part (version "0.10" ...; empty: the newest
