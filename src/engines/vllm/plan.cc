@@ -338,8 +338,8 @@ Status ResolveSettings(Run& r) {
     plan.notes.push_back(fmt::format(
         "vLLM {} runs {} on model runner V2 by default (VLLM_USE_V2_MODEL_RUNNER=0 selects V1): "
         "its profile run is not modelled, the plan charges model runner V1's (V2's source "
-        "charges less, but three of four published V2 start-ups left no more KV memory than "
-        "V1's charges give)",
+        "charges less, but the published single-GPU V2 start-ups left no more KV memory than "
+        "V1's charges give, within 1%)",
         ReleaseText(version), r.spec.architecture.empty() ? "this model" : r.spec.architecture));
   }
   // Flags (vLLM's own checks where it has them).
