@@ -337,6 +337,36 @@ TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
             std::string::npos);
   EXPECT_EQ(v022->gpus[0].activation_peak_bytes, v021->gpus[0].activation_peak_bytes);
   EXPECT_EQ(v022->gpus[0].activation_peak_bytes, 1024ull * 151936 * 22);
+
+  // `check` reads VLLM_USE_V2_MODEL_RUNNER: 0 keeps model runner V1 (no note), 1 forces V2 on
+  // any model and release; the printed command keeps the variable. Other values are named as not
+  // modelled.
+  auto off = vllm::ReadServeCommand({"VLLM_USE_V2_MODEL_RUNNER=0", "vllm", "serve", "m"});
+  auto on = vllm::ReadServeCommand({"VLLM_USE_V2_MODEL_RUNNER=1", "vllm", "serve", "m"});
+  auto odd = vllm::ReadServeCommand({"VLLM_USE_V2_MODEL_RUNNER=yes", "vllm", "serve", "m"});
+  ASSERT_TRUE(off.ok() && on.ok() && odd.ok());
+  VllmSettings v1 = ToVllmSettings(off->settings), v2 = ToVllmSettings(on->settings);
+  EXPECT_EQ(v1.use_v2_model_runner, 0);
+  EXPECT_EQ(v2.use_v2_model_runner, 1);
+  EXPECT_EQ(ToVllmSettings(odd->settings).use_v2_model_runner, -1);
+  EXPECT_EQ(odd->unmodelled_env, std::vector<std::string>{"VLLM_USE_V2_MODEL_RUNNER"});
+  v1.version = "0.22";
+  v1.max_model_len = 16000;
+  auto forced_v1 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), v1);
+  v2.version = "0.21";
+  v2.max_model_len = 16000;
+  auto forced_v2 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), v2);
+  ASSERT_TRUE(forced_v1.ok() && forced_v2.ok());
+  EXPECT_EQ(note(*forced_v1), "");
+  EXPECT_EQ(forced_v1->command.rfind("VLLM_USE_V2_MODEL_RUNNER=0 vllm serve Qwen/Qwen3-8B", 0),
+            0u)
+      << forced_v1->command;
+  EXPECT_EQ(note(*forced_v2).rfind("VLLM_USE_V2_MODEL_RUNNER=1 runs Qwen3ForCausalLM on model "
+                                   "runner V2: its profile run is not modelled",
+                                   0),
+            0u)
+      << note(*forced_v2);
+  EXPECT_EQ(forced_v2->gpus[0].activation_peak_bytes, v021->gpus[0].activation_peak_bytes);
 }
 
 // The activation peak one H100 of the plan charges (0, and a failure, when planning fails).

@@ -50,6 +50,8 @@ struct VllmOptions : EngineOptions {
   int64_t limit_videos = -1;            // --limit-mm-per-prompt video
   int64_t max_pixels = 0;               // mm_processor_kwargs max_pixels (0: the processor's)
   bool mxfp4_use_marlin = false;        // VLLM_MXFP4_USE_MARLIN=1: MXFP4 experts on Marlin
+  // VLLM_USE_V2_MODEL_RUNNER: -1 unset (the release's default runner), 0 model runner V1, 1 V2.
+  int use_v2_model_runner = -1;
 };
 
 // The user's vLLM settings: the engine-neutral part (version "0.10" ...; empty: the newest
