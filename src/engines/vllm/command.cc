@@ -37,6 +37,7 @@ constexpr std::string_view kEnvAllowLong = "VLLM_ALLOW_LONG_MAX_MODEL_LEN";
 constexpr std::string_view kEnvDevices = "CUDA_VISIBLE_DEVICES";
 constexpr std::string_view kEnvMxfp4Marlin = "VLLM_MXFP4_USE_MARLIN";
 constexpr std::string_view kEnvFlashInferSampler = "VLLM_USE_FLASHINFER_SAMPLER";
+constexpr std::string_view kEnvV2Runner = "VLLM_USE_V2_MODEL_RUNNER";
 
 // Strips `env` and NAME=value words; returns the index of the launcher.
 size_t SkipEnvironment(const std::vector<std::string>& cmd) {
@@ -117,6 +118,9 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (s.flashinfer_sampler >= 0) {
     env += fmt::format("{}={} ", kEnvFlashInferSampler, s.flashinfer_sampler);
   }
+  if (s.use_v2_model_runner >= 0) {
+    env += fmt::format("{}={} ", kEnvV2Runner, s.use_v2_model_runner);
+  }
   return env + c;
 }
 
@@ -159,6 +163,9 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
             kEnvFlashInferSampler, core::Printable(value)));
       }
       env.flashinfer_sampler = n != 0 ? 1 : 0;
+    } else if (name == kEnvV2Runner && (value == "0" || value == "1")) {
+      // config/vllm.py use_v2_model_runner: set, it decides the runner; 0 or 1 are read here.
+      env.use_v2_model_runner = value == "1" ? 1 : 0;
     } else if (name != kEnvDevices && unmodelled.insert(name).second) {
       out.unmodelled_env.push_back(core::Printable(name));
     }

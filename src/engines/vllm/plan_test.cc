@@ -5,6 +5,7 @@
 
 #include "engines/vllm/command.h"
 #include "engines/vllm/engine.h"
+#include "engines/vllm/rules.h"
 #include "vramfit/advice.h"
 #include "vramfit/gpu.h"
 
@@ -367,6 +368,87 @@ TEST(Vllm, CheckReadsVllmUseFlashInferSampler) {
   auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->command.rfind("VLLM_USE_FLASHINFER_SAMPLER=1 vllm serve", 0), 0u) << p->command;
+}
+
+TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
+  // VllmConfig.use_v2_model_runner without VLLM_USE_V2_MODEL_RUNNER: Qwen3ForCausalLM neither MoE
+  // nor quantized from v0.22 (PR #39337), Llama and Mistral too from v0.23 (PR #43458), every
+  // model that is not MoE from v0.25 (PR #44443), every model from v0.29. The rule reads the
+  // stated release, not the clamped one.
+  using vllm::ModelRunnerV2ByDefault;
+  using vllm::RulesFor;
+  const std::string qwen3 = "Qwen3ForCausalLM", llama = "LlamaForCausalLM";
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2104), qwen3, false, false));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2200), qwen3, false, false));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2200), qwen3, false, true));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2200), "Qwen3MoeForCausalLM", true, false));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2200), llama, false, false));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2300), llama, false, false));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2300), "MistralForCausalLM", false, false));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2401), llama, false, true));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2500), "Gemma3ForCausalLM", false, true));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2801), "GptOssForCausalLM", true, false));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2900), "GptOssForCausalLM", true, false));
+
+  // The plan names the runner in a note and keeps model runner V1's charges: Qwen3-8B on an
+  // H100 pays the same 22 B a logit warm-up at v0.21 (V1) and v0.22 (V2).
+  VllmSettings s;
+  s.max_model_len = 16000;
+  auto note = [](const VllmPlan& p) {
+    for (const std::string& n : p.notes) {
+      if (n.find("model runner V2") != n.npos) return n;
+    }
+    return std::string();
+  };
+  s.version = "0.21";
+  auto v021 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
+  s.version = "0.22";
+  auto v022 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
+  auto awq = PlanVllm(Catalog("qwen3-14b-awq"), Gpu("h100"), s);
+  s.version = "0.25";
+  auto awq025 = PlanVllm(Catalog("qwen3-14b-awq"), Gpu("h100"), s);
+  ASSERT_TRUE(v021.ok() && v022.ok() && awq.ok() && awq025.ok());
+  EXPECT_EQ(note(*v021), "");
+  EXPECT_EQ(note(*v022),
+            "vLLM 0.22 runs Qwen3ForCausalLM on model runner V2 by default "
+            "(VLLM_USE_V2_MODEL_RUNNER=0 selects V1): its profile run is not modelled, the plan "
+            "charges model runner V1's (V2's source charges less, but the published single-GPU "
+            "V2 start-ups left no more KV memory than V1's charges give, within 1%)");
+  EXPECT_EQ(note(*awq), "");
+  EXPECT_NE(note(*awq025).find("vLLM 0.25 runs Qwen3ForCausalLM on model runner V2"),
+            std::string::npos);
+  EXPECT_EQ(v022->gpus[0].activation_peak_bytes, v021->gpus[0].activation_peak_bytes);
+  EXPECT_EQ(v022->gpus[0].activation_peak_bytes, 1024ull * 151936 * 22);
+
+  // `check` reads VLLM_USE_V2_MODEL_RUNNER: 0 keeps model runner V1 (no note), 1 forces V2 on
+  // any model and release; the printed command keeps the variable. Other values are named as not
+  // modelled.
+  auto off = vllm::ReadServeCommand({"VLLM_USE_V2_MODEL_RUNNER=0", "vllm", "serve", "m"});
+  auto on = vllm::ReadServeCommand({"VLLM_USE_V2_MODEL_RUNNER=1", "vllm", "serve", "m"});
+  auto odd = vllm::ReadServeCommand({"VLLM_USE_V2_MODEL_RUNNER=yes", "vllm", "serve", "m"});
+  ASSERT_TRUE(off.ok() && on.ok() && odd.ok());
+  VllmSettings v1 = ToVllmSettings(off->settings), v2 = ToVllmSettings(on->settings);
+  EXPECT_EQ(v1.use_v2_model_runner, 0);
+  EXPECT_EQ(v2.use_v2_model_runner, 1);
+  EXPECT_EQ(ToVllmSettings(odd->settings).use_v2_model_runner, -1);
+  EXPECT_EQ(odd->unmodelled_env, std::vector<std::string>{"VLLM_USE_V2_MODEL_RUNNER"});
+  v1.version = "0.22";
+  v1.max_model_len = 16000;
+  auto forced_v1 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), v1);
+  v2.version = "0.21";
+  v2.max_model_len = 16000;
+  auto forced_v2 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), v2);
+  ASSERT_TRUE(forced_v1.ok() && forced_v2.ok());
+  EXPECT_EQ(note(*forced_v1), "");
+  EXPECT_EQ(forced_v1->command.rfind("VLLM_USE_V2_MODEL_RUNNER=0 vllm serve Qwen/Qwen3-8B", 0),
+            0u)
+      << forced_v1->command;
+  EXPECT_EQ(note(*forced_v2).rfind("VLLM_USE_V2_MODEL_RUNNER=1 runs Qwen3ForCausalLM on model "
+                                   "runner V2: its profile run is not modelled",
+                                   0),
+            0u)
+      << note(*forced_v2);
+  EXPECT_EQ(forced_v2->gpus[0].activation_peak_bytes, v021->gpus[0].activation_peak_bytes);
 }
 
 // The activation peak one H100 of the plan charges (0, and a failure, when planning fails).

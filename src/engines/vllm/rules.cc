@@ -76,7 +76,34 @@ Rules RulesFor(int release) {
   r.qwen3vl_video_timestamps = r.release < 1300;
   r.qwen3vl_video_two_frames = r.release >= 1500;
   r.mm_outputs_padded_to_budget = r.release >= 1100 && r.release < 1200;
+  // From the stated release: v0.22.0, v0.23.0, v0.25.0 and v0.29.0 release notes (PRs #39337,
+  // #43458, #44443).
+  using V2 = ModelRunnerV2Default;
+  r.model_runner_v2 = release >= 2900   ? V2::kAll
+                      : release >= 2500 ? V2::kDense
+                      : release >= 2300 ? V2::kQwen3LlamaMistral
+                      : release >= 2200 ? V2::kQwen3Dense
+                                        : V2::kNone;
   return r;
+}
+
+bool ModelRunnerV2ByDefault(const Rules& rules, std::string_view architecture, bool moe,
+                            bool quantized) {
+  switch (rules.model_runner_v2) {
+    case ModelRunnerV2Default::kNone:
+      return false;
+    case ModelRunnerV2Default::kQwen3Dense:
+      return architecture == "Qwen3ForCausalLM" && !moe && !quantized;
+    case ModelRunnerV2Default::kQwen3LlamaMistral:
+      return (architecture == "Qwen3ForCausalLM" || architecture == "LlamaForCausalLM" ||
+              architecture == "MistralForCausalLM") &&
+             !moe && !quantized;
+    case ModelRunnerV2Default::kDense:
+      return !moe;
+    case ModelRunnerV2Default::kAll:
+      return true;
+  }
+  return false;
 }
 
 }  // namespace vramfit::vllm

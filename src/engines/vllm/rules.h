@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "vramfit/status.h"
 
@@ -20,6 +21,17 @@ inline constexpr int kNewestModelled = 2200;   // up to upstream ~v0.22-dev (9aa
 // "0.10.2" or "v0.10" -> 1002 / 1000; kInvalidArgument for releases before 0.8 or text that is
 // not a version.
 Result<int> ParseRelease(const std::string& text);
+
+// Which models a release runs on model runner V2 (vllm/v1/worker/gpu/model_runner.py) unless
+// VLLM_USE_V2_MODEL_RUNNER says otherwise. Read from the stated release, not the clamped one: it
+// only names the runner, the plan's numbers follow model runner V1 (docs/engines/vllm.md).
+enum class ModelRunnerV2Default {
+  kNone,                  // before v0.22
+  kQwen3Dense,            // v0.22 (PR #39337): Qwen3ForCausalLM, neither MoE nor quantized
+  kQwen3LlamaMistral,     // v0.23 (PR #43458): also LlamaForCausalLM and MistralForCausalLM
+  kDense,                 // v0.25 (PR #44443): every model that is not MoE
+  kAll,                   // v0.29: every model
+};
 
 struct Rules {
   int release = kNewestModelled;        // clamped to [kOldestModelled, kNewestModelled]
@@ -98,10 +110,19 @@ struct Rules {
   int group_close_enough_percent = 150; // largest bucket used under this % of the smallest:
                                         // 150 since PR #36684 (~v0.18), 125 before, 0 in v0.10
   bool tokens_from_concurrency = true;  // ~v0.22 (PR #41069): tokens = concurrency x length
+  ModelRunnerV2Default model_runner_v2 = ModelRunnerV2Default::kQwen3Dense;
 };
 
-// The rules of `release` (any integer: clamped to the modelled range).
+// The rules of `release` (any integer: clamped to the modelled range, except model_runner_v2).
 Rules RulesFor(int release);
+
+// Whether vLLM runs a model of `architecture` (config.json's first "architectures" entry) on
+// model runner V2 by default at the rules' release: VllmConfig.use_v2_model_runner without
+// VLLM_USE_V2_MODEL_RUNNER (config/vllm.py; v0.22: the architecture set, not is_moe, not
+// is_quantized, the generate runner). Features V2 does not support yet fall back to V1 in vLLM;
+// they are not read here.
+bool ModelRunnerV2ByDefault(const Rules& rules, std::string_view architecture, bool moe,
+                            bool quantized);
 
 }  // namespace vramfit::vllm
 

@@ -53,6 +53,8 @@ struct VllmOptions : EngineOptions {
   // VLLM_USE_FLASHINFER_SAMPLER: -1 unset, 0 (the native top-k/top-p path), 1 (FlashInfer's
   // sampler); the sampler warm-up's bytes per logit depend on it (plan.cc).
   int flashinfer_sampler = -1;
+  // VLLM_USE_V2_MODEL_RUNNER: -1 unset (the release's default runner), 0 model runner V1, 1 V2.
+  int use_v2_model_runner = -1;
 };
 
 // The user's vLLM settings: the engine-neutral part (version "0.10" ...; empty: the newest
