@@ -248,6 +248,22 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     bool eager = false;
     if (!set["enforce_eager"].get_bool().get(eager)) s.enforce_eager = eager;
     if (auto v = Num(set, "cpu_offload_gb")) s.cpu_offload_gb = *v;  // --cpu-offload-gb, GiB
+    s.pp_layer_partition = Str(set, "pp_layer_partition");  // VLLM_PP_LAYER_PARTITION
+    // gpus_resolved: mixed cards, one catalog id per pipeline stage (or rank), in rank order.
+    simdjson::dom::array stage_cards;
+    if (!rec["gpus_resolved"].get(stage_cards)) {
+      EXPECT_FALSE(Str(rec, "gpus_resolved_why").empty())
+          << id << ": gpus_resolved needs gpus_resolved_why";
+      for (simdjson::dom::element c : stage_cards) {
+        std::string_view card;
+        ASSERT_FALSE(c.get_string().get(card)) << id << ": gpus_resolved holds catalog ids";
+        auto g = FindGpu(card);
+        ASSERT_TRUE(g.ok()) << id << ": " << card;
+        s.stage_gpus.push_back(*g);
+      }
+      ASSERT_FALSE(s.stage_gpus.empty()) << id;
+      gpu = s.stage_gpus.front();
+    }
     // settings_resolved: settings the excerpt cuts but the source's own launch file shows, with
     // the reason in settings_resolved_why; applied over `settings`.
     simdjson::dom::element res;
@@ -401,6 +417,10 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
         component_rows += fmt::format("| {} | {} |{}\n", id, dev ? "dev" : "test", cells);
       }
     }
+    std::string cards = gpu->id;  // mixed cards: each stage's, in rank order
+    for (size_t i = 0; i < s.stage_gpus.size(); ++i) {
+      cards = (i == 0 ? "" : cards + "+") + s.stage_gpus[i].id;
+    }
     std::string verdict = "-";
     if (checks > 0) {
       ++with_checks;
@@ -417,7 +437,7 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       }
     }
     rows += fmt::format(
-        "| {} | {} x {} | {} | {} | {} | {} | {} | {} |\n", id, plan->gpu_count, gpu->id,
+        "| {} | {} x {} | {} | {} | {} | {} | {} | {} |\n", id, plan->gpu_count, cards,
         (version.empty() ? std::string("?") : (estimated ? "~" : "") + version) +
             (in_range ? "" : " (before 0.8)"),
         plan->modelled_version + (s.v0_engine ? " V0" : ""), w_cell, kv_cell, kvf_cell, verdict);

@@ -35,6 +35,7 @@ constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
 constexpr std::string_view kEnvAllowLong = "VLLM_ALLOW_LONG_MAX_MODEL_LEN";
 constexpr std::string_view kEnvDevices = "CUDA_VISIBLE_DEVICES";
 constexpr std::string_view kEnvMxfp4Marlin = "VLLM_MXFP4_USE_MARLIN";
+constexpr std::string_view kEnvPpPartition = "VLLM_PP_LAYER_PARTITION";
 
 // Strips `env` and NAME=value words; returns the index of the launcher.
 size_t SkipEnvironment(const std::vector<std::string>& cmd) {
@@ -112,6 +113,9 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (s.v0_engine) env += std::string(kEnvV1) + "=0 ";
   if (s.allow_long_max_model_len && in.max_model_len > 0) env += std::string(kEnvAllowLong) + "=1 ";
   if (s.mxfp4_use_marlin) env += std::string(kEnvMxfp4Marlin) + "=1 ";
+  if (!s.pp_layer_partition.empty() && s.pipeline_parallel_size > 1) {
+    env += std::string(kEnvPpPartition) + "=" + ShellWord(s.pp_layer_partition) + " ";
+  }
   return env + c;
 }
 
@@ -143,6 +147,10 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
       std::transform(v.begin(), v.end(), v.begin(),
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       env.mxfp4_use_marlin = v == "1" || v == "true";
+    } else if (name == kEnvPpPartition) {
+      // vllm/envs.py reads it as text; get_pp_indices splits it (checked by the plan, which
+      // knows the layer count).
+      env.pp_layer_partition = value;
     } else if (name != kEnvDevices && unmodelled.insert(name).second) {
       out.unmodelled_env.push_back(core::Printable(name));
     }

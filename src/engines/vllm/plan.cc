@@ -14,6 +14,7 @@
 #include "engines/vllm/command.h"
 #include "engines/vllm/defaults.h"
 #include "engines/vllm/flags.h"
+#include "engines/vllm/pipeline.h"
 #include "engines/vllm/refusals.h"
 #include "engines/vllm/vllm.h"
 #include "model/auto_round.h"
@@ -270,6 +271,12 @@ struct Run {
   const ModelSpec* draft = nullptr;
   std::optional<ModelSpec> with_draft;
   const ModelSpec& kv_spec() const { return with_draft ? *with_draft : spec; }
+  // One pipeline stage planned alone (pipeline.h): `spec` holds only its layers, so the shares
+  // below are whole.
+  bool stage() const { return in.pipeline_stage >= 0; }
+  uint64_t pp_share() const {
+    return stage() ? 1 : static_cast<uint64_t>(std::max<int64_t>(1, s.pipeline_parallel_size));
+  }
 
   // The first failure wins: later stages still compute their numbers.
   void Fail(Stage stage, std::string msg) {
@@ -461,6 +468,12 @@ Status Load(Run& r) {
   // VLLM_MXFP4_USE_MARLIN=1: get_mxfp4_backend (v0.14) checks it after the SM100 FlashInfer
   // branches, so it moves only the Triton choice to Marlin.
   if (s.mxfp4_use_marlin && wo.mxfp4_backend == "triton") wo.mxfp4_backend = "marlin";
+  if (r.stage()) {
+    wo.first_layer = s.stage_first_layer;
+    wo.layers = s.stage_layers;
+    wo.first_stage = s.pipeline_stage == 0;
+    wo.last_stage = s.pipeline_stage == s.pipeline_parallel_size - 1;
+  }
   if (auto refusal = vllm::LayerRefusal(r.inv, gpu, r.rules, s.tensor_parallel_size,
                                         s.enable_expert_parallel, s.quantization)) {
     r.Fail(refusal->stage, refusal->message);
@@ -495,9 +508,9 @@ Status Load(Run& r) {
         r.spec.quant.method_text, w->kernel.substr(12, w->kernel.size() - 13)));
   }
   uint64_t weights = w->bytes_per_rank;
-  if (s.pipeline_parallel_size > 1) {
+  if (r.pp_share() > 1) {
     // layers split by stage
-    weights = CeilDiv(weights, static_cast<uint64_t>(s.pipeline_parallel_size));
+    weights = CeilDiv(weights, r.pp_share());
     r.plan.notes.push_back("pipeline parallel: each stage is taken to hold an equal share of the "
                            "weights");
   }
@@ -748,7 +761,7 @@ void SizeCudaGraphs(Run& r) {
                                             [](const LayerSpec& l) {
                                               return l.mlp.kind == MlpKind::kMoe;
                                             })),
-        static_cast<uint64_t>(std::max<int64_t>(1, s.pipeline_parallel_size)));
+        r.pp_share());
     const uint64_t per_graph = kGraphBytesPerGraph + moe_layers * kGraphBytesPerMoeLayer;
     r.graph = ForwardActivation(r.spec, static_cast<uint64_t>(max_capture), r.tp,
                                 s.enable_expert_parallel,
@@ -771,12 +784,7 @@ void SizeCudaGraphs(Run& r) {
 
 // Bytes one request of `len` tokens needs: blocks x page (x group size).
 uint64_t KvNeeded(const Run& r, int64_t len) {
-  KvCacheOptions k = r.ko;
-  k.max_model_len = len;
-  auto l = PlanKvCache(r.kv_spec(), k);
-  if (!l.ok() || l->layers.empty()) return 0;
-  return KvCapacity(*l, 0, k).blocks_per_request * l->page_bytes *
-         (l->uniform_type ? 1 : static_cast<uint64_t>(l->group_size));
+  return vllm::KvBytesForLength(r.kv_spec(), r.ko, len);
 }
 
 // The longest context in [0, hi] whose one request fits in the available KV memory.
@@ -798,7 +806,7 @@ Status KvCache(Run& r) {
   VllmSettings& s = r.s;
   VllmPlan& plan = r.plan;
   r.ko.tensor_parallel_size = s.tensor_parallel_size;
-  r.ko.pipeline_parallel_size = s.pipeline_parallel_size;
+  r.ko.pipeline_parallel_size = static_cast<int64_t>(r.pp_share());
   r.ko.block_size = s.block_size;
   r.ko.kv_cache_dtype = s.kv_cache_dtype;
   if (s.kv_cache_dtype == "auto" && r.model_dtype != r.spec.dtype) {  // auto follows --dtype
@@ -812,6 +820,7 @@ Status KvCache(Run& r) {
   r.ko.rules = r.rules;
   auto layout = PlanKvCache(r.kv_spec(), r.ko);
   if (!layout.ok()) return layout.status();
+  plan.kv_options = r.ko;
   plan.kv_layout = *layout;
   for (const auto& n : layout->notes) plan.notes.push_back("vLLM will log: " + n);
   const uint64_t used = r.weights + r.activation + r.g.non_torch_bytes + r.graph_in_budget;
@@ -846,6 +855,7 @@ Status KvCache(Run& r) {
       r.ko.max_model_len = fit;
       auto l2 = PlanKvCache(r.kv_spec(), r.ko);
       if (l2.ok()) plan.kv_layout = *l2;
+      plan.kv_options = r.ko;
     }
   }
   plan.max_model_len = s.max_model_len;
@@ -992,7 +1002,37 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
     if (!o.ok()) return o.status();
     overridden = std::move(*o);
   }
-  Run r{inv, overridden ? *overridden : inv.spec, profile, gpu, in, in};
+  const ModelSpec& model = overridden ? *overridden : inv.spec;
+  if (in.pipeline_parallel_size > 1 && in.pipeline_stage < 0) {
+    return vllm::PlanPipeline(model, gpu, in, [&](const GpuSpec& card, const VllmSettings& s) {
+      return PlanVllm(inv, profile, card, s);
+    });
+  }
+  if (!in.pp_layer_partition.empty() && in.pipeline_parallel_size == 1) {
+    // get_pp_indices reads it at any pipeline size (make_layers).
+    auto one = vllm::PipelinePartition(static_cast<int64_t>(model.layers.size()), 1,
+                                       in.pp_layer_partition);
+    if (!one.ok()) return one.status();
+  }
+  if (!in.stage_gpus.empty() && in.pipeline_stage < 0) {  // cards of tensor-parallel ranks
+    auto cards = vllm::StageGpus(gpu, in.stage_gpus, 1, in.tensor_parallel_size);
+    if (!cards.ok()) return cards.status();
+    VllmSettings one = in;
+    one.stage_gpus.clear();
+    auto p = PlanVllm(inv, profile, cards->front(), one);
+    if (p.ok() && in.stage_gpus.size() > 1) {
+      p->notes.push_back(fmt::format("mixed cards without pipeline stages: every rank holds the "
+                                     "same shard, so the smallest card ({}) is planned",
+                                     cards->front().name));
+    }
+    return p;
+  }
+  std::optional<ModelSpec> staged;  // one pipeline stage: its decoder layers only
+  if (in.pipeline_stage >= 0) {
+    staged = vllm::StageSpec(model, in.stage_first_layer, in.stage_layers,
+                             in.pipeline_stage == in.pipeline_parallel_size - 1);
+  }
+  Run r{inv, staged ? *staged : model, profile, gpu, in, in};
   for (const std::string& k : not_applied) {
     r.plan.notes.push_back(fmt::format("--hf-overrides: \"{}\" is not modelled (the plan keeps "
                                        "the checkpoint's value)",

@@ -72,6 +72,7 @@ Rules RulesFor(int release) {
   r.strided_kv_groups = r.release >= 1100;
   r.group_close_enough_percent = r.release >= 1800 ? 150 : r.release >= 1100 ? 125 : 0;
   r.tokens_from_concurrency = r.release >= 2200;
+  r.pp_kv_check_whole_model = r.release >= 1400 && r.release < 1600;
   return r;
 }
 

@@ -50,6 +50,14 @@ struct VllmOptions : EngineOptions {
   int64_t limit_videos = -1;            // --limit-mm-per-prompt video
   int64_t max_pixels = 0;               // mm_processor_kwargs max_pixels (0: the processor's)
   bool mxfp4_use_marlin = false;        // VLLM_MXFP4_USE_MARLIN=1: MXFP4 experts on Marlin
+  // VLLM_PP_LAYER_PARTITION as given ("16,32": decoder layers per pipeline stage; "": vLLM's
+  // default split, see engines/vllm/pipeline.h).
+  std::string pp_layer_partition;
+  // Set by the pipeline planner only: the stage one plan is made for (-1: the whole pipeline)
+  // and its decoder layers [stage_first_layer, stage_first_layer + stage_layers).
+  int64_t pipeline_stage = -1;
+  int64_t stage_first_layer = 0;
+  int64_t stage_layers = 0;
 };
 
 // The user's vLLM settings: the engine-neutral part (version "0.10" ...; empty: the newest
@@ -61,9 +69,10 @@ EngineSettings ToEngineSettings(const VllmSettings& s);
 VllmSettings ToVllmSettings(const EngineSettings& s);
 
 // A vLLM plan: the neutral plan (Plan::resolved carries the resolved VllmOptions) and the KV
-// cache layout it was made with.
+// cache layout and options it was made with.
 struct VllmPlan : Plan {
   KvCacheLayout kv_layout;
+  KvCacheOptions kv_options;  // the options the layout was made with
 };
 
 // Plans `inv` (a checkpoint or catalog inventory) on `gpu` with `settings`. Errors are for
