@@ -675,9 +675,11 @@ void Profile(Run& r) {
                                  : kSamplerBytesPerLogit;
   // One logits row per request (gpu_model_runner.py _dummy_run's logits_indices: the last
   // token of each), over the whole vocabulary on every TP rank (LogitsProcessor gathers the
-  // lm_head's shards). Under PP only the last stage samples; vLLM gives every stage the smallest
-  // stage's KV pool, so the plan charges the last stage's peak.
-  const uint64_t sampler = reqs * static_cast<uint64_t>(r.spec.vocab_size) * per_logit;
+  // lm_head's shards). Under PP only the last stage samples (_dummy_sampler_run on the last PP
+  // rank); a pipeline stage planned alone (pipeline.cc) before the last has no sampler peak.
+  const bool samples = !r.stage() || s.pipeline_stage == s.pipeline_parallel_size - 1;
+  const uint64_t sampler =
+      samples ? reqs * static_cast<uint64_t>(r.spec.vocab_size) * per_logit : 0;
   const uint64_t encoder = EncoderActivation(r, mnbt, reqs);
   const uint64_t deq = r.w.largest_dequantized_layer;
   r.activation = s.measured_activation_bytes > 0 ? s.measured_activation_bytes
