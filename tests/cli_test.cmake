@@ -767,7 +767,7 @@ if(NOT last_out MATCHES "stage 0  layers 0-15 +NVIDIA GeForce RTX 5070 Ti"
    OR last_err MATCHES "VLLM_PP_LAYER_PARTITION")
   message(SEND_ERROR "mixed_check: '${last_out}' '${last_err}'")
 endif()
-run(mixed_plan_json 1 plan ${coder} --gpu 5070ti,5090d -pp 2 --pp-layer-partition 16,32
+run(mixed_plan_json 0 plan ${coder} --gpu 5070ti,5090d -pp 2 --pp-layer-partition 16,32
     --engine vllm@0.15 --gpu-memory-utilization 0.9 --json)
 if(NOT last_out MATCHES "\"binding_stage\": 0"
    OR NOT last_out MATCHES "\"id\": \"rtx-5090-d\""

@@ -317,6 +317,15 @@ Result<VllmPlan> PlanPipeline(const ModelSpec& spec, const GpuSpec& gpu, const V
   out.gpu = (*cards)[shown];
   out.gpus = st[shown].gpus;
   out.stages = st[shown].stages;
+  if (whole && bind >= 0) {
+    for (StageLine& line : out.stages) {
+      if (line.stage != Stage::kKvCache) continue;
+      line.detail = fmt::format("available {}, one {}-token request of all layers needs {}",
+                                FormatBytes(min_available()),
+                                GroupDigits(static_cast<uint64_t>(out.max_model_len)),
+                                FormatBytes(out.kv_needed_bytes));
+    }
+  }
   if (bind >= 0) {
     const VllmPlan& b = st[static_cast<size_t>(bind)];
     out.kv_cache_tokens = b.kv_cache_tokens;
