@@ -105,8 +105,8 @@ Result<std::vector<int64_t>> PipelinePartition(int64_t layers, int64_t stages,
   if (layers < 0) return Invalid("the model has a negative number of layers");
   std::vector<int64_t> parts;
   if (!partition.empty()) {
-    // vllm/distributed/utils.py get_pp_indices (unchanged from v0.8 to v0.2x): int() of each
-    // comma-separated word, then the count and the sum, in vLLM's words.
+    // vllm/distributed/utils.py get_pp_indices (read at upstream 5a6541db, ~v0.10): int() of
+    // each comma-separated word, then the count and the sum, in vLLM's words.
     const std::string shown = core::Printable(partition);
     size_t at = 0;
     while (true) {
@@ -239,7 +239,8 @@ Result<VllmPlan> PlanPipeline(const ModelSpec& spec, const GpuSpec& gpu, const V
   }
   std::vector<VllmPlan>& st = *plans;
   // The binding stage: the fewest KV blocks, which every worker is then given
-  // (get_kv_cache_configs: num_blocks = min over workers, tensors shrunk to it, PR #25164).
+  // (v1/core/kv_cache_utils.py get_kv_cache_configs, read at upstream 001cabc: num_blocks = min
+  // over workers, tensors shrunk to it since PR #25164).
   int64_t bind = -1;
   uint64_t fewest = 0;
   for (size_t i = 0; i < st.size(); ++i) {
