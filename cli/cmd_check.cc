@@ -212,8 +212,10 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   }
   ReadDraftModel("check", &*settings);
   ReadMmproj("check", &*settings);
-  auto gpu = ResolveGpu(run.gpu, run.gpu_memory);
-  if (!gpu.ok()) return fail(gpu.status().message());
+  auto gpus = ResolveGpus(run.gpu, run.gpu_memory);
+  if (!gpus.ok()) return fail(gpus.status().message());
+  if (Status s = ApplyStageGpus(*engine, *gpus, &*settings); !s.ok()) return fail(s.message());
+  const GpuSpec* gpu = &gpus->front();
   auto inv_model = InspectModel(cmd->model, ModelOptions());
   if (!inv_model.ok()) {
     std::string hint;
@@ -254,8 +256,9 @@ std::function<int()> SetupCheck(CLI::App* app) {
     bool json = false;
   };
   auto f = std::make_shared<Flags>();
-  app->add_option("--gpu", f->gpu, "GPU name or alias (see `vramfit gpus`)");
-  app->add_option("--gpu-memory", f->gpu_memory, "GPU memory as CUDA reports it, e.g. 24GiB");
+  app->add_option("--gpu", f->gpu, kGpuListHelp);
+  app->add_option("--gpu-memory", f->gpu_memory,
+                  "GPU memory as CUDA reports it, e.g. 24GiB (comma-separated: one per card)");
   f->engine_versions.resize(Engines().size());
   for (size_t i = 0; i < Engines().size(); ++i) {
     const Engine& e = *Engines()[i];

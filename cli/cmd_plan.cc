@@ -2,6 +2,7 @@
 // start-up, stage by stage, on each GPU, with what fits when it does not.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "commands.h"
@@ -42,6 +43,12 @@ std::vector<Advice> VariantAdvice(const Engine& engine, const Inventory& inv, co
 }
 
 Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
+  if (name.find(',') != std::string::npos || memory.find(',') != std::string::npos) {
+    return Status::InvalidArgument(fmt::format(
+        "--gpu {}{}{}: several cards (one per pipeline stage) are read by `plan` and `check` "
+        "only; give one card here", name, name.empty() || memory.empty() ? "" : " --gpu-memory ",
+        memory));
+  }
   if (!memory.empty()) {
     auto bytes = ReadMemoryFlag("--gpu-memory", memory);
     if (!bytes.ok()) return bytes.status();
@@ -58,6 +65,73 @@ Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
   return FindGpu(name);
 }
 
+namespace {
+
+// "a,b" -> {"a", "b"}; "" -> {}. An empty word is an error naming `flag`.
+Result<std::vector<std::string>> CommaList(const char* flag, const std::string& text) {
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  size_t at = 0;
+  while (true) {
+    const size_t comma = text.find(',', at);
+    std::string word = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    while (!word.empty() && word.front() == ' ') word.erase(word.begin());
+    while (!word.empty() && word.back() == ' ') word.pop_back();
+    if (word.empty()) {
+      return Status::InvalidArgument(fmt::format(
+          "{} \"{}\": an empty entry; give one card per pipeline stage, comma-separated, "
+          "e.g. {} 5070ti,5090d", flag, text, flag));
+    }
+    out.push_back(std::move(word));
+    if (comma == std::string::npos) return out;
+    at = comma + 1;
+  }
+}
+
+}  // namespace
+
+Result<std::vector<GpuSpec>> ResolveGpus(const std::string& names, const std::string& memories) {
+  auto n = CommaList("--gpu", names);
+  if (!n.ok()) return n.status();
+  auto m = CommaList("--gpu-memory", memories);
+  if (!m.ok()) return m.status();
+  if (n->size() > 1 && m->size() > 1 && n->size() != m->size()) {
+    return Status::InvalidArgument(fmt::format(
+        "--gpu names {} cards but --gpu-memory gives {} sizes: give one size for all, or one per "
+        "card", n->size(), m->size()));
+  }
+  const size_t count = std::max<size_t>({n->size(), m->size(), 1});
+  constexpr size_t kMaxCards = 4096;  // the most ranks a deployment plans
+  if (count > kMaxCards) {
+    return Status::InvalidArgument(fmt::format("--gpu: {} cards; at most {}", count, kMaxCards));
+  }
+  std::vector<GpuSpec> out;
+  for (size_t i = 0; i < count; ++i) {
+    const std::string name = n->empty() ? "" : (*n)[n->size() == 1 ? 0 : i];
+    const std::string memory = m->empty() ? "" : (*m)[m->size() == 1 ? 0 : i];
+    auto g = ResolveGpu(name, memory);
+    if (!g.ok()) return g.status();
+    out.push_back(std::move(*g));
+  }
+  return out;
+}
+
+Status ApplyStageGpus(const Engine& engine, const std::vector<GpuSpec>& gpus,
+                      EngineSettings* settings) {
+  if (gpus.size() <= 1) return Status::Ok();
+  if (!engine.plans_stage_gpus) {
+    std::string which;
+    for (const Engine* e : Engines()) {
+      if (e->plans_stage_gpus) which += (which.empty() ? "" : ", ") + std::string(e->title);
+    }
+    return Status::InvalidArgument(fmt::format(
+        "--gpu names {} cards: mixed cards (one per pipeline stage) are planned for {} only; {} "
+        "is planned with one card for every rank", gpus.size(), which, engine.title));
+  }
+  settings->stage_gpus = gpus;
+  return Status::Ok();
+}
+
 std::function<int()> SetupPlan(CLI::App* app) {
   struct Flags {
     std::string model, gpu, gpu_memory, engine, other_memory, html;
@@ -69,9 +143,10 @@ std::function<int()> SetupPlan(CLI::App* app) {
   app->add_option("MODEL", f->model,
                   "Checkpoint directory, config.json, .safetensors or catalog id")
       ->required();
-  app->add_option("--gpu", f->gpu, "GPU name or alias (see `vramfit gpus`)");
+  app->add_option("--gpu", f->gpu, kGpuListHelp);
   app->add_option("--gpu-memory", f->gpu_memory,
-                  "GPU memory as CUDA reports it, e.g. 24GiB (overrides the catalog)");
+                  "GPU memory as CUDA reports it, e.g. 24GiB (overrides the catalog; "
+                  "comma-separated, one per card of --gpu)");
   app->add_option("--engine", f->engine, EngineOptionHelp());
   app->add_option("--other-memory", f->other_memory,
                   "Memory other processes already hold on each GPU, e.g. 2GiB");
@@ -95,8 +170,10 @@ std::function<int()> SetupPlan(CLI::App* app) {
     }
     ReadDraftModel("plan", &settings);
     ReadMmproj("plan", &settings);
-    auto gpu = ResolveGpu(f->gpu, f->gpu_memory);
-    if (!gpu.ok()) return fail(gpu.status());
+    auto gpus = ResolveGpus(f->gpu, f->gpu_memory);
+    if (!gpus.ok()) return fail(gpus.status());
+    if (Status s = ApplyStageGpus(*chosen->engine, *gpus, &settings); !s.ok()) return fail(s);
+    const GpuSpec* gpu = &gpus->front();
     InspectOptions model_options = ModelOptions();
     if (Status s = ApplyWhatIfFlags(f->what_if, &model_options); !s.ok()) return fail(s);
     auto inv = InspectModel(f->model, model_options);

@@ -89,6 +89,17 @@ std::vector<Advice> VariantAdvice(const Engine& engine, const Inventory& inv, co
 // or a custom GPU of that size.
 Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory);
 
+// `plan` and `check`: --gpu A,B,... and --gpu-memory X,Y,... (comma-separated, one entry per
+// pipeline stage or per rank; one entry stands for all): the cards, at least one.
+Result<std::vector<GpuSpec>> ResolveGpus(const std::string& names, const std::string& memories);
+// Puts several cards into `settings` (EngineSettings::stage_gpus) for an engine that plans them;
+// kInvalidArgument for one that does not. One card: nothing to do.
+Status ApplyStageGpus(const Engine& engine, const std::vector<GpuSpec>& gpus,
+                      EngineSettings* settings);
+inline constexpr const char* kGpuListHelp =
+    "GPU name or alias (see `vramfit gpus`); mixed cards: one per pipeline stage (or rank), "
+    "comma-separated, e.g. 5070ti,5090d";
+
 // Writes a command's HTML report to `path` (--html FILE) and names it on stderr.
 Status WriteHtmlFile(const std::string& path, const std::string& html);
 

@@ -755,3 +755,55 @@ run(tryout_bad_goal 2 fit qwen3-8b --gpu 4090 --goal banana)
 if(NOT last_err MATCHES "^vramfit fit: --goal: banana")
   message(SEND_ERROR "tryout_bad_goal: '${last_err}'")
 endif()
+# Mixed cards in one vLLM pipeline: one card per stage, the partition from the environment, the
+# binding stage in text and JSON.
+set(coder qwen3-coder-30b-a3b-instruct-fp8)
+run(mixed_check 1 check --gpu 5070ti,5090d --vllm-version 0.15 -- VLLM_PP_LAYER_PARTITION=16,32
+    vllm serve ${coder} -pp 2 --gpu-memory-utilization 0.9)
+if(NOT last_out MATCHES "stage 0  layers 0-15 +NVIDIA GeForce RTX 5070 Ti"
+   OR NOT last_out MATCHES "stage 1  layers 16-47 +NVIDIA GeForce RTX 5090 D"
+   OR NOT last_out MATCHES "stage 0 binds"
+   OR NOT last_out MATCHES "VLLM_PP_LAYER_PARTITION=16,32 vllm serve"
+   OR last_err MATCHES "VLLM_PP_LAYER_PARTITION")
+  message(SEND_ERROR "mixed_check: '${last_out}' '${last_err}'")
+endif()
+run(mixed_plan_json 0 plan ${coder} --gpu 5070ti,5090d -pp 2 --pp-layer-partition 16,32
+    --engine vllm@0.15 --gpu-memory-utilization 0.9 --json)
+if(NOT last_out MATCHES "\"binding_stage\": 0"
+   OR NOT last_out MATCHES "\"id\": \"rtx-5090-d\""
+   OR NOT last_out MATCHES "\"first_layer\": 16,")
+  message(SEND_ERROR "mixed_plan_json: '${last_out}'")
+endif()
+run(plan_no_stages_json 0 plan qwen3-8b --gpu 4090 --max-model-len 4096 --json)
+if(NOT last_out MATCHES "\"binding_stage\": null"
+   OR NOT last_out MATCHES "\"pipeline_stages\": \\[\\]")
+  message(SEND_ERROR "plan_no_stages_json: '${last_out}'")
+endif()
+foreach(c "count|--gpu names 3 cards, but the deployment has 2 pipeline stage|--gpu;4090,4090,4090;\
+-pp;2"
+          "empty|--gpu \"4090,\": an empty entry|--gpu;4090,;-pp;2"
+          "unknown|nearest|--gpu;4090,rtx-9090;-pp;2"
+          "sizes|--gpu names 2 cards but --gpu-memory gives 3 sizes|--gpu;4090,4090;--gpu-memory;\
+16GiB,16GiB,16GiB;-pp;2"
+          "sum|sum\\(partitions\\)=35 does not match num_hidden_layers=36\\.|--gpu;4090;-pp;2;\
+--pp-layer-partition;17,18"
+          "len|len\\(partitions\\)=3 does not match pp_size=2\\.|--gpu;4090;-pp;2;\
+--pp-layer-partition;12,12,12"
+          "text|Invalid partition string: 12/24|--gpu;4090;-pp;2;--pp-layer-partition;12/24"
+          "sglang|mixed cards \\(one per pipeline stage\\) are planned for vLLM only|\
+--gpu;4090,h100;--engine;sglang")
+  string(REGEX MATCH "^([^|]*)\\|([^|]*)\\|(.*)$" m "${c}")
+  run_limited(mixed_bad_${CMAKE_MATCH_1} 2 plan qwen3-8b ${CMAKE_MATCH_3})
+  if(NOT last_err MATCHES "${CMAKE_MATCH_2}")
+    message(SEND_ERROR "mixed_bad_${CMAKE_MATCH_1}: '${last_err}'")
+  endif()
+endforeach()
+run(mixed_check_env_sum 2 check --gpu 4090 -- VLLM_PP_LAYER_PARTITION=10,10 vllm serve qwen3-8b
+    -pp 2)
+if(NOT last_err MATCHES "VLLM_PP_LAYER_PARTITION=10,10: sum\\(partitions\\)=20 does not match")
+  message(SEND_ERROR "mixed_check_env_sum: '${last_err}'")
+endif()
+run(mixed_doctor_one_card 2 doctor ${kv29k} --model llama-3.1-8b-instruct --gpu 3090,3090)
+if(NOT last_err MATCHES "read by `plan` and `check` only")
+  message(SEND_ERROR "mixed_doctor_one_card: '${last_err}'")
+endif()

@@ -133,6 +133,9 @@ struct Engine {
   // The flag that sets a Setting, e.g. "--max-model-len".
   const char* (*flag_name)(Setting setting);
   // Optional entries (an engine without them leaves them out).
+  // Whether the planner reads EngineSettings::stage_gpus (mixed cards across pipeline stages);
+  // the commands refuse several cards for an engine that does not.
+  bool plans_stage_gpus = false;
   // The images of the engine's official containers; a deploy script's `docker run IMAGE` and
   // `podman run IMAGE` are read as the entrypoint's command. An image tag that is a release
   // (`:v0.10.1`) names the engine version.

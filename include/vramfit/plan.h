@@ -76,6 +76,10 @@ struct EngineSettings {
   // encoder's weights and compute buffer as not modelled.
   std::string mmproj;
   std::shared_ptr<const GgufFile> mmproj_header;
+  // Mixed cards: the card of each pipeline stage, or of each rank in rank order (stage-major),
+  // as the user named them (`--gpu 5070ti,5090`); empty: every rank is the GPU planned for.
+  // Engines whose table entry sets Engine::plans_stage_gpus read it.
+  std::vector<GpuSpec> stage_gpus;
   // The engine's own settings (null: its defaults). Shared, never modified after creation.
   std::shared_ptr<const EngineOptions> engine_options;
 };
@@ -111,6 +115,17 @@ struct StageLine {
   std::string detail;                   // "weights 14.19 GiB, load peak 14.50 GiB"
 };
 
+// One pipeline stage of a plan: its decoder layers, its card and one of its ranks.
+struct PipelineStage {
+  int64_t first_layer = 0;              // decoder layers [first_layer, first_layer + layers)
+  int64_t layers = 0;
+  GpuSpec gpu;
+  GpuPlan per_gpu;                      // one rank of the stage
+  uint64_t kv_cache_tokens = 0;         // what the stage's own KV memory would hold alone
+  uint64_t kv_needed_bytes = 0;         // one max_model_len request in the stage's layers
+  std::optional<Stage> failure_stage;   // where the stage's own start-up fails (nullopt: never)
+};
+
 struct Plan {
   std::string engine;                   // "vllm": the engine table's name
   std::string engine_title;             // "vLLM": as people write it
@@ -131,6 +146,11 @@ struct Plan {
   uint64_t kv_needed_bytes = 0;         // for one max_model_len request
   int64_t kv_block_size = 0;            // tokens per KV block (0: not paged)
   uint64_t kv_groups = 0;               // KV cache groups (paged engines)
+  // Pipeline parallel: every stage, in order (empty without pipeline stages), and the stage whose
+  // KV memory holds the fewest blocks, which sets the pool every stage gets (-1: none). `gpu` and
+  // `gpus` are then the stage that decides the verdict: the failing one, else the binding one.
+  std::vector<PipelineStage> pipeline_stages;
+  int64_t binding_stage = -1;
   // How sure the verdict is. margin_bytes: the headroom of the tightest check that passed (the
   // KV memory one max-length request leaves, the device memory left after graph capture, the
   // free memory left at load), negative by how much the failing check falls short.

@@ -15,15 +15,72 @@ namespace {
 using core::FormatBytes;
 using core::GroupDigits;
 
+// One GPU's figures as the plan JSON writes them (gpus[] and pipeline_stages[]).
+nlohmann::ordered_json GpuJson(const GpuPlan& g, bool explain) {
+  nlohmann::ordered_json x = {{"total_bytes", g.total_bytes},
+                              {"budget_bytes", g.budget_bytes},
+                              {"cuda_context_bytes", g.cuda_context_bytes},
+                              {"weights_bytes", g.weights_bytes},
+                              {"load_peak_bytes", g.load_peak_bytes},
+                              {"activation_peak_bytes", g.activation_peak_bytes},
+                              {"non_torch_bytes", g.non_torch_bytes},
+                              {"cudagraph_bytes", g.cudagraph_bytes},
+                              {"kv_cache_bytes", g.kv_cache_bytes},
+                              {"peak_bytes", g.peak_bytes},
+                              {"device_used_bytes", g.device_used_bytes}};
+  if (explain) {
+    for (const Explained& e : g.explain)
+      x["explain"][e.name] = {{"bytes", e.bytes}, {"formula", e.formula}};
+  }
+  return x;
+}
+
+// The pipeline stages, one line each: layers, card, weights, KV memory and what it holds alone.
+std::string PipelineText(const Plan& p) {
+  if (p.pipeline_stages.empty()) return "";
+  std::string out = fmt::format(
+      "pipeline stages (every stage gets the fewest KV blocks of any stage{}):\n",
+      p.binding_stage >= 0 ? fmt::format("; stage {} binds", p.binding_stage) : "");
+  for (size_t i = 0; i < p.pipeline_stages.size(); ++i) {
+    const PipelineStage& s = p.pipeline_stages[i];
+    const std::string layers =
+        s.layers > 0 ? fmt::format("{}-{}", s.first_layer, s.first_layer + s.layers - 1) : "none";
+    out += fmt::format(
+        "  stage {:<2} layers {:<9} {:<28} total {:>9}  weights {:>9}  KV {:>9}  holds {} "
+        "tokens{}{}\n",
+        i, layers, core::Printable(s.gpu.name), FormatBytes(s.per_gpu.total_bytes),
+        FormatBytes(s.per_gpu.weights_bytes), FormatBytes(s.per_gpu.kv_cache_bytes),
+        GroupDigits(s.kv_cache_tokens),
+        static_cast<int64_t>(i) == p.binding_stage ? "  binds" : "",
+        s.failure_stage ? fmt::format("  FAILS at {}", StageName(*s.failure_stage)) : "");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
                            const PlanReportOptions& o) {
   std::string out;
   const GpuPlan g = p.gpus.empty() ? GpuPlan{} : p.gpus[0];
-  out += fmt::format("{} {} rules, {} x {} ({} as CUDA reports it{})\n", p.engine_title,
-                     p.modelled_version, p.gpu_count, p.gpu.name, FormatBytes(p.gpu.total_bytes),
-                     p.gpu.confidence == "direct" || p.gpu.custom ? "" : ", " + p.gpu.confidence);
+  bool mixed = false;  // cards that differ between pipeline stages
+  for (const PipelineStage& s : p.pipeline_stages) {
+    mixed = mixed || s.gpu.id != p.gpu.id || s.gpu.total_bytes != p.gpu.total_bytes;
+  }
+  if (mixed) {
+    std::string cards;
+    for (size_t i = 0; i < p.pipeline_stages.size(); ++i) {
+      const GpuSpec& c = p.pipeline_stages[i].gpu;
+      cards += fmt::format("{}stage {}: {} ({})", i ? ", " : "", i, core::Printable(c.name),
+                           FormatBytes(c.total_bytes));
+    }
+    out += fmt::format("{} {} rules, {} GPUs, mixed: {}\n", p.engine_title, p.modelled_version,
+                       p.gpu_count, cards);
+  } else {
+    out += fmt::format("{} {} rules, {} x {} ({} as CUDA reports it{})\n", p.engine_title,
+                       p.modelled_version, p.gpu_count, p.gpu.name, FormatBytes(p.gpu.total_bytes),
+                       p.gpu.confidence == "direct" || p.gpu.custom ? "" : ", " + p.gpu.confidence);
+  }
   out += fmt::format("  {}\n", core::Printable(p.command));
   if (!p.what_if.empty()) {
     out += fmt::format("  what-if: {}, a checkpoint synthesized from the unquantized one "
@@ -38,14 +95,19 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
       break;
     }
   }
-  out +=
-      fmt::format("per GPU ({} total, budget {} = {:.2f} x total):\n", FormatBytes(g.total_bytes),
-                  FormatBytes(g.budget_bytes), p.resolved.gpu_memory_utilization);
+  const std::string which =
+      p.pipeline_stages.empty() ? ""
+      : !p.fits               ? " of the stage that fails"
+                              : fmt::format(" of stage {}, which binds", p.binding_stage);
+  out += fmt::format("per GPU{} ({} total, budget {} = {:.2f} x total):\n", which,
+                     FormatBytes(g.total_bytes), FormatBytes(g.budget_bytes),
+                     p.resolved.gpu_memory_utilization);
   for (size_t i = 0; i < p.stages.size(); ++i) {
     out += fmt::format("  {:<10} {:<62} {}\n", StageName(p.stages[i].stage),
                        core::Printable(p.stages[i].detail),
                        i < failed ? "ok" : i == failed ? "FAILS" : "-");
   }
+  out += PipelineText(p);
   if (p.fits) {
     out += fmt::format("verdict: fits. GPU KV cache size: {} tokens; maximum concurrency for {} "
                        "tokens per request: {:.2f}x\n", GroupDigits(p.kv_cache_tokens),
@@ -93,24 +155,7 @@ std::string RenderPlanJson(const Plan& p, const std::vector<Advice>& advice,
   j["failure_message"] = p.failure_message;
   j["gpu"] = {{"id", p.gpu.id}, {"name", p.gpu.name}, {"count", p.gpu_count}};
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
-  for (const GpuPlan& g : p.gpus) {
-    nlohmann::ordered_json x = {{"total_bytes", g.total_bytes},
-                                {"budget_bytes", g.budget_bytes},
-                                {"cuda_context_bytes", g.cuda_context_bytes},
-                                {"weights_bytes", g.weights_bytes},
-                                {"load_peak_bytes", g.load_peak_bytes},
-                                {"activation_peak_bytes", g.activation_peak_bytes},
-                                {"non_torch_bytes", g.non_torch_bytes},
-                                {"cudagraph_bytes", g.cudagraph_bytes},
-                                {"kv_cache_bytes", g.kv_cache_bytes},
-                                {"peak_bytes", g.peak_bytes},
-                                {"device_used_bytes", g.device_used_bytes}};
-    if (o.explain) {
-      for (const Explained& e : g.explain)
-        x["explain"][e.name] = {{"bytes", e.bytes}, {"formula", e.formula}};
-    }
-    gpus.push_back(std::move(x));
-  }
+  for (const GpuPlan& g : p.gpus) gpus.push_back(GpuJson(g, o.explain));
   j["gpus"] = std::move(gpus);
   j["kv_cache_tokens"] = p.kv_cache_tokens;
   j["max_concurrency"] = p.max_concurrency;
@@ -119,6 +164,25 @@ std::string RenderPlanJson(const Plan& p, const std::vector<Advice>& advice,
   j["kv_needed_bytes"] = p.kv_needed_bytes;
   j["kv_block_size"] = p.kv_block_size;
   j["kv_groups"] = p.kv_groups;
+  // Pipeline parallel: the stage that binds the KV pool (null without stages) and every stage.
+  j["binding_stage"] = p.binding_stage >= 0 ? nlohmann::ordered_json(p.binding_stage)
+                                            : nlohmann::ordered_json(nullptr);
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < p.pipeline_stages.size(); ++i) {
+    const PipelineStage& s = p.pipeline_stages[i];
+    nlohmann::ordered_json x = {{"stage", i},
+                                {"first_layer", s.first_layer},
+                                {"layers", s.layers},
+                                {"gpu", {{"id", s.gpu.id}, {"name", s.gpu.name}}}};
+    x.update(GpuJson(s.per_gpu, false));
+    x["kv_cache_tokens"] = s.kv_cache_tokens;
+    x["kv_needed_bytes"] = s.kv_needed_bytes;
+    x["failure_stage"] = s.failure_stage ? nlohmann::ordered_json(StageName(*s.failure_stage))
+                                         : nlohmann::ordered_json(nullptr);
+    x["binds"] = static_cast<int64_t>(i) == p.binding_stage;
+    stages.push_back(std::move(x));
+  }
+  j["pipeline_stages"] = std::move(stages);
   j["margin_bytes"] = p.margin_bytes;
   j["uncertainty_bytes"] = p.uncertainty_bytes;
   j["confidence"] = p.low_confidence() ? "low" : "high";

@@ -38,6 +38,7 @@ constexpr std::string_view kEnvDevices = "CUDA_VISIBLE_DEVICES";
 constexpr std::string_view kEnvMxfp4Marlin = "VLLM_MXFP4_USE_MARLIN";
 constexpr std::string_view kEnvFlashInferSampler = "VLLM_USE_FLASHINFER_SAMPLER";
 constexpr std::string_view kEnvV2Runner = "VLLM_USE_V2_MODEL_RUNNER";
+constexpr std::string_view kEnvPpPartition = "VLLM_PP_LAYER_PARTITION";
 
 // Strips `env` and NAME=value words; returns the index of the launcher.
 size_t SkipEnvironment(const std::vector<std::string>& cmd) {
@@ -121,6 +122,9 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (s.use_v2_model_runner >= 0) {
     env += fmt::format("{}={} ", kEnvV2Runner, s.use_v2_model_runner);
   }
+  if (!s.pp_layer_partition.empty() && s.pipeline_parallel_size > 1) {
+    env += std::string(kEnvPpPartition) + "=" + ShellWord(s.pp_layer_partition) + " ";
+  }
   return env + c;
 }
 
@@ -166,6 +170,10 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     } else if (name == kEnvV2Runner && (value == "0" || value == "1")) {
       // config/vllm.py use_v2_model_runner: set, it decides the runner; 0 or 1 are read here.
       env.use_v2_model_runner = value == "1" ? 1 : 0;
+    } else if (name == kEnvPpPartition) {
+      // vllm/envs.py reads it as text; get_pp_indices splits it (checked by the plan, which
+      // knows the layer count).
+      env.pp_layer_partition = value;
     } else if (name != kEnvDevices && unmodelled.insert(name).second) {
       out.unmodelled_env.push_back(core::Printable(name));
     }

@@ -225,6 +225,7 @@ const Engine& VllmEngine() {
                 {Setting::kMaxNumBatchedTokens, "2048", "slower prefill", SmallBatch},
                 {Setting::kMaxNumSeqs, "64", "fewer requests at once", FewSeqs}},
       .flag_name = FlagName,
+      .plans_stage_gpus = true,
       // docker/Dockerfile, target vllm-openai: ENTRYPOINT `vllm serve` at 9aaf83ef5 (v0.22-dev),
       // `python3 -m vllm.entrypoints.openai.api_server` at v0.10.0; both read --model and the
       // same flags, so one reading serves every tag.

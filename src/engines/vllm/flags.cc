@@ -155,6 +155,8 @@ const std::vector<FlagSpec>& Flags() {
       {"--v0-engine", nullptr, "Plan the V0 engine (VLLM_USE_V1=0; vLLM 0.8-0.10)", nullptr},
       {"--allow-long-max-model-len", nullptr,
        "Accept --max-model-len beyond the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)", nullptr},
+      {"--pp-layer-partition", nullptr,
+       "Decoder layers per pipeline stage, e.g. 16,32 (VLLM_PP_LAYER_PARTITION)", "TEXT"},
       {"--quantization", "-q", "Force a quantization method (e.g. fp8 for online FP8)", "TEXT"},
       {"--kv-cache-memory-bytes", nullptr, "Fixed KV cache size (bytes or 24GiB)", "TEXT"},
       {"--cpu-offload-gb", nullptr, "GiB of weights per GPU kept in CPU memory", "FLOAT"},
@@ -251,6 +253,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.v0_engine = true;
     } else if (name == "--allow-long-max-model-len") {
       s.allow_long_max_model_len = true;
+    } else if (name == "--pp-layer-partition") {
+      s.pp_layer_partition = text;  // checked by the plan against the model's layers
     } else if (name == "--quantization") {
       VRAMFIT_RETURN_IF_ERROR(Choice("--quantization/-q", text, kQuantizationChoices));
       s.quantization = text;

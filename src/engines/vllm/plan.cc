@@ -15,6 +15,7 @@
 #include "engines/vllm/command.h"
 #include "engines/vllm/defaults.h"
 #include "engines/vllm/flags.h"
+#include "engines/vllm/pipeline.h"
 #include "engines/vllm/refusals.h"
 #include "engines/vllm/vllm.h"
 #include "model/auto_round.h"
@@ -307,6 +308,12 @@ struct Run {
   const ModelSpec* draft = nullptr;
   std::optional<ModelSpec> with_draft;
   const ModelSpec& kv_spec() const { return with_draft ? *with_draft : spec; }
+  // One pipeline stage planned alone (pipeline.h): `spec` holds only its layers, so the shares
+  // below are whole.
+  bool stage() const { return in.pipeline_stage >= 0; }
+  uint64_t pp_share() const {
+    return stage() ? 1 : static_cast<uint64_t>(std::max<int64_t>(1, s.pipeline_parallel_size));
+  }
 
   // The first failure wins: later stages still compute their numbers.
   void Fail(Stage stage, std::string msg) {
@@ -517,6 +524,12 @@ Status Load(Run& r) {
   // VLLM_MXFP4_USE_MARLIN=1: get_mxfp4_backend (v0.14) checks it after the SM100 FlashInfer
   // branches, so it moves only the Triton choice to Marlin.
   if (s.mxfp4_use_marlin && wo.mxfp4_backend == "triton") wo.mxfp4_backend = "marlin";
+  if (r.stage()) {
+    wo.first_layer = s.stage_first_layer;
+    wo.layers = s.stage_layers;
+    wo.first_stage = s.pipeline_stage == 0;
+    wo.last_stage = s.pipeline_stage == s.pipeline_parallel_size - 1;
+  }
   if (auto refusal = vllm::LayerRefusal(r.inv, gpu, r.rules, s.tensor_parallel_size,
                                         s.enable_expert_parallel, s.quantization)) {
     r.Fail(refusal->stage, refusal->message);
@@ -551,9 +564,9 @@ Status Load(Run& r) {
         r.spec.quant.method_text, w->kernel.substr(12, w->kernel.size() - 13)));
   }
   uint64_t weights = w->bytes_per_rank;
-  if (s.pipeline_parallel_size > 1) {
+  if (r.pp_share() > 1) {
     // layers split by stage
-    weights = CeilDiv(weights, static_cast<uint64_t>(s.pipeline_parallel_size));
+    weights = CeilDiv(weights, r.pp_share());
     r.plan.notes.push_back("pipeline parallel: each stage is taken to hold an equal share of the "
                            "weights");
   }
@@ -819,13 +832,15 @@ std::pair<size_t, size_t> StageLayers(size_t n, int64_t stage, int64_t pp) {
 std::vector<StageActivation> PipelineStageActivations(const Run& r, uint64_t mnbt,
                                                       uint64_t sampler, uint64_t encoder) {
   const VllmSettings& s = r.s;
-  const int64_t pp = std::max<int64_t>(1, s.pipeline_parallel_size);
+  // A stage planned alone (pipeline.cc) holds only its own layers in `spec`: one entry, with the
+  // stage's place in the pipeline.
+  const int64_t pp = static_cast<int64_t>(r.pp_share());
   const uint64_t dp = static_cast<uint64_t>(s.data_parallel_size);
   std::vector<StageActivation> stages;
   for (int64_t k = 0; k < pp; ++k) {
     StageActivation st;
-    st.stage = k;
-    st.samples = k == pp - 1;
+    st.stage = r.stage() ? s.pipeline_stage : k;
+    st.samples = r.stage() ? s.pipeline_stage == s.pipeline_parallel_size - 1 : k == pp - 1;
     const auto [begin, end] = StageLayers(r.spec.layers.size(), k, pp);
     st.layers = end - begin;
     st.forward = ForwardActivation(r.spec, mnbt, r.tp, s.enable_expert_parallel, dp, r.rules,
@@ -838,7 +853,7 @@ std::vector<StageActivation> PipelineStageActivations(const Run& r, uint64_t mnb
                                                           s.enable_expert_parallel, dp, r.rules,
                                                           r.act_bytes));
     }
-    st.received = k > 0 ? 2 * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes : 0;
+    st.received = st.stage > 0 ? 2 * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes : 0;
     st.peak = st.received + std::max({st.forward, st.samples ? sampler : 0, encoder});
     stages.push_back(st);
   }
@@ -855,7 +870,7 @@ std::vector<StageActivation> PipelineStageActivations(const Run& r, uint64_t mnb
 // at PP 2 printed 12.13 GiB on its first stage (14 layers) and 11.33 GiB on its last (13 layers),
 // and the pool was the first stage's.
 struct BindingStage {
-  int64_t stage = 0;
+  size_t index = 0;  // into the stages given
   uint64_t available = 0;  // scaled to the largest stage's layers
 };
 BindingStage BindStages(const std::vector<StageActivation>& stages, uint64_t budget,
@@ -863,7 +878,8 @@ BindingStage BindStages(const std::vector<StageActivation>& stages, uint64_t bud
   size_t most = 1;
   for (const StageActivation& st : stages) most = std::max(most, st.layers);
   BindingStage best;
-  for (const StageActivation& st : stages) {
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const StageActivation& st = stages[i];
     const uint64_t used = other + st.peak;
     const uint64_t free = budget > used ? budget - used : 0;
     const uint64_t scaled = st.layers > 0 ? static_cast<uint64_t>(
@@ -871,7 +887,7 @@ BindingStage BindStages(const std::vector<StageActivation>& stages, uint64_t bud
                                                 static_cast<double>(most) /
                                                 static_cast<double>(st.layers))
                                           : free;
-    if (st.stage == 0 || scaled < best.available) best = {st.stage, scaled};
+    if (i == 0 || scaled < best.available) best = {i, scaled};
   }
   return best;
 }
@@ -904,7 +920,7 @@ void Profile(Run& r) {
   const SamplerPath path = ChooseSamplerPath(s, r.rules);
   const uint64_t per_logit = path.per_logit;
   // One logits row per request (gpu_model_runner.py _dummy_run's logits_indices: the last
-  // token of each), over the whole vocabulary (PipelineStageActivation: on the last stage, on
+  // token of each), over the whole vocabulary (PipelineStageActivations: on the last stage, on
   // every TP rank).
   const uint64_t sampler = reqs * static_cast<uint64_t>(r.spec.vocab_size) * per_logit;
   const uint64_t encoder = EncoderActivation(r, mnbt, reqs);
@@ -1022,7 +1038,7 @@ void SizeCudaGraphs(Run& r) {
                                             [](const LayerSpec& l) {
                                               return l.mlp.kind == MlpKind::kMoe;
                                             })),
-        static_cast<uint64_t>(std::max<int64_t>(1, s.pipeline_parallel_size)));
+        r.pp_share());
     const uint64_t per_graph = kGraphBytesPerGraph + moe_layers * kGraphBytesPerMoeLayer;
     r.graph = ForwardActivation(r.spec, static_cast<uint64_t>(max_capture), r.tp,
                                 s.enable_expert_parallel,
@@ -1045,12 +1061,7 @@ void SizeCudaGraphs(Run& r) {
 
 // Bytes one request of `len` tokens needs: blocks x page (x group size).
 uint64_t KvNeeded(const Run& r, int64_t len) {
-  KvCacheOptions k = r.ko;
-  k.max_model_len = len;
-  auto l = PlanKvCache(r.kv_spec(), k);
-  if (!l.ok() || l->layers.empty()) return 0;
-  return KvCapacity(*l, 0, k).blocks_per_request * l->page_bytes *
-         (l->uniform_type ? 1 : static_cast<uint64_t>(l->group_size));
+  return vllm::KvBytesForLength(r.kv_spec(), r.ko, len);
 }
 
 // The longest context in [0, hi] whose one request fits in the available KV memory.
@@ -1072,7 +1083,7 @@ Status KvCache(Run& r) {
   VllmSettings& s = r.s;
   VllmPlan& plan = r.plan;
   r.ko.tensor_parallel_size = s.tensor_parallel_size;
-  r.ko.pipeline_parallel_size = s.pipeline_parallel_size;
+  r.ko.pipeline_parallel_size = static_cast<int64_t>(r.pp_share());
   r.ko.block_size = s.block_size;
   r.ko.kv_cache_dtype = s.kv_cache_dtype;
   if (s.kv_cache_dtype == "auto" && r.model_dtype != r.spec.dtype) {  // auto follows --dtype
@@ -1086,6 +1097,7 @@ Status KvCache(Run& r) {
   r.ko.rules = r.rules;
   auto layout = PlanKvCache(r.kv_spec(), r.ko);
   if (!layout.ok()) return layout.status();
+  plan.kv_options = r.ko;
   plan.kv_layout = *layout;
   for (const auto& n : layout->notes) plan.notes.push_back("vLLM will log: " + n);
   const BindingStage bind =
@@ -1093,7 +1105,7 @@ Status KvCache(Run& r) {
   r.available = bind.available;
   if (s.kv_cache_memory_bytes > 0) r.available = s.kv_cache_memory_bytes;
   r.g.kv_cache_bytes = r.available;
-  const StageActivation& bound = r.stages[static_cast<size_t>(bind.stage)];
+  const StageActivation& bound = r.stages[bind.index];
   r.g.explain.push_back(
       {"kv_cache", r.available,
        s.kv_cache_memory_bytes
@@ -1101,10 +1113,10 @@ Status KvCache(Run& r) {
            : fmt::format("budget {} - weights - activation - non-torch{}{}",
                          FormatBytes(r.requested),
                          r.graph_in_budget ? " - CUDA graph estimate (v0.21+)" : "",
-                         r.stages.size() > 1
+                         s.pipeline_parallel_size > 1
                              ? fmt::format(", on pipeline stage {} of {} (activation {}, {} "
-                                           "layers), whose pool is the smallest in blocks",
-                                           bind.stage + 1, r.stages.size(),
+                                           "layers)",
+                                           bound.stage + 1, s.pipeline_parallel_size,
                                            FormatBytes(bound.peak), bound.layers)
                              : std::string())});
   if (plan.fits && r.available == 0 && !layout->layers.empty()) {
@@ -1128,6 +1140,7 @@ Status KvCache(Run& r) {
       r.ko.max_model_len = fit;
       auto l2 = PlanKvCache(r.kv_spec(), r.ko);
       if (l2.ok()) plan.kv_layout = *l2;
+      plan.kv_options = r.ko;
     }
   }
   plan.max_model_len = s.max_model_len;
@@ -1274,7 +1287,37 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
     if (!o.ok()) return o.status();
     overridden = std::move(*o);
   }
-  Run r{inv, overridden ? *overridden : inv.spec, profile, gpu, in, in};
+  const ModelSpec& model = overridden ? *overridden : inv.spec;
+  if (in.pipeline_parallel_size > 1 && in.pipeline_stage < 0) {
+    return vllm::PlanPipeline(model, gpu, in, [&](const GpuSpec& card, const VllmSettings& s) {
+      return PlanVllm(inv, profile, card, s);
+    });
+  }
+  if (!in.pp_layer_partition.empty() && in.pipeline_parallel_size == 1) {
+    // get_pp_indices reads it at any pipeline size (make_layers).
+    auto one = vllm::PipelinePartition(static_cast<int64_t>(model.layers.size()), 1,
+                                       in.pp_layer_partition);
+    if (!one.ok()) return one.status();
+  }
+  if (!in.stage_gpus.empty() && in.pipeline_stage < 0) {  // cards of tensor-parallel ranks
+    auto cards = vllm::StageGpus(gpu, in.stage_gpus, 1, in.tensor_parallel_size);
+    if (!cards.ok()) return cards.status();
+    VllmSettings one = in;
+    one.stage_gpus.clear();
+    auto p = PlanVllm(inv, profile, cards->front(), one);
+    if (p.ok() && in.stage_gpus.size() > 1) {
+      p->notes.push_back(fmt::format("mixed cards without pipeline stages: every rank holds the "
+                                     "same shard, so the smallest card ({}) is planned",
+                                     cards->front().name));
+    }
+    return p;
+  }
+  std::optional<ModelSpec> staged;  // one pipeline stage: its decoder layers only
+  if (in.pipeline_stage >= 0) {
+    staged = vllm::StageSpec(model, in.stage_first_layer, in.stage_layers,
+                             in.pipeline_stage == in.pipeline_parallel_size - 1);
+  }
+  Run r{inv, staged ? *staged : model, profile, gpu, in, in};
   for (const std::string& k : not_applied) {
     r.plan.notes.push_back(fmt::format("--hf-overrides: \"{}\" is not modelled (the plan keeps "
                                        "the checkpoint's value)",

@@ -84,6 +84,7 @@ Rules RulesFor(int release) {
                       : release >= 2300 ? V2::kQwen3LlamaMistral
                       : release >= 2200 ? V2::kQwen3Dense
                                         : V2::kNone;
+  r.pp_kv_check_whole_model = r.release >= 1400 && r.release < 1600;
   return r;
 }
 

@@ -111,6 +111,11 @@ struct Rules {
                                         // 150 since PR #36684 (~v0.18), 125 before, 0 in v0.10
   bool tokens_from_concurrency = true;  // ~v0.22 (PR #41069): tokens = concurrency x length
   ModelRunnerV2Default model_runner_v2 = ModelRunnerV2Default::kQwen3Dense;
+  // Pipeline parallel max-length check (get_kv_cache_configs): PR #29431 (v0.14) checked one
+  // request of the whole model's layers against the smallest worker's available memory; PR
+  // #33698 (merged 2026-02, taken as v0.16) checks each worker's own layers against its own
+  // memory, as releases before v0.14 did (issues #32105, #34076).
+  bool pp_kv_check_whole_model = false;
 };
 
 // The rules of `release` (any integer: clamped to the modelled range, except model_runner_v2).

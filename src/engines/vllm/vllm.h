@@ -55,6 +55,14 @@ struct VllmOptions : EngineOptions {
   int flashinfer_sampler = -1;
   // VLLM_USE_V2_MODEL_RUNNER: -1 unset (the release's default runner), 0 model runner V1, 1 V2.
   int use_v2_model_runner = -1;
+  // VLLM_PP_LAYER_PARTITION as given ("16,32": decoder layers per pipeline stage; "": vLLM's
+  // default split, see engines/vllm/pipeline.h).
+  std::string pp_layer_partition;
+  // Set by the pipeline planner only: the stage one plan is made for (-1: the whole pipeline)
+  // and its decoder layers [stage_first_layer, stage_first_layer + stage_layers).
+  int64_t pipeline_stage = -1;
+  int64_t stage_first_layer = 0;
+  int64_t stage_layers = 0;
 };
 
 // The user's vLLM settings: the engine-neutral part (version "0.10" ...; empty: the newest
@@ -66,9 +74,10 @@ EngineSettings ToEngineSettings(const VllmSettings& s);
 VllmSettings ToVllmSettings(const EngineSettings& s);
 
 // A vLLM plan: the neutral plan (Plan::resolved carries the resolved VllmOptions) and the KV
-// cache layout it was made with.
+// cache layout and options it was made with.
 struct VllmPlan : Plan {
   KvCacheLayout kv_layout;
+  KvCacheOptions kv_options;  // the options the layout was made with
 };
 
 // Plans `inv` (a checkpoint or catalog inventory) on `gpu` with `settings`. Errors are for

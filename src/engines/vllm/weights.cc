@@ -51,6 +51,18 @@ enum Flag : uint8_t {
 };
 constexpr uint32_t kNoModule = UINT32_MAX;
 
+// Which pipeline stage holds a tensor outside the decoder layers (vLLM's models build these on
+// the first or the last PP rank and a PPMissingLayer elsewhere: model_executor/models/llama.py
+// LlamaModel, LlamaForCausalLM, the pattern the other decoders copy).
+enum class Place : uint8_t {
+  kLayer,  // a decoder layer's: the stage that holds the layer
+  kFirst,  // the input embedding, and (by default) anything else outside the layers
+  kLast,   // the final norm and lm_head (MTP heads too: they run after the last layer)
+  kEvery,  // built on every stage (the families below)
+};
+
+
+
 struct CompactTensor {
   uint64_t bytes;       // kVocab: bytes of one vocab row
   uint64_t parameters;  // for kQuantWeight: logical parameters
@@ -58,6 +70,8 @@ struct CompactTensor {
   Shard shard;
   uint8_t flags;
   uint8_t dtype_bits;
+  Place place;
+  int32_t layer;        // decoder layer index (kLayer)
 };
 
 }  // namespace
@@ -69,8 +83,10 @@ struct VllmWeightProfile {
   uint64_t rotary_bytes = 0;  // RoPE cos/sin cache, one per model
   // gpt-oss MXFP4 experts, re-laid by vLLM (counted from the config, not the checkpoint).
   uint64_t mxfp4_layers = 0, mxfp4_experts = 0, mxfp4_hidden = 0, mxfp4_inter = 0;
+  std::vector<int64_t> mxfp4_layer_index;  // the decoder layers those are
   std::vector<CompactTensor> tensors;
   std::vector<std::string> modules;  // names of repack units
+  bool has_lm_head = false;          // false: lm_head is tied to the embedding
 };
 
 std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv) {
@@ -94,9 +110,11 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
                       rot * (spec.family == "gpt_oss" ? 4 : 2);
   }
   if (spec.quant.layout == QuantLayout::kMxfp4Blocks) {
-    for (const auto& l : spec.layers) {
+    for (size_t i = 0; i < spec.layers.size(); ++i) {
+      const LayerSpec& l = spec.layers[i];
       if (l.mlp.kind != MlpKind::kMoe) continue;
       ++p->mxfp4_layers;
+      p->mxfp4_layer_index.push_back(static_cast<int64_t>(i));
       p->mxfp4_experts = static_cast<uint64_t>(l.mlp.num_experts);
       p->mxfp4_inter = static_cast<uint64_t>(l.mlp.expert_intermediate_size);
     }
@@ -114,7 +132,18 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
                                       ? std::string_view(t.name).substr(module.size() + 1)
                                       : std::string_view();
     CompactTensor c{t.bytes(),          0, kNoModule,
-                    Shard::kReplicated, 0, static_cast<uint8_t>(DtypeBits(t.dtype))};
+                    Shard::kReplicated, 0, static_cast<uint8_t>(DtypeBits(t.dtype)),
+                    Place::kFirst,      -1};
+    if (e.layer >= 0 && e.role != Role::kMtp) {
+      c.place = Place::kLayer;
+      c.layer = static_cast<int32_t>(std::min<int64_t>(e.layer, INT32_MAX));
+    } else if (VllmVocabOnEveryStage(spec.family) &&
+               (e.role == Role::kEmbedding || e.role == Role::kLmHead || e.role == Role::kNorm)) {
+      c.place = Place::kEvery;
+    } else if (e.role == Role::kLmHead || e.role == Role::kNorm || e.role == Role::kMtp) {
+      c.place = Place::kLast;
+    }
+    p->has_lm_head = p->has_lm_head || e.role == Role::kLmHead;
     if (part == "g_idx") c.flags |= kGIdx;
     if (part == "qzeros") c.flags |= kQZeros;
     if (e.part == Part::kBias) c.flags |= kBias;
@@ -235,7 +264,26 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
   const uint64_t vocab_rows = CeilDiv(CeilDiv(p.vocab, 64) * 64, tp);  // padded to 64, split by TP
   std::vector<uint64_t> module_bytes(p.modules.size(), 0);
   uint64_t online_fp8_source = 0, largest_linear_fp16 = 0;
+  const bool all_layers = o.layers < 0;
+  const int64_t end_layer = all_layers ? 0 : o.first_layer + o.layers;
+  auto on_stage = [&](const CompactTensor& c) {
+    switch (c.place) {
+      case Place::kLayer:
+        return all_layers || (c.layer >= o.first_layer && c.layer < end_layer);
+      case Place::kFirst: return o.first_stage;
+      case Place::kLast: return o.last_stage;
+      case Place::kEvery: return true;
+    }
+    return true;
+  };
   for (const CompactTensor& c : p.tensors) {
+    if (!on_stage(c)) {
+      // The last stage of a tied checkpoint builds lm_head as a copy of the embedding's shape
+      // (llama.py: embed_tokens on the last rank too when tie_word_embeddings).
+      const bool tied_head = c.shard == Shard::kVocab && c.place == Place::kFirst &&
+                             !p.has_lm_head && o.last_stage && !o.first_stage;
+      if (!tied_head) continue;
+    }
     if (c.shard == Shard::kMtp && !o.load_speculative_mtp) {
       w.skipped_bytes += c.bytes;
       continue;
@@ -322,7 +370,11 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
       w13 = experts * 2 * ip * (hp / 2 + hp / 32 + bias);
       w2 = experts * hp * (ip / 2 + ip / 32 + bias);
     }
-    w.bytes_per_rank += p.mxfp4_layers * (w13 + w2);
+    const uint64_t stage_layers = static_cast<uint64_t>(std::count_if(
+        p.mxfp4_layer_index.begin(), p.mxfp4_layer_index.end(), [&](int64_t i) {
+          return all_layers || (i >= o.first_layer && i < end_layer);
+        }));
+    w.bytes_per_rank += stage_layers * (w13 + w2);
     module_bytes.push_back(w13);
     w.kernel = trtllm ? "mxfp4 (FlashInfer TRT-LLM)"
                : triton ? "mxfp4 (Triton, triton_kernels)"
@@ -363,6 +415,14 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
   }
   w.load_peak_per_rank = w.bytes_per_rank + w.transient_bytes;
   return w;
+}
+
+bool VllmVocabOnEveryStage(const std::string& family) {
+  // models/qwen3_moe.py: Qwen3MoeModel.__init__ makes VocabParallelEmbedding and RMSNorm
+  // unconditionally and Qwen3MoeForCausalLM its ParallelLMHead (read at upstream 002456df, ~v0.9,
+  // and in a v0.10-era copy with MixtureOfExperts); is_pp_missing_parameter then loads them on
+  // every rank.
+  return family == "qwen3_moe";
 }
 
 std::string VllmMxfp4Backend(int cc, const vllm::Rules& rules) {

@@ -33,6 +33,14 @@ struct VllmWeightOptions {
   // gpt-oss MXFP4 experts: "marlin", "triton" or "flashinfer-trtllm" (VllmMxfp4Backend).
   std::string mxfp4_backend = "marlin";
   vllm::Rules rules = vllm::RulesFor(vllm::kNewestModelled);  // the release's rules
+  // One pipeline stage: its decoder layers [first_layer, first_layer + layers) (layers -1: all),
+  // and whether it is the first stage (the input embedding and every other tensor outside the
+  // decoder layers) and the last (the final norm and lm_head, or the embedding again when the
+  // checkpoint ties them).
+  int64_t first_layer = 0;
+  int64_t layers = -1;
+  bool first_stage = true;
+  bool last_stage = true;
 };
 
 struct VllmWeights {
@@ -59,6 +67,10 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& profile,
 
 // Per-rank weights for `inv` (parsed or synthesized) under vLLM (profiles it first).
 Result<VllmWeights> VllmWeightsPerRank(const Inventory& inv, const VllmWeightOptions& options);
+
+// Whether vLLM's model of `family` builds the embedding, the final norm and lm_head on every
+// pipeline stage (not only the first or the last, as models/llama.py does).
+bool VllmVocabOnEveryStage(const std::string& family);
 
 // The MoE backend vLLM picks for MXFP4 (gpt-oss) experts on a GPU of compute capability `cc`
 // (major x 10 + minor; 0 when unknown): "flashinfer-trtllm", "triton" or "marlin".
