@@ -443,6 +443,27 @@ constexpr FrameRow kFrameRows[] = {
     {"_assisted_decoding", "", Slot::kRuntime},
     {"chat", "", Slot::kRuntime},
     {"stream_chat", "", Slot::kRuntime},
+    // transformers' attention functions (integrations/sdpa_attention.py, flash_attention.py,
+    // modeling_flash_attention_utils.py, each model's eager_attention_forward; 4.48+) and the
+    // eager score code under an older Attention.forward ("attn_weights", the pytorch reader's):
+    // a forward pass, which loading never runs (a quantizer's calibration forward has its own
+    // frames, and the load stage wins over this one).
+    {"eager_attention_forward", "", Slot::kRuntime},
+    {"sdpa_attention_forward", "", Slot::kRuntime},
+    {"flash_attention_forward", "", Slot::kRuntime},
+    {"_flash_attention_forward", "", Slot::kRuntime},
+    {"attn_weights", "", Slot::kRuntime},
+    // Training after the load: transformers' Trainer (trainer.py train -> _inner_training_loop ->
+    // training_step -> compute_loss; evaluate -> evaluation_loop -> prediction_step, 4.x) and the
+    // backward pass (torch/_tensor.py backward -> torch/autograd/__init__.py backward ->
+    // _engine_run_backward, 2.3+; accelerate's Accelerator.backward).
+    {"_inner_training_loop", "", Slot::kRuntime},
+    {"training_step", "", Slot::kRuntime},
+    {"compute_loss", "trainer.py", Slot::kRuntime},
+    {"evaluation_loop", "", Slot::kRuntime},
+    {"prediction_step", "", Slot::kRuntime},
+    {"backward", "", Slot::kRuntime},
+    {"_engine_run_backward", "", Slot::kRuntime},
     // Plain PyTorch reference code. Meta's llama (v1 example.py load, Llama 2/3 and Code Llama
     // generation.py Llama.build: the Transformer is built on the GPU with each Attention's
     // cache_k/cache_v, then load_state_dict) and its text_completion / chat_completion /

@@ -617,8 +617,13 @@ const Rule& Classify(const Facts& f, Diagnosis* d) {
   // What decided the stage: the rule's own evidence (the engine's error text) when it fixes the
   // stage, else the frames or milestones; and what points elsewhere.
   const LogEvent* oom = nullptr;
+  // (Only failure events: a notebook's "OutOfMemoryError   Traceback (most recent call last)"
+  // header is also a traceback event, which is no error text.)
   for (const LogEvent* e : f.first) {
-    if (e && e->line == f.oom_line && (!oom || e->kind != EventKind::kTorchOom)) oom = e;
+    if (e && e->line == f.oom_line && IsFailureEvent(e->kind) &&
+        (!oom || e->kind != EventKind::kTorchOom)) {
+      oom = e;
+    }
   }
   // The engine's own error line (not PyTorch's allocator message) fixes the stage.
   const bool own_text = oom && oom->kind != EventKind::kTorchOom &&

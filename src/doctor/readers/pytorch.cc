@@ -95,20 +95,72 @@ void TagPath(std::string_view path, LogEvent& e) {
   // The quantizers convert a 16-bit checkpoint layer by layer with calibration data: AutoAWQ's
   // awq/quantize/ (AwqQuantizer, 0.2.x), AutoGPTQ's auto_gptq/quantization/ (GPTQ.fasterquant,
   // 0.7.x), GPTQModel's gptqmodel/quantization/ and gptqmodel/looper/ (ModuleLooper, 2.x-5.x),
-  // llm-compressor's modifiers. Their frames are the load stage (converting weights); 2 marks
+  // llm-compressor's modifiers, optimum's GPTQQuantizer (optimum/gptq/quantizer.py quantize_model,
+  // which transformers' GPTQConfig(dataset=...) runs inside from_pretrained, 1.1x). Their frames
+  // are the load stage (converting weights); 2 marks
   // the quantizer's own per-layer code (1, set below, only its entry point).
   if (Has(path, "/awq/quantize/") || Has(path, "auto_gptq/quantization/") ||
       Has(path, "gptqmodel/quantization/") || Has(path, "gptqmodel/looper/") ||
-      Has(path, "llmcompressor/")) {
+      Has(path, "llmcompressor/") || Has(path, "optimum/gptq/")) {
     e.values[Num::kPathIsQuantizer] = 2;
   }
 }
 
+// A file that only a vision encoder runs: its frame on the stack puts the failure in the encoder.
+//  - torchtune (0.3-0.6): modules/vision_transformer.py (the CLIP-style VisionTransformer),
+//    models/llama3_2_vision/_encoder.py, and modules/layer_norm.py, whose Fp32LayerNorm only the
+//    vision encoders build (models/clip/_component_builders.py clip_vision_encoder,
+//    llama3_2_vision/_component_builders.py, vision_transformer.py ln_pre / ln_post); the text
+//    decoders normalise with RMSNorm. torchchat runs Llama 3.2 Vision through these modules.
+//  - transformers: the vision towers' own model files (models/clip, siglip, siglip2, pixtral;
+//    InternVL's remote-code modeling_intern_vit.py).
+bool VisionEncoderFile(std::string_view path) {
+  for (std::string_view key :
+       {"torchtune/modules/vision_transformer.py", "torchtune/modules/layer_norm.py",
+        "llama3_2_vision/_encoder.py", "/modeling_clip.py", "/modeling_siglip.py",
+        "/modeling_siglip2.py", "/modeling_pixtral.py", "/modeling_intern_vit.py"}) {
+    if (Has(path, key)) return true;
+  }
+  return false;
+}
+
+// IPython's frame header before IPython 8, as Colab and Jupyter notebooks paste it:
+// "/usr/lib/python3.10/site-packages/transformers/modeling_utils.py in from_pretrained(cls, ...)",
+// in Colab since 2023 with the path as a link, "[/usr/.../modeling_llama.py](https://localhost
+// :8080/#) in forward(self, ...)" (IPython/core/ultratb.py VerboseTB, 7.x). Sets the path's bounds
+// and where the function's name begins; false when the line is not one.
+bool OldIpythonFrame(std::string_view s, size_t* path_at, size_t* path_end, size_t* fn_at) {
+  size_t b = 0;
+  while (b < s.size() && s[b] == ' ') ++b;
+  const bool link = b < s.size() && s[b] == '[';
+  if (link) ++b;
+  if (b >= s.size() || (s[b] != '/' && s[b] != '~')) return false;
+  const size_t py = s.find(link ? ".py](" : ".py in ", b);
+  if (py == std::string_view::npos) return false;
+  const size_t in = link ? s.find(") in ", py) : py + 3;
+  if (in == std::string_view::npos || s.find(' ', b) < py) return false;
+  *path_at = b;
+  *path_end = py + 3;
+  *fn_at = in + 4;
+  return *fn_at < s.size() && s.find('(', *fn_at) != std::string_view::npos;
+}
+
+// IPython's current-line arrow: dashes, "> ", the line number.
+bool IpythonArrow(std::string_view s) {
+  size_t b = 0;
+  while (b < s.size() && s[b] == ' ') ++b;
+  size_t dashes = b;
+  while (dashes < s.size() && s[dashes] == '-') ++dashes;
+  return dashes > b && s.substr(dashes, 2) == "> " && dashes + 2 < s.size() &&
+         std::isdigit(static_cast<unsigned char>(s[dashes + 2]));
+}
+
 // A traceback frame: Python's `File "path", line N, in fn` (also wrapped, the path's tail
-// starting the line), IPython's `File path:N, in Class.fn(args)`.
+// starting the line), IPython's `File path:N, in Class.fn(args)` and its older `path in fn(args)`.
 bool MatchFrame(const Line& line) {
   const LineView s = line.view();
   size_t path_at = std::string_view::npos, path_end = std::string_view::npos;
+  size_t fn_at = std::string_view::npos;
   size_t file = s.find("File \"");
   if (file != std::string_view::npos) {
     path_at = file + 6;
@@ -121,11 +173,16 @@ bool MatchFrame(const Line& line) {
     path_at = ip + 5;
     path_end = s.find(".py:", path_at);
     if (path_end != std::string_view::npos) path_end += 3;
+  } else if (Has(s, ".py") && Has(s, " in ")) {
+    if (!OldIpythonFrame(line.text, &path_at, &path_end, &fn_at)) return false;
   }
   if (path_at == std::string_view::npos || path_end == std::string_view::npos) return false;
-  const size_t in = s.find(", in ", path_end);
-  if (in == std::string_view::npos) return false;
-  size_t b = in + 5, end = b;
+  if (fn_at == std::string_view::npos) {
+    const size_t in = s.find(", in ", path_end);
+    if (in == std::string_view::npos) return false;
+    fn_at = in + 5;
+  }
+  size_t b = fn_at, end = b;
   while (end < s.size() && end - b < 120 && s[end] != ' ' && s[end] != '\r' && s[end] != '(') ++end;
   std::string_view fn = s.substr(b, end - b);
   if (end < s.size() && s[end] == '(') {  // IPython: "GenerationMixin.generate(self, ..."
@@ -145,6 +202,7 @@ bool MatchFrame(const Line& line) {
   const size_t slash = path.rfind('/');
   e.text +=
       " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
+  if (VisionEncoderFile(path)) line.Emit(EventKind::kMmHint, kEngine);  // after `e` is done
   return true;
 }
 
@@ -250,6 +308,15 @@ void MatchCodeLine(const Line& line) {
   // model: a cache for the maximum batch and length, reserved at load.
   if (Has(s, "self.cache_k = torch.zeros(") || Has(s, "self.cache_v = torch.zeros(")) {
     line.Emit(EventKind::kStaticCache, kEngine).text = "cache_k";
+  }
+  // transformers' eager attention materialising the scores, batch x heads x length x length, and
+  // their float32 softmax: eager_attention_forward (4.48+) and, before it, each model's
+  // Attention.forward (models/llama/modeling_llama.py 4.3x-4.47: "attn_weights =
+  // torch.matmul(query_states, key_states.transpose(2, 3))", "attn_weights =
+  // nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32)"). A frame of its own, for
+  // the fix (attn_implementation), where the frame's function is only "forward".
+  if (Has(s, "attn_weights = torch.matmul(") || Has(s, "softmax(attn_weights")) {
+    line.Emit(EventKind::kFrame, kEngine).text = "attn_weights (eager attention)";
   }
 }
 
@@ -359,8 +426,11 @@ void Match(const Line& line) {
   if (!frame && line.after_frame && Has(s, "Llama.build(")) {
     line.Emit(EventKind::kFrame, kEngine).text = "Llama.build";
   }
-  if (!frame && line.after_frame) MatchCodeLine(line);
-  if (!frame && line.after_frame) {
+  // IPython before 8 marks the failing line with an arrow as long as the line numbers are wide
+  // ("--> 351", "---> 78": IPython/core/debugger.py make_arrow); the scanner takes the longest.
+  const bool code = line.after_frame || IpythonArrow(line.text);
+  if (!frame && code) MatchCodeLine(line);
+  if (!frame && code) {
     for (const char* call : {".from_pretrained(", ".generate(", "load_checkpoint_and_dispatch("}) {
       if (Has(s, call)) {
         auto& e = line.Emit(EventKind::kFrame, "transformers");
@@ -412,6 +482,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "a smaller maximum batch and length for the preallocated cache (setup_caches(batch, "
               "..., decoder_max_seq_len=...), max_batch_size / max_seq_len of the script)",
            "the cache is batch x max length x layers of K and V, reserved before the first token");
+    return true;
+  }
+  if (cause == Cause::kMultimodalEncoder) {
+    AddFix(d, "fewer or smaller images a request (resize them before the model's image "
+              "transform: fewer tiles and patches)",
+           "the vision encoder's activations grow with the image's pixels");
+    AddFix(d, "the weights in fewer bits (int8 / int4) or a GPU with more memory",
+           "the encoder runs in what the weights leave free");
     return true;
   }
   if (cause != Cause::kActivationPeak) return false;

@@ -11,6 +11,12 @@ namespace {
 
 constexpr char kEngine[] = "transformers";
 
+// Eager attention on the stack: its function's frame (4.48+), or its score matmul or softmax on
+// a code line under a model's Attention.forward (the pytorch reader's "attn_weights" frame).
+bool EagerAttention(const Facts& f) {
+  return AnyFrame(f, {"eager_attention_forward", "attn_weights"});
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "StaticCache") || Has(s, "cache_implementation=\"static\"") ||
@@ -84,10 +90,21 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "no offloaded layers to move in at generate time");
     return true;
   }
-  if (cause == Cause::kActivationPeak && AnyFrame(f, {"eager_attention_forward"})) {
+  if (cause == Cause::kActivationPeak && EagerAttention(f)) {
     AddFix(d, "attn_implementation=\"sdpa\" (or \"flash_attention_2\") in from_pretrained",
            "eager attention materialises the full heads x length x length score matrix; SDPA and "
            "flash attention do not");
+  }
+  if (cause == Cause::kMultimodalEncoder) {
+    // The Qwen2-VL / Qwen2.5-VL image processors resize each image to at most max_pixels
+    // (image_processing_qwen2_vl.py smart_resize, 4.45+); other processors take a size.
+    AddFix(d, "smaller images through the processor (AutoProcessor.from_pretrained(..., "
+              "max_pixels=...) for Qwen2-VL / Qwen2.5-VL, a smaller size= for others) and fewer "
+              "images or video frames a call",
+           "the vision tower's activations grow with the image's patches");
+    AddFix(d, "attn_implementation=\"sdpa\" (or \"flash_attention_2\") in from_pretrained",
+           "the vision tower's eager attention builds a patches x patches score matrix per head");
+    return true;
   }
   if (cause == Cause::kFragmentation) return false;
   if (PytorchReader().fixes(cause, f, d)) return true;
@@ -108,7 +125,7 @@ void RunFlags(const Facts& f, FlagValues* flags, std::vector<std::string>* notes
     flags->push_back({"--cache-implementation", "static"});
     notes->push_back("the log names a static cache: planned with cache_implementation=\"static\"");
   }
-  if (AnyFrame(f, {"eager_attention_forward"})) {
+  if (EagerAttention(f)) {
     flags->push_back({"--attn-implementation", "eager"});
     notes->push_back("the traceback runs eager attention: planned with attn_implementation="
                      "\"eager\"");
