@@ -151,7 +151,7 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage = Stage::kLoad;
     f.stage_why =
         "no frame or milestone; the log sets up a quantization run (a quantize config or "
-        "model.quantize call), which loads and converts the weights";
+        "model.quantize call) or prints its progress, which loads and converts the weights";
   } else if (FilledWhileLoading(f)) {
     f.stage = Stage::kLoad;
     f.stage_why = fmt::format(

@@ -199,6 +199,12 @@ bool MatchFrame(const Line& line) {
       (Has(path, "/awq/") || Has(path, "auto_gptq/") || Has(path, "gptqmodel/"))) {
     e.values[Num::kPathIsQuantizer] = 1;
   }
+  // GPTQ-for-LLaMa's per-layer pass, a script of its own rather than a package (llama.py
+  // llama_sequential, neox.py neox_sequential, opt.py opt_sequential): each layer's calibration
+  // forward and GPTQ, one layer on the GPU.
+  if (fn == "llama_sequential" || fn == "neox_sequential" || fn == "opt_sequential") {
+    e.values[Num::kPathIsQuantizer] = 2;
+  }
   const size_t slash = path.rfind('/');
   e.text +=
       " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
@@ -245,6 +251,26 @@ bool QuantizerSetup(const Line& line) {
     if (Has(s, key) && !CommentedOut(line.text, key)) return true;
   }
   return false;
+}
+
+// A quantizer's progress through the layers: AutoGPTQ's "Start quantizing layer 3/32" and
+// "Quantizing self_attn.q_proj in layer 3/32..." (auto_gptq/modeling/_base.py quantize, 0.4-0.7),
+// GPTQ-for-LLaMa's "Quantizing layer 3/32.." (llama.py, neox.py) and "Quantizing fc2 in layer
+// 8/48..." (opt.py), GPTQModel's progress titles "Quantizing layer 3 of 31" and "Quantizing
+// mlp.down_proj in layer" (gptqmodel/looper/module_looper.py, gptq_processor.py, 2.x-7.x),
+// optimum's bars "Quantizing model.layers blocks" and "Quantizing layers inside the block"
+// (optimum/gptq/quantizer.py quantize_model, 1.1x), AutoAWQ's "AWQ:  40%|" bar
+// (awq/quantize/quantizer.py, 0.2). The run converts the weights layer by layer.
+bool QuantizerProgress(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "uantizing") && !Has(s, "AWQ:")) return false;  // most lines stop here
+  if (Has(s, "uantizing layer") ||
+      (Has(s, "Quantizing ") && (Has(s, " in layer") || Has(s, " blocks")))) {
+    return true;
+  }
+  const std::string_view t = line.text;
+  const size_t awq = t.find("AWQ:");
+  return awq != std::string_view::npos && t.find_first_not_of(" `") == awq && Has(s, "%|");
 }
 
 // The engines' calls of a worker method by name, on the code line under a traceback frame: the
@@ -380,9 +406,9 @@ void MatchReferenceLaunch(const Line& line) {
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchReferenceLaunch(line);
-  // Carried as online_quantization (the weights converted while loading), the key SGLang's
-  // --quantization on a 16-bit checkpoint also sets.
-  if (QuantizerSetup(line)) {
+  // A quantization run's setup or progress, carried as online_quantization (the weights
+  // converted while loading), the key SGLang's --quantization on a 16-bit checkpoint also sets.
+  if (QuantizerSetup(line) || QuantizerProgress(line)) {
     Set(line.Emit(EventKind::kConfig, kEngine), Num::kOnlineQuantization, 1);
   }
   if (MatchAllocatorOom(line)) return;
