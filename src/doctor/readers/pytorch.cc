@@ -346,6 +346,31 @@ void MatchCodeLine(const Line& line) {
   }
 }
 
+// text-generation-webui's load_model (modules/models.py): "Loading vicuna-13b-GPTQ-4bit-128g..."
+// (2023), "Loading \"Qwen2.5-7B-Instruct\"" (2024+), at the line's start or after the logger's
+// level ("INFO:", "INFO     "); one name, which excludes its "Loading the extension ..." and
+// "Loading settings from ..." lines.
+bool TextgenLoading(std::string_view t) {
+  const size_t at = t.find("Loading ");
+  if (at == std::string_view::npos || (at > 0 && t[at - 1] != ' ' && t[at - 1] != ':')) {
+    return false;
+  }
+  std::string_view rest = t.substr(at + 8);
+  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r')) rest.remove_suffix(1);
+  if (rest.size() < 3 || rest.find(' ') != std::string_view::npos) return false;
+  if (rest.front() == '"') return rest.back() == '"';
+  return rest.size() > 3 && rest.substr(rest.size() - 3) == "...";
+}
+// Its end of the load, since 2024: "Loaded \"NAME\" in 12.34 seconds." (modules/models.py).
+bool TextgenLoaded(std::string_view t) {
+  const size_t at = t.find("Loaded \"");
+  if (at == std::string_view::npos) return false;
+  const size_t in = t.find("\" in ", at + 8);
+  size_t end = 0;
+  return in != std::string_view::npos && NumberAt(t, in + 5, &end) &&
+         t.substr(end, 8).find("sec") <= 2;
+}
+
 // The start-up prints of plain PyTorch inference programs: the model is being loaded, the load
 // finished (what fails after it is generation), a generation finished.
 //  - Meta's reference code: LLaMA 1 example.py load() and Llama 2/3 / Code Llama generation.py
@@ -357,7 +382,8 @@ void MatchCodeLine(const Line& line) {
 //    inference N: ..." (torchtune's generate recipe: "Time for inference: ...").
 //  - litgpt / lit-gpt generate/base.py: "Loading model '<path>' with {config}", then
 //    "Time to load the model weights: {t} seconds." (lit-llama: "Time to load model: ...").
-//  - text-generation-webui modules/models.py: "Loaded the model in {t} seconds.".
+//  - text-generation-webui modules/models.py: "Loaded the model in {t} seconds." (2023), and
+//    TextgenLoading / TextgenLoaded above.
 void MatchMilestone(const Line& line) {
   const LineView s = line.view();
   if (!Has(s, "oad") && !Has(s, "Time ") && !Has(s, "model parallel")) return;
@@ -377,10 +403,14 @@ void MatchMilestone(const Line& line) {
     line.Emit(EventKind::kServing, kEngine);
     return;
   }
+  if (TextgenLoaded(t)) {
+    line.Emit(EventKind::kWeightsLoaded, kEngine);
+    return;
+  }
   const bool lit = Has(s, "Loading model '") && Has(s, "' with {");
   const size_t dots = t.find("Loading model ...");
   const bool fast = dots != std::string_view::npos && t.size() - dots <= 18;
-  if (lit || fast || Has(s, "> initializing model parallel with size")) {
+  if (lit || fast || TextgenLoading(t) || Has(s, "> initializing model parallel with size")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
 }

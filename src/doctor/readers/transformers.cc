@@ -17,8 +17,38 @@ bool EagerAttention(const Facts& f) {
   return AnyFrame(f, {"eager_attention_forward", "attn_weights"});
 }
 
+// The bar over the checkpoint's shards (modeling_utils.py, logging.tqdm(desc="Loading checkpoint
+// shards"), 4.2x-4.5x), its last state on the line: part of the way, the load is running; whole,
+// the weights are loaded and what fails next is generation (or a later move of the model, whose
+// frames then say so).
+void MatchShardsBar(const Line& line) {
+  const std::string_view t = line.text;
+  const size_t bar = t.rfind("Loading checkpoint shards:");
+  if (bar == std::string_view::npos) return;
+  size_t end = 0;
+  const auto pct = NumberAt(t, bar + 26, &end);
+  if (!pct || t.substr(end, 1) != "%") return;
+  line.Emit(*pct >= 100 ? EventKind::kWeightsLoaded : EventKind::kLoadBegin, kEngine);
+}
+
+// transformers' generate warning about its inputs as it starts (generation/utils.py
+// _prepare_special_tokens and _prepare_attention_mask_for_generation, 4.3x-4.5x): "Setting
+// `pad_token_id` to `eos_token_id`:2 for open-end generation.", "The attention mask and the pad
+// token id were not set. ...", "The attention mask is not set and cannot be inferred from input
+// because pad token is same as eos token. ...": generation began.
+void MatchGenerateWarning(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "for open-end generation") && !Has(s, "he attention mask and the pad token id") &&
+      !Has(s, "he attention mask is not set and cannot be inferred")) {
+    return;
+  }
+  line.Emit(EventKind::kServing, kEngine);
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
+  if (Has(s, "Loading checkpoint shards:")) MatchShardsBar(line);
+  MatchGenerateWarning(line);
   if (Has(s, "StaticCache") || Has(s, "cache_implementation=\"static\"") ||
       Has(s, "cache_implementation='static'")) {
     line.Emit(EventKind::kStaticCache, kEngine);
@@ -138,6 +168,10 @@ const Reader& TransformersReader() {
   static const Reader kReader = {
       .engine = kEngine,
       .match = Match,
+      // The shards bar part of the way or whole, generate's warnings as it starts.
+      .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
+                     {EventKind::kWeightsLoaded, Stage::kRuntime},
+                     {EventKind::kServing, Stage::kRuntime}},
       // A frame in transformers or accelerate names it unless a later frame names another.
       .frame_path = Num::kPathHasTransformers,
       .frame_path_final = false,
