@@ -190,7 +190,11 @@ bool MatchFrame(const Line& line) {
   }
   auto& e = line.Emit(EventKind::kFrame, kEngine);
   e.text = std::string(fn);
-  const std::string_view path = s.substr(path_at, path_end - path_at);
+  // Windows paths ("C:\Python310\site-packages\transformers\generation\utils.py", also with
+  // the backslashes doubled) read with forward slashes, as the keys below are written.
+  std::string slashed(s.substr(path_at, path_end - path_at));
+  std::replace(slashed.begin(), slashed.end(), '\\', '/');
+  const std::string_view path = slashed;
   TagPath(path, e);
   // The quantizers' entry points: BaseAWQForCausalLM.quantize (awq/models/base.py),
   // BaseGPTQForCausalLM.quantize (auto_gptq/modeling/_base.py), BaseQModel.quantize
