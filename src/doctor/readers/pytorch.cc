@@ -137,11 +137,11 @@ bool OldIpythonFrame(std::string_view s, size_t* path_at, size_t* path_end, size
   if (b >= s.size() || (s[b] != '/' && s[b] != '~')) return false;
   const size_t py = s.find(link ? ".py](" : ".py in ", b);
   if (py == std::string_view::npos) return false;
-  const size_t in = link ? s.find(") in ", py) : py + 3;
+  const size_t in = link ? s.find(") in ", py) : py + 2;  // the character before " in "
   if (in == std::string_view::npos || s.find(' ', b) < py) return false;
   *path_at = b;
   *path_end = py + 3;
-  *fn_at = in + 4;
+  *fn_at = in + 5;
   return *fn_at < s.size() && s.find('(', *fn_at) != std::string_view::npos;
 }
 
