@@ -73,6 +73,9 @@ std::string Cited(const LogEvent* e) {
 // already full is read as the load (a guess, said so); a serving engine's log is not read so.
 bool FilledWhileLoading(const Facts& f) {
   if (f.engine != "pytorch" && f.engine != "transformers") return false;
+  // A module's forward on the stack (torch/nn/modules/module.py _call_impl, a model's forward) is
+  // no load: building and placing a model runs none.
+  if (AnyFrame(f, {"forward", "_call_impl", "_wrapped_call_impl"})) return false;
   const auto allocated = f.get(Num::kAllocatedBytes);
   const auto requested = f.get(Num::kRequestedBytes);
   if (!allocated || !requested || f.total <= 0) return false;
