@@ -165,6 +165,13 @@ void DecideStage(const LogScan& scan, Facts* fp) {
   } else {
     f.stage = Stage::kRuntime;
     f.stage_why = "no frame or milestone: after start-up";
+    for (const LogEvent* fr : f.frames) {
+      if (!FrameIs(fr, {"forward"})) continue;
+      f.stage_why = fmt::format("a forward pass on the stack ({}) and no phase's frame or "
+                                "milestone: after start-up",
+                                Cited(fr));
+      break;
+    }
   }
 }
 
