@@ -487,6 +487,16 @@ constexpr FrameRow kFrameRows[] = {
     {"build", "generation.py", Slot::kLoad},
     {"load_checkpoint", "", Slot::kLoad},
     {"from_folder", "", Slot::kLoad},
+    // transformers' generate building a preallocated cache before the prefill
+    // (generation/utils.py _prepare_cache_for_generation -> _get_cache, 4.42+; _setup_cache,
+    // 4.38-4.41; the cache classes' constructors in cache_utils.py), or a static layer allocating
+    // it at its first update (cache_utils.py StaticLayer.lazy_initialization, 4.56+): torchtune's
+    // setup_caches' counterpart. A dynamic cache allocates nothing there.
+    {"_prepare_cache_for_generation", "", Slot::kKv},
+    {"_get_cache", "", Slot::kKv},
+    {"_setup_cache", "", Slot::kKv},
+    {"__init__", "cache_utils.py", Slot::kKv},
+    {"lazy_initialization", "", Slot::kKv},
     {"setup_caches", "", Slot::kKv},
     {"setup_cache", "", Slot::kKv},
     {"set_kv_cache", "", Slot::kKv},
