@@ -515,6 +515,11 @@ constexpr FrameRow kFrameRows[] = {
     // the same (gptqmodel_post_init, hf_gptqmodel_post_init; gptqmodel/utils/model.py 1.x-4.x).
     {"fasterquant", "", Slot::kLoad},
     {"make_quant", "", Slot::kLoad},
+    // Packing the quantized weights after the per-layer pass, still the quantization run:
+    // AutoGPTQ's pack_model (auto_gptq/modeling/_utils.py 0.4-0.7), GPTQModel's pack_model /
+    // pack_module (gptqmodel/utils/model.py 1.x-4.x).
+    {"pack_model", "", Slot::kLoad},
+    {"pack_module", "", Slot::kLoad},
     {"autogptq_post_init", "", Slot::kLoad},
     {"exllama_set_max_input_length", "", Slot::kLoad},
     {"gptqmodel_post_init", "", Slot::kLoad},
