@@ -514,6 +514,18 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "the calibration inputs stay on the GPU from layer to layer");
     return true;
   }
+  // AutoGPTQ's exllama kernels allocate, after the weights, temp_state (max_input_length x the
+  // largest layer dimension, fp16; 2048 rows by default with act-order) and temp_dq per device
+  // (auto_gptq/modeling/_utils.py autogptq_post_init, utils/exllama_utils.py
+  // exllama_set_max_input_length, 0.4-0.7); exllama v2 a fixed scratch space.
+  if (cause == Cause::kWeightsTooLarge &&
+      AnyFrame(f, {"autogptq_post_init", "exllama_set_max_input_length", "gptqmodel_post_init",
+                   "hf_gptqmodel_post_init"})) {
+    AddFix(d, "a smaller max_input_length for the exllama buffers (exllama_set_max_input_length("
+              "model, N)), or another kernel (from_quantized(..., disable_exllama=True, "
+              "disable_exllamav2=True))",
+           "the kernels' scratch buffers are allocated after the weights, on top of them");
+  }
   if (cause == Cause::kWeightsTooLarge) {
     AddFix(d, "load the weights in 16 bits (not float32) or quantized (8-/4-bit), or on a card "
               "with more memory",
