@@ -159,6 +159,7 @@ TEST(LogScan, LoadMilestonesOfTextgenAndTransformers) {
   // Its other "Loading" lines name no model.
   EXPECT_EQ(kinds("2023-07-31 14:51:25 INFO:Loading the extension \"gallery\"...\n"), K{});
   EXPECT_EQ(kinds("INFO:Loading settings from settings.yaml...\n"), K{});
+  EXPECT_EQ(kinds("Loading dataset...\n"), K{});
   EXPECT_EQ(kinds("Loading checkpoint shards:  50%|#####     | 1/2 [00:03<00:03]\n"),
             K{EventKind::kLoadBegin});
   EXPECT_EQ(kinds("Loading checkpoint shards: 100%|##########| 2/2 [00:06<00:00]\n"),

@@ -97,8 +97,8 @@ void TagPath(std::string_view path, LogEvent& e) {
   // 0.7.x), GPTQModel's gptqmodel/quantization/ and gptqmodel/looper/ (ModuleLooper, 2.x-5.x),
   // llm-compressor's modifiers, optimum's GPTQQuantizer (optimum/gptq/quantizer.py quantize_model,
   // which transformers' GPTQConfig(dataset=...) runs inside from_pretrained, 1.1x). Their frames
-  // are the load stage (converting weights); 2 marks
-  // the quantizer's own per-layer code (1, set below, only its entry point).
+  // are the load stage (converting weights); 2 marks the quantizer's own per-layer code (1, set
+  // below, only its entry point).
   if (Has(path, "/awq/quantize/") || Has(path, "auto_gptq/quantization/") ||
       Has(path, "gptqmodel/quantization/") || Has(path, "gptqmodel/looper/") ||
       Has(path, "llmcompressor/") || Has(path, "optimum/gptq/")) {
@@ -363,7 +363,13 @@ bool TextgenLoading(std::string_view t) {
   while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r')) rest.remove_suffix(1);
   if (rest.size() < 3 || rest.find(' ') != std::string_view::npos) return false;
   if (rest.front() == '"') return rest.back() == '"';
-  return rest.size() > 3 && rest.substr(rest.size() - 3) == "...";
+  if (rest.size() <= 3 || rest.substr(rest.size() - 3) != "...") return false;
+  // A model's name ("vicuna-13b-GPTQ-4bit-128g", "facebook_opt-6.7b"), not another script's
+  // "Loading dataset..." or "Loading model...".
+  const std::string_view name = rest.substr(0, rest.size() - 3);
+  return std::any_of(name.begin(), name.end(), [](char c) {
+    return c == '-' || c == '_' || c == '/' || std::isdigit(static_cast<unsigned char>(c));
+  });
 }
 // Its end of the load, since 2024: "Loaded \"NAME\" in 12.34 seconds." (modules/models.py).
 bool TextgenLoaded(std::string_view t) {
