@@ -73,6 +73,9 @@ std::string Cited(const LogEvent* e) {
 // already full is read as the load (a guess, said so); a serving engine's log is not read so.
 bool FilledWhileLoading(const Facts& f) {
   if (f.engine != "pytorch" && f.engine != "transformers") return false;
+  // A module's forward on the stack (torch/nn/modules/module.py _call_impl, a model's forward) is
+  // no load: building and placing a model runs none.
+  if (AnyFrame(f, {"forward", "_call_impl", "_wrapped_call_impl"})) return false;
   const auto allocated = f.get(Num::kAllocatedBytes);
   const auto requested = f.get(Num::kRequestedBytes);
   if (!allocated || !requested || f.total <= 0) return false;
@@ -151,7 +154,7 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage = Stage::kLoad;
     f.stage_why =
         "no frame or milestone; the log sets up a quantization run (a quantize config or "
-        "model.quantize call), which loads and converts the weights";
+        "model.quantize call) or prints its progress, which loads and converts the weights";
   } else if (FilledWhileLoading(f)) {
     f.stage = Stage::kLoad;
     f.stage_why = fmt::format(
@@ -162,6 +165,13 @@ void DecideStage(const LogScan& scan, Facts* fp) {
   } else {
     f.stage = Stage::kRuntime;
     f.stage_why = "no frame or milestone: after start-up";
+    for (const LogEvent* fr : f.frames) {
+      if (!FrameIs(fr, {"forward"})) continue;
+      f.stage_why = fmt::format("a forward pass on the stack ({}) and no phase's frame or "
+                                "milestone: after start-up",
+                                Cited(fr));
+      break;
+    }
   }
 }
 
@@ -443,6 +453,27 @@ constexpr FrameRow kFrameRows[] = {
     {"_assisted_decoding", "", Slot::kRuntime},
     {"chat", "", Slot::kRuntime},
     {"stream_chat", "", Slot::kRuntime},
+    // transformers' attention functions (integrations/sdpa_attention.py, flash_attention.py,
+    // modeling_flash_attention_utils.py, each model's eager_attention_forward; 4.48+) and the
+    // eager score code under an older Attention.forward ("attn_weights", the pytorch reader's):
+    // a forward pass, which loading never runs (a quantizer's calibration forward has its own
+    // frames, and the load stage wins over this one).
+    {"eager_attention_forward", "", Slot::kRuntime},
+    {"sdpa_attention_forward", "", Slot::kRuntime},
+    {"flash_attention_forward", "", Slot::kRuntime},
+    {"_flash_attention_forward", "", Slot::kRuntime},
+    {"attn_weights", "", Slot::kRuntime},
+    // Training after the load: transformers' Trainer (trainer.py train -> _inner_training_loop ->
+    // training_step -> compute_loss; evaluate -> evaluation_loop -> prediction_step, 4.x) and the
+    // backward pass (torch/_tensor.py backward -> torch/autograd/__init__.py backward ->
+    // _engine_run_backward, 2.3+; accelerate's Accelerator.backward).
+    {"_inner_training_loop", "", Slot::kRuntime},
+    {"training_step", "", Slot::kRuntime},
+    {"compute_loss", "trainer.py", Slot::kRuntime},
+    {"evaluation_loop", "", Slot::kRuntime},
+    {"prediction_step", "", Slot::kRuntime},
+    {"backward", "", Slot::kRuntime},
+    {"_engine_run_backward", "", Slot::kRuntime},
     // Plain PyTorch reference code. Meta's llama (v1 example.py load, Llama 2/3 and Code Llama
     // generation.py Llama.build: the Transformer is built on the GPU with each Attention's
     // cache_k/cache_v, then load_state_dict) and its text_completion / chat_completion /
@@ -456,6 +487,16 @@ constexpr FrameRow kFrameRows[] = {
     {"build", "generation.py", Slot::kLoad},
     {"load_checkpoint", "", Slot::kLoad},
     {"from_folder", "", Slot::kLoad},
+    // transformers' generate building a preallocated cache before the prefill
+    // (generation/utils.py _prepare_cache_for_generation -> _get_cache, 4.42+; _setup_cache,
+    // 4.38-4.41; the cache classes' constructors in cache_utils.py), or a static layer allocating
+    // it at its first update (cache_utils.py StaticLayer.lazy_initialization, 4.56+): torchtune's
+    // setup_caches' counterpart. A dynamic cache allocates nothing there.
+    {"_prepare_cache_for_generation", "", Slot::kKv},
+    {"_get_cache", "", Slot::kKv},
+    {"_setup_cache", "", Slot::kKv},
+    {"__init__", "cache_utils.py", Slot::kKv},
+    {"lazy_initialization", "", Slot::kKv},
     {"setup_caches", "", Slot::kKv},
     {"setup_cache", "", Slot::kKv},
     {"set_kv_cache", "", Slot::kKv},
@@ -474,6 +515,11 @@ constexpr FrameRow kFrameRows[] = {
     // the same (gptqmodel_post_init, hf_gptqmodel_post_init; gptqmodel/utils/model.py 1.x-4.x).
     {"fasterquant", "", Slot::kLoad},
     {"make_quant", "", Slot::kLoad},
+    // Packing the quantized weights after the per-layer pass, still the quantization run:
+    // AutoGPTQ's pack_model (auto_gptq/modeling/_utils.py 0.4-0.7), GPTQModel's pack_model /
+    // pack_module (gptqmodel/utils/model.py 1.x-4.x).
+    {"pack_model", "", Slot::kLoad},
+    {"pack_module", "", Slot::kLoad},
     {"autogptq_post_init", "", Slot::kLoad},
     {"exllama_set_max_input_length", "", Slot::kLoad},
     {"gptqmodel_post_init", "", Slot::kLoad},

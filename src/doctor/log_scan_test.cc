@@ -120,6 +120,54 @@ TEST(LogScan, SglangLlamaCppNvidiaSmiAndFrames) {
   EXPECT_EQ(Find(s, EventKind::kFrame)->text, "capture_model (gpu_model_runner.py)");
 }
 
+TEST(LogScan, OldIpythonAndWindowsFrames) {
+  // IPython 7's frame headers (plain and as Colab's links) and its short arrows; a Windows path.
+  const LogScan s = Scan(
+      "/usr/lib/python3.9/site-packages/transformers/generation/utils.py in generate(self, "
+      "inputs)\n"
+      "[/usr/lib/python3.10/site-packages/transformers/models/llama/modeling_llama.py]"
+      "(https://localhost:8080/#) in forward(self, hidden_states)\n"
+      "    350         # upcast attention to fp32\n"
+      "--> 351         attn_weights = nn.functional.softmax(attn_weights, dim=-1)\n"
+      "  File \"C:\\Users\\u\\site-packages\\awq\\quantize\\quantizer.py\", line 571, in "
+      "_get_input_feat\n"
+      "See model.py in forward(x) for the details\n");
+  std::vector<std::string> frames;
+  for (const LogEvent& e : s.events) {
+    if (e.kind == EventKind::kFrame) frames.push_back(e.text);
+  }
+  ASSERT_EQ(frames.size(), 4u);
+  EXPECT_EQ(frames[0], "generate (utils.py)");
+  EXPECT_EQ(frames[1], "forward (modeling_llama.py)");
+  EXPECT_EQ(frames[2], "attn_weights (eager attention)");
+  EXPECT_EQ(frames[3], "_get_input_feat (quantizer.py)");
+  EXPECT_EQ(s.events.back().values.at(Num::kPathIsQuantizer), 2);
+}
+
+TEST(LogScan, LoadMilestonesOfTextgenAndTransformers) {
+  auto kinds = [](const std::string& text) {
+    std::vector<EventKind> out;
+    for (const LogEvent& e : Scan(text).events) out.push_back(e.kind);
+    return out;
+  };
+  using K = std::vector<EventKind>;
+  EXPECT_EQ(kinds("INFO:Loading vicuna-13b-GPTQ-4bit-128g...\n"), K{EventKind::kLoadBegin});
+  EXPECT_EQ(kinds("12:00:01-123456 INFO     Loading \"Qwen2.5-7B-Instruct\"\n"),
+            K{EventKind::kLoadBegin});
+  EXPECT_EQ(kinds("INFO     Loaded \"Qwen2.5-7B-Instruct\" in 12.34 seconds.\n"),
+            K{EventKind::kWeightsLoaded});
+  // Its other "Loading" lines name no model.
+  EXPECT_EQ(kinds("2023-07-31 14:51:25 INFO:Loading the extension \"gallery\"...\n"), K{});
+  EXPECT_EQ(kinds("INFO:Loading settings from settings.yaml...\n"), K{});
+  EXPECT_EQ(kinds("Loading dataset...\n"), K{});
+  EXPECT_EQ(kinds("Loading checkpoint shards:  50%|#####     | 1/2 [00:03<00:03]\n"),
+            K{EventKind::kLoadBegin});
+  EXPECT_EQ(kinds("Loading checkpoint shards: 100%|##########| 2/2 [00:06<00:00]\n"),
+            K{EventKind::kWeightsLoaded});
+  EXPECT_EQ(kinds("Setting `pad_token_id` to `eos_token_id`:2 for open-end generation.\n"),
+            K{EventKind::kServing});
+}
+
 TEST(LogScan, SglangServerArgumentsForTheRebuiltPlan) {
   // ServerArgs(...) as SGLang prints it: None is not a value, and "attn_tp_size" is not tp_size.
   const LogScan s = Scan(

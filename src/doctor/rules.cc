@@ -207,6 +207,15 @@ bool GenerateCacheFrames(const Facts& f) {
                       "lazy_initialization"});
 }
 
+// At the KV cache stage, those frames or a cache class's constructor (cache_utils.py) under
+// generate: the preallocated cache being allocated.
+bool GenerateCacheAtKv(const Facts& f) {
+  if (f.stage != Stage::kKvCache) return false;
+  return GenerateCacheFrames(f) ||
+         std::any_of(f.frames.begin(), f.frames.end(),
+                     [](const LogEvent* fr) { return fr->text == "__init__ (cache_utils.py)"; });
+}
+
 // llama.cpp: the vision projector's start-up warm-up; a request being served.
 bool GgmlFailedAfter(const Facts& f, EventKind milestone) {
   const LogEvent* m = f.first_of(milestone);
@@ -550,6 +559,9 @@ const std::vector<Rule>& Rules() {
       Text(C::kStaticCache, S::kKvCache, PreallocatedCache,
            "the program preallocates its KV cache for the maximum batch and length "
            "(setup_caches) before generating, and that cache does not fit next to the weights"),
+      Text(C::kStaticCache, S::kKvCache, GenerateCacheAtKv,
+           "generate allocates a static cache (batch x max_cache_len for every layer) before the "
+           "prefill, and that cache does not fit next to the weights"),
       Text(C::kKvNoMemory, S::kKvCache, At<S::kKvCache>,
            "allocating the KV cache ran out of memory: what was measured as free at profiling was "
            "no longer there"),
@@ -617,8 +629,13 @@ const Rule& Classify(const Facts& f, Diagnosis* d) {
   // What decided the stage: the rule's own evidence (the engine's error text) when it fixes the
   // stage, else the frames or milestones; and what points elsewhere.
   const LogEvent* oom = nullptr;
+  // (Only failure events: a notebook's "OutOfMemoryError   Traceback (most recent call last)"
+  // header is also a traceback event, which is no error text.)
   for (const LogEvent* e : f.first) {
-    if (e && e->line == f.oom_line && (!oom || e->kind != EventKind::kTorchOom)) oom = e;
+    if (e && e->line == f.oom_line && IsFailureEvent(e->kind) &&
+        (!oom || e->kind != EventKind::kTorchOom)) {
+      oom = e;
+    }
   }
   // The engine's own error line (not PyTorch's allocator message) fixes the stage.
   const bool own_text = oom && oom->kind != EventKind::kTorchOom &&

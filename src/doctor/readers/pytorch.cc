@@ -95,20 +95,72 @@ void TagPath(std::string_view path, LogEvent& e) {
   // The quantizers convert a 16-bit checkpoint layer by layer with calibration data: AutoAWQ's
   // awq/quantize/ (AwqQuantizer, 0.2.x), AutoGPTQ's auto_gptq/quantization/ (GPTQ.fasterquant,
   // 0.7.x), GPTQModel's gptqmodel/quantization/ and gptqmodel/looper/ (ModuleLooper, 2.x-5.x),
-  // llm-compressor's modifiers. Their frames are the load stage (converting weights); 2 marks
-  // the quantizer's own per-layer code (1, set below, only its entry point).
+  // llm-compressor's modifiers, optimum's GPTQQuantizer (optimum/gptq/quantizer.py quantize_model,
+  // which transformers' GPTQConfig(dataset=...) runs inside from_pretrained, 1.1x). Their frames
+  // are the load stage (converting weights); 2 marks the quantizer's own per-layer code (1, set
+  // below, only its entry point).
   if (Has(path, "/awq/quantize/") || Has(path, "auto_gptq/quantization/") ||
       Has(path, "gptqmodel/quantization/") || Has(path, "gptqmodel/looper/") ||
-      Has(path, "llmcompressor/")) {
+      Has(path, "llmcompressor/") || Has(path, "optimum/gptq/")) {
     e.values[Num::kPathIsQuantizer] = 2;
   }
 }
 
+// A file that only a vision encoder runs: its frame on the stack puts the failure in the encoder.
+//  - torchtune (0.3-0.6): modules/vision_transformer.py (the CLIP-style VisionTransformer),
+//    models/llama3_2_vision/_encoder.py, and modules/layer_norm.py, whose Fp32LayerNorm only the
+//    vision encoders build (models/clip/_component_builders.py clip_vision_encoder,
+//    llama3_2_vision/_component_builders.py, vision_transformer.py ln_pre / ln_post); the text
+//    decoders normalise with RMSNorm. torchchat runs Llama 3.2 Vision through these modules.
+//  - transformers: the vision towers' own model files (models/clip, siglip, siglip2, pixtral;
+//    InternVL's remote-code modeling_intern_vit.py).
+bool VisionEncoderFile(std::string_view path) {
+  for (std::string_view key :
+       {"torchtune/modules/vision_transformer.py", "torchtune/modules/layer_norm.py",
+        "llama3_2_vision/_encoder.py", "/modeling_clip.py", "/modeling_siglip.py",
+        "/modeling_siglip2.py", "/modeling_pixtral.py", "/modeling_intern_vit.py"}) {
+    if (Has(path, key)) return true;
+  }
+  return false;
+}
+
+// IPython's frame header before IPython 8, as Colab and Jupyter notebooks paste it:
+// "/usr/lib/python3.10/site-packages/transformers/modeling_utils.py in from_pretrained(cls, ...)",
+// in Colab since 2023 with the path as a link, "[/usr/.../modeling_llama.py](https://localhost
+// :8080/#) in forward(self, ...)" (IPython/core/ultratb.py VerboseTB, 7.x). Sets the path's bounds
+// and where the function's name begins; false when the line is not one.
+bool OldIpythonFrame(std::string_view s, size_t* path_at, size_t* path_end, size_t* fn_at) {
+  size_t b = 0;
+  while (b < s.size() && s[b] == ' ') ++b;
+  const bool link = b < s.size() && s[b] == '[';
+  if (link) ++b;
+  if (b >= s.size() || (s[b] != '/' && s[b] != '~')) return false;
+  const size_t py = s.find(link ? ".py](" : ".py in ", b);
+  if (py == std::string_view::npos) return false;
+  const size_t in = link ? s.find(") in ", py) : py + 2;  // the character before " in "
+  if (in == std::string_view::npos || s.find(' ', b) < py) return false;
+  *path_at = b;
+  *path_end = py + 3;
+  *fn_at = in + 5;
+  return *fn_at < s.size() && s.find('(', *fn_at) != std::string_view::npos;
+}
+
+// IPython's current-line arrow: dashes, "> ", the line number.
+bool IpythonArrow(std::string_view s) {
+  size_t b = 0;
+  while (b < s.size() && s[b] == ' ') ++b;
+  size_t dashes = b;
+  while (dashes < s.size() && s[dashes] == '-') ++dashes;
+  return dashes > b && s.substr(dashes, 2) == "> " && dashes + 2 < s.size() &&
+         std::isdigit(static_cast<unsigned char>(s[dashes + 2]));
+}
+
 // A traceback frame: Python's `File "path", line N, in fn` (also wrapped, the path's tail
-// starting the line), IPython's `File path:N, in Class.fn(args)`.
+// starting the line), IPython's `File path:N, in Class.fn(args)` and its older `path in fn(args)`.
 bool MatchFrame(const Line& line) {
   const LineView s = line.view();
   size_t path_at = std::string_view::npos, path_end = std::string_view::npos;
+  size_t fn_at = std::string_view::npos;
   size_t file = s.find("File \"");
   if (file != std::string_view::npos) {
     path_at = file + 6;
@@ -121,11 +173,16 @@ bool MatchFrame(const Line& line) {
     path_at = ip + 5;
     path_end = s.find(".py:", path_at);
     if (path_end != std::string_view::npos) path_end += 3;
+  } else if (Has(s, ".py") && Has(s, " in ")) {
+    if (!OldIpythonFrame(line.text, &path_at, &path_end, &fn_at)) return false;
   }
   if (path_at == std::string_view::npos || path_end == std::string_view::npos) return false;
-  const size_t in = s.find(", in ", path_end);
-  if (in == std::string_view::npos) return false;
-  size_t b = in + 5, end = b;
+  if (fn_at == std::string_view::npos) {
+    const size_t in = s.find(", in ", path_end);
+    if (in == std::string_view::npos) return false;
+    fn_at = in + 5;
+  }
+  size_t b = fn_at, end = b;
   while (end < s.size() && end - b < 120 && s[end] != ' ' && s[end] != '\r' && s[end] != '(') ++end;
   std::string_view fn = s.substr(b, end - b);
   if (end < s.size() && s[end] == '(') {  // IPython: "GenerationMixin.generate(self, ..."
@@ -133,7 +190,11 @@ bool MatchFrame(const Line& line) {
   }
   auto& e = line.Emit(EventKind::kFrame, kEngine);
   e.text = std::string(fn);
-  const std::string_view path = s.substr(path_at, path_end - path_at);
+  // Windows paths ("C:\Python310\site-packages\transformers\generation\utils.py", also with
+  // the backslashes doubled) read with forward slashes, as the keys below are written.
+  std::string slashed(s.substr(path_at, path_end - path_at));
+  std::replace(slashed.begin(), slashed.end(), '\\', '/');
+  const std::string_view path = slashed;
   TagPath(path, e);
   // The quantizers' entry points: BaseAWQForCausalLM.quantize (awq/models/base.py),
   // BaseGPTQForCausalLM.quantize (auto_gptq/modeling/_base.py), BaseQModel.quantize
@@ -142,9 +203,16 @@ bool MatchFrame(const Line& line) {
       (Has(path, "/awq/") || Has(path, "auto_gptq/") || Has(path, "gptqmodel/"))) {
     e.values[Num::kPathIsQuantizer] = 1;
   }
+  // GPTQ-for-LLaMa's per-layer pass, a script of its own rather than a package (llama.py
+  // llama_sequential, neox.py neox_sequential, opt.py opt_sequential): each layer's calibration
+  // forward and GPTQ, one layer on the GPU.
+  if (fn == "llama_sequential" || fn == "neox_sequential" || fn == "opt_sequential") {
+    e.values[Num::kPathIsQuantizer] = 2;
+  }
   const size_t slash = path.rfind('/');
   e.text +=
       " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
+  if (VisionEncoderFile(path)) line.Emit(EventKind::kMmHint, kEngine);  // after `e` is done
   return true;
 }
 
@@ -187,6 +255,26 @@ bool QuantizerSetup(const Line& line) {
     if (Has(s, key) && !CommentedOut(line.text, key)) return true;
   }
   return false;
+}
+
+// A quantizer's progress through the layers: AutoGPTQ's "Start quantizing layer 3/32" and
+// "Quantizing self_attn.q_proj in layer 3/32..." (auto_gptq/modeling/_base.py quantize, 0.4-0.7),
+// GPTQ-for-LLaMa's "Quantizing layer 3/32.." (llama.py, neox.py) and "Quantizing fc2 in layer
+// 8/48..." (opt.py), GPTQModel's progress titles "Quantizing layer 3 of 31" and "Quantizing
+// mlp.down_proj in layer" (gptqmodel/looper/module_looper.py, gptq_processor.py, 2.x-7.x),
+// optimum's bars "Quantizing model.layers blocks" and "Quantizing layers inside the block"
+// (optimum/gptq/quantizer.py quantize_model, 1.1x), AutoAWQ's "AWQ:  40%|" bar
+// (awq/quantize/quantizer.py, 0.2). The run converts the weights layer by layer.
+bool QuantizerProgress(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "uantizing") && !Has(s, "AWQ:")) return false;  // most lines stop here
+  if (Has(s, "uantizing layer") ||
+      (Has(s, "Quantizing ") && (Has(s, " in layer") || Has(s, " blocks")))) {
+    return true;
+  }
+  const std::string_view t = line.text;
+  const size_t awq = t.find("AWQ:");
+  return awq != std::string_view::npos && t.find_first_not_of(" `") == awq && Has(s, "%|");
 }
 
 // The engines' calls of a worker method by name, on the code line under a traceback frame: the
@@ -251,6 +339,46 @@ void MatchCodeLine(const Line& line) {
   if (Has(s, "self.cache_k = torch.zeros(") || Has(s, "self.cache_v = torch.zeros(")) {
     line.Emit(EventKind::kStaticCache, kEngine).text = "cache_k";
   }
+  // transformers' eager attention materialising the scores, batch x heads x length x length, and
+  // their float32 softmax: eager_attention_forward (4.48+) and, before it, each model's
+  // Attention.forward (models/llama/modeling_llama.py 4.3x-4.47: "attn_weights =
+  // torch.matmul(query_states, key_states.transpose(2, 3))", "attn_weights =
+  // nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32)"). A frame of its own, for
+  // the fix (attn_implementation), where the frame's function is only "forward".
+  if (Has(s, "attn_weights = torch.matmul(") || Has(s, "softmax(attn_weights")) {
+    line.Emit(EventKind::kFrame, kEngine).text = "attn_weights (eager attention)";
+  }
+}
+
+// text-generation-webui's load_model (modules/models.py): "Loading vicuna-13b-GPTQ-4bit-128g..."
+// (2023), "Loading \"Qwen2.5-7B-Instruct\"" (2024+), at the line's start or after the logger's
+// level ("INFO:", "INFO     "); one name, which excludes its "Loading the extension ..." and
+// "Loading settings from ..." lines.
+bool TextgenLoading(std::string_view t) {
+  const size_t at = t.find("Loading ");
+  if (at == std::string_view::npos || (at > 0 && t[at - 1] != ' ' && t[at - 1] != ':')) {
+    return false;
+  }
+  std::string_view rest = t.substr(at + 8);
+  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r')) rest.remove_suffix(1);
+  if (rest.size() < 3 || rest.find(' ') != std::string_view::npos) return false;
+  if (rest.front() == '"') return rest.back() == '"';
+  if (rest.size() <= 3 || rest.substr(rest.size() - 3) != "...") return false;
+  // A model's name ("vicuna-13b-GPTQ-4bit-128g", "facebook_opt-6.7b"), not another script's
+  // "Loading dataset..." or "Loading model...".
+  const std::string_view name = rest.substr(0, rest.size() - 3);
+  return std::any_of(name.begin(), name.end(), [](char c) {
+    return c == '-' || c == '_' || c == '/' || std::isdigit(static_cast<unsigned char>(c));
+  });
+}
+// Its end of the load, since 2024: "Loaded \"NAME\" in 12.34 seconds." (modules/models.py).
+bool TextgenLoaded(std::string_view t) {
+  const size_t at = t.find("Loaded \"");
+  if (at == std::string_view::npos) return false;
+  const size_t in = t.find("\" in ", at + 8);
+  size_t end = 0;
+  return in != std::string_view::npos && NumberAt(t, in + 5, &end) &&
+         t.substr(end, 8).find("sec") <= 2;
 }
 
 // The start-up prints of plain PyTorch inference programs: the model is being loaded, the load
@@ -264,7 +392,8 @@ void MatchCodeLine(const Line& line) {
 //    inference N: ..." (torchtune's generate recipe: "Time for inference: ...").
 //  - litgpt / lit-gpt generate/base.py: "Loading model '<path>' with {config}", then
 //    "Time to load the model weights: {t} seconds." (lit-llama: "Time to load model: ...").
-//  - text-generation-webui modules/models.py: "Loaded the model in {t} seconds.".
+//  - text-generation-webui modules/models.py: "Loaded the model in {t} seconds." (2023), and
+//    TextgenLoading / TextgenLoaded above.
 void MatchMilestone(const Line& line) {
   const LineView s = line.view();
   if (!Has(s, "oad") && !Has(s, "Time ") && !Has(s, "model parallel")) return;
@@ -284,10 +413,14 @@ void MatchMilestone(const Line& line) {
     line.Emit(EventKind::kServing, kEngine);
     return;
   }
+  if (TextgenLoaded(t)) {
+    line.Emit(EventKind::kWeightsLoaded, kEngine);
+    return;
+  }
   const bool lit = Has(s, "Loading model '") && Has(s, "' with {");
   const size_t dots = t.find("Loading model ...");
   const bool fast = dots != std::string_view::npos && t.size() - dots <= 18;
-  if (lit || fast || Has(s, "> initializing model parallel with size")) {
+  if (lit || fast || TextgenLoading(t) || Has(s, "> initializing model parallel with size")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
 }
@@ -313,9 +446,9 @@ void MatchReferenceLaunch(const Line& line) {
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchReferenceLaunch(line);
-  // Carried as online_quantization (the weights converted while loading), the key SGLang's
-  // --quantization on a 16-bit checkpoint also sets.
-  if (QuantizerSetup(line)) {
+  // A quantization run's setup or progress, carried as online_quantization (the weights
+  // converted while loading), the key SGLang's --quantization on a 16-bit checkpoint also sets.
+  if (QuantizerSetup(line) || QuantizerProgress(line)) {
     Set(line.Emit(EventKind::kConfig, kEngine), Num::kOnlineQuantization, 1);
   }
   if (MatchAllocatorOom(line)) return;
@@ -359,8 +492,11 @@ void Match(const Line& line) {
   if (!frame && line.after_frame && Has(s, "Llama.build(")) {
     line.Emit(EventKind::kFrame, kEngine).text = "Llama.build";
   }
-  if (!frame && line.after_frame) MatchCodeLine(line);
-  if (!frame && line.after_frame) {
+  // IPython before 8 marks the failing line with an arrow as long as the line numbers are wide
+  // ("--> 351", "---> 78": IPython/core/debugger.py make_arrow); the scanner takes the longest.
+  const bool code = line.after_frame || IpythonArrow(line.text);
+  if (!frame && code) MatchCodeLine(line);
+  if (!frame && code) {
     for (const char* call : {".from_pretrained(", ".generate(", "load_checkpoint_and_dispatch("}) {
       if (Has(s, call)) {
         auto& e = line.Emit(EventKind::kFrame, "transformers");
@@ -383,6 +519,18 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
               "max_calib_seq_len, GPTQ's calibration dataset size)",
            "the calibration inputs stay on the GPU from layer to layer");
     return true;
+  }
+  // AutoGPTQ's exllama kernels allocate, after the weights, temp_state (max_input_length x the
+  // largest layer dimension, fp16; 2048 rows by default with act-order) and temp_dq per device
+  // (auto_gptq/modeling/_utils.py autogptq_post_init, utils/exllama_utils.py
+  // exllama_set_max_input_length, 0.4-0.7); exllama v2 a fixed scratch space.
+  if (cause == Cause::kWeightsTooLarge &&
+      AnyFrame(f, {"autogptq_post_init", "exllama_set_max_input_length", "gptqmodel_post_init",
+                   "hf_gptqmodel_post_init"})) {
+    AddFix(d, "a smaller max_input_length for the exllama buffers (exllama_set_max_input_length("
+              "model, N)), or another kernel (from_quantized(..., disable_exllama=True, "
+              "disable_exllamav2=True))",
+           "the kernels' scratch buffers are allocated after the weights, on top of them");
   }
   if (cause == Cause::kWeightsTooLarge) {
     AddFix(d, "load the weights in 16 bits (not float32) or quantized (8-/4-bit), or on a card "
@@ -412,6 +560,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "a smaller maximum batch and length for the preallocated cache (setup_caches(batch, "
               "..., decoder_max_seq_len=...), max_batch_size / max_seq_len of the script)",
            "the cache is batch x max length x layers of K and V, reserved before the first token");
+    return true;
+  }
+  if (cause == Cause::kMultimodalEncoder) {
+    AddFix(d, "fewer or smaller images a request (resize them before the model's image "
+              "transform: fewer tiles and patches)",
+           "the vision encoder's activations grow with the image's pixels");
+    AddFix(d, "the weights in fewer bits (int8 / int4) or a GPU with more memory",
+           "the encoder runs in what the weights leave free");
     return true;
   }
   if (cause != Cause::kActivationPeak) return false;

@@ -11,8 +11,44 @@ namespace {
 
 constexpr char kEngine[] = "transformers";
 
+// Eager attention on the stack: its function's frame (4.48+), or its score matmul or softmax on
+// a code line under a model's Attention.forward (the pytorch reader's "attn_weights" frame).
+bool EagerAttention(const Facts& f) {
+  return AnyFrame(f, {"eager_attention_forward", "attn_weights"});
+}
+
+// The bar over the checkpoint's shards (modeling_utils.py, logging.tqdm(desc="Loading checkpoint
+// shards"), 4.2x-4.5x), its last state on the line: part of the way, the load is running; whole,
+// the weights are loaded and what fails next is generation (or a later move of the model, whose
+// frames then say so).
+void MatchShardsBar(const Line& line) {
+  const std::string_view t = line.text;
+  const size_t bar = t.rfind("Loading checkpoint shards:");
+  if (bar == std::string_view::npos) return;
+  size_t end = 0;
+  const auto pct = NumberAt(t, bar + 26, &end);
+  if (!pct || t.substr(end, 1) != "%") return;
+  line.Emit(*pct >= 100 ? EventKind::kWeightsLoaded : EventKind::kLoadBegin, kEngine);
+}
+
+// transformers' generate warning about its inputs as it starts (generation/utils.py
+// _prepare_special_tokens and _prepare_attention_mask_for_generation, 4.3x-4.5x): "Setting
+// `pad_token_id` to `eos_token_id`:2 for open-end generation.", "The attention mask and the pad
+// token id were not set. ...", "The attention mask is not set and cannot be inferred from input
+// because pad token is same as eos token. ...": generation began.
+void MatchGenerateWarning(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "for open-end generation") && !Has(s, "he attention mask and the pad token id") &&
+      !Has(s, "he attention mask is not set and cannot be inferred")) {
+    return;
+  }
+  line.Emit(EventKind::kServing, kEngine);
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
+  if (Has(s, "Loading checkpoint shards:")) MatchShardsBar(line);
+  MatchGenerateWarning(line);
   if (Has(s, "StaticCache") || Has(s, "cache_implementation=\"static\"") ||
       Has(s, "cache_implementation='static'")) {
     line.Emit(EventKind::kStaticCache, kEngine);
@@ -84,10 +120,21 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "no offloaded layers to move in at generate time");
     return true;
   }
-  if (cause == Cause::kActivationPeak && AnyFrame(f, {"eager_attention_forward"})) {
+  if (cause == Cause::kActivationPeak && EagerAttention(f)) {
     AddFix(d, "attn_implementation=\"sdpa\" (or \"flash_attention_2\") in from_pretrained",
            "eager attention materialises the full heads x length x length score matrix; SDPA and "
            "flash attention do not");
+  }
+  if (cause == Cause::kMultimodalEncoder) {
+    // The Qwen2-VL / Qwen2.5-VL image processors resize each image to at most max_pixels
+    // (image_processing_qwen2_vl.py smart_resize, 4.45+); other processors take a size.
+    AddFix(d, "smaller images through the processor (AutoProcessor.from_pretrained(..., "
+              "max_pixels=...) for Qwen2-VL / Qwen2.5-VL, a smaller size= for others) and fewer "
+              "images or video frames a call",
+           "the vision tower's activations grow with the image's patches");
+    AddFix(d, "attn_implementation=\"sdpa\" (or \"flash_attention_2\") in from_pretrained",
+           "the vision tower's eager attention builds a patches x patches score matrix per head");
+    return true;
   }
   if (cause == Cause::kFragmentation) return false;
   if (PytorchReader().fixes(cause, f, d)) return true;
@@ -108,7 +155,7 @@ void RunFlags(const Facts& f, FlagValues* flags, std::vector<std::string>* notes
     flags->push_back({"--cache-implementation", "static"});
     notes->push_back("the log names a static cache: planned with cache_implementation=\"static\"");
   }
-  if (AnyFrame(f, {"eager_attention_forward"})) {
+  if (EagerAttention(f)) {
     flags->push_back({"--attn-implementation", "eager"});
     notes->push_back("the traceback runs eager attention: planned with attn_implementation="
                      "\"eager\"");
@@ -121,6 +168,10 @@ const Reader& TransformersReader() {
   static const Reader kReader = {
       .engine = kEngine,
       .match = Match,
+      // The shards bar part of the way or whole, generate's warnings as it starts.
+      .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
+                     {EventKind::kWeightsLoaded, Stage::kRuntime},
+                     {EventKind::kServing, Stage::kRuntime}},
       // A frame in transformers or accelerate names it unless a later frame names another.
       .frame_path = Num::kPathHasTransformers,
       .frame_path_final = false,
