@@ -246,6 +246,19 @@ bool GgmlBuffer(const Facts& f) {
   return GgmlFailed(f) && (f.has(EventKind::kGgmlLoadFail) || f.has(EventKind::kGgmlAllocFail));
 }
 bool GgmlBufferImage(const Facts& f) { return GgmlBuffer(f) && f.has(EventKind::kImage); }
+// A tensor buffer failed (ggml-alloc.c alloc_tensor_range, which allocates the loader's tensors
+// and the KV cache's alike) with no loader error, no compute reservation and no projector: when
+// the weights were already allocated (llama.cpp logs the model buffer's size after allocating it,
+// llama-model.cpp load_tensors) or a front end's estimate said the model fits, the buffer is the
+// next one llama_init_from_model allocates, the KV cache (llama-kv-cache.cpp).
+bool GgmlBufferAfterWeights(const Facts& f) {
+  if (!GgmlFailed(f) || !f.has(EventKind::kGgmlAllocFail) || f.has(EventKind::kGgmlLoadFail) ||
+      GgmlCompute(f) || f.has(EventKind::kImage) || GgmlFailedAfter(f, EventKind::kMmWarmup)) {
+    return false;
+  }
+  return GgmlFailedAfter(f, EventKind::kGgmlModelBuffer) ||
+         f.get(Num::kEstimateFits).value_or(0) > 0;
+}
 
 bool ProfileMultimodal(const Facts& f) { return f.stage == Stage::kProfile && f.multimodal; }
 
@@ -533,6 +546,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kComputeBuffer, S::kRuntime, GgmlComputeDecode, Words::kDecodeComputeBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlCompute, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlBufferImage, Words::kImageBuffer),
+      Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferAfterWeights, Words::kKvBuffer),
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.
       Worded(C::kKvTooManySequences, S::kRuntime, Seen<E::kSglangTokenOom>, Words::kTokenPool),

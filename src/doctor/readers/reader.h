@@ -150,6 +150,7 @@ const Reader& LlamaCppReader();
 const Reader& TransformersReader();
 const Reader& NvidiaSmiReader();
 const Reader& OllamaReader();
+const Reader& LmStudioReader();
 const Reader& TgiReader();
 const Reader& HintsReader();
 
