@@ -40,7 +40,14 @@ bool SamplerOom(const Facts& f) {
 
 // The sampler warm-up's message or frame with the profile run's frame (and not the worker's
 // warm-up): the profile run's own sampler pass.
-bool SamplerInProfile(const Facts& f) { return SamplerOom(f) && f.frame_stage == Stage::kProfile; }
+// Without frames, a log that got no further than the profile run (weights loaded; no KV-cache,
+// graph or serving line) says the same: vLLM V1's profile_run ends in _dummy_sampler_run
+// (vllm/v1/worker/gpu_model_runner.py, 0.8-0.11), which raises the same message.
+bool SamplerInProfile(const Facts& f) {
+  if (!SamplerOom(f)) return false;
+  return f.frame_stage == Stage::kProfile ||
+         (!f.frame_stage && f.milestone_stage == Stage::kProfile);
+}
 
 // vLLM 0.21+ profiles the CUDA graphs into the KV budget
 // (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): an estimate over a tenth of the card (at least 1 GiB)
