@@ -50,6 +50,13 @@ void Match(const Line& line) {
     Set(e, Num::kHostRequiredBytes, BytesAfter(s, "requires more system memory ("));
     Set(e, Num::kHostAvailableBytes, BytesAfter(s, "than is available ("));
   }
+  // The new engine's layout search (llm/server.go, 0.12+) allocates the weights, KV cache and
+  // compute graph of a layout together; when none fits: "memory layout cannot be allocated" (with
+  // " with num_gpu = N" when the request fixed the layers on the GPU).
+  if (Has(s, "memory layout cannot be allocated")) {
+    auto& e = line.Emit(EventKind::kGgmlLoadFail, kEngine);
+    Set(e, Num::kOffloadLayers, NumberAfter(s, "with num_gpu ="));
+  }
   if (Has(s, "llama runner started in")) line.Emit(EventKind::kServing, kEngine);
   if (Has(s, "loading cache slot")) line.Emit(EventKind::kRequest, kEngine);
 }
@@ -74,12 +81,15 @@ std::string SmallerContext(const Facts& f) {
   return fmt::format("PARAMETER num_ctx {} (or OLLAMA_CONTEXT_LENGTH={})", n, n);
 }
 
-// One eighth fewer layers than the estimate put on the GPU.
+// One eighth fewer layers than were put on the GPU (the estimate's, or the request's num_gpu).
 std::string FewerLayers(const Facts& f) {
   const auto layers = f.get(Num::kOffloadLayers);
-  if (!layers || *layers < 2) return "PARAMETER num_gpu lower (fewer layers on the GPU)";
+  // num_gpu = 999 and the like ask for every layer, whatever the model has.
+  if (!layers || *layers < 2 || *layers > 256) {
+    return "PARAMETER num_gpu lower (fewer layers on the GPU)";
+  }
   const int64_t n = static_cast<int64_t>(*layers);
-  return fmt::format("PARAMETER num_gpu {} (the estimate put {} layers on the GPU)",
+  return fmt::format("PARAMETER num_gpu {} ({} layers were put on the GPU)",
                      n - std::max<int64_t>(1, n / 8), n);
 }
 
@@ -98,6 +108,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, SmallerContext(f), "the compute buffer grows with the context too");
       return true;
     case Cause::kWeightsTooLarge:
+      if (const LogEvent* e = f.first_of(EventKind::kGgmlLoadFail);
+          e && Has(e->text, "with num_gpu =")) {
+        AddFix(d, "num_gpu left out of the request and the Modelfile",
+               "the request fixed the layers on the GPU; without it Ollama searches for a "
+               "layout that fits and keeps the rest on the CPU");
+      }
       AddFix(d, FewerLayers(f),
              "Ollama's estimate left too little room: the rest stays on the CPU");
       AddFix(d, "OLLAMA_GPU_OVERHEAD=1073741824",

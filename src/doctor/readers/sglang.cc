@@ -105,9 +105,16 @@ void Match(const Line& line) {
       e.values[Num::kOnlineQuantization] = 1;
     }
   }
-  if (Has(s, "Capture draft cuda graph begin") || Has(s, "Capture draft extend cuda graph")) {
+  // CudaGraphRunner.__init__ (cuda_graph_runner.py, 0.3-0.5) wraps what capture() raised as
+  // "Capture cuda graph failed: <error>" (an OOM's message follows on the same line); EAGLE's
+  // draft runners the same.
+  if (Has(s, "Capture draft cuda graph begin") || Has(s, "Capture draft extend cuda graph") ||
+      Has(s, "Capture cuda graph failed") || Has(s, "Capture CUDA graph failed")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }
+  // model_runner.py init_memory_pool logs "Memory pool end. avail mem=X GB" once the KV pool is
+  // allocated (0.4-0.5): the next phase is capture.
+  if (Has(s, "Memory pool end.")) line.Emit(EventKind::kKvTokens, kEngine);
 }
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
