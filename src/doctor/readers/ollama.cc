@@ -62,6 +62,28 @@ void Match(const Line& line) {
 }
 
 std::string Say(Words rule, const Facts& f) {
+  // The llama.cpp buffers in Ollama's words (its settings, not llama.cpp's flags).
+  switch (rule) {
+    case Words::kWeightBuffer: {
+      const LogEvent* e = f.first_of(EventKind::kGgmlLoadFail);
+      if (e && Has(e->text, "memory layout cannot be allocated")) {
+        return "Ollama found no layout of the model's layers, KV cache and compute graph that "
+               "fits the GPU's memory";
+      }
+      return "Ollama's runner could not allocate the weights of the layers it put on the GPU "
+             "(num_gpu, from its offload estimate)";
+    }
+    case Words::kKvBuffer:
+      return "Ollama's runner could not allocate the KV cache for the context (num_ctx x "
+             "OLLAMA_NUM_PARALLEL)";
+    case Words::kContextComputeBuffer:
+      return "Ollama's runner could not reserve its compute buffers when creating the context "
+             "(they grow with num_ctx and num_batch)";
+    case Words::kDecodeComputeBuffer:
+      return "Ollama's runner could not grow a compute buffer while serving a request";
+    default:
+      break;
+  }
   if (rule != Words::kHostMemory) return "";
   const auto need = f.get(Num::kHostRequiredBytes), have = f.get(Num::kHostAvailableBytes);
   if (need && have) {
