@@ -115,6 +115,12 @@ void Match(const Line& line) {
   // model_runner.py init_memory_pool logs "Memory pool end. avail mem=X GB" once the KV pool is
   // allocated (0.4-0.5): the next phase is capture.
   if (Has(s, "Memory pool end.")) line.Emit(EventKind::kKvTokens, kEngine);
+  // model_runner.py init_torch_distributed (0.3-0.5): at TP > 1, a GPU with less than 90% of
+  // this one's free memory stops the start-up ("The memory capacity is unbalanced. Some GPUs may
+  // be occupied by other processes."); with the check disabled it is only a warning.
+  if (Has(s, "memory capacity is unbalanced") && !Has(s, "WARNING") && !Has(s, "warning")) {
+    line.Emit(EventKind::kStartupError, kEngine);
+  }
 }
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
@@ -127,6 +133,10 @@ std::string Lower(const Facts& f) {
 }
 
 std::string Say(Words rule, const Facts&) {
+  if (rule == Words::kStartupFreeMemory) {
+    return "SGLang refused to start: one GPU has less than 90% of the free memory of another "
+           "(its tensor-parallel balance check); other processes hold memory on it";
+  }
   if (rule == Words::kTokenPoolEmpty) {
     return "SGLang's token pool is empty: after the weights, nothing is left of "
            "--mem-fraction-static x the free memory before the load (profile_max_num_token: "
@@ -198,6 +208,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     case Cause::kMultimodalEncoder:
       AddFix(d, "smaller images (--mm-max-pixels where supported) or --mem-fraction-static lower",
              "the vision encoder's activations grow with pixels, outside the static pool");
+      return true;
+    case Cause::kOtherProcess:
+      AddFix(d, "stop the other processes on the GPUs (nvidia-smi lists them), or "
+                "CUDA_VISIBLE_DEVICES naming GPUs that are free",
+             "every tensor-parallel rank sizes its pool from the least free memory");
+      AddFix(d, "--mem-fraction-static " + Lower(f), "a smaller share of what is free");
       return true;
     case Cause::kFragmentation:
       return false;
