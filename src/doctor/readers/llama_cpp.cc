@@ -23,7 +23,19 @@ void Match(const Line& line) {
     if (!e.values.count(Num::kRequestedBytes)) {
       Set(e, Num::kRequestedBytes, BytesAfter(s, "buffer of size"));
     }
+    // ggml-metal: "ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer,
+    // size = 16384.00 MiB".
+    if (!e.values.count(Num::kRequestedBytes)) {
+      Set(e, Num::kRequestedBytes, BytesAfter(s, "size ="));
+    }
     e.values[Num::kHost] = Has(s, "cpu_buffer") ? 1 : 0;
+  }
+  // ggml-metal's buffer (ggml-metal.m, later ggml-metal-device.m ggml_metal_buffer_init / _map):
+  // "error: failed to allocate buffer, size = 16384.00 MiB".
+  if (Has(s, "ggml_metal_buffer_") && Has(s, "failed to allocate buffer")) {
+    auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
+    Set(e, Num::kRequestedBytes, BytesAfter(s, "size ="));
+    e.values[Num::kHost] = 0;
   }
   // ggml-vulkan's own failure (ggml-vulkan.cpp: "Device memory allocation of size N failed.").
   if (Has(s, "Device memory allocation of size") && Has(s, "failed")) {
