@@ -235,6 +235,7 @@ TEST(Diagnose, WrappedEnginesNeverSpeakLlamaCppFlags) {
   const std::string dir = std::string(VRAMFIT_SOURCE_DIR) + "/tests/doctor/cases/";
   for (const char* id : {"ollama-compute-buffer", "ollama-cuda0-buffer-offload-estimate",
                          "ollama-memory-layout-num-gpu", "ollama-memory-layout-backoff",
+                         "ollama-serving-compute-growth",
                          "lm-studio-estimate-fits-context-buffer",
                          "lm-studio-estimate-no-verdict-weights"}) {
     const std::string log = ReadFile(dir + id + ".log");

@@ -241,6 +241,20 @@ bool GgmlMmWarmup(const Facts& f) {
          !GgmlFailedAfter(f, EventKind::kRequest) && !f.has(EventKind::kImage);
 }
 bool GgmlComputeImage(const Facts& f) { return GgmlCompute(f) && f.has(EventKind::kImage); }
+// Ollama reserves its worst-case text batch when it loads a model (runner/ollamarunner
+// runner.go reserveWorstCaseGraph, 0.6+; llama.cpp's context creation in the older runner), so a
+// compute buffer that must grow while a request is served, outside llama.cpp's KV update, is the
+// graph the text reservation does not cover: an image's encoding (EncodeMultimodal runs in its
+// own context, sized by the image).
+bool OllamaServingCompute(const Facts& f) {
+  if (f.engine != "ollama" || !GgmlCompute(f) || !GgmlFailedAfter(f, EventKind::kRequest)) {
+    return false;
+  }
+  const LogEvent* c = f.first_of(EventKind::kGgmlComputeFail);
+  if (!c) return true;
+  auto it = c->values.find(Num::kDuringDecode);
+  return it == c->values.end() || it->second <= 0;
+}
 bool GgmlComputeDecode(const Facts& f) {
   if (!GgmlCompute(f)) return false;
   if (GgmlFailedAfter(f, EventKind::kRequest)) return true;
@@ -550,6 +564,7 @@ const std::vector<Rule>& Rules() {
       {C::kHostMemory, S::kLoad, HostOomKill, nullptr, nullptr, Words::kHostMemory, true},
       Worded(C::kMultimodalEncoder, S::kProfile, GgmlMmWarmup, Words::kProjectorWarmup),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlComputeImage, Words::kImageComputeBuffer),
+      Worded(C::kMultimodalEncoder, S::kRuntime, OllamaServingCompute, Words::kImageComputeBuffer),
       Worded(C::kComputeBuffer, S::kRuntime, GgmlComputeDecode, Words::kDecodeComputeBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlCompute, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlBufferImage, Words::kImageBuffer),

@@ -79,6 +79,9 @@ std::string Say(Words rule, const Facts& f) {
     case Words::kContextComputeBuffer:
       return "Ollama's runner could not reserve its compute buffers when creating the context "
              "(they grow with num_ctx and num_batch)";
+    case Words::kImageComputeBuffer:
+      return "a compute buffer had to grow while Ollama served a request: the worst-case text "
+             "batch was reserved at load, so the graph that did not fit is an image's encoding";
     case Words::kDecodeComputeBuffer:
       return "Ollama's runner could not grow a compute buffer while serving a request";
     default:
