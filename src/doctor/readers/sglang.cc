@@ -115,6 +115,14 @@ void Match(const Line& line) {
   // model_runner.py init_memory_pool logs "Memory pool end. avail mem=X GB" once the KV pool is
   // allocated (0.4-0.5): the next phase is capture.
   if (Has(s, "Memory pool end.")) line.Emit(EventKind::kKvTokens, kEngine);
+  // model_runner.py load_model opens with "Load weight begin. avail mem=X GB"; the server is up
+  // at "The server is fired up and ready to roll!", and serves "Prefill batch." / "Decode
+  // batch." lines (scheduler.py, 0.3-0.5).
+  if (Has(s, "Load weight begin")) line.Emit(EventKind::kLoadBegin, kEngine);
+  if (Has(s, "The server is fired up") || Has(s, "Prefill batch. #new-seq") ||
+      Has(s, "Decode batch. #running-req")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
   // model_runner.py init_torch_distributed (0.3-0.5): at TP > 1, a GPU with less than 90% of
   // this one's free memory stops the start-up ("The memory capacity is unbalanced. Some GPUs may
   // be occupied by other processes."); with the check disabled it is only a warning.
@@ -276,10 +284,12 @@ const Reader& SglangReader() {
       .engine = kEngine,
       .match = Match,
       // Its KV pool's size is printed once the pool is allocated: the next phase is capture.
-      .milestones = {{EventKind::kSglangWeights, Stage::kKvCache},
+      .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
+                     {EventKind::kSglangWeights, Stage::kKvCache},
                      {EventKind::kKvTokens, Stage::kCudaGraph},
                      {EventKind::kGraphBegin, Stage::kCudaGraph},
-                     {EventKind::kGraphDone, Stage::kRuntime}},
+                     {EventKind::kGraphDone, Stage::kRuntime},
+                     {EventKind::kServing, Stage::kRuntime}},
       .frame_path = Num::kPathHasSglang,
       .frame_path_final = true,
       .fixes = Fixes,
