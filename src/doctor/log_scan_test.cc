@@ -137,6 +137,7 @@ TEST(LogScan, WorkerPrefixesGiveTheirRanks) {
 TEST(LogScan, EstimateBackendAndLayoutLines) {
   const LogScan s = Scan(
       "estimatedContextVramUsageBytes: 13.18 GiB\n"
+      "  \"estimatedModelVramUsageBytes\": 18232520704,\n"
       "canLoad: true\n"
       "ggml_vulkan: Device memory allocation of size 1059303232 failed.\n"
       "ggml_metal_buffer_init: error: failed to allocate buffer, size = 7.33 MiB\n"
@@ -149,6 +150,12 @@ TEST(LogScan, EstimateBackendAndLayoutLines) {
   ASSERT_NE(est, nullptr);
   EXPECT_EQ(est->engine, "lm-studio");
   EXPECT_DOUBLE_EQ(est->values.at(Num::kKvCacheBytes), 13.18 * 1073741824.0);
+  const LogEvent* model = nullptr;
+  for (const LogEvent& e : s.events) {
+    if (e.kind == EventKind::kLoadEstimate && e.values.count(Num::kWeightsBytes)) model = &e;
+  }
+  ASSERT_NE(model, nullptr);
+  EXPECT_DOUBLE_EQ(model->values.at(Num::kWeightsBytes), 18232520704.0);
   int fits = 0, allocs = 0;
   for (const LogEvent& e : s.events) {
     if (e.kind == EventKind::kLoadEstimate && e.values.count(Num::kEstimateFits)) {

@@ -6,6 +6,10 @@
 // (Reader::wraps).
 #include <fmt/format.h>
 
+#include <string>
+#include <string_view>
+#include <utility>
+
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
@@ -17,19 +21,16 @@ void Match(const Line& line) {
   const LineView s = line.view();
   // "estimatedModelVramUsageBytes:   16.98 GiB", "estimatedContextVramUsageBytes: 13.18 GiB"
   // (a plain number is bytes), "canLoad: true".
-  if (Has(s, "estimatedModelVramUsageBytes")) {
+  constexpr std::pair<std::string_view, Num> kEstimates[] = {
+      {"estimatedModelVramUsageBytes", Num::kWeightsBytes},
+      {"estimatedContextVramUsageBytes", Num::kKvCacheBytes},
+  };
+  for (const auto& [key, value] : kEstimates) {
+    if (!Has(s, key)) continue;
     auto& e = line.Emit(EventKind::kLoadEstimate, kEngine);
-    Set(e, Num::kWeightsBytes, BytesAfter(s, "estimatedModelVramUsageBytes\""));
-    if (!e.values.count(Num::kWeightsBytes)) {
-      Set(e, Num::kWeightsBytes, BytesAfter(s, "estimatedModelVramUsageBytes"));
-    }
-  }
-  if (Has(s, "estimatedContextVramUsageBytes")) {
-    auto& e = line.Emit(EventKind::kLoadEstimate, kEngine);
-    Set(e, Num::kKvCacheBytes, BytesAfter(s, "estimatedContextVramUsageBytes\""));
-    if (!e.values.count(Num::kKvCacheBytes)) {
-      Set(e, Num::kKvCacheBytes, BytesAfter(s, "estimatedContextVramUsageBytes"));
-    }
+    // As JSON ("key": 18232520704, bytes) or as text (key: 16.98 GiB).
+    Set(e, value, BytesAfter(s, std::string(key) + "\""));
+    if (!e.values.count(value)) Set(e, value, BytesAfter(s, key));
   }
   if (Has(s, "canLoad")) {
     const std::string_view rest = s.substr(s.find("canLoad"));
