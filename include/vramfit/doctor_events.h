@@ -68,6 +68,7 @@ enum class EventKind : uint8_t {
   kFitAdjust,            // fit_adjust: --fit (or Ollama) moved layers or cut the context
   kContextExceeded,      // context_exceeded: a request longer than the context (llama-server)
   kHostBufferFail,       // host_buffer_fail: a host buffer (CPU, CUDA_Host) failed
+  kLoadEstimate,         // load_estimate: a front end's estimate before loading (LM Studio)
   // Ollama.
   kOllamaMarker,         // ollama_marker: a line of Ollama's server or runner
   kOllamaSystemMemory,   // ollama_system_memory: "model requires more system memory (X)"
@@ -85,7 +86,7 @@ enum class EventKind : uint8_t {
   kMmHint,               // mm_hint: a multimodal hint (pixel values, encoder frames, ...)
   kPrompt,               // prompt: a request's prompt length
 };
-inline constexpr int kEventKindCount = 65;
+inline constexpr int kEventKindCount = 66;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {
@@ -145,8 +146,10 @@ enum class Num : uint8_t {
   kCudaGraphMaxBs,            // cuda_graph_max_bs
   kMaxTotalTokens,            // max_total_tokens
   kKvCacheDtypeBits,          // kv_cache_dtype_bits: 8 for an fp8 KV cache, 16 for bf16/fp16
+  // A front end's estimate before loading (LM Studio).
+  kEstimateFits,              // estimate_fits: the estimate said the model fits (1) or not (0)
 };
-inline constexpr int kNumCount = 55;
+inline constexpr int kNumCount = 56;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

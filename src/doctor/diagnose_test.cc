@@ -225,3 +225,31 @@ TEST(Diagnose, NothingToDiagnose) {
 
 }  // namespace
 }  // namespace vramfit
+
+namespace vramfit {
+namespace {
+
+// Ollama and LM Studio run llama.cpp, but their users set Ollama's and LM Studio's settings:
+// neither the fixes nor the summary of their logs name llama.cpp's flags.
+TEST(Diagnose, WrappedEnginesNeverSpeakLlamaCppFlags) {
+  const std::string dir = std::string(VRAMFIT_SOURCE_DIR) + "/tests/doctor/cases/";
+  for (const char* id : {"ollama-compute-buffer", "ollama-cuda0-buffer-offload-estimate",
+                         "ollama-memory-layout-num-gpu", "ollama-memory-layout-backoff",
+                         "ollama-serving-compute-growth",
+                         "lm-studio-estimate-fits-context-buffer",
+                         "lm-studio-estimate-no-verdict-weights"}) {
+    const std::string log = ReadFile(dir + id + ".log");
+    ASSERT_FALSE(log.empty()) << id;
+    const Diagnosis d = DiagnoseText(log);
+    ASSERT_TRUE(d.found) << id;
+    std::string all = d.summary + "\n";
+    for (const Fix& f : d.fixes) all += f.change + "\n";
+    for (const char* flag :
+         {"-ngl", "-ub", "-c ", "-ctk", "--fit", "n_ubatch", "--max-model-len"}) {
+      EXPECT_EQ(all.find(flag), std::string::npos) << id << " names " << flag << ":\n" << all;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vramfit

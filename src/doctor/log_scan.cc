@@ -41,7 +41,7 @@ std::string RankOf(std::string_view s) {
     while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
     return "rank" + std::string(s.substr(at + 5, e - at - 5));
   }
-  for (std::string_view key : {"Worker_TP", " TP"}) {
+  for (std::string_view key : {"_TP", " TP"}) {
     at = s.find(key);
     if (at != std::string_view::npos && at < 80) {
       size_t e = at + key.size();

@@ -168,6 +168,61 @@ TEST(LogScan, LoadMilestonesOfTextgenAndTransformers) {
             K{EventKind::kServing});
 }
 
+// The ranks of worker prefixes across releases: "(VllmWorker rank=1 ..)", "[rank0]:", SGLang's
+// "TP3]", vLLM's "(Worker_TP1 ..)" and, with pipeline parallelism, "(Worker_PP0_TP1 ..)".
+TEST(LogScan, WorkerPrefixesGiveTheirRanks) {
+  const LogScan s = Scan(
+      "(Worker_PP0_TP1 pid=312) INFO 11-25 08:04:10 [gpu_worker.py:391] Available KV cache "
+      "memory: 30.71 GiB\n"
+      "(Worker_TP0 pid=311) INFO 11-25 08:04:12 [kv_cache_utils.py:1244] GPU KV cache size: "
+      "1,341,040 tokens\n");
+  EXPECT_EQ(Find(s, EventKind::kKvAvailable)->rank, "TP1");
+  EXPECT_EQ(Find(s, EventKind::kKvTokens)->rank, "TP0");
+}
+
+// Lines of the readers' newer families: LM Studio's estimate, ggml-vulkan's and ggml-metal's
+// failed allocations, Ollama's layout search, SGLang's balance check and capture failure.
+TEST(LogScan, EstimateBackendAndLayoutLines) {
+  const LogScan s = Scan(
+      "estimatedContextVramUsageBytes: 13.18 GiB\n"
+      "  \"estimatedModelVramUsageBytes\": 18232520704,\n"
+      "canLoad: true\n"
+      "ggml_vulkan: Device memory allocation of size 1059303232 failed.\n"
+      "ggml_metal_buffer_init: error: failed to allocate buffer, size = 7.33 MiB\n"
+      "time=2025-10-01T10:00:02.000Z level=INFO source=sched.go:470 msg=\"Load failed\" "
+      "error=\"memory layout cannot be allocated with num_gpu = 48\"\n"
+      "[2025-08-11 12:00:05 TP1] ValueError: The memory capacity is unbalanced. Some GPUs may be "
+      "occupied by other processes.\n"
+      "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 1.02 GiB.\n");
+  const LogEvent* est = Find(s, EventKind::kLoadEstimate);
+  ASSERT_NE(est, nullptr);
+  EXPECT_EQ(est->engine, "lm-studio");
+  EXPECT_DOUBLE_EQ(est->values.at(Num::kKvCacheBytes), 13.18 * 1073741824.0);
+  const LogEvent* model = nullptr;
+  for (const LogEvent& e : s.events) {
+    if (e.kind == EventKind::kLoadEstimate && e.values.count(Num::kWeightsBytes)) model = &e;
+  }
+  ASSERT_NE(model, nullptr);
+  EXPECT_DOUBLE_EQ(model->values.at(Num::kWeightsBytes), 18232520704.0);
+  int fits = 0, allocs = 0;
+  for (const LogEvent& e : s.events) {
+    if (e.kind == EventKind::kLoadEstimate && e.values.count(Num::kEstimateFits)) {
+      fits += static_cast<int>(e.values.at(Num::kEstimateFits));
+    }
+    if (e.kind == EventKind::kGgmlAllocFail) ++allocs;
+  }
+  EXPECT_EQ(fits, 1);
+  EXPECT_EQ(allocs, 2);
+  EXPECT_DOUBLE_EQ(Find(s, EventKind::kGgmlAllocFail)->values.at(Num::kRequestedBytes),
+                   1059303232.0);
+  const LogEvent* layout = Find(s, EventKind::kGgmlLoadFail);
+  ASSERT_NE(layout, nullptr);
+  EXPECT_EQ(layout->engine, "ollama");
+  EXPECT_DOUBLE_EQ(layout->values.at(Num::kOffloadLayers), 48);
+  EXPECT_EQ(Find(s, EventKind::kStartupError)->engine, "sglang");
+  EXPECT_EQ(Find(s, EventKind::kGraphBegin)->engine, "sglang");
+}
+
 TEST(LogScan, SglangServerArgumentsForTheRebuiltPlan) {
   // ServerArgs(...) as SGLang prints it: None is not a value, and "attn_tp_size" is not tp_size.
   const LogScan s = Scan(

@@ -40,7 +40,14 @@ bool SamplerOom(const Facts& f) {
 
 // The sampler warm-up's message or frame with the profile run's frame (and not the worker's
 // warm-up): the profile run's own sampler pass.
-bool SamplerInProfile(const Facts& f) { return SamplerOom(f) && f.frame_stage == Stage::kProfile; }
+// Without frames, a log that got no further than the profile run (weights loaded; no KV-cache,
+// graph or serving line) says the same: vLLM V1's profile_run ends in _dummy_sampler_run
+// (vllm/v1/worker/gpu_model_runner.py, 0.8-0.11), which raises the same message.
+bool SamplerInProfile(const Facts& f) {
+  if (!SamplerOom(f)) return false;
+  return f.frame_stage == Stage::kProfile ||
+         (!f.frame_stage && f.milestone_stage == Stage::kProfile);
+}
 
 // vLLM 0.21+ profiles the CUDA graphs into the KV budget
 // (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): an estimate over a tenth of the card (at least 1 GiB)
@@ -243,6 +250,20 @@ bool GgmlMmWarmup(const Facts& f) {
          !GgmlFailedAfter(f, EventKind::kRequest) && !f.has(EventKind::kImage);
 }
 bool GgmlComputeImage(const Facts& f) { return GgmlCompute(f) && f.has(EventKind::kImage); }
+// Ollama reserves its worst-case text batch when it loads a model (runner/ollamarunner
+// runner.go reserveWorstCaseGraph, 0.6+; llama.cpp's context creation in the older runner), so a
+// compute buffer that must grow while a request is served, outside llama.cpp's KV update, is the
+// graph the text reservation does not cover: an image's encoding (EncodeMultimodal runs in its
+// own context, sized by the image).
+bool OllamaServingCompute(const Facts& f) {
+  if (f.engine != "ollama" || !GgmlCompute(f) || !GgmlFailedAfter(f, EventKind::kRequest)) {
+    return false;
+  }
+  const LogEvent* c = f.first_of(EventKind::kGgmlComputeFail);
+  if (!c) return true;
+  auto it = c->values.find(Num::kDuringDecode);
+  return it == c->values.end() || it->second <= 0;
+}
 bool GgmlComputeDecode(const Facts& f) {
   if (!GgmlCompute(f)) return false;
   if (GgmlFailedAfter(f, EventKind::kRequest)) return true;
@@ -255,6 +276,19 @@ bool GgmlBuffer(const Facts& f) {
   return GgmlFailed(f) && (f.has(EventKind::kGgmlLoadFail) || f.has(EventKind::kGgmlAllocFail));
 }
 bool GgmlBufferImage(const Facts& f) { return GgmlBuffer(f) && f.has(EventKind::kImage); }
+// A tensor buffer failed (ggml-alloc.c alloc_tensor_range, which allocates the loader's tensors
+// and the KV cache's alike) with no loader error, no compute reservation and no projector: when
+// the weights were already allocated (llama.cpp logs the model buffer's size after allocating it,
+// llama-model.cpp load_tensors) or a front end's estimate said the model fits, the buffer is the
+// next one llama_init_from_model allocates, the KV cache (llama-kv-cache.cpp).
+bool GgmlBufferAfterWeights(const Facts& f) {
+  if (!GgmlFailed(f) || !f.has(EventKind::kGgmlAllocFail) || f.has(EventKind::kGgmlLoadFail) ||
+      GgmlCompute(f) || f.has(EventKind::kImage) || GgmlFailedAfter(f, EventKind::kMmWarmup)) {
+    return false;
+  }
+  return GgmlFailedAfter(f, EventKind::kGgmlModelBuffer) ||
+         f.get(Num::kEstimateFits).value_or(0) > 0;
+}
 
 bool ProfileMultimodal(const Facts& f) { return f.stage == Stage::kProfile && f.multimodal; }
 
@@ -539,9 +573,11 @@ const std::vector<Rule>& Rules() {
       {C::kHostMemory, S::kLoad, HostOomKill, nullptr, nullptr, Words::kHostMemory, true},
       Worded(C::kMultimodalEncoder, S::kProfile, GgmlMmWarmup, Words::kProjectorWarmup),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlComputeImage, Words::kImageComputeBuffer),
+      Worded(C::kMultimodalEncoder, S::kRuntime, OllamaServingCompute, Words::kImageComputeBuffer),
       Worded(C::kComputeBuffer, S::kRuntime, GgmlComputeDecode, Words::kDecodeComputeBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlCompute, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlBufferImage, Words::kImageBuffer),
+      Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferAfterWeights, Words::kKvBuffer),
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.
       Worded(C::kKvTooManySequences, S::kRuntime, Seen<E::kSglangTokenOom>, Words::kTokenPool),

@@ -125,10 +125,12 @@ TEST(MonitorRun, SglangStagesAndPeaks) {
   ASSERT_TRUE(run.ok()) << run.status().message();
   const MonitorReport& r = run->report;
   EXPECT_EQ(run->exit_code, 0);
-  // The doctor's SGLang milestones: weights loaded opens kv_cache; "KV Cache is allocated"
-  // opens cudagraph; the capture's end opens runtime.
-  EXPECT_EQ(StagesMarked(r), (std::vector<std::string>{"kv_cache", "cudagraph", "runtime"}));
-  EXPECT_EQ(UsedPeak(r, Stage::kStartup), 62 * kGiB);  // loading is before the first milestone
+  // The doctor's SGLang milestones: "Load weight begin" opens load; weights loaded opens
+  // kv_cache; "KV Cache is allocated" opens cudagraph; the capture's end opens runtime.
+  EXPECT_EQ(StagesMarked(r),
+            (std::vector<std::string>{"load", "kv_cache", "cudagraph", "runtime"}));
+  EXPECT_EQ(UsedPeak(r, Stage::kStartup), 512 * kMiB);  // the CUDA context before the load
+  EXPECT_EQ(UsedPeak(r, Stage::kLoad), 62 * kGiB);
   EXPECT_EQ(UsedPeak(r, Stage::kKvCache), 71 * kGiB);
   EXPECT_EQ(UsedPeak(r, Stage::kCudaGraph), 72 * kGiB);
   EXPECT_EQ(UsedPeak(r, Stage::kRuntime), 72 * kGiB);

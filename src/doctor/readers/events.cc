@@ -64,6 +64,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kFitAdjust, "fit_adjust"},
     {EventKind::kContextExceeded, "context_exceeded"},
     {EventKind::kHostBufferFail, "host_buffer_fail"},
+    {EventKind::kLoadEstimate, "load_estimate"},
     {EventKind::kOllamaMarker, "ollama_marker"},
     {EventKind::kOllamaSystemMemory, "ollama_system_memory"},
     {EventKind::kOllamaOffload, "ollama_offload"},
@@ -133,6 +134,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kCudaGraphMaxBs, "cuda_graph_max_bs"},
     {Num::kMaxTotalTokens, "max_total_tokens"},
     {Num::kKvCacheDtypeBits, "kv_cache_dtype_bits"},
+    {Num::kEstimateFits, "estimate_fits"},
 };
 
 // Entry i names value i, and every value has an entry.

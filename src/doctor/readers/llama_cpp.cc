@@ -23,11 +23,36 @@ void Match(const Line& line) {
     if (!e.values.count(Num::kRequestedBytes)) {
       Set(e, Num::kRequestedBytes, BytesAfter(s, "buffer of size"));
     }
+    // ggml-metal: "ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer,
+    // size = 16384.00 MiB".
+    if (!e.values.count(Num::kRequestedBytes)) {
+      Set(e, Num::kRequestedBytes, BytesAfter(s, "size ="));
+    }
     e.values[Num::kHost] = Has(s, "cpu_buffer") ? 1 : 0;
   }
-  if (Has(s, "alloc_tensor_range: failed") ||
-      ((Has(s, "llama_model_load") || Has(s, "error loading model")) &&
-       Has(s, "unable to allocate"))) {
+  // ggml-metal's buffer (ggml-metal.m, later ggml-metal-device.m ggml_metal_buffer_init / _map):
+  // "error: failed to allocate buffer, size = 16384.00 MiB".
+  if (Has(s, "ggml_metal_buffer_") && Has(s, "failed to allocate buffer")) {
+    auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
+    Set(e, Num::kRequestedBytes, BytesAfter(s, "size ="));
+    e.values[Num::kHost] = 0;
+  }
+  // ggml-vulkan's own failure (ggml-vulkan.cpp: "Device memory allocation of size N failed.").
+  if (Has(s, "Device memory allocation of size") && Has(s, "failed")) {
+    auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
+    Set(e, Num::kRequestedBytes, BytesAfter(s, "allocation of size"));
+    e.values[Num::kHost] = 0;
+  }
+  // ggml-alloc.c alloc_tensor_range fails for any context's tensors: the model loader's
+  // (llama-model.cpp load_tensors) and the KV cache's (llama-kv-cache.cpp) alike. Only the
+  // loader's own error says the weights.
+  if (Has(s, "alloc_tensor_range: failed")) {
+    auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
+    Set(e, Num::kRequestedBytes, BytesAfter(s, "buffer of size"));
+    e.values[Num::kHost] = Has(s, "CPU buffer") || Has(s, "CUDA_Host buffer") ? 1 : 0;
+  }
+  if ((Has(s, "llama_model_load") || Has(s, "error loading model") || Has(s, "load_tensors")) &&
+      Has(s, "unable to allocate")) {
     line.Emit(EventKind::kGgmlLoadFail, kEngine);
   }
   if (Has(s, "failed to allocate buffer for kv cache") || Has(s, "llama_kv_cache_init() failed") ||

@@ -50,11 +50,43 @@ void Match(const Line& line) {
     Set(e, Num::kHostRequiredBytes, BytesAfter(s, "requires more system memory ("));
     Set(e, Num::kHostAvailableBytes, BytesAfter(s, "than is available ("));
   }
+  // The new engine's layout search (llm/server.go, 0.12+) allocates the weights, KV cache and
+  // compute graph of a layout together; when none fits: "memory layout cannot be allocated" (with
+  // " with num_gpu = N" when the request fixed the layers on the GPU).
+  if (Has(s, "memory layout cannot be allocated")) {
+    auto& e = line.Emit(EventKind::kGgmlLoadFail, kEngine);
+    Set(e, Num::kOffloadLayers, NumberAfter(s, "with num_gpu ="));
+  }
   if (Has(s, "llama runner started in")) line.Emit(EventKind::kServing, kEngine);
   if (Has(s, "loading cache slot")) line.Emit(EventKind::kRequest, kEngine);
 }
 
 std::string Say(Words rule, const Facts& f) {
+  // The llama.cpp buffers in Ollama's words (its settings, not llama.cpp's flags).
+  switch (rule) {
+    case Words::kWeightBuffer: {
+      const LogEvent* e = f.first_of(EventKind::kGgmlLoadFail);
+      if (e && Has(e->text, "memory layout cannot be allocated")) {
+        return "Ollama found no layout of the model's layers, KV cache and compute graph that "
+               "fits the GPU's memory";
+      }
+      return "Ollama's runner could not allocate the weights of the layers it put on the GPU "
+             "(num_gpu, from its offload estimate)";
+    }
+    case Words::kKvBuffer:
+      return "Ollama's runner could not allocate the KV cache for the context (num_ctx x "
+             "OLLAMA_NUM_PARALLEL)";
+    case Words::kContextComputeBuffer:
+      return "Ollama's runner could not reserve its compute buffers when creating the context "
+             "(they grow with num_ctx and num_batch)";
+    case Words::kImageComputeBuffer:
+      return "a compute buffer had to grow while Ollama served a request: the worst-case text "
+             "batch was reserved at load, so the graph that did not fit is an image's encoding";
+    case Words::kDecodeComputeBuffer:
+      return "Ollama's runner could not grow a compute buffer while serving a request";
+    default:
+      break;
+  }
   if (rule != Words::kHostMemory) return "";
   const auto need = f.get(Num::kHostRequiredBytes), have = f.get(Num::kHostAvailableBytes);
   if (need && have) {
@@ -74,12 +106,15 @@ std::string SmallerContext(const Facts& f) {
   return fmt::format("PARAMETER num_ctx {} (or OLLAMA_CONTEXT_LENGTH={})", n, n);
 }
 
-// One eighth fewer layers than the estimate put on the GPU.
+// One eighth fewer layers than were put on the GPU (the estimate's, or the request's num_gpu).
 std::string FewerLayers(const Facts& f) {
   const auto layers = f.get(Num::kOffloadLayers);
-  if (!layers || *layers < 2) return "PARAMETER num_gpu lower (fewer layers on the GPU)";
+  // num_gpu = 999 and the like ask for every layer, whatever the model has.
+  if (!layers || *layers < 2 || *layers > 256) {
+    return "PARAMETER num_gpu lower (fewer layers on the GPU)";
+  }
   const int64_t n = static_cast<int64_t>(*layers);
-  return fmt::format("PARAMETER num_gpu {} (the estimate put {} layers on the GPU)",
+  return fmt::format("PARAMETER num_gpu {} ({} layers were put on the GPU)",
                      n - std::max<int64_t>(1, n / 8), n);
 }
 
@@ -98,6 +133,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, SmallerContext(f), "the compute buffer grows with the context too");
       return true;
     case Cause::kWeightsTooLarge:
+      if (const LogEvent* e = f.first_of(EventKind::kGgmlLoadFail);
+          e && Has(e->text, "with num_gpu =")) {
+        AddFix(d, "num_gpu left out of the request and the Modelfile",
+               "the request fixed the layers on the GPU; without it Ollama searches for a "
+               "layout that fits and keeps the rest on the CPU");
+      }
       AddFix(d, FewerLayers(f),
              "Ollama's estimate left too little room: the rest stays on the CPU");
       AddFix(d, "OLLAMA_GPU_OVERHEAD=1073741824",

@@ -82,7 +82,9 @@ inline void MatchMethodFrame(const Line& line, const char* engine, std::string_v
   const std::string_view s = line.text;
   const size_t at = s.find(key);
   if (at == std::string_view::npos) return;
-  size_t b = at + key.size(), end = b;
+  size_t b = at + key.size();
+  if (b < s.size() && (s[b] == '\'' || s[b] == '"')) ++b;  // the name quoted (repr)
+  size_t end = b;
   while (end < s.size() && end - b < 80 &&
          (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_'))
     ++end;
@@ -150,6 +152,7 @@ const Reader& LlamaCppReader();
 const Reader& TransformersReader();
 const Reader& NvidiaSmiReader();
 const Reader& OllamaReader();
+const Reader& LmStudioReader();
 const Reader& TgiReader();
 const Reader& HintsReader();
 

@@ -105,8 +105,29 @@ void Match(const Line& line) {
       e.values[Num::kOnlineQuantization] = 1;
     }
   }
-  if (Has(s, "Capture draft cuda graph begin") || Has(s, "Capture draft extend cuda graph")) {
+  // CudaGraphRunner.__init__ (cuda_graph_runner.py, 0.3-0.5) wraps what capture() raised as
+  // "Capture cuda graph failed: <error>" (an OOM's message follows on the same line); EAGLE's
+  // draft runners the same.
+  if (Has(s, "Capture draft cuda graph begin") || Has(s, "Capture draft extend cuda graph") ||
+      Has(s, "Capture cuda graph failed") || Has(s, "Capture CUDA graph failed")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
+  }
+  // model_runner.py init_memory_pool logs "Memory pool end. avail mem=X GB" once the KV pool is
+  // allocated (0.4-0.5): the next phase is capture.
+  if (Has(s, "Memory pool end.")) line.Emit(EventKind::kKvTokens, kEngine);
+  // model_runner.py load_model opens with "Load weight begin. avail mem=X GB"; the server is up
+  // at "The server is fired up and ready to roll!", and serves "Prefill batch." / "Decode
+  // batch." lines (scheduler.py, 0.3-0.5).
+  if (Has(s, "Load weight begin")) line.Emit(EventKind::kLoadBegin, kEngine);
+  if (Has(s, "The server is fired up") || Has(s, "Prefill batch. #new-seq") ||
+      Has(s, "Decode batch. #running-req")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+  // model_runner.py init_torch_distributed (0.3-0.5): at TP > 1, a GPU with less than 90% of
+  // this one's free memory stops the start-up ("The memory capacity is unbalanced. Some GPUs may
+  // be occupied by other processes."); with the check disabled it is only a warning.
+  if (Has(s, "memory capacity is unbalanced") && !Has(s, "WARNING") && !Has(s, "warning")) {
+    line.Emit(EventKind::kStartupError, kEngine);
   }
 }
 
@@ -120,6 +141,10 @@ std::string Lower(const Facts& f) {
 }
 
 std::string Say(Words rule, const Facts&) {
+  if (rule == Words::kStartupFreeMemory) {
+    return "SGLang refused to start: one GPU has less than 90% of the free memory of another "
+           "(its tensor-parallel balance check); other processes hold memory on it";
+  }
   if (rule == Words::kTokenPoolEmpty) {
     return "SGLang's token pool is empty: after the weights, nothing is left of "
            "--mem-fraction-static x the free memory before the load (profile_max_num_token: "
@@ -192,6 +217,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, "smaller images (--mm-max-pixels where supported) or --mem-fraction-static lower",
              "the vision encoder's activations grow with pixels, outside the static pool");
       return true;
+    case Cause::kOtherProcess:
+      AddFix(d, "stop the other processes on the GPUs (nvidia-smi lists them), or "
+                "CUDA_VISIBLE_DEVICES naming GPUs that are free",
+             "every tensor-parallel rank sizes its pool from the least free memory");
+      AddFix(d, "--mem-fraction-static " + Lower(f), "a smaller share of what is free");
+      return true;
     case Cause::kFragmentation:
       return false;
     default:
@@ -253,10 +284,12 @@ const Reader& SglangReader() {
       .engine = kEngine,
       .match = Match,
       // Its KV pool's size is printed once the pool is allocated: the next phase is capture.
-      .milestones = {{EventKind::kSglangWeights, Stage::kKvCache},
+      .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
+                     {EventKind::kSglangWeights, Stage::kKvCache},
                      {EventKind::kKvTokens, Stage::kCudaGraph},
                      {EventKind::kGraphBegin, Stage::kCudaGraph},
-                     {EventKind::kGraphDone, Stage::kRuntime}},
+                     {EventKind::kGraphDone, Stage::kRuntime},
+                     {EventKind::kServing, Stage::kRuntime}},
       .frame_path = Num::kPathHasSglang,
       .frame_path_final = true,
       .fixes = Fixes,

@@ -9,9 +9,9 @@ namespace vramfit::doctor {
 
 const std::vector<const Reader*>& Readers() {
   static const std::vector<const Reader*> kReaders = {
-      &VllmReader(),     &PytorchReader(),      &SglangReader(),
-      &LlamaCppReader(), &TransformersReader(), &NvidiaSmiReader(),
-      &OllamaReader(),   &TgiReader(),          &HintsReader(),
+      &VllmReader(),     &PytorchReader(),      &SglangReader(),   &LlamaCppReader(),
+      &TransformersReader(), &NvidiaSmiReader(), &OllamaReader(),  &LmStudioReader(),
+      &TgiReader(),      &HintsReader(),
   };
   return kReaders;
 }

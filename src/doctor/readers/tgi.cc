@@ -29,6 +29,13 @@ void Match(const Line& line) {
   if (Has(s, "Starting shard") || Has(s, "Waiting for shard")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
+  // A shard that died before it was ready (launcher main.rs: "Shard N failed to start", then
+  // "Error: ShardCannotStart"): the server was still in get_model (server.py serve), loading the
+  // weights; the warm-up comes only after every shard is ready. Printed after the shard's
+  // stderr, so it is read as that call's frame, not as a milestone.
+  if ((Has(s, "Shard ") && Has(s, "failed to start")) || Has(s, "ShardCannotStart")) {
+    line.Emit(EventKind::kFrame, kEngine).text = "get_model (a shard failed to start)";
+  }
   if (Has(s, "Shard ready") || Has(s, "Warming up model")) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }

@@ -147,6 +147,12 @@ void MatchKvCache(const Line& line) {
        {"GPU KV cache size:", EventKind::kKvTokens, Num::kKvCacheTokens, false},
        {"warming up sampler with", EventKind::kSamplerOom, Num::kMaxNumSeqs, false},
        {"Estimated CUDA graph memory:", EventKind::kGraphEstimate, Num::kCudagraphBytes, true}});
+  // A pooling model's counterpart (gpu_model_runner.py _dummy_pooler_run, 0.10+): "CUDA out of
+  // memory occurred when warming up pooler (task='embed') with N dummy requests".
+  if (Has(s, "when warming up pooler")) {
+    auto& e = line.Emit(EventKind::kSamplerOom, kEngine);
+    Set(e, Num::kMaxNumSeqs, NumberAfter(s, ") with "));
+  }
   if (Has(s, "Maximum concurrency for")) {
     auto& e = line.Emit(EventKind::kMaxConcurrency, kEngine);
     size_t end = 0;
@@ -290,6 +296,10 @@ std::string Say(Words rule, const Facts& f) {
       return "vLLM refused to start: the GPU's free memory at start-up is below "
              "--gpu-memory-utilization x total; something else holds memory on it";
     case Words::kSamplerWarmup:
+      if (const LogEvent* e = f.first_of(EventKind::kSamplerOom); e && Has(e->text, "pooler")) {
+        return "the pooler warm-up ran out of memory: vLLM pools max_num_seqs dummy requests' "
+               "hidden states at once during start-up";
+      }
       return "the sampler warm-up ran out of memory: vLLM samples max_num_seqs dummy requests' "
              "logits (vocabulary-wide, fp32) at once during start-up";
     case Words::kGraphCapture:

@@ -1,0 +1,98 @@
+// LM Studio's log reader (readers/reader.h): the estimate it makes before loading a model
+// (estimateModelUsage: the model's and the context's VRAM, and whether it can load), and fixes
+// in LM Studio's vocabulary: the model's load settings (Context Length, GPU Offload, Flash
+// Attention, K/V Cache Quantization Type) and `lms load` flags. LM Studio runs llama.cpp: the
+// buffer failures are read by the llama.cpp reader and diagnosed in LM Studio's terms here
+// (Reader::wraps).
+#include <fmt/format.h>
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "doctor/readers/reader.h"
+
+namespace vramfit::doctor {
+namespace {
+
+constexpr char kEngine[] = "lm-studio";
+
+void Match(const Line& line) {
+  const LineView s = line.view();
+  // "estimatedModelVramUsageBytes:   16.98 GiB", "estimatedContextVramUsageBytes: 13.18 GiB"
+  // (a plain number is bytes), "canLoad: true".
+  constexpr std::pair<std::string_view, Num> kEstimates[] = {
+      {"estimatedModelVramUsageBytes", Num::kWeightsBytes},
+      {"estimatedContextVramUsageBytes", Num::kKvCacheBytes},
+  };
+  for (const auto& [key, value] : kEstimates) {
+    if (!Has(s, key)) continue;
+    auto& e = line.Emit(EventKind::kLoadEstimate, kEngine);
+    // As JSON ("key": 18232520704, bytes) or as text (key: 16.98 GiB).
+    Set(e, value, BytesAfter(s, std::string(key) + "\""));
+    if (!e.values.count(value)) Set(e, value, BytesAfter(s, key));
+  }
+  if (Has(s, "canLoad")) {
+    const std::string_view rest = s.substr(s.find("canLoad"));
+    const bool yes = rest.substr(0, 16).find("true") != std::string_view::npos;
+    const bool no = rest.substr(0, 16).find("false") != std::string_view::npos;
+    if (yes || no) line.Emit(EventKind::kLoadEstimate, kEngine).values[Num::kEstimateFits] = yes;
+  }
+}
+
+std::string Say(Words rule, const Facts& f) {
+  switch (rule) {
+    case Words::kKvBuffer: {
+      if (f.get(Num::kEstimateFits).value_or(0) <= 0) {
+        return "the buffer for the context (its KV cache) did not fit after the weights";
+      }
+      const auto ctx = f.get(Num::kKvCacheBytes);
+      return fmt::format(
+          "LM Studio's estimate let the model load{}, but after the weights the buffer for the "
+          "context (its KV cache) did not fit: the estimate leaves too little margin for the "
+          "driver's own memory",
+          ctx ? fmt::format(" (the context estimated at {})", Gib(*ctx)) : "");
+    }
+    case Words::kWeightBuffer:
+      return "the layers LM Studio offloaded to the GPU (GPU Offload) do not fit in its memory";
+    default:
+      return "";
+  }
+}
+
+bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  (void)f;
+  switch (cause) {
+    case Cause::kKvTooLongContext:
+    case Cause::kKvNoMemory:
+      AddFix(d, "a lower Context Length in the model's load settings (lms load --context-length)",
+             "the KV cache grows linearly with the context");
+      AddFix(d, "Flash Attention on, with K Cache and V Cache Quantization Type q8_0",
+             "a quantized KV cache: about half the bytes per token");
+      return true;
+    case Cause::kFragmentation:
+      return false;
+    default:
+      AddFix(d, "a lower GPU Offload (fewer layers on the GPU; lms load --gpu 0.8)",
+             "the layers left on the CPU free GPU memory for the rest");
+      AddFix(d, "a lower Context Length in the model's load settings",
+             "a smaller KV cache and compute buffer");
+      return true;
+  }
+}
+
+}  // namespace
+
+const Reader& LmStudioReader() {
+  static const Reader kReader = {
+      .engine = kEngine,
+      .match = Match,
+      .milestones = {{EventKind::kLoadEstimate, Stage::kLoad}},
+      .fixes = Fixes,
+      .words = Say,
+      .wraps = "llama.cpp",
+  };
+  return kReader;
+}
+
+}  // namespace vramfit::doctor
