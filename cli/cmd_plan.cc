@@ -2,6 +2,7 @@
 // start-up, stage by stage, on each GPU, with what fits when it does not.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdio>
 
 #include "commands.h"
@@ -23,6 +24,19 @@ Result<uint64_t> ReadMemoryFlag(const char* flag, const std::string& text) {
   if (bare)
     fmt::print(Err(), "vramfit: {} {}: read as {} GiB (give a unit to say otherwise: {}GB)\n",
                flag, text, text, text);
+  // GB and MB are powers of ten, as ParseMemorySize reads them: say what that comes to, since
+  // GPU memory is counted in GiB (2^30) by CUDA, PyTorch and the engines.
+  const size_t unit = text.find_first_not_of("0123456789. ");
+  if (unit != std::string::npos) {
+    std::string u = text.substr(unit);
+    for (char& c : u) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (u == "gb" || u == "mb") {
+      fmt::print(Err(), "vramfit: {} {}: read as {} bytes = {:.2f} GiB (GB and MB are powers of "
+                 "ten; {}{} counts in powers of two)\n", flag, text, *bytes,
+                 static_cast<double>(*bytes) / (1ULL << 30), text.substr(0, unit),
+                 u == "gb" ? "GiB" : "MiB");
+    }
+  }
   return bytes;
 }
 
@@ -41,12 +55,30 @@ std::vector<Advice> VariantAdvice(const Engine& engine, const Inventory& inv, co
   return AdviseAlternatives(engine, alternatives, gpu, settings, plan);
 }
 
+// FindGpu with a note on stderr when the name fits several cards: which one is read, and the
+// ids that choose another.
+Result<GpuSpec> FindGpuNoting(const std::string& name) {
+  auto g = FindGpu(name);
+  if (!g.ok() || g->also_named.empty()) return g;
+  std::string others;
+  for (const std::string& id : g->also_named) {
+    auto other = FindGpu(id);
+    others += fmt::format("{}{} ({} GB)", others.empty() ? "" : ", ", id,
+                          other.ok() ? other->marketing_gb : 0);
+  }
+  fmt::print(stderr,
+             "vramfit: note: --gpu {} fits several cards; read as {} ({} GB); give --gpu {} "
+             "for another\n",
+             name, g->id, g->marketing_gb, others);
+  return g;
+}
+
 Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
   if (!memory.empty()) {
     auto bytes = ReadMemoryFlag("--gpu-memory", memory);
     if (!bytes.ok()) return bytes.status();
     if (name.empty()) return CustomGpu(*bytes);
-    auto g = FindGpu(name);
+    auto g = FindGpuNoting(name);
     if (!g.ok()) return g.status();
     g->total_bytes = *bytes;  // the card's capabilities with the user's memory figure
     g->confidence = "given";
@@ -55,7 +87,7 @@ Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
   if (name.empty())
     return Status::InvalidArgument(
         "--gpu NAME or --gpu-memory SIZE is required (see `vramfit gpus`)");
-  return FindGpu(name);
+  return FindGpuNoting(name);
 }
 
 std::function<int()> SetupPlan(CLI::App* app) {
