@@ -145,6 +145,26 @@ std::string ModelAsSuggestion(const std::string& path) {
                      std::string(p), found->id);
 }
 
+// For a model that only a downloader resolves, what to pass instead: an Ollama library name
+// (`ollama run qwen3:8b`; Ollama pulls it from its registry, which vramfit does not read) or a
+// llama.cpp `-hf ORG/REPO[:QUANT]` whose Hub read failed. "" for other engines and names.
+std::string DownloadedModelHint(const Engine& engine, const std::string& model) {
+  if (engine.name == "ollama" && model.find('/') == std::string::npos &&
+      !model.ends_with(".gguf")) {
+    return fmt::format(
+        " (\"{}\" is an Ollama library name, which vramfit does not download: give the GGUF "
+        "file Ollama pulled, the blob on the FROM line of `ollama show --modelfile {}` (under "
+        "~/.ollama/models/blobs/), or a Hub GGUF as hf.co/ORG/REPO:QUANT)",
+        model, model);
+  }
+  if (engine.name == "llamacpp" && model.find('/') != std::string::npos &&
+      model.find('/') != 0 && !model.ends_with(".gguf")) {
+    return " (llama.cpp's -hf downloads a .gguf file from the Hub: without a network, give that "
+           "file as -m FILE.gguf)";
+  }
+  return "";
+}
+
 // Checks one engine command: prints its diagnostics, puts its report in *out, returns its
 // exit code. `version` is the --<engine>-version given ("" for none).
 int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string version,
@@ -179,6 +199,7 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
     fmt::print(run.json ? stderr : stdout, "{}{}{}\n", where, line,
                mapped.empty() ? "" : fmt::format("  (model read as {})", mapped));
   }
+  const std::string launched = cmd->model;
   if (!mapped.empty()) cmd->model = mapped;
   if (!cmd->unmodelled_env.empty()) {
     fmt::print(stderr, "vramfit check: {}environment not modelled (ignored): {}\n", where,
@@ -222,8 +243,15 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
         !std::filesystem::exists(cmd->model, ec)) {
       hint = " (a path on the serving machine? --model-as PATH=ID reads it as a Hub or catalog "
              "model" + ModelAsSuggestion(cmd->model) + ")";
+    } else if (run.model_as.empty() && !std::filesystem::exists(cmd->model, ec)) {
+      hint = DownloadedModelHint(*engine, cmd->model);
     }
     return fail(inv_model.status().message() + hint);
+  }
+  if (!mapped.empty()) {
+    // --model-as PATH=ID: the numbers are ID's, the command names PATH, what the user launches.
+    inv_model->model = launched;
+    inv_model->repo.clear();
   }
   auto model = engine->prepare(*inv_model);
   if (!model.ok()) return fail(model.status().message());

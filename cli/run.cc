@@ -122,6 +122,20 @@ int Run(std::vector<std::string> args) {
   for (const Engine* e : Engines()) {
     args = ExpandShortNames(e->flags, std::move(args));
   }
+  if (!args.empty() && !args.front().empty() && args.front()[0] != '-') {
+    // A first word that is no subcommand: CLI11 would only say one is required.
+    std::string names;
+    bool known = false;
+    for (const auto& c : Commands()) {
+      known |= args.front() == c.name;
+      names += (names.empty() ? "" : ", ") + std::string(c.name);
+    }
+    if (!known) {
+      fmt::print(Err(), "vramfit: unknown subcommand \"{}\"; the subcommands: {} (`vramfit "
+                 "--help` says what each does)\n", args.front(), names);
+      return kExitUsage;
+    }
+  }
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
   try {
     app.parse(args);

@@ -234,6 +234,25 @@ TEST(OllamaCommand, ReadsEnvironmentRunAndFlags) {
   EXPECT_EQ(g->gpu_overhead, 2 * kGiB);
 }
 
+// `ollama run hf.co/ORG/REPO:QUANT` names a Hub GGUF repo: read as the Hub id, and the
+// command written back carries the prefix Ollama needs.
+TEST(OllamaCommand, ReadsHubModelsAsHubIds) {
+  for (const char* name : {"hf.co/Qwen/Qwen3-8B-GGUF:Q4_K_M",
+                           "huggingface.co/Qwen/Qwen3-8B-GGUF:Q4_K_M"}) {
+    auto c = ReadOllamaCommand({"ollama", "run", name});
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->model, "Qwen/Qwen3-8B-GGUF:Q4_K_M") << name;
+  }
+  EXPECT_EQ(ReadOllamaCommand({"ollama", "run", "qwen3:8b"})->model, "qwen3:8b");
+  Inventory inv;
+  inv.model = "Qwen/Qwen3-8B-GGUF:Q4_K_M";
+  inv.source.kind = ModelKind::kHub;
+  EXPECT_EQ(CommandLine(inv, {}), "ollama run hf.co/Qwen/Qwen3-8B-GGUF:Q4_K_M");
+  inv.source.kind = ModelKind::kLocalFile;
+  inv.model = "/m/x.gguf";
+  EXPECT_EQ(CommandLine(inv, {}), "ollama run /m/x.gguf");
+}
+
 TEST(OllamaEngineRow, RefusesSafetensorsAndOtherReleases) {
   Inventory inv;
   inv.has_spec = true;
