@@ -57,6 +57,10 @@ Result<std::string> ReadTextFile(const std::string& path) {
     text << std::cin.rdbuf();
     return text.str();
   }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument(fmt::format("{}: a directory, not a file", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(fmt::format("{}: cannot read the file", path));
   std::ostringstream text;

@@ -57,6 +57,17 @@ TEST(SglangCommand, NamesOneDashOptionsAndAbbreviations) {
   EXPECT_EQ(s->max_num_batched_tokens, -1);
 }
 
+// vLLM's spelling of a setting SGLang has is refused naming SGLang's flag.
+TEST(SglangFlags, RefusesVllmSpellingsNamingSglangs) {
+  auto s = ReadFlags({{"--max-model-len", "4096"}}, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "--max-model-len is not a flag of SGLang (SGLang spells the nearest setting "
+            "--context-length)");
+  EXPECT_EQ(ReadFlags({{"--lora-rank", "8"}}, {}).status().message(),
+            "--lora-rank is not a flag of SGLang");
+}
+
 TEST(SglangCommand, ReadsSglangServeAndItsAliases) {
   const std::vector<std::string> argv = {
       "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1", "sglang", "serve", "--model-path",
