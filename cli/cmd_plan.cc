@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <regex>
 
 #include "commands.h"
 #include "engine_flags.h"
@@ -59,7 +60,29 @@ std::vector<Advice> VariantAdvice(const Engine& engine, const Inventory& inv, co
 // ids that choose another.
 Result<GpuSpec> FindGpuNoting(const std::string& name) {
   auto g = FindGpu(name);
-  if (!g.ok() || g->also_named.empty()) return g;
+  if (!g.ok()) {
+    // "2x4090", "8xH100", "4090 x2", "4090,3090": a count or a list where one card is named.
+    static const std::regex kCountFirst(R"(^\s*(\d+)\s*[xX*]\s*(\S.*)$)");
+    static const std::regex kCountLast(R"(^(.*\S)\s*[xX*]\s*(\d+)\s*$)");
+    std::smatch m;
+    for (int last = 0; last < 2; ++last) {
+      if (!std::regex_match(name, m, last ? kCountLast : kCountFirst)) continue;
+      const std::string card = m[last ? 1 : 2].str(), count = m[last ? 2 : 1].str();
+      if (FindGpu(card).ok()) {
+        return Status::InvalidArgument(fmt::format(
+            "--gpu \"{}\": --gpu names one card; give --gpu {} and the count as -tp {} "
+            "(tensor parallel; -pp for pipeline parallel), or --gpus {} for fit",
+            name, card, count, count));
+      }
+    }
+    if (name.find_first_of(",+") != std::string::npos) {
+      return Status::InvalidArgument(fmt::format(
+          "--gpu \"{}\": --gpu names one card, and every GPU of a plan is that card; for "
+          "mixed cards give the smallest", name));
+    }
+    return g;
+  }
+  if (g->also_named.empty()) return g;
   std::string others;
   for (const std::string& id : g->also_named) {
     auto other = FindGpu(id);

@@ -268,6 +268,28 @@ run(sglang_vllm_flag 2 plan qwen3-8b --gpu 4090 --engine sglang --max-model-len 
 if(NOT last_err MATCHES "SGLang spells the nearest setting --context-length")
   message(SEND_ERROR "sglang_vllm_flag: '${last_err}'")
 endif()
+# A flag without its value, on vramfit's line and on the engine's.
+run(flag_no_value 2 plan qwen3-8b --gpu 4090 -tp)
+if(NOT last_err MATCHES "^vramfit plan: --tensor-parallel-size needs a value \\(INT\\)")
+  message(SEND_ERROR "flag_no_value: '${last_err}'")
+endif()
+run(vllm_flag_no_value 2 check --gpu 4090 -- vllm serve qwen3-8b --max-model-len)
+string(CONCAT re "--max-model-len needs a value \\(`vllm serve` stops with \"argument "
+                 "--max-model-len: expected one argument\"\\)")
+if(NOT last_err MATCHES "${re}")
+  message(SEND_ERROR "vllm_flag_no_value: '${last_err}'")
+endif()
+# A card count or a list where --gpu names one card.
+foreach(g "2x4090" "4090 x2")
+  run(gpu_count 2 plan qwen3-8b --gpu ${g})
+  if(NOT last_err MATCHES "--gpu names one card; give --gpu 4090 and the count as -tp 2")
+    message(SEND_ERROR "gpu_count ${g}: '${last_err}'")
+  endif()
+endforeach()
+run(gpu_list 2 plan qwen3-8b --gpu 4090,3090)
+if(NOT last_err MATCHES "every GPU of a plan is that card; for mixed cards give the smallest")
+  message(SEND_ERROR "gpu_list: '${last_err}'")
+endif()
 # Models only a downloader resolves: an Ollama library name, a llama.cpp -hf repo read offline
 # (and Ollama's hf.co/ form of the same), each exit 2 saying what to pass instead.
 run(ollama_library 2 check --gpu 4090 -- ollama run qwen3:8b)
