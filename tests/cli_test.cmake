@@ -213,102 +213,74 @@ run(hub_id_bad 2 inspect someorg/some--model)
 if(NOT last_err MATCHES "not a Hub repo id: expected org/name\\[@revision\\]")
   message(SEND_ERROR "hub_id_bad: '${last_err}'")
 endif()
+# run_err(NAME RC REGEX ARGS...): run() that also fails when stderr does not match REGEX.
+function(run_err name expect_rc regex)
+  run(${name} ${expect_rc} ${ARGN})
+  if(NOT last_err MATCHES "${regex}")
+    message(SEND_ERROR "${name}: stderr does not match '${regex}': '${last_err}'")
+  endif()
+  set(last_out "${last_out}" PARENT_SCOPE)
+  set(last_err "${last_err}" PARENT_SCOPE)
+endfunction()
 # A GPU name several cards answer to: read as the first card of data/gpus.json's
 # ambiguous_names, with a note naming it and the ids of the others; a card's own id: no note.
-run(gpu_ambiguous 0 plan qwen3-8b --gpu a100 --json)
 string(CONCAT re "note: --gpu a100 fits several cards; read as a100-80gb \\(80 GB\\); give "
                  "--gpu a100-40gb \\(40 GB\\) for another")
-if(NOT last_err MATCHES "${re}")
-  message(SEND_ERROR "gpu_ambiguous: '${last_err}'")
-endif()
+run_err(gpu_ambiguous 0 "${re}" plan qwen3-8b --gpu a100 --json)
 string(JSON total GET "${last_out}" gpus 0 total_bytes)
 run(gpu_a100_80 0 plan qwen3-8b --gpu a100-80gb --json)
 string(JSON total_80 GET "${last_out}" gpus 0 total_bytes)
 if(NOT total EQUAL total_80 OR last_err MATCHES "several cards")
   message(SEND_ERROR "gpu_a100_80: ${total} vs ${total_80}, '${last_err}'")
 endif()
-run(gpu_h100 0 plan qwen3-8b --gpu H100)
 string(CONCAT re "read as h100-sxm \\(80 GB\\); give --gpu h100-pcie \\(80 GB\\), "
                  "h100-nvl \\(94 GB\\) for another")
-if(NOT last_err MATCHES "${re}")
-  message(SEND_ERROR "gpu_h100: '${last_err}'")
-endif()
+run_err(gpu_h100 0 "${re}" plan qwen3-8b --gpu H100)
 # A size in GB (powers of ten) says what it comes to in GiB.
-run(gpu_memory_gb 0 plan qwen3-8b --gpu-memory 16GB)
 string(CONCAT re "--gpu-memory 16GB: read as 16000000000 bytes = 14.90 GiB \\(GB and MB "
                  "are powers of ten; 16GiB counts in powers of two\\)")
-if(NOT last_err MATCHES "${re}")
-  message(SEND_ERROR "gpu_memory_gb: '${last_err}'")
-endif()
-# A mistyped subcommand is named, with the list of real ones.
-run(subcommand_typo 2 plna qwen3-8b --gpu 4090)
-if(NOT last_err MATCHES "unknown subcommand \"plna\"; the subcommands: inspect, models, plan")
-  message(SEND_ERROR "subcommand_typo: '${last_err}'")
-endif()
-# A directory given as the log.
-run(doctor_directory 2 doctor tests)
-if(NOT last_err MATCHES "^vramfit doctor: tests: a directory, not a log file")
-  message(SEND_ERROR "doctor_directory: '${last_err}'")
-endif()
-# A directory given as a script.
-run(script_directory 2 check --gpu 4090 --script tests)
-if(NOT last_err MATCHES "^vramfit check: tests: a directory, not a file")
-  message(SEND_ERROR "script_directory: '${last_err}'")
-endif()
+run_err(gpu_memory_gb 0 "${re}" plan qwen3-8b --gpu-memory 16GB)
+# A mistyped subcommand is named, with the list of real ones; a directory given as the log or
+# the script is named as one.
+run_err(subcommand_typo 2 "unknown subcommand \"plna\"; the subcommands: inspect, models, plan"
+        plna qwen3-8b --gpu 4090)
+run_err(doctor_directory 2 "^vramfit doctor: tests: a directory, not a log file" doctor tests)
+run_err(script_directory 2 "^vramfit check: tests: a directory, not a file"
+        check --gpu 4090 --script tests)
 # --engine as people write the engine (llama.cpp, SGLang), and a vLLM flag given to SGLang.
 run(engine_title 0 plan qwen3-8b --gpu 4090 --engine SGLang@0.5.5)
 if(NOT last_out MATCHES "^SGLang 0.5.5 rules")
   message(SEND_ERROR "engine_title: '${last_out}'")
 endif()
-run(engine_title_llamacpp 2 plan qwen3-8b --gpu 4090 --engine llama.cpp)
-if(NOT last_err MATCHES "llama.cpp runs GGUF files")
-  message(SEND_ERROR "engine_title_llamacpp: '${last_err}'")
-endif()
-run(sglang_vllm_flag 2 plan qwen3-8b --gpu 4090 --engine sglang --max-model-len 32k)
-if(NOT last_err MATCHES "SGLang spells the nearest setting --context-length")
-  message(SEND_ERROR "sglang_vllm_flag: '${last_err}'")
-endif()
+run_err(engine_title_llamacpp 2 "llama.cpp runs GGUF files"
+        plan qwen3-8b --gpu 4090 --engine llama.cpp)
+run_err(sglang_vllm_flag 2 "SGLang spells the nearest setting --context-length"
+        plan qwen3-8b --gpu 4090 --engine sglang --max-model-len 32k)
 # A flag without its value, on vramfit's line and on the engine's.
-run(flag_no_value 2 plan qwen3-8b --gpu 4090 -tp)
-if(NOT last_err MATCHES "^vramfit plan: --tensor-parallel-size needs a value \\(INT\\)")
-  message(SEND_ERROR "flag_no_value: '${last_err}'")
-endif()
-run(vllm_flag_no_value 2 check --gpu 4090 -- vllm serve qwen3-8b --max-model-len)
+run_err(flag_no_value 2 "^vramfit plan: --tensor-parallel-size needs a value \\(INT\\)"
+        plan qwen3-8b --gpu 4090 -tp)
 string(CONCAT re "--max-model-len needs a value \\(`vllm serve` stops with \"argument "
                  "--max-model-len: expected one argument\"\\)")
-if(NOT last_err MATCHES "${re}")
-  message(SEND_ERROR "vllm_flag_no_value: '${last_err}'")
-endif()
+run_err(vllm_flag_no_value 2 "${re}" check --gpu 4090 -- vllm serve qwen3-8b --max-model-len)
 # A card count or a list where --gpu names one card.
 foreach(g "2x4090" "4090 x2")
-  run(gpu_count 2 plan qwen3-8b --gpu ${g})
-  if(NOT last_err MATCHES "--gpu names one card; give --gpu 4090 and the count as -tp 2")
-    message(SEND_ERROR "gpu_count ${g}: '${last_err}'")
-  endif()
+  run_err(gpu_count 2 "--gpu names one card; give --gpu 4090 and the count as -tp 2"
+          plan qwen3-8b --gpu ${g})
 endforeach()
-run(gpu_list 2 plan qwen3-8b --gpu 4090,3090)
-if(NOT last_err MATCHES "every GPU of a plan is that card; for mixed cards give the smallest")
-  message(SEND_ERROR "gpu_list: '${last_err}'")
-endif()
+run_err(gpu_list 2 "every GPU of a plan is that card; for mixed cards give the smallest"
+        plan qwen3-8b --gpu 4090,3090)
 # Models only a downloader resolves: an Ollama library name, a llama.cpp -hf repo read offline
 # (and Ollama's hf.co/ form of the same), each exit 2 saying what to pass instead.
-run(ollama_library 2 check --gpu 4090 -- ollama run qwen3:8b)
 string(CONCAT re "\"qwen3:8b\" is an Ollama library name, which vramfit does not "
                  "download: give the GGUF file Ollama pulled, the blob on the FROM line of "
                  "`ollama show --modelfile qwen3:8b`")
-if(NOT last_err MATCHES "${re}")
-  message(SEND_ERROR "ollama_library: '${last_err}'")
-endif()
-run(llamacpp_hf_offline 2 check --gpu 4090 -- llama-server -hf Qwen/Qwen3-8B-GGUF:Q4_K_M)
+run_err(ollama_library 2 "${re}" check --gpu 4090 -- ollama run qwen3:8b)
 string(CONCAT re "Qwen/Qwen3-8B-GGUF.*llama.cpp's -hf downloads a .gguf file from the Hub: "
                  "without a network, give that file as -m FILE.gguf")
-if(NOT last_err MATCHES "${re}")
-  message(SEND_ERROR "llamacpp_hf_offline: '${last_err}'")
-endif()
-run(ollama_hf_offline 2 check --gpu 4090 -- ollama run hf.co/Qwen/Qwen3-8B-GGUF:Q4_K_M)
-if(NOT last_err MATCHES "Qwen/Qwen3-8B-GGUF.*offline")
-  message(SEND_ERROR "ollama_hf_offline: '${last_err}'")
-endif()
+run_err(llamacpp_hf_offline 2 "${re}"
+        check --gpu 4090 -- llama-server -hf Qwen/Qwen3-8B-GGUF:Q4_K_M)
+run_err(ollama_hf_offline 2 "Qwen/Qwen3-8B-GGUF.*offline"
+        check --gpu 4090 -- ollama run hf.co/Qwen/Qwen3-8B-GGUF:Q4_K_M)
 # Hostile inputs (docs/testing.md). A FIFO where a file is expected is refused with exit 2,
 # never waited on: each run has a time limit, so a blocking read fails the test instead of
 # hanging it.
