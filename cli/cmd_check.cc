@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "commands.h"
 #include "engine_flags.h"
@@ -51,21 +50,32 @@ std::string JsonString(std::string_view s) {
                                              nlohmann::json::error_handler_t::replace);
 }
 
-Result<std::string> ReadTextFile(const std::string& path) {
-  if (path == "-") {
-    std::ostringstream text;
-    text << std::cin.rdbuf();
-    return text.str();
+// The most a deploy script or --env file may hold: far beyond any real one, and a bound on what
+// an endless input (/dev/zero, `yes |`) can make vramfit hold in memory.
+constexpr size_t kMaxTextFile = size_t{16} << 20;
+
+// Reads at most kMaxTextFile bytes of `in`; kInvalidArgument past that.
+Result<std::string> ReadBounded(std::istream& in, const std::string& shown) {
+  std::string text(kMaxTextFile + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxTextFile) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: more than {} MiB: not a deploy script or environment file", shown,
+        kMaxTextFile >> 20));
   }
+  return text;
+}
+
+Result<std::string> ReadTextFile(const std::string& path) {
+  if (path == "-") return ReadBounded(std::cin, "standard input");
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     return Status::InvalidArgument(fmt::format("{}: a directory, not a file", path));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(fmt::format("{}: cannot read the file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return ReadBounded(in, path);
 }
 
 // `w` as one shell word that expands nothing: in single quotes, a quote written '\''.

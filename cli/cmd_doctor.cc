@@ -54,6 +54,12 @@ std::function<int()> SetupDoctor(CLI::App* app) {
         return fail(fmt::format("{}: a directory, not a log file (give the file the engine's "
                                 "output went to, or - to read standard input)", f->log));
       }
+      // A device (/dev/zero, /dev/urandom) never ends: refused rather than read forever.
+      if (std::filesystem::is_character_file(f->log, ec) ||
+          std::filesystem::is_block_file(f->log, ec)) {
+        return fail(fmt::format("{}: a device, not a log file (give the file the engine's "
+                                "output went to, or - to read standard input)", f->log));
+      }
       file.open(f->log, std::ios::binary);
       if (!file)
         return fail(fmt::format("{}: cannot open the log (no such file or not readable)", f->log));

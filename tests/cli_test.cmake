@@ -247,6 +247,13 @@ run_err(subcommand_typo 2 "unknown subcommand \"plna\"; the subcommands: inspect
 run_err(doctor_directory 2 "^vramfit doctor: tests: a directory, not a log file" doctor tests)
 run_err(script_directory 2 "^vramfit check: tests: a directory, not a file"
         check --gpu 4090 --script tests)
+# An endless input is refused, never read to the end: a device as the log, more than 16 MiB
+# as a script or --env file.
+run_err(doctor_device 2 "^vramfit doctor: /dev/zero: a device, not a log file" doctor /dev/zero)
+run_err(script_endless 2 "/dev/zero: more than 16 MiB: not a deploy script"
+        check --gpu 4090 --script /dev/zero)
+run_err(env_endless 2 "/dev/zero: more than 16 MiB: not a deploy script or environment file"
+        check --gpu 4090 --env /dev/zero --script tests/scripts/004_vllm_awq_256k.sh)
 # --engine as people write the engine (llama.cpp, SGLang), and a vLLM flag given to SGLang.
 run(engine_title 0 plan qwen3-8b --gpu 4090 --engine SGLang@0.5.5)
 if(NOT last_out MATCHES "^SGLang 0.5.5 rules")
