@@ -151,6 +151,17 @@ Result<EngineCommand> ReadOllamaCommand(const std::vector<std::string>& argv) {
       out.unmodelled_env.push_back(core::Printable(a));
       continue;
     }
+    // envconfig's Uint and Uint64 read plain digits (strconv.ParseUint); anything else is
+    // logged "invalid environment variable, using default" and the default is used, so
+    // OLLAMA_CONTEXT_LENGTH=16k does not give 16,000 tokens. Refused, saying so.
+    const bool uint_env = key == "OLLAMA_CONTEXT_LENGTH" || key == "OLLAMA_NUM_PARALLEL" ||
+                          key == "OLLAMA_GPU_OVERHEAD";
+    if (uint_env && (value.empty() || value.find_first_not_of("0123456789") != std::string::npos)) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: Ollama reads only digits here (strconv.ParseUint) and would use its default "
+          "instead; write the whole number",
+          core::Printable(a)));
+    }
     out.given_flags.push_back(hit->flag);
     out.flags.emplace_back(hit->flag, value);
   }
