@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "commands.h"
 #include "engine_flags.h"
@@ -51,17 +50,32 @@ std::string JsonString(std::string_view s) {
                                              nlohmann::json::error_handler_t::replace);
 }
 
+// The most a deploy script or --env file may hold: far beyond any real one, and a bound on what
+// an endless input (/dev/zero, `yes |`) can make vramfit hold in memory.
+constexpr size_t kMaxTextFile = size_t{16} << 20;
+
+// Reads at most kMaxTextFile bytes of `in`; kInvalidArgument past that.
+Result<std::string> ReadBounded(std::istream& in, const std::string& shown) {
+  std::string text(kMaxTextFile + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxTextFile) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: more than {} MiB: not a deploy script or environment file", shown,
+        kMaxTextFile >> 20));
+  }
+  return text;
+}
+
 Result<std::string> ReadTextFile(const std::string& path) {
-  if (path == "-") {
-    std::ostringstream text;
-    text << std::cin.rdbuf();
-    return text.str();
+  if (path == "-") return ReadBounded(std::cin, "standard input");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument(fmt::format("{}: a directory, not a file", path));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(fmt::format("{}: cannot read the file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return ReadBounded(in, path);
 }
 
 // `w` as one shell word that expands nothing: in single quotes, a quote written '\''.
@@ -145,6 +159,26 @@ std::string ModelAsSuggestion(const std::string& path) {
                      std::string(p), found->id);
 }
 
+// For a model that only a downloader resolves, what to pass instead: an Ollama library name
+// (`ollama run qwen3:8b`; Ollama pulls it from its registry, which vramfit does not read) or a
+// llama.cpp `-hf ORG/REPO[:QUANT]` whose Hub read failed. "" for other engines and names.
+std::string DownloadedModelHint(const Engine& engine, const std::string& model) {
+  if (engine.name == "ollama" && model.find('/') == std::string::npos &&
+      !model.ends_with(".gguf")) {
+    return fmt::format(
+        " (\"{}\" is an Ollama library name, which vramfit does not download: give the GGUF "
+        "file Ollama pulled, the blob on the FROM line of `ollama show --modelfile {}` (under "
+        "~/.ollama/models/blobs/), or a Hub GGUF as hf.co/ORG/REPO:QUANT)",
+        model, model);
+  }
+  if (engine.name == "llamacpp" && model.find('/') != std::string::npos &&
+      model.find('/') != 0 && !model.ends_with(".gguf")) {
+    return " (llama.cpp's -hf downloads a .gguf file from the Hub: without a network, give that "
+           "file as -m FILE.gguf)";
+  }
+  return "";
+}
+
 // Checks one engine command: prints its diagnostics, puts its report in *out, returns its
 // exit code. `version` is the --<engine>-version given ("" for none).
 int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string version,
@@ -179,6 +213,7 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
     fmt::print(run.json ? stderr : stdout, "{}{}{}\n", where, line,
                mapped.empty() ? "" : fmt::format("  (model read as {})", mapped));
   }
+  const std::string launched = cmd->model;
   if (!mapped.empty()) cmd->model = mapped;
   if (!cmd->unmodelled_env.empty()) {
     fmt::print(stderr, "vramfit check: {}environment not modelled (ignored): {}\n", where,
@@ -224,8 +259,15 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
         !std::filesystem::exists(cmd->model, ec)) {
       hint = " (a path on the serving machine? --model-as PATH=ID reads it as a Hub or catalog "
              "model" + ModelAsSuggestion(cmd->model) + ")";
+    } else if (run.model_as.empty() && !std::filesystem::exists(cmd->model, ec)) {
+      hint = DownloadedModelHint(*engine, cmd->model);
     }
     return fail(inv_model.status().message() + hint);
+  }
+  if (!mapped.empty()) {
+    // --model-as PATH=ID: the numbers are ID's, the command names PATH, what the user launches.
+    inv_model->model = launched;
+    inv_model->repo.clear();
   }
   auto model = engine->prepare(*inv_model);
   if (!model.ok()) return fail(model.status().message());

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -48,6 +49,17 @@ std::function<int()> SetupDoctor(CLI::App* app) {
     std::ifstream file;
     std::istream* in = &In();
     if (f->log != "-") {
+      std::error_code ec;
+      if (std::filesystem::is_directory(f->log, ec)) {
+        return fail(fmt::format("{}: a directory, not a log file (give the file the engine's "
+                                "output went to, or - to read standard input)", f->log));
+      }
+      // A device (/dev/zero, /dev/urandom) never ends: refused rather than read forever.
+      if (std::filesystem::is_character_file(f->log, ec) ||
+          std::filesystem::is_block_file(f->log, ec)) {
+        return fail(fmt::format("{}: a device, not a log file (give the file the engine's "
+                                "output went to, or - to read standard input)", f->log));
+      }
       file.open(f->log, std::ios::binary);
       if (!file)
         return fail(fmt::format("{}: cannot open the log (no such file or not readable)", f->log));

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <regex>
 
 #include "commands.h"
 #include "engine_flags.h"
@@ -24,6 +26,19 @@ Result<uint64_t> ReadMemoryFlag(const char* flag, const std::string& text) {
   if (bare)
     fmt::print(Err(), "vramfit: {} {}: read as {} GiB (give a unit to say otherwise: {}GB)\n",
                flag, text, text, text);
+  // GB and MB are powers of ten, as ParseMemorySize reads them: say what that comes to, since
+  // GPU memory is counted in GiB (2^30) by CUDA, PyTorch and the engines.
+  const size_t unit = text.find_first_not_of("0123456789. ");
+  if (unit != std::string::npos) {
+    std::string u = text.substr(unit);
+    for (char& c : u) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (u == "gb" || u == "mb") {
+      fmt::print(Err(), "vramfit: {} {}: read as {} bytes = {:.2f} GiB (GB and MB are powers of "
+                 "ten; {}{} counts in powers of two)\n", flag, text, *bytes,
+                 static_cast<double>(*bytes) / (1ULL << 30), text.substr(0, unit),
+                 u == "gb" ? "GiB" : "MiB");
+    }
+  }
   return bytes;
 }
 
@@ -42,6 +57,46 @@ std::vector<Advice> VariantAdvice(const Engine& engine, const Inventory& inv, co
   return AdviseAlternatives(engine, alternatives, gpu, settings, plan);
 }
 
+// FindGpu with a note on stderr when the name fits several cards: which one is read, and the
+// ids that choose another.
+Result<GpuSpec> FindGpuNoting(const std::string& name) {
+  auto g = FindGpu(name);
+  if (!g.ok()) {
+    // "2x4090", "8xH100", "4090 x2", "4090,3090": a count or a list where one card is named.
+    static const std::regex kCountFirst(R"(^\s*(\d+)\s*[xX*]\s*(\S.*)$)");
+    static const std::regex kCountLast(R"(^(.*\S)\s*[xX*]\s*(\d+)\s*$)");
+    std::smatch m;
+    for (int last = 0; last < 2; ++last) {
+      if (!std::regex_match(name, m, last ? kCountLast : kCountFirst)) continue;
+      const std::string card = m[last ? 1 : 2].str(), count = m[last ? 2 : 1].str();
+      if (FindGpu(card).ok()) {
+        return Status::InvalidArgument(fmt::format(
+            "--gpu \"{}\": --gpu names one card; give --gpu {} and the count as -tp {} "
+            "(tensor parallel; -pp for pipeline parallel), or --gpus {} for fit",
+            name, card, count, count));
+      }
+    }
+    if (name.find('+') != std::string::npos) {
+      return Status::InvalidArgument(fmt::format(
+          "--gpu \"{}\": cards are separated by commas, one per vLLM pipeline stage (--gpu "
+          "5070ti,5090d with -pp 2); other engines plan one card for every rank", name));
+    }
+    return g;
+  }
+  if (g->also_named.empty()) return g;
+  std::string others;
+  for (const std::string& id : g->also_named) {
+    auto other = FindGpu(id);
+    others += fmt::format("{}{} ({} GB)", others.empty() ? "" : ", ", id,
+                          other.ok() ? other->marketing_gb : 0);
+  }
+  fmt::print(stderr,
+             "vramfit: note: --gpu {} fits several cards; read as {} ({} GB); give --gpu {} "
+             "for another\n",
+             name, g->id, g->marketing_gb, others);
+  return g;
+}
+
 Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
   if (name.find(',') != std::string::npos || memory.find(',') != std::string::npos) {
     return Status::InvalidArgument(fmt::format(
@@ -53,7 +108,7 @@ Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
     auto bytes = ReadMemoryFlag("--gpu-memory", memory);
     if (!bytes.ok()) return bytes.status();
     if (name.empty()) return CustomGpu(*bytes);
-    auto g = FindGpu(name);
+    auto g = FindGpuNoting(name);
     if (!g.ok()) return g.status();
     g->total_bytes = *bytes;  // the card's capabilities with the user's memory figure
     g->confidence = "given";
@@ -62,7 +117,7 @@ Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
   if (name.empty())
     return Status::InvalidArgument(
         "--gpu NAME or --gpu-memory SIZE is required (see `vramfit gpus`)");
-  return FindGpu(name);
+  return FindGpuNoting(name);
 }
 
 namespace {

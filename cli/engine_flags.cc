@@ -51,6 +51,12 @@ Result<ChosenEngine> ReadEngineFlags(const std::string& engine_spec, const Engin
     bool has = false;
     for (const FlagSpec& f : engine.flags) has |= std::string_view(f.name) == slots.specs[i].name;
     if (!has) {
+      // The engine's own refusal where it names the flag (it may say how it spells the
+      // setting: SGLang's --context-length for --max-model-len).
+      auto own = engine.read_flags({{slots.specs[i].name, slots.values[i]}}, EngineSettings());
+      if (!own.ok() && own.status().message().find(slots.specs[i].name) != std::string::npos) {
+        return own.status();
+      }
       return Status::InvalidArgument(
           fmt::format("{} is not a flag of {}", slots.specs[i].name, engine.title));
     }

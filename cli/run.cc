@@ -122,6 +122,20 @@ int Run(std::vector<std::string> args) {
   for (const Engine* e : Engines()) {
     args = ExpandShortNames(e->flags, std::move(args));
   }
+  if (!args.empty() && !args.front().empty() && args.front()[0] != '-') {
+    // A first word that is no subcommand: CLI11 would only say one is required.
+    std::string names;
+    bool known = false;
+    for (const auto& c : Commands()) {
+      known |= args.front() == c.name;
+      names += (names.empty() ? "" : ", ") + std::string(c.name);
+    }
+    if (!known) {
+      fmt::print(Err(), "vramfit: unknown subcommand \"{}\"; the subcommands: {} (`vramfit "
+                 "--help` says what each does)\n", args.front(), names);
+      return kExitUsage;
+    }
+  }
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
   try {
     app.parse(args);
@@ -145,13 +159,21 @@ int Run(std::vector<std::string> args) {
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
     // CLI11's words, headed by the subcommand they are about (`vramfit fit: --goal: banana
-    // not in {context,concurrency,gpus}`), and where its flags are listed.
-    std::string sub = "vramfit";
+    // not in {context,concurrency,gpus}`), and where its flags are listed; a flag given
+    // without its value says so in plain words (CLI11: "--gpu: 1 required TEXT missing").
+    std::string sub = "vramfit", what = e.what();
     for (const CLI::App* s : app.get_subcommands()) sub += " " + s->get_name();
+    const size_t colon = what.find(": 1 required ");
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr && colon != std::string::npos &&
+        what.ends_with(" missing")) {
+      const size_t type_at = colon + std::string_view(": 1 required ").size();
+      what = fmt::format("{} needs a value ({})", what.substr(0, colon),
+                         what.substr(type_at, what.size() - type_at - 8));
+    }
     if (sub == "vramfit") {
-      fmt::print(Err(), "vramfit: {} (`vramfit --help` lists the subcommands)\n", e.what());
+      fmt::print(Err(), "vramfit: {} (`vramfit --help` lists the subcommands)\n", what);
     } else {
-      fmt::print(Err(), "{}: {} (`{} --help` lists the flags)\n", sub, e.what(), sub);
+      fmt::print(Err(), "{}: {} (`{} --help` lists the flags)\n", sub, what, sub);
     }
     return kExitUsage;
   }

@@ -213,6 +213,83 @@ run(hub_id_bad 2 inspect someorg/some--model)
 if(NOT last_err MATCHES "not a Hub repo id: expected org/name\\[@revision\\]")
   message(SEND_ERROR "hub_id_bad: '${last_err}'")
 endif()
+# run_err(NAME RC REGEX ARGS...): run() that also fails when stderr does not match REGEX.
+function(run_err name expect_rc regex)
+  run(${name} ${expect_rc} ${ARGN})
+  if(NOT last_err MATCHES "${regex}")
+    message(SEND_ERROR "${name}: stderr does not match '${regex}': '${last_err}'")
+  endif()
+  set(last_out "${last_out}" PARENT_SCOPE)
+  set(last_err "${last_err}" PARENT_SCOPE)
+endfunction()
+# A GPU name several cards answer to: read as the first card of data/gpus.json's
+# ambiguous_names, with a note naming it and the ids of the others; a card's own id: no note.
+string(CONCAT re "note: --gpu a100 fits several cards; read as a100-80gb \\(80 GB\\); give "
+                 "--gpu a100-40gb \\(40 GB\\) for another")
+run_err(gpu_ambiguous 0 "${re}" plan qwen3-8b --gpu a100 --json)
+string(JSON total GET "${last_out}" gpus 0 total_bytes)
+run(gpu_a100_80 0 plan qwen3-8b --gpu a100-80gb --json)
+string(JSON total_80 GET "${last_out}" gpus 0 total_bytes)
+if(NOT total EQUAL total_80 OR last_err MATCHES "several cards")
+  message(SEND_ERROR "gpu_a100_80: ${total} vs ${total_80}, '${last_err}'")
+endif()
+string(CONCAT re "read as h100-sxm \\(80 GB\\); give --gpu h100-pcie \\(80 GB\\), "
+                 "h100-nvl \\(94 GB\\) for another")
+run_err(gpu_h100 0 "${re}" plan qwen3-8b --gpu H100)
+# A size in GB (powers of ten) says what it comes to in GiB.
+string(CONCAT re "--gpu-memory 16GB: read as 16000000000 bytes = 14.90 GiB \\(GB and MB "
+                 "are powers of ten; 16GiB counts in powers of two\\)")
+run_err(gpu_memory_gb 0 "${re}" plan qwen3-8b --gpu-memory 16GB)
+# A mistyped subcommand is named, with the list of real ones; a directory given as the log or
+# the script is named as one.
+run_err(subcommand_typo 2 "unknown subcommand \"plna\"; the subcommands: inspect, models, plan"
+        plna qwen3-8b --gpu 4090)
+run_err(doctor_directory 2 "^vramfit doctor: tests: a directory, not a log file" doctor tests)
+run_err(script_directory 2 "^vramfit check: tests: a directory, not a file"
+        check --gpu 4090 --script tests)
+# An endless input is refused, never read to the end: a device as the log, more than 16 MiB
+# as a script or --env file.
+run_err(doctor_device 2 "^vramfit doctor: /dev/zero: a device, not a log file" doctor /dev/zero)
+run_err(script_endless 2 "/dev/zero: more than 16 MiB: not a deploy script"
+        check --gpu 4090 --script /dev/zero)
+run_err(env_endless 2 "/dev/zero: more than 16 MiB: not a deploy script or environment file"
+        check --gpu 4090 --env /dev/zero --script tests/scripts/004_vllm_awq_256k.sh)
+# --engine as people write the engine (llama.cpp, SGLang), and a vLLM flag given to SGLang.
+run(engine_title 0 plan qwen3-8b --gpu 4090 --engine SGLang@0.5.5)
+if(NOT last_out MATCHES "^SGLang 0.5.5 rules")
+  message(SEND_ERROR "engine_title: '${last_out}'")
+endif()
+run_err(engine_title_llamacpp 2 "llama.cpp runs GGUF files"
+        plan qwen3-8b --gpu 4090 --engine llama.cpp)
+run_err(sglang_vllm_flag 2 "SGLang spells the nearest setting --context-length"
+        plan qwen3-8b --gpu 4090 --engine sglang --max-model-len 32k)
+# A flag without its value, on vramfit's line and on the engine's.
+run_err(flag_no_value 2 "^vramfit plan: --tensor-parallel-size needs a value \\(INT\\)"
+        plan qwen3-8b --gpu 4090 -tp)
+string(CONCAT re "--max-model-len needs a value \\(`vllm serve` stops with \"argument "
+                 "--max-model-len: expected one argument\"\\)")
+run_err(vllm_flag_no_value 2 "${re}" check --gpu 4090 -- vllm serve qwen3-8b --max-model-len)
+# A card count or a list where --gpu names one card.
+foreach(g "2x4090" "4090 x2")
+  run_err(gpu_count 2 "--gpu names one card; give --gpu 4090 and the count as -tp 2"
+          plan qwen3-8b --gpu ${g})
+endforeach()
+run_err(gpu_list 2 "cards are separated by commas, one per vLLM pipeline stage"
+        plan qwen3-8b --gpu 4090+3090)
+run_err(gpu_list_count 2 "--gpu names 2 cards, but the deployment has 1 pipeline stage"
+        plan qwen3-8b --gpu 4090,3090)
+# Models only a downloader resolves: an Ollama library name, a llama.cpp -hf repo read offline
+# (and Ollama's hf.co/ form of the same), each exit 2 saying what to pass instead.
+string(CONCAT re "\"qwen3:8b\" is an Ollama library name, which vramfit does not "
+                 "download: give the GGUF file Ollama pulled, the blob on the FROM line of "
+                 "`ollama show --modelfile qwen3:8b`")
+run_err(ollama_library 2 "${re}" check --gpu 4090 -- ollama run qwen3:8b)
+string(CONCAT re "Qwen/Qwen3-8B-GGUF.*llama.cpp's -hf downloads a .gguf file from the Hub: "
+                 "without a network, give that file as -m FILE.gguf")
+run_err(llamacpp_hf_offline 2 "${re}"
+        check --gpu 4090 -- llama-server -hf Qwen/Qwen3-8B-GGUF:Q4_K_M)
+run_err(ollama_hf_offline 2 "Qwen/Qwen3-8B-GGUF.*offline"
+        check --gpu 4090 -- ollama run hf.co/Qwen/Qwen3-8B-GGUF:Q4_K_M)
 # Hostile inputs (docs/testing.md). A FIFO where a file is expected is refused with exit 2,
 # never waited on: each run has a time limit, so a blocking read fails the test instead of
 # hanging it.
@@ -524,7 +601,9 @@ endif()
 
 # check --script (issue 15): the field reports' deploy scripts (tests/scripts/README.md) give
 # the verdict `plan` gives for the same flags, the plan's JSON inside the script's report.
-# `gpu` is a list: the GPU flags both commands take.
+# `gpu` is a list: the GPU flags both commands take. With --model-as PATH=ID the numbers are
+# ID's and the printed command names PATH, what the script launches: the two commands differ
+# in that one word, and the reports are the same once PATH reads as the plan's model word.
 function(script_verdict name script model_as gpu)
   run(${name}_plan 0 plan ${ARGN} ${gpu} --json)
   string(STRIP "${last_out}" want)
@@ -534,8 +613,45 @@ function(script_verdict name script model_as gpu)
     set(rc 0)
   endif()
   run(${name} ${rc} check ${gpu} --json --script ${script} --model-as ${model_as})
-  string(FIND "${last_out}" "${want}" at)
-  if(at EQUAL -1)
+  string(REGEX REPLACE "=.*" "" path "${model_as}")
+  string(JSON plan_cmd GET "${want}" command)
+  string(JSON got ERROR_VARIABLE no_json GET "${last_out}" invocations 0 plan)
+  string(JSON check_cmd ERROR_VARIABLE no_json GET "${got}" command)
+  separate_arguments(plan_words UNIX_COMMAND "${plan_cmd}")
+  separate_arguments(check_words UNIX_COMMAND "${check_cmd}")
+  list(LENGTH plan_words n_plan)
+  list(LENGTH check_words n_check)
+  set(named 0)
+  foreach(w IN ZIP_LISTS plan_words check_words)
+    string(FIND "${w_1}" "${path}" has_path)
+    if(NOT has_path EQUAL -1)
+      math(EXPR named "${named} + 1")
+    elseif(NOT w_0 STREQUAL w_1)
+      message(SEND_ERROR "${name}: `${w_1}` where `plan` has `${w_0}` ('${check_cmd}')")
+    endif()
+  endforeach()
+  if(named EQUAL 0 OR NOT n_plan EQUAL n_check)
+    message(SEND_ERROR "${name}: the command should name ${path}: '${check_cmd}'")
+  endif()
+  # The rest of the report, the numbers first, is `plan ID`'s; the advice's commands name PATH.
+  string(JSON want REMOVE "${want}" command)
+  string(JSON got ERROR_VARIABLE no_json REMOVE "${got}" command)
+  string(JSON n_advice ERROR_VARIABLE no_advice LENGTH "${want}" advice)
+  if(n_advice GREATER 0)
+    math(EXPR last "${n_advice} - 1")
+    foreach(i RANGE ${last})
+      string(JSON a_cmd ERROR_VARIABLE no_cmd GET "${got}" advice ${i} command)
+      if(no_cmd STREQUAL "NOTFOUND")
+        string(FIND "${a_cmd}" "${path}" has_path)
+        if(has_path EQUAL -1)
+          message(SEND_ERROR "${name}: advice ${i} does not name ${path}: '${a_cmd}'")
+        endif()
+        string(JSON got REMOVE "${got}" advice ${i} command)
+        string(JSON want REMOVE "${want}" advice ${i} command)
+      endif()
+    endforeach()
+  endif()
+  if(NOT got STREQUAL want)
     message(SEND_ERROR "${name}: the plan of `plan ${ARGN}` is not in '${last_out}'")
   endif()
   set(last_err "${last_err}" PARENT_SCOPE)

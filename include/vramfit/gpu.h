@@ -35,13 +35,19 @@ struct GpuSpec {
   std::string source;
   std::string notes;
   bool custom = false;            // made from --gpu-memory, not the catalog
+  // Set by FindGpu for a name several cards answer to ("a100": the 80 GB card is read, and
+  // this holds {"a100-40gb"}): the ids of the other cards, for the caller to name. Empty for
+  // an id, alias or driver name of one card.
+  std::vector<std::string> also_named;
 };
 
 // Every catalog GPU, in catalog order.
 Result<std::vector<GpuSpec>> GpuCatalog();
 
 // Finds a GPU by id, alias or driver name, ignoring case, spaces, '-', '_' and the words
-// "nvidia", "geforce", "tesla". kNotFound names the nearest ids.
+// "nvidia", "geforce", "tesla". kNotFound names the nearest ids. A name that several cards
+// answer to (data/gpus.json "ambiguous_names": a100, h100, v100, h20) gives the first card
+// listed for it, with the others in also_named.
 Result<GpuSpec> FindGpu(std::string_view name);
 
 // Parses a memory size: "24GiB", "24 GiB", "22.5GiB", "24576MiB", "80GB" (10^9), "512MB",

@@ -2,7 +2,9 @@
 // vramfit/engine.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 
 #include "core/tokens.h"
 #include "vramfit/engine.h"
@@ -25,11 +27,23 @@ std::optional<Stage> StageFromName(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+bool SameLower(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
 Result<EngineChoice> FindEngine(std::string_view spec) {
   const size_t at = spec.find('@');
   const std::string_view name = spec.substr(0, at);
   for (const Engine* e : Engines()) {
-    if (e->name != name) continue;
+    // The name, or the engine's title as people write it ("llama.cpp", "SGLang"), any case.
+    if (!SameLower(e->name, name) && !SameLower(e->title, name)) continue;
     EngineChoice c;
     c.engine = e;
     if (at != std::string_view::npos) c.version = std::string(spec.substr(at + 1));

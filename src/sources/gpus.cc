@@ -72,10 +72,52 @@ Status ParseGpu(const simdjson::dom::element& e, size_t i, GpuSpec* g) {
   return Status::Ok();
 }
 
+// A name that several catalog cards answer to ("a100": 40 and 80 GB): FindGpu reads it as the
+// first card and names the others.
+struct AmbiguousName {
+  std::string key;  // Normalize(name)
+  std::vector<std::string> cards;
+};
+
 struct Loaded {
   Status status;
   std::vector<GpuSpec> gpus;
+  std::vector<AmbiguousName> ambiguous;
 };
+
+const GpuSpec* ById(const std::vector<GpuSpec>& gpus, std::string_view id) {
+  for (const GpuSpec& g : gpus) {
+    if (g.id == id) return &g;
+  }
+  return nullptr;
+}
+
+// "ambiguous_names": [{"name": "a100", "cards": ["a100-80gb", "a100-40gb"], "why": ...}]:
+// every card an id of the catalog, at least two of them.
+Status ParseAmbiguous(const simdjson::dom::element& root, Loaded* loaded) {
+  simdjson::dom::array list;
+  if (root["ambiguous_names"].get_array().get(list)) return Status::Ok();
+  size_t i = 0;
+  for (auto e : list) {
+    const std::string where = fmt::format("data/gpus.json: ambiguous_names[{}]", i++);
+    std::string_view name;
+    simdjson::dom::array cards;
+    if (e["name"].get_string().get(name) || e["cards"].get_array().get(cards)) {
+      return Status::Corrupt(where + ": expected \"name\" and \"cards\"");
+    }
+    AmbiguousName a{Normalize(name), {}};
+    for (auto c : cards) {
+      std::string_view id;
+      if (c.get_string().get(id) || ById(loaded->gpus, id) == nullptr) {
+        return Status::Corrupt(where + ": \"cards\" must name catalog ids");
+      }
+      a.cards.emplace_back(id);
+    }
+    if (a.cards.size() < 2) return Status::Corrupt(where + ": fewer than two cards");
+    loaded->ambiguous.push_back(std::move(a));
+  }
+  return Status::Ok();
+}
 
 const Loaded& Load() {
   static Loaded loaded;
@@ -100,6 +142,7 @@ const Loaded& Load() {
         if (!loaded.status.ok()) return;
         loaded.gpus.push_back(std::move(g));
       }
+      loaded.status = ParseAmbiguous(root, &loaded);
       return;
     }
     loaded.status = Status::Corrupt("data/gpus.json is not embedded");
@@ -120,6 +163,12 @@ Result<GpuSpec> FindGpu(std::string_view name) {
   if (!l.status.ok()) return l.status;
   const std::string key = Normalize(name);
   if (key.empty()) return Status::InvalidArgument("empty GPU name (see `vramfit gpus`)");
+  for (const AmbiguousName& a : l.ambiguous) {
+    if (a.key != key) continue;
+    GpuSpec g = *ById(l.gpus, a.cards.front());
+    g.also_named.assign(a.cards.begin() + 1, a.cards.end());
+    return g;
+  }
   std::vector<std::pair<size_t, std::string>> near;
   for (const GpuSpec& g : l.gpus) {
     if (Normalize(g.id) == key || Normalize(g.name) == key) return g;

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace vramfit {
 namespace {
 
@@ -28,16 +32,41 @@ TEST(Gpus, CatalogHasTheCommonCards) {
 TEST(Gpus, FindsByAliasAndDriverName) {
   EXPECT_EQ(FindGpu("4090")->id, "rtx-4090");
   EXPECT_EQ(FindGpu("NVIDIA GeForce RTX 4090")->id, "rtx-4090");
-  EXPECT_EQ(FindGpu("h100")->id, "h100-sxm");
   EXPECT_EQ(FindGpu("A100-80GB")->id, "a100-80gb");
   EXPECT_EQ(FindGpu("rtx_5090")->total_bytes, 33677180928ULL);  // deviceQuery's byte count
   EXPECT_EQ(FindGpu("H200")->total_bytes, 143156ULL << 20);
   EXPECT_TRUE(FindGpu("L40S")->fp8);
-  EXPECT_FALSE(FindGpu("a100")->fp8);
+  EXPECT_FALSE(FindGpu("a100-40gb")->fp8);
+  EXPECT_TRUE(FindGpu("a100-80gb")->also_named.empty());
   EXPECT_TRUE(FindGpu("b200")->fp4);
   auto miss = FindGpu("rtx 4080 ti");
   ASSERT_FALSE(miss.ok());
   EXPECT_NE(miss.status().message().find("nearest: "), std::string::npos);
+}
+
+// A name several cards answer to is read as the first card listed for it in
+// data/gpus.json, with the others named for the caller (the CLI prints them on stderr);
+// the ids, aliases and driver names of one card name no others.
+TEST(Gpus, AmbiguousNamesNameTheOtherCards) {
+  const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
+      {"a100", {"a100-80gb", "a100-40gb"}},
+      {"A100", {"a100-80gb", "a100-40gb"}},
+      {"NVIDIA H100", {"h100-sxm", "h100-pcie", "h100-nvl"}},
+      {"v100", {"v100-16gb", "v100-32gb"}},
+      {"h20", {"h20", "h20-141gb"}}};
+  for (const auto& [name, cards] : cases) {
+    auto g = FindGpu(name);
+    ASSERT_TRUE(g.ok()) << name;
+    EXPECT_EQ(g->id, cards.front()) << name;
+    EXPECT_EQ(g->also_named, std::vector<std::string>(cards.begin() + 1, cards.end())) << name;
+  }
+  for (const char* one : {"a100-40gb", "NVIDIA A100-SXM4-80GB", "h100-sxm", "h100 pcie",
+                          "h20-96gb", "h200", "v100-32gb", "4090"}) {
+    auto g = FindGpu(one);
+    ASSERT_TRUE(g.ok()) << one;
+    EXPECT_TRUE(g->also_named.empty()) << one;
+  }
+  EXPECT_EQ(FindGpu("h100 nvl")->marketing_gb, 94);
 }
 
 TEST(Gpus, MemorySizes) {

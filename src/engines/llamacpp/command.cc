@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <string_view>
 
 #include "core/text.h"
 
@@ -86,6 +88,29 @@ template <size_t N>
 bool Listed(const char* const (&list)[N], const std::string& name) {
   return std::find_if(std::begin(list), std::end(list),
                       [&](const char* f) { return name == f; }) != std::end(list);
+}
+
+// llama.cpp reads a number flag with std::stoi (common/arg.cpp, common_params_parse_ex:
+// `opt.handler_int(params, std::stoi(val))`, at ec98e2002 and still at 0017d6fb6), which
+// stops at the first character that is not a digit: `-c 32k` runs with a 32-token context.
+// vramfit's own flags read 32k as 32,000, so a number with a tail on the user's llama.cpp
+// line is refused, saying what llama.cpp does.
+// (-ngl takes the words all and auto too, and is read where its words are.)
+Status CheckStoiValue(const FlagSpec& spec, const std::string& value) {
+  if (spec.type_name == nullptr || std::string_view(spec.type_name) != "INT" ||
+      std::string_view(spec.name) == "--n-gpu-layers") {
+    return Status::Ok();
+  }
+  size_t digits = value.rfind('-', 0) == 0 ? 1 : 0;
+  const size_t sign = digits;
+  while (digits < value.size() && std::isdigit(static_cast<unsigned char>(value[digits]))) {
+    ++digits;
+  }
+  if (digits == sign || digits == value.size()) return Status::Ok();  // read (and checked) later
+  return Status::InvalidArgument(fmt::format(
+      "{} {}: llama.cpp reads only the leading digits (std::stoi), so it would run with {}; "
+      "write the whole number",
+      spec.name, core::Printable(value), value.substr(0, digits)));
 }
 
 }  // namespace
@@ -334,6 +359,7 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     }
     auto v = value();
     if (!v.ok()) return v.status();
+    VRAMFIT_RETURN_IF_ERROR(CheckStoiValue(*spec, *v));
     out.flags.emplace_back(spec->name, *v);
   }
   if (out.model.empty()) {

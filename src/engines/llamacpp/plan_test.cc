@@ -306,10 +306,24 @@ TEST_F(LlamaCppPlanTest, ExpertsToTheCpu) {
   EXPECT_FALSE(Plan(inv, s).ok());
 }
 
+// llama.cpp reads a number flag with std::stoi: `-c 32k` would run with 32 tokens, so the
+// user's line is refused saying so; plain numbers, and -ngl's words, are read as before.
+TEST(LlamaCppCommandTest, RefusesNumbersWithATail) {
+  auto c = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-c", "32k"});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "--ctx-size 32k: llama.cpp reads only the leading digits (std::stoi), so it would "
+            "run with 32; write the whole number");
+  EXPECT_FALSE(ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-np=4x"}).ok());
+  EXPECT_TRUE(ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-c", "32768"}).ok());
+  EXPECT_TRUE(ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-ngl", "all"}).ok());
+  EXPECT_TRUE(ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-ngl", "-1"}).ok());
+}
+
 TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
   const std::vector<std::string> argv = {
       "CUDA_VISIBLE_DEVICES=0,1", "/opt/llama.cpp/build/bin/llama-server", "-m", "x.gguf",
-      "-ngl", "99", "-c", "32k", "-fa", "-ctk", "q8_0", "--n-cpu-moe", "3", "--jinja",
+      "-ngl", "99", "-c", "32000", "-fa", "-ctk", "q8_0", "--n-cpu-moe", "3", "--jinja",
       "--port", "8080", "-ot", "exps=CPU,attn=CUDA1", "-t", "8", "--no-such-flag", "3"};
   ASSERT_TRUE(IsLlamaCppCommand(argv));
   auto cmd = ReadLlamaCppCommand(argv);

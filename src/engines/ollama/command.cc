@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string_view>
 
 #include "core/text.h"
 #include "core/units.h"
@@ -14,6 +15,9 @@ namespace vramfit::ollama {
 namespace {
 
 constexpr auto Bad = core::BadFlagValue;
+
+// The prefix of a Hugging Face Hub model in `ollama run` and `ollama pull`.
+constexpr std::string_view kHubHost = "hf.co/";
 
 Result<int64_t> ReadInt(const std::string& flag, const std::string& text, int64_t lo) {
   return core::ReadFlagInt(flag, text, lo,
@@ -147,6 +151,17 @@ Result<EngineCommand> ReadOllamaCommand(const std::vector<std::string>& argv) {
       out.unmodelled_env.push_back(core::Printable(a));
       continue;
     }
+    // envconfig's Uint and Uint64 read plain digits (strconv.ParseUint); anything else is
+    // logged "invalid environment variable, using default" and the default is used, so
+    // OLLAMA_CONTEXT_LENGTH=16k does not give 16,000 tokens. Refused, saying so.
+    const bool uint_env = key == "OLLAMA_CONTEXT_LENGTH" || key == "OLLAMA_NUM_PARALLEL" ||
+                          key == "OLLAMA_GPU_OVERHEAD";
+    if (uint_env && (value.empty() || value.find_first_not_of("0123456789") != std::string::npos)) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: Ollama reads only digits here (strconv.ParseUint) and would use its default "
+          "instead; write the whole number",
+          core::Printable(a)));
+    }
     out.given_flags.push_back(hit->flag);
     out.flags.emplace_back(hit->flag, value);
   }
@@ -192,6 +207,14 @@ Result<EngineCommand> ReadOllamaCommand(const std::vector<std::string>& argv) {
   if (out.model.empty()) {
     return Status::InvalidArgument("Ollama: no model given (ollama run MODEL.gguf)");
   }
+  // `ollama run hf.co/ORG/REPO[:QUANT]` pulls a GGUF repository of the Hugging Face Hub
+  // (Ollama's docs/import.md and the Hub's "Use Ollama with any GGUF model" page): read as the
+  // Hub id ORG/REPO[:QUANT]; CommandLine writes the prefix back.
+  for (std::string_view host : {kHubHost, std::string_view("huggingface.co/")}) {
+    if (out.model.starts_with(host) && out.model.size() > host.size()) {
+      out.model.erase(0, host.size());
+    }
+  }
   out.settings = ToEngineSettings(OllamaSettings{});
   return out;
 }
@@ -215,7 +238,9 @@ std::string CommandLine(const Inventory& inv, const OllamaSettings& s) {
   }
   if (s.gpu_overhead > 0) c += fmt::format("OLLAMA_GPU_OVERHEAD={} ", s.gpu_overhead);
   if (s.sched_spread) c += "OLLAMA_SCHED_SPREAD=1 ";
-  c += "ollama run " + core::ShellWord(inv.model.empty() ? inv.origin : inv.model);
+  const std::string& model = inv.model.empty() ? inv.origin : inv.model;
+  const bool hub = inv.source.kind == ModelKind::kHub && !model.starts_with(kHubHost);
+  c += "ollama run " + core::ShellWord(hub ? std::string(kHubHost) + model : model);
   return c;
 }
 

@@ -211,7 +211,7 @@ TEST(OllamaCommand, ReadsEnvironmentRunAndFlags) {
   EXPECT_FALSE(IsOllamaCommand({"ollama", "serve"}));
   EXPECT_FALSE(IsOllamaCommand({"ollama", "run"}));
   EXPECT_FALSE(IsOllamaCommand({"llama-server", "-m", "x.gguf"}));
-  auto c = ReadOllamaCommand({"env", "CUDA_VISIBLE_DEVICES=0,1", "OLLAMA_CONTEXT_LENGTH=16k",
+  auto c = ReadOllamaCommand({"env", "CUDA_VISIBLE_DEVICES=0,1", "OLLAMA_CONTEXT_LENGTH=16000",
                               "OLLAMA_KV_CACHE_TYPE=q8_0", "OLLAMA_FLASH_ATTENTION=1",
                               "OLLAMA_GPU_OVERHEAD=1073741824", "OLLAMA_HOST=0.0.0.0",
                               "ollama", "run", "x.gguf", "--verbose", "--keepalive", "5m",
@@ -228,10 +228,36 @@ TEST(OllamaCommand, ReadsEnvironmentRunAndFlags) {
   EXPECT_EQ(s->flash_attention, "1");
   EXPECT_EQ(s->gpu_overhead, kGiB);
   EXPECT_FALSE(ReadOllamaCommand({"ollama", "run", "x.gguf", "--num-ctx"}).ok());
+  // envconfig reads these with strconv.ParseUint: 16k would give Ollama's default, not 16,000.
+  auto k = ReadOllamaCommand({"OLLAMA_CONTEXT_LENGTH=16k", "ollama", "run", "x.gguf"});
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().message(),
+            "OLLAMA_CONTEXT_LENGTH=16k: Ollama reads only digits here (strconv.ParseUint) and "
+            "would use its default instead; write the whole number");
+  EXPECT_FALSE(ReadOllamaCommand({"OLLAMA_GPU_OVERHEAD=1GiB", "ollama", "run", "x.gguf"}).ok());
   EXPECT_FALSE(ReadFlags({{"--num-gpu", "-2"}}, {}).ok());
   EXPECT_FALSE(ReadFlags({{"--gpu-overhead", "lots"}}, {}).ok());
   auto g = ReadFlags({{"--gpu-overhead", "2GiB"}, {"--num-gpu", "-1"}}, {});
   EXPECT_EQ(g->gpu_overhead, 2 * kGiB);
+}
+
+// `ollama run hf.co/ORG/REPO:QUANT` names a Hub GGUF repo: read as the Hub id, and the
+// command written back carries the prefix Ollama needs.
+TEST(OllamaCommand, ReadsHubModelsAsHubIds) {
+  for (const char* name : {"hf.co/Qwen/Qwen3-8B-GGUF:Q4_K_M",
+                           "huggingface.co/Qwen/Qwen3-8B-GGUF:Q4_K_M"}) {
+    auto c = ReadOllamaCommand({"ollama", "run", name});
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->model, "Qwen/Qwen3-8B-GGUF:Q4_K_M") << name;
+  }
+  EXPECT_EQ(ReadOllamaCommand({"ollama", "run", "qwen3:8b"})->model, "qwen3:8b");
+  Inventory inv;
+  inv.model = "Qwen/Qwen3-8B-GGUF:Q4_K_M";
+  inv.source.kind = ModelKind::kHub;
+  EXPECT_EQ(CommandLine(inv, {}), "ollama run hf.co/Qwen/Qwen3-8B-GGUF:Q4_K_M");
+  inv.source.kind = ModelKind::kLocalFile;
+  inv.model = "/m/x.gguf";
+  EXPECT_EQ(CommandLine(inv, {}), "ollama run /m/x.gguf");
 }
 
 TEST(OllamaEngineRow, RefusesSafetensorsAndOtherReleases) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <string_view>
 #include <unordered_set>
@@ -34,6 +35,24 @@ bool Bare(const std::string& name) {
     if (name == f.name) return f.type_name == nullptr;
   }
   return false;
+}
+
+// SGLang's parser is a plain argparse.ArgumentParser (launch_server.py), whose allow_abbrev
+// reads `--mem-frac 0.8` as the one flag it begins (CPython Lib/argparse.py,
+// _get_option_tuples). For a written name that begins exactly one flag of the table: a note
+// naming that flag, since vramfit does not read abbreviations (another SGLang flag may begin
+// the same way, which makes argparse refuse it); "" otherwise.
+std::string AbbreviationOf(const std::string& written) {
+  std::string match;
+  int n = 0;
+  for (const FlagSpec& f : Flags()) {
+    if (std::string_view(f.name).starts_with(written)) {
+      match = f.name;
+      ++n;
+    }
+  }
+  if (n != 1) return "";
+  return fmt::format(" (SGLang may read it as {}: write that for vramfit to plan it)", match);
 }
 
 constexpr std::string_view kEnvAllowLong = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN";
@@ -164,7 +183,17 @@ Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
   seen.clear();
   for (; at < cmd.size(); ++at) {
     const std::string& word = cmd[at];
-    if (word.rfind("--", 0) != 0) continue;  // a value of a flag not in the table
+    if (word.rfind("--", 0) != 0) {
+      // A value of a flag not in the table, or a one-dash option (`-h`, `-q`), named as not
+      // modelled; a negative number is a value.
+      const bool option = word.size() > 1 && word[0] == '-' &&
+                          !std::isdigit(static_cast<unsigned char>(word[1])) && word[1] != '.';
+      const std::string written = word.substr(0, word.find('='));
+      if (option && seen.insert(written).second) {
+        out.unmodelled_flags.push_back(core::Printable(written));
+      }
+      continue;
+    }
     const size_t eq = word.find('=');
     const std::string written = word.substr(0, eq);
     const std::string name = CanonicalFlag(written);
@@ -172,7 +201,7 @@ Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
       const bool quiet = std::find(std::begin(kNoMemoryEffect), std::end(kNoMemoryEffect),
                                    written) != std::end(kNoMemoryEffect);
       if (!quiet && seen.insert(written).second) {
-        out.unmodelled_flags.push_back(core::Printable(written));
+        out.unmodelled_flags.push_back(core::Printable(written) + AbbreviationOf(written));
       }
       continue;
     }

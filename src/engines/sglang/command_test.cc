@@ -37,6 +37,37 @@ TEST(SglangCommand, ReadsALaunchServerLine) {
   EXPECT_TRUE(s->enforce_eager);
 }
 
+// Nothing written is passed over unnamed: a one-dash option is named as not modelled (a
+// negative value is not an option), and an abbreviation argparse would expand to a flag of the
+// table names that flag.
+TEST(SglangCommand, NamesOneDashOptionsAndAbbreviations) {
+  auto c = ReadLaunchCommand({"python", "-m", "sglang.launch_server", "--model-path", "m",
+                              "--mem-frac", "0.8", "-q", "fp8", "--foo-bar", "-1",
+                              "--chunked-prefill-size", "-1", "--context", "4096"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->unmodelled_flags,
+            (std::vector<std::string>{
+                "--mem-frac (SGLang may read it as --mem-fraction-static: write that for vramfit "
+                "to plan it)",
+                "-q", "--foo-bar",
+                "--context (SGLang may read it as --context-length: write that for vramfit to "
+                "plan it)"}));
+  auto s = Settings(*c);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->max_num_batched_tokens, -1);
+}
+
+// vLLM's spelling of a setting SGLang has is refused naming SGLang's flag.
+TEST(SglangFlags, RefusesVllmSpellingsNamingSglangs) {
+  auto s = ReadFlags({{"--max-model-len", "4096"}}, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "--max-model-len is not a flag of SGLang (SGLang spells the nearest setting "
+            "--context-length)");
+  EXPECT_EQ(ReadFlags({{"--lora-rank", "8"}}, {}).status().message(),
+            "--lora-rank is not a flag of SGLang");
+}
+
 TEST(SglangCommand, ReadsSglangServeAndItsAliases) {
   const std::vector<std::string> argv = {
       "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1", "sglang", "serve", "--model-path",

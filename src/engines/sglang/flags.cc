@@ -6,6 +6,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <string_view>
+#include <utility>
 
 #include "core/text.h"
 
@@ -107,6 +109,23 @@ Status ReadMmLimit(const std::string& flag, const std::string& text, SglangSetti
     s->images_per_request = v;
   }
   return Status::Ok();
+}
+
+// vLLM's flags whose SGLang counterparts the table has (server_args.py, v0.5.5: the same
+// setting under SGLang's name), for the message that refuses the vLLM spelling.
+std::string SglangSpelling(const std::string& vllm_flag) {
+  static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
+      {"--max-model-len", "--context-length"},
+      {"--gpu-memory-utilization", "--mem-fraction-static"},
+      {"--max-num-seqs", "--max-running-requests"},
+      {"--max-num-batched-tokens", "--chunked-prefill-size"},
+      {"--enforce-eager", "--disable-cuda-graph"},
+      {"--block-size", "--page-size"},
+  };
+  for (const auto& [vllm, sglang] : kNames) {
+    if (vllm_flag == vllm) return fmt::format(" (SGLang spells the nearest setting {})", sglang);
+  }
+  return "";
 }
 
 }  // namespace
@@ -253,7 +272,8 @@ Result<SglangSettings> ReadFlags(const FlagValues& given, SglangSettings s) {
       VRAMFIT_RETURN_IF_ERROR(Choice(f, text, kMmBackends));
       s.mm_attention_backend = text;
     } else {
-      return Status::InvalidArgument(fmt::format("{} is not a flag of SGLang", f));
+      return Status::InvalidArgument(fmt::format("{} is not a flag of SGLang{}", f,
+                                                 SglangSpelling(f)));
     }
   }
   return s;

@@ -209,6 +209,14 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   std::reverse(rest.begin(), rest.end());
   try {
     parser.parse(rest);
+  } catch (const CLI::ArgumentMismatch& e) {
+    // A flag at the end without its value: argparse's own words for it.
+    const std::string what = e.what();
+    const size_t colon = what.find(": ");
+    return Status::InvalidArgument(fmt::format(
+        "the vLLM command line: {} needs a value (`vllm serve` stops with \"argument {}: "
+        "expected one argument\")",
+        core::Printable(what.substr(0, colon)), core::Printable(what.substr(0, colon))));
   } catch (const CLI::ParseError& e) {
     return Status::InvalidArgument(fmt::format("the vLLM command line: {}", e.what()));
   }

@@ -853,7 +853,8 @@ std::vector<StageActivation> PipelineStageActivations(const Run& r, uint64_t mnb
                                                           s.enable_expert_parallel, dp, r.rules,
                                                           r.act_bytes));
     }
-    st.received = st.stage > 0 ? 2 * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes : 0;
+    st.received =
+        st.stage > 0 ? 2 * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes : 0;
     st.peak = st.received + std::max({st.forward, st.samples ? sampler : 0, encoder});
     stages.push_back(st);
   }
