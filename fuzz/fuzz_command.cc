@@ -1,7 +1,8 @@
 // libFuzzer target: an engine command line, as `vramfit check -- ...` reads it. The bytes are
 // split into argv on NUL when they hold one, else on spaces; each engine of the table that
 // recognizes the words reads them (environment prefixes, launcher, flags in any spelling),
-// and its flag reader turns what was read into settings.
+// its flag check holds the flags given against the engine's own option list (of the newest
+// release and of a named one), and its flag reader turns what was read into settings.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,6 +17,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!e->recognizes(argv)) continue;
     auto cmd = e->read_command(argv);
     if (!cmd.ok()) continue;
+    if (e->check_flags != nullptr) {
+      (void)e->check_flags(*cmd, "");
+      (void)e->check_flags(*cmd, argv.empty() ? "0.5.6" : argv.back());
+    }
     auto settings = e->read_flags(cmd->flags, cmd->settings);
     (void)settings;
   }

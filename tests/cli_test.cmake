@@ -263,6 +263,23 @@ run_err(engine_title_llamacpp 2 "llama.cpp runs GGUF files"
         plan qwen3-8b --gpu 4090 --engine llama.cpp)
 run_err(sglang_vllm_flag 2 "SGLang spells the nearest setting --context-length"
         plan qwen3-8b --gpu 4090 --engine sglang --max-model-len 32k)
+# Every SGLang flag is planned, named as not modelled (lists too, their values with them), or
+# refused as SGLang's parser refuses it (exit 2, naming the nearest real flags).
+run_err(check_sglang_unmodelled 0
+        "flags not modelled \\(ignored\\): --enable-hierarchical-cache --cuda-graph-bs"
+        check --gpu h100 -- sglang serve --model-path qwen3-8b --enable-hierarchical-cache
+        --cuda-graph-bs 1 2 4 --context-length 8192)
+run_err(check_sglang_unknown 2
+        "--max-model-len: SGLang 0.5.5 or 0.5.13 has no such flag .*--context-length"
+        check --gpu h100 -- python -m sglang.launch_server --model-path qwen3-8b
+        --max-model-len 8192)
+run_err(check_sglang_typo 2 "--mem-fraction-statc: .*nearest: --mem-fraction-static"
+        check --gpu h100 -- sglang serve --model-path qwen3-8b --mem-fraction-statc 0.8)
+run_err(check_sglang_release 2 "--limit-mm-data-per-request: SGLang 0.5.5 has no such flag"
+        check --gpu h100 --sglang-version 0.5.5 -- sglang serve --model-path qwen3-8b
+        --limit-mm-data-per-request {"image":1})
+run_err(check_sglang_switch_value 2 "true is neither a flag nor a flag's value"
+        check --gpu h100 -- sglang serve --model-path qwen3-8b --disable-cuda-graph true)
 # A flag without its value, on vramfit's line and on the engine's.
 run_err(flag_no_value 2 "^vramfit plan: --tensor-parallel-size needs a value \\(INT\\)"
         plan qwen3-8b --gpu 4090 -tp)

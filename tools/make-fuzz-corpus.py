@@ -39,6 +39,15 @@ put("command", "python-m", "env CUDA_VISIBLE_DEVICES=0,1 python -m vllm.entrypoi
 put("command", "twice", "vllm serve m -tp 2 -tp=1 --max-model-len 1k --max-model-len 32K "
     "--kv-cache-dtype fp8 --cpu-offload-gb 4 --mm-processor-kwargs {\"max_pixels\":1000}")
 
+put("command", "sglang-launch", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 python3 -m "
+    "sglang.launch_server --model-path m --tp 2 --mem-frac=0.8 --context-length 8192 "
+    "--disable-cuda-graph --cuda-graph-bs 1 2 4 --chunked-prefill-size -1 --pp 2 --max-model-len 1")
+put("command", "sglang-serve", "\0".join(["sglang", "serve", "--model-path=org/m", "--dp", "2",
+                                           "--json-model-override-args",
+                                           '{"max_position_embeddings": 65536}',
+                                           "--lora-paths", "a", "b", "--enable-dp-attention",
+                                           "--kv-cache-dtype", "fp8_e4m3", "--", "x"]))
+
 # cli: the vramfit command line, argv split like the command target's.
 put("cli", "plan", "plan qwen3-8b --gpu 4090 --max-model-len 32k --kv-cache-dtype fp8 -tp 1")
 put("cli", "plan-json", "plan qwen3-30b-a3b-gptq-int4 --gpu-memory 24 --json --engine vllm@0.11")

@@ -46,8 +46,11 @@ for t in "${targets[@]}"; do
   log=$b/fuzz_$t.log
   seeds=()
   [ -d "fuzz/corpus/$t" ] && seeds+=("fuzz/corpus/$t")
+  dict=()  # words the target's parser keys on (fuzz/<target>.dict), where there is a list
+  [ -f "fuzz/$t.dict" ] && dict+=("-dict=fuzz/$t.dict")
   ./$b/fuzz_$t -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
-      -print_final_stats=1 -artifact_prefix=$b/crashes/$t- $b/corpus/$t "${seeds[@]}" \
+      -print_final_stats=1 -artifact_prefix=$b/crashes/$t- "${dict[@]}" $b/corpus/$t \
+      "${seeds[@]}" \
       >"$log" 2>&1 || {
     echo "fuzz_$t: FAILED, see $log"; tail -30 "$log"; exit 1; }
   runs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')

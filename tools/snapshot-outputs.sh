@@ -62,7 +62,7 @@ run check_g check --gpu 4090 -- python3 -m vllm.entrypoints.openai.api_server
 run check_h check --gpu 4090 --vllm-version 0.10 -- VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve \
     qwen3-8b --max-model-len 100000
 run check_i check -- vllm serve qwen3-8b
-run check_j check --gpu 4090 -- sglang serve qwen3-8b
+run check_j check --gpu 4090 -- sglang serve --model-path qwen3-8b
 run plan_bad1 plan qwen3-8b --gpu rtx-9090
 run plan_bad2 plan qwen3-8b --gpu h100 -tp 3
 run plan_bad3 plan qwen3-8b --gpu h100 --engine sglang

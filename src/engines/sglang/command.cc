@@ -1,6 +1,8 @@
 // SGLang command lines (see command.h). The reader walks the words the way SGLang's argparse
-// does: `--flag value` or `--flag=value`, the last of a repeated flag winning, every value taken
-// whole (a JSON object is one shell word).
+// does, over the full option list (server_flags.h): `--flag value` or `--flag=value`, each
+// option taking as many words as it takes in SGLang (none for a switch, so a word after one is
+// never read as its value), an abbreviation of one option read as that option, the last of a
+// repeated flag winning, every value taken whole (a JSON object is one shell word).
 #include "engines/sglang/command.h"
 
 #include <fmt/format.h>
@@ -13,47 +15,35 @@
 
 #include "core/text.h"
 #include "engines/sglang/flags.h"
+#include "engines/sglang/server_flags.h"
 
 namespace vramfit::sglang {
 namespace {
 
 using core::ShellWord;
 
-// SGLang flags that do not change GPU memory: accepted silently by `check`.
+// SGLang flags that do not change GPU memory: accepted silently by `check`. Every other flag
+// of the option list that the plan does not read is named as not modelled.
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--tokenizer-path", "--revision", "--chat-template", "--tool-call-parser",
     "--reasoning-parser", "--log-level", "--log-requests", "--random-seed", "--load-format",
-    "--download-dir", "--enable-metrics", "--attention-backend", "--sampling-backend",
-    "--grammar-backend", "--schedule-policy", "--disable-overlap-schedule", "--skip-tokenizer-init",
-    "--enable-torch-compile", "--watchdog-timeout", "--device", "--nnodes", "--node-rank",
+    "--download-dir", "--enable-metrics", "--sampling-backend", "--grammar-backend",
+    "--schedule-policy", "--skip-tokenizer-init", "--watchdog-timeout", "--nnodes", "--node-rank",
     "--dist-init-addr", "--base-gpu-id", "--show-time-cost", "--enable-cache-report"};
 
-// Flags of the table that take no value.
-bool Bare(const std::string& name) {
-  for (const FlagSpec& f : Flags()) {
-    if (name == f.name) return f.type_name == nullptr;
-  }
-  return false;
+bool Quiet(std::string_view name) {
+  return std::find(std::begin(kNoMemoryEffect), std::end(kNoMemoryEffect), name) !=
+         std::end(kNoMemoryEffect);
 }
 
-// SGLang's parser is a plain argparse.ArgumentParser (launch_server.py), whose allow_abbrev
-// reads `--mem-frac 0.8` as the one flag it begins (CPython Lib/argparse.py,
-// _get_option_tuples). For a written name that begins exactly one flag of the table: a note
-// naming that flag, since vramfit does not read abbreviations (another SGLang flag may begin
-// the same way, which makes argparse refuse it); "" otherwise.
-std::string AbbreviationOf(const std::string& written) {
-  std::string match;
-  int n = 0;
-  for (const FlagSpec& f : Flags()) {
-    if (std::string_view(f.name).starts_with(written)) {
-      match = f.name;
-      ++n;
-    }
-  }
-  if (n != 1) return "";
-  return fmt::format(" (SGLang may read it as {}: write that for vramfit to plan it)", match);
-}
+// The router's launcher adds its own options after SGLang's, all spelled `--router-...`
+// (sgl-router/py_src/sglang_router/launch_server.py, RouterArgs.add_cli_args with
+// use_router_prefix, v0.5.5).
+constexpr std::string_view kRouterPrefix = "--router-";
+// `sglang serve` takes --model-type before the server parser sees the line
+// (python/sglang/cli/serve.py _extract_model_type_override, v0.5.13).
+constexpr std::string_view kServeModelType = "--model-type";
 
 constexpr std::string_view kEnvAllowLong = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN";
 constexpr std::string_view kEnvDevices = "CUDA_VISIBLE_DEVICES";
@@ -68,20 +58,40 @@ size_t SkipEnvironment(const std::vector<std::string>& cmd) {
   return at;
 }
 
-// The index of the first flag after the launcher (0: not SGLang); *model is set for a
-// positional model (`sglang serve MODEL`).
-size_t AfterLauncher(const std::vector<std::string>& cmd, size_t at, std::string* model) {
+enum class Launcher { kNone, kServe, kLaunchServer, kRouter };
+
+// The launcher at cmd[at] and, through *next, the index of the first word after it.
+Launcher LauncherAt(const std::vector<std::string>& cmd, size_t at, size_t* next) {
   if (cmd.size() >= at + 2 && (cmd[at] == "sglang" || cmd[at].ends_with("/sglang")) &&
       cmd[at + 1] == "serve") {
-    at += 2;
-    if (at < cmd.size() && cmd[at].rfind("-", 0) != 0) *model = cmd[at++];
-    return at;
+    *next = at + 2;
+    return Launcher::kServe;
   }
   if (cmd.size() >= at + 3 && cmd[at].find("python") != std::string::npos && cmd[at + 1] == "-m" &&
       (cmd[at + 2] == "sglang.launch_server" || cmd[at + 2] == "sglang_router.launch_server")) {
-    return at + 3;
+    *next = at + 3;
+    return cmd[at + 2] == "sglang.launch_server" ? Launcher::kLaunchServer : Launcher::kRouter;
   }
-  return 0;
+  return Launcher::kNone;
+}
+
+// The words after cmd[*at] that an option of arity `arity` takes as its values (argparse:
+// the following words that are not options, as many as the arity allows); *at moves past them.
+// kInvalidArgument, in argparse's words, when too few follow.
+Status TakeValues(const std::vector<std::string>& cmd, const std::string& written, char arity,
+                  size_t* at, std::vector<std::string>* values) {
+  while (*at + 1 < cmd.size() && cmd[*at + 1] != "--" && !IsOptionWord(cmd[*at + 1])) {
+    if (arity == '0' || ((arity == '1' || arity == '?') && !values->empty())) break;
+    values->push_back(cmd[++*at]);
+  }
+  if (values->empty() && (arity == '1' || arity == '+')) {
+    return Status::InvalidArgument(fmt::format(
+        "the SGLang command line: {} expects {} (the server stops with \"argument {}: "
+        "expected {}\")",
+        core::Printable(written), arity == '1' ? "a value" : "at least one value",
+        core::Printable(written), arity == '1' ? "one argument" : "at least one argument"));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -146,8 +156,8 @@ std::string LaunchCommand(const std::string& model, const SglangSettings& s,
 }
 
 bool IsLaunchCommand(const std::vector<std::string>& argv) {
-  std::string model;
-  return AfterLauncher(argv, SkipEnvironment(argv), &model) > 0;
+  size_t next = 0;
+  return LauncherAt(argv, SkipEnvironment(argv), &next) != Launcher::kNone;
 }
 
 Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
@@ -165,69 +175,90 @@ Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
       const char* end = value.data() + value.size();
       auto [p, ec] = std::from_chars(value.data(), end, v);
       if (ec != std::errc() || p != end || v < 1 || v > (int64_t{1} << 40)) {
-        return Status::InvalidArgument(fmt::format(
-            "the SGLang command line: {}={}: expected a whole number of pixels", kEnvImagePixels,
-            core::Printable(value)));
+        return Status::InvalidArgument(
+            fmt::format("the SGLang command line: {}={}: expected a whole number of pixels",
+                        kEnvImagePixels, core::Printable(value)));
       }
       env.image_max_pixels = v;
     } else if (name != kEnvDevices && seen.insert(name).second) {
       out.unmodelled_env.push_back(core::Printable(name));
     }
   }
-  size_t at = AfterLauncher(cmd, launcher, &out.model);
-  if (at == 0) {
+  size_t at = 0;
+  const Launcher kind = LauncherAt(cmd, launcher, &at);
+  if (kind == Launcher::kNone) {
     return Status::InvalidArgument(
         "expected an SGLang command after --: `python -m sglang.launch_server --model-path MODEL "
         "...` or `sglang serve --model-path MODEL ...`");
   }
   seen.clear();
+  auto name_once = [&](const std::string& shown) {
+    if (seen.insert(shown).second) out.unmodelled_flags.push_back(shown);
+  };
+  const size_t first = at;
   for (; at < cmd.size(); ++at) {
     const std::string& word = cmd[at];
-    if (word.rfind("--", 0) != 0) {
-      // A value of a flag not in the table, or a one-dash option (`-h`, `-q`), named as not
-      // modelled; a negative number is a value.
-      const bool option = word.size() > 1 && word[0] == '-' &&
-                          !std::isdigit(static_cast<unsigned char>(word[1])) && word[1] != '.';
-      const std::string written = word.substr(0, word.find('='));
-      if (option && seen.insert(written).second) {
-        out.unmodelled_flags.push_back(core::Printable(written));
-      }
-      continue;
+    if (word == "--" || !IsOptionWord(word)) {
+      // argparse reads it as a positional argument, which SGLang's parser has none of.
+      const std::string hint =
+          kind == Launcher::kServe && at == first
+              ? "; `sglang serve` reads the model from --model-path MODEL (it stops with "
+                "\"--model-path is required\")"
+              : "";
+      return Status::InvalidArgument(fmt::format(
+          "the SGLang command line: {} is neither a flag nor a flag's value (the server stops "
+          "with \"unrecognized arguments\"){}",
+          ShellWord(core::Printable(word)), hint));
     }
     const size_t eq = word.find('=');
     const std::string written = word.substr(0, eq);
-    const std::string name = CanonicalFlag(written);
-    if (name.empty()) {
-      const bool quiet = std::find(std::begin(kNoMemoryEffect), std::end(kNoMemoryEffect),
-                                   written) != std::end(kNoMemoryEffect);
-      if (!quiet && seen.insert(written).second) {
-        out.unmodelled_flags.push_back(core::Printable(written) + AbbreviationOf(written));
+    // Words that are not the server parser's: `sglang serve --model-type`, the router's
+    // options, and any the lists lack (check_flags refuses those, an abbreviation of several
+    // included). Named, their values with them.
+    const bool serve_own = kind == Launcher::kServe && written == kServeModelType;
+    const bool router_own = kind == Launcher::kRouter && written.starts_with(kRouterPrefix);
+    const ServerFlag* flag = serve_own || router_own ? nullptr : FindServerFlag(written, ~0u);
+    if (flag == nullptr) {
+      if (!serve_own && !router_own) out.given_flags.push_back(written);
+      std::vector<std::string> values;
+      if (eq == std::string::npos) {
+        VRAMFIT_RETURN_IF_ERROR(TakeValues(cmd, written, serve_own ? '1' : '*', &at, &values));
       }
+      name_once(core::Printable(written));
       continue;
     }
-    std::string value;
-    if (Bare(name)) {
-      if (eq != std::string::npos) {
+    out.given_flags.push_back(written);
+    const char arity = ReadingArity(*flag);
+    std::vector<std::string> values;
+    if (eq != std::string::npos) {
+      if (arity == '0') {
         return Status::InvalidArgument(fmt::format(
-            "the SGLang command line: {} takes no value", core::Printable(written)));
+            "the SGLang command line: {} takes no value (the server stops with \"argument {}: "
+            "ignored explicit argument\")",
+            core::Printable(written), std::string(flag->name)));
       }
-    } else if (eq != std::string::npos) {
-      value = word.substr(eq + 1);
-    } else if (at + 1 < cmd.size()) {
-      value = cmd[++at];
+      values.push_back(word.substr(eq + 1));
     } else {
-      return Status::InvalidArgument(fmt::format(
-          "the SGLang command line: {} expects a value", core::Printable(written)));
+      VRAMFIT_RETURN_IF_ERROR(TakeValues(cmd, written, arity, &at, &values));
     }
+    const std::string real(flag->name);
+    const std::string name = CanonicalFlag(real);
     if (name == "--model-path") {
-      out.model = value;
+      out.model = values.empty() ? std::string() : values.front();
+      continue;
+    }
+    if (name.empty()) {
+      if (!Quiet(real)) {
+        name_once(core::Printable(written) +
+                  (written == real ? "" : fmt::format(" (SGLang reads it as {})", real)));
+      }
       continue;
     }
     // argparse keeps the last value of a repeated flag.
     auto old = std::find_if(out.flags.begin(), out.flags.end(),
                             [&](const auto& f) { return f.first == name; });
     if (old != out.flags.end()) out.flags.erase(old);
-    out.flags.emplace_back(name, value);
+    out.flags.emplace_back(name, values.empty() ? std::string() : values.front());
   }
   if (out.model.empty()) {
     return Status::InvalidArgument("the SGLang command names no model (--model-path)");

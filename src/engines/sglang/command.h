@@ -20,11 +20,14 @@ std::string LaunchCommand(const std::string& model, const SglangSettings& s,
 // Whether argv (environment prefixes allowed) starts an SGLang server.
 bool IsLaunchCommand(const std::vector<std::string>& argv);
 
-// Reads an SGLang command line. kInvalidArgument for one that is not an SGLang server, names no
-// model, or whose flags do not parse (a flag the table knows without its value). The environment
-// prefix sets SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1; other variables except
-// CUDA_VISIBLE_DEVICES are listed as not modelled, and so is every flag that is neither read nor
-// free of memory effect, by name.
+// Reads an SGLang command line as SGLang's argparse reads it, over the option lists of
+// server_flags.h. kInvalidArgument for one that is not an SGLang server, names no model, or that
+// SGLang's parser stops on whatever the release: a flag without its value, a switch given one,
+// a word that is neither a flag nor a flag's value (`sglang serve MODEL` included). The
+// environment prefix sets SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 and
+// SGLANG_IMAGE_MAX_PIXELS; other variables except CUDA_VISIBLE_DEVICES are listed as not
+// modelled, and so is every flag that is neither read nor free of memory effect, by name. Every
+// flag written goes to given_flags, for CheckCommandFlags to refuse those the release lacks.
 Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& argv);
 
 }  // namespace vramfit::sglang

@@ -37,24 +37,71 @@ TEST(SglangCommand, ReadsALaunchServerLine) {
   EXPECT_TRUE(s->enforce_eager);
 }
 
-// Nothing written is passed over unnamed: a one-dash option is named as not modelled (a
-// negative value is not an option), and an abbreviation argparse would expand to a flag of the
-// table names that flag.
-TEST(SglangCommand, NamesOneDashOptionsAndAbbreviations) {
+// Nothing written is passed over unnamed: an abbreviation argparse expands to one option is
+// read as that option (planned when the plan reads it, named when not); a word that is no
+// option of SGLang's is kept for the flag check, its value with it (a negative number is a
+// value, not an option).
+TEST(SglangCommand, ReadsAbbreviationsAndKeepsUnknownFlagsForTheCheck) {
   auto c = ReadLaunchCommand({"python", "-m", "sglang.launch_server", "--model-path", "m",
                               "--mem-frac", "0.8", "-q", "fp8", "--foo-bar", "-1",
-                              "--chunked-prefill-size", "-1", "--context", "4096"});
+                              "--chunked-prefill-size", "-1", "--context", "4096",
+                              "--enable-hier"});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->unmodelled_flags,
-            (std::vector<std::string>{
-                "--mem-frac (SGLang may read it as --mem-fraction-static: write that for vramfit "
-                "to plan it)",
-                "-q", "--foo-bar",
-                "--context (SGLang may read it as --context-length: write that for vramfit to "
-                "plan it)"}));
+            (std::vector<std::string>{"-q", "--foo-bar",
+                                      "--enable-hier (SGLang reads it as "
+                                      "--enable-hierarchical-cache)"}));
+  EXPECT_EQ(c->given_flags,
+            (std::vector<std::string>{"--model-path", "--mem-frac", "-q", "--foo-bar",
+                                      "--chunked-prefill-size", "--context", "--enable-hier"}));
   auto s = Settings(*c);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_DOUBLE_EQ(s->gpu_memory_utilization, 0.8);
+  EXPECT_EQ(s->max_model_len, 4096);
   EXPECT_EQ(s->max_num_batched_tokens, -1);
+}
+
+// Each option takes the words it takes in SGLang: none after a switch (the next word is never
+// its value), one, or a list; `--flag=value` is one word.
+TEST(SglangCommand, SwitchesAndValuedFlagsByTheOptionList) {
+  auto c = ReadLaunchCommand(
+      {"python", "-m", "sglang.launch_server", "--disable-cuda-graph", "--cuda-graph-bs", "1",
+       "2", "4", "--model-path=org/m", "--enable-metrics", "--context-length=8192",
+       "--lora-paths", "a", "b", "--tp", "2"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->model, "org/m");
+  EXPECT_EQ(c->unmodelled_flags, (std::vector<std::string>{"--cuda-graph-bs", "--lora-paths"}));
+  auto s = Settings(*c);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(s->enforce_eager);
+  EXPECT_EQ(s->max_model_len, 8192);
+  EXPECT_EQ(s->tensor_parallel_size, 2);
+  // A word after a switch is no value of it: SGLang's parser stops on it.
+  auto stray = ReadLaunchCommand({"sglang", "serve", "--model-path", "m",
+                                  "--disable-cuda-graph", "true"});
+  ASSERT_FALSE(stray.ok());
+  EXPECT_EQ(stray.status().message(),
+            "the SGLang command line: true is neither a flag nor a flag's value (the server "
+            "stops with \"unrecognized arguments\")");
+  auto explicit_value = ReadLaunchCommand({"sglang", "serve", "--model-path", "m",
+                                           "--disable-radix-cache=1"});
+  ASSERT_FALSE(explicit_value.ok());
+  EXPECT_NE(explicit_value.status().message().find("--disable-radix-cache takes no value"),
+            std::string::npos);
+  // A flag followed by another flag has no value.
+  auto missing = ReadLaunchCommand({"sglang", "serve", "--model-path", "m", "--tp", "--dp", "2"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(),
+            "the SGLang command line: --tp expects a value (the server stops with \"argument "
+            "--tp: expected one argument\")");
+  EXPECT_FALSE(ReadLaunchCommand({"sglang", "serve", "--model-path", "m", "--cuda-graph-bs"})
+                   .ok());
+  // `sglang serve` reads the model from --model-path only.
+  auto positional = ReadLaunchCommand({"sglang", "serve", "Qwen/Qwen3-8B", "--tp", "2"});
+  ASSERT_FALSE(positional.ok());
+  EXPECT_NE(positional.status().message().find("reads the model from --model-path MODEL"),
+            std::string::npos);
+  EXPECT_FALSE(ReadLaunchCommand({"sglang", "serve", "--model-path", "m", "--", "x"}).ok());
 }
 
 // vLLM's spelling of a setting SGLang has is refused naming SGLang's flag.

@@ -10,6 +10,7 @@
 #include "engines/sglang/command.h"
 #include "engines/sglang/defaults.h"
 #include "engines/sglang/flags.h"
+#include "engines/sglang/server_flags.h"
 #include "engines/sglang/sglang.h"
 #include "model/vision_tokens.h"
 
@@ -224,6 +225,7 @@ const Engine& SglangEngine() {
                 {Setting::kGpuMemoryUtilization, "0.9", "less headroom", HighFraction},
                 {Setting::kMaxNumBatchedTokens, "2048", "slower prefill", SmallChunk}},
       .flag_name = FlagName,
+      .check_flags = CheckCommandFlags,
   };
   return kEngine;
 }

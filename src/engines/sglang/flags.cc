@@ -111,23 +111,6 @@ Status ReadMmLimit(const std::string& flag, const std::string& text, SglangSetti
   return Status::Ok();
 }
 
-// vLLM's flags whose SGLang counterparts the table has (server_args.py, v0.5.5: the same
-// setting under SGLang's name), for the message that refuses the vLLM spelling.
-std::string SglangSpelling(const std::string& vllm_flag) {
-  static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
-      {"--max-model-len", "--context-length"},
-      {"--gpu-memory-utilization", "--mem-fraction-static"},
-      {"--max-num-seqs", "--max-running-requests"},
-      {"--max-num-batched-tokens", "--chunked-prefill-size"},
-      {"--enforce-eager", "--disable-cuda-graph"},
-      {"--block-size", "--page-size"},
-  };
-  for (const auto& [vllm, sglang] : kNames) {
-    if (vllm_flag == vllm) return fmt::format(" (SGLang spells the nearest setting {})", sglang);
-  }
-  return "";
-}
-
 }  // namespace
 
 const std::vector<FlagSpec>& Flags() {
@@ -172,6 +155,21 @@ const std::vector<FlagSpec>& Flags() {
        "SGLang: the vision tower's attention (sdpa, fa3, triton_attn; default by GPU)", "TEXT"},
   };
   return kFlags;
+}
+
+std::string SglangSpelling(const std::string& vllm_flag) {
+  static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
+      {"--max-model-len", "--context-length"},
+      {"--gpu-memory-utilization", "--mem-fraction-static"},
+      {"--max-num-seqs", "--max-running-requests"},
+      {"--max-num-batched-tokens", "--chunked-prefill-size"},
+      {"--enforce-eager", "--disable-cuda-graph"},
+      {"--block-size", "--page-size"},
+  };
+  for (const auto& [vllm, sglang] : kNames) {
+    if (vllm_flag == vllm) return fmt::format(" (SGLang spells the nearest setting {})", sglang);
+  }
+  return "";
 }
 
 std::string CanonicalFlag(const std::string& name) {

@@ -20,6 +20,10 @@ const std::vector<FlagSpec>& Flags();
 // SGLang has no such flag in the table.
 std::string CanonicalFlag(const std::string& name);
 
+// For a vLLM flag whose setting SGLang has under another name (server_args.py, v0.5.5),
+// " (SGLang spells the nearest setting --context-length)"; "" for any other name.
+std::string SglangSpelling(const std::string& vllm_flag);
+
 // Applies `given` (FlagSpec names with their text) on top of `base`; kInvalidArgument names the
 // flag and what was expected.
 Result<SglangSettings> ReadFlags(const FlagValues& given, SglangSettings base);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 
 namespace vramfit::sglang {
 
@@ -44,6 +45,23 @@ Rules RulesFor(int release) {
   r.chunk_by_gpu_steps = r.release >= 500;
   r.mamba_pool = r.release >= 500;
   return r;
+}
+
+unsigned FlagListsFor(int release) {
+  constexpr int n = static_cast<int>(std::size(kFlagListReleases));
+  if (release == 0) {
+    unsigned mask = 0;
+    for (int i = 0; i < n; ++i) {
+      if (kFlagListReleases[i] >= kNewestModelled) mask |= 1u << i;
+    }
+    return mask;
+  }
+  if (release <= kFlagListReleases[0]) return 1u;
+  for (int i = 0; i < n; ++i) {
+    if (release == kFlagListReleases[i]) return 1u << i;
+    if (i + 1 < n && release < kFlagListReleases[i + 1]) return 3u << i;
+  }
+  return 1u << (n - 1);
 }
 
 }  // namespace vramfit::sglang

@@ -43,6 +43,17 @@ struct Rules {
 // The rules of `release` (any integer: clamped to the modelled range).
 Rules RulesFor(int release);
 
+// The releases whose server parser is listed in full (server_flags_data.cc), oldest first:
+// v0.4.10.post2, v0.5.5, v0.5.13.
+inline constexpr int kFlagListReleases[] = {410, 505, 513};
+inline constexpr const char* kFlagListNames[] = {"0.4.10.post2", "0.5.5", "0.5.13"};
+
+// Which of those lists decide whether a flag exists at `release` (bit i: kFlagListReleases[i]):
+// a listed release's own; between two listed ones, both (a flag is refused only when neither
+// has it); before the first or after the last, that one. Without a version (`release` 0), the
+// lists from the newest modelled release on.
+unsigned FlagListsFor(int release);
+
 }  // namespace vramfit::sglang
 
 #endif  // VRAMFIT_ENGINES_SGLANG_RULES_H_
