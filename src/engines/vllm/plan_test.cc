@@ -787,5 +787,30 @@ TEST(Vllm, Qwen3VlTwoFrameVideoAndVideosOff) {
   EXPECT_EQ(Qwen3VlEncoder("0.11.0", 65536, 0, 0), "");
 }
 
+// V1's profile_run keeps the dummy encoder outputs in its encoder cache through the text dummy
+// run and the sampler warm-up (v1/worker/gpu_model_runner.py, cleared after both): the stored
+// embeddings add to the sampler's peak instead of competing with it. Qwen3-VL-30B-A3B at v0.11,
+// TP 4 on H100s, 65,536 tokens: the padded video outputs (153,600 rows x 2,048 x 4 values x 2 B)
+// under the sampler's sort over 1,024 requests x 151,936 logits at 39 B, which alone exceeds the
+// tower and the forward.
+TEST(Vllm, StoredEncoderOutputsStayUnderTheSamplerWarmUp) {
+  VllmSettings s;
+  s.version = "0.11.0";
+  s.tensor_parallel_size = 4;
+  s.max_model_len = 65536;
+  auto p = PlanVllm(Catalog("qwen3-vl-30b-a3b-instruct"), Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const uint64_t stored = 153600ull * 2048 * 4 * 2;
+  const uint64_t sampler = 1024ull * 151936 * 39;
+  EXPECT_EQ(p->gpus[0].activation_peak_bytes, stored + sampler);
+  bool said = false;
+  for (const Explained& e : p->gpus[0].explain) {
+    if (e.name == "activation_peak") {
+      said = e.formula.find("stored encoder outputs") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(said);
+}
+
 }  // namespace
 }  // namespace vramfit
