@@ -715,6 +715,25 @@ VideoItem Qwen3VlDummyVideo(const VisionSpec& v, const vllm::Rules& rules, uint6
   return Qwen3VlVideo(v, frames, side);
 }
 
+// The vision tower's activation bytes per patch at its peak, for vision hidden size h,
+// intermediate size i and tp ranks. The MLP: the residual, the normed input and the block
+// output, and the gate/up and activation outputs at 1/tp: 2 B x (3h + 3i / tp). On v0.11.0
+// (Rules::vision_rotary_fp32_qk) the attention peaks higher, per patch with a = h / tp (the
+// heads of one rank; qwen2_5_vl.py Qwen2_5_VisionAttention.forward and
+// apply_rotary_pos_emb_vision, 2025-09-14 to 2025-11-16): the block input and the normed input
+// the block passes in (2h + 2h B), the qkv output (6a), contiguous q, k, v (6a), q and k
+// concatenated (4a), their fp32 copy (8a), the fp32 rotary output (8a) and its bf16 cast (4a):
+// 4h + 36a B. With tp > 1 split_qkv first all-gathers the qkv (all_gather_interleave: tp
+// zero-filled shards and their interleaved concatenation, 6h B each) beside the local qkv:
+// 16h + 6a B.
+uint64_t VisionTowerBytesPerPatch(const VisionSpec& v, const vllm::Rules& rules, uint64_t tp) {
+  const uint64_t h = static_cast<uint64_t>(v.hidden_size);
+  const uint64_t mlp = 2 * (3 * h + 3 * static_cast<uint64_t>(v.intermediate_size) / tp);
+  if (!rules.vision_rotary_fp32_qk) return mlp;
+  const uint64_t a = h / tp;
+  return std::max({mlp, 4 * h + 36 * a, tp > 1 ? 16 * h + 6 * a : 0});
+}
+
 // The multimodal encoder's profile: the most items of the dummy modality the token budget
 // holds, through the ViT (`vit`), and their embeddings, which vLLM stores (`stored`; Qwen-VL
 // families).
@@ -781,8 +800,7 @@ EncoderProfile EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
   // output to the budget's rows (Rules::mm_outputs_padded_to_budget).
   const uint64_t embeds = video ? clip.embeds : tok_image;
   const uint64_t patches = items * (video ? clip.patches : tok_image * merge2);
-  const uint64_t vit = patches * 2 * (3 * static_cast<uint64_t>(v.hidden_size) +
-                                      3 * static_cast<uint64_t>(v.intermediate_size) / r.tp);
+  const uint64_t vit = patches * VisionTowerBytesPerPatch(v, r.rules, r.tp);
   const uint64_t rows = r.rules.mm_outputs_padded_to_budget ? std::max(budget, embeds) : embeds;
   const uint64_t width =
       static_cast<uint64_t>(v.out_hidden_size > 0 ? v.out_hidden_size : r.spec.hidden_size) *
