@@ -764,7 +764,8 @@ EncoderProfile EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
   // one item whatever the limit (MultiModalBudget, get_modality_with_max_tokens). Qwen2-VL and
   // Qwen2.5-VL (qwen2_vl.py, same from v0.11 to ~v0.22) make the dummy video of frames at the
   // image size, two frames to a temporal patch, as many as max_model_len holds up to 14:
-  // n x max(1, min(max_model_len / n, 7)) tokens for n tokens an image; a tie goes to video.
+  // n x max(1, min(max_model_len / n, 7)) tokens for n tokens an image; a tie goes to the
+  // image before v0.17, to video from v0.17 (Rules::mm_tie_prefers_video).
   // Qwen3-VL: Qwen3VlDummyVideo. Up to v0.12 its budget counts 12.5 tokens per embedding
   // (int(embeddings x 12.5)), so its video wins over any image; from v0.13 the embeddings
   // themselves, fewer than an image's at the processors' default sizes.
@@ -785,7 +786,9 @@ EncoderProfile EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
         "--limit-mm-per-prompt video={}: the V0 encoder profile is modelled for images only "
         "(videos not modelled)", s.limit_videos));
   }
-  const bool video = tok_video > 0 && (s.limit_images == 0 || tok_video >= tok_image);
+  const bool video =
+      tok_video > 0 && (s.limit_images == 0 || tok_video > tok_image ||
+                        (tok_video == tok_image && r.rules.mm_tie_prefers_video));
   if (!video && s.limit_images == 0) return {};
   const uint64_t tok_item = video ? tok_video : tok_image;
   const uint64_t budget = std::max(mnbt, tok_item);
@@ -1002,7 +1005,7 @@ void Profile(Run& r) {
   r.g.explain.push_back(
       {"activation_peak", r.activation,
        fmt::format(
-           "{}{}max(forward {} at {} tokens, sampler {}{}, encoder {}){}",
+           "{}{}max(forward {} at {} tokens, sampler {}{}, encoder{} {}){}",
            pp > 1 ? fmt::format("pipeline stage {} of {}, the largest peak: received hidden "
                                 "states + residual {} + ",
                                 top->stage + 1, pp, FormatBytes(top->received))
@@ -1015,7 +1018,7 @@ void Profile(Run& r) {
            top->samples ? fmt::format(" = {} requests x vocab {} x {} B", reqs,
                                       r.spec.vocab_size, per_logit)
                         : std::string(" (the last stage samples)"),
-           FormatBytes(encoder),
+           under > 0 ? " tower" : "", FormatBytes(encoder),
            deq ? fmt::format(" + one layer dequantized by plain awq {}", FormatBytes(deq)) : "")});
   // V1 from v0.11 with TP > 1: NCCL's lazy buffers, and from v0.17 the all-reduce workspaces.
   const bool v1_tp = r.tp > 1 && !r.nccl_in_budget && !s.v0_engine;

@@ -810,6 +810,25 @@ TEST(Vllm, V0110VisionAttentionHoldsAnFp32CopyOfQAndK) {
   EXPECT_EQ(encoder("0.11.1"), stored + 65536ull * 2 * (3 * 1280 + 3 * 3420));
 }
 
+// Image and video tie at 16,384 tokens for Qwen2.5-VL at 8,192 tokens (the video's frames clamp
+// to one temporal patch): the first listed, the image, wins before v0.17 (the ~0.11 record's log:
+// "profiled with 1 image items"), video from v0.17 (PR #34533 keys the max on the name too).
+TEST(Vllm, AnEncoderProfileTieGoesToTheImageBeforeV017) {
+  auto encoder = [](const char* version) {
+    VllmSettings s;
+    s.version = version;
+    s.max_model_len = 8192;
+    auto p = PlanVllm(Catalog("qwen2.5-vl-3b-instruct"), Gpu("l4"), s);
+    if (!p.ok()) return p.status().ToString();
+    for (const Explained& e : p->gpus[0].explain) {
+      if (e.name == "encoder") return e.formula;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(encoder("0.11.0").rfind("1 image(s) of 16384 tokens", 0), 0u) << encoder("0.11.0");
+  EXPECT_EQ(encoder("0.17.0").rfind("1 video(s) of 16384 tokens", 0), 0u) << encoder("0.17.0");
+}
+
 // V1's profile_run keeps the dummy encoder outputs in its encoder cache through the text dummy
 // run and the sampler warm-up (v1/worker/gpu_model_runner.py, cleared after both): the stored
 // embeddings add to the sampler's peak instead of competing with it. Qwen3-VL-30B-A3B at v0.11,

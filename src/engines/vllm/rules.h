@@ -112,6 +112,10 @@ struct Rules {
   // are alive; PR #28769 (2025-11-16, taken as v0.11.1) and PR #28798 (cos/sin cache, no fp32
   // copy) reworked it. See plan.cc VisionTowerBytesPerPatch.
   bool vision_rotary_fp32_qk = false;
+  // The encoder profile's modality on a tie in tokens per item (get_modality_with_max_tokens):
+  // the first listed, the image, until PR #34533 (2026-02-13, taken as v0.17) keyed the max on
+  // (tokens, name), so video wins.
+  bool mm_tie_prefers_video = true;
   // KV cache (v1/core/kv_cache_utils.py).
   bool strided_kv_groups = true;        // v0.11+: layers[g::n_groups]; v0.10: contiguous slices
   int group_close_enough_percent = 150; // largest bucket used under this % of the smallest:
