@@ -52,7 +52,7 @@ struct Floor {
   int scored, weights_ok, kv_ok, kv_formula_ok, records_ok, in_range_ok, available_kv_ok,
       available_kv_in_range_ok;
 };
-constexpr Floor kFloor = {93, 55, 47, 47, 67, 63, 59, 55};
+constexpr Floor kFloor = {93, 55, 49, 47, 69, 65, 61, 57};
 
 // The records within tolerance today: each must stay within, so that one record's gain cannot
 // hide another's loss.
@@ -133,6 +133,10 @@ constexpr const char* kWithinToday[] = {
     "qwen3-4b-instruct-2507-rtx5090-len131072-bf16-2026-09-inference-server",
     "qwen2.5-vl-7b-instruct-l4x2-tp2-len8192-kserve-v0.9-openshift-ai",
     "qwen3-8b-a100-40gb-defaults-v0.9.2-tokenkaki",
+    // Within since V1's stored encoder outputs are charged under the sampler warm-up.
+    "qwen3-vl-30b-a3b-instruct-rtx3090x4-tp4-len65536-v0.11.0-cua-readme",
+    // Within since v0.11.0's vision attention is charged its fp32 copy of q and k.
+    "qwen2.5-vl-3b-instruct-l4x1-len8192-mnbt2048-ray-data-v0.11-example",
 };
 
 // The development half of the records (FNV-1a of the id is even): constants are calibrated on

@@ -715,14 +715,39 @@ VideoItem Qwen3VlDummyVideo(const VisionSpec& v, const vllm::Rules& rules, uint6
   return Qwen3VlVideo(v, frames, side);
 }
 
+// The vision tower's activation bytes per patch at its peak, for vision hidden size h,
+// intermediate size i and tp ranks. The MLP: the residual, the normed input and the block
+// output, and the gate/up and activation outputs at 1/tp: 2 B x (3h + 3i / tp). On v0.11.0
+// (Rules::vision_rotary_fp32_qk) the attention peaks higher, per patch with a = h / tp (the
+// heads of one rank; qwen2_5_vl.py Qwen2_5_VisionAttention.forward and
+// apply_rotary_pos_emb_vision, 2025-09-14 to 2025-11-16): the block input and the normed input
+// the block passes in (2h + 2h B), the qkv output (6a), contiguous q, k, v (6a), q and k
+// concatenated (4a), their fp32 copy (8a), the fp32 rotary output (8a) and its bf16 cast (4a):
+// 4h + 36a B. With tp > 1 split_qkv first all-gathers the qkv (all_gather_interleave: tp
+// zero-filled shards and their interleaved concatenation, 6h B each) beside the local qkv:
+// 16h + 6a B.
+uint64_t VisionTowerBytesPerPatch(const VisionSpec& v, const vllm::Rules& rules, uint64_t tp) {
+  const uint64_t h = static_cast<uint64_t>(v.hidden_size);
+  const uint64_t mlp = 2 * (3 * h + 3 * static_cast<uint64_t>(v.intermediate_size) / tp);
+  if (!rules.vision_rotary_fp32_qk) return mlp;
+  const uint64_t a = h / tp;
+  return std::max({mlp, 4 * h + 36 * a, tp > 1 ? 16 * h + 6 * a : 0});
+}
+
 // The multimodal encoder's profile: the most items of the dummy modality the token budget
-// holds, through the ViT, plus their stored embeddings (Qwen-VL families).
-uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
+// holds, through the ViT (`vit`), and their embeddings, which vLLM stores (`stored`; Qwen-VL
+// families).
+struct EncoderProfile {
+  uint64_t vit = 0;     // the tower's activations over every patch of every item
+  uint64_t stored = 0;  // the items' output embeddings, cached through the profile
+  uint64_t peak() const { return vit + stored; }
+};
+EncoderProfile EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
   const VllmSettings& s = r.s;
   const VisionSpec& v = r.spec.vision;
   if (v.kind != VisionKind::kQwen25Vl && v.kind != VisionKind::kQwen3Vl &&
       v.kind != VisionKind::kQwen2Vl) {
-    return 0;
+    return {};
   }
   const uint64_t unit = static_cast<uint64_t>(v.patch_size * v.spatial_merge_size);
   const uint64_t merge2 = static_cast<uint64_t>(v.spatial_merge_size * v.spatial_merge_size);
@@ -739,7 +764,8 @@ uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
   // one item whatever the limit (MultiModalBudget, get_modality_with_max_tokens). Qwen2-VL and
   // Qwen2.5-VL (qwen2_vl.py, same from v0.11 to ~v0.22) make the dummy video of frames at the
   // image size, two frames to a temporal patch, as many as max_model_len holds up to 14:
-  // n x max(1, min(max_model_len / n, 7)) tokens for n tokens an image; a tie goes to video.
+  // n x max(1, min(max_model_len / n, 7)) tokens for n tokens an image; a tie goes to the
+  // image before v0.17, to video from v0.17 (Rules::mm_tie_prefers_video).
   // Qwen3-VL: Qwen3VlDummyVideo. Up to v0.12 its budget counts 12.5 tokens per embedding
   // (int(embeddings x 12.5)), so its video wins over any image; from v0.13 the embeddings
   // themselves, fewer than an image's at the processors' default sizes.
@@ -760,8 +786,10 @@ uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
         "--limit-mm-per-prompt video={}: the V0 encoder profile is modelled for images only "
         "(videos not modelled)", s.limit_videos));
   }
-  const bool video = tok_video > 0 && (s.limit_images == 0 || tok_video >= tok_image);
-  if (!video && s.limit_images == 0) return 0;
+  const bool video =
+      tok_video > 0 && (s.limit_images == 0 || tok_video > tok_image ||
+                        (tok_video == tok_image && r.rules.mm_tie_prefers_video));
+  if (!video && s.limit_images == 0) return {};
   const uint64_t tok_item = video ? tok_video : tok_image;
   const uint64_t budget = std::max(mnbt, tok_item);
   const int64_t limit = video ? s.limit_videos : s.limit_images;
@@ -775,8 +803,7 @@ uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
   // output to the budget's rows (Rules::mm_outputs_padded_to_budget).
   const uint64_t embeds = video ? clip.embeds : tok_image;
   const uint64_t patches = items * (video ? clip.patches : tok_image * merge2);
-  const uint64_t vit = patches * 2 * (3 * static_cast<uint64_t>(v.hidden_size) +
-                                      3 * static_cast<uint64_t>(v.intermediate_size) / r.tp);
+  const uint64_t vit = patches * VisionTowerBytesPerPatch(v, r.rules, r.tp);
   const uint64_t rows = r.rules.mm_outputs_padded_to_budget ? std::max(budget, embeds) : embeds;
   const uint64_t width =
       static_cast<uint64_t>(v.out_hidden_size > 0 ? v.out_hidden_size : r.spec.hidden_size) *
@@ -796,7 +823,7 @@ uint64_t EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
                    items, video ? "video(s)" : "image(s)", tok_item, max_pixels, shape,
                    FormatBytes(vit), FormatBytes(stored),
                    rows > embeds ? fmt::format(" (padded to the budget's {} rows)", rows) : "")});
-  return vit + stored;
+  return {vit, stored};
 }
 
 // The layers of pipeline stage `stage` of `pp` with vLLM's default split
@@ -823,14 +850,22 @@ std::pair<size_t, size_t> StageLayers(size_t n, int64_t stage, int64_t pp) {
 //   tokens into a buffer _dummy_run makes during the profile and keeps
 //   (make_empty_intermediate_tensors), so the buffer is under that stage's whole peak.
 // The forward's activations are freed before the sampler runs; the encoder profile is charged to
-// every stage. Under tensor parallelism nothing of the sampler is divided: V1 all-gathers the
-// lm_head's vocabulary shards on every rank (platforms/interface.py use_all_gather: true under
-// VLLM_USE_V1 in 0.10, always from 0.11), and each rank runs the warm-up over the full
-// vocabulary; only the forward's sharded intermediates are per rank (ForwardActivation). The V0
-// engine gathers the logits to the driver (TP rank 0) alone, which alone samples; its pool is the
-// smallest over the workers too, so the driver binds and the plan charges every rank as it.
+// every stage. V1 runs the encoder first and keeps its outputs in `encoder_cache` through the
+// text dummy run and the sampler warm-up, clearing it only after both
+// (v1/worker/gpu_model_runner.py profile_run: `self.encoder_cache["tmp"] = ...` before
+// `_dummy_run`, `self.encoder_cache.clear()` after `_dummy_sampler_run`; the same order in the
+// source of April 2025 (0.8), October 2025 (0.11.0) and May 2026), so the stored embeddings add
+// to the larger of the tower, the forward and the sampler; V0 runs the encoder inside its one
+// dummy forward and is charged the larger of the three. Under tensor parallelism nothing of the
+// sampler is divided: V1 all-gathers the lm_head's vocabulary shards on every rank
+// (platforms/interface.py use_all_gather: true under VLLM_USE_V1 in 0.10, always from 0.11), and
+// each rank runs the warm-up over the full vocabulary; only the forward's sharded intermediates
+// are per rank (ForwardActivation). The V0 engine gathers the logits to the driver (TP rank 0)
+// alone, which alone samples; its pool is the smallest over the workers too, so the driver binds
+// and the plan charges every rank as it.
 std::vector<StageActivation> PipelineStageActivations(const Run& r, uint64_t mnbt,
-                                                      uint64_t sampler, uint64_t encoder) {
+                                                      uint64_t sampler,
+                                                      const EncoderProfile& encoder) {
   const VllmSettings& s = r.s;
   // A stage planned alone (pipeline.cc) holds only its own layers in `spec`: one entry, with the
   // stage's place in the pipeline.
@@ -855,7 +890,10 @@ std::vector<StageActivation> PipelineStageActivations(const Run& r, uint64_t mnb
     }
     st.received =
         st.stage > 0 ? 2 * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes : 0;
-    st.peak = st.received + std::max({st.forward, st.samples ? sampler : 0, encoder});
+    const uint64_t samples = st.samples ? sampler : 0;
+    st.peak = st.received + (s.v0_engine ? std::max({st.forward, samples, encoder.peak()})
+                                         : encoder.stored +
+                                               std::max({st.forward, samples, encoder.vit}));
     stages.push_back(st);
   }
   return stages;
@@ -924,8 +962,12 @@ void Profile(Run& r) {
   // token of each), over the whole vocabulary (PipelineStageActivations: on the last stage, on
   // every TP rank).
   const uint64_t sampler = reqs * static_cast<uint64_t>(r.spec.vocab_size) * per_logit;
-  const uint64_t encoder = EncoderActivation(r, mnbt, reqs);
-  r.stages = PipelineStageActivations(r, mnbt, sampler, encoder);
+  const EncoderProfile enc = EncoderActivation(r, mnbt, reqs);
+  // What the sampler competes with for the peak: V1 keeps the stored embeddings under all three
+  // (PipelineStageActivations), so only the tower; V0 the whole encoder profile.
+  const uint64_t encoder = s.v0_engine ? enc.peak() : enc.vit;
+  const uint64_t under = s.v0_engine ? 0 : enc.stored;
+  r.stages = PipelineStageActivations(r, mnbt, sampler, enc);
   const uint64_t deq = r.w.largest_dequantized_layer;
   // The worst rank's peak: the device checks are per rank; the KV pool's stage is chosen in
   // KvCache (BindStages).
@@ -963,16 +1005,20 @@ void Profile(Run& r) {
   r.g.explain.push_back(
       {"activation_peak", r.activation,
        fmt::format(
-           "{}max(forward {} at {} tokens, sampler {}{}, encoder {}){}",
+           "{}{}max(forward {} at {} tokens, sampler {}{}, encoder{} {}){}",
            pp > 1 ? fmt::format("pipeline stage {} of {}, the largest peak: received hidden "
                                 "states + residual {} + ",
                                 top->stage + 1, pp, FormatBytes(top->received))
                   : std::string(),
+           under > 0 ? fmt::format("stored encoder outputs {} (kept through the forward and "
+                                   "the sampler) + ",
+                                   FormatBytes(under))
+                     : std::string(),
            FormatBytes(fwd), mnbt, top->samples ? FormatBytes(sampler) : std::string("none"),
            top->samples ? fmt::format(" = {} requests x vocab {} x {} B", reqs,
                                       r.spec.vocab_size, per_logit)
                         : std::string(" (the last stage samples)"),
-           FormatBytes(encoder),
+           under > 0 ? " tower" : "", FormatBytes(encoder),
            deq ? fmt::format(" + one layer dequantized by plain awq {}", FormatBytes(deq)) : "")});
   // V1 from v0.11 with TP > 1: NCCL's lazy buffers, and from v0.17 the all-reduce workspaces.
   const bool v1_tp = r.tp > 1 && !r.nccl_in_budget && !s.v0_engine;

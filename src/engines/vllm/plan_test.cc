@@ -747,8 +747,10 @@ TEST(Vllm, Qwen3VlDummyVideoBeforeTwoFrames) {
             std::string::npos) << f;
   // Stored: padded to the budget's rows, 2048 x (1 + 3 deepstack levels) wide, in 16 bits.
   EXPECT_NE(f.find("padded to the budget's 153600 rows"), std::string::npos) << f;
-  // ViT over 49,152 patches at TP 4: 2 x (3 x 1152 + 3 x 4304 / 4) B each.
-  EXPECT_EQ(bytes, 153600ull * 2048 * 4 * 2 + 49152ull * 2 * (3 * 1152 + 3 * 4304 / 4));
+  // ViT over 49,152 patches at TP 4, at v0.11.0's peak: the all-gathered qkv beside the local
+  // one, 16 x 1152 + 6 x 288 B each (VisionTowerBytesPerPatch), above the MLP's 2 x (3 x 1152 +
+  // 3 x 4304 / 4) and the fp32 rotary's 4 x 1152 + 36 x 288.
+  EXPECT_EQ(bytes, 153600ull * 2048 * 4 * 2 + 49152ull * (16 * 1152 + 6 * 288));
   // 8,192 tokens: 3 frames would be 16,200 embeddings, so 2 frames, shrunk by sqrt(4 / 3) from
   // 4096 to 3520: 220 x 220 patches, 12,100 embeddings, int(12,100 x 12.5) = 151,250 tokens.
   EXPECT_NE(Qwen3VlEncoder("0.12.0", 8192, -1, -1)
@@ -785,6 +787,71 @@ TEST(Vllm, Qwen3VlTwoFrameVideoAndVideosOff) {
   EXPECT_NE(image.find("1 image(s) of 16384 tokens"), std::string::npos) << image;
   EXPECT_EQ(image.find("padded"), std::string::npos) << image;
   EXPECT_EQ(Qwen3VlEncoder("0.11.0", 65536, 0, 0), "");
+}
+
+// v0.11.0's Qwen-VL vision attention rotates q and k through an fp32 copy (qwen2_5_vl.py,
+// PR #24511 in, PR #28769 out): at TP 1 its peak per patch is 4h + 36h B, above the MLP's
+// 2 x (3h + 3i). Qwen2.5-VL-3B (vision hidden 1,280, intermediate 3,420) on an L4 at 8,192 tokens:
+// one image of 16,384 tokens, 65,536 patches; 0.11.1 is back to the MLP's peak.
+TEST(Vllm, V0110VisionAttentionHoldsAnFp32CopyOfQAndK) {
+  auto encoder = [](const char* version) -> uint64_t {
+    VllmSettings s;
+    s.version = version;
+    s.max_model_len = 8192;
+    auto p = PlanVllm(Catalog("qwen2.5-vl-3b-instruct"), Gpu("l4"), s);
+    if (!p.ok()) return 0;
+    for (const Explained& e : p->gpus[0].explain) {
+      if (e.name == "encoder") return e.bytes;
+    }
+    return 0;
+  };
+  const uint64_t stored = 16384ull * 2048 * 2;  // padded to the budget's 16,384 rows
+  EXPECT_EQ(encoder("0.11.0"), stored + 65536ull * (4 * 1280 + 36 * 1280));
+  EXPECT_EQ(encoder("0.11.1"), stored + 65536ull * 2 * (3 * 1280 + 3 * 3420));
+}
+
+// Image and video tie at 16,384 tokens for Qwen2.5-VL at 8,192 tokens (the video's frames clamp
+// to one temporal patch): the first listed, the image, wins before v0.17 (the ~0.11 record's log:
+// "profiled with 1 image items"), video from v0.17 (PR #34533 keys the max on the name too).
+TEST(Vllm, AnEncoderProfileTieGoesToTheImageBeforeV017) {
+  auto encoder = [](const char* version) {
+    VllmSettings s;
+    s.version = version;
+    s.max_model_len = 8192;
+    auto p = PlanVllm(Catalog("qwen2.5-vl-3b-instruct"), Gpu("l4"), s);
+    if (!p.ok()) return p.status().ToString();
+    for (const Explained& e : p->gpus[0].explain) {
+      if (e.name == "encoder") return e.formula;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(encoder("0.11.0").rfind("1 image(s) of 16384 tokens", 0), 0u) << encoder("0.11.0");
+  EXPECT_EQ(encoder("0.17.0").rfind("1 video(s) of 16384 tokens", 0), 0u) << encoder("0.17.0");
+}
+
+// V1's profile_run keeps the dummy encoder outputs in its encoder cache through the text dummy
+// run and the sampler warm-up (v1/worker/gpu_model_runner.py, cleared after both): the stored
+// embeddings add to the sampler's peak instead of competing with it. Qwen3-VL-30B-A3B at v0.11,
+// TP 4 on H100s, 65,536 tokens: the padded video outputs (153,600 rows x 2,048 x 4 values x 2 B)
+// under the sampler's sort over 1,024 requests x 151,936 logits at 39 B, which alone exceeds the
+// tower and the forward.
+TEST(Vllm, StoredEncoderOutputsStayUnderTheSamplerWarmUp) {
+  VllmSettings s;
+  s.version = "0.11.0";
+  s.tensor_parallel_size = 4;
+  s.max_model_len = 65536;
+  auto p = PlanVllm(Catalog("qwen3-vl-30b-a3b-instruct"), Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const uint64_t stored = 153600ull * 2048 * 4 * 2;
+  const uint64_t sampler = 1024ull * 151936 * 39;
+  EXPECT_EQ(p->gpus[0].activation_peak_bytes, stored + sampler);
+  bool said = false;
+  for (const Explained& e : p->gpus[0].explain) {
+    if (e.name == "activation_peak") {
+      said = e.formula.find("stored encoder outputs") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(said);
 }
 
 }  // namespace

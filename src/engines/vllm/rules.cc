@@ -76,6 +76,8 @@ Rules RulesFor(int release) {
   r.qwen3vl_video_timestamps = r.release < 1300;
   r.qwen3vl_video_two_frames = r.release >= 1500;
   r.mm_outputs_padded_to_budget = r.release >= 1100 && r.release < 1200;
+  r.vision_rotary_fp32_qk = r.release >= 1100 && r.release < 1101;
+  r.mm_tie_prefers_video = r.release >= 1700;
   // From the stated release: v0.22.0, v0.23.0, v0.25.0 and v0.29.0 release notes (PRs #39337,
   // #43458, #44443).
   using V2 = ModelRunnerV2Default;

@@ -105,6 +105,17 @@ struct Rules {
   // v0.11 only (PR #25810 in, PR #29386 out in v0.12): each dummy encoder output is padded with
   // zeros to the encoder budget's rows before it is cached (gpu_model_runner.py profile_run).
   bool mm_outputs_padded_to_budget = false;
+  // v0.11.0 only: the Qwen-VL vision attention (qwen2_5_vl.py Qwen2_5_VisionAttention.forward,
+  // shared by Qwen3-VL; qwen2_vl.py alike) concatenates q and k (PR #24511, 2025-09-14) and
+  // rotates them through an fp32 copy (apply_rotary_pos_emb_vision: t.float(), an fp32 output,
+  // then type_as), while the block input, its normed copy, the qkv output and contiguous q, k, v
+  // are alive; PR #28769 (2025-11-16, taken as v0.11.1) and PR #28798 (cos/sin cache, no fp32
+  // copy) reworked it. See plan.cc VisionTowerBytesPerPatch.
+  bool vision_rotary_fp32_qk = false;
+  // The encoder profile's modality on a tie in tokens per item (get_modality_with_max_tokens):
+  // the first listed, the image, until PR #34533 (2026-02-13, taken as v0.17) keyed the max on
+  // (tokens, name), so video wins.
+  bool mm_tie_prefers_video = true;
   // KV cache (v1/core/kv_cache_utils.py).
   bool strided_kv_groups = true;        // v0.11+: layers[g::n_groups]; v0.10: contiguous slices
   int group_close_enough_percent = 150; // largest bucket used under this % of the smallest:
