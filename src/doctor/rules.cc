@@ -229,6 +229,17 @@ bool GgmlFailedAfter(const Facts& f, EventKind milestone) {
   return m && (f.oom_line == 0 || m->line <= f.oom_line);
 }
 
+// SGLang's token-pool allocators (mem_cache/common.py alloc_token_slots,
+// alloc_paged_token_slots_extend / _decode, alloc_req_slots, 0.5; ScheduleBatch's methods of the
+// same names in managers/schedule_batch.py, 0.3-0.4) take slots from the pool allocated at
+// start-up and raise "out of memory" when it has too few; they allocate nothing else that could
+// fail. Their frame while serving is the pool running out, also when the message is cut off.
+bool SglangTokenPoolFrames(const Facts& f) {
+  return f.stage == Stage::kRuntime &&
+         AnyFrame(f, {"alloc_token_slots", "alloc_paged_token_slots_extend",
+                      "alloc_paged_token_slots_decode", "alloc_req_slots"});
+}
+
 bool NoKvMemory(const Facts& f) {
   return f.has(EventKind::kNoKvMemory) || NegativeKv(f) || f.has(EventKind::kSglangNotEnough);
 }
@@ -581,6 +592,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.
       Worded(C::kKvTooManySequences, S::kRuntime, Seen<E::kSglangTokenOom>, Words::kTokenPool),
+      Worded(C::kKvTooManySequences, S::kRuntime, SglangTokenPoolFrames, Words::kTokenPool),
       // Other processes holding a quarter of the card during start-up.
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
       Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),

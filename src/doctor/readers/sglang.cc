@@ -95,7 +95,27 @@ void Match(const Line& line) {
   if (Has(s, "Decode out of memory") || Has(s, "Prefill out of memory")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine);
   }
+  // The token allocators of 0.5 (mem_cache/common.py alloc_token_slots) say it without the
+  // phase: "Out of memory. Try to lower your batch size.\nTry to allocate N tokens."; the
+  // request-slot pool: "alloc_req_slots runs out of memory. Please set a smaller number for
+  // `--max-running-requests`" (common.py alloc_req_slots, schedule_batch.py in 0.4).
+  if (Has(s, "Out of memory. Try to lower your batch size") ||
+      Has(s, "alloc_req_slots runs out of memory")) {
+    line.Emit(EventKind::kSglangTokenOom, kEngine);
+  }
   if (Has(s, "Scheduler hit an exception")) line.Emit(EventKind::kSglangException, kEngine);
+  // The code line under a frame calling a token-pool allocator (EAGLE's prepare_for_verify:
+  // "batch.out_cache_loc = alloc_token_slots(", speculative/eagle_info.py 0.5; ScheduleBatch's
+  // "self.alloc_token_slots(" in 0.4): the allocator's own frame, where the excerpt stops first.
+  if (line.after_frame) {
+    for (const char* fn : {"alloc_token_slots(", "alloc_paged_token_slots_extend(",
+                           "alloc_paged_token_slots_decode(", "alloc_req_slots("}) {
+      if (!Has(s, fn)) continue;
+      const std::string_view name(fn, std::char_traits<char>::length(fn) - 1);
+      line.Emit(EventKind::kFrame, kEngine).text = std::string(name) + " (its call)";
+      break;
+    }
+  }
   if (Has(s, "mem_fraction_static=") || Has(s, "sglang.launch_server")) {
     auto& e = line.Emit(EventKind::kSglangMarker, kEngine);
     Set(e, Num::kMemFractionStatic, NumberAfter(s, "mem_fraction_static="));
