@@ -213,6 +213,15 @@ bool MatchFrame(const Line& line) {
   e.text +=
       " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
   if (VisionEncoderFile(path)) line.Emit(EventKind::kMmHint, kEngine);  // after `e` is done
+  // The engines' generic Transformers backend (SGLang's sglang/srt/models/transformers.py,
+  // 0.4.6+, and vLLM's model_executor/models/transformers.py, 0.8+: TransformersForCausalLM,
+  // chosen when the architecture has no native implementation or with --model-impl
+  // transformers), which builds the model with transformers' AutoModel.from_config: its frame
+  // is the fallback, as the engine's "Using Transformers backend" line is.
+  if (Has(path, "sglang/srt/models/transformers.py") ||
+      Has(path, "model_executor/models/transformers.py")) {
+    line.Emit(EventKind::kTransformersBackend, kEngine);
+  }
   return true;
 }
 

@@ -170,6 +170,16 @@ std::string Say(Words rule, const Facts&) {
            "--mem-fraction-static x the free memory before the load (profile_max_num_token: "
            "free after load - free before x (1 - fraction) <= 0)";
   }
+  if (rule == Words::kBackendUnquantized || rule == Words::kBackendUnsharded) {
+    return std::string(
+               "SGLang built the model through its Transformers backend (models/transformers.py, "
+               "transformers' AutoModel.from_config), the generic path for an architecture it "
+               "has no implementation of: the layers it does not replace are built as "
+               "transformers defines them, in 16 bits") +
+           (rule == Words::kBackendUnsharded
+                ? ", and those outside the model's tensor-parallel plan whole on every rank"
+                : ", so the model takes more memory than natively");
+  }
   if (rule != Words::kTokenPool) return "";
   return "SGLang's token pool ran out while serving: the running batch needs more KV tokens "
          "than the pool holds";
@@ -242,6 +252,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                 "CUDA_VISIBLE_DEVICES naming GPUs that are free",
              "every tensor-parallel rank sizes its pool from the least free memory");
       AddFix(d, "--mem-fraction-static " + Lower(f), "a smaller share of what is free");
+      return true;
+    case Cause::kFp16Fallback:
+    case Cause::kUnshardedSlice:
+      // ServerArgs --model-impl (auto, sglang, transformers; 0.4.6+).
+      AddFix(d, "an SGLang release that implements this architecture (--model-impl sglang)",
+             "the native implementation loads the checkpoint quantized and sharded");
+      AddFix(d, "--tp 2 (or more GPUs)", "each GPU builds a share of the model");
       return true;
     case Cause::kFragmentation:
       return false;
