@@ -498,6 +498,8 @@ constexpr FrameRow kFrameRows[] = {
     {"__init__", "cache_utils.py", Slot::kKv},
     {"lazy_initialization", "", Slot::kKv},
     {"setup_caches", "", Slot::kKv},
+    // A KVCache's buffers (the pytorch reader's code-line frame): the cache setup_caches builds.
+    {"kv_cache_buffer", "", Slot::kKv},
     {"setup_cache", "", Slot::kKv},
     {"set_kv_cache", "", Slot::kKv},
     {"build_kv_cache", "", Slot::kKv},

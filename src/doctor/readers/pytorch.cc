@@ -348,6 +348,12 @@ void MatchCodeLine(const Line& line) {
   if (Has(s, "self.cache_k = torch.zeros(") || Has(s, "self.cache_v = torch.zeros(")) {
     line.Emit(EventKind::kStaticCache, kEngine).text = "cache_k";
   }
+  // A KVCache module allocating its buffers for the maximum batch and length: gpt-fast's
+  // model.py KVCache.__init__ (and the projects built on it), self.register_buffer("k_cache",
+  // torch.zeros(cache_shape, dtype=dtype)), which setup_caches builds for every layer.
+  if (Has(s, "\"k_cache\", torch.zeros(") || Has(s, "\"v_cache\", torch.zeros(")) {
+    line.Emit(EventKind::kFrame, kEngine).text = "kv_cache_buffer (KVCache.__init__)";
+  }
   // transformers' eager attention materialising the scores, batch x heads x length x length, and
   // their float32 softmax: eager_attention_forward (4.48+) and, before it, each model's
   // Attention.forward (models/llama/modeling_llama.py 4.3x-4.47: "attn_weights =
