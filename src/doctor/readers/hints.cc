@@ -45,6 +45,10 @@ void Match(const Line& line) {
       Has(s, ".py\"")) {
     line.Emit(EventKind::kMmHint, "any");
   }
+  // vLLM V0's encoder-decoder runner (vllm/worker/enc_dec_model_runner.py, 0.6-0.9), which runs
+  // the models with an image or audio encoder (mllama, whisper, florence2; BART the text one):
+  // its profile run feeds the encoder the largest dummy images or audio.
+  if (Has(s, "enc_dec_model_runner.py\"")) line.Emit(EventKind::kMmHint, "any");
   if (Has(s, "prompt_token_ids_len=")) {
     auto& e = line.Emit(EventKind::kPrompt, "vllm");
     Set(e, Num::kPromptTokens, NumberAfter(s, "prompt_token_ids_len="));
