@@ -498,6 +498,8 @@ constexpr FrameRow kFrameRows[] = {
     {"__init__", "cache_utils.py", Slot::kKv},
     {"lazy_initialization", "", Slot::kKv},
     {"setup_caches", "", Slot::kKv},
+    // A KVCache's buffers (the pytorch reader's code-line frame): the cache setup_caches builds.
+    {"kv_cache_buffer", "", Slot::kKv},
     {"setup_cache", "", Slot::kKv},
     {"set_kv_cache", "", Slot::kKv},
     {"build_kv_cache", "", Slot::kKv},
@@ -629,11 +631,24 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
   // parameters as they are built, on the default device, so the model's weights are being
   // placed (nn.Linear's or an engine's parallel linear layer's torch.empty). Only when no other
   // frame places the failure: a cache built by generate() has generate on the stack.
+  // torch's device mode (torch/utils/_device.py DeviceContext.__torch_function__, 2.0+) is only
+  // active inside `with torch.device(...)`, which the engines' loaders open around building the
+  // model (vLLM's and SGLang's model_loader/loader.py: `with target_device:` around
+  // _initialize_model); a traceback that ends there with no forward pass on it is such a build,
+  // also where the constructor's frame is cut off.
+  const LogEvent* device_mode = nullptr;
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
-    if (FrameIs(*it, {"__torch_function__"})) continue;
+    if (FrameIs(*it, {"__torch_function__"})) {
+      if ((*it)->text == "__torch_function__ (_device.py)") device_mode = *it;
+      continue;
+    }
     if (FrameIs(*it, {"__init__"})) return FrameStage{Stage::kLoad, *it, false, true};
     break;
   }
+  const bool forward = std::any_of(frames.begin(), frames.end(), [](const LogEvent* fr) {
+    return FrameIs(fr, {"forward", "_call_impl", "_wrapped_call_impl"});
+  });
+  if (device_mode && !forward) return FrameStage{Stage::kLoad, device_mode, false, true};
   return std::nullopt;
 }
 

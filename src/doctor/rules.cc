@@ -190,10 +190,12 @@ bool OffloadAtRuntime(const Facts& f) {
 
 // A program that preallocates its KV cache for the maximum batch and length (torchtune's,
 // gpt-fast's and torchchat's setup_caches) failed allocating it.
-// litgpt's GPT.set_kv_cache -> build_kv_cache (litgpt/model.py) does the same.
+// litgpt's GPT.set_kv_cache -> build_kv_cache (litgpt/model.py) does the same; so does a KVCache
+// module's k_cache / v_cache buffer (the pytorch reader's kv_cache_buffer frame).
 bool PreallocatedCache(const Facts& f) {
   return f.stage == Stage::kKvCache &&
-         AnyFrame(f, {"setup_caches", "setup_cache", "set_kv_cache", "build_kv_cache"});
+         AnyFrame(f, {"setup_caches", "setup_cache", "set_kv_cache", "build_kv_cache",
+                      "kv_cache_buffer"});
 }
 
 // Meta's reference model allocates each Attention's cache_k / cache_v for max_batch_size x
@@ -227,6 +229,17 @@ bool GenerateCacheAtKv(const Facts& f) {
 bool GgmlFailedAfter(const Facts& f, EventKind milestone) {
   const LogEvent* m = f.first_of(milestone);
   return m && (f.oom_line == 0 || m->line <= f.oom_line);
+}
+
+// SGLang's token-pool allocators (mem_cache/common.py alloc_token_slots,
+// alloc_paged_token_slots_extend / _decode, alloc_req_slots, 0.5; ScheduleBatch's methods of the
+// same names in managers/schedule_batch.py, 0.3-0.4) take slots from the pool allocated at
+// start-up and raise "out of memory" when it has too few; they allocate nothing else that could
+// fail. Their frame while serving is the pool running out, also when the message is cut off.
+bool SglangTokenPoolFrames(const Facts& f) {
+  return f.stage == Stage::kRuntime &&
+         AnyFrame(f, {"alloc_token_slots", "alloc_paged_token_slots_extend",
+                      "alloc_paged_token_slots_decode", "alloc_req_slots"});
 }
 
 bool NoKvMemory(const Facts& f) {
@@ -581,6 +594,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.
       Worded(C::kKvTooManySequences, S::kRuntime, Seen<E::kSglangTokenOom>, Words::kTokenPool),
+      Worded(C::kKvTooManySequences, S::kRuntime, SglangTokenPoolFrames, Words::kTokenPool),
       // Other processes holding a quarter of the card during start-up.
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
       Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),

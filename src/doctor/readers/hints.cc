@@ -28,6 +28,13 @@ void Match(const Line& line) {
        Has(s, "Qwen2_5_VisionTransformer") || Has(s, "vision_model") ||
        Has(s, "<|vision_start|>") || Has(s, "<|image_pad|>") || Has(s, "image_url") ||
        Has(s, "describe the image") || Has(s, "Describe the image") ||
+       // SGLang's vision path (managers/mm_utils.py embed_mm_inputs -> the model's
+       // get_image_feature / get_video_feature, passed as data_embedding_func; 0.4.4-0.5),
+       // transformers' get_image_features (4.45+; also matched by the first key), Qwen-VL's
+       // remote code (modeling_qwen.py "images = self.visual.encode(images)", visual.py).
+       Has(s, "get_image_feature") || Has(s, "get_video_feature") ||
+       Has(s, "embed_mm_inputs") || Has(s, "data_embedding_func") || Has(s, "visual.encode(") ||
+       Has(s, "/visual.py\"") ||
        Has(s, "\xe5\x9b\xbe\xe7\x89\x87") /* 图片 */ ||
        Has(s, "\xe5\x9b\xbe\xe5\x83\x8f") /* 图像 */)) {
     line.Emit(EventKind::kMmHint, "any");
@@ -38,6 +45,10 @@ void Match(const Line& line) {
       Has(s, ".py\"")) {
     line.Emit(EventKind::kMmHint, "any");
   }
+  // vLLM V0's encoder-decoder runner (vllm/worker/enc_dec_model_runner.py, 0.6-0.9), which runs
+  // the models with an image or audio encoder (mllama, whisper, florence2; BART the text one):
+  // its profile run feeds the encoder the largest dummy images or audio.
+  if (Has(s, "enc_dec_model_runner.py\"")) line.Emit(EventKind::kMmHint, "any");
   if (Has(s, "prompt_token_ids_len=")) {
     auto& e = line.Emit(EventKind::kPrompt, "vllm");
     Set(e, Num::kPromptTokens, NumberAfter(s, "prompt_token_ids_len="));

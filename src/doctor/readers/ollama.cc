@@ -57,6 +57,13 @@ void Match(const Line& line) {
     auto& e = line.Emit(EventKind::kGgmlLoadFail, kEngine);
     Set(e, Num::kOffloadLayers, NumberAfter(s, "with num_gpu ="));
   }
+  // The new engine's runner reserves the worst-case batch's graph while it loads the model
+  // (runner/ollamarunner/runner.go initModel / allocModel -> reserveWorstCaseGraph, 0.6+, which
+  // ends in the ggml backend's Reserve and panics when the scheduler's buffers cannot be
+  // allocated): the goroutine's Go stack naming it is that reservation failing.
+  if (Has(s, "ollamarunner.(*Server).reserveWorstCaseGraph(")) {
+    line.Emit(EventKind::kGgmlReserveFail, kEngine);
+  }
   if (Has(s, "llama runner started in")) line.Emit(EventKind::kServing, kEngine);
   if (Has(s, "loading cache slot")) line.Emit(EventKind::kRequest, kEngine);
 }

@@ -213,6 +213,15 @@ bool MatchFrame(const Line& line) {
   e.text +=
       " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
   if (VisionEncoderFile(path)) line.Emit(EventKind::kMmHint, kEngine);  // after `e` is done
+  // The engines' generic Transformers backend (SGLang's sglang/srt/models/transformers.py,
+  // 0.4.6+, and vLLM's model_executor/models/transformers.py, 0.8+: TransformersForCausalLM,
+  // chosen when the architecture has no native implementation or with --model-impl
+  // transformers), which builds the model with transformers' AutoModel.from_config: its frame
+  // is the fallback, as the engine's "Using Transformers backend" line is.
+  if (Has(path, "sglang/srt/models/transformers.py") ||
+      Has(path, "model_executor/models/transformers.py")) {
+    line.Emit(EventKind::kTransformersBackend, kEngine);
+  }
   return true;
 }
 
@@ -338,6 +347,12 @@ void MatchCodeLine(const Line& line) {
   // model: a cache for the maximum batch and length, reserved at load.
   if (Has(s, "self.cache_k = torch.zeros(") || Has(s, "self.cache_v = torch.zeros(")) {
     line.Emit(EventKind::kStaticCache, kEngine).text = "cache_k";
+  }
+  // A KVCache module allocating its buffers for the maximum batch and length: gpt-fast's
+  // model.py KVCache.__init__ (and the projects built on it), self.register_buffer("k_cache",
+  // torch.zeros(cache_shape, dtype=dtype)), which setup_caches builds for every layer.
+  if (Has(s, "\"k_cache\", torch.zeros(") || Has(s, "\"v_cache\", torch.zeros(")) {
+    line.Emit(EventKind::kFrame, kEngine).text = "kv_cache_buffer (KVCache.__init__)";
   }
   // transformers' eager attention materialising the scores, batch x heads x length x length, and
   // their float32 softmax: eager_attention_forward (4.48+) and, before it, each model's

@@ -95,7 +95,27 @@ void Match(const Line& line) {
   if (Has(s, "Decode out of memory") || Has(s, "Prefill out of memory")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine);
   }
+  // The token allocators of 0.5 (mem_cache/common.py alloc_token_slots) say it without the
+  // phase: "Out of memory. Try to lower your batch size.\nTry to allocate N tokens."; the
+  // request-slot pool: "alloc_req_slots runs out of memory. Please set a smaller number for
+  // `--max-running-requests`" (common.py alloc_req_slots, schedule_batch.py in 0.4).
+  if (Has(s, "Out of memory. Try to lower your batch size") ||
+      Has(s, "alloc_req_slots runs out of memory")) {
+    line.Emit(EventKind::kSglangTokenOom, kEngine);
+  }
   if (Has(s, "Scheduler hit an exception")) line.Emit(EventKind::kSglangException, kEngine);
+  // The code line under a frame calling a token-pool allocator (EAGLE's prepare_for_verify:
+  // "batch.out_cache_loc = alloc_token_slots(", speculative/eagle_info.py 0.5; ScheduleBatch's
+  // "self.alloc_token_slots(" in 0.4): the allocator's own frame, where the excerpt stops first.
+  if (line.after_frame) {
+    for (const char* fn : {"alloc_token_slots(", "alloc_paged_token_slots_extend(",
+                           "alloc_paged_token_slots_decode(", "alloc_req_slots("}) {
+      if (!Has(s, fn)) continue;
+      const std::string_view name(fn, std::char_traits<char>::length(fn) - 1);
+      line.Emit(EventKind::kFrame, kEngine).text = std::string(name) + " (its call)";
+      break;
+    }
+  }
   if (Has(s, "mem_fraction_static=") || Has(s, "sglang.launch_server")) {
     auto& e = line.Emit(EventKind::kSglangMarker, kEngine);
     Set(e, Num::kMemFractionStatic, NumberAfter(s, "mem_fraction_static="));
@@ -149,6 +169,16 @@ std::string Say(Words rule, const Facts&) {
     return "SGLang's token pool is empty: after the weights, nothing is left of "
            "--mem-fraction-static x the free memory before the load (profile_max_num_token: "
            "free after load - free before x (1 - fraction) <= 0)";
+  }
+  if (rule == Words::kBackendUnquantized || rule == Words::kBackendUnsharded) {
+    return std::string(
+               "SGLang built the model through its Transformers backend (models/transformers.py, "
+               "transformers' AutoModel.from_config), the generic path for an architecture it "
+               "has no implementation of: the layers it does not replace are built as "
+               "transformers defines them, in 16 bits") +
+           (rule == Words::kBackendUnsharded
+                ? ", and those outside the model's tensor-parallel plan whole on every rank"
+                : ", so the model takes more memory than natively");
   }
   if (rule != Words::kTokenPool) return "";
   return "SGLang's token pool ran out while serving: the running batch needs more KV tokens "
@@ -222,6 +252,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                 "CUDA_VISIBLE_DEVICES naming GPUs that are free",
              "every tensor-parallel rank sizes its pool from the least free memory");
       AddFix(d, "--mem-fraction-static " + Lower(f), "a smaller share of what is free");
+      return true;
+    case Cause::kFp16Fallback:
+    case Cause::kUnshardedSlice:
+      // ServerArgs --model-impl (auto, sglang, transformers; 0.4.6+).
+      AddFix(d, "an SGLang release that implements this architecture (--model-impl sglang)",
+             "the native implementation loads the checkpoint quantized and sharded");
+      AddFix(d, "--tp 2 (or more GPUs)", "each GPU builds a share of the model");
       return true;
     case Cause::kFragmentation:
       return false;
