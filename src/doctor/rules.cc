@@ -229,6 +229,17 @@ bool GgmlFailedAfter(const Facts& f, EventKind milestone) {
   return m && (f.oom_line == 0 || m->line <= f.oom_line);
 }
 
+// SGLang's token pool ran out while serving: its message, or the allocator's frames that raise
+// it ("Out of memory. Try to lower your batch size.", mem_cache/common.py alloc_token_slots and
+// the paged alloc_paged_token_slots_extend / _decode, 0.5; ScheduleBatch.alloc_token_slots in
+// schedule_batch.py, 0.4) when the message itself is cut off.
+bool SglangTokenPool(const Facts& f) {
+  return f.has(EventKind::kSglangTokenOom) ||
+         (f.engine == "sglang" &&
+          AnyFrame(f, {"alloc_token_slots", "alloc_paged_token_slots_extend",
+                       "alloc_paged_token_slots_decode"}));
+}
+
 bool NoKvMemory(const Facts& f) {
   return f.has(EventKind::kNoKvMemory) || NegativeKv(f) || f.has(EventKind::kSglangNotEnough);
 }
@@ -580,7 +591,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferAfterWeights, Words::kKvBuffer),
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.
-      Worded(C::kKvTooManySequences, S::kRuntime, Seen<E::kSglangTokenOom>, Words::kTokenPool),
+      Worded(C::kKvTooManySequences, S::kRuntime, SglangTokenPool, Words::kTokenPool),
       // Other processes holding a quarter of the card during start-up.
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
       Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),

@@ -92,8 +92,19 @@ void Match(const Line& line) {
   if (Has(s, "Capture cuda graph end") || Has(s, "Capture CUDA graph end")) {
     line.Emit(EventKind::kGraphDone, kEngine);
   }
-  if (Has(s, "Decode out of memory") || Has(s, "Prefill out of memory")) {
+  if (Has(s, "Decode out of memory") || Has(s, "Prefill out of memory") ||
+      Has(s, "Out of memory. Try to lower your batch size")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine);
+  }
+  // The code line under a frame calling the token-pool allocator (its own frame may be cut off
+  // the excerpt): the call that raises the message above when the pool is exhausted.
+  if (line.after_frame && Has(s, "_token_slots") &&
+      (Has(s, "alloc_token_slots(") || Has(s, "alloc_paged_token_slots_extend(") ||
+       Has(s, "alloc_paged_token_slots_decode("))) {
+    auto& e = line.Emit(EventKind::kFrame, kEngine);
+    e.text = Has(s, "alloc_token_slots(") ? "alloc_token_slots (its call)"
+             : Has(s, "_extend(")         ? "alloc_paged_token_slots_extend (its call)"
+                                          : "alloc_paged_token_slots_decode (its call)";
   }
   if (Has(s, "Scheduler hit an exception")) line.Emit(EventKind::kSglangException, kEngine);
   if (Has(s, "mem_fraction_static=") || Has(s, "sglang.launch_server")) {
