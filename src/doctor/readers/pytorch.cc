@@ -213,6 +213,15 @@ bool MatchFrame(const Line& line) {
   e.text +=
       " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
   if (VisionEncoderFile(path)) line.Emit(EventKind::kMmHint, kEngine);  // after `e` is done
+  // The engines' generic Transformers backend, used for an architecture without a native
+  // implementation: SGLang's sglang/srt/models/transformers.py (TransformersForCausalLM, 0.4.6+)
+  // and vLLM's vllm/model_executor/models/transformers.py (0.8+; a package of that name from
+  // 0.11). Its frame says the fallback as its log line does.
+  if (Has(path, "sglang/srt/models/transformers.py")) {
+    line.Emit(EventKind::kTransformersBackend, "sglang");
+  } else if (Has(path, "vllm/model_executor/models/transformers")) {
+    line.Emit(EventKind::kTransformersBackend, "vllm");
+  }
   return true;
 }
 

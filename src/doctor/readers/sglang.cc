@@ -161,6 +161,12 @@ std::string Say(Words rule, const Facts&) {
            "--mem-fraction-static x the free memory before the load (profile_max_num_token: "
            "free after load - free before x (1 - fraction) <= 0)";
   }
+  if (rule == Words::kBackendUnquantized || rule == Words::kBackendUnsharded) {
+    return "SGLang fell back to its generic Transformers backend (models/transformers.py), which "
+           "builds the whole model with transformers' AutoModel.from_config, its layers in the "
+           "default 16-bit dtype, before SGLang's own layers replace them: more memory than a "
+           "native implementation's quantized, tensor-parallel layers";
+  }
   if (rule != Words::kTokenPool) return "";
   return "SGLang's token pool ran out while serving: the running batch needs more KV tokens "
          "than the pool holds";
@@ -233,6 +239,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                 "CUDA_VISIBLE_DEVICES naming GPUs that are free",
              "every tensor-parallel rank sizes its pool from the least free memory");
       AddFix(d, "--mem-fraction-static " + Lower(f), "a smaller share of what is free");
+      return true;
+    case Cause::kFp16Fallback:
+    case Cause::kUnshardedSlice:
+      AddFix(d, "an SGLang release with native support for this architecture (--model-impl sglang)",
+             "the native implementation loads quantized and tensor-parallel weights as such");
+      AddFix(d, "--tp 2 (or more GPUs)", "each GPU builds a share of the model");
       return true;
     case Cause::kFragmentation:
       return false;
