@@ -82,6 +82,21 @@ bool FilledWhileLoading(const Facts& f) {
   return *allocated >= 0.9 * f.total && *requested <= 0.05 * f.total;
 }
 
+// vLLM V0 runs its profile through the same execute_model as serving (worker.py
+// determine_num_available_blocks -> model_runner.py / enc_dec_model_runner.py profile_run ->
+// execute_model, 0.6-0.10), with a multimodal model's largest dummy inputs (the most items per
+// prompt at the largest size, multimodal/profiling.py). A multimodal forward read as serving only
+// because execute_model or the model's forward is on the stack, in a log that never got past the
+// profile run (no KV-cache, graph or serving line) and shows nothing of V1, is that profile run.
+bool V0MultimodalProfile(const Facts& f, const std::optional<FrameStage>& frames) {
+  if (f.engine != "vllm" || !f.multimodal || f.stage != Stage::kRuntime ||
+      f.has(EventKind::kVllmV1) || f.has(EventKind::kStartupFailed)) {
+    return false;
+  }
+  if (f.milestone_stage && *f.milestone_stage > Stage::kProfile) return false;
+  return !frames || (!frames->weak && FrameIs(frames->frame, {"execute_model"}));
+}
+
 // The stage from the evidence, in order: where the traceback points, else the furthest phase
 // the log reached; what decided is said, and a milestone that contradicts the frames too.
 void DecideStage(const LogScan& scan, Facts* fp) {
@@ -172,6 +187,15 @@ void DecideStage(const LogScan& scan, Facts* fp) {
                                 Cited(fr));
       break;
     }
+  }
+  if (V0MultimodalProfile(f, frames)) {
+    f.stage_conflict = f.stage_why + ", which alone would say serving";
+    f.stage = Stage::kProfile;
+    f.stage_why =
+        "a multimodal model's forward in vLLM V0 with no phase reached past the profile run: V0 "
+        "profiles the encoder with its largest dummy inputs (profile_run -> execute_model) "
+        "before it sizes the KV cache, and a request's encoder pass is no larger (a guess; the "
+        "excerpt does not show the phase)";
   }
 }
 

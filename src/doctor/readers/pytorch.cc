@@ -124,6 +124,29 @@ bool VisionEncoderFile(std::string_view path) {
   return false;
 }
 
+// vLLM's vision and audio models: a frame in one of their files (vllm/model_executor/models/
+// NAME.py, the module names of the registry's _MULTIMODAL_MODELS, registry.py 0.6-0.10, and the
+// vision towers they build) is a multimodal model's forward.
+bool VllmMultimodalModelFile(std::string_view path) {
+  constexpr std::string_view kDir = "vllm/model_executor/models/";
+  const size_t at = path.find(kDir);
+  if (at == std::string_view::npos) return false;
+  std::string_view file = path.substr(at + kDir.size());
+  if (file.size() < 4 || file.substr(file.size() - 3) != ".py") return false;
+  file.remove_suffix(3);
+  for (std::string_view name :
+       {"aria", "aya_vision", "blip", "blip2", "chameleon", "clip", "deepseek_vl2", "florence2",
+        "fuyu", "gemma3_mm", "glm4v", "granite_speech", "h2ovl", "idefics2_vision_model",
+        "idefics3", "intern_vit", "internvl", "kimi_vl", "llava", "llava_next",
+        "llava_next_video", "llava_onevision", "minicpmo", "minicpmv", "mistral3", "mllama",
+        "mllama4", "molmo", "nvlm_d", "paligemma", "phi3v", "phi4mm", "pixtral", "qwen2_5_omni_thinker",
+        "qwen2_5_vl", "qwen2_audio", "qwen2_vl", "qwen_vl", "siglip", "skyworkr1v", "smolvlm",
+        "ultravox", "whisper"}) {
+    if (file == name) return true;
+  }
+  return false;
+}
+
 // IPython's frame header before IPython 8, as Colab and Jupyter notebooks paste it:
 // "/usr/lib/python3.10/site-packages/transformers/modeling_utils.py in from_pretrained(cls, ...)",
 // in Colab since 2023 with the path as a link, "[/usr/.../modeling_llama.py](https://localhost
@@ -212,7 +235,9 @@ bool MatchFrame(const Line& line) {
   const size_t slash = path.rfind('/');
   e.text +=
       " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
-  if (VisionEncoderFile(path)) line.Emit(EventKind::kMmHint, kEngine);  // after `e` is done
+  if (VisionEncoderFile(path) || VllmMultimodalModelFile(path)) {
+    line.Emit(EventKind::kMmHint, kEngine);  // after `e` is done
+  }
   // The engines' generic Transformers backend, used for an architecture without a native
   // implementation: SGLang's sglang/srt/models/transformers.py (TransformersForCausalLM, 0.4.6+)
   // and vLLM's vllm/model_executor/models/transformers.py (0.8+; a package of that name from
