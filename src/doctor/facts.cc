@@ -431,6 +431,17 @@ constexpr FrameRow kFrameRows[] = {
     {"forward_thread_func_", "", Slot::kRuntime},
     {"forward_extend", "", Slot::kRuntime},
     {"forward_decode", "", Slot::kRuntime},
+    // Ollama's runner (runner/ollamarunner/runner.go, 0.6+; its Go frames, readers/ollama.cc):
+    // allocModel builds the model and cache and reserves the worst-case graph
+    // (reserveWorstCaseGraph, the compute buffers' reservation), loadModel reads the weights,
+    // processBatch / forwardBatch / computeBatch serve.
+    {"reserveWorstCaseGraph", "runner.go", Slot::kProfile},
+    {"initModel", "runner.go", Slot::kLoad},
+    {"allocModel", "runner.go", Slot::kLoad},
+    {"loadModel", "runner.go", Slot::kLoad},
+    {"processBatch", "runner.go", Slot::kRuntime},
+    {"forwardBatch", "runner.go", Slot::kRuntime},
+    {"computeBatch", "runner.go", Slot::kRuntime},
     // TGI (server/text_generation_server/models/flash_causal_lm.py, 2.x-3.x): the Warmup RPC runs
     // FlashCausalLM.warmup, whose prefill of max-batch-prefill-tokens sizes the KV cache, then
     // init_kv_cache with the blocks left, then cuda_graph_warmup for each batch size.

@@ -301,6 +301,16 @@ bool GgmlBufferAfterWeights(const Facts& f) {
          f.get(Num::kEstimateFits).value_or(0) > 0;
 }
 
+// llama.cpp and the engines that run it (Ollama, LM Studio) at the profile stage: what is
+// reserved then is the compute graph of the largest batch (llama.cpp's graph_reserve at context
+// creation, Ollama's reserveWorstCaseGraph), whatever line reported the failure.
+bool GgmlEngineAtProfile(const Facts& f) {
+  if (f.stage != Stage::kProfile) return false;
+  if (f.engine == "llama.cpp") return true;
+  const Reader* r = FindReader(f.engine);
+  return r && r->wraps && std::string_view(r->wraps) == "llama.cpp";
+}
+
 bool ProfileMultimodal(const Facts& f) { return f.stage == Stage::kProfile && f.multimodal; }
 
 bool Backend(const Facts& f) {
@@ -612,6 +622,7 @@ const std::vector<Rule>& Rules() {
       Text(C::kKvNoMemory, S::kKvCache, At<S::kKvCache>,
            "allocating the KV cache ran out of memory: what was measured as free at profiling was "
            "no longer there"),
+      Worded(C::kComputeBuffer, S::kProfile, GgmlEngineAtProfile, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kProfile, ProfileMultimodal, Words::kProfileEncoder),
       Text(C::kActivationPeak, S::kProfile, At<S::kProfile>,
            "the profile run ran out of memory: a forward pass over max_num_batched_tokens tokens "
