@@ -146,6 +146,19 @@ bool QuantizerCodeFrames(const Facts& f) {
     return it != fr->values.end() && it->second >= 2;
   });
 }
+// AutoGPTQ keeps its per-layer loop in the entry point itself (BaseGPTQForCausalLM.quantize,
+// auto_gptq/modeling/_base.py 0.4-0.7: each layer moved to the GPU, run over the calibration
+// inputs with add_batch hooks, then fasterquant): a module's forward under the entry's frame is
+// that calibration pass.
+bool QuantizerEntryForward(const Facts& f) {
+  bool entry = false;
+  for (const LogEvent* fr : f.frames) {
+    auto it = fr->values.find(Num::kPathIsQuantizer);
+    if (it != fr->values.end() && it->second >= 1) entry = true;
+    if (entry && FrameIs(fr, {"forward", "_call_impl", "_wrapped_call_impl"})) return true;
+  }
+  return false;
+}
 bool ModelPlacedOnGpu(const Facts& f) {
   const auto allocated = f.get(Num::kAllocatedBytes);
   return f.has(EventKind::kOffload) || (allocated && f.total > 0 && *allocated >= 0.9 * f.total);
@@ -163,7 +176,8 @@ bool QuantizerCalibration(const Facts& f) {
     return true;
   }
   if (!QuantizerFrames(f)) return false;
-  return CardNotFull(f) || (QuantizerCodeFrames(f) && !ModelPlacedOnGpu(f));
+  return CardNotFull(f) ||
+         ((QuantizerCodeFrames(f) || QuantizerEntryForward(f)) && !ModelPlacedOnGpu(f));
 }
 
 // SGLang quantizing on load (--quantization fp8 over a 16-bit checkpoint) loads every 16-bit
