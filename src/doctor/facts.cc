@@ -473,6 +473,15 @@ constexpr FrameRow kFrameRows[] = {
     {"load_checkpoint_in_model", "", Slot::kLoad},
     {"from_quantized", "", Slot::kLoad},
     {"_apply", "", Slot::kLoad},
+    // torch.load restoring saved tensors onto the device they were saved from, or map_location's
+    // (torch/serialization.py, 1.x-2.x: load -> _load -> persistent_load -> load_tensor ->
+    // restore_location / default_restore_location -> _cuda_deserialize): a checkpoint being read.
+    {"load", "serialization.py", Slot::kLoad},
+    {"_load", "serialization.py", Slot::kLoad},
+    {"persistent_load", "serialization.py", Slot::kLoad},
+    {"load_tensor", "serialization.py", Slot::kLoad},
+    {"default_restore_location", "", Slot::kLoad},
+    {"_cuda_deserialize", "", Slot::kLoad},
     // transformers' generate (generation/utils.py): the decoding loops (_sample, _beam_search,
     // _assisted_decoding, ...; before 4.42 without the underscore), chat / stream_chat of
     // remote-code models.
@@ -502,6 +511,7 @@ constexpr FrameRow kFrameRows[] = {
     // training_step -> compute_loss; evaluate -> evaluation_loop -> prediction_step, 4.x) and the
     // backward pass (torch/_tensor.py backward -> torch/autograd/__init__.py backward ->
     // _engine_run_backward, 2.3+; accelerate's Accelerator.backward).
+    {"train", "trainer.py", Slot::kRuntime},
     {"_inner_training_loop", "", Slot::kRuntime},
     {"training_step", "", Slot::kRuntime},
     {"compute_loss", "trainer.py", Slot::kRuntime},
