@@ -47,6 +47,9 @@ struct Line {
   bool after_frame = false;
   // The byte pairs of `text` (see view()); nullptr: none built.
   const Bigrams* bigrams = nullptr;
+  // `joined` as a terminal wraps at its width, mid-word: the two parts with the spaces they had
+  // and none added. Empty when `joined` is.
+  std::string_view joined_tight = {};
 
   // `text` with its byte pairs, for fast Has().
   LineView view() const { return LineView(text, bigrams); }

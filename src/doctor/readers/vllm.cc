@@ -166,15 +166,21 @@ void MatchKvCache(const Line& line) {
         : Has(s, "# cuda blocks:") ? NumberAfter(s, "# cuda blocks:")
                                    : NumberAfter(s, "# CUDA blocks:"));
   }
-  // The max-length check, also wrapped over two lines (read from the two joined).
+  // The max-length check, also wrapped over two lines (read from the two joined, at a space or
+  // mid-word).
   if (IsMaxLenError(s)) {
     MaxLenError(line, s);
   } else if (!line.joined.empty() && IsMaxLenError(line.joined)) {
     MaxLenError(line, line.joined);
-  } else if (Has(s, "the estimated maximum model length is")) {
+  } else if (!line.joined_tight.empty() && IsMaxLenError(line.joined_tight)) {
+    MaxLenError(line, line.joined_tight);
+  } else if (constexpr std::string_view kEstimated = "the estimated maximum model length is";
+             Has(s, kEstimated) ||
+             (Has(s, "maximum model length is") && Has(line.joined_tight, kEstimated))) {
     // The error's last sentence on a line of its own.
+    const std::string_view t = Has(s, kEstimated) ? std::string_view(s) : line.joined_tight;
     auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
-    Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, "the estimated maximum model length is"));
+    Set(e, Num::kEstimatedMaxModelLen, NumberAfter(t, kEstimated));
   }
   // Hybrid models (V1 0.10+): one Mamba state block per running sequence, from the KV budget.
   if (Has(s, "exceeds available Mamba cache blocks")) {
