@@ -108,12 +108,14 @@ class Scanner final : public doctor::EventSink {
     rank_ = RankOf(line_);
     const uint64_t before = emitted_;
     framed_ = false;
+    oomed_ = false;
     Match();
     if (emitted_ == before && LooksLikeAnError(line_) && out_->unplaced.size() < 8) {
       out_->unplaced.push_back(fmt::format("line {}: {}", out_->lines, Trim(line_, 160)));
     }
     prev_ = std::move(line_);
     prev_framed_ = framed_;
+    prev_oomed_ = oomed_;
     prev_number_ = out_->lines;
   }
 
@@ -147,6 +149,7 @@ class Scanner final : public doctor::EventSink {
     ++engine_counts_[engine];
     ++emitted_;
     if (kind == EventKind::kFrame || kind == EventKind::kTraceback) framed_ = true;
+    if (kind == EventKind::kTorchOom) oomed_ = true;
     LogEvent e;
     e.kind = kind;
     e.engine = engine;
@@ -201,7 +204,7 @@ class Scanner final : public doctor::EventSink {
     const bool ipython = Has(line_, "--->") || Has(line_, "Cell In[");
     bigrams_.Build(line_);
     const doctor::Line line{line_,       rank_,          this, joined_, prev_framed_ || ipython,
-                            &bigrams_,   joined_tight_};
+                            &bigrams_,   joined_tight_,  prev_oomed_ && prev_number_ + 1 == out_->lines};
     for (const doctor::Reader* r : doctor::Readers()) r->match(line);
   }
 
@@ -214,6 +217,7 @@ class Scanner final : public doctor::EventSink {
   std::string joined_tight_;  // the same without a space between (a wrap mid-word)
   uint64_t prev_number_ = 0;
   bool framed_ = false, prev_framed_ = false;
+  bool oomed_ = false, prev_oomed_ = false;  // the line emitted (part of) an allocator message
   uint64_t emitted_ = 0;
   LogEvent scratch_;
   doctor::Bigrams bigrams_;

@@ -28,15 +28,34 @@ bool MatchAllocatorOom(const Line& line) {
   if (tried == std::string_view::npos) {
     if (line.joined.empty() || !ContinuesOom(s)) return false;
     s = line.joined;
+    // Wrapped mid-word (a terminal's width), the two parts read whole only without a space.
+    auto keys = [](std::string_view t) {
+      int n = 0;
+      for (std::string_view k : {"total capacity of", "total capacty of", "of which",
+                                 "this process has", "Of the allocated memory",
+                                 "reserved by PyTorch but unallocated", "already allocated",
+                                 "reserved in total by PyTorch"}) {
+        n += Has(t, k) ? 1 : 0;
+      }
+      return n;
+    };
+    if (!line.joined_tight.empty() && keys(line.joined_tight) > keys(s)) s = line.joined_tight;
     tried = s.find("Tried to allocate");
-    if (tried == std::string_view::npos) return false;
+    // The third or a later line of a message wrapped over several: its keys, without the
+    // request the first line gave.
+    if (tried == std::string_view::npos && !line.after_oom) return false;
   }
   auto& e = line.Emit(EventKind::kTorchOom, kEngine);
-  Set(e, Num::kRequestedBytes, BytesAfter(s, "Tried to allocate", tried));
+  if (tried != std::string_view::npos) {
+    Set(e, Num::kRequestedBytes, BytesAfter(s, "Tried to allocate", tried));
+  }
   // PyTorch >= 2.1; 2.1.x spells it "total capacty of" (c10/cuda/CUDACachingAllocator.cpp,
   // corrected in 2.2).
   const bool capacty = Has(s, "total capacty of");
-  if (capacty || Has(s, "total capacity of")) {
+  const bool continued_new = tried == std::string_view::npos &&
+                             (Has(s, "reserved by PyTorch but unallocated") ||
+                              Has(s, "Of the allocated memory") || Has(s, "memory in use"));
+  if (capacty || Has(s, "total capacity of") || continued_new) {
     Set(e, Num::kTotalBytes, BytesAfter(s, capacty ? "total capacty of" : "total capacity of"));
     Set(e, Num::kFreeBytes, BytesAfter(s, "of which"));
     Set(e, Num::kProcessBytes, BytesAfter(s, "this process has"));

@@ -50,6 +50,9 @@ struct Line {
   // `joined` as a terminal wraps at its width, mid-word: the two parts with the spaces they had
   // and none added. Empty when `joined` is.
   std::string_view joined_tight = {};
+  // The previous line held PyTorch's allocator message or a part of it: this one may continue it
+  // (a message wrapped over more than two lines).
+  bool after_oom = false;
 
   // `text` with its byte pairs, for fast Has().
   LineView view() const { return LineView(text, bigrams); }
