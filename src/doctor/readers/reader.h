@@ -60,6 +60,16 @@ struct Line {
   LogEvent& Emit(EventKind kind, const char* engine) const { return sink->Emit(kind, engine); }
 };
 
+// The text that holds `key` whole: the line, else the previous line's message and this one's
+// joined (at a space, or mid-word as a terminal wraps); "" when none does. A message the previous
+// line held whole is found there again: its event repeats, and the first one's values stand.
+inline std::string_view Whole(const Line& line, std::string_view key) {
+  if (Has(line.view(), key)) return line.text;
+  if (Has(line.joined, key)) return line.joined;
+  if (Has(line.joined_tight, key)) return line.joined_tight;
+  return {};
+}
+
 // Sets `key` of `e`. Numbers beyond 10^15 (a petabyte, a quadrillion tokens) are not read: no
 // engine prints them, and every later use stays within integer range.
 inline void Set(LogEvent& e, Num key, std::optional<double> v) {

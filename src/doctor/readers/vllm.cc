@@ -183,17 +183,17 @@ void MatchKvCache(const Line& line) {
     Set(e, Num::kEstimatedMaxModelLen, NumberAfter(t, kEstimated));
   }
   // Hybrid models (V1 0.10+): one Mamba state block per running sequence, from the KV budget.
-  if (Has(s, "exceeds available Mamba cache blocks")) {
+  if (const std::string_view t = Whole(line, "exceeds available Mamba cache blocks"); !t.empty()) {
     auto& e = line.Emit(EventKind::kMambaBlocks, kEngine);
-    Set(e, Num::kMaxNumSeqs, NumberAfter(s, "max_num_seqs ("));
-    Set(e, Num::kMambaBlocks, NumberAfter(s, "available Mamba cache blocks ("));
+    Set(e, Num::kMaxNumSeqs, NumberAfter(t, "max_num_seqs ("));
+    Set(e, Num::kMambaBlocks, NumberAfter(t, "available Mamba cache blocks ("));
   }
   // The profiler's check that free memory did not grow while it measured (V1).
   if (Has(s, "Error in memory profiling")) {
     auto& e = line.Emit(EventKind::kProfilingError, kEngine);
     Set(e, Num::kFreeBytes, BytesAfter(s, "current free memory"));
   }
-  if (Has(s, "No available memory for the cache blocks")) {
+  if (!Whole(line, "No available memory for the cache blocks").empty()) {
     line.Emit(EventKind::kNoKvMemory, kEngine);
   }
 }
