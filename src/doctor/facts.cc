@@ -46,13 +46,17 @@ std::string EngineOfFrames(const std::vector<const LogEvent*>& frames) {
 // (the furthest, not the last: Ray and multi-process logs print out of order).
 std::optional<Stage> StageFromMilestones(const LogScan& scan, const Facts& f, const LogEvent** at) {
   std::optional<Stage> reached;
+  bool before_capture = false;  // the furthest is a phase that runs before capture
   for (const LogEvent& e : scan.events) {
     if (f.oom_line && e.line > f.oom_line) break;
     const Reader* r = FindReader(e.engine);
     if (!r) continue;
     for (const Milestone& m : r->milestones) {
-      if (m.kind == e.kind && (!reached || m.stage > *reached)) {
+      if (m.kind != e.kind) continue;
+      if (!reached || m.stage > *reached ||
+          (before_capture && m.stage == Stage::kCudaGraph && !m.before_capture)) {
         reached = m.stage;
+        before_capture = m.before_capture;
         *at = &e;
       }
     }

@@ -100,9 +100,12 @@ bool TgiWarmupPrefill(const Facts& f) {
   return f.frame_stage != Stage::kKvCache && f.frame_stage != Stage::kCudaGraph;
 }
 
-// A kernel warm-up's frames at the warm-up stage.
+// A kernel warm-up's frames at the warm-up stage, or its line as the furthest milestone.
 bool KernelWarmup(const Facts& f) {
   if (f.stage != Stage::kWarmup) return false;
+  if (!f.frame_stage && f.has(EventKind::kKernelWarmup) && !f.has(EventKind::kGraphDone)) {
+    return true;
+  }
   return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
     auto it = fr->values.find(Num::kPathIsKernelWarmup);
     return (it != fr->values.end() && it->second > 0) ||

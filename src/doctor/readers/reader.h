@@ -111,6 +111,9 @@ inline void MatchMethodFrame(const Line& line, const char* engine, std::string_v
 struct Milestone {
   EventKind kind;
   Stage stage;
+  // The phase runs before CUDA graph capture although its stage sorts after it (vLLM's kernel
+  // warm-up): a capture line after it is the furthest phase.
+  bool before_capture = false;
 };
 
 struct Reader {

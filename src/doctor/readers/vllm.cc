@@ -204,6 +204,15 @@ void MatchPhases(const Line& line) {
       Has(s, "Capturing the model for CUDA graphs") || Has(s, "Profiling CUDA graph memory")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }
+  // The kernel warm-up of compile_or_warm_up_model (model_executor/warmup/kernel_warmup.py,
+  // 0.10.2+), after the KV cache and before capture: DeepGEMM's progress bars
+  // ("DeepGemm(fp8_gemm_nt) warmup (W=...)", deep_gemm_warmup.py), FlashInfer's attention
+  // warm-up and autotuner, the JIT kernels' warm-up.
+  if ((Has(s, "DeepGemm(") && Has(s, ") warmup")) || Has(s, "Warming up FlashInfer") ||
+      Has(s, "[Autotuner]: Autotuning process starts") || Has(s, "JIT kernel warmup starting") ||
+      Has(s, "[kernel_warmup.py:") || Has(s, "[deep_gemm_warmup.py:")) {
+    line.Emit(EventKind::kKernelWarmup, kEngine);
+  }
   if (Has(s, "Graph capturing finished")) {
     auto& e = line.Emit(EventKind::kGraphDone, kEngine);
     Set(e, Num::kCudagraphBytes, BytesAfter(s, ", took"));
@@ -592,6 +601,7 @@ const Reader& VllmReader() {
                      {EventKind::kGpuBlocks, Stage::kKvCache},
                      {EventKind::kMaxConcurrency, Stage::kKvCache},
                      {EventKind::kGraphBegin, Stage::kCudaGraph},
+                     {EventKind::kKernelWarmup, Stage::kWarmup, true},
                      // V1 warms up the sampler and kernels after capture (a V0 log: runtime).
                      {EventKind::kGraphDone, Stage::kWarmup},
                      {EventKind::kServing, Stage::kRuntime},
