@@ -46,17 +46,18 @@ std::string EngineOfFrames(const std::vector<const LogEvent*>& frames) {
 // (the furthest, not the last: Ray and multi-process logs print out of order).
 std::optional<Stage> StageFromMilestones(const LogScan& scan, const Facts& f, const LogEvent** at) {
   std::optional<Stage> reached;
-  bool before_capture = false;  // the furthest is a phase that runs before capture
+  bool capture_may_follow = false;  // the furthest is a phase a capture may follow
   for (const LogEvent& e : scan.events) {
     if (f.oom_line && e.line > f.oom_line) break;
     const Reader* r = FindReader(e.engine);
     if (!r) continue;
     for (const Milestone& m : r->milestones) {
       if (m.kind != e.kind) continue;
-      if (!reached || m.stage > *reached ||
-          (before_capture && m.stage == Stage::kCudaGraph && !m.before_capture)) {
+      const bool capture_after = capture_may_follow && m.stage == Stage::kCudaGraph &&
+                                 (e.rank == (*at)->rank || e.rank.empty() || (*at)->rank.empty());
+      if (!reached || m.stage > *reached || capture_after) {
         reached = m.stage;
-        before_capture = m.before_capture;
+        capture_may_follow = m.capture_may_follow;
         *at = &e;
       }
     }
@@ -425,6 +426,12 @@ constexpr FrameRow kFrameRows[] = {
     {"CudaGraphRunner", "", Slot::kGraph},
     {"capture_one_batch_size", "", Slot::kGraph},
     {"warm_up_model", "", Slot::kGraph},
+    // A graph runner being built: CudaGraphRunner.__init__ allocates the graphs' buffers and
+    // captures (cuda_graph_runner.py), EAGLE's draft runners the same
+    // (speculative/eagle_draft_cuda_graph_runner.py, eagle_draft_extend_cuda_graph_runner.py).
+    {"__init__", "cuda_graph_runner.py", Slot::kGraph},
+    {"__init__", "eagle_draft_cuda_graph_runner.py", Slot::kGraph},
+    {"__init__", "eagle_draft_extend_cuda_graph_runner.py", Slot::kGraph},
     {"init_memory_pool", "", Slot::kKv},
     {"_create_buffers", "memory_pool.py", Slot::kKv},
     {"profile_max_num_token", "", Slot::kProfile},

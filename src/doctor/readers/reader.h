@@ -111,9 +111,10 @@ inline void MatchMethodFrame(const Line& line, const char* engine, std::string_v
 struct Milestone {
   EventKind kind;
   Stage stage;
-  // The phase runs before CUDA graph capture although its stage sorts after it (vLLM's kernel
-  // warm-up): a capture line after it is the furthest phase.
-  bool before_capture = false;
+  // A capture may follow the phase although its stage sorts after capture (vLLM's kernel warm-up
+  // runs before capture; SGLang's EAGLE draft captures its graphs after the target's): a capture
+  // line after it, from the same rank, is the furthest phase.
+  bool capture_may_follow = false;
 };
 
 struct Reader {

@@ -86,7 +86,10 @@ void Match(const Line& line) {
       (Has(s, "Not enough memory") && Has(s, "mem-fraction-static"))) {
     line.Emit(EventKind::kSglangNotEnough, kEngine);
   }
-  if (Has(s, "Capture cuda graph begin") || Has(s, "Capture CUDA graph begin")) {
+  // cuda_graph_runner.py's "Capture cuda graph bs [1, 2, 4, ...]" and its progress bar,
+  // "Capturing batches (bs=160 avail_mem=1.72 GB)" (0.4-0.5).
+  if (Has(s, "Capture cuda graph begin") || Has(s, "Capture CUDA graph begin") ||
+      Has(s, "Capture cuda graph bs") || Has(s, "Capturing batches (bs=")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }
   if (Has(s, "Capture cuda graph end") || Has(s, "Capture CUDA graph end")) {
@@ -311,7 +314,8 @@ const Reader& SglangReader() {
                      {EventKind::kSglangWeights, Stage::kKvCache},
                      {EventKind::kKvTokens, Stage::kCudaGraph},
                      {EventKind::kGraphBegin, Stage::kCudaGraph},
-                     {EventKind::kGraphDone, Stage::kRuntime},
+                     // EAGLE's draft captures its graphs after the target's.
+                     {EventKind::kGraphDone, Stage::kRuntime, true},
                      {EventKind::kServing, Stage::kRuntime}},
       .frame_path = Num::kPathHasSglang,
       .frame_path_final = true,
