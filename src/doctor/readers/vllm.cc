@@ -147,6 +147,13 @@ void MatchKvCache(const Line& line) {
        {"GPU KV cache size:", EventKind::kKvTokens, Num::kKvCacheTokens, false},
        {"warming up sampler with", EventKind::kSamplerOom, Num::kMaxNumSeqs, false},
        {"Estimated CUDA graph memory:", EventKind::kGraphEstimate, Num::kCudagraphBytes, true}});
+  // The sampler's message wrapped inside its key: read from the two lines joined.
+  if (!Has(s, "warming up sampler with")) {
+    if (const std::string_view t = Whole(line, "warming up sampler with"); !t.empty()) {
+      Set(line.Emit(EventKind::kSamplerOom, kEngine), Num::kMaxNumSeqs,
+          NumberAfter(t, "warming up sampler with"));
+    }
+  }
   // A pooling model's counterpart (gpu_model_runner.py _dummy_pooler_run, 0.10+): "CUDA out of
   // memory occurred when warming up pooler (task='embed') with N dummy requests".
   if (Has(s, "when warming up pooler")) {
