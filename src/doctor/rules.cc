@@ -124,8 +124,7 @@ bool FusedSetting(const Facts& f) {
 bool FusedAwqCache(const Facts& f) {
   const bool frames = std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
     return FrameIs(fr, {"fuse_layers", "WindowedCache", "QuantAttentionFused", "fuse_attention",
-                        "fuse_transformer"}) ||
-           fr->text.find("(fused/") != std::string::npos;
+                        "fuse_transformer"});
   });
   return frames || (f.stage == Stage::kLoad && FusedSetting(f));
 }

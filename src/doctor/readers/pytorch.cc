@@ -261,6 +261,12 @@ bool MatchFrame(const Line& line) {
   // implementation: SGLang's sglang/srt/models/transformers.py (TransformersForCausalLM, 0.4.6+)
   // and vLLM's vllm/model_executor/models/transformers.py (0.8+; a package of that name from
   // 0.11). Its frame says the fallback as its log line does.
+  // AutoAWQ's fused modules (awq/modules/fused/: the fused attention and its WindowedCache, built
+  // by fuse_layers): their frame says the fused setting as the code line does (readers/
+  // transformers.cc), where the excerpt starts below from_quantized.
+  if (Has(path, "awq/modules/fused/")) {
+    line.Emit(EventKind::kStaticCache, "transformers").text = "fused";
+  }
   if (Has(path, "sglang/srt/models/transformers.py")) {
     line.Emit(EventKind::kTransformersBackend, "sglang");
   } else if (Has(path, "vllm/model_executor/models/transformers")) {
