@@ -248,7 +248,15 @@ bool MatchFrame(const Line& line) {
   // GPTQ-for-LLaMa's per-layer pass, a script of its own rather than a package (llama.py
   // llama_sequential, neox.py neox_sequential, opt.py opt_sequential): each layer's calibration
   // forward and GPTQ, one layer on the GPU.
-  if (fn == "llama_sequential" || fn == "neox_sequential" || fn == "opt_sequential") {
+  // Its other architectures' scripts name theirs the same way (bloom.py bloom_sequential,
+  // gptj.py gptj_sequential, falcon.py falcon_sequential, and the forks that add more).
+  constexpr std::string_view kSequential = "_sequential";
+  const std::string script =
+      fn.size() > kSequential.size() && fn.substr(fn.size() - kSequential.size()) == kSequential
+          ? std::string(fn.substr(0, fn.size() - kSequential.size())) + ".py"
+          : std::string();
+  if (!script.empty() && path.size() >= script.size() &&
+      path.substr(path.size() - script.size()) == script) {
     e.values[Num::kPathIsQuantizer] = 2;
   }
   const size_t slash = path.rfind('/');
