@@ -166,6 +166,26 @@ bool VllmMultimodalModelFile(std::string_view path) {
   return false;
 }
 
+// transformers' vision-language and audio models (transformers/models/NAME/modeling_NAME.py,
+// 4.3x-4.5x; the same file names in remote code): a frame in one is a multimodal model's forward.
+// Files that also hold a text-only model in common use (Gemma 3, Llama 4) are left out.
+bool TransformersMultimodalModelFile(std::string_view path) {
+  const size_t at = path.rfind("/modeling_");
+  if (at == std::string_view::npos) return false;
+  std::string_view file = path.substr(at + 10);
+  if (file.size() < 4 || file.substr(file.size() - 3) != ".py") return false;
+  file.remove_suffix(3);
+  for (std::string_view name :
+       {"llava", "llava_next", "llava_next_video", "llava_onevision", "video_llava", "vipllava",
+        "idefics", "idefics2", "idefics3", "blip_2", "instructblip", "mllama", "paligemma",
+        "whisper", "chameleon", "fuyu", "kosmos2", "internvl", "internvl_chat", "mistral3",
+        "qwen2_audio", "aria", "smolvlm", "aya_vision", "got_ocr2", "emu3", "janus", "minicpmv",
+        "florence2"}) {
+    if (file == name) return true;
+  }
+  return false;
+}
+
 // IPython's frame header before IPython 8, as Colab and Jupyter notebooks paste it:
 // "/usr/lib/python3.10/site-packages/transformers/modeling_utils.py in from_pretrained(cls, ...)",
 // in Colab since 2023 with the path as a link, "[/usr/.../modeling_llama.py](https://localhost
@@ -262,7 +282,8 @@ bool MatchFrame(const Line& line) {
   const size_t slash = path.rfind('/');
   e.text +=
       " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
-  if (VisionEncoderFile(path) || VllmMultimodalModelFile(path)) {
+  if (VisionEncoderFile(path) || VllmMultimodalModelFile(path) ||
+      TransformersMultimodalModelFile(path)) {
     line.Emit(EventKind::kMmHint, kEngine);  // after `e` is done
   }
   // The engines' generic Transformers backend, used for an architecture without a native
