@@ -51,7 +51,7 @@ bool TestHalf(std::string_view source) {
 struct Floor {
   int dev_stage, dev_cause, test_stage, test_cause;
 };
-constexpr Floor kFloor = {132, 123, 110, 96};
+constexpr Floor kFloor = {135, 128, 111, 97};
 
 struct Score {
   int n = 0, stage = 0, both = 0;

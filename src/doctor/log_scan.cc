@@ -203,8 +203,9 @@ class Scanner final : public doctor::EventSink {
     // IPython's current-line arrow: "----> 15" before IPython 8, "---> 15" since.
     const bool ipython = Has(line_, "--->") || Has(line_, "Cell In[");
     bigrams_.Build(line_);
-    const doctor::Line line{line_,       rank_,          this, joined_, prev_framed_ || ipython,
-                            &bigrams_,   joined_tight_,  prev_oomed_ && prev_number_ + 1 == out_->lines};
+    const bool after_oom = prev_oomed_ && prev_number_ + 1 == out_->lines;
+    const doctor::Line line{line_,     rank_,         this,     joined_, prev_framed_ || ipython,
+                            &bigrams_, joined_tight_, after_oom};
     for (const doctor::Reader* r : doctor::Readers()) r->match(line);
   }
 
