@@ -159,8 +159,8 @@ bool VllmMultimodalModelFile(std::string_view path) {
         "idefics3", "intern_vit", "internvl", "kimi_vl", "llava", "llava_next",
         "llava_next_video", "llava_onevision", "minicpmo", "minicpmv", "mistral3", "mllama",
         "mllama4", "molmo", "nvlm_d", "paligemma", "phi3v", "phi4mm", "pixtral",
-        "qwen2_5_omni_thinker", "qwen2_5_vl", "qwen2_audio", "qwen2_vl", "qwen_vl", "siglip", "skyworkr1v", "smolvlm",
-        "ultravox", "whisper"}) {
+        "qwen2_5_omni_thinker", "qwen2_5_vl", "qwen2_audio", "qwen2_vl", "qwen_vl", "siglip",
+        "skyworkr1v", "smolvlm", "ultravox", "whisper"}) {
     if (file == name) return true;
   }
   return false;
