@@ -404,6 +404,15 @@ constexpr FrameRow kFrameRows[] = {
     {"create_weights", "", Slot::kLoad},
     {"maybe_offload_to_cpu", "", Slot::kLoad},
     {"init_device", "", Slot::kStartup},
+    // The process group before any weight (vLLM's worker: init_worker_distributed_environment ->
+    // init_distributed_environment, ensure_model_parallel_initialized -> initialize_model_parallel,
+    // the NCCL communicators and custom all-reduce buffers; SGLang's ModelRunner
+    // init_torch_distributed, model_runner.py 0.3-0.5).
+    {"init_worker_distributed_environment", "", Slot::kStartup},
+    {"init_distributed_environment", "", Slot::kStartup},
+    {"ensure_model_parallel_initialized", "", Slot::kStartup},
+    {"initialize_model_parallel", "", Slot::kStartup},
+    {"init_torch_distributed", "", Slot::kStartup},
     {"_init_device", "", Slot::kStartup},
     {"request_memory", "", Slot::kStartup},
     {"execute_model", "", Slot::kRuntime},
