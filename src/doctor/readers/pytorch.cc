@@ -39,7 +39,11 @@ bool MatchAllocatorOom(const Line& line) {
       }
       return n;
     };
-    if (!line.joined_tight.empty() && keys(line.joined_tight) > keys(s)) s = line.joined_tight;
+    if (!line.joined_tight.empty() &&
+        (keys(line.joined_tight) > keys(s) ||
+         (!Has(s, "Tried to allocate") && Has(line.joined_tight, "Tried to allocate")))) {
+      s = line.joined_tight;
+    }
     tried = s.find("Tried to allocate");
     // The third or a later line of a message wrapped over several: its keys, without the
     // request the first line gave.
