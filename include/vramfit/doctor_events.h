@@ -38,6 +38,7 @@ enum class EventKind : uint8_t {
   kProfilingError,       // profiling_error: "Error in memory profiling" (free memory rose)
   kStartupFailed,        // startup_failed: "EngineCore failed to start" and the like
   kCpuOffload,           // cpu_offload: weights offloaded to host memory (--cpu-offload-gb, UVA)
+  kKernelWarmup,         // kernel_warmup: a kernel warm-up began (DeepGEMM, FlashInfer)
   // PyTorch.
   kTorchOom,             // torch_oom: "Tried to allocate X ..."
   kCudaOom,              // cuda_oom: "CUDA error: out of memory" and the like
@@ -86,7 +87,7 @@ enum class EventKind : uint8_t {
   kMmHint,               // mm_hint: a multimodal hint (pixel values, encoder frames, ...)
   kPrompt,               // prompt: a request's prompt length
 };
-inline constexpr int kEventKindCount = 66;
+inline constexpr int kEventKindCount = 67;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

@@ -46,13 +46,18 @@ std::string EngineOfFrames(const std::vector<const LogEvent*>& frames) {
 // (the furthest, not the last: Ray and multi-process logs print out of order).
 std::optional<Stage> StageFromMilestones(const LogScan& scan, const Facts& f, const LogEvent** at) {
   std::optional<Stage> reached;
+  bool capture_may_follow = false;  // the furthest is a phase a capture may follow
   for (const LogEvent& e : scan.events) {
     if (f.oom_line && e.line > f.oom_line) break;
     const Reader* r = FindReader(e.engine);
     if (!r) continue;
     for (const Milestone& m : r->milestones) {
-      if (m.kind == e.kind && (!reached || m.stage > *reached)) {
+      if (m.kind != e.kind) continue;
+      const bool capture_after = capture_may_follow && m.stage == Stage::kCudaGraph &&
+                                 (e.rank == (*at)->rank || e.rank.empty() || (*at)->rank.empty());
+      if (!reached || m.stage > *reached || capture_after) {
         reached = m.stage;
+        capture_may_follow = m.capture_may_follow;
         *at = &e;
       }
     }
@@ -80,6 +85,21 @@ bool FilledWhileLoading(const Facts& f) {
   const auto requested = f.get(Num::kRequestedBytes);
   if (!allocated || !requested || f.total <= 0) return false;
   return *allocated >= 0.9 * f.total && *requested <= 0.05 * f.total;
+}
+
+// vLLM V0 runs its profile through the same execute_model as serving (worker.py
+// determine_num_available_blocks -> model_runner.py / enc_dec_model_runner.py profile_run ->
+// execute_model, 0.6-0.10), with a multimodal model's largest dummy inputs (the most items per
+// prompt at the largest size, multimodal/profiling.py). A multimodal forward read as serving only
+// because execute_model or the model's forward is on the stack, in a log that never got past the
+// profile run (no KV-cache, graph or serving line) and shows nothing of V1, is that profile run.
+bool V0MultimodalProfile(const Facts& f, const std::optional<FrameStage>& frames) {
+  if (f.engine != "vllm" || !f.multimodal || f.stage != Stage::kRuntime ||
+      f.has(EventKind::kVllmV1) || f.has(EventKind::kStartupFailed)) {
+    return false;
+  }
+  if (f.milestone_stage && *f.milestone_stage > Stage::kProfile) return false;
+  return !frames || (!frames->weak && FrameIs(frames->frame, {"execute_model"}));
 }
 
 // The stage from the evidence, in order: where the traceback points, else the furthest phase
@@ -172,6 +192,15 @@ void DecideStage(const LogScan& scan, Facts* fp) {
                                 Cited(fr));
       break;
     }
+  }
+  if (V0MultimodalProfile(f, frames)) {
+    f.stage_conflict = f.stage_why + ", which alone would say serving";
+    f.stage = Stage::kProfile;
+    f.stage_why =
+        "a multimodal model's forward in vLLM V0 with no phase reached past the profile run: V0 "
+        "profiles the encoder with its largest dummy inputs (profile_run -> execute_model) "
+        "before it sizes the KV cache, and a request's encoder pass is no larger (a guess; the "
+        "excerpt does not show the phase)";
   }
 }
 
@@ -375,6 +404,15 @@ constexpr FrameRow kFrameRows[] = {
     {"create_weights", "", Slot::kLoad},
     {"maybe_offload_to_cpu", "", Slot::kLoad},
     {"init_device", "", Slot::kStartup},
+    // The process group before any weight (vLLM's worker: init_worker_distributed_environment ->
+    // init_distributed_environment, ensure_model_parallel_initialized -> initialize_model_parallel,
+    // the NCCL communicators and custom all-reduce buffers; SGLang's ModelRunner
+    // init_torch_distributed, model_runner.py 0.3-0.5).
+    {"init_worker_distributed_environment", "", Slot::kStartup},
+    {"init_distributed_environment", "", Slot::kStartup},
+    {"ensure_model_parallel_initialized", "", Slot::kStartup},
+    {"initialize_model_parallel", "", Slot::kStartup},
+    {"init_torch_distributed", "", Slot::kStartup},
     {"_init_device", "", Slot::kStartup},
     {"request_memory", "", Slot::kStartup},
     {"execute_model", "", Slot::kRuntime},
@@ -397,6 +435,12 @@ constexpr FrameRow kFrameRows[] = {
     {"CudaGraphRunner", "", Slot::kGraph},
     {"capture_one_batch_size", "", Slot::kGraph},
     {"warm_up_model", "", Slot::kGraph},
+    // A graph runner being built: CudaGraphRunner.__init__ allocates the graphs' buffers and
+    // captures (cuda_graph_runner.py), EAGLE's draft runners the same
+    // (speculative/eagle_draft_cuda_graph_runner.py, eagle_draft_extend_cuda_graph_runner.py).
+    {"__init__", "cuda_graph_runner.py", Slot::kGraph},
+    {"__init__", "eagle_draft_cuda_graph_runner.py", Slot::kGraph},
+    {"__init__", "eagle_draft_extend_cuda_graph_runner.py", Slot::kGraph},
     {"init_memory_pool", "", Slot::kKv},
     {"_create_buffers", "memory_pool.py", Slot::kKv},
     {"profile_max_num_token", "", Slot::kProfile},
@@ -407,6 +451,17 @@ constexpr FrameRow kFrameRows[] = {
     {"forward_thread_func_", "", Slot::kRuntime},
     {"forward_extend", "", Slot::kRuntime},
     {"forward_decode", "", Slot::kRuntime},
+    // Ollama's runner (runner/ollamarunner/runner.go, 0.6+; its Go frames, readers/ollama.cc):
+    // allocModel builds the model and cache and reserves the worst-case graph
+    // (reserveWorstCaseGraph, the compute buffers' reservation), loadModel reads the weights,
+    // processBatch / forwardBatch / computeBatch serve.
+    {"reserveWorstCaseGraph", "runner.go", Slot::kProfile},
+    {"initModel", "runner.go", Slot::kLoad},
+    {"allocModel", "runner.go", Slot::kLoad},
+    {"loadModel", "runner.go", Slot::kLoad},
+    {"processBatch", "runner.go", Slot::kRuntime},
+    {"forwardBatch", "runner.go", Slot::kRuntime},
+    {"computeBatch", "runner.go", Slot::kRuntime},
     // TGI (server/text_generation_server/models/flash_causal_lm.py, 2.x-3.x): the Warmup RPC runs
     // FlashCausalLM.warmup, whose prefill of max-batch-prefill-tokens sizes the KV cache, then
     // init_kv_cache with the blocks left, then cuda_graph_warmup for each batch size.
@@ -438,6 +493,15 @@ constexpr FrameRow kFrameRows[] = {
     {"load_checkpoint_in_model", "", Slot::kLoad},
     {"from_quantized", "", Slot::kLoad},
     {"_apply", "", Slot::kLoad},
+    // torch.load restoring saved tensors onto the device they were saved from, or map_location's
+    // (torch/serialization.py, 1.x-2.x: load -> _load -> persistent_load -> load_tensor ->
+    // restore_location / default_restore_location -> _cuda_deserialize): a checkpoint being read.
+    {"load", "serialization.py", Slot::kLoad},
+    {"_load", "serialization.py", Slot::kLoad},
+    {"persistent_load", "serialization.py", Slot::kLoad},
+    {"load_tensor", "serialization.py", Slot::kLoad},
+    {"default_restore_location", "", Slot::kLoad},
+    {"_cuda_deserialize", "", Slot::kLoad},
     // transformers' generate (generation/utils.py): the decoding loops (_sample, _beam_search,
     // _assisted_decoding, ...; before 4.42 without the underscore), chat / stream_chat of
     // remote-code models.
@@ -467,6 +531,7 @@ constexpr FrameRow kFrameRows[] = {
     // training_step -> compute_loss; evaluate -> evaluation_loop -> prediction_step, 4.x) and the
     // backward pass (torch/_tensor.py backward -> torch/autograd/__init__.py backward ->
     // _engine_run_backward, 2.3+; accelerate's Accelerator.backward).
+    {"train", "trainer.py", Slot::kRuntime},
     {"_inner_training_loop", "", Slot::kRuntime},
     {"training_step", "", Slot::kRuntime},
     {"compute_loss", "trainer.py", Slot::kRuntime},

@@ -108,12 +108,14 @@ class Scanner final : public doctor::EventSink {
     rank_ = RankOf(line_);
     const uint64_t before = emitted_;
     framed_ = false;
+    oomed_ = false;
     Match();
     if (emitted_ == before && LooksLikeAnError(line_) && out_->unplaced.size() < 8) {
       out_->unplaced.push_back(fmt::format("line {}: {}", out_->lines, Trim(line_, 160)));
     }
     prev_ = std::move(line_);
     prev_framed_ = framed_;
+    prev_oomed_ = oomed_;
     prev_number_ = out_->lines;
   }
 
@@ -147,6 +149,7 @@ class Scanner final : public doctor::EventSink {
     ++engine_counts_[engine];
     ++emitted_;
     if (kind == EventKind::kFrame || kind == EventKind::kTraceback) framed_ = true;
+    if (kind == EventKind::kTorchOom) oomed_ = true;
     LogEvent e;
     e.kind = kind;
     e.engine = engine;
@@ -176,6 +179,7 @@ class Scanner final : public doctor::EventSink {
     if (line_.empty()) return;
     // The previous line's message and this one's, when this line has the same prefix or none.
     joined_.clear();
+    joined_tight_.clear();
     if (!prev_.empty() && prev_number_ + 1 == out_->lines) {
       const size_t p = PrefixEnd(prev_), c = PrefixEnd(line_);
       // The same prefix, or a shorter one that begins the previous line (journald's or
@@ -186,12 +190,22 @@ class Scanner final : public doctor::EventSink {
       if (same && !a.empty() && !b.empty()) {
         joined_.reserve(a.size() + b.size() + 1);
         joined_.append(a).append(" ").append(b);
+        // Also as a terminal wraps at its width: mid-word, the spaces kept where they were.
+        std::string_view ta = std::string_view(prev_).substr(p);
+        while (!ta.empty() && (ta.front() == ' ' || ta.front() == '\t')) ta.remove_prefix(1);
+        while (!ta.empty() && ta.back() == '\r') ta.remove_suffix(1);
+        std::string_view tb = std::string_view(line_).substr(same ? c : 0);
+        while (!tb.empty() && tb.back() == '\r') tb.remove_suffix(1);
+        joined_tight_.reserve(ta.size() + tb.size());
+        joined_tight_.append(ta).append(tb);
       }
     }
     // IPython's current-line arrow: "----> 15" before IPython 8, "---> 15" since.
     const bool ipython = Has(line_, "--->") || Has(line_, "Cell In[");
     bigrams_.Build(line_);
-    const doctor::Line line{line_, rank_, this, joined_, prev_framed_ || ipython, &bigrams_};
+    const bool after_oom = prev_oomed_ && prev_number_ + 1 == out_->lines;
+    const doctor::Line line{line_,     rank_,         this,     joined_, prev_framed_ || ipython,
+                            &bigrams_, joined_tight_, after_oom};
     for (const doctor::Reader* r : doctor::Readers()) r->match(line);
   }
 
@@ -200,9 +214,11 @@ class Scanner final : public doctor::EventSink {
   std::string line_;
   std::string rank_;
   std::string prev_;    // the previous line (cleaned)
-  std::string joined_;  // its message and this line's (see Match)
+  std::string joined_;        // its message and this line's (see Match)
+  std::string joined_tight_;  // the same without a space between (a wrap mid-word)
   uint64_t prev_number_ = 0;
   bool framed_ = false, prev_framed_ = false;
+  bool oomed_ = false, prev_oomed_ = false;  // the line emitted (part of) an allocator message
   uint64_t emitted_ = 0;
   LogEvent scratch_;
   doctor::Bigrams bigrams_;

@@ -100,9 +100,12 @@ bool TgiWarmupPrefill(const Facts& f) {
   return f.frame_stage != Stage::kKvCache && f.frame_stage != Stage::kCudaGraph;
 }
 
-// A kernel warm-up's frames at the warm-up stage.
+// A kernel warm-up's frames at the warm-up stage, or its line as the furthest milestone.
 bool KernelWarmup(const Facts& f) {
   if (f.stage != Stage::kWarmup) return false;
+  if (!f.frame_stage && f.has(EventKind::kKernelWarmup) && !f.has(EventKind::kGraphDone)) {
+    return true;
+  }
   return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
     auto it = fr->values.find(Num::kPathIsKernelWarmup);
     return (it != fr->values.end() && it->second > 0) ||
@@ -121,8 +124,7 @@ bool FusedSetting(const Facts& f) {
 bool FusedAwqCache(const Facts& f) {
   const bool frames = std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
     return FrameIs(fr, {"fuse_layers", "WindowedCache", "QuantAttentionFused", "fuse_attention",
-                        "fuse_transformer"}) ||
-           fr->text.find("(fused/") != std::string::npos;
+                        "fuse_transformer"});
   });
   return frames || (f.stage == Stage::kLoad && FusedSetting(f));
 }
@@ -146,6 +148,19 @@ bool QuantizerCodeFrames(const Facts& f) {
     return it != fr->values.end() && it->second >= 2;
   });
 }
+// AutoGPTQ keeps its per-layer loop in the entry point itself (BaseGPTQForCausalLM.quantize,
+// auto_gptq/modeling/_base.py 0.4-0.7: each layer moved to the GPU, run over the calibration
+// inputs with add_batch hooks, then fasterquant): a module's forward under the entry's frame is
+// that calibration pass.
+bool QuantizerEntryForward(const Facts& f) {
+  bool entry = false;
+  for (const LogEvent* fr : f.frames) {
+    auto it = fr->values.find(Num::kPathIsQuantizer);
+    if (it != fr->values.end() && it->second >= 1) entry = true;
+    if (entry && FrameIs(fr, {"forward", "_call_impl", "_wrapped_call_impl"})) return true;
+  }
+  return false;
+}
 bool ModelPlacedOnGpu(const Facts& f) {
   const auto allocated = f.get(Num::kAllocatedBytes);
   return f.has(EventKind::kOffload) || (allocated && f.total > 0 && *allocated >= 0.9 * f.total);
@@ -163,7 +178,8 @@ bool QuantizerCalibration(const Facts& f) {
     return true;
   }
   if (!QuantizerFrames(f)) return false;
-  return CardNotFull(f) || (QuantizerCodeFrames(f) && !ModelPlacedOnGpu(f));
+  return CardNotFull(f) ||
+         ((QuantizerCodeFrames(f) || QuantizerEntryForward(f)) && !ModelPlacedOnGpu(f));
 }
 
 // SGLang quantizing on load (--quantization fp8 over a 16-bit checkpoint) loads every 16-bit
@@ -231,15 +247,15 @@ bool GgmlFailedAfter(const Facts& f, EventKind milestone) {
   return m && (f.oom_line == 0 || m->line <= f.oom_line);
 }
 
-// SGLang's token-pool allocators (mem_cache/common.py alloc_token_slots,
-// alloc_paged_token_slots_extend / _decode, alloc_req_slots, 0.5; ScheduleBatch's methods of the
-// same names in managers/schedule_batch.py, 0.3-0.4) take slots from the pool allocated at
-// start-up and raise "out of memory" when it has too few; they allocate nothing else that could
-// fail. Their frame while serving is the pool running out, also when the message is cut off.
-bool SglangTokenPoolFrames(const Facts& f) {
-  return f.stage == Stage::kRuntime &&
-         AnyFrame(f, {"alloc_token_slots", "alloc_paged_token_slots_extend",
-                      "alloc_paged_token_slots_decode", "alloc_req_slots"});
+// SGLang's token pool ran out while serving: its message, or the allocator's frames that raise
+// it ("Out of memory. Try to lower your batch size.", mem_cache/common.py alloc_token_slots and
+// the paged alloc_paged_token_slots_extend / _decode and alloc_req_slots, 0.5; ScheduleBatch.alloc_token_slots in
+// schedule_batch.py, 0.4) when the message itself is cut off.
+bool SglangTokenPool(const Facts& f) {
+  return f.has(EventKind::kSglangTokenOom) ||
+         (f.engine == "sglang" &&
+          AnyFrame(f, {"alloc_token_slots", "alloc_paged_token_slots_extend",
+                       "alloc_paged_token_slots_decode", "alloc_req_slots"}));
 }
 
 bool NoKvMemory(const Facts& f) {
@@ -301,6 +317,16 @@ bool GgmlBufferAfterWeights(const Facts& f) {
   }
   return GgmlFailedAfter(f, EventKind::kGgmlModelBuffer) ||
          f.get(Num::kEstimateFits).value_or(0) > 0;
+}
+
+// llama.cpp and the engines that run it (Ollama, LM Studio) at the profile stage: what is
+// reserved then is the compute graph of the largest batch (llama.cpp's graph_reserve at context
+// creation, Ollama's reserveWorstCaseGraph), whatever line reported the failure.
+bool GgmlEngineAtProfile(const Facts& f) {
+  if (f.stage != Stage::kProfile) return false;
+  if (f.engine == "llama.cpp") return true;
+  const Reader* r = FindReader(f.engine);
+  return r && r->wraps && std::string_view(r->wraps) == "llama.cpp";
 }
 
 bool ProfileMultimodal(const Facts& f) { return f.stage == Stage::kProfile && f.multimodal; }
@@ -593,8 +619,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferAfterWeights, Words::kKvBuffer),
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.
-      Worded(C::kKvTooManySequences, S::kRuntime, Seen<E::kSglangTokenOom>, Words::kTokenPool),
-      Worded(C::kKvTooManySequences, S::kRuntime, SglangTokenPoolFrames, Words::kTokenPool),
+      Worded(C::kKvTooManySequences, S::kRuntime, SglangTokenPool, Words::kTokenPool),
       // Other processes holding a quarter of the card during start-up.
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
       Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),
@@ -615,6 +640,7 @@ const std::vector<Rule>& Rules() {
       Text(C::kKvNoMemory, S::kKvCache, At<S::kKvCache>,
            "allocating the KV cache ran out of memory: what was measured as free at profiling was "
            "no longer there"),
+      Worded(C::kComputeBuffer, S::kProfile, GgmlEngineAtProfile, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kProfile, ProfileMultimodal, Words::kProfileEncoder),
       Text(C::kActivationPeak, S::kProfile, At<S::kProfile>,
            "the profile run ran out of memory: a forward pass over max_num_batched_tokens tokens "

@@ -37,6 +37,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kProfilingError, "profiling_error"},
     {EventKind::kStartupFailed, "startup_failed"},
     {EventKind::kCpuOffload, "cpu_offload"},
+    {EventKind::kKernelWarmup, "kernel_warmup"},
     {EventKind::kTorchOom, "torch_oom"},
     {EventKind::kCudaOom, "cuda_oom"},
     {EventKind::kFrame, "frame"},

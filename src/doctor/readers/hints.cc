@@ -12,7 +12,7 @@ void Match(const Line& line) {
   // Every hint below holds one of these: most lines hold none and stop here.
   const bool maybe = Has(s, "pixel") || Has(s, "image") || Has(s, "multi") || Has(s, "mm_") ||
                      Has(s, "ision") || Has(s, "isual") || Has(s, "encoder") || Has(s, "<|") ||
-                     Has(s, "video") ||
+                     Has(s, "video") || Has(s, "Encoder cache") ||
                      Has(s, "\xe5\x9b\xbe");
   if (maybe &&
       (Has(s, "pixel_values") || Has(s, "image_grid_thw") ||
@@ -24,6 +24,10 @@ void Match(const Line& line) {
        Has(s, "dummy image") || Has(s, "get_image_features") || Has(s, "_execute_mm_encoder") ||
        Has(s, "get_multimodal_embeddings") || Has(s, "embed_multimodal") || Has(s, "visual(") ||
        Has(s, "vision_tower") || Has(s, "encoder cache") || Has(s, "pixel_values=") ||
+       // vLLM V1's profile run sizing the encoder cache before the encoder's dummy pass
+       // (gpu_model_runner.py profile_run, 0.8+): "Encoder cache will be initialized with a
+       // budget of N tokens, and profiled with M image items of the maximum feature size".
+       Has(s, "Encoder cache will be initialized") ||
        Has(s, "image_embeds") || Has(s, "visual_embedding") || Has(s, "VisionTransformer") ||
        Has(s, "Qwen2_5_VisionTransformer") || Has(s, "vision_model") ||
        Has(s, "<|vision_start|>") || Has(s, "<|image_pad|>") || Has(s, "image_url") ||

@@ -64,6 +64,21 @@ void Match(const Line& line) {
     e.values[Num::kDuringDecode] =
         Has(s, "kv_cache_update") || Has(s, "llama_decode") || Has(s, "decode:") ? 1 : 0;
   }
+  // ggml-cuda's CUDA_CHECK on failure names the function ("CUDA error: out of memory" then
+  // "  current device: 0, in function ggml_cuda_pool_malloc_vmm at .../ggml-cuda.cu:394",
+  // ggml-cuda.cu 2024+): the memory pool and the matrix-multiplication paths grow while a graph
+  // is computed, outside the buffers reserved at context creation.
+  if (Has(s, "current device:") && Has(s, "in function ggml_cuda_") &&
+      (Has(s, "ggml_cuda_pool_malloc") || Has(s, "ggml_cuda_op_") ||
+       Has(s, "ggml_cuda_mul_mat") || Has(s, "ggml_cuda_compute_forward"))) {
+    line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
+  }
+  // The CUDA check of ggml-cuda.cu before 2024: "CUDA error 2 at ggml-cuda.cu:359: out of memory"
+  // (2: cudaErrorMemoryAllocation), the failing allocation unnamed.
+  if (Has(s, "CUDA error 2 at") && Has(s, "ggml-cuda.cu") && Has(s, "out of memory")) {
+    auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
+    e.values[Num::kHost] = 0;
+  }
   if (Has(s, "gallocr_reserve") && Has(s, "failed")) {
     auto& e = line.Emit(EventKind::kGgmlReserveFail, kEngine);
     Set(e, Num::kRequestedBytes, BytesAfter(s, "buffer of size"));

@@ -28,8 +28,44 @@ std::optional<double> QuotedBytes(std::string_view s, std::string_view key) {
   return BytesAfter(s, "", at);
 }
 
+// A Go stack frame of Ollama's runner, as a panic prints it:
+// "github.com/ollama/ollama/runner/ollamarunner.(*Server).reserveWorstCaseGraph(0xc00054e000)".
+// The function's name (after the receiver), or "" when the line is no call frame ("created by
+// ..." lines have no argument list).
+std::string_view GoFrame(std::string_view s) {
+  constexpr std::string_view kPackage = "github.com/ollama/ollama/";
+  const size_t at = s.find(kPackage);
+  if (at == std::string_view::npos) return {};
+  size_t i = at + kPackage.size();
+  while (i < s.size()) {
+    const size_t open = s.find('(', i);
+    if (open == std::string_view::npos) return {};
+    if (open + 1 < s.size() && s[open + 1] == '*') {  // the receiver, "(*Server)"
+      i = s.find(')', open);
+      if (i == std::string_view::npos) return {};
+      continue;
+    }
+    const size_t dot = s.rfind('.', open);
+    if (dot == std::string_view::npos || dot < at || dot + 1 >= open) return {};
+    return s.substr(dot + 1, open - dot - 1);
+  }
+  return {};
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
+  // The runner's phases on a panic's stack (runner/ollamarunner/runner.go, 0.6+): initModel /
+  // allocModel build the model and its cache, reserveWorstCaseGraph reserves the compute graph of
+  // the largest batch, processBatch / forwardBatch / computeBatch serve.
+  if (Has(s, "github.com/ollama/ollama/")) {
+    const std::string_view fn = GoFrame(s);
+    for (std::string_view name : {"reserveWorstCaseGraph", "initModel", "allocModel",
+                                  "loadModel", "processBatch", "forwardBatch", "computeBatch"}) {
+      if (fn != name) continue;
+      line.Emit(EventKind::kFrame, kEngine).text = std::string(fn) + " (runner.go)";
+      break;
+    }
+  }
   // Ollama's structured lines: "time=... level=INFO source=server.go:105 msg=...".
   const bool server = (Has(s, "level=") && Has(s, " source=")) || Has(s, "llama runner") ||
                       Has(s, "OLLAMA_") || Has(s, "Ollama call failed") ||
@@ -57,12 +93,17 @@ void Match(const Line& line) {
     auto& e = line.Emit(EventKind::kGgmlLoadFail, kEngine);
     Set(e, Num::kOffloadLayers, NumberAfter(s, "with num_gpu ="));
   }
-  // The new engine's runner reserves the worst-case batch's graph while it loads the model
-  // (runner/ollamarunner/runner.go initModel / allocModel -> reserveWorstCaseGraph, 0.6+, which
-  // ends in the ggml backend's Reserve and panics when the scheduler's buffers cannot be
-  // allocated): the goroutine's Go stack naming it is that reservation failing.
-  if (Has(s, "ollamarunner.(*Server).reserveWorstCaseGraph(")) {
-    line.Emit(EventKind::kGgmlReserveFail, kEngine);
+  // The scheduler's report of a runner that died with an out-of-memory error (server.go takes the
+  // runner's last error line: "llama runner process has terminated: cudaMalloc failed: out of
+  // memory"), the failure when the runner's own lines are not in the excerpt.
+  // The server waits for the runner to load the model (llm/server.go WaitUntilRunning) and
+  // reports its death in that wait as "llama runner process has terminated: ...", so the message
+  // also says the model was loading; "starting llama server" begins that load.
+  if (Has(s, "runner process has terminated") || Has(s, "starting llama server")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
+  if (Has(s, "runner process has terminated") && Has(s, "out of memory")) {
+    line.Emit(EventKind::kCudaOom, kEngine);
   }
   if (Has(s, "llama runner started in")) line.Emit(EventKind::kServing, kEngine);
   if (Has(s, "loading cache slot")) line.Emit(EventKind::kRequest, kEngine);
@@ -182,7 +223,8 @@ const Reader& OllamaReader() {
   static const Reader kReader = {
       .engine = kEngine,
       .match = Match,
-      .milestones = {{EventKind::kOllamaOffload, Stage::kLoad},
+      .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
+                     {EventKind::kOllamaOffload, Stage::kLoad},
                      {EventKind::kServing, Stage::kRuntime},
                      {EventKind::kRequest, Stage::kRuntime}},
       .fixes = Fixes,

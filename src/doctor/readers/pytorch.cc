@@ -28,15 +28,38 @@ bool MatchAllocatorOom(const Line& line) {
   if (tried == std::string_view::npos) {
     if (line.joined.empty() || !ContinuesOom(s)) return false;
     s = line.joined;
+    // Wrapped mid-word (a terminal's width), the two parts read whole only without a space.
+    auto keys = [](std::string_view t) {
+      int n = 0;
+      for (std::string_view k : {"total capacity of", "total capacty of", "of which",
+                                 "this process has", "Of the allocated memory",
+                                 "reserved by PyTorch but unallocated", "already allocated",
+                                 "reserved in total by PyTorch"}) {
+        n += Has(t, k) ? 1 : 0;
+      }
+      return n;
+    };
+    if (!line.joined_tight.empty() &&
+        (keys(line.joined_tight) > keys(s) ||
+         (!Has(s, "Tried to allocate") && Has(line.joined_tight, "Tried to allocate")))) {
+      s = line.joined_tight;
+    }
     tried = s.find("Tried to allocate");
-    if (tried == std::string_view::npos) return false;
+    // The third or a later line of a message wrapped over several: its keys, without the
+    // request the first line gave.
+    if (tried == std::string_view::npos && !line.after_oom) return false;
   }
   auto& e = line.Emit(EventKind::kTorchOom, kEngine);
-  Set(e, Num::kRequestedBytes, BytesAfter(s, "Tried to allocate", tried));
+  if (tried != std::string_view::npos) {
+    Set(e, Num::kRequestedBytes, BytesAfter(s, "Tried to allocate", tried));
+  }
   // PyTorch >= 2.1; 2.1.x spells it "total capacty of" (c10/cuda/CUDACachingAllocator.cpp,
   // corrected in 2.2).
   const bool capacty = Has(s, "total capacty of");
-  if (capacty || Has(s, "total capacity of")) {
+  const bool continued_new = tried == std::string_view::npos &&
+                             (Has(s, "reserved by PyTorch but unallocated") ||
+                              Has(s, "Of the allocated memory") || Has(s, "memory in use"));
+  if (capacty || Has(s, "total capacity of") || continued_new) {
     Set(e, Num::kTotalBytes, BytesAfter(s, capacty ? "total capacty of" : "total capacity of"));
     Set(e, Num::kFreeBytes, BytesAfter(s, "of which"));
     Set(e, Num::kProcessBytes, BytesAfter(s, "this process has"));
@@ -124,6 +147,49 @@ bool VisionEncoderFile(std::string_view path) {
   return false;
 }
 
+// vLLM's vision and audio models: a frame in one of their files (vllm/model_executor/models/
+// NAME.py, the module names of the registry's _MULTIMODAL_MODELS, registry.py 0.6-0.10, and the
+// vision towers they build) is a multimodal model's forward.
+bool VllmMultimodalModelFile(std::string_view path) {
+  constexpr std::string_view kDir = "vllm/model_executor/models/";
+  const size_t at = path.find(kDir);
+  if (at == std::string_view::npos) return false;
+  std::string_view file = path.substr(at + kDir.size());
+  if (file.size() < 4 || file.substr(file.size() - 3) != ".py") return false;
+  file.remove_suffix(3);
+  for (std::string_view name :
+       {"aria", "aya_vision", "blip", "blip2", "chameleon", "clip", "deepseek_vl2", "florence2",
+        "fuyu", "gemma3_mm", "glm4v", "granite_speech", "h2ovl", "idefics2_vision_model",
+        "idefics3", "intern_vit", "internvl", "kimi_vl", "llava", "llava_next",
+        "llava_next_video", "llava_onevision", "minicpmo", "minicpmv", "mistral3", "mllama",
+        "mllama4", "molmo", "nvlm_d", "paligemma", "phi3v", "phi4mm", "pixtral",
+        "qwen2_5_omni_thinker", "qwen2_5_vl", "qwen2_audio", "qwen2_vl", "qwen_vl", "siglip",
+        "skyworkr1v", "smolvlm", "ultravox", "whisper"}) {
+    if (file == name) return true;
+  }
+  return false;
+}
+
+// transformers' vision-language and audio models (transformers/models/NAME/modeling_NAME.py,
+// 4.3x-4.5x; the same file names in remote code): a frame in one is a multimodal model's forward.
+// Files that also hold a text-only model in common use (Gemma 3, Llama 4) are left out.
+bool TransformersMultimodalModelFile(std::string_view path) {
+  const size_t at = path.rfind("/modeling_");
+  if (at == std::string_view::npos) return false;
+  std::string_view file = path.substr(at + 10);
+  if (file.size() < 4 || file.substr(file.size() - 3) != ".py") return false;
+  file.remove_suffix(3);
+  for (std::string_view name :
+       {"llava", "llava_next", "llava_next_video", "llava_onevision", "video_llava", "vipllava",
+        "idefics", "idefics2", "idefics3", "blip_2", "instructblip", "mllama", "paligemma",
+        "whisper", "chameleon", "fuyu", "kosmos2", "internvl", "internvl_chat", "mistral3",
+        "qwen2_audio", "aria", "smolvlm", "aya_vision", "got_ocr2", "emu3", "janus", "minicpmv",
+        "florence2"}) {
+    if (file == name) return true;
+  }
+  return false;
+}
+
 // IPython's frame header before IPython 8, as Colab and Jupyter notebooks paste it:
 // "/usr/lib/python3.10/site-packages/transformers/modeling_utils.py in from_pretrained(cls, ...)",
 // in Colab since 2023 with the path as a link, "[/usr/.../modeling_llama.py](https://localhost
@@ -206,21 +272,38 @@ bool MatchFrame(const Line& line) {
   // GPTQ-for-LLaMa's per-layer pass, a script of its own rather than a package (llama.py
   // llama_sequential, neox.py neox_sequential, opt.py opt_sequential): each layer's calibration
   // forward and GPTQ, one layer on the GPU.
-  if (fn == "llama_sequential" || fn == "neox_sequential" || fn == "opt_sequential") {
+  // Its other architectures' scripts name theirs the same way (bloom.py bloom_sequential,
+  // gptj.py gptj_sequential, falcon.py falcon_sequential, and the forks that add more).
+  constexpr std::string_view kSequential = "_sequential";
+  const std::string script =
+      fn.size() > kSequential.size() && fn.substr(fn.size() - kSequential.size()) == kSequential
+          ? std::string(fn.substr(0, fn.size() - kSequential.size())) + ".py"
+          : std::string();
+  if (!script.empty() && path.size() >= script.size() &&
+      path.substr(path.size() - script.size()) == script) {
     e.values[Num::kPathIsQuantizer] = 2;
   }
   const size_t slash = path.rfind('/');
   e.text +=
       " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
-  if (VisionEncoderFile(path)) line.Emit(EventKind::kMmHint, kEngine);  // after `e` is done
-  // The engines' generic Transformers backend (SGLang's sglang/srt/models/transformers.py,
-  // 0.4.6+, and vLLM's model_executor/models/transformers.py, 0.8+: TransformersForCausalLM,
-  // chosen when the architecture has no native implementation or with --model-impl
-  // transformers), which builds the model with transformers' AutoModel.from_config: its frame
-  // is the fallback, as the engine's "Using Transformers backend" line is.
-  if (Has(path, "sglang/srt/models/transformers.py") ||
-      Has(path, "model_executor/models/transformers.py")) {
-    line.Emit(EventKind::kTransformersBackend, kEngine);
+  if (VisionEncoderFile(path) || VllmMultimodalModelFile(path) ||
+      TransformersMultimodalModelFile(path)) {
+    line.Emit(EventKind::kMmHint, kEngine);  // after `e` is done
+  }
+  // The engines' generic Transformers backend, used for an architecture without a native
+  // implementation: SGLang's sglang/srt/models/transformers.py (TransformersForCausalLM, 0.4.6+)
+  // and vLLM's vllm/model_executor/models/transformers.py (0.8+; a package of that name from
+  // 0.11). Its frame says the fallback as its log line does.
+  // AutoAWQ's fused modules (awq/modules/fused/: the fused attention and its WindowedCache, built
+  // by fuse_layers): their frame says the fused setting as the code line does (readers/
+  // transformers.cc), where the excerpt starts below from_quantized.
+  if (Has(path, "awq/modules/fused/")) {
+    line.Emit(EventKind::kStaticCache, "transformers").text = "fused";
+  }
+  if (Has(path, "sglang/srt/models/transformers.py")) {
+    line.Emit(EventKind::kTransformersBackend, "sglang");
+  } else if (Has(path, "vllm/model_executor/models/transformers")) {
+    line.Emit(EventKind::kTransformersBackend, "vllm");
   }
   return true;
 }

@@ -47,12 +47,28 @@ struct Line {
   bool after_frame = false;
   // The byte pairs of `text` (see view()); nullptr: none built.
   const Bigrams* bigrams = nullptr;
+  // `joined` as a terminal wraps at its width, mid-word: the two parts with the spaces they had
+  // and none added. Empty when `joined` is.
+  std::string_view joined_tight = {};
+  // The previous line held PyTorch's allocator message or a part of it: this one may continue it
+  // (a message wrapped over more than two lines).
+  bool after_oom = false;
 
   // `text` with its byte pairs, for fast Has().
   LineView view() const { return LineView(text, bigrams); }
 
   LogEvent& Emit(EventKind kind, const char* engine) const { return sink->Emit(kind, engine); }
 };
+
+// The text that holds `key` whole: the line, else the previous line's message and this one's
+// joined (at a space, or mid-word as a terminal wraps); "" when none does. A message the previous
+// line held whole is found there again: its event repeats, and the first one's values stand.
+inline std::string_view Whole(const Line& line, std::string_view key) {
+  if (Has(line.view(), key)) return line.text;
+  if (Has(line.joined, key)) return line.joined;
+  if (Has(line.joined_tight, key)) return line.joined_tight;
+  return {};
+}
 
 // Sets `key` of `e`. Numbers beyond 10^15 (a petabyte, a quadrillion tokens) are not read: no
 // engine prints them, and every later use stays within integer range.
@@ -95,6 +111,10 @@ inline void MatchMethodFrame(const Line& line, const char* engine, std::string_v
 struct Milestone {
   EventKind kind;
   Stage stage;
+  // A capture may follow the phase although its stage sorts after capture (vLLM's kernel warm-up
+  // runs before capture; SGLang's EAGLE draft captures its graphs after the target's): a capture
+  // line after it, from the same rank, is the furthest phase.
+  bool capture_may_follow = false;
 };
 
 struct Reader {

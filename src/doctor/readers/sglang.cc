@@ -86,21 +86,22 @@ void Match(const Line& line) {
       (Has(s, "Not enough memory") && Has(s, "mem-fraction-static"))) {
     line.Emit(EventKind::kSglangNotEnough, kEngine);
   }
-  if (Has(s, "Capture cuda graph begin") || Has(s, "Capture CUDA graph begin")) {
+  // cuda_graph_runner.py's "Capture cuda graph bs [1, 2, 4, ...]" and its progress bar,
+  // "Capturing batches (bs=160 avail_mem=1.72 GB)" (0.4-0.5).
+  if (Has(s, "Capture cuda graph begin") || Has(s, "Capture CUDA graph begin") ||
+      Has(s, "Capture cuda graph bs") || Has(s, "Capturing batches (bs=")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }
   if (Has(s, "Capture cuda graph end") || Has(s, "Capture CUDA graph end")) {
     line.Emit(EventKind::kGraphDone, kEngine);
   }
-  if (Has(s, "Decode out of memory") || Has(s, "Prefill out of memory")) {
+  if (Has(s, "Decode out of memory") || Has(s, "Prefill out of memory") ||
+      Has(s, "Out of memory. Try to lower your batch size")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine);
   }
-  // The token allocators of 0.5 (mem_cache/common.py alloc_token_slots) say it without the
-  // phase: "Out of memory. Try to lower your batch size.\nTry to allocate N tokens."; the
-  // request-slot pool: "alloc_req_slots runs out of memory. Please set a smaller number for
+  // The request-slot pool: "alloc_req_slots runs out of memory. Please set a smaller number for
   // `--max-running-requests`" (common.py alloc_req_slots, schedule_batch.py in 0.4).
-  if (Has(s, "Out of memory. Try to lower your batch size") ||
-      Has(s, "alloc_req_slots runs out of memory")) {
+  if (Has(s, "alloc_req_slots runs out of memory")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine);
   }
   if (Has(s, "Scheduler hit an exception")) line.Emit(EventKind::kSglangException, kEngine);
@@ -325,7 +326,8 @@ const Reader& SglangReader() {
                      {EventKind::kSglangWeights, Stage::kKvCache},
                      {EventKind::kKvTokens, Stage::kCudaGraph},
                      {EventKind::kGraphBegin, Stage::kCudaGraph},
-                     {EventKind::kGraphDone, Stage::kRuntime},
+                     // EAGLE's draft captures its graphs after the target's.
+                     {EventKind::kGraphDone, Stage::kRuntime, true},
                      {EventKind::kServing, Stage::kRuntime}},
       .frame_path = Num::kPathHasSglang,
       .frame_path_final = true,

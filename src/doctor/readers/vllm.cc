@@ -147,6 +147,13 @@ void MatchKvCache(const Line& line) {
        {"GPU KV cache size:", EventKind::kKvTokens, Num::kKvCacheTokens, false},
        {"warming up sampler with", EventKind::kSamplerOom, Num::kMaxNumSeqs, false},
        {"Estimated CUDA graph memory:", EventKind::kGraphEstimate, Num::kCudagraphBytes, true}});
+  // The sampler's message wrapped inside its key: read from the two lines joined.
+  if (!Has(s, "warming up sampler with")) {
+    if (const std::string_view t = Whole(line, "warming up sampler with"); !t.empty()) {
+      Set(line.Emit(EventKind::kSamplerOom, kEngine), Num::kMaxNumSeqs,
+          NumberAfter(t, "warming up sampler with"));
+    }
+  }
   // A pooling model's counterpart (gpu_model_runner.py _dummy_pooler_run, 0.10+): "CUDA out of
   // memory occurred when warming up pooler (task='embed') with N dummy requests".
   if (Has(s, "when warming up pooler")) {
@@ -166,28 +173,34 @@ void MatchKvCache(const Line& line) {
         : Has(s, "# cuda blocks:") ? NumberAfter(s, "# cuda blocks:")
                                    : NumberAfter(s, "# CUDA blocks:"));
   }
-  // The max-length check, also wrapped over two lines (read from the two joined).
+  // The max-length check, also wrapped over two lines (read from the two joined, at a space or
+  // mid-word).
   if (IsMaxLenError(s)) {
     MaxLenError(line, s);
   } else if (!line.joined.empty() && IsMaxLenError(line.joined)) {
     MaxLenError(line, line.joined);
-  } else if (Has(s, "the estimated maximum model length is")) {
+  } else if (!line.joined_tight.empty() && IsMaxLenError(line.joined_tight)) {
+    MaxLenError(line, line.joined_tight);
+  } else if (constexpr std::string_view kEstimated = "the estimated maximum model length is";
+             Has(s, kEstimated) ||
+             (Has(s, "maximum model length is") && Has(line.joined_tight, kEstimated))) {
     // The error's last sentence on a line of its own.
+    const std::string_view t = Has(s, kEstimated) ? std::string_view(s) : line.joined_tight;
     auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
-    Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, "the estimated maximum model length is"));
+    Set(e, Num::kEstimatedMaxModelLen, NumberAfter(t, kEstimated));
   }
   // Hybrid models (V1 0.10+): one Mamba state block per running sequence, from the KV budget.
-  if (Has(s, "exceeds available Mamba cache blocks")) {
+  if (const std::string_view t = Whole(line, "exceeds available Mamba cache blocks"); !t.empty()) {
     auto& e = line.Emit(EventKind::kMambaBlocks, kEngine);
-    Set(e, Num::kMaxNumSeqs, NumberAfter(s, "max_num_seqs ("));
-    Set(e, Num::kMambaBlocks, NumberAfter(s, "available Mamba cache blocks ("));
+    Set(e, Num::kMaxNumSeqs, NumberAfter(t, "max_num_seqs ("));
+    Set(e, Num::kMambaBlocks, NumberAfter(t, "available Mamba cache blocks ("));
   }
   // The profiler's check that free memory did not grow while it measured (V1).
   if (Has(s, "Error in memory profiling")) {
     auto& e = line.Emit(EventKind::kProfilingError, kEngine);
     Set(e, Num::kFreeBytes, BytesAfter(s, "current free memory"));
   }
-  if (Has(s, "No available memory for the cache blocks")) {
+  if (!Whole(line, "No available memory for the cache blocks").empty()) {
     line.Emit(EventKind::kNoKvMemory, kEngine);
   }
 }
@@ -197,6 +210,15 @@ void MatchPhases(const Line& line) {
   if (Has(s, "Capturing CUDA graph") || Has(s, "Capturing cudagraphs") ||
       Has(s, "Capturing the model for CUDA graphs") || Has(s, "Profiling CUDA graph memory")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
+  }
+  // The kernel warm-up of compile_or_warm_up_model (model_executor/warmup/kernel_warmup.py,
+  // 0.10.2+), after the KV cache and before capture: DeepGEMM's progress bars
+  // ("DeepGemm(fp8_gemm_nt) warmup (W=...)", deep_gemm_warmup.py), FlashInfer's attention
+  // warm-up and autotuner, the JIT kernels' warm-up.
+  if ((Has(s, "DeepGemm(") && Has(s, ") warmup")) || Has(s, "Warming up FlashInfer") ||
+      Has(s, "[Autotuner]: Autotuning process starts") || Has(s, "JIT kernel warmup starting") ||
+      Has(s, "[kernel_warmup.py:") || Has(s, "[deep_gemm_warmup.py:")) {
+    line.Emit(EventKind::kKernelWarmup, kEngine);
   }
   if (Has(s, "Graph capturing finished")) {
     auto& e = line.Emit(EventKind::kGraphDone, kEngine);
@@ -586,6 +608,7 @@ const Reader& VllmReader() {
                      {EventKind::kGpuBlocks, Stage::kKvCache},
                      {EventKind::kMaxConcurrency, Stage::kKvCache},
                      {EventKind::kGraphBegin, Stage::kCudaGraph},
+                     {EventKind::kKernelWarmup, Stage::kWarmup, true},
                      // V1 warms up the sampler and kernels after capture (a V0 log: runtime).
                      {EventKind::kGraphDone, Stage::kWarmup},
                      {EventKind::kServing, Stage::kRuntime},
