@@ -249,8 +249,8 @@ bool GgmlFailedAfter(const Facts& f, EventKind milestone) {
 
 // SGLang's token pool ran out while serving: its message, or the allocator's frames that raise
 // it ("Out of memory. Try to lower your batch size.", mem_cache/common.py alloc_token_slots and
-// the paged alloc_paged_token_slots_extend / _decode and alloc_req_slots, 0.5; ScheduleBatch.alloc_token_slots in
-// schedule_batch.py, 0.4) when the message itself is cut off.
+// the paged alloc_paged_token_slots_extend / _decode and alloc_req_slots, 0.5;
+// ScheduleBatch.alloc_token_slots in schedule_batch.py, 0.4) when the message itself is cut off.
 bool SglangTokenPool(const Facts& f) {
   return f.has(EventKind::kSglangTokenOom) ||
          (f.engine == "sglang" &&
