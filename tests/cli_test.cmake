@@ -286,6 +286,22 @@ run_err(flag_no_value 2 "^vramfit plan: --tensor-parallel-size needs a value \\(
 string(CONCAT re "--max-model-len needs a value \\(`vllm serve` stops with \"argument "
                  "--max-model-len: expected one argument\"\\)")
 run_err(vllm_flag_no_value 2 "${re}" check --gpu 4090 -- vllm serve qwen3-8b --max-model-len)
+# Spellings vLLM's parser accepts (an abbreviation, `_` for `-`, dotted keys) are read as the
+# flag they stand for: the verdict changes with them, and none is "not modelled".
+foreach(f "--max-model 8192" "--max_model_len 8192" "--max-model=8192")
+  separate_arguments(words UNIX_COMMAND "${f}")
+  run(check_vllm_spelling 0 check --gpu 4090 -- vllm serve qwen3-8b ${words})
+  if(NOT last_out MATCHES "vllm serve Qwen/Qwen3-8B --max-model-len 8192 " OR
+     last_err MATCHES "not modelled")
+    message(SEND_ERROR "check_vllm_spelling ${f}: '${last_out}' '${last_err}'")
+  endif()
+endforeach()
+run(check_vllm_dotted 1 check --gpu h100 -- vllm serve qwen3-vl-30b-a3b-instruct
+    --limit-mm-per-prompt.image 4 --limit-mm-per-prompt.video=0)
+if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR
+   last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_vllm_dotted: '${last_out}' '${last_err}'")
+endif()
 # A card count or a list where --gpu names one card.
 foreach(g "2x4090" "4090 x2")
   run_err(gpu_count 2 "--gpu names one card; give --gpu 4090 and the count as -tp 2"

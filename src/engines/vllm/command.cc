@@ -15,6 +15,7 @@
 
 #include "core/text.h"
 #include "engines/vllm/flags.h"
+#include "engines/vllm/serve_flags.h"
 
 namespace vramfit::vllm {
 namespace {
@@ -206,6 +207,9 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   for (const std::string& a : rest) {
     if (a.size() > 1 && a[0] == '-') out.given_flags.push_back(a.substr(0, a.find('=')));
   }
+  std::vector<std::string_view> keep = {"--model"};
+  for (const auto& f : flags) keep.push_back(f.name);
+  rest = CanonicalServeArgs(rest, keep);
   std::reverse(rest.begin(), rest.end());
   try {
     parser.parse(rest);
