@@ -78,7 +78,8 @@ TEST(DeployScript, ContainersRunTheImagesEntrypoint) {
 
 TEST(DeployScript, ContainersRunTheEngineCommandWrittenAfterTheImage) {
   const ScriptRead r = Read(
-      "docker run --gpus all --shm-size 32g -p 30000:30000 -e HF_TOKEN=x lmsysorg/sglang:latest \\\n"
+      "docker run --gpus all --shm-size 32g -p 30000:30000 -e HF_TOKEN=x \\\n"
+      "  lmsysorg/sglang:latest \\\n"
       "  python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp 2\n");
   ASSERT_EQ(r.invocations.size(), 1u);
   EXPECT_EQ(r.invocations[0].argv, (Argv{"HF_TOKEN=x", "python3", "-m", "sglang.launch_server",
