@@ -302,6 +302,16 @@ if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR
    last_err MATCHES "not modelled")
   message(SEND_ERROR "check_vllm_dotted: '${last_out}' '${last_err}'")
 endif()
+# A card named again is read once: its notes are said once, however many ranks it stands for.
+run(gpu_list_same_card 0 plan qwen3-8b --gpu h100,h100 --gpu-memory 80GB -tp 2)
+string(REGEX MATCHALL "fits several cards" notes "${last_err}")
+string(REGEX MATCHALL "GB and MB are powers of ten" sizes "${last_err}")
+list(LENGTH notes n_notes)
+list(LENGTH sizes n_sizes)
+if(NOT n_notes EQUAL 1 OR NOT n_sizes EQUAL 1)
+  message(SEND_ERROR "gpu_list_same_card: ${n_notes} card notes, ${n_sizes} size notes: "
+                     "'${last_err}'")
+endif()
 # A card count or a list where --gpu names one card.
 foreach(g "2x4090" "4090 x2")
   run_err(gpu_count 2 "--gpu names one card; give --gpu 4090 and the count as -tp 2"
