@@ -364,6 +364,11 @@ TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
   EXPECT_EQ(cmd->unmodelled_flags, (std::vector<std::string>{"--no-such-flag 3"}));
   EXPECT_TRUE(IsLlamaCppCommand({"llama-cli", "-m", "a.gguf"}));
   EXPECT_FALSE(IsLlamaCppCommand({"vllm", "serve", "a"}));
+  // A prompt, and llama-cli's conversation switches, hold no device memory of their own.
+  auto chat = ReadLlamaCppCommand({"llama-cli", "-m", "a.gguf", "-p", "hello world", "-n", "128",
+                                   "-cnv", "-sys", "be brief", "--color", "-f", "prompt.txt"});
+  ASSERT_TRUE(chat.ok());
+  EXPECT_TRUE(chat->unmodelled_flags.empty()) << chat->unmodelled_flags.front();
   auto cli = ReadLlamaCppCommand({"llama-cli", "-m", "a.gguf", "-fa", "off"});
   ASSERT_TRUE(cli.ok());
   EXPECT_EQ(ToLlamaCppSettings(cli->settings).program, Program::kCli);
