@@ -139,8 +139,19 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
     }
   }
   if (inv.engine == nullptr) {
+    // Two launch lines that start an engine but name no model vramfit can read: say which.
+    std::string hint;
+    for (size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i].ends_with("ollama") && argv[i + 1] == "serve") {
+        hint = " (`ollama serve` loads no model: check the `ollama run MODEL` that loads one)";
+      }
+      if ((argv[i].ends_with("docker") || argv[i].ends_with("podman")) && argv[i + 1] == "run") {
+        hint = " (a container whose image vramfit does not know runs its own entrypoint: write "
+               "the engine command after the image, or give that command itself)";
+      }
+    }
     return Status::InvalidArgument(
-        fmt::format("expected a {} command after --: {}", EngineTitles(), forms));
+        fmt::format("expected a {} command after --: {}{}", EngineTitles(), forms, hint));
   }
   inv.argv = argv;
   return std::vector<ScriptInvocation>{std::move(inv)};

@@ -302,6 +302,12 @@ if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR
    last_err MATCHES "not modelled")
   message(SEND_ERROR "check_vllm_dotted: '${last_out}' '${last_err}'")
 endif()
+# A launch line that starts an engine without a model vramfit reads says which.
+run_err(check_ollama_serve 2 "`ollama serve` loads no model: check the `ollama run MODEL`"
+        check --gpu 4090 -- OLLAMA_HOST=0.0.0.0 ollama serve)
+run_err(check_docker_unknown_image 2 "a container whose image vramfit does not know"
+        check --gpu 4090 -- docker run --gpus all ghcr.io/ggml-org/llama.cpp:server-cuda
+        -m /models/x.gguf -c 4096)
 # A card named again is read once: its notes are said once, however many ranks it stands for.
 run(gpu_list_same_card 0 plan qwen3-8b --gpu h100,h100 --gpu-memory 80GB -tp 2)
 string(REGEX MATCHALL "fits several cards" notes "${last_err}")
