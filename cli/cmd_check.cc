@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iterator>
 
@@ -85,6 +86,24 @@ std::string SingleQuoted(const std::string& w) {
   return q + "'";
 }
 
+// The words as one shell line that reads back as the same words: each quoted, but a leading
+// NAME=value keeps its name bare, so that a shell (and the script reader) still sees an
+// assignment in front of the command.
+std::string ShellLine(const std::vector<std::string>& argv) {
+  std::string line;
+  bool leading = true;
+  for (const std::string& w : argv) {
+    const size_t eq = w.find('=');
+    leading = leading && eq != std::string::npos && eq > 0 &&
+              std::all_of(w.begin(), w.begin() + static_cast<long>(eq), [](char c) {
+                return c == '_' || std::isalnum(static_cast<unsigned char>(c));
+              }) && !std::isdigit(static_cast<unsigned char>(w[0]));
+    line += line.empty() ? "" : " ";
+    line += leading ? w.substr(0, eq + 1) + SingleQuoted(w.substr(eq + 1)) : SingleQuoted(w);
+  }
+  return line;
+}
+
 // The engine commands to check: a script's (--script), a whole command given as one word
 // after --, or the words after -- themselves.
 Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
@@ -130,9 +149,7 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
     // A launch line the engines do not read as words (`docker run ... vllm/vllm-openai ...`,
     // `nohup vllm serve ...`, `sudo -E ...`): read it as the one shell line it was, as
     // --script reads one, with each word quoted so nothing in it expands.
-    std::string line;
-    for (const std::string& w : argv) line += (line.empty() ? "" : " ") + SingleQuoted(w);
-    auto read = ReadDeployScript(line, "the command", options);
+    auto read = ReadDeployScript(ShellLine(argv), "the command", options);
     if (read.ok() && !read->invocations.empty()) {
       for (const std::string& note : read->notes) fmt::print(stderr, "vramfit check: {}\n", note);
       return std::move(read->invocations);
@@ -154,6 +171,19 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
         fmt::format("expected a {} command after --: {}{}", EngineTitles(), forms, hint));
   }
   inv.argv = argv;
+  // A CUDA_VISIBLE_DEVICES prefix limits the GPUs as it does in a script: the script reader
+  // counts them (a command that needs more exits 2 below, as vLLM stops with "World size ...
+  // is larger than the number of available GPUs").
+  const bool limits = std::any_of(argv.begin(), argv.end(), [](const std::string& w) {
+    return w.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || w.rfind("NVIDIA_VISIBLE_DEVICES=", 0) == 0;
+  });
+  if (limits) {
+    auto read = ReadDeployScript(ShellLine(argv), "the command", options);
+    if (read.ok() && read->invocations.size() == 1) {
+      inv.gpus_visible = read->invocations[0].gpus_visible;
+      inv.gpus_from = read->invocations[0].gpus_from;
+    }
+  }
   return std::vector<ScriptInvocation>{std::move(inv)};
 }
 

@@ -302,6 +302,14 @@ if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR
    last_err MATCHES "not modelled")
   message(SEND_ERROR "check_vllm_dotted: '${last_out}' '${last_err}'")
 endif()
+# A CUDA_VISIBLE_DEVICES prefix after -- limits the GPUs as it does in a script, with or
+# without a launch prefix between it and the engine.
+foreach(launch "" "nohup")
+  run_err(check_visible_devices 2 "CUDA_VISIBLE_DEVICES=0 leaves 1 GPU.s. visible; the "
+          check --gpu 4090 -- CUDA_VISIBLE_DEVICES=0 ${launch} vllm serve qwen3-8b -tp 2)
+endforeach()
+run(check_visible_devices_enough 0 check --gpu 4090 -- CUDA_VISIBLE_DEVICES=0,1 vllm serve
+    qwen3-8b -tp 2 --max-model-len 8192)
 # A launch line that starts an engine without a model vramfit reads says which.
 run_err(check_ollama_serve 2 "`ollama serve` loads no model: check the `ollama run MODEL`"
         check --gpu 4090 -- OLLAMA_HOST=0.0.0.0 ollama serve)
