@@ -310,6 +310,22 @@ foreach(launch "" "nohup")
 endforeach()
 run(check_visible_devices_enough 0 check --gpu 4090 -- CUDA_VISIBLE_DEVICES=0,1 vllm serve
     qwen3-8b -tp 2 --max-model-len 8192)
+# vLLM's --config FILE: the YAML file's flags are read, placed before the command line's own
+# (which win); a file that cannot be read, or a line that is not `key: value`, exits 2.
+file(WRITE ${WORK}/vllm-config.yaml "# served by vLLM\nmodel: qwen3-8b\n"
+     "max_model_len: 8192 # short\nenforce-eager: true\nenable-prefix-caching: false\n"
+     "limit-mm-per-prompt:\n  image: 2\n")
+run(check_vllm_config 0 check --gpu 4090 -- vllm serve --config ${WORK}/vllm-config.yaml
+    --max-model-len 4096)
+if(NOT last_out MATCHES "vllm serve Qwen/Qwen3-8B --max-model-len 4096 [^\n]*--enforce-eager"
+   OR NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":2}'" OR last_err MATCHES "--config")
+  message(SEND_ERROR "check_vllm_config: '${last_out}' '${last_err}'")
+endif()
+run_err(check_vllm_config_missing 2 "--config no-such.yaml: vLLM reads flags from this YAML file"
+        check --gpu 4090 -- vllm serve qwen3-8b --config no-such.yaml)
+file(WRITE ${WORK}/vllm-config-bad.yaml "model: qwen3-8b\nmax-model-len 8192\n")
+run_err(check_vllm_config_bad 2 "vllm-config-bad.yaml:2: expected `key: value`"
+        check --gpu 4090 -- vllm serve --config=${WORK}/vllm-config-bad.yaml)
 # A launch line that starts an engine without a model vramfit reads says which.
 run_err(check_ollama_serve 2 "`ollama serve` loads no model: check the `ollama run MODEL`"
         check --gpu 4090 -- OLLAMA_HOST=0.0.0.0 ollama serve)
