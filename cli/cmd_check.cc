@@ -223,6 +223,28 @@ std::string DownloadedModelHint(const Engine& engine, const std::string& model) 
 
 // Checks one engine command: prints its diagnostics, puts its report in *out, returns its
 // exit code. `version` is the --<engine>-version given ("" for none).
+// The deepest nesting of `[` and `{` in `text`, outside strings: a value nested deeper than
+// kMaxJsonNesting is not parsed (copying such a document recurses once per level).
+constexpr size_t kMaxJsonNesting = 512;
+size_t JsonNesting(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 // One YAML scalar as PyYAML's safe_load then vLLM's str() write it: quotes taken off; the
 // booleans (true/yes/on, false/no/off in any of YAML 1.1's cases) as "true"/"false".
 std::string YamlScalar(std::string v) {
@@ -278,6 +300,9 @@ Result<std::vector<std::string>> WithVllmConfigFile(const std::vector<std::strin
   };
   while (std::getline(lines, line)) {
     ++number;
+    if (JsonNesting(line) > kMaxJsonNesting) {
+      return bad(fmt::format("a value nested deeper than {} levels", kMaxJsonNesting));
+    }
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const size_t hash = line.find(" #");
     if (line.find_first_of("\"'") == std::string::npos && hash != std::string::npos) {

@@ -326,6 +326,12 @@ run_err(check_vllm_config_missing 2 "--config no-such.yaml: vLLM reads flags fro
 file(WRITE ${WORK}/vllm-config-bad.yaml "model: qwen3-8b\nmax-model-len 8192\n")
 run_err(check_vllm_config_bad 2 "vllm-config-bad.yaml:2: expected `key: value`"
         check --gpu 4090 -- vllm serve --config=${WORK}/vllm-config-bad.yaml)
+string(REPEAT "[" 600 open)
+string(REPEAT "]" 600 close)
+file(WRITE ${WORK}/vllm-config-deep.yaml
+     "model: qwen3-8b\nhf-overrides: {\"x\": ${open}${close}}\n")
+run_err(check_vllm_config_deep 2 "vllm-config-deep.yaml:2: a value nested deeper than 512"
+        check --gpu 4090 -- vllm serve --config ${WORK}/vllm-config-deep.yaml)
 # A launch line that starts an engine without a model vramfit reads says which.
 run_err(check_ollama_serve 2 "`ollama serve` loads no model: check the `ollama run MODEL`"
         check --gpu 4090 -- OLLAMA_HOST=0.0.0.0 ollama serve)

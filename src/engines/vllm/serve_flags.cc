@@ -56,6 +56,28 @@ bool Accepts(const std::vector<std::string_view>& list, const std::string& name,
   return false;
 }
 
+// The deepest nesting of `[` and `{` in `text`, outside strings: a value nested deeper than
+// kMaxJsonNesting is not parsed (copying such a document recurses once per level).
+constexpr size_t kMaxJsonNesting = 512;
+size_t JsonNesting(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 // The one long flag of either list that `name` abbreviates, or "" (argparse's unique-prefix
 // rule, _get_option_tuples; the newest list first).
 std::string ExpandPrefix(const std::string& name) {
@@ -110,7 +132,9 @@ std::vector<std::string> CanonicalServeArgs(const std::vector<std::string>& args
         continue;
       }
       std::string path = name.substr(dot + 1);
-      nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
+      nlohmann::json v = JsonNesting(value) > kMaxJsonNesting
+                             ? nlohmann::json(nlohmann::json::value_t::discarded)
+                             : nlohmann::json::parse(value, nullptr, false);
       if (!path.empty() && path.back() == '+') {
         path.pop_back();
         v = nlohmann::json::array();

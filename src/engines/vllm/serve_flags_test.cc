@@ -63,6 +63,14 @@ TEST(ServeFlags, CanonicalArgsSpellEveryFlagInFull) {
             (V{"--model=Qwen/Qwen3.5-9B", "--v0-eng", "--hf-overrides.x"}));
 }
 
+// A dotted value nested past what is parsed stays text (a reader of the flag refuses it).
+TEST(ServeFlags, CanonicalArgsKeepADeepValueAsText) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const auto out = CanonicalServeArgs({"--hf-overrides.x", deep}, {});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1], "{\"x\":\"" + deep + "\"}");
+}
+
 TEST(ServeFlags, OptimizationLevelShorthandInEveryRelease) {
   for (const char* release : {"0.10", "0.22"}) {
     EXPECT_EQ(Error({"-O3", "-O", "-O=2", "-O.mode"}, release), "") << release;
