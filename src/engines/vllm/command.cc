@@ -30,7 +30,13 @@ constexpr const char* kNoMemoryEffect[] = {
     "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats", "--seed",
     "--load-format", "--generation-config", "--enable-prefix-caching",
     "--no-enable-prefix-caching", "--enable-chunked-prefill", "--disable-uvicorn-access-log",
-    "--uds"};
+    "--uds", "--max-log-len", "--enable-log-requests", "--enable-log-outputs",
+    "--allowed-origins", "--allowed-methods", "--allowed-headers", "--ssl-keyfile",
+    "--ssl-certfile", "--ssl-ca-certs", "--root-path", "--response-role", "--tokenizer-mode",
+    "--chat-template-content-format", "--tool-parser-plugin", "--disable-fastapi-docs",
+    "--enable-request-id-headers", "--enable-server-load-tracking",
+    "--enable-force-include-usage", "--return-tokens-as-token-ids", "--allowed-local-media-path",
+    "--log-config-file", "--hf-token", "--code-revision"};
 
 // Environment variables `check` reads, or passes over silently.
 constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
