@@ -630,6 +630,25 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
   std::vector<std::string> argv;
   std::vector<std::string> ignored;
   std::string what;
+  // The call's keywords in order, `**NAME` of a dict the reader can see giving each of its
+  // keys; any other `**` is unknown (its keys could be anything). Positional args are left out.
+  std::vector<std::pair<std::string, Value>> keywords;
+  Value opaque;
+  auto read_keywords = [&] {
+    for (const Arg& a : c.args) {
+      if (a.keyword.empty() && a.begin < a.end && IsOp(t_[a.begin], "**")) {
+        const Value d = Eval(a.begin + 1, a.end, c.scope, c.line, 0);
+        if (d.kind != Value::kDict) {
+          opaque = d.kind == Value::kUnknown ? d : Unknown("`" + Spell(t_, a.begin, a.end) + "`");
+          opaque.kind = Value::kUnknown;
+          break;
+        }
+        for (size_t k = 0; k < d.keys.size(); ++k) keywords.emplace_back(d.keys[k], d.items[k]);
+      } else if (!a.keyword.empty()) {
+        keywords.emplace_back(a.keyword, Eval(a.begin, a.end, c.scope, c.line, 0));
+      }
+    }
+  };
   if (last == "LLM") {
     // vllm/entrypoints/llm.py (v0.10-v0.22): LLM(model, **kwargs) builds EngineArgs from the
     // same names `vllm serve` takes as --kebab-case flags.
@@ -660,23 +679,9 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
       }
       return Status::Ok();
     };
-    for (const Arg& a : c.args) {
-      if (a.keyword.empty() && a.begin < a.end && IsOp(t_[a.begin], "**")) {
-        // LLM(model, **kwargs): each key of a dict the reader can see is a keyword.
-        const Value d = Eval(a.begin + 1, a.end, c.scope, c.line, 0);
-        if (d.kind != Value::kDict) {
-          return unknown(
-              d.kind == Value::kUnknown ? d : Unknown("`" + Spell(t_, a.begin, a.end) + "`"),
-              what);
-        }
-        for (size_t k = 0; k < d.keys.size(); ++k) {
-          VRAMFIT_RETURN_IF_ERROR(add(d.keys[k], d.items[k]));
-        }
-        continue;
-      }
-      if (a.keyword.empty()) continue;
-      VRAMFIT_RETURN_IF_ERROR(add(a.keyword, Eval(a.begin, a.end, c.scope, c.line, 0)));
-    }
+    read_keywords();
+    if (!opaque.text.empty()) return unknown(opaque, what);
+    for (const auto& [keyword, v] : keywords) VRAMFIT_RETURN_IF_ERROR(add(keyword, v));
   } else if ((last == "from_pretrained" || last == "from_quantized") &&
              c.callee.find('.') != std::string::npos &&
              ModelClass(Last(c.callee.substr(0, c.callee.rfind('.'))))) {
@@ -687,12 +692,14 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
         ArgValue(c, 0, {"pretrained_model_name_or_path", "quant_path", "model_name_or_path"}, 0);
     if (model.kind != Value::kString) return unknown(model, what);
     argv = {"transformers", model.text};
-    for (const Arg& a : c.args) {
-      if (a.keyword.empty() || a.keyword == "pretrained_model_name_or_path" ||
-          a.keyword == "quant_path" || a.keyword == "model_name_or_path") {
+    read_keywords();
+    if (!opaque.text.empty()) return unknown(opaque, what);
+    for (const auto& [keyword, v] : keywords) {
+      const Arg a{keyword, 0, 0};
+      if (a.keyword == "pretrained_model_name_or_path" || a.keyword == "quant_path" ||
+          a.keyword == "model_name_or_path") {
         continue;
       }
-      const Value v = Eval(a.begin, a.end, c.scope, c.line, 0);
       if (a.keyword == "device_map" && v.kind == Value::kString) {
         argv.insert(argv.end(), {"--device-map", v.text});
       } else if ((a.keyword == "torch_dtype" || a.keyword == "dtype") &&

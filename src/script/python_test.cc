@@ -46,6 +46,14 @@ TEST(PythonScript, VllmLlmDictsAndKwargs) {
             Argv{"vllm", "serve", "m", "--limit-mm-per-prompt", R"({"image":2,"video":0})",
                  "--max-model-len", "8192", "--enforce-eager", "--speculative-config",
                  R"({"method":"ngram","x":[1,null,false]})"});
+  ExpectOne(Read("from transformers import AutoModelForCausalLM\n"
+                 "kw = {'device_map': 'auto', 'load_in_4bit': True}\n"
+                 "AutoModelForCausalLM.from_pretrained('m', **kw)\n"),
+            "deploy.py:3", "transformers",
+            Argv{"transformers", "m", "--device-map", "auto", "--load-in-4bit"});
+  EXPECT_NE(Error("from transformers import AutoModel\nAutoModel.from_pretrained('m', **f())\n")
+                .find("deploy.py:2: `f()`"),
+            std::string::npos);
   EXPECT_EQ(Error("from vllm import LLM\nllm = LLM('m', **load())\n"),
             "deploy.py:2: `load()`, in the vLLM LLM(...) call of line 2 (set it in the script, "
             "or give its value with --env FILE)");
