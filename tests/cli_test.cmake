@@ -296,6 +296,19 @@ foreach(f "--max-model 8192" "--max_model_len 8192" "--max-model=8192")
     message(SEND_ERROR "check_vllm_spelling ${f}: '${last_out}' '${last_err}'")
   endif()
 endforeach()
+# A word no vLLM option takes, and a switch given a value, stop `vllm serve`: exit 2, never
+# passed over. `--no-NAME` of a switch is its off (the default), undoing an earlier `--NAME`.
+run_err(check_vllm_switch_word 2 "true \\(after --enforce-eager, a switch that takes no value"
+        check --gpu 4090 -- vllm serve qwen3-8b --enforce-eager true)
+run_err(check_vllm_stray_word 2 "extra is neither a flag nor a flag's value"
+        check --gpu 4090 -- vllm serve qwen3-8b extra --max-model-len 8192)
+run_err(check_vllm_switch_value 2 "--enforce-eager=1 takes no value"
+        check --gpu 4090 -- vllm serve qwen3-8b --enforce-eager=1)
+run(check_vllm_no_switch 0 check --gpu 4090 -- vllm serve qwen3-8b --max-model-len 8192
+    --enforce-eager --no-enforce-eager)
+if(last_out MATCHES "--enforce-eager" OR last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_vllm_no_switch: '${last_out}' '${last_err}'")
+endif()
 # Server and logging flags with no memory effect pass silently.
 run(check_vllm_quiet_flags 0 check --gpu 4090 -- vllm serve qwen3-8b --max-model-len 8192
     --max-log-len 100 --ssl-keyfile k.pem --root-path /api --tokenizer-mode auto)

@@ -38,6 +38,14 @@ constexpr const char* kNoMemoryEffect[] = {
     "--enable-force-include-usage", "--return-tokens-as-token-ids", "--allowed-local-media-path",
     "--log-config-file", "--hf-token", "--code-revision"};
 
+// Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
+constexpr std::string_view kSwitches[] = {
+    "--trust-remote-code", "--enable-auto-tool-choice", "--disable-log-requests",
+    "--disable-log-stats", "--enable-prefix-caching", "--enable-chunked-prefill",
+    "--disable-uvicorn-access-log", "--enable-log-requests", "--enable-log-outputs",
+    "--disable-fastapi-docs", "--enable-request-id-headers", "--enable-server-load-tracking",
+    "--enable-force-include-usage", "--return-tokens-as-token-ids"};
+
 // Environment variables `check` reads, or passes over silently.
 constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
 constexpr std::string_view kEnvAllowLong = "VLLM_ALLOW_LONG_MAX_MODEL_LEN";
@@ -216,6 +224,47 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   std::vector<std::string_view> keep = {"--model"};
   for (const auto& f : flags) keep.push_back(f.name);
   rest = CanonicalServeArgs(rest, keep);
+  // Switches (no value): vramfit's own table's and the silent ones that vLLM declares as
+  // store_true or BooleanOptionalAction (vllm/engine/arg_utils.py, entrypoints/openai/
+  // cli_args.py). argparse refuses a word after the model that no option takes ("unrecognized
+  // arguments: true" for `--enforce-eager true`) and a switch given `=value`; `--no-NAME` of
+  // a switch is BooleanOptionalAction's off, the default, so it undoes an earlier `--NAME`.
+  auto is_switch = [&](std::string_view name) {
+    for (const auto& f : flags) {
+      if (f.type_name == nullptr && name == f.name) return true;
+    }
+    return std::find(std::begin(kSwitches), std::end(kSwitches), name) != std::end(kSwitches);
+  };
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const std::string& w = rest[i];
+    const bool flag = w.size() > 1 && w[0] == '-' &&
+                      !std::isdigit(static_cast<unsigned char>(w[1])) && w[1] != '.';
+    const bool after_switch = i > 0 && is_switch(rest[i - 1]);
+    if (!flag && (i == 0 || after_switch)) {
+      return Status::InvalidArgument(fmt::format(
+          "the vLLM command line: {}{} is neither a flag nor a flag's value (`vllm serve` "
+          "stops with \"unrecognized arguments: {}\")",
+          core::Printable(w),
+          after_switch ? " (after " + rest[i - 1] + ", a switch that takes no value)" : "",
+          core::Printable(w)));
+    }
+    const size_t eq = w.find('=');
+    if (flag && eq != std::string::npos && is_switch(w.substr(0, eq))) {
+      return Status::InvalidArgument(fmt::format(
+          "the vLLM command line: {} takes no value (`vllm serve` stops with \"argument {}: "
+          "ignored explicit argument\"); write {} alone, or --no-{} for off",
+          core::Printable(w), core::Printable(w.substr(0, eq)), core::Printable(w.substr(0, eq)),
+          core::Printable(w.substr(2, eq - 2))));
+    }
+    if (flag && w.rfind("--no-", 0) == 0 && is_switch("--" + w.substr(5))) {
+      const std::string on = "--" + w.substr(5);
+      rest.erase(std::remove(rest.begin(), rest.begin() + static_cast<long>(i), on),
+                 rest.begin() + static_cast<long>(i));
+      i = static_cast<size_t>(std::find(rest.begin(), rest.end(), w) - rest.begin());
+      rest.erase(rest.begin() + static_cast<long>(i));
+      --i;
+    }
+  }
   std::reverse(rest.begin(), rest.end());
   try {
     parser.parse(rest);
