@@ -304,6 +304,9 @@ run_err(check_vllm_stray_word 2 "extra is neither a flag nor a flag's value"
         check --gpu 4090 -- vllm serve qwen3-8b extra --max-model-len 8192)
 run_err(check_vllm_switch_value 2 "--enforce-eager=1 takes no value"
         check --gpu 4090 -- vllm serve qwen3-8b --enforce-eager=1)
+# argparse reads the positional model wherever it stands: after a switch it is the model.
+run(check_vllm_model_after_switch 0 check --gpu 4090 -- vllm serve --enforce-eager qwen3-8b
+    --max-model-len 8192)
 run(check_vllm_no_switch 0 check --gpu 4090 -- vllm serve qwen3-8b --max-model-len 8192
     --enforce-eager --no-enforce-eager)
 if(last_out MATCHES "--enforce-eager" OR last_err MATCHES "not modelled")

@@ -229,6 +229,7 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   // cli_args.py). argparse refuses a word after the model that no option takes ("unrecognized
   // arguments: true" for `--enforce-eager true`) and a switch given `=value`; `--no-NAME` of
   // a switch is BooleanOptionalAction's off, the default, so it undoes an earlier `--NAME`.
+  const bool serve_form = cmd[launcher].ends_with("vllm");
   auto is_switch = [&](std::string_view name) {
     for (const auto& f : flags) {
       if (f.type_name == nullptr && name == f.name) return true;
@@ -240,6 +241,13 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     const bool flag = w.size() > 1 && w[0] == '-' &&
                       !std::isdigit(static_cast<unsigned char>(w[1])) && w[1] != '.';
     const bool after_switch = i > 0 && is_switch(rest[i - 1]);
+    if (!flag && (i == 0 || after_switch) && serve_form && out.model.empty()) {
+      // `vllm serve --enforce-eager MODEL`: argparse reads the optional positional model_tag
+      // wherever it stands.
+      out.model = w;
+      rest.erase(rest.begin() + static_cast<long>(i--));
+      continue;
+    }
     if (!flag && (i == 0 || after_switch)) {
       return Status::InvalidArgument(fmt::format(
           "the vLLM command line: {}{} is neither a flag nor a flag's value (`vllm serve` "
