@@ -307,6 +307,10 @@ run_err(check_vllm_switch_value 2 "--enforce-eager=1 takes no value"
 # argparse reads the positional model wherever it stands: after a switch it is the model.
 run(check_vllm_model_after_switch 0 check --gpu 4090 -- vllm serve --enforce-eager qwen3-8b
     --max-model-len 8192)
+run(check_vllm_model_after_value 0 check --gpu 4090 -- vllm serve --port 8000 qwen3-8b
+    --max-model-len 8192)
+run_err(check_vllm_word_after_value 2 "extra is neither a flag nor a flag's value"
+        check --gpu 4090 -- vllm serve qwen3-8b --max-model-len 8192 extra)
 run(check_vllm_no_switch 0 check --gpu 4090 -- vllm serve qwen3-8b --max-model-len 8192
     --enforce-eager --no-enforce-eager)
 if(last_out MATCHES "--enforce-eager" OR last_err MATCHES "not modelled")

@@ -46,6 +46,15 @@ constexpr std::string_view kSwitches[] = {
     "--disable-fastapi-docs", "--enable-request-id-headers", "--enable-server-load-tracking",
     "--enable-force-include-usage", "--return-tokens-as-token-ids"};
 
+// Silent flags that take exactly one word (a plain `str` or `int` option; list options such
+// as --served-model-name and --api-key take several, --hf-token none or one).
+constexpr std::string_view kOneWord[] = {
+    "--model", "--host", "--port", "--tokenizer", "--revision", "--tokenizer-revision",
+    "--chat-template", "--download-dir", "--seed", "--load-format", "--generation-config",
+    "--uvicorn-log-level", "--uds", "--max-log-len", "--root-path", "--ssl-keyfile",
+    "--ssl-certfile", "--tokenizer-mode", "--reasoning-parser", "--tool-call-parser",
+    "--response-role", "--code-revision"};
+
 // Environment variables `check` reads, or passes over silently.
 constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
 constexpr std::string_view kEnvAllowLong = "VLLM_ALLOW_LONG_MAX_MODEL_LEN";
@@ -236,19 +245,35 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     }
     return std::find(std::begin(kSwitches), std::end(kSwitches), name) != std::end(kSwitches);
   };
+  // Flags known to take exactly one word: the table's valued ones and the silent ones that
+  // are not switches.
+  auto takes_one = [&](std::string_view name) {
+    for (const auto& f : flags) {
+      if (f.type_name != nullptr && name == f.name) return true;
+    }
+    return std::find(std::begin(kOneWord), std::end(kOneWord), name) != std::end(kOneWord);
+  };
+  auto is_flag = [](const std::string& w) {
+    return w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1])) &&
+           w[1] != '.';
+  };
   for (size_t i = 0; i < rest.size(); ++i) {
     const std::string& w = rest[i];
-    const bool flag = w.size() > 1 && w[0] == '-' &&
-                      !std::isdigit(static_cast<unsigned char>(w[1])) && w[1] != '.';
+    const bool flag = is_flag(w);
     const bool after_switch = i > 0 && is_switch(rest[i - 1]);
-    if (!flag && (i == 0 || after_switch) && serve_form && out.model.empty()) {
+    // A word where no option of known arity takes it: argparse's positional slot.
+    const bool after_value =
+        (i >= 2 && !is_flag(rest[i - 1]) && takes_one(rest[i - 2])) ||
+        (i >= 1 && is_flag(rest[i - 1]) && rest[i - 1].find('=') != std::string::npos &&
+         takes_one(rest[i - 1].substr(0, rest[i - 1].find('='))));
+    if (!flag && (i == 0 || after_switch || after_value) && serve_form && out.model.empty()) {
       // `vllm serve --enforce-eager MODEL`: argparse reads the optional positional model_tag
       // wherever it stands.
       out.model = w;
       rest.erase(rest.begin() + static_cast<long>(i--));
       continue;
     }
-    if (!flag && (i == 0 || after_switch)) {
+    if (!flag && (i == 0 || after_switch || after_value)) {
       return Status::InvalidArgument(fmt::format(
           "the vLLM command line: {}{} is neither a flag nor a flag's value (`vllm serve` "
           "stops with \"unrecognized arguments: {}\")",
