@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iterator>
 
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "commands.h"
 #include "engine_flags.h"
@@ -85,6 +87,24 @@ std::string SingleQuoted(const std::string& w) {
   return q + "'";
 }
 
+// The words as one shell line that reads back as the same words: each quoted, but a leading
+// NAME=value keeps its name bare, so that a shell (and the script reader) still sees an
+// assignment in front of the command.
+std::string ShellLine(const std::vector<std::string>& argv) {
+  std::string line;
+  bool leading = true;
+  for (const std::string& w : argv) {
+    const size_t eq = w.find('=');
+    leading = leading && eq != std::string::npos && eq > 0 &&
+              std::all_of(w.begin(), w.begin() + static_cast<long>(eq), [](char c) {
+                return c == '_' || std::isalnum(static_cast<unsigned char>(c));
+              }) && !std::isdigit(static_cast<unsigned char>(w[0]));
+    line += line.empty() ? "" : " ";
+    line += leading ? w.substr(0, eq + 1) + SingleQuoted(w.substr(eq + 1)) : SingleQuoted(w);
+  }
+  return line;
+}
+
 // The engine commands to check: a script's (--script), a whole command given as one word
 // after --, or the words after -- themselves.
 Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
@@ -130,19 +150,41 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
     // A launch line the engines do not read as words (`docker run ... vllm/vllm-openai ...`,
     // `nohup vllm serve ...`, `sudo -E ...`): read it as the one shell line it was, as
     // --script reads one, with each word quoted so nothing in it expands.
-    std::string line;
-    for (const std::string& w : argv) line += (line.empty() ? "" : " ") + SingleQuoted(w);
-    auto read = ReadDeployScript(line, "the command", options);
+    auto read = ReadDeployScript(ShellLine(argv), "the command", options);
     if (read.ok() && !read->invocations.empty()) {
       for (const std::string& note : read->notes) fmt::print(stderr, "vramfit check: {}\n", note);
       return std::move(read->invocations);
     }
   }
   if (inv.engine == nullptr) {
+    // Two launch lines that start an engine but name no model vramfit can read: say which.
+    std::string hint;
+    for (size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i].ends_with("ollama") && argv[i + 1] == "serve") {
+        hint = " (`ollama serve` loads no model: check the `ollama run MODEL` that loads one)";
+      }
+      if ((argv[i].ends_with("docker") || argv[i].ends_with("podman")) && argv[i + 1] == "run") {
+        hint = " (a container whose image vramfit does not know runs its own entrypoint: write "
+               "the engine command after the image, or give that command itself)";
+      }
+    }
     return Status::InvalidArgument(
-        fmt::format("expected a {} command after --: {}", EngineTitles(), forms));
+        fmt::format("expected a {} command after --: {}{}", EngineTitles(), forms, hint));
   }
   inv.argv = argv;
+  // A CUDA_VISIBLE_DEVICES prefix limits the GPUs as it does in a script: the script reader
+  // counts them (a command that needs more exits 2 below, as vLLM stops with "World size ...
+  // is larger than the number of available GPUs").
+  const bool limits = std::any_of(argv.begin(), argv.end(), [](const std::string& w) {
+    return w.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || w.rfind("NVIDIA_VISIBLE_DEVICES=", 0) == 0;
+  });
+  if (limits) {
+    auto read = ReadDeployScript(ShellLine(argv), "the command", options);
+    if (read.ok() && read->invocations.size() == 1) {
+      inv.gpus_visible = read->invocations[0].gpus_visible;
+      inv.gpus_from = read->invocations[0].gpus_from;
+    }
+  }
   return std::vector<ScriptInvocation>{std::move(inv)};
 }
 
@@ -181,6 +223,181 @@ std::string DownloadedModelHint(const Engine& engine, const std::string& model) 
 
 // Checks one engine command: prints its diagnostics, puts its report in *out, returns its
 // exit code. `version` is the --<engine>-version given ("" for none).
+// The deepest nesting of `[` and `{` in `text`, outside strings: a value nested deeper than
+// kMaxJsonNesting is not parsed (copying such a document recurses once per level).
+constexpr size_t kMaxJsonNesting = 512;
+size_t JsonNesting(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// One YAML scalar as PyYAML's safe_load then vLLM's str() write it: quotes taken off; the
+// booleans (true/yes/on, false/no/off in any of YAML 1.1's cases) as "true"/"false".
+std::string YamlScalar(std::string v) {
+  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) {
+    return v.substr(1, v.size() - 2);
+  }
+  for (const char* t : {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"}) {
+    if (v == t) return "true";
+  }
+  for (const char* f : {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"}) {
+    if (v == f) return "false";
+  }
+  return v;
+}
+
+// `vllm serve ... --config FILE`: the YAML file's flags, placed where vLLM places them (after
+// `serve [MODEL]`, or first for the api_server module, so that the command line's own flags
+// win), as vllm/utils/argparse_utils.py FlexibleArgumentParser._pull_args_from_config and
+// load_config_file (9aaf83ef5; vllm/utils/__init__.py at v0.10.0) write them: `key: true` is
+// `--key`, false is left out, a list `--key a b`, a mapping `--key JSON`, anything else `--key
+// VALUE`. Read here: top-level `key: value` lines, comments, quoted scalars, JSON-style flow
+// `{...}` / `[...]`, and one level of block list (`- a`) or mapping (`  k: v`) under a key;
+// anything else is an error naming FILE:LINE. Without --config the words are returned as they
+// are.
+Result<std::vector<std::string>> WithVllmConfigFile(const std::vector<std::string>& argv) {
+  size_t at = argv.size();
+  std::string file;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == "--config" && i + 1 < argv.size()) {
+      at = i;
+      file = argv[i + 1];
+    } else if (argv[i].rfind("--config=", 0) == 0) {
+      at = i;
+      file = argv[i].substr(9);
+    }
+  }
+  if (at == argv.size()) return argv;
+  auto text = ReadTextFile(file);
+  if (!text.ok()) {
+    return Status::InvalidArgument(fmt::format(
+        "--config {}: vLLM reads flags from this YAML file, which cannot be read here ({}); "
+        "give its flags on the command line", file, text.status().message()));
+  }
+  using Json = nlohmann::json;
+  std::vector<std::pair<std::string, Json>> entries;  // key, value (string, bool, list, object)
+  std::istringstream lines(*text);
+  std::string line;
+  int number = 0;
+  auto bad = [&](const std::string& what) {
+    return Status::InvalidArgument(fmt::format("--config {}:{}: {} (vramfit reads top-level "
+                                               "`key: value` lines of vLLM's config file)",
+                                               file, number, what));
+  };
+  while (std::getline(lines, line)) {
+    ++number;
+    if (JsonNesting(line) > kMaxJsonNesting) {
+      return bad(fmt::format("a value nested deeper than {} levels", kMaxJsonNesting));
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t hash = line.find(" #");
+    if (line.find_first_of("\"'") == std::string::npos && hash != std::string::npos) {
+      line.erase(hash);
+    }
+    const size_t first = line.find_first_not_of(' ');
+    if (first == std::string::npos || line[first] == '#' || line == "---") continue;
+    while (line.back() == ' ') line.pop_back();
+    if (first > 0 || line.front() == '-') {
+      // A block list item or a nested `k: v` under the last key, whose value was empty.
+      if (entries.empty() || !(entries.back().second.is_array() ||
+                               entries.back().second.is_object())) {
+        return bad("an indented line that belongs to no key");
+      }
+      Json& v = entries.back().second;
+      std::string item = line.substr(first);
+      if (item.rfind("- ", 0) == 0 && (v.is_array() || v.empty())) {
+        if (!v.is_array()) v = Json::array();
+        v.push_back(YamlScalar(item.substr(2)));
+        continue;
+      }
+      const size_t colon = item.find(": ");
+      if (colon == std::string::npos || !(v.is_object() || v.empty())) {
+        return bad("expected `- item` or `key: value` under the key");
+      }
+      if (!v.is_object()) v = Json::object();
+      const std::string value = YamlScalar(item.substr(colon + 2));
+      Json parsed = Json::parse(value, nullptr, false);
+      v[item.substr(0, colon)] = parsed.is_discarded() ? Json(value) : parsed;
+      continue;
+    }
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos || colon == 0 ||
+        (colon + 1 < line.size() && line[colon + 1] != ' ')) {
+      return bad("expected `key: value`");
+    }
+    std::string key = YamlScalar(line.substr(0, colon));
+    const size_t from = line.find_first_not_of(' ', colon + 1);
+    std::string value = from == std::string::npos ? "" : line.substr(from);
+    if (value.empty()) {
+      entries.emplace_back(key, Json::array());  // filled by the indented lines that follow
+      continue;
+    }
+    if (value.front() == '{' || value.front() == '[') {
+      Json parsed = Json::parse(value, nullptr, false);
+      if (parsed.is_discarded()) {
+        return bad(fmt::format("{}: a flow value that is not JSON (write keys and strings in "
+                               "double quotes)", key));
+      }
+      entries.emplace_back(key, parsed);
+      continue;
+    }
+    value = YamlScalar(value);
+    entries.emplace_back(key, value == "true" ? Json(true) : value == "false" ? Json(false)
+                                                                              : Json(value));
+  }
+  std::vector<std::string> out(argv.begin(), argv.end());
+  out.erase(out.begin() + static_cast<long>(at),
+            out.begin() + static_cast<long>(at) + (argv[at] == "--config" ? 2 : 1));
+  size_t place = 0;
+  bool positional = false;  // `vllm serve MODEL`: the command line's model wins (cli/serve.py)
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].rfind("vllm.entrypoints", 0) == 0) {
+      place = i + 1;
+      break;
+    }
+    if (out[i] == "serve" && i > 0 && out[i - 1].ends_with("vllm")) {
+      positional = i + 1 < out.size() && out[i + 1].rfind("-", 0) != 0;
+      place = i + 1 + (positional ? 1 : 0);
+      break;
+    }
+  }
+  std::vector<std::string> words;
+  for (const auto& [key, v] : entries) {
+    if (positional && key == "model") continue;
+    if (v.is_boolean()) {
+      if (v.get<bool>()) words.push_back("--" + key);
+    } else if (v.is_array()) {
+      if (v.empty()) continue;
+      words.push_back("--" + key);
+      for (const Json& item : v) {
+        words.push_back(item.is_string() ? item.get<std::string>() : item.dump());
+      }
+    } else if (v.is_object()) {
+      words.push_back("--" + key);
+      words.push_back(v.dump(-1, ' ', false, Json::error_handler_t::replace));
+    } else {
+      words.push_back("--" + key);
+      words.push_back(v.get<std::string>());
+    }
+  }
+  out.insert(out.begin() + static_cast<long>(place), words.begin(), words.end());
+  return out;
+}
+
 int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string version,
              std::string* out) {
   const Engine* engine = inv.engine;
@@ -189,7 +406,9 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
     fmt::print(stderr, "vramfit check: {}{}\n", where, m);
     return kExitUsage;
   };
-  auto cmd = engine->read_command(inv.argv);
+  auto argv = engine->name == "vllm" ? WithVllmConfigFile(inv.argv) : inv.argv;
+  if (!argv.ok()) return fail(argv.status().message());
+  auto cmd = engine->read_command(*argv);
   if (!cmd.ok()) return fail(cmd.status().message());
   if (version.empty() && !inv.version.empty()) {
     const Status s = engine->check_version(inv.version);

@@ -161,12 +161,21 @@ Result<std::vector<GpuSpec>> ResolveGpus(const std::string& names, const std::st
     return Status::InvalidArgument(fmt::format("--gpu: {} cards; at most {}", count, kMaxCards));
   }
   std::vector<GpuSpec> out;
+  std::vector<std::pair<std::string, std::string>> read;  // each card's words, read once
   for (size_t i = 0; i < count; ++i) {
     const std::string name = n->empty() ? "" : (*n)[n->size() == 1 ? 0 : i];
     const std::string memory = m->empty() ? "" : (*m)[m->size() == 1 ? 0 : i];
+    // A card named again is the same card: its notes on stderr are said once.
+    const auto same = std::find(read.begin(), read.end(), std::pair(name, memory));
+    if (same != read.end()) {
+      out.push_back(out[static_cast<size_t>(same - read.begin())]);
+      read.emplace_back(name, memory);
+      continue;
+    }
     auto g = ResolveGpu(name, memory);
     if (!g.ok()) return g.status();
     out.push_back(std::move(*g));
+    read.emplace_back(name, memory);
   }
   return out;
 }

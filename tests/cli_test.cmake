@@ -286,6 +286,94 @@ run_err(flag_no_value 2 "^vramfit plan: --tensor-parallel-size needs a value \\(
 string(CONCAT re "--max-model-len needs a value \\(`vllm serve` stops with \"argument "
                  "--max-model-len: expected one argument\"\\)")
 run_err(vllm_flag_no_value 2 "${re}" check --gpu 4090 -- vllm serve qwen3-8b --max-model-len)
+# Spellings vLLM's parser accepts (an abbreviation, `_` for `-`, dotted keys) are read as the
+# flag they stand for: the verdict changes with them, and none is "not modelled".
+foreach(f "--max-model 8192" "--max_model_len 8192" "--max-model=8192")
+  separate_arguments(words UNIX_COMMAND "${f}")
+  run(check_vllm_spelling 0 check --gpu 4090 -- vllm serve qwen3-8b ${words})
+  if(NOT last_out MATCHES "vllm serve Qwen/Qwen3-8B --max-model-len 8192 " OR
+     last_err MATCHES "not modelled")
+    message(SEND_ERROR "check_vllm_spelling ${f}: '${last_out}' '${last_err}'")
+  endif()
+endforeach()
+# A word no vLLM option takes, and a switch given a value, stop `vllm serve`: exit 2, never
+# passed over. `--no-NAME` of a switch is its off (the default), undoing an earlier `--NAME`.
+run_err(check_vllm_switch_word 2 "true \\(after --enforce-eager, a switch that takes no value"
+        check --gpu 4090 -- vllm serve qwen3-8b --enforce-eager true)
+run_err(check_vllm_stray_word 2 "extra is neither a flag nor a flag's value"
+        check --gpu 4090 -- vllm serve qwen3-8b extra --max-model-len 8192)
+run_err(check_vllm_switch_value 2 "--enforce-eager=1 takes no value"
+        check --gpu 4090 -- vllm serve qwen3-8b --enforce-eager=1)
+# argparse reads the positional model wherever it stands: after a switch it is the model.
+run(check_vllm_model_after_switch 0 check --gpu 4090 -- vllm serve --enforce-eager qwen3-8b
+    --max-model-len 8192)
+run(check_vllm_model_after_value 0 check --gpu 4090 -- vllm serve --port 8000 qwen3-8b
+    --max-model-len 8192)
+run_err(check_vllm_word_after_value 2 "extra is neither a flag nor a flag's value"
+        check --gpu 4090 -- vllm serve qwen3-8b --max-model-len 8192 extra)
+run(check_vllm_no_switch 0 check --gpu 4090 -- vllm serve qwen3-8b --max-model-len 8192
+    --enforce-eager --no-enforce-eager)
+if(last_out MATCHES "--enforce-eager" OR last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_vllm_no_switch: '${last_out}' '${last_err}'")
+endif()
+# Server and logging flags with no memory effect pass silently.
+run(check_vllm_quiet_flags 0 check --gpu 4090 -- vllm serve qwen3-8b --max-model-len 8192
+    --max-log-len 100 --ssl-keyfile k.pem --root-path /api --tokenizer-mode auto)
+if(last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_vllm_quiet_flags: '${last_err}'")
+endif()
+run(check_vllm_dotted 1 check --gpu h100 -- vllm serve qwen3-vl-30b-a3b-instruct
+    --limit-mm-per-prompt.image 4 --limit-mm-per-prompt.video=0)
+if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR
+   last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_vllm_dotted: '${last_out}' '${last_err}'")
+endif()
+# A CUDA_VISIBLE_DEVICES prefix after -- limits the GPUs as it does in a script, with or
+# without a launch prefix between it and the engine.
+foreach(launch "" "nohup")
+  run_err(check_visible_devices 2 "CUDA_VISIBLE_DEVICES=0 leaves 1 GPU.s. visible; the "
+          check --gpu 4090 -- CUDA_VISIBLE_DEVICES=0 ${launch} vllm serve qwen3-8b -tp 2)
+endforeach()
+run(check_visible_devices_enough 0 check --gpu 4090 -- CUDA_VISIBLE_DEVICES=0,1 vllm serve
+    qwen3-8b -tp 2 --max-model-len 8192)
+# vLLM's --config FILE: the YAML file's flags are read, placed before the command line's own
+# (which win); a file that cannot be read, or a line that is not `key: value`, exits 2.
+file(WRITE ${WORK}/vllm-config.yaml "# served by vLLM\nmodel: qwen3-8b\n"
+     "max_model_len: 8192 # short\nenforce-eager: true\nenable-prefix-caching: false\n"
+     "limit-mm-per-prompt:\n  image: 2\n")
+run(check_vllm_config 0 check --gpu 4090 -- vllm serve --config ${WORK}/vllm-config.yaml
+    --max-model-len 4096)
+if(NOT last_out MATCHES "vllm serve Qwen/Qwen3-8B --max-model-len 4096 [^\n]*--enforce-eager"
+   OR NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":2}'" OR last_err MATCHES "--config")
+  message(SEND_ERROR "check_vllm_config: '${last_out}' '${last_err}'")
+endif()
+run_err(check_vllm_config_missing 2 "--config no-such.yaml: vLLM reads flags from this YAML file"
+        check --gpu 4090 -- vllm serve qwen3-8b --config no-such.yaml)
+file(WRITE ${WORK}/vllm-config-bad.yaml "model: qwen3-8b\nmax-model-len 8192\n")
+run_err(check_vllm_config_bad 2 "vllm-config-bad.yaml:2: expected `key: value`"
+        check --gpu 4090 -- vllm serve --config=${WORK}/vllm-config-bad.yaml)
+string(REPEAT "[" 600 open)
+string(REPEAT "]" 600 close)
+file(WRITE ${WORK}/vllm-config-deep.yaml
+     "model: qwen3-8b\nhf-overrides: {\"x\": ${open}${close}}\n")
+run_err(check_vllm_config_deep 2 "vllm-config-deep.yaml:2: a value nested deeper than 512"
+        check --gpu 4090 -- vllm serve --config ${WORK}/vllm-config-deep.yaml)
+# A launch line that starts an engine without a model vramfit reads says which.
+run_err(check_ollama_serve 2 "`ollama serve` loads no model: check the `ollama run MODEL`"
+        check --gpu 4090 -- OLLAMA_HOST=0.0.0.0 ollama serve)
+run_err(check_docker_unknown_image 2 "a container whose image vramfit does not know"
+        check --gpu 4090 -- docker run --gpus all ghcr.io/ggml-org/llama.cpp:server-cuda
+        -m /models/x.gguf -c 4096)
+# A card named again is read once: its notes are said once, however many ranks it stands for.
+run(gpu_list_same_card 0 plan qwen3-8b --gpu h100,h100 --gpu-memory 80GB -tp 2)
+string(REGEX MATCHALL "fits several cards" notes "${last_err}")
+string(REGEX MATCHALL "GB and MB are powers of ten" sizes "${last_err}")
+list(LENGTH notes n_notes)
+list(LENGTH sizes n_sizes)
+if(NOT n_notes EQUAL 1 OR NOT n_sizes EQUAL 1)
+  message(SEND_ERROR "gpu_list_same_card: ${n_notes} card notes, ${n_sizes} size notes: "
+                     "'${last_err}'")
+endif()
 # A card count or a list where --gpu names one card.
 foreach(g "2x4090" "4090 x2")
   run_err(gpu_count 2 "--gpu names one card; give --gpu 4090 and the count as -tp 2"

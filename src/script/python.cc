@@ -262,10 +262,11 @@ struct Assign {
 
 // A value of an expression as far as literals and names carry it.
 struct Value {
-  enum Kind { kUnknown, kString, kNumber, kBool, kNone, kList, kDotted } kind = kUnknown;
+  enum Kind { kUnknown, kString, kNumber, kBool, kNone, kList, kDotted, kDict } kind = kUnknown;
   std::string text;           // a string, number, dotted name ("torch.float16"), or why unknown
   bool flag = false;          // a bool's value
-  std::vector<Value> items;   // a list's or tuple's
+  std::vector<Value> items;   // a list's or tuple's, a dict's values
+  std::vector<std::string> keys;  // a dict's keys (strings or numbers), one per item
 };
 
 class Reader {
@@ -417,6 +418,28 @@ Value Reader::Eval(size_t b, size_t e, int scope, int line, int depth) const {
     if (IsOp(f, "(") && v.items.size() == 1 && !IsOp(t_[e - 2], ",")) return v.items[0];
     return v;
   }
+  // {KEY: VALUE, ...} with constant keys, and dict(NAME=VALUE, ...).
+  const bool call_dict = f.kind == Tok::kName && f.text == "dict" && e > b + 1 &&
+                         IsOp(t_[b + 1], "(") && Close(t_, b + 1, e) == e;
+  if ((IsOp(f, "{") && Close(t_, b, e) == e) || call_dict) {
+    Value v;
+    v.kind = Value::kDict;
+    const size_t from = call_dict ? b + 2 : b + 1;
+    for (auto [ib, ie] : Split(t_, from, e - 1)) {
+      size_t sep = ib;
+      while (sep < ie && !IsOp(t_[sep], call_dict ? "=" : ":")) ++sep;
+      if (sep == ib || sep == ie) return Unknown("`" + Spell(t_, b, e) + "`");
+      const Value key = call_dict && sep == ib + 1 && t_[ib].kind == Tok::kName
+                            ? Value{Value::kString, t_[ib].text, false, {}, {}}
+                            : Eval(ib, sep, scope, line, depth + 1);
+      if (key.kind != Value::kString && key.kind != Value::kNumber) {
+        return Unknown("`" + Spell(t_, b, e) + "`");
+      }
+      v.keys.push_back(key.text);
+      v.items.push_back(Eval(sep + 1, ie, scope, line, depth + 1));
+    }
+    return v;
+  }
   if (f.kind == Tok::kName && e == b + 1) {
     if (f.text == "True" || f.text == "False") {
       Value v;
@@ -560,6 +583,42 @@ std::string ShellWord(const std::string& w) {
   return q + "'";
 }
 
+// A constant value as JSON text (strings escaped, True/False/None as JSON's words); *bad gets
+// the first part that is not a constant.
+std::string JsonText(const Value& v, const Value** bad) {
+  auto quoted = [](const std::string& text) {
+    std::string q = "\"";
+    for (char ch : text) {
+      if (ch == '"' || ch == '\\') q += '\\';
+      if (static_cast<unsigned char>(ch) < 0x20) {
+        q += fmt::format("\\u{:04x}", static_cast<unsigned char>(ch));
+        continue;
+      }
+      q += ch;
+    }
+    return q + "\"";
+  };
+  switch (v.kind) {
+    case Value::kString: return quoted(v.text);
+    case Value::kNumber: return v.text;
+    case Value::kBool: return v.flag ? "true" : "false";
+    case Value::kNone: return "null";
+    case Value::kList:
+    case Value::kDict: {
+      std::string out = v.kind == Value::kList ? "[" : "{";
+      for (size_t i = 0; i < v.items.size(); ++i) {
+        if (i > 0) out += ",";
+        if (v.kind == Value::kDict) out += quoted(v.keys[i]) + ":";
+        out += JsonText(v.items[i], bad);
+      }
+      return out + (v.kind == Value::kList ? "]" : "}");
+    }
+    default:
+      if (*bad == nullptr) *bad = &v;
+      return "";
+  }
+}
+
 Status Reader::Launch(const Call& c, ScriptRead* out) {
   const std::string last = Last(c.callee);
   const std::string where = fmt::format("{}:{}", file_, c.line);
@@ -571,6 +630,25 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
   std::vector<std::string> argv;
   std::vector<std::string> ignored;
   std::string what;
+  // The call's keywords in order, `**NAME` of a dict the reader can see giving each of its
+  // keys; any other `**` is unknown (its keys could be anything). Positional args are left out.
+  std::vector<std::pair<std::string, Value>> keywords;
+  Value opaque;
+  auto read_keywords = [&] {
+    for (const Arg& a : c.args) {
+      if (a.keyword.empty() && a.begin < a.end && IsOp(t_[a.begin], "**")) {
+        const Value d = Eval(a.begin + 1, a.end, c.scope, c.line, 0);
+        if (d.kind != Value::kDict) {
+          opaque = d.kind == Value::kUnknown ? d : Unknown("`" + Spell(t_, a.begin, a.end) + "`");
+          opaque.kind = Value::kUnknown;
+          break;
+        }
+        for (size_t k = 0; k < d.keys.size(); ++k) keywords.emplace_back(d.keys[k], d.items[k]);
+      } else if (!a.keyword.empty()) {
+        keywords.emplace_back(a.keyword, Eval(a.begin, a.end, c.scope, c.line, 0));
+      }
+    }
+  };
   if (last == "LLM") {
     // vllm/entrypoints/llm.py (v0.10-v0.22): LLM(model, **kwargs) builds EngineArgs from the
     // same names `vllm serve` takes as --kebab-case flags.
@@ -579,20 +657,31 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
     if (model.kind == Value::kNone) return Status::Ok();
     if (model.kind != Value::kString) return unknown(model, what);
     argv = {"vllm", "serve", model.text};
-    for (const Arg& a : c.args) {
-      if (a.keyword.empty() || a.keyword == "model") continue;
-      const Value v = Eval(a.begin, a.end, c.scope, c.line, 0);
-      std::string flag = "--" + a.keyword;
+    auto add = [&](const std::string& keyword, const Value& v) -> Status {
+      if (keyword == "model") return Status::Ok();
+      std::string flag = "--" + keyword;
       std::replace(flag.begin(), flag.end(), '_', '-');
       if (v.kind == Value::kBool) {
         if (v.flag) argv.push_back(flag);
       } else if (v.kind == Value::kString || v.kind == Value::kNumber) {
         argv.push_back(flag);
         argv.push_back(v.text);
+      } else if (v.kind == Value::kDict || v.kind == Value::kList) {
+        // A dict (limit_mm_per_prompt={"image": 2}) is the flag's JSON, as EngineArgs takes
+        // the dict itself.
+        const Value* bad = nullptr;
+        const std::string json = JsonText(v, &bad);
+        if (bad != nullptr) return unknown(*bad, what);
+        argv.push_back(flag);
+        argv.push_back(json);
       } else if (v.kind != Value::kNone) {
         return unknown(v, what);
       }
-    }
+      return Status::Ok();
+    };
+    read_keywords();
+    if (!opaque.text.empty()) return unknown(opaque, what);
+    for (const auto& [keyword, v] : keywords) VRAMFIT_RETURN_IF_ERROR(add(keyword, v));
   } else if ((last == "from_pretrained" || last == "from_quantized") &&
              c.callee.find('.') != std::string::npos &&
              ModelClass(Last(c.callee.substr(0, c.callee.rfind('.'))))) {
@@ -603,12 +692,14 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
         ArgValue(c, 0, {"pretrained_model_name_or_path", "quant_path", "model_name_or_path"}, 0);
     if (model.kind != Value::kString) return unknown(model, what);
     argv = {"transformers", model.text};
-    for (const Arg& a : c.args) {
-      if (a.keyword.empty() || a.keyword == "pretrained_model_name_or_path" ||
-          a.keyword == "quant_path" || a.keyword == "model_name_or_path") {
+    read_keywords();
+    if (!opaque.text.empty()) return unknown(opaque, what);
+    for (const auto& [keyword, v] : keywords) {
+      const Arg a{keyword, 0, 0};
+      if (a.keyword == "pretrained_model_name_or_path" || a.keyword == "quant_path" ||
+          a.keyword == "model_name_or_path") {
         continue;
       }
-      const Value v = Eval(a.begin, a.end, c.scope, c.line, 0);
       if (a.keyword == "device_map" && v.kind == Value::kString) {
         argv.insert(argv.end(), {"--device-map", v.text});
       } else if ((a.keyword == "torch_dtype" || a.keyword == "dtype") &&

@@ -34,6 +34,34 @@ void ExpectOne(const ScriptRead& r, std::string_view where, std::string_view eng
   EXPECT_EQ(r.invocations[0].argv, argv);
 }
 
+// A dict keyword is the flag's JSON; **kwargs of a dict the reader sees are keywords; a
+// **kwargs it cannot see is named, never passed over.
+TEST(PythonScript, VllmLlmDictsAndKwargs) {
+  ExpectOne(Read("from vllm import LLM\n"
+                 "opts = dict(max_model_len=8192, enforce_eager=True)\n"
+                 "mm = {'image': 2, \"video\": 0}\n"
+                 "llm = LLM('m', limit_mm_per_prompt=mm, **opts,\n"
+                 "          speculative_config={'method': 'ngram', 'x': [1, None, False]})\n"),
+            "deploy.py:4", "vllm",
+            Argv{"vllm", "serve", "m", "--limit-mm-per-prompt", R"({"image":2,"video":0})",
+                 "--max-model-len", "8192", "--enforce-eager", "--speculative-config",
+                 R"({"method":"ngram","x":[1,null,false]})"});
+  ExpectOne(Read("from transformers import AutoModelForCausalLM\n"
+                 "kw = {'device_map': 'auto', 'load_in_4bit': True}\n"
+                 "AutoModelForCausalLM.from_pretrained('m', **kw)\n"),
+            "deploy.py:3", "transformers",
+            Argv{"transformers", "m", "--device-map", "auto", "--load-in-4bit"});
+  EXPECT_NE(Error("from transformers import AutoModel\nAutoModel.from_pretrained('m', **f())\n")
+                .find("deploy.py:2: `f()`"),
+            std::string::npos);
+  EXPECT_EQ(Error("from vllm import LLM\nllm = LLM('m', **load())\n"),
+            "deploy.py:2: `load()`, in the vLLM LLM(...) call of line 2 (set it in the script, "
+            "or give its value with --env FILE)");
+  EXPECT_NE(Error("import sys\nfrom vllm import LLM\nLLM('m', hf_overrides={'a': sys.argv[1]})\n")
+                .find("deploy.py:3: `sys.argv[1]`"),
+            std::string::npos);
+}
+
 TEST(PythonScript, VllmLlmKeywordsAreServeFlags) {
   const ScriptRead r = Read(
       "from vllm import LLM, SamplingParams\n"

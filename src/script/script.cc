@@ -280,7 +280,9 @@ bool Analyzer::Container(Seen* seen) {
     }
     if (!command.empty()) break;
   }
-  if (command.empty()) return false;
+  // An image no engine lists (`lmsysorg/sglang`, a local build) runs the command written after
+  // it, as `docker run IMAGE COMMAND...` does: that command is read when it is an engine's.
+  if (command.empty() && at + 1 >= w_.size()) return false;
   for (size_t a = at + 1; a < w_.size(); ++a) {
     command.push_back(w_[a].text);
     used.push_back(&w_[a]);

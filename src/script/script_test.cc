@@ -73,6 +73,20 @@ TEST(DeployScript, ContainersRunTheImagesEntrypoint) {
   EXPECT_EQ(r.invocations[1].gpus_visible, -1);
   // Another image is not an engine's.
   EXPECT_TRUE(Read("docker run -d nginx:latest\n").invocations.empty());
+  EXPECT_TRUE(Read("docker run -d nginx:latest nginx -g 'daemon off;'\n").invocations.empty());
+}
+
+TEST(DeployScript, ContainersRunTheEngineCommandWrittenAfterTheImage) {
+  const ScriptRead r = Read(
+      "docker run --gpus all --shm-size 32g -p 30000:30000 -e HF_TOKEN=x \\\n"
+      "  lmsysorg/sglang:latest \\\n"
+      "  python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp 2\n");
+  ASSERT_EQ(r.invocations.size(), 1u);
+  EXPECT_EQ(r.invocations[0].argv, (Argv{"HF_TOKEN=x", "python3", "-m", "sglang.launch_server",
+                                         "--model-path", "Qwen/Qwen3-8B", "--tp", "2"}));
+  EXPECT_EQ(r.invocations[0].engine->name, "sglang");
+  EXPECT_EQ(r.invocations[0].image, "lmsysorg/sglang:latest");
+  EXPECT_EQ(r.invocations[0].version, "");
 }
 
 TEST(DeployScript, UnsetVariableOfAnEngineCommandNamesFileAndLine) {

@@ -78,11 +78,16 @@ constexpr const char* kNoMemoryValued[] = {
     "--chat-template-file", "-t", "--threads", "-tb", "--threads-batch", "--threads-http",
     "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "-s", "--seed",
     "--reasoning-format", "--reasoning-budget", "-to", "--timeout", "--log-file", "-lv",
-    "--log-verbosity", "--path", "--ssl-key-file", "--ssl-cert-file", "-n", "--n-predict"};
+    "--log-verbosity", "--path", "--ssl-key-file", "--ssl-cert-file", "-n", "--n-predict",
+    "-p", "--prompt", "-f", "--file", "-sys", "--system-prompt", "--presence-penalty",
+    "--frequency-penalty", "--repeat-last-n", "--grammar", "--grammar-file", "-j",
+    "--json-schema", "--prio"};
 constexpr const char* kNoMemoryBare[] = {
     "--jinja", "--metrics", "--slots", "--no-slots", "--props", "--no-webui", "--log-disable",
     "-v", "--verbose", "--log-timestamps", "--log-prefix", "-cb", "--cont-batching", "-nocb",
-    "--no-cont-batching", "--no-warmup"};
+    "--no-cont-batching", "--no-warmup", "-cnv", "--conversation", "-no-cnv",
+    "--no-conversation", "-i", "--interactive", "-st", "--single-turn", "--color", "-sp",
+    "--special", "--no-display-prompt"};
 
 template <size_t N>
 bool Listed(const char* const (&list)[N], const std::string& name) {

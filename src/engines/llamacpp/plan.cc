@@ -544,9 +544,16 @@ void Verdict(Run& r) {
   // for the same tower): half of it counts as uncertain.
   p.uncertainty_bytes = 100 * kMiB + p.devices.front().compute / 5 +
                         p.devices.front().encoder / 2;
-  p.max_model_len = p.n_ctx;
+  // The longest request and how many of that length run at once. A unified cache (builds
+  // with KV streams) is one stream of n_ctx cells every slot may fill, so one request of n_ctx
+  // tokens fills it; separate streams give each of the n_seq slots n_ctx / n_seq cells
+  // (llama-context.cpp n_ctx_seq), and builds before KV streams split n_ctx between the slots
+  // the same way (tools/server/server.cpp n_ctx_slot = n_ctx / n_parallel): a longer prompt
+  // is refused by its slot.
+  const bool shared = r.unified && r.rules.kv_streams;
+  p.max_model_len = shared ? p.n_ctx : p.n_ctx / r.n_seq;
   p.kv_cache_tokens = p.kv_cells;
-  p.max_concurrency = static_cast<double>(r.n_seq);
+  p.max_concurrency = shared ? 1.0 : static_cast<double>(r.n_seq);
   p.kv_block_size = 0;
   for (const GpuPlan& g : p.gpus) p.kv_needed_bytes += g.kv_cache_bytes;
   // The stage table, for GPU 0 (the main GPU holds the most under default splits).

@@ -248,6 +248,27 @@ TEST_F(LlamaCppPlanTest, HybridKvOnlyForFullLayersPlusStatePerSequence) {
   EXPECT_EQ(split->devices[0].state, unified->devices[0].state);
 }
 
+// The verdict's "maximum concurrency for N tokens per request": a unified cache lets one
+// request fill all n_ctx cells (1x at n_ctx); separate streams, and builds before them, give
+// each slot n_ctx / n_seq tokens, the longest request, at n_seq requests.
+TEST_F(LlamaCppPlanTest, ConcurrencyIsAtTheLongestRequestASlotTakes) {
+  const Inventory inv = Llama3();
+  LlamaCppSettings s;
+  s.max_model_len = 32768;
+  s.max_num_seqs = 4;
+  s.kv_unified = 1;
+  auto unified = Plan(inv, s);
+  ASSERT_TRUE(unified.ok()) << unified.status().ToString();
+  EXPECT_EQ(unified->max_model_len, 32768);
+  EXPECT_EQ(unified->max_concurrency, 1.0);
+  s.kv_unified = 0;
+  auto split = Plan(inv, s);
+  ASSERT_TRUE(split.ok());
+  EXPECT_EQ(split->kv_cache_tokens, 32768u);
+  EXPECT_EQ(split->max_model_len, 8192);
+  EXPECT_EQ(split->max_concurrency, 4.0);
+}
+
 // Gemma 3: sliding layers hold pad256(window + ubatch) cells, all of n_ctx with --swa-full
 // (and before the build that brought the window cache).
 TEST_F(LlamaCppPlanTest, SlidingWindowLayers) {
@@ -343,6 +364,11 @@ TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
   EXPECT_EQ(cmd->unmodelled_flags, (std::vector<std::string>{"--no-such-flag 3"}));
   EXPECT_TRUE(IsLlamaCppCommand({"llama-cli", "-m", "a.gguf"}));
   EXPECT_FALSE(IsLlamaCppCommand({"vllm", "serve", "a"}));
+  // A prompt, and llama-cli's conversation switches, hold no device memory of their own.
+  auto chat = ReadLlamaCppCommand({"llama-cli", "-m", "a.gguf", "-p", "hello world", "-n", "128",
+                                   "-cnv", "-sys", "be brief", "--color", "-f", "prompt.txt"});
+  ASSERT_TRUE(chat.ok());
+  EXPECT_TRUE(chat->unmodelled_flags.empty()) << chat->unmodelled_flags.front();
   auto cli = ReadLlamaCppCommand({"llama-cli", "-m", "a.gguf", "-fa", "off"});
   ASSERT_TRUE(cli.ok());
   EXPECT_EQ(ToLlamaCppSettings(cli->settings).program, Program::kCli);

@@ -15,6 +15,7 @@
 
 #include "core/text.h"
 #include "engines/vllm/flags.h"
+#include "engines/vllm/serve_flags.h"
 
 namespace vramfit::vllm {
 namespace {
@@ -29,7 +30,30 @@ constexpr const char* kNoMemoryEffect[] = {
     "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats", "--seed",
     "--load-format", "--generation-config", "--enable-prefix-caching",
     "--no-enable-prefix-caching", "--enable-chunked-prefill", "--disable-uvicorn-access-log",
-    "--uds"};
+    "--uds", "--max-log-len", "--enable-log-requests", "--enable-log-outputs",
+    "--allowed-origins", "--allowed-methods", "--allowed-headers", "--ssl-keyfile",
+    "--ssl-certfile", "--ssl-ca-certs", "--root-path", "--response-role", "--tokenizer-mode",
+    "--chat-template-content-format", "--tool-parser-plugin", "--disable-fastapi-docs",
+    "--enable-request-id-headers", "--enable-server-load-tracking",
+    "--enable-force-include-usage", "--return-tokens-as-token-ids", "--allowed-local-media-path",
+    "--log-config-file", "--hf-token", "--code-revision"};
+
+// Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
+constexpr std::string_view kSwitches[] = {
+    "--trust-remote-code", "--enable-auto-tool-choice", "--disable-log-requests",
+    "--disable-log-stats", "--enable-prefix-caching", "--enable-chunked-prefill",
+    "--disable-uvicorn-access-log", "--enable-log-requests", "--enable-log-outputs",
+    "--disable-fastapi-docs", "--enable-request-id-headers", "--enable-server-load-tracking",
+    "--enable-force-include-usage", "--return-tokens-as-token-ids"};
+
+// Silent flags that take exactly one word (a plain `str` or `int` option; list options such
+// as --served-model-name and --api-key take several, --hf-token none or one).
+constexpr std::string_view kOneWord[] = {
+    "--model", "--host", "--port", "--tokenizer", "--revision", "--tokenizer-revision",
+    "--chat-template", "--download-dir", "--seed", "--load-format", "--generation-config",
+    "--uvicorn-log-level", "--uds", "--max-log-len", "--root-path", "--ssl-keyfile",
+    "--ssl-certfile", "--tokenizer-mode", "--reasoning-parser", "--tool-call-parser",
+    "--response-role", "--code-revision"};
 
 // Environment variables `check` reads, or passes over silently.
 constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
@@ -205,6 +229,74 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   std::vector<std::string> rest(cmd.begin() + static_cast<long>(at), cmd.end());
   for (const std::string& a : rest) {
     if (a.size() > 1 && a[0] == '-') out.given_flags.push_back(a.substr(0, a.find('=')));
+  }
+  std::vector<std::string_view> keep = {"--model"};
+  for (const auto& f : flags) keep.push_back(f.name);
+  rest = CanonicalServeArgs(rest, keep);
+  // Switches (no value): vramfit's own table's and the silent ones that vLLM declares as
+  // store_true or BooleanOptionalAction (vllm/engine/arg_utils.py, entrypoints/openai/
+  // cli_args.py). argparse refuses a word after the model that no option takes ("unrecognized
+  // arguments: true" for `--enforce-eager true`) and a switch given `=value`; `--no-NAME` of
+  // a switch is BooleanOptionalAction's off, the default, so it undoes an earlier `--NAME`.
+  const bool serve_form = cmd[launcher].ends_with("vllm");
+  auto is_switch = [&](std::string_view name) {
+    for (const auto& f : flags) {
+      if (f.type_name == nullptr && name == f.name) return true;
+    }
+    return std::find(std::begin(kSwitches), std::end(kSwitches), name) != std::end(kSwitches);
+  };
+  // Flags known to take exactly one word: the table's valued ones and the silent ones that
+  // are not switches.
+  auto takes_one = [&](std::string_view name) {
+    for (const auto& f : flags) {
+      if (f.type_name != nullptr && name == f.name) return true;
+    }
+    return std::find(std::begin(kOneWord), std::end(kOneWord), name) != std::end(kOneWord);
+  };
+  auto is_flag = [](const std::string& w) {
+    return w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1])) &&
+           w[1] != '.';
+  };
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const std::string& w = rest[i];
+    const bool flag = is_flag(w);
+    const bool after_switch = i > 0 && is_switch(rest[i - 1]);
+    // A word where no option of known arity takes it: argparse's positional slot.
+    const bool after_value =
+        (i >= 2 && !is_flag(rest[i - 1]) && takes_one(rest[i - 2])) ||
+        (i >= 1 && is_flag(rest[i - 1]) && rest[i - 1].find('=') != std::string::npos &&
+         takes_one(rest[i - 1].substr(0, rest[i - 1].find('='))));
+    if (!flag && (i == 0 || after_switch || after_value) && serve_form && out.model.empty()) {
+      // `vllm serve --enforce-eager MODEL`: argparse reads the optional positional model_tag
+      // wherever it stands.
+      out.model = w;
+      rest.erase(rest.begin() + static_cast<long>(i--));
+      continue;
+    }
+    if (!flag && (i == 0 || after_switch || after_value)) {
+      return Status::InvalidArgument(fmt::format(
+          "the vLLM command line: {}{} is neither a flag nor a flag's value (`vllm serve` "
+          "stops with \"unrecognized arguments: {}\")",
+          core::Printable(w),
+          after_switch ? " (after " + rest[i - 1] + ", a switch that takes no value)" : "",
+          core::Printable(w)));
+    }
+    const size_t eq = w.find('=');
+    if (flag && eq != std::string::npos && is_switch(w.substr(0, eq))) {
+      return Status::InvalidArgument(fmt::format(
+          "the vLLM command line: {} takes no value (`vllm serve` stops with \"argument {}: "
+          "ignored explicit argument\"); write {} alone, or --no-{} for off",
+          core::Printable(w), core::Printable(w.substr(0, eq)), core::Printable(w.substr(0, eq)),
+          core::Printable(w.substr(2, eq - 2))));
+    }
+    if (flag && w.rfind("--no-", 0) == 0 && is_switch("--" + w.substr(5))) {
+      const std::string on = "--" + w.substr(5);
+      rest.erase(std::remove(rest.begin(), rest.begin() + static_cast<long>(i), on),
+                 rest.begin() + static_cast<long>(i));
+      i = static_cast<size_t>(std::find(rest.begin(), rest.end(), w) - rest.begin());
+      rest.erase(rest.begin() + static_cast<long>(i));
+      --i;
+    }
   }
   std::reverse(rest.begin(), rest.end());
   try {

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "core/text.h"
 #include "engines/vllm/rules.h"
@@ -54,7 +56,130 @@ bool Accepts(const std::vector<std::string_view>& list, const std::string& name,
   return false;
 }
 
+// The deepest nesting of `[` and `{` in `text`, outside strings: a value nested deeper than
+// kMaxJsonNesting is not parsed (copying such a document recurses once per level).
+constexpr size_t kMaxJsonNesting = 512;
+size_t JsonNesting(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// The one long flag of either list that `name` abbreviates, or "" (argparse's unique-prefix
+// rule, _get_option_tuples; the newest list first).
+std::string ExpandPrefix(const std::string& name) {
+  for (const auto* list : {&ServeFlagsV022(), &ServeFlagsV010()}) {
+    if (Has(*list, name)) return name;
+  }
+  for (const auto* list : {&ServeFlagsV022(), &ServeFlagsV010()}) {
+    std::string_view only;
+    int matches = 0;
+    for (std::string_view f : *list) {
+      if (f.rfind("--", 0) == 0 && f.rfind(name, 0) == 0) {
+        only = f;
+        ++matches;
+      }
+    }
+    if (matches == 1) return std::string(only);
+    if (matches > 1) return "";
+  }
+  return "";
+}
+
 }  // namespace
+
+std::vector<std::string> CanonicalServeArgs(const std::vector<std::string>& args,
+                                            const std::vector<std::string_view>& keep) {
+  // vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args at 9aaf83ef5 (v0.22-dev;
+  // vllm/utils/__init__.py at v0.10.0): names get `-` for `_` between `--` and the first
+  // `.`; then every `--name.key[.key...][+] VALUE` (or `=VALUE`) is taken out, its value
+  // json.loads'd (else kept as text; `+` splits it at commas into a list), merged into one
+  // dict per name, and each dict is appended as `--name JSON` after the other words.
+  std::vector<std::string> out;
+  std::vector<std::pair<std::string, nlohmann::json>> dicts;  // in first-seen order
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.size() < 3 || a.rfind("--", 0) != 0) {
+      out.push_back(a);
+      continue;
+    }
+    const size_t eq = a.find('=');
+    std::string name = a.substr(0, eq);
+    const size_t dot = name.find('.');
+    std::replace(name.begin() + 2, dot == std::string::npos ? name.end() : name.begin() + dot,
+                 '_', '-');
+    if (dot != std::string::npos) {
+      std::string value;
+      if (eq != std::string::npos) {
+        value = a.substr(eq + 1);
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        out.push_back(a);  // argparse's "expected one argument" follows
+        continue;
+      }
+      std::string path = name.substr(dot + 1);
+      nlohmann::json v = JsonNesting(value) > kMaxJsonNesting
+                             ? nlohmann::json(nlohmann::json::value_t::discarded)
+                             : nlohmann::json::parse(value, nullptr, false);
+      if (!path.empty() && path.back() == '+') {
+        path.pop_back();
+        v = nlohmann::json::array();
+        for (size_t at = 0; at <= value.size();) {
+          const size_t comma = std::min(value.find(',', at), value.size());
+          v.push_back(value.substr(at, comma - at));
+          at = comma + 1;
+        }
+      } else if (v.is_discarded()) {
+        v = value;
+      }
+      std::string base = name.substr(0, dot);
+      if (std::find(keep.begin(), keep.end(), base) == keep.end()) {
+        const std::string full = ExpandPrefix(base);
+        if (!full.empty()) base = full;
+      }
+      auto it = std::find_if(dicts.begin(), dicts.end(),
+                             [&](const auto& d) { return d.first == base; });
+      if (it == dicts.end()) it = dicts.insert(dicts.end(), {base, nlohmann::json::object()});
+      nlohmann::json* at = &it->second;
+      for (size_t from = 0;;) {
+        const size_t next = path.find('.', from);
+        const std::string key = path.substr(from, next - from);
+        if (next == std::string::npos) {
+          (*at)[key] = v;
+          break;
+        }
+        if (!(*at)[key].is_object()) (*at)[key] = nlohmann::json::object();
+        at = &(*at)[key];
+        from = next + 1;
+      }
+      continue;
+    }
+    if (std::find(keep.begin(), keep.end(), name) == keep.end()) {
+      const std::string full = ExpandPrefix(name);
+      if (!full.empty()) name = full;
+    }
+    out.push_back(eq == std::string::npos ? name : name + a.substr(eq));
+  }
+  for (auto& [name, dict] : dicts) {
+    out.push_back(name);
+    out.push_back(dict.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  return out;
+}
 
 Status CheckServeFlags(const std::vector<std::string>& given, const std::string& version) {
   int release = kNewestModelled;

@@ -26,6 +26,17 @@ const std::vector<std::string_view>& ServeFlagsV022();
 // when neither has it.
 Status CheckServeFlags(const std::vector<std::string>& given, const std::string& version);
 
+// The words after the launcher as vLLM's parser reads them, with every long flag in its full
+// spelling, so that a reader of the full names misses none: `_` in a name read as `-`
+// (`--max_model_len`), a prefix of exactly one long flag of either listed release expanded
+// (`--max-model 8192`, argparse's allow_abbrev), and dotted config keys gathered into one
+// JSON object per flag, appended at the end as vLLM appends them (`--limit-mm-per-prompt.image
+// 4` is `--limit-mm-per-prompt '{"image":4}'`; a value is JSON where it parses, else a string;
+// `--name.key+ a,b` is a list). Words that are not long flags, and names `keep` holds
+// exactly, pass unchanged; an ambiguous or unknown name is left for CheckServeFlags.
+std::vector<std::string> CanonicalServeArgs(const std::vector<std::string>& args,
+                                            const std::vector<std::string_view>& keep);
+
 // The Engine entry point: CheckServeFlags over a command's given flags.
 Status CheckCommandFlags(const EngineCommand& command, const std::string& version);
 

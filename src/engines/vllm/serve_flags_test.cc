@@ -39,6 +39,38 @@ TEST(ServeFlags, SpellingsArgparseAccepts) {
   EXPECT_NE(Error({"--max"}).find("ambiguous option: --max could match"), std::string::npos);
 }
 
+// Spellings vLLM accepts are read as the flag they stand for, not passed over as unknown.
+TEST(ServeFlags, CanonicalArgsSpellEveryFlagInFull) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(CanonicalServeArgs({"--max_model_len", "8192", "--max-model=4096", "--gpu_memory_util",
+                                "0.9", "-tp", "2", "--max", "1"},
+                               {}),
+            (V{"--max-model-len", "8192", "--max-model-len=4096", "--gpu-memory-utilization", "0.9",
+               "-tp", "2", "--max", "1"}));
+  // Dotted keys: one JSON object per flag, appended last, values JSON where they parse.
+  EXPECT_EQ(CanonicalServeArgs({"--limit-mm-per-prompt.image", "4", "--enforce-eager",
+                                "--limit_mm_per_prompt.video=0", "--speculative-config.method",
+                                "mtp", "--compilation-config.cudagraph_capture_sizes+", "1,2"},
+                               {}),
+            (V{"--enforce-eager", "--limit-mm-per-prompt", R"({"image":4,"video":0})",
+               "--speculative-config", R"({"method":"mtp"})", "--compilation-config",
+               R"({"cudagraph_capture_sizes":["1","2"]})"}));
+  EXPECT_EQ(CanonicalServeArgs({"--hf-overrides.rope_scaling.factor", "4.0"}, {}),
+            (V{"--hf-overrides", R"({"rope_scaling":{"factor":4.0}})"}));
+  // A '.' in the value only, a name the caller keeps, a dotted flag at the end without value.
+  EXPECT_EQ(CanonicalServeArgs({"--model=Qwen/Qwen3.5-9B", "--v0-eng", "--hf-overrides.x"},
+                               {"--v0-eng"}),
+            (V{"--model=Qwen/Qwen3.5-9B", "--v0-eng", "--hf-overrides.x"}));
+}
+
+// A dotted value nested past what is parsed stays text (a reader of the flag refuses it).
+TEST(ServeFlags, CanonicalArgsKeepADeepValueAsText) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const auto out = CanonicalServeArgs({"--hf-overrides.x", deep}, {});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1], "{\"x\":\"" + deep + "\"}");
+}
+
 TEST(ServeFlags, OptimizationLevelShorthandInEveryRelease) {
   for (const char* release : {"0.10", "0.22"}) {
     EXPECT_EQ(Error({"-O3", "-O", "-O=2", "-O.mode"}, release), "") << release;
