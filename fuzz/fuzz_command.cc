@@ -6,8 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "engines/vllm/config_file.h"
 #include "fuzz_argv.h"
 #include "vramfit/engine.h"
 
@@ -24,5 +26,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto settings = e->read_flags(cmd->flags, cmd->settings);
     (void)settings;
   }
+  // The same bytes as the YAML file of vLLM's `--config FILE`.
+  auto config = vramfit::vllm::ConfigFileFlags(
+      std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.yaml", false);
+  (void)config;
   return 0;
 }

@@ -16,6 +16,7 @@
 #define VRAMFIT_ENGINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -143,6 +144,11 @@ struct Engine {
   // kInvalidArgument, with the nearest real flags, for a flag of `command` that the engine's
   // own parser at `version` ("" for the newest modelled) rejects; null: not checked.
   Status (*check_flags)(const EngineCommand& command, const std::string& version) = nullptr;
+  // Flags the command reads from a file it names (vLLM's `--config FILE`): `argv` with the
+  // file's flags put where the engine puts them, the file read with `read_file`; null: none.
+  Result<std::vector<std::string>> (*expand_config)(
+      const std::vector<std::string>& argv,
+      const std::function<Result<std::string>(const std::string&)>& read_file) = nullptr;
   // `vramfit kv` under this engine: the neutral estimate with the engine's paging (block size,
   // whole blocks per sequence); null: the neutral estimate stands.
   Result<KvEstimate> (*kv_cache)(const ModelSpec& spec, const KvQuery& query) = nullptr;

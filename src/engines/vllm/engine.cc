@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engines/vllm/command.h"
+#include "engines/vllm/config_file.h"
 #include "engines/vllm/defaults.h"
 #include "engines/vllm/flags.h"
 #include "engines/vllm/kv_estimate.h"
@@ -231,6 +232,7 @@ const Engine& VllmEngine() {
       // same flags, so one reading serves every tag.
       .images = {{"vllm/vllm-openai", "vllm serve"}},
       .check_flags = CheckCommandFlags,
+      .expand_config = WithConfigFile,
       .kv_cache = EstimateKvPaged,
   };
   return kEngine;

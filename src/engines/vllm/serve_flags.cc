@@ -56,27 +56,6 @@ bool Accepts(const std::vector<std::string_view>& list, const std::string& name,
   return false;
 }
 
-// The deepest nesting of `[` and `{` in `text`, outside strings: a value nested deeper than
-// kMaxJsonNesting is not parsed (copying such a document recurses once per level).
-constexpr size_t kMaxJsonNesting = 512;
-size_t JsonNesting(std::string_view text) {
-  size_t depth = 0, deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
 
 // The one long flag of either list that `name` abbreviates, or "" (argparse's unique-prefix
 // rule, _get_option_tuples; the newest list first).
@@ -221,6 +200,25 @@ Status CheckServeFlags(const std::vector<std::string>& given, const std::string&
 
 Status CheckCommandFlags(const EngineCommand& command, const std::string& version) {
   return CheckServeFlags(command.given_flags, version);
+}
+
+size_t JsonNesting(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
 }
 
 }  // namespace vramfit::vllm

@@ -37,6 +37,11 @@ Status CheckServeFlags(const std::vector<std::string>& given, const std::string&
 std::vector<std::string> CanonicalServeArgs(const std::vector<std::string>& args,
                                             const std::vector<std::string_view>& keep);
 
+// The deepest nesting of `[` and `{` in `text`, outside strings: a value nested deeper than
+// kMaxJsonNesting is not parsed (copying such a document recurses once per level).
+inline constexpr size_t kMaxJsonNesting = 512;
+size_t JsonNesting(std::string_view text);
+
 // The Engine entry point: CheckServeFlags over a command's given flags.
 Status CheckCommandFlags(const EngineCommand& command, const std::string& version);
 
