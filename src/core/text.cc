@@ -57,6 +57,9 @@ void AppendHexByte(std::string* out, unsigned char b) {
 }  // namespace
 
 size_t EditDistance(std::string_view a, std::string_view b) {
+  // Names to suggest are short; a hostile 64 KiB word would cost its length times each name's.
+  a = a.substr(0, kEditDistanceMaxLength);
+  b = b.substr(0, kEditDistanceMaxLength);
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {

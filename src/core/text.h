@@ -12,7 +12,9 @@
 
 namespace vramfit::core {
 
-// Levenshtein distance (insertions, deletions, substitutions).
+// Levenshtein distance (insertions, deletions, substitutions) of the first
+// kEditDistanceMaxLength bytes of each: it ranks names to suggest, and a longer word is no name.
+inline constexpr size_t kEditDistanceMaxLength = 128;
 size_t EditDistance(std::string_view a, std::string_view b);
 
 // "a, b, c": the `n` names of `scored` (distance, name) with the smallest distance.

@@ -67,3 +67,15 @@ TEST(FlagWords, ReadFlagIntAndIsEnvAssignment) {
 
 }  // namespace
 }  // namespace vramfit::core
+
+namespace vramfit::core {
+namespace {
+
+TEST(EditDistance, ComparesOnlyANamesLengthOfAHugeWord) {
+  EXPECT_EQ(EditDistance("--max-model-len", "--max-model"), 4u);
+  // A 1 MiB word is compared on its first kEditDistanceMaxLength bytes: one matching letter.
+  EXPECT_EQ(EditDistance(std::string(1 << 20, 'x'), "x"), kEditDistanceMaxLength - 1);
+}
+
+}  // namespace
+}  // namespace vramfit::core
