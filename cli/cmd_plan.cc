@@ -21,8 +21,14 @@ namespace vramfit::cli {
 Result<uint64_t> ReadMemoryFlag(const char* flag, const std::string& text) {
   const bool bare = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos;
   auto bytes = ParseMemorySize(bare ? text + "GiB" : text);
-  if (!bytes.ok())
-    return Status::InvalidArgument(std::string(flag) + ": " + bytes.status().message());
+  if (!bytes.ok()) {
+    std::string m(bytes.status().message());
+    const std::string added = "\"" + text + "GiB\"";  // quote what was typed, not the unit added
+    if (const size_t at = m.find(added); bare && at != std::string::npos) {
+      m.replace(at, added.size(), "\"" + text + "\" (a bare number: GiB)");
+    }
+    return Status::InvalidArgument(std::string(flag) + ": " + m);
+  }
   if (bare)
     fmt::print(Err(), "vramfit: {} {}: read as {} GiB (give a unit to say otherwise: {}GB)\n",
                flag, text, text, text);

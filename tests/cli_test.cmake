@@ -379,6 +379,9 @@ foreach(g "2x4090" "4090 x2")
   run_err(gpu_count 2 "--gpu names one card; give --gpu 4090 and the count as -tp 2"
           plan qwen3-8b --gpu ${g})
 endforeach()
+# A bare number is GiB; an impossible one is quoted as typed, not with the unit added.
+run_err(gpu_memory_zero 2 "memory size \"0\" \\(a bare number: GiB\\): expected between"
+        plan qwen3-8b --gpu-memory 0)
 run_err(gpu_list 2 "cards are separated by commas, one per vLLM pipeline stage"
         plan qwen3-8b --gpu 4090+3090)
 run_err(gpu_list_count 2 "--gpu names 2 cards, but the deployment has 1 pipeline stage"
