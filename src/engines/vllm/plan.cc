@@ -264,7 +264,7 @@ uint64_t ForwardActivation(const ModelSpec& s, uint64_t tokens, uint64_t tp, boo
 
 Status Invalid(std::string m) { return Status::InvalidArgument(std::move(m)); }
 
-// One pipeline stage's share of the profile run.
+// The planned pipeline stage's share of the profile run (the whole model without PP).
 struct StageActivation {
   int64_t stage = 0;      // 0-based
   size_t layers = 0;      // decoder layers the stage holds (and caches)
@@ -302,18 +302,16 @@ struct Run {
   uint64_t graph_in_budget = 0;
   KvCacheOptions ko;
   uint64_t available = 0;
-  std::vector<StageActivation> stages;  // the profile run of each pipeline stage
+  StageActivation act;  // the profile run of the planned stage
   // A separate draft model (--speculative-config "model", read by the caller): its spec, and
   // the target's layers followed by the draft's, which page in one KV pool.
   const ModelSpec* draft = nullptr;
   std::optional<ModelSpec> with_draft;
   const ModelSpec& kv_spec() const { return with_draft ? *with_draft : spec; }
-  // One pipeline stage planned alone (pipeline.h): `spec` holds only its layers, so the shares
-  // below are whole.
+  // One pipeline stage planned alone (pipeline.h): `spec` holds only its layers. Every plan
+  // with pipeline stages is made so (PlanVllm hands PP > 1 to PlanPipeline), so a Run's
+  // weights, layers and KV pool are never divided among stages.
   bool stage() const { return in.pipeline_stage >= 0; }
-  uint64_t pp_share() const {
-    return stage() ? 1 : static_cast<uint64_t>(std::max<int64_t>(1, s.pipeline_parallel_size));
-  }
 
   // The first failure wins: later stages still compute their numbers.
   void Fail(Stage stage, std::string msg) {
@@ -564,12 +562,6 @@ Status Load(Run& r) {
         r.spec.quant.method_text, w->kernel.substr(12, w->kernel.size() - 13)));
   }
   uint64_t weights = w->bytes_per_rank;
-  if (r.pp_share() > 1) {
-    // layers split by stage
-    weights = CeilDiv(weights, r.pp_share());
-    r.plan.notes.push_back("pipeline parallel: each stage is taken to hold an equal share of the "
-                           "weights");
-  }
   if (r.draft != nullptr) {
     // The draft loads inside the target's "Model loading took" (gpu_model_runner.py load_model:
     // drafter.load_model in the same DeviceMemoryProfiler block), sharded at the target's TP
@@ -826,19 +818,7 @@ EncoderProfile EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
   return {vit, stored};
 }
 
-// The layers of pipeline stage `stage` of `pp` with vLLM's default split
-// (distributed/utils.py get_pp_indices, 0.8 to ~0.22, VLLM_PP_LAYER_PARTITION unset): n / pp
-// layers each, the remainder one more each to the stages just before the last.
-std::pair<size_t, size_t> StageLayers(size_t n, int64_t stage, int64_t pp) {
-  const size_t count = static_cast<size_t>(pp), k = static_cast<size_t>(stage);
-  std::vector<size_t> parts(count, n / count);
-  for (size_t i = 2; i < n % count + 2; ++i) ++parts[count - i];
-  size_t begin = 0;
-  for (size_t i = 0; i < k; ++i) begin += parts[i];
-  return {begin, begin + parts[k]};
-}
-
-// The activation peak of every pipeline stage (one stage without PP). Per stage
+// The activation peak of the planned pipeline stage (the whole model without PP). Per stage
 // (v1/worker/gpu_model_runner.py profile_run and _dummy_run, 0.10 to ~0.22; V0
 // worker/model_runner.py profile_run alike):
 // - every stage runs the dummy forward over max_num_batched_tokens through its own layers;
@@ -863,72 +843,31 @@ std::pair<size_t, size_t> StageLayers(size_t n, int64_t stage, int64_t pp) {
 // are per rank (ForwardActivation). The V0 engine gathers the logits to the driver (TP rank 0)
 // alone, which alone samples; its pool is the smallest over the workers too, so the driver binds
 // and the plan charges every rank as it.
-std::vector<StageActivation> PipelineStageActivations(const Run& r, uint64_t mnbt,
-                                                      uint64_t sampler,
-                                                      const EncoderProfile& encoder) {
+StageActivation PipelineStageActivation(const Run& r, uint64_t mnbt, uint64_t sampler,
+                                        const EncoderProfile& encoder) {
   const VllmSettings& s = r.s;
-  // A stage planned alone (pipeline.cc) holds only its own layers in `spec`: one entry, with the
-  // stage's place in the pipeline.
-  const int64_t pp = static_cast<int64_t>(r.pp_share());
   const uint64_t dp = static_cast<uint64_t>(s.data_parallel_size);
-  std::vector<StageActivation> stages;
-  for (int64_t k = 0; k < pp; ++k) {
-    StageActivation st;
-    st.stage = r.stage() ? s.pipeline_stage : k;
-    st.samples = r.stage() ? s.pipeline_stage == s.pipeline_parallel_size - 1 : k == pp - 1;
-    const auto [begin, end] = StageLayers(r.spec.layers.size(), k, pp);
-    st.layers = end - begin;
-    st.forward = ForwardActivation(r.spec, mnbt, r.tp, s.enable_expert_parallel, dp, r.rules,
-                                   r.act_bytes, begin, end);
-    if (r.draft != nullptr && st.samples) {
-      // profile_run then runs the drafter's dummy forward over the same tokens, after the
-      // target's activations are freed (gpu_model_runner.py _dummy_run -> drafter.dummy_run,
-      // v0.16.0): the peak is the larger of the two.
-      st.forward = std::max(st.forward, ForwardActivation(*r.draft, mnbt, r.tp,
-                                                          s.enable_expert_parallel, dp, r.rules,
-                                                          r.act_bytes));
-    }
-    st.received =
-        st.stage > 0 ? 2 * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes : 0;
-    const uint64_t samples = st.samples ? sampler : 0;
-    st.peak = st.received + (s.v0_engine ? std::max({st.forward, samples, encoder.peak()})
-                                         : encoder.stored +
-                                               std::max({st.forward, samples, encoder.vit}));
-    stages.push_back(st);
+  StageActivation st;
+  st.stage = r.stage() ? s.pipeline_stage : 0;
+  st.samples = !r.stage() || s.pipeline_stage == s.pipeline_parallel_size - 1;
+  st.layers = r.spec.layers.size();
+  st.forward = ForwardActivation(r.spec, mnbt, r.tp, s.enable_expert_parallel, dp, r.rules,
+                                 r.act_bytes, 0, st.layers);
+  if (r.draft != nullptr && st.samples) {
+    // profile_run then runs the drafter's dummy forward over the same tokens, after the
+    // target's activations are freed (gpu_model_runner.py _dummy_run -> drafter.dummy_run,
+    // v0.16.0): the peak is the larger of the two.
+    st.forward = std::max(st.forward, ForwardActivation(*r.draft, mnbt, r.tp,
+                                                        s.enable_expert_parallel, dp, r.rules,
+                                                        r.act_bytes));
   }
-  return stages;
-}
-
-// The KV memory the plan's layout gets, from the stage whose pool binds. Each worker profiles
-// alone and vLLM then gives every worker the smallest number of blocks (v1/core/kv_cache_utils.py
-// get_kv_cache_configs: min of num_blocks over the workers, 0.10 to ~0.22; the V0 executor's
-// determine_num_available_blocks likewise). A stage's blocks are its free memory over its layers'
-// pages, and the plan's layout pages the largest stage's layers (kv_cache.cc): the binding stage's
-// memory is scaled to that many layers. With the weights split evenly the first stages (one
-// layer more where the split is uneven) can bind although the last one samples: DeepSeek-V2-Lite
-// at PP 2 printed 12.13 GiB on its first stage (14 layers) and 11.33 GiB on its last (13 layers),
-// and the pool was the first stage's.
-struct BindingStage {
-  size_t index = 0;  // into the stages given
-  uint64_t available = 0;  // scaled to the largest stage's layers
-};
-BindingStage BindStages(const std::vector<StageActivation>& stages, uint64_t budget,
-                        uint64_t other) {
-  size_t most = 1;
-  for (const StageActivation& st : stages) most = std::max(most, st.layers);
-  BindingStage best;
-  for (size_t i = 0; i < stages.size(); ++i) {
-    const StageActivation& st = stages[i];
-    const uint64_t used = other + st.peak;
-    const uint64_t free = budget > used ? budget - used : 0;
-    const uint64_t scaled = st.layers > 0 ? static_cast<uint64_t>(
-                                                static_cast<double>(free) *
-                                                static_cast<double>(most) /
-                                                static_cast<double>(st.layers))
-                                          : free;
-    if (i == 0 || scaled < best.available) best = {i, scaled};
-  }
-  return best;
+  st.received =
+      st.stage > 0 ? 2 * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes : 0;
+  const uint64_t samples = st.samples ? sampler : 0;
+  st.peak = st.received + (s.v0_engine ? std::max({st.forward, samples, encoder.peak()})
+                                       : encoder.stored +
+                                             std::max({st.forward, samples, encoder.vit}));
+  return st;
 }
 
 // The sampler warm-up's top-k/top-p path (see kSamplerBytesPerLogit*).
@@ -959,25 +898,18 @@ void Profile(Run& r) {
   const SamplerPath path = ChooseSamplerPath(s, r.rules);
   const uint64_t per_logit = path.per_logit;
   // One logits row per request (gpu_model_runner.py _dummy_run's logits_indices: the last
-  // token of each), over the whole vocabulary (PipelineStageActivations: on the last stage, on
+  // token of each), over the whole vocabulary (PipelineStageActivation: on the last stage, on
   // every TP rank).
   const uint64_t sampler = reqs * static_cast<uint64_t>(r.spec.vocab_size) * per_logit;
   const EncoderProfile enc = EncoderActivation(r, mnbt, reqs);
   // What the sampler competes with for the peak: V1 keeps the stored embeddings under all three
-  // (PipelineStageActivations), so only the tower; V0 the whole encoder profile.
+  // (PipelineStageActivation), so only the tower; V0 the whole encoder profile.
   const uint64_t encoder = s.v0_engine ? enc.peak() : enc.vit;
   const uint64_t under = s.v0_engine ? 0 : enc.stored;
-  r.stages = PipelineStageActivations(r, mnbt, sampler, enc);
+  r.act = PipelineStageActivation(r, mnbt, sampler, enc);
   const uint64_t deq = r.w.largest_dequantized_layer;
-  // The worst rank's peak: the device checks are per rank; the KV pool's stage is chosen in
-  // KvCache (BindStages).
-  for (StageActivation& st : r.stages) {
-    st.peak = s.measured_activation_bytes > 0 ? s.measured_activation_bytes : st.peak + deq;
-  }
-  const StageActivation* top = &r.stages.front();
-  for (const StageActivation& st : r.stages) {
-    if (st.peak >= top->peak) top = &st;
-  }
+  r.act.peak = s.measured_activation_bytes > 0 ? s.measured_activation_bytes : r.act.peak + deq;
+  const StageActivation* top = &r.act;
   r.activation = top->peak;
   const uint64_t fwd = top->forward;
   if (!s.v0_engine && s.measured_activation_bytes == 0 && top->samples &&
@@ -1079,13 +1011,12 @@ void SizeCudaGraphs(Run& r) {
                               [&](int64_t n) { return n <= s.max_num_seqs; });
     }
     const int64_t max_capture = sizes.empty() ? 0 : sizes.back();
-    // MoE layers of the planned stage (a pipeline stage holds its share of the layers).
-    const uint64_t moe_layers = CeilDiv(
+    // MoE layers of the planned stage (a pipeline stage's spec holds its own layers).
+    const uint64_t moe_layers =
         static_cast<uint64_t>(std::count_if(r.spec.layers.begin(), r.spec.layers.end(),
                                             [](const LayerSpec& l) {
                                               return l.mlp.kind == MlpKind::kMoe;
-                                            })),
-        r.pp_share());
+                                            }));
     const uint64_t per_graph = kGraphBytesPerGraph + moe_layers * kGraphBytesPerMoeLayer;
     r.graph = ForwardActivation(r.spec, static_cast<uint64_t>(max_capture), r.tp,
                                 s.enable_expert_parallel,
@@ -1130,7 +1061,7 @@ Status KvCache(Run& r) {
   VllmSettings& s = r.s;
   VllmPlan& plan = r.plan;
   r.ko.tensor_parallel_size = s.tensor_parallel_size;
-  r.ko.pipeline_parallel_size = static_cast<int64_t>(r.pp_share());
+  r.ko.pipeline_parallel_size = 1;  // `spec` holds the planned stage's layers only
   r.ko.block_size = s.block_size;
   r.ko.kv_cache_dtype = s.kv_cache_dtype;
   if (s.kv_cache_dtype == "auto" && r.model_dtype != r.spec.dtype) {  // auto follows --dtype
@@ -1147,12 +1078,12 @@ Status KvCache(Run& r) {
   plan.kv_options = r.ko;
   plan.kv_layout = *layout;
   for (const auto& n : layout->notes) plan.notes.push_back("vLLM will log: " + n);
-  const BindingStage bind =
-      BindStages(r.stages, r.requested, r.weights + r.g.non_torch_bytes + r.graph_in_budget);
-  r.available = bind.available;
+  // vLLM then gives every stage the fewest blocks of any (pipeline.cc).
+  const uint64_t used = r.weights + r.g.non_torch_bytes + r.graph_in_budget + r.act.peak;
+  r.available = r.requested > used ? r.requested - used : 0;
   if (s.kv_cache_memory_bytes > 0) r.available = s.kv_cache_memory_bytes;
   r.g.kv_cache_bytes = r.available;
-  const StageActivation& bound = r.stages[bind.index];
+  const StageActivation& bound = r.act;
   r.g.explain.push_back(
       {"kv_cache", r.available,
        s.kv_cache_memory_bytes
