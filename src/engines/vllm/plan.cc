@@ -357,17 +357,20 @@ Status ResolveSettings(Run& r) {
   }
   // Model runner V2 (vllm/v1/worker/gpu/model_runner.py), the default for some models from
   // v0.22: its source profiles less than V1 (the sampler warm-up holds the bf16 logits and their
-  // fp32 copy, 6 B a logit; profile_cudagraph_memory returns 0), but the published V2 start-ups
-  // paid more than that, so the plan keeps V1's charges (docs/engines/vllm.md).
+  // fp32 copy, 6 B a logit; profile_cudagraph_memory returns 0 before v0.29). That is what a start
+  // with a warm torch.compile cache pays (Qwen3-8B on an RTX 4090 at v0.27.1: a 0.19 GiB peak,
+  // the forward's), but a first start compiles inside the profile run and paid about 1 GiB more
+  // there (1.18 GiB), about what V1's charges give; the plan keeps V1's charges
+  // (docs/engines/vllm.md, "Model runner V2").
   const bool quantized = r.spec.quant.method != QuantMethod::kNone || !s.quantization.empty();
   const bool v2_default = vllm::ModelRunnerV2ByDefault(r.rules, r.spec.architecture,
                                                        r.spec.CountMoeLayers() > 0, quantized);
   if (!s.v0_engine && (s.use_v2_model_runner == 1 || (s.use_v2_model_runner < 0 && v2_default))) {
     const std::string arch = r.spec.architecture.empty() ? "this model" : r.spec.architecture;
     plan.notes.push_back(fmt::format(
-        "{}: its profile run is not modelled, the plan charges model runner V1's (V2's source "
-        "charges less, but the published single-GPU V2 start-ups left no more KV memory than "
-        "V1's charges give, within 1%)",
+        "{}: the plan charges model runner V1's profile run (V2's source charges less, what a "
+        "start with a warm torch.compile cache pays; a first start compiles during the profile "
+        "and the published ones paid about what V1's charges give)",
         s.use_v2_model_runner == 1
             ? fmt::format("VLLM_USE_V2_MODEL_RUNNER=1 runs {} on model runner V2", arch)
             : fmt::format("vLLM {} runs {} on model runner V2 by default "

@@ -372,9 +372,10 @@ TEST(Vllm, CheckReadsVllmUseFlashInferSampler) {
 
 TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
   // VllmConfig.use_v2_model_runner without VLLM_USE_V2_MODEL_RUNNER: Qwen3ForCausalLM neither MoE
-  // nor quantized from v0.22 (PR #39337), Llama and Mistral too from v0.23 (PR #43458), every
-  // model that is not MoE from v0.25 (PR #44443), every model from v0.29. The rule reads the
-  // stated release, not the clamped one.
+  // nor quantized from v0.22 (PR #39337), Llama and Mistral too from v0.23 (PR #43458), their
+  // quantized checkpoints and three MoE architectures from v0.24 (PRs #44446, #42667, #45461),
+  // every model that is not MoE from v0.25 (PR #44443), every model from v0.29. The rule reads
+  // the stated release, not the clamped one.
   using vllm::ModelRunnerV2ByDefault;
   using vllm::RulesFor;
   const std::string qwen3 = "Qwen3ForCausalLM", llama = "LlamaForCausalLM";
@@ -385,8 +386,15 @@ TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
   EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2200), llama, false, false));
   EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2300), llama, false, false));
   EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2300), "MistralForCausalLM", false, false));
-  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2401), llama, false, true));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2301), llama, false, true));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2301), "Qwen2MoeForCausalLM", true, false));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2401), llama, false, true));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2400), "Qwen2MoeForCausalLM", true, false));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2400), "DeepseekV2ForCausalLM", true, true));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2401), "Gemma3ForCausalLM", false, false));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2401), "Qwen3MoeForCausalLM", true, false));
   EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2500), "Gemma3ForCausalLM", false, true));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2801), "GraniteMoeForCausalLM", true, false));
   EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2801), "GptOssForCausalLM", true, false));
   EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2900), "GptOssForCausalLM", true, false));
 
@@ -411,9 +419,10 @@ TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
   EXPECT_EQ(note(*v021), "");
   EXPECT_EQ(note(*v022),
             "vLLM 0.22 runs Qwen3ForCausalLM on model runner V2 by default "
-            "(VLLM_USE_V2_MODEL_RUNNER=0 selects V1): its profile run is not modelled, the plan "
-            "charges model runner V1's (V2's source charges less, but the published single-GPU "
-            "V2 start-ups left no more KV memory than V1's charges give, within 1%)");
+            "(VLLM_USE_V2_MODEL_RUNNER=0 selects V1): the plan charges model runner V1's profile "
+            "run (V2's source charges less, what a start with a warm torch.compile cache pays; a "
+            "first start compiles during the profile and the published ones paid about what V1's "
+            "charges give)");
   EXPECT_EQ(note(*awq), "");
   EXPECT_NE(note(*awq025).find("vLLM 0.25 runs Qwen3ForCausalLM on model runner V2"),
             std::string::npos);
@@ -444,7 +453,7 @@ TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
             0u)
       << forced_v1->command;
   EXPECT_EQ(note(*forced_v2).rfind("VLLM_USE_V2_MODEL_RUNNER=1 runs Qwen3ForCausalLM on model "
-                                   "runner V2: its profile run is not modelled",
+                                   "runner V2: the plan charges model runner V1's profile run",
                                    0),
             0u)
       << note(*forced_v2);
