@@ -300,6 +300,11 @@ struct Run {
   uint64_t graph = 0;
   uint64_t sampler_spread = 0;    // the sampler's share of the plan's uncertainty
   uint64_t graph_in_budget = 0;
+  // Model runner V2 before v0.29: profile_cudagraph_memory returns 0 (vllm/v1/worker/gpu/
+  // model_runner.py; its own graph profiling is a v0.29.0 feature), so vLLM reserves none of the
+  // graph pool in the budget and captures the graphs on top of it (issue #49224). The plan still
+  // charges V1's estimate to the KV memory (see ResolveSettings), but not to the device check.
+  bool graphs_outside_budget = false;
   KvCacheOptions ko;
   uint64_t available = 0;
   StageActivation act;  // the profile run of the planned stage
@@ -366,16 +371,20 @@ Status ResolveSettings(Run& r) {
   const bool v2_default = vllm::ModelRunnerV2ByDefault(r.rules, r.spec.architecture,
                                                        r.spec.CountMoeLayers() > 0, quantized);
   if (!s.v0_engine && (s.use_v2_model_runner == 1 || (s.use_v2_model_runner < 0 && v2_default))) {
+    r.graphs_outside_budget = version < 2900;
     const std::string arch = r.spec.architecture.empty() ? "this model" : r.spec.architecture;
     plan.notes.push_back(fmt::format(
         "{}: the plan charges model runner V1's profile run (V2's source charges less, what a "
         "start with a warm torch.compile cache pays; a first start compiles during the profile "
-        "and the published ones paid about what V1's charges give)",
+        "and the published ones paid about what V1's charges give){}",
         s.use_v2_model_runner == 1
             ? fmt::format("VLLM_USE_V2_MODEL_RUNNER=1 runs {} on model runner V2", arch)
             : fmt::format("vLLM {} runs {} on model runner V2 by default "
                           "(VLLM_USE_V2_MODEL_RUNNER=0 selects V1)",
-                          ReleaseText(version), arch)));
+                          ReleaseText(version), arch),
+        r.graphs_outside_budget ? "; before v0.29 V2 reserves no CUDA-graph memory, so it "
+                                  "captures the graphs on top of the budget"
+                                : ""));
   }
   // Flags (vLLM's own checks where it has them).
   if (s.tensor_parallel_size < 1 || s.pipeline_parallel_size < 1 || s.data_parallel_size < 1) {
@@ -1093,7 +1102,11 @@ Status KvCache(Run& r) {
            ? std::string("--kv-cache-memory-bytes")
            : fmt::format("budget {} - weights - activation - non-torch{}{}",
                          FormatBytes(r.requested),
-                         r.graph_in_budget ? " - CUDA graph estimate (v0.21+)" : "",
+                         !r.graph_in_budget ? ""
+                         : r.graphs_outside_budget
+                             ? " - V1's CUDA graph estimate (model runner V2 reserves none before "
+                               "v0.29)"
+                             : " - CUDA graph estimate (v0.21+)",
                          s.pipeline_parallel_size > 1
                              ? fmt::format(", on pipeline stage {} of {} (activation {}, {} "
                                            "layers)",
@@ -1155,13 +1168,16 @@ Status KvCache(Run& r) {
   return Status::Ok();
 }
 
+// The part of the graph pool vLLM reserved inside the budget.
+uint64_t GraphReserved(const Run& r) { return r.graphs_outside_budget ? 0 : r.graph_in_budget; }
+
 // Stage 4: CUDA graph capture, after the KV cache. Before v0.21 the pool comes on top of the
 // budget; from v0.21 its estimate was reserved inside it.
 void CaptureCudaGraphs(Run& r) {
   if (!r.plan.fits || r.graph == 0) return;
   const uint64_t process = r.ctx +
                            std::max(r.requested, r.weights + r.activation + r.g.non_torch_bytes) +
-                           r.graph - r.graph_in_budget;
+                           r.graph - GraphReserved(r);
   if (process + r.s.other_process_bytes > r.gpu.total_bytes) {
     r.Fail(
         Stage::kCudaGraph,
@@ -1196,7 +1212,7 @@ void Confidence(Run& r) {
   }
   const uint64_t process = r.ctx + std::max(r.requested, r.weights + r.activation +
                                                              g.non_torch_bytes) +
-                           r.graph - r.graph_in_budget + r.s.other_process_bytes;
+                           r.graph - GraphReserved(r) + r.s.other_process_bytes;
   checks.push_back({diff(r.gpu.total_bytes, process), r.graph > 0 ? kGraphSpread : 0});
   const Check* tight = &checks[0];
   for (const Check& c : checks) {
