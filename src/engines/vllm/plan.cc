@@ -300,6 +300,11 @@ struct Run {
   uint64_t graph = 0;
   uint64_t sampler_spread = 0;    // the sampler's share of the plan's uncertainty
   uint64_t graph_in_budget = 0;
+  // Model runner V2 before v0.29: profile_cudagraph_memory returns 0 (vllm/v1/worker/gpu/
+  // model_runner.py; its own graph profiling is a v0.29.0 feature), so vLLM reserves none of the
+  // graph pool in the budget and captures the graphs on top of it (issue #49224). The plan still
+  // charges V1's estimate to the KV memory (see ResolveSettings), but not to the device check.
+  bool graphs_outside_budget = false;
   KvCacheOptions ko;
   uint64_t available = 0;
   StageActivation act;  // the profile run of the planned stage
@@ -357,22 +362,29 @@ Status ResolveSettings(Run& r) {
   }
   // Model runner V2 (vllm/v1/worker/gpu/model_runner.py), the default for some models from
   // v0.22: its source profiles less than V1 (the sampler warm-up holds the bf16 logits and their
-  // fp32 copy, 6 B a logit; profile_cudagraph_memory returns 0), but the published V2 start-ups
-  // paid more than that, so the plan keeps V1's charges (docs/engines/vllm.md).
+  // fp32 copy, 6 B a logit; profile_cudagraph_memory returns 0 before v0.29). That is what a start
+  // with a warm torch.compile cache pays (Qwen3-8B on an RTX 4090 at v0.27.1: a 0.19 GiB peak,
+  // the forward's), but a first start compiles inside the profile run and paid about 1 GiB more
+  // there (1.18 GiB), about what V1's charges give; the plan keeps V1's charges
+  // (docs/engines/vllm.md, "Model runner V2").
   const bool quantized = r.spec.quant.method != QuantMethod::kNone || !s.quantization.empty();
   const bool v2_default = vllm::ModelRunnerV2ByDefault(r.rules, r.spec.architecture,
                                                        r.spec.CountMoeLayers() > 0, quantized);
   if (!s.v0_engine && (s.use_v2_model_runner == 1 || (s.use_v2_model_runner < 0 && v2_default))) {
+    r.graphs_outside_budget = version < 2900;
     const std::string arch = r.spec.architecture.empty() ? "this model" : r.spec.architecture;
     plan.notes.push_back(fmt::format(
-        "{}: its profile run is not modelled, the plan charges model runner V1's (V2's source "
-        "charges less, but the published single-GPU V2 start-ups left no more KV memory than "
-        "V1's charges give, within 1%)",
+        "{}: the plan charges model runner V1's profile run (V2's source charges less, what a "
+        "start with a warm torch.compile cache pays; a first start compiles during the profile "
+        "and the published ones paid about what V1's charges give){}",
         s.use_v2_model_runner == 1
             ? fmt::format("VLLM_USE_V2_MODEL_RUNNER=1 runs {} on model runner V2", arch)
             : fmt::format("vLLM {} runs {} on model runner V2 by default "
                           "(VLLM_USE_V2_MODEL_RUNNER=0 selects V1)",
-                          ReleaseText(version), arch)));
+                          ReleaseText(version), arch),
+        r.graphs_outside_budget ? "; before v0.29 V2 reserves no CUDA-graph memory, so it "
+                                  "captures the graphs on top of the budget"
+                                : ""));
   }
   // Flags (vLLM's own checks where it has them).
   if (s.tensor_parallel_size < 1 || s.pipeline_parallel_size < 1 || s.data_parallel_size < 1) {
@@ -1090,7 +1102,11 @@ Status KvCache(Run& r) {
            ? std::string("--kv-cache-memory-bytes")
            : fmt::format("budget {} - weights - activation - non-torch{}{}",
                          FormatBytes(r.requested),
-                         r.graph_in_budget ? " - CUDA graph estimate (v0.21+)" : "",
+                         !r.graph_in_budget ? ""
+                         : r.graphs_outside_budget
+                             ? " - V1's CUDA graph estimate (model runner V2 reserves none before "
+                               "v0.29)"
+                             : " - CUDA graph estimate (v0.21+)",
                          s.pipeline_parallel_size > 1
                              ? fmt::format(", on pipeline stage {} of {} (activation {}, {} "
                                            "layers)",
@@ -1152,13 +1168,16 @@ Status KvCache(Run& r) {
   return Status::Ok();
 }
 
+// The part of the graph pool vLLM reserved inside the budget.
+uint64_t GraphReserved(const Run& r) { return r.graphs_outside_budget ? 0 : r.graph_in_budget; }
+
 // Stage 4: CUDA graph capture, after the KV cache. Before v0.21 the pool comes on top of the
 // budget; from v0.21 its estimate was reserved inside it.
 void CaptureCudaGraphs(Run& r) {
   if (!r.plan.fits || r.graph == 0) return;
   const uint64_t process = r.ctx +
                            std::max(r.requested, r.weights + r.activation + r.g.non_torch_bytes) +
-                           r.graph - r.graph_in_budget;
+                           r.graph - GraphReserved(r);
   if (process + r.s.other_process_bytes > r.gpu.total_bytes) {
     r.Fail(
         Stage::kCudaGraph,
@@ -1193,7 +1212,7 @@ void Confidence(Run& r) {
   }
   const uint64_t process = r.ctx + std::max(r.requested, r.weights + r.activation +
                                                              g.non_torch_bytes) +
-                           r.graph - r.graph_in_budget + r.s.other_process_bytes;
+                           r.graph - GraphReserved(r) + r.s.other_process_bytes;
   checks.push_back({diff(r.gpu.total_bytes, process), r.graph > 0 ? kGraphSpread : 0});
   const Check* tight = &checks[0];
   for (const Check& c : checks) {

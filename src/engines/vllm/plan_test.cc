@@ -372,9 +372,10 @@ TEST(Vllm, CheckReadsVllmUseFlashInferSampler) {
 
 TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
   // VllmConfig.use_v2_model_runner without VLLM_USE_V2_MODEL_RUNNER: Qwen3ForCausalLM neither MoE
-  // nor quantized from v0.22 (PR #39337), Llama and Mistral too from v0.23 (PR #43458), every
-  // model that is not MoE from v0.25 (PR #44443), every model from v0.29. The rule reads the
-  // stated release, not the clamped one.
+  // nor quantized from v0.22 (PR #39337), Llama and Mistral too from v0.23 (PR #43458), their
+  // quantized checkpoints and three MoE architectures from v0.24 (PRs #44446, #42667, #45461),
+  // every model that is not MoE from v0.25 (PR #44443), every model from v0.29. The rule reads
+  // the stated release, not the clamped one.
   using vllm::ModelRunnerV2ByDefault;
   using vllm::RulesFor;
   const std::string qwen3 = "Qwen3ForCausalLM", llama = "LlamaForCausalLM";
@@ -385,8 +386,15 @@ TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
   EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2200), llama, false, false));
   EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2300), llama, false, false));
   EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2300), "MistralForCausalLM", false, false));
-  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2401), llama, false, true));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2301), llama, false, true));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2301), "Qwen2MoeForCausalLM", true, false));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2401), llama, false, true));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2400), "Qwen2MoeForCausalLM", true, false));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2400), "DeepseekV2ForCausalLM", true, true));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2401), "Gemma3ForCausalLM", false, false));
+  EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2401), "Qwen3MoeForCausalLM", true, false));
   EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2500), "Gemma3ForCausalLM", false, true));
+  EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2801), "GraniteMoeForCausalLM", true, false));
   EXPECT_FALSE(ModelRunnerV2ByDefault(RulesFor(2801), "GptOssForCausalLM", true, false));
   EXPECT_TRUE(ModelRunnerV2ByDefault(RulesFor(2900), "GptOssForCausalLM", true, false));
 
@@ -411,9 +419,11 @@ TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
   EXPECT_EQ(note(*v021), "");
   EXPECT_EQ(note(*v022),
             "vLLM 0.22 runs Qwen3ForCausalLM on model runner V2 by default "
-            "(VLLM_USE_V2_MODEL_RUNNER=0 selects V1): its profile run is not modelled, the plan "
-            "charges model runner V1's (V2's source charges less, but the published single-GPU "
-            "V2 start-ups left no more KV memory than V1's charges give, within 1%)");
+            "(VLLM_USE_V2_MODEL_RUNNER=0 selects V1): the plan charges model runner V1's profile "
+            "run (V2's source charges less, what a start with a warm torch.compile cache pays; a "
+            "first start compiles during the profile and the published ones paid about what V1's "
+            "charges give); before v0.29 V2 reserves no CUDA-graph memory, so it captures the "
+            "graphs on top of the budget");
   EXPECT_EQ(note(*awq), "");
   EXPECT_NE(note(*awq025).find("vLLM 0.25 runs Qwen3ForCausalLM on model runner V2"),
             std::string::npos);
@@ -444,11 +454,37 @@ TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
             0u)
       << forced_v1->command;
   EXPECT_EQ(note(*forced_v2).rfind("VLLM_USE_V2_MODEL_RUNNER=1 runs Qwen3ForCausalLM on model "
-                                   "runner V2: its profile run is not modelled",
+                                   "runner V2: the plan charges model runner V1's profile run",
                                    0),
             0u)
       << note(*forced_v2);
   EXPECT_EQ(forced_v2->gpus[0].activation_peak_bytes, v021->gpus[0].activation_peak_bytes);
+}
+
+TEST(Vllm, ModelRunnerV2CapturesItsGraphsOnTopOfTheBudgetBeforeV029) {
+  // profile_cudagraph_memory returns 0 in vllm/v1/worker/gpu/model_runner.py until v0.29, so the
+  // KV cache takes the whole budget and the graphs are captured beyond it (issue #49224: capture
+  // out of memory once dense models defaulted to V2). At --gpu-memory-utilization 0.99 on an
+  // H100, Qwen3-8B fits at v0.21 (V1 reserves its estimate) and with VLLM_USE_V2_MODEL_RUNNER=0,
+  // runs out of memory at capture on V2 at v0.22, and fits again at v0.29 (V2's graph profiling).
+  VllmSettings s;
+  s.max_model_len = 16000;
+  s.gpu_memory_utilization = 0.99;
+  auto plan = [&](const char* version, int v2) {
+    VllmSettings t = s;
+    t.version = version;
+    t.use_v2_model_runner = v2;
+    return PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), t);
+  };
+  auto v1 = plan("0.21", -1), v2 = plan("0.22", -1), off = plan("0.22", 0), v029 = plan("0.29", -1);
+  ASSERT_TRUE(v1.ok() && v2.ok() && off.ok() && v029.ok());
+  EXPECT_TRUE(v1->fits);
+  EXPECT_TRUE(off->fits);
+  EXPECT_TRUE(v029->fits);
+  EXPECT_FALSE(v2->fits);
+  EXPECT_EQ(v2->failure_stage, Stage::kCudaGraph);
+  // The KV memory is the same: V1's charges stand in for V2's first start.
+  EXPECT_EQ(v2->gpus[0].kv_cache_bytes, v1->gpus[0].kv_cache_bytes);
 }
 
 // The activation peak one H100 of the plan charges (0, and a failure, when planning fails).

@@ -79,16 +79,37 @@ Rules RulesFor(int release) {
   r.vision_rotary_fp32_qk = r.release >= 1100 && r.release < 1101;
   r.mm_tie_prefers_video = r.release >= 1700;
   // From the stated release: v0.22.0, v0.23.0, v0.25.0 and v0.29.0 release notes (PRs #39337,
-  // #43458, #44443).
+  // #43458, #44443) and vLLM's post on the rollout (2026-08-31: dates of PRs #42667, #45461,
+  // #44446 and #53183). v0.24 is the first release after #42667 (merged 2026-06-12, after the
+  // v0.23 branch was cut) and the release whose quantized-model support v0.25's notes build on
+  // (#44446, 2026-06-18); the post names v0.29.0 as the first tag with #53183.
   using V2 = ModelRunnerV2Default;
   r.model_runner_v2 = release >= 2900   ? V2::kAll
                       : release >= 2500 ? V2::kDense
+                      : release >= 2400 ? V2::kListedQuantizedToo
                       : release >= 2300 ? V2::kQwen3LlamaMistral
                       : release >= 2200 ? V2::kQwen3Dense
                                         : V2::kNone;
   r.pp_kv_check_whole_model = r.release >= 1400 && r.release < 1600;
   return r;
 }
+
+namespace {
+
+// The MoE architectures on model runner V2 by default from v0.24 (config/vllm.py
+// DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES after PRs #42667 and #45461). A reading of the v0.27.1
+// selector counts seven MoE families in that set; the other four were not read.
+bool ListedMoe(std::string_view architecture) {
+  return architecture == "Qwen2MoeForCausalLM" || architecture == "DeepseekV2ForCausalLM" ||
+         architecture == "GraniteMoeForCausalLM";
+}
+
+bool QwenLlamaMistral(std::string_view architecture) {
+  return architecture == "Qwen3ForCausalLM" || architecture == "LlamaForCausalLM" ||
+         architecture == "MistralForCausalLM";
+}
+
+}  // namespace
 
 bool ModelRunnerV2ByDefault(const Rules& rules, std::string_view architecture, bool moe,
                             bool quantized) {
@@ -98,11 +119,11 @@ bool ModelRunnerV2ByDefault(const Rules& rules, std::string_view architecture, b
     case ModelRunnerV2Default::kQwen3Dense:
       return architecture == "Qwen3ForCausalLM" && !moe && !quantized;
     case ModelRunnerV2Default::kQwen3LlamaMistral:
-      return (architecture == "Qwen3ForCausalLM" || architecture == "LlamaForCausalLM" ||
-              architecture == "MistralForCausalLM") &&
-             !moe && !quantized;
+      return QwenLlamaMistral(architecture) && !moe && !quantized;
+    case ModelRunnerV2Default::kListedQuantizedToo:
+      return (QwenLlamaMistral(architecture) && !moe) || ListedMoe(architecture);
     case ModelRunnerV2Default::kDense:
-      return !moe;
+      return !moe || ListedMoe(architecture);
     case ModelRunnerV2Default::kAll:
       return true;
   }

@@ -29,8 +29,11 @@ enum class ModelRunnerV2Default {
   kNone,                  // before v0.22
   kQwen3Dense,            // v0.22 (PR #39337): Qwen3ForCausalLM, neither MoE nor quantized
   kQwen3LlamaMistral,     // v0.23 (PR #43458): also LlamaForCausalLM and MistralForCausalLM
-  kDense,                 // v0.25 (PR #44443): every model that is not MoE
-  kAll,                   // v0.29: every model
+  kListedQuantizedToo,    // v0.24: those quantized too (PR #44446), and the MoE architectures
+                          // Qwen2MoeForCausalLM, DeepseekV2ForCausalLM (PR #42667) and
+                          // GraniteMoeForCausalLM (PR #45461)
+  kDense,                 // v0.25 (PR #44443): every model that is not MoE, and those MoE ones
+  kAll,                   // v0.29 (PR #53183): every model
 };
 
 struct Rules {
@@ -134,9 +137,10 @@ Rules RulesFor(int release);
 
 // Whether vLLM runs a model of `architecture` (config.json's first "architectures" entry) on
 // model runner V2 by default at the rules' release: VllmConfig.use_v2_model_runner without
-// VLLM_USE_V2_MODEL_RUNNER (config/vllm.py; v0.22: the architecture set, not is_moe, not
-// is_quantized, the generate runner). Features V2 does not support yet fall back to V1 in vLLM;
-// they are not read here.
+// VLLM_USE_V2_MODEL_RUNNER (config/vllm.py _is_default_v2_model_runner_model; v0.22: the
+// architecture set, not is_moe, not is_quantized, the generate runner; v0.24 drops the last two
+// for the listed architectures, v0.25 takes every model that is not MoE). Features V2 does not
+// support yet fall back to V1 in vLLM; they are not read here.
 bool ModelRunnerV2ByDefault(const Rules& rules, std::string_view architecture, bool moe,
                             bool quantized);
 
