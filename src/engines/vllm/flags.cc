@@ -144,7 +144,7 @@ const std::vector<FlagSpec>& Flags() {
       {"--max-model-len", nullptr, "Context length per request, or auto (default: the model's)",
        "TEXT"},
       {"--gpu-memory-utilization", nullptr,
-       "Fraction of each GPU's total memory (default 0.9; 0.92 from v0.21)", "FLOAT"},
+       "Fraction of each GPU's total memory (default 0.9; 0.92 from v0.20.2)", "FLOAT"},
       {"--kv-cache-dtype", nullptr, "auto | fp8 | fp8_e4m3 | fp8_e5m2", "TEXT"},
       {"--max-num-seqs", nullptr,
        "Concurrent sequences (default by GPU: 256, or 1024 on >=70 GiB cards)", "INT"},

@@ -292,7 +292,7 @@ KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_byte
   r.blocks_per_request = CeilDiv(per_req, block_bytes);
   r.max_concurrency =
       r.blocks_per_request ? static_cast<double>(r.num_blocks) / r.blocks_per_request : 0;
-  // _report_kv_cache_config: before ~v0.22 (PR #41069) tokens were blocks x block size, divided
+  // _report_kv_cache_config: before v0.20.1 (PR #41069) tokens were blocks x block size, divided
   // by the number of groups for hybrid models; since then max_concurrency x max_model_len.
   int64_t min_bs = INT64_MAX;
   for (const auto& l : layout.layers) min_bs = std::min(min_bs, l.block_size);

@@ -140,11 +140,18 @@ TEST(KvCache, PrintedTokensByRelease) {
   old.rules = vllm::RulesFor(1100);
   auto layout = PlanKvCache(s, old);
   const auto a = KvCapacity(*layout, 20ull << 30, old);
-  EXPECT_EQ(a.kv_cache_tokens, a.num_blocks / 4 * 544);  // divided by all 4 groups before ~v0.22
+  EXPECT_EQ(a.kv_cache_tokens, a.num_blocks / 4 * 544);  // divided by all 4 groups before 0.20.1
   KvCacheOptions now = Opts(32768);
   now.rules = vllm::RulesFor(2300);
   const auto b = KvCapacity(*layout, 20ull << 30, now);
   EXPECT_EQ(b.kv_cache_tokens, static_cast<uint64_t>(b.max_concurrency * 32768));
+  // PR #41069 (2026-04-28) is in v0.20.1 (its log prints the size and the concurrency on
+  // adjacent lines, kv_cache_utils.py:1708-1709), not in v0.20.0.
+  KvCacheOptions v2000 = Opts(32768), v2001 = Opts(32768);
+  v2000.rules = vllm::RulesFor(2000);
+  v2001.rules = vllm::RulesFor(2001);
+  EXPECT_EQ(KvCapacity(*layout, 20ull << 30, v2000).kv_cache_tokens, a.kv_cache_tokens);
+  EXPECT_EQ(KvCapacity(*layout, 20ull << 30, v2001).kv_cache_tokens, b.kv_cache_tokens);
 }
 
 TEST(KvCache, PipelineStagesCacheTheirOwnLayers) {
