@@ -62,7 +62,8 @@ constexpr const char* kQuantizationChoices[] = {
     "tpu_int8"};
 // --kv-cache-dtype choices (vllm/config/cache.py CacheDType).
 constexpr const char* kKvCacheDtypeChoices[] = {
-    "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"};
+    "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
+    "int8_per_token_head", "fp8_per_token_head"};
 
 template <size_t N>
 Status Choice(const std::string& flag, const std::string& text, const char* const (&choices)[N]) {

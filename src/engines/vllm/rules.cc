@@ -74,6 +74,7 @@ Rules RulesFor(int release) {
   r.strided_kv_groups = r.release >= 1100;
   r.group_close_enough_percent = r.release >= 1800 ? 150 : r.release >= 1100 ? 125 : 0;
   r.tokens_from_concurrency = r.release >= 2001;
+  r.kv_per_token_head_quant = r.release >= 2000;
   r.qwen3vl_video_timestamps = r.release < 1300;
   r.qwen3vl_video_two_frames = r.release >= 1500;
   r.mm_outputs_padded_to_budget = r.release >= 1100 && r.release < 1200;

@@ -134,6 +134,9 @@ struct Rules {
   // calls next to each other (kv_cache_utils.py 1713/1718 -> 1710/1711); v0.20.1 prints them at
   // 1708/1709 (club-3090 #91), v0.21.0 at 1710/1711 (LMCache #3430).
   bool tokens_from_concurrency = true;
+  // --kv-cache-dtype int8_per_token_head / fp8_per_token_head (PR #38378, 2026-04-02; planned
+  // from v0.20, the first release line dated after it).
+  bool kv_per_token_head_quant = true;
   ModelRunnerV2Default model_runner_v2 = ModelRunnerV2Default::kQwen3Dense;
   // Pipeline parallel max-length check (get_kv_cache_configs): PR #29431 (v0.14) checked one
   // request of the whole model's layers against the smallest worker's available memory; PR
