@@ -326,7 +326,7 @@ std::string Say(Words rule, const Facts& f) {
              "logits (vocabulary-wide, fp32) at once during start-up";
     case Words::kGraphCapture:
       return "CUDA graph capture ran out of memory: the graph pool is allocated after the KV "
-             "cache was sized (outside the budget before vLLM 0.21)";
+             "cache was sized (outside the budget before vLLM 0.20.2)";
     case Words::kProfileEncoder:
       return "the profile run's multimodal pass ran out of memory: vLLM profiles the encoder "
              "with the largest items --limit-mm-per-prompt allows";

@@ -62,7 +62,8 @@ constexpr const char* kQuantizationChoices[] = {
     "tpu_int8"};
 // --kv-cache-dtype choices (vllm/config/cache.py CacheDType).
 constexpr const char* kKvCacheDtypeChoices[] = {
-    "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"};
+    "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
+    "int8_per_token_head", "fp8_per_token_head"};
 
 template <size_t N>
 Status Choice(const std::string& flag, const std::string& text, const char* const (&choices)[N]) {
@@ -144,7 +145,7 @@ const std::vector<FlagSpec>& Flags() {
       {"--max-model-len", nullptr, "Context length per request, or auto (default: the model's)",
        "TEXT"},
       {"--gpu-memory-utilization", nullptr,
-       "Fraction of each GPU's total memory (default 0.9; 0.92 from v0.21)", "FLOAT"},
+       "Fraction of each GPU's total memory (default 0.9; 0.92 from v0.20.2)", "FLOAT"},
       {"--kv-cache-dtype", nullptr, "auto | fp8 | fp8_e4m3 | fp8_e5m2", "TEXT"},
       {"--max-num-seqs", nullptr,
        "Concurrent sequences (default by GPU: 256, or 1024 on >=70 GiB cards)", "INT"},

@@ -25,13 +25,23 @@ using core::CeilDiv;
 constexpr int64_t kHybridAlign =
     16;  // FlashAttention's kernel block size (_align_hybrid_block_size)
 
+// PR #38378 (2026-04-02): int8 or fp8 values with a float32 scale per token and KV head, for K
+// and V, carved from the same page (kv_cache_interface.py AttentionSpec.page_size_bytes:
+// + 2 x block_size x num_kv_heads x 4).
+bool PerTokenHeadScales(const std::string& kv) {
+  return kv == "int8_per_token_head" || kv == "fp8_per_token_head";
+}
+
 Result<uint64_t> KvDtypeBytes(const std::string& kv, Dtype model) {
   if (kv == "auto") return static_cast<uint64_t>(DtypeBits(model) / 8);
   if (kv == "fp8" || kv == "fp8_e4m3" || kv == "fp8_e5m2" || kv == "fp8_inc") return uint64_t{1};
+  if (PerTokenHeadScales(kv)) return uint64_t{1};
   if (kv == "bfloat16" || kv == "float16" || kv == "half") return uint64_t{2};
   if (kv == "float32" || kv == "float") return uint64_t{4};
   return Status::InvalidArgument(fmt::format(
-      "--kv-cache-dtype \"{}\": expected auto, fp8, fp8_e4m3, fp8_e5m2, bfloat16 or float16", kv));
+      "--kv-cache-dtype \"{}\": expected auto, fp8, fp8_e4m3, fp8_e5m2, int8_per_token_head, "
+      "fp8_per_token_head, bfloat16 or float16",
+      kv));
 }
 
 // Per-request usage of a layer at block size `bs` (kv_cache_interface.py max_memory_usage_bytes).
@@ -89,6 +99,13 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
   if (!kvb.ok()) return kvb.status();
   const uint64_t b = *kvb;
   const bool mla = spec.CountAttention(AttentionKind::kMla) > 0;
+  const bool scales = PerTokenHeadScales(o.kv_cache_dtype);
+  if (scales && !o.rules.kv_per_token_head_quant) {
+    return Status::InvalidArgument(fmt::format(
+        "--kv-cache-dtype {}: per-token-head KV quantization came with PR #38378 (2026-04-02), "
+        "planned from vLLM 0.20",
+        o.kv_cache_dtype));
+  }
   const int64_t bs0 =
       o.block_size > 0 ? o.block_size : (mla ? o.mla_block_size : vllm::kDefaultBlockSize);
 
@@ -110,7 +127,9 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
       case AttentionKind::kFull:
       case AttentionKind::kSliding: {
         // ModelConfig.get_num_kv_heads: KV heads per rank, replicated when TP exceeds them.
-        const uint64_t one = KvBytesPerToken(a, tp, b);  // K and V
+        // K and V, and with per-token-head quantization their float32 scales.
+        const uint64_t one =
+            KvBytesPerToken(a, tp, b) + (scales ? 2 * KvHeadsPerRank(a, tp) * 4 : 0);
         attn_1tok = std::max(attn_1tok, one);
         attn_heads = a.num_heads;
         l.kind = a.kind == AttentionKind::kSliding && !o.disable_hybrid_kv_cache_manager
@@ -292,7 +311,7 @@ KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_byte
   r.blocks_per_request = CeilDiv(per_req, block_bytes);
   r.max_concurrency =
       r.blocks_per_request ? static_cast<double>(r.num_blocks) / r.blocks_per_request : 0;
-  // _report_kv_cache_config: before ~v0.22 (PR #41069) tokens were blocks x block size, divided
+  // _report_kv_cache_config: before v0.20.1 (PR #41069) tokens were blocks x block size, divided
   // by the number of groups for hybrid models; since then max_concurrency x max_model_len.
   int64_t min_bs = INT64_MAX;
   for (const auto& l : layout.layers) min_bs = std::min(min_bs, l.block_size);

@@ -34,7 +34,7 @@ struct KvCacheOptions {
   int64_t block_size = 0;             // --block-size; 0: vLLM's default (16, or the MLA backend's)
   int64_t mla_block_size = 64;        // block size vLLM's MLA backend picks (FlashMLA: 64)
   std::string kv_cache_dtype =
-      "auto";  // --kv-cache-dtype: auto | fp8 | fp8_e4m3 | fp8_e5m2 | bfloat16 | float16
+      "auto";  // --kv-cache-dtype: auto | fp8[_e4m3|_e5m2] | {int8,fp8}_per_token_head | ...
   int64_t max_model_len = 0;          // required, > 0
   int64_t max_num_batched_tokens = 8192;  // scheduler token budget (sliding-window usage)
   int64_t num_speculative_tokens = 0; // extra conv-state rows and mamba pages

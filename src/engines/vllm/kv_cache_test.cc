@@ -60,6 +60,30 @@ TEST(KvCache, Fp8HalvesKv) {
   EXPECT_FALSE(PlanKvCache(Spec("qwen3-8b"), o).ok());
 }
 
+TEST(KvCache, PerTokenHeadScalesShareThePage) {
+  // PR #38378 (AttentionSpec.page_size_bytes, kv_cache_interface.py, v0.20): one byte per
+  // value plus a float32 scale per token and KV head for K and V. Qwen3-8B: 36 layers x
+  // (2 x 8 x 128 x 1 B + 2 x 8 x 4 B) = 36 x 2,112 B; at TP 2 half the heads.
+  KvCacheOptions o = Opts(4096);
+  o.kv_cache_dtype = "int8_per_token_head";
+  EXPECT_EQ(PlanKvCache(Spec("qwen3-8b"), o)->kv_bytes_per_token, 36u * 2112);
+  o.kv_cache_dtype = "fp8_per_token_head";
+  o.tensor_parallel_size = 2;
+  EXPECT_EQ(PlanKvCache(Spec("qwen3-8b"), o)->kv_bytes_per_token, 36u * 1056);
+  // The hybrid block is sized on the page with its scales (Platform._align_hybrid_block_size):
+  // Qwen3-Next, 2 x 2 x 256 x 1 + 2 x 2 x 4 = 1,040 B a token; 16 x cdiv(1,097,728, 16 x
+  // 1,040) = 1,056 tokens.
+  o.tensor_parallel_size = 1;
+  EXPECT_EQ(PlanKvCache(Spec("qwen3-next-80b-a3b-instruct"), o)->block_size, 1056);
+  // Before the PR vLLM rejects the choice.
+  o.rules = vllm::RulesFor(1900);
+  auto old = PlanKvCache(Spec("qwen3-8b"), o);
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status().message(),
+            "--kv-cache-dtype fp8_per_token_head: per-token-head KV quantization came with PR "
+            "#38378 (2026-04-02), planned from vLLM 0.20");
+}
+
 TEST(KvCache, MlaLatentIsNotShardedAndHasNoFactorTwo) {
   // DeepSeek-V3: (512 + 64) x 2 B = 1,152 B per layer per token, 61 layers = 70,272 B, at any TP.
   const ModelSpec s = Spec("deepseek-v3");
@@ -140,11 +164,18 @@ TEST(KvCache, PrintedTokensByRelease) {
   old.rules = vllm::RulesFor(1100);
   auto layout = PlanKvCache(s, old);
   const auto a = KvCapacity(*layout, 20ull << 30, old);
-  EXPECT_EQ(a.kv_cache_tokens, a.num_blocks / 4 * 544);  // divided by all 4 groups before ~v0.22
+  EXPECT_EQ(a.kv_cache_tokens, a.num_blocks / 4 * 544);  // divided by all 4 groups before 0.20.1
   KvCacheOptions now = Opts(32768);
   now.rules = vllm::RulesFor(2300);
   const auto b = KvCapacity(*layout, 20ull << 30, now);
   EXPECT_EQ(b.kv_cache_tokens, static_cast<uint64_t>(b.max_concurrency * 32768));
+  // PR #41069 (2026-04-28) is in v0.20.1 (its log prints the size and the concurrency on
+  // adjacent lines, kv_cache_utils.py:1708-1709), not in v0.20.0.
+  KvCacheOptions v2000 = Opts(32768), v2001 = Opts(32768);
+  v2000.rules = vllm::RulesFor(2000);
+  v2001.rules = vllm::RulesFor(2001);
+  EXPECT_EQ(KvCapacity(*layout, 20ull << 30, v2000).kv_cache_tokens, a.kv_cache_tokens);
+  EXPECT_EQ(KvCapacity(*layout, 20ull << 30, v2001).kv_cache_tokens, b.kv_cache_tokens);
 }
 
 TEST(KvCache, PipelineStagesCacheTheirOwnLayers) {

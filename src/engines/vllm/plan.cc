@@ -195,8 +195,11 @@ bool AllReduceFusionRuns(const GpuSpec& gpu, const VllmSettings& s, const vllm::
 std::string ReleaseText(int v) { return fmt::format("{}.{}", v / 10000, (v / 100) % 100); }
 
 // CUDA-graph capture sizes (VllmConfig._set_cudagraph_sizes): all sizes, ascending.
-std::vector<int64_t> CaptureSizes(const vllm::Rules& rules, int64_t max_num_seqs, int64_t mnbt) {
-  int64_t max_capture = std::min<int64_t>(max_num_seqs * 2, 512);
+// `decode_query_len` is 1 + num_speculative_tokens where the rules scale by it (v0.13+).
+std::vector<int64_t> CaptureSizes(const vllm::Rules& rules, int64_t max_num_seqs, int64_t mnbt,
+                                  int64_t decode_query_len) {
+  if (!rules.capture_sizes_per_decode_query) decode_query_len = 1;
+  int64_t max_capture = std::min<int64_t>(max_num_seqs * decode_query_len * 2, 512);
   max_capture = std::min(max_capture, mnbt);
   std::vector<int64_t> sizes;
   for (int64_t s : {1, 2, 4}) {
@@ -1015,12 +1018,18 @@ void Profile(Run& r) {
 void SizeCudaGraphs(Run& r) {
   const VllmSettings& s = r.s;
   if (!s.enforce_eager) {
+    // Speculative decoding verifies 1 + k tokens a request: a uniform decode batch of n requests
+    // is n x (1 + k) tokens (gpu_model_runner.py uniform_decode_query_len).
+    const int64_t q =
+        r.rules.capture_sizes_per_decode_query ? 1 + std::max<int64_t>(0, s.num_speculative_tokens)
+                                               : 1;
     const std::vector<int64_t> sizes =
-        CaptureSizes(r.rules, s.max_num_seqs, s.max_num_batched_tokens);
+        CaptureSizes(r.rules, s.max_num_seqs, s.max_num_batched_tokens, q);
     int64_t graphs = static_cast<int64_t>(sizes.size());
     if (r.rules.full_and_piecewise_graphs && !s.v0_engine) {
-      graphs += std::count_if(sizes.begin(), sizes.end(),
-                              [&](int64_t n) { return n <= s.max_num_seqs; });
+      graphs += std::count_if(sizes.begin(), sizes.end(), [&](int64_t n) {
+        return n >= q && n <= s.max_num_seqs * q;
+      });
     }
     const int64_t max_capture = sizes.empty() ? 0 : sizes.back();
     // MoE layers of the planned stage (a pipeline stage's spec holds its own layers).
@@ -1106,7 +1115,7 @@ Status KvCache(Run& r) {
                          : r.graphs_outside_budget
                              ? " - V1's CUDA graph estimate (model runner V2 reserves none before "
                                "v0.29)"
-                             : " - CUDA graph estimate (v0.21+)",
+                             : " - CUDA graph estimate (v0.20.2+)",
                          s.pipeline_parallel_size > 1
                              ? fmt::format(", on pipeline stage {} of {} (activation {}, {} "
                                            "layers)",
@@ -1171,8 +1180,8 @@ Status KvCache(Run& r) {
 // The part of the graph pool vLLM reserved inside the budget.
 uint64_t GraphReserved(const Run& r) { return r.graphs_outside_budget ? 0 : r.graph_in_budget; }
 
-// Stage 4: CUDA graph capture, after the KV cache. Before v0.21 the pool comes on top of the
-// budget; from v0.21 its estimate was reserved inside it.
+// Stage 4: CUDA graph capture, after the KV cache. Before v0.20.2 the pool comes on top of the
+// budget; from v0.20.2 (PR #38284) its estimate was reserved inside it.
 void CaptureCudaGraphs(Run& r) {
   if (!r.plan.fits || r.graph == 0) return;
   const uint64_t process = r.ctx +

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "engines/vllm/command.h"
 #include "engines/vllm/engine.h"
 #include "engines/vllm/rules.h"
@@ -191,6 +193,24 @@ TEST(Vllm, ReleaseDefaults) {
   EXPECT_DOUBLE_EQ(b->resolved.gpu_memory_utilization, 0.92);
   EXPECT_EQ(b->resolved.max_num_seqs, 256);        // A100s get the small defaults
   EXPECT_EQ(b->resolved.max_num_batched_tokens, 2048);
+}
+
+// PR #38284 (2026-04-21): the CUDA-graph estimate in the budget and the default 0.92. The builds
+// that say 0.20.2 carry it (their log lines are main's after 2026-04-28); v0.20.1 is planned
+// without it.
+TEST(Vllm, TheGraphEstimateAndTheDefaultUtilizationFromV0202) {
+  for (const auto& [version, in_budget, util] :
+       {std::tuple{"0.20.1", false, 0.9}, {"0.20.2", true, 0.92},
+        {"0.20.2rc1.dev9+g01d4d1ad3", true, 0.92}, {"0.21.0", true, 0.92}}) {
+    VllmSettings s;
+    s.version = version;
+    s.max_model_len = 4096;
+    auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
+    ASSERT_TRUE(p.ok()) << version << ": " << p.status().ToString();
+    EXPECT_DOUBLE_EQ(p->resolved.gpu_memory_utilization, util) << version;
+    EXPECT_EQ(vllm::RulesFor(*ParseVllmVersion(version)).cudagraph_in_budget, in_budget)
+        << version;
+  }
 }
 
 TEST(Vllm, MoreMemoryNeverShortensTheContext) {
@@ -737,6 +757,40 @@ TEST(Vllm, DataParallelExpertParallelNcclByRelease) {
 // sequence: capture sizes 1 and 2, full graphs for size 1, so 3 graphs of 5,632 + 48 x 148 =
 // 12,736 KiB; the largest size's activations: 2 tokens x 2 B x (3 x 2,048 residual streams +
 // the MoE's 8 x (3 x 768 + 2,048)) = 24,576 + 139,264 B.
+// Speculative decoding verifies 1 + k tokens a request, so from v0.13 (PR #30330) the largest
+// capture size is max_num_seqs x (1 + k) x 2 and the FULL decode graphs run from 1 + k to
+// max_num_seqs x (1 + k) tokens. 24 sequences with 6 speculative tokens (issue #46462 prints
+// "PIECEWISE=38 (largest=336), FULL=22 (largest=168)"): sizes 1, 2, 4, 8 to 248 by 8 and 256 to
+// 336 by 16 (40), FULL 8 to 168 (21). Before v0.13: up to 24 x 2 = 48, FULL up to 24.
+std::string GraphFormula(const std::string& version, int64_t spec_tokens) {
+  VllmSettings s;
+  s.version = version;
+  s.max_model_len = 8192;
+  s.max_num_seqs = 24;
+  if (spec_tokens > 0) {
+    s.speculative_method = "mtp";
+    s.num_speculative_tokens = spec_tokens;
+  }
+  auto p = PlanVllm(Catalog("qwen3.5-35b-a3b"), Gpu("h100"), s);
+  if (!p.ok()) return p.status().ToString();
+  for (const Explained& e : p->gpus[0].explain) {
+    if (e.name == "cudagraph") return e.formula;
+  }
+  return "";
+}
+
+TEST(Vllm, SpeculativeTokensScaleTheCaptureSizes) {
+  EXPECT_NE(GraphFormula("0.22", 6).find("61 graphs over 40 capture sizes up to 336"),
+            std::string::npos)
+      << GraphFormula("0.22", 6);
+  EXPECT_NE(GraphFormula("0.22", 0).find("15 graphs over 9 capture sizes up to 48"),
+            std::string::npos)
+      << GraphFormula("0.22", 0);
+  EXPECT_NE(GraphFormula("0.12", 6).find("15 graphs over 9 capture sizes up to 48"),
+            std::string::npos)
+      << GraphFormula("0.12", 6);
+}
+
 TEST(Vllm, MoeGraphsCostMorePerGraph) {
   const Inventory inv = Catalog("qwen3-30b-a3b");
   VllmSettings s;

@@ -50,12 +50,13 @@ Rules RulesFor(int release) {
   r.release = std::clamp(release, kOldestModelled, kNewestModelled);
   r.text = fmt::format("{}.{}", r.release / 10000, (r.release / 100) % 100);
   r.has_v0_engine = r.release < 1100;
-  r.default_gpu_memory_utilization = r.release >= 2100 ? 0.92 : 0.9;
+  r.default_gpu_memory_utilization = r.release >= 2002 ? 0.92 : 0.9;
   r.nccl_in_budget = r.release < 1100;
-  r.cudagraph_in_budget = r.release >= 2100;
+  r.cudagraph_in_budget = r.release >= 2002;
   r.cap_batched_tokens_by_seqs_x_len = r.release >= 1100;
   r.full_and_piecewise_graphs = r.release >= 1100;
   r.capture_step16_from_256 = r.release >= 1101;
+  r.capture_sizes_per_decode_query = r.release >= 1300;
   r.fused_moe_chunk_tokens = r.release >= 1100 ? 16384 : 32768;
   r.sampler_sorts = r.release >= 1101 && r.release < 1700;
   r.sampler_triton = r.release >= 1700 && r.release < 2100;
@@ -72,7 +73,8 @@ Rules RulesFor(int release) {
   r.ct_float32 = r.release >= 1001;
   r.strided_kv_groups = r.release >= 1100;
   r.group_close_enough_percent = r.release >= 1800 ? 150 : r.release >= 1100 ? 125 : 0;
-  r.tokens_from_concurrency = r.release >= 2200;
+  r.tokens_from_concurrency = r.release >= 2001;
+  r.kv_per_token_head_quant = r.release >= 2000;
   r.qwen3vl_video_timestamps = r.release < 1300;
   r.qwen3vl_video_two_frames = r.release >= 1500;
   r.mm_outputs_padded_to_budget = r.release >= 1100 && r.release < 1200;

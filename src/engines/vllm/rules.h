@@ -41,14 +41,24 @@ struct Rules {
   std::string text = "0.22";            // "0.22": the modelled release as people write it
   bool has_v0_engine = false;           // VLLM_USE_V1=0 exists before v0.11 (removed in 0.11)
   // Engine and budget (vllm/v1/worker/gpu_worker.py, config/cache.py).
-  double default_gpu_memory_utilization = 0.92;  // 0.9 before v0.21
+  // PR #38284 (main, 2026-04-21): the graph estimate reserved in the budget and the default
+  // utilization 0.9 -> 0.92. From v0.20.2: the builds that say 0.20.2 (the 0.20.2rc1.devN
+  // nightlies, issue #46462's "official 0.20.2" image) print the line numbers of main after
+  // 2026-04-28 (gpu_worker.py:440/455, gpu_model_runner.py:5963/6042, kv_cache_utils.py:1152) and
+  // "CUDA graph memory profiling is enabled (default since v0.21.0)".
+  double default_gpu_memory_utilization = 0.92;  // 0.9 before v0.20.2
   bool nccl_in_budget = false;          // V1 before v0.11 snapshotted before NCCL (PR #25359)
-  bool cudagraph_in_budget = true;      // v0.21+: the graph estimate is reserved in the budget
+  bool cudagraph_in_budget = true;      // v0.20.2+: the graph estimate is reserved in the budget
   // Scheduler defaults (EngineArgs.get_batch_defaults).
   bool cap_batched_tokens_by_seqs_x_len = true;  // v0.11+: min(default, seqs x max_model_len)
   // CUDA graphs (VllmConfig._set_cudagraph_sizes, CompilationConfig).
   bool full_and_piecewise_graphs = true; // v0.11+: FULL_AND_PIECEWISE is the default mode
   bool capture_step16_from_256 = true;  // v0.11.1+ (PR #26016): step 8 up to 256, then 16
+  // v0.13+ (PR #30330, 2025-12-10): with speculative decoding the largest capture size is
+  // max_num_seqs x (1 + num_speculative_tokens) x 2 (config/vllm.py decode_query_len), and the
+  // FULL decode graphs cover uniform batches of up to max_num_seqs x (1 + k) tokens
+  // (v1/cudagraph_dispatcher.py initialize_cudagraph_keys); before, max_num_seqs x 2.
+  bool capture_sizes_per_decode_query = true;
   // MoE (fused_moe/fused_moe.py VLLM_FUSED_MOE_CHUNK_SIZE).
   uint64_t fused_moe_chunk_tokens = 16384;  // 32768 before v0.11
   // Marlin kernels on Turing (PRs #29901, #31008; v0.14): the floor of awq_marlin, gptq_marlin,
@@ -123,7 +133,13 @@ struct Rules {
   bool strided_kv_groups = true;        // v0.11+: layers[g::n_groups]; v0.10: contiguous slices
   int group_close_enough_percent = 150; // largest bucket used under this % of the smallest:
                                         // 150 since PR #36684 (~v0.18), 125 before, 0 in v0.10
-  bool tokens_from_concurrency = true;  // ~v0.22 (PR #41069): tokens = concurrency x length
+  // v0.20.1+ (PR #41069, 2026-04-28): tokens = concurrency x length. The PR moved the two log
+  // calls next to each other (kv_cache_utils.py 1713/1718 -> 1710/1711); v0.20.1 prints them at
+  // 1708/1709 (club-3090 #91), v0.21.0 at 1710/1711 (LMCache #3430).
+  bool tokens_from_concurrency = true;
+  // --kv-cache-dtype int8_per_token_head / fp8_per_token_head (PR #38378, 2026-04-02; planned
+  // from v0.20, the first release line dated after it).
+  bool kv_per_token_head_quant = true;
   ModelRunnerV2Default model_runner_v2 = ModelRunnerV2Default::kQwen3Dense;
   // Pipeline parallel max-length check (get_kv_cache_configs): PR #29431 (v0.14) checked one
   // request of the whole model's layers against the smallest worker's available memory; PR

@@ -8,8 +8,8 @@
 //   profile   a dummy forward of max_num_batched_tokens, the sampler and the encoder set the
 //             activation peak; non-torch memory (cuBLAS, kernels, NCCL) grows
 //   kv_cache  available = requested - weights - activation - non-torch (- graph estimate from
-//             v0.21); the max-length check and "estimated maximum model length"
-//   cudagraph the graph pool, allocated after the KV cache (outside the budget before v0.21)
+//             v0.20.2); the max-length check and "estimated maximum model length"
+//   cudagraph the graph pool, allocated after the KV cache (outside the budget before v0.20.2)
 // Terms vLLM measures at run time (activation peak, non-torch, graph pool) are modelled from
 // their drivers with constants documented in docs/engines/vllm.md.
 //
@@ -66,7 +66,7 @@ struct VllmOptions : EngineOptions {
 };
 
 // The user's vLLM settings: the engine-neutral part (version "0.10" ...; empty: the newest
-// modelled release; gpu_memory_utilization 0: 0.9 before v0.21, else 0.92) and vLLM's own.
+// modelled release; gpu_memory_utilization 0: 0.9 before v0.20.2, else 0.92) and vLLM's own.
 struct VllmSettings : EngineSettings, VllmOptions {};
 
 // The neutral form (vLLM's own part carried as engine_options) and back.
