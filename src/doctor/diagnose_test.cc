@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "doctor/facts.h"
 #include "testutil/catalog.h"
 #include "vramfit/doctor.h"
 
@@ -28,6 +29,21 @@ std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A model's name: its size, and the bits its quantization states (8-bit marks before 4-bit
+// ones; GGUF's quant types and a bare "bnb" state none).
+TEST(Diagnose, ModelNameStatesParametersAndBits) {
+  EXPECT_DOUBLE_EQ(doctor::ParamsFromName("Qwen/Qwen1.5-72B-Chat"), 72e9);
+  EXPECT_DOUBLE_EQ(doctor::ParamsFromName("mistralai/Mixtral-8x7B-v0.1"), 0);
+  EXPECT_DOUBLE_EQ(doctor::ParamsFromName("Qwen/Qwen3-30B-A3B"), 30e9);
+  EXPECT_EQ(doctor::NameBits("meta-llama/Llama-2-70b-chat-hf"), 16);
+  EXPECT_EQ(doctor::NameBits("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8"), 8);
+  EXPECT_EQ(doctor::NameBits("TheBloke/vicuna-13b-GPTQ-4bit-128g"), 4);
+  EXPECT_EQ(doctor::NameBits("neuralmagic/Meta-Llama-3-70B-Instruct-FP8"), 8);
+  EXPECT_EQ(doctor::NameBits("openai/gpt-oss-20b-MXFP4"), 4);
+  EXPECT_EQ(doctor::NameBits("TheBloke/Llama-2-13B-chat-GGUF"), 0);
+  EXPECT_EQ(doctor::NameBits("unsloth/llama-3-8b-bnb"), 0);
 }
 
 TEST(Diagnose, ImageUploadIsAnEncoderOrActivationProblemNotKv) {

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 
 #include "core/units.h"
 #include "doctor/readers/reader.h"
@@ -85,6 +87,18 @@ bool FilledWhileLoading(const Facts& f) {
   const auto requested = f.get(Num::kRequestedBytes);
   if (!allocated || !requested || f.total <= 0) return false;
   return *allocated >= 0.9 * f.total && *requested <= 0.05 * f.total;
+}
+
+// The weights the model's name states do not fit the card, in a program that places the whole
+// model on the GPU: PyTorch and transformers without device_map="auto" or offload, vLLM, SGLang
+// and TGI (llama.cpp and the engines on it keep the layers that do not fit on the CPU). Only the
+// load can have failed.
+bool NamedWeightsCannotLoad(const Facts& f) {
+  if (f.engine == "llama.cpp" || f.engine == "lm-studio") return false;
+  const Reader* r = FindReader(f.engine);
+  if (r && r->wraps) return false;
+  if (f.has(EventKind::kOffload) || f.has(EventKind::kCpuOffload)) return false;
+  return NamedWeightsOverCard(f);
 }
 
 // vLLM V0 runs its profile through the same execute_model as serving (worker.py
@@ -175,6 +189,12 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage_why =
         "no frame or milestone; the log sets up a quantization run (a quantize config or "
         "model.quantize call) or prints its progress, which loads and converts the weights";
+  } else if (NamedWeightsCannotLoad(f)) {
+    f.stage = Stage::kLoad;
+    f.stage_why = fmt::format(
+        "no frame or milestone; the model's name ({}) states {} of weights per GPU, more than "
+        "the card's {}: it cannot have got past loading them",
+        f.model_path, Gib(*NamedWeightsPerRank(f)), Gib(f.total));
   } else if (FilledWhileLoading(f)) {
     f.stage = Stage::kLoad;
     f.stage_why = fmt::format(
@@ -736,6 +756,55 @@ bool KvTooSmall(const Facts& f) {
   auto blocks = f.get(Num::kGpuBlocks);
   auto len = f.get(Num::kMaxModelLen);
   return block > 0 && blocks && len && *blocks > 0 && *blocks * static_cast<double>(block) < *len;
+}
+
+double ParamsFromName(const std::string& path) {
+  const std::string name =
+      path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  for (size_t i = 0; i < name.size(); ++i) {
+    if ((name[i] == 'B' || name[i] == 'b') && i > 0 &&
+        std::isdigit(static_cast<unsigned char>(name[i - 1])) &&
+        (i + 1 == name.size() || !std::isalnum(static_cast<unsigned char>(name[i + 1])))) {
+      size_t b = i;
+      while (b > 0 && (std::isdigit(static_cast<unsigned char>(name[b - 1])) || name[b - 1] == '.'))
+        --b;
+      if (b > 0 && (name[b - 1] == 'x' || name[b - 1] == 'X')) return 0;  // 8x7B: experts
+      if (b > 0 && name[b - 1] == 'A' && b > 1 && name[b - 2] == '-')
+        continue;  // -A3B: active parameters
+      const double n = std::atof(name.substr(b, i - b).c_str());
+      if (n > 0 && n < 5000) return n * 1e9;
+    }
+  }
+  return 0;
+}
+
+// The names' spellings on the Hugging Face hub: "Qwen2.5-7B-Instruct-GPTQ-Int8",
+// "Llama-2-13B-chat-AWQ", "vicuna-13b-GPTQ-4bit-128g", "Meta-Llama-3-70B-Instruct-FP8",
+// "Llama-3.1-8B-Instruct-W4A16", "gpt-oss-20b-MXFP4"; the 8-bit marks are read first (a GPTQ
+// model may be 8-bit).
+int NameBits(const std::string& path) {
+  for (const char* key : {"gguf", "ggml"}) {
+    if (HasNoCase(path, key)) return 0;
+  }
+  for (const char* key : {"int8", "8bit", "8-bit", "fp8", "w8a8", "w8a16"}) {
+    if (HasNoCase(path, key)) return 8;
+  }
+  for (const char* key : {"int4", "4bit", "4-bit", "nvfp4", "mxfp4", "w4a16", "awq", "gptq"}) {
+    if (HasNoCase(path, key)) return 4;
+  }
+  return HasNoCase(path, "bnb") ? 0 : 16;
+}
+
+std::optional<double> NamedWeightsPerRank(const Facts& f) {
+  const double params = ParamsFromName(f.model_path);
+  const int bits = NameBits(f.model_path);
+  if (params <= 0 || bits <= 0) return std::nullopt;
+  return params * bits / 8 / static_cast<double>(f.tp);
+}
+
+bool NamedWeightsOverCard(const Facts& f) {
+  const auto bytes = NamedWeightsPerRank(f);
+  return bytes && f.total > 0 && *bytes > 0.95 * f.total;
 }
 
 std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / core::kGiBf); }

@@ -1,14 +1,34 @@
 // The engine-neutral hints (readers/reader.h), read after every engine's lines: multimodal
 // hints (pixel values, image grids, encoder frames, dummy images in the profile run, image URLs,
-// a prompt asking to describe an image) and the prompt length of vLLM's request log, kept here
-// so that the events stay in the order they always had.
+// a prompt asking to describe an image), the prompt length of vLLM's request log, kept here
+// so that the events stay in the order they always had, and MLX's allocation failures, which
+// reach the logs of the programs that run MLX (Ollama's MLX runner, mlx-lm) unchanged.
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
 namespace {
 
+// MLX's Metal allocator (mlx/backend/metal/allocator.cpp MetalAllocator::malloc, 0.2x-0.3x)
+// throws "[metal::malloc] Attempting to allocate N bytes which is greater than the maximum
+// allowed buffer size of M bytes." for one buffer over the device's maxBufferLength, and
+// "[metal::malloc] Resource limit (N) exceeded." past the buffer count; mlx/allocator.cpp's
+// malloc throws "[malloc] Unable to allocate N bytes." when the allocator returns none. Apple's
+// GPUs share the system's memory: each is the GPU running out, the request in bytes.
+void MatchMlxAllocator(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "malloc] ")) return;
+  const char* key = Has(s, "[metal::malloc] Attempting to allocate") ? "Attempting to allocate"
+                    : Has(s, "[malloc] Unable to allocate")          ? "Unable to allocate"
+                    : Has(s, "[metal::malloc] Resource limit")       ? ""
+                                                                     : nullptr;
+  if (!key) return;
+  auto& e = line.Emit(EventKind::kCudaOom, "any");
+  if (*key) Set(e, Num::kRequestedBytes, BytesAfter(s, key));
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
+  MatchMlxAllocator(line);
   // Every hint below holds one of these: most lines hold none and stop here.
   const bool maybe = Has(s, "pixel") || Has(s, "image") || Has(s, "multi") || Has(s, "mm_") ||
                      Has(s, "ision") || Has(s, "isual") || Has(s, "encoder") || Has(s, "<|") ||

@@ -104,8 +104,9 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "a static cache reserves batch x max length of KV up front");
     return true;
   }
-  if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f)) {
-    return PytorchReader().fixes(cause, f, d);  // a quantizer's run
+  // A quantizer's run, or a model whose name states more weights than the card holds.
+  if (cause == Cause::kWeightsTooLarge && (QuantizerFrames(f) || NamedWeightsOverCard(f))) {
+    return PytorchReader().fixes(cause, f, d);
   }
   if (cause == Cause::kWeightsTooLarge) {
     AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16) (not float32), a 4-/8-bit "
