@@ -330,7 +330,8 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
   }
   f.multimodal =
       f.has(EventKind::kMmHint) || f.has(EventKind::kImage) ||
-      (ctx.model && ctx.model->has_spec && ctx.model->spec.vision.kind != VisionKind::kNone);
+      (ctx.model && ctx.model->has_spec && ctx.model->spec.vision.kind != VisionKind::kNone) ||
+      VisionLanguageName(f.model_path);
   DecideStage(scan, &f);
   return f;
 }
@@ -756,6 +757,25 @@ bool KvTooSmall(const Facts& f) {
   auto blocks = f.get(Num::kGpuBlocks);
   auto len = f.get(Num::kMaxModelLen);
   return block > 0 && blocks && len && *blocks > 0 && *blocks * static_cast<double>(block) < *len;
+}
+
+bool VisionLanguageName(const std::string& path) {
+  const std::string name =
+      path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  std::string low(name);
+  for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // "VL" as a word of the name: Qwen2-VL, Qwen2.5-VL, DeepSeek-VL2, Kimi-VL (not "-vllm").
+  for (size_t at = low.find("vl"); at != std::string::npos; at = low.find("vl", at + 1)) {
+    const bool start = at == 0 || low[at - 1] == '-' || low[at - 1] == '_' || low[at - 1] == '.';
+    const bool end = at + 2 == low.size() || !std::isalpha(static_cast<unsigned char>(low[at + 2]));
+    if (start && end) return true;
+  }
+  for (const char* key : {"internvl", "cogvlm", "smolvlm", "llava", "pixtral", "-vision",
+                          "_vision", "idefics", "paligemma", "minicpm-v", "minicpm-llama3-v",
+                          "florence-2", "qwen2-audio", "whisper", "-omni", "molmo"}) {
+    if (low.find(key) != std::string::npos) return true;
+  }
+  return false;
 }
 
 double ParamsFromName(const std::string& path) {

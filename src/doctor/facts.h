@@ -129,6 +129,9 @@ bool NegativeKv(const Facts& f);
 // Fewer KV tokens (blocks x the engine's block size) than one max_model_len request.
 bool KvTooSmall(const Facts& f);
 
+// The model's name says it is a vision-language (or audio) model: "Qwen2.5-VL-7B-Instruct",
+// "InternVL2_5-8B", "llava-v1.6-34b", "Llama-3.2-11B-Vision-Instruct", "whisper-large-v3".
+bool VisionLanguageName(const std::string& path);
 // The parameters a model's name states ("Qwen1.5-72B-Chat" -> 72e9); 0 when it states none
 // (also "Mixtral-8x7B", whose total the name does not give).
 double ParamsFromName(const std::string& path);

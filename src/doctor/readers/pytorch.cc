@@ -705,7 +705,11 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "fewer or smaller images a request (resize them before the model's image "
               "transform: fewer tiles and patches)",
            "the vision encoder's activations grow with the image's pixels");
-    AddFix(d, "the weights in fewer bits (int8 / int4) or a GPU with more memory",
+    // A model already named 4-bit gains nothing from fewer bits.
+    AddFix(d,
+           NameBits(f.model_path) > 4 ? "the weights in fewer bits (int8 / int4) or a GPU with "
+                                        "more memory"
+                                      : "a GPU with more memory",
            "the encoder runs in what the weights leave free");
     return true;
   }
