@@ -49,10 +49,11 @@ TEST(Diagnose, ModelNameStatesParametersAndBits) {
 // A model's name that says it takes images (or audio): "VL" as a word of the name, or a
 // vision-language family's name; "-vllm" in a path is no "VL".
 TEST(Diagnose, ModelNameStatesAVisionLanguageModel) {
-  for (const char* name : {"Qwen/Qwen2.5-VL-7B-Instruct", "qwen2-vl-72b", "OpenGVLab/InternVL2_5-8B",
-                           "deepseek-ai/deepseek-vl2-small", "llava-hf/llava-v1.6-mistral-7b-hf",
-                           "meta-llama/Llama-3.2-11B-Vision-Instruct", "openai/whisper-large-v3",
-                           "moonshotai/Kimi-VL-A3B-Instruct"}) {
+  for (const char* name :
+       {"Qwen/Qwen2.5-VL-7B-Instruct", "qwen2-vl-72b", "OpenGVLab/InternVL2_5-8B",
+        "deepseek-ai/deepseek-vl2-small", "llava-hf/llava-v1.6-mistral-7b-hf",
+        "meta-llama/Llama-3.2-11B-Vision-Instruct", "openai/whisper-large-v3",
+        "moonshotai/Kimi-VL-A3B-Instruct"}) {
     EXPECT_TRUE(doctor::VisionLanguageName(name)) << name;
   }
   for (const char* name : {"Qwen/Qwen2.5-7B-Instruct", "/srv/vllm-models/Llama-3.1-8B",
