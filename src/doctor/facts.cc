@@ -83,6 +83,11 @@ bool FilledWhileLoading(const Facts& f) {
   // A module's forward on the stack (torch/nn/modules/module.py _call_impl, a model's forward) is
   // no load: building and placing a model runs none.
   if (AnyFrame(f, {"forward", "_call_impl", "_wrapped_call_impl"})) return false;
+  // A run that caps the GPU's share of the weights (max_memory, a front end's GPU-memory or
+  // offload flag: the transformers reader's offload event "cap") stops placing weights at the
+  // cap and keeps the rest on the CPU: a full card is then what came after the load. (A bare
+  // device_map="auto" is no cap: a later .cuda() or .to("cuda") moves the whole model back.)
+  if (const LogEvent* o = f.first_of(EventKind::kOffload); o && o->text == "cap") return false;
   const auto allocated = f.get(Num::kAllocatedBytes);
   const auto requested = f.get(Num::kRequestedBytes);
   if (!allocated || !requested || f.total <= 0) return false;

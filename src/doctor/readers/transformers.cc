@@ -2,6 +2,8 @@
 // lines (the code lines calling from_pretrained/generate are read with PyTorch's frames). Its
 // fixes: the static cache's, and PyTorch's for the rest (transformers runs on it). With --model
 // and --gpu the run is rebuilt by the transformers engine (run_flags).
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "doctor/readers/reader.h"
@@ -61,11 +63,27 @@ void Match(const Line& line) {
   if (Has(s, "fuse_layers=True") || Has(s, "do_fuse=True")) {
     line.Emit(EventKind::kStaticCache, kEngine).text = "fused";
   }
+  // A cap on the GPU's share of the weights, the rest kept on the CPU by accelerate's device map:
+  // max_memory= in from_pretrained (not commented out); the front ends' flags that set it,
+  // FastChat's --max-gpu-memory and --cpu-offloading (fastchat/model/model_adapter.py, 0.2.x:
+  // "The maximum memory per gpu", "Offload excess weights to the CPU that don't fit on the
+  // GPU") and text-generation-webui's --gpu-memory and --auto-devices (modules/shared.py,
+  // 2023-2024). An offload event with the text "cap". Whether the offloaded layers are moved in
+  // for each forward (accelerate's hooks) or run on the CPU (bitsandbytes' fp32 CPU offload) the
+  // line does not say.
+  const size_t max_memory = line.text.find("max_memory=");
+  const bool capped =
+      (max_memory != std::string_view::npos &&
+       line.text.substr(0, max_memory).find('#') == std::string_view::npos) ||
+      Has(s, "--max-gpu-memory") || Has(s, "--cpu-offloading") || Has(s, "--gpu-memory ") ||
+      Has(s, "--gpu-memory=") || Has(s, "--auto-devices");
   // The setting (not where the code has it commented out), and accelerate's warning that the
   // load did offload weights to host memory (accelerate/utils/modeling.py, big_modeling.py).
   const bool offloaded =
       Has(s, "offloaded to the cpu") || Has(s, "Some parameters are on the meta device");
-  if (!offloaded && Has(s, "device_map=")) {
+  if (!offloaded && capped) {
+    line.Emit(EventKind::kOffload, kEngine).text = "cap";
+  } else if (!offloaded && Has(s, "device_map=")) {
     for (std::string_view key : {"device_map=\"auto\"", "device_map='auto'"}) {
       const size_t at = line.text.find(key);
       if (at != std::string_view::npos &&
@@ -120,6 +138,20 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "a quantized checkpoint that fits on the GPU whole",
            "no offloaded layers to move in at generate time");
     return true;
+  }
+  // The run capped the weights' share of the card (the offload event "cap"): a lower cap leaves
+  // generation more of it.
+  const LogEvent* offload = f.first_of(EventKind::kOffload);
+  if (cause == Cause::kActivationPeak && offload && offload->text == "cap") {
+    const auto allocated = f.get(Num::kAllocatedBytes);
+    AddFix(d, "a lower cap for the weights on the GPU (max_memory={0: ...} in from_pretrained; "
+              "FastChat's --max-gpu-memory, text-generation-webui's --gpu-memory), the rest kept "
+              "on the CPU",
+           allocated && f.total > 0
+               ? fmt::format("the capped weights and generation share the card: {} of its {} "
+                             "was allocated when the request failed",
+                             Gib(*allocated), Gib(f.total))
+               : std::string("the capped weights and generation share the card"));
   }
   if (cause == Cause::kActivationPeak && EagerAttention(f)) {
     AddFix(d, "attn_implementation=\"sdpa\" (or \"flash_attention_2\") in from_pretrained",
