@@ -214,6 +214,15 @@ TEST(Diagnose, StartupAndFragmentationAndSampler) {
   EXPECT_EQ(s.cause, "other_process");
   ASSERT_FALSE(s.fixes.empty());
   EXPECT_EQ(s.fixes[0].change, "--gpu-memory-utilization 0.43");
+  // Since 0.11 the message names the device before the figures.
+  const Diagnosis named = DiagnoseText(
+      "(EngineCore_DP0 pid=211) ValueError: Free memory on device cuda:1 (30.12/47.40 GiB) on "
+      "startup is less than desired GPU memory utilization (0.9, 42.66 GiB). Decrease GPU memory "
+      "utilization or reduce GPU memory used by other processes.\n");
+  EXPECT_EQ(named.stage, "startup");
+  ASSERT_FALSE(named.fixes.empty());
+  // 30.12 / 47.40 = 0.635, less a 0.01 margin -> 0.62
+  EXPECT_EQ(named.fixes[0].change, "--gpu-memory-utilization 0.62");
   const Diagnosis f = DiagnoseText(
       "INFO Avg prompt throughput: 10 tokens/s\n"
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB. GPU 0 has a total "

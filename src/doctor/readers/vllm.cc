@@ -89,10 +89,12 @@ void MatchProfile(const Line& line) {
   if (Has(s, "Free memory on device") && Has(s, "on startup")) {
     const bool error = Has(s, "is less than desired GPU memory utilization");
     auto& e = line.Emit(error ? EventKind::kStartupError : EventKind::kProfileV1, kEngine);
-    // "(21.5/23.5 GiB)": the unit follows the total.
-    size_t slash = s.find('/', s.find("Free memory on device ("));
+    // "(21.5/23.5 GiB)": the unit follows the total. Since 0.11 the device is named first,
+    // "Free memory on device cuda:0 (22.76/24.0 GiB)" (vllm/v1/worker/utils.py request_memory).
+    const size_t open = s.find('(', s.find("Free memory on device"));
+    const size_t slash = open == std::string_view::npos ? open : s.find('/', open);
     if (slash != std::string_view::npos) {
-      auto free = NumberAfter(s, "Free memory on device (");
+      auto free = NumberAt(s, open + 1);
       auto total = BytesAfter(s, "/", slash);
       auto total_plain = NumberAfter(s, "/", slash);
       if (free && total && total_plain && *total_plain > 0) {
