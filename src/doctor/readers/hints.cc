@@ -102,6 +102,8 @@ const Reader& HintsReader() {
   static const Reader kReader = {
       .engine = "any",
       .match = Match,
+      // An OpenAI-compatible server's lines (the vLLM reader's, with no engine of their own).
+      .milestones = {{EventKind::kServing, Stage::kRuntime}},
   };
   return kReader;
 }

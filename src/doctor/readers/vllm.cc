@@ -236,11 +236,16 @@ void MatchPhases(const Line& line) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }
   if (Has(s, "init engine (profile, create kv cache") || Has(s, "Starting vLLM API server") ||
-      Has(s, "Application startup complete") || Has(s, "Uvicorn running") ||
-      Has(s, "Avg prompt throughput") || Has(s, "Received request") || Has(s, "POST /v1/") ||
+      Has(s, "Avg prompt throughput") || Has(s, "Received request") ||
       Has(s, "Dumping scheduler output") || Has(s, "Model loaded in") ||
       Has(s, "KV cache pool created")) {
     line.Emit(EventKind::kServing, kEngine);
+  }
+  // Any OpenAI-compatible server's lines (uvicorn's, an access log's "POST /v1/..."): serving,
+  // but not vLLM's own (torchchat, FastChat, Xinference and SGLang print them too).
+  if (Has(s, "Application startup complete") || Has(s, "Uvicorn running") ||
+      Has(s, "POST /v1/")) {
+    line.Emit(EventKind::kServing, "any");
   }
   // Start-up did not finish: the failure is not at runtime.
   if (Has(s, "EngineCore failed to start") || Has(s, "Engine core initialization failed") ||
@@ -264,9 +269,10 @@ void MatchPhases(const Line& line) {
   if (Has(s, "falling back to Transformers") || Has(s, "Using Transformers backend")) {
     line.Emit(EventKind::kTransformersBackend, kEngine);
   }
-  // Which engine core printed it: V1's files and processes, or V0's.
+  // Which engine core printed it: V1's files and processes, or V0's. (A path's "/v1/", not an
+  // HTTP request's " /v1/chat/completions", which any OpenAI-compatible server logs.)
   if (Has(s, "EngineCore") || Has(s, "gpu_worker.py") || Has(s, "gpu_model_runner.py") ||
-      Has(s, "kv_cache_utils.py") || Has(s, "/v1/")) {
+      Has(s, "kv_cache_utils.py") || (Has(s, "/v1/") && !Has(s, " /v1/"))) {
     line.Emit(EventKind::kVllmV1, kEngine);
   } else if (Has(s, "VllmWorkerProcess") || Has(s, " worker.py:") || Has(s, "[worker.py:") ||
              Has(s, " model_runner.py:") || Has(s, "[model_runner.py:") ||
