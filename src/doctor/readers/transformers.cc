@@ -14,9 +14,28 @@ namespace {
 constexpr char kEngine[] = "transformers";
 
 // Eager attention on the stack: its function's frame (4.48+), or its score matmul or softmax on
-// a code line under a model's Attention.forward (the pytorch reader's "attn_weights" frame).
+// a code line under a model's Attention.forward (the pytorch reader's "attn_weights" frame), or
+// output_attentions=True, which forces it (MatchOutputAttentions below).
 bool EagerAttention(const Facts& f) {
-  return AnyFrame(f, {"eager_attention_forward", "attn_weights"});
+  return AnyFrame(f, {"eager_attention_forward", "attn_weights", "output_attentions"});
+}
+
+// Attention weights asked for: output_attentions=True in the code (not commented out), or the
+// warning transformers prints when it falls back from SDPA for them ("... does not support
+// `output_attentions=True`. Falling back to the manual attention implementation", each model's
+// SdpaAttention, 4.36-4.47; "... Falling back to eager attention", 4.48+). Only the eager path
+// returns the weights, so it runs, with its heads x length x length score matrix. A marker
+// outside the frame table (no stage of its own).
+void MatchOutputAttentions(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "output_attentions")) return;
+  const bool warning = Has(s, "does not support `output_attentions=True`");
+  const size_t at = line.text.find("output_attentions=True");
+  const bool set =
+      at != std::string_view::npos && line.text.substr(0, at).find('#') == std::string_view::npos;
+  if (set || warning) {
+    line.Emit(EventKind::kFrame, kEngine).text = "output_attentions (eager attention)";
+  }
 }
 
 // The bar over the checkpoint's shards (modeling_utils.py, logging.tqdm(desc="Loading checkpoint
@@ -49,6 +68,7 @@ void MatchGenerateWarning(const Line& line) {
 
 void Match(const Line& line) {
   const LineView s = line.view();
+  MatchOutputAttentions(line);
   if (Has(s, "Loading checkpoint shards:")) MatchShardsBar(line);
   MatchGenerateWarning(line);
   if (Has(s, "StaticCache") || Has(s, "cache_implementation=\"static\"") ||
@@ -153,7 +173,11 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                              Gib(*allocated), Gib(f.total))
                : std::string("the capped weights and generation share the card"));
   }
-  if (cause == Cause::kActivationPeak && EagerAttention(f)) {
+  if (cause == Cause::kActivationPeak && AnyFrame(f, {"output_attentions"})) {
+    AddFix(d, "output_attentions=False (or a shorter input)",
+           "returning the attention weights forces eager attention, which keeps a heads x length "
+           "x length score matrix per layer; SDPA and flash attention return none");
+  } else if (cause == Cause::kActivationPeak && EagerAttention(f)) {
     AddFix(d, "attn_implementation=\"sdpa\" (or \"flash_attention_2\") in from_pretrained",
            "eager attention materialises the full heads x length x length score matrix; SDPA and "
            "flash attention do not");
