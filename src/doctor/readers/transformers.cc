@@ -173,6 +173,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                              Gib(*allocated), Gib(f.total))
                : std::string("the capped weights and generation share the card"));
   }
+  // AutoAWQ's fused attention (awq/modules/fused/attn.py, 0.1.6-0.2.x) computes a prompt's
+  // scores as one matmul, batch x heads x length x length (no SDPA or flash attention), beside a
+  // cache sized by max_seq_len: a serving failure under its frames or setting.
+  const LogEvent* fused = f.first_of(EventKind::kStaticCache);
+  if (cause == Cause::kActivationPeak && fused && fused->text == "fused") {
+    AddFix(d, "from_quantized(..., fuse_layers=False), or a shorter prompt",
+           "AutoAWQ's fused attention materialises the prompt's full score matrix; unfused, the "
+           "model's own attention (SDPA) runs");
+  }
   if (cause == Cause::kActivationPeak && AnyFrame(f, {"output_attentions"})) {
     AddFix(d, "output_attentions=False (or a shorter input)",
            "returning the attention weights forces eager attention, which keeps a heads x length "
