@@ -199,6 +199,18 @@ TEST(LogScan, MlxAllocatorFailures) {
   EXPECT_NE(Find(numpy, EventKind::kHostBufferFail), nullptr);
 }
 
+// Ollama's new runner logs its load request with the KV size (num_ctx x parallel slots): the
+// context its fixes shrink.
+TEST(LogScan, OllamaLoadRequestKvSize) {
+  const LogScan s = Scan(
+      "time=2026-01-12T08:01:44.112Z level=INFO source=runner.go:1288 msg=load "
+      "request=\"{Operation:commit LoraPath:[] Parallel:2 BatchSize:512 FlashAttention:Enabled "
+      "KvSize:65536 KvCacheType:q8_0 NumThreads:8 GPULayers:49[ID:GPU-1 Layers:49(0..48)]}\"\n");
+  const LogEvent* e = Find(s, EventKind::kOllamaMarker);
+  ASSERT_NE(e, nullptr);
+  EXPECT_DOUBLE_EQ(e->values.at(Num::kMaxModelLen), 65536);
+}
+
 // The ranks of worker prefixes across releases: "(VllmWorker rank=1 ..)", "[rank0]:", SGLang's
 // "TP3]", vLLM's "(Worker_TP1 ..)" and, with pipeline parallelism, "(Worker_PP0_TP1 ..)".
 TEST(LogScan, WorkerPrefixesGiveTheirRanks) {
