@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/units.h"
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
@@ -723,8 +724,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "one layer with its calibration data must fit at once");
     return true;
   }
+  const auto requested = f.get(Num::kRequestedBytes);
+  const auto free = f.get(Num::kFreeBytes);
   AddFix(d, "a smaller batch or shorter inputs (max_new_tokens, truncation)",
-         "activations and logits grow with batch x length");
+         requested && free
+             ? fmt::format("activations and logits grow with batch x length: a {} allocation "
+                           "failed with {} free",
+                           core::FormatBytes(static_cast<uint64_t>(std::max(0.0, *requested))),
+                           core::FormatBytes(static_cast<uint64_t>(std::max(0.0, *free))))
+             : std::string("activations and logits grow with batch x length"));
   return true;
 }
 
