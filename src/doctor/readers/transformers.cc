@@ -91,7 +91,8 @@ void Match(const Line& line) {
   // 2023-2024). An offload event with the text "cap". Whether the offloaded layers are moved in
   // for each forward (accelerate's hooks) or run on the CPU (bitsandbytes' fp32 CPU offload) the
   // line does not say.
-  const size_t max_memory = line.text.find("max_memory=");
+  const size_t max_memory =
+      Has(s, "max_memory=") ? line.text.find("max_memory=") : std::string_view::npos;
   const bool capped =
       (max_memory != std::string_view::npos &&
        line.text.substr(0, max_memory).find('#') == std::string_view::npos) ||
