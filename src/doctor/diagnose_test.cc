@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "doctor/facts.h"
 #include "testutil/catalog.h"
 #include "vramfit/doctor.h"
 
@@ -28,6 +29,37 @@ std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A model's name: its size, and the bits its quantization states (8-bit marks before 4-bit
+// ones; GGUF's quant types and a bare "bnb" state none).
+TEST(Diagnose, ModelNameStatesParametersAndBits) {
+  EXPECT_DOUBLE_EQ(doctor::ParamsFromName("Qwen/Qwen1.5-72B-Chat"), 72e9);
+  EXPECT_DOUBLE_EQ(doctor::ParamsFromName("mistralai/Mixtral-8x7B-v0.1"), 0);
+  EXPECT_DOUBLE_EQ(doctor::ParamsFromName("Qwen/Qwen3-30B-A3B"), 30e9);
+  EXPECT_EQ(doctor::NameBits("meta-llama/Llama-2-70b-chat-hf"), 16);
+  EXPECT_EQ(doctor::NameBits("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8"), 8);
+  EXPECT_EQ(doctor::NameBits("TheBloke/vicuna-13b-GPTQ-4bit-128g"), 4);
+  EXPECT_EQ(doctor::NameBits("neuralmagic/Meta-Llama-3-70B-Instruct-FP8"), 8);
+  EXPECT_EQ(doctor::NameBits("openai/gpt-oss-20b-MXFP4"), 4);
+  EXPECT_EQ(doctor::NameBits("TheBloke/Llama-2-13B-chat-GGUF"), 0);
+  EXPECT_EQ(doctor::NameBits("unsloth/llama-3-8b-bnb"), 0);
+}
+
+// A model's name that says it takes images (or audio): "VL" as a word of the name, or a
+// vision-language family's name; "-vllm" in a path is no "VL".
+TEST(Diagnose, ModelNameStatesAVisionLanguageModel) {
+  for (const char* name :
+       {"Qwen/Qwen2.5-VL-7B-Instruct", "qwen2-vl-72b", "OpenGVLab/InternVL2_5-8B",
+        "deepseek-ai/deepseek-vl2-small", "llava-hf/llava-v1.6-mistral-7b-hf",
+        "meta-llama/Llama-3.2-11B-Vision-Instruct", "openai/whisper-large-v3",
+        "moonshotai/Kimi-VL-A3B-Instruct"}) {
+    EXPECT_TRUE(doctor::VisionLanguageName(name)) << name;
+  }
+  for (const char* name : {"Qwen/Qwen2.5-7B-Instruct", "/srv/vllm-models/Llama-3.1-8B",
+                           "my_vllm_deploy", "mistralai/Devstral-Small-2505", ""}) {
+    EXPECT_FALSE(doctor::VisionLanguageName(name)) << name;
+  }
 }
 
 TEST(Diagnose, ImageUploadIsAnEncoderOrActivationProblemNotKv) {
@@ -182,6 +214,15 @@ TEST(Diagnose, StartupAndFragmentationAndSampler) {
   EXPECT_EQ(s.cause, "other_process");
   ASSERT_FALSE(s.fixes.empty());
   EXPECT_EQ(s.fixes[0].change, "--gpu-memory-utilization 0.43");
+  // Since 0.11 the message names the device before the figures.
+  const Diagnosis named = DiagnoseText(
+      "(EngineCore_DP0 pid=211) ValueError: Free memory on device cuda:1 (30.12/47.40 GiB) on "
+      "startup is less than desired GPU memory utilization (0.9, 42.66 GiB). Decrease GPU memory "
+      "utilization or reduce GPU memory used by other processes.\n");
+  EXPECT_EQ(named.stage, "startup");
+  ASSERT_FALSE(named.fixes.empty());
+  // 30.12 / 47.40 = 0.635, less a 0.01 margin -> 0.62
+  EXPECT_EQ(named.fixes[0].change, "--gpu-memory-utilization 0.62");
   const Diagnosis f = DiagnoseText(
       "INFO Avg prompt throughput: 10 tokens/s\n"
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB. GPU 0 has a total "

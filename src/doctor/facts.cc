@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 
 #include "core/units.h"
 #include "doctor/readers/reader.h"
@@ -81,10 +83,27 @@ bool FilledWhileLoading(const Facts& f) {
   // A module's forward on the stack (torch/nn/modules/module.py _call_impl, a model's forward) is
   // no load: building and placing a model runs none.
   if (AnyFrame(f, {"forward", "_call_impl", "_wrapped_call_impl"})) return false;
+  // A run that caps the GPU's share of the weights (max_memory, a front end's GPU-memory or
+  // offload flag: the transformers reader's offload event "cap") stops placing weights at the
+  // cap and keeps the rest on the CPU: a full card is then what came after the load. (A bare
+  // device_map="auto" is no cap: a later .cuda() or .to("cuda") moves the whole model back.)
+  if (const LogEvent* o = f.first_of(EventKind::kOffload); o && o->text == "cap") return false;
   const auto allocated = f.get(Num::kAllocatedBytes);
   const auto requested = f.get(Num::kRequestedBytes);
   if (!allocated || !requested || f.total <= 0) return false;
   return *allocated >= 0.9 * f.total && *requested <= 0.05 * f.total;
+}
+
+// The weights the model's name states do not fit the card, in a program that places the whole
+// model on the GPU: PyTorch and transformers without device_map="auto" or offload, vLLM, SGLang
+// and TGI (llama.cpp and the engines on it keep the layers that do not fit on the CPU). Only the
+// load can have failed.
+bool NamedWeightsCannotLoad(const Facts& f) {
+  if (f.engine == "llama.cpp" || f.engine == "lm-studio") return false;
+  const Reader* r = FindReader(f.engine);
+  if (r && r->wraps) return false;
+  if (f.has(EventKind::kOffload) || f.has(EventKind::kCpuOffload)) return false;
+  return NamedWeightsOverCard(f);
 }
 
 // vLLM V0 runs its profile through the same execute_model as serving (worker.py
@@ -175,6 +194,12 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage_why =
         "no frame or milestone; the log sets up a quantization run (a quantize config or "
         "model.quantize call) or prints its progress, which loads and converts the weights";
+  } else if (NamedWeightsCannotLoad(f)) {
+    f.stage = Stage::kLoad;
+    f.stage_why = fmt::format(
+        "no frame or milestone; the model's name ({}) states {} of weights per GPU, more than "
+        "the card's {}: it cannot have got past loading them",
+        f.model_path, Gib(*NamedWeightsPerRank(f)), Gib(f.total));
   } else if (FilledWhileLoading(f)) {
     f.stage = Stage::kLoad;
     f.stage_why = fmt::format(
@@ -310,7 +335,8 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
   }
   f.multimodal =
       f.has(EventKind::kMmHint) || f.has(EventKind::kImage) ||
-      (ctx.model && ctx.model->has_spec && ctx.model->spec.vision.kind != VisionKind::kNone);
+      (ctx.model && ctx.model->has_spec && ctx.model->spec.vision.kind != VisionKind::kNone) ||
+      VisionLanguageName(f.model_path);
   DecideStage(scan, &f);
   return f;
 }
@@ -736,6 +762,74 @@ bool KvTooSmall(const Facts& f) {
   auto blocks = f.get(Num::kGpuBlocks);
   auto len = f.get(Num::kMaxModelLen);
   return block > 0 && blocks && len && *blocks > 0 && *blocks * static_cast<double>(block) < *len;
+}
+
+bool VisionLanguageName(const std::string& path) {
+  const std::string name =
+      path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  std::string low(name);
+  for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // "VL" as a word of the name: Qwen2-VL, Qwen2.5-VL, DeepSeek-VL2, Kimi-VL (not "-vllm").
+  for (size_t at = low.find("vl"); at != std::string::npos; at = low.find("vl", at + 1)) {
+    const bool start = at == 0 || low[at - 1] == '-' || low[at - 1] == '_' || low[at - 1] == '.';
+    const bool end = at + 2 == low.size() || !std::isalpha(static_cast<unsigned char>(low[at + 2]));
+    if (start && end) return true;
+  }
+  for (const char* key : {"internvl", "cogvlm", "smolvlm", "llava", "pixtral", "-vision",
+                          "_vision", "idefics", "paligemma", "minicpm-v", "minicpm-llama3-v",
+                          "florence-2", "qwen2-audio", "whisper", "-omni", "molmo"}) {
+    if (low.find(key) != std::string::npos) return true;
+  }
+  return false;
+}
+
+double ParamsFromName(const std::string& path) {
+  const std::string name =
+      path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  for (size_t i = 0; i < name.size(); ++i) {
+    if ((name[i] == 'B' || name[i] == 'b') && i > 0 &&
+        std::isdigit(static_cast<unsigned char>(name[i - 1])) &&
+        (i + 1 == name.size() || !std::isalnum(static_cast<unsigned char>(name[i + 1])))) {
+      size_t b = i;
+      while (b > 0 && (std::isdigit(static_cast<unsigned char>(name[b - 1])) || name[b - 1] == '.'))
+        --b;
+      if (b > 0 && (name[b - 1] == 'x' || name[b - 1] == 'X')) return 0;  // 8x7B: experts
+      if (b > 0 && name[b - 1] == 'A' && b > 1 && name[b - 2] == '-')
+        continue;  // -A3B: active parameters
+      const double n = std::atof(name.substr(b, i - b).c_str());
+      if (n > 0 && n < 5000) return n * 1e9;
+    }
+  }
+  return 0;
+}
+
+// The names' spellings on the Hugging Face hub: "Qwen2.5-7B-Instruct-GPTQ-Int8",
+// "Llama-2-13B-chat-AWQ", "vicuna-13b-GPTQ-4bit-128g", "Meta-Llama-3-70B-Instruct-FP8",
+// "Llama-3.1-8B-Instruct-W4A16", "gpt-oss-20b-MXFP4"; the 8-bit marks are read first (a GPTQ
+// model may be 8-bit).
+int NameBits(const std::string& path) {
+  for (const char* key : {"gguf", "ggml"}) {
+    if (HasNoCase(path, key)) return 0;
+  }
+  for (const char* key : {"int8", "8bit", "8-bit", "fp8", "w8a8", "w8a16"}) {
+    if (HasNoCase(path, key)) return 8;
+  }
+  for (const char* key : {"int4", "4bit", "4-bit", "nvfp4", "mxfp4", "w4a16", "awq", "gptq"}) {
+    if (HasNoCase(path, key)) return 4;
+  }
+  return HasNoCase(path, "bnb") ? 0 : 16;
+}
+
+std::optional<double> NamedWeightsPerRank(const Facts& f) {
+  const double params = ParamsFromName(f.model_path);
+  const int bits = NameBits(f.model_path);
+  if (params <= 0 || bits <= 0) return std::nullopt;
+  return params * bits / 8 / static_cast<double>(f.tp);
+}
+
+bool NamedWeightsOverCard(const Facts& f) {
+  const auto bytes = NamedWeightsPerRank(f);
+  return bytes && f.total > 0 && *bytes > 0.95 * f.total;
 }
 
 std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / core::kGiBf); }

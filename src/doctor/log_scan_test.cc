@@ -151,9 +151,14 @@ TEST(LogScan, LoadMilestonesOfTextgenAndTransformers) {
     return out;
   };
   using K = std::vector<EventKind>;
-  EXPECT_EQ(kinds("INFO:Loading vicuna-13b-GPTQ-4bit-128g...\n"), K{EventKind::kLoadBegin});
-  EXPECT_EQ(kinds("12:00:01-123456 INFO     Loading \"Qwen2.5-7B-Instruct\"\n"),
-            K{EventKind::kLoadBegin});
+  // The model's name comes with the load's beginning, as a config event.
+  const K load = {EventKind::kLoadBegin, EventKind::kConfig};
+  EXPECT_EQ(kinds("INFO:Loading vicuna-13b-GPTQ-4bit-128g...\n"), load);
+  EXPECT_EQ(kinds("12:00:01-123456 INFO     Loading \"Qwen2.5-7B-Instruct\"\n"), load);
+  EXPECT_EQ(Find(Scan("INFO:Loading vicuna-13b-GPTQ-4bit-128g...\n"), EventKind::kConfig)->text,
+            "vicuna-13b-GPTQ-4bit-128g");
+  EXPECT_EQ(Find(Scan("INFO     Loading \"Qwen2.5-7B-Instruct\"\n"), EventKind::kConfig)->text,
+            "Qwen2.5-7B-Instruct");
   EXPECT_EQ(kinds("INFO     Loaded \"Qwen2.5-7B-Instruct\" in 12.34 seconds.\n"),
             K{EventKind::kWeightsLoaded});
   // Its other "Loading" lines name no model.
@@ -166,6 +171,44 @@ TEST(LogScan, LoadMilestonesOfTextgenAndTransformers) {
             K{EventKind::kWeightsLoaded});
   EXPECT_EQ(kinds("Setting `pad_token_id` to `eos_token_id`:2 for open-end generation.\n"),
             K{EventKind::kServing});
+}
+
+// MLX's allocator failures (Metal's per-buffer cap, its resource limit, the allocator's own
+// "[malloc] Unable to allocate") read as out-of-memory events with the request, whatever program
+// prints them; NumPy's host "Unable to allocate ... for an array" stays a host buffer.
+TEST(LogScan, MlxAllocatorFailures) {
+  const LogScan metal = Scan(
+      "ERROR:root:generation failed: [metal::malloc] Attempting to allocate 21474836480 bytes "
+      "which is greater than the maximum allowed buffer size of 17179869184 bytes.\n");
+  ASSERT_NE(Find(metal, EventKind::kCudaOom), nullptr);
+  EXPECT_DOUBLE_EQ(Find(metal, EventKind::kCudaOom)->values.at(Num::kRequestedBytes),
+                   21474836480.0);
+  const LogScan host = Scan("RuntimeError: [malloc] Unable to allocate 4294967296 bytes.\n");
+  ASSERT_NE(Find(host, EventKind::kCudaOom), nullptr);
+  EXPECT_DOUBLE_EQ(Find(host, EventKind::kCudaOom)->values.at(Num::kRequestedBytes),
+                   4294967296.0);
+  const LogScan limit = Scan("libc++abi: terminating due to uncaught exception of type "
+                             "std::runtime_error: [metal::malloc] Resource limit (499000) "
+                             "exceeded.\n");
+  ASSERT_NE(Find(limit, EventKind::kCudaOom), nullptr);
+  EXPECT_EQ(Find(limit, EventKind::kCudaOom)->values.count(Num::kRequestedBytes), 0u);
+  const LogScan numpy = Scan(
+      "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 62.6 GiB for an array with "
+      "shape (131072, 128256) and data type float32\n");
+  EXPECT_EQ(Find(numpy, EventKind::kCudaOom), nullptr);
+  EXPECT_NE(Find(numpy, EventKind::kHostBufferFail), nullptr);
+}
+
+// Ollama's new runner logs its load request with the KV size (num_ctx x parallel slots): the
+// context its fixes shrink.
+TEST(LogScan, OllamaLoadRequestKvSize) {
+  const LogScan s = Scan(
+      "time=2026-01-12T08:01:44.112Z level=INFO source=runner.go:1288 msg=load "
+      "request=\"{Operation:commit LoraPath:[] Parallel:2 BatchSize:512 FlashAttention:Enabled "
+      "KvSize:65536 KvCacheType:q8_0 NumThreads:8 GPULayers:49[ID:GPU-1 Layers:49(0..48)]}\"\n");
+  const LogEvent* e = Find(s, EventKind::kOllamaMarker);
+  ASSERT_NE(e, nullptr);
+  EXPECT_DOUBLE_EQ(e->values.at(Num::kMaxModelLen), 65536);
 }
 
 // The ranks of worker prefixes across releases: "(VllmWorker rank=1 ..)", "[rank0]:", SGLang's

@@ -435,48 +435,17 @@ std::string SayModelUnquantized(const Facts& f, std::map<std::string, double>*) 
       Gib(*f.get(Num::kAllocatedBytes)), f.model->quantization.bits, Gib(PerRank(f)));
 }
 
-// "Qwen1.5-72B-Chat" -> 72e9; "Mixtral-8x7B" -> 46.7e9 is not attempted (returns 0).
-double ParamsFromName(const std::string& path) {
-  const std::string name =
-      path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-  for (size_t i = 0; i < name.size(); ++i) {
-    if ((name[i] == 'B' || name[i] == 'b') && i > 0 &&
-        std::isdigit(static_cast<unsigned char>(name[i - 1])) &&
-        (i + 1 == name.size() || !std::isalnum(static_cast<unsigned char>(name[i + 1])))) {
-      size_t b = i;
-      while (b > 0 && (std::isdigit(static_cast<unsigned char>(name[b - 1])) || name[b - 1] == '.'))
-        --b;
-      if (b > 0 && (name[b - 1] == 'x' || name[b - 1] == 'X')) return 0;  // 8x7B: experts
-      if (b > 0 && name[b - 1] == 'A' && b > 1 && name[b - 2] == '-')
-        continue;  // -A3B: active parameters
-      const double n = std::atof(name.substr(b, i - b).c_str());
-      if (n > 0 && n < 5000) return n * 1e9;
-    }
-  }
-  return 0;
-}
-
-bool QuantizedName(const std::string& path) {
-  return HasNoCase(path, "awq") || HasNoCase(path, "gptq") || HasNoCase(path, "int4") ||
-         HasNoCase(path, "int8") || HasNoCase(path, "fp8") || HasNoCase(path, "4bit") ||
-         HasNoCase(path, "nvfp4") || HasNoCase(path, "gguf") || HasNoCase(path, "w4a16") ||
-         HasNoCase(path, "w8a8") || HasNoCase(path, "bnb");
-}
-
-// A model name that states its size: 16-bit weights per rank against the card.
-double NamedPerRank(const Facts& f) {
-  return ParamsFromName(f.model_path) * 2 / static_cast<double>(f.tp);
-}
 bool NameTooLarge(const Facts& f) {
-  return f.stage == Stage::kLoad && ParamsFromName(f.model_path) > 0 && f.total > 0 &&
-         !QuantizedName(f.model_path) && NamedPerRank(f) > f.total * 0.95;
+  return f.stage == Stage::kLoad && NamedWeightsOverCard(f);
 }
 std::string SayNameTooLarge(const Facts& f, std::map<std::string, double>* numbers) {
-  (*numbers)["weights_estimate_bytes"] = NamedPerRank(f);
+  const double per_rank = *NamedWeightsPerRank(f);
+  (*numbers)["weights_estimate_bytes"] = per_rank;
   return fmt::format(
-      "the model's name says {:.0f}B parameters: about {} of 16-bit weights per GPU at tensor "
-      "parallel {}, more than the card's {}",
-      ParamsFromName(f.model_path) / 1e9, Gib(NamedPerRank(f)), f.tp, Gib(f.total));
+      "the model's name says {:.0f}B parameters at {} bits: about {} of weights per GPU at "
+      "tensor parallel {}, more than the card's {}",
+      ParamsFromName(f.model_path) / 1e9, NameBits(f.model_path), Gib(per_rank), f.tp,
+      Gib(f.total));
 }
 
 // PyTorch's message lists other processes holding more than a quarter of the card. This

@@ -1,14 +1,51 @@
 // The engine-neutral hints (readers/reader.h), read after every engine's lines: multimodal
 // hints (pixel values, image grids, encoder frames, dummy images in the profile run, image URLs,
-// a prompt asking to describe an image) and the prompt length of vLLM's request log, kept here
-// so that the events stay in the order they always had.
+// a prompt asking to describe an image), the prompt length of vLLM's request log, kept here
+// so that the events stay in the order they always had, MLX's allocation failures, which
+// reach the logs of the programs that run MLX (Ollama's MLX runner, mlx-lm) unchanged, and the
+// model a front end over several engines (Xinference) names in its out-of-memory line.
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
 namespace {
 
+// MLX's Metal allocator (mlx/backend/metal/allocator.cpp MetalAllocator::malloc, 0.2x-0.3x)
+// throws "[metal::malloc] Attempting to allocate N bytes which is greater than the maximum
+// allowed buffer size of M bytes." for one buffer over the device's maxBufferLength, and
+// "[metal::malloc] Resource limit (N) exceeded." past the buffer count; mlx/allocator.cpp's
+// malloc throws "[malloc] Unable to allocate N bytes." when the allocator returns none. Apple's
+// GPUs share the system's memory: each is the GPU running out, the request in bytes.
+void MatchMlxAllocator(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "malloc] ")) return;
+  const char* key = Has(s, "[metal::malloc] Attempting to allocate") ? "Attempting to allocate"
+                    : Has(s, "[malloc] Unable to allocate")          ? "Unable to allocate"
+                    : Has(s, "[metal::malloc] Resource limit")       ? ""
+                                                                     : nullptr;
+  if (!key) return;
+  auto& e = line.Emit(EventKind::kCudaOom, "any");
+  if (*key) Set(e, Num::kRequestedBytes, BytesAfter(s, key));
+}
+
+// Xinference's model actor, when a request's generation raises torch's OutOfMemoryError
+// (xinference/core/model.py, ModelActor's generator wrappers and _handle_oom_error, 0.1x-1.x):
+// "Model actor is out of memory, model id: <uid>, error: ...". The uid is the model's name unless
+// the user chose another ("qwen2.5-vl-7b-instruct", "whisper-0"): the model, as a config event.
+void MatchXinferenceModel(const Line& line) {
+  constexpr std::string_view kKey = "Model actor is out of memory, model id: ";
+  const std::string_view t = line.text;
+  const size_t at = t.find(kKey);
+  if (at == std::string_view::npos) return;
+  const size_t b = at + kKey.size();
+  size_t e = b;
+  while (e < t.size() && e - b < 200 && t[e] != ',' && t[e] != ' ' && t[e] != '\r') ++e;
+  if (e > b) line.Emit(EventKind::kConfig, "any").text = std::string(t.substr(b, e - b));
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
+  MatchMlxAllocator(line);
+  if (Has(s, "Model actor is out of memory")) MatchXinferenceModel(line);
   // Every hint below holds one of these: most lines hold none and stop here.
   const bool maybe = Has(s, "pixel") || Has(s, "image") || Has(s, "multi") || Has(s, "mm_") ||
                      Has(s, "ision") || Has(s, "isual") || Has(s, "encoder") || Has(s, "<|") ||
@@ -65,6 +102,8 @@ const Reader& HintsReader() {
   static const Reader kReader = {
       .engine = "any",
       .match = Match,
+      // An OpenAI-compatible server's lines (the vLLM reader's, with no engine of their own).
+      .milestones = {{EventKind::kServing, Stage::kRuntime}},
   };
   return kReader;
 }

@@ -83,10 +83,20 @@ void Match(const Line& line) {
     auto& e = line.Emit(EventKind::kGgmlReserveFail, kEngine);
     Set(e, Num::kRequestedBytes, BytesAfter(s, "buffer of size"));
   }
-  if (Has(s, "n_ctx") && (Has(s, "n_ctx      =") || Has(s, "n_ctx =") || Has(s, "n_ctx_slot ="))) {
-    auto& e = line.Emit(EventKind::kGgmlCtx, kEngine);
-    Set(e, Num::kMaxModelLen,
-        Has(s, "n_ctx_slot =") ? NumberAfter(s, "n_ctx_slot =") : NumberAfter(s, "="));
+  // "n_ctx      = 4096" (llama_new_context_with_model, its width varying by release:
+  // "llama_context: n_ctx         = 131072" since 2025), "n_ctx_slot = N" (llama-server's slot);
+  // not n_ctx_train, n_ctx_per_seq or n_ctx_orig.
+  if (Has(s, "n_ctx")) {
+    const std::string_view t = line.text;
+    const size_t at = t.find("n_ctx");
+    size_t eq = at + 5;
+    while (eq < t.size() && t[eq] == ' ') ++eq;
+    const bool plain = eq < t.size() && t[eq] == '=';
+    if (plain || Has(s, "n_ctx_slot =")) {
+      auto& e = line.Emit(EventKind::kGgmlCtx, kEngine);
+      Set(e, Num::kMaxModelLen,
+          Has(s, "n_ctx_slot =") ? NumberAfter(s, "n_ctx_slot =") : NumberAt(t, eq + 1));
+    }
   }
   MatchOneValue(
       line, kEngine,
@@ -223,11 +233,21 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "less of the model held in host memory");
       AddFix(d, "GGML_CUDA_NO_PINNED=1", "plain host memory instead of pinned CUDA_Host buffers");
       return true;
-    case Cause::kComputeBuffer:
+    case Cause::kComputeBuffer: {
       AddFix(d, "-ub 256 (a smaller micro-batch) and -b 512",
              "the compute buffer grows with n_ubatch");
-      AddFix(d, "-c lower or --no-kv-offload", "leaves more device memory for compute buffers");
+      // The log's n_ctx, a quarter of it (as for the KV cache above).
+      const auto len = f.get(Num::kMaxModelLen);
+      AddFix(d,
+             len ? fmt::format("-c {} (from n_ctx {:.0f}) or --no-kv-offload",
+                               std::max<int64_t>(
+                                   4096, TidyContextLength(static_cast<int64_t>(*len / 4))),
+                               *len)
+                 : std::string("-c lower or --no-kv-offload"),
+             "leaves more device memory for compute buffers, whose attention part grows with "
+             "the context");
       return true;
+    }
     case Cause::kFragmentation:
       return false;
     default:

@@ -72,8 +72,12 @@ void Match(const Line& line) {
                       Has(s, "ollama runner") || Has(s, "/ollama");
   if (server) {
     auto& e = line.Emit(EventKind::kOllamaMarker, kEngine);
-    // "starting llama server" cmd="... --ctx-size 8192 --batch-size 512 --n-gpu-layers 33 ..."
-    Set(e, Num::kMaxModelLen, NumberAfter(s, "--ctx-size "));
+    // "starting llama server" cmd="... --ctx-size 8192 --batch-size 512 --n-gpu-layers 33 ...";
+    // the new runner's load request, msg="load request" request="{Operation:alloc ... Parallel:1
+    // BatchSize:512 FlashAttention:Disabled KvSize:262144 ...}" (runner/ollamarunner/runner.go,
+    // 0.12+: KvSize is num_ctx x the parallel slots).
+    Set(e, Num::kMaxModelLen, Has(s, "--ctx-size ") ? NumberAfter(s, "--ctx-size ")
+                                                     : NumberAfter(s, "KvSize:"));
   }
   if (Has(s, "msg=offload") || Has(s, "msg=\"offload")) {
     auto& e = line.Emit(EventKind::kOllamaOffload, kEngine);

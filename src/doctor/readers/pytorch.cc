@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/units.h"
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
@@ -437,6 +438,15 @@ void MatchCodeLine(const Line& line) {
   if (Has(s, "\"k_cache\", torch.zeros(") || Has(s, "\"v_cache\", torch.zeros(")) {
     line.Emit(EventKind::kFrame, kEngine).text = "kv_cache_buffer (KVCache.__init__)";
   }
+  // A vision encoder's patch embedding on the stack: nn.Conv2d / nn.Conv3d (CLIP, SigLIP and ViT
+  // towers; Qwen2-VL's Conv3d over frames) and nn.Unfold (vLLM's mllama.py) run their functional
+  // call under torch/nn/modules/conv.py _conv_forward ("return F.conv2d(input, weight, ...") and
+  // fold.py forward ("return F.unfold(input, ..."), F.unfold its "torch._C._nn.im2col(" (torch
+  // 1.x-2.x). A language model's layers run none of them (Mamba's causal convolution is 1-D).
+  if (Has(s, "F.conv2d(") || Has(s, "F.conv3d(") || Has(s, "F.unfold(") ||
+      Has(s, "_nn.im2col(")) {
+    line.Emit(EventKind::kMmHint, kEngine);
+  }
   // transformers' eager attention materialising the scores, batch x heads x length x length, and
   // their float32 softmax: eager_attention_forward (4.48+) and, before it, each model's
   // Attention.forward (models/llama/modeling_llama.py 4.3x-4.47: "attn_weights =
@@ -451,23 +461,26 @@ void MatchCodeLine(const Line& line) {
 // text-generation-webui's load_model (modules/models.py): "Loading vicuna-13b-GPTQ-4bit-128g..."
 // (2023), "Loading \"Qwen2.5-7B-Instruct\"" (2024+), at the line's start or after the logger's
 // level ("INFO:", "INFO     "); one name, which excludes its "Loading the extension ..." and
-// "Loading settings from ..." lines.
-bool TextgenLoading(std::string_view t) {
+// "Loading settings from ..." lines. The model's name, or "" when the line is none.
+std::string_view TextgenLoading(std::string_view t) {
   const size_t at = t.find("Loading ");
   if (at == std::string_view::npos || (at > 0 && t[at - 1] != ' ' && t[at - 1] != ':')) {
-    return false;
+    return {};
   }
   std::string_view rest = t.substr(at + 8);
   while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r')) rest.remove_suffix(1);
-  if (rest.size() < 3 || rest.find(' ') != std::string_view::npos) return false;
-  if (rest.front() == '"') return rest.back() == '"';
-  if (rest.size() <= 3 || rest.substr(rest.size() - 3) != "...") return false;
+  if (rest.size() < 3 || rest.find(' ') != std::string_view::npos) return {};
+  if (rest.front() == '"') {
+    return rest.back() == '"' ? rest.substr(1, rest.size() - 2) : std::string_view();
+  }
+  if (rest.size() <= 3 || rest.substr(rest.size() - 3) != "...") return {};
   // A model's name ("vicuna-13b-GPTQ-4bit-128g", "facebook_opt-6.7b"), not another script's
   // "Loading dataset..." or "Loading model...".
   const std::string_view name = rest.substr(0, rest.size() - 3);
-  return std::any_of(name.begin(), name.end(), [](char c) {
+  const bool named = std::any_of(name.begin(), name.end(), [](char c) {
     return c == '-' || c == '_' || c == '/' || std::isdigit(static_cast<unsigned char>(c));
   });
+  return named ? name : std::string_view();
 }
 // Its end of the load, since 2024: "Loaded \"NAME\" in 12.34 seconds." (modules/models.py).
 bool TextgenLoaded(std::string_view t) {
@@ -518,9 +531,13 @@ void MatchMilestone(const Line& line) {
   const bool lit = Has(s, "Loading model '") && Has(s, "' with {");
   const size_t dots = t.find("Loading model ...");
   const bool fast = dots != std::string_view::npos && t.size() - dots <= 18;
-  if (lit || fast || TextgenLoading(t) || Has(s, "> initializing model parallel with size")) {
+  const std::string_view textgen = TextgenLoading(t);
+  if (lit || fast || !textgen.empty() || Has(s, "> initializing model parallel with size")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
+  // The model text-generation-webui loads, by its folder's name (which states its size and often
+  // its quantization: "vicuna-13b-GPTQ-4bit-128g").
+  if (!textgen.empty()) line.Emit(EventKind::kConfig, kEngine).text = std::string(textgen);
 }
 
 // The command line launching one of Meta's reference scripts: "torchrun --nproc_per_node MP
@@ -630,6 +647,31 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
               "disable_exllamav2=True))",
            "the kernels' scratch buffers are allocated after the weights, on top of them");
   }
+  if (cause == Cause::kWeightsTooLarge && NamedWeightsOverCard(f)) {
+    // The size the model's name states (facts.h NamedWeightsPerRank): no setting of the same
+    // model at those bits fits; fewer bits, offload or a larger card do.
+    const double weights = *NamedWeightsPerRank(f);
+    const int bits = NameBits(f.model_path);
+    AddFix(d, fmt::format("a GPU with more than {} of memory (or the model split over several), "
+                          "or a smaller model",
+                          Gib(weights)),
+           fmt::format("the name {} states {:.0f}B parameters at {} bits: about {} of weights, "
+                       "more than the card's {}",
+                       f.model_path, ParamsFromName(f.model_path) / 1e9, bits, Gib(weights),
+                       Gib(f.total)));
+    if (bits > 4) {
+      const double four = weights * 4 / bits;
+      AddFix(d, "a 4-bit checkpoint of the model (AWQ, GPTQ) or BitsAndBytesConfig("
+                "load_in_4bit=True) in from_pretrained",
+             fmt::format("about {} of weights at 4 bits, {} the card's {}", Gib(four),
+                         four < 0.9 * f.total ? "within" : "still more than", Gib(f.total)));
+    }
+    AddFix(d, "device_map=\"auto\" with max_memory={0: \"<below the card>\", \"cpu\": "
+              "\"<host RAM>\"} in from_pretrained",
+           "accelerate keeps the layers that do not fit on the CPU and runs them from there "
+           "(slower)");
+    return true;
+  }
   if (cause == Cause::kWeightsTooLarge) {
     AddFix(d, "load the weights in 16 bits (not float32) or quantized (8-/4-bit), or on a card "
               "with more memory",
@@ -664,7 +706,11 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "fewer or smaller images a request (resize them before the model's image "
               "transform: fewer tiles and patches)",
            "the vision encoder's activations grow with the image's pixels");
-    AddFix(d, "the weights in fewer bits (int8 / int4) or a GPU with more memory",
+    // A model already named 4-bit gains nothing from fewer bits.
+    AddFix(d,
+           NameBits(f.model_path) > 4 ? "the weights in fewer bits (int8 / int4) or a GPU with "
+                                        "more memory"
+                                      : "a GPU with more memory",
            "the encoder runs in what the weights leave free");
     return true;
   }
@@ -678,8 +724,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "one layer with its calibration data must fit at once");
     return true;
   }
+  const auto requested = f.get(Num::kRequestedBytes);
+  const auto free = f.get(Num::kFreeBytes);
   AddFix(d, "a smaller batch or shorter inputs (max_new_tokens, truncation)",
-         "activations and logits grow with batch x length");
+         requested && free
+             ? fmt::format("activations and logits grow with batch x length: a {} allocation "
+                           "failed with {} free",
+                           core::FormatBytes(static_cast<uint64_t>(std::max(0.0, *requested))),
+                           core::FormatBytes(static_cast<uint64_t>(std::max(0.0, *free))))
+             : std::string("activations and logits grow with batch x length"));
   return true;
 }
 

@@ -194,6 +194,19 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       if (f.get(Num::kWeightsBytes) && f.get(Num::kActivationPeakBytes) && f.total > 0) {
         return false;
       }
+      // An allocation that failed while the pool was created (model_runner.py init_memory_pool
+      // -> memory_pool.py _create_buffers, 0.4-0.5): the pool the fraction sized did not fit
+      // beside what else the GPU holds (the CUDA context, graphs, other processes): a lower
+      // fraction. Without one, the pool came out empty or negative: a higher fraction.
+      if (!f.has(EventKind::kSglangNotEnough) && !NegativeKv(f) &&
+          (f.has(EventKind::kTorchOom) || f.has(EventKind::kCudaOom))) {
+        AddFix(d, "--mem-fraction-static " + Lower(f),
+               "the KV pool is sized from the free memory x mem-fraction-static minus the "
+               "weights, and that pool did not fit beside the rest of the GPU's memory");
+        AddFix(d, "--max-total-tokens lower (or --context-length lower)",
+               "caps the pool below what the fraction gives");
+        return true;
+      }
       if (auto w = f.get(Num::kWeightsBytes), free = f.get(Num::kFreeBytes);
           w && free && *w > 0) {
         // profile_max_num_token: rest = free after load - F x (1 - fraction), F = free + weights

@@ -2,6 +2,8 @@
 // lines (the code lines calling from_pretrained/generate are read with PyTorch's frames). Its
 // fixes: the static cache's, and PyTorch's for the rest (transformers runs on it). With --model
 // and --gpu the run is rebuilt by the transformers engine (run_flags).
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "doctor/readers/reader.h"
@@ -12,9 +14,28 @@ namespace {
 constexpr char kEngine[] = "transformers";
 
 // Eager attention on the stack: its function's frame (4.48+), or its score matmul or softmax on
-// a code line under a model's Attention.forward (the pytorch reader's "attn_weights" frame).
+// a code line under a model's Attention.forward (the pytorch reader's "attn_weights" frame), or
+// output_attentions=True, which forces it (MatchOutputAttentions below).
 bool EagerAttention(const Facts& f) {
-  return AnyFrame(f, {"eager_attention_forward", "attn_weights"});
+  return AnyFrame(f, {"eager_attention_forward", "attn_weights", "output_attentions"});
+}
+
+// Attention weights asked for: output_attentions=True in the code (not commented out), or the
+// warning transformers prints when it falls back from SDPA for them ("... does not support
+// `output_attentions=True`. Falling back to the manual attention implementation", each model's
+// SdpaAttention, 4.36-4.47; "... Falling back to eager attention", 4.48+). Only the eager path
+// returns the weights, so it runs, with its heads x length x length score matrix. A marker
+// outside the frame table (no stage of its own).
+void MatchOutputAttentions(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "output_attentions")) return;
+  const bool warning = Has(s, "does not support `output_attentions=True`");
+  const size_t at = line.text.find("output_attentions=True");
+  const bool set =
+      at != std::string_view::npos && line.text.substr(0, at).find('#') == std::string_view::npos;
+  if (set || warning) {
+    line.Emit(EventKind::kFrame, kEngine).text = "output_attentions (eager attention)";
+  }
 }
 
 // The bar over the checkpoint's shards (modeling_utils.py, logging.tqdm(desc="Loading checkpoint
@@ -47,6 +68,7 @@ void MatchGenerateWarning(const Line& line) {
 
 void Match(const Line& line) {
   const LineView s = line.view();
+  MatchOutputAttentions(line);
   if (Has(s, "Loading checkpoint shards:")) MatchShardsBar(line);
   MatchGenerateWarning(line);
   if (Has(s, "StaticCache") || Has(s, "cache_implementation=\"static\"") ||
@@ -61,11 +83,28 @@ void Match(const Line& line) {
   if (Has(s, "fuse_layers=True") || Has(s, "do_fuse=True")) {
     line.Emit(EventKind::kStaticCache, kEngine).text = "fused";
   }
+  // A cap on the GPU's share of the weights, the rest kept on the CPU by accelerate's device map:
+  // max_memory= in from_pretrained (not commented out); the front ends' flags that set it,
+  // FastChat's --max-gpu-memory and --cpu-offloading (fastchat/model/model_adapter.py, 0.2.x:
+  // "The maximum memory per gpu", "Offload excess weights to the CPU that don't fit on the
+  // GPU") and text-generation-webui's --gpu-memory and --auto-devices (modules/shared.py,
+  // 2023-2024). An offload event with the text "cap". Whether the offloaded layers are moved in
+  // for each forward (accelerate's hooks) or run on the CPU (bitsandbytes' fp32 CPU offload) the
+  // line does not say.
+  const size_t max_memory =
+      Has(s, "max_memory=") ? line.text.find("max_memory=") : std::string_view::npos;
+  const bool capped =
+      (max_memory != std::string_view::npos &&
+       line.text.substr(0, max_memory).find('#') == std::string_view::npos) ||
+      Has(s, "--max-gpu-memory") || Has(s, "--cpu-offloading") || Has(s, "--gpu-memory ") ||
+      Has(s, "--gpu-memory=") || Has(s, "--auto-devices");
   // The setting (not where the code has it commented out), and accelerate's warning that the
   // load did offload weights to host memory (accelerate/utils/modeling.py, big_modeling.py).
   const bool offloaded =
       Has(s, "offloaded to the cpu") || Has(s, "Some parameters are on the meta device");
-  if (!offloaded && Has(s, "device_map=")) {
+  if (!offloaded && capped) {
+    line.Emit(EventKind::kOffload, kEngine).text = "cap";
+  } else if (!offloaded && Has(s, "device_map=")) {
     for (std::string_view key : {"device_map=\"auto\"", "device_map='auto'"}) {
       const size_t at = line.text.find(key);
       if (at != std::string_view::npos &&
@@ -104,8 +143,9 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "a static cache reserves batch x max length of KV up front");
     return true;
   }
-  if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f)) {
-    return PytorchReader().fixes(cause, f, d);  // a quantizer's run
+  // A quantizer's run, or a model whose name states more weights than the card holds.
+  if (cause == Cause::kWeightsTooLarge && (QuantizerFrames(f) || NamedWeightsOverCard(f))) {
+    return PytorchReader().fixes(cause, f, d);
   }
   if (cause == Cause::kWeightsTooLarge) {
     AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16) (not float32), a 4-/8-bit "
@@ -120,7 +160,34 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "no offloaded layers to move in at generate time");
     return true;
   }
-  if (cause == Cause::kActivationPeak && EagerAttention(f)) {
+  // The run capped the weights' share of the card (the offload event "cap"): a lower cap leaves
+  // generation more of it.
+  const LogEvent* offload = f.first_of(EventKind::kOffload);
+  if (cause == Cause::kActivationPeak && offload && offload->text == "cap") {
+    const auto allocated = f.get(Num::kAllocatedBytes);
+    AddFix(d, "a lower cap for the weights on the GPU (max_memory={0: ...} in from_pretrained; "
+              "FastChat's --max-gpu-memory, text-generation-webui's --gpu-memory), the rest kept "
+              "on the CPU",
+           allocated && f.total > 0
+               ? fmt::format("the capped weights and generation share the card: {} of its {} "
+                             "was allocated when the request failed",
+                             Gib(*allocated), Gib(f.total))
+               : std::string("the capped weights and generation share the card"));
+  }
+  // AutoAWQ's fused attention (awq/modules/fused/attn.py, 0.1.6-0.2.x) computes a prompt's
+  // scores as one matmul, batch x heads x length x length (no SDPA or flash attention), beside a
+  // cache sized by max_seq_len: a serving failure under its frames or setting.
+  const LogEvent* fused = f.first_of(EventKind::kStaticCache);
+  if (cause == Cause::kActivationPeak && fused && fused->text == "fused") {
+    AddFix(d, "from_quantized(..., fuse_layers=False), or a shorter prompt",
+           "AutoAWQ's fused attention materialises the prompt's full score matrix; unfused, the "
+           "model's own attention (SDPA) runs");
+  }
+  if (cause == Cause::kActivationPeak && AnyFrame(f, {"output_attentions"})) {
+    AddFix(d, "output_attentions=False (or a shorter input)",
+           "returning the attention weights forces eager attention, which keeps a heads x length "
+           "x length score matrix per layer; SDPA and flash attention return none");
+  } else if (cause == Cause::kActivationPeak && EagerAttention(f)) {
     AddFix(d, "attn_implementation=\"sdpa\" (or \"flash_attention_2\") in from_pretrained",
            "eager attention materialises the full heads x length x length score matrix; SDPA and "
            "flash attention do not");

@@ -89,10 +89,12 @@ void MatchProfile(const Line& line) {
   if (Has(s, "Free memory on device") && Has(s, "on startup")) {
     const bool error = Has(s, "is less than desired GPU memory utilization");
     auto& e = line.Emit(error ? EventKind::kStartupError : EventKind::kProfileV1, kEngine);
-    // "(21.5/23.5 GiB)": the unit follows the total.
-    size_t slash = s.find('/', s.find("Free memory on device ("));
+    // "(21.5/23.5 GiB)": the unit follows the total. Since 0.11 the device is named first,
+    // "Free memory on device cuda:0 (22.76/24.0 GiB)" (vllm/v1/worker/utils.py request_memory).
+    const size_t open = s.find('(', s.find("Free memory on device"));
+    const size_t slash = open == std::string_view::npos ? open : s.find('/', open);
     if (slash != std::string_view::npos) {
-      auto free = NumberAfter(s, "Free memory on device (");
+      auto free = NumberAt(s, open + 1);
       auto total = BytesAfter(s, "/", slash);
       auto total_plain = NumberAfter(s, "/", slash);
       if (free && total && total_plain && *total_plain > 0) {
@@ -234,11 +236,16 @@ void MatchPhases(const Line& line) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }
   if (Has(s, "init engine (profile, create kv cache") || Has(s, "Starting vLLM API server") ||
-      Has(s, "Application startup complete") || Has(s, "Uvicorn running") ||
-      Has(s, "Avg prompt throughput") || Has(s, "Received request") || Has(s, "POST /v1/") ||
+      Has(s, "Avg prompt throughput") || Has(s, "Received request") ||
       Has(s, "Dumping scheduler output") || Has(s, "Model loaded in") ||
       Has(s, "KV cache pool created")) {
     line.Emit(EventKind::kServing, kEngine);
+  }
+  // Any OpenAI-compatible server's lines (uvicorn's, an access log's "POST /v1/..."): serving,
+  // but not vLLM's own (torchchat, FastChat, Xinference and SGLang print them too).
+  if (Has(s, "Application startup complete") || Has(s, "Uvicorn running") ||
+      Has(s, "POST /v1/")) {
+    line.Emit(EventKind::kServing, "any");
   }
   // Start-up did not finish: the failure is not at runtime.
   if (Has(s, "EngineCore failed to start") || Has(s, "Engine core initialization failed") ||
@@ -262,9 +269,10 @@ void MatchPhases(const Line& line) {
   if (Has(s, "falling back to Transformers") || Has(s, "Using Transformers backend")) {
     line.Emit(EventKind::kTransformersBackend, kEngine);
   }
-  // Which engine core printed it: V1's files and processes, or V0's.
+  // Which engine core printed it: V1's files and processes, or V0's. (A path's "/v1/", not an
+  // HTTP request's " /v1/chat/completions", which any OpenAI-compatible server logs.)
   if (Has(s, "EngineCore") || Has(s, "gpu_worker.py") || Has(s, "gpu_model_runner.py") ||
-      Has(s, "kv_cache_utils.py") || Has(s, "/v1/")) {
+      Has(s, "kv_cache_utils.py") || (Has(s, "/v1/") && !Has(s, " /v1/"))) {
     line.Emit(EventKind::kVllmV1, kEngine);
   } else if (Has(s, "VllmWorkerProcess") || Has(s, " worker.py:") || Has(s, "[worker.py:") ||
              Has(s, " model_runner.py:") || Has(s, "[model_runner.py:") ||
@@ -284,8 +292,13 @@ void MatchConfig(const Line& line) {
   if (v0_config || Has(s, "'max_model_len':") || Has(s, "tensor_parallel_size=") ||
       Has(s, "--max-model-len") || Has(s, "--tensor-parallel-size") ||
       Has(s, "--gpu-memory-utilization") || Has(s, "--model ") ||
-      Has(s, "Starting to load model ") || (Has(s, "model='") && !TransformersPipeline(s))) {
+      Has(s, "Starting to load model ") || (Has(s, "model='") && !TransformersPipeline(s)) ||
+      Has(s, "--max-num-seqs") || Has(s, "'max_num_seqs':")) {
     auto& e = line.Emit(EventKind::kConfig, kEngine);
+    // The flag, or the engine's "non-default args: {..., 'max_num_seqs': 128}" (0.10+).
+    Set(e, Num::kMaxNumSeqs,
+        Has(s, "--max-num-seqs") ? NumberAfter(s, "--max-num-seqs")
+                                 : NumberAfter(s, "'max_num_seqs':"));
     Set(e, Num::kMaxModelLen,
         Has(s, "max_seq_len=")       ? NumberAfter(s, "max_seq_len=")
         : Has(s, "'max_model_len':") ? NumberAfter(s, "'max_model_len':")
@@ -448,6 +461,73 @@ void WeightsFixes(const Facts& f, Diagnosis* d) {
   AddFix(d, "a 4-bit checkpoint (AWQ/GPTQ) or FP8", "a quarter or half of the 16-bit weight bytes");
 }
 
+// A frame in one of vLLM's model files (vllm/model_executor/models/NAME.py) among `names`.
+bool ModelFileFrame(const Facts& f, std::initializer_list<std::string_view> names) {
+  return std::any_of(f.frames.begin(), f.frames.end(), [&](const LogEvent* fr) {
+    for (std::string_view n : names) {
+      if (Has(fr->text, fmt::format("({}.py)", n))) return true;
+    }
+    return false;
+  });
+}
+
+// The encoder's fixes in the model's own inputs: audio clips for the audio models (whisper,
+// qwen2_audio, ultravox, granite_speech), max_pixels for the Qwen-VL processors (their
+// smart_resize: 28 x 28 pixels a visual token), images otherwise. In the profile run the dummy
+// inputs of V0 scale with max_num_seqs (V0's profile_run and the encoder-decoder runner's build
+// one dummy sequence per max_num_seqs, each with the most items a prompt allows; EngineArgs'
+// default 256, vllm/engine/arg_utils.py 0.6-0.10).
+void MultimodalFixes(const Facts& f, Diagnosis* d) {
+  const std::string& m = f.model_path;
+  const bool audio = ModelFileFrame(f, {"whisper", "qwen2_audio", "ultravox", "granite_speech"}) ||
+                     HasNoCase(m, "whisper") || HasNoCase(m, "audio");
+  // The model as --model gave it (a catalog entry's repo), else as the log names it.
+  const bool qwen_model =
+      f.model && f.model->has_spec && f.model->spec.vision.kind != VisionKind::kNone &&
+      (HasNoCase(f.model->model, "qwen") || HasNoCase(f.model->repo, "qwen"));
+  const bool qwen_vl = ModelFileFrame(f, {"qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe"}) ||
+                       (HasNoCase(m, "qwen") && VisionLanguageName(m)) || qwen_model;
+  if (audio) {
+    AddFix(d, "--limit-mm-per-prompt '{\"audio\": 1}'",
+           "fewer audio clips a prompt: the encoder's batch and the profile shrink");
+  } else {
+    if (qwen_vl) {
+      AddFix(d, "--mm-processor-kwargs '{\"max_pixels\": 1003520}'",
+             "caps each image at 1280 visual tokens (Qwen-VL: 28 x 28 pixels a token); the "
+             "encoder's activations grow with pixels");
+    } else if (d->stage != "profile") {  // the profile run's dummy images are the largest
+      AddFix(d, "smaller images (resized before they are sent)",
+             "the vision encoder's activations grow with the image's pixels and tiles");
+    }
+    AddFix(d, "--limit-mm-per-prompt '{\"image\": 1}'",
+           "fewer images a prompt: the encoder budget and the profile shrink");
+  }
+  // V1 profiles the encoder with as many of the largest items as its budget holds, the larger
+  // of max_num_batched_tokens and one item's tokens (vllm/v1/core/encoder_cache_manager.py
+  // compute_encoder_budget, 0.8+).
+  if (d->stage == "profile" && f.has(EventKind::kVllmV1)) {
+    AddFix(d, "--max-num-batched-tokens lower",
+           "V1's encoder profile budget (and its dummy items) is the larger of "
+           "max_num_batched_tokens and one item's tokens");
+  } else if (d->stage == "profile") {
+    const double seqs = f.get(Num::kMaxNumSeqs).value_or(256);
+    AddFix(d,
+           fmt::format("--max-num-seqs {}", std::max<int64_t>(1, static_cast<int64_t>(seqs / 4))),
+           fmt::format("the profile run feeds the encoder dummy inputs for up to {:.0f} "
+                       "sequences; a quarter as many",
+                       seqs));
+  }
+  const auto requested = f.get(Num::kRequestedBytes);
+  if (d->stage == "runtime" && requested && *requested > 0) {
+    const auto gmu = f.get(Num::kGpuMemoryUtilization);
+    const double by = f.total > 0 ? std::ceil(*requested / f.total * 100) / 100 : 0;
+    AddFix(d,
+           gmu && by > 0 ? LowerUtilization(*gmu, by)
+                         : std::string("--gpu-memory-utilization lower by the failed allocation"),
+           fmt::format("the encoder needed {} outside the KV pool", Gib(*requested)));
+  }
+}
+
 // vLLM's flags for each cause; they are also the fixes of the engines without their own.
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   const double total = f.total;
@@ -540,16 +620,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "the converted copies of offloaded weights land on the GPU");
       return true;
     case Cause::kMultimodalEncoder:
-      AddFix(d, "--mm-processor-kwargs '{\"max_pixels\": 1003520}'",
-             "caps each image at 1280 visual tokens (Qwen-VL: 28 x 28 pixels a token); the "
-             "encoder's activations grow with pixels");
-      AddFix(d, "--limit-mm-per-prompt '{\"image\": 1}'",
-             "fewer images a prompt: the encoder budget and the profile shrink");
-      if (d->stage == "runtime") {
-        AddFix(d, "--gpu-memory-utilization lower by the failed allocation",
-               fmt::format("the encoder needed {} outside the KV pool",
-                           Gib(f.get(Num::kRequestedBytes).value_or(0))));
-      }
+      MultimodalFixes(f, d);
       return true;
     case Cause::kActivationPeak:
       AddFix(d, "--max-num-batched-tokens 2048",
