@@ -102,6 +102,12 @@ bool V0MultimodalProfile(const Facts& f, const std::optional<FrameStage>& frames
   return !frames || (!frames->weak && FrameIs(frames->frame, {"execute_model"}));
 }
 
+// A frame in V0's sampler file (the pytorch reader's path tag 2).
+bool V0SamplerFrame(const LogEvent* fr) {
+  auto it = fr->values.find(Num::kPathIsSampler);
+  return it != fr->values.end() && it->second == 2;
+}
+
 // The stage from the evidence, in order: where the traceback points, else the furthest phase
 // the log reached; what decided is said, and a milestone that contradicts the frames too.
 void DecideStage(const LogScan& scan, Facts* fp) {
@@ -114,7 +120,15 @@ void DecideStage(const LogScan& scan, Facts* fp) {
   const std::optional<FrameStage> frames = StageOfFrames(f.frames);
   if (frames) f.frame_stage = frames->stage;
   const bool failed_start = f.has(EventKind::kStartupFailed);
-  if (frames && frames->weak) {
+  if (frames && frames->weak && V0SamplerFrame(frames->frame)) {
+    // V0's sampler, which no warm-up runs: the furthest milestone, else serving.
+    f.stage = f.milestone_stage.value_or(Stage::kRuntime);
+    f.stage_why = fmt::format(
+        "V0 sampler frame {} ({}): V0 samples in the profile run and while serving, and has no "
+        "sampler warm-up",
+        Cited(frames->frame),
+        f.milestone_stage ? "furthest milestone " + Cited(milestone) : "no milestone");
+  } else if (frames && frames->weak) {
     // Only the sampler's files: V1 warms the sampler up with the largest batch after capture,
     // so unless the log shows serving, the warm-up is where it failed.
     const bool serving = f.milestone_stage == Stage::kRuntime;
@@ -493,6 +507,13 @@ constexpr FrameRow kFrameRows[] = {
     {"load_checkpoint_in_model", "", Slot::kLoad},
     {"from_quantized", "", Slot::kLoad},
     {"_apply", "", Slot::kLoad},
+    // Moving a built model onto the GPU: torch's Module.cuda / Module.to
+    // (torch/nn/modules/module.py, 1.x-2.x, both -> _apply) and transformers' overrides of them
+    // (modeling_utils.py PreTrainedModel.cuda / .to, 4.3x-4.5x): the weights being placed.
+    {"cuda", "module.py", Slot::kLoad},
+    {"to", "module.py", Slot::kLoad},
+    {"cuda", "modeling_utils.py", Slot::kLoad},
+    {"to", "modeling_utils.py", Slot::kLoad},
     // torch.load restoring saved tensors onto the device they were saved from, or map_location's
     // (torch/serialization.py, 1.x-2.x: load -> _load -> persistent_load -> load_tensor ->
     // restore_location / default_restore_location -> _cuda_deserialize): a checkpoint being read.
