@@ -547,26 +547,32 @@ void MatchReferenceLaunch(const Line& line) {
 // A shell's report that the program it ran was ended by SIGKILL, with no error of the program's
 // own: bash's "Killed" (its strsignal text, alone on the line for a foreground job, or as a job's
 // status: "[1]+  Killed    python x.py"), zsh's "zsh: killed     python x.py" and, with
-// job control, "[1]    2334 killed     python x.py" (zsh jobs.c). The kernel's OOM killer is
-// what usually sends a process SIGKILL unasked.
+// job control, "[1]    2334 killed     python x.py" or "[1]  + 2334 killed     python x.py" (zsh
+// jobs.c). The kernel's OOM killer is what usually sends a process SIGKILL unasked.
 bool ShellKilled(std::string_view t) {
   while (!t.empty() && (t.back() == ' ' || t.back() == '\r')) t.remove_suffix(1);
   size_t b = t.find_first_not_of(' ');
   if (b == std::string_view::npos) return false;
   t.remove_prefix(b);
   if (t == "Killed" || t.substr(0, 12) == "zsh: killed ") return true;
+  // After a progress bar that ended without a newline ("... 20.31s/it]Killed").
+  if (t.size() > 7 && t.substr(t.size() - 7) == "]Killed") return true;
   if (t.empty() || t[0] != '[') return false;
   size_t i = 1;
   while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
   if (i == 1 || i >= t.size() || t[i] != ']') return false;
   ++i;
-  if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
   auto spaces = [&] {
     const size_t from = i;
     while (i < t.size() && t[i] == ' ') ++i;
     return i > from;
   };
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;  // bash: "[1]+"
   if (!spaces()) return false;
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) {  // zsh: "[1]  + 2334"
+    ++i;
+    if (!spaces()) return false;
+  }
   if (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {  // zsh's pid
     while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
     if (!spaces()) return false;
@@ -580,11 +586,16 @@ bool ShellKilled(std::string_view t) {
 // PyTorch's out-of-memory reports outside the caching allocator's message: THC's check failing
 // with cudaErrorMemoryAllocation, "THCudaCheck FAIL file=.../THCStorage.cu line=58 error=2 : out
 // of memory" (torch/lib/THC/THCGeneral.c __THCudaCheck, PyTorch 0.2-1.x; error 2 is
-// cudaErrorMemoryAllocation), and fairseq's trainer catching it, "| WARNING: ran out of memory,
-// skipping batch" (fairseq/trainer.py train_step, 0.x; "on GPU #N" in its multi-GPU trainer).
+// cudaErrorMemoryAllocation) and the exception it raises, "RuntimeError: cuda runtime error (2) :
+// out of memory at .../THCStorage.cu:58" (THCudaCheck -> THError, 0.3-1.0); and fairseq's trainer
+// catching it, "| WARNING: ran out of memory, skipping batch" (fairseq/trainer.py train_step, 0.x;
+// "on GPU #N" in its multi-GPU trainer), "attempting to recover from OOM in forward/backward
+// pass" (0.9+).
 bool OldCudaOom(const LineView& s) {
   return (Has(s, "THCudaCheck FAIL") && Has(s, "error=2 : out of memory")) ||
-         (Has(s, "ran out of memory") && Has(s, "skipping batch"));
+         Has(s, "cuda runtime error (2) : out of memory") ||
+         (Has(s, "ran out of memory") && Has(s, "skipping batch")) ||
+         Has(s, "attempting to recover from OOM");
 }
 
 void Match(const Line& line) {
