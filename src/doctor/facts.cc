@@ -121,6 +121,12 @@ bool V0MultimodalProfile(const Facts& f, const std::optional<FrameStage>& frames
   return !frames || (!frames->weak && FrameIs(frames->frame, {"execute_model"}));
 }
 
+// A frame in V0's sampler file (the pytorch reader's path tag 2).
+bool V0SamplerFrame(const LogEvent* fr) {
+  auto it = fr->values.find(Num::kPathIsSampler);
+  return it != fr->values.end() && it->second == 2;
+}
+
 // The stage from the evidence, in order: where the traceback points, else the furthest phase
 // the log reached; what decided is said, and a milestone that contradicts the frames too.
 void DecideStage(const LogScan& scan, Facts* fp) {
@@ -133,7 +139,15 @@ void DecideStage(const LogScan& scan, Facts* fp) {
   const std::optional<FrameStage> frames = StageOfFrames(f.frames);
   if (frames) f.frame_stage = frames->stage;
   const bool failed_start = f.has(EventKind::kStartupFailed);
-  if (frames && frames->weak) {
+  if (frames && frames->weak && V0SamplerFrame(frames->frame)) {
+    // V0's sampler, which no warm-up runs: the furthest milestone, else serving.
+    f.stage = f.milestone_stage.value_or(Stage::kRuntime);
+    f.stage_why = fmt::format(
+        "V0 sampler frame {} ({}): V0 samples in the profile run and while serving, and has no "
+        "sampler warm-up",
+        Cited(frames->frame),
+        f.milestone_stage ? "furthest milestone " + Cited(milestone) : "no milestone");
+  } else if (frames && frames->weak) {
     // Only the sampler's files: V1 warms the sampler up with the largest batch after capture,
     // so unless the log shows serving, the warm-up is where it failed.
     const bool serving = f.milestone_stage == Stage::kRuntime;
@@ -360,7 +374,8 @@ bool PathIs(const LogEvent* fr, Num key) {
 // the file it lies in (the frame's text is "fn (file.py)"). A frame that calls several phases
 // (vLLM V1's EngineCore._initialize_kv_caches, the executor's initialize_from_config) has no row:
 // the deeper frame under it decides.
-enum class Slot { kGraph, kSampler, kWarmup, kKv, kProfile, kLoad, kRuntime, kStartup };
+// kPlace: a model moved onto the GPU, the load when nothing on the stack says otherwise.
+enum class Slot { kGraph, kSampler, kWarmup, kKv, kProfile, kLoad, kRuntime, kStartup, kPlace };
 struct FrameRow {
   std::string_view fn;
   std::string_view file;  // "" any file; else the frame's file name
@@ -518,7 +533,16 @@ constexpr FrameRow kFrameRows[] = {
     {"load_checkpoint_and_dispatch", "", Slot::kLoad},
     {"load_checkpoint_in_model", "", Slot::kLoad},
     {"from_quantized", "", Slot::kLoad},
-    {"_apply", "", Slot::kLoad},
+    // Moving a built model onto the GPU: torch's Module.cuda / Module.to
+    // (torch/nn/modules/module.py, 1.x-2.x, both -> _apply) and transformers' overrides of them
+    // (modeling_utils.py PreTrainedModel.cuda / .to, 4.3x-4.5x): the weights being placed, unless
+    // a forward pass or serving code is on the stack (accelerate's offload hooks move each
+    // offloaded module with .to in pre_forward, hooks.py 0.2x-1.x).
+    {"_apply", "", Slot::kPlace},
+    {"cuda", "module.py", Slot::kPlace},
+    {"to", "module.py", Slot::kPlace},
+    {"cuda", "modeling_utils.py", Slot::kPlace},
+    {"to", "modeling_utils.py", Slot::kPlace},
     // torch.load restoring saved tensors onto the device they were saved from, or map_location's
     // (torch/serialization.py, 1.x-2.x: load -> _load -> persistent_load -> load_tensor ->
     // restore_location / default_restore_location -> _cuda_deserialize): a checkpoint being read.
@@ -663,7 +687,7 @@ bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names) {
 std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& frames) {
   const LogEvent *graph = nullptr, *sampler = nullptr, *warmup = nullptr, *kv = nullptr,
                  *profile = nullptr, *load = nullptr, *runtime = nullptr, *startup = nullptr,
-                 *sampler_code = nullptr;
+                 *sampler_code = nullptr, *place = nullptr;
   auto first = [](const LogEvent*& slot, const LogEvent* fr) {
     if (!slot) slot = fr;
   };
@@ -699,6 +723,9 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
       case Slot::kStartup:
         first(startup, fr);
         break;
+      case Slot::kPlace:
+        first(place, fr);
+        break;
     }
   }
   // The most specific phase wins: capture_model calls _dummy_run, compile_or_warm_up_model
@@ -715,6 +742,10 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
   if (profile) return FrameStage{Stage::kProfile, profile};
   if (load) return FrameStage{Stage::kLoad, load};
   if (startup) return FrameStage{Stage::kStartup, startup};
+  const bool forward = std::any_of(frames.begin(), frames.end(), [](const LogEvent* fr) {
+    return FrameIs(fr, {"forward", "_call_impl", "_wrapped_call_impl"});
+  });
+  if (place && !runtime && !forward) return FrameStage{Stage::kLoad, place};
   if (runtime) return FrameStage{Stage::kRuntime, runtime};
   if (sampler_code) return FrameStage{Stage::kRuntime, sampler_code, true};
   // A traceback that ends in a constructor (past torch's device-mode dispatch, which `with
@@ -736,9 +767,6 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
     if (FrameIs(*it, {"__init__"})) return FrameStage{Stage::kLoad, *it, false, true};
     break;
   }
-  const bool forward = std::any_of(frames.begin(), frames.end(), [](const LogEvent* fr) {
-    return FrameIs(fr, {"forward", "_call_impl", "_wrapped_call_impl"});
-  });
   if (device_mode && !forward) return FrameStage{Stage::kLoad, device_mode, false, true};
   return std::nullopt;
 }

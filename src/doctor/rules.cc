@@ -193,6 +193,17 @@ bool OffloadConverted(const Facts& f) {
   if (f.stage != Stage::kLoad || !f.has(EventKind::kCpuOffload)) return false;
   return AnyFrame(f, {"process_weights_after_loading", "replace_parameter"});
 }
+// Quantized weights rewritten on the GPU after loading, in a wider type first: vLLM's
+// get_and_maybe_dequant_weights (model_executor/layers/quantization/utils/quant_utils.py, 0.8+)
+// dequantizes a layer's weight to float32 or the activation dtype, scaled_dequantize and
+// scaled_quantize (the same file) convert a tensor between FP8 and 16 bits; the MLA backends'
+// process_weights_after_loading runs them to build the absorbed W_UV_O / W_Q_UK products from
+// kv_b_proj (attention/backends/mla/utils.py 0.7.x; mla_attention.py in later releases).
+bool DequantFrames(const Facts& f) {
+  return f.stage == Stage::kLoad &&
+         AnyFrame(f, {"get_and_maybe_dequant_weights", "scaled_dequantize", "scaled_quantize"});
+}
+
 // transformers with device_map="auto" offload, failing in generate: accelerate's hooks move the
 // offloaded weights onto the GPU for each forward.
 // accelerate's own warning that weights were offloaded ("Some parameters are on the meta device
@@ -465,6 +476,13 @@ bool OthersAtLoad(const Facts& f) {
   return starting && f.get(Num::kListedProcessBytes) && OwnBytes(f) && f.total > 0 &&
          OthersBytes(f) > 0.25 * f.total;
 }
+// After start-up too, when PyTorch's message lists other processes holding over half the card
+// and the failing process itself holds under a quarter of it: its own tensors are not what
+// filled the card (a client of a server that pre-reserved the GPU, a second job on the card).
+bool OthersHoldMost(const Facts& f) {
+  return f.get(Num::kListedProcessBytes) && OwnBytes(f) && f.total > 0 &&
+         OthersBytes(f) > 0.5 * f.total && *OwnBytes(f) < 0.25 * f.total;
+}
 std::string SayOthers(const Facts& f, std::map<std::string, double>* numbers) {
   (*numbers)["other_process_bytes"] = OthersBytes(f);
   return fmt::format("other processes hold {} of the GPU's {}", Gib(OthersBytes(f)), Gib(f.total));
@@ -511,6 +529,12 @@ bool Fragmented(const Facts& f) {
   return *reserved_free >= std::max(2 * *requested, core::kGiBf);
 }
 bool FragmentedPastLoad(const Facts& f) { return f.stage != Stage::kLoad && Fragmented(f); }
+// While loading, not when PyTorch has allocated 95% of the card: what the load placed fills it,
+// and the reserved slack, were it all recovered, would not hold the rest of the weights.
+bool FragmentedAtLoad(const Facts& f) {
+  const auto allocated = f.get(Num::kAllocatedBytes);
+  return Fragmented(f) && !(allocated && f.total > 0 && *allocated >= 0.95 * f.total);
+}
 // At runtime a static cache's mention, not the fused setting (whose cache was allocated at load).
 bool RuntimeStaticCache(const Facts& f) {
   return f.stage == Stage::kRuntime &&
@@ -591,6 +615,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooManySequences, S::kRuntime, SglangTokenPool, Words::kTokenPool),
       // Other processes holding a quarter of the card during start-up.
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
+      {C::kOtherProcess, S::kRuntime, OthersHoldMost, nullptr, SayOthers, Words::kNone, true},
       Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),
       {C::kOtherProcess, S::kLoad, OthersOldStarting, nullptr, SayOthersOld, Words::kNone, true},
       // Fragmentation, in any phase: the allocator held what was asked.
@@ -630,6 +655,10 @@ const std::vector<Rule>& Rules() {
       Text(C::kOffloadDequantized, S::kLoad, OffloadConverted,
            "weights offloaded to host memory were converted after loading (repacked or "
            "dequantized) and the converted copies were placed on the GPU"),
+      Text(C::kDequantizedCopy, S::kLoad, DequantFrames,
+           "the quantized weights were rewritten on the GPU after loading (dequantized to 16 or "
+           "32 bits, multiplied and quantized again): the wide copies do not fit next to the "
+           "weights"),
       Worded(C::kUnshardedSlice, S::kLoad, BackendSharded, Words::kBackendUnsharded),
       Worded(C::kFp16Fallback, S::kLoad, Backend, Words::kBackendUnquantized),
       Said(C::kDequantizedCopy, S::kLoad, DequantizedCopy, SayDequantized),
@@ -637,7 +666,7 @@ const std::vector<Rule>& Rules() {
       Said(C::kWeightsTooLarge, S::kLoad, ModelTooLarge, SayModelTooLarge),
       Said(C::kFp16Fallback, S::kLoad, ModelUnquantized, SayModelUnquantized),
       Said(C::kWeightsTooLarge, S::kLoad, NameTooLarge, SayNameTooLarge),
-      Text(C::kFragmentation, S::kLoad, Fragmented, kFragmentedText),
+      Text(C::kFragmentation, S::kLoad, FragmentedAtLoad, kFragmentedText),
       Text(C::kWeightsTooLarge, S::kLoad, At<S::kLoad>,
            "loading the weights ran out of memory: the weights (and their load-time copies) do not "
            "fit on each GPU"),

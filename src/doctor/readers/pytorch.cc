@@ -112,10 +112,13 @@ void TagPath(std::string_view path, LogEvent& e) {
   if (Has(path, "torch/cuda/graphs.py")) e.values[Num::kPathIsGraphCapture] = 1;
   // vLLM's kernel warm-ups (DeepGEMM, FlashInfer autotuning) run from compile_or_warm_up_model.
   if (Has(path, "model_executor/warmup/")) e.values[Num::kPathIsKernelWarmup] = 1;
-  if (Has(path, "vllm/v1/sample/") || Has(path, "vllm/model_executor/layers/sampler.py") ||
-      Has(path, "v1/worker/gpu/sample/")) {
+  if (Has(path, "vllm/v1/sample/") || Has(path, "v1/worker/gpu/sample/")) {
     e.values[Num::kPathIsSampler] = 1;
   }
+  // V0's sampler (vllm/model_executor/layers/sampler.py, removed in 0.11 with V0): V0 has no
+  // sampler warm-up (its worker only captures graphs after the KV cache, worker.py
+  // _warm_up_model), so 2 marks a sampler that runs in the profile run or serving.
+  if (Has(path, "vllm/model_executor/layers/sampler.py")) e.values[Num::kPathIsSampler] = 2;
   // The quantizers convert a 16-bit checkpoint layer by layer with calibration data: AutoAWQ's
   // awq/quantize/ (AwqQuantizer, 0.2.x), AutoGPTQ's auto_gptq/quantization/ (GPTQ.fasterquant,
   // 0.7.x), GPTQModel's gptqmodel/quantization/ and gptqmodel/looper/ (ModuleLooper, 2.x-5.x),
@@ -558,6 +561,60 @@ void MatchReferenceLaunch(const Line& line) {
   line.Emit(EventKind::kLoadBegin, kEngine);
 }
 
+// A shell's report that the program it ran was ended by SIGKILL, with no error of the program's
+// own: bash's "Killed" (its strsignal text, alone on the line for a foreground job, or as a job's
+// status: "[1]+  Killed    python x.py"), zsh's "zsh: killed     python x.py" and, with
+// job control, "[1]    2334 killed     python x.py" or "[1]  + 2334 killed     python x.py" (zsh
+// jobs.c). The kernel's OOM killer is what usually sends a process SIGKILL unasked.
+bool ShellKilled(std::string_view t) {
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\r')) t.remove_suffix(1);
+  size_t b = t.find_first_not_of(' ');
+  if (b == std::string_view::npos) return false;
+  t.remove_prefix(b);
+  if (t == "Killed" || t.substr(0, 12) == "zsh: killed ") return true;
+  // After a progress bar that ended without a newline ("... 20.31s/it]Killed").
+  if (t.size() > 7 && t.substr(t.size() - 7) == "]Killed") return true;
+  if (t.empty() || t[0] != '[') return false;
+  size_t i = 1;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+  if (i == 1 || i >= t.size() || t[i] != ']') return false;
+  ++i;
+  auto spaces = [&] {
+    const size_t from = i;
+    while (i < t.size() && t[i] == ' ') ++i;
+    return i > from;
+  };
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;  // bash: "[1]+"
+  if (!spaces()) return false;
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) {  // zsh: "[1]  + 2334"
+    ++i;
+    if (!spaces()) return false;
+  }
+  if (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {  // zsh's pid
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+    if (!spaces()) return false;
+  }
+  const std::string_view word = t.substr(i, 6);
+  if (word != "killed" && word != "Killed") return false;
+  i += 6;
+  return spaces() && i < t.size();
+}
+
+// PyTorch's out-of-memory reports outside the caching allocator's message: THC's check failing
+// with cudaErrorMemoryAllocation, "THCudaCheck FAIL file=.../THCStorage.cu line=58 error=2 : out
+// of memory" (torch/lib/THC/THCGeneral.c __THCudaCheck, PyTorch 0.2-1.x; error 2 is
+// cudaErrorMemoryAllocation) and the exception it raises, "RuntimeError: cuda runtime error (2) :
+// out of memory at .../THCStorage.cu:58" (THCudaCheck -> THError, 0.3-1.0); and fairseq's trainer
+// catching it, "| WARNING: ran out of memory, skipping batch" (fairseq/trainer.py train_step, 0.x;
+// "on GPU #N" in its multi-GPU trainer), "attempting to recover from OOM in forward/backward
+// pass" (0.9+).
+bool OldCudaOom(const LineView& s) {
+  return (Has(s, "THCudaCheck FAIL") && Has(s, "error=2 : out of memory")) ||
+         Has(s, "cuda runtime error (2) : out of memory") ||
+         (Has(s, "ran out of memory") && Has(s, "skipping batch")) ||
+         Has(s, "attempting to recover from OOM");
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchReferenceLaunch(line);
@@ -580,12 +637,13 @@ void Match(const Line& line) {
   // (torch/distributed/elastic/multiprocessing/api.py, torch 1.10+): the worker printed no error
   // of its own, and the kernel's OOM killer is what usually sends it.
   if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
-      Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)")) {
+      Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") ||
+      (Has(s, "illed") && ShellKilled(line.text))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
   if (Has(s, "CUDA error: out of memory") || Has(s, "cudaErrorMemoryAllocation") ||
       (Has(s, "CUDA out of memory") && !Has(s, "warming up sampler")) ||
-      Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError")) {
+      Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError") || OldCudaOom(s)) {
     line.Emit(EventKind::kCudaOom, kEngine);
   }
   const bool frame = MatchFrame(line);
@@ -611,6 +669,12 @@ void Match(const Line& line) {
   // ("--> 351", "---> 78": IPython/core/debugger.py make_arrow); the scanner takes the longest.
   const bool code = line.after_frame || IpythonArrow(line.text);
   if (!frame && code) MatchCodeLine(line);
+  // A loader called by name on the failing line ("model = inseq.load_model(name, ...)",
+  // text-generation-webui's "shared.model, shared.tokenizer = load_model(...)"): the frame
+  // below it, cut from the excerpt, is that loader's.
+  if (!frame && code && Has(s, "load_model(") && !Has(s, "self.model_runner.")) {
+    line.Emit(EventKind::kFrame, kEngine).text = "load_model (its call)";
+  }
   if (!frame && code) {
     for (const char* call : {".from_pretrained(", ".generate(", "load_checkpoint_and_dispatch("}) {
       if (Has(s, call)) {

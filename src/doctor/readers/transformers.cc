@@ -57,10 +57,22 @@ void MatchShardsBar(const Line& line) {
 // `pad_token_id` to `eos_token_id`:2 for open-end generation.", "The attention mask and the pad
 // token id were not set. ...", "The attention mask is not set and cannot be inferred from input
 // because pad token is same as eos token. ...": generation began.
+// The text2text pipelines check a request's length right before they call generate
+// (pipelines/text2text_generation.py Text2TextGenerationPipeline._forward -> check_inputs,
+// 4.x): TranslationPipeline's "Your input_length: 1024 is bigger than 0.9 * max_length: 200.",
+// SummarizationPipeline's "Your max_length is set to 142, but your input_length is only 56.";
+// generate's own "Input length of input_ids is 300, but `max_length` is set to 20."
+// (generation/utils.py _validate_generated_length, 4.3x-4.5x): a request being generated.
+bool RequestLengthWarning(const LineView& s) {
+  return (Has(s, "Your input_length:") && Has(s, "* max_length:")) ||
+         Has(s, "but your input_length is only") ||
+         (Has(s, "Input length of input_ids is") && Has(s, "max_length"));
+}
 void MatchGenerateWarning(const Line& line) {
   const LineView s = line.view();
   if (!Has(s, "for open-end generation") && !Has(s, "he attention mask and the pad token id") &&
-      !Has(s, "he attention mask is not set and cannot be inferred")) {
+      !Has(s, "he attention mask is not set and cannot be inferred") &&
+      !RequestLengthWarning(s)) {
     return;
   }
   line.Emit(EventKind::kServing, kEngine);
