@@ -140,7 +140,7 @@ class Analyzer {
 };
 
 // Steps over one launch prefix at k_ (nohup, exec, time, setsid, nice, sudo, env, stdbuf,
-// command); false when there is none.
+// command, uv run, uvx, docker exec); false when there is none.
 bool Analyzer::Launcher() {
   const std::string_view w = Basename(w_[k_].text);
   auto skip_options = [&](std::initializer_list<std::string_view> with_value) {
@@ -160,6 +160,24 @@ bool Analyzer::Launcher() {
   if (w == "nice") {
     ++k_;
     skip_options({"-n"});
+    return true;
+  }
+  // `uv run [options] COMMAND` and `uvx [options] TOOL ...` run the command in a project's or
+  // a tool's environment (uv's documentation, `uv run --help`: the options that take a value).
+  if (w == "uvx" || (w == "uv" && k_ + 1 < w_.size() && w_[k_ + 1].text == "run")) {
+    k_ += w == "uv" ? 2 : 1;
+    skip_options({"--with", "-w", "--python", "-p", "--project", "--directory", "--env-file",
+                  "--group", "--extra", "--index", "--default-index", "--package", "--from",
+                  "--with-requirements", "--with-editable", "--config-file", "--cache-dir"});
+    return true;
+  }
+  // `docker exec [options] CONTAINER COMMAND`: the command runs in a container that is already
+  // up (its engine server, for `ollama run`, reads the container's own environment).
+  if ((w == "docker" || w == "podman") && k_ + 1 < w_.size() && w_[k_ + 1].text == "exec") {
+    k_ += 2;
+    skip_options({"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file",
+                  "--detach-keys"});
+    if (k_ < w_.size()) ++k_;  // the container
     return true;
   }
   if (w == "sudo") {

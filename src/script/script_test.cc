@@ -42,6 +42,19 @@ TEST(DeployScript, LaunchPrefixesAndVariables) {
   EXPECT_EQ(inv.gpus_from, "CUDA_VISIBLE_DEVICES=0,1");
 }
 
+// uv's runners and `docker exec` into a running container are launch prefixes too.
+TEST(DeployScript, UvRunAndDockerExecAreLaunchers) {
+  const ScriptRead r = Read(
+      "uv run --with vllm --frozen vllm serve a --max-model-len 8192\n"
+      "uvx --from 'sglang[all]' python -m sglang.launch_server --model-path b\n"
+      "docker exec -it -e X=1 ollama ollama run c.gguf\n");
+  ASSERT_EQ(r.invocations.size(), 3u);
+  EXPECT_EQ(r.invocations[0].argv, (Argv{"vllm", "serve", "a", "--max-model-len", "8192"}));
+  EXPECT_EQ(r.invocations[1].engine->name, "sglang");
+  EXPECT_EQ(r.invocations[2].argv, (Argv{"ollama", "run", "c.gguf"}));
+  EXPECT_TRUE(Read("uv pip install vllm\ndocker exec ollama ls\n").invocations.empty());
+}
+
 TEST(DeployScript, ExportedVariablesReachTheCommand) {
   const ScriptRead r = Read("export CUDA_VISIBLE_DEVICES=3\nexec python3 -m "
                             "vllm.entrypoints.openai.api_server --model m\n");
