@@ -136,8 +136,13 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
     if (!read.ok()) return read.status();
     for (const std::string& note : read->notes) fmt::print(stderr, "vramfit check: {}\n", note);
     if (read->invocations.empty()) {
-      return Status::InvalidArgument(
-          fmt::format("{}: no {} command in it (looked for {})", name, EngineTitles(), forms));
+      // A compose file's `command:` is the container entrypoint's arguments, not a shell line.
+      const bool yaml = name.ends_with(".yml") || name.ends_with(".yaml");
+      return Status::InvalidArgument(fmt::format(
+          "{}: no {} command in it (looked for {}){}", name, EngineTitles(), forms,
+          yaml ? "; a YAML file (docker compose) is not read: give the service's command as "
+                 "the shell line it runs, e.g. `docker run IMAGE ARGS` or `vllm serve MODEL ...`"
+               : ""));
     }
     return std::move(read->invocations);
   }
@@ -231,6 +236,7 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
     fmt::print(stderr, "vramfit check: {}{}\n", where, m);
     return kExitUsage;
   };
+  if (const std::string dash = TypographicDashFlag(inv.argv); !dash.empty()) return fail(dash);
   auto argv = engine->expand_config != nullptr ? engine->expand_config(inv.argv, ReadTextFile)
                                                 : Result<std::vector<std::string>>(inv.argv);
   if (!argv.ok()) return fail(argv.status().message());
@@ -267,6 +273,10 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   if (engine->check_flags != nullptr) {
     const Status s = engine->check_flags(*cmd, version);
     if (!s.ok()) return fail(s.message());
+  }
+  if (!cmd->no_memory_flags.empty()) {
+    fmt::print(stderr, "vramfit check: {}flags read, no memory effect: {}\n", where,
+               fmt::join(cmd->no_memory_flags, " "));
   }
   if (!cmd->unmodelled_flags.empty()) {
     fmt::print(stderr, "vramfit check: {}flags not modelled (ignored): {}\n", where,
