@@ -132,6 +132,11 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
       if (!read.ok()) return read.status();
       text = std::move(*read);
     }
+    if (name.ends_with(".bat") || name.ends_with(".cmd") || name.ends_with(".ps1")) {
+      fmt::print(stderr, "vramfit check: {}: a Windows script, read as a POSIX shell script: "
+                 "cmd.exe's `set NAME=value` and `^`, PowerShell's `$env:NAME = ...` are not "
+                 "read (CUDA_VISIBLE_DEVICES set that way does not count)\n", name);
+    }
     auto read = ReadDeployScript(text, name, options);
     if (!read.ok()) return read.status();
     for (const std::string& note : read->notes) fmt::print(stderr, "vramfit check: {}\n", note);

@@ -265,6 +265,13 @@ struct Assign {
 constexpr std::string_view kQuantConfigs[] = {"BitsAndBytesConfig", "AwqConfig",
                                               "FbgemmFp8Config"};
 
+// from_pretrained keywords that change no GPU memory: where the files come from and how they
+// are fetched, remote code, and the CPU-side loading path (transformers/modeling_utils.py,
+// v4.57).
+constexpr std::string_view kNoGpuMemory[] = {
+    "trust_remote_code", "low_cpu_mem_usage", "cache_dir", "token", "use_auth_token",
+    "local_files_only", "force_download", "resume_download", "proxies", "use_safetensors"};
+
 // A value of an expression as far as literals and names carry it.
 struct Value {
   enum Kind { kUnknown, kString, kNumber, kBool, kNone, kList, kDotted, kDict } kind = kUnknown;
@@ -682,6 +689,7 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
   };
   std::vector<std::string> argv;
   std::vector<std::string> ignored;
+  std::vector<std::string> no_memory;  // keywords read that change no GPU memory
   std::string what;
   // The call's keywords in order, `**NAME` of a dict the reader can see giving each of its
   // keys; any other `**` is unknown (its keys could be anything). Positional args are left out.
@@ -768,6 +776,9 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
       } else if (a.keyword == "quantization_config" && v.kind == Value::kDict &&
                  !v.text.empty()) {
         QuantizationFlags(v, &argv, &ignored);
+      } else if (std::find(std::begin(kNoGpuMemory), std::end(kNoGpuMemory), a.keyword) !=
+                 std::end(kNoGpuMemory)) {
+        no_memory.push_back(a.keyword);
       } else if (a.keyword == "max_memory" && v.kind == Value::kDict) {
         // {0: "20GiB", "cpu": "64GiB"}: --max-memory reads the same object as JSON.
         const Value* bad = nullptr;
@@ -812,6 +823,12 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
     return Status::Ok();
   } else {
     return Status::Ok();
+  }
+  if (!no_memory.empty()) {
+    std::string list;
+    for (const std::string& k : no_memory) list += (list.empty() ? "" : ", ") + k + "=";
+    out->notes.push_back(fmt::format("{}: {}: read, no memory effect: {}", where, c.callee,
+                                     list));
   }
   if (!ignored.empty()) {
     std::string list;
