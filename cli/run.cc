@@ -92,21 +92,21 @@ std::vector<std::string> TakeNoMemoryFlags(const CLI::App& sub, std::vector<std:
   auto choice = FindEngine(spec.empty() ? Engines().front()->name : std::string_view(spec));
   std::vector<std::string> taken;
   if (!choice.ok() || choice->engine->no_memory_effect == nullptr) return taken;
-  for (size_t i = 1; i < args->size();) {
-    const std::string& w = (*args)[i];
+  std::vector<std::string> kept = {std::move(args->front())};
+  for (size_t i = 1; i < args->size(); ++i) {
+    std::string& w = (*args)[i];
     const size_t eq = w.find('=');
     const std::string name = w.substr(0, eq);
     bool valued = false;
     if (w.size() < 2 || w[0] != '-' || sub.get_option_no_throw(name) != nullptr ||
         !choice->engine->no_memory_effect(name, &valued)) {
-      ++i;
+      kept.push_back(std::move(w));
       continue;
     }
-    const bool value_follows = valued && eq == std::string::npos && i + 1 < args->size();
-    args->erase(args->begin() + static_cast<long>(i),
-                args->begin() + static_cast<long>(i + (value_follows ? 2 : 1)));
+    if (valued && eq == std::string::npos && i + 1 < args->size()) ++i;  // its value
     if (std::find(taken.begin(), taken.end(), name) == taken.end()) taken.push_back(name);
   }
+  *args = std::move(kept);
   return taken;
 }
 

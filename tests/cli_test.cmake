@@ -1087,3 +1087,16 @@ run(lines_vllm_sglang_spelling 2 check --gpu 4090 -- vllm serve qwen3-8b --tp 2)
 if(NOT last_err MATCHES "vLLM spells the nearest setting --tensor-parallel-size \\(-tp\\)")
   message(SEND_ERROR "lines_vllm_sglang_spelling: '${last_err}'")
 endif()
+# Flags pasted from a server command into plan or fit: read (with their values, wherever they
+# stand), said in one line, never taken as MODEL.
+run(lines_plan_no_memory 0 plan --port 8000 qwen3-8b --gpu 4090 --max-model-len 8192
+    --trust-remote-code --host=0.0.0.0 --port 8001)
+set(quiet "--port --trust-remote-code --host")
+if(NOT last_err MATCHES "vramfit plan: flags read, no memory effect: ${quiet}\n"
+   OR NOT last_out MATCHES "max-model-len 8192")
+  message(SEND_ERROR "lines_plan_no_memory: '${last_out}' '${last_err}'")
+endif()
+run(lines_plan_not_modelled 2 plan qwen3-8b --gpu 4090 --enable-lora)
+if(NOT last_err MATCHES "unexpected argument\\(s\\): --enable-lora")
+  message(SEND_ERROR "lines_plan_not_modelled: '${last_err}'")
+endif()
