@@ -112,6 +112,26 @@ TEST(DeployScript, UnsetVariableOfAnEngineCommandNamesFileAndLine) {
   EXPECT_EQ(Read("vllm serve $MODEL_PATH\n", env).invocations[0].argv.back(), "/m");
 }
 
+// A secret the checker is not given, in a flag that changes no memory, does not stop the
+// check: it is said, and the command is planned without it. Anywhere else it still does.
+TEST(DeployScript, UnsetVariableInAFlagWithNoMemoryEffectIsSaid) {
+  const ScriptRead r = Read(
+      "vllm serve m --max-model-len 8192 --api-key \"$VLLM_API_KEY\" --port=$PORT\n"
+      "python -m sglang.launch_server --model-path m --api-key $KEY --port 1\n");
+  ASSERT_EQ(r.invocations.size(), 2u);
+  // The unquoted value that vanished is an empty word, not the next flag.
+  EXPECT_EQ(r.invocations[1].argv, (Argv{"python", "-m", "sglang.launch_server", "--model-path",
+                                         "m", "--api-key", "", "--port", "1"}));
+  ASSERT_EQ(r.notes.size(), 3u);
+  EXPECT_EQ(r.notes[0], "deploy.sh:1: $VLLM_API_KEY is not set, in --api-key, which has no "
+                        "memory effect: checked without it");
+  EXPECT_EQ(r.notes[1].rfind("deploy.sh:1: $PORT is not set, in --port,", 0), 0u) << r.notes[1];
+  EXPECT_EQ(r.notes[2].rfind("deploy.sh:2: $KEY is not set, in --api-key,", 0), 0u);
+  EXPECT_EQ(Error("vllm serve m --max-model-len $LEN --api-key k\n"),
+            "deploy.sh:1: $LEN is not set, in the vLLM command of line 1 (set it in the script, "
+            "or give its value with --env FILE)");
+}
+
 TEST(DeployScript, EnvironmentFile) {
   auto vars = ReadEnvironmentFile("# models\nMODEL=/m\nexport PORT=\"80\"\n", "prod.env");
   ASSERT_TRUE(vars.ok());
