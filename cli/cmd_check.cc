@@ -132,12 +132,22 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
       if (!read.ok()) return read.status();
       text = std::move(*read);
     }
+    if (name.ends_with(".bat") || name.ends_with(".cmd") || name.ends_with(".ps1")) {
+      fmt::print(stderr, "vramfit check: {}: a Windows script, read as a POSIX shell script: "
+                 "cmd.exe's `set NAME=value` and `^`, PowerShell's `$env:NAME = ...` are not "
+                 "read (CUDA_VISIBLE_DEVICES set that way does not count)\n", name);
+    }
     auto read = ReadDeployScript(text, name, options);
     if (!read.ok()) return read.status();
     for (const std::string& note : read->notes) fmt::print(stderr, "vramfit check: {}\n", note);
     if (read->invocations.empty()) {
-      return Status::InvalidArgument(
-          fmt::format("{}: no {} command in it (looked for {})", name, EngineTitles(), forms));
+      // A compose file's `command:` is the container entrypoint's arguments, not a shell line.
+      const bool yaml = name.ends_with(".yml") || name.ends_with(".yaml");
+      return Status::InvalidArgument(fmt::format(
+          "{}: no {} command in it (looked for {}){}", name, EngineTitles(), forms,
+          yaml ? "; a YAML file (docker compose) is not read: give the service's command as "
+                 "the shell line it runs, e.g. `docker run IMAGE ARGS` or `vllm serve MODEL ...`"
+               : ""));
     }
     return std::move(read->invocations);
   }
@@ -231,6 +241,7 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
     fmt::print(stderr, "vramfit check: {}{}\n", where, m);
     return kExitUsage;
   };
+  if (const std::string dash = TypographicDashFlag(inv.argv); !dash.empty()) return fail(dash);
   auto argv = engine->expand_config != nullptr ? engine->expand_config(inv.argv, ReadTextFile)
                                                 : Result<std::vector<std::string>>(inv.argv);
   if (!argv.ok()) return fail(argv.status().message());
@@ -267,6 +278,10 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   if (engine->check_flags != nullptr) {
     const Status s = engine->check_flags(*cmd, version);
     if (!s.ok()) return fail(s.message());
+  }
+  if (!cmd->no_memory_flags.empty()) {
+    fmt::print(stderr, "vramfit check: {}flags read, no memory effect: {}\n", where,
+               fmt::join(cmd->no_memory_flags, " "));
   }
   if (!cmd->unmodelled_flags.empty()) {
     fmt::print(stderr, "vramfit check: {}flags not modelled (ignored): {}\n", where,

@@ -80,6 +80,11 @@ void SetMonitorCommand(std::vector<std::string> command);
 // reads it; a bare number is GiB (a GPU has no 16-byte memory), and stderr says so.
 Result<uint64_t> ReadMemoryFlag(const char* flag, const std::string& text);
 
+// The first of `words` that is a flag written with a typographic dash (`—enforce-eager`: an
+// em dash, en dash or minus sign where a word processor or chat app rewrote `--`), as a
+// sentence saying how to type it; "" when there is none.
+std::string TypographicDashFlag(const std::vector<std::string>& words);
+
 // Advice from the catalog's other weight formats of `inv` (when it is a catalog model), for a
 // plan that fails at load or at the KV cache.
 std::vector<Advice> VariantAdvice(const Engine& engine, const Inventory& inv, const GpuSpec& gpu,

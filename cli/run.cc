@@ -1,5 +1,6 @@
 // The vramfit command line: one table of subcommands (each lives in cmd_<name>.cc), parsed and
 // run by Run, which main() calls and the command-line fuzz target drives.
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
 #include "engine_flags.h"
@@ -46,6 +48,67 @@ std::vector<Command> Commands() {
 thread_local FILE* t_out = nullptr;
 thread_local FILE* t_err = nullptr;
 thread_local std::istream* t_in = nullptr;
+
+}  // namespace
+
+std::string TypographicDashFlag(const std::vector<std::string>& words) {
+  // UTF-8 of U+2014 (em dash), U+2013 (en dash), U+2212 (minus sign).
+  static constexpr std::pair<std::string_view, std::string_view> kDashes[] = {
+      {"\xE2\x80\x94", "an em dash (U+2014)"},
+      {"\xE2\x80\x93", "an en dash (U+2013)"},
+      {"\xE2\x88\x92", "a minus sign (U+2212)"}};
+  for (const std::string& w : words) {
+    for (const auto& [dash, name] : kDashes) {
+      if (!w.starts_with(dash)) continue;
+      std::string_view rest = std::string_view(w).substr(dash.size());
+      const std::string_view flag = rest.substr(0, rest.find('='));
+      const bool word = !flag.empty() && std::isalpha(static_cast<unsigned char>(flag[0])) &&
+                        std::all_of(flag.begin(), flag.end(), [](char c) {
+                          return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+                                 c == '_';
+                        });
+      if (!word) continue;
+      return fmt::format("{} starts with {}, not ASCII hyphens (a word processor or chat app "
+                         "rewrote `--`); type it as --{}", w, name, rest);
+    }
+  }
+  return "";
+}
+
+namespace {
+
+// `plan` and `fit` with an engine flag pasted from a server command that changes no memory
+// (`--host 0.0.0.0`, `--port 8000`, `--trust-remote-code`): the flag and its value are taken
+// out of `args` before parsing, and their names returned, to be said in one line as `check`
+// says them. The engine is --engine's (the table's first without one); a flag of `sub` itself
+// is never taken.
+std::vector<std::string> TakeNoMemoryFlags(const CLI::App& sub, std::vector<std::string>* args) {
+  std::string spec;
+  for (size_t i = 1; i < args->size(); ++i) {
+    const std::string& w = (*args)[i];
+    if (w == "--engine" && i + 1 < args->size()) spec = (*args)[i + 1];
+    if (w.starts_with("--engine=")) spec = w.substr(9);
+  }
+  auto choice = FindEngine(spec.empty() ? Engines().front()->name : std::string_view(spec));
+  std::vector<std::string> taken;
+  if (!choice.ok() || choice->engine->no_memory_effect == nullptr) return taken;
+  std::vector<std::string> kept = {std::move(args->front())};
+  for (size_t i = 1; i < args->size(); ++i) {
+    std::string& w = (*args)[i];
+    const size_t eq = w.find('=');
+    const std::string name = w.substr(0, eq);
+    bool valued = false;
+    if (w.size() < 2 || w[0] != '-' || sub.get_option_no_throw(name) != nullptr ||
+        !choice->engine->no_memory_effect(name, &valued)) {
+      kept.push_back(std::move(w));
+      continue;
+    }
+    if (valued && eq == std::string::npos && i + 1 < args->size()) ++i;  // its value
+    if (std::find(taken.begin(), taken.end(), name) == taken.end()) taken.push_back(name);
+  }
+  *args = std::move(kept);
+  return taken;
+}
 
 }  // namespace
 
@@ -122,6 +185,10 @@ int Run(std::vector<std::string> args) {
   for (const Engine* e : Engines()) {
     args = ExpandShortNames(e->flags, std::move(args));
   }
+  std::vector<std::string> no_memory;
+  if (!args.empty() && (args.front() == "plan" || args.front() == "fit")) {
+    no_memory = TakeNoMemoryFlags(*app.get_subcommand(args.front()), &args);
+  }
   if (!args.empty() && !args.front().empty() && args.front()[0] != '-') {
     // A first word that is no subcommand: CLI11 would only say one is required.
     std::string names;
@@ -154,6 +221,10 @@ int Run(std::vector<std::string> args) {
     for (const CLI::App* s : app.get_subcommands()) left = s->remaining();
     for (const std::string& w : left) words += (words.empty() ? "" : " ") + w;
     if (words.empty()) words = e.what();
+    if (const std::string dash = TypographicDashFlag(left); !dash.empty()) {
+      fmt::print(Err(), "{}: {}\n", sub, dash);
+      return kExitUsage;
+    }
     fmt::print(Err(), "{}: unexpected argument(s): {} (not a flag of `{}`, or a value without "
                "its flag; `{} --help` lists the flags)\n", sub, words, sub, sub);
     return kExitUsage;
@@ -178,7 +249,12 @@ int Run(std::vector<std::string> args) {
     return kExitUsage;
   }
   for (auto& [sub, run] : runners) {
-    if (sub->parsed()) return run();
+    if (!sub->parsed()) continue;
+    if (!no_memory.empty()) {
+      fmt::print(Err(), "vramfit {}: flags read, no memory effect: {}\n", sub->get_name(),
+                 fmt::join(no_memory, " "));
+    }
+    return run();
   }
   return kExitUsage;
 }

@@ -11,7 +11,7 @@ namespace {
 struct Case {
   const char* path;  // under tests/bad/
   Code code;
-  const char* message;  // exact text after the path prefix is stripped
+  const char* message;  // exact text, the path of tests/bad written BAD
 };
 
 const Case kCases[] = {
@@ -77,21 +77,27 @@ const Case kCases[] = {
      "not a plain "
      "file name inside the checkpoint directory"},
     {"config-missing-field", Code::kCorrupt,
-     "config.json: \"hidden_size\": missing: every decoder config must give it"},
+     "BAD/config-missing-field/config.json: \"hidden_size\": missing: every decoder config must "
+     "give it"},
     {"config-absurd", Code::kCorrupt,
-     "config.json: \"num_hidden_layers\": expected an integer in [1, 4096], found -3"},
+     "BAD/config-absurd/config.json: \"num_hidden_layers\": expected an integer in [1, 4096], "
+     "found -3"},
     {"config-huge-layers", Code::kCorrupt,
-     "config.json: \"num_hidden_layers\": expected an integer in [1, 4096], found 1000000000"},
+     "BAD/config-huge-layers/config.json: \"num_hidden_layers\": expected an integer in [1, "
+     "4096], found 1000000000"},
     {"config-text-config-type", Code::kCorrupt,
-     "config.json: \"text_config\": expected an object, found a string (\"qwen3\")"},
+     "BAD/config-text-config-type/config.json: \"text_config\": expected an object, found a "
+     "string (\"qwen3\")"},
     {"config-not-json", Code::kCorrupt,
-     "config.json: byte 0: invalid JSON: expected a value, found 'a'"},
+     "BAD/config-not-json/config.json: byte 0: invalid JSON: expected a value, found 'a'"},
     {"config-layer-types", Code::kCorrupt,
-     "config.json: \"layer_types[0]\": expected full_attention, sliding_attention, "
+     "BAD/config-layer-types/config.json: \"layer_types[0]\": expected full_attention, "
+     "sliding_attention, "
      "chunked_attention or "
      "linear_attention, found \"mamba\""},
     {"config-wrong-quant", Code::kCorrupt,
-     "config.json: \"quantization_config\": expected an object, found an array ([\"awq\"])"},
+     "BAD/config-wrong-quant/config.json: \"quantization_config\": expected an object, found an "
+     "array ([\"awq\"])"},
     // Hostile JSON: the key or the byte offset, and what is wrong (issue 11).
     {"escape-name.safetensors", Code::kCorrupt,
      "escape-name.safetensors: tensor \"b\": data_offsets [8, 12]: begin 8 leaves a gap of 4 "
@@ -106,19 +112,24 @@ const Case kCases[] = {
      "shape-2p64.safetensors: tensor \"a\": \"shape\": byte 36: integer 18446744073709551616 "
      "does not fit in 64 bits (the largest is 18446744073709551615)"},
     {"config-bom", Code::kCorrupt,
-     "config.json: byte 0: a UTF-8 byte-order mark (EF BB BF) opens the text: JSON must not "
+     "BAD/config-bom/config.json: byte 0: a UTF-8 byte-order mark (EF BB BF) opens the text: JSON "
+     "must not "
      "start with one (serde_json and Python's json.loads refuse it; save the file as UTF-8 "
      "without BOM)"},
     {"config-2p64", Code::kCorrupt,
-     "config.json: \"vocab_size\": byte 187: integer 18446744073709551616 does not fit in 64 "
+     "BAD/config-2p64/config.json: \"vocab_size\": byte 187: integer 18446744073709551616 does "
+     "not fit in 64 "
      "bits (the largest is 18446744073709551615)"},
     {"config-lone-surrogate", Code::kCorrupt,
-     "config.json: \"model_type\": byte 188: invalid JSON: lone surrogate \\udc00 in a "
+     "BAD/config-lone-surrogate/config.json: \"model_type\": byte 188: invalid JSON: lone "
+     "surrogate \\udc00 in a "
      "string: a low surrogate with no high one before it"},
     {"config-vision-patch-0", Code::kCorrupt,
-     "config.json: \"vision_config\".\"patch_size\": expected an integer in [1, 1024], found 0"},
+     "BAD/config-vision-patch-0/config.json: \"vision_config\".\"patch_size\": expected an "
+     "integer in [1, 1024], found 0"},
     {"config-vision-merge-0", Code::kCorrupt,
-     "config.json: \"vision_config\".\"spatial_merge_size\": expected an integer in [1, 64], "
+     "BAD/config-vision-merge-0/config.json: \"vision_config\".\"spatial_merge_size\": expected "
+     "an integer in [1, 64], "
      "found 0"},
     {"index-2p64", Code::kCorrupt,
      "model.safetensors.index.json: \"metadata\".\"total_size\": byte 28: integer "

@@ -41,7 +41,7 @@ enum class Setting {
 // One flag of an engine's command line.
 struct FlagSpec {
   const char* name;        // "--max-model-len"
-  const char* short_name;  // "-tp" (one dash, several letters) or nullptr
+  const char* short_name;  // "-tp" (one dash, several letters), "--tp" (an abbreviation), nullptr
   const char* help;
   const char* type_name;   // "INT", "FLOAT", "TEXT"; nullptr for a flag without a value
 };
@@ -58,6 +58,16 @@ struct EngineCommand {
   // as printed, control and non-UTF-8 bytes escaped (\xNN), ready for a terminal.
   std::vector<std::string> unmodelled_flags;
   std::vector<std::string> unmodelled_env;
+  // Flags read that have no memory effect (--host, --port, --api-key, logging): their names
+  // once each, as printed, so that `check` can say in one line that they were read.
+  std::vector<std::string> no_memory_flags;
+  // Adds `flag` to no_memory_flags unless it is there already.
+  void ReadWithoutMemoryEffect(std::string flag) {
+    for (const std::string& f : no_memory_flags) {
+      if (f == flag) return;
+    }
+    no_memory_flags.push_back(std::move(flag));
+  }
   // Every flag name given, as written (`--name` or `-x`, no value): what check_flags checks.
   std::vector<std::string> given_flags;
 };
@@ -152,6 +162,10 @@ struct Engine {
   // `vramfit kv` under this engine: the neutral estimate with the engine's paging (block size,
   // whole blocks per sequence); null: the neutral estimate stands.
   Result<KvEstimate> (*kv_cache)(const ModelSpec& spec, const KvQuery& query) = nullptr;
+  // Whether `flag` (as written, `--port`) is one of the engine's flags with no memory effect
+  // (server, logging, sampling), and whether it takes a value: `plan` and `fit` read such a
+  // pasted flag and say so, as `check` does. Null: none.
+  bool (*no_memory_effect)(std::string_view flag, bool* takes_value) = nullptr;
 };
 
 // Rewrites one-dash multi-letter flag names of `flags` (vLLM's -tp) in `args` to their long

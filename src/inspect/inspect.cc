@@ -361,6 +361,14 @@ Result<Inventory> Inspect(const ModelRef& ref, std::string_view name, const Insp
   }
   auto ck = ReadCheckpoint(*plan->source, plan->request);
   if (!ck.ok()) return ck.status();
+  if (ref.kind == ModelKind::kLocalDirectory || ref.kind == ModelKind::kLocalFile) {
+    // A local config that does not parse is named by its path: the user has several
+    // checkpoints on disk and "config.json" alone does not say which one is broken.
+    ck->config_origin = plan->source->Where(plan->request.config_file);
+    if (!ck->preprocessor_origin.empty()) {
+      ck->preprocessor_origin = plan->source->Where(ck->preprocessor_origin);
+    }
+  }
   auto inv = ck->has_weights ? FromHeaders(*plan, std::move(*ck)) : Synthesized(*plan, *ck);
   if (!inv.ok()) return inv.status();
   inv->model = std::string(name);

@@ -395,10 +395,13 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
           : std::string("nothing fits at all, not even one short request");
   switch (req.goal) {
     case FitGoal::kContext:
-      result.unmet =
-          fmt::format("no context >= {} tokens{} fits on {}; {}",
-                      GroupDigits(static_cast<uint64_t>(req.min_context)),
-                      conc > 1 ? fmt::format(" at {:g}x concurrency", conc) : "", card, nearest);
+      // Without --min-context, any context would do: "no context fits", not ">= 0 tokens".
+      result.unmet = fmt::format(
+          "no context{}{} fits on {}; {}",
+          req.min_context > 0
+              ? fmt::format(" >= {} tokens", GroupDigits(static_cast<uint64_t>(req.min_context)))
+              : "",
+          conc > 1 ? fmt::format(" at {:g}x concurrency", conc) : "", card, nearest);
       break;
     case FitGoal::kConcurrency:
       result.unmet = fmt::format(

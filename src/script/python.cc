@@ -260,6 +260,18 @@ struct Assign {
   size_t begin = 0, end = 0;
 };
 
+// The quantization config classes whose keywords a from_pretrained(quantization_config=...)
+// turns into flags (transformers/utils/quantization_config.py, v4.57).
+constexpr std::string_view kQuantConfigs[] = {"BitsAndBytesConfig", "AwqConfig",
+                                              "FbgemmFp8Config"};
+
+// from_pretrained keywords that change no GPU memory: where the files come from and how they
+// are fetched, remote code, and the CPU-side loading path (transformers/modeling_utils.py,
+// v4.57).
+constexpr std::string_view kNoGpuMemory[] = {
+    "trust_remote_code", "low_cpu_mem_usage", "cache_dir", "token", "use_auth_token",
+    "local_files_only", "force_download", "resume_download", "proxies", "use_safetensors"};
+
 // A value of an expression as far as literals and names carry it.
 struct Value {
   enum Kind { kUnknown, kString, kNumber, kBool, kNone, kList, kDotted, kDict } kind = kUnknown;
@@ -418,13 +430,24 @@ Value Reader::Eval(size_t b, size_t e, int scope, int line, int depth) const {
     if (IsOp(f, "(") && v.items.size() == 1 && !IsOp(t_[e - 2], ",")) return v.items[0];
     return v;
   }
-  // {KEY: VALUE, ...} with constant keys, and dict(NAME=VALUE, ...).
-  const bool call_dict = f.kind == Tok::kName && f.text == "dict" && e > b + 1 &&
-                         IsOp(t_[b + 1], "(") && Close(t_, b + 1, e) == e;
+  // {KEY: VALUE, ...} with constant keys, dict(NAME=VALUE, ...), and a quantization config's
+  // construction (transformers.BitsAndBytesConfig(load_in_4bit=True)): its keywords as a dict,
+  // the class in `text`.
+  size_t name_at = b;
+  while (name_at + 2 < e && t_[name_at].kind == Tok::kName && IsOp(t_[name_at + 1], ".")) {
+    name_at += 2;
+  }
+  const bool named_call = t_[name_at].kind == Tok::kName && name_at + 1 < e &&
+                          IsOp(t_[name_at + 1], "(") && Close(t_, name_at + 1, e) == e;
+  const bool call_dict =
+      named_call && ((t_[name_at].text == "dict" && name_at == b) ||
+                     std::find(std::begin(kQuantConfigs), std::end(kQuantConfigs),
+                               t_[name_at].text) != std::end(kQuantConfigs));
   if ((IsOp(f, "{") && Close(t_, b, e) == e) || call_dict) {
     Value v;
     v.kind = Value::kDict;
-    const size_t from = call_dict ? b + 2 : b + 1;
+    if (call_dict && t_[name_at].text != "dict") v.text = t_[name_at].text;
+    const size_t from = call_dict ? name_at + 2 : b + 1;
     for (auto [ib, ie] : Split(t_, from, e - 1)) {
       size_t sep = ib;
       while (sep < ie && !IsOp(t_[sep], call_dict ? "=" : ":")) ++sep;
@@ -558,6 +581,43 @@ Value Reader::ArgValue(const Call& c, size_t position,
   return none;
 }
 
+// The transformers flags of a quantization config read as a dict (v.text: its class); keys
+// with no flag and a memory effect go to *ignored as "quantization_config.KEY".
+void QuantizationFlags(const Value& v, std::vector<std::string>* argv,
+                       std::vector<std::string>* ignored) {
+  // Keys that store nothing different: the compute dtype, nf4 or fp4 (both 4 bits), the
+  // 4-bit storage container, the int8 outlier threshold.
+  static constexpr std::string_view kNoBytes[] = {
+      "bnb_4bit_compute_dtype", "bnb_4bit_quant_type", "bnb_4bit_quant_storage",
+      "llm_int8_threshold"};
+  if (v.text == "FbgemmFp8Config") argv->insert(argv->end(), {"--quantization", "fbgemm_fp8"});
+  for (size_t i = 0; i < v.keys.size(); ++i) {
+    const std::string& k = v.keys[i];
+    const Value& item = v.items[i];
+    const bool on = item.kind == Value::kBool && item.flag;
+    const bool is_bool = item.kind == Value::kBool;
+    if (v.text == "BitsAndBytesConfig" && (k == "load_in_4bit" || k == "load_in_8bit") &&
+        is_bool) {
+      if (on) argv->push_back(k == "load_in_4bit" ? "--load-in-4bit" : "--load-in-8bit");
+    } else if (v.text == "BitsAndBytesConfig" &&
+               std::find(std::begin(kNoBytes), std::end(kNoBytes), k) != std::end(kNoBytes)) {
+      continue;
+    } else if (v.text == "AwqConfig" && k == "do_fuse" && is_bool) {
+      if (on) argv->push_back("--do-fuse");
+    } else if (v.text == "AwqConfig" && k == "fuse_max_seq_len" &&
+               item.kind == Value::kNumber) {
+      argv->insert(argv->end(), {"--fuse-max-seq-len", item.text});
+    } else if (v.text == "AwqConfig" && k != "modules_to_fuse" && k != "exllama_config") {
+      // The checkpoint's own quantization_config wins for everything else: transformers takes
+      // only the loading attributes from the one given (quantizers/auto.py,
+      // merge_quantization_configs, v4.57: AwqConfig.get_loading_attributes).
+      continue;
+    } else {
+      ignored->push_back("quantization_config." + k);
+    }
+  }
+}
+
 std::string Last(std::string_view dotted) {
   const size_t dot = dotted.rfind('.');
   return std::string(dot == dotted.npos ? dotted : dotted.substr(dot + 1));
@@ -629,6 +689,7 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
   };
   std::vector<std::string> argv;
   std::vector<std::string> ignored;
+  std::vector<std::string> no_memory;  // keywords read that change no GPU memory
   std::string what;
   // The call's keywords in order, `**NAME` of a dict the reader can see giving each of its
   // keys; any other `**` is unknown (its keys could be anything). Positional args are left out.
@@ -712,6 +773,18 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
                  v.kind == Value::kBool) {
         if (v.flag) argv.push_back(a.keyword == "load_in_4bit" ? "--load-in-4bit"
                                                                : "--load-in-8bit");
+      } else if (a.keyword == "quantization_config" && v.kind == Value::kDict &&
+                 !v.text.empty()) {
+        QuantizationFlags(v, &argv, &ignored);
+      } else if (std::find(std::begin(kNoGpuMemory), std::end(kNoGpuMemory), a.keyword) !=
+                 std::end(kNoGpuMemory)) {
+        no_memory.push_back(a.keyword);
+      } else if (a.keyword == "max_memory" && v.kind == Value::kDict) {
+        // {0: "20GiB", "cpu": "64GiB"}: --max-memory reads the same object as JSON.
+        const Value* bad = nullptr;
+        const std::string json = JsonText(v, &bad);
+        if (bad != nullptr) return unknown(*bad, what);
+        argv.insert(argv.end(), {"--max-memory", json});
       } else {
         ignored.push_back(a.keyword);
       }
@@ -750,6 +823,12 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
     return Status::Ok();
   } else {
     return Status::Ok();
+  }
+  if (!no_memory.empty()) {
+    std::string list;
+    for (const std::string& k : no_memory) list += (list.empty() ? "" : ", ") + k + "=";
+    out->notes.push_back(fmt::format("{}: {}: read, no memory effect: {}", where, c.callee,
+                                     list));
   }
   if (!ignored.empty()) {
     std::string list;

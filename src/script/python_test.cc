@@ -62,6 +62,39 @@ TEST(PythonScript, VllmLlmDictsAndKwargs) {
             std::string::npos);
 }
 
+// quantization_config=BitsAndBytesConfig(...) (inline or through a name) is the load it
+// names, as load_in_4bit=True is; AwqConfig's fusing and FbgemmFp8Config have their flags;
+// max_memory's dict is --max-memory's JSON; keys that change bytes and have no flag are named.
+TEST(PythonScript, QuantizationConfigAndMaxMemoryAreFlags) {
+  const ScriptRead r = Read(
+      "import torch\n"
+      "from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n"
+      "bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16,\n"
+      "                         bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True)\n"
+      "m = AutoModelForCausalLM.from_pretrained('m', device_map='auto', quantization_config=bnb,\n"
+      "                                         max_memory={0: '20GiB', 'cpu': '64GiB'})\n");
+  ExpectOne(r, "deploy.py:5", "transformers",
+            Argv{"transformers", "m", "--device-map", "auto", "--load-in-4bit", "--max-memory",
+                 R"({"0":"20GiB","cpu":"64GiB"})"});
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_EQ(r.notes[0], "deploy.py:5: AutoModelForCausalLM.from_pretrained: not modelled "
+                        "(ignored): quantization_config.bnb_4bit_use_double_quant=");
+  ExpectOne(Read("import transformers\n"
+                 "transformers.AutoModelForCausalLM.from_pretrained('m', quantization_config="
+                 "transformers.BitsAndBytesConfig(load_in_8bit=True))\n"),
+            "deploy.py:2", "transformers", Argv{"transformers", "m", "--load-in-8bit"});
+  ExpectOne(Read("from transformers import AutoModelForCausalLM, AwqConfig\n"
+                 "q = AwqConfig(bits=4, do_fuse=True, fuse_max_seq_len=2048)\n"
+                 "AutoModelForCausalLM.from_pretrained('m', quantization_config=q)\n"),
+            "deploy.py:3", "transformers",
+            Argv{"transformers", "m", "--do-fuse", "--fuse-max-seq-len", "2048"});
+  ExpectOne(Read("from transformers import AutoModelForCausalLM, FbgemmFp8Config\n"
+                 "AutoModelForCausalLM.from_pretrained('m', quantization_config=FbgemmFp8Config())"
+                 "\n"),
+            "deploy.py:2", "transformers",
+            Argv{"transformers", "m", "--quantization", "fbgemm_fp8"});
+}
+
 TEST(PythonScript, VllmLlmKeywordsAreServeFlags) {
   const ScriptRead r = Read(
       "from vllm import LLM, SamplingParams\n"
@@ -93,8 +126,9 @@ TEST(PythonScript, FromPretrainedThroughAFunctionsCallSite) {
   ExpectOne(r, "deploy.py:5", "transformers",
             {"transformers", "/srv/qwen", "--device-map", "auto", "--torch-dtype", "float16"});
   ASSERT_EQ(r.notes.size(), 1u);
-  EXPECT_EQ(r.notes[0], "deploy.py:5: AutoModelForCausalLM.from_pretrained: not modelled "
-                        "(ignored): low_cpu_mem_usage=");
+  // low_cpu_mem_usage changes the CPU-side loading path only: read, no GPU memory effect.
+  EXPECT_EQ(r.notes[0], "deploy.py:5: AutoModelForCausalLM.from_pretrained: read, no memory "
+                        "effect: low_cpu_mem_usage=");
 }
 
 TEST(PythonScript, QuantizerLoadersInTwoBranchesAreOneLoad) {

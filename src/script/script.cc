@@ -140,7 +140,7 @@ class Analyzer {
 };
 
 // Steps over one launch prefix at k_ (nohup, exec, time, setsid, nice, sudo, env, stdbuf,
-// command); false when there is none.
+// command, uv run, uvx, docker exec); false when there is none.
 bool Analyzer::Launcher() {
   const std::string_view w = Basename(w_[k_].text);
   auto skip_options = [&](std::initializer_list<std::string_view> with_value) {
@@ -160,6 +160,24 @@ bool Analyzer::Launcher() {
   if (w == "nice") {
     ++k_;
     skip_options({"-n"});
+    return true;
+  }
+  // `uv run [options] COMMAND` and `uvx [options] TOOL ...` run the command in a project's or
+  // a tool's environment (uv's documentation, `uv run --help`: the options that take a value).
+  if (w == "uvx" || (w == "uv" && k_ + 1 < w_.size() && w_[k_ + 1].text == "run")) {
+    k_ += w == "uv" ? 2 : 1;
+    skip_options({"--with", "-w", "--python", "-p", "--project", "--directory", "--env-file",
+                  "--group", "--extra", "--index", "--default-index", "--package", "--from",
+                  "--with-requirements", "--with-editable", "--config-file", "--cache-dir"});
+    return true;
+  }
+  // `docker exec [options] CONTAINER COMMAND`: the command runs in a container that is already
+  // up (its engine server, for `ollama run`, reads the container's own environment).
+  if ((w == "docker" || w == "podman") && k_ + 1 < w_.size() && w_[k_ + 1].text == "exec") {
+    k_ += 2;
+    skip_options({"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file",
+                  "--detach-keys"});
+    if (k_ < w_.size()) ++k_;  // the container
     return true;
   }
   if (w == "sudo") {
@@ -327,6 +345,34 @@ std::optional<Seen> Analyzer::Run() {
   return seen;
 }
 
+// The flag `w` (a word of `c`) is the value of, or carries as --flag=VALUE, when that flag has
+// no memory effect under `engine` and takes a value; "" otherwise.
+std::string NoMemoryFlagOf(const ShellCommand& c, const ShellWord* w, const Engine& engine) {
+  if (engine.no_memory_effect == nullptr || c.words.empty() || w < c.words.data() ||
+      w >= c.words.data() + c.words.size()) {
+    return "";
+  }
+  const size_t at = static_cast<size_t>(w - c.words.data());
+  bool valued = false;
+  const size_t eq = w->text.find('=');
+  if (w->text.starts_with("-") && eq != std::string::npos) {
+    // A name the unknown part left out (`--$X=1`) is no flag of the list.
+    const std::string flag = w->text.substr(0, eq);
+    return engine.no_memory_effect(flag, &valued) && valued ? flag : "";
+  }
+  // `--api-key $KEY`: an unquoted value that expanded to nothing marks the flag before it.
+  if (w->text.starts_with("-") && engine.no_memory_effect(w->text, &valued) && valued) {
+    return w->text;
+  }
+  if (at == 0) return "";
+  const std::string& prev = c.words[at - 1].text;
+  if (prev.starts_with("-") && prev.find('=') == std::string::npos && !c.words[at - 1].unknown &&
+      engine.no_memory_effect(prev, &valued) && valued) {
+    return prev;
+  }
+  return "";
+}
+
 }  // namespace
 
 Result<ScriptRead> ReadDeployScript(std::string_view text, std::string_view file,
@@ -344,6 +390,25 @@ Result<ScriptRead> ReadDeployScript(std::string_view text, std::string_view file
     if (!seen) continue;
     for (const ShellWord* w : seen->used) {
       if (!w->unknown) continue;
+      if (const std::string flag = NoMemoryFlagOf(c, w, *seen->inv.engine); !flag.empty()) {
+        // `--api-key "$API_KEY"`: a secret CI does not give the checker, in a flag that
+        // changes no memory; the plan does not depend on it.
+        out.notes.push_back(fmt::format(
+            "{}:{}: {}, in {}, which has no memory effect: checked without it", name,
+            w->unknown->line, core::Printable(w->unknown->what), flag));
+        if (w->text == flag) {
+          // Its value vanished from the words: an empty one stands in, so that the flag does
+          // not take the next flag as its value.
+          std::vector<std::string>& argv = seen->inv.argv;
+          for (size_t i = 0; i < argv.size(); ++i) {
+            if (argv[i] == flag && (i + 1 == argv.size() || argv[i + 1].starts_with("-"))) {
+              argv.insert(argv.begin() + static_cast<long>(i) + 1, "");
+              break;
+            }
+          }
+        }
+        continue;
+      }
       return Status::InvalidArgument(fmt::format(
           "{}:{}: {}, in the {} command of line {} (set it in the script, or give its value "
           "with --env FILE)",

@@ -42,6 +42,19 @@ TEST(DeployScript, LaunchPrefixesAndVariables) {
   EXPECT_EQ(inv.gpus_from, "CUDA_VISIBLE_DEVICES=0,1");
 }
 
+// uv's runners and `docker exec` into a running container are launch prefixes too.
+TEST(DeployScript, UvRunAndDockerExecAreLaunchers) {
+  const ScriptRead r = Read(
+      "uv run --with vllm --frozen vllm serve a --max-model-len 8192\n"
+      "uvx --from 'sglang[all]' python -m sglang.launch_server --model-path b\n"
+      "docker exec -it -e X=1 ollama ollama run c.gguf\n");
+  ASSERT_EQ(r.invocations.size(), 3u);
+  EXPECT_EQ(r.invocations[0].argv, (Argv{"vllm", "serve", "a", "--max-model-len", "8192"}));
+  EXPECT_EQ(r.invocations[1].engine->name, "sglang");
+  EXPECT_EQ(r.invocations[2].argv, (Argv{"ollama", "run", "c.gguf"}));
+  EXPECT_TRUE(Read("uv pip install vllm\ndocker exec ollama ls\n").invocations.empty());
+}
+
 TEST(DeployScript, ExportedVariablesReachTheCommand) {
   const ScriptRead r = Read("export CUDA_VISIBLE_DEVICES=3\nexec python3 -m "
                             "vllm.entrypoints.openai.api_server --model m\n");
@@ -97,6 +110,26 @@ TEST(DeployScript, UnsetVariableOfAnEngineCommandNamesFileAndLine) {
   ScriptOptions env;
   env.environment = {{"MODEL_PATH", "/m"}};
   EXPECT_EQ(Read("vllm serve $MODEL_PATH\n", env).invocations[0].argv.back(), "/m");
+}
+
+// A secret the checker is not given, in a flag that changes no memory, does not stop the
+// check: it is said, and the command is planned without it. Anywhere else it still does.
+TEST(DeployScript, UnsetVariableInAFlagWithNoMemoryEffectIsSaid) {
+  const ScriptRead r = Read(
+      "vllm serve m --max-model-len 8192 --api-key \"$VLLM_API_KEY\" --port=$PORT\n"
+      "python -m sglang.launch_server --model-path m --api-key $KEY --port 1\n");
+  ASSERT_EQ(r.invocations.size(), 2u);
+  // The unquoted value that vanished is an empty word, not the next flag.
+  EXPECT_EQ(r.invocations[1].argv, (Argv{"python", "-m", "sglang.launch_server", "--model-path",
+                                         "m", "--api-key", "", "--port", "1"}));
+  ASSERT_EQ(r.notes.size(), 3u);
+  EXPECT_EQ(r.notes[0], "deploy.sh:1: $VLLM_API_KEY is not set, in --api-key, which has no "
+                        "memory effect: checked without it");
+  EXPECT_EQ(r.notes[1].rfind("deploy.sh:1: $PORT is not set, in --port,", 0), 0u) << r.notes[1];
+  EXPECT_EQ(r.notes[2].rfind("deploy.sh:2: $KEY is not set, in --api-key,", 0), 0u);
+  EXPECT_EQ(Error("vllm serve m --max-model-len $LEN --api-key k\n"),
+            "deploy.sh:1: $LEN is not set, in the vLLM command of line 1 (set it in the script, "
+            "or give its value with --env FILE)");
 }
 
 TEST(DeployScript, EnvironmentFile) {

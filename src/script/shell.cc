@@ -109,6 +109,8 @@ class Reader {
   size_t i_ = 0;
   int line_ = 1;
   bool continued_ = false;  // the current command crossed a `\` continuation
+  bool crlf_noted_ = false;  // a `\` before a Windows line ending was said once
+  bool caret_noted_ = false;  // a cmd.exe `^` continuation was said once
   std::map<std::string, Var> vars_;
   size_t exports_ = 0;
   uint64_t expanded_ = 0;
@@ -660,7 +662,14 @@ Status Reader::Run(const std::vector<std::pair<std::string, std::string>>& envir
       size_t j = i_ + 1;
       while (j < s_.size() && IsBlank(s_[j])) ++j;
       if (j == s_.size() || s_[j] == '\n' || s_[j] == '#') {
-        if (j == s_.size() || s_[j] == '\n') {  // before a comment, the comment says it
+        const bool crlf = j == i_ + 2 && s_[i_ + 1] == '\r' && j < s_.size() && s_[j] == '\n';
+        if (crlf && !crlf_noted_) {
+          crlf_noted_ = true;
+          Note(line_, "Windows line endings (CR LF): a shell reads `\\` as escaping the CR "
+                      "and ends the command at each such line; read on as the script means "
+                      "(dos2unix converts the file)");
+        } else if (!crlf && (j == s_.size() || s_[j] == '\n')) {
+          // Before a comment, the comment says it.
           Note(line_, "blanks after a `\\` continuation: a shell ends the command at this "
                       "line; read on as the script means");
         }
@@ -671,6 +680,12 @@ Status Reader::Run(const std::vector<std::pair<std::string, std::string>>& envir
       }
     }
     if (c == '\n') {
+      if (!words.empty() && words.back().text == "^" && !caret_noted_) {
+        // cmd.exe's continuation, pasted from a Windows guide: not a shell's.
+        caret_noted_ = true;
+        Note(line_, "`^` at the end of a line is cmd.exe's continuation; this is read as a "
+                    "shell script, where `\\` continues a line");
+      }
       Advance();
       VRAMFIT_RETURN_IF_ERROR(SkipHeredocs());
       VRAMFIT_RETURN_IF_ERROR(Finish(std::move(words)));

@@ -62,6 +62,17 @@ TEST(Shell, ContinuationsAndComments) {
   EXPECT_EQ(notes.size(), 1u);
   EXPECT_EQ(Commands("run --a \\  \n  --b\n", &notes), (Words{{"run", "--a", "--b"}}));
   EXPECT_EQ(notes.size(), 1u);
+  // A script saved with Windows line endings: every `\` escapes a CR, which a shell reads as
+  // the end of the command; read as meant, said once for the file.
+  EXPECT_EQ(Commands("run a \\\r\n  --b 1 \\\r\n  --c\r\nnext\r\n", &notes),
+            (Words{{"run", "a", "--b", "1", "--c"}, {"next"}}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("t.sh:1: Windows line endings (CR LF)", 0), 0u) << notes[0];
+  // cmd.exe's `^` continuation is not read as one, but said.
+  EXPECT_EQ(Commands("run a ^\r\n  --b 1\r\n", &notes), (Words{{"run", "a", "^"}, {"--b", "1"}}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("t.sh:1: `^` at the end of a line is cmd.exe's continuation", 0), 0u)
+      << notes[0];
   // A comment after a complete command does not pull the next command in.
   EXPECT_EQ(Commands("run --a # c\n--not-a-flag-of-run\n"),
             (Words{{"run", "--a"}, {"--not-a-flag-of-run"}}));

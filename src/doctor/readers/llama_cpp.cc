@@ -193,7 +193,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         const auto from = f.get(Num::kMaxModelLen);
         AddFix(d, from ? fmt::format("--fit-ctx {:.0f}", *from) : std::string("--fit-ctx N"),
                "the least context --fit may set: it moves layers to the CPU instead");
-        AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa)",
+        AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa on)",
                "a quantized KV cache: about twice the context in the same memory");
         AddFix(d, "-np 1", "one slot gets the whole context");
         return true;
@@ -205,7 +205,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                                          4096, TidyContextLength(static_cast<int64_t>(*len / 4))))
               : "-c 32768",
           "a smaller context: the KV cache grows linearly with n_ctx (per slot with -np)");
-      AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa)",
+      AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa on)",
              "a quantized KV cache: about half the bytes per token");
       return true;
     }

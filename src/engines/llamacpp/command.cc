@@ -71,7 +71,7 @@ constexpr Alias kAliases[] = {
 };
 
 // Flags that change no device memory (server, sampling, threads, logging; common/arg.cpp):
-// accepted silently by `check`, as `vllm serve --host` is. Those that take a value, then the
+// named by `check` in one line, as `vllm serve --host` is. Those that take a value, then the
 // bare ones.
 constexpr const char* kNoMemoryValued[] = {
     "--host", "--port", "-a", "--alias", "--api-key", "--api-key-file", "--chat-template",
@@ -253,6 +253,13 @@ size_t ProgramIndex(const std::vector<std::string>& argv) {
 
 }  // namespace
 
+bool HasNoMemoryEffect(std::string_view flag, bool* takes_value) {
+  const std::string name(flag);
+  if (!Listed(kNoMemoryValued, name) && !Listed(kNoMemoryBare, name)) return false;
+  *takes_value = Listed(kNoMemoryValued, name);
+  return true;
+}
+
 bool IsLlamaCppCommand(const std::vector<std::string>& argv) {
   const size_t i = ProgramIndex(argv);
   if (i >= argv.size()) return false;
@@ -328,15 +335,25 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
       continue;
     }
     if (name == "--flash-attn") {
-      // Older builds: a bare flag; newer: on|off|auto.
+      // Since the on|off|auto change (August 2025, before the modelled build) the flag takes a
+      // value, and the word after it is that value whatever it is (common/arg.cpp: a value
+      // hint "[on|off|auto]"; "unknown value for --flash-attn: '-ctk'" for `-fa -ctk q8_0`).
+      // Older builds' bare -fa meant on, which `-fa on` says to every build.
       static const char* kWords[] = {"on", "off", "auto", "true", "false", "1", "0"};
-      std::string v = "on";
-      if (eq != std::string::npos) {
-        v = a.substr(eq + 1);
-      } else if (i + 1 < argv.size() &&
-                 std::find(std::begin(kWords), std::end(kWords), argv[i + 1]) !=
-                     std::end(kWords)) {
-        v = argv[++i];
+      if (eq == std::string::npos && i + 1 >= argv.size()) {
+        return Status::InvalidArgument(fmt::format(
+            "{} needs a value: on, off or auto (llama-server stops with \"expected value for "
+            "argument\"; an older build's bare {} is {} on)", a, a, a));
+      }
+      const std::string v = eq != std::string::npos ? a.substr(eq + 1) : argv[++i];
+      if (std::find(std::begin(kWords), std::end(kWords), v) == std::end(kWords)) {
+        return Status::InvalidArgument(fmt::format(
+            "{} {}: expected on, off or auto (llama-server reads the word after {} as its "
+            "value and stops with \"unknown value for --flash-attn: '{}'\"; an older build's "
+            "bare {} is {} on)",
+            core::Printable(a.substr(0, eq)), core::Printable(v), core::Printable(a.substr(0, eq)),
+            core::Printable(v), core::Printable(a.substr(0, eq)),
+            core::Printable(a.substr(0, eq))));
       }
       out.flags.emplace_back(name, v);
       continue;
@@ -345,9 +362,10 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     for (const FlagSpec& f : Flags()) {
       if (name == f.name) spec = &f;
     }
-    if (spec == nullptr && Listed(kNoMemoryBare, name)) continue;
-    if (spec == nullptr && Listed(kNoMemoryValued, name)) {
-      if (eq == std::string::npos && i + 1 < argv.size()) ++i;
+    bool valued = false;
+    if (spec == nullptr && HasNoMemoryEffect(name, &valued)) {
+      if (valued && eq == std::string::npos && i + 1 < argv.size()) ++i;
+      out.ReadWithoutMemoryEffect(name);
       continue;
     }
     if (spec == nullptr) {

@@ -23,6 +23,10 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings bas
 bool IsLlamaCppCommand(const std::vector<std::string>& argv);
 Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv);
 
+// Whether `flag` is a llama-server/llama-cli flag with no device-memory effect (--host,
+// --port, -t, --jinja, --temp, ...), and whether it takes a value.
+bool HasNoMemoryEffect(std::string_view flag, bool* takes_value);
+
 // The `llama-server -m MODEL [flags]` line `vramfit check -- ...` reads back to the same plan.
 std::string CommandLine(const Inventory& inv, const LlamaCppSettings& s);
 

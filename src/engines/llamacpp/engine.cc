@@ -194,6 +194,7 @@ const Engine& LlamaCppEngine() {
       .knobs = {{Setting::kKvCacheDtype, "q8_0", "q8_0 K and V caches: a small accuracy cost",
                  Q8Cache}},
       .flag_name = FlagName,
+      .no_memory_effect = HasNoMemoryEffect,
   };
   return kEngine;
 }

@@ -344,7 +344,7 @@ TEST(LlamaCppCommandTest, RefusesNumbersWithATail) {
 TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
   const std::vector<std::string> argv = {
       "CUDA_VISIBLE_DEVICES=0,1", "/opt/llama.cpp/build/bin/llama-server", "-m", "x.gguf",
-      "-ngl", "99", "-c", "32000", "-fa", "-ctk", "q8_0", "--n-cpu-moe", "3", "--jinja",
+      "-ngl", "99", "-c", "32000", "-fa", "on", "-ctk", "q8_0", "--n-cpu-moe", "3", "--jinja",
       "--port", "8080", "-ot", "exps=CPU,attn=CUDA1", "-t", "8", "--no-such-flag", "3"};
   ASSERT_TRUE(IsLlamaCppCommand(argv));
   auto cmd = ReadLlamaCppCommand(argv);
@@ -360,8 +360,9 @@ TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
   EXPECT_EQ(s->n_cpu_moe, 3);
   ASSERT_EQ(s->overrides.size(), 2u);
   EXPECT_EQ(s->overrides[1].second, "CUDA1");
-  // Server, sampling and thread flags change no device memory: passed over silently.
+  // Server, sampling and thread flags change no device memory: named once each as read.
   EXPECT_EQ(cmd->unmodelled_flags, (std::vector<std::string>{"--no-such-flag 3"}));
+  EXPECT_EQ(cmd->no_memory_flags, (std::vector<std::string>{"--jinja", "--port", "-t"}));
   EXPECT_TRUE(IsLlamaCppCommand({"llama-cli", "-m", "a.gguf"}));
   EXPECT_FALSE(IsLlamaCppCommand({"vllm", "serve", "a"}));
   // A prompt, and llama-cli's conversation switches, hold no device memory of their own.
@@ -473,6 +474,37 @@ TEST_F(LlamaCppPlanTest, EngineRowRefusesAndRemedies) {
     EXPECT_GT(via_row->estimated_max_model_len, 0);
     EXPECT_EQ(via_row->estimated_max_model_len % kCtxPad, 0);
   }
+}
+
+}  // namespace
+}  // namespace vramfit::llamacpp
+
+namespace vramfit::llamacpp {
+namespace {
+
+// The modelled build reads the word after -fa as its value: a bare -fa before another flag,
+// or at the end, stops llama-server, and so does a word that is not on, off or auto.
+TEST(LlamaCppCommandTest, FlashAttnTakesTheNextWordAsItsValue) {
+  auto bare = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-fa", "-ctk", "q8_0"});
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(bare.status().message(),
+            "-fa -ctk: expected on, off or auto (llama-server reads the word after -fa as its "
+            "value and stops with \"unknown value for --flash-attn: '-ctk'\"; an older build's "
+            "bare -fa is -fa on)");
+  auto typo = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-fa", "onn"});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("-fa onn: expected on, off or auto"), std::string::npos)
+      << typo.status().message();
+  auto last = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "--flash-attn"});
+  ASSERT_FALSE(last.ok());
+  EXPECT_NE(last.status().message().find("--flash-attn needs a value: on, off or auto"),
+            std::string::npos) << last.status().message();
+  for (const char* v : {"on", "off", "auto"}) {
+    auto ok = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-fa", v, "-c", "4096"});
+    ASSERT_TRUE(ok.ok()) << v << ": " << ok.status().ToString();
+    EXPECT_EQ(ok->flags.front(), (std::pair<std::string, std::string>{"--flash-attn", v}));
+  }
+  EXPECT_TRUE(ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "--flash-attn=off"}).ok());
 }
 
 }  // namespace

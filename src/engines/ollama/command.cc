@@ -115,6 +115,20 @@ Result<OllamaSettings> ReadFlags(const FlagValues& given, OllamaSettings s) {
   return s;
 }
 
+bool HasNoMemoryEffect(std::string_view flag, bool* takes_value) {
+  // `ollama run`'s own flags (cmd/cmd.go, v0.12.10): how the chat is shown, how long the model
+  // stays loaded after it, the output format; none changes what one load holds. --think takes
+  // its value only as --think=VALUE (a bool flag with an optional value).
+  static constexpr std::string_view kRunFlags[] = {"--verbose",    "--keepalive",   "--format",
+                                                   "--think",      "--hidethinking",
+                                                   "--nowordwrap", "--insecure"};
+  if (std::find(std::begin(kRunFlags), std::end(kRunFlags), flag) == std::end(kRunFlags)) {
+    return false;
+  }
+  *takes_value = flag == "--keepalive" || flag == "--format";
+  return true;
+}
+
 bool IsOllamaCommand(const std::vector<std::string>& argv) {
   const size_t i = ProgramIndex(argv);
   if (i + 1 >= argv.size() || Base(argv[i]) != "ollama") return false;
@@ -162,6 +176,20 @@ Result<EngineCommand> ReadOllamaCommand(const std::vector<std::string>& argv) {
           "instead; write the whole number",
           core::Printable(a)));
     }
+    // A value the flag refuses is named as written: the variable, not vramfit's flag.
+    if (auto read = ReadFlags({{hit->flag, value}}, {}); !read.ok()) {
+      std::string m(read.status().message());
+      for (const std::string& said : {fmt::format("{} \"{}\"", hit->flag, core::Printable(value)),
+                                      fmt::format("{} {}", hit->flag, core::Printable(value)),
+                                      std::string(hit->flag)}) {
+        if (m.starts_with(said)) {
+          m.erase(0, said.size());
+          break;
+        }
+      }
+      while (!m.empty() && (m[0] == ' ' || m[0] == ':')) m.erase(0, 1);
+      return Status::InvalidArgument(fmt::format("{}: {}", core::Printable(a), m));
+    }
     out.given_flags.push_back(hit->flag);
     out.flags.emplace_back(hit->flag, value);
   }
@@ -182,13 +210,13 @@ Result<EngineCommand> ReadOllamaCommand(const std::vector<std::string>& argv) {
       if (name == f.name) spec = &f;
     }
     if (spec == nullptr) {
-      // `ollama run`'s own flags (--verbose, --keepalive 5m, --format json, ...).
-      std::string shown = core::Printable(a);
-      if (eq == std::string::npos && (name == "--keepalive" || name == "--format" ||
-                                      name == "--think") && i + 1 < argv.size()) {
-        shown += " " + core::Printable(argv[++i]);
+      bool valued = false;
+      if (HasNoMemoryEffect(name, &valued)) {
+        if (eq == std::string::npos && valued && i + 1 < argv.size()) ++i;
+        out.ReadWithoutMemoryEffect(name);
+        continue;
       }
-      out.unmodelled_flags.push_back(std::move(shown));
+      out.unmodelled_flags.push_back(core::Printable(a));
       continue;
     }
     out.given_flags.push_back(name);

@@ -25,6 +25,10 @@ Result<OllamaSettings> ReadFlags(const FlagValues& given, OllamaSettings base);
 bool IsOllamaCommand(const std::vector<std::string>& argv);
 Result<EngineCommand> ReadOllamaCommand(const std::vector<std::string>& argv);
 
+// Whether `flag` is one of `ollama run`'s own flags, none of which changes what a load holds
+// (--verbose, --keepalive 5m, --format json, ...), and whether it takes a value.
+bool HasNoMemoryEffect(std::string_view flag, bool* takes_value);
+
 // `ENV=V ... ollama run MODEL`: the environment that gives the plan's settings (num_ctx as
 // OLLAMA_CONTEXT_LENGTH, the default context of every request); num_gpu and num_batch, which
 // have no variable, are Modelfile lines in the plan's notes.

@@ -175,6 +175,7 @@ const Engine& OllamaEngine() {
                  "q8_0 K and V caches with OLLAMA_FLASH_ATTENTION=1: a small accuracy cost",
                  Q8Cache}},
       .flag_name = FlagName,
+      .no_memory_effect = HasNoMemoryEffect,
   };
   return kEngine;
 }

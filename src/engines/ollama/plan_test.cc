@@ -219,7 +219,9 @@ TEST(OllamaCommand, ReadsEnvironmentRunAndFlags) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->model, "x.gguf");
   EXPECT_EQ(c->unmodelled_env, (std::vector<std::string>{"OLLAMA_HOST=0.0.0.0"}));
-  EXPECT_EQ(c->unmodelled_flags, (std::vector<std::string>{"--verbose", "--keepalive 5m"}));
+  // `ollama run`'s display and keep-alive flags hold nothing: named once as read.
+  EXPECT_TRUE(c->unmodelled_flags.empty()) << c->unmodelled_flags.front();
+  EXPECT_EQ(c->no_memory_flags, (std::vector<std::string>{"--verbose", "--keepalive"}));
   auto s = ReadFlags(c->flags, ToOllamaSettings(c->settings));
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->max_model_len, 16000);
@@ -235,6 +237,16 @@ TEST(OllamaCommand, ReadsEnvironmentRunAndFlags) {
             "OLLAMA_CONTEXT_LENGTH=16k: Ollama reads only digits here (strconv.ParseUint) and "
             "would use its default instead; write the whole number");
   EXPECT_FALSE(ReadOllamaCommand({"OLLAMA_GPU_OVERHEAD=1GiB", "ollama", "run", "x.gguf"}).ok());
+  // A value the setting refuses is named as the variable it was written as.
+  auto huge = ReadOllamaCommand({"OLLAMA_GPU_OVERHEAD=99999999999999999999999", "ollama", "run",
+                                 "x.gguf"});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().message(), "OLLAMA_GPU_OVERHEAD=99999999999999999999999: expected "
+                                     "bytes (or a size such as 1GiB)");
+  auto ctx = ReadOllamaCommand({"OLLAMA_CONTEXT_LENGTH=0", "ollama", "run", "x.gguf"});
+  ASSERT_FALSE(ctx.ok());
+  EXPECT_TRUE(ctx.status().message().starts_with("OLLAMA_CONTEXT_LENGTH=0: "))
+      << ctx.status().message();
   EXPECT_FALSE(ReadFlags({{"--num-gpu", "-2"}}, {}).ok());
   EXPECT_FALSE(ReadFlags({{"--gpu-overhead", "lots"}}, {}).ok());
   auto g = ReadFlags({{"--gpu-overhead", "2GiB"}, {"--num-gpu", "-1"}}, {});

@@ -22,11 +22,11 @@ namespace {
 
 using core::ShellWord;
 
-// SGLang flags that do not change GPU memory: accepted silently by `check`. Every other flag
-// of the option list that the plan does not read is named as not modelled.
+// SGLang flags that do not change GPU memory: `check` names them in one line, as read. Every
+// other flag of the option list that the plan does not read is named as not modelled.
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
-    "--tokenizer-path", "--revision", "--chat-template", "--tool-call-parser",
+    "--tokenizer-path", "--chat-template", "--tool-call-parser",
     "--reasoning-parser", "--log-level", "--log-requests", "--random-seed", "--load-format",
     "--download-dir", "--enable-metrics", "--sampling-backend", "--grammar-backend",
     "--schedule-policy", "--skip-tokenizer-init", "--watchdog-timeout", "--nnodes", "--node-rank",
@@ -155,6 +155,13 @@ std::string LaunchCommand(const std::string& model, const SglangSettings& s,
   return env + c;
 }
 
+bool HasNoMemoryEffect(std::string_view flag, bool* takes_value) {
+  const ServerFlag* f = FindServerFlag(flag, ~0u);
+  if (f == nullptr || !Quiet(f->name)) return false;
+  *takes_value = ReadingArity(*f) != '0';
+  return true;
+}
+
 bool IsLaunchCommand(const std::vector<std::string>& argv) {
   size_t next = 0;
   return LauncherAt(argv, SkipEnvironment(argv), &next) != Launcher::kNone;
@@ -251,6 +258,8 @@ Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
       if (!Quiet(real)) {
         name_once(core::Printable(written) +
                   (written == real ? "" : fmt::format(" (SGLang reads it as {})", real)));
+      } else {
+        out.ReadWithoutMemoryEffect(std::string(real));
       }
       continue;
     }

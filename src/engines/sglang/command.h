@@ -30,6 +30,10 @@ bool IsLaunchCommand(const std::vector<std::string>& argv);
 // flag written goes to given_flags, for CheckCommandFlags to refuse those the release lacks.
 Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& argv);
 
+// Whether `flag` (or an abbreviation of one option) is an SGLang server flag with no memory
+// effect (--host, --port, --log-level, ...), and whether it takes a value.
+bool HasNoMemoryEffect(std::string_view flag, bool* takes_value);
+
 }  // namespace vramfit::sglang
 
 #endif  // VRAMFIT_ENGINES_SGLANG_COMMAND_H_

@@ -226,6 +226,7 @@ const Engine& SglangEngine() {
                 {Setting::kMaxNumBatchedTokens, "2048", "slower prefill", SmallChunk}},
       .flag_name = FlagName,
       .check_flags = CheckCommandFlags,
+      .no_memory_effect = HasNoMemoryEffect,
   };
   return kEngine;
 }

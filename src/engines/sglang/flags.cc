@@ -113,15 +113,17 @@ Status ReadMmLimit(const std::string& flag, const std::string& text, SglangSetti
 
 }  // namespace
 
+// --tp, --dp and --ep, the abbreviations SGLang's own documentation writes (argparse reads a
+// unique prefix), stand as short names: `plan --engine sglang --tp 2` reads as --tp-size 2.
 const std::vector<FlagSpec>& Flags() {
   static const std::vector<FlagSpec> kFlags = {
-      {"--tp-size", nullptr, "tensor-parallel size (SGLang also reads --tp)", "INT"},
+      {"--tp-size", "--tp", "tensor-parallel size (SGLang also reads --tp)", "INT"},
       {"--tensor-parallel-size", nullptr, "tensor-parallel size", "INT"},
       {"--pp-size", nullptr, "pipeline-parallel size", "INT"},
       {"--pipeline-parallel-size", nullptr, "pipeline-parallel size", "INT"},
-      {"--dp-size", nullptr, "data-parallel size (SGLang also reads --dp)", "INT"},
+      {"--dp-size", "--dp", "data-parallel size (SGLang also reads --dp)", "INT"},
       {"--data-parallel-size", nullptr, "data-parallel size", "INT"},
-      {"--ep-size", nullptr, "expert-parallel size (SGLang also reads --ep)", "INT"},
+      {"--ep-size", "--ep", "expert-parallel size (SGLang also reads --ep)", "INT"},
       {"--enable-dp-attention", nullptr, "SGLang: attention data-parallel (attention TP = tp / dp)",
        nullptr},
       {"--mem-fraction-static", nullptr,

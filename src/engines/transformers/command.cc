@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <string_view>
 
@@ -141,6 +142,19 @@ Result<TransformersSettings> ReadFlags(const FlagValues& given, TransformersSett
   return s;
 }
 
+bool HasNoMemoryEffect(std::string_view flag, bool* takes_value) {
+  // from_pretrained's keywords that change no GPU memory, as flags: where the files come from
+  // and how they are fetched, remote code, the CPU-side loading path (modeling_utils.py,
+  // v4.57); the Python reader reads the same keywords (script/python.cc).
+  static constexpr std::string_view kSwitches[] = {
+      "--trust-remote-code", "--low-cpu-mem-usage", "--local-files-only", "--force-download",
+      "--use-safetensors"};
+  static constexpr std::string_view kValued[] = {"--cache-dir", "--token"};
+  *takes_value = std::find(std::begin(kValued), std::end(kValued), flag) != std::end(kValued);
+  return *takes_value ||
+         std::find(std::begin(kSwitches), std::end(kSwitches), flag) != std::end(kSwitches);
+}
+
 bool IsTransformersCommand(const std::vector<std::string>& argv) {
   return !argv.empty() && argv[0] == "transformers";
 }
@@ -164,6 +178,12 @@ Result<EngineCommand> ReadTransformersCommand(const std::vector<std::string>& ar
     const FlagSpec* spec = nullptr;
     for (const FlagSpec& f : Flags()) {
       if (name == f.name || (f.short_name && name == f.short_name)) spec = &f;
+    }
+    bool valued = false;
+    if (spec == nullptr && HasNoMemoryEffect(name, &valued)) {
+      if (valued && eq == std::string::npos && i + 1 < argv.size()) ++i;
+      out.ReadWithoutMemoryEffect(name);
+      continue;
     }
     if (spec == nullptr) {
       out.unmodelled_flags.push_back(core::Printable(a));

@@ -25,6 +25,10 @@ Result<TransformersSettings> ReadFlags(const FlagValues& given, TransformersSett
 bool IsTransformersCommand(const std::vector<std::string>& argv);
 Result<EngineCommand> ReadTransformersCommand(const std::vector<std::string>& argv);
 
+// Whether `flag` is one of from_pretrained's keywords that change no GPU memory, as a flag
+// (--trust-remote-code, --cache-dir DIR, ...), and whether it takes a value.
+bool HasNoMemoryEffect(std::string_view flag, bool* takes_value);
+
 // The `transformers MODEL [flags]` line `vramfit check -- ...` reads back to the same plan.
 std::string CommandLine(const Inventory& inv, const TransformersSettings& s);
 

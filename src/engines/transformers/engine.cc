@@ -196,6 +196,7 @@ const Engine& TransformersEngine() {
       .knobs = {{Setting::kKvCacheDtype, "quantized", "int4 KV cache (quanto): a small accuracy "
                                                       "cost", QuantizedCache}},
       .flag_name = FlagName,
+      .no_memory_effect = HasNoMemoryEffect,
   };
   return kEngine;
 }

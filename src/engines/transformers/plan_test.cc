@@ -259,6 +259,14 @@ TEST(TransformersFlags, ReadAndSnippet) {
   ASSERT_EQ(cmd->flags.size(), 2u);
   ASSERT_EQ(cmd->unmodelled_flags.size(), 1u);
   EXPECT_EQ(cmd->unmodelled_flags[0], "--foo 1");
+  // from_pretrained's fetch and remote-code keywords are read, with no memory effect.
+  auto quiet = ReadTransformersCommand({"transformers", "qwen3-8b", "--trust-remote-code",
+                                        "--cache-dir", "/hf", "--low-cpu-mem-usage"});
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_TRUE(quiet->unmodelled_flags.empty()) << quiet->unmodelled_flags.front();
+  EXPECT_EQ(quiet->no_memory_flags, (std::vector<std::string>{"--trust-remote-code",
+                                                              "--cache-dir",
+                                                              "--low-cpu-mem-usage"}));
 }
 
 TEST(TransformersEngineRow, AdviceForAFailingStaticCacheNamesTheLongestLength) {

@@ -22,10 +22,12 @@ namespace {
 
 using core::ShellWord;
 
-// vLLM flags that do not change GPU memory: accepted silently by `check`.
+// vLLM flags that do not change GPU memory: `check` names them in one line, as read.
+// --revision is not one of them: it chooses the checkpoint, and the plan reads the model as
+// named (MODEL@REVISION plans a Hub revision), so it is named as not modelled.
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
-    "--download-dir", "--tokenizer", "--revision", "--tokenizer-revision", "--chat-template",
+    "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
     "--enable-auto-tool-choice", "--tool-call-parser", "--reasoning-parser",
     "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats", "--seed",
     "--load-format", "--generation-config", "--enable-prefix-caching",
@@ -150,6 +152,15 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
     env += std::string(kEnvPpPartition) + "=" + ShellWord(s.pp_layer_partition) + " ";
   }
   return env + c;
+}
+
+bool HasNoMemoryEffect(std::string_view flag, bool* takes_value) {
+  if (std::find(std::begin(kNoMemoryEffect), std::end(kNoMemoryEffect), flag) ==
+      std::end(kNoMemoryEffect)) {
+    return false;
+  }
+  *takes_value = std::find(std::begin(kSwitches), std::end(kSwitches), flag) == std::end(kSwitches);
+  return true;
 }
 
 std::vector<std::string> RewriteShortFlags(std::vector<std::string> args) {
@@ -329,8 +340,10 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
       continue;
     }
     const std::string name = a.substr(0, a.find('='));
-    if (std::find(std::begin(kNoMemoryEffect), std::end(kNoMemoryEffect), name) ==
-        std::end(kNoMemoryEffect)) {
+    bool valued = false;
+    if (HasNoMemoryEffect(name, &valued)) {
+      out.ReadWithoutMemoryEffect(name);
+    } else {
       out.unmodelled_flags.push_back(core::Printable(name));
     }
   }

@@ -27,6 +27,10 @@ bool IsServeCommand(const std::vector<std::string>& argv);
 // listed as not modelled, and so are flags that are neither read nor free of memory effect.
 Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv);
 
+// Whether `flag` is a `vllm serve` flag with no memory effect (--host, --port, ...), and
+// whether it takes a value (Engine::no_memory_effect).
+bool HasNoMemoryEffect(std::string_view flag, bool* takes_value);
+
 // Rewrites vLLM's one-dash multi-letter flags (-tp, -pp, -dp) to their long forms.
 std::vector<std::string> RewriteShortFlags(std::vector<std::string> args);
 

@@ -234,6 +234,7 @@ const Engine& VllmEngine() {
       .check_flags = CheckCommandFlags,
       .expand_config = WithConfigFile,
       .kv_cache = EstimateKvPaged,
+      .no_memory_effect = HasNoMemoryEffect,
   };
   return kEngine;
 }

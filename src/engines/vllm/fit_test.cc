@@ -182,6 +182,14 @@ TEST(Fit, AGoalThatCannotBeMetSaysSoAndShowsTheNearest) {
   EXPECT_NE(r->unmet.find("no context >= 40,960 tokens at 64x concurrency fits on 1 x rtx-4090"),
             std::string::npos)
       << r->unmet;
+  // Without --min-context any context would do: the sentence names none.
+  req.min_context = 0;
+  req.min_concurrency = 1e9;
+  auto any = Fit(vllm::VllmEngine(), {{"qwen3-8b", &inv}}, req);
+  ASSERT_TRUE(any.ok());
+  EXPECT_FALSE(any->met);
+  EXPECT_EQ(any->unmet.rfind("no context at 1e+09x concurrency fits on 1 x rtx-4090; ", 0), 0u)
+      << any->unmet;
   // A model that does not fit at all: nothing is the nearest.
   const Inventory big = Catalog("qwen2.5-72b-instruct");
   auto none = Fit(vllm::VllmEngine(), {{"qwen2.5-72b-instruct", &big}}, OneCard("t4"));

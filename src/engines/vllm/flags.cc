@@ -200,6 +200,15 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   // whose text needs reading.
   std::string max_model_len, kv_cache_memory, limit_mm, mm_kwargs;
   for (const auto& [name, text] : given) {
+    // `--max-model-len ""`: vLLM's typed parsers and JSON readers refuse an empty value, so it
+    // is not the default either (an unset flag is left out of `given`).
+    for (const FlagSpec& f : Flags()) {
+      if (text.empty() && f.type_name != nullptr && name == f.name) {
+        return Status::InvalidArgument(fmt::format(
+            "{} \"\": an empty value, which vLLM refuses; leave the flag out for its default",
+            name));
+      }
+    }
     auto as_int = [&](int64_t* out) -> Status {
       auto v = ReadInt(name, text);
       if (!v.ok()) return v.status();

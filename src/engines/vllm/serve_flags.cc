@@ -17,6 +17,26 @@
 namespace vramfit::vllm {
 namespace {
 
+// Another engine's spelling of a vLLM setting (SGLang's server flags, llama.cpp's), as pasted
+// into a `vllm serve` line: " (vLLM spells the nearest setting ...)", or "".
+std::string VllmSpelling(std::string_view flag) {
+  static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
+      {"--tp", "--tensor-parallel-size (-tp)"}, {"--tp-size", "--tensor-parallel-size (-tp)"},
+      {"--pp-size", "--pipeline-parallel-size (-pp)"}, {"--dp", "--data-parallel-size (-dp)"},
+      {"--dp-size", "--data-parallel-size (-dp)"}, {"--context-length", "--max-model-len"},
+      {"--ctx-size", "--max-model-len"}, {"--mem-fraction-static", "--gpu-memory-utilization"},
+      {"--max-running-requests", "--max-num-seqs"},
+      {"--chunked-prefill-size", "--max-num-batched-tokens"},
+      {"--disable-cuda-graph", "--enforce-eager"}, {"--page-size", "--block-size"},
+      {"--model-path", "the model: `vllm serve MODEL` or --model"},
+      {"--n-gpu-layers", "nothing: vLLM keeps every layer on the GPU (--cpu-offload-gb moves "
+                         "weights to the CPU)"}};
+  for (const auto& [other, vllm] : kNames) {
+    if (flag == other) return fmt::format(" (vLLM spells the nearest setting {})", vllm);
+  }
+  return "";
+}
+
 bool Has(const std::vector<std::string_view>& list, std::string_view name) {
   return std::binary_search(list.begin(), list.end(), name);
 }
@@ -190,9 +210,9 @@ Status CheckServeFlags(const std::vector<std::string>& given, const std::string&
       if (f.rfind("--", 0) == 0) scored.emplace_back(core::EditDistance(name, f), f);
     }
     return Status::InvalidArgument(fmt::format(
-        "{}: vLLM {} has no such flag (`vllm serve` stops with \"unrecognized arguments\"); "
+        "{}: vLLM {} has no such flag (`vllm serve` stops with \"unrecognized arguments\"){}; "
         "nearest: {}",
-        core::Printable(written.substr(0, written.find('='))), release_text,
+        core::Printable(written.substr(0, written.find('='))), release_text, VllmSpelling(name),
         core::NearestNames(std::move(scored), 3)));
   }
   return Status::Ok();

@@ -32,6 +32,16 @@ TEST(ServeFlags, UnknownFlagIsAnErrorWithTheNearest) {
   EXPECT_NE(Error({"--max-modle-len"}).find("--max-model-len"), std::string::npos);
 }
 
+// A flag pasted from an SGLang or llama.cpp line says how vLLM spells the setting.
+TEST(ServeFlags, AnotherEnginesSpellingNamesVllms) {
+  EXPECT_EQ(Error({"--tp"}).substr(0, Error({"--tp"}).find("; nearest")),
+            "--tp: vLLM 0.22 has no such flag (`vllm serve` stops with \"unrecognized "
+            "arguments\") (vLLM spells the nearest setting --tensor-parallel-size (-tp))");
+  EXPECT_NE(Error({"--context-length=8192"}).find("spells the nearest setting --max-model-len"),
+            std::string::npos);
+  EXPECT_EQ(Error({"--max-model-len"}), "");
+}
+
 TEST(ServeFlags, SpellingsArgparseAccepts) {
   EXPECT_EQ(Error({"--max_model_len", "--no-enable-prefix-caching", "-tp", "--max-model",
                    "--compilation-config.mode", "-1"}),
