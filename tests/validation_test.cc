@@ -352,6 +352,13 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
         s.speculative_method = Str(spec, "method");
         if (auto n = Num(spec, "num_speculative_tokens"))
           s.num_speculative_tokens = static_cast<int64_t>(*n);
+        s.draft_model = Str(spec, "model");
+      }
+      // draft_model_resolved: the catalog id of the speculative config's draft model.
+      if (const std::string draft = Str(res, "draft_model_resolved"); !draft.empty()) {
+        auto d = InspectModel(draft, {});
+        ASSERT_TRUE(d.ok()) << id << ": " << draft;
+        s.draft_inventory = std::make_shared<const Inventory>(std::move(*d));
       }
     }
     const std::string other = Str(set, "other");
