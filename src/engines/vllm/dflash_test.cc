@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "engines/vllm/kv_cache.h"
+#include "engines/vllm/vllm.h"
 #include "vramfit/inspect.h"
 #include "vramfit/model.h"
 
@@ -62,6 +64,30 @@ TEST(VllmDflash, Qwen36DrafterFromTheCatalog) {
   EXPECT_NEAR(static_cast<double>(w.total()) / 1e9, 3.46, 0.01);
   // TP 2: the fc (25600 x 5120) is whole on both ranks.
   EXPECT_EQ(vllm::DflashWeightsPerRank(inv->spec, 2, 16).fc, 25600ull * 5120 * 2);
+}
+
+// The drafter's KV layers group apart from the target's (other head count and size, same
+// page): Qwen3.6-35B-A3B's 10 attention and 30 linear layers beside the drafter's 8 give
+// groups of 8 and the two padding warnings vLLM 0.20.2 printed (issue #46462).
+TEST(VllmDflash, DrafterLayersFormTheirOwnKvGroup) {
+  auto target = InspectModel("qwen3.6-35b-a3b-fp8", {});
+  auto draft = InspectModel("qwen3.6-35b-a3b-dflash", {});
+  ASSERT_TRUE(target.ok() && draft.ok());
+  ModelSpec both = target->spec;
+  for (const LayerSpec& l : draft->spec.layers) both.layers.push_back(l);
+  KvCacheOptions o;
+  o.max_model_len = 8192;
+  o.num_speculative_tokens = 6;
+  o.rules = vllm::RulesFor(*ParseVllmVersion("0.20.2"));
+  auto layout = PlanKvCache(both, o);
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->group_size, 8);
+  std::string notes;
+  for (const auto& n : layout->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("Add 2 padding layers, may waste at most 6.67%"), std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("Add 6 padding layers, may waste at most 60.00%"), std::string::npos)
+      << notes;
 }
 
 }  // namespace
