@@ -196,6 +196,9 @@ struct ModelSpec {
   Dtype ssm_state_dtype = Dtype::kBF16; // mamba_ssm_dtype for linear-attention state
   std::vector<LayerSpec> layers;
   int64_t mtp_layers = 0;               // MTP / NextN layers stored in the checkpoint
+  // A DFlash drafter (dflash_config.target_layer_ids): how many target layers' hidden states
+  // its fc projection reads; 0 when the config has none.
+  int64_t dflash_target_layers = 0;
   VisionSpec vision;
   QuantScheme quant;
   NamingSpec naming;

@@ -461,6 +461,17 @@ Status ParseObject(const Ctx& c, const object& obj, int depth, RawConfig* out) {
       VRAMFIT_RETURN_IF_ERROR(GetIntList(c, key, v, 0, 4096, &out->mlp_only_layers));
     } else if (key == "vision_config") {
       VRAMFIT_RETURN_IF_ERROR(ParseVision(c, v, &out->vision_config));
+    } else if (key == "dflash_config") {
+      if (v.is_null()) continue;
+      object sub;
+      if (v.get_object().get(sub)) return TypeError(c, key, "an object", v);
+      Ctx dc{c.origin, c.path + "\"dflash_config\"."};
+      for (auto field : sub) {
+        if (field.key == "target_layer_ids") {
+          VRAMFIT_RETURN_IF_ERROR(GetIntList(dc, field.key, field.value, 0, 4096,
+                                             &out->dflash_target_layer_ids));
+        }
+      }
     } else if (key == "rope_scaling" || key == "rope_parameters") {
       if (!out->rope_scaling.present) {
         VRAMFIT_RETURN_IF_ERROR(ParseRopeScaling(c.origin, c.Key(key), v, &out->rope_scaling));

@@ -156,6 +156,10 @@ struct RawConfig {
   // MTP
   std::optional<int64_t> num_nextn_predict_layers, mtp_num_hidden_layers;
 
+  // DFlash drafter: dflash_config.target_layer_ids, the target layers whose hidden states it
+  // reads (vLLM's fc input is their count x the hidden size).
+  std::vector<int64_t> dflash_target_layer_ids;
+
   RawRopeScaling rope_scaling;
 
   std::shared_ptr<RawConfig> text_config;  // nested LM config, when present

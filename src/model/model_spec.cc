@@ -512,6 +512,7 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
       !Pick(t, top, &RawConfig::mtp_num_hidden_layers)) {
     spec.mtp_layers = fam->mtp_default;
   }
+  spec.dflash_target_layers = static_cast<int64_t>(top.dflash_target_layer_ids.size());
 
   // Vision tower.
   const formats::RawVisionConfig& v = top.vision_config;

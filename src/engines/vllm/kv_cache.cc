@@ -71,13 +71,17 @@ struct Key {
   uint64_t page;
   int64_t bs;
   int64_t window;
+  int64_t kv_heads;
   bool operator<(const Key& o) const {
-    return std::tie(kind, page, bs, window) < std::tie(o.kind, o.page, o.bs, o.window);
+    return std::tie(kind, page, bs, window, kv_heads) <
+           std::tie(o.kind, o.page, o.bs, o.window, o.kv_heads);
   }
   bool operator==(const Key& o) const { return !(*this < o) && !(o < *this); }
 };
 
-Key KeyOf(const KvLayerSpec& l) { return {l.kind, l.page_bytes, l.block_size, l.sliding_window}; }
+Key KeyOf(const KvLayerSpec& l) {
+  return {l.kind, l.page_bytes, l.block_size, l.sliding_window, l.kv_heads};
+}
 
 }  // namespace
 
@@ -136,6 +140,7 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
                      ? KvLayerKind::kSliding
                      : KvLayerKind::kFull;
         l.sliding_window = l.kind == KvLayerKind::kSliding ? a.sliding_window : 0;
+        l.kv_heads = static_cast<int64_t>(KvHeadsPerRank(a, tp));
         l.page_bytes = one * static_cast<uint64_t>(bs0);
         out.kv_bytes_per_token += one;
         break;

@@ -53,6 +53,10 @@ struct KvLayerSpec {
   uint64_t page_bytes = 0;     // bytes of one block of this layer (after padding/unification)
   uint64_t max_usage_bytes = 0;// bytes one request of max_model_len tokens needs in this layer
   int64_t sliding_window = 0;
+  // KV heads per rank (attention layers): with the page, the spec's shape. vLLM's
+  // AttentionSpec equality compares num_kv_heads and head_size, so layers that only share a
+  // page size (a DFlash drafter's 8 x 128 beside Qwen3.6's 4 x 256) group apart.
+  int64_t kv_heads = 0;
 };
 
 struct KvCacheLayout {

@@ -14,6 +14,7 @@
 #include "core/units.h"
 #include "engines/vllm/command.h"
 #include "engines/vllm/defaults.h"
+#include "engines/vllm/dflash.h"
 #include "engines/vllm/flags.h"
 #include "engines/vllm/pipeline.h"
 #include "engines/vllm/refusals.h"
@@ -585,19 +586,33 @@ Status Load(Run& r) {
     // counted as stored: vLLM shares them with the target only when the checkpoint has none
     // or they are equal (_maybe_share_embeddings, from #28549), which headers cannot tell.
     // docs/engines/vllm-speculative.md has the reading (v0.16.0 and main).
-    VllmWeightOptions dwo = wo;
-    dwo.load_speculative_mtp = false;
-    dwo.quantization.clear();
-    dwo.model_dtype_bits =
-        r.model_dtype != r.draft->dtype ? DtypeBits(r.model_dtype) : 0;
-    auto dw = VllmWeightsPerRank(*s.draft_inventory, dwo);
-    if (!dw.ok()) return dw.status();
-    weights += dw->bytes_per_rank;
+    uint64_t draft_bytes = 0;
+    if (spec_method == "dflash") {
+      // DFlash: its layers and a replicated fc in the target's dtype, the target's embedding
+      // and lm_head shared (dflash.cc has the shapes, qwen3_dflash.py).
+      draft_bytes = vllm::DflashWeightsPerRank(*r.draft, r.tp, DtypeBits(r.model_dtype)).total();
+      if (r.draft->quant.quantized()) {
+        r.plan.notes.push_back(fmt::format(
+            "--speculative-config dflash: the drafter's {} quantization is not modelled; its "
+            "weights are counted in {} bits",
+            r.draft->quant.method_text, DtypeBits(r.model_dtype)));
+      }
+    } else {
+      VllmWeightOptions dwo = wo;
+      dwo.load_speculative_mtp = false;
+      dwo.quantization.clear();
+      dwo.model_dtype_bits =
+          r.model_dtype != r.draft->dtype ? DtypeBits(r.model_dtype) : 0;
+      auto dw = VllmWeightsPerRank(*s.draft_inventory, dwo);
+      if (!dw.ok()) return dw.status();
+      draft_bytes = dw->bytes_per_rank;
+    }
+    weights += draft_bytes;
     r.plan.notes.push_back(fmt::format(
         "--speculative-config {}: draft model {} adds {} of weights per GPU (TP {}) and its {} "
         "layer(s) page in the same KV cache pool",
         spec_method, s.draft_model.empty() ? "(given)" : s.draft_model,
-        FormatBytes(dw->bytes_per_rank), r.tp, r.draft->layers.size()));
+        FormatBytes(draft_bytes), r.tp, r.draft->layers.size()));
     if (s.pipeline_parallel_size > 1) {
       r.plan.notes.push_back("pipeline parallel with a draft model: the whole draft is charged "
                              "to the planned stage and its layers to its KV pool");
