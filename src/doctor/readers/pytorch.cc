@@ -541,6 +541,28 @@ void MatchReferenceLaunch(const Line& line) {
   line.Emit(EventKind::kLoadBegin, kEngine);
 }
 
+// A shell or container runtime reporting its program ended by SIGKILL, which the kernel's OOM
+// killer sends: bash's "Killed" (strsignal(SIGKILL); in a script "run.sh: line 3: 1234 Killed
+// python run.py"), zsh's "zsh: killed     python run.py", fish's "terminated by signal SIGKILL",
+// Docker Compose's "vllm-1 exited with code 137" (128 + SIGKILL).
+bool ShellKilled(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  const size_t killed = s.rfind("Killed");
+  if (killed == std::string_view::npos) {
+    return Has(s, "zsh: killed ") || Has(s, "terminated by signal SIGKILL") ||
+           Has(s, "exited with code 137");
+  }
+  // "Killed" alone (after a collector's prefix), or in a script's job report.
+  const std::string_view before = s.substr(0, killed);
+  const bool alone = killed + 6 == s.size() &&
+                     (before.empty() || before.ends_with("| ") || before.ends_with(": "));
+  const bool job = Has(before, ": line ") && before.ends_with(" ") &&
+                   (killed + 6 == s.size() || s[killed + 6] == ' ');
+  const bool bash = alone || job;
+  return bash || Has(s, "zsh: killed ") || Has(s, "terminated by signal SIGKILL") ||
+         Has(s, "exited with code 137");
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchReferenceLaunch(line);
@@ -563,7 +585,8 @@ void Match(const Line& line) {
   // (torch/distributed/elastic/multiprocessing/api.py, torch 1.10+): the worker printed no error
   // of its own, and the kernel's OOM killer is what usually sends it.
   if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
-      Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)")) {
+      Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") ||
+      ((Has(s, "illed") || Has(s, "code 137") || Has(s, "SIGKILL")) && ShellKilled(line.text))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
   if (Has(s, "CUDA error: out of memory") || Has(s, "cudaErrorMemoryAllocation") ||
