@@ -138,7 +138,7 @@ class Scanner final : public doctor::EventSink {
       }
     }
     const size_t wrap = WrapWidth(width, raw);
-    if (wrap != 0 && width == wrap) {
+    if (wrap != 0 && width == wrap && !TableRow(clean)) {
       held_ = std::move(clean);
       return;
     }
@@ -201,6 +201,16 @@ class Scanner final : public doctor::EventSink {
       }
     }
     return at_longest_ >= kWrappedLines ? longest_ : 0;
+  }
+
+  // A row of a table drawn to one width (nvidia-smi's, a box of '|' and '+' or of the box-drawing
+  // characters U+2500-U+257F): its rows are as long as a wrapped piece, and each is whole.
+  static bool TableRow(std::string_view s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+    if (s.empty()) return false;
+    if (s.back() == '|' || s.back() == '+') return true;
+    return s.size() >= 3 && s[s.size() - 3] == '\xE2' &&
+           (s[s.size() - 2] == '\x94' || s[s.size() - 2] == '\x95');
   }
 
   // One logical line: a physical line, or the pieces of one a terminal wrapped.
