@@ -500,6 +500,22 @@ TEST(LogScan, CollectedAndEscapedLinesAreUnwrapped) {
   EXPECT_NE(Find(t, EventKind::kFrame), nullptr);
 }
 
+// A shell's or Docker Compose's report that its program was ended by SIGKILL (the kernel's OOM
+// killer) reads as the OOM killer; "Killed" inside a message does not.
+TEST(LogScan, ShellReportsOfSigkillAreTheOomKiller) {
+  for (const char* line :
+       {"Killed", "zsh: killed     python run.py", "vllm-1  | Killed",
+        "./run.sh: line 3:  4242 Killed                  python run.py",
+        "fish: Job 1, 'python run.py' terminated by signal SIGKILL (Forced quit)",
+        "vllm-1 exited with code 137"}) {
+    EXPECT_NE(Find(Scan(std::string(line) + "\n"), EventKind::kHostOomKill), nullptr) << line;
+  }
+  for (const char* line : {"INFO worker Killed by the scheduler after 10 s", "Process was Killed?",
+                           "exited with code 1370"}) {
+    EXPECT_EQ(Find(Scan(std::string(line) + "\n"), EventKind::kHostOomKill), nullptr) << line;
+  }
+}
+
 TEST(LogScan, EventKindsAndValueKeysHaveTheirNames) {
   EXPECT_STREQ(EventKindName(EventKind::kTorchOom), "torch_oom");
   EXPECT_STREQ(EventKindName(EventKind::kMaxLenError), "max_len_error");

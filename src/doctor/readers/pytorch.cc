@@ -547,20 +547,21 @@ void MatchReferenceLaunch(const Line& line) {
 // Docker Compose's "vllm-1 exited with code 137" (128 + SIGKILL).
 bool ShellKilled(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  constexpr std::string_view kCode = "exited with code 137";
+  const size_t code = s.find(kCode);
+  const bool compose = code != std::string_view::npos &&
+                       (code + kCode.size() == s.size() ||
+                        !std::isdigit(static_cast<unsigned char>(s[code + kCode.size()])));
+  if (Has(s, "zsh: killed ") || Has(s, "terminated by signal SIGKILL") || compose) return true;
   const size_t killed = s.rfind("Killed");
-  if (killed == std::string_view::npos) {
-    return Has(s, "zsh: killed ") || Has(s, "terminated by signal SIGKILL") ||
-           Has(s, "exited with code 137");
-  }
+  if (killed == std::string_view::npos) return false;
   // "Killed" alone (after a collector's prefix), or in a script's job report.
   const std::string_view before = s.substr(0, killed);
   const bool alone = killed + 6 == s.size() &&
                      (before.empty() || before.ends_with("| ") || before.ends_with(": "));
   const bool job = Has(before, ": line ") && before.ends_with(" ") &&
                    (killed + 6 == s.size() || s[killed + 6] == ' ');
-  const bool bash = alone || job;
-  return bash || Has(s, "zsh: killed ") || Has(s, "terminated by signal SIGKILL") ||
-         Has(s, "exited with code 137");
+  return alone || job;
 }
 
 void Match(const Line& line) {
