@@ -134,7 +134,9 @@ class Scanner final : public doctor::EventSink {
           held_.size() + clean.size() > opt_.max_line_bytes) {
         Process(std::exchange(held_, std::string()));
       } else {
-        clean = std::exchange(held_, std::string()) + clean;
+        held_ += clean;  // appended in place: a line of many pieces costs its length once
+        clean.swap(held_);
+        held_.clear();
       }
     }
     const size_t wrap = WrapWidth(width, raw);

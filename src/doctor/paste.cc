@@ -2,6 +2,8 @@
 #include "doctor/paste.h"
 
 #include <cstdint>
+#include <cstring>
+#include <utility>
 
 #include "doctor/text_scan.h"
 
@@ -172,6 +174,13 @@ bool HtmlEscaped(std::string_view line, std::string* out) {
 }  // namespace
 
 bool Unwrap(std::string_view line, std::string* out) {
+  // Every wrapper holds one of these bytes; most lines hold none and stop here.
+  const size_t open = line.find_first_not_of(" \t");
+  if ((open == std::string_view::npos || line[open] != '{') &&
+      std::memchr(line.data(), '\\', line.size()) == nullptr &&
+      std::memchr(line.data(), '&', line.size()) == nullptr) {
+    return false;
+  }
   std::string text;
   bool unwrapped = JsonRecord(line, &text);
   if (unwrapped) line = text;
