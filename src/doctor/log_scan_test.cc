@@ -501,13 +501,18 @@ TEST(LogScan, CollectedAndEscapedLinesAreUnwrapped) {
 }
 
 // A shell's or Docker Compose's report that its program was ended by SIGKILL (the kernel's OOM
-// killer) reads as the OOM killer; "Killed" inside a message does not.
+// killer), and a job scheduler's or Kubernetes' OOM kill, read as the OOM killer; "Killed"
+// inside a message does not.
 TEST(LogScan, ShellReportsOfSigkillAreTheOomKiller) {
   for (const char* line :
        {"Killed", "zsh: killed     python run.py", "vllm-1  | Killed",
         "./run.sh: line 3:  4242 Killed                  python run.py",
         "fish: Job 1, 'python run.py' terminated by signal SIGKILL (Forced quit)",
-        "vllm-1 exited with code 137"}) {
+        "vllm-1 exited with code 137",
+        // A batch job's or a container's memory limit: Slurm's cgroup, Kubernetes.
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=4242.batch. Some of the step "
+        "tasks have been OOM Killed.",
+        "      Reason:       OOMKilled"}) {
     EXPECT_NE(Find(Scan(std::string(line) + "\n"), EventKind::kHostOomKill), nullptr) << line;
   }
   for (const char* line : {"INFO worker Killed by the scheduler after 10 s", "Process was Killed?",

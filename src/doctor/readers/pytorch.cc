@@ -585,8 +585,13 @@ void Match(const Line& line) {
   // torchrun's elastic agent reporting a worker ended by SIGKILL, "failed (exitcode: -9)"
   // (torch/distributed/elastic/multiprocessing/api.py, torch 1.10+): the worker printed no error
   // of its own, and the kernel's OOM killer is what usually sends it.
+  // Slurm's cgroup plugin: "Detected 1 oom_kill event in StepId=4242.batch. Some of the step
+  // tasks have been OOM Killed." (22.05+; before, "Detected 1 oom-kill event(s) in step 42.0
+  // cgroup"); Kubernetes' container status "OOMKilled" (kubectl describe, events): the job's or
+  // container's memory limit, host memory.
   if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
-      Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") ||
+      Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") || Has(s, "oom_kill event") ||
+      Has(s, "oom-kill event") || Has(s, "OOMKilled") ||
       ((Has(s, "illed") || Has(s, "code 137") || Has(s, "SIGKILL")) && ShellKilled(line.text))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
