@@ -434,19 +434,11 @@ struct LogFeed::State {
     if (cp == 0xFEFF) return;
     if (cp < 0x80) {
       Byte(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      Byte(static_cast<char>(0xC0 | (cp >> 6)));
-      Byte(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      Byte(static_cast<char>(0xE0 | (cp >> 12)));
-      Byte(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      Byte(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      Byte(static_cast<char>(0xF0 | (cp >> 18)));
-      Byte(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      Byte(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      Byte(static_cast<char>(0x80 | (cp & 0x3F)));
+      return;
     }
+    std::string utf8;
+    core::AppendUtf8(cp, &utf8);
+    for (const char c : utf8) Byte(c);
   }
 
   // One UTF-16 code unit; a surrogate without its pair is U+FFFD.

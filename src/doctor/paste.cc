@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/text.h"
 #include "doctor/text_scan.h"
 
 namespace vramfit::doctor {
@@ -16,24 +17,6 @@ namespace {
 // CloudWatch exports).
 constexpr std::string_view kJsonKeys[] = {"\"log\":", "\"MESSAGE\":", "\"textPayload\":",
                                           "\"message\":"};
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    *out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    *out += static_cast<char>(0xC0 | (cp >> 6));
-    *out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    *out += static_cast<char>(0xE0 | (cp >> 12));
-    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    *out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    *out += static_cast<char>(0xF0 | (cp >> 18));
-    *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    *out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 // Four hex digits at `s[at]`; -1 when they are not.
 int32_t Hex4(std::string_view s, size_t at) {
@@ -86,7 +69,7 @@ bool JsonString(std::string_view s, size_t at, std::string* out) {
           }
         }
         if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
-        AppendUtf8(static_cast<uint32_t>(cp), &text);
+        core::AppendUtf8(static_cast<uint32_t>(cp), &text);
         break;
       }
       default: text += e;  // \" \\ \/
