@@ -112,4 +112,27 @@ put("config", "vision", json.dumps({"model_type": "qwen2_5_vl", "hidden_size": 8
                                                       "spatial_merge_size": 1}}))
 put("doctor", "chinese", open(os.path.join(here, "..", "tests", "doctor", "hostile",
                                            "chinese-long-lines.log"), "rb").read())
+# doctor: the shapes logs are saved and pasted in (docs/doctor.md): UTF-16 with and without a
+# byte-order mark, a surrogate cut off, collectors' JSON records, an escaped traceback, HTML
+# escapes, a terminal's 80-column wrap, two runs, a shell's SIGKILL report.
+oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a "
+       "total capacity of 23.52 GiB of which 115.69 MiB is free.\n")
+banner = "INFO 05-10 10:12:04 [api_server.py:1043] vLLM API server version 0.8.5\n"
+put("doctor", "utf16le-bom", b"\xff\xfe" + (banner + oom).replace("\n", "\r\n").encode("utf-16-le"))
+put("doctor", "utf16be-lone-surrogate", (banner + oom).encode("utf-16-be") + b"\xd8\x3d\x00")
+put("doctor", "json-records", "".join(
+    json.dumps({k: line + "\n", "time": "t"}) + "\n"
+    for k, line in zip(["log", "MESSAGE", "textPayload", "message"],
+                       ["Traceback (most recent call last):",
+                        '  File "/a/vllm/v1/worker/gpu_model_runner.py", line 1, in profile_run',
+                        "\x1b[31mERROR\x1b[0m \u00e9\U0001f600", oom.strip()])))
+put("doctor", "escaped-traceback", 'Error: {"error": "Traceback (most recent call last):\\n  '
+    'File \\"C:\\\\app\\\\run.py\\", line 3, in generate\\n' + oom.strip() + '"}\n')
+put("doctor", "html-escaped", "  File &quot;/a/transformers/generation/utils.py&quot;, line 1, "
+    "in generate &lt;&amp;&#39;&#x27;&apos;&gt;\n" + oom)
+wrapped = "".join(banner + oom for _ in range(3))
+put("doctor", "wrapped-80", "".join(l[i:i + 80] + "\n" for l in wrapped.splitlines()
+                                    for i in range(0, len(l), 80)))
+put("doctor", "two-runs-killed", oom + "user@host:~$ CUDA_VISIBLE_DEVICES=0 python run.py\n" +
+    banner + oom + "zsh: killed     python run.py\nvllm-1 exited with code 137\n")
 print("wrote", os.path.normpath(root))

@@ -53,6 +53,11 @@ struct LogScan {
   uint64_t dropped_events = 0;
   std::vector<std::string> unplaced;  // error-looking lines no rule recognised (first 8)
   std::vector<std::string> engines;   // engines seen, most events first
+  // A log of several runs (an engine started again after a failure, two logs concatenated):
+  // the events are the last run's; a last run that shows no failure is read with the one
+  // before it.
+  uint64_t earlier_runs = 0;  // runs that began, and failed, before the one read
+  uint64_t run_line = 0;      // the line the run read begins at (0: the log's first)
 };
 
 // Reads `in` to the end in chunks; memory stays bounded by the line cap and the event cap.

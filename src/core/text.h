@@ -1,8 +1,10 @@
 // Small text helpers for messages: edit distance and "did you mean" lists, text made safe to
-// print on a terminal, and cuts that never split a UTF-8 character.
+// print on a terminal, code points written as UTF-8, and cuts that never split a UTF-8
+// character.
 #ifndef VRAMFIT_CORE_TEXT_H_
 #define VRAMFIT_CORE_TEXT_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,6 +53,9 @@ std::string ShellWord(const std::string& w);
 // Byte offset of the first invalid UTF-8 sequence in `s` (a stray continuation byte, a cut
 // sequence, an overlong form, a surrogate, a value past U+10FFFF), or s.size() when valid.
 size_t FirstInvalidUtf8(std::string_view s);
+
+// Appends code point `cp` (at most U+10FFFF, not a surrogate) to *out as UTF-8.
+void AppendUtf8(uint32_t cp, std::string* out);
 
 // The longest prefix of `s` of at most `n` bytes that does not end inside a UTF-8 sequence
 // (a lead byte without all its continuation bytes). Cutting valid UTF-8 keeps it valid.

@@ -131,6 +131,7 @@ class Doctor {
       return d_;
     }
     d_.found = true;
+    RunNote();
     Derive();
     if (!f_.oom_line && !kv_error) {
       d_.notes.push_back(
@@ -146,6 +147,14 @@ class Doctor {
   }
 
  private:
+  // Which run of a log of several the diagnosis reads.
+  void RunNote() {
+    if (scan_.earlier_runs == 0) return;
+    d_.notes.push_back(fmt::format("the log holds {} runs: the last one is read (from line {}), "
+                                   "the earlier ones failed before it",
+                                   scan_.earlier_runs + 1, scan_.run_line));
+  }
+
   void Derive() {
     // 0.6.4's one-line profile: the activation peak is the torch peak less the weights.
     auto& act = f_.v[static_cast<size_t>(Num::kActivationPeakBytes)];

@@ -12,10 +12,14 @@
 #include <algorithm>
 #include <cctype>
 #include <deque>
+#include <functional>
 #include <map>
+#include <utility>
 
 #include "core/text.h"
+#include "doctor/facts.h"
 #include "doctor/log_feed.h"
+#include "doctor/paste.h"
 #include "doctor/readers/reader.h"
 #include "doctor/text_scan.h"
 #include "vramfit/doctor.h"
@@ -102,9 +106,118 @@ class Scanner final : public doctor::EventSink {
     if (cut) ++out_->long_lines;
     if (binary) {
       ++out_->binary_lines;
+      if (!held_.empty()) Process(std::exchange(held_, std::string()));
       return;
     }
-    line_ = doctor::StripAnsi(raw);
+    std::string text;
+    if (doctor::Unwrap(raw, &text)) {
+      // A collector's record or an escaped paste: its lines, each with this line's number.
+      std::string_view rest = text;
+      for (size_t end = rest.find('\n');; end = rest.find('\n')) {
+        Piece(rest.substr(0, end));
+        if (end == std::string_view::npos) break;
+        rest.remove_prefix(end + 1);
+      }
+      return;
+    }
+    Piece(raw);
+  }
+
+  // One line of the engine's text: cleaned, and held while it is a piece a terminal wrapped.
+  void Piece(std::string_view raw) {
+    std::string clean = doctor::StripAnsi(raw);
+    const size_t width = Columns(clean);
+    if (!held_.empty()) {
+      // A new record of the same source (its first bytes those of the held piece: a worker's
+      // prefix, a timestamp's date) does not continue it.
+      if (clean.compare(0, kSameRecordBytes, held_, 0, kSameRecordBytes) == 0 ||
+          held_.size() + clean.size() > opt_.max_line_bytes) {
+        Process(std::exchange(held_, std::string()));
+      } else {
+        held_ += clean;  // appended in place: a line of many pieces costs its length once
+        clean.swap(held_);
+        held_.clear();
+      }
+    }
+    const size_t wrap = WrapWidth(width, raw);
+    if (wrap != 0 && width == wrap && !TableRow(clean)) {
+      held_ = std::move(clean);
+      return;
+    }
+    Process(std::move(clean));
+  }
+
+  void Finish() {
+    if (!held_.empty()) Process(std::exchange(held_, std::string()));
+    // The last run shows no failure (a command pasted after the error, a start-up cut short):
+    // it is read together with the run before it, as one.
+    if (!failed_ && out_->earlier_runs > 0) {
+      std::vector<LogEvent> events = std::move(earlier_.events);
+      for (LogEvent& e : out_->events) events.push_back(std::move(e));
+      out_->events = std::move(events);
+      for (LogEvent& e : tail_) earlier_.tail.push_back(std::move(e));
+      tail_ = std::move(earlier_.tail);
+      for (const auto& [e, n] : earlier_.engines) engine_counts_[e] += n;
+      out_->run_line = earlier_.run_line;
+      --out_->earlier_runs;
+    }
+    for (LogEvent& e : tail_) out_->events.push_back(std::move(e));
+    tail_.clear();
+    std::vector<std::pair<std::string, uint64_t>> v(engine_counts_.begin(), engine_counts_.end());
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& [e, n] : v) out_->engines.push_back(e);
+  }
+
+ private:
+  // The bytes two records of one source share at their start ("(VllmWorker rank=", "INFO 05-10",
+  // "2025-03-01T10:").
+  static constexpr size_t kSameRecordBytes = 12;
+  // A terminal wraps at no fewer columns than this, and at no more.
+  static constexpr size_t kNarrowestWrap = 60;
+  static constexpr size_t kWidestWrap = 512;
+  // Different lines of the longest length that show the log was wrapped at that length.
+  static constexpr int kWrappedLines = 3;
+
+  // Characters (UTF-8 lead bytes) of a cleaned line: a terminal wraps at a column count.
+  static size_t Columns(std::string_view s) {
+    size_t n = 0;
+    for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return n;
+  }
+
+  // The width a terminal wrapped the log at, 0 while none shows. A log pasted from a terminal
+  // that wraps at W columns has its longer lines cut into pieces of exactly W characters: W is
+  // the longest length seen, once kWrappedLines different lines had it. Lines past kWidestWrap
+  // (a prompt, a dump) are no terminal's and do not count.
+  size_t WrapWidth(size_t width, std::string_view raw) {
+    if (width >= kNarrowestWrap && width <= kWidestWrap) {
+      const size_t h = std::hash<std::string_view>()(raw);
+      if (width > longest_) {
+        longest_ = width;
+        at_longest_ = 1;
+        longest_hash_ = h;
+      } else if (width == longest_ && h != longest_hash_) {
+        ++at_longest_;
+        longest_hash_ = h;
+      }
+    }
+    return at_longest_ >= kWrappedLines ? longest_ : 0;
+  }
+
+  // A row of a table drawn to one width (nvidia-smi's, a box of '|' and '+' or of the box-drawing
+  // characters U+2500-U+257F): its rows are as long as a wrapped piece, and each is whole.
+  static bool TableRow(std::string_view s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+    if (s.empty()) return false;
+    if (s.back() == '|' || s.back() == '+') return true;
+    return s.size() >= 3 && s[s.size() - 3] == '\xE2' &&
+           (s[s.size() - 2] == '\x94' || s[s.size() - 2] == '\x95');
+  }
+
+  // One logical line: a physical line, or the pieces of one a terminal wrapped.
+  void Process(std::string clean) {
+    line_ = std::move(clean);
     rank_ = RankOf(line_);
     const uint64_t before = emitted_;
     framed_ = false;
@@ -119,16 +232,24 @@ class Scanner final : public doctor::EventSink {
     prev_number_ = out_->lines;
   }
 
-  void Finish() {
-    for (LogEvent& e : tail_) out_->events.push_back(std::move(e));
+  // A run begins after an earlier one failed: that one's events are set aside (kept, should
+  // this run show no failure) and the log is read from here.
+  void NewRun() {
+    earlier_.events = std::move(out_->events);
+    earlier_.tail = std::move(tail_);
+    earlier_.engines = std::move(engine_counts_);
+    earlier_.run_line = out_->run_line;
+    out_->events.clear();
     tail_.clear();
-    std::vector<std::pair<std::string, uint64_t>> v(engine_counts_.begin(), engine_counts_.end());
-    std::stable_sort(v.begin(), v.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    for (const auto& [e, n] : v) out_->engines.push_back(e);
+    engine_counts_.clear();
+    routine_.clear();
+    out_->unplaced.clear();
+    ++out_->earlier_runs;
+    out_->run_line = out_->lines;
+    failed_ = false;
+    prev_.clear();
   }
 
- private:
   // At most `n` bytes of the line without its surrounding blanks, never cut inside a UTF-8
   // character (a Chinese line longer than the cut keeps whole characters).
   static std::string Trim(std::string_view s, size_t n) {
@@ -150,6 +271,7 @@ class Scanner final : public doctor::EventSink {
     ++emitted_;
     if (kind == EventKind::kFrame || kind == EventKind::kTraceback) framed_ = true;
     if (kind == EventKind::kTorchOom) oomed_ = true;
+    if (doctor::IsFailureEvent(kind)) failed_ = true;
     LogEvent e;
     e.kind = kind;
     e.engine = engine;
@@ -206,6 +328,14 @@ class Scanner final : public doctor::EventSink {
     const bool after_oom = prev_oomed_ && prev_number_ + 1 == out_->lines;
     const doctor::Line line{line_,     rank_,         this,     joined_, prev_framed_ || ipython,
                             &bigrams_, joined_tight_, after_oom};
+    if (failed_) {
+      for (const doctor::Reader* r : doctor::Readers()) {
+        if (r->begins_run && r->begins_run(line)) {
+          NewRun();
+          break;
+        }
+      }
+    }
     for (const doctor::Reader* r : doctor::Readers()) r->match(line);
   }
 
@@ -225,14 +355,32 @@ class Scanner final : public doctor::EventSink {
   std::deque<LogEvent> tail_;
   std::map<std::pair<int, std::string>, uint64_t> routine_;
   std::map<std::string, uint64_t> engine_counts_;
+  std::string held_;  // a piece of a line a terminal wrapped, waiting for the rest
+  size_t longest_ = 0, longest_hash_ = 0;
+  int at_longest_ = 0;
+  bool failed_ = false;  // this run emitted a failure event
+  struct Earlier {
+    std::vector<LogEvent> events;
+    std::deque<LogEvent> tail;
+    std::map<std::string, uint64_t> engines;
+    uint64_t run_line = 0;
+  } earlier_;  // the last failed run before this one
 };
 
 }  // namespace
 
 namespace doctor {
 
-// The byte loop of ScanLog, kept between calls: line ends (LF, CR, CRLF, the pair split across
-// two calls too), the line cap, the binary-line count.
+// The log's text encoding, told by its first bytes. UTF-8 is the engines' own; UTF-16 is what a
+// Windows user's log file often is (PowerShell's `>` and `Out-File` before PowerShell 6, Notepad's
+// "Unicode"): its byte-order mark says which byte comes first, and without one, a NUL in every
+// other byte of the first two characters (ASCII text) does. UTF-8's byte-order mark is dropped.
+enum class Encoding : uint8_t { kUnknown, kUtf8, kUtf16Le, kUtf16Be };
+// The bytes that decide it.
+constexpr size_t kSniffBytes = 4;
+
+// The byte loop of ScanLog, kept between calls: the encoding, line ends (LF, CR, CRLF, the pair
+// split across two calls too), the line cap, the binary-line count.
 struct LogFeed::State {
   explicit State(const ScanOptions& o) : options(o), scanner(&scan, o) { line.reserve(4096); }
   ScanOptions options;
@@ -242,9 +390,15 @@ struct LogFeed::State {
   bool cut = false, binary = false;
   uint64_t odd = 0;
   char prev = 0;
+  Encoding encoding = Encoding::kUnknown;
+  std::string head;          // the first bytes, while the encoding is unknown
+  int half = -1;             // UTF-16: the first byte of a code unit split across two calls
+  uint32_t high = 0;         // UTF-16: a high surrogate waiting for its low one
 
   void Flush() {
     binary = binary || (line.size() > 16 && odd * 4 > line.size());
+    // A byte-order mark starting a line: a second file's, the two concatenated.
+    if (line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
     // The line holds one byte past the cap when it was cut: the cut then never splits a
     // UTF-8 character (the character the cap falls in is dropped whole).
     if (line.size() > options.max_line_bytes) {
@@ -256,6 +410,100 @@ struct LogFeed::State {
     cut = binary = false;
     odd = 0;
   }
+
+  // One byte of UTF-8 text.
+  void Byte(char c) {
+    const char before = prev;
+    prev = c;
+    if (c == '\n' && before == '\r') return;  // CRLF: one line end
+    if (c == '\n' || c == '\r') {
+      Flush();
+      return;
+    }
+    if (c == '\0') binary = true;
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 && c != '\t' && c != '\x1b') ++odd;
+    if (line.size() <= options.max_line_bytes)
+      line += c;
+    else
+      cut = true;
+  }
+
+  // One character of UTF-16 text, as UTF-8 (a byte-order mark inside the text is dropped).
+  void CodePoint(uint32_t cp) {
+    if (cp == 0xFEFF) return;
+    if (cp < 0x80) {
+      Byte(static_cast<char>(cp));
+      return;
+    }
+    std::string utf8;
+    core::AppendUtf8(cp, &utf8);
+    for (const char c : utf8) Byte(c);
+  }
+
+  // One UTF-16 code unit; a surrogate without its pair is U+FFFD.
+  void Unit(uint32_t u) {
+    if (high != 0) {
+      const uint32_t h = high;
+      high = 0;
+      if (u >= 0xDC00 && u <= 0xDFFF) {
+        CodePoint(0x10000 + ((h - 0xD800) << 10) + (u - 0xDC00));
+        return;
+      }
+      CodePoint(0xFFFD);
+    }
+    if (u >= 0xD800 && u <= 0xDBFF) {
+      high = u;
+    } else if (u >= 0xDC00 && u <= 0xDFFF) {
+      CodePoint(0xFFFD);
+    } else {
+      CodePoint(u);
+    }
+  }
+
+  void Decode(std::string_view bytes) {
+    if (encoding == Encoding::kUtf8) {
+      for (const char c : bytes) Byte(c);
+      return;
+    }
+    const bool le = encoding == Encoding::kUtf16Le;
+    for (const char c : bytes) {
+      const int b = static_cast<unsigned char>(c);
+      if (half < 0) {
+        half = b;
+        continue;
+      }
+      Unit(static_cast<uint32_t>(le ? (half | b << 8) : (half << 8 | b)));
+      half = -1;
+    }
+  }
+
+  // Decides the encoding from `head` (all of it, or the whole log when shorter) and reads it.
+  void Decide() {
+    const auto at = [this](size_t i) { return i < head.size() ? head[i] : '\x01'; };
+    size_t skip = 0;
+    if (head.compare(0, 2, "\xFF\xFE") == 0) {
+      encoding = Encoding::kUtf16Le;
+      skip = 2;
+    } else if (head.compare(0, 2, "\xFE\xFF") == 0) {
+      encoding = Encoding::kUtf16Be;
+      skip = 2;
+    } else if (head.compare(0, 3, "\xEF\xBB\xBF") == 0) {
+      encoding = Encoding::kUtf8;
+      skip = 3;
+    } else if (head.size() == kSniffBytes && at(0) != 0 && at(1) == 0 && at(2) != 0 &&
+               at(3) == 0) {
+      encoding = Encoding::kUtf16Le;
+    } else if (head.size() == kSniffBytes && at(0) == 0 && at(1) != 0 && at(2) == 0 &&
+               at(3) != 0) {
+      encoding = Encoding::kUtf16Be;
+    } else {
+      encoding = Encoding::kUtf8;
+    }
+    const std::string first = std::move(head);
+    head.clear();
+    Decode(std::string_view(first).substr(std::min(skip, first.size())));
+  }
 };
 
 LogFeed::LogFeed(const ScanOptions& options) : s_(std::make_unique<State>(options)) {}
@@ -264,28 +512,25 @@ LogFeed::~LogFeed() = default;
 void LogFeed::Feed(std::string_view bytes) {
   State& st = *s_;
   st.scan.bytes += bytes.size();
-  for (const char c : bytes) {
-    const char before = st.prev;
-    st.prev = c;
-    if (c == '\n' && before == '\r') continue;  // CRLF: one line end
-    if (c == '\n' || c == '\r') {
-      st.Flush();
-      continue;
-    }
-    if (c == '\0') st.binary = true;
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (u < 0x20 && c != '\t' && c != '\x1b') ++st.odd;
-    if (st.line.size() <= st.options.max_line_bytes)
-      st.line += c;
-    else
-      st.cut = true;
+  if (st.encoding == Encoding::kUnknown) {
+    const size_t take = std::min(bytes.size(), kSniffBytes - st.head.size());
+    st.head.append(bytes.substr(0, take));
+    bytes.remove_prefix(take);
+    if (st.head.size() < kSniffBytes) return;
+    st.Decide();
   }
+  st.Decode(bytes);
 }
 
 const LogScan& LogFeed::scan() const { return s_->scan; }
 
 LogScan LogFeed::Finish() {
   State& st = *s_;
+  if (st.encoding == Encoding::kUnknown) st.Decide();
+  if (st.high != 0) {  // a high surrogate the text ended on
+    st.high = 0;
+    st.CodePoint(0xFFFD);
+  }
   if (!st.line.empty()) st.Flush();
   st.scanner.Finish();
   return std::move(st.scan);

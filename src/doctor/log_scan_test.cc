@@ -1,5 +1,6 @@
 // The log readers: each engine's lines become events with their numbers; hostile input stays
 // bounded and never crashes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -365,6 +366,202 @@ TEST(LogScan, AMessageWrappedOverTwoLinesIsReadWhole) {
   EXPECT_EQ(d.cause, "kv_too_long_context");
   EXPECT_DOUBLE_EQ(d.numbers.at("max_model_len"), 1048576);
   EXPECT_NEAR(d.numbers.at("kv_needed_bytes"), 22.5 * 1073741824.0, 1e6);
+}
+
+// A log saved by Windows tools is often UTF-16: PowerShell's `>` (before PowerShell 6) writes
+// it little-endian with a byte-order mark, and some editors without one. Read as the UTF-8 it
+// stands for, in any cut of the bytes.
+std::string Utf16(std::string_view utf8, bool little, bool bom) {
+  std::string out;
+  if (bom) out += little ? "\xFF\xFE" : "\xFE\xFF";
+  auto unit = [&](uint32_t u) {
+    const char hi = static_cast<char>(u >> 8), lo = static_cast<char>(u & 0xFF);
+    out += little ? lo : hi;
+    out += little ? hi : lo;
+  };
+  for (size_t i = 0; i < utf8.size();) {  // ASCII, and one 4-byte character (an emoji)
+    const unsigned char c = static_cast<unsigned char>(utf8[i]);
+    if (c < 0x80) {
+      unit(c);
+      ++i;
+    } else {
+      unit(0xD83D);
+      unit(0xDE00);
+      i += 4;
+    }
+  }
+  return out;
+}
+
+TEST(LogFeed, Utf16LogsAreReadAsText) {
+  const std::string text =
+      "INFO 03-02 10:11:12 [gpu_worker.py:298] Available KV cache memory: 17.39 GiB "
+      "\xF0\x9F\x98\x80\r\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.02 GiB. GPU 0 has a "
+      "total capacity of 23.52 GiB of which 115.69 MiB is free.\r\n";
+  const LogScan whole = Scan(text);
+  ASSERT_GE(whole.events.size(), 2u);
+  for (const bool little : {true, false}) {
+    for (const bool bom : {true, false}) {
+      const std::string bytes = Utf16(text, little, bom);
+      for (size_t piece : {1, 3, 1000}) {
+        doctor::LogFeed feed;
+        for (size_t at = 0; at < bytes.size(); at += piece) {
+          feed.Feed(std::string_view(bytes).substr(at, piece));
+        }
+        const LogScan s = feed.Finish();
+        EXPECT_EQ(s.binary_lines, 0u) << little << bom << piece;
+        EXPECT_EQ(s.bytes, bytes.size());
+        ASSERT_EQ(s.events.size(), whole.events.size()) << little << bom << piece;
+        for (size_t i = 0; i < s.events.size(); ++i) {
+          EXPECT_EQ(s.events[i].text, whole.events[i].text) << i;
+          EXPECT_EQ(s.events[i].values, whole.events[i].values) << i;
+        }
+      }
+    }
+  }
+  // A lone surrogate, and one the text ends on, are U+FFFD; an odd last byte is dropped.
+  const LogScan odd = Scan(std::string("\xFF\xFE" "a\0\x00\xDC" "b\0\x00\xD8", 10) + "x");
+  EXPECT_EQ(odd.lines, 1u);
+  EXPECT_EQ(odd.binary_lines, 0u);
+}
+
+TEST(LogScan, ByteOrderMarksAreDropped) {
+  // UTF-8's mark at the start, and at a line's start where a second file was appended.
+  const LogScan s = Scan(
+      "\xEF\xBB\xBF" "Traceback (most recent call last):\n"
+      "\xEF\xBB\xBF"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a "
+      "total capacity of 23.52 GiB of which 115.69 MiB is free.\n");
+  ASSERT_FALSE(s.events.empty());
+  EXPECT_EQ(s.events[0].kind, EventKind::kTraceback);
+  EXPECT_EQ(s.events[0].text, "Traceback (most recent call last):");
+  EXPECT_EQ(s.events.back().text.rfind("torch.OutOfMemoryError", 0), 0u);
+}
+
+// Pasted from a terminal that wraps at 80 columns: each longer line is cut into pieces of exactly
+// 80 characters, the message too (Ollama's system-memory refusal here), and read whole again.
+TEST(LogScan, ALogWrappedByATerminalIsReadWhole) {
+  std::string log;
+  const std::string lines[] = {
+      "time=2025-02-11T08:30:00.001Z level=INFO source=routes.go:1246 msg=\"Listening on "
+      "127.0.0.1:11434 (version 0.5.7)\"",
+      "time=2025-02-11T08:31:02.500Z level=WARN source=server.go:136 msg=\"model request too "
+      "large for system\" requested=\"45.2 GiB\" available=30012345678 total=\"31.3 GiB\"",
+      "time=2025-02-11T08:31:02.500Z level=INFO source=sched.go:428 msg=\"NewLlamaServer failed\" "
+      "model=/root/.ollama/models/blobs/sha256-abc error=\"model requires more system memory "
+      "(45.2 GiB) than is available (27.9 GiB)\""};
+  for (const std::string& l : lines) {
+    for (size_t at = 0; at < l.size(); at += 80) log += l.substr(at, 80) + "\n";
+  }
+  const LogScan s = Scan(log);
+  const LogEvent* e = Find(s, EventKind::kOllamaSystemMemory);
+  ASSERT_NE(e, nullptr);
+  EXPECT_NEAR(e->values.at(Num::kHostRequiredBytes), 45.2 * 1073741824.0, 1e6);
+  const Diagnosis d = Diagnose(s);
+  EXPECT_EQ(d.stage, "startup");
+  EXPECT_EQ(d.cause, "host_memory");
+  // Lines of one length that are records of their own (the same first bytes: a worker's prefix)
+  // are not joined: each rank's line is read.
+  std::string ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks += fmt::format(
+        "(VllmWorker rank={} pid=10{}) INFO 06-02 08:11:20 [gpu_model_runner.py:1595] Model "
+        "loading took 17.1234 GiB\n", r, r);
+  }
+  const LogScan k = Scan(ranks);
+  ASSERT_EQ(k.events.size(), 8u);  // each rank: the V1 marker and the load
+  EXPECT_EQ(k.events[7].rank, "rank3");
+}
+
+// Two runs in one log (the engine started again after a failure, or two logs concatenated): the
+// last one is read; a last run with no failure (the command pasted after the error) is read
+// together with the one before.
+TEST(LogScan, TheLastOfSeveralRunsIsRead) {
+  const std::string first =
+      "INFO 05-10 10:12:04 [api_server.py:1043] vLLM API server version 0.8.5\n"
+      "ERROR 05-10 10:12:40 [core.py:396] ValueError: To serve at least one request with the "
+      "models's max seq len (131072), (7.00 GiB KV cache is needed, which is larger than the "
+      "available KV cache memory (5.12 GiB).\n";
+  const std::string second =
+      "INFO 05-10 11:00:00 [api_server.py:1043] vLLM API server version 0.8.5\n"
+      "ERROR 05-10 11:00:40 [core.py:396] ValueError: No available memory for the cache blocks. "
+      "Try increasing `gpu_memory_utilization` when initializing the engine.\n";
+  const LogScan s = Scan(first + second);
+  EXPECT_EQ(s.earlier_runs, 1u);
+  EXPECT_EQ(s.run_line, 3u);
+  EXPECT_EQ(Find(s, EventKind::kMaxLenError), nullptr);
+  EXPECT_NE(Find(s, EventKind::kNoKvMemory), nullptr);
+  const Diagnosis d = Diagnose(s);
+  EXPECT_EQ(d.cause, "kv_no_memory");
+  ASSERT_FALSE(d.notes.empty());
+  EXPECT_EQ(d.notes[0], "the log holds 2 runs: the last one is read (from line 3), the earlier "
+                        "ones failed before it");
+  // The banner with no failure after it: one run, both read.
+  const LogScan one =
+      Scan(first +
+           "INFO 05-10 11:00:00 [api_server.py:1043] vLLM API server version 0.8.5\n"
+           "$ python -m vllm.entrypoints.openai.api_server\n");
+  EXPECT_EQ(one.earlier_runs, 0u);
+  EXPECT_EQ(one.run_line, 0u);
+  EXPECT_NE(Find(one, EventKind::kMaxLenError), nullptr);
+  // A shell prompt launching a program after a traceback begins the next run; a comment in a
+  // code line does not.
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total "
+      "capacity of 23.52 GiB of which 115.69 MiB is free.\n";
+  EXPECT_EQ(Scan(oom + "user@host:~/app$ CUDA_VISIBLE_DEVICES=0 python run.py\n" + oom)
+                .earlier_runs, 1u);
+  EXPECT_EQ(Scan(oom + "(venv) PS C:\\app> python app.py\n" + oom).earlier_runs, 1u);
+  EXPECT_EQ(Scan(oom + "    x = f()  # python fallback\n" + oom).earlier_runs, 0u);
+}
+
+// Lines a log collector or a web page wrapped: each record's text is read as the engine's line.
+TEST(LogScan, CollectedAndEscapedLinesAreUnwrapped) {
+  const LogScan s = Scan(
+      R"({"log":"Traceback (most recent call last):\n","stream":"stderr","time":"t"})" "\n"
+      R"({"log":"  File \"/venv/lib/python3.11/site-packages/transformers/generation/utils.py\",)"
+      R"( line 2465, in generate\n","stream":"stderr","time":"t"})" "\n"
+      "  File &quot;/venv/lib/python3.11/site-packages/transformers/models/llama/"
+      "modeling_llama.py&quot;, line 855, in forward\n");
+  std::vector<std::string> frames;
+  for (const LogEvent& e : s.events) {
+    if (e.kind == EventKind::kFrame) frames.push_back(e.text);
+  }
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0], "generate (utils.py)");
+  EXPECT_EQ(frames[1], "forward (modeling_llama.py)");
+  EXPECT_EQ(s.events[0].kind, EventKind::kTraceback);
+  // A traceback sent as a string, its line ends escaped: one line, read as its lines.
+  const LogScan t = Scan(
+      R"(Error: {"error": "Traceback (most recent call last):\n  File \"/a/transformers/)"
+      R"(generation/utils.py\", line 2465, in generate\ntorch.OutOfMemoryError: CUDA out of )"
+      R"(memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 23.52 GiB of which )"
+      R"(115.69 MiB is free."})" "\n");
+  EXPECT_EQ(t.lines, 1u);
+  EXPECT_NE(Find(t, EventKind::kTorchOom), nullptr);
+  EXPECT_NE(Find(t, EventKind::kFrame), nullptr);
+}
+
+// A shell's or Docker Compose's report that its program was ended by SIGKILL (the kernel's OOM
+// killer), and a job scheduler's or Kubernetes' OOM kill, read as the OOM killer; "Killed"
+// inside a message does not.
+TEST(LogScan, ShellReportsOfSigkillAreTheOomKiller) {
+  for (const char* line :
+       {"Killed", "zsh: killed     python run.py", "vllm-1  | Killed",
+        "./run.sh: line 3:  4242 Killed                  python run.py",
+        "fish: Job 1, 'python run.py' terminated by signal SIGKILL (Forced quit)",
+        "vllm-1 exited with code 137",
+        // A batch job's or a container's memory limit: Slurm's cgroup, Kubernetes.
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=4242.batch. Some of the step "
+        "tasks have been OOM Killed.",
+        "      Reason:       OOMKilled"}) {
+    EXPECT_NE(Find(Scan(std::string(line) + "\n"), EventKind::kHostOomKill), nullptr) << line;
+  }
+  for (const char* line : {"INFO worker Killed by the scheduler after 10 s", "Process was Killed?",
+                           "exited with code 1370"}) {
+    EXPECT_EQ(Find(Scan(std::string(line) + "\n"), EventKind::kHostOomKill), nullptr) << line;
+  }
 }
 
 TEST(LogScan, EventKindsAndValueKeysHaveTheirNames) {

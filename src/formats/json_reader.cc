@@ -30,24 +30,6 @@ bool Larger(std::string_view a, std::string_view b) {
   return a.size() != b.size() ? a.size() > b.size() : a > b;
 }
 
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    *out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    *out += static_cast<char>(0xC0 | (cp >> 6));
-    *out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    *out += static_cast<char>(0xE0 | (cp >> 12));
-    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    *out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    *out += static_cast<char>(0xF0 | (cp >> 18));
-    *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    *out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 }  // namespace
 
 JsonReader::JsonReader(std::string_view text, uint64_t base, std::string_view origin,
@@ -262,7 +244,7 @@ Status JsonReader::ReadString(std::string* scratch, std::string_view* out) {
       i += 6;
       cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
     }
-    AppendUtf8(cp, scratch);
+    core::AppendUtf8(cp, scratch);
   }
   *out = *scratch;
   pos_ = i + 1;

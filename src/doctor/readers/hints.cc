@@ -96,6 +96,46 @@ void Match(const Line& line) {
   }
 }
 
+// A shell prompt launching an inference program: "$ python run.py", "user@host:~/app$
+// CUDA_VISIBLE_DEVICES=0 torchrun ...", "(venv) PS C:\app> python app.py", "root@c0ffee:/# vllm
+// serve ...". Pasted between two runs' output, it begins the second.
+bool BeginsRun(const Line& line) {
+  const std::string_view s = line.text;
+  constexpr size_t kLongestPrompt = 160;
+  constexpr std::string_view kPrompts[] = {"$ ", "# ", "> "};
+  constexpr std::string_view kLaunchers[] = {"sudo ", "nohup ", "uv run ", "env "};
+  constexpr std::string_view kPrograms[] = {
+      "python",      "torchrun ", "accelerate ", "deepspeed ", "vllm ",
+      "llama-server", "llama-cli", "ollama ",    "text-generation-launcher", "lms "};
+  for (const std::string_view prompt : kPrompts) {
+    const size_t at = s.find(prompt);
+    // The prompt's sign ends the prompt: it follows the path or host, never a space (a comment's
+    // "  # python" in a code line).
+    if (at == std::string_view::npos || at > kLongestPrompt || (at > 0 && s[at - 1] == ' '))
+      continue;
+    std::string_view rest = s.substr(at + prompt.size());
+    for (bool more = true; more;) {  // launchers and VAR=value assignments before the program
+      more = false;
+      for (const std::string_view l : kLaunchers) {
+        if (rest.substr(0, l.size()) == l) {
+          rest.remove_prefix(l.size());
+          more = true;
+        }
+      }
+      const size_t space = rest.find(' '), eq = rest.find('=');
+      if (eq != std::string_view::npos && space != std::string_view::npos && eq < space &&
+          eq > 0) {
+        rest.remove_prefix(space + 1);
+        more = true;
+      }
+    }
+    for (const std::string_view p : kPrograms) {
+      if (rest.substr(0, p.size()) == p) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 const Reader& HintsReader() {
@@ -104,6 +144,7 @@ const Reader& HintsReader() {
       .match = Match,
       // An OpenAI-compatible server's lines (the vLLM reader's, with no engine of their own).
       .milestones = {{EventKind::kServing, Stage::kRuntime}},
+      .begins_run = BeginsRun,
   };
   return kReader;
 }

@@ -55,14 +55,19 @@ void Match(const Line& line) {
       Has(s, "unable to allocate")) {
     line.Emit(EventKind::kGgmlLoadFail, kEngine);
   }
-  if (Has(s, "failed to allocate buffer for kv cache") || Has(s, "llama_kv_cache_init() failed") ||
+  // The KV and compute buffers' failures, also wrapped by a terminal over two lines (Whole).
+  if (!Whole(line, "failed to allocate buffer for kv cache").empty() ||
+      Has(s, "llama_kv_cache_init() failed") ||
       Has(s, "failed to initialize the context: failed to allocate buffer for kv")) {
     line.Emit(EventKind::kGgmlKvFail, kEngine);
   }
-  if (Has(s, "failed to allocate compute") || Has(s, "compute buffer allocation failed")) {
+  if (const std::string_view w = !Whole(line, "failed to allocate compute").empty()
+                                     ? Whole(line, "failed to allocate compute")
+                                     : Whole(line, "compute buffer allocation failed");
+      !w.empty()) {
     auto& e = line.Emit(EventKind::kGgmlComputeFail, kEngine);
     e.values[Num::kDuringDecode] =
-        Has(s, "kv_cache_update") || Has(s, "llama_decode") || Has(s, "decode:") ? 1 : 0;
+        Has(w, "kv_cache_update") || Has(w, "llama_decode") || Has(w, "decode:") ? 1 : 0;
   }
   // ggml-cuda's CUDA_CHECK on failure names the function ("CUDA error: out of memory" then
   // "  current device: 0, in function ggml_cuda_pool_malloc_vmm at .../ggml-cuda.cu:394",
@@ -257,6 +262,17 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   }
 }
 
+// llama.cpp's tools print their build once as they start: "build: N (hash) with CC for TARGET"
+// (common/common.cpp, b3000+; llama-server, llama-cli) and the older "main: build = N (hash)"
+// (examples/main, 2023).
+bool BeginsRun(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "main: build = ")) return true;
+  const size_t at = line.text.find("build: ");
+  return at != std::string_view::npos && Has(s, ") with ") &&
+         (at == 0 || line.text[at - 1] == ' ' || line.text[at - 1] == ']');
+}
+
 }  // namespace
 
 const Reader& LlamaCppReader() {
@@ -268,6 +284,7 @@ const Reader& LlamaCppReader() {
                      {EventKind::kRequest, Stage::kRuntime}},
       .fixes = Fixes,
       .words = Say,
+      .begins_run = BeginsRun,
   };
   return kReader;
 }

@@ -85,10 +85,11 @@ void Match(const Line& line) {
     Set(e, Num::kModelLayers, NumberAfter(s, "layers.model="));
     Set(e, Num::kGpuOverheadBytes, QuotedBytes(s, "memory.gpu_overhead="));
   }
-  if (Has(s, "requires more system memory")) {
+  // Also wrapped by a terminal over two lines (Whole).
+  if (const std::string_view w = Whole(line, "requires more system memory"); !w.empty()) {
     auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
-    Set(e, Num::kHostRequiredBytes, BytesAfter(s, "requires more system memory ("));
-    Set(e, Num::kHostAvailableBytes, BytesAfter(s, "than is available ("));
+    Set(e, Num::kHostRequiredBytes, BytesAfter(w, "requires more system memory ("));
+    Set(e, Num::kHostAvailableBytes, BytesAfter(w, "than is available ("));
   }
   // The new engine's layout search (llm/server.go, 0.12+) allocates the weights, KV cache and
   // compute graph of a layout together; when none fits: "memory layout cannot be allocated" (with
@@ -221,6 +222,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   }
 }
 
+// Ollama starts a runner for each model load: msg="starting llama server" (llm/server.go,
+// 0.1-0.5) and msg="starting runner" (0.6+); the server itself "Listening on ADDR (version V)"
+// (server/routes.go). A load retried after a failure is a new run.
+bool BeginsRun(const Line& line) {
+  const LineView s = line.view();
+  return Has(s, "msg=\"starting llama server\"") || Has(s, "msg=\"starting runner\"") ||
+         (Has(s, "msg=\"Listening on ") && Has(s, "(version "));
+}
+
 }  // namespace
 
 const Reader& OllamaReader() {
@@ -233,6 +243,7 @@ const Reader& OllamaReader() {
                      {EventKind::kRequest, Stage::kRuntime}},
       .fixes = Fixes,
       .words = Say,
+      .begins_run = BeginsRun,
       .wraps = "llama.cpp",
   };
   return kReader;

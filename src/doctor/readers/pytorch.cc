@@ -566,7 +566,7 @@ void MatchReferenceLaunch(const Line& line) {
 // status: "[1]+  Killed    python x.py"), zsh's "zsh: killed     python x.py" and, with
 // job control, "[1]    2334 killed     python x.py" or "[1]  + 2334 killed     python x.py" (zsh
 // jobs.c). The kernel's OOM killer is what usually sends a process SIGKILL unasked.
-bool ShellKilled(std::string_view t) {
+bool ShellJobKilled(std::string_view t) {
   while (!t.empty() && (t.back() == ' ' || t.back() == '\r')) t.remove_suffix(1);
   size_t b = t.find_first_not_of(' ');
   if (b == std::string_view::npos) return false;
@@ -598,6 +598,31 @@ bool ShellKilled(std::string_view t) {
   if (word != "killed" && word != "Killed") return false;
   i += 6;
   return spaces() && i < t.size();
+}
+
+// A shell or container runtime reporting its program ended by SIGKILL, which the kernel's OOM
+// killer sends: bash's "Killed" (strsignal(SIGKILL); in a script "run.sh: line 3: 1234 Killed
+// python run.py"), zsh's "zsh: killed     python run.py", fish's "terminated by signal SIGKILL",
+// Docker Compose's "vllm-1 exited with code 137" (128 + SIGKILL); also the job reports above.
+bool ShellKilled(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  constexpr std::string_view kCode = "exited with code 137";
+  const size_t code = s.find(kCode);
+  const bool compose = code != std::string_view::npos &&
+                       (code + kCode.size() == s.size() ||
+                        !std::isdigit(static_cast<unsigned char>(s[code + kCode.size()])));
+  if (ShellJobKilled(s) || Has(s, "zsh: killed ") || Has(s, "terminated by signal SIGKILL") ||
+      compose)
+    return true;
+  const size_t killed = s.rfind("Killed");
+  if (killed == std::string_view::npos) return false;
+  // "Killed" alone (after a collector's prefix), or in a script's job report.
+  const std::string_view before = s.substr(0, killed);
+  const bool alone = killed + 6 == s.size() &&
+                     (before.empty() || before.ends_with("| ") || before.ends_with(": "));
+  const bool job = Has(before, ": line ") && before.ends_with(" ") &&
+                   (killed + 6 == s.size() || s[killed + 6] == ' ');
+  return alone || job;
 }
 
 // PyTorch's out-of-memory reports outside the caching allocator's message: THC's check failing
@@ -636,9 +661,14 @@ void Match(const Line& line) {
   // torchrun's elastic agent reporting a worker ended by SIGKILL, "failed (exitcode: -9)"
   // (torch/distributed/elastic/multiprocessing/api.py, torch 1.10+): the worker printed no error
   // of its own, and the kernel's OOM killer is what usually sends it.
+  // Slurm's cgroup plugin: "Detected 1 oom_kill event in StepId=4242.batch. Some of the step
+  // tasks have been OOM Killed." (22.05+; before, "Detected 1 oom-kill event(s) in step 42.0
+  // cgroup"); Kubernetes' container status "OOMKilled" (kubectl describe, events): the job's or
+  // container's memory limit, host memory.
   if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
-      Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") ||
-      (Has(s, "illed") && ShellKilled(line.text))) {
+      Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") || Has(s, "oom_kill event") ||
+      Has(s, "oom-kill event") || Has(s, "OOMKilled") ||
+      ((Has(s, "illed") || Has(s, "code 137") || Has(s, "SIGKILL")) && ShellKilled(line.text))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
   if (Has(s, "CUDA error: out of memory") || Has(s, "cudaErrorMemoryAllocation") ||

@@ -146,6 +146,10 @@ struct Reader {
   // Its fixes and words serve the engines without their own, and it rebuilds the plan of a log
   // whose engine is not recognised (vLLM's, as before the table).
   bool is_default = false;
+  // Whether a line is one the engine prints once as it starts (its version banner, its
+  // arguments): after a failure, a new run of the log, read in place of the earlier one.
+  // nullptr: the engine prints none.
+  bool (*begins_run)(const Line& line) = nullptr;
   // The engine it runs on (Ollama runs llama.cpp): a log with this reader's events is this
   // engine's even where the wrapped engine's lines are more.
   const char* wraps = nullptr;

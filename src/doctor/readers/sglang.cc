@@ -328,6 +328,10 @@ std::string Measured(const Facts& f, EngineSettings* s) {
                      used->second / kGiB, free->second / kGiB, e->line);
 }
 
+// SGLang's launcher prints its arguments once as it starts ("server_args=ServerArgs(...)",
+// srt/entrypoints/http_server.py launch_server, 0.3+).
+bool BeginsRun(const Line& line) { return Has(line.view(), "server_args=ServerArgs("); }
+
 }  // namespace
 
 const Reader& SglangReader() {
@@ -348,6 +352,7 @@ const Reader& SglangReader() {
       .words = Say,
       .run_flags = RunFlags,
       .measured = Measured,
+      .begins_run = BeginsRun,
   };
   return kReader;
 }

@@ -80,6 +80,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   }
 }
 
+// TGI's launcher prints its arguments once as it starts: "text_generation_launcher: Args {"
+// (launcher/src/main.rs, 0.9+).
+bool BeginsRun(const Line& line) {
+  const LineView s = line.view();
+  return Has(s, "text_generation_launcher: Args {");
+}
+
 }  // namespace
 
 const Reader& TgiReader() {
@@ -91,6 +98,7 @@ const Reader& TgiReader() {
                      {EventKind::kServing, Stage::kRuntime}},
       .fixes = Fixes,
       .words = Say,
+      .begins_run = BeginsRun,
   };
   return kReader;
 }

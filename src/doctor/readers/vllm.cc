@@ -660,6 +660,16 @@ void RunFlags(const Facts& f, FlagValues* flags, std::vector<std::string>* notes
   }
 }
 
+// The lines a vLLM server or engine prints once as it starts: the API server's "vLLM API server
+// version X" (entrypoints/openai/api_server.py, 0.4+), the engine's "Initializing a V1 LLM
+// engine (vX) with config" (v1/engine/core.py, 0.8+) and V0's "Initializing an LLM engine"
+// (engine/llm_engine.py, 0.2-0.10).
+bool BeginsRun(const Line& line) {
+  const LineView s = line.view();
+  return Has(s, "vLLM API server version") || Has(s, "Initializing a V1 LLM engine") ||
+         Has(s, "Initializing an LLM engine");
+}
+
 }  // namespace
 
 const Reader& VllmReader() {
@@ -691,6 +701,7 @@ const Reader& VllmReader() {
       .words = Say,
       .run_flags = RunFlags,
       .is_default = true,
+      .begins_run = BeginsRun,
   };
   return kReader;
 }

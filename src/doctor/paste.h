@@ -1,0 +1,22 @@
+// The wrappers a log's lines arrive in when they are not the engine's own output as printed:
+// a log collector's JSON record around each line (Docker's json-file driver, `journalctl -o
+// json`, a cloud logging export), a traceback pasted as a string with its line ends escaped
+// ("Traceback (most recent call last):\n  File ..."), and a web page's HTML escapes. Each is
+// undone to the text the engine printed; a line in none of them is left as it is. Linear in
+// the line, no regular expressions.
+#ifndef VRAMFIT_DOCTOR_PASTE_H_
+#define VRAMFIT_DOCTOR_PASTE_H_
+
+#include <string>
+#include <string_view>
+
+namespace vramfit::doctor {
+
+// The text inside `line` when it is wrapped (the wrappers above), written to *out: the
+// engine's lines, separated by '\n' when the wrapper held several. False, *out untouched, when
+// `line` is in no wrapper.
+bool Unwrap(std::string_view line, std::string* out);
+
+}  // namespace vramfit::doctor
+
+#endif  // VRAMFIT_DOCTOR_PASTE_H_
