@@ -538,7 +538,13 @@ constexpr FrameRow kFrameRows[] = {
     // (modeling_utils.py PreTrainedModel.cuda / .to, 4.3x-4.5x): the weights being placed, unless
     // a forward pass or serving code is on the stack (accelerate's offload hooks move each
     // offloaded module with .to in pre_forward, hooks.py 0.2x-1.x).
+    // The per-tensor functions _apply maps over the parameters, the last frames of such a
+    // traceback when the excerpt starts below _apply: Module.to's nested convert(t)
+    // ("return t.to(device, dtype if t.is_floating_point() ...)") and the lambdas of
+    // Module.cuda / .half / .float / .bfloat16 (module.py, 1.x-2.x).
     {"_apply", "", Slot::kPlace},
+    {"convert", "module.py", Slot::kPlace},
+    {"<lambda>", "module.py", Slot::kPlace},
     {"cuda", "module.py", Slot::kPlace},
     {"to", "module.py", Slot::kPlace},
     {"cuda", "modeling_utils.py", Slot::kPlace},

@@ -529,6 +529,34 @@ bool Fragmented(const Facts& f) {
   return *reserved_free >= std::max(2 * *requested, core::kGiBf);
 }
 bool FragmentedPastLoad(const Facts& f) { return f.stage != Stage::kLoad && Fragmented(f); }
+// TGI's 0.9 images ran PyTorch's cudaMallocAsync backend, whose OOM message counts only live
+// tensors as "Currently allocated" and adds what CUDA reports free (the tgi reader's free bytes;
+// c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync). The rest of the device limit, less 1 GiB
+// for the CUDA context, is held by the shard's async pool, which keeps freed blocks cached: at
+// twice the request and 1 GiB, the request would have fit in it (as for reserved-but-unallocated
+// memory above). The message's format has no reserved fields.
+double AsyncPoolBytes(const Facts& f) {
+  return f.total - *f.get(Num::kFreeBytes) - *f.get(Num::kAllocatedBytes) - core::kGiBf;
+}
+bool TgiAsyncPool(const Facts& f) {
+  if (f.engine != "tgi" || f.get(Num::kReservedBytes) || f.get(Num::kReservedUnallocatedBytes)) {
+    return false;
+  }
+  const auto requested = f.get(Num::kRequestedBytes);
+  if (!requested || !f.get(Num::kFreeBytes) || !f.get(Num::kAllocatedBytes) || f.total <= 0) {
+    return false;
+  }
+  return AsyncPoolBytes(f) >= std::max(2 * *requested, core::kGiBf);
+}
+std::string SayAsyncPool(const Facts& f, std::map<std::string, double>* numbers) {
+  (*numbers)["pool_bytes"] = AsyncPoolBytes(f);
+  return fmt::format(
+      "only {} of the {} limit was allocated to tensors and {} was free when {} failed: about {} "
+      "was cached in the cudaMallocAsync pool (TGI 0.9's allocator backend), not given to the "
+      "request",
+      Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total), Gib(*f.get(Num::kFreeBytes)),
+      Gib(*f.get(Num::kRequestedBytes)), Gib(AsyncPoolBytes(f)));
+}
 // While loading, not when PyTorch has allocated 95% of the card: what the load placed fills it,
 // and the reserved slack, were it all recovered, would not hold the rest of the weights.
 bool FragmentedAtLoad(const Facts& f) {
@@ -621,6 +649,7 @@ const std::vector<Rule>& Rules() {
       // Fragmentation, in any phase: the allocator held what was asked.
       {C::kFragmentation, S::kRuntime, FragmentedPastLoad, kFragmentedText, nullptr, Words::kNone,
        true},
+      {C::kFragmentation, S::kRuntime, TgiAsyncPool, nullptr, SayAsyncPool, Words::kNone, true},
       // By stage.
       Worded(C::kKernelWarmup, S::kWarmup, KernelWarmup, Words::kKernelWarmup),
       Worded(C::kSamplerWarmup, S::kWarmup, At<S::kWarmup>, Words::kSamplerWarmup),

@@ -43,6 +43,28 @@ void Match(const Line& line) {
       (Has(s, "Connected") && Has(s, "text_generation_router"))) {
     line.Emit(EventKind::kServing, kEngine);
   }
+  // A request's batch step failing: the server's gRPC interceptor logs the method by name
+  // ("Method Prefill encountered an error.", "Method Decode encountered an error.";
+  // server/text_generation_server/interceptor.py, 0.9-3.x), the router's client names the step in
+  // its span ("batch{batch_size=1}:prefill:prefill{id=1 size=1}: text_generation_client: ...
+  // Server error: ...", router/client/src/lib.rs prefill / decode), and the router's infer loop
+  // reports the request ("Request failed during generation: Server error: ...", router/src/
+  // infer.rs send_error). Requests were being served.
+  if (Has(s, "Method Prefill encountered an error") ||
+      Has(s, "Method Decode encountered an error") ||
+      Has(s, "Request failed during generation") ||
+      (Has(s, "text_generation_client") && (Has(s, ":prefill{") || Has(s, ":decode{")))) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+  // PyTorch's cudaMallocAsync backend, which TGI's 0.9 images ran, reports an OOM with the free
+  // memory CUDA saw ("Free (according to CUDA): 3.06 MiB", c10/cuda/CUDAMallocAsyncAllocator.cpp
+  // mallocAsync, also inside the router's one-line repr of the error); the pytorch reader reads
+  // the message's other lines. What is neither free nor allocated to tensors is then the pool's
+  // (rules.cc TgiAsyncPool).
+  if (Has(s, "Free (according to CUDA)")) {
+    auto& e = line.Emit(EventKind::kTgiMarker, kEngine);
+    Set(e, Num::kFreeBytes, BytesAfter(s, "Free (according to CUDA):"));
+  }
 }
 
 std::string Say(Words rule, const Facts& f) {
@@ -66,8 +88,21 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "shorter requests: a smaller prefill and KV budget");
       return true;
     }
-    case Cause::kFragmentation:
-      return false;
+    case Cause::kFragmentation: {
+      // The cudaMallocAsync pool (rules.cc TgiAsyncPool): its cached memory is released to a
+      // request only by the native caching allocator's rules, not the async pool's.
+      if (f.get(Num::kReservedBytes) || f.get(Num::kReservedUnallocatedBytes) ||
+          !f.get(Num::kFreeBytes)) {
+        return false;
+      }
+      AddFix(d, "PYTORCH_CUDA_ALLOC_CONF=backend:native, or a TGI image after 0.9.3 (which uses "
+                "PyTorch's native caching allocator)",
+             "the cudaMallocAsync pool keeps freed memory cached between requests; the native "
+             "allocator reuses it for the next request");
+      AddFix(d, "restart the shard (the pool's cache is released with the process)",
+             "until the allocator is changed");
+      return true;
+    }
     case Cause::kWeightsTooLarge:
       AddFix(d, "--num-shard 2 (or more GPUs)", "the weights are split across the GPUs");
       AddFix(d, "--quantize awq / gptq / fp8 (with a matching checkpoint)",

@@ -78,13 +78,56 @@ void MatchGenerateWarning(const Line& line) {
   line.Emit(EventKind::kServing, kEngine);
 }
 
+// The caches generate allocates whole before the prefill, for max_length (prompt plus
+// max_new_tokens) in every layer: the cache_implementation values with a cache class to set up
+// (generation/configuration_utils.py NEED_SETUP_CACHE_CLASSES_MAPPING, 4.42-4.54: "static",
+// "offloaded_static", "sliding_window", "hybrid", "hybrid_chunked"; from 4.56 the same names build
+// a StaticCache of static or sliding layers, cache_utils.py) and their classes. "offloaded" and
+// "quantized" grow with the sequence like the dynamic cache. Gemma 2 and 3 set "hybrid" in their
+// generation_config.json, which generate reports as it applies it ("`generation_config` default
+// values have been modified to match model-specific defaults: {'cache_implementation':
+// 'hybrid', ...}", generation/utils.py _prepare_generation_config, 4.50+).
+constexpr std::string_view kPreallocatedCaches[] = {"static", "offloaded_static",
+                                                    "sliding_window", "hybrid", "hybrid_chunked"};
+constexpr std::string_view kPreallocatedCacheClasses[] = {
+    "StaticCache", "HybridCache", "SlidingWindowCache", "HybridChunkedCache"};
+
+// A preallocated cache named on the line: a cache class, or cache_implementation set to one in any
+// of the spellings a log shows it (a keyword argument, =" or =', a JSON field, a dict's repr), not
+// where the code has it commented out.
+bool PreallocatedCache(const Line& line) {
+  const LineView s = line.view();
+  for (std::string_view cls : kPreallocatedCacheClasses) {
+    if (Has(s, cls)) return true;
+  }
+  const std::string_view t = line.text;
+  const size_t key = t.find("cache_implementation");
+  if (key == std::string_view::npos || t.substr(0, key).find('#') != std::string_view::npos) {
+    return false;
+  }
+  size_t at = key + std::string_view("cache_implementation").size();
+  auto skip = [&](std::string_view chars) {
+    while (at < t.size() && chars.find(t[at]) != std::string_view::npos) ++at;
+  };
+  skip("\"' ");
+  if (at >= t.size() || (t[at] != '=' && t[at] != ':')) return false;
+  ++at;
+  skip(" ");
+  if (at >= t.size() || (t[at] != '"' && t[at] != '\'')) return false;
+  const char quote = t[at++];
+  const size_t end = t.find(quote, at);
+  if (end == std::string_view::npos) return false;
+  const std::string_view value = t.substr(at, end - at);
+  return std::find(std::begin(kPreallocatedCaches), std::end(kPreallocatedCaches), value) !=
+         std::end(kPreallocatedCaches);
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchOutputAttentions(line);
   if (Has(s, "Loading checkpoint shards:")) MatchShardsBar(line);
   MatchGenerateWarning(line);
-  if (Has(s, "StaticCache") || Has(s, "cache_implementation=\"static\"") ||
-      Has(s, "cache_implementation='static'")) {
+  if ((Has(s, "Cache") || Has(s, "cache_implementation")) && PreallocatedCache(line)) {
     line.Emit(EventKind::kStaticCache, kEngine);
   }
   // AutoAWQ's fused modules (from_quantized(..., fuse_layers=True), AutoAWQ 0.1.6-0.2.x; the
@@ -151,8 +194,10 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "the fused modules' cache is batch x max_seq_len for every layer, allocated at load");
       return true;
     }
-    AddFix(d, "cache_implementation=\"dynamic\" (or a smaller max_cache_len)",
-           "a static cache reserves batch x max length of KV up front");
+    AddFix(d, "cache_implementation=\"dynamic\", or a max_new_tokens (max_cache_len) that bounds "
+              "the cache",
+           "a static cache reserves batch x max length (prompt plus max_new_tokens) of KV in "
+           "every layer up front");
     return true;
   }
   // A quantizer's run, or a model whose name states more weights than the card holds.
