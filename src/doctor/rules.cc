@@ -564,9 +564,12 @@ bool FragmentedAtLoad(const Facts& f) {
   return Fragmented(f) && !(allocated && f.total > 0 && *allocated >= 0.95 * f.total);
 }
 // At runtime a static cache's mention, not the fused setting (whose cache was allocated at load).
+// A mention alone (a model's default cache_implementation) yields to a multimodal forward: the
+// vision tower runs after the cache is allocated, and its frames say where the request failed.
 bool RuntimeStaticCache(const Facts& f) {
-  return f.stage == Stage::kRuntime &&
-         ((f.has(EventKind::kStaticCache) && !FusedSetting(f)) || GenerateCacheFrames(f));
+  if (f.stage != Stage::kRuntime) return false;
+  if (GenerateCacheFrames(f)) return true;
+  return f.has(EventKind::kStaticCache) && !FusedSetting(f) && !f.multimodal;
 }
 bool RuntimeMultimodal(const Facts& f) { return f.stage == Stage::kRuntime && f.multimodal; }
 

@@ -78,6 +78,24 @@ void MatchGenerateWarning(const Line& line) {
   line.Emit(EventKind::kServing, kEngine);
 }
 
+// A prompt's length in tokens, as transformers prints it: the tokenizer's warning when an input
+// is longer than the model's limit ("Token indices sequence length is longer than the specified
+// maximum sequence length for this model (5193 > 4096). Running this sequence through the model
+// will result in indexing errors", tokenization_utils_base.py
+// _eventual_warn_about_too_long_sequence, 4.x) and generate's "Input length of input_ids is 300,
+// but `max_length` is set to 20." (generation/utils.py _validate_generated_length, 4.3x-4.5x).
+void MatchPromptLength(const Line& line) {
+  const LineView s = line.view();
+  std::optional<double> tokens;
+  if (Has(s, "Token indices sequence length is longer than")) {
+    tokens = NumberAfter(s, "for this model (");
+  } else if (Has(s, "Input length of input_ids is")) {
+    tokens = NumberAfter(s, "Input length of input_ids is");
+  }
+  if (!tokens) return;
+  Set(line.Emit(EventKind::kPrompt, kEngine), Num::kPromptTokens, tokens);
+}
+
 // The caches generate allocates whole before the prefill, for max_length (prompt plus
 // max_new_tokens) in every layer: the cache_implementation values with a cache class to set up
 // (generation/configuration_utils.py NEED_SETUP_CACHE_CLASSES_MAPPING, 4.42-4.54: "static",
@@ -127,6 +145,7 @@ void Match(const Line& line) {
   MatchOutputAttentions(line);
   if (Has(s, "Loading checkpoint shards:")) MatchShardsBar(line);
   MatchGenerateWarning(line);
+  if (Has(s, "Token indices") || Has(s, "Input length of")) MatchPromptLength(line);
   if ((Has(s, "Cache") || Has(s, "cache_implementation")) && PreallocatedCache(line)) {
     line.Emit(EventKind::kStaticCache, kEngine);
   }
@@ -249,6 +268,17 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "eager attention materialises the full heads x length x length score matrix; SDPA and "
            "flash attention do not");
   }
+  // The prompt's length the log gives (MatchPromptLength): the prefill's activations and the
+  // dynamic cache generate grows from it scale with it.
+  if (const auto prompt = f.get(Num::kPromptTokens);
+      cause == Cause::kActivationPeak && d->stage == "runtime" && prompt && *prompt > 0) {
+    AddFix(d,
+           fmt::format("a prompt shorter than its {:.0f} tokens (tokenizer(..., truncation=True, "
+                       "max_length=...)) and a smaller max_new_tokens",
+                       *prompt),
+           "generate's prefill holds activations for every prompt token, and its dynamic KV "
+           "cache grows from the prompt with each new token");
+  }
   if (cause == Cause::kMultimodalEncoder) {
     // The Qwen2-VL / Qwen2.5-VL image processors resize each image to at most max_pixels
     // (image_processing_qwen2_vl.py smart_resize, 4.45+); other processors take a size.
@@ -278,6 +308,10 @@ void RunFlags(const Facts& f, FlagValues* flags, std::vector<std::string>* notes
   if (f.has(EventKind::kStaticCache)) {
     flags->push_back({"--cache-implementation", "static"});
     notes->push_back("the log names a static cache: planned with cache_implementation=\"static\"");
+  }
+  if (const auto prompt = f.get(Num::kPromptTokens); prompt && *prompt > 0) {
+    flags->push_back({"--prompt-tokens", fmt::format("{:.0f}", *prompt)});
+    notes->push_back(fmt::format("the log gives a {:.0f}-token prompt: planned with it", *prompt));
   }
   if (EagerAttention(f)) {
     flags->push_back({"--attn-implementation", "eager"});
