@@ -14,12 +14,55 @@ namespace {
 
 constexpr char kEngine[] = "tgi";
 
+// The value after `key` up to the next space, quote or comma ("--model-id NAME",
+// `model_id: "NAME"`); "" when none.
+std::string_view ValueAfter(std::string_view t, std::string_view key) {
+  size_t b = t.find(key);
+  if (b == std::string_view::npos) return {};
+  b += key.size();
+  while (b < t.size() && (t[b] == ' ' || t[b] == '=' || t[b] == '"' || t[b] == '\\')) ++b;
+  size_t e = b;
+  while (e < t.size() && e - b < 200 && t[e] != ' ' && t[e] != '"' && t[e] != ',' &&
+         t[e] != '\\' && t[e] != '`')
+    ++e;
+  return t.substr(b, e - b);
+}
+
+// How the server was launched: TGI's image ("ghcr.io/huggingface/text-generation-inference:3.2.1"
+// in a docker run line or a pod spec) or its launcher command ("text-generation-launcher
+// --model-id ..."), and the launcher's own record of its arguments ("Args { model_id: \"...\",
+// ..., num_shard: Some(4), quantize: None, ..." (launcher/src/main.rs, 0.9+): the engine, the
+// model's id and the shard count (TGI's tensor parallelism). The id is the model's name for the
+// rules that read its size only when the line names no quantization (--quantize, `quantize:
+// Some(..)`): the name's bits would then not be the weights'.
+void MatchLaunch(const Line& line) {
+  const LineView s = line.view();
+  const bool image = Has(s, "huggingface/text-generation-inference:");
+  const bool command = Has(s, "text-generation-launcher ");
+  const bool args = Has(s, "Args {") && Has(s, "model_id:");
+  if (!image && !command && !args) return;
+  if (image || command) line.Emit(EventKind::kTgiMarker, kEngine);
+  const std::string_view t = line.text;
+  const std::string_view id = args ? ValueAfter(t, "model_id:") : ValueAfter(t, "--model-id");
+  const bool quantized = Has(s, "--quantize") || Has(s, "quantize: Some(");
+  if (!id.empty() && !quantized) {
+    line.Emit(EventKind::kConfig, kEngine).text = std::string(id);
+  }
+  std::optional<double> shards;
+  if (Has(s, "--num-shard")) shards = NumberAfter(s, "--num-shard");
+  if (Has(s, "num_shard: Some(")) shards = NumberAfter(s, "num_shard: Some(");
+  if (shards && *shards >= 1) {
+    Set(line.Emit(EventKind::kConfig, kEngine), Num::kTensorParallelSize, shards);
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "text_generation_launcher") || Has(s, "text_generation_router") ||
       Has(s, "text_generation_server") || Has(s, "text_generation_client")) {
     line.Emit(EventKind::kTgiMarker, kEngine);
   }
+  if (Has(s, "text-generation") || Has(s, "model_id:")) MatchLaunch(line);
   if (Has(s, "prefill tokens. You need to decrease") || Has(s, "Unable to warmup model") ||
       Has(s, "Method Warmup encountered an error")) {
     auto& e = line.Emit(EventKind::kTgiWarmupFail, kEngine);
