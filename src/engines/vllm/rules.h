@@ -86,7 +86,7 @@ struct Rules {
   // (v1/cudagraph_dispatcher.py initialize_cudagraph_keys); before, max_num_seqs x 2.
   bool capture_sizes_per_decode_query = true;
   // MoE (fused_moe/fused_moe.py VLLM_FUSED_MOE_CHUNK_SIZE).
-  uint64_t fused_moe_chunk_tokens = 16384;  // 32768 before v0.11
+  uint64_t fused_moe_chunk_tokens = 16384;  // 32768 before v0.11, 65536 before v0.6
   // Marlin kernels on Turing (PRs #29901, #31008; v0.14): the floor of awq_marlin, gptq_marlin,
   // fp8 and modelopt_fp4 (get_min_capability), and of Marlin itself, 8.0 -> 7.5.
   bool marlin_on_turing = true;
@@ -178,11 +178,16 @@ struct Rules {
   // DeepSeek-V2/V3 cache the MLA latent from v0.7.1 (PR #12601); before, DeepseekV2Attention
   // cached K and V for every head at qk_head_dim, V zero-padded to it.
   bool mla_latent_cache = true;
+  // ... at a head size of 256 before v0.7.0: ModelConfig.get_head_size returned 256 for
+  // deepseek_v2 (PR #4650, "FlashAttention supports only head_size 32, 64, 128, 256") and q, k, v
+  // were zero-padded to it, until PR #12067 (2025-01-15) dropped the padding.
+  bool deepseek_heads_padded_256 = false;
   // V0 SchedulerConfig: chunked prefill on by default above 32K context from v0.5.4 (PR #6666,
   // merged 2024-07-23) ...
   bool v0_long_context_chunked_prefill = true;
-  // ... with a 512-token budget before 0.8 ("Chunked prefill is enabled with
-  // max_num_batched_tokens=512", config.py of 0.6.4-0.7.3), 2048 from 0.8.
+  // ... with a 512-token budget up to 0.6.4 ("Chunked prefill is enabled with
+  // max_num_batched_tokens=512" in the logs of 0.6.4), 2048 from 0.6.5 (SchedulerConfig.
+  // __post_init__ of v0.6.6.post1: "a balance between ITL and TTFT").
   int64_t v0_chunked_prefill_tokens = 2048;
 };
 

@@ -78,7 +78,7 @@ std::optional<ModelSpec> LegacyKvSpec(const Rules& rules, const ModelSpec& spec)
     if (a.kind != AttentionKind::kMla) continue;
     a.kind = AttentionKind::kFull;
     a.num_kv_heads = a.num_heads;
-    a.head_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    a.head_dim = rules.deepseek_heads_padded_256 ? 256 : a.qk_nope_head_dim + a.qk_rope_head_dim;
   }
   return out;
 }

@@ -37,10 +37,11 @@ std::optional<LegacyCharge> LegacyV0NonTorch(const Rules& rules, const LegacyDev
 bool LegacyNcclInBudget(const Rules& rules);
 
 // DeepSeek-V2/V3 before v0.7.1 (Rules::mla_latent_cache false): each MLA layer caches K and V
-// for all of its heads at qk_head_dim (qk_nope_head_dim + qk_rope_head_dim), V zero-padded to it
-// (model_executor/models/deepseek_v2.py DeepseekV2Attention: Attention(num_local_heads,
-// qk_head_dim, num_kv_heads=num_local_heads)). Returns the spec with those layers as full
-// attention, or nullopt when nothing changes.
+// for all of its heads (model_executor/models/deepseek_v2.py DeepseekV2Attention:
+// Attention(num_local_heads, head_size, num_kv_heads=num_local_heads)), at 256 before v0.7.0
+// (Rules::deepseek_heads_padded_256: config.py get_head_size, q, k and v zero-padded) and at
+// qk_head_dim (qk_nope_head_dim + qk_rope_head_dim, V padded to it) in v0.7.0. Returns the spec
+// with those layers as full attention, or nullopt when nothing changes.
 std::optional<ModelSpec> LegacyKvSpec(const Rules& rules, const ModelSpec& spec);
 
 }  // namespace vramfit::vllm

@@ -34,8 +34,11 @@ TEST(VllmV0Legacy, ErasByRelease) {
   EXPECT_TRUE(RulesFor(701).mla_latent_cache);
   EXPECT_FALSE(RulesFor(503).v0_long_context_chunked_prefill);
   EXPECT_TRUE(RulesFor(504).v0_long_context_chunked_prefill);
-  EXPECT_EQ(RulesFor(703).v0_chunked_prefill_tokens, 512);
+  EXPECT_EQ(RulesFor(604).v0_chunked_prefill_tokens, 512);
+  EXPECT_EQ(RulesFor(703).v0_chunked_prefill_tokens, 2048);
   EXPECT_EQ(RulesFor(1000).v0_chunked_prefill_tokens, 2048);
+  EXPECT_EQ(RulesFor(501).fused_moe_chunk_tokens, 65536u);
+  EXPECT_EQ(RulesFor(600).fused_moe_chunk_tokens, 32768u);
 }
 
 TEST(VllmV0Legacy, ChargesPerEra) {
@@ -74,7 +77,8 @@ TEST(VllmV0Legacy, ReleaseSelectsTheWorkersCharge) {
 
 TEST(VllmV0Legacy, DeepSeekBeforeTheLatentCache) {
   // DeepSeek-Coder-V2-Lite (27 layers, 16 heads, qk_head_dim 128 + 64) at TP 2: before v0.7.1
-  // each rank caches K and V for its 8 heads at 192 dims, 27 x 2 x 8 x 192 x 2 B a token.
+  // each rank caches K and V for its 8 heads, padded to 256 dims before v0.7.0:
+  // 27 x 2 x 8 x 256 x 2 B a token; v0.7.0 caches 192.
   const Inventory inv = Catalog("deepseek-coder-v2-lite-instruct");
   VllmSettings s;
   s.tensor_parallel_size = 2;
@@ -82,8 +86,12 @@ TEST(VllmV0Legacy, DeepSeekBeforeTheLatentCache) {
   s.version = "0.5";
   auto old = PlanVllm(inv, Gpu("l40"), s);
   ASSERT_TRUE(old.ok()) << old.status().message();
-  EXPECT_EQ(old->kv_layout.kv_bytes_per_token, 27u * 2 * 8 * 192 * 2);
+  EXPECT_EQ(old->kv_layout.kv_bytes_per_token, 27u * 2 * 8 * 256 * 2);
   EXPECT_EQ(old->kv_block_size, 16);
+  s.version = "0.7.0";
+  auto unpadded = PlanVllm(inv, Gpu("l40"), s);
+  ASSERT_TRUE(unpadded.ok());
+  EXPECT_EQ(unpadded->kv_layout.kv_bytes_per_token, 27u * 2 * 8 * 192 * 2);
   s.version = "0.7.1";
   auto latent = PlanVllm(inv, Gpu("l40"), s);
   ASSERT_TRUE(latent.ok());
