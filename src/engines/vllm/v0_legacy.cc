@@ -48,9 +48,8 @@ std::optional<LegacyCharge> LegacyV0NonTorch(const Rules& rules, const LegacyDev
       c.bytes = m.nccl + m.growth;
       c.why = fmt::format(
           "NCCL {} + cuBLAS workspaces and kernel images {}: vLLM {} charges the free memory at "
-          "init_device minus the free memory after the profile run (worker.py "
-          "determine_num_available_blocks, PR #2863), which leaves out the CUDA context and other "
-          "processes",
+          "init_device minus the free memory after the profile run (worker.py, PR #2863), which "
+          "leaves out the CUDA context and other processes",
           FormatBytes(m.nccl), FormatBytes(m.growth), rules.text);
       return c;
     case V0Profiling::kTorchPeakPlusNonTorch:
