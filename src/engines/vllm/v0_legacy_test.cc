@@ -98,5 +98,21 @@ TEST(VllmV0Legacy, DeepSeekBeforeTheLatentCache) {
   EXPECT_EQ(latent->kv_layout.kv_bytes_per_token, 27u * (512 + 64) * 2);
 }
 
+TEST(VllmV0Legacy, ArchitectureTheReleasePredates) {
+  // Qwen2.5-VL came with v0.7.2 (PR #12604): vLLM 0.7.1 refuses it at start-up.
+  const Inventory inv = Catalog("qwen2.5-vl-7b-instruct");
+  VllmSettings s;
+  s.max_model_len = 8192;
+  s.version = "0.7.1";
+  auto old = PlanVllm(inv, Gpu("rtx-3090"), s);
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_FALSE(old->fits);
+  EXPECT_EQ(old->failure_stage, Stage::kStartup);
+  s.version = "0.7.2";
+  auto known = PlanVllm(inv, Gpu("rtx-3090"), s);
+  ASSERT_TRUE(known.ok());
+  EXPECT_NE(known->failure_stage, Stage::kStartup);
+}
+
 }  // namespace
 }  // namespace vramfit::vllm
