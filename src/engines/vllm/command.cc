@@ -139,7 +139,8 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
     c += " --mm-processor-kwargs " + ShellWord(fmt::format("{{\"max_pixels\":{}}}", s.max_pixels));
   }
   std::string env;
-  if (s.v0_engine) env += std::string(kEnvV1) + "=0 ";
+  // Releases before 0.8 run V0 without the variable (the plan sets v0_engine for them).
+  if (s.v0_engine && in.v0_engine) env += std::string(kEnvV1) + "=0 ";
   if (s.allow_long_max_model_len && in.max_model_len > 0) env += std::string(kEnvAllowLong) + "=1 ";
   if (s.mxfp4_use_marlin) env += std::string(kEnvMxfp4Marlin) + "=1 ";
   if (s.flashinfer_sampler >= 0) {

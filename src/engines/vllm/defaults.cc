@@ -54,9 +54,13 @@ void ApplySchedulerDefaults(const Rules& rules, const GpuSpec& gpu, VllmSettings
   if (s->v0_engine) {
     if (s->max_num_seqs == 0) s->max_num_seqs = kSmallMaxNumSeqs;
     if (s->max_num_batched_tokens == 0) {
-      s->max_num_batched_tokens = s->max_model_len > kV0ChunkedPrefillAbove
-                                      ? kSmallBatchedTokens
-                                      : std::max<int64_t>(s->max_model_len, kSmallBatchedTokens);
+      // Before v0.5.4 (PR #6666) chunked prefill was never on by default; its budget was 512
+      // tokens before 0.8 (Rules::v0_chunked_prefill_tokens).
+      const bool chunked =
+          rules.v0_long_context_chunked_prefill && s->max_model_len > kV0ChunkedPrefillAbove;
+      s->max_num_batched_tokens =
+          chunked ? rules.v0_chunked_prefill_tokens
+                  : std::max<int64_t>(s->max_model_len, kSmallBatchedTokens);
     }
   }
   if (s->max_num_seqs == 0) s->max_num_seqs = big ? kLargeMaxNumSeqs : kSmallMaxNumSeqs;

@@ -10,6 +10,7 @@
 #include "core/checked.h"
 #include "engines/vllm/kv_cache.h"
 #include "engines/vllm/rules.h"
+#include "engines/vllm/v0_legacy.h"
 
 namespace vramfit::vllm {
 
@@ -27,7 +28,9 @@ Result<KvEstimate> EstimateKvPaged(const ModelSpec& spec, const KvQuery& q) {
   o.kv_cache_dtype = q.kv_cache_dtype;
   o.max_model_len = q.context;
   o.rules = RulesFor(release);
-  auto layout = PlanKvCache(spec, o);
+  // Before v0.7.1 DeepSeek's MLA layers cache full K and V (v0_legacy.h).
+  const auto legacy = LegacyKvSpec(o.rules, spec);
+  auto layout = PlanKvCache(legacy ? *legacy : spec, o);
   if (!layout.ok()) return layout.status();
   KvEstimate e = *neutral;
   if (layout->layers.empty() || layout->page_bytes == 0) return e;

@@ -21,7 +21,7 @@ TEST(VllmKvEstimate, SequencesHoldWholeBlocks) {
   EXPECT_EQ(kv->blocks_per_sequence, 63u);
   EXPECT_EQ(kv->bytes_per_sequence, 148635648u);
   EXPECT_EQ(kv->total_bytes, 2u * 148635648u);
-  q.version = "0.7";
+  q.version = "0.1";
   EXPECT_FALSE(EstimateKvPaged(*spec, q).ok());
 }
 

@@ -18,6 +18,7 @@
 #include "engines/vllm/flags.h"
 #include "engines/vllm/pipeline.h"
 #include "engines/vllm/refusals.h"
+#include "engines/vllm/v0_legacy.h"
 #include "engines/vllm/vllm.h"
 #include "model/auto_round.h"
 #include "model/hub_revision.h"
@@ -316,7 +317,11 @@ struct Run {
   // the target's layers followed by the draft's, which page in one KV pool.
   const ModelSpec* draft = nullptr;
   std::optional<ModelSpec> with_draft;
-  const ModelSpec& kv_spec() const { return with_draft ? *with_draft : spec; }
+  // Before v0.7.1 DeepSeek's MLA layers cache full K and V (v0_legacy.h LegacyKvSpec).
+  std::optional<ModelSpec> legacy_kv;
+  const ModelSpec& kv_spec() const {
+    return legacy_kv ? *legacy_kv : with_draft ? *with_draft : spec;
+  }
   // One pipeline stage planned alone (pipeline.h): `spec` holds only its layers. Every plan
   // with pipeline stages is made so (PlanVllm hands PP > 1 to PlanPipeline), so a Run's
   // weights, layers and KV pool are never divided among stages.
@@ -354,6 +359,12 @@ Status ResolveSettings(Run& r) {
   }
   r.rules = vllm::RulesFor(version);
   plan.modelled_version = r.rules.text;
+  if (r.rules.v0_only && !s.v0_engine) {
+    s.v0_engine = true;
+    plan.notes.push_back(fmt::format("vLLM {} runs the V0 engine (vllm/worker/worker.py; V1 became "
+                                     "the default in 0.8)",
+                                     r.rules.text));
+  }
   if (s.version.empty() && s.v0_engine) {
   } else if (s.version.empty()) {
     plan.notes.push_back(fmt::format("vLLM {}: the newest release whose source was read; later "
@@ -483,7 +494,8 @@ void Startup(Run& r) {
   // group spans the DP ranks (distributed/parallel_state.py initialize_model_parallel: every
   // group of more than one rank gets a device communicator).
   const bool nccl = r.tp > 1 || (s.data_parallel_size > 1 && s.enable_expert_parallel);
-  r.nccl_in_budget = nccl && r.rules.nccl_in_budget && !s.v0_engine;
+  r.nccl_in_budget =
+      nccl && (s.v0_engine ? vllm::LegacyNcclInBudget(r.rules) : r.rules.nccl_in_budget);
   r.ctx = kCudaContext + (nccl && !r.nccl_in_budget ? kNcclPerRank : 0);
   r.requested = static_cast<uint64_t>(
       std::ceil(static_cast<double>(total) * s.gpu_memory_utilization));
@@ -995,10 +1007,17 @@ void Profile(Run& r) {
                         (r.nccl_in_budget          ? kNcclPerRank
                          : r.tp > 1 && s.v0_engine ? kNonTorchTpExtra
                                                    : 0);
+  // Releases before v0.6.5: what their V0 worker charges instead (v0_legacy.h).
+  const auto legacy = s.v0_engine ? vllm::LegacyV0NonTorch(
+                                        r.rules, {kCudaContext, r.nccl_in_budget ? kNcclPerRank : 0,
+                                                  kNonTorchBase, s.other_process_bytes})
+                                  : std::nullopt;
+  if (legacy) r.g.non_torch_bytes = legacy->bytes;
   if (s.measured_non_torch_bytes > 0) r.g.non_torch_bytes = s.measured_non_torch_bytes;
   r.g.explain.push_back(
       {"non_torch", r.g.non_torch_bytes,
-       r.nccl_in_budget ? "cuBLAS workspaces and kernel images + NCCL buffers (V1 before v0.11)"
+       legacy ? legacy->why
+       : r.nccl_in_budget ? "cuBLAS workspaces and kernel images + NCCL buffers (V1 before v0.11)"
        : r.tp > 1 && s.v0_engine ? "cuBLAS workspaces and kernel images + V0 all-reduce workspaces"
        : v1_tp ? fmt::format("cuBLAS workspaces and kernel images {} + NCCL buffers {}{}",
                              FormatBytes(base), FormatBytes(kNcclLazyBuffers),
@@ -1109,6 +1128,12 @@ Status KvCache(Run& r) {
   r.ko.max_num_batched_tokens = s.max_num_batched_tokens;
   r.ko.num_speculative_tokens = s.num_speculative_tokens;
   r.ko.rules = r.rules;
+  r.legacy_kv = vllm::LegacyKvSpec(r.rules, r.with_draft ? *r.with_draft : r.spec);
+  if (r.legacy_kv) {
+    plan.notes.push_back(fmt::format("vLLM {} caches DeepSeek's MLA layers as full K and V for "
+                                     "every head (the latent cache came with v0.7.1, PR #12601)",
+                                     r.rules.text));
+  }
   auto layout = PlanKvCache(r.kv_spec(), r.ko);
   if (!layout.ok()) return layout.status();
   plan.kv_options = r.ko;

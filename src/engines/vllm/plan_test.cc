@@ -172,7 +172,8 @@ TEST(Vllm, VllmsOwnErrors) {
   VllmSettings u;
   u.gpu_memory_utilization = 1.5;
   EXPECT_FALSE(PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), u).ok());
-  EXPECT_FALSE(ParseVllmVersion("0.7").ok());
+  EXPECT_FALSE(ParseVllmVersion("0.1.2").ok());  // releases before 0.2 are not modelled
+  EXPECT_EQ(*ParseVllmVersion("0.7.3"), 703);
   EXPECT_EQ(*ParseVllmVersion("0.10.2"), 1002);
   EXPECT_EQ(*ParseVllmVersion("v0.21"), 2100);
 }

@@ -310,6 +310,7 @@ struct ArchRelease {
   std::string_view pr;
 };
 constexpr ArchRelease kArchitectures[] = {
+    {"Qwen2_5_VLForConditionalGeneration", 702, "#12604"},  // the v0.7.2 release tracker
     {"Qwen3ForCausalLM", 804, "#15289"},
     {"Qwen3MoeForCausalLM", 804, "#15289"},
     {"GptOssForCausalLM", 1001, "#22327"},

@@ -38,16 +38,19 @@ Result<int> ParseRelease(const std::string& text) {
         text));
   }
   const int v = parts[0] * 10000 + parts[1] * 100 + parts[2];
-  if (v < 800) {
+  if (v < kOldestV0Modelled) {
     return Status::InvalidArgument(
-        fmt::format("vLLM version \"{}\": releases before 0.8 are not modelled", text));
+        fmt::format("vLLM version \"{}\": releases before 0.2 are not modelled", text));
   }
   return v;
 }
 
 Rules RulesFor(int release) {
   Rules r;
-  r.release = std::clamp(release, kOldestModelled, kNewestModelled);
+  // Before 0.8 each release keeps its own number (V0 only, see LegacyV0Rules); 0.8 and 0.9 are
+  // planned with 0.10's rules.
+  r.release = release < kFirstV1Default ? std::max(release, kOldestV0Modelled)
+                                        : std::clamp(release, kOldestModelled, kNewestModelled);
   r.text = fmt::format("{}.{}", r.release / 10000, (r.release / 100) % 100);
   r.has_v0_engine = r.release < 1100;
   r.default_gpu_memory_utilization = r.release >= 2002 ? 0.92 : 0.9;
@@ -93,7 +96,26 @@ Rules RulesFor(int release) {
                       : release >= 2200 ? V2::kQwen3Dense
                                         : V2::kNone;
   r.pp_kv_check_whole_model = r.release >= 1400 && r.release < 1600;
+  LegacyV0Rules(&r);
   return r;
+}
+
+// Releases before 0.8 (rules.h V0Profiling); each cites the upstream change.
+void LegacyV0Rules(Rules* r) {
+  const int v = r->release;
+  r->v0_only = v < kFirstV1Default;
+  r->v0_profiling = v < 205    ? V0Profiling::kTorchPeak             // PR #2031 in v0.2.5
+                    : v < 301  ? V0Profiling::kDeviceUsed            // PR #2863 in v0.3.1
+                    : v < 604  ? V0Profiling::kSinceInit             // PR #9352 in v0.6.4
+                    : v < 605  ? V0Profiling::kTorchPeakPlusNonTorch  // PR #10511 in v0.6.5
+                               : V0Profiling::kSnapshot;
+  r->mla_latent_cache = v >= 701;                  // PR #12601
+  r->deepseek_heads_padded_256 = v < 700;          // PR #12067
+  r->v0_long_context_chunked_prefill = v >= 504;   // PR #6666
+  r->v0_chunked_prefill_tokens = v < 605 ? 512 : 2048;
+  // fused_moe's token chunk: 64K from PR #6029 (July 2024, v0.5.1; before, more than 65,536
+  // tokens were refused), 32K from PR #7995 (2024-08-29, v0.6.0).
+  if (v < 600) r->fused_moe_chunk_tokens = 65536;
 }
 
 namespace {

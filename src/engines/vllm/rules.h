@@ -17,8 +17,13 @@ namespace vramfit::vllm {
 // that pin a release use these numbers.
 inline constexpr int kOldestModelled = 1000;   // rules read from upstream ~v0.10.0 (b77c7d327)
 inline constexpr int kNewestModelled = 2200;   // up to upstream ~v0.22-dev (9aaf83ef5)
+// Releases before 0.8 run the V0 engine only; their rules (the V0 worker's memory accounting,
+// the scheduler's defaults, DeepSeek's KV layout) are kept per release from 0.2 (RulesFor does
+// not clamp them to 0.10). 0.8 and 0.9 are planned with 0.10's rules.
+inline constexpr int kOldestV0Modelled = 200;
+inline constexpr int kFirstV1Default = 800;
 
-// "0.10.2" or "v0.10" -> 1002 / 1000; kInvalidArgument for releases before 0.8 or text that is
+// "0.10.2" or "v0.10" -> 1002 / 1000; kInvalidArgument for releases before 0.2 or text that is
 // not a version.
 Result<int> ParseRelease(const std::string& text);
 
@@ -34,6 +39,27 @@ enum class ModelRunnerV2Default {
                           // GraniteMoeForCausalLM (PR #45461)
   kDense,                 // v0.25 (PR #44443): every model that is not MoE, and those MoE ones
   kAll,                   // v0.29 (PR #53183): every model
+};
+
+// How the V0 worker (vllm/worker/worker.py) turns the profile run into the KV budget
+// (docs/engines/vllm.md, "Releases before 0.8"). Each era charges the weights and the profile's
+// activation peak; they differ in what else is charged against total x utilization.
+enum class V0Profiling {
+  // v0.2.0-v0.2.4: torch.cuda.max_memory_allocated() after the profile run; nothing outside
+  // PyTorch's allocator is charged.
+  kTorchPeak,
+  // v0.2.5-v0.3.0 (PR #2031, "Fix peak memory profiling"): total - free after the profile run,
+  // i.e. everything on the device: the CUDA context, NCCL, other processes.
+  kDeviceUsed,
+  // v0.3.1-v0.6.3 (PR #2863): free memory at init_device minus free memory after the profile
+  // run: the context and other processes are left out, NCCL (set up after) is charged.
+  kSinceInit,
+  // v0.6.4: torch's peak allocation plus "non-torch" memory, the device's used memory minus
+  // torch's current allocation after empty_cache: the context, NCCL and other processes.
+  kTorchPeakPlusNonTorch,
+  // v0.6.5 on (PR #10511, utils.py memory_profiling): the weights, the torch peak increase and
+  // the non-torch increase since the baseline snapshot of init_device.
+  kSnapshot,
 };
 
 struct Rules {
@@ -60,7 +86,7 @@ struct Rules {
   // (v1/cudagraph_dispatcher.py initialize_cudagraph_keys); before, max_num_seqs x 2.
   bool capture_sizes_per_decode_query = true;
   // MoE (fused_moe/fused_moe.py VLLM_FUSED_MOE_CHUNK_SIZE).
-  uint64_t fused_moe_chunk_tokens = 16384;  // 32768 before v0.11
+  uint64_t fused_moe_chunk_tokens = 16384;  // 32768 before v0.11, 65536 before v0.6
   // Marlin kernels on Turing (PRs #29901, #31008; v0.14): the floor of awq_marlin, gptq_marlin,
   // fp8 and modelopt_fp4 (get_min_capability), and of Marlin itself, 8.0 -> 7.5.
   bool marlin_on_turing = true;
@@ -146,10 +172,31 @@ struct Rules {
   // #33698 (merged 2026-02, taken as v0.16) checks each worker's own layers against its own
   // memory, as releases before v0.14 did (issues #32105, #34076).
   bool pp_kv_check_whole_model = false;
+  // Releases before 0.8 (see V0Profiling).
+  bool v0_only = false;                  // before 0.8 the V0 engine is the engine
+  V0Profiling v0_profiling = V0Profiling::kSnapshot;
+  // DeepSeek-V2/V3 cache the MLA latent from v0.7.1 (PR #12601); before, DeepseekV2Attention
+  // cached K and V for every head at qk_head_dim, V zero-padded to it.
+  bool mla_latent_cache = true;
+  // ... at a head size of 256 before v0.7.0: ModelConfig.get_head_size returned 256 for
+  // deepseek_v2 (PR #4650, "FlashAttention supports only head_size 32, 64, 128, 256") and q, k, v
+  // were zero-padded to it, until PR #12067 (2025-01-15) dropped the padding.
+  bool deepseek_heads_padded_256 = false;
+  // V0 SchedulerConfig: chunked prefill on by default above 32K context from v0.5.4 (PR #6666,
+  // merged 2024-07-23) ...
+  bool v0_long_context_chunked_prefill = true;
+  // ... with a 512-token budget up to 0.6.4 ("Chunked prefill is enabled with
+  // max_num_batched_tokens=512" in the logs of 0.6.4), 2048 from 0.6.5 (SchedulerConfig.
+  // __post_init__ of v0.6.6.post1: "a balance between ITL and TTFT").
+  int64_t v0_chunked_prefill_tokens = 2048;
 };
 
-// The rules of `release` (any integer: clamped to the modelled range, except model_runner_v2).
+// The rules of `release` (any integer: clamped to the modelled range, except model_runner_v2;
+// releases before 0.8 keep their own number, from 0.2).
 Rules RulesFor(int release);
+
+// The fields of releases before 0.8 (v0_only ... v0_chunked_prefill_tokens), from r->release.
+void LegacyV0Rules(Rules* r);
 
 // Whether vLLM runs a model of `architecture` (config.json's first "architectures" entry) on
 // model runner V2 by default at the rules' release: VllmConfig.use_v2_model_runner without
