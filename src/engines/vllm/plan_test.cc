@@ -554,6 +554,23 @@ TEST(Vllm, ModelRunnerV2ChargesItsOwnProfileWhereNothingIsCompiled) {
   EXPECT_EQ(e021->gpus[0].activation_peak_bytes, 1024ull * 151936 * 22);
   EXPECT_EQ(w_v1->gpus[0].activation_peak_bytes, 1024ull * 151936 * 22);
 
+  // At PP 2 V2 makes the second stage's receive buffer at load (make_empty_intermediate_tensors
+  // at the end of load_model), so a warm start's last stage is charged its forward and sampler
+  // only, where a first start keeps V1's 8,192 x 2 x 4,096 x 2 B buffer under both.
+  VllmSettings pp = s;
+  pp.pipeline_parallel_size = 2;
+  VllmSettings pp_warm = pp;
+  pp_warm.compile_cache_warm = true;
+  auto pp_cold_plan = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), pp);
+  auto pp_warm_plan = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), pp_warm);
+  ASSERT_TRUE(pp_cold_plan.ok() && pp_warm_plan.ok());
+  ASSERT_EQ(pp_cold_plan->pipeline_stages.size(), 2u);
+  ASSERT_EQ(pp_warm_plan->pipeline_stages.size(), 2u);
+  const uint64_t received = 8192ull * 2 * 4096 * 2;
+  EXPECT_EQ(pp_cold_plan->pipeline_stages[1].per_gpu.activation_peak_bytes,
+            received + 1024ull * 151936 * 22);
+  EXPECT_EQ(pp_warm_plan->pipeline_stages[1].per_gpu.activation_peak_bytes, v2_sampler);
+
   // From v0.29 V2 profiles its graphs (PR #53682) and reserves the estimate: a warm start keeps it.
   s.version = "0.29";
   w = s;
