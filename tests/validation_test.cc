@@ -314,6 +314,12 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     if (!Str(set, "kv_cache_dtype").empty()) s.kv_cache_dtype = Str(set, "kv_cache_dtype");
     bool eager = false;
     if (!set["enforce_eager"].get_bool().get(eager)) s.enforce_eager = eager;
+    // compile_cache "warm": the source shows torch.compile loading an earlier start's cache, with
+    // the evidence in compile_cache_why.
+    if (Str(set, "compile_cache") == "warm") {
+      EXPECT_FALSE(Str(rec, "compile_cache_why").empty()) << id << ": compile_cache needs a why";
+      s.compile_cache_warm = true;
+    }
     if (auto v = Num(set, "cpu_offload_gb")) s.cpu_offload_gb = *v;  // --cpu-offload-gb, GiB
     s.pp_layer_partition = Str(set, "pp_layer_partition");  // VLLM_PP_LAYER_PARTITION
     // gpus_resolved: mixed cards, one catalog id per pipeline stage (or rank), in rank order.

@@ -154,6 +154,9 @@ const std::vector<FlagSpec>& Flags() {
       {"--block-size", nullptr, "KV cache block size in tokens (default 16; MLA 64)", "INT"},
       {"--enforce-eager", nullptr, "No CUDA graphs", nullptr},
       {"--v0-engine", nullptr, "Plan the V0 engine (VLLM_USE_V1=0; vLLM 0.8-0.10)", nullptr},
+      {"--compile-cache-warm", nullptr,
+       "torch.compile finds an earlier start's cache (model runner V2 then profiles less)",
+       nullptr},
       {"--allow-long-max-model-len", nullptr,
        "Accept --max-model-len beyond the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)", nullptr},
       {"--pp-layer-partition", nullptr,
@@ -261,6 +264,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.enforce_eager = true;
     } else if (name == "--v0-engine") {
       s.v0_engine = true;
+    } else if (name == "--compile-cache-warm") {
+      s.compile_cache_warm = true;
     } else if (name == "--allow-long-max-model-len") {
       s.allow_long_max_model_len = true;
     } else if (name == "--pp-layer-partition") {

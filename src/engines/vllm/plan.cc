@@ -109,6 +109,14 @@ constexpr uint64_t kSamplerBytesPerLogitTriton = 14;
 constexpr uint64_t kSamplerBytesPerLogitFlashInfer = 14;
 constexpr uint64_t kSamplerBytesPerLogit = 22;
 constexpr uint64_t kSamplerBytesPerLogitSort = 39;
+// Model runner V2's warm-up (vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run, then
+// sample/sampler.py Sampler.sample): the bf16 logits compute_logits returns (2) and their fp32
+// copy (4); penalties, temperature and min-p work in place, the profile's dummy requests skip
+// top-k/top-p, and the Gumbel-max kernel writes one token a row. Charged only where the profile
+// compiles nothing (Run::v2_profile): Qwen3-8B on an RTX 4090 at v0.27.1 with a warm compile
+// cache peaked at 0.19 GiB, the forward over 2,048 tokens, where 256 x 151,936 logits x 6 B
+// give 0.22 GiB (test-half record ...-mrv2-warm-compile-cache-runpod-recon).
+constexpr uint64_t kSamplerBytesPerLogitV2 = 6;
 // The rest of the measured terms' spread (docs/validation.md, signed errors per component):
 // non-torch memory within 0.25 GiB at TP 1 and 0.5 GiB above it; the graph pool within 0.5
 // GiB (published v0.19-v0.26 logs: 0.40 GiB median, up to 1.2 GiB under the plan).
@@ -310,6 +318,13 @@ struct Run {
   // graph pool in the budget and captures the graphs on top of it (issue #49224). The plan still
   // charges V1's estimate to the KV memory (see ResolveSettings), but not to the device check.
   bool graphs_outside_budget = false;
+  // Model runner V2 whose profile run compiles nothing: --enforce-eager (config/vllm.py
+  // VllmConfig.__post_init__ sets compilation_config.mode NONE and logs "Enforce eager set,
+  // disabling torch.compile and CUDAGraphs", as v0.19.1 and later print) or a warm compile
+  // cache (VllmOptions::compile_cache_warm). V2's own profile is then what vLLM measures: the 6 B
+  // sampler warm-up, no graph estimate before v0.29 and no pipeline receive buffer (made at load).
+  // A first compiled start compiles inside the profile and the plan charges V1's profile for it.
+  bool v2_profile = false;
   KvCacheOptions ko;
   uint64_t available = 0;
   StageActivation act;  // the profile run of the planned stage
@@ -387,16 +402,23 @@ Status ResolveSettings(Run& r) {
                                                        r.spec.CountMoeLayers() > 0, quantized);
   if (!s.v0_engine && (s.use_v2_model_runner == 1 || (s.use_v2_model_runner < 0 && v2_default))) {
     r.graphs_outside_budget = version < 2900;
+    r.v2_profile = s.enforce_eager || s.compile_cache_warm;
     const std::string arch = r.spec.architecture.empty() ? "this model" : r.spec.architecture;
     plan.notes.push_back(fmt::format(
-        "{}: the plan charges model runner V1's profile run (V2's source charges less, what a "
-        "start with a warm torch.compile cache pays; a first start compiles during the profile "
-        "and the published ones paid about what V1's charges give){}",
+        "{}: {}{}",
         s.use_v2_model_runner == 1
             ? fmt::format("VLLM_USE_V2_MODEL_RUNNER=1 runs {} on model runner V2", arch)
             : fmt::format("vLLM {} runs {} on model runner V2 by default "
                           "(VLLM_USE_V2_MODEL_RUNNER=0 selects V1)",
                           ReleaseText(version), arch),
+        !r.v2_profile
+            ? "the plan charges model runner V1's profile run (V2's source charges less, what a "
+              "start with a warm torch.compile cache pays; a first start compiles during the "
+              "profile and the published ones paid about what V1's charges give)"
+            : s.enforce_eager
+            ? "with --enforce-eager nothing is compiled, so the plan charges V2's own profile run"
+            : "with a warm torch.compile cache the profile compiles nothing, so the plan charges "
+              "V2's own profile run",
         r.graphs_outside_budget ? "; before v0.29 V2 reserves no CUDA-graph memory, so it "
                                   "captures the graphs on top of the budget"
                                 : ""));
@@ -903,8 +925,10 @@ StageActivation PipelineStageActivation(const Run& r, uint64_t mnbt, uint64_t sa
                                                         s.enable_expert_parallel, dp, r.rules,
                                                         r.act_bytes));
   }
-  st.received =
-      st.stage > 0 ? 2 * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes : 0;
+  // Model runner V2 makes the receive buffer at load, outside the profile (Run::v2_profile).
+  st.received = st.stage > 0 && !r.v2_profile
+                    ? 2 * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes
+                    : 0;
   const uint64_t samples = st.samples ? sampler : 0;
   st.peak = st.received + (s.v0_engine ? std::max({st.forward, samples, encoder.peak()})
                                        : encoder.stored +
@@ -937,7 +961,8 @@ void Profile(Run& r) {
   const VllmSettings& s = r.s;
   const uint64_t mnbt = static_cast<uint64_t>(s.max_num_batched_tokens);
   const uint64_t reqs = static_cast<uint64_t>(std::min(s.max_num_seqs, s.max_num_batched_tokens));
-  const SamplerPath path = ChooseSamplerPath(s, r.rules);
+  const SamplerPath path =
+      r.v2_profile ? SamplerPath{kSamplerBytesPerLogitV2} : ChooseSamplerPath(s, r.rules);
   const uint64_t per_logit = path.per_logit;
   // One logits row per request (gpu_model_runner.py _dummy_run's logits_indices: the last
   // token of each), over the whole vocabulary (PipelineStageActivation: on the last stage, on
@@ -954,7 +979,7 @@ void Profile(Run& r) {
   const StageActivation* top = &r.act;
   r.activation = top->peak;
   const uint64_t fwd = top->forward;
-  if (!s.v0_engine && s.measured_activation_bytes == 0 && top->samples &&
+  if (!s.v0_engine && !r.v2_profile && s.measured_activation_bytes == 0 && top->samples &&
       sampler >= std::max(fwd, encoder)) {
     // The spread up to the sort's cost (none where the release sorts).
     r.sampler_spread = reqs * static_cast<uint64_t>(r.spec.vocab_size) *
@@ -1140,7 +1165,10 @@ Status KvCache(Run& r) {
   plan.kv_layout = *layout;
   for (const auto& n : layout->notes) plan.notes.push_back("vLLM will log: " + n);
   // vLLM then gives every stage the fewest blocks of any (pipeline.cc).
-  const uint64_t used = r.weights + r.g.non_torch_bytes + r.graph_in_budget + r.act.peak;
+  // V1's graph estimate stands in for a first V2 start's compile; V2's own profile reserves none
+  // before v0.29.
+  const uint64_t graph = r.v2_profile && r.graphs_outside_budget ? 0 : r.graph_in_budget;
+  const uint64_t used = r.weights + r.g.non_torch_bytes + graph + r.act.peak;
   r.available = r.requested > used ? r.requested - used : 0;
   if (s.kv_cache_memory_bytes > 0) r.available = s.kv_cache_memory_bytes;
   r.g.kv_cache_bytes = r.available;
@@ -1151,7 +1179,7 @@ Status KvCache(Run& r) {
            ? std::string("--kv-cache-memory-bytes")
            : fmt::format("budget {} - weights - activation - non-torch{}{}",
                          FormatBytes(r.requested),
-                         !r.graph_in_budget ? ""
+                         !graph ? ""
                          : r.graphs_outside_budget
                              ? " - V1's CUDA graph estimate (model runner V2 reserves none before "
                                "v0.29)"

@@ -508,6 +508,81 @@ TEST(Vllm, ModelRunnerV2CapturesItsGraphsOnTopOfTheBudgetBeforeV029) {
   EXPECT_EQ(v2->gpus[0].kv_cache_bytes, v1->gpus[0].kv_cache_bytes);
 }
 
+TEST(Vllm, ModelRunnerV2ChargesItsOwnProfileWhereNothingIsCompiled) {
+  // A first compiled V2 start compiles inside the profile run, and the plan charges model runner
+  // V1's profile for it (22 B a logit and V1's graph estimate). Where the profile compiles
+  // nothing, V2's source is what vLLM measures: --enforce-eager (torch.compile off) or a warm
+  // compile cache. Qwen3-8B on an H100 at v0.22: 1,024 requests x 151,936 logits x 6 B (the bf16
+  // logits and their fp32 copy), above the forward over 8,192 tokens (0.75 GiB); no graph
+  // estimate before v0.29.
+  VllmSettings s;
+  s.max_model_len = 16000;
+  s.version = "0.22";
+  auto cold = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
+  VllmSettings w = s;
+  w.compile_cache_warm = true;
+  auto warm = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), w);
+  VllmSettings e = s;
+  e.enforce_eager = true;
+  auto eager = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), e);
+  ASSERT_TRUE(cold.ok() && warm.ok() && eager.ok());
+  const uint64_t v2_sampler = 1024ull * 151936 * 6;
+  EXPECT_EQ(cold->gpus[0].activation_peak_bytes, 1024ull * 151936 * 22);
+  EXPECT_EQ(warm->gpus[0].activation_peak_bytes, v2_sampler);
+  EXPECT_EQ(eager->gpus[0].activation_peak_bytes, v2_sampler);
+  ASSERT_GT(cold->gpus[0].cudagraph_bytes, 0u);
+  EXPECT_EQ(warm->gpus[0].kv_cache_bytes,
+            cold->gpus[0].kv_cache_bytes + 1024ull * 151936 * 16 + cold->gpus[0].cudagraph_bytes);
+  EXPECT_EQ(eager->gpus[0].kv_cache_bytes, warm->gpus[0].kv_cache_bytes);
+  bool named = false;
+  for (const std::string& n : warm->notes) {
+    named = named || n.find("with a warm torch.compile cache the profile compiles nothing, so "
+                            "the plan charges V2's own profile run") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+
+  // Model runner V1 compiles the same way but its source is what the plan charges already: a warm
+  // cache or --enforce-eager leaves its 22 B warm-up (v0.21, or VLLM_USE_V2_MODEL_RUNNER=0).
+  w.version = "0.21";
+  e.version = "0.21";
+  auto w021 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), w);
+  auto e021 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), e);
+  w.version = "0.22";
+  w.use_v2_model_runner = 0;
+  auto w_v1 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), w);
+  ASSERT_TRUE(w021.ok() && e021.ok() && w_v1.ok());
+  EXPECT_EQ(w021->gpus[0].activation_peak_bytes, 1024ull * 151936 * 22);
+  EXPECT_EQ(e021->gpus[0].activation_peak_bytes, 1024ull * 151936 * 22);
+  EXPECT_EQ(w_v1->gpus[0].activation_peak_bytes, 1024ull * 151936 * 22);
+
+  // At PP 2 V2 makes the second stage's receive buffer at load (make_empty_intermediate_tensors
+  // at the end of load_model), so a warm start's last stage is charged its forward and sampler
+  // only, where a first start keeps V1's 8,192 x 2 x 4,096 x 2 B buffer under both.
+  VllmSettings pp = s;
+  pp.pipeline_parallel_size = 2;
+  VllmSettings pp_warm = pp;
+  pp_warm.compile_cache_warm = true;
+  auto pp_cold_plan = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), pp);
+  auto pp_warm_plan = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), pp_warm);
+  ASSERT_TRUE(pp_cold_plan.ok() && pp_warm_plan.ok());
+  ASSERT_EQ(pp_cold_plan->pipeline_stages.size(), 2u);
+  ASSERT_EQ(pp_warm_plan->pipeline_stages.size(), 2u);
+  const uint64_t received = 8192ull * 2 * 4096 * 2;
+  EXPECT_EQ(pp_cold_plan->pipeline_stages[1].per_gpu.activation_peak_bytes,
+            received + 1024ull * 151936 * 22);
+  EXPECT_EQ(pp_warm_plan->pipeline_stages[1].per_gpu.activation_peak_bytes, v2_sampler);
+
+  // From v0.29 V2 profiles its graphs (PR #53682) and reserves the estimate: a warm start keeps it.
+  s.version = "0.29";
+  w = s;
+  w.compile_cache_warm = true;
+  auto cold029 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
+  auto warm029 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), w);
+  ASSERT_TRUE(cold029.ok() && warm029.ok());
+  EXPECT_EQ(warm029->gpus[0].kv_cache_bytes,
+            cold029->gpus[0].kv_cache_bytes + 1024ull * 151936 * 16);
+}
+
 // The activation peak one H100 of the plan charges (0, and a failure, when planning fails).
 uint64_t H100ActivationPeak(const Inventory& inv, const VllmSettings& s) {
   auto p = PlanVllm(inv, Gpu("h100"), s);

@@ -55,6 +55,10 @@ struct VllmOptions : EngineOptions {
   int flashinfer_sampler = -1;
   // VLLM_USE_V2_MODEL_RUNNER: -1 unset (the release's default runner), 0 model runner V1, 1 V2.
   int use_v2_model_runner = -1;
+  // torch.compile finds an earlier start's cache (vLLM logs "Directly load the compiled graph(s)
+  // ... from the cache"), so the profile run compiles nothing; on model runner V2 the plan then
+  // charges V2's own profile (plan.cc, "Model runner V2" in docs/engines/vllm.md).
+  bool compile_cache_warm = false;
   // VLLM_PP_LAYER_PARTITION as given ("16,32": decoder layers per pipeline stage; "": vLLM's
   // default split, see engines/vllm/pipeline.h).
   std::string pp_layer_partition;
