@@ -78,6 +78,16 @@ void Match(const Line& line) {
        Has(s, "ggml_cuda_mul_mat") || Has(s, "ggml_cuda_compute_forward"))) {
     line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
   }
+  // The legacy pool (ggml_cuda_pool_leg::alloc in ggml-cuda.cu, the pool of builds and devices
+  // without virtual memory management: ROCm/HIP, older cards) grows by look_ahead_size = 1.05 x
+  // the request while a graph is computed; its CUDA_CHECK names the method and the statement:
+  // "current device: 0, in function alloc at .../ggml-cuda.cu:291" then
+  // "ggml_cuda_device_malloc(&ptr, look_ahead_size, device)" ("cudaMalloc((void **) &ptr,
+  // look_ahead_size)" before 2024).
+  if (Has(s, "look_ahead_size") ||
+      (Has(s, "current device:") && Has(s, "in function alloc at") && Has(s, "ggml-cuda"))) {
+    line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
+  }
   // The CUDA check of ggml-cuda.cu before 2024: "CUDA error 2 at ggml-cuda.cu:359: out of memory"
   // (2: cudaErrorMemoryAllocation), the failing allocation unnamed.
   if (Has(s, "CUDA error 2 at") && Has(s, "ggml-cuda.cu") && Has(s, "out of memory")) {

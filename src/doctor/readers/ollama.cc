@@ -181,6 +181,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     case Cause::kComputeBuffer:
     case Cause::kActivationPeak:
+      // A buffer that grew while serving (the CUDA pool, an image's graph) is outside what the
+      // offload estimate counted; OLLAMA_GPU_OVERHEAD (envconfig, 0.3.11+: bytes kept free per
+      // GPU) makes the estimate place fewer layers.
+      if (d->stage == "runtime") {
+        AddFix(d, "OLLAMA_GPU_OVERHEAD=1073741824",
+               "reserves 1 GiB per GPU outside Ollama's estimate for buffers that grow while "
+               "serving, so it places fewer layers");
+      }
       AddFix(d, "OLLAMA_FLASH_ATTENTION=1", "a smaller attention compute buffer");
       AddFix(d, "PARAMETER num_batch 256", "the compute buffer grows with the batch");
       AddFix(d, SmallerContext(f), "the compute buffer grows with the context too");

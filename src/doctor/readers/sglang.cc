@@ -86,6 +86,17 @@ void Match(const Line& line) {
       (Has(s, "Not enough memory") && Has(s, "mem-fraction-static"))) {
     line.Emit(EventKind::kSglangNotEnough, kEngine);
   }
+  // The same check in 0.5.x (model_runner_kv_cache_mixin.py profile_max_num_token, rest_memory
+  // <= 0): "ValueError: Loaded weights leave no GPU memory for the KV cache under
+  // --mem-fraction-static=0.88. Raise --mem-fraction-static above 0.912 (minimum viable = 1 -
+  // available/pre = 0.9113)."; a terminal or a paste often breaks it after "under", and the
+  // event waits for the line that carries the fraction.
+  if (const std::string_view w = Whole(line, "leave no GPU memory for the KV cache");
+      !w.empty() && (Has(w, "--mem-fraction-static=") || w == line.joined)) {
+    auto& e = line.Emit(EventKind::kSglangNotEnough, kEngine);
+    Set(e, Num::kMemFractionStatic, NumberAfter(w, "--mem-fraction-static="));
+    e.text = std::string(w);
+  }
   // cuda_graph_runner.py's "Capture cuda graph bs [1, 2, 4, ...]" and its progress bar,
   // "Capturing batches (bs=160 avail_mem=1.72 GB)" (0.4-0.5).
   if (Has(s, "Capture cuda graph begin") || Has(s, "Capture CUDA graph begin") ||
@@ -206,6 +217,24 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         AddFix(d, "--max-total-tokens lower (or --context-length lower)",
                "caps the pool below what the fraction gives");
         return true;
+      }
+      // The engine's own minimum ("Raise --mem-fraction-static above Y"), two points more.
+      if (const LogEvent* e = f.first_of(EventKind::kSglangNotEnough); e) {
+        if (const auto y = NumberAfter(e->text, "Raise --mem-fraction-static above");
+            y && *y > 0 && *y < 1) {
+          const double x = std::ceil((*y + 0.02) * 100) / 100;
+          if (x < 1) {
+            AddFix(d, fmt::format("--mem-fraction-static {:.2f}", x),
+                   fmt::format("SGLang's own minimum is {:.3f}: below it the weights leave no "
+                               "KV pool", *y));
+          }
+          if (x > 0.95) {
+            AddFix(d, "--tp 2 (or a quantized checkpoint)",
+                   "the weights take almost the whole fraction: what is left outside it may not "
+                   "hold the graphs and activations");
+          }
+          return true;
+        }
       }
       if (auto w = f.get(Num::kWeightsBytes), free = f.get(Num::kFreeBytes);
           w && free && *w > 0) {
