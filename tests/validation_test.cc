@@ -269,6 +269,16 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       skipped += fmt::format("| {} | GPU \"{}\" not in the catalog |\n", id, Str(rec, "gpu"));
       continue;
     }
+    // The device total vLLM printed (reported.total_gpu_gib, else gpu_total_gib) is the card's
+    // memory as that host exposes it (a WSL2 driver, an ECC setting, a board revision), an input
+    // like --gpu-memory: it replaces the catalog's total where the two differ by more than the
+    // two decimals it is printed to; the card keeps its other properties.
+    std::optional<double> printed = Num(rec["reported"], "total_gpu_gib");
+    if (!printed) printed = Num(rec, "gpu_total_gib");
+    if (printed && !gpu->custom &&
+        std::abs(*printed - static_cast<double>(gpu->total_bytes) / 1073741824.0) > 0.005) {
+      gpu->total_bytes = static_cast<uint64_t>(*printed * 1073741824.0);
+    }
     // gpu_compute_capability: what the source prints for a card planned from its total (a GPU
     // given by size has no capability otherwise), with its reason.
     if (const std::string cc = Str(rec, "gpu_compute_capability"); !cc.empty() && gpu->custom) {
@@ -342,6 +352,8 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       if (auto v = Num(res, "max_num_batched_tokens"))
         s.max_num_batched_tokens = static_cast<int64_t>(*v);
       if (!Str(res, "kv_cache_dtype").empty()) s.kv_cache_dtype = Str(res, "kv_cache_dtype");
+      bool text_only = false;  // --language-model-only
+      if (!res["language_model_only"].get_bool().get(text_only)) s.language_model_only = text_only;
       // env: the variables the log shows in effect, e.g. VLLM_USE_FLASHINFER_SAMPLER 0 or 1 where
       // it prints the top-k/top-p path.
       simdjson::dom::element env;
@@ -555,7 +567,11 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       "is vLLM's estimated maximum model length (marked \"est. max len\"), the KV capacity for one "
       "request. The "
       "activation, non-torch and CUDA-graph constants are calibrated as docs/engines/vllm.md "
-      "explains.\n\n";
+      "explains. A record that prints the device total (vLLM's \"Free memory on device "
+      "(free/total GiB)\" or \"total_gpu_memory\") is planned with that total as the card's "
+      "memory, an input like `--gpu-memory`, where it differs from the catalog's by more than "
+      "its two printed decimals (a WSL2 driver, an ECC setting, a board revision); the card "
+      "keeps its other properties.\n\n";
   doc +=
       "Release: as the record states it, or `~` the release its date places it in "
       "(`vllm_version_estimate`). Rules: "

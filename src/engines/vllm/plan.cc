@@ -534,6 +534,14 @@ Status Load(Run& r) {
   }
   wo.quantization = s.quantization;
   wo.rules = r.rules;
+  wo.language_model_only = s.language_model_only;
+  if (s.language_model_only && !r.rules.language_model_only_flag) {
+    r.plan.notes.push_back(fmt::format(
+        "--language-model-only: vLLM {} does not have it (added in 0.16, PR #34120) and refuses "
+        "the line; planned as text only, which --limit-mm-per-prompt '{{\"image\": 0, "
+        "\"video\": 0}}' gives there",
+        r.rules.text));
+  }
   wo.mxfp4_backend = VllmMxfp4Backend(cc, r.rules);
   // VLLM_MXFP4_USE_MARLIN=1: get_mxfp4_backend (v0.14) checks it after the SM100 FlashInfer
   // branches, so it moves only the Triton choice to Marlin.
@@ -651,7 +659,11 @@ Status Load(Run& r) {
                                     : "",
                    w->skipped_bytes ? fmt::format(", {} of MTP layers not loaded",
                                                   FormatBytes(w->skipped_bytes))
-                                    : "")});
+                                    : "",
+                   w->tower_skipped_bytes
+                       ? fmt::format(", {} of vision tower not loaded (--language-model-only)",
+                                     FormatBytes(w->tower_skipped_bytes))
+                       : "")});
   r.g.explain.push_back(
       {"load_peak", r.g.load_peak_bytes,
        w->transient_bytes ? fmt::format("weights + {} ({})", FormatBytes(w->transient_bytes),
@@ -771,6 +783,9 @@ EncoderProfile EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
       v.kind != VisionKind::kQwen2Vl) {
     return {};
   }
+  // --language-model-only: no modality is active, so profile_run skips the encoder
+  // (supports_mm_inputs is false; v1/worker/gpu_model_runner.py).
+  if (s.language_model_only) return {};
   const uint64_t unit = static_cast<uint64_t>(v.patch_size * v.spatial_merge_size);
   const uint64_t merge2 = static_cast<uint64_t>(v.spatial_merge_size * v.spatial_merge_size);
   // --mm-processor-kwargs first, then the checkpoint's preprocessor_config.json, then the
