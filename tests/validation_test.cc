@@ -52,7 +52,7 @@ struct Floor {
   int scored, weights_ok, kv_ok, kv_formula_ok, records_ok, in_range_ok, available_kv_ok,
       available_kv_in_range_ok;
 };
-constexpr Floor kFloor = {109, 59, 57, 56, 78, 74, 69, 65};
+constexpr Floor kFloor = {109, 59, 57, 56, 78, 74, 71, 67};
 
 // The records within tolerance today: each must stay within, so that one record's gain cannot
 // hide another's loss.
@@ -113,7 +113,8 @@ constexpr const char* kWithinToday[] = {
     "qwen3.6-27b-autoround-int4-rtx3090x2-tp2-len262144-nop2p-club3090-642",
     // The DFlash noviz run (#76, within once its drafter was planned) left this list when
     // --language-model-only was planned: without the vision tower the plan charged and vLLM
-    // skips, the drafter's own profile and graph costs show (its scoring note).
+    // skips, the drafter's costs show; with its tapped target states planned its KV tokens are
+    // +5.7%, just out (its scoring note).
     "qwen3.6-27b-autoround-int4-rtx3090x2-tp2-mtp-club3090-487",
     "qwen3.6-27b-autoround-rtx3090x2-tp2-gmu0.88-fp8e5m2-club3090-104",
     "qwen3.6-27b-rtx3090x4-tp4-nop2p-v0.24.0-club3090-584",

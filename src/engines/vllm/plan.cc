@@ -274,6 +274,7 @@ struct StageActivation {
   size_t layers = 0;      // decoder layers the stage holds (and caches)
   uint64_t forward = 0;   // the dummy forward through the stage's layers
   uint64_t received = 0;  // the buffer for the previous stage's hidden states and residual
+  uint64_t draft_aux = 0; // a DFlash drafter's tapped target hidden states (under its forward)
   bool samples = false;   // the last stage: logits and the sampler warm-up
   uint64_t peak = 0;
 };
@@ -901,10 +902,21 @@ StageActivation PipelineStageActivation(const Run& r, uint64_t mnbt, uint64_t sa
   if (r.draft != nullptr && st.samples) {
     // profile_run then runs the drafter's dummy forward over the same tokens, after the
     // target's activations are freed (gpu_model_runner.py _dummy_run -> drafter.dummy_run,
-    // v0.16.0): the peak is the larger of the two.
-    st.forward = std::max(st.forward, ForwardActivation(*r.draft, mnbt, r.tp,
-                                                        s.enable_expert_parallel, dp, r.rules,
-                                                        r.act_bytes));
+    // v0.16.0): the peak is the larger of the two. A DFlash drafter reads the hidden states of
+    // the target layers its fc takes (dflash_config.target_layer_ids): the target returns them
+    // beside its output (use_aux_hidden_state_outputs), and _dummy_run keeps that `outputs`
+    // tuple alive through drafter.dummy_run (`hidden_states, _ = outputs`), so those layers'
+    // states, taps x tokens x hidden in the model dtype on every rank, sit under the drafter's
+    // forward.
+    if (s.speculative_method == "dflash") {
+      const uint64_t taps = r.draft->dflash_target_layers > 0
+                                ? static_cast<uint64_t>(r.draft->dflash_target_layers)
+                                : r.draft->layers.size();
+      st.draft_aux = taps * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes;
+    }
+    st.forward = std::max(st.forward, st.draft_aux + ForwardActivation(*r.draft, mnbt, r.tp,
+                                                                       s.enable_expert_parallel,
+                                                                       dp, r.rules, r.act_bytes));
   }
   st.received =
       st.stage > 0 ? 2 * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes : 0;
@@ -952,6 +964,13 @@ void Profile(Run& r) {
   const uint64_t encoder = s.v0_engine ? enc.peak() : enc.vit;
   const uint64_t under = s.v0_engine ? 0 : enc.stored;
   r.act = PipelineStageActivation(r, mnbt, sampler, enc);
+  if (r.act.draft_aux > 0) {
+    r.g.explain.push_back(
+        {"draft_aux_states", r.act.draft_aux,
+         fmt::format("the DFlash drafter's tapped target hidden states, {} tokens x hidden {} "
+                     "per layer read, alive under its dummy forward (in the forward below)",
+                     mnbt, r.spec.hidden_size)});
+  }
   const uint64_t deq = r.w.largest_dequantized_layer;
   r.act.peak = s.measured_activation_bytes > 0 ? s.measured_activation_bytes : r.act.peak + deq;
   const StageActivation* top = &r.act;
