@@ -135,6 +135,7 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
     }
     c += " --limit-mm-per-prompt " + ShellWord("{" + limits + "}");
   }
+  if (s.language_model_only) c += " --language-model-only";
   if (s.max_pixels > 0) {
     c += " --mm-processor-kwargs " + ShellWord(fmt::format("{{\"max_pixels\":{}}}", s.max_pixels));
   }

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "engines/vllm/kv_cache.h"
+#include "engines/vllm/rules.h"
 #include "engines/vllm/vllm.h"
+#include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
 #include "vramfit/model.h"
 
@@ -88,6 +92,36 @@ TEST(VllmDflash, DrafterLayersFormTheirOwnKvGroup) {
       << notes;
   EXPECT_NE(notes.find("Add 6 padding layers, may waste at most 60.00%"), std::string::npos)
       << notes;
+}
+
+// The profile run keeps the target's `outputs` tuple, with the hidden states of the layers a
+// DFlash drafter taps, alive through drafter.dummy_run (gpu_model_runner.py _dummy_run): the
+// drafter's forward sits on top of 5 x 8,192 tokens x 5,120 x 2 B for Qwen3.6-27B's drafter
+// (target_layer_ids 1, 16, 31, 46, 61). Text only, so no encoder profile competes.
+TEST(VllmDflash, TappedTargetStatesSitUnderTheDrafterForward) {
+  auto target = InspectModel("qwen3.6-27b", {});
+  auto draft = InspectModel("qwen3.6-27b-dflash", {});
+  auto gpu = FindGpu("rtx-3090");
+  ASSERT_TRUE(target.ok() && draft.ok() && gpu.ok());
+  VllmSettings s;
+  s.version = "0.20.2";
+  s.tensor_parallel_size = 2;
+  s.max_model_len = 32768;
+  s.max_num_seqs = 1;
+  s.max_num_batched_tokens = 8192;
+  s.language_model_only = true;
+  s.speculative_config = R"({"method": "dflash", "num_speculative_tokens": 5})";
+  s.speculative_method = "dflash";
+  s.num_speculative_tokens = 5;
+  s.draft_inventory = std::make_shared<const Inventory>(std::move(*draft));
+  auto p = PlanVllm(*target, *gpu, s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  uint64_t aux = 0;
+  for (const Explained& e : p->gpus[0].explain) {
+    if (e.name == "draft_aux_states") aux = e.bytes;
+  }
+  EXPECT_EQ(aux, 5ull * 8192 * 5120 * 2);
+  EXPECT_GT(p->gpus[0].activation_peak_bytes, aux);
 }
 
 }  // namespace

@@ -179,6 +179,8 @@ const std::vector<FlagSpec>& Flags() {
        "TEXT"},
       {"--mm-processor-kwargs", nullptr, "Processor settings, e.g. '{\"max_pixels\": 1003520}'",
        "TEXT"},
+      {"--language-model-only", nullptr,
+       "Text only: no vision tower, no encoder profile (vLLM 0.16+)", nullptr},
   };
   return kFlags;
 }
@@ -262,6 +264,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       if (s.block_size == 0) return ZeroIsNotDefault(name);
     } else if (name == "--enforce-eager") {
       s.enforce_eager = true;
+    } else if (name == "--language-model-only") {
+      s.language_model_only = true;
     } else if (name == "--v0-engine") {
       s.v0_engine = true;
     } else if (name == "--compile-cache-warm") {

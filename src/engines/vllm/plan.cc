@@ -283,6 +283,7 @@ struct StageActivation {
   size_t layers = 0;      // decoder layers the stage holds (and caches)
   uint64_t forward = 0;   // the dummy forward through the stage's layers
   uint64_t received = 0;  // the buffer for the previous stage's hidden states and residual
+  uint64_t draft_aux = 0; // a DFlash drafter's tapped target hidden states (under its forward)
   bool samples = false;   // the last stage: logits and the sampler warm-up
   uint64_t peak = 0;
 };
@@ -568,6 +569,14 @@ Status Load(Run& r) {
   }
   wo.quantization = s.quantization;
   wo.rules = r.rules;
+  wo.language_model_only = s.language_model_only;
+  if (s.language_model_only && !r.rules.language_model_only_flag) {
+    r.plan.notes.push_back(fmt::format(
+        "--language-model-only: vLLM {} does not have it (added in 0.16, PR #34120) and refuses "
+        "the line; planned as text only, which --limit-mm-per-prompt '{{\"image\": 0, "
+        "\"video\": 0}}' gives there",
+        r.rules.text));
+  }
   wo.mxfp4_backend = VllmMxfp4Backend(cc, r.rules);
   // VLLM_MXFP4_USE_MARLIN=1: get_mxfp4_backend (v0.14) checks it after the SM100 FlashInfer
   // branches, so it moves only the Triton choice to Marlin.
@@ -685,7 +694,11 @@ Status Load(Run& r) {
                                     : "",
                    w->skipped_bytes ? fmt::format(", {} of MTP layers not loaded",
                                                   FormatBytes(w->skipped_bytes))
-                                    : "")});
+                                    : "",
+                   w->tower_skipped_bytes
+                       ? fmt::format(", {} of vision tower not loaded (--language-model-only)",
+                                     FormatBytes(w->tower_skipped_bytes))
+                       : "")});
   r.g.explain.push_back(
       {"load_peak", r.g.load_peak_bytes,
        w->transient_bytes ? fmt::format("weights + {} ({})", FormatBytes(w->transient_bytes),
@@ -805,6 +818,9 @@ EncoderProfile EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
       v.kind != VisionKind::kQwen2Vl) {
     return {};
   }
+  // --language-model-only: no modality is active, so profile_run skips the encoder
+  // (supports_mm_inputs is false; v1/worker/gpu_model_runner.py).
+  if (s.language_model_only) return {};
   const uint64_t unit = static_cast<uint64_t>(v.patch_size * v.spatial_merge_size);
   const uint64_t merge2 = static_cast<uint64_t>(v.spatial_merge_size * v.spatial_merge_size);
   // --mm-processor-kwargs first, then the checkpoint's preprocessor_config.json, then the
@@ -920,10 +936,21 @@ StageActivation PipelineStageActivation(const Run& r, uint64_t mnbt, uint64_t sa
   if (r.draft != nullptr && st.samples) {
     // profile_run then runs the drafter's dummy forward over the same tokens, after the
     // target's activations are freed (gpu_model_runner.py _dummy_run -> drafter.dummy_run,
-    // v0.16.0): the peak is the larger of the two.
-    st.forward = std::max(st.forward, ForwardActivation(*r.draft, mnbt, r.tp,
-                                                        s.enable_expert_parallel, dp, r.rules,
-                                                        r.act_bytes));
+    // v0.16.0): the peak is the larger of the two. A DFlash drafter reads the hidden states of
+    // the target layers its fc takes (dflash_config.target_layer_ids): the target returns them
+    // beside its output (use_aux_hidden_state_outputs), and _dummy_run keeps that `outputs`
+    // tuple alive through drafter.dummy_run (`hidden_states, _ = outputs`), so those layers'
+    // states, taps x tokens x hidden in the model dtype on every rank, sit under the drafter's
+    // forward.
+    if (s.speculative_method == "dflash") {
+      const uint64_t taps = r.draft->dflash_target_layers > 0
+                                ? static_cast<uint64_t>(r.draft->dflash_target_layers)
+                                : r.draft->layers.size();
+      st.draft_aux = taps * mnbt * static_cast<uint64_t>(r.spec.hidden_size) * r.act_bytes;
+    }
+    st.forward = std::max(st.forward, st.draft_aux + ForwardActivation(*r.draft, mnbt, r.tp,
+                                                                       s.enable_expert_parallel,
+                                                                       dp, r.rules, r.act_bytes));
   }
   // Model runner V2 makes the receive buffer at load, outside the profile (Run::v2_profile).
   st.received = st.stage > 0 && !r.v2_profile
@@ -974,6 +1001,13 @@ void Profile(Run& r) {
   const uint64_t encoder = s.v0_engine ? enc.peak() : enc.vit;
   const uint64_t under = s.v0_engine ? 0 : enc.stored;
   r.act = PipelineStageActivation(r, mnbt, sampler, enc);
+  if (r.act.draft_aux > 0) {
+    r.g.explain.push_back(
+        {"draft_aux_states", r.act.draft_aux,
+         fmt::format("the DFlash drafter's tapped target hidden states, {} tokens x hidden {} "
+                     "per layer read, alive under its dummy forward (in the forward below)",
+                     mnbt, r.spec.hidden_size)});
+  }
   const uint64_t deq = r.w.largest_dequantized_layer;
   r.act.peak = s.measured_activation_bytes > 0 ? s.measured_activation_bytes : r.act.peak + deq;
   const StageActivation* top = &r.act;

@@ -7,6 +7,7 @@
 
 #include "engines/vllm/command.h"
 #include "engines/vllm/engine.h"
+#include "engines/vllm/flags.h"
 #include "engines/vllm/rules.h"
 #include "vramfit/advice.h"
 #include "vramfit/gpu.h"
@@ -974,6 +975,52 @@ TEST(Vllm, V0110VisionAttentionHoldsAnFp32CopyOfQAndK) {
   const uint64_t stored = 16384ull * 2048 * 2;  // padded to the budget's 16,384 rows
   EXPECT_EQ(encoder("0.11.0"), stored + 65536ull * (4 * 1280 + 36 * 1280));
   EXPECT_EQ(encoder("0.11.1"), stored + 65536ull * 2 * (3 * 1280 + 3 * 3420));
+}
+
+// --language-model-only (PR #34120, v0.16): every modality's limit is 0, so vLLM builds neither
+// the vision tower nor the projector (_mark_tower_model) and profiles no encoder. Qwen2.5-VL-3B
+// on an L4 at v0.20: the weights lose exactly the vision component, the encoder term goes, and
+// the flag reaches the printed command. Before v0.16 vLLM refuses the flag; the plan says so.
+TEST(Vllm, LanguageModelOnlyLoadsNoVisionTowerAndProfilesNoEncoder) {
+  const Inventory inv = Catalog("qwen2.5-vl-3b-instruct");
+  uint64_t vision = 0;
+  for (const ComponentTotal& c : inv.by_component) {
+    if (c.component == Component::kVision) vision = c.bytes;
+  }
+  ASSERT_GT(vision, 0u);
+  VllmSettings s;
+  s.version = "0.20.0";
+  s.max_model_len = 8192;
+  auto with = PlanVllm(inv, Gpu("l4"), s);
+  s.language_model_only = true;
+  auto without = PlanVllm(inv, Gpu("l4"), s);
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_EQ(with->gpus[0].weights_bytes - without->gpus[0].weights_bytes, vision);
+  auto has_encoder = [](const VllmPlan& p) {
+    for (const Explained& e : p.gpus[0].explain) {
+      if (e.name == "encoder") return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has_encoder(*with));
+  EXPECT_FALSE(has_encoder(*without));
+  EXPECT_NE(without->command.find(" --language-model-only"), std::string::npos);
+  s.version = "0.15.0";
+  auto old = PlanVllm(inv, Gpu("l4"), s);
+  ASSERT_TRUE(old.ok());
+  bool said = false;
+  for (const std::string& n : old->notes) {
+    said = said || n.rfind("--language-model-only: vLLM 0.15 does not have it", 0) == 0;
+  }
+  EXPECT_TRUE(said);
+  // `check` reads it from a serve line as a modelled flag.
+  auto cmd = vllm::ReadServeCommand(
+      {"vllm", "serve", "Qwen/Qwen2.5-VL-3B-Instruct", "--language-model-only"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_TRUE(cmd->unmodelled_flags.empty());
+  auto read = vllm::ReadFlags(cmd->flags, VllmSettings{});
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_TRUE(read->language_model_only);
 }
 
 // Image and video tie at 16,384 tokens for Qwen2.5-VL at 8,192 tokens (the video's frames clamp

@@ -133,6 +133,10 @@ struct Rules {
   bool mxfp4_triton_kernels = true;
   // Weight loading (quantization/fp8.py).
   bool online_fp8_layerwise = true;     // v0.16+ (PR #31914): one layer in 16 bits at a time
+  // --language-model-only (PR #34120, merged 2026-02-09, taken as v0.16): the same as a limit of
+  // 0 for every modality; the models' towers are built under _mark_tower_model (PR #32605,
+  // 2026-01-19), which skips them then. Older releases refuse the flag.
+  bool language_model_only_flag = true;
   // Qwen3-VL's dummy video (model_executor/models/qwen3_vl.py get_max_video_tokens,
   // get_dummy_mm_data; docs/engines/vllm-multimodal-and-allreduce.md, A.4). Up to v0.14 as many
   // frames as max_model_len holds, at most 24,576, each resized so that all frames together stay

@@ -49,6 +49,9 @@ struct VllmOptions : EngineOptions {
   int64_t limit_images = -1;            // --limit-mm-per-prompt image (-1: default, 0: off)
   int64_t limit_videos = -1;            // --limit-mm-per-prompt video
   int64_t max_pixels = 0;               // mm_processor_kwargs max_pixels (0: the processor's)
+  // --language-model-only (v0.16+, PR #34120): every modality's limit 0, so the vision tower
+  // and projector are not built or loaded and the encoder is not profiled.
+  bool language_model_only = false;
   bool mxfp4_use_marlin = false;        // VLLM_MXFP4_USE_MARLIN=1: MXFP4 experts on Marlin
   // VLLM_USE_FLASHINFER_SAMPLER: -1 unset, 0 (the native top-k/top-p path), 1 (FlashInfer's
   // sampler); the sampler warm-up's bytes per logit depend on it (plan.cc).

@@ -48,6 +48,7 @@ enum Flag : uint8_t {
   kGIdx = 1, kQZeros = 2, kQuantWeight = 4, kWideLinearWeight = 8, kBias = 16,
   kModelDtype = 32,  // stored in the config's dtype: loads in --dtype
   kMatrix = 64,      // two or more dimensions (an MTP linear's weight or its quantization data)
+  kMultimodal = 128, // the vision tower or the projector: not built under --language-model-only
 };
 constexpr uint32_t kNoModule = UINT32_MAX;
 
@@ -147,6 +148,7 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
     if (part == "g_idx") c.flags |= kGIdx;
     if (part == "qzeros") c.flags |= kQZeros;
     if (e.part == Part::kBias) c.flags |= kBias;
+    if (e.role == Role::kVision || e.role == Role::kProjector) c.flags |= kMultimodal;
     if (t.dtype == spec.dtype && e.part != Part::kQuantMeta) c.flags |= kModelDtype;
     if (t.shape.size() >= 2 && leaf != "eh_proj") c.flags |= kMatrix;  // DeepSeek: nn.Linear
     const bool row = IsRowParallel(std::string(leaf));
@@ -286,6 +288,10 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
     }
     if (c.shard == Shard::kMtp && !o.load_speculative_mtp) {
       w.skipped_bytes += c.bytes;
+      continue;
+    }
+    if ((c.flags & kMultimodal) && o.language_model_only) {
+      w.tower_skipped_bytes += c.bytes;
       continue;
     }
     if (p.mxfp4_layers > 0 && c.shard == Shard::kExpert) continue;  // re-laid below

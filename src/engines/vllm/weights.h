@@ -26,6 +26,9 @@ struct VllmWeightOptions {
   int64_t data_parallel_size = 1;       // with expert parallel, ep = tp x dp
   bool marlin = true;                   // Marlin kernels apply (compute capability >= 7.5)
   bool load_speculative_mtp = false;    // MTP layers are loaded only for speculative decoding
+  // --language-model-only: the vision tower and projector are not built (their modules are made
+  // under _mark_tower_model, model_executor/models/interfaces.py, PR #32605), so not loaded.
+  bool language_model_only = false;
   // --dtype when it differs from the config's: tensors stored in the config's dtype load in
   // this many bits (params are created in the model dtype). 0: as stored.
   int model_dtype_bits = 0;
@@ -50,6 +53,7 @@ struct VllmWeights {
   std::string transient_reason;      // "Marlin repack of model.layers.0.mlp.experts (w13)"...
   uint64_t dropped_bytes = 0;        // checkpoint bytes vLLM frees after loading (g_idx, zeros)
   uint64_t skipped_bytes = 0;        // checkpoint bytes not loaded at all (MTP without spec decode)
+  uint64_t tower_skipped_bytes = 0;  // the vision tower and projector, under --language-model-only
   uint64_t largest_dequantized_layer = 0;  // plain-awq: one layer dequantized to fp16 at run time
   std::string kernel;                // "awq_marlin", "gptq_marlin", "fp8", "unquantized", ...
 };
