@@ -461,6 +461,18 @@ void WeightsFixes(const Facts& f, Diagnosis* d) {
   AddFix(d, "a 4-bit checkpoint (AWQ/GPTQ) or FP8", "a quarter or half of the 16-bit weight bytes");
 }
 
+// --max-num-seqs at a quarter of the log's (EngineArgs' default 256 where the log names none,
+// vllm/engine/arg_utils.py 0.6-0.10), not below `floor`: the sampler warm-up and V0's profile
+// run both size their dummy batch by max_num_seqs. The reason names the count between `before`
+// and `after`.
+void QuarterOfSeqs(const Facts& f, int64_t floor, std::string_view before, std::string_view after,
+                   Diagnosis* d) {
+  const double seqs = f.get(Num::kMaxNumSeqs).value_or(256);
+  AddFix(d,
+         fmt::format("--max-num-seqs {}", std::max<int64_t>(floor, static_cast<int64_t>(seqs / 4))),
+         fmt::format("{}{:.0f}{}", before, seqs, after));
+}
+
 // A frame in one of vLLM's model files (vllm/model_executor/models/NAME.py) among `names`.
 bool ModelFileFrame(const Facts& f, std::initializer_list<std::string_view> names) {
   return std::any_of(f.frames.begin(), f.frames.end(), [&](const LogEvent* fr) {
@@ -510,12 +522,8 @@ void MultimodalFixes(const Facts& f, Diagnosis* d) {
            "V1's encoder profile budget (and its dummy items) is the larger of "
            "max_num_batched_tokens and one item's tokens");
   } else if (d->stage == "profile") {
-    const double seqs = f.get(Num::kMaxNumSeqs).value_or(256);
-    AddFix(d,
-           fmt::format("--max-num-seqs {}", std::max<int64_t>(1, static_cast<int64_t>(seqs / 4))),
-           fmt::format("the profile run feeds the encoder dummy inputs for up to {:.0f} "
-                       "sequences; a quarter as many",
-                       seqs));
+    QuarterOfSeqs(f, 1, "the profile run feeds the encoder dummy inputs for up to ",
+                  " sequences; a quarter as many", d);
   }
   const auto requested = f.get(Num::kRequestedBytes);
   if (d->stage == "runtime" && requested && *requested > 0) {
@@ -540,12 +548,8 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       KvNoMemoryFixes(f, d);
       return true;
     case Cause::kSamplerWarmup: {
-      const double seqs = f.get(Num::kMaxNumSeqs).value_or(256);
-      AddFix(d,
-             fmt::format("--max-num-seqs {}", std::max<int64_t>(8, static_cast<int64_t>(seqs / 4))),
-             fmt::format("the sampler warms up {:.0f} requests' logits at once; a quarter of them "
-                         "needs a quarter of the memory",
-                         seqs));
+      QuarterOfSeqs(f, 8, "the sampler warms up ",
+                    " requests' logits at once; a quarter of them needs a quarter of the memory", d);
       if (gmu) {
         AddFix(d, LowerUtilization(*gmu, 0.05), "more headroom outside the budget for the warm-up");
       }
