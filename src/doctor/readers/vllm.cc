@@ -235,6 +235,19 @@ void MatchPhases(const Line& line) {
   if (Has(s, "Starting profile run") || Has(s, "Memory profiling takes")) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }
+  // The profile run building a multimodal model's dummy inputs: the profiler's warning that the
+  // worst-case multimodal tokens exceed the dummy sequence (vllm/multimodal/profiling.py
+  // MultiModalProfiler.get_decoder_dummy_data / get_encoder_dummy_data, reached from V0's
+  // model_runner.py / enc_dec_model_runner.py profile_run and early V1's gpu_model_runner.py
+  // profile_run: "The context length (N) of the model is too short to hold the multi-modal
+  // embeddings" 0.7, "The [encoder ]sequence length used for profiling (max_num_batched_tokens /
+  // max_num_seqs = N) is too short to hold the multi-modal embeddings" 0.8-0.10), and V0's
+  // profile_run cutting its dummy sequences to what the batch holds ("Computed max_num_seqs
+  // (min(256, 5120 // 278528)) to be less than 1", model_runner.py 0.6-0.10).
+  if (Has(s, "is too short to hold the multi-modal embeddings") ||
+      (Has(s, "Computed max_num_seqs (min(") && Has(s, "to be less than 1"))) {
+    line.Emit(EventKind::kProfileBegin, kEngine);
+  }
   if (Has(s, "init engine (profile, create kv cache") || Has(s, "Starting vLLM API server") ||
       Has(s, "Avg prompt throughput") || Has(s, "Received request") ||
       Has(s, "Dumping scheduler output") || Has(s, "Model loaded in") ||
