@@ -562,7 +562,8 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     case Cause::kSamplerWarmup: {
       QuarterOfSeqs(f, 8, "the sampler warms up ",
-                    " requests' logits at once; a quarter of them needs a quarter of the memory", d);
+                    " requests' logits at once; a quarter of them needs a quarter of the memory",
+                    d);
       if (gmu) {
         AddFix(d, LowerUtilization(*gmu, 0.05), "more headroom outside the budget for the warm-up");
       }
