@@ -260,6 +260,25 @@ void MatchPhases(const Line& line) {
       Has(s, "POST /v1/")) {
     line.Emit(EventKind::kServing, "any");
   }
+  // vLLM's dump of the batch the engine was executing when its step raised
+  // (vllm/logging_utils/dump_input.py: V1's dump_engine_exception, called from
+  // v1/engine/core.py execute_model_with_error_logging, "Dumping scheduler output for model
+  // execution", 0.9+; V0's dump_engine_exception_v0, "Dumping model input for execution" and
+  // "Errored Batch request #N", 0.8-0.10): the model failed on a real batch while serving,
+  // whatever error line the excerpt kept. The step's tokens (the SchedulerOutput's
+  // total_num_scheduled_tokens) size its activations.
+  if (Has(s, "Dumping scheduler output for model execution") ||
+      Has(s, "Dumping model input for execution") || Has(s, "Errored Batch request #")) {
+    line.Emit(EventKind::kTraceback, kEngine);
+  }
+  // V0's dump names the batch's requests (a served batch, not a start-up one).
+  if (Has(s, "Errored Batch request #") || Has(s, "Batch info: requests_count=")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+  if (Has(s, "total_num_scheduled_tokens=")) {
+    Set(line.Emit(EventKind::kServing, kEngine), Num::kPrefillTokens,
+        NumberAfter(s, "total_num_scheduled_tokens="));
+  }
   // Start-up did not finish: the failure is not at runtime.
   if (Has(s, "EngineCore failed to start") || Has(s, "Engine core initialization failed") ||
       Has(s, "WorkerProc failed to start") || Has(s, "Engine process failed to start") ||
@@ -641,8 +660,17 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       MultimodalFixes(f, d);
       return true;
     case Cause::kActivationPeak:
-      AddFix(d, "--max-num-batched-tokens 2048",
-             "a smaller step: activations scale with the tokens of one forward pass");
+      if (const auto step = f.get(Num::kPrefillTokens); step && *step > 4096) {
+        int64_t n = 2048;
+        while (2 * n < *step) n *= 2;
+        AddFix(d, fmt::format("--max-num-batched-tokens {}", n),
+               fmt::format("the failed step ran {:.0f} tokens at once; activations scale with "
+                           "the tokens of one forward pass",
+                           *step));
+      } else {
+        AddFix(d, "--max-num-batched-tokens 2048",
+               "a smaller step: activations scale with the tokens of one forward pass");
+      }
       if (gmu) AddFix(d, LowerUtilization(*gmu, 0.05), "more headroom for runtime peaks");
       return true;
     case Cause::kWeightsTooLarge:
