@@ -470,6 +470,14 @@ void KvNoMemoryFixes(const Facts& f, Diagnosis* d) {
              fmt::format("the profiled activation peak ({}) scales with the tokens of one step",
                          Gib(*act)));
     }
+  } else if (const auto gmu = f.get(Num::kGpuMemoryUtilization); gmu && *gmu < 0.9) {
+    // The budget is the fraction of the whole card (V0's worker.py and V1's gpu_worker.py):
+    // a low setting from the log is what left no KV memory.
+    AddFix(d, "--gpu-memory-utilization 0.90",
+           fmt::format("the log's {:.2f} of the card holds the weights and activations but "
+                       "leaves nothing for the KV cache",
+                       *gmu));
+    AddFix(d, "--max-model-len / --max-num-batched-tokens lower", "smaller profiled activations");
   } else {
     AddFix(d, "--gpu-memory-utilization 0.95",
            "a larger budget for weights, activations and the KV cache");
