@@ -42,6 +42,17 @@ void MatchXinferenceModel(const Line& line) {
   if (e > b) line.Emit(EventKind::kConfig, "any").text = std::string(t.substr(b, e - b));
 }
 
+// A vLLM request's multimodal features (its mm_features list, 0.11+). The engine's crash dump
+// lists every request's, also the text-only ones' ("mm_features=[]",
+// vllm/logging_utils/dump_input.py of a SchedulerOutput): an empty list is no image.
+bool MmFeaturesGiven(std::string_view s) {
+  constexpr std::string_view kKey = "mm_features";
+  for (size_t at = s.find(kKey); at != std::string_view::npos; at = s.find(kKey, at + 1)) {
+    if (s.substr(at + kKey.size(), 3) != "=[]") return true;
+  }
+  return false;
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchMlxAllocator(line);
@@ -56,7 +67,7 @@ void Match(const Line& line) {
        // Video inputs of transformers' vision-language models (Qwen2-VL / Qwen2.5-VL processors
        // and modeling files, 4.45+): the video counterparts of the image keys.
        Has(s, "video_grid_thw") || Has(s, "pixel_values_videos") ||
-       Has(s, "get_video_features") || Has(s, "mm_features") ||
+       Has(s, "get_video_features") || MmFeaturesGiven(s) ||
        Has(s, "multi-modal") || Has(s, "multimodal") || Has(s, "limit_mm_per_prompt") ||
        Has(s, "dummy image") || Has(s, "get_image_features") || Has(s, "_execute_mm_encoder") ||
        Has(s, "get_multimodal_embeddings") || Has(s, "embed_multimodal") || Has(s, "visual(") ||

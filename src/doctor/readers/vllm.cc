@@ -235,6 +235,19 @@ void MatchPhases(const Line& line) {
   if (Has(s, "Starting profile run") || Has(s, "Memory profiling takes")) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }
+  // The profile run building a multimodal model's dummy inputs: the profiler's warning that the
+  // worst-case multimodal tokens exceed the dummy sequence (vllm/multimodal/profiling.py
+  // MultiModalProfiler.get_decoder_dummy_data / get_encoder_dummy_data, reached from V0's
+  // model_runner.py / enc_dec_model_runner.py profile_run and early V1's gpu_model_runner.py
+  // profile_run: "The context length (N) of the model is too short to hold the multi-modal
+  // embeddings" 0.7, "The [encoder ]sequence length used for profiling (max_num_batched_tokens /
+  // max_num_seqs = N) is too short to hold the multi-modal embeddings" 0.8-0.10), and V0's
+  // profile_run cutting its dummy sequences to what the batch holds ("Computed max_num_seqs
+  // (min(256, 5120 // 278528)) to be less than 1", model_runner.py 0.6-0.10).
+  if (Has(s, "is too short to hold the multi-modal embeddings") ||
+      (Has(s, "Computed max_num_seqs (min(") && Has(s, "to be less than 1"))) {
+    line.Emit(EventKind::kProfileBegin, kEngine);
+  }
   if (Has(s, "init engine (profile, create kv cache") || Has(s, "Starting vLLM API server") ||
       Has(s, "Avg prompt throughput") || Has(s, "Received request") ||
       Has(s, "Dumping scheduler output") || Has(s, "Model loaded in") ||
@@ -246,6 +259,25 @@ void MatchPhases(const Line& line) {
   if (Has(s, "Application startup complete") || Has(s, "Uvicorn running") ||
       Has(s, "POST /v1/")) {
     line.Emit(EventKind::kServing, "any");
+  }
+  // vLLM's dump of the batch the engine was executing when its step raised
+  // (vllm/logging_utils/dump_input.py: V1's dump_engine_exception, called from
+  // v1/engine/core.py execute_model_with_error_logging, "Dumping scheduler output for model
+  // execution", 0.9+; V0's dump_engine_exception_v0, "Dumping model input for execution" and
+  // "Errored Batch request #N", 0.8-0.10): the model failed on a real batch while serving,
+  // whatever error line the excerpt kept. The step's tokens (the SchedulerOutput's
+  // total_num_scheduled_tokens) size its activations.
+  if (Has(s, "Dumping scheduler output for model execution") ||
+      Has(s, "Dumping model input for execution") || Has(s, "Errored Batch request #")) {
+    line.Emit(EventKind::kTraceback, kEngine);
+  }
+  // V0's dump names the batch's requests (a served batch, not a start-up one).
+  if (Has(s, "Errored Batch request #") || Has(s, "Batch info: requests_count=")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+  if (Has(s, "total_num_scheduled_tokens=")) {
+    Set(line.Emit(EventKind::kServing, kEngine), Num::kPrefillTokens,
+        NumberAfter(s, "total_num_scheduled_tokens="));
   }
   // Start-up did not finish: the failure is not at runtime.
   if (Has(s, "EngineCore failed to start") || Has(s, "Engine core initialization failed") ||
@@ -438,6 +470,14 @@ void KvNoMemoryFixes(const Facts& f, Diagnosis* d) {
              fmt::format("the profiled activation peak ({}) scales with the tokens of one step",
                          Gib(*act)));
     }
+  } else if (const auto gmu = f.get(Num::kGpuMemoryUtilization); gmu && *gmu < 0.9) {
+    // The budget is the fraction of the whole card (V0's worker.py and V1's gpu_worker.py):
+    // a low setting from the log is what left no KV memory.
+    AddFix(d, "--gpu-memory-utilization 0.90",
+           fmt::format("the log's {:.2f} of the card holds the weights and activations but "
+                       "leaves nothing for the KV cache",
+                       *gmu));
+    AddFix(d, "--max-model-len / --max-num-batched-tokens lower", "smaller profiled activations");
   } else {
     AddFix(d, "--gpu-memory-utilization 0.95",
            "a larger budget for weights, activations and the KV cache");
@@ -459,6 +499,18 @@ void WeightsFixes(const Facts& f, Diagnosis* d) {
     AddFix(d, "--tensor-parallel-size 2 (or more GPUs)", "the weights are split across the GPUs");
   }
   AddFix(d, "a 4-bit checkpoint (AWQ/GPTQ) or FP8", "a quarter or half of the 16-bit weight bytes");
+}
+
+// --max-num-seqs at a quarter of the log's (EngineArgs' default 256 where the log names none,
+// vllm/engine/arg_utils.py 0.6-0.10), not below `floor`: the sampler warm-up and V0's profile
+// run both size their dummy batch by max_num_seqs. The reason names the count between `before`
+// and `after`.
+void QuarterOfSeqs(const Facts& f, int64_t floor, std::string_view before, std::string_view after,
+                   Diagnosis* d) {
+  const double seqs = f.get(Num::kMaxNumSeqs).value_or(256);
+  AddFix(d,
+         fmt::format("--max-num-seqs {}", std::max<int64_t>(floor, static_cast<int64_t>(seqs / 4))),
+         fmt::format("{}{:.0f}{}", before, seqs, after));
 }
 
 // A frame in one of vLLM's model files (vllm/model_executor/models/NAME.py) among `names`.
@@ -510,12 +562,8 @@ void MultimodalFixes(const Facts& f, Diagnosis* d) {
            "V1's encoder profile budget (and its dummy items) is the larger of "
            "max_num_batched_tokens and one item's tokens");
   } else if (d->stage == "profile") {
-    const double seqs = f.get(Num::kMaxNumSeqs).value_or(256);
-    AddFix(d,
-           fmt::format("--max-num-seqs {}", std::max<int64_t>(1, static_cast<int64_t>(seqs / 4))),
-           fmt::format("the profile run feeds the encoder dummy inputs for up to {:.0f} "
-                       "sequences; a quarter as many",
-                       seqs));
+    QuarterOfSeqs(f, 1, "the profile run feeds the encoder dummy inputs for up to ",
+                  " sequences; a quarter as many", d);
   }
   const auto requested = f.get(Num::kRequestedBytes);
   if (d->stage == "runtime" && requested && *requested > 0) {
@@ -540,12 +588,9 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       KvNoMemoryFixes(f, d);
       return true;
     case Cause::kSamplerWarmup: {
-      const double seqs = f.get(Num::kMaxNumSeqs).value_or(256);
-      AddFix(d,
-             fmt::format("--max-num-seqs {}", std::max<int64_t>(8, static_cast<int64_t>(seqs / 4))),
-             fmt::format("the sampler warms up {:.0f} requests' logits at once; a quarter of them "
-                         "needs a quarter of the memory",
-                         seqs));
+      QuarterOfSeqs(f, 8, "the sampler warms up ",
+                    " requests' logits at once; a quarter of them needs a quarter of the memory",
+                    d);
       if (gmu) {
         AddFix(d, LowerUtilization(*gmu, 0.05), "more headroom outside the budget for the warm-up");
       }
@@ -623,8 +668,17 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       MultimodalFixes(f, d);
       return true;
     case Cause::kActivationPeak:
-      AddFix(d, "--max-num-batched-tokens 2048",
-             "a smaller step: activations scale with the tokens of one forward pass");
+      if (const auto step = f.get(Num::kPrefillTokens); step && *step > 4096) {
+        int64_t n = 2048;
+        while (2 * n < *step) n *= 2;
+        AddFix(d, fmt::format("--max-num-batched-tokens {}", n),
+               fmt::format("the failed step ran {:.0f} tokens at once; activations scale with "
+                           "the tokens of one forward pass",
+                           *step));
+      } else {
+        AddFix(d, "--max-num-batched-tokens 2048",
+               "a smaller step: activations scale with the tokens of one forward pass");
+      }
       if (gmu) AddFix(d, LowerUtilization(*gmu, 0.05), "more headroom for runtime peaks");
       return true;
     case Cause::kWeightsTooLarge:
