@@ -136,6 +136,20 @@ void DecideStage(const LogScan& scan, Facts* fp) {
   // V0 serves right after capture (no warm-up follows it).
   const bool v0 = f.has(EventKind::kVllmV0) && !f.has(EventKind::kVllmV1);
   if (v0 && f.milestone_stage == Stage::kWarmup) f.milestone_stage = Stage::kRuntime;
+  // A quantizer loads the 16-bit checkpoint (transformers' "Loading checkpoint shards: 100%")
+  // and then converts it: its progress printed after that milestone is still the load.
+  if (milestone && f.milestone_stage == Stage::kRuntime) {
+    for (const LogEvent& e : scan.events) {
+      if (f.oom_line && e.line > f.oom_line) break;
+      auto q = e.values.find(Num::kOnlineQuantization);
+      if (e.kind == EventKind::kLoadBegin && e.line > milestone->line && q != e.values.end() &&
+          q->second > 0) {
+        f.milestone_stage = Stage::kLoad;
+        milestone = &e;
+        break;
+      }
+    }
+  }
   const std::optional<FrameStage> frames = StageOfFrames(f.frames);
   if (frames) f.frame_stage = frames->stage;
   const bool failed_start = f.has(EventKind::kStartupFailed);

@@ -80,6 +80,16 @@ bool HostOomKill(const Facts& f) {
 bool HostOomKillAtLoad(const Facts& f) {
   return HostOomKill(f) && !f.frame_stage && !f.milestone_stage;
 }
+// A quantization run whose log stops in its progress (a milestone of the load) with no error
+// line, traceback or kill report: a CUDA out-of-memory raises a Python exception and prints its
+// traceback, while the kernel's OOM killer ends the process with SIGKILL and nothing printed by
+// it (and a log written to a file, through tee or nohup, lacks the shell's "Killed" too). Host
+// memory, a guess: the excerpt may also be cut before its error.
+bool QuantizerStopped(const Facts& f) {
+  return f.stage == Stage::kLoad && !f.oom_line && f.frames.empty() &&
+         !f.has(EventKind::kTraceback) && f.milestone_stage == Stage::kLoad &&
+         QuantizerFrames(f);
+}
 bool HostBuffer(const Facts& f) { return f.has(EventKind::kHostBufferFail); }
 // The model's host buffer while loading (llama_model_load).
 // With no frame or milestone, at load too: host memory fills with weights (mapped, pinned,
@@ -634,6 +644,10 @@ const std::vector<Rule>& Rules() {
       {C::kHostMemory, S::kLoad, HostBuffer, nullptr, nullptr, Words::kHostMemory, true},
       Worded(C::kHostMemory, S::kLoad, HostOomKillAtLoad, Words::kHostMemory),
       {C::kHostMemory, S::kLoad, HostOomKill, nullptr, nullptr, Words::kHostMemory, true},
+      Text(C::kHostMemory, S::kLoad, QuantizerStopped,
+           "the quantization run stopped in its progress with no error line or traceback: a GPU "
+           "out-of-memory prints one, the kernel's OOM killer ends the process silently (host "
+           "memory; a guess, the excerpt may be cut before its error)"),
       Worded(C::kMultimodalEncoder, S::kProfile, GgmlMmWarmup, Words::kProjectorWarmup),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlComputeImage, Words::kImageComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, OllamaServingCompute, Words::kImageComputeBuffer),

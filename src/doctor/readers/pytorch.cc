@@ -131,6 +131,17 @@ void TagPath(std::string_view path, LogEvent& e) {
       Has(path, "llmcompressor/") || Has(path, "optimum/gptq/")) {
     e.values[Num::kPathIsQuantizer] = 2;
   }
+  // auto-round (intel/auto-round): its scheme search, auto_round/auto_scheme/ (delta_loss.py
+  // runs each block over the calibration data to score the schemes, 0.8+), is per-layer
+  // calibration work (2); its compressors (auto_round/compressors/, autoround.py before 0.6)
+  // both place the model (dispatch_model with device_map) and tune the blocks, so their frames
+  // only say a quantization run (1). Its wrapper.py and data_type/ also run in a quantized
+  // model's QDQ evaluation and are not tagged.
+  if (Has(path, "auto_round/auto_scheme/")) {
+    e.values[Num::kPathIsQuantizer] = 2;
+  } else if (Has(path, "auto_round/compressors/") || Has(path, "auto_round/autoround.py")) {
+    e.values[Num::kPathIsQuantizer] = 1;
+  }
 }
 
 // A file that only a vision encoder runs: its frame on the stack puts the failure in the encoder.
@@ -343,12 +354,111 @@ bool CommentedOut(std::string_view s, std::string_view key) {
 // BaseQuantizeConfig / QuantizeConfig (auto_gptq/modeling/_base.py 0.7, gptqmodel 1.x-5.x), a
 // model.quantize(...) call (the three quantizers' entry point), AutoAWQ's from_pretrained (AutoAWQ
 // 0.2 loads a 16-bit checkpoint only to quantize it; from_quantized is its inference loader).
+// Also the other layer-by-layer quantizers' constructors, which exist only to quantize: optimum's
+// GPTQQuantizer (optimum/gptq/quantizer.py, 1.1x), llm-compressor's GPTQModifier recipe
+// (llmcompressor/modifiers/quantization/gptq, 0.3+), auto-round's AutoRound (auto_round/
+// autoround.py, 0.4+); and transformers' GPTQConfig given a calibration dataset, which quantizes
+// inside from_pretrained (without one it only describes a GPTQ checkpoint to load).
 bool QuantizerSetup(const Line& line) {
   const LineView s = line.view();
-  if (!Has(s, "uantize") && !Has(s, "AutoAWQ")) return false;  // most lines stop here
-  for (std::string_view key : {"BaseQuantizeConfig", "QuantizeConfig(", ".quantize(",
-                               "AutoAWQForCausalLM.from_pretrained("}) {
+  if (!Has(s, "uantize") && !Has(s, "AutoAWQ") && !Has(s, "GPTQ") && !Has(s, "AutoRound(")) {
+    return false;  // most lines stop here
+  }
+  for (std::string_view key :
+       {"BaseQuantizeConfig", "QuantizeConfig(", ".quantize(",
+        "AutoAWQForCausalLM.from_pretrained(", "GPTQQuantizer(", "GPTQModifier(", "AutoRound("}) {
     if (Has(s, key) && !CommentedOut(line.text, key)) return true;
+  }
+  return Has(s, "GPTQConfig(") && Has(s, "dataset") && !CommentedOut(line.text, "GPTQConfig(");
+}
+
+// The cells of a table row printed with '|' borders ("INFO  | gptq | 56 | self_attn.k_proj |"),
+// trimmed; empty when the line has no two borders.
+std::vector<std::string_view> TableCells(std::string_view t) {
+  std::vector<std::string_view> cells;
+  size_t at = t.find('|');
+  while (at != std::string_view::npos) {
+    const size_t next = t.find('|', at + 1);
+    if (next == std::string_view::npos) break;
+    std::string_view cell = t.substr(at + 1, next - at - 1);
+    while (!cell.empty() && cell.front() == ' ') cell.remove_prefix(1);
+    while (!cell.empty() && cell.back() == ' ') cell.remove_suffix(1);
+    cells.push_back(cell);
+    at = next;
+  }
+  return cells;
+}
+
+// GPTQModel's statistics of each quantized module (the keys of gptqmodel/models/writer.py,
+// PROCESS_LOG_NAME "process", PROCESS_LOG_LAYER "layer", PROCESS_LOG_MODULE "module", ...,
+// PROCESS_MAX_MEMORY "max_vram"; logged per module by the looper's processors, 1.x-5.x): one JSON
+// object a module in the early releases ("process": "gptq", "layer": 13, ...), a table row in the
+// later ones ("| gptq | 56 | self_attn.k_proj | 0.0001644955 | ..." under "| process | layer |
+// module | ..."). The processes: gptq, awq, qqq, eora.
+bool GptqModelStats(std::string_view t) {
+  if (Has(t, "\"process\": \"")) {
+    for (std::string_view p : {"gptq\"", "awq\"", "qqq\"", "eora\""}) {
+      if (Has(t, std::string("\"process\": \"") + std::string(p))) return true;
+    }
+    return false;
+  }
+  if (t.find('|') == std::string_view::npos) return false;
+  const std::vector<std::string_view> cells = TableCells(t);
+  if (cells.size() < 3) return false;
+  if (cells[0] == "process" && cells[1] == "layer" && cells[2] == "module") return true;
+  const bool process = cells[0] == "gptq" || cells[0] == "awq" || cells[0] == "qqq" ||
+                       cells[0] == "eora";
+  return process && !cells[1].empty() &&
+         std::all_of(cells[1].begin(), cells[1].end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+// A module path naming a decoder layer ("model.layers.39.mlp.down_proj",
+// "model.language_model.layers.0:"): ".layers." or "layers." followed by a digit.
+bool NamesDecoderLayer(std::string_view word) {
+  for (size_t at = word.find("layers."); at != std::string_view::npos;
+       at = word.find("layers.", at + 7)) {
+    if (at + 7 < word.size() && std::isdigit(static_cast<unsigned char>(word[at + 7]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// llm-compressor's and auto-round's progress through the layers:
+//  - llm-compressor (vllm-project/llm-compressor): GPTQModifier's "Quantizing
+//    model.layers.39.mlp.down_proj using 128 samples" (modifiers/quantization/gptq/base.py
+//    compress_modules, 0.4+), the sequential pipeline's bars "(3/41): Calibrating" and
+//    "(3/41): Propagating" (pipelines/sequential/pipeline.py, 0.5+), the 0.3 layer-compressor's
+//    "===== Compressing layer 40/40 =====" and "Calibrating model.layers.39..."; and the
+//    sequential pipeline's own out-of-memory message, "Sequential pipeline ran out of memory"
+//    (pipelines/sequential/helpers.py, re-raised from a layer's calibration forward).
+//  - auto-round (intel/auto-round): "start to quantize <model>" (auto_round/__main__.py, llm.py),
+//    "start to cache block inputs" / "caching done" and "using torch.bfloat16 for quantization
+//    tuning" (auto_round/compressors/base.py, 0.5+), the bar "Quantizing model.layers.24:".
+bool CompressorProgress(const LineView& s, std::string_view t) {
+  // Packing the quantized layers, the run's last step, in host memory: AutoGPTQ's "Packing
+  // model..." and "Packing model.layers.0.self_attn.k_proj..." (auto_gptq/modeling/_utils.py
+  // pack_model, 0.4-0.7), GPTQModel's the same (gptqmodel/utils/model.py pack_model).
+  if (Has(s, "Sequential pipeline ran out of memory") || Has(s, "start to cache block inputs") ||
+      Has(s, "for quantization tuning") || Has(s, "Compressing layer ") ||
+      Has(s, "Packing model")) {
+    return true;
+  }
+  if (Has(t, "start to quantize ")) return true;
+  for (std::string_view bar : {"): Calibrating", "): Propagating"}) {
+    const size_t at = t.find(bar);
+    if (at == std::string_view::npos) continue;
+    const size_t open = t.rfind('(', at);
+    if (open != std::string_view::npos && Has(t.substr(open, at - open), "/")) return true;
+  }
+  for (std::string_view key : {"Quantizing ", "Calibrating "}) {
+    const size_t at = t.find(key);
+    if (at == std::string_view::npos) continue;
+    const size_t b = at + key.size();
+    size_t end = b;
+    while (end < t.size() && t[end] != ' ' && t[end] != ':' && t[end] != '\r') ++end;
+    if (NamesDecoderLayer(t.substr(b, end - b))) return true;
   }
   return false;
 }
@@ -363,6 +473,14 @@ bool QuantizerSetup(const Line& line) {
 // (awq/quantize/quantizer.py, 0.2). The run converts the weights layer by layer.
 bool QuantizerProgress(const Line& line) {
   const LineView s = line.view();
+  if (Has(s, "process") || Has(s, "gptq") || Has(s, "awq")) {
+    if (GptqModelStats(line.text)) return true;
+  }
+  if (Has(s, "alibrating") || Has(s, "ropagating") || Has(s, "Sequential pipeline") ||
+      Has(s, "start to") || Has(s, "quantization tuning") || Has(s, "Compressing layer") ||
+      Has(s, "Quantizing ") || Has(s, "Packing model")) {
+    if (CompressorProgress(s, line.text)) return true;
+  }
   if (!Has(s, "uantizing") && !Has(s, "AWQ:")) return false;  // most lines stop here
   if (Has(s, "uantizing layer") ||
       (Has(s, "Quantizing ") && (Has(s, " in layer") || Has(s, " blocks")))) {
@@ -567,7 +685,12 @@ void MatchReferenceLaunch(const Line& line) {
 // job control, "[1]    2334 killed     python x.py" or "[1]  + 2334 killed     python x.py" (zsh
 // jobs.c). The kernel's OOM killer is what usually sends a process SIGKILL unasked.
 bool ShellJobKilled(std::string_view t) {
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\r')) t.remove_suffix(1);
+  // Quoted in a sentence ('the error message is "... 1.39s/it]Killed."'): the quote and the
+  // sentence's full stop are the poster's.
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\r' || t.back() == '.' ||
+                        t.back() == '"' || t.back() == '\'' || t.back() == '`')) {
+    t.remove_suffix(1);
+  }
   size_t b = t.find_first_not_of(' ');
   if (b == std::string_view::npos) return false;
   t.remove_prefix(b);
@@ -645,8 +768,21 @@ void Match(const Line& line) {
   MatchReferenceLaunch(line);
   // A quantization run's setup or progress, carried as online_quantization (the weights
   // converted while loading), the key SGLang's --quantization on a 16-bit checkpoint also sets.
-  if (QuantizerSetup(line) || QuantizerProgress(line)) {
+  // Its progress is also a milestone: the run reached the conversion (the load stage), so a log
+  // that stops there with no error line is diagnosed where it stopped.
+  const bool progress = QuantizerProgress(line);
+  if (progress || QuantizerSetup(line)) {
     Set(line.Emit(EventKind::kConfig, kEngine), Num::kOnlineQuantization, 1);
+  }
+  if (progress) Set(line.Emit(EventKind::kLoadBegin, kEngine), Num::kOnlineQuantization, 1);
+  // llm-compressor's sequential pipeline re-raises a layer's out-of-memory with its own message
+  // (pipelines/sequential/helpers.py handle_sequential_oom, 0.5+; its advice, a smaller
+  // sequential target and, from 0.12, max_seq_length / num_calibration_samples, is the
+  // calibration pass's): that pass as a frame, where the excerpt holds the message alone.
+  if (Has(s, "Sequential pipeline ran out of memory")) {
+    auto& e = line.Emit(EventKind::kFrame, kEngine);
+    e.text = "handle_sequential_oom (llm-compressor's message)";
+    e.values[Num::kPathIsQuantizer] = 2;
   }
   if (MatchAllocatorOom(line)) return;
   if (MatchAllocatorLimit(line)) return;
@@ -770,6 +906,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "load the weights in 16 bits (not float32) or quantized (8-/4-bit), or on a card "
               "with more memory",
            "a plain PyTorch program places the whole model on one GPU before it generates");
+    return true;
+  }
+  if (cause == Cause::kHostMemory && QuantizerFrames(f)) {
+    AddFix(d, "more host RAM or swap for the quantization run (dmesg shows the OOM killer's line)",
+           "the quantizers hold the 16-bit model in CPU memory while they convert it (GPTQModel "
+           "about twice its size), llm-compressor's sequential pipeline its calibration "
+           "activations too, and packing builds the quantized copy there");
+    AddFix(d, "fewer or shorter calibration samples (llm-compressor num_calibration_samples / "
+              "max_seq_length, GPTQModel's calibration dataset, AutoAWQ max_calib_samples)",
+           "the inputs kept for each layer grow with samples x length");
     return true;
   }
   if (cause == Cause::kHostMemory) {
