@@ -15,6 +15,23 @@ bool LegacyNcclInBudget(const Rules& rules) {
          rules.v0_profiling == V0Profiling::kTorchPeakPlusNonTorch;
 }
 
+namespace {
+
+// Everything on the device outside PyTorch: the CUDA context, NCCL, cuBLAS workspaces and kernel
+// images, and other processes; `how` says which release's measurement charges it.
+LegacyCharge WholeDevice(const LegacyDeviceMemory& m, const std::string& how) {
+  LegacyCharge c;
+  c.bytes = m.cuda_context + m.nccl + m.growth + m.other_processes;
+  c.why = fmt::format("CUDA context {} + NCCL {} + cuBLAS workspaces and kernel images {}{}: {}",
+                      FormatBytes(m.cuda_context), FormatBytes(m.nccl), FormatBytes(m.growth),
+                      m.other_processes ? " + other processes " + FormatBytes(m.other_processes)
+                                        : "",
+                      how);
+  return c;
+}
+
+}  // namespace
+
 std::optional<LegacyCharge> LegacyV0NonTorch(const Rules& rules, const LegacyDeviceMemory& m) {
   LegacyCharge c;
   switch (rules.v0_profiling) {
@@ -33,14 +50,9 @@ std::optional<LegacyCharge> LegacyV0NonTorch(const Rules& rules, const LegacyDev
       // total - free after the profile run (torch.cuda.mem_get_info): the CUDA context, NCCL and
       // other processes are all charged, with the allocator's cached activation blocks (no
       // empty_cache before the measurement).
-      c.bytes = m.cuda_context + m.nccl + m.growth + m.other_processes;
-      c.why = fmt::format(
-          "CUDA context {} + NCCL {} + cuBLAS workspaces and kernel images {}{}: vLLM {} charges "
-          "total - free after the profile run (worker.py profile_num_available_blocks, PR #2031)",
-          FormatBytes(m.cuda_context), FormatBytes(m.nccl), FormatBytes(m.growth),
-          m.other_processes ? " + other processes " + FormatBytes(m.other_processes) : "",
-          rules.text);
-      return c;
+      return WholeDevice(m, fmt::format("vLLM {} charges total - free after the profile run "
+                                        "(worker.py profile_num_available_blocks, PR #2031)",
+                                        rules.text));
     case V0Profiling::kSinceInit:
       // worker.py (v0.3.1-v0.6.3, PR #2863): init_device records free memory after
       // torch.cuda.set_device (the context exists) and before the distributed set-up;
@@ -56,15 +68,10 @@ std::optional<LegacyCharge> LegacyV0NonTorch(const Rules& rules, const LegacyDev
       // worker.py determine_num_available_blocks (v0.6.4, PR #9352): peak_memory =
       // memory_stats()["allocated_bytes.all.peak"] + (total - free - allocated_bytes.all.current
       // after empty_cache): everything outside PyTorch on the device, context included.
-      c.bytes = m.cuda_context + m.nccl + m.growth + m.other_processes;
-      c.why = fmt::format(
-          "CUDA context {} + NCCL {} + cuBLAS workspaces and kernel images {}{}: vLLM {} adds the "
-          "device's used memory outside PyTorch to the torch peak (worker.py "
-          "determine_num_available_blocks, PR #9352)",
-          FormatBytes(m.cuda_context), FormatBytes(m.nccl), FormatBytes(m.growth),
-          m.other_processes ? " + other processes " + FormatBytes(m.other_processes) : "",
-          rules.text);
-      return c;
+      return WholeDevice(m, fmt::format("vLLM {} adds the device's used memory outside PyTorch "
+                                        "to the torch peak (worker.py "
+                                        "determine_num_available_blocks, PR #9352)",
+                                        rules.text));
   }
   return std::nullopt;
 }
