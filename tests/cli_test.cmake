@@ -247,6 +247,9 @@ run_err(subcommand_typo 2 "unknown subcommand \"plna\"; the subcommands: inspect
 run_err(doctor_directory 2 "^vramfit doctor: tests: a directory, not a log file" doctor tests)
 run_err(script_directory 2 "^vramfit check: tests: a directory, not a file"
         check --gpu 4090 --script tests)
+# A plan-only flag given to check before -- is named.
+run_err(check_flag_before_command 2 "^vramfit check: --compile-cache-warm before -- is not check's"
+        check --gpu 4090 --compile-cache-warm -- vllm serve qwen3-8b)
 # An endless input is refused, never read to the end: a device as the log, more than 16 MiB
 # as a script or --env file.
 run_err(doctor_device 2 "^vramfit doctor: /dev/zero: a device, not a log file" doctor /dev/zero)
