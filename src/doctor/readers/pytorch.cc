@@ -787,7 +787,9 @@ void Match(const Line& line) {
     Set(line.Emit(EventKind::kConfig, kEngine), Num::kOnlineQuantization, 1);
   }
   if (progress) Set(line.Emit(EventKind::kLoadBegin, kEngine), Num::kOnlineQuantization, 1);
-  if (QuantizerFinished(line)) line.Emit(EventKind::kServing, kEngine);
+  if (QuantizerFinished(line)) {
+    Set(line.Emit(EventKind::kServing, kEngine), Num::kOnlineQuantization, 1);
+  }
   // llm-compressor's sequential pipeline re-raises a layer's out-of-memory with its own message
   // (pipelines/sequential/helpers.py handle_sequential_oom, 0.5+; its advice, a smaller
   // sequential target and, from 0.12, max_seq_length / num_calibration_samples, is the
