@@ -433,9 +433,9 @@ std::function<int()> SetupCheck(CLI::App* app) {
       }
     }
     if (!extras.empty()) {
-      return fail(fmt::format("{} argument(s) before -- that check does not take (engine flags "
-                              "go after -- with the command, or after --engine E MODEL)",
-                              extras.size()));
+      return fail(fmt::format("{} before -- {} not check's (engine flags go after -- with the "
+                              "command, or after --engine E MODEL)",
+                              fmt::join(extras, " "), extras.size() == 1 ? "is" : "are"));
     }
     auto invocations = Invocations(f->script, f->env_files, argv);
     if (!invocations.ok()) return fail(invocations.status().message());

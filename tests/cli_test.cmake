@@ -247,6 +247,16 @@ run_err(subcommand_typo 2 "unknown subcommand \"plna\"; the subcommands: inspect
 run_err(doctor_directory 2 "^vramfit doctor: tests: a directory, not a log file" doctor tests)
 run_err(script_directory 2 "^vramfit check: tests: a directory, not a file"
         check --gpu 4090 --script tests)
+# fit with an older release: its "check it" line plans the same release, with its launcher.
+string(CONCAT re "check it: vramfit check --gpu rtx-4090 --engine vllm@0.3 -- python -m "
+                 "vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-7B-Instruct ")
+run(fit_old_release_check_line 0 fit qwen2.5-7b-instruct --gpu 4090 --engine vllm@0.3)
+if(NOT last_out MATCHES "${re}")
+  message(SEND_ERROR "fit_old_release_check_line: '${last_out}'")
+endif()
+# A plan-only flag given to check before -- is named.
+run_err(check_flag_before_command 2 "^vramfit check: --compile-cache-warm before -- is not check's"
+        check --gpu 4090 --compile-cache-warm -- vllm serve qwen3-8b)
 # An endless input is refused, never read to the end: a device as the log, more than 16 MiB
 # as a script or --env file.
 run_err(doctor_device 2 "^vramfit doctor: /dev/zero: a device, not a log file" doctor /dev/zero)

@@ -137,7 +137,12 @@ void DecideStage(const LogScan& scan, Facts* fp) {
   const bool v0 = f.has(EventKind::kVllmV0) && !f.has(EventKind::kVllmV1);
   if (v0 && f.milestone_stage == Stage::kWarmup) f.milestone_stage = Stage::kRuntime;
   // A quantizer loads the 16-bit checkpoint (transformers' "Loading checkpoint shards: 100%")
-  // and then converts it: its progress printed after that milestone is still the load.
+  // and then converts it: its progress printed after that milestone is still the load, and so
+  // is the save after its own end line (the pytorch reader's QuantizerFinished): it never serves.
+  if (milestone && milestone->kind == EventKind::kServing) {
+    auto q = milestone->values.find(Num::kOnlineQuantization);
+    if (q != milestone->values.end() && q->second > 0) f.milestone_stage = Stage::kLoad;
+  }
   if (milestone && f.milestone_stage == Stage::kRuntime) {
     for (const LogEvent& e : scan.events) {
       if (f.oom_line && e.line > f.oom_line) break;

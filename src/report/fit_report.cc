@@ -70,7 +70,12 @@ std::string RenderFitText(const FitResult& r, const FitReportOptions& o) {
   const FitOption& b = r.options[0];
   const std::string command = core::Printable(b.command);
   out += fmt::format("command (best):\n  {}\n", command);
-  out += fmt::format("check it: vramfit check --gpu {} -- {}\n", b.gpu.id, command);
+  // The release the search planned with: check plans the newest one unless told.
+  const std::string release = b.settings.version.empty()
+                                  ? std::string()
+                                  : fmt::format(" --engine {}@{}", r.engine,
+                                                core::Printable(b.settings.version));
+  out += fmt::format("check it: vramfit check --gpu {}{} -- {}\n", b.gpu.id, release, command);
   if (b.served + 1e-9 < b.concurrency) {
     out += fmt::format(
         "note: max_num_seqs {} caps the requests served at once below the KV capacity ({:.2f}x)\n",

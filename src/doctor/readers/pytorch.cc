@@ -763,6 +763,18 @@ bool OldCudaOom(const LineView& s) {
          Has(s, "attempting to recover from OOM");
 }
 
+// A quantizer's own line saying the conversion finished: llm-compressor's "Compression lifecycle
+// finalized for N modifiers" (llmcompressor/core/lifecycle.py finalize, 0.3+), auto-round's
+// "quantization tuning time S" (auto_round/autoround.py quantize 0.4, compressors/base.py 0.5+),
+// AutoGPTQ's and GPTQModel's "Model packed." (auto_gptq/modeling/_utils.py pack_model 0.4-0.7,
+// gptqmodel/utils/model.py pack_model). A log that ends after it ran to the end of the
+// quantization: the run's end, not a silent kill in its progress.
+bool QuantizerFinished(const Line& line) {
+  const LineView s = line.view();
+  return Has(s, "Compression lifecycle finalized for") || Has(s, "quantization tuning time ") ||
+         Has(s, "Model packed.");
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchReferenceLaunch(line);
@@ -775,6 +787,9 @@ void Match(const Line& line) {
     Set(line.Emit(EventKind::kConfig, kEngine), Num::kOnlineQuantization, 1);
   }
   if (progress) Set(line.Emit(EventKind::kLoadBegin, kEngine), Num::kOnlineQuantization, 1);
+  if (QuantizerFinished(line)) {
+    Set(line.Emit(EventKind::kServing, kEngine), Num::kOnlineQuantization, 1);
+  }
   // llm-compressor's sequential pipeline re-raises a layer's out-of-memory with its own message
   // (pipelines/sequential/helpers.py handle_sequential_oom, 0.5+; its advice, a smaller
   // sequential target and, from 0.12, max_seq_length / num_calibration_samples, is the

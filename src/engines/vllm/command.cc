@@ -15,6 +15,7 @@
 
 #include "core/text.h"
 #include "engines/vllm/flags.h"
+#include "engines/vllm/rules.h"
 #include "engines/vllm/serve_flags.h"
 
 namespace vramfit::vllm {
@@ -95,7 +96,13 @@ size_t AfterLauncher(const std::vector<std::string>& cmd, size_t at, std::string
 
 std::string ServeCommand(const std::string& model, const VllmSettings& s, const VllmSettings& in,
                          const std::string& revision) {
-  std::string c = "vllm serve " + ShellWord(model);
+  // The launcher the release has (Rules::serve_cli); an unreadable version is the newest's.
+  const Result<int> release = s.version.empty() ? Result<int>(kNewestModelled)
+                                                : ParseRelease(s.version);
+  const bool serve_cli = !release.ok() || RulesFor(*release).serve_cli;
+  std::string c = serve_cli ? "vllm serve " + ShellWord(model)
+                            : "python -m vllm.entrypoints.openai.api_server --model " +
+                                  ShellWord(model);
   if (!revision.empty()) c += " --revision " + ShellWord(revision);
   if (s.tensor_parallel_size > 1) {
     c += fmt::format(" --tensor-parallel-size {}", s.tensor_parallel_size);

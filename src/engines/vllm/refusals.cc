@@ -301,8 +301,8 @@ namespace {
 
 // The first release whose model registry (vllm/model_executor/models/registry.py) holds each
 // architecture vramfit's catalog uses and that arrived within or near the modelled releases,
-// with the PR that added it. Architectures older than v0.8 are not listed (every modelled
-// release has them). Source: the release notes and the registry at each cut (research note in
+// with the PR that added it. Architectures that v0.2.0, the oldest modelled release, already
+// had are not listed. Source: the release notes and the registry at each cut (research note in
 // docs/engines/vllm.md, "Refusals").
 struct ArchRelease {
   std::string_view architecture;
@@ -310,7 +310,10 @@ struct ArchRelease {
   std::string_view pr;
 };
 constexpr ArchRelease kArchitectures[] = {
+    {"MixtralForCausalLM", 204, "#2011"},  // v0.2.4 was cut the day Mixtral was published
+    {"DeepseekV3ForCausalLM", 606, "#11502"},  // "supported since v0.6.6" (issue #11559)
     {"Qwen2_5_VLForConditionalGeneration", 702, "#12604"},  // the v0.7.2 release tracker
+    {"Gemma3ForConditionalGeneration", 800, "#14660"},
     {"Qwen3ForCausalLM", 804, "#15289"},
     {"Qwen3MoeForCausalLM", 804, "#15289"},
     {"GptOssForCausalLM", 1001, "#22327"},

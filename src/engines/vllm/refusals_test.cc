@@ -151,6 +151,21 @@ TEST(Refusals, ArchitecturesNewerThanTheRelease) {
   EXPECT_NE(PlanVllm(Catalog("gpt-oss-20b"), Gpu("h100"), s)->failure_stage, Stage::kStartup);
 }
 
+// The V0 releases before 0.8 are planned too: an architecture that arrived after 0.2 is refused
+// under a release that predates it, not planned silently.
+TEST(Refusals, ArchitecturesNewerThanAnOldV0Release) {
+  VllmSettings s;
+  s.max_model_len = 4096;
+  const auto stage = [&](const char* model, const char* version) {
+    s.version = version;
+    return PlanVllm(Catalog(model), Gpu("h200"), s)->failure_stage;
+  };
+  EXPECT_EQ(stage("gemma-3-27b-it", "0.7.3"), Stage::kStartup);  // Gemma 3 arrived in 0.8.0
+  EXPECT_NE(stage("gemma-3-27b-it", "0.8.0"), Stage::kStartup);
+  EXPECT_EQ(stage("deepseek-v3", "0.6.5"), Stage::kStartup);  // DeepSeek-V3 in 0.6.6
+  EXPECT_NE(stage("deepseek-v3", "0.6.6"), Stage::kStartup);
+}
+
 TEST(Refusals, DeclaredAwqOverSixteenBitProjectionsFailsAtLoad) {
   // The tensors of the unquantized model under a config that declares AWQ.
   auto plain = ModelSpecFromConfigJson(FindCatalogModel("qwen3-8b")->config_json, "c");

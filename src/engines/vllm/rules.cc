@@ -69,6 +69,7 @@ Rules RulesFor(int release) {
   r.allreduce_fusion_single_dp_pp = r.release >= 1700 && r.release < 2100;
   r.online_fp8_layerwise = r.release >= 1600;
   r.language_model_only_flag = r.release >= 1600;
+  r.serve_cli = r.release >= 502;
   r.mxfp4_triton_kernels = r.release >= 1200;
   r.marlin_on_turing = r.release >= 1400;
   r.ct_wna16_on_turing = r.release >= 1200;

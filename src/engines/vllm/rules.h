@@ -137,6 +137,10 @@ struct Rules {
   // 0 for every modality; the models' towers are built under _mark_tower_model (PR #32605,
   // 2026-01-19), which skips them then. Older releases refuse the flag.
   bool language_model_only_flag = true;
+  // The `vllm serve MODEL` command (vllm/scripts.py, PR #5090), first released in v0.5.2 (the docs
+  // moved to it after that release, PR #6431); before it the server starts as `python -m
+  // vllm.entrypoints.openai.api_server --model MODEL`.
+  bool serve_cli = true;
   // Qwen3-VL's dummy video (model_executor/models/qwen3_vl.py get_max_video_tokens,
   // get_dummy_mm_data; docs/engines/vllm-multimodal-and-allreduce.md, A.4). Up to v0.14 as many
   // frames as max_model_len holds, at most 24,576, each resized so that all frames together stay

@@ -114,5 +114,20 @@ TEST(VllmV0Legacy, ArchitectureTheReleasePredates) {
   EXPECT_NE(known->failure_stage, Stage::kStartup);
 }
 
+TEST(VllmV0Legacy, CommandUsesTheReleasesLauncher) {
+  // `vllm serve` arrived in v0.5.2 (PR #5090): an older release's command is the OpenAI server's
+  // module, which `check` reads back.
+  const auto command = [](const char* version) {
+    VllmSettings s;
+    s.max_model_len = 4096;
+    s.version = version;
+    auto p = PlanVllm(Catalog("qwen1.5-7b-chat-gptq-int4"), Gpu("rtx-3090"), s);
+    return p.ok() ? p->command : p.status().message();
+  };
+  EXPECT_EQ(command("0.4.3").rfind("python -m vllm.entrypoints.openai.api_server --model ", 0), 0u)
+      << command("0.4.3");
+  EXPECT_EQ(command("0.5.2").rfind("vllm serve ", 0), 0u) << command("0.5.2");
+}
+
 }  // namespace
 }  // namespace vramfit::vllm

@@ -97,7 +97,7 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const GpuSpec& gpu, const VllmSe
 Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& weights,
                           const GpuSpec& gpu, const VllmSettings& settings);
 
-// "0.10.2" -> 1002; kInvalidArgument for releases before 0.8 or text that is not a version.
+// "0.10.2" -> 1002; kInvalidArgument for releases before 0.2 or text that is not a version.
 Result<int> ParseVllmVersion(const std::string& text);
 
 }  // namespace vramfit
