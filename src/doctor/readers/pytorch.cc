@@ -397,8 +397,9 @@ std::vector<std::string_view> TableCells(std::string_view t) {
 // module | ..."). The processes: gptq, awq, qqq, eora.
 bool GptqModelStats(std::string_view t) {
   if (Has(t, "\"process\": \"")) {
-    for (std::string_view p : {"gptq\"", "awq\"", "qqq\"", "eora\""}) {
-      if (Has(t, std::string("\"process\": \"") + std::string(p))) return true;
+    for (std::string_view p : {"\"process\": \"gptq\"", "\"process\": \"awq\"",
+                               "\"process\": \"qqq\"", "\"process\": \"eora\""}) {
+      if (Has(t, p)) return true;
     }
     return false;
   }
