@@ -262,6 +262,29 @@ void DecideStage(const LogScan& scan, Facts* fp) {
   }
 }
 
+// A multi-process run (torchrun's "[rank1]: " prefixes, a worker's "(... rank=1 pid=..)")
+// interleaves every rank's traceback: the frames that place the failure are the failing rank's,
+// the one the first out-of-memory line names. Another rank's frames are that rank's own path
+// (often a later traceback, where it stopped once the job failed), not this failure's; frames
+// with no rank stay. Nothing changes when the failure names no rank or only one rank printed
+// frames.
+void KeepFailingRanksFrames(const LogScan& scan, Facts* fp) {
+  Facts& f = *fp;
+  const LogEvent* failure = nullptr;
+  for (const LogEvent& e : scan.events) {
+    if (IsOom(e.kind) && e.line == f.oom_line) {
+      failure = &e;
+      break;
+    }
+  }
+  if (!failure || failure->rank.empty()) return;
+  const auto mine = [&](const LogEvent* fr) {
+    return fr->rank.empty() || fr->rank == failure->rank;
+  };
+  if (std::none_of(f.frames.begin(), f.frames.end(), mine)) return;
+  std::erase_if(f.frames, [&](const LogEvent* fr) { return !mine(fr); });
+}
+
 }  // namespace
 
 bool IsFailureEvent(EventKind k) {
@@ -330,6 +353,7 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     }
     if (IsOom(e.kind) && f.oom_line == 0) f.oom_line = e.line;
   }
+  KeepFailingRanksFrames(scan, &f);
   f.engine = scan.engines.empty() ? "" : scan.engines[0];
   // The engine is the one that printed engine lines; PyTorch's message alone means "pytorch".
   for (const std::string& e : scan.engines) {

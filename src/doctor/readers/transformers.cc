@@ -219,6 +219,17 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "every layer up front");
     return true;
   }
+  // Several ranks (torchrun's "[rankN]: " prefixes): data parallelism (DDP, the Trainer and
+  // accelerate without FSDP or DeepSpeed) gives every process a whole copy of the model on its
+  // own GPU, so more GPUs do not make room for it; FSDP and DeepSpeed ZeRO-3 shard the
+  // parameters over the ranks (each holds 1/N).
+  if (cause == Cause::kWeightsTooLarge && f.ranks.size() > 1) {
+    AddFix(d, "shard the model over the ranks (FSDP, or DeepSpeed ZeRO-3, in the Trainer's / "
+              "accelerate's config), or load it once over the GPUs in one process "
+              "(from_pretrained(..., device_map=\"auto\"))",
+           fmt::format("{} ranks each place a whole copy of the model on their own GPU",
+                       f.ranks.size()));
+  }
   // A quantizer's run, or a model whose name states more weights than the card holds.
   if (cause == Cause::kWeightsTooLarge && (QuantizerFrames(f) || NamedWeightsOverCard(f))) {
     return PytorchReader().fixes(cause, f, d);
