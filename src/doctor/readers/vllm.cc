@@ -612,6 +612,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     }
     case Cause::kKernelWarmup:
+      // A Triton kernel autotuned on its first call while serving (rules.cc RuntimeAutotune).
+      if (d->stage == "runtime") {
+        AddFix(d,
+               gmu ? LowerUtilization(*gmu, 0.05) : std::string("--gpu-memory-utilization lower"),
+               "leaves the autotuner's benchmark buffers room outside the KV budget");
+        AddFix(d, "a vLLM release that autotunes the kernel during the profile run",
+               "its buffers are then counted before the KV cache is sized");
+        return true;
+      }
       AddFix(d, "VLLM_DEEP_GEMM_WARMUP=skip (DeepGEMM) or VLLM_USE_DEEP_GEMM=0",
              "no JIT warm-up of the grouped GEMMs at start-up (the first requests compile them)");
       AddFix(d, gmu ? LowerUtilization(*gmu, 0.03) : std::string("--gpu-memory-utilization lower"),
@@ -685,6 +694,18 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       WeightsFixes(f, d);
       return true;
     case Cause::kDequantizedCopy:
+      // The Marlin repack (rules.cc RepackFrames): a packed copy, not a 16-bit one.
+      if (AnyFrame(f, {"gptq_marlin_repack", "awq_marlin_repack", "gptq_marlin_moe_repack",
+                       "awq_marlin_moe_repack"})) {
+        AddFix(d, "--tensor-parallel-size 2 (or more GPUs)",
+               "each rank loads and repacks half of every sharded weight");
+        const bool awq = AnyFrame(f, {"awq_marlin_repack", "awq_marlin_moe_repack"});
+        AddFix(d,
+               awq ? "--quantization awq (the AWQ kernel keeps the loaded layout)"
+                   : "--quantization gptq (the GPTQ kernel shuffles the weights in place)",
+               "no Marlin repack, so no second copy of each weight at load; slower kernels");
+        return true;
+      }
       AddFix(d,
              "a kernel path that keeps the weights packed (--quantization awq_marlin / "
              "gptq_marlin on compute capability >= 7.5) or a vLLM release that repacks layer by "
