@@ -51,7 +51,7 @@ bool TestHalf(std::string_view source) {
 struct Floor {
   int dev_stage, dev_cause, test_stage, test_cause;
 };
-constexpr Floor kFloor = {223, 205, 172, 141};
+constexpr Floor kFloor = {224, 207, 172, 141};
 
 struct Score {
   int n = 0, stage = 0, both = 0;
