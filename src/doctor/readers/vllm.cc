@@ -300,15 +300,6 @@ void MatchPhases(const Line& line) {
       (Has(s, "cpu_offload_gb=") && !Has(s, "cpu_offload_gb=0"))) {
     line.Emit(EventKind::kCpuOffload, kEngine);
   }
-  // The loader's own words for an OOM creating a layer's 16-bit weight (model_executor/layers/
-  // linear.py UnquantizedLinearMethod.create_weights, 0.11+: it logs "Failed to create unquantized
-  // linear weights: <PyTorch's message>" and raises RuntimeError("Failed to create unquantized
-  // linear weights. This may be caused by insufficient memory to allocate the weight.")): a
-  // failure while the model is built, its create_weights frame.
-  if (Has(s, "Failed to create unquantized linear weights")) {
-    line.Emit(EventKind::kCudaOom, kEngine);
-    line.Emit(EventKind::kFrame, kEngine).text = "create_weights (unquantized linear weights)";
-  }
   // V0's worker: "Error executing method initialize_cache. This might cause deadlock ...".
   if (Has(s, "Error executing method ")) MatchMethodFrame(line, kEngine, "Error executing method ");
   // The worker's call of the sampler warm-up (compile_or_warm_up_model); the profile run calls
