@@ -256,12 +256,8 @@ void MatchPhases(const Line& line) {
   }
   // V1's engine core dying after it was built (vllm/v1/engine/core.py run_engine_core, 0.8+:
   // "EngineCore encountered a fatal error." is logged only once EngineCoreProc exists, its KV
-  // cache and graphs done, "EngineCore failed to start." before), and the front end seeing a
-  // running engine die (v1/engine/async_llm.py "AsyncLLM output_handler failed.", the
-  // EngineDeadError its requests get; a core that fails to start raises "Engine core
-  // initialization failed" instead): serving.
-  if (Has(s, "EngineCore encountered a fatal error") ||
-      Has(s, "AsyncLLM output_handler failed") || Has(s, "EngineDeadError")) {
+  // cache and graphs done, "EngineCore failed to start." before): serving.
+  if (Has(s, "EngineCore encountered a fatal error")) {
     line.Emit(EventKind::kServing, kEngine);
   }
   // Any OpenAI-compatible server's lines (uvicorn's, an access log's "POST /v1/..."): serving,
