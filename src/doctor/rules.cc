@@ -214,14 +214,10 @@ bool DequantFrames(const Facts& f) {
          AnyFrame(f, {"get_and_maybe_dequant_weights", "scaled_dequantize", "scaled_quantize"});
 }
 
-// The quantized weights repacked into the Marlin layout after loading: vLLM's and SGLang's
-// gptq_marlin_repack / awq_marlin_repack and their MoE variants (vllm/_custom_ops.py, 0.5+)
-// allocate the repacked tensor (torch.empty of the packed size, every expert's for the MoE ones)
-// while the loaded one is still held.
+// The quantized weights repacked into the Marlin layout after loading, at load (readers/vllm.cc
+// MarlinRepackFrames): each repack writes a new packed copy of a loaded weight.
 bool RepackFrames(const Facts& f) {
-  return f.stage == Stage::kLoad &&
-         AnyFrame(f, {"gptq_marlin_repack", "awq_marlin_repack", "gptq_marlin_moe_repack",
-                      "awq_marlin_moe_repack"});
+  return f.stage == Stage::kLoad && MarlinRepackFrames(f);
 }
 
 // Triton's autotuner benchmarking a kernel's configurations (triton/runtime/autotuner.py

@@ -701,8 +701,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     case Cause::kDequantizedCopy:
       // The Marlin repack (rules.cc RepackFrames): a packed copy, not a 16-bit one.
-      if (AnyFrame(f, {"gptq_marlin_repack", "awq_marlin_repack", "gptq_marlin_moe_repack",
-                       "awq_marlin_moe_repack"})) {
+      if (MarlinRepackFrames(f)) {
         AddFix(d, "--tensor-parallel-size 2 (or more GPUs)",
                "each rank loads and repacks half of every sharded weight");
         const bool awq = AnyFrame(f, {"awq_marlin_repack", "awq_marlin_moe_repack"});
@@ -752,6 +751,13 @@ bool BeginsRun(const Line& line) {
 }
 
 }  // namespace
+
+// The repacks (vllm/_custom_ops.py, 0.5+; SGLang's sgl_kernel has the same names) allocate the
+// repacked tensor, every expert's for the MoE ones, while the loaded one is still held.
+bool MarlinRepackFrames(const Facts& f) {
+  return AnyFrame(f, {"gptq_marlin_repack", "awq_marlin_repack", "gptq_marlin_moe_repack",
+                      "awq_marlin_moe_repack"});
+}
 
 const Reader& VllmReader() {
   static const Reader kReader = {
