@@ -452,6 +452,24 @@ void KvTooLongFixes(const Facts& f, Diagnosis* d) {
 }
 
 void KvNoMemoryFixes(const Facts& f, Diagnosis* d) {
+  // An OOM while the KV tensors were allocated (V0's CacheEngine._allocate_kv_cache under
+  // initialize_cache, V1's initialize_kv_cache_tensors), not vLLM's own sizing error: the memory
+  // profiling measured free was taken before the allocation (another process, or a trainer
+  // sharing the process, as TRL's GRPO colocation does), so a larger budget would fail the same.
+  const auto kv = f.get(Num::kKvCacheBytes);
+  const auto blocks = f.get(Num::kGpuBlocks);
+  if (!f.has(EventKind::kNoKvMemory) && !(kv && *kv <= 0) && !(blocks && *blocks <= 0) &&
+      AnyFrame(f, {"_allocate_kv_cache", "allocate_kv_cache", "_init_cache_engine",
+                   "initialize_cache", "initialize_kv_cache_tensors",
+                   "_allocate_kv_cache_tensors"})) {
+    const auto gmu = f.get(Num::kGpuMemoryUtilization);
+    AddFix(d, gmu ? LowerUtilization(*gmu, 0.1) : std::string("--gpu-memory-utilization lower"),
+           "the KV cache is sized from the free memory profiling saw; a smaller budget leaves "
+           "room for what allocated on the GPU after it");
+    AddFix(d, "run vLLM alone on its GPU (no other process, and no trainer's model beside it)",
+           "whatever else holds memory on the card took what the KV tensors were sized for");
+    return;
+  }
   const double total = f.total;
   const auto w = f.get(Num::kWeightsBytes);
   const auto act = f.get(Num::kActivationPeakBytes);
