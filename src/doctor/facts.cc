@@ -481,6 +481,12 @@ constexpr FrameRow kFrameRows[] = {
     {"load_weights", "", Slot::kLoad},
     {"_load_weights", "", Slot::kLoad},
     {"process_weights_after_loading", "", Slot::kLoad},
+    // The Marlin repacks process_weights_after_loading calls (vllm/_custom_ops.py and SGLang's
+    // sgl_kernel, 0.5+): each writes a new packed tensor of the loaded weight's size.
+    {"gptq_marlin_repack", "", Slot::kLoad},
+    {"awq_marlin_repack", "", Slot::kLoad},
+    {"gptq_marlin_moe_repack", "", Slot::kLoad},
+    {"awq_marlin_moe_repack", "", Slot::kLoad},
     {"weight_loader", "", Slot::kLoad},
     {"initialize_model", "", Slot::kLoad},
     {"_initialize_model", "", Slot::kLoad},

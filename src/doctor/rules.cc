@@ -214,6 +214,25 @@ bool DequantFrames(const Facts& f) {
          AnyFrame(f, {"get_and_maybe_dequant_weights", "scaled_dequantize", "scaled_quantize"});
 }
 
+// The quantized weights repacked into the Marlin layout after loading, at load (readers/vllm.cc
+// MarlinRepackFrames): each repack writes a new packed copy of a loaded weight.
+bool RepackFrames(const Facts& f) {
+  return f.stage == Stage::kLoad && MarlinRepackFrames(f);
+}
+
+// Triton's autotuner benchmarking a kernel's configurations (triton/runtime/autotuner.py
+// Autotuner._bench -> kernel_call, 2.x-3.x) in a vLLM or SGLang log while serving: a kernel
+// autotuned on its first call (vLLM's Triton GDN kernels in fla/ops, before PR 36599 moved their
+// autotuning into the profile run) allocates its benchmark buffers after the KV cache has taken
+// the memory budget, as a kernel warm-up would.
+bool RuntimeAutotune(const Facts& f) {
+  if (f.stage != Stage::kRuntime || (f.engine != "vllm" && f.engine != "sglang")) return false;
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    return FrameIs(fr, {"_bench", "kernel_call"}) &&
+           fr->text.find("(autotuner.py)") != std::string::npos;
+  });
+}
+
 // transformers with device_map="auto" offload, failing in generate: accelerate's hooks move the
 // offloaded weights onto the GPU for each forward.
 // accelerate's own warning that weights were offloaded ("Some parameters are on the meta device
@@ -713,6 +732,10 @@ const std::vector<Rule>& Rules() {
       Said(C::kFp16Fallback, S::kLoad, ModelUnquantized, SayModelUnquantized),
       Said(C::kWeightsTooLarge, S::kLoad, NameTooLarge, SayNameTooLarge),
       Text(C::kFragmentation, S::kLoad, FragmentedAtLoad, kFragmentedText),
+      Text(C::kDequantizedCopy, S::kLoad, RepackFrames,
+           "the quantized weights were being repacked into the Marlin kernel's layout after "
+           "loading: each repack writes a new copy of a packed weight while the loaded one is "
+           "still held, on a card the weights already nearly fill"),
       Text(C::kWeightsTooLarge, S::kLoad, At<S::kLoad>,
            "loading the weights ran out of memory: the weights (and their load-time copies) do not "
            "fit on each GPU"),
@@ -725,6 +748,9 @@ const std::vector<Rule>& Rules() {
       Text(C::kStaticCache, S::kRuntime, RuntimeStaticCache,
            "generation with a static cache reserves the whole max length for every sequence up "
            "front"),
+      Text(C::kKernelWarmup, S::kRuntime, RuntimeAutotune,
+           "Triton's autotuner benchmarked a kernel's configurations on its first call while "
+           "serving: its buffers are allocated after the KV cache took the memory budget"),
       Text(C::kMultimodalEncoder, S::kRuntime, RuntimeMultimodal,
            "a request's images ran the vision encoder out of memory (the encoder's activations "
            "grow with the image's pixels); not the KV cache, which was allocated at start-up"),

@@ -283,6 +283,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     case Cause::kWeightsTooLarge:
     case Cause::kDequantizedCopy:
       AddFix(d, "--tp 2 (or more GPUs)", "each GPU loads a share of the weights");
+      // A Marlin repack (rules.cc RepackFrames) of a checkpoint that is already quantized.
+      if (MarlinRepackFrames(f)) {
+        AddFix(d, "a smaller checkpoint, or fewer other tensors on the card at load",
+               "the repack holds a new packed copy of a weight next to the loaded one");
+        return true;
+      }
       AddFix(d, "a checkpoint already quantized (FP8/AWQ/GPTQ) instead of --quantization on load",
              "online quantization loads the 16-bit weights first");
       return true;

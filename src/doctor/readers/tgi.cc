@@ -79,6 +79,15 @@ void Match(const Line& line) {
   if ((Has(s, "Shard ") && Has(s, "failed to start")) || Has(s, "ShardCannotStart")) {
     line.Emit(EventKind::kFrame, kEngine).text = "get_model (a shard failed to start)";
   }
+  // The warm-up's CUDA-graph capture catching an OOM (server/text_generation_server/models/
+  // flash_causal_lm.py warmup, 1.4-3.x: `except torch.cuda.OutOfMemoryError:
+  // logger.exception("Decode cuda graph warmup failed")`): the traceback that follows is the
+  // capture's, which loguru may print from the server's entry point down, so the message stands
+  // for its cuda_graph_warmup frame.
+  if (Has(s, "cuda graph warmup failed")) {
+    line.Emit(EventKind::kFrame, kEngine).text =
+        "cuda_graph_warmup (Decode cuda graph warmup failed)";
+  }
   if (Has(s, "Shard ready") || Has(s, "Warming up model")) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }

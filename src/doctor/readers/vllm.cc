@@ -254,6 +254,12 @@ void MatchPhases(const Line& line) {
       Has(s, "KV cache pool created")) {
     line.Emit(EventKind::kServing, kEngine);
   }
+  // V1's engine core dying after it was built (vllm/v1/engine/core.py run_engine_core, 0.8+:
+  // "EngineCore encountered a fatal error." is logged only once EngineCoreProc exists, its KV
+  // cache and graphs done, "EngineCore failed to start." before): serving.
+  if (Has(s, "EngineCore encountered a fatal error")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
   // Any OpenAI-compatible server's lines (uvicorn's, an access log's "POST /v1/..."): serving,
   // but not vLLM's own (torchchat, FastChat, Xinference and SGLang print them too).
   if (Has(s, "Application startup complete") || Has(s, "Uvicorn running") ||
@@ -446,6 +452,24 @@ void KvTooLongFixes(const Facts& f, Diagnosis* d) {
 }
 
 void KvNoMemoryFixes(const Facts& f, Diagnosis* d) {
+  // An OOM while the KV tensors were allocated (V0's CacheEngine._allocate_kv_cache under
+  // initialize_cache, V1's initialize_kv_cache_tensors), not vLLM's own sizing error: the memory
+  // profiling measured free was taken before the allocation (another process, or a trainer
+  // sharing the process, as TRL's GRPO colocation does), so a larger budget would fail the same.
+  const auto kv = f.get(Num::kKvCacheBytes);
+  const auto blocks = f.get(Num::kGpuBlocks);
+  if (!f.has(EventKind::kNoKvMemory) && !(kv && *kv <= 0) && !(blocks && *blocks <= 0) &&
+      AnyFrame(f, {"_allocate_kv_cache", "allocate_kv_cache", "_init_cache_engine",
+                   "initialize_cache", "initialize_kv_cache_tensors",
+                   "_allocate_kv_cache_tensors"})) {
+    const auto gmu = f.get(Num::kGpuMemoryUtilization);
+    AddFix(d, gmu ? LowerUtilization(*gmu, 0.1) : std::string("--gpu-memory-utilization lower"),
+           "the KV cache is sized from the free memory profiling saw; a smaller budget leaves "
+           "room for what allocated on the GPU after it");
+    AddFix(d, "run vLLM alone on its GPU (no other process, and no trainer's model beside it)",
+           "whatever else holds memory on the card took what the KV tensors were sized for");
+    return;
+  }
   const double total = f.total;
   const auto w = f.get(Num::kWeightsBytes);
   const auto act = f.get(Num::kActivationPeakBytes);
@@ -612,6 +636,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     }
     case Cause::kKernelWarmup:
+      // A Triton kernel autotuned on its first call while serving (rules.cc RuntimeAutotune).
+      if (d->stage == "runtime") {
+        AddFix(d,
+               gmu ? LowerUtilization(*gmu, 0.05) : std::string("--gpu-memory-utilization lower"),
+               "leaves the autotuner's benchmark buffers room outside the KV budget");
+        AddFix(d, "a vLLM release that autotunes the kernel during the profile run",
+               "its buffers are then counted before the KV cache is sized");
+        return true;
+      }
       AddFix(d, "VLLM_DEEP_GEMM_WARMUP=skip (DeepGEMM) or VLLM_USE_DEEP_GEMM=0",
              "no JIT warm-up of the grouped GEMMs at start-up (the first requests compile them)");
       AddFix(d, gmu ? LowerUtilization(*gmu, 0.03) : std::string("--gpu-memory-utilization lower"),
@@ -685,6 +718,17 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       WeightsFixes(f, d);
       return true;
     case Cause::kDequantizedCopy:
+      // The Marlin repack (rules.cc RepackFrames): a packed copy, not a 16-bit one.
+      if (MarlinRepackFrames(f)) {
+        AddFix(d, "--tensor-parallel-size 2 (or more GPUs)",
+               "each rank loads and repacks half of every sharded weight");
+        const bool awq = AnyFrame(f, {"awq_marlin_repack", "awq_marlin_moe_repack"});
+        AddFix(d,
+               awq ? "--quantization awq (the AWQ kernel keeps the loaded layout)"
+                   : "--quantization gptq (the GPTQ kernel shuffles the weights in place)",
+               "no Marlin repack, so no second copy of each weight at load; slower kernels");
+        return true;
+      }
       AddFix(d,
              "a kernel path that keeps the weights packed (--quantization awq_marlin / "
              "gptq_marlin on compute capability >= 7.5) or a vLLM release that repacks layer by "
@@ -725,6 +769,13 @@ bool BeginsRun(const Line& line) {
 }
 
 }  // namespace
+
+// The repacks (vllm/_custom_ops.py, 0.5+; SGLang's sgl_kernel has the same names) allocate the
+// repacked tensor, every expert's for the MoE ones, while the loaded one is still held.
+bool MarlinRepackFrames(const Facts& f) {
+  return AnyFrame(f, {"gptq_marlin_repack", "awq_marlin_repack", "gptq_marlin_moe_repack",
+                      "awq_marlin_moe_repack"});
+}
 
 const Reader& VllmReader() {
   static const Reader kReader = {
