@@ -39,7 +39,7 @@ enum class Program { kServer, kCli };
 // llama.cpp's own settings beyond the engine-neutral ones. The neutral fields it reads:
 // max_model_len is -c (0: the model's n_ctx_train), max_num_seqs is --parallel (0: the
 // program's default), max_num_batched_tokens is -b (0: 2048), kv_cache_dtype is
-// --cache-type-k (and --cache-type-v unless that is given; "auto" is f16),
+// --cache-type-k alone (V has its own -ctv, f16 unless given; "auto" is f16),
 // pipeline_parallel_size is the number of GPUs the process sees, other_process_bytes the
 // memory others hold on each.
 struct LlamaCppOptions : EngineOptions {
@@ -52,7 +52,7 @@ struct LlamaCppOptions : EngineOptions {
   std::vector<std::pair<std::string, std::string>> overrides;
   bool cpu_moe = false;               // --cpu-moe: every layer's experts on the CPU
   int64_t n_cpu_moe = 0;              // --n-cpu-moe N: experts of the first N layers on the CPU
-  std::string cache_type_v;           // -ctv ("": as -ctk)
+  std::string cache_type_v;           // -ctv ("": f16, whatever -ctk is)
   int kv_unified = -1;                // -kvu; -1: the program's default
   bool swa_full = false;              // --swa-full
   int64_t n_ubatch = 0;               // -ub; 0: 512

@@ -213,7 +213,12 @@ TEST_F(LlamaCppPlanTest, CacheSizesAndTypes) {
   auto streams = Plan(inv, s);
   ASSERT_TRUE(streams.ok());
   EXPECT_EQ(streams->devices[0].kv, 8192u * 32 * 1024 * 2 * 2);
+  // -ctk alone quantizes K only: V stays f16 (common_params' own default for cache_type_v).
   s.kv_cache_dtype = "q8_0";
+  auto k8 = Plan(inv, s);
+  ASSERT_TRUE(k8.ok());
+  EXPECT_EQ(k8->devices[0].kv, 8192u * 32 * (1024 / 32 * 34 + 1024 * 2));
+  s.cache_type_v = "q8_0";
   auto q8 = Plan(inv, s);
   ASSERT_TRUE(q8.ok());
   EXPECT_EQ(q8->devices[0].kv, 8192u * 32 * (1024 / 32 * 34) * 2);
