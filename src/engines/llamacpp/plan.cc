@@ -86,7 +86,7 @@ Status Resolve(Run& r) {
   r.gpus = s.split_mode == "none" ? 1 : static_cast<int>(devices);
   r.ngl = s.n_gpu_layers < 0 ? 999 : s.n_gpu_layers;
   r.n_batch = s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens : 2048;
-  r.n_ubatch = s.n_ubatch > 0 ? s.n_ubatch : 512;
+  r.n_ubatch = s.n_ubatch > 0 ? s.n_ubatch : s.n_ubatch == kUbatchAsBatch ? r.n_batch : 512;
   // llama-server: --parallel -1 (auto) is 4 slots with a unified cache; llama-cli has one.
   const bool server_auto = s.program == Program::kServer && s.max_num_seqs == 0 &&
                            r.rules.server_four_slots;
