@@ -235,9 +235,14 @@ Result<SglangSettings> ReadFlags(const FlagValues& given, SglangSettings s) {
     } else if (f == "--disable-cuda-graph") {
       s.enforce_eager = true;
     } else if (f == "--kv-cache-dtype") {
-      const std::string t = text == "fp8" ? "fp8_e4m3" : text;  // vLLM's spelling, for advice
-      VRAMFIT_RETURN_IF_ERROR(Choice(f, t, kKvDtypes));
-      s.kv_cache_dtype = t;
+      // argparse's choices (server_args.py, v0.4.10 to v0.5.13) have no plain "fp8": SGLang
+      // stops with "invalid choice"; vLLM's spelling gets SGLang's in the message.
+      const Status c = Choice(f, text, kKvDtypes);
+      if (!c.ok() && text == "fp8") {
+        return Status::InvalidArgument(c.message() + " (vLLM's fp8 is SGLang's fp8_e4m3)");
+      }
+      VRAMFIT_RETURN_IF_ERROR(c);
+      s.kv_cache_dtype = text;
     } else if (f == "--quantization") {
       if (text.empty()) return Bad(f, text, "a quantization method");
       s.quantization = text;
