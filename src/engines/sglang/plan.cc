@@ -265,12 +265,19 @@ Status KvCache(Run& r, bool* ok) {
                         static_cast<double>(r.pool.cell_bytes) *
                             static_cast<double>(r.s.max_model_len);
     const double up = std::ceil(need / static_cast<double>(r.free0) * 100) / 100;
+    // A fraction of 1 or more leaves nothing for the graphs and the first prefill, which
+    // run from the rest (the runtime stage): then no fraction is the fix.
+    const std::string hold =
+        up < 1 ? fmt::format("{} would hold one {}-token request", up, r.s.max_model_len)
+               : fmt::format("no fraction below 1 holds one {}-token request: the weights and "
+                             "its KV need {} of the {} free; more GPUs or smaller weights",
+                             r.s.max_model_len, FormatBytes(static_cast<uint64_t>(need)),
+                             FormatBytes(r.free0));
     Fail(r, Stage::kKvCache,
          fmt::format("Not enough memory. Please try to increase --mem-fraction-static. Current "
-                     "value: {} (the weights take {} of the {} the fraction allows; {} would "
-                     "hold one {}-token request)",
+                     "value: {} (the weights take {} of the {} the fraction allows; {})",
                      r.s.gpu_memory_utilization, FormatBytes(r.w.bytes_per_rank),
-                     FormatBytes(r.g.budget_bytes), up, r.s.max_model_len),
+                     FormatBytes(r.g.budget_bytes), hold),
          r.pool.tokens * static_cast<int64_t>(r.pool.cell_bytes));
     *ok = false;
     return Status::Ok();
