@@ -225,6 +225,13 @@ Status Load(Run& r, bool* ok) {
   auto w = WeightsPerRank(r.inv, o);
   if (!w.ok()) return w.status();
   r.w = *w;
+  // Online quantization other than FP8 (w8a8_int8, bitsandbytes, ...) of a 16-bit checkpoint
+  // is not modelled: the weights are planned as the checkpoint holds them (the larger side).
+  if (!o.quantization.empty() && o.quantization != "fp8" && !r.inv.spec.quant.quantized()) {
+    r.plan.notes.push_back(fmt::format(
+        "--quantization {} of a 16-bit checkpoint is not modelled: its weights are planned "
+        "as the checkpoint holds them", o.quantization));
+  }
   r.g.weights_bytes = r.w.bytes_per_rank;
   r.g.load_peak_bytes = r.w.load_peak_per_rank + kLoadOverhead;
   r.g.explain.push_back({"weights", r.w.bytes_per_rank,
