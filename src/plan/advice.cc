@@ -184,8 +184,14 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
     // nothing, and more GPUs than these would not gain either.
     if (!stage && p->kv_cache_tokens <= plan.kv_cache_tokens) return true;
     const int64_t n = p->gpu_count;
-    std::string change = fmt::format("{} {}", flag(Setting::kTensorParallel), tp);
-    if (stages != pp) change += fmt::format(" {} {}", flag(Setting::kPipelineParallel), stages);
+    // An engine that spells both with one word (llama.cpp and Ollama use every GPU they see,
+    // "GPUs:") has one count: the plan's, TP x the GPUs already visible.
+    const bool one_count = flag(Setting::kTensorParallel) == flag(Setting::kPipelineParallel);
+    std::string change =
+        fmt::format("{} {}", flag(Setting::kTensorParallel), one_count ? n : tp);
+    if (stages != pp && !one_count) {
+      change += fmt::format(" {} {}", flag(Setting::kPipelineParallel), stages);
+    }
     change += fmt::format(" ({} GPUs{})", n,
                           n > kMostTensorParallel
                               ? fmt::format(", {} nodes of {}", CeilDivide(n, kMostTensorParallel),
