@@ -290,6 +290,23 @@ run_err(check_sglang_release 2 "--limit-mm-data-per-request: SGLang 0.5.5 has no
         --limit-mm-data-per-request {"image":1})
 run_err(check_sglang_switch_value 2 "true is neither a flag nor a flag's value"
         check --gpu h100 -- sglang serve --model-path qwen3-8b --disable-cuda-graph true)
+# SGLang's --kv-cache-dtype choices have no plain fp8 (vLLM's word): refused with SGLang's.
+run_err(check_sglang_kv_fp8 2 "invalid choice: 'fp8' .*vLLM's fp8 is SGLang's fp8_e4m3"
+        check --gpu h100 -- sglang serve --model-path qwen3-8b --kv-cache-dtype fp8)
+# --quantization takes SGLang's choices only; an online method other than fp8 is named.
+run_err(check_sglang_quant_choice 2 "argument --quantization: invalid choice: 'int4'"
+        check --gpu h100 -- sglang serve --model-path qwen3-8b --quantization int4)
+run(check_sglang_quant_note 0 check --gpu h100 -- sglang serve --model-path qwen3-8b
+    --quantization w8a8_int8 --context-length 8192)
+if(NOT last_out MATCHES "--quantization w8a8_int8 of a 16-bit checkpoint is not modelled")
+  message(SEND_ERROR "check_sglang_quant_note: '${last_out}'")
+endif()
+# DP attention splits the TP group: more GPUs are counted as TP x PP, not x DP as well.
+run(plan_sglang_dp_attention_gpus 0 plan qwen3-32b --gpu 4090 --engine sglang --tp 2 --dp 2
+    --enable-dp-attention --context-length 32768)
+if(NOT last_out MATCHES "--tp-size 4 \\(4 GPUs\\)" OR last_out MATCHES "\\(8 GPUs")
+  message(SEND_ERROR "plan_sglang_dp_attention_gpus: '${last_out}'")
+endif()
 # A flag without its value, on vramfit's line and on the engine's.
 run_err(flag_no_value 2 "^vramfit plan: --tensor-parallel-size needs a value \\(INT\\)"
         plan qwen3-8b --gpu 4090 -tp)

@@ -81,12 +81,20 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
                            const EngineSettings& settings, const Plan& plan) {
   std::vector<Advice> out;
   auto flag = [&](Setting s) { return std::string(engine.flag_name(s)); };
-  auto attempt = [&](EngineSettings s, std::string change, std::string cost) {
+  const std::optional<Stage> stage = plan.failure_stage;
+  // `more_tokens`: for a plan that fits already, only a change whose cache holds more tokens
+  // (llama.cpp and Ollama size the cache by the context asked for, whatever its type).
+  auto attempt = [&](EngineSettings s, std::string change, std::string cost,
+                     bool more_tokens = false) {
     auto p = model.MakePlan(gpu, s);
     if (!p.ok() || !p->fits) return;
+    if (more_tokens && !stage && p->kv_cache_tokens <= plan.kv_cache_tokens) return;
     out.push_back({std::move(change), Effect(*p), std::move(cost), s, *p});
   };
-  const std::optional<Stage> stage = plan.failure_stage;
+  // The engine's own ways out, asked once: advice below defers to them where they say the same.
+  const std::vector<Remedy> remedies = stage || plan.low_confidence()
+                                           ? model.Remedies(gpu, settings, plan)
+                                           : std::vector<Remedy>{};
   if (stage == Stage::kKvCache || !stage) {
     if (plan.estimated_max_model_len > 0) {
       const int64_t len = TidyContextLength(plan.estimated_max_model_len);
@@ -95,11 +103,22 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
       attempt(s, Spell(flag(Setting::kMaxModelLen), std::to_string(len)),
               "shorter context per request");
     }
-    if (settings.kv_cache_dtype == "auto") {
-      EngineSettings s = settings;
-      s.kv_cache_dtype = "fp8";
-      attempt(s, Spell(flag(Setting::kKvCacheDtype), "fp8"),
-              "halves KV bytes; a small accuracy cost");
+    // A smaller KV cache type, in the engine's own words: its fit knob for the KV dtype
+    // (vLLM's fp8, SGLang's fp8_e4m3, llama.cpp's q8_0 for K and V), unless one of its own
+    // remedies already says it (Ollama's names the flash attention it needs).
+    const auto kv = std::find_if(engine.knobs.begin(), engine.knobs.end(), [](const Knob& k) {
+      return k.setting == Setting::kKvCacheDtype;
+    });
+    EngineSettings s = settings;
+    if (settings.kv_cache_dtype == "auto" && kv != engine.knobs.end() && kv->apply(gpu, &s)) {
+      const std::string change = Spell(flag(Setting::kKvCacheDtype), kv->value);
+      const bool said = std::any_of(remedies.begin(), remedies.end(), [&](const Remedy& r) {
+        return r.change.find(change) != std::string::npos;
+      });
+      const bool fp8 = std::string_view(kv->value).starts_with("fp8");
+      if (!said) {
+        attempt(s, change, fp8 ? "halves KV bytes; a small accuracy cost" : kv->cost, true);
+      }
     }
   }
   if (stage == Stage::kKvCache || stage == Stage::kCudaGraph || stage == Stage::kProfile) {
@@ -139,7 +158,7 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
   // A plan that fits inside its own measured error gets the changes that fit with margin.
   if (stage || plan.low_confidence()) {
     std::set<int> groups_done;
-    for (const Remedy& r : model.Remedies(gpu, settings, plan)) {
+    for (const Remedy& r : remedies) {
       if (r.group > 0 && groups_done.count(r.group)) continue;
       auto p = model.MakePlan(gpu, r.settings);
       if (!p.ok() || !p->fits || (!stage && p->low_confidence())) continue;
@@ -150,8 +169,10 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
   // More GPUs: tensor parallel 2, 4, 8 on one node, then pipeline stages of 8 across nodes.
   // Every GPU of the layout counts (TP x PP x DP).
   if (!out.empty() && !stage) return out;
-  const int64_t pp = settings.pipeline_parallel_size, dp = settings.data_parallel_size;
-  const int64_t now = settings.tensor_parallel_size * pp * dp;
+  // GPUs as the engine's plan counts them: TP x PP x DP for vLLM, but SGLang's DP attention
+  // splits the TP group instead of multiplying it (Plan::gpu_count).
+  const int64_t pp = settings.pipeline_parallel_size;
+  const int64_t now = plan.gpu_count;
   auto more = [&](int64_t tp, int64_t stages) {
     EngineSettings s = settings;
     s.tensor_parallel_size = tp;
@@ -162,9 +183,15 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
     // (llama.cpp and Ollama size it by the context asked for, whatever the GPUs): else say
     // nothing, and more GPUs than these would not gain either.
     if (!stage && p->kv_cache_tokens <= plan.kv_cache_tokens) return true;
-    const int64_t n = tp * stages * dp;
-    std::string change = fmt::format("{} {}", flag(Setting::kTensorParallel), tp);
-    if (stages != pp) change += fmt::format(" {} {}", flag(Setting::kPipelineParallel), stages);
+    const int64_t n = p->gpu_count;
+    // An engine that spells both with one word (llama.cpp and Ollama use every GPU they see,
+    // "GPUs:") has one count: the plan's, TP x the GPUs already visible.
+    const bool one_count = flag(Setting::kTensorParallel) == flag(Setting::kPipelineParallel);
+    std::string change =
+        fmt::format("{} {}", flag(Setting::kTensorParallel), one_count ? n : tp);
+    if (stages != pp && !one_count) {
+      change += fmt::format(" {} {}", flag(Setting::kPipelineParallel), stages);
+    }
     change += fmt::format(" ({} GPUs{})", n,
                           n > kMostTensorParallel
                               ? fmt::format(", {} nodes of {}", CeilDivide(n, kMostTensorParallel),

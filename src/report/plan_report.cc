@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "core/text.h"
 #include "core/units.h"
 #include "report/json_text.h"
@@ -14,6 +16,9 @@ namespace {
 
 using core::FormatBytes;
 using core::GroupDigits;
+
+// A budget within this of fraction x total is a fraction of the total (rounding of bytes).
+constexpr double kSameFraction = 0.001;
 
 // One GPU's figures as the plan JSON writes them (gpus[] and pipeline_stages[]).
 nlohmann::ordered_json GpuJson(const GpuPlan& g, bool explain) {
@@ -99,9 +104,16 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
       p.pipeline_stages.empty() ? ""
       : !p.fits               ? " of the stage that fails"
                               : fmt::format(" of stage {}, which binds", p.binding_stage);
-  out += fmt::format("per GPU{} ({} total, budget {} = {:.2f} x total):\n", which,
-                     FormatBytes(g.total_bytes), FormatBytes(g.budget_bytes),
-                     p.resolved.gpu_memory_utilization);
+  // vLLM's fraction is of the card's total; SGLang's --mem-fraction-static is of the free
+  // memory measured at start-up (after the CUDA context and NCCL): say which.
+  const double util = p.resolved.gpu_memory_utilization;
+  const bool of_total =
+      g.total_bytes == 0 ||
+      std::abs(static_cast<double>(g.budget_bytes) / static_cast<double>(g.total_bytes) - util) <
+          kSameFraction;
+  out += fmt::format("per GPU{} ({} total, budget {} = {:.2f} x {}):\n", which,
+                     FormatBytes(g.total_bytes), FormatBytes(g.budget_bytes), util,
+                     of_total ? "total" : "the free memory at start-up");
   for (size_t i = 0; i < p.stages.size(); ++i) {
     out += fmt::format("  {:<10} {:<62} {}\n", StageName(p.stages[i].stage),
                        core::Printable(p.stages[i].detail),

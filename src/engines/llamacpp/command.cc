@@ -227,7 +227,9 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) 
       if (!n.ok()) return n.status();
       if (name == "--n-gpu-layers") s.n_gpu_layers = *n;
       if (name == "--batch-size") s.max_num_batched_tokens = *n;
-      if (name == "--ubatch-size") s.n_ubatch = *n;
+      // -ub 0 is "as -b" (llama-context.cpp: n_ubatch = min(n_batch, n_ubatch == 0 ? n_batch
+      // : n_ubatch)), not the default 512.
+      if (name == "--ubatch-size") s.n_ubatch = *n == 0 ? kUbatchAsBatch : *n;
       if (name == "--parallel") s.max_num_seqs = *n < 0 ? 0 : *n;
       if (name == "--main-gpu") s.main_gpu = *n;
       if (name == "--n-cpu-moe") s.n_cpu_moe = *n;
@@ -428,6 +430,7 @@ std::string CommandLine(const Inventory& inv, const LlamaCppSettings& s) {
   if (s.flash_attn != "auto") c += " -fa " + word(s.flash_attn);
   if (s.max_num_batched_tokens > 0) c += fmt::format(" -b {}", s.max_num_batched_tokens);
   if (s.n_ubatch > 0) c += fmt::format(" -ub {}", s.n_ubatch);
+  if (s.n_ubatch == kUbatchAsBatch) c += " -ub 0";
   if (s.swa_full) c += " --swa-full";
   if (s.no_kv_offload) c += " -nkvo";
   if (!s.mmap) c += " --no-mmap";

@@ -165,12 +165,15 @@ const char* FlagName(Setting s) {
   }
 }
 
-// Fit knob: q8_0 K and V caches (V follows K; flash attention, on by default, allows it).
+// Fit knob: q8_0 K and V caches, both flags (-ctk sets K only; flash attention, on by
+// default, allows a quantized V).
 bool Q8Cache(const GpuSpec&, EngineSettings* e) {
   LlamaCppSettings s = ToLlamaCppSettings(*e);
   if (s.kv_cache_dtype != "auto" && s.kv_cache_dtype != "f16") return false;
+  if (!s.cache_type_v.empty() && s.cache_type_v != "f16") return false;
   if (s.flash_attn == "off") return false;
   s.kv_cache_dtype = "q8_0";
+  s.cache_type_v = "q8_0";
   *e = ToEngineSettings(s);
   return true;
 }
@@ -191,8 +194,8 @@ const Engine& LlamaCppEngine() {
       .prepare = Prepare,
       .model_max_len = ModelMaxLen,
       .check_context = CheckContext,
-      .knobs = {{Setting::kKvCacheDtype, "q8_0", "q8_0 K and V caches: a small accuracy cost",
-                 Q8Cache}},
+      .knobs = {{Setting::kKvCacheDtype, "q8_0 -ctv q8_0",
+                 "q8_0 K and V caches: a small accuracy cost", Q8Cache}},
       .flag_name = FlagName,
       .no_memory_effect = HasNoMemoryEffect,
   };

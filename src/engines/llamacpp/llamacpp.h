@@ -36,10 +36,13 @@ namespace vramfit::llamacpp {
 // The program whose defaults apply where a flag is not given.
 enum class Program { kServer, kCli };
 
+// LlamaCppOptions::n_ubatch for `-ub 0`, which llama.cpp reads as the logical batch (-b).
+inline constexpr int64_t kUbatchAsBatch = -1;
+
 // llama.cpp's own settings beyond the engine-neutral ones. The neutral fields it reads:
 // max_model_len is -c (0: the model's n_ctx_train), max_num_seqs is --parallel (0: the
 // program's default), max_num_batched_tokens is -b (0: 2048), kv_cache_dtype is
-// --cache-type-k (and --cache-type-v unless that is given; "auto" is f16),
+// --cache-type-k alone (V has its own -ctv, f16 unless given; "auto" is f16),
 // pipeline_parallel_size is the number of GPUs the process sees, other_process_bytes the
 // memory others hold on each.
 struct LlamaCppOptions : EngineOptions {
@@ -52,10 +55,10 @@ struct LlamaCppOptions : EngineOptions {
   std::vector<std::pair<std::string, std::string>> overrides;
   bool cpu_moe = false;               // --cpu-moe: every layer's experts on the CPU
   int64_t n_cpu_moe = 0;              // --n-cpu-moe N: experts of the first N layers on the CPU
-  std::string cache_type_v;           // -ctv ("": as -ctk)
+  std::string cache_type_v;           // -ctv ("": f16, whatever -ctk is)
   int kv_unified = -1;                // -kvu; -1: the program's default
   bool swa_full = false;              // --swa-full
-  int64_t n_ubatch = 0;               // -ub; 0: 512
+  int64_t n_ubatch = 0;               // -ub; 0: 512; kUbatchAsBatch: `-ub 0`, n_batch
   std::string flash_attn = "auto";    // -fa on | off | auto
   bool no_kv_offload = false;         // -nkvo: the KV cache stays on the CPU
   bool mmap = true;                   // --no-mmap turns it off (host RAM, not VRAM)

@@ -86,7 +86,7 @@ Status Resolve(Run& r) {
   r.gpus = s.split_mode == "none" ? 1 : static_cast<int>(devices);
   r.ngl = s.n_gpu_layers < 0 ? 999 : s.n_gpu_layers;
   r.n_batch = s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens : 2048;
-  r.n_ubatch = s.n_ubatch > 0 ? s.n_ubatch : 512;
+  r.n_ubatch = s.n_ubatch > 0 ? s.n_ubatch : s.n_ubatch == kUbatchAsBatch ? r.n_batch : 512;
   // llama-server: --parallel -1 (auto) is 4 slots with a unified cache; llama-cli has one.
   const bool server_auto = s.program == Program::kServer && s.max_num_seqs == 0 &&
                            r.rules.server_four_slots;
@@ -94,7 +94,10 @@ Status Resolve(Run& r) {
   if (r.n_seq > 256) return Invalid("--parallel: llama.cpp allows at most 256 sequences");
   r.unified = !r.rules.kv_streams || (s.kv_unified >= 0 ? s.kv_unified == 1 : server_auto);
   r.type_k = s.kv_cache_dtype.empty() || s.kv_cache_dtype == "auto" ? "f16" : s.kv_cache_dtype;
-  r.type_v = s.cache_type_v.empty() ? r.type_k : s.cache_type_v;
+  // -ctk and -ctv are two settings, each f16 unless given: `-ctk q8_0` alone leaves V in f16
+  // (common/common.h, common_params: cache_type_k and cache_type_v both GGML_TYPE_F16;
+  // common/arg.cpp: --cache-type-k sets only cache_type_k).
+  r.type_v = s.cache_type_v.empty() ? "f16" : s.cache_type_v;
   // Flash attention: auto is on where the device runs the FA kernel for every layer (CUDA
   // and ROCm builds do: llama-context.cpp resolves auto by the device of each FA node).
   r.flash = s.flash_attn != "off" && s.flash_attn != "false" && s.flash_attn != "0";

@@ -213,7 +213,12 @@ TEST_F(LlamaCppPlanTest, CacheSizesAndTypes) {
   auto streams = Plan(inv, s);
   ASSERT_TRUE(streams.ok());
   EXPECT_EQ(streams->devices[0].kv, 8192u * 32 * 1024 * 2 * 2);
+  // -ctk alone quantizes K only: V stays f16 (common_params' own default for cache_type_v).
   s.kv_cache_dtype = "q8_0";
+  auto k8 = Plan(inv, s);
+  ASSERT_TRUE(k8.ok());
+  EXPECT_EQ(k8->devices[0].kv, 8192u * 32 * (1024 / 32 * 34 + 1024 * 2));
+  s.cache_type_v = "q8_0";
   auto q8 = Plan(inv, s);
   ASSERT_TRUE(q8.ok());
   EXPECT_EQ(q8->devices[0].kv, 8192u * 32 * (1024 / 32 * 34) * 2);
@@ -339,6 +344,27 @@ TEST(LlamaCppCommandTest, RefusesNumbersWithATail) {
   EXPECT_TRUE(ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-c", "32768"}).ok());
   EXPECT_TRUE(ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-ngl", "all"}).ok());
   EXPECT_TRUE(ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-ngl", "-1"}).ok());
+}
+
+// `-ub 0` is the logical batch, not the default 512 (llama-context.cpp: n_ubatch =
+// min(n_batch, n_ubatch == 0 ? n_batch : n_ubatch)); the command writes it back as -ub 0.
+TEST_F(LlamaCppPlanTest, UbatchZeroIsTheBatch) {
+  auto cmd = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-c", "8192", "-ub", "0"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  auto s = ReadFlags(cmd->flags, ToLlamaCppSettings(cmd->settings));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->n_ubatch, kUbatchAsBatch);
+  const Inventory inv = Llama3();
+  auto zero = Plan(inv, *s);
+  LlamaCppSettings b = *s;
+  b.n_ubatch = 2048;
+  auto batch = Plan(inv, b);
+  b.n_ubatch = 0;
+  auto dflt = Plan(inv, b);
+  ASSERT_TRUE(zero.ok() && batch.ok() && dflt.ok());
+  EXPECT_EQ(zero->devices[0].compute, batch->devices[0].compute);
+  EXPECT_GT(zero->devices[0].compute, dflt->devices[0].compute);
+  EXPECT_NE(zero->command.find(" -ub 0"), std::string::npos) << zero->command;
 }
 
 TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {

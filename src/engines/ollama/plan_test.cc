@@ -2,6 +2,7 @@
 // offloaded and the bytes each GPU is charged, partial offload and its stage, a forced num_gpu
 // that cannot load, the scheduler's fewest GPUs, flash attention and the KV cache type, the
 // command reader, and remedies in Ollama's own words.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "engines/ollama/ollama.h"
 #include "testutil/gguf_writer.h"
 #include "testutil/hollow.h"
+#include "vramfit/advice.h"
 #include "vramfit/inspect.h"
 
 namespace vramfit::ollama {
@@ -123,6 +125,30 @@ TEST_F(OllamaPlanTest, PartialOffloadFailsAtTheKvCache) {
   ASSERT_GE(remedies.size(), 2u);
   EXPECT_EQ(remedies[0].change, "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0");
   EXPECT_EQ(remedies[1].change, "OLLAMA_NUM_PARALLEL=1");
+}
+
+// More GPUs, as advice spells them for Ollama (every GPU it sees, one count): with two cards
+// visible already, the next step is four, and the change says four, not the doubling factor.
+TEST_F(OllamaPlanTest, MoreGpusAdviceSaysTheGpuCount) {
+  const Inventory inv = Llama3();
+  OllamaSettings s;
+  s.max_model_len = 8192;
+  s.pipeline_parallel_size = 2;  // CUDA_VISIBLE_DEVICES=0,1
+  auto model = OllamaEngine().prepare(inv);
+  ASSERT_TRUE(model.ok());
+  const GpuSpec gpu = CustomGpu(3 * kGiB);
+  auto plan = (*model)->MakePlan(gpu, ToEngineSettings(s));
+  ASSERT_TRUE(plan.ok());
+  ASSERT_FALSE(plan->fits);
+  EXPECT_EQ(plan->gpu_count, 2);
+  bool more = false;
+  for (const Advice& a : Advise(OllamaEngine(), **model, gpu, ToEngineSettings(s), *plan)) {
+    if (a.change.rfind("GPUs:", 0) != 0) continue;
+    more = true;
+    EXPECT_EQ(a.change, fmt::format("GPUs: {} ({} GPUs)", a.plan.gpu_count, a.plan.gpu_count));
+    EXPECT_EQ(a.plan.gpu_count, 4);
+  }
+  EXPECT_TRUE(more);
 }
 
 // A 4 GiB card cannot hold the weights: the failure is at load.

@@ -45,6 +45,14 @@ Result<double> Fraction(const std::string& flag, const std::string& text) {
 // --kv-cache-dtype choices (server_args.py, v0.5.5).
 constexpr const char* kKvDtypes[] = {"auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16",
                                      "fp4_e2m1"};
+// --quantization choices: QUANTIZATION_CHOICES of server_args.py at v0.4.10.post2, v0.5.5 and
+// v0.5.13 together (a name one of them has); argparse refuses any other ("invalid choice").
+constexpr const char* kQuantizations[] = {
+    "awq", "fp8", "mxfp8", "gptq", "marlin", "gptq_marlin", "awq_marlin", "bitsandbytes", "gguf",
+    "modelopt", "modelopt_fp8", "modelopt_fp4", "nvfp4_online", "modelopt_mixed", "petit_nvfp4",
+    "w8a8_int8", "w8a8_fp8", "moe_wna16", "qoq", "w4afp8", "mxfp4", "auto-round",
+    "auto-round-int8", "compressed-tensors", "modelslim", "mxfp_w4a8", "quark",
+    "quark_int4fp8_moe", "quark_mxfp4", "unquant"};
 // --speculative-algorithm choices.
 constexpr const char* kSpecAlgorithms[] = {"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"};
 // --mm-attention-backend choices (the vision towers' attention, layers/attention/vision.py).
@@ -235,11 +243,17 @@ Result<SglangSettings> ReadFlags(const FlagValues& given, SglangSettings s) {
     } else if (f == "--disable-cuda-graph") {
       s.enforce_eager = true;
     } else if (f == "--kv-cache-dtype") {
-      const std::string t = text == "fp8" ? "fp8_e4m3" : text;  // vLLM's spelling, for advice
-      VRAMFIT_RETURN_IF_ERROR(Choice(f, t, kKvDtypes));
-      s.kv_cache_dtype = t;
+      // argparse's choices (server_args.py, v0.4.10 to v0.5.13) have no plain "fp8": SGLang
+      // stops with "invalid choice"; vLLM's spelling gets SGLang's in the message.
+      const Status c = Choice(f, text, kKvDtypes);
+      if (!c.ok() && text == "fp8") {
+        return Status::InvalidArgument(c.message() + " (vLLM's fp8 is SGLang's fp8_e4m3)");
+      }
+      VRAMFIT_RETURN_IF_ERROR(c);
+      s.kv_cache_dtype = text;
     } else if (f == "--quantization") {
       if (text.empty()) return Bad(f, text, "a quantization method");
+      VRAMFIT_RETURN_IF_ERROR(Choice(f, text, kQuantizations));
       s.quantization = text;
     } else if (f == "--dtype") {
       VRAMFIT_RETURN_IF_ERROR(Choice(f, text, kDtypes));

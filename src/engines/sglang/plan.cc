@@ -225,6 +225,13 @@ Status Load(Run& r, bool* ok) {
   auto w = WeightsPerRank(r.inv, o);
   if (!w.ok()) return w.status();
   r.w = *w;
+  // Online quantization other than FP8 (w8a8_int8, bitsandbytes, ...) of a 16-bit checkpoint
+  // is not modelled: the weights are planned as the checkpoint holds them (the larger side).
+  if (!o.quantization.empty() && o.quantization != "fp8" && !r.inv.spec.quant.quantized()) {
+    r.plan.notes.push_back(fmt::format(
+        "--quantization {} of a 16-bit checkpoint is not modelled: its weights are planned "
+        "as the checkpoint holds them", o.quantization));
+  }
   r.g.weights_bytes = r.w.bytes_per_rank;
   r.g.load_peak_bytes = r.w.load_peak_per_rank + kLoadOverhead;
   r.g.explain.push_back({"weights", r.w.bytes_per_rank,
@@ -265,12 +272,19 @@ Status KvCache(Run& r, bool* ok) {
                         static_cast<double>(r.pool.cell_bytes) *
                             static_cast<double>(r.s.max_model_len);
     const double up = std::ceil(need / static_cast<double>(r.free0) * 100) / 100;
+    // A fraction of 1 or more leaves nothing for the graphs and the first prefill, which
+    // run from the rest (the runtime stage): then no fraction is the fix.
+    const std::string hold =
+        up < 1 ? fmt::format("{} would hold one {}-token request", up, r.s.max_model_len)
+               : fmt::format("no fraction below 1 holds one {}-token request: the weights and "
+                             "its KV need {} of the {} free; more GPUs or smaller weights",
+                             r.s.max_model_len, FormatBytes(static_cast<uint64_t>(need)),
+                             FormatBytes(r.free0));
     Fail(r, Stage::kKvCache,
          fmt::format("Not enough memory. Please try to increase --mem-fraction-static. Current "
-                     "value: {} (the weights take {} of the {} the fraction allows; {} would "
-                     "hold one {}-token request)",
+                     "value: {} (the weights take {} of the {} the fraction allows; {})",
                      r.s.gpu_memory_utilization, FormatBytes(r.w.bytes_per_rank),
-                     FormatBytes(r.g.budget_bytes), up, r.s.max_model_len),
+                     FormatBytes(r.g.budget_bytes), hold),
          r.pool.tokens * static_cast<int64_t>(r.pool.cell_bytes));
     *ok = false;
     return Status::Ok();

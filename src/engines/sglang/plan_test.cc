@@ -134,6 +134,23 @@ TEST(Sglang, Llama8bOnH100Fits) {
   EXPECT_EQ(p->stages[2].stage, Stage::kKvCache);
 }
 
+TEST(Sglang, NoFractionBelowOneIsNotAdvised) {
+  // Qwen3-Next-80B in 16 bits at TP 2 on H100s: 74 GiB of weights a rank and 3 GiB of KV for
+  // one 262,144-token request pass the 77.7 GiB free: no --mem-fraction-static holds it, and
+  // the message says so instead of naming a fraction of 1 or more.
+  SglangSettings s;
+  s.gpu_memory_utilization = 0.85;
+  s.tensor_parallel_size = 2;
+  s.max_model_len = 262144;
+  auto p = PlanSglang(Catalog("qwen3-next-80b-a3b-instruct"), Gpu("H100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->failure_stage, Stage::kKvCache);
+  EXPECT_NE(p->failure_message.find("no fraction below 1 holds one 262144-token request"),
+            std::string::npos)
+      << p->failure_message;
+  EXPECT_EQ(p->failure_message.find(" would hold"), std::string::npos) << p->failure_message;
+}
+
 TEST(Sglang, WeightsAboveTheFractionAskForAHigherFraction) {
   // Qwen3-32B in 16 bits (61 GiB) on an H100 at 0.7: F x 0.7 is 55 GiB, below the weights:
   // SGLang's "Not enough memory" error, and the way out is a higher fraction.

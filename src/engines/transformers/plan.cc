@@ -951,9 +951,14 @@ Result<TransformersPlan> PlanTransformers(const Inventory& inv, const GpuSpec& g
                          Is(settings.cache_implementation,
                             {"static", "offloaded_static", "sliding_window", "hybrid"});
   if (is_static) {
-    // The longest static cache that fits the same generation.
+    // The longest static cache that fits the same generation; with no --max-length (nor
+    // prompt and new tokens both) the generation is the cache's length and follows it down.
     TransformersSettings s = settings;
-    const int64_t need = p->max_model_len;
+    const bool follows = settings.max_model_len <= 0 &&
+                         !(settings.prompt_tokens > 0 && settings.max_new_tokens > 0);
+    const int64_t need = follows ? std::max<int64_t>(settings.prompt_tokens, 0) +
+                                       std::max<int64_t>(settings.max_new_tokens, 1) + 1
+                                 : p->max_model_len;
     p->estimated_max_cache_len = Longest(need, settings.max_cache_len, [&](int64_t len) {
       s.max_cache_len = len;
       auto q = PlanOnce(inv, gpu, s);

@@ -283,6 +283,33 @@ TEST(TransformersEngineRow, AdviceForAFailingStaticCacheNamesTheLongestLength) {
   EXPECT_EQ(advice[0].change.rfind("--max-cache-len 113421", 0), 0u) << advice[0].change;
 }
 
+// A StaticCache given alone (no --max-length, no prompt and new tokens): the generation is
+// the cache's length, so a shorter cache is a shorter generation and advice names it (before,
+// the search kept the 262,144-token generation and nothing fit).
+TEST(TransformersEngineRow, AStaticCacheAloneGetsAShorterCache) {
+  const Inventory inv = Catalog("qwen3-4b-instruct-2507");
+  const Engine& e = TransformersEngine();
+  TransformersSettings s = StaticCase();
+  s.prompt_tokens = 0;
+  s.max_new_tokens = 0;
+  auto p = PlanTransformers(inv, Gpu("4090"), s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_FALSE(p->fits);
+  ASSERT_GT(p->estimated_max_cache_len, 0);
+  EXPECT_LT(p->estimated_max_cache_len, 262144);
+  s.max_cache_len = p->estimated_max_cache_len;
+  EXPECT_TRUE(PlanTransformers(inv, Gpu("4090"), s)->fits);
+  s.max_cache_len = StaticCase().max_cache_len;
+  auto model = e.prepare(inv);
+  ASSERT_TRUE(model.ok());
+  const EngineSettings es = ToEngineSettings(s);
+  auto plan = (*model)->MakePlan(Gpu("4090"), es);
+  ASSERT_TRUE(plan.ok());
+  auto advice = Advise(e, **model, Gpu("4090"), es, *plan);
+  ASSERT_FALSE(advice.empty());
+  EXPECT_EQ(advice[0].change.rfind("--max-cache-len ", 0), 0u) << advice[0].change;
+}
+
 // AutoAWQ's fused modules (AwqConfig(do_fuse=True, fuse_max_seq_len=S)) on Llama-3.1-8B-Instruct
 // quantized with AWQ 4-bit g128 (the what-if checkpoint AutoAWQ writes). Each of the 32 fused
 // attention layers makes, at load: K and V [1, S, 8 KV heads, 4,096 / 32 = 128] in float16
