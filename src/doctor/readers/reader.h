@@ -168,6 +168,24 @@ std::vector<const Reader*> ReadersFor(std::string_view engine);
 // A frame of a quantizer (AutoAWQ, AutoGPTQ, GPTQModel, llm-compressor) converting weights.
 bool QuantizerFrames(const Facts& f);
 
+// A class of failure that is not an out-of-memory (readers/errors.cc): its name (the JSON
+// `other_error.kind`), its words, what usually causes it ("" when nothing general can be said)
+// and the steps that find or remove that cause (none of them memory settings).
+struct OtherErrorFix {
+  const char* change = nullptr;
+  const char* effect = nullptr;
+};
+struct OtherErrorClass {
+  const char* name;
+  const char* words;
+  const char* usual;
+  OtherErrorFix fixes[2];
+};
+// The class an other_error event carries; nullptr for any other event.
+const OtherErrorClass* OtherErrorOf(const LogEvent& e);
+// The class of a Python exception named by nothing more specific.
+bool IsGenericError(const OtherErrorClass& c);
+
 // The rows, one per file.
 const Reader& VllmReader();
 const Reader& PytorchReader();
@@ -179,6 +197,7 @@ const Reader& OllamaReader();
 const Reader& LmStudioReader();
 const Reader& TgiReader();
 const Reader& HintsReader();
+const Reader& ErrorsReader();
 
 }  // namespace vramfit::doctor
 
