@@ -198,6 +198,11 @@ class Doctor {
     d_.cause = "not_out_of_memory";
     d_.stage = StageName(f_.stage);
     d_.stage_evidence = f_.stage_why;
+    if (!f_.frame_stage && !f_.milestone_stage && c.unplaced_stage) {
+      d_.stage = StageName(*c.unplaced_stage);
+      d_.stage_evidence = fmt::format("no frame or milestone: {} strikes at {}", c.words,
+                                      StageName(*c.unplaced_stage));
+    }
     SetOtherError(e, c);
     d_.summary = fmt::format("this failure is not an out-of-memory: {} (line {})", c.words, e.line);
     if (*c.usual) d_.notes.push_back(std::string("usual cause: ") + c.usual);

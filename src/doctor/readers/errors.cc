@@ -85,7 +85,8 @@ constexpr OtherErrorClass kClasses[] = {
      "needs, no device visible (CUDA_VISIBLE_DEVICES, a container started without GPUs), or a "
      "PyTorch build without CUDA (the CPU-only wheel)",
      {{"nvidia-smi",
-       "shows whether the driver sees the card, and the newest CUDA version the driver runs"}}},
+       "shows whether the driver sees the card, and the newest CUDA version the driver runs"}},
+     Stage::kStartup},
     {"segfault", "a crash (segmentation fault)",
      "a native crash in a C++ or CUDA extension, the driver or a library built for another "
      "version; the lines before it name the last step",
@@ -96,11 +97,13 @@ constexpr OtherErrorClass kClasses[] = {
      "the model could not be fetched: a wrong model id or revision, a gated model whose licence "
      "the account has not accepted or whose token is missing, or no network",
      {{"HF_TOKEN=<token>",
-       "authenticates the download; a gated model also needs its licence accepted on its page"}}},
+       "authenticates the download; a gated model also needs its licence accepted on its page"}},
+     Stage::kLoad},
     {"missing_module", "a missing module or a mismatched build",
      "a package is not installed, or a compiled extension was built against another version of "
      "PyTorch or CUDA (\"undefined symbol\"): the installed versions do not match",
-     {{"pip check", "lists the installed packages whose requirements are not met"}}},
+     {{"pip check", "lists the installed packages whose requirements are not met"}},
+     Stage::kStartup},
     {"cuda_error", "a CUDA error that is not out-of-memory", "",
      {{"CUDA_LAUNCH_BLOCKING=1",
        "each kernel launch waits for its kernel, so the traceback names the call that failed "

@@ -180,6 +180,9 @@ struct OtherErrorClass {
   const char* words;
   const char* usual;
   OtherErrorFix fixes[2];
+  // The phase such an error strikes in, when no frame or milestone of the log places it (a
+  // model's download is its load; a missing driver or module stops the program as it starts).
+  std::optional<Stage> unplaced_stage = std::nullopt;
 };
 // The class an other_error event carries; nullptr for any other event.
 const OtherErrorClass* OtherErrorOf(const LogEvent& e);
