@@ -166,6 +166,25 @@ if(NOT schema STREQUAL "vramfit.doctor/1" OR NOT stage STREQUAL "runtime"
    OR NOT req STREQUAL "19327352832")
   message(SEND_ERROR "doctor_json: ${schema} ${stage} ${cause} ${req}")
 endif()
+string(JSON other TYPE "${last_out}" other_error)
+if(NOT other STREQUAL "NULL")
+  message(SEND_ERROR "doctor_json: other_error is ${other}, not null")
+endif()
+# A failure that is not out-of-memory: diagnosed (exit 0), the error named and its line quoted,
+# no memory setting among the fixes.
+set(ima ${SRC}/tests/doctor/cases/not-oom-vllm-v1-illegal-access-dump.log)
+run(doctor_not_oom 0 doctor ${ima})
+golden(doctor_not_oom_illegal_access.txt)
+run(doctor_not_oom_json 0 doctor ${ima} --json)
+string(JSON cause GET "${last_out}" cause)
+string(JSON kind GET "${last_out}" other_error kind)
+string(JSON line GET "${last_out}" other_error line)
+string(JSON fix GET "${last_out}" fixes 0 change)
+string(JSON nfix LENGTH "${last_out}" fixes)
+if(NOT cause STREQUAL "not_out_of_memory" OR NOT kind STREQUAL "illegal_memory_access"
+   OR NOT line GREATER 0 OR NOT fix STREQUAL "CUDA_LAUNCH_BLOCKING=1" OR NOT nfix EQUAL 1)
+  message(SEND_ERROR "doctor_not_oom_json: ${cause} ${kind} ${line} '${fix}' ${nfix}")
+endif()
 execute_process(COMMAND ${VRAMFIT} doctor - INPUT_FILE ${kv29k} RESULT_VARIABLE rc OUTPUT_VARIABLE
                 out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "cause:  kv_too_long_context")

@@ -2,9 +2,10 @@
 // messages, Mamba blocks, kernel and sampler warm-ups, graph capture and its estimate, SGLang's
 // EAGLE drafts and online FP8, Ollama's estimate and vocabulary, llama.cpp's --fit, transformers
 // notebooks, offload and eager attention, AutoAWQ's fused cache, fragmentation, TGI's warm-up,
-// nvidia-smi): tests/doctor/cases/<id>.log in the engine's real format, with
-// <id>.expected.json giving the stage and cause, and optionally the engine, substrings some fix
-// must contain or no fix may contain, numbers, and notes (docs/doctor.md, "Test cases").
+// nvidia-smi, failures that are not out-of-memory): tests/doctor/cases/<id>.log in the engine's
+// real format, with <id>.expected.json giving the stage and cause, and optionally the engine,
+// substrings some fix must contain or no fix may contain, numbers, notes and the other error's
+// kind (docs/doctor.md).
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -67,6 +68,22 @@ TEST_P(DoctorCase, IsDiagnosedAsExpected) {
     EXPECT_FALSE(d.stage_evidence.empty()) << seen;
     if (!want["engine"].get_string().get(engine)) {
       EXPECT_EQ(d.engine, engine) << seen;
+    }
+  }
+  // "other_error": the kind of the failure that is not out-of-memory (the diagnosis's when the
+  // cause is not_out_of_memory, else the one mentioned beside the out-of-memory); null: none.
+  simdjson::dom::element other;
+  if (!want["other_error"].get(other)) {
+    std::string_view kind;
+    if (other.is_null()) {
+      EXPECT_FALSE(d.other_error.has_value()) << "other error " << d.other_error->kind << "\n"
+                                              << seen;
+    } else {
+      ASSERT_EQ(other.get_string().get(kind), simdjson::SUCCESS);
+      ASSERT_TRUE(d.other_error.has_value()) << "no other error\n" << seen;
+      EXPECT_EQ(d.other_error->kind, kind) << seen;
+      EXPECT_GT(d.other_error->line, 0u);
+      EXPECT_FALSE(d.other_error->text.empty());
     }
   }
   simdjson::dom::array list;

@@ -10,7 +10,8 @@
 // see docs/doctor.md (weights_too_large, dequantized_copy, unsharded_slice, kv_too_long_context,
 // kv_too_many_sequences, kv_no_memory, cudagraph_capture, multimodal_encoder, static_cache,
 // activation_peak, sampler_warmup, kernel_warmup, other_process, fragmentation, fp16_fallback,
-// offload_dequantized, compute_buffer, host_memory).
+// offload_dequantized, compute_buffer, host_memory), and not_out_of_memory: the log's failure is
+// another error (Diagnosis::other_error).
 #ifndef VRAMFIT_DOCTOR_H_
 #define VRAMFIT_DOCTOR_H_
 
@@ -70,6 +71,15 @@ struct Fix {
   std::string effect;  // with the numbers it rests on
 };
 
+// A failure the log shows that is not an out-of-memory: a CUDA fault, a kernel not built for
+// the card, an NCCL or Triton error, a crash, a download, import or Python error.
+struct OtherError {
+  std::string kind;         // illegal_memory_access | device_assert | ... (docs/doctor.md)
+  uint64_t line = 0;        // 1-based
+  std::string text;         // the line (trimmed, at most 300 bytes)
+  std::string usual_cause;  // what usually causes it; "" when nothing general can be said
+};
+
 struct Diagnosis {
   bool found = false;  // something was recognised and diagnosed
   std::string engine;
@@ -82,6 +92,9 @@ struct Diagnosis {
   std::vector<Fix> fixes;
   std::vector<std::string> evidence;  // "line 12: ..." for the lines it rests on
   std::vector<std::string> notes;     // plan comparisons, caveats
+  // The error when the cause is not_out_of_memory; with an out-of-memory cause, another error
+  // the log also shows (mentioned in a note: the out-of-memory wins).
+  std::optional<OtherError> other_error;
 };
 
 // Optional knowledge of the run: the model (catalog id or checkpoint) and the GPU; with both,

@@ -86,8 +86,11 @@ enum class EventKind : uint8_t {
   // Any engine.
   kMmHint,               // mm_hint: a multimodal hint (pixel values, encoder frames, ...)
   kPrompt,               // prompt: a request's prompt length
+  kOtherError,           // other_error: a failure that is not out-of-memory (a CUDA fault, a
+                         // kernel not built for the card, NCCL, Triton, a crash, a download,
+                         // import or Python error); its class under Num::kErrorClass
 };
-inline constexpr int kEventKindCount = 67;
+inline constexpr int kEventKindCount = 68;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {
@@ -149,8 +152,10 @@ enum class Num : uint8_t {
   kKvCacheDtypeBits,          // kv_cache_dtype_bits: 8 for an fp8 KV cache, 16 for bf16/fp16
   // A front end's estimate before loading (LM Studio).
   kEstimateFits,              // estimate_fits: the estimate said the model fits (1) or not (0)
+  // A failure that is not out-of-memory.
+  kErrorClass,                // error_class: its class (an index of the doctor's error table)
 };
-inline constexpr int kNumCount = 56;
+inline constexpr int kNumCount = 57;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

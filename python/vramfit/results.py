@@ -198,6 +198,9 @@ class Diagnosis:
     fixes: List[Fix] = field(default_factory=list)
     evidence: List[Any] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+    # {kind, line, text, usual_cause}: the failure when cause is "not_out_of_memory", else
+    # another error the log shows beside the out-of-memory; None when none.
+    other_error: Optional[Dict[str, Any]] = None
     log: Dict[str, Any] = field(default_factory=dict)
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 

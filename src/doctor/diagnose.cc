@@ -122,6 +122,12 @@ class Doctor {
     // A failure: an out-of-memory or KV error line, or a traceback, or SGLang's scheduler
     // exception; else a start-up log that stops before serving (the excerpt ends at the crash).
     const bool kv_error = doctor::NegativeKv(f_) || doctor::KvTooSmall(f_);
+    // A failure that is not out-of-memory, where no memory failure is in the log: said as such,
+    // with no memory advice. Beside an out-of-memory it is only mentioned.
+    const LogEvent* other = OtherErrorEvent();
+    if (other && !kv_error && (!f_.oom_line || OnlyWhereOtherErrorsStruck())) {
+      return NotOutOfMemory(*other);
+    }
     const bool error = f_.oom_line || kv_error || !f_.frames.empty() ||
                        f_.has(EventKind::kTraceback) || f_.has(EventKind::kSglangException);
     const bool stopped = !error && !f_.has(EventKind::kServing) && f_.milestone_stage.has_value();
@@ -142,11 +148,104 @@ class Doctor {
     Numbers();
     Fixes(cause);
     Evidence();
+    if (other) MentionOther(*other);
     if (ctx_.model) Calibrate();
     return d_;
   }
 
  private:
+  // The log's failure that is not out-of-memory: the first of a named class (a CUDA fault, NCCL,
+  // a crash, ...), else the first Python exception (a wrapper's or a consequence's line names a
+  // class less often than the root cause does). nullptr when none.
+  const LogEvent* OtherErrorEvent() const {
+    for (const LogEvent* e : f_.other_errors) {
+      const doctor::OtherErrorClass* c = doctor::OtherErrorOf(*e);
+      if (c && !doctor::IsGenericError(*c)) return e;
+    }
+    return f_.other_errors.empty() ? nullptr : f_.other_errors.front();
+  }
+
+  // ggml-cuda's "current device: N, in function F at ggml-cuda.cu:L" follows the CUDA error's
+  // own line (ggml_cuda_error). The llama.cpp reader reads it as an allocation in the compute
+  // paths unless the line before says another error, which it sees only when the two lines share
+  // a prefix; a journal's timestamps that differ by a second do not. Every failure event of the
+  // log being such a line right after another error's, the log has no out-of-memory.
+  bool OnlyWhereOtherErrorsStruck() const {
+    std::set<uint64_t> after_other;
+    for (const LogEvent* e : f_.other_errors) after_other.insert(e->line + 1);
+    bool any = false;
+    for (const LogEvent& e : scan_.events) {
+      if (!doctor::IsFailureEvent(e.kind)) continue;
+      if (e.kind != EventKind::kGgmlComputeFail || !after_other.count(e.line) ||
+          e.text.find("current device:") == std::string::npos)
+        return false;
+      any = true;
+    }
+    return any;
+  }
+
+  void SetOtherError(const LogEvent& e, const doctor::OtherErrorClass& c) {
+    d_.other_error = OtherError{c.name, e.line, e.text, c.usual};
+  }
+
+  // The diagnosis of a log whose failure is not out-of-memory: where it happened (the frames and
+  // milestones, as for any failure), what the error is, the line, its usual cause, and the steps
+  // that find it; no memory setting.
+  Diagnosis NotOutOfMemory(const LogEvent& e) {
+    const doctor::OtherErrorClass& c = *doctor::OtherErrorOf(e);
+    d_.found = true;
+    RunNote();
+    d_.cause = "not_out_of_memory";
+    d_.stage = StageName(f_.stage);
+    d_.stage_evidence = f_.stage_why;
+    if (!f_.frame_stage && !f_.milestone_stage && c.unplaced_stage) {
+      d_.stage = StageName(*c.unplaced_stage);
+      d_.stage_evidence = fmt::format("no frame or milestone: {} strikes at {}", c.words,
+                                      StageName(*c.unplaced_stage));
+    }
+    SetOtherError(e, c);
+    d_.summary = fmt::format("this failure is not an out-of-memory: {} (line {})", c.words, e.line);
+    if (*c.usual) d_.notes.push_back(std::string("usual cause: ") + c.usual);
+    d_.notes.push_back(
+        "no out-of-memory or KV-cache error in the log: memory settings are not what to change");
+    for (const doctor::OtherErrorFix& x : c.fixes) {
+      if (x.change) AddFix(&d_, x.change, x.effect);
+    }
+    if (std::string_view(c.name) == "unsupported_dtype") {
+      const bool engine_flag = f_.engine == "vllm" || f_.engine == "sglang";
+      AddFix(&d_, engine_flag ? "--dtype half" : "torch_dtype=torch.float16",
+             "float16 runs on cards below compute capability 8.0, where bfloat16 does not "
+             "(vLLM's own message says so)");
+    }
+    d_.evidence.push_back(fmt::format("line {}: {}", e.line, e.text));
+    if (f_.frame_stage) {
+      for (const LogEvent* fr : f_.frames) {
+        if (doctor::StageFromFrames({fr}) == f_.frame_stage) {
+          d_.evidence.push_back(fmt::format("line {}: {}", fr->line, fr->text));
+          break;
+        }
+      }
+    }
+    return d_;
+  }
+
+  // Another error beside the out-of-memory: named, not diagnosed.
+  void MentionOther(const LogEvent& e) {
+    const doctor::OtherErrorClass& c = *doctor::OtherErrorOf(e);
+    SetOtherError(e, c);
+    if (f_.oom_line == 0) {
+      d_.notes.push_back(fmt::format("the log also shows {} at line {}: the KV-cache error is "
+                                     "read as the failure",
+                                     c.words, e.line));
+      return;
+    }
+    d_.notes.push_back(fmt::format(
+        "the log also shows {} at line {}, {} the out-of-memory (line {}): the out-of-memory is "
+        "read as the failure{}",
+        c.words, e.line, e.line > f_.oom_line ? "after" : "before", f_.oom_line,
+        e.line > f_.oom_line ? "; an error after it is often its consequence" : ""));
+  }
+
   // Which run of a log of several the diagnosis reads.
   void RunNote() {
     if (scan_.earlier_runs == 0) return;

@@ -292,5 +292,54 @@ TEST(Diagnose, WrappedEnginesNeverSpeakLlamaCppFlags) {
   }
 }
 
+// ggml-cuda's "current device" line after an out-of-memory is the allocation that failed, also
+// when a journal's timestamps put the two lines a second apart; after another CUDA error it is
+// where that error struck, and the log holds no out-of-memory.
+TEST(Diagnose, GgmlCurrentDeviceLineFollowsTheErrorBeforeIt) {
+  const std::string pre = "Mar 03 19:22:0";
+  const std::string tail =
+      " gpubox llama-server[9921]:   current device: 0, in function ggml_cuda_op_mul_mat at "
+      "/build/ggml/src/ggml-cuda/ggml-cuda.cu:1636\n";
+  const Diagnosis oom =
+      DiagnoseText(pre + "5 gpubox llama-server[9921]: CUDA error: out of memory\n" + pre + "6" +
+                   tail);
+  EXPECT_TRUE(oom.found);
+  EXPECT_NE(oom.cause, "not_out_of_memory");
+  EXPECT_FALSE(oom.other_error.has_value());
+  const Diagnosis other = DiagnoseText(
+      pre + "5 gpubox llama-server[9921]: CUDA error: an illegal memory access was encountered\n" +
+      pre + "6" + tail);
+  EXPECT_EQ(other.cause, "not_out_of_memory");
+  ASSERT_TRUE(other.other_error.has_value());
+  EXPECT_EQ(other.other_error->kind, "illegal_memory_access");
+  EXPECT_EQ(other.other_error->line, 1u);
+  for (const Fix& f : other.fixes) EXPECT_EQ(f.change.find("-ub"), std::string::npos) << f.change;
+}
+
+// The summary says plainly that the failure is not an out-of-memory and names the error; the
+// out-of-memory of the same log wins, with the other error in a note.
+TEST(Diagnose, AnErrorThatIsNotOutOfMemoryIsSaidSo) {
+  const Diagnosis d = DiagnoseText(
+      "[rank0]: RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for "
+      "details)\n");
+  ASSERT_TRUE(d.found);
+  EXPECT_EQ(d.cause, "not_out_of_memory");
+  EXPECT_NE(d.summary.find("not an out-of-memory: an NCCL"), std::string::npos) << d.summary;
+  ASSERT_TRUE(d.other_error.has_value());
+  EXPECT_EQ(d.other_error->kind, "nccl");
+  EXPECT_NE(d.other_error->usual_cause.find("peer-to-peer"), std::string::npos);
+  const Diagnosis both = DiagnoseText(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+      "capacity of 23.64 GiB of which 1.10 GiB is free.\n"
+      "[rank0]: RuntimeError: NCCL error: unhandled cuda error\n");
+  EXPECT_NE(both.cause, "not_out_of_memory");
+  ASSERT_TRUE(both.other_error.has_value());
+  bool noted = false;
+  for (const std::string& n : both.notes) {
+    noted = noted || n.find("the log also shows an NCCL") == 0;
+  }
+  EXPECT_TRUE(noted);
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -347,6 +347,7 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
       }
     }
     if (e.kind == EventKind::kFrame) f.frames.push_back(&e);
+    if (e.kind == EventKind::kOtherError) f.other_errors.push_back(&e);
     if (!e.rank.empty()) f.ranks.insert(e.rank);
     if (e.kind == EventKind::kConfig && f.model_path.empty() && !e.text.empty()) {
       f.model_path = e.text;

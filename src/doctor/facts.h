@@ -81,6 +81,7 @@ struct Facts {
   std::array<std::optional<double>, kNumCount> v;        // first value seen per key (not frames')
   std::array<const LogEvent*, kEventKindCount> first{};  // first event per kind
   std::vector<const LogEvent*> frames;
+  std::vector<const LogEvent*> other_errors;  // failures that are not out-of-memory, in order
   std::set<std::string> ranks;
   std::string model_path;
   uint64_t oom_line = 0;  // first OOM-like event

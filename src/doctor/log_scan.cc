@@ -271,7 +271,8 @@ class Scanner final : public doctor::EventSink {
     ++emitted_;
     if (kind == EventKind::kFrame || kind == EventKind::kTraceback) framed_ = true;
     if (kind == EventKind::kTorchOom) oomed_ = true;
-    if (doctor::IsFailureEvent(kind)) failed_ = true;
+    // A failure of either kind ends a run: an engine started again after it begins the next.
+    if (doctor::IsFailureEvent(kind) || kind == EventKind::kOtherError) failed_ = true;
     LogEvent e;
     e.kind = kind;
     e.engine = engine;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "doctor/log_feed.h"
@@ -564,6 +565,120 @@ TEST(LogScan, ShellReportsOfSigkillAreTheOomKiller) {
   }
 }
 
+// The engines' own shutdown kills its process tree with SIGKILL after a child failed: the shell's
+// "Killed" right after vLLM's or SGLang's shutdown line is that, not the OOM killer.
+TEST(LogScan, KilledAfterAnEnginesOwnShutdownIsNotTheOomKiller) {
+  for (const char* before :
+       {"CRITICAL 03-18 16:02:46 [core_client.py:269] Got fatal signal from worker processes, "
+        "shutting down. See stack trace above for root cause issue.",
+        "[2025-05-12 10:04:17] Received sigquit from a child process. It usually means the child "
+        "failed."}) {
+    EXPECT_EQ(Find(Scan(std::string(before) + "\nKilled\n"), EventKind::kHostOomKill), nullptr)
+        << before;
+  }
+  EXPECT_NE(Find(Scan("INFO 03-18 16:02:46 [core.py:1] Loading weights\nKilled\n"),
+                 EventKind::kHostOomKill),
+            nullptr);
+}
+
+// Lines that name a failure other than out-of-memory carry their class; the same messages said
+// with "out of memory" are the out-of-memory; a handled error in a warning is nothing.
+TEST(LogScan, FailuresThatAreNotOutOfMemoryCarryTheirClass) {
+  const std::pair<const char*, double> kLines[] = {
+      {"RuntimeError: CUDA error: an illegal memory access was encountered", 0},
+      {"(EngineCore_DP0 pid=1) ERROR 10-14 08:12:40 [core.py:708] RuntimeError: CUDA error: "
+       "misaligned address",
+       0},
+      {"Memory access fault by GPU node-2 (Agent handle: 0x55d0) on address 0x7f00. Reason: Page "
+       "not present or supervisor privilege.",
+       0},
+      {"RuntimeError: CUDA error: device-side assert triggered", 1},
+      {"../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [3,0,0], "
+       "thread: [64,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+       1},
+      {"RuntimeError: CUDA error: no kernel image is available for execution on the device", 2},
+      {"ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+       "Your Tesla T4 GPU has compute capability 7.5.",
+       3},
+      {"RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)", 4},
+      {"[rank1]: torch.distributed.DistBackendError: NCCL error in: "
+       "../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, ncclInternalError: Internal check "
+       "failed.",
+       4},
+      {"triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, "
+       "Hardware limit: 98304.",
+       5},
+      {"RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered", 0},
+      {"RuntimeError: Found no NVIDIA driver on your system.", 6},
+      {"Segmentation fault (core dumped)", 7},
+      {"Fatal Python error: Segmentation fault", 7},
+      {"SIGSEGV: segmentation violation", 7},
+      {"huggingface_hub.errors.GatedRepoError: 401 Client Error.", 8},
+      {"OSError: We couldn't connect to 'https://huggingface.co' to load this file.", 8},
+      {"ModuleNotFoundError: No module named 'flash_attn'", 9},
+      {"ImportError: /opt/venv/lib/python3.12/site-packages/vllm/_C.abi3.so: undefined symbol: "
+       "_ZN3c104cuda9SetDeviceEi",
+       9},
+      {"RuntimeError: CUDA error: operation not permitted when stream is capturing", 10},
+      {"RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmEx(...)`",
+       10},
+      {"ValueError: Invalid quantization method: awqq", 11},
+      {"(EngineCore_DP0 pid=1) ERROR 10-14 [core.py:708] KeyError: 'model.layers.0.mlp.gate'", 11},
+      {"AssertionError", 11},
+  };
+  for (const auto& [line, kind] : kLines) {
+    const LogScan s = Scan(std::string(line) + "\n");
+    const LogEvent* e = Find(s, EventKind::kOtherError);
+    ASSERT_NE(e, nullptr) << line;
+    EXPECT_EQ(e->values.at(Num::kErrorClass), kind) << line;
+    EXPECT_EQ(Find(s, EventKind::kCudaOom), nullptr) << line;
+  }
+  for (const char* line :
+       {"RuntimeError: CUDA error: out of memory",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+        "host:4101:4101 [1] include/alloc.h:114 NCCL WARN Cuda failure 'out of memory'",
+        "RuntimeError: Triton Error [CUDA]: out of memory"}) {
+    const LogScan s = Scan(std::string(line) + "\n");
+    EXPECT_EQ(Find(s, EventKind::kOtherError), nullptr) << line;
+    EXPECT_NE(Find(s, EventKind::kCudaOom), nullptr) << line;
+  }
+  for (const char* line :
+       {"WARNING 01-15 09:10:02 _custom_ops.py:20] Failed to import from vllm._C with "
+        "ModuleNotFoundError(\"No module named 'vllm._C'\")",
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+        "proc(s): {'EngineCore_DP0': 1}",
+        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack "
+        "trace (above) for the root cause.",
+        "ValueError: No available memory for the cache blocks. Try increasing "
+        "`gpu_memory_utilization` when initializing the engine.",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling "
+        "`cublasCreate(handle)`",
+        "HTTPError                                 Traceback (most recent call last)",
+        "the run raised an error: see the log", "INFO 01-15 [x.py:1] No error here",
+        "Error: llama runner process has terminated: exit status 2", "Error", ": Error",
+        "ValueError:x"}) {
+    EXPECT_EQ(Find(Scan(std::string(line) + "\n"), EventKind::kOtherError), nullptr) << line;
+  }
+}
+
+// Every cut of an error line (a log truncated mid-line, a pasted fragment) is read without
+// reading past its end: each prefix scans, the class of a whole needle or none.
+TEST(LogScan, TruncatedErrorLinesAreSafe) {
+  for (const std::string& line :
+       {std::string("(EngineCore_DP0 pid=1) ERROR 10-14 08:12:40 [core.py:708] RuntimeError: "
+                    "CUDA error: an illegal memory access was encountered"),
+        std::string("huggingface_hub.errors.GatedRepoError: 401 Client Error."),
+        std::string("  current device: 0, in function ggml_cuda_mul_mat_id at ggml-cuda.cu:2112"),
+        std::string("ValueError: Invalid quantization method: awqq"),
+        std::string("Fatal Python error: Segmentation fault")}) {
+    for (size_t n = 0; n <= line.size(); ++n) {
+      const LogScan s = Scan("CUDA error: an illegal memory access\n" + line.substr(0, n));
+      EXPECT_LE(s.events.size(), 8u) << n;
+    }
+  }
+}
+
 TEST(LogScan, EventKindsAndValueKeysHaveTheirNames) {
   EXPECT_STREQ(EventKindName(EventKind::kTorchOom), "torch_oom");
   EXPECT_STREQ(EventKindName(EventKind::kMaxLenError), "max_len_error");
@@ -571,6 +686,8 @@ TEST(LogScan, EventKindsAndValueKeysHaveTheirNames) {
   EXPECT_STREQ(NumName(Num::kWeightsBytes), "weights_bytes");
   EXPECT_STREQ(NumName(Num::kKvCacheBytes), "kv_cache_bytes");
   EXPECT_STREQ(NumName(Num::kPromptTokens), "prompt_tokens");
+  EXPECT_STREQ(EventKindName(EventKind::kOtherError), "other_error");
+  EXPECT_STREQ(NumName(Num::kErrorClass), "error_class");
 }
 
 TEST(LogScan, EmptyInput) {

@@ -48,6 +48,10 @@ std::string RenderDoctorText(const Diagnosis& d, const LogScan& scan) {
   if (!d.stage_evidence.empty()) {
     out += fmt::format("  stage from: {}\n", core::Printable(d.stage_evidence));
   }
+  if (d.other_error) {
+    out += fmt::format("error:  {} (line {}): {}\n", d.other_error->kind, d.other_error->line,
+                       core::Printable(d.other_error->text));
+  }
   if (!d.numbers.empty()) {
     out += "numbers:\n";
     for (const auto& [k, v] : d.numbers) out += fmt::format("  {:<28} {}\n", k, Value(k, v));
@@ -96,6 +100,14 @@ std::string RenderDoctorJson(const Diagnosis& d, const LogScan& scan) {
   j["fixes"] = std::move(fixes);
   j["evidence"] = d.evidence;
   j["notes"] = d.notes;
+  if (d.other_error) {
+    j["other_error"] = {{"kind", d.other_error->kind},
+                        {"line", d.other_error->line},
+                        {"text", d.other_error->text},
+                        {"usual_cause", d.other_error->usual_cause}};
+  } else {
+    j["other_error"] = nullptr;
+  }
   j["log"] = {{"lines", scan.lines},           {"bytes", scan.bytes},
               {"long_lines", scan.long_lines}, {"binary_lines", scan.binary_lines},
               {"events", scan.events.size()},  {"unplaced", scan.unplaced}};

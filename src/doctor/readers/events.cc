@@ -77,6 +77,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kSmiProcess, "smi_process"},
     {EventKind::kMmHint, "mm_hint"},
     {EventKind::kPrompt, "prompt"},
+    {EventKind::kOtherError, "other_error"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {
@@ -136,6 +137,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kMaxTotalTokens, "max_total_tokens"},
     {Num::kKvCacheDtypeBits, "kv_cache_dtype_bits"},
     {Num::kEstimateFits, "estimate_fits"},
+    {Num::kErrorClass, "error_class"},
 };
 
 // Entry i names value i, and every value has an entry.

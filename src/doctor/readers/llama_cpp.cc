@@ -73,7 +73,11 @@ void Match(const Line& line) {
   // "  current device: 0, in function ggml_cuda_pool_malloc_vmm at .../ggml-cuda.cu:394",
   // ggml-cuda.cu 2024+): the memory pool and the matrix-multiplication paths grow while a graph
   // is computed, outside the buffers reserved at context creation.
-  if (Has(s, "current device:") && Has(s, "in function ggml_cuda_") &&
+  // ggml_cuda_error prints the CUDA error's message on the line before ("CUDA error: an illegal
+  // memory access was encountered"): another error there is no allocation failure.
+  const bool other_error =
+      Has(line.joined, "error: ") && !Has(line.joined, "out of memory");
+  if (!other_error && Has(s, "current device:") && Has(s, "in function ggml_cuda_") &&
       (Has(s, "ggml_cuda_pool_malloc") || Has(s, "ggml_cuda_op_") ||
        Has(s, "ggml_cuda_mul_mat") || Has(s, "ggml_cuda_compute_forward"))) {
     line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
@@ -84,8 +88,9 @@ void Match(const Line& line) {
   // "current device: 0, in function alloc at .../ggml-cuda.cu:291" then
   // "ggml_cuda_device_malloc(&ptr, look_ahead_size, device)" ("cudaMalloc((void **) &ptr,
   // look_ahead_size)" before 2024).
-  if (Has(s, "look_ahead_size") ||
-      (Has(s, "current device:") && Has(s, "in function alloc at") && Has(s, "ggml-cuda"))) {
+  if (!other_error && (Has(s, "look_ahead_size") || (Has(s, "current device:") &&
+                                                      Has(s, "in function alloc at") &&
+                                                      Has(s, "ggml-cuda")))) {
     line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
   }
   // The CUDA check of ggml-cuda.cu before 2024: "CUDA error 2 at ggml-cuda.cu:359: out of memory"

@@ -817,10 +817,18 @@ void Match(const Line& line) {
   // tasks have been OOM Killed." (22.05+; before, "Detected 1 oom-kill event(s) in step 42.0
   // cgroup"); Kubernetes' container status "OOMKilled" (kubectl describe, events): the job's or
   // container's memory limit, host memory.
+  // A "Killed" right after an engine's own shutdown is the engine killing its process tree
+  // (SIGKILL, itself included), not the OOM killer: vLLM V1's front end on a worker's fatal signal
+  // ("Got fatal signal from worker processes, shutting down", v1/engine/core_client.py
+  // sigusr1_handler -> kill_process_tree, 0.8-0.9) and SGLang's on a child's ("Received sigquit
+  // from a child process", srt/entrypoints/engine.py sigquit_handler -> kill_process_tree).
+  const bool self_killed = Has(line.joined, "Got fatal signal from worker processes") ||
+                           Has(line.joined, "Received sigquit from a child process");
   if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
       Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") || Has(s, "oom_kill event") ||
       Has(s, "oom-kill event") || Has(s, "OOMKilled") ||
-      ((Has(s, "illed") || Has(s, "code 137") || Has(s, "SIGKILL")) && ShellKilled(line.text))) {
+      ((Has(s, "illed") || Has(s, "code 137") || Has(s, "SIGKILL")) && !self_killed &&
+       ShellKilled(line.text))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
   if (Has(s, "CUDA error: out of memory") || Has(s, "cudaErrorMemoryAllocation") ||

@@ -171,6 +171,27 @@ bool QuantizerFrames(const Facts& f);
 // _custom_ops.py, SGLang's sgl_kernel), which writes a new packed copy of a loaded weight.
 bool MarlinRepackFrames(const Facts& f);
 
+// A class of failure that is not an out-of-memory (readers/errors.cc): its name (the JSON
+// `other_error.kind`), its words, what usually causes it ("" when nothing general can be said)
+// and the steps that find or remove that cause (none of them memory settings).
+struct OtherErrorFix {
+  const char* change = nullptr;
+  const char* effect = nullptr;
+};
+struct OtherErrorClass {
+  const char* name;
+  const char* words;
+  const char* usual;
+  OtherErrorFix fixes[2];
+  // The phase such an error strikes in, when no frame or milestone of the log places it (a
+  // model's download is its load; a missing driver or module stops the program as it starts).
+  std::optional<Stage> unplaced_stage = std::nullopt;
+};
+// The class an other_error event carries; nullptr for any other event.
+const OtherErrorClass* OtherErrorOf(const LogEvent& e);
+// The class of a Python exception named by nothing more specific.
+bool IsGenericError(const OtherErrorClass& c);
+
 // The rows, one per file.
 const Reader& VllmReader();
 const Reader& PytorchReader();
@@ -182,6 +203,7 @@ const Reader& OllamaReader();
 const Reader& LmStudioReader();
 const Reader& TgiReader();
 const Reader& HintsReader();
+const Reader& ErrorsReader();
 
 }  // namespace vramfit::doctor
 

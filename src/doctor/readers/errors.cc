@@ -1,0 +1,355 @@
+// The failures that are not out-of-memory (readers/reader.h): a line naming a CUDA fault, a
+// kernel built for another card, a communication (NCCL) error, a Triton kernel's error, a crash,
+// a download, import or Python error becomes an other_error event carrying its class
+// (Num::kErrorClass, an index of kClasses). The diagnosis reads a log whose only failure is one
+// of these as "not an out-of-memory", names the class, quotes the line and says what usually
+// causes it; an out-of-memory in the same log wins, the other error is mentioned.
+// The same messages said with "out of memory" (NCCL's "Cuda failure 'out of memory'", cuBLAS's
+// CUBLAS_STATUS_ALLOC_FAILED, Triton's "[CUDA]: out of memory") are read as the out-of-memory
+// they are. Every matcher is a substring search over the line, linear in it.
+#include "doctor/readers/reader.h"
+
+namespace vramfit::doctor {
+namespace {
+
+// The classes, most specific first (a line is given the first that matches it).
+enum class Kind : uint8_t {
+  kIllegalAccess,
+  kDeviceAssert,
+  kNoKernelImage,
+  kUnsupportedDtype,
+  kNccl,
+  kTriton,
+  kDriver,
+  kSegfault,
+  kHub,
+  kMissingModule,
+  kCudaOther,
+  kPython,
+};
+
+// What the doctor says of each class. Sources: PyTorch's CUDA check message (c10/cuda/
+// CUDAException.cpp c10_cuda_check_implementation, 2.0+: "CUDA kernel errors might be
+// asynchronously reported ... For debugging consider passing CUDA_LAUNCH_BLOCKING=1"); the CUDA
+// runtime's error strings (cudaGetErrorString: cudaErrorIllegalAddress "an illegal memory access
+// was encountered", cudaErrorAssert "device-side assert triggered", cudaErrorNoKernelImageForDevice
+// "no kernel image is available for execution on the device"); NCCL's environment variables
+// (NCCL_DEBUG, NCCL_P2P_DISABLE, NCCL 2.x documentation); Python's faulthandler
+// (PYTHONFAULTHANDLER, 3.3+); vLLM's check of the dtype (vllm/platforms/cuda.py
+// check_if_supports_dtype: "Bfloat16 is only supported on GPUs with compute capability of at
+// least 8.0 ... --dtype=half", 0.6-0.11).
+constexpr OtherErrorClass kClasses[] = {
+    {"illegal_memory_access", "a GPU kernel's illegal memory access",
+     "a kernel read or wrote outside its buffers: a bug in a kernel (an attention backend, a "
+     "quantized or custom kernel, a CUDA graph replayed with other shapes) or a fault of the "
+     "driver or the card (the system log's Xid lines tell); CUDA reports it asynchronously, so "
+     "the traceback may name a later call. The size of the memory does not cause it",
+     {{"CUDA_LAUNCH_BLOCKING=1",
+       "each kernel launch waits for its kernel, so the traceback names the one that faulted "
+       "(the advice of PyTorch's own message; slow, for finding the kernel only)"}}},
+    {"device_assert", "a device-side assertion in a GPU kernel",
+     "a kernel's own check failed, most often an index out of range: a token id beyond the "
+     "embedding's rows (a tokenizer with more tokens than the model's vocabulary, added tokens "
+     "without resized embeddings) or a label outside the classes",
+     {{"CUDA_LAUNCH_BLOCKING=1",
+       "each kernel launch waits for its kernel, so the traceback names the kernel whose "
+       "assertion failed (the advice of PyTorch's own message)"}}},
+    {"no_kernel_image", "a GPU kernel not built for this card",
+     "the program's binaries (PyTorch, the engine's kernels, llama.cpp's CUDA build) hold no "
+     "code for the card's compute capability: a card newer than the build (Blackwell's sm_120 on "
+     "a build before CUDA 12.8) or older than its oldest target",
+     {{"a build for the card's compute capability",
+       "torch.cuda.get_device_capability() gives the card's and torch.cuda.get_arch_list() the "
+       "build's; a source build takes TORCH_CUDA_ARCH_LIST (llama.cpp: "
+       "CMAKE_CUDA_ARCHITECTURES)"}}},
+    {"unsupported_dtype", "a data type or kernel this card does not support",
+     "the run asked for what the card's compute capability lacks: bfloat16 and "
+     "FlashAttention 2 need compute capability 8.0 (Ampere) or newer",
+     {}},
+    {"nccl", "an NCCL (GPU communication) error",
+     "the communication between the GPUs or nodes failed: NCCL and driver versions that do not "
+     "match, peer-to-peer access between the cards (PCIe ACS or IOMMU settings, cards without "
+     "P2P), the network between nodes, or another rank that died first (its own error is the "
+     "one to read)",
+     {{"NCCL_DEBUG=INFO", "NCCL logs each step and names the call that failed and why"},
+      {"NCCL_P2P_DISABLE=1",
+       "shows whether peer-to-peer access between the cards is at fault (transfers then go "
+       "through host memory, slower)"}}},
+    {"triton", "a Triton kernel's error",
+     "a Triton kernel failed to compile or to launch: its block sizes ask more shared memory per "
+     "block than the card has (\"out of resource: shared memory\", a limit of the kernel, not "
+     "the GPU's memory), often a kernel tuned for another card, or the CUDA error it names",
+     {}},
+    {"cuda_driver", "no working CUDA driver or device",
+     "the program found no usable GPU: no driver, or one older than the CUDA runtime the build "
+     "needs, no device visible (CUDA_VISIBLE_DEVICES, a container started without GPUs), or a "
+     "PyTorch build without CUDA (the CPU-only wheel)",
+     {{"nvidia-smi",
+       "shows whether the driver sees the card, and the newest CUDA version the driver runs"}},
+     Stage::kStartup},
+    {"segfault", "a crash (segmentation fault)",
+     "a native crash in a C++ or CUDA extension, the driver or a library built for another "
+     "version; the lines before it name the last step",
+     {{"PYTHONFAULTHANDLER=1",
+       "Python prints every thread's stack when the process crashes, naming the call that "
+       "crashed"}}},
+    {"hub_access", "a model download error (Hugging Face Hub)",
+     "the model could not be fetched: a wrong model id or revision, a gated model whose licence "
+     "the account has not accepted or whose token is missing, or no network",
+     {{"HF_TOKEN=<token>",
+       "authenticates the download; a gated model also needs its licence accepted on its page"}},
+     Stage::kLoad},
+    {"missing_module", "a missing module or a mismatched build",
+     "a package is not installed, or a compiled extension was built against another version of "
+     "PyTorch or CUDA (\"undefined symbol\"): the installed versions do not match",
+     {{"pip check", "lists the installed packages whose requirements are not met"}},
+     Stage::kStartup},
+    {"cuda_error", "a CUDA error that is not out-of-memory", "",
+     {{"CUDA_LAUNCH_BLOCKING=1",
+       "each kernel launch waits for its kernel, so the traceback names the call that failed "
+       "(the advice of PyTorch's own message)"}}},
+    {"python_exception", "a Python exception", "", {}},
+};
+static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kPython) + 1);
+
+// An out-of-memory said in words the other classes use: such a line is the memory failure.
+bool SaysOutOfMemory(const LineView& s) {
+  return Has(s, "out of memory") || Has(s, "Out of memory") || Has(s, "OUT OF MEMORY") ||
+         Has(s, "OutOfMemory") || Has(s, "ALLOC_FAILED") || Has(s, "MemoryAllocation") ||
+         Has(s, "MemoryError");
+}
+
+// PyTorch's C++ warnings: "[W1203 12:00:00.000 ProcessGroupNCCL.cpp:...]" (c10's glog-style
+// prefix: W and the date).
+bool C10Warning(std::string_view s) {
+  for (size_t at = s.find("[W"); at != std::string_view::npos; at = s.find("[W", at + 1)) {
+    if (at + 2 < s.size() && std::isdigit(static_cast<unsigned char>(s[at + 2]))) return true;
+  }
+  return false;
+}
+
+// A line logged as a warning or notice: a handled error the run went on from ("Failed to import
+// from vllm._C with ImportError(...)"), never the failure.
+bool Notice(const LineView& s) {
+  return Has(s, "WARNING") || Has(s, "level=WARN") || Has(s, "Warning:") ||
+         Has(s, "UserWarning") || Has(s, "level=INFO") || Has(s, " INFO ") ||
+         s.substr(0, 5) == "INFO " || Has(s, "DEBUG") || C10Warning(s);
+}
+
+bool IsNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+}
+
+// The exception a traceback's last line names, "ValueError: ..." or
+// "huggingface_hub.errors.GatedRepoError: ..." (Python's traceback.format_exception_only:
+// "<qualified name>: <message>", or the name alone): a name ending in Error or Exception and
+// followed by ": " or the line's end, after the line's start, a space or a prefix's bracket.
+// Sets *message to what follows it. "" when the line holds none.
+std::string_view RaisedName(std::string_view s, std::string_view* message) {
+  for (const std::string_view suffix : {std::string_view("Error"), std::string_view("Exception")}) {
+    for (size_t at = s.find(suffix); at != std::string_view::npos;
+         at = s.find(suffix, at + 1)) {
+      const size_t end = at + suffix.size();
+      const bool colon = end < s.size() && s[end] == ':' &&
+                         (end + 1 == s.size() || s[end + 1] == ' ');
+      if (!colon && end != s.size()) continue;
+      size_t b = at;
+      while (b > 0 && IsNameChar(s[b - 1])) --b;
+      if (b > 0 && s[b - 1] != ' ' && s[b - 1] != ']' && s[b - 1] != ')' && s[b - 1] != '|' &&
+          s[b - 1] != '\t')
+        continue;
+      const std::string_view name = s.substr(b, end - b);
+      // A bare "Error: ..." is a program's message (Ollama's command line), not a class.
+      if (name == "Error") continue;
+      // The class's own name (the last dotted part) starts upper-case: "RuntimeError", not a
+      // word such as "error" or a path.
+      const size_t dot = name.rfind('.');
+      const char first = name[dot == std::string_view::npos ? 0 : dot + 1];
+      if (!std::isupper(static_cast<unsigned char>(first))) continue;
+      *message = colon ? s.substr(std::min(s.size(), end + 2)) : std::string_view();
+      return name;
+    }
+  }
+  return {};
+}
+
+// Exceptions that wrap or follow the failure rather than are it: an engine's "see the root cause
+// above" (vLLM's EngineCore and WorkerProc start-up, EngineDeadError; torchrun's
+// ChildFailedError; Ray's actor errors), a closed connection or a cancelled task, and every
+// message about memory (the memory readers' lines).
+bool Wrapper(std::string_view name, std::string_view message) {
+  for (const std::string_view n :
+       {"EngineDeadError", "EngineGenerateError", "ChildFailedError", "CancelledError",
+        "BrokenPipeError", "ConnectionResetError", "ActorDiedError", "RayActorError",
+        "RayTaskError", "ProcessExitedException", "OutOfMemoryError", "MemoryError"}) {
+    if (name.size() >= n.size() && name.substr(name.size() - n.size()) == n) return true;
+  }
+  for (const std::string_view m :
+       {"root cause", "stack trace above", "Engine core initialization failed",
+        "EngineCore failed", "failed to start", "Worker failed with error", "emory", "OOM",
+        "KV cache", "cache blocks", "max seq len", "mem_fraction", "mem-fraction",
+        // cuBLAS's and cuDNN's failures to set up, which a full card usually causes.
+        "NOT_INITIALIZED", "CUDNN_STATUS"}) {
+    if (Has(message, m)) return true;
+  }
+  return false;
+}
+
+// The class of a line's non-memory error, if it names one.
+std::optional<Kind> ClassOf(const LineView& s) {
+  // Every needle below holds one of these: most lines hold none and stop here.
+  const bool maybe = Has(s, "rror") || Has(s, "egmentation") || Has(s, "SIGSEGV") ||
+                     Has(s, "segfault") || Has(s, "illegal") || Has(s, "ssert") ||
+                     Has(s, "kernel image") || Has(s, "compatible with the current") ||
+                     Has(s, "NCCL") || Has(s, "nccl") || Has(s, "riton") ||
+                     Has(s, "No module named") || Has(s, "undefined symbol") ||
+                     Has(s, "shared object") || Has(s, "misaligned") ||
+                     Has(s, "launch failure") || Has(s, "access fault") ||
+                     Has(s, "gated repo") || Has(s, "model identifier") || Has(s, "driver") ||
+                     Has(s, "CUDA-capable") || Has(s, "CUBLAS_STATUS") ||
+                     Has(s, "only supported on") || Has(s, "only supports") ||
+                     Has(s, "exitcode: -11") || Has(s, "code 139") ||
+                     Has(s, "not compiled with CUDA");
+  if (!maybe) return std::nullopt;
+  if (Has(s, "illegal memory access") || Has(s, "cudaErrorIllegalAddress") ||
+      Has(s, "CUDA_ERROR_ILLEGAL_ADDRESS") || Has(s, "misaligned address") ||
+      Has(s, "an illegal instruction was encountered") || Has(s, "unspecified launch failure") ||
+      Has(s, "cudaErrorLaunchFailure") || Has(s, "CUBLAS_STATUS_EXECUTION_FAILED") ||
+      Has(s, "hipErrorIllegalAddress") || Has(s, "Memory access fault by GPU")) {
+    return Kind::kIllegalAccess;
+  }
+  // "device-side assert triggered"; the kernel's own line before it: ".../Indexing.cu:1422:
+  // indexSelectLargeIndex: block: [..], thread: [..] Assertion `srcIndex < srcSelectDimSize`
+  // failed."
+  if (Has(s, "device-side assert") || Has(s, "cudaErrorAssert") ||
+      (Has(s, "Assertion `") && Has(s, ".cu:") && Has(s, "failed"))) {
+    return Kind::kDeviceAssert;
+  }
+  // PyTorch's warning before the failure ("NVIDIA GeForce RTX 5090 with CUDA capability sm_120
+  // is not compatible with the current PyTorch installation", torch/cuda/__init__.py
+  // _check_capability) says the same; ROCm's "invalid device function"
+  // (hipErrorInvalidDeviceFunction) is the card's architecture missing from the build.
+  if (Has(s, "no kernel image is available") || Has(s, "cudaErrorNoKernelImageForDevice") ||
+      Has(s, "is not compatible with the current PyTorch installation") ||
+      Has(s, "invalid device function")) {
+    return Kind::kNoKernelImage;
+  }
+  if (Has(s, "Bfloat16 is only supported on GPUs with compute capability") ||
+      Has(s, "FlashAttention only supports Ampere GPUs or newer") ||
+      Has(s, "bf16 is only supported on")) {
+    return Kind::kUnsupportedDtype;
+  }
+  // NCCL's failures as PyTorch and vLLM raise them ("NCCL error in: .../ProcessGroupNCCL.cpp:
+  // 1970, unhandled cuda error", "NCCL Error 1: unhandled cuda error" before 1.12; vLLM's
+  // pynccl "NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)"), NCCL's
+  // result names, and the watchdog's collective timeout.
+  if (Has(s, "NCCL error") || Has(s, "NCCL Error ") || Has(s, "ncclInternalError") ||
+      Has(s, "ncclUnhandledCudaError") || Has(s, "ncclSystemError") ||
+      Has(s, "ncclInvalidUsage") || Has(s, "ncclInvalidArgument") ||
+      Has(s, "ncclRemoteError") || Has(s, "DistBackendError") ||
+      Has(s, "Watchdog caught collective operation timeout") ||
+      Has(s, "NCCL communicator was aborted")) {
+    return Kind::kNccl;
+  }
+  if (Has(s, "Triton Error [") || Has(s, "triton.runtime.errors") ||
+      Has(s, "OutOfResources: out of resource") || Has(s, "triton.compiler.errors") ||
+      Has(s, "PTXASError")) {
+    return Kind::kTriton;
+  }
+  if (Has(s, "CUDA driver version is insufficient") || Has(s, "Found no NVIDIA driver") ||
+      Has(s, "NVIDIA driver on your system is too old") ||
+      Has(s, "no CUDA-capable device is detected") || Has(s, "CUDA driver initialization failed") ||
+      Has(s, "cudaErrorNoDevice") || Has(s, "cudaErrorInsufficientDriver") ||
+      Has(s, "forward compatibility was attempted on non supported HW") ||
+      Has(s, "No CUDA GPUs are available") || Has(s, "failed to initialize CUDA") ||
+      Has(s, "Torch not compiled with CUDA enabled")) {
+    return Kind::kDriver;
+  }
+  // The shell's "Segmentation fault (core dumped)", Python's "Fatal Python error: Segmentation
+  // fault", Go's "SIGSEGV: segmentation violation" (Ollama's runner), the kernel's "segfault at",
+  // torchrun's worker "failed (exitcode: -11)", Docker's "exited with code 139" (128 + 11).
+  if (Has(s, "Segmentation fault") || Has(s, "SIGSEGV") || Has(s, "segfault at ") ||
+      Has(s, "exitcode: -11)") || Has(s, "exited with code 139")) {
+    return Kind::kSegfault;
+  }
+  const bool notice = Notice(s);
+  if (!notice &&
+      (Has(s, "GatedRepoError") || Has(s, "RepositoryNotFoundError") ||
+       Has(s, "Cannot access gated repo") || Has(s, "401 Client Error") ||
+       Has(s, "403 Client Error") || Has(s, "is not a valid model identifier") ||
+       Has(s, "LocalEntryNotFoundError") || Has(s, "HFValidationError") ||
+       Has(s, "RevisionNotFoundError") ||
+       Has(s, "We couldn't connect to 'https://huggingface.co'"))) {
+    return Kind::kHub;
+  }
+  std::string_view message;
+  const std::string_view name = RaisedName(s, &message);
+  if (!notice && ((!name.empty() && (name.ends_with("ModuleNotFoundError") ||
+                                      name.ends_with("ImportError"))) ||
+                  (Has(s, "undefined symbol") && !name.empty()))) {
+    return Kind::kMissingModule;
+  }
+  // "CUDA error: <message>" (PyTorch's C10_CUDA_CHECK, ggml-cuda's ggml_cuda_error), HIP's, and
+  // cuBLAS's status names; "CUBLAS_STATUS_NOT_INITIALIZED" usually means cuBLAS found no memory
+  // for its handle, so it is not claimed.
+  if ((Has(s, "CUDA error: ") || Has(s, "HIP error: ") || Has(s, "CUBLAS_STATUS_")) &&
+      !Has(s, "NOT_INITIALIZED") && !Has(s, "CUDNN_STATUS")) {
+    return Kind::kCudaOther;
+  }
+  if (!notice && !name.empty() && !Wrapper(name, message)) return Kind::kPython;
+  return std::nullopt;
+}
+
+void Match(const Line& line) {
+  const LineView s = line.view();
+  // A traceback's code line raising or checking the error (`raise RuntimeError(f"NCCL error:
+  // {error_str}")`) is the source, not the message: the message follows the traceback.
+  if (line.after_frame && (Has(s, "raise ") || Has(s, "assert ") || Has(s, "logger."))) return;
+  // The memory failures said in these classes' words.
+  if ((Has(s, "CUBLAS_STATUS_ALLOC_FAILED")) ||
+      (Has(s, "Cuda failure") && Has(s, "'out of memory'")) ||
+      (Has(s, "Triton Error [CUDA]") && Has(s, "out of memory"))) {
+    line.Emit(EventKind::kCudaOom, "any");
+    return;
+  }
+  std::optional<Kind> kind = ClassOf(s);
+  if (kind && SaysOutOfMemory(s)) return;
+  // A message a terminal wrapped mid-word ("... an illegal memory acc" / "ess was encountered"):
+  // read on the two lines joined as the terminal cut them. A message the previous line held
+  // whole is found again, and its first event stands.
+  bool wrapped = false;
+  if (!kind && Has(line.joined_tight, "rror")) {
+    const LineView joined(line.joined_tight, nullptr);
+    kind = ClassOf(joined);
+    if (kind && SaysOutOfMemory(joined)) return;
+    wrapped = kind.has_value();
+  }
+  if (!kind) return;
+  LogEvent& e = line.Emit(EventKind::kOtherError, "any");
+  e.values[Num::kErrorClass] = static_cast<double>(*kind);
+  // The quote is the message whole, not its last piece.
+  if (wrapped) e.text = std::string(line.joined_tight.substr(0, 300));
+}
+
+}  // namespace
+
+const OtherErrorClass* OtherErrorOf(const LogEvent& e) {
+  if (e.kind != EventKind::kOtherError) return nullptr;
+  auto it = e.values.find(Num::kErrorClass);
+  if (it == e.values.end() || !(it->second >= 0) ||
+      it->second >= static_cast<double>(std::size(kClasses)))
+    return nullptr;
+  return &kClasses[static_cast<size_t>(it->second)];
+}
+
+bool IsGenericError(const OtherErrorClass& c) { return &c == &kClasses[std::size(kClasses) - 1]; }
+
+const Reader& ErrorsReader() {
+  static const Reader kReader = {
+      .engine = "any",
+      .match = Match,
+  };
+  return kReader;
+}
+
+}  // namespace vramfit::doctor
