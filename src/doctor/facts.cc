@@ -57,7 +57,8 @@ std::optional<Stage> StageFromMilestones(const LogScan& scan, const Facts& f, co
       if (m.kind != e.kind) continue;
       const bool capture_after = capture_may_follow && m.stage == Stage::kCudaGraph &&
                                  (e.rank == (*at)->rank || e.rank.empty() || (*at)->rank.empty());
-      if (!reached || m.stage > *reached || capture_after) {
+      const bool follows = m.follows && reached && *reached == *m.follows;
+      if (!reached || m.stage > *reached || capture_after || follows) {
         reached = m.stage;
         capture_may_follow = m.capture_may_follow;
         *at = &e;

@@ -123,6 +123,20 @@ void Match(const Line& line) {
       {{"KV buffer size =", EventKind::kGgmlKvBuffer, Num::kKvCacheBytes, true},
        {"model buffer size =", EventKind::kGgmlModelBuffer, Num::kWeightsBytes, true},
        {"compute buffer size =", EventKind::kGgmlComputeBuffer, Num::kComputeBytes, true}});
+  // The KV cache allocated: llama_kv_cache_init (llama.cpp 2024) and llama_kv_cache's
+  // constructor (2025+) print the total after allocating it ("llama_new_context_with_model: KV
+  // self size  =  640.00 MiB, K (f16): ...", "llama_kv_cache: size = 1224.00 MiB ( 16384 cells,
+  // ..."). Context creation (llama_new_context_with_model, later llama_context's constructor)
+  // then allocates the small output buffer and reserves the compute graphs (graph_reserve): a
+  // failure after this line is past the KV cache.
+  if (Has(s, "KV self size") || (Has(s, "llama_kv_cache") && Has(s, ": size ="))) {
+    line.Emit(EventKind::kGgmlKvBuffer, kEngine);
+  }
+  // llama-server has loaded the model and created its context: "main: model loaded",
+  // "main: server is listening on http://..." (tools/server/server.cpp).
+  if (Has(s, "main: model loaded") || Has(s, "server is listening on")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
   if (Has(s, "llama_new_context_with_model") || Has(s, "llama_init_from_model") ||
       Has(s, "sched_reserve") || Has(s, "graph_reserve")) {
     line.Emit(EventKind::kGgmlContextInit, kEngine);
@@ -296,6 +310,8 @@ const Reader& LlamaCppReader() {
       .match = Match,
       .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
                      {EventKind::kGgmlModelBuffer, Stage::kKvCache},
+                     {EventKind::kGgmlKvBuffer, Stage::kProfile, false, Stage::kKvCache},
+                     {EventKind::kServing, Stage::kRuntime},
                      {EventKind::kRequest, Stage::kRuntime}},
       .fixes = Fixes,
       .words = Say,

@@ -110,7 +110,14 @@ void Match(const Line& line) {
   if (Has(s, "runner process has terminated") && Has(s, "out of memory")) {
     line.Emit(EventKind::kCudaOom, kEngine);
   }
-  if (Has(s, "llama runner started in")) line.Emit(EventKind::kServing, kEngine);
+  // The runner serving: "llama runner started in 5.29 seconds" (llm/server.go, 0.1.3x+), and the
+  // in-process server of 0.1.2x (llm/dyn_ext_server.go): msg="Starting llama main loop".
+  if (Has(s, "llama runner started in") || Has(s, "Starting llama main loop")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+  // 0.1.2x's dyn_ext_server.go logs the images a request carries before it is evaluated
+  // (msg="loaded 1 images"): the request's images are encoded next (the CLIP projector).
+  if (Has(s, "msg=\"loaded ") && Has(s, " images\"")) line.Emit(EventKind::kImage, kEngine);
   if (Has(s, "loading cache slot")) line.Emit(EventKind::kRequest, kEngine);
 }
 

@@ -115,6 +115,10 @@ struct Milestone {
   // runs before capture; SGLang's EAGLE draft captures its graphs after the target's): a capture
   // line after it, from the same rank, is the furthest phase.
   bool capture_may_follow = false;
+  // The phase this one follows in the engine's own order although its stage sorts earlier
+  // (llama.cpp reserves its compute graphs, the profile stage, after allocating the KV cache):
+  // seen while the furthest phase is that one, it is the furthest.
+  std::optional<Stage> follows = std::nullopt;
 };
 
 struct Reader {
