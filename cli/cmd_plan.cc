@@ -253,6 +253,9 @@ std::function<int()> SetupPlan(CLI::App* app) {
     auto plan = (*model)->MakePlan(*gpu, settings);
     if (!plan.ok()) return fail(plan.status());
     plan->what_if = inv->what_if;
+    for (const std::string& w : plan->without_effect) {
+      fmt::print(Err(), "vramfit plan: without effect here (not modelled): {}\n", w);
+    }
     auto advice = Advise(*chosen->engine, **model, *gpu, settings, *plan);
     for (Advice& a : VariantAdvice(*chosen->engine, *inv, *gpu, settings, *plan)) {
       advice.push_back(std::move(a));

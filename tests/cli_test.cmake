@@ -541,6 +541,24 @@ run_limited(plan_engine_huge_release 2 plan qwen3-8b --gpu h100 --engine vllm@21
 if(NOT last_err MATCHES "\"214749.0\": expected MAJOR.MINOR")
   message(SEND_ERROR "plan_engine_huge_release: '${last_err}'")
 endif()
+# `vllm@` with nothing after it is an error, not the newest release's rules.
+run_err(plan_engine_empty_release 2 "--engine vllm@: no version after '@'"
+        plan qwen3-8b --gpu h100 --engine vllm@)
+# A plan flag the release does not act on is named on stderr, never dropped silently.
+run_err(plan_compile_cache_warm_v1 0
+        "without effect here \\(not modelled\\): --compile-cache-warm: vLLM 0.21 runs"
+        plan qwen3-8b --gpu h100 --engine vllm@0.21 --compile-cache-warm)
+# Each release's own flags: a plan whose command the release cannot run is an error, and advice
+# offers only what the release has (no --kv-cache-dtype before 0.3).
+run_err(plan_kv_dtype_before_03 2 "--kv-cache-dtype fp8: vLLM 0.2 has no such flag"
+        plan meta-llama-3-8b --gpu a10 --engine vllm@0.2.7 --kv-cache-dtype fp8)
+run(plan_advice_v027 0 plan meta-llama-3-8b --gpu a10 --engine vllm@0.2.7 --max-model-len 8192)
+if(last_out MATCHES "kv-cache-dtype")
+  message(SEND_ERROR "plan_advice_v027: advice a release does not have: '${last_out}'")
+endif()
+run_err(check_flag_of_a_later_release 2
+        "--cpu-offload-gb: vLLM 0.5.2 has no such flag \\(`vllm serve` stops with"
+        check --gpu a10 --engine vllm@0.5.2 -- vllm serve meta-llama-3-8b --cpu-offload-gb 4)
 run_limited(fit_quantization_word 2 fit qwen3-4b-instruct-2507-awq --gpu 4090 --quantization
             "awq_marlin$(touch ${WORK}/pwned)")
 if(NOT last_err MATCHES "argument --quantization/-q: invalid choice")

@@ -134,6 +134,9 @@ struct Plan {
   std::optional<Stage> failure_stage;   // the first stage that fails
   std::string failure_message;          // the engine's own error text where it has one
   std::vector<std::string> notes;       // defaults applied, version mapping, log lines implied
+  // Settings given that change nothing in this plan (a flag the engine's release does not act
+  // on, as modelled), each with why: the CLI names them on stderr rather than drop them.
+  std::vector<std::string> without_effect;
   EngineSettings resolved;              // settings after the engine's defaults
   GpuSpec gpu;
   int64_t gpu_count = 1;

@@ -46,7 +46,16 @@ Result<EngineChoice> FindEngine(std::string_view spec) {
     if (!SameLower(e->name, name) && !SameLower(e->title, name)) continue;
     EngineChoice c;
     c.engine = e;
-    if (at != std::string_view::npos) c.version = std::string(spec.substr(at + 1));
+    if (at != std::string_view::npos) {
+      c.version = std::string(spec.substr(at + 1));
+      // `vllm@` would otherwise plan the newest release's rules as if no version were given.
+      if (c.version.empty()) {
+        return Status::InvalidArgument(fmt::format(
+            "--engine {}: no version after '@'; write {}@X.Y (e.g. {}@0.10), or {} alone for the "
+            "newest modelled release",
+            spec, e->name, e->name, e->name));
+      }
+    }
     return c;
   }
   std::string names;

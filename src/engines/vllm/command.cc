@@ -99,7 +99,8 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   // The launcher the release has (Rules::serve_cli); an unreadable version is the newest's.
   const Result<int> release = s.version.empty() ? Result<int>(kNewestModelled)
                                                 : ParseRelease(s.version);
-  const bool serve_cli = !release.ok() || RulesFor(*release).serve_cli;
+  const Rules rules = RulesFor(release.ok() ? *release : kNewestModelled);
+  const bool serve_cli = rules.serve_cli;
   std::string c = serve_cli ? "vllm serve " + ShellWord(model)
                             : "python -m vllm.entrypoints.openai.api_server --model " +
                                   ShellWord(model);
@@ -134,15 +135,23 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
     c += fmt::format(" --kv-cache-memory-bytes {}", s.kv_cache_memory_bytes);
   }
   if (s.cpu_offload_gb > 0) c += fmt::format(" --cpu-offload-gb {}", s.cpu_offload_gb);
-  if (s.limit_images >= 0 || s.limit_videos >= 0) {
+  // --language-model-only before v0.16 is written as what it means there, a limit of 0 per
+  // modality (plan.cc plans it so); the limits as the release reads them (Rules::limit_mm_json).
+  const bool lm_only_flag = s.language_model_only && rules.language_model_only_flag;
+  const bool lm_only_limits = s.language_model_only && !rules.language_model_only_flag;
+  const int64_t images = lm_only_limits ? 0 : s.limit_images;
+  const int64_t videos = lm_only_limits ? 0 : s.limit_videos;
+  if (images >= 0 || videos >= 0) {
+    auto limit = [&](const char* modality, int64_t n) {
+      return rules.limit_mm_json ? fmt::format("\"{}\":{}", modality, n)
+                                 : fmt::format("{}={}", modality, n);
+    };
     std::string limits;
-    if (s.limit_images >= 0) limits += fmt::format("\"image\":{}", s.limit_images);
-    if (s.limit_videos >= 0) {
-      limits += fmt::format("{}\"video\":{}", limits.empty() ? "" : ",", s.limit_videos);
-    }
-    c += " --limit-mm-per-prompt " + ShellWord("{" + limits + "}");
+    if (images >= 0) limits += limit("image", images);
+    if (videos >= 0) limits += (limits.empty() ? "" : ",") + limit("video", videos);
+    c += " --limit-mm-per-prompt " + ShellWord(rules.limit_mm_json ? "{" + limits + "}" : limits);
   }
-  if (s.language_model_only) c += " --language-model-only";
+  if (lm_only_flag) c += " --language-model-only";
   if (s.max_pixels > 0) {
     c += " --mm-processor-kwargs " + ShellWord(fmt::format("{{\"max_pixels\":{}}}", s.max_pixels));
   }

@@ -410,4 +410,26 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   return s;
 }
 
+Status CheckKvCacheDtypeChoice(const Rules& rules, const std::string& value) {
+  if (value == "auto") return Status::Ok();
+  if (!rules.kv_cache_dtype_flag) {
+    return Status::InvalidArgument(fmt::format(
+        "--kv-cache-dtype {}: vLLM {} has no such flag (the server stops with \"unrecognized "
+        "arguments\"); an FP8 KV cache came with vLLM 0.3.0 (PR #2279)",
+        core::Printable(value), rules.text));
+  }
+  if (rules.kv_fp8 && rules.kv_fp8_e5m2 && rules.kv_fp8_e4m3) return Status::Ok();
+  // v0.3.0-v0.4.2: argparse's choices, in arg_utils.py's order.
+  std::vector<std::string> choices = {"auto"};
+  if (rules.kv_fp8) choices.push_back("fp8");
+  if (rules.kv_fp8_e5m2) choices.push_back("fp8_e5m2");
+  if (rules.kv_fp8_e4m3) choices.push_back("fp8_e4m3");
+  if (std::find(choices.begin(), choices.end(), value) != choices.end()) return Status::Ok();
+  std::string list;
+  for (const std::string& c : choices) list += (list.empty() ? "'" : ", '") + c + "'";
+  return Status::InvalidArgument(
+      fmt::format("argument --kv-cache-dtype: invalid choice: '{}' (choose from {}) (vLLM {})",
+                  core::Printable(value), list, rules.text));
+}
+
 }  // namespace vramfit::vllm

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engines/vllm/rules.h"
 #include "engines/vllm/vllm.h"
 #include "vramfit/engine.h"
 #include "vramfit/status.h"
@@ -25,6 +26,10 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings base);
 // (vllm/config/speculative.py maps "mtp" to the model's MTP module: Qwen3-Next/3.5, DeepSeek),
 // so no separate draft model is loaded.
 bool SpeculativeUsesOwnLayers(std::string_view method);
+
+// --kv-cache-dtype `value` against the choices of the rules' release (Rules::kv_cache_dtype_flag
+// and the kv_fp8 fields): argparse's own refusal for a flag or a choice the release has not.
+Status CheckKvCacheDtypeChoice(const Rules& rules, const std::string& value);
 
 // A token count as vLLM parses it: 32768, 25.6k (decimal), 16K (binary). Names `flag` in errors.
 Result<int64_t> ParseHumanInt(const std::string& flag, const std::string& text);

@@ -18,6 +18,7 @@
 #include "engines/vllm/flags.h"
 #include "engines/vllm/pipeline.h"
 #include "engines/vllm/refusals.h"
+#include "engines/vllm/serve_flags.h"
 #include "engines/vllm/v0_legacy.h"
 #include "engines/vllm/vllm.h"
 #include "model/auto_round.h"
@@ -203,6 +204,35 @@ bool AllReduceFusionRuns(const GpuSpec& gpu, const VllmSettings& s, const vllm::
 }
 
 std::string ReleaseText(int v) { return fmt::format("{}.{}", v / 10000, (v / 100) % 100); }
+
+// The flags of a command ServeCommand wrote (`--name`, as written before any `=`): after the
+// launcher, the words that start with `-` outside single quotes, ShellWord's only quoting.
+std::vector<std::string> CommandFlags(const std::string& command) {
+  std::vector<std::string> out;
+  bool quoted = false, word_start = true;
+  constexpr std::string_view kApiServer = "-m vllm.entrypoints.openai.api_server";
+  const size_t launcher = command.find(kApiServer);
+  for (size_t i = launcher == std::string::npos ? 0 : launcher + kApiServer.size();
+       i < command.size(); ++i) {
+    const char c = command[i];
+    if (!quoted && c == '\\') {  // `\'` between two quoted parts
+      ++i;
+      word_start = false;
+      continue;
+    }
+    if (c == '\'') quoted = !quoted;
+    if (!quoted && c == ' ') {
+      word_start = true;
+      continue;
+    }
+    if (word_start && c == '-') {
+      const size_t end = command.find_first_of(" =", i);
+      out.push_back(command.substr(i, end == std::string::npos ? std::string::npos : end - i));
+    }
+    word_start = false;
+  }
+  return out;
+}
 
 // CUDA-graph capture sizes (VllmConfig._set_cudagraph_sizes): all sizes, ascending.
 // `decode_query_len` is 1 + num_speculative_tokens where the rules scale by it (v0.13+).
@@ -423,8 +453,19 @@ Status ResolveSettings(Run& r) {
         r.graphs_outside_budget ? "; before v0.29 V2 reserves no CUDA-graph memory, so it "
                                   "captures the graphs on top of the budget"
                                 : ""));
+  } else if (s.compile_cache_warm) {
+    // The warm cache changes only model runner V2's charges (above); V1 and V0 are charged
+    // their profile run either way, so the flag is named rather than silently dropped.
+    plan.without_effect.push_back(fmt::format(
+        "--compile-cache-warm: vLLM {} runs {} on {}, whose profile run the "
+        "plan charges the same with a warm or a cold torch.compile cache (a warm cache is "
+        "modelled for model runner V2 only)",
+        ReleaseText(version),
+        r.spec.architecture.empty() ? "this model" : r.spec.architecture,
+        s.v0_engine || r.rules.v0_only ? "the V0 engine" : "model runner V1"));
   }
   // Flags (vLLM's own checks where it has them).
+  VRAMFIT_RETURN_IF_ERROR(vllm::CheckKvCacheDtypeChoice(r.rules, s.kv_cache_dtype));
   if (s.tensor_parallel_size < 1 || s.pipeline_parallel_size < 1 || s.data_parallel_size < 1) {
     return Invalid("--tensor-parallel-size, --pipeline-parallel-size and --data-parallel-size must "
                    "be >= 1");
@@ -499,6 +540,9 @@ Status ResolveSettings(Run& r) {
   if (auto refusal = vllm::ArchitectureRefusal(r.spec, version)) {
     r.Fail(refusal->stage, refusal->message);
   }
+  if (auto refusal = vllm::RopeScalingRefusal(r.spec, r.rules, s.version)) {
+    r.Fail(refusal->stage, refusal->message);
+  }
   if (md.refusal) r.Fail(md.refusal->stage, md.refusal->message);
   if (auto refusal =
           vllm::ConfigRefusal(r.spec, r.gpu, r.rules, s.quantization, r.model_dtype)) {
@@ -571,11 +615,17 @@ Status Load(Run& r) {
   wo.rules = r.rules;
   wo.language_model_only = s.language_model_only;
   if (s.language_model_only && !r.rules.language_model_only_flag) {
+    if (!r.rules.limit_mm_flag) {
+      return Invalid(fmt::format(
+          "--language-model-only: vLLM {} has neither it (added in 0.16, PR #34120) nor "
+          "--limit-mm-per-prompt (0.5.5, PR #7126), so a text-only start cannot be asked for",
+          r.rules.text));
+    }
     r.plan.notes.push_back(fmt::format(
         "--language-model-only: vLLM {} does not have it (added in 0.16, PR #34120) and refuses "
-        "the line; planned as text only, which --limit-mm-per-prompt '{{\"image\": 0, "
-        "\"video\": 0}}' gives there",
-        r.rules.text));
+        "the line; planned as text only, and the command says so as that release does: "
+        "--limit-mm-per-prompt {}",
+        r.rules.text, r.rules.limit_mm_json ? "'{\"image\":0,\"video\":0}'" : "image=0,video=0"));
   }
   wo.mxfp4_backend = VllmMxfp4Backend(cc, r.rules);
   // VLLM_MXFP4_USE_MARLIN=1: get_mxfp4_backend (v0.14) checks it after the SM100 FlashInfer
@@ -1449,6 +1499,9 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
   r.plan.stages = StageLines(r);
   r.plan.command =
       vllm::ServeCommand(inv.repo.empty() ? inv.model : inv.repo, r.s, in, HubRevision(inv));
+  // The command must run on the release: a setting its parser does not have (--kv-cache-dtype
+  // before 0.3, --cpu-offload-gb before 0.5.3, ...) is an error, as vLLM's argparse makes it.
+  VRAMFIT_RETURN_IF_ERROR(vllm::CheckServeFlags(CommandFlags(r.plan.command), in.version));
   return std::move(r.plan);
 }
 

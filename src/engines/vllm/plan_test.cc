@@ -555,6 +555,15 @@ TEST(Vllm, ModelRunnerV2ChargesItsOwnProfileWhereNothingIsCompiled) {
   EXPECT_EQ(w021->gpus[0].activation_peak_bytes, 1024ull * 151936 * 22);
   EXPECT_EQ(e021->gpus[0].activation_peak_bytes, 1024ull * 151936 * 22);
   EXPECT_EQ(w_v1->gpus[0].activation_peak_bytes, 1024ull * 151936 * 22);
+  // ... and the flag is named as without effect there, never dropped silently.
+  for (const auto* p : {&w021, &w_v1}) {
+    bool without_effect = false;
+    for (const std::string& n : (*p)->without_effect) {
+      without_effect = without_effect || n.rfind("--compile-cache-warm: vLLM 0.2", 0) == 0;
+    }
+    EXPECT_TRUE(without_effect);
+  }
+  EXPECT_TRUE(warm->without_effect.empty());
 
   // At PP 2 V2 makes the second stage's receive buffer at load (make_empty_intermediate_tensors
   // at the end of load_model), so a warm start's last stage is charged its forward and sampler
@@ -1013,6 +1022,22 @@ TEST(Vllm, LanguageModelOnlyLoadsNoVisionTowerAndProfilesNoEncoder) {
     said = said || n.rfind("--language-model-only: vLLM 0.15 does not have it", 0) == 0;
   }
   EXPECT_TRUE(said);
+  // ... and its command runs there: the limits the flag stands for, in the release's own form
+  // (a JSON object from 0.8.5, PR #16789; `image=0,video=0` before), never the flag itself.
+  EXPECT_EQ(old->command.find("--language-model-only"), std::string::npos);
+  EXPECT_NE(old->command.find(R"( --limit-mm-per-prompt '{"image":0,"video":0}')"),
+            std::string::npos)
+      << old->command;
+  s.version = "0.6.6";
+  auto v066 = PlanVllm(inv, Gpu("l4"), s);
+  ASSERT_TRUE(v066.ok()) << v066.status().ToString();
+  EXPECT_NE(v066->command.find(" --limit-mm-per-prompt image=0,video=0"), std::string::npos)
+      << v066->command;
+  // Before --limit-mm-per-prompt (0.5.5, PR #7126) a text-only start cannot be asked for.
+  s.version = "0.5.4";
+  auto v054 = PlanVllm(inv, Gpu("l4"), s);
+  ASSERT_FALSE(v054.ok());
+  EXPECT_NE(v054.status().message().find("has neither it"), std::string::npos);
   // `check` reads it from a serve line as a modelled flag.
   auto cmd = vllm::ReadServeCommand(
       {"vllm", "serve", "Qwen/Qwen2.5-VL-3B-Instruct", "--language-model-only"});

@@ -346,4 +346,24 @@ std::optional<Refusal> ArchitectureRefusal(const ModelSpec& spec, int release) {
   return std::nullopt;
 }
 
+std::optional<Refusal> RopeScalingRefusal(const ModelSpec& spec, const Rules& rules,
+                                          const std::string& version) {
+  if (rules.rope_type_key || spec.rope_scaling.type != "llama3") return std::nullopt;
+  // 0.5.3.post1 (PR #6693 landed between v0.5.3 and it, the same day) reads "rope_type".
+  if (rules.release == 503 && version.find("post") != std::string::npos) return std::nullopt;
+  // vllm/config.py _get_and_verify_max_len indexes rope_scaling["type"] from v0.2.2 (yarn);
+  // before, only the attention layer's get_rope did, when the model is built.
+  const bool at_config = rules.release >= 202;
+  return Refusal{
+      at_config ? Stage::kStartup : Stage::kLoad,
+      fmt::format("KeyError: 'type' (vLLM {} reads rope_scaling[\"type\"] in {}; this "
+                  "checkpoint's rope_scaling has \"rope_type\": \"llama3\" and no \"type\", "
+                  "which vLLM reads from 0.5.3.post1, PR #6693 \"Fix RoPE error in Llama 3.1\". "
+                  "With transformers older than 4.43 the config load stops first: \"`rope_scaling` "
+                  "must be a dictionary with two fields, `type` and `factor`\")",
+                  version.empty() ? rules.text : version,
+                  at_config ? "vllm/config.py _get_and_verify_max_len"
+                            : "the attention layer's get_rope")};
+}
+
 }  // namespace vramfit::vllm

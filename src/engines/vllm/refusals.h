@@ -60,6 +60,12 @@ std::optional<Refusal> LayerRefusal(const Inventory& inv, const GpuSpec& gpu, co
 // `release` is the release asked for (not clamped to the modelled range).
 std::optional<Refusal> ArchitectureRefusal(const ModelSpec& spec, int release);
 
+// Llama 3.1's rope_scaling ({"rope_type": "llama3", ...}, no "type" key) on a release before
+// v0.5.3.post1 (Rules::rope_type_key): vLLM indexes rope_scaling["type"] and stops with
+// KeyError: 'type'. `version` is the version as given, whose ".post1" the release number drops.
+std::optional<Refusal> RopeScalingRefusal(const ModelSpec& spec, const Rules& rules,
+                                          const std::string& version);
+
 }  // namespace vramfit::vllm
 
 #endif  // VRAMFIT_ENGINES_VLLM_REFUSALS_H_

@@ -166,6 +166,34 @@ TEST(Refusals, ArchitecturesNewerThanAnOldV0Release) {
   EXPECT_NE(stage("deepseek-v3", "0.6.6"), Stage::kStartup);
 }
 
+// Llama 3.1's rope_scaling names its type "rope_type": "llama3"; vLLM indexed
+// rope_scaling["type"] until PR #6693 (v0.5.3.post1) and stops with KeyError: 'type'.
+TEST(Refusals, Llama31RopeTypeBeforeV053Post1) {
+  VllmSettings s;
+  s.max_model_len = 8192;
+  const auto plan = [&](const char* version) {
+    s.version = version;
+    auto p = PlanVllm(Catalog("llama-3.1-8b-instruct"), Gpu("a100-80gb"), s);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return *p;
+  };
+  const VllmPlan v044 = plan("0.4.3");
+  EXPECT_EQ(v044.failure_stage, Stage::kStartup);
+  EXPECT_EQ(v044.failure_message.rfind("KeyError: 'type' (vLLM 0.4.3 reads rope_scaling[\"type\"] "
+                                       "in vllm/config.py _get_and_verify_max_len",
+                                       0),
+            0u)
+      << v044.failure_message;
+  EXPECT_EQ(plan("0.2.1").failure_stage, Stage::kLoad);  // get_rope, when the model is built
+  EXPECT_EQ(plan("0.5.3").failure_stage, Stage::kStartup);
+  EXPECT_NE(plan("0.5.3.post1").failure_stage, Stage::kStartup);
+  EXPECT_NE(plan("0.5.4").failure_stage, Stage::kStartup);
+  // A checkpoint with the older "type" spelling, or none, is not refused.
+  s.version = "0.4.3";
+  EXPECT_NE(PlanVllm(Catalog("meta-llama-3-8b"), Gpu("a100-80gb"), s)->failure_stage,
+            Stage::kStartup);
+}
+
 TEST(Refusals, DeclaredAwqOverSixteenBitProjectionsFailsAtLoad) {
   // The tensors of the unquantized model under a config that declares AWQ.
   auto plain = ModelSpecFromConfigJson(FindCatalogModel("qwen3-8b")->config_json, "c");

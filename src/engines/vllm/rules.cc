@@ -80,6 +80,13 @@ Rules RulesFor(int release) {
   r.group_close_enough_percent = r.release >= 1800 ? 150 : r.release >= 1100 ? 125 : 0;
   r.tokens_from_concurrency = r.release >= 2001;
   r.kv_per_token_head_quant = r.release >= 2000;
+  r.kv_cache_dtype_flag = r.release >= 300;
+  r.kv_fp8_e5m2 = r.release < 401 || r.release >= 403;
+  r.kv_fp8 = r.release >= 401;
+  r.kv_fp8_e4m3 = r.release >= 403;
+  r.limit_mm_flag = r.release >= 505;
+  r.limit_mm_json = r.release >= 805;
+  r.rope_type_key = r.release >= 504;  // and 0.5.3.post1 (LlamaRopeRefusal)
   r.qwen3vl_video_timestamps = r.release < 1300;
   r.qwen3vl_video_two_frames = r.release >= 1500;
   r.mm_outputs_padded_to_budget = r.release >= 1100 && r.release < 1200;

@@ -171,6 +171,23 @@ struct Rules {
   // calls next to each other (kv_cache_utils.py 1713/1718 -> 1710/1711); v0.20.1 prints them at
   // 1708/1709 (club-3090 #91), v0.21.0 at 1710/1711 (LMCache #3430).
   bool tokens_from_concurrency = true;
+  // --kv-cache-dtype's choices before v0.4.3 (vllm/engine/arg_utils.py): the flag came with the
+  // FP8 E5M2 KV cache (PR #2279, 2024-01-28, v0.3.0) as `auto | fp8_e5m2`; PR #3290
+  // (2024-04-03, v0.4.1) replaced fp8_e5m2 by `fp8` (scaled e4m3); PR #4893 (2024-05-22,
+  // v0.4.3) took fp8_e5m2 back and added fp8_e4m3 as fp8's other name.
+  bool kv_cache_dtype_flag = true;      // v0.3.0+
+  bool kv_fp8_e5m2 = true;              // v0.3.0-v0.4.0 and v0.4.3+
+  bool kv_fp8 = true;                   // `fp8` from v0.4.1
+  bool kv_fp8_e4m3 = true;              // v0.4.3+
+  // --limit-mm-per-prompt (PR #7126, 2024-08-15, v0.5.5) read `image=16,video=2` only, until
+  // PR #16789 (2025-04-18, v0.8.5; arg_utils.py optional_dict) took a JSON object too.
+  bool limit_mm_flag = true;
+  bool limit_mm_json = true;
+  // Llama 3.1's rope_scaling ({"rope_type": "llama3", ...}, no "type" key) is read from
+  // v0.5.3.post1 (PR #6693, "Fix RoPE error in Llama 3.1"); before, vllm/config.py
+  // _get_and_verify_max_len (from v0.2.2; the attention layer's get_rope before) indexes
+  // rope_scaling["type"]. A release number keeps no .postN: see LlamaRopeRefusal.
+  bool rope_type_key = true;
   // --kv-cache-dtype int8_per_token_head / fp8_per_token_head (PR #38378, 2026-04-02; planned
   // from v0.20, the first release line dated after it).
   bool kv_per_token_head_quant = true;

@@ -41,14 +41,24 @@ bool Has(const std::vector<std::string_view>& list, std::string_view name) {
   return std::binary_search(list.begin(), list.end(), name);
 }
 
+// What the release's parser makes of names beyond its option strings (see serve_flags.h).
+struct Syntax {
+  bool any_negation = true;  // `--no-NAME` of every flag (0.8+)
+  bool dotted_keys = true;   // `--name.key` (0.9+)
+};
+
 // Whether `name` is accepted by the parser whose options are `list`; `why` gets argparse's
 // complaint for an ambiguous prefix.
 bool Accepts(const std::vector<std::string_view>& list, const std::string& name,
-             std::string* why) {
+             std::string* why, Syntax syntax = {}) {
   if (Has(list, name)) return true;
-  if (name.rfind("--no-", 0) == 0 && Has(list, "--" + name.substr(5))) return true;
+  if (syntax.any_negation && name.rfind("--no-", 0) == 0 && Has(list, "--" + name.substr(5))) {
+    return true;
+  }
   const size_t dot = name.find('.');
-  if (dot != std::string::npos && Has(list, name.substr(0, dot))) return true;
+  if (syntax.dotted_keys && dot != std::string::npos && Has(list, name.substr(0, dot))) {
+    return true;
+  }
   if (name.rfind("--", 0) != 0) {
     // vLLM rewrites `-O3`, `-O 3`, `-O=3` and `-O.key` before argparse sees them: into
     // `-O.level` at 0.10 (whose list has `-O`), into `--optimization-level` or `-O.mode` at
@@ -180,6 +190,16 @@ std::vector<std::string> CanonicalServeArgs(const std::vector<std::string>& args
   return out;
 }
 
+std::vector<std::string_view> ServeFlagsBefore010(int release) {
+  std::vector<std::string_view> out;
+  for (const FlagSpan& f : ServeFlagSpansBefore010()) {
+    if (release >= f.first && (f.until == 0 || release < f.until)) out.push_back(f.flag);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 Status CheckServeFlags(const std::vector<std::string>& given, const std::string& version) {
   int release = kNewestModelled;
   if (!version.empty()) {
@@ -187,33 +207,51 @@ Status CheckServeFlags(const std::vector<std::string>& given, const std::string&
     if (!r.ok()) return r.status();
     release = *r;
   }
+  // Before 0.10 the release's own list (serve_flags_history.cc) and its parser's rules: `_` read
+  // as `-` from 0.5.1 (vllm/utils.py FlexibleArgumentParser, PR #5718, 2024-06-20), `--no-NAME`
+  // of every flag from 0.8 (arg_utils.py get_kwargs: bool fields as BooleanOptionalAction),
+  // dotted config keys from 0.9 (v0.10.0 has them; main on 2025-05-07 had not).
+  const bool legacy = release < kOldestModelled;
+  const std::vector<std::string_view> own =
+      legacy ? ServeFlagsBefore010(release) : std::vector<std::string_view>{};
+  const Syntax syntax{.any_negation = release >= 800, .dotted_keys = release >= 900};
   const bool oldest = release <= kOldestModelled + 99;  // any 0.10.x, and the older ones
   const bool newest = release >= kNewestModelled;
+  const Rules rules = RulesFor(release);
+  const std::string launcher =
+      rules.serve_cli ? "vllm serve" : "python -m vllm.entrypoints.openai.api_server";
   for (const std::string& written : given) {
     if (written.size() < 2 || written[0] != '-') continue;
     // A negative number is a value, not a flag.
     if (std::isdigit(static_cast<unsigned char>(written[1])) || written[1] == '.') continue;
     std::string name = written.substr(0, written.find('='));
-    if (name.rfind("--", 0) == 0) std::replace(name.begin() + 2, name.end(), '_', '-');
+    if (name.rfind("--", 0) == 0 && release >= 501) {
+      std::replace(name.begin() + 2, name.end(), '_', '-');
+    }
     std::string why;
-    const bool old_ok = !newest && Accepts(ServeFlagsV010(), name, &why);
-    const bool new_ok = !oldest && Accepts(ServeFlagsV022(), name, &why);
-    if (old_ok || new_ok) continue;
-    const std::string release_text = version.empty() ? RulesFor(release).text : version;
+    if (legacy) {
+      if (Accepts(own, name, &why, syntax)) continue;
+    } else {
+      const bool old_ok = !newest && Accepts(ServeFlagsV010(), name, &why);
+      const bool new_ok = !oldest && Accepts(ServeFlagsV022(), name, &why);
+      if (old_ok || new_ok) continue;
+    }
+    const std::string release_text = version.empty() ? rules.text : version;
     if (!why.empty()) {
-      return Status::InvalidArgument(
-          fmt::format("vLLM {}: {} (`vllm serve` stops with this error)", release_text,
-                      core::Printable(why)));
+      return Status::InvalidArgument(fmt::format("vLLM {}: {} (`{}` stops with this error)",
+                                                 release_text, core::Printable(why), launcher));
     }
     std::vector<std::pair<size_t, std::string>> scored;
-    for (std::string_view f : newest || !oldest ? ServeFlagsV022() : ServeFlagsV010()) {
+    for (std::string_view f : legacy               ? own
+                              : newest || !oldest ? ServeFlagsV022()
+                                                  : ServeFlagsV010()) {
       if (f.rfind("--", 0) == 0) scored.emplace_back(core::EditDistance(name, f), f);
     }
     return Status::InvalidArgument(fmt::format(
-        "{}: vLLM {} has no such flag (`vllm serve` stops with \"unrecognized arguments\"){}; "
+        "{}: vLLM {} has no such flag (`{}` stops with \"unrecognized arguments\"){}; "
         "nearest: {}",
-        core::Printable(written.substr(0, written.find('='))), release_text, VllmSpelling(name),
-        core::NearestNames(std::move(scored), 3)));
+        core::Printable(written.substr(0, written.find('='))), release_text, launcher,
+        VllmSpelling(name), core::NearestNames(std::move(scored), 3)));
   }
   return Status::Ok();
 }

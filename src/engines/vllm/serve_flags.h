@@ -17,13 +17,28 @@ namespace vramfit::vllm {
 const std::vector<std::string_view>& ServeFlagsV010();
 const std::vector<std::string_view>& ServeFlagsV022();
 
+// A flag of the releases before 0.10 (serve_flags_history.cc): present in releases
+// [first, until), until 0 when 0.9 still has it; releases as major*10000 + minor*100 + patch.
+struct FlagSpan {
+  std::string_view flag;
+  int first = 0;
+  int until = 0;
+};
+const std::vector<FlagSpan>& ServeFlagSpansBefore010();
+
+// The option strings of release `release` (before 0.10), sorted.
+std::vector<std::string_view> ServeFlagsBefore010(int release);
+
 // kInvalidArgument for the first flag of `given` (names as written, `--name` or `-x`, without
 // a value) that `vllm serve` of `version` ("" for the newest modelled) rejects, naming the
 // nearest real flags. Accepted as argparse and vLLM's FlexibleArgumentParser accept them:
 // `_` for `-`, `--no-NAME` of a flag, `--name.key` of a flag (JSON config keys), and a
 // prefix of exactly one long flag (argparse's allow_abbrev, which vLLM leaves on); a prefix
 // of several is refused as ambiguous. Between the two listed releases a flag is refused only
-// when neither has it.
+// when neither has it. Before 0.10 the release's own list decides, with its parser's rules:
+// `_` for `-` from 0.5.1 (FlexibleArgumentParser, PR #5718), `--no-NAME` of any flag from 0.8
+// (bool config fields became BooleanOptionalAction) and only the listed ones before, dotted
+// config keys from 0.9.
 Status CheckServeFlags(const std::vector<std::string>& given, const std::string& version);
 
 // The words after the launcher as vLLM's parser reads them, with every long flag in its full

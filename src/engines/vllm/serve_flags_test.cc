@@ -98,5 +98,57 @@ TEST(ServeFlags, PerRelease) {
   EXPECT_EQ(Error({"--kv-cache-memory-bytes"}, "0.22"), "");
 }
 
+// Releases before 0.10 are checked against their own flag lists (serve_flags_history.cc), as
+// each release's argparse checks them, not against 0.10's.
+TEST(ServeFlags, ReleasesBefore010HaveTheirOwnLists) {
+  const auto& spans = ServeFlagSpansBefore010();
+  EXPECT_TRUE(std::is_sorted(spans.begin(), spans.end(), [](const auto& a, const auto& b) {
+    return a.flag < b.flag || (a.flag == b.flag && a.first < b.first);
+  }));
+  for (const FlagSpan& f : spans) {
+    EXPECT_TRUE(f.until == 0 || f.until > f.first) << f.flag;
+  }
+  for (const char* release : {"0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9"}) {
+    EXPECT_EQ(Error({"--max-model-len", "--gpu-memory-utilization", "-tp", "--max-num-seqs"},
+                    release),
+              "")
+        << release;
+  }
+  // --kv-cache-dtype came with the FP8 E5M2 KV cache (PR #2279) in 0.3.0; 0.2.7 stops.
+  EXPECT_EQ(Error({"--kv-cache-dtype"}, "0.2.7"),
+            "--kv-cache-dtype: vLLM 0.2.7 has no such flag (`python -m "
+            "vllm.entrypoints.openai.api_server` stops with \"unrecognized arguments\"); "
+            "nearest: " +
+                Error({"--kv-cache-dtype"}, "0.2.7").substr(
+                    Error({"--kv-cache-dtype"}, "0.2.7").rfind("nearest: ") + 9));
+  EXPECT_EQ(Error({"--kv-cache-dtype"}, "0.3.0"), "");
+  // --enforce-eager came with CUDA graphs in 0.2.6; --cpu-offload-gb in 0.5.3;
+  // --enable-expert-parallel in 0.8.0; --kv-cache-memory-bytes after 0.10.
+  EXPECT_NE(Error({"--enforce-eager"}, "0.2.5"), "");
+  EXPECT_EQ(Error({"--enforce-eager"}, "0.2.6"), "");
+  EXPECT_NE(Error({"--cpu-offload-gb", "4"}, "0.5.2"), "");
+  EXPECT_EQ(Error({"--cpu-offload-gb", "4"}, "0.5.3"), "");
+  EXPECT_NE(Error({"--enable-expert-parallel"}, "0.7.3"), "");
+  EXPECT_EQ(Error({"--enable-expert-parallel"}, "0.8.0"), "");
+  EXPECT_NE(Error({"--kv-cache-memory-bytes", "1"}, "0.9.2"), "");
+  // Flags the releases had and 0.10 has not pass there: --engine-use-ray until 0.6.1,
+  // --speculative-model until 0.8.2.
+  EXPECT_EQ(Error({"--engine-use-ray"}, "0.5.4"), "");
+  EXPECT_NE(Error({"--engine-use-ray"}, "0.6.2"), "");
+  EXPECT_EQ(Error({"--speculative-model", "m"}, "0.6.6"), "");
+  EXPECT_NE(Error({"--speculative-model", "m"}, "0.8.5"), "");
+  // The nearest names come from the release's own list.
+  EXPECT_NE(Error({"--enable-expert-parallel"}, "0.7.3").find("nearest: --"), std::string::npos);
+  // The parser's rules: `_` for `-` from 0.5.1 (FlexibleArgumentParser), an abbreviation in
+  // every release, --no-NAME of any flag from 0.8 only, dotted keys from 0.9 only.
+  EXPECT_NE(Error({"--max_model_len"}, "0.5.0"), "");
+  EXPECT_EQ(Error({"--max_model_len"}, "0.5.1"), "");
+  EXPECT_EQ(Error({"--max-model", "8192"}, "0.2.0"), "");
+  EXPECT_NE(Error({"--no-enforce-eager"}, "0.7.3"), "");
+  EXPECT_EQ(Error({"--no-enforce-eager"}, "0.8.0"), "");
+  EXPECT_NE(Error({"--limit-mm-per-prompt.image", "2"}, "0.8.5"), "");
+  EXPECT_EQ(Error({"--limit-mm-per-prompt.image", "2"}, "0.9"), "");
+}
+
 }  // namespace
 }  // namespace vramfit::vllm
