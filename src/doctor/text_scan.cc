@@ -6,6 +6,10 @@
 
 namespace vramfit::doctor {
 
+size_t Search(std::string_view s, std::string_view needle, size_t pos) {
+  return s.find(needle, pos);
+}
+
 bool HasNoCase(std::string_view s, std::string_view needle) {
   if (needle.empty()) return true;
   if (needle.size() > s.size()) return false;
