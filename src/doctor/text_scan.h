@@ -29,7 +29,8 @@ class Bigrams {
     for (size_t i = 1; i < s.size(); ++i) Set(pairs_, PairHash(s[i - 1], s[i]));
     for (size_t i = 3; i < s.size(); ++i) Set(runs_, RunHash(s.data() + i - 3));
   }
-  bool MayHave(std::string_view needle) const {
+  // Inlined at each call (GCC, Clang): a literal needle's hashes become constants.
+  [[gnu::always_inline]] bool MayHave(std::string_view needle) const {
     if (needle.size() >= 4) {
       for (size_t i = 3; i < needle.size(); ++i) {
         if (!Get(runs_, RunHash(needle.data() + i - 3))) return false;
@@ -75,17 +76,17 @@ size_t Search(std::string_view s, std::string_view needle, size_t pos);
 struct LineView : std::string_view {
   LineView(std::string_view s, const Bigrams* pairs) : std::string_view(s), bigrams(pairs) {}
   using std::string_view::find;  // a character, a pointer and a length
-  // Kept small to be inlined: with a literal needle the hashes are the compiler's to compute.
-  size_t find(std::string_view needle, size_t pos = 0) const {
+  // Inlined, as MayHave: the search itself is out of line.
+  [[gnu::always_inline]] size_t find(std::string_view needle, size_t pos = 0) const {
     if (bigrams && !bigrams->MayHave(needle)) return npos;
     return Search(*this, needle, pos);
   }
-  size_t find(const char* needle, size_t pos = 0) const {
+  [[gnu::always_inline]] size_t find(const char* needle, size_t pos = 0) const {
     return find(std::string_view(needle), pos);
   }
   const Bigrams* bigrams;
 };
-inline bool Has(const LineView& s, std::string_view needle) {
+[[gnu::always_inline]] inline bool Has(const LineView& s, std::string_view needle) {
   return s.find(needle) != std::string_view::npos;
 }
 
