@@ -71,8 +71,8 @@ class Bigrams {
 // std::string_view::find, out of line (LineView::find's search).
 size_t Search(std::string_view s, std::string_view needle, size_t pos);
 
-// A line with its byte pairs: Has() and find() on it skip the search for needles it cannot
-// hold.
+// A line with its byte pairs and runs: Has() and find() on it skip the search for needles it
+// cannot hold.
 struct LineView : std::string_view {
   LineView(std::string_view s, const Bigrams* pairs) : std::string_view(s), bigrams(pairs) {}
   using std::string_view::find;  // a character, a pointer and a length
