@@ -30,24 +30,31 @@ namespace {
 using doctor::Has;
 using doctor::HasNoCase;
 
+// Where `key` first occurs in `s` when that is before `limit`; npos otherwise (the search
+// stops there).
+size_t FindBefore(const doctor::LineView& s, std::string_view key, size_t limit) {
+  if (s.bigrams && !s.bigrams->MayHave(key)) return std::string_view::npos;
+  return s.substr(0, limit + key.size() - 1).find(key);
+}
+
 // The rank a worker prefix names: "(... rank=1 pid=..)", "[rank0]:", "(Worker_TP3 pid=..)",
 // "[... TP0]", "(Worker_TP3_EP3 ..)".
-std::string RankOf(std::string_view s) {
-  size_t at = s.find("rank=");
-  if (at != std::string_view::npos && at < 80) {
+std::string RankOf(const doctor::LineView& s) {
+  size_t at = FindBefore(s, "rank=", 80);
+  if (at != std::string_view::npos) {
     size_t e = at + 5;
     while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
     return "rank" + std::string(s.substr(at + 5, e - at - 5));
   }
-  at = s.find("[rank");
-  if (at != std::string_view::npos && at < 20) {
+  at = FindBefore(s, "[rank", 20);
+  if (at != std::string_view::npos) {
     size_t e = at + 5;
     while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
     return "rank" + std::string(s.substr(at + 5, e - at - 5));
   }
   for (std::string_view key : {"_TP", " TP"}) {
-    at = s.find(key);
-    if (at != std::string_view::npos && at < 80) {
+    at = FindBefore(s, key, 80);
+    if (at != std::string_view::npos) {
       size_t e = at + key.size();
       while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
       if (e > at + key.size())
@@ -218,12 +225,14 @@ class Scanner final : public doctor::EventSink {
   // One logical line: a physical line, or the pieces of one a terminal wrapped.
   void Process(std::string clean) {
     line_ = std::move(clean);
-    rank_ = RankOf(line_);
+    bigrams_.Build(line_);
+    rank_ = RankOf(doctor::LineView(line_, &bigrams_));
     const uint64_t before = emitted_;
     framed_ = false;
     oomed_ = false;
     Match();
-    if (emitted_ == before && LooksLikeAnError(line_) && out_->unplaced.size() < 8) {
+    if (emitted_ == before && LooksLikeAnError(doctor::LineView(line_, &bigrams_)) &&
+        out_->unplaced.size() < 8) {
       out_->unplaced.push_back(fmt::format("line {}: {}", out_->lines, Trim(line_, 160)));
     }
     prev_ = std::move(line_);
@@ -260,14 +269,17 @@ class Scanner final : public doctor::EventSink {
     return std::string(core::Utf8Prefix(s, n));
   }
 
-  static bool LooksLikeAnError(std::string_view s) {
+  static bool LooksLikeAnError(const doctor::LineView& s) {
     return Has(s, "Error") || Has(s, "ERROR") || Has(s, "out of memory") ||
            Has(s, "Out of memory") || Has(s, "OUT OF MEMORY") || Has(s, "Traceback") ||
            Has(s, "failed to") || Has(s, "Failed to");
   }
 
   LogEvent& Emit(EventKind kind, const char* engine) override {
-    ++engine_counts_[engine];
+    // Found by its name before a key is made: no string built per event.
+    auto counted = engine_counts_.find(std::string_view(engine));
+    if (counted == engine_counts_.end()) counted = engine_counts_.emplace(engine, 0).first;
+    ++counted->second;
     ++emitted_;
     if (kind == EventKind::kFrame || kind == EventKind::kTraceback) framed_ = true;
     if (kind == EventKind::kTorchOom) oomed_ = true;
@@ -324,8 +336,8 @@ class Scanner final : public doctor::EventSink {
       }
     }
     // IPython's current-line arrow: "----> 15" before IPython 8, "---> 15" since.
-    const bool ipython = Has(line_, "--->") || Has(line_, "Cell In[");
-    bigrams_.Build(line_);
+    const doctor::LineView view(line_, &bigrams_);
+    const bool ipython = Has(view, "--->") || Has(view, "Cell In[");
     const bool after_oom = prev_oomed_ && prev_number_ + 1 == out_->lines;
     const doctor::Line line{line_,     rank_,         this,     joined_, prev_framed_ || ipython,
                             &bigrams_, joined_tight_, after_oom};
@@ -355,7 +367,7 @@ class Scanner final : public doctor::EventSink {
   doctor::Bigrams bigrams_;
   std::deque<LogEvent> tail_;
   std::map<std::pair<int, std::string>, uint64_t> routine_;
-  std::map<std::string, uint64_t> engine_counts_;
+  std::map<std::string, uint64_t, std::less<>> engine_counts_;
   std::string held_;  // a piece of a line a terminal wrapped, waiting for the rest
   size_t longest_ = 0, longest_hash_ = 0;
   int at_longest_ = 0;
@@ -363,7 +375,7 @@ class Scanner final : public doctor::EventSink {
   struct Earlier {
     std::vector<LogEvent> events;
     std::deque<LogEvent> tail;
-    std::map<std::string, uint64_t> engines;
+    std::map<std::string, uint64_t, std::less<>> engines;
     uint64_t run_line = 0;
   } earlier_;  // the last failed run before this one
 };
@@ -462,9 +474,43 @@ struct LogFeed::State {
     }
   }
 
+  // UTF-8 text: each run of bytes between line ends counted and appended at once, as Byte()
+  // would one at a time.
+  void Utf8(std::string_view bytes) {
+    size_t lf = bytes.find('\n');  // the next LF, searched again only once passed
+    for (size_t i = 0; i < bytes.size();) {
+      const char c = bytes[i];
+      if (c == '\n' || c == '\r') {
+        Byte(c);
+        ++i;
+        continue;
+      }
+      if (lf < i) lf = bytes.find('\n', i);
+      const size_t end = std::min(lf, bytes.substr(0, lf).find('\r', i));
+      const std::string_view run = bytes.substr(i, end - i);
+      // Control bytes are rare: the run's lowest byte says whether to count them.
+      unsigned char lowest = 0xFF;
+      for (const char b : run) lowest = std::min(lowest, static_cast<unsigned char>(b));
+      if (lowest < 0x20) {
+        for (const char b : run) {
+          const unsigned char u = static_cast<unsigned char>(b);
+          if (u == 0) binary = true;
+          if (u < 0x20 && u != '\t' && u != 0x1b) ++odd;
+        }
+      }
+      // The line keeps one byte past the cap (see Flush); the rest is cut.
+      const size_t room =
+          line.size() <= options.max_line_bytes ? options.max_line_bytes + 1 - line.size() : 0;
+      line.append(run.substr(0, room));
+      if (run.size() > room) cut = true;
+      prev = run.back();
+      i += run.size();
+    }
+  }
+
   void Decode(std::string_view bytes) {
     if (encoding == Encoding::kUtf8) {
-      for (const char c : bytes) Byte(c);
+      Utf8(bytes);
       return;
     }
     const bool le = encoding == Encoding::kUtf16Le;

@@ -1,9 +1,14 @@
 #include "doctor/text_scan.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
 namespace vramfit::doctor {
+
+size_t Search(std::string_view s, std::string_view needle, size_t pos) {
+  return s.find(needle, pos);
+}
 
 bool HasNoCase(std::string_view s, std::string_view needle) {
   if (needle.empty()) return true;
@@ -100,9 +105,14 @@ std::optional<double> BytesBefore(std::string_view s, std::string_view phrase,
 }
 
 std::string StripAnsi(std::string_view s) {
+  // Both kinds of sequence begin with ESC or '^': the bytes before the first of them are copied
+  // whole (most lines hold neither).
+  const size_t first = std::min(s.find('\x1b'), s.find('^'));
+  if (first == std::string_view::npos) return std::string(s);
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
+  out.append(s.substr(0, first));
+  for (size_t i = first; i < s.size();) {
     size_t skip = 0;
     if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') skip = 2;
     else if (s[i] == '^' && i + 2 < s.size() && s[i + 1] == '[' && s[i + 2] == '[') skip = 3;

@@ -5,6 +5,7 @@
 #define VRAMFIT_DOCTOR_TEXT_SCAN_H_
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,38 +16,77 @@ inline bool Has(std::string_view s, std::string_view needle) {
   return s.find(needle) != std::string_view::npos;
 }
 
-// The byte pairs a line holds, hashed into 4096 bits (built once per line by the scanner): a
-// needle with a pair the line lacks is not in it, which most of the ~130 needles the readers ask
-// of every line are not. False positives only cost the search.
+// The byte pairs and the 4-byte runs a line holds, each hashed into a set of bits (built once
+// per line by the scanner): a needle with a pair or a run the line lacks is not in it, which most
+// of the ~130 needles the readers ask of every line are not. A needle of 4 bytes or more is
+// checked by its runs (which rule out more needles than pairs, and sooner), a shorter one by its
+// pairs. False positives only cost the search.
 class Bigrams {
  public:
   void Build(std::string_view s) {
-    for (uint64_t& w : bits_) w = 0;
-    for (size_t i = 1; i < s.size(); ++i) Set(Hash(s[i - 1], s[i]));
+    for (uint64_t& w : pairs_) w = 0;
+    for (uint64_t& w : runs_) w = 0;
+    for (size_t i = 1; i < s.size(); ++i) Set(pairs_, PairHash(s[i - 1], s[i]));
+    for (size_t i = 3; i < s.size(); ++i) Set(runs_, RunHash(s.data() + i - 3));
   }
-  bool MayHave(std::string_view needle) const {
+  // Inlined at each call (GCC, Clang): a literal needle's hashes become constants.
+  [[gnu::always_inline]] bool MayHave(std::string_view needle) const {
+    if (needle.size() >= 4) {
+      for (size_t i = 3; i < needle.size(); ++i) {
+        if (!Get(runs_, RunHash(needle.data() + i - 3))) return false;
+      }
+      return true;
+    }
     for (size_t i = 1; i < needle.size(); ++i) {
-      if (!Get(Hash(needle[i - 1], needle[i]))) return false;
+      if (!Get(pairs_, PairHash(needle[i - 1], needle[i]))) return false;
     }
     return true;
   }
 
  private:
-  static unsigned Hash(char a, char b) {
-    return ((static_cast<unsigned char>(a) * 67u) ^ static_cast<unsigned char>(b)) & 4095u;
+  static constexpr unsigned kPairBits = 4096, kRunBits = 8192;
+  static unsigned PairHash(char a, char b) {
+    return ((static_cast<unsigned char>(a) * 67u) ^ static_cast<unsigned char>(b)) &
+           (kPairBits - 1);
   }
-  void Set(unsigned h) { bits_[h >> 6] |= uint64_t{1} << (h & 63); }
-  bool Get(unsigned h) const { return (bits_[h >> 6] >> (h & 63)) & 1; }
-  uint64_t bits_[64] = {};
+  // The 4 bytes at `p` as one number, mixed (Fibonacci hashing) into the run set's bit range.
+  static unsigned RunHash(const char* p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return (v * 2654435769u) >> (32 - 13);
+  }
+  static_assert(kRunBits == 1u << 13);
+  template <size_t N>
+  static void Set(uint64_t (&bits)[N], unsigned h) {
+    bits[h >> 6] |= uint64_t{1} << (h & 63);
+  }
+  template <size_t N>
+  static bool Get(const uint64_t (&bits)[N], unsigned h) {
+    return (bits[h >> 6] >> (h & 63)) & 1;
+  }
+  uint64_t pairs_[kPairBits / 64] = {};
+  uint64_t runs_[kRunBits / 64] = {};
 };
 
-// A line with its byte pairs: Has() on it skips the search for needles it cannot hold.
+// std::string_view::find, out of line (LineView::find's search).
+size_t Search(std::string_view s, std::string_view needle, size_t pos);
+
+// A line with its byte pairs and runs: Has() and find() on it skip the search for needles it
+// cannot hold.
 struct LineView : std::string_view {
   LineView(std::string_view s, const Bigrams* pairs) : std::string_view(s), bigrams(pairs) {}
+  using std::string_view::find;  // a character, a pointer and a length
+  // Inlined, as MayHave: the search itself is out of line.
+  [[gnu::always_inline]] size_t find(std::string_view needle, size_t pos = 0) const {
+    if (bigrams && !bigrams->MayHave(needle)) return npos;
+    return Search(*this, needle, pos);
+  }
+  [[gnu::always_inline]] size_t find(const char* needle, size_t pos = 0) const {
+    return find(std::string_view(needle), pos);
+  }
   const Bigrams* bigrams;
 };
-inline bool Has(const LineView& s, std::string_view needle) {
-  if (s.bigrams && !s.bigrams->MayHave(needle)) return false;
+[[gnu::always_inline]] inline bool Has(const LineView& s, std::string_view needle) {
   return s.find(needle) != std::string_view::npos;
 }
 
