@@ -209,8 +209,11 @@ class Doctor {
       for (size_t p = 0; p + kLeastOverlap <= e.text.size(); ++p) {
         const std::string_view end = std::string_view(e.text).substr(p);
         if (joined.size() <= end.size() || !joined.starts_with(end)) continue;
-        const char next = joined[end.size()];
-        if (next != ' ' && next != '\t') return n->text;
+        // Mid-word: the first piece ends inside a word and the next goes on in lower case
+        // ("... in h" / "ttps://"); a sentence's end or a capital begins another line.
+        const unsigned char last = static_cast<unsigned char>(end.back());
+        const unsigned char next = static_cast<unsigned char>(joined[end.size()]);
+        if (std::isalnum(last) && (std::islower(next) || std::isdigit(next))) return n->text;
         break;
       }
     }
@@ -257,10 +260,23 @@ class Doctor {
       if (x.change) AddFix(&d_, x.change, x.effect);
     }
     if (std::string_view(c.name) == "unsupported_dtype") {
-      const bool engine_flag = f_.engine == "vllm" || f_.engine == "sglang";
-      AddFix(&d_, engine_flag ? "--dtype half" : "torch_dtype=torch.float16",
-             "float16 runs on cards below compute capability 8.0, where bfloat16 does not "
-             "(vLLM's own message says so)");
+      // FlashAttention 2 needs Ampere whatever the dtype: float16 does not help there.
+      if (e.text.find("FlashAttention") != std::string::npos) {
+        if (f_.engine == "transformers") {
+          AddFix(&d_, "attn_implementation=\"sdpa\"",
+                 "PyTorch's scaled-dot-product attention runs on cards below compute "
+                 "capability 8.0, where FlashAttention 2 does not");
+        }
+      } else {
+        const bool engine_flag = f_.engine == "vllm" || f_.engine == "sglang";
+        // TGI's launcher: --dtype float16 | bfloat16 (launcher/src/main.rs, 1.x-3.x).
+        AddFix(&d_,
+               engine_flag          ? "--dtype half"
+               : f_.engine == "tgi" ? "--dtype float16"
+                                    : "torch_dtype=torch.float16",
+               "float16 runs on cards below compute capability 8.0, where bfloat16 does not "
+               "(vLLM's own message says so)");
+      }
     }
     d_.evidence.push_back(fmt::format("line {}: {}", e.line, d_.other_error->text));
     if (f_.frame_stage) {

@@ -336,6 +336,14 @@ TEST(Diagnose, AWrappedErrorLineIsQuotedWhole) {
       "  current device: 0, in function ggml_backend_cuda_synchronize at ggml-cuda.cu:2463\n");
   ASSERT_TRUE(own.other_error.has_value());
   EXPECT_EQ(own.other_error->text, "CUDA error: an illegal memory access was encountered");
+  const std::string p = "(EngineCore_0 pid=3311) ERROR 09-02 11:31:07 [core.py:700] ";
+  const Diagnosis next = DiagnoseText(
+      p + "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n" + p +
+      "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+      "stacktrace below might be incorrect.\n");
+  ASSERT_TRUE(next.other_error.has_value());
+  EXPECT_EQ(next.other_error->text.find("CUDA kernel errors"), std::string::npos)
+      << next.other_error->text;
 }
 
 // Ollama's "llama runner process has terminated: CUDA error" hides which error: the runner's

@@ -626,6 +626,9 @@ TEST(LogScan, FailuresThatAreNotOutOfMemoryCarryTheirClass) {
       {"(EngineCore_DP0 pid=1) ERROR 10-14 [core.py:708] KeyError: 'model.layers.0.mlp.gate'", 11},
       {"AssertionError", 11},
       {"Aborted (core dumped)", 12},
+      {"/app/ggml/src/ggml-cuda/mmq.cuh:3056: GGML_ASSERT(ne00 % ggml_blck_size(src0->type) == 0) "
+       "failed",
+       12},
       {"run.sh: line 3: 48211 Aborted                 (core dumped) python serve.py", 12},
       {"SIGABRT: abort", 12},
       {"terminate called without an active exception", 12},

@@ -253,7 +253,7 @@ std::optional<Kind> ClassOf(const LineView& s) {
                      Has(s, "terminate called") || Has(s, "model architecture") ||
                      Has(s, "pre-tokenizer") || Has(s, "magic characters") ||
                      Has(s, "file bounds") || Has(s, "tensor info") ||
-                     Has(s, "runner process has terminated");
+                     Has(s, "runner process has terminated") || Has(s, "GGML_ASSERT(");
   if (!maybe) return std::nullopt;
   if (Has(s, "illegal memory access") || Has(s, "cudaErrorIllegalAddress") ||
       Has(s, "CUDA_ERROR_ILLEGAL_ADDRESS") || Has(s, "misaligned address") ||
@@ -324,7 +324,12 @@ std::optional<Kind> ClassOf(const LineView& s) {
   // torchrun's worker "failed (exitcode: -6)", Docker's "exited with code 134" (128 + 6), and
   // libstdc++'s "terminate called without an active exception" or "... recursively" (an
   // exception's "terminate called after throwing" is followed by its what() line, read in Match).
-  if ((Has(s, "Aborted") && Has(s, "core dumped")) || Trimmed(s) == "Aborted" ||
+  // ggml's failed check before its abort (ggml.c ggml_abort: "<file>:<line>: GGML_ASSERT(<x>)
+  // failed"), the line that names it.
+  // A check on an allocation ("GGML_ASSERT(buf != NULL && \"failed to allocate buffer\")") is
+  // not claimed: a full card fails it.
+  if ((Has(s, "GGML_ASSERT(") && Has(s, ") failed") && !Has(s, "alloc") && !Has(s, "buf")) ||
+      (Has(s, "Aborted") && Has(s, "core dumped")) || Trimmed(s) == "Aborted" ||
       Has(s, "Fatal Python error: Aborted") || Has(s, "SIGABRT") || Has(s, "exitcode: -6)") ||
       Has(s, "exited with code 134") ||
       (Has(s, "terminate called") && !Has(s, "after throwing"))) {
