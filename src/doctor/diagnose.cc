@@ -125,7 +125,11 @@ class Doctor {
     // A failure that is not out-of-memory, where no memory failure is in the log: said as such,
     // with no memory advice. Beside an out-of-memory it is only mentioned.
     const LogEvent* other = OtherErrorEvent();
-    if (other && !kv_error && (!f_.oom_line || OnlyWhereOtherErrorsStruck())) {
+    // A line that only says a process ended yields to its own stack's frames (Ollama's runner
+    // panicking in reserveWorstCaseGraph), which place a memory failure.
+    const bool undecided = other && doctor::OtherErrorOf(*other)->undecided;
+    if (other && !kv_error && (!f_.oom_line || OnlyWhereOtherErrorsStruck()) &&
+        !(undecided && !f_.frames.empty())) {
       return NotOutOfMemory(*other);
     }
     const bool error = f_.oom_line || kv_error || !f_.frames.empty() ||
@@ -148,7 +152,7 @@ class Doctor {
     Numbers();
     Fixes(cause);
     Evidence();
-    if (other) MentionOther(*other);
+    if (other && !doctor::OtherErrorOf(*other)->undecided) MentionOther(*other);
     if (ctx_.model) Calibrate();
     return d_;
   }
@@ -161,6 +165,11 @@ class Doctor {
     for (const LogEvent* e : f_.other_errors) {
       const doctor::OtherErrorClass* c = doctor::OtherErrorOf(*e);
       if (c && !doctor::IsGenericError(*c)) return e;
+    }
+    // A Python exception before a line that only says a process ended.
+    for (const LogEvent* e : f_.other_errors) {
+      const doctor::OtherErrorClass* c = doctor::OtherErrorOf(*e);
+      if (c && !c->undecided) return e;
     }
     return f_.other_errors.empty() ? nullptr : f_.other_errors.front();
   }
@@ -185,7 +194,30 @@ class Doctor {
   }
 
   void SetOtherError(const LogEvent& e, const doctor::OtherErrorClass& c) {
-    d_.other_error = OtherError{c.name, e.line, e.text, c.usual};
+    d_.other_error = OtherError{c.name, e.line, QuoteOf(e), c.usual};
+  }
+
+  // The error's text whole: a line that named the error whole and that a terminal then wrapped
+  // mid-word ("... for more in" / "formation.") is found again joined on the next line (the
+  // errors reader's event there, of the same class); the quote is that joined text. A next line
+  // that begins with a space is its own line (ggml's "  current device: ..."), not a wrap.
+  std::string QuoteOf(const LogEvent& e) const {
+    constexpr size_t kLeastOverlap = 16;
+    for (const LogEvent* n : f_.other_errors) {
+      if (n->line != e.line + 1 || doctor::OtherErrorOf(*n) != doctor::OtherErrorOf(e)) continue;
+      const std::string_view joined = n->text;
+      for (size_t p = 0; p + kLeastOverlap <= e.text.size(); ++p) {
+        const std::string_view end = std::string_view(e.text).substr(p);
+        if (joined.size() <= end.size() || !joined.starts_with(end)) continue;
+        // Mid-word: the first piece ends inside a word and the next goes on in lower case
+        // ("... in h" / "ttps://"); a sentence's end or a capital begins another line.
+        const unsigned char last = static_cast<unsigned char>(end.back());
+        const unsigned char next = static_cast<unsigned char>(joined[end.size()]);
+        if (std::isalnum(last) && (std::islower(next) || std::isdigit(next))) return n->text;
+        break;
+      }
+    }
+    return e.text;
   }
 
   // The diagnosis of a log whose failure is not out-of-memory: where it happened (the frames and
@@ -205,19 +237,48 @@ class Doctor {
     }
     SetOtherError(e, c);
     d_.summary = fmt::format("this failure is not an out-of-memory: {} (line {})", c.words, e.line);
+    if (c.undecided) {
+      d_.cause = "undetermined";
+      d_.summary = fmt::format(
+          "the log does not say whether this failure is an out-of-memory: {} (line {})", c.words,
+          e.line);
+    }
     if (*c.usual) d_.notes.push_back(std::string("usual cause: ") + c.usual);
+    // libstdc++'s report of an uncaught exception: "what():  <message>".
+    if (const size_t at = e.text.find("what():"); at != std::string::npos) {
+      const size_t b = e.text.find_first_not_of(' ', at + 7);
+      if (b != std::string::npos) {
+        d_.notes.push_back("the uncaught C++ exception says: " + e.text.substr(b));
+      }
+    }
     d_.notes.push_back(
-        "no out-of-memory or KV-cache error in the log: memory settings are not what to change");
+        c.undecided ? "no out-of-memory line and no other error in the log: no memory setting is "
+                      "advised until the failing process's own error is seen"
+                    : "no out-of-memory or KV-cache error in the log: memory settings are not "
+                      "what to change");
     for (const doctor::OtherErrorFix& x : c.fixes) {
       if (x.change) AddFix(&d_, x.change, x.effect);
     }
     if (std::string_view(c.name) == "unsupported_dtype") {
-      const bool engine_flag = f_.engine == "vllm" || f_.engine == "sglang";
-      AddFix(&d_, engine_flag ? "--dtype half" : "torch_dtype=torch.float16",
-             "float16 runs on cards below compute capability 8.0, where bfloat16 does not "
-             "(vLLM's own message says so)");
+      // FlashAttention 2 needs Ampere whatever the dtype: float16 does not help there.
+      if (e.text.find("FlashAttention") != std::string::npos) {
+        if (f_.engine == "transformers") {
+          AddFix(&d_, "attn_implementation=\"sdpa\"",
+                 "PyTorch's scaled-dot-product attention runs on cards below compute "
+                 "capability 8.0, where FlashAttention 2 does not");
+        }
+      } else {
+        const bool engine_flag = f_.engine == "vllm" || f_.engine == "sglang";
+        // TGI's launcher: --dtype float16 | bfloat16 (launcher/src/main.rs, 1.x-3.x).
+        AddFix(&d_,
+               engine_flag          ? "--dtype half"
+               : f_.engine == "tgi" ? "--dtype float16"
+                                    : "torch_dtype=torch.float16",
+               "float16 runs on cards below compute capability 8.0, where bfloat16 does not "
+               "(vLLM's own message says so)");
+      }
     }
-    d_.evidence.push_back(fmt::format("line {}: {}", e.line, e.text));
+    d_.evidence.push_back(fmt::format("line {}: {}", e.line, d_.other_error->text));
     if (f_.frame_stage) {
       for (const LogEvent* fr : f_.frames) {
         if (doctor::StageFromFrames({fr}) == f_.frame_stage) {

@@ -316,6 +316,71 @@ TEST(Diagnose, GgmlCurrentDeviceLineFollowsTheErrorBeforeIt) {
   for (const Fix& f : other.fixes) EXPECT_EQ(f.change.find("-ub"), std::string::npos) << f.change;
 }
 
+// A line that names the error whole, wrapped by a terminal mid-word: the quote is the joined
+// text, not the first piece; a next line of its own (ggml's indented "current device") is not
+// joined.
+TEST(Diagnose, AWrappedErrorLineIsQuotedWhole) {
+  const Diagnosis d = DiagnoseText(
+      "(EngineCore_DP0 pid=2841) ERROR 10-14 08:12:40 [core.py:708] torch.AcceleratorError: CUDA "
+      "error: an illegal memory access was encountered. Search for `cudaErrorIllegalAddress' in h\n"
+      "ttps://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more "
+      "information.\n");
+  ASSERT_TRUE(d.other_error.has_value());
+  EXPECT_EQ(d.other_error->kind, "illegal_memory_access");
+  EXPECT_EQ(d.other_error->line, 1u);
+  EXPECT_NE(d.other_error->text.find("in https://docs.nvidia.com"), std::string::npos)
+      << d.other_error->text;
+  EXPECT_NE(d.other_error->text.find("for more information."), std::string::npos);
+  const Diagnosis own = DiagnoseText(
+      "CUDA error: an illegal memory access was encountered\n"
+      "  current device: 0, in function ggml_backend_cuda_synchronize at ggml-cuda.cu:2463\n");
+  ASSERT_TRUE(own.other_error.has_value());
+  EXPECT_EQ(own.other_error->text, "CUDA error: an illegal memory access was encountered");
+  const std::string p = "(EngineCore_0 pid=3311) ERROR 09-02 11:31:07 [core.py:700] ";
+  const Diagnosis next = DiagnoseText(
+      p + "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n" + p +
+      "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+      "stacktrace below might be incorrect.\n");
+  ASSERT_TRUE(next.other_error.has_value());
+  EXPECT_EQ(next.other_error->text.find("CUDA kernel errors"), std::string::npos)
+      << next.other_error->text;
+}
+
+// Ollama's "llama runner process has terminated: CUDA error" hides which error: the runner's
+// own lines before it decide (an out-of-memory, or another error); with none, the diagnosis says
+// it cannot tell and advises no memory setting.
+TEST(Diagnose, OllamaRunnerEndIsDecidedByTheRunnersLines) {
+  const std::string start =
+      "time=2025-03-10T14:02:11.125Z level=INFO source=server.go:405 msg=\"starting llama "
+      "server\" cmd=\"/usr/local/bin/ollama runner --model /m --ctx-size 16384 --n-gpu-layers 65 "
+      "--port 35121\"\n";
+  const std::string end =
+      "llama/ggml-cuda/ggml-cuda.cu:96: CUDA error\n"
+      "time=2025-03-10T14:02:19.874Z level=ERROR source=sched.go:455 msg=\"error loading llama "
+      "server\" error=\"llama runner process has terminated: CUDA error\"\n";
+  const Diagnosis oom = DiagnoseText(
+      start + "CUDA error: out of memory\n  current device: 0, in function alloc at "
+              "llama/ggml-cuda/ggml-cuda.cu:375\n  cuMemCreate(&handle, reserve_size, &prop, 0)\n" +
+      end);
+  EXPECT_TRUE(oom.found);
+  EXPECT_NE(oom.cause, "undetermined");
+  EXPECT_NE(oom.cause, "not_out_of_memory");
+  EXPECT_FALSE(oom.other_error.has_value()) << oom.other_error->kind;
+  const Diagnosis other = DiagnoseText(
+      start + "CUDA error: an illegal memory access was encountered\n  current device: 0, in "
+              "function ggml_backend_cuda_synchronize at llama/ggml-cuda/ggml-cuda.cu:2463\n" +
+      end);
+  EXPECT_EQ(other.cause, "not_out_of_memory");
+  ASSERT_TRUE(other.other_error.has_value());
+  EXPECT_EQ(other.other_error->kind, "illegal_memory_access");
+  const Diagnosis none = DiagnoseText(start + end);
+  EXPECT_EQ(none.cause, "undetermined");
+  EXPECT_NE(none.summary.find("does not say whether"), std::string::npos) << none.summary;
+  ASSERT_TRUE(none.other_error.has_value());
+  EXPECT_EQ(none.other_error->kind, "runner_exit");
+  for (const Fix& f : none.fixes) EXPECT_EQ(f.change.find("num_"), std::string::npos) << f.change;
+}
+
 // The summary says plainly that the failure is not an out-of-memory and names the error; the
 // out-of-memory of the same log wins, with the other error in a note.
 TEST(Diagnose, AnErrorThatIsNotOutOfMemoryIsSaidSo) {

@@ -625,6 +625,22 @@ TEST(LogScan, FailuresThatAreNotOutOfMemoryCarryTheirClass) {
       {"ValueError: Invalid quantization method: awqq", 11},
       {"(EngineCore_DP0 pid=1) ERROR 10-14 [core.py:708] KeyError: 'model.layers.0.mlp.gate'", 11},
       {"AssertionError", 11},
+      {"Aborted (core dumped)", 12},
+      {"/app/ggml/src/ggml-cuda/mmq.cuh:3056: GGML_ASSERT(ne00 % ggml_blck_size(src0->type) == 0) "
+       "failed",
+       12},
+      {"run.sh: line 3: 48211 Aborted                 (core dumped) python serve.py", 12},
+      {"SIGABRT: abort", 12},
+      {"terminate called without an active exception", 12},
+      {"  what():  unordered_map::at", 12},
+      {"  what():  CUDA error: an illegal memory access was encountered", 0},
+      {"llama_model_load: error loading model: error loading model architecture: unknown model "
+       "architecture: 'gemma3'",
+       13},
+      {"Error: llama runner process has terminated: exit status 2", 14},
+      {"time=2025-03-10T14:02:19.874Z level=ERROR source=sched.go:455 msg=\"error loading llama "
+       "server\" error=\"llama runner process has terminated: CUDA error\"",
+       14},
   };
   for (const auto& [line, kind] : kLines) {
     const LogScan s = Scan(std::string(line) + "\n");
@@ -637,7 +653,8 @@ TEST(LogScan, FailuresThatAreNotOutOfMemoryCarryTheirClass) {
        {"RuntimeError: CUDA error: out of memory",
         "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
         "host:4101:4101 [1] include/alloc.h:114 NCCL WARN Cuda failure 'out of memory'",
-        "RuntimeError: Triton Error [CUDA]: out of memory"}) {
+        "RuntimeError: Triton Error [CUDA]: out of memory", "  what():  CUDA error: out of memory",
+        "Error: llama runner process has terminated: cudaMalloc failed: out of memory"}) {
     const LogScan s = Scan(std::string(line) + "\n");
     EXPECT_EQ(Find(s, EventKind::kOtherError), nullptr) << line;
     EXPECT_NE(Find(s, EventKind::kCudaOom), nullptr) << line;
@@ -656,9 +673,24 @@ TEST(LogScan, FailuresThatAreNotOutOfMemoryCarryTheirClass) {
         "`cublasCreate(handle)`",
         "HTTPError                                 Traceback (most recent call last)",
         "the run raised an error: see the log", "INFO 01-15 [x.py:1] No error here",
-        "Error: llama runner process has terminated: exit status 2", "Error", ": Error",
+        "terminate called after throwing an instance of 'c10::Error'", "  what():  ",
+        "INFO 05-06 12:00:00 [async_llm.py:430] Aborted request cmpl-1a2b.",
+        "Error: llama runner process has terminated: error loading model: unable to allocate "
+        "CUDA0 buffer",
+        "Error", ": Error",
         "ValueError:x"}) {
     EXPECT_EQ(Find(Scan(std::string(line) + "\n"), EventKind::kOtherError), nullptr) << line;
+  }
+}
+
+// std::bad_alloc, as libstdc++'s terminate handler or a Python binding reports it, is a failed
+// allocation of host memory: the host-memory failure, not a crash of another kind.
+TEST(LogScan, BadAllocIsHostMemory) {
+  for (const char* line : {"terminate called after throwing an instance of 'std::bad_alloc'",
+                           "  what():  std::bad_alloc", "MemoryError: std::bad_alloc"}) {
+    const LogScan s = Scan(std::string(line) + "\n");
+    EXPECT_NE(Find(s, EventKind::kHostBufferFail), nullptr) << line;
+    EXPECT_EQ(Find(s, EventKind::kOtherError), nullptr) << line;
   }
 }
 

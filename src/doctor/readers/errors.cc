@@ -26,6 +26,10 @@ enum class Kind : uint8_t {
   kMissingModule,
   kCudaOther,
   kPython,
+  // Added after the first twelve, whose indices are kept.
+  kAbort,
+  kModelFile,
+  kRunnerExit,
 };
 
 // What the doctor says of each class. Sources: PyTorch's CUDA check message (c10/cuda/
@@ -109,8 +113,35 @@ constexpr OtherErrorClass kClasses[] = {
        "each kernel launch waits for its kernel, so the traceback names the call that failed "
        "(the advice of PyTorch's own message)"}}},
     {"python_exception", "a Python exception", "", {}},
+    {"abort", "a crash (the program aborted)",
+     "the program stopped itself (abort(), SIGABRT): a C++ exception nobody caught (the "
+     "\"what():\" line names it), a failed check in native code (GGML_ASSERT, a C++ "
+     "extension's CHECK) or a library that met a state it cannot go on from; the lines before "
+     "it name the step",
+     {{"PYTHONFAULTHANDLER=1",
+       "Python prints every thread's stack when the process aborts, naming the call that "
+       "aborted"}}},
+    {"model_file", "a model file this program cannot read",
+     "the model's file is one the loader does not know: an architecture or tokenizer newer than "
+     "the program (llama.cpp's \"unknown model architecture\", \"unknown pre-tokenizer type\"), "
+     "or a file cut short or damaged by its download",
+     {{"a newer release of the program",
+       "reads the architectures and tokenizers added since; a damaged file is fetched again "
+       "(ollama pull, or the file's checksum against the model page's)"}},
+     Stage::kLoad},
+    // Ollama's server keeps only the runner's last words ("llama runner process has terminated:
+    // CUDA error", "exit status 2"): an out-of-memory and other faults end the same way.
+    {"runner_exit", "Ollama's runner stopped, and the log does not say why",
+     "the server's line keeps only the runner's last words (\"CUDA error\", \"exit status 2\"): "
+     "an out-of-memory ends the runner this way as often as a crash or an unreadable model; "
+     "the runner's own lines before it (ggml's \"CUDA error: ...\", \"error loading model\") "
+     "say which",
+     {{"OLLAMA_DEBUG=1",
+       "the server logs the runner's output in full; on Linux `journalctl -u ollama --no-pager` "
+       "shows the server's log, where the runner's error precedes this line"}},
+     Stage::kLoad, /*undecided=*/true},
 };
-static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kPython) + 1);
+static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kRunnerExit) + 1);
 
 // An out-of-memory said in words the other classes use: such a line is the memory failure.
 bool SaysOutOfMemory(const LineView& s) {
@@ -134,6 +165,14 @@ bool Notice(const LineView& s) {
   return Has(s, "WARNING") || Has(s, "level=WARN") || Has(s, "Warning:") ||
          Has(s, "UserWarning") || Has(s, "level=INFO") || Has(s, " INFO ") ||
          s.substr(0, 5) == "INFO " || Has(s, "DEBUG") || C10Warning(s);
+}
+
+std::string_view Trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
 }
 
 bool IsNameChar(char c) {
@@ -209,7 +248,12 @@ std::optional<Kind> ClassOf(const LineView& s) {
                      Has(s, "CUDA-capable") || Has(s, "CUBLAS_STATUS") ||
                      Has(s, "only supported on") || Has(s, "only supports") ||
                      Has(s, "exitcode: -11") || Has(s, "code 139") ||
-                     Has(s, "not compiled with CUDA");
+                     Has(s, "not compiled with CUDA") || Has(s, "Aborted") ||
+                     Has(s, "SIGABRT") || Has(s, "exitcode: -6)") || Has(s, "code 134") ||
+                     Has(s, "terminate called") || Has(s, "model architecture") ||
+                     Has(s, "pre-tokenizer") || Has(s, "magic characters") ||
+                     Has(s, "file bounds") || Has(s, "tensor info") ||
+                     Has(s, "runner process has terminated") || Has(s, "GGML_ASSERT(");
   if (!maybe) return std::nullopt;
   if (Has(s, "illegal memory access") || Has(s, "cudaErrorIllegalAddress") ||
       Has(s, "CUDA_ERROR_ILLEGAL_ADDRESS") || Has(s, "misaligned address") ||
@@ -221,7 +265,10 @@ std::optional<Kind> ClassOf(const LineView& s) {
   // "device-side assert triggered"; the kernel's own line before it: ".../Indexing.cu:1422:
   // indexSelectLargeIndex: block: [..], thread: [..] Assertion `srcIndex < srcSelectDimSize`
   // failed."
-  if (Has(s, "device-side assert") || Has(s, "cudaErrorAssert") ||
+  // PyTorch's advice under every CUDA error ("Compile with `TORCH_USE_CUDA_DSA` to enable
+  // device-side assertions.", c10/cuda/CUDAException.cpp, 2.1+) names no assertion.
+  if ((Has(s, "device-side assert") && !Has(s, "TORCH_USE_CUDA_DSA")) ||
+      Has(s, "cudaErrorAssert") ||
       (Has(s, "Assertion `") && Has(s, ".cu:") && Has(s, "failed"))) {
     return Kind::kDeviceAssert;
   }
@@ -272,6 +319,39 @@ std::optional<Kind> ClassOf(const LineView& s) {
       Has(s, "exitcode: -11)") || Has(s, "exited with code 139")) {
     return Kind::kSegfault;
   }
+  // The shell's "Aborted (core dumped)" (a script's "line 3: 1234 Aborted (core dumped) python
+  // x.py"), Python's "Fatal Python error: Aborted", Go's "SIGABRT: abort" (Ollama's runner),
+  // torchrun's worker "failed (exitcode: -6)", Docker's "exited with code 134" (128 + 6), and
+  // libstdc++'s "terminate called without an active exception" or "... recursively" (an
+  // exception's "terminate called after throwing" is followed by its what() line, read in Match).
+  // ggml's failed check before its abort (ggml.c ggml_abort: "<file>:<line>: GGML_ASSERT(<x>)
+  // failed"), the line that names it.
+  // A check on an allocation ("GGML_ASSERT(buf != NULL && \"failed to allocate buffer\")") is
+  // not claimed: a full card fails it.
+  if ((Has(s, "GGML_ASSERT(") && Has(s, ") failed") && !Has(s, "alloc") && !Has(s, "buf")) ||
+      (Has(s, "Aborted") && Has(s, "core dumped")) || Trimmed(s) == "Aborted" ||
+      Has(s, "Fatal Python error: Aborted") || Has(s, "SIGABRT") || Has(s, "exitcode: -6)") ||
+      Has(s, "exited with code 134") ||
+      (Has(s, "terminate called") && !Has(s, "after throwing"))) {
+    return Kind::kAbort;
+  }
+  // llama.cpp's loader (llama-model-loader.cpp / llama-vocab.cpp, b3000+): "error loading model
+  // architecture: unknown model architecture: 'X'", "unknown pre-tokenizer type: 'X'"; gguf.cpp's
+  // "invalid magic characters", a file cut short ("failed to read tensor data", "tensor data is
+  // not within the file bounds").
+  if (Has(s, "unknown model architecture") || Has(s, "unknown pre-tokenizer type") ||
+      Has(s, "invalid magic characters") || Has(s, "not within the file bounds") ||
+      Has(s, "failed to read tensor info")) {
+    return Kind::kModelFile;
+  }
+  // Ollama's server reporting its runner's end (llm/server.go WaitUntilRunning, 0.1.3x-0.12:
+  // "llama runner process has terminated: <the runner's last error line>", or "exit status N"
+  // when it printed none). Said with an allocation failure it is the out-of-memory the Ollama
+  // and llama.cpp readers read.
+  if (Has(s, "runner process has terminated") && !Has(s, "unable to allocate") &&
+      !Has(s, "failed to allocate") && !Has(s, "cudaMalloc failed")) {
+    return Kind::kRunnerExit;
+  }
   const bool notice = Notice(s);
   if (!notice &&
       (Has(s, "GatedRepoError") || Has(s, "RepositoryNotFoundError") ||
@@ -312,6 +392,25 @@ void Match(const Line& line) {
     line.Emit(EventKind::kCudaOom, "any");
     return;
   }
+  // A C++ exception nobody caught, as libstdc++'s terminate handler prints it (libsupc++/
+  // vterminate.cc __verbose_terminate_handler, GCC 4.x-14): "terminate called after throwing an
+  // instance of 'T'", for a std::exception "  what():  <message>", then abort(). std::bad_alloc
+  // is an allocation of host memory that failed; a message saying out of memory ("CUDA error: out
+  // of memory" from c10::Error) is the memory failure the other readers read; any other message
+  // is the crash's error, of the class it names, else an abort.
+  if (Has(s, "std::bad_alloc") && !Notice(s)) {
+    line.Emit(EventKind::kHostBufferFail, "any");
+    return;
+  }
+  if (const size_t at = s.find("what():"); at != std::string_view::npos) {
+    const LineView message(Trimmed(s.substr(at + 7)), nullptr);
+    if (message.empty() || SaysOutOfMemory(message)) return;
+    std::optional<Kind> named = ClassOf(message);
+    if (!named || *named == Kind::kPython) named = Kind::kAbort;
+    line.Emit(EventKind::kOtherError, "any").values[Num::kErrorClass] =
+        static_cast<double>(*named);
+    return;
+  }
   std::optional<Kind> kind = ClassOf(s);
   if (kind && SaysOutOfMemory(s)) return;
   // A message a terminal wrapped mid-word ("... an illegal memory acc" / "ess was encountered"):
@@ -342,7 +441,9 @@ const OtherErrorClass* OtherErrorOf(const LogEvent& e) {
   return &kClasses[static_cast<size_t>(it->second)];
 }
 
-bool IsGenericError(const OtherErrorClass& c) { return &c == &kClasses[std::size(kClasses) - 1]; }
+bool IsGenericError(const OtherErrorClass& c) {
+  return &c == &kClasses[static_cast<size_t>(Kind::kPython)] || c.undecided;
+}
 
 const Reader& ErrorsReader() {
   static const Reader kReader = {

@@ -190,10 +190,14 @@ struct OtherErrorClass {
   // The phase such an error strikes in, when no frame or milestone of the log places it (a
   // model's download is its load; a missing driver or module stops the program as it starts).
   std::optional<Stage> unplaced_stage = std::nullopt;
+  // The line says a process ended without saying whether memory ended it: the diagnosis says
+  // it cannot tell (cause "undetermined"), and a named error or an out-of-memory elsewhere in
+  // the log is read instead.
+  bool undecided = false;
 };
 // The class an other_error event carries; nullptr for any other event.
 const OtherErrorClass* OtherErrorOf(const LogEvent& e);
-// The class of a Python exception named by nothing more specific.
+// The class of a Python exception named by nothing more specific, or one that is undecided.
 bool IsGenericError(const OtherErrorClass& c);
 
 // The rows, one per file.
