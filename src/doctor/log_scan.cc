@@ -236,6 +236,7 @@ class Scanner final : public doctor::EventSink {
       out_->unplaced.push_back(fmt::format("line {}: {}", out_->lines, Trim(line_, 160)));
     }
     prev_ = std::move(line_);
+    prev_bigrams_ = bigrams_;
     prev_framed_ = framed_;
     prev_oomed_ = oomed_;
     prev_number_ = out_->lines;
@@ -285,29 +286,34 @@ class Scanner final : public doctor::EventSink {
     if (kind == EventKind::kTorchOom) oomed_ = true;
     // A failure of either kind ends a run: an engine started again after it begins the next.
     if (doctor::IsFailureEvent(kind) || kind == EventKind::kOtherError) failed_ = true;
+    // A routine event past its count per rank, or past the cap, is dropped before it is built.
+    const bool full = out_->events.size() >= opt_.max_events;
+    if (Routine(kind) &&
+        (++routine_[{static_cast<int>(kind), rank_}] > kRoutinePerRank || full)) {
+      ++out_->dropped_events;
+      scratch_ = LogEvent();
+      return scratch_;
+    }
     LogEvent e;
     e.kind = kind;
     e.engine = engine;
     e.line = out_->lines;
     e.rank = rank_;
     e.text = Trim(line_, 300);
-    if (Routine(kind) && ++routine_[{static_cast<int>(kind), rank_}] > kRoutinePerRank) {
+    if (full) {
       ++out_->dropped_events;
-      scratch_ = LogEvent();
-      return scratch_;
-    }
-    if (out_->events.size() >= opt_.max_events) {
-      ++out_->dropped_events;
-      if (Routine(kind)) {
-        scratch_ = LogEvent();
-        return scratch_;
-      }
       if (tail_.size() >= kTailEvents) tail_.pop_front();
       tail_.push_back(std::move(e));
       return tail_.back();
     }
     out_->events.push_back(std::move(e));
     return out_->events.back();
+  }
+
+  // The bytes around the joint of `a` and `b` joined by `sep`: the pairs and runs that cross it.
+  static std::string Seam(std::string_view a, std::string_view sep, std::string_view b) {
+    std::string seam(a.substr(a.size() - std::min<size_t>(a.size(), 3)));
+    return seam.append(sep).append(b.substr(0, 3));
   }
 
   void Match() {
@@ -333,14 +339,18 @@ class Scanner final : public doctor::EventSink {
         while (!tb.empty() && tb.back() == '\r') tb.remove_suffix(1);
         joined_tight_.reserve(ta.size() + tb.size());
         joined_tight_.append(ta).append(tb);
+        joined_bigrams_.Join(prev_bigrams_, bigrams_,
+                             {Seam(a, " ", b), Seam(ta, "", tb)});
       }
     }
     // IPython's current-line arrow: "----> 15" before IPython 8, "---> 15" since.
     const doctor::LineView view(line_, &bigrams_);
     const bool ipython = Has(view, "--->") || Has(view, "Cell In[");
     const bool after_oom = prev_oomed_ && prev_number_ + 1 == out_->lines;
-    const doctor::Line line{line_,     rank_,         this,     joined_, prev_framed_ || ipython,
-                            &bigrams_, joined_tight_, after_oom};
+    const doctor::LineView joined(joined_, &joined_bigrams_);
+    const doctor::LineView joined_tight(joined_tight_, &joined_bigrams_);
+    const doctor::Line line{line_,     rank_,        this,     joined, prev_framed_ || ipython,
+                            &bigrams_, joined_tight, after_oom};
     if (failed_) {
       for (const doctor::Reader* r : doctor::Readers()) {
         if (r->begins_run && r->begins_run(line)) {
@@ -365,6 +375,8 @@ class Scanner final : public doctor::EventSink {
   uint64_t emitted_ = 0;
   LogEvent scratch_;
   doctor::Bigrams bigrams_;
+  doctor::Bigrams prev_bigrams_;    // the previous line's
+  doctor::Bigrams joined_bigrams_;  // joined_'s and joined_tight_'s
   std::deque<LogEvent> tail_;
   std::map<std::pair<int, std::string>, uint64_t> routine_;
   std::map<std::string, uint64_t, std::less<>> engine_counts_;

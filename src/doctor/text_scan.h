@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +30,16 @@ class Bigrams {
     for (uint64_t& w : runs_) w = 0;
     for (size_t i = 1; i < s.size(); ++i) Set(pairs_, PairHash(s[i - 1], s[i]));
     for (size_t i = 3; i < s.size(); ++i) Set(runs_, RunHash(s.data() + i - 3));
+  }
+  // The pairs and runs of a text joined from parts: those of `a` and `b` (built on texts that
+  // hold the parts) and those of each seam in `seams` (the bytes around a joint, 3 either side).
+  void Join(const Bigrams& a, const Bigrams& b, std::initializer_list<std::string_view> seams) {
+    for (size_t i = 0; i < std::size(pairs_); ++i) pairs_[i] = a.pairs_[i] | b.pairs_[i];
+    for (size_t i = 0; i < std::size(runs_); ++i) runs_[i] = a.runs_[i] | b.runs_[i];
+    for (std::string_view s : seams) {
+      for (size_t i = 1; i < s.size(); ++i) Set(pairs_, PairHash(s[i - 1], s[i]));
+      for (size_t i = 3; i < s.size(); ++i) Set(runs_, RunHash(s.data() + i - 3));
+    }
   }
   // Inlined at each call (GCC, Clang): a literal needle's hashes become constants.
   [[gnu::always_inline]] bool MayHave(std::string_view needle) const {
@@ -74,7 +86,8 @@ size_t Search(std::string_view s, std::string_view needle, size_t pos);
 // A line with its byte pairs and runs: Has() and find() on it skip the search for needles it
 // cannot hold.
 struct LineView : std::string_view {
-  LineView(std::string_view s, const Bigrams* pairs) : std::string_view(s), bigrams(pairs) {}
+  LineView(std::string_view s = {}, const Bigrams* pairs = nullptr)
+      : std::string_view(s), bigrams(pairs) {}
   using std::string_view::find;  // a character, a pointer and a length
   // Inlined, as MayHave: the search itself is out of line.
   [[gnu::always_inline]] size_t find(std::string_view needle, size_t pos = 0) const {

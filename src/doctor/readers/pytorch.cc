@@ -15,7 +15,7 @@ namespace {
 constexpr char kEngine[] = "pytorch";
 
 // The parts of the allocator's message that may follow "Tried to allocate" on a wrapped line.
-bool ContinuesOom(std::string_view s) {
+bool ContinuesOom(const LineView& s) {
   return Has(s, "Of the allocated memory") || Has(s, "reserved by PyTorch but unallocated") ||
          Has(s, "memory in use") || Has(s, "total capacity") || Has(s, "total capacty") ||
          Has(s, "already allocated");
@@ -24,13 +24,13 @@ bool ContinuesOom(std::string_view s) {
 // "Tried to allocate X ...": true when the line is one (no other PyTorch line is then read).
 // A message wrapped after "Tried to allocate" is read again from the two lines joined.
 bool MatchAllocatorOom(const Line& line) {
-  std::string_view s = line.text;
+  LineView s = line.view();
   size_t tried = s.find("Tried to allocate");
   if (tried == std::string_view::npos) {
     if (line.joined.empty() || !ContinuesOom(s)) return false;
     s = line.joined;
     // Wrapped mid-word (a terminal's width), the two parts read whole only without a space.
-    auto keys = [](std::string_view t) {
+    auto keys = [](const LineView& t) {
       int n = 0;
       for (std::string_view k : {"total capacity of", "total capacty of", "of which",
                                  "this process has", "Of the allocated memory",

@@ -41,15 +41,16 @@ struct Line {
   // The previous line's message and this one's, joined by a space, when this line may continue
   // it (the same log prefix, or none): a message wrapped by a terminal or a log collector.
   // Empty otherwise. Readers look here only for a message that neither line holds whole.
-  std::string_view joined = {};
+  // With the byte pairs of both lines and of the joint, for fast Has().
+  LineView joined = {};
   // The previous line was a traceback frame (or this is an IPython "---->" line): a code line
   // here is part of the traceback, not of a notebook cell's source.
   bool after_frame = false;
   // The byte pairs of `text` (see view()); nullptr: none built.
   const Bigrams* bigrams = nullptr;
   // `joined` as a terminal wraps at its width, mid-word: the two parts with the spaces they had
-  // and none added. Empty when `joined` is.
-  std::string_view joined_tight = {};
+  // and none added. Empty when `joined` is. Its byte pairs are `joined`'s.
+  LineView joined_tight = {};
   // The previous line held PyTorch's allocator message or a part of it: this one may continue it
   // (a message wrapped over more than two lines).
   bool after_oom = false;
@@ -63,8 +64,8 @@ struct Line {
 // The text that holds `key` whole: the line, else the previous line's message and this one's
 // joined (at a space, or mid-word as a terminal wraps); "" when none does. A message the previous
 // line held whole is found there again: its event repeats, and the first one's values stand.
-inline std::string_view Whole(const Line& line, std::string_view key) {
-  if (Has(line.view(), key)) return line.text;
+inline LineView Whole(const Line& line, std::string_view key) {
+  if (Has(line.view(), key)) return line.view();
   if (Has(line.joined, key)) return line.joined;
   if (Has(line.joined_tight, key)) return line.joined_tight;
   return {};

@@ -115,7 +115,7 @@ void MatchProfile(const Line& line) {
   }
 }
 
-bool IsMaxLenError(std::string_view s) {
+bool IsMaxLenError(const LineView& s) {
   return (Has(s, "max seq len (") || Has(s, "max_model_len (")) &&
          (Has(s, "larger than the maximum number of tokens") || Has(s, "KV cache is needed"));
 }
@@ -187,7 +187,7 @@ void MatchKvCache(const Line& line) {
              Has(s, kEstimated) ||
              (Has(s, "maximum model length is") && Has(line.joined_tight, kEstimated))) {
     // The error's last sentence on a line of its own.
-    const std::string_view t = Has(s, kEstimated) ? std::string_view(s) : line.joined_tight;
+    const std::string_view t = Has(s, kEstimated) ? s : line.joined_tight;
     auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
     Set(e, Num::kEstimatedMaxModelLen, NumberAfter(t, kEstimated));
   }
