@@ -275,6 +275,8 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
     fmt::print(stderr, "vramfit check: {}environment not modelled (ignored): {}\n", where,
                fmt::join(cmd->unmodelled_env, " "));
   }
+  // A known image's entrypoint stands in for the launcher its tag has: not the user's word.
+  if (!inv.version.empty()) cmd->launcher.clear();
   if (engine->check_flags != nullptr) {
     const Status s = engine->check_flags(*cmd, version);
     if (!s.ok()) return fail(s.message());

@@ -559,6 +559,9 @@ endif()
 run_err(check_flag_of_a_later_release 2
         "--cpu-offload-gb: vLLM 0.5.2 has no such flag \\(`vllm serve` stops with"
         check --gpu a10 --engine vllm@0.5.2 -- vllm serve meta-llama-3-8b --cpu-offload-gb 4)
+run_err(check_vllm_serve_before_052 2
+        "`vllm serve`: vLLM 0.4.2 has no `vllm` command"
+        check --gpu a10 --engine vllm@0.4.2 -- vllm serve meta-llama-3-8b --max-model-len 4096)
 run_limited(fit_quantization_word 2 fit qwen3-4b-instruct-2507-awq --gpu 4090 --quantization
             "awq_marlin$(touch ${WORK}/pwned)")
 if(NOT last_err MATCHES "argument --quantization/-q: invalid choice")
@@ -1009,6 +1012,12 @@ run(tryout_docker_words 0 check --gpu 4090 -- docker run --gpus all vllm/vllm-op
     --model qwen3-8b --max-model-len 8192)
 if(NOT last_out MATCHES "vLLM 0.10 rules")
   message(SEND_ERROR "tryout_docker_words: '${last_out}'")
+endif()
+# An old tag's image runs its own launcher: the `vllm serve` that stands in for it is no refusal.
+run(tryout_docker_old_tag 0 check --gpu a100-80gb -- docker run --gpus all
+    vllm/vllm-openai:v0.4.2 --model meta-llama-3-8b --max-model-len 4096)
+if(NOT last_out MATCHES "vLLM 0.4 rules")
+  message(SEND_ERROR "tryout_docker_old_tag: '${last_out}'")
 endif()
 run(tryout_nohup_words 0 check --gpu 4090 -- nohup vllm serve qwen3-8b --max-model-len 8192
     --served-model-name "it's $HOME")

@@ -70,6 +70,9 @@ struct EngineCommand {
   }
   // Every flag name given, as written (`--name` or `-x`, no value): what check_flags checks.
   std::vector<std::string> given_flags;
+  // The launcher as the engine names it ("vllm serve", "python -m
+  // vllm.entrypoints.openai.api_server"); empty where the engine reads only one form.
+  std::string launcher;
 };
 
 // A container image that runs an engine: `docker run [options] IMAGE ARGS...` runs the image's

@@ -418,7 +418,7 @@ void Match(const Line& line) {
   // whole is found again, and its first event stands.
   bool wrapped = false;
   if (!kind && Has(line.joined_tight, "rror")) {
-    const LineView joined(line.joined_tight, nullptr);
+    const LineView& joined = line.joined_tight;  // with its byte pairs
     kind = ClassOf(joined);
     if (kind && SaysOutOfMemory(joined)) return;
     wrapped = kind.has_value();

@@ -268,6 +268,7 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   // arguments: true" for `--enforce-eager true`) and a switch given `=value`; `--no-NAME` of
   // a switch is BooleanOptionalAction's off, the default, so it undoes an earlier `--NAME`.
   const bool serve_form = cmd[launcher].ends_with("vllm");
+  out.launcher = serve_form ? "vllm serve" : "python -m vllm.entrypoints.openai.api_server";
   auto is_switch = [&](std::string_view name) {
     for (const auto& f : flags) {
       if (f.type_name == nullptr && name == f.name) return true;

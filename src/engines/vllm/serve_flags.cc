@@ -257,6 +257,19 @@ Status CheckServeFlags(const std::vector<std::string>& given, const std::string&
 }
 
 Status CheckCommandFlags(const EngineCommand& command, const std::string& version) {
+  if (command.launcher == "vllm serve" && !version.empty()) {
+    // The `vllm` command (vllm/scripts.py, PR #5090) came with v0.5.2; before it the package
+    // installs no console script, so the shell finds no `vllm`.
+    auto r = ParseRelease(version);
+    if (!r.ok()) return r.status();
+    if (!RulesFor(*r).serve_cli) {
+      return Status::InvalidArgument(fmt::format(
+          "`vllm serve`: vLLM {} has no `vllm` command (it came in 0.5.2, vllm/scripts.py, PR "
+          "#5090); that release starts its server with `python -m "
+          "vllm.entrypoints.openai.api_server --model MODEL ...`",
+          core::Printable(version)));
+    }
+  }
   return CheckServeFlags(command.given_flags, version);
 }
 
