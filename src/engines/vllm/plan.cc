@@ -539,9 +539,11 @@ Status ResolveSettings(Run& r) {
   r.plan.fits = true;
   if (auto refusal = vllm::ArchitectureRefusal(r.spec, version)) {
     r.Fail(refusal->stage, refusal->message);
+    r.plan.refusal = refusal->change;
   }
   if (auto refusal = vllm::RopeScalingRefusal(r.spec, r.rules, s.version)) {
     r.Fail(refusal->stage, refusal->message);
+    if (r.plan.refusal.empty()) r.plan.refusal = refusal->change;
   }
   if (md.refusal) r.Fail(md.refusal->stage, md.refusal->message);
   if (auto refusal =
@@ -608,6 +610,9 @@ Status Load(Run& r) {
         "are not modelled; add them (a draft of D parameters costs about 2 x D bytes per GPU in "
         "16 bits)",
         spec_method, s.draft_model.empty() ? "" : " ", s.draft_model));
+    r.plan.not_counted.push_back(fmt::format(
+        "the speculative draft model{}{} (not read): its weights and KV cache",
+        s.draft_model.empty() ? "" : " ", s.draft_model));
   } else if (separate_draft) {
     r.draft = &s.draft_inventory->spec;
   }
