@@ -465,7 +465,7 @@ Status ResolveSettings(Run& r) {
         s.v0_engine || r.rules.v0_only ? "the V0 engine" : "model runner V1"));
   }
   // Flags (vLLM's own checks where it has them).
-  VRAMFIT_RETURN_IF_ERROR(vllm::CheckKvCacheDtypeChoice(r.rules, s.kv_cache_dtype));
+  VRAMFIT_RETURN_IF_ERROR(vllm::CheckKvCacheDtypeChoice(r.rules, s.kv_cache_dtype, s.version));
   if (s.tensor_parallel_size < 1 || s.pipeline_parallel_size < 1 || s.data_parallel_size < 1) {
     return Invalid("--tensor-parallel-size, --pipeline-parallel-size and --data-parallel-size must "
                    "be >= 1");

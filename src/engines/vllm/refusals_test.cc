@@ -427,3 +427,35 @@ TEST(Flags, Qwen25VlProfilesTheDummyVideoUnlessVideosAreOff) {
 
 }  // namespace
 }  // namespace vramfit
+
+namespace vramfit::vllm {
+namespace {
+
+// vLLM 0.3.0-0.4.0 read --kv-cache-dtype from choices ['auto', 'fp8_e5m2'] (arg_utils.py, PR
+// #2279): the refusal names the release the user gave, and the fit knob and advice spell the
+// FP8 cache as those releases do.
+TEST(Refusals, KvCacheDtypeChoicesOfOldReleases) {
+  const Rules v042 = RulesFor(402);
+  const Status bad = CheckKvCacheDtypeChoice(v042, "fp8_e4m3", "0.4.2");
+  EXPECT_EQ(bad.message(),
+            "argument --kv-cache-dtype: invalid choice: 'fp8_e4m3' (choose from 'auto', 'fp8') "
+            "(vLLM 0.4.2)");
+  const Engine& engine = VllmEngine();
+  const auto kv = std::find_if(engine.knobs.begin(), engine.knobs.end(),
+                               [](const Knob& k) { return k.setting == Setting::kKvCacheDtype; });
+  ASSERT_NE(kv, engine.knobs.end());
+  const auto spelled = [&](const char* version) {
+    EngineSettings s;
+    s.version = version;
+    EXPECT_TRUE(kv->apply(*FindGpu("a10"), &s));
+    return s.kv_cache_dtype;
+  };
+  EXPECT_EQ(spelled("0.3.0"), "fp8_e5m2");
+  EXPECT_EQ(spelled("0.4.0"), "fp8_e5m2");
+  EXPECT_EQ(spelled("0.4.1"), "fp8");
+  EXPECT_EQ(spelled(""), "fp8");
+  EXPECT_TRUE(CheckKvCacheDtypeChoice(RulesFor(300), spelled("0.3.0"), "0.3.0").ok());
+}
+
+}  // namespace
+}  // namespace vramfit::vllm
