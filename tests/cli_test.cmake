@@ -556,6 +556,18 @@ run(plan_advice_v027 0 plan meta-llama-3-8b --gpu a10 --engine vllm@0.2.7 --max-
 if(last_out MATCHES "kv-cache-dtype")
   message(SEND_ERROR "plan_advice_v027: advice a release does not have: '${last_out}'")
 endif()
+# A release that refuses the model whatever the card: plan and fit point to the refusal and
+# the release that lifts it, never to larger GPUs.
+run(plan_refused_by_release 0 plan llama-3.1-8b-instruct --gpu h100 --engine vllm@0.4.3)
+string(CONCAT re "what fits: nothing, on any GPU: vLLM 0.4.3 cannot read [^\n]*"
+       "use --engine vllm@0.5.3.post1 or newer")
+if(NOT last_out MATCHES "${re}" OR last_out MATCHES "vramfit gpus")
+  message(SEND_ERROR "plan_refused_by_release: '${last_out}'")
+endif()
+run(fit_refused_by_release 0 fit mixtral-8x7b-instruct-v0.1 --gpu h200 --engine vllm@0.2.1)
+if(NOT last_out MATCHES "use --engine vllm@0.2.[0-9]+ or newer" OR last_out MATCHES "nothing fits")
+  message(SEND_ERROR "fit_refused_by_release: '${last_out}'")
+endif()
 run_err(check_flag_of_a_later_release 2
         "--cpu-offload-gb: vLLM 0.5.2 has no such flag \\(`vllm serve` stops with"
         check --gpu a10 --engine vllm@0.5.2 -- vllm serve meta-llama-3-8b --cpu-offload-gb 4)
@@ -622,8 +634,17 @@ endif()
 run(check_draft_unread 0 check --gpu h100 -- vllm serve llama-3.3-70b-instruct-fp8-dynamic -tp 2
     --max-model-len 16384
     --speculative-config "{\"model\": \"no-such/draft\", \"num_speculative_tokens\": 3}")
-if(NOT last_err MATCHES "draft model could not be read" OR NOT last_out MATCHES "was not read")
+if(NOT last_err MATCHES "draft model could not be read" OR NOT last_out MATCHES "was not read"
+   OR NOT last_out MATCHES "verdict: UNCERTAIN, fits only without what is not counted")
   message(SEND_ERROR "check_draft_unread: '${last_err}' / '${last_out}'")
+endif()
+# SGLang: an unread draft is never a plain "fits"; the JSON says what is not counted.
+run(check_sglang_draft_unread 0 check --gpu h100 --json -- python -m sglang.launch_server
+    --model-path qwen3-8b --context-length 8192 --speculative-algorithm EAGLE
+    --speculative-draft-model-path no-such/draft)
+if(NOT last_out MATCHES "\"confidence\": \"low\""
+   OR NOT last_out MATCHES "\"not_counted\": \[[^]]*no-such/draft \(not read\)")
+  message(SEND_ERROR "check_sglang_draft_unread: '${last_out}'")
 endif()
 
 # GGUF (issue 16): a tiny qwen3 model in a Q4_K_M-like mix, as a file and as the one model of

@@ -133,6 +133,11 @@ struct Plan {
   bool fits = false;
   std::optional<Stage> failure_stage;   // the first stage that fails
   std::string failure_message;          // the engine's own error text where it has one
+  // When the engine's release refuses the model or settings whatever the memory (an
+  // architecture the release predates, a config key it cannot read): what refuses and what to
+  // change, e.g. "vLLM 0.4.3 cannot load this model ...; use vLLM 0.5.3.post1 or newer". No
+  // card or knob fixes it, so the reports point here rather than at larger GPUs. "" otherwise.
+  std::string refusal;
   std::vector<std::string> notes;       // defaults applied, version mapping, log lines implied
   // Settings given that change nothing in this plan (a flag the engine's release does not act
   // on, as modelled), each with why: the CLI names them on stderr rather than drop them.
@@ -159,11 +164,16 @@ struct Plan {
   // free memory left at load), negative by how much the failing check falls short.
   // uncertainty_bytes: the spread of the plan's measured terms on this start-up (the engine's
   // validation errors, docs/validation.md). A margin inside it is a low-confidence verdict.
+  // not_counted: memory the run would hold that the plan leaves out because its input could not
+  // be read (a speculative draft model, a vision projector), each in words. A plan with any is a
+  // low-confidence verdict whatever its margin: that margin must also hold what is left out.
   int64_t margin_bytes = 0;
   uint64_t uncertainty_bytes = 0;
+  std::vector<std::string> not_counted;
   bool low_confidence() const {
-    return static_cast<uint64_t>(margin_bytes < 0 ? -margin_bytes : margin_bytes) <
-           uncertainty_bytes;
+    return !not_counted.empty() ||
+           static_cast<uint64_t>(margin_bytes < 0 ? -margin_bytes : margin_bytes) <
+               uncertainty_bytes;
   }
   std::string command;                  // the equivalent engine command line
   // A what-if quantization's label ("AWQ 4-bit g128") when the model planned is the

@@ -111,7 +111,11 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
     });
     EngineSettings s = settings;
     if (settings.kv_cache_dtype == "auto" && kv != engine.knobs.end() && kv->apply(gpu, &s)) {
-      const std::string change = Spell(flag(Setting::kKvCacheDtype), kv->value);
+      // The knob may spell its value for the release (vLLM 0.3-0.4.0: fp8_e5m2, not fp8).
+      const bool respelled = s.kv_cache_dtype != kv->value &&
+                             std::string_view(s.kv_cache_dtype).starts_with("fp8");
+      const std::string change =
+          Spell(flag(Setting::kKvCacheDtype), respelled ? s.kv_cache_dtype : kv->value);
       const bool said = std::any_of(remedies.begin(), remedies.end(), [&](const Remedy& r) {
         return r.change.find(change) != std::string::npos;
       });

@@ -251,6 +251,7 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
       return p.ok() ? Status::InvalidArgument(m.name + ": could not be prepared") : p.status();
     }
   }
+  std::string refusal;  // the release refuses the model whatever the card (Plan::refusal)
   // The requested settings must be plannable at all (the engine's own errors, e.g. a TP that
   // does not divide the heads), or the search would silently answer a different question.
   {
@@ -258,6 +259,7 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
     if (probe.max_model_len <= 0) probe.max_model_len = 0;
     auto p = searchers[0]->prepared()->MakePlan(req.cards[0], probe);
     if (!p.ok()) return p.status();
+    refusal = p->refusal;
   }
   VRAMFIT_RETURN_IF_ERROR(engine.check_context(models[0].inventory->spec, req.base,
                                                req.min_context,
@@ -392,7 +394,8 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
           ? fmt::format("{} tokens at {:.2f}x concurrency on {} is the nearest that fits",
                         GroupDigits(static_cast<uint64_t>(result.nearest->context)),
                         result.nearest->concurrency, CardText(*result.nearest))
-          : std::string("nothing fits at all, not even one short request");
+          : !refusal.empty() ? refusal
+                             : std::string("nothing fits at all, not even one short request");
   switch (req.goal) {
     case FitGoal::kContext:
       // Without --min-context, any context would do: "no context fits", not ">= 0 tokens".

@@ -121,10 +121,23 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
   }
   out += PipelineText(p);
   if (p.fits) {
-    out += fmt::format("verdict: fits. GPU KV cache size: {} tokens; maximum concurrency for {} "
-                       "tokens per request: {:.2f}x\n", GroupDigits(p.kv_cache_tokens),
+    // Memory left out of the plan makes "fits" a claim it cannot back: never a plain fits.
+    out += fmt::format("verdict: {}. GPU KV cache size: {} tokens; maximum concurrency for {} "
+                       "tokens per request: {:.2f}x\n",
+                       p.not_counted.empty() ? "fits" : "UNCERTAIN, fits only without what is "
+                                                        "not counted",
+                       GroupDigits(p.kv_cache_tokens),
                        GroupDigits(static_cast<uint64_t>(p.max_model_len)), p.max_concurrency);
-    if (p.low_confidence()) {
+    if (!p.not_counted.empty()) {
+      std::string parts;
+      for (const std::string& n : p.not_counted) {
+        parts += (parts.empty() ? "" : "; ") + core::Printable(n);
+      }
+      out += fmt::format(
+          "confidence: low. NOT COUNTED: {}. The {} of headroom must also hold it, which the "
+          "plan cannot check: treat this as may not fit until it is counted\n",
+          parts, FormatBytes(static_cast<uint64_t>(p.margin_bytes < 0 ? 0 : p.margin_bytes)));
+    } else if (p.low_confidence()) {
       out += fmt::format(
           "confidence: low. {} of headroom is inside the plan's measured error (±{}); to be "
           "safe, take a change below that leaves more\n",
@@ -141,6 +154,8 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
       out += fmt::format("  {:<40} {} ({})\n", core::Printable(a.change),
                          core::Printable(a.effect), core::Printable(a.cost));
     }
+  } else if (!p.fits && !p.refusal.empty()) {
+    out += fmt::format("what fits: nothing, on any GPU: {}\n", core::Printable(p.refusal));
   } else if (!p.fits) {
     out += "what fits: nothing tried fits on this GPU; see `vramfit gpus` for larger cards\n";
   }
@@ -165,6 +180,7 @@ std::string RenderPlanJson(const Plan& p, const std::vector<Advice>& advice,
   j["failure_stage"] = p.failure_stage ? nlohmann::ordered_json(StageName(*p.failure_stage))
                                        : nlohmann::ordered_json(nullptr);
   j["failure_message"] = p.failure_message;
+  j["refusal"] = p.refusal;  // "" unless the release refuses whatever the memory
   j["gpu"] = {{"id", p.gpu.id}, {"name", p.gpu.name}, {"count", p.gpu_count}};
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   for (const GpuPlan& g : p.gpus) gpus.push_back(GpuJson(g, o.explain));
@@ -198,6 +214,7 @@ std::string RenderPlanJson(const Plan& p, const std::vector<Advice>& advice,
   j["margin_bytes"] = p.margin_bytes;
   j["uncertainty_bytes"] = p.uncertainty_bytes;
   j["confidence"] = p.low_confidence() ? "low" : "high";
+  j["not_counted"] = p.not_counted;  // left out of the plan (unread inputs): confidence is low
   j["settings"] = report::SettingsJson(p.resolved);
   nlohmann::ordered_json adv = nlohmann::ordered_json::array();
   for (const Advice& a : advice)

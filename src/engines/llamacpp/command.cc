@@ -286,6 +286,7 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
       }
     } else {
       out.unmodelled_env.push_back(core::Printable(a));
+      base.kept_env.push_back(a);
     }
   }
   if (first < argv.size() && Base(argv[first]) == "llama-cli") base.program = Program::kCli;
@@ -365,14 +366,20 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
       if (name == f.name) spec = &f;
     }
     bool valued = false;
+    // Flags the plan does not read stay in the printed command as given (CommandLine).
     if (spec == nullptr && HasNoMemoryEffect(name, &valued)) {
-      if (valued && eq == std::string::npos && i + 1 < argv.size()) ++i;
+      base.kept_args.push_back(a);
+      if (valued && eq == std::string::npos && i + 1 < argv.size()) {
+        base.kept_args.push_back(argv[++i]);
+      }
       out.ReadWithoutMemoryEffect(name);
       continue;
     }
     if (spec == nullptr) {
       std::string shown = core::Printable(a);
+      base.kept_args.push_back(a);
       if (eq == std::string::npos && i + 1 < argv.size() && argv[i + 1].rfind("-", 0) != 0) {
+        base.kept_args.push_back(argv[i + 1]);
         shown += " " + core::Printable(argv[++i]);
       }
       out.unmodelled_flags.push_back(std::move(shown));
@@ -436,7 +443,10 @@ std::string CommandLine(const Inventory& inv, const LlamaCppSettings& s) {
   if (!s.mmap) c += " --no-mmap";
   if (!s.mmproj.empty()) c += " --mmproj " + word(s.mmproj);
   if (!s.mmproj_offload) c += " --no-mmproj-offload";
-  return c;
+  for (const std::string& w : s.kept_args) c += " " + word(w);
+  std::string env;
+  for (const std::string& w : s.kept_env) env += word(w) + " ";
+  return env + c;
 }
 
 }  // namespace vramfit::llamacpp

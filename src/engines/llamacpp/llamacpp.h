@@ -65,6 +65,11 @@ struct LlamaCppOptions : EngineOptions {
   // --no-mmproj-offload: the vision projector and its encoder stay on the CPU. The projector
   // file itself is EngineSettings::mmproj / mmproj_header.
   bool mmproj_offload = true;
+  // The words of the user's command the plan does not read (flags not modelled or without a
+  // memory effect, with their values; environment assignments), as given: the printed command
+  // keeps them, so that pasting it starts the same server.
+  std::vector<std::string> kept_args;
+  std::vector<std::string> kept_env;
 };
 
 // The settings as one struct: the neutral part and llama.cpp's own.

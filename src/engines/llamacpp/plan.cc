@@ -432,6 +432,9 @@ Status Mmproj(Run& r) {
     r.notes.push_back(fmt::format("the vision projector {} was not read: its weights and "
                                   "encoder compute buffer are not modelled",
                                   core::Printable(r.s.mmproj)));
+    r.plan.not_counted.push_back(fmt::format(
+        "the vision projector {} (not read): its weights and encoder compute buffer",
+        core::Printable(r.s.mmproj)));
     return Status::Ok();
   }
   auto p = ReadProjector(*r.s.mmproj_header);

@@ -367,6 +367,22 @@ TEST_F(LlamaCppPlanTest, UbatchZeroIsTheBatch) {
   EXPECT_NE(zero->command.find(" -ub 0"), std::string::npos) << zero->command;
 }
 
+// The printed command keeps what the plan does not read, as given: --port and its value, a
+// flag vramfit does not know with its value, and an environment assignment.
+TEST_F(LlamaCppPlanTest, PrintedCommandKeepsFlagsItDoesNotRead) {
+  auto cmd = ReadLlamaCppCommand({"LLAMA_CACHE=/models", "llama-server", "-m", "x.gguf", "-c",
+                                  "8192", "--port", "8081", "--some-new-flag", "7", "--jinja"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  auto s = ReadFlags(cmd->flags, ToLlamaCppSettings(cmd->settings));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto p = Plan(Llama3(), *s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->command.rfind("LLAMA_CACHE=/models llama-server -m ", 0), 0u) << p->command;
+  EXPECT_NE(p->command.find(" --port 8081"), std::string::npos) << p->command;
+  EXPECT_NE(p->command.find(" --some-new-flag 7"), std::string::npos) << p->command;
+  EXPECT_NE(p->command.find(" --jinja"), std::string::npos) << p->command;
+}
+
 TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
   const std::vector<std::string> argv = {
       "CUDA_VISIBLE_DEVICES=0,1", "/opt/llama.cpp/build/bin/llama-server", "-m", "x.gguf",

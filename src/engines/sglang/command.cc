@@ -147,7 +147,9 @@ std::string LaunchCommand(const std::string& model, const SglangSettings& s,
          ShellWord(fmt::format("{{\"image\": {}}}", s.images_per_request));
   }
   if (!s.mm_attention_backend.empty()) c += " --mm-attention-backend " + s.mm_attention_backend;
+  for (const std::string& w : s.kept_args) c += " " + ShellWord(w);
   std::string env;
+  for (const std::string& w : s.kept_env) env += ShellWord(w) + " ";
   if (s.image_max_pixels > 0) env += fmt::format("{}={} ", kEnvImagePixels, s.image_max_pixels);
   if (s.allow_long_max_model_len && in.max_model_len > 0) {
     env += std::string(kEnvAllowLong) + "=1 ";
@@ -187,8 +189,9 @@ Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
                         kEnvImagePixels, core::Printable(value)));
       }
       env.image_max_pixels = v;
-    } else if (name != kEnvDevices && seen.insert(name).second) {
-      out.unmodelled_env.push_back(core::Printable(name));
+    } else if (name != kEnvDevices) {
+      env.kept_env.push_back(cmd[i]);
+      if (seen.insert(name).second) out.unmodelled_env.push_back(core::Printable(name));
     }
   }
   size_t at = 0;
@@ -222,6 +225,13 @@ Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
     // Words that are not the server parser's: `sglang serve --model-type`, the router's
     // options, and any the lists lack (check_flags refuses those, an abbreviation of several
     // included). Named, their values with them.
+    // The words of a flag the plan does not read, kept for the printed command.
+    auto keep = [&](const std::vector<std::string>& values) {
+      env.kept_args.push_back(word);
+      if (eq == std::string::npos) {
+        env.kept_args.insert(env.kept_args.end(), values.begin(), values.end());
+      }
+    };
     const bool serve_own = kind == Launcher::kServe && written == kServeModelType;
     const bool router_own = kind == Launcher::kRouter && written.starts_with(kRouterPrefix);
     const ServerFlag* flag = serve_own || router_own ? nullptr : FindServerFlag(written, ~0u);
@@ -232,6 +242,8 @@ Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
         VRAMFIT_RETURN_IF_ERROR(TakeValues(cmd, written, serve_own ? '1' : '*', &at, &values));
       }
       name_once(core::Printable(written));
+      // The printed command is launch_server's: the launcher's own options stay with it.
+      if (!serve_own && !router_own) keep(values);
       continue;
     }
     out.given_flags.push_back(written);
@@ -261,6 +273,7 @@ Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
       } else {
         out.ReadWithoutMemoryEffect(std::string(real));
       }
+      keep(values);
       continue;
     }
     // argparse keeps the last value of a repeated flag.

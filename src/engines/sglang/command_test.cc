@@ -35,6 +35,30 @@ TEST(SglangCommand, ReadsALaunchServerLine) {
   EXPECT_EQ(s->override_context_len, 65536);
   EXPECT_EQ(s->max_num_batched_tokens, -1);
   EXPECT_TRUE(s->enforce_eager);
+  // The printed command keeps every word the plan does not read, so pasting it starts the
+  // same server: --host and the hierarchical cache flags with their values, NCCL_DEBUG.
+  EXPECT_EQ(s->kept_args, (std::vector<std::string>{"--host", "0.0.0.0",
+                                                    "--enable-hierarchical-cache",
+                                                    "--hicache-ratio", "2"}));
+  const std::string line = LaunchCommand("Qwen/Qwen3-8B", *s, *s);
+  EXPECT_EQ(line.rfind("NCCL_DEBUG=INFO python -m sglang.launch_server", 0), 0u) << line;
+  EXPECT_NE(line.find(" --host 0.0.0.0 --enable-hierarchical-cache --hicache-ratio 2"),
+            std::string::npos) << line;
+}
+
+// Flags named as not modelled (EAGLE's steps and top-k) stay in the printed command as given.
+TEST(SglangCommand, PrintedCommandKeepsSpeculativeFlagsItDoesNotModel) {
+  auto c = ReadLaunchCommand({"python", "-m", "sglang.launch_server", "--model-path", "m",
+                              "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+                              "--speculative-eagle-topk=4", "--speculative-num-draft-tokens",
+                              "8"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto s = Settings(*c);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const std::string line = LaunchCommand("m", *s, *s);
+  EXPECT_NE(line.find(" --speculative-num-steps 3 --speculative-eagle-topk=4"),
+            std::string::npos) << line;
+  EXPECT_NE(line.find(" --speculative-num-draft-tokens 8"), std::string::npos) << line;
 }
 
 // Nothing written is passed over unnamed: an abbreviation argparse expands to one option is

@@ -357,6 +357,9 @@ void Draft(Run& r) {
   } else {
     r.plan.notes.push_back("speculative decoding: the draft model was not read; its weights and "
                            "KV cache are not modelled");
+    r.plan.not_counted.push_back(fmt::format(
+        "the speculative draft model{}{} (not read): its weights, KV cache and graphs",
+        r.s.draft_model.empty() ? "" : " ", r.s.draft_model));
     return;
   }
   r.draft = weights + static_cast<uint64_t>(r.pool.tokens) * cell +

@@ -305,6 +305,28 @@ TEST(Sglang, SpeculativeDraftComesOutOfTheReserve) {
   EXPECT_EQ(a->kv_needed_bytes / static_cast<uint64_t>(a->max_model_len), 61u * 576 * 2);
 }
 
+// EAGLE with a draft model that could not be read (offline): its weights and KV are left out,
+// so the plan may not call it a plain fit; the same model and card with the draft read (here
+// NEXTN on the checkpoint's own layers) is a high-confidence fit.
+TEST(Sglang, UnreadDraftIsNotCountedAndNotAPlainFit) {
+  const Inventory inv = Catalog("qwen3-8b");
+  SglangSettings s;
+  s.max_model_len = 8192;
+  const auto plain = PlanSglang(inv, Gpu("H100"), s);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->not_counted.empty());
+  EXPECT_FALSE(plain->low_confidence());
+  s.speculative_algorithm = "EAGLE";
+  s.draft_model = "some-org/unreadable-draft";
+  const auto p = PlanSglang(inv, Gpu("H100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->not_counted.size(), 1u);
+  EXPECT_EQ(p->not_counted[0],
+            "the speculative draft model some-org/unreadable-draft (not read): its weights, KV "
+            "cache and graphs");
+  EXPECT_TRUE(p->low_confidence());
+}
+
 // Qwen2.5-VL-7B, one image at SGLang's default 12,845,056 pixels (= the processor's): 16,384
 // prompt tokens, 65,536 patches (2 x 2 merge). Per patch: pixel_values 3 x 2 x 14 x 14 = 1,176
 // values in float32 and bf16 (7,056 B), rotary cos and sin 3 x 80 x 4 = 960 B, the widest

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "vramfit/gpu.h"
 #include "vramfit/inventory.h"
@@ -60,6 +61,11 @@ struct SglangOptions : EngineOptions {
   int64_t images_per_request = -1;
   int64_t image_max_pixels = 0;
   std::string mm_attention_backend;
+  // The words of the user's command the plan does not read (flags not modelled or without a
+  // memory effect, with their values; environment assignments likewise), as given: the printed
+  // command keeps them, so that pasting it starts the same server.
+  std::vector<std::string> kept_args;
+  std::vector<std::string> kept_env;
 };
 
 struct SglangSettings : EngineSettings, SglangOptions {};

@@ -155,7 +155,9 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (s.max_pixels > 0) {
     c += " --mm-processor-kwargs " + ShellWord(fmt::format("{{\"max_pixels\":{}}}", s.max_pixels));
   }
+  for (const std::string& w : s.kept_args) c += " " + ShellWord(w);
   std::string env;
+  for (const std::string& w : s.kept_env) env += ShellWord(w) + " ";
   // Releases before 0.8 run V0 without the variable (the plan sets v0_engine for them).
   if (s.v0_engine && in.v0_engine) env += std::string(kEnvV1) + "=0 ";
   if (s.allow_long_max_model_len && in.max_model_len > 0) env += std::string(kEnvAllowLong) + "=1 ";
@@ -227,8 +229,9 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
       // vllm/envs.py reads it as text; get_pp_indices splits it (checked by the plan, which
       // knows the layer count).
       env.pp_layer_partition = value;
-    } else if (name != kEnvDevices && unmodelled.insert(name).second) {
-      out.unmodelled_env.push_back(core::Printable(name));
+    } else if (name != kEnvDevices) {
+      env.kept_env.push_back(cmd[i]);
+      if (unmodelled.insert(name).second) out.unmodelled_env.push_back(core::Printable(name));
     }
   }
   const size_t at = AfterLauncher(cmd, launcher, &out.model);
@@ -352,6 +355,9 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
       out.flags.emplace_back(flags[i].name, "");
     }
   }
+  // What the parser left (flags the table lacks, with their values) stays in the printed
+  // command as given (ServeCommand).
+  env.kept_args = parser.remaining();
   for (const std::string& a : parser.remaining()) {
     // A long flag, or a short one such as `-O3` (a negative number is a value).
     if (a.size() < 2 || a[0] != '-' ||

@@ -170,9 +170,14 @@ const char* FlagName(Setting s) {
 
 // The fit knobs: each leaves a setting the user gave alone (the search checks which were
 // given), and changes nothing where vLLM's default is already the value.
+// v0.3.0-v0.4.0 have no "fp8" choice, only "fp8_e5m2" (arg_utils.py choices=['auto',
+// 'fp8_e5m2'], PR #2279; "fp8" from v0.4.1, Rules::kv_fp8): the same halving in their spelling.
 bool Fp8Kv(const GpuSpec&, EngineSettings* s) {
   if (s->kv_cache_dtype != "auto") return false;
-  s->kv_cache_dtype = "fp8";
+  const Result<int> release =
+      s->version.empty() ? Result<int>(kNewestModelled) : ParseRelease(s->version);
+  const Rules rules = RulesFor(release.ok() ? *release : kNewestModelled);
+  s->kv_cache_dtype = !rules.kv_fp8 && rules.kv_fp8_e5m2 ? "fp8_e5m2" : "fp8";
   return true;
 }
 bool Eager(const GpuSpec&, EngineSettings* s) {

@@ -197,6 +197,17 @@ TEST(Fit, AGoalThatCannotBeMetSaysSoAndShowsTheNearest) {
   EXPECT_FALSE(none->met);
   EXPECT_FALSE(none->nearest.has_value());
   EXPECT_NE(none->unmet.find("nothing fits at all"), std::string::npos) << none->unmet;
+  // A release that refuses the model whatever the card: the sentence names the refusal and the
+  // release to use, not "nothing fits".
+  const Inventory llama31 = Catalog("llama-3.1-8b-instruct");
+  FitRequest old = OneCard("h100");
+  old.base.version = "0.4.3";
+  auto refused = Fit(vllm::VllmEngine(), {{"llama-3.1-8b-instruct", &llama31}}, old);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_FALSE(refused->met);
+  EXPECT_NE(refused->unmet.find("use --engine vllm@0.5.3.post1 or newer"), std::string::npos)
+      << refused->unmet;
+  EXPECT_EQ(refused->unmet.find("nothing fits at all"), std::string::npos) << refused->unmet;
 }
 
 TEST(Fit, BadRequests) {

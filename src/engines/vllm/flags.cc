@@ -410,13 +410,15 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   return s;
 }
 
-Status CheckKvCacheDtypeChoice(const Rules& rules, const std::string& value) {
+Status CheckKvCacheDtypeChoice(const Rules& rules, const std::string& value,
+                               const std::string& version) {
+  const std::string& release = version.empty() ? rules.text : version;
   if (value == "auto") return Status::Ok();
   if (!rules.kv_cache_dtype_flag) {
     return Status::InvalidArgument(fmt::format(
         "--kv-cache-dtype {}: vLLM {} has no such flag (the server stops with \"unrecognized "
         "arguments\"); an FP8 KV cache came with vLLM 0.3.0 (PR #2279)",
-        core::Printable(value), rules.text));
+        core::Printable(value), release));
   }
   if (rules.kv_fp8 && rules.kv_fp8_e5m2 && rules.kv_fp8_e4m3) return Status::Ok();
   // v0.3.0-v0.4.2: argparse's choices, in arg_utils.py's order.
@@ -429,7 +431,7 @@ Status CheckKvCacheDtypeChoice(const Rules& rules, const std::string& value) {
   for (const std::string& c : choices) list += (list.empty() ? "'" : ", '") + c + "'";
   return Status::InvalidArgument(
       fmt::format("argument --kv-cache-dtype: invalid choice: '{}' (choose from {}) (vLLM {})",
-                  core::Printable(value), list, rules.text));
+                  core::Printable(value), list, release));
 }
 
 }  // namespace vramfit::vllm

@@ -29,7 +29,10 @@ bool SpeculativeUsesOwnLayers(std::string_view method);
 
 // --kv-cache-dtype `value` against the choices of the rules' release (Rules::kv_cache_dtype_flag
 // and the kv_fp8 fields): argparse's own refusal for a flag or a choice the release has not.
-Status CheckKvCacheDtypeChoice(const Rules& rules, const std::string& value);
+// `version` is the release as the user gave it ("0.4.2"), named in the message ("": the
+// rules' release line).
+Status CheckKvCacheDtypeChoice(const Rules& rules, const std::string& value,
+                               const std::string& version = "");
 
 // A token count as vLLM parses it: 32768, 25.6k (decimal), 16K (binary). Names `flag` in errors.
 Result<int64_t> ParseHumanInt(const std::string& flag, const std::string& text);

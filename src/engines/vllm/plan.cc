@@ -465,7 +465,7 @@ Status ResolveSettings(Run& r) {
         s.v0_engine || r.rules.v0_only ? "the V0 engine" : "model runner V1"));
   }
   // Flags (vLLM's own checks where it has them).
-  VRAMFIT_RETURN_IF_ERROR(vllm::CheckKvCacheDtypeChoice(r.rules, s.kv_cache_dtype));
+  VRAMFIT_RETURN_IF_ERROR(vllm::CheckKvCacheDtypeChoice(r.rules, s.kv_cache_dtype, s.version));
   if (s.tensor_parallel_size < 1 || s.pipeline_parallel_size < 1 || s.data_parallel_size < 1) {
     return Invalid("--tensor-parallel-size, --pipeline-parallel-size and --data-parallel-size must "
                    "be >= 1");
@@ -539,9 +539,11 @@ Status ResolveSettings(Run& r) {
   r.plan.fits = true;
   if (auto refusal = vllm::ArchitectureRefusal(r.spec, version)) {
     r.Fail(refusal->stage, refusal->message);
+    r.plan.refusal = refusal->change;
   }
   if (auto refusal = vllm::RopeScalingRefusal(r.spec, r.rules, s.version)) {
     r.Fail(refusal->stage, refusal->message);
+    if (r.plan.refusal.empty()) r.plan.refusal = refusal->change;
   }
   if (md.refusal) r.Fail(md.refusal->stage, md.refusal->message);
   if (auto refusal =
@@ -608,6 +610,9 @@ Status Load(Run& r) {
         "are not modelled; add them (a draft of D parameters costs about 2 x D bytes per GPU in "
         "16 bits)",
         spec_method, s.draft_model.empty() ? "" : " ", s.draft_model));
+    r.plan.not_counted.push_back(fmt::format(
+        "the speculative draft model{}{} (not read): its weights and KV cache",
+        s.draft_model.empty() ? "" : " ", s.draft_model));
   } else if (separate_draft) {
     r.draft = &s.draft_inventory->spec;
   }

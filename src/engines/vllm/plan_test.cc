@@ -392,6 +392,24 @@ TEST(Vllm, CheckReadsVllmUseFlashInferSampler) {
   EXPECT_EQ(p->command.rfind("VLLM_USE_FLASHINFER_SAMPLER=1 vllm serve", 0), 0u) << p->command;
 }
 
+// The printed command keeps every word the plan does not read, as given, so pasting it starts
+// the same server: --port and --served-model-name with their values, a flag the table lacks,
+// an environment variable not modelled.
+TEST(Vllm, PrintedCommandKeepsFlagsItDoesNotRead) {
+  auto cmd = vllm::ReadServeCommand({"HF_HOME=/data", "vllm", "serve", "Qwen/Qwen3-8B", "--port",
+                                     "8001", "--served-model-name", "q", "--max-model-len",
+                                     "16000", "--enable-prefix-caching"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), *s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->command.rfind("HF_HOME=/data vllm serve Qwen/Qwen3-8B", 0), 0u) << p->command;
+  EXPECT_NE(p->command.find(" --port 8001"), std::string::npos) << p->command;
+  EXPECT_NE(p->command.find(" --served-model-name q"), std::string::npos) << p->command;
+  EXPECT_NE(p->command.find(" --enable-prefix-caching"), std::string::npos) << p->command;
+}
+
 TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
   // VllmConfig.use_v2_model_runner without VLLM_USE_V2_MODEL_RUNNER: Qwen3ForCausalLM neither MoE
   // nor quantized from v0.22 (PR #39337), Llama and Mistral too from v0.23 (PR #43458), their

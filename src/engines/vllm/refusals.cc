@@ -340,7 +340,11 @@ std::optional<Refusal> ArchitectureRefusal(const ModelSpec& spec, int release) {
                                  "Supported architectures: dict_keys([...]) (vLLM {} predates "
                                  "it: first served by vLLM {}, PR {})",
                                  arch, ReleaseName(release), ReleaseName(a.first_release),
-                                 a.pr)};
+                                 a.pr),
+                     fmt::format("vLLM {} does not have {} (first served by vLLM {}): no GPU "
+                                 "or setting changes that; use --engine vllm@{} or newer",
+                                 ReleaseName(release), arch, ReleaseName(a.first_release),
+                                 ReleaseName(a.first_release))};
     }
   }
   return std::nullopt;
@@ -363,7 +367,11 @@ std::optional<Refusal> RopeScalingRefusal(const ModelSpec& spec, const Rules& ru
                   "must be a dictionary with two fields, `type` and `factor`\")",
                   version.empty() ? rules.text : version,
                   at_config ? "vllm/config.py _get_and_verify_max_len"
-                            : "the attention layer's get_rope")};
+                            : "the attention layer's get_rope"),
+      fmt::format("vLLM {} cannot read this checkpoint's rope_scaling (\"rope_type\": "
+                  "\"llama3\"): no GPU or setting changes that; use --engine vllm@0.5.3.post1 "
+                  "or newer",
+                  version.empty() ? rules.text : version)};
 }
 
 }  // namespace vramfit::vllm

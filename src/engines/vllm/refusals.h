@@ -21,6 +21,9 @@ namespace vramfit::vllm {
 struct Refusal {
   Stage stage = Stage::kStartup;
   std::string message;  // vLLM's text
+  // Set when only another release lifts it (whatever the card or knobs): what refuses and the
+  // release to use instead, as Plan::refusal says it. "" otherwise.
+  std::string change;
 };
 
 // The GPU's compute capability as vLLM compares it (8.9 -> 89); 0 when unknown (a GPU given by

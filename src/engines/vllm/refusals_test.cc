@@ -161,6 +161,10 @@ TEST(Refusals, ArchitecturesNewerThanAnOldV0Release) {
     return PlanVllm(Catalog(model), Gpu("h200"), s)->failure_stage;
   };
   EXPECT_EQ(stage("gemma-3-27b-it", "0.7.3"), Stage::kStartup);  // Gemma 3 arrived in 0.8.0
+  s.version = "0.7.3";
+  EXPECT_EQ(PlanVllm(Catalog("gemma-3-27b-it"), Gpu("h200"), s)->refusal,
+            "vLLM 0.7.3 does not have Gemma3ForConditionalGeneration (first served by vLLM "
+            "0.8.0): no GPU or setting changes that; use --engine vllm@0.8.0 or newer");
   EXPECT_NE(stage("gemma-3-27b-it", "0.8.0"), Stage::kStartup);
   EXPECT_EQ(stage("deepseek-v3", "0.6.5"), Stage::kStartup);  // DeepSeek-V3 in 0.6.6
   EXPECT_NE(stage("deepseek-v3", "0.6.6"), Stage::kStartup);
@@ -184,6 +188,11 @@ TEST(Refusals, Llama31RopeTypeBeforeV053Post1) {
                                        0),
             0u)
       << v044.failure_message;
+  // No card or knob lifts it: the plan says so and names the release that does.
+  EXPECT_EQ(v044.refusal,
+            "vLLM 0.4.3 cannot read this checkpoint's rope_scaling (\"rope_type\": \"llama3\"): "
+            "no GPU or setting changes that; use --engine vllm@0.5.3.post1 or newer");
+  EXPECT_EQ(plan("0.5.4").refusal, "");
   EXPECT_EQ(plan("0.2.1").failure_stage, Stage::kLoad);  // get_rope, when the model is built
   EXPECT_EQ(plan("0.5.3").failure_stage, Stage::kStartup);
   EXPECT_NE(plan("0.5.3.post1").failure_stage, Stage::kStartup);
@@ -418,3 +427,35 @@ TEST(Flags, Qwen25VlProfilesTheDummyVideoUnlessVideosAreOff) {
 
 }  // namespace
 }  // namespace vramfit
+
+namespace vramfit::vllm {
+namespace {
+
+// vLLM 0.3.0-0.4.0 read --kv-cache-dtype from choices ['auto', 'fp8_e5m2'] (arg_utils.py, PR
+// #2279): the refusal names the release the user gave, and the fit knob and advice spell the
+// FP8 cache as those releases do.
+TEST(Refusals, KvCacheDtypeChoicesOfOldReleases) {
+  const Rules v042 = RulesFor(402);
+  const Status bad = CheckKvCacheDtypeChoice(v042, "fp8_e4m3", "0.4.2");
+  EXPECT_EQ(bad.message(),
+            "argument --kv-cache-dtype: invalid choice: 'fp8_e4m3' (choose from 'auto', 'fp8') "
+            "(vLLM 0.4.2)");
+  const Engine& engine = VllmEngine();
+  const auto kv = std::find_if(engine.knobs.begin(), engine.knobs.end(),
+                               [](const Knob& k) { return k.setting == Setting::kKvCacheDtype; });
+  ASSERT_NE(kv, engine.knobs.end());
+  const auto spelled = [&](const char* version) {
+    EngineSettings s;
+    s.version = version;
+    EXPECT_TRUE(kv->apply(*FindGpu("a10"), &s));
+    return s.kv_cache_dtype;
+  };
+  EXPECT_EQ(spelled("0.3.0"), "fp8_e5m2");
+  EXPECT_EQ(spelled("0.4.0"), "fp8_e5m2");
+  EXPECT_EQ(spelled("0.4.1"), "fp8");
+  EXPECT_EQ(spelled(""), "fp8");
+  EXPECT_TRUE(CheckKvCacheDtypeChoice(RulesFor(300), spelled("0.3.0"), "0.3.0").ok());
+}
+
+}  // namespace
+}  // namespace vramfit::vllm

@@ -70,6 +70,11 @@ struct VllmOptions : EngineOptions {
   int64_t pipeline_stage = -1;
   int64_t stage_first_layer = 0;
   int64_t stage_layers = 0;
+  // The words of the user's command the plan does not read (flags not modelled or without a
+  // memory effect, with their values; environment assignments), as given: the printed command
+  // keeps them, so that pasting it starts the same server.
+  std::vector<std::string> kept_args;
+  std::vector<std::string> kept_env;
 };
 
 // The user's vLLM settings: the engine-neutral part (version "0.10" ...; empty: the newest
