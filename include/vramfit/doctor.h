@@ -10,8 +10,8 @@
 // see docs/doctor.md (weights_too_large, dequantized_copy, unsharded_slice, kv_too_long_context,
 // kv_too_many_sequences, kv_no_memory, cudagraph_capture, multimodal_encoder, static_cache,
 // activation_peak, sampler_warmup, kernel_warmup, other_process, fragmentation, fp16_fallback,
-// offload_dequantized, compute_buffer, host_memory), and not_out_of_memory: the log's failure is
-// another error (Diagnosis::other_error).
+// offload_dequantized, compute_buffer, host_memory), not_out_of_memory: the log's failure is
+// another error (Diagnosis::other_error), and undetermined: the log does not say which.
 #ifndef VRAMFIT_DOCTOR_H_
 #define VRAMFIT_DOCTOR_H_
 

@@ -199,7 +199,8 @@ class Diagnosis:
     evidence: List[Any] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
     # {kind, line, text, usual_cause}: the failure when cause is "not_out_of_memory", else
-    # another error the log shows beside the out-of-memory; None when none.
+    # another error the log shows beside the out-of-memory; None when none. Cause
+    # "undetermined": the log does not say whether the failure was an out-of-memory.
     other_error: Optional[Dict[str, Any]] = None
     log: Dict[str, Any] = field(default_factory=dict)
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
