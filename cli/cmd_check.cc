@@ -231,6 +231,13 @@ std::string DownloadedModelHint(const Engine& engine, const std::string& model) 
   return "";
 }
 
+// check's exit code is a deploy gate: 0 only for a plain "fits". A plan that fits only without
+// memory it could not count (an unread draft model or projector: `not_counted`, verdict
+// UNCERTAIN) exits 1 like a predicted failure, since the launch may still run out of memory.
+int CheckExit(const Plan& plan) {
+  return plan.fits && plan.not_counted.empty() ? kExitOk : kExitCheckFails;
+}
+
 // Checks one engine command: prints its diagnostics, puts its report in *out, returns its
 // exit code. `version` is the --<engine>-version given ("" for none).
 int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string version,
@@ -342,11 +349,11 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   if (!run.html.empty()) {
     const Status s = WriteHtmlFile(run.html, RenderPlanHtml(*plan, advice));
     if (!s.ok()) return fail(s.message());
-    if (run.html == "-") return plan->fits ? kExitOk : kExitCheckFails;
+    if (run.html == "-") return CheckExit(*plan);
   }
   *out = run.json ? RenderPlanJson(*plan, advice, {}) : RenderPlanText(*plan, advice, {});
   if (run.json && run.headers && !out->empty() && out->back() == '\n') out->pop_back();
-  return plan->fits ? kExitOk : kExitCheckFails;
+  return CheckExit(*plan);
 }
 }  // namespace
 

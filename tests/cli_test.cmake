@@ -631,15 +631,16 @@ run(check_draft_model 0 check --gpu h100 -- vllm serve llama-3.3-70b-instruct-fp
 if(NOT last_out MATCHES "draft model llama-3.1-8b-instruct adds")
   message(SEND_ERROR "check_draft_model: no draft weights in '${last_out}'")
 endif()
-run(check_draft_unread 0 check --gpu h100 -- vllm serve llama-3.3-70b-instruct-fp8-dynamic -tp 2
+run(check_draft_unread 1 check --gpu h100 -- vllm serve llama-3.3-70b-instruct-fp8-dynamic -tp 2
     --max-model-len 16384
     --speculative-config "{\"model\": \"no-such/draft\", \"num_speculative_tokens\": 3}")
 if(NOT last_err MATCHES "draft model could not be read" OR NOT last_out MATCHES "was not read"
    OR NOT last_out MATCHES "verdict: UNCERTAIN, fits only without what is not counted")
   message(SEND_ERROR "check_draft_unread: '${last_err}' / '${last_out}'")
 endif()
-# SGLang: an unread draft is never a plain "fits"; the JSON says what is not counted.
-run(check_sglang_draft_unread 0 check --gpu h100 --json -- python -m sglang.launch_server
+# SGLang: an unread draft is never a plain "fits" (check exits 1, as for a predicted failure);
+# the JSON says what is not counted.
+run(check_sglang_draft_unread 1 check --gpu h100 --json -- python -m sglang.launch_server
     --model-path qwen3-8b --context-length 8192 --speculative-algorithm EAGLE
     --speculative-draft-model-path no-such/draft)
 if(NOT last_out MATCHES "\"confidence\": \"low\""
