@@ -1,8 +1,12 @@
 // The log scanner (see vramfit/doctor.h): bytes in, events out. One pass, chunked reads, lines
 // cut at a cap; each line is cleaned of ANSI colours, its rank read from the worker prefix, and
 // handed to every reader of the readers table (readers/table.cc) in order, with the previous
-// line's message joined to it (a message wrapped over two lines). Worker prefixes and
-// timestamps are not stripped: the readers' matches are substring matches.
+// line's message joined to it (a message wrapped over two lines). What a collector or a paste
+// put before each line (docker compose's service column, kubectl's and journald's headers, a
+// quote, a code block's indent) is removed; the engine's own worker prefixes and timestamps are
+// kept: the readers' matches are substring matches. The first lines are looked ahead at (at
+// most 256 lines or 256 KiB), so that a terminal's wrap width that shows only later is applied
+// to them too.
 //
 // The event cap never drops the failure: routine events (serving metrics, engine markers) are
 // kept only for their first occurrences per rank, and past the cap the last failure events are
@@ -11,6 +15,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -46,7 +51,7 @@ std::string RankOf(const doctor::LineView& s) {
     while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
     return "rank" + std::string(s.substr(at + 5, e - at - 5));
   }
-  at = FindBefore(s, "[rank", 20);
+  at = FindBefore(s, "[rank", 80);
   if (at != std::string_view::npos) {
     size_t e = at + 5;
     while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
@@ -74,6 +79,89 @@ size_t PrefixEnd(std::string_view s) {
     if (at + 2 < s.size() && s[at + 1] == ':' && s[at + 2] == ' ') end = at + 3;
   }
   return end;
+}
+
+bool Digits(std::string_view s, size_t at, size_t n) {
+  if (at + n > s.size()) return false;
+  for (size_t i = at; i < at + n; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  }
+  return true;
+}
+
+// What a collector or a paste puts before the engine's own line, and how long it is (0 when
+// none): a GitHub reply's quote ("> ", also fairscale's own "> initializing ..." lines, which
+// the readers match without it); docker compose's service column ("vllm-1  | ");
+// kubectl --timestamps' RFC 3339 time ("2025-07-14T09:26:53.481734012Z ", one space after it:
+// TGI's own tracing time has two before the level and is the engine's, kept); journald's
+// syslog header ("Jul 14 09:26:53 host unit[123]: "). Readers then see the line as the engine
+// wrote it, so that checks on how a line begins (a shell's "Killed", a prompt, a frame) hold
+// under any capture.
+size_t CapturePrefix(std::string_view s) {
+  if (!s.empty() && s[0] == '>') {
+    size_t n = 1;
+    while (n < s.size() && s[n] == '>') ++n;
+    return n < s.size() && s[n] == ' ' ? n + 1 : n;
+  }
+  // docker compose: NAME, spaces, '|', a space (or the line's end).
+  size_t n = 0;
+  while (n < s.size() && n <= 64 &&
+         (std::isalnum(static_cast<unsigned char>(s[n])) || s[n] == '_' || s[n] == '-' ||
+          s[n] == '.')) {
+    ++n;
+  }
+  // A service's name has a lower-case letter or a digit ("vllm-1"): an upper-case word before a
+  // column ("INFO  | gptq | 41 |", GPTQModel's table) is a log level.
+  bool named = false;
+  for (size_t i = 0; i < n; ++i) {
+    named = named || std::islower(static_cast<unsigned char>(s[i])) ||
+            std::isdigit(static_cast<unsigned char>(s[i]));
+  }
+  if (named && n <= 64 && n < s.size() && s[n] == ' ') {
+    size_t m = n;
+    while (m < s.size() && s[m] == ' ') ++m;
+    if (m < s.size() && s[m] == '|' && (m + 1 == s.size() || s[m + 1] == ' ')) {
+      return std::min(m + 2, s.size());
+    }
+  }
+  // kubectl: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM) and one space.
+  if (Digits(s, 0, 4) && s.size() > 20 && s[4] == '-' && Digits(s, 5, 2) && s[7] == '-' &&
+      Digits(s, 8, 2) && s[10] == 'T' && Digits(s, 11, 2) && s[13] == ':' && Digits(s, 14, 2) &&
+      s[16] == ':' && Digits(s, 17, 2)) {
+    size_t e = 19;
+    if (e < s.size() && s[e] == '.') {
+      ++e;
+      while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
+    }
+    if (e < s.size() && s[e] == 'Z') {
+      ++e;
+    } else if (e + 6 <= s.size() && (s[e] == '+' || s[e] == '-') && Digits(s, e + 1, 2) &&
+               s[e + 3] == ':' && Digits(s, e + 4, 2)) {
+      e += 6;
+    } else {
+      return 0;
+    }
+    return e + 1 < s.size() && s[e] == ' ' && s[e + 1] != ' ' ? e + 1 : 0;
+  }
+  // journald: "Mon DD HH:MM:SS HOST UNIT[PID]: " (the day space-padded or not).
+  static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  if (s.size() > 20 && std::isupper(static_cast<unsigned char>(s[0])) && s[3] == ' ' &&
+      kMonths.find(s.substr(0, 3)) % 3 == 0 && kMonths.find(s.substr(0, 3)) != kMonths.npos) {
+    size_t e = 4;
+    if (s[e] == ' ') ++e;
+    if (!Digits(s, e, 1)) return 0;
+    e += Digits(s, e, 2) ? 2 : 1;
+    if (!(e + 9 <= s.size() && s[e] == ' ' && Digits(s, e + 1, 2) && s[e + 3] == ':' &&
+          Digits(s, e + 4, 2) && s[e + 6] == ':' && Digits(s, e + 7, 2))) {
+      return 0;
+    }
+    // The host and the unit, then "]: " or ": " within the next 96 bytes.
+    const size_t head_end = std::min(s.size(), e + 9 + 96);
+    const size_t colon = s.substr(0, head_end).find(": ", e + 9);
+    if (colon == std::string_view::npos) return 0;
+    return colon + 2;
+  }
+  return 0;
 }
 
 std::string_view TrimSpaces(std::string_view s) {
@@ -108,7 +196,54 @@ class Scanner final : public doctor::EventSink {
  public:
   Scanner(LogScan* out, const ScanOptions& o) : out_(out), opt_(o) {}
 
+  // A line of the log. The first lines are held until the terminal width the log was wrapped
+  // at (if any) shows or the look-ahead is full, so that the lines before the width shows are
+  // joined as the later ones are.
   void Line(std::string_view raw, bool cut, bool binary) {
+    if (!looking_ahead_) {
+      Read(raw, cut, binary);
+      return;
+    }
+    if (!binary) {
+      std::string text;
+      if (doctor::Unwrap(raw, &text)) {
+        std::string_view rest = text;
+        for (size_t end = rest.find('\n');; end = rest.find('\n')) {
+          const std::string clean = doctor::StripAnsi(rest.substr(0, end));
+          ObserveWidth(Columns(clean), rest.substr(0, end));
+          if (end == std::string_view::npos) break;
+          rest.remove_prefix(end + 1);
+        }
+      } else {
+        ObserveWidth(Columns(doctor::StripAnsi(raw)), raw);
+      }
+    }
+    if (!binary) {
+      size_t spaces = 0;
+      while (spaces < raw.size() && raw[spaces] == ' ') ++spaces;
+      if (spaces < raw.size()) common_indent_ = std::min(common_indent_, spaces);
+    }
+    ahead_bytes_ += raw.size();
+    ahead_.push_back({std::string(raw), cut, binary});
+    if (at_longest_ >= kWrappedLines || ahead_.size() >= kLookAheadLines ||
+        ahead_bytes_ >= kLookAheadBytes) {
+      EndLookAhead();
+    }
+  }
+
+  void EndLookAhead() {
+    looking_ahead_ = false;
+    // Every line indented by at least kBlockIndent spaces: the log was pasted indented (a
+    // Markdown code block); a traceback's own frames are indented by 2 and 4 within the log.
+    if (common_indent_ != SIZE_MAX && common_indent_ >= kBlockIndent) indent_ = common_indent_;
+    replaying_ = true;
+    for (const Held& h : ahead_) Read(h.raw, h.cut, h.binary);
+    replaying_ = false;
+    ahead_.clear();
+    ahead_bytes_ = 0;
+  }
+
+  void Read(std::string_view raw, bool cut, bool binary) {
     ++out_->lines;
     if (cut) ++out_->long_lines;
     if (binary) {
@@ -146,7 +281,8 @@ class Scanner final : public doctor::EventSink {
         held_.clear();
       }
     }
-    const size_t wrap = WrapWidth(width, raw);
+    if (!replaying_) ObserveWidth(width, raw);
+    const size_t wrap = at_longest_ >= kWrappedLines ? longest_ : 0;
     if (wrap != 0 && width == wrap && !TableRow(clean)) {
       held_ = std::move(clean);
       return;
@@ -155,6 +291,7 @@ class Scanner final : public doctor::EventSink {
   }
 
   void Finish() {
+    if (looking_ahead_) EndLookAhead();
     if (!held_.empty()) Process(std::exchange(held_, std::string()));
     // The last run shows no failure (a command pasted after the error, a start-up cut short):
     // it is read together with the run before it, as one.
@@ -197,7 +334,7 @@ class Scanner final : public doctor::EventSink {
   // that wraps at W columns has its longer lines cut into pieces of exactly W characters: W is
   // the longest length seen, once kWrappedLines different lines had it. Lines past kWidestWrap
   // (a prompt, a dump) are no terminal's and do not count.
-  size_t WrapWidth(size_t width, std::string_view raw) {
+  void ObserveWidth(size_t width, std::string_view raw) {
     if (width >= kNarrowestWrap && width <= kWidestWrap) {
       const size_t h = std::hash<std::string_view>()(raw);
       if (width > longest_) {
@@ -209,7 +346,6 @@ class Scanner final : public doctor::EventSink {
         longest_hash_ = h;
       }
     }
-    return at_longest_ >= kWrappedLines ? longest_ : 0;
   }
 
   // A row of a table drawn to one width (nvidia-smi's, a box of '|' and '+' or of the box-drawing
@@ -224,6 +360,16 @@ class Scanner final : public doctor::EventSink {
 
   // One logical line: a physical line, or the pieces of one a terminal wrapped.
   void Process(std::string clean) {
+    // The capture's own prefixes (up to three: a quoted kubectl line), then the indentation
+    // every line of the look-ahead shared (a Markdown code block, an e-mail's indent).
+    size_t cut = 0;
+    for (int i = 0; i < 3; ++i) {
+      const size_t n = CapturePrefix(std::string_view(clean).substr(cut));
+      if (n == 0) break;
+      cut += n;
+    }
+    for (size_t i = 0; i < indent_ && cut < clean.size() && clean[cut] == ' '; ++i) ++cut;
+    if (cut > 0) clean.erase(0, cut);
     line_ = std::move(clean);
     bigrams_.Build(line_);
     rank_ = RankOf(doctor::LineView(line_, &bigrams_));
@@ -381,6 +527,21 @@ class Scanner final : public doctor::EventSink {
   std::map<std::pair<int, std::string>, uint64_t> routine_;
   std::map<std::string, uint64_t, std::less<>> engine_counts_;
   std::string held_;  // a piece of a line a terminal wrapped, waiting for the rest
+  // The look-ahead: the first lines, held (at most kLookAheadLines lines or kLookAheadBytes
+  // bytes) until the wrap width shows; their widths are observed as they arrive.
+  static constexpr size_t kLookAheadLines = 256;
+  static constexpr size_t kLookAheadBytes = 256 * 1024;
+  struct Held {
+    std::string raw;
+    bool cut, binary;
+  };
+  std::vector<Held> ahead_;
+  size_t ahead_bytes_ = 0;
+  bool looking_ahead_ = true;
+  static constexpr size_t kBlockIndent = 4;
+  size_t common_indent_ = SIZE_MAX;  // the fewest leading spaces of a look-ahead line
+  size_t indent_ = 0;                // the indentation removed from every line
+  bool replaying_ = false;  // replaying the look-ahead: its widths are already observed
   size_t longest_ = 0, longest_hash_ = 0;
   int at_longest_ = 0;
   bool failed_ = false;  // this run emitted a failure event

@@ -475,6 +475,56 @@ TEST(LogScan, ALogWrappedByATerminalIsReadWhole) {
   EXPECT_EQ(k.events[7].rank, "rank3");
 }
 
+// A short log wrapped by a terminal: its first wrapped line comes before the width shows (three
+// pieces of one length), and is joined all the same (the scanner looks ahead).
+TEST(LogScan, TheFirstLinesOfAWrappedLogAreJoinedToo) {
+  const std::string frames[] = {
+      "  File \"/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py\", line 1160, "
+      "in convert",
+      "    return t.to(",
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 "
+      "GiB total capacity; 20.10 GiB already allocated; 1.20 GiB free; 20.30 GiB reserved in "
+      "total by PyTorch) If reserved memory is >> allocated memory try setting "
+      "max_split_size_mb to avoid fragmentation."};
+  std::string whole, wrapped;
+  for (const std::string& l : frames) {
+    whole += l + "\n";
+    for (size_t at = 0; at < l.size(); at += 80) wrapped += l.substr(at, 80) + "\n";
+  }
+  const Diagnosis a = Diagnose(Scan(whole));
+  const Diagnosis b = Diagnose(Scan(wrapped));
+  EXPECT_EQ(a.stage, "load");
+  EXPECT_EQ(b.stage, a.stage);
+  EXPECT_EQ(b.cause, a.cause);
+}
+
+// What a collector or a paste puts before each line is not the engine's: docker compose's service
+// column, kubectl's --timestamps, journald's header, a GitHub reply's quote and a Markdown code
+// block's indentation. A log level before a table's column is the engine's own.
+TEST(LogScan, CapturePrefixesAreNotTheEngines) {
+  const std::string lines[] = {"Loading checkpoint shards:  40%|####      | 2/5",
+                               "Killed"};
+  for (const char* prefix :
+       {"vllm-server-1  | ", "2025-07-14T09:26:53.481734012Z ", "2025-07-14T09:26:53+02:00 ",
+        "Jul 14 09:26:53 gpu-node-3 python3[48211]: ", "Jul  4 09:26:53 node serve.sh[7]: ",
+        "> ", "    "}) {
+    std::string log;
+    for (const std::string& l : lines) log += prefix + l + "\n";
+    const LogScan s = Scan(log);
+    EXPECT_NE(Find(s, EventKind::kHostOomKill), nullptr) << prefix;
+  }
+  // torchrun's rank after kubectl's time: the rank is still read.
+  const LogScan r = Scan(
+      "2025-07-14T09:26:53.481734012Z [rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried "
+      "to allocate 2.00 GiB. GPU 3 has a total capacity of 79.15 GiB of which 1.00 GiB is free.\n");
+  ASSERT_FALSE(r.events.empty());
+  EXPECT_EQ(r.events.back().rank, "rank3");
+  // GPTQModel's table: "INFO  | gptq | 41 |" is not a compose service's column.
+  const LogScan t = Scan("INFO  | gptq    | 41    | self_attn.q_proj     | 0.0003114012 |\n"
+                         "Killed\n");
+  EXPECT_NE(Find(t, EventKind::kHostOomKill), nullptr);
+}
+
 // Two runs in one log (the engine started again after a failure, or two logs concatenated): the
 // last one is read; a last run with no failure (the command pasted after the error) is read
 // together with the one before.

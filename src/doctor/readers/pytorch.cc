@@ -654,7 +654,7 @@ void MatchMilestone(const Line& line) {
   const size_t dots = t.find("Loading model ...");
   const bool fast = dots != std::string_view::npos && t.size() - dots <= 18;
   const std::string_view textgen = TextgenLoading(t);
-  if (lit || fast || !textgen.empty() || Has(s, "> initializing model parallel with size")) {
+  if (lit || fast || !textgen.empty() || Has(s, "initializing model parallel with size")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
   // The model text-generation-webui loads, by its folder's name (which states its size and often
