@@ -32,6 +32,16 @@ void Match(const Line& line) {
     Set(e, value, BytesAfter(s, std::string(key) + "\""));
     if (!e.values.count(value)) Set(e, value, BytesAfter(s, key));
   }
+  // llama-cpp-python's own errors (llama_cpp/llama.py Llama.__init__, 0.1-0.2;
+  // llama_cpp/_internals.py LlamaModel / LlamaContext, 0.2.2x-0.3): "Failed to load model from
+  // file: PATH" when llama_load_model_from_file returned NULL (the load), "Failed to create
+  // llama_context" when llama_new_context_with_model did (the KV cache and the compute buffers
+  // at context creation). Neither says why (a missing file fails the same way): llama.cpp's own
+  // lines before them do, and these only mark the phase, as llama.cpp's events.
+  if (Has(s, "Failed to load model from file")) line.Emit(EventKind::kLoadBegin, "llama.cpp");
+  if (Has(s, "Failed to create llama_context")) {
+    line.Emit(EventKind::kGgmlModelBuffer, "llama.cpp");
+  }
   if (Has(s, "canLoad")) {
     const std::string_view rest = s.substr(s.find("canLoad"));
     const bool yes = rest.substr(0, 16).find("true") != std::string_view::npos;

@@ -67,6 +67,55 @@ void ServerArgs(std::string_view s, LogEvent* e) {
   }
 }
 
+// The token pool's other lines (the "Messages read" table of docs/doctor.md, SGLang):
+// - the scheduler's retraction when the pool cannot hold the running batch's next tokens
+//   (scheduler.py update_running_batch): "Decode out of memory happened. #retracted_reqs: 1,
+//   #new_token_ratio: 0.80 -> 0.91" (0.2-0.3, read in Match as "Decode out of memory"), renamed
+//   "KV cache pool is full. Retract requests. #retracted_reqs: ..." (0.4-0.5);
+// - the allocator's message after its first line (schedule_batch.py alloc_token_slots 0.3-0.4,
+//   mem_cache/common.py alloc_token_slots 0.5): "Try to allocate 8192 tokens." (read: the tokens
+//   asked for), then the free and evictable tokens ("Avaliable tokens: 3200", 0.3-0.4, so spelled;
+//   "Available tokens: 3200 (available_size=3200 + evictable_size=0)", "Available full tokens:
+//   N (...)" for a hybrid pool, 0.5). A decode step asks one token per running request (more
+//   with speculative decoding), a prefill the batch's new tokens: Num::kDuringDecode says which.
+void MatchTokenPool(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "KV cache pool is full. Retract requests") || Has(s, "Decode out of memory")) {
+    line.Emit(EventKind::kSglangTokenOom, kEngine).values[Num::kDuringDecode] = 1;
+  }
+  if (Has(s, "Prefill out of memory")) {
+    line.Emit(EventKind::kSglangTokenOom, kEngine).values[Num::kDuringDecode] = 0;
+  }
+  if (Has(s, "Try to allocate ") && Has(s, " tokens.")) {
+    auto& e = line.Emit(EventKind::kSglangTokenOom, kEngine);
+    Set(e, Num::kPrefillTokens, NumberAfter(s, "Try to allocate"));
+  }
+}
+
+// The scheduler's summary once the worker is built (scheduler.py Scheduler.__init__, after the
+// model runner loaded the weights, sized the pool and captured the graphs):
+// "max_total_num_tokens=46611, chunked_prefill_size=2048, max_prefill_tokens=16384,
+// max_running_requests=..., context_len=..., available_gpu_mem=0.53 GB" (0.3-0.5; 0.1-0.2
+// "max_total_num_tokens=..., max_prefill_tokens=..., context_len=..."): capture is over.
+// The capture lines of every runner (model_runner.py init_cuda_graphs / init_device_graphs,
+// eagle_worker.py, piecewise runners): "Capture cuda graph begin. ... avail mem=X GB" (0.4-0.5),
+// "Capture CUDA graph begin" (0.3), "Capture draft cuda graph begin", "Capture draft extend cuda
+// graph begin" (EAGLE, 0.4-0.5), "Capture target decode CUDA graph end. elapsed=16.40 s"
+// (after 0.5.10): " graph begin" / " graph end" after "Capture ".
+void MatchCaptureAndSummary(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "Capture ") && (Has(s, " graph begin") || Has(s, " Graph begin"))) {
+    line.Emit(EventKind::kGraphBegin, kEngine);
+  }
+  if (Has(s, "Capture ") && (Has(s, " graph end") || Has(s, " Graph end"))) {
+    line.Emit(EventKind::kGraphDone, kEngine);
+  }
+  if (Has(s, "max_total_num_tokens=") && Has(s, "context_len=")) {
+    auto& e = line.Emit(EventKind::kGraphDone, kEngine);
+    Set(e, Num::kKvCacheTokens, NumberAfter(s, "max_total_num_tokens="));
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "Load weight end.") && Has(s, "avail mem=")) {
@@ -99,17 +148,14 @@ void Match(const Line& line) {
   }
   // cuda_graph_runner.py's "Capture cuda graph bs [1, 2, 4, ...]" and its progress bar,
   // "Capturing batches (bs=160 avail_mem=1.72 GB)" (0.4-0.5).
-  if (Has(s, "Capture cuda graph begin") || Has(s, "Capture CUDA graph begin") ||
-      Has(s, "Capture cuda graph bs") || Has(s, "Capturing batches (bs=")) {
+  if (Has(s, "Capture cuda graph bs") || Has(s, "Capturing batches (bs=")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }
-  if (Has(s, "Capture cuda graph end") || Has(s, "Capture CUDA graph end")) {
-    line.Emit(EventKind::kGraphDone, kEngine);
-  }
-  if (Has(s, "Decode out of memory") || Has(s, "Prefill out of memory") ||
-      Has(s, "Out of memory. Try to lower your batch size")) {
+  MatchCaptureAndSummary(line);
+  if (Has(s, "Out of memory. Try to lower your batch size")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine);
   }
+  MatchTokenPool(line);
   // The request-slot pool: "alloc_req_slots runs out of memory. Please set a smaller number for
   // `--max-running-requests`" (common.py alloc_req_slots, schedule_batch.py in 0.4).
   if (Has(s, "alloc_req_slots runs out of memory")) {
@@ -140,8 +186,7 @@ void Match(const Line& line) {
   // CudaGraphRunner.__init__ (cuda_graph_runner.py, 0.3-0.5) wraps what capture() raised as
   // "Capture cuda graph failed: <error>" (an OOM's message follows on the same line); EAGLE's
   // draft runners the same.
-  if (Has(s, "Capture draft cuda graph begin") || Has(s, "Capture draft extend cuda graph") ||
-      Has(s, "Capture cuda graph failed") || Has(s, "Capture CUDA graph failed")) {
+  if (Has(s, "Capture cuda graph failed") || Has(s, "Capture CUDA graph failed")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }
   // model_runner.py init_memory_pool logs "Memory pool end. avail mem=X GB" once the KV pool is
@@ -266,10 +311,30 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, "--chunked-prefill-size 4096 --mem-fraction-static " + Lower(f),
              "smaller prefill chunks, more headroom for activations");
       return true;
-    case Cause::kKvTooManySequences:
+    case Cause::kKvTooManySequences: {
+      // The allocator's "Try to allocate N tokens." (MatchTokenPool): a decode step asks one
+      // token per running request, a prefill its batch's new tokens, capped by
+      // --chunked-prefill-size (scheduler.py, 0.3-0.5).
+      const auto n = f.get(Num::kPrefillTokens);
+      const auto decode = f.get(Num::kDuringDecode);
+      if (n && *n >= 2 && *n <= 1e9 && decode && *decode > 0) {
+        AddFix(d, fmt::format("--max-running-requests {:.0f}", std::floor(*n / 2)),
+               fmt::format("the decode step asked the pool for {:.0f} tokens, one per running "
+                           "request: half as many requests ask half as many", *n));
+      } else if (n && *n >= 256 && *n <= 1e9 && decode && *decode == 0) {
+        const double chunk = std::exp2(std::floor(std::log2(*n / 2)));
+        AddFix(d, fmt::format("--chunked-prefill-size {:.0f}", chunk),
+               fmt::format("the prefill asked the pool for {:.0f} tokens at once; smaller chunks "
+                           "ask for fewer", *n));
+      }
       AddFix(d, "--max-running-requests lower (or --mem-fraction-static higher)",
              "fewer sequences share the token pool");
+      // SGLang's tuning guide: frequent "KV cache pool is full. Retract requests." warrants a
+      // more conservative scheduler (docs/advanced_features/hyperparameter_tuning.md, 0.4-0.5).
+      AddFix(d, "--schedule-conservativeness 1.3",
+             "the scheduler admits requests as if each would generate more of its max tokens");
       return true;
+    }
     case Cause::kCudagraphCapture:
       AddFix(d, "--cuda-graph-max-bs 16 (or --disable-cuda-graph)",
              "fewer and smaller captured batches (EAGLE drafts capture their own graphs too)");

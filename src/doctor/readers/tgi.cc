@@ -56,6 +56,48 @@ void MatchLaunch(const Line& line) {
   }
 }
 
+// The warm-up's later phases and the router's check of what it found (the "Messages read" table
+// of docs/doctor.md, TGI):
+// - flash_causal_lm.py warmup (3.0+): "KV-cache blocks: 1234, size: 16" once the prefill is done
+//   and before the blocks are allocated (init_kv_cache); "Cuda Graphs are enabled for sizes [1,
+//   2, 4, 8, 16, 32]" (2.0+) before cuda_graph_warmup captures each size;
+// - the router (router/src/main.rs 1.x, backends/v2|v3/src/lib.rs 2.x-3.x): "Inferred max batch
+//   total tokens: N" and "Setting max batch total tokens to N" (the blocks x 16 the warm-up
+//   left), or "Model does not support automatic max batch total tokens": the warm-up is over;
+//   "Not enough memory to handle `max_total_tokens=N`" (2.2+, the NotEnoughMemory error) when one
+//   request of --max-total-tokens needs more tokens than the KV cache holds;
+// - the launcher (launcher/src/main.rs download_convert_model, 0.9+): "Starting download
+//   process." / "Starting check and download process for MODEL" and "Successfully downloaded
+//   weights.": the weights' download, the load's first phase.
+void MatchWarmupPhases(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "KV-cache blocks:")) {
+    auto& e = line.Emit(EventKind::kKvTokens, kEngine);
+    const auto blocks = NumberAfter(s, "KV-cache blocks:");
+    const auto size = NumberAfter(s, "size:");
+    if (blocks && size && *size > 0 && *size <= 4096) Set(e, Num::kKvCacheTokens, *blocks * *size);
+  }
+  if (Has(s, "Cuda Graphs are enabled for sizes")) line.Emit(EventKind::kGraphBegin, kEngine);
+  for (const char* key :
+       {"Inferred max batch total tokens:", "Setting max batch total tokens to"}) {
+    if (!Has(s, key)) continue;
+    Set(line.Emit(EventKind::kServing, kEngine), Num::kKvCacheTokens, NumberAfter(s, key));
+  }
+  if (Has(s, "does not support automatic max batch total tokens")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+  if (Has(s, "Not enough memory to handle `max_total_tokens=") || Has(s, "NotEnoughMemory(")) {
+    auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
+    Set(e, Num::kMaxTotalTokens, NumberAfter(s, Has(s, "max_total_tokens=")
+                                                    ? "max_total_tokens="
+                                                    : "NotEnoughMemory("));
+  }
+  if (Has(s, "Starting download process") || Has(s, "Starting check and download process") ||
+      Has(s, "Successfully downloaded weights")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "text_generation_launcher") || Has(s, "text_generation_router") ||
@@ -64,10 +106,21 @@ void Match(const Line& line) {
   }
   if (Has(s, "text-generation") || Has(s, "model_id:")) MatchLaunch(line);
   if (Has(s, "prefill tokens. You need to decrease") || Has(s, "Unable to warmup model") ||
+      Has(s, "Unable to warmup the Python model shards") ||
       Has(s, "Method Warmup encountered an error")) {
     auto& e = line.Emit(EventKind::kTgiWarmupFail, kEngine);
-    Set(e, Num::kPrefillTokens, NumberAfter(s, "Not enough memory to handle"));
+    // 0.9: "Not enough memory to handle {max_total_tokens} total tokens with {N} prefill
+    // tokens. You need to decrease `--max-batch-total-tokens` or `--max-batch-prefill-tokens`";
+    // 1.0-3.x: "Not enough memory to handle {N} prefill tokens. You need to decrease
+    // `--max-batch-prefill-tokens`" (flash_causal_lm.py warmup).
+    if (Has(s, "total tokens with")) {
+      Set(e, Num::kPrefillTokens, NumberAfter(s, "total tokens with"));
+      Set(e, Num::kMaxTotalTokens, NumberAfter(s, "Not enough memory to handle"));
+    } else {
+      Set(e, Num::kPrefillTokens, NumberAfter(s, "Not enough memory to handle"));
+    }
   }
+  MatchWarmupPhases(line);
   // The launcher's phases: shards start (load), are ready and warm up (profile), serve.
   if (Has(s, "Starting shard") || Has(s, "Waiting for shard")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
@@ -91,8 +144,7 @@ void Match(const Line& line) {
   if (Has(s, "Shard ready") || Has(s, "Warming up model")) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }
-  if (Has(s, "Setting max batch total tokens") ||
-      (Has(s, "Connected") && Has(s, "text_generation_router"))) {
+  if (Has(s, "Connected") && Has(s, "text_generation_router")) {
     line.Emit(EventKind::kServing, kEngine);
   }
   // A request's batch step failing: the server's gRPC interceptor logs the method by name
@@ -120,6 +172,13 @@ void Match(const Line& line) {
 }
 
 std::string Say(Words rule, const Facts& f) {
+  if (rule == Words::kMaxLenCheck && f.engine == kEngine) {
+    const auto need = f.get(Num::kMaxTotalTokens);
+    return fmt::format(
+        "TGI's router refused to start: one request of --max-total-tokens{} needs more KV tokens "
+        "than the warm-up left for the cache (backends/v3/src/lib.rs, NotEnoughMemory)",
+        need ? fmt::format(" ({:.0f})", *need) : "");
+  }
   if (rule != Words::kWarmupPrefill) return "";
   const auto n = f.get(Num::kPrefillTokens);
   return fmt::format(
@@ -155,6 +214,23 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "until the allocator is changed");
       return true;
     }
+    case Cause::kKvTooLongContext: {
+      // The router's check (MatchWarmupPhases): --max-total-tokens against the tokens the KV
+      // blocks hold ("KV-cache blocks: N, size: 16" or "Inferred max batch total tokens: N").
+      const auto have = f.get(Num::kKvCacheTokens);
+      const auto need = f.get(Num::kMaxTotalTokens);
+      if (have && *have >= 2 && (!need || *have < *need)) {
+        AddFix(d, fmt::format("--max-total-tokens {:.0f} --max-input-tokens {:.0f}", *have,
+                              *have - 1),
+               fmt::format("the KV cache holds {:.0f} tokens after the warm-up", *have));
+      } else {
+        AddFix(d, "--max-total-tokens and --max-input-tokens lower",
+               "one request must fit in the KV blocks the warm-up leaves");
+      }
+      AddFix(d, "--max-batch-prefill-tokens lower, --num-shard 2, or --quantize",
+             "a smaller warm-up peak or smaller weights leave more memory for KV blocks");
+      return true;
+    }
     case Cause::kWeightsTooLarge:
       AddFix(d, "--num-shard 2 (or more GPUs)", "the weights are split across the GPUs");
       AddFix(d, "--quantize awq / gptq / fp8 (with a matching checkpoint)",
@@ -182,6 +258,9 @@ const Reader& TgiReader() {
       .match = Match,
       .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
                      {EventKind::kProfileBegin, Stage::kProfile},
+                     // The warm-up prints its KV blocks before allocating them, then captures.
+                     {EventKind::kKvTokens, Stage::kKvCache},
+                     {EventKind::kGraphBegin, Stage::kCudaGraph},
                      {EventKind::kServing, Stage::kRuntime}},
       .fixes = Fixes,
       .words = Say,
