@@ -100,8 +100,10 @@ void MatchTokenPool(const Line& line) {
 // The capture lines of every runner (model_runner.py init_cuda_graphs / init_device_graphs,
 // eagle_worker.py, piecewise runners): "Capture cuda graph begin. ... avail mem=X GB" (0.4-0.5),
 // "Capture CUDA graph begin" (0.3), "Capture draft cuda graph begin", "Capture draft extend cuda
-// graph begin" (EAGLE, 0.4-0.5), "Capture target decode CUDA graph end. elapsed=16.40 s"
-// (after 0.5.10): " graph begin" / " graph end" after "Capture ".
+// graph begin" (EAGLE, 0.4-0.5), "Capture piecewise CUDA graph begin. avail mem=X GB" and its
+// "Capture cuda graph num tokens [4, 8, ...]" (piecewise_cuda_graph_runner.py, 0.5), "Capture
+// target decode CUDA graph end. elapsed=16.40 s" (after 0.5.10): " graph begin" / " graph end"
+// after "Capture ".
 void MatchCaptureAndSummary(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "Capture ") && (Has(s, " graph begin") || Has(s, " Graph begin"))) {
@@ -148,7 +150,8 @@ void Match(const Line& line) {
   }
   // cuda_graph_runner.py's "Capture cuda graph bs [1, 2, 4, ...]" and its progress bar,
   // "Capturing batches (bs=160 avail_mem=1.72 GB)" (0.4-0.5).
-  if (Has(s, "Capture cuda graph bs") || Has(s, "Capturing batches (bs=")) {
+  if (Has(s, "Capture cuda graph bs") || Has(s, "Capturing batches (bs=") ||
+      Has(s, "Capture cuda graph num tokens")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }
   MatchCaptureAndSummary(line);
