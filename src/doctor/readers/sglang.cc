@@ -164,7 +164,12 @@ void Match(const Line& line) {
   if (Has(s, "alloc_req_slots runs out of memory")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine);
   }
-  if (Has(s, "Scheduler hit an exception")) line.Emit(EventKind::kSglangException, kEngine);
+  // The scheduler's wrapper around its traceback: "Scheduler hit an exception: " (scheduler.py
+  // run_scheduler_process, 0.3-0.5), "Exception in ModelTpServer:" (managers/controller/
+  // tp_worker.py exposed_step, 0.1-0.2).
+  if (Has(s, "Scheduler hit an exception") || Has(s, "Exception in ModelTpServer")) {
+    line.Emit(EventKind::kSglangException, kEngine);
+  }
   // The code line under a frame calling a token-pool allocator (EAGLE's prepare_for_verify:
   // "batch.out_cache_loc = alloc_token_slots(", speculative/eagle_info.py 0.5; ScheduleBatch's
   // "self.alloc_token_slots(" in 0.4): the allocator's own frame, where the excerpt stops first.
@@ -198,7 +203,11 @@ void Match(const Line& line) {
   // model_runner.py load_model opens with "Load weight begin. avail mem=X GB"; the server is up
   // at "The server is fired up and ready to roll!", and serves "Prefill batch." / "Decode
   // batch." lines (scheduler.py, 0.3-0.5).
-  if (Has(s, "Load weight begin")) line.Emit(EventKind::kLoadBegin, kEngine);
+  // init_torch_distributed logs "Init torch distributed ends. mem usage=X GB" (0.4-0.5) just
+  // before load_model: the load is next.
+  if (Has(s, "Load weight begin") || Has(s, "Init torch distributed ends")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
   if (Has(s, "The server is fired up") || Has(s, "Prefill batch. #new-seq") ||
       Has(s, "Decode batch. #running-req")) {
     line.Emit(EventKind::kServing, kEngine);
@@ -442,7 +451,9 @@ const Reader& SglangReader() {
       .engine = kEngine,
       .match = Match,
       // Its KV pool's size is printed once the pool is allocated: the next phase is capture.
-      .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
+      // EAGLE's draft worker is built after the target's (speculative/eagle_worker.py, 0.4-0.5):
+      // its "Load weight begin" follows the target's capture end.
+      .milestones = {{EventKind::kLoadBegin, Stage::kLoad, false, Stage::kRuntime},
                      {EventKind::kSglangWeights, Stage::kKvCache},
                      {EventKind::kKvTokens, Stage::kCudaGraph},
                      {EventKind::kGraphBegin, Stage::kCudaGraph},
