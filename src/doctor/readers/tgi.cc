@@ -120,6 +120,11 @@ void Match(const Line& line) {
       Set(e, Num::kPrefillTokens, NumberAfter(s, "Not enough memory to handle"));
     }
   }
+  // The router's client logs a shard's error inside its warm-up spans (client/src/
+  // sharded_client.rs and client.rs `warmup`, #[instrument]; the error from client/src/lib.rs):
+  // "warmup{max_input_length=.. max_prefill_tokens=..}:warmup: text_generation_client: ...
+  // Server error: ..." (1.0-3.x): the Warmup call failed, whatever its message.
+  if (Has(s, "}:warmup") && Has(s, "Server error")) line.Emit(EventKind::kTgiWarmupFail, kEngine);
   MatchWarmupPhases(line);
   // The launcher's phases: shards start (load), are ready and warm up (profile), serve.
   if (Has(s, "Starting shard") || Has(s, "Waiting for shard")) {
