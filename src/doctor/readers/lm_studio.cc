@@ -42,6 +42,14 @@ void Match(const Line& line) {
   if (Has(s, "Failed to create llama_context")) {
     line.Emit(EventKind::kGgmlModelBuffer, "llama.cpp");
   }
+  // LM Studio's load guardrail refusing a model before loading it: "Model loading aborted due to
+  // insufficient system resources. Overloading the system will likely cause it to freeze. If you
+  // believe this is a mistake, you can try to change the model loading guardrails in the
+  // settings." (0.3.x): its estimate of the model and its context exceeds the memory it allows,
+  // the same refusal as Ollama's system-memory check, read as that event.
+  if (Has(s, "Model loading aborted due to insufficient system resources")) {
+    line.Emit(EventKind::kOllamaSystemMemory, kEngine);
+  }
   if (Has(s, "canLoad")) {
     const std::string_view rest = s.substr(s.find("canLoad"));
     const bool yes = rest.substr(0, 16).find("true") != std::string_view::npos;
@@ -63,6 +71,9 @@ std::string Say(Words rule, const Facts& f) {
           "driver's own memory",
           ctx ? fmt::format(" (the context estimated at {})", Gib(*ctx)) : "");
     }
+    case Words::kHostMemory:
+      return "LM Studio's loading guardrail refused the model before loading it: its estimate of "
+             "the model and the context (GPU Offload, Context Length) exceeds the system's memory";
     case Words::kWeightBuffer:
       return "the layers LM Studio offloaded to the GPU (GPU Offload) do not fit in its memory";
     default:
@@ -82,6 +93,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     case Cause::kFragmentation:
       return false;
+    case Cause::kHostMemory:
+      AddFix(d, "a lower Context Length in the model's load settings, or a smaller quantization "
+                "of the model",
+             "the estimate the guardrail checks shrinks with the context and the weights");
+      AddFix(d, "the guardrail (Settings > Model loading guardrails) set to relaxed",
+             "loads anyway; the system may swap or freeze when the memory is really short");
+      return true;
     default:
       AddFix(d, "a lower GPU Offload (fewer layers on the GPU; lms load --gpu 0.8)",
              "the layers left on the CPU free GPU memory for the rest");

@@ -146,7 +146,10 @@ void Match(const Line& line) {
     line.Emit(EventKind::kFrame, kEngine).text =
         "cuda_graph_warmup (Decode cuda graph warmup failed)";
   }
-  if (Has(s, "Shard ready") || Has(s, "Warming up model")) {
+  // The shard's server logs "Server started at unix:///tmp/text-generation-server-0" once its
+  // model is built (server.py serve_inner, 0.9-3.x), before the launcher's "Shard ready".
+  if (Has(s, "Shard ready") || Has(s, "Warming up model") ||
+      Has(s, "Server started at unix://")) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }
   if (Has(s, "Connected") && Has(s, "text_generation_router")) {
