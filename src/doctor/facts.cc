@@ -535,6 +535,12 @@ constexpr FrameRow kFrameRows[] = {
     {"__init__", "eagle_draft_extend_cuda_graph_runner.py", Slot::kGraph},
     {"init_memory_pool", "", Slot::kKv},
     {"_create_buffers", "memory_pool.py", Slot::kKv},
+    // The pools' constructors (mem_cache/memory_pool.py ReqToTokenPool, MHATokenToKVPool, ...,
+    // 0.3-0.5) and 0.5's piecewise graphs (model_runner.py init_piecewise_cuda_graphs ->
+    // piecewise_cuda_graph_runner.py PiecewiseCudaGraphRunner.__init__, which captures).
+    {"__init__", "memory_pool.py", Slot::kKv},
+    {"init_piecewise_cuda_graphs", "", Slot::kGraph},
+    {"__init__", "piecewise_cuda_graph_runner.py", Slot::kGraph},
     {"profile_max_num_token", "", Slot::kProfile},
     {"forward_batch_generation", "", Slot::kRuntime},
     {"event_loop_overlap", "", Slot::kRuntime},
@@ -561,6 +567,8 @@ constexpr FrameRow kFrameRows[] = {
     {"Warmup", "server.py", Slot::kProfile},
     {"init_kv_cache", "flash_causal_lm.py", Slot::kKv},
     {"cuda_graph_warmup", "", Slot::kGraph},
+    // TGI 3.x builds the model through models/__init__.py get_model_with_lora_adapters.
+    {"get_model_with_lora_adapters", "", Slot::kLoad},
     {"get_multi_weights_col", "", Slot::kLoad},
     {"get_weights_col", "", Slot::kLoad},
     {"get_sharded", "", Slot::kLoad},
