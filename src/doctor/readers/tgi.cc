@@ -137,6 +137,14 @@ void Match(const Line& line) {
   if ((Has(s, "Shard ") && Has(s, "failed to start")) || Has(s, "ShardCannotStart")) {
     line.Emit(EventKind::kFrame, kEngine).text = "get_model (a shard failed to start)";
   }
+  // A shard or the weights' download (and conversion to safetensors) killed by SIGKILL before it
+  // was ready: "Shard process was signaled to shutdown with signal 9", "Download process was
+  // signaled to shutdown with signal 9: ..." (launcher main.rs shard_manager /
+  // download_convert_model, 0.9-3.x). The kernel's and the container's OOM killers send it, while
+  // the checkpoint is read into host memory.
+  if (Has(s, "was signaled to shutdown with signal 9")) {
+    line.Emit(EventKind::kHostOomKill, kEngine);
+  }
   // The warm-up's CUDA-graph capture catching an OOM (server/text_generation_server/models/
   // flash_causal_lm.py warmup, 1.4-3.x: `except torch.cuda.OutOfMemoryError:
   // logger.exception("Decode cuda graph warmup failed")`): the traceback that follows is the
@@ -239,6 +247,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "a smaller warm-up peak or smaller weights leave more memory for KV blocks");
       return true;
     }
+    case Cause::kHostMemory:
+      AddFix(d, "more system memory for the container (docker run --memory, the pod's "
+                "resources.limits.memory) or the host",
+             "the shard reads the checkpoint through host memory before it is on the GPU");
+      AddFix(d, "a checkpoint already in safetensors",
+             "TGI converts PyTorch .bin weights to safetensors first (download-weights), holding "
+             "them in memory");
+      return true;
     case Cause::kWeightsTooLarge:
       AddFix(d, "--num-shard 2 (or more GPUs)", "the weights are split across the GPUs");
       AddFix(d, "--quantize awq / gptq / fp8 (with a matching checkpoint)",
