@@ -249,6 +249,12 @@ std::string Say(Words rule, const Facts&) {
                 ? ", and those outside the model's tensor-parallel plan whole on every rank"
                 : ", so the model takes more memory than natively");
   }
+  if (rule == Words::kGraphCapture) {
+    return "SGLang captures its CUDA graphs after the KV pool is allocated, in what "
+           "--mem-fraction-static leaves outside the static pool (model_runner.py "
+           "init_cuda_graphs, cuda_graph_runner.py): the graphs for every batch size up to "
+           "--cuda-graph-max-bs did not fit there";
+  }
   if (rule != Words::kTokenPool) return "";
   return "SGLang's token pool ran out while serving: the running batch needs more KV tokens "
          "than the pool holds";
@@ -348,6 +354,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     }
     case Cause::kCudagraphCapture:
+      // The server arguments' cuda_graph_max_bs: the graphs' buffers and pool grow with it
+      // (cuda_graph_runner.py captures every batch size up to it, largest first).
+      if (const auto bs = f.get(Num::kCudaGraphMaxBs); bs && *bs >= 16 && *bs <= 1e6) {
+        AddFix(d, fmt::format("--cuda-graph-max-bs {:.0f} (from {:.0f})", std::floor(*bs / 2),
+                              *bs),
+               "half the largest captured batch: smaller graph buffers and pool");
+      }
       AddFix(d, "--cuda-graph-max-bs 16 (or --disable-cuda-graph)",
              "fewer and smaller captured batches (EAGLE drafts capture their own graphs too)");
       AddFix(d, "--mem-fraction-static " + Lower(f),
