@@ -195,6 +195,12 @@ std::string Say(Words rule, const Facts& f) {
         "than the warm-up left for the cache (backends/v3/src/lib.rs, NotEnoughMemory)",
         need ? fmt::format(" ({:.0f})", *need) : "");
   }
+  if (rule == Words::kGraphCapture) {
+    return "TGI's warm-up captures a CUDA graph for each size of --cuda-graphs (default "
+           "1,2,4,8,16,32) after allocating the KV blocks from the free memory x "
+           "--cuda-memory-fraction x 0.95 (flash_causal_lm.py warmup, cuda_graph_warmup): the "
+           "graphs did not fit in what the blocks left";
+  }
   if (rule != Words::kWarmupPrefill) return "";
   const auto n = f.get(Num::kPrefillTokens);
   return fmt::format(
@@ -247,6 +253,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "a smaller warm-up peak or smaller weights leave more memory for KV blocks");
       return true;
     }
+    case Cause::kCudagraphCapture:
+      // launcher main.rs Args cuda_graphs ("--cuda-graphs", "0" disables, 2.0+); the blocks take
+      // the free memory x CUDA_MEMORY_FRACTION x TGI_WIGGLE_ROOM (0.95, models/globals.py).
+      AddFix(d, "--cuda-graphs 1,2,4,8 (or --cuda-graphs 0 to capture none)",
+             "fewer and smaller captured batches");
+      AddFix(d, "--cuda-memory-fraction 0.9",
+             "the KV blocks take less of the free memory, leaving room for the graphs");
+      return true;
     case Cause::kHostMemory:
       AddFix(d, "more system memory for the container (docker run --memory, the pod's "
                 "resources.limits.memory) or the host",
