@@ -145,6 +145,12 @@ void Match(const Line& line) {
   if (Has(s, "was signaled to shutdown with signal 9")) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
+  // The shard's server catching what building its model raised (server.py serve_inner, 0.9-3.x:
+  // `except Exception: logger.exception("Error when initializing model")` around get_model, 3.x
+  // get_model_with_lora_adapters): the load, whatever frames loguru prints after it.
+  if (Has(s, "Error when initializing model")) {
+    line.Emit(EventKind::kFrame, kEngine).text = "get_model (Error when initializing model)";
+  }
   // The warm-up's CUDA-graph capture catching an OOM (server/text_generation_server/models/
   // flash_causal_lm.py warmup, 1.4-3.x: `except torch.cuda.OutOfMemoryError:
   // logger.exception("Decode cuda graph warmup failed")`): the traceback that follows is the
