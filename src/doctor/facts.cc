@@ -567,8 +567,11 @@ constexpr FrameRow kFrameRows[] = {
     {"Warmup", "server.py", Slot::kProfile},
     {"init_kv_cache", "flash_causal_lm.py", Slot::kKv},
     {"cuda_graph_warmup", "", Slot::kGraph},
-    // TGI 3.x builds the model through models/__init__.py get_model_with_lora_adapters.
+    // TGI 3.x builds the model through models/__init__.py get_model_with_lora_adapters. The
+    // shard's server.py serve_inner is on the stack only while it builds the model: it then
+    // awaits the gRPC server, whose handlers (Warmup, Prefill, Decode) run on their own stacks.
     {"get_model_with_lora_adapters", "", Slot::kLoad},
+    {"serve_inner", "server.py", Slot::kLoad},
     {"get_multi_weights_col", "", Slot::kLoad},
     {"get_weights_col", "", Slot::kLoad},
     {"get_sharded", "", Slot::kLoad},
