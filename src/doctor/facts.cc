@@ -543,6 +543,8 @@ constexpr FrameRow kFrameRows[] = {
     {"__init__", "piecewise_cuda_graph_runner.py", Slot::kGraph},
     {"profile_max_num_token", "", Slot::kProfile},
     {"forward_batch_generation", "", Slot::kRuntime},
+    // EAGLE's step while serving (speculative/eagle_worker.py, 0.4-0.5).
+    {"forward_batch_speculative_generation", "", Slot::kRuntime},
     {"event_loop_overlap", "", Slot::kRuntime},
     {"event_loop_normal", "", Slot::kRuntime},
     {"run_batch", "", Slot::kRuntime},
@@ -572,6 +574,9 @@ constexpr FrameRow kFrameRows[] = {
     // awaits the gRPC server, whose handlers (Warmup, Prefill, Decode) run on their own stacks.
     {"get_model_with_lora_adapters", "", Slot::kLoad},
     {"serve_inner", "server.py", Slot::kLoad},
+    // The gRPC handlers serving requests (server.py TextGenerationService.Prefill / .Decode).
+    {"Prefill", "server.py", Slot::kRuntime},
+    {"Decode", "server.py", Slot::kRuntime},
     {"get_multi_weights_col", "", Slot::kLoad},
     {"get_weights_col", "", Slot::kLoad},
     {"get_sharded", "", Slot::kLoad},
