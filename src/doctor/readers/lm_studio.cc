@@ -50,6 +50,14 @@ void Match(const Line& line) {
   if (Has(s, "Model loading aborted due to insufficient system resources")) {
     line.Emit(EventKind::kOllamaSystemMemory, kEngine);
   }
+  // llama-cpp-python's LlamaContext.decode (_internals.py, 0.2.x-0.3.x) raises "llama_decode
+  // returned N" for llama.cpp's code: 1 is "could not find a KV slot for the batch" (llama.h),
+  // the context (n_ctx) full: a request longer than the context, not a failed allocation.
+  if (const size_t at = s.find("llama_decode returned 1");
+      at != std::string_view::npos &&
+      (at + 23 >= s.size() || !std::isdigit(static_cast<unsigned char>(s[at + 23])))) {
+    line.Emit(EventKind::kContextExceeded, "llama.cpp").text = "llama-cpp-python";
+  }
   if (Has(s, "canLoad")) {
     const std::string_view rest = s.substr(s.find("canLoad"));
     const bool yes = rest.substr(0, 16).find("true") != std::string_view::npos;
