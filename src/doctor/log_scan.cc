@@ -76,6 +76,20 @@ size_t PrefixEnd(std::string_view s) {
   return end;
 }
 
+// docker compose's prefix of a service's line, "name  | " (the service name, padded): its end,
+// 0 when the line has none. It starts a wrapped line's second part as it starts the first.
+size_t ComposePrefixEnd(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && i < 64 &&
+         (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '-' || s[i] == '_' ||
+          s[i] == '.')) {
+    ++i;
+  }
+  if (i == 0) return 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return i + 1 < s.size() && s[i] == '|' && s[i + 1] == ' ' ? i + 2 : 0;
+}
+
 std::string_view TrimSpaces(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
@@ -322,7 +336,12 @@ class Scanner final : public doctor::EventSink {
     joined_.clear();
     joined_tight_.clear();
     if (!prev_.empty() && prev_number_ + 1 == out_->lines) {
-      const size_t p = PrefixEnd(prev_), c = PrefixEnd(line_);
+      const size_t p = PrefixEnd(prev_);
+      size_t c = PrefixEnd(line_);
+      if (const size_t cp = ComposePrefixEnd(line_);
+          c == 0 && cp > 0 && cp <= p && prev_.compare(0, cp, line_, 0, cp) == 0) {
+        c = cp;
+      }
       // The same prefix, or a shorter one that begins the previous line (journald's or
       // kubectl's before the engine's own header, which the wrapped part lacks).
       const bool same = c == 0 || (c <= p && prev_.compare(0, c, line_, 0, c) == 0);

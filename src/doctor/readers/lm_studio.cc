@@ -47,7 +47,7 @@ void Match(const Line& line) {
   // believe this is a mistake, you can try to change the model loading guardrails in the
   // settings." (0.3.x): its estimate of the model and its context exceeds the memory it allows,
   // the same refusal as Ollama's system-memory check, read as that event.
-  if (Has(s, "Model loading aborted due to insufficient system resources")) {
+  if (!Whole(line, "Model loading aborted due to insufficient system resources").empty()) {
     line.Emit(EventKind::kOllamaSystemMemory, kEngine);
   }
   // llama-cpp-python's LlamaContext.decode (_internals.py, 0.2.x-0.3.x) raises "llama_decode

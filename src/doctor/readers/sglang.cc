@@ -80,7 +80,8 @@ void ServerArgs(std::string_view s, LogEvent* e) {
 //   with speculative decoding), a prefill the batch's new tokens: Num::kDuringDecode says which.
 void MatchTokenPool(const Line& line) {
   const LineView s = line.view();
-  if (Has(s, "KV cache pool is full. Retract requests") || Has(s, "Decode out of memory")) {
+  if (!Whole(line, "KV cache pool is full. Retract requests").empty() ||
+      Has(s, "Decode out of memory")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine).values[Num::kDuringDecode] = 1;
   }
   if (Has(s, "Prefill out of memory")) {

@@ -86,11 +86,11 @@ void MatchWarmupPhases(const Line& line) {
   if (Has(s, "does not support automatic max batch total tokens")) {
     line.Emit(EventKind::kServing, kEngine);
   }
-  if (Has(s, "Not enough memory to handle `max_total_tokens=") || Has(s, "NotEnoughMemory(")) {
+  if (const LineView w = Whole(line, "Not enough memory to handle `max_total_tokens=");
+      !w.empty() || Has(s, "NotEnoughMemory(")) {
     auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
-    Set(e, Num::kMaxTotalTokens, NumberAfter(s, Has(s, "max_total_tokens=")
-                                                    ? "max_total_tokens="
-                                                    : "NotEnoughMemory("));
+    Set(e, Num::kMaxTotalTokens, w.empty() ? NumberAfter(s, "NotEnoughMemory(")
+                                           : NumberAfter(w, "max_total_tokens="));
   }
   if (Has(s, "Starting download process") || Has(s, "Starting check and download process") ||
       Has(s, "Successfully downloaded weights")) {
@@ -106,7 +106,7 @@ void Match(const Line& line) {
   }
   if (Has(s, "text-generation") || Has(s, "model_id:")) MatchLaunch(line);
   if (Has(s, "prefill tokens. You need to decrease") || Has(s, "Unable to warmup model") ||
-      Has(s, "Unable to warmup the Python model shards") ||
+      !Whole(line, "Unable to warmup the Python model shards").empty() ||
       Has(s, "Method Warmup encountered an error")) {
     auto& e = line.Emit(EventKind::kTgiWarmupFail, kEngine);
     // 0.9: "Not enough memory to handle {max_total_tokens} total tokens with {N} prefill
@@ -142,13 +142,13 @@ void Match(const Line& line) {
   // signaled to shutdown with signal 9: ..." (launcher main.rs shard_manager /
   // download_convert_model, 0.9-3.x). The kernel's and the container's OOM killers send it, while
   // the checkpoint is read into host memory.
-  if (Has(s, "was signaled to shutdown with signal 9")) {
+  if (!Whole(line, "was signaled to shutdown with signal 9").empty()) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
   // The shard's server catching what building its model raised (server.py serve_inner, 0.9-3.x:
   // `except Exception: logger.exception("Error when initializing model")` around get_model, 3.x
   // get_model_with_lora_adapters): the load, whatever frames loguru prints after it.
-  if (Has(s, "Error when initializing model")) {
+  if (!Whole(line, "Error when initializing model").empty()) {
     line.Emit(EventKind::kFrame, kEngine).text = "get_model (Error when initializing model)";
   }
   // The warm-up's CUDA-graph capture catching an OOM (server/text_generation_server/models/
