@@ -292,6 +292,12 @@ bool GgmlFailedAfter(const Facts& f, EventKind milestone) {
 // the paged alloc_paged_token_slots_extend / _decode and alloc_req_slots, 0.5;
 // ScheduleBatch.alloc_token_slots in schedule_batch.py, 0.4) when the message itself is cut off.
 bool SglangTokenPool(const Facts& f) {
+  // The scheduler's retraction (readers/sglang.cc) is a warning: with PyTorch's or CUDA's own
+  // out-of-memory in the log, that allocation failed, not the token pool.
+  if (const LogEvent* e = f.first_of(EventKind::kSglangTokenOom);
+      e && e->text == "retraction" && (f.has(EventKind::kTorchOom) || f.has(EventKind::kCudaOom))) {
+    return false;
+  }
   return f.has(EventKind::kSglangTokenOom) ||
          (f.engine == "sglang" &&
           AnyFrame(f, {"alloc_token_slots", "alloc_paged_token_slots_extend",

@@ -80,8 +80,14 @@ void ServerArgs(std::string_view s, LogEvent* e) {
 //   with speculative decoding), a prefill the batch's new tokens: Num::kDuringDecode says which.
 void MatchTokenPool(const Line& line) {
   const LineView s = line.view();
+  // A retraction is the scheduler coping (the requests are queued again): the event's text
+  // says so, and an allocator's out-of-memory elsewhere in the log is the failure (rules.cc).
   if (!Whole(line, "KV cache pool is full. Retract requests").empty() ||
-      Has(s, "Decode out of memory")) {
+      Has(s, "Decode out of memory happened")) {
+    auto& e = line.Emit(EventKind::kSglangTokenOom, kEngine);
+    e.values[Num::kDuringDecode] = 1;
+    e.text = "retraction";
+  } else if (Has(s, "Decode out of memory")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine).values[Num::kDuringDecode] = 1;
   }
   if (Has(s, "Prefill out of memory")) {
