@@ -76,8 +76,9 @@ void ServerArgs(std::string_view s, LogEvent* e) {
 //   mem_cache/common.py alloc_token_slots 0.5): "Try to allocate 8192 tokens." (read: the tokens
 //   asked for), then the free and evictable tokens ("Avaliable tokens: 3200", 0.3-0.4, so spelled;
 //   "Available tokens: 3200 (available_size=3200 + evictable_size=0)", "Available full tokens:
-//   N (...)" for a hybrid pool, 0.5). A decode step asks one token per running request (more
-//   with speculative decoding), a prefill the batch's new tokens: Num::kDuringDecode says which.
+//   N (...)" for a hybrid pool, 0.5; not read: the request alone sizes the fix). A decode step
+//   asks one token per running request (more with speculative decoding), a prefill the batch's
+//   new tokens: Num::kDuringDecode says which.
 void MatchTokenPool(const Line& line) {
   const LineView s = line.view();
   // A retraction is the scheduler coping (the requests are queued again): the event's text
