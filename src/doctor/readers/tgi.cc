@@ -162,8 +162,9 @@ void Match(const Line& line) {
   }
   // The shard's server logs "Server started at unix:///tmp/text-generation-server-0" once its
   // model is built (server.py serve_inner, 0.9-3.x), before the launcher's "Shard ready".
-  if (Has(s, "Shard ready") || Has(s, "Warming up model") ||
-      Has(s, "Server started at unix://")) {
+  // The launcher's "Shard ready in T" (1.0-3.x; 0.9: "Shard N ready in T").
+  if (Has(s, "Shard ready") || (Has(s, "Shard ") && Has(s, " ready in ")) ||
+      Has(s, "Warming up model") || Has(s, "Server started at unix://")) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }
   if (Has(s, "Connected") && Has(s, "text_generation_router")) {
