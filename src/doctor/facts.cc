@@ -539,6 +539,10 @@ constexpr FrameRow kFrameRows[] = {
     // 0.3-0.5) and 0.5's piecewise graphs (model_runner.py init_piecewise_cuda_graphs ->
     // piecewise_cuda_graph_runner.py PiecewiseCudaGraphRunner.__init__, which captures).
     {"__init__", "memory_pool.py", Slot::kKv},
+    // HiCache's host KV pool (mem_cache/hiradix_cache.py HiRadixCache.__init__ ->
+    // memory_pool_host.py HostKVCache.__init__, 0.4.6-0.5).
+    {"__init__", "hiradix_cache.py", Slot::kKv},
+    {"__init__", "memory_pool_host.py", Slot::kKv},
     {"init_piecewise_cuda_graphs", "", Slot::kGraph},
     {"__init__", "piecewise_cuda_graph_runner.py", Slot::kGraph},
     {"profile_max_num_token", "", Slot::kProfile},

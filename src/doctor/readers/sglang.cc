@@ -172,6 +172,18 @@ void Match(const Line& line) {
   if (Has(s, "alloc_req_slots runs out of memory")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine);
   }
+  // HiCache's host KV pool refusing a size the host cannot hold (mem_cache/memory_pool_host.py
+  // HostKVCache.__init__, 0.4.6-0.5): "Not enough host memory available. Requesting X GB but only
+  // have Y GB free. Please reduce the size of the hierarchical cache." (decimal GB; "... of the
+  // KVStore." in forks). System memory, before any allocation.
+  if (const LineView w = Whole(line, "Not enough host memory available. Requesting");
+      !w.empty()) {
+    auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
+    const auto need = NumberAfter(w, "Requesting"), have = NumberAfter(w, "but only have");
+    if (need) Set(e, Num::kHostRequiredBytes, *need * 1e9);
+    if (have) Set(e, Num::kHostAvailableBytes, *have * 1e9);
+    e.text = "hicache";
+  }
   // The scheduler's wrapper around its traceback: "Scheduler hit an exception: " (scheduler.py
   // run_scheduler_process, 0.3-0.5), "Exception in ModelTpServer:" (managers/controller/
   // tp_worker.py exposed_step, 0.1-0.2).
@@ -237,7 +249,7 @@ std::string Lower(const Facts& f) {
   return fmt::format("{:.2f} (from {:.3g})", std::floor((*m - 0.05) * 100) / 100, *m);
 }
 
-std::string Say(Words rule, const Facts&) {
+std::string Say(Words rule, const Facts& f) {
   if (rule == Words::kStartupFreeMemory) {
     return "SGLang refused to start: one GPU has less than 90% of the free memory of another "
            "(its tensor-parallel balance check); other processes hold memory on it";
@@ -256,6 +268,16 @@ std::string Say(Words rule, const Facts&) {
            (rule == Words::kBackendUnsharded
                 ? ", and those outside the model's tensor-parallel plan whole on every rank"
                 : ", so the model takes more memory than natively");
+  }
+  if (rule == Words::kHostMemory) {
+    const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
+    if (!e || e->text != "hicache") return "";
+    const auto need = f.get(Num::kHostRequiredBytes), have = f.get(Num::kHostAvailableBytes);
+    return fmt::format(
+        "SGLang's hierarchical cache (HiCache) asked for a host KV pool{} that system memory "
+        "cannot hold (memory_pool_host.py: the host's available memory less 10 GB{})",
+        need ? fmt::format(" of {:.0f} GB", *need / 1e9) : "",
+        have ? fmt::format(", {:.0f} GB here", *have / 1e9) : "");
   }
   if (rule == Words::kGraphCapture) {
     return "SGLang captures its CUDA graphs after the KV pool is allocated, in what "
@@ -409,6 +431,21 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     case Cause::kFragmentation:
       return false;
+    case Cause::kHostMemory: {
+      // HiCache's host pool: --hicache-size (GB per rank) overrides the device pool x
+      // --hicache-ratio (server_args.py, 0.4.6-0.5).
+      const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
+      if (!e || e->text != "hicache") return false;
+      const auto have = f.get(Num::kHostAvailableBytes);
+      const std::string size =
+          have && *have >= 2e9
+              ? fmt::format("--hicache-size {:.0f}", std::floor(*have / 1e9 * 0.9))
+              : std::string("--hicache-ratio lower (or --hicache-size in GB)");
+      AddFix(d, size, "a host KV pool the free system memory holds");
+      AddFix(d, "--hicache-ratio 1 with --mem-fraction-static lower",
+             "the host pool is a multiple of the GPU pool");
+      return true;
+    }
     default:
       AddFix(d, "--mem-fraction-static " + Lower(f),
              "more memory outside the static pool for activations and buffers");
