@@ -82,7 +82,7 @@ const std::vector<Shape>& Shapes() {
        [](std::string_view l) { return "\x1b[32m" + std::string(l) + "\x1b[0m"; }},
       {"Markdown indent", [](std::string_view l) { return "    " + std::string(l); }},
       {"GitHub quote", [](std::string_view l) { return "> " + std::string(l); }},
-      {"wrapped at 80", [](std::string_view l) { return Wrap80(l); }, "\n", 10},
+      {"wrapped at 80", [](std::string_view l) { return Wrap80(l); }, "\n", 11},
   };
   return shapes;
 }

@@ -535,8 +535,20 @@ constexpr FrameRow kFrameRows[] = {
     {"__init__", "eagle_draft_extend_cuda_graph_runner.py", Slot::kGraph},
     {"init_memory_pool", "", Slot::kKv},
     {"_create_buffers", "memory_pool.py", Slot::kKv},
+    // The pools' constructors (mem_cache/memory_pool.py ReqToTokenPool, MHATokenToKVPool, ...,
+    // 0.3-0.5) and 0.5's piecewise graphs (model_runner.py init_piecewise_cuda_graphs ->
+    // piecewise_cuda_graph_runner.py PiecewiseCudaGraphRunner.__init__, which captures).
+    {"__init__", "memory_pool.py", Slot::kKv},
+    // HiCache's host KV pool (mem_cache/hiradix_cache.py HiRadixCache.__init__ ->
+    // memory_pool_host.py HostKVCache.__init__, 0.4.6-0.5).
+    {"__init__", "hiradix_cache.py", Slot::kKv},
+    {"__init__", "memory_pool_host.py", Slot::kKv},
+    {"init_piecewise_cuda_graphs", "", Slot::kGraph},
+    {"__init__", "piecewise_cuda_graph_runner.py", Slot::kGraph},
     {"profile_max_num_token", "", Slot::kProfile},
     {"forward_batch_generation", "", Slot::kRuntime},
+    // EAGLE's step while serving (speculative/eagle_worker.py, 0.4-0.5).
+    {"forward_batch_speculative_generation", "", Slot::kRuntime},
     {"event_loop_overlap", "", Slot::kRuntime},
     {"event_loop_normal", "", Slot::kRuntime},
     {"run_batch", "", Slot::kRuntime},
@@ -561,6 +573,14 @@ constexpr FrameRow kFrameRows[] = {
     {"Warmup", "server.py", Slot::kProfile},
     {"init_kv_cache", "flash_causal_lm.py", Slot::kKv},
     {"cuda_graph_warmup", "", Slot::kGraph},
+    // TGI 3.x builds the model through models/__init__.py get_model_with_lora_adapters. The
+    // shard's server.py serve_inner is on the stack only while it builds the model: it then
+    // awaits the gRPC server, whose handlers (Warmup, Prefill, Decode) run on their own stacks.
+    {"get_model_with_lora_adapters", "", Slot::kLoad},
+    {"serve_inner", "server.py", Slot::kLoad},
+    // The gRPC handlers serving requests (server.py TextGenerationService.Prefill / .Decode).
+    {"Prefill", "server.py", Slot::kRuntime},
+    {"Decode", "server.py", Slot::kRuntime},
     {"get_multi_weights_col", "", Slot::kLoad},
     {"get_weights_col", "", Slot::kLoad},
     {"get_sharded", "", Slot::kLoad},

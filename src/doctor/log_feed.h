@@ -13,7 +13,10 @@ namespace vramfit::doctor {
 
 class LogFeed {
  public:
-  explicit LogFeed(const ScanOptions& options = {});
+  // `live`: the log is read while it is written (the monitor), so each line's events are
+  // wanted as the line completes: no look-ahead (a terminal's wrap width is then applied only
+  // from where it shows, as the scan of a whole log applies it from its first line).
+  explicit LogFeed(const ScanOptions& options = {}, bool live = false);
   ~LogFeed();
   LogFeed(const LogFeed&) = delete;
   LogFeed& operator=(const LogFeed&) = delete;

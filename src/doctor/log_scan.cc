@@ -194,7 +194,8 @@ constexpr size_t kTailEvents = 512;
 
 class Scanner final : public doctor::EventSink {
  public:
-  Scanner(LogScan* out, const ScanOptions& o) : out_(out), opt_(o) {}
+  Scanner(LogScan* out, const ScanOptions& o, bool live = false)
+      : out_(out), opt_(o), looking_ahead_(!live) {}
 
   // A line of the log. The first lines are held until the terminal width the log was wrapped
   // at (if any) shows or the look-ahead is full, so that the lines before the width shows are
@@ -537,7 +538,7 @@ class Scanner final : public doctor::EventSink {
   };
   std::vector<Held> ahead_;
   size_t ahead_bytes_ = 0;
-  bool looking_ahead_ = true;
+  bool looking_ahead_;
   static constexpr size_t kBlockIndent = 4;
   size_t common_indent_ = SIZE_MAX;  // the fewest leading spaces of a look-ahead line
   size_t indent_ = 0;                // the indentation removed from every line
@@ -568,7 +569,9 @@ constexpr size_t kSniffBytes = 4;
 // The byte loop of ScanLog, kept between calls: the encoding, line ends (LF, CR, CRLF, the pair
 // split across two calls too), the line cap, the binary-line count.
 struct LogFeed::State {
-  explicit State(const ScanOptions& o) : options(o), scanner(&scan, o) { line.reserve(4096); }
+  State(const ScanOptions& o, bool live) : options(o), scanner(&scan, o, live) {
+    line.reserve(4096);
+  }
   ScanOptions options;
   LogScan scan;
   Scanner scanner;
@@ -726,7 +729,8 @@ struct LogFeed::State {
   }
 };
 
-LogFeed::LogFeed(const ScanOptions& options) : s_(std::make_unique<State>(options)) {}
+LogFeed::LogFeed(const ScanOptions& options, bool live)
+    : s_(std::make_unique<State>(options, live)) {}
 LogFeed::~LogFeed() = default;
 
 void LogFeed::Feed(std::string_view bytes) {

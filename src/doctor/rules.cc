@@ -110,6 +110,10 @@ bool TgiWarmupPrefill(const Facts& f) {
   return f.frame_stage != Stage::kKvCache && f.frame_stage != Stage::kCudaGraph;
 }
 
+// TGI at the profile stage (its warm-up, by a milestone or frame) without the warm-up's own
+// message: the same prefill of --max-batch-prefill-tokens, in TGI's words.
+bool TgiAtProfile(const Facts& f) { return f.engine == "tgi" && f.stage == Stage::kProfile; }
+
 // A kernel warm-up's frames at the warm-up stage, or its line as the furthest milestone.
 bool KernelWarmup(const Facts& f) {
   if (f.stage != Stage::kWarmup) return false;
@@ -292,6 +296,12 @@ bool GgmlFailedAfter(const Facts& f, EventKind milestone) {
 // the paged alloc_paged_token_slots_extend / _decode and alloc_req_slots, 0.5;
 // ScheduleBatch.alloc_token_slots in schedule_batch.py, 0.4) when the message itself is cut off.
 bool SglangTokenPool(const Facts& f) {
+  // The scheduler's retraction (readers/sglang.cc) is a warning: with PyTorch's or CUDA's own
+  // out-of-memory in the log, that allocation failed, not the token pool.
+  if (const LogEvent* e = f.first_of(EventKind::kSglangTokenOom);
+      e && e->text == "retraction" && (f.has(EventKind::kTorchOom) || f.has(EventKind::kCudaOom))) {
+    return false;
+  }
   return f.has(EventKind::kSglangTokenOom) ||
          (f.engine == "sglang" &&
           AnyFrame(f, {"alloc_token_slots", "alloc_paged_token_slots_extend",
@@ -701,6 +711,7 @@ const std::vector<Rule>& Rules() {
            "no longer there"),
       Worded(C::kComputeBuffer, S::kProfile, GgmlEngineAtProfile, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kProfile, ProfileMultimodal, Words::kProfileEncoder),
+      Worded(C::kActivationPeak, S::kProfile, TgiAtProfile, Words::kWarmupPrefill),
       Text(C::kActivationPeak, S::kProfile, At<S::kProfile>,
            "the profile run ran out of memory: a forward pass over max_num_batched_tokens tokens "
            "does not fit next to the weights"),

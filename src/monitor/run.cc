@@ -106,7 +106,7 @@ struct Stream {
 class Session {
  public:
   Session(Nvml& nvml, const MonitorOptions& o)
-      : nvml_(nvml), o_(o), recorder_(nvml.gpus(), o.recorder), feed_(o.scan) {}
+      : nvml_(nvml), o_(o), recorder_(nvml.gpus(), o.recorder), feed_(o.scan, /*live=*/true) {}
 
   Result<MonitorRun> Run();
 

@@ -223,6 +223,15 @@ std::string Say(Words rule, const Facts& f) {
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   switch (cause) {
     case Cause::kKvTooLongContext: {
+      // llama-cpp-python's "llama_decode returned 1" (readers/lm_studio.cc): its Llama(n_ctx=).
+      if (const LogEvent* e = f.first_of(EventKind::kContextExceeded);
+          e && e->text == "llama-cpp-python") {
+        const auto n = f.get(Num::kMaxModelLen);
+        AddFix(d, n ? fmt::format("Llama(n_ctx={:.0f})", *n * 2) : "Llama(n_ctx=...) larger",
+               "the prompt and the tokens to generate must fit the context together");
+        AddFix(d, "max_tokens lower, or a shorter prompt", "fewer tokens in the context");
+        return true;
+      }
       if (f.has(EventKind::kContextExceeded)) {
         const auto from = f.get(Num::kMaxModelLen);
         AddFix(d, from ? fmt::format("--fit-ctx {:.0f}", *from) : std::string("--fit-ctx N"),

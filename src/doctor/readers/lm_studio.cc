@@ -32,6 +32,32 @@ void Match(const Line& line) {
     Set(e, value, BytesAfter(s, std::string(key) + "\""));
     if (!e.values.count(value)) Set(e, value, BytesAfter(s, key));
   }
+  // llama-cpp-python's own errors (llama_cpp/llama.py Llama.__init__, 0.1-0.2;
+  // llama_cpp/_internals.py LlamaModel / LlamaContext, 0.2.2x-0.3): "Failed to load model from
+  // file: PATH" when llama_load_model_from_file returned NULL (the load), "Failed to create
+  // llama_context" when llama_new_context_with_model did (the KV cache and the compute buffers
+  // at context creation). Neither says why (a missing file fails the same way): llama.cpp's own
+  // lines before them do, and these only mark the phase, as llama.cpp's events.
+  if (Has(s, "Failed to load model from file")) line.Emit(EventKind::kLoadBegin, "llama.cpp");
+  if (Has(s, "Failed to create llama_context")) {
+    line.Emit(EventKind::kGgmlModelBuffer, "llama.cpp");
+  }
+  // LM Studio's load guardrail refusing a model before loading it: "Model loading aborted due to
+  // insufficient system resources. Overloading the system will likely cause it to freeze. If you
+  // believe this is a mistake, you can try to change the model loading guardrails in the
+  // settings." (0.3.x): its estimate of the model and its context exceeds the memory it allows,
+  // the same refusal as Ollama's system-memory check, read as that event.
+  if (!Whole(line, "Model loading aborted due to insufficient system resources").empty()) {
+    line.Emit(EventKind::kOllamaSystemMemory, kEngine);
+  }
+  // llama-cpp-python's LlamaContext.decode (_internals.py, 0.2.x-0.3.x) raises "llama_decode
+  // returned N" for llama.cpp's code: 1 is "could not find a KV slot for the batch" (llama.h),
+  // the context (n_ctx) full: a request longer than the context, not a failed allocation.
+  if (const size_t at = s.find("llama_decode returned 1");
+      at != std::string_view::npos &&
+      (at + 23 >= s.size() || !std::isdigit(static_cast<unsigned char>(s[at + 23])))) {
+    line.Emit(EventKind::kContextExceeded, "llama.cpp").text = "llama-cpp-python";
+  }
   if (Has(s, "canLoad")) {
     const std::string_view rest = s.substr(s.find("canLoad"));
     const bool yes = rest.substr(0, 16).find("true") != std::string_view::npos;
@@ -53,6 +79,9 @@ std::string Say(Words rule, const Facts& f) {
           "driver's own memory",
           ctx ? fmt::format(" (the context estimated at {})", Gib(*ctx)) : "");
     }
+    case Words::kHostMemory:
+      return "LM Studio's loading guardrail refused the model before loading it: its estimate of "
+             "the model and the context (GPU Offload, Context Length) exceeds the system's memory";
     case Words::kWeightBuffer:
       return "the layers LM Studio offloaded to the GPU (GPU Offload) do not fit in its memory";
     default:
@@ -72,6 +101,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     case Cause::kFragmentation:
       return false;
+    case Cause::kHostMemory:
+      AddFix(d, "a lower Context Length in the model's load settings, or a smaller quantization "
+                "of the model",
+             "the estimate the guardrail checks shrinks with the context and the weights");
+      AddFix(d, "the guardrail (Settings > Model loading guardrails) set to relaxed",
+             "loads anyway; the system may swap or freeze when the memory is really short");
+      return true;
     default:
       AddFix(d, "a lower GPU Offload (fewer layers on the GPU; lms load --gpu 0.8)",
              "the layers left on the CPU free GPU memory for the rest");

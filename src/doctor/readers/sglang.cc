@@ -67,6 +67,65 @@ void ServerArgs(std::string_view s, LogEvent* e) {
   }
 }
 
+// The token pool's other lines (the "Messages read" table of docs/doctor.md, SGLang):
+// - the scheduler's retraction when the pool cannot hold the running batch's next tokens
+//   (scheduler.py update_running_batch): "Decode out of memory happened. #retracted_reqs: 1,
+//   #new_token_ratio: 0.80 -> 0.91" (0.2-0.3, read in Match as "Decode out of memory"), renamed
+//   "KV cache pool is full. Retract requests. #retracted_reqs: ..." (0.4-0.5);
+// - the allocator's message after its first line (schedule_batch.py alloc_token_slots 0.3-0.4,
+//   mem_cache/common.py alloc_token_slots 0.5): "Try to allocate 8192 tokens." (read: the tokens
+//   asked for), then the free and evictable tokens ("Avaliable tokens: 3200", 0.3-0.4, so spelled;
+//   "Available tokens: 3200 (available_size=3200 + evictable_size=0)", "Available full tokens:
+//   N (...)" for a hybrid pool, 0.5; not read: the request alone sizes the fix). A decode step
+//   asks one token per running request (more with speculative decoding), a prefill the batch's
+//   new tokens: Num::kDuringDecode says which.
+void MatchTokenPool(const Line& line) {
+  const LineView s = line.view();
+  // A retraction is the scheduler coping (the requests are queued again): the event's text
+  // says so, and an allocator's out-of-memory elsewhere in the log is the failure (rules.cc).
+  if (!Whole(line, "KV cache pool is full. Retract requests").empty() ||
+      Has(s, "Decode out of memory happened")) {
+    auto& e = line.Emit(EventKind::kSglangTokenOom, kEngine);
+    e.values[Num::kDuringDecode] = 1;
+    e.text = "retraction";
+  } else if (Has(s, "Decode out of memory")) {
+    line.Emit(EventKind::kSglangTokenOom, kEngine).values[Num::kDuringDecode] = 1;
+  }
+  if (Has(s, "Prefill out of memory")) {
+    line.Emit(EventKind::kSglangTokenOom, kEngine).values[Num::kDuringDecode] = 0;
+  }
+  if (Has(s, "Try to allocate ") && Has(s, " tokens.")) {
+    auto& e = line.Emit(EventKind::kSglangTokenOom, kEngine);
+    Set(e, Num::kPrefillTokens, NumberAfter(s, "Try to allocate"));
+  }
+}
+
+// The scheduler's summary once the worker is built (scheduler.py Scheduler.__init__, after the
+// model runner loaded the weights, sized the pool and captured the graphs):
+// "max_total_num_tokens=46611, chunked_prefill_size=2048, max_prefill_tokens=16384,
+// max_running_requests=..., context_len=..., available_gpu_mem=0.53 GB" (0.3-0.5; 0.1-0.2
+// "max_total_num_tokens=..., max_prefill_tokens=..., context_len=..."): capture is over.
+// The capture lines of every runner (model_runner.py init_cuda_graphs / init_device_graphs,
+// eagle_worker.py, piecewise runners): "Capture cuda graph begin. ... avail mem=X GB" (0.4-0.5),
+// "Capture CUDA graph begin" (0.3), "Capture draft cuda graph begin", "Capture draft extend cuda
+// graph begin" (EAGLE, 0.4-0.5), "Capture piecewise CUDA graph begin. avail mem=X GB" and its
+// "Capture cuda graph num tokens [4, 8, ...]" (piecewise_cuda_graph_runner.py, 0.5), "Capture
+// target decode CUDA graph end. elapsed=16.40 s" (after 0.5.10): " graph begin" / " graph end"
+// after "Capture ".
+void MatchCaptureAndSummary(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "Capture ") && (Has(s, " graph begin") || Has(s, " Graph begin"))) {
+    line.Emit(EventKind::kGraphBegin, kEngine);
+  }
+  if (Has(s, "Capture ") && (Has(s, " graph end") || Has(s, " Graph end"))) {
+    line.Emit(EventKind::kGraphDone, kEngine);
+  }
+  if (Has(s, "max_total_num_tokens=") && Has(s, "context_len=")) {
+    auto& e = line.Emit(EventKind::kGraphDone, kEngine);
+    Set(e, Num::kKvCacheTokens, NumberAfter(s, "max_total_num_tokens="));
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "Load weight end.") && Has(s, "avail mem=")) {
@@ -99,23 +158,38 @@ void Match(const Line& line) {
   }
   // cuda_graph_runner.py's "Capture cuda graph bs [1, 2, 4, ...]" and its progress bar,
   // "Capturing batches (bs=160 avail_mem=1.72 GB)" (0.4-0.5).
-  if (Has(s, "Capture cuda graph begin") || Has(s, "Capture CUDA graph begin") ||
-      Has(s, "Capture cuda graph bs") || Has(s, "Capturing batches (bs=")) {
+  if (Has(s, "Capture cuda graph bs") || Has(s, "Capturing batches (bs=") ||
+      Has(s, "Capture cuda graph num tokens")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }
-  if (Has(s, "Capture cuda graph end") || Has(s, "Capture CUDA graph end")) {
-    line.Emit(EventKind::kGraphDone, kEngine);
-  }
-  if (Has(s, "Decode out of memory") || Has(s, "Prefill out of memory") ||
-      Has(s, "Out of memory. Try to lower your batch size")) {
+  MatchCaptureAndSummary(line);
+  if (Has(s, "Out of memory. Try to lower your batch size")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine);
   }
+  MatchTokenPool(line);
   // The request-slot pool: "alloc_req_slots runs out of memory. Please set a smaller number for
   // `--max-running-requests`" (common.py alloc_req_slots, schedule_batch.py in 0.4).
   if (Has(s, "alloc_req_slots runs out of memory")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine);
   }
-  if (Has(s, "Scheduler hit an exception")) line.Emit(EventKind::kSglangException, kEngine);
+  // HiCache's host KV pool refusing a size the host cannot hold (mem_cache/memory_pool_host.py
+  // HostKVCache.__init__, 0.4.6-0.5): "Not enough host memory available. Requesting X GB but only
+  // have Y GB free. Please reduce the size of the hierarchical cache." (decimal GB; "... of the
+  // KVStore." in forks). System memory, before any allocation.
+  if (const LineView w = Whole(line, "Not enough host memory available. Requesting");
+      !w.empty()) {
+    auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
+    const auto need = NumberAfter(w, "Requesting"), have = NumberAfter(w, "but only have");
+    if (need) Set(e, Num::kHostRequiredBytes, *need * 1e9);
+    if (have) Set(e, Num::kHostAvailableBytes, *have * 1e9);
+    e.text = "hicache";
+  }
+  // The scheduler's wrapper around its traceback: "Scheduler hit an exception: " (scheduler.py
+  // run_scheduler_process, 0.3-0.5), "Exception in ModelTpServer:" (managers/controller/
+  // tp_worker.py exposed_step, 0.1-0.2).
+  if (Has(s, "Scheduler hit an exception") || Has(s, "Exception in ModelTpServer")) {
+    line.Emit(EventKind::kSglangException, kEngine);
+  }
   // The code line under a frame calling a token-pool allocator (EAGLE's prepare_for_verify:
   // "batch.out_cache_loc = alloc_token_slots(", speculative/eagle_info.py 0.5; ScheduleBatch's
   // "self.alloc_token_slots(" in 0.4): the allocator's own frame, where the excerpt stops first.
@@ -140,8 +214,7 @@ void Match(const Line& line) {
   // CudaGraphRunner.__init__ (cuda_graph_runner.py, 0.3-0.5) wraps what capture() raised as
   // "Capture cuda graph failed: <error>" (an OOM's message follows on the same line); EAGLE's
   // draft runners the same.
-  if (Has(s, "Capture draft cuda graph begin") || Has(s, "Capture draft extend cuda graph") ||
-      Has(s, "Capture cuda graph failed") || Has(s, "Capture CUDA graph failed")) {
+  if (Has(s, "Capture cuda graph failed") || Has(s, "Capture CUDA graph failed")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }
   // model_runner.py init_memory_pool logs "Memory pool end. avail mem=X GB" once the KV pool is
@@ -150,7 +223,11 @@ void Match(const Line& line) {
   // model_runner.py load_model opens with "Load weight begin. avail mem=X GB"; the server is up
   // at "The server is fired up and ready to roll!", and serves "Prefill batch." / "Decode
   // batch." lines (scheduler.py, 0.3-0.5).
-  if (Has(s, "Load weight begin")) line.Emit(EventKind::kLoadBegin, kEngine);
+  // init_torch_distributed logs "Init torch distributed ends. mem usage=X GB" (0.4-0.5) just
+  // before load_model: the load is next.
+  if (Has(s, "Load weight begin") || Has(s, "Init torch distributed ends")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
   if (Has(s, "The server is fired up") || Has(s, "Prefill batch. #new-seq") ||
       Has(s, "Decode batch. #running-req")) {
     line.Emit(EventKind::kServing, kEngine);
@@ -172,7 +249,7 @@ std::string Lower(const Facts& f) {
   return fmt::format("{:.2f} (from {:.3g})", std::floor((*m - 0.05) * 100) / 100, *m);
 }
 
-std::string Say(Words rule, const Facts&) {
+std::string Say(Words rule, const Facts& f) {
   if (rule == Words::kStartupFreeMemory) {
     return "SGLang refused to start: one GPU has less than 90% of the free memory of another "
            "(its tensor-parallel balance check); other processes hold memory on it";
@@ -191,6 +268,22 @@ std::string Say(Words rule, const Facts&) {
            (rule == Words::kBackendUnsharded
                 ? ", and those outside the model's tensor-parallel plan whole on every rank"
                 : ", so the model takes more memory than natively");
+  }
+  if (rule == Words::kHostMemory) {
+    const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
+    if (!e || e->text != "hicache") return "";
+    const auto need = f.get(Num::kHostRequiredBytes), have = f.get(Num::kHostAvailableBytes);
+    return fmt::format(
+        "SGLang's hierarchical cache (HiCache) asked for a host KV pool{} that system memory "
+        "cannot hold (memory_pool_host.py: the host's available memory less 10 GB{})",
+        need ? fmt::format(" of {:.0f} GB", *need / 1e9) : "",
+        have ? fmt::format(", {:.0f} GB here", *have / 1e9) : "");
+  }
+  if (rule == Words::kGraphCapture) {
+    return "SGLang captures its CUDA graphs after the KV pool is allocated, in what "
+           "--mem-fraction-static leaves outside the static pool (model_runner.py "
+           "init_cuda_graphs, cuda_graph_runner.py): the graphs for every batch size up to "
+           "--cuda-graph-max-bs did not fit there";
   }
   if (rule != Words::kTokenPool) return "";
   return "SGLang's token pool ran out while serving: the running batch needs more KV tokens "
@@ -266,11 +359,38 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, "--chunked-prefill-size 4096 --mem-fraction-static " + Lower(f),
              "smaller prefill chunks, more headroom for activations");
       return true;
-    case Cause::kKvTooManySequences:
+    case Cause::kKvTooManySequences: {
+      // The allocator's "Try to allocate N tokens." (MatchTokenPool): a decode step asks one
+      // token per running request, a prefill its batch's new tokens, capped by
+      // --chunked-prefill-size (scheduler.py, 0.3-0.5).
+      const auto n = f.get(Num::kPrefillTokens);
+      const auto decode = f.get(Num::kDuringDecode);
+      if (n && *n >= 2 && *n <= 1e9 && decode && *decode > 0) {
+        AddFix(d, fmt::format("--max-running-requests {:.0f}", std::floor(*n / 2)),
+               fmt::format("the decode step asked the pool for {:.0f} tokens, one per running "
+                           "request: half as many requests ask half as many", *n));
+      } else if (n && *n >= 256 && *n <= 1e9 && decode && *decode == 0) {
+        const double chunk = std::exp2(std::floor(std::log2(*n / 2)));
+        AddFix(d, fmt::format("--chunked-prefill-size {:.0f}", chunk),
+               fmt::format("the prefill asked the pool for {:.0f} tokens at once; smaller chunks "
+                           "ask for fewer", *n));
+      }
       AddFix(d, "--max-running-requests lower (or --mem-fraction-static higher)",
              "fewer sequences share the token pool");
+      // SGLang's tuning guide: frequent "KV cache pool is full. Retract requests." warrants a
+      // more conservative scheduler (docs/advanced_features/hyperparameter_tuning.md, 0.4-0.5).
+      AddFix(d, "--schedule-conservativeness 1.3",
+             "the scheduler admits requests as if each would generate more of its max tokens");
       return true;
+    }
     case Cause::kCudagraphCapture:
+      // The server arguments' cuda_graph_max_bs: the graphs' buffers and pool grow with it
+      // (cuda_graph_runner.py captures every batch size up to it, largest first).
+      if (const auto bs = f.get(Num::kCudaGraphMaxBs); bs && *bs >= 16 && *bs <= 1e6) {
+        AddFix(d, fmt::format("--cuda-graph-max-bs {:.0f} (from {:.0f})", std::floor(*bs / 2),
+                              *bs),
+               "half the largest captured batch: smaller graph buffers and pool");
+      }
       AddFix(d, "--cuda-graph-max-bs 16 (or --disable-cuda-graph)",
              "fewer and smaller captured batches (EAGLE drafts capture their own graphs too)");
       AddFix(d, "--mem-fraction-static " + Lower(f),
@@ -311,6 +431,21 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     case Cause::kFragmentation:
       return false;
+    case Cause::kHostMemory: {
+      // HiCache's host pool: --hicache-size (GB per rank) overrides the device pool x
+      // --hicache-ratio (server_args.py, 0.4.6-0.5).
+      const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
+      if (!e || e->text != "hicache") return false;
+      const auto have = f.get(Num::kHostAvailableBytes);
+      const std::string size =
+          have && *have >= 2e9
+              ? fmt::format("--hicache-size {:.0f}", std::floor(*have / 1e9 * 0.9))
+              : std::string("--hicache-ratio lower (or --hicache-size in GB)");
+      AddFix(d, size, "a host KV pool the free system memory holds");
+      AddFix(d, "--hicache-ratio 1 with --mem-fraction-static lower",
+             "the host pool is a multiple of the GPU pool");
+      return true;
+    }
     default:
       AddFix(d, "--mem-fraction-static " + Lower(f),
              "more memory outside the static pool for activations and buffers");
@@ -374,7 +509,9 @@ const Reader& SglangReader() {
       .engine = kEngine,
       .match = Match,
       // Its KV pool's size is printed once the pool is allocated: the next phase is capture.
-      .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
+      // EAGLE's draft worker is built after the target's (speculative/eagle_worker.py, 0.4-0.5):
+      // its "Load weight begin" follows the target's capture end.
+      .milestones = {{EventKind::kLoadBegin, Stage::kLoad, false, Stage::kRuntime},
                      {EventKind::kSglangWeights, Stage::kKvCache},
                      {EventKind::kKvTokens, Stage::kCudaGraph},
                      {EventKind::kGraphBegin, Stage::kCudaGraph},

@@ -56,6 +56,48 @@ void MatchLaunch(const Line& line) {
   }
 }
 
+// The warm-up's later phases and the router's check of what it found (the "Messages read" table
+// of docs/doctor.md, TGI):
+// - flash_causal_lm.py warmup (3.0+): "KV-cache blocks: 1234, size: 16" once the prefill is done
+//   and before the blocks are allocated (init_kv_cache); "Cuda Graphs are enabled for sizes [1,
+//   2, 4, 8, 16, 32]" (2.0+) before cuda_graph_warmup captures each size;
+// - the router (router/src/main.rs 1.x, backends/v2|v3/src/lib.rs 2.x-3.x): "Inferred max batch
+//   total tokens: N" and "Setting max batch total tokens to N" (the blocks x 16 the warm-up
+//   left), or "Model does not support automatic max batch total tokens": the warm-up is over;
+//   "Not enough memory to handle `max_total_tokens=N`" (2.2+, the NotEnoughMemory error) when one
+//   request of --max-total-tokens needs more tokens than the KV cache holds;
+// - the launcher (launcher/src/main.rs download_convert_model, 0.9+): "Starting download
+//   process." / "Starting check and download process for MODEL" and "Successfully downloaded
+//   weights.": the weights' download, the load's first phase.
+void MatchWarmupPhases(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "KV-cache blocks:")) {
+    auto& e = line.Emit(EventKind::kKvTokens, kEngine);
+    const auto blocks = NumberAfter(s, "KV-cache blocks:");
+    const auto size = NumberAfter(s, "size:");
+    if (blocks && size && *size > 0 && *size <= 4096) Set(e, Num::kKvCacheTokens, *blocks * *size);
+  }
+  if (Has(s, "Cuda Graphs are enabled for sizes")) line.Emit(EventKind::kGraphBegin, kEngine);
+  for (const char* key :
+       {"Inferred max batch total tokens:", "Setting max batch total tokens to"}) {
+    if (!Has(s, key)) continue;
+    Set(line.Emit(EventKind::kServing, kEngine), Num::kKvCacheTokens, NumberAfter(s, key));
+  }
+  if (Has(s, "does not support automatic max batch total tokens")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+  if (const LineView w = Whole(line, "Not enough memory to handle `max_total_tokens=");
+      !w.empty() || Has(s, "NotEnoughMemory(")) {
+    auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
+    Set(e, Num::kMaxTotalTokens, w.empty() ? NumberAfter(s, "NotEnoughMemory(")
+                                           : NumberAfter(w, "max_total_tokens="));
+  }
+  if (Has(s, "Starting download process") || Has(s, "Starting check and download process") ||
+      Has(s, "Successfully downloaded weights")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "text_generation_launcher") || Has(s, "text_generation_router") ||
@@ -64,10 +106,26 @@ void Match(const Line& line) {
   }
   if (Has(s, "text-generation") || Has(s, "model_id:")) MatchLaunch(line);
   if (Has(s, "prefill tokens. You need to decrease") || Has(s, "Unable to warmup model") ||
+      !Whole(line, "Unable to warmup the Python model shards").empty() ||
       Has(s, "Method Warmup encountered an error")) {
     auto& e = line.Emit(EventKind::kTgiWarmupFail, kEngine);
-    Set(e, Num::kPrefillTokens, NumberAfter(s, "Not enough memory to handle"));
+    // 0.9: "Not enough memory to handle {max_total_tokens} total tokens with {N} prefill
+    // tokens. You need to decrease `--max-batch-total-tokens` or `--max-batch-prefill-tokens`";
+    // 1.0-3.x: "Not enough memory to handle {N} prefill tokens. You need to decrease
+    // `--max-batch-prefill-tokens`" (flash_causal_lm.py warmup).
+    if (Has(s, "total tokens with")) {
+      Set(e, Num::kPrefillTokens, NumberAfter(s, "total tokens with"));
+      Set(e, Num::kMaxTotalTokens, NumberAfter(s, "Not enough memory to handle"));
+    } else {
+      Set(e, Num::kPrefillTokens, NumberAfter(s, "Not enough memory to handle"));
+    }
   }
+  // The router's client logs a shard's error inside its warm-up spans (client/src/
+  // sharded_client.rs and client.rs `warmup`, #[instrument]; the error from client/src/lib.rs):
+  // "warmup{max_input_length=.. max_prefill_tokens=..}:warmup: text_generation_client: ...
+  // Server error: ..." (1.0-3.x): the Warmup call failed, whatever its message.
+  if (Has(s, "}:warmup") && Has(s, "Server error")) line.Emit(EventKind::kTgiWarmupFail, kEngine);
+  MatchWarmupPhases(line);
   // The launcher's phases: shards start (load), are ready and warm up (profile), serve.
   if (Has(s, "Starting shard") || Has(s, "Waiting for shard")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
@@ -79,6 +137,20 @@ void Match(const Line& line) {
   if ((Has(s, "Shard ") && Has(s, "failed to start")) || Has(s, "ShardCannotStart")) {
     line.Emit(EventKind::kFrame, kEngine).text = "get_model (a shard failed to start)";
   }
+  // A shard or the weights' download (and conversion to safetensors) killed by SIGKILL before it
+  // was ready: "Shard process was signaled to shutdown with signal 9", "Download process was
+  // signaled to shutdown with signal 9: ..." (launcher main.rs shard_manager /
+  // download_convert_model, 0.9-3.x). The kernel's and the container's OOM killers send it, while
+  // the checkpoint is read into host memory.
+  if (!Whole(line, "was signaled to shutdown with signal 9").empty()) {
+    line.Emit(EventKind::kHostOomKill, kEngine);
+  }
+  // The shard's server catching what building its model raised (server.py serve_inner, 0.9-3.x:
+  // `except Exception: logger.exception("Error when initializing model")` around get_model, 3.x
+  // get_model_with_lora_adapters): the load, whatever frames loguru prints after it.
+  if (!Whole(line, "Error when initializing model").empty()) {
+    line.Emit(EventKind::kFrame, kEngine).text = "get_model (Error when initializing model)";
+  }
   // The warm-up's CUDA-graph capture catching an OOM (server/text_generation_server/models/
   // flash_causal_lm.py warmup, 1.4-3.x: `except torch.cuda.OutOfMemoryError:
   // logger.exception("Decode cuda graph warmup failed")`): the traceback that follows is the
@@ -88,11 +160,14 @@ void Match(const Line& line) {
     line.Emit(EventKind::kFrame, kEngine).text =
         "cuda_graph_warmup (Decode cuda graph warmup failed)";
   }
-  if (Has(s, "Shard ready") || Has(s, "Warming up model")) {
+  // The shard's server logs "Server started at unix:///tmp/text-generation-server-0" once its
+  // model is built (server.py serve_inner, 0.9-3.x), before the launcher's "Shard ready".
+  // The launcher's "Shard ready in T" (1.0-3.x; 0.9: "Shard N ready in T").
+  if (Has(s, "Shard ready") || (Has(s, "Shard ") && Has(s, " ready in ")) ||
+      Has(s, "Warming up model") || Has(s, "Server started at unix://")) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }
-  if (Has(s, "Setting max batch total tokens") ||
-      (Has(s, "Connected") && Has(s, "text_generation_router"))) {
+  if (Has(s, "Connected") && Has(s, "text_generation_router")) {
     line.Emit(EventKind::kServing, kEngine);
   }
   // A request's batch step failing: the server's gRPC interceptor logs the method by name
@@ -120,6 +195,19 @@ void Match(const Line& line) {
 }
 
 std::string Say(Words rule, const Facts& f) {
+  if (rule == Words::kMaxLenCheck && f.engine == kEngine) {
+    const auto need = f.get(Num::kMaxTotalTokens);
+    return fmt::format(
+        "TGI's router refused to start: one request of --max-total-tokens{} needs more KV tokens "
+        "than the warm-up left for the cache (backends/v3/src/lib.rs, NotEnoughMemory)",
+        need ? fmt::format(" ({:.0f})", *need) : "");
+  }
+  if (rule == Words::kGraphCapture) {
+    return "TGI's warm-up captures a CUDA graph for each size of --cuda-graphs (default "
+           "1,2,4,8,16,32) after allocating the KV blocks from the free memory x "
+           "--cuda-memory-fraction x 0.95 (flash_causal_lm.py warmup, cuda_graph_warmup): the "
+           "graphs did not fit in what the blocks left";
+  }
   if (rule != Words::kWarmupPrefill) return "";
   const auto n = f.get(Num::kPrefillTokens);
   return fmt::format(
@@ -155,6 +243,39 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "until the allocator is changed");
       return true;
     }
+    case Cause::kKvTooLongContext: {
+      // The router's check (MatchWarmupPhases): --max-total-tokens against the tokens the KV
+      // blocks hold ("KV-cache blocks: N, size: 16" or "Inferred max batch total tokens: N").
+      const auto have = f.get(Num::kKvCacheTokens);
+      const auto need = f.get(Num::kMaxTotalTokens);
+      if (have && *have >= 2 && (!need || *have < *need)) {
+        AddFix(d, fmt::format("--max-total-tokens {:.0f} --max-input-tokens {:.0f}", *have,
+                              *have - 1),
+               fmt::format("the KV cache holds {:.0f} tokens after the warm-up", *have));
+      } else {
+        AddFix(d, "--max-total-tokens and --max-input-tokens lower",
+               "one request must fit in the KV blocks the warm-up leaves");
+      }
+      AddFix(d, "--max-batch-prefill-tokens lower, --num-shard 2, or --quantize",
+             "a smaller warm-up peak or smaller weights leave more memory for KV blocks");
+      return true;
+    }
+    case Cause::kCudagraphCapture:
+      // launcher main.rs Args cuda_graphs ("--cuda-graphs", "0" disables, 2.0+); the blocks take
+      // the free memory x CUDA_MEMORY_FRACTION x TGI_WIGGLE_ROOM (0.95, models/globals.py).
+      AddFix(d, "--cuda-graphs 1,2,4,8 (or --cuda-graphs 0 to capture none)",
+             "fewer and smaller captured batches");
+      AddFix(d, "--cuda-memory-fraction 0.9",
+             "the KV blocks take less of the free memory, leaving room for the graphs");
+      return true;
+    case Cause::kHostMemory:
+      AddFix(d, "more system memory for the container (docker run --memory, the pod's "
+                "resources.limits.memory) or the host",
+             "the shard reads the checkpoint through host memory before it is on the GPU");
+      AddFix(d, "a checkpoint already in safetensors",
+             "TGI converts PyTorch .bin weights to safetensors first (download-weights), holding "
+             "them in memory");
+      return true;
     case Cause::kWeightsTooLarge:
       AddFix(d, "--num-shard 2 (or more GPUs)", "the weights are split across the GPUs");
       AddFix(d, "--quantize awq / gptq / fp8 (with a matching checkpoint)",
@@ -182,6 +303,9 @@ const Reader& TgiReader() {
       .match = Match,
       .milestones = {{EventKind::kLoadBegin, Stage::kLoad},
                      {EventKind::kProfileBegin, Stage::kProfile},
+                     // The warm-up prints its KV blocks before allocating them, then captures.
+                     {EventKind::kKvTokens, Stage::kKvCache},
+                     {EventKind::kGraphBegin, Stage::kCudaGraph},
                      {EventKind::kServing, Stage::kRuntime}},
       .fixes = Fixes,
       .words = Say,
