@@ -351,11 +351,88 @@ void MatchConfig(const Line& line) {
   }
 }
 
+// Milestones and checks read from vLLM's sources across releases (docs/doctor.md, "vLLM:
+// messages read"), beside the ones above; each names its file, function and releases.
+void MatchSourceLines(const Line& line) {
+  const LineView s = line.view();
+  // Weight loading. V1's load_model loads a speculative draft after the target ("Loading
+  // drafter model...", v1/worker/gpu_model_runner.py, 0.9+); the loaders' "Using model weights
+  // format [...]" (model_loader/loader.py _prepare_weights, 0.5-0.6; default_loader.py 0.7+),
+  // "Loading weights with BitsAndBytes quantization" (bitsandbytes_loader.py, 0.5+), and the
+  // checkpoint prefetch of model_loader/weight_utils.py ("Filesystem type for checkpoints:",
+  // "Prefetching checkpoint files into page cache", 0.20+).
+  if (Has(s, "Loading drafter model") || Has(s, "Using model weights format") ||
+      Has(s, "Loading weights with BitsAndBytes quantization") ||
+      Has(s, "Filesystem type for checkpoints:") ||
+      Has(s, "Prefetching checkpoint files into page cache")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
+  // V1 compiles the model in its first forward pass, the profile run's
+  // (gpu_worker.py determine_available_memory -> profile_run -> _dummy_run): compilation/
+  // backends.py "Dynamo bytecode transform time: N s" and "Using cache directory: ... for vLLM's
+  // torch.compile" (0.7+), compilation/monitor.py "torch.compile takes N s in total" (0.7-0.19;
+  // "took" after) and "Initial profiling/warmup run took N s" (0.20+).
+  if (Has(s, "Dynamo bytecode transform time") || Has(s, "for vLLM's torch.compile") ||
+      Has(s, "torch.compile takes") || Has(s, "torch.compile took") ||
+      Has(s, "Initial profiling/warmup run took")) {
+    line.Emit(EventKind::kProfileBegin, kEngine);
+  }
+  // After the KV budget is known (v1/worker/gpu_worker.py determine_available_memory, 0.20+):
+  // "CUDA graph memory profiling is enabled (default since v0.21.0). The current
+  // --gpu-memory-utilization=0.9500 is equivalent to --gpu-memory-utilization=0.9115 without CUDA
+  // graph memory profiling ...", or "... is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)";
+  // v1/core/kv_cache_utils.py "Add N padding layers, may waste at most X% KV cache memory" and
+  // "Overriding num_gpu_blocks=N with num_gpu_blocks_override=M" (V0's worker.py too).
+  if (Has(s, "CUDA graph memory profiling is") ||
+      Has(s, "is equivalent to --gpu-memory-utilization=") ||
+      Has(s, "padding layers, may waste at most") || Has(s, "Overriding num_gpu_blocks=")) {
+    auto& e = line.Emit(EventKind::kProfileV1, kEngine);
+    Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "The current --gpu-memory-utilization="));
+  }
+  // V0's capture_model logs a second line as it starts (worker/model_runner.py, 0.3-0.10): "CUDA
+  // graphs can take additional 1~3 GiB memory per GPU. If you are running out of memory, ...".
+  if (Has(s, "CUDA graphs can take additional")) line.Emit(EventKind::kGraphBegin, kEngine);
+  // The captured pool measured after capture (v1/worker/gpu_worker.py
+  // compile_or_warm_up_model, 0.20+): "CUDA graph pool memory: X GiB (actual), Y GiB (estimated)".
+  if (Has(s, "CUDA graph pool memory:")) {
+    Set(line.Emit(EventKind::kGraphDone, kEngine), Num::kCudagraphBytes,
+        BytesAfter(s, "CUDA graph pool memory:"));
+  }
+  // compile_or_warm_up_model's compile-size runs, after the KV cache and before capture
+  // (v1/worker/gpu_worker.py, 0.7+): "Compile and warming up model for size N".
+  if (Has(s, "Compile and warming up model for size")) {
+    line.Emit(EventKind::kKernelWarmup, kEngine);
+  }
+  // Serving: V0's scheduler preempting for KV space ("Sequence group N is preempted by
+  // PreemptionMode.RECOMPUTE mode because there is not enough KV cache space", core/scheduler.py
+  // 0.3-0.10), sleep mode ("It took N seconds to fall asleep." / "to wake up.",
+  // executor_base.py / v1 abstract executor, 0.7.3+), V1's client seeing its engine die after
+  // start-up ("Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.",
+  // v1/engine/core_client.py, 0.8+: the monitor starts once the engine is up), V0's async engine
+  // ("Added request", "Finished request", engine/async_llm_engine.py 0.2-0.10).
+  if (Has(s, "is preempted by PreemptionMode") || Has(s, "seconds to fall asleep") ||
+      Has(s, "seconds to wake up") || Has(s, "died unexpectedly, shutting down client") ||
+      ((Has(s, "Added request ") || Has(s, "Finished request ")) && Has(s, "cmpl-"))) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+  // The host-memory check of the CPU swap space (config.py CacheConfig.verify_with_parallel_config,
+  // 0.2-0.10): "Too large swap space. X GiB out of the Y GiB total CPU memory is allocated for the
+  // swap space." (over 70% of host RAM; the warning "Possibly too large swap space" over 40%).
+  // (The raising code line of a traceback holds the first words, not the numbers.)
+  if (Has(s, "Too large swap space.") && Has(s, "total CPU memory") &&
+      !Has(s, "Possibly too large swap space")) {
+    auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
+    Set(e, Num::kHostRequiredBytes, BytesAfter(s, "Too large swap space."));
+    Set(e, Num::kHostAvailableBytes, BytesAfter(s, "GiB out of the"));
+  }
+}
+
 void Match(const Line& line) {
   MatchProfile(line);
   MatchKvCache(line);
   MatchPhases(line);
   MatchConfig(line);
+  MatchSourceLines(line);
 }
 
 // vLLM's words for the rules about its behaviour; they also word them for the engines that
@@ -651,6 +728,20 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "leaves the warm-up's workspaces room outside the budget");
       return true;
     case Cause::kHostMemory:
+      // The swap-space check (MatchSourceLines): --swap-space is per GPU, in GiB; under 40% of
+      // the host's memory it passes without the warning.
+      if (const LogEvent* e = f.first_of(EventKind::kOllamaSystemMemory);
+          e && e->values.count(Num::kHostAvailableBytes) &&
+          e->values.count(Num::kHostRequiredBytes)) {
+        const double host = e->values.at(Num::kHostAvailableBytes);
+        const double tp = static_cast<double>(std::max<int64_t>(1, f.tp));
+        const double gib = std::floor(0.4 * host / tp / core::kGiBf);
+        AddFix(d, fmt::format("--swap-space {:.0f}", gib),
+               fmt::format("the CPU swap space of all GPUs ({}) is over 70% of the host's {}; "
+                           "{:.0f} GiB a GPU stays under 40%",
+                           Gib(e->values.at(Num::kHostRequiredBytes)), Gib(host), gib));
+        return true;
+      }
       AddFix(d, "more host RAM (or swap) for the worker, or --cpu-offload-gb lower",
              "the weights kept or converted in system memory did not fit in it");
       AddFix(d, "--tensor-parallel-size higher (or fewer weights offloaded)",
