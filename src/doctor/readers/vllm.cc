@@ -820,6 +820,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                "no Marlin repack, so no second copy of each weight at load; slower kernels");
         return true;
       }
+      // Online FP8 (rules.cc OnlineFp8Frames).
+      if (AnyFrame(f, {"scaled_fp8_quant"})) {
+        AddFix(d,
+               "a checkpoint already quantized to FP8 (no --quantization fp8 over 16-bit "
+               "weights)",
+               "its weights load at 8 bits: no 16-bit copy on the GPU first");
+        AddFix(d, "--tensor-parallel-size 2 (or more GPUs)",
+               "each rank loads and quantizes half of every sharded weight");
+        return true;
+      }
       AddFix(d,
              "a kernel path that keeps the weights packed (--quantization awq_marlin / "
              "gptq_marlin on compute capability >= 7.5) or a vLLM release that repacks layer by "
