@@ -410,6 +410,16 @@ void MatchSourceLines(const Line& line) {
   // start-up ("Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.",
   // v1/engine/core_client.py, 0.8+: the monitor starts once the engine is up), V0's async engine
   // ("Added request", "Finished request", engine/async_llm_engine.py 0.2-0.10).
+  // The dead engine as the client reports it, raised only once the engine served: V0's
+  // AsyncEngineDeadError "Background loop has errored already." and "Task finished
+  // unexpectedly." (engine/async_llm_engine.py, 0.3-0.10), V1's EngineDeadError "EngineCore
+  // encountered an issue. See stack trace (above) for the root cause." (v1/engine/exceptions.py,
+  // 0.8+; a start-up failure is "Engine core initialization failed" instead).
+  if (Has(s, "Background loop has errored already") ||
+      (Has(s, "AsyncEngineDeadError") && Has(s, "Task finished unexpectedly")) ||
+      Has(s, "EngineCore encountered an issue")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
   if (Has(s, "is preempted by PreemptionMode") || Has(s, "seconds to fall asleep") ||
       Has(s, "seconds to wake up") || Has(s, "died unexpectedly, shutting down client") ||
       ((Has(s, "Added request ") || Has(s, "Finished request ")) && Has(s, "cmpl-"))) {
