@@ -86,31 +86,44 @@ void MatchProfile(const Line& line) {
     Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "gpu_memory_utilization ("));
     Set(e, Num::kBudgetBytes, BytesAfter(s, ") = "));
   }
-  if (Has(s, "Free memory on device") && Has(s, "on startup")) {
-    const bool error = Has(s, "is less than desired GPU memory utilization");
+  // Also wrapped over two lines; a terminal's wrap may cut a number, so the tight join first.
+  LineView fm = s;
+  if (!Has(s, "Free memory on device") || !Has(s, "on startup")) {
+    fm = {};
+    for (const LineView& t : {line.joined_tight, line.joined}) {
+      if (Has(t, "Free memory on device") && Has(t, "on startup")) {
+        fm = t;
+        break;
+      }
+    }
+  }
+  if (!fm.empty()) {
+    const bool error = Has(fm, "is less than desired");
     auto& e = line.Emit(error ? EventKind::kStartupError : EventKind::kProfileV1, kEngine);
     // "(21.5/23.5 GiB)": the unit follows the total. Since 0.11 the device is named first,
     // "Free memory on device cuda:0 (22.76/24.0 GiB)" (vllm/v1/worker/utils.py request_memory).
-    const size_t open = s.find('(', s.find("Free memory on device"));
-    const size_t slash = open == std::string_view::npos ? open : s.find('/', open);
+    const size_t open = fm.find('(', fm.find("Free memory on device"));
+    const size_t slash = open == std::string_view::npos ? open : fm.find('/', open);
     if (slash != std::string_view::npos) {
-      auto free = NumberAt(s, open + 1);
-      auto total = BytesAfter(s, "/", slash);
-      auto total_plain = NumberAfter(s, "/", slash);
-      if (free && total && total_plain && *total_plain > 0) {
+      auto free = NumberAt(fm, open + 1);
+      auto total = BytesAfter(fm, "/", slash);
+      auto total_plain = NumberAfter(fm, "/", slash);
+      // (A unit cut off by a wrap leaves the plain number: not read.)
+      if (free && total && total_plain && *total_plain > 0 && *total > *total_plain) {
         Set(e, Num::kFreeBytes, *free * (*total / *total_plain));
         Set(e, Num::kTotalBytes, *total);
       }
     }
-    Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "memory utilization ("));
-    size_t comma = s.find(", ", s.find("memory utilization ("));
+    Set(e, Num::kGpuMemoryUtilization, NumberAfter(fm, "memory utilization ("));
+    size_t comma = fm.find(", ", fm.find("memory utilization ("));
     if (comma != std::string_view::npos) {
-      Set(e, Num::kBudgetBytes, BytesAfter(s, ", ", comma));
+      const auto budget = BytesAfter(fm, ", ", comma);
+      if (budget && budget != NumberAfter(fm, ", ", comma)) Set(e, Num::kBudgetBytes, budget);
     }
     if (!error) {
-      Set(e, Num::kConsumedBytes, BytesAfter(s, "Actual usage is"));
-      Set(e, Num::kActivationPeakBytes, BytesBefore(s, "for peak activation", ", "));
-      Set(e, Num::kCudagraphBytes, BytesBefore(s, "for CUDAGraph memory", "and "));
+      Set(e, Num::kConsumedBytes, BytesAfter(fm, "Actual usage is"));
+      Set(e, Num::kActivationPeakBytes, BytesBefore(fm, "for peak activation", ", "));
+      Set(e, Num::kCudagraphBytes, BytesBefore(fm, "for CUDAGraph memory", "and "));
     }
   }
 }
