@@ -128,6 +128,17 @@ void MatchProfile(const Line& line) {
   }
 }
 
+// The bytes after `key` in the line, else in the previous line joined to it (tight first: a
+// terminal's wrap may cut the number or its unit); only a figure with its unit.
+std::optional<double> WrappedBytesAfter(const Line& line, std::string_view key) {
+  for (const LineView& t : {line.view(), line.joined_tight, line.joined}) {
+    if (!Has(t, key)) continue;
+    const auto bytes = BytesAfter(t, key);
+    if (bytes && bytes != NumberAfter(t, key)) return bytes;
+  }
+  return std::nullopt;
+}
+
 bool IsMaxLenError(const LineView& s) {
   return (Has(s, "max seq len (") || Has(s, "max_model_len (")) &&
          (Has(s, "larger than the maximum number of tokens") || Has(s, "KV cache is needed"));
@@ -171,9 +182,9 @@ void MatchKvCache(const Line& line) {
   }
   // A pooling model's counterpart (gpu_model_runner.py _dummy_pooler_run, 0.10+): "CUDA out of
   // memory occurred when warming up pooler (task='embed') with N dummy requests".
-  if (Has(s, "when warming up pooler")) {
+  if (const std::string_view t = Whole(line, "when warming up pooler"); !t.empty()) {
     auto& e = line.Emit(EventKind::kSamplerOom, kEngine);
-    Set(e, Num::kMaxNumSeqs, NumberAfter(s, ") with "));
+    Set(e, Num::kMaxNumSeqs, NumberAfter(t, ") with "));
   }
   if (Has(s, "Maximum concurrency for")) {
     auto& e = line.Emit(EventKind::kMaxConcurrency, kEngine);
@@ -211,9 +222,19 @@ void MatchKvCache(const Line& line) {
     Set(e, Num::kMambaBlocks, NumberAfter(t, "available Mamba cache blocks ("));
   }
   // The profiler's check that free memory did not grow while it measured (V1).
-  if (Has(s, "Error in memory profiling")) {
+  // (Also wrapped: its free figure read from the text that holds it.)
+  // (Its figures may be a line further than its first words: both figures' words mark it too.)
+  if (!Whole(line, "Error in memory profiling").empty() ||
+      (!Whole(line, "Initial free memory ").empty() &&
+       !Whole(line, "current free memory ").empty())) {
     auto& e = line.Emit(EventKind::kProfilingError, kEngine);
-    Set(e, Num::kFreeBytes, BytesAfter(s, "current free memory"));
+    // V0 and early V1 print bytes without a unit (worker.py, gpu_worker.py 0.5-0.8): a plain
+    // figure is bytes only when it is one (a GiB figure whose unit a wrap cut off is small).
+    auto free = WrappedBytesAfter(line, "current free memory");
+    if (const auto plain = NumberAfter(s, "current free memory"); !free && plain && *plain > 1e6) {
+      free = plain;
+    }
+    Set(e, Num::kFreeBytes, free);
   }
   if (!Whole(line, "No available memory for the cache blocks").empty()) {
     line.Emit(EventKind::kNoKvMemory, kEngine);
@@ -441,12 +462,12 @@ void MatchSourceLines(const Line& line) {
   // The host-memory check of the CPU swap space (config.py CacheConfig.verify_with_parallel_config,
   // 0.2-0.10): "Too large swap space. X GiB out of the Y GiB total CPU memory is allocated for the
   // swap space." (over 70% of host RAM; the warning "Possibly too large swap space" over 40%).
-  // (The raising code line of a traceback holds the first words, not the numbers.)
-  if (Has(s, "Too large swap space.") && Has(s, "total CPU memory") &&
-      !Has(s, "Possibly too large swap space")) {
+  // (Also wrapped; the raising code line of a traceback, which holds the first words, is not it.)
+  if (const std::string_view t = Whole(line, "Too large swap space");
+      !t.empty() && !Has(t, "ossibly too large swap space") && !Has(t, "raise ValueError")) {
     auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
-    Set(e, Num::kHostRequiredBytes, BytesAfter(s, "Too large swap space."));
-    Set(e, Num::kHostAvailableBytes, BytesAfter(s, "GiB out of the"));
+    Set(e, Num::kHostRequiredBytes, WrappedBytesAfter(line, "Too large swap space."));
+    Set(e, Num::kHostAvailableBytes, WrappedBytesAfter(line, "GiB out of the"));
   }
 }
 
@@ -750,19 +771,19 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, gmu ? LowerUtilization(*gmu, 0.03) : std::string("--gpu-memory-utilization lower"),
              "leaves the warm-up's workspaces room outside the budget");
       return true;
-    case Cause::kHostMemory:
+    case Cause::kHostMemory: {
       // The swap-space check (MatchSourceLines): --swap-space is per GPU, in GiB; under 40% of
       // the host's memory it passes without the warning.
-      if (const LogEvent* e = f.first_of(EventKind::kOllamaSystemMemory);
-          e && e->values.count(Num::kHostAvailableBytes) &&
-          e->values.count(Num::kHostRequiredBytes)) {
-        const double host = e->values.at(Num::kHostAvailableBytes);
+      const auto host_bytes = f.get(Num::kHostAvailableBytes);
+      const auto swap = f.get(Num::kHostRequiredBytes);
+      if (f.has(EventKind::kOllamaSystemMemory) && host_bytes && swap) {
+        const double host = *host_bytes;
         const double tp = static_cast<double>(std::max<int64_t>(1, f.tp));
         const double gib = std::floor(0.4 * host / tp / core::kGiBf);
         AddFix(d, fmt::format("--swap-space {:.0f}", gib),
                fmt::format("the CPU swap space of all GPUs ({}) is over 70% of the host's {}; "
                            "{:.0f} GiB a GPU stays under 40%",
-                           Gib(e->values.at(Num::kHostRequiredBytes)), Gib(host), gib));
+                           Gib(*swap), Gib(host), gib));
         return true;
       }
       AddFix(d, "more host RAM (or swap) for the worker, or --cpu-offload-gb lower",
@@ -770,6 +791,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, "--tensor-parallel-size higher (or fewer weights offloaded)",
              "each rank holds less of the model on the host");
       return true;
+    }
     case Cause::kCudagraphCapture:
       if (d->stage == "kv_cache") {
         AddFix(d, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0",
