@@ -44,25 +44,62 @@ bool TransformersPipeline(const LineView& s) {
   return Has(s, "pipeline('") || Has(s, "pipeline(\"");
 }
 
+// Whether the line, or the previous line joined to it, holds one of `keys`.
+bool AnyHolds(const Line& line, std::initializer_list<std::string_view> keys) {
+  for (std::string_view k : keys) {
+    if (!Whole(line, k).empty()) return true;
+  }
+  return false;
+}
+
+// The figure after `key` (with its unit when `bytes`) in the line, else in the previous line
+// joined to it (tight first): a figure that runs to a text's end (unless it has its two
+// decimals), or bytes without their unit, may be cut by a wrap and are not read from that text.
+std::optional<double> WrappedFigure(const Line& line, std::string_view key, bool bytes) {
+  for (const LineView& t : {line.view(), line.joined_tight, line.joined}) {
+    if (!Has(t, key)) continue;
+    size_t end = 0;
+    const auto n = NumberAfter(t, key, 0, &end);
+    if (!n) continue;
+    size_t last = t.size();
+    while (last > 0 && (t[last - 1] == ' ' || t[last - 1] == '\r')) --last;
+    if (end >= last) {
+      // At the text's end: whole only as vLLM prints its fractions, with two decimals ("%.2f").
+      size_t d = end;
+      while (d > 0 && std::isdigit(static_cast<unsigned char>(t[d - 1]))) --d;
+      if (bytes || end - d < 2 || d == 0 || t[d - 1] != '.') continue;
+    }
+    if (!bytes) return n;
+    size_t unit_end = 0;
+    const auto b = BytesAfter(t, key, 0, &unit_end);
+    if (b && unit_end > 0 && std::isalpha(static_cast<unsigned char>(t[unit_end - 1]))) return b;
+  }
+  return std::nullopt;
+}
+
 void MatchProfile(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "Loading model weights took") || Has(s, "Model loading took")) {
     auto& e = line.Emit(EventKind::kWeightsLoaded, kEngine);
     Set(e, Num::kWeightsBytes, BytesAfter(s, " took"));
   }
-  if (Has(s, "model weights take") && Has(s, "non_torch_memory takes")) {
+  // The breakdown and budget lines are long: also read when a terminal wrapped them, each
+  // figure from the text that holds it whole (WrappedFigure).
+  if (AnyHolds(line, {"non_torch_memory takes", "activation peak memory takes",
+                      "reserved for KV Cache is"})) {
     auto& e = line.Emit(EventKind::kProfileBreakdown, kEngine);
-    Set(e, Num::kWeightsBytes, BytesAfter(s, "model weights take"));
-    Set(e, Num::kNonTorchBytes, BytesAfter(s, "non_torch_memory takes"));
-    Set(e, Num::kActivationPeakBytes, BytesAfter(s, "activation peak memory takes"));
-    Set(e, Num::kKvCacheBytes, BytesAfter(s, "reserved for KV Cache is"));
-  } else if (Has(s, "Memory profiling results:") && Has(s, "total_gpu_memory=")) {
+    Set(e, Num::kWeightsBytes, WrappedFigure(line, "model weights take", true));
+    Set(e, Num::kNonTorchBytes, WrappedFigure(line, "non_torch_memory takes", true));
+    Set(e, Num::kActivationPeakBytes, WrappedFigure(line, "activation peak memory takes", true));
+    Set(e, Num::kKvCacheBytes, WrappedFigure(line, "reserved for KV Cache is", true));
+  } else if (AnyHolds(line,
+                      {"Memory profiling results:", "peak_torch_memory=", "kv_cache_size="})) {
     auto& e = line.Emit(EventKind::kProfileBreakdown, kEngine);  // the 0.6.4 one-line form
-    Set(e, Num::kTotalBytes, BytesAfter(s, "total_gpu_memory="));
-    Set(e, Num::kPeakTorchBytes, BytesAfter(s, "peak_torch_memory="));
-    Set(e, Num::kNonTorchBytes, BytesAfter(s, "non_torch_memory="));
-    Set(e, Num::kKvCacheBytes, BytesAfter(s, "kv_cache_size="));
-    Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "gpu_memory_utilization="));
+    Set(e, Num::kTotalBytes, WrappedFigure(line, "total_gpu_memory=", true));
+    Set(e, Num::kPeakTorchBytes, WrappedFigure(line, "peak_torch_memory=", true));
+    Set(e, Num::kNonTorchBytes, WrappedFigure(line, "non_torch_memory=", true));
+    Set(e, Num::kKvCacheBytes, WrappedFigure(line, "kv_cache_size=", true));
+    Set(e, Num::kGpuMemoryUtilization, WrappedFigure(line, "gpu_memory_utilization=", false));
   } else {
     // The multi-line form of Dec 2024: "model weights take   14.96GiB" etc., one per line.
     static const std::array<std::pair<const char*, Num>, 6> kItems = {{
@@ -76,15 +113,15 @@ void MatchProfile(const Line& line) {
     for (const auto& [key, name] : kItems) {
       if (Has(s, key)) {
         auto& e = line.Emit(EventKind::kProfileItem, kEngine);
-        Set(e, name, name == Num::kGpuMemoryUtilization ? NumberAfter(s, key) : BytesAfter(s, key));
+        Set(e, name, WrappedFigure(line, key, name != Num::kGpuMemoryUtilization));
       }
     }
   }
-  if (Has(s, "total_gpu_memory (") && Has(s, "x gpu_memory_utilization (")) {
+  if (AnyHolds(line, {"x gpu_memory_utilization ("})) {
     auto& e = line.Emit(EventKind::kBudget, kEngine);
-    Set(e, Num::kTotalBytes, BytesAfter(s, "total_gpu_memory ("));
-    Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "gpu_memory_utilization ("));
-    Set(e, Num::kBudgetBytes, BytesAfter(s, ") = "));
+    Set(e, Num::kTotalBytes, WrappedFigure(line, "total_gpu_memory (", true));
+    Set(e, Num::kGpuMemoryUtilization, WrappedFigure(line, "gpu_memory_utilization (", false));
+    Set(e, Num::kBudgetBytes, WrappedFigure(line, ") = ", true));
   }
   // Also wrapped over two lines; a terminal's wrap may cut a number, so the tight join first.
   LineView fm = s;
@@ -126,17 +163,6 @@ void MatchProfile(const Line& line) {
       Set(e, Num::kCudagraphBytes, BytesBefore(fm, "for CUDAGraph memory", "and "));
     }
   }
-}
-
-// The bytes after `key` in the line, else in the previous line joined to it (tight first: a
-// terminal's wrap may cut the number or its unit); only a figure with its unit.
-std::optional<double> WrappedBytesAfter(const Line& line, std::string_view key) {
-  for (const LineView& t : {line.view(), line.joined_tight, line.joined}) {
-    if (!Has(t, key)) continue;
-    const auto bytes = BytesAfter(t, key);
-    if (bytes && bytes != NumberAfter(t, key)) return bytes;
-  }
-  return std::nullopt;
 }
 
 bool IsMaxLenError(const LineView& s) {
@@ -230,7 +256,7 @@ void MatchKvCache(const Line& line) {
     auto& e = line.Emit(EventKind::kProfilingError, kEngine);
     // V0 and early V1 print bytes without a unit (worker.py, gpu_worker.py 0.5-0.8): a plain
     // figure is bytes only when it is one (a GiB figure whose unit a wrap cut off is small).
-    auto free = WrappedBytesAfter(line, "current free memory");
+    auto free = WrappedFigure(line, "current free memory", true);
     if (const auto plain = NumberAfter(s, "current free memory"); !free && plain && *plain > 1e6) {
       free = plain;
     }
@@ -466,8 +492,8 @@ void MatchSourceLines(const Line& line) {
   if (const std::string_view t = Whole(line, "Too large swap space");
       !t.empty() && !Has(t, "ossibly too large swap space") && !Has(t, "raise ValueError")) {
     auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
-    Set(e, Num::kHostRequiredBytes, WrappedBytesAfter(line, "Too large swap space."));
-    Set(e, Num::kHostAvailableBytes, WrappedBytesAfter(line, "GiB out of the"));
+    Set(e, Num::kHostRequiredBytes, WrappedFigure(line, "Too large swap space.", true));
+    Set(e, Num::kHostAvailableBytes, WrappedFigure(line, "GiB out of the", true));
   }
 }
 
