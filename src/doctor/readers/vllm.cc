@@ -485,6 +485,13 @@ void MatchSourceLines(const Line& line) {
       ((Has(s, "Added request ") || Has(s, "Finished request ")) && Has(s, "cmpl-"))) {
     line.Emit(EventKind::kServing, kEngine);
   }
+  // V0's EngineArgs warning with chunked prefill off and a context over 32K (engine/arg_utils.py
+  // create_engine_config, 0.5-0.8): "The model has a long context length (131072). This may
+  // cause OOM errors during the initial memory profiling phase, ...": the run's max_model_len.
+  if (Has(s, "The model has a long context length (")) {
+    Set(line.Emit(EventKind::kConfig, kEngine), Num::kMaxModelLen,
+        NumberAfter(s, "The model has a long context length ("));
+  }
   // The host-memory check of the CPU swap space (config.py CacheConfig.verify_with_parallel_config,
   // 0.2-0.10): "Too large swap space. X GiB out of the Y GiB total CPU memory is allocated for the
   // swap space." (over 70% of host RAM; the warning "Possibly too large swap space" over 40%).
