@@ -869,20 +869,27 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     case Cause::kMultimodalEncoder:
       MultimodalFixes(f, d);
       return true;
-    case Cause::kActivationPeak:
+    case Cause::kActivationPeak: {
+      // V0 without chunked prefill refuses max_num_batched_tokens below max_model_len
+      // (config.py SchedulerConfig._verify_args, 0.4-0.10): the step shrinks with it on.
+      const std::string chunked =
+          f.has(EventKind::kVllmV0) && !f.has(EventKind::kVllmV1) && f.engine == kEngine
+              ? "--enable-chunked-prefill "
+              : "";
       if (const auto step = f.get(Num::kPrefillTokens); step && *step > 4096) {
         int64_t n = 2048;
         while (2 * n < *step) n *= 2;
-        AddFix(d, fmt::format("--max-num-batched-tokens {}", n),
+        AddFix(d, fmt::format("{}--max-num-batched-tokens {}", chunked, n),
                fmt::format("the failed step ran {:.0f} tokens at once; activations scale with "
                            "the tokens of one forward pass",
                            *step));
       } else {
-        AddFix(d, "--max-num-batched-tokens 2048",
+        AddFix(d, chunked + "--max-num-batched-tokens 2048",
                "a smaller step: activations scale with the tokens of one forward pass");
       }
       if (gmu) AddFix(d, LowerUtilization(*gmu, 0.05), "more headroom for runtime peaks");
       return true;
+    }
     case Cause::kWeightsTooLarge:
       WeightsFixes(f, d);
       return true;
