@@ -474,8 +474,10 @@ void MatchSourceLines(const Line& line) {
   // AsyncEngineDeadError "Background loop has errored already." and "Task finished
   // unexpectedly." (engine/async_llm_engine.py, 0.3-0.10), V1's EngineDeadError "EngineCore
   // encountered an issue. See stack trace (above) for the root cause." (v1/engine/exceptions.py,
-  // 0.8+; a start-up failure is "Engine core initialization failed" instead).
-  if (Has(s, "Background loop has errored already") ||
+  // 0.8+; a start-up failure is "Engine core initialization failed" instead), and V1's
+  // "AsyncLLM output_handler failed." (v1/engine/async_llm.py: the handler runs once the client
+  // is up, after the engine started).
+  if (Has(s, "Background loop has errored already") || Has(s, "AsyncLLM output_handler failed") ||
       (Has(s, "AsyncEngineDeadError") && Has(s, "Task finished unexpectedly")) ||
       Has(s, "EngineCore encountered an issue")) {
     line.Emit(EventKind::kServing, kEngine);
