@@ -476,6 +476,20 @@ constexpr FrameRow kFrameRows[] = {
     {"_init_cache", "", Slot::kKv},
     {"__init__", "cache_engine.py", Slot::kKv},
     {"_warm_up_model", "worker.py", Slot::kGraph},
+    // vLLM 0.2-0.3 (worker/worker.py, cache_engine.py): the engine's _init_cache runs
+    // profile_num_available_blocks, then init_cache_engine (CacheEngine.allocate_gpu_cache),
+    // then warm_up_model (the capture, 0.2.7+; its row is below).
+    {"profile_num_available_blocks", "", Slot::kProfile},
+    {"init_cache_engine", "", Slot::kKv},
+    {"allocate_gpu_cache", "", Slot::kKv},
+    // LoRA (vllm/lora/worker_manager.py, layers.py 0.3+; v1/worker/lora_model_runner_mixin.py
+    // 0.8+): the stacked adapter buffers (max_loras x max_lora_rank) are built with the model;
+    // the profile run activates dummy adapters.
+    {"create_lora_manager", "", Slot::kLoad},
+    {"create_lora_weights", "", Slot::kLoad},
+    {"load_lora_model", "", Slot::kLoad},
+    {"maybe_profile_with_lora", "", Slot::kProfile},
+    {"add_dummy_lora", "", Slot::kProfile},
     // vLLM's loader (vllm/model_executor/model_loader/, both engines): get_model -> load_model ->
     // initialize_model (the layers' create_weights) -> load_weights -> weight_loader, then
     // process_weights_after_loading (repacking, dequantizing).

@@ -249,7 +249,7 @@ class Scanner final : public doctor::EventSink {
     if (cut) ++out_->long_lines;
     if (binary) {
       ++out_->binary_lines;
-      if (!held_.empty()) Process(std::exchange(held_, std::string()));
+      if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_);
       return;
     }
     std::string text;
@@ -270,30 +270,33 @@ class Scanner final : public doctor::EventSink {
   void Piece(std::string_view raw) {
     std::string clean = doctor::StripAnsi(raw);
     const size_t width = Columns(clean);
+    uint64_t first = out_->lines;  // the physical line the logical one starts on
     if (!held_.empty()) {
       // A new record of the same source (its first bytes those of the held piece: a worker's
       // prefix, a timestamp's date) does not continue it.
       if (clean.compare(0, kSameRecordBytes, held_, 0, kSameRecordBytes) == 0 ||
           held_.size() + clean.size() > opt_.max_line_bytes) {
-        Process(std::exchange(held_, std::string()));
+        Process(std::exchange(held_, std::string()), held_first_);
       } else {
         held_ += clean;  // appended in place: a line of many pieces costs its length once
         clean.swap(held_);
         held_.clear();
+        first = held_first_;
       }
     }
     if (!replaying_) ObserveWidth(width, raw);
     const size_t wrap = at_longest_ >= kWrappedLines ? longest_ : 0;
     if (wrap != 0 && width == wrap && !TableRow(clean)) {
       held_ = std::move(clean);
+      held_first_ = first;
       return;
     }
-    Process(std::move(clean));
+    Process(std::move(clean), first);
   }
 
   void Finish() {
     if (looking_ahead_) EndLookAhead();
-    if (!held_.empty()) Process(std::exchange(held_, std::string()));
+    if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_);
     // The last run shows no failure (a command pasted after the error, a start-up cut short):
     // it is read together with the run before it, as one.
     if (!failed_ && out_->earlier_runs > 0) {
@@ -360,7 +363,8 @@ class Scanner final : public doctor::EventSink {
   }
 
   // One logical line: a physical line, or the pieces of one a terminal wrapped.
-  void Process(std::string clean) {
+  // `first`: the physical line it starts on (the previous logical line may continue into it).
+  void Process(std::string clean, uint64_t first) {
     // The capture's own prefixes (up to three: a quoted kubectl line), then the indentation
     // every line of the look-ahead shared (a Markdown code block, an e-mail's indent).
     size_t cut = 0;
@@ -372,6 +376,7 @@ class Scanner final : public doctor::EventSink {
     for (size_t i = 0; i < indent_ && cut < clean.size() && clean[cut] == ' '; ++i) ++cut;
     if (cut > 0) clean.erase(0, cut);
     line_ = std::move(clean);
+    first_number_ = first;
     bigrams_.Build(line_);
     rank_ = RankOf(doctor::LineView(line_, &bigrams_));
     const uint64_t before = emitted_;
@@ -468,7 +473,7 @@ class Scanner final : public doctor::EventSink {
     // The previous line's message and this one's, when this line has the same prefix or none.
     joined_.clear();
     joined_tight_.clear();
-    if (!prev_.empty() && prev_number_ + 1 == out_->lines) {
+    if (!prev_.empty() && prev_number_ + 1 == first_number_) {
       const size_t p = PrefixEnd(prev_), c = PrefixEnd(line_);
       // The same prefix, or a shorter one that begins the previous line (journald's or
       // kubectl's before the engine's own header, which the wrapped part lacks).
@@ -493,7 +498,7 @@ class Scanner final : public doctor::EventSink {
     // IPython's current-line arrow: "----> 15" before IPython 8, "---> 15" since.
     const doctor::LineView view(line_, &bigrams_);
     const bool ipython = Has(view, "--->") || Has(view, "Cell In[");
-    const bool after_oom = prev_oomed_ && prev_number_ + 1 == out_->lines;
+    const bool after_oom = prev_oomed_ && prev_number_ + 1 == first_number_;
     const doctor::LineView joined(joined_, &joined_bigrams_);
     const doctor::LineView joined_tight(joined_tight_, &joined_bigrams_);
     const doctor::Line line{line_,     rank_,        this,     joined, prev_framed_ || ipython,
@@ -517,6 +522,7 @@ class Scanner final : public doctor::EventSink {
   std::string joined_;        // its message and this line's (see Match)
   std::string joined_tight_;  // the same without a space between (a wrap mid-word)
   uint64_t prev_number_ = 0;
+  uint64_t first_number_ = 0;  // the physical line the current logical line starts on
   bool framed_ = false, prev_framed_ = false;
   bool oomed_ = false, prev_oomed_ = false;  // the line emitted (part of) an allocator message
   uint64_t emitted_ = 0;
@@ -528,6 +534,7 @@ class Scanner final : public doctor::EventSink {
   std::map<std::pair<int, std::string>, uint64_t> routine_;
   std::map<std::string, uint64_t, std::less<>> engine_counts_;
   std::string held_;  // a piece of a line a terminal wrapped, waiting for the rest
+  uint64_t held_first_ = 0;  // the physical line held_ starts on
   // The look-ahead: the first lines, held (at most kLookAheadLines lines or kLookAheadBytes
   // bytes) until the wrap width shows; their widths are observed as they arrive.
   static constexpr size_t kLookAheadLines = 256;

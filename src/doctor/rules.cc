@@ -223,6 +223,15 @@ bool DequantFrames(const Facts& f) {
 bool RepackFrames(const Facts& f) {
   return f.stage == Stage::kLoad && MarlinRepackFrames(f);
 }
+// vLLM quantizing a 16-bit checkpoint to FP8 as it loads (--quantization fp8): the loader places
+// every 16-bit weight first, then process_weights_after_loading of Fp8LinearMethod / Fp8MoEMethod
+// (model_executor/layers/quantization/fp8.py, 0.5+) writes each FP8 copy with
+// ops.scaled_fp8_quant (_custom_ops.py) beside it; a serialized FP8 checkpoint's per-shard
+// requantization (requantize_with_max_scale) goes through the same call on a dequantized shard.
+bool OnlineFp8Frames(const Facts& f) {
+  return f.stage == Stage::kLoad && AnyFrame(f, {"scaled_fp8_quant"}) &&
+         AnyFrame(f, {"process_weights_after_loading"});
+}
 
 // Triton's autotuner benchmarking a kernel's configurations (triton/runtime/autotuner.py
 // Autotuner._bench -> kernel_call, 2.x-3.x) in a vLLM or SGLang log while serving: a kernel
@@ -747,6 +756,10 @@ const std::vector<Rule>& Rules() {
            "the quantized weights were being repacked into the Marlin kernel's layout after "
            "loading: each repack writes a new copy of a packed weight while the loaded one is "
            "still held, on a card the weights already nearly fill"),
+      Text(C::kDequantizedCopy, S::kLoad, OnlineFp8Frames,
+           "the weights were being quantized to FP8 on the GPU after loading: the 16-bit weights "
+           "are all placed first and each FP8 copy is written beside them, so the load peaks at "
+           "the 16-bit size although the FP8 model would fit"),
       Text(C::kWeightsTooLarge, S::kLoad, At<S::kLoad>,
            "loading the weights ran out of memory: the weights (and their load-time copies) do not "
            "fit on each GPU"),

@@ -44,25 +44,62 @@ bool TransformersPipeline(const LineView& s) {
   return Has(s, "pipeline('") || Has(s, "pipeline(\"");
 }
 
+// Whether the line, or the previous line joined to it, holds one of `keys`.
+bool AnyHolds(const Line& line, std::initializer_list<std::string_view> keys) {
+  for (std::string_view k : keys) {
+    if (!Whole(line, k).empty()) return true;
+  }
+  return false;
+}
+
+// The figure after `key` (with its unit when `bytes`) in the line, else in the previous line
+// joined to it (tight first): a figure that runs to a text's end (unless it has its two
+// decimals), or bytes without their unit, may be cut by a wrap and are not read from that text.
+std::optional<double> WrappedFigure(const Line& line, std::string_view key, bool bytes) {
+  for (const LineView& t : {line.view(), line.joined_tight, line.joined}) {
+    if (!Has(t, key)) continue;
+    size_t end = 0;
+    const auto n = NumberAfter(t, key, 0, &end);
+    if (!n) continue;
+    size_t last = t.size();
+    while (last > 0 && (t[last - 1] == ' ' || t[last - 1] == '\r')) --last;
+    if (end >= last) {
+      // At the text's end: whole only as vLLM prints its fractions, with two decimals ("%.2f").
+      size_t d = end;
+      while (d > 0 && std::isdigit(static_cast<unsigned char>(t[d - 1]))) --d;
+      if (bytes || end - d < 2 || d == 0 || t[d - 1] != '.') continue;
+    }
+    if (!bytes) return n;
+    size_t unit_end = 0;
+    const auto b = BytesAfter(t, key, 0, &unit_end);
+    if (b && unit_end > 0 && std::isalpha(static_cast<unsigned char>(t[unit_end - 1]))) return b;
+  }
+  return std::nullopt;
+}
+
 void MatchProfile(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "Loading model weights took") || Has(s, "Model loading took")) {
     auto& e = line.Emit(EventKind::kWeightsLoaded, kEngine);
     Set(e, Num::kWeightsBytes, BytesAfter(s, " took"));
   }
-  if (Has(s, "model weights take") && Has(s, "non_torch_memory takes")) {
+  // The breakdown and budget lines are long: also read when a terminal wrapped them, each
+  // figure from the text that holds it whole (WrappedFigure).
+  if (AnyHolds(line, {"non_torch_memory takes", "activation peak memory takes",
+                      "reserved for KV Cache is"})) {
     auto& e = line.Emit(EventKind::kProfileBreakdown, kEngine);
-    Set(e, Num::kWeightsBytes, BytesAfter(s, "model weights take"));
-    Set(e, Num::kNonTorchBytes, BytesAfter(s, "non_torch_memory takes"));
-    Set(e, Num::kActivationPeakBytes, BytesAfter(s, "activation peak memory takes"));
-    Set(e, Num::kKvCacheBytes, BytesAfter(s, "reserved for KV Cache is"));
-  } else if (Has(s, "Memory profiling results:") && Has(s, "total_gpu_memory=")) {
+    Set(e, Num::kWeightsBytes, WrappedFigure(line, "model weights take", true));
+    Set(e, Num::kNonTorchBytes, WrappedFigure(line, "non_torch_memory takes", true));
+    Set(e, Num::kActivationPeakBytes, WrappedFigure(line, "activation peak memory takes", true));
+    Set(e, Num::kKvCacheBytes, WrappedFigure(line, "reserved for KV Cache is", true));
+  } else if (AnyHolds(line,
+                      {"Memory profiling results:", "peak_torch_memory=", "kv_cache_size="})) {
     auto& e = line.Emit(EventKind::kProfileBreakdown, kEngine);  // the 0.6.4 one-line form
-    Set(e, Num::kTotalBytes, BytesAfter(s, "total_gpu_memory="));
-    Set(e, Num::kPeakTorchBytes, BytesAfter(s, "peak_torch_memory="));
-    Set(e, Num::kNonTorchBytes, BytesAfter(s, "non_torch_memory="));
-    Set(e, Num::kKvCacheBytes, BytesAfter(s, "kv_cache_size="));
-    Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "gpu_memory_utilization="));
+    Set(e, Num::kTotalBytes, WrappedFigure(line, "total_gpu_memory=", true));
+    Set(e, Num::kPeakTorchBytes, WrappedFigure(line, "peak_torch_memory=", true));
+    Set(e, Num::kNonTorchBytes, WrappedFigure(line, "non_torch_memory=", true));
+    Set(e, Num::kKvCacheBytes, WrappedFigure(line, "kv_cache_size=", true));
+    Set(e, Num::kGpuMemoryUtilization, WrappedFigure(line, "gpu_memory_utilization=", false));
   } else {
     // The multi-line form of Dec 2024: "model weights take   14.96GiB" etc., one per line.
     static const std::array<std::pair<const char*, Num>, 6> kItems = {{
@@ -76,41 +113,54 @@ void MatchProfile(const Line& line) {
     for (const auto& [key, name] : kItems) {
       if (Has(s, key)) {
         auto& e = line.Emit(EventKind::kProfileItem, kEngine);
-        Set(e, name, name == Num::kGpuMemoryUtilization ? NumberAfter(s, key) : BytesAfter(s, key));
+        Set(e, name, WrappedFigure(line, key, name != Num::kGpuMemoryUtilization));
       }
     }
   }
-  if (Has(s, "total_gpu_memory (") && Has(s, "x gpu_memory_utilization (")) {
+  if (AnyHolds(line, {"x gpu_memory_utilization ("})) {
     auto& e = line.Emit(EventKind::kBudget, kEngine);
-    Set(e, Num::kTotalBytes, BytesAfter(s, "total_gpu_memory ("));
-    Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "gpu_memory_utilization ("));
-    Set(e, Num::kBudgetBytes, BytesAfter(s, ") = "));
+    Set(e, Num::kTotalBytes, WrappedFigure(line, "total_gpu_memory (", true));
+    Set(e, Num::kGpuMemoryUtilization, WrappedFigure(line, "gpu_memory_utilization (", false));
+    Set(e, Num::kBudgetBytes, WrappedFigure(line, ") = ", true));
   }
-  if (Has(s, "Free memory on device") && Has(s, "on startup")) {
-    const bool error = Has(s, "is less than desired GPU memory utilization");
+  // Also wrapped over two lines; a terminal's wrap may cut a number, so the tight join first.
+  LineView fm = s;
+  if (!Has(s, "Free memory on device") || !Has(s, "on startup")) {
+    fm = {};
+    for (const LineView& t : {line.joined_tight, line.joined}) {
+      if (Has(t, "Free memory on device") && Has(t, "on startup")) {
+        fm = t;
+        break;
+      }
+    }
+  }
+  if (!fm.empty()) {
+    const bool error = Has(fm, "is less than desired");
     auto& e = line.Emit(error ? EventKind::kStartupError : EventKind::kProfileV1, kEngine);
     // "(21.5/23.5 GiB)": the unit follows the total. Since 0.11 the device is named first,
     // "Free memory on device cuda:0 (22.76/24.0 GiB)" (vllm/v1/worker/utils.py request_memory).
-    const size_t open = s.find('(', s.find("Free memory on device"));
-    const size_t slash = open == std::string_view::npos ? open : s.find('/', open);
+    const size_t open = fm.find('(', fm.find("Free memory on device"));
+    const size_t slash = open == std::string_view::npos ? open : fm.find('/', open);
     if (slash != std::string_view::npos) {
-      auto free = NumberAt(s, open + 1);
-      auto total = BytesAfter(s, "/", slash);
-      auto total_plain = NumberAfter(s, "/", slash);
-      if (free && total && total_plain && *total_plain > 0) {
+      auto free = NumberAt(fm, open + 1);
+      auto total = BytesAfter(fm, "/", slash);
+      auto total_plain = NumberAfter(fm, "/", slash);
+      // (A unit cut off by a wrap leaves the plain number: not read.)
+      if (free && total && total_plain && *total_plain > 0 && *total > *total_plain) {
         Set(e, Num::kFreeBytes, *free * (*total / *total_plain));
         Set(e, Num::kTotalBytes, *total);
       }
     }
-    Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "memory utilization ("));
-    size_t comma = s.find(", ", s.find("memory utilization ("));
+    Set(e, Num::kGpuMemoryUtilization, NumberAfter(fm, "memory utilization ("));
+    size_t comma = fm.find(", ", fm.find("memory utilization ("));
     if (comma != std::string_view::npos) {
-      Set(e, Num::kBudgetBytes, BytesAfter(s, ", ", comma));
+      const auto budget = BytesAfter(fm, ", ", comma);
+      if (budget && budget != NumberAfter(fm, ", ", comma)) Set(e, Num::kBudgetBytes, budget);
     }
     if (!error) {
-      Set(e, Num::kConsumedBytes, BytesAfter(s, "Actual usage is"));
-      Set(e, Num::kActivationPeakBytes, BytesBefore(s, "for peak activation", ", "));
-      Set(e, Num::kCudagraphBytes, BytesBefore(s, "for CUDAGraph memory", "and "));
+      Set(e, Num::kConsumedBytes, BytesAfter(fm, "Actual usage is"));
+      Set(e, Num::kActivationPeakBytes, BytesBefore(fm, "for peak activation", ", "));
+      Set(e, Num::kCudagraphBytes, BytesBefore(fm, "for CUDAGraph memory", "and "));
     }
   }
 }
@@ -158,9 +208,9 @@ void MatchKvCache(const Line& line) {
   }
   // A pooling model's counterpart (gpu_model_runner.py _dummy_pooler_run, 0.10+): "CUDA out of
   // memory occurred when warming up pooler (task='embed') with N dummy requests".
-  if (Has(s, "when warming up pooler")) {
+  if (const std::string_view t = Whole(line, "when warming up pooler"); !t.empty()) {
     auto& e = line.Emit(EventKind::kSamplerOom, kEngine);
-    Set(e, Num::kMaxNumSeqs, NumberAfter(s, ") with "));
+    Set(e, Num::kMaxNumSeqs, NumberAfter(t, ") with "));
   }
   if (Has(s, "Maximum concurrency for")) {
     auto& e = line.Emit(EventKind::kMaxConcurrency, kEngine);
@@ -198,9 +248,19 @@ void MatchKvCache(const Line& line) {
     Set(e, Num::kMambaBlocks, NumberAfter(t, "available Mamba cache blocks ("));
   }
   // The profiler's check that free memory did not grow while it measured (V1).
-  if (Has(s, "Error in memory profiling")) {
+  // (Also wrapped: its free figure read from the text that holds it.)
+  // (Its figures may be a line further than its first words: both figures' words mark it too.)
+  if (!Whole(line, "Error in memory profiling").empty() ||
+      (!Whole(line, "Initial free memory ").empty() &&
+       !Whole(line, "current free memory ").empty())) {
     auto& e = line.Emit(EventKind::kProfilingError, kEngine);
-    Set(e, Num::kFreeBytes, BytesAfter(s, "current free memory"));
+    // V0 and early V1 print bytes without a unit (worker.py, gpu_worker.py 0.5-0.8): a plain
+    // figure is bytes only when it is one (a GiB figure whose unit a wrap cut off is small).
+    auto free = WrappedFigure(line, "current free memory", true);
+    if (const auto plain = NumberAfter(s, "current free memory"); !free && plain && *plain > 1e6) {
+      free = plain;
+    }
+    Set(e, Num::kFreeBytes, free);
   }
   if (!Whole(line, "No available memory for the cache blocks").empty()) {
     line.Emit(EventKind::kNoKvMemory, kEngine);
@@ -351,11 +411,107 @@ void MatchConfig(const Line& line) {
   }
 }
 
+// Milestones and checks read from vLLM's sources across releases (docs/doctor.md, "vLLM:
+// messages read"), beside the ones above; each names its file, function and releases.
+void MatchSourceLines(const Line& line) {
+  const LineView s = line.view();
+  // Weight loading. V1's load_model loads a speculative draft after the target ("Loading
+  // drafter model...", v1/worker/gpu_model_runner.py, 0.9+); the loaders' "Using model weights
+  // format [...]" (model_loader/loader.py _prepare_weights, 0.5-0.6; default_loader.py 0.7+),
+  // "Loading weights with BitsAndBytes quantization" (bitsandbytes_loader.py, 0.5+), and the
+  // checkpoint prefetch of model_loader/weight_utils.py ("Filesystem type for checkpoints:",
+  // "Prefetching checkpoint files into page cache", 0.20+).
+  if (Has(s, "Loading drafter model") || Has(s, "Using model weights format") ||
+      Has(s, "Loading weights with BitsAndBytes quantization") ||
+      Has(s, "Filesystem type for checkpoints:") ||
+      Has(s, "Prefetching checkpoint files into page cache")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
+  // V1 compiles the model in its first forward pass, the profile run's
+  // (gpu_worker.py determine_available_memory -> profile_run -> _dummy_run): compilation/
+  // backends.py "Dynamo bytecode transform time: N s" and "Using cache directory: ... for vLLM's
+  // torch.compile" (0.7+), compilation/monitor.py "torch.compile takes N s in total" (0.7-0.19;
+  // "took" after) and "Initial profiling/warmup run took N s" (0.20+).
+  if (Has(s, "Dynamo bytecode transform time") || Has(s, "for vLLM's torch.compile") ||
+      Has(s, "torch.compile takes") || Has(s, "torch.compile took") ||
+      Has(s, "Initial profiling/warmup run took")) {
+    line.Emit(EventKind::kProfileBegin, kEngine);
+  }
+  // After the KV budget is known (v1/worker/gpu_worker.py determine_available_memory, 0.20+):
+  // "CUDA graph memory profiling is enabled (default since v0.21.0). The current
+  // --gpu-memory-utilization=0.9500 is equivalent to --gpu-memory-utilization=0.9115 without CUDA
+  // graph memory profiling ...", or "... is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)";
+  // v1/core/kv_cache_utils.py "Add N padding layers, may waste at most X% KV cache memory" and
+  // "Overriding num_gpu_blocks=N with num_gpu_blocks_override=M" (V0's worker.py too).
+  if (Has(s, "CUDA graph memory profiling is") ||
+      Has(s, "is equivalent to --gpu-memory-utilization=") ||
+      Has(s, "padding layers, may waste at most") || Has(s, "Overriding num_gpu_blocks=")) {
+    auto& e = line.Emit(EventKind::kProfileV1, kEngine);
+    Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "The current --gpu-memory-utilization="));
+  }
+  // V0's capture_model logs a second line as it starts (worker/model_runner.py, 0.3-0.10): "CUDA
+  // graphs can take additional 1~3 GiB memory per GPU. If you are running out of memory, ...".
+  if (Has(s, "CUDA graphs can take additional")) line.Emit(EventKind::kGraphBegin, kEngine);
+  // The captured pool measured after capture (v1/worker/gpu_worker.py
+  // compile_or_warm_up_model, 0.20+): "CUDA graph pool memory: X GiB (actual), Y GiB (estimated)".
+  if (Has(s, "CUDA graph pool memory:")) {
+    Set(line.Emit(EventKind::kGraphDone, kEngine), Num::kCudagraphBytes,
+        BytesAfter(s, "CUDA graph pool memory:"));
+  }
+  // compile_or_warm_up_model's compile-size runs, after the KV cache and before capture
+  // (v1/worker/gpu_worker.py, 0.7+): "Compile and warming up model for size N".
+  if (Has(s, "Compile and warming up model for size")) {
+    line.Emit(EventKind::kKernelWarmup, kEngine);
+  }
+  // Serving: V0's scheduler preempting for KV space ("Sequence group N is preempted by
+  // PreemptionMode.RECOMPUTE mode because there is not enough KV cache space", core/scheduler.py
+  // 0.3-0.10), sleep mode ("It took N seconds to fall asleep." / "to wake up.",
+  // executor_base.py / v1 abstract executor, 0.7.3+), V1's client seeing its engine die after
+  // start-up ("Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.",
+  // v1/engine/core_client.py, 0.8+: the monitor starts once the engine is up), V0's async engine
+  // ("Added request", "Finished request", engine/async_llm_engine.py 0.2-0.10).
+  // The dead engine as the client reports it, raised only once the engine served: V0's
+  // AsyncEngineDeadError "Background loop has errored already." and "Task finished
+  // unexpectedly." (engine/async_llm_engine.py, 0.3-0.10), V1's EngineDeadError "EngineCore
+  // encountered an issue. See stack trace (above) for the root cause." (v1/engine/exceptions.py,
+  // 0.8+; a start-up failure is "Engine core initialization failed" instead), and V1's
+  // "AsyncLLM output_handler failed." (v1/engine/async_llm.py: the handler runs once the client
+  // is up, after the engine started).
+  if (Has(s, "Background loop has errored already") || Has(s, "AsyncLLM output_handler failed") ||
+      (Has(s, "AsyncEngineDeadError") && Has(s, "Task finished unexpectedly")) ||
+      Has(s, "EngineCore encountered an issue")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+  if (Has(s, "is preempted by PreemptionMode") || Has(s, "seconds to fall asleep") ||
+      Has(s, "seconds to wake up") || Has(s, "died unexpectedly, shutting down client") ||
+      ((Has(s, "Added request ") || Has(s, "Finished request ")) && Has(s, "cmpl-"))) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+  // V0's EngineArgs warning with chunked prefill off and a context over 32K (engine/arg_utils.py
+  // create_engine_config, 0.5-0.8): "The model has a long context length (131072). This may
+  // cause OOM errors during the initial memory profiling phase, ...": the run's max_model_len.
+  if (Has(s, "The model has a long context length (")) {
+    Set(line.Emit(EventKind::kConfig, kEngine), Num::kMaxModelLen,
+        NumberAfter(s, "The model has a long context length ("));
+  }
+  // The host-memory check of the CPU swap space (config.py CacheConfig.verify_with_parallel_config,
+  // 0.2-0.10): "Too large swap space. X GiB out of the Y GiB total CPU memory is allocated for the
+  // swap space." (over 70% of host RAM; the warning "Possibly too large swap space" over 40%).
+  // (Also wrapped; the raising code line of a traceback, which holds the first words, is not it.)
+  if (const std::string_view t = Whole(line, "Too large swap space");
+      !t.empty() && !Has(t, "ossibly too large swap space") && !Has(t, "raise ValueError")) {
+    auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
+    Set(e, Num::kHostRequiredBytes, WrappedFigure(line, "Too large swap space.", true));
+    Set(e, Num::kHostAvailableBytes, WrappedFigure(line, "GiB out of the", true));
+  }
+}
+
 void Match(const Line& line) {
   MatchProfile(line);
   MatchKvCache(line);
   MatchPhases(line);
   MatchConfig(line);
+  MatchSourceLines(line);
 }
 
 // vLLM's words for the rules about its behaviour; they also word them for the engines that
@@ -650,12 +806,27 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, gmu ? LowerUtilization(*gmu, 0.03) : std::string("--gpu-memory-utilization lower"),
              "leaves the warm-up's workspaces room outside the budget");
       return true;
-    case Cause::kHostMemory:
+    case Cause::kHostMemory: {
+      // The swap-space check (MatchSourceLines): --swap-space is per GPU, in GiB; under 40% of
+      // the host's memory it passes without the warning.
+      const auto host_bytes = f.get(Num::kHostAvailableBytes);
+      const auto swap = f.get(Num::kHostRequiredBytes);
+      if (f.has(EventKind::kOllamaSystemMemory) && host_bytes && swap) {
+        const double host = *host_bytes;
+        const double tp = static_cast<double>(std::max<int64_t>(1, f.tp));
+        const double gib = std::floor(0.4 * host / tp / core::kGiBf);
+        AddFix(d, fmt::format("--swap-space {:.0f}", gib),
+               fmt::format("the CPU swap space of all GPUs ({}) is over 70% of the host's {}; "
+                           "{:.0f} GiB a GPU stays under 40%",
+                           Gib(*swap), Gib(host), gib));
+        return true;
+      }
       AddFix(d, "more host RAM (or swap) for the worker, or --cpu-offload-gb lower",
              "the weights kept or converted in system memory did not fit in it");
       AddFix(d, "--tensor-parallel-size higher (or fewer weights offloaded)",
              "each rank holds less of the model on the host");
       return true;
+    }
     case Cause::kCudagraphCapture:
       if (d->stage == "kv_cache") {
         AddFix(d, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0",
@@ -700,20 +871,27 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     case Cause::kMultimodalEncoder:
       MultimodalFixes(f, d);
       return true;
-    case Cause::kActivationPeak:
+    case Cause::kActivationPeak: {
+      // V0 without chunked prefill refuses max_num_batched_tokens below max_model_len
+      // (config.py SchedulerConfig._verify_args, 0.4-0.10): the step shrinks with it on.
+      const std::string chunked =
+          f.has(EventKind::kVllmV0) && !f.has(EventKind::kVllmV1) && f.engine == kEngine
+              ? "--enable-chunked-prefill "
+              : "";
       if (const auto step = f.get(Num::kPrefillTokens); step && *step > 4096) {
         int64_t n = 2048;
         while (2 * n < *step) n *= 2;
-        AddFix(d, fmt::format("--max-num-batched-tokens {}", n),
+        AddFix(d, fmt::format("{}--max-num-batched-tokens {}", chunked, n),
                fmt::format("the failed step ran {:.0f} tokens at once; activations scale with "
                            "the tokens of one forward pass",
                            *step));
       } else {
-        AddFix(d, "--max-num-batched-tokens 2048",
+        AddFix(d, chunked + "--max-num-batched-tokens 2048",
                "a smaller step: activations scale with the tokens of one forward pass");
       }
       if (gmu) AddFix(d, LowerUtilization(*gmu, 0.05), "more headroom for runtime peaks");
       return true;
+    }
     case Cause::kWeightsTooLarge:
       WeightsFixes(f, d);
       return true;
@@ -727,6 +905,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                awq ? "--quantization awq (the AWQ kernel keeps the loaded layout)"
                    : "--quantization gptq (the GPTQ kernel shuffles the weights in place)",
                "no Marlin repack, so no second copy of each weight at load; slower kernels");
+        return true;
+      }
+      // Online FP8 (rules.cc OnlineFp8Frames).
+      if (AnyFrame(f, {"scaled_fp8_quant"})) {
+        AddFix(d,
+               "a checkpoint already quantized to FP8 (no --quantization fp8 over 16-bit "
+               "weights)",
+               "its weights load at 8 bits: no 16-bit copy on the GPU first");
+        AddFix(d, "--tensor-parallel-size 2 (or more GPUs)",
+               "each rank loads and quantizes half of every sharded weight");
         return true;
       }
       AddFix(d,
