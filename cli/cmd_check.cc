@@ -296,6 +296,9 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
     fmt::print(stderr, "vramfit check: {}flags not modelled (ignored): {}\n", where,
                fmt::join(cmd->unmodelled_flags, " "));
   }
+  // What the engine's image installs beside it (vLLM's: FlashInfer), read as vramfit's flags
+  // after the user's own were checked against the engine's parser.
+  for (const std::string& f : inv.install_flags) cmd->flags.emplace_back(f, "");
   EngineSettings base = cmd->settings;
   if (!version.empty()) base.version = version;
   auto settings = engine->read_flags(cmd->flags, base);

@@ -1045,6 +1045,24 @@ run(tryout_docker_old_tag 0 check --gpu a100-80gb -- docker run --gpus all
 if(NOT last_out MATCHES "vLLM 0.4 rules")
   message(SEND_ERROR "tryout_docker_old_tag: '${last_out}'")
 endif()
+# vLLM's image installs FlashInfer, so up to 0.11.0 its sampler warm-up samples with it (14 B a
+# logit over 1,024 x 151,936 logits on an H100); a bare `vllm serve` of the same release is planned
+# with the sort of a pip install (39 B), as is `plan` without --flashinfer-installed.
+run(flashinfer_image 0 check --gpu h100 --json -- docker run --gpus all vllm/vllm-openai:v0.10.1
+    --model qwen3-8b --max-model-len 16000)
+if(NOT last_out MATCHES "\"activation_peak_bytes\": 2178154496")
+  message(SEND_ERROR "flashinfer_image: '${last_out}'")
+endif()
+run(flashinfer_pip 0 check --gpu h100 --json --vllm-version 0.10.1 -- vllm serve qwen3-8b
+    --max-model-len 16000)
+if(NOT last_out MATCHES "\"activation_peak_bytes\": 6067716096")
+  message(SEND_ERROR "flashinfer_pip: '${last_out}'")
+endif()
+run(flashinfer_plan_flag 0 plan qwen3-8b --gpu h100 --engine vllm@0.10.1 --max-model-len 16000
+    --flashinfer-installed --json)
+if(NOT last_out MATCHES "\"activation_peak_bytes\": 2178154496")
+  message(SEND_ERROR "flashinfer_plan_flag: '${last_out}'")
+endif()
 run(tryout_nohup_words 0 check --gpu 4090 -- nohup vllm serve qwen3-8b --max-model-len 8192
     --served-model-name "it's $HOME")
 # A model path that exists but is broken gets no "a path on the serving machine?" hint.

@@ -80,6 +80,9 @@ struct EngineCommand {
 struct ContainerImage {
   std::string_view repository;  // "vllm/vllm-openai" (a registry host before it also matches)
   std::string_view entrypoint;  // "vllm serve": its words, one space apart
+  // vramfit's own flags for what the image installs beside the engine, e.g. vLLM's
+  // "--flashinfer-installed"; words one space apart; empty: none.
+  std::string_view install_flags = {};
 };
 
 // A change the engine proposes for a failed plan, in its own flags (advice re-plans it and

@@ -40,6 +40,9 @@ struct ScriptInvocation {
   std::string gpus_from;
   std::string image;                 // "vllm/vllm-openai:v0.10.1" when run in a container
   std::string version;               // the engine release the image tag names; "" none
+  // The engine image's install flags (ContainerImage::install_flags), as words: the caller
+  // reads them with the engine's flags after checking the user's own.
+  std::vector<std::string> install_flags;
 };
 
 struct ScriptRead {

@@ -294,6 +294,11 @@ bool Analyzer::Container(Seen* seen) {
         ep = sp == ep.npos ? std::string_view() : ep.substr(sp + 1);
       }
       seen->inv.version = TagRelease(tag);
+      for (std::string_view f = img.install_flags; !f.empty();) {
+        const size_t sp = f.find(' ');
+        seen->inv.install_flags.emplace_back(f.substr(0, sp));
+        f = sp == f.npos ? std::string_view() : f.substr(sp + 1);
+      }
       break;
     }
     if (!command.empty()) break;

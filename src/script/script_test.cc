@@ -84,6 +84,10 @@ TEST(DeployScript, ContainersRunTheImagesEntrypoint) {
   EXPECT_EQ(r.invocations[0].gpus_visible, 2);
   EXPECT_EQ(r.invocations[1].version, "");
   EXPECT_EQ(r.invocations[1].gpus_visible, -1);
+  // vLLM's image installs FlashInfer beside the engine: its install flag, for the caller to read
+  // after the user's own flags were checked, on every tag and registry host.
+  EXPECT_EQ(r.invocations[0].install_flags, (Argv{"--flashinfer-installed"}));
+  EXPECT_EQ(r.invocations[1].install_flags, (Argv{"--flashinfer-installed"}));
   // Another image is not an engine's.
   EXPECT_TRUE(Read("docker run -d nginx:latest\n").invocations.empty());
   EXPECT_TRUE(Read("docker run -d nginx:latest nginx -g 'daemon off;'\n").invocations.empty());
@@ -98,6 +102,7 @@ TEST(DeployScript, ContainersRunTheEngineCommandWrittenAfterTheImage) {
   EXPECT_EQ(r.invocations[0].argv, (Argv{"HF_TOKEN=x", "python3", "-m", "sglang.launch_server",
                                          "--model-path", "Qwen/Qwen3-8B", "--tp", "2"}));
   EXPECT_EQ(r.invocations[0].engine->name, "sglang");
+  EXPECT_TRUE(r.invocations[0].install_flags.empty());
   EXPECT_EQ(r.invocations[0].image, "lmsysorg/sglang:latest");
   EXPECT_EQ(r.invocations[0].version, "");
 }

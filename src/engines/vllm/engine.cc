@@ -235,7 +235,11 @@ const Engine& VllmEngine() {
       // docker/Dockerfile, target vllm-openai: ENTRYPOINT `vllm serve` at 9aaf83ef5 (v0.22-dev),
       // `python3 -m vllm.entrypoints.openai.api_server` at v0.10.0; both read --model and the
       // same flags, so one reading serves every tag.
-      .images = {{"vllm/vllm-openai", "vllm serve"}},
+      // Its vllm-base stage installs FlashInfer beside the wheel (2024's Dockerfile the
+      // flashinfer 0.0.9 release wheel; 0.9-era docker/Dockerfile FLASHINFER_WHEEL, built for
+      // every platform but linux/arm64), so releases up to v0.11.0 sample with it
+      // (VllmOptions::flashinfer_installed; docs/engines/vllm.md, the sampler warm-up).
+      .images = {{"vllm/vllm-openai", "vllm serve", "--flashinfer-installed"}},
       .check_flags = CheckCommandFlags,
       .expand_config = WithConfigFile,
       .kv_cache = EstimateKvPaged,

@@ -157,6 +157,10 @@ const std::vector<FlagSpec>& Flags() {
       {"--compile-cache-warm", nullptr,
        "torch.compile finds an earlier start's cache (model runner V2 then profiles less)",
        nullptr},
+      {"--flashinfer-installed", nullptr,
+       "FlashInfer imports where vLLM runs (vLLM's Docker image, vllm[flashinfer]): 0.8-0.11.0 "
+       "sample with it",
+       nullptr},
       {"--allow-long-max-model-len", nullptr,
        "Accept --max-model-len beyond the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)", nullptr},
       {"--pp-layer-partition", nullptr,
@@ -270,6 +274,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.v0_engine = true;
     } else if (name == "--compile-cache-warm") {
       s.compile_cache_warm = true;
+    } else if (name == "--flashinfer-installed") {
+      s.flashinfer_installed = true;
     } else if (name == "--allow-long-max-model-len") {
       s.allow_long_max_model_len = true;
     } else if (name == "--pp-layer-partition") {

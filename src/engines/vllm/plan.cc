@@ -87,16 +87,24 @@ constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
 //   2025-07-30, moved it to the `vllm[flashinfer]` extra; a default only from PR #26443,
 //   2025-10-08, v0.11.1), and VLLM_USE_FLASHINFER_SAMPLER=0 sorts too. The log says which
 //   ("Using FlashInfer for top-p & top-k sampling" or "FlashInfer is not available. Falling
-//   back to the PyTorch-native implementation"); the plan cannot, so it charges the sort (39 B)
-//   and its notes say what FlashInfer's 14 B would leave. The development half's V1 starts of
+//   back to the PyTorch-native implementation"); so does the install: where the user says
+//   FlashInfer is installed (VllmOptions::flashinfer_installed: `--flashinfer-installed`, or
+//   `check -- docker run ... vllm/vllm-openai:TAG`, whose vllm-base stage installs FlashInfer:
+//   docker/Dockerfile FLASHINFER_WHEEL, every platform but linux/arm64 in the 0.9 line) the plan
+//   charges FlashInfer's 14 B. v0.8's TopKTopPSampler takes FlashInfer below 0.2.3 (PR #14815),
+//   which v0.8's image installs; from PR #15777 (0.9) at 0.2.3 and above ("FlashInfer version >=
+//   0.2.3 required. Falling back"), which the later images install. Without either the plan
+//   charges the sort (39 B) and its notes say what FlashInfer's 14 B would leave. The development
+//   half's V1 starts of
 //   v0.8-v0.11.0 whose sampler warm-up sets the activation peak are ten, from eight sources:
 //   the logs of two print the fallback (Qwen3-235B-A22B FP8 on 8 x L40S, v0.10.2: 1.40 GiB
 //   printed for 1.41 at 39 B; Qwen3-8B on an A100 40GB, v0.9.2: KV within 1% at 39 B, +4% at
 //   14 B), four (one source) print FlashInfer (above), and four print neither: two fit the sort
 //   (gpt-oss-120b on an H100 at v0.11.0, 7.41 GiB left for 7.48; Qwen3-235B FP8 on 4 x H100,
 //   still 1.75 GiB optimistic at 39 B), one FlashInfer (Qwen3-30B-A3B on 4 x A10, v0.8.5, a
-//   docker compose log: 19% pessimistic at 39 B) and one either. Split evidence, and a wrong
-//   "fits" costs more than a pessimistic plan: the sort is the default.
+//   docker compose log from vLLM's image layout: 19% pessimistic at 39 B, +0.8% with the image's
+//   FlashInfer) and one either. Split evidence, and a wrong "fits" costs more than a pessimistic
+//   plan: without the install the sort is the default.
 // - otherwise (FlashInfer's sampler again from v0.21): 22 B, the median per source of those
 //   releases' published peaks (19.5 B on a v0.2x fork, 23.9 B at v0.26.0); the development
 //   half's v0.28 L4 and L40S starts are already optimistic by 0.3-0.6 GiB with it, so it is not
@@ -1034,6 +1042,11 @@ SamplerPath ChooseSamplerPath(const VllmSettings& s, const vllm::Rules& rules) {
       flashinfer_default ? kSamplerBytesPerLogit : kSamplerBytesPerLogitFlashInfer;
   if (s.flashinfer_sampler == 0) return {native};
   if (s.flashinfer_sampler == 1) return {flashinfer};
+  // FlashInfer installed (VllmOptions::flashinfer_installed): TopKTopPSampler takes
+  // forward_cuda where flashinfer imports and VLLM_USE_FLASHINFER_SAMPLER is not False.
+  if (rules.sampler_flashinfer_if_installed && s.flashinfer_installed) {
+    return {kSamplerBytesPerLogitFlashInfer};
+  }
   if (rules.sampler_flashinfer_if_installed) return {kSamplerBytesPerLogitSort, true};
   return {flashinfer_default ? flashinfer : native};
 }
@@ -1083,8 +1096,8 @@ void Profile(Run& r) {
         "without FlashInfer (a pip install; the log says \"FlashInfer is not available\"). With "
         "FlashInfer installed (vLLM's Docker image, `pip install vllm[flashinfer]` or "
         "flashinfer-python beside the wheel) it samples with FlashInfer at {} B per logit and the "
-        "activation peak is {} lower: `check -- VLLM_USE_FLASHINFER_SAMPLER=1 vllm serve ...` "
-        "plans that (=0 forces the sort)",
+        "activation peak is {} lower: `--flashinfer-installed` plans that, as `check -- docker "
+        "run ... vllm/vllm-openai:TAG ...` does (VLLM_USE_FLASHINFER_SAMPLER=0 forces the sort)",
         kSamplerBytesPerLogitSort, r.rules.text, kSamplerBytesPerLogitFlashInfer,
         FormatBytes(sampler - std::max({fwd, encoder, flashinfer}))));
   }

@@ -325,7 +325,7 @@ TEST(Vllm, WhereTheInstallDecidesTheSamplerTheNotesSayWhatFlashInferWouldSave) {
   const uint64_t logits = 1024ull * 151936;
   auto note = [](const VllmPlan& p) {
     for (const std::string& n : p.notes) {
-      if (n.find("VLLM_USE_FLASHINFER_SAMPLER=1") != std::string::npos) return n;
+      if (n.find("--flashinfer-installed") != std::string::npos) return n;
     }
     return std::string();
   };
@@ -348,6 +348,28 @@ TEST(Vllm, WhereTheInstallDecidesTheSamplerTheNotesSayWhatFlashInferWouldSave) {
   auto off = PlanVllm(inv, Gpu("h100"), s);
   ASSERT_TRUE(off.ok());
   EXPECT_TRUE(note(*off).empty());
+  // FlashInfer installed (vLLM's image, `plan --flashinfer-installed`): VLLM_USE_FLASHINFER_SAMPLER
+  // unset samples with it up to v0.11.0, at 14 B, and the path is known: no note.
+  s.flashinfer_sampler = -1;
+  s.flashinfer_installed = true;
+  auto installed = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(installed.ok());
+  EXPECT_TRUE(note(*installed).empty());
+  EXPECT_EQ(installed->gpus[0].activation_peak_bytes, on->gpus[0].activation_peak_bytes);
+  // =0 still sorts where FlashInfer is installed.
+  s.flashinfer_sampler = 0;
+  auto installed_off = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(installed_off.ok());
+  EXPECT_EQ(installed_off->gpus[0].activation_peak_bytes, off->gpus[0].activation_peak_bytes);
+  // From v0.11.1 FlashInfer's sampler is opt-in (PR #26859): installed or not, the release's
+  // default path.
+  s.flashinfer_sampler = -1;
+  s.version = "0.14";
+  auto opt_in = PlanVllm(inv, Gpu("h100"), s);
+  s.flashinfer_installed = false;
+  auto opt_in_pip = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(opt_in.ok() && opt_in_pip.ok());
+  EXPECT_EQ(opt_in->gpus[0].activation_peak_bytes, opt_in_pip->gpus[0].activation_peak_bytes);
   // From v0.11.1 the default is the release's own: no note.
   s.flashinfer_sampler = -1;
   s.version = "0.11.1";

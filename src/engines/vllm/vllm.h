@@ -56,6 +56,12 @@ struct VllmOptions : EngineOptions {
   // VLLM_USE_FLASHINFER_SAMPLER: -1 unset, 0 (the native top-k/top-p path), 1 (FlashInfer's
   // sampler); the sampler warm-up's bytes per logit depend on it (plan.cc).
   int flashinfer_sampler = -1;
+  // FlashInfer imports where vLLM runs: vLLM's Docker image (vllm/vllm-openai installs it in
+  // its vllm-base stage), `pip install vllm[flashinfer]` or flashinfer-python beside the wheel.
+  // V1 releases up to v0.11.0 with VLLM_USE_FLASHINFER_SAMPLER unset then sample with it
+  // (Rules::sampler_flashinfer_if_installed); unknown (false) plans the sort of a plain pip
+  // install. `plan --flashinfer-installed`; `check` sets it for `docker run vllm/vllm-openai`.
+  bool flashinfer_installed = false;
   // VLLM_USE_V2_MODEL_RUNNER: -1 unset (the release's default runner), 0 model runner V1, 1 V2.
   int use_v2_model_runner = -1;
   // torch.compile finds an earlier start's cache (vLLM logs "Directly load the compiled graph(s)
