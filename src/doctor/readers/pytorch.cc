@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 
 #include "core/units.h"
@@ -19,6 +20,19 @@ bool ContinuesOom(const LineView& s) {
   return Has(s, "Of the allocated memory") || Has(s, "reserved by PyTorch but unallocated") ||
          Has(s, "memory in use") || Has(s, "total capacity") || Has(s, "total capacty") ||
          Has(s, "already allocated");
+}
+
+// The MPS allocator's message (aten/src/ATen/mps/MPSAllocator.mm, PyTorch 1.13+): "MPS backend
+// out of memory (MPS allocated: 18.10 GB, other allocations: 40.00 KB, max allowed: 18.13 GB).
+// Tried to allocate 256.00 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 ..."
+// (sizes in base 1024, "GB" before 2.3 and "GiB" after). The high-watermark limit stands for the
+// card's total (unified memory: the allocator's share of it), what Metal and PyTorch hold for the
+// allocated memory.
+void ReadMpsOom(const LineView& s, LogEvent& e) {
+  Set(e, Num::kTotalBytes, BytesAfter(s, "max allowed:"));
+  const auto own = BytesAfter(s, "MPS allocated:");
+  const auto other = BytesAfter(s, "other allocations:");
+  if (own) Set(e, Num::kAllocatedBytes, *own + other.value_or(0.0));
 }
 
 // "Tried to allocate X ...": true when the line is one (no other PyTorch line is then read).
@@ -65,6 +79,7 @@ bool MatchAllocatorOom(const Line& line) {
     Set(e, Num::kFreeBytes, BytesAfter(s, "of which"));
     Set(e, Num::kProcessBytes, BytesAfter(s, "this process has"));
     Set(e, Num::kAllocatedBytes, BytesAfter(s, "Of the allocated memory"));
+    Set(e, Num::kBudgetBytes, BytesBefore(s, " allowed;", ". "));
     Set(e, Num::kReservedUnallocatedBytes,
         BytesBefore(s, "reserved by PyTorch but unallocated", "and "));
     double others = 0;
@@ -84,15 +99,26 @@ bool MatchAllocatorOom(const Line& line) {
       Set(e, Num::kListedProcesses, processes);
     }
     Set(e, Num::kGpuIndex, NumberAfter(s, "GPU "));
+  } else if (Has(s, "MPS allocated:")) {
+    ReadMpsOom(s, e);
   } else {
-    // "(GPU 0; 23.69 GiB total capacity; 3.45 GiB already allocated; 17.23 GiB free; ...)"
-    Set(e, Num::kGpuIndex, NumberAfter(s, "(GPU "));
+    // "(GPU 0; 23.69 GiB total capacity; 3.45 GiB already allocated; 17.23 GiB free; ...)";
+    // torch_npu's copy of it, "(NPU 0; T total capacity; A already allocated; A current active;
+    // F free; R reserved in total by PyTorch)" (torch_npu/csrc/core/npu/NPUCachingAllocator.cpp).
+    Set(e, Num::kGpuIndex, NumberAfter(s, Has(s, "(NPU ") ? "(NPU " : "(GPU "));
     size_t semi = s.find(';', tried);
     if (semi != std::string_view::npos) Set(e, Num::kTotalBytes, BytesAfter(s, ";", semi));
     Set(e, Num::kAllocatedBytes, BytesBefore(s, "already allocated", ";"));
     Set(e, Num::kFreeBytes,
         Has(s, " free;") ? BytesBefore(s, " free;", ";") : BytesBefore(s, " free)", ";"));
     Set(e, Num::kReservedBytes, BytesBefore(s, "reserved in total by PyTorch", ";"));
+    Set(e, Num::kBudgetBytes, BytesBefore(s, " allowed;", ";"));
+    // PyTorch 1.0-1.3 named the reserved memory "cached": "...; 3.50 MiB free; 10.33 GiB
+    // cached)" (c10/cuda/CUDACachingAllocator.cpp malloc; renamed "reserved in total by PyTorch"
+    // in 1.4 with memory_cached -> memory_reserved).
+    if (!e.values.count(Num::kReservedBytes)) {
+      Set(e, Num::kReservedBytes, BytesBefore(s, " cached)", ";"));
+    }
     if (e.values.count(Num::kReservedBytes) && e.values.count(Num::kAllocatedBytes)) {
       Set(e, Num::kReservedUnallocatedBytes,
           std::max(0.0, e.values[Num::kReservedBytes] - e.values[Num::kAllocatedBytes]));
@@ -764,6 +790,25 @@ bool OldCudaOom(const LineView& s) {
          Has(s, "attempting to recover from OOM");
 }
 
+// PyTorch's CPU allocator failing (c10/core/impl/alloc_cpu.cpp alloc_cpu, 1.x-2.x): "[enforce
+// fail at alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to
+// allocate 536870912 bytes. Error code 12 (Cannot allocate memory)" (posix_memalign) and, on
+// Windows, "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes." (its size
+// in bytes, no unit); the OS refusing memory to Python or Rust, "OSError: [Errno 12] Cannot
+// allocate memory" (a fork, an mmap) and safetensors' "Cannot allocate memory (os error 12)":
+// host memory, the checkpoint read into RAM or a tensor built on the CPU.
+void MatchHostAllocFail(const Line& line) {
+  const LineView s = line.view();
+  const bool cpu_allocator = Has(s, "DefaultCPUAllocator") &&
+                             (Has(s, "not enough memory") || Has(s, "can't allocate memory"));
+  if (!cpu_allocator && !Has(s, "[Errno 12] Cannot allocate memory") &&
+      !Has(s, "Cannot allocate memory (os error 12)")) {
+    return;
+  }
+  auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
+  if (cpu_allocator) Set(e, Num::kRequestedBytes, NumberAfter(s, "you tried to allocate "));
+}
+
 // A quantizer's own line saying the conversion finished: llm-compressor's "Compression lifecycle
 // finalized for N modifiers" (llmcompressor/core/lifecycle.py finalize, 0.3+), auto-round's
 // "quantization tuning time S" (auto_round/autoround.py quantize 0.4, compressors/base.py 0.5+),
@@ -809,6 +854,7 @@ void Match(const Line& line) {
     auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
     Set(e, Num::kRequestedBytes, BytesAfter(s, "Unable to allocate"));
   }
+  MatchHostAllocFail(line);
   // The kernel's OOM killer (host memory): "Out of memory: Killed process 1234 (python)".
   // torchrun's elastic agent reporting a worker ended by SIGKILL, "failed (exitcode: -9)"
   // (torch/distributed/elastic/multiprocessing/api.py, torch 1.10+): the worker printed no error
@@ -879,6 +925,7 @@ void Match(const Line& line) {
 
 // A plain PyTorch program's fixes (transformers' too, which runs on it).
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  AddPerProcessCapFix(f, d);
   if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f)) {
     AddFix(d, "quantize with the 16-bit model loaded on the CPU (no device_map or max_memory "
               "placing it on the GPU)",
@@ -1001,6 +1048,30 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
 }
 
 }  // namespace
+
+// torch.cuda.set_per_process_memory_fraction(F) caps what the caching allocator may reserve
+// (1.8+); the message then names the cap, "...; 5.00 GiB allowed; ..." before 2.1 and
+// "... is free. [processes] 17.69 GiB allowed; Of the allocated memory ..." after
+// (c10/cuda/CUDACachingAllocator.cpp malloc, allowed_info). When the card had the request free,
+// the cap refused it: the fraction that holds what PyTorch reserved plus the request.
+void AddPerProcessCapFix(const Facts& f, Diagnosis* d) {
+  const auto cap = f.get(Num::kBudgetBytes);
+  const auto requested = f.get(Num::kRequestedBytes);
+  const auto free = f.get(Num::kFreeBytes);
+  if (!cap || !requested || !free || f.total <= 0 || *free < *requested || *cap >= f.total) {
+    return;
+  }
+  const double held = f.get(Num::kAllocatedBytes).value_or(0.0) +
+                      f.get(Num::kReservedUnallocatedBytes).value_or(0.0);
+  const double need = std::min(1.0, std::ceil((held + *requested) / f.total * 100.0) / 100.0);
+  AddFix(d,
+         fmt::format("torch.cuda.set_per_process_memory_fraction({:.2f}) or higher (or no cap)",
+                     need),
+         fmt::format("PyTorch stopped at its per-process cap of {} while the card had {} free; "
+                     "{} held plus the {} request needs {:.0f}% of the card's {}",
+                     Gib(*cap), Gib(*free), Gib(held), Gib(*requested), need * 100,
+                     Gib(f.total)));
+}
 
 bool QuantizerFrames(const Facts& f) {
   // The run's setup (QuantizerSetup), where no frame shows it: a quantizer's frames, or with no

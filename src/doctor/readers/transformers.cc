@@ -173,9 +173,13 @@ void Match(const Line& line) {
       Has(s, "--max-gpu-memory") || Has(s, "--cpu-offloading") || Has(s, "--gpu-memory ") ||
       Has(s, "--gpu-memory=") || Has(s, "--auto-devices");
   // The setting (not where the code has it commented out), and accelerate's warning that the
-  // load did offload weights to host memory (accelerate/utils/modeling.py, big_modeling.py).
-  const bool offloaded =
-      Has(s, "offloaded to the cpu") || Has(s, "Some parameters are on the meta device");
+  // load did offload weights to host memory (accelerate/utils/modeling.py, big_modeling.py),
+  // also infer_auto_device_map's "Current model requires N bytes of buffer for offloaded
+  // layers, which seems does not fit any GPU's remaining memory" (accelerate/utils/modeling.py,
+  // 0.29+): layers were placed on the CPU or disk.
+  const bool offloaded = Has(s, "offloaded to the cpu") ||
+                         Has(s, "Some parameters are on the meta device") ||
+                         Has(s, "of buffer for offloaded layers");
   if (!offloaded && capped) {
     line.Emit(EventKind::kOffload, kEngine).text = "cap";
   } else if (!offloaded && Has(s, "device_map=")) {
@@ -207,6 +211,7 @@ void Match(const Line& line) {
 }
 
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  AddPerProcessCapFix(f, d);
   if (cause == Cause::kStaticCache) {
     if (d->stage == "load") {  // AutoAWQ's fused modules
       AddFix(d, "from_quantized(..., fuse_layers=False) or a smaller max_seq_len",
