@@ -41,15 +41,25 @@ void MatchOutputAttentions(const Line& line) {
 // The bar over the checkpoint's shards (modeling_utils.py, logging.tqdm(desc="Loading checkpoint
 // shards"), 4.2x-4.5x), its last state on the line: part of the way, the load is running; whole,
 // the weights are loaded and what fails next is generation (or a later move of the model, whose
-// frames then say so).
+// frames then say so). transformers 5 loads tensor by tensor under the bar "Loading weights:
+// 48%|...| 162/339" (core_model_loading.py convert_and_load_state_dict_in_model, desc="Loading
+// weights"; a dev build printed ", Materializing param=NAME" after it) and ends with
+// "<Class> LOAD REPORT from: <path>" (the loading report, printed once the weights are in).
 void MatchShardsBar(const Line& line) {
   const std::string_view t = line.text;
-  const size_t bar = t.rfind("Loading checkpoint shards:");
-  if (bar == std::string_view::npos) return;
-  size_t end = 0;
-  const auto pct = NumberAt(t, bar + 26, &end);
-  if (!pct || t.substr(end, 1) != "%") return;
-  line.Emit(*pct >= 100 ? EventKind::kWeightsLoaded : EventKind::kLoadBegin, kEngine);
+  for (std::string_view desc : {"Loading checkpoint shards:", "Loading weights:"}) {
+    const size_t bar = t.rfind(desc);
+    if (bar == std::string_view::npos) continue;
+    size_t end = 0;
+    const auto pct = NumberAt(t, bar + desc.size(), &end);
+    // The older bar's percentage alone is enough; "Loading weights:" is a common phrase, so its
+    // bar is read only with tqdm's "%|" after the number.
+    const bool v5 = desc == "Loading weights:";
+    if (!pct || t.substr(end, v5 ? 2 : 1) != (v5 ? "%|" : "%")) continue;
+    line.Emit(*pct >= 100 ? EventKind::kWeightsLoaded : EventKind::kLoadBegin, kEngine);
+    return;
+  }
+  if (Has(line.view(), " LOAD REPORT from: ")) line.Emit(EventKind::kWeightsLoaded, kEngine);
 }
 
 // transformers' generate warning about its inputs as it starts (generation/utils.py
@@ -143,7 +153,10 @@ bool PreallocatedCache(const Line& line) {
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchOutputAttentions(line);
-  if (Has(s, "Loading checkpoint shards:")) MatchShardsBar(line);
+  if (Has(s, "Loading checkpoint shards:") || Has(s, "Loading weights:") ||
+      Has(s, " LOAD REPORT from: ")) {
+    MatchShardsBar(line);
+  }
   MatchGenerateWarning(line);
   if (Has(s, "Token indices") || Has(s, "Input length of")) MatchPromptLength(line);
   if ((Has(s, "Cache") || Has(s, "cache_implementation")) && PreallocatedCache(line)) {
