@@ -809,6 +809,27 @@ void MatchHostAllocFail(const Line& line) {
   if (cpu_allocator) Set(e, Num::kRequestedBytes, NumberAfter(s, "you tried to allocate "));
 }
 
+// The device's own out-of-memory errors, outside the caching allocator's message: ROCm builds'
+// C10_CUDA_CHECK, "HIP error: out of memory" (hipified c10/cuda/CUDAException.h, "CUDA" read
+// "HIP"); the driver API's check, "CUDA driver error: out of memory" (C10_CUDA_DRIVER_CHECK,
+// c10/cuda/driver_api.h, 2.1+: expandable segments' cuMemCreate, IPC); cuDNN failing to allocate
+// its workspace or state, "cuDNN error: CUDNN_STATUS_ALLOC_FAILED" (aten/src/ATen/cudnn/
+// Exceptions.h AT_CUDNN_CHECK).
+bool OtherDeviceOom(const LineView& s) {
+  return Has(s, "HIP error: out of memory") || Has(s, "CUDA driver error: out of memory") ||
+         Has(s, "CUDNN_STATUS_ALLOC_FAILED");
+}
+
+// The MPS allocator refusing one buffer above Metal's largest ("Invalid buffer size: 36.00 GB",
+// aten/src/ATen/mps/MPSAllocator.mm alloc_buffer_block, the device's maxBufferLength, 2.0+): one
+// allocation larger than the device gives, the request in the message.
+void MatchMpsBufferSize(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "Invalid buffer size: ")) return;
+  const auto bytes = BytesAfter(s, "Invalid buffer size: ");
+  if (bytes) Set(line.Emit(EventKind::kCudaOom, kEngine), Num::kRequestedBytes, bytes);
+}
+
 // A quantizer's own line saying the conversion finished: llm-compressor's "Compression lifecycle
 // finalized for N modifiers" (llmcompressor/core/lifecycle.py finalize, 0.3+), auto-round's
 // "quantization tuning time S" (auto_round/autoround.py quantize 0.4, compressors/base.py 0.5+),
@@ -879,9 +900,11 @@ void Match(const Line& line) {
   }
   if (Has(s, "CUDA error: out of memory") || Has(s, "cudaErrorMemoryAllocation") ||
       (Has(s, "CUDA out of memory") && !Has(s, "warming up sampler")) ||
-      Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError") || OldCudaOom(s)) {
+      Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError") || OldCudaOom(s) ||
+      OtherDeviceOom(s)) {
     line.Emit(EventKind::kCudaOom, kEngine);
   }
+  MatchMpsBufferSize(line);
   const bool frame = MatchFrame(line);
   if (Has(s, "Traceback (most recent call last)")) line.Emit(EventKind::kTraceback, kEngine);
   // "Exception in worker ... while processing method determine_num_available_blocks."
