@@ -150,9 +150,24 @@ bool PreallocatedCache(const Line& line) {
          std::end(kPreallocatedCaches);
 }
 
+// bitsandbytes refusing a device map that put quantized modules on the CPU or disk: "Some modules
+// are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the quantized
+// model." (transformers quantizers/quantizer_bnb_4bit.py and _8bit.py validate_environment,
+// 4.36+; modeling_utils.py from_pretrained before; accelerate utils/bnb.py
+// load_and_quantize_model). A machine without a GPU stops earlier ("No GPU found"), so the
+// quantized weights did not fit the GPU memory device_map="auto" had for them: a load failure
+// in memory's words (a failure event, and the from_pretrained that runs the check).
+void MatchBnbDispatched(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "Some modules are dispatched on the CPU or the disk")) return;
+  line.Emit(EventKind::kCudaOom, kEngine).text = std::string(line.text);
+  line.Emit(EventKind::kFrame, kEngine).text = "from_pretrained";
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchOutputAttentions(line);
+  MatchBnbDispatched(line);
   if (Has(s, "Loading checkpoint shards:") || Has(s, "Loading weights:") ||
       Has(s, " LOAD REPORT from: ")) {
     MatchShardsBar(line);
@@ -251,6 +266,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   // A quantizer's run, or a model whose name states more weights than the card holds.
   if (cause == Cause::kWeightsTooLarge && (QuantizerFrames(f) || NamedWeightsOverCard(f))) {
     return PytorchReader().fixes(cause, f, d);
+  }
+  const LogEvent* oom = f.first_of(EventKind::kCudaOom);
+  if (cause == Cause::kWeightsTooLarge && oom && Has(oom->text, "Some modules are dispatched")) {
+    AddFix(d, "BitsAndBytesConfig(load_in_4bit=True) instead of 8-bit, or a GPU with more memory",
+           "the quantized weights did not fit the GPU memory the device map had for them");
+    AddFix(d, "BitsAndBytesConfig(..., llm_int8_enable_fp32_cpu_offload=True) with a device_map "
+              "that places the layers left over on the CPU",
+           "bitsandbytes then keeps the CPU layers in 32 bits instead of refusing them (slower)");
+    return true;
   }
   if (cause == Cause::kWeightsTooLarge) {
     AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16) (not float32), a 4-/8-bit "
