@@ -181,10 +181,23 @@ bool CardNotFull(const Facts& f) {
   return f.total > 0 &&
          ((requested && *requested >= 0.5 * f.total) || (free && *free >= 0.5 * f.total));
 }
+// The same calibration math under other names: llm-compressor's GPTQ (modifiers/gptq/
+// gptq_quantize.py make_empty_hessian, accumulate_hessian, quantize_weight, 0.6+; under
+// modifiers/quantization/gptq/ before), GPTQModel's Hessian (gptqmodel/quantization/gptq.py
+// process_batch -> compute_hessian_xtx, materialize_global_hessian, finalize_hessian,
+// hessian_inverse, 4.x-5.x), and MIT's llm-awq search (awq/quantize/auto_scale.py
+// auto_scale_block -> _search_module_scale, auto_clip.py auto_clip_block -> auto_clip_layer).
+bool QuantizerHessianOrSearch(const Facts& f) {
+  return AnyFrame(f, {"make_empty_hessian", "accumulate_hessian", "quantize_weight",
+                      "compute_hessian_xtx", "materialize_global_hessian", "finalize_hessian",
+                      "hessian_inverse", "auto_scale_block", "_search_module_scale",
+                      "auto_clip_block", "auto_clip_layer"});
+}
 bool QuantizerCalibration(const Facts& f) {
   if (f.stage != Stage::kLoad) return false;
   if (AnyFrame(f, {"fasterquant", "add_batch", "_search_best_scale", "_compute_best_clip",
-                   "_search_best_clip"})) {
+                   "_search_best_clip"}) ||
+      QuantizerHessianOrSearch(f)) {
     return true;
   }
   if (!QuantizerFrames(f)) return false;
