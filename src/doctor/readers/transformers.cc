@@ -164,10 +164,33 @@ void MatchBnbDispatched(const Line& line) {
   line.Emit(EventKind::kFrame, kEngine).text = "from_pretrained";
 }
 
+// Lines printed once the model is built and running, not loading: the Trainer's banners
+// before its loops, "***** Running training *****" (trainer.py _inner_training_loop, 4.x; the
+// Hugging Face example scripts, accelerate's and diffusers' print the same), "***** Running
+// Evaluation *****" and "***** Running Prediction *****" (evaluation_loop), its log of a step,
+// "{'loss': 1.93, 'grad_norm': ..., 'learning_rate': 2e-05, 'epoch': 0.1}" (Trainer.log through
+// ProgressCallback.on_log); and generate's MaxLengthCriteria warning "This is a friendly
+// reminder - the current text generation call will exceed the model's predefined maximum length"
+// (generation/stopping_criteria.py, 4.3x+), printed while generating: the run is past its load.
+void MatchRunning(const Line& line) {
+  const LineView s = line.view();
+  const bool banner =
+      Has(s, "***** Running ") && (Has(s, "Running training *****") ||
+                                   Has(s, "Running Evaluation *****") ||
+                                   Has(s, "Running evaluation *****") ||
+                                   Has(s, "Running Prediction *****"));
+  const bool step_log = Has(s, "{'loss': ") && Has(s, "'learning_rate': ");
+  if (banner || step_log ||
+      Has(s, "the current text generation call will exceed the model's predefined maximum")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchOutputAttentions(line);
   MatchBnbDispatched(line);
+  if (Has(s, "*****") || Has(s, "'loss': ") || Has(s, "friendly reminder")) MatchRunning(line);
   if (Has(s, "Loading checkpoint shards:") || Has(s, "Loading weights:") ||
       Has(s, " LOAD REPORT from: ")) {
     MatchShardsBar(line);
