@@ -72,8 +72,12 @@ bool V0MaxLenCheck(const Facts& f) {
 }
 
 // Host memory: the kernel's OOM killer, Ollama's system-memory check, a host buffer.
+// Not when the log also holds a GPU out-of-memory (the allocator's message, or CUDA's / HIP's
+// error raised with its traceback, as in a quantizer's Hessian): that failure is the GPU's, and a
+// kill report beside it is the process's end, not what ran out.
 bool HostOomKill(const Facts& f) {
-  return f.has(EventKind::kHostOomKill) && !f.has(EventKind::kTorchOom);
+  return f.has(EventKind::kHostOomKill) && !f.has(EventKind::kTorchOom) &&
+         !f.has(EventKind::kCudaOom);
 }
 // With no frame or milestone, at load (as for a host buffer below): a program's host memory
 // peaks while a checkpoint is read into it.
