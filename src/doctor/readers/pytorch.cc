@@ -472,7 +472,18 @@ bool CompressorProgress(const LineView& s, std::string_view t) {
       Has(s, "Packing model")) {
     return true;
   }
-  if (Has(t, "start to quantize ")) return true;
+  if (Has(t, "start to quantize ") || Has(t, "start to compute imatrix")) return true;
+  // auto-round tuning several blocks at once (nblocks > 1): "Quantizing [1-4]/36"
+  // (auto_round/compressors/orchestrator.py, its bar's description); "start to compute imatrix"
+  // (auto_scheme/delta_loss.py, the scheme search's calibration pass).
+  if (const size_t q = t.find("Quantizing ["); q != std::string_view::npos) {
+    size_t end = 0;
+    const std::string_view rest = t.substr(q + 12);
+    if (NumberAt(rest, 0, &end) && rest.substr(end, 1) == "-" &&
+        rest.find("]/") != std::string_view::npos) {
+      return true;
+    }
+  }
   for (std::string_view bar : {"): Calibrating", "): Propagating"}) {
     const size_t at = t.find(bar);
     if (at == std::string_view::npos) continue;
