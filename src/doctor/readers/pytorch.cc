@@ -501,14 +501,24 @@ bool CompressorProgress(const LineView& s, std::string_view t) {
   return false;
 }
 
+// A tqdm bar of this description at its line's start (after spaces or a prefix's backquote):
+// "Packing:  40%|" (the number and "%|" after the description).
+bool TqdmBar(std::string_view t, std::string_view desc) {
+  const size_t at = t.find(desc);
+  if (at == std::string_view::npos || t.find_first_not_of(" `") != at) return false;
+  size_t end = 0;
+  return NumberAt(t, at + desc.size(), &end) && t.substr(end, 2) == "%|";
+}
+
 // A quantizer's progress through the layers: AutoGPTQ's "Start quantizing layer 3/32" and
 // "Quantizing self_attn.q_proj in layer 3/32..." (auto_gptq/modeling/_base.py quantize, 0.4-0.7),
 // GPTQ-for-LLaMa's "Quantizing layer 3/32.." (llama.py, neox.py) and "Quantizing fc2 in layer
 // 8/48..." (opt.py), GPTQModel's progress titles "Quantizing layer 3 of 31" and "Quantizing
 // mlp.down_proj in layer" (gptqmodel/looper/module_looper.py, gptq_processor.py, 2.x-7.x),
 // optimum's bars "Quantizing model.layers blocks" and "Quantizing layers inside the block"
-// (optimum/gptq/quantizer.py quantize_model, 1.1x), AutoAWQ's "AWQ:  40%|" bar
-// (awq/quantize/quantizer.py, 0.2). The run converts the weights layer by layer.
+// (optimum/gptq/quantizer.py quantize_model, 1.1x), AutoAWQ's "AWQ:  40%|" and "Packing:  40%|"
+// bars (awq/quantize/quantizer.py quantize and pack, 0.2). The run converts the weights layer by
+// layer.
 bool QuantizerProgress(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "process") || Has(s, "gptq") || Has(s, "awq")) {
@@ -519,6 +529,7 @@ bool QuantizerProgress(const Line& line) {
       Has(s, "Quantizing ") || Has(s, "Packing model")) {
     if (CompressorProgress(s, line.text)) return true;
   }
+  if (Has(s, "Packing:") && TqdmBar(line.text, "Packing:")) return true;
   if (!Has(s, "uantizing") && !Has(s, "AWQ:")) return false;  // most lines stop here
   if (Has(s, "uantizing layer") ||
       (Has(s, "Quantizing ") && (Has(s, " in layer") || Has(s, " blocks")))) {
@@ -666,6 +677,13 @@ bool TextgenLoaded(std::string_view t) {
 //    TextgenLoading / TextgenLoaded above.
 void MatchMilestone(const Line& line) {
   const LineView s = line.view();
+  // AutoAWQ loading a quantized checkpoint: from_quantized swaps each layer's linears for its
+  // quantized modules under the bar "Replacing layers...:  40%|" (awq/models/base.py
+  // _load_quantized_modules, 0.1.x-0.2.x), before the weights are read: the load.
+  if (Has(s, "Replacing layers...:") && TqdmBar(line.text, "Replacing layers...:")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+    return;
+  }
   if (!Has(s, "oad") && !Has(s, "Time ") && !Has(s, "model parallel")) return;
   const std::string_view t = line.text;
   auto seconds_after = [&](std::string_view key) {
