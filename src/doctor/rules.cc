@@ -515,12 +515,21 @@ std::optional<double> OwnBytes(const Facts& f) {
   if (!allocated) return std::nullopt;
   return *allocated + f.get(Num::kReservedUnallocatedBytes).value_or(0) + core::kGiBf;
 }
-double OthersBytes(const Facts& f) { return *f.get(Num::kListedProcessBytes) - *OwnBytes(f); }
+// PyTorch 2.1+ lists each process NVML reports on the card (CUDACachingAllocator.cpp
+// reportProcessMemoryInfo): its own pid as "Including non-PyTorch memory, this process has X",
+// every other as "Process N has X". With its own line shown, the "Process" lines are all other
+// processes; without it (a container, whose pid NVML does not know), the process itself may be
+// one of them, and its own estimate is taken off.
+double OthersBytes(const Facts& f) {
+  if (f.get(Num::kProcessBytes)) return *f.get(Num::kListedProcessBytes);
+  return *f.get(Num::kListedProcessBytes) - *OwnBytes(f);
+}
 bool OthersAtLoad(const Facts& f) {
   const bool starting =
       f.stage == Stage::kLoad || f.stage == Stage::kProfile || f.stage == Stage::kKvCache;
+  // A model whose stated size exceeds the card would not load on it emptied either.
   return starting && f.get(Num::kListedProcessBytes) && OwnBytes(f) && f.total > 0 &&
-         OthersBytes(f) > 0.25 * f.total;
+         OthersBytes(f) > 0.25 * f.total && !NamedWeightsOverCard(f);
 }
 // After start-up too, when PyTorch's message lists other processes holding over half the card
 // and the failing process itself holds under a quarter of it: its own tensors are not what
