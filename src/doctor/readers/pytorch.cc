@@ -1078,6 +1078,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     return true;
   }
   if (cause != Cause::kActivationPeak) return false;
+  // AutoGPTQ's entry (auto_gptq/modeling/_base.py quantize, 0.4-0.7) keeps every layer's
+  // calibration inputs and outputs on the GPU unless told otherwise (cache_examples_on_gpu=True,
+  // its default).
+  const bool autogptq = std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    return fr->text == "quantize (_base.py)";
+  });
+  if (QuantizerFrames(f) && autogptq) {
+    AddFix(d, "model.quantize(examples, cache_examples_on_gpu=False)",
+           "AutoGPTQ then keeps the calibration inputs between layers in CPU memory");
+  }
   if (QuantizerFrames(f)) {
     AddFix(d, "fewer or shorter calibration samples (AutoAWQ max_calib_samples / "
               "max_calib_seq_len, GPTQ --nsamples or a smaller calibration dataset)",
