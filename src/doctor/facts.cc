@@ -610,6 +610,12 @@ constexpr FrameRow kFrameRows[] = {
     {"_load_state_dict_into_meta_model", "", Slot::kLoad},
     {"_load_state_dict_into_model", "", Slot::kLoad},
     {"load_shard_file", "", Slot::kLoad},
+    // transformers 5 (core_model_loading.py): convert_and_load_state_dict_in_model materializes
+    // each tensor on its device in a thread pool (_materialize_copy) and sets it on its module
+    // (set_param_for_module).
+    {"convert_and_load_state_dict_in_model", "", Slot::kLoad},
+    {"_materialize_copy", "", Slot::kLoad},
+    {"set_param_for_module", "", Slot::kLoad},
     {"caching_allocator_warmup", "", Slot::kLoad},
     {"create_quantized_param", "", Slot::kLoad},
     {"quantize_4bit", "", Slot::kLoad},
@@ -680,6 +686,17 @@ constexpr FrameRow kFrameRows[] = {
     {"prediction_step", "", Slot::kRuntime},
     {"backward", "", Slot::kRuntime},
     {"_engine_run_backward", "", Slot::kRuntime},
+    // The optimizer's step, which allocates its states (Adam's exp_avg and exp_avg_sq) on its
+    // first call (torch/optim/optimizer.py Optimizer.step wrapper -> adamw.py / adam.py step ->
+    // _init_group, then _single_tensor_/_multi_tensor_/_fused_adam(w), 2.x; "step" itself has
+    // its row with the serving loops below): training.
+    {"_init_group", "", Slot::kRuntime},
+    {"_multi_tensor_adamw", "", Slot::kRuntime},
+    {"_single_tensor_adamw", "", Slot::kRuntime},
+    {"_fused_adamw", "", Slot::kRuntime},
+    {"_multi_tensor_adam", "", Slot::kRuntime},
+    {"_single_tensor_adam", "", Slot::kRuntime},
+    {"_fused_adam", "", Slot::kRuntime},
     // Plain PyTorch reference code. Meta's llama (v1 example.py load, Llama 2/3 and Code Llama
     // generation.py Llama.build: the Transformer is built on the GPU with each Attention's
     // cache_k/cache_v, then load_state_dict) and its text_completion / chat_completion /

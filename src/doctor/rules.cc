@@ -72,8 +72,12 @@ bool V0MaxLenCheck(const Facts& f) {
 }
 
 // Host memory: the kernel's OOM killer, Ollama's system-memory check, a host buffer.
+// Not when the log also holds a GPU out-of-memory (the allocator's message, or CUDA's / HIP's
+// error raised with its traceback, as in a quantizer's Hessian): that failure is the GPU's, and a
+// kill report beside it is the process's end, not what ran out.
 bool HostOomKill(const Facts& f) {
-  return f.has(EventKind::kHostOomKill) && !f.has(EventKind::kTorchOom);
+  return f.has(EventKind::kHostOomKill) && !f.has(EventKind::kTorchOom) &&
+         !f.has(EventKind::kCudaOom);
 }
 // With no frame or milestone, at load (as for a host buffer below): a program's host memory
 // peaks while a checkpoint is read into it.
@@ -185,10 +189,23 @@ bool CardNotFull(const Facts& f) {
   return f.total > 0 &&
          ((requested && *requested >= 0.5 * f.total) || (free && *free >= 0.5 * f.total));
 }
+// The same calibration math under other names: llm-compressor's GPTQ (modifiers/gptq/
+// gptq_quantize.py make_empty_hessian, accumulate_hessian, quantize_weight, 0.6+; under
+// modifiers/quantization/gptq/ before), GPTQModel's Hessian (gptqmodel/quantization/gptq.py
+// process_batch -> compute_hessian_xtx, materialize_global_hessian, finalize_hessian,
+// hessian_inverse, 4.x-5.x), and MIT's llm-awq search (awq/quantize/auto_scale.py
+// auto_scale_block -> _search_module_scale, auto_clip.py auto_clip_block -> auto_clip_layer).
+bool QuantizerHessianOrSearch(const Facts& f) {
+  return AnyFrame(f, {"make_empty_hessian", "accumulate_hessian", "quantize_weight",
+                      "compute_hessian_xtx", "materialize_global_hessian", "finalize_hessian",
+                      "hessian_inverse", "auto_scale_block", "_search_module_scale",
+                      "auto_clip_block", "auto_clip_layer"});
+}
 bool QuantizerCalibration(const Facts& f) {
   if (f.stage != Stage::kLoad) return false;
   if (AnyFrame(f, {"fasterquant", "add_batch", "_search_best_scale", "_compute_best_clip",
-                   "_search_best_clip"})) {
+                   "_search_best_clip"}) ||
+      QuantizerHessianOrSearch(f)) {
     return true;
   }
   if (!QuantizerFrames(f)) return false;
@@ -517,12 +534,21 @@ std::optional<double> OwnBytes(const Facts& f) {
   if (!allocated) return std::nullopt;
   return *allocated + f.get(Num::kReservedUnallocatedBytes).value_or(0) + core::kGiBf;
 }
-double OthersBytes(const Facts& f) { return *f.get(Num::kListedProcessBytes) - *OwnBytes(f); }
+// PyTorch 2.1+ lists each process NVML reports on the card (CUDACachingAllocator.cpp
+// reportProcessMemoryInfo): its own pid as "Including non-PyTorch memory, this process has X",
+// every other as "Process N has X". With its own line shown, the "Process" lines are all other
+// processes; without it (a container, whose pid NVML does not know), the process itself may be
+// one of them, and its own estimate is taken off.
+double OthersBytes(const Facts& f) {
+  if (f.get(Num::kProcessBytes)) return *f.get(Num::kListedProcessBytes);
+  return *f.get(Num::kListedProcessBytes) - *OwnBytes(f);
+}
 bool OthersAtLoad(const Facts& f) {
   const bool starting =
       f.stage == Stage::kLoad || f.stage == Stage::kProfile || f.stage == Stage::kKvCache;
+  // A model whose stated size exceeds the card would not load on it emptied either.
   return starting && f.get(Num::kListedProcessBytes) && OwnBytes(f) && f.total > 0 &&
-         OthersBytes(f) > 0.25 * f.total;
+         OthersBytes(f) > 0.25 * f.total && !NamedWeightsOverCard(f);
 }
 // After start-up too, when PyTorch's message lists other processes holding over half the card
 // and the failing process itself holds under a quarter of it: its own tensors are not what

@@ -270,8 +270,10 @@ std::optional<Kind> ClassOf(const LineView& s) {
   // indexSelectLargeIndex: block: [..], thread: [..] Assertion `srcIndex < srcSelectDimSize`
   // failed."
   // PyTorch's advice under every CUDA error ("Compile with `TORCH_USE_CUDA_DSA` to enable
-  // device-side assertions.", c10/cuda/CUDAException.cpp, 2.1+) names no assertion.
-  if ((Has(s, "device-side assert") && !Has(s, "TORCH_USE_CUDA_DSA")) ||
+  // device-side assertions.", c10/cuda/CUDAException.cpp, 2.1+; ROCm builds' hipified
+  // "TORCH_USE_HIP_DSA") names no assertion.
+  if ((Has(s, "device-side assert") && !Has(s, "TORCH_USE_CUDA_DSA") &&
+       !Has(s, "TORCH_USE_HIP_DSA")) ||
       Has(s, "cudaErrorAssert") ||
       (Has(s, "Assertion `") && Has(s, ".cu:") && Has(s, "failed"))) {
     return Kind::kDeviceAssert;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 
 #include "core/units.h"
@@ -19,6 +20,19 @@ bool ContinuesOom(const LineView& s) {
   return Has(s, "Of the allocated memory") || Has(s, "reserved by PyTorch but unallocated") ||
          Has(s, "memory in use") || Has(s, "total capacity") || Has(s, "total capacty") ||
          Has(s, "already allocated");
+}
+
+// The MPS allocator's message (aten/src/ATen/mps/MPSAllocator.mm, PyTorch 1.13+): "MPS backend
+// out of memory (MPS allocated: 18.10 GB, other allocations: 40.00 KB, max allowed: 18.13 GB).
+// Tried to allocate 256.00 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 ..."
+// (sizes in base 1024, "GB" before 2.3 and "GiB" after). The high-watermark limit stands for the
+// card's total (unified memory: the allocator's share of it), what Metal and PyTorch hold for the
+// allocated memory.
+void ReadMpsOom(const LineView& s, LogEvent& e) {
+  Set(e, Num::kTotalBytes, BytesAfter(s, "max allowed:"));
+  const auto own = BytesAfter(s, "MPS allocated:");
+  const auto other = BytesAfter(s, "other allocations:");
+  if (own) Set(e, Num::kAllocatedBytes, *own + other.value_or(0.0));
 }
 
 // "Tried to allocate X ...": true when the line is one (no other PyTorch line is then read).
@@ -65,6 +79,7 @@ bool MatchAllocatorOom(const Line& line) {
     Set(e, Num::kFreeBytes, BytesAfter(s, "of which"));
     Set(e, Num::kProcessBytes, BytesAfter(s, "this process has"));
     Set(e, Num::kAllocatedBytes, BytesAfter(s, "Of the allocated memory"));
+    Set(e, Num::kBudgetBytes, BytesBefore(s, " allowed;", ". "));
     Set(e, Num::kReservedUnallocatedBytes,
         BytesBefore(s, "reserved by PyTorch but unallocated", "and "));
     double others = 0;
@@ -84,15 +99,26 @@ bool MatchAllocatorOom(const Line& line) {
       Set(e, Num::kListedProcesses, processes);
     }
     Set(e, Num::kGpuIndex, NumberAfter(s, "GPU "));
+  } else if (Has(s, "MPS allocated:")) {
+    ReadMpsOom(s, e);
   } else {
-    // "(GPU 0; 23.69 GiB total capacity; 3.45 GiB already allocated; 17.23 GiB free; ...)"
-    Set(e, Num::kGpuIndex, NumberAfter(s, "(GPU "));
+    // "(GPU 0; 23.69 GiB total capacity; 3.45 GiB already allocated; 17.23 GiB free; ...)";
+    // torch_npu's copy of it, "(NPU 0; T total capacity; A already allocated; A current active;
+    // F free; R reserved in total by PyTorch)" (torch_npu/csrc/core/npu/NPUCachingAllocator.cpp).
+    Set(e, Num::kGpuIndex, NumberAfter(s, Has(s, "(NPU ") ? "(NPU " : "(GPU "));
     size_t semi = s.find(';', tried);
     if (semi != std::string_view::npos) Set(e, Num::kTotalBytes, BytesAfter(s, ";", semi));
     Set(e, Num::kAllocatedBytes, BytesBefore(s, "already allocated", ";"));
     Set(e, Num::kFreeBytes,
         Has(s, " free;") ? BytesBefore(s, " free;", ";") : BytesBefore(s, " free)", ";"));
     Set(e, Num::kReservedBytes, BytesBefore(s, "reserved in total by PyTorch", ";"));
+    Set(e, Num::kBudgetBytes, BytesBefore(s, " allowed;", ";"));
+    // PyTorch 1.0-1.3 named the reserved memory "cached": "...; 3.50 MiB free; 10.33 GiB
+    // cached)" (c10/cuda/CUDACachingAllocator.cpp malloc; renamed "reserved in total by PyTorch"
+    // in 1.4 with memory_cached -> memory_reserved).
+    if (!e.values.count(Num::kReservedBytes)) {
+      Set(e, Num::kReservedBytes, BytesBefore(s, " cached)", ";"));
+    }
     if (e.values.count(Num::kReservedBytes) && e.values.count(Num::kAllocatedBytes)) {
       Set(e, Num::kReservedUnallocatedBytes,
           std::max(0.0, e.values[Num::kReservedBytes] - e.values[Num::kAllocatedBytes]));
@@ -446,7 +472,18 @@ bool CompressorProgress(const LineView& s, std::string_view t) {
       Has(s, "Packing model")) {
     return true;
   }
-  if (Has(t, "start to quantize ")) return true;
+  if (Has(t, "start to quantize ") || Has(t, "start to compute imatrix")) return true;
+  // auto-round tuning several blocks at once (nblocks > 1): "Quantizing [1-4]/36"
+  // (auto_round/compressors/orchestrator.py, its bar's description); "start to compute imatrix"
+  // (auto_scheme/delta_loss.py, the scheme search's calibration pass).
+  if (const size_t q = t.find("Quantizing ["); q != std::string_view::npos) {
+    size_t end = 0;
+    const std::string_view rest = t.substr(q + 12);
+    if (NumberAt(rest, 0, &end) && rest.substr(end, 1) == "-" &&
+        rest.find("]/") != std::string_view::npos) {
+      return true;
+    }
+  }
   for (std::string_view bar : {"): Calibrating", "): Propagating"}) {
     const size_t at = t.find(bar);
     if (at == std::string_view::npos) continue;
@@ -464,14 +501,24 @@ bool CompressorProgress(const LineView& s, std::string_view t) {
   return false;
 }
 
+// A tqdm bar of this description at its line's start (after spaces or a prefix's backquote):
+// "Packing:  40%|" (the number and "%|" after the description).
+bool TqdmBar(std::string_view t, std::string_view desc) {
+  const size_t at = t.find(desc);
+  if (at == std::string_view::npos || t.find_first_not_of(" `") != at) return false;
+  size_t end = 0;
+  return NumberAt(t, at + desc.size(), &end) && t.substr(end, 2) == "%|";
+}
+
 // A quantizer's progress through the layers: AutoGPTQ's "Start quantizing layer 3/32" and
 // "Quantizing self_attn.q_proj in layer 3/32..." (auto_gptq/modeling/_base.py quantize, 0.4-0.7),
 // GPTQ-for-LLaMa's "Quantizing layer 3/32.." (llama.py, neox.py) and "Quantizing fc2 in layer
 // 8/48..." (opt.py), GPTQModel's progress titles "Quantizing layer 3 of 31" and "Quantizing
 // mlp.down_proj in layer" (gptqmodel/looper/module_looper.py, gptq_processor.py, 2.x-7.x),
 // optimum's bars "Quantizing model.layers blocks" and "Quantizing layers inside the block"
-// (optimum/gptq/quantizer.py quantize_model, 1.1x), AutoAWQ's "AWQ:  40%|" bar
-// (awq/quantize/quantizer.py, 0.2). The run converts the weights layer by layer.
+// (optimum/gptq/quantizer.py quantize_model, 1.1x), AutoAWQ's "AWQ:  40%|" and "Packing:  40%|"
+// bars (awq/quantize/quantizer.py quantize and pack, 0.2). The run converts the weights layer by
+// layer.
 bool QuantizerProgress(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "process") || Has(s, "gptq") || Has(s, "awq")) {
@@ -482,6 +529,7 @@ bool QuantizerProgress(const Line& line) {
       Has(s, "Quantizing ") || Has(s, "Packing model")) {
     if (CompressorProgress(s, line.text)) return true;
   }
+  if (Has(s, "Packing:") && TqdmBar(line.text, "Packing:")) return true;
   if (!Has(s, "uantizing") && !Has(s, "AWQ:")) return false;  // most lines stop here
   if (Has(s, "uantizing layer") ||
       (Has(s, "Quantizing ") && (Has(s, " in layer") || Has(s, " blocks")))) {
@@ -629,6 +677,13 @@ bool TextgenLoaded(std::string_view t) {
 //    TextgenLoading / TextgenLoaded above.
 void MatchMilestone(const Line& line) {
   const LineView s = line.view();
+  // AutoAWQ loading a quantized checkpoint: from_quantized swaps each layer's linears for its
+  // quantized modules under the bar "Replacing layers...:  40%|" (awq/models/base.py
+  // _load_quantized_modules, 0.1.x-0.2.x), before the weights are read: the load.
+  if (Has(s, "Replacing layers...:") && TqdmBar(line.text, "Replacing layers...:")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+    return;
+  }
   if (!Has(s, "oad") && !Has(s, "Time ") && !Has(s, "model parallel")) return;
   const std::string_view t = line.text;
   auto seconds_after = [&](std::string_view key) {
@@ -764,6 +819,46 @@ bool OldCudaOom(const LineView& s) {
          Has(s, "attempting to recover from OOM");
 }
 
+// PyTorch's CPU allocator failing (c10/core/impl/alloc_cpu.cpp alloc_cpu, 1.x-2.x): "[enforce
+// fail at alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to
+// allocate 536870912 bytes. Error code 12 (Cannot allocate memory)" (posix_memalign) and, on
+// Windows, "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes." (its size
+// in bytes, no unit); the OS refusing memory to Python or Rust, "OSError: [Errno 12] Cannot
+// allocate memory" (a fork, an mmap) and safetensors' "Cannot allocate memory (os error 12)":
+// host memory, the checkpoint read into RAM or a tensor built on the CPU.
+void MatchHostAllocFail(const Line& line) {
+  const LineView s = line.view();
+  const bool cpu_allocator = Has(s, "DefaultCPUAllocator") &&
+                             (Has(s, "not enough memory") || Has(s, "can't allocate memory"));
+  if (!cpu_allocator && !Has(s, "[Errno 12] Cannot allocate memory") &&
+      !Has(s, "Cannot allocate memory (os error 12)")) {
+    return;
+  }
+  auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
+  if (cpu_allocator) Set(e, Num::kRequestedBytes, NumberAfter(s, "you tried to allocate "));
+}
+
+// The device's own out-of-memory errors, outside the caching allocator's message: ROCm builds'
+// C10_CUDA_CHECK, "HIP error: out of memory" (hipified c10/cuda/CUDAException.h, "CUDA" read
+// "HIP"); the driver API's check, "CUDA driver error: out of memory" (C10_CUDA_DRIVER_CHECK,
+// c10/cuda/driver_api.h, 2.1+: expandable segments' cuMemCreate, IPC); cuDNN failing to allocate
+// its workspace or state, "cuDNN error: CUDNN_STATUS_ALLOC_FAILED" (aten/src/ATen/cudnn/
+// Exceptions.h AT_CUDNN_CHECK).
+bool OtherDeviceOom(const LineView& s) {
+  return Has(s, "HIP error: out of memory") || Has(s, "CUDA driver error: out of memory") ||
+         Has(s, "CUDNN_STATUS_ALLOC_FAILED");
+}
+
+// The MPS allocator refusing one buffer above Metal's largest ("Invalid buffer size: 36.00 GB",
+// aten/src/ATen/mps/MPSAllocator.mm alloc_buffer_block, the device's maxBufferLength, 2.0+): one
+// allocation larger than the device gives, the request in the message.
+void MatchMpsBufferSize(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "Invalid buffer size: ")) return;
+  const auto bytes = BytesAfter(s, "Invalid buffer size: ");
+  if (bytes) Set(line.Emit(EventKind::kCudaOom, kEngine), Num::kRequestedBytes, bytes);
+}
+
 // A quantizer's own line saying the conversion finished: llm-compressor's "Compression lifecycle
 // finalized for N modifiers" (llmcompressor/core/lifecycle.py finalize, 0.3+), auto-round's
 // "quantization tuning time S" (auto_round/autoround.py quantize 0.4, compressors/base.py 0.5+),
@@ -809,6 +904,7 @@ void Match(const Line& line) {
     auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
     Set(e, Num::kRequestedBytes, BytesAfter(s, "Unable to allocate"));
   }
+  MatchHostAllocFail(line);
   // The kernel's OOM killer (host memory): "Out of memory: Killed process 1234 (python)".
   // torchrun's elastic agent reporting a worker ended by SIGKILL, "failed (exitcode: -9)"
   // (torch/distributed/elastic/multiprocessing/api.py, torch 1.10+): the worker printed no error
@@ -833,9 +929,11 @@ void Match(const Line& line) {
   }
   if (Has(s, "CUDA error: out of memory") || Has(s, "cudaErrorMemoryAllocation") ||
       (Has(s, "CUDA out of memory") && !Has(s, "warming up sampler")) ||
-      Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError") || OldCudaOom(s)) {
+      Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError") || OldCudaOom(s) ||
+      OtherDeviceOom(s)) {
     line.Emit(EventKind::kCudaOom, kEngine);
   }
+  MatchMpsBufferSize(line);
   const bool frame = MatchFrame(line);
   if (Has(s, "Traceback (most recent call last)")) line.Emit(EventKind::kTraceback, kEngine);
   // "Exception in worker ... while processing method determine_num_available_blocks."
@@ -879,6 +977,7 @@ void Match(const Line& line) {
 
 // A plain PyTorch program's fixes (transformers' too, which runs on it).
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  AddPerProcessCapFix(f, d);
   if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f)) {
     AddFix(d, "quantize with the 16-bit model loaded on the CPU (no device_map or max_memory "
               "placing it on the GPU)",
@@ -979,6 +1078,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     return true;
   }
   if (cause != Cause::kActivationPeak) return false;
+  // AutoGPTQ's entry (auto_gptq/modeling/_base.py quantize, 0.4-0.7) keeps every layer's
+  // calibration inputs and outputs on the GPU unless told otherwise (cache_examples_on_gpu=True,
+  // its default).
+  const bool autogptq = std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    return fr->text == "quantize (_base.py)";
+  });
+  if (QuantizerFrames(f) && autogptq) {
+    AddFix(d, "model.quantize(examples, cache_examples_on_gpu=False)",
+           "AutoGPTQ then keeps the calibration inputs between layers in CPU memory");
+  }
   if (QuantizerFrames(f)) {
     AddFix(d, "fewer or shorter calibration samples (AutoAWQ max_calib_samples / "
               "max_calib_seq_len, GPTQ --nsamples or a smaller calibration dataset)",
@@ -1001,6 +1110,30 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
 }
 
 }  // namespace
+
+// torch.cuda.set_per_process_memory_fraction(F) caps what the caching allocator may reserve
+// (1.8+); the message then names the cap, "...; 5.00 GiB allowed; ..." before 2.1 and
+// "... is free. [processes] 17.69 GiB allowed; Of the allocated memory ..." after
+// (c10/cuda/CUDACachingAllocator.cpp malloc, allowed_info). When the card had the request free,
+// the cap refused it: the fraction that holds what PyTorch reserved plus the request.
+void AddPerProcessCapFix(const Facts& f, Diagnosis* d) {
+  const auto cap = f.get(Num::kBudgetBytes);
+  const auto requested = f.get(Num::kRequestedBytes);
+  const auto free = f.get(Num::kFreeBytes);
+  if (!cap || !requested || !free || f.total <= 0 || *free < *requested || *cap >= f.total) {
+    return;
+  }
+  const double held = f.get(Num::kAllocatedBytes).value_or(0.0) +
+                      f.get(Num::kReservedUnallocatedBytes).value_or(0.0);
+  const double need = std::min(1.0, std::ceil((held + *requested) / f.total * 100.0) / 100.0);
+  AddFix(d,
+         fmt::format("torch.cuda.set_per_process_memory_fraction({:.2f}) or higher (or no cap)",
+                     need),
+         fmt::format("PyTorch stopped at its per-process cap of {} while the card had {} free; "
+                     "{} held plus the {} request needs {:.0f}% of the card's {}",
+                     Gib(*cap), Gib(*free), Gib(held), Gib(*requested), need * 100,
+                     Gib(f.total)));
+}
 
 bool QuantizerFrames(const Facts& f) {
   // The run's setup (QuantizerSetup), where no frame shows it: a quantizer's frames, or with no

@@ -175,6 +175,9 @@ bool QuantizerFrames(const Facts& f);
 // A Marlin repack's frame (gptq_marlin_repack, awq_marlin_repack and their MoE variants: vLLM's
 // _custom_ops.py, SGLang's sgl_kernel), which writes a new packed copy of a loaded weight.
 bool MarlinRepackFrames(const Facts& f);
+// PyTorch's per-process cap ("X allowed;" in the allocator's message, budget_bytes) refused a
+// request the card had room for: a fix raising the cap (readers/pytorch.cc).
+void AddPerProcessCapFix(const Facts& f, Diagnosis* d);
 
 // A class of failure that is not an out-of-memory (readers/errors.cc): its name (the JSON
 // `other_error.kind`), its words, what usually causes it ("" when nothing general can be said)

@@ -41,15 +41,25 @@ void MatchOutputAttentions(const Line& line) {
 // The bar over the checkpoint's shards (modeling_utils.py, logging.tqdm(desc="Loading checkpoint
 // shards"), 4.2x-4.5x), its last state on the line: part of the way, the load is running; whole,
 // the weights are loaded and what fails next is generation (or a later move of the model, whose
-// frames then say so).
+// frames then say so). transformers 5 loads tensor by tensor under the bar "Loading weights:
+// 48%|...| 162/339" (core_model_loading.py convert_and_load_state_dict_in_model, desc="Loading
+// weights"; a dev build printed ", Materializing param=NAME" after it) and ends with
+// "<Class> LOAD REPORT from: <path>" (the loading report, printed once the weights are in).
 void MatchShardsBar(const Line& line) {
   const std::string_view t = line.text;
-  const size_t bar = t.rfind("Loading checkpoint shards:");
-  if (bar == std::string_view::npos) return;
-  size_t end = 0;
-  const auto pct = NumberAt(t, bar + 26, &end);
-  if (!pct || t.substr(end, 1) != "%") return;
-  line.Emit(*pct >= 100 ? EventKind::kWeightsLoaded : EventKind::kLoadBegin, kEngine);
+  for (std::string_view desc : {"Loading checkpoint shards:", "Loading weights:"}) {
+    const size_t bar = t.rfind(desc);
+    if (bar == std::string_view::npos) continue;
+    size_t end = 0;
+    const auto pct = NumberAt(t, bar + desc.size(), &end);
+    // The older bar's percentage alone is enough; "Loading weights:" is a common phrase, so its
+    // bar is read only with tqdm's "%|" after the number.
+    const bool v5 = desc == "Loading weights:";
+    if (!pct || t.substr(end, v5 ? 2 : 1) != (v5 ? "%|" : "%")) continue;
+    line.Emit(*pct >= 100 ? EventKind::kWeightsLoaded : EventKind::kLoadBegin, kEngine);
+    return;
+  }
+  if (Has(line.view(), " LOAD REPORT from: ")) line.Emit(EventKind::kWeightsLoaded, kEngine);
 }
 
 // transformers' generate warning about its inputs as it starts (generation/utils.py
@@ -140,10 +150,51 @@ bool PreallocatedCache(const Line& line) {
          std::end(kPreallocatedCaches);
 }
 
+// bitsandbytes refusing a device map that put quantized modules on the CPU or disk: "Some modules
+// are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the quantized
+// model." (transformers quantizers/quantizer_bnb_4bit.py and _8bit.py validate_environment,
+// 4.36+; modeling_utils.py from_pretrained before; accelerate utils/bnb.py
+// load_and_quantize_model). A machine without a GPU stops earlier ("No GPU found"), so the
+// quantized weights did not fit the GPU memory device_map="auto" had for them: a load failure
+// in memory's words (a failure event, and the from_pretrained that runs the check).
+void MatchBnbDispatched(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "Some modules are dispatched on the CPU or the disk")) return;
+  line.Emit(EventKind::kCudaOom, kEngine).text = std::string(line.text);
+  line.Emit(EventKind::kFrame, kEngine).text = "from_pretrained";
+}
+
+// Lines printed once the model is built and running, not loading: the Trainer's banners
+// before its loops, "***** Running training *****" (trainer.py _inner_training_loop, 4.x; the
+// Hugging Face example scripts, accelerate's and diffusers' print the same), "***** Running
+// Evaluation *****" and "***** Running Prediction *****" (evaluation_loop), its log of a step,
+// "{'loss': 1.93, 'grad_norm': ..., 'learning_rate': 2e-05, 'epoch': 0.1}" (Trainer.log through
+// ProgressCallback.on_log); and generate's MaxLengthCriteria warning "This is a friendly
+// reminder - the current text generation call will exceed the model's predefined maximum length"
+// (generation/stopping_criteria.py, 4.3x+), printed while generating: the run is past its load.
+void MatchRunning(const Line& line) {
+  const LineView s = line.view();
+  const bool banner =
+      Has(s, "***** Running ") && (Has(s, "Running training *****") ||
+                                   Has(s, "Running Evaluation *****") ||
+                                   Has(s, "Running evaluation *****") ||
+                                   Has(s, "Running Prediction *****"));
+  const bool step_log = Has(s, "{'loss': ") && Has(s, "'learning_rate': ");
+  if (banner || step_log ||
+      Has(s, "the current text generation call will exceed the model's predefined maximum")) {
+    line.Emit(EventKind::kServing, kEngine);
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchOutputAttentions(line);
-  if (Has(s, "Loading checkpoint shards:")) MatchShardsBar(line);
+  MatchBnbDispatched(line);
+  if (Has(s, "*****") || Has(s, "'loss': ") || Has(s, "friendly reminder")) MatchRunning(line);
+  if (Has(s, "Loading checkpoint shards:") || Has(s, "Loading weights:") ||
+      Has(s, " LOAD REPORT from: ")) {
+    MatchShardsBar(line);
+  }
   MatchGenerateWarning(line);
   if (Has(s, "Token indices") || Has(s, "Input length of")) MatchPromptLength(line);
   if ((Has(s, "Cache") || Has(s, "cache_implementation")) && PreallocatedCache(line)) {
@@ -173,9 +224,13 @@ void Match(const Line& line) {
       Has(s, "--max-gpu-memory") || Has(s, "--cpu-offloading") || Has(s, "--gpu-memory ") ||
       Has(s, "--gpu-memory=") || Has(s, "--auto-devices");
   // The setting (not where the code has it commented out), and accelerate's warning that the
-  // load did offload weights to host memory (accelerate/utils/modeling.py, big_modeling.py).
-  const bool offloaded =
-      Has(s, "offloaded to the cpu") || Has(s, "Some parameters are on the meta device");
+  // load did offload weights to host memory (accelerate/utils/modeling.py, big_modeling.py),
+  // also infer_auto_device_map's "Current model requires N bytes of buffer for offloaded
+  // layers, which seems does not fit any GPU's remaining memory" (accelerate/utils/modeling.py,
+  // 0.29+): layers were placed on the CPU or disk.
+  const bool offloaded = Has(s, "offloaded to the cpu") ||
+                         Has(s, "Some parameters are on the meta device") ||
+                         Has(s, "of buffer for offloaded layers");
   if (!offloaded && capped) {
     line.Emit(EventKind::kOffload, kEngine).text = "cap";
   } else if (!offloaded && Has(s, "device_map=")) {
@@ -207,6 +262,7 @@ void Match(const Line& line) {
 }
 
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  AddPerProcessCapFix(f, d);
   if (cause == Cause::kStaticCache) {
     if (d->stage == "load") {  // AutoAWQ's fused modules
       AddFix(d, "from_quantized(..., fuse_layers=False) or a smaller max_seq_len",
@@ -233,6 +289,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   // A quantizer's run, or a model whose name states more weights than the card holds.
   if (cause == Cause::kWeightsTooLarge && (QuantizerFrames(f) || NamedWeightsOverCard(f))) {
     return PytorchReader().fixes(cause, f, d);
+  }
+  const LogEvent* oom = f.first_of(EventKind::kCudaOom);
+  if (cause == Cause::kWeightsTooLarge && oom && Has(oom->text, "Some modules are dispatched")) {
+    AddFix(d, "BitsAndBytesConfig(load_in_4bit=True) instead of 8-bit, or a GPU with more memory",
+           "the quantized weights did not fit the GPU memory the device map had for them");
+    AddFix(d, "BitsAndBytesConfig(..., llm_int8_enable_fp32_cpu_offload=True) with a device_map "
+              "that places the layers left over on the CPU",
+           "bitsandbytes then keeps the CPU layers in 32 bits instead of refusing them (slower)");
+    return true;
   }
   if (cause == Cause::kWeightsTooLarge) {
     AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16) (not float32), a 4-/8-bit "
