@@ -23,8 +23,9 @@ class LogFeed {
 
   // Scans every line `bytes` completes; a partial line waits for the next call.
   void Feed(std::string_view bytes);
-  // The scan so far: its events grow as lines complete (past the event cap, failure events
-  // wait in a tail that Finish appends).
+  // The scan so far: its events grow as lines complete (live), or once the look-ahead over the
+  // first lines is done (otherwise); past the event cap, failure events wait in a tail that
+  // Finish appends.
   const LogScan& scan() const;
   // Scans the partial last line and returns the whole scan, as ScanLog would.
   LogScan Finish();
