@@ -1050,7 +1050,8 @@ endif()
 # with the sort of a pip install (39 B), as is `plan` without --flashinfer-installed.
 run(flashinfer_image 0 check --gpu h100 --json -- docker run --gpus all vllm/vllm-openai:v0.10.1
     --model qwen3-8b --max-model-len 16000)
-if(NOT last_out MATCHES "\"activation_peak_bytes\": 2178154496")
+if(NOT last_out MATCHES "\"activation_peak_bytes\": 2178154496"
+   OR NOT last_out MATCHES "FlashInfer.s 14 B per logit[^\"]*since FlashInfer is installed")
   message(SEND_ERROR "flashinfer_image: '${last_out}'")
 endif()
 run(flashinfer_pip 0 check --gpu h100 --json --vllm-version 0.10.1 -- vllm serve qwen3-8b

@@ -323,12 +323,15 @@ TEST(Vllm, WhereTheInstallDecidesTheSamplerTheNotesSayWhatFlashInferWouldSave) {
   s.max_model_len = 16000;
   s.gpu_memory_utilization = 0.3;  // a small budget, so that the KV check is the tightest
   const uint64_t logits = 1024ull * 151936;
-  auto note = [](const VllmPlan& p) {
+  auto find = [](const VllmPlan& p, std::string_view what) {
     for (const std::string& n : p.notes) {
-      if (n.find("--flashinfer-installed") != std::string::npos) return n;
+      if (n.find(what) != std::string::npos) return n;
     }
     return std::string();
   };
+  // The advice note (the path depends on the install), and the note that the install decided.
+  auto note = [&](const VllmPlan& p) { return find(p, "`--flashinfer-installed` plans that"); };
+  auto said = [&](const VllmPlan& p) { return find(p, "since FlashInfer is installed"); };
   s.version = "0.10.2";
   auto unset = PlanVllm(inv, Gpu("h100"), s);
   ASSERT_TRUE(unset.ok());
@@ -349,12 +352,16 @@ TEST(Vllm, WhereTheInstallDecidesTheSamplerTheNotesSayWhatFlashInferWouldSave) {
   ASSERT_TRUE(off.ok());
   EXPECT_TRUE(note(*off).empty());
   // FlashInfer installed (vLLM's image, `plan --flashinfer-installed`): VLLM_USE_FLASHINFER_SAMPLER
-  // unset samples with it up to v0.11.0, at 14 B, and the path is known: no note.
+  // unset samples with it up to v0.11.0, at 14 B, and the path is known: no advice, and a note
+  // says the install decided it (the sort's 25 B a logit more: 3.62 GiB).
   s.flashinfer_sampler = -1;
   s.flashinfer_installed = true;
   auto installed = PlanVllm(inv, Gpu("h100"), s);
   ASSERT_TRUE(installed.ok());
   EXPECT_TRUE(note(*installed).empty());
+  EXPECT_NE(said(*installed).find("3.62 GiB more"), std::string::npos) << said(*installed);
+  EXPECT_TRUE(said(*unset).empty());
+  EXPECT_TRUE(said(*on).empty());
   EXPECT_EQ(installed->gpus[0].activation_peak_bytes, on->gpus[0].activation_peak_bytes);
   // =0 still sorts where FlashInfer is installed.
   s.flashinfer_sampler = 0;
