@@ -206,20 +206,9 @@ class Scanner final : public doctor::EventSink {
       return;
     }
     if (!binary) {
-      std::string text;
-      if (doctor::Unwrap(raw, &text)) {
-        std::string_view rest = text;
-        for (size_t end = rest.find('\n');; end = rest.find('\n')) {
-          const std::string clean = doctor::StripAnsi(rest.substr(0, end));
-          ObserveWidth(Columns(clean), rest.substr(0, end));
-          if (end == std::string_view::npos) break;
-          rest.remove_prefix(end + 1);
-        }
-      } else {
-        ObserveWidth(Columns(doctor::StripAnsi(raw)), raw);
-      }
-    }
-    if (!binary) {
+      ForEachPiece(raw, [this](std::string_view piece) {
+        ObserveWidth(Columns(doctor::StripAnsi(piece)), piece);
+      });
       size_t spaces = 0;
       while (spaces < raw.size() && raw[spaces] == ' ') ++spaces;
       if (spaces < raw.size()) common_indent_ = std::min(common_indent_, spaces);
@@ -252,18 +241,24 @@ class Scanner final : public doctor::EventSink {
       if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_);
       return;
     }
+    ForEachPiece(raw, [this](std::string_view piece) { Piece(piece); });
+  }
+
+  // The text lines of one log line: a collector's record or an escaped paste gives its lines
+  // (each read with this line's number), any other line itself.
+  template <typename F>
+  static void ForEachPiece(std::string_view raw, F&& fn) {
     std::string text;
-    if (doctor::Unwrap(raw, &text)) {
-      // A collector's record or an escaped paste: its lines, each with this line's number.
-      std::string_view rest = text;
-      for (size_t end = rest.find('\n');; end = rest.find('\n')) {
-        Piece(rest.substr(0, end));
-        if (end == std::string_view::npos) break;
-        rest.remove_prefix(end + 1);
-      }
+    if (!doctor::Unwrap(raw, &text)) {
+      fn(raw);
       return;
     }
-    Piece(raw);
+    std::string_view rest = text;
+    for (size_t end = rest.find('\n');; end = rest.find('\n')) {
+      fn(rest.substr(0, end));
+      if (end == std::string_view::npos) break;
+      rest.remove_prefix(end + 1);
+    }
   }
 
   // One line of the engine's text: cleaned, and held while it is a piece a terminal wrapped.
