@@ -372,18 +372,18 @@ class Scanner final : public doctor::EventSink {
     if (cut > 0) clean.erase(0, cut);
     line_ = std::move(clean);
     first_number_ = first;
-    bigrams_.Build(line_);
-    rank_ = RankOf(doctor::LineView(line_, &bigrams_));
+    bigrams().Build(line_);
+    rank_ = RankOf(doctor::LineView(line_, &bigrams()));
     const uint64_t before = emitted_;
     framed_ = false;
     oomed_ = false;
     Match();
-    if (emitted_ == before && LooksLikeAnError(doctor::LineView(line_, &bigrams_)) &&
+    if (emitted_ == before && LooksLikeAnError(doctor::LineView(line_, &bigrams())) &&
         out_->unplaced.size() < 8) {
       out_->unplaced.push_back(fmt::format("line {}: {}", out_->lines, Trim(line_, 160)));
     }
     prev_ = std::move(line_);
-    prev_bigrams_ = bigrams_;
+    current_ ^= 1;  // this line's pairs become the previous line's, without a copy
     prev_framed_ = framed_;
     prev_oomed_ = oomed_;
     prev_number_ = out_->lines;
@@ -486,18 +486,18 @@ class Scanner final : public doctor::EventSink {
         while (!tb.empty() && tb.back() == '\r') tb.remove_suffix(1);
         joined_tight_.reserve(ta.size() + tb.size());
         joined_tight_.append(ta).append(tb);
-        joined_bigrams_.Join(prev_bigrams_, bigrams_,
+        joined_bigrams_.Join(prev_bigrams(), bigrams(),
                              {Seam(a, " ", b), Seam(ta, "", tb)});
       }
     }
     // IPython's current-line arrow: "----> 15" before IPython 8, "---> 15" since.
-    const doctor::LineView view(line_, &bigrams_);
+    const doctor::LineView view(line_, &bigrams());
     const bool ipython = Has(view, "--->") || Has(view, "Cell In[");
     const bool after_oom = prev_oomed_ && prev_number_ + 1 == first_number_;
     const doctor::LineView joined(joined_, &joined_bigrams_);
     const doctor::LineView joined_tight(joined_tight_, &joined_bigrams_);
     const doctor::Line line{line_,     rank_,        this,     joined, prev_framed_ || ipython,
-                            &bigrams_, joined_tight, after_oom};
+                            &bigrams(), joined_tight, after_oom};
     if (failed_) {
       for (const doctor::Reader* r : doctor::Readers()) {
         if (r->begins_run && r->begins_run(line)) {
@@ -522,8 +522,11 @@ class Scanner final : public doctor::EventSink {
   bool oomed_ = false, prev_oomed_ = false;  // the line emitted (part of) an allocator message
   uint64_t emitted_ = 0;
   LogEvent scratch_;
-  doctor::Bigrams bigrams_;
-  doctor::Bigrams prev_bigrams_;    // the previous line's
+  // The current line's pairs and the previous line's, in turn (Process flips current_).
+  doctor::Bigrams line_bigrams_[2];
+  int current_ = 0;
+  doctor::Bigrams& bigrams() { return line_bigrams_[current_]; }
+  const doctor::Bigrams& prev_bigrams() const { return line_bigrams_[current_ ^ 1]; }
   doctor::Bigrams joined_bigrams_;  // joined_'s and joined_tight_'s
   std::deque<LogEvent> tail_;
   std::map<std::pair<int, std::string>, uint64_t> routine_;
