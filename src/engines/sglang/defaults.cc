@@ -50,7 +50,7 @@ int64_t DefaultCudaGraphMaxBs(const Rules& rules, const GpuSpec& gpu, int64_t tp
   return 512;                                         // B200, MI300
 }
 
-std::vector<int64_t> CaptureBatchSizes(int64_t max_bs, bool speculative) {
+std::vector<int64_t> CaptureBatchSizes(int64_t max_bs, bool speculative, int64_t rows) {
   std::vector<int64_t> bs;
   auto range = [&](int64_t from, int64_t to, int64_t step) {
     for (int64_t b = from; b <= std::min(to, max_bs); b += step) bs.push_back(b);
@@ -68,6 +68,11 @@ std::vector<int64_t> CaptureBatchSizes(int64_t max_bs, bool speculative) {
     range(16, 256, 8);
     range(272, 511, 16);
     range(512, max_bs, 32);
+  }
+  if (rows > 0 && !bs.empty() && bs.back() > rows) {
+    std::erase_if(bs, [rows](int64_t b) { return b >= rows - 1; });
+    if (rows > 1) bs.push_back(rows - 1);
+    bs.push_back(rows);
   }
   return bs;
 }

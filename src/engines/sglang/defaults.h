@@ -40,8 +40,11 @@ int64_t DefaultCudaGraphMaxBs(const Rules& rules, const GpuSpec& gpu, int64_t tp
 // The batch sizes captured as decode graphs for cuda_graph_max_bs
 // (ServerArgs._generate_cuda_graph_batch_sizes): 1, 2, 4, 8, 12, then steps of 8 to 256, of 16
 // to 512, of 32 beyond; with speculative decoding 1-8, steps of 2 to 32, of 4 to 64, of 8 to
-// 256, of 16 beyond.
-std::vector<int64_t> CaptureBatchSizes(int64_t max_bs, bool speculative);
+// 256, of 16 beyond. `rows`, the request table's (req_to_token_pool.size, that is
+// --max-running-requests), caps them when given: a list reaching past it gains rows - 1 and
+// rows, then drops every size above rows (get_batch_sizes_to_capture, cuda_graph_runner.py,
+// v0.4.x-v0.5.x; later releases add rows alone, so this is the safe side by one graph).
+std::vector<int64_t> CaptureBatchSizes(int64_t max_bs, bool speculative, int64_t rows = 0);
 
 // The default --mem-fraction-static for settings whose chunk, graph size and parallel sizes are
 // resolved (see Rules::fraction_from_reserve), lowered for a vision tower

@@ -318,9 +318,12 @@ Status KvCache(Run& r, bool* ok) {
   return Status::Ok();
 }
 
-uint64_t GraphBytes(const ModelSpec& spec, const SglangSettings& s, int64_t layers) {
+// `rows`: the request table's, which caps the captured sizes.
+uint64_t GraphBytes(const ModelSpec& spec, const SglangSettings& s, int64_t layers,
+                    int64_t rows) {
   if (s.enforce_eager) return 0;
-  const auto sizes = CaptureBatchSizes(s.cuda_graph_max_bs, !s.speculative_algorithm.empty());
+  const auto sizes =
+      CaptureBatchSizes(s.cuda_graph_max_bs, !s.speculative_algorithm.empty(), rows);
   return kGraphBase + static_cast<uint64_t>(sizes.size()) * static_cast<uint64_t>(layers) *
                           kGraphBytesPerBatchLayer;
 }
@@ -363,14 +366,14 @@ void Draft(Run& r) {
     return;
   }
   r.draft = weights + static_cast<uint64_t>(r.pool.tokens) * cell +
-            GraphBytes(spec, r.s, layers);
+            GraphBytes(spec, r.s, layers, r.rows);
 }
 
 // cudagraph: the attention workspace, the draft and the decode graphs from what is left.
 bool CudaGraphs(Run& r) {
   const int64_t layers = static_cast<int64_t>(r.inv.spec.layers.size());
   const int64_t pp = std::max<int64_t>(1, r.s.pipeline_parallel_size);
-  r.g.cudagraph_bytes = GraphBytes(r.inv.spec, r.s, (layers + pp - 1) / pp);
+  r.g.cudagraph_bytes = GraphBytes(r.inv.spec, r.s, (layers + pp - 1) / pp, r.rows);
   Draft(r);
   const uint64_t need = kAttentionWorkspace + r.draft + r.g.cudagraph_bytes;
   if (need > r.left) {

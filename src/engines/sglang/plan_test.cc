@@ -48,6 +48,13 @@ TEST(SglangDefaults, CaptureSizes) {
   EXPECT_EQ(CaptureBatchSizes(256, false).size(), 36u);  // 1 2 4 8 12, 16..256 step 8
   EXPECT_EQ(CaptureBatchSizes(8, false), (std::vector<int64_t>{1, 2, 4, 8}));
   EXPECT_EQ(CaptureBatchSizes(512, false).back(), 512);
+  // A request table smaller than the list: sizes up to rows - 2, then rows - 1 and rows.
+  EXPECT_EQ(CaptureBatchSizes(256, false, 10), (std::vector<int64_t>{1, 2, 4, 8, 9, 10}));
+  EXPECT_EQ(CaptureBatchSizes(256, false, 8), (std::vector<int64_t>{1, 2, 4, 7, 8}));
+  EXPECT_EQ(CaptureBatchSizes(256, false, 1), (std::vector<int64_t>{1}));
+  // A table at least as large as the largest size changes nothing.
+  EXPECT_EQ(CaptureBatchSizes(256, false, 256), CaptureBatchSizes(256, false));
+  EXPECT_EQ(CaptureBatchSizes(256, true, 4096), CaptureBatchSizes(256, true));
 }
 
 TEST(SglangRules, ParsesReleases) {
@@ -132,6 +139,17 @@ TEST(Sglang, Llama8bOnH100Fits) {
   EXPECT_NE(p->command.find("--mem-fraction-static 0.835"), std::string::npos) << p->command;
   ASSERT_EQ(p->stages.size(), 5u);
   EXPECT_EQ(p->stages[2].stage, Stage::kKvCache);
+}
+
+TEST(Sglang, FewRunningRequestsCaptureFewerGraphs) {
+  // H100: --cuda-graph-max-bs 256 (36 sizes); --max-running-requests 8 leaves 1, 2, 4, 7, 8.
+  SglangSettings wide, few;
+  few.max_num_seqs = 8;
+  auto a = PlanSglang(Catalog("llama-3.1-8b-instruct"), Gpu("H100"), wide);
+  auto b = PlanSglang(Catalog("llama-3.1-8b-instruct"), Gpu("H100"), few);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const uint64_t per_graph = 32 * 256 * 1024;  // 32 layers x 256 KiB
+  EXPECT_EQ(a->gpus.at(0).cudagraph_bytes - b->gpus.at(0).cudagraph_bytes, (36 - 5) * per_graph);
 }
 
 TEST(Sglang, NoFractionBelowOneIsNotAdvised) {
