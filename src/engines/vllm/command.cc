@@ -126,6 +126,12 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   }
   if (s.kv_cache_dtype != "auto") c += " --kv-cache-dtype " + ShellWord(s.kv_cache_dtype);
   if (s.enforce_eager) c += " --enforce-eager";
+  if (!s.compilation_config.empty()) {
+    c += " --compilation-config " + ShellWord(s.compilation_config);
+  }
+  if (s.max_capture_from_flag) {
+    c += fmt::format(" --max-cudagraph-capture-size {}", s.max_cudagraph_capture_size);
+  }
   if (in.max_num_seqs) c += fmt::format(" --max-num-seqs {}", s.max_num_seqs);
   if (in.max_num_batched_tokens) {
     c += fmt::format(" --max-num-batched-tokens {}", s.max_num_batched_tokens);

@@ -129,6 +129,86 @@ Status ReadJsonInts(const std::string& flag, const std::string& text,
   return Status::Ok();
 }
 
+// --compilation-config: a JSON object (or a bare number, the compilation level of releases
+// before 0.11, which sets no graph key). cudagraph_mode is read as CUDAGraphMode's member names
+// in any case (the config's validator upper-cases strings); cudagraph_capture_sizes as whole
+// numbers (the dotted `--compilation-config.cudagraph_capture_sizes+ 1,2,4` form gives them as
+// text); max_cudagraph_capture_size as a whole number.
+Status ReadCompilationConfig(const std::string& text, VllmSettings* s) {
+  constexpr const char* kFlag = "--compilation-config";
+  s->compilation_config = text;
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+    return Status::Ok();
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  if (parser.parse(text).get(obj)) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: expected a JSON object such as '{{\"cudagraph_mode\": \"PIECEWISE\"}}', found {}",
+        kFlag, core::Printable(text)));
+  }
+  auto whole = [&](simdjson::dom::element e, const char* key, int64_t* out) -> Status {
+    std::string_view t;
+    if (!e.get_int64().get(*out)) {
+    } else if (!e.get_string().get(t)) {
+      auto n = ReadInt(fmt::format("{} {}", kFlag, key), std::string(t));
+      if (!n.ok()) return n.status();
+      *out = *n;
+    } else {
+      return Status::InvalidArgument(fmt::format("{} {}: expected a whole number", kFlag, key));
+    }
+    return InRange(fmt::format("{} {}", kFlag, key), *out, 1, kMaxTokens,
+                   "a batch size, int32 in vLLM");
+  };
+  for (auto field : obj) {
+    const std::string key(field.key);
+    if (key == "cudagraph_mode") {
+      std::string_view mode;
+      if (field.value.get_string().get(mode)) {
+        return Status::InvalidArgument(
+            fmt::format("{} cudagraph_mode: expected a name such as \"PIECEWISE\"", kFlag));
+      }
+      std::string upper(mode);
+      std::transform(upper.begin(), upper.end(), upper.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+      static const char* const kModes[] = {"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY",
+                                     "FULL_AND_PIECEWISE"};
+      VRAMFIT_RETURN_IF_ERROR(Choice(fmt::format("{} cudagraph_mode", kFlag), upper, kModes));
+      s->cudagraph_mode = upper;
+    } else if (key == "cudagraph_capture_sizes") {
+      simdjson::dom::array sizes;
+      if (field.value.get_array().get(sizes)) {
+        return Status::InvalidArgument(fmt::format(
+            "{} cudagraph_capture_sizes: expected a list of batch sizes", kFlag));
+      }
+      s->cudagraph_capture_sizes.clear();
+      for (auto e : sizes) {
+        int64_t n = 0;
+        VRAMFIT_RETURN_IF_ERROR(whole(e, "cudagraph_capture_sizes", &n));
+        s->cudagraph_capture_sizes.push_back(n);
+        if (s->cudagraph_capture_sizes.size() > 4096) {
+          return Status::InvalidArgument(fmt::format(
+              "{} cudagraph_capture_sizes: more than 4096 sizes", kFlag));
+        }
+      }
+      if (s->cudagraph_capture_sizes.empty()) {
+        // VllmConfig._set_cudagraph_sizes asserts at least one element.
+        return Status::InvalidArgument(fmt::format(
+            "{} cudagraph_capture_sizes: an empty list, which vLLM refuses "
+            "(\"cudagraph_capture_sizes should contain at least one element when using cuda "
+            "graph\"); use \"cudagraph_mode\": \"NONE\" for no graphs",
+            kFlag));
+      }
+    } else if (key == "max_cudagraph_capture_size") {
+      VRAMFIT_RETURN_IF_ERROR(
+          whole(field.value, "max_cudagraph_capture_size", &s->max_cudagraph_capture_size));
+    } else {
+      s->compilation_keys_not_modelled.push_back(core::Printable(key));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool SpeculativeUsesOwnLayers(std::string_view method) {
@@ -185,6 +265,12 @@ const std::vector<FlagSpec>& Flags() {
        "TEXT"},
       {"--language-model-only", nullptr,
        "Text only: no vision tower, no encoder profile (vLLM 0.16+)", nullptr},
+      {"--compilation-config", nullptr,
+       "CUDA-graph keys read: cudagraph_mode, cudagraph_capture_sizes, "
+       "max_cudagraph_capture_size, e.g. '{\"cudagraph_mode\": \"FULL_DECODE_ONLY\"}'",
+       "TEXT"},
+      {"--max-cudagraph-capture-size", nullptr,
+       "Largest batch captured as a CUDA graph (default min(2 x max-num-seqs, 512))", "INT"},
   };
   return kFlags;
 }
@@ -208,6 +294,7 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   // Numbers first, in table order, as a typed parser would have read them; then the flags
   // whose text needs reading.
   std::string max_model_len, kv_cache_memory, limit_mm, mm_kwargs;
+  int64_t max_capture_flag = 0;
   for (const auto& [name, text] : given) {
     // `--max-model-len ""`: vLLM's typed parsers and JSON readers refuse an empty value, so it
     // is not the default either (an unset flag is left out of `given`).
@@ -318,6 +405,14 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
                           ? std::string(model)
                           : "";
       s.num_speculative_tokens = k;
+    } else if (name == "--compilation-config") {
+      VRAMFIT_RETURN_IF_ERROR(ReadCompilationConfig(text, &s));
+    } else if (name == "--max-cudagraph-capture-size") {
+      auto n = ReadInt(name, text);
+      if (!n.ok()) return n.status();
+      VRAMFIT_RETURN_IF_ERROR(
+          InRange(name, *n, 1, kMaxTokens, "a batch size, int32 in vLLM"));
+      max_capture_flag = *n;
     } else if (name == "--hf-overrides") {
       std::vector<std::string> ignored;
       auto checked = ApplyConfigOverrides(ModelSpec{}, text, name, &ignored);
@@ -340,6 +435,12 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     } else {
       return Status::InvalidArgument(fmt::format("{}: not a vLLM flag vramfit reads", name));
     }
+  }
+  // The flag is copied into the compilation config after it (EngineArgs.create_engine_config,
+  // v0.2x: no longer refused beside compilation_config's own key, as v0.11 refused it).
+  if (max_capture_flag > 0) {
+    s.max_cudagraph_capture_size = max_capture_flag;
+    s.max_capture_from_flag = true;
   }
   // Ranges, before any arithmetic uses the numbers.
   const char* kTokens = "token counts are int32 in vLLM";

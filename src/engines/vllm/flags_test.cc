@@ -79,6 +79,31 @@ TEST(VllmFlags, MultimodalCountsPixelsAndDraftTokensAreRangeChecked) {
   EXPECT_EQ(Error({{"--speculative-config", mtp + "2}"}}), "");
 }
 
+TEST(VllmFlags, CompilationConfigGraphKeys) {
+  const std::string cc = "--compilation-config";
+  EXPECT_EQ(Error({{cc, R"({"cudagraph_mode": "full_decode_only"})"}}), "");
+  EXPECT_EQ(Error({{cc, "3"}}), "");  // a bare level
+  EXPECT_EQ(Error({{cc, R"({"cudagraph_capture_sizes": ["1", "2", "4"]})"}}), "");
+  EXPECT_NE(Error({{cc, R"({"cudagraph_mode": "FAST"})"}}).find("invalid choice: 'FAST'"),
+            std::string::npos);
+  EXPECT_NE(Error({{cc, R"({"cudagraph_mode": )"}}).find("expected a JSON object"),
+            std::string::npos);
+  EXPECT_NE(Error({{cc, R"({"cudagraph_capture_sizes": []})"}}).find("an empty list"),
+            std::string::npos);
+  EXPECT_NE(Error({{cc, R"({"cudagraph_capture_sizes": [0]})"}}), "");
+  EXPECT_NE(Error({{cc, R"({"cudagraph_capture_sizes": ["x"]})"}}), "");
+  EXPECT_NE(Error({{cc, R"({"max_cudagraph_capture_size": 1e300})"}}), "");
+  EXPECT_NE(Error({{"--max-cudagraph-capture-size", "0"}}), "");
+  EXPECT_NE(Error({{"--max-cudagraph-capture-size", "big"}}), "");
+  auto s = vllm::ReadFlags({{cc, R"({"level": 3, "cudagraph_mode": "PIECEWISE"})"},
+                            {"--max-cudagraph-capture-size", "64"}},
+                           VllmSettings{});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->cudagraph_mode, "PIECEWISE");
+  EXPECT_EQ(s->max_cudagraph_capture_size, 64);
+  EXPECT_EQ(s->compilation_keys_not_modelled, std::vector<std::string>{"level"});
+}
+
 TEST(VllmFlags, ReleasesOutsideTheVersionGrammar) {
   EXPECT_FALSE(ParseRelease("214749.0").ok());
   EXPECT_EQ(ParseRelease("214749.0").status().message().find("releases before 0.8"),

@@ -244,10 +244,25 @@ std::vector<std::string> CommandFlags(const std::string& command) {
 
 // CUDA-graph capture sizes (VllmConfig._set_cudagraph_sizes): all sizes, ascending.
 // `decode_query_len` is 1 + num_speculative_tokens where the rules scale by it (v0.13+).
-std::vector<int64_t> CaptureSizes(const vllm::Rules& rules, int64_t max_num_seqs, int64_t mnbt,
+// The user's compilation config replaces the default: cudagraph_capture_sizes as given (each
+// once, those above max_num_batched_tokens dropped), or the default list up to
+// max_cudagraph_capture_size (at most max_num_batched_tokens).
+std::vector<int64_t> CaptureSizes(const vllm::Rules& rules, const VllmSettings& s,
                                   int64_t decode_query_len) {
+  const int64_t max_num_seqs = s.max_num_seqs, mnbt = s.max_num_batched_tokens;
+  if (!s.cudagraph_capture_sizes.empty()) {
+    std::vector<int64_t> sizes;
+    for (int64_t n : s.cudagraph_capture_sizes) {
+      if (n <= mnbt) sizes.push_back(n);
+    }
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    return sizes;
+  }
   if (!rules.capture_sizes_per_decode_query) decode_query_len = 1;
-  int64_t max_capture = std::min<int64_t>(max_num_seqs * decode_query_len * 2, 512);
+  int64_t max_capture = s.max_cudagraph_capture_size > 0
+                            ? s.max_cudagraph_capture_size
+                            : std::min<int64_t>(max_num_seqs * decode_query_len * 2, 512);
   max_capture = std::min(max_capture, mnbt);
   std::vector<int64_t> sizes;
   for (int64_t s : {1, 2, 4}) {
@@ -1191,21 +1206,48 @@ void Profile(Run& r) {
 // size.
 void SizeCudaGraphs(Run& r) {
   const VllmSettings& s = r.s;
+  if (!s.compilation_keys_not_modelled.empty()) {
+    std::string keys;
+    for (const std::string& k : s.compilation_keys_not_modelled) {
+      keys += (keys.empty() ? "" : ", ") + k;
+    }
+    r.plan.notes.push_back(fmt::format(
+        "--compilation-config: read for its CUDA-graph keys (cudagraph_mode, "
+        "cudagraph_capture_sizes, max_cudagraph_capture_size); not modelled: {}",
+        keys));
+  }
   if (!s.enforce_eager) {
     // Speculative decoding verifies 1 + k tokens a request: a uniform decode batch of n requests
     // is n x (1 + k) tokens (gpu_model_runner.py uniform_decode_query_len).
     const int64_t q =
         r.rules.capture_sizes_per_decode_query ? 1 + std::max<int64_t>(0, s.num_speculative_tokens)
                                                : 1;
-    const std::vector<int64_t> sizes =
-        CaptureSizes(r.rules, s.max_num_seqs, s.max_num_batched_tokens, q);
-    int64_t graphs = static_cast<int64_t>(sizes.size());
-    if (r.rules.full_and_piecewise_graphs && !s.v0_engine) {
-      graphs += std::count_if(sizes.begin(), sizes.end(), [&](int64_t n) {
-        return n >= q && n <= s.max_num_seqs * q;
-      });
+    const std::vector<int64_t> sizes = CaptureSizes(r.rules, s, q);
+    // The graphs of each mode (CUDAGraphMode, vllm/config/compilation.py; the dispatcher's keys,
+    // v1/cudagraph_dispatcher.py initialize_cudagraph_keys): PIECEWISE and FULL one per size
+    // (FULL's for mixed batches too), FULL_DECODE_ONLY full graphs of uniform decode batches
+    // only (n = requests x q for up to max_num_seqs requests), FULL_AND_PIECEWISE both.
+    // Without the key: the release's default (FULL_AND_PIECEWISE from v0.11; V0 and v0.10
+    // capture one graph per size).
+    const std::string mode = s.v0_engine            ? "PIECEWISE"
+                             : !s.cudagraph_mode.empty() ? s.cudagraph_mode
+                             : r.rules.full_and_piecewise_graphs ? "FULL_AND_PIECEWISE"
+                                                                 : "PIECEWISE";
+    auto is_decode = [&](int64_t n) { return n >= q && n <= s.max_num_seqs * q; };
+    const int64_t decode =
+        static_cast<int64_t>(std::count_if(sizes.begin(), sizes.end(), is_decode));
+    int64_t graphs = mode == "NONE"               ? 0
+                     : mode == "FULL_DECODE_ONLY" ? decode
+                     : mode == "FULL_AND_PIECEWISE"
+                         ? static_cast<int64_t>(sizes.size()) + decode
+                         : static_cast<int64_t>(sizes.size());
+    int64_t max_capture = sizes.empty() || graphs == 0 ? 0 : sizes.back();
+    if (mode == "FULL_DECODE_ONLY") {
+      max_capture = 0;
+      for (int64_t n : sizes) {
+        if (is_decode(n)) max_capture = n;
+      }
     }
-    const int64_t max_capture = sizes.empty() ? 0 : sizes.back();
     // MoE layers of the planned stage (a pipeline stage's spec holds its own layers).
     const uint64_t moe_layers =
         static_cast<uint64_t>(std::count_if(r.spec.layers.begin(), r.spec.layers.end(),
@@ -1213,16 +1255,17 @@ void SizeCudaGraphs(Run& r) {
                                               return l.mlp.kind == MlpKind::kMoe;
                                             }));
     const uint64_t per_graph = kGraphBytesPerGraph + moe_layers * kGraphBytesPerMoeLayer;
-    r.graph = ForwardActivation(r.spec, static_cast<uint64_t>(max_capture), r.tp,
-                                s.enable_expert_parallel,
-                                static_cast<uint64_t>(s.data_parallel_size), r.rules,
-                                r.act_bytes) +
-              static_cast<uint64_t>(graphs) * per_graph;
+    r.graph = graphs == 0 ? 0
+                          : ForwardActivation(r.spec, static_cast<uint64_t>(max_capture), r.tp,
+                                              s.enable_expert_parallel,
+                                              static_cast<uint64_t>(s.data_parallel_size),
+                                              r.rules, r.act_bytes) +
+                                static_cast<uint64_t>(graphs) * per_graph;
     r.g.explain.push_back(
         {"cudagraph", r.graph,
-         fmt::format("{} graphs over {} capture sizes up to {}: activations of the largest + {} x "
-                     "{}{}",
-                     graphs, sizes.size(), max_capture, graphs, FormatBytes(per_graph),
+         fmt::format("{} graphs over {} capture sizes up to {} ({}): activations of the "
+                     "largest + {} x {}{}",
+                     graphs, sizes.size(), max_capture, mode, graphs, FormatBytes(per_graph),
                      moe_layers ? fmt::format(" ({} + {} MoE layers x {})",
                                               FormatBytes(kGraphBytesPerGraph), moe_layers,
                                               FormatBytes(kGraphBytesPerMoeLayer))

@@ -924,6 +924,59 @@ TEST(Vllm, SpeculativeTokensScaleTheCaptureSizes) {
       << GraphFormula("0.12", 6);
 }
 
+// The compilation config's CUDA-graph keys: 24 sequences at v0.22 capture 1, 2, 4, 8 to 48 by
+// 8 (9 sizes; 48 = 2 x 24) and full decode graphs of 1 to 24 requests (6 of the 9).
+std::string ModeFormula(const std::string& json, int64_t max_capture = 0) {
+  VllmSettings s;
+  s.max_model_len = 8192;
+  s.max_num_seqs = 24;
+  FlagValues f = {{"--compilation-config", json}};
+  if (max_capture > 0) f.emplace_back("--max-cudagraph-capture-size", std::to_string(max_capture));
+  auto r = vllm::ReadFlags(f, s);
+  if (!r.ok()) return r.status().ToString();
+  auto p = PlanVllm(Catalog("qwen3.5-35b-a3b"), Gpu("h100"), *r);
+  if (!p.ok()) return p.status().ToString();
+  for (const Explained& e : p->gpus[0].explain) {
+    if (e.name == "cudagraph") return e.formula;
+  }
+  return "";
+}
+
+TEST(Vllm, CompilationConfigChoosesTheGraphs) {
+  auto has = [](const std::string& formula, const std::string& part) {
+    EXPECT_NE(formula.find(part), std::string::npos) << formula;
+  };
+  has(ModeFormula(R"({"cudagraph_mode": "PIECEWISE"})"),
+      "9 graphs over 9 capture sizes up to 48");
+  has(ModeFormula(R"({"cudagraph_mode": "full"})"),
+      "9 graphs over 9 capture sizes up to 48 (FULL)");
+  // Decode graphs only: the largest one captured is 24 requests' batch.
+  has(ModeFormula(R"({"cudagraph_mode": "FULL_DECODE_ONLY"})"),
+      "6 graphs over 9 capture sizes up to 24");
+  has(ModeFormula(R"({"cudagraph_mode": "NONE"})"), "0 graphs over 9");
+  has(ModeFormula(R"({"cudagraph_capture_sizes": [4, 1, 4, 16]})"),
+      "6 graphs over 3 capture sizes up to 16 (FULL_AND_PIECEWISE)");
+  has(ModeFormula(R"({"max_cudagraph_capture_size": 16})"),
+      "10 graphs over 5 capture sizes up to 16");
+  // The flag wins over the key (EngineArgs copies it into the compilation config, v0.2x).
+  has(ModeFormula(R"({"max_cudagraph_capture_size": 16})", 8), "over 4 capture sizes up to 8");
+  // A bare level (releases before 0.11) sets no graph key.
+  has(ModeFormula("3"), "15 graphs over 9 capture sizes up to 48");
+}
+
+TEST(Vllm, CompilationConfigFewerGraphsLeaveMoreKv) {
+  VllmSettings s;
+  s.max_model_len = 8192;
+  auto full = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
+  auto r = vllm::ReadFlags({{"--compilation-config", R"({"cudagraph_mode":"NONE"})"}}, s);
+  ASSERT_TRUE(full.ok() && r.ok());
+  auto none = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), *r);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->gpus[0].cudagraph_bytes, 0u);
+  EXPECT_GT(full->gpus[0].cudagraph_bytes, 0u);
+  EXPECT_GE(none->kv_cache_tokens, full->kv_cache_tokens);
+}
+
 TEST(Vllm, MoeGraphsCostMorePerGraph) {
   const Inventory inv = Catalog("qwen3-30b-a3b");
   VllmSettings s;

@@ -68,6 +68,17 @@ struct VllmOptions : EngineOptions {
   // ... from the cache"), so the profile run compiles nothing; on model runner V2 the plan then
   // charges V2's own profile (plan.cc, "Model runner V2" in docs/engines/vllm.md).
   bool compile_cache_warm = false;
+  // --compilation-config as given, and the keys of it the plan reads (CompilationConfig,
+  // vllm/config/compilation.py, v0.11+): cudagraph_mode ("" the release's default, else NONE,
+  // PIECEWISE, FULL, FULL_DECODE_ONLY or FULL_AND_PIECEWISE), cudagraph_capture_sizes (empty:
+  // the default list) and max_cudagraph_capture_size (0: the default; also
+  // --max-cudagraph-capture-size, which wins); the keys it does not read, for a note.
+  std::string compilation_config;
+  std::string cudagraph_mode;
+  std::vector<int64_t> cudagraph_capture_sizes;
+  int64_t max_cudagraph_capture_size = 0;
+  bool max_capture_from_flag = false;  // --max-cudagraph-capture-size given
+  std::vector<std::string> compilation_keys_not_modelled;
   // VLLM_PP_LAYER_PARTITION as given ("16,32": decoder layers per pipeline stage; "": vLLM's
   // default split, see engines/vllm/pipeline.h).
   std::string pp_layer_partition;
