@@ -190,6 +190,11 @@ bool HasNoMemoryEffect(std::string_view flag, bool* takes_value) {
 }
 
 std::vector<std::string> RewriteShortFlags(std::vector<std::string> args) {
+  // `-cc.cudagraph_mode=FULL`: the dotted form of -cc (--compilation-config), which the
+  // FlexibleArgumentParser also reads (vllm/utils/argparse_utils.py, v0.12+).
+  for (std::string& a : args) {
+    if (a.rfind("-cc.", 0) == 0) a = "--compilation-config" + a.substr(3);
+  }
   return ExpandShortNames(Flags(), std::move(args));
 }
 

@@ -265,7 +265,7 @@ const std::vector<FlagSpec>& Flags() {
        "TEXT"},
       {"--language-model-only", nullptr,
        "Text only: no vision tower, no encoder profile (vLLM 0.16+)", nullptr},
-      {"--compilation-config", nullptr,
+      {"--compilation-config", "-cc",
        "CUDA-graph keys read: cudagraph_mode, cudagraph_capture_sizes, "
        "max_cudagraph_capture_size, e.g. '{\"cudagraph_mode\": \"FULL_DECODE_ONLY\"}'",
        "TEXT"},

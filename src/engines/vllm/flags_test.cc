@@ -104,6 +104,23 @@ TEST(VllmFlags, CompilationConfigGraphKeys) {
   EXPECT_EQ(s->compilation_keys_not_modelled, std::vector<std::string>{"level"});
 }
 
+TEST(VllmFlags, CompilationConfigShortAndDottedForms) {
+  // -cc is --compilation-config's alias, and `-cc.KEY VALUE` its dotted form (vLLM's
+  // FlexibleArgumentParser; tests/utils_/test_argparse_utils.py test_dict_args).
+  for (const std::vector<std::string>& argv :
+       {std::vector<std::string>{"vllm", "serve", "m", "-cc.cudagraph_mode=FULL_DECODE_ONLY"},
+        std::vector<std::string>{"vllm", "serve", "m", "-cc.cudagraph_mode", "FULL_DECODE_ONLY"},
+        std::vector<std::string>{"vllm", "serve", "m", "-cc",
+                                 R"({"cudagraph_mode":"FULL_DECODE_ONLY"})"}}) {
+    auto cmd = ReadServeCommand(argv);
+    ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+    EXPECT_TRUE(cmd->unmodelled_flags.empty()) << argv.back();
+    auto s = ReadFlags(cmd->flags, VllmSettings{});
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_EQ(s->cudagraph_mode, "FULL_DECODE_ONLY") << argv.back();
+  }
+}
+
 TEST(VllmFlags, ReleasesOutsideTheVersionGrammar) {
   EXPECT_FALSE(ParseRelease("214749.0").ok());
   EXPECT_EQ(ParseRelease("214749.0").status().message().find("releases before 0.8"),
