@@ -407,6 +407,24 @@ bool GgmlEngineAtProfile(const Facts& f) {
 
 bool ProfileMultimodal(const Facts& f) { return f.stage == Stage::kProfile && f.multimodal; }
 
+// The failed allocation lies in a multimodal encoder (a frame or code line only the encoder
+// runs, facts.h Facts::encoder) while serving: the encoder's activations, whatever else holds
+// the card.
+bool EncoderAtRuntime(const Facts& f) { return f.stage == Stage::kRuntime && f.encoder; }
+
+// llama.cpp's multimodal command-line tools (llava-cli, minicpmv-cli, qwen2vl-cli, gemma3-cli,
+// mtmd-cli: --image FILE) create the text context, load the projector, then encode the image.
+// The clip graph for the image is allocated when it is encoded (clip.cpp
+// clip_image_batch_encode, ggml_gallocr_alloc_graph, whose result it does not check; the
+// projector's own start-up reservation only covers its default image size), so a failed graph
+// reservation that llama.cpp's context does not report ("failed to allocate compute buffers",
+// llama_new_context_with_model / graph_reserve) in such a run is the image's.
+bool GgmlReserveForImageArg(const Facts& f) {
+  return f.image_arg && GgmlFailed(f) && f.has(EventKind::kGgmlReserveFail) &&
+         !f.has(EventKind::kGgmlComputeFail) && !f.has(EventKind::kGgmlKvFail) &&
+         !f.has(EventKind::kGgmlLoadFail) && !GgmlFailedAfter(f, EventKind::kMmWarmup);
+}
+
 bool Backend(const Facts& f) {
   return f.stage == Stage::kLoad && f.has(EventKind::kTransformersBackend);
 }
@@ -715,6 +733,8 @@ const std::vector<Rule>& Rules() {
       Worded(C::kMultimodalEncoder, S::kProfile, GgmlMmWarmup, Words::kProjectorWarmup),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlComputeImage, Words::kImageComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, OllamaServingCompute, Words::kImageComputeBuffer),
+      Worded(C::kMultimodalEncoder, S::kRuntime, GgmlReserveForImageArg,
+             Words::kImageComputeBuffer),
       Worded(C::kComputeBuffer, S::kRuntime, GgmlComputeDecode, Words::kDecodeComputeBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlCompute, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlBufferImage, Words::kImageBuffer),
@@ -722,6 +742,11 @@ const std::vector<Rule>& Rules() {
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.
       Worded(C::kKvTooManySequences, S::kRuntime, SglangTokenPool, Words::kTokenPool),
+      // The allocation site in a multimodal encoder while serving.
+      Text(C::kMultimodalEncoder, S::kRuntime, EncoderAtRuntime,
+           "a request's images (or audio) ran the multimodal encoder out of memory: the failed "
+           "allocation is in the encoder's frames, whose activations grow with the pixels and "
+           "items"),
       // Other processes holding a quarter of the card during start-up.
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
       {C::kOtherProcess, S::kRuntime, OthersHoldMost, nullptr, SayOthers, Words::kNone, true},
