@@ -350,6 +350,16 @@ bool GgmlCompute(const Facts& f) {
   return GgmlFailed(f) &&
          (f.has(EventKind::kGgmlComputeFail) || f.has(EventKind::kGgmlReserveFail));
 }
+// The encoder's own frames in an engine on llama.cpp (Ollama's EncodeMultimodal): the image's
+// graph, in the phase the runner's frames or milestones say (the worst-case reservation's dummy
+// image at profile, a request's image at runtime).
+bool GgmlEncoderAt(const Facts& f, Stage stage) {
+  if (!f.encoder || f.stage != stage) return false;
+  const Reader* r = FindReader(f.engine);
+  return f.engine == "llama.cpp" || (r && r->wraps && std::string_view(r->wraps) == "llama.cpp");
+}
+bool GgmlEncoderAtProfile(const Facts& f) { return GgmlEncoderAt(f, Stage::kProfile); }
+bool GgmlEncoderAtRuntime(const Facts& f) { return GgmlEncoderAt(f, Stage::kRuntime); }
 bool GgmlMmWarmup(const Facts& f) {
   return GgmlFailed(f) && GgmlFailedAfter(f, EventKind::kMmWarmup) &&
          !GgmlFailedAfter(f, EventKind::kRequest) && !f.has(EventKind::kImage);
@@ -730,6 +740,10 @@ const std::vector<Rule>& Rules() {
            "the quantization run stopped in its progress with no error line or traceback: a GPU "
            "out-of-memory prints one, the kernel's OOM killer ends the process silently (host "
            "memory; a guess, the excerpt may be cut before its error)"),
+      {C::kMultimodalEncoder, S::kProfile, GgmlEncoderAtProfile, nullptr, nullptr,
+       Words::kProjectorWarmup, true},
+      {C::kMultimodalEncoder, S::kRuntime, GgmlEncoderAtRuntime, nullptr, nullptr,
+       Words::kImageComputeBuffer, true},
       Worded(C::kMultimodalEncoder, S::kProfile, GgmlMmWarmup, Words::kProjectorWarmup),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlComputeImage, Words::kImageComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, OllamaServingCompute, Words::kImageComputeBuffer),
