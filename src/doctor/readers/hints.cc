@@ -62,13 +62,18 @@ bool MmFeaturesGiven(std::string_view s) {
 //    calls the model's get_multimodal_embeddings (SupportsMultiModal, models/interfaces.py
 //    0.6-0.10; embed_multimodal from 0.11); each model's _process_image_input /
 //    _process_video_input / _process_audio_input under it; the ViT attention wrappers
-//    (attention/ops/vit_attn_wrappers.py 0.11+, v1/attention/ops/ from 0.15).
+//    (attention/ops/vit_attn_wrappers.py 0.11+, v1/attention/ops/ from 0.15); the LLaVA
+//    family's _process_image_pixels / _image_pixels_to_features (models/llava*.py, 0.5+) and
+//    Pixtral's self.vision_encoder( (models/pixtral.py).
+//  - TGI: the vision-language models' get_vision_embeds (server/text_generation_server/models/
+//    vlm_causal_lm.py and custom_modeling, 3.x).
 //  - transformers: get_image_features / get_video_features / get_audio_features (the
 //    vision-language models' modeling files, 4.45+), and the towers' calls in the models'
 //    forward: self.visual( (Qwen2-VL and Qwen2.5-VL, also vLLM's), self.visual.encode( (Qwen-VL's
 //    remote code), self.vision_tower( (LLaVA family), self.vision_model( (mllama, idefics,
-//    BLIP-2), self.audio_tower( (Qwen2-Audio), self.vpm( (MiniCPM-V), extract_feature( (InternVL's
-//    remote code), encode_images( (the LLaVA repository's llava_arch.py).
+//    BLIP-2), self.audio_tower( (Qwen2-Audio), self.vpm( and get_vllm_embedding (MiniCPM-V's
+//    remote code), extract_feature( (InternVL's remote code and vLLM's internvl.py),
+//    encode_images( (the LLaVA repository's llava_arch.py).
 //  - the ViTs' block loop, "for blk in self.blocks: hidden_states = blk(...)" (Qwen2-VL-style
 //    vision towers in transformers and vLLM, GLM-4V, timm's ViT); language models name theirs
 //    layer / decoder_layer.
@@ -83,7 +88,9 @@ bool EncoderRuns(const LineView& s) {
         "vit_attn_wrappers.py\"", "get_image_feature", "get_video_feature", "get_audio_feature",
         "self.visual(", "visual.encode(", "self.vision_tower(", "self.vision_model(",
         "self.audio_tower(", "self.vpm(", "self.extract_feature(", "self.encode_images(",
-        "= blk(", "embed_mm_inputs", "_get_chunked_prefill_embedding", "data_embedding_func"}) {
+        "self.vision_encoder(", "_image_pixels_to_features", "_process_image_pixels",
+        "get_vision_embeds", "get_vllm_embedding", "= blk(", "embed_mm_inputs",
+        "_get_chunked_prefill_embedding", "data_embedding_func"}) {
     if (Has(s, key)) return true;
   }
   return false;
