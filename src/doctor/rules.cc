@@ -419,8 +419,11 @@ bool ProfileMultimodal(const Facts& f) { return f.stage == Stage::kProfile && f.
 
 // The failed allocation lies in a multimodal encoder (a frame or code line only the encoder
 // runs, facts.h Facts::encoder) while serving: the encoder's activations, whatever else holds
-// the card.
-bool EncoderAtRuntime(const Facts& f) { return f.stage == Stage::kRuntime && f.encoder; }
+// the card; unless accelerate's offload hook is moving the encoder's weights in (then the
+// allocation is the offloaded weights').
+bool EncoderAtRuntime(const Facts& f) {
+  return f.stage == Stage::kRuntime && f.encoder && !OffloadAtRuntime(f);
+}
 
 // llama.cpp's multimodal command-line tools (llava-cli, minicpmv-cli, qwen2vl-cli, gemma3-cli,
 // mtmd-cli: --image FILE) create the text context, load the projector, then encode the image.
