@@ -122,6 +122,17 @@ bool V0MultimodalProfile(const Facts& f, const std::optional<FrameStage>& frames
   return !frames || (!frames->weak && FrameIs(frames->frame, {"execute_model"}));
 }
 
+// vLLM runs the multimodal encoder before serving in its profile run, with the most items of
+// the largest size its budget holds (V1: gpu_model_runner.py profile_run -> the model's
+// get_multimodal_embeddings, embed_multimodal from 0.11, before _dummy_run and the KV cache,
+// 0.8+; V0 above), and while serving under execute_model -> _execute_mm_encoder. An excerpt that
+// starts inside the encoder (its frames or code lines, no phase's frame above them) in a log that
+// never got past the profile run is that profile run: a request's items are no larger.
+bool EncoderBeforeServing(const Facts& f, const std::optional<FrameStage>& frames) {
+  if (f.engine != "vllm" || !f.encoder || f.stage != Stage::kRuntime || frames) return false;
+  return !f.milestone_stage || *f.milestone_stage <= Stage::kProfile;
+}
+
 // A frame in V0's sampler file (the pytorch reader's path tag 2).
 bool V0SamplerFrame(const LogEvent* fr) {
   auto it = fr->values.find(Num::kPathIsSampler);
@@ -252,7 +263,16 @@ void DecideStage(const LogScan& scan, Facts* fp) {
       break;
     }
   }
-  if (V0MultimodalProfile(f, frames)) {
+  if (EncoderBeforeServing(f, frames)) {
+    f.stage_conflict = f.stage_why + ", which alone would say serving";
+    f.stage = Stage::kProfile;
+    f.stage_why = fmt::format(
+        "the multimodal encoder on the stack ({}) with no phase's frame above it and no phase "
+        "reached past the profile run: vLLM encodes its largest dummy items in the profile run "
+        "before it sizes the KV cache, and a request's items are no larger (a guess; the "
+        "excerpt does not show the phase)",
+        fmt::format("line {}", f.encoder->line));
+  } else if (V0MultimodalProfile(f, frames)) {
     f.stage_conflict = f.stage_why + ", which alone would say serving";
     f.stage = Stage::kProfile;
     f.stage_why =
@@ -348,6 +368,8 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
       }
     }
     if (e.kind == EventKind::kFrame) f.frames.push_back(&e);
+    if (e.kind == EventKind::kMmHint && e.text == "encoder" && !f.encoder) f.encoder = &e;
+    if (e.kind == EventKind::kMmHint && e.text == "--image" && !f.image_arg) f.image_arg = &e;
     if (e.kind == EventKind::kOtherError) f.other_errors.push_back(&e);
     if (!e.rank.empty()) f.ranks.insert(e.rank);
     if (e.kind == EventKind::kConfig && f.model_path.empty() && !e.text.empty()) {

@@ -91,6 +91,8 @@ struct Facts {
   int64_t tp = 1;                        // the context's, else the log's, else ranks seen
   double total = 0;                      // the log's total, else the GPU's (0: unknown)
   bool multimodal = false;               // hints in the log, or a model with a vision tower
+  const LogEvent* encoder = nullptr;     // a frame or code line only a multimodal encoder runs
+  const LogEvent* image_arg = nullptr;   // a command line passing an image (llama.cpp --image)
   std::optional<Stage> frame_stage;      // where the traceback points
   std::optional<Stage> milestone_stage;  // the furthest phase reached before the failure
   Stage stage = Stage::kRuntime;         // frames, else milestones, else load or runtime

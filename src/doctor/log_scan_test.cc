@@ -201,6 +201,29 @@ TEST(LogScan, MlxAllocatorFailures) {
   EXPECT_NE(Find(numpy, EventKind::kHostBufferFail), nullptr);
 }
 
+// The lines only a multimodal encoder runs tag the multimodal hint "encoder"; a language
+// model's layer loop, a word with "ocr" inside it, and a general multimodal line do not.
+TEST(LogScan, EncoderFramesTagTheHint) {
+  const auto hint = [](const char* text) -> std::string {
+    const LogScan scan = Scan(text);
+    const LogEvent* e = Find(scan, EventKind::kMmHint);
+    return !e ? "none" : e->text == "encoder" ? "hint:encoder" : "hint";
+  };
+  EXPECT_EQ(hint("    hidden_states = blk(hidden_states, cu_seqlens=cu_seqlens)\n"),
+            "hint:encoder");
+  EXPECT_EQ(hint("    image_embeds = self.visual(pixel_values, grid_thw=grid_thw)\n"),
+            "hint:encoder");
+  EXPECT_EQ(hint("  File \"/x/vllm/v1/worker/gpu_model_runner.py\", line 1004, in "
+                 "_execute_mm_encoder\n"),
+            "hint:encoder");
+  EXPECT_EQ(hint("    embedding_per_req = data_embedding_func(embedding_items_per_req)\n"),
+            "hint:encoder");
+  EXPECT_EQ(hint("    hidden_states = layer(hidden_states, attention_mask)\n"), "none");
+  EXPECT_EQ(hint("Encoder cache will be initialized with a budget of 16384 tokens\n"), "hint");
+  EXPECT_EQ(hint("  File \"/srv/olmocr/pipeline.py\", line 88, in process_page\n"), "hint");
+  EXPECT_EQ(hint("  File \"/srv/democracy/app.py\", line 88, in main\n"), "none");
+}
+
 // Ollama's new runner logs its load request with the KV size (num_ctx x parallel slots): the
 // context its fixes shrink.
 TEST(LogScan, OllamaLoadRequestKvSize) {

@@ -350,6 +350,16 @@ bool GgmlCompute(const Facts& f) {
   return GgmlFailed(f) &&
          (f.has(EventKind::kGgmlComputeFail) || f.has(EventKind::kGgmlReserveFail));
 }
+// The encoder's own frames in an engine on llama.cpp (Ollama's EncodeMultimodal): the image's
+// graph, in the phase the runner's frames or milestones say (the worst-case reservation's dummy
+// image at profile, a request's image at runtime).
+bool GgmlEncoderAt(const Facts& f, Stage stage) {
+  if (!f.encoder || f.stage != stage) return false;
+  const Reader* r = FindReader(f.engine);
+  return f.engine == "llama.cpp" || (r && r->wraps && std::string_view(r->wraps) == "llama.cpp");
+}
+bool GgmlEncoderAtProfile(const Facts& f) { return GgmlEncoderAt(f, Stage::kProfile); }
+bool GgmlEncoderAtRuntime(const Facts& f) { return GgmlEncoderAt(f, Stage::kRuntime); }
 bool GgmlMmWarmup(const Facts& f) {
   return GgmlFailed(f) && GgmlFailedAfter(f, EventKind::kMmWarmup) &&
          !GgmlFailedAfter(f, EventKind::kRequest) && !f.has(EventKind::kImage);
@@ -406,6 +416,27 @@ bool GgmlEngineAtProfile(const Facts& f) {
 }
 
 bool ProfileMultimodal(const Facts& f) { return f.stage == Stage::kProfile && f.multimodal; }
+
+// The failed allocation lies in a multimodal encoder (a frame or code line only the encoder
+// runs, facts.h Facts::encoder) while serving: the encoder's activations, whatever else holds
+// the card; unless accelerate's offload hook is moving the encoder's weights in (then the
+// allocation is the offloaded weights').
+bool EncoderAtRuntime(const Facts& f) {
+  return f.stage == Stage::kRuntime && f.encoder && !OffloadAtRuntime(f);
+}
+
+// llama.cpp's multimodal command-line tools (llava-cli, minicpmv-cli, qwen2vl-cli, gemma3-cli,
+// mtmd-cli: --image FILE) create the text context, load the projector, then encode the image.
+// The clip graph for the image is allocated when it is encoded (clip.cpp
+// clip_image_batch_encode, ggml_gallocr_alloc_graph, whose result it does not check; the
+// projector's own start-up reservation only covers its default image size), so a failed graph
+// reservation that llama.cpp's context does not report ("failed to allocate compute buffers",
+// llama_new_context_with_model / graph_reserve) in such a run is the image's.
+bool GgmlReserveForImageArg(const Facts& f) {
+  return f.image_arg && GgmlFailed(f) && f.has(EventKind::kGgmlReserveFail) &&
+         !f.has(EventKind::kGgmlComputeFail) && !f.has(EventKind::kGgmlKvFail) &&
+         !f.has(EventKind::kGgmlLoadFail) && !GgmlFailedAfter(f, EventKind::kMmWarmup);
+}
 
 bool Backend(const Facts& f) {
   return f.stage == Stage::kLoad && f.has(EventKind::kTransformersBackend);
@@ -712,9 +743,15 @@ const std::vector<Rule>& Rules() {
            "the quantization run stopped in its progress with no error line or traceback: a GPU "
            "out-of-memory prints one, the kernel's OOM killer ends the process silently (host "
            "memory; a guess, the excerpt may be cut before its error)"),
+      {C::kMultimodalEncoder, S::kProfile, GgmlEncoderAtProfile, nullptr, nullptr,
+       Words::kProjectorWarmup, true},
+      {C::kMultimodalEncoder, S::kRuntime, GgmlEncoderAtRuntime, nullptr, nullptr,
+       Words::kImageComputeBuffer, true},
       Worded(C::kMultimodalEncoder, S::kProfile, GgmlMmWarmup, Words::kProjectorWarmup),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlComputeImage, Words::kImageComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, OllamaServingCompute, Words::kImageComputeBuffer),
+      Worded(C::kMultimodalEncoder, S::kRuntime, GgmlReserveForImageArg,
+             Words::kImageComputeBuffer),
       Worded(C::kComputeBuffer, S::kRuntime, GgmlComputeDecode, Words::kDecodeComputeBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlCompute, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlBufferImage, Words::kImageBuffer),
@@ -722,6 +759,11 @@ const std::vector<Rule>& Rules() {
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.
       Worded(C::kKvTooManySequences, S::kRuntime, SglangTokenPool, Words::kTokenPool),
+      // The allocation site in a multimodal encoder while serving.
+      Text(C::kMultimodalEncoder, S::kRuntime, EncoderAtRuntime,
+           "a request's images (or audio) ran the multimodal encoder out of memory: the failed "
+           "allocation is in the encoder's frames, whose activations grow with the pixels and "
+           "items"),
       // Other processes holding a quarter of the card during start-up.
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
       {C::kOtherProcess, S::kRuntime, OthersHoldMost, nullptr, SayOthers, Words::kNone, true},

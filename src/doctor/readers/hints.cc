@@ -4,6 +4,8 @@
 // so that the events stay in the order they always had, MLX's allocation failures, which
 // reach the logs of the programs that run MLX (Ollama's MLX runner, mlx-lm) unchanged, and the
 // model a front end over several engines (Xinference) names in its out-of-memory line.
+#include <cctype>
+
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
@@ -53,16 +55,82 @@ bool MmFeaturesGiven(std::string_view s) {
   return false;
 }
 
+// A frame or code line that only a multimodal encoder runs: with it on the stack the failed
+// allocation is the encoder's (the mm hint's text "encoder"; readers/pytorch.cc tags the vision
+// towers' own files and their patch embeddings the same way).
+//  - vLLM: GPUModelRunner._execute_mm_encoder (v1/worker/gpu_model_runner.py, 0.7+), which
+//    calls the model's get_multimodal_embeddings (SupportsMultiModal, models/interfaces.py
+//    0.6-0.10; embed_multimodal from 0.11); each model's _process_image_input /
+//    _process_video_input / _process_audio_input under it; the ViT attention wrappers
+//    (attention/ops/vit_attn_wrappers.py 0.11+, v1/attention/ops/ from 0.15); the LLaVA
+//    family's _process_image_pixels / _image_pixels_to_features (models/llava*.py, 0.5+) and
+//    Pixtral's self.vision_encoder( (models/pixtral.py).
+//  - TGI: the vision-language models' get_vision_embeds (server/text_generation_server/models/
+//    vlm_causal_lm.py and custom_modeling, 3.x).
+//  - transformers: get_image_features / get_video_features / get_audio_features (the
+//    vision-language models' modeling files, 4.45+), and the towers' calls in the models'
+//    forward: self.visual( (Qwen2-VL and Qwen2.5-VL, also vLLM's), self.visual.encode( (Qwen-VL's
+//    remote code), self.vision_tower( (LLaVA family), self.vision_model( (mllama, idefics,
+//    BLIP-2), self.audio_tower( (Qwen2-Audio), self.vpm( and get_vllm_embedding (MiniCPM-V's
+//    remote code), extract_feature( (InternVL's remote code and vLLM's internvl.py),
+//    encode_images( (the LLaVA repository's llava_arch.py).
+//  - the ViTs' block loop, "for blk in self.blocks: hidden_states = blk(...)" (Qwen2-VL-style
+//    vision towers in transformers and vLLM, GLM-4V, timm's ViT); language models name theirs
+//    layer / decoder_layer.
+//  - SGLang: embed_mm_inputs and its _get_chunked_prefill_embedding, which call the model's
+//    get_image_feature / get_video_feature / get_audio_feature as data_embedding_func
+//    (managers/mm_utils.py, 0.4.4-0.5); general_mm_embed_routine is not enough alone: it also
+//    runs the language model.
+bool EncoderRuns(const LineView& s) {
+  for (std::string_view key :
+       {"_execute_mm_encoder", "get_multimodal_embeddings", "embed_multimodal",
+        "_process_image_input", "_process_video_input", "_process_audio_input",
+        "vit_attn_wrappers.py\"", "get_image_feature", "get_video_feature", "get_audio_feature",
+        "self.visual(", "visual.encode(", "self.vision_tower(", "self.vision_model(",
+        "self.audio_tower(", "self.vpm(", "self.extract_feature(", "self.encode_images(",
+        "self.vision_encoder(", "_image_pixels_to_features", "_process_image_pixels",
+        "get_vision_embeds", "get_vllm_embedding", "= blk(", "embed_mm_inputs",
+        "_get_chunked_prefill_embedding", "data_embedding_func"}) {
+    if (Has(s, key)) return true;
+  }
+  return false;
+}
+
+// An OCR program's frame: a path or function whose name has a word beginning or ending in "ocr"
+// ("chandra-ocr", "olmocr", "ocr_layout", "GOT-OCR2", "PaddleOCR"). Its model reads page images,
+// so the model it runs is a vision-language one.
+bool OcrFrame(std::string_view t) {
+  if (t.find("File ") == std::string_view::npos || t.find(".py") == std::string_view::npos) {
+    return false;
+  }
+  const auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  const auto ocr_at = [&](size_t i) {
+    return i + 3 <= t.size() && std::tolower(static_cast<unsigned char>(t[i])) == 'o' &&
+           std::tolower(static_cast<unsigned char>(t[i + 1])) == 'c' &&
+           std::tolower(static_cast<unsigned char>(t[i + 2])) == 'r';
+  };
+  for (size_t i = 0; i + 3 <= t.size(); ++i) {
+    if (!ocr_at(i)) continue;
+    const bool starts = i == 0 || !alnum(t[i - 1]);
+    const bool ends = i + 3 == t.size() || !alnum(t[i + 3]);
+    if (starts || ends) return true;
+  }
+  return false;
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchMlxAllocator(line);
+  if (OcrFrame(line.text)) line.Emit(EventKind::kMmHint, "any");
   if (Has(s, "Model actor is out of memory")) MatchXinferenceModel(line);
   // Every hint below holds one of these: most lines hold none and stop here.
   const bool maybe = Has(s, "pixel") || Has(s, "image") || Has(s, "multi") || Has(s, "mm_") ||
                      Has(s, "ision") || Has(s, "isual") || Has(s, "encoder") || Has(s, "<|") ||
                      Has(s, "video") || Has(s, "Encoder cache") ||
                      Has(s, "\xe5\x9b\xbe");
-  if (maybe &&
+  const bool encoder = EncoderRuns(s);
+  if (encoder) line.Emit(EventKind::kMmHint, "any").text = "encoder";
+  if (!encoder && maybe &&
       (Has(s, "pixel_values") || Has(s, "image_grid_thw") ||
        // Video inputs of transformers' vision-language models (Qwen2-VL / Qwen2.5-VL processors
        // and modeling files, 4.45+): the video counterparts of the image keys.

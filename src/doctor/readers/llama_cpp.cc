@@ -156,6 +156,13 @@ void Match(const Line& line) {
              (Has(s, "warmup") && (Has(s, "clip") || Has(s, "mtmd") || Has(s, "projector")))) {
     line.Emit(EventKind::kMmWarmup, kEngine);
   }
+  // A multimodal command-line tool given an image: "llama-qwen2vl-cli -m ... --mmproj ...
+  // --image facture_1.png" (examples/llava/*-cli.cpp, 2024-2025; tools/mtmd/mtmd-cli.cpp,
+  // 2025+). The tool encodes the image after creating its context (rules.cc
+  // GgmlReserveForImageArg).
+  if (Has(s, "-cli") && Has(s, " --image ") && Has(s, " -m ")) {
+    line.Emit(EventKind::kMmHint, kEngine).text = "--image";
+  }
   // A request being served: llama-server's slots (also Ollama's runner).
   if (Has(s, "launch_slot_") || Has(s, "slot update_slots") || Has(s, "prompt processing") ||
       Has(s, "new prompt, n_ctx_slot")) {

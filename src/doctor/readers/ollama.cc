@@ -65,6 +65,14 @@ void Match(const Line& line) {
       line.Emit(EventKind::kFrame, kEngine).text = std::string(fn) + " (runner.go)";
       break;
     }
+    // A model's image encoder (model/models/<name>/model.go (*Model).EncodeMultimodal, 0.6+),
+    // which the runner calls for a request's images (ollamarunner/runner.go (*Server).inputs)
+    // and for the 2048 x 2048 dummy image of its worst-case reservation (reserveWorstCaseGraph):
+    // the failure is in the encoder, at the phase the runner's frame says.
+    if (fn == "EncodeMultimodal") {
+      line.Emit(EventKind::kFrame, kEngine).text = "EncodeMultimodal (model.go)";
+      line.Emit(EventKind::kMmHint, kEngine).text = "encoder";
+    }
   }
   // Ollama's structured lines: "time=... level=INFO source=server.go:105 msg=...".
   const bool server = (Has(s, "level=") && Has(s, " source=")) || Has(s, "llama runner") ||

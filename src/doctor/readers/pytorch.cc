@@ -329,7 +329,8 @@ bool MatchFrame(const Line& line) {
       " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
   if (VisionEncoderFile(path) || VllmMultimodalModelFile(path) ||
       TransformersMultimodalModelFile(path)) {
-    line.Emit(EventKind::kMmHint, kEngine);  // after `e` is done
+    // After `e` is done; a vision tower's own file places the failure in the encoder.
+    line.Emit(EventKind::kMmHint, kEngine).text = VisionEncoderFile(path) ? "encoder" : "";
   }
   // The engines' generic Transformers backend, used for an architecture without a native
   // implementation: SGLang's sglang/srt/models/transformers.py (TransformersForCausalLM, 0.4.6+)
@@ -615,7 +616,7 @@ void MatchCodeLine(const Line& line) {
   // 1.x-2.x). A language model's layers run none of them (Mamba's causal convolution is 1-D).
   if (Has(s, "F.conv2d(") || Has(s, "F.conv3d(") || Has(s, "F.unfold(") ||
       Has(s, "_nn.im2col(")) {
-    line.Emit(EventKind::kMmHint, kEngine);
+    line.Emit(EventKind::kMmHint, kEngine).text = "encoder";
   }
   // transformers' eager attention materialising the scores, batch x heads x length x length, and
   // their float32 softmax: eager_attention_forward (4.48+) and, before it, each model's

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace vramfit::doctor {
@@ -243,6 +244,16 @@ void Match(const Line& line) {
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // The fraction 0.05 below the one the log's server arguments show, or the words for it.
+// A Qwen-VL model's log: its model file's frames (models/qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py)
+// or the model's name.
+bool QwenVlLog(const Facts& f) {
+  const bool named = HasNoCase(f.model_path, "qwen") && VisionLanguageName(f.model_path);
+  return named || std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+           return Has(fr->text, "(qwen2_vl.py)") || Has(fr->text, "(qwen2_5_vl.py)") ||
+                  Has(fr->text, "(qwen3_vl.py)") || Has(fr->text, "(qwen3_vl_moe.py)");
+         });
+}
+
 std::string Lower(const Facts& f) {
   const auto m = f.get(Num::kMemFractionStatic);
   if (!m || *m <= 0.1 || *m > 1) return "lower by 0.05";
@@ -413,8 +424,20 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "online quantization loads the 16-bit weights first");
       return true;
     case Cause::kMultimodalEncoder:
-      AddFix(d, "smaller images (--mm-max-pixels where supported) or --mem-fraction-static lower",
-             "the vision encoder's activations grow with pixels, outside the static pool");
+      // SGLang's Qwen-VL processors resize each image to at most SGLANG_IMAGE_MAX_PIXELS pixels
+      // (multimodal/processors/qwen_vl.py resize_image -> smart_resize, environ.py, 0.5;
+      // default 16384 x 28 x 28 = 12845056, a token per 28 x 28 pixels); 1280 tokens' worth is
+      // the Qwen-VL model cards' suggested cap.
+      if (QwenVlLog(f)) {
+        AddFix(d, "SGLANG_IMAGE_MAX_PIXELS=1003520 (from the default 12845056)",
+               "caps each image at 1280 visual tokens (28 x 28 pixels a token): the encoder's "
+               "activations grow with pixels");
+      } else {
+        AddFix(d, "smaller images (resized before they are sent), fewer a request",
+               "the encoder's activations grow with the pixels and items");
+      }
+      AddFix(d, "--mem-fraction-static " + Lower(f),
+             "the encoder runs outside the static pool: a smaller pool leaves it room");
       return true;
     case Cause::kOtherProcess:
       AddFix(d, "stop the other processes on the GPUs (nvidia-smi lists them), or "

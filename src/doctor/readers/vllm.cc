@@ -304,7 +304,11 @@ void MatchPhases(const Line& line) {
   // max_num_seqs = N) is too short to hold the multi-modal embeddings" 0.8-0.10), and V0's
   // profile_run cutting its dummy sequences to what the batch holds ("Computed max_num_seqs
   // (min(256, 5120 // 278528)) to be less than 1", model_runner.py 0.6-0.10).
-  if (Has(s, "is too short to hold the multi-modal embeddings") ||
+  // V1's profile run announcing its encoder pass over the dummy items, just before it runs them
+  // (gpu_model_runner.py profile_run, 0.8+: "Encoder cache will be initialized with a budget of
+  // N tokens, and profiled with M image items of the maximum feature size.").
+  if (Has(s, "Encoder cache will be initialized with a budget") ||
+      Has(s, "is too short to hold the multi-modal embeddings") ||
       (Has(s, "Computed max_num_seqs (min(") && Has(s, "to be less than 1"))) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }
@@ -703,6 +707,41 @@ bool ModelFileFrame(const Facts& f, std::initializer_list<std::string_view> name
   });
 }
 
+// V1 profiles the encoder with max(1, budget / one item's tokens) items of the largest size
+// (capped by max_num_seqs x the items a prompt allows), the budget being the larger of
+// max_num_batched_tokens and one item's tokens (vllm/v1/core/encoder_cache_manager.py
+// compute_encoder_budget, gpu_model_runner.py profile_run, 0.8+), and says so: "Encoder cache
+// will be initialized with a budget of N tokens, and profiled with M image items". With M > 1, a
+// max_num_batched_tokens of about N / M profiles one item; with one, only a smaller item helps.
+void EncoderBudgetFix(const Facts& f, bool audio, Diagnosis* d) {
+  constexpr std::string_view kBudget = "Encoder cache will be initialized with a budget of ";
+  const LogEvent* line = f.first_of(EventKind::kProfileBegin);
+  const std::string_view t = line ? std::string_view(line->text) : std::string_view();
+  const auto budget = NumberAfter(t, kBudget);
+  const auto items = NumberAfter(t, "and profiled with ");
+  if (!budget || !items || *items < 1) {
+    AddFix(d, "--max-num-batched-tokens lower",
+           "V1's encoder profile budget (and its dummy items) is the larger of "
+           "max_num_batched_tokens and one item's tokens");
+    return;
+  }
+  if (*items >= 2) {
+    const int64_t per_item = static_cast<int64_t>(*budget / *items);
+    AddFix(d, fmt::format("--max-num-batched-tokens {}", per_item),
+           fmt::format("the profile encoded {:.0f} items of the largest size at once (a budget "
+                       "of {:.0f} tokens); about one item's tokens profiles one",
+                       *items, *budget));
+    return;
+  }
+  AddFix(d,
+         fmt::format("{}, or --skip-mm-profiling where the release has it and the items served "
+                     "are known to be smaller",
+                     audio ? "shorter audio clips" : "a lower max_pixels (--mm-processor-kwargs)"),
+         fmt::format("the profile encoded one item of the largest size ({:.0f} tokens of "
+                     "budget): fewer batched tokens do not shrink it",
+                     *budget));
+}
+
 // The encoder's fixes in the model's own inputs: audio clips for the audio models (whisper,
 // qwen2_audio, ultravox, granite_speech), max_pixels for the Qwen-VL processors (their
 // smart_resize: 28 x 28 pixels a visual token), images otherwise. In the profile run the dummy
@@ -711,8 +750,11 @@ bool ModelFileFrame(const Facts& f, std::initializer_list<std::string_view> name
 // default 256, vllm/engine/arg_utils.py 0.6-0.10).
 void MultimodalFixes(const Facts& f, Diagnosis* d) {
   const std::string& m = f.model_path;
+  // V1's profile line names the modality it profiled ("profiled with 1 audio items").
+  const LogEvent* profiled = f.first_of(EventKind::kProfileBegin);
   const bool audio = ModelFileFrame(f, {"whisper", "qwen2_audio", "ultravox", "granite_speech"}) ||
-                     HasNoCase(m, "whisper") || HasNoCase(m, "audio");
+                     HasNoCase(m, "whisper") || HasNoCase(m, "audio") ||
+                     (profiled && Has(profiled->text, " audio items of the maximum"));
   // The model as --model gave it (a catalog entry's repo), else as the log names it.
   const bool qwen_model =
       f.model && f.model->has_spec && f.model->spec.vision.kind != VisionKind::kNone &&
@@ -738,9 +780,7 @@ void MultimodalFixes(const Facts& f, Diagnosis* d) {
   // of max_num_batched_tokens and one item's tokens (vllm/v1/core/encoder_cache_manager.py
   // compute_encoder_budget, 0.8+).
   if (d->stage == "profile" && f.has(EventKind::kVllmV1)) {
-    AddFix(d, "--max-num-batched-tokens lower",
-           "V1's encoder profile budget (and its dummy items) is the larger of "
-           "max_num_batched_tokens and one item's tokens");
+    EncoderBudgetFix(f, audio, d);
   } else if (d->stage == "profile") {
     QuarterOfSeqs(f, 1, "the profile run feeds the encoder dummy inputs for up to ",
                   " sequences; a quarter as many", d);
