@@ -593,7 +593,9 @@ std::vector<StageLine> StageLines(const Run& r) {
   out.push_back({Stage::kCudaGraph,
                  r.s.enforce_eager ? std::string("--disable-cuda-graph: none captured")
                                    : fmt::format("decode graphs to batch {}: {}",
-                                                 r.s.cuda_graph_max_bs,
+                                                 r.rows > 0 ? std::min(r.s.cuda_graph_max_bs,
+                                                                       r.rows)
+                                                            : r.s.cuda_graph_max_bs,
                                                  FormatBytes(r.g.cudagraph_bytes))});
   if (!reached(Stage::kRuntime) || r.activation == 0) return out;
   out.push_back({Stage::kRuntime,
