@@ -54,7 +54,7 @@ struct Floor {
   int scored, weights_ok, kv_ok, kv_formula_ok, records_ok, in_range_ok, available_kv_ok,
       available_kv_in_range_ok;
 };
-constexpr Floor kFloor = {111, 60, 62, 57, 83, 83, 73, 73};
+constexpr Floor kFloor = {111, 60, 63, 57, 84, 84, 74, 74};
 
 // The records within tolerance today: each must stay within, so that one record's gain cannot
 // hide another's loss.
@@ -115,9 +115,8 @@ constexpr const char* kWithinToday[] = {
     "qwen3.6-27b-autoround-int4-rtx3090x2-tp2-len262144-fp8e5m2-mtp3-p2pon-club3090-295",
     "qwen3.6-27b-autoround-int4-rtx3090x2-tp2-len262144-nop2p-club3090-642",
     // The DFlash noviz run (#76, within once its drafter was planned) left this list when
-    // --language-model-only was planned: without the vision tower the plan charged and vLLM
-    // skips, the drafter's costs show; with its tapped target states planned its KV tokens are
-    // +5.7%, just out (its scoring note).
+    // --language-model-only was planned (the drafter's costs showed without the vision tower)
+    // and came back below with the all-reduce's out-of-place output (its scoring note).
     "qwen3.6-27b-autoround-int4-rtx3090x2-tp2-mtp-club3090-487",
     "qwen3.6-27b-autoround-rtx3090x2-tp2-gmu0.88-fp8e5m2-club3090-104",
     "qwen3.6-27b-rtx3090x4-tp4-nop2p-v0.24.0-club3090-584",
@@ -161,6 +160,9 @@ constexpr const char* kWithinToday[] = {
     "qwen3.6-27b-fp8-rtx3090x2-tp2-len262144-fp8kv-mtp3-v0.25-club3090-751",
     // Within since int8_per_token_head KV is planned with its scales (PR #38378, v0.20).
     "qwen3.6-27b-autoround-int4-rtx3090x4-tp4-len262144-int8kv-mtp3-v0.22.0-club3090-446",
+    // Within since the TP all-reduce's out-of-place output is charged in the forward (PR #10121,
+    // v0.6.5): the DFlash drafter's forward at TP 2.
+    "qwen3.6-27b-rtx3090x2-tp2-len200000-dflash-noviz-0.20.2rc1-club3090-76",
 };
 
 // The development half of the records (FNV-1a of the id is even): constants are calibrated on

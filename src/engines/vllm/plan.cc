@@ -308,8 +308,12 @@ uint64_t ForwardActivation(const ModelSpec& s, uint64_t tokens, uint64_t tp, boo
     }
     widest_mlp = std::max(widest_mlp, mlp);
   }
-  // residual + normed input + output of the block, then the wider of attention and MLP.
-  return tokens * act * 3 * static_cast<uint64_t>(s.hidden_size) +
+  // residual + normed input + output of the block, then the wider of attention and MLP. With
+  // TP > 1 the row-parallel down projection's partial sums are all-reduced into a new tensor
+  // (Rules::all_reduce_out_of_place, v0.6.5+): the reduced output sits beside them, one more
+  // hidden-wide tensor at the MLP's widest point (gate_up and the activation are still held).
+  const uint64_t blocks = tp > 1 && rules.all_reduce_out_of_place ? 4 : 3;
+  return tokens * act * blocks * static_cast<uint64_t>(s.hidden_size) +
          std::max(widest_attn, widest_mlp);
 }
 
