@@ -677,6 +677,34 @@ TEST(Vllm, TheForwardIsShardedByTpButTheSampledLogitsAreNot) {
   EXPECT_EQ(H100ActivationPeak(inv, s), sampler + 2ull * 8192 * 5120 * 2);
 }
 
+TEST(Vllm, V0SortsTheWholeVocabularyOnTheDriverAlone) {
+  // V0's profile run samples with top-p 0.99 and top-k vocab-1, so _apply_top_k_top_p sorts
+  // (model_executor/layers/sampler.py): the sort's 39 B a logit over 256 x 128,256 logits, on
+  // the driver, which alone gathers the logits at TP > 1; the other ranks hold the forward
+  // alone (Llama-3-8B, 8,192 tokens: 8192 x 2 B x (4 x 4,096 + 3 x 14,336 / 2) at TP 2).
+  const Inventory inv = Catalog("llama-3.1-8b-instruct");
+  VllmSettings s;
+  s.v0_engine = true;
+  s.version = "0.6.6";
+  s.max_model_len = 8192;
+  const uint64_t sampler = 256ull * 128256 * 39;
+  auto one = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->gpus[0].activation_peak_bytes, sampler);
+  EXPECT_EQ(one->non_sampling_activation_bytes, sampler);
+  s.tensor_parallel_size = 2;
+  auto two = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  EXPECT_EQ(two->gpus[0].activation_peak_bytes, sampler);
+  EXPECT_EQ(two->non_sampling_activation_bytes, 8192ull * 2 * (4 * 4096 + 3 * 14336 / 2));
+  // V1 all-gathers the logits: every rank samples.
+  s.v0_engine = false;
+  s.version = "0.14";
+  auto v1 = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(v1.ok()) << v1.status().ToString();
+  EXPECT_EQ(v1->non_sampling_activation_bytes, v1->gpus[0].activation_peak_bytes);
+}
+
 TEST(Vllm, TheTpAllReduceWritesANewTensorFromV065) {
   // PR #10121 (v0.6.5) made the NCCL all-reduce, the path of a profile-sized tensor, out of
   // place: the reduced output sits beside the down projection's partial sums, so a TP 2 forward
