@@ -54,7 +54,7 @@ struct Floor {
   int scored, weights_ok, kv_ok, kv_formula_ok, records_ok, in_range_ok, available_kv_ok,
       available_kv_in_range_ok;
 };
-constexpr Floor kFloor = {111, 60, 62, 57, 83, 83, 73, 73};
+constexpr Floor kFloor = {111, 60, 64, 57, 85, 85, 74, 74};
 
 // The records within tolerance today: each must stay within, so that one record's gain cannot
 // hide another's loss.
@@ -115,9 +115,8 @@ constexpr const char* kWithinToday[] = {
     "qwen3.6-27b-autoround-int4-rtx3090x2-tp2-len262144-fp8e5m2-mtp3-p2pon-club3090-295",
     "qwen3.6-27b-autoround-int4-rtx3090x2-tp2-len262144-nop2p-club3090-642",
     // The DFlash noviz run (#76, within once its drafter was planned) left this list when
-    // --language-model-only was planned: without the vision tower the plan charged and vLLM
-    // skips, the drafter's costs show; with its tapped target states planned its KV tokens are
-    // +5.7%, just out (its scoring note).
+    // --language-model-only was planned (the drafter's costs showed without the vision tower)
+    // and came back below with the all-reduce's out-of-place output (its scoring note).
     "qwen3.6-27b-autoround-int4-rtx3090x2-tp2-mtp-club3090-487",
     "qwen3.6-27b-autoround-rtx3090x2-tp2-gmu0.88-fp8e5m2-club3090-104",
     "qwen3.6-27b-rtx3090x4-tp4-nop2p-v0.24.0-club3090-584",
@@ -161,6 +160,11 @@ constexpr const char* kWithinToday[] = {
     "qwen3.6-27b-fp8-rtx3090x2-tp2-len262144-fp8kv-mtp3-v0.25-club3090-751",
     // Within since int8_per_token_head KV is planned with its scales (PR #38378, v0.20).
     "qwen3.6-27b-autoround-int4-rtx3090x4-tp4-len262144-int8kv-mtp3-v0.22.0-club3090-446",
+    // Within since the TP all-reduce's out-of-place output is charged in the forward (PR #10121,
+    // v0.6.5): the DFlash drafter's forward at TP 2.
+    "qwen3.6-27b-rtx3090x2-tp2-len200000-dflash-noviz-0.20.2rc1-club3090-76",
+    // Within since V0's sampler warm-up is the full-vocabulary sort, on the driver alone.
+    "deepseek-r1-distill-qwen-14b-rtx4090x2-tp2-gmu0.98-len131072-kv-too-small",
 };
 
 // The development half of the records (FNV-1a of the id is even): constants are calibrated on
@@ -522,16 +526,26 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       std::optional<double> rw = Num(rep, "weights_gib");
       if (!rw) rw = Num(rep, "model_loading_gib");
       component(0, g.weights_bytes / gib, rw);
-      component(1, g.activation_peak_bytes / gib, Num(rep, "activation_peak_gib"));
+      // reported.rank "worker": the breakdown is a V0 worker's, a rank that does not sample
+      // (the driver alone does at TP > 1), so its peak lacks the sampler warm-up and its KV
+      // memory is larger by the difference; the plan's figures for such a rank are compared.
+      const bool worker = Str(rep, "rank") == "worker";
+      if (!Str(rep, "rank").empty()) {
+        EXPECT_TRUE(worker && s.v0_engine) << id << ": reported.rank is \"worker\" (V0 only)";
+        EXPECT_FALSE(Str(rec, "rank_why").empty()) << id << ": reported.rank needs rank_why";
+      }
+      const uint64_t peak = worker ? plan->non_sampling_activation_bytes : g.activation_peak_bytes;
+      const uint64_t kv_bytes = g.kv_cache_bytes + (g.activation_peak_bytes - peak);
+      component(1, peak / gib, Num(rep, "activation_peak_gib"));
       component(2, g.non_torch_bytes / gib, Num(rep, "non_torch_gib"));
       std::optional<double> rg = Num(rep, "cuda_graph_gib");
       if (!rg) rg = Num(rep, "cuda_graph_estimate_gib");
       component(3, s.enforce_eager ? 0.0 : g.cudagraph_bytes / gib, rg);
       std::optional<double> ra = Num(rep, "available_kv_cache_gib");
       if (ra && *ra <= 0) ra.reset();
-      component(4, g.kv_cache_bytes / gib, ra);
+      component(4, kv_bytes / gib, ra);
       if (ra) {
-        const double d = g.kv_cache_bytes / gib - *ra;
+        const double d = kv_bytes / gib - *ra;
         avail[in_range][dev].Add(d, *ra);
         if (d > 1.0) {
           // Records from before 0.2 are outside the modelled releases (said in the doc).

@@ -52,8 +52,16 @@ constexpr uint64_t kNonTorchBaseV1 = 144 * kMiB;
 // the profile run): the TP>1 values V0 printed were 0.25, 0.30, 0.38 GiB, median 0.30 = base
 // + 48 MiB.
 constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
-// Sampler warm-up bytes per logit. V0 (its profile run samples with top-p 0.99): bf16 logits
-// (2) + fp32 copy (4) + probabilities (4) + sort values (4) = 14, which its records fit. V1
+// Sampler warm-up bytes per logit. V0: its profile run samples with top-p 0.99 and top-k
+// vocab-1 (worker/model_runner.py profile_run's SamplingParams), so the sampler sorts the whole
+// vocabulary (model_executor/layers/sampler.py _apply_top_k_top_p: logits.sort, softmax, cumsum,
+// scatter back; FlashInfer's sampler only with VLLM_USE_FLASHINFER_SAMPLER=1), the sort below
+// (39 B); only the driver samples at TP > 1 (VllmPlan::non_sampling_activation_bytes). The
+// development half's V0 peaks agree: Llama-3-8B's driver printed 1.26 GiB at TP 1 and TP 2
+// (256 x 128,256 logits: 41 B; the forward is 0.84 and 0.55 GiB), DeepSeek-R1-Distill-Qwen-14B's
+// driver at TP 2 kept about 1.2 GiB less than its worker (0.19 GiB of forward), 39 B over 256 x
+// 152,064 logits; Qwen2.5-32B's driver at TP 2 printed its 10,000-token forward (1.26 GiB) with
+// the sort at 1.41 GiB planned (0.15 GiB pessimistic). V1
 // (_dummy_sampler_run: top-p 0.9 and top-k vocab-1 over min(max_num_seqs, batched tokens)
 // requests) depends on the release's top-k/top-p path (Rules::sampler_sorts):
 // - the full-vocab PyTorch sort (v0.11.1 to v0.16): the bf16 logits, their fp32 copy, the
@@ -113,7 +121,6 @@ constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
 // in every V1 release: the sort before v0.17 and the Triton kernel from it
 // (Rules::sampler_native_triton); =1 selects FlashInfer's sampler (v0.8-v0.11.0: where it
 // imports, else the sort with a warning; from v0.11.1 forward_cuda unconditionally).
-constexpr uint64_t kSamplerBytesPerLogitV0 = 14;
 constexpr uint64_t kSamplerBytesPerLogitTriton = 14;
 constexpr uint64_t kSamplerBytesPerLogitFlashInfer = 14;
 constexpr uint64_t kSamplerBytesPerLogit = 22;
@@ -323,8 +330,12 @@ uint64_t ForwardActivation(const ModelSpec& s, uint64_t tokens, uint64_t tp, boo
     }
     widest_mlp = std::max(widest_mlp, mlp);
   }
-  // residual + normed input + output of the block, then the wider of attention and MLP.
-  return tokens * act * 3 * static_cast<uint64_t>(s.hidden_size) +
+  // residual + normed input + output of the block, then the wider of attention and MLP. With
+  // TP > 1 the row-parallel down projection's partial sums are all-reduced into a new tensor
+  // (Rules::all_reduce_out_of_place, v0.6.5+): the reduced output sits beside them, one more
+  // hidden-wide tensor at the MLP's widest point (gate_up and the activation are still held).
+  const uint64_t blocks = tp > 1 && rules.all_reduce_out_of_place ? 4 : 3;
+  return tokens * act * blocks * static_cast<uint64_t>(s.hidden_size) +
          std::max(widest_attn, widest_mlp);
 }
 
@@ -1048,7 +1059,7 @@ struct SamplerPath {
   bool installed = false;          // the same, with FlashInfer said to be installed
 };
 SamplerPath ChooseSamplerPath(const VllmSettings& s, const vllm::Rules& rules) {
-  if (s.v0_engine) return {kSamplerBytesPerLogitV0};
+  if (s.v0_engine) return {kSamplerBytesPerLogitSort};
   const uint64_t native =
       rules.sampler_native_triton ? kSamplerBytesPerLogitTriton : kSamplerBytesPerLogitSort;
   // FlashInfer's sampler: the default again from v0.21, charged at those releases' 22 B.
@@ -1130,6 +1141,10 @@ void Profile(Run& r) {
                     (kSamplerBytesPerLogitSort - kSamplerBytesPerLogitFlashInfer))));
   }
   r.g.activation_peak_bytes = r.activation;
+  r.plan.non_sampling_activation_bytes =
+      s.v0_engine && r.tp > 1 && s.measured_activation_bytes == 0
+          ? std::min(r.activation, top->received + std::max(fwd, encoder) + deq)
+          : r.activation;
   const int64_t pp = s.pipeline_parallel_size;
   r.g.explain.push_back(
       {"activation_peak", r.activation,

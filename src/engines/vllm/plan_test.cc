@@ -651,8 +651,9 @@ TEST(Vllm, TheForwardIsShardedByTpButTheSampledLogitsAreNot) {
   // Qwen3-32B (hidden 5,120, MLP 25,600, 64 + 2 x 8 heads of 128) on H100s at 8,192 batched
   // tokens. The profile's forward holds, per rank, the residual, the normed input and the block
   // output (3 x hidden) and the wider of the QKV output and the MLP's gate/up + activation
-  // outputs, the sharded ones at 1/TP (attention is skipped in the profile run):
-  // TP 1: 8192 x 2 B x (15,360 + 76,800) = 1,509,949,440 B; TP 2: 8192 x 2 x (15,360 + 38,400).
+  // outputs, the sharded ones at 1/TP (attention is skipped in the profile run); with TP > 1
+  // also the all-reduced copy of the down projection's output (a fourth hidden-wide tensor):
+  // TP 1: 8192 x 2 B x (15,360 + 76,800) = 1,509,949,440 B; TP 2: 8192 x 2 x (20,480 + 38,400).
   const Inventory inv = Catalog("qwen3-32b");
   VllmSettings s;
   s.version = "0.17";
@@ -660,7 +661,7 @@ TEST(Vllm, TheForwardIsShardedByTpButTheSampledLogitsAreNot) {
   s.max_num_seqs = 8;  // 8 x 151,936 x 14 B = 17 MB of sampler: the forward sets the peak
   EXPECT_EQ(H100ActivationPeak(inv, s), 1509949440u);
   s.tensor_parallel_size = 2;
-  EXPECT_EQ(H100ActivationPeak(inv, s), 880803840u);
+  EXPECT_EQ(H100ActivationPeak(inv, s), 964689920u);
   // The sampler warm-up: the lm_head's vocab shards are gathered on every rank, so each rank
   // samples 1,024 x 151,936 logits whatever the TP size (v0.14: 39 B a logit; the llm-d H100
   // runs printed the same 5.64 GiB activation peak at TP 1 and TP 2). Under pipeline
@@ -674,6 +675,59 @@ TEST(Vllm, TheForwardIsShardedByTpButTheSampledLogitsAreNot) {
   EXPECT_EQ(H100ActivationPeak(inv, s), sampler);
   s.pipeline_parallel_size = 2;
   EXPECT_EQ(H100ActivationPeak(inv, s), sampler + 2ull * 8192 * 5120 * 2);
+}
+
+TEST(Vllm, V0SortsTheWholeVocabularyOnTheDriverAlone) {
+  // V0's profile run samples with top-p 0.99 and top-k vocab-1, so _apply_top_k_top_p sorts
+  // (model_executor/layers/sampler.py): the sort's 39 B a logit over 256 x 128,256 logits, on
+  // the driver, which alone gathers the logits at TP > 1; the other ranks hold the forward
+  // alone (Llama-3-8B, 8,192 tokens: 8192 x 2 B x (4 x 4,096 + 3 x 14,336 / 2) at TP 2).
+  const Inventory inv = Catalog("llama-3.1-8b-instruct");
+  VllmSettings s;
+  s.v0_engine = true;
+  s.version = "0.6.6";
+  s.max_model_len = 8192;
+  const uint64_t sampler = 256ull * 128256 * 39;
+  auto one = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->gpus[0].activation_peak_bytes, sampler);
+  EXPECT_EQ(one->non_sampling_activation_bytes, sampler);
+  s.tensor_parallel_size = 2;
+  auto two = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  EXPECT_EQ(two->gpus[0].activation_peak_bytes, sampler);
+  EXPECT_EQ(two->non_sampling_activation_bytes, 8192ull * 2 * (4 * 4096 + 3 * 14336 / 2));
+  // V1 all-gathers the logits: every rank samples.
+  s.v0_engine = false;
+  s.version = "0.14";
+  auto v1 = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(v1.ok()) << v1.status().ToString();
+  EXPECT_EQ(v1->non_sampling_activation_bytes, v1->gpus[0].activation_peak_bytes);
+}
+
+TEST(Vllm, TheTpAllReduceWritesANewTensorFromV065) {
+  // PR #10121 (v0.6.5) made the NCCL all-reduce, the path of a profile-sized tensor, out of
+  // place: the reduced output sits beside the down projection's partial sums, so a TP 2 forward
+  // holds one more tokens x hidden tensor than before it; at TP 1 nothing is all-reduced.
+  // Qwen2.5-32B (hidden 5,120) on V0 at 10,000 tokens, 8 sequences so that the forward binds.
+  const Inventory inv = Catalog("qwen2.5-32b-instruct");
+  VllmSettings s;
+  s.v0_engine = true;
+  s.max_model_len = 10000;
+  s.max_num_seqs = 8;
+  s.tensor_parallel_size = 2;
+  s.version = "0.6.4";
+  const uint64_t in_place = H100ActivationPeak(inv, s);
+  s.version = "0.6.5";
+  EXPECT_EQ(H100ActivationPeak(inv, s), in_place + 10000ull * 5120 * 2);
+  s.version = "0.10";
+  EXPECT_EQ(H100ActivationPeak(inv, s), in_place + 10000ull * 5120 * 2);
+  s.tensor_parallel_size = 1;
+  const uint64_t tp1 = H100ActivationPeak(inv, s);
+  s.version = "0.6.4";
+  EXPECT_EQ(H100ActivationPeak(inv, s), tp1);
+  EXPECT_FALSE(vllm::RulesFor(604).all_reduce_out_of_place);
+  EXPECT_TRUE(vllm::RulesFor(605).all_reduce_out_of_place);
 }
 
 // The explanation line of `name` in the first GPU's plan ("" when there is none).

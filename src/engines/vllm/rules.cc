@@ -122,6 +122,7 @@ void LegacyV0Rules(Rules* r) {
   r->deepseek_heads_padded_256 = v < 700;          // PR #12067
   r->v0_long_context_chunked_prefill = v >= 504;   // PR #6666
   r->v0_chunked_prefill_tokens = v < 605 ? 512 : 2048;
+  r->all_reduce_out_of_place = v >= 605;           // PR #10121
   // fused_moe's token chunk: 64K from PR #6029 (July 2024, v0.5.1; before, more than 65,536
   // tokens were refused), 32K from PR #7995 (2024-08-29, v0.6.0).
   if (v < 600) r->fused_moe_chunk_tokens = 65536;

@@ -123,6 +123,13 @@ struct Rules {
   // measurement (PR #30515). Before v0.17 the custom all-reduce's buffers are made before the
   // snapshot (PR #25359, v0.11) and only NCCL's lazy buffers grow during the profile.
   bool tp_profile_workspaces = true;
+  // The tensor-parallel all-reduce is out of place on every path from v0.6.5: PR #10121
+  // (2024-11, "changes pynccl all reduce to be out of place and removes support for torch
+  // distributed's all reduce") made the NCCL path, the one a profile-sized tensor takes (above
+  // the custom all-reduce's size limit), write into a new tensor (pynccl.py all_reduce:
+  // out_tensor = torch.empty_like(in_tensor); parallel_state.py GroupCoordinator.all_reduce:
+  // "we always make the all-reduce operation out-of-place"). Before it, NCCL reduced in place.
+  bool all_reduce_out_of_place = true;
   // The all-reduce + RMSNorm fusion (config/vllm.py enable_allreduce_rms_fusion) refused TP with
   // DP > 1 or PP > 1 from its default-on in v0.17 (issues #34458, #35426) until PR #41458
   // (2026-05-01, first in v0.21) re-enabled it there.

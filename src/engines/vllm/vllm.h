@@ -107,6 +107,12 @@ VllmSettings ToVllmSettings(const EngineSettings& s);
 struct VllmPlan : Plan {
   KvCacheLayout kv_layout;
   KvCacheOptions kv_options;  // the options the layout was made with
+  // The activation peak of a rank that does not sample: under the V0 engine at TP > 1 only the
+  // driver gathers the logits (LogitsProcessor._gather_logits: a gather to rank 0, not an
+  // all-gather) and runs the sampler warm-up, so the other ranks profile the forward and the
+  // encoder alone and print a smaller peak and a larger KV memory (vLLM keeps the driver's, the
+  // fewest blocks). Equal to the plan's activation peak everywhere else.
+  uint64_t non_sampling_activation_bytes = 0;
 };
 
 // Plans `inv` (a checkpoint or catalog inventory) on `gpu` with `settings`. Errors are for
