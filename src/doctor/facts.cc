@@ -174,6 +174,16 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage = serving ? Stage::kRuntime : Stage::kWarmup;
     f.stage_why = fmt::format("sampler frame {} {}", Cited(frames->frame),
                               serving ? "while serving" : "before any serving line");
+  } else if (frames && frames->unless_serving) {
+    // A batch step the warm-up and serving both run (TGI's generate_token): serving only when
+    // the log shows it.
+    const bool serving = f.milestone_stage == Stage::kRuntime;
+    f.stage = serving ? Stage::kRuntime : frames->stage;
+    f.stage_why = fmt::format("batch step frame {} {}", Cited(frames->frame),
+                              serving ? "while serving (furthest milestone " + Cited(milestone) +
+                                            ")"
+                                      : "under no serving handler and before any serving "
+                                        "line: the start-up warm-up that runs it");
   } else if (frames && frames->construction && f.milestone_stage &&
              *f.milestone_stage > Stage::kLoad) {
     // A constructor past the load (a cache or buffer object built later): the milestone says
@@ -420,7 +430,20 @@ bool PathIs(const LogEvent* fr, Num key) {
 // (vLLM V1's EngineCore._initialize_kv_caches, the executor's initialize_from_config) has no row:
 // the deeper frame under it decides.
 // kPlace: a model moved onto the GPU, the load when nothing on the stack says otherwise.
-enum class Slot { kGraph, kSampler, kWarmup, kKv, kProfile, kLoad, kRuntime, kStartup, kPlace };
+// kStep: a batch step that an engine's start-up warm-up and its serving both run; the milestones
+// say which (StageOfFrames, DecideStage).
+enum class Slot {
+  kGraph,
+  kSampler,
+  kWarmup,
+  kKv,
+  kProfile,
+  kLoad,
+  kRuntime,
+  kStartup,
+  kPlace,
+  kStep
+};
 struct FrameRow {
   std::string_view fn;
   std::string_view file;  // "" any file; else the frame's file name
@@ -595,6 +618,13 @@ constexpr FrameRow kFrameRows[] = {
     // The gRPC handlers serving requests (server.py TextGenerationService.Prefill / .Decode).
     {"Prefill", "server.py", Slot::kRuntime},
     {"Decode", "server.py", Slot::kRuntime},
+    // FlashCausalLM.generate_token: the warm-up runs it on one batch of --max-batch-prefill-tokens
+    // (flash_causal_lm.py warmup, 1.0-3.x: `_, batch = self.generate_token(batch)` inside the try
+    // that raises "Not enough memory to handle N prefill tokens"), then sizes the KV blocks from
+    // the memory left, so that no later prefill (the router caps it at the same tokens) needs
+    // more; the Prefill and Decode handlers run it while serving. Under neither handler's frame
+    // (a traceback cut above it), the warm-up unless the log shows serving.
+    {"generate_token", "flash_causal_lm.py", Slot::kStep},
     {"get_multi_weights_col", "", Slot::kLoad},
     {"get_weights_col", "", Slot::kLoad},
     {"get_sharded", "", Slot::kLoad},
@@ -795,7 +825,7 @@ bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names) {
 std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& frames) {
   const LogEvent *graph = nullptr, *sampler = nullptr, *warmup = nullptr, *kv = nullptr,
                  *profile = nullptr, *load = nullptr, *runtime = nullptr, *startup = nullptr,
-                 *sampler_code = nullptr, *place = nullptr;
+                 *sampler_code = nullptr, *place = nullptr, *step = nullptr;
   auto first = [](const LogEvent*& slot, const LogEvent* fr) {
     if (!slot) slot = fr;
   };
@@ -834,6 +864,9 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
       case Slot::kPlace:
         first(place, fr);
         break;
+      case Slot::kStep:
+        first(step, fr);
+        break;
     }
   }
   // The most specific phase wins: capture_model calls _dummy_run, compile_or_warm_up_model
@@ -855,6 +888,7 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
   });
   if (place && !runtime && !forward) return FrameStage{Stage::kLoad, place};
   if (runtime) return FrameStage{Stage::kRuntime, runtime};
+  if (step) return FrameStage{Stage::kProfile, step, false, false, true};
   if (sampler_code) return FrameStage{Stage::kRuntime, sampler_code, true};
   // A traceback that ends in a constructor (past torch's device-mode dispatch, which `with
   // torch.device("cuda")` routes every factory call through): modules allocate their

@@ -118,6 +118,9 @@ struct FrameStage {
   const LogEvent* frame;
   bool weak = false;
   bool construction = false;
+  // Only a batch step that a start-up warm-up and serving both run says so: `stage` is the
+  // warm-up's, serving when the log shows it.
+  bool unless_serving = false;
 };
 std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& frames);
 
