@@ -716,6 +716,25 @@ constexpr FrameRow kFrameRows[] = {
     {"prediction_step", "", Slot::kRuntime},
     {"backward", "", Slot::kRuntime},
     {"_engine_run_backward", "", Slot::kRuntime},
+    // LLaMA-Factory (src/llamafactory/train/tuner.py run_exp -> _training_function -> run_pt /
+    // run_sft / run_rm / run_ppo / run_dpo / run_kto in train/<stage>/workflow.py, 0.6-0.9; the
+    // same names under llmtuner/ before): each workflow loads the model (load_model, whose
+    // from_pretrained frames have their own rows and win) and then trains, evaluates or predicts
+    // through its Trainer. A traceback cut at the workflow is read as the training run it is.
+    // Its export (tuner.py export_model: load_model, which merges the LoRA adapters with peft's
+    // merge_and_unload -> _unload_and_optionally_merge, then save_pretrained) never generates or
+    // trains: the load.
+    {"run_exp", "tuner.py", Slot::kRuntime},
+    {"_training_function", "tuner.py", Slot::kRuntime},
+    {"run_pt", "workflow.py", Slot::kRuntime},
+    {"run_sft", "workflow.py", Slot::kRuntime},
+    {"run_rm", "workflow.py", Slot::kRuntime},
+    {"run_ppo", "workflow.py", Slot::kRuntime},
+    {"run_dpo", "workflow.py", Slot::kRuntime},
+    {"run_kto", "workflow.py", Slot::kRuntime},
+    {"export_model", "tuner.py", Slot::kLoad},
+    {"merge_and_unload", "", Slot::kLoad},
+    {"_unload_and_optionally_merge", "", Slot::kLoad},
     // The optimizer's step, which allocates its states (Adam's exp_avg and exp_avg_sq) on its
     // first call (torch/optim/optimizer.py Optimizer.step wrapper -> adamw.py / adam.py step ->
     // _init_group, then _single_tensor_/_multi_tensor_/_fused_adam(w), 2.x; "step" itself has

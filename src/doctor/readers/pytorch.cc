@@ -735,6 +735,19 @@ void MatchReferenceLaunch(const Line& line) {
   line.Emit(EventKind::kLoadBegin, kEngine);
 }
 
+// A command line running LLaMA-Factory's export: "python src/export_model.py --model_name_or_path
+// ... --adapter_name_or_path ... --export_dir ..." (src/export_model.py, 0.5-0.7) or
+// "llamafactory-cli export ..." (0.7+), both tuner.py export_model: it loads the base model,
+// merges the LoRA adapters into it (peft merge_and_unload) and saves the result, and never
+// generates or trains: the launch begins the load.
+void MatchExportLaunch(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "llamafactory-cli export") ||
+      (Has(s, "export_model.py") && Has(s, "--model_name_or_path"))) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
+}
+
 // A shell's report that the program it ran was ended by SIGKILL, with no error of the program's
 // own: bash's "Killed" (its strsignal text, alone on the line for a foreground job, or as a job's
 // status: "[1]+  Killed    python x.py"), zsh's "zsh: killed     python x.py" and, with
@@ -874,6 +887,7 @@ bool QuantizerFinished(const Line& line) {
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchReferenceLaunch(line);
+  MatchExportLaunch(line);
   // A quantization run's setup or progress, carried as online_quantization (the weights
   // converted while loading), the key SGLang's --quantization on a 16-bit checkpoint also sets.
   // Its progress is also a milestone: the run reached the conversion (the load stage), so a log
