@@ -972,7 +972,10 @@ bool VisionLanguageName(const std::string& path) {
   return false;
 }
 
-double ParamsFromName(const std::string& path) {
+namespace {
+// ParamsFromName, and whether the name gave experts x size.
+double NamedParams(const std::string& path, bool* mixture) {
+  *mixture = false;
   const std::string name =
       path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
   for (size_t i = 0; i < name.size(); ++i) {
@@ -982,7 +985,19 @@ double ParamsFromName(const std::string& path) {
       size_t b = i;
       while (b > 0 && (std::isdigit(static_cast<unsigned char>(name[b - 1])) || name[b - 1] == '.'))
         --b;
-      if (b > 0 && (name[b - 1] == 'x' || name[b - 1] == 'X')) return 0;  // 8x7B: experts
+      if (b > 0 && (name[b - 1] == 'x' || name[b - 1] == 'X')) {
+        // "8x7B": E experts of a P-parameter model share its attention and embeddings, and each
+        // adds its MLP, which is most of a dense model's parameters (Mixtral-8x7B's config.json:
+        // 32 layers x 3 x 4096 x 14336 = 5.6B of Mistral-7B's 7.2B; 46.7B in all). At least
+        // P x (1 + 0.6 (E - 1)): 36B for 8x7B, 114B for 8x22B.
+        size_t e = b - 1;
+        while (e > 0 && std::isdigit(static_cast<unsigned char>(name[e - 1]))) --e;
+        const double experts = std::atof(name.substr(e, b - 1 - e).c_str());
+        const double p = std::atof(name.substr(b, i - b).c_str());
+        if (experts < 2 || experts > 256 || p <= 0 || p >= 5000) return 0;
+        *mixture = true;
+        return p * (1 + 0.6 * (experts - 1)) * 1e9;
+      }
       if (b > 0 && name[b - 1] == 'A' && b > 1 && name[b - 2] == '-')
         continue;  // -A3B: active parameters
       const double n = std::atof(name.substr(b, i - b).c_str());
@@ -990,6 +1005,18 @@ double ParamsFromName(const std::string& path) {
     }
   }
   return 0;
+}
+}  // namespace
+
+double ParamsFromName(const std::string& path) {
+  bool mixture = false;
+  return NamedParams(path, &mixture);
+}
+
+std::string NamedParamsWords(const std::string& path) {
+  bool mixture = false;
+  const double n = NamedParams(path, &mixture);
+  return fmt::format("{}{:.0f}B", mixture ? "at least " : "", n / 1e9);
 }
 
 // The names' spellings on the Hugging Face hub: "Qwen2.5-7B-Instruct-GPTQ-Int8",

@@ -1022,9 +1022,9 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, fmt::format("a GPU with more than {} of memory (or the model split over several), "
                           "or a smaller model",
                           Gib(weights)),
-           fmt::format("the name {} states {:.0f}B parameters at {} bits: about {} of weights, "
+           fmt::format("the name {} states {} parameters at {} bits: about {} of weights, "
                        "more than the card's {}",
-                       f.model_path, ParamsFromName(f.model_path) / 1e9, bits, Gib(weights),
+                       f.model_path, NamedParamsWords(f.model_path), bits, Gib(weights),
                        Gib(f.total)));
     if (bits > 4) {
       const double four = weights * 4 / bits;
