@@ -716,6 +716,23 @@ constexpr FrameRow kFrameRows[] = {
     {"prediction_step", "", Slot::kRuntime},
     {"backward", "", Slot::kRuntime},
     {"_engine_run_backward", "", Slot::kRuntime},
+    // The Trainer's evaluation and prediction entries (trainer.py evaluate / predict ->
+    // evaluation_loop; trainer_seq2seq.py Seq2SeqTrainer.evaluate / predict, which generate), and
+    // transformers' pipelines once built: Pipeline.__call__ (pipelines/base.py) -> run_single /
+    // run_multi -> forward -> _forward (the task's file: text_generation.py, 4.x), which calls
+    // generate. Building a pipeline (pipelines/__init__.py pipeline(): from_pretrained) has its
+    // own frames, which win.
+    {"evaluate", "trainer.py", Slot::kRuntime},
+    {"predict", "trainer.py", Slot::kRuntime},
+    {"evaluate", "trainer_seq2seq.py", Slot::kRuntime},
+    {"predict", "trainer_seq2seq.py", Slot::kRuntime},
+    {"run_single", "base.py", Slot::kRuntime},
+    {"run_multi", "base.py", Slot::kRuntime},
+    {"__call__", "text_generation.py", Slot::kRuntime},
+    {"_forward", "text_generation.py", Slot::kRuntime},
+    {"__call__", "text2text_generation.py", Slot::kRuntime},
+    {"_forward", "text2text_generation.py", Slot::kRuntime},
+    {"pipeline", "__init__.py", Slot::kLoad},
     // LLaMA-Factory (src/llamafactory/train/tuner.py run_exp -> _training_function -> run_pt /
     // run_sft / run_rm / run_ppo / run_dpo / run_kto in train/<stage>/workflow.py, 0.6-0.9; the
     // same names under llmtuner/ before): each workflow loads the model (load_model, whose
