@@ -733,6 +733,20 @@ constexpr FrameRow kFrameRows[] = {
     {"__call__", "text2text_generation.py", Slot::kRuntime},
     {"_forward", "text2text_generation.py", Slot::kRuntime},
     {"pipeline", "__init__.py", Slot::kLoad},
+    // torchtune's recipes (recipes/full_finetune_*.py, lora_finetune_*.py, lora_dpo_*.py,
+    // knowledge_distillation_*.py, qat_distributed.py, 0.2-0.6): recipe_main runs setup (->
+    // _setup_model, which builds the model and loads its state dict) and then train (the
+    // training loop). The recipe copied under another name keeps these names.
+    {"_setup_model", "", Slot::kLoad},
+    {"train", "full_finetune_single_device.py", Slot::kRuntime},
+    {"train", "full_finetune_distributed.py", Slot::kRuntime},
+    {"train", "lora_finetune_single_device.py", Slot::kRuntime},
+    {"train", "lora_finetune_distributed.py", Slot::kRuntime},
+    {"train", "lora_dpo_single_device.py", Slot::kRuntime},
+    {"train", "lora_dpo_distributed.py", Slot::kRuntime},
+    {"train", "knowledge_distillation_single_device.py", Slot::kRuntime},
+    {"train", "knowledge_distillation_distributed.py", Slot::kRuntime},
+    {"train", "qat_distributed.py", Slot::kRuntime},
     // LLaMA-Factory (src/llamafactory/train/tuner.py run_exp -> _training_function -> run_pt /
     // run_sft / run_rm / run_ppo / run_dpo / run_kto in train/<stage>/workflow.py, 0.6-0.9; the
     // same names under llmtuner/ before): each workflow loads the model (load_model, whose
