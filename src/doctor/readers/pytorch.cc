@@ -717,6 +717,31 @@ void MatchMilestone(const Line& line) {
   if (!textgen.empty()) line.Emit(EventKind::kConfig, kEngine).text = std::string(textgen);
 }
 
+// A training loop's report of a step done, with its loss: nanoGPT's train.py "iter 0: loss
+// 10.8765, time 1234.56ms, mfu -100.00%" and "step 0: train loss 10.8765, val loss 10.8819"
+// (karpathy/nanoGPT, and the loops written after it), "Epoch 1 ... loss", "Step 10 ... loss";
+// torchtune's recipes' bar "1|10|Loss: 0.9358" (recipes/*.py train: f"{curr_epoch + 1}|
+// {self.global_step}|Loss: {loss_to_log}", 0.2-0.6). A step ran: the program is past its load.
+bool TrainingStepLine(std::string_view t) {
+  const size_t b = t.find_first_not_of(' ');
+  if (b == std::string_view::npos) return false;
+  t.remove_prefix(b);
+  for (std::string_view word : {"iter ", "step ", "Step ", "Iter ", "Epoch ", "epoch "}) {
+    if (t.substr(0, word.size()) != word || t.size() <= word.size() ||
+        !std::isdigit(static_cast<unsigned char>(t[word.size()]))) {
+      continue;
+    }
+    return t.find("loss") != std::string_view::npos || t.find("Loss") != std::string_view::npos;
+  }
+  // torchtune: digits '|' digits "|Loss: ".
+  size_t i = 0;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+  if (i == 0 || i >= t.size() || t[i] != '|') return false;
+  size_t j = i + 1;
+  while (j < t.size() && std::isdigit(static_cast<unsigned char>(t[j]))) ++j;
+  return j > i + 1 && t.substr(j, 7) == "|Loss: ";
+}
+
 // The command line launching one of Meta's reference scripts: "torchrun --nproc_per_node MP
 // <script>.py --ckpt_dir DIR --tokenizer_path FILE ..." (fire's flags). LLaMA 1's example.py
 // (main -> load), Llama 2/3's example_text_completion.py and example_chat_completion.py and Code
@@ -887,6 +912,7 @@ bool QuantizerFinished(const Line& line) {
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchReferenceLaunch(line);
+  if (Has(s, "oss") && TrainingStepLine(line.text)) line.Emit(EventKind::kServing, kEngine);
   MatchExportLaunch(line);
   // A quantization run's setup or progress, carried as online_quantization (the weights
   // converted while loading), the key SGLang's --quantization on a 16-bit checkpoint also sets.
