@@ -176,14 +176,14 @@ void DecideStage(const LogScan& scan, Facts* fp) {
                               serving ? "while serving" : "before any serving line");
   } else if (frames && frames->unless_serving) {
     // A batch step the warm-up and serving both run (TGI's generate_token): serving only when
-    // the log shows it.
-    const bool serving = f.milestone_stage == Stage::kRuntime;
+    // the log got past the warm-up's phase (the KV blocks sized, graphs, serving lines).
+    const bool serving = f.milestone_stage && *f.milestone_stage > frames->stage;
     f.stage = serving ? Stage::kRuntime : frames->stage;
     f.stage_why = fmt::format("batch step frame {} {}", Cited(frames->frame),
-                              serving ? "while serving (furthest milestone " + Cited(milestone) +
-                                            ")"
-                                      : "under no serving handler and before any serving "
-                                        "line: the start-up warm-up that runs it");
+                              serving ? "after the warm-up (furthest milestone " +
+                                            Cited(milestone) + ")"
+                                      : "under no serving handler and before any line past "
+                                        "the warm-up: the start-up warm-up that runs it");
   } else if (frames && frames->construction && f.milestone_stage &&
              *f.milestone_stage > Stage::kLoad) {
     // A constructor past the load (a cache or buffer object built later): the milestone says

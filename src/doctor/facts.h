@@ -119,7 +119,7 @@ struct FrameStage {
   bool weak = false;
   bool construction = false;
   // Only a batch step that a start-up warm-up and serving both run says so: `stage` is the
-  // warm-up's, serving when the log shows it.
+  // warm-up's, serving when the log got past that phase.
   bool unless_serving = false;
 };
 std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& frames);
