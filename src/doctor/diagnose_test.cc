@@ -35,7 +35,10 @@ std::string ReadFile(const std::string& path) {
 // ones; GGUF's quant types and a bare "bnb" state none).
 TEST(Diagnose, ModelNameStatesParametersAndBits) {
   EXPECT_DOUBLE_EQ(doctor::ParamsFromName("Qwen/Qwen1.5-72B-Chat"), 72e9);
-  EXPECT_DOUBLE_EQ(doctor::ParamsFromName("mistralai/Mixtral-8x7B-v0.1"), 0);
+  // A mixture's name gives a lower bound: 7B x (1 + 0.6 x 7).
+  EXPECT_DOUBLE_EQ(doctor::ParamsFromName("mistralai/Mixtral-8x7B-v0.1"), 7 * 5.2 * 1e9);
+  EXPECT_EQ(doctor::NamedParamsWords("mistralai/Mixtral-8x7B-v0.1"), "at least 36B");
+  EXPECT_EQ(doctor::NamedParamsWords("Qwen/Qwen1.5-72B-Chat"), "72B");
   EXPECT_DOUBLE_EQ(doctor::ParamsFromName("Qwen/Qwen3-30B-A3B"), 30e9);
   EXPECT_EQ(doctor::NameBits("meta-llama/Llama-2-70b-chat-hf"), 16);
   EXPECT_EQ(doctor::NameBits("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8"), 8);

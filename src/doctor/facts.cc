@@ -185,6 +185,16 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage = serving ? Stage::kRuntime : Stage::kWarmup;
     f.stage_why = fmt::format("sampler frame {} {}", Cited(frames->frame),
                               serving ? "while serving" : "before any serving line");
+  } else if (frames && frames->unless_serving) {
+    // A batch step the warm-up and serving both run (TGI's generate_token): serving only when
+    // the log got past the warm-up's phase (the KV blocks sized, graphs, serving lines).
+    const bool serving = f.milestone_stage && *f.milestone_stage > frames->stage;
+    f.stage = serving ? Stage::kRuntime : frames->stage;
+    f.stage_why = fmt::format("batch step frame {} {}", Cited(frames->frame),
+                              serving ? "after the warm-up (furthest milestone " +
+                                            Cited(milestone) + ")"
+                                      : "under no serving handler and before any line past "
+                                        "the warm-up: the start-up warm-up that runs it");
   } else if (frames && frames->construction && f.milestone_stage &&
              *f.milestone_stage > Stage::kLoad) {
     // A constructor past the load (a cache or buffer object built later): the milestone says
@@ -442,7 +452,20 @@ bool PathIs(const LogEvent* fr, Num key) {
 // (vLLM V1's EngineCore._initialize_kv_caches, the executor's initialize_from_config) has no row:
 // the deeper frame under it decides.
 // kPlace: a model moved onto the GPU, the load when nothing on the stack says otherwise.
-enum class Slot { kGraph, kSampler, kWarmup, kKv, kProfile, kLoad, kRuntime, kStartup, kPlace };
+// kStep: a batch step that an engine's start-up warm-up and its serving both run; the milestones
+// say which (StageOfFrames, DecideStage).
+enum class Slot {
+  kGraph,
+  kSampler,
+  kWarmup,
+  kKv,
+  kProfile,
+  kLoad,
+  kRuntime,
+  kStartup,
+  kPlace,
+  kStep
+};
 struct FrameRow {
   std::string_view fn;
   std::string_view file;  // "" any file; else the frame's file name
@@ -617,6 +640,13 @@ constexpr FrameRow kFrameRows[] = {
     // The gRPC handlers serving requests (server.py TextGenerationService.Prefill / .Decode).
     {"Prefill", "server.py", Slot::kRuntime},
     {"Decode", "server.py", Slot::kRuntime},
+    // FlashCausalLM.generate_token: the warm-up runs it on one batch of --max-batch-prefill-tokens
+    // (flash_causal_lm.py warmup, 1.0-3.x: `_, batch = self.generate_token(batch)` inside the try
+    // that raises "Not enough memory to handle N prefill tokens"), then sizes the KV blocks from
+    // the memory left, so that no later prefill (the router caps it at the same tokens) needs
+    // more; the Prefill and Decode handlers run it while serving. Under neither handler's frame
+    // (a traceback cut above it), the warm-up unless the log shows serving.
+    {"generate_token", "flash_causal_lm.py", Slot::kStep},
     {"get_multi_weights_col", "", Slot::kLoad},
     {"get_weights_col", "", Slot::kLoad},
     {"get_sharded", "", Slot::kLoad},
@@ -708,6 +738,56 @@ constexpr FrameRow kFrameRows[] = {
     {"prediction_step", "", Slot::kRuntime},
     {"backward", "", Slot::kRuntime},
     {"_engine_run_backward", "", Slot::kRuntime},
+    // The Trainer's evaluation and prediction entries (trainer.py evaluate / predict ->
+    // evaluation_loop; trainer_seq2seq.py Seq2SeqTrainer.evaluate / predict, which generate), and
+    // transformers' pipelines once built: Pipeline.__call__ (pipelines/base.py) -> run_single /
+    // run_multi -> forward -> _forward (the task's file: text_generation.py, 4.x), which calls
+    // generate. Building a pipeline (pipelines/__init__.py pipeline(): from_pretrained) has its
+    // own frames, which win.
+    {"evaluate", "trainer.py", Slot::kRuntime},
+    {"predict", "trainer.py", Slot::kRuntime},
+    {"evaluate", "trainer_seq2seq.py", Slot::kRuntime},
+    {"predict", "trainer_seq2seq.py", Slot::kRuntime},
+    {"run_single", "base.py", Slot::kRuntime},
+    {"run_multi", "base.py", Slot::kRuntime},
+    {"__call__", "text_generation.py", Slot::kRuntime},
+    {"_forward", "text_generation.py", Slot::kRuntime},
+    {"__call__", "text2text_generation.py", Slot::kRuntime},
+    {"_forward", "text2text_generation.py", Slot::kRuntime},
+    {"pipeline", "__init__.py", Slot::kLoad},
+    // torchtune's recipes (recipes/full_finetune_*.py, lora_finetune_*.py, lora_dpo_*.py,
+    // knowledge_distillation_*.py, qat_distributed.py, 0.2-0.6): recipe_main runs setup (->
+    // _setup_model, which builds the model and loads its state dict) and then train (the
+    // training loop). The recipe copied under another name keeps these names.
+    {"_setup_model", "", Slot::kLoad},
+    {"train", "full_finetune_single_device.py", Slot::kRuntime},
+    {"train", "full_finetune_distributed.py", Slot::kRuntime},
+    {"train", "lora_finetune_single_device.py", Slot::kRuntime},
+    {"train", "lora_finetune_distributed.py", Slot::kRuntime},
+    {"train", "lora_dpo_single_device.py", Slot::kRuntime},
+    {"train", "lora_dpo_distributed.py", Slot::kRuntime},
+    {"train", "knowledge_distillation_single_device.py", Slot::kRuntime},
+    {"train", "knowledge_distillation_distributed.py", Slot::kRuntime},
+    {"train", "qat_distributed.py", Slot::kRuntime},
+    // LLaMA-Factory (src/llamafactory/train/tuner.py run_exp -> _training_function -> run_pt /
+    // run_sft / run_rm / run_ppo / run_dpo / run_kto in train/<stage>/workflow.py, 0.6-0.9; the
+    // same names under llmtuner/ before): each workflow loads the model (load_model, whose
+    // from_pretrained frames have their own rows and win) and then trains, evaluates or predicts
+    // through its Trainer. A traceback cut at the workflow is read as the training run it is.
+    // Its export (tuner.py export_model: load_model, which merges the LoRA adapters with peft's
+    // merge_and_unload -> _unload_and_optionally_merge, then save_pretrained) never generates or
+    // trains: the load.
+    {"run_exp", "tuner.py", Slot::kRuntime},
+    {"_training_function", "tuner.py", Slot::kRuntime},
+    {"run_pt", "workflow.py", Slot::kRuntime},
+    {"run_sft", "workflow.py", Slot::kRuntime},
+    {"run_rm", "workflow.py", Slot::kRuntime},
+    {"run_ppo", "workflow.py", Slot::kRuntime},
+    {"run_dpo", "workflow.py", Slot::kRuntime},
+    {"run_kto", "workflow.py", Slot::kRuntime},
+    {"export_model", "tuner.py", Slot::kLoad},
+    {"merge_and_unload", "", Slot::kLoad},
+    {"_unload_and_optionally_merge", "", Slot::kLoad},
     // The optimizer's step, which allocates its states (Adam's exp_avg and exp_avg_sq) on its
     // first call (torch/optim/optimizer.py Optimizer.step wrapper -> adamw.py / adam.py step ->
     // _init_group, then _single_tensor_/_multi_tensor_/_fused_adam(w), 2.x; "step" itself has
@@ -817,7 +897,7 @@ bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names) {
 std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& frames) {
   const LogEvent *graph = nullptr, *sampler = nullptr, *warmup = nullptr, *kv = nullptr,
                  *profile = nullptr, *load = nullptr, *runtime = nullptr, *startup = nullptr,
-                 *sampler_code = nullptr, *place = nullptr;
+                 *sampler_code = nullptr, *place = nullptr, *step = nullptr;
   auto first = [](const LogEvent*& slot, const LogEvent* fr) {
     if (!slot) slot = fr;
   };
@@ -856,6 +936,9 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
       case Slot::kPlace:
         first(place, fr);
         break;
+      case Slot::kStep:
+        first(step, fr);
+        break;
     }
   }
   // The most specific phase wins: capture_model calls _dummy_run, compile_or_warm_up_model
@@ -877,6 +960,7 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
   });
   if (place && !runtime && !forward) return FrameStage{Stage::kLoad, place};
   if (runtime) return FrameStage{Stage::kRuntime, runtime};
+  if (step) return FrameStage{Stage::kProfile, step, false, false, true};
   if (sampler_code) return FrameStage{Stage::kRuntime, sampler_code, true};
   // A traceback that ends in a constructor (past torch's device-mode dispatch, which `with
   // torch.device("cuda")` routes every factory call through): modules allocate their
@@ -941,7 +1025,10 @@ bool VisionLanguageName(const std::string& path) {
   return false;
 }
 
-double ParamsFromName(const std::string& path) {
+namespace {
+// ParamsFromName, and whether the name gave experts x size.
+double NamedParams(const std::string& path, bool* mixture) {
+  *mixture = false;
   const std::string name =
       path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
   for (size_t i = 0; i < name.size(); ++i) {
@@ -951,7 +1038,19 @@ double ParamsFromName(const std::string& path) {
       size_t b = i;
       while (b > 0 && (std::isdigit(static_cast<unsigned char>(name[b - 1])) || name[b - 1] == '.'))
         --b;
-      if (b > 0 && (name[b - 1] == 'x' || name[b - 1] == 'X')) return 0;  // 8x7B: experts
+      if (b > 0 && (name[b - 1] == 'x' || name[b - 1] == 'X')) {
+        // "8x7B": E experts of a P-parameter model share its attention and embeddings, and each
+        // adds its MLP, which is most of a dense model's parameters (Mixtral-8x7B's config.json:
+        // 32 layers x 3 x 4096 x 14336 = 5.6B of Mistral-7B's 7.2B; 46.7B in all). At least
+        // P x (1 + 0.6 (E - 1)): 36B for 8x7B, 114B for 8x22B.
+        size_t e = b - 1;
+        while (e > 0 && std::isdigit(static_cast<unsigned char>(name[e - 1]))) --e;
+        const double experts = std::atof(name.substr(e, b - 1 - e).c_str());
+        const double p = std::atof(name.substr(b, i - b).c_str());
+        if (experts < 2 || experts > 256 || p <= 0 || p >= 5000) return 0;
+        *mixture = true;
+        return p * (1 + 0.6 * (experts - 1)) * 1e9;
+      }
       if (b > 0 && name[b - 1] == 'A' && b > 1 && name[b - 2] == '-')
         continue;  // -A3B: active parameters
       const double n = std::atof(name.substr(b, i - b).c_str());
@@ -959,6 +1058,18 @@ double ParamsFromName(const std::string& path) {
     }
   }
   return 0;
+}
+}  // namespace
+
+double ParamsFromName(const std::string& path) {
+  bool mixture = false;
+  return NamedParams(path, &mixture);
+}
+
+std::string NamedParamsWords(const std::string& path) {
+  bool mixture = false;
+  const double n = NamedParams(path, &mixture);
+  return fmt::format("{}{:.0f}B", mixture ? "at least " : "", n / 1e9);
 }
 
 // The names' spellings on the Hugging Face hub: "Qwen2.5-7B-Instruct-GPTQ-Int8",

@@ -120,6 +120,9 @@ struct FrameStage {
   const LogEvent* frame;
   bool weak = false;
   bool construction = false;
+  // Only a batch step that a start-up warm-up and serving both run says so: `stage` is the
+  // warm-up's, serving when the log got past that phase.
+  bool unless_serving = false;
 };
 std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& frames);
 
@@ -135,9 +138,12 @@ bool KvTooSmall(const Facts& f);
 // The model's name says it is a vision-language (or audio) model: "Qwen2.5-VL-7B-Instruct",
 // "InternVL2_5-8B", "llava-v1.6-34b", "Llama-3.2-11B-Vision-Instruct", "whisper-large-v3".
 bool VisionLanguageName(const std::string& path);
-// The parameters a model's name states ("Qwen1.5-72B-Chat" -> 72e9); 0 when it states none
-// (also "Mixtral-8x7B", whose total the name does not give).
+// The parameters a model's name states ("Qwen1.5-72B-Chat" -> 72e9); 0 when it states none.
+// For a mixture of experts named "8x7B", whose total the name does not give, a lower bound (the
+// experts' MLPs added to one dense model's parameters: 36e9).
 double ParamsFromName(const std::string& path);
+// ParamsFromName in words: "72B", or "at least 36B" for a mixture's name.
+std::string NamedParamsWords(const std::string& path);
 // The bits per weight a model's name states: 8 for Int8 / 8bit / FP8 / W8A8 / W8A16, 4 for
 // Int4 / 4bit / NVFP4 / MXFP4 / W4A16 / AWQ / GPTQ; 0 for a format whose bits the name does not
 // give (GGUF's quant types, a bare "bnb"); 16 when it names no quantization.

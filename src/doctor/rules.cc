@@ -549,9 +549,9 @@ std::string SayNameTooLarge(const Facts& f, std::map<std::string, double>* numbe
   const double per_rank = *NamedWeightsPerRank(f);
   (*numbers)["weights_estimate_bytes"] = per_rank;
   return fmt::format(
-      "the model's name says {:.0f}B parameters at {} bits: about {} of weights per GPU at "
+      "the model's name says {} parameters at {} bits: about {} of weights per GPU at "
       "tensor parallel {}, more than the card's {}",
-      ParamsFromName(f.model_path) / 1e9, NameBits(f.model_path), Gib(per_rank), f.tp,
+      NamedParamsWords(f.model_path), NameBits(f.model_path), Gib(per_rank), f.tp,
       Gib(f.total));
 }
 

@@ -718,6 +718,31 @@ void MatchMilestone(const Line& line) {
   if (!textgen.empty()) line.Emit(EventKind::kConfig, kEngine).text = std::string(textgen);
 }
 
+// A training loop's report of a step done, with its loss: nanoGPT's train.py "iter 0: loss
+// 10.8765, time 1234.56ms, mfu -100.00%" and "step 0: train loss 10.8765, val loss 10.8819"
+// (karpathy/nanoGPT, and the loops written after it), "Epoch 1 ... loss", "Step 10 ... loss";
+// torchtune's recipes' bar "1|10|Loss: 0.9358" (recipes/*.py train: f"{curr_epoch + 1}|
+// {self.global_step}|Loss: {loss_to_log}", 0.2-0.6). A step ran: the program is past its load.
+bool TrainingStepLine(std::string_view t) {
+  const size_t b = t.find_first_not_of(' ');
+  if (b == std::string_view::npos) return false;
+  t.remove_prefix(b);
+  for (std::string_view word : {"iter ", "step ", "Step ", "Iter ", "Epoch ", "epoch "}) {
+    if (t.substr(0, word.size()) != word || t.size() <= word.size() ||
+        !std::isdigit(static_cast<unsigned char>(t[word.size()]))) {
+      continue;
+    }
+    return t.find("loss") != std::string_view::npos || t.find("Loss") != std::string_view::npos;
+  }
+  // torchtune: digits '|' digits "|Loss: ".
+  size_t i = 0;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+  if (i == 0 || i >= t.size() || t[i] != '|') return false;
+  size_t j = i + 1;
+  while (j < t.size() && std::isdigit(static_cast<unsigned char>(t[j]))) ++j;
+  return j > i + 1 && t.substr(j, 7) == "|Loss: ";
+}
+
 // The command line launching one of Meta's reference scripts: "torchrun --nproc_per_node MP
 // <script>.py --ckpt_dir DIR --tokenizer_path FILE ..." (fire's flags). LLaMA 1's example.py
 // (main -> load), Llama 2/3's example_text_completion.py and example_chat_completion.py and Code
@@ -734,6 +759,19 @@ void MatchReferenceLaunch(const Line& line) {
   while (name > 0 && t[name - 1] != ' ' && t[name - 1] != '/' && t[name - 1] != '`') --name;
   if (t.substr(name, py - name).substr(0, 7) != "example") return;
   line.Emit(EventKind::kLoadBegin, kEngine);
+}
+
+// A command line running LLaMA-Factory's export: "python src/export_model.py --model_name_or_path
+// ... --adapter_name_or_path ... --export_dir ..." (src/export_model.py, 0.5-0.7) or
+// "llamafactory-cli export ..." (0.7+), both tuner.py export_model: it loads the base model,
+// merges the LoRA adapters into it (peft merge_and_unload) and saves the result, and never
+// generates or trains: the launch begins the load.
+void MatchExportLaunch(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "llamafactory-cli export") ||
+      (Has(s, "export_model.py") && Has(s, "--model_name_or_path"))) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
 }
 
 // A shell's report that the program it ran was ended by SIGKILL, with no error of the program's
@@ -875,6 +913,8 @@ bool QuantizerFinished(const Line& line) {
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchReferenceLaunch(line);
+  if (Has(s, "oss") && TrainingStepLine(line.text)) line.Emit(EventKind::kServing, kEngine);
+  MatchExportLaunch(line);
   // A quantization run's setup or progress, carried as online_quantization (the weights
   // converted while loading), the key SGLang's --quantization on a 16-bit checkpoint also sets.
   // Its progress is also a milestone: the run reached the conversion (the load stage), so a log
@@ -1009,9 +1049,9 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, fmt::format("a GPU with more than {} of memory (or the model split over several), "
                           "or a smaller model",
                           Gib(weights)),
-           fmt::format("the name {} states {:.0f}B parameters at {} bits: about {} of weights, "
+           fmt::format("the name {} states {} parameters at {} bits: about {} of weights, "
                        "more than the card's {}",
-                       f.model_path, ParamsFromName(f.model_path) / 1e9, bits, Gib(weights),
+                       f.model_path, NamedParamsWords(f.model_path), bits, Gib(weights),
                        Gib(f.total)));
     if (bits > 4) {
       const double four = weights * 4 / bits;

@@ -173,6 +173,18 @@ void Match(const Line& line) {
   if (Has(s, "alloc_req_slots runs out of memory")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine);
   }
+  // Its earlier forms (managers/router/infer_batch.py Batch.prepare_for_extend, 0.1.x):
+  // req_to_token_pool.alloc(bs) returns None when fewer request slots are free than the batch
+  // has sequences; the first releases used the result at once ("req_pool_indices_cpu =
+  // req_pool_indices.cpu().numpy()", failing with "AttributeError: 'NoneType' object has no
+  // attribute 'cpu'"), later ones raise "Out of memory. Please set a smaller number for
+  // `--max-running-requests`." there. Either is the request pool exhausted by the batch.
+  const bool none_slots = Has(s, "'NoneType' object has no attribute 'cpu'") &&
+                          Has(line.joined, "req_pool_indices.cpu()");
+  if (none_slots || (Has(s, "Out of memory. Please set a smaller number for") &&
+                     Has(s, "max-running-requests"))) {
+    line.Emit(EventKind::kSglangTokenOom, kEngine).text = "request slots";
+  }
   // HiCache's host KV pool refusing a size the host cannot hold (mem_cache/memory_pool_host.py
   // HostKVCache.__init__, 0.4.6-0.5): "Not enough host memory available. Requesting X GB but only
   // have Y GB free. Please reduce the size of the hierarchical cache." (decimal GB; "... of the

@@ -186,6 +186,32 @@ void MatchRunning(const Line& line) {
   }
 }
 
+// FastChat's launch (fastchat/serve/cli.py, model_worker.py, 0.2.x; the flags of
+// fastchat/model/model_adapter.py add_model_args): "python3 -m fastchat.serve.cli --model-path
+// lmsys/vicuna-7b-v1.5 [--load-8bit] [--num-gpus 2]". load_model places the whole model with
+// transformers' from_pretrained, spread over --num-gpus cards (device_map="sequential" with an
+// even max_memory), 8-bit with --load-8bit (its own compression.py, or bitsandbytes): the model's
+// name (with " (--load-8bit)" where it loads in 8 bits, which NameBits reads) and the cards.
+void MatchFastChatLaunch(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "fastchat.serve.") || !Has(s, "--model-path")) return;
+  const std::string_view t = line.text;
+  size_t b = t.find("--model-path") + 12;
+  while (b < t.size() && (t[b] == ' ' || t[b] == '=')) ++b;
+  size_t e = b;
+  while (e < t.size() && e - b < 200 && t[e] != ' ' && t[e] != '*' && t[e] != '`') ++e;
+  if (e == b) return;
+  std::string name(t.substr(b, e - b));
+  if (Has(s, "--load-8bit")) name += " (--load-8bit)";
+  line.Emit(EventKind::kConfig, kEngine).text = name;
+  if (Has(s, "--num-gpus")) {
+    const auto gpus = NumberAfter(s, "--num-gpus");
+    if (gpus && *gpus >= 1) {
+      Set(line.Emit(EventKind::kConfig, kEngine), Num::kTensorParallelSize, gpus);
+    }
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchOutputAttentions(line);
@@ -196,6 +222,7 @@ void Match(const Line& line) {
     MatchShardsBar(line);
   }
   MatchGenerateWarning(line);
+  if (Has(s, "fastchat.serve.")) MatchFastChatLaunch(line);
   if (Has(s, "Token indices") || Has(s, "Input length of")) MatchPromptLength(line);
   if ((Has(s, "Cache") || Has(s, "cache_implementation")) && PreallocatedCache(line)) {
     line.Emit(EventKind::kStaticCache, kEngine);
