@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "core/units.h"
+#include "doctor/load_copies.h"
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
@@ -354,6 +355,9 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
       f.model_path = e.text;
     }
     if (IsOom(e.kind) && f.oom_line == 0) f.oom_line = e.line;
+    if (!f.shards_read && ShardsRead(e)) {
+      f.shards_read = &e;
+    }
   }
   KeepFailingRanksFrames(scan, &f);
   f.engine = scan.engines.empty() ? "" : scan.engines[0];

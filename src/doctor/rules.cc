@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "core/units.h"
+#include "doctor/load_copies.h"
 #include "doctor/readers/reader.h"
 #include "doctor/text_scan.h"
 
@@ -221,6 +222,7 @@ bool OnlineQuantLoad(const Facts& f) {
 
 // Weights offloaded to host memory, and the failure while loading converts them on the GPU.
 bool OffloadConverted(const Facts& f) {
+  if (OffloadedForConversion(f)) return true;
   if (f.stage != Stage::kLoad || !f.has(EventKind::kCpuOffload)) return false;
   return AnyFrame(f, {"process_weights_after_loading", "replace_parameter"});
 }
@@ -637,6 +639,12 @@ bool FragmentedAtLoad(const Facts& f) {
   const auto allocated = f.get(Num::kAllocatedBytes);
   return Fragmented(f) && !(allocated && f.total > 0 && *allocated >= 0.95 * f.total);
 }
+// A conversion after loading (load_copies.cc), placed before the model-size rows (the frames
+// show the weights were allocated), unless the allocator held the request (fragmentation).
+// Its frames, or the shard bar at 100% before a load_model traceback.
+bool ConvertedAfterLoading(const Facts& f) {
+  return (PostLoadConversion(f) || ConvertedAfterShards(f)) && !FragmentedAtLoad(f);
+}
 // At runtime a static cache's mention, not the fused setting (whose cache was allocated at load).
 // A mention alone (a model's default cache_implementation) yields to a multimodal forward: the
 // vision tower runs after the cache is allocated, and its frames say where the request failed.
@@ -770,6 +778,10 @@ const std::vector<Rule>& Rules() {
            "the quantized weights were rewritten on the GPU after loading (dequantized to 16 or "
            "32 bits, multiplied and quantized again): the wide copies do not fit next to the "
            "weights"),
+      Text(C::kDequantizedCopy, S::kLoad, ConvertedAfterLoading,
+           "the weights were loaded (allocated before the first shard) and being converted for "
+           "the quantization kernels (process_weights_after_loading: repacked, swizzled, "
+           "dequantized or quantized again): each conversion writes a new copy beside a weight"),
       Worded(C::kUnshardedSlice, S::kLoad, BackendSharded, Words::kBackendUnsharded),
       Worded(C::kFp16Fallback, S::kLoad, Backend, Words::kBackendUnquantized),
       Said(C::kDequantizedCopy, S::kLoad, DequantizedCopy, SayDequantized),

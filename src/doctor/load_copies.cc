@@ -1,0 +1,72 @@
+// The load's converted copies (load_copies.h): which frames and lines say the weights were all
+// loaded and a quantization method's conversion after loading failed.
+#include "doctor/load_copies.h"
+
+#include <string_view>
+
+#include "doctor/text_scan.h"
+
+namespace vramfit::doctor {
+
+// vLLM's loader builds the model under the target device (initialize_model: every parameter is
+// allocated as its layer is constructed), copies the checkpoint's tensors into those parameters
+// (load_weights), then lets each layer's quantization method convert what was loaded
+// (model_executor/model_loader/utils.py process_weights_after_loading, 0.8+; loader.py
+// _process_weights_after_loading and DefaultModelLoader.load_model before; SGLang's
+// model_loader/loader.py DefaultModelLoader.load_weights_and_postprocess, 0.4-0.5). What the
+// methods call there writes a new tensor beside the loaded one:
+// - the Marlin layouts: marlin_permute_scales, marlin_moe_permute_scales
+//   (quantization/utils/marlin_utils.py, 0.5+), prepare_fp8_layer_for_marlin and its MoE form
+//   (marlin_utils_fp8.py, 0.6+: FP8 weights on a GPU without FP8 compute), prepare_fp4_layer_for_
+//   marlin and its MoE form (marlin_utils_fp4.py, 0.9+); the repacks themselves are
+//   readers/vllm.cc MarlinRepackFrames;
+// - MXFP4 experts swizzled for the Triton kernels (_swizzle_mxfp4, quantization/utils/
+//   mxfp4_utils.py, 0.10.1+; SGLang's layers/quantization/mxfp4.py, 0.5);
+// - FP8: per_tensor_dequantize and requantize_with_max_scale (quantization/utils/w8a8_utils.py,
+//   0.5+: a fused module's shards dequantized to 16 bits and quantized again under one scale),
+//   block_quant_to_tensor_quant and requant_weight_ue8m0_inplace (fp8_utils.py, 0.8+ / 0.10+:
+//   block scales converted for DeepGEMM), normalize_e4m3fn_to_e4m3fnuz (ROCm's FP8 type).
+bool PostLoadConversion(const Facts& f) {
+  return f.stage == Stage::kLoad &&
+         AnyFrame(f, {"process_weights_after_loading", "_process_weights_after_loading",
+                      "marlin_permute_scales", "marlin_moe_permute_scales",
+                      "prepare_fp8_layer_for_marlin", "prepare_moe_fp8_layer_for_marlin",
+                      "prepare_fp4_layer_for_marlin", "prepare_moe_fp4_layer_for_marlin",
+                      "_swizzle_mxfp4", "per_tensor_dequantize", "requantize_with_max_scale",
+                      "block_quant_to_tensor_quant", "requant_weight_ue8m0_inplace",
+                      "normalize_e4m3fn_to_e4m3fnuz"});
+}
+
+bool ShardsRead(const LogEvent& e) {
+  if (e.kind != EventKind::kLoadBegin) return false;
+  const std::string_view t = e.text;
+  const size_t at = t.find(" checkpoint shards:");
+  if (at == std::string_view::npos) return false;
+  size_t end = 0;
+  const auto pct = NumberAt(t, at + std::string_view(" checkpoint shards:").size(), &end);
+  return pct && *pct >= 100 && t.substr(end, 1) == "%";
+}
+
+// The shard bar ("Loading safetensors checkpoint shards", model_loader/weight_utils.py
+// safetensors_weights_iterator, tqdm over the files, shared by SGLang's copy) reaches 100% only
+// once the last file's tensors were consumed by load_weights: the parameters had been allocated
+// before the first file (above), so an allocation still under load_model after it is the
+// conversion. Not when the traceback is in building the model or in a weight loader (another
+// rank's bar, or a log of several ranks, may be ahead of the failing one).
+bool ConvertedAfterShards(const Facts& f) {
+  if (f.stage != Stage::kLoad || f.frame_stage != Stage::kLoad) return false;
+  if (f.engine != "vllm" && f.engine != "sglang") return false;
+  if (!f.shards_read || (f.oom_line && f.shards_read->line > f.oom_line)) return false;
+  return !AnyFrame(f, {"initialize_model", "_initialize_model", "create_weights",
+                       "weight_loader"});
+}
+
+// device_loading_context (the same utils.py, loader.py before; SGLang's loader.py) moves a
+// layer's parameters that live in host memory (--cpu-offload-gb, UVA offload) onto the GPU for
+// process_weights_after_loading and moves them back after: the GPU holds the offloaded weights
+// and their converted copies at once.
+bool OffloadedForConversion(const Facts& f) {
+  return f.stage == Stage::kLoad && AnyFrame(f, {"device_loading_context"});
+}
+
+}  // namespace vramfit::doctor

@@ -1,0 +1,30 @@
+// What a loader allocates after the checkpoint's tensors are in place: the copies vLLM's and
+// SGLang's quantization methods write when they convert the loaded weights (repacked, swizzled,
+// dequantized, quantized again), on the GPU or, for weights offloaded to host memory, moved onto
+// it for the conversion. Predicates over the gathered facts, for the rule table (rules.cc).
+#ifndef VRAMFIT_DOCTOR_LOAD_COPIES_H_
+#define VRAMFIT_DOCTOR_LOAD_COPIES_H_
+
+#include "doctor/facts.h"
+
+namespace vramfit::doctor {
+
+// The loader's shard bar at 100% (a load-began event of vLLM's reader): every checkpoint file
+// was read into the model.
+bool ShardsRead(const LogEvent& e);
+
+// A frame of the conversion after loading (process_weights_after_loading or one of its helpers)
+// at the load stage.
+bool PostLoadConversion(const Facts& f);
+
+// vLLM or SGLang at the load stage whose shard bar reached 100% before the failure, the
+// traceback in load_model and not in building the model: the weights were all in place.
+bool ConvertedAfterShards(const Facts& f);
+
+// The loaders' device_loading_context on the stack at the load stage: offloaded weights moved
+// onto the GPU for their conversion.
+bool OffloadedForConversion(const Facts& f);
+
+}  // namespace vramfit::doctor
+
+#endif  // VRAMFIT_DOCTOR_LOAD_COPIES_H_
