@@ -86,6 +86,7 @@ struct Facts {
   std::string model_path;
   uint64_t oom_line = 0;  // first OOM-like event
   const LogEvent* shards_read = nullptr;  // the loader's shard bar at 100% (vLLM, SGLang)
+  const LogEvent* dequantize_warning = nullptr;  // a quantizer dequantizing as it loads
   std::string engine;     // "" when no engine was recognised
   // From the context and the events together.
   const Inventory* model = nullptr;      // DoctorContext::model

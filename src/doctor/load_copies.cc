@@ -26,6 +26,10 @@ namespace vramfit::doctor {
 //   0.5+: a fused module's shards dequantized to 16 bits and quantized again under one scale),
 //   block_quant_to_tensor_quant and requant_weight_ue8m0_inplace (fp8_utils.py, 0.8+ / 0.10+:
 //   block scales converted for DeepGEMM), normalize_e4m3fn_to_e4m3fnuz (ROCm's FP8 type).
+// transformers' MXFP4 quantizer does the same as it loads each expert tensor
+// (integrations/mxfp4.py, 4.55+): convert_moe_packed_tensors dequantizes the packed experts to
+// bf16 on the GPU when the Triton kernels cannot run, load_and_swizzle_mxfp4 / swizzle_mxfp4
+// lay them out for the kernels.
 bool PostLoadConversion(const Facts& f) {
   return f.stage == Stage::kLoad &&
          AnyFrame(f, {"process_weights_after_loading", "_process_weights_after_loading",
@@ -34,7 +38,8 @@ bool PostLoadConversion(const Facts& f) {
                       "prepare_fp4_layer_for_marlin", "prepare_moe_fp4_layer_for_marlin",
                       "_swizzle_mxfp4", "per_tensor_dequantize", "requantize_with_max_scale",
                       "block_quant_to_tensor_quant", "requant_weight_ue8m0_inplace",
-                      "normalize_e4m3fn_to_e4m3fnuz"});
+                      "normalize_e4m3fn_to_e4m3fnuz", "convert_moe_packed_tensors",
+                      "load_and_swizzle_mxfp4", "swizzle_mxfp4"});
 }
 
 bool ShardsRead(const LogEvent& e) {
@@ -67,6 +72,22 @@ bool ConvertedAfterShards(const Facts& f) {
 // and their converted copies at once.
 bool OffloadedForConversion(const Facts& f) {
   return f.stage == Stage::kLoad && AnyFrame(f, {"device_loading_context"});
+}
+
+// transformers' MXFP4 quantizer (quantizers/quantizer_mxfp4.py validate_environment, 4.55+)
+// dequantizes the packed experts to bf16 while loading when the Triton kernels are missing or
+// the GPU is older than compute capability 7.5, and says so: "... we will default to
+// dequantizing the model to bf16"; the fine-grained FP8 quantizer (quantizer_finegrained_fp8.py)
+// the same below compute capability 8.9. The load then places a 16-bit model: about four times
+// the packed MXFP4 experts, twice the FP8 weights.
+bool DequantizeWarning(const LogEvent& e) {
+  return e.kind == EventKind::kLoadBegin && e.engine == "transformers" &&
+         std::string_view(e.text).find("default to dequantizing the model") !=
+             std::string_view::npos;
+}
+bool DequantizeOnLoad(const Facts& f) {
+  return f.stage == Stage::kLoad && f.dequantize_warning &&
+         (!f.oom_line || f.dequantize_warning->line < f.oom_line);
 }
 
 }  // namespace vramfit::doctor

@@ -13,6 +13,13 @@ namespace vramfit::doctor {
 // was read into the model.
 bool ShardsRead(const LogEvent& e);
 
+// transformers' quantizer warning that it dequantizes the checkpoint to bf16 as it loads it (a
+// load-began event of the transformers reader).
+bool DequantizeWarning(const LogEvent& e);
+
+// At the load stage, after that warning: the 16-bit copy of a quantized checkpoint.
+bool DequantizeOnLoad(const Facts& f);
+
 // A frame of the conversion after loading (process_weights_after_loading or one of its helpers)
 // at the load stage.
 bool PostLoadConversion(const Facts& f);

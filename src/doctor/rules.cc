@@ -641,9 +641,11 @@ bool FragmentedAtLoad(const Facts& f) {
 }
 // A conversion after loading (load_copies.cc), placed before the model-size rows (the frames
 // show the weights were allocated), unless the allocator held the request (fragmentation).
-// Its frames, or the shard bar at 100% before a load_model traceback.
+// Its frames, the shard bar at 100% before a load_model traceback, or transformers' warning
+// that it dequantizes the checkpoint.
 bool ConvertedAfterLoading(const Facts& f) {
-  return (PostLoadConversion(f) || ConvertedAfterShards(f)) && !FragmentedAtLoad(f);
+  return (PostLoadConversion(f) || ConvertedAfterShards(f) || DequantizeOnLoad(f)) &&
+         !FragmentedAtLoad(f);
 }
 // At runtime a static cache's mention, not the fused setting (whose cache was allocated at load).
 // A mention alone (a model's default cache_implementation) yields to a multimodal forward: the
@@ -779,9 +781,10 @@ const std::vector<Rule>& Rules() {
            "32 bits, multiplied and quantized again): the wide copies do not fit next to the "
            "weights"),
       Text(C::kDequantizedCopy, S::kLoad, ConvertedAfterLoading,
-           "the weights were loaded (allocated before the first shard) and being converted for "
-           "the quantization kernels (process_weights_after_loading: repacked, swizzled, "
-           "dequantized or quantized again): each conversion writes a new copy beside a weight"),
+           "the quantized weights were being converted as they were loaded (repacked, "
+           "swizzled, dequantized to 16 bits or quantized again: vLLM's and SGLang's "
+           "process_weights_after_loading, transformers' quantizers): the converted copies do "
+           "not fit beside the weights"),
       Worded(C::kUnshardedSlice, S::kLoad, BackendSharded, Words::kBackendUnsharded),
       Worded(C::kFp16Fallback, S::kLoad, Backend, Words::kBackendUnquantized),
       Said(C::kDequantizedCopy, S::kLoad, DequantizedCopy, SayDequantized),
