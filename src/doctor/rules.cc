@@ -214,6 +214,15 @@ bool QuantizerCalibration(const Facts& f) {
          ((QuantizerCodeFrames(f) || QuantizerEntryForward(f)) && !ModelPlacedOnGpu(f));
 }
 
+// llm-compressor placing the model for its sequential pipeline before any calibration
+// (pipelines/sequential/helpers.py dispatch_for_sequential -> compressed-tensors'
+// offloaded_dispatch, 0.6+): each module moved to its execution device; modules already on GPUs
+// are gathered onto the first (llm-compressor PR 2472), so a failure there is the weights
+// placed, not the calibration data.
+bool QuantizerDispatch(const Facts& f) {
+  return f.stage == Stage::kLoad && AnyFrame(f, {"dispatch_for_sequential", "offloaded_dispatch"});
+}
+
 // SGLang quantizing on load (--quantization fp8 over a 16-bit checkpoint) loads every 16-bit
 // weight before quantizing: a load failure then is the 16-bit copy.
 bool OnlineQuantLoad(const Facts& f) {
@@ -766,6 +775,9 @@ const std::vector<Rule>& Rules() {
       Text(C::kStaticCache, S::kLoad, FusedAwqCache,
            "AutoAWQ's fused modules (fuse_layers=True) allocate a KV cache of max_seq_len for "
            "every layer while the model is built"),
+      Text(C::kWeightsTooLarge, S::kLoad, QuantizerDispatch,
+           "the quantizer was placing the model's modules on the GPU before calibrating "
+           "(dispatch_for_sequential): the weights gathered there do not fit"),
       Text(C::kActivationPeak, S::kLoad, QuantizerCalibration,
            "quantizing ran out of memory in its per-layer calibration work (GPTQ's Hessian, "
            "AutoAWQ's scale search): one layer is on the GPU, and the calibration activations "
