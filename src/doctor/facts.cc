@@ -357,6 +357,7 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     if (IsOom(e.kind) && f.oom_line == 0) f.oom_line = e.line;
     if (!f.shards_read && ShardsRead(e)) f.shards_read = &e;
     if (!f.dequantize_warning && DequantizeWarning(e)) f.dequantize_warning = &e;
+    if (!f.oom_line) f.quantizer_layer = std::max(f.quantizer_layer, QuantizerLayer(e));
   }
   KeepFailingRanksFrames(scan, &f);
   f.engine = scan.engines.empty() ? "" : scan.engines[0];

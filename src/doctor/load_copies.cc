@@ -90,4 +90,47 @@ bool DequantizeOnLoad(const Facts& f) {
          (!f.oom_line || f.dequantize_warning->line < f.oom_line);
 }
 
+// The quantizers' progress lines (readers/pytorch.cc QuantizerProgress, each a load-began event
+// with online_quantization): AutoGPTQ's "Start quantizing layer 3/32" and "Quantizing
+// self_attn.q_proj in layer 3/32..." (auto_gptq/modeling/_base.py quantize, 0.4-0.7),
+// GPTQ-for-LLaMa's "Quantizing layer 3/32..", GPTQModel's "Quantizing layer 3 of 31"
+// (looper/module_looper.py, 2.x-7.x), llm-compressor's "(3/41): Calibrating" (pipelines/
+// sequential/pipeline.py, 0.5+) and 0.3's "Compressing layer 3/40". Each moves one layer to the
+// GPU, runs the calibration samples through it, quantizes it and moves on: past the first
+// layer, a layer's weights had fitted, and what grows is what the run keeps on the GPU from
+// layer to layer (the calibration inputs and outputs).
+int QuantizerLayer(const LogEvent& e) {
+  if (e.kind != EventKind::kLoadBegin) return 0;
+  auto q = e.values.find(Num::kOnlineQuantization);
+  if (q == e.values.end() || q->second <= 0) return 0;
+  const std::string_view t = e.text;
+  auto number_then = [&](size_t at, std::string_view sep) -> int {
+    size_t end = 0;
+    const auto n = NumberAt(t, at, &end);
+    if (!n || *n < 0 || *n > 100000 || t.substr(end, sep.size()) != sep) return 0;
+    return static_cast<int>(*n);
+  };
+  for (std::string_view key : {"layer ", "Compressing layer "}) {
+    const size_t at = t.find(key);
+    if (at == std::string_view::npos) continue;
+    if (int n = number_then(at + key.size(), "/")) return n;
+    if (int n = number_then(at + key.size(), " of ")) return n;
+  }
+  const size_t cal = t.find("): Calibrating");
+  if (cal != std::string_view::npos) {
+    const size_t open = t.rfind('(', cal);
+    if (open != std::string_view::npos) return number_then(open + 1, "/");
+  }
+  return 0;
+}
+
+bool QuantizerPastFirstLayer(const Facts& f) {
+  if (f.stage != Stage::kLoad || f.quantizer_layer < 2) return false;
+  if (!f.has(EventKind::kTorchOom) && !f.has(EventKind::kCudaOom)) return false;
+  const auto allocated = f.get(Num::kAllocatedBytes);
+  const bool placed = f.has(EventKind::kOffload) ||
+                      (allocated && f.total > 0 && *allocated >= 0.9 * f.total);
+  return !placed;
+}
+
 }  // namespace vramfit::doctor

@@ -32,6 +32,14 @@ bool ConvertedAfterShards(const Facts& f);
 // onto the GPU for their conversion.
 bool OffloadedForConversion(const Facts& f);
 
+// The layer a quantizer's progress line says it is working on (1-based as printed: "layer 3/32",
+// "layer 3 of 31", "(3/41): Calibrating"); 0 when the line names none.
+int QuantizerLayer(const LogEvent& e);
+
+// A quantization run that had finished its first layer before the failure (a progress line of a
+// later layer), with the model not placed on the GPU whole: the calibration's, not the weights'.
+bool QuantizerPastFirstLayer(const Facts& f);
+
 }  // namespace vramfit::doctor
 
 #endif  // VRAMFIT_DOCTOR_LOAD_COPIES_H_

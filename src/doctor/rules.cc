@@ -204,6 +204,7 @@ bool QuantizerHessianOrSearch(const Facts& f) {
 }
 bool QuantizerCalibration(const Facts& f) {
   if (f.stage != Stage::kLoad) return false;
+  if (QuantizerPastFirstLayer(f)) return true;
   if (AnyFrame(f, {"fasterquant", "add_batch", "_search_best_scale", "_compute_best_clip",
                    "_search_best_clip"}) ||
       QuantizerHessianOrSearch(f)) {
