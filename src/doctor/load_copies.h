@@ -1,7 +1,8 @@
-// What a loader allocates after the checkpoint's tensors are in place: the copies vLLM's and
-// SGLang's quantization methods write when they convert the loaded weights (repacked, swizzled,
-// dequantized, quantized again), on the GPU or, for weights offloaded to host memory, moved onto
-// it for the conversion. Predicates over the gathered facts, for the rule table (rules.cc).
+// What was being allocated at load beyond the weights themselves: the copies vLLM's, SGLang's
+// and transformers' quantization code writes when it converts the loaded weights (repacked,
+// swizzled, dequantized, quantized again), on the GPU or, for weights offloaded to host memory,
+// moved onto it for the conversion; and, in a quantization run, how far its layer-by-layer pass
+// got. Predicates over the gathered facts, for the rule table (rules.cc).
 #ifndef VRAMFIT_DOCTOR_LOAD_COPIES_H_
 #define VRAMFIT_DOCTOR_LOAD_COPIES_H_
 

@@ -188,6 +188,20 @@ TEST(LogScan, ShardBarAtWholeSaysShardsRead) {
   EXPECT_TRUE(read("Loading pt checkpoint shards: 100%|##########| 2/2 [00:06<00:00]\n"));
 }
 
+// The layer a quantizer's progress line names (1-based as printed), 0 for other lines.
+TEST(LogScan, QuantizerProgressNamesItsLayer) {
+  auto layer = [](const std::string& text) {
+    const LogScan scan = Scan(text);
+    const LogEvent* e = Find(scan, EventKind::kLoadBegin);
+    return e ? doctor::QuantizerLayer(*e) : -1;
+  };
+  EXPECT_EQ(layer("INFO - Start quantizing layer 3/32\n"), 3);
+  EXPECT_EQ(layer("INFO - Quantizing mlp.down_proj in layer 12/32...\n"), 12);
+  EXPECT_EQ(layer("INFO  Quantizing layer 5 of 31\n"), 5);
+  EXPECT_EQ(layer("(7/41): Calibrating: 100%|##########| 512/512 [00:31<00:00]\n"), 7);
+  EXPECT_EQ(layer("Quantizing model.layers blocks : 0%|          | 0/32\n"), 0);
+}
+
 // MLX's allocator failures (Metal's per-buffer cap, its resource limit, the allocator's own
 // "[malloc] Unable to allocate") read as out-of-memory events with the request, whatever program
 // prints them; NumPy's host "Unable to allocate ... for an array" stays a host buffer.
