@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "core/units.h"
+#include "doctor/load_copies.h"
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
@@ -386,6 +387,9 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
       f.model_path = e.text;
     }
     if (IsOom(e.kind) && f.oom_line == 0) f.oom_line = e.line;
+    if (!f.shards_read && ShardsRead(e)) f.shards_read = &e;
+    if (!f.dequantize_warning && DequantizeWarning(e)) f.dequantize_warning = &e;
+    if (!f.oom_line) f.quantizer_layer = std::max(f.quantizer_layer, QuantizerLayer(e));
   }
   KeepFailingRanksFrames(scan, &f);
   f.engine = scan.engines.empty() ? "" : scan.engines[0];
@@ -542,6 +546,10 @@ constexpr FrameRow kFrameRows[] = {
     {"load_weights", "", Slot::kLoad},
     {"_load_weights", "", Slot::kLoad},
     {"process_weights_after_loading", "", Slot::kLoad},
+    // transformers' MXFP4 experts dequantized or swizzled as the checkpoint is loaded
+    // (integrations/mxfp4.py, 4.55+: load_and_swizzle_mxfp4, convert_moe_packed_tensors).
+    {"convert_moe_packed_tensors", "", Slot::kLoad},
+    {"load_and_swizzle_mxfp4", "", Slot::kLoad},
     // The Marlin repacks process_weights_after_loading calls (vllm/_custom_ops.py and SGLang's
     // sgl_kernel, 0.5+): each writes a new packed tensor of the loaded weight's size.
     {"gptq_marlin_repack", "", Slot::kLoad},

@@ -85,6 +85,9 @@ struct Facts {
   std::set<std::string> ranks;
   std::string model_path;
   uint64_t oom_line = 0;  // first OOM-like event
+  const LogEvent* shards_read = nullptr;  // the loader's shard bar at 100% (vLLM, SGLang)
+  const LogEvent* dequantize_warning = nullptr;  // a quantizer dequantizing as it loads
+  int quantizer_layer = 0;  // the furthest layer a quantizer's progress named before the failure
   std::string engine;     // "" when no engine was recognised
   // From the context and the events together.
   const Inventory* model = nullptr;      // DoctorContext::model

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "doctor/load_copies.h"
 #include "doctor/log_feed.h"
 #include "testutil/repeat_stream.h"
 #include "vramfit/doctor.h"
@@ -173,6 +174,32 @@ TEST(LogScan, LoadMilestonesOfTextgenAndTransformers) {
             K{EventKind::kWeightsLoaded});
   EXPECT_EQ(kinds("Setting `pad_token_id` to `eos_token_id`:2 for open-end generation.\n"),
             K{EventKind::kServing});
+}
+
+// vLLM's and SGLang's shard bar begins the load; at 100% its event says every file was read.
+TEST(LogScan, ShardBarAtWholeSaysShardsRead) {
+  auto read = [](const std::string& text) {
+    const LogScan scan = Scan(text);
+    const LogEvent* e = Find(scan, EventKind::kLoadBegin);
+    return e && doctor::ShardsRead(*e);
+  };
+  EXPECT_FALSE(read("Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:04<00:04]\n"));
+  EXPECT_TRUE(read("Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:08<00:00]\n"));
+  EXPECT_TRUE(read("Loading pt checkpoint shards: 100%|##########| 2/2 [00:06<00:00]\n"));
+}
+
+// The layer a quantizer's progress line names (1-based as printed), 0 for other lines.
+TEST(LogScan, QuantizerProgressNamesItsLayer) {
+  auto layer = [](const std::string& text) {
+    const LogScan scan = Scan(text);
+    const LogEvent* e = Find(scan, EventKind::kLoadBegin);
+    return e ? doctor::QuantizerLayer(*e) : -1;
+  };
+  EXPECT_EQ(layer("INFO - Start quantizing layer 3/32\n"), 3);
+  EXPECT_EQ(layer("INFO - Quantizing mlp.down_proj in layer 12/32...\n"), 12);
+  EXPECT_EQ(layer("INFO  Quantizing layer 5 of 31\n"), 5);
+  EXPECT_EQ(layer("(7/41): Calibrating: 100%|##########| 512/512 [00:31<00:00]\n"), 7);
+  EXPECT_EQ(layer("Quantizing model.layers blocks : 0%|          | 0/32\n"), 0);
 }
 
 // MLX's allocator failures (Metal's per-buffer cap, its resource limit, the allocator's own

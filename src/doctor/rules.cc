@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "core/units.h"
+#include "doctor/load_copies.h"
 #include "doctor/readers/reader.h"
 #include "doctor/text_scan.h"
 
@@ -203,6 +204,7 @@ bool QuantizerHessianOrSearch(const Facts& f) {
 }
 bool QuantizerCalibration(const Facts& f) {
   if (f.stage != Stage::kLoad) return false;
+  if (QuantizerPastFirstLayer(f)) return true;
   if (AnyFrame(f, {"fasterquant", "add_batch", "_search_best_scale", "_compute_best_clip",
                    "_search_best_clip"}) ||
       QuantizerHessianOrSearch(f)) {
@@ -213,6 +215,15 @@ bool QuantizerCalibration(const Facts& f) {
          ((QuantizerCodeFrames(f) || QuantizerEntryForward(f)) && !ModelPlacedOnGpu(f));
 }
 
+// llm-compressor placing the model for its sequential pipeline before any calibration
+// (pipelines/sequential/helpers.py dispatch_for_sequential -> compressed-tensors'
+// offloaded_dispatch, 0.6+): each module moved to its execution device; modules already on GPUs
+// are gathered onto the first (llm-compressor PR 2472), so a failure there is the weights
+// placed, not the calibration data.
+bool QuantizerDispatch(const Facts& f) {
+  return f.stage == Stage::kLoad && AnyFrame(f, {"dispatch_for_sequential", "offloaded_dispatch"});
+}
+
 // SGLang quantizing on load (--quantization fp8 over a 16-bit checkpoint) loads every 16-bit
 // weight before quantizing: a load failure then is the 16-bit copy.
 bool OnlineQuantLoad(const Facts& f) {
@@ -221,6 +232,7 @@ bool OnlineQuantLoad(const Facts& f) {
 
 // Weights offloaded to host memory, and the failure while loading converts them on the GPU.
 bool OffloadConverted(const Facts& f) {
+  if (OffloadedForConversion(f)) return true;
   if (f.stage != Stage::kLoad || !f.has(EventKind::kCpuOffload)) return false;
   return AnyFrame(f, {"process_weights_after_loading", "replace_parameter"});
 }
@@ -668,6 +680,14 @@ bool FragmentedAtLoad(const Facts& f) {
   const auto allocated = f.get(Num::kAllocatedBytes);
   return Fragmented(f) && !(allocated && f.total > 0 && *allocated >= 0.95 * f.total);
 }
+// A conversion after loading (load_copies.cc), placed before the model-size rows (the frames
+// show the weights were allocated), unless the allocator held the request (fragmentation).
+// Its frames, the shard bar at 100% before a load_model traceback, or transformers' warning
+// that it dequantizes the checkpoint.
+bool ConvertedAfterLoading(const Facts& f) {
+  return (PostLoadConversion(f) || ConvertedAfterShards(f) || DequantizeOnLoad(f)) &&
+         !FragmentedAtLoad(f);
+}
 // At runtime a static cache's mention, not the fused setting (whose cache was allocated at load).
 // A mention alone (a model's default cache_implementation) yields to a multimodal forward: the
 // vision tower runs after the cache is allocated, and its frames say where the request failed.
@@ -798,6 +818,9 @@ const std::vector<Rule>& Rules() {
       Text(C::kStaticCache, S::kLoad, FusedAwqCache,
            "AutoAWQ's fused modules (fuse_layers=True) allocate a KV cache of max_seq_len for "
            "every layer while the model is built"),
+      Text(C::kWeightsTooLarge, S::kLoad, QuantizerDispatch,
+           "the quantizer was placing the model's modules on the GPU before calibrating "
+           "(dispatch_for_sequential): the weights gathered there do not fit"),
       Text(C::kActivationPeak, S::kLoad, QuantizerCalibration,
            "quantizing ran out of memory in its per-layer calibration work (GPTQ's Hessian, "
            "AutoAWQ's scale search): one layer is on the GPU, and the calibration activations "
@@ -812,6 +835,11 @@ const std::vector<Rule>& Rules() {
            "the quantized weights were rewritten on the GPU after loading (dequantized to 16 or "
            "32 bits, multiplied and quantized again): the wide copies do not fit next to the "
            "weights"),
+      Text(C::kDequantizedCopy, S::kLoad, ConvertedAfterLoading,
+           "the quantized weights were being converted as they were loaded (repacked, "
+           "swizzled, dequantized to 16 bits or quantized again: vLLM's and SGLang's "
+           "process_weights_after_loading, transformers' quantizers): the converted copies do "
+           "not fit beside the weights"),
       Worded(C::kUnshardedSlice, S::kLoad, BackendSharded, Words::kBackendUnsharded),
       Worded(C::kFp16Fallback, S::kLoad, Backend, Words::kBackendUnquantized),
       Said(C::kDequantizedCopy, S::kLoad, DequantizedCopy, SayDequantized),

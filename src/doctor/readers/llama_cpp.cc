@@ -95,9 +95,17 @@ void Match(const Line& line) {
   }
   // The CUDA check of ggml-cuda.cu before 2024: "CUDA error 2 at ggml-cuda.cu:359: out of memory"
   // (2: cudaErrorMemoryAllocation), the failing allocation unnamed.
+  // Right after the loader's "mem required = X MB (+ Y MB per state)" (llama.cpp
+  // llama_model_load_internal, April-May 2023), the allocation is the model's context buffer:
+  // in cuBLAS builds llama_ctx_buffer::resize (llama-util.h) took it from ggml_cuda_host_malloc,
+  // pinned host memory (cudaMallocHost under CUDA_CHECK, which aborted with this line until a
+  // fallback to pageable memory replaced the abort in late May 2023). Host memory, then (WSL
+  // caps pinned memory); GGML_CUDA_NO_PINNED=1 turns it off.
   if (Has(s, "CUDA error 2 at") && Has(s, "ggml-cuda.cu") && Has(s, "out of memory")) {
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
-    e.values[Num::kHost] = 0;
+    const bool pinned = Has(line.joined, "mem required  =");
+    e.values[Num::kHost] = pinned ? 1 : 0;
+    if (pinned) line.Emit(EventKind::kHostBufferFail, kEngine);
   }
   if (Has(s, "gallocr_reserve") && Has(s, "failed")) {
     auto& e = line.Emit(EventKind::kGgmlReserveFail, kEngine);

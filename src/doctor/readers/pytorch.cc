@@ -743,6 +743,21 @@ bool TrainingStepLine(std::string_view t) {
   return j > i + 1 && t.substr(j, 7) == "|Loss: ";
 }
 
+// The cache's shape as the reference scripts take it: Meta's llama example.py (LLaMA 1) and
+// example_text_completion.py / example_chat_completion.py (Llama 2, Llama 3), run through
+// fire, main(..., max_seq_len, max_batch_size) passed on to Llama.build, which sizes every
+// Attention's cache_k / cache_v with them (llama-int8's example.py the same): "--max_seq_len
+// 512 --max_batch_size 6". Read for the static cache's fix (Fixes below).
+void MatchCacheFlags(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "--max_batch_size") || Has(s, "--max_seq_len")) {
+    auto& e = line.Emit(EventKind::kConfig, kEngine);
+    e.text.clear();  // no model's name
+    Set(e, Num::kMaxNumSeqs, NumberAfter(s, "--max_batch_size"));
+    Set(e, Num::kMaxModelLen, NumberAfter(s, "--max_seq_len"));
+  }
+}
+
 // The command line launching one of Meta's reference scripts: "torchrun --nproc_per_node MP
 // <script>.py --ckpt_dir DIR --tokenizer_path FILE ..." (fire's flags). LLaMA 1's example.py
 // (main -> load), Llama 2/3's example_text_completion.py and example_chat_completion.py and Code
@@ -915,6 +930,7 @@ void Match(const Line& line) {
   MatchReferenceLaunch(line);
   if (Has(s, "oss") && TrainingStepLine(line.text)) line.Emit(EventKind::kServing, kEngine);
   MatchExportLaunch(line);
+  MatchCacheFlags(line);
   // A quantization run's setup or progress, carried as online_quantization (the weights
   // converted while loading), the key SGLang's --quantization on a 16-bit checkpoint also sets.
   // Its progress is also a milestone: the run reached the conversion (the load stage), so a log
@@ -1101,6 +1117,20 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     return true;
   }
   if (cause == Cause::kStaticCache) {
+    // The log's flags (Match above), halved: the cache is linear in each.
+    const auto batch = f.get(Num::kMaxNumSeqs);
+    const auto len = f.get(Num::kMaxModelLen);
+    if (batch && *batch >= 2) {
+      AddFix(d,
+             fmt::format("--max_batch_size {:.0f} (from {:.0f})", std::floor(*batch / 2), *batch),
+             "the cache is max_batch_size x max_seq_len x layers of K and V: half the batch, half "
+             "the cache");
+    }
+    if (len && *len >= 256) {
+      AddFix(d, fmt::format("--max_seq_len {:.0f} (from {:.0f}), or what the prompts need",
+                            std::floor(*len / 2), *len),
+             "half the length, half the cache");
+    }
     AddFix(d, "a smaller maximum batch and length for the preallocated cache (setup_caches(batch, "
               "..., decoder_max_seq_len=...), max_batch_size / max_seq_len of the script)",
            "the cache is batch x max length x layers of K and V, reserved before the first token");

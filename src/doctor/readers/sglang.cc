@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "doctor/load_copies.h"
+
 namespace vramfit::doctor {
 namespace {
 
@@ -430,6 +432,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       if (MarlinRepackFrames(f)) {
         AddFix(d, "a smaller checkpoint, or fewer other tensors on the card at load",
                "the repack holds a new packed copy of a weight next to the loaded one");
+        return true;
+      }
+      // Another conversion after loading (load_copies.cc), not quantizing on load.
+      if (!f.get(Num::kOnlineQuantization) &&
+          (PostLoadConversion(f) || ConvertedAfterShards(f))) {
+        AddFix(d, "a smaller checkpoint, or fewer other tensors on the card at load",
+               "the conversion holds a new copy of a weight next to the loaded one");
         return true;
       }
       AddFix(d, "a checkpoint already quantized (FP8/AWQ/GPTQ) instead of --quantization on load",

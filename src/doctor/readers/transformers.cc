@@ -221,6 +221,12 @@ void Match(const Line& line) {
       Has(s, " LOAD REPORT from: ")) {
     MatchShardsBar(line);
   }
+  // A quantizer's warning that it dequantizes the checkpoint as it loads it (quantizers/
+  // quantizer_mxfp4.py validate_environment, 4.55+: "... we will default to dequantizing the
+  // model to bf16" without the Triton kernels or on an older GPU; quantizer_finegrained_fp8.py the
+  // same below compute capability 8.9): printed in from_pretrained before the weights are read
+  // (load_copies.cc DequantizeOnLoad).
+  if (Has(s, "default to dequantizing the model")) line.Emit(EventKind::kLoadBegin, kEngine);
   MatchGenerateWarning(line);
   if (Has(s, "fastchat.serve.")) MatchFastChatLaunch(line);
   if (Has(s, "Token indices") || Has(s, "Input length of")) MatchPromptLength(line);
@@ -330,6 +336,26 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16) (not float32), a 4-/8-bit "
               "quantization_config, or device_map=\"auto\" with max_memory to offload layers",
            "the weights as loaded do not fit the GPU");
+    return true;
+  }
+  // MXFP4 experts dequantized to bf16 at load (integrations/mxfp4.py convert_moe_packed_tensors,
+  // 4.55+): the Mxfp4 quantizer dequantizes when its Triton kernels cannot run (no
+  // triton_kernels / `kernels` package, a GPU before compute capability 7.5-9.0) or when told to.
+  if (cause == Cause::kDequantizedCopy &&
+      (f.dequantize_warning ||
+       AnyFrame(f, {"convert_moe_packed_tensors", "load_and_swizzle_mxfp4", "swizzle_mxfp4"}))) {
+    if (f.dequantize_warning && Has(f.dequantize_warning->text, "FP8")) {
+      AddFix(d, "a GPU of compute capability 8.9 or newer (L4, RTX 4090, H100), where the FP8 "
+                "weights load as they are; or device_map=\"auto\" with max_memory to offload "
+                "layers",
+             "below it transformers loads the FP8 checkpoint dequantized to bf16, twice its size");
+      return true;
+    }
+    AddFix(d, "install the `kernels` (triton_kernels) package on a GPU that runs them, so the "
+              "MXFP4 experts load packed; or device_map=\"auto\" with max_memory to offload "
+              "layers",
+           "without the kernels transformers loads the experts dequantized to bf16, four times "
+           "their packed size");
     return true;
   }
   if (cause == Cause::kOffloadDequantized) {

@@ -291,7 +291,10 @@ void MatchPhases(const Line& line) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
   // The shard progress bar is the weight loader's, which SGLang shares: no engine of its own.
-  if (Has(s, "Loading safetensors checkpoint shards")) line.Emit(EventKind::kLoadBegin, "any");
+  // At 100% every file was read into the model (load_copies.cc ShardsRead).
+  if (Has(s, "Loading safetensors checkpoint shards") || Has(s, "Loading pt checkpoint shards")) {
+    line.Emit(EventKind::kLoadBegin, "any");
+  }
   if (Has(s, "Starting profile run") || Has(s, "Memory profiling takes")) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }
@@ -955,6 +958,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                "its weights load at 8 bits: no 16-bit copy on the GPU first");
         AddFix(d, "--tensor-parallel-size 2 (or more GPUs)",
                "each rank loads and quantizes half of every sharded weight");
+        return true;
+      }
+      // A conversion after loading with no 16-bit size matched (load_copies.cc).
+      if (!d->numbers.count("dequantized_bytes")) {
+        AddFix(d, "--tensor-parallel-size 2 (or more GPUs)",
+               "each rank loads and converts half of every sharded weight");
+        AddFix(d,
+               "a --quantization whose kernel keeps the checkpoint's layout (gptq or awq rather "
+               "than their Marlin forms), or a GPU with more memory",
+               "the conversion writes a new copy of each weight next to the loaded one");
         return true;
       }
       AddFix(d,

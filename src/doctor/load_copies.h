@@ -1,0 +1,46 @@
+// What was being allocated at load beyond the weights themselves: the copies vLLM's, SGLang's
+// and transformers' quantization code writes when it converts the loaded weights (repacked,
+// swizzled, dequantized, quantized again), on the GPU or, for weights offloaded to host memory,
+// moved onto it for the conversion; and, in a quantization run, how far its layer-by-layer pass
+// got. Predicates over the gathered facts, for the rule table (rules.cc).
+#ifndef VRAMFIT_DOCTOR_LOAD_COPIES_H_
+#define VRAMFIT_DOCTOR_LOAD_COPIES_H_
+
+#include "doctor/facts.h"
+
+namespace vramfit::doctor {
+
+// The loader's shard bar at 100% (a load-began event of vLLM's reader): every checkpoint file
+// was read into the model.
+bool ShardsRead(const LogEvent& e);
+
+// transformers' quantizer warning that it dequantizes the checkpoint to bf16 as it loads it (a
+// load-began event of the transformers reader).
+bool DequantizeWarning(const LogEvent& e);
+
+// At the load stage, after that warning: the 16-bit copy of a quantized checkpoint.
+bool DequantizeOnLoad(const Facts& f);
+
+// A frame of the conversion after loading (process_weights_after_loading or one of its helpers)
+// at the load stage.
+bool PostLoadConversion(const Facts& f);
+
+// vLLM or SGLang at the load stage whose shard bar reached 100% before the failure, the
+// traceback in load_model and not in building the model: the weights were all in place.
+bool ConvertedAfterShards(const Facts& f);
+
+// The loaders' device_loading_context on the stack at the load stage: offloaded weights moved
+// onto the GPU for their conversion.
+bool OffloadedForConversion(const Facts& f);
+
+// The layer a quantizer's progress line says it is working on (1-based as printed: "layer 3/32",
+// "layer 3 of 31", "(3/41): Calibrating"); 0 when the line names none.
+int QuantizerLayer(const LogEvent& e);
+
+// A quantization run that had finished its first layer before the failure (a progress line of a
+// later layer), with the model not placed on the GPU whole: the calibration's, not the weights'.
+bool QuantizerPastFirstLayer(const Facts& f);
+
+}  // namespace vramfit::doctor
+
+#endif  // VRAMFIT_DOCTOR_LOAD_COPIES_H_
