@@ -127,10 +127,7 @@ int QuantizerLayer(const LogEvent& e) {
 bool QuantizerPastFirstLayer(const Facts& f) {
   if (f.stage != Stage::kLoad || f.quantizer_layer < 2) return false;
   if (!f.has(EventKind::kTorchOom) && !f.has(EventKind::kCudaOom)) return false;
-  const auto allocated = f.get(Num::kAllocatedBytes);
-  const bool placed = f.has(EventKind::kOffload) ||
-                      (allocated && f.total > 0 && *allocated >= 0.9 * f.total);
-  return !placed;
+  return !f.has(EventKind::kOffload);
 }
 
 }  // namespace vramfit::doctor

@@ -180,9 +180,17 @@ bool QuantizerEntryForward(const Facts& f) {
   }
   return false;
 }
+// The whole model on the GPU before the per-layer loop: accelerate's offload hooks, or the
+// first layer's pass failing on a small request with the card already full (AutoGPTQ runs the
+// embeddings and the first layer over the calibration samples first: a card full of weights
+// fails there on the first small tensor). A card nearly full at the failure is not evidence by
+// itself: any allocation fails when the card is full, whatever filled it.
 bool ModelPlacedOnGpu(const Facts& f) {
+  if (f.has(EventKind::kOffload)) return true;
   const auto allocated = f.get(Num::kAllocatedBytes);
-  return f.has(EventKind::kOffload) || (allocated && f.total > 0 && *allocated >= 0.9 * f.total);
+  const auto requested = f.get(Num::kRequestedBytes);
+  return f.quantizer_layer <= 1 && allocated && requested && f.total > 0 &&
+         *allocated >= 0.9 * f.total && *requested < 0.02 * f.total;
 }
 bool CardNotFull(const Facts& f) {
   const auto requested = f.get(Num::kRequestedBytes);
