@@ -605,8 +605,13 @@ bool OthersAtLoad(const Facts& f) {
 // and the failing process itself holds under a quarter of it: its own tensors are not what
 // filled the card (a client of a server that pre-reserved the GPU, a second job on the card).
 bool OthersHoldMost(const Facts& f) {
-  return f.get(Num::kListedProcessBytes) && OwnBytes(f) && f.total > 0 &&
-         OthersBytes(f) > 0.5 * f.total && *OwnBytes(f) < 0.25 * f.total;
+  if (!f.get(Num::kListedProcessBytes) || !OwnBytes(f) || f.total <= 0) return false;
+  const double others = OthersBytes(f), own = *OwnBytes(f);
+  // Also when others hold over a quarter of the card and at least as much as the failing
+  // process: the program would have had that memory on a card of its own (unless its model's
+  // stated size exceeds the card anyway).
+  return (others > 0.5 * f.total && own < 0.25 * f.total) ||
+         (others > 0.25 * f.total && others >= own && !NamedWeightsOverCard(f));
 }
 std::string SayOthers(const Facts& f, std::map<std::string, double>* numbers) {
   (*numbers)["other_process_bytes"] = OthersBytes(f);
