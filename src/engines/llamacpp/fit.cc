@@ -93,11 +93,15 @@ int64_t ReduceContext(const Inventory& inv, const Projection& x, size_t worst,
     return surplus;
   }
   const int64_t per_token = n_ctx_train > 0 ? context / n_ctx_train : 0;
-  if (n_ctx_train <= s->fit_ctx || per_token <= 0) {
+  if (n_ctx_train <= s->fit_ctx) {
     out->notes.push_back(fmt::format(
-        "--fit: the model's context {} is not above --fit-ctx {} (or holds no device memory): "
-        "not reduced", GroupDigits(static_cast<uint64_t>(std::max<int64_t>(n_ctx_train, 0))),
-        GroupDigits(static_cast<uint64_t>(std::max<int64_t>(s->fit_ctx, 0)))));
+        "--fit: the model's context {} is not above --fit-ctx {}: not reduced",
+        GroupDigits(static_cast<uint64_t>(std::max<int64_t>(n_ctx_train, 0))),
+        GroupDigits(static_cast<uint64_t>(s->fit_ctx))));
+    return surplus;
+  }
+  if (per_token <= 0) {
+    out->notes.push_back("--fit: the context holds no GPU memory (-nkvo): not reduced");
     return surplus;
   }
   // llama.cpp: ctx_reduction = min(ceil(deficit / bytes_per_ctx), n_ctx_train - n_ctx_min).

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "core/units.h"
 #include "engines/llamacpp/command.h"
 #include "engines/llamacpp/llamacpp.h"
 #include "engines/llamacpp/test_models.h"
@@ -78,7 +79,16 @@ TEST_F(LlamaCppFitTest, UnsetContextIsReducedToLeaveTheTarget) {
   EXPECT_TRUE(p->fits) << p->failure_message;
   EXPECT_LT(p->n_ctx, 131072);
   EXPECT_GT(p->n_ctx, 65536);
-  EXPECT_TRUE(Noted(*p, "--fit: context reduced from 131,072 to ")) << p->notes[0];
+  // llama.cpp's step: n_ctx_train - ceil(deficit / (context bytes / n_ctx_train)).
+  const DeviceBuffers& full = as_given->devices[0];
+  const int64_t per_token = static_cast<int64_t>(full.kv + full.state) / 131072;
+  const int64_t deficit = 1024 * kMiB - Left(*as_given);
+  const int64_t chosen = 131072 - (deficit + per_token - 1) / per_token;
+  EXPECT_EQ(p->resolved.max_model_len, (chosen + 255) / 256 * 256);
+  EXPECT_TRUE(Noted(*p, fmt::format("--fit: context reduced from 131,072 to {}",
+                                    core::GroupDigits(static_cast<uint64_t>(chosen)))))
+      << p->notes[0];
+  EXPECT_NE(p->command.find(fmt::format(" -c {}", chosen)), std::string::npos) << p->command;
   EXPECT_TRUE(Noted(*p, "to leave 1,024 MiB on CUDA0"));
   // The context memory is linear here: what is left is the target, less the padding to 256
   // tokens (at most 256 x 128 KiB).

@@ -13,6 +13,8 @@
 //   warmup    with --mmproj: the vision projector's weights and the encoder's compute buffer
 //             clip's warm-up reserves (tools/mtmd/clip.cpp), loaded after the text model
 //   runtime   all of it at once
+// Before them, llama.cpp's --fit (fit.h; on by default since b7410) may shrink an unset
+// context and move experts or layers to the CPU; the stages are those of its chosen settings.
 //
 // The rules are those of llama.cpp ec98e2002 (2025-12), the tree Ollama v0.24.0 vendors under
 // llama/llama.cpp (src/llama-model.cpp, src/llama-context.cpp, src/llama-kv-cache*.cpp,
