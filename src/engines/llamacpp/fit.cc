@@ -55,9 +55,12 @@ std::pair<size_t, int64_t> Worst(const Projection& x, const LlamaCppSettings& s)
   return w;
 }
 
-std::string Target(const LlamaCppSettings& s, size_t d) {
-  return fmt::format("{} MiB on CUDA{}", GroupDigits(static_cast<uint64_t>(Margin(s, d) / kMiB)),
-                     d);
+// "1,024 MiB on CUDA0" (the device named is the one shortest of its target), or "on each
+// GPU" when several share one target.
+std::string Target(const LlamaCppSettings& s, size_t d, size_t devices) {
+  const std::string mib = GroupDigits(static_cast<uint64_t>(Margin(s, d) / kMiB));
+  if (devices > 1 && s.fit_target_mib.size() <= 1) return mib + " MiB on each GPU";
+  return fmt::format("{} MiB on CUDA{}", mib, d);
 }
 
 // The largest value in [lo, hi] for which `ok` holds (monotone, true at lo); lo - 1 if none.
@@ -112,7 +115,7 @@ int64_t ReduceContext(const Inventory& inv, const Projection& x, size_t worst,
       "--fit: context reduced from {} to {} to leave {} (the context memory, {} per token, "
       "scaled down; -c N or --fit off keeps a context)",
       GroupDigits(static_cast<uint64_t>(n_ctx_train)),
-      GroupDigits(static_cast<uint64_t>(s->max_model_len)), Target(*s, worst),
+      GroupDigits(static_cast<uint64_t>(s->max_model_len)), Target(*s, worst, x.free.size()),
       core::FormatBytes(static_cast<uint64_t>(per_token))));
   return surplus + reduction * per_token;
 }
@@ -138,6 +141,52 @@ std::string UserSetWeights(const LlamaCppSettings& s, size_t devices, int n_laye
     return "model_params::tensor_buft_overrides already set by user, abort";
   }
   return "";
+}
+
+// Step 4 on several GPUs: the layers are filled back to front, each device taking as many of
+// those left as keep its target (llama.cpp's "filling dense layers back-to-front"), and written
+// as -ngl (their sum) and -ts (the count of each device); the output layer follows when every
+// repeating layer is placed and the last device keeps its target with it.
+template <typename F>
+Result<FitOutcome> SplitLayers(const LlamaCppSettings& base, size_t nd, int n_layer,
+                               size_t worst, F fits, LlamaCppSettings* s, FitOutcome* out) {
+  std::vector<double> counts(nd, 0);
+  int64_t placed = 0;
+  LlamaCppSettings v = base;
+  auto with = [&](size_t id, int64_t k, int64_t extra) {
+    std::vector<double> ts = counts;
+    ts[id] = static_cast<double>(k);
+    const int64_t ngl = placed + k + extra;
+    v.n_gpu_layers = ngl;
+    v.tensor_split = ngl > 0 ? ts : std::vector<double>{};
+  };
+  for (size_t id = nd; id-- > 0;) {
+    auto k = Largest(0, n_layer - placed, [&](int64_t n) {
+      with(id, n, 0);
+      return fits(v);
+    });
+    if (!k.ok()) return k.status();
+    const int64_t n = std::max<int64_t>(*k, 0);
+    counts[id] = static_cast<double>(n);
+    placed += n;
+  }
+  int64_t ngl = placed;
+  if (placed == n_layer) {
+    with(nd - 1, static_cast<int64_t>(counts[nd - 1]), 1);
+    auto f = fits(v);
+    if (!f.ok()) return f.status();
+    if (*f) ++ngl;
+  }
+  s->n_gpu_layers = ngl;
+  s->tensor_split = ngl > 0 ? counts : std::vector<double>{};
+  std::string per;
+  for (size_t d = 0; d < nd; ++d) {
+    per += fmt::format("{}{}", d ? "," : "", static_cast<int64_t>(counts[d]));
+  }
+  out->notes.push_back(fmt::format(
+      "--fit: -ngl {} of {} layers, filled back to front (-ts {}), to leave {}", ngl,
+      n_layer + 1, per, Target(base, worst, nd)));
+  return std::move(*out);
 }
 
 }  // namespace
@@ -210,7 +259,7 @@ Result<FitOutcome> FitParams(const Inventory& inv, const FixedPlanner& plan,
         s->n_cpu_moe = n;
         out.notes.push_back(fmt::format(
             "--fit: experts of the first {} of {} layers moved to the CPU (--n-cpu-moe {}) to "
-            "leave {}", n, n_layer, n, Target(*s, worst)));
+            "leave {}", n, n_layer, n, Target(*s, worst, nd)));
         return out;
       }
     }
@@ -219,8 +268,8 @@ Result<FitOutcome> FitParams(const Inventory& inv, const FixedPlanner& plan,
         "fewer layers instead", GroupDigits(static_cast<uint64_t>(
                                     std::max<int64_t>(-dense_surplus, 0) / kMiB))));
   }
-  // Step 4: fewer layers on the GPUs (the output layer counts as one; several GPUs keep the
-  // default split here, where llama.cpp also sets -ts per device).
+  if (nd > 1) return SplitLayers(*s, nd, n_layer, worst, fits, s, &out);
+  // Step 4: fewer layers on the GPU (the output layer counts as one).
   LlamaCppSettings v = *s;
   auto best = Largest(0, n_layer + 1, [&](int64_t ngl) {
     v.n_gpu_layers = ngl;
@@ -231,9 +280,9 @@ Result<FitOutcome> FitParams(const Inventory& inv, const FixedPlanner& plan,
   out.notes.push_back(
       *best >= 0
           ? fmt::format("--fit: -ngl {} of {} layers (the output layer counts as one) to leave "
-                        "{}", *best, n_layer + 1, Target(*s, worst))
+                        "{}", *best, n_layer + 1, Target(*s, worst, nd))
           : fmt::format("--fit: even -ngl 0 leaves less than {}: every layer on the CPU",
-                        Target(*s, worst)));
+                        Target(*s, worst, nd)));
   return out;
 }
 

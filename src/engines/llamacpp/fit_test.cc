@@ -126,6 +126,43 @@ TEST_F(LlamaCppFitTest, UserContextIsKeptAndLayersMove) {
   EXPECT_LT(Left(*more), 1024 * kMiB);
 }
 
+// Two GPUs: the layers are filled back to front, each GPU as full as its target allows, and
+// the command carries -ngl and the -ts of each GPU's count.
+TEST_F(LlamaCppFitTest, SeveralGpusGetALayerSplit) {
+  const Inventory inv = Dense();
+  LlamaCppSettings s;
+  s.max_model_len = 131072;
+  s.pipeline_parallel_size = 2;
+  const GpuSpec gpu = CustomGpu(10ull << 30);
+  auto p = PlanLlamaCpp(inv, gpu, s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->fits) << p->failure_message;
+  const LlamaCppSettings chosen = ToLlamaCppSettings(p->resolved);
+  ASSERT_EQ(chosen.tensor_split.size(), 2u);
+  const int64_t first = static_cast<int64_t>(chosen.tensor_split[0]);
+  const int64_t last = static_cast<int64_t>(chosen.tensor_split[1]);
+  EXPECT_EQ(chosen.n_gpu_layers, first + last);
+  EXPECT_LT(chosen.n_gpu_layers, 33);
+  EXPECT_EQ(p->devices[0].layers, first);
+  EXPECT_EQ(p->devices[1].layers, last);
+  EXPECT_TRUE(Noted(*p, fmt::format("-ts {},{}", first, last))) << p->notes[1];
+  EXPECT_NE(p->command.find(fmt::format("-ngl {}", first + last)), std::string::npos);
+  for (size_t d = 0; d < 2; ++d) {
+    const DeviceBuffers& b = p->devices[d];
+    EXPECT_GE(static_cast<int64_t>(p->gpus[d].budget_bytes - b.model - b.kv - b.state -
+                                   b.compute), 1024 * kMiB);
+  }
+  // The last GPU is full: one more layer there would not leave the target.
+  s.fit = 0;
+  s.n_gpu_layers = first + last + 1;
+  s.tensor_split = {static_cast<double>(first), static_cast<double>(last + 1)};
+  auto more = PlanLlamaCpp(inv, gpu, s);
+  ASSERT_TRUE(more.ok());
+  const DeviceBuffers& b = more->devices[1];
+  EXPECT_LT(static_cast<int64_t>(more->gpus[1].budget_bytes - b.model - b.kv - b.state -
+                                 b.compute), 1024 * kMiB);
+}
+
 // A MoE model that does not fit 8 GiB: the experts of the first layers go to the CPU, as
 // few as leave the target (--n-cpu-moe N); the layers and the KV stay.
 TEST_F(LlamaCppFitTest, MoeExpertsMoveToTheCpu) {
