@@ -228,7 +228,7 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) 
       s.fit_target_mib.clear();
       for (const std::string& item : Items(text, ",/")) {
         auto n = ReadInt(name, item, 0);
-        if (!n.ok() || *n > (int64_t{1} << 40) || s.fit_target_mib.size() >= 64) {
+        if (!n.ok() || *n > (int64_t{1} << 30) || s.fit_target_mib.size() >= 64) {
           return Bad(name, text, "MiB per GPU, such as 1024 or 2048,1024");
         }
         s.fit_target_mib.push_back(*n);

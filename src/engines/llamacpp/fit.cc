@@ -200,7 +200,7 @@ Result<FitOutcome> FitParams(const Inventory& inv, const FixedPlanner& plan,
   FitOutcome out;
   if (s->fit_ctx < 0) return Status::InvalidArgument("--fit-ctx: expected 0 or more tokens");
   for (int64_t t : s->fit_target_mib) {
-    if (t < 0 || t > (int64_t{1} << 40)) {
+    if (t < 0 || t > (int64_t{1} << 30)) {
       return Status::InvalidArgument("--fit-target: expected MiB per device, 0 or more");
     }
   }

@@ -250,6 +250,13 @@ TEST_F(LlamaCppFitTest, TargetAndMinimumContextAreRead) {
   EXPECT_FALSE(ReadFlags({{"--fit", "maybe"}}, LlamaCppSettings{}).ok());
   EXPECT_FALSE(ReadFlags({{"--fit-target", "1024,x"}}, LlamaCppSettings{}).ok());
   EXPECT_FALSE(ReadFlags({{"--fit-ctx", "-5"}}, LlamaCppSettings{}).ok());
+  EXPECT_FALSE(ReadFlags({{"--fit-target", "99999999999"}}, LlamaCppSettings{}).ok());
+  s = LlamaCppSettings{};
+  s.fit_target_mib = {-1};
+  EXPECT_FALSE(PlanLlamaCpp(inv, gpu16_, s).ok());
+  s.fit_target_mib.clear();
+  s.fit_ctx = -1;
+  EXPECT_FALSE(PlanLlamaCpp(inv, gpu16_, s).ok());
 }
 
 // A user's -ngl stops --fit after the context step (llama_params_fit throws and llama.cpp
