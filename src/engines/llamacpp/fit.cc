@@ -214,7 +214,11 @@ Result<FitOutcome> FitParams(const Inventory& inv, const FixedPlanner& plan,
   if (left >= 0) return out;
   // Step 2: the context. One device stops as soon as the estimate fits (llama.cpp returns
   // there); several go on to the weights (PR 18070) unless every device is now within target.
+  int64_t before = 0;
+  for (size_t d = 0; d < nd; ++d) before += x.free[d] - x.used[d] - Margin(*s, d);
   const int64_t surplus = ReduceContext(inv, x, worst, s, &out);
+  // What the context step expects to save (llama.cpp's global_memory_reduction_vs_full).
+  const int64_t saved = std::max<int64_t>(surplus - before, 0);
   if (surplus >= 0 && nd == 1) return out;
   auto after = plan(*s);
   if (!after.ok()) return after.status();
@@ -235,9 +239,8 @@ Result<FitOutcome> FitParams(const Inventory& inv, const FixedPlanner& plan,
   for (const LayerSpec& l : inv.spec.layers) moe |= l.mlp.kind == MlpKind::kMoe;
   if (moe) {
     // 3a/3b: with every expert on the CPU the dense weights must fit in total; then the
-    // experts of as few layers as needed leave, the first layers' first (llama.cpp
-    // interpolates between the two projections; the count that meets the target is searched
-    // here directly).
+    // experts of the first layers leave (-ot blk.N.ffn_(up|down|gate)_(ch|)exps=CPU per layer,
+    // the tensors of --n-cpu-moe N).
     LlamaCppSettings v = *s;
     v.cpu_moe = true;
     auto cpu = plan(v);
@@ -245,7 +248,30 @@ Result<FitOutcome> FitParams(const Inventory& inv, const FixedPlanner& plan,
     const Projection y = Project(*cpu);
     int64_t dense_surplus = 0;
     for (size_t d = 0; d < nd; ++d) dense_surplus += y.free[d] - y.used[d] - Margin(*s, d);
+    if (dense_surplus >= 0 && nd == 1) {
+      // 3a, one device: llama.cpp interpolates between all experts on the GPU (the first
+      // projection less the context step's saving) and none, per layer past the dense lead:
+      // layers_full = surplus / diff_per_layer + n_dense_lead + 1 (the output counts as one),
+      // and the experts of layers n_dense_lead .. n_layer - layers_full go to the CPU.
+      int64_t lead = 0;
+      while (lead < n_layer && inv.spec.layers[static_cast<size_t>(lead)].mlp.kind !=
+                                   MlpKind::kMoe) {
+        ++lead;
+      }
+      const int64_t per_layer = (x.used[0] - saved - y.used[0]) / std::max<int64_t>(
+                                    n_layer - lead, 1);
+      const int64_t full = per_layer > 0 ? dense_surplus / per_layer + lead + 1 : lead + 1;
+      const int64_t n = std::clamp<int64_t>(n_layer + 1 - full, 0, n_layer);
+      s->n_cpu_moe = n;
+      out.notes.push_back(fmt::format(
+          "--fit: experts of the first {} of {} layers moved to the CPU (--n-cpu-moe {}) to "
+          "leave {}, interpolated at {} per layer", n, n_layer, n, Target(*s, worst, nd),
+          core::FormatBytes(static_cast<uint64_t>(std::max<int64_t>(per_layer, 0)))));
+      return out;
+    }
     if (dense_surplus >= 0) {
+      // 3b, several devices: the fewest layers whose experts leave for every device to keep
+      // its target, with the default split (llama.cpp also moves layers between devices).
       v.cpu_moe = false;
       auto too_few = Largest(0, n_layer, [&](int64_t n) -> Result<bool> {
         v.n_cpu_moe = n;

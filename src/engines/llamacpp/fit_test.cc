@@ -183,7 +183,21 @@ TEST_F(LlamaCppFitTest, MoeExpertsMoveToTheCpu) {
   EXPECT_NE(p->command.find(fmt::format("--n-cpu-moe {}", n)), std::string::npos);
   EXPECT_GE(Left(*p), 1024 * kMiB);
   EXPECT_GT(p->host.model, 0u);
+  // llama.cpp's interpolation, from the plans of all experts on the GPU and none:
+  // n = n_layer + 1 - (surplus / per_layer + 1), per_layer the experts' share of one layer.
   s.fit = 0;
+  auto all = PlanLlamaCpp(inv, gpu, s);
+  s.cpu_moe = true;
+  auto none = PlanLlamaCpp(inv, gpu, s);
+  ASSERT_TRUE(all.ok() && none.ok());
+  s.cpu_moe = false;
+  const auto used = [](const LlamaCppPlan& q) {
+    const DeviceBuffers& d = q.devices[0];
+    return static_cast<int64_t>(d.model + d.kv + d.state + d.compute);
+  };
+  const int64_t per_layer = (used(*all) - used(*none)) / 48;
+  EXPECT_EQ(n, 48 - (Left(*none) - 1024 * kMiB) / per_layer);
+  EXPECT_TRUE(Noted(*p, "interpolated at "));
   s.n_cpu_moe = n - 1;
   auto fewer = PlanLlamaCpp(inv, gpu, s);
   ASSERT_TRUE(fewer.ok());
