@@ -213,16 +213,13 @@ Result<FitOutcome> FitParams(const Inventory& inv, const FixedPlanner& plan,
   const auto [worst, left] = Worst(x, *s);
   if (left >= 0) return out;
   // Step 2: the context. One device stops as soon as the estimate fits (llama.cpp returns
-  // there); several go on to the weights (PR 18070) unless every device is now within target.
+  // there, measuring nothing again); several always go on to the weights (PR 18070).
   int64_t before = 0;
   for (size_t d = 0; d < nd; ++d) before += x.free[d] - x.used[d] - Margin(*s, d);
   const int64_t surplus = ReduceContext(inv, x, worst, s, &out);
   // What the context step expects to save (llama.cpp's global_memory_reduction_vs_full).
   const int64_t saved = std::max<int64_t>(surplus - before, 0);
   if (surplus >= 0 && nd == 1) return out;
-  auto after = plan(*s);
-  if (!after.ok()) return after.status();
-  if (Worst(Project(*after), *s).second >= 0) return out;
   // Step 3: the weights, only where the user set none of -ngl, -ts, -sm row, -ot/--cpu-moe.
   const int n_layer = static_cast<int>(inv.spec.layers.size());
   out.failure = UserSetWeights(*s, nd, n_layer);
