@@ -675,8 +675,10 @@ if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --mlock"
    OR NOT last_out MATCHES "KV buffer 32.00 MiB")
   message(SEND_ERROR "check_llamacpp: '${last_err}' / '${last_out}'")
 endif()
+# (--fit off: with it, llama.cpp would move every layer to the CPU and fail on the compute
+# buffer instead)
 run(check_llamacpp_fails 1 check --gpu-memory 1GiB --json -- llama-cli
-    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -c 4000000)
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -c 4000000 --fit off)
 if(NOT last_out MATCHES "\"failure_stage\": \"kv_cache\"" OR NOT last_out MATCHES "-c 259072")
   message(SEND_ERROR "check_llamacpp_fails: '${last_out}'")
 endif()

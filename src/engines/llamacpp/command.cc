@@ -67,7 +67,7 @@ constexpr Alias kAliases[] = {
     {"-ts", "--tensor-split"}, {"-mg", "--main-gpu"}, {"-ot", "--override-tensor"},
     {"-cmoe", "--cpu-moe"}, {"-ncmoe", "--n-cpu-moe"}, {"-kvu", "--kv-unified"},
     {"-fa", "--flash-attn"}, {"-nkvo", "--no-kv-offload"}, {"-dev", "--device"},
-    {"-mm", "--mmproj"},
+    {"-mm", "--mmproj"}, {"-fit", "--fit"}, {"-fitt", "--fit-target"}, {"-fitc", "--fit-ctx"},
 };
 
 // Flags that change no device memory (server, sampling, threads, logging; common/arg.cpp):
@@ -150,6 +150,14 @@ const std::vector<FlagSpec>& Flags() {
       {"--no-mmproj-offload", nullptr, "llama.cpp: the vision projector stays on the CPU",
        nullptr},
       {"--no-mmproj", nullptr, "llama.cpp: no vision projector", nullptr},
+      // common/arg.cpp since PR 16653 (on by default): -fit, -fitt (MiB, default 1024; a list
+      // per device since PR 18679), -fitc (default 4096).
+      {"--fit", "-fit", "llama.cpp: on|off, fit unset -c, -ngl, experts to free memory "
+                        "(default on since b7410)", "TEXT"},
+      {"--fit-target", "-fitt", "llama.cpp: MiB --fit leaves free per GPU (default 1024)",
+       "TEXT"},
+      {"--fit-ctx", "-fitc", "llama.cpp: the smallest context --fit reduces to (default 4096)",
+       "INT"},
   };
   return kFlags;
 }
@@ -206,6 +214,25 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) 
         if (!b.ok()) return b.status();
         s.flash_attn = *b ? "on" : "off";
       }
+    } else if (name == "--fit") {
+      // common/arg.cpp: is_truthy / is_falsey, else "unknown value for --fit".
+      if (text == "on" || text == "enabled" || text == "true" || text == "1") {
+        s.fit = 1;
+      } else if (text == "off" || text == "disabled" || text == "false" || text == "0") {
+        s.fit = 0;
+      } else {
+        return Bad(name, text, "on or off");
+      }
+    } else if (name == "--fit-target") {
+      // MiB0,MiB1,... split on , and /; one value is every device's.
+      s.fit_target_mib.clear();
+      for (const std::string& item : Items(text, ",/")) {
+        auto n = ReadInt(name, item, 0);
+        if (!n.ok() || *n > (int64_t{1} << 30) || s.fit_target_mib.size() >= 64) {
+          return Bad(name, text, "MiB per GPU, such as 1024 or 2048,1024");
+        }
+        s.fit_target_mib.push_back(*n);
+      }
     } else if (name == "--device") {
       if (text == "none") {
         s.n_gpu_layers = 0;
@@ -233,6 +260,7 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) 
       if (name == "--parallel") s.max_num_seqs = *n < 0 ? 0 : *n;
       if (name == "--main-gpu") s.main_gpu = *n;
       if (name == "--n-cpu-moe") s.n_cpu_moe = *n;
+      if (name == "--fit-ctx") s.fit_ctx = *n;
     }
   }
   return s;
@@ -443,6 +471,13 @@ std::string CommandLine(const Inventory& inv, const LlamaCppSettings& s) {
   if (!s.mmap) c += " --no-mmap";
   if (!s.mmproj.empty()) c += " --mmproj " + word(s.mmproj);
   if (!s.mmproj_offload) c += " --no-mmproj-offload";
+  if (s.fit >= 0) c += s.fit ? " --fit on" : " --fit off";
+  if (!s.fit_target_mib.empty()) {
+    std::string t;
+    for (int64_t v : s.fit_target_mib) t += fmt::format("{}{}", t.empty() ? "" : ",", v);
+    c += " -fitt " + t;
+  }
+  if (s.fit_ctx != 4096) c += fmt::format(" -fitc {}", s.fit_ctx);
   for (const std::string& w : s.kept_args) c += " " + word(w);
   std::string env;
   for (const std::string& w : s.kept_env) env += word(w) + " ";

@@ -13,6 +13,8 @@
 //   warmup    with --mmproj: the vision projector's weights and the encoder's compute buffer
 //             clip's warm-up reserves (tools/mtmd/clip.cpp), loaded after the text model
 //   runtime   all of it at once
+// Before them, llama.cpp's --fit (fit.h; on by default since b7410) may shrink an unset
+// context and move experts or layers to the CPU; the stages are those of its chosen settings.
 //
 // The rules are those of llama.cpp ec98e2002 (2025-12), the tree Ollama v0.24.0 vendors under
 // llama/llama.cpp (src/llama-model.cpp, src/llama-context.cpp, src/llama-kv-cache*.cpp,
@@ -65,6 +67,12 @@ struct LlamaCppOptions : EngineOptions {
   // --no-mmproj-offload: the vision projector and its encoder stay on the CPU. The projector
   // file itself is EngineSettings::mmproj / mmproj_header.
   bool mmproj_offload = true;
+  // --fit on|off (-fit): -1 is the build's default (on since the --fit build, rules.h); 1 or
+  // 0 as given. -fitt MiB[,MiB...] is the memory --fit leaves free per device (empty: 1024
+  // each; one value is every device's), -fitc the smallest context it reduces to.
+  int fit = -1;
+  std::vector<int64_t> fit_target_mib;
+  int64_t fit_ctx = 4096;
   // The words of the user's command the plan does not read (flags not modelled or without a
   // memory effect, with their values; environment assignments), as given: the printed command
   // keeps them, so that pasting it starts the same server.

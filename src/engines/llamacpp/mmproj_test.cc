@@ -188,7 +188,11 @@ TEST_F(LlamaCppMmprojPlanTest, NoRoomForTheProjectorFailsAtWarmup) {
   auto base = PlanLlamaCpp(inv, gpu, text);
   ASSERT_TRUE(base.ok());
   gpu.total_bytes = base->devices[0].total() + kCudaContextBytes + 200 * kMiB;
-  auto p = PlanLlamaCpp(inv, gpu, WithGemma3());
+  // --fit does not count the projector (llama.cpp before PR 21489): with -fitt 0 it sees
+  // room for the text model, changes nothing, and the projector fails at warm-up.
+  LlamaCppSettings s = WithGemma3();
+  s.fit_target_mib = {0};
+  auto p = PlanLlamaCpp(inv, gpu, s);
   ASSERT_TRUE(p.ok());
   EXPECT_FALSE(p->fits);
   EXPECT_EQ(p->failure_stage, Stage::kWarmup);
@@ -197,7 +201,7 @@ TEST_F(LlamaCppMmprojPlanTest, NoRoomForTheProjectorFailsAtWarmup) {
   // The first remedy keeps the projector on the CPU.
   auto model = LlamaCppEngine().prepare(inv);
   ASSERT_TRUE(model.ok());
-  auto remedies = (*model)->Remedies(gpu, ToEngineSettings(WithGemma3()), *p);
+  auto remedies = (*model)->Remedies(gpu, ToEngineSettings(s), *p);
   ASSERT_FALSE(remedies.empty());
   EXPECT_EQ(remedies[0].change, "--no-mmproj-offload");
 }

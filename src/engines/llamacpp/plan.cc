@@ -9,6 +9,7 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "engines/llamacpp/command.h"
+#include "engines/llamacpp/fit.h"
 #include "engines/llamacpp/llamacpp.h"
 #include "engines/llamacpp/mmproj.h"
 #include "engines/llamacpp/rules.h"
@@ -624,8 +625,12 @@ Result<uint64_t> CacheRowBytes(const std::string& type, uint64_t n, const char* 
                              core::Printable(type)));
 }
 
-Result<LlamaCppPlan> PlanLlamaCpp(const Inventory& inv, const GpuSpec& gpu,
-                                  const LlamaCppSettings& settings) {
+namespace {
+
+// The plan of fixed settings: what llama.cpp loads once --fit (if any) has chosen them.
+Result<LlamaCppPlan> PlanFixed(const Inventory& inv, const GpuSpec& gpu,
+                               const LlamaCppSettings& settings,
+                               const std::vector<std::string>& fit_notes = {}) {
   Run r{inv, inv.spec, gpu, settings};
   r.plan.engine = "llamacpp";
   r.plan.engine_title = "llama.cpp";
@@ -653,11 +658,31 @@ Result<LlamaCppPlan> PlanLlamaCpp(const Inventory& inv, const GpuSpec& gpu,
                                 static_cast<double>(gpu.total_bytes)
                           : 0;
   r.plan.resolved = ToEngineSettings(resolved);
-  r.plan.notes = std::move(r.notes);
+  r.plan.notes = fit_notes;
+  r.plan.notes.insert(r.plan.notes.end(), r.notes.begin(), r.notes.end());
   r.plan.notes.push_back("compute buffers are an estimate (the graph allocator's peak); model "
                          "and KV buffers follow llama.cpp's allocation rules exactly");
   r.plan.command = CommandLine(inv, r.s);
   return std::move(r.plan);
+}
+
+}  // namespace
+
+Result<LlamaCppPlan> PlanLlamaCpp(const Inventory& inv, const GpuSpec& gpu,
+                                  const LlamaCppSettings& settings) {
+  auto rules = RulesFor(settings.version);
+  if (!rules.ok()) return rules.status();
+  if (!FitApplies(*rules, settings)) return PlanFixed(inv, gpu, settings);
+  // --fit chooses the settings first (common_init_result, before the model loads).
+  LlamaCppSettings s = settings;
+  auto fit = FitParams(inv, [&](const LlamaCppSettings& v) { return PlanFixed(inv, gpu, v); },
+                       &s);
+  if (!fit.ok()) return fit.status();
+  auto p = PlanFixed(inv, gpu, s, fit->notes);
+  if (!p.ok() || p->fits || fit->failure.empty()) return p;
+  p->failure_message = fmt::format("llama_params_fit: failed to fit params to free device "
+                                   "memory: {}; then {}", fit->failure, p->failure_message);
+  return p;
 }
 
 EngineSettings ToEngineSettings(const LlamaCppSettings& s) {

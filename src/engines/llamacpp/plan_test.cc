@@ -142,6 +142,7 @@ TEST_F(LlamaCppPlanTest, HostileSettingsAreRefused) {
   s.max_model_len = (int64_t{1} << 31) - 1;
   s.max_num_seqs = 256;
   s.kv_unified = 0;
+  s.fit = 0;  // (--fit would move every layer to the CPU)
   auto huge = Plan(inv, s);
   ASSERT_TRUE(huge.ok());
   EXPECT_FALSE(huge->fits);
@@ -492,6 +493,7 @@ TEST_F(LlamaCppPlanTest, EngineRowRefusesAndRemedies) {
   GpuSpec small = CustomGpu(8ull << 30);
   LlamaCppSettings s;
   s.max_model_len = 8192;
+  s.fit = 0;  // --fit off: the settings as given, and the remedies --fit would choose
   auto plan = (*model)->MakePlan(small, ToEngineSettings(s));
   ASSERT_TRUE(plan.ok());
   EXPECT_FALSE(plan->fits);

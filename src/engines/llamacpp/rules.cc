@@ -28,6 +28,7 @@ Result<Rules> RulesFor(const std::string& version) {
   r.server_four_slots = build >= 6850;
   r.mla_latent_cache = build >= 5100;
   r.ngl_output_first = build >= 7650;
+  r.fit_default_on = build >= kFitBuild;
   return r;
 }
 

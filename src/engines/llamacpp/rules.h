@@ -35,7 +35,15 @@ struct Rules {
   // (llama-model.cpp load_tensors at ec98e2002: start = n_layer - N). Seen in logs of 2026
   // (validation r35, r42); the build is an estimate from their dates, not read in the source.
   bool ngl_output_first = false;
+  // --fit on by default: before loading, llama_params_fit (src/llama.cpp) shrinks an unset
+  // context and then moves experts or layers off the GPUs to leave --fit-target free per
+  // device (PR 16653, merged 2025-12-15; ec98e2002, b7437, has it: issue 18097). Before, the
+  // flag did not exist and every setting was taken as given.
+  bool fit_default_on = true;
 };
+
+// The first build with --fit (an estimate from PR 16653's merge date, like the others).
+inline constexpr int kFitBuild = 7410;
 
 // "b7450", "7450", "" (the modelled build) -> its rules; kInvalidArgument for other text.
 Result<Rules> RulesFor(const std::string& version);
