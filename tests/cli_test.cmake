@@ -368,6 +368,15 @@ run(check_vllm_quiet_flags 0 check --gpu 4090 -- vllm serve qwen3-8b --max-model
 if(last_err MATCHES "not modelled")
   message(SEND_ERROR "check_vllm_quiet_flags: '${last_err}'")
 endif()
+# CPU swap space, the config's reader and the workers' launcher change nothing on the GPU
+# (a recipe's line for vLLM 0.14: --swap-space 16 --distributed-executor-backend mp).
+run(check_vllm_quiet_cpu_flags 0 check --gpu 4090 --vllm-version 0.14 -- vllm serve qwen3-8b
+    --max-model-len 8192 --swap-space 16 --distributed-executor-backend mp --config-format hf)
+set(quiet "--swap-space --distributed-executor-backend --config-format")
+if(NOT last_err MATCHES "flags read, no memory effect: ${quiet}\n" OR
+   last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_vllm_quiet_cpu_flags: '${last_err}'")
+endif()
 run(check_vllm_dotted 1 check --gpu h100 -- vllm serve qwen3-vl-30b-a3b-instruct
     --limit-mm-per-prompt.image 4 --limit-mm-per-prompt.video=0)
 if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR

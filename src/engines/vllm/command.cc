@@ -26,6 +26,11 @@ using core::ShellWord;
 // vLLM flags that do not change GPU memory: `check` names them in one line, as read.
 // --revision is not one of them: it chooses the checkpoint, and the plan reads the model as
 // named (MODEL@REVISION plans a Hub revision), so it is named as not modelled.
+// --swap-space is CPU memory ("Size of the CPU swap space per GPU (in GiB)", CacheConfig in
+// vllm/config/cache.py; V1 allocates none); --config-format chooses the reader of the same
+// model's config (config.json or Mistral's params.json, ModelConfig.config_format);
+// --distributed-executor-backend chooses how the workers are started (mp, ray, uni), not
+// what each GPU holds (ParallelConfig.distributed_executor_backend, vllm/config/parallel.py).
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
@@ -39,7 +44,8 @@ constexpr const char* kNoMemoryEffect[] = {
     "--chat-template-content-format", "--tool-parser-plugin", "--disable-fastapi-docs",
     "--enable-request-id-headers", "--enable-server-load-tracking",
     "--enable-force-include-usage", "--return-tokens-as-token-ids", "--allowed-local-media-path",
-    "--log-config-file", "--hf-token", "--code-revision"};
+    "--log-config-file", "--hf-token", "--code-revision", "--swap-space", "--config-format",
+    "--distributed-executor-backend"};
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
@@ -56,7 +62,8 @@ constexpr std::string_view kOneWord[] = {
     "--chat-template", "--download-dir", "--seed", "--load-format", "--generation-config",
     "--uvicorn-log-level", "--uds", "--max-log-len", "--root-path", "--ssl-keyfile",
     "--ssl-certfile", "--tokenizer-mode", "--reasoning-parser", "--tool-call-parser",
-    "--response-role", "--code-revision"};
+    "--response-role", "--code-revision", "--swap-space", "--config-format",
+    "--distributed-executor-backend"};
 
 // Environment variables `check` reads, or passes over silently.
 constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
