@@ -377,6 +377,13 @@ if(NOT last_err MATCHES "flags read, no memory effect: ${quiet}\n" OR
    last_err MATCHES "not modelled")
   message(SEND_ERROR "check_vllm_quiet_cpu_flags: '${last_err}'")
 endif()
+# The Qwen3 model card's line for vLLM 0.8.5: --enable-reasoning only parses the replies.
+run(check_vllm_quiet_reasoning 0 check --gpu 4090 --vllm-version 0.8.5 -- vllm serve qwen3-8b
+    --max-model-len 8192 --enable-reasoning --reasoning-parser deepseek_r1)
+if(NOT last_err MATCHES "no memory effect: --enable-reasoning --reasoning-parser\n" OR
+   last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_vllm_quiet_reasoning: '${last_err}'")
+endif()
 run(check_vllm_dotted 1 check --gpu h100 -- vllm serve qwen3-vl-30b-a3b-instruct
     --limit-mm-per-prompt.image 4 --limit-mm-per-prompt.video=0)
 if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR

@@ -31,6 +31,9 @@ using core::ShellWord;
 // model's config (config.json or Mistral's params.json, ModelConfig.config_format);
 // --distributed-executor-backend chooses how the workers are started (mp, ray, uni), not
 // what each GPU holds (ParallelConfig.distributed_executor_backend, vllm/config/parallel.py).
+// --enable-reasoning (0.7.1 to 0.9), --tool-server, --enable-prompt-tokens-details and
+// --disable-frontend-multiprocessing are the OpenAI server's own options (entrypoints/openai/
+// cli_args.py): how replies are parsed and where the server runs, not the engine.
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
@@ -45,7 +48,8 @@ constexpr const char* kNoMemoryEffect[] = {
     "--enable-request-id-headers", "--enable-server-load-tracking",
     "--enable-force-include-usage", "--return-tokens-as-token-ids", "--allowed-local-media-path",
     "--log-config-file", "--hf-token", "--code-revision", "--swap-space", "--config-format",
-    "--distributed-executor-backend"};
+    "--distributed-executor-backend", "--enable-reasoning", "--tool-server",
+    "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing"};
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
@@ -53,7 +57,8 @@ constexpr std::string_view kSwitches[] = {
     "--disable-log-stats", "--enable-prefix-caching", "--enable-chunked-prefill",
     "--disable-uvicorn-access-log", "--enable-log-requests", "--enable-log-outputs",
     "--disable-fastapi-docs", "--enable-request-id-headers", "--enable-server-load-tracking",
-    "--enable-force-include-usage", "--return-tokens-as-token-ids"};
+    "--enable-force-include-usage", "--return-tokens-as-token-ids", "--enable-reasoning",
+    "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing"};
 
 // Silent flags that take exactly one word (a plain `str` or `int` option; list options such
 // as --served-model-name and --api-key take several, --hf-token none or one).
@@ -63,7 +68,7 @@ constexpr std::string_view kOneWord[] = {
     "--uvicorn-log-level", "--uds", "--max-log-len", "--root-path", "--ssl-keyfile",
     "--ssl-certfile", "--tokenizer-mode", "--reasoning-parser", "--tool-call-parser",
     "--response-role", "--code-revision", "--swap-space", "--config-format",
-    "--distributed-executor-backend"};
+    "--distributed-executor-backend", "--tool-server"};
 
 // Environment variables `check` reads, or passes over silently.
 constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
