@@ -384,6 +384,12 @@ if(NOT last_err MATCHES "no memory effect: --enable-reasoning --reasoning-parser
    last_err MATCHES "not modelled")
   message(SEND_ERROR "check_vllm_quiet_reasoning: '${last_err}'")
 endif()
+# In-flight bitsandbytes quantization of a 16-bit checkpoint is said to be unmodelled.
+run(check_vllm_bnb_inflight 0 check --gpu h100 -- vllm serve qwen3-8b --quantization
+    bitsandbytes)
+if(NOT last_out MATCHES "--quantization bitsandbytes on a 16-bit checkpoint: [^\n]*not modelled")
+  message(SEND_ERROR "check_vllm_bnb_inflight: '${last_out}'")
+endif()
 run(check_vllm_dotted 1 check --gpu h100 -- vllm serve qwen3-vl-30b-a3b-instruct
     --limit-mm-per-prompt.image 4 --limit-mm-per-prompt.video=0)
 if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR
