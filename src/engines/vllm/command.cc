@@ -192,6 +192,10 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   return env + c;
 }
 
+std::string RopeScalingOverride(const std::string& json) {
+  return "{\"rope_scaling\": " + json + "}";
+}
+
 bool HasNoMemoryEffect(std::string_view flag, bool* takes_value) {
   if (std::find(std::begin(kNoMemoryEffect), std::end(kNoMemoryEffect), flag) ==
       std::end(kNoMemoryEffect)) {
@@ -381,7 +385,9 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   // What the parser left (flags the table lacks, with their values) stays in the printed
   // command as given (ServeCommand).
   env.kept_args = parser.remaining();
-  for (const std::string& a : parser.remaining()) {
+  const std::vector<std::string> left = parser.remaining();
+  for (size_t i = 0; i < left.size(); ++i) {
+    const std::string& a = left[i];
     // A long flag, or a short one such as `-O3` (a negative number is a value).
     if (a.size() < 2 || a[0] != '-' ||
         (a[1] != '-' && !std::isalpha(static_cast<unsigned char>(a[1])))) {
@@ -389,7 +395,27 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     }
     const std::string name = a.substr(0, a.find('='));
     bool valued = false;
-    if (HasNoMemoryEffect(name, &valued)) {
+    if (name == "--rope-scaling") {
+      // Releases 0.4.3 to 0.10 (the flag is refused where it is not): vLLM sets the config's
+      // rope_scaling to the JSON (config.py ModelConfig, 0.6.4+: hf_overrides_kw.update(
+      // {"rope_scaling": ...}) after --hf-overrides; before, transformers_utils/config.py
+      // get_config config.update), so the plan reads it as that override.
+      const size_t eq = a.find('=');
+      const std::string value = eq != std::string::npos ? a.substr(eq + 1)
+                                : i + 1 < left.size() ? left[i + 1]
+                                                      : "";
+      std::vector<std::string> ignored;
+      auto checked = ApplyConfigOverrides(ModelSpec{}, RopeScalingOverride(value),
+                                          "--rope-scaling", &ignored);
+      if (!checked.ok()) {
+        return Status::InvalidArgument(fmt::format(
+            "--rope-scaling: expected a JSON object of rope_scaling keys, e.g. '{{\"rope_type\": "
+            "\"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 32768}}', "
+            "found {}",
+            core::Printable(value)));
+      }
+      env.rope_scaling = value;
+    } else if (HasNoMemoryEffect(name, &valued)) {
       out.ReadWithoutMemoryEffect(name);
     } else {
       out.unmodelled_flags.push_back(core::Printable(name));

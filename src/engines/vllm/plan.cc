@@ -1543,6 +1543,13 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
     if (!o.ok()) return o.status();
     overridden = std::move(*o);
   }
+  if (!in.rope_scaling.empty()) {  // after --hf-overrides, as vLLM applies it
+    auto o = ApplyConfigOverrides(overridden ? *overridden : inv.spec,
+                                  vllm::RopeScalingOverride(in.rope_scaling), "--rope-scaling",
+                                  &not_applied);
+    if (!o.ok()) return o.status();
+    overridden = std::move(*o);
+  }
   const ModelSpec& model = overridden ? *overridden : inv.spec;
   if (in.pipeline_parallel_size > 1 && in.pipeline_stage < 0) {
     return vllm::PlanPipeline(model, gpu, in, [&](const GpuSpec& card, const VllmSettings& s) {
