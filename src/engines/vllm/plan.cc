@@ -267,8 +267,9 @@ std::vector<int64_t> CaptureSizes(const vllm::Rules& rules, const VllmSettings& 
     return sizes;
   }
   if (!rules.capture_sizes_per_decode_query) decode_query_len = 1;
-  int64_t max_capture = s.max_cudagraph_capture_size > 0
-                            ? s.max_cudagraph_capture_size
+  int64_t max_capture = s.max_cudagraph_capture_size > 0 ? s.max_cudagraph_capture_size
+                        : rules.capture_to_512_by_tokens && !s.v0_engine
+                            ? 512
                             : std::min<int64_t>(max_num_seqs * decode_query_len * 2, 512);
   max_capture = std::min(max_capture, mnbt);
   std::vector<int64_t> sizes;
