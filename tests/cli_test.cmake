@@ -379,8 +379,8 @@ if(NOT last_err MATCHES "flags read, no memory effect: ${quiet}\n" OR
 endif()
 # The Qwen3 model card's line for vLLM 0.8.5: --enable-reasoning only parses the replies.
 run(check_vllm_quiet_reasoning 0 check --gpu 4090 --vllm-version 0.8.5 -- vllm serve qwen3-8b
-    --max-model-len 8192 --enable-reasoning --reasoning-parser deepseek_r1)
-if(NOT last_err MATCHES "no memory effect: --enable-reasoning --reasoning-parser\n" OR
+    --max-model-len 8192 --enable-reasoning --reasoning-parser deepseek_r1 --rope-theta 2000000)
+if(NOT last_err MATCHES "no memory effect: --enable-reasoning --reasoning-parser --rope-theta\n" OR
    last_err MATCHES "not modelled")
   message(SEND_ERROR "check_vllm_quiet_reasoning: '${last_err}'")
 endif()

@@ -34,6 +34,8 @@ using core::ShellWord;
 // --enable-reasoning (0.7.1 to 0.9), --tool-server, --enable-prompt-tokens-details and
 // --disable-frontend-multiprocessing are the OpenAI server's own options (entrypoints/openai/
 // cli_args.py): how replies are parsed and where the server runs, not the engine.
+// --rope-theta (0.5.1 to 0.10) sets the rotary base (config.update / hf_overrides "rope_theta"):
+// no tensor's size and not the derived maximum length.
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
@@ -49,7 +51,7 @@ constexpr const char* kNoMemoryEffect[] = {
     "--enable-force-include-usage", "--return-tokens-as-token-ids", "--allowed-local-media-path",
     "--log-config-file", "--hf-token", "--code-revision", "--swap-space", "--config-format",
     "--distributed-executor-backend", "--enable-reasoning", "--tool-server",
-    "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing"};
+    "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing", "--rope-theta"};
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
@@ -68,7 +70,7 @@ constexpr std::string_view kOneWord[] = {
     "--uvicorn-log-level", "--uds", "--max-log-len", "--root-path", "--ssl-keyfile",
     "--ssl-certfile", "--tokenizer-mode", "--reasoning-parser", "--tool-call-parser",
     "--response-role", "--code-revision", "--swap-space", "--config-format",
-    "--distributed-executor-backend", "--tool-server"};
+    "--distributed-executor-backend", "--tool-server", "--rope-theta"};
 
 // Environment variables `check` reads, or passes over silently.
 constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
