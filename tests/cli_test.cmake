@@ -368,6 +368,41 @@ run(check_vllm_quiet_flags 0 check --gpu 4090 -- vllm serve qwen3-8b --max-model
 if(last_err MATCHES "not modelled")
   message(SEND_ERROR "check_vllm_quiet_flags: '${last_err}'")
 endif()
+# CPU swap space, the config's reader and the workers' launcher change nothing on the GPU
+# (a recipe's line for vLLM 0.14: --swap-space 16 --distributed-executor-backend mp).
+run(check_vllm_quiet_cpu_flags 0 check --gpu 4090 --vllm-version 0.14 -- vllm serve qwen3-8b
+    --max-model-len 8192 --swap-space 16 --distributed-executor-backend mp --config-format hf)
+set(quiet "--swap-space --distributed-executor-backend --config-format")
+if(NOT last_err MATCHES "flags read, no memory effect: ${quiet}\n" OR
+   last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_vllm_quiet_cpu_flags: '${last_err}'")
+endif()
+# The Qwen3 model card's line for vLLM 0.8.5: --enable-reasoning only parses the replies.
+run(check_vllm_quiet_reasoning 0 check --gpu 4090 --vllm-version 0.8.5 -- vllm serve qwen3-8b
+    --max-model-len 8192 --enable-reasoning --reasoning-parser deepseek_r1 --rope-theta 2000000)
+if(NOT last_err MATCHES "no memory effect: --enable-reasoning --reasoning-parser --rope-theta\n" OR
+   last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_vllm_quiet_reasoning: '${last_err}'")
+endif()
+# In-flight bitsandbytes quantization of a 16-bit checkpoint is said to be unmodelled.
+run(check_vllm_bnb_inflight 0 check --gpu h100 -- vllm serve qwen3-8b --quantization
+    bitsandbytes)
+if(NOT last_out MATCHES "--quantization bitsandbytes on a 16-bit checkpoint: [^\n]*not modelled")
+  message(SEND_ERROR "check_vllm_bnb_inflight: '${last_out}'")
+endif()
+# --rope-scaling (0.4.3 to 0.10) sets the config's rope_scaling, so YaRN x4 allows 131072
+# tokens on Qwen3-8B (40960 in its config.json); from the release that dropped it, refused.
+run(check_vllm_rope_scaling 0 check --gpu h100 --vllm-version 0.9.2 -- vllm serve qwen3-8b
+    --rope-scaling
+    "{\"rope_type\":\"yarn\",\"factor\":4.0,\"original_max_position_embeddings\":32768}"
+    --max-model-len 131072)
+if(NOT last_out MATCHES "one 131,072-token request" OR last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_vllm_rope_scaling: '${last_out}' '${last_err}'")
+endif()
+run_err(check_vllm_rope_scaling_bad 2 "--rope-scaling: expected a JSON object of rope_scaling"
+    check --gpu h100 --vllm-version 0.9.2 -- vllm serve qwen3-8b --rope-scaling=yarn)
+run_err(check_vllm_rope_scaling_gone 2 "--rope-scaling: vLLM 0.22 has no such flag"
+    check --gpu h100 --vllm-version 0.22 -- vllm serve qwen3-8b --rope-scaling "{}")
 run(check_vllm_dotted 1 check --gpu h100 -- vllm serve qwen3-vl-30b-a3b-instruct
     --limit-mm-per-prompt.image 4 --limit-mm-per-prompt.video=0)
 if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR

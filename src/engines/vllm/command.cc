@@ -26,6 +26,16 @@ using core::ShellWord;
 // vLLM flags that do not change GPU memory: `check` names them in one line, as read.
 // --revision is not one of them: it chooses the checkpoint, and the plan reads the model as
 // named (MODEL@REVISION plans a Hub revision), so it is named as not modelled.
+// --swap-space is CPU memory ("Size of the CPU swap space per GPU (in GiB)", CacheConfig in
+// vllm/config/cache.py; V1 allocates none); --config-format chooses the reader of the same
+// model's config (config.json or Mistral's params.json, ModelConfig.config_format);
+// --distributed-executor-backend chooses how the workers are started (mp, ray, uni), not
+// what each GPU holds (ParallelConfig.distributed_executor_backend, vllm/config/parallel.py).
+// --enable-reasoning (0.7.1 to 0.9), --tool-server, --enable-prompt-tokens-details and
+// --disable-frontend-multiprocessing are the OpenAI server's own options (entrypoints/openai/
+// cli_args.py): how replies are parsed and where the server runs, not the engine.
+// --rope-theta (0.5.1 to 0.10) sets the rotary base (config.update / hf_overrides "rope_theta"):
+// no tensor's size and not the derived maximum length.
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
@@ -39,7 +49,9 @@ constexpr const char* kNoMemoryEffect[] = {
     "--chat-template-content-format", "--tool-parser-plugin", "--disable-fastapi-docs",
     "--enable-request-id-headers", "--enable-server-load-tracking",
     "--enable-force-include-usage", "--return-tokens-as-token-ids", "--allowed-local-media-path",
-    "--log-config-file", "--hf-token", "--code-revision"};
+    "--log-config-file", "--hf-token", "--code-revision", "--swap-space", "--config-format",
+    "--distributed-executor-backend", "--enable-reasoning", "--tool-server",
+    "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing", "--rope-theta"};
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
@@ -47,7 +59,8 @@ constexpr std::string_view kSwitches[] = {
     "--disable-log-stats", "--enable-prefix-caching", "--enable-chunked-prefill",
     "--disable-uvicorn-access-log", "--enable-log-requests", "--enable-log-outputs",
     "--disable-fastapi-docs", "--enable-request-id-headers", "--enable-server-load-tracking",
-    "--enable-force-include-usage", "--return-tokens-as-token-ids"};
+    "--enable-force-include-usage", "--return-tokens-as-token-ids", "--enable-reasoning",
+    "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing"};
 
 // Silent flags that take exactly one word (a plain `str` or `int` option; list options such
 // as --served-model-name and --api-key take several, --hf-token none or one).
@@ -56,7 +69,8 @@ constexpr std::string_view kOneWord[] = {
     "--chat-template", "--download-dir", "--seed", "--load-format", "--generation-config",
     "--uvicorn-log-level", "--uds", "--max-log-len", "--root-path", "--ssl-keyfile",
     "--ssl-certfile", "--tokenizer-mode", "--reasoning-parser", "--tool-call-parser",
-    "--response-role", "--code-revision"};
+    "--response-role", "--code-revision", "--swap-space", "--config-format",
+    "--distributed-executor-backend", "--tool-server", "--rope-theta"};
 
 // Environment variables `check` reads, or passes over silently.
 constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
@@ -178,6 +192,10 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
     env += std::string(kEnvPpPartition) + "=" + ShellWord(s.pp_layer_partition) + " ";
   }
   return env + c;
+}
+
+std::string RopeScalingOverride(const std::string& json) {
+  return "{\"rope_scaling\": " + json + "}";
 }
 
 bool HasNoMemoryEffect(std::string_view flag, bool* takes_value) {
@@ -369,7 +387,9 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   // What the parser left (flags the table lacks, with their values) stays in the printed
   // command as given (ServeCommand).
   env.kept_args = parser.remaining();
-  for (const std::string& a : parser.remaining()) {
+  const std::vector<std::string> left = parser.remaining();
+  for (size_t i = 0; i < left.size(); ++i) {
+    const std::string& a = left[i];
     // A long flag, or a short one such as `-O3` (a negative number is a value).
     if (a.size() < 2 || a[0] != '-' ||
         (a[1] != '-' && !std::isalpha(static_cast<unsigned char>(a[1])))) {
@@ -377,7 +397,27 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     }
     const std::string name = a.substr(0, a.find('='));
     bool valued = false;
-    if (HasNoMemoryEffect(name, &valued)) {
+    if (name == "--rope-scaling") {
+      // Releases 0.4.3 to 0.10 (the flag is refused where it is not): vLLM sets the config's
+      // rope_scaling to the JSON (config.py ModelConfig, 0.6.4+: hf_overrides_kw.update(
+      // {"rope_scaling": ...}) after --hf-overrides; before, transformers_utils/config.py
+      // get_config config.update), so the plan reads it as that override.
+      const size_t eq = a.find('=');
+      const std::string value = eq != std::string::npos ? a.substr(eq + 1)
+                                : i + 1 < left.size() ? left[i + 1]
+                                                      : "";
+      std::vector<std::string> ignored;
+      auto checked = ApplyConfigOverrides(ModelSpec{}, RopeScalingOverride(value),
+                                          "--rope-scaling", &ignored);
+      if (!checked.ok()) {
+        return Status::InvalidArgument(fmt::format(
+            "--rope-scaling: expected a JSON object of rope_scaling keys, e.g. '{{\"rope_type\": "
+            "\"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 32768}}', "
+            "found {}",
+            core::Printable(value)));
+      }
+      env.rope_scaling = value;
+    } else if (HasNoMemoryEffect(name, &valued)) {
       out.ReadWithoutMemoryEffect(name);
     } else {
       out.unmodelled_flags.push_back(core::Printable(name));

@@ -34,6 +34,10 @@ bool HasNoMemoryEffect(std::string_view flag, bool* takes_value);
 // Rewrites vLLM's one-dash multi-letter flags (-tp, -pp, -dp) to their long forms.
 std::vector<std::string> RewriteShortFlags(std::vector<std::string> args);
 
+// --rope-scaling's JSON as the --hf-overrides object vLLM makes of it: {"rope_scaling": JSON}.
+// Example: RopeScalingOverride("{\"factor\": 4.0}") == "{\"rope_scaling\": {\"factor\": 4.0}}".
+std::string RopeScalingOverride(const std::string& json);
+
 }  // namespace vramfit::vllm
 
 #endif  // VRAMFIT_ENGINES_VLLM_COMMAND_H_

@@ -267,8 +267,9 @@ std::vector<int64_t> CaptureSizes(const vllm::Rules& rules, const VllmSettings& 
     return sizes;
   }
   if (!rules.capture_sizes_per_decode_query) decode_query_len = 1;
-  int64_t max_capture = s.max_cudagraph_capture_size > 0
-                            ? s.max_cudagraph_capture_size
+  int64_t max_capture = s.max_cudagraph_capture_size > 0 ? s.max_cudagraph_capture_size
+                        : rules.capture_to_512_by_tokens && !s.v0_engine
+                            ? 512
                             : std::min<int64_t>(max_num_seqs * decode_query_len * 2, 512);
   max_capture = std::min(max_capture, mnbt);
   std::vector<int64_t> sizes;
@@ -549,6 +550,15 @@ Status ResolveSettings(Run& r) {
                                  "or bitsandbytes; `--as-quantized {}` plans the checkpoint a "
                                  "quantizer would write)", m, base,
                                  base == "awq" || base == "gptq" ? base : "awq|gptq|fp8"));
+    } else if (m == "bitsandbytes") {
+      // In-flight 4-bit quantization while loading (model_loader/bitsandbytes_loader.py
+      // BitsAndBytesModelLoader._quantized_4bit_generator): not modelled, so the plan says so
+      // rather than plan 16-bit weights as if the flag were not there.
+      plan.notes.push_back(
+          "--quantization bitsandbytes on a 16-bit checkpoint: vLLM quantizes the linear weights "
+          "to 4 bits while loading, which is not modelled; the plan charges the 16-bit weights, "
+          "more than vLLM holds (a checkpoint already quantized with bitsandbytes is planned from "
+          "its own tensors)");
     }
   }
   r.tp = static_cast<uint64_t>(s.tensor_parallel_size);
@@ -1531,6 +1541,13 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
   std::vector<std::string> not_applied;
   if (!in.hf_overrides.empty()) {
     auto o = ApplyConfigOverrides(inv.spec, in.hf_overrides, "--hf-overrides", &not_applied);
+    if (!o.ok()) return o.status();
+    overridden = std::move(*o);
+  }
+  if (!in.rope_scaling.empty()) {  // after --hf-overrides, as vLLM applies it
+    auto o = ApplyConfigOverrides(overridden ? *overridden : inv.spec,
+                                  vllm::RopeScalingOverride(in.rope_scaling), "--rope-scaling",
+                                  &not_applied);
     if (!o.ok()) return o.status();
     overridden = std::move(*o);
   }

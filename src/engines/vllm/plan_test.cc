@@ -1031,6 +1031,30 @@ TEST(Vllm, CompilationConfigFewerGraphsLeaveMoreKv) {
   EXPECT_GE(none->kv_cache_tokens, full->kv_cache_tokens);
 }
 
+// V1 in 0.8.0 to 0.9.1 captures [1, 2, 4] + 8..512 step 8 up to max_num_batched_tokens
+// whatever max_num_seqs is (config.py _set_cudagraph_sizes at 0.8.5); from 0.10.0 (PR #20628)
+// up to min(max_num_seqs x 2, 512).
+TEST(Vllm, GraphSizesBefore010IgnoreMaxNumSeqs) {
+  auto formula = [](const std::string& version) {
+    VllmSettings s;
+    s.version = version;
+    s.max_model_len = 1024;
+    s.max_num_seqs = 1;
+    auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("a100-80gb"), s);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    if (!p.ok()) return std::string();
+    for (const Explained& e : p->gpus[0].explain) {
+      if (e.name == "cudagraph") return e.formula;
+    }
+    return std::string();
+  };
+  EXPECT_NE(formula("0.8.5").find("67 graphs over 67 capture sizes up to 512"), std::string::npos)
+      << formula("0.8.5");
+  EXPECT_NE(formula("0.9.1").find("over 67 capture sizes up to 512"), std::string::npos);
+  EXPECT_NE(formula("0.10.0").find("2 graphs over 2 capture sizes up to 2"), std::string::npos)
+      << formula("0.10.0");
+}
+
 TEST(Vllm, MoeGraphsCostMorePerGraph) {
   const Inventory inv = Catalog("qwen3-30b-a3b");
   VllmSettings s;

@@ -59,6 +59,7 @@ Rules RulesFor(int release) {
   r.cap_batched_tokens_by_seqs_x_len = r.release >= 1100;
   r.full_and_piecewise_graphs = r.release >= 1100;
   r.capture_step16_from_256 = r.release >= 1101;
+  r.capture_to_512_by_tokens = release >= kFirstV1Default && release < 902;  // 0.8.0 to 0.9.1
   r.capture_sizes_per_decode_query = r.release >= 1300;
   r.fused_moe_chunk_tokens = r.release >= 1100 ? 16384 : 32768;
   r.sampler_sorts = r.release >= 1101 && r.release < 1700;

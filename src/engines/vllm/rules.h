@@ -80,6 +80,11 @@ struct Rules {
   // CUDA graphs (VllmConfig._set_cudagraph_sizes, CompilationConfig).
   bool full_and_piecewise_graphs = true; // v0.11+: FULL_AND_PIECEWISE is the default mode
   bool capture_step16_from_256 = true;  // v0.11.1+ (PR #26016): step 8 up to 256, then 16
+  // V1 in 0.8.0 to 0.9.1, planned with 0.10's rules otherwise: the default capture list is
+  // [1, 2, 4] + 8..512 step 8, cut at max_num_batched_tokens and not at max_num_seqs
+  // (config.py VllmConfig._set_cudagraph_sizes at 0.8.5; SchedulerConfig.cuda_graph_sizes = [512]
+  // from PR #17201, 0.9.0); PR #20628 (0.10.0) made it min(max_num_seqs x 2, 512).
+  bool capture_to_512_by_tokens = false;
   // v0.13+ (PR #30330, 2025-12-10): with speculative decoding the largest capture size is
   // max_num_seqs x (1 + num_speculative_tokens) x 2 (config/vllm.py decode_query_len), and the
   // FULL decode graphs cover uniform batches of up to max_num_seqs x (1 + k) tokens

@@ -39,6 +39,9 @@ struct VllmOptions : EngineOptions {
   uint64_t kv_cache_memory_bytes = 0;   // --kv-cache-memory-bytes
   bool disable_custom_all_reduce = false;  // --disable-custom-all-reduce
   std::string hf_overrides;             // --hf-overrides JSON, as given
+  // --rope-scaling (0.4.3 to 0.10): the JSON as given; vLLM puts it over the config's (and
+  // --hf-overrides') rope_scaling.
+  std::string rope_scaling;
   // --speculative-config: the JSON as given, its method ("mtp", "ngram", "eagle", ...) and
   // num_speculative_tokens.
   std::string speculative_config;
