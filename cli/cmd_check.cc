@@ -340,6 +340,8 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
     // --model-as PATH=ID: the numbers are ID's, the command names PATH, what the user launches.
     inv_model->model = launched;
     inv_model->repo.clear();
+  } else {
+    NoteCatalogByName(cmd->model);
   }
   auto model = engine->prepare(*inv_model);
   if (!model.ok()) return fail(model.status().message());

@@ -146,6 +146,7 @@ std::function<int()> SetupFit(CLI::App* app) {
     if (Status s = ApplyWhatIfFlags(f->what_if, &model_options); !s.ok()) return fail(s);
     auto inv = InspectModel(f->model, model_options);
     if (!inv.ok()) return fail(inv.status());
+    NoteCatalogByName(f->model);
     // A what-if is named as one (its rows are a checkpoint still to be made).
     const std::string name =
         inv->what_if.empty() ? f->model : fmt::format("{} as {}", f->model, inv->what_if);

@@ -15,6 +15,7 @@
 #include "vramfit/inspect.h"
 #include "vramfit/report.h"
 #include "vramfit/report_html.h"
+#include "vramfit/source.h"
 
 namespace vramfit::cli {
 
@@ -101,6 +102,30 @@ Result<GpuSpec> FindGpuNoting(const std::string& name) {
              "for another\n",
              name, g->id, g->marketing_gb, others);
   return g;
+}
+
+void NoteCatalogByName(std::string_view model) {
+  if (model.find('/') == std::string_view::npos) return;
+  auto ref = ResolveModel(model);
+  if (!ref.ok() || ref->kind != ModelKind::kCatalog) return;
+  auto entry = FindCatalogModel(ref->id);
+  auto same = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) ==
+                    std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  if (!entry.ok() || same(entry->repo, model)) return;
+  std::string shown(model);  // printed as given, control bytes shown as '?'
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  fmt::print(stderr,
+             "vramfit: note: {} is neither a local path nor the catalog's repo: read as the "
+             "catalog's {} ({}) by its name; a fine-tune of it plans the same, another checkpoint "
+             "under that name (a quantized repack, another size) does not: give its directory "
+             "(or with check, --model-as PATH=ID)\n",
+             shown, entry->id, entry->repo);
 }
 
 Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
@@ -248,6 +273,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
     if (Status s = ApplyWhatIfFlags(f->what_if, &model_options); !s.ok()) return fail(s);
     auto inv = InspectModel(f->model, model_options);
     if (!inv.ok()) return fail(inv.status());
+    NoteCatalogByName(f->model);
     auto model = chosen->engine->prepare(*inv);
     if (!model.ok()) return fail(model.status());
     auto plan = (*model)->MakePlan(*gpu, settings);

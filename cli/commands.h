@@ -97,6 +97,10 @@ Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory);
 // `plan` and `check`: --gpu A,B,... and --gpu-memory X,Y,... (comma-separated, one entry per
 // pipeline stage or per rank; one entry stands for all): the cards, at least one.
 Result<std::vector<GpuSpec>> ResolveGpus(const std::string& names, const std::string& memories);
+
+// A MODEL such as "someorg/Qwen3-8B" (or a path that is not here) that matched a catalog entry
+// by its last part only: a note on stderr saying which model was read.
+void NoteCatalogByName(std::string_view model);
 // Puts several cards into `settings` (EngineSettings::stage_gpus) for an engine that plans them;
 // kInvalidArgument for one that does not. One card: nothing to do.
 Status ApplyStageGpus(const Engine& engine, const std::vector<GpuSpec>& gpus,
