@@ -288,8 +288,14 @@ bool RuntimeAutotune(const Facts& f) {
 // accelerate's own warning that weights were offloaded ("Some parameters are on the meta device
 // because they were offloaded to the cpu") says the same without the hooks' frames: the resident
 // layers were given the whole card and generate had to fit beside them.
+// accelerate's AlignDevicesHook.pre_forward (accelerate/hooks.py) moves one offloaded module's
+// weights onto the GPU for its forward: one layer, a small part of the card. A failed request
+// of a quarter of the card or more is not such a layer but the forward's own activations
+// (eager attention scores, logits), offload or not.
 bool OffloadAtRuntime(const Facts& f) {
   if (f.stage != Stage::kRuntime || !f.has(EventKind::kOffload)) return false;
+  const auto requested = f.get(Num::kRequestedBytes);
+  if (requested && f.total > 0 && *requested >= 0.25 * f.total) return false;
   return f.has(EventKind::kCpuOffload) ||
          AnyFrame(f, {"pre_forward", "set_module_tensor_to_device", "send_to_device"});
 }
