@@ -798,6 +798,10 @@ const std::vector<Rule>& Rules() {
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.
       Worded(C::kKvTooManySequences, S::kRuntime, SglangTokenPool, Words::kTokenPool),
+      // Fragmentation, in any phase: the allocator held what was asked (twice the request), so
+      // the request would have fit whatever ran it, an encoder's frames included.
+      {C::kFragmentation, S::kRuntime, FragmentedPastLoad, kFragmentedText, nullptr, Words::kNone,
+       true},
       // The allocation site in a multimodal encoder while serving.
       Text(C::kMultimodalEncoder, S::kRuntime, EncoderAtRuntime,
            "a request's images (or audio) ran the multimodal encoder out of memory: the failed "
@@ -808,9 +812,6 @@ const std::vector<Rule>& Rules() {
       {C::kOtherProcess, S::kRuntime, OthersHoldMost, nullptr, SayOthers, Words::kNone, true},
       Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),
       {C::kOtherProcess, S::kLoad, OthersOldStarting, nullptr, SayOthersOld, Words::kNone, true},
-      // Fragmentation, in any phase: the allocator held what was asked.
-      {C::kFragmentation, S::kRuntime, FragmentedPastLoad, kFragmentedText, nullptr, Words::kNone,
-       true},
       {C::kFragmentation, S::kRuntime, TgiAsyncPool, nullptr, SayAsyncPool, Words::kNone, true},
       // By stage.
       Worded(C::kKernelWarmup, S::kWarmup, KernelWarmup, Words::kKernelWarmup),
