@@ -288,8 +288,14 @@ bool RuntimeAutotune(const Facts& f) {
 // accelerate's own warning that weights were offloaded ("Some parameters are on the meta device
 // because they were offloaded to the cpu") says the same without the hooks' frames: the resident
 // layers were given the whole card and generate had to fit beside them.
+// accelerate's AlignDevicesHook.pre_forward (accelerate/hooks.py) moves one offloaded module's
+// weights onto the GPU for its forward: one layer, a small part of the card. A failed request
+// of a quarter of the card or more is not such a layer but the forward's own activations
+// (eager attention scores, logits), offload or not.
 bool OffloadAtRuntime(const Facts& f) {
   if (f.stage != Stage::kRuntime || !f.has(EventKind::kOffload)) return false;
+  const auto requested = f.get(Num::kRequestedBytes);
+  if (requested && f.total > 0 && *requested >= 0.25 * f.total) return false;
   return f.has(EventKind::kCpuOffload) ||
          AnyFrame(f, {"pre_forward", "set_module_tensor_to_device", "send_to_device"});
 }
@@ -792,6 +798,10 @@ const std::vector<Rule>& Rules() {
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.
       Worded(C::kKvTooManySequences, S::kRuntime, SglangTokenPool, Words::kTokenPool),
+      // Fragmentation, in any phase: the allocator held what was asked (twice the request), so
+      // the request would have fit whatever ran it, an encoder's frames included.
+      {C::kFragmentation, S::kRuntime, FragmentedPastLoad, kFragmentedText, nullptr, Words::kNone,
+       true},
       // The allocation site in a multimodal encoder while serving.
       Text(C::kMultimodalEncoder, S::kRuntime, EncoderAtRuntime,
            "a request's images (or audio) ran the multimodal encoder out of memory: the failed "
@@ -802,9 +812,6 @@ const std::vector<Rule>& Rules() {
       {C::kOtherProcess, S::kRuntime, OthersHoldMost, nullptr, SayOthers, Words::kNone, true},
       Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),
       {C::kOtherProcess, S::kLoad, OthersOldStarting, nullptr, SayOthersOld, Words::kNone, true},
-      // Fragmentation, in any phase: the allocator held what was asked.
-      {C::kFragmentation, S::kRuntime, FragmentedPastLoad, kFragmentedText, nullptr, Words::kNone,
-       true},
       {C::kFragmentation, S::kRuntime, TgiAsyncPool, nullptr, SayAsyncPool, Words::kNone, true},
       // By stage.
       Worded(C::kKernelWarmup, S::kWarmup, KernelWarmup, Words::kKernelWarmup),

@@ -310,6 +310,17 @@ bool MatchFrame(const Line& line) {
       (Has(path, "/awq/") || Has(path, "auto_gptq/") || Has(path, "gptqmodel/"))) {
     e.values[Num::kPathIsQuantizer] = 1;
   }
+  // auto-round's block loop inside those compressors is per-block calibration work (2): each
+  // block moved to the GPU and tuned over the cached calibration inputs (auto_round/autoround.py
+  // quant_blocks, quant_block, get_block_outputs, 0.4-0.5; compressors/orchestrator.py
+  // _quantize_blocks, quantize_block, 0.9); quant_block's own dispatch_model only spreads that
+  // one block over the devices.
+  if (e.values.count(Num::kPathIsQuantizer) && Has(path, "auto_round/") &&
+      (fn == "quant_blocks" || fn == "quant_block" || fn == "_quantize_blocks" ||
+       fn == "quantize_blocks" || fn == "quantize_block" || fn == "_quantize_block" ||
+       fn == "get_block_outputs" || fn == "_get_block_outputs")) {
+    e.values[Num::kPathIsQuantizer] = 2;
+  }
   // GPTQ-for-LLaMa's per-layer pass, a script of its own rather than a package (llama.py
   // llama_sequential, neox.py neox_sequential, opt.py opt_sequential): each layer's calibration
   // forward and GPTQ, one layer on the GPU.
