@@ -1189,8 +1189,20 @@ endif()
 run(lines_uv_run 0 check --gpu 4090 -- uv run vllm serve qwen3-8b --max-model-len 8192)
 run(lines_bare_fa 2 check --gpu 4090 -- llama-server -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -fa
     -ctk q8_0)
-if(NOT last_err MATCHES "-fa -ctk: expected on, off or auto")
+if(NOT last_err MATCHES "-fa \\(--flash-attn\\) needs a value: on, off or auto")
   message(SEND_ERROR "lines_bare_fa: '${last_err}'")
+endif()
+# A build before -fa took a value (b6194, llama.cpp discussion 15396's `-ngl 99 -fa`): on.
+run(lines_bare_fa_old_build 0 check --gpu 4090 --llamacpp-version b6194 -- llama-server -m
+    tests/gguf/tiny-qwen3-Q4_K_M.gguf -ngl 99 -fa)
+if(NOT last_out MATCHES "flash attention on" OR NOT last_out MATCHES "-ngl 99 -fa")
+  message(SEND_ERROR "lines_bare_fa_old_build: '${last_out}'")
+endif()
+# ... where flash attention is off unless -fa is given: a quantized V cache is refused.
+run(lines_fa_old_build_default_off 2 check --gpu 4090 --llamacpp-version b6194 -- llama-server
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ctv q8_0)
+if(NOT last_err MATCHES "V cache quantization requires flash_attn")
+  message(SEND_ERROR "lines_fa_old_build_default_off: '${last_err}'")
 endif()
 file(WRITE ${WORK}/lines/compose.yml "services:\n  vllm:\n    image: vllm/vllm-openai\n")
 run(lines_compose 2 check --gpu 4090 --script ${WORK}/lines/compose.yml)

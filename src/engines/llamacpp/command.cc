@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/text.h"
+#include "engines/llamacpp/rules.h"
 
 namespace vramfit::llamacpp {
 namespace {
@@ -207,7 +208,21 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) 
       s.mmproj.clear();
       s.mmproj_header.reset();
     } else if (name == "--flash-attn") {
-      if (text == "auto") {
+      if (text.empty()) {
+        // A bare -fa: on in builds whose -fa was a switch; from kFaValueBuild llama.cpp reads
+        // the next word as the value, or stops at the end of the line (rules.h).
+        auto rules = RulesFor(s.version);
+        if (!rules.ok()) return rules.status();
+        if (rules->fa_takes_value) {
+          return Status::InvalidArgument(fmt::format(
+              "-fa (--flash-attn) needs a value: on, off or auto (llama.cpp from about b{} "
+              "reads the word after it as its value and stops, with \"expected value for "
+              "argument\" at the end of the line or \"unknown value for --flash-attn\" before "
+              "another flag; an older build's bare -fa is on: write -fa on, or give that build "
+              "with --llamacpp-version bNNNN)", kFaValueBuild));
+        }
+        s.flash_attn = "on";
+      } else if (text == "auto") {
         s.flash_attn = "auto";
       } else {
         auto b = ReadOnOff(name, text);
@@ -366,15 +381,18 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
       continue;
     }
     if (name == "--flash-attn") {
-      // Since the on|off|auto change (August 2025, before the modelled build) the flag takes a
-      // value, and the word after it is that value whatever it is (common/arg.cpp: a value
-      // hint "[on|off|auto]"; "unknown value for --flash-attn: '-ctk'" for `-fa -ctk q8_0`).
-      // Older builds' bare -fa meant on, which `-fa on` says to every build.
+      // Since the on|off|auto change (Rules::fa_takes_value) the flag takes a value, and the
+      // word after it is that value whatever it is (common/arg.cpp: a value hint
+      // "[on|off|auto]"; "unknown value for --flash-attn: '-ctk'" for `-fa -ctk q8_0`); before,
+      // it was a switch. A bare -fa (last, or before another flag) is read as "" and ReadFlags
+      // decides by the build; any other word that is not a value stops every build.
       static const char* kWords[] = {"on", "off", "auto", "true", "false", "1", "0"};
-      if (eq == std::string::npos && i + 1 >= argv.size()) {
-        return Status::InvalidArgument(fmt::format(
-            "{} needs a value: on, off or auto (llama-server stops with \"expected value for "
-            "argument\"; an older build's bare {} is {} on)", a, a, a));
+      if (eq == std::string::npos &&
+          (i + 1 >= argv.size() || (argv[i + 1].rfind("-", 0) == 0 &&
+                                    argv[i + 1].find_first_not_of("-0123456789") !=
+                                        std::string::npos))) {
+        out.flags.emplace_back(name, "");
+        continue;
       }
       const std::string v = eq != std::string::npos ? a.substr(eq + 1) : argv[++i];
       if (std::find(std::begin(kWords), std::end(kWords), v) == std::end(kWords)) {
@@ -462,7 +480,13 @@ std::string CommandLine(const Inventory& inv, const LlamaCppSettings& s) {
     c += " -ctk " + word(s.kv_cache_dtype);
   }
   if (!s.cache_type_v.empty() && s.cache_type_v != "f16") c += " -ctv " + word(s.cache_type_v);
-  if (s.flash_attn != "auto") c += " -fa " + word(s.flash_attn);
+  // Builds whose -fa is a switch (Rules::fa_takes_value false) are off unless it is given.
+  auto rules = RulesFor(s.version);
+  if (rules.ok() && !rules->fa_takes_value) {
+    if (s.flash_attn == "on") c += " -fa";
+  } else if (s.flash_attn != "auto") {
+    c += " -fa " + word(s.flash_attn);
+  }
   if (s.max_num_batched_tokens > 0) c += fmt::format(" -b {}", s.max_num_batched_tokens);
   if (s.n_ubatch > 0) c += fmt::format(" -ub {}", s.n_ubatch);
   if (s.n_ubatch == kUbatchAsBatch) c += " -ub 0";

@@ -527,22 +527,37 @@ namespace vramfit::llamacpp {
 namespace {
 
 // The modelled build reads the word after -fa as its value: a bare -fa before another flag,
-// or at the end, stops llama-server, and so does a word that is not on, off or auto.
+// or at the end, stops llama-server, and so does a word that is not on, off or auto. Builds
+// before the on|off|auto change read a bare -fa as on, and default to off (Rules).
 TEST(LlamaCppCommandTest, FlashAttnTakesTheNextWordAsItsValue) {
   auto bare = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-fa", "-ctk", "q8_0"});
-  ASSERT_FALSE(bare.ok());
-  EXPECT_EQ(bare.status().message(),
-            "-fa -ctk: expected on, off or auto (llama-server reads the word after -fa as its "
-            "value and stops with \"unknown value for --flash-attn: '-ctk'\"; an older build's "
-            "bare -fa is -fa on)");
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  EXPECT_EQ(bare->flags.front(), (std::pair<std::string, std::string>{"--flash-attn", ""}));
+  auto refused = ReadFlags(bare->flags, LlamaCppSettings{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("-fa (--flash-attn) needs a value: on, off or "
+                                            "auto (llama.cpp from about b6325"),
+            std::string::npos) << refused.status().message();
+  LlamaCppSettings old;
+  old.version = "b6194";
+  auto on = ReadFlags(bare->flags, old);
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_EQ(on->flash_attn, "on");
+  EXPECT_EQ(on->kv_cache_dtype, "q8_0");
+  EXPECT_TRUE(CommandLine(Inventory{}, *on).ends_with(" -ctk q8_0 -fa"))
+      << CommandLine(Inventory{}, *on);
+  EXPECT_FALSE(ReadFlags(bare->flags, [] {
+                 LlamaCppSettings s;
+                 s.version = "b6325";
+                 return s;
+               }()).ok());
   auto typo = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-fa", "onn"});
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.status().message().find("-fa onn: expected on, off or auto"), std::string::npos)
       << typo.status().message();
   auto last = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "--flash-attn"});
-  ASSERT_FALSE(last.ok());
-  EXPECT_NE(last.status().message().find("--flash-attn needs a value: on, off or auto"),
-            std::string::npos) << last.status().message();
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_FALSE(ReadFlags(last->flags, LlamaCppSettings{}).ok());
   for (const char* v : {"on", "off", "auto"}) {
     auto ok = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-fa", v, "-c", "4096"});
     ASSERT_TRUE(ok.ok()) << v << ": " << ok.status().ToString();
