@@ -1198,6 +1198,12 @@ run(lines_bare_fa_old_build 0 check --gpu 4090 --llamacpp-version b6194 -- llama
 if(NOT last_out MATCHES "flash attention on" OR NOT last_out MATCHES "-ngl 99 -fa")
   message(SEND_ERROR "lines_bare_fa_old_build: '${last_out}'")
 endif()
+# LLAMA_ARG_* variables are flags before the command line's own (common/arg.cpp).
+run(lines_llama_arg_env 0 check --gpu 4090 -- LLAMA_ARG_CTX_SIZE=2048 LLAMA_ARG_N_PARALLEL=1
+    llama-server -m tests/gguf/tiny-qwen3-Q4_K_M.gguf)
+if(NOT last_out MATCHES "-c 2048 -np 1" OR last_err MATCHES "not modelled")
+  message(SEND_ERROR "lines_llama_arg_env: '${last_out}' '${last_err}'")
+endif()
 # ... where flash attention is off unless -fa is given: a quantized V cache is refused.
 run(lines_fa_old_build_default_off 2 check --gpu 4090 --llamacpp-version b6194 -- llama-server
     -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ctv q8_0)

@@ -312,20 +312,57 @@ bool IsLlamaCppCommand(const std::vector<std::string>& argv) {
   return b == "llama-server" || b == "llama-cli" || b == "llamacpp";
 }
 
+// llama.cpp's environment variables for the flags the plan reads (common/arg.cpp, set_env on
+// each option; common_params_parse_ex applies them before the command line's own flags).
+struct EnvFlag {
+  const char* env;
+  const char* flag;
+  bool is_switch;
+};
+constexpr EnvFlag kEnvFlags[] = {
+    {"LLAMA_ARG_MODEL", "--model", false},        {"LLAMA_ARG_CTX_SIZE", "--ctx-size", false},
+    {"LLAMA_ARG_BATCH", "--batch-size", false},   {"LLAMA_ARG_UBATCH", "--ubatch-size", false},
+    {"LLAMA_ARG_N_PARALLEL", "--parallel", false},
+    {"LLAMA_ARG_N_GPU_LAYERS", "--n-gpu-layers", false},
+    {"LLAMA_ARG_CACHE_TYPE_K", "--cache-type-k", false},
+    {"LLAMA_ARG_CACHE_TYPE_V", "--cache-type-v", false},
+    {"LLAMA_ARG_FLASH_ATTN", "--flash-attn", false}, {"LLAMA_ARG_N_CPU_MOE", "--n-cpu-moe", false},
+    {"LLAMA_ARG_FIT", "--fit", false},            {"LLAMA_ARG_SWA_FULL", "--swa-full", true},
+    {"LLAMA_ARG_KV_UNIFIED", "--kv-unified", true},
+};
+
+static Result<EngineCommand> ReadWords(const std::vector<std::string>& args, size_t first,
+                                       EngineCommand out, LlamaCppSettings base);
+
 Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) {
   EngineCommand out;
   LlamaCppSettings base;
   const size_t first = ProgramIndex(argv);
+  std::vector<std::string> env_words;                       // LLAMA_ARG_* as flags
+  std::vector<std::pair<std::string, std::string>> env_origin;  // flag word -> NAME=value
   for (size_t i = 0; i < first; ++i) {
     const std::string& a = argv[i];
     if (a == "env") continue;
     const size_t eq = a.find('=');
     const std::string key = a.substr(0, eq), value = a.substr(eq + 1);
+    const EnvFlag* env = nullptr;
+    for (const EnvFlag& e : kEnvFlags) {
+      if (key == e.env) env = &e;
+    }
     if (key == "CUDA_VISIBLE_DEVICES" || key == "HIP_VISIBLE_DEVICES") {
       if (value.empty() || value == "-1") {
         base.n_gpu_layers = 0;
       } else {
         base.pipeline_parallel_size = 1 + std::count(value.begin(), value.end(), ',');
+      }
+    } else if (env != nullptr && eq != std::string::npos) {
+      // common_params_parse_ex reads these before the command line, whose flags then win: the
+      // flag goes first. A switch's variable counts when is_truthy (true, 1, on, enabled).
+      if (!env->is_switch) {
+        env_words.push_back(std::string(env->flag) + "=" + value);
+        env_origin.emplace_back(env_words.back(), a);
+      } else if (value == "1" || value == "true" || value == "on" || value == "enabled") {
+        env_words.push_back(env->flag);
       }
     } else {
       out.unmodelled_env.push_back(core::Printable(a));
@@ -333,9 +370,27 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     }
   }
   if (first < argv.size() && Base(argv[first]) == "llama-cli") base.program = Program::kCli;
+  std::vector<std::string> args(argv.begin(), argv.begin() + std::min(first + 1, argv.size()));
+  args.insert(args.end(), env_words.begin(), env_words.end());
+  if (first + 1 < argv.size()) args.insert(args.end(), argv.begin() + first + 1, argv.end());
+  auto read = ReadWords(args, first, std::move(out), std::move(base));
+  if (read.ok()) return read;
+  // An error in a value that came from the environment names the variable.
+  for (const auto& [word, assignment] : env_origin) {
+    if (read.status().message().find(word.substr(word.find('=') + 1)) != std::string::npos) {
+      return Status::InvalidArgument(fmt::format("{} (from {})", read.status().message(),
+                                                 core::Printable(assignment)));
+    }
+  }
+  return read;
+}
+
+// The command line after the program, with the environment's flags in front.
+static Result<EngineCommand> ReadWords(const std::vector<std::string>& args, size_t first,
+                                       EngineCommand out, LlamaCppSettings base) {
   std::string hf_file;  // -hff FILE, joined to the -hf repo whichever comes first
-  for (size_t i = first + 1; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
+  for (size_t i = first + 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
     if (a.rfind("#", 0) == 0) break;
     if (a.rfind("-", 0) != 0) {
       if (!out.model.empty()) {
@@ -353,7 +408,7 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     }
     auto value = [&]() -> Result<std::string> {
       if (eq != std::string::npos) return a.substr(eq + 1);
-      if (i + 1 < argv.size()) return argv[++i];
+      if (i + 1 < args.size()) return args[++i];
       return Status::InvalidArgument(fmt::format("{} needs a value", core::Printable(a)));
     };
     if (name == "-m" || name == "--model" || name == "-hf" || name == "--hf-repo") {
@@ -388,13 +443,13 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
       // decides by the build; any other word that is not a value stops every build.
       static const char* kWords[] = {"on", "off", "auto", "true", "false", "1", "0"};
       if (eq == std::string::npos &&
-          (i + 1 >= argv.size() || (argv[i + 1].rfind("-", 0) == 0 &&
-                                    argv[i + 1].find_first_not_of("-0123456789") !=
+          (i + 1 >= args.size() || (args[i + 1].rfind("-", 0) == 0 &&
+                                    args[i + 1].find_first_not_of("-0123456789") !=
                                         std::string::npos))) {
         out.flags.emplace_back(name, "");
         continue;
       }
-      const std::string v = eq != std::string::npos ? a.substr(eq + 1) : argv[++i];
+      const std::string v = eq != std::string::npos ? a.substr(eq + 1) : args[++i];
       if (std::find(std::begin(kWords), std::end(kWords), v) == std::end(kWords)) {
         return Status::InvalidArgument(fmt::format(
             "{} {}: expected on, off or auto (llama-server reads the word after {} as its "
@@ -415,8 +470,8 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     // Flags the plan does not read stay in the printed command as given (CommandLine).
     if (spec == nullptr && HasNoMemoryEffect(name, &valued)) {
       base.kept_args.push_back(a);
-      if (valued && eq == std::string::npos && i + 1 < argv.size()) {
-        base.kept_args.push_back(argv[++i]);
+      if (valued && eq == std::string::npos && i + 1 < args.size()) {
+        base.kept_args.push_back(args[++i]);
       }
       out.ReadWithoutMemoryEffect(name);
       continue;
@@ -424,9 +479,9 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     if (spec == nullptr) {
       std::string shown = core::Printable(a);
       base.kept_args.push_back(a);
-      if (eq == std::string::npos && i + 1 < argv.size() && argv[i + 1].rfind("-", 0) != 0) {
-        base.kept_args.push_back(argv[i + 1]);
-        shown += " " + core::Printable(argv[++i]);
+      if (eq == std::string::npos && i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) {
+        base.kept_args.push_back(args[i + 1]);
+        shown += " " + core::Printable(args[++i]);
       }
       out.unmodelled_flags.push_back(std::move(shown));
       continue;

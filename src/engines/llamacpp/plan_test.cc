@@ -568,3 +568,33 @@ TEST(LlamaCppCommandTest, FlashAttnTakesTheNextWordAsItsValue) {
 
 }  // namespace
 }  // namespace vramfit::llamacpp
+
+namespace vramfit::llamacpp {
+namespace {
+
+// LLAMA_ARG_* variables are flags read before the command line (common/arg.cpp,
+// common_params_parse_ex), whose own flags win; a switch's counts when truthy.
+TEST(LlamaCppCommandTest, EnvironmentFlagsGoBeforeTheCommandLine) {
+  auto cmd = ReadLlamaCppCommand({"LLAMA_ARG_CTX_SIZE=32768", "LLAMA_ARG_MODEL=m.gguf",
+                                  "LLAMA_ARG_KV_UNIFIED=0", "LLAMA_ARG_SWA_FULL=true",
+                                  "LLAMA_ARG_N_GPU_LAYERS=20", "llama-server", "-c", "8192"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_EQ(cmd->model, "m.gguf");
+  EXPECT_TRUE(cmd->unmodelled_env.empty());
+  auto s = ReadFlags(cmd->flags, ToLlamaCppSettings(cmd->settings));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->max_model_len, 8192);
+  EXPECT_EQ(s->n_gpu_layers, 20);
+  EXPECT_TRUE(s->swa_full);
+  EXPECT_EQ(s->kv_unified, -1);
+  auto bad = ReadLlamaCppCommand({"LLAMA_ARG_CTX_SIZE=32k", "llama-server", "-m", "m.gguf"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(bad.status().message().ends_with("(from LLAMA_ARG_CTX_SIZE=32k)"))
+      << bad.status().message();
+  auto other = ReadLlamaCppCommand({"LLAMA_ARG_THREADS=8", "llama-server", "-m", "m.gguf"});
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->unmodelled_env, std::vector<std::string>{"LLAMA_ARG_THREADS=8"});
+}
+
+}  // namespace
+}  // namespace vramfit::llamacpp
