@@ -670,8 +670,9 @@ run(plan_gguf_llamacpp 0 plan tests/gguf/tiny-qwen3-Q4_K_M.gguf --gpu h100 --eng
     -c 8192)
 golden(plan_llamacpp_tiny-qwen3-Q4_K_M.txt)
 run(check_llamacpp 0 check --gpu 4090 -- CUDA_VISIBLE_DEVICES=0 llama-server
-    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ngl 99 -c 32768 -fa on --jinja --mlock)
-if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --mlock"
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ngl 99 -c 32768 -fa on --jinja --mlock --lora a.gguf)
+if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --lora a.gguf"
+   OR NOT last_err MATCHES "no memory effect: --jinja --mlock"
    OR NOT last_out MATCHES "KV buffer 32.00 MiB")
   message(SEND_ERROR "check_llamacpp: '${last_err}' / '${last_out}'")
 endif()

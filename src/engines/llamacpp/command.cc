@@ -71,7 +71,8 @@ constexpr Alias kAliases[] = {
     {"-mm", "--mmproj"}, {"-fit", "--fit"}, {"-fitt", "--fit-target"}, {"-fitc", "--fit-ctx"},
 };
 
-// Flags that change no device memory (server, sampling, threads, logging; common/arg.cpp):
+// Flags that change no device memory (server, sampling, threads, logging, and host memory:
+// --mlock pins the model's host pages, --cache-ram sizes the prompt cache in RAM; common/arg.cpp):
 // named by `check` in one line, as `vllm serve --host` is. Those that take a value, then the
 // bare ones.
 constexpr const char* kNoMemoryValued[] = {
@@ -82,13 +83,13 @@ constexpr const char* kNoMemoryValued[] = {
     "--log-verbosity", "--path", "--ssl-key-file", "--ssl-cert-file", "-n", "--n-predict",
     "-p", "--prompt", "-f", "--file", "-sys", "--system-prompt", "--presence-penalty",
     "--frequency-penalty", "--repeat-last-n", "--grammar", "--grammar-file", "-j",
-    "--json-schema", "--prio"};
+    "--json-schema", "--prio", "-cram", "--cache-ram"};
 constexpr const char* kNoMemoryBare[] = {
     "--jinja", "--metrics", "--slots", "--no-slots", "--props", "--no-webui", "--log-disable",
     "-v", "--verbose", "--log-timestamps", "--log-prefix", "-cb", "--cont-batching", "-nocb",
     "--no-cont-batching", "--no-warmup", "-cnv", "--conversation", "-no-cnv",
     "--no-conversation", "-i", "--interactive", "-st", "--single-turn", "--color", "-sp",
-    "--special", "--no-display-prompt"};
+    "--special", "--no-display-prompt", "--mlock"};
 
 template <size_t N>
 bool Listed(const char* const (&list)[N], const std::string& name) {

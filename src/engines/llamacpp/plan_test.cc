@@ -413,6 +413,11 @@ TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
                                    "-cnv", "-sys", "be brief", "--color", "-f", "prompt.txt"});
   ASSERT_TRUE(chat.ok());
   EXPECT_TRUE(chat->unmodelled_flags.empty()) << chat->unmodelled_flags.front();
+  // Host memory only: --mlock pins the model's pages, --cache-ram sizes the RAM prompt cache.
+  auto host = ReadLlamaCppCommand({"llama-server", "-m", "a.gguf", "--mlock", "-cram", "8192"});
+  ASSERT_TRUE(host.ok());
+  EXPECT_TRUE(host->unmodelled_flags.empty()) << host->unmodelled_flags.front();
+  EXPECT_EQ(host->no_memory_flags, (std::vector<std::string>{"--mlock", "-cram"}));
   auto cli = ReadLlamaCppCommand({"llama-cli", "-m", "a.gguf", "-fa", "off"});
   ASSERT_TRUE(cli.ok());
   EXPECT_EQ(ToLlamaCppSettings(cli->settings).program, Program::kCli);
