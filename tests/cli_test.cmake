@@ -408,8 +408,15 @@ run_err(check_vllm_config_deep 2 "vllm-config-deep.yaml:2: a value nested deeper
 run_err(check_ollama_serve 2 "`ollama serve` loads no model: check the `ollama run MODEL`"
         check --gpu 4090 -- OLLAMA_HOST=0.0.0.0 ollama serve)
 run_err(check_docker_unknown_image 2 "a container whose image vramfit does not know"
-        check --gpu 4090 -- docker run --gpus all ghcr.io/ggml-org/llama.cpp:server-cuda
-        -m /models/x.gguf -c 4096)
+        check --gpu 4090 -- docker run --gpus all ghcr.io/ggml-org/llama.cpp:full-cuda
+        --run -m /models/x.gguf -c 4096)
+# llama.cpp's server images run llama-server (docs/docker.md's line, a local model mounted).
+run(check_docker_llamacpp_server 0 check --gpu 4090 -- docker run -p 8080:8080 -v
+    ${SRC}/tests/gguf:/models --gpus all ghcr.io/ggml-org/llama.cpp:server-cuda
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -c 512 --host 0.0.0.0 --port 8080 --n-gpu-layers 99)
+if(NOT last_out MATCHES "llama-server -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -c 512 -ngl 99")
+  message(SEND_ERROR "check_docker_llamacpp_server: '${last_out}'")
+endif()
 # A card named again is read once: its notes are said once, however many ranks it stands for.
 run(gpu_list_same_card 0 plan qwen3-8b --gpu h100,h100 --gpu-memory 80GB -tp 2)
 string(REGEX MATCHALL "fits several cards" notes "${last_err}")
