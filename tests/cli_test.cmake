@@ -453,8 +453,15 @@ run_err(check_vllm_config_deep 2 "vllm-config-deep.yaml:2: a value nested deeper
 run_err(check_ollama_serve 2 "`ollama serve` loads no model: check the `ollama run MODEL`"
         check --gpu 4090 -- OLLAMA_HOST=0.0.0.0 ollama serve)
 run_err(check_docker_unknown_image 2 "a container whose image vramfit does not know"
-        check --gpu 4090 -- docker run --gpus all ghcr.io/ggml-org/llama.cpp:server-cuda
-        -m /models/x.gguf -c 4096)
+        check --gpu 4090 -- docker run --gpus all ghcr.io/ggml-org/llama.cpp:full-cuda
+        --run -m /models/x.gguf -c 4096)
+# llama.cpp's server images run llama-server (docs/docker.md's line, a local model mounted).
+run(check_docker_llamacpp_server 0 check --gpu 4090 -- docker run -p 8080:8080 -v
+    ${SRC}/tests/gguf:/models --gpus all ghcr.io/ggml-org/llama.cpp:server-cuda
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -c 512 --host 0.0.0.0 --port 8080 --n-gpu-layers 99)
+if(NOT last_out MATCHES "llama-server -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -c 512 -ngl 99")
+  message(SEND_ERROR "check_docker_llamacpp_server: '${last_out}'")
+endif()
 # A card named again is read once: its notes are said once, however many ranks it stands for.
 run(gpu_list_same_card 0 plan qwen3-8b --gpu h100,h100 --gpu-memory 80GB -tp 2)
 string(REGEX MATCHALL "fits several cards" notes "${last_err}")
@@ -715,8 +722,9 @@ run(plan_gguf_llamacpp 0 plan tests/gguf/tiny-qwen3-Q4_K_M.gguf --gpu h100 --eng
     -c 8192)
 golden(plan_llamacpp_tiny-qwen3-Q4_K_M.txt)
 run(check_llamacpp 0 check --gpu 4090 -- CUDA_VISIBLE_DEVICES=0 llama-server
-    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ngl 99 -c 32768 -fa on --jinja --mlock)
-if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --mlock"
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ngl 99 -c 32768 -fa on --jinja --mlock --lora a.gguf)
+if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --lora a.gguf"
+   OR NOT last_err MATCHES "no memory effect: --jinja --mlock"
    OR NOT last_out MATCHES "KV buffer 32.00 MiB")
   message(SEND_ERROR "check_llamacpp: '${last_err}' / '${last_out}'")
 endif()
@@ -1234,8 +1242,26 @@ endif()
 run(lines_uv_run 0 check --gpu 4090 -- uv run vllm serve qwen3-8b --max-model-len 8192)
 run(lines_bare_fa 2 check --gpu 4090 -- llama-server -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -fa
     -ctk q8_0)
-if(NOT last_err MATCHES "-fa -ctk: expected on, off or auto")
+if(NOT last_err MATCHES "-fa \\(--flash-attn\\) needs a value: on, off or auto")
   message(SEND_ERROR "lines_bare_fa: '${last_err}'")
+endif()
+# A build before -fa took a value (b6194, llama.cpp discussion 15396's `-ngl 99 -fa`): on.
+run(lines_bare_fa_old_build 0 check --gpu 4090 --llamacpp-version b6194 -- llama-server -m
+    tests/gguf/tiny-qwen3-Q4_K_M.gguf -ngl 99 -fa)
+if(NOT last_out MATCHES "flash attention on" OR NOT last_out MATCHES "-ngl 99 -fa")
+  message(SEND_ERROR "lines_bare_fa_old_build: '${last_out}'")
+endif()
+# LLAMA_ARG_* variables are flags before the command line's own (common/arg.cpp).
+run(lines_llama_arg_env 0 check --gpu 4090 -- LLAMA_ARG_CTX_SIZE=2048 LLAMA_ARG_N_PARALLEL=1
+    llama-server -m tests/gguf/tiny-qwen3-Q4_K_M.gguf)
+if(NOT last_out MATCHES "-c 2048 -np 1" OR last_err MATCHES "not modelled")
+  message(SEND_ERROR "lines_llama_arg_env: '${last_out}' '${last_err}'")
+endif()
+# ... where flash attention is off unless -fa is given: a quantized V cache is refused.
+run(lines_fa_old_build_default_off 2 check --gpu 4090 --llamacpp-version b6194 -- llama-server
+    -m tests/gguf/tiny-qwen3-Q4_K_M.gguf -ctv q8_0)
+if(NOT last_err MATCHES "V cache quantization requires flash_attn")
+  message(SEND_ERROR "lines_fa_old_build_default_off: '${last_err}'")
 endif()
 file(WRITE ${WORK}/lines/compose.yml "services:\n  vllm:\n    image: vllm/vllm-openai\n")
 run(lines_compose 2 check --gpu 4090 --script ${WORK}/lines/compose.yml)

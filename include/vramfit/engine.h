@@ -83,6 +83,9 @@ struct ContainerImage {
   // vramfit's own flags for what the image installs beside the engine, e.g. vLLM's
   // "--flashinfer-installed"; words one space apart; empty: none.
   std::string_view install_flags = {};
+  // The tags this entrypoint belongs to, by their start ("server" for llama.cpp's
+  // `:server-cuda`); empty: every tag.
+  std::string_view tag_prefix = {};
 };
 
 // A change the engine proposes for a failed plan, in its own flags (advice re-plans it and

@@ -710,6 +710,42 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
       }
     }
   };
+  // One from_pretrained keyword as the transformers flags it sets (shared by pipeline()).
+  auto load_keyword = [&](const std::string& keyword, const Value& v) -> Status {
+    const Arg a{keyword, 0, 0};
+    if (a.keyword == "pretrained_model_name_or_path" || a.keyword == "quant_path" ||
+        a.keyword == "model_name_or_path") {
+      return Status::Ok();
+    }
+    if (a.keyword == "device_map" && v.kind == Value::kString) {
+      argv.insert(argv.end(), {"--device-map", v.text});
+    } else if ((a.keyword == "torch_dtype" || a.keyword == "dtype") &&
+               (v.kind == Value::kString || v.kind == Value::kDotted)) {
+      argv.insert(argv.end(), {a.keyword == "dtype" ? "--dtype" : "--torch-dtype",
+                               Last(v.text)});
+    } else if (a.keyword == "attn_implementation" && v.kind == Value::kString) {
+      argv.insert(argv.end(), {"--attn-implementation", v.text});
+    } else if ((a.keyword == "load_in_4bit" || a.keyword == "load_in_8bit") &&
+               v.kind == Value::kBool) {
+      if (v.flag) argv.push_back(a.keyword == "load_in_4bit" ? "--load-in-4bit"
+                                                             : "--load-in-8bit");
+    } else if (a.keyword == "quantization_config" && v.kind == Value::kDict &&
+               !v.text.empty()) {
+      QuantizationFlags(v, &argv, &ignored);
+    } else if (std::find(std::begin(kNoGpuMemory), std::end(kNoGpuMemory), a.keyword) !=
+               std::end(kNoGpuMemory)) {
+      no_memory.push_back(a.keyword);
+    } else if (a.keyword == "max_memory" && v.kind == Value::kDict) {
+      // {0: "20GiB", "cpu": "64GiB"}: --max-memory reads the same object as JSON.
+      const Value* bad = nullptr;
+      const std::string json = JsonText(v, &bad);
+      if (bad != nullptr) return unknown(*bad, what);
+      argv.insert(argv.end(), {"--max-memory", json});
+    } else {
+      ignored.push_back(a.keyword);
+    }
+    return Status::Ok();
+  };
   if (last == "LLM") {
     // vllm/entrypoints/llm.py (v0.10-v0.22): LLM(model, **kwargs) builds EngineArgs from the
     // same names `vllm serve` takes as --kebab-case flags.
@@ -755,44 +791,52 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
     argv = {"transformers", model.text};
     read_keywords();
     if (!opaque.text.empty()) return unknown(opaque, what);
-    for (const auto& [keyword, v] : keywords) {
-      const Arg a{keyword, 0, 0};
-      if (a.keyword == "pretrained_model_name_or_path" || a.keyword == "quant_path" ||
-          a.keyword == "model_name_or_path") {
-        continue;
-      }
-      if (a.keyword == "device_map" && v.kind == Value::kString) {
-        argv.insert(argv.end(), {"--device-map", v.text});
-      } else if ((a.keyword == "torch_dtype" || a.keyword == "dtype") &&
-                 (v.kind == Value::kString || v.kind == Value::kDotted)) {
-        argv.insert(argv.end(), {a.keyword == "dtype" ? "--dtype" : "--torch-dtype",
-                                 Last(v.text)});
-      } else if (a.keyword == "attn_implementation" && v.kind == Value::kString) {
-        argv.insert(argv.end(), {"--attn-implementation", v.text});
-      } else if ((a.keyword == "load_in_4bit" || a.keyword == "load_in_8bit") &&
-                 v.kind == Value::kBool) {
-        if (v.flag) argv.push_back(a.keyword == "load_in_4bit" ? "--load-in-4bit"
-                                                               : "--load-in-8bit");
-      } else if (a.keyword == "quantization_config" && v.kind == Value::kDict &&
-                 !v.text.empty()) {
-        QuantizationFlags(v, &argv, &ignored);
-      } else if (std::find(std::begin(kNoGpuMemory), std::end(kNoGpuMemory), a.keyword) !=
-                 std::end(kNoGpuMemory)) {
-        no_memory.push_back(a.keyword);
-      } else if (a.keyword == "max_memory" && v.kind == Value::kDict) {
-        // {0: "20GiB", "cpu": "64GiB"}: --max-memory reads the same object as JSON.
-        const Value* bad = nullptr;
-        const std::string json = JsonText(v, &bad);
-        if (bad != nullptr) return unknown(*bad, what);
-        argv.insert(argv.end(), {"--max-memory", json});
-      } else {
-        ignored.push_back(a.keyword);
-      }
-    }
+    for (const auto& [keyword, v] : keywords) VRAMFIT_RETURN_IF_ERROR(load_keyword(keyword, v));
     if (last == "from_quantized") {
       out->notes.push_back(fmt::format(
           "{}: {}: the quantizer's own loader, read as transformers loading the same "
           "checkpoint", where, c.callee));
+    }
+  } else if (last == "pipeline" &&
+             (c.callee == "pipeline" || c.callee == "transformers.pipeline")) {
+    // transformers' pipeline(task, model, ..., device, device_map, torch_dtype/dtype,
+    // model_kwargs) (pipelines/__init__.py, 4.57): device_map and the dtype join model_kwargs,
+    // which go to the task's Auto class from_pretrained; the generating tasks are planned.
+    const Value task = ArgValue(c, 0, {"task"}, 0);
+    if (task.kind != Value::kNone &&
+        !(task.kind == Value::kString &&
+          (task.text == "text-generation" || task.text == "image-text-to-text" ||
+           task.text == "text2text-generation"))) {
+      return Status::Ok();
+    }
+    what = "pipeline(...) call";
+    const Value model = ArgValue(c, 1, {"model"}, 0);
+    if (model.kind == Value::kNone) return Status::Ok();  // the task's default model
+    if (model.kind != Value::kString) return unknown(model, what);
+    argv = {"transformers", model.text};
+    read_keywords();
+    if (!opaque.text.empty()) return unknown(opaque, what);
+    for (const auto& [keyword, v] : keywords) {
+      if (keyword == "task" || keyword == "model" || keyword == "tokenizer" ||
+          keyword == "config" || keyword == "processor" || keyword == "framework") {
+        continue;
+      }
+      if (keyword == "model_kwargs" && v.kind == Value::kDict) {
+        for (size_t k = 0; k < v.keys.size(); ++k) {
+          VRAMFIT_RETURN_IF_ERROR(load_keyword(v.keys[k], v.items[k]));
+        }
+      } else if (keyword == "device" && (v.kind == Value::kNumber || v.kind == Value::kString)) {
+        // The whole model on one device: 0, "cuda", "cuda:1"; -1 and "cpu" are the CPU.
+        if (v.text == "-1" || v.text == "cpu") {
+          out->notes.push_back(fmt::format("{}: pipeline(device={}) runs on the CPU: not "
+                                           "planned", where, v.text));
+          return Status::Ok();
+        }
+        argv.insert(argv.end(), {"--device-map", v.kind == Value::kNumber ? "cuda:" + v.text
+                                                 : v.text == "cuda" ? "cuda:0" : v.text});
+      } else {
+        VRAMFIT_RETURN_IF_ERROR(load_keyword(keyword, v));
+      }
     }
   } else if (c.callee == "os.system" || c.callee == "os.popen" ||
              c.callee.rfind("subprocess.", 0) == 0) {

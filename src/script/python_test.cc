@@ -34,6 +34,34 @@ void ExpectOne(const ScriptRead& r, std::string_view where, std::string_view eng
   EXPECT_EQ(r.invocations[0].argv, argv);
 }
 
+// transformers' pipeline() of a generating task loads its model as from_pretrained does, with
+// device_map, the dtype and model_kwargs (the gpt-oss and Llama 3.1 model cards' snippets);
+// device=N puts the whole model on that GPU; other tasks and the CPU are not planned.
+TEST(PythonScript, TextGenerationPipelineIsATransformersLoad) {
+  ExpectOne(Read("import torch\nfrom transformers import pipeline\n"
+                 "pipe = pipeline('text-generation', model='openai/gpt-oss-20b',\n"
+                 "                torch_dtype='auto', device_map='auto')\n"),
+            "deploy.py:3", "transformers",
+            Argv{"transformers", "openai/gpt-oss-20b", "--torch-dtype", "auto", "--device-map",
+                 "auto"});
+  ExpectOne(Read("import torch, transformers\n"
+                 "p = transformers.pipeline('text-generation', model='m',\n"
+                 "    model_kwargs={'torch_dtype': torch.bfloat16, 'load_in_4bit': True},\n"
+                 "    device=1, trust_remote_code=True)\n"),
+            "deploy.py:2", "transformers",
+            Argv{"transformers", "m", "--torch-dtype", "bfloat16", "--load-in-4bit",
+                 "--device-map", "cuda:1"});
+  EXPECT_TRUE(Read("from transformers import pipeline\n"
+                   "pipeline('feature-extraction', model='m', device=0)\n").invocations.empty());
+  const ScriptRead cpu = Read("from transformers import pipeline\n"
+                              "pipeline(task='text-generation', model='m', device='cpu')\n");
+  EXPECT_TRUE(cpu.invocations.empty());
+  ASSERT_EQ(cpu.notes.size(), 1u);
+  EXPECT_EQ(cpu.notes[0], "deploy.py:2: pipeline(device=cpu) runs on the CPU: not planned");
+  EXPECT_NE(Error("from transformers import pipeline\npipeline('text-generation', model=m)\n"),
+            "");
+}
+
 // A dict keyword is the flag's JSON; **kwargs of a dict the reader sees are keywords; a
 // **kwargs it cannot see is named, never passed over.
 TEST(PythonScript, VllmLlmDictsAndKwargs) {

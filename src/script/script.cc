@@ -286,7 +286,7 @@ bool Analyzer::Container(Seen* seen) {
                          (repository.size() > img.repository.size() &&
                           repository.ends_with(img.repository) &&
                           repository[repository.size() - img.repository.size() - 1] == '/');
-      if (!match) continue;
+      if (!match || !tag.starts_with(img.tag_prefix)) continue;
       std::string_view ep = img.entrypoint;
       while (!ep.empty()) {
         const size_t sp = ep.find(' ');

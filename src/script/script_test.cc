@@ -88,6 +88,16 @@ TEST(DeployScript, ContainersRunTheImagesEntrypoint) {
   // after the user's own flags were checked, on every tag and registry host.
   EXPECT_EQ(r.invocations[0].install_flags, (Argv{"--flashinfer-installed"}));
   EXPECT_EQ(r.invocations[1].install_flags, (Argv{"--flashinfer-installed"}));
+  // llama.cpp's images by tag: `server*` run llama-server, `light*` llama-cli, `full*` a
+  // script (the command after the image, not an engine's).
+  const ScriptRead l = Read(
+      "docker run --gpus all ghcr.io/ggml-org/llama.cpp:server-cuda -m /m/x.gguf -ngl 99\n"
+      "docker run --gpus all ghcr.io/ggerganov/llama.cpp:light-cuda -m /m/x.gguf -p hi\n"
+      "docker run --gpus all ghcr.io/ggml-org/llama.cpp:full-cuda --run -m /m/x.gguf\n");
+  ASSERT_EQ(l.invocations.size(), 2u);
+  EXPECT_EQ(l.invocations[0].argv, (Argv{"llama-server", "-m", "/m/x.gguf", "-ngl", "99"}));
+  EXPECT_EQ(l.invocations[0].version, "");
+  EXPECT_EQ(l.invocations[1].argv, (Argv{"llama-cli", "-m", "/m/x.gguf", "-p", "hi"}));
   // Another image is not an engine's.
   EXPECT_TRUE(Read("docker run -d nginx:latest\n").invocations.empty());
   EXPECT_TRUE(Read("docker run -d nginx:latest nginx -g 'daemon off;'\n").invocations.empty());

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/text.h"
+#include "engines/llamacpp/rules.h"
 
 namespace vramfit::llamacpp {
 namespace {
@@ -70,7 +71,8 @@ constexpr Alias kAliases[] = {
     {"-mm", "--mmproj"}, {"-fit", "--fit"}, {"-fitt", "--fit-target"}, {"-fitc", "--fit-ctx"},
 };
 
-// Flags that change no device memory (server, sampling, threads, logging; common/arg.cpp):
+// Flags that change no device memory (server, sampling, threads, logging, and host memory:
+// --mlock pins the model's host pages, --cache-ram sizes the prompt cache in RAM; common/arg.cpp):
 // named by `check` in one line, as `vllm serve --host` is. Those that take a value, then the
 // bare ones.
 constexpr const char* kNoMemoryValued[] = {
@@ -81,13 +83,13 @@ constexpr const char* kNoMemoryValued[] = {
     "--log-verbosity", "--path", "--ssl-key-file", "--ssl-cert-file", "-n", "--n-predict",
     "-p", "--prompt", "-f", "--file", "-sys", "--system-prompt", "--presence-penalty",
     "--frequency-penalty", "--repeat-last-n", "--grammar", "--grammar-file", "-j",
-    "--json-schema", "--prio"};
+    "--json-schema", "--prio", "-cram", "--cache-ram"};
 constexpr const char* kNoMemoryBare[] = {
     "--jinja", "--metrics", "--slots", "--no-slots", "--props", "--no-webui", "--log-disable",
     "-v", "--verbose", "--log-timestamps", "--log-prefix", "-cb", "--cont-batching", "-nocb",
     "--no-cont-batching", "--no-warmup", "-cnv", "--conversation", "-no-cnv",
     "--no-conversation", "-i", "--interactive", "-st", "--single-turn", "--color", "-sp",
-    "--special", "--no-display-prompt"};
+    "--special", "--no-display-prompt", "--mlock"};
 
 template <size_t N>
 bool Listed(const char* const (&list)[N], const std::string& name) {
@@ -207,7 +209,21 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) 
       s.mmproj.clear();
       s.mmproj_header.reset();
     } else if (name == "--flash-attn") {
-      if (text == "auto") {
+      if (text.empty()) {
+        // A bare -fa: on in builds whose -fa was a switch; from kFaValueBuild llama.cpp reads
+        // the next word as the value, or stops at the end of the line (rules.h).
+        auto rules = RulesFor(s.version);
+        if (!rules.ok()) return rules.status();
+        if (rules->fa_takes_value) {
+          return Status::InvalidArgument(fmt::format(
+              "-fa (--flash-attn) needs a value: on, off or auto (llama.cpp from about b{} "
+              "reads the word after it as its value and stops, with \"expected value for "
+              "argument\" at the end of the line or \"unknown value for --flash-attn\" before "
+              "another flag; an older build's bare -fa is on: write -fa on, or give that build "
+              "with --llamacpp-version bNNNN)", kFaValueBuild));
+        }
+        s.flash_attn = "on";
+      } else if (text == "auto") {
         s.flash_attn = "auto";
       } else {
         auto b = ReadOnOff(name, text);
@@ -297,20 +313,57 @@ bool IsLlamaCppCommand(const std::vector<std::string>& argv) {
   return b == "llama-server" || b == "llama-cli" || b == "llamacpp";
 }
 
+// llama.cpp's environment variables for the flags the plan reads (common/arg.cpp, set_env on
+// each option; common_params_parse_ex applies them before the command line's own flags).
+struct EnvFlag {
+  const char* env;
+  const char* flag;
+  bool is_switch;
+};
+constexpr EnvFlag kEnvFlags[] = {
+    {"LLAMA_ARG_MODEL", "--model", false},        {"LLAMA_ARG_CTX_SIZE", "--ctx-size", false},
+    {"LLAMA_ARG_BATCH", "--batch-size", false},   {"LLAMA_ARG_UBATCH", "--ubatch-size", false},
+    {"LLAMA_ARG_N_PARALLEL", "--parallel", false},
+    {"LLAMA_ARG_N_GPU_LAYERS", "--n-gpu-layers", false},
+    {"LLAMA_ARG_CACHE_TYPE_K", "--cache-type-k", false},
+    {"LLAMA_ARG_CACHE_TYPE_V", "--cache-type-v", false},
+    {"LLAMA_ARG_FLASH_ATTN", "--flash-attn", false}, {"LLAMA_ARG_N_CPU_MOE", "--n-cpu-moe", false},
+    {"LLAMA_ARG_FIT", "--fit", false},            {"LLAMA_ARG_SWA_FULL", "--swa-full", true},
+    {"LLAMA_ARG_KV_UNIFIED", "--kv-unified", true},
+};
+
+static Result<EngineCommand> ReadWords(const std::vector<std::string>& args, size_t first,
+                                       EngineCommand out, LlamaCppSettings base);
+
 Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) {
   EngineCommand out;
   LlamaCppSettings base;
   const size_t first = ProgramIndex(argv);
+  std::vector<std::string> env_words;                       // LLAMA_ARG_* as flags
+  std::vector<std::pair<std::string, std::string>> env_origin;  // flag word -> NAME=value
   for (size_t i = 0; i < first; ++i) {
     const std::string& a = argv[i];
     if (a == "env") continue;
     const size_t eq = a.find('=');
     const std::string key = a.substr(0, eq), value = a.substr(eq + 1);
+    const EnvFlag* env = nullptr;
+    for (const EnvFlag& e : kEnvFlags) {
+      if (key == e.env) env = &e;
+    }
     if (key == "CUDA_VISIBLE_DEVICES" || key == "HIP_VISIBLE_DEVICES") {
       if (value.empty() || value == "-1") {
         base.n_gpu_layers = 0;
       } else {
         base.pipeline_parallel_size = 1 + std::count(value.begin(), value.end(), ',');
+      }
+    } else if (env != nullptr && eq != std::string::npos) {
+      // common_params_parse_ex reads these before the command line, whose flags then win: the
+      // flag goes first. A switch's variable counts when is_truthy (true, 1, on, enabled).
+      if (!env->is_switch) {
+        env_words.push_back(std::string(env->flag) + "=" + value);
+        env_origin.emplace_back(env_words.back(), a);
+      } else if (value == "1" || value == "true" || value == "on" || value == "enabled") {
+        env_words.push_back(env->flag);
       }
     } else {
       out.unmodelled_env.push_back(core::Printable(a));
@@ -318,9 +371,27 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     }
   }
   if (first < argv.size() && Base(argv[first]) == "llama-cli") base.program = Program::kCli;
+  std::vector<std::string> args(argv.begin(), argv.begin() + std::min(first + 1, argv.size()));
+  args.insert(args.end(), env_words.begin(), env_words.end());
+  if (first + 1 < argv.size()) args.insert(args.end(), argv.begin() + first + 1, argv.end());
+  auto read = ReadWords(args, first, std::move(out), std::move(base));
+  if (read.ok()) return read;
+  // An error in a value that came from the environment names the variable.
+  for (const auto& [word, assignment] : env_origin) {
+    if (read.status().message().find(word.substr(word.find('=') + 1)) != std::string::npos) {
+      return Status::InvalidArgument(fmt::format("{} (from {})", read.status().message(),
+                                                 core::Printable(assignment)));
+    }
+  }
+  return read;
+}
+
+// The command line after the program, with the environment's flags in front.
+static Result<EngineCommand> ReadWords(const std::vector<std::string>& args, size_t first,
+                                       EngineCommand out, LlamaCppSettings base) {
   std::string hf_file;  // -hff FILE, joined to the -hf repo whichever comes first
-  for (size_t i = first + 1; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
+  for (size_t i = first + 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
     if (a.rfind("#", 0) == 0) break;
     if (a.rfind("-", 0) != 0) {
       if (!out.model.empty()) {
@@ -338,7 +409,7 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     }
     auto value = [&]() -> Result<std::string> {
       if (eq != std::string::npos) return a.substr(eq + 1);
-      if (i + 1 < argv.size()) return argv[++i];
+      if (i + 1 < args.size()) return args[++i];
       return Status::InvalidArgument(fmt::format("{} needs a value", core::Printable(a)));
     };
     if (name == "-m" || name == "--model" || name == "-hf" || name == "--hf-repo") {
@@ -366,17 +437,20 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
       continue;
     }
     if (name == "--flash-attn") {
-      // Since the on|off|auto change (August 2025, before the modelled build) the flag takes a
-      // value, and the word after it is that value whatever it is (common/arg.cpp: a value
-      // hint "[on|off|auto]"; "unknown value for --flash-attn: '-ctk'" for `-fa -ctk q8_0`).
-      // Older builds' bare -fa meant on, which `-fa on` says to every build.
+      // Since the on|off|auto change (Rules::fa_takes_value) the flag takes a value, and the
+      // word after it is that value whatever it is (common/arg.cpp: a value hint
+      // "[on|off|auto]"; "unknown value for --flash-attn: '-ctk'" for `-fa -ctk q8_0`); before,
+      // it was a switch. A bare -fa (last, or before another flag) is read as "" and ReadFlags
+      // decides by the build; any other word that is not a value stops every build.
       static const char* kWords[] = {"on", "off", "auto", "true", "false", "1", "0"};
-      if (eq == std::string::npos && i + 1 >= argv.size()) {
-        return Status::InvalidArgument(fmt::format(
-            "{} needs a value: on, off or auto (llama-server stops with \"expected value for "
-            "argument\"; an older build's bare {} is {} on)", a, a, a));
+      if (eq == std::string::npos &&
+          (i + 1 >= args.size() || (args[i + 1].rfind("-", 0) == 0 &&
+                                    args[i + 1].find_first_not_of("-0123456789") !=
+                                        std::string::npos))) {
+        out.flags.emplace_back(name, "");
+        continue;
       }
-      const std::string v = eq != std::string::npos ? a.substr(eq + 1) : argv[++i];
+      const std::string v = eq != std::string::npos ? a.substr(eq + 1) : args[++i];
       if (std::find(std::begin(kWords), std::end(kWords), v) == std::end(kWords)) {
         return Status::InvalidArgument(fmt::format(
             "{} {}: expected on, off or auto (llama-server reads the word after {} as its "
@@ -397,8 +471,8 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     // Flags the plan does not read stay in the printed command as given (CommandLine).
     if (spec == nullptr && HasNoMemoryEffect(name, &valued)) {
       base.kept_args.push_back(a);
-      if (valued && eq == std::string::npos && i + 1 < argv.size()) {
-        base.kept_args.push_back(argv[++i]);
+      if (valued && eq == std::string::npos && i + 1 < args.size()) {
+        base.kept_args.push_back(args[++i]);
       }
       out.ReadWithoutMemoryEffect(name);
       continue;
@@ -406,9 +480,9 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
     if (spec == nullptr) {
       std::string shown = core::Printable(a);
       base.kept_args.push_back(a);
-      if (eq == std::string::npos && i + 1 < argv.size() && argv[i + 1].rfind("-", 0) != 0) {
-        base.kept_args.push_back(argv[i + 1]);
-        shown += " " + core::Printable(argv[++i]);
+      if (eq == std::string::npos && i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) {
+        base.kept_args.push_back(args[i + 1]);
+        shown += " " + core::Printable(args[++i]);
       }
       out.unmodelled_flags.push_back(std::move(shown));
       continue;
@@ -462,7 +536,13 @@ std::string CommandLine(const Inventory& inv, const LlamaCppSettings& s) {
     c += " -ctk " + word(s.kv_cache_dtype);
   }
   if (!s.cache_type_v.empty() && s.cache_type_v != "f16") c += " -ctv " + word(s.cache_type_v);
-  if (s.flash_attn != "auto") c += " -fa " + word(s.flash_attn);
+  // Builds whose -fa is a switch (Rules::fa_takes_value false) are off unless it is given.
+  auto rules = RulesFor(s.version);
+  if (rules.ok() && !rules->fa_takes_value) {
+    if (s.flash_attn == "on") c += " -fa";
+  } else if (s.flash_attn != "auto") {
+    c += " -fa " + word(s.flash_attn);
+  }
   if (s.max_num_batched_tokens > 0) c += fmt::format(" -b {}", s.max_num_batched_tokens);
   if (s.n_ubatch > 0) c += fmt::format(" -ub {}", s.n_ubatch);
   if (s.n_ubatch == kUbatchAsBatch) c += " -ub 0";

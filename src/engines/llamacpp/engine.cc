@@ -197,6 +197,12 @@ const Engine& LlamaCppEngine() {
       .knobs = {{Setting::kKvCacheDtype, "q8_0 -ctv q8_0",
                  "q8_0 K and V caches: a small accuracy cost", Q8Cache}},
       .flag_name = FlagName,
+      // llama.cpp's images (.devops/*.Dockerfile, docs/docker.md): the `server*` tags run
+      // /app/llama-server, the `light*` tags /app/llama-cli (`full*` run tools.sh: not read).
+      .images = {{"ggml-org/llama.cpp", "llama-server", {}, "server"},
+                 {"ggml-org/llama.cpp", "llama-cli", {}, "light"},
+                 {"ggerganov/llama.cpp", "llama-server", {}, "server"},
+                 {"ggerganov/llama.cpp", "llama-cli", {}, "light"}},
       .no_memory_effect = HasNoMemoryEffect,
   };
   return kEngine;

@@ -102,6 +102,8 @@ Status Resolve(Run& r) {
   // Flash attention: auto is on where the device runs the FA kernel for every layer (CUDA
   // and ROCm builds do: llama-context.cpp resolves auto by the device of each FA node).
   r.flash = s.flash_attn != "off" && s.flash_attn != "false" && s.flash_attn != "0";
+  // Before -fa took on|off|auto it was a switch, off unless given (Rules::fa_takes_value).
+  if (!r.rules.fa_takes_value && s.flash_attn == "auto") r.flash = false;
   VRAMFIT_RETURN_IF_ERROR(CacheRowBytes(r.type_k, 32, "--cache-type-k").status());
   VRAMFIT_RETURN_IF_ERROR(CacheRowBytes(r.type_v, 32, "--cache-type-v").status());
   if (!r.flash && r.type_v != "f16" && r.type_v != "bf16" && r.type_v != "f32") {

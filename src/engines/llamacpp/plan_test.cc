@@ -413,6 +413,11 @@ TEST(LlamaCppCommandTest, ReadsLlamaServerLines) {
                                    "-cnv", "-sys", "be brief", "--color", "-f", "prompt.txt"});
   ASSERT_TRUE(chat.ok());
   EXPECT_TRUE(chat->unmodelled_flags.empty()) << chat->unmodelled_flags.front();
+  // Host memory only: --mlock pins the model's pages, --cache-ram sizes the RAM prompt cache.
+  auto host = ReadLlamaCppCommand({"llama-server", "-m", "a.gguf", "--mlock", "-cram", "8192"});
+  ASSERT_TRUE(host.ok());
+  EXPECT_TRUE(host->unmodelled_flags.empty()) << host->unmodelled_flags.front();
+  EXPECT_EQ(host->no_memory_flags, (std::vector<std::string>{"--mlock", "-cram"}));
   auto cli = ReadLlamaCppCommand({"llama-cli", "-m", "a.gguf", "-fa", "off"});
   ASSERT_TRUE(cli.ok());
   EXPECT_EQ(ToLlamaCppSettings(cli->settings).program, Program::kCli);
@@ -527,28 +532,73 @@ namespace vramfit::llamacpp {
 namespace {
 
 // The modelled build reads the word after -fa as its value: a bare -fa before another flag,
-// or at the end, stops llama-server, and so does a word that is not on, off or auto.
+// or at the end, stops llama-server, and so does a word that is not on, off or auto. Builds
+// before the on|off|auto change read a bare -fa as on, and default to off (Rules).
 TEST(LlamaCppCommandTest, FlashAttnTakesTheNextWordAsItsValue) {
   auto bare = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-fa", "-ctk", "q8_0"});
-  ASSERT_FALSE(bare.ok());
-  EXPECT_EQ(bare.status().message(),
-            "-fa -ctk: expected on, off or auto (llama-server reads the word after -fa as its "
-            "value and stops with \"unknown value for --flash-attn: '-ctk'\"; an older build's "
-            "bare -fa is -fa on)");
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  EXPECT_EQ(bare->flags.front(), (std::pair<std::string, std::string>{"--flash-attn", ""}));
+  auto refused = ReadFlags(bare->flags, LlamaCppSettings{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("-fa (--flash-attn) needs a value: on, off or "
+                                            "auto (llama.cpp from about b6325"),
+            std::string::npos) << refused.status().message();
+  LlamaCppSettings old;
+  old.version = "b6194";
+  auto on = ReadFlags(bare->flags, old);
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_EQ(on->flash_attn, "on");
+  EXPECT_EQ(on->kv_cache_dtype, "q8_0");
+  EXPECT_TRUE(CommandLine(Inventory{}, *on).ends_with(" -ctk q8_0 -fa"))
+      << CommandLine(Inventory{}, *on);
+  EXPECT_FALSE(ReadFlags(bare->flags, [] {
+                 LlamaCppSettings s;
+                 s.version = "b6325";
+                 return s;
+               }()).ok());
   auto typo = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-fa", "onn"});
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.status().message().find("-fa onn: expected on, off or auto"), std::string::npos)
       << typo.status().message();
   auto last = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "--flash-attn"});
-  ASSERT_FALSE(last.ok());
-  EXPECT_NE(last.status().message().find("--flash-attn needs a value: on, off or auto"),
-            std::string::npos) << last.status().message();
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_FALSE(ReadFlags(last->flags, LlamaCppSettings{}).ok());
   for (const char* v : {"on", "off", "auto"}) {
     auto ok = ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "-fa", v, "-c", "4096"});
     ASSERT_TRUE(ok.ok()) << v << ": " << ok.status().ToString();
     EXPECT_EQ(ok->flags.front(), (std::pair<std::string, std::string>{"--flash-attn", v}));
   }
   EXPECT_TRUE(ReadLlamaCppCommand({"llama-server", "-m", "x.gguf", "--flash-attn=off"}).ok());
+}
+
+}  // namespace
+}  // namespace vramfit::llamacpp
+
+namespace vramfit::llamacpp {
+namespace {
+
+// LLAMA_ARG_* variables are flags read before the command line (common/arg.cpp,
+// common_params_parse_ex), whose own flags win; a switch's counts when truthy.
+TEST(LlamaCppCommandTest, EnvironmentFlagsGoBeforeTheCommandLine) {
+  auto cmd = ReadLlamaCppCommand({"LLAMA_ARG_CTX_SIZE=32768", "LLAMA_ARG_MODEL=m.gguf",
+                                  "LLAMA_ARG_KV_UNIFIED=0", "LLAMA_ARG_SWA_FULL=true",
+                                  "LLAMA_ARG_N_GPU_LAYERS=20", "llama-server", "-c", "8192"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_EQ(cmd->model, "m.gguf");
+  EXPECT_TRUE(cmd->unmodelled_env.empty());
+  auto s = ReadFlags(cmd->flags, ToLlamaCppSettings(cmd->settings));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->max_model_len, 8192);
+  EXPECT_EQ(s->n_gpu_layers, 20);
+  EXPECT_TRUE(s->swa_full);
+  EXPECT_EQ(s->kv_unified, -1);
+  auto bad = ReadLlamaCppCommand({"LLAMA_ARG_CTX_SIZE=32k", "llama-server", "-m", "m.gguf"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(bad.status().message().ends_with("(from LLAMA_ARG_CTX_SIZE=32k)"))
+      << bad.status().message();
+  auto other = ReadLlamaCppCommand({"LLAMA_ARG_THREADS=8", "llama-server", "-m", "m.gguf"});
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->unmodelled_env, std::vector<std::string>{"LLAMA_ARG_THREADS=8"});
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ Result<Rules> RulesFor(const std::string& version) {
   r.mla_latent_cache = build >= 5100;
   r.ngl_output_first = build >= 7650;
   r.fit_default_on = build >= kFitBuild;
+  r.fa_takes_value = build >= kFaValueBuild;
   return r;
 }
 

@@ -40,7 +40,16 @@ struct Rules {
   // device (PR 16653, merged 2025-12-15; ec98e2002, b7437, has it: issue 18097). Before, the
   // flag did not exist and every setting was taken as given.
   bool fit_default_on = true;
+  // -fa / --flash-attn takes on|off|auto and defaults to auto (flash_attn_type, common/arg.cpp);
+  // before, -fa was a switch (bare: on) and flash attention was off unless given. Bindings
+  // that synced to b6327 on 2025-08-31 already carry flash_attn_type (mybigday/llama.node
+  // PR 102) and those of b6343 read it as a string (WasmEdge PR 4343); b6194's -fa is bare
+  // (llama.cpp discussion 15396 runs `-ngl 99 -fa` there). The build is an estimate.
+  bool fa_takes_value = true;
 };
+
+// The first build whose -fa takes on|off|auto (an estimate, above).
+inline constexpr int kFaValueBuild = 6325;
 
 // The first build with --fit (an estimate from PR 16653's merge date, like the others).
 inline constexpr int kFitBuild = 7410;
