@@ -215,6 +215,15 @@ Status ApplyStageGpus(const Engine& engine, const std::vector<GpuSpec>& gpus,
                       EngineSettings* settings) {
   if (gpus.size() <= 1) return Status::Ok();
   if (!engine.plans_stage_gpus) {
+    const bool alike = std::all_of(gpus.begin(), gpus.end(), [&](const GpuSpec& g) {
+      return g.id == gpus.front().id && g.total_bytes == gpus.front().total_bytes;
+    });
+    if (alike) {
+      return Status::InvalidArgument(fmt::format(
+          "--gpu names {} {} cards: give the card once; {} takes the number of GPUs from the "
+          "command (its parallel-size flags, or CUDA_VISIBLE_DEVICES=0,1,... before it)",
+          gpus.size(), gpus.front().id, engine.title));
+    }
     std::string which;
     for (const Engine* e : Engines()) {
       if (e->plans_stage_gpus) which += (which.empty() ? "" : ", ") + std::string(e->title);

@@ -44,6 +44,13 @@ run(plan_bad_gpu 2 plan qwen3-8b --gpu rtx-9090)
 if(NOT last_err MATCHES "nearest: ")
   message(SEND_ERROR "plan_bad_gpu: no suggestion in '${last_err}'")
 endif()
+# The same card twice for an engine planned with one card type: give it once, with the count
+# in the command.
+run(check_same_cards 2 check --gpu rtx-3090,rtx-3090 --
+    llama-server -m fuzz/corpus/gguf/llama-arrays.gguf)
+if(NOT last_err MATCHES "give the card once")
+  message(SEND_ERROR "check_same_cards: '${last_err}'")
+endif()
 # A Hub-style id matched to a catalog entry by its last part only says which model was read;
 # the catalog's own repo id does not.
 run(check_by_name 0 check --gpu h100-sxm -- vllm serve someorg/Qwen3-8B --max-model-len 8192)
