@@ -11,8 +11,9 @@
 
 namespace vramfit::llamacpp {
 
-// The build whose source the plan follows: ec98e2002 (2025-12), vendored by Ollama v0.24.0.
-inline constexpr int kModelledBuild = 7450;
+// The build whose source the plan follows: ec98e2002 (2025-12, b7437 as llama.cpp issue 18097
+// reports it), vendored by Ollama v0.24.0.
+inline constexpr int kModelledBuild = 7437;
 
 struct Rules {
   int build = kModelledBuild;
@@ -54,7 +55,7 @@ inline constexpr int kFaValueBuild = 6325;
 // The first build with --fit (an estimate from PR 16653's merge date, like the others).
 inline constexpr int kFitBuild = 7410;
 
-// "b7450", "7450", "" (the modelled build) -> its rules; kInvalidArgument for other text.
+// "b7437", "7437", "" (the modelled build) -> its rules; kInvalidArgument for other text.
 Result<Rules> RulesFor(const std::string& version);
 
 }  // namespace vramfit::llamacpp
