@@ -53,12 +53,23 @@ Result<ChosenEngine> ReadEngineFlags(const std::string& engine_spec, const Engin
     if (!has) {
       // The engine's own refusal where it names the flag (it may say how it spells the
       // setting: SGLang's --context-length for --max-model-len).
+      // Which engines take it, so `--num-gpus` on a vLLM plan says where it belongs.
+      std::string takers;
+      for (const Engine* e : Engines()) {
+        for (const FlagSpec& f : e->flags) {
+          if (std::string_view(f.name) != slots.specs[i].name) continue;
+          takers += fmt::format("{}--engine {}", takers.empty() ? "" : ", ", e->name);
+          break;
+        }
+      }
+      const std::string where =
+          takers.empty() ? "" : fmt::format(" (it is read with {})", takers);
       auto own = engine.read_flags({{slots.specs[i].name, slots.values[i]}}, EngineSettings());
       if (!own.ok() && own.status().message().find(slots.specs[i].name) != std::string::npos) {
-        return own.status();
+        return Status(own.status().code(), std::string(own.status().message()) + where);
       }
       return Status::InvalidArgument(
-          fmt::format("{} is not a flag of {}", slots.specs[i].name, engine.title));
+          fmt::format("{} is not a flag of {}{}", slots.specs[i].name, engine.title, where));
     }
     given.emplace_back(slots.specs[i].name, slots.specs[i].type_name ? slots.values[i] : "");
   }

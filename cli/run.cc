@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "engine_flags.h"
 #include "vramfit/engine.h"
+#include "vramfit/suggest.h"
 
 namespace vramfit::cli {
 namespace {
@@ -76,6 +77,39 @@ std::string TypographicDashFlag(const std::vector<std::string>& words) {
 }
 
 namespace {
+
+// After "unexpected argument(s)": for each word that looks like a flag, the subcommand's flag
+// it was probably meant to be ("; --max-model-length: did you mean --max-model-len?"), and for
+// the usual ways of asking for a GPU count, how vramfit asks for it.
+std::string FlagHints(const CLI::App& app, const std::vector<std::string>& words) {
+  static constexpr std::string_view kGpuCount[] = {"--gpus", "--num-gpus", "--num-gpu",
+                                                   "--n-gpus", "--ngpus", "--gpu-count"};
+  std::vector<std::string> names;
+  bool has_tp = false;
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (const CLI::Option* o : sub->get_options()) {
+      for (const std::string& l : o->get_lnames()) {
+        names.push_back("--" + l);
+        has_tp |= l == "tensor-parallel-size";
+      }
+    }
+  }
+  std::string out;
+  for (const std::string& w : words) {
+    if (!w.starts_with("--")) continue;
+    const std::string flag = w.substr(0, w.find('='));
+    if (std::find(std::begin(kGpuCount), std::end(kGpuCount), flag) != std::end(kGpuCount) &&
+        has_tp) {
+      out += fmt::format("; {}: the GPU count is --tensor-parallel-size N (and "
+                         "--pipeline-parallel-size N for stages) beside one --gpu NAME", flag);
+      continue;
+    }
+    if (std::string near = NearestName(flag, names); !near.empty()) {
+      out += fmt::format("; {}: did you mean {}?", flag, near);
+    }
+  }
+  return out;
+}
 
 // `plan` and `fit` with an engine flag pasted from a server command that changes no memory
 // (`--host 0.0.0.0`, `--port 8000`, `--trust-remote-code`): the flag and its value are taken
@@ -226,7 +260,8 @@ int Run(std::vector<std::string> args) {
       return kExitUsage;
     }
     fmt::print(Err(), "{}: unexpected argument(s): {} (not a flag of `{}`, or a value without "
-               "its flag; `{} --help` lists the flags)\n", sub, words, sub, sub);
+               "its flag; `{} --help` lists the flags){}\n", sub, words, sub, sub,
+               FlagHints(app, left));
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
     // CLI11's words, headed by the subcommand they are about (`vramfit fit: --goal: banana

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <cstdint>
 
+#include "vramfit/suggest.h"
+
 namespace vramfit::core {
 namespace {
 
@@ -198,3 +200,27 @@ std::string_view Utf8Prefix(std::string_view s, size_t n) {
 }
 
 }  // namespace vramfit::core
+
+namespace vramfit {
+
+std::string NearestName(std::string_view word, const std::vector<std::string>& names) {
+  if (word.empty() || word.size() > core::kEditDistanceMaxLength) return "";
+  const size_t limit = std::max<size_t>(2, word.size() / 3);
+  std::string best;
+  size_t best_distance = limit + 1;
+  for (const std::string& name : names) {
+    if (name.empty() || name == word) continue;
+    size_t d = core::EditDistance(word, name);
+    const std::string_view shorter = name.size() < word.size() ? std::string_view(name) : word;
+    const std::string_view longer = name.size() < word.size() ? word : std::string_view(name);
+    // "--max-model" for "--max-model-len": a prefix is as good as the slip limit allows.
+    if (shorter.size() >= 6 && longer.starts_with(shorter)) d = std::min(d, limit);
+    if (d < best_distance) {
+      best_distance = d;
+      best = name;
+    }
+  }
+  return best;
+}
+
+}  // namespace vramfit

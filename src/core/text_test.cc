@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "vramfit/suggest.h"
+
 namespace vramfit::core {
 namespace {
 
@@ -79,3 +81,21 @@ TEST(EditDistance, ComparesOnlyANamesLengthOfAHugeWord) {
 
 }  // namespace
 }  // namespace vramfit::core
+
+namespace vramfit {
+namespace {
+
+TEST(NearestName, SuggestsASlipAndNothingFarOff) {
+  const std::vector<std::string> flags = {"--gpu", "--gpu-memory", "--max-model-len",
+                                          "--max-num-seqs"};
+  EXPECT_EQ(NearestName("--max-model-length", flags), "--max-model-len");  // a prefix
+  EXPECT_EQ(NearestName("--max-num-seq", flags), "--max-num-seqs");       // one edit
+  EXPECT_EQ(NearestName("--gpu-mem", flags), "--gpu-memory");
+  EXPECT_EQ(NearestName("--banana", flags), "");
+  EXPECT_EQ(NearestName("--gpu", flags), "");  // the name itself is no suggestion
+  EXPECT_EQ(NearestName("", flags), "");
+  EXPECT_EQ(NearestName(std::string(1 << 16, '-'), flags), "");
+}
+
+}  // namespace
+}  // namespace vramfit
