@@ -27,6 +27,7 @@
 #include "vramfit/report.h"
 #include "vramfit/report_html.h"
 #include "vramfit/script.h"
+#include "vramfit/suggest.h"
 
 namespace vramfit::cli {
 
@@ -414,6 +415,11 @@ std::function<int()> SetupCheck(CLI::App* app) {
     };
     std::vector<std::string> argv = CheckCommand();
     std::vector<std::string> extras = app->remaining();
+    if (f->engine.empty() && !f->model.empty() && !argv.empty()) {
+      // `check --gpus 2 -- vllm serve ...`: the 2 was read as MODEL; it is a stray word.
+      extras.push_back(f->model);
+      f->model.clear();
+    }
     if (!f->engine.empty() && f->model.empty() && !argv.empty()) {
       // `--engine E -- COMMAND`: the engine named twice, which is fine when both agree.
       auto choice = FindEngine(f->engine);
@@ -447,9 +453,24 @@ std::function<int()> SetupCheck(CLI::App* app) {
       }
     }
     if (!extras.empty()) {
+      std::vector<std::string> names;
+      for (const CLI::Option* o : app->get_options()) {
+        for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+      }
+      std::string hints;
+      for (const std::string& w : extras) {
+        const std::string flag = w.substr(0, w.find('='));
+        if (flag == "--gpus" || flag == "--num-gpus" || flag == "--gpu-count") {
+          hints += fmt::format("; {}: the GPU count is the command's own flag after -- (vLLM "
+                               "-tp 2, SGLang --tp-size 2)", flag);
+        } else if (std::string near = flag.starts_with("--") ? NearestName(flag, names) : "";
+                   !near.empty()) {
+          hints += fmt::format("; {}: did you mean {}?", flag, near);
+        }
+      }
       return fail(fmt::format("{} before -- {} not check's (engine flags go after -- with the "
-                              "command, or after --engine E MODEL)",
-                              fmt::join(extras, " "), extras.size() == 1 ? "is" : "are"));
+                              "command, or after --engine E MODEL){}",
+                              fmt::join(extras, " "), extras.size() == 1 ? "is" : "are", hints));
     }
     auto invocations = Invocations(f->script, f->env_files, argv);
     if (!invocations.ok()) return fail(invocations.status().message());
