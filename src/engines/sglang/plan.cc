@@ -793,7 +793,13 @@ Result<Plan> PlanSglang(const Inventory& inv, const GpuSpec& gpu, const SglangSe
   SglangSettings resolved = r.s;
   if (r.rows > 0) {
     resolved.max_num_seqs = RunningRequests(r.s, tokens, r.rows);
-    r.plan.notes.push_back(fmt::format("max_running_requests={}", resolved.max_num_seqs));
+    r.plan.notes.push_back(fmt::format(
+        "SGLang will log max_running_requests={}: the requests it runs at once, the smaller of "
+        "{} and the request table's {} rows",
+        resolved.max_num_seqs,
+        r.s.max_num_seqs > 0 ? fmt::format("--max-running-requests {}", r.s.max_num_seqs)
+                             : fmt::format("half the token pool ({})", tokens / 2),
+        r.rows));
   }
   GpuPlan& g = r.g;
   g.peak_bytes = g.weights_bytes + g.kv_cache_bytes + r.req_table + kAttentionWorkspace +
