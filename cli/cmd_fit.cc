@@ -187,6 +187,7 @@ std::function<int()> SetupFit(CLI::App* app) {
     }
     const std::string out = f->json ? RenderFitJson(*result, o) : RenderFitText(*result, o);
     std::fwrite(out.data(), 1, out.size(), Out());
+    if (!f->json) NotePlaceholderModels(out);
     if (!inv->what_if.empty() && !f->json) {
       fmt::print(Out(), "what-if: {} of {}, a checkpoint synthesized from the unquantized one "
                  "(quantize it before running the command)\n", inv->what_if, f->model);

@@ -23,7 +23,10 @@ std::function<int()> SetupKv(CLI::App* app) {
   };
   auto f = std::make_shared<Flags>();
   app->add_option("MODEL", f->model, "A model (directory, file, Hub id or catalog id)");
-  app->add_option("--context", f->context, "Tokens per sequence (32768, 128k, 128K)")->required();
+  app->add_option("--context,--max-model-len,--context-length,--ctx-size", f->context,
+                  "Tokens per sequence (32768, 128k, 128K); the engines' names for it are "
+                  "read too")
+      ->required();
   app->add_option("--batch", f->query.batch, "Sequences held at once (default 1)");
   app->add_option("--engine", f->engine,
                   "Round each sequence to this engine's KV pages (NAME[@VERSION])");

@@ -128,6 +128,20 @@ void NoteCatalogByName(std::string_view model) {
              shown, entry->id, entry->repo);
 }
 
+void NotePlaceholderModels(const std::string& text) {
+  auto entries = CatalogModels();
+  if (!entries.ok()) return;
+  for (const CatalogModel& e : *entries) {
+    // Entries inferred from a base describe their repo in words: "(community AWQ of ...)".
+    const bool real = e.repo.find('/') != std::string::npos &&
+                      e.repo.find(' ') == std::string::npos &&
+                      e.repo.find('(') == std::string::npos;
+    if (real || text.find(" " + e.id + " ") == std::string::npos) continue;
+    fmt::print(Out(), "note: {} in the command is a catalog entry with no published repo {}: put "
+               "the path or Hub id of such a checkpoint in its place\n", e.id, e.repo);
+  }
+}
+
 Result<GpuSpec> ResolveGpu(const std::string& name, const std::string& memory) {
   if (name.find(',') != std::string::npos || memory.find(',') != std::string::npos) {
     return Status::InvalidArgument(fmt::format(
@@ -305,6 +319,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
     const std::string out =
         f->json ? RenderPlanJson(*plan, advice, o) : RenderPlanText(*plan, advice, o);
     std::fwrite(out.data(), 1, out.size(), Out());
+    if (!f->json) NotePlaceholderModels(out);
     return kExitOk;
   };
 }

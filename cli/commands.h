@@ -101,6 +101,11 @@ Result<std::vector<GpuSpec>> ResolveGpus(const std::string& names, const std::st
 // A MODEL such as "someorg/Qwen3-8B" (or a path that is not here) that matched a catalog entry
 // by its last part only: a note on stderr saying which model was read.
 void NoteCatalogByName(std::string_view model);
+
+// After a text report: a note for each catalog entry named in `text` as a command's model
+// whose repo is only described ("(community AWQ of Qwen/Qwen3.6-35B-A3B)"): the printed
+// command needs a real checkpoint in its place.
+void NotePlaceholderModels(const std::string& text);
 // Puts several cards into `settings` (EngineSettings::stage_gpus) for an engine that plans them;
 // kInvalidArgument for one that does not. One card: nothing to do.
 Status ApplyStageGpus(const Engine& engine, const std::vector<GpuSpec>& gpus,

@@ -1161,6 +1161,16 @@ run(tryout_check_gpu_count 2 check --gpus 2 -- vllm serve Qwen/Qwen3-8B)
 if(NOT last_err MATCHES "^vramfit check: --gpus 2 before -- are not check's.*--gpus: the GPU")
   message(SEND_ERROR "tryout_check_gpu_count: '${last_err}'")
 endif()
+# A command naming a catalog entry that has no published repo says to put a checkpoint there.
+run(tryout_placeholder_repo 0 plan qwen3.6-35b-a3b-awq --gpu rtx-4090)
+if(NOT last_out MATCHES "note: qwen3.6-35b-a3b-awq in the command is a catalog entry with no")
+  message(SEND_ERROR "tryout_placeholder_repo: '${last_out}'")
+endif()
+# kv reads the engines' names for the context length.
+run(tryout_kv_context_alias 0 kv qwen3-8b --max-model-len 32k --batch 2)
+if(NOT last_out MATCHES "total, 2 x per sequence")
+  message(SEND_ERROR "tryout_kv_context_alias: '${last_out}'")
+endif()
 # A serving-machine path named after a catalog entry: the --model-as flag that reads it.
 run(tryout_model_as_hint 2 check --gpu 4090 -- vllm serve /models/Qwen3.6-35B-A3B-AWQ/ -tp 2)
 if(NOT last_err MATCHES "--model-as /models/Qwen3.6-35B-A3B-AWQ=qwen3.6-35b-a3b-awq")
