@@ -79,8 +79,8 @@ TEST(Gpus, AmbiguousNamesNameTheOtherCards) {
 }
 
 // Every card a user names by its id, an alias or the driver's name: each reaches that card
-// (alone, or among the variants a shared name lists), and its flags follow its architecture (FP8 from Ada / Hopper / Blackwell /
-// CDNA3, FP4 on Blackwell only).
+// (alone, or among the variants a shared name lists), and its flags follow its architecture
+// (FP8 from Ada / Hopper / Blackwell / CDNA3, FP4 on Blackwell only).
 TEST(Gpus, EveryNameOfACardReachesIt) {
   auto gpus = GpuCatalog();
   ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
