@@ -138,7 +138,7 @@ TEST(Gpus, ConsumerAndWorkstationCards) {
            {"rtx-4080", "rtx-4080", 16049, "8.9"},
            {"rtx 4080 super", "rtx-4080-super", 15974, "8.9"},
            {"5070", "rtx-5070", 11774, "12.0"},
-           {"rtx5080", "rtx-5080", 15877, "12.0"},
+           {"rtx5080", "rtx-5080", 15841, "12.0"},
            {"NVIDIA RTX A4000", "rtx-a4000", 15985, "8.6"},
            {"a4500", "rtx-a4500", 20079, "8.6"},
            {"NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada", 45496, "8.9"},
