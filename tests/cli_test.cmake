@@ -272,6 +272,24 @@ endif()
 string(CONCAT re "read as h100-sxm \\(80 GB\\); give --gpu h100-pcie \\(80 GB\\), "
                  "h100-nvl \\(94 GB\\) for another")
 run_err(gpu_h100 0 "${re}" plan qwen3-8b --gpu H100)
+# Consumer cards sold with two memory sizes under one name: the bare name and the driver's
+# name both note the other size.
+string(CONCAT re "read as rtx-3060-12gb \\(12 GB\\); give --gpu rtx-3060-8gb \\(8 GB\\) "
+                 "for another")
+run_err(gpu_3060 0 "${re}" plan qwen3-8b --gpu 3060)
+run_err(gpu_3060_driver_name 0 "${re}" plan qwen3-8b --gpu "NVIDIA GeForce RTX 3060")
+string(CONCAT re "read as rtx-4060-ti-8gb \\(8 GB\\); give --gpu rtx-4060-ti-16gb \\(16 GB\\) "
+                 "for another")
+run_err(gpu_4060ti 0 "${re}" plan qwen3-8b --gpu "RTX 4060 Ti")
+# A card added with its own total: the plan reads it, by id and by alias alike.
+run(gpu_rtx4080 0 plan qwen3-8b --gpu rtx-4080 --json)
+string(JSON total_4080 GET "${last_out}" gpus 0 total_bytes)
+run(gpu_4080_alias 0 plan qwen3-8b --gpu 4080 --json)
+string(JSON total_4080_alias GET "${last_out}" gpus 0 total_bytes)
+if(NOT total_4080 EQUAL 16828596224 OR NOT total_4080_alias EQUAL total_4080
+   OR last_err MATCHES "several cards")
+  message(SEND_ERROR "gpu_rtx4080: ${total_4080} / ${total_4080_alias}, '${last_err}'")
+endif()
 # A size in GB (powers of ten) says what it comes to in GiB.
 string(CONCAT re "--gpu-memory 16GB: read as 16000000000 bytes = 14.90 GiB \\(GB and MB "
                  "are powers of ten; 16GiB counts in powers of two\\)")

@@ -46,8 +46,8 @@ Result<std::vector<GpuSpec>> GpuCatalog();
 
 // Finds a GPU by id, alias or driver name, ignoring case, spaces, '-', '_' and the words
 // "nvidia", "geforce", "tesla". kNotFound names the nearest ids. A name that several cards
-// answer to (data/gpus.json "ambiguous_names": a100, h100, v100, h20) gives the first card
-// listed for it, with the others in also_named.
+// answer to (data/gpus.json "ambiguous_names": a100, h100, v100, h20, 3060, 3080, 4060 Ti)
+// gives the first card listed for it, with the others in also_named.
 Result<GpuSpec> FindGpu(std::string_view name);
 
 // Parses a memory size: "24GiB", "24 GiB", "22.5GiB", "24576MiB", "80GB" (10^9), "512MB",

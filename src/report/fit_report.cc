@@ -1,6 +1,8 @@
 // `vramfit fit` as text (a Pareto table and the chosen command) and JSON (vramfit.fit/1).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/text.h"
@@ -109,11 +111,13 @@ std::string RenderGpusTableText(const std::vector<GpusTableRow>& rows, const Gpu
   std::string out = fmt::format("longest context of {} on each catalog GPU ({} defaults, one "
                                 "request; {} plans)\n", core::Printable(info.model),
                                 info.engine_title, GroupDigits(info.plans));
-  out += fmt::format("{:<13}", "GPU");
+  size_t id_width = 13;  // the longest catalog id and a space, at least
+  for (const GpusTableRow& r : rows) id_width = std::max(id_width, r.gpu.id.size() + 1);
+  out += fmt::format("{:<{}}", "GPU", id_width);
   for (size_t c = 1; c <= counts; ++c) out += fmt::format(" {:>9}", fmt::format("x{}", c));
   out += "\n";
   for (const GpusTableRow& r : rows) {
-    out += fmt::format("{:<13}", r.gpu.id);
+    out += fmt::format("{:<{}}", r.gpu.id, id_width);
     for (int64_t v : r.longest) {
       out += fmt::format(" {:>9}", v < 0       ? "invalid"
                                    : v == 0    ? "-"

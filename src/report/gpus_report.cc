@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/units.h"
@@ -25,13 +27,24 @@ std::string RenderGpusJson(const std::vector<GpuSpec>& gpus) {
 }
 
 std::string RenderGpusText(const std::vector<GpuSpec>& gpus, std::string_view engines) {
-  std::string out = fmt::format("{:<12} {:<34} {:>11} {:>5} {:>4} {:>4}  {:<9} {}\n", "ID", "NAME",
-                                "CUDA TOTAL", "CC", "FP8", "FP4", "SOURCE", "ALIASES");
+  // The id and capability columns are as wide as their longest entry ("rtx-4070-ti-super",
+  // AMD's "gfx1100"), so every row lines up.
+  size_t id_width = 12, cc_width = 5;
   for (const GpuSpec& g : gpus) {
-    out += fmt::format("{:<12} {:<34} {:>11} {:>5} {:>4} {:>4}  {:<9} {}\n", g.id, g.name,
-                       core::FormatBytes(g.total_bytes), g.compute_capability,
-                       g.fp8 ? "yes" : "no", g.fp4 ? "yes" : "no", g.confidence,
-                       fmt::join(g.aliases, ", "));
+    id_width = std::max(id_width, g.id.size());
+    cc_width = std::max(cc_width, g.compute_capability.size());
+  }
+  auto row = [&](std::string_view id, std::string_view name, std::string_view total,
+                 std::string_view cc, std::string_view fp8, std::string_view fp4,
+                 std::string_view source, std::string_view aliases) {
+    return fmt::format("{:<{}} {:<34} {:>11} {:>{}} {:>4} {:>4}  {:<9} {}\n", id, id_width, name,
+                       total, cc, cc_width, fp8, fp4, source, aliases);
+  };
+  std::string out = row("ID", "NAME", "CUDA TOTAL", "CC", "FP8", "FP4", "SOURCE", "ALIASES");
+  for (const GpuSpec& g : gpus) {
+    out += row(g.id, g.name, core::FormatBytes(g.total_bytes), g.compute_capability,
+               g.fp8 ? "yes" : "no", g.fp4 ? "yes" : "no", g.confidence,
+               fmt::format("{}", fmt::join(g.aliases, ", ")));
   }
   out += fmt::format("CUDA TOTAL is what cudaMemGetInfo reports (as PyTorch, {} print it), not "
                      "the marketing size. ", engines);

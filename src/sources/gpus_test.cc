@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,7 +54,14 @@ TEST(Gpus, AmbiguousNamesNameTheOtherCards) {
       {"A100", {"a100-80gb", "a100-40gb"}},
       {"NVIDIA H100", {"h100-sxm", "h100-pcie", "h100-nvl"}},
       {"v100", {"v100-16gb", "v100-32gb"}},
-      {"h20", {"h20", "h20-141gb"}}};
+      {"h20", {"h20", "h20-141gb"}},
+      {"3060", {"rtx-3060-12gb", "rtx-3060-8gb"}},
+      {"RTX 3060", {"rtx-3060-12gb", "rtx-3060-8gb"}},
+      {"NVIDIA GeForce RTX 3060", {"rtx-3060-12gb", "rtx-3060-8gb"}},
+      {"3080", {"rtx-3080-10gb", "rtx-3080-12gb"}},
+      {"NVIDIA GeForce RTX 3080", {"rtx-3080-10gb", "rtx-3080-12gb"}},
+      {"4060 Ti", {"rtx-4060-ti-8gb", "rtx-4060-ti-16gb"}},
+      {"rtx-4060-ti", {"rtx-4060-ti-8gb", "rtx-4060-ti-16gb"}}};
   for (const auto& [name, cards] : cases) {
     auto g = FindGpu(name);
     ASSERT_TRUE(g.ok()) << name;
@@ -61,12 +69,101 @@ TEST(Gpus, AmbiguousNamesNameTheOtherCards) {
     EXPECT_EQ(g->also_named, std::vector<std::string>(cards.begin() + 1, cards.end())) << name;
   }
   for (const char* one : {"a100-40gb", "NVIDIA A100-SXM4-80GB", "h100-sxm", "h100 pcie",
-                          "h20-96gb", "h200", "v100-32gb", "4090"}) {
+                          "h20-96gb", "h200", "v100-32gb", "4090", "3060 Ti",
+                          "rtx-3080-ti", "4060ti-16gb", "rtx-3060-8gb"}) {
     auto g = FindGpu(one);
     ASSERT_TRUE(g.ok()) << one;
     EXPECT_TRUE(g->also_named.empty()) << one;
   }
   EXPECT_EQ(FindGpu("h100 nvl")->marketing_gb, 94);
+}
+
+// Every card a user names by its id, an alias or the driver's name: each reaches that card
+// (alone, or among the variants a shared name lists), and its flags follow its architecture
+// (FP8 from Ada / Hopper / Blackwell / CDNA3, FP4 on Blackwell only).
+TEST(Gpus, EveryNameOfACardReachesIt) {
+  auto gpus = GpuCatalog();
+  ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
+  for (const GpuSpec& card : *gpus) {
+    std::vector<std::string> names = card.aliases;
+    names.push_back(card.id);
+    names.push_back(card.name);
+    for (const std::string& name : names) {
+      auto g = FindGpu(name);
+      ASSERT_TRUE(g.ok()) << name;
+      // A name several cards share (the H20's driver name) reaches this card among the
+      // variants it names.
+      const auto& others = g->also_named;
+      EXPECT_TRUE(g->id == card.id ||
+                  std::find(others.begin(), others.end(), card.id) != others.end())
+          << name << " reaches " << g->id;
+    }
+    const std::string& arch = card.architecture;
+    EXPECT_EQ(card.fp8, arch == "Ada" || arch == "Hopper" || arch == "Blackwell" ||
+                            arch == "CDNA3")
+        << card.id;
+    EXPECT_EQ(card.fp4, arch == "Blackwell") << card.id;
+    EXPECT_LT(card.total_bytes, static_cast<uint64_t>(card.marketing_gb) << 30) << card.id;
+    EXPECT_GT(card.total_bytes, (static_cast<uint64_t>(card.marketing_gb) << 30) * 9 / 10)
+        << card.id;
+    if (card.nvidia_smi_mib) {
+      EXPECT_LE(card.total_bytes, card.nvidia_smi_mib << 20) << card.id;
+    }
+    const std::vector<std::string> levels = {"direct", "weak", "inferred", "derived"};
+    EXPECT_NE(std::find(levels.begin(), levels.end(), card.confidence), levels.end())
+        << card.id << ": " << card.confidence;
+  }
+}
+
+// The cards users commonly serve models on at home and in small labs, by the names they type,
+// with the totals their sources print (MiB as CUDA reports them).
+TEST(Gpus, ConsumerAndWorkstationCards) {
+  struct Case {
+    const char* name;
+    const char* id;
+    uint64_t mib;
+    const char* cc;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"rtx-3060-ti", "rtx-3060-ti", 7844, "8.6"},
+           {"3070", "rtx-3070", 7967, "8.6"},
+           {"rtx3080ti", "rtx-3080-ti", 11911, "8.6"},
+           {"3080-12gb", "rtx-3080-12gb", 11911, "8.6"},
+           {"rtx-3060-12gb", "rtx-3060-12gb", 11911, "8.6"},
+           {"4060ti-16gb", "rtx-4060-ti-16gb", 15923, "8.9"},
+           {"NVIDIA GeForce RTX 4070", "rtx-4070", 11873, "8.9"},
+           {"NVIDIA GeForce RTX 4070 SUPER", "rtx-4070-super", 11873, "8.9"},
+           {"4070ti", "rtx-4070-ti", 12011, "8.9"},
+           {"NVIDIA GeForce RTX 4070 Ti SUPER", "rtx-4070-ti-super", 15974, "8.9"},
+           {"rtx-4080", "rtx-4080", 16049, "8.9"},
+           {"rtx 4080 super", "rtx-4080-super", 15974, "8.9"},
+           {"5070", "rtx-5070", 11774, "12.0"},
+           {"rtx5080", "rtx-5080", 15841, "12.0"},
+           {"NVIDIA RTX A4000", "rtx-a4000", 15985, "8.6"},
+           {"a4500", "rtx-a4500", 20079, "8.6"},
+           {"NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada", 45496, "8.9"},
+           {"NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000", 97290, "12.0"},
+           {"rtx pro 6000", "rtx-pro-6000", 97290, "12.0"},
+           {"A40", "a40", 45416, "8.6"},
+           {"a30", "a30", 24064, "8.0"},
+           {"mi250x", "mi250x", 65516, "gfx90a"},
+           {"MI325X", "mi325x", 262124, "gfx942"},
+           {"AMD Radeon RX 7900 XTX", "rx-7900-xtx", 24556, "gfx1100"},
+           {"7900xt", "rx-7900-xt", 20460, "gfx1100"}}) {
+    auto g = FindGpu(c.name);
+    ASSERT_TRUE(g.ok()) << c.name << ": " << g.status().ToString();
+    EXPECT_EQ(g->id, c.id) << c.name;
+    EXPECT_EQ(g->total_bytes, c.mib << 20) << c.name;
+    EXPECT_EQ(g->compute_capability, c.cc) << c.name;
+  }
+  EXPECT_EQ(FindGpu("rx-7900-xtx")->vendor, "amd");
+  EXPECT_TRUE(FindGpu("mi325x")->fp8);
+  EXPECT_FALSE(FindGpu("3070")->fp8);
+  EXPECT_TRUE(FindGpu("4060ti-8gb")->fp8);
+  EXPECT_TRUE(FindGpu("rtx-pro-6000")->fp4);
+  EXPECT_FALSE(FindGpu("rtx-6000-ada")->fp4);
+  // "rtx 6000" alone is a Turing Quadro, an Ada card or a Blackwell card: not guessed.
+  EXPECT_FALSE(FindGpu("rtx 6000").ok());
 }
 
 TEST(Gpus, MemorySizes) {
