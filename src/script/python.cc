@@ -322,7 +322,7 @@ class Reader {
   std::vector<const Call*> GenerateCalls(const Call& load, bool pipeline) const;
   void GenerationFlags(const Call& load, bool pipeline,
                        const std::vector<std::pair<std::string, Value>>& load_keywords,
-                       std::vector<std::string>* argv, ScriptRead* out) const;
+                       std::vector<std::string>* argv, std::vector<std::string>* notes) const;
 
   std::vector<Token> t_;
   std::string file_;
@@ -1102,20 +1102,21 @@ std::vector<const Call*> Reader::GenerateCalls(const Call& load, bool pipeline) 
 // total and the largest batch, each the worst of any call.
 void Reader::GenerationFlags(const Call& load, bool pipeline,
                              const std::vector<std::pair<std::string, Value>>& load_keywords,
-                             std::vector<std::string>* argv, ScriptRead* out) const {
+                             std::vector<std::string>* argv,
+                             std::vector<std::string>* notes) const {
   const std::string where = fmt::format("{}:{}", file_, load.line);
   const std::vector<const Call*> calls = GenerateCalls(load, pipeline);
   const std::string verb = pipeline ? "pipeline call" : "generate()";
   if (calls.empty()) {
     if (!pipeline) {
-      out->notes.push_back(fmt::format(
+      notes->push_back(fmt::format(
           "{}: no generate() call of this model read: planned as before, the prompt filling "
           "the context (max_position_embeddings)", where));
     }
     return;
   }
   if (calls.size() > kMaxGenerateCalls) {
-    out->notes.push_back(fmt::format("{}: more than {} generate() calls: the lengths are not "
+    notes->push_back(fmt::format("{}: more than {} generate() calls: the lengths are not "
                                      "read; planned with the whole context", where,
                                      kMaxGenerateCalls));
     return;
@@ -1218,13 +1219,15 @@ void Reader::GenerationFlags(const Call& load, bool pipeline,
     if (ci.kind == Value::kString && (cache.empty() || ci.text == "static")) cache = ci.text;
   }
   if (!lengths) {
-    out->notes.push_back(fmt::format(
+    notes->push_back(fmt::format(
         "{}: {} on line {}: {}: planned as before, the prompt filling the context "
         "(max_position_embeddings)", where, verb, unknown_line, unknown_why));
-  } else if (all_known) {
+    return;
+  }
+  if (all_known) {
     argv->insert(argv->end(), {"--prompt-tokens", std::to_string(prompt), "--max-new-tokens",
                                std::to_string(std::max<int64_t>(1, total - prompt))});
-    out->notes.push_back(first_note + (calls.size() > 1
+    notes->push_back(first_note + (calls.size() > 1
                                            ? fmt::format("; {} calls: planned for the longest, "
                                                          "{} tokens", calls.size(), total)
                                            : fmt::format(": planned for {} tokens", total)));
@@ -1235,7 +1238,7 @@ void Reader::GenerationFlags(const Call& load, bool pipeline,
       argv->insert(argv->end(), {"--max-new-tokens",
                                  std::to_string(std::max(new_only, total - prompt))});
     }
-    out->notes.push_back(fmt::format(
+    notes->push_back(fmt::format(
         "{}: {} on line {}: {}: planned as before, the prompt filling {}; give its length "
         "with `vramfit check --prompt-tokens N`", where, verb, unknown_line, unknown_why,
         max_len > 0 && new_only == 0 ? "max_length" : "the context (max_position_embeddings)"));
@@ -1260,6 +1263,7 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
   std::vector<std::string> argv;
   std::vector<std::string> ignored;
   std::vector<std::string> no_memory;  // keywords read that change no GPU memory
+  std::vector<std::string> generation_notes;  // how the sequence length was read
   std::string what;
   // The call's keywords in order, `**NAME` of a dict the reader can see giving each of its
   // keys; any other `**` is unknown (its keys could be anything). Positional args are left out.
@@ -1362,7 +1366,7 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
     read_keywords();
     if (!opaque.text.empty()) return unknown(opaque, what);
     for (const auto& [keyword, v] : keywords) VRAMFIT_RETURN_IF_ERROR(load_keyword(keyword, v));
-    GenerationFlags(c, false, keywords, &argv, out);
+    GenerationFlags(c, false, keywords, &argv, &generation_notes);
     if (last == "from_quantized") {
       out->notes.push_back(fmt::format(
           "{}: {}: the quantizer's own loader, read as transformers loading the same "
@@ -1411,7 +1415,7 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
         VRAMFIT_RETURN_IF_ERROR(load_keyword(keyword, v));
       }
     }
-    GenerationFlags(c, true, keywords, &argv, out);
+    GenerationFlags(c, true, keywords, &argv, &generation_notes);
   } else if (c.callee == "os.system" || c.callee == "os.popen" ||
              c.callee.rfind("subprocess.", 0) == 0) {
     const Value v = ArgValue(c, 0, {"args", "command"}, 0);
@@ -1454,6 +1458,7 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
     out->notes.push_back(fmt::format("{}: {}: not modelled (ignored): {}", where, c.callee,
                                      list));
   }
+  out->notes.insert(out->notes.end(), generation_notes.begin(), generation_notes.end());
   ScriptInvocation inv;
   inv.where = where;
   inv.engine = EngineForCommand(argv);
