@@ -4,6 +4,10 @@
 // token (+2 special tokens; a chat + 8 a message + 64), prompts read at run time stay unknown.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -199,6 +203,34 @@ TEST(PythonGenerate, HostilePromptsAreBounded) {
                               "max_new_tokens=8)\n", "gen.py", {});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(), "gen.py:4: unterminated string ' (opened here)");
+}
+
+// The script fuzzer's seeds (tests/scripts, tools/run-fuzz.sh), whole and cut short at 200
+// points each, read as shell and as Python: a result or a "file:line: ..." error, never a crash.
+TEST(PythonGenerate, SeedScriptsAndTheirPrefixesRead) {
+  namespace fs = std::filesystem;
+  int files = 0;
+  for (const auto& entry :
+       fs::recursive_directory_iterator(fs::path(VRAMFIT_SOURCE_DIR) / "tests/scripts")) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const std::string text = buf.str();
+    ++files;
+    const size_t step = std::max<size_t>(1, text.size() / 200);
+    for (size_t cut = text.size() + step; cut-- > 0;) {
+      if (cut % step != 0 && cut != text.size()) continue;
+      for (std::string_view name : {"seed.sh", "seed.py"}) {
+        auto r = ReadDeployScript(std::string_view(text).substr(0, cut), name, {});
+        if (!r.ok()) {
+          EXPECT_EQ(r.status().message().rfind(std::string(name) + ":", 0), 0u)
+              << entry.path() << " cut at " << cut << ": " << r.status().message();
+        }
+      }
+    }
+  }
+  EXPECT_GE(files, 8);
 }
 
 }  // namespace
