@@ -1046,6 +1046,12 @@ Prompt Reader::CallPrompt(size_t b, size_t open, size_t e, int scope, int line,
                                      callee));
   }
   const std::vector<Arg> args = ArgsOf(t_, open, e);
+  for (const Arg& a : args) {
+    if (a.keyword == "images" || a.keyword == "videos" || a.keyword == "audio") {
+      return UnknownPrompt(fmt::format("{}(..., {}=...): the {}' tokens are the processor's",
+                                       callee, a.keyword, a.keyword));
+    }
+  }
   const Arg* text = FindArg(t_, args, 0, chat_template ? std::initializer_list<std::string_view>{
                                                              "conversation"}
                                                        : std::initializer_list<std::string_view>{
@@ -1415,7 +1421,13 @@ Status Reader::Launch(const Call& c, ScriptRead* out) {
         VRAMFIT_RETURN_IF_ERROR(load_keyword(keyword, v));
       }
     }
-    GenerationFlags(c, true, keywords, &argv, &generation_notes);
+    if (task.kind == Value::kString && task.text == "image-text-to-text") {
+      generation_notes.push_back(fmt::format(
+          "{}: an image-text-to-text pipeline: its images' tokens are not read from the script: "
+          "planned as before, the prompt filling the context", where));
+    } else {
+      GenerationFlags(c, true, keywords, &argv, &generation_notes);
+    }
   } else if (c.callee == "os.system" || c.callee == "os.popen" ||
              c.callee.rfind("subprocess.", 0) == 0) {
     const Value v = ArgValue(c, 0, {"args", "command"}, 0);

@@ -147,6 +147,23 @@ TEST(PythonGenerate, BatchBeamsAndLengths) {
                                 "--cache-implementation", "static"}));
 }
 
+// Images in the prompt (a processor's images=, an image part of a chat) are the processor's
+// tokens: the prompt is not known.
+TEST(PythonGenerate, ImagesLeaveThePromptUnknown) {
+  const ScriptRead proc = Read("inputs = tok(text='Describe.', images=img, return_tensors='pt')\n"
+                               "model.generate(**inputs, max_new_tokens=128)\n");
+  EXPECT_EQ(Flags(proc), (Argv{"--max-new-tokens", "128"}));
+  EXPECT_NE(Notes(proc).find("tok(..., images=...): the images' tokens are the processor's"),
+            std::string::npos) << Notes(proc);
+  const ScriptRead part = Read(
+      "messages = [{'role': 'user', 'content': [{'type': 'image', 'url': 'a.png'},\n"
+      "                                          {'type': 'text', 'text': 'What is it?'}]}]\n"
+      "model.generate(**tok.apply_chat_template(messages, return_dict=True), "
+      "max_new_tokens=64)\n");
+  EXPECT_EQ(Flags(part), (Argv{"--max-new-tokens", "64"}));
+  EXPECT_NE(Notes(part).find("a chat with an image part"), std::string::npos);
+}
+
 // A text-generation pipeline: its calls' inputs (a chat, a list of prompts run batch_size at a
 // time, default 1) and its default of 256 new tokens; pipeline() keywords apply to each call.
 TEST(PythonGenerate, PipelineCalls) {
