@@ -9,6 +9,8 @@
 #include <cctype>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
+#include <unordered_map>
 
 #include "core/text.h"
 #include "vramfit/script.h"
@@ -333,7 +335,8 @@ class Reader {
   mutable uint64_t steps_ = 0;  // work spent resolving names (a hostile program's bound)
   // The `.generate(` calls by receiver ("model", "self.model"), and whether the program loads
   // one transformers model and no vLLM one (then a generate() of any receiver is that model's).
-  std::vector<std::pair<std::string, size_t>> generates_;
+  std::unordered_map<std::string, std::vector<size_t>> calls_by_callee_;  // into calls_
+  std::vector<size_t> generates_;  // every `X.generate(` call, in order
   bool one_transformers_load_ = false;
 };
 
@@ -926,10 +929,11 @@ bool Reader::Tokenizer(const std::string& name, int scope, int line) const {
 // Whether the program adds to the list `name` of scope `s` after building it (append,
 // extend, insert): its literal is not what generate() sees.
 bool Reader::Mutated(const std::string& name, int s) const {
-  for (const Call& c : calls_) {
-    if (c.scope == s && (c.callee == name + ".append" || c.callee == name + ".extend" ||
-                         c.callee == name + ".insert")) {
-      return true;
+  for (std::string_view method : {".append", ".extend", ".insert"}) {
+    const auto it = calls_by_callee_.find(name + std::string(method));
+    if (it == calls_by_callee_.end()) continue;
+    for (size_t i : it->second) {
+      if (calls_[i].scope == s) return true;
     }
   }
   return false;
@@ -1079,24 +1083,25 @@ Prompt Reader::CallPrompt(size_t b, size_t open, size_t e, int scope, int line,
 // to (any receiver's when the program loads one transformers model), or `TARGET(...)` of a
 // pipeline.
 std::vector<const Call*> Reader::GenerateCalls(const Call& load, bool pipeline) const {
+  // The statement the load is in: assignments are in token order.
   std::string target;
-  for (const Assign& a : assigns_) {
-    if (a.begin <= load.at && load.at < a.end) target = a.name;
+  const auto after = std::upper_bound(assigns_.begin(), assigns_.end(), load.at,
+                                      [](size_t at, const Assign& a) { return at < a.begin; });
+  if (after != assigns_.begin() && load.at < std::prev(after)->end) {
+    target = std::prev(after)->name;
   }
   std::vector<const Call*> out;
-  if (pipeline) {
-    for (const Call& c : calls_) {
-      if (!target.empty() && c.callee == target && out.size() <= kMaxGenerateCalls) {
-        out.push_back(&c);
-      }
+  auto add = [&](const std::vector<size_t>& indices) {
+    for (size_t i : indices) {
+      if (out.size() > kMaxGenerateCalls) break;
+      out.push_back(&calls_[i]);
     }
-    return out;
-  }
-  for (const auto& [receiver, index] : generates_) {
-    if (out.size() > kMaxGenerateCalls) break;
-    if ((!target.empty() && receiver == target) || one_transformers_load_) {
-      out.push_back(&calls_[index]);
-    }
+  };
+  if (!pipeline && one_transformers_load_) {
+    add(generates_);
+  } else if (!target.empty()) {
+    const auto it = calls_by_callee_.find(pipeline ? target : target + ".generate");
+    if (it != calls_by_callee_.end()) add(it->second);
   }
   return out;
 }
@@ -1123,8 +1128,8 @@ void Reader::GenerationFlags(const Call& load, bool pipeline,
   }
   if (calls.size() > kMaxGenerateCalls) {
     notes->push_back(fmt::format("{}: more than {} generate() calls: the lengths are not "
-                                     "read; planned with the whole context", where,
-                                     kMaxGenerateCalls));
+                                 "read; planned with the whole context", where,
+                                 kMaxGenerateCalls));
     return;
   }
   int64_t prompt = 0, total = 0, batch = 1, beams = 1, returns = 1, new_only = 0, max_len = 0;
@@ -1132,9 +1137,35 @@ void Reader::GenerationFlags(const Call& load, bool pipeline,
   std::string cache, unknown_why, first_note;
   int unknown_line = 0;
   for (const Call* c : calls) {
+    // `**kwargs` of a dict the reader sees gives its keys; any other `**X` is the inputs (a
+    // tokenizer's BatchEncoding) when no inputs are given otherwise, and a second one could
+    // hold max_new_tokens: the lengths are then not known.
+    const Arg* input = pipeline ? FindArg(t_, c->args, 0, {"text_inputs", "inputs"})
+                                : FindArg(t_, c->args, 0, {"input_ids", "inputs"});
+    std::vector<std::pair<std::string, Value>> spread;
+    std::string opaque;
+    for (const Arg& a : c->args) {
+      if (!a.keyword.empty() || a.begin + 1 >= a.end || !IsOp(t_[a.begin], "**")) continue;
+      const Value d = Eval(a.begin + 1, a.end, c->scope, c->line, 0);
+      if (d.kind == Value::kDict) {
+        for (size_t k = 0; k < d.keys.size(); ++k) spread.emplace_back(d.keys[k], d.items[k]);
+      } else if (input == nullptr && !pipeline) {
+        input = &a;
+      } else if (opaque.empty()) {
+        opaque = "`" + Spell(t_, a.begin, a.end) + "`, whose keys the reader cannot see";
+      }
+    }
+    for (const Arg& a : c->args) {
+      if (a.keyword == "generation_config" && opaque.empty()) {
+        opaque = "generation_config=" + Spell(t_, a.begin, a.end) + " (not read)";
+      }
+    }
     auto keyword = [&](std::string_view k) {
       for (const Arg& a : c->args) {
         if (a.keyword == k) return Eval(a.begin, a.end, c->scope, c->line, 0);
+      }
+      for (const auto& [name, v] : spread) {
+        if (name == k) return v;
       }
       for (const auto& [name, v] : load_keywords) {
         if (pipeline && name == k) return v;
@@ -1143,12 +1174,11 @@ void Reader::GenerationFlags(const Call& load, bool pipeline,
       none.kind = Value::kNone;
       return none;
     };
-    const Arg* input = pipeline ? FindArg(t_, c->args, 0, {"text_inputs", "inputs"})
-                                : FindArg(t_, c->args, 0, {"input_ids", "inputs"});
-    if (input == nullptr && !pipeline) {
-      for (const Arg& a : c->args) {
-        if (a.keyword.empty() && a.begin + 1 < a.end && IsOp(t_[a.begin], "**")) input = &a;
-      }
+    if (!opaque.empty()) {
+      lengths = false;
+      unknown_why = opaque;
+      unknown_line = c->line;
+      continue;
     }
     Prompt p = input == nullptr
                    ? UnknownPrompt("not passed in a form the reader follows")
@@ -1495,9 +1525,8 @@ Result<ScriptRead> Reader::Run() {
     const std::string& callee = calls_[i].callee;
     const size_t dot = callee.rfind('.');
     const std::string last = Last(callee);
-    if (last == "generate" && dot != std::string::npos) {
-      generates_.emplace_back(callee.substr(0, dot), i);
-    }
+    calls_by_callee_[callee].push_back(i);
+    if (last == "generate" && dot != std::string::npos) generates_.push_back(i);
     vllm = vllm || last == "LLM";
     if (((last == "from_pretrained" || last == "from_quantized") && dot != std::string::npos &&
          ModelClass(Last(callee.substr(0, dot)))) ||

@@ -147,6 +147,26 @@ TEST(PythonGenerate, BatchBeamsAndLengths) {
                                 "--cache-implementation", "static"}));
 }
 
+// Generation keywords spread from a dict the reader sees are read; a `**X` it cannot see, or a
+// generation_config object, could set the lengths: the context stays filled.
+TEST(PythonGenerate, SpreadKeywordsAndGenerationConfig) {
+  const ScriptRead seen = Read("gen = dict(max_new_tokens=700, num_beams=2)\n"
+                               "inputs = tok('hello there', return_tensors='pt')\n"
+                               "model.generate(**inputs, **gen)\n");
+  EXPECT_EQ(Flags(seen), (Argv{"--prompt-tokens", "6", "--max-new-tokens", "700",
+                               "--num-beams", "2"}));
+  const ScriptRead hidden = Read("import json\ngen = json.load(open('gen.json'))\n"
+                                 "inputs = tok('hello there', return_tensors='pt')\n"
+                                 "model.generate(**inputs, **gen)\n");
+  EXPECT_EQ(Flags(hidden), Argv{});
+  EXPECT_NE(Notes(hidden).find("generate() on line 7: `**gen`, whose keys the reader cannot "
+                               "see: planned as before"), std::string::npos) << Notes(hidden);
+  const ScriptRead config = Read("from transformers import GenerationConfig\n"
+                                 "model.generate(**tok('hi'), generation_config="
+                                 "GenerationConfig(max_new_tokens=9000))\n");
+  EXPECT_EQ(Flags(config), Argv{});
+}
+
 // Images in the prompt (a processor's images=, an image part of a chat) are the processor's
 // tokens: the prompt is not known.
 TEST(PythonGenerate, ImagesLeaveThePromptUnknown) {
