@@ -983,6 +983,23 @@ if(NOT last_err MATCHES "${want}" OR NOT last_out MATCHES "--max-length 40960 --
   message(SEND_ERROR "script_typed: '${last_out}' / '${last_err}'")
 endif()
 run(script_typed_given 0 check --gpu 4090 --prompt-tokens 2000 --script ${WORK}/typed.py)
+# The pipeline form of the Llama 3.1 model card: a chat of two literal messages,
+# max_new_tokens=256 (planned before as a 130,816-token prompt's prefill: 44.40 GiB).
+file(WRITE ${WORK}/llama_card.py [=[
+import torch
+import transformers
+pipe = transformers.pipeline("text-generation", model="meta-llama/Llama-3.1-8B-Instruct",
+                             model_kwargs={"torch_dtype": torch.bfloat16}, device_map="auto")
+messages = [{"role": "system", "content": "You answer in one short sentence."},
+            {"role": "user", "content": "What is a KV cache?"}]
+print(pipe(messages, max_new_tokens=256)[0]["generated_text"][-1])
+]=])
+run(script_llama_card 0 check --gpu 4090 --script ${WORK}/llama_card.py)
+if(NOT last_err MATCHES
+   "llama_card.py:3: pipeline call on line 7: prompt about [0-9]+ tokens \\(a chat of 2 "
+   OR NOT last_out MATCHES "--prompt-tokens [0-9]+ --max-new-tokens 256")
+  message(SEND_ERROR "script_llama_card: '${last_out}' / '${last_err}'")
+endif()
 run(check_prompt_tokens_no_script 2 check --gpu 4090 --prompt-tokens 100 -- transformers qwen3-8b)
 if(NOT last_err MATCHES "--prompt-tokens N sets the prompt length of a Python script")
   message(SEND_ERROR "check_prompt_tokens_no_script: '${last_err}'")
