@@ -104,6 +104,12 @@ TEST(PythonGenerate, UnknownPromptKeepsTheWholeContext) {
                               "return_tensors='pt')\n"
                               "model.generate(enc['input_ids'], max_new_tokens=128)\n");
   EXPECT_EQ(Flags(cut), (Argv{"--prompt-tokens", "4096", "--max-new-tokens", "128"}));
+  // generate(max_length=N) bounds prompt + new tokens: the context is N.
+  const ScriptRead bounded = Read("q = input()\n"
+                                  "model.generate(**tok(q, return_tensors='pt'), max_length=2048)\n");
+  EXPECT_EQ(Flags(bounded), (Argv{"--max-length", "2048"}));
+  EXPECT_NE(Notes(bounded).find("planned as before, the prompt filling max_length; give"),
+            std::string::npos) << Notes(bounded);
   ScriptOptions given;
   given.prompt_tokens = 3000;
   EXPECT_EQ(Flags(Read(fstring, given)),
