@@ -106,7 +106,8 @@ TEST(PythonGenerate, UnknownPromptKeepsTheWholeContext) {
   EXPECT_EQ(Flags(cut), (Argv{"--prompt-tokens", "4096", "--max-new-tokens", "128"}));
   // generate(max_length=N) bounds prompt + new tokens: the context is N.
   const ScriptRead bounded = Read("q = input()\n"
-                                  "model.generate(**tok(q, return_tensors='pt'), max_length=2048)\n");
+                                  "model.generate(**tok(q, return_tensors='pt'), "
+                                  "max_length=2048)\n");
   EXPECT_EQ(Flags(bounded), (Argv{"--max-length", "2048"}));
   EXPECT_NE(Notes(bounded).find("planned as before, the prompt filling max_length; give"),
             std::string::npos) << Notes(bounded);
