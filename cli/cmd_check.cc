@@ -110,8 +110,10 @@ std::string ShellLine(const std::vector<std::string>& argv) {
 // after --, or the words after -- themselves.
 Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
                                                   const std::vector<std::string>& env_files,
-                                                  const std::vector<std::string>& argv) {
+                                                  const std::vector<std::string>& argv,
+                                                  int64_t prompt_tokens) {
   ScriptOptions options;
+  options.prompt_tokens = prompt_tokens;
   for (const std::string& file : env_files) {
     auto text = ReadTextFile(file);
     if (!text.ok()) return text.status();
@@ -154,6 +156,11 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
   }
   if (!options.environment.empty()) {
     return Status::InvalidArgument("--env FILE sets a script's variables: give --script FILE");
+  }
+  if (prompt_tokens > 0) {
+    return Status::InvalidArgument(
+        "--prompt-tokens N sets the prompt length of a Python script's generate() calls: give "
+        "--script FILE (a transformers command takes its own --prompt-tokens after --)");
   }
   ScriptInvocation inv;
   inv.engine = EngineForCommand(argv);
@@ -367,7 +374,7 @@ void SetCheckCommand(std::vector<std::string> command) { CheckCommand() = std::m
 
 std::function<int()> SetupCheck(CLI::App* app) {
   struct Flags {
-    std::string gpu, gpu_memory, other_memory, engine, model, script, html;
+    std::string gpu, gpu_memory, other_memory, engine, model, script, html, prompt_tokens;
     std::deque<std::string> engine_versions;  // --<engine>-version, one per engine
     std::vector<std::string> env_files, model_as;
     bool json = false;
@@ -395,6 +402,11 @@ std::function<int()> SetupCheck(CLI::App* app) {
   app->add_option("MODEL", f->model, "The model, with --engine");
   app->add_option("--script", f->script,
                   "A deploy script (shell): check every engine command it starts (- for stdin)");
+  app->add_option("--prompt-tokens", f->prompt_tokens,
+                  "Tokens in each prompt of a Python script's generate() / pipeline calls "
+                  "(default: estimated from literal prompts; the whole context for prompts "
+                  "read at run time)")
+      ->type_name("N");
   app->add_option("--env", f->env_files,
                   "An environment file (NAME=value lines) the script's variables come from");
   app->add_option("--model-as", f->model_as,
@@ -472,7 +484,17 @@ std::function<int()> SetupCheck(CLI::App* app) {
                               "command, or after --engine E MODEL){}",
                               fmt::join(extras, " "), extras.size() == 1 ? "is" : "are", hints));
     }
-    auto invocations = Invocations(f->script, f->env_files, argv);
+    int64_t prompt_tokens = 0;
+    if (!f->prompt_tokens.empty()) {
+      auto n = ParseTokenCount("--prompt-tokens", f->prompt_tokens);
+      if (!n.ok()) return fail(n.status().message());
+      if (*n < 1 || *n > (int64_t{1} << 31) - 1) {
+        return fail(fmt::format("--prompt-tokens {}: expected 1 to 2147483647",
+                                f->prompt_tokens));
+      }
+      prompt_tokens = *n;
+    }
+    auto invocations = Invocations(f->script, f->env_files, argv, prompt_tokens);
     if (!invocations.ok()) return fail(invocations.status().message());
     CheckRun run;
     run.gpu = f->gpu;

@@ -960,6 +960,68 @@ if(NOT last_err MATCHES "002_quant_oom_diagnose.py:86: the same transformers as 
    OR NOT last_err MATCHES "AutoAWQForCausalLM.from_quantized: the quantizer's own loader")
   message(SEND_ERROR "script_002: '${last_err}'")
 endif()
+# A model card's quickstart (tests/scripts/card_qwen3_8b.py): generate() holds the literal chat
+# prompt (about 87 tokens) + the card's max_new_tokens=32768, not the model's 40,960-token
+# context filled by the prompt: it fits a 24 GB card (it failed at the prefill when planned as a
+# 40,704-token prompt). The same 32,768 new tokens' KV still fails a 19 GiB card, at runtime.
+run(script_card 0 check --gpu 4090 --script tests/scripts/card_qwen3_8b.py)
+golden(check_script_card_qwen3-8b_4090.txt)
+set(want "card_qwen3_8b.py:10: generate\\(\\) on line 30: prompt about 87 tokens \\(a chat of 1 ")
+string(APPEND want "message\\(s\\), 42 bytes of text: 3 bytes a token[^\n]*max_new_tokens=32768: ")
+string(APPEND want "planned for 32855 tokens")
+if(NOT last_err MATCHES "${want}")
+  message(SEND_ERROR "script_card: '${last_err}'")
+endif()
+function(card_stage name gpu stage)
+  run(${name} 1 check ${gpu} --json --script tests/scripts/card_qwen3_8b.py ${ARGN})
+  string(JSON got ERROR_VARIABLE no_json GET "${last_out}" invocations 0 plan failure_stage)
+  if(NOT got STREQUAL stage)
+    message(SEND_ERROR "${name}: fails at '${got}', expected ${stage}: '${last_out}'")
+  endif()
+endfunction()
+card_stage(script_card_19gib "--gpu-memory;19GiB" runtime)
+# check --prompt-tokens N gives the prompt: 40,000 tokens' prefill does not fit the 24 GB card.
+card_stage(script_card_prompt "--gpu;4090" profile --prompt-tokens 40000)
+# A prompt typed at run time is not known: planned as before, the context filled, with the flag
+# that gives it; the flag is for scripts only.
+file(WRITE ${WORK}/typed.py [=[
+from transformers import AutoModelForCausalLM, AutoTokenizer
+tok = AutoTokenizer.from_pretrained("Qwen/Qwen3-8B")
+model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen3-8B", dtype="auto", device_map="auto")
+question = input("> ")
+inputs = tok(question, return_tensors="pt").to(model.device)
+print(tok.decode(model.generate(**inputs, max_new_tokens=512)[0]))
+]=])
+run(script_typed 1 check --gpu 4090 --script ${WORK}/typed.py)
+set(want "typed.py:3: generate\\(\\) on line 6: the prompt is not known \\(the result of ")
+string(APPEND want "input\\(...\\), a call the reader does not follow\\): planned as before, the ")
+string(APPEND want "prompt filling the context \\(max_position_embeddings\\); give its length ")
+string(APPEND want "with `vramfit check --prompt-tokens N`")
+if(NOT last_err MATCHES "${want}" OR NOT last_out MATCHES "--max-length 40960 --max-new-tokens 512")
+  message(SEND_ERROR "script_typed: '${last_out}' / '${last_err}'")
+endif()
+run(script_typed_given 0 check --gpu 4090 --prompt-tokens 2000 --script ${WORK}/typed.py)
+# The pipeline form of the Llama 3.1 model card: a chat of two literal messages,
+# max_new_tokens=256 (planned before as a 130,816-token prompt's prefill: 44.40 GiB).
+file(WRITE ${WORK}/llama_card.py [=[
+import torch
+import transformers
+pipe = transformers.pipeline("text-generation", model="meta-llama/Llama-3.1-8B-Instruct",
+                             model_kwargs={"torch_dtype": torch.bfloat16}, device_map="auto")
+messages = [{"role": "system", "content": "You answer in one short sentence."},
+            {"role": "user", "content": "What is a KV cache?"}]
+print(pipe(messages, max_new_tokens=256)[0]["generated_text"][-1])
+]=])
+run(script_llama_card 0 check --gpu 4090 --script ${WORK}/llama_card.py)
+if(NOT last_err MATCHES
+   "llama_card.py:3: pipeline call on line 7: prompt about [0-9]+ tokens \\(a chat of 2 "
+   OR NOT last_out MATCHES "--prompt-tokens [0-9]+ --max-new-tokens 256")
+  message(SEND_ERROR "script_llama_card: '${last_out}' / '${last_err}'")
+endif()
+run(check_prompt_tokens_no_script 2 check --gpu 4090 --prompt-tokens 100 -- transformers qwen3-8b)
+if(NOT last_err MATCHES "--prompt-tokens N sets the prompt length of a Python script")
+  message(SEND_ERROR "check_prompt_tokens_no_script: '${last_err}'")
+endif()
 run(kv_report_002 0 kv --layers 32 --kv-heads 32 --head-dim 128 --context 4096)
 if(NOT last_out MATCHES "per sequence +2.00 GiB\n")
   message(SEND_ERROR "kv_report_002: the report's 7B 4K fp16 KV is 2.00 GiB: '${last_out}'")
@@ -1025,6 +1087,10 @@ endif()
 run(script_quote 2 check --gpu h100 --script tests/scripts/hostile/unterminated.sh)
 if(NOT last_err MATCHES "unterminated.sh:1: unterminated \" \\(opened here\\)")
   message(SEND_ERROR "script_quote: '${last_err}'")
+endif()
+run(script_quote_py 2 check --gpu h100 --script tests/scripts/hostile/unterminated_prompt.py)
+if(NOT last_err MATCHES "unterminated_prompt.py:4: unterminated string \" \\(opened here\\)")
+  message(SEND_ERROR "script_quote_py: '${last_err}'")
 endif()
 string(REPEAT "a" 1048576 long)
 file(WRITE ${WORK}/long.sh "vllm serve qwen3-8b\n# ${long}\n")

@@ -31,7 +31,8 @@ cp tests/doctor/corpus/*.log tests/doctor/reported/*.log tests/doctor/hostile/*.
     tests/doctor/cases/*.log tests/doctor/fuzz-regressions/*.log $b/corpus/doctor/
 cp tests/bad/*.safetensors $b/corpus/safetensors/ 2>/dev/null || true
 cp tests/bad/*.gguf $b/corpus/gguf/ 2>/dev/null || true
-cp tests/scripts/*.sh tests/scripts/hostile/*.sh $b/corpus/script/
+cp tests/scripts/*.sh tests/scripts/*.py tests/scripts/hostile/*.sh tests/scripts/hostile/*.py \
+    $b/corpus/script/
 find tests/bad -name 'model.safetensors.index.json' -exec sh -c \
     'cp "$1" "'$b'/corpus/index/$(echo "$1" | tr / _)"' _ {} \;
 find tests/bad tests/configs -name config.json -exec sh -c \

@@ -10,6 +10,7 @@
 #ifndef VRAMFIT_SCRIPT_H_
 #define VRAMFIT_SCRIPT_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,10 @@ struct ScriptOptions {
   // environment file (ReadEnvironmentFile). Default: none; the reader never looks at its own
   // process's environment.
   std::vector<std::pair<std::string, std::string>> environment;
+  // The tokens of each prompt a Python program's generate() or pipeline call passes, over the
+  // reader's estimate (`vramfit check --prompt-tokens N`). Default 0: estimated from literal
+  // prompts, unknown (the context filled) for prompts read at run time.
+  int64_t prompt_tokens = 0;
 };
 
 // One engine command of a script.
@@ -65,7 +70,13 @@ Result<ScriptRead> ReadDeployScript(std::string_view text, std::string_view file
 // vLLM's `LLM(model, **kwargs)` as `vllm serve MODEL --kebab-case-flags`, a model class's
 // `from_pretrained` / `from_quantized` as a `transformers MODEL ...` load, `subprocess` and
 // `os.system` command lines as shell. Names resolve through `NAME = value` assignments,
-// `os.environ.get`/`os.getenv` (options.environment) and a function's call sites.
+// `os.environ.get`/`os.getenv` (options.environment) and a function's call sites. A
+// transformers load's `generate(...)` calls (or its pipeline's calls) give the sequence
+// length: the prompt estimated from literal strings and chats (3 UTF-8 bytes a token, plus a
+// chat template allowance), max_new_tokens / max_length as generate reads them, the batch,
+// num_beams and num_return_sequences, as `--prompt-tokens P --max-new-tokens N --batch-size
+// B ...` flags; a note names each estimate, and a prompt the program reads at run time leaves
+// the context filled, as without a generate() call.
 // kInvalidArgument "file:line: what" for text Python would refuse (an unterminated string, an
 // unmatched bracket), NUL bytes, brackets nested past 200, and a launch whose model or flag
 // value the reader cannot know ("`p` is an argument of f(), and no call of f() passes it").
