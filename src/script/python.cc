@@ -301,6 +301,22 @@ struct Prompt {
   std::string what;     // how it was counted ("a 44-byte literal"), or why it is not known
 };
 
+// The arguments of the call whose "(" is at `open` and whose ")" is at end - 1.
+std::vector<Arg> ArgsOf(const std::vector<Token>& t, size_t open, size_t end) {
+  std::vector<Arg> args;
+  for (auto [b, e] : Split(t, open + 1, end - 1)) {
+    Arg a;
+    if (e > b + 1 && t[b].kind == Tok::kName && IsOp(t[b + 1], "=")) {
+      a.keyword = t[b].text;
+      b += 2;
+    }
+    a.begin = b;
+    a.end = e;
+    args.push_back(a);
+  }
+  return args;
+}
+
 class Reader {
  public:
   Reader(std::vector<Token> tokens, std::string file, const ScriptOptions& options)
@@ -409,16 +425,7 @@ void Reader::Calls(size_t begin, size_t end, int scope) {
     c.scope = scope;
     c.at = j;
     const size_t close = Close(t_, j + 1, end);
-    for (auto [b, e] : Split(t_, j + 2, close - 1)) {
-      Arg a;
-      if (e > b + 1 && t_[b].kind == Tok::kName && IsOp(t_[b + 1], "=")) {
-        a.keyword = t_[b].text;
-        b += 2;
-      }
-      a.begin = b;
-      a.end = e;
-      c.args.push_back(a);
-    }
+    c.args = ArgsOf(t_, j + 1, close);
     calls_.push_back(std::move(c));
   }
 }
@@ -867,21 +874,6 @@ size_t Open(const std::vector<Token>& t, size_t close, size_t begin) {
   return close;
 }
 
-// The arguments of the call whose "(" is at `open` and whose ")" is at end - 1.
-std::vector<Arg> ArgsOf(const std::vector<Token>& t, size_t open, size_t end) {
-  std::vector<Arg> args;
-  for (auto [b, e] : Split(t, open + 1, end - 1)) {
-    Arg a;
-    if (e > b + 1 && t[b].kind == Tok::kName && IsOp(t[b + 1], "=")) {
-      a.keyword = t[b].text;
-      b += 2;
-    }
-    a.begin = b;
-    a.end = e;
-    args.push_back(a);
-  }
-  return args;
-}
 
 // The argument given as one of `keywords` or at `position` (0-based, among the positional
 // ones that are not `*x` / `**x`); nullptr when none.
