@@ -1044,8 +1044,44 @@ void Match(const Line& line) {
 }
 
 // A plain PyTorch program's fixes (transformers' too, which runs on it).
+// torch.compile's CUDA graphs (mode="reduce-overhead"): torch/_inductor/cudagraph_trees.py
+// records a graph for each new input shape (CUDAGraphTreeManager.record_function ->
+// CUDAGraphNode._record, 2.1+) and keeps its outputs and intermediates in the trees' private
+// pool for replay (facts.cc's frame rows).
+bool CompiledGraphs(const Facts& f) {
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    return Has(fr->text, "(cudagraph_trees.py)");
+  });
+}
+
+std::string Say(Words rule, const Facts& f) {
+  if (rule != Words::kGraphCapture) return "";
+  if (!CompiledGraphs(f)) {
+    return "CUDA graph capture ran out of memory (torch.cuda.graph): the graph's private memory "
+           "pool, kept for its replays, did not fit beside the model's tensors";
+  }
+  return "torch.compile (mode=\"reduce-overhead\") recorded a CUDA graph for a new input shape "
+         "(torch/_inductor/cudagraph_trees.py record_function): the graph's private memory pool, "
+         "kept for its replays beside the weights, did not fit";
+}
+
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   AddPerProcessCapFix(f, d);
+  if (cause == Cause::kCudagraphCapture && !CompiledGraphs(f)) {
+    AddFix(d, "capture fewer or smaller graphs (a smaller static batch or input shape), or run "
+              "that part uncaptured",
+           "each captured graph keeps its inputs, outputs and intermediates in its pool");
+    return true;
+  }
+  if (cause == Cause::kCudagraphCapture) {
+    // torch.compile's modes (torch/__init__.py compile, 2.x): "default" and
+    // "max-autotune-no-cudagraphs" compile without CUDA graphs.
+    AddFix(d, "torch.compile(..., mode=\"default\") (or \"max-autotune-no-cudagraphs\")",
+           "compiled kernels without CUDA graphs: no private pool kept for each recorded shape");
+    AddFix(d, "fewer distinct input shapes (pad inputs to a few lengths, a fixed batch)",
+           "each new shape records another graph with its own outputs in the pool");
+    return true;
+  }
   if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f)) {
     AddFix(d, "quantize with the 16-bit model loaded on the CPU (no device_map or max_memory "
               "placing it on the GPU)",
@@ -1239,6 +1275,7 @@ const Reader& PytorchReader() {
                      {EventKind::kWeightsLoaded, Stage::kRuntime},
                      {EventKind::kServing, Stage::kRuntime}},
       .fixes = Fixes,
+      .words = Say,
   };
   return kReader;
 }

@@ -294,6 +294,12 @@ void Match(const Line& line) {
   }
 }
 
+// generate on the stack (generation/utils.py GenerationMixin.generate and its decoding loops).
+bool GenerateFrames(const Facts& f) {
+  return AnyFrame(f, {"generate", "_sample", "_beam_search", "sample", "greedy_search",
+                      "_greedy_search", "beam_search"});
+}
+
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   AddPerProcessCapFix(f, d);
   if (cause == Cause::kStaticCache) {
@@ -419,6 +425,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "the vision tower's eager attention builds a patches x patches score matrix per head");
     return true;
   }
+  // generate compiles the forward itself when the cache is static (generation/utils.py, 4.47+:
+  // GenerationConfig.compile_config, mode "reduce-overhead"); disable_compile turns that off
+  // (generation/configuration_utils.py, 4.5x).
+  if (cause == Cause::kCudagraphCapture && GenerateFrames(f)) {
+    AddFix(d, "generation_config.disable_compile=True, if generate compiled the forward itself "
+              "(a static cache)",
+           "generate then runs the forward uncompiled, recording no CUDA graphs");
+  }
   if (cause == Cause::kFragmentation) return false;
   if (PytorchReader().fixes(cause, f, d)) return true;
   AddFix(d, "a smaller batch, shorter inputs or device_map=\"auto\" with max_memory",
@@ -463,6 +477,8 @@ const Reader& TransformersReader() {
       .frame_path = Num::kPathHasTransformers,
       .frame_path_final = false,
       .fixes = Fixes,
+      // torch.compile's words (the pytorch reader's): transformers runs on it.
+      .words = [](Words rule, const Facts& f) { return PytorchReader().words(rule, f); },
       .run_flags = RunFlags,
   };
   return kReader;
