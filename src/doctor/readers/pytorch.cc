@@ -178,11 +178,15 @@ void TagPath(std::string_view path, LogEvent& e) {
 //    decoders normalise with RMSNorm. torchchat runs Llama 3.2 Vision through these modules.
 //  - transformers: the vision towers' own model files (models/clip, siglip, siglip2, pixtral;
 //    InternVL's remote-code modeling_intern_vit.py).
+//  - SGLang: layers/attention/vision.py, whose VisionAttention (and its SDPA, Triton and flash
+//    backends) only the vision towers build (models/qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py,
+//    dots_vlm_vit.py, ..., 0.4.x-0.5); the language models attend through the radix backends.
 bool VisionEncoderFile(std::string_view path) {
   for (std::string_view key :
        {"torchtune/modules/vision_transformer.py", "torchtune/modules/layer_norm.py",
         "llama3_2_vision/_encoder.py", "/modeling_clip.py", "/modeling_siglip.py",
-        "/modeling_siglip2.py", "/modeling_pixtral.py", "/modeling_intern_vit.py"}) {
+        "/modeling_siglip2.py", "/modeling_pixtral.py", "/modeling_intern_vit.py",
+        "sglang/srt/layers/attention/vision.py"}) {
     if (Has(path, key)) return true;
   }
   return false;
