@@ -1069,6 +1069,86 @@ std::string Say(Words rule, const Facts& f) {
          "kept for its replays beside the weights, did not fit";
 }
 
+// A training run's step or its evaluation, from its frames or its lines: transformers' Trainer
+// (trainer.py train -> _inner_training_loop -> training_step, evaluate -> evaluation_loop ->
+// prediction_step, 4.x; its banners "***** Running training *****" / "***** Running Evaluation
+// *****" and "{'loss': ...}" logs), a plain loop's backward and optimizer step (torch/_tensor.py
+// backward, torch/optim/ _init_group), a loop's "step 10 ... loss" report.
+enum class RunKind { kNone, kTraining, kEvaluation };
+RunKind TrainingRun(const Facts& f) {
+  if (AnyFrame(f, {"evaluation_loop", "prediction_step"})) return RunKind::kEvaluation;
+  if (AnyFrame(f, {"_inner_training_loop", "training_step", "backward", "_engine_run_backward",
+                   "_init_group", "_multi_tensor_adamw", "_single_tensor_adamw", "_fused_adamw",
+                   "_multi_tensor_adam", "_single_tensor_adam", "_fused_adam"})) {
+    return RunKind::kTraining;
+  }
+  if (!f.frames.empty()) return RunKind::kNone;  // frames that show neither
+  const LogEvent* s = f.first_of(EventKind::kServing);
+  if (!s) return RunKind::kNone;
+  if (Has(s->text, "Running Evaluation") || Has(s->text, "Running evaluation") ||
+      Has(s->text, "Running Prediction")) {
+    return RunKind::kEvaluation;
+  }
+  if (Has(s->text, "Running training") || Has(s->text, "'loss': ") ||
+      TrainingStepLine(s->text)) {
+    return RunKind::kTraining;
+  }
+  return RunKind::kNone;
+}
+
+// The Trainer's own run: a frame in transformers' trainer.py, or its banner.
+bool TrainerRun(const Facts& f) {
+  const LogEvent* s = f.first_of(EventKind::kServing);
+  return std::any_of(f.frames.begin(), f.frames.end(),
+                     [](const LogEvent* fr) { return Has(fr->text, "(trainer.py)"); }) ||
+         (s && Has(s->text, "***** Running ")) || f.get(Num::kTrainBatchPerDevice).has_value();
+}
+
+// A training step's activations (forward and backward) grow with the per-device batch x the
+// sequence length; an evaluation also gathers every batch's predictions (the Trainer keeps them
+// on the GPU until eval_accumulation_steps moves them, trainer.py evaluation_loop, 4.x). The
+// Trainer's arguments (training_args.py TrainingArguments: per_device_train_batch_size,
+// gradient_accumulation_steps, gradient_checkpointing, per_device_eval_batch_size,
+// eval_accumulation_steps; Trainer(preprocess_logits_for_metrics=...), 4.x), else a plain loop's
+// means (torch.utils.checkpoint.checkpoint, 1.x-2.x). False when the run is neither.
+bool TrainingFixes(const Facts& f, Diagnosis* d) {
+  const RunKind run = TrainingRun(f);
+  if (run == RunKind::kNone) return false;
+  const bool trainer = TrainerRun(f);
+  if (run == RunKind::kEvaluation) {
+    AddFix(d, trainer ? "eval_accumulation_steps=8 and a smaller per_device_eval_batch_size in "
+                        "TrainingArguments"
+                      : "a smaller evaluation batch, with each batch's outputs moved to the CPU",
+           "the evaluation keeps every batch's predictions (logits over the vocabulary) on the "
+           "GPU until they are moved off");
+    if (trainer) {
+      AddFix(d, "Trainer(..., preprocess_logits_for_metrics=...) returning logits.argmax(-1)",
+             "keeps one id a token instead of vocabulary-wide logits");
+    }
+    return true;
+  }
+  const auto batch = f.get(Num::kTrainBatchPerDevice);
+  const double accum = f.get(Num::kGradAccumSteps).value_or(1);
+  if (trainer && batch && *batch >= 2 && accum >= 1) {
+    AddFix(d,
+           fmt::format("per_device_train_batch_size={:.0f} with gradient_accumulation_steps="
+                       "{:.0f} (from {:.0f} and {:.0f})",
+                       std::floor(*batch / 2), accum * 2, *batch, accum),
+           "half the activations of a step, the same effective batch");
+  } else {
+    AddFix(d, trainer ? "a smaller per_device_train_batch_size with gradient_accumulation_steps "
+                        "raised to keep the effective batch (or a shorter max sequence length)"
+                      : "a smaller batch per step, with gradients accumulated over micro-batches "
+                        "to keep the effective batch (or shorter sequences)",
+           "a step's activations grow with the batch x the sequence length");
+  }
+  AddFix(d, trainer ? "gradient_checkpointing=True in TrainingArguments"
+                    : "activation checkpointing (torch.utils.checkpoint.checkpoint around the "
+                      "model's blocks)",
+         "recomputes each layer's activations in the backward instead of keeping them (slower)");
+  return true;
+}
+
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   AddPerProcessCapFix(f, d);
   if (cause == Cause::kCudagraphCapture && !CompiledGraphs(f)) {
@@ -1219,6 +1299,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "one layer with its calibration data must fit at once");
     return true;
   }
+  if (TrainingFixes(f, d)) return true;
   const auto requested = f.get(Num::kRequestedBytes);
   const auto free = f.get(Num::kFreeBytes);
   AddFix(d, "a smaller batch or shorter inputs (max_new_tokens, truncation)",
