@@ -1302,7 +1302,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   if (TrainingFixes(f, d)) return true;
   const auto requested = f.get(Num::kRequestedBytes);
   const auto free = f.get(Num::kFreeBytes);
-  AddFix(d, "a smaller batch or shorter inputs (max_new_tokens, truncation)",
+  // max_new_tokens and truncation are transformers' (generate, the tokenizer): a plain PyTorch
+  // program's own forward has neither.
+  const bool generating = f.engine != "pytorch" || AnyFrame(f, {"generate", "_sample"});
+  AddFix(d,
+         generating ? "a smaller batch or shorter inputs (max_new_tokens, truncation)"
+                    : "a smaller batch or shorter inputs",
          requested && free
              ? fmt::format("activations and logits grow with batch x length: a {} allocation "
                            "failed with {} free",
