@@ -154,8 +154,12 @@ enum class Num : uint8_t {
   kEstimateFits,              // estimate_fits: the estimate said the model fits (1) or not (0)
   // A failure that is not out-of-memory.
   kErrorClass,                // error_class: its class (an index of the doctor's error table)
+  // A training or generation run's own settings (transformers' Trainer, generate).
+  kTrainBatchPerDevice,       // train_batch_per_device: the Trainer's per-device batch
+  kGradAccumSteps,            // grad_accum_steps: the Trainer's gradient accumulation steps
+  kNumBeams,                  // num_beams: generate's beams
 };
-inline constexpr int kNumCount = 57;
+inline constexpr int kNumCount = 60;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -491,6 +491,14 @@ constexpr FrameRow kFrameRows[] = {
     {"capture_end", "", Slot::kGraph},
     {"capture", "", Slot::kGraph},
     {"graph_capture", "", Slot::kGraph},
+    // torch.compile's CUDA graphs (mode="reduce-overhead", and transformers' generate compiling
+    // the forward of a static cache with it, generation/configuration_utils.py CompileConfig,
+    // 4.47+): torch/_inductor/cudagraph_trees.py CUDAGraphTreeManager.record_function ->
+    // CUDAGraphNode.__init__ -> _record records a graph for each new shape in the trees' private
+    // pool (2.1+); its warm-up run (run_eager) and replay (execute_node) have no row.
+    {"record_function", "cudagraph_trees.py", Slot::kGraph},
+    {"_record", "cudagraph_trees.py", Slot::kGraph},
+    {"__init__", "cudagraph_trees.py", Slot::kGraph},
     {"_dummy_sampler_run", "", Slot::kSampler},
     {"compile_or_warm_up_model", "", Slot::kWarmup},
     {"kernel_warmup", "", Slot::kWarmup},

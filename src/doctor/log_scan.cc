@@ -268,9 +268,11 @@ class Scanner final : public doctor::EventSink {
     uint64_t first = out_->lines;  // the physical line the logical one starts on
     if (!held_.empty()) {
       // A new record of the same source (its first bytes those of the held piece: a worker's
-      // prefix, a timestamp's date) does not continue it.
+      // prefix, a timestamp's date) does not continue it; nor does an indented line after a
+      // whole traceback frame (its code line: a terminal's continuation starts at column 0).
       if (clean.compare(0, kSameRecordBytes, held_, 0, kSameRecordBytes) == 0 ||
-          held_.size() + clean.size() > opt_.max_line_bytes) {
+          held_.size() + clean.size() > opt_.max_line_bytes ||
+          (WholeFrameLine(held_) && !clean.empty() && clean[0] == ' ')) {
         Process(std::exchange(held_, std::string()), held_first_);
       } else {
         held_ += clean;  // appended in place: a line of many pieces costs its length once
@@ -333,8 +335,11 @@ class Scanner final : public doctor::EventSink {
   // that wraps at W columns has its longer lines cut into pieces of exactly W characters: W is
   // the longest length seen, once kWrappedLines different lines had it. Lines past kWidestWrap
   // (a prompt, a dump) are no terminal's and do not count.
+  // A whole traceback frame line is no evidence of a width: the frames of one file with line
+  // numbers of as many digits ("  File \".../modeling_llama.py\", line 241, in forward") are
+  // often equally long in a log no terminal wrapped.
   void ObserveWidth(size_t width, std::string_view raw) {
-    if (width >= kNarrowestWrap && width <= kWidestWrap) {
+    if (width >= kNarrowestWrap && width <= kWidestWrap && !WholeFrameLine(raw)) {
       const size_t h = std::hash<std::string_view>()(raw);
       if (width > longest_) {
         longest_ = width;
@@ -345,6 +350,25 @@ class Scanner final : public doctor::EventSink {
         longest_hash_ = h;
       }
     }
+  }
+
+  // A Python traceback frame line that ends where a frame line ends: `File "PATH", line N, in
+  // NAME`, NAME an identifier or `<module>` (CPython's traceback.py StackSummary.format, 2.x-3.x),
+  // after any prefix.
+  static bool WholeFrameLine(std::string_view s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+    const size_t file = s.find("File \"");
+    if (file == std::string_view::npos) return false;
+    const size_t line = s.find("\", line ", file);
+    if (line == std::string_view::npos) return false;
+    const size_t in = s.find(", in ", line);
+    if (in == std::string_view::npos || in + 5 >= s.size()) return false;
+    for (const char c : s.substr(in + 5)) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '<' && c != '>') {
+        return false;
+      }
+    }
+    return true;
   }
 
   // A row of a table drawn to one width (nvidia-smi's, a box of '|' and '+' or of the box-drawing

@@ -138,6 +138,9 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kKvCacheDtypeBits, "kv_cache_dtype_bits"},
     {Num::kEstimateFits, "estimate_fits"},
     {Num::kErrorClass, "error_class"},
+    {Num::kTrainBatchPerDevice, "train_batch_per_device"},
+    {Num::kGradAccumSteps, "grad_accum_steps"},
+    {Num::kNumBeams, "num_beams"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -178,11 +178,15 @@ void TagPath(std::string_view path, LogEvent& e) {
 //    decoders normalise with RMSNorm. torchchat runs Llama 3.2 Vision through these modules.
 //  - transformers: the vision towers' own model files (models/clip, siglip, siglip2, pixtral;
 //    InternVL's remote-code modeling_intern_vit.py).
+//  - SGLang: layers/attention/vision.py, whose VisionAttention (and its SDPA, Triton and flash
+//    backends) only the vision towers build (models/qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py,
+//    dots_vlm_vit.py, ..., 0.4.x-0.5); the language models attend through the radix backends.
 bool VisionEncoderFile(std::string_view path) {
   for (std::string_view key :
        {"torchtune/modules/vision_transformer.py", "torchtune/modules/layer_norm.py",
         "llama3_2_vision/_encoder.py", "/modeling_clip.py", "/modeling_siglip.py",
-        "/modeling_siglip2.py", "/modeling_pixtral.py", "/modeling_intern_vit.py"}) {
+        "/modeling_siglip2.py", "/modeling_pixtral.py", "/modeling_intern_vit.py",
+        "sglang/srt/layers/attention/vision.py"}) {
     if (Has(path, key)) return true;
   }
   return false;
@@ -1044,8 +1048,124 @@ void Match(const Line& line) {
 }
 
 // A plain PyTorch program's fixes (transformers' too, which runs on it).
+// torch.compile's CUDA graphs (mode="reduce-overhead"): torch/_inductor/cudagraph_trees.py
+// records a graph for each new input shape (CUDAGraphTreeManager.record_function ->
+// CUDAGraphNode._record, 2.1+) and keeps its outputs and intermediates in the trees' private
+// pool for replay (facts.cc's frame rows).
+bool CompiledGraphs(const Facts& f) {
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    return Has(fr->text, "(cudagraph_trees.py)");
+  });
+}
+
+std::string Say(Words rule, const Facts& f) {
+  if (rule != Words::kGraphCapture) return "";
+  if (!CompiledGraphs(f)) {
+    return "CUDA graph capture ran out of memory (torch.cuda.graph): the graph's private memory "
+           "pool, kept for its replays, did not fit beside the model's tensors";
+  }
+  return "torch.compile (mode=\"reduce-overhead\") recorded a CUDA graph for a new input shape "
+         "(torch/_inductor/cudagraph_trees.py record_function): the graph's private memory pool, "
+         "kept for its replays beside the weights, did not fit";
+}
+
+// A training run's step or its evaluation, from its frames or its lines: transformers' Trainer
+// (trainer.py train -> _inner_training_loop -> training_step, evaluate -> evaluation_loop ->
+// prediction_step, 4.x; its banners "***** Running training *****" / "***** Running Evaluation
+// *****" and "{'loss': ...}" logs), a plain loop's backward and optimizer step (torch/_tensor.py
+// backward, torch/optim/ _init_group), a loop's "step 10 ... loss" report.
+enum class RunKind { kNone, kTraining, kEvaluation };
+RunKind TrainingRun(const Facts& f) {
+  if (AnyFrame(f, {"evaluation_loop", "prediction_step"})) return RunKind::kEvaluation;
+  if (AnyFrame(f, {"_inner_training_loop", "training_step", "backward", "_engine_run_backward",
+                   "_init_group", "_multi_tensor_adamw", "_single_tensor_adamw", "_fused_adamw",
+                   "_multi_tensor_adam", "_single_tensor_adam", "_fused_adam"})) {
+    return RunKind::kTraining;
+  }
+  if (!f.frames.empty()) return RunKind::kNone;  // frames that show neither
+  const LogEvent* s = f.first_of(EventKind::kServing);
+  if (!s) return RunKind::kNone;
+  if (Has(s->text, "Running Evaluation") || Has(s->text, "Running evaluation") ||
+      Has(s->text, "Running Prediction")) {
+    return RunKind::kEvaluation;
+  }
+  if (Has(s->text, "Running training") || Has(s->text, "'loss': ") ||
+      TrainingStepLine(s->text)) {
+    return RunKind::kTraining;
+  }
+  return RunKind::kNone;
+}
+
+// The Trainer's own run: a frame in transformers' trainer.py, or its banner.
+bool TrainerRun(const Facts& f) {
+  const LogEvent* s = f.first_of(EventKind::kServing);
+  return std::any_of(f.frames.begin(), f.frames.end(),
+                     [](const LogEvent* fr) { return Has(fr->text, "(trainer.py)"); }) ||
+         (s && Has(s->text, "***** Running ")) || f.get(Num::kTrainBatchPerDevice).has_value();
+}
+
+// A training step's activations (forward and backward) grow with the per-device batch x the
+// sequence length; an evaluation also gathers every batch's predictions (the Trainer keeps them
+// on the GPU until eval_accumulation_steps moves them, trainer.py evaluation_loop, 4.x). The
+// Trainer's arguments (training_args.py TrainingArguments: per_device_train_batch_size,
+// gradient_accumulation_steps, gradient_checkpointing, per_device_eval_batch_size,
+// eval_accumulation_steps; Trainer(preprocess_logits_for_metrics=...), 4.x), else a plain loop's
+// means (torch.utils.checkpoint.checkpoint, 1.x-2.x). False when the run is neither.
+bool TrainingFixes(const Facts& f, Diagnosis* d) {
+  const RunKind run = TrainingRun(f);
+  if (run == RunKind::kNone) return false;
+  const bool trainer = TrainerRun(f);
+  if (run == RunKind::kEvaluation) {
+    AddFix(d, trainer ? "eval_accumulation_steps=8 and a smaller per_device_eval_batch_size in "
+                        "TrainingArguments"
+                      : "a smaller evaluation batch, with each batch's outputs moved to the CPU",
+           "the evaluation keeps every batch's predictions (logits over the vocabulary) on the "
+           "GPU until they are moved off");
+    if (trainer) {
+      AddFix(d, "Trainer(..., preprocess_logits_for_metrics=...) returning logits.argmax(-1)",
+             "keeps one id a token instead of vocabulary-wide logits");
+    }
+    return true;
+  }
+  const auto batch = f.get(Num::kTrainBatchPerDevice);
+  const double accum = f.get(Num::kGradAccumSteps).value_or(1);
+  if (trainer && batch && *batch >= 2 && accum >= 1) {
+    AddFix(d,
+           fmt::format("per_device_train_batch_size={:.0f} with gradient_accumulation_steps="
+                       "{:.0f} (from {:.0f} and {:.0f})",
+                       std::floor(*batch / 2), accum * 2, *batch, accum),
+           "half the activations of a step, the same effective batch");
+  } else {
+    AddFix(d, trainer ? "a smaller per_device_train_batch_size with gradient_accumulation_steps "
+                        "raised to keep the effective batch (or a shorter max sequence length)"
+                      : "a smaller batch per step, with gradients accumulated over micro-batches "
+                        "to keep the effective batch (or shorter sequences)",
+           "a step's activations grow with the batch x the sequence length");
+  }
+  AddFix(d, trainer ? "gradient_checkpointing=True in TrainingArguments"
+                    : "activation checkpointing (torch.utils.checkpoint.checkpoint around the "
+                      "model's blocks)",
+         "recomputes each layer's activations in the backward instead of keeping them (slower)");
+  return true;
+}
+
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   AddPerProcessCapFix(f, d);
+  if (cause == Cause::kCudagraphCapture && !CompiledGraphs(f)) {
+    AddFix(d, "capture fewer or smaller graphs (a smaller static batch or input shape), or run "
+              "that part uncaptured",
+           "each captured graph keeps its inputs, outputs and intermediates in its pool");
+    return true;
+  }
+  if (cause == Cause::kCudagraphCapture) {
+    // torch.compile's modes (torch/__init__.py compile, 2.x): "default" and
+    // "max-autotune-no-cudagraphs" compile without CUDA graphs.
+    AddFix(d, "torch.compile(..., mode=\"default\") (or \"max-autotune-no-cudagraphs\")",
+           "compiled kernels without CUDA graphs: no private pool kept for each recorded shape");
+    AddFix(d, "fewer distinct input shapes (pad inputs to a few lengths, a fixed batch)",
+           "each new shape records another graph with its own outputs in the pool");
+    return true;
+  }
   if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f)) {
     AddFix(d, "quantize with the 16-bit model loaded on the CPU (no device_map or max_memory "
               "placing it on the GPU)",
@@ -1179,9 +1299,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "one layer with its calibration data must fit at once");
     return true;
   }
+  if (TrainingFixes(f, d)) return true;
   const auto requested = f.get(Num::kRequestedBytes);
   const auto free = f.get(Num::kFreeBytes);
-  AddFix(d, "a smaller batch or shorter inputs (max_new_tokens, truncation)",
+  // max_new_tokens and truncation are transformers' (generate, the tokenizer): a plain PyTorch
+  // program's own forward has neither.
+  const bool generating = f.engine != "pytorch" || AnyFrame(f, {"generate", "_sample"});
+  AddFix(d,
+         generating ? "a smaller batch or shorter inputs (max_new_tokens, truncation)"
+                    : "a smaller batch or shorter inputs",
          requested && free
              ? fmt::format("activations and logits grow with batch x length: a {} allocation "
                            "failed with {} free",
@@ -1239,6 +1365,7 @@ const Reader& PytorchReader() {
                      {EventKind::kWeightsLoaded, Stage::kRuntime},
                      {EventKind::kServing, Stage::kRuntime}},
       .fixes = Fixes,
+      .words = Say,
   };
   return kReader;
 }

@@ -380,10 +380,19 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "SGLang sizes its KV pool from the free memory x mem-fraction-static minus the "
              "weights");
       return true;
-    case Cause::kActivationPeak:
-      AddFix(d, "--chunked-prefill-size 4096 --mem-fraction-static " + Lower(f),
+    case Cause::kActivationPeak: {
+      // The server arguments' chunked_prefill_size (ServerArgs, the scheduler's summary line):
+      // a prefill's activations grow with the chunk's tokens.
+      const auto chunk = f.get(Num::kChunkedPrefillSize);
+      AddFix(d,
+             (chunk && *chunk >= 1024 && *chunk <= 1e7
+                  ? fmt::format("--chunked-prefill-size {:.0f} (from {:.0f})",
+                                std::floor(*chunk / 2), *chunk)
+                  : std::string("--chunked-prefill-size 4096")) +
+                 " --mem-fraction-static " + Lower(f),
              "smaller prefill chunks, more headroom for activations");
       return true;
+    }
     case Cause::kKvTooManySequences: {
       // The allocator's "Try to allocate N tokens." (MatchTokenPool): a decode step asks one
       // token per running request, a prefill its batch's new tokens, capped by

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "doctor/readers/reader.h"
 
@@ -219,6 +220,24 @@ std::string Say(Words rule, const Facts& f) {
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   switch (cause) {
     case Cause::kActivationPeak: {
+      // While serving, the warm-up's prefill had fit: the KV blocks it sized from the free
+      // memory less (1 - --cuda-memory-fraction) x the card (utils/import_utils.py
+      // get_cuda_free_memory, flash_causal_lm.py warmup, 1.x-3.x; default 1.0) left a batch too
+      // little. Each 0.01 less keeps 1% of the card out of the blocks: the fraction that keeps
+      // the failed request's shortfall (requested - free) out, a point more for margin.
+      if (d->stage == "runtime") {
+        const auto req = f.get(Num::kRequestedBytes), free = f.get(Num::kFreeBytes);
+        std::string fraction = "--cuda-memory-fraction 0.9";
+        if (req && free && f.total > 0 && *req > *free) {
+          const double x = std::floor((1.0 - (*req - *free) / f.total) * 100) / 100 - 0.01;
+          if (x >= 0.5) {
+            fraction = fmt::format("--cuda-memory-fraction {:.2f} (from the default 1.0)", x);
+          }
+        }
+        AddFix(d, fraction,
+               "the KV blocks are sized from the free memory less (1 - fraction) x the card: a "
+               "lower fraction leaves the batches' activations the room this one lacked");
+      }
       const auto n = f.get(Num::kPrefillTokens);
       AddFix(d,
              n && *n >= 512 ? fmt::format("--max-batch-prefill-tokens {:.0f}", *n / 2)

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "doctor/readers/reader.h"
 
@@ -186,6 +187,31 @@ void MatchRunning(const Line& line) {
   }
 }
 
+// The Trainer's report of its batch under the training banner (trainer.py _inner_training_loop,
+// 4.x: "  Instantaneous batch size per device = 4", "  Gradient Accumulation steps = 8"), and
+// generate's beams as the code or the generation config gives them ("num_beams=8", "'num_beams':
+// 4"): the numbers the fixes halve.
+void MatchRunSettings(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "Instantaneous batch size per device =")) {
+    Set(line.Emit(EventKind::kConfig, kEngine), Num::kTrainBatchPerDevice,
+        NumberAfter(s, "Instantaneous batch size per device ="));
+  }
+  if (Has(s, "Gradient Accumulation steps =")) {
+    Set(line.Emit(EventKind::kConfig, kEngine), Num::kGradAccumSteps,
+        NumberAfter(s, "Gradient Accumulation steps ="));
+  }
+  for (std::string_view key : {"num_beams=", "'num_beams': ", "\"num_beams\": "}) {
+    const size_t at = line.text.find(key);
+    const bool commented =
+        at != std::string_view::npos && line.text.substr(0, at).find('#') != std::string_view::npos;
+    if (at == std::string_view::npos || commented) continue;
+    const auto beams = NumberAt(line.text, at + key.size());
+    if (beams && *beams >= 1) Set(line.Emit(EventKind::kConfig, kEngine), Num::kNumBeams, beams);
+    break;
+  }
+}
+
 // FastChat's launch (fastchat/serve/cli.py, model_worker.py, 0.2.x; the flags of
 // fastchat/model/model_adapter.py add_model_args): "python3 -m fastchat.serve.cli --model-path
 // lmsys/vicuna-7b-v1.5 [--load-8bit] [--num-gpus 2]". load_model places the whole model with
@@ -217,6 +243,7 @@ void Match(const Line& line) {
   MatchOutputAttentions(line);
   MatchBnbDispatched(line);
   if (Has(s, "*****") || Has(s, "'loss': ") || Has(s, "friendly reminder")) MatchRunning(line);
+  if (Has(s, "num_beams") || Has(s, " = ")) MatchRunSettings(line);
   if (Has(s, "Loading checkpoint shards:") || Has(s, "Loading weights:") ||
       Has(s, " LOAD REPORT from: ")) {
     MatchShardsBar(line);
@@ -292,6 +319,12 @@ void Match(const Line& line) {
       ++e;
     line.Emit(EventKind::kConfig, kEngine).text = std::string(t.substr(b, e - b));
   }
+}
+
+// generate on the stack (generation/utils.py GenerationMixin.generate and its decoding loops).
+bool GenerateFrames(const Facts& f) {
+  return AnyFrame(f, {"generate", "_sample", "_beam_search", "sample", "greedy_search",
+                      "_greedy_search", "beam_search"});
 }
 
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
@@ -419,6 +452,28 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "the vision tower's eager attention builds a patches x patches score matrix per head");
     return true;
   }
+  // Beam search runs num_beams sequences for each prompt (generation/utils.py
+  // _expand_inputs_for_generation with expand_size=num_beams, then _beam_search; beam_search
+  // before 4.42): their activations and dynamic KV cache grow with them.
+  const auto beams = f.get(Num::kNumBeams);
+  if (cause == Cause::kActivationPeak && d->stage == "runtime" &&
+      ((beams && *beams >= 2) ||
+       AnyFrame(f, {"_beam_search", "beam_search", "beam_sample", "group_beam_search"}))) {
+    AddFix(d,
+           beams && *beams >= 2
+               ? fmt::format("num_beams={:.0f} (from {:.0f}) in generate",
+                             std::max(1.0, std::floor(*beams / 2)), *beams)
+               : std::string("fewer num_beams in generate"),
+           "each beam is a sequence of its own: activations and the KV cache grow with the beams");
+  }
+  // generate compiles the forward itself when the cache is static (generation/utils.py, 4.47+:
+  // GenerationConfig.compile_config, mode "reduce-overhead"); disable_compile turns that off
+  // (generation/configuration_utils.py, 4.5x).
+  if (cause == Cause::kCudagraphCapture && GenerateFrames(f)) {
+    AddFix(d, "generation_config.disable_compile=True, if generate compiled the forward itself "
+              "(a static cache)",
+           "generate then runs the forward uncompiled, recording no CUDA graphs");
+  }
   if (cause == Cause::kFragmentation) return false;
   if (PytorchReader().fixes(cause, f, d)) return true;
   AddFix(d, "a smaller batch, shorter inputs or device_map=\"auto\" with max_memory",
@@ -463,6 +518,8 @@ const Reader& TransformersReader() {
       .frame_path = Num::kPathHasTransformers,
       .frame_path_final = false,
       .fixes = Fixes,
+      // torch.compile's words (the pytorch reader's): transformers runs on it.
+      .words = [](Words rule, const Facts& f) { return PytorchReader().words(rule, f); },
       .run_flags = RunFlags,
   };
   return kReader;
