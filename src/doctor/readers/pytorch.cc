@@ -527,8 +527,10 @@ bool TqdmBar(std::string_view t, std::string_view desc) {
 // GPTQ-for-LLaMa's "Quantizing layer 3/32.." (llama.py, neox.py) and "Quantizing fc2 in layer
 // 8/48..." (opt.py), GPTQModel's progress titles "Quantizing layer 3 of 31" and "Quantizing
 // mlp.down_proj in layer" (gptqmodel/looper/module_looper.py, gptq_processor.py, 2.x-7.x),
-// optimum's bars "Quantizing model.layers blocks" and "Quantizing layers inside the block"
-// (optimum/gptq/quantizer.py quantize_model, 1.1x), AutoAWQ's "AWQ:  40%|" and "Packing:  40%|"
+// optimum's bars "Quantizing model.layers blocks" and "Quantizing layers inside the block" and
+// its logger's "Start quantizing block model.layers 3/32" and "Quantizing mlp.up_proj in block
+// 3/32..." (optimum/gptq/quantizer.py quantize_model, 1.1x-1.2x; the quantizer behind
+// transformers' GPTQConfig), AutoAWQ's "AWQ:  40%|" and "Packing:  40%|"
 // bars (awq/quantize/quantizer.py quantize and pack, 0.2). The run converts the weights layer by
 // layer.
 bool QuantizerProgress(const Line& line) {
@@ -543,8 +545,9 @@ bool QuantizerProgress(const Line& line) {
   }
   if (Has(s, "Packing:") && TqdmBar(line.text, "Packing:")) return true;
   if (!Has(s, "uantizing") && !Has(s, "AWQ:")) return false;  // most lines stop here
-  if (Has(s, "uantizing layer") ||
-      (Has(s, "Quantizing ") && (Has(s, " in layer") || Has(s, " blocks")))) {
+  if (Has(s, "uantizing layer") || Has(s, "uantizing block ") ||
+      (Has(s, "Quantizing ") &&
+       (Has(s, " in layer") || Has(s, " blocks") || Has(s, " in block ")))) {
     return true;
   }
   const std::string_view t = line.text;
