@@ -763,6 +763,19 @@ constexpr FrameRow kFrameRows[] = {
     {"__call__", "text2text_generation.py", Slot::kRuntime},
     {"_forward", "text2text_generation.py", Slot::kRuntime},
     {"pipeline", "__init__.py", Slot::kLoad},
+    // lm-evaluation-harness scoring a model already loaded (lm_eval/evaluator.py simple_evaluate
+    // -> evaluate; lm_eval/models/huggingface.py HFLM._loglikelihood_tokens / generate_until ->
+    // _model_call / _model_generate, 0.4.x), as the quantizers run it once they have quantized
+    // and saved the model (auto-round's --tasks through auto_round/eval/evaluation.py
+    // simple_evaluate_user_model, 0.5+; GPTQ-style scripts that score the result): the forward
+    // passes of an evaluation, after the quantizing load.
+    {"simple_evaluate", "evaluator.py", Slot::kRuntime},
+    {"evaluate", "evaluator.py", Slot::kRuntime},
+    {"_loglikelihood_tokens", "huggingface.py", Slot::kRuntime},
+    {"loglikelihood_rolling", "huggingface.py", Slot::kRuntime},
+    {"generate_until", "huggingface.py", Slot::kRuntime},
+    {"_model_call", "huggingface.py", Slot::kRuntime},
+    {"_model_generate", "huggingface.py", Slot::kRuntime},
     // torchtune's recipes (recipes/full_finetune_*.py, lora_finetune_*.py, lora_dpo_*.py,
     // knowledge_distillation_*.py, qat_distributed.py, 0.2-0.6): recipe_main runs setup (->
     // _setup_model, which builds the model and loads its state dict) and then train (the
