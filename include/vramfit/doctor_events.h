@@ -154,8 +154,12 @@ enum class Num : uint8_t {
   kEstimateFits,              // estimate_fits: the estimate said the model fits (1) or not (0)
   // A failure that is not out-of-memory.
   kErrorClass,                // error_class: its class (an index of the doctor's error table)
+  // Which layer-by-layer quantizer a frame's file or a line belongs to (an index of the doctor's
+  // quantizer table: AutoGPTQ, GPTQModel, GPTQ-for-LLaMa, optimum, llm-compressor, auto-round,
+  // AutoAWQ).
+  kQuantizerTool,             // quantizer_tool
 };
-inline constexpr int kNumCount = 57;
+inline constexpr int kNumCount = 58;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -392,6 +392,20 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     if (!f.oom_line) f.quantizer_layer = std::max(f.quantizer_layer, QuantizerLayer(e));
   }
   KeepFailingRanksFrames(scan, &f);
+  // The quantizer: the outermost frame that names one (optimum's quantize_model calls AutoGPTQ's
+  // or GPTQModel's GPTQ class, whose frames lie below it), else the first line that does.
+  for (const LogEvent* fr : f.frames) {
+    auto it = fr->values.find(Num::kQuantizerTool);
+    if (it != fr->values.end()) {
+      f.quantizer = QuantizerToolName(it->second);
+      break;
+    }
+  }
+  for (const LogEvent& e : scan.events) {
+    if (!f.quantizer.empty()) break;
+    auto it = e.values.find(Num::kQuantizerTool);
+    if (it != e.values.end()) f.quantizer = QuantizerToolName(it->second);
+  }
   f.engine = scan.engines.empty() ? "" : scan.engines[0];
   // The engine is the one that printed engine lines; PyTorch's message alone means "pytorch".
   for (const std::string& e : scan.engines) {

@@ -89,6 +89,9 @@ struct Facts {
   const LogEvent* dequantize_warning = nullptr;  // a quantizer dequantizing as it loads
   int quantizer_layer = 0;  // the furthest layer a quantizer's progress named before the failure
   std::string engine;     // "" when no engine was recognised
+  // The layer-by-layer quantizer the log names (readers/reader.h QuantizerToolName): the
+  // outermost frame in one's package, else the first line naming one; "" when none.
+  std::string quantizer;
   // From the context and the events together.
   const Inventory* model = nullptr;      // DoctorContext::model
   int64_t tp = 1;                        // the context's, else the log's, else ranks seen

@@ -138,6 +138,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kKvCacheDtypeBits, "kv_cache_dtype_bits"},
     {Num::kEstimateFits, "estimate_fits"},
     {Num::kErrorClass, "error_class"},
+    {Num::kQuantizerTool, "quantizer_tool"},
 };
 
 // Entry i names value i, and every value has an entry.
