@@ -138,6 +138,13 @@ int QuantizerLayer(const LogEvent& e) {
   return 0;
 }
 
+bool ModelOffloadedLine(const LogEvent& e) {
+  if (e.kind != EventKind::kLoadBegin) return false;
+  auto q = e.values.find(Num::kOnlineQuantization);
+  return q != e.values.end() && q->second > 0 &&
+         std::string_view(e.text).find("caching done") != std::string_view::npos;
+}
+
 bool QuantizerPastFirstLayer(const Facts& f) {
   if (f.stage != Stage::kLoad || f.quantizer_layer < 2) return false;
   if (!f.has(EventKind::kTorchOom) && !f.has(EventKind::kCudaOom)) return false;

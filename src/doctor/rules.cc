@@ -210,9 +210,15 @@ bool QuantizerHessianOrSearch(const Facts& f) {
                       "hessian_inverse", "auto_scale_block", "_search_module_scale",
                       "auto_clip_block", "auto_clip_layer"});
 }
+// A GPU out-of-memory after the quantizer said it moved the model off the GPU for its block
+// loop (load_copies.h ModelOffloadedLine): the GPU then holds the blocks being tuned and their
+// calibration inputs, not the model.
+bool QuantizerModelOffloaded(const Facts& f) {
+  return f.model_offloaded && (f.has(EventKind::kTorchOom) || f.has(EventKind::kCudaOom));
+}
 bool QuantizerCalibration(const Facts& f) {
   if (f.stage != Stage::kLoad) return false;
-  if (QuantizerPastFirstLayer(f)) return true;
+  if (QuantizerPastFirstLayer(f) || QuantizerModelOffloaded(f)) return true;
   if (AnyFrame(f, {"fasterquant", "add_batch", "_search_best_scale", "_compute_best_clip",
                    "_search_best_clip"}) ||
       QuantizerHessianOrSearch(f)) {

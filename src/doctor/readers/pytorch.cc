@@ -190,7 +190,7 @@ Tool ToolOfLine(const Line& line, bool progress, bool setup) {
   }
   if (Has(s, "auto_round") || Has(s, "auto-round") || Has(s, "AutoRound(") ||
       Has(s, "for quantization tuning") || Has(s, "start to cache block inputs") ||
-      Has(s, "quantization tuning time ")) {
+      Has(s, "quantization tuning time ") || (progress && Has(s, "caching done"))) {
     return kAutoRound;
   }
   if (Has(s, "fp_inp_SNR")) return kGptqForLlama;
@@ -556,7 +556,7 @@ bool CompressorProgress(const LineView& s, std::string_view t) {
   // model..." and "Packing model.layers.0.self_attn.k_proj..." (auto_gptq/modeling/_utils.py
   // pack_model, 0.4-0.7), GPTQModel's the same (gptqmodel/utils/model.py pack_model).
   if (Has(s, "Sequential pipeline ran out of memory") || Has(s, "start to cache block inputs") ||
-      Has(s, "for quantization tuning") || Has(s, "Compressing layer ") ||
+      Has(s, "caching done") || Has(s, "for quantization tuning") || Has(s, "Compressing layer ") ||
       Has(s, "Packing model")) {
     return true;
   }
@@ -615,7 +615,7 @@ bool QuantizerProgress(const Line& line) {
     if (GptqModelStats(line.text)) return true;
   }
   if (Has(s, "alibrating") || Has(s, "ropagating") || Has(s, "Sequential pipeline") ||
-      Has(s, "start to") || Has(s, "quantization tuning") || Has(s, "Compressing layer") ||
+      Has(s, "start to") || Has(s, "caching done") || Has(s, "quantization tuning") || Has(s, "Compressing layer") ||
       Has(s, "Quantizing ") || Has(s, "Packing model")) {
     if (CompressorProgress(s, line.text)) return true;
   }
