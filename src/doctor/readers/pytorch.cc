@@ -615,8 +615,8 @@ bool QuantizerProgress(const Line& line) {
     if (GptqModelStats(line.text)) return true;
   }
   if (Has(s, "alibrating") || Has(s, "ropagating") || Has(s, "Sequential pipeline") ||
-      Has(s, "start to") || Has(s, "caching done") || Has(s, "quantization tuning") || Has(s, "Compressing layer") ||
-      Has(s, "Quantizing ") || Has(s, "Packing model")) {
+      Has(s, "start to") || Has(s, "caching done") || Has(s, "quantization tuning") ||
+      Has(s, "Compressing layer") || Has(s, "Quantizing ") || Has(s, "Packing model")) {
     if (CompressorProgress(s, line.text)) return true;
   }
   if (Has(s, "Packing:") && TqdmBar(line.text, "Packing:")) return true;
