@@ -784,6 +784,13 @@ constexpr FrameRow kFrameRows[] = {
     // and saved the model (auto-round's --tasks through auto_round/eval/evaluation.py
     // simple_evaluate_user_model, 0.5+; GPTQ-style scripts that score the result): the forward
     // passes of an evaluation, after the quantizing load.
+    // GPTQ-for-LLaMa's scripts score the model on each dataset after quantizing it (llama.py
+    // llama_eval, opt.py opt_eval, bloom.py bloom_eval, neox.py neox_eval: the perplexity pass,
+    // each layer moved to the GPU in turn over the test samples).
+    {"llama_eval", "llama.py", Slot::kRuntime},
+    {"opt_eval", "opt.py", Slot::kRuntime},
+    {"bloom_eval", "bloom.py", Slot::kRuntime},
+    {"neox_eval", "neox.py", Slot::kRuntime},
     {"simple_evaluate", "evaluator.py", Slot::kRuntime},
     {"evaluate", "evaluator.py", Slot::kRuntime},
     {"_loglikelihood_tokens", "huggingface.py", Slot::kRuntime},
