@@ -158,8 +158,12 @@ enum class Num : uint8_t {
   kTrainBatchPerDevice,       // train_batch_per_device: the Trainer's per-device batch
   kGradAccumSteps,            // grad_accum_steps: the Trainer's gradient accumulation steps
   kNumBeams,                  // num_beams: generate's beams
+  // Which layer-by-layer quantizer a frame's file or a line belongs to (an index of the doctor's
+  // quantizer table: AutoGPTQ, GPTQModel, GPTQ-for-LLaMa, optimum, llm-compressor, auto-round,
+  // AutoAWQ).
+  kQuantizerTool,             // quantizer_tool
 };
-inline constexpr int kNumCount = 60;
+inline constexpr int kNumCount = 61;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

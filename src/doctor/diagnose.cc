@@ -119,6 +119,14 @@ class Doctor {
 
   Diagnosis Run() {
     d_.engine = f_.engine;
+    // A quantizer's run on PyTorch or transformers is that quantizer's: its name is the engine
+    // (the rules still read the log as the PyTorch program it is). optimum's GPTQ code also
+    // loads GPTQ checkpoints for transformers, so it names the engine only in a quantization run.
+    const bool plain = f_.engine.empty() || f_.engine == "pytorch" || f_.engine == "transformers";
+    if (plain && !f_.quantizer.empty() &&
+        (f_.quantizer != "optimum" || doctor::QuantizerFrames(f_))) {
+      d_.engine = f_.quantizer;
+    }
     // A failure: an out-of-memory or KV error line, or a traceback, or SGLang's scheduler
     // exception; else a start-up log that stops before serving (the excerpt ends at the crash).
     const bool kv_error = doctor::NegativeKv(f_) || doctor::KvTooSmall(f_);

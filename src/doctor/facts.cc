@@ -390,8 +390,23 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     if (!f.shards_read && ShardsRead(e)) f.shards_read = &e;
     if (!f.dequantize_warning && DequantizeWarning(e)) f.dequantize_warning = &e;
     if (!f.oom_line) f.quantizer_layer = std::max(f.quantizer_layer, QuantizerLayer(e));
+    if (!f.oom_line && !f.model_offloaded && ModelOffloadedLine(e)) f.model_offloaded = &e;
   }
   KeepFailingRanksFrames(scan, &f);
+  // The quantizer: the outermost frame that names one (optimum's quantize_model calls AutoGPTQ's
+  // or GPTQModel's GPTQ class, whose frames lie below it), else the first line that does.
+  for (const LogEvent* fr : f.frames) {
+    auto it = fr->values.find(Num::kQuantizerTool);
+    if (it != fr->values.end()) {
+      f.quantizer = QuantizerToolName(it->second);
+      break;
+    }
+  }
+  for (const LogEvent& e : scan.events) {
+    if (!f.quantizer.empty()) break;
+    auto it = e.values.find(Num::kQuantizerTool);
+    if (it != e.values.end()) f.quantizer = QuantizerToolName(it->second);
+  }
   f.engine = scan.engines.empty() ? "" : scan.engines[0];
   // The engine is the one that printed engine lines; PyTorch's message alone means "pytorch".
   for (const std::string& e : scan.engines) {
@@ -771,6 +786,26 @@ constexpr FrameRow kFrameRows[] = {
     {"__call__", "text2text_generation.py", Slot::kRuntime},
     {"_forward", "text2text_generation.py", Slot::kRuntime},
     {"pipeline", "__init__.py", Slot::kLoad},
+    // lm-evaluation-harness scoring a model already loaded (lm_eval/evaluator.py simple_evaluate
+    // -> evaluate; lm_eval/models/huggingface.py HFLM._loglikelihood_tokens / generate_until ->
+    // _model_call / _model_generate, 0.4.x), as the quantizers run it once they have quantized
+    // and saved the model (auto-round's --tasks through auto_round/eval/evaluation.py
+    // simple_evaluate_user_model, 0.5+; GPTQ-style scripts that score the result): the forward
+    // passes of an evaluation, after the quantizing load.
+    // GPTQ-for-LLaMa's scripts score the model on each dataset after quantizing it (llama.py
+    // llama_eval, opt.py opt_eval, bloom.py bloom_eval, neox.py neox_eval: the perplexity pass,
+    // each layer moved to the GPU in turn over the test samples).
+    {"llama_eval", "llama.py", Slot::kRuntime},
+    {"opt_eval", "opt.py", Slot::kRuntime},
+    {"bloom_eval", "bloom.py", Slot::kRuntime},
+    {"neox_eval", "neox.py", Slot::kRuntime},
+    {"simple_evaluate", "evaluator.py", Slot::kRuntime},
+    {"evaluate", "evaluator.py", Slot::kRuntime},
+    {"_loglikelihood_tokens", "huggingface.py", Slot::kRuntime},
+    {"loglikelihood_rolling", "huggingface.py", Slot::kRuntime},
+    {"generate_until", "huggingface.py", Slot::kRuntime},
+    {"_model_call", "huggingface.py", Slot::kRuntime},
+    {"_model_generate", "huggingface.py", Slot::kRuntime},
     // torchtune's recipes (recipes/full_finetune_*.py, lora_finetune_*.py, lora_dpo_*.py,
     // knowledge_distillation_*.py, qat_distributed.py, 0.2-0.6): recipe_main runs setup (->
     // _setup_model, which builds the model and loads its state dict) and then train (the

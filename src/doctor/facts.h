@@ -88,7 +88,13 @@ struct Facts {
   const LogEvent* shards_read = nullptr;  // the loader's shard bar at 100% (vLLM, SGLang)
   const LogEvent* dequantize_warning = nullptr;  // a quantizer dequantizing as it loads
   int quantizer_layer = 0;  // the furthest layer a quantizer's progress named before the failure
+  // A quantizer's line saying it moved the model off the GPU before its per-layer pass
+  // (load_copies.h ModelOffloadedLine), before the failure.
+  const LogEvent* model_offloaded = nullptr;
   std::string engine;     // "" when no engine was recognised
+  // The layer-by-layer quantizer the log names (readers/reader.h QuantizerToolName): the
+  // outermost frame in one's package, else the first line naming one; "" when none.
+  std::string quantizer;
   // From the context and the events together.
   const Inventory* model = nullptr;      // DoctorContext::model
   int64_t tp = 1;                        // the context's, else the log's, else ranks seen

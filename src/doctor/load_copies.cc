@@ -94,8 +94,10 @@ bool DequantizeOnLoad(const Facts& f) {
 // with online_quantization): AutoGPTQ's "Start quantizing layer 3/32" and "Quantizing
 // self_attn.q_proj in layer 3/32..." (auto_gptq/modeling/_base.py quantize, 0.4-0.7),
 // GPTQ-for-LLaMa's "Quantizing layer 3/32..", GPTQModel's "Quantizing layer 3 of 31"
-// (looper/module_looper.py, 2.x-7.x), llm-compressor's "(3/41): Calibrating" (pipelines/
-// sequential/pipeline.py, 0.5+) and 0.3's "Compressing layer 3/40". Each moves one layer to the
+// (looper/module_looper.py, 2.x-7.x), optimum's "Start quantizing block model.layers 3/32" and
+// "Quantizing mlp.up_proj in block 3/32..." (optimum/gptq/quantizer.py quantize_model, 1.1x-1.2x),
+// llm-compressor's "(3/41): Calibrating" (pipelines/sequential/pipeline.py, 0.5+) and 0.3's
+// "Compressing layer 3/40". Each moves one layer to the
 // GPU, runs the calibration samples through it, quantizes it and moves on: past the first
 // layer, a layer's weights had fitted, and what grows is what the run keeps on the GPU from
 // layer to layer (the calibration inputs and outputs).
@@ -116,12 +118,31 @@ int QuantizerLayer(const LogEvent& e) {
     if (int n = number_then(at + key.size(), "/")) return n;
     if (int n = number_then(at + key.size(), " of ")) return n;
   }
+  // optimum names the block list before the number ("block model.layers 3/32"), or not ("in
+  // block 3/32").
+  for (std::string_view key : {"uantizing block ", " in block "}) {
+    const size_t at = t.find(key);
+    if (at == std::string_view::npos) continue;
+    const size_t b = at + key.size();
+    const size_t space = t.find(' ', b);
+    if (int n = number_then(b, "/")) return n;
+    if (space != std::string_view::npos) {
+      if (int n = number_then(space + 1, "/")) return n;
+    }
+  }
   const size_t cal = t.find("): Calibrating");
   if (cal != std::string_view::npos) {
     const size_t open = t.rfind('(', cal);
     if (open != std::string_view::npos) return number_then(open + 1, "/");
   }
   return 0;
+}
+
+bool ModelOffloadedLine(const LogEvent& e) {
+  if (e.kind != EventKind::kLoadBegin) return false;
+  auto q = e.values.find(Num::kOnlineQuantization);
+  return q != e.values.end() && q->second > 0 &&
+         std::string_view(e.text).find("caching done") != std::string_view::npos;
 }
 
 bool QuantizerPastFirstLayer(const Facts& f) {

@@ -37,6 +37,13 @@ bool OffloadedForConversion(const Facts& f);
 // "layer 3 of 31", "(3/41): Calibrating"); 0 when the line names none.
 int QuantizerLayer(const LogEvent& e);
 
+// auto-round's "caching done" (a load-began event of the pytorch reader): it prints the line
+// once it has cached the first block's calibration inputs and moved the whole model back to the
+// CPU (auto_round/compressors/base.py try_cache_inter_data_gpucpu -> mv_module_from_gpu, 0.5-0.8;
+// compressors/orchestrator.py, which also removes accelerate's dispatch hooks first, 0.9+); its
+// block loop then moves one block (or --nblocks of them) at a time to the GPU.
+bool ModelOffloadedLine(const LogEvent& e);
+
 // A quantization run that had finished its first layer before the failure (a progress line of a
 // later layer), with the model not placed on the GPU whole: the calibration's, not the weights'.
 bool QuantizerPastFirstLayer(const Facts& f);

@@ -200,6 +200,10 @@ TEST(LogScan, QuantizerProgressNamesItsLayer) {
   EXPECT_EQ(layer("INFO  Quantizing layer 5 of 31\n"), 5);
   EXPECT_EQ(layer("(7/41): Calibrating: 100%|##########| 512/512 [00:31<00:00]\n"), 7);
   EXPECT_EQ(layer("Quantizing model.layers blocks : 0%|          | 0/32\n"), 0);
+  EXPECT_EQ(layer("2024-02-20 09:41:17,442 - optimum.gptq.quantizer - INFO - Start quantizing "
+                  "block model.layers 14/32\n"),
+            14);
+  EXPECT_EQ(layer("INFO - Quantizing self_attn.k_proj in block 9/40...\n"), 9);
 }
 
 // MLX's allocator failures (Metal's per-buffer cap, its resource limit, the allocator's own

@@ -141,6 +141,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kTrainBatchPerDevice, "train_batch_per_device"},
     {Num::kGradAccumSteps, "grad_accum_steps"},
     {Num::kNumBeams, "num_beams"},
+    {Num::kQuantizerTool, "quantizer_tool"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -127,6 +127,80 @@ bool MatchAllocatorOom(const Line& line) {
   return true;
 }
 
+// The layer-by-layer quantizers a log can name (Num::kQuantizerTool indexes this table from 1).
+enum Tool : int {
+  kNoTool,
+  kAutoGptq,       // AutoGPTQ (auto_gptq)
+  kGptqModel,      // GPTQModel (gptqmodel)
+  kGptqForLlama,   // GPTQ-for-LLaMa (its llama.py / opt.py / ... scripts)
+  kOptimum,        // optimum's GPTQQuantizer (optimum.gptq), behind transformers' GPTQConfig
+  kLlmCompressor,  // llm-compressor (llmcompressor)
+  kAutoRound,      // auto-round (auto_round)
+  kAutoAwq,        // AutoAWQ (awq)
+  kToolCount,
+};
+constexpr std::string_view kToolNames[kToolCount] = {
+    "", "autogptq", "gptqmodel", "gptq-for-llama", "optimum", "llm-compressor", "auto-round",
+    "autoawq"};
+
+// The quantizer whose package a frame's file lies in.
+Tool ToolOfPath(std::string_view path) {
+  if (Has(path, "auto_gptq/")) return kAutoGptq;
+  if (Has(path, "gptqmodel/")) return kGptqModel;
+  if (Has(path, "optimum/gptq/")) return kOptimum;
+  if (Has(path, "llmcompressor/")) return kLlmCompressor;
+  if (Has(path, "auto_round/")) return kAutoRound;
+  if (Has(path, "GPTQ-for-LLaMa/")) return kGptqForLlama;
+  // AutoAWQ's package (awq/models, awq/quantize, awq/modules); MIT's llm-awq, whose package is
+  // also awq/, runs from awq/entry.py and awq/quantize/pre_quant.py, and is not AutoAWQ.
+  if (Has(path, "/awq/") && !Has(path, "llm-awq") && !Has(path, "awq/entry.py") &&
+      !Has(path, "pre_quant.py")) {
+    return kAutoAwq;
+  }
+  return kNoTool;
+}
+
+bool GptqModelStats(std::string_view t);
+
+// The quantizer a line names: a logger's or module's name ("[auto_gptq.modeling._base]",
+// "optimum.gptq.quantizer", "from gptqmodel import"), the class a script builds it with
+// (AutoGPTQForCausalLM, GPTQModel.load, GPTQQuantizer, GPTQConfig with a dataset, GPTQModifier or
+// oneshot, AutoRound, AutoAWQForCausalLM), or a line only it prints: llm-compressor's lifecycle
+// and pipeline lines, auto-round's tuning lines, GPTQModel's statistics, GPTQ-for-LLaMa's
+// weight_error table, AutoGPTQ's "Start quantizing layer N/M" and "truly offloading",
+// optimum's block lines, AutoAWQ's "AWQ:" bar (the sources as in QuantizerProgress below).
+Tool ToolOfLine(const Line& line, bool progress, bool setup) {
+  const LineView s = line.view();
+  if (Has(s, "auto_gptq") || Has(s, "AutoGPTQForCausalLM") ||
+      Has(s, "Start quantizing layer ") || Has(s, "truly offloading ")) {
+    return kAutoGptq;
+  }
+  if (Has(s, "gptqmodel") || Has(s, "GPTQModel.") ||
+      ((Has(s, "process") || Has(s, "gptq") || Has(s, "awq")) && GptqModelStats(line.text))) {
+    return kGptqModel;
+  }
+  if (Has(s, "optimum.gptq") || Has(s, "GPTQQuantizer") || Has(s, "uantizing block ") ||
+      Has(s, " in block ") || (setup && Has(s, "GPTQConfig("))) {
+    return kOptimum;
+  }
+  if (Has(s, "llmcompressor") || Has(s, "GPTQModifier") || Has(s, "Compression lifecycle") ||
+      Has(s, "SequentialPipeline") || Has(s, "Sequential pipeline ran out of memory") ||
+      (setup && Has(s, "oneshot(")) || (progress && Has(s, "): Calibrating"))) {
+    return kLlmCompressor;
+  }
+  if (Has(s, "auto_round") || Has(s, "auto-round") || Has(s, "AutoRound(") ||
+      Has(s, "for quantization tuning") || Has(s, "start to cache block inputs") ||
+      Has(s, "quantization tuning time ") || (progress && Has(s, "caching done"))) {
+    return kAutoRound;
+  }
+  if (Has(s, "fp_inp_SNR")) return kGptqForLlama;
+  if (Has(s, "AutoAWQForCausalLM") || Has(s, "from awq import") ||
+      (progress && Has(s, "AWQ:"))) {
+    return kAutoAwq;
+  }
+  return kNoTool;
+}
+
 // The package a frame's file lies in, and the phases only some files run.
 void TagPath(std::string_view path, LogEvent& e) {
   e.values[Num::kPathHasSglang] = Has(path, "sglang") ? 1 : 0;
@@ -163,6 +237,7 @@ void TagPath(std::string_view path, LogEvent& e) {
   // both place the model (dispatch_model with device_map) and tune the blocks, so their frames
   // only say a quantization run (1). Its wrapper.py and data_type/ also run in a quantized
   // model's QDQ evaluation and are not tagged.
+  if (const Tool tool = ToolOfPath(path)) e.values[Num::kQuantizerTool] = tool;
   if (Has(path, "auto_round/auto_scheme/")) {
     e.values[Num::kPathIsQuantizer] = 2;
   } else if (Has(path, "auto_round/compressors/") || Has(path, "auto_round/autoround.py")) {
@@ -338,6 +413,7 @@ bool MatchFrame(const Line& line) {
   if (!script.empty() && path.size() >= script.size() &&
       path.substr(path.size() - script.size()) == script) {
     e.values[Num::kPathIsQuantizer] = 2;
+    e.values[Num::kQuantizerTool] = kGptqForLlama;
   }
   const size_t slash = path.rfind('/');
   e.text +=
@@ -484,7 +560,7 @@ bool CompressorProgress(const LineView& s, std::string_view t) {
   // model..." and "Packing model.layers.0.self_attn.k_proj..." (auto_gptq/modeling/_utils.py
   // pack_model, 0.4-0.7), GPTQModel's the same (gptqmodel/utils/model.py pack_model).
   if (Has(s, "Sequential pipeline ran out of memory") || Has(s, "start to cache block inputs") ||
-      Has(s, "for quantization tuning") || Has(s, "Compressing layer ") ||
+      Has(s, "caching done") || Has(s, "for quantization tuning") || Has(s, "Compressing layer ") ||
       Has(s, "Packing model")) {
     return true;
   }
@@ -531,8 +607,10 @@ bool TqdmBar(std::string_view t, std::string_view desc) {
 // GPTQ-for-LLaMa's "Quantizing layer 3/32.." (llama.py, neox.py) and "Quantizing fc2 in layer
 // 8/48..." (opt.py), GPTQModel's progress titles "Quantizing layer 3 of 31" and "Quantizing
 // mlp.down_proj in layer" (gptqmodel/looper/module_looper.py, gptq_processor.py, 2.x-7.x),
-// optimum's bars "Quantizing model.layers blocks" and "Quantizing layers inside the block"
-// (optimum/gptq/quantizer.py quantize_model, 1.1x), AutoAWQ's "AWQ:  40%|" and "Packing:  40%|"
+// optimum's bars "Quantizing model.layers blocks" and "Quantizing layers inside the block" and
+// its logger's "Start quantizing block model.layers 3/32" and "Quantizing mlp.up_proj in block
+// 3/32..." (optimum/gptq/quantizer.py quantize_model, 1.1x-1.2x; the quantizer behind
+// transformers' GPTQConfig), AutoAWQ's "AWQ:  40%|" and "Packing:  40%|"
 // bars (awq/quantize/quantizer.py quantize and pack, 0.2). The run converts the weights layer by
 // layer.
 bool QuantizerProgress(const Line& line) {
@@ -541,14 +619,15 @@ bool QuantizerProgress(const Line& line) {
     if (GptqModelStats(line.text)) return true;
   }
   if (Has(s, "alibrating") || Has(s, "ropagating") || Has(s, "Sequential pipeline") ||
-      Has(s, "start to") || Has(s, "quantization tuning") || Has(s, "Compressing layer") ||
-      Has(s, "Quantizing ") || Has(s, "Packing model")) {
+      Has(s, "start to") || Has(s, "caching done") || Has(s, "quantization tuning") ||
+      Has(s, "Compressing layer") || Has(s, "Quantizing ") || Has(s, "Packing model")) {
     if (CompressorProgress(s, line.text)) return true;
   }
   if (Has(s, "Packing:") && TqdmBar(line.text, "Packing:")) return true;
   if (!Has(s, "uantizing") && !Has(s, "AWQ:")) return false;  // most lines stop here
-  if (Has(s, "uantizing layer") ||
-      (Has(s, "Quantizing ") && (Has(s, " in layer") || Has(s, " blocks")))) {
+  if (Has(s, "uantizing layer") || Has(s, "uantizing block ") ||
+      (Has(s, "Quantizing ") &&
+       (Has(s, " in layer") || Has(s, " blocks") || Has(s, " in block ")))) {
     return true;
   }
   const std::string_view t = line.text;
@@ -951,8 +1030,12 @@ void Match(const Line& line) {
   // Its progress is also a milestone: the run reached the conversion (the load stage), so a log
   // that stops there with no error line is diagnosed where it stopped.
   const bool progress = QuantizerProgress(line);
-  if (progress || QuantizerSetup(line)) {
-    Set(line.Emit(EventKind::kConfig, kEngine), Num::kOnlineQuantization, 1);
+  const bool setup = !progress && QuantizerSetup(line);
+  const Tool tool = ToolOfLine(line, progress, setup);
+  if (progress || setup || tool) {
+    LogEvent& e = line.Emit(EventKind::kConfig, kEngine);
+    if (progress || setup) Set(e, Num::kOnlineQuantization, 1);
+    if (tool) Set(e, Num::kQuantizerTool, tool);
   }
   if (progress) Set(line.Emit(EventKind::kLoadBegin, kEngine), Num::kOnlineQuantization, 1);
   if (QuantizerFinished(line)) {
@@ -1045,6 +1128,118 @@ void Match(const Line& line) {
       }
     }
   }
+}
+
+// Each quantizer's own settings for what filled the memory, from its source:
+//  - AutoGPTQ (auto_gptq/modeling/_base.py, 0.4-0.7): quantize(examples, batch_size=1,
+//    cache_examples_on_gpu=True, autotune_warmup_after_quantized=False); from_pretrained(...,
+//    max_memory=None) loads the 16-bit model on the CPU and quantize() moves one layer to cuda:0;
+//  - GPTQModel (gptqmodel/models/base.py quantize(calibration, batch_size=1, ...);
+//    quantization/config.py QuantizeConfig: offload_to_disk 5.0+, auto_forward_data_parallel
+//    5.7+, calibration_data_device 6.0+; models/loader.py keeps the model on the CPU);
+//  - GPTQ-for-LLaMa (llama.py / opt.py arguments: --nsamples, 128 by default);
+//  - optimum (optimum/gptq/quantizer.py GPTQQuantizer, transformers' GPTQConfig: dataset,
+//    model_seqlen, batch_size; without a device_map quantize_model moves one block at a time);
+//  - llm-compressor (src/llmcompressor/args/dataset_arguments.py: num_calibration_samples,
+//    max_seq_length, pipeline, sequential_targets; the sequential pipeline onloads one layer of a
+//    model loaded without a device_map and offloads the activations to the CPU);
+//  - auto-round (auto_round/cli/parser.py, script/llm.py before 0.6: --low_gpu_mem_usage,
+//    --low_cpu_mem_usage, --nsamples, --seqlen, --batch_size with --gradient_accumulate_steps,
+//    --device_map);
+//  - AutoAWQ (awq/models/base.py quantize, 0.2.6+: max_calib_samples, max_calib_seq_len,
+//    n_parallel_calib_samples, max_chunk_memory; from_pretrained loads on the CPU without a
+//    device_map).
+struct ToolFix {
+  std::string_view tool;
+  Cause cause;
+  const char* change;
+  const char* effect;
+};
+constexpr ToolFix kToolFixes[] = {
+    {"autogptq", Cause::kActivationPeak, "model.quantize(examples, cache_examples_on_gpu=False)",
+     "AutoGPTQ then keeps the calibration inputs between layers in CPU memory"},
+    {"autogptq", Cause::kActivationPeak,
+     "fewer or shorter calibration samples in model.quantize(examples, batch_size=1)",
+     "each layer's inputs and outputs are samples x length x hidden"},
+    {"autogptq", Cause::kWeightsTooLarge,
+     "AutoGPTQForCausalLM.from_pretrained(model, quantize_config) with the 16-bit model loaded "
+     "on the CPU (no device_map or max_memory), and autotune_warmup_after_quantized=False",
+     "quantize() moves one layer at a time to cuda:0; a model placed on the GPU (or moved there "
+     "whole for the Triton warm-up) leaves no room"},
+    {"gptqmodel", Cause::kActivationPeak,
+     "fewer or shorter calibration samples, model.quantize(calibration, batch_size=1)",
+     "the inputs kept for each layer grow with samples x length"},
+    {"gptqmodel", Cause::kActivationPeak,
+     "QuantizeConfig(calibration_data_device=\"balanced\", auto_forward_data_parallel=False) "
+     "on several GPUs",
+     "the calibration data is spread over the cards and no layer is copied to each of them"},
+    {"gptqmodel", Cause::kWeightsTooLarge,
+     "GPTQModel.load(model_id, quant_config) without device or device_map, the model loaded on "
+     "the CPU",
+     "GPTQModel moves one layer at a time to the GPU"},
+    {"gptqmodel", Cause::kHostMemory, "QuantizeConfig(offload_to_disk=True)",
+     "finished modules are written to disk instead of held in RAM"},
+    {"gptq-for-llama", Cause::kActivationPeak,
+     "a smaller --nsamples (fewer calibration samples; 128 by default)",
+     "the script holds nsamples x seqlen x hidden inputs on the GPU"},
+    {"optimum", Cause::kActivationPeak,
+     "fewer or shorter calibration samples: GPTQConfig(..., dataset=<fewer texts>, "
+     "model_seqlen=N, batch_size=1) (GPTQQuantizer's arguments)",
+     "the block inputs cached on the GPU are samples x model_seqlen x hidden"},
+    {"optimum", Cause::kWeightsTooLarge,
+     "from_pretrained(..., quantization_config=GPTQConfig(...)) without device_map, the model "
+     "loaded on the CPU",
+     "quantize_model then moves one block at a time to the GPU"},
+    {"llm-compressor", Cause::kActivationPeak,
+     "fewer or shorter calibration samples: oneshot(..., num_calibration_samples=N, "
+     "max_seq_length=N)",
+     "the calibration activations and GPTQ's Hessians grow with samples x length"},
+    {"llm-compressor", Cause::kActivationPeak,
+     "the sequential pipeline (not pipeline=\"basic\") with a smaller sequential_targets, e.g. "
+     "the decoder layer's class",
+     "one subgraph's activations and statistics on the GPU at a time"},
+    {"llm-compressor", Cause::kWeightsTooLarge,
+     "from_pretrained(model_id, torch_dtype=\"auto\") without device_map, the model loaded on "
+     "the CPU",
+     "oneshot's sequential pipeline onloads one layer at a time"},
+    {"llm-compressor", Cause::kHostMemory,
+     "fewer or shorter calibration samples: oneshot(..., num_calibration_samples=N, "
+     "max_seq_length=N)",
+     "the sequential pipeline offloads every batch's activations to CPU memory"},
+    {"auto-round", Cause::kActivationPeak,
+     "--low_gpu_mem_usage (AutoRound(low_gpu_mem_usage=True))",
+     "block inputs and outputs are kept in CPU memory, moved in per step"},
+    {"auto-round", Cause::kActivationPeak,
+     "fewer or shorter calibration samples (--nsamples, --seqlen), or a smaller --batch_size with "
+     "--gradient_accumulate_steps, and --device_map over several cards",
+     "the tuned block's activations and gradients grow with batch x length"},
+    {"auto-round", Cause::kWeightsTooLarge,
+     "--device_map over several cards, or the model left on the CPU with --low_gpu_mem_usage",
+     "auto-round tunes one block at a time"},
+    {"auto-round", Cause::kHostMemory, "--low_cpu_mem_usage",
+     "the model's weights are loaded and offloaded as the blocks need them"},
+    {"autoawq", Cause::kActivationPeak,
+     "fewer or shorter calibration samples: model.quantize(tokenizer, quant_config, "
+     "max_calib_samples=..., max_calib_seq_len=..., n_parallel_calib_samples=...)",
+     "the calibration inputs run through each layer at once grow with samples x length"},
+    {"autoawq", Cause::kActivationPeak, "a smaller max_chunk_memory in model.quantize",
+     "the scale search's loss and means are computed in smaller chunks"},
+    {"autoawq", Cause::kWeightsTooLarge,
+     "AutoAWQForCausalLM.from_pretrained(model_path) without device_map, the model loaded on "
+     "the CPU",
+     "AwqQuantizer moves one layer at a time to the GPU"},
+    {"autoawq", Cause::kHostMemory, "from_pretrained(model_path, low_cpu_mem_usage=True)",
+     "the checkpoint is loaded without a second copy in RAM"},
+};
+// The named quantizer's fixes for `cause`; false when it has none.
+bool AddToolFixes(Cause cause, const Facts& f, Diagnosis* d) {
+  bool any = false;
+  for (const ToolFix& t : kToolFixes) {
+    if (t.tool != f.quantizer || t.cause != cause) continue;
+    AddFix(d, t.change, t.effect);
+    any = true;
+  }
+  return any;
 }
 
 // A plain PyTorch program's fixes (transformers' too, which runs on it).
@@ -1166,6 +1361,9 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "each new shape records another graph with its own outputs in the pool");
     return true;
   }
+  if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f) && AddToolFixes(cause, f, d)) {
+    return true;
+  }
   if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f)) {
     AddFix(d, "quantize with the 16-bit model loaded on the CPU (no device_map or max_memory "
               "placing it on the GPU)",
@@ -1220,10 +1418,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     return true;
   }
   if (cause == Cause::kHostMemory && QuantizerFrames(f)) {
+    const bool own = AddToolFixes(cause, f, d);
     AddFix(d, "more host RAM or swap for the quantization run (dmesg shows the OOM killer's line)",
            "the quantizers hold the 16-bit model in CPU memory while they convert it (GPTQModel "
            "about twice its size), llm-compressor's sequential pipeline its calibration "
            "activations too, and packing builds the quantized copy there");
+    if (own) return true;
     AddFix(d, "fewer or shorter calibration samples (llm-compressor num_calibration_samples / "
               "max_seq_length, GPTQModel's calibration dataset, AutoAWQ max_calib_samples)",
            "the inputs kept for each layer grow with samples x length");
@@ -1286,6 +1486,11 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   const bool autogptq = std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
     return fr->text == "quantize (_base.py)";
   });
+  if (QuantizerFrames(f) && AddToolFixes(cause, f, d)) {
+    AddFix(d, "a GPU with more memory for the quantization run",
+           "one layer with its calibration data must fit at once");
+    return true;
+  }
   if (QuantizerFrames(f) && autogptq) {
     AddFix(d, "model.quantize(examples, cache_examples_on_gpu=False)",
            "AutoGPTQ then keeps the calibration inputs between layers in CPU memory");
@@ -1341,6 +1546,11 @@ void AddPerProcessCapFix(const Facts& f, Diagnosis* d) {
                      "{} held plus the {} request needs {:.0f}% of the card's {}",
                      Gib(*cap), Gib(*free), Gib(held), Gib(*requested), need * 100,
                      Gib(f.total)));
+}
+
+std::string_view QuantizerToolName(double index) {
+  const int i = static_cast<int>(index);
+  return i > 0 && i < kToolCount ? kToolNames[i] : std::string_view();
 }
 
 bool QuantizerFrames(const Facts& f) {

@@ -172,6 +172,9 @@ std::vector<const Reader*> ReadersFor(std::string_view engine);
 
 // A frame of a quantizer (AutoAWQ, AutoGPTQ, GPTQModel, llm-compressor) converting weights.
 bool QuantizerFrames(const Facts& f);
+// The name of the quantizer a Num::kQuantizerTool value indexes ("autogptq", "gptqmodel",
+// "gptq-for-llama", "optimum", "llm-compressor", "auto-round", "autoawq"); "" for none.
+std::string_view QuantizerToolName(double index);
 // A Marlin repack's frame (gptq_marlin_repack, awq_marlin_repack and their MoE variants: vLLM's
 // _custom_ops.py, SGLang's sgl_kernel), which writes a new packed copy of a loaded weight.
 bool MarlinRepackFrames(const Facts& f);
