@@ -1082,6 +1082,17 @@ run(check_lora_qwen3-8b 0 check --gpu h100-sxm -- vllm serve Qwen/Qwen3-8B --ena
 golden(check_lora_qwen3-8b_h100.txt)
 run(check_o0_qwen3-8b 0 check --gpu h100-sxm -- vllm serve Qwen/Qwen3-8B -O0)
 golden(check_o0_qwen3-8b_h100.txt)
+# Before 0.12 -O N is the compilation level, and the release's parser is asked about -O itself.
+run(check_o0_v010 0 check --vllm-version 0.10 --gpu h100-sxm -- vllm serve Qwen/Qwen3-8B -O0)
+if(NOT last_out MATCHES "before vLLM 0.12 -O is --compilation-config's level"
+   OR NOT last_out MATCHES "cudagraph +none")
+  message(SEND_ERROR "check_o0_v010: '${last_out}' '${last_err}'")
+endif()
+run(check_level_flag_v010 2 check --vllm-version 0.10 --gpu h100-sxm -- vllm serve
+    Qwen/Qwen3-8B --optimization-level 0)
+if(NOT last_err MATCHES "--optimization-level: vLLM 0.10 has no such flag")
+  message(SEND_ERROR "check_level_flag_v010: '${last_err}'")
+endif()
 run(check_lora_bias 0 check --vllm-version 0.10 --gpu h100-sxm -- vllm serve Qwen/Qwen3-8B
     --enable-lora --enable-lora-bias)
 if(NOT last_err MATCHES "not modelled \\(ignored\\): --enable-lora-bias")

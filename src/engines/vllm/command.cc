@@ -322,8 +322,15 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   std::string model_flag;
   parser.add_option("--model", model_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::vector<std::string> rest(cmd.begin() + static_cast<long>(at), cmd.end());
+  // `-O3` was rewritten to --optimization-level above; the release's parser is asked about the
+  // spelling the user gave (-O exists from 0.6.5, --optimization-level from 0.12).
+  const bool long_level = std::any_of(argv.begin(), argv.end(), [](const std::string& w) {
+    return w.rfind("--optimization-level", 0) == 0 || w.rfind("--optimization_level", 0) == 0;
+  });
   for (const std::string& a : rest) {
-    if (a.size() > 1 && a[0] == '-') out.given_flags.push_back(a.substr(0, a.find('=')));
+    if (a.size() <= 1 || a[0] != '-') continue;
+    const std::string name = a.substr(0, a.find('='));
+    out.given_flags.push_back(name == "--optimization-level" && !long_level ? "-O" : name);
   }
   std::vector<std::string_view> keep = {"--model"};
   for (const auto& f : flags) keep.push_back(f.name);
