@@ -1157,8 +1157,30 @@ endif()
 # A new user's command lines (tryout): vLLM's -O shorthand is a real flag, named as not
 # modelled; a zero that the settings would read as "the default" is refused instead.
 run(tryout_o3 0 check --gpu 4090 -- vllm serve qwen3-8b-awq -O3 --max-model-len 8192)
-if(NOT last_err MATCHES "not modelled \\(ignored\\): -O3")
-  message(SEND_ERROR "tryout_o3: '${last_err}'")
+if(last_err MATCHES "not modelled" OR NOT last_out MATCHES "-O3: vLLM's optimization level")
+  message(SEND_ERROR "tryout_o3: '${last_out}' '${last_err}'")
+endif()
+# vLLM's LoRA slots (engines/vllm/lora.cc) and -O0 (no compile, no graphs), as check reads them.
+run(check_lora_qwen3-8b 0 check --gpu h100-sxm -- vllm serve Qwen/Qwen3-8B --enable-lora
+    --max-loras 4 --max-lora-rank 64)
+golden(check_lora_qwen3-8b_h100.txt)
+run(check_o0_qwen3-8b 0 check --gpu h100-sxm -- vllm serve Qwen/Qwen3-8B -O0)
+golden(check_o0_qwen3-8b_h100.txt)
+# Before 0.12 -O N is the compilation level, and the release's parser is asked about -O itself.
+run(check_o0_v010 0 check --vllm-version 0.10 --gpu h100-sxm -- vllm serve Qwen/Qwen3-8B -O0)
+if(NOT last_out MATCHES "before vLLM 0.12 -O is --compilation-config's level"
+   OR NOT last_out MATCHES "cudagraph +none")
+  message(SEND_ERROR "check_o0_v010: '${last_out}' '${last_err}'")
+endif()
+run(check_level_flag_v010 2 check --vllm-version 0.10 --gpu h100-sxm -- vllm serve
+    Qwen/Qwen3-8B --optimization-level 0)
+if(NOT last_err MATCHES "--optimization-level: vLLM 0.10 has no such flag")
+  message(SEND_ERROR "check_level_flag_v010: '${last_err}'")
+endif()
+run(check_lora_bias 0 check --vllm-version 0.10 --gpu h100-sxm -- vllm serve Qwen/Qwen3-8B
+    --enable-lora --enable-lora-bias)
+if(NOT last_err MATCHES "not modelled \\(ignored\\): --enable-lora-bias")
+  message(SEND_ERROR "check_lora_bias: '${last_err}'")
 endif()
 run(tryout_zero_seqs 2 check --gpu 4090 -- vllm serve qwen3-8b --max-num-seqs=0)
 if(NOT last_err MATCHES "--max-num-seqs 0: expected 1 or more")
@@ -1406,7 +1428,7 @@ if(NOT last_err MATCHES "vramfit plan: flags read, no memory effect: ${quiet}\n"
    OR NOT last_out MATCHES "max-model-len 8192")
   message(SEND_ERROR "lines_plan_no_memory: '${last_out}' '${last_err}'")
 endif()
-run(lines_plan_not_modelled 2 plan qwen3-8b --gpu 4090 --enable-lora)
-if(NOT last_err MATCHES "unexpected argument\\(s\\): --enable-lora")
+run(lines_plan_not_modelled 2 plan qwen3-8b --gpu 4090 --enable-lora-bias)
+if(NOT last_err MATCHES "unexpected argument\\(s\\): --enable-lora-bias")
   message(SEND_ERROR "lines_plan_not_modelled: '${last_err}'")
 endif()

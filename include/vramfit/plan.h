@@ -97,6 +97,9 @@ struct GpuPlan {
   uint64_t budget_bytes = 0;            // what the engine may use (total x its memory fraction)
   uint64_t cuda_context_bytes = 0;
   uint64_t weights_bytes = 0;
+  // Adapter buffers made with the weights, at load (vLLM's --enable-lora slots: max_loras x
+  // rank stacks per wrapped module); 0 without adapters. Not part of weights_bytes.
+  uint64_t lora_bytes = 0;
   uint64_t load_peak_bytes = 0;
   uint64_t activation_peak_bytes = 0;
   uint64_t non_torch_bytes = 0;

@@ -26,6 +26,7 @@ nlohmann::ordered_json GpuJson(const GpuPlan& g, bool explain) {
                               {"budget_bytes", g.budget_bytes},
                               {"cuda_context_bytes", g.cuda_context_bytes},
                               {"weights_bytes", g.weights_bytes},
+                              {"lora_bytes", g.lora_bytes},
                               {"load_peak_bytes", g.load_peak_bytes},
                               {"activation_peak_bytes", g.activation_peak_bytes},
                               {"non_torch_bytes", g.non_torch_bytes},

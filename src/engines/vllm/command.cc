@@ -146,6 +146,18 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (s.max_capture_from_flag) {
     c += fmt::format(" --max-cudagraph-capture-size {}", s.max_cudagraph_capture_size);
   }
+  if (s.optimization_level >= 0) c += fmt::format(" -O{}", s.optimization_level);
+  if (s.enable_lora) {
+    c += " --enable-lora";
+    if (s.max_loras != 1) c += fmt::format(" --max-loras {}", s.max_loras);
+    if (s.max_lora_rank != 16) c += fmt::format(" --max-lora-rank {}", s.max_lora_rank);
+    if (s.max_cpu_loras > 0) c += fmt::format(" --max-cpu-loras {}", s.max_cpu_loras);
+    if (s.lora_dtype != "auto") c += " --lora-dtype " + ShellWord(s.lora_dtype);
+    if (s.fully_sharded_loras) c += " --fully-sharded-loras";
+    if (s.lora_extra_vocab_size >= 0) {
+      c += fmt::format(" --lora-extra-vocab-size {}", s.lora_extra_vocab_size);
+    }
+  }
   if (in.max_num_seqs) c += fmt::format(" --max-num-seqs {}", s.max_num_seqs);
   if (in.max_num_batched_tokens) {
     c += fmt::format(" --max-num-batched-tokens {}", s.max_num_batched_tokens);
@@ -210,9 +222,31 @@ bool HasNoMemoryEffect(std::string_view flag, bool* takes_value) {
 std::vector<std::string> RewriteShortFlags(std::vector<std::string> args) {
   // `-cc.cudagraph_mode=FULL`: the dotted form of -cc (--compilation-config), which the
   // FlexibleArgumentParser also reads (vllm/utils/argparse_utils.py, v0.12+).
-  for (std::string& a : args) {
+  // `-O3`, `-O=3` and `-O 3`: the optimization level (vllm/utils/argparse_utils.py
+  // FlexibleArgumentParser.parse_args rewrites them to --optimization-level from v0.12; before,
+  // to --compilation-config's level, which the plan reads from the same setting by release).
+  // `-O.KEY` is --compilation-config's dotted form (-O was its short name, PR #10437).
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
     if (a.rfind("-cc.", 0) == 0) a = "--compilation-config" + a.substr(3);
+    if (a.rfind("-O.", 0) == 0) a = "--compilation-config" + a.substr(2);
+    const bool digit = a.size() >= 3 && a.rfind("-O", 0) == 0 &&
+                       std::isdigit(static_cast<unsigned char>(a[a[2] == '=' ? 3 : 2]));
+    if (digit && (a[2] == '=' ? a.size() > 3 : true)) {
+      out.push_back("--optimization-level");
+      out.push_back(a.substr(a[2] == '=' ? 3 : 2));
+      continue;
+    }
+    if (a == "-O" && i + 1 < args.size() && !args[i + 1].empty() &&
+        std::isdigit(static_cast<unsigned char>(args[i + 1][0]))) {
+      out.push_back("--optimization-level");
+      continue;
+    }
+    if (a == "-O" && i + 1 < args.size()) a = "--compilation-config";  // -O '{"level": 3}'
+    out.push_back(a);
   }
+  args = std::move(out);
   return ExpandShortNames(Flags(), std::move(args));
 }
 
@@ -288,8 +322,15 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   std::string model_flag;
   parser.add_option("--model", model_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::vector<std::string> rest(cmd.begin() + static_cast<long>(at), cmd.end());
+  // `-O3` was rewritten to --optimization-level above; the release's parser is asked about the
+  // spelling the user gave (-O exists from 0.6.5, --optimization-level from 0.12).
+  const bool long_level = std::any_of(argv.begin(), argv.end(), [](const std::string& w) {
+    return w.rfind("--optimization-level", 0) == 0 || w.rfind("--optimization_level", 0) == 0;
+  });
   for (const std::string& a : rest) {
-    if (a.size() > 1 && a[0] == '-') out.given_flags.push_back(a.substr(0, a.find('=')));
+    if (a.size() <= 1 || a[0] != '-') continue;
+    const std::string name = a.substr(0, a.find('='));
+    out.given_flags.push_back(name == "--optimization-level" && !long_level ? "-O" : name);
   }
   std::vector<std::string_view> keep = {"--model"};
   for (const auto& f : flags) keep.push_back(f.name);

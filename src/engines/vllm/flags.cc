@@ -138,6 +138,12 @@ Status ReadCompilationConfig(const std::string& text, VllmSettings* s) {
   constexpr const char* kFlag = "--compilation-config";
   s->compilation_config = text;
   if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+    // The compilation level of releases before 0.11 (CompilationConfig.from_cli: a bare number
+    // is {"level": N}): 0 to 3.
+    auto n = ReadInt(kFlag, text);
+    if (!n.ok()) return n.status();
+    VRAMFIT_RETURN_IF_ERROR(InRange(kFlag, *n, 0, 3, "a compilation level"));
+    s->compilation_mode = static_cast<int>(*n);
     return Status::Ok();
   }
   simdjson::dom::parser parser;
@@ -199,6 +205,36 @@ Status ReadCompilationConfig(const std::string& text, VllmSettings* s) {
             "graph\"); use \"cudagraph_mode\": \"NONE\" for no graphs",
             kFlag));
       }
+    } else if (key == "mode" || key == "level") {
+      // CompilationMode (CompilationLevel before v0.11.1): NONE 0, STOCK_TORCH_COMPILE 1,
+      // DYNAMO_TRACE_ONCE 2, VLLM_COMPILE 3; a name of them in the newer config.
+      int64_t n = -1;
+      std::string_view name;
+      if (!field.value.get_int64().get(n)) {
+      } else if (!field.value.get_string().get(name)) {
+        std::string upper(name);
+        std::transform(upper.begin(), upper.end(), upper.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+        static const char* const kNames[] = {"NONE", "STOCK_TORCH_COMPILE", "DYNAMO_TRACE_ONCE",
+                                             "VLLM_COMPILE"};
+        for (int i = 0; i < 4; ++i) {
+          if (upper == kNames[i]) n = i;
+        }
+        if (n < 0) {
+          auto v = ReadInt(fmt::format("{} {}", kFlag, key), upper);
+          if (!v.ok()) {
+            VRAMFIT_RETURN_IF_ERROR(Choice(fmt::format("{} {}", kFlag, key), upper, kNames));
+          }
+          n = *v;
+        }
+      } else {
+        return Status::InvalidArgument(fmt::format("{} {}: expected 0 to 3 or a mode's name",
+                                                   kFlag, key));
+      }
+      VRAMFIT_RETURN_IF_ERROR(
+          InRange(fmt::format("{} {}", kFlag, key), n, 0, 3,
+                  "NONE, STOCK_TORCH_COMPILE, DYNAMO_TRACE_ONCE, VLLM_COMPILE"));
+      s->compilation_mode = static_cast<int>(n);
     } else if (key == "max_cudagraph_capture_size") {
       VRAMFIT_RETURN_IF_ERROR(
           whole(field.value, "max_cudagraph_capture_size", &s->max_cudagraph_capture_size));
@@ -271,6 +307,19 @@ const std::vector<FlagSpec>& Flags() {
        "TEXT"},
       {"--max-cudagraph-capture-size", nullptr,
        "Largest batch captured as a CUDA graph (default min(2 x max-num-seqs, 512))", "INT"},
+      {"--optimization-level", "-O",
+       "0-3 (-O0 ... -O3): 0 no torch.compile and no CUDA graphs, 1 PIECEWISE graphs, 2 (default) "
+       "and 3 FULL_AND_PIECEWISE (vLLM 0.12+; before, -O N is the compilation level)",
+       "INT"},
+      {"--enable-lora", nullptr,
+       "LoRA adapter slots on every GPU (their buffers load with the model)", nullptr},
+      {"--max-loras", nullptr, "LoRA adapters served at once (default 1)", "INT"},
+      {"--max-lora-rank", nullptr, "Largest LoRA rank (default 16)", "INT"},
+      {"--max-cpu-loras", nullptr, "LoRA adapters cached in host memory (no GPU memory)", "INT"},
+      {"--lora-dtype", nullptr, "auto | float16 | bfloat16 (auto: the model's dtype)", "TEXT"},
+      {"--fully-sharded-loras", nullptr, "Shard both LoRA matrices across TP ranks", nullptr},
+      {"--lora-extra-vocab-size", nullptr, "Extra vocabulary rows per adapter (vLLM before 0.12)",
+       "INT"},
   };
   return kFlags;
 }
@@ -413,6 +462,36 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       VRAMFIT_RETURN_IF_ERROR(
           InRange(name, *n, 1, kMaxTokens, "a batch size, int32 in vLLM"));
       max_capture_flag = *n;
+    } else if (name == "--optimization-level") {
+      int64_t n = 0;
+      VRAMFIT_RETURN_IF_ERROR(as_int(&n));
+      // OptimizationLevel (config/vllm.py): O0 to O3.
+      VRAMFIT_RETURN_IF_ERROR(InRange("--optimization-level/-O", n, 0, 3, "-O0 to -O3"));
+      s.optimization_level = static_cast<int>(n);
+    } else if (name == "--enable-lora") {
+      s.enable_lora = true;
+    } else if (name == "--fully-sharded-loras") {
+      s.fully_sharded_loras = true;
+    } else if (name == "--max-loras") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_loras));
+      VRAMFIT_RETURN_IF_ERROR(InRange(name, s.max_loras, 1, 4096, "adapter slots"));
+    } else if (name == "--max-lora-rank") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_lora_rank));
+      // LoRAConfig.max_lora_rank: MaxLoRARanks = Literal[1, 8, 16, 32, 64, 128, 256, 320, 512]
+      // (vllm/config/lora.py); argparse refuses the others.
+      static const char* const kRanks[] = {"1", "8", "16", "32", "64", "128", "256", "320", "512"};
+      VRAMFIT_RETURN_IF_ERROR(Choice(name, std::to_string(s.max_lora_rank), kRanks));
+    } else if (name == "--max-cpu-loras") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_cpu_loras));
+      VRAMFIT_RETURN_IF_ERROR(InRange(name, s.max_cpu_loras, 1, 1 << 20, "cached adapters"));
+    } else if (name == "--lora-extra-vocab-size") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.lora_extra_vocab_size));
+      VRAMFIT_RETURN_IF_ERROR(InRange(name, s.lora_extra_vocab_size, 0, 1 << 20, "tokens"));
+    } else if (name == "--lora-dtype") {
+      // LoRADType = Literal["auto", "float16", "bfloat16"] (vllm/config/lora.py).
+      static const char* const kLoraDtypes[] = {"auto", "float16", "bfloat16"};
+      VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kLoraDtypes));
+      s.lora_dtype = text;
     } else if (name == "--hf-overrides") {
       std::vector<std::string> ignored;
       auto checked = ApplyConfigOverrides(ModelSpec{}, text, name, &ignored);
@@ -441,6 +520,12 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   if (max_capture_flag > 0) {
     s.max_cudagraph_capture_size = max_capture_flag;
     s.max_capture_from_flag = true;
+  }
+  // LoRAConfig.__post_init__: max_cpu_loras defaults to max_loras and may not be smaller.
+  if (s.max_cpu_loras > 0 && s.max_cpu_loras < s.max_loras) {
+    return Status::InvalidArgument(fmt::format(
+        "--max-cpu-loras {} must be >= --max-loras {} (vLLM's LoRAConfig refuses it)",
+        s.max_cpu_loras, s.max_loras));
   }
   // Ranges, before any arithmetic uses the numbers.
   const char* kTokens = "token counts are int32 in vLLM";

@@ -95,13 +95,19 @@ TEST(VllmFlags, CompilationConfigGraphKeys) {
   EXPECT_NE(Error({{cc, R"({"max_cudagraph_capture_size": 1e300})"}}), "");
   EXPECT_NE(Error({{"--max-cudagraph-capture-size", "0"}}), "");
   EXPECT_NE(Error({{"--max-cudagraph-capture-size", "big"}}), "");
-  auto s = vllm::ReadFlags({{cc, R"({"level": 3, "cudagraph_mode": "PIECEWISE"})"},
+  auto s = vllm::ReadFlags({{cc, R"({"level": 3, "custom_ops": [],
+                                     "cudagraph_mode": "PIECEWISE"})"},
                             {"--max-cudagraph-capture-size", "64"}},
                            VllmSettings{});
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->cudagraph_mode, "PIECEWISE");
   EXPECT_EQ(s->max_cudagraph_capture_size, 64);
-  EXPECT_EQ(s->compilation_keys_not_modelled, std::vector<std::string>{"level"});
+  EXPECT_EQ(s->compilation_mode, 3);  // "level" (or "mode"): the compilation mode
+  EXPECT_EQ(s->compilation_keys_not_modelled, std::vector<std::string>{"custom_ops"});
+  EXPECT_EQ(vllm::ReadFlags({{cc, R"({"mode": "none"})"}}, VllmSettings{})->compilation_mode, 0);
+  EXPECT_EQ(vllm::ReadFlags({{cc, "0"}}, VllmSettings{})->compilation_mode, 0);
+  EXPECT_NE(Error({{cc, R"({"mode": 7})"}}), "");
+  EXPECT_NE(Error({{cc, R"({"mode": "FAST"})"}}).find("invalid choice"), std::string::npos);
 }
 
 TEST(VllmFlags, CompilationConfigShortAndDottedForms) {

@@ -16,6 +16,7 @@
 #include "engines/vllm/defaults.h"
 #include "engines/vllm/dflash.h"
 #include "engines/vllm/flags.h"
+#include "engines/vllm/lora.h"
 #include "engines/vllm/pipeline.h"
 #include "engines/vllm/refusals.h"
 #include "engines/vllm/serve_flags.h"
@@ -218,6 +219,69 @@ bool AllReduceFusionRuns(const GpuSpec& gpu, const VllmSettings& s, const vllm::
   return cc == "9.0" || cc.rfind("10.", 0) == 0;
 }
 
+// torch.compile and the CUDA graphs vLLM resolves for V1 from --enforce-eager, -O and
+// --compilation-config (config/vllm.py VllmConfig.__post_init__).
+struct Compilation {
+  bool compiles = true;      // the profile run compiles (CompilationMode other than NONE)
+  std::string graph_mode;    // CUDAGraphMode: NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, ...
+  bool fusion_passes = true; // the -O2/-O3 fusion passes (fuse_allreduce_rms) can run
+  std::string why;           // what decided it, for the notes ("" where nothing was given)
+};
+Compilation ResolveCompilation(const vllm::Rules& rules, const VllmSettings& s) {
+  Compilation c;
+  const char* const release_default =
+      rules.full_and_piecewise_graphs ? "FULL_AND_PIECEWISE" : "PIECEWISE";
+  if (s.v0_engine) {
+    // The V0 model runner captures its own graphs unless --enforce-eager, whatever the level.
+    c.graph_mode = s.enforce_eager ? "NONE" : "PIECEWISE";
+    return c;
+  }
+  if (s.enforce_eager) {
+    // "Enforce eager set, overriding optimization level to -O0": mode NONE and cudagraph_mode
+    // NONE whatever was asked (v0.12+; before, enforce_eager turned the graphs off and the
+    // compile with them).
+    c = {false, "NONE", false, "--enforce-eager"};
+    return c;
+  }
+  int mode = 3;
+  if (rules.optimization_levels) {
+    // PR #26847: OPTIMIZATION_LEVEL_TO_CONFIG fills only what the user left unset; the mode is
+    // VLLM_COMPILE above O0, NONE at O0.
+    const int level = s.optimization_level >= 0 ? s.optimization_level : 2;
+    mode = s.compilation_mode >= 0 ? s.compilation_mode : level > 0 ? 3 : 0;
+    c.graph_mode = !s.cudagraph_mode.empty() ? s.cudagraph_mode
+                   : level == 0              ? "NONE"
+                   : level == 1              ? "PIECEWISE"
+                                             : "FULL_AND_PIECEWISE";
+    c.fusion_passes = level >= 2 && mode == 3;
+    if (s.optimization_level >= 0) c.why = fmt::format("-O{}", level);
+    if (s.compilation_mode >= 0) {
+      c.why += (c.why.empty() ? "" : ", ") + fmt::format("compilation mode {}", mode);
+    }
+    // "Cudagraph mode ... is not compatible with compilation mode ... Overriding to NONE."
+    if ((c.graph_mode == "PIECEWISE" || c.graph_mode == "FULL_AND_PIECEWISE") && mode != 3) {
+      c.graph_mode = "NONE";
+      c.why += (c.why.empty() ? "" : ", ") +
+               std::string("piecewise graphs need compilation mode 3 (VLLM_COMPILE)");
+    }
+  } else {
+    // Before v0.12 -O N is --compilation-config's level N (PR #10437); V1 captures graphs by
+    // default only at level 3, PIECEWISE (v0.10 gpu_model_runner.py use_cuda_graph; v0.11
+    // VllmConfig.__post_init__: cudagraph_mode NONE unless the level is PIECEWISE).
+    mode = s.compilation_mode >= 0    ? s.compilation_mode
+           : s.optimization_level >= 0 ? s.optimization_level
+                                       : 3;
+    c.graph_mode = !s.cudagraph_mode.empty() ? s.cudagraph_mode
+                   : mode == 3               ? release_default
+                                             : "NONE";
+    if (s.compilation_mode >= 0 || s.optimization_level >= 0) {
+      c.why = fmt::format("compilation level {}", mode);
+    }
+  }
+  c.compiles = mode != 0;
+  return c;
+}
+
 std::string ReleaseText(int v) { return fmt::format("{}.{}", v / 10000, (v / 100) % 100); }
 
 // The flags of a command ServeCommand wrote (`--name`, as written before any `=`): after the
@@ -391,6 +455,17 @@ struct Run {
   // sampler warm-up, no graph estimate before v0.29 and no pipeline receive buffer (made at load).
   // A first compiled start compiles inside the profile and the plan charges V1's profile for it.
   bool v2_profile = false;
+  // What vLLM resolves from --enforce-eager, -O and --compilation-config (ResolveCompilation):
+  // whether the profile run compiles with torch.compile, the CUDA-graph mode, and whether the
+  // all-reduce + RMSNorm fusion pass is on (-O2 and -O3 under VLLM_COMPILE).
+  bool compiles = true;
+  std::string graph_mode;
+  std::string graph_why;
+  bool fusion_passes = true;
+  // --enable-lora: the slots' buffers (made at load, inside r.weights) and the profile's
+  // shrink buffer (inside the forward).
+  uint64_t lora = 0;
+  uint64_t lora_profile = 0;
   KvCacheOptions ko;
   uint64_t available = 0;
   StageActivation act;  // the profile run of the planned stage
@@ -463,12 +538,60 @@ Status ResolveSettings(Run& r) {
   // the forward's), but a first start compiles inside the profile run and paid about 1 GiB more
   // there (1.18 GiB), about what V1's charges give; the plan keeps V1's charges
   // (docs/engines/vllm.md, "Model runner V2").
+  // LoRA sizes without --enable-lora: LoRAConfig is not made (EngineArgs.create_lora_config
+  // returns None), so they change nothing.
+  const bool lora_sizes = s.max_loras != 1 || s.max_lora_rank != 16 || s.max_cpu_loras > 0 ||
+                          s.lora_dtype != "auto" || s.fully_sharded_loras ||
+                          s.lora_extra_vocab_size >= 0;
+  if (!s.enable_lora && lora_sizes) {
+    plan.without_effect.push_back("--max-loras, --max-lora-rank, --max-cpu-loras, --lora-dtype, "
+                                  "--fully-sharded-loras: vLLM makes no LoRA slots without "
+                                  "--enable-lora");
+  }
+  if (s.enable_lora && s.fully_sharded_loras && s.max_lora_rank % s.tensor_parallel_size != 0) {
+    return Invalid(fmt::format(
+        "--fully-sharded-loras: --max-lora-rank {} is not divisible by --tensor-parallel-size {} "
+        "(vLLM's divide() in create_lora_weights asserts it)",
+        s.max_lora_rank, s.tensor_parallel_size));
+  }
+  if (s.enable_lora && s.max_cpu_loras > 0) {
+    plan.notes.push_back(fmt::format("--max-cpu-loras {}: adapters cached in host memory, no GPU "
+                                     "memory",
+                                     s.max_cpu_loras));
+  }
+  const Compilation comp = ResolveCompilation(r.rules, s);
+  r.compiles = comp.compiles;
+  r.graph_mode = comp.graph_mode;
+  r.graph_why = comp.why;
+  r.fusion_passes = comp.fusion_passes;
+  if (s.optimization_level >= 0 && !s.v0_engine) {
+    plan.notes.push_back(
+        r.rules.optimization_levels
+            ? fmt::format("-O{}: vLLM's optimization level (config/vllm.py, PR #26847): {}, "
+                          "CUDA graphs {}{}",
+                          s.optimization_level,
+                          comp.compiles ? "torch.compile runs in the profile run"
+                                        : "no torch.compile",
+                          comp.graph_mode,
+                          s.enforce_eager ? " (--enforce-eager overrides it to -O0)" : "")
+            : fmt::format("-O{}: before vLLM 0.12 -O is --compilation-config's level (PR "
+                          "#10437): {}, CUDA graphs {}{}",
+                          s.optimization_level,
+                          comp.compiles ? "torch.compile runs in the profile run"
+                                        : "no torch.compile",
+                          comp.graph_mode,
+                          s.enforce_eager ? " (--enforce-eager turns both off)" : ""));
+  } else if (s.optimization_level >= 0) {
+    plan.without_effect.push_back(fmt::format(
+        "-O{}: the V0 engine captures its own CUDA graphs whatever the compilation level",
+        s.optimization_level));
+  }
   const bool quantized = r.spec.quant.method != QuantMethod::kNone || !s.quantization.empty();
   const bool v2_default = vllm::ModelRunnerV2ByDefault(r.rules, r.spec.architecture,
                                                        r.spec.CountMoeLayers() > 0, quantized);
   if (!s.v0_engine && (s.use_v2_model_runner == 1 || (s.use_v2_model_runner < 0 && v2_default))) {
     r.graphs_outside_budget = version < 2900;
-    r.v2_profile = s.enforce_eager || s.compile_cache_warm;
+    r.v2_profile = !r.compiles || s.compile_cache_warm;
     const std::string arch = r.spec.architecture.empty() ? "this model" : r.spec.architecture;
     plan.notes.push_back(fmt::format(
         "{}: {}{}",
@@ -481,8 +604,9 @@ Status ResolveSettings(Run& r) {
             ? "the plan charges model runner V1's profile run (V2's source charges less, what a "
               "start with a warm torch.compile cache pays; a first start compiles during the "
               "profile and the published ones paid about what V1's charges give)"
-            : s.enforce_eager
-            ? "with --enforce-eager nothing is compiled, so the plan charges V2's own profile run"
+            : !r.compiles
+            ? fmt::format("with {} nothing is compiled, so the plan charges V2's own profile run",
+                          s.enforce_eager ? "--enforce-eager" : r.graph_why)
             : "with a warm torch.compile cache the profile compiles nothing, so the plan charges "
               "V2's own profile run",
         r.graphs_outside_budget ? "; before v0.29 V2 reserves no CUDA-graph memory, so it "
@@ -632,6 +756,36 @@ void Startup(Run& r) {
 }
 
 // Stage 1: load. Weights per rank and the load transient.
+// --enable-lora's slots on one rank (lora.h): the buffers, what the release leaves unmodelled,
+// and the profile's shrink buffer.
+void LoraSlots(Run& r) {
+  const VllmSettings& s = r.s;
+  vllm::LoraOptions o;
+  o.max_loras = s.max_loras;
+  o.max_lora_rank = s.max_lora_rank;
+  o.tensor_parallel_size = s.tensor_parallel_size;
+  o.fully_sharded = s.fully_sharded_loras;
+  o.dtype_bytes = s.lora_dtype == "auto" ? r.act_bytes : 2;
+  o.batched_tokens = static_cast<uint64_t>(s.max_num_batched_tokens);
+  const vllm::LoraSlots slots = vllm::LoraSlotBytes(r.spec, o, r.rules);
+  r.lora = slots.total();
+  r.lora_profile = slots.profile_bytes;
+  r.g.lora_bytes = r.lora;
+  r.g.explain.push_back(
+      {"lora", r.lora,
+       fmt::format("--max-loras {} x --max-lora-rank {} slots{}: {}", s.max_loras,
+                   s.max_lora_rank, s.fully_sharded_loras ? " (fully sharded)" : "",
+                   slots.formula)});
+  for (const std::string& n : slots.not_modelled) {
+    r.plan.notes.push_back("--enable-lora: " + n + " are not modelled");
+    r.plan.not_counted.push_back("LoRA: " + n);
+  }
+  r.plan.notes.push_back(fmt::format(
+      "--enable-lora: {} of adapter slots per GPU, made at load with the weights (vLLM's "
+      "\"Model loading took\" includes them); the profile run adds {} of LoRA shrink buffers",
+      FormatBytes(r.lora), FormatBytes(r.lora_profile)));
+}
+
 Status Load(Run& r) {
   const VllmSettings& s = r.s;
   const GpuSpec& gpu = r.gpu;
@@ -782,9 +936,13 @@ Status Load(Run& r) {
   // --cpu-offload-gb is GiB: UVAOffloadConfig / set_cpu_offload_max_bytes(int(gb * 1024**3)).
   const uint64_t offload = static_cast<uint64_t>(s.cpu_offload_gb * static_cast<double>(kGiB));
   weights = weights > offload ? weights - offload : 0;
-  r.weights = weights;
   r.g.weights_bytes = weights;
-  r.g.load_peak_bytes = weights + w->transient_bytes;
+  // --enable-lora: the slots' buffers, made after the weights are loaded and post-processed
+  // (the load transient is gone by then) and inside the load's DeviceMemoryProfiler, so vLLM's
+  // "Model loading took" and the KV budget count them with the weights.
+  if (s.enable_lora) LoraSlots(r);
+  r.weights = weights + r.lora;
+  r.g.load_peak_bytes = weights + std::max(w->transient_bytes, r.lora);
   r.g.explain.push_back(
       {"weights", weights,
        fmt::format("checkpoint tensors sharded for TP {} ({} kernel){}{}", r.tp, w->kernel,
@@ -806,11 +964,13 @@ Status Load(Run& r) {
   if (r.plan.fits && r.g.load_peak_bytes > r.free_at_start) {
     r.Fail(Stage::kLoad,
            fmt::format("CUDA out of memory while loading weights: the load needs {} per GPU ({} of "
-                       "weights + {} transient) but {} is free. --gpu-memory-utilization does not "
+                       "weights + {} {}) but {} is free. --gpu-memory-utilization does not "
                        "help a load-time OOM; use more tensor parallelism, a smaller quantization, "
                        "or --cpu-offload-gb.",
                        FormatBytes(r.g.load_peak_bytes), FormatBytes(weights),
-                       FormatBytes(w->transient_bytes), FormatBytes(r.free_at_start)));
+                       FormatBytes(std::max(w->transient_bytes, r.lora)),
+                       r.lora > w->transient_bytes ? "of LoRA slots" : "transient",
+                       FormatBytes(r.free_at_start)));
   }
   return Status::Ok();
 }
@@ -1032,6 +1192,7 @@ StageActivation PipelineStageActivation(const Run& r, uint64_t mnbt, uint64_t sa
   st.layers = r.spec.layers.size();
   st.forward = ForwardActivation(r.spec, mnbt, r.tp, s.enable_expert_parallel, dp, r.rules,
                                  r.act_bytes, 0, st.layers);
+  st.forward += r.lora_profile;  // the dummy LoRAs' shrink buffers (LoraSlots)
   if (r.draft != nullptr && st.samples) {
     // profile_run then runs the drafter's dummy forward over the same tokens, after the
     // target's activations are freed (gpu_model_runner.py _dummy_run -> drafter.dummy_run,
@@ -1178,8 +1339,10 @@ void Profile(Run& r) {
   const bool v1_tp = r.tp > 1 && !r.nccl_in_budget && !s.v0_engine;
   const bool custom_ar =
       !s.disable_custom_all_reduce && CustomAllReduceRuns(r.gpu, s.tensor_parallel_size);
-  const bool workspaces =
-      custom_ar && r.rules.tp_profile_workspaces && AllReduceFusionRuns(r.gpu, s, r.rules);
+  // -O0/-O1 and --enforce-eager (which sets -O0) leave fuse_allreduce_rms off
+  // (OPTIMIZATION_LEVEL_00/01), and without graphs nothing is profiled for them.
+  const bool workspaces = custom_ar && r.rules.tp_profile_workspaces && r.fusion_passes &&
+                          AllReduceFusionRuns(r.gpu, s, r.rules);
   const uint64_t all_reduce =
       v1_tp ? kNcclLazyBuffers + (workspaces ? kTpProfileWorkspaces : 0) : 0;
   const uint64_t base = s.v0_engine || r.rules.nccl_in_budget ? kNonTorchBase : kNonTorchBaseV1;
@@ -1206,6 +1369,9 @@ void Profile(Run& r) {
                              : !r.rules.tp_profile_workspaces
                                  ? std::string(" (before v0.17 no all-reduce workspace grows in "
                                                "the profile)")
+                             : !r.fusion_passes
+                                 ? std::string(" (no all-reduce fusion workspace: the fusion "
+                                               "passes run at -O2 and -O3 only)")
                              : !workspaces
                                  ? std::string(" (no all-reduce fusion workspace: it runs on "
                                                "compute capability 9.0 and 10.x only" +
@@ -1254,10 +1420,7 @@ void SizeCudaGraphs(Run& r) {
     // only (n = requests x q for up to max_num_seqs requests), FULL_AND_PIECEWISE both.
     // Without the key: the release's default (FULL_AND_PIECEWISE from v0.11; V0 and v0.10
     // capture one graph per size).
-    const std::string mode = s.v0_engine            ? "PIECEWISE"
-                             : !s.cudagraph_mode.empty() ? s.cudagraph_mode
-                             : r.rules.full_and_piecewise_graphs ? "FULL_AND_PIECEWISE"
-                                                                 : "PIECEWISE";
+    const std::string& mode = r.graph_mode;
     auto is_decode = [&](int64_t n) { return n >= q && n <= s.max_num_seqs * q; };
     const int64_t decode =
         static_cast<int64_t>(std::count_if(sizes.begin(), sizes.end(), is_decode));
@@ -1266,6 +1429,10 @@ void SizeCudaGraphs(Run& r) {
                      : mode == "FULL_AND_PIECEWISE"
                          ? static_cast<int64_t>(sizes.size()) + decode
                          : static_cast<int64_t>(sizes.size());
+    // LoRA: separate graphs with and without active adapters (cudagraph_specialize_lora,
+    // default True; v1/cudagraph_dispatcher.py keys each batch descriptor by has_lora).
+    const bool lora_twice = s.enable_lora && r.rules.lora_graphs_specialized;
+    if (lora_twice) graphs *= 2;
     int64_t max_capture = sizes.empty() || graphs == 0 ? 0 : sizes.back();
     if (mode == "FULL_DECODE_ONLY") {
       max_capture = 0;
@@ -1288,9 +1455,11 @@ void SizeCudaGraphs(Run& r) {
                                 static_cast<uint64_t>(graphs) * per_graph;
     r.g.explain.push_back(
         {"cudagraph", r.graph,
-         fmt::format("{} graphs over {} capture sizes up to {} ({}): activations of the "
+         fmt::format("{} graphs over {} capture sizes up to {} ({}{}): activations of the "
                      "largest + {} x {}{}",
-                     graphs, sizes.size(), max_capture, mode, graphs, FormatBytes(per_graph),
+                     graphs, sizes.size(), max_capture, mode,
+                     lora_twice ? ", with and without active LoRA adapters" : "", graphs,
+                     FormatBytes(per_graph),
                      moe_layers ? fmt::format(" ({} + {} MoE layers x {})",
                                               FormatBytes(kGraphBytesPerGraph), moe_layers,
                                               FormatBytes(kGraphBytesPerMoeLayer))
@@ -1493,8 +1662,12 @@ std::vector<StageLine> StageLines(const Run& r) {
       {Stage::kStartup,
        fmt::format("CUDA context {}, {} requested", FormatBytes(g.cuda_context_bytes),
                    FormatBytes(g.budget_bytes))},
-      {Stage::kLoad, fmt::format("weights {}, load peak {}", FormatBytes(g.weights_bytes),
-                                 FormatBytes(g.load_peak_bytes))},
+      {Stage::kLoad,
+       g.lora_bytes > 0
+           ? fmt::format("weights {} + LoRA slots {}, load peak {}", FormatBytes(g.weights_bytes),
+                         FormatBytes(g.lora_bytes), FormatBytes(g.load_peak_bytes))
+           : fmt::format("weights {}, load peak {}", FormatBytes(g.weights_bytes),
+                         FormatBytes(g.load_peak_bytes))},
       {Stage::kProfile,
        fmt::format("activation peak {}, non-torch {}", FormatBytes(g.activation_peak_bytes),
                    FormatBytes(g.non_torch_bytes))},
@@ -1502,9 +1675,12 @@ std::vector<StageLine> StageLines(const Run& r) {
        fmt::format("available {}, one {}-token request needs {}", FormatBytes(g.kv_cache_bytes),
                    GroupDigits(static_cast<uint64_t>(r.plan.max_model_len)),
                    FormatBytes(r.plan.kv_needed_bytes))},
-      {Stage::kCudaGraph, r.s.enforce_eager
-                              ? std::string("none (--enforce-eager)")
-                              : fmt::format("graph pool {}", FormatBytes(g.cudagraph_bytes))},
+      {Stage::kCudaGraph,
+       r.s.enforce_eager ? std::string("none (--enforce-eager)")
+       : r.graph_mode == "NONE" && !r.s.v0_engine
+           ? fmt::format("none (cudagraph_mode NONE{})",
+                         r.graph_why.empty() ? "" : ": " + r.graph_why)
+           : fmt::format("graph pool {}", FormatBytes(g.cudagraph_bytes))},
   };
 }
 

@@ -980,20 +980,27 @@ TEST(Vllm, SpeculativeTokensScaleTheCaptureSizes) {
 
 // The compilation config's CUDA-graph keys: 24 sequences at v0.22 capture 1, 2, 4, 8 to 48 by
 // 8 (9 sizes; 48 = 2 x 24) and full decode graphs of 1 to 24 requests (6 of the 9).
-std::string ModeFormula(const std::string& json, int64_t max_capture = 0) {
+// The graph formula under `flags` at `version` ("": the newest), Qwen3.5-35B-A3B on an H100 at
+// 24 sequences; "no graphs" without a graph line (--enforce-eager).
+std::string LevelFormula(const FlagValues& flags, const std::string& version = "") {
   VllmSettings s;
+  s.version = version;
   s.max_model_len = 8192;
   s.max_num_seqs = 24;
-  FlagValues f = {{"--compilation-config", json}};
-  if (max_capture > 0) f.emplace_back("--max-cudagraph-capture-size", std::to_string(max_capture));
-  auto r = vllm::ReadFlags(f, s);
+  auto r = vllm::ReadFlags(flags, s);
   if (!r.ok()) return r.status().ToString();
   auto p = PlanVllm(Catalog("qwen3.5-35b-a3b"), Gpu("h100"), *r);
   if (!p.ok()) return p.status().ToString();
   for (const Explained& e : p->gpus[0].explain) {
     if (e.name == "cudagraph") return e.formula;
   }
-  return "";
+  return "no graphs";
+}
+
+std::string ModeFormula(const std::string& json, int64_t max_capture = 0) {
+  FlagValues f = {{"--compilation-config", json}};
+  if (max_capture > 0) f.emplace_back("--max-cudagraph-capture-size", std::to_string(max_capture));
+  return LevelFormula(f);
 }
 
 TEST(Vllm, CompilationConfigChoosesTheGraphs) {
@@ -1017,6 +1024,70 @@ TEST(Vllm, CompilationConfigChoosesTheGraphs) {
   // A bare level (releases before 0.11) sets no graph key.
   has(ModeFormula("3"), "15 graphs over 9 capture sizes up to 48");
 }
+
+// -O N from v0.12 (PR #26847, config/vllm.py OPTIMIZATION_LEVEL_00..03): O0 no graphs, O1
+// PIECEWISE, O2 (the default) and O3 FULL_AND_PIECEWISE; an explicit cudagraph_mode wins, a
+// piecewise mode without compilation is NONE, --enforce-eager wins over everything.
+TEST(Vllm, OptimizationLevelsChooseTheGraphs) {
+  auto has = [](const std::string& formula, const std::string& part) {
+    EXPECT_NE(formula.find(part), std::string::npos) << formula;
+  };
+  const std::string v = "0.22";
+  has(LevelFormula({{"--optimization-level", "0"}}, v), "0 graphs over 9");
+  has(LevelFormula({{"--optimization-level", "1"}}, v), "9 graphs over 9 capture sizes up to 48 "
+                                                        "(PIECEWISE)");
+  has(LevelFormula({{"--optimization-level", "2"}}, v), "15 graphs over 9");
+  has(LevelFormula({{"--optimization-level", "3"}}, v), "15 graphs over 9");
+  has(LevelFormula({{"--optimization-level", "0"},
+                    {"--compilation-config", R"({"cudagraph_mode": "FULL"})"}},
+                   v),
+      "9 graphs over 9 capture sizes up to 48 (FULL)");
+  has(LevelFormula({{"--optimization-level", "1"}, {"--compilation-config", R"({"mode": 0})"}},
+                   v),
+      "0 graphs over 9");
+  has(LevelFormula({{"--optimization-level", "3"}, {"--enforce-eager", ""}}, v), "no graphs");
+  // Before v0.12, -O N is the compilation level: graphs only at level 3 (the default).
+  has(LevelFormula({{"--optimization-level", "3"}}, "0.11"), "15 graphs over 9");
+  has(LevelFormula({{"--optimization-level", "1"}}, "0.11"), "0 graphs over 9");
+  has(LevelFormula({{"--compilation-config", R"({"level": 0})"}}, "0.11"), "0 graphs over 9");
+  EXPECT_NE(LevelFormula({{"--optimization-level", "4"}}, v).find("expected 0 to 3"),
+            std::string::npos);
+}
+
+// -O0 compiles nothing: on model runner V2 (Qwen3-8B at v0.22) the plan charges V2's own
+// profile run, as with --enforce-eager; the graph pool is gone and the KV memory grows by it.
+// -O1 keeps the compile but not the all-reduce fusion.
+TEST(Vllm, OptimizationLevelZeroProfilesLikeEnforceEager) {
+  VllmSettings s;
+  s.version = "0.22";
+  s.max_model_len = 8192;
+  auto o2 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
+  VllmSettings eager = s;
+  eager.enforce_eager = true;
+  auto e = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), eager);
+  VllmSettings zero = s;
+  zero.optimization_level = 0;
+  auto z = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), zero);
+  ASSERT_TRUE(o2.ok() && e.ok() && z.ok());
+  EXPECT_EQ(z->gpus[0].activation_peak_bytes, e->gpus[0].activation_peak_bytes);
+  EXPECT_LT(z->gpus[0].activation_peak_bytes, o2->gpus[0].activation_peak_bytes);
+  EXPECT_EQ(z->gpus[0].cudagraph_bytes, 0u);
+  EXPECT_EQ(z->gpus[0].kv_cache_bytes, e->gpus[0].kv_cache_bytes);
+  EXPECT_NE(z->command.find(" -O0"), std::string::npos) << z->command;
+  bool noted = false;
+  for (const std::string& n : z->notes) noted |= n.find("with -O0 nothing is compiled") != n.npos;
+  EXPECT_TRUE(noted);
+  // The all-reduce + RMSNorm fusion runs at -O2 and -O3 only (OPTIMIZATION_LEVEL_01 sets
+  // fuse_allreduce_rms False), so -O1 on two H100s charges no fusion workspace.
+  VllmSettings tp2 = s;
+  tp2.tensor_parallel_size = 2;
+  auto tp2_o2 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), tp2);
+  tp2.optimization_level = 1;
+  auto tp2_o1 = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), tp2);
+  ASSERT_TRUE(tp2_o1.ok() && tp2_o2.ok());
+  EXPECT_EQ(tp2_o2->gpus[0].non_torch_bytes - tp2_o1->gpus[0].non_torch_bytes, 1536ull << 20);
+}
+
 
 TEST(Vllm, CompilationConfigFewerGraphsLeaveMoreKv) {
   VllmSettings s;

@@ -61,6 +61,10 @@ Rules RulesFor(int release) {
   r.capture_step16_from_256 = r.release >= 1101;
   r.capture_to_512_by_tokens = release >= kFirstV1Default && release < 902;  // 0.8.0 to 0.9.1
   r.capture_sizes_per_decode_query = r.release >= 1300;
+  r.optimization_levels = r.release >= 1200;
+  r.lora_extra_vocab = r.release < 1200;
+  r.lora_graphs_specialized = r.release >= 1100;
+  r.qwen3_lora_embeddings = r.release >= 1600;
   r.fused_moe_chunk_tokens = r.release >= 1100 ? 16384 : 32768;
   r.sampler_sorts = r.release >= 1101 && r.release < 1700;
   r.sampler_triton = r.release >= 1700 && r.release < 2100;

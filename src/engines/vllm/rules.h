@@ -90,6 +90,20 @@ struct Rules {
   // FULL decode graphs cover uniform batches of up to max_num_seqs x (1 + k) tokens
   // (v1/cudagraph_dispatcher.py initialize_cudagraph_keys); before, max_num_seqs x 2.
   bool capture_sizes_per_decode_query = true;
+  // -O / --optimization-level (PR #26847, merged in the week to 2025-11-28, first in v0.12.0;
+  // config/vllm.py OptimizationLevel, OPTIMIZATION_LEVEL_00..03): -O0 no torch.compile and no
+  // CUDA graphs, -O1 compiled with PIECEWISE graphs, -O2 (the default) and -O3
+  // FULL_AND_PIECEWISE. Before it -O was --compilation-config's short name (PR #10437, v0.6.5):
+  // -O N set the compilation level N, and V1 captured graphs only at level 3 (PIECEWISE).
+  bool optimization_levels = true;
+  // LoRA (vllm/lora/): the extra vocabulary rows (--lora-extra-vocab-size, default 256) until
+  // PRs #28382 and #28545 removed them (2025-11-11/12, taken as v0.12); separate CUDA graphs with
+  // and without active adapters (CompilationConfig.cudagraph_specialize_lora, default True, in
+  // the source of the 0.10.2 line; from 0.11 here, 0.10's rules keep one set); Qwen3's embedding
+  // and LM head wrapped from PR #29816 (merged 2026-02-06, v0.16).
+  bool lora_extra_vocab = false;
+  bool lora_graphs_specialized = true;
+  bool qwen3_lora_embeddings = true;
   // MoE (fused_moe/fused_moe.py VLLM_FUSED_MOE_CHUNK_SIZE).
   uint64_t fused_moe_chunk_tokens = 16384;  // 32768 before v0.11, 65536 before v0.6
   // Marlin kernels on Turing (PRs #29901, #31008; v0.14): the floor of awq_marlin, gptq_marlin,

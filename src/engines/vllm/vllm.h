@@ -82,6 +82,23 @@ struct VllmOptions : EngineOptions {
   int64_t max_cudagraph_capture_size = 0;
   bool max_capture_from_flag = false;  // --max-cudagraph-capture-size given
   std::vector<std::string> compilation_keys_not_modelled;
+  // -O N / --optimization-level N (-1: not given). From v0.12 vLLM's optimization level
+  // (Rules::optimization_levels; default 2); before, -O was --compilation-config's short name
+  // and N the compilation level, which the plan reads as compilation_mode.
+  int optimization_level = -1;
+  // The compilation mode (level before v0.11.1) of --compilation-config's "mode" or "level"
+  // key or a bare number (-1: not given): 0 no torch.compile, 3 vLLM's piecewise compile.
+  int compilation_mode = -1;
+  // --enable-lora and its sizes (vllm/config/lora.py LoRAConfig): adapter slots on the GPU,
+  // their largest rank, CPU-cached adapters (host memory only), the buffers' dtype ("auto": the
+  // model's), and --fully-sharded-loras.
+  bool enable_lora = false;
+  int64_t max_loras = 1;
+  int64_t max_lora_rank = 16;
+  int64_t max_cpu_loras = 0;
+  std::string lora_dtype = "auto";
+  bool fully_sharded_loras = false;
+  int64_t lora_extra_vocab_size = -1;   // --lora-extra-vocab-size (releases before 0.12)
   // VLLM_PP_LAYER_PARTITION as given ("16,32": decoder layers per pipeline stage; "": vLLM's
   // default split, see engines/vllm/pipeline.h).
   std::string pp_layer_partition;
