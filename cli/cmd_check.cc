@@ -219,7 +219,9 @@ std::string ModelAsSuggestion(const std::string& path) {
 std::string DownloadedModelHint(const Engine& engine, const std::string& model) {
   if (engine.name == "ollama" && model.find('/') == std::string::npos &&
       !model.ends_with(".gguf")) {
-    const std::string near = NearestOllamaLibraryNames(model, 3);
+    // A NAME:TAG's own error names the nearest already (vramfit/ollama_library.h).
+    const std::string near =
+        model.find(':') == std::string::npos ? NearestOllamaLibraryNames(model, 3) : "";
     return fmt::format(
         " (\"{}\" is an Ollama library name, which vramfit does not download: give the GGUF "
         "file Ollama pulled, the blob on the FROM line of `ollama show --modelfile {}` (under "

@@ -114,8 +114,9 @@ TEST(GgufTensorType, Q4KSSeventyBAndEightExperts) {
   GgufQuantModel big = m;
   big.n_layer = 80;
   big.type_70b = true;
-  EXPECT_EQ(Type(big, GgufFtype::kQ4_K_M, "blk.12.attn_v.weight", {1024, 8192}), Dtype::kQ5_K);
-  EXPECT_EQ(Type(big, GgufFtype::kQ4_K_M, "blk.14.attn_v.weight", {1024, 8192}), Dtype::kQ6_K);
+  // 80 layers: n/8 = 10; layer 11 is (11 - 10) % 3 = 1, layer 12 is 2 (more bits).
+  EXPECT_EQ(Type(big, GgufFtype::kQ4_K_M, "blk.11.attn_v.weight", {1024, 8192}), Dtype::kQ5_K);
+  EXPECT_EQ(Type(big, GgufFtype::kQ4_K_M, "blk.12.attn_v.weight", {1024, 8192}), Dtype::kQ6_K);
   GgufQuantModel mixtral = m;
   mixtral.n_expert = 8;
   EXPECT_EQ(Type(mixtral, GgufFtype::kQ4_K_M, "blk.5.attn_v.weight", {1024, 4096}),
@@ -155,8 +156,10 @@ TEST(SynthesizeGguf, ReadsBackAsTheModel) {
   std::map<std::string, Dtype> types;
   for (const TensorInfo& t : f->tensors) types[t.name] = t.dtype;
   EXPECT_EQ(types.at("blk.0.ffn_gate_exps.weight"), Dtype::kQ4_K);
-  EXPECT_EQ(types.at("blk.0.ffn_down_exps.weight"), Dtype::kQ6_K);  // layer 0: more bits
-  EXPECT_EQ(types.at("blk.1.ffn_down_exps.weight"), Dtype::kQ4_K);  // (1 - 0) % 3 != 2
+  // 4 layers: n/8 = 0 and 7n/8 = 3, so layer 3 and (i - 0) % 3 == 2 (layer 2) get more bits.
+  EXPECT_EQ(types.at("blk.0.ffn_down_exps.weight"), Dtype::kQ4_K);
+  EXPECT_EQ(types.at("blk.2.ffn_down_exps.weight"), Dtype::kQ6_K);
+  EXPECT_EQ(types.at("blk.3.ffn_down_exps.weight"), Dtype::kQ6_K);
   EXPECT_EQ(types.at("blk.0.ffn_gate_inp.weight"), Dtype::kF32);
   EXPECT_EQ(types.at("blk.0.attn_k_norm.weight"), Dtype::kF32);
   EXPECT_EQ(types.at("output.weight"), Dtype::kQ6_K);
