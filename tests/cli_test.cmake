@@ -491,12 +491,13 @@ run_err(gpu_list 2 "cards are separated by commas, one per vLLM pipeline stage"
         plan qwen3-8b --gpu 4090+3090)
 run_err(gpu_list_count 2 "--gpu names 2 cards, but the deployment has 1 pipeline stage"
         plan qwen3-8b --gpu 4090,3090)
-# Models only a downloader resolves: an Ollama library name, a llama.cpp -hf repo read offline
-# (and Ollama's hf.co/ form of the same), each exit 2 saying what to pass instead.
-string(CONCAT re "\"qwen3:8b\" is an Ollama library name, which vramfit does not "
+# Models only a downloader resolves: an Ollama library name not in vramfit's table (the ones
+# in it plan their GGUF what-if, below), a llama.cpp -hf repo read offline (and Ollama's hf.co/
+# form of the same), each exit 2 saying what to pass instead.
+string(CONCAT re "\"phi4:14b\" is an Ollama library name, which vramfit does not "
                  "download: give the GGUF file Ollama pulled, the blob on the FROM line of "
-                 "`ollama show --modelfile qwen3:8b`")
-run_err(ollama_library 2 "${re}" check --gpu 4090 -- ollama run qwen3:8b)
+                 "`ollama show --modelfile phi4:14b`")
+run_err(ollama_library 2 "${re}" check --gpu 4090 -- ollama run phi4:14b)
 string(CONCAT re "Qwen/Qwen3-8B-GGUF.*llama.cpp's -hf downloads a .gguf file from the Hub: "
                  "without a network, give that file as -m FILE.gguf")
 run_err(llamacpp_hf_offline 2 "${re}"

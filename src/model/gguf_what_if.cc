@@ -389,12 +389,6 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
     if (f.ftype == ft) info = &f;
   }
   if (info == nullptr) return Status::InvalidArgument("not a modelled GGUF file type");
-  const bool mxfp4_source = base.quant.method == QuantMethod::kMxfp4;
-  if (base.quant.quantized() && !mxfp4_source) {
-    return Status::InvalidArgument(fmt::format(
-        "--as-quantized {}: the checkpoint is already quantized ({}); llama.cpp's converter "
-        "reads the unquantized model", info->name, QuantMethodName(base.quant.method)));
-  }
   std::string_view arch;
   for (const ArchOf& r : kArchOf) {
     if (r.family == base.family) arch = r.arch;
@@ -411,6 +405,12 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
         "--as-quantized {}: GGUF what-ifs lay out llama, mistral, mixtral, qwen2, qwen2_moe, "
         "qwen3, qwen3_moe, gemma2, gemma3 and gpt-oss models; this one is {} (plan a real "
         ".gguf file instead)", info->name, base.family.empty() ? "unknown" : base.family));
+  }
+  const bool mxfp4_source = base.quant.method == QuantMethod::kMxfp4;
+  if (base.quant.quantized() && !mxfp4_source) {
+    return Status::InvalidArgument(fmt::format(
+        "--as-quantized {}: the checkpoint is already quantized ({}); llama.cpp's converter "
+        "reads the unquantized model", info->name, QuantMethodName(base.quant.method)));
   }
   const bool moe = base.CountMoeLayers() > 0;
   if ((ft == GgufFtype::kMxfp4 || ft == GgufFtype::kMxfp4Moe) && !moe) {
