@@ -24,6 +24,7 @@
 #include "vramfit/engine.h"
 #include "vramfit/gpu.h"
 #include "vramfit/inspect.h"
+#include "vramfit/ollama_library.h"
 #include "vramfit/report.h"
 #include "vramfit/report_html.h"
 #include "vramfit/script.h"
@@ -225,11 +226,16 @@ std::string ModelAsSuggestion(const std::string& path) {
 std::string DownloadedModelHint(const Engine& engine, const std::string& model) {
   if (engine.name == "ollama" && model.find('/') == std::string::npos &&
       !model.ends_with(".gguf")) {
+    // A NAME:TAG's own error names the nearest already (vramfit/ollama_library.h).
+    const std::string near =
+        model.find(':') == std::string::npos ? NearestOllamaLibraryNames(model, 3) : "";
     return fmt::format(
         " (\"{}\" is an Ollama library name, which vramfit does not download: give the GGUF "
         "file Ollama pulled, the blob on the FROM line of `ollama show --modelfile {}` (under "
-        "~/.ollama/models/blobs/), or a Hub GGUF as hf.co/ORG/REPO:QUANT)",
-        model, model);
+        "~/.ollama/models/blobs/), or a Hub GGUF as hf.co/ORG/REPO:QUANT{})",
+        model, model,
+        near.empty() ? "" : "; the library names vramfit plans without a file nearest to it: " +
+                                near);
   }
   if (engine.name == "llamacpp" && model.find('/') != std::string::npos &&
       model.find('/') != 0 && !model.ends_with(".gguf")) {
@@ -331,7 +337,9 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   if (!gpus.ok()) return fail(gpus.status().message());
   if (Status s = ApplyStageGpus(*engine, *gpus, &*settings); !s.ok()) return fail(s.message());
   const GpuSpec* gpu = &gpus->front();
-  auto inv_model = InspectModel(cmd->model, ModelOptions());
+  InspectOptions model_options = ModelOptions();
+  model_options.ollama_names = engine->name == "ollama";  // `ollama run qwen3` is qwen3:latest
+  auto inv_model = InspectModel(cmd->model, model_options);
   if (!inv_model.ok()) {
     std::string hint;
     std::error_code ec;  // a path that is here but unreadable needs no hint about elsewhere
@@ -355,6 +363,7 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   if (!model.ok()) return fail(model.status().message());
   auto plan = (*model)->MakePlan(*gpu, *settings);
   if (!plan.ok()) return fail(plan.status().message());
+  plan->what_if = inv_model->what_if;
   auto advice = Advise(*engine, **model, *gpu, *settings, *plan);
   for (Advice& a : VariantAdvice(*engine, *inv_model, *gpu, *settings, *plan)) {
     advice.push_back(std::move(a));

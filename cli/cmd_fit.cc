@@ -144,6 +144,7 @@ std::function<int()> SetupFit(CLI::App* app) {
     }
     InspectOptions model_options = ModelOptions();
     if (Status s = ApplyWhatIfFlags(f->what_if, &model_options); !s.ok()) return fail(s);
+    model_options.ollama_names = engine.name == "ollama";
     auto inv = InspectModel(f->model, model_options);
     if (!inv.ok()) return fail(inv.status());
     NoteCatalogByName(f->model);

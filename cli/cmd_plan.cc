@@ -294,6 +294,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
     const GpuSpec* gpu = &gpus->front();
     InspectOptions model_options = ModelOptions();
     if (Status s = ApplyWhatIfFlags(f->what_if, &model_options); !s.ok()) return fail(s);
+    model_options.ollama_names = chosen->engine->name == "ollama";
     auto inv = InspectModel(f->model, model_options);
     if (!inv.ok()) return fail(inv.status());
     NoteCatalogByName(f->model);

@@ -509,12 +509,13 @@ run_err(gpu_list 2 "cards are separated by commas, one per vLLM pipeline stage"
         plan qwen3-8b --gpu 4090+3090)
 run_err(gpu_list_count 2 "--gpu names 2 cards, but the deployment has 1 pipeline stage"
         plan qwen3-8b --gpu 4090,3090)
-# Models only a downloader resolves: an Ollama library name, a llama.cpp -hf repo read offline
-# (and Ollama's hf.co/ form of the same), each exit 2 saying what to pass instead.
-string(CONCAT re "\"qwen3:8b\" is an Ollama library name, which vramfit does not "
+# Models only a downloader resolves: an Ollama library name not in vramfit's table (the ones
+# in it plan their GGUF what-if, below), a llama.cpp -hf repo read offline (and Ollama's hf.co/
+# form of the same), each exit 2 saying what to pass instead.
+string(CONCAT re "\"phi4:14b\" is an Ollama library name, which vramfit does not "
                  "download: give the GGUF file Ollama pulled, the blob on the FROM line of "
-                 "`ollama show --modelfile qwen3:8b`")
-run_err(ollama_library 2 "${re}" check --gpu 4090 -- ollama run qwen3:8b)
+                 "`ollama show --modelfile phi4:14b`")
+run_err(ollama_library 2 "${re}" check --gpu 4090 -- ollama run phi4:14b)
 string(CONCAT re "Qwen/Qwen3-8B-GGUF.*llama.cpp's -hf downloads a .gguf file from the Hub: "
                  "without a network, give that file as -m FILE.gguf")
 run_err(llamacpp_hf_offline 2 "${re}"
@@ -1432,3 +1433,36 @@ run(lines_plan_not_modelled 2 plan qwen3-8b --gpu 4090 --enable-lora-bias)
 if(NOT last_err MATCHES "unexpected argument\\(s\\): --enable-lora-bias")
   message(SEND_ERROR "lines_plan_not_modelled: '${last_err}'")
 endif()
+
+# GGUF what-ifs and Ollama library names: `--as-quantized q4_k_m` plans the GGUF file
+# llama.cpp's converter and quantizer would make; a library name plans that what-if of its
+# catalog model; a name not in the table keeps the download advice and lists the nearest.
+run(plan_llamacpp_gguf_what_if 0 plan qwen3-8b --engine llamacpp --gpu 4090
+    --as-quantized q4_k_m)
+if(NOT last_out MATCHES "what-if: GGUF Q4_K_M, a checkpoint synthesized"
+   OR NOT last_out MATCHES "model buffer 4.35 GiB: 36 of 36 layers")
+  message(SEND_ERROR "plan_llamacpp_gguf_what_if: '${last_out}'")
+endif()
+run(check_ollama_library 0 check --gpu rtx-4090 -- ollama run qwen3:32b)
+if(NOT last_out MATCHES "what-if: GGUF Q4_K_M of Ollama's qwen3:32b, the GGUF file llama.cpp"
+   OR NOT last_out MATCHES "offload 65/65 layers")
+  message(SEND_ERROR "check_ollama_library: '${last_out}'")
+endif()
+run(check_ollama_library_bare 0 check --gpu rtx-4090 -- ollama run qwen3)
+if(NOT last_out MATCHES "Ollama's qwen3:8b")
+  message(SEND_ERROR "check_ollama_library_bare: '${last_out}'")
+endif()
+run(plan_ollama_library_q8 0 plan qwen3:32b-q8_0 --engine ollama --gpu h100 --json)
+if(NOT last_out MATCHES "\"what_if\": \"GGUF Q8_0 of Ollama's qwen3:32b\"")
+  message(SEND_ERROR "plan_ollama_library_q8: '${last_out}'")
+endif()
+string(CONCAT re "not in vramfit's table of Ollama library names; nearest: qwen3:30b, "
+                 "qwen3:32b.*is an Ollama library name, which vramfit does not download")
+run_err(check_ollama_library_unknown 2 "${re}" check --gpu rtx-4090 -- ollama run qwen3:33b)
+run_err(check_ollama_library_unknown_bare 2
+        "which vramfit does not download.*nearest to it: [a-z]"
+        check --gpu rtx-4090 -- ollama run phi4)
+run_err(plan_gguf_what_if_bits 2 "a GGUF file type fixes its own types"
+        plan qwen3-8b --engine llamacpp --gpu 4090 --as-quantized q4_k_m --bits 4)
+run_err(plan_gguf_what_if_mla 2 "GGUF what-ifs lay out llama"
+        plan deepseek-v3 --engine llamacpp --gpu h100 --as-quantized q4_k_m)

@@ -31,11 +31,17 @@ struct InspectOptions {
   // (MakeWhatIfQuant), synthesized from its config and marked in Inventory::what_if. Default:
   // none.
   std::optional<WhatIfQuant> as_quantized;
+  // Read a bare NAME that is no path or id as the Ollama library's NAME:latest too (a
+  // NAME:TAG always is; vramfit/ollama_library.h). For commands that run Ollama. Default:
+  // false.
+  bool ollama_names = false;
 };
 
 // MODEL is a local directory, a .safetensors file, a config.json, a catalog id or a Hugging
 // Face Hub repo id "org/name[@revision]" (local paths win, then catalog ids; see ResolveModel).
-// Directories with only config.json, and catalog ids, give a synthesized inventory.
+// Directories with only config.json, and catalog ids, give a synthesized inventory. An
+// Ollama library name (qwen3:32b) gives the GGUF what-if of its catalog entry in the file
+// type its tag ships (vramfit/ollama_library.h).
 // Inventory::model is MODEL as given.
 Result<Inventory> InspectModel(std::string_view model, const InspectOptions& options);
 

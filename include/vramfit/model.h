@@ -211,18 +211,23 @@ struct ModelSpec {
 // A what-if quantization: the checkpoint a quantizer would write from an unquantized one, with
 // the quantizer's defaults for what it leaves unquantized (see src/model/what_if.cc).
 struct WhatIfQuant {
-  std::string method;        // awq | gptq | fp8 | w8a8 | nvfp4
+  std::string method;        // awq | gptq | fp8 | w8a8 | nvfp4, or a GGUF file type (q4_k_m)
   int bits = 0;              // 0: the method's default (awq, gptq, nvfp4: 4; fp8, w8a8: 8)
   int64_t group_size = -2;   // -2: the method's default (awq, gptq: 128); -1 or 0: per channel
   bool desc_act = false;     // GPTQ act-order (the layout is the same either way)
+  // A GGUF file type (q4_k_m, q4_k_s, q5_k_m, q6_k, q8_0, q4_0, f16, bf16, mxfp4_moe,
+  // mxfp4): the file llama.cpp's converter and quantizer would write, for llama.cpp and
+  // Ollama (src/model/gguf_what_if.h). method holds the type in lower case.
+  bool gguf = false;
 };
 
 // Reads --as-quantized METHOD with --bits, --group-size and --desc-act; checks the combination
-// (AutoAWQ packs only 4-bit, GPTQ 2/3/4/8, ...). Errors (kInvalidArgument) name the flag.
+// (AutoAWQ packs only 4-bit, GPTQ 2/3/4/8, ...). A GGUF file type ("q4_k_m", also written
+// "gguf:Q4_K_M") takes none of the three. Errors (kInvalidArgument) name the flag.
 Result<WhatIfQuant> MakeWhatIfQuant(std::string_view method, int bits, int64_t group_size,
                                     bool desc_act);
 
-// "AWQ 4-bit g128", "GPTQ 3-bit g128 desc_act", "FP8 block 128x128", ...
+// "AWQ 4-bit g128", "GPTQ 3-bit g128 desc_act", "FP8 block 128x128", "GGUF Q4_K_M", ...
 std::string WhatIfLabel(const WhatIfQuant& q);
 
 // The spec of `base` quantized by q's quantizer: base must be unquantized. The scheme is the

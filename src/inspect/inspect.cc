@@ -13,9 +13,11 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "model/gguf_spec.h"
+#include "model/gguf_what_if.h"
 #include "sources/checkpoint.h"
 #include "sources/gguf_read.h"
 #include "vramfit/catalog.h"
+#include "vramfit/ollama_library.h"
 
 namespace vramfit {
 namespace {
@@ -311,6 +313,48 @@ Result<Inventory> FromGguf(const ReadPlan& p) {
   return inv;
 }
 
+// The GGUF what-if of `read`: the header llama.cpp's converter and quantizer would write
+// (SynthesizeGguf), read back the way a GGUF file from disk is (ModelSpecFromGguf, the GGUF
+// audit), so that the llama.cpp and Ollama planners take it as they take a real file.
+Result<Inventory> GgufWhatIf(const Inventory& read, const WhatIfQuant& w) {
+  const GgufFtypeInfo* ft = FindGgufFtype(w.method);
+  if (ft == nullptr) return Status::InvalidArgument("--as-quantized: not a GGUF file type");
+  std::string stem = read.model.empty() ? "model" : read.model;
+  if (const size_t slash = stem.find_last_of('/'); slash != std::string::npos) {
+    stem = stem.substr(slash + 1);
+  }
+  auto file = SynthesizeGguf(read.spec, ft->ftype,
+                             fmt::format("(what-if) {}-{}.gguf", stem, ft->name));
+  if (!file.ok()) return file.status();
+  auto spec = ModelSpecFromGguf(*file);
+  if (!spec.ok()) return spec.status();
+  GgufFile meta;
+  meta.origin = file->origin;
+  meta.metadata = file->metadata;
+  std::vector<FileTensors> files;
+  files.push_back(TakeTensors(file->origin, file->tensors, 0));
+  Inventory inv = BuildInventory(&*spec, std::move(files));
+  inv.synthesized = true;
+  inv.what_if = WhatIfLabel(w);
+  inv.model = read.model;
+  inv.source = read.source;
+  inv.origin = read.origin;
+  inv.repo = read.repo;
+  inv.quantization.method = "gguf";
+  inv.quantization.format = std::string(ft->name);
+  AuditGguf(meta, &inv);
+  inv.notes.insert(
+      inv.notes.begin(),
+      fmt::format("what-if: the GGUF file llama.cpp's convert_hf_to_gguf.py and llama-quantize "
+                  "({}) would make of {} ({} parameters, {} bytes as read): per-tensor types "
+                  "by llama.cpp's rules, the tokenizer header not counted{}",
+                  ft->name, read.origin, read.parameters, read.total_bytes,
+                  read.spec.vision.kind != VisionKind::kNone
+                      ? "; the vision tower is left out (llama.cpp keeps it in an mmproj file)"
+                      : ""));
+  return inv;
+}
+
 // The what-if inventory of `read`: its spec quantized as `w` asks, synthesized (the quantizer
 // writes every tensor anew), with where it came from.
 Result<Inventory> WhatIf(const Inventory& read, const WhatIfQuant& w) {
@@ -320,6 +364,7 @@ Result<Inventory> WhatIf(const Inventory& read, const WhatIfQuant& w) {
         "a catalog id is needed)",
         read.origin));
   }
+  if (w.gguf) return GgufWhatIf(read, w);
   auto spec = WhatIfQuantizedSpec(read.spec, w);
   if (!spec.ok()) return spec.status();
   auto synth = SynthesizeTensors(*spec);
@@ -377,11 +422,50 @@ Result<Inventory> Inspect(const ModelRef& ref, std::string_view name, const Insp
   return inv;
 }
 
+// An Ollama library name: the GGUF what-if of its catalog entry in the tag's file type, named
+// as the user gave it.
+Result<Inventory> InspectLibrary(const OllamaLibraryModel& lib, std::string_view name,
+                                 const InspectOptions& o) {
+  if (o.as_quantized) {
+    return Status::InvalidArgument(fmt::format(
+        "--as-quantized: \"{}\" is an Ollama library name, whose tag fixes the file type (give "
+        "it as {}-q8_0, {}-fp16, ...)", core::Printable(name), lib.name, lib.name));
+  }
+  auto q = MakeWhatIfQuant(lib.file_type, 0, -2, false);
+  if (!q.ok()) return q.status();
+  InspectOptions with = o;
+  with.as_quantized = *q;
+  auto inv = Inspect(ModelRef{ModelKind::kCatalog, lib.catalog_id, "", ""}, lib.catalog_id,
+                     with);
+  if (!inv.ok()) return inv.status();
+  inv->model = std::string(name);
+  inv->what_if = fmt::format("{} of Ollama's {}", inv->what_if, lib.name);
+  inv->notes.insert(
+      inv->notes.begin(),
+      fmt::format("Ollama library {}: planned as the GGUF what-if of catalog entry {} in {}, "
+                  "not the library's file itself (vramfit does not download it; its size "
+                  "error against published GGUF files is in docs/engines/ollama.md){}. Source: "
+                  "{}", lib.name, lib.catalog_id, lib.file_type,
+                  lib.note.empty() ? "" : "; " + lib.note, lib.source));
+  return inv;
+}
+
 }  // namespace
 
 Result<Inventory> InspectModel(std::string_view model, const InspectOptions& options) {
   auto ref = ResolveModel(model);
-  if (!ref.ok()) return ref.status();
+  if (!ref.ok()) {
+    // NAME:TAG (no catalog or Hub id has a ':' without a '/'), or a bare NAME where the
+    // caller runs Ollama: the library table.
+    const bool tagged = model.find(':') != std::string_view::npos;
+    if (ref.status().code() == Code::kNotFound && LooksLikeOllamaLibraryName(model) &&
+        (tagged || options.ollama_names)) {
+      auto lib = FindOllamaLibraryModel(model);
+      if (lib.ok()) return InspectLibrary(*lib, model, options);
+      if (tagged) return lib.status();
+    }
+    return ref.status();
+  }
   return Inspect(*ref, model, options);
 }
 

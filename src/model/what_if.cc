@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/text.h"
+
+#include "model/gguf_what_if.h"
 #include "vramfit/model.h"
 
 namespace vramfit {
@@ -67,15 +70,23 @@ Result<WhatIfQuant> MakeWhatIfQuant(std::string_view method, int bits, int64_t g
                                     bool desc_act) {
   std::string m(method);
   for (char& c : m) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (m.rfind("gguf:", 0) == 0) {
-    return Status::Unsupported(fmt::format(
-        "--as-quantized {}: GGUF what-ifs are not modelled yet (awq, gptq, fp8, w8a8, nvfp4 are)",
-        method));
+  if (m.rfind("gguf:", 0) == 0) m = m.substr(5);
+  if (const GgufFtypeInfo* ft = FindGgufFtype(m); ft != nullptr) {
+    if (bits != 0 || group_size != -2 || desc_act) {
+      return Status::InvalidArgument(fmt::format(
+          "--as-quantized {}: a GGUF file type fixes its own types (no --bits, --group-size "
+          "or --desc-act)", m));
+    }
+    WhatIfQuant q;
+    q.method = m;
+    q.gguf = true;
+    return q;
   }
   const MethodRule* rule = FindMethod(m);
   if (rule == nullptr) {
     return Status::InvalidArgument(fmt::format(
-        "--as-quantized {}: expected awq, gptq, fp8, w8a8 or nvfp4", method));
+        "--as-quantized {}: expected awq, gptq, fp8, w8a8 or nvfp4, or a GGUF file type ({})",
+        core::Printable(method), GgufFtypeWords()));
   }
   WhatIfQuant q;
   q.method = m;
@@ -105,6 +116,10 @@ Result<WhatIfQuant> MakeWhatIfQuant(std::string_view method, int bits, int64_t g
 std::string WhatIfLabel(const WhatIfQuant& q) {
   std::string method = q.method;
   for (char& c : method) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (q.gguf) {
+    const GgufFtypeInfo* ft = FindGgufFtype(q.method);
+    return fmt::format("GGUF {}", ft != nullptr ? ft->name : method);
+  }
   if (q.method == "fp8") return "FP8 block 128x128";
   if (q.method == "w8a8") return "W8A8 INT8 per channel";
   if (q.method == "nvfp4") return "NVFP4 g16";
@@ -113,6 +128,11 @@ std::string WhatIfLabel(const WhatIfQuant& q) {
 }
 
 Result<ModelSpec> WhatIfQuantizedSpec(const ModelSpec& base, const WhatIfQuant& w) {
+  if (w.gguf) {
+    return Status::InvalidArgument(fmt::format(
+        "--as-quantized {}: a GGUF file type has no config.json scheme (SynthesizeGguf lays "
+        "out the file)", w.method));
+  }
   if (base.quant.quantized()) {
     return Status::InvalidArgument(fmt::format(
         "--as-quantized: the checkpoint is already quantized ({}); give the unquantized model",

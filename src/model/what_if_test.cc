@@ -49,9 +49,13 @@ TEST(WhatIfQuant, FlagsAreChecked) {
   EXPECT_EQ(MakeWhatIfQuant("awq", 0, -2, true).status().message(),
             "--desc-act: only gptq has act-order, not awq");
   EXPECT_EQ(MakeWhatIfQuant("int3", 0, -2, false).status().message(),
-            "--as-quantized int3: expected awq, gptq, fp8, w8a8 or nvfp4");
-  EXPECT_EQ(MakeWhatIfQuant("gguf:Q4_K_M", 0, -2, false).status().code(),
-            Code::kUnsupported);
+            "--as-quantized int3: expected awq, gptq, fp8, w8a8 or nvfp4, or a GGUF file type "
+            "(q4_k_m, q4_k_s, q5_k_m, q6_k, q8_0, q4_0, f16, bf16, mxfp4_moe, mxfp4)");
+  auto gguf = MakeWhatIfQuant("gguf:Q4_K_M", 0, -2, false);
+  ASSERT_TRUE(gguf.ok());
+  EXPECT_TRUE(gguf->gguf);
+  EXPECT_EQ(WhatIfLabel(*gguf), "GGUF Q4_K_M");
+  EXPECT_EQ(MakeWhatIfQuant("q8_0", 8, -2, false).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(WhatIfLabel(*MakeWhatIfQuant("fp8", 0, -2, false)), "FP8 block 128x128");
 }
 

@@ -88,7 +88,12 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
                        p.gpu.confidence == "direct" || p.gpu.custom ? "" : ", " + p.gpu.confidence);
   }
   out += fmt::format("  {}\n", core::Printable(p.command));
-  if (!p.what_if.empty()) {
+  if (p.what_if.find(" of Ollama's ") != std::string::npos) {
+    // An Ollama library name: the file is Ollama's to pull; the what-if stands in for it.
+    out += fmt::format("  what-if: {}, the GGUF file llama.cpp would make of its catalog model, "
+                       "standing in for the library's file (not read)\n",
+                       core::Printable(p.what_if));
+  } else if (!p.what_if.empty()) {
     out += fmt::format("  what-if: {}, a checkpoint synthesized from the unquantized one "
                        "(quantize it before running the command)\n",
                        core::Printable(p.what_if));

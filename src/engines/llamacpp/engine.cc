@@ -131,7 +131,8 @@ Result<std::unique_ptr<PreparedModel>> Prepare(const Inventory& inv) {
   if (!IsGguf(inv)) {
     return Status::Unsupported("llama.cpp runs GGUF files: convert the checkpoint with "
                                "llama.cpp's convert_hf_to_gguf.py (and llama-quantize), then "
-                               "plan the .gguf file");
+                               "plan the .gguf file, or plan the file they would make with "
+                               "--as-quantized q4_k_m (q8_0, q6_k, f16, ...)");
   }
   if (!inv.has_spec || inv.spec.layers.empty()) {
     return Status::InvalidArgument("planning needs the GGUF file's model keys (none were read: "

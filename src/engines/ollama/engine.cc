@@ -110,7 +110,9 @@ Status CheckVersion(const std::string& version) {
 Result<std::unique_ptr<PreparedModel>> Prepare(const Inventory& inv) {
   if (!IsGguf(inv)) {
     return Status::Unsupported("Ollama runs GGUF files (ollama create converts a safetensors "
-                               "checkpoint to one): plan the .gguf file");
+                               "checkpoint to one): plan the .gguf file, an Ollama library "
+                               "name (qwen3:32b), or the GGUF what-if of this model with "
+                               "--as-quantized q4_k_m (the library's default type)");
   }
   if (!inv.has_spec || inv.spec.layers.empty()) {
     return Status::InvalidArgument("planning needs the GGUF file's model keys (none were read)");

@@ -1,0 +1,469 @@
+// GGUF what-if (see gguf_what_if.h). Two steps, each llama.cpp's own:
+//   convert  convert_hf_to_gguf.py (ec98e2002): tensor names of gguf-py tensor_mapping.py
+//            (blk.N.attn_q.weight, ffn_gate_exps, ...), shapes as the checkpoint has them,
+//            1-D tensors, norms, biases and the MoE router (ffn_gate_inp) in F32
+//            (prepare_tensors: "n_dims <= 1 or new_name.endswith('_norm.weight')", and the
+//            FFN_GATE_INP row of its always-F32 list), other weights in the model's float type,
+//            gpt-oss's MXFP4 experts kept MXFP4 (GptOssModel repacks the blocks)
+//   quantize src/llama-quant.cpp llama_tensor_get_type (ec98e2002): tensor_allows_quantization
+//            first, then the file type's per-tensor mix, then the fallback for a row size that
+//            is not a whole number of blocks
+#include "model/gguf_what_if.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+
+namespace vramfit {
+namespace {
+
+// llama.h llama_ftype ids and llama-quant.cpp llama_ftype_get_default_type.
+constexpr std::array<GgufFtypeInfo, 10> kFtypes = {{
+    {GgufFtype::kQ4_K_M, "Q4_K_M", 15, Dtype::kQ4_K},
+    {GgufFtype::kQ4_K_S, "Q4_K_S", 14, Dtype::kQ4_K},
+    {GgufFtype::kQ5_K_M, "Q5_K_M", 17, Dtype::kQ5_K},
+    {GgufFtype::kQ6_K, "Q6_K", 18, Dtype::kQ6_K},
+    {GgufFtype::kQ8_0, "Q8_0", 7, Dtype::kQ8_0},
+    {GgufFtype::kQ4_0, "Q4_0", 2, Dtype::kQ4_0},
+    {GgufFtype::kF16, "F16", 1, Dtype::kF16},
+    {GgufFtype::kBF16, "BF16", 32, Dtype::kBF16},
+    {GgufFtype::kMxfp4Moe, "MXFP4_MOE", 38, Dtype::kMXFP4},
+    // The converter writes gpt-oss with general.file_type MXFP4_MOE as well.
+    {GgufFtype::kMxfp4, "MXFP4", 38, Dtype::kMXFP4},
+}};
+
+bool Has(std::string_view s, std::string_view part) { return s.find(part) != s.npos; }
+
+// The layer index of "blk.N...." (llama-quant.cpp layer_info: sscanf(name, "blk.%d.")), -1
+// for a tensor outside the layers.
+int64_t LayerOf(std::string_view name) {
+  if (!name.starts_with("blk.")) return -1;
+  int64_t n = 0;
+  size_t i = 4;
+  if (i >= name.size() || !std::isdigit(static_cast<unsigned char>(name[i]))) return -1;
+  for (; i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])); ++i) {
+    n = n * 10 + (name[i] - '0');
+    if (n > 1'000'000) return -1;
+  }
+  return n;
+}
+
+uint64_t Block(Dtype d) {
+  const GgmlType* t = GgmlTypeOf(d);
+  return t == nullptr ? 1 : t->block;
+}
+
+bool IsQuantized(Dtype d) { return IsGgmlBlockType(d); }
+
+// llama-quant.cpp tensor_allows_quantization (the names of the families modelled here): 2-D
+// or 3-D tensors whose name ends in "weight", not a norm, not the MoE router.
+bool AllowsQuantization(std::string_view name, const Shape& shape) {
+  if (shape.size() < 2) return false;
+  if (!name.ends_with("weight")) return false;
+  if (Has(name, "_norm.weight")) return false;
+  if (Has(name, "ffn_gate_inp.weight")) return false;
+  return true;
+}
+
+// use_more_bits: the first and last eighth of the layers and every third between.
+bool UseMoreBits(int64_t i, int64_t n) {
+  return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
+// llama_tensor_get_type's mix for the file types modelled (the IQ and Q2/Q3 rows are not).
+Dtype Mix(const GgufQuantModel& m, GgufFtype ft, std::string_view name, const Shape& shape,
+          Dtype t) {
+  const bool km = ft == GgufFtype::kQ4_K_M, ks = ft == GgufFtype::kQ4_K_S;
+  const uint64_t ne0 = shape[shape.size() - 1];
+  // output.weight, and token_embd when the model has no output.weight (tied): Q8_0 for
+  // MXFP4_MOE or a row that is not whole blocks of the base type, else Q6_K unless Q8_0.
+  if (name == "output.weight" || (m.tied && name == "token_embd.weight")) {
+    if (ft == GgufFtype::kMxfp4Moe || ne0 % Block(t) != 0) return Dtype::kQ8_0;
+    return t != Dtype::kQ8_0 ? Dtype::kQ6_K : t;
+  }
+  // MXFP4_MOE: the 3-D expert tensors (ne[2] > 1) MXFP4, every other one Q8_0.
+  if (ft == GgufFtype::kMxfp4Moe) {
+    return shape.size() >= 3 && shape[0] > 1 ? Dtype::kMXFP4 : Dtype::kQ8_0;
+  }
+  // token_embd (untied) keeps the base type for the K and legacy types.
+  if (name == "token_embd.weight") return t;
+  const int64_t il = LayerOf(name);
+  if (Has(name, "attn_v.weight")) {
+    // attn_v: i_attention_wv counts attn_v tensors in file order, one per layer, so it is
+    // the layer index; n_attention_wv is n_layer.
+    if ((km || ft == GgufFtype::kQ5_K_M) && UseMoreBits(il, m.n_layer)) {
+      t = Dtype::kQ6_K;
+    } else if (ks && il < 4) {
+      t = Dtype::kQ5_K;
+    }
+    // "In the 70B model we have 8 heads sharing the same attn_v weights": Q4_K -> Q5_K.
+    if (m.type_70b && t == Dtype::kQ4_K) t = Dtype::kQ5_K;
+    // The 8-expert model (Mixtral): attn_v in Q8_0.
+    if (m.n_expert == 8) t = Dtype::kQ8_0;
+    return t;
+  }
+  if (Has(name, "attn_k.weight")) return m.n_expert == 8 ? Dtype::kQ8_0 : t;
+  if (Has(name, "ffn_down")) {
+    // i_layer: the name's layer for MoE models (n_expert > 1), else the running count of
+    // ffn_down tensors, the layer index again (one per layer); n_layer is hparams.n_layer.
+    if (km && UseMoreBits(il, m.n_layer)) return Dtype::kQ6_K;
+    if (ft == GgufFtype::kQ5_K_M && UseMoreBits(il, m.n_layer)) return Dtype::kQ6_K;
+    if (ks && il < m.n_layer / 8) return Dtype::kQ5_K;
+    return t;
+  }
+  if (Has(name, "attn_output.weight")) {
+    // The 8-expert model: Q5_K for Q4_K_S and Q4_K_M (among the low-bit types).
+    if (m.n_expert == 8 && (km || ks)) return Dtype::kQ5_K;
+    return t;
+  }
+  return t;
+}
+
+// The fallback for a row (ne[0]) that is not whole blocks of the chosen type: Q4_K -> Q5_0,
+// Q5_K -> Q5_1, Q6_K -> Q8_0, and F16 when even that does not divide it.
+Dtype Fallback(const Shape& shape, Dtype t) {
+  const uint64_t ne0 = shape[shape.size() - 1];
+  if (ne0 % Block(t) == 0) return t;
+  Dtype f = Dtype::kF16;
+  if (t == Dtype::kQ4_K) f = Dtype::kQ5_0;
+  if (t == Dtype::kQ5_K) f = Dtype::kQ5_1;
+  if (t == Dtype::kQ6_K) f = Dtype::kQ8_0;
+  return ne0 % Block(f) == 0 ? f : Dtype::kF16;
+}
+
+// ---- the converted file's tensors ----
+
+struct Writer {
+  GgufFile* file;
+  Dtype float_type;  // the converter's type for 2-D weights
+  uint64_t offset = 0;
+};
+
+constexpr uint64_t kAlignment = 32;  // GGUF_DEFAULT_ALIGNMENT
+
+Status Add(Writer& w, std::string name, Shape shape, Dtype type) {
+  const GgmlType* g = GgmlTypeOf(type);
+  if (g == nullptr) {
+    return Status::Unsupported(fmt::format("{}: {} has no ggml type", name, DtypeName(type)));
+  }
+  uint64_t elements = 1;
+  for (uint64_t d : shape) elements *= d;
+  const uint64_t ne0 = shape.empty() ? 1 : shape[shape.size() - 1];
+  if (ne0 % g->block != 0) {
+    return Status::Unsupported(fmt::format(
+        "{}: a row of {} is not whole {} blocks (llama-quantize refuses it)", name, ne0,
+        DtypeName(type)));
+  }
+  TensorInfo t;
+  t.name = std::move(name);
+  t.dtype = type;
+  t.shape = std::move(shape);
+  t.elements = elements;
+  t.begin = (w.offset + kAlignment - 1) / kAlignment * kAlignment;
+  t.end = t.begin + elements / g->block * g->bytes;
+  w.offset = t.end;
+  w.file->tensors.push_back(std::move(t));
+  return Status::Ok();
+}
+
+// A converted tensor: F32 when 1-D, a norm, a bias or the router; the float type otherwise.
+Status AddConverted(Writer& w, std::string name, Shape shape, Dtype keep = Dtype::kBool) {
+  Dtype t = w.float_type;
+  if (shape.size() <= 1 || name.ends_with("_norm.weight") || !name.ends_with(".weight") ||
+      Has(name, "ffn_gate_inp.weight")) {
+    t = Dtype::kF32;
+  }
+  if (keep != Dtype::kBool) t = keep;
+  return Add(w, std::move(name), std::move(shape), t);
+}
+
+struct ArchOf {
+  std::string_view family;
+  std::string_view arch;
+};
+// vramfit family -> convert_hf_to_gguf.py model class's gguf arch (MistralForCausalLM and
+// MixtralForCausalLM are converted as "llama").
+constexpr std::array<ArchOf, 10> kArchOf = {{
+    {"llama", "llama"},     {"mistral", "llama"},      {"mixtral", "llama"},
+    {"qwen2", "qwen2"},     {"qwen2_moe", "qwen2moe"}, {"qwen3", "qwen3"},
+    {"qwen3_moe", "qwen3moe"}, {"gemma2", "gemma2"},   {"gemma3", "gemma3"},
+    {"gpt_oss", "gpt-oss"},
+}};
+
+Status LayerTensors(Writer& w, const ModelSpec& s, size_t il, bool mxfp4_experts) {
+  const LayerSpec& l = s.layers[il];
+  const AttentionSpec& a = l.attention;
+  const MlpSpec& m = l.mlp;
+  const uint64_t h = static_cast<uint64_t>(s.hidden_size);
+  const uint64_t hd = static_cast<uint64_t>(a.head_dim > 0 ? a.head_dim
+                                                            : s.hidden_size / a.num_heads);
+  const uint64_t q = static_cast<uint64_t>(a.num_heads) * hd;
+  const uint64_t kv = static_cast<uint64_t>(a.num_kv_heads) * hd;
+  const std::string p = fmt::format("blk.{}.", il);
+  auto add = [&](std::string_view n, Shape shape) { return AddConverted(w, p + std::string(n),
+                                                                        std::move(shape)); };
+  VRAMFIT_RETURN_IF_ERROR(add("attn_norm.weight", {h}));
+  VRAMFIT_RETURN_IF_ERROR(add("attn_q.weight", {q, h}));
+  VRAMFIT_RETURN_IF_ERROR(add("attn_k.weight", {kv, h}));
+  VRAMFIT_RETURN_IF_ERROR(add("attn_v.weight", {kv, h}));
+  VRAMFIT_RETURN_IF_ERROR(add("attn_output.weight", {h, q}));
+  if (a.qkv_bias) {
+    VRAMFIT_RETURN_IF_ERROR(add("attn_q.bias", {q}));
+    VRAMFIT_RETURN_IF_ERROR(add("attn_k.bias", {kv}));
+    VRAMFIT_RETURN_IF_ERROR(add("attn_v.bias", {kv}));
+  }
+  if (a.o_bias) VRAMFIT_RETURN_IF_ERROR(add("attn_output.bias", {h}));
+  if (a.qk_norm) {
+    VRAMFIT_RETURN_IF_ERROR(add("attn_q_norm.weight", {hd}));
+    VRAMFIT_RETURN_IF_ERROR(add("attn_k_norm.weight", {hd}));
+  }
+  if (a.sinks) {
+    VRAMFIT_RETURN_IF_ERROR(add("attn_sinks.weight", {static_cast<uint64_t>(a.num_heads)}));
+  }
+  if (s.naming.gemma_norms) {
+    VRAMFIT_RETURN_IF_ERROR(add("post_attention_norm.weight", {h}));
+    VRAMFIT_RETURN_IF_ERROR(add("post_ffw_norm.weight", {h}));
+  }
+  VRAMFIT_RETURN_IF_ERROR(add(s.family == "gpt_oss" ? "post_attention_norm.weight"
+                                                    : "ffn_norm.weight", {h}));
+  if (m.kind == MlpKind::kDense) {
+    const uint64_t ff = static_cast<uint64_t>(m.intermediate_size);
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_gate.weight", {ff, h}));
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_up.weight", {ff, h}));
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_down.weight", {h, ff}));
+    return Status::Ok();
+  }
+  const uint64_t e = static_cast<uint64_t>(m.num_experts);
+  const uint64_t ffe = static_cast<uint64_t>(m.expert_intermediate_size);
+  VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_inp.weight", {e, h}));
+  if (m.router_bias) VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_inp.bias", {e}));
+  const Dtype experts = mxfp4_experts ? Dtype::kMXFP4 : Dtype::kBool;
+  VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "ffn_gate_exps.weight", {e, ffe, h}, experts));
+  VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "ffn_up_exps.weight", {e, ffe, h}, experts));
+  VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "ffn_down_exps.weight", {e, h, ffe}, experts));
+  if (m.bias) {
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_exps.bias", {e, ffe}));
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_up_exps.bias", {e, ffe}));
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_down_exps.bias", {e, h}));
+  }
+  if (m.shared_intermediate_size > 0) {
+    const uint64_t sf = static_cast<uint64_t>(m.shared_intermediate_size);
+    if (m.shared_expert_gate) VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_inp_shexp.weight", {h}));
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_shexp.weight", {sf, h}));
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_up_shexp.weight", {sf, h}));
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_down_shexp.weight", {h, sf}));
+  }
+  return Status::Ok();
+}
+
+GgufValue Int(int64_t v) {
+  GgufValue x;
+  x.type = GgufType::kU32;
+  x.u = static_cast<uint64_t>(v);
+  x.i = v;
+  return x;
+}
+GgufValue Str(std::string v) {
+  GgufValue x;
+  x.type = GgufType::kString;
+  x.str = std::move(v);
+  return x;
+}
+GgufValue IntArray(std::vector<int64_t> v) {
+  GgufValue x;
+  x.type = GgufType::kArray;
+  x.array_type = GgufType::kI32;
+  x.array_count = v.size();
+  x.ints = std::move(v);
+  return x;
+}
+
+// The keys llama-model.cpp load_hparams reads, as the converter writes them (gguf-py
+// constants.py Keys.LLM / Keys.Attention), per layer where layers differ.
+void Metadata(const ModelSpec& s, std::string_view arch, const GgufFtypeInfo& ft,
+              GgufFile* f) {
+  const std::string a(arch);
+  auto& md = f->metadata;
+  md["general.architecture"] = Str(a);
+  md["general.file_type"] = Int(ft.llama_ftype);
+  md["general.quantization_version"] = Int(2);
+  const size_t n = s.layers.size();
+  md[a + ".block_count"] = Int(static_cast<int64_t>(n));
+  md[a + ".embedding_length"] = Int(s.hidden_size);
+  md[a + ".vocab_size"] = Int(s.vocab_size);
+  if (s.max_position_embeddings > 0) md[a + ".context_length"] = Int(s.max_position_embeddings);
+  std::vector<int64_t> heads, kv, ff;
+  std::vector<int64_t> sliding;
+  int64_t window = 0;
+  const LayerSpec* moe = nullptr;
+  for (const LayerSpec& l : s.layers) {
+    heads.push_back(l.attention.num_heads);
+    kv.push_back(l.attention.num_kv_heads);
+    ff.push_back(l.mlp.intermediate_size);
+    const bool slides = l.attention.kind == AttentionKind::kSliding;
+    sliding.push_back(slides ? 1 : 0);
+    if (slides) window = std::max(window, l.attention.sliding_window);
+    if (l.mlp.kind == MlpKind::kMoe && moe == nullptr) moe = &l;
+  }
+  auto scalar_or_array = [&](const std::string& key, const std::vector<int64_t>& v) {
+    if (std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v.front(); })) {
+      md[key] = Int(v.front());
+    } else {
+      md[key] = IntArray(v);
+    }
+  };
+  scalar_or_array(a + ".attention.head_count", heads);
+  scalar_or_array(a + ".attention.head_count_kv", kv);
+  scalar_or_array(a + ".feed_forward_length", ff);
+  const AttentionSpec& a0 = s.layers.front().attention;
+  const int64_t hd = a0.head_dim > 0 ? a0.head_dim : s.hidden_size / a0.num_heads;
+  md[a + ".attention.key_length"] = Int(hd);
+  md[a + ".attention.value_length"] = Int(hd);
+  if (window > 0) {
+    md[a + ".attention.sliding_window"] = Int(window);
+    md[a + ".attention.sliding_window_pattern"] = IntArray(sliding);
+  }
+  if (moe != nullptr) {
+    md[a + ".expert_count"] = Int(moe->mlp.num_experts);
+    md[a + ".expert_used_count"] = Int(moe->mlp.experts_per_token);
+    md[a + ".expert_feed_forward_length"] = Int(moe->mlp.expert_intermediate_size);
+    if (moe->mlp.shared_intermediate_size > 0) {
+      md[a + ".expert_shared_feed_forward_length"] = Int(moe->mlp.shared_intermediate_size);
+    }
+  }
+  if (!s.rope_scaling.type.empty() && s.rope_scaling.factor > 0) {
+    md[a + ".rope.scaling.type"] = Str(s.rope_scaling.type);
+    GgufValue fv;
+    fv.type = GgufType::kF32;
+    fv.f = s.rope_scaling.factor;
+    md[a + ".rope.scaling.factor"] = fv;
+    if (s.rope_scaling.original_max_position_embeddings > 0) {
+      md[a + ".rope.scaling.original_context_length"] =
+          Int(s.rope_scaling.original_max_position_embeddings);
+    }
+  }
+}
+
+}  // namespace
+
+const GgufFtypeInfo* FindGgufFtype(std::string_view word) {
+  std::string w(word);
+  for (char& c : w) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const GgufFtypeInfo& f : kFtypes) {
+    if (w == f.name) return &f;
+  }
+  return nullptr;
+}
+
+std::string GgufFtypeWords() {
+  std::string out;
+  for (const GgufFtypeInfo& f : kFtypes) {
+    std::string w(f.name);
+    for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out += (out.empty() ? "" : ", ") + w;
+  }
+  return out;
+}
+
+Dtype GgufTensorType(const GgufQuantModel& m, GgufFtype ft, std::string_view name,
+                     const Shape& shape, Dtype converted) {
+  const GgufFtypeInfo* info = nullptr;
+  for (const GgufFtypeInfo& f : kFtypes) {
+    if (f.ftype == ft) info = &f;
+  }
+  // The converter's MXFP4 output is not re-quantized.
+  if (info == nullptr || ft == GgufFtype::kMxfp4) return converted;
+  if (!AllowsQuantization(name, shape)) return converted;
+  // F16 / BF16: every quantizable tensor in that type (no per-tensor mix: the type is not a
+  // quantized one).
+  if (!IsQuantized(info->base)) return info->base;
+  return Fallback(shape, Mix(m, ft, name, shape, info->base));
+}
+
+Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string origin) {
+  const GgufFtypeInfo* info = nullptr;
+  for (const GgufFtypeInfo& f : kFtypes) {
+    if (f.ftype == ft) info = &f;
+  }
+  if (info == nullptr) return Status::InvalidArgument("not a modelled GGUF file type");
+  std::string_view arch;
+  for (const ArchOf& r : kArchOf) {
+    if (r.family == base.family) arch = r.arch;
+  }
+  bool unsupported_layer = false;
+  for (const LayerSpec& l : base.layers) {
+    unsupported_layer |= l.attention.kind == AttentionKind::kMla ||
+                         l.attention.kind == AttentionKind::kLinear ||
+                         l.attention.num_heads <= 0;
+  }
+  if (arch.empty() || unsupported_layer || base.layers.empty() || base.hidden_size <= 0 ||
+      base.vocab_size <= 0) {
+    return Status::Unsupported(fmt::format(
+        "--as-quantized {}: GGUF what-ifs lay out llama, mistral, mixtral, qwen2, qwen2_moe, "
+        "qwen3, qwen3_moe, gemma2, gemma3 and gpt-oss models; this one is {} (plan a real "
+        ".gguf file instead)", info->name, base.family.empty() ? "unknown" : base.family));
+  }
+  const bool mxfp4_source = base.quant.method == QuantMethod::kMxfp4;
+  if (base.quant.quantized() && !mxfp4_source) {
+    return Status::InvalidArgument(fmt::format(
+        "--as-quantized {}: the checkpoint is already quantized ({}); llama.cpp's converter "
+        "reads the unquantized model", info->name, QuantMethodName(base.quant.method)));
+  }
+  const bool moe = base.CountMoeLayers() > 0;
+  if ((ft == GgufFtype::kMxfp4 || ft == GgufFtype::kMxfp4Moe) && !moe) {
+    return Status::Unsupported(fmt::format(
+        "--as-quantized {}: MXFP4 types quantize MoE experts, and this model has none",
+        info->name));
+  }
+  if (ft == GgufFtype::kMxfp4 && !mxfp4_source) {
+    return Status::Unsupported(
+        "--as-quantized mxfp4: the converter keeps MXFP4 experts only where the checkpoint "
+        "ships them (gpt-oss); use mxfp4_moe for llama-quantize's MXFP4_MOE");
+  }
+  GgufFile f;
+  f.origin = std::move(origin);
+  f.version = 3;
+  f.alignment = kAlignment;
+  Metadata(base, arch, *info, &f);
+  // The converter's float type: F16 or BF16 as asked, else the checkpoint's (llama.cpp's
+  // quantizer reads either the same way).
+  Dtype float_type = base.dtype == Dtype::kF16 ? Dtype::kF16 : Dtype::kBF16;
+  if (ft == GgufFtype::kF16) float_type = Dtype::kF16;
+  if (ft == GgufFtype::kBF16) float_type = Dtype::kBF16;
+  Writer w{&f, float_type};
+  const uint64_t h = static_cast<uint64_t>(base.hidden_size);
+  const uint64_t vocab = static_cast<uint64_t>(base.vocab_size);
+  VRAMFIT_RETURN_IF_ERROR(AddConverted(w, "token_embd.weight", {vocab, h}));
+  for (size_t il = 0; il < base.layers.size(); ++il) {
+    VRAMFIT_RETURN_IF_ERROR(LayerTensors(w, base, il, mxfp4_source));
+  }
+  VRAMFIT_RETURN_IF_ERROR(AddConverted(w, "output_norm.weight", {h}));
+  if (!base.tie_word_embeddings) {
+    VRAMFIT_RETURN_IF_ERROR(AddConverted(w, "output.weight", {vocab, h}));
+  }
+  // llama-quantize over the converted tensors, in file order; offsets laid out anew.
+  GgufQuantModel qm;
+  qm.arch = std::string(arch);
+  qm.n_layer = static_cast<int64_t>(base.layers.size());
+  qm.n_expert = moe ? base.layers.back().mlp.num_experts : 0;
+  for (const LayerSpec& l : base.layers) qm.n_expert = std::max(qm.n_expert, l.mlp.num_experts);
+  qm.tied = base.tie_word_embeddings;
+  qm.type_70b = (arch == "llama" || arch == "qwen2") && qm.n_layer == 80 && !moe;
+  TensorList converted = std::move(f.tensors);
+  f.tensors.clear();
+  Writer q{&f, float_type};
+  for (TensorInfo& t : converted) {
+    const Dtype type = GgufTensorType(qm, ft, t.name, t.shape, t.dtype);
+    VRAMFIT_RETURN_IF_ERROR(Add(q, std::move(t.name), std::move(t.shape), type));
+  }
+  // The header (metadata, the vocabulary, the tensor infos) is not synthesized: a few MB
+  // that llama.cpp never loads onto a GPU.
+  f.data_bytes = q.offset;
+  f.file_size = q.offset;
+  return f;
+}
+
+}  // namespace vramfit

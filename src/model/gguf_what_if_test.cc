@@ -1,0 +1,193 @@
+// GGUF what-if (model/gguf_what_if.h): llama-quantize's per-tensor rules, worked by hand from
+// src/llama-quant.cpp llama_tensor_get_type (ec98e2002), and the synthesized header read back
+// as a GGUF file is.
+#include "model/gguf_what_if.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "model/gguf_spec.h"
+
+namespace vramfit {
+namespace {
+
+GgufQuantModel Llama32() {
+  GgufQuantModel m;
+  m.arch = "llama";
+  m.n_layer = 32;
+  return m;
+}
+
+Dtype Type(const GgufQuantModel& m, GgufFtype ft, const std::string& name, Shape shape) {
+  return GgufTensorType(m, ft, name, shape, shape.size() < 2 ? Dtype::kF32 : Dtype::kBF16);
+}
+
+// use_more_bits(i, n): i < n/8 || i >= 7n/8 || (i - n/8) % 3 == 2. For 32 layers: 0-3,
+// 28-31, and 6, 9, ..., 27 between: 16 layers, the 16 Q6_K attn_v (and 16 ffn_down) that
+// Llama-3-8B Q4_K_M logs show (validation/llamacpp r01: 33 q6_K tensors with output).
+TEST(GgufTensorType, Q4KMGivesAttnVAndFfnDownMoreBitsOnSomeLayers) {
+  const GgufQuantModel m = Llama32();
+  int q6 = 0;
+  for (int il = 0; il < 32; ++il) {
+    const std::string p = "blk." + std::to_string(il) + ".";
+    const Dtype v = Type(m, GgufFtype::kQ4_K_M, p + "attn_v.weight", {1024, 4096});
+    const Dtype d = Type(m, GgufFtype::kQ4_K_M, p + "ffn_down.weight", {4096, 14336});
+    EXPECT_EQ(v, d) << il;
+    q6 += v == Dtype::kQ6_K;
+    EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, p + "attn_q.weight", {4096, 4096}), Dtype::kQ4_K);
+    EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, p + "ffn_up.weight", {14336, 4096}), Dtype::kQ4_K);
+  }
+  EXPECT_EQ(q6, 16);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk.5.attn_v.weight", {1024, 4096}), Dtype::kQ4_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk.6.attn_v.weight", {1024, 4096}), Dtype::kQ6_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ5_K_M, "blk.6.attn_v.weight", {1024, 4096}), Dtype::kQ6_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ5_K_M, "blk.5.ffn_down.weight", {4096, 14336}),
+            Dtype::kQ5_K);
+}
+
+// output.weight: Q6_K unless the type is Q8_0; token_embd keeps the base type, or is the
+// output's when the model is tied (has_output false).
+TEST(GgufTensorType, OutputAndTokenEmbedding) {
+  GgufQuantModel m = Llama32();
+  const Shape out = {128256, 4096};
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "output.weight", out), Dtype::kQ6_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_0, "output.weight", out), Dtype::kQ6_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ8_0, "output.weight", out), Dtype::kQ8_0);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "token_embd.weight", out), Dtype::kQ4_K);
+  m.tied = true;
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "token_embd.weight", out), Dtype::kQ6_K);
+  // A row that is not whole 256-blocks: the output goes to Q8_0 (nx % qk_k != 0).
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "output.weight", {201088, 2880}), Dtype::kQ8_0);
+}
+
+// 1-D tensors, norms and the MoE router are not quantized (tensor_allows_quantization).
+TEST(GgufTensorType, NormsRouterAndBiasesKeepTheirType) {
+  const GgufQuantModel m = Llama32();
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk.0.attn_norm.weight", {4096}), Dtype::kF32);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk.0.attn_q.bias", {4096}), Dtype::kF32);
+  EXPECT_EQ(GgufTensorType(m, GgufFtype::kQ4_K_M, "blk.0.ffn_gate_inp.weight", {128, 2048},
+                           Dtype::kF32), Dtype::kF32);
+  EXPECT_EQ(Type(m, GgufFtype::kF16, "blk.0.attn_q.weight", {4096, 4096}), Dtype::kF16);
+  EXPECT_EQ(Type(m, GgufFtype::kF16, "blk.0.attn_norm.weight", {4096}), Dtype::kF32);
+}
+
+// The fallback: a row of 2880 (gpt-oss) is not whole 256-blocks: Q4_K -> Q5_0, Q6_K -> Q8_0,
+// Q5_K -> Q5_1; 32-element types take it as it is.
+TEST(GgufTensorType, RowsThatAreNotWholeKBlocksFallBack) {
+  GgufQuantModel m;
+  m.arch = "gpt-oss";
+  m.n_layer = 24;
+  m.n_expert = 32;
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk.5.attn_q.weight", {4096, 2880}), Dtype::kQ5_0);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk.0.attn_v.weight", {512, 2880}), Dtype::kQ8_0);
+  EXPECT_EQ(Type(m, GgufFtype::kQ5_K_M, "blk.5.attn_q.weight", {4096, 2880}), Dtype::kQ5_1);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_0, "blk.5.attn_q.weight", {4096, 2880}), Dtype::kQ4_0);
+  // The experts' down projection has rows of 2880 too; gate/up rows of 2880 as well.
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk.5.ffn_up_exps.weight", {32, 2880, 2880}),
+            Dtype::kQ5_0);
+}
+
+// MXFP4_MOE: 3-D expert tensors MXFP4, everything else quantizable Q8_0, output Q8_0.
+TEST(GgufTensorType, Mxfp4Moe) {
+  GgufQuantModel m;
+  m.arch = "gpt-oss";
+  m.n_layer = 24;
+  m.n_expert = 32;
+  EXPECT_EQ(Type(m, GgufFtype::kMxfp4Moe, "blk.0.ffn_down_exps.weight", {32, 2880, 2880}),
+            Dtype::kMXFP4);
+  EXPECT_EQ(Type(m, GgufFtype::kMxfp4Moe, "blk.0.attn_q.weight", {4096, 2880}), Dtype::kQ8_0);
+  EXPECT_EQ(Type(m, GgufFtype::kMxfp4Moe, "token_embd.weight", {201088, 2880}), Dtype::kQ8_0);
+  EXPECT_EQ(Type(m, GgufFtype::kMxfp4Moe, "output.weight", {201088, 2880}), Dtype::kQ8_0);
+}
+
+// Q4_K_S: attn_v of the first 4 layers and ffn_down of the first eighth in Q5_K. The 70B
+// model's attn_v in Q5_K where Q4_K would be. The 8-expert model: attn_v and attn_k Q8_0,
+// attn_output Q5_K.
+TEST(GgufTensorType, Q4KSSeventyBAndEightExperts) {
+  GgufQuantModel m = Llama32();
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_S, "blk.3.attn_v.weight", {1024, 4096}), Dtype::kQ5_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_S, "blk.4.attn_v.weight", {1024, 4096}), Dtype::kQ4_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_S, "blk.3.ffn_down.weight", {4096, 14336}), Dtype::kQ5_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_S, "blk.4.ffn_down.weight", {4096, 14336}), Dtype::kQ4_K);
+  GgufQuantModel big = m;
+  big.n_layer = 80;
+  big.type_70b = true;
+  // 80 layers: n/8 = 10; layer 11 is (11 - 10) % 3 = 1, layer 12 is 2 (more bits).
+  EXPECT_EQ(Type(big, GgufFtype::kQ4_K_M, "blk.11.attn_v.weight", {1024, 8192}), Dtype::kQ5_K);
+  EXPECT_EQ(Type(big, GgufFtype::kQ4_K_M, "blk.12.attn_v.weight", {1024, 8192}), Dtype::kQ6_K);
+  GgufQuantModel mixtral = m;
+  mixtral.n_expert = 8;
+  EXPECT_EQ(Type(mixtral, GgufFtype::kQ4_K_M, "blk.5.attn_v.weight", {1024, 4096}),
+            Dtype::kQ8_0);
+  EXPECT_EQ(Type(mixtral, GgufFtype::kQ4_K_M, "blk.5.attn_k.weight", {1024, 4096}),
+            Dtype::kQ8_0);
+  EXPECT_EQ(Type(mixtral, GgufFtype::kQ4_K_M, "blk.5.attn_output.weight", {4096, 4096}),
+            Dtype::kQ5_K);
+}
+
+TEST(GgufFtype, Words) {
+  ASSERT_NE(FindGgufFtype("q4_k_m"), nullptr);
+  EXPECT_EQ(FindGgufFtype("Q4_K_M")->llama_ftype, 15);
+  EXPECT_EQ(FindGgufFtype("bf16")->llama_ftype, 32);
+  EXPECT_EQ(FindGgufFtype("q3_k_m"), nullptr);
+  EXPECT_NE(GgufFtypeWords().find("q4_k_m"), std::string::npos);
+}
+
+ModelSpec Qwen3Moe() {
+  auto s = ModelSpecFromConfigJson(
+      R"({"architectures":["Qwen3MoeForCausalLM"],"model_type":"qwen3_moe","hidden_size":2048,
+          "num_hidden_layers":4,"num_attention_heads":32,"num_key_value_heads":4,"head_dim":128,
+          "intermediate_size":6144,"moe_intermediate_size":768,"num_experts":128,
+          "num_experts_per_tok":8,"vocab_size":151936,"max_position_embeddings":40960,
+          "torch_dtype":"bfloat16","tie_word_embeddings":false})",
+      "config.json");
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return *s;
+}
+
+// The synthesized header reads back as the model: names, shapes and keys as a real file's.
+TEST(SynthesizeGguf, ReadsBackAsTheModel) {
+  const ModelSpec base = Qwen3Moe();
+  auto f = SynthesizeGguf(base, GgufFtype::kQ4_K_M, "x-Q4_K_M.gguf");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->Architecture(), "qwen3moe");
+  std::map<std::string, Dtype> types;
+  for (const TensorInfo& t : f->tensors) types[t.name] = t.dtype;
+  EXPECT_EQ(types.at("blk.0.ffn_gate_exps.weight"), Dtype::kQ4_K);
+  // 4 layers: n/8 = 0 and 7n/8 = 3, so layer 3 and (i - 0) % 3 == 2 (layer 2) get more bits.
+  EXPECT_EQ(types.at("blk.0.ffn_down_exps.weight"), Dtype::kQ4_K);
+  EXPECT_EQ(types.at("blk.2.ffn_down_exps.weight"), Dtype::kQ6_K);
+  EXPECT_EQ(types.at("blk.3.ffn_down_exps.weight"), Dtype::kQ6_K);
+  EXPECT_EQ(types.at("blk.0.ffn_gate_inp.weight"), Dtype::kF32);
+  EXPECT_EQ(types.at("blk.0.attn_k_norm.weight"), Dtype::kF32);
+  EXPECT_EQ(types.at("output.weight"), Dtype::kQ6_K);
+  EXPECT_EQ(f->tensors.size(), 3 + 4 * 12u);  // 12 a layer: norms, q/k/v/o, router, experts
+  for (const TensorInfo& t : f->tensors) EXPECT_EQ(t.begin % 32, 0u) << t.name;
+  auto spec = ModelSpecFromGguf(*f);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->layers.size(), 4u);
+  EXPECT_EQ(spec->layers[0].mlp.num_experts, 128);
+  EXPECT_EQ(spec->layers[0].mlp.expert_intermediate_size, 768);
+  EXPECT_EQ(spec->layers[0].attention.num_kv_heads, 4);
+  EXPECT_EQ(spec->layers[0].attention.head_dim, 128);
+  EXPECT_EQ(spec->max_position_embeddings, 40960);
+  EXPECT_EQ(spec->vocab_size, 151936);
+}
+
+TEST(SynthesizeGguf, RefusesWhatItCannotLayOut) {
+  ModelSpec s = Qwen3Moe();
+  s.family = "deepseek_v3";
+  EXPECT_EQ(SynthesizeGguf(s, GgufFtype::kQ4_K_M, "x").status().code(), Code::kUnsupported);
+  ModelSpec q = Qwen3Moe();
+  q.quant.method = QuantMethod::kAwq;
+  EXPECT_EQ(SynthesizeGguf(q, GgufFtype::kQ4_K_M, "x").status().code(),
+            Code::kInvalidArgument);
+  // MXFP4 (kept experts) needs a checkpoint that ships them.
+  EXPECT_EQ(SynthesizeGguf(Qwen3Moe(), GgufFtype::kMxfp4, "x").status().code(),
+            Code::kUnsupported);
+}
+
+}  // namespace
+}  // namespace vramfit
