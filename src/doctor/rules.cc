@@ -229,16 +229,6 @@ bool QuantizerCalibration(const Facts& f) {
          ((QuantizerCodeFrames(f) || QuantizerEntryForward(f)) && !ModelPlacedOnGpu(f));
 }
 
-// A quantization run (its frames or its set-up) at load whose allocator held the request twice
-// over, reserved but unallocated (FragmentedAtLoad below): the request would have fit had the
-// cached blocks not been split. A quantizer frees and allocates tensors of every size layer after
-// layer (each layer's inputs and outputs, one Hessian per module of in_features squared, the
-// fasterquant work copies: auto_gptq/quantization/gptq.py, gptqmodel/quantization/gptq.py,
-// llm-compressor's gptq_quantize.py, AutoAWQ's scale search), which is what splits PyTorch's
-// cached blocks; it ranks before the calibration rows, as fragmentation ranks before every stage
-// row past the load.
-bool QuantizerFragmented(const Facts& f);
-
 // llm-compressor placing the model for its sequential pipeline before any calibration
 // (pipelines/sequential/helpers.py dispatch_for_sequential -> compressed-tensors'
 // offloaded_dispatch, 0.6+): each module moved to its execution device; modules already on GPUs
@@ -715,9 +705,6 @@ bool FragmentedAtLoad(const Facts& f) {
   const auto allocated = f.get(Num::kAllocatedBytes);
   return Fragmented(f) && !(allocated && f.total > 0 && *allocated >= 0.95 * f.total);
 }
-bool QuantizerFragmented(const Facts& f) {
-  return f.stage == Stage::kLoad && QuantizerFrames(f) && FragmentedAtLoad(f);
-}
 // A conversion after loading (load_copies.cc), placed before the model-size rows (the frames
 // show the weights were allocated), unless the allocator held the request (fragmentation).
 // Its frames, the shard bar at 100% before a load_model traceback, or transformers' warning
@@ -857,7 +844,6 @@ const std::vector<Rule>& Rules() {
       Text(C::kStaticCache, S::kLoad, FusedAwqCache,
            "AutoAWQ's fused modules (fuse_layers=True) allocate a KV cache of max_seq_len for "
            "every layer while the model is built"),
-      Text(C::kFragmentation, S::kLoad, QuantizerFragmented, kFragmentedText),
       Text(C::kWeightsTooLarge, S::kLoad, QuantizerDispatch,
            "the quantizer was placing the model's modules on the GPU before calibrating "
            "(dispatch_for_sequential): the weights gathered there do not fit"),
