@@ -313,6 +313,16 @@ Result<Inventory> FromGguf(const ReadPlan& p) {
   return inv;
 }
 
+// A what-if inventory of `read`: synthesized, labelled, with the model and where it came from.
+void MarkWhatIf(const Inventory& read, const WhatIfQuant& w, Inventory* inv) {
+  inv->synthesized = true;
+  inv->what_if = WhatIfLabel(w);
+  inv->model = read.model;
+  inv->source = read.source;
+  inv->origin = read.origin;
+  inv->repo = read.repo;
+}
+
 // The GGUF what-if of `read`: the header llama.cpp's converter and quantizer would write
 // (SynthesizeGguf), read back the way a GGUF file from disk is (ModelSpecFromGguf, the GGUF
 // audit), so that the llama.cpp and Ollama planners take it as they take a real file.
@@ -334,12 +344,7 @@ Result<Inventory> GgufWhatIf(const Inventory& read, const WhatIfQuant& w) {
   std::vector<FileTensors> files;
   files.push_back(TakeTensors(file->origin, file->tensors, 0));
   Inventory inv = BuildInventory(&*spec, std::move(files));
-  inv.synthesized = true;
-  inv.what_if = WhatIfLabel(w);
-  inv.model = read.model;
-  inv.source = read.source;
-  inv.origin = read.origin;
-  inv.repo = read.repo;
+  MarkWhatIf(read, w, &inv);
   inv.quantization.method = "gguf";
   inv.quantization.format = std::string(ft->name);
   AuditGguf(meta, &inv);
@@ -373,12 +378,7 @@ Result<Inventory> WhatIf(const Inventory& read, const WhatIfQuant& w) {
   std::vector<FileTensors> files;
   files.push_back(std::move(*synth));
   Inventory inv = BuildInventory(&*spec, std::move(files));
-  inv.synthesized = true;
-  inv.what_if = WhatIfLabel(w);
-  inv.model = read.model;
-  inv.source = read.source;
-  inv.origin = read.origin;
-  inv.repo = read.repo;
+  MarkWhatIf(read, w, &inv);
   inv.notes.insert(inv.notes.begin(),
                    fmt::format("what-if: {} of {} ({} parameters, {} bytes as read); the modules "
                                "the quantizer leaves unquantized by default stay {}",

@@ -14,6 +14,14 @@ struct File {
 extern const File kFiles[];
 extern const size_t kFileCount;
 
+// The embedded file at `path`; nullptr when data/ had none.
+inline const File* Find(std::string_view path) {
+  for (size_t i = 0; i < kFileCount; ++i) {
+    if (kFiles[i].path == path) return &kFiles[i];
+  }
+  return nullptr;
+}
+
 }  // namespace vramfit::embedded
 
 #endif  // VRAMFIT_SOURCES_EMBEDDED_H_

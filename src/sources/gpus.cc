@@ -123,29 +123,28 @@ const Loaded& Load() {
   static Loaded loaded;
   static std::once_flag once;
   std::call_once(once, [] {
-    for (size_t i = 0; i < embedded::kFileCount; ++i) {
-      if (embedded::kFiles[i].path != "gpus.json") continue;
-      simdjson::dom::parser parser;
-      simdjson::dom::element root;
-      loaded.status =
-          formats::ParseJson(parser, embedded::kFiles[i].bytes, "data/gpus.json", 0, &root);
-      if (!loaded.status.ok()) return;
-      simdjson::dom::array list;
-      if (root["gpus"].get_array().get(list)) {
-        loaded.status = Status::Corrupt("data/gpus.json: \"gpus\" must be an array");
-        return;
-      }
-      size_t n = 0;
-      for (auto e : list) {
-        GpuSpec g;
-        loaded.status = ParseGpu(e, n++, &g);
-        if (!loaded.status.ok()) return;
-        loaded.gpus.push_back(std::move(g));
-      }
-      loaded.status = ParseAmbiguous(root, &loaded);
+    const embedded::File* file = embedded::Find("gpus.json");
+    if (!file) {
+      loaded.status = Status::Corrupt("data/gpus.json is not embedded");
       return;
     }
-    loaded.status = Status::Corrupt("data/gpus.json is not embedded");
+    simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    loaded.status = formats::ParseJson(parser, file->bytes, "data/gpus.json", 0, &root);
+    if (!loaded.status.ok()) return;
+    simdjson::dom::array list;
+    if (root["gpus"].get_array().get(list)) {
+      loaded.status = Status::Corrupt("data/gpus.json: \"gpus\" must be an array");
+      return;
+    }
+    size_t n = 0;
+    for (auto e : list) {
+      GpuSpec g;
+      loaded.status = ParseGpu(e, n++, &g);
+      if (!loaded.status.ok()) return;
+      loaded.gpus.push_back(std::move(g));
+    }
+    loaded.status = ParseAmbiguous(root, &loaded);
   });
   return loaded;
 }

@@ -79,12 +79,9 @@ const Loaded& Load() {
   static Loaded loaded;
   static std::once_flag once;
   std::call_once(once, [] {
-    for (size_t i = 0; i < embedded::kFileCount; ++i) {
-      if (embedded::kFiles[i].path != kPath) continue;
-      loaded.status = ParseTable(embedded::kFiles[i].bytes, &loaded);
-      return;
-    }
-    loaded.status = Status::Corrupt("data/ollama/library.json is not embedded");
+    const embedded::File* file = embedded::Find(kPath);
+    loaded.status = file ? ParseTable(file->bytes, &loaded)
+                         : Status::Corrupt("data/ollama/library.json is not embedded");
   });
   return loaded;
 }
