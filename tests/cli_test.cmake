@@ -438,6 +438,19 @@ run_err(check_vllm_rope_scaling_bad 2 "--rope-scaling: expected a JSON object of
     check --gpu h100 --vllm-version 0.9.2 -- vllm serve qwen3-8b --rope-scaling=yarn)
 run_err(check_vllm_rope_scaling_gone 2 "--rope-scaling: vLLM 0.22 has no such flag"
     check --gpu h100 --vllm-version 0.22 -- vllm serve qwen3-8b --rope-scaling "{}")
+# --async-scheduling has no memory effect; --kv-offloading-size is a host KV tier (the plan's
+# notes say so, the GPU pool is unchanged); a size that is not GiB above 0 exits 2.
+run(check_vllm_kv_offloading 0 check --gpu h100 -- vllm serve qwen3-8b --async-scheduling
+    --kv-offloading-size 24 --max-model-len 32768)
+if(NOT last_out MATCHES "a host KV tier of 24 GiB" OR last_err MATCHES "not modelled" OR
+   NOT last_err MATCHES "no memory effect: --async-scheduling" OR
+   NOT last_out MATCHES "--kv-offloading-size 24")
+  message(SEND_ERROR "check_vllm_kv_offloading: '${last_out}' '${last_err}'")
+endif()
+run_err(check_vllm_kv_offloading_bad 2 "--kv-offloading-size 24GB: expected a size in GiB"
+    check --gpu h100 -- vllm serve qwen3-8b --kv-offloading-size 24GB)
+run_err(check_vllm_kv_offloading_backend_bad 2 "--kv-offloading-backend disk: expected native"
+    check --gpu h100 -- vllm serve qwen3-8b --kv-offloading-size 4 --kv-offloading-backend disk)
 run(check_vllm_dotted 1 check --gpu h100 -- vllm serve qwen3-vl-30b-a3b-instruct
     --limit-mm-per-prompt.image 4 --limit-mm-per-prompt.video=0)
 if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <deque>
 #include <iterator>
 #include <string_view>
@@ -36,6 +37,14 @@ using core::ShellWord;
 // cli_args.py): how replies are parsed and where the server runs, not the engine.
 // --rope-theta (0.5.1 to 0.10) sets the rotary base (config.update / hf_overrides "rope_theta"):
 // no tensor's size and not the derived maximum length.
+// --async-scheduling (0.10+; SchedulerConfig.async_scheduling, vllm/config/scheduler.py)
+// overlaps the scheduling of step N+1 with step N: EngineCore.step_with_batch_queue keeps two
+// batches in flight (vllm/v1/engine/core.py), the AsyncScheduler reserves the one token being
+// sampled of each request in the same KV pool (num_output_placeholders,
+// v1/core/sched/async_scheduler.py), and the GPU model runner copies the sampled token ids to
+// pinned host memory on a side stream (AsyncGPUModelRunnerOutput, v1/worker/gpu_model_runner.py).
+// The pool, the profile run and the CUDA graphs are the same; the only device tensor kept
+// longer is the step's sampled ids (max_num_seqs x (1 + speculative tokens) ids), a few KiB.
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
@@ -51,7 +60,8 @@ constexpr const char* kNoMemoryEffect[] = {
     "--enable-force-include-usage", "--return-tokens-as-token-ids", "--allowed-local-media-path",
     "--log-config-file", "--hf-token", "--code-revision", "--swap-space", "--config-format",
     "--distributed-executor-backend", "--enable-reasoning", "--tool-server",
-    "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing", "--rope-theta"};
+    "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing", "--rope-theta",
+    "--async-scheduling"};
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
@@ -60,7 +70,7 @@ constexpr std::string_view kSwitches[] = {
     "--disable-uvicorn-access-log", "--enable-log-requests", "--enable-log-outputs",
     "--disable-fastapi-docs", "--enable-request-id-headers", "--enable-server-load-tracking",
     "--enable-force-include-usage", "--return-tokens-as-token-ids", "--enable-reasoning",
-    "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing"};
+    "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing", "--async-scheduling"};
 
 // Silent flags that take exactly one word (a plain `str` or `int` option; list options such
 // as --served-model-name and --api-key take several, --hf-token none or one).
@@ -80,6 +90,9 @@ constexpr std::string_view kEnvMxfp4Marlin = "VLLM_MXFP4_USE_MARLIN";
 constexpr std::string_view kEnvFlashInferSampler = "VLLM_USE_FLASHINFER_SAMPLER";
 constexpr std::string_view kEnvV2Runner = "VLLM_USE_V2_MODEL_RUNNER";
 constexpr std::string_view kEnvPpPartition = "VLLM_PP_LAYER_PARTITION";
+
+// The largest host KV tier read (GiB): 2^20 GiB, a petabyte of host memory.
+constexpr double kMaxKvOffloadingGib = 1 << 20;
 
 // Strips `env` and NAME=value words; returns the index of the launcher.
 size_t SkipEnvironment(const std::vector<std::string>& cmd) {
@@ -104,6 +117,33 @@ size_t AfterLauncher(const std::vector<std::string>& cmd, size_t at, std::string
     return at + 3;
   }
   return 0;
+}
+
+// --kv-offloading-size GIB and --kv-offloading-backend {native,lmcache} (vllm/config/cache.py
+// CacheConfig, PR #27621): the size is a float in GiB, the host tier summed over the TP ranks;
+// the backend is KVOffloadingBackend, Literal["native", "lmcache"]. A tier that holds nothing
+// (0 or less) is refused, and so is a size that is not a finite number.
+Status ReadKvOffloading(const std::string& name, const std::string& value, VllmSettings* s) {
+  if (name == "--kv-offloading-backend") {
+    if (value != "native" && value != "lmcache") {
+      return Status::InvalidArgument(fmt::format(
+          "--kv-offloading-backend {}: expected native or lmcache (vLLM's KVOffloadingBackend)",
+          core::Printable(value)));
+    }
+    s->kv_offloading_backend = value;
+    return Status::Ok();
+  }
+  double gib = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), gib);
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size() ||
+      !std::isfinite(gib) || gib <= 0 || gib > kMaxKvOffloadingGib) {
+    return Status::InvalidArgument(fmt::format(
+        "--kv-offloading-size {}: expected a size in GiB above 0 and up to {} (the host KV "
+        "tier, summed over the tensor-parallel ranks)",
+        core::Printable(value), kMaxKvOffloadingGib));
+  }
+  s->kv_offloading_gib = gib;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -438,15 +478,18 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     }
     const std::string name = a.substr(0, a.find('='));
     bool valued = false;
-    if (name == "--rope-scaling") {
+    // The flag's value: after `=`, else the next word.
+    const size_t eq = a.find('=');
+    const std::string value = eq != std::string::npos ? a.substr(eq + 1)
+                              : i + 1 < left.size()   ? left[i + 1]
+                                                      : "";
+    if (name == "--kv-offloading-size" || name == "--kv-offloading-backend") {
+      VRAMFIT_RETURN_IF_ERROR(ReadKvOffloading(name, value, &env));
+    } else if (name == "--rope-scaling") {
       // Releases 0.4.3 to 0.10 (the flag is refused where it is not): vLLM sets the config's
       // rope_scaling to the JSON (config.py ModelConfig, 0.6.4+: hf_overrides_kw.update(
       // {"rope_scaling": ...}) after --hf-overrides; before, transformers_utils/config.py
       // get_config config.update), so the plan reads it as that override.
-      const size_t eq = a.find('=');
-      const std::string value = eq != std::string::npos ? a.substr(eq + 1)
-                                : i + 1 < left.size() ? left[i + 1]
-                                                      : "";
       std::vector<std::string> ignored;
       auto checked = ApplyConfigOverrides(ModelSpec{}, RopeScalingOverride(value),
                                           "--rope-scaling", &ignored);

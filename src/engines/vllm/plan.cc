@@ -406,6 +406,50 @@ uint64_t ForwardActivation(const ModelSpec& s, uint64_t tokens, uint64_t tp, boo
 
 Status Invalid(std::string m) { return Status::InvalidArgument(std::move(m)); }
 
+// --kv-offloading-size / --kv-offloading-backend (vllm/config/cache.py CacheConfig, PR #27621;
+// vllm/config/vllm.py turns them into a kv_transfer_config). The native backend's
+// OffloadingConnector sets cpu_bytes_to_use to the size in bytes; its worker
+// (v1/kv_offload/worker/cpu_gpu.py CpuGpuOffloadingHandler) allocates the host tensors with
+// pin_memory and copies blocks with ops.swap_blocks straight between the GPU KV tensors and
+// them on two CUDA streams (the block-id map is a host tensor): no GPU buffer, no change to the
+// profile run, so the GPU pool is planned as without it. The connector does turn the hybrid KV
+// cache manager off where the release's VllmConfig.__post_init__ does so for any
+// kv_transfer_config; for models with sliding-window layers that is named, not planned.
+void KvOffloadingNotes(const ModelSpec& spec, const VllmSettings& s, Plan* plan) {
+  if (s.kv_offloading_gib <= 0) {
+    if (!s.kv_offloading_backend.empty()) {
+      plan->without_effect.push_back(fmt::format(
+          "--kv-offloading-backend {}: no host KV tier without --kv-offloading-size",
+          s.kv_offloading_backend));
+    }
+    return;
+  }
+  const bool sliding = std::any_of(spec.layers.begin(), spec.layers.end(), [](const auto& l) {
+    return l.attention.kind == AttentionKind::kSliding;
+  });
+  const std::string hma =
+      sliding ? "; with a KV connector vLLM may turn the hybrid KV cache manager off "
+                "(vllm/config/vllm.py), so that sliding-window layers cost the full context: "
+                "not modelled here"
+              : "";
+  if (s.kv_offloading_backend == "lmcache") {
+    plan->notes.push_back(fmt::format(
+        "--kv-offloading-size {} --kv-offloading-backend lmcache: LMCache's connector holds "
+        "the host KV tier; its own buffers are not modelled, the GPU KV pool is planned "
+        "unchanged{}",
+        s.kv_offloading_gib, hma));
+    return;
+  }
+  plan->notes.push_back(fmt::format(
+      "--kv-offloading-size {}: a host KV tier of {} GiB (pinned CPU memory, summed over {} "
+      "tensor-parallel rank{}) holds blocks offloaded by vLLM's OffloadingConnector (native "
+      "backend, the default from PR #32421; before it --kv-offloading-backend native was "
+      "needed); blocks are copied straight between it and the GPU KV cache, so the GPU pool "
+      "is planned unchanged{}",
+      s.kv_offloading_gib, s.kv_offloading_gib, s.tensor_parallel_size,
+      s.tensor_parallel_size == 1 ? "" : "s", hma));
+}
+
 // The planned pipeline stage's share of the profile run (the whole model without PP).
 struct StageActivation {
   int64_t stage = 0;      // 0-based
@@ -559,6 +603,7 @@ Status ResolveSettings(Run& r) {
                                      "memory",
                                      s.max_cpu_loras));
   }
+  KvOffloadingNotes(r.spec, s, &plan);
   const Compilation comp = ResolveCompilation(r.rules, s);
   r.compiles = comp.compiles;
   r.graph_mode = comp.graph_mode;

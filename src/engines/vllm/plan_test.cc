@@ -1341,5 +1341,87 @@ TEST(Vllm, StoredEncoderOutputsStayUnderTheSamplerWarmUp) {
   EXPECT_TRUE(said);
 }
 
+// --async-scheduling is read as free of GPU memory (command.cc): named as read, never as not
+// modelled, and the printed command keeps it; --no-async-scheduling likewise.
+TEST(Vllm, AsyncSchedulingIsReadWithoutMemoryEffect) {
+  for (const char* flag : {"--async-scheduling", "--no-async-scheduling"}) {
+    auto cmd = vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-8B", flag, "--max-model-len",
+                                 "8192"});
+    ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+    EXPECT_TRUE(cmd->unmodelled_flags.empty()) << flag;
+    EXPECT_EQ(cmd->model, "Qwen/Qwen3-8B") << flag;
+  }
+  auto cmd = vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-8B", "--async-scheduling"});
+  ASSERT_TRUE(cmd.ok());
+  ASSERT_EQ(cmd->no_memory_flags.size(), 1u);
+  EXPECT_EQ(cmd->no_memory_flags[0], "--async-scheduling");
+}
+
+// --kv-offloading-size: a host tier (vllm/v1/kv_offload/worker/cpu_gpu.py copies blocks
+// straight between it and the GPU pool), so the GPU plan is the same and a note names the tier.
+TEST(Vllm, KvOffloadingSizeLeavesTheGpuPoolAndNamesTheHostTier) {
+  auto cmd = vllm::ReadServeCommand({"vllm", "serve", "qwen3-8b", "--max-model-len", "32768",
+                               "--kv-offloading-size=24"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_TRUE(cmd->unmodelled_flags.empty());
+  VllmSettings s = ToVllmSettings(cmd->settings);
+  EXPECT_DOUBLE_EQ(s.kv_offloading_gib, 24);
+  EXPECT_TRUE(s.kv_offloading_backend.empty());
+  s.max_model_len = 32768;
+  VllmSettings plain = s;
+  plain.kv_offloading_gib = 0;
+  const Inventory inv = Catalog("qwen3-8b");
+  auto with = PlanVllm(inv, Gpu("h100"), s);
+  auto without = PlanVllm(inv, Gpu("h100"), plain);
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_EQ(with->kv_cache_tokens, without->kv_cache_tokens);
+  EXPECT_EQ(with->fits, without->fits);
+  auto note = [](const Plan& p, const std::string& text) {
+    for (const std::string& n : p.notes) {
+      if (n.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(note(*with, "a host KV tier of 24 GiB"));
+  EXPECT_FALSE(note(*with, "hybrid KV cache manager"));  // Qwen3-8B has no sliding layers
+  EXPECT_FALSE(note(*without, "host KV tier"));
+  // The printed command keeps the flag, so that pasting it starts the same server.
+  EXPECT_NE(vllm::ServeCommand("qwen3-8b", s, s).find("--kv-offloading-size=24"),
+            std::string::npos);
+  // A model with sliding-window layers: the connector's effect on the hybrid manager is named.
+  VllmSettings oss;
+  oss.max_model_len = 8192;
+  oss.kv_offloading_gib = 8;
+  auto p = PlanVllm(Catalog("gpt-oss-20b"), Gpu("h100"), oss);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(note(*p, "hybrid KV cache manager"));
+  // LMCache's backend is named as such; a backend without a size changes nothing.
+  oss.kv_offloading_backend = "lmcache";
+  EXPECT_TRUE(note(*PlanVllm(Catalog("gpt-oss-20b"), Gpu("h100"), oss), "LMCache"));
+  plain.kv_offloading_backend = "native";
+  auto alone = PlanVllm(inv, Gpu("h100"), plain);
+  ASSERT_TRUE(alone.ok());
+  ASSERT_FALSE(alone->without_effect.empty());
+  EXPECT_NE(alone->without_effect.back().find("without --kv-offloading-size"),
+            std::string::npos);
+}
+
+TEST(Vllm, KvOffloadingRefusesMalformedValues) {
+  auto error = [](std::vector<std::string> tail) {
+    std::vector<std::string> argv = {"vllm", "serve", "qwen3-8b"};
+    argv.insert(argv.end(), tail.begin(), tail.end());
+    auto cmd = vllm::ReadServeCommand(argv);
+    return cmd.ok() ? std::string() : std::string(cmd.status().message());
+  };
+  for (const char* bad : {"abc", "-1", "0", "nan", "inf", "24GiB", "", "1e300"}) {
+    const std::string e = error({std::string("--kv-offloading-size=") + bad});
+    EXPECT_NE(e.find("--kv-offloading-size"), std::string::npos) << bad;
+    EXPECT_NE(e.find("expected a size in GiB"), std::string::npos) << bad;
+  }
+  EXPECT_NE(error({"--kv-offloading-backend", "disk"}).find("expected native or lmcache"),
+            std::string::npos);
+  EXPECT_EQ(error({"--kv-offloading-size", "0.5", "--kv-offloading-backend", "native"}), "");
+}
+
 }  // namespace
 }  // namespace vramfit

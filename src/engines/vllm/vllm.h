@@ -49,6 +49,10 @@ struct VllmOptions : EngineOptions {
   int64_t num_speculative_tokens = 0;
   std::string dtype = "auto";  // --dtype: auto | half | float16 | bfloat16 | float | float32
   double cpu_offload_gb = 0;            // --cpu-offload-gb (GiB per GPU)
+  // --kv-offloading-size (GiB of host memory, summed over the TP ranks; 0: not given) and
+  // --kv-offloading-backend ("": not given, else native or lmcache): a host KV tier.
+  double kv_offloading_gib = 0;
+  std::string kv_offloading_backend;
   int64_t limit_images = -1;            // --limit-mm-per-prompt image (-1: default, 0: off)
   int64_t limit_videos = -1;            // --limit-mm-per-prompt video
   int64_t max_pixels = 0;               // mm_processor_kwargs max_pixels (0: the processor's)
