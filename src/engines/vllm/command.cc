@@ -91,9 +91,6 @@ constexpr std::string_view kEnvFlashInferSampler = "VLLM_USE_FLASHINFER_SAMPLER"
 constexpr std::string_view kEnvV2Runner = "VLLM_USE_V2_MODEL_RUNNER";
 constexpr std::string_view kEnvPpPartition = "VLLM_PP_LAYER_PARTITION";
 
-// The largest host KV tier read (GiB): 2^20 GiB, a petabyte of host memory.
-constexpr double kMaxKvOffloadingGib = 1 << 20;
-
 // Strips `env` and NAME=value words; returns the index of the launcher.
 size_t SkipEnvironment(const std::vector<std::string>& cmd) {
   size_t at = 0;
@@ -117,33 +114,6 @@ size_t AfterLauncher(const std::vector<std::string>& cmd, size_t at, std::string
     return at + 3;
   }
   return 0;
-}
-
-// --kv-offloading-size GIB and --kv-offloading-backend {native,lmcache} (vllm/config/cache.py
-// CacheConfig, PR #27621): the size is a float in GiB, the host tier summed over the TP ranks;
-// the backend is KVOffloadingBackend, Literal["native", "lmcache"]. A tier that holds nothing
-// (0 or less) is refused, and so is a size that is not a finite number.
-Status ReadKvOffloading(const std::string& name, const std::string& value, VllmSettings* s) {
-  if (name == "--kv-offloading-backend") {
-    if (value != "native" && value != "lmcache") {
-      return Status::InvalidArgument(fmt::format(
-          "--kv-offloading-backend {}: expected native or lmcache (vLLM's KVOffloadingBackend)",
-          core::Printable(value)));
-    }
-    s->kv_offloading_backend = value;
-    return Status::Ok();
-  }
-  double gib = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), gib);
-  if (value.empty() || ec != std::errc() || end != value.data() + value.size() ||
-      !std::isfinite(gib) || gib <= 0 || gib > kMaxKvOffloadingGib) {
-    return Status::InvalidArgument(fmt::format(
-        "--kv-offloading-size {}: expected a size in GiB above 0 and up to {} (the host KV "
-        "tier, summed over the tensor-parallel ranks)",
-        core::Printable(value), kMaxKvOffloadingGib));
-  }
-  s->kv_offloading_gib = gib;
-  return Status::Ok();
 }
 
 }  // namespace
@@ -207,6 +177,12 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
     c += fmt::format(" --kv-cache-memory-bytes {}", s.kv_cache_memory_bytes);
   }
   if (s.cpu_offload_gb > 0) c += fmt::format(" --cpu-offload-gb {}", s.cpu_offload_gb);
+  if (s.kv_offloading_gib > 0) {
+    c += fmt::format(" --kv-offloading-size {}", s.kv_offloading_gib);
+  }
+  if (!s.kv_offloading_backend.empty()) {
+    c += " --kv-offloading-backend " + ShellWord(s.kv_offloading_backend);
+  }
   // --language-model-only before v0.16 is written as what it means there, a limit of 0 per
   // modality (plan.cc plans it so); the limits as the release reads them (Rules::limit_mm_json).
   const bool lm_only_flag = s.language_model_only && rules.language_model_only_flag;
@@ -483,9 +459,7 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     const std::string value = eq != std::string::npos ? a.substr(eq + 1)
                               : i + 1 < left.size()   ? left[i + 1]
                                                       : "";
-    if (name == "--kv-offloading-size" || name == "--kv-offloading-backend") {
-      VRAMFIT_RETURN_IF_ERROR(ReadKvOffloading(name, value, &env));
-    } else if (name == "--rope-scaling") {
+    if (name == "--rope-scaling") {
       // Releases 0.4.3 to 0.10 (the flag is refused where it is not): vLLM sets the config's
       // rope_scaling to the JSON (config.py ModelConfig, 0.6.4+: hf_overrides_kw.update(
       // {"rope_scaling": ...}) after --hf-overrides; before, transformers_utils/config.py

@@ -32,6 +32,9 @@ constexpr int64_t kMaxTokens = (int64_t{1} << 31) - 1;
 constexpr int64_t kMaxParallel = 4096;
 constexpr int64_t kMaxBlockSize = 1 << 20;
 constexpr double kMaxOffloadGib = 1 << 20;
+// The largest host KV tier read (GiB): 2^20 GiB, a petabyte of host memory.
+constexpr double kMaxKvOffloadingGib = 1 << 20;
+
 
 // A count written as 0: the settings keep 0 for "not given, the engine's default", so without
 // this check `--max-num-seqs 0` would silently plan vLLM's default; vLLM itself does not serve
@@ -245,6 +248,33 @@ Status ReadCompilationConfig(const std::string& text, VllmSettings* s) {
   return Status::Ok();
 }
 
+// --kv-offloading-size GIB and --kv-offloading-backend {native,lmcache} (vllm/config/cache.py
+// CacheConfig, PR #27621): the size is a float in GiB, the host tier summed over the TP ranks;
+// the backend is KVOffloadingBackend, Literal["native", "lmcache"]. A tier that holds nothing
+// (0 or less) is refused, and so is a size that is not a finite number.
+Status ReadKvOffloading(const std::string& name, const std::string& value, VllmSettings* s) {
+  if (name == "--kv-offloading-backend") {
+    if (value != "native" && value != "lmcache") {
+      return Status::InvalidArgument(fmt::format(
+          "--kv-offloading-backend {}: expected native or lmcache (vLLM's KVOffloadingBackend)",
+          core::Printable(value)));
+    }
+    s->kv_offloading_backend = value;
+    return Status::Ok();
+  }
+  double gib = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), gib);
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size() ||
+      !std::isfinite(gib) || gib <= 0 || gib > kMaxKvOffloadingGib) {
+    return Status::InvalidArgument(fmt::format(
+        "--kv-offloading-size {}: expected a size in GiB above 0 and up to {} (the host KV "
+        "tier, summed over the tensor-parallel ranks)",
+        core::Printable(value), kMaxKvOffloadingGib));
+  }
+  s->kv_offloading_gib = gib;
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool SpeculativeUsesOwnLayers(std::string_view method) {
@@ -284,6 +314,10 @@ const std::vector<FlagSpec>& Flags() {
       {"--quantization", "-q", "Force a quantization method (e.g. fp8 for online FP8)", "TEXT"},
       {"--kv-cache-memory-bytes", nullptr, "Fixed KV cache size (bytes or 24GiB)", "TEXT"},
       {"--cpu-offload-gb", nullptr, "GiB of weights per GPU kept in CPU memory", "FLOAT"},
+      {"--kv-offloading-size", nullptr,
+       "GiB of host KV tier, summed over the TP ranks (named; the GPU pool is unchanged)",
+       "FLOAT"},
+      {"--kv-offloading-backend", nullptr, "Host KV tier backend: native | lmcache", "TEXT"},
       {"--speculative-config", nullptr,
        "Speculative decoding, e.g. '{\"method\": \"mtp\", \"num_speculative_tokens\": 2}'",
        "TEXT"},
@@ -507,6 +541,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.dtype = text;
     } else if (name == "--cpu-offload-gb") {
       VRAMFIT_RETURN_IF_ERROR(as_double(&s.cpu_offload_gb));
+    } else if (name == "--kv-offloading-size" || name == "--kv-offloading-backend") {
+      VRAMFIT_RETURN_IF_ERROR(ReadKvOffloading(name, text, &s));
     } else if (name == "--limit-mm-per-prompt") {
       limit_mm = text;
     } else if (name == "--mm-processor-kwargs") {

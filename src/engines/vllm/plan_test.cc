@@ -1364,7 +1364,9 @@ TEST(Vllm, KvOffloadingSizeLeavesTheGpuPoolAndNamesTheHostTier) {
                                "--kv-offloading-size=24"});
   ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
   EXPECT_TRUE(cmd->unmodelled_flags.empty());
-  VllmSettings s = ToVllmSettings(cmd->settings);
+  auto read = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  VllmSettings s = *read;
   EXPECT_DOUBLE_EQ(s.kv_offloading_gib, 24);
   EXPECT_TRUE(s.kv_offloading_backend.empty());
   s.max_model_len = 32768;
@@ -1386,7 +1388,7 @@ TEST(Vllm, KvOffloadingSizeLeavesTheGpuPoolAndNamesTheHostTier) {
   EXPECT_FALSE(note(*with, "hybrid KV cache manager"));  // Qwen3-8B has no sliding layers
   EXPECT_FALSE(note(*without, "host KV tier"));
   // The printed command keeps the flag, so that pasting it starts the same server.
-  EXPECT_NE(vllm::ServeCommand("qwen3-8b", s, s).find("--kv-offloading-size=24"),
+  EXPECT_NE(vllm::ServeCommand("qwen3-8b", s, s).find("--kv-offloading-size 24"),
             std::string::npos);
   // A model with sliding-window layers: the connector's effect on the hybrid manager is named.
   VllmSettings oss;
@@ -1411,13 +1413,16 @@ TEST(Vllm, KvOffloadingRefusesMalformedValues) {
     std::vector<std::string> argv = {"vllm", "serve", "qwen3-8b"};
     argv.insert(argv.end(), tail.begin(), tail.end());
     auto cmd = vllm::ReadServeCommand(argv);
-    return cmd.ok() ? std::string() : std::string(cmd.status().message());
+    if (!cmd.ok()) return std::string(cmd.status().message());
+    auto read = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+    return read.ok() ? std::string() : std::string(read.status().message());
   };
-  for (const char* bad : {"abc", "-1", "0", "nan", "inf", "24GiB", "", "1e300"}) {
+  for (const char* bad : {"abc", "-1", "0", "nan", "inf", "24GiB", "1e300"}) {
     const std::string e = error({std::string("--kv-offloading-size=") + bad});
     EXPECT_NE(e.find("--kv-offloading-size"), std::string::npos) << bad;
     EXPECT_NE(e.find("expected a size in GiB"), std::string::npos) << bad;
   }
+  EXPECT_NE(error({"--kv-offloading-size="}).find("needs a value"), std::string::npos);
   EXPECT_NE(error({"--kv-offloading-backend", "disk"}).find("expected native or lmcache"),
             std::string::npos);
   EXPECT_EQ(error({"--kv-offloading-size", "0.5", "--kv-offloading-backend", "native"}), "");
