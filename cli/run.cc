@@ -218,6 +218,7 @@ int Run(std::vector<std::string> args) {
   if (dashdash != args.end()) args.erase(dashdash, args.end());
   for (const Engine* e : Engines()) {
     args = ExpandShortNames(e->flags, std::move(args));
+    args = JoinListWords(e->flags, std::move(args));
   }
   std::vector<std::string> no_memory;
   if (!args.empty() && (args.front() == "plan" || args.front() == "fit")) {

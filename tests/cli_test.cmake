@@ -451,6 +451,24 @@ run_err(check_vllm_kv_offloading_bad 2 "--kv-offloading-size 24GB: expected a si
     check --gpu h100 -- vllm serve qwen3-8b --kv-offloading-size 24GB)
 run_err(check_vllm_kv_offloading_backend_bad 2 "--kv-offloading-backend disk: expected native"
     check --gpu h100 -- vllm serve qwen3-8b --kv-offloading-size 4 --kv-offloading-backend disk)
+# `plan` takes the host KV tier too and prints it back; --cudagraph-capture-sizes takes several
+# words (argparse's nargs="+") in plan and check alike, up to the next flag.
+run(plan_vllm_kv_offloading_and_capture_sizes 0 plan qwen3-8b --gpu h100 --max-model-len 8192
+    --kv-offloading-size 24 --cudagraph-capture-sizes 1 2 4 8 --max-num-seqs 8 --explain)
+if(NOT last_out MATCHES "a host KV tier of 24 GiB" OR
+   NOT last_out MATCHES "--kv-offloading-size 24" OR
+   NOT last_out MATCHES "--cudagraph-capture-sizes 1 2 4 8" OR
+   NOT last_out MATCHES "graphs over 4 capture sizes up to 8")
+  message(SEND_ERROR "plan_vllm_kv_offloading_and_capture_sizes: '${last_out}' '${last_err}'")
+endif()
+run(check_vllm_capture_sizes 0 check --gpu h100 -- vllm serve qwen3-8b --cudagraph-capture-sizes
+    1 2 4 8 --max-num-seqs 8)
+if(NOT last_out MATCHES "--cudagraph-capture-sizes 1 2 4 8" OR last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_vllm_capture_sizes: '${last_out}' '${last_err}'")
+endif()
+run_err(check_vllm_capture_sizes_twice 2 "mutually exclusive"
+    check --gpu h100 -- vllm serve qwen3-8b --cudagraph-capture-sizes 1 2
+    --compilation-config "{\"cudagraph_capture_sizes\": [4]}")
 run(check_vllm_dotted 1 check --gpu h100 -- vllm serve qwen3-vl-30b-a3b-instruct
     --limit-mm-per-prompt.image 4 --limit-mm-per-prompt.video=0)
 if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR

@@ -195,6 +195,33 @@ inline std::vector<std::string> ExpandShortNames(const std::vector<FlagSpec>& fl
   return args;
 }
 
+// A flag whose type ends in "..." takes several words, as argparse's nargs="+" does (vLLM's
+// --cudagraph-capture-sizes 1 2 4 8): the words up to the next flag become one value, joined
+// with commas, so that an argument parser gives the flag all of them.
+inline std::vector<std::string> JoinListWords(const std::vector<FlagSpec>& flags,
+                                              std::vector<std::string> args) {
+  auto is_list = [&](const std::string& a) {
+    for (const FlagSpec& f : flags) {
+      if (f.type_name && std::string_view(f.type_name).ends_with("...") && a == f.name) {
+        return true;
+      }
+    }
+    return false;
+  };
+  auto is_value = [](const std::string& a) {
+    return a.empty() || a[0] != '-' || (a.size() > 1 && a[1] >= '0' && a[1] <= '9');
+  };
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    out.push_back(args[i]);
+    if (!is_list(args[i]) || i + 1 >= args.size() || !is_value(args[i + 1])) continue;
+    std::string joined = args[++i];
+    while (i + 1 < args.size() && is_value(args[i + 1])) joined += "," + args[++i];
+    out.push_back(joined);
+  }
+  return out;
+}
+
 // A token count as engine command lines write it: 32768, 128k (128,000), 128K (131,072).
 // kInvalidArgument names `flag`.
 Result<int64_t> ParseTokenCount(const std::string& flag, const std::string& text);

@@ -153,6 +153,10 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (!s.compilation_config.empty()) {
     c += " --compilation-config " + ShellWord(s.compilation_config);
   }
+  if (s.capture_sizes_from_flag) {
+    c += " --cudagraph-capture-sizes";
+    for (int64_t n : s.cudagraph_capture_sizes) c += fmt::format(" {}", n);
+  }
   if (s.max_capture_from_flag) {
     c += fmt::format(" --max-cudagraph-capture-size {}", s.max_cudagraph_capture_size);
   }
@@ -263,7 +267,7 @@ std::vector<std::string> RewriteShortFlags(std::vector<std::string> args) {
     out.push_back(a);
   }
   args = std::move(out);
-  return ExpandShortNames(Flags(), std::move(args));
+  return JoinListWords(Flags(), ExpandShortNames(Flags(), std::move(args)));
 }
 
 bool IsServeCommand(const std::vector<std::string>& argv) {

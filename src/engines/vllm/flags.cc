@@ -339,6 +339,9 @@ const std::vector<FlagSpec>& Flags() {
        "CUDA-graph keys read: cudagraph_mode, cudagraph_capture_sizes, "
        "max_cudagraph_capture_size, e.g. '{\"cudagraph_mode\": \"FULL_DECODE_ONLY\"}'",
        "TEXT"},
+      {"--cudagraph-capture-sizes", nullptr,
+       "Batch sizes captured as CUDA graphs, e.g. 1 2 4 8 16 (replaces the default list)",
+       "INT..."},
       {"--max-cudagraph-capture-size", nullptr,
        "Largest batch captured as a CUDA graph (default min(2 x max-num-seqs, 512))", "INT"},
       {"--optimization-level", "-O",
@@ -373,11 +376,33 @@ bool HumanReadableSuffix(const std::string& text) {
          text.find_first_not_of("0123456789.") == text.size() - 1;
 }
 
+// --cudagraph-capture-sizes: its words as the command gave them (several after the flag, or
+// joined by commas), each a whole batch size in int32, at most 4096 of them.
+Status ReadCaptureSizes(const std::string& text, std::vector<int64_t>* sizes) {
+  constexpr const char* kFlag = "--cudagraph-capture-sizes";
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t end = text.find_first_of(",\n", at);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(at, end - at);
+    auto n = ReadInt(kFlag, word);
+    if (!n.ok()) return n.status();
+    VRAMFIT_RETURN_IF_ERROR(InRange(kFlag, *n, 1, kMaxTokens, "a batch size, int32 in vLLM"));
+    sizes->push_back(*n);
+    if (sizes->size() > 4096) {
+      return Status::InvalidArgument(fmt::format("{}: more than 4096 sizes", kFlag));
+    }
+    at = end + 1;
+  }
+  return Status::Ok();
+}
+
 Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   // Numbers first, in table order, as a typed parser would have read them; then the flags
   // whose text needs reading.
   std::string max_model_len, kv_cache_memory, limit_mm, mm_kwargs;
   int64_t max_capture_flag = 0;
+  std::vector<int64_t> capture_sizes_flag;
   for (const auto& [name, text] : given) {
     // `--max-model-len ""`: vLLM's typed parsers and JSON readers refuse an empty value, so it
     // is not the default either (an unset flag is left out of `given`).
@@ -490,6 +515,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.num_speculative_tokens = k;
     } else if (name == "--compilation-config") {
       VRAMFIT_RETURN_IF_ERROR(ReadCompilationConfig(text, &s));
+    } else if (name == "--cudagraph-capture-sizes") {
+      VRAMFIT_RETURN_IF_ERROR(ReadCaptureSizes(text, &capture_sizes_flag));
     } else if (name == "--max-cudagraph-capture-size") {
       auto n = ReadInt(name, text);
       if (!n.ok()) return n.status();
@@ -553,6 +580,20 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   }
   // The flag is copied into the compilation config after it (EngineArgs.create_engine_config,
   // v0.2x: no longer refused beside compilation_config's own key, as v0.11 refused it).
+  // --cudagraph-capture-sizes (v0.11.1+, EngineArgs.cudagraph_capture_sizes, list[int] read
+  // with nargs="+"): create_engine_config copies it into compilation_config and refuses it
+  // beside compilation_config's own key ("cudagraph_capture_sizes and compilation_config.
+  // cudagraph_capture_sizes are mutually exclusive", vllm/engine/arg_utils.py).
+  if (!capture_sizes_flag.empty()) {
+    if (!s.cudagraph_capture_sizes.empty()) {
+      return Status::InvalidArgument(
+          "--cudagraph-capture-sizes beside --compilation-config's cudagraph_capture_sizes: "
+          "vLLM refuses the two together (\"cudagraph_capture_sizes and compilation_config."
+          "cudagraph_capture_sizes are mutually exclusive\"); give the sizes once");
+    }
+    s.cudagraph_capture_sizes = std::move(capture_sizes_flag);
+    s.capture_sizes_from_flag = true;
+  }
   if (max_capture_flag > 0) {
     s.max_cudagraph_capture_size = max_capture_flag;
     s.max_capture_from_flag = true;

@@ -1428,5 +1428,50 @@ TEST(Vllm, KvOffloadingRefusesMalformedValues) {
   EXPECT_EQ(error({"--kv-offloading-size", "0.5", "--kv-offloading-backend", "native"}), "");
 }
 
+// --cudagraph-capture-sizes N [N ...] (argparse nargs="+", v0.11.1+): the sizes replace the
+// default list as compilation_config's key does; both together are refused as vLLM refuses them.
+TEST(Vllm, CudagraphCaptureSizesFlagIsTheCompilationConfigsList) {
+  auto settings = [](std::vector<std::string> tail) -> Result<VllmSettings> {
+    std::vector<std::string> argv = {"vllm", "serve", "qwen3-8b", "--max-model-len", "8192"};
+    argv.insert(argv.end(), tail.begin(), tail.end());
+    auto cmd = vllm::ReadServeCommand(argv);
+    if (!cmd.ok()) return cmd.status();
+    return vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+  };
+  auto words = settings({"--cudagraph-capture-sizes", "1", "2", "4", "8", "--max-num-seqs", "8"});
+  ASSERT_TRUE(words.ok()) << words.status().ToString();
+  EXPECT_EQ(words->cudagraph_capture_sizes, (std::vector<int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(words->max_num_seqs, 8);  // the list stops at the next flag
+  auto commas = settings({"--cudagraph-capture-sizes=1,2,4,8"});
+  ASSERT_TRUE(commas.ok());
+  EXPECT_EQ(commas->cudagraph_capture_sizes, words->cudagraph_capture_sizes);
+  auto config = settings({"--compilation-config", R"({"cudagraph_capture_sizes": [1, 2, 4, 8]})"});
+  ASSERT_TRUE(config.ok());
+  VllmSettings a = *commas, b = *config;
+  a.max_model_len = b.max_model_len = 8192;
+  auto pa = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), a);
+  auto pb = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), b);
+  VllmSettings defaults;
+  defaults.max_model_len = 8192;
+  auto plain = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), defaults);
+  ASSERT_TRUE(pa.ok() && pb.ok() && plain.ok());
+  EXPECT_EQ(pa->gpus[0].cudagraph_bytes, pb->gpus[0].cudagraph_bytes);
+  EXPECT_LT(pa->gpus[0].cudagraph_bytes, plain->gpus[0].cudagraph_bytes / 4);
+  // The printed command gives the sizes back as the flag.
+  EXPECT_NE(vllm::ServeCommand("qwen3-8b", a, a).find("--cudagraph-capture-sizes 1 2 4 8"),
+            std::string::npos);
+  auto both = settings({"--cudagraph-capture-sizes", "1", "2", "--compilation-config",
+                        R"({"cudagraph_capture_sizes": [4]})"});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(std::string(both.status().message()).find("mutually exclusive"), std::string::npos);
+  for (const char* bad : {"0", "x", "-3", "1,,2", "99999999999"}) {
+    auto r = settings({std::string("--cudagraph-capture-sizes=") + bad});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(std::string(r.status().message()).find("--cudagraph-capture-sizes"),
+              std::string::npos)
+        << bad;
+  }
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -85,6 +85,8 @@ struct VllmOptions : EngineOptions {
   std::vector<int64_t> cudagraph_capture_sizes;
   int64_t max_cudagraph_capture_size = 0;
   bool max_capture_from_flag = false;  // --max-cudagraph-capture-size given
+  // --cudagraph-capture-sizes N [N ...] gave cudagraph_capture_sizes (printed back as that flag).
+  bool capture_sizes_from_flag = false;
   std::vector<std::string> compilation_keys_not_modelled;
   // -O N / --optimization-level N (-1: not given). From v0.12 vLLM's optimization level
   // (Rules::optimization_levels; default 2); before, -O was --compilation-config's short name
