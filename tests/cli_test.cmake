@@ -469,6 +469,12 @@ endif()
 run_err(check_vllm_capture_sizes_twice 2 "mutually exclusive"
     check --gpu h100 -- vllm serve qwen3-8b --cudagraph-capture-sizes 1 2
     --compilation-config "{\"cudagraph_capture_sizes\": [4]}")
+# --mm-encoder-tp-mode data: modelled for the Qwen-VL encoders (a note, nothing unmodelled).
+run(check_vllm_mm_encoder_data 0 check --gpu h100 -- vllm serve qwen2.5-vl-72b-instruct -tp 4
+    --max-model-len 32768 --mm-encoder-tp-mode data)
+if(NOT last_out MATCHES "whole on each of the 4 ranks" OR last_err MATCHES "not modelled")
+  message(SEND_ERROR "check_vllm_mm_encoder_data: '${last_out}' '${last_err}'")
+endif()
 run(check_vllm_dotted 1 check --gpu h100 -- vllm serve qwen3-vl-30b-a3b-instruct
     --limit-mm-per-prompt.image 4 --limit-mm-per-prompt.video=0)
 if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR

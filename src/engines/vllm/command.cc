@@ -204,6 +204,7 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
     c += " --limit-mm-per-prompt " + ShellWord(rules.limit_mm_json ? "{" + limits + "}" : limits);
   }
   if (lm_only_flag) c += " --language-model-only";
+  if (s.mm_encoder_tp_data) c += " --mm-encoder-tp-mode data";
   if (s.max_pixels > 0) {
     c += " --mm-processor-kwargs " + ShellWord(fmt::format("{{\"max_pixels\":{}}}", s.max_pixels));
   }

@@ -335,6 +335,10 @@ const std::vector<FlagSpec>& Flags() {
        "TEXT"},
       {"--language-model-only", nullptr,
        "Text only: no vision tower, no encoder profile (vLLM 0.16+)", nullptr},
+      {"--mm-encoder-tp-mode", nullptr,
+       "weights | data: data keeps the vision encoder whole on every TP rank, each encoding a "
+       "share of the images",
+       "TEXT"},
       {"--compilation-config", "-cc",
        "CUDA-graph keys read: cudagraph_mode, cudagraph_capture_sizes, "
        "max_cudagraph_capture_size, e.g. '{\"cudagraph_mode\": \"FULL_DECODE_ONLY\"}'",
@@ -465,6 +469,11 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.enforce_eager = true;
     } else if (name == "--language-model-only") {
       s.language_model_only = true;
+    } else if (name == "--mm-encoder-tp-mode") {
+      // MMEncoderTPMode = Literal["weights", "data"] (vllm/config/multimodal.py).
+      static const char* const kModes[] = {"weights", "data"};
+      VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kModes));
+      s.mm_encoder_tp_data = text == "data";
     } else if (name == "--v0-engine") {
       s.v0_engine = true;
     } else if (name == "--compile-cache-warm") {

@@ -477,6 +477,7 @@ struct Run {
   VllmPlan plan;
   GpuPlan g;
   uint64_t tp = 1;
+  bool encoder_tp_data = false;   // --mm-encoder-tp-mode data, in effect (EncoderTpMode)
   bool nccl_in_budget = false;
   uint64_t ctx = 0;               // CUDA context (+ NCCL outside the budget)
   uint64_t requested = 0;         // the budget
@@ -535,6 +536,40 @@ struct Run {
     plan.failure_message = std::move(msg);
   }
 };
+
+// --mm-encoder-tp-mode data (MultiModalConfig.mm_encoder_tp_mode, vllm/config/multimodal.py):
+// where the model class declares supports_encoder_tp_data (Qwen2VL, Qwen2_5_VL, Qwen3VL and the
+// classes built on them) the vision tower and projector are built with disable_tp, whole on
+// every rank, and run_dp_sharded_mrope_vision_model (vision.py) gives each rank a share of the
+// items, the outputs all-gathered; elsewhere ModelConfig falls back to "weights" with a warning.
+// Under TP 1 the two modes are the same.
+void EncoderTpMode(Run& r) {
+  const VllmSettings& s = r.s;
+  if (!s.mm_encoder_tp_data) return;
+  const VisionKind kind = r.spec.vision.kind;
+  if (kind == VisionKind::kNone || s.language_model_only) {
+    r.plan.without_effect.push_back(
+        "--mm-encoder-tp-mode data: no vision encoder is built (a text-only model, or "
+        "--language-model-only)");
+  } else if (r.tp <= 1) {
+    r.plan.without_effect.push_back(
+        "--mm-encoder-tp-mode data: under TP 1 the encoder is whole on the one GPU either way");
+  } else if (kind != VisionKind::kQwen2Vl && kind != VisionKind::kQwen25Vl &&
+             kind != VisionKind::kQwen3Vl) {
+    r.plan.notes.push_back(fmt::format(
+        "--mm-encoder-tp-mode data: not modelled for this model's encoder ({}); planned as "
+        "weights, the encoder sharded over the {} ranks (vLLM falls back to weights where the "
+        "model does not support data; where it does, the encoder is whole on every rank)",
+        r.spec.architecture.empty() ? "its vision tower" : r.spec.architecture, r.tp));
+  } else {
+    r.encoder_tp_data = true;
+    r.plan.notes.push_back(fmt::format(
+        "--mm-encoder-tp-mode data: the vision tower and projector whole on each of the {} "
+        "ranks (built with disable_tp), each rank encoding its share of the profile's items "
+        "with all the encoder's heads",
+        r.tp));
+  }
+}
 
 // The release, the flag checks and vLLM's defaults.
 Status ResolveSettings(Run& r) {
@@ -862,6 +897,8 @@ Status Load(Run& r) {
   wo.quantization = s.quantization;
   wo.rules = r.rules;
   wo.language_model_only = s.language_model_only;
+  EncoderTpMode(r);
+  wo.encoder_replicated = r.encoder_tp_data;
   if (s.language_model_only && !r.rules.language_model_only_flag) {
     if (!r.rules.limit_mm_flag) {
       return Invalid(fmt::format(
@@ -1178,8 +1215,12 @@ EncoderProfile EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
   // by side (qwen3_vl.py Qwen3_VisionTransformer.forward, v0.11 to ~v0.22), and v0.11 pads each
   // output to the budget's rows (Rules::mm_outputs_padded_to_budget).
   const uint64_t embeds = video ? clip.embeds : tok_image;
-  const uint64_t patches = items * (video ? clip.patches : tok_image * merge2);
-  const uint64_t vit = patches * VisionTowerBytesPerPatch(v, r.rules, r.tp);
+  // Data mode: this rank encodes its share of the items (the largest share, whole items) with
+  // every head of the tower; the outputs are all-gathered, so every rank stores them all.
+  const uint64_t encoded = r.encoder_tp_data ? (items + r.tp - 1) / r.tp : items;
+  const uint64_t patches = encoded * (video ? clip.patches : tok_image * merge2);
+  const uint64_t vit =
+      patches * VisionTowerBytesPerPatch(v, r.rules, r.encoder_tp_data ? 1 : r.tp);
   const uint64_t rows = r.rules.mm_outputs_padded_to_budget ? std::max(budget, embeds) : embeds;
   const uint64_t width =
       static_cast<uint64_t>(v.out_hidden_size > 0 ? v.out_hidden_size : r.spec.hidden_size) *

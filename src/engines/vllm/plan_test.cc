@@ -1473,5 +1473,55 @@ TEST(Vllm, CudagraphCaptureSizesFlagIsTheCompilationConfigsList) {
   }
 }
 
+// --mm-encoder-tp-mode data (qwen2_5_vl.py use_data_parallel: the tower's linears built with
+// disable_tp; vision.py run_dp_sharded_mrope_vision_model: each rank a share of the items): the
+// encoder's weights whole on every rank, its profile over ceil(items / TP) items with every head.
+TEST(Vllm, EncoderDataModeKeepsTheTowerWholeOnEveryRank) {
+  VllmSettings s;
+  s.tensor_parallel_size = 4;
+  s.max_model_len = 32768;
+  VllmSettings data = s;
+  data.mm_encoder_tp_data = true;
+  const Inventory inv = Catalog("qwen2.5-vl-72b-instruct");
+  auto sharded = PlanVllm(inv, Gpu("h100"), s);
+  auto whole = PlanVllm(inv, Gpu("h100"), data);
+  ASSERT_TRUE(sharded.ok() && whole.ok()) << whole.status().ToString();
+  // The tower and merger: the checkpoint's vision tensors, 3/4 of them more on each rank.
+  const uint64_t vision = [&] {
+    for (const ComponentTotal& c : inv.by_component) {
+      if (c.component == Component::kVision) return c.bytes;
+    }
+    return uint64_t{0};
+  }();
+  ASSERT_GT(vision, 1ull << 30);
+  const double more = static_cast<double>(whole->gpus[0].weights_bytes) -
+                      static_cast<double>(sharded->gpus[0].weights_bytes);
+  EXPECT_NEAR(more, 0.75 * static_cast<double>(vision), 0.02 * static_cast<double>(vision));
+  // The one profiled video runs whole on one rank: a larger encoder peak, a smaller KV pool.
+  EXPECT_GT(whole->gpus[0].activation_peak_bytes, sharded->gpus[0].activation_peak_bytes);
+  EXPECT_LT(whole->kv_cache_tokens, sharded->kv_cache_tokens);
+  auto has = [](const std::vector<std::string>& v, const std::string& text) {
+    return std::any_of(v.begin(), v.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has(whole->notes, "whole on each of the 4 ranks"));
+  // TP 1 and a text-only model: the same plan, the flag listed as without effect.
+  s.tensor_parallel_size = data.tensor_parallel_size = 1;
+  auto one = PlanVllm(inv, Gpu("h100"), data);
+  auto one_plain = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(one.ok() && one_plain.ok());
+  EXPECT_EQ(one->kv_cache_tokens, one_plain->kv_cache_tokens);
+  EXPECT_TRUE(has(one->without_effect, "--mm-encoder-tp-mode data"));
+  data.tensor_parallel_size = 2;
+  data.max_model_len = 8192;
+  auto text = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), data);
+  ASSERT_TRUE(text.ok());
+  EXPECT_TRUE(has(text->without_effect, "no vision encoder"));
+  // The flag's values are vLLM's MMEncoderTPMode.
+  auto cmd = vllm::ReadServeCommand({"vllm", "serve", "qwen3-8b", "--mm-encoder-tp-mode", "x"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_FALSE(vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings)).ok());
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -59,6 +59,10 @@ struct VllmOptions : EngineOptions {
   // --language-model-only (v0.16+, PR #34120): every modality's limit 0, so the vision tower
   // and projector are not built or loaded and the encoder is not profiled.
   bool language_model_only = false;
+  // --mm-encoder-tp-mode data (MultiModalConfig.mm_encoder_tp_mode, v0.11+): the vision encoder
+  // whole on every TP rank, each rank encoding a share of the items (weights: sharded, the
+  // default).
+  bool mm_encoder_tp_data = false;
   bool mxfp4_use_marlin = false;        // VLLM_MXFP4_USE_MARLIN=1: MXFP4 experts on Marlin
   // VLLM_USE_FLASHINFER_SAMPLER: -1 unset, 0 (the native top-k/top-p path), 1 (FlashInfer's
   // sampler); the sampler warm-up's bytes per logit depend on it (plan.cc).

@@ -323,6 +323,7 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
         rank = marlin_gptq && q.act_order ? c.bytes : CeilDiv(c.bytes, tp);
         break;  // marlin_repeat_scales_on_all_ranks
     }
+    if ((c.flags & kMultimodal) && o.encoder_replicated) rank = c.bytes;
     uint64_t bits = c.dtype_bits;
     if (o.model_dtype_bits > 0 && (c.flags & kModelDtype) && bits > 0) {
       rank = rank * static_cast<uint64_t>(o.model_dtype_bits) / bits;

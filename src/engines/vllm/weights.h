@@ -29,6 +29,10 @@ struct VllmWeightOptions {
   // --language-model-only: the vision tower and projector are not built (their modules are made
   // under _mark_tower_model, model_executor/models/interfaces.py, PR #32605), so not loaded.
   bool language_model_only = false;
+  // --mm-encoder-tp-mode data on a model that supports it: the vision tower and projector are
+  // built with disable_tp (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py use_data_parallel), whole on
+  // every rank.
+  bool encoder_replicated = false;
   // --dtype when it differs from the config's: tensors stored in the config's dtype load in
   // this many bits (params are created in the model dtype). 0: as stored.
   int model_dtype_bits = 0;
