@@ -364,6 +364,9 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   auto plan = (*model)->MakePlan(*gpu, *settings);
   if (!plan.ok()) return fail(plan.status().message());
   plan->what_if = inv_model->what_if;
+  for (const std::string& w : plan->without_effect) {
+    fmt::print(stderr, "vramfit check: without effect here (not modelled): {}\n", w);
+  }
   auto advice = Advise(*engine, **model, *gpu, *settings, *plan);
   for (Advice& a : VariantAdvice(*engine, *inv_model, *gpu, *settings, *plan)) {
     advice.push_back(std::move(a));

@@ -475,6 +475,12 @@ run(check_vllm_mm_encoder_data 0 check --gpu h100 -- vllm serve qwen2.5-vl-72b-i
 if(NOT last_out MATCHES "whole on each of the 4 ranks" OR last_err MATCHES "not modelled")
   message(SEND_ERROR "check_vllm_mm_encoder_data: '${last_out}' '${last_err}'")
 endif()
+# A flag that changes nothing for this model is named on check's stderr as plan names it.
+run(check_vllm_without_effect 0 check --gpu h100 -- vllm serve qwen3-8b
+    --disable-hybrid-kv-cache-manager)
+if(NOT last_err MATCHES "without effect here \\(not modelled\\): --disable-hybrid-kv-cache")
+  message(SEND_ERROR "check_vllm_without_effect: '${last_err}'")
+endif()
 run(check_vllm_dotted 1 check --gpu h100 -- vllm serve qwen3-vl-30b-a3b-instruct
     --limit-mm-per-prompt.image 4 --limit-mm-per-prompt.video=0)
 if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR

@@ -205,6 +205,7 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   }
   if (lm_only_flag) c += " --language-model-only";
   if (s.mm_encoder_tp_data) c += " --mm-encoder-tp-mode data";
+  if (s.disable_hybrid_kv_cache_manager) c += " --disable-hybrid-kv-cache-manager";
   if (s.max_pixels > 0) {
     c += " --mm-processor-kwargs " + ShellWord(fmt::format("{{\"max_pixels\":{}}}", s.max_pixels));
   }

@@ -335,6 +335,10 @@ const std::vector<FlagSpec>& Flags() {
        "TEXT"},
       {"--language-model-only", nullptr,
        "Text only: no vision tower, no encoder profile (vLLM 0.16+)", nullptr},
+      {"--disable-hybrid-kv-cache-manager", nullptr,
+       "One KV cache type for all layers: sliding-window layers beside full ones cache the "
+       "whole context",
+       nullptr},
       {"--mm-encoder-tp-mode", nullptr,
        "weights | data: data keeps the vision encoder whole on every TP rank, each encoding a "
        "share of the images",
@@ -469,6 +473,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.enforce_eager = true;
     } else if (name == "--language-model-only") {
       s.language_model_only = true;
+    } else if (name == "--disable-hybrid-kv-cache-manager") {
+      s.disable_hybrid_kv_cache_manager = true;
     } else if (name == "--mm-encoder-tp-mode") {
       // MMEncoderTPMode = Literal["weights", "data"] (vllm/config/multimodal.py).
       static const char* const kModes[] = {"weights", "data"};

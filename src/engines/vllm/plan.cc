@@ -1574,6 +1574,38 @@ int64_t LongestFitting(const Run& r, int64_t hi) {
   return lo;
 }
 
+// --disable-hybrid-kv-cache-manager: KVCacheCoordinator without the hybrid manager needs one KV
+// spec for every layer, so unify_hybrid_kv_cache_specs (v1/core/kv_cache_utils.py) turns each
+// SlidingWindowSpec into a FullAttentionSpec where full-attention layers are present ("Hybrid KV
+// cache manager is disabled for this hybrid model ... dropping the KV cache outside the sliding
+// window" is lost): those layers cache the whole context. A model of one layer type is already
+// uniform (nothing changes); one with linear-attention (Mamba-style) layers is not unified
+// this way, and is named as not modelled.
+void HybridKvManager(Run& r) {
+  if (!r.s.disable_hybrid_kv_cache_manager) return;
+  const ModelSpec& spec = r.with_draft ? *r.with_draft : r.spec;
+  auto has = [&](AttentionKind k) {
+    return std::any_of(spec.layers.begin(), spec.layers.end(),
+                       [&](const LayerSpec& l) { return l.attention.kind == k; });
+  };
+  const bool sliding = has(AttentionKind::kSliding);
+  if (has(AttentionKind::kLinear) || (sliding && has(AttentionKind::kMla))) {
+    r.plan.notes.push_back(
+        "--disable-hybrid-kv-cache-manager: not modelled for a model with linear-attention or "
+        "MLA layers beside others (vLLM unifies only sliding-window and full-attention specs); "
+        "planned with the hybrid manager");
+  } else if (sliding && has(AttentionKind::kFull)) {
+    r.ko.disable_hybrid_kv_cache_manager = true;
+    r.plan.notes.push_back(
+        "--disable-hybrid-kv-cache-manager: the sliding-window layers cache the whole context "
+        "like the full-attention ones (unify_hybrid_kv_cache_specs), so a token costs every "
+        "layer's KV");
+  } else {
+    r.plan.without_effect.push_back(
+        "--disable-hybrid-kv-cache-manager: every layer already has one KV cache type");
+  }
+}
+
 // Stage 3: KV cache: the layout, the available memory, auto length and the max-length checks.
 Status KvCache(Run& r) {
   VllmSettings& s = r.s;
@@ -1591,6 +1623,7 @@ Status KvCache(Run& r) {
   r.ko.max_num_batched_tokens = s.max_num_batched_tokens;
   r.ko.num_speculative_tokens = s.num_speculative_tokens;
   r.ko.rules = r.rules;
+  HybridKvManager(r);
   r.legacy_kv = vllm::LegacyKvSpec(r.rules, r.with_draft ? *r.with_draft : r.spec);
   if (r.legacy_kv) {
     plan.notes.push_back(fmt::format("vLLM {} caches DeepSeek's MLA layers as full K and V for "

@@ -1523,5 +1523,43 @@ TEST(Vllm, EncoderDataModeKeepsTheTowerWholeOnEveryRank) {
   EXPECT_FALSE(vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings)).ok());
 }
 
+// --disable-hybrid-kv-cache-manager (v1/core/kv_cache_utils.py unify_hybrid_kv_cache_specs):
+// beside full-attention layers the sliding-window ones become full attention, so a token costs
+// every layer's KV; a model of one layer type is unchanged; linear-attention hybrids are named.
+TEST(Vllm, DisabledHybridKvManagerCachesSlidingLayersWhole) {
+  VllmSettings s;
+  s.max_model_len = 131072;
+  VllmSettings off = s;
+  off.disable_hybrid_kv_cache_manager = true;
+  auto has = [](const std::vector<std::string>& v, const std::string& text) {
+    return std::any_of(v.begin(), v.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  const Inventory oss = Catalog("gpt-oss-20b");
+  auto hybrid = PlanVllm(oss, Gpu("h100"), s);
+  auto unified = PlanVllm(oss, Gpu("h100"), off);
+  ASSERT_TRUE(hybrid.ok() && unified.ok()) << unified.status().ToString();
+  // Half of gpt-oss's layers slide over 128 tokens: unified, each token pays all 24 layers, so
+  // the pool of the same size holds about half the tokens (the hybrid manager's sliding
+  // reservations keep it a little above half).
+  const double ratio = static_cast<double>(unified->kv_cache_tokens) /
+                       static_cast<double>(hybrid->kv_cache_tokens);
+  EXPECT_GT(ratio, 0.45);
+  EXPECT_LT(ratio, 0.6);
+  EXPECT_TRUE(has(unified->notes, "cache the whole context"));
+  // One layer type: nothing to unify.
+  off.max_model_len = s.max_model_len = 32768;
+  auto dense = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), off);
+  auto dense_plain = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
+  ASSERT_TRUE(dense.ok() && dense_plain.ok());
+  EXPECT_EQ(dense->kv_cache_tokens, dense_plain->kv_cache_tokens);
+  EXPECT_TRUE(has(dense->without_effect, "already has one KV cache type"));
+  // Linear-attention layers beside full ones: named as not modelled.
+  off.tensor_parallel_size = 4;
+  auto next = PlanVllm(Catalog("qwen3-next-80b-a3b-instruct"), Gpu("h100"), off);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_TRUE(has(next->notes, "--disable-hybrid-kv-cache-manager: not modelled"));
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -63,6 +63,8 @@ struct VllmOptions : EngineOptions {
   // whole on every TP rank, each rank encoding a share of the items (weights: sharded, the
   // default).
   bool mm_encoder_tp_data = false;
+  // --disable-hybrid-kv-cache-manager (SchedulerConfig, v0.10+): one KV spec for every layer.
+  bool disable_hybrid_kv_cache_manager = false;
   bool mxfp4_use_marlin = false;        // VLLM_MXFP4_USE_MARLIN=1: MXFP4 experts on Marlin
   // VLLM_USE_FLASHINFER_SAMPLER: -1 unset, 0 (the native top-k/top-p path), 1 (FlashInfer's
   // sampler); the sampler warm-up's bytes per logit depend on it (plan.cc).
