@@ -35,7 +35,6 @@ constexpr double kMaxOffloadGib = 1 << 20;
 // The largest host KV tier read (GiB): 2^20 GiB, a petabyte of host memory.
 constexpr double kMaxKvOffloadingGib = 1 << 20;
 
-
 // A count written as 0: the settings keep 0 for "not given, the engine's default", so without
 // this check `--max-num-seqs 0` would silently plan vLLM's default; vLLM itself does not serve
 // with zero sequences, tokens or block size.
@@ -262,16 +261,14 @@ Status ReadKvOffloading(const std::string& name, const std::string& value, VllmS
     s->kv_offloading_backend = value;
     return Status::Ok();
   }
-  double gib = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), gib);
-  if (value.empty() || ec != std::errc() || end != value.data() + value.size() ||
-      !std::isfinite(gib) || gib <= 0 || gib > kMaxKvOffloadingGib) {
+  const Result<double> gib = ReadDouble(name, value);
+  if (!gib.ok() || *gib <= 0 || *gib > kMaxKvOffloadingGib) {
     return Status::InvalidArgument(fmt::format(
         "--kv-offloading-size {}: expected a size in GiB above 0 and up to {} (the host KV "
         "tier, summed over the tensor-parallel ranks)",
         core::Printable(value), kMaxKvOffloadingGib));
   }
-  s->kv_offloading_gib = gib;
+  s->kv_offloading_gib = *gib;
   return Status::Ok();
 }
 
@@ -593,8 +590,6 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       return Status::InvalidArgument(fmt::format("{}: not a vLLM flag vramfit reads", name));
     }
   }
-  // The flag is copied into the compilation config after it (EngineArgs.create_engine_config,
-  // v0.2x: no longer refused beside compilation_config's own key, as v0.11 refused it).
   // --cudagraph-capture-sizes (v0.11.1+, EngineArgs.cudagraph_capture_sizes, list[int] read
   // with nargs="+"): create_engine_config copies it into compilation_config and refuses it
   // beside compilation_config's own key ("cudagraph_capture_sizes and compilation_config.
@@ -609,6 +604,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     s.cudagraph_capture_sizes = std::move(capture_sizes_flag);
     s.capture_sizes_from_flag = true;
   }
+  // The flag is copied into the compilation config after it (EngineArgs.create_engine_config,
+  // v0.2x: no longer refused beside compilation_config's own key, as v0.11 refused it).
   if (max_capture_flag > 0) {
     s.max_cudagraph_capture_size = max_capture_flag;
     s.max_capture_from_flag = true;
