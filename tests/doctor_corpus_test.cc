@@ -153,5 +153,182 @@ TEST(DoctorCorpus, ScoresBothHalvesAndWritesTheTable) {
   EXPECT_GE(test.both, kFloor.test_cause);
 }
 
+// The doctor reads lines, not their shape: every corpus excerpt re-shaped as collectors,
+// terminals and pastes shape logs (a docker or kubectl column, journald's header, a timestamp,
+// a worker's prefix, a Markdown quote or code block, ANSI colours, CRLF or "\r\r\n" endings, a
+// blank line after each line, a terminal's wrap at 80-200 columns, routine lines before it and
+// a shell prompt after it) must get the diagnosis the excerpt gets as posted. Dev cases that do
+// not are listed in docs/doctor-shapes.md; test cases are only counted. The ceilings are what
+// holds today: a change that breaks more fails (never raise one to let a change pass).
+struct Shape {
+  const char* name;
+  std::string (*apply)(const std::vector<std::string>& lines);
+};
+
+std::string Joined(const std::vector<std::string>& lines, std::string_view before,
+                   std::string_view after = "\n") {
+  std::string out;
+  for (const std::string& l : lines) out.append(before).append(l).append(after);
+  return out;
+}
+
+std::string Wrapped(const std::vector<std::string>& lines, size_t width) {
+  std::string out;
+  for (std::string_view l : lines) {
+    while (l.size() > width) {
+      out.append(l.substr(0, width)).append("\n");
+      l.remove_prefix(width);
+    }
+    out.append(l).append("\n");
+  }
+  return out;
+}
+
+bool Ascii(const std::vector<std::string>& lines) {
+  for (const std::string& l : lines) {
+    for (const unsigned char c : l) {
+      if (c >= 0x80) return false;
+    }
+  }
+  return true;
+}
+
+const Shape kShapes[] = {
+    {"docker compose", [](const auto& l) { return Joined(l, "vllm-1  | "); }},
+    {"journald",
+     [](const auto& l) { return Joined(l, "Dec 04 12:00:01 gpu-host app[1234]: "); }},
+    {"timestamp", [](const auto& l) { return Joined(l, "2026-12-04T12:00:01.123456789Z "); }},
+    {"kubectl --prefix", [](const auto& l) { return Joined(l, "[pod/app-7d9f-abcde/app] "); }},
+    {"torchrun rank", [](const auto& l) {
+       for (const std::string& s : l) {
+         if (s.find("[rank") != std::string::npos) return Joined(l, "");
+       }
+       return Joined(l, "[rank0]: ");
+     }},
+    {"quote", [](const auto& l) { return Joined(l, "> "); }},
+    {"code block", [](const auto& l) { return Joined(l, "    "); }},
+    {"CRLF", [](const auto& l) { return Joined(l, "", "\r\n"); }},
+    {"CR CR LF", [](const auto& l) { return Joined(l, "", "\r\r\n"); }},
+    {"blank after each line", [](const auto& l) { return Joined(l, "", "\n\n"); }},
+    {"ANSI colours", [](const auto& l) {
+       std::string out;
+       for (std::string s : l) {
+         for (const char* level : {"INFO", "WARNING", "ERROR"}) {
+           const size_t at = s.find(level);
+           if (at != std::string::npos) {
+             s.insert(at + std::string_view(level).size(), "\x1b[0m");
+             s.insert(at, "\x1b[1;32m");
+             break;
+           }
+         }
+         out += s + "\n";
+       }
+       return out;
+     }},
+    // A terminal wraps at a column count: cut only logs whose bytes are columns.
+    {"wrapped at 80", [](const auto& l) { return Ascii(l) ? Wrapped(l, 80) : Joined(l, ""); }},
+    {"wrapped at 100", [](const auto& l) { return Ascii(l) ? Wrapped(l, 100) : Joined(l, ""); }},
+    {"wrapped at 120", [](const auto& l) { return Ascii(l) ? Wrapped(l, 120) : Joined(l, ""); }},
+    {"wrapped at 200", [](const auto& l) { return Ascii(l) ? Wrapped(l, 200) : Joined(l, ""); }},
+    {"routine lines before", [](const auto& l) {
+       std::string out;
+       for (int i = 0; i < 3000; ++i) out += fmt::format("health check {}: ok\n", i);
+       return out + Joined(l, "");
+     }},
+    {"shell prompt after", [](const auto& l) {
+       return Joined(l, "") +
+              "\n$ nvidia-smi --query-gpu=memory.used --format=csv\nuser@host:~$ \n";
+     }},
+};
+
+// What holds today (see above): dev and test cases a shape changes, over all shapes.
+constexpr int kShapeCeilingDev = 9, kShapeCeilingTest = 10;
+
+std::string Verdict(const std::string& text) {
+  std::istringstream in(text);
+  auto scan = ScanLog(in);
+  if (!scan.ok()) return "error";
+  const Diagnosis d = Diagnose(*scan);
+  return d.found ? d.stage + " / " + d.cause : "nothing";
+}
+
+TEST(DoctorCorpus, ShapeDoesNotChangeTheDiagnosis) {
+  const fs::path dir = fs::path(VRAMFIT_SOURCE_DIR) / "tests/doctor/corpus";
+  std::vector<fs::path> cases;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > 14 && name.compare(name.size() - 14, 14, ".expected.json") == 0)
+      cases.push_back(e.path());
+  }
+  std::sort(cases.begin(), cases.end());
+  simdjson::dom::parser parser;
+  std::map<std::string, std::pair<int, int>> by_shape;  // dev, test cases it changes
+  int dev_changed = 0, test_changed = 0, dev_n = 0, test_n = 0;
+  std::string dev_rows;
+  for (const fs::path& p : cases) {
+    const std::string name = p.filename().string();
+    const std::string id = name.substr(0, name.size() - 14);
+    simdjson::dom::element want;
+    ASSERT_EQ(parser.load(p.string()).get(want), simdjson::SUCCESS) << p;
+    std::string_view source;
+    ASSERT_EQ(want["source"].get_string().get(source), simdjson::SUCCESS) << id;
+    const bool is_test = TestHalf(source);
+    std::ifstream log(dir / (id + ".log"), std::ios::binary);
+    std::stringstream raw;
+    raw << log.rdbuf();
+    const std::string text = raw.str();
+    std::vector<std::string> lines;
+    std::istringstream split(text);
+    for (std::string l; std::getline(split, l);) {
+      if (!l.empty() && l.back() == '\r') l.pop_back();
+      lines.push_back(l);
+    }
+    const std::string as_posted = Verdict(text);
+    bool changed = false;
+    for (const Shape& shape : kShapes) {
+      const std::string got = Verdict(shape.apply(lines));
+      if (got == as_posted) continue;
+      changed = true;
+      auto& [d, t] = by_shape[shape.name];
+      ++(is_test ? t : d);
+      if (!is_test) {
+        dev_rows += fmt::format("| {} | {} | {} | {} |\n", id, shape.name, as_posted, got);
+      }
+    }
+    ++(is_test ? test_n : dev_n);
+    if (changed) ++(is_test ? test_changed : dev_changed);
+  }
+  std::string doc = "# vramfit doctor: the same log in other shapes\n\n";
+  doc += fmt::format(
+      "Written by `tests/doctor_corpus_test.cc`: every excerpt of `tests/doctor/corpus/` "
+      "re-shaped as collectors, terminals and pastes shape logs ({} shapes: ",
+      std::size(kShapes));
+  for (size_t i = 0; i < std::size(kShapes); ++i) {
+    doc += (i ? ", " : "") + std::string(kShapes[i].name);
+  }
+  doc += fmt::format(
+      ") must get the diagnosis the excerpt gets as posted, right or wrong.\n\n"
+      "**Development half: {} of {} excerpts read alike in every shape; test half: {} of {}.**"
+      "\n\n| shape | development cases it changes | test cases it changes |\n|---|---|---|\n",
+      dev_n - dev_changed, dev_n, test_n - test_changed, test_n);
+  for (const Shape& shape : kShapes) {
+    const auto it = by_shape.find(shape.name);
+    doc += fmt::format("| {} | {} | {} |\n", shape.name,
+                       it == by_shape.end() ? 0 : it->second.first,
+                       it == by_shape.end() ? 0 : it->second.second);
+  }
+  doc += "\n## Development cases a shape changes\n\n| excerpt | shape | as posted | re-shaped |\n"
+         "|---|---|---|---|\n" + dev_rows;
+  const fs::path out = fs::path(VRAMFIT_SOURCE_DIR) / "docs/doctor-shapes.md";
+  if (std::getenv("VRAMFIT_UPDATE_GOLDEN") != nullptr) std::ofstream(out) << doc;
+  std::ifstream in(out);
+  std::stringstream committed;
+  committed << in.rdbuf();
+  EXPECT_EQ(committed.str(), doc)
+      << "docs/doctor-shapes.md is stale: rerun with VRAMFIT_UPDATE_GOLDEN=1";
+  EXPECT_LE(dev_changed, kShapeCeilingDev);
+  EXPECT_LE(test_changed, kShapeCeilingTest);
+}
+
 }  // namespace
 }  // namespace vramfit

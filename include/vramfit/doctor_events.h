@@ -119,6 +119,7 @@ enum class Num : uint8_t {
   kReservedUnallocatedBytes,  // reserved_unallocated_bytes
   kListedProcessBytes,        // listed_process_bytes
   kListedProcesses,           // listed_processes
+  kLargestListedProcessBytes,  // largest_listed_process_bytes: the largest of those processes
   kGpuIndex,                  // gpu_index
   kReservedBytes,             // reserved_bytes
   kPathHasSglang,             // path_has_sglang: a frame's file lies in SGLang (1 or 0)
@@ -163,7 +164,7 @@ enum class Num : uint8_t {
   // AutoAWQ).
   kQuantizerTool,             // quantizer_tool
 };
-inline constexpr int kNumCount = 61;
+inline constexpr int kNumCount = 62;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

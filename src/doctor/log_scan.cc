@@ -212,6 +212,12 @@ class Scanner final : public doctor::EventSink {
       size_t spaces = 0;
       while (spaces < raw.size() && raw[spaces] == ' ') ++spaces;
       if (spaces < raw.size()) common_indent_ = std::min(common_indent_, spaces);
+      const bool blank = Blank(raw);
+      if (!blank) {
+        ++ahead_text_lines_;
+        if (ahead_after_text_) ++ahead_text_after_text_;
+      }
+      ahead_after_text_ = !blank;
     }
     ahead_bytes_ += raw.size();
     ahead_.push_back({std::string(raw), cut, binary});
@@ -226,6 +232,9 @@ class Scanner final : public doctor::EventSink {
     // Every line indented by at least kBlockIndent spaces: the log was pasted indented (a
     // Markdown code block); a traceback's own frames are indented by 2 and 4 within the log.
     if (common_indent_ != SIZE_MAX && common_indent_ >= kBlockIndent) indent_ = common_indent_;
+    // No line of text followed by another: a paste that put a blank line after each (a web
+    // page's copy, a "\r\r\n" ending); the blank lines are then no breaks in the log.
+    double_spaced_ = ahead_text_lines_ >= kDoubleSpacedLines && ahead_text_after_text_ == 0;
     replaying_ = true;
     for (const Held& h : ahead_) Read(h.raw, h.cut, h.binary);
     replaying_ = false;
@@ -236,9 +245,15 @@ class Scanner final : public doctor::EventSink {
   void Read(std::string_view raw, bool cut, bool binary) {
     ++out_->lines;
     if (cut) ++out_->long_lines;
+    if (double_spaced_ && !binary && Blank(raw)) {
+      // The line before stays the previous one (a message wrapped across the blank joins).
+      if (prev_number_ + 1 == out_->lines) prev_number_ = out_->lines;
+      if (!held_.empty()) held_last_ = out_->lines;
+      return;
+    }
     if (binary) {
       ++out_->binary_lines;
-      if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_);
+      if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_, held_last_);
       return;
     }
     ForEachPiece(raw, [this](std::string_view piece) { Piece(piece); });
@@ -270,10 +285,14 @@ class Scanner final : public doctor::EventSink {
       // A new record of the same source (its first bytes those of the held piece: a worker's
       // prefix, a timestamp's date) does not continue it; nor does an indented line after a
       // whole traceback frame (its code line: a terminal's continuation starts at column 0).
-      if (clean.compare(0, kSameRecordBytes, held_, 0, kSameRecordBytes) == 0 ||
-          held_.size() + clean.size() > opt_.max_line_bytes ||
-          (WholeFrameLine(held_) && !clean.empty() && clean[0] == ' ')) {
-        Process(std::exchange(held_, std::string()), held_first_);
+      // A frame line held for its own sake is continued only by the rest that makes it whole.
+      const bool apart =
+          held_frame_ ? !FrameContinues(held_, clean)
+                      : clean.compare(0, kSameRecordBytes, held_, 0, kSameRecordBytes) == 0 ||
+                            (WholeFrameLine(held_) && !clean.empty() && clean[0] == ' ');
+      held_frame_ = false;
+      if (apart || held_.size() + clean.size() > opt_.max_line_bytes) {
+        Process(std::exchange(held_, std::string()), held_first_, held_last_);
       } else {
         held_ += clean;  // appended in place: a line of many pieces costs its length once
         clean.swap(held_);
@@ -286,14 +305,33 @@ class Scanner final : public doctor::EventSink {
     if (wrap != 0 && width == wrap && !TableRow(clean)) {
       held_ = std::move(clean);
       held_first_ = first;
+      held_last_ = out_->lines;
       return;
     }
-    Process(std::move(clean), first);
+    // A traceback frame line waits for the next line: a terminal may have cut it where no
+    // width shows (a short excerpt with one or two long lines).
+    if (clean.find("File \"") != std::string::npos) {
+      held_ = std::move(clean);
+      held_first_ = first;
+      held_last_ = out_->lines;
+      held_frame_ = true;
+      return;
+    }
+    Process(std::move(clean), first, out_->lines);
+  }
+
+  // `next` is the rest of the frame line `frame` a terminal cut: the two make a whole frame
+  // line, and a frame that already looked whole was cut inside its function's name.
+  static bool FrameContinues(std::string_view frame, std::string_view next) {
+    if (next.empty() || frame.size() + next.size() > kWidestWrap * 4) return false;
+    std::string joined(frame);
+    joined.append(next);
+    return WholeFrameLine(joined) && (!WholeFrameLine(frame) || IdentifierRest(next));
   }
 
   void Finish() {
     if (looking_ahead_) EndLookAhead();
-    if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_);
+    if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_, held_last_);
     // The last run shows no failure (a command pasted after the error, a start-up cut short):
     // it is read together with the run before it, as one.
     if (!failed_ && out_->earlier_runs > 0) {
@@ -323,6 +361,8 @@ class Scanner final : public doctor::EventSink {
   static constexpr size_t kWidestWrap = 512;
   // Different lines of the longest length that show the log was wrapped at that length.
   static constexpr int kWrappedLines = 3;
+  // The narrowest width two lines in a row cut mid-word show a wrap at (see ObserveWidth).
+  static constexpr size_t kPairWrap = 80;
 
   // Characters (UTF-8 lead bytes) of a cleaned line: a terminal wraps at a column count.
   static size_t Columns(std::string_view s) {
@@ -338,18 +378,90 @@ class Scanner final : public doctor::EventSink {
   // A whole traceback frame line is no evidence of a width: the frames of one file with line
   // numbers of as many digits ("  File \".../modeling_llama.py\", line 241, in forward") are
   // often equally long in a log no terminal wrapped.
+  // Such a line is evidence once the next line shows it was cut inside the function's name:
+  // the next line is nothing but the name's rest ("generate_" + "token"), where a whole frame
+  // is followed by its indented code line, another frame or an exception's "Type: message".
+  // Two lines in a row of one width of at least kPairWrap columns, cut mid-word (no blank on
+  // either side of the cut) and not two records of one source, are a wrap too: one long message
+  // a terminal cut into three pieces or more in an excerpt with no other long line.
   void ObserveWidth(size_t width, std::string_view raw) {
-    if (width >= kNarrowestWrap && width <= kWidestWrap && !WholeFrameLine(raw)) {
-      const size_t h = std::hash<std::string_view>()(raw);
-      if (width > longest_) {
-        longest_ = width;
-        at_longest_ = 1;
-        longest_hash_ = h;
-      } else if (width == longest_ && h != longest_hash_) {
-        ++at_longest_;
-        longest_hash_ = h;
-      }
+    const bool pair = width == last_width_ && width >= kPairWrap && last_word_end_ &&
+                      !raw.empty() && WordChar(raw.front()) && !RecordStart(raw) &&
+                      raw.substr(0, kSameRecordBytes) != last_head_;
+    // In a log whose records share their first bytes (a worker's prefix), a line without them
+    // after two records that had them continues the last one: its width counts, once for each
+    // such cut (the cut pieces of equal frames are equal).
+    if (last_shared_head_ && last_width_ >= kNarrowestWrap && last_width_ <= kWidestWrap &&
+        !raw.empty() && WordChar(raw.front()) &&
+        raw.substr(0, kSameRecordBytes) != last_head_) {
+      CountWidth(last_width_, std::hash<std::string_view>()(raw) ^ ++continuations_);
     }
+    last_shared_head_ = last_head_.size() == kSameRecordBytes &&
+                        raw.substr(0, kSameRecordBytes) == last_head_;
+    last_width_ = width;
+    last_word_end_ = !raw.empty() && WordChar(raw.back());
+    last_head_.assign(raw.substr(0, kSameRecordBytes));
+    if (frame_width_ != 0) {
+      const size_t w = std::exchange(frame_width_, 0);
+      if (IdentifierRest(raw)) CountWidth(w, frame_hash_);
+    }
+    if (width < kNarrowestWrap || width > kWidestWrap) return;
+    const size_t h = std::hash<std::string_view>()(raw);
+    if (WholeFrameLine(raw)) {
+      frame_width_ = width;
+      frame_hash_ = h;
+      return;
+    }
+    CountWidth(width, h);
+    if (pair && width == longest_) at_longest_ = std::max(at_longest_, kWrappedLines);
+  }
+
+  static bool WordChar(char c) { return c != ' ' && c != '\t' && c != '\r'; }
+
+  // How a log record begins, not a wrapped line's rest: a worker's "(..." or "[...", a level
+  // ("INFO ", "ERROR:", "W1204"), a date or time ("2025-", "12-04 ", "10:18:11"), "time=".
+  static bool RecordStart(std::string_view s) {
+    if (s.empty()) return false;
+    if (s[0] == '(' || s[0] == '[' || s[0] == '<' || s.starts_with("time=")) return true;
+    auto digit = [&](size_t i) {
+      return i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) != 0;
+    };
+    if (digit(0) && digit(1) && s.size() > 2 && (s[2] == '-' || s[2] == ':' || s[2] == '/')) {
+      return true;
+    }
+    if (digit(0) && digit(1) && digit(2) && digit(3) && s.size() > 4 && s[4] == '-') return true;
+    size_t upper = 0;
+    while (upper < s.size() && std::isupper(static_cast<unsigned char>(s[upper]))) ++upper;
+    return upper >= 3 && upper < s.size() && (s[upper] == ' ' || s[upper] == ':');
+  }
+
+  // The rest of a function's name: identifier characters only (trailing spaces aside), the first
+  // a letter, digit or '_' (a quote's "> " is no name), the last maybe the '>' of "<module>".
+  static bool IdentifierRest(std::string_view s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+    if (s.empty() || (!std::isalnum(static_cast<unsigned char>(s[0])) && s[0] != '_')) {
+      return false;
+    }
+    for (const char c : s) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '>') return false;
+    }
+    return true;
+  }
+
+  void CountWidth(size_t width, size_t h) {
+    if (width > longest_) {
+      longest_ = width;
+      at_longest_ = 1;
+      longest_hash_ = h;
+    } else if (width == longest_ && h != longest_hash_) {
+      ++at_longest_;
+      longest_hash_ = h;
+    }
+  }
+
+  // Spaces, tabs and carriage returns only (or nothing).
+  static bool Blank(std::string_view s) {
+    return s.find_first_not_of(" \t\r") == std::string_view::npos;
   }
 
   // A Python traceback frame line that ends where a frame line ends: `File "PATH", line N, in
@@ -383,7 +495,7 @@ class Scanner final : public doctor::EventSink {
 
   // One logical line: a physical line, or the pieces of one a terminal wrapped.
   // `first`: the physical line it starts on (the previous logical line may continue into it).
-  void Process(std::string clean, uint64_t first) {
+  void Process(std::string clean, uint64_t first, uint64_t last) {
     // The capture's own prefixes (up to three: a quoted kubectl line), then the indentation
     // every line of the look-ahead shared (a Markdown code block, an e-mail's indent).
     size_t cut = 0;
@@ -396,6 +508,7 @@ class Scanner final : public doctor::EventSink {
     if (cut > 0) clean.erase(0, cut);
     line_ = std::move(clean);
     first_number_ = first;
+    last_number_ = last;
     bigrams().Build(line_);
     rank_ = RankOf(doctor::LineView(line_, &bigrams()));
     const uint64_t before = emitted_;
@@ -404,13 +517,13 @@ class Scanner final : public doctor::EventSink {
     Match();
     if (emitted_ == before && LooksLikeAnError(doctor::LineView(line_, &bigrams())) &&
         out_->unplaced.size() < 8) {
-      out_->unplaced.push_back(fmt::format("line {}: {}", out_->lines, Trim(line_, 160)));
+      out_->unplaced.push_back(fmt::format("line {}: {}", last_number_, Trim(line_, 160)));
     }
     prev_ = std::move(line_);
     current_ ^= 1;  // this line's pairs become the previous line's, without a copy
     prev_framed_ = framed_;
     prev_oomed_ = oomed_;
-    prev_number_ = out_->lines;
+    prev_number_ = last_number_;
   }
 
   // A run begins after an earlier one failed: that one's events are set aside (kept, should
@@ -426,7 +539,7 @@ class Scanner final : public doctor::EventSink {
     routine_.clear();
     out_->unplaced.clear();
     ++out_->earlier_runs;
-    out_->run_line = out_->lines;
+    out_->run_line = last_number_;
     failed_ = false;
     prev_.clear();
   }
@@ -468,7 +581,7 @@ class Scanner final : public doctor::EventSink {
     LogEvent e;
     e.kind = kind;
     e.engine = engine;
-    e.line = out_->lines;
+    e.line = last_number_;
     e.rank = rank_;
     e.text = Trim(line_, 300);
     if (full) {
@@ -542,6 +655,7 @@ class Scanner final : public doctor::EventSink {
   std::string joined_tight_;  // the same without a space between (a wrap mid-word)
   uint64_t prev_number_ = 0;
   uint64_t first_number_ = 0;  // the physical line the current logical line starts on
+  uint64_t last_number_ = 0;   // and the one it ends on
   bool framed_ = false, prev_framed_ = false;
   bool oomed_ = false, prev_oomed_ = false;  // the line emitted (part of) an allocator message
   uint64_t emitted_ = 0;
@@ -556,7 +670,14 @@ class Scanner final : public doctor::EventSink {
   std::map<std::pair<int, std::string>, uint64_t> routine_;
   std::map<std::string, uint64_t, std::less<>> engine_counts_;
   std::string held_;  // a piece of a line a terminal wrapped, waiting for the rest
+  // The look-ahead's lines of text, those right after another, and whether the last was one.
+  int ahead_text_lines_ = 0, ahead_text_after_text_ = 0;
+  bool ahead_after_text_ = false;
+  bool double_spaced_ = false;  // a blank line after every line of text (see EndLookAhead)
+  static constexpr int kDoubleSpacedLines = 4;
   uint64_t held_first_ = 0;  // the physical line held_ starts on
+  uint64_t held_last_ = 0;   // and the one it ends on
+  bool held_frame_ = false;  // held_ is a traceback frame line waiting for its rest
   // The look-ahead: the first lines, held (at most kLookAheadLines lines or kLookAheadBytes
   // bytes) until the wrap width shows; their widths are observed as they arrive.
   static constexpr size_t kLookAheadLines = 256;
@@ -573,6 +694,13 @@ class Scanner final : public doctor::EventSink {
   size_t indent_ = 0;                // the indentation removed from every line
   bool replaying_ = false;  // replaying the look-ahead: its widths are already observed
   size_t longest_ = 0, longest_hash_ = 0;
+  size_t frame_width_ = 0, frame_hash_ = 0;
+  // The last line's width, whether it ended in a letter or digit, and its first bytes.
+  size_t last_width_ = 0;
+  bool last_word_end_ = false;
+  bool last_shared_head_ = false;  // the last line began as the one before it
+  size_t continuations_ = 0;
+  std::string last_head_;  // a whole-looking frame line's, until the next line
   int at_longest_ = 0;
   bool failed_ = false;  // this run emitted a failure event
   struct Earlier {

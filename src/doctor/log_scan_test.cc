@@ -529,6 +529,139 @@ TEST(LogScan, ALogWrappedByATerminalIsReadWhole) {
   EXPECT_EQ(k.events[7].rank, "rank3");
 }
 
+// Short excerpts where no width shows: a frame line a terminal cut inside its path or inside
+// its function's name is joined with its rest; the frames of a worker-prefixed log whose cut
+// pieces are all alike show the width by the unprefixed rests that follow them.
+TEST(LogScan, AFrameLineCutByATerminalIsReadWhole) {
+  const LogScan s = Scan(
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/conda/lib/python3.10/site-packages/text_generation_server/models/flash_causal_"
+      "lm.py\",\n"
+      " line 1251, in warmup\n"
+      "    _, batch, _ = self.generate_token(batch)\n"
+      "  File \"/home/u/vllm/vllm/v1/worker/gpu_model_runner.py\", line 1292, in _dummy_s\n"
+      "ampler_run\n"
+      "    sampler_output = self.model.sample(\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.93 GiB.\n");
+  std::vector<std::string> frames;
+  for (const LogEvent& e : s.events) {
+    if (e.kind == EventKind::kFrame) frames.push_back(e.text);
+  }
+  EXPECT_EQ(frames, (std::vector<std::string>{"warmup (flash_causal_lm.py)",
+                                              "_dummy_sampler_run (gpu_model_runner.py)"}));
+  // A whole frame followed by its code line, another frame or a quote's "> " stays as it is.
+  const LogScan whole = Scan(
+      "> File \"/x/vllm/model_executor/model_loader/utils.py\", line 112, in process_weights\n"
+      "> \n");
+  ASSERT_NE(Find(whole, EventKind::kFrame), nullptr);
+  EXPECT_EQ(Find(whole, EventKind::kFrame)->text, "process_weights (utils.py)");
+  std::string prefixed;
+  for (const char* fn : {"run_worker", "compile_or_warm_up_model", "capture_model"}) {
+    const std::string frame = fmt::format(
+        "(Worker_TP2 pid=99) ERROR 04-09 20:31:10 [multiproc_executor.py:949]   File "
+        "\"/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_worker.py\", line 4, in {}",
+        fn);
+    prefixed += frame.substr(0, 120) + "\n" + frame.substr(120) + "\n";
+  }
+  const LogScan p = Scan(prefixed);
+  frames.clear();
+  for (const LogEvent& e : p.events) {
+    if (e.kind == EventKind::kFrame) frames.push_back(e.text);
+  }
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[2], "capture_model (gpu_worker.py)");
+  EXPECT_EQ(Find(p, EventKind::kFrame)->line, 2u);  // the line the frame ends on
+}
+
+// A size cut from its unit or its digits by a wrap is not read as bytes: the message is read
+// from the two pieces joined as the terminal cut them.
+TEST(LogScan, ASizeCutByAWrapIsReadFromBothPieces) {
+  const LogScan old = Scan(
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 108.00 MiB (GPU 0; 11.00 "
+      "GiB total capacity; 10.29 Gi\n"
+      "B already allocated; 0 bytes free; 10.29 GiB reserved in total by PyTorch)\n");
+  double allocated = -1;
+  for (const LogEvent& e : old.events) {
+    if (e.kind == EventKind::kTorchOom && e.values.count(Num::kAllocatedBytes)) {
+      allocated = e.values.at(Num::kAllocatedBytes);
+    }
+  }
+  EXPECT_NEAR(allocated, 10.29 * 1073741824.0, 1e6);
+  EXPECT_NE(Diagnose(old).cause, "fragmentation");
+  const LogScan now = Scan(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.75 GiB. GPU 3 has a total "
+      "capacity of 139.72 GiB of whic\n"
+      "h 813.06 MiB is free. Including non-PyTorch memory, this process has 138.92 GiB memory in "
+      "use. Of the allocated memory 1\n"
+      "36.20 GiB is allocated by PyTorch, and 270.23 MiB is reserved by PyTorch but\n");
+  std::vector<double> seen;
+  for (const LogEvent& e : now.events) {
+    if (e.kind == EventKind::kTorchOom && e.values.count(Num::kAllocatedBytes)) {
+      seen.push_back(e.values.at(Num::kAllocatedBytes));
+    }
+  }
+  ASSERT_FALSE(seen.empty());
+  for (const double v : seen) EXPECT_NEAR(v, 136.20 * 1073741824.0, 1e6);
+  // One long line cut into three pieces in a log with no other long line.
+  const std::string mlx =
+      "Error: 500 Internal Server Error: mlx runner failed: panic: mlx: [metal::malloc] Attempting "
+      "to allocate 133872076800 bytes which is greater than the maximum allowed buffer size of "
+      "30150672384 bytes. at /Users/runner/work/ollama/mlx/c/transforms.cpp:73";
+  const LogScan m = Scan(mlx.substr(0, 100) + "\n" + mlx.substr(100, 100) + "\n" +
+                         mlx.substr(200) + "\n");
+  EXPECT_TRUE(Diagnose(m).found);
+  // Gemma's generation config applying a preallocated cache, the value cut by the wrap.
+  const LogScan g = Scan(
+      "`generation_config` default values have been modified to match model-specific defaults: "
+      "{'cache_implementation': 'hybrid\n"
+      "', 'bos_token_id': 2}. If this is not desired, please set these values explicitly.\n");
+  EXPECT_NE(Find(g, EventKind::kStaticCache), nullptr);
+  // A message cut before this process's share, listing several processes: the failing one is
+  // at most the largest, and the others hold the rest (here over a quarter of the card).
+  const Diagnosis listed = Diagnose(Scan(
+      "ERROR 05-21 13:04:20 engine.py:389]   File \"/usr/local/lib/python3.10/dist-packages/vllm/"
+      "worker/cache_engine.py\", line 103, in _allocate_kv_cache\n"
+      "ERROR 05-21 13:04:20 engine.py:389] torch.OutOfMemoryError: CUDA out of memory. Tried to "
+      "allocate 418.00 MiB. GPU 0 has a total capacity of 23.69 GiB of which 193.25 MiB is free. "
+      "Process 1254 has 3.70 GiB memory in use. Process 1243 has 2.96 GiB memory in use. Process "
+      "2167142 has 14.90 GiB memory in use. Of the allocated memory 14\n"));
+  EXPECT_EQ(listed.stage, "kv_cache");
+  EXPECT_EQ(listed.cause, "other_process");
+}
+
+// A paste with a blank line after every line (a web page's copy, "\r\r\n" endings) reads as
+// the log without them: a message wrapped across a blank line is joined.
+TEST(LogScan, ABlankLineAfterEachLineIsNoBreak) {
+  const std::string lines[] = {
+      "INFO 03-14 02:45:05 [gpu_model_runner.py:1434] Graph capturing finished in 22 secs",
+      "ERROR 03-14 02:45:06 [core.py:337] EngineCore hit an exception: Traceback (most recent "
+      "call last):",
+      "ERROR 03-14 02:45:06 [core.py:337]   File \"/v/vllm/v1/worker/gpu_model_runner.py\", line "
+      "1292, in _dummy_sampler_run",
+      "ERROR 03-14 02:45:06 [core.py:337]     sampler_output = self.model.sample(",
+      "ERROR 03-14 02:45:06 [core.py:337] torch.OutOfMemoryError: CUDA out of memory. Tried to "
+      "allocate 1.74 GiB. GPU 0 has a total capacity of 23.55 GiB of which 1.01 GiB is free."};
+  std::string doubled, crcrlf;
+  for (const std::string& l : lines) {
+    doubled += l + "\n\n";
+    crcrlf += l + "\r\r\n";
+  }
+  for (const std::string& text : {doubled, crcrlf}) {
+    const Diagnosis d = Diagnose(Scan(text));
+    EXPECT_EQ(d.stage, "warmup");
+    EXPECT_EQ(d.cause, "sampler_warmup");
+  }
+  // PyTorch's message wrapped mid-word, a blank line between its pieces: its sizes read whole.
+  const Diagnosis d = Diagnose(Scan(
+      "generator = pipeline('text-generation', model='gpt2', device=0)\n\n"
+      "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 47.46 GiB total "
+      "capacity; 148.00 MiB already alloc\n\n"
+      "ated; 22.31 MiB free; 148.00 MiB reserved in total by PyTorch)\n\n"
+      "Traceback (most recent call last):\n\n"
+      "  File \"app.py\", line 3, in <module>\n\n"));
+  EXPECT_EQ(d.cause, "other_process");
+}
+
 // A short log wrapped by a terminal: its first wrapped line comes before the width shows (three
 // pieces of one length), and is joined all the same (the scanner looks ahead).
 TEST(LogScan, TheFirstLinesOfAWrappedLogAreJoinedToo) {

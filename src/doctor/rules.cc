@@ -590,11 +590,17 @@ std::string SayNameTooLarge(const Facts& f, std::map<std::string, double>* numbe
 // PyTorch's message lists other processes holding more than a quarter of the card. This
 // process's own share is "this process has"; a message that lists every process by pid
 // without it gives PyTorch's allocated and reserved memory, and 1 GiB more is allowed for the
-// CUDA context and non-torch memory (so the others are never overstated).
+// CUDA context and non-torch memory (so the others are never overstated). A message cut before
+// either (a wrap or an excerpt's end) that lists several processes: the failing one is at most
+// the largest of them, and the others hold at least the rest.
 std::optional<double> OwnBytes(const Facts& f) {
   if (auto own = f.get(Num::kProcessBytes)) return own;
   const auto allocated = f.get(Num::kAllocatedBytes);
-  if (!allocated) return std::nullopt;
+  if (!allocated) {
+    const auto largest = f.get(Num::kLargestListedProcessBytes);
+    if (largest && f.get(Num::kListedProcesses).value_or(0) >= 2) return largest;
+    return std::nullopt;
+  }
   return *allocated + f.get(Num::kReservedUnallocatedBytes).value_or(0) + core::kGiBf;
 }
 // PyTorch 2.1+ lists each process NVML reports on the card (CUDACachingAllocator.cpp

@@ -74,6 +74,20 @@ std::optional<double> NumberAfter(std::string_view s, std::string_view key, size
   return NumberAt(s, at + key.size(), end);
 }
 
+namespace {
+// The first letters of a unit and nothing after them: a size cut where a terminal wrapped the
+// line ("10.29 Gi" + "B already allocated"). Its number is no size in bytes.
+bool TruncatedUnit(std::string_view rest) {
+  for (std::string_view u : {"Gi", "Mi", "Ki", "Ti", "G", "M", "K", "T", "k"}) {
+    if (rest.size() >= u.size() && rest.substr(0, u.size()) == u &&
+        (rest.size() == u.size() || rest[u.size()] == ' ' || rest[u.size()] == '\r')) {
+      return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
 std::optional<double> BytesAfter(std::string_view s, std::string_view key, size_t from,
                                  size_t* end) {
   size_t e = 0;
@@ -91,8 +105,30 @@ std::optional<double> BytesAfter(std::string_view s, std::string_view key, size_
   else if (unit("KiB") || unit("KB") || unit("kB")) mult = 1024.0;
   else if (unit("TiB") || unit("TB")) mult = 1099511627776.0;
   else if (unit("bytes") || unit("B")) mult = 1;
+  else if (TruncatedUnit(s.substr(e))) return std::nullopt;
   if (end) *end = e;
   return *n * mult;
+}
+
+std::optional<double> SizeAfter(std::string_view s, std::string_view key, size_t from) {
+  size_t end = 0;
+  const auto n = NumberAfter(s, key, from, &end);
+  if (!n) return std::nullopt;
+  size_t unit_end = 0;
+  const auto b = BytesAfter(s, key, from, &unit_end);
+  size_t e = end;
+  while (e < s.size() && s[e] == ' ') ++e;
+  if (!b || unit_end == e) return std::nullopt;  // no unit read after the number
+  return b;
+}
+
+std::optional<double> SizeBefore(std::string_view s, std::string_view phrase,
+                                 std::string_view sep) {
+  const size_t at = s.find(phrase);
+  if (at == std::string_view::npos) return std::nullopt;
+  const size_t start = s.rfind(sep, at);
+  if (start == std::string_view::npos) return std::nullopt;
+  return SizeAfter(s, sep, start);
 }
 
 std::optional<double> BytesBefore(std::string_view s, std::string_view phrase,

@@ -119,10 +119,17 @@ std::optional<double> NumberAfter(std::string_view s, std::string_view key, size
 std::optional<double> BytesAfter(std::string_view s, std::string_view key, size_t from = 0,
                                  size_t* end = nullptr);
 
+// BytesAfter with the unit required: nullopt for a bare number (a size a terminal's wrap cut from
+// its unit, "memory 1" + "36.20 GiB"), for messages that always print one (PyTorch's allocator).
+std::optional<double> SizeAfter(std::string_view s, std::string_view key, size_t from = 0);
+
 // The size just before `phrase`, read after the last `sep` that precedes it:
 // BytesBefore("..., 1.59 GiB for peak activation", "for peak activation", ", ").
 std::optional<double> BytesBefore(std::string_view s, std::string_view phrase,
                                   std::string_view sep);
+
+// BytesBefore with the unit required (see SizeAfter).
+std::optional<double> SizeBefore(std::string_view s, std::string_view phrase, std::string_view sep);
 
 // Removes ANSI escape sequences (ESC [ ... final byte) and their caret spelling ("^[[0m").
 std::string StripAnsi(std::string_view s);

@@ -106,6 +106,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kReservedUnallocatedBytes, "reserved_unallocated_bytes"},
     {Num::kListedProcessBytes, "listed_process_bytes"},
     {Num::kListedProcesses, "listed_processes"},
+    {Num::kLargestListedProcessBytes, "largest_listed_process_bytes"},
     {Num::kGpuIndex, "gpu_index"},
     {Num::kReservedBytes, "reserved_bytes"},
     {Num::kPathHasSglang, "path_has_sglang"},

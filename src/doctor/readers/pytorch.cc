@@ -19,7 +19,8 @@ constexpr char kEngine[] = "pytorch";
 bool ContinuesOom(const LineView& s) {
   return Has(s, "Of the allocated memory") || Has(s, "reserved by PyTorch but unallocated") ||
          Has(s, "memory in use") || Has(s, "total capacity") || Has(s, "total capacty") ||
-         Has(s, "already allocated");
+         Has(s, "already allocated") || Has(s, "reserved in total by PyTorch") ||
+         Has(s, "is allocated by PyTorch") || Has(s, "this process has") || Has(s, " free;");
 }
 
 // The MPS allocator's message (aten/src/ATen/mps/MPSAllocator.mm, PyTorch 1.13+): "MPS backend
@@ -43,7 +44,9 @@ bool MatchAllocatorOom(const Line& line) {
   if (tried == std::string_view::npos) {
     if (line.joined.empty() || !ContinuesOom(s)) return false;
     s = line.joined;
-    // Wrapped mid-word (a terminal's width), the two parts read whole only without a space.
+    // Wrapped mid-word (a terminal's width), the two parts read whole only without a space:
+    // the join that reads more of the message's sizes ("10.29 Gi" + "B already allocated"
+    // reads one only without it).
     auto keys = [](const LineView& t) {
       int n = 0;
       for (std::string_view k : {"total capacity of", "total capacty of", "of which",
@@ -52,6 +55,15 @@ bool MatchAllocatorOom(const Line& line) {
                                  "reserved in total by PyTorch"}) {
         n += Has(t, k) ? 1 : 0;
       }
+      for (std::string_view k : {"total capacity of", "total capacty of", "of which",
+                                 "this process has", "Of the allocated memory",
+                                 "Tried to allocate"}) {
+        n += SizeAfter(t, k).has_value() ? 1 : 0;
+      }
+      for (std::string_view k : {"already allocated", "reserved in total by PyTorch", " free;"}) {
+        n += SizeBefore(t, k, ";").has_value() ? 1 : 0;
+      }
+      n += SizeBefore(t, "reserved by PyTorch but unallocated", "and ").has_value() ? 1 : 0;
       return n;
     };
     if (!line.joined_tight.empty() &&
@@ -66,7 +78,7 @@ bool MatchAllocatorOom(const Line& line) {
   }
   auto& e = line.Emit(EventKind::kTorchOom, kEngine);
   if (tried != std::string_view::npos) {
-    Set(e, Num::kRequestedBytes, BytesAfter(s, "Tried to allocate", tried));
+    Set(e, Num::kRequestedBytes, SizeAfter(s, "Tried to allocate", tried));
   }
   // PyTorch >= 2.1; 2.1.x spells it "total capacty of" (c10/cuda/CUDACachingAllocator.cpp,
   // corrected in 2.2).
@@ -75,28 +87,30 @@ bool MatchAllocatorOom(const Line& line) {
                              (Has(s, "reserved by PyTorch but unallocated") ||
                               Has(s, "Of the allocated memory") || Has(s, "memory in use"));
   if (capacty || Has(s, "total capacity of") || continued_new) {
-    Set(e, Num::kTotalBytes, BytesAfter(s, capacty ? "total capacty of" : "total capacity of"));
-    Set(e, Num::kFreeBytes, BytesAfter(s, "of which"));
-    Set(e, Num::kProcessBytes, BytesAfter(s, "this process has"));
-    Set(e, Num::kAllocatedBytes, BytesAfter(s, "Of the allocated memory"));
-    Set(e, Num::kBudgetBytes, BytesBefore(s, " allowed;", ". "));
+    Set(e, Num::kTotalBytes, SizeAfter(s, capacty ? "total capacty of" : "total capacity of"));
+    Set(e, Num::kFreeBytes, SizeAfter(s, "of which"));
+    Set(e, Num::kProcessBytes, SizeAfter(s, "this process has"));
+    Set(e, Num::kAllocatedBytes, SizeAfter(s, "Of the allocated memory"));
+    Set(e, Num::kBudgetBytes, SizeBefore(s, " allowed;", ". "));
     Set(e, Num::kReservedUnallocatedBytes,
-        BytesBefore(s, "reserved by PyTorch but unallocated", "and "));
-    double others = 0;
+        SizeBefore(s, "reserved by PyTorch but unallocated", "and "));
+    double others = 0, largest = 0;
     int processes = 0;
     for (size_t at = s.find("Process "); at != std::string_view::npos;
          at = s.find("Process ", at + 8)) {
       size_t end = 0;
       if (!NumberAt(s, at + 8, &end)) continue;
       if (s.substr(end, 5) != " has ") continue;
-      if (auto b = BytesAfter(s, " has ", end)) {
+      if (auto b = SizeAfter(s, " has ", end)) {
         others += *b;
+        largest = std::max(largest, *b);
         ++processes;
       }
     }
     if (processes > 0) {
       Set(e, Num::kListedProcessBytes, others);
       Set(e, Num::kListedProcesses, processes);
+      Set(e, Num::kLargestListedProcessBytes, largest);
     }
     Set(e, Num::kGpuIndex, NumberAfter(s, "GPU "));
   } else if (Has(s, "MPS allocated:")) {
@@ -107,17 +121,17 @@ bool MatchAllocatorOom(const Line& line) {
     // F free; R reserved in total by PyTorch)" (torch_npu/csrc/core/npu/NPUCachingAllocator.cpp).
     Set(e, Num::kGpuIndex, NumberAfter(s, Has(s, "(NPU ") ? "(NPU " : "(GPU "));
     size_t semi = s.find(';', tried);
-    if (semi != std::string_view::npos) Set(e, Num::kTotalBytes, BytesAfter(s, ";", semi));
-    Set(e, Num::kAllocatedBytes, BytesBefore(s, "already allocated", ";"));
+    if (semi != std::string_view::npos) Set(e, Num::kTotalBytes, SizeAfter(s, ";", semi));
+    Set(e, Num::kAllocatedBytes, SizeBefore(s, "already allocated", ";"));
     Set(e, Num::kFreeBytes,
-        Has(s, " free;") ? BytesBefore(s, " free;", ";") : BytesBefore(s, " free)", ";"));
-    Set(e, Num::kReservedBytes, BytesBefore(s, "reserved in total by PyTorch", ";"));
-    Set(e, Num::kBudgetBytes, BytesBefore(s, " allowed;", ";"));
+        Has(s, " free;") ? SizeBefore(s, " free;", ";") : SizeBefore(s, " free)", ";"));
+    Set(e, Num::kReservedBytes, SizeBefore(s, "reserved in total by PyTorch", ";"));
+    Set(e, Num::kBudgetBytes, SizeBefore(s, " allowed;", ";"));
     // PyTorch 1.0-1.3 named the reserved memory "cached": "...; 3.50 MiB free; 10.33 GiB
     // cached)" (c10/cuda/CUDACachingAllocator.cpp malloc; renamed "reserved in total by PyTorch"
     // in 1.4 with memory_cached -> memory_reserved).
     if (!e.values.count(Num::kReservedBytes)) {
-      Set(e, Num::kReservedBytes, BytesBefore(s, " cached)", ";"));
+      Set(e, Num::kReservedBytes, SizeBefore(s, " cached)", ";"));
     }
     if (e.values.count(Num::kReservedBytes) && e.values.count(Num::kAllocatedBytes)) {
       Set(e, Num::kReservedUnallocatedBytes,

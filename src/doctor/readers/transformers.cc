@@ -123,13 +123,20 @@ constexpr std::string_view kPreallocatedCacheClasses[] = {
 
 // A preallocated cache named on the line: a cache class, or cache_implementation set to one in any
 // of the spellings a log shows it (a keyword argument, =" or =', a JSON field, a dict's repr), not
-// where the code has it commented out.
+// where the code has it commented out. Also read across a terminal's wrap (the previous line's
+// message and this one's, joined as wrapped: "{'cache_implementation': 'hybrid" + "', ...").
+bool PreallocatedCacheIn(const LineView& s);
+
 bool PreallocatedCache(const Line& line) {
-  const LineView s = line.view();
+  if (PreallocatedCacheIn(line.view())) return true;
+  return !line.joined_tight.empty() && PreallocatedCacheIn(line.joined_tight);
+}
+
+bool PreallocatedCacheIn(const LineView& s) {
   for (std::string_view cls : kPreallocatedCacheClasses) {
     if (Has(s, cls)) return true;
   }
-  const std::string_view t = line.text;
+  const std::string_view t = s;
   const size_t key = t.find("cache_implementation");
   if (key == std::string_view::npos || t.substr(0, key).find('#') != std::string_view::npos) {
     return false;
@@ -257,7 +264,9 @@ void Match(const Line& line) {
   MatchGenerateWarning(line);
   if (Has(s, "fastchat.serve.")) MatchFastChatLaunch(line);
   if (Has(s, "Token indices") || Has(s, "Input length of")) MatchPromptLength(line);
-  if ((Has(s, "Cache") || Has(s, "cache_implementation")) && PreallocatedCache(line)) {
+  if ((Has(s, "Cache") || Has(s, "cache_implementation") ||
+       Has(line.joined_tight, "Cache") || Has(line.joined_tight, "cache_implementation")) &&
+      PreallocatedCache(line)) {
     line.Emit(EventKind::kStaticCache, kEngine);
   }
   // AutoAWQ's fused modules (from_quantized(..., fuse_layers=True), AutoAWQ 0.1.6-0.2.x; the
