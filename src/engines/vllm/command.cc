@@ -206,6 +206,10 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (lm_only_flag) c += " --language-model-only";
   if (s.mm_encoder_tp_data) c += " --mm-encoder-tp-mode data";
   if (s.disable_hybrid_kv_cache_manager) c += " --disable-hybrid-kv-cache-manager";
+  if (s.keep_hybrid_kv_cache_manager) c += " --no-disable-hybrid-kv-cache-manager";
+  if (!s.kv_transfer_config.empty()) {
+    c += " --kv-transfer-config " + ShellWord(s.kv_transfer_config);
+  }
   if (s.max_pixels > 0) {
     c += " --mm-processor-kwargs " + ShellWord(fmt::format("{{\"max_pixels\":{}}}", s.max_pixels));
   }
@@ -413,6 +417,24 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
           "ignored explicit argument\"); write {} alone, or --no-{} for off",
           core::Printable(w), core::Printable(w.substr(0, eq)), core::Printable(w.substr(0, eq)),
           core::Printable(w.substr(2, eq - 2))));
+    }
+    // A "--no-" switch read as one of its own (a preference the plan uses) stays, and of it
+    // and its "on" form the last given counts (argparse's BooleanOptionalAction).
+    if (flag && w.rfind("--no-", 0) == 0 && is_switch(w) && is_switch("--" + w.substr(5))) {
+      const std::string on = "--" + w.substr(5);
+      const long before = std::count(rest.begin(), rest.begin() + static_cast<long>(i), on);
+      rest.erase(std::remove(rest.begin(), rest.begin() + static_cast<long>(i), on),
+                 rest.begin() + static_cast<long>(i));
+      i -= static_cast<size_t>(before);
+      continue;
+    }
+    if (flag && w.rfind("--", 0) == 0 && is_switch(w) && is_switch("--no-" + w.substr(2))) {
+      const std::string off = "--no-" + w.substr(2);
+      const long before = std::count(rest.begin(), rest.begin() + static_cast<long>(i), off);
+      rest.erase(std::remove(rest.begin(), rest.begin() + static_cast<long>(i), off),
+                 rest.begin() + static_cast<long>(i));
+      i -= static_cast<size_t>(before);
+      continue;
     }
     if (flag && w.rfind("--no-", 0) == 0 && is_switch("--" + w.substr(5))) {
       const std::string on = "--" + w.substr(5);

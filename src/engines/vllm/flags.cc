@@ -336,6 +336,14 @@ const std::vector<FlagSpec>& Flags() {
        "One KV cache type for all layers: sliding-window layers beside full ones cache the "
        "whole context",
        nullptr},
+      {"--no-disable-hybrid-kv-cache-manager", nullptr,
+       "Keep the hybrid KV cache manager beside a KV connector (vLLM 0.13+; the connector must "
+       "support it)",
+       nullptr},
+      {"--kv-transfer-config", nullptr,
+       "A KV connector, e.g. '{\"kv_connector\": \"LMCacheConnectorV1\", \"kv_role\": "
+       "\"kv_both\"}': vLLM turns the hybrid KV cache manager off for it",
+       "TEXT"},
       {"--mm-encoder-tp-mode", nullptr,
        "weights | data: data keeps the vision encoder whole on every TP rank, each encoding a "
        "share of the images",
@@ -472,6 +480,28 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.language_model_only = true;
     } else if (name == "--disable-hybrid-kv-cache-manager") {
       s.disable_hybrid_kv_cache_manager = true;
+      s.keep_hybrid_kv_cache_manager = false;
+    } else if (name == "--no-disable-hybrid-kv-cache-manager") {
+      s.keep_hybrid_kv_cache_manager = true;
+      s.disable_hybrid_kv_cache_manager = false;
+    } else if (name == "--kv-transfer-config") {
+      // KVTransferConfig's fields (vllm/config/kv_transfer.py); kv_connector names the class.
+      simdjson::dom::parser parser;
+      simdjson::dom::object obj;
+      if (parser.parse(text).get(obj)) {
+        return Status::InvalidArgument(fmt::format(
+            "--kv-transfer-config: expected a JSON object, found {}", core::Printable(text)));
+      }
+      simdjson::dom::element connector;
+      std::string_view name_text;
+      if (!obj["kv_connector"].get(connector) && !connector.is_null()) {
+        if (connector.get_string().get(name_text)) {
+          return Status::InvalidArgument(
+              "--kv-transfer-config kv_connector: expected a connector's class name (text)");
+        }
+      }
+      s.kv_transfer_config = text;
+      s.kv_connector = std::string(name_text);
     } else if (name == "--mm-encoder-tp-mode") {
       // MMEncoderTPMode = Literal["weights", "data"] (vllm/config/multimodal.py).
       static const char* const kModes[] = {"weights", "data"};

@@ -1581,14 +1581,81 @@ int64_t LongestFitting(const Run& r, int64_t hi) {
 // window" is lost): those layers cache the whole context. A model of one layer type is already
 // uniform (nothing changes); one with linear-attention (Mamba-style) layers is not unified
 // this way, and is named as not modelled.
+//
+// A KV connector (--kv-transfer-config) turns the manager off too: VllmConfig.__post_init__
+// (vllm/config/vllm.py) sets disable_hybrid_kv_cache_manager whenever kv_transfer_config is set
+// (PR #17996, v0.9.1; in effect from v0.9.2, PR #19383), with the warning "Turning off hybrid kv
+// cache manager because `--kv-transfer-config` is set"; from v0.13 (PR #29805, the field
+// bool | None) only where the user gave no preference, so --no-disable-hybrid-kv-cache-manager
+// keeps it, and the connector factory then refuses a connector that does not subclass
+// SupportsHMA ("Connector ... does not support HMA but HMA is enabled"; LMCacheConnectorV1 does
+// not in any release read, up to v0.25). Checking SupportsHMA before turning it off came with
+// PR #41847 (v0.23), after the newest release planned. A model with linear-attention layers has
+// specs unify_hybrid_kv_cache_specs cannot make one type, and vLLM stops at start-up ("Hybrid KV
+// cache manager is disabled but failed to convert the KV cache specs to one unified type.",
+// v1/core/kv_cache_utils.py; printed by Qwen3.5 with LMCache on v0.19.1, v0.21.0 and v0.22.1).
 void HybridKvManager(Run& r) {
-  if (!r.s.disable_hybrid_kv_cache_manager) return;
+  const bool connector = !r.s.kv_transfer_config.empty() && !r.s.v0_engine;
+  const bool kept = r.s.keep_hybrid_kv_cache_manager && r.rules.release >= 1300;
+  const std::string who =
+      r.s.kv_connector.empty() ? "the KV connector" : "the KV connector " + r.s.kv_connector;
+  if (connector && r.s.keep_hybrid_kv_cache_manager && !kept) {
+    r.plan.without_effect.push_back(fmt::format(
+        "--no-disable-hybrid-kv-cache-manager: vLLM {} turns the hybrid KV cache manager off "
+        "for any KV connector all the same (the preference counts from 0.13)",
+        r.rules.text));
+  }
+  if (connector && kept) {
+    if (r.s.kv_connector == "LMCacheConnectorV1") {
+      if (r.plan.fits) r.plan.refusal = "drop --no-disable-hybrid-kv-cache-manager";
+      r.Fail(Stage::kStartup,
+             "vLLM refuses to start: LMCacheConnectorV1 does not subclass SupportsHMA, and "
+             "--no-disable-hybrid-kv-cache-manager keeps the hybrid KV cache manager on "
+             "(\"Connector LMCacheConnectorV1 does not support HMA but HMA is enabled\"); drop "
+             "--no-disable-hybrid-kv-cache-manager");
+    } else {
+      r.plan.notes.push_back(fmt::format(
+          "--no-disable-hybrid-kv-cache-manager with {}: planned with the hybrid KV cache "
+          "manager; vLLM refuses to start if the connector does not subclass SupportsHMA",
+          who));
+    }
+    return;
+  }
+  const bool by_connector = connector && !r.s.disable_hybrid_kv_cache_manager;
+  if (!r.s.disable_hybrid_kv_cache_manager && !by_connector) return;
+  const std::string why =
+      by_connector ? fmt::format("--kv-transfer-config ({}): vLLM turns the hybrid KV cache "
+                                 "manager off for a KV connector",
+                                 who)
+                   : "--disable-hybrid-kv-cache-manager";
   const ModelSpec& spec = r.with_draft ? *r.with_draft : r.spec;
   auto has = [&](AttentionKind k) {
     return std::any_of(spec.layers.begin(), spec.layers.end(),
                        [&](const LayerSpec& l) { return l.attention.kind == k; });
   };
   const bool sliding = has(AttentionKind::kSliding);
+  if (by_connector && has(AttentionKind::kLinear)) {
+    if (r.plan.fits) {
+      r.plan.refusal = r.rules.release >= 1300
+                           ? "drop --kv-transfer-config, or add "
+                             "--no-disable-hybrid-kv-cache-manager with a KV connector that "
+                             "subclasses SupportsHMA"
+                           : "drop --kv-transfer-config (vLLM before 0.13 turns the hybrid KV "
+                             "cache manager off for any KV connector)";
+    }
+    r.Fail(Stage::kStartup,
+           fmt::format("vLLM refuses to start: {}, and this model's linear-attention layers "
+                       "cannot share one KV cache type with its attention layers (\"Hybrid KV "
+                       "cache manager is disabled but failed to convert the KV cache specs to "
+                       "one unified type.\"); add --no-disable-hybrid-kv-cache-manager (vLLM "
+                       "0.13+) with a connector that supports it, or drop the connector",
+                       why));
+    return;
+  }
+  if (by_connector && !sliding) {
+    r.plan.notes.push_back(why + ": every layer already has one KV cache type, nothing changes");
+    return;
+  }
   if (has(AttentionKind::kLinear) || (sliding && has(AttentionKind::kMla))) {
     r.plan.notes.push_back(
         "--disable-hybrid-kv-cache-manager: not modelled for a model with linear-attention or "
@@ -1597,9 +1664,12 @@ void HybridKvManager(Run& r) {
   } else if (sliding && has(AttentionKind::kFull)) {
     r.ko.disable_hybrid_kv_cache_manager = true;
     r.plan.notes.push_back(
-        "--disable-hybrid-kv-cache-manager: the sliding-window layers cache the whole context "
-        "like the full-attention ones (unify_hybrid_kv_cache_specs), so a token costs every "
-        "layer's KV");
+        why + ": the sliding-window layers cache the whole context like the full-attention "
+              "ones (unify_hybrid_kv_cache_specs), so a token costs every layer's KV" +
+        (by_connector && r.rules.release >= 1300
+             ? "; --no-disable-hybrid-kv-cache-manager keeps the manager where the connector "
+               "supports it"
+             : ""));
   } else {
     r.plan.without_effect.push_back(
         "--disable-hybrid-kv-cache-manager: every layer already has one KV cache type");

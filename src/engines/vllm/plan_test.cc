@@ -1561,5 +1561,87 @@ TEST(Vllm, DisabledHybridKvManagerCachesSlidingLayersWhole) {
   EXPECT_TRUE(has(next->notes, "--disable-hybrid-kv-cache-manager: not modelled"));
 }
 
+// A KV connector (--kv-transfer-config) turns the hybrid KV cache manager off (vllm/config/
+// vllm.py VllmConfig.__post_init__): sliding-window layers then cache the whole context; a
+// linear-attention hybrid cannot be unified and vLLM refuses to start. From 0.13 the explicit
+// --no-disable-hybrid-kv-cache-manager keeps the manager, and LMCacheConnectorV1 (no SupportsHMA)
+// then refuses; before 0.13 the preference has no effect.
+TEST(Vllm, KvConnectorTurnsTheHybridKvManagerOff) {
+  auto has = [](const std::vector<std::string>& v, const std::string& text) {
+    return std::any_of(v.begin(), v.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  auto settings = [](const std::vector<std::string>& words) {
+    std::vector<std::string> argv = {"vllm", "serve", "x"};
+    argv.insert(argv.end(), words.begin(), words.end());
+    auto cmd = vllm::ReadServeCommand(argv);
+    EXPECT_TRUE(cmd.ok()) << cmd.status().ToString();
+    auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? *s : VllmSettings{};
+  };
+  const std::string lmcache = R"({"kv_connector": "LMCacheConnectorV1", "kv_role": "kv_both"})";
+  const std::string nixl = R"({"kv_connector": "NixlConnector", "kv_role": "kv_both"})";
+  const Inventory oss = Catalog("gpt-oss-20b");
+  auto plain = PlanVllm(oss, Gpu("h100"), settings({"--max-model-len", "65536"}));
+  auto with = PlanVllm(
+      oss, Gpu("h100"), settings({"--max-model-len", "65536", "--kv-transfer-config", lmcache}));
+  ASSERT_TRUE(plain.ok() && with.ok());
+  EXPECT_TRUE(with->fits);
+  EXPECT_LT(static_cast<double>(with->kv_cache_tokens),
+            0.6 * static_cast<double>(plain->kv_cache_tokens));
+  EXPECT_TRUE(has(with->notes, "turns the hybrid KV cache manager off"));
+  // The preference keeps it from 0.13 (a connector that may support it: planned, and named).
+  auto kept = PlanVllm(oss, Gpu("h100"),
+                       settings({"--max-model-len", "65536", "--kv-transfer-config", nixl,
+                                 "--no-disable-hybrid-kv-cache-manager"}));
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->kv_cache_tokens, plain->kv_cache_tokens);
+  EXPECT_TRUE(has(kept->notes, "SupportsHMA"));
+  // The last of the two forms wins, as argparse's BooleanOptionalAction has it.
+  VllmSettings last = settings({"--no-disable-hybrid-kv-cache-manager",
+                                "--disable-hybrid-kv-cache-manager"});
+  EXPECT_TRUE(last.disable_hybrid_kv_cache_manager);
+  EXPECT_FALSE(last.keep_hybrid_kv_cache_manager);
+  // LMCacheConnectorV1 does not subclass SupportsHMA: vLLM refuses the preference.
+  auto refused = PlanVllm(oss, Gpu("h100"),
+                          settings({"--kv-transfer-config", lmcache,
+                                    "--no-disable-hybrid-kv-cache-manager"}));
+  ASSERT_TRUE(refused.ok());
+  EXPECT_FALSE(refused->fits);
+  EXPECT_EQ(refused->failure_stage, Stage::kStartup);
+  EXPECT_NE(refused->failure_message.find("does not support HMA"), std::string::npos);
+  // Before 0.13 the preference has no effect against a connector.
+  VllmSettings old = settings({"--max-model-len", "65536", "--kv-transfer-config", nixl,
+                               "--no-disable-hybrid-kv-cache-manager"});
+  old.version = "0.12";
+  auto v012 = PlanVllm(oss, Gpu("h100"), old);
+  ASSERT_TRUE(v012.ok());
+  EXPECT_TRUE(has(v012->without_effect, "counts from 0.13"));
+  EXPECT_TRUE(has(v012->notes, "turns the hybrid KV cache manager off"));
+  // Linear-attention layers cannot be unified: vLLM stops at start-up.
+  VllmSettings next_s = settings({"--kv-transfer-config", lmcache});
+  next_s.tensor_parallel_size = 4;
+  auto next = PlanVllm(Catalog("qwen3-next-80b-a3b-instruct"), Gpu("h100"), next_s);
+  ASSERT_TRUE(next.ok());
+  EXPECT_FALSE(next->fits);
+  EXPECT_EQ(next->failure_stage, Stage::kStartup);
+  EXPECT_NE(next->failure_message.find("one unified type"), std::string::npos);
+  EXPECT_NE(next->refusal.find("drop --kv-transfer-config"), std::string::npos);
+  // One layer type: nothing changes.
+  auto dense = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"),
+                        settings({"--max-model-len", "32768", "--kv-transfer-config", lmcache}));
+  auto dense_plain = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"),
+                              settings({"--max-model-len", "32768"}));
+  ASSERT_TRUE(dense.ok() && dense_plain.ok());
+  EXPECT_EQ(dense->kv_cache_tokens, dense_plain->kv_cache_tokens);
+  // Hostile values: not a JSON object, a connector that is not a name.
+  for (const char* bad : {"nope", R"({"kv_connector": 3})", "[1]"}) {
+    auto cmd = vllm::ReadServeCommand({"vllm", "serve", "x", "--kv-transfer-config", bad});
+    ASSERT_TRUE(cmd.ok());
+    EXPECT_FALSE(vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings)).ok()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -65,6 +65,13 @@ struct VllmOptions : EngineOptions {
   bool mm_encoder_tp_data = false;
   // --disable-hybrid-kv-cache-manager (SchedulerConfig, v0.10+): one KV spec for every layer.
   bool disable_hybrid_kv_cache_manager = false;
+  // --no-disable-hybrid-kv-cache-manager: the user's explicit "keep it" (argparse's
+  // BooleanOptionalAction; the last of the two forms given wins).
+  bool keep_hybrid_kv_cache_manager = false;
+  // --kv-transfer-config (KVTransferConfig, vllm/config/kv_transfer.py): the JSON as given and
+  // its kv_connector ("" when it names none).
+  std::string kv_transfer_config;
+  std::string kv_connector;
   bool mxfp4_use_marlin = false;        // VLLM_MXFP4_USE_MARLIN=1: MXFP4 experts on Marlin
   // VLLM_USE_FLASHINFER_SAMPLER: -1 unset, 0 (the native top-k/top-p path), 1 (FlashInfer's
   // sampler); the sampler warm-up's bytes per logit depend on it (plan.cc).
