@@ -616,6 +616,21 @@ TEST(LogScan, ASizeCutByAWrapIsReadFromBothPieces) {
       "{'cache_implementation': 'hybrid\n"
       "', 'bos_token_id': 2}. If this is not desired, please set these values explicitly.\n");
   EXPECT_NE(Find(g, EventKind::kStaticCache), nullptr);
+  // llama.cpp's and Ollama's lines cut where no width shows: the buffer's name, the failure
+  // after the size, a request's cache slot.
+  const LogScan host = Scan(
+      "Error: llama runner process has terminated: error loading model: unable to allocate CU\n"
+      "DA_Host buffer\n");
+  EXPECT_NE(Find(host, EventKind::kHostBufferFail), nullptr);
+  const LogScan grown = Scan(
+      "time=2025-05-18T08:36:01.003Z level=DEBUG source=cache.go:136 msg=\"loading cache\n"
+      " slot\" id=0 cache=57 prompt=1227 used=20 remaining=1207\n"
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1953.40 MiB on device 1: \n"
+      "cudaMalloc failed: out of memory\n");
+  EXPECT_NE(Find(grown, EventKind::kRequest), nullptr);
+  const LogEvent* alloc = Find(grown, EventKind::kGgmlAllocFail);
+  ASSERT_NE(alloc, nullptr);
+  EXPECT_NEAR(alloc->values.at(Num::kRequestedBytes), 1953.40 * 1048576.0, 1e3);
   // A message cut before this process's share, listing several processes: the failing one is
   // at most the largest, and the others hold the rest (here over a quarter of the card).
   const Diagnosis listed = Diagnose(Scan(

@@ -17,7 +17,22 @@ constexpr char kEngine[] = "llama.cpp";
 
 void Match(const Line& line) {
   const LineView s = line.view();
-  if (Has(s, "buffer_type_alloc_buffer:") && Has(s, "failed")) {
+  // The line whole, or its two pieces where a terminal cut it before "failed" ("allocating
+  // 1953.40 MiB on device 1: " + "cudaMalloc failed: out of memory").
+  // The previous piece has no "failed" of its own (else its event stands alone).
+  auto cut_before_failed = [&] {
+    if (Has(s, "buffer_type_alloc_buffer:") || !Has(s, "failed") ||
+        !Has(line.joined, "buffer_type_alloc_buffer:")) {
+      return false;
+    }
+    const size_t failed = line.joined.find("failed");
+    return failed != std::string_view::npos && failed + s.size() >= line.joined.size();
+  };
+  const LineView alloc = Has(s, "buffer_type_alloc_buffer:") && Has(s, "failed") ? s
+                         : cut_before_failed()                                   ? line.joined
+                                                                                 : LineView{};
+  if (!alloc.empty()) {
+    const LineView& s = alloc;
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
     Set(e, Num::kRequestedBytes, BytesAfter(s, "allocating"));
     if (!e.values.count(Num::kRequestedBytes)) {
@@ -149,10 +164,14 @@ void Match(const Line& line) {
       Has(s, "sched_reserve") || Has(s, "graph_reserve")) {
     line.Emit(EventKind::kGgmlContextInit, kEngine);
   }
-  // A host buffer (system RAM, pinned CUDA_Host memory) that could not be allocated.
-  if ((Has(s, "failed to allocate") || Has(s, "unable to allocate")) &&
-      (Has(s, "CPU buffer") || Has(s, "CUDA_Host buffer") || Has(s, "cpu_buffer_type"))) {
-    line.Emit(EventKind::kHostBufferFail, kEngine);
+  // A host buffer (system RAM, pinned CUDA_Host memory) that could not be allocated, also
+  // where a terminal's wrap cut the buffer's name ("unable to allocate CU" + "DA_Host buffer").
+  for (std::string_view buffer : {"CPU buffer", "CUDA_Host buffer", "cpu_buffer_type"}) {
+    const LineView t = Whole(line, buffer);
+    if (!t.empty() && (Has(t, "failed to allocate") || Has(t, "unable to allocate"))) {
+      line.Emit(EventKind::kHostBufferFail, kEngine);
+      break;
+    }
   }
   // An image of a request being encoded, against the projector's start-up (load, warm-up).
   if (Has(s, "processing image") || Has(s, "encoding image") || Has(s, "image slice") ||

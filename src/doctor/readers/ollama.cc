@@ -126,7 +126,7 @@ void Match(const Line& line) {
   // 0.1.2x's dyn_ext_server.go logs the images a request carries before it is evaluated
   // (msg="loaded 1 images"): the request's images are encoded next (the CLIP projector).
   if (Has(s, "msg=\"loaded ") && Has(s, " images\"")) line.Emit(EventKind::kImage, kEngine);
-  if (Has(s, "loading cache slot")) line.Emit(EventKind::kRequest, kEngine);
+  if (!Whole(line, "loading cache slot").empty()) line.Emit(EventKind::kRequest, kEngine);
 }
 
 std::string Say(Words rule, const Facts& f) {
