@@ -57,15 +57,34 @@ struct Score {
   int n = 0, stage = 0, both = 0;
 };
 
-TEST(DoctorCorpus, ScoresBothHalvesAndWritesTheTable) {
-  const fs::path dir = fs::path(VRAMFIT_SOURCE_DIR) / "tests/doctor/corpus";
+// `doc` is what the committed file under the source tree holds (VRAMFIT_UPDATE_GOLDEN=1 writes
+// it first).
+void ExpectCommitted(const std::string& relative, const std::string& doc) {
+  const fs::path out = fs::path(VRAMFIT_SOURCE_DIR) / relative;
+  if (std::getenv("VRAMFIT_UPDATE_GOLDEN") != nullptr) std::ofstream(out) << doc;
+  std::ifstream in(out);
+  std::stringstream committed;
+  committed << in.rdbuf();
+  EXPECT_EQ(committed.str(), doc) << relative << " is stale: rerun with VRAMFIT_UPDATE_GOLDEN=1";
+}
+
+fs::path CorpusDir() { return fs::path(VRAMFIT_SOURCE_DIR) / "tests/doctor/corpus"; }
+
+// The corpus's expected-diagnosis files, sorted.
+std::vector<fs::path> CorpusCases() {
   std::vector<fs::path> cases;
-  for (const auto& e : fs::directory_iterator(dir)) {
+  for (const auto& e : fs::directory_iterator(CorpusDir())) {
     const std::string name = e.path().filename().string();
     if (name.size() > 14 && name.compare(name.size() - 14, 14, ".expected.json") == 0)
       cases.push_back(e.path());
   }
   std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+TEST(DoctorCorpus, ScoresBothHalvesAndWritesTheTable) {
+  const fs::path dir = CorpusDir();
+  const std::vector<fs::path> cases = CorpusCases();
   ASSERT_GE(cases.size(), 120u);
   simdjson::dom::parser parser;
   std::map<std::string, Score> dev_by_engine, test_by_engine;
@@ -140,13 +159,7 @@ TEST(DoctorCorpus, ScoresBothHalvesAndWritesTheTable) {
          "misses (the case's `miss` note, written after scoring).\n\n" + misses;
   fmt::print("doctor corpus: test {}/{} stage, {}/{} both; dev {}/{} stage, {}/{} both\n",
              test.stage, test.n, test.both, test.n, dev.stage, dev.n, dev.both, dev.n);
-  const fs::path out = fs::path(VRAMFIT_SOURCE_DIR) / "docs/doctor-corpus.md";
-  if (std::getenv("VRAMFIT_UPDATE_GOLDEN") != nullptr) std::ofstream(out) << doc;
-  std::ifstream in(out);
-  std::stringstream committed;
-  committed << in.rdbuf();
-  EXPECT_EQ(committed.str(), doc)
-      << "docs/doctor-corpus.md is stale: rerun with VRAMFIT_UPDATE_GOLDEN=1";
+  ExpectCommitted("docs/doctor-corpus.md", doc);
   EXPECT_GE(dev.stage, kFloor.dev_stage);
   EXPECT_GE(dev.both, kFloor.dev_cause);
   EXPECT_GE(test.stage, kFloor.test_stage);
@@ -253,14 +266,8 @@ std::string Verdict(const std::string& text) {
 }
 
 TEST(DoctorCorpus, ShapeDoesNotChangeTheDiagnosis) {
-  const fs::path dir = fs::path(VRAMFIT_SOURCE_DIR) / "tests/doctor/corpus";
-  std::vector<fs::path> cases;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.size() > 14 && name.compare(name.size() - 14, 14, ".expected.json") == 0)
-      cases.push_back(e.path());
-  }
-  std::sort(cases.begin(), cases.end());
+  const fs::path dir = CorpusDir();
+  const std::vector<fs::path> cases = CorpusCases();
   simdjson::dom::parser parser;
   std::map<std::string, std::pair<int, int>> by_shape;  // dev, test cases it changes
   int dev_changed = 0, test_changed = 0, dev_n = 0, test_n = 0;
@@ -319,13 +326,7 @@ TEST(DoctorCorpus, ShapeDoesNotChangeTheDiagnosis) {
   }
   doc += "\n## Development cases a shape changes\n\n| excerpt | shape | as posted | re-shaped |\n"
          "|---|---|---|---|\n" + dev_rows;
-  const fs::path out = fs::path(VRAMFIT_SOURCE_DIR) / "docs/doctor-shapes.md";
-  if (std::getenv("VRAMFIT_UPDATE_GOLDEN") != nullptr) std::ofstream(out) << doc;
-  std::ifstream in(out);
-  std::stringstream committed;
-  committed << in.rdbuf();
-  EXPECT_EQ(committed.str(), doc)
-      << "docs/doctor-shapes.md is stale: rerun with VRAMFIT_UPDATE_GOLDEN=1";
+  ExpectCommitted("docs/doctor-shapes.md", doc);
   EXPECT_LE(dev_changed, kShapeCeilingDev);
   EXPECT_LE(test_changed, kShapeCeilingTest);
 }

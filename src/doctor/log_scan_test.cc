@@ -29,6 +29,15 @@ const LogEvent* Find(const LogScan& s, EventKind kind) {
   return nullptr;
 }
 
+// The frames read, in order ("function (file)").
+std::vector<std::string> Frames(const LogScan& s) {
+  std::vector<std::string> frames;
+  for (const LogEvent& e : s.events) {
+    if (e.kind == EventKind::kFrame) frames.push_back(e.text);
+  }
+  return frames;
+}
+
 TEST(LogScan, VllmLinesAcrossReleases) {
   const LogScan s = Scan(
       "(VllmWorker rank=1 pid=7) INFO 07-09 09:47:45 [gpu_worker.py:233] Available KV cache "
@@ -135,10 +144,7 @@ TEST(LogScan, OldIpythonAndWindowsFrames) {
       "  File \"C:\\Users\\u\\site-packages\\awq\\quantize\\quantizer.py\", line 571, in "
       "_get_input_feat\n"
       "See model.py in forward(x) for the details\n");
-  std::vector<std::string> frames;
-  for (const LogEvent& e : s.events) {
-    if (e.kind == EventKind::kFrame) frames.push_back(e.text);
-  }
+  std::vector<std::string> frames = Frames(s);
   ASSERT_EQ(frames.size(), 4u);
   EXPECT_EQ(frames[0], "generate (utils.py)");
   EXPECT_EQ(frames[1], "forward (modeling_llama.py)");
@@ -543,10 +549,7 @@ TEST(LogScan, AFrameLineCutByATerminalIsReadWhole) {
       "ampler_run\n"
       "    sampler_output = self.model.sample(\n"
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.93 GiB.\n");
-  std::vector<std::string> frames;
-  for (const LogEvent& e : s.events) {
-    if (e.kind == EventKind::kFrame) frames.push_back(e.text);
-  }
+  std::vector<std::string> frames = Frames(s);
   EXPECT_EQ(frames, (std::vector<std::string>{"warmup (flash_causal_lm.py)",
                                               "_dummy_sampler_run (gpu_model_runner.py)"}));
   // A whole frame followed by its code line, another frame or a quote's "> " stays as it is.
@@ -564,10 +567,7 @@ TEST(LogScan, AFrameLineCutByATerminalIsReadWhole) {
     prefixed += frame.substr(0, 120) + "\n" + frame.substr(120) + "\n";
   }
   const LogScan p = Scan(prefixed);
-  frames.clear();
-  for (const LogEvent& e : p.events) {
-    if (e.kind == EventKind::kFrame) frames.push_back(e.text);
-  }
+  frames = Frames(p);
   ASSERT_EQ(frames.size(), 3u);
   EXPECT_EQ(frames[2], "capture_model (gpu_worker.py)");
   EXPECT_EQ(Find(p, EventKind::kFrame)->line, 2u);  // the line the frame ends on
@@ -777,10 +777,7 @@ TEST(LogScan, CollectedAndEscapedLinesAreUnwrapped) {
       R"( line 2465, in generate\n","stream":"stderr","time":"t"})" "\n"
       "  File &quot;/venv/lib/python3.11/site-packages/transformers/models/llama/"
       "modeling_llama.py&quot;, line 855, in forward\n");
-  std::vector<std::string> frames;
-  for (const LogEvent& e : s.events) {
-    if (e.kind == EventKind::kFrame) frames.push_back(e.text);
-  }
+  std::vector<std::string> frames = Frames(s);
   ASSERT_EQ(frames.size(), 2u);
   EXPECT_EQ(frames[0], "generate (utils.py)");
   EXPECT_EQ(frames[1], "forward (modeling_llama.py)");

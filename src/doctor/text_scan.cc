@@ -122,20 +122,24 @@ std::optional<double> SizeAfter(std::string_view s, std::string_view key, size_t
   return b;
 }
 
+namespace {
+// Where the `sep` before `phrase` is; npos when either is missing.
+size_t SepBefore(std::string_view s, std::string_view phrase, std::string_view sep) {
+  const size_t at = s.find(phrase);
+  return at == std::string_view::npos ? at : s.rfind(sep, at);
+}
+}  // namespace
+
 std::optional<double> SizeBefore(std::string_view s, std::string_view phrase,
                                  std::string_view sep) {
-  const size_t at = s.find(phrase);
-  if (at == std::string_view::npos) return std::nullopt;
-  const size_t start = s.rfind(sep, at);
+  const size_t start = SepBefore(s, phrase, sep);
   if (start == std::string_view::npos) return std::nullopt;
   return SizeAfter(s, sep, start);
 }
 
 std::optional<double> BytesBefore(std::string_view s, std::string_view phrase,
                                   std::string_view sep) {
-  const size_t at = s.find(phrase);
-  if (at == std::string_view::npos) return std::nullopt;
-  const size_t start = s.rfind(sep, at);
+  const size_t start = SepBefore(s, phrase, sep);
   if (start == std::string_view::npos) return std::nullopt;
   return BytesAfter(s, sep, start);
 }

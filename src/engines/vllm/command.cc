@@ -420,19 +420,15 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     }
     // A "--no-" switch read as one of its own (a preference the plan uses) stays, and of it
     // and its "on" form the last given counts (argparse's BooleanOptionalAction).
-    if (flag && w.rfind("--no-", 0) == 0 && is_switch(w) && is_switch("--" + w.substr(5))) {
-      const std::string on = "--" + w.substr(5);
-      const long before = std::count(rest.begin(), rest.begin() + static_cast<long>(i), on);
-      rest.erase(std::remove(rest.begin(), rest.begin() + static_cast<long>(i), on),
-                 rest.begin() + static_cast<long>(i));
-      i -= static_cast<size_t>(before);
-      continue;
-    }
-    if (flag && w.rfind("--", 0) == 0 && is_switch(w) && is_switch("--no-" + w.substr(2))) {
-      const std::string off = "--no-" + w.substr(2);
-      const long before = std::count(rest.begin(), rest.begin() + static_cast<long>(i), off);
-      rest.erase(std::remove(rest.begin(), rest.begin() + static_cast<long>(i), off),
-                 rest.begin() + static_cast<long>(i));
+    // The other form: "--X" for "--no-X", "--no-X" for "--X", when both are switches.
+    const std::string other = !flag || !is_switch(w)         ? std::string()
+                              : w.rfind("--no-", 0) == 0     ? "--" + w.substr(5)
+                              : w.rfind("--", 0) == 0        ? "--no-" + w.substr(2)
+                                                             : std::string();
+    if (!other.empty() && is_switch(other)) {
+      const auto end = rest.begin() + static_cast<long>(i);
+      const long before = std::count(rest.begin(), end, other);
+      rest.erase(std::remove(rest.begin(), end, other), end);
       i -= static_cast<size_t>(before);
       continue;
     }
