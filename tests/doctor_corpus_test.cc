@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -212,6 +214,17 @@ const Shape kShapes[] = {
      [](const auto& l) { return Joined(l, "Dec 04 12:00:01 gpu-host app[1234]: "); }},
     {"timestamp", [](const auto& l) { return Joined(l, "2026-12-04T12:00:01.123456789Z "); }},
     {"kubectl --prefix", [](const auto& l) { return Joined(l, "[pod/app-7d9f-abcde/app] "); }},
+    {"containerd (CRI) file",
+     [](const auto& l) { return Joined(l, "2026-12-04T12:00:01.123456789Z stderr F "); }},
+    {"docker json-file", [](const auto& l) {
+       std::string out;
+       for (const std::string& s : l) {
+         out += nlohmann::json{{"log", s + "\n"}, {"stream", "stderr"}, {"time", "2026-12-04"}}
+                    .dump() +
+                "\n";
+       }
+       return out;
+     }},
     {"torchrun rank", [](const auto& l) {
        for (const std::string& s : l) {
          if (s.find("[rank") != std::string::npos) return Joined(l, "");

@@ -124,7 +124,7 @@ size_t CapturePrefix(std::string_view s) {
       return std::min(m + 2, s.size());
     }
   }
-  // kubectl: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM) and one space.
+  // kubectl --timestamps: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM) and one space.
   if (Digits(s, 0, 4) && s.size() > 20 && s[4] == '-' && Digits(s, 5, 2) && s[7] == '-' &&
       Digits(s, 8, 2) && s[10] == 'T' && Digits(s, 11, 2) && s[13] == ':' && Digits(s, 14, 2) &&
       s[16] == ':' && Digits(s, 17, 2)) {
@@ -141,7 +141,18 @@ size_t CapturePrefix(std::string_view s) {
     } else {
       return 0;
     }
-    return e + 1 < s.size() && s[e] == ' ' && s[e + 1] != ' ' ? e + 1 : 0;
+    if (!(e + 1 < s.size() && s[e] == ' ' && s[e + 1] != ' ')) return 0;
+    // The container runtime's own log file (CRI, /var/log/pods: "TIME STREAM TAG LOG", the tag
+    // F for a whole line, P for a part of one): its stream and tag go too.
+    for (std::string_view stream : {"stdout ", "stderr "}) {
+      const std::string_view rest = s.substr(e + 1);
+      if (rest.size() > stream.size() + 2 && rest.substr(0, stream.size()) == stream &&
+          (rest[stream.size()] == 'F' || rest[stream.size()] == 'P') &&
+          rest[stream.size() + 1] == ' ') {
+        return e + 1 + stream.size() + 2;
+      }
+    }
+    return e + 1;
   }
   // journald: "Mon DD HH:MM:SS HOST UNIT[PID]: " (the day space-padded or not).
   static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";

@@ -709,7 +709,8 @@ TEST(LogScan, CapturePrefixesAreNotTheEngines) {
   for (const char* prefix :
        {"vllm-server-1  | ", "2025-07-14T09:26:53.481734012Z ", "2025-07-14T09:26:53+02:00 ",
         "Jul 14 09:26:53 gpu-node-3 python3[48211]: ", "Jul  4 09:26:53 node serve.sh[7]: ",
-        "> ", "    "}) {
+        "> ", "    ", "2025-07-14T09:26:53.481734012Z stderr F ",
+        "2025-07-14T09:26:53.481734012+00:00 stdout F "}) {
     std::string log;
     for (const std::string& l : lines) log += prefix + l + "\n";
     const LogScan s = Scan(log);
@@ -721,6 +722,13 @@ TEST(LogScan, CapturePrefixesAreNotTheEngines) {
       "to allocate 2.00 GiB. GPU 3 has a total capacity of 79.15 GiB of which 1.00 GiB is free.\n");
   ASSERT_FALSE(r.events.empty());
   EXPECT_EQ(r.events.back().rank, "rank3");
+  // The same line from the container runtime's file (stream and tag after the time).
+  const LogScan cri = Scan(
+      "2025-07-14T09:26:53.481734012Z stderr F [rank3]: torch.OutOfMemoryError: CUDA out of "
+      "memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.15 GiB of which 1.00 "
+      "GiB is free.\n");
+  ASSERT_FALSE(cri.events.empty());
+  EXPECT_EQ(cri.events.back().rank, "rank3");
   // GPTQModel's table: "INFO  | gptq | 41 |" is not a compose service's column.
   const LogScan t = Scan("INFO  | gptq    | 41    | self_attn.q_proj     | 0.0003114012 |\n"
                          "Killed\n");
