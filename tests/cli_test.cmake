@@ -481,6 +481,21 @@ run(check_vllm_without_effect 0 check --gpu h100 -- vllm serve qwen3-8b
 if(NOT last_err MATCHES "without effect here \\(not modelled\\): --disable-hybrid-kv-cache")
   message(SEND_ERROR "check_vllm_without_effect: '${last_err}'")
 endif()
+# A KV connector on a linear-attention hybrid: vLLM refuses at start-up (check and plan alike);
+# on a sliding-window model it is planned with the whole context in every layer.
+run(check_vllm_kv_connector_linear 1 check --gpu h200 -- vllm serve qwen3-next-80b-a3b-instruct
+    -tp 2 --kv-transfer-config "{\"kv_connector\": \"LMCacheConnectorV1\"}")
+if(NOT last_out MATCHES "FAILS at startup: vLLM refuses to start: --kv-transfer-config" OR
+   NOT last_out MATCHES "drop --kv-transfer-config")
+  message(SEND_ERROR "check_vllm_kv_connector_linear: '${last_out}'")
+endif()
+run(plan_vllm_kv_connector_sliding 0 plan gpt-oss-20b --gpu h100 --max-model-len 65536
+    --kv-transfer-config "{\"kv_connector\": \"NixlConnector\"}")
+if(NOT last_out MATCHES "turns the hybrid KV cache manager off")
+  message(SEND_ERROR "plan_vllm_kv_connector_sliding: '${last_out}'")
+endif()
+run_err(plan_vllm_kv_connector_bad 2 "--kv-transfer-config: expected a JSON object" plan
+    gpt-oss-20b --gpu h100 --kv-transfer-config "[1]")
 run(check_vllm_dotted 1 check --gpu h100 -- vllm serve qwen3-vl-30b-a3b-instruct
     --limit-mm-per-prompt.image 4 --limit-mm-per-prompt.video=0)
 if(NOT last_out MATCHES "--limit-mm-per-prompt '{\"image\":4,\"video\":0}'" OR
