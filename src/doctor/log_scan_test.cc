@@ -898,6 +898,12 @@ TEST(LogScan, FailuresThatAreNotOutOfMemoryCarryTheirClass) {
       {"time=2025-03-10T14:02:19.874Z level=ERROR source=sched.go:455 msg=\"error loading llama "
        "server\" error=\"llama runner process has terminated: CUDA error\"",
        14},
+      {"(EngineCore_DP0 pid=200) ERROR 05-10 10:01:12 [core.py:708] ValueError: Hybrid KV cache "
+       "manager is disabled but failed to convert the KV cache specs to one unified type.",
+       15},
+      {"ValueError: Connector LMCacheConnectorV1 does not support HMA but HMA is enabled. Please "
+       "set `--disable-hybrid-kv-cache-manager`.",
+       15},
   };
   for (const auto& [line, kind] : kLines) {
     const LogScan s = Scan(std::string(line) + "\n");

@@ -30,6 +30,7 @@ enum class Kind : uint8_t {
   kAbort,
   kModelFile,
   kRunnerExit,
+  kHybridKv,
 };
 
 // What the doctor says of each class. Sources: PyTorch's CUDA check message (c10/cuda/
@@ -140,8 +141,29 @@ constexpr OtherErrorClass kClasses[] = {
        "the server logs the runner's output in full; on Linux `journalctl -u ollama --no-pager` "
        "shows the server's log, where the runner's error precedes this line"}},
      Stage::kLoad, /*undecided=*/true},
+    // vLLM without its hybrid KV cache manager needs one KV cache type for every layer
+    // (v1/core/kv_cache_utils.py unify_hybrid_kv_cache_specs: "Hybrid KV cache manager is
+    // disabled but failed to convert the KV cache specs to one unified type.", later "Failed to
+    // promote local KV cache specs to one unified type."); a KV connector turns the manager off
+    // (vllm/config/vllm.py VllmConfig.__post_init__: "Turning off hybrid kv cache manager
+    // because `--kv-transfer-config` is set"), and the connector factory refuses the manager
+    // kept on for a connector without SupportsHMA ("... does not support HMA but HMA is
+    // enabled").
+    {"hybrid_kv_cache_manager",
+     "vLLM's hybrid KV cache manager is off where this model needs it, or on where the KV "
+     "connector cannot work with it",
+     "a model with linear-attention (Mamba-style) layers beside attention ones needs the hybrid "
+     "KV cache manager; --disable-hybrid-kv-cache-manager or a KV connector (--kv-transfer-config, "
+     "which turns it off) leaves it unable to give every layer one KV cache type; keeping it on "
+     "with a connector that does not support it is refused as well",
+     {{"--no-disable-hybrid-kv-cache-manager",
+       "keeps the manager with a KV connector (vLLM 0.13+) whose class subclasses SupportsHMA; "
+       "LMCacheConnectorV1 does not"},
+      {"drop --kv-transfer-config (or --disable-hybrid-kv-cache-manager)",
+       "the manager stays on, and the model's layer types keep their own KV caches"}},
+     Stage::kStartup},
 };
-static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kRunnerExit) + 1);
+static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kHybridKv) + 1);
 
 // An out-of-memory said in words the other classes use: such a line is the memory failure.
 bool SaysOutOfMemory(const LineView& s) {
@@ -359,6 +381,10 @@ std::optional<Kind> ClassOf(const LineView& s) {
     return Kind::kRunnerExit;
   }
   const bool notice = Notice(s);
+  if (!notice && (Has(s, "KV cache specs to one unified type") ||
+                  Has(s, "does not support HMA but HMA is enabled"))) {
+    return Kind::kHybridKv;
+  }
   if (!notice &&
       (Has(s, "GatedRepoError") || Has(s, "RepositoryNotFoundError") ||
        Has(s, "Cannot access gated repo") || Has(s, "401 Client Error") ||
