@@ -89,8 +89,10 @@ enum class EventKind : uint8_t {
   kOtherError,           // other_error: a failure that is not out-of-memory (a CUDA fault, a
                          // kernel not built for the card, NCCL, Triton, a crash, a download,
                          // import or Python error); its class under Num::kErrorClass
+  kHybridKvOff,          // hybrid_kv_off: vLLM turned its hybrid KV cache manager off for a KV
+                         // connector
 };
-inline constexpr int kEventKindCount = 68;
+inline constexpr int kEventKindCount = 69;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

@@ -409,5 +409,36 @@ TEST(Diagnose, AnErrorThatIsNotOutOfMemoryIsSaidSo) {
   EXPECT_TRUE(noted);
 }
 
+// vLLM's warning that a KV connector turned the hybrid KV cache manager off: for a KV-stage
+// failure the first fix keeps the manager, offered for a model with sliding-window layers
+// (worded so where the model is not given), not for a model of one layer type.
+TEST(Diagnose, KvConnectorTurningTheHybridManagerOffIsNamedFirst) {
+  const std::string log =
+      "(APIServer pid=1) WARNING 05-10 10:00:01 [vllm.py:1345] Turning off hybrid kv cache "
+      "manager because `--kv-transfer-config` is set. This will reduce the performance of vLLM "
+      "on LLMs with sliding window attention or Mamba attention.\n"
+      "(EngineCore_DP0 pid=200) ERROR 05-10 10:01:12 [core.py:708] ValueError: To serve at least "
+      "one request with the models's max seq len (131072), (12.00 GiB KV cache is needed, which "
+      "is larger than the available KV cache memory (10.50 GiB). Based on the available memory, "
+      "the estimated maximum model length is 114688.\n";
+  const Diagnosis plain = DiagnoseText(log);
+  ASSERT_FALSE(plain.fixes.empty());
+  EXPECT_EQ(plain.fixes[0].change, "--no-disable-hybrid-kv-cache-manager");
+  EXPECT_NE(plain.fixes[0].effect.find("for a model with sliding-window layers"),
+            std::string::npos);
+  const Inventory oss = Catalog("gpt-oss-20b");
+  DoctorContext with_oss;
+  with_oss.model = &oss;
+  const Diagnosis sliding = DiagnoseText(log, with_oss);
+  ASSERT_FALSE(sliding.fixes.empty());
+  EXPECT_EQ(sliding.fixes[0].change, "--no-disable-hybrid-kv-cache-manager");
+  const Inventory dense = Catalog("qwen3-8b");
+  DoctorContext with_dense;
+  with_dense.model = &dense;
+  for (const auto& fix : DiagnoseText(log, with_dense).fixes) {
+    EXPECT_NE(fix.change, "--no-disable-hybrid-kv-cache-manager");
+  }
+}
+
 }  // namespace
 }  // namespace vramfit

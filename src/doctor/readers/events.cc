@@ -78,6 +78,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kMmHint, "mm_hint"},
     {EventKind::kPrompt, "prompt"},
     {EventKind::kOtherError, "other_error"},
+    {EventKind::kHybridKvOff, "hybrid_kv_off"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

@@ -514,6 +514,13 @@ void MatchSourceLines(const Line& line) {
 }
 
 void Match(const Line& line) {
+  // A KV connector turned the hybrid KV cache manager off (vllm/config/vllm.py
+  // VllmConfig.__post_init__, v0.9.2+: "Turning off hybrid kv cache manager because
+  // `--kv-transfer-config` is set", later "... selects a KV connector that does not support
+  // it"): sliding-window layers then cache the whole context.
+  if (Has(line.view(), "Turning off hybrid kv cache manager")) {
+    line.Emit(EventKind::kHybridKvOff, kEngine);
+  }
   MatchProfile(line);
   MatchKvCache(line);
   MatchPhases(line);
@@ -582,7 +589,29 @@ std::string LowerUtilization(double gmu, double by) {
   return fmt::format("--gpu-memory-utilization {:.2f}", std::max(0.5, gmu - by));
 }
 
+// The KV connector's price, named first where the log shows vLLM paying it.
+// The manager changes nothing for a model of one layer type; with the model given, the fix is
+// offered only for one with sliding-window layers, otherwise worded for such a model.
+void HybridKvOffFix(const Facts& f, Diagnosis* d) {
+  if (!f.has(EventKind::kHybridKvOff)) return;
+  const bool known = f.model != nullptr && f.model->has_spec;
+  if (known && std::none_of(f.model->spec.layers.begin(), f.model->spec.layers.end(),
+                            [](const LayerSpec& l) {
+                              return l.attention.kind == AttentionKind::kSliding;
+                            })) {
+    return;
+  }
+  AddFix(d, "--no-disable-hybrid-kv-cache-manager",
+         std::string(known ? "" : "for a model with sliding-window layers (Gemma 2 and 3, "
+                                  "gpt-oss, ...): ") +
+             "vLLM turned the hybrid KV cache manager off for the KV connector, so "
+             "sliding-window layers cache the whole context; kept on (vLLM 0.13+, a connector "
+             "that subclasses SupportsHMA; LMCacheConnectorV1 does not) they cache only their "
+             "window");
+}
+
 void KvTooLongFixes(const Facts& f, Diagnosis* d) {
+  HybridKvOffFix(f, d);
   const auto kv = f.get(Num::kKvCacheBytes);
   const auto gmu = f.get(Num::kGpuMemoryUtilization);
   double est = f.get(Num::kEstimatedMaxModelLen).value_or(0);
@@ -615,6 +644,7 @@ void KvTooLongFixes(const Facts& f, Diagnosis* d) {
 }
 
 void KvNoMemoryFixes(const Facts& f, Diagnosis* d) {
+  HybridKvOffFix(f, d);
   // An OOM while the KV tensors were allocated (V0's CacheEngine._allocate_kv_cache under
   // initialize_cache, V1's initialize_kv_cache_tensors), not vLLM's own sizing error: the memory
   // profiling measured free was taken before the allocation (another process, or a trainer
