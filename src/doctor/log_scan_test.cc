@@ -628,6 +628,14 @@ TEST(LogScan, ASizeCutByAWrapIsReadFromBothPieces) {
       "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1953.40 MiB on device 1: \n"
       "cudaMalloc failed: out of memory\n");
   EXPECT_NE(Find(grown, EventKind::kRequest), nullptr);
+  // SGLang's load milestone cut before its memory figures.
+  const LogScan sgl = Scan(
+      "[2025-03-29 18:18:34 TP0] Load weight end. type=Gemma3ForConditionalGeneration, dtype=torc"
+      "h.bfloat16\n"
+      ", avail mem=3.64 GB, mem usage=18.82 GB.\n");
+  const LogEvent* weights = Find(sgl, EventKind::kSglangWeights);
+  ASSERT_NE(weights, nullptr);
+  EXPECT_NEAR(weights->values.at(Num::kFreeBytes), 3.64 * 1073741824.0, 1e6);
   const LogEvent* alloc = Find(grown, EventKind::kGgmlAllocFail);
   ASSERT_NE(alloc, nullptr);
   EXPECT_NEAR(alloc->values.at(Num::kRequestedBytes), 1953.40 * 1048576.0, 1e3);

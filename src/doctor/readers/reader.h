@@ -71,6 +71,20 @@ inline LineView Whole(const Line& line, std::string_view key) {
   return {};
 }
 
+// The text that holds both `first` and the `later` part of one message: the line, else the
+// previous line's message and this one's joined as a terminal wraps, when the wrap fell between
+// them (this line holds `later` and not `first`; the previous line alone held neither whole).
+// "" when neither does.
+inline LineView WholeBoth(const Line& line, std::string_view first, std::string_view later) {
+  const LineView s = line.view();
+  if (Has(s, first) && Has(s, later)) return s;
+  if (!Has(s, first) && Has(s, later) && Has(line.joined_tight, first) &&
+      Has(line.joined_tight, later)) {
+    return line.joined_tight;
+  }
+  return {};
+}
+
 // Sets `key` of `e`. Numbers beyond 10^15 (a petabyte, a quadrillion tokens) are not read: no
 // engine prints them, and every later use stays within integer range.
 inline void Set(LogEvent& e, Num key, std::optional<double> v) {

@@ -131,10 +131,10 @@ void MatchCaptureAndSummary(const Line& line) {
 
 void Match(const Line& line) {
   const LineView s = line.view();
-  if (Has(s, "Load weight end.") && Has(s, "avail mem=")) {
+  if (const LineView w = WholeBoth(line, "Load weight end.", "avail mem="); !w.empty()) {
     auto& e = line.Emit(EventKind::kSglangWeights, kEngine);
-    Set(e, Num::kFreeBytes, BytesAfter(s, "avail mem="));
-    Set(e, Num::kWeightsBytes, BytesAfter(s, "mem usage="));
+    Set(e, Num::kFreeBytes, BytesAfter(w, "avail mem="));
+    Set(e, Num::kWeightsBytes, BytesAfter(w, "mem usage="));
   }
   if (Has(s, "KV Cache is allocated.")) {
     MatchOneValue(line, kEngine, {{"#tokens:", EventKind::kKvTokens, Num::kKvCacheTokens, false}});
