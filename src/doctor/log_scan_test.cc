@@ -636,6 +636,13 @@ TEST(LogScan, ASizeCutByAWrapIsReadFromBothPieces) {
   const LogEvent* weights = Find(sgl, EventKind::kSglangWeights);
   ASSERT_NE(weights, nullptr);
   EXPECT_NEAR(weights->values.at(Num::kFreeBytes), 3.64 * 1073741824.0, 1e6);
+  // A multimodal tool's command line cut before its --image.
+  const LogScan image = Scan(
+      "llama-qwen2vl-cli -m Qwen2-VL-7B-Instruct-Q4_K_M.gguf --mmproj mmproj-f32.gguf -p \"Describ"
+      "e this im\n"
+      "age\" --image \"facture_1.png\"\n");
+  ASSERT_NE(Find(image, EventKind::kMmHint), nullptr);
+  EXPECT_EQ(Find(image, EventKind::kMmHint)->text, "--image");
   const LogEvent* alloc = Find(grown, EventKind::kGgmlAllocFail);
   ASSERT_NE(alloc, nullptr);
   EXPECT_NEAR(alloc->values.at(Num::kRequestedBytes), 1953.40 * 1048576.0, 1e3);

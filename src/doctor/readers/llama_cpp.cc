@@ -186,8 +186,9 @@ void Match(const Line& line) {
   // A multimodal command-line tool given an image: "llama-qwen2vl-cli -m ... --mmproj ...
   // --image facture_1.png" (examples/llava/*-cli.cpp, 2024-2025; tools/mtmd/mtmd-cli.cpp,
   // 2025+). The tool encodes the image after creating its context (rules.cc
-  // GgmlReserveForImageArg).
-  if (Has(s, "-cli") && Has(s, " --image ") && Has(s, " -m ")) {
+  // GgmlReserveForImageArg). Also a command line a terminal cut before its --image.
+  const LineView cli = WholeBoth(line, " -m ", " --image ");
+  if (!cli.empty() && Has(cli, "-cli")) {
     line.Emit(EventKind::kMmHint, kEngine).text = "--image";
   }
   // A request being served: llama-server's slots (also Ollama's runner).
