@@ -365,8 +365,27 @@ const char* CauseName(Cause cause) {
   return "";
 }
 
+// PyTorch's message wrapped over lines is read piece by piece (readers/pytorch.cc): a piece on
+// the next line of the same rank that lists more of the other processes continues the list the
+// first piece began, and its count and sums stand for the message.
+void ContinueProcessList(const LogEvent& e, const LogEvent* before, Facts* f) {
+  if (e.kind != EventKind::kTorchOom || before == nullptr || before->rank != e.rank ||
+      e.line != before->line + 1) {
+    return;
+  }
+  const auto n = e.values.find(Num::kListedProcesses);
+  auto& count = f->v[static_cast<size_t>(Num::kListedProcesses)];
+  if (n == e.values.end() || (count && n->second <= *count)) return;
+  for (Num k : {Num::kListedProcesses, Num::kListedProcessBytes, Num::kLargestListedProcessBytes}) {
+    if (const auto it = e.values.find(k); it != e.values.end()) {
+      f->v[static_cast<size_t>(k)] = it->second;
+    }
+  }
+}
+
 Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
   Facts f;
+  const LogEvent* last_torch_oom = nullptr;
   for (const LogEvent& e : scan.events) {
     const size_t kind = static_cast<size_t>(e.kind);
     if (!f.first[kind]) f.first[kind] = &e;
@@ -378,6 +397,8 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
         if (!slot) slot = x;  // the first value of each key stays
       }
     }
+    ContinueProcessList(e, last_torch_oom, &f);
+    if (e.kind == EventKind::kTorchOom) last_torch_oom = &e;
     if (e.kind == EventKind::kFrame) f.frames.push_back(&e);
     if (e.kind == EventKind::kMmHint && e.text == "encoder" && !f.encoder) f.encoder = &e;
     if (e.kind == EventKind::kMmHint && e.text == "--image" && !f.image_arg) f.image_arg = &e;

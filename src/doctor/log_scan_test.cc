@@ -636,6 +636,15 @@ TEST(LogScan, ASizeCutByAWrapIsReadFromBothPieces) {
   const LogEvent* weights = Find(sgl, EventKind::kSglangWeights);
   ASSERT_NE(weights, nullptr);
   EXPECT_NEAR(weights->values.at(Num::kFreeBytes), 3.64 * 1073741824.0, 1e6);
+  // The other processes listed over two pieces: the list is read whole.
+  const Diagnosis others = Diagnose(Scan(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.66 GiB. GPU 0 has a total "
+      "capacity of 79.25 GiB of which 1.57 GiB is free. Process 127117 has 16.98 GiB memory in "
+      "use. Process 156640 ha\n"
+      "s 59.89 GiB memory in use. Process 158007 has 816.00 MiB memory in use. Of the allocated "
+      "memory 15.68 GiB is allocated by PyTorch, and 270.23 MiB is reserved by PyTorch but "
+      "unallocated.\n"));
+  EXPECT_EQ(others.cause, "other_process");
   // A multimodal tool's command line cut before its --image.
   const LogScan image = Scan(
       "llama-qwen2vl-cli -m Qwen2-VL-7B-Instruct-Q4_K_M.gguf --mmproj mmproj-f32.gguf -p \"Describ"

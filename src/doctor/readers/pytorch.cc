@@ -36,6 +36,27 @@ void ReadMpsOom(const LineView& s, LogEvent& e) {
   if (own) Set(e, Num::kAllocatedBytes, *own + other.value_or(0.0));
 }
 
+// The other processes PyTorch 2.1+ lists: "Process N has X memory in use" each.
+struct ProcessList {
+  int count = 0;
+  double bytes = 0, largest = 0;
+};
+ProcessList ListedProcesses(const LineView& s) {
+  ProcessList out;
+  for (size_t at = s.find("Process "); at != std::string_view::npos;
+       at = s.find("Process ", at + 8)) {
+    size_t end = 0;
+    if (!NumberAt(s, at + 8, &end)) continue;
+    if (s.substr(end, 5) != " has ") continue;
+    if (auto b = SizeAfter(s, " has ", end)) {
+      out.bytes += *b;
+      out.largest = std::max(out.largest, *b);
+      ++out.count;
+    }
+  }
+  return out;
+}
+
 // "Tried to allocate X ...": true when the line is one (no other PyTorch line is then read).
 // A message wrapped after "Tried to allocate" is read again from the two lines joined.
 bool MatchAllocatorOom(const Line& line) {
@@ -64,7 +85,7 @@ bool MatchAllocatorOom(const Line& line) {
         n += SizeBefore(t, k, ";").has_value() ? 1 : 0;
       }
       n += SizeBefore(t, "reserved by PyTorch but unallocated", "and ").has_value() ? 1 : 0;
-      return n;
+      return n + ListedProcesses(t).count;
     };
     if (!line.joined_tight.empty() &&
         (keys(line.joined_tight) > keys(s) ||
@@ -94,23 +115,11 @@ bool MatchAllocatorOom(const Line& line) {
     Set(e, Num::kBudgetBytes, SizeBefore(s, " allowed;", ". "));
     Set(e, Num::kReservedUnallocatedBytes,
         SizeBefore(s, "reserved by PyTorch but unallocated", "and "));
-    double others = 0, largest = 0;
-    int processes = 0;
-    for (size_t at = s.find("Process "); at != std::string_view::npos;
-         at = s.find("Process ", at + 8)) {
-      size_t end = 0;
-      if (!NumberAt(s, at + 8, &end)) continue;
-      if (s.substr(end, 5) != " has ") continue;
-      if (auto b = SizeAfter(s, " has ", end)) {
-        others += *b;
-        largest = std::max(largest, *b);
-        ++processes;
-      }
-    }
-    if (processes > 0) {
-      Set(e, Num::kListedProcessBytes, others);
-      Set(e, Num::kListedProcesses, processes);
-      Set(e, Num::kLargestListedProcessBytes, largest);
+    const ProcessList listed = ListedProcesses(s);
+    if (listed.count > 0) {
+      Set(e, Num::kListedProcessBytes, listed.bytes);
+      Set(e, Num::kListedProcesses, listed.count);
+      Set(e, Num::kLargestListedProcessBytes, listed.largest);
     }
     Set(e, Num::kGpuIndex, NumberAfter(s, "GPU "));
   } else if (Has(s, "MPS allocated:")) {
