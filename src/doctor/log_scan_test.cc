@@ -610,62 +610,67 @@ TEST(LogScan, ASizeCutByAWrapIsReadFromBothPieces) {
   const LogScan m = Scan(mlx.substr(0, 100) + "\n" + mlx.substr(100, 100) + "\n" +
                          mlx.substr(200) + "\n");
   EXPECT_TRUE(Diagnose(m).found);
-  // Gemma's generation config applying a preallocated cache, the value cut by the wrap.
-  const LogScan g = Scan(
-      "`generation_config` default values have been modified to match model-specific defaults: "
-      "{'cache_implementation': 'hybrid\n"
-      "', 'bos_token_id': 2}. If this is not desired, please set these values explicitly.\n");
-  EXPECT_NE(Find(g, EventKind::kStaticCache), nullptr);
-  // llama.cpp's and Ollama's lines cut where no width shows: the buffer's name, the failure
-  // after the size, a request's cache slot.
-  const LogScan host = Scan(
-      "Error: llama runner process has terminated: error loading model: unable to allocate CU\n"
-      "DA_Host buffer\n");
-  EXPECT_NE(Find(host, EventKind::kHostBufferFail), nullptr);
-  const LogScan grown = Scan(
-      "time=2025-05-18T08:36:01.003Z level=DEBUG source=cache.go:136 msg=\"loading cache\n"
-      " slot\" id=0 cache=57 prompt=1227 used=20 remaining=1207\n"
-      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1953.40 MiB on device 1: \n"
-      "cudaMalloc failed: out of memory\n");
-  EXPECT_NE(Find(grown, EventKind::kRequest), nullptr);
+  // Lines cut where no width shows, each read whole: Gemma's generation config applying a
+  // preallocated cache (the value cut), llama.cpp's and Ollama's host buffer (its name cut), a
+  // request's cache slot and the buffer allocation failing after its size, a multimodal tool's
+  // command line cut before its --image.
+  const std::pair<const char*, EventKind> kCut[] = {
+      {"`generation_config` default values have been modified to match model-specific defaults: "
+       "{'cache_implementation': 'hybrid\n"
+       "', 'bos_token_id': 2}. If this is not desired, please set these values explicitly.\n",
+       EventKind::kStaticCache},
+      {"Error: llama runner process has terminated: error loading model: unable to allocate CU\n"
+       "DA_Host buffer\n",
+       EventKind::kHostBufferFail},
+      {"time=2025-05-18T08:36:01.003Z level=DEBUG source=cache.go:136 msg=\"loading cache\n"
+       " slot\" id=0 cache=57 prompt=1227 used=20 remaining=1207\n",
+       EventKind::kRequest},
+      {"llama-qwen2vl-cli -m Qwen2-VL-7B-Instruct-Q4_K_M.gguf --mmproj mmproj-f32.gguf -p "
+       "\"Describe this im\n"
+       "age\" --image \"facture_1.png\"\n",
+       EventKind::kMmHint},
+  };
+  for (const auto& [text, kind] : kCut) EXPECT_NE(Find(Scan(text), kind), nullptr) << text;
+  // A size read from the pieces: llama.cpp's allocation failing after the size was printed,
   // SGLang's load milestone cut before its memory figures.
-  const LogScan sgl = Scan(
-      "[2025-03-29 18:18:34 TP0] Load weight end. type=Gemma3ForConditionalGeneration, dtype=torc"
-      "h.bfloat16\n"
-      ", avail mem=3.64 GB, mem usage=18.82 GB.\n");
-  const LogEvent* weights = Find(sgl, EventKind::kSglangWeights);
-  ASSERT_NE(weights, nullptr);
-  EXPECT_NEAR(weights->values.at(Num::kFreeBytes), 3.64 * 1073741824.0, 1e6);
-  // The other processes listed over two pieces: the list is read whole.
-  const Diagnosis others = Diagnose(Scan(
+  struct Sized {
+    const char* text;
+    EventKind kind;
+    Num key;
+    double bytes;
+  };
+  const Sized kSized[] = {
+      {"ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1953.40 MiB on device 1: \n"
+       "cudaMalloc failed: out of memory\n",
+       EventKind::kGgmlAllocFail, Num::kRequestedBytes, 1953.40 * 1048576.0},
+      {"[2025-03-29 18:18:34 TP0] Load weight end. type=Gemma3ForConditionalGeneration, "
+       "dtype=torch.bfloat16\n"
+       ", avail mem=3.64 GB, mem usage=18.82 GB.\n",
+       EventKind::kSglangWeights, Num::kFreeBytes, 3.64 * 1073741824.0},
+  };
+  for (const Sized& c : kSized) {
+    const LogScan scan = Scan(c.text);
+    const LogEvent* e = Find(scan, c.kind);
+    ASSERT_NE(e, nullptr) << c.text;
+    EXPECT_NEAR(e->values.at(c.key), c.bytes, 1e4) << c.text;
+  }
+  // PyTorch's list of other processes: cut over two pieces (read whole), or cut before this
+  // process's share (the failing one is at most the largest listed, the others hold the rest).
+  const char* const kOthers[] = {
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.66 GiB. GPU 0 has a total "
       "capacity of 79.25 GiB of which 1.57 GiB is free. Process 127117 has 16.98 GiB memory in "
       "use. Process 156640 ha\n"
       "s 59.89 GiB memory in use. Process 158007 has 816.00 MiB memory in use. Of the allocated "
       "memory 15.68 GiB is allocated by PyTorch, and 270.23 MiB is reserved by PyTorch but "
-      "unallocated.\n"));
-  EXPECT_EQ(others.cause, "other_process");
-  // A multimodal tool's command line cut before its --image.
-  const LogScan image = Scan(
-      "llama-qwen2vl-cli -m Qwen2-VL-7B-Instruct-Q4_K_M.gguf --mmproj mmproj-f32.gguf -p \"Describ"
-      "e this im\n"
-      "age\" --image \"facture_1.png\"\n");
-  ASSERT_NE(Find(image, EventKind::kMmHint), nullptr);
-  EXPECT_EQ(Find(image, EventKind::kMmHint)->text, "--image");
-  const LogEvent* alloc = Find(grown, EventKind::kGgmlAllocFail);
-  ASSERT_NE(alloc, nullptr);
-  EXPECT_NEAR(alloc->values.at(Num::kRequestedBytes), 1953.40 * 1048576.0, 1e3);
-  // A message cut before this process's share, listing several processes: the failing one is
-  // at most the largest, and the others hold the rest (here over a quarter of the card).
-  const Diagnosis listed = Diagnose(Scan(
+      "unallocated.\n",
       "ERROR 05-21 13:04:20 engine.py:389]   File \"/usr/local/lib/python3.10/dist-packages/vllm/"
       "worker/cache_engine.py\", line 103, in _allocate_kv_cache\n"
       "ERROR 05-21 13:04:20 engine.py:389] torch.OutOfMemoryError: CUDA out of memory. Tried to "
       "allocate 418.00 MiB. GPU 0 has a total capacity of 23.69 GiB of which 193.25 MiB is free. "
       "Process 1254 has 3.70 GiB memory in use. Process 1243 has 2.96 GiB memory in use. Process "
-      "2167142 has 14.90 GiB memory in use. Of the allocated memory 14\n"));
-  EXPECT_EQ(listed.stage, "kv_cache");
-  EXPECT_EQ(listed.cause, "other_process");
+      "2167142 has 14.90 GiB memory in use. Of the allocated memory 14\n"};
+  for (const char* text : kOthers) EXPECT_EQ(Diagnose(Scan(text)).cause, "other_process") << text;
+  EXPECT_EQ(Diagnose(Scan(kOthers[1])).stage, "kv_cache");
 }
 
 // A paste with a blank line after every line (a web page's copy, "\r\r\n" endings) reads as
