@@ -685,7 +685,7 @@ class Scanner final : public doctor::EventSink {
   int ahead_text_lines_ = 0, ahead_text_after_text_ = 0;
   bool ahead_after_text_ = false;
   bool double_spaced_ = false;  // a blank line after every line of text (see EndLookAhead)
-  static constexpr int kDoubleSpacedLines = 4;
+  static constexpr int kDoubleSpacedLines = 3;
   uint64_t held_first_ = 0;  // the physical line held_ starts on
   uint64_t held_last_ = 0;   // and the one it ends on
   bool held_frame_ = false;  // held_ is a traceback frame line waiting for its rest
