@@ -1634,33 +1634,33 @@ void HybridKvManager(Run& r) {
                        [&](const LayerSpec& l) { return l.attention.kind == k; });
   };
   const bool sliding = has(AttentionKind::kSliding);
-  if (by_connector && has(AttentionKind::kLinear)) {
-    if (r.plan.fits) {
-      r.plan.refusal = r.rules.release >= 1300
-                           ? "drop --kv-transfer-config, or add "
-                             "--no-disable-hybrid-kv-cache-manager with a KV connector that "
-                             "subclasses SupportsHMA"
-                           : "drop --kv-transfer-config (vLLM before 0.13 turns the hybrid KV "
-                             "cache manager off for any KV connector)";
-    }
+  if (has(AttentionKind::kLinear)) {
+    // The same unify_hybrid_kv_cache_specs raises whichever way the manager was turned off.
+    std::string way_out =
+        !by_connector ? "drop --disable-hybrid-kv-cache-manager"
+        : r.rules.release >= 1300
+            ? "drop --kv-transfer-config, or add --no-disable-hybrid-kv-cache-manager with a KV "
+              "connector that subclasses SupportsHMA"
+            : "drop --kv-transfer-config (vLLM before 0.13 turns the hybrid KV cache manager off "
+              "for any KV connector)";
+    if (r.plan.fits) r.plan.refusal = way_out;
     r.Fail(Stage::kStartup,
            fmt::format("vLLM refuses to start: {}, and this model's linear-attention layers "
                        "cannot share one KV cache type with its attention layers (\"Hybrid KV "
                        "cache manager is disabled but failed to convert the KV cache specs to "
-                       "one unified type.\"); add --no-disable-hybrid-kv-cache-manager (vLLM "
-                       "0.13+) with a connector that supports it, or drop the connector",
-                       why));
+                       "one unified type.\"); {}",
+                       why, way_out));
     return;
   }
   if (by_connector && !sliding) {
     r.plan.notes.push_back(why + ": every layer already has one KV cache type, nothing changes");
     return;
   }
-  if (has(AttentionKind::kLinear) || (sliding && has(AttentionKind::kMla))) {
+  if (sliding && has(AttentionKind::kMla)) {
     r.plan.notes.push_back(
-        "--disable-hybrid-kv-cache-manager: not modelled for a model with linear-attention or "
-        "MLA layers beside others (vLLM unifies only sliding-window and full-attention specs); "
-        "planned with the hybrid manager");
+        why + ": not modelled for a model with MLA layers beside sliding-window ones (vLLM "
+              "unifies sliding-window and full-attention specs); planned with the hybrid "
+              "manager");
   } else if (sliding && has(AttentionKind::kFull)) {
     r.ko.disable_hybrid_kv_cache_manager = true;
     r.plan.notes.push_back(

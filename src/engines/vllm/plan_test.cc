@@ -1525,7 +1525,7 @@ TEST(Vllm, EncoderDataModeKeepsTheTowerWholeOnEveryRank) {
 
 // --disable-hybrid-kv-cache-manager (v1/core/kv_cache_utils.py unify_hybrid_kv_cache_specs):
 // beside full-attention layers the sliding-window ones become full attention, so a token costs
-// every layer's KV; a model of one layer type is unchanged; linear-attention hybrids are named.
+// every layer's KV; a model of one layer type is unchanged; linear-attention hybrids are refused.
 TEST(Vllm, DisabledHybridKvManagerCachesSlidingLayersWhole) {
   VllmSettings s;
   s.max_model_len = 131072;
@@ -1554,11 +1554,13 @@ TEST(Vllm, DisabledHybridKvManagerCachesSlidingLayersWhole) {
   ASSERT_TRUE(dense.ok() && dense_plain.ok());
   EXPECT_EQ(dense->kv_cache_tokens, dense_plain->kv_cache_tokens);
   EXPECT_TRUE(has(dense->without_effect, "already has one KV cache type"));
-  // Linear-attention layers beside full ones: named as not modelled.
+  // Linear-attention layers beside full ones cannot be unified: vLLM stops at start-up.
   off.tensor_parallel_size = 4;
   auto next = PlanVllm(Catalog("qwen3-next-80b-a3b-instruct"), Gpu("h100"), off);
   ASSERT_TRUE(next.ok()) << next.status().ToString();
-  EXPECT_TRUE(has(next->notes, "--disable-hybrid-kv-cache-manager: not modelled"));
+  EXPECT_FALSE(next->fits);
+  EXPECT_EQ(next->failure_stage, Stage::kStartup);
+  EXPECT_EQ(next->refusal, "drop --disable-hybrid-kv-cache-manager");
 }
 
 // A KV connector (--kv-transfer-config) turns the hybrid KV cache manager off (vllm/config/
