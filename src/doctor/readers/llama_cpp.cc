@@ -19,18 +19,7 @@ void Match(const Line& line) {
   const LineView s = line.view();
   // The line whole, or its two pieces where a terminal cut it before "failed" ("allocating
   // 1953.40 MiB on device 1: " + "cudaMalloc failed: out of memory").
-  // The previous piece has no "failed" of its own (else its event stands alone).
-  auto cut_before_failed = [&] {
-    if (Has(s, "buffer_type_alloc_buffer:") || !Has(s, "failed") ||
-        !Has(line.joined, "buffer_type_alloc_buffer:")) {
-      return false;
-    }
-    const size_t failed = line.joined.find("failed");
-    return failed != std::string_view::npos && failed + s.size() >= line.joined.size();
-  };
-  const LineView alloc = Has(s, "buffer_type_alloc_buffer:") && Has(s, "failed") ? s
-                         : cut_before_failed()                                   ? line.joined
-                                                                                 : LineView{};
+  const LineView alloc = WholeBoth(line, "buffer_type_alloc_buffer:", "failed");
   if (!alloc.empty()) {
     const LineView& s = alloc;
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);

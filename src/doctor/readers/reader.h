@@ -78,11 +78,12 @@ inline LineView Whole(const Line& line, std::string_view key) {
 inline LineView WholeBoth(const Line& line, std::string_view first, std::string_view later) {
   const LineView s = line.view();
   if (Has(s, first) && Has(s, later)) return s;
-  if (!Has(s, first) && Has(s, later) && Has(line.joined_tight, first) &&
-      Has(line.joined_tight, later)) {
-    return line.joined_tight;
-  }
-  return {};
+  if (Has(s, first) || !Has(s, later) || !Has(line.joined_tight, first)) return {};
+  // The first `later` of the joined text lies in this line's part (its last s.size() bytes).
+  const size_t at = line.joined_tight.find(later);
+  return at != std::string_view::npos && at + s.size() >= line.joined_tight.size()
+             ? line.joined_tight
+             : LineView{};
 }
 
 // Sets `key` of `e`. Numbers beyond 10^15 (a petabyte, a quadrillion tokens) are not read: no
