@@ -440,5 +440,59 @@ TEST(Diagnose, KvConnectorTurningTheHybridManagerOffIsNamedFirst) {
   }
 }
 
+// exllamav2's cache constructor allocates the whole max_seq_len: the KV stage, a preallocated
+// cache, and the fix in exllamav2's own words.
+TEST(Diagnose, ExllamaCacheConstructorIsAPreallocatedCache) {
+  const Diagnosis d = DiagnoseText(
+      " -- Loaded model in 9.7356 seconds\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/home/u/exllamav2/test_inference.py\", line 192, in <module>\n"
+      "    cache = ExLlamaV2Cache(model)\n"
+      "  File \"/home/u/exllamav2/exllamav2/cache.py\", line 256, in __init__\n"
+      "    self.create_state_tensors(copy_from, lazy)\n"
+      "  File \"/home/u/exllamav2/exllamav2/cache.py\", line 91, in create_state_tensors\n"
+      "    p_key_states = torch.zeros(self.shape_wk, dtype = self.dtype, device = device)\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 320.00 MiB. GPU 0 has a "
+      "total capacity of 44.52 GiB of which 100.00 MiB is free.\n");
+  EXPECT_EQ(d.stage, "kv_cache");
+  EXPECT_EQ(d.cause, "static_cache");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_NE(d.fixes[0].change.find("max_seq_len"), std::string::npos);
+}
+
+// Ray's RayTaskError names the remote method; an RL worker's init_model builds and loads the
+// model, so an OOM there is the load stage (another process's memory is the cause here).
+TEST(Diagnose, RayTaskHeaderNamesTheFailingMethod) {
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 260.00 MiB. GPU 0 has a "
+      "total capacity of 21.95 GiB of which 202.62 MiB is free. Process 136096 has 18.46 GiB "
+      "memory in use. Including non-PyTorch memory, this process has 3.28 GiB memory in use.\n";
+  const Diagnosis bare = DiagnoseText(oom);
+  EXPECT_EQ(bare.stage, "runtime");
+  const Diagnosis d = DiagnoseText(
+      oom + "ray.exceptions.RayTaskError(OutOfMemoryError): ray::FSDPPolicyWorkerBase.init_model() "
+            "(pid=141722, ip=10.0.42.164)\n");
+  EXPECT_EQ(d.stage, "load");
+  EXPECT_EQ(d.cause, "other_process");
+  // A name without a method call is no frame.
+  EXPECT_EQ(DiagnoseText(oom + "see ray::init_model docs\n").stage, "runtime");
+}
+
+// A vision tower added to vLLM after 0.10 (Kimi-VL's MoonViT) on the profile run's stack.
+TEST(Diagnose, NewerVllmVisionTowerInTheProfileRun) {
+  const Diagnosis d = DiagnoseText(
+      "ERROR 05-11 09:41:40 [core.py:396]   File \"/opt/vllm/v1/engine/core.py\", line 129, in "
+      "_initialize_kv_caches\n"
+      "ERROR 05-11 09:41:40 [core.py:396]     available_gpu_memory = "
+      "self.model_executor.determine_available_memory()\n"
+      "ERROR 05-11 09:41:40 [core.py:396]   File \"/opt/vllm/model_executor/models/moonvit.py\", "
+      "line 477, in forward\n"
+      "ERROR 05-11 09:41:40 [core.py:396]     attn_out = self.attention_qkvpacked(hidden_states,\n"
+      "ERROR 05-11 09:41:40 [core.py:396] torch.OutOfMemoryError: CUDA out of memory. Tried to "
+      "allocate 12.00 GiB. GPU 0 has a total capacity of 79.10 GiB of which 8.00 GiB is free.\n");
+  EXPECT_EQ(d.stage, "profile");
+  EXPECT_EQ(d.cause, "multimodal_encoder");
+}
+
 }  // namespace
 }  // namespace vramfit

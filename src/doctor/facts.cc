@@ -895,6 +895,20 @@ constexpr FrameRow kFrameRows[] = {
     {"__init__", "cache_utils.py", Slot::kKv},
     {"lazy_initialization", "", Slot::kKv},
     {"setup_caches", "", Slot::kKv},
+    // exllamav2 (exllamav2/cache.py ExLlamaV2CacheBase.create_state_tensors, 0.0.x-0.3): the
+    // cache's constructor allocates every layer's K and V for batch_size x max_seq_len at once
+    // (max_seq_len defaults to the model config's length); its loaders (model.py load_gen,
+    // load_autosplit_gen, load_tp_gen) place the weights, and generate_simple decodes.
+    {"create_state_tensors", "", Slot::kKv},
+    // The RL trainers' worker set-up, called through Ray (the pytorch reader's ray:: frame):
+    // verl's fsdp_workers.py ActorRolloutRefWorker.init_model, SkyRL's and OpenRLHF's policy
+    // workers' init_model / init_model_from_pretrained build the model and load its weights.
+    {"init_model", "", Slot::kLoad},
+    {"init_model_from_pretrained", "", Slot::kLoad},
+    {"load_gen", "", Slot::kLoad},
+    {"load_autosplit_gen", "", Slot::kLoad},
+    {"load_tp_gen", "", Slot::kLoad},
+    {"generate_simple", "", Slot::kRuntime},
     // A KVCache's buffers (the pytorch reader's code-line frame): the cache setup_caches builds.
     {"kv_cache_buffer", "", Slot::kKv},
     {"setup_cache", "", Slot::kKv},

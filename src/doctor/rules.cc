@@ -309,11 +309,12 @@ bool OffloadAtRuntime(const Facts& f) {
 // A program that preallocates its KV cache for the maximum batch and length (torchtune's,
 // gpt-fast's and torchchat's setup_caches) failed allocating it.
 // litgpt's GPT.set_kv_cache -> build_kv_cache (litgpt/model.py) does the same; so does a KVCache
-// module's k_cache / v_cache buffer (the pytorch reader's kv_cache_buffer frame).
+// module's k_cache / v_cache buffer (the pytorch reader's kv_cache_buffer frame), and exllamav2's
+// ExLlamaV2Cache (create_state_tensors).
 bool PreallocatedCache(const Facts& f) {
   return f.stage == Stage::kKvCache &&
          AnyFrame(f, {"setup_caches", "setup_cache", "set_kv_cache", "build_kv_cache",
-                      "kv_cache_buffer"});
+                      "kv_cache_buffer", "create_state_tensors"});
 }
 
 // Meta's reference model allocates each Attention's cache_k / cache_v for max_batch_size x

@@ -307,7 +307,15 @@ bool VllmMultimodalModelFile(std::string_view path) {
         "llava_next_video", "llava_onevision", "minicpmo", "minicpmv", "mistral3", "mllama",
         "mllama4", "molmo", "nvlm_d", "paligemma", "phi3v", "phi4mm", "pixtral",
         "qwen2_5_omni_thinker", "qwen2_5_vl", "qwen2_audio", "qwen2_vl", "qwen_vl", "siglip",
-        "skyworkr1v", "smolvlm", "ultravox", "whisper"}) {
+        "skyworkr1v", "smolvlm", "ultravox", "whisper",
+        // Added to _MULTIMODAL_MODELS since (registry.py on main, late 2025), and the vision
+        // towers they build (moonvit for Kimi-VL, siglip2navit, radio, aimv2, deepencoder).
+        "audioflamingo3", "bagel", "bee", "cohere2_vision", "deepseek_ocr", "dots_ocr",
+        "ernie45_vl", "gemma3n_mm", "glmasr", "glm4_1v", "hunyuan_vision", "nano_nemotron_vl",
+        "opencua", "interns1", "isaac", "keye", "keye_vl1_5", "rvl", "kimi_audio", "lightonocr",
+        "nemotron_vl", "midashenglm", "minimax_vl_01", "ovis", "ovis2_5", "paddleocr_vl",
+        "qwen3_omni_moe_thinker", "qwen3_vl", "qwen3_vl_moe", "step3_vl", "tarsier", "voxtral",
+        "voxtral_streaming", "moonvit", "siglip2navit", "radio", "aimv2", "deepencoder"}) {
     if (file == name) return true;
   }
   return false;
@@ -1117,6 +1125,21 @@ void Match(const Line& line) {
   // "Exception in worker ... while processing method determine_num_available_blocks."
   if (Has(s, "while processing method "))
     MatchMethodFrame(line, kEngine, "while processing method ");
+  // Ray names the remote call that raised: RayTaskError's header "ray::Class.method() (pid=...",
+  // also in a test runner's one-line summary ("RayTaskError(OutOfMemoryError): ray::
+  // FSDPPolicyWorkerBase.init_model() ..."; ray/exceptions.py RayTaskError, 2.x): the method is
+  // the outermost frame of the worker's traceback.
+  if (const size_t at = s.find("ray::"); at != std::string_view::npos) {
+    size_t b = at + 5, end = b, dot = std::string_view::npos;
+    while (end < s.size() && end - b < 120 &&
+           (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_' || s[end] == '.')) {
+      if (s[end] == '.') dot = end;
+      ++end;
+    }
+    if (dot != std::string_view::npos && end < s.size() && s[end] == '(' && end > dot + 1) {
+      line.Emit(EventKind::kFrame, kEngine).text = std::string(s.substr(dot + 1, end - dot - 1));
+    }
+  }
   // The code line under a frame: "model = AutoModelForCausalLM.from_pretrained(...)",
   // "model.generate(": a frame of transformers' API. Only inside a traceback: a notebook cell's
   // source pasted above it says what ran, not where it failed.
@@ -1484,6 +1507,17 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, fmt::format("--max_seq_len {:.0f} (from {:.0f}), or what the prompts need",
                             std::floor(*len / 2), *len),
              "half the length, half the cache");
+    }
+    if (AnyFrame(f, {"create_state_tensors"})) {
+      // exllamav2: ExLlamaV2Cache(model, max_seq_len=..., batch_size=...); its example scripts'
+      // -l / --length; the Q4/Q8 caches (ExLlamaV2Cache_Q4, the scripts' -cq4 / -cq8).
+      AddFix(d, "ExLlamaV2Cache(model, max_seq_len=N) with N what the prompts need (the example "
+                "scripts' -l N)",
+             "the cache is allocated for max_seq_len, which defaults to the model config's "
+             "length (131,072 tokens for Llama 3.1), before the first token");
+      AddFix(d, "ExLlamaV2Cache_Q4 (the scripts' -cq4)",
+             "a 4-bit cache: about a quarter of the FP16 cache's bytes");
+      return true;
     }
     AddFix(d, "a smaller maximum batch and length for the preallocated cache (setup_caches(batch, "
               "..., decoder_max_seq_len=...), max_batch_size / max_seq_len of the script)",
