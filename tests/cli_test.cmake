@@ -489,6 +489,15 @@ if(NOT last_out MATCHES "FAILS at startup: vLLM refuses to start: --kv-transfer-
    NOT last_out MATCHES "drop --kv-transfer-config")
   message(SEND_ERROR "check_vllm_kv_connector_linear: '${last_out}'")
 endif()
+# LMCache's server process holds about 0.55 GiB on each GPU outside vLLM's budget: at 0.97 of a
+# 4090 the check fails as the KV cache is set up, and the advice is the utilization that fits.
+run(check_vllm_lmcache_headroom 1 check --gpu rtx4090 -- vllm serve Qwen/Qwen3-8B
+    --max-model-len 8192 --gpu-memory-utilization 0.97
+    --kv-transfer-config "{\"kv_connector\": \"LMCacheMPConnector\"}")
+if(NOT last_out MATCHES "FAILS at kv_cache: CUDA out of memory as the KV cache is set up" OR
+   NOT last_out MATCHES "--gpu-memory-utilization 0.9[0-3] +fits")
+  message(SEND_ERROR "check_vllm_lmcache_headroom: '${last_out}'")
+endif()
 run(plan_vllm_kv_connector_sliding 0 plan gpt-oss-20b --gpu h100 --max-model-len 65536
     --kv-transfer-config "{\"kv_connector\": \"NixlConnector\"}")
 if(NOT last_out MATCHES "turns the hybrid KV cache manager off")

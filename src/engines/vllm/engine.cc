@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "engines/vllm/command.h"
 #include "engines/vllm/config_file.h"
@@ -81,6 +82,29 @@ class PreparedVllmModel : public PreparedModel {
                         tp, v.pipeline_parallel_size,
                         tp * v.pipeline_parallel_size * s.data_parallel_size),
             "pipeline stages instead of tensor parallelism: slower per request", 1);
+      }
+    }
+    // Memory outside the budget that the device cannot hold beside it (LMCache's buffers after
+    // the KV cache is sized, a CUDA graph pool captured on top of the budget): the highest
+    // utilization that leaves it room.
+    if (msg.rfind("CUDA out of memory as the KV cache is set up", 0) == 0 ||
+        msg.rfind("CUDA out of memory during CUDA graph capture", 0) == 0) {
+      const GpuPlan& g = plan.gpus[0];
+      uint64_t outside = g.cuda_context_bytes + s.other_process_bytes + g.cudagraph_bytes;
+      for (const Explained& e : g.explain) {
+        if (e.name == "kv_connector") outside += e.bytes;
+      }
+      if (g.total_bytes > outside) {
+        const double u = std::floor(100.0 * static_cast<double>(g.total_bytes - outside) /
+                                    static_cast<double>(g.total_bytes)) /
+                         100.0;
+        const double given = s.gpu_memory_utilization;
+        if (u > 0 && (given == 0 || u < given)) {
+          VllmSettings v = s;
+          v.gpu_memory_utilization = u;
+          add(v, fmt::format("--gpu-memory-utilization {:.2f}", u),
+              "less memory for the KV cache, room for what vLLM allocates outside its budget");
+        }
       }
     }
     if (msg.rfind("Bfloat16 is only supported", 0) == 0) {

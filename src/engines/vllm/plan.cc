@@ -434,9 +434,9 @@ void KvOffloadingNotes(const ModelSpec& spec, const VllmSettings& s, Plan* plan)
               : "";
   if (s.kv_offloading_backend == "lmcache") {
     plan->notes.push_back(fmt::format(
-        "--kv-offloading-size {} --kv-offloading-backend lmcache: LMCache's connector holds "
-        "the host KV tier; its own buffers are not modelled, the GPU KV pool is planned "
-        "unchanged{}",
+        "--kv-offloading-size {} --kv-offloading-backend lmcache: LMCache's connector "
+        "(LMCacheConnectorV1) holds the host KV tier; the GPU KV pool is planned unchanged, "
+        "and LMCache's GPU staging chunk is charged outside the budget{}",
         s.kv_offloading_gib, hma));
     return;
   }
@@ -493,6 +493,10 @@ struct Run {
   // graph pool in the budget and captures the graphs on top of it (issue #49224). The plan still
   // charges V1's estimate to the KV memory (see ResolveSettings), but not to the device check.
   bool graphs_outside_budget = false;
+  // LMCache's GPU buffers, made after vLLM sized the KV cache and outside the budget (see
+  // KvConnectorBuffers).
+  uint64_t connector_bytes = 0;
+  std::string connector_name;  // whose buffers they are
   // Model runner V2 whose profile run compiles nothing: --enforce-eager (config/vllm.py
   // VllmConfig.__post_init__ sets compilation_config.mode NONE and logs "Enforce eager set,
   // disabling torch.compile and CUDAGraphs", as v0.19.1 and later print) or a warm compile
@@ -1786,23 +1790,99 @@ Status KvCache(Run& r) {
   return Status::Ok();
 }
 
+// LMCache's own GPU memory beside vLLM's KV cache (LMCache 0.3-0.5 with vLLM's V1 connectors):
+// - LMCacheConnectorV1 builds its engine in the connector's constructor, and the default GPU
+//   connector (lmcache/v1/gpu_connector.py VLLMPagedMemGPUConnectorV2, use_gpu unless enable_pd)
+//   allocates one staging chunk, torch.empty((2, layers, chunk_size, kv_heads_per_rank x
+//   head_size)) in the KV dtype (1 instead of 2 for MLA latents), chunk_size 256 by default
+//   (LMCACHE_CHUNK_SIZE): chunk_size x the KV bytes of a token on this rank.
+// - LMCacheMPConnector keeps no LMCache tensor in vLLM's worker; the LMCache server process
+//   allocates on each GPU when vLLM registers its KV cache (GPUCacheContext): a CUDA context of
+//   its own (about 0.5 GiB, LMCache issue #4287), the same staging chunk and a slot map of 8 B a
+//   KV slot.
+// vLLM makes the connector in Worker.initialize_from_config, after determine_available_memory
+// sized the KV cache (PR #25712, v0.11); in 0.9.2-0.10 in init_device, after the memory snapshot
+// but before the peak's reset, where no term of the profile counts it (vllm/utils memory
+// profiling: weights, torch peak increase, non-torch increase). Either way the buffers are not
+// in "Available KV cache memory": they come out of the memory --gpu-memory-utilization leaves.
+// (0.8.0-0.9.1 counted the in-process chunk in the profiled peak, a few tens of MiB; planned
+// with 0.10's rules like the rest of those releases.) Other connectors' buffers (NIXL, P2P NCCL,
+// Mooncake) are named as not modelled.
+constexpr uint64_t kLmcacheChunkTokens = 256;
+void KvConnectorBuffers(Run& r) {
+  // --kv-offloading-backend lmcache makes vLLM build LMCacheConnectorV1 itself (config/
+  // cache.py, the offloading backends).
+  const bool offload = r.s.kv_offloading_gib > 0 && r.s.kv_offloading_backend == "lmcache";
+  if (r.s.v0_engine || (r.s.kv_transfer_config.empty() && !offload) ||
+      r.plan.kv_layout.layers.empty()) {
+    return;
+  }
+  const std::string c = offload ? std::string("LMCacheConnectorV1") : r.s.kv_connector;
+  const bool in_process = c == "LMCacheConnectorV1";
+  const bool server = c == "LMCacheMPConnector";
+  if (!in_process && !server) {
+    r.plan.notes.push_back(fmt::format(
+        "--kv-transfer-config: the GPU buffers of {} are not modelled (only LMCache's are); "
+        "the plan charges none",
+        c.empty() ? std::string("the KV connector") : c));
+    return;
+  }
+  r.connector_name = c;
+  const uint64_t chunk = kLmcacheChunkTokens * r.plan.kv_layout.kv_bytes_per_token;
+  const uint64_t slots = server ? r.plan.kv_cache_tokens * 8 : 0;
+  r.connector_bytes = chunk + slots + (server ? kCudaContext : 0);
+  r.g.explain.push_back(
+      {"kv_connector", r.connector_bytes,
+       server ? fmt::format("LMCache server on this GPU: CUDA context {} + staging chunk {} "
+                            "(256 tokens x {} a token) + slot map {} (8 B x {} KV slots), "
+                            "outside the budget",
+                            FormatBytes(kCudaContext), FormatBytes(chunk),
+                            FormatBytes(r.plan.kv_layout.kv_bytes_per_token),
+                            FormatBytes(slots), core::GroupDigits(r.plan.kv_cache_tokens))
+              : fmt::format("LMCache staging chunk: 256 tokens x {} a token, outside the "
+                            "budget",
+                            FormatBytes(r.plan.kv_layout.kv_bytes_per_token))});
+  r.plan.notes.push_back(fmt::format(
+      "{}: {} {} on each GPU after vLLM sized the KV cache; vLLM does not count it, so it "
+      "comes out of what --gpu-memory-utilization leaves free (the plan's device check "
+      "includes it)",
+      c, server ? "LMCache's server process holds" : "LMCache allocates",
+      FormatBytes(r.connector_bytes)));
+}
+
 // The part of the graph pool vLLM reserved inside the budget.
 uint64_t GraphReserved(const Run& r) { return r.graphs_outside_budget ? 0 : r.graph_in_budget; }
 
 // Stage 4: CUDA graph capture, after the KV cache. Before v0.20.2 the pool comes on top of the
 // budget; from v0.20.2 (PR #38284) its estimate was reserved inside it.
 void CaptureCudaGraphs(Run& r) {
-  if (!r.plan.fits || r.graph == 0) return;
+  if (!r.plan.fits) return;
+  const uint64_t held = r.ctx +
+                        std::max(r.requested, r.weights + r.activation + r.g.non_torch_bytes) +
+                        r.connector_bytes + r.s.other_process_bytes;
+  if (r.connector_bytes > 0 && held > r.gpu.total_bytes) {
+    r.Fail(Stage::kKvCache,
+           fmt::format("CUDA out of memory as the KV cache is set up: the budget {}, the CUDA "
+                       "context {} and {}'s GPU buffers {} exceed the GPU's {}; lower "
+                       "--gpu-memory-utilization",
+                       FormatBytes(r.requested), FormatBytes(r.ctx), r.connector_name,
+                       FormatBytes(r.connector_bytes), FormatBytes(r.gpu.total_bytes)));
+    return;
+  }
+  if (r.graph == 0) return;
   const uint64_t process = r.ctx +
                            std::max(r.requested, r.weights + r.activation + r.g.non_torch_bytes) +
-                           r.graph - GraphReserved(r);
+                           r.graph - GraphReserved(r) + r.connector_bytes;
   if (process + r.s.other_process_bytes > r.gpu.total_bytes) {
     r.Fail(
         Stage::kCudaGraph,
         fmt::format("CUDA out of memory during CUDA graph capture: the budget {} plus the graph "
-                    "pool {} and the CUDA context {} exceed the GPU's {}; add --enforce-eager or "
+                    "pool {} and the CUDA context {}{} exceed the GPU's {}; add --enforce-eager or "
                     "lower --gpu-memory-utilization",
                     FormatBytes(r.requested), FormatBytes(r.graph), FormatBytes(r.ctx),
+                    r.connector_bytes ? fmt::format(" and {}'s GPU buffers {}", r.connector_name,
+                                                    FormatBytes(r.connector_bytes))
+                                      : std::string(),
                     FormatBytes(r.gpu.total_bytes)));
   }
 }
@@ -1811,7 +1891,8 @@ void CaptureCudaGraphs(Run& r) {
 void Confidence(Run& r) {
   GpuPlan& g = r.g;
   g.peak_bytes = std::max(g.load_peak_bytes, r.weights + r.activation + g.kv_cache_bytes + r.graph);
-  g.device_used_bytes = g.cuda_context_bytes + g.non_torch_bytes + g.peak_bytes;
+  g.device_used_bytes = g.cuda_context_bytes + g.non_torch_bytes + g.peak_bytes +
+                        (r.connector_name == "LMCacheConnectorV1" ? r.connector_bytes : 0);
   auto diff = [](uint64_t a, uint64_t b) {
     return static_cast<int64_t>(a) - static_cast<int64_t>(b);  // both far below 2^63
   };
@@ -1830,7 +1911,8 @@ void Confidence(Run& r) {
   }
   const uint64_t process = r.ctx + std::max(r.requested, r.weights + r.activation +
                                                              g.non_torch_bytes) +
-                           r.graph - GraphReserved(r) + r.s.other_process_bytes;
+                           r.graph - GraphReserved(r) + r.connector_bytes +
+                           r.s.other_process_bytes;
   checks.push_back({diff(r.gpu.total_bytes, process), r.graph > 0 ? kGraphSpread : 0});
   const Check* tight = &checks[0];
   for (const Check& c : checks) {
@@ -1962,6 +2044,7 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
   SizeCudaGraphs(r);
   VRAMFIT_RETURN_IF_ERROR(KvCache(r));
   r.plan.resolved = ToEngineSettings(r.s);  // after vLLM's defaults and the auto length
+  KvConnectorBuffers(r);
   CaptureCudaGraphs(r);
   Confidence(r);
   r.plan.gpus.assign(static_cast<size_t>(r.tp), r.g);

@@ -1563,6 +1563,53 @@ TEST(Vllm, DisabledHybridKvManagerCachesSlidingLayersWhole) {
   EXPECT_EQ(next->refusal, "drop --disable-hybrid-kv-cache-manager");
 }
 
+// LMCache's GPU memory: LMCacheConnectorV1's staging chunk (256 tokens of KV) and the
+// LMCacheMPConnector server's CUDA context, chunk and slot map, made after vLLM sized the KV
+// cache: not in "Available KV cache memory", but on the device beside the budget.
+TEST(Vllm, LmcacheBuffersComeOutOfTheHeadroom) {
+  auto settings = [](const std::vector<std::string>& words) {
+    std::vector<std::string> argv = {"vllm", "serve", "x", "--max-model-len", "8192"};
+    argv.insert(argv.end(), words.begin(), words.end());
+    auto cmd = vllm::ReadServeCommand(argv);
+    EXPECT_TRUE(cmd.ok()) << cmd.status().ToString();
+    auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? *s : VllmSettings{};
+  };
+  auto connector = [](const GpuPlan& g) {
+    for (const Explained& e : g.explain) {
+      if (e.name == "kv_connector") return e.bytes;
+    }
+    return uint64_t{0};
+  };
+  const std::string v1 = R"({"kv_connector": "LMCacheConnectorV1", "kv_role": "kv_both"})";
+  const std::string mp = R"({"kv_connector": "LMCacheMPConnector", "kv_role": "kv_both"})";
+  const Inventory qwen = Catalog("qwen3-8b");
+  auto plain = PlanVllm(qwen, Gpu("rtx4090"), settings({}));
+  auto in_process = PlanVllm(qwen, Gpu("rtx4090"), settings({"--kv-transfer-config", v1}));
+  auto server = PlanVllm(qwen, Gpu("rtx4090"), settings({"--kv-transfer-config", mp}));
+  ASSERT_TRUE(plain.ok() && in_process.ok() && server.ok());
+  // 36 layers x 8 KV heads x 128 x K and V x 2 B = 144 KiB a token; 256 tokens: 36 MiB.
+  EXPECT_EQ(connector(in_process->gpus[0]), 256ull * 36 * 8 * 128 * 2 * 2);
+  EXPECT_EQ(in_process->kv_cache_tokens, plain->kv_cache_tokens);
+  EXPECT_EQ(connector(server->gpus[0]),
+            512ull * 1024 * 1024 + 256ull * 36 * 8 * 128 * 2 * 2 + server->kv_cache_tokens * 8);
+  EXPECT_TRUE(server->fits);
+  EXPECT_LT(server->margin_bytes, plain->margin_bytes);
+  // At 0.97 of a 4090 the server's 0.5 GiB no longer fits beside the budget.
+  auto high = PlanVllm(qwen, Gpu("rtx4090"),
+                       settings({"--kv-transfer-config", mp, "--gpu-memory-utilization", "0.97",
+                                 "--enforce-eager"}));
+  ASSERT_TRUE(high.ok());
+  EXPECT_FALSE(high->fits);
+  EXPECT_EQ(high->failure_stage, Stage::kKvCache);
+  EXPECT_NE(high->failure_message.find("LMCacheMPConnector's GPU buffers"), std::string::npos);
+  auto high_plain = PlanVllm(
+      qwen, Gpu("rtx4090"), settings({"--gpu-memory-utilization", "0.97", "--enforce-eager"}));
+  ASSERT_TRUE(high_plain.ok());
+  EXPECT_TRUE(high_plain->fits);
+}
+
 // A KV connector (--kv-transfer-config) turns the hybrid KV cache manager off (vllm/config/
 // vllm.py VllmConfig.__post_init__): sliding-window layers then cache the whole context; a
 // linear-attention hybrid cannot be unified and vLLM refuses to start. From 0.13 the explicit
