@@ -494,5 +494,66 @@ TEST(Diagnose, NewerVllmVisionTowerInTheProfileRun) {
   EXPECT_EQ(d.cause, "multimodal_encoder");
 }
 
+// vLLM's sleep mode: wake_up failing in a trainer's own process is the trainer's cached blocks
+// (fragmentation, with empty_cache as the fix); in a colocated actor, another process.
+TEST(Diagnose, SleepModeWakeUpInAnRlTrainer) {
+  const std::string frames =
+      "  File \"/usr/lib/python3/dist-packages/vllm/entrypoints/llm.py\", line 1244, in "
+      "wake_up\n"
+      "    self.llm_engine.wake_up()\n"
+      "  File \"/usr/lib/python3/dist-packages/vllm/device_allocator/cumem.py\", line 75, in "
+      "create_and_map\n"
+      "    python_create_and_map(*allocation_handle)\n"
+      "RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62\n";
+  const Diagnosis in_trainer = DiagnoseText(
+      "Traceback (most recent call last):\n"
+      "  File \"/w/verl/workers/fsdp_workers.py\", line 481, in generate_sequences\n"
+      "    with self.rollout_sharding_manager:\n"
+      "  File \"/w/verl/workers/sharding_manager/fsdp_vllm.py\", line 82, in __enter__\n"
+      "    self.inference_engine.wake_up()\n" +
+      frames);
+  EXPECT_EQ(in_trainer.stage, "runtime");
+  EXPECT_EQ(in_trainer.cause, "fragmentation");
+  ASSERT_FALSE(in_trainer.fixes.empty());
+  EXPECT_NE(in_trainer.fixes[0].change.find("torch.cuda.empty_cache()"), std::string::npos);
+  const Diagnosis beside = DiagnoseText("Traceback (most recent call last):\n" + frames);
+  EXPECT_EQ(beside.stage, "runtime");
+  EXPECT_EQ(beside.cause, "other_process");
+  ASSERT_FALSE(beside.fixes.empty());
+  EXPECT_NE(beside.fixes[0].change.find("offload the trainer"), std::string::npos);
+}
+
+// A traceback cut in SGLang's ModelRunner.initialize is the start-up's construction (the
+// milestones say how far it got), not serving.
+TEST(Diagnose, SglangTracebackCutInModelRunnerInitialize) {
+  const std::string cut =
+      "[2025-05-29 14:59:00 TP5] Scheduler hit an exception: Traceback (most recent call last):\n"
+      "  File \"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\", line 280, in "
+      "__init__\n"
+      "    self.tp_worker = TpWorkerClass(\n"
+      "  File \"/sgl-workspace/sglang/python/sglang/srt/model_executor/model_runner.py\", line "
+      "233, in __init__\n"
+      "    self.initialize(min_per_gpu_memory)\n"
+      "  File \"/sgl-workspace/sglang/python/sglang/srt/model_executor/model_runner.py\", line "
+      "300, in initialize\n"
+      "    self\n";
+  EXPECT_EQ(DiagnoseText(cut).stage, "load");
+}
+
+// PyTorch's own OOM advice, expandable segments, stops vLLM's sleep-mode allocator at load: not
+// an out-of-memory, whatever the "memory pool" in its message.
+TEST(Diagnose, ExpandableSegmentsRefusedBySleepMode) {
+  const Diagnosis d = DiagnoseText(
+      "ERROR 08-13 10:01:02 [core.py:708]   File \"/x/vllm/v1/worker/gpu_worker.py\", line 238, "
+      "in load_model\n"
+      "ERROR 08-13 10:01:02 [core.py:708]     allocator = CuMemAllocator.get_instance()\n"
+      "ERROR 08-13 10:01:02 [core.py:708] AssertionError: Expandable segments are not compatible "
+      "with memory pool. Please track https://github.com/pytorch/pytorch/issues/147851 for the "
+      "latest updates.\n");
+  EXPECT_EQ(d.cause, "not_out_of_memory");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_NE(d.fixes[0].change.find("unset PYTORCH_CUDA_ALLOC_CONF"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace vramfit

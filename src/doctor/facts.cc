@@ -1065,6 +1065,12 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
       continue;
     }
     if (FrameIs(*it, {"__init__"})) return FrameStage{Stage::kLoad, *it, false, true};
+    // SGLang's ModelRunner.initialize (model_executor/model_runner.py, 0.4-0.5), called from its
+    // constructor: the model, the memory pools and the graphs are built in turn, so a traceback
+    // cut there is a construction whose milestones say how far it got.
+    if ((*it)->text == "initialize (model_runner.py)") {
+      return FrameStage{Stage::kLoad, *it, false, true};
+    }
     break;
   }
   if (device_mode && !forward) return FrameStage{Stage::kLoad, device_mode, false, true};

@@ -678,6 +678,18 @@ bool Fragmented(const Facts& f) {
   return *reserved_free >= std::max(2 * *requested, core::kGiBf);
 }
 bool FragmentedPastLoad(const Facts& f) { return f.stage != Stage::kLoad && Fragmented(f); }
+// vLLM's sleep mode (vllm/device_allocator/cumem.py CuMemAllocator, 0.7.3+): sleep() releases
+// the physical memory of the weights and the KV cache, wake_up() maps it back (create_and_map ->
+// csrc/cumem_allocator.cpp). Out of memory there means something took that memory in between:
+// in an RL trainer that runs the engine in its own process (verl's hybrid engine: the rollout
+// sharding manager's __enter__ or generate_sequences wakes it), the training step's blocks kept
+// by PyTorch's caching allocator, which the engine's allocator cannot map (verl PR #575);
+// otherwise a colocated process (OpenRLHF's actors beside its vLLM actors).
+bool WakeUp(const Facts& f) { return AnyFrame(f, {"wake_up", "create_and_map"}); }
+bool WakeUpInTrainer(const Facts& f) {
+  return WakeUp(f) && AnyFrame(f, {"__enter__", "generate_sequences"});
+}
+bool WakeUpBesideTrainer(const Facts& f) { return WakeUp(f) && !WakeUpInTrainer(f); }
 // TGI's 0.9 images ran PyTorch's cudaMallocAsync backend, whose OOM message counts only live
 // tensors as "Currently allocated" and adds what CUDA reports free (the tgi reader's free bytes;
 // c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync). The rest of the device limit, less 1 GiB
@@ -820,6 +832,14 @@ const std::vector<Rule>& Rules() {
            "a request's images (or audio) ran the multimodal encoder out of memory: the failed "
            "allocation is in the encoder's frames, whose activations grow with the pixels and "
            "items"),
+      // vLLM waking from sleep mode in an RL trainer.
+      Text(C::kFragmentation, S::kRuntime, WakeUpInTrainer,
+           "vLLM's wake_up could not map back its weights and KV cache: the training step that "
+           "ran in this process left its freed blocks in PyTorch's caching allocator, which the "
+           "engine's sleep-mode allocator cannot use"),
+      Text(C::kOtherProcess, S::kRuntime, WakeUpBesideTrainer,
+           "vLLM's wake_up could not map back its weights and KV cache: a process colocated on "
+           "the GPU (the trainer) holds the memory the engine released when it slept"),
       // Other processes holding a quarter of the card during start-up.
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
       {C::kOtherProcess, S::kRuntime, OthersHoldMost, nullptr, SayOthers, Words::kNone, true},

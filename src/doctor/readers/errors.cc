@@ -31,6 +31,7 @@ enum class Kind : uint8_t {
   kModelFile,
   kRunnerExit,
   kHybridKv,
+  kAllocatorConf,
 };
 
 // What the doctor says of each class. Sources: PyTorch's CUDA check message (c10/cuda/
@@ -162,8 +163,25 @@ constexpr OtherErrorClass kClasses[] = {
       {"drop --kv-transfer-config (or --disable-hybrid-kv-cache-manager)",
        "the manager stays on, and the model's layer types keep their own KV caches"}},
      Stage::kStartup},
+    // vLLM's sleep-mode allocator (vllm/device_allocator/cumem.py CuMemAllocator.__init__,
+    // 0.7.3+): `assert "expandable_segments:True" not in conf`, "Expandable segments are not
+    // compatible with memory pool. Please track https://github.com/pytorch/pytorch/issues/147851
+    // ...". The setting PyTorch's own out-of-memory message recommends, so it is often set
+    // after an earlier OOM; the engine then stops before it loads anything.
+    {"allocator_conf",
+     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which vLLM's sleep-mode allocator "
+     "refuses",
+     "vLLM's memory pool for sleep mode (enable_sleep_mode, used by RL trainers that colocate "
+     "the engine) cannot work with PyTorch's expandable segments, and asserts they are off; "
+     "nothing ran out of memory",
+     {{"unset PYTORCH_CUDA_ALLOC_CONF (or drop expandable_segments:True from it)",
+       "the allocator's default segments, which the memory pool can map"},
+      {"enable_sleep_mode=False",
+       "without sleep mode the setting is allowed, but the engine keeps its memory between "
+       "rollouts"}},
+     Stage::kLoad},
 };
-static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kHybridKv) + 1);
+static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kAllocatorConf) + 1);
 
 // An out-of-memory said in words the other classes use: such a line is the memory failure.
 bool SaysOutOfMemory(const LineView& s) {
@@ -281,6 +299,9 @@ std::optional<Kind> ClassOf(const LineView& s) {
                      Has(s, "file bounds") || Has(s, "tensor info") ||
                      Has(s, "runner process has terminated") || Has(s, "GGML_ASSERT(");
   if (!maybe) return std::nullopt;
+  if (Has(s, "Expandable segments are not compatible with memory pool")) {
+    return Kind::kAllocatorConf;
+  }
   if (Has(s, "illegal memory access") || Has(s, "cudaErrorIllegalAddress") ||
       Has(s, "CUDA_ERROR_ILLEGAL_ADDRESS") || Has(s, "misaligned address") ||
       Has(s, "an illegal instruction was encountered") || Has(s, "unspecified launch failure") ||

@@ -918,6 +918,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "fewer and smaller captured batch sizes");
       return true;
     case Cause::kOtherProcess: {
+      if (AnyFrame(f, {"wake_up", "create_and_map"})) {
+        AddFix(d, "offload the trainer's parameters, gradients and optimizer states before the "
+                  "engine wakes (the trainer's offload options), or a lower "
+                  "gpu_memory_utilization for the rollout engine",
+               "wake_up maps the engine's whole budget back; the colocated trainer must leave "
+               "it free");
+      }
       const auto free = f.get(Num::kFreeBytes);
       if (free && total > 0) {
         const double u = std::floor((*free / total - 0.01) * 100) / 100;
@@ -933,6 +940,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     }
     case Cause::kFragmentation:
+      if (AnyFrame(f, {"wake_up", "create_and_map"})) {
+        AddFix(d, "torch.cuda.empty_cache() after the training step, before the engine's "
+                  "wake_up()",
+               "returns the trainer's cached blocks to the driver, where the sleep-mode "
+               "allocator can map them (PYTORCH_CUDA_ALLOC_CONF=expandable_segments does not "
+               "work with vLLM's sleep mode)");
+      }
       if (gmu) AddFix(d, LowerUtilization(*gmu, 0.03), "more headroom for runtime peaks");
       return true;
     case Cause::kOffloadDequantized:
