@@ -38,7 +38,9 @@ LoraSlots LoraSlotBytes(const ModelSpec& spec, const LoraOptions& o, const Rules
   const uint64_t b = o.dtype_bytes;
   const uint64_t hidden = static_cast<uint64_t>(spec.hidden_size);
   const uint64_t hidden_row_out = o.fully_sharded ? hidden / tp : hidden;
-  size_t skipped_attn = 0, skipped_moe = 0;
+  size_t skipped_attn = 0, skipped_moe = 0, moe_layers = 0;
+  uint64_t moe_bytes = 0;
+  std::string moe_formula;
   uint64_t widest_slices = 0;
   std::string first;
   for (const LayerSpec& l : spec.layers) {
@@ -79,12 +81,44 @@ LoraSlots LoraSlotBytes(const ModelSpec& spec, const LoraOptions& o, const Rules
                              rank);
       }
     } else if (l.mlp.kind == MlpKind::kMoe) {
-      ++skipped_moe;
+      // The routed experts (FusedMoEWithLoRA.create_lora_weights, fused_moe.py): every expert
+      // on every rank (expert parallelism is refused with LoRA), the intermediate size split by
+      // TP. w13: two slices (gate, up) of lora_a max_loras x E x rank_a x hidden and lora_b
+      // max_loras x E x I/tp x rank (FusedMoE3DWithLoRA: one slice of 2 x I/tp, the same
+      // bytes); w2: lora_a max_loras x E x rank x I/tp, lora_b max_loras x E x hidden_out x rank.
+      const uint64_t i = static_cast<uint64_t>(l.mlp.expert_intermediate_size) / tp;
+      const uint64_t e = static_cast<uint64_t>(l.mlp.num_experts);
+      if (rules.lora_fused_moe && i > 0 && e > 0) {
+        const uint64_t experts =
+            e * (Stacks(2, loras, rank_col, rank, hidden, i, b) +
+                 Stacks(1, loras, rank, rank, i, hidden_row_out, b));
+        layer += experts;
+        moe_bytes += experts;
+        if (moe_formula.empty()) {
+          moe_formula = fmt::format(
+              " + experts {} x (gate_up 2 x {} x ({} x {} + {} x {}) + down {} x ({} x {} + {} "
+              "x {})) in {{}} MoE layers",
+              e, loras, rank_col, hidden, i, rank, loras, rank, i, hidden_row_out, rank);
+        }
+        ++moe_layers;
+      } else {
+        ++skipped_moe;
+      }
+      // A shared expert is a plain MLP (gate_up_proj and down_proj), wrapped like a dense one.
+      if (l.mlp.num_shared_experts > 0 && l.mlp.shared_intermediate_size > 0) {
+        const uint64_t si = static_cast<uint64_t>(l.mlp.shared_intermediate_size) / tp;
+        layer += Stacks(2, loras, rank_col, rank, hidden, si, b) +
+                 Stacks(1, loras, rank, rank, si, hidden_row_out, b);
+      }
     }
     out.decoder += layer;
   }
   out.formula = fmt::format("{} layers x [{}] x {} B", spec.layers.size(),
                             first.empty() ? std::string("none") : first, b);
+  if (moe_layers > 0) {
+    out.formula += fmt::format(fmt::runtime(moe_formula), moe_layers) +
+                   fmt::format(" ({} in all)", moe_bytes);
+  }
   if (skipped_attn > 0) {
     out.not_modelled.push_back(fmt::format(
         "the LoRA buffers of {} attention layers that are not plain q/k/v/o projections (MLA, "
@@ -93,7 +127,8 @@ LoraSlots LoraSlotBytes(const ModelSpec& spec, const LoraOptions& o, const Rules
   }
   if (skipped_moe > 0) {
     out.not_modelled.push_back(fmt::format(
-        "the LoRA buffers of the experts of {} MoE layers (vllm/lora/layers/fused_moe.py)",
+        "the LoRA buffers of the experts of {} MoE layers (vllm/lora/layers/fused_moe.py, "
+        "from 0.11.1)",
         skipped_moe));
   }
   if (LoraWrapsEmbeddings(spec.architecture, rules)) {

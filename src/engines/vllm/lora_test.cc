@@ -88,12 +88,24 @@ TEST(VllmLora, Llama31_8bWrapsItsEmbeddingsInEveryRelease) {
   EXPECT_NE(v11.not_modelled[0].find("extra vocabulary"), std::string::npos);
 }
 
-TEST(VllmLora, MoeExpertsAreNamedNotCounted) {
-  const auto slots = vllm::LoraSlotBytes(Catalog("qwen3-30b-a3b").spec, Options(1, 16, 1),
-                                         vllm::RulesFor(2200));
-  EXPECT_GT(slots.decoder, 0u);  // the attention projections
-  ASSERT_FALSE(slots.not_modelled.empty());
-  EXPECT_NE(slots.not_modelled.back().find("48 MoE layers"), std::string::npos);
+// The routed experts' stacks (FusedMoEWithLoRA, 0.11.1+): Qwen3-30B-A3B, rank 16, one slot:
+// 128 experts x (gate_up 2 x (16 x 2048 + 768 x 16) + down (16 x 768 + 2048 x 16)) x 2 B =
+// 34,603,008 B a layer, 48 layers. Before 0.11.1 vLLM gave the experts no LoRA: named.
+TEST(VllmLora, MoeExpertsFromTheReleaseThatWrapsThem) {
+  const ModelSpec& spec = Catalog("qwen3-30b-a3b").spec;
+  const auto v22 = vllm::LoraSlotBytes(spec, Options(1, 16, 1), vllm::RulesFor(2200));
+  const auto v11 = vllm::LoraSlotBytes(spec, Options(1, 16, 1), vllm::RulesFor(1100));
+  EXPECT_GT(v11.decoder, 0u);  // the attention projections
+  ASSERT_FALSE(v11.not_modelled.empty());
+  EXPECT_NE(v11.not_modelled.back().find("48 MoE layers"), std::string::npos);
+  EXPECT_EQ(v22.decoder - v11.decoder, 48u * 34603008u);
+  for (const std::string& n : v22.not_modelled) EXPECT_EQ(n.find("MoE layers"), std::string::npos);
+  // TP 2 halves the experts' intermediate size, not the hidden size of their lora_a.
+  const auto tp2 = vllm::LoraSlotBytes(spec, Options(1, 16, 2), vllm::RulesFor(2200));
+  const uint64_t half = 128ull * (2 * (16 * 2048 + 384 * 16) + (16 * 384 + 2048 * 16)) * 2;
+  EXPECT_EQ(tp2.decoder - vllm::LoraSlotBytes(spec, Options(1, 16, 2), vllm::RulesFor(1100))
+                              .decoder,
+            48u * half);
 }
 
 // The plan: the slots load with the weights, the KV memory loses them, graphs double (v0.11+).

@@ -65,6 +65,7 @@ Rules RulesFor(int release) {
   r.lora_extra_vocab = r.release < 1200;
   r.lora_graphs_specialized = r.release >= 1100;
   r.qwen3_lora_embeddings = r.release >= 1600;
+  r.lora_fused_moe = r.release >= 1101;
   r.fused_moe_chunk_tokens = r.release >= 1100 ? 16384 : 32768;
   r.sampler_sorts = r.release >= 1101 && r.release < 1700;
   r.sampler_triton = r.release >= 1700 && r.release < 2100;

@@ -104,6 +104,10 @@ struct Rules {
   bool lora_extra_vocab = false;
   bool lora_graphs_specialized = true;
   bool qwen3_lora_embeddings = true;
+  // LoRA on the routed experts (vllm/lora/layers/fused_moe.py FusedMoEWithLoRA, PR #21229,
+  // merged after v0.11.0; TRL issue #4584 names v0.11.2 the release that brought it): from
+  // 0.11.1 here, which charges it one patch early at worst (the safe side).
+  bool lora_fused_moe = true;
   // MoE (fused_moe/fused_moe.py VLLM_FUSED_MOE_CHUNK_SIZE).
   uint64_t fused_moe_chunk_tokens = 16384;  // 32768 before v0.11, 65536 before v0.6
   // Marlin kernels on Turing (PRs #29901, #31008; v0.14): the floor of awq_marlin, gptq_marlin,
