@@ -91,8 +91,10 @@ enum class EventKind : uint8_t {
                          // import or Python error); its class under Num::kErrorClass
   kHybridKvOff,          // hybrid_kv_off: vLLM turned its hybrid KV cache manager off for a KV
                          // connector
+  kGgmlReserveBegin,     // ggml_reserve_begin: llama.cpp began reserving its compute graphs
+  kOllamaRunnerDied,     // ollama_runner_died: "llama runner process has terminated: ..."
 };
-inline constexpr int kEventKindCount = 69;
+inline constexpr int kEventKindCount = 71;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

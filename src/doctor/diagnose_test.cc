@@ -555,5 +555,56 @@ TEST(Diagnose, ExpandableSegmentsRefusedBySleepMode) {
   EXPECT_NE(d.fixes[0].change.find("unset PYTORCH_CUDA_ALLOC_CONF"), std::string::npos);
 }
 
+// llama.cpp: a device buffer failing after "sched_reserve: reserving" is the compute buffer.
+TEST(Diagnose, GgmlBufferAfterTheReservationBeganIsTheComputeBuffer) {
+  const std::string alloc =
+      "0.11.257.162 E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 14656.12 MiB on "
+      "device 0: cudaMalloc failed: out of memory\n";
+  const Diagnosis d = DiagnoseText("0.11.118.576 I sched_reserve: reserving ...\n" + alloc);
+  EXPECT_EQ(d.stage, "profile");
+  EXPECT_EQ(d.cause, "compute_buffer");
+  // Without it, a bare buffer failure is the weights'.
+  EXPECT_EQ(DiagnoseText(alloc).stage, "load");
+}
+
+// Ollama's runner dying in the compute graph's reservation, its last words in the server's
+// message; and the scheduler's older system check ("requested model ... is too large").
+TEST(Diagnose, OllamaReservationAndSystemCheckMessages) {
+  const Diagnosis graph = DiagnoseText(
+      "500 Internal Server Error: llama runner process has terminated: error:failed to allocate "
+      "buffer, size = 16571.89 MiB ggml_gallocr_reserve_n: failed to allocate Metal buffer of "
+      "size 17376872352\n");
+  EXPECT_EQ(graph.engine, "ollama");
+  EXPECT_EQ(graph.stage, "profile");
+  EXPECT_EQ(graph.cause, "compute_buffer");
+  // The same message cut over two lines, also inside the function's name.
+  for (const char* cut : {"size = 16571.89 MiB\nggml_gallocr_reserve_n: failed",
+                          "size = 16571.89 MiB ggml_galloc\nr_reserve_n: failed"}) {
+    const Diagnosis two = DiagnoseText(
+        std::string("Error: llama runner process has terminated: error:failed to allocate "
+                    "buffer, ") +
+        cut + " to allocate CUDA0 buffer of size 17376872352\n");
+    EXPECT_EQ(two.stage, "profile") << cut;
+    EXPECT_EQ(two.cause, "compute_buffer") << cut;
+  }
+  // A reservation failure Ollama's layout search logs and recovers from is not the runner's.
+  const Diagnosis searched = DiagnoseText(
+      "time=2025-10-01T10:00:00.000Z level=INFO source=ggml.go:494 msg=\"ggml_gallocr_reserve_n: "
+      "failed to allocate CUDA0 buffer of size 9663676416\"\n"
+      "time=2025-10-01T10:00:09.000Z level=INFO source=server.go:1289 msg=\"llama runner started "
+      "in 9.01 seconds\"\n");
+  EXPECT_NE(searched.cause, "compute_buffer");
+  const Diagnosis system = DiagnoseText(
+      "{\"error\":\"requested model (18.4 GiB) is too large for this system (6.8 GiB)\"}\n");
+  EXPECT_EQ(system.stage, "startup");
+  EXPECT_EQ(system.cause, "host_memory");
+  EXPECT_NEAR(system.numbers.at("host_required_bytes"), 18.4 * (1 << 30), 1e6);
+  const Diagnosis logged = DiagnoseText(
+      "time=2024-12-20T02:51:46.001Z level=WARN source=sched.go:216 msg=\"model request too "
+      "large for system\" requested=\"18.4 GiB\" available=7301234688 total=\"15.9 GiB\"\n");
+  EXPECT_EQ(logged.stage, "startup");
+  EXPECT_EQ(logged.cause, "host_memory");
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -373,10 +373,24 @@ bool NoKvMemory(const Facts& f) {
 
 // llama.cpp's failures: its buffer, KV and compute failures decide; its reservation and load
 // failures only in a log that is its own.
+// Ollama's runner dying with a reservation failure as its last words ("llama runner process has
+// terminated: error:failed to allocate buffer, size = ... ggml_gallocr_reserve_n: failed to
+// allocate Metal buffer of size ..."), the message on one line or cut over the next few: the
+// runner's own failure, where the new engine's layout search logs others it recovers from.
+constexpr uint64_t kRunnerLastWordsLines = 4;
+bool RunnerDiedReserving(const Facts& f) {
+  if (f.engine != "ollama" || !f.has(EventKind::kGgmlReserveFail) ||
+      !f.has(EventKind::kOllamaRunnerDied)) {
+    return false;
+  }
+  const uint64_t died = f.first_of(EventKind::kOllamaRunnerDied)->line;
+  const uint64_t reserve = f.first_of(EventKind::kGgmlReserveFail)->line;
+  return reserve >= died && reserve <= died + kRunnerLastWordsLines;
+}
 bool GgmlFailed(const Facts& f) {
   return f.has(EventKind::kGgmlAllocFail) || f.has(EventKind::kGgmlKvFail) ||
          f.has(EventKind::kGgmlComputeFail) || ByTheEngine(f, EventKind::kGgmlReserveFail) ||
-         ByTheEngine(f, EventKind::kGgmlLoadFail);
+         ByTheEngine(f, EventKind::kGgmlLoadFail) || RunnerDiedReserving(f);
 }
 bool GgmlKv(const Facts& f) { return GgmlFailed(f) && f.has(EventKind::kGgmlKvFail); }
 bool GgmlCompute(const Facts& f) {
@@ -424,6 +438,13 @@ bool GgmlBuffer(const Facts& f) {
   return GgmlFailed(f) && (f.has(EventKind::kGgmlLoadFail) || f.has(EventKind::kGgmlAllocFail));
 }
 bool GgmlBufferImage(const Facts& f) { return GgmlBuffer(f) && f.has(EventKind::kImage); }
+// A device buffer that failed after llama.cpp began reserving its compute graphs (and no
+// loader error): the compute buffer, not the weights or the KV cache, which come before it.
+bool GgmlBufferAtReserve(const Facts& f) {
+  return GgmlFailed(f) && f.has(EventKind::kGgmlAllocFail) &&
+         !f.has(EventKind::kGgmlLoadFail) && !f.has(EventKind::kGgmlKvFail) &&
+         GgmlFailedAfter(f, EventKind::kGgmlReserveBegin);
+}
 // A tensor buffer failed (ggml-alloc.c alloc_tensor_range, which allocates the loader's tensors
 // and the KV cache's alike) with no loader error, no compute reservation and no projector: when
 // the weights were already allocated (llama.cpp logs the model buffer's size after allocating it,
@@ -819,6 +840,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kComputeBuffer, S::kRuntime, GgmlComputeDecode, Words::kDecodeComputeBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlCompute, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlBufferImage, Words::kImageBuffer),
+      Worded(C::kComputeBuffer, S::kProfile, GgmlBufferAtReserve, Words::kContextComputeBuffer),
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferAfterWeights, Words::kKvBuffer),
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.

@@ -79,6 +79,8 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kPrompt, "prompt"},
     {EventKind::kOtherError, "other_error"},
     {EventKind::kHybridKvOff, "hybrid_kv_off"},
+    {EventKind::kGgmlReserveBegin, "ggml_reserve_begin"},
+    {EventKind::kOllamaRunnerDied, "ollama_runner_died"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

@@ -111,9 +111,10 @@ void Match(const Line& line) {
     e.values[Num::kHost] = pinned ? 1 : 0;
     if (pinned) line.Emit(EventKind::kHostBufferFail, kEngine);
   }
-  if (Has(s, "gallocr_reserve") && Has(s, "failed")) {
+  // Also where a terminal cut the line between the two, or inside the function's name.
+  if (const LineView r = WholeBoth(line, "gallocr_reserve", "failed"); !r.empty()) {
     auto& e = line.Emit(EventKind::kGgmlReserveFail, kEngine);
-    Set(e, Num::kRequestedBytes, BytesAfter(s, "buffer of size"));
+    Set(e, Num::kRequestedBytes, BytesAfter(r, "buffer of size"));
   }
   // "n_ctx      = 4096" (llama_new_context_with_model, its width varying by release:
   // "llama_context: n_ctx         = 131072" since 2025), "n_ctx_slot = N" (llama-server's slot);
@@ -152,6 +153,13 @@ void Match(const Line& line) {
   if (Has(s, "llama_new_context_with_model") || Has(s, "llama_init_from_model") ||
       Has(s, "sched_reserve") || Has(s, "graph_reserve")) {
     line.Emit(EventKind::kGgmlContextInit, kEngine);
+  }
+  // The compute graphs' reservation begun, after the KV cache (llama-context.cpp's
+  // sched_reserve: "sched_reserve: reserving ...", 2026; graph_reserve: "graph_reserve:
+  // reserving a graph for ubatch ...", 2025): a device buffer failing after it is the compute
+  // buffer's.
+  if (Has(s, "sched_reserve: reserving") || Has(s, "graph_reserve: reserving")) {
+    line.Emit(EventKind::kGgmlReserveBegin, kEngine);
   }
   // A host buffer (system RAM, pinned CUDA_Host memory) that could not be allocated, also
   // where a terminal's wrap cut the buffer's name ("unable to allocate CU" + "DA_Host buffer").

@@ -99,6 +99,20 @@ void Match(const Line& line) {
     Set(e, Num::kHostRequiredBytes, BytesAfter(w, "requires more system memory ("));
     Set(e, Num::kHostAvailableBytes, BytesAfter(w, "than is available ("));
   }
+  // The scheduler's earlier check (server/sched.go, PR #5469, July 2024, until the estimate
+  // moved to llm/server.go): the model's estimate against system and GPU memory together,
+  // "requested model (18.4 GiB) is too large for this system (6.8 GiB)", logged as
+  // msg="model request too large for system" requested=... available=....
+  if (const std::string_view w = Whole(line, "is too large for this system"); !w.empty() &&
+      Has(w, "requested model (")) {
+    auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
+    Set(e, Num::kHostRequiredBytes, BytesAfter(w, "requested model ("));
+    Set(e, Num::kHostAvailableBytes, BytesAfter(w, "for this system ("));
+  } else if (Has(s, "model request too large for system")) {
+    auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
+    Set(e, Num::kHostRequiredBytes, QuotedBytes(s, "requested="));
+    Set(e, Num::kHostAvailableBytes, QuotedBytes(s, "available="));
+  }
   // The new engine's layout search (llm/server.go, 0.12+) allocates the weights, KV cache and
   // compute graph of a layout together; when none fits: "memory layout cannot be allocated" (with
   // " with num_gpu = N" when the request fixed the layers on the GPU).
@@ -118,6 +132,9 @@ void Match(const Line& line) {
   if (Has(s, "runner process has terminated") && Has(s, "out of memory")) {
     line.Emit(EventKind::kCudaOom, kEngine);
   }
+  // The runner's death, whose message carries its last words (rules.cc reads a reservation
+  // failure in them as the runner's own).
+  if (Has(s, "runner process has terminated")) line.Emit(EventKind::kOllamaRunnerDied, kEngine);
   // The runner serving: "llama runner started in 5.29 seconds" (llm/server.go, 0.1.3x+), and the
   // in-process server of 0.1.2x (llm/dyn_ext_server.go): msg="Starting llama main loop".
   if (Has(s, "llama runner started in") || Has(s, "Starting llama main loop")) {
