@@ -606,5 +606,24 @@ TEST(Diagnose, OllamaReservationAndSystemCheckMessages) {
   EXPECT_EQ(logged.cause, "host_memory");
 }
 
+// TGI 1.x's warm-up allocating its KV blocks (cache_manager.py) before the prefill: the KV
+// stage, whatever the warm-up's error line says.
+TEST(Diagnose, TgiOneCacheManagerIsTheKvStage) {
+  const Diagnosis d = DiagnoseText(
+      "2024-03-19T09:54:39.063000Z ERROR lorax_launcher: interceptor.py:41 Method Warmup "
+      "encountered an error.\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/conda/lib/python3.10/site-packages/lorax_server/models/flash_causal_lm.py\", "
+      "line 775, in warmup\n"
+      "    cache_manager = set_cache_manager(\n"
+      "  File \"/opt/conda/lib/python3.10/site-packages/lorax_server/models/cache_manager.py\", "
+      "line 29, in __init__\n"
+      "    self.kv_cache = [\n"
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 320.00 MiB. GPU 0 has a "
+      "total capacity of 39.39 GiB of which 197.62 MiB is free.\n");
+  EXPECT_EQ(d.stage, "kv_cache");
+  EXPECT_EQ(d.cause, "kv_no_memory");
+}
+
 }  // namespace
 }  // namespace vramfit

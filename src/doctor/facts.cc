@@ -683,6 +683,11 @@ constexpr FrameRow kFrameRows[] = {
     {"warmup", "flash_causal_lm.py", Slot::kProfile},
     {"Warmup", "server.py", Slot::kProfile},
     {"init_kv_cache", "flash_causal_lm.py", Slot::kKv},
+    // TGI 1.x and its forks (LoRAX): the warm-up allocates the KV blocks through
+    // models/cache_manager.py set_cache_manager -> CacheManager.__init__ (torch.empty per layer)
+    // before its prefill, where 2.x calls init_kv_cache.
+    {"set_cache_manager", "", Slot::kKv},
+    {"__init__", "cache_manager.py", Slot::kKv},
     {"cuda_graph_warmup", "", Slot::kGraph},
     // TGI 3.x builds the model through models/__init__.py get_model_with_lora_adapters. The
     // shard's server.py serve_inner is on the stack only while it builds the model: it then
