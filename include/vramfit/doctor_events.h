@@ -93,8 +93,10 @@ enum class EventKind : uint8_t {
                          // connector
   kGgmlReserveBegin,     // ggml_reserve_begin: llama.cpp began reserving its compute graphs
   kOllamaRunnerDied,     // ollama_runner_died: "llama runner process has terminated: ..."
+  kVllmSwapExhausted,    // vllm_swap_exhausted: V0 preempted by swapping, and the CPU swap space
+                         // (--swap-space) ran out
 };
-inline constexpr int kEventKindCount = 71;
+inline constexpr int kEventKindCount = 72;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

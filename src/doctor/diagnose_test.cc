@@ -625,5 +625,37 @@ TEST(Diagnose, TgiOneCacheManagerIsTheKvStage) {
   EXPECT_EQ(d.cause, "kv_no_memory");
 }
 
+// vLLM V0 preempting by swap with the CPU swap space full: the KV cache held too many sequences.
+TEST(Diagnose, VllmSwapSpaceExhausted) {
+  const Diagnosis d = DiagnoseText(
+      "(WorkerDict pid=111417)     raise RuntimeError(\n"
+      "(WorkerDict pid=111417) RuntimeError: Aborted due to the lack of CPU swap space. Please "
+      "increase the swap space to avoid this error.\n");
+  EXPECT_EQ(d.engine, "vllm");
+  EXPECT_EQ(d.stage, "runtime");
+  EXPECT_EQ(d.cause, "kv_too_many_sequences");
+  bool swap = false;
+  for (const auto& fix : d.fixes) swap = swap || fix.change.find("--swap-space") == 0;
+  EXPECT_TRUE(swap);
+}
+
+// SGLang's memory saver failing to map the memory back for resume_memory_occupation; and 0.5's
+// KV pools built in _init_pools.
+TEST(Diagnose, SglangMemorySaverAndInitPools) {
+  const Diagnosis resume = DiagnoseText(
+      "(SGLangHttpServer pid=250977) [torch_memory_saver.cpp] CUresult error: 2 (out of memory) "
+      "file=csrc/utils.h func=cu_mem_create line=194\n"
+      "(WorkerDict pid=209740) WARNING:2025-11-28 16:00:45,396:Async request to "
+      "resume_memory_occupation timed out (attempt 1)\n");
+  EXPECT_EQ(resume.stage, "runtime");
+  EXPECT_EQ(resume.cause, "other_process");
+  const Diagnosis pools = DiagnoseText(
+      "Scheduler hit an exception during server startup\n"
+      "File \".../model_runner_kv_cache_mixin.py\", line 790, in _init_pools\n"
+      "  self.token_to_kv_pool = pool_cls(...)\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 484.00 MiB.\n");
+  EXPECT_EQ(pools.stage, "kv_cache");
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -24,7 +24,7 @@ constexpr EventKind kOomKinds[] = {
     EventKind::kGgmlLoadFail,    EventKind::kGgmlKvFail,      EventKind::kGgmlComputeFail,
     EventKind::kGgmlReserveFail, EventKind::kMambaBlocks,     EventKind::kProfilingError,
     EventKind::kHostOomKill,     EventKind::kHostBufferFail,  EventKind::kOllamaSystemMemory,
-    EventKind::kTgiWarmupFail,   EventKind::kContextExceeded,
+    EventKind::kTgiWarmupFail,   EventKind::kContextExceeded, EventKind::kVllmSwapExhausted,
 };
 
 bool IsOom(EventKind k) { return IsFailureEvent(k); }
@@ -687,6 +687,9 @@ constexpr FrameRow kFrameRows[] = {
     // models/cache_manager.py set_cache_manager -> CacheManager.__init__ (torch.empty per layer)
     // before its prefill, where 2.x calls init_kv_cache.
     {"set_cache_manager", "", Slot::kKv},
+    // SGLang 0.5's KV pools built by the model runner's mixin (model_executor/
+    // model_runner_kv_cache_mixin.py _init_pools, after init_memory_pool's split).
+    {"_init_pools", "", Slot::kKv},
     {"__init__", "cache_manager.py", Slot::kKv},
     {"cuda_graph_warmup", "", Slot::kGraph},
     // TGI 3.x builds the model through models/__init__.py get_model_with_lora_adapters. The

@@ -706,7 +706,12 @@ bool FragmentedPastLoad(const Facts& f) { return f.stage != Stage::kLoad && Frag
 // sharding manager's __enter__ or generate_sequences wakes it), the training step's blocks kept
 // by PyTorch's caching allocator, which the engine's allocator cannot map (verl PR #575);
 // otherwise a colocated process (OpenRLHF's actors beside its vLLM actors).
-bool WakeUp(const Facts& f) { return AnyFrame(f, {"wake_up", "create_and_map"}); }
+// SGLang's counterpart (torch_memory_saver: release_memory_occupation, then
+// resume_memory_occupation re-creates the mappings, "[torch_memory_saver.cpp] CUresult error: 2
+// (out of memory) ... func=cu_mem_create") reads the same.
+bool WakeUp(const Facts& f) {
+  return AnyFrame(f, {"wake_up", "create_and_map", "resume_memory_occupation"});
+}
 bool WakeUpInTrainer(const Facts& f) {
   return WakeUp(f) && AnyFrame(f, {"__enter__", "generate_sequences"});
 }
@@ -854,6 +859,11 @@ const std::vector<Rule>& Rules() {
            "a request's images (or audio) ran the multimodal encoder out of memory: the failed "
            "allocation is in the encoder's frames, whose activations grow with the pixels and "
            "items"),
+      // vLLM V0's preemption by swapping with the CPU swap space full.
+      Text(C::kKvTooManySequences, S::kRuntime, Seen<E::kVllmSwapExhausted>,
+           "the KV cache was full with the running sequences, and vLLM's preemption by swapping "
+           "found no room left in the CPU swap space (--swap-space) for the sequences it "
+           "pushed out"),
       // vLLM waking from sleep mode in an RL trainer.
       Text(C::kFragmentation, S::kRuntime, WakeUpInTrainer,
            "vLLM's wake_up could not map back its weights and KV cache: the training step that "

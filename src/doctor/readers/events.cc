@@ -81,6 +81,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kHybridKvOff, "hybrid_kv_off"},
     {EventKind::kGgmlReserveBegin, "ggml_reserve_begin"},
     {EventKind::kOllamaRunnerDied, "ollama_runner_died"},
+    {EventKind::kVllmSwapExhausted, "vllm_swap_exhausted"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

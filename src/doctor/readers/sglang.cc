@@ -130,6 +130,16 @@ void MatchCaptureAndSummary(const Line& line) {
 }
 
 void Match(const Line& line) {
+  // torch_memory_saver (SGLang's --enable-memory-saver, RL trainers' colocation) failing to map
+  // the memory back: "[torch_memory_saver.cpp] CUresult error: 2 (out of memory) ...
+  // func=cu_mem_create"; the trainer's requests name the call ("Async request to
+  // resume_memory_occupation timed out").
+  if (Has(line.view(), "torch_memory_saver") && Has(line.view(), "out of memory")) {
+    line.Emit(EventKind::kCudaOom, kEngine);
+  }
+  if (Has(line.view(), "resume_memory_occupation")) {
+    line.Emit(EventKind::kFrame, kEngine).text = "resume_memory_occupation";
+  }
   const LineView s = line.view();
   if (const LineView w = WholeBoth(line, "Load weight end.", "avail mem="); !w.empty()) {
     auto& e = line.Emit(EventKind::kSglangWeights, kEngine);

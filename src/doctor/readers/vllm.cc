@@ -489,6 +489,13 @@ void MatchSourceLines(const Line& line) {
       Has(s, "EngineCore encountered an issue")) {
     line.Emit(EventKind::kServing, kEngine);
   }
+  // V0's scheduler preempting by swapping out a sequence group whose blocks the CPU swap space
+  // (--swap-space, 4 GiB a GPU by default) cannot take (core/scheduler.py _preempt_by_swap /
+  // _swap_out, 0.2-0.10): "Aborted due to the lack of CPU swap space. Please increase the swap
+  // space to avoid this error." The KV cache was full with the running sequences.
+  if (!Whole(line, "Aborted due to the lack of CPU swap space").empty()) {
+    line.Emit(EventKind::kVllmSwapExhausted, kEngine);
+  }
   if (Has(s, "is preempted by PreemptionMode") || Has(s, "seconds to fall asleep") ||
       Has(s, "seconds to wake up") || Has(s, "died unexpectedly, shutting down client") ||
       ((Has(s, "Added request ") || Has(s, "Finished request ")) && Has(s, "cmpl-"))) {
@@ -850,6 +857,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     }
     case Cause::kKvTooManySequences: {
+      if (f.has(EventKind::kVllmSwapExhausted)) {
+        AddFix(d, "--max-num-seqs lower (e.g. half of the running sequences)",
+               "fewer sequences fill the KV cache, so fewer are preempted and swapped out");
+        AddFix(d, "--swap-space 16 (GiB a GPU; 4 by default)",
+               "room in host memory for the sequences swapped out of a full KV cache");
+        AddFix(d, "--preemption-mode recompute",
+               "preempted sequences are recomputed instead of swapped to host memory");
+        return true;
+      }
       if (auto blocks = f.get(Num::kMambaBlocks); blocks && *blocks >= 1) {
         AddFix(d, fmt::format("--max-num-seqs {:.0f}", *blocks),
                fmt::format("{:.0f} Mamba state blocks are available: one per running sequence",
