@@ -657,5 +657,22 @@ TEST(Diagnose, SglangMemorySaverAndInitPools) {
   EXPECT_EQ(pools.stage, "kv_cache");
 }
 
+// llama.cpp's Metal buffer over the device's largest (2023) is the weights'; a kill pasted as
+// Markdown inline code ("`Killed`") is the OOM killer's, also behind a kubectl prefix.
+TEST(Diagnose, MetalBufferMaximumAndInlineCodeKill) {
+  const Diagnosis metal = DiagnoseText(
+      "ggml_metal_add_buffer: buffer 'data' size 9763717120 is larger than buffer maximum of "
+      "8589934592\nllama_init_from_file: failed to add buffer\n");
+  EXPECT_EQ(metal.stage, "load");
+  EXPECT_EQ(metal.cause, "weights_too_large");
+  for (const char* prefix : {"", "[pod/llm-7d9f/llm] "}) {
+    const Diagnosis killed = DiagnoseText(
+        std::string(prefix) +
+        "`Loading checkpoint shards:   0%|          | 0/2 [00:00<?, ?it/s]`\n" + prefix +
+        "`Killed`\n");
+    EXPECT_EQ(killed.cause, "host_memory") << prefix;
+  }
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -41,6 +41,16 @@ void Match(const Line& line) {
     Set(e, Num::kRequestedBytes, BytesAfter(s, "size ="));
     e.values[Num::kHost] = 0;
   }
+  // ggml-metal before its buffers were split (ggml-metal.m ggml_metal_add_buffer, mid-2023): the
+  // model's mapped 'data' buffer over the device's largest buffer, "ggml_metal_add_buffer: buffer
+  // 'data' size 9763717120 is larger than buffer maximum of 8589934592", then
+  // "llama_init_from_file: failed to add buffer".
+  if (const LineView m = WholeBoth(line, "ggml_metal_add_buffer", "than buffer maximum");
+      !m.empty()) {
+    auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
+    Set(e, Num::kRequestedBytes, NumberAfter(m, "size "));
+    e.values[Num::kHost] = 0;
+  }
   // ggml-vulkan's own failure (ggml-vulkan.cpp: "Device memory allocation of size N failed.").
   if (Has(s, "Device memory allocation of size") && Has(s, "failed")) {
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);

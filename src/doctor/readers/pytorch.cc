@@ -964,6 +964,9 @@ bool ShellJobKilled(std::string_view t) {
 // Docker Compose's "vllm-1 exited with code 137" (128 + SIGKILL); also the job reports above.
 bool ShellKilled(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  // A line pasted as Markdown inline code ("`Killed`"), also after a collector's prefix.
+  const bool inline_code = !s.empty() && s.back() == '`';
+  if (inline_code) s.remove_suffix(1);
   constexpr std::string_view kCode = "exited with code 137";
   const size_t code = s.find(kCode);
   const bool compose = code != std::string_view::npos &&
@@ -974,10 +977,13 @@ bool ShellKilled(std::string_view s) {
     return true;
   const size_t killed = s.rfind("Killed");
   if (killed == std::string_view::npos) return false;
-  // "Killed" alone (after a collector's prefix), or in a script's job report.
-  const std::string_view before = s.substr(0, killed);
+  // "Killed" alone (after a collector's prefix: "name | ", "host: ", kubectl's "[pod/...] "), or
+  // in a script's job report.
+  std::string_view before = s.substr(0, killed);
+  if (inline_code && before.ends_with("`")) before.remove_suffix(1);
   const bool alone = killed + 6 == s.size() &&
-                     (before.empty() || before.ends_with("| ") || before.ends_with(": "));
+                     (before.empty() || before.ends_with("| ") || before.ends_with(": ") ||
+                      before.ends_with("] "));
   const bool job = Has(before, ": line ") && before.ends_with(" ") &&
                    (killed + 6 == s.size() || s[killed + 6] == ' ');
   return alone || job;
