@@ -107,6 +107,24 @@ class PreparedVllmModel : public PreparedModel {
         }
       }
     }
+    // LoRA slots (allocated with the weights, taken from the KV budget): fewer slots, then a
+    // lower rank (vLLM's allowed ranks: 1, 8, 16, 32, 64, ...), each with the same adapters'
+    // rank as the limit.
+    if (s.enable_lora && plan.gpus[0].lora_bytes > 0 &&
+        (*plan.failure_stage == Stage::kLoad || *plan.failure_stage == Stage::kKvCache)) {
+      if (s.max_loras > 1) {
+        VllmSettings v = s;
+        v.max_loras = 1;
+        add(v, "--max-loras 1", "one adapter in a batch at a time (the slots scale with it)", 4);
+      }
+      for (int64_t rank : {64, 32, 16, 8}) {
+        if (rank >= s.max_lora_rank) continue;
+        VllmSettings v = s;
+        v.max_lora_rank = rank;
+        add(v, fmt::format("--max-lora-rank {}", rank),
+            fmt::format("adapters of rank {} at most (the slots scale with the rank)", rank), 5);
+      }
+    }
     if (msg.rfind("Bfloat16 is only supported", 0) == 0) {
       VllmSettings v = s;
       v.dtype = "half";

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engines/vllm/engine.h"
 #include "engines/vllm/flags.h"
 #include "engines/vllm/rules.h"
 #include "engines/vllm/vllm.h"
@@ -168,4 +169,29 @@ TEST(VllmLora, FlagValuesAsVllmChecksThem) {
 }
 
 }  // namespace
+// A plan failing at load for its LoRA slots is advised fewer slots or a lower rank.
+TEST(VllmLora, AdviceForSlotsThatDoNotFit) {
+  auto flags = vllm::ReadFlags({{"--enable-lora", ""}, {"--max-loras", "4"},
+                                {"--max-lora-rank", "64"}, {"--max-model-len", "8192"}},
+                               VllmSettings{});
+  ASSERT_TRUE(flags.ok()) << flags.status().ToString();
+  const Inventory inv = Catalog("qwen3-30b-a3b");
+  auto plan = PlanVllm(inv, Gpu("h100"), *flags);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(plan->fits);
+  EXPECT_EQ(plan->failure_stage, Stage::kLoad);
+  EXPECT_NE(plan->failure_message.find("--max-loras"), std::string::npos);
+  auto prepared = vllm::VllmEngine().prepare(inv);
+  ASSERT_TRUE(prepared.ok());
+  const auto remedies =
+      (*prepared)->Remedies(Gpu("h100"), ToEngineSettings(*flags), *plan);
+  bool loras = false, rank = false;
+  for (const Remedy& r : remedies) {
+    loras = loras || r.change == "--max-loras 1";
+    rank = rank || r.change.rfind("--max-lora-rank ", 0) == 0;
+  }
+  EXPECT_TRUE(loras);
+  EXPECT_TRUE(rank);
+}
+
 }  // namespace vramfit

@@ -1052,11 +1052,13 @@ Status Load(Run& r) {
            fmt::format("CUDA out of memory while loading weights: the load needs {} per GPU ({} of "
                        "weights + {} {}) but {} is free. --gpu-memory-utilization does not "
                        "help a load-time OOM; use more tensor parallelism, a smaller quantization, "
-                       "or --cpu-offload-gb.",
+                       "{}or --cpu-offload-gb.",
                        FormatBytes(r.g.load_peak_bytes), FormatBytes(weights),
                        FormatBytes(std::max(w->transient_bytes, r.lora)),
                        r.lora > w->transient_bytes ? "of LoRA slots" : "transient",
-                       FormatBytes(r.free_at_start)));
+                       FormatBytes(r.free_at_start),
+                       r.lora > 0 ? "fewer or smaller LoRA slots (--max-loras, --max-lora-rank), "
+                                  : ""));
   }
   return Status::Ok();
 }
