@@ -868,6 +868,25 @@ void LoraSlots(Run& r) {
       "--enable-lora: {} of adapter slots per GPU, made at load with the weights (vLLM's "
       "\"Model loading took\" includes them); the profile run adds {} of LoRA shrink buffers",
       FormatBytes(r.lora), FormatBytes(r.lora_profile)));
+  // FusedMoEWithLoRA (lora/layers/fused_moe.py, read at upstream main of 2026) asserts that
+  // expert parallelism is off and that the experts run on the Triton kernel (Marlin only for
+  // MXFP4 weights): a 4-bit AWQ/GPTQ or another quantized MoE may be refused at start-up. The
+  // releases that assert it were not read one by one: named, not planned.
+  const bool moe = std::any_of(r.spec.layers.begin(), r.spec.layers.end(),
+                               [](const LayerSpec& l) { return l.mlp.kind == MlpKind::kMoe; });
+  const QuantMethod q = r.spec.quant.method;
+  if (moe && r.rules.lora_fused_moe &&
+      (s.enable_expert_parallel || (q != QuantMethod::kNone && q != QuantMethod::kMxfp4))) {
+    const std::string why =
+        s.enable_expert_parallel
+            ? "with --enable-expert-parallel (\"EP support for Fused MoE LoRA is not implemented "
+              "yet\")"
+            : fmt::format("on {} experts (the LoRA path needs the Triton experts kernel)",
+                          QuantMethodName(q));
+    r.plan.notes.push_back("--enable-lora: vLLM may refuse LoRA on this MoE model " + why +
+                           "; not modelled");
+    r.plan.not_counted.push_back("LoRA on a MoE model " + why + ": vLLM may refuse to start");
+  }
 }
 
 Status Load(Run& r) {
