@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "engines/vllm/command.h"
 #include "engines/vllm/config_file.h"
@@ -123,6 +124,16 @@ class PreparedVllmModel : public PreparedModel {
         v.max_lora_rank = rank;
         add(v, fmt::format("--max-lora-rank {}", rank),
             fmt::format("adapters of rank {} at most (the slots scale with the rank)", rank), 5);
+      }
+    }
+    // The Mamba block check (plan.cc MambaBlocksForGraphs): as many sequences as blocks.
+    if (const size_t at = msg.find("lower max_num_seqs to at most "); at != std::string::npos) {
+      const int64_t blocks = std::atoll(msg.c_str() + at + 30);
+      if (blocks > 0) {
+        VllmSettings v = s;
+        v.max_num_seqs = blocks;
+        add(v, fmt::format("--max-num-seqs {}", blocks),
+            "one Mamba state block for each sequence the decode graphs are captured for");
       }
     }
     if (msg.rfind("Bfloat16 is only supported", 0) == 0) {

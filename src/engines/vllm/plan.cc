@@ -1701,6 +1701,41 @@ void HybridKvManager(Run& r) {
   }
 }
 
+// A hybrid model's linear-attention (Mamba-style) layers hold one state block per running
+// sequence, from the same pool as the KV blocks; with full CUDA graphs the decode graphs are
+// captured for max_num_seqs sequences, each needing a block, so vLLM stops before capture:
+// "max_num_seqs (1024) exceeds available Mamba cache blocks (635). Each decode sequence requires
+// one Mamba cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs to at
+// most 635 or increase gpu_memory_utilization." Seen from vLLM's own CI in March 2026 (issue
+// #38632, Qwen3.5 on B200) through 0.25.1 and 0.28.0 (the doctor corpus); its first release was
+// not read, so before 0.18 the plan names it instead of failing. The available blocks are the
+// pool's less vLLM's null block.
+void MambaBlocksForGraphs(Run& r, uint64_t num_blocks) {
+  const ModelSpec& spec = r.with_draft ? *r.with_draft : r.spec;
+  const bool linear = std::any_of(spec.layers.begin(), spec.layers.end(), [](const LayerSpec& l) {
+    return l.attention.kind == AttentionKind::kLinear;
+  });
+  if (!linear || r.s.v0_engine || r.s.enforce_eager || num_blocks == 0) return;
+  if (r.graph_mode.find("FULL") == std::string::npos) return;
+  const uint64_t blocks = num_blocks - 1;
+  const int64_t seqs = r.s.max_num_seqs;
+  if (seqs <= 0 || static_cast<uint64_t>(seqs) <= blocks) return;
+  const std::string msg = fmt::format(
+      "max_num_seqs ({}) exceeds available Mamba cache blocks ({}). Each decode sequence requires "
+      "one Mamba cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs to "
+      "at most {} or increase gpu_memory_utilization.",
+      seqs, blocks, blocks);
+  if (r.rules.release >= 1800) {
+    if (r.plan.fits) r.Fail(Stage::kKvCache, msg);
+  } else {
+    r.plan.notes.push_back("vLLM releases with the Mamba block check (seen from 0.18) stop: " +
+                           msg);
+    r.plan.not_counted.push_back(fmt::format(
+        "the Mamba block check: max_num_seqs {} against {} blocks (vLLM 0.18+ refuses it)", seqs,
+        blocks));
+  }
+}
+
 // Stage 3: KV cache: the layout, the available memory, auto length and the max-length checks.
 Status KvCache(Run& r) {
   VllmSettings& s = r.s;
@@ -1786,6 +1821,7 @@ Status KvCache(Run& r) {
   const auto cap = KvCapacity(plan.kv_layout, r.available, r.ko);
   plan.kv_cache_tokens = cap.kv_cache_tokens;
   plan.max_concurrency = cap.max_concurrency;
+  MambaBlocksForGraphs(r, cap.num_blocks);
   if (plan.fits && s.v0_engine && static_cast<uint64_t>(s.max_model_len) > plan.kv_cache_tokens) {
     // V0: raise_if_cache_size_invalid (vllm/worker/worker.py) compares against the whole pool.
     plan.estimated_max_model_len = static_cast<int64_t>(plan.kv_cache_tokens);

@@ -1563,6 +1563,42 @@ TEST(Vllm, DisabledHybridKvManagerCachesSlidingLayersWhole) {
   EXPECT_EQ(next->refusal, "drop --disable-hybrid-kv-cache-manager");
 }
 
+// A hybrid model's decode graphs need one Mamba state block per sequence: max_num_seqs above
+// the pool's blocks (less the null block) stops vLLM before capture (0.18+ here); eager mode
+// captures nothing, and before 0.18 the check is named, not failed.
+TEST(Vllm, MambaBlocksForTheDecodeGraphs) {
+  const Inventory inv = Catalog("qwen3.8-27b");
+  VllmSettings s;
+  s.max_model_len = 8192;
+  s.max_num_seqs = 1024;
+  s.gpu_memory_utilization = 0.9;
+  auto p = PlanVllm(inv, Gpu("rtx-pro-6000"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, Stage::kKvCache);
+  EXPECT_NE(p->failure_message.find("exceeds available Mamba cache blocks"), std::string::npos);
+  VllmSettings fewer = s;
+  fewer.max_num_seqs = 256;
+  auto ok = PlanVllm(inv, Gpu("rtx-pro-6000"), fewer);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_TRUE(ok->fits);
+  VllmSettings eager = s;
+  eager.enforce_eager = true;
+  auto e = PlanVllm(inv, Gpu("rtx-pro-6000"), eager);
+  ASSERT_TRUE(e.ok());
+  EXPECT_TRUE(e->fits);
+  VllmSettings older = s;
+  older.version = "0.17";
+  auto o = PlanVllm(inv, Gpu("rtx-pro-6000"), older);
+  ASSERT_TRUE(o.ok());
+  EXPECT_NE(o->failure_stage, Stage::kKvCache);
+  EXPECT_FALSE(o->not_counted.empty());
+  // A dense model has no state blocks.
+  auto dense = PlanVllm(Catalog("qwen3-8b"), Gpu("rtx-pro-6000"), s);
+  ASSERT_TRUE(dense.ok());
+  EXPECT_TRUE(dense->fits);
+}
+
 // LMCache's GPU memory: LMCacheConnectorV1's staging chunk (256 tokens of KV) and the
 // LMCacheMPConnector server's CUDA context, chunk and slot map, made after vLLM sized the KV
 // cache: not in "Available KV cache memory", but on the device beside the budget.
