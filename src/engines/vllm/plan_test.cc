@@ -1563,6 +1563,17 @@ TEST(Vllm, DisabledHybridKvManagerCachesSlidingLayersWhole) {
   EXPECT_EQ(next->refusal, "drop --disable-hybrid-kv-cache-manager");
 }
 
+// The settings a `vllm serve x WORDS...` command line gives (its flags read as vLLM reads them).
+VllmSettings ServeSettings(const std::vector<std::string>& words) {
+  std::vector<std::string> argv = {"vllm", "serve", "x"};
+  argv.insert(argv.end(), words.begin(), words.end());
+  auto cmd = vllm::ReadServeCommand(argv);
+  EXPECT_TRUE(cmd.ok()) << cmd.status().ToString();
+  auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : VllmSettings{};
+}
+
 // A hybrid model's decode graphs need one Mamba state block per sequence: max_num_seqs above
 // the pool's blocks (less the null block) stops vLLM before capture (0.18+ here); eager mode
 // captures nothing, and before 0.18 the check is named, not failed.
@@ -1603,14 +1614,9 @@ TEST(Vllm, MambaBlocksForTheDecodeGraphs) {
 // LMCacheMPConnector server's CUDA context, chunk and slot map, made after vLLM sized the KV
 // cache: not in "Available KV cache memory", but on the device beside the budget.
 TEST(Vllm, LmcacheBuffersComeOutOfTheHeadroom) {
-  auto settings = [](const std::vector<std::string>& words) {
-    std::vector<std::string> argv = {"vllm", "serve", "x", "--max-model-len", "8192"};
-    argv.insert(argv.end(), words.begin(), words.end());
-    auto cmd = vllm::ReadServeCommand(argv);
-    EXPECT_TRUE(cmd.ok()) << cmd.status().ToString();
-    auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return s.ok() ? *s : VllmSettings{};
+  auto settings = [](std::vector<std::string> words) {
+    words.insert(words.begin(), {"--max-model-len", "8192"});
+    return ServeSettings(words);
   };
   auto connector = [](const GpuPlan& g) {
     for (const Explained& e : g.explain) {
@@ -1656,15 +1662,7 @@ TEST(Vllm, KvConnectorTurnsTheHybridKvManagerOff) {
     return std::any_of(v.begin(), v.end(),
                        [&](const std::string& n) { return n.find(text) != std::string::npos; });
   };
-  auto settings = [](const std::vector<std::string>& words) {
-    std::vector<std::string> argv = {"vllm", "serve", "x"};
-    argv.insert(argv.end(), words.begin(), words.end());
-    auto cmd = vllm::ReadServeCommand(argv);
-    EXPECT_TRUE(cmd.ok()) << cmd.status().ToString();
-    auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return s.ok() ? *s : VllmSettings{};
-  };
+  auto settings = ServeSettings;
   const std::string lmcache = R"({"kv_connector": "LMCacheConnectorV1", "kv_role": "kv_both"})";
   const std::string nixl = R"({"kv_connector": "NixlConnector", "kv_role": "kv_both"})";
   const Inventory oss = Catalog("gpt-oss-20b");
