@@ -99,7 +99,7 @@ constexpr NeutralFix kNeutralFixes[] = {
      [](const Facts& f, Diagnosis* d) {
        // vLLM's sleep-mode allocator refuses expandable segments (cumem.py asserts they are
        // off); the engine's reader says what frees the trainer's cache there.
-       if (doctor::AnyFrame(f, {"wake_up", "create_and_map"})) return;
+       if (doctor::WakeUp(f)) return;
        AddFix(d, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
               fmt::format("{} was reserved but unallocated, more than the {} requested",
                           Gib(f.get(Num::kReservedUnallocatedBytes).value_or(0)),

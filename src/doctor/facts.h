@@ -120,6 +120,9 @@ Facts Gather(const LogScan& scan, const DoctorContext& context);
 bool FrameIs(const LogEvent* frame, std::initializer_list<std::string_view> names);
 // Whether any of the log's frames is.
 bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names);
+// An engine mapping its memory back after a sleep (vLLM's sleep mode, SGLang's memory saver) is
+// on the stack (rules.cc).
+bool WakeUp(const Facts& f);
 
 // Where `frames` point: the stage and the frame that decided it; `weak` when only the sampler's
 // files say so (the sampler runs in the warm-up and while serving alike); `construction` when

@@ -709,9 +709,6 @@ bool FragmentedPastLoad(const Facts& f) { return f.stage != Stage::kLoad && Frag
 // SGLang's counterpart (torch_memory_saver: release_memory_occupation, then
 // resume_memory_occupation re-creates the mappings, "[torch_memory_saver.cpp] CUresult error: 2
 // (out of memory) ... func=cu_mem_create") reads the same.
-bool WakeUp(const Facts& f) {
-  return AnyFrame(f, {"wake_up", "create_and_map", "resume_memory_occupation"});
-}
 bool WakeUpInTrainer(const Facts& f) {
   return WakeUp(f) && AnyFrame(f, {"__enter__", "generate_sequences"});
 }
@@ -795,6 +792,10 @@ constexpr char kFragmentedText[] =
     "the request: fragmentation of the caching allocator";
 
 }  // namespace
+
+bool WakeUp(const Facts& f) {
+  return AnyFrame(f, {"wake_up", "create_and_map", "resume_memory_occupation"});
+}
 
 const std::vector<Rule>& Rules() {
   using C = Cause;

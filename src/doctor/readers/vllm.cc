@@ -934,7 +934,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "fewer and smaller captured batch sizes");
       return true;
     case Cause::kOtherProcess: {
-      if (AnyFrame(f, {"wake_up", "create_and_map"})) {
+      if (WakeUp(f)) {
         AddFix(d, "offload the trainer's parameters, gradients and optimizer states before the "
                   "engine wakes (the trainer's offload options), or a lower "
                   "gpu_memory_utilization for the rollout engine",
@@ -956,7 +956,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     }
     case Cause::kFragmentation:
-      if (AnyFrame(f, {"wake_up", "create_and_map"})) {
+      if (WakeUp(f)) {
         AddFix(d, "torch.cuda.empty_cache() after the training step, before the engine's "
                   "wake_up()",
                "returns the trainer's cached blocks to the driver, where the sleep-mode "
