@@ -623,6 +623,9 @@ TEST(Diagnose, TgiOneCacheManagerIsTheKvStage) {
       "total capacity of 39.39 GiB of which 197.62 MiB is free.\n");
   EXPECT_EQ(d.stage, "kv_cache");
   EXPECT_EQ(d.cause, "kv_no_memory");
+  // Both pieces of evidence are named: the warm-up's error line and the frame that places it.
+  EXPECT_NE(d.stage_evidence.find("tgi_warmup_fail"), std::string::npos);
+  EXPECT_NE(d.stage_evidence.find("cache_manager.py"), std::string::npos);
 }
 
 // vLLM V0 preempting by swap with the CPU swap space full: the KV cache held too many sequences.

@@ -999,6 +999,12 @@ const Rule& Classify(const Facts& f, Diagnosis* d) {
     d->stage_evidence =
         oom ? fmt::format("the error text at line {} ({})", oom->line, EventKindName(oom->kind))
             : "the failure's own lines";
+    // A traceback that places it further than the error text alone (TGI's "Method Warmup
+    // encountered an error" wrapping the KV cache's allocation): both, the frame last.
+    if (own_text && f.frame_stage && *f.frame_stage == stage && stage == f.stage &&
+        f.stage_why.rfind("traceback frame", 0) == 0) {
+      d->stage_evidence += "; " + f.stage_why;
+    }
     if ((f.frame_stage || f.milestone_stage) && stage != f.stage) {
       d->notes.push_back(fmt::format("stage: the error text says {}; {} would say {}",
                                      StageName(stage), f.stage_why, StageName(f.stage)));
