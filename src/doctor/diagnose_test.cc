@@ -677,5 +677,21 @@ TEST(Diagnose, MetalBufferMaximumAndInlineCodeKill) {
   }
 }
 
+// transformers refusing a device map with every module on the disk (max_memory too small for one
+// layer): a load failure in memory's words, with the max_memory fix first.
+TEST(Diagnose, WholeModelOffloadedToDisk) {
+  const Diagnosis d = DiagnoseText(
+      "Traceback (most recent call last):\n"
+      "  File \"run.py\", line 5, in <module>\n"
+      "    model = AutoModelForCausalLM.from_pretrained(name, device_map=\"auto\", "
+      "max_memory={0: \"10GiB\", \"cpu\": \"20GiB\"})\n"
+      "ValueError: You are trying to offload the whole model to the disk. Please use the "
+      "`disk_offload` function instead.\n");
+  EXPECT_EQ(d.stage, "load");
+  EXPECT_EQ(d.cause, "weights_too_large");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_EQ(d.fixes[0].change.rfind("max_memory", 0), 0u);
+}
+
 }  // namespace
 }  // namespace vramfit

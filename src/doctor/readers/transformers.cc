@@ -165,9 +165,16 @@ bool PreallocatedCacheIn(const LineView& s) {
 // load_and_quantize_model). A machine without a GPU stops earlier ("No GPU found"), so the
 // quantized weights did not fit the GPU memory device_map="auto" had for them: a load failure
 // in memory's words (a failure event, and the from_pretrained that runs the check).
+// The same for a device map with every module on the disk, which accelerate's
+// infer_auto_device_map gives when max_memory leaves no GPU or CPU room for even one layer:
+// "You are trying to offload the whole model to the disk. Please use the `disk_offload` function
+// instead." (modeling_utils.py from_pretrained, 4.3x+).
 void MatchBnbDispatched(const Line& line) {
   const LineView s = line.view();
-  if (!Has(s, "Some modules are dispatched on the CPU or the disk")) return;
+  if (!Has(s, "Some modules are dispatched on the CPU or the disk") &&
+      !Has(s, "offload the whole model to the disk")) {
+    return;
+  }
   line.Emit(EventKind::kCudaOom, kEngine).text = std::string(line.text);
   line.Emit(EventKind::kFrame, kEngine).text = "from_pretrained";
 }
@@ -373,6 +380,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
               "that places the layers left over on the CPU",
            "bitsandbytes then keeps the CPU layers in 32 bits instead of refusing them (slower)");
     return true;
+  }
+  if (cause == Cause::kWeightsTooLarge && oom && Has(oom->text, "whole model to the disk")) {
+    AddFix(d, "max_memory with more room on the GPU and the CPU (or offload_folder=... to let "
+              "the layers that do not fit go to disk)",
+           "accelerate found no room for even one layer in the max_memory given, so it placed "
+           "the whole model on the disk, which from_pretrained refuses");
   }
   if (cause == Cause::kWeightsTooLarge) {
     AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16) (not float32), a 4-/8-bit "
