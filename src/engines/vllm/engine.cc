@@ -127,8 +127,9 @@ class PreparedVllmModel : public PreparedModel {
       }
     }
     // The Mamba block check (plan.cc MambaBlocksForGraphs): as many sequences as blocks.
-    if (const size_t at = msg.find("lower max_num_seqs to at most "); at != std::string::npos) {
-      const int64_t blocks = std::atoll(msg.c_str() + at + 30);
+    constexpr std::string_view kAtMost = "lower max_num_seqs to at most ";
+    if (const size_t at = msg.find(kAtMost); at != std::string::npos) {
+      const int64_t blocks = std::atoll(msg.c_str() + at + kAtMost.size());
       if (blocks > 0) {
         VllmSettings v = s;
         v.max_num_seqs = blocks;

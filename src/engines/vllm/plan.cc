@@ -33,6 +33,12 @@ using core::FormatBytes;
 
 using core::kGiB;
 using core::kMiB;
+// Whether any of the model's layers attends in this way.
+bool HasAttention(const ModelSpec& spec, AttentionKind kind) {
+  return std::any_of(spec.layers.begin(), spec.layers.end(),
+                     [&](const LayerSpec& l) { return l.attention.kind == kind; });
+}
+
 // CUDA context of one process (driver, cuBLAS handles): 300-600 MiB in public logs; B200's
 // measured 612 MiB (unsloth PR #9362). Held before vLLM's first snapshot, so never charged
 // to the budget, but device memory all the same (the startup check and the graph stage).
@@ -424,9 +430,7 @@ void KvOffloadingNotes(const ModelSpec& spec, const VllmSettings& s, Plan* plan)
     }
     return;
   }
-  const bool sliding = std::any_of(spec.layers.begin(), spec.layers.end(), [](const auto& l) {
-    return l.attention.kind == AttentionKind::kSliding;
-  });
+  const bool sliding = HasAttention(spec, AttentionKind::kSliding);
   const std::string hma =
       sliding ? "; with a KV connector vLLM may turn the hybrid KV cache manager off "
                 "(vllm/config/vllm.py), so that sliding-window layers cost the full context: "
@@ -1654,10 +1658,7 @@ void HybridKvManager(Run& r) {
                                  who)
                    : "--disable-hybrid-kv-cache-manager";
   const ModelSpec& spec = r.with_draft ? *r.with_draft : r.spec;
-  auto has = [&](AttentionKind k) {
-    return std::any_of(spec.layers.begin(), spec.layers.end(),
-                       [&](const LayerSpec& l) { return l.attention.kind == k; });
-  };
+  auto has = [&](AttentionKind k) { return HasAttention(spec, k); };
   const bool sliding = has(AttentionKind::kSliding);
   if (has(AttentionKind::kLinear)) {
     // The same unify_hybrid_kv_cache_specs raises whichever way the manager was turned off.
@@ -1712,10 +1713,10 @@ void HybridKvManager(Run& r) {
 // pool's less vLLM's null block.
 void MambaBlocksForGraphs(Run& r, uint64_t num_blocks) {
   const ModelSpec& spec = r.with_draft ? *r.with_draft : r.spec;
-  const bool linear = std::any_of(spec.layers.begin(), spec.layers.end(), [](const LayerSpec& l) {
-    return l.attention.kind == AttentionKind::kLinear;
-  });
-  if (!linear || r.s.v0_engine || r.s.enforce_eager || num_blocks == 0) return;
+  if (!HasAttention(spec, AttentionKind::kLinear) || r.s.v0_engine || r.s.enforce_eager ||
+      num_blocks == 0) {
+    return;
+  }
   if (r.graph_mode.find("FULL") == std::string::npos) return;
   const uint64_t blocks = num_blocks - 1;
   const int64_t seqs = r.s.max_num_seqs;
@@ -1910,14 +1911,19 @@ void KvConnectorBuffers(Run& r) {
 // The part of the graph pool vLLM reserved inside the budget.
 uint64_t GraphReserved(const Run& r) { return r.graphs_outside_budget ? 0 : r.graph_in_budget; }
 
+// What the device holds beside the graph pool: the CUDA context, the budget (or what the run took
+// past it), LMCache's buffers and other processes; DeviceHeld adds the pool outside the budget.
+uint64_t HeldBesideGraphs(const Run& r) {
+  return r.ctx + std::max(r.requested, r.weights + r.activation + r.g.non_torch_bytes) +
+         r.connector_bytes + r.s.other_process_bytes;
+}
+uint64_t DeviceHeld(const Run& r) { return HeldBesideGraphs(r) + r.graph - GraphReserved(r); }
+
 // Stage 4: CUDA graph capture, after the KV cache. Before v0.20.2 the pool comes on top of the
 // budget; from v0.20.2 (PR #38284) its estimate was reserved inside it.
 void CaptureCudaGraphs(Run& r) {
   if (!r.plan.fits) return;
-  const uint64_t held = r.ctx +
-                        std::max(r.requested, r.weights + r.activation + r.g.non_torch_bytes) +
-                        r.connector_bytes + r.s.other_process_bytes;
-  if (r.connector_bytes > 0 && held > r.gpu.total_bytes) {
+  if (r.connector_bytes > 0 && HeldBesideGraphs(r) > r.gpu.total_bytes) {
     r.Fail(Stage::kKvCache,
            fmt::format("CUDA out of memory as the KV cache is set up: the budget {}, the CUDA "
                        "context {} and {}'s GPU buffers {} exceed the GPU's {}; lower "
@@ -1927,10 +1933,7 @@ void CaptureCudaGraphs(Run& r) {
     return;
   }
   if (r.graph == 0) return;
-  const uint64_t process = r.ctx +
-                           std::max(r.requested, r.weights + r.activation + r.g.non_torch_bytes) +
-                           r.graph - GraphReserved(r) + r.connector_bytes;
-  if (process + r.s.other_process_bytes > r.gpu.total_bytes) {
+  if (DeviceHeld(r) > r.gpu.total_bytes) {
     r.Fail(
         Stage::kCudaGraph,
         fmt::format("CUDA out of memory during CUDA graph capture: the budget {} plus the graph "
@@ -1966,11 +1969,7 @@ void Confidence(Run& r) {
                       kNonTorchSpread + (r.tp > 1 ? kNonTorchTpSpread : 0) + r.sampler_spread +
                           (r.graph_in_budget > 0 ? kGraphSpread : 0)});
   }
-  const uint64_t process = r.ctx + std::max(r.requested, r.weights + r.activation +
-                                                             g.non_torch_bytes) +
-                           r.graph - GraphReserved(r) + r.connector_bytes +
-                           r.s.other_process_bytes;
-  checks.push_back({diff(r.gpu.total_bytes, process), r.graph > 0 ? kGraphSpread : 0});
+  checks.push_back({diff(r.gpu.total_bytes, DeviceHeld(r)), r.graph > 0 ? kGraphSpread : 0});
   const Check* tight = &checks[0];
   for (const Check& c : checks) {
     if (c.margin - static_cast<int64_t>(c.spread) <
