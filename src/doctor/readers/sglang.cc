@@ -130,17 +130,17 @@ void MatchCaptureAndSummary(const Line& line) {
 }
 
 void Match(const Line& line) {
+  const LineView s = line.view();
   // torch_memory_saver (SGLang's --enable-memory-saver, RL trainers' colocation) failing to map
   // the memory back: "[torch_memory_saver.cpp] CUresult error: 2 (out of memory) ...
   // func=cu_mem_create"; the trainer's requests name the call ("Async request to
   // resume_memory_occupation timed out").
-  if (Has(line.view(), "torch_memory_saver") && Has(line.view(), "out of memory")) {
+  if (Has(s, "torch_memory_saver") && Has(s, "out of memory")) {
     line.Emit(EventKind::kCudaOom, kEngine);
   }
-  if (Has(line.view(), "resume_memory_occupation")) {
+  if (Has(s, "resume_memory_occupation")) {
     line.Emit(EventKind::kFrame, kEngine).text = "resume_memory_occupation";
   }
-  const LineView s = line.view();
   if (const LineView w = WholeBoth(line, "Load weight end.", "avail mem="); !w.empty()) {
     auto& e = line.Emit(EventKind::kSglangWeights, kEngine);
     Set(e, Num::kFreeBytes, BytesAfter(w, "avail mem="));
