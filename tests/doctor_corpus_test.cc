@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -162,6 +163,26 @@ TEST(DoctorCorpus, ScoresBothHalvesAndWritesTheTable) {
   fmt::print("doctor corpus: test {}/{} stage, {}/{} both; dev {}/{} stage, {}/{} both\n",
              test.stage, test.n, test.both, test.n, dev.stage, dev.n, dev.both, dev.n);
   ExpectCommitted("docs/doctor-corpus.md", doc);
+  // The README's count line says what the folder holds: engines by count, then by name.
+  std::vector<std::pair<int, std::string>> engines;
+  for (const auto& [engine, s] : dev_by_engine) engines.emplace_back(-s.n, engine);
+  for (const auto& [engine, s] : test_by_engine) {
+    auto it = std::find_if(engines.begin(), engines.end(),
+                           [&](const auto& e) { return e.second == engine; });
+    if (it == engines.end()) engines.emplace_back(-s.n, engine);
+    else it->first -= s.n;
+  }
+  std::sort(engines.begin(), engines.end());
+  std::string count_line = fmt::format("**{} cases.** By engine:", dev.n + test.n);
+  for (size_t i = 0; i < engines.size(); ++i) {
+    count_line += fmt::format("{} {} {}", i ? "," : "", engines[i].second, -engines[i].first);
+  }
+  count_line += fmt::format(". By split: {} dev, {} test.", dev.n, test.n);
+  std::ifstream readme(dir / "README.md");
+  std::stringstream readme_text;
+  readme_text << readme.rdbuf();
+  EXPECT_NE(readme_text.str().find(count_line), std::string::npos)
+      << "tests/doctor/corpus/README.md: its count line should read\n" << count_line;
   EXPECT_GE(dev.stage, kFloor.dev_stage);
   EXPECT_GE(dev.both, kFloor.dev_cause);
   EXPECT_GE(test.stage, kFloor.test_stage);
