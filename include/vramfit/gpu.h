@@ -31,6 +31,9 @@ struct GpuSpec {
   bool fp4 = false;               // FP4 tensor cores (sm_100 / sm_120)
   std::string vendor;             // "nvidia" | "amd"
   bool unified_memory = false;    // memory shared with the CPU (GH200)
+  // NVML answers Not Supported for the memory (nvidia-smi prints [N/A]: GB10): programs that
+  // size themselves from NVML see no total.
+  bool nvml_memory_unsupported = false;
   std::string confidence;         // direct | weak | inferred | derived
   std::string source;
   std::string notes;

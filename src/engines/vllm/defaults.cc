@@ -41,6 +41,12 @@ std::string MaxLenError(int64_t requested, int64_t derived) {
 }
 
 bool LargeGpuDefaults(const GpuSpec& gpu) {
+  // get_batch_defaults asks the platform for the total (platforms/cuda.py
+  // NvmlCudaPlatform.get_device_total_memory: nvmlDeviceGetMemoryInfo) inside a try whose
+  // except branch sets device_memory = 0 (vllm/engine/arg_utils.py, 0.9-0.22). A card whose NVML
+  // memory query answers Not Supported (GB10) therefore gets the small defaults at any size; the
+  // NVIDIA vLLM 0.13 build on a 121.69 GiB GB10 printed max_num_batched_tokens=2048.
+  if (gpu.nvml_memory_unsupported) return false;
   return gpu.total_bytes >= kLargeGpuBytes && gpu.name.find("A100") == std::string::npos &&
          gpu.id.find("a100") == std::string::npos;
 }

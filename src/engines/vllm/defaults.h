@@ -26,7 +26,8 @@ int64_t DerivedMaxModelLen(const ModelSpec& spec);
 std::string MaxLenError(int64_t requested, int64_t derived);
 
 // The API server's larger scheduler defaults apply: >= 70 GiB and not an A100
-// (EngineArgs.get_batch_defaults keys them on the device name).
+// (EngineArgs.get_batch_defaults keys them on the device name), as NVML reports the total (a
+// card whose NVML memory query is not supported, GB10, counts as 0 bytes).
 bool LargeGpuDefaults(const GpuSpec& gpu);
 
 // The default --max-num-batched-tokens on `gpu` before any cap: 8192 on large GPUs, else 2048.

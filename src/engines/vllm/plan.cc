@@ -618,6 +618,17 @@ Status ResolveSettings(Run& r) {
                                      "modelled release", ReleaseText(version),
                                      plan.modelled_version));
   }
+  if (r.gpu.unified_memory) {
+    // MemorySnapshot.measure (vllm/utils/mem_utils.py, read at 0.13) takes free memory from
+    // psutil's available system memory on the parts that share it with the CPU, and the non-torch
+    // increase runs from the worker's first snapshot to the end of the profile.
+    plan.notes.push_back(fmt::format(
+        "{} shares its memory with the CPU: vLLM reads free memory from the host's available "
+        "memory, so other processes, the page cache and what start-up takes on the host count "
+        "against the budget; the plan cannot see them (free host memory before launch, or lower "
+        "--gpu-memory-utilization)",
+        r.gpu.name));
+  }
   // Model runner V2 (vllm/v1/worker/gpu/model_runner.py), the default for some models from
   // v0.22: its source profiles less than V1 (the sampler warm-up holds the bf16 logits and their
   // fp32 copy, 6 B a logit; profile_cudagraph_memory returns 0 before v0.29). That is what a start

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <tuple>
 
 #include "engines/vllm/command.h"
@@ -195,6 +196,20 @@ TEST(Vllm, ReleaseDefaults) {
   EXPECT_DOUBLE_EQ(b->resolved.gpu_memory_utilization, 0.92);
   EXPECT_EQ(b->resolved.max_num_seqs, 256);        // A100s get the small defaults
   EXPECT_EQ(b->resolved.max_num_batched_tokens, 2048);
+  // GB10: 121.69 GiB as CUDA reports it, but NVML answers Not Supported for its memory, so
+  // get_batch_defaults sees 0 bytes and keeps the small defaults.
+  auto c = PlanVllm(Catalog("qwen3-8b"), Gpu("gb10"), now);
+  ASSERT_TRUE(c.ok());
+  EXPECT_GT(Gpu("gb10").total_bytes, 70ull << 30);
+  EXPECT_EQ(c->resolved.max_num_seqs, 256);
+  EXPECT_EQ(c->resolved.max_num_batched_tokens, 2048);
+  // Its memory is the host's: what the host takes counts against the budget, unseen by the plan.
+  EXPECT_TRUE(std::any_of(c->notes.begin(), c->notes.end(), [](const std::string& n) {
+    return n.find("shares its memory with the CPU") != std::string::npos;
+  }));
+  EXPECT_TRUE(std::none_of(b->notes.begin(), b->notes.end(), [](const std::string& n) {
+    return n.find("shares its memory with the CPU") != std::string::npos;
+  }));
 }
 
 // PR #38284 (2026-04-21): the CUDA-graph estimate in the budget and the default 0.92. The builds
