@@ -399,6 +399,14 @@ class Scanner final : public doctor::EventSink {
     const bool pair = width == last_width_ && width >= kPairWrap && last_word_end_ &&
                       !raw.empty() && WordChar(raw.front()) && !RecordStart(raw) &&
                       raw.substr(0, kSameRecordBytes) != last_head_;
+    // One line of exactly kPairWrap columns cut inside a word, the next a shorter line that is
+    // nothing but that word's rest and plain words after it ("...unable to alloc" + "ate CUDA0
+    // buffer"): the one long message of an excerpt, wrapped by an 80-column terminal. A record
+    // of its own starts otherwise (a capital, a bracket, a date, an indent, "name: ...").
+    if (last_width_ == kPairWrap && last_word_end_ && width < kPairWrap && longest_ == kPairWrap &&
+        WordRest(raw) && !RecordStart(raw)) {
+      at_longest_ = std::max(at_longest_, kWrappedLines);
+    }
     // In a log whose records share their first bytes (a worker's prefix), a line without them
     // after two records that had them continues the last one: its width counts, once for each
     // such cut (the cut pieces of equal frames are equal).
@@ -428,6 +436,16 @@ class Scanner final : public doctor::EventSink {
   }
 
   static bool WordChar(char c) { return c != ' ' && c != '\t' && c != '\r'; }
+
+  // A word's rest then plain text: a lower-case letter first, and the first word letters and
+  // digits only (no "name:", "module_function", "key=value" of a record of its own).
+  static bool WordRest(std::string_view s) {
+    if (s.empty() || std::islower(static_cast<unsigned char>(s[0])) == 0) return false;
+    for (const char c : s.substr(0, s.find(' '))) {
+      if (std::isalnum(static_cast<unsigned char>(c)) == 0) return false;
+    }
+    return true;
+  }
 
   // How a log record begins, not a wrapped line's rest: a worker's "(..." or "[...", a level
   // ("INFO ", "ERROR:", "W1204"), a date or time ("2025-", "12-04 ", "10:18:11"), "time=".

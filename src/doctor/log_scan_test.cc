@@ -429,6 +429,25 @@ TEST(LogScan, AMessageWrappedOverTwoLinesIsReadWhole) {
   EXPECT_NEAR(d.numbers.at("kv_needed_bytes"), 22.5 * 1073741824.0, 1e6);
 }
 
+// The one long line of an excerpt, cut by an 80-column terminal inside a word: the rest is
+// joined back. An 80-column line followed by a record of its own (llama.cpp's "name: ...") is not.
+TEST(LogScan, AnExcerptsOneLongLineWrappedAtEightyIsReadWhole) {
+  const std::string error =
+      "Error: llama runner process has terminated: error loading model: unable to allocate CUDA0 "
+      "buffer";
+  const std::string log = "$ ollama run deepseek-r1:671b\n" + error.substr(0, 80) + "\n" +
+                          error.substr(80) + "\nllama_load_model_from_file: failed to load model\n";
+  const Diagnosis d = Diagnose(Scan(log));
+  EXPECT_EQ(d.stage, "load");
+  EXPECT_EQ(d.cause, "weights_too_large");
+  const std::string line80(80, 'x');
+  const LogScan apart = Scan("A" + line80.substr(1) +
+                             "\nllama_model_load: error loading model: unable to allocate CUDA0 "
+                             "buffer\n");
+  ASSERT_FALSE(apart.events.empty());
+  for (const LogEvent& e : apart.events) EXPECT_EQ(e.line, 2u) << e.text;  // not joined to line 1
+}
+
 // A log saved by Windows tools is often UTF-16: PowerShell's `>` (before PowerShell 6) writes
 // it little-endian with a byte-order mark, and some editors without one. Read as the UTF-8 it
 // stands for, in any cut of the bytes.
