@@ -493,6 +493,8 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
         ko.rules = vllm::RulesFor(
             *ParseVllmVersion(s.version.empty() ? plan->modelled_version : s.version));
         ko.num_speculative_tokens = s.num_speculative_tokens;
+        // The plan's resolved Mamba cache mode (prefix caching on a hybrid model: two pages).
+        ko.mamba_pages_per_request = plan->kv_options.mamba_pages_per_request;
         // With speculative decoding the plan's own layout (its MTP layers page in the pool).
         auto layout = s.speculative_method.empty() ? PlanKvCache(inv->spec, ko)
                                                    : Result<KvCacheLayout>(plan->kv_layout);

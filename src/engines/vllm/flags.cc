@@ -66,6 +66,8 @@ constexpr const char* kQuantizationChoices[] = {
 constexpr const char* kKvCacheDtypeChoices[] = {
     "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
     "int8_per_token_head", "fp8_per_token_head"};
+// --mamba-cache-mode choices (vllm/config/cache.py MambaCacheMode).
+constexpr const char* kMambaCacheModes[] = {"none", "align", "all"};
 
 template <size_t N>
 Status Choice(const std::string& flag, const std::string& text, const char* const (&choices)[N]) {
@@ -336,6 +338,14 @@ const std::vector<FlagSpec>& Flags() {
        "One KV cache type for all layers: sliding-window layers beside full ones cache the "
        "whole context",
        nullptr},
+      {"--enable-prefix-caching", nullptr,
+       "Prefix caching on (the default, but for hybrid models before vLLM 0.28): a hybrid "
+       "model's linear-attention state then takes two pages per request",
+       nullptr},
+      {"--no-enable-prefix-caching", nullptr,
+       "Prefix caching off: one linear-attention state page per request", nullptr},
+      {"--mamba-cache-mode", nullptr, "none | align | all (hybrid models; needs prefix caching)",
+       "TEXT"},
       {"--no-disable-hybrid-kv-cache-manager", nullptr,
        "Keep the hybrid KV cache manager beside a KV connector (vLLM 0.13+; the connector must "
        "support it)",
@@ -481,6 +491,13 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     } else if (name == "--disable-hybrid-kv-cache-manager") {
       s.disable_hybrid_kv_cache_manager = true;
       s.keep_hybrid_kv_cache_manager = false;
+    } else if (name == "--enable-prefix-caching") {
+      s.enable_prefix_caching = 1;
+    } else if (name == "--no-enable-prefix-caching") {
+      s.enable_prefix_caching = 0;
+    } else if (name == "--mamba-cache-mode") {
+      VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kMambaCacheModes));
+      s.mamba_cache_mode = text;
     } else if (name == "--no-disable-hybrid-kv-cache-manager") {
       s.keep_hybrid_kv_cache_manager = true;
       s.disable_hybrid_kv_cache_manager = false;

@@ -59,9 +59,10 @@ uint64_t MaxUsage(KvLayerKind kind, uint64_t page, int64_t bs, int64_t window,
       return (CeilDiv(tokens, bs) + 1) * page;
     }
     case KvLayerKind::kMamba:
-      // MambaSpec with mamba_cache_mode "none" (hybrid models have prefix caching off):
-      // one page per request, plus one per speculative token.
-      return page * static_cast<uint64_t>(1 + o.num_speculative_tokens);
+      // MambaSpec.max_memory_usage_bytes (vllm/v1/kv_cache_interface.py): one page per request
+      // in mamba_cache_mode "none" (prefix caching off), two in "align" (PR #30877, 2026-01),
+      // plus one per speculative token.
+      return page * static_cast<uint64_t>(o.mamba_pages_per_request + o.num_speculative_tokens);
   }
   return 0;
 }

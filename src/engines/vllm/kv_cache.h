@@ -38,6 +38,9 @@ struct KvCacheOptions {
   int64_t max_model_len = 0;          // required, > 0
   int64_t max_num_batched_tokens = 8192;  // scheduler token budget (sliding-window usage)
   int64_t num_speculative_tokens = 0; // extra conv-state rows and mamba pages
+  // State pages one request holds in each linear-attention group: 1 (mamba_cache_mode "none",
+  // prefix caching off) or 2 ("align": the running state and the last block-aligned one).
+  int64_t mamba_pages_per_request = 1;
   bool disable_hybrid_kv_cache_manager = false;  // sliding layers then cost full context
   // The release's rules: grouping and how "GPU KV cache size" is printed (default: the newest).
   vllm::Rules rules = vllm::RulesFor(vllm::kNewestModelled);

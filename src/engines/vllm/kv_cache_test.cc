@@ -178,6 +178,31 @@ TEST(KvCache, PrintedTokensByRelease) {
   EXPECT_EQ(KvCapacity(*layout, 20ull << 30, v2001).kv_cache_tokens, b.kv_cache_tokens);
 }
 
+// Prefix caching on a hybrid model ("align" mode) keeps two state pages per request in each
+// linear-attention group. Qwen3.8-27B on one RTX PRO 6000 at vLLM 0.29.0 (prefix caching on by
+// default) printed 314,187 tokens and 38.35x for 8,192-token requests from 31.24 GiB: 652 blocks
+// of 3,211,264 B x 16 layers, a request 11 attention blocks + 3 groups x 2 state pages = 17.
+TEST(KvCache, MambaAlignModeHoldsTwoStatePagesPerRequest) {
+  const ModelSpec s = Spec("qwen3.8-27b");
+  KvCacheOptions none = Opts(8192);
+  none.rules = vllm::RulesFor(2900);
+  auto layout = PlanKvCache(s, none);
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->block_size, 784);
+  const uint64_t memory = static_cast<uint64_t>(31.24 * 1073741824.0);
+  const auto one = KvCapacity(*layout, memory, none);
+  EXPECT_EQ(one.num_blocks, 652u);
+  EXPECT_EQ(one.kv_cache_tokens, 381513u);  // 652 / 14
+  KvCacheOptions align = none;
+  align.mamba_pages_per_request = 2;
+  auto aligned = PlanKvCache(s, align);
+  ASSERT_TRUE(aligned.ok());
+  const auto two = KvCapacity(*aligned, memory, align);
+  EXPECT_EQ(two.num_blocks, 652u);  // the pool is the same; a request takes more of it
+  EXPECT_NEAR(two.max_concurrency, 38.35, 0.005);
+  EXPECT_EQ(two.kv_cache_tokens, 314187u);
+}
+
 TEST(KvCache, PipelineStagesCacheTheirOwnLayers) {
   // DeepSeek-V2-Lite at PP 2: the first stage holds ceil(27 / 2) = 14 MLA layers of 1,152 B.
   KvCacheOptions o = Opts(1024);

@@ -1614,6 +1614,50 @@ int64_t LongestFitting(const Run& r, int64_t hi) {
   return lo;
 }
 
+// Prefix caching on a hybrid model (linear-attention layers): MambaModelConfig.
+// verify_and_update_config (vllm/model_executor/models/config.py) resolves mamba_cache_mode
+// "none" to "all" where the model supports Mamba prefix caching, else to "align", and falls
+// back from "all" to "align" for a model that does not; prefix caching off resets any mode to
+// "none". "align" keeps two state pages per request in each linear-attention group
+// (MambaSpec.max_memory_usage_bytes). Qwen3-Next and Qwen3.5 (Qwen3.6, 3.8) do not support
+// "all" (their model classes refuse it); another hybrid family's "all" is not modelled.
+void MambaPrefixCaching(Run& r) {
+  const ModelSpec& spec = r.kv_spec();
+  if (!HasAttention(spec, AttentionKind::kLinear) || r.s.v0_engine) return;
+  const std::string& mode = r.s.mamba_cache_mode;
+  const bool by_default = r.s.enable_prefix_caching == -1;
+  const bool on = by_default ? r.rules.hybrid_prefix_caching_default
+                             : r.s.enable_prefix_caching == 1;
+  if (!on) {
+    if (!mode.empty() && mode != "none") {
+      r.plan.notes.push_back(fmt::format(
+          "--mamba-cache-mode {}: prefix caching is off, so vLLM sets the mode back to 'none' "
+          "(one state page per request)",
+          mode));
+    }
+    return;
+  }
+  r.ko.mamba_pages_per_request = 2;
+  const bool no_all = spec.family == "qwen3_next" || spec.family == "qwen3_5" ||
+                      spec.family == "qwen3_5_moe";
+  r.plan.notes.push_back(fmt::format(
+      "prefix caching is on ({}): vLLM caches the linear-attention state in 'align' mode, two "
+      "state pages per request in each linear-attention group (--no-enable-prefix-caching: "
+      "one)",
+      by_default ? "vLLM's default for hybrid models from 0.28, PR #50991"
+                 : "--enable-prefix-caching"));
+  if (no_all && mode == "all") {
+    r.plan.notes.push_back(fmt::format(
+        "--mamba-cache-mode all: {} does not support it; vLLM falls back to 'align'",
+        spec.architecture.empty() ? spec.family : spec.architecture));
+  } else if (!no_all && mode != "align") {
+    r.plan.not_counted.push_back(fmt::format(
+        "Mamba prefix caching in 'all' mode (a state page per block of each request), which "
+        "vLLM picks for a hybrid model that supports it; planned as 'align' ({})",
+        spec.architecture.empty() ? spec.family : spec.architecture));
+  }
+}
+
 // --disable-hybrid-kv-cache-manager: KVCacheCoordinator without the hybrid manager needs one KV
 // spec for every layer, so unify_hybrid_kv_cache_specs (v1/core/kv_cache_utils.py) turns each
 // SlidingWindowSpec into a FullAttentionSpec where full-attention layers are present ("Hybrid KV
@@ -1766,6 +1810,7 @@ Status KvCache(Run& r) {
   r.ko.num_speculative_tokens = s.num_speculative_tokens;
   r.ko.rules = r.rules;
   HybridKvManager(r);
+  MambaPrefixCaching(r);
   r.legacy_kv = vllm::LegacyKvSpec(r.rules, r.with_draft ? *r.with_draft : r.spec);
   if (r.legacy_kv) {
     plan.notes.push_back(fmt::format("vLLM {} caches DeepSeek's MLA layers as full K and V for "

@@ -454,6 +454,59 @@ TEST(Vllm, PrintedCommandKeepsFlagsItDoesNotRead) {
   EXPECT_NE(p->command.find(" --enable-prefix-caching"), std::string::npos) << p->command;
 }
 
+// Prefix caching on a hybrid model: vLLM's default from 0.28 (PR #50991), --enable-prefix-caching
+// before. Its "align" mode holds two linear-attention state pages per request per group, so the
+// same pool serves fewer requests; --no-enable-prefix-caching gives the one page back. A model
+// without linear-attention layers is unchanged.
+TEST(Vllm, PrefixCachingOnAHybridModelHoldsTwoStatePages) {
+  auto plan = [](const std::string& model, const std::string& version,
+                 std::vector<std::string> flags) {
+    std::vector<std::string> argv = {"vllm", "serve", "Qwen/Qwen3.8-27B", "--max-model-len",
+                                     "8192", "--max-num-seqs", "256"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto cmd = vllm::ReadServeCommand(argv);
+    EXPECT_TRUE(cmd.ok()) << cmd.status().ToString();
+    auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    s->version = version;
+    auto p = PlanVllm(Catalog(model.c_str()), Gpu("rtx-pro-6000"), *s);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return *p;
+  };
+  auto noted = [](const VllmPlan& p, std::string_view what) {
+    return std::any_of(p.notes.begin(), p.notes.end(),
+                       [&](const std::string& n) { return n.find(what) != std::string::npos; });
+  };
+  const VllmPlan before = plan("qwen3.8-27b", "0.27.1", {});
+  const VllmPlan from = plan("qwen3.8-27b", "0.28.0", {});
+  const VllmPlan off = plan("qwen3.8-27b", "0.28.0", {"--no-enable-prefix-caching"});
+  const VllmPlan on = plan("qwen3.8-27b", "0.27.1", {"--enable-prefix-caching"});
+  EXPECT_EQ(before.kv_options.mamba_pages_per_request, 1);
+  EXPECT_EQ(from.kv_options.mamba_pages_per_request, 2);
+  EXPECT_EQ(off.kv_options.mamba_pages_per_request, 1);
+  EXPECT_EQ(on.kv_options.mamba_pages_per_request, 2);
+  // One request: 11 attention blocks and 3 groups x 1 or 2 state pages: 14 or 17 blocks.
+  EXPECT_NEAR(before.max_concurrency / from.max_concurrency, 17.0 / 14.0, 0.01);
+  EXPECT_EQ(off.kv_cache_tokens, before.kv_cache_tokens);
+  EXPECT_TRUE(noted(from, "PR #50991"));
+  EXPECT_TRUE(noted(on, "(--enable-prefix-caching)"));
+  EXPECT_FALSE(noted(before, "align"));
+  EXPECT_NE(off.command.find("--no-enable-prefix-caching"), std::string::npos) << off.command;
+  // "all" is refused by Qwen3.5-family classes: vLLM falls back to "align".
+  const VllmPlan all = plan("qwen3.8-27b", "0.28.0", {"--mamba-cache-mode", "all"});
+  EXPECT_EQ(all.kv_options.mamba_pages_per_request, 2);
+  EXPECT_TRUE(noted(all, "falls back to 'align'"));
+  // With prefix caching off the mode goes back to "none".
+  const VllmPlan reset =
+      plan("qwen3.8-27b", "0.27.1", {"--mamba-cache-mode", "align"});
+  EXPECT_EQ(reset.kv_options.mamba_pages_per_request, 1);
+  EXPECT_TRUE(noted(reset, "back to 'none'"));
+  // A dense model: nothing changes.
+  const VllmPlan dense = plan("qwen3-8b", "0.28.0", {});
+  EXPECT_EQ(dense.kv_options.mamba_pages_per_request, 1);
+  EXPECT_EQ(dense.kv_cache_tokens, plan("qwen3-8b", "0.27.1", {}).kv_cache_tokens);
+}
+
 TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
   // VllmConfig.use_v2_model_runner without VLLM_USE_V2_MODEL_RUNNER: Qwen3ForCausalLM neither MoE
   // nor quantized from v0.22 (PR #39337), Llama and Mistral too from v0.23 (PR #43458), their

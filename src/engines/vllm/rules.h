@@ -122,6 +122,13 @@ struct Rules {
   bool gptq_marlin_only = true;
   // compressed-tensors accepts --dtype float32 (get_supported_act_dtypes, PR #17112, v0.10.1).
   bool ct_float32 = true;
+  // Prefix caching on by default for hybrid (Mamba / linear-attention) models (PR #50991,
+  // "[Mamba] enable prefix cache by default", v0.28.0); before, off unless
+  // --enable-prefix-caching. On, MambaModelConfig.verify_and_update_config resolves
+  // mamba_cache_mode "none" to "align" for a model without Mamba prefix caching ("all" support):
+  // two state pages per request in each linear-attention group. Read from the release number
+  // itself, past the newest modelled one (the rest of 0.28's rules are 0.22's).
+  bool hybrid_prefix_caching_default = false;
   // Sampler warm-up (v1/sample/ops/topk_topp_sampler.py, apply_top_k_top_p): the full-vocab
   // PyTorch sort from v0.11.1, when PR #26859 (2025-10-14) made the FlashInfer sampler opt-in,
   // until v0.17, whose PR #33538 (2026-02-17, not in v0.16.0) routes batches of 8 or more to a

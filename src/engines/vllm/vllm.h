@@ -63,6 +63,11 @@ struct VllmOptions : EngineOptions {
   // whole on every TP rank, each rank encoding a share of the items (weights: sharded, the
   // default).
   bool mm_encoder_tp_data = false;
+  // --enable-prefix-caching (1) / --no-enable-prefix-caching (0); -1: the release's default
+  // (off for hybrid models before v0.28, on from it: Rules::hybrid_prefix_caching_default).
+  int enable_prefix_caching = -1;
+  // --mamba-cache-mode as given ("": vLLM's "none"): none | align | all.
+  std::string mamba_cache_mode;
   // --disable-hybrid-kv-cache-manager (SchedulerConfig, v0.10+): one KV spec for every layer.
   bool disable_hybrid_kv_cache_manager = false;
   // --no-disable-hybrid-kv-cache-manager: the user's explicit "keep it" (argparse's
