@@ -370,6 +370,10 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       if (auto v = Num(res, "max_num_batched_tokens"))
         s.max_num_batched_tokens = static_cast<int64_t>(*v);
       if (!Str(res, "kv_cache_dtype").empty()) s.kv_cache_dtype = Str(res, "kv_cache_dtype");
+      // enable_prefix_caching (true/false) and mamba_cache_mode: a hybrid model's state pages.
+      bool prefix = false;
+      if (!res["enable_prefix_caching"].get_bool().get(prefix)) s.enable_prefix_caching = prefix;
+      if (!Str(res, "mamba_cache_mode").empty()) s.mamba_cache_mode = Str(res, "mamba_cache_mode");
       bool text_only = false;  // --language-model-only
       if (!res["language_model_only"].get_bool().get(text_only)) s.language_model_only = text_only;
       // env: the variables the log shows in effect, e.g. VLLM_USE_FLASHINFER_SAMPLER 0 or 1 where

@@ -78,6 +78,19 @@ TEST(Catalog, PublishedParameterCounts) {
   }
 }
 
+// An entry whose config.json was not readable, only its quantization_config as described:
+// the synthesized bytes against the checkpoint's published weight shards (safetensors files,
+// their JSON headers included, so slightly above the tensors alone).
+TEST(Catalog, DescribedFp8EntriesMatchTheirPublishedShards) {
+  // Qwen/Qwen3.8-27B-FP8 (revision 017b9c7a): weight shards 30,866,866,928 bytes. The plan
+  // quantizes in_proj_a/b too where the checkpoint keeps them in 16 bits (the entry's notes).
+  auto inv = InspectModel("qwen3.8-27b-fp8", {});
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  const double shards = 30866866928.0;
+  EXPECT_NEAR(static_cast<double>(inv->total_bytes) / shards, 1.0, 0.005) << inv->total_bytes;
+  EXPECT_LE(inv->total_bytes, 30866866928ULL);
+}
+
 uint64_t ParamsWhere(const Inventory& inv, bool mtp) {
   uint64_t n = 0;
   for (const auto& e : inv.tensors) if ((e.role == Role::kMtp) == mtp) n += e.parameters;
