@@ -1640,6 +1640,7 @@ void MambaPrefixCaching(Run& r) {
   r.ko.mamba_pages_per_request = 2;
   const bool no_all = spec.family == "qwen3_next" || spec.family == "qwen3_5" ||
                       spec.family == "qwen3_5_moe";
+  const std::string& model = spec.architecture.empty() ? spec.family : spec.architecture;
   r.plan.notes.push_back(fmt::format(
       "prefix caching is on ({}): vLLM caches the linear-attention state in 'align' mode, two "
       "state pages per request in each linear-attention group (--no-enable-prefix-caching: "
@@ -1648,13 +1649,12 @@ void MambaPrefixCaching(Run& r) {
                  : "--enable-prefix-caching"));
   if (no_all && mode == "all") {
     r.plan.notes.push_back(fmt::format(
-        "--mamba-cache-mode all: {} does not support it; vLLM falls back to 'align'",
-        spec.architecture.empty() ? spec.family : spec.architecture));
+        "--mamba-cache-mode all: {} does not support it; vLLM falls back to 'align'", model));
   } else if (!no_all && mode != "align") {
     r.plan.not_counted.push_back(fmt::format(
         "Mamba prefix caching in 'all' mode (a state page per block of each request), which "
         "vLLM picks for a hybrid model that supports it; planned as 'align' ({})",
-        spec.architecture.empty() ? spec.family : spec.architecture));
+        model));
   }
 }
 
