@@ -169,8 +169,11 @@ enum class Num : uint8_t {
   // quantizer table: AutoGPTQ, GPTQModel, GPTQ-for-LLaMa, optimum, llm-compressor, auto-round,
   // AutoAWQ).
   kQuantizerTool,             // quantizer_tool
+  // A progress bar's line (tqdm) drawn when its work began and closed, newline and all, only
+  // when the work ended: printed after the error that stopped it, it was begun before it (1).
+  kBarBegunBefore,            // bar_begun_before
 };
-inline constexpr int kNumCount = 62;
+inline constexpr int kNumCount = 63;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

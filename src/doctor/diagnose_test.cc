@@ -322,6 +322,28 @@ TEST(Diagnose, GgmlCurrentDeviceLineFollowsTheErrorBeforeIt) {
 // A line that names the error whole, wrapped by a terminal mid-word: the quote is the joined
 // text, not the first piece; a next line of its own (ggml's indented "current device") is not
 // joined.
+// vLLM's offline LLM.generate draws "Processed prompts" when it starts stepping the requests;
+// the bar at 0% is closed, and so printed, only after the error that stopped it. Its work had
+// begun: the failure is while serving (a request's images in the encoder), not the profile run.
+// Any other line after the error places nothing.
+TEST(Diagnose, AProgressBarClosedByTheErrorWasBegunBeforeIt) {
+  const std::string encoder =
+      "[rank0]:   File \"/app/deepencoder/sam_vary_sdpa.py\", line 309, in forward\n"
+      "[rank0]:     attn_bias = (rel_h + rel_w).view(B, self.num_heads, rel_h.size(2), -1)\n"
+      "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 352.00 MiB. GPU 0 "
+      "has a total capacity of 11.75 GiB of which 278.19 MiB is free.\n";
+  const Diagnosis served = DiagnoseText(
+      encoder + "Processed prompts:   0%|          | 0/5 [00:00<?, ?it/s, est. speed input: 0.00 "
+                "toks/s, output: 0.00 toks/s]\n");
+  EXPECT_EQ(served.stage, "runtime") << served.stage_evidence;
+  EXPECT_NE(served.stage_evidence.find("milestone line 4: Processed prompts"), std::string::npos)
+      << served.stage_evidence;
+  const Diagnosis later = DiagnoseText(
+      encoder + "Processed prompts: 100%|##########| 5/5 [00:09<00:00, 1.8s/it]\n");
+  EXPECT_EQ(later.stage_evidence.find("Processed prompts"), std::string::npos)
+      << later.stage_evidence;
+}
+
 TEST(Diagnose, AWrappedErrorLineIsQuotedWhole) {
   const Diagnosis d = DiagnoseText(
       "(EngineCore_DP0 pid=2841) ERROR 10-14 08:12:40 [core.py:708] torch.AcceleratorError: CUDA "

@@ -51,7 +51,7 @@ std::optional<Stage> StageFromMilestones(const LogScan& scan, const Facts& f, co
   std::optional<Stage> reached;
   bool capture_may_follow = false;  // the furthest is a phase a capture may follow
   for (const LogEvent& e : scan.events) {
-    if (f.oom_line && e.line > f.oom_line) break;
+    if (f.oom_line && e.line > f.oom_line && !e.values.contains(Num::kBarBegunBefore)) continue;
     const Reader* r = FindReader(e.engine);
     if (!r) continue;
     for (const Milestone& m : r->milestones) {

@@ -147,6 +147,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kGradAccumSteps, "grad_accum_steps"},
     {Num::kNumBeams, "num_beams"},
     {Num::kQuantizerTool, "quantizer_tool"},
+    {Num::kBarBegunBefore, "bar_begun_before"},
 };
 
 // Entry i names value i, and every value has an entry.

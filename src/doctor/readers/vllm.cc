@@ -321,6 +321,14 @@ void MatchPhases(const Line& line) {
       Has(s, "KV cache pool created")) {
     line.Emit(EventKind::kServing, kEngine);
   }
+  // The offline LLM's progress bars (vllm/entrypoints/llm.py: "Adding requests" as it queues the
+  // prompts, "Processed prompts" in _run_engine as it steps them): the LLM was built, start-up is
+  // over, and its generate() is serving them.
+  // A bar at 0% is its first drawing, kept on screen until the error closed it.
+  if (Has(s, "Processed prompts:") || Has(s, "Adding requests:")) {
+    LogEvent& e = line.Emit(EventKind::kServing, kEngine);
+    if (Has(s, " 0%|")) Set(e, Num::kBarBegunBefore, 1);
+  }
   // V1's engine core dying after it was built (vllm/v1/engine/core.py run_engine_core, 0.8+:
   // "EngineCore encountered a fatal error." is logged only once EngineCoreProc exists, its KV
   // cache and graphs done, "EngineCore failed to start." before): serving.
