@@ -344,6 +344,18 @@ TEST(Diagnose, AProgressBarClosedByTheErrorWasBegunBeforeIt) {
       << later.stage_evidence;
 }
 
+// PyTorch's figures without the message's head are still its out-of-memory error: the sentence
+// "GPU N has a total capacity of T of which F is free" is printed by that message alone.
+TEST(Diagnose, TheAllocatorsFiguresAloneAreItsOutOfMemoryError) {
+  const Diagnosis d = DiagnoseText(
+      "ERROR: could not start the model.\n"
+      "GPU 0 has a total capacity of 22.03 GiB of which 17.06 MiB is free.\n");
+  EXPECT_TRUE(d.found);
+  EXPECT_NEAR(d.numbers.at("total_bytes"), 22.03 * 1073741824.0, 1e6);
+  EXPECT_NEAR(d.numbers.at("free_bytes"), 17.06 * 1048576.0, 1e4);
+  EXPECT_FALSE(DiagnoseText("GPU 0 has a total capacity of 22.03 GiB.\n").found);
+}
+
 TEST(Diagnose, AWrappedErrorLineIsQuotedWhole) {
   const Diagnosis d = DiagnoseText(
       "(EngineCore_DP0 pid=2841) ERROR 10-14 08:12:40 [core.py:708] torch.AcceleratorError: CUDA "

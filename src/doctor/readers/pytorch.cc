@@ -57,45 +57,68 @@ ProcessList ListedProcesses(const LineView& s) {
   return out;
 }
 
+// The caching allocator's message without its "CUDA out of memory. Tried to allocate" head (a
+// paste that kept the figures only): "GPU 0 has a total capacity of 22.03 GiB of which 17.06 MiB
+// is free." is printed by that message alone (c10/cuda/CUDACachingAllocator.cpp, 2.1+).
+bool HeadlessOom(const LineView& s) {
+  return Has(s, "has a total capacity of") && Has(s, " of which ") && Has(s, " is free");
+}
+
+// A message wrapped after "Tried to allocate": the two lines joined, read again. True when the
+// join is the message (it holds the request, or this is a later line of one already read), with
+// `out` and `out_tried` set to the join's; false leaves them.
+bool ReadJoined(const Line& line, LineView* out, size_t* out_tried) {
+  LineView s = line.joined;
+  // Wrapped mid-word (a terminal's width), the two parts read whole only without a space:
+  // the join that reads more of the message's sizes ("10.29 Gi" + "B already allocated"
+  // reads one only without it).
+  auto keys = [](const LineView& t) {
+    int n = 0;
+    for (std::string_view k : {"total capacity of", "total capacty of", "of which",
+                               "this process has", "Of the allocated memory",
+                               "reserved by PyTorch but unallocated", "already allocated",
+                               "reserved in total by PyTorch"}) {
+      n += Has(t, k) ? 1 : 0;
+    }
+    for (std::string_view k : {"total capacity of", "total capacty of", "of which",
+                               "this process has", "Of the allocated memory",
+                               "Tried to allocate"}) {
+      n += SizeAfter(t, k).has_value() ? 1 : 0;
+    }
+    for (std::string_view k : {"already allocated", "reserved in total by PyTorch", " free;"}) {
+      n += SizeBefore(t, k, ";").has_value() ? 1 : 0;
+    }
+    n += SizeBefore(t, "reserved by PyTorch but unallocated", "and ").has_value() ? 1 : 0;
+    return n + ListedProcesses(t).count;
+  };
+  if (!line.joined_tight.empty() &&
+      (keys(line.joined_tight) > keys(s) ||
+       (!Has(s, "Tried to allocate") && Has(line.joined_tight, "Tried to allocate")))) {
+    s = line.joined_tight;
+  }
+  const size_t tried = s.find("Tried to allocate");
+  // The third or a later line of a message wrapped over several: its keys, without the
+  // request the first line gave.
+  if (tried == std::string_view::npos && !line.after_oom) return false;
+  *out = s;
+  *out_tried = tried;
+  return true;
+}
+
 // "Tried to allocate X ...": true when the line is one (no other PyTorch line is then read).
 // A message wrapped after "Tried to allocate" is read again from the two lines joined.
 bool MatchAllocatorOom(const Line& line) {
   LineView s = line.view();
   size_t tried = s.find("Tried to allocate");
   if (tried == std::string_view::npos) {
-    if (line.joined.empty() || !ContinuesOom(s)) return false;
-    s = line.joined;
-    // Wrapped mid-word (a terminal's width), the two parts read whole only without a space:
-    // the join that reads more of the message's sizes ("10.29 Gi" + "B already allocated"
-    // reads one only without it).
-    auto keys = [](const LineView& t) {
-      int n = 0;
-      for (std::string_view k : {"total capacity of", "total capacty of", "of which",
-                                 "this process has", "Of the allocated memory",
-                                 "reserved by PyTorch but unallocated", "already allocated",
-                                 "reserved in total by PyTorch"}) {
-        n += Has(t, k) ? 1 : 0;
-      }
-      for (std::string_view k : {"total capacity of", "total capacty of", "of which",
-                                 "this process has", "Of the allocated memory",
-                                 "Tried to allocate"}) {
-        n += SizeAfter(t, k).has_value() ? 1 : 0;
-      }
-      for (std::string_view k : {"already allocated", "reserved in total by PyTorch", " free;"}) {
-        n += SizeBefore(t, k, ";").has_value() ? 1 : 0;
-      }
-      n += SizeBefore(t, "reserved by PyTorch but unallocated", "and ").has_value() ? 1 : 0;
-      return n + ListedProcesses(t).count;
-    };
-    if (!line.joined_tight.empty() &&
-        (keys(line.joined_tight) > keys(s) ||
-         (!Has(s, "Tried to allocate") && Has(line.joined_tight, "Tried to allocate")))) {
-      s = line.joined_tight;
+    // The figures alone (a paste that kept them without the message's head), not a later line
+    // of a message: read as the message, without its request.
+    const bool headless = !line.after_oom && HeadlessOom(s);
+    if (line.joined.empty() || !ContinuesOom(s)) {
+      if (!headless) return false;
+    } else {
+      if (!ReadJoined(line, &s, &tried) && !headless) return false;
     }
-    tried = s.find("Tried to allocate");
-    // The third or a later line of a message wrapped over several: its keys, without the
-    // request the first line gave.
-    if (tried == std::string_view::npos && !line.after_oom) return false;
   }
   auto& e = line.Emit(EventKind::kTorchOom, kEngine);
   if (tried != std::string_view::npos) {
@@ -1122,7 +1145,7 @@ void Match(const Line& line) {
   if (Has(s, "CUDA error: out of memory") || Has(s, "cudaErrorMemoryAllocation") ||
       (Has(s, "CUDA out of memory") && !Has(s, "warming up sampler")) ||
       Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError") || OldCudaOom(s) ||
-      OtherDeviceOom(s)) {
+      OtherDeviceOom(s) || HeadlessOom(s)) {
     line.Emit(EventKind::kCudaOom, kEngine);
   }
   MatchMpsBufferSize(line);
