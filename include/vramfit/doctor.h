@@ -59,6 +59,10 @@ struct LogScan {
   // before it.
   uint64_t earlier_runs = 0;  // runs that began, and failed, before the one read
   uint64_t run_line = 0;      // the line the run read begins at (0: the log's first)
+  // The log was pasted newest first (a console or log viewer that lists the latest line at the
+  // top): its line-start timestamps only go backwards. The events are then in time order, each
+  // line numbered from the log's last line (1) up.
+  bool newest_first = false;
 };
 
 // Reads `in` to the end in chunks; memory stays bounded by the line cap and the event cap.

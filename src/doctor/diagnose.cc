@@ -320,6 +320,10 @@ class Doctor {
 
   // Which run of a log of several the diagnosis reads.
   void RunNote() {
+    if (scan_.newest_first) {
+      d_.notes.push_back("the log is newest first (its timestamps run backwards): it is read from "
+                         "its last line up, and its line numbers count from that last line");
+    }
     if (scan_.earlier_runs == 0) return;
     d_.notes.push_back(fmt::format("the log holds {} runs: the last one is read (from line {}), "
                                    "the earlier ones failed before it",

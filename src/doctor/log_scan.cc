@@ -357,6 +357,13 @@ class Scanner final : public doctor::EventSink {
     }
     for (LogEvent& e : tail_) out_->events.push_back(std::move(e));
     tail_.clear();
+    // Timestamps that only went backwards (two steps at least, none forward): newest first.
+    // Read in time order: the events reversed, each line numbered from the log's end.
+    if (time_back_ >= 2 && time_forward_ == 0) {
+      out_->newest_first = true;
+      std::reverse(out_->events.begin(), out_->events.end());
+      for (LogEvent& e : out_->events) e.line = out_->lines + 1 - e.line;
+    }
     std::vector<std::pair<std::string, uint64_t>> v(engine_counts_.begin(), engine_counts_.end());
     std::stable_sort(v.begin(), v.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -367,6 +374,9 @@ class Scanner final : public doctor::EventSink {
   // The bytes two records of one source share at their start ("(VllmWorker rank=", "INFO 05-10",
   // "2025-03-01T10:").
   static constexpr size_t kSameRecordBytes = 12;
+  // ObserveTime's last timestamp of each form (-1: none yet) and the steps seen.
+  double last_time_[2] = {-1, -1};
+  int time_forward_ = 0, time_back_ = 0;
   // A terminal wraps at no fewer columns than this, and at no more.
   static constexpr size_t kNarrowestWrap = 60;
   static constexpr size_t kWidestWrap = 512;
@@ -436,6 +446,71 @@ class Scanner final : public doctor::EventSink {
   }
 
   static bool WordChar(char c) { return c != ' ' && c != '\t' && c != '\r'; }
+
+  // A timestamp at a line's start: "2024-02-02 21:44:03.976" (or with a 'T', or in '['), or a
+  // level and vLLM's or SGLang's "INFO 02-03 03:43:49" (after a worker's "(...) " prefix). Each
+  // form is compared with the last of its own form only (two clocks may differ by a time zone).
+  void ObserveTime(std::string_view s) {
+    // A paste's quote marks and indentation, kubectl --prefix's "[pod/NAME/CONTAINER] ", a
+    // rank's "[rank0]: ".
+    while (!s.empty() && (s[0] == '>' || s[0] == ' ')) s.remove_prefix(1);
+    if (s.starts_with("[pod/")) {
+      const size_t close = s.find("] ");
+      if (close != std::string_view::npos && close < 120) s.remove_prefix(close + 2);
+    }
+    if (s.starts_with("[rank")) {
+      const size_t close = s.find("]: ");
+      if (close != std::string_view::npos && close < 16) s.remove_prefix(close + 3);
+    }
+    if (!s.empty() && s[0] == '(') {
+      const size_t close = s.find(") ");
+      if (close == std::string_view::npos || close > 80) return;
+      s.remove_prefix(close + 2);
+    }
+    if (!s.empty() && s[0] == '[') s.remove_prefix(1);
+    auto digits = [&](size_t at, size_t n) {
+      if (at + n > s.size()) return -1.0;
+      double v = 0;
+      for (size_t i = at; i < at + n; ++i) {
+        if (std::isdigit(static_cast<unsigned char>(s[i])) == 0) return -1.0;
+        v = v * 10 + (s[i] - '0');
+      }
+      return v;
+    };
+    // HH:MM:SS at `at`, with any fraction after it, as seconds.
+    auto clock = [&](size_t at) {
+      const double h = digits(at, 2), m = digits(at + 3, 2), sec = digits(at + 6, 2);
+      if (h < 0 || m < 0 || sec < 0 || s[at + 2] != ':' || s[at + 5] != ':') return -1.0;
+      double frac = 0, scale = 0.1;
+      for (size_t i = at + 9; at + 8 < s.size() && (s[at + 8] == '.' || s[at + 8] == ',') &&
+                              i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]));
+           ++i, scale /= 10) {
+        frac += (s[i] - '0') * scale;
+      }
+      return h * 3600 + m * 60 + sec + frac;
+    };
+    int form = -1;
+    double t = -1;
+    if (digits(0, 4) >= 0 && s.size() > 19 && s[4] == '-' && s[7] == '-' &&
+        (s[10] == ' ' || s[10] == 'T')) {
+      const double day = digits(0, 4) * 400 + digits(5, 2) * 32 + digits(8, 2);
+      const double c = clock(11);
+      if (day >= 0 && c >= 0) form = 0, t = day * 86400 + c;
+    } else {
+      size_t at = 0;
+      while (at < s.size() && at < 8 && std::isupper(static_cast<unsigned char>(s[at]))) ++at;
+      if (at >= 4 && at < s.size() && s[at] == ' ' && s.size() > at + 14 && s[at + 3] == '-' &&
+          s[at + 6] == ' ') {
+        const double month = digits(at + 1, 2), day = digits(at + 4, 2), c = clock(at + 7);
+        if (month >= 0 && day >= 0 && c >= 0) form = 1, t = (month * 32 + day) * 86400 + c;
+      }
+    }
+    if (form < 0) return;
+    double& last = last_time_[form];
+    if (last >= 0 && t > last) ++time_forward_;
+    if (last >= 0 && t < last) ++time_back_;
+    last = t;
+  }
 
   // A word's rest then plain text: a lower-case letter first, and the first word letters and
   // digits only (no "name:", "module_function", "key=value" of a record of its own).
@@ -535,6 +610,7 @@ class Scanner final : public doctor::EventSink {
     }
     for (size_t i = 0; i < indent_ && cut < clean.size() && clean[cut] == ' '; ++i) ++cut;
     if (cut > 0) clean.erase(0, cut);
+    ObserveTime(clean);
     line_ = std::move(clean);
     first_number_ = first;
     last_number_ = last;

@@ -448,6 +448,45 @@ TEST(LogScan, AnExcerptsOneLongLineWrappedAtEightyIsReadWhole) {
   for (const LogEvent& e : apart.events) EXPECT_EQ(e.line, 2u) << e.text;  // not joined to line 1
 }
 
+// A console or log viewer that lists the newest line first (timestamps only going backwards):
+// read in time order, so the milestones before the error are the ones below it. A log in time
+// order, or with one step back among steps forward, is left as it is.
+TEST(LogScan, ANewestFirstLogIsReadInTimeOrder) {
+  const std::string log =
+      "2024-02-02 21:44:03.976\n"
+      "Error initializing vLLM engine: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 0 "
+      "has a total capacity of 44.35 GiB of which 53.38 MiB is free.\n"
+      "2024-02-02 21:43:49.554\n"
+      "INFO 02-03 03:43:49 model_runner.py:625] Capturing the model for CUDA graphs. This may "
+      "lead to unexpected consequences if the model is not static.\n"
+      "2024-02-02 21:43:48.339\n"
+      "INFO 02-03 03:43:48 llm_engine.py:316] # GPU blocks: 7754, # CPU blocks: 2048\n";
+  const LogScan s = Scan(log);
+  EXPECT_TRUE(s.newest_first);
+  const Diagnosis d = Diagnose(s);
+  EXPECT_EQ(d.stage, "cudagraph") << d.stage_evidence;
+  EXPECT_NE(d.stage_evidence.find("line 3: INFO 02-03 03:43:49"), std::string::npos)
+      << d.stage_evidence;
+  bool noted = false;
+  for (const std::string& n : d.notes) noted |= n.find("newest first") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // The same lines oldest first: as they are.
+  std::string forward;
+  std::vector<std::string> lines;
+  std::istringstream in(log);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  for (size_t i = lines.size(); i >= 2; i -= 2) {
+    forward += lines[i - 2] + "\n" + lines[i - 1] + "\n";
+  }
+  const LogScan f = Scan(forward);
+  EXPECT_FALSE(f.newest_first);
+  EXPECT_EQ(Diagnose(f).stage, "cudagraph");
+  // One step back among steps forward (two sources interleaved): not newest first.
+  EXPECT_FALSE(Scan("2024-02-02 10:00:00 a\n2024-02-02 10:00:05 b\n2024-02-02 10:00:01 c\n"
+                    "2024-02-02 10:00:09 d\n")
+                   .newest_first);
+}
+
 // A log saved by Windows tools is often UTF-16: PowerShell's `>` (before PowerShell 6) writes
 // it little-endian with a byte-order mark, and some editors without one. Read as the UTF-8 it
 // stands for, in any cut of the bytes.
