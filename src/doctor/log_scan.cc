@@ -493,9 +493,12 @@ class Scanner final : public doctor::EventSink {
     double t = -1;
     if (digits(0, 4) >= 0 && s.size() > 19 && s[4] == '-' && s[7] == '-' &&
         (s[10] == ' ' || s[10] == 'T')) {
-      const double day = digits(0, 4) * 400 + digits(5, 2) * 32 + digits(8, 2);
+      const double year = digits(0, 4), month = digits(5, 2), day = digits(8, 2);
       const double c = clock(11);
-      if (day >= 0 && c >= 0) form = 0, t = day * 86400 + c;
+      if (month >= 0 && day >= 0 && c >= 0) {
+        form = 0;
+        t = ((year * 13 + month) * 32 + day) * 86400 + c;
+      }
     } else {
       size_t at = 0;
       while (at < s.size() && at < 8 && std::isupper(static_cast<unsigned char>(s[at]))) ++at;
