@@ -1637,6 +1637,13 @@ void MambaPrefixCaching(Run& r) {
     }
     return;
   }
+  if (!r.rules.mamba_align_mode) {
+    r.plan.not_counted.push_back(fmt::format(
+        "prefix caching on a hybrid model before vLLM 0.16 (Mamba prefix caching's 'align' "
+        "mode came with PR #30877, 2026-01); planned with one state page per request ({})",
+        r.rules.text));
+    return;
+  }
   r.ko.mamba_pages_per_request = 2;
   const bool no_all = spec.family == "qwen3_next" || spec.family == "qwen3_5" ||
                       spec.family == "qwen3_5_moe";

@@ -501,6 +501,11 @@ TEST(Vllm, PrefixCachingOnAHybridModelHoldsTwoStatePages) {
       plan("qwen3.8-27b", "0.27.1", {"--mamba-cache-mode", "align"});
   EXPECT_EQ(reset.kv_options.mamba_pages_per_request, 1);
   EXPECT_TRUE(noted(reset, "back to 'none'"));
+  // Before the align mode existed: named as not counted, one page.
+  const VllmPlan early = plan("qwen3.8-27b", "0.14.1", {"--enable-prefix-caching"});
+  EXPECT_EQ(early.kv_options.mamba_pages_per_request, 1);
+  EXPECT_TRUE(std::any_of(early.not_counted.begin(), early.not_counted.end(),
+                          [](const std::string& n) { return n.find("PR #30877") != n.npos; }));
   // A dense model: nothing changes.
   const VllmPlan dense = plan("qwen3-8b", "0.28.0", {});
   EXPECT_EQ(dense.kv_options.mamba_pages_per_request, 1);

@@ -129,6 +129,9 @@ struct Rules {
   // two state pages per request in each linear-attention group. Read from the release number
   // itself, past the newest modelled one (the rest of 0.28's rules are 0.22's).
   bool hybrid_prefix_caching_default = false;
+  // Mamba prefix caching's "align" mode (PR #30877, merged 2026-01-24; 0.16 here, the first
+  // release certain to hold it): before it, prefix caching on a hybrid model is not modelled.
+  bool mamba_align_mode = true;
   // Sampler warm-up (v1/sample/ops/topk_topp_sampler.py, apply_top_k_top_p): the full-vocab
   // PyTorch sort from v0.11.1, when PR #26859 (2025-10-14) made the FlashInfer sampler opt-in,
   // until v0.17, whose PR #33538 (2026-02-17, not in v0.16.0) routes batches of 8 or more to a
