@@ -1771,8 +1771,10 @@ void HybridKvManager(Run& r) {
 // one Mamba cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs to at
 // most 635 or increase gpu_memory_utilization." Seen from vLLM's own CI in March 2026 (issue
 // #38632, Qwen3.5 on B200) through 0.25.1 and 0.28.0 (the doctor corpus); its first release was
-// not read, so before 0.18 the plan names it instead of failing. The available blocks are the
-// pool's less vLLM's null block.
+// not read, so before 0.18 the plan names it instead of failing. vLLM compares max_num_seqs with
+// kv_cache_config.num_blocks, the pool's blocks, null block included (v1/worker/
+// gpu_model_runner.py from PR #34571, 2026-03-04; vllm/config/compilation.py from PR #32936,
+// 2026-04-10).
 void MambaBlocksForGraphs(Run& r, uint64_t num_blocks) {
   const ModelSpec& spec = r.with_draft ? *r.with_draft : r.spec;
   if (!HasAttention(spec, AttentionKind::kLinear) || r.s.v0_engine || r.s.enforce_eager ||
@@ -1780,7 +1782,7 @@ void MambaBlocksForGraphs(Run& r, uint64_t num_blocks) {
     return;
   }
   if (r.graph_mode.find("FULL") == std::string::npos) return;
-  const uint64_t blocks = num_blocks - 1;
+  const uint64_t blocks = num_blocks;
   const int64_t seqs = r.s.max_num_seqs;
   if (seqs <= 0 || static_cast<uint64_t>(seqs) <= blocks) return;
   const std::string msg = fmt::format(

@@ -1,6 +1,7 @@
 // vLLM plans: the reported scenarios, each stage's failure, vLLM's own errors, advice that fits.
 #include "engines/vllm/vllm.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -1648,8 +1649,8 @@ VllmSettings ServeSettings(const std::vector<std::string>& words) {
 }
 
 // A hybrid model's decode graphs need one Mamba state block per sequence: max_num_seqs above
-// the pool's blocks (less the null block) stops vLLM before capture (0.18+ here); eager mode
-// captures nothing, and before 0.18 the check is named, not failed.
+// the pool's blocks (kv_cache_config.num_blocks) stops vLLM before capture (0.18+ here); eager
+// mode captures nothing, and before 0.18 the check is named, not failed.
 TEST(Vllm, MambaBlocksForTheDecodeGraphs) {
   const Inventory inv = Catalog("qwen3.8-27b");
   VllmSettings s;
@@ -1661,6 +1662,12 @@ TEST(Vllm, MambaBlocksForTheDecodeGraphs) {
   EXPECT_FALSE(p->fits);
   EXPECT_EQ(p->failure_stage, Stage::kKvCache);
   EXPECT_NE(p->failure_message.find("exceeds available Mamba cache blocks"), std::string::npos);
+  // The blocks it names are the pool's, null block included, as vLLM's kv_cache_config has them.
+  const uint64_t pool =
+      KvCapacity(p->kv_layout, p->gpus.front().kv_cache_bytes, p->kv_options).num_blocks;
+  EXPECT_NE(p->failure_message.find(fmt::format("Mamba cache blocks ({})", pool)),
+            std::string::npos)
+      << p->failure_message << " against " << pool;
   VllmSettings fewer = s;
   fewer.max_num_seqs = 256;
   auto ok = PlanVllm(inv, Gpu("rtx-pro-6000"), fewer);
