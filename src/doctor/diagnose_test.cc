@@ -356,6 +356,20 @@ TEST(Diagnose, TheAllocatorsFiguresAloneAreItsOutOfMemoryError) {
   EXPECT_FALSE(DiagnoseText("GPU 0 has a total capacity of 22.03 GiB.\n").found);
 }
 
+// PyTorch's MPS message broken after its first sentence (a terminal's cut at a space): the
+// request on the next line is read with the figures of the line before.
+TEST(Diagnose, AnMpsMessageBrokenAfterItsFirstSentenceIsReadWhole) {
+  const Diagnosis d = DiagnoseText(
+      "RuntimeError: MPS backend out of memory (MPS allocated: 17.27 GB, other allocations: "
+      "819.94 MB, max allowed: 18.13 GB). \n"
+      "Tried to allocate 192.00 MB on private pool. Use \n"
+      "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable the upper limit for memory allocations.\n");
+  ASSERT_TRUE(d.found);
+  EXPECT_NEAR(d.numbers.at("requested_bytes"), 192.0 * 1048576.0, 1e3);
+  EXPECT_NEAR(d.numbers.at("total_bytes"), 18.13 * 1073741824.0, 1e6);
+  EXPECT_EQ(d.stage, "load") << d.stage_evidence;
+}
+
 TEST(Diagnose, AWrappedErrorLineIsQuotedWhole) {
   const Diagnosis d = DiagnoseText(
       "(EngineCore_DP0 pid=2841) ERROR 10-14 08:12:40 [core.py:708] torch.AcceleratorError: CUDA "

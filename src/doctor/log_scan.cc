@@ -409,12 +409,13 @@ class Scanner final : public doctor::EventSink {
     const bool pair = width == last_width_ && width >= kPairWrap && last_word_end_ &&
                       !raw.empty() && WordChar(raw.front()) && !RecordStart(raw) &&
                       raw.substr(0, kSameRecordBytes) != last_head_;
-    // One line of exactly kPairWrap columns cut inside a word, the next a shorter line that is
-    // nothing but that word's rest and plain words after it ("...unable to alloc" + "ate CUDA0
-    // buffer"): the one long message of an excerpt, wrapped by an 80-column terminal. A record
-    // of its own starts otherwise (a capital, a bracket, a date, an indent, "name: ...").
-    if (last_width_ == kPairWrap && last_word_end_ && width < kPairWrap && longest_ == kPairWrap &&
-        WordRest(raw) && !RecordStart(raw)) {
+    // One line of a terminal's usual width (80, 100, 120 or 200 columns) cut inside a word, the
+    // next a shorter line that is nothing but that word's rest and plain words after it
+    // ("...unable to alloc" + "ate CUDA0 buffer"): the one long message of an excerpt, wrapped by
+    // the terminal. A record of its own starts otherwise (a capital, a bracket, a date, an
+    // indent, "name: ...").
+    if (TerminalWidth(last_width_) && last_word_end_ && width < last_width_ &&
+        longest_ == last_width_ && WordRest(raw) && !RecordStart(raw)) {
       at_longest_ = std::max(at_longest_, kWrappedLines);
     }
     // In a log whose records share their first bytes (a worker's prefix), a line without them
@@ -446,6 +447,9 @@ class Scanner final : public doctor::EventSink {
   }
 
   static bool WordChar(char c) { return c != ' ' && c != '\t' && c != '\r'; }
+
+  // The widths terminals are usually set to.
+  static bool TerminalWidth(size_t w) { return w == 80 || w == 100 || w == 120 || w == 200; }
 
   // A timestamp at a line's start: "2024-02-02 21:44:03.976" (or with a 'T', or in '['), or a
   // level and vLLM's or SGLang's "INFO 02-03 03:43:49" (after a worker's "(...) " prefix). Each

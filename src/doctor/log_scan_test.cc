@@ -440,6 +440,15 @@ TEST(LogScan, AnExcerptsOneLongLineWrappedAtEightyIsReadWhole) {
   const Diagnosis d = Diagnose(Scan(log));
   EXPECT_EQ(d.stage, "load");
   EXPECT_EQ(d.cause, "weights_too_large");
+  // At 100 columns too (a terminal's other usual widths: 120, 200): "...unable to allo" + "cate".
+  const std::string longer =
+      "Error: llama runner process (ollama 0.5.7 pid 4) has terminated: error loading model: "
+      "unable to allocate CUDA0 buffer";
+  const Diagnosis at100 = Diagnose(Scan("$ ollama run deepseek-r1:671b\n" + longer.substr(0, 100) +
+                                        "\n" + longer.substr(100) + "\n"));
+  const Diagnosis whole = Diagnose(Scan("$ ollama run deepseek-r1:671b\n" + longer + "\n"));
+  EXPECT_EQ(at100.stage + "/" + at100.cause, whole.stage + "/" + whole.cause);
+  EXPECT_NE(at100.stage_evidence.find("ggml_load_fail"), std::string::npos) << at100.stage_evidence;
   const std::string line80(80, 'x');
   const LogScan apart = Scan("A" + line80.substr(1) +
                              "\nllama_model_load: error loading model: unable to allocate CUDA0 "

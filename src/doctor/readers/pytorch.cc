@@ -110,6 +110,13 @@ bool ReadJoined(const Line& line, LineView* out, size_t* out_tried) {
 bool MatchAllocatorOom(const Line& line) {
   LineView s = line.view();
   size_t tried = s.find("Tried to allocate");
+  // The MPS message broken after its first sentence: its request ("... on private pool") read
+  // with the line before, which holds the allocator's figures.
+  if (tried != std::string_view::npos && Has(s, "on private pool") && !Has(s, "MPS allocated:") &&
+      !line.joined.empty() && Has(line.joined, "MPS allocated:")) {
+    s = line.joined;
+    tried = s.find("Tried to allocate");
+  }
   if (tried == std::string_view::npos) {
     // The figures alone (a paste that kept them without the message's head), not a later line
     // of a message: read as the message, without its request.
