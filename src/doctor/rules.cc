@@ -289,6 +289,18 @@ bool RuntimeAutotune(const Facts& f) {
   });
 }
 
+// Triton's own CUDA error, "Triton Error [CUDA]: out of memory" (gpuAssert in Triton's driver.c,
+// third_party/nvidia/backend in 3.x, python/triton/runtime/backends/cuda.c in 2.x): a driver call
+// of the kernel's first use failed (cuModuleLoadData loading its binary, cuFuncSetAttribute, or
+// the launch's local memory), not a tensor allocation. After start-up that is a kernel loaded
+// for the first time while serving, with the memory already taken (the KV cache, the caching
+// allocator's reserve), as a kernel warm-up after the KV cache would be.
+bool RuntimeTritonLoad(const Facts& f) {
+  if (f.stage != Stage::kRuntime) return false;
+  const LogEvent* oom = f.first_of(EventKind::kCudaOom);
+  return oom != nullptr && oom->text.find("Triton Error [CUDA]") != std::string::npos;
+}
+
 // transformers with device_map="auto" offload, failing in generate: accelerate's hooks move the
 // offloaded weights onto the GPU for each forward.
 // accelerate's own warning that weights were offloaded ("Some parameters are on the meta device
@@ -957,6 +969,10 @@ const std::vector<Rule>& Rules() {
       Text(C::kKernelWarmup, S::kRuntime, RuntimeAutotune,
            "Triton's autotuner benchmarked a kernel's configurations on its first call while "
            "serving: its buffers are allocated after the KV cache took the memory budget"),
+      Text(C::kKernelWarmup, S::kRuntime, RuntimeTritonLoad,
+           "a Triton kernel's first use failed in the driver (loading its binary or its launch "
+           "resources), not a tensor allocation: the memory was already taken when the kernel "
+           "was first called"),
       Text(C::kMultimodalEncoder, S::kRuntime, RuntimeMultimodal,
            "a request's images ran the vision encoder out of memory (the encoder's activations "
            "grow with the image's pixels); not the KV cache, which was allocated at start-up"),

@@ -1521,6 +1521,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "the whole state dict is then never held in RAM at once");
     return true;
   }
+  if (cause == Cause::kKernelWarmup) {
+    // rules.cc RuntimeTritonLoad: the driver's memory for a kernel's first use comes from outside
+    // the caching allocator, which keeps what it reserved (torch.cuda.empty_cache returns it).
+    AddFix(d, "call the Triton kernels once (a warm-up with small inputs) before the large "
+              "buffers are allocated, or torch.cuda.empty_cache() before their first call",
+           "a kernel's binary and launch resources come from the driver, outside PyTorch's "
+           "caching allocator, which otherwise keeps the free memory reserved");
+    return true;
+  }
   if (cause == Cause::kOtherProcess) {
     AddFix(d, "stop the other processes on the GPU (nvidia-smi lists them), or run on a free "
               "card (CUDA_VISIBLE_DEVICES)",
