@@ -95,8 +95,10 @@ enum class EventKind : uint8_t {
   kOllamaRunnerDied,     // ollama_runner_died: "llama runner process has terminated: ..."
   kVllmSwapExhausted,    // vllm_swap_exhausted: V0 preempted by swapping, and the CPU swap space
                          // (--swap-space) ran out
+  kMetalOverWorkingSet,  // metal_over_working_set: ggml-metal's buffers exceed the device's
+                         // recommended working set
 };
-inline constexpr int kEventKindCount = 72;
+inline constexpr int kEventKindCount = 73;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

@@ -73,6 +73,8 @@ enum class Words : uint8_t {
   kProjectorWarmup,       // the vision projector's start-up buffers
   kContextExceeded,       // a request longer than the context
   kTokenPoolEmpty,        // the fraction left no token pool after the weights (SGLang)
+  kWarmupComputeBuffer,   // a compute buffer in the warm-up decode after context creation
+  kMetalWorkingSet,       // a graph computed past Metal's recommended working set
 };
 
 // Everything the events say, first value of each key and first event of each kind (the first

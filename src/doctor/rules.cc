@@ -446,6 +446,28 @@ bool GgmlComputeDecode(const Facts& f) {
   auto it = c->values.find(Num::kDuringDecode);
   return it != c->values.end() && it->second > 0;
 }
+// llama.cpp's tools warm up right after creating the context (common_init_from_params: "warming
+// up the model with an empty run", a llama_decode of BOS/EOS, common/common.cpp since 2023-09),
+// before llama-server listens and before llama-cli sets up its sampler: a compute failure while
+// decoding, in a log that shows the context created and nothing served or generated, is that
+// warm-up.
+bool GgmlWarmupDecode(const Facts& f) {
+  if (f.engine != "llama.cpp" || !GgmlComputeDecode(f) || f.has(EventKind::kServing) ||
+      f.has(EventKind::kRequest) || f.has(EventKind::kImage)) {
+    return false;
+  }
+  return f.has(EventKind::kGgmlKvBuffer) || f.has(EventKind::kGgmlContextInit) ||
+         f.has(EventKind::kGgmlComputeBuffer);
+}
+// ggml-metal warned that its buffers exceed the recommended working set (readers/llama_cpp.cc),
+// and a graph computed over them failed: the resident set, weights first, is too large.
+bool GgmlWarmupOverWorkingSet(const Facts& f) {
+  return GgmlWarmupDecode(f) && f.has(EventKind::kMetalOverWorkingSet);
+}
+bool GgmlDecodeOverWorkingSet(const Facts& f) {
+  return GgmlComputeDecode(f) && f.has(EventKind::kMetalOverWorkingSet) &&
+         !f.has(EventKind::kImage);
+}
 bool GgmlBuffer(const Facts& f) {
   return GgmlFailed(f) && (f.has(EventKind::kGgmlLoadFail) || f.has(EventKind::kGgmlAllocFail));
 }
@@ -855,6 +877,9 @@ const std::vector<Rule>& Rules() {
       Worded(C::kMultimodalEncoder, S::kRuntime, OllamaServingCompute, Words::kImageComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlReserveForImageArg,
              Words::kImageComputeBuffer),
+      Worded(C::kWeightsTooLarge, S::kWarmup, GgmlWarmupOverWorkingSet, Words::kMetalWorkingSet),
+      Worded(C::kComputeBuffer, S::kWarmup, GgmlWarmupDecode, Words::kWarmupComputeBuffer),
+      Worded(C::kWeightsTooLarge, S::kRuntime, GgmlDecodeOverWorkingSet, Words::kMetalWorkingSet),
       Worded(C::kComputeBuffer, S::kRuntime, GgmlComputeDecode, Words::kDecodeComputeBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlCompute, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlBufferImage, Words::kImageBuffer),

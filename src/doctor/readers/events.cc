@@ -82,6 +82,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kGgmlReserveBegin, "ggml_reserve_begin"},
     {EventKind::kOllamaRunnerDied, "ollama_runner_died"},
     {EventKind::kVllmSwapExhausted, "vllm_swap_exhausted"},
+    {EventKind::kMetalOverWorkingSet, "metal_over_working_set"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

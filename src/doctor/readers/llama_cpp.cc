@@ -96,6 +96,15 @@ void Match(const Line& line) {
        Has(s, "ggml_cuda_mul_mat") || Has(s, "ggml_cuda_compute_forward"))) {
     line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
   }
+  // ggml-metal's graph compute checking its command buffers (ggml-metal.m
+  // ggml_metal_graph_compute, 2023-2025: "command buffer %d failed with status %lu", then for
+  // MTLCommandBufferStatusError (5) the buffer's error, "error: Insufficient Memory
+  // (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"): a graph computed past what Metal
+  // could make resident. A timeout's status 5 names kIOGPUCommandBufferCallbackErrorTimeout.
+  if ((Has(s, "command buffer") && Has(s, "failed with status 5") && !Has(s, "Timeout")) ||
+      Has(s, "kIOGPUCommandBufferCallbackErrorOutOfMemory")) {
+    line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
+  }
   // The legacy pool (ggml_cuda_pool_leg::alloc in ggml-cuda.cu, the pool of builds and devices
   // without virtual memory management: ROCm/HIP, older cards) grows by look_ahead_size = 1.05 x
   // the request while a graph is computed; its CUDA_CHECK names the method and the statement:
@@ -160,8 +169,11 @@ void Match(const Line& line) {
   if (Has(s, "main: model loaded") || Has(s, "server is listening on")) {
     line.Emit(EventKind::kServing, kEngine);
   }
+  // Also the warm-up that follows context creation (common_init_from_params: "warming up the
+  // model with an empty run - please wait ... (--no-warmup to disable)").
   if (Has(s, "llama_new_context_with_model") || Has(s, "llama_init_from_model") ||
-      Has(s, "sched_reserve") || Has(s, "graph_reserve")) {
+      Has(s, "sched_reserve") || Has(s, "graph_reserve") ||
+      Has(s, "warming up the model with an empty run")) {
     line.Emit(EventKind::kGgmlContextInit, kEngine);
   }
   // The compute graphs' reservation begun, after the KV cache (llama-context.cpp's
@@ -203,6 +215,20 @@ void Match(const Line& line) {
       Has(s, "new prompt, n_ctx_slot")) {
     line.Emit(EventKind::kRequest, kEngine);
   }
+  // llama-cli's generation set up after the context (tools/main/main.cpp, examples/main before
+  // 2025: "sampler seed: ...", "sampler chain: ...", "generate: n_ctx = 4096, n_batch = 2048,
+  // ..."): printed after common_init_from_params, whose warm-up decode is therefore done.
+  if (Has(s, "generate: n_ctx =") || Has(s, "sampler seed:") || Has(s, "sampler chain:") ||
+      Has(s, "== Running in interactive mode. ==")) {
+    line.Emit(EventKind::kRequest, kEngine);
+  }
+  // ggml-metal's check after each buffer it allocates (ggml-metal.m ggml_metal_add_buffer,
+  // 2023; ggml_backend_metal_log_allocated_size, 2024+): "warning: current allocated size is
+  // greater than the recommended max working set size": the buffers allocated so far exceed the
+  // memory Metal keeps resident for the GPU (recommendedMaxWorkingSetSize).
+  if (Has(s, "greater than the recommended max working set size")) {
+    line.Emit(EventKind::kMetalOverWorkingSet, kEngine);
+  }
   // The model's file being read: loading began.
   if (Has(s, "llama_model_loader: loaded meta data")) line.Emit(EventKind::kLoadBegin, kEngine);
   // --fit: the parameters fitted to free device memory (the projector is not counted).
@@ -230,6 +256,13 @@ std::string Say(Words rule, const Facts& f) {
       return "encoding an image (mtmd/clip) needed a compute buffer that does not fit";
     case Words::kDecodeComputeBuffer:
       return "llama.cpp could not grow a compute buffer while decoding";
+    case Words::kWarmupComputeBuffer:
+      return "llama.cpp's warm-up decode (an empty run right after the context is created) could "
+             "not grow a compute buffer: the first graph needs more than the context left";
+    case Words::kMetalWorkingSet:
+      return "the model's Metal buffers exceed the GPU's recommended working set (ggml-metal "
+             "warned as it allocated them), and the first graph computed over them failed: the "
+             "weights do not fit what macOS lets the GPU keep resident";
     case Words::kContextComputeBuffer:
       return "llama.cpp could not reserve its compute buffers when creating the context (the "
              "worst-case graph for n_batch/n_ubatch)";
@@ -295,6 +328,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     }
     case Cause::kWeightsTooLarge:
+      if (f.has(EventKind::kMetalOverWorkingSet)) {
+        // Apple's GPU keeps at most recommendedMaxWorkingSetSize resident (about two thirds to
+        // three quarters of the RAM); macOS 14+ lets the wired limit be raised (iogpu sysctl).
+        AddFix(d, "-ngl lower, or a smaller quantization of the model",
+               "fewer or smaller weight buffers on the GPU, inside its working set");
+        AddFix(d, "sudo sysctl iogpu.wired_limit_mb=<MiB> (macOS 14+), where the RAM holds the "
+                  "model with room for the system",
+               "raises the memory the GPU may keep resident above the default working set");
+        return true;
+      }
       AddFix(d, "--fit on (or -ngl lower / --tensor-split)",
              "keeps the layers that do not fit in host memory");
       return true;
