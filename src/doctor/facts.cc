@@ -793,6 +793,10 @@ constexpr FrameRow kFrameRows[] = {
     {"train", "trainer.py", Slot::kRuntime},
     {"_inner_training_loop", "", Slot::kRuntime},
     {"training_step", "", Slot::kRuntime},
+    // A training loop's step: torchtitan's Trainer.train_step -> forward_backward_step
+    // (torchtitan/train.py), Megatron-LM's train_step (megatron/training/training.py).
+    {"train_step", "", Slot::kRuntime},
+    {"forward_backward_step", "", Slot::kRuntime},
     {"compute_loss", "trainer.py", Slot::kRuntime},
     {"evaluation_loop", "", Slot::kRuntime},
     {"prediction_step", "", Slot::kRuntime},

@@ -96,6 +96,13 @@ bool QuantizerStopped(const Facts& f) {
          QuantizerFrames(f);
 }
 bool HostBuffer(const Facts& f) { return f.has(EventKind::kHostBufferFail); }
+// SGLang's HiCache refusing its host KV pool (readers/sglang.cc): the pool is made with the
+// radix cache, after the device's KV pool (HiRadixCache.__init__ -> MHATokenToKVPoolHost,
+// mem_cache/hiradix_cache.py), so the message itself places it at the KV cache, frames or not.
+bool HiCacheHostPool(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
+  return e != nullptr && e->text == "hicache";
+}
 // The model's host buffer while loading (llama_model_load).
 // With no frame or milestone, at load too: host memory fills with weights (mapped, pinned,
 // converted) while loading and stays flat while serving.
@@ -860,6 +867,7 @@ const std::vector<Rule>& Rules() {
       // llama.cpp's KV buffer (also in host memory), then host memory in the phase the
       // evidence shows, then llama.cpp's other failed allocations.
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlKv, Words::kKvBuffer),
+      Worded(C::kHostMemory, S::kKvCache, HiCacheHostPool, Words::kHostMemory),
       Worded(C::kHostMemory, S::kLoad, HostBufferAtLoad, Words::kHostMemory),
       {C::kHostMemory, S::kLoad, HostBuffer, nullptr, nullptr, Words::kHostMemory, true},
       Worded(C::kHostMemory, S::kLoad, HostOomKillAtLoad, Words::kHostMemory),

@@ -878,16 +878,33 @@ void MatchMilestone(const Line& line) {
 // (karpathy/nanoGPT, and the loops written after it), "Epoch 1 ... loss", "Step 10 ... loss";
 // torchtune's recipes' bar "1|10|Loss: 0.9358" (recipes/*.py train: f"{curr_epoch + 1}|
 // {self.global_step}|Loss: {loss_to_log}", 0.2-0.6). A step ran: the program is past its load.
+// torchtitan's and the trainers written after it put the step after their logger's prefix, with a
+// colon and padding: "[rank0]:[titan] 2025-01-01 10:00:00,000 - root - INFO - step:  1  loss:
+// 12.2674  memory: 240.17GiB(95.31%)  tps: 531" (torchtitan/train.py, f"step: {step:2}  loss:
+// ..."), so the word may also follow a space or a ']' and take a colon and spaces before its
+// digits.
 bool TrainingStepLine(std::string_view t) {
   const size_t b = t.find_first_not_of(' ');
   if (b == std::string_view::npos) return false;
   t.remove_prefix(b);
+  const bool loss =
+      t.find("loss") != std::string_view::npos || t.find("Loss") != std::string_view::npos;
   for (std::string_view word : {"iter ", "step ", "Step ", "Iter ", "Epoch ", "epoch "}) {
     if (t.substr(0, word.size()) != word || t.size() <= word.size() ||
         !std::isdigit(static_cast<unsigned char>(t[word.size()]))) {
       continue;
     }
-    return t.find("loss") != std::string_view::npos || t.find("Loss") != std::string_view::npos;
+    return loss;
+  }
+  if (loss) {
+    for (std::string_view word : {"step:", "iter:", "Step:", "Iter:"}) {
+      for (size_t at = t.find(word); at != std::string_view::npos; at = t.find(word, at + 1)) {
+        if (at > 0 && t[at - 1] != ' ' && t[at - 1] != ']') continue;
+        size_t k = at + word.size();
+        while (k < t.size() && t[k] == ' ') ++k;
+        if (k < t.size() && std::isdigit(static_cast<unsigned char>(t[k]))) return true;
+      }
+    }
   }
   // torchtune: digits '|' digits "|Loss: ".
   size_t i = 0;

@@ -179,6 +179,20 @@ void MatchBnbDispatched(const Line& line) {
   line.Emit(EventKind::kFrame, kEngine).text = "from_pretrained";
 }
 
+// transformers 5's load report (utils/loading_report.py log_state_dict_report, called by
+// from_pretrained after the weights): a row "<key> | CONVERSION | <the error's text>" for each
+// weight whose conversion (core_model_loading.py convert_and_load_state_dict_in_model: merging,
+// splitting, quantizing, moving it) raised, then from_pretrained raises "We encountered some
+// issues during automatic conversion of the weights. For details look at the `CONVERSION`
+// entries of the above report!". The failure is the load's, however late the report prints.
+void MatchConversionReport(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, " | CONVERSION | ") && !Has(s, "issues during automatic conversion of the weights")) {
+    return;
+  }
+  line.Emit(EventKind::kFrame, kEngine).text = "convert_and_load_state_dict_in_model";
+}
+
 // Lines printed once the model is built and running, not loading: the Trainer's banners
 // before its loops, "***** Running training *****" (trainer.py _inner_training_loop, 4.x; the
 // Hugging Face example scripts, accelerate's and diffusers' print the same), "***** Running
@@ -256,6 +270,7 @@ void Match(const Line& line) {
   const LineView s = line.view();
   MatchOutputAttentions(line);
   MatchBnbDispatched(line);
+  if (Has(s, "CONVERSION") || Has(s, "automatic conversion")) MatchConversionReport(line);
   if (Has(s, "*****") || Has(s, "'loss': ") || Has(s, "friendly reminder")) MatchRunning(line);
   if (Has(s, "num_beams") || Has(s, " = ")) MatchRunSettings(line);
   if (Has(s, "Loading checkpoint shards:") || Has(s, "Loading weights:") ||
