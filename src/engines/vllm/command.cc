@@ -136,6 +136,9 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
     c += fmt::format(" --pipeline-parallel-size {}", s.pipeline_parallel_size);
   }
   if (s.data_parallel_size > 1) c += fmt::format(" --data-parallel-size {}", s.data_parallel_size);
+  if (s.decode_context_parallel_size > 1) {
+    c += fmt::format(" --decode-context-parallel-size {}", s.decode_context_parallel_size);
+  }
   if (s.enable_expert_parallel) c += " --enable-expert-parallel";
   if (!s.quantization.empty()) c += " --quantization " + ShellWord(s.quantization);
   c += fmt::format(" --max-model-len {} --gpu-memory-utilization {}", s.max_model_len,

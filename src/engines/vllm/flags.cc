@@ -286,6 +286,10 @@ const std::vector<FlagSpec>& Flags() {
       {"--tensor-parallel-size", "-tp", "GPUs per tensor-parallel group (-tp)", "INT"},
       {"--pipeline-parallel-size", "-pp", "Pipeline stages (-pp)", "INT"},
       {"--data-parallel-size", "-dp", "Data-parallel replicas (-dp)", "INT"},
+      {"--decode-context-parallel-size", "-dcp",
+       "KV cache sharded by token over N ranks of the TP group (-dcp; vLLM 0.10.2+, MLA; GQA "
+       "from 0.11.1)",
+       "INT"},
       {"--enable-expert-parallel", nullptr, "Split MoE experts across ranks", nullptr},
       {"--max-model-len", nullptr, "Context length per request, or auto (default: the model's)",
        "TEXT"},
@@ -454,6 +458,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.pipeline_parallel_size));
     } else if (name == "--data-parallel-size") {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.data_parallel_size));
+    } else if (name == "--decode-context-parallel-size") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.decode_context_parallel_size));
     } else if (name == "--enable-expert-parallel") {
       s.enable_expert_parallel = true;
     } else if (name == "--max-model-len") {
@@ -672,6 +678,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       InRange("--pipeline-parallel-size", s.pipeline_parallel_size, 1, kMaxParallel, kGpus));
   VRAMFIT_RETURN_IF_ERROR(
       InRange("--data-parallel-size", s.data_parallel_size, 1, kMaxParallel, kGpus));
+  VRAMFIT_RETURN_IF_ERROR(InRange("--decode-context-parallel-size", s.decode_context_parallel_size,
+                                  1, kMaxParallel, "ranks of the tensor-parallel group"));
   if (s.max_num_seqs != 0) {
     VRAMFIT_RETURN_IF_ERROR(InRange("--max-num-seqs", s.max_num_seqs, 1, kMaxTokens, kTokens));
   }

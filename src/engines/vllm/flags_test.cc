@@ -34,6 +34,12 @@ TEST(VllmFlags, NumbersBeyondWhatVllmPlansAreRefused) {
   EXPECT_NE(Error({{"--cpu-offload-gb", "1e300"}}), "");
   EXPECT_NE(Error({{"--cpu-offload-gb", "-1"}}), "");
   EXPECT_EQ(Error({{"--max-model-len", "131072"}, {"--max-num-seqs", "2147483647"}}), "");
+  EXPECT_EQ(Error({{"--decode-context-parallel-size", "0"}}),
+            "--decode-context-parallel-size 0: expected 1 to 4096 (ranks of the tensor-parallel "
+            "group)");
+  auto dcp = ReadFlags({{"--decode-context-parallel-size", "8"}}, VllmSettings{});
+  ASSERT_TRUE(dcp.ok());
+  EXPECT_EQ(dcp->decode_context_parallel_size, 8);
 }
 
 TEST(VllmFlags, HumanReadableIntsAsVllmReadsThem) {

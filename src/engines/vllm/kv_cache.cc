@@ -50,9 +50,15 @@ uint64_t MaxUsage(KvLayerKind kind, uint64_t page, int64_t bs, int64_t window,
   const uint64_t len = static_cast<uint64_t>(o.max_model_len);
   switch (kind) {
     case KvLayerKind::kFull:
-    case KvLayerKind::kMla:
-      // FullAttentionSpec / MLAAttentionSpec: cdiv(max_model_len, block_size) pages.
-      return CeilDiv(len, bs) * page;
+    case KvLayerKind::kMla: {
+      // FullAttentionSpec / MLAAttentionSpec: cdiv(max_model_len, block_size) pages; under
+      // decode context parallelism each rank keeps cdiv(max_model_len, dcp) of the tokens
+      // (FullAttentionSpec.max_memory_usage_bytes, "each dcp rank only need save
+      // (max_model_len//dcp_world_size) tokens locally").
+      const uint64_t dcp =
+          static_cast<uint64_t>(std::max<int64_t>(1, o.decode_context_parallel_size));
+      return CeilDiv(CeilDiv(len, dcp), bs) * page;
+    }
     case KvLayerKind::kSliding: {
       // SlidingWindowSpec: the window plus one scheduler step of tokens, plus one block.
       const uint64_t tokens = std::min<uint64_t>(window - 1 + o.max_num_batched_tokens, len);
@@ -325,7 +331,9 @@ KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_byte
     r.kv_cache_tokens =
         static_cast<uint64_t>(r.max_concurrency * static_cast<double>(o.max_model_len));
   } else if (layout.groups.size() <= 1) {
-    r.kv_cache_tokens = r.num_blocks * static_cast<uint64_t>(layout.block_size);
+    // PR #23734 (v0.10.2): "Multiplying the GPU KV cache size by the dcp_world_size N."
+    r.kv_cache_tokens = r.num_blocks * static_cast<uint64_t>(layout.block_size) *
+                        static_cast<uint64_t>(std::max<int64_t>(1, o.decode_context_parallel_size));
   } else {
     r.kv_cache_tokens = r.num_blocks / layout.groups.size() * static_cast<uint64_t>(min_bs);
   }

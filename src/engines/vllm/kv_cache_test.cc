@@ -52,6 +52,27 @@ TEST(KvCache, TensorParallelShardsAndReplicatesKvHeads) {
             "Total number of attention heads (32) must be divisible by tensor parallel size (3).");
 }
 
+TEST(KvCache, DecodeContextParallelKeepsATokenShardPerRank) {
+  // DeepSeek-V2-Lite's MLA latent at TP 8: the pool's blocks are the same, each request needs
+  // cdiv(len, dcp) tokens per rank (FullAttentionSpec.max_memory_usage_bytes), and the printed
+  // size is 8 times larger under both print rules.
+  const ModelSpec s = Spec("deepseek-v2-lite");
+  for (int release : {1500, 2200}) {
+    KvCacheOptions o = Opts(32768, 8);
+    o.rules = vllm::RulesFor(release);
+    KvCacheOptions o8 = o;
+    o8.decode_context_parallel_size = 8;
+    auto l = PlanKvCache(s, o);
+    auto l8 = PlanKvCache(s, o8);
+    ASSERT_TRUE(l.ok() && l8.ok());
+    const auto c = KvCapacity(*l, 4ull << 30, o);
+    const auto c8 = KvCapacity(*l8, 4ull << 30, o8);
+    EXPECT_EQ(c.num_blocks, c8.num_blocks) << release;
+    EXPECT_EQ(c.blocks_per_request, 8 * c8.blocks_per_request) << release;
+    EXPECT_EQ(c8.kv_cache_tokens, 8 * c.kv_cache_tokens) << release;
+  }
+}
+
 TEST(KvCache, Fp8HalvesKv) {
   KvCacheOptions o = Opts(4096);
   o.kv_cache_dtype = "fp8";

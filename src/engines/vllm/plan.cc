@@ -817,6 +817,12 @@ Status ResolveSettings(Run& r) {
           vllm::ConfigRefusal(r.spec, r.gpu, r.rules, s.quantization, r.model_dtype)) {
     r.Fail(refusal->stage, refusal->message);
   }
+  if (auto refusal = vllm::ContextParallelConfigRefusal(
+          r.spec, r.rules, s.tensor_parallel_size, s.decode_context_parallel_size);
+      refusal && r.plan.fits) {
+    r.Fail(refusal->stage, refusal->message);
+    r.plan.refusal = refusal->change;
+  }
   return Status::Ok();
 }
 
@@ -1817,7 +1823,14 @@ Status KvCache(Run& r) {
   r.ko.max_model_len = s.max_model_len;
   r.ko.max_num_batched_tokens = s.max_num_batched_tokens;
   r.ko.num_speculative_tokens = s.num_speculative_tokens;
+  r.ko.decode_context_parallel_size = s.decode_context_parallel_size;
   r.ko.rules = r.rules;
+  if (auto refusal = vllm::ContextParallelKvRefusal(r.kv_spec(), r.rules,
+                                                    s.decode_context_parallel_size);
+      refusal && r.plan.fits) {
+    r.Fail(refusal->stage, refusal->message);
+    r.plan.refusal = refusal->change;
+  }
   HybridKvManager(r);
   MambaPrefixCaching(r);
   r.legacy_kv = vllm::LegacyKvSpec(r.rules, r.with_draft ? *r.with_draft : r.spec);

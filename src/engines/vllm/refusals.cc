@@ -350,6 +350,76 @@ std::optional<Refusal> ArchitectureRefusal(const ModelSpec& spec, int release) {
   return std::nullopt;
 }
 
+std::optional<Refusal> ContextParallelConfigRefusal(const ModelSpec& spec, const Rules& rules,
+                                                    int64_t tensor_parallel_size, int64_t dcp) {
+  // Releases before PR #23734 (v0.10.2) have no such flag: the serve flag check
+  // (serve_flags.cc) refuses it before any plan.
+  if (dcp <= 1) return std::nullopt;
+  // vllm/config/parallel.py ParallelConfig (the f-strings join without a space).
+  if (tensor_parallel_size % dcp != 0) {
+    return Refusal{Stage::kStartup,
+                   fmt::format("tp_size={} must be divisible bydcp_size={}.",
+                               tensor_parallel_size, dcp)};
+  }
+  if (spec.CountAttention(AttentionKind::kMla) > 0 || !rules.dcp_gqa) return std::nullopt;
+  // vllm/config/model.py verify_with_parallel_config (PR #24864): the KV heads of the full
+  // attention layers.
+  int64_t heads = 0, kv_heads = 0;
+  for (const auto& l : spec.layers) {
+    if (l.attention.kind != AttentionKind::kFull && l.attention.kind != AttentionKind::kSliding) {
+      continue;
+    }
+    heads = l.attention.num_heads;
+    kv_heads = l.attention.num_kv_heads > 0 ? l.attention.num_kv_heads : l.attention.num_heads;
+    break;
+  }
+  if (kv_heads <= 0) return std::nullopt;
+  if (tensor_parallel_size <= kv_heads) {
+    return Refusal{Stage::kStartup,
+                   fmt::format("tensor parallel size {} must be greater than total num kv heads "
+                               "{} when enable decode context parallel for GQA/MQA",
+                               tensor_parallel_size, kv_heads)};
+  }
+  const int64_t max_dcp = tensor_parallel_size / kv_heads;
+  if (dcp > max_dcp) {
+    return Refusal{Stage::kStartup,
+                   fmt::format("decode context parallel size must less than or equal to (tensor "
+                               "parallel size {} // total num kv heads {}) = {}, but got {}",
+                               tensor_parallel_size, kv_heads, max_dcp, dcp)};
+  }
+  if ((heads / kv_heads) % dcp != 0) {
+    return Refusal{Stage::kStartup,
+                   fmt::format("Total number of q per kv attn heads ({}) must be divisible by dcp "
+                               "world size when enable decode context parallel for GQA ({}).",
+                               heads / kv_heads, dcp)};
+  }
+  return std::nullopt;
+}
+
+std::optional<Refusal> ContextParallelKvRefusal(const ModelSpec& spec, const Rules& rules,
+                                                int64_t dcp) {
+  if (dcp <= 1) return std::nullopt;
+  if (spec.CountAttention(AttentionKind::kLinear) > 0) {
+    return Refusal{Stage::kKvCache, "DCP not support mamba now."};
+  }
+  if (spec.CountAttention(AttentionKind::kSliding) > 0) {
+    return Refusal{Stage::kKvCache, "DCP not support sliding window attn now."};
+  }
+  if (spec.CountAttention(AttentionKind::kMla) == 0 && !rules.dcp_gqa) {
+    // gpu_model_runner.py initialize_kv_cache (v0.10.2-v0.11.0): every attention layer's
+    // implementation must return the softmax LSE for decode; only MLA backends did.
+    return Refusal{Stage::kKvCache,
+                   "DCP requires attention impls to return the softmax lse for decode, but the "
+                   "impl FlashAttentionImpl does not return the softmax lse for decode. (decode "
+                   "context parallelism for grouped-query attention came with PR #24864, taken "
+                   "as vLLM 0.11.1)",
+                   fmt::format("vLLM {} shards only MLA models' KV cache by context: use --engine "
+                               "vllm@0.11.1 or newer, or drop --decode-context-parallel-size",
+                               rules.text)};
+  }
+  return std::nullopt;
+}
+
 std::optional<Refusal> RopeScalingRefusal(const ModelSpec& spec, const Rules& rules,
                                           const std::string& version) {
   if (rules.rope_type_key || spec.rope_scaling.type != "llama3") return std::nullopt;

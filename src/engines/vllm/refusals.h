@@ -69,6 +69,21 @@ std::optional<Refusal> ArchitectureRefusal(const ModelSpec& spec, int release);
 std::optional<Refusal> RopeScalingRefusal(const ModelSpec& spec, const Rules& rules,
                                           const std::string& version);
 
+// Decode context parallelism (--decode-context-parallel-size, `dcp`) as vLLM checks it while
+// building its config: the flag's release (PR #23734, v0.10.2), the TP group it splits
+// (ParallelConfig: tp divisible by dcp) and, for grouped-query attention (from PR #24864, taken
+// as v0.11.1), ModelConfig.verify_with_parallel_config's head checks (tp above the KV heads, dcp
+// at most tp / KV heads, query heads per KV head divisible by dcp). nullopt for dcp 1.
+std::optional<Refusal> ContextParallelConfigRefusal(const ModelSpec& spec, const Rules& rules,
+                                                    int64_t tensor_parallel_size, int64_t dcp);
+
+// The same once the KV cache is made (stage kv_cache): a grouped-query attention model before
+// PR #24864 (its attention implementation returns no softmax LSE for decode), and the layer
+// kinds DCP does not shard (sliding window, linear attention: single_type_kv_cache_manager.py's
+// asserts).
+std::optional<Refusal> ContextParallelKvRefusal(const ModelSpec& spec, const Rules& rules,
+                                                int64_t dcp);
+
 }  // namespace vramfit::vllm
 
 #endif  // VRAMFIT_ENGINES_VLLM_REFUSALS_H_

@@ -98,6 +98,65 @@ TEST(Refusals, GptqOnVoltaRunsExllamaUntilTheConsolidation) {
   EXPECT_EQ(p->failure_message.rfind("Marlin does not support weight_bits = uint4b8.", 0), 0u);
 }
 
+TEST(Refusals, DecodeContextParallelAsVllmChecksIt) {
+  auto plan = [](const char* model, const char* gpu, const char* version, int64_t tp,
+                 int64_t dcp) {
+    VllmSettings s;
+    s.version = version;
+    s.tensor_parallel_size = tp;
+    s.decode_context_parallel_size = dcp;
+    s.max_model_len = 32768;
+    auto p = PlanVllm(Catalog(model), Gpu(gpu), s);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return *p;
+  };
+  // Before PR #23734 (v0.10.2) the flag does not exist: `vllm serve` stops at its parser.
+  VllmSettings early;
+  early.version = "0.10.1";
+  early.tensor_parallel_size = 8;
+  early.decode_context_parallel_size = 8;
+  EXPECT_FALSE(PlanVllm(Catalog("deepseek-v3"), Gpu("h200"), early).ok());
+  // MLA from v0.10.2: each rank keeps 1/8 of every request's latent cache.
+  auto mla = plan("deepseek-v3", "h200", "0.10.2", 8, 8);
+  auto mla1 = plan("deepseek-v3", "h200", "0.10.2", 8, 1);
+  EXPECT_TRUE(mla.fits) << mla.failure_message;
+  EXPECT_EQ(mla.kv_needed_bytes * 8, mla1.kv_needed_bytes);
+  EXPECT_NEAR(mla.max_concurrency / mla1.max_concurrency, 8.0, 0.01);
+  // ParallelConfig: the TP group is split into tp / dcp groups.
+  EXPECT_EQ(plan("qwen3-30b-a3b", "h100", "0.22", 8, 3).failure_message,
+            "tp_size=8 must be divisible bydcp_size=3.");
+  // Grouped-query attention: refused at the KV cache before PR #24864, then ModelConfig's head
+  // checks (Qwen3-30B-A3B: 32 query heads, 4 KV heads).
+  auto gqa_early = plan("qwen3-30b-a3b", "h100", "0.11", 8, 2);
+  EXPECT_EQ(gqa_early.failure_stage, Stage::kKvCache);
+  EXPECT_EQ(gqa_early.failure_message.rfind("DCP requires attention impls to return the softmax "
+                                            "lse for decode",
+                                            0),
+            0u);
+  EXPECT_EQ(plan("qwen3-30b-a3b", "h100", "0.22", 4, 2).failure_message,
+            "tensor parallel size 4 must be greater than total num kv heads 4 when enable "
+            "decode context parallel for GQA/MQA");
+  EXPECT_EQ(plan("qwen3-30b-a3b", "h100", "0.22", 8, 4).failure_message,
+            "decode context parallel size must less than or equal to (tensor parallel size 8 // "
+            "total num kv heads 4) = 2, but got 4");
+  auto gqa = plan("qwen3-30b-a3b", "h100", "0.22", 8, 2);
+  auto gqa1 = plan("qwen3-30b-a3b", "h100", "0.22", 8, 1);
+  EXPECT_TRUE(gqa.fits) << gqa.failure_message;
+  EXPECT_NEAR(static_cast<double>(gqa.kv_cache_tokens) / gqa1.kv_cache_tokens, 2.0, 0.01);
+  // Layer kinds DCP does not shard.
+  auto linear = plan("qwen3-next-80b-a3b-instruct", "h100", "0.22", 8, 2);
+  EXPECT_EQ(linear.failure_stage, Stage::kKvCache);
+  EXPECT_EQ(linear.failure_message, "DCP not support mamba now.");
+  auto m = FindCatalogModel("gpt-oss-120b");
+  ASSERT_TRUE(m.ok());
+  auto spec = ModelSpecFromConfigJson(m->config_json, "gpt-oss-120b");
+  ASSERT_TRUE(spec.ok());
+  auto sliding = vllm::ContextParallelKvRefusal(*spec, vllm::RulesFor(2200), 2);
+  ASSERT_TRUE(sliding.has_value());
+  EXPECT_EQ(sliding->message, "DCP not support sliding window attn now.");
+  EXPECT_FALSE(vllm::ContextParallelKvRefusal(*spec, vllm::RulesFor(2200), 1).has_value());
+}
+
 TEST(Refusals, Dtypes) {
   const Inventory inv = Catalog("qwen3-8b");
   VllmSettings s;

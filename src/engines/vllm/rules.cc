@@ -88,6 +88,7 @@ Rules RulesFor(int release) {
   r.group_close_enough_percent = r.release >= 1800 ? 150 : r.release >= 1100 ? 125 : 0;
   r.tokens_from_concurrency = r.release >= 2001;
   r.kv_per_token_head_quant = r.release >= 2000;
+  r.dcp_gqa = r.release >= 1101;
   r.kv_cache_dtype_flag = r.release >= 300;
   r.kv_fp8_e5m2 = r.release < 401 || r.release >= 403;
   r.kv_fp8 = r.release >= 401;

@@ -231,6 +231,13 @@ struct Rules {
   // --kv-cache-dtype int8_per_token_head / fp8_per_token_head (PR #38378, 2026-04-02; planned
   // from v0.20, the first release line dated after it).
   bool kv_per_token_head_quant = true;
+  // --decode-context-parallel-size (ParallelConfig.decode_context_parallel_size): the KV cache
+  // sharded by token over DCP ranks of the TP group, for MLA layers from PR #23734 (2025-09-06,
+  // v0.10.2; the flag check knows its release); grouped-query attention from PR #24864
+  // (2025-10-14, FlashAttention; taken as v0.11.1), which added ModelConfig's head checks.
+  // Before it a GQA model's attention implementation fails gpu_model_runner's check ("DCP
+  // requires attention impls to return the softmax lse for decode").
+  bool dcp_gqa = true;
   ModelRunnerV2Default model_runner_v2 = ModelRunnerV2Default::kQwen3Dense;
   // Pipeline parallel max-length check (get_kv_cache_configs): PR #29431 (v0.14) checked one
   // request of the whole model's layers against the smallest worker's available memory; PR

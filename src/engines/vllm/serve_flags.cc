@@ -200,6 +200,23 @@ std::vector<std::string_view> ServeFlagsBefore010(int release) {
   return out;
 }
 
+// Flags a 0.10.x patch release added after the v0.10.0 list (ServeFlagsV010) that the v0.22
+// list also has: from that patch release on, a 0.10 release accepts them. PR #23734 (merged
+// 2025-09-06, in v0.10.2) added --decode-context-parallel-size with its alias -dcp
+// (vllm/engine/arg_utils.py add_cli_args).
+namespace {
+bool AddedInPatch010(const std::string& name, int release) {
+  static const std::pair<std::string_view, int> kAdded[] = {
+      {"--decode-context-parallel-size", 1002},
+      {"-dcp", 1002},
+  };
+  for (const auto& [flag, first] : kAdded) {
+    if (name == flag && release >= first) return true;
+  }
+  return false;
+}
+}  // namespace
+
 Status CheckServeFlags(const std::vector<std::string>& given, const std::string& version) {
   int release = kNewestModelled;
   if (!version.empty()) {
@@ -232,7 +249,8 @@ Status CheckServeFlags(const std::vector<std::string>& given, const std::string&
     if (legacy) {
       if (Accepts(own, name, &why, syntax)) continue;
     } else {
-      const bool old_ok = !newest && Accepts(ServeFlagsV010(), name, &why);
+      const bool old_ok =
+          !newest && (Accepts(ServeFlagsV010(), name, &why) || AddedInPatch010(name, release));
       const bool new_ok = !oldest && Accepts(ServeFlagsV022(), name, &why);
       if (old_ok || new_ok) continue;
     }

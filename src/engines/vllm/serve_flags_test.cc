@@ -33,6 +33,15 @@ TEST(ServeFlags, UnknownFlagIsAnErrorWithTheNearest) {
 }
 
 // A flag pasted from an SGLang or llama.cpp line says how vLLM spells the setting.
+TEST(ServeFlags, DecodeContextParallelFromTheTenTwoPatch) {
+  // PR #23734 added --decode-context-parallel-size / -dcp in v0.10.2, after the v0.10.0 list.
+  EXPECT_EQ(vllm::CheckServeFlags({"-dcp"}, "0.10.2").ok(), true);
+  EXPECT_EQ(vllm::CheckServeFlags({"--decode-context-parallel-size"}, "0.10.2").ok(), true);
+  EXPECT_EQ(vllm::CheckServeFlags({"--decode-context-parallel-size"}, "0.10.1").ok(), false);
+  EXPECT_EQ(vllm::CheckServeFlags({"-dcp"}, "0.9").ok(), false);
+  EXPECT_EQ(vllm::CheckServeFlags({"-dcp"}, "0.15").ok(), true);
+}
+
 TEST(ServeFlags, AnotherEnginesSpellingNamesVllms) {
   EXPECT_EQ(Error({"--tp"}).substr(0, Error({"--tp"}).find("; nearest")),
             "--tp: vLLM 0.22 has no such flag (`vllm serve` stops with \"unrecognized "

@@ -35,6 +35,9 @@ namespace vramfit {
 // vLLM's own settings beyond the engine-neutral ones; 0 / -1 means "vLLM's default".
 struct VllmOptions : EngineOptions {
   bool v0_engine = false;               // VLLM_USE_V1=0 (0.8-0.10): the V0 engine's accounting
+  // --decode-context-parallel-size / -dcp: each request's KV cache sharded by token over this
+  // many ranks of its TP group (rules.h dcp_mla, dcp_gqa).
+  int64_t decode_context_parallel_size = 1;
   int64_t block_size = 0;               // --block-size
   uint64_t kv_cache_memory_bytes = 0;   // --kv-cache-memory-bytes
   bool disable_custom_all_reduce = false;  // --disable-custom-all-reduce
