@@ -211,8 +211,11 @@ void Match(const Line& line) {
     line.Emit(EventKind::kMmHint, kEngine).text = "--image";
   }
   // A request being served: llama-server's slots (also Ollama's runner).
+  // update_slots also clears a slot's cache past the reused prefix before it processes the
+  // prompt: "kv cache rm [p0, end)" (server.cpp SLT_INF, 2024-2025, and ik_llama.cpp's
+  // "kv cache rm [p0, end) p0=N"), "memory_seq_rm [p0, end)" after the memory API rename.
   if (Has(s, "launch_slot_") || Has(s, "slot update_slots") || Has(s, "prompt processing") ||
-      Has(s, "new prompt, n_ctx_slot")) {
+      Has(s, "new prompt, n_ctx_slot") || Has(s, "kv cache rm [") || Has(s, "memory_seq_rm [")) {
     line.Emit(EventKind::kRequest, kEngine);
   }
   // llama-cli's generation set up after the context (tools/main/main.cpp, examples/main before

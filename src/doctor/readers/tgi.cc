@@ -106,7 +106,10 @@ void Match(const Line& line) {
     line.Emit(EventKind::kTgiMarker, kEngine);
   }
   if (Has(s, "text-generation") || Has(s, "model_id:")) MatchLaunch(line);
+  // The first sentence alone is TGI's too: a paste that breaks the message after it ("...
+  // 4096 prefill tokens." / "You need to decrease `--max-batch-prefill-tokens`").
   if (Has(s, "prefill tokens. You need to decrease") || Has(s, "Unable to warmup model") ||
+      (Has(s, "Not enough memory to handle") && Has(s, "prefill tokens")) ||
       !Whole(line, "Unable to warmup the Python model shards").empty() ||
       Has(s, "Method Warmup encountered an error")) {
     auto& e = line.Emit(EventKind::kTgiWarmupFail, kEngine);
