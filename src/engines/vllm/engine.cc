@@ -137,6 +137,23 @@ class PreparedVllmModel : public PreparedModel {
             "one Mamba state block for each sequence the decode graphs are captured for");
       }
     }
+    // Decode context parallelism for a KV cache that does not fit: the TP group's ranks keep
+    // a share of each request's tokens instead of the same ones (MLA's latent is otherwise
+    // replicated on every rank; GQA's KV heads once TP exceeds them). The largest valid size
+    // first; the plan refuses the sizes vLLM refuses (refusals.cc ContextParallel*).
+    if (*plan.failure_stage == Stage::kKvCache && s.tensor_parallel_size > 1 &&
+        s.decode_context_parallel_size == 1) {
+      for (int64_t d = s.tensor_parallel_size; d >= 2; d /= 2) {
+        if (s.tensor_parallel_size % d != 0) continue;
+        VllmSettings v = s;
+        v.decode_context_parallel_size = d;
+        add(v, fmt::format("--decode-context-parallel-size {}", d),
+            fmt::format("each of {} ranks keeps 1/{} of every request's KV tokens (vLLM "
+                        "0.10.2+ for MLA, 0.11.1+ for GQA); decode all-gathers across them",
+                        d, d),
+            6);
+      }
+    }
     if (msg.rfind("Bfloat16 is only supported", 0) == 0) {
       VllmSettings v = s;
       v.dtype = "half";

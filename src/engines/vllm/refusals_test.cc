@@ -155,6 +155,15 @@ TEST(Refusals, DecodeContextParallelAsVllmChecksIt) {
   ASSERT_TRUE(sliding.has_value());
   EXPECT_EQ(sliding->message, "DCP not support sliding window attn now.");
   EXPECT_FALSE(vllm::ContextParallelKvRefusal(*spec, vllm::RulesFor(2200), 1).has_value());
+  // Advice for a KV cache too small for one request: DCP over the TP group, re-planned.
+  VllmSettings lite;
+  lite.tensor_parallel_size = 2;
+  lite.max_model_len = 163840;
+  auto short_kv = PlanVllm(Catalog("deepseek-v2-lite"), Gpu("l4"), lite);
+  ASSERT_TRUE(short_kv.ok());
+  EXPECT_EQ(short_kv->failure_stage, Stage::kKvCache);
+  EXPECT_TRUE(HasChange(AdviseVllm(Catalog("deepseek-v2-lite"), Gpu("l4"), lite, *short_kv),
+                        "--decode-context-parallel-size 2"));
 }
 
 TEST(Refusals, Dtypes) {
