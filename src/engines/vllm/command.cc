@@ -45,6 +45,9 @@ using core::ShellWord;
 // pinned host memory on a side stream (AsyncGPUModelRunnerOutput, v1/worker/gpu_model_runner.py).
 // The pool, the profile run and the CUDA graphs are the same; the only device tensor kept
 // longer is the step's sampled ids (max_num_seqs x (1 + speculative tokens) ids), a few KiB.
+// --dcp-kv-cache-interleave-size / --cp-kv-cache-interleave-size (ParallelConfig, v0.11+): how
+// many consecutive tokens one DCP rank stores before the next takes over; it must divide the
+// block size and moves tokens between ranks, not bytes (the pages and their count are the same).
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
@@ -61,7 +64,7 @@ constexpr const char* kNoMemoryEffect[] = {
     "--log-config-file", "--hf-token", "--code-revision", "--swap-space", "--config-format",
     "--distributed-executor-backend", "--enable-reasoning", "--tool-server",
     "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing", "--rope-theta",
-    "--async-scheduling"};
+    "--async-scheduling", "--dcp-kv-cache-interleave-size", "--cp-kv-cache-interleave-size"};
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
@@ -75,6 +78,7 @@ constexpr std::string_view kSwitches[] = {
 // Silent flags that take exactly one word (a plain `str` or `int` option; list options such
 // as --served-model-name and --api-key take several, --hf-token none or one).
 constexpr std::string_view kOneWord[] = {
+    "--dcp-kv-cache-interleave-size", "--cp-kv-cache-interleave-size",
     "--model", "--host", "--port", "--tokenizer", "--revision", "--tokenizer-revision",
     "--chat-template", "--download-dir", "--seed", "--load-format", "--generation-config",
     "--uvicorn-log-level", "--uds", "--max-log-len", "--root-path", "--ssl-keyfile",

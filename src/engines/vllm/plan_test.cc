@@ -1429,6 +1429,16 @@ TEST(Vllm, AsyncSchedulingIsReadWithoutMemoryEffect) {
   ASSERT_TRUE(cmd.ok());
   ASSERT_EQ(cmd->no_memory_flags.size(), 1u);
   EXPECT_EQ(cmd->no_memory_flags[0], "--async-scheduling");
+  // The DCP interleave sizes move tokens between ranks, not bytes; -dcp itself is modelled and
+  // the communication backend is named as not modelled. Their values are consumed.
+  auto dcp = vllm::ReadServeCommand({"vllm", "serve", "deepseek-v2-lite", "-tp", "2", "-dcp", "2",
+                                     "--dcp-kv-cache-interleave-size", "16", "--dcp-comm-backend",
+                                     "a2a", "--max-model-len", "8192"});
+  ASSERT_TRUE(dcp.ok()) << dcp.status().ToString();
+  ASSERT_EQ(dcp->no_memory_flags.size(), 1u);
+  EXPECT_EQ(dcp->no_memory_flags[0], "--dcp-kv-cache-interleave-size");
+  ASSERT_EQ(dcp->unmodelled_flags.size(), 1u);
+  EXPECT_EQ(dcp->unmodelled_flags[0], "--dcp-comm-backend");
 }
 
 // --kv-offloading-size: a host tier (vllm/v1/kv_offload/worker/cpu_gpu.py copies blocks
