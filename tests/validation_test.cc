@@ -343,6 +343,13 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       s.compile_cache_warm = true;
     }
     if (auto v = Num(set, "cpu_offload_gb")) s.cpu_offload_gb = *v;  // --cpu-offload-gb, GiB
+    // --enable-lora with its sizes (null: vLLM's defaults, 1 slot of rank 16): the slots are
+    // made inside load_model's DeviceMemoryProfiler (gpu_model_runner.py load_lora_model), so
+    // "Model loading took" holds them beside the weights.
+    bool lora = false;
+    if (!set["enable_lora"].get_bool().get(lora)) s.enable_lora = lora;
+    if (auto v = Num(set, "max_loras")) s.max_loras = static_cast<int64_t>(*v);
+    if (auto v = Num(set, "max_lora_rank")) s.max_lora_rank = static_cast<int64_t>(*v);
     s.pp_layer_partition = Str(set, "pp_layer_partition");  // VLLM_PP_LAYER_PARTITION
     // gpus_resolved: mixed cards, one catalog id per pipeline stage (or rank), in rank order.
     simdjson::dom::array stage_cards;
@@ -469,7 +476,7 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       if (!ok) missed += std::string(what) + " ";
     };
     if (auto rw = Num(rep, "model_loading_gib")) {
-      const double pw = g.weights_bytes / gib;
+      const double pw = (g.weights_bytes + g.lora_bytes) / gib;
       w_cell = fmt::format("{:.2f} / {:.2f} ({})", pw, *rw, Pct(pw, *rw));
       score(pw, *rw, 0.02, "weights", &weights_n, &weights_ok);
     }
@@ -531,7 +538,7 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       };
       std::optional<double> rw = Num(rep, "weights_gib");
       if (!rw) rw = Num(rep, "model_loading_gib");
-      component(0, g.weights_bytes / gib, rw);
+      component(0, (g.weights_bytes + g.lora_bytes) / gib, rw);
       // reported.rank "worker": the breakdown is a V0 worker's, a rank that does not sample
       // (the driver alone does at TP > 1), so its peak lacks the sampler warm-up and its KV
       // memory is larger by the difference; the plan's figures for such a rank are compared.
