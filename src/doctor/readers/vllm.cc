@@ -262,7 +262,11 @@ void MatchKvCache(const Line& line) {
     }
     Set(e, Num::kFreeBytes, free);
   }
-  if (!Whole(line, "No available memory for the cache blocks").empty()) {
+  // --max-model-len auto (-1) with nothing left: "Cannot auto-fit max_model_len: not enough GPU
+  // memory available to serve even a single token." (kv_cache_utils.py, the auto-fit of 0.2x):
+  // the same empty KV budget as "No available memory for the cache blocks".
+  if (!Whole(line, "No available memory for the cache blocks").empty() ||
+      !Whole(line, "Cannot auto-fit max_model_len").empty()) {
     line.Emit(EventKind::kNoKvMemory, kEngine);
   }
 }
