@@ -233,6 +233,13 @@ void MatchKvCache(const Line& line) {
     MaxLenError(line, line.joined);
   } else if (!line.joined_tight.empty() && IsMaxLenError(line.joined_tight)) {
     MaxLenError(line, line.joined_tight);
+  } else if (Has(s, "KV cache is needed, which is larger than the available KV cache") ||
+             Has(s, "To serve at least one request with the model")) {
+    // Either clause of V1's check on a line of its own, the other beyond a blank line or cut
+    // (kv_cache_utils.py check_enough_kv_cache_memory: "To serve at least one request with the
+    // model's max seq len (N), (X GiB KV cache is needed, which is larger than the available KV
+    // cache memory (Y GiB). ..."): the values of the line are read as they are.
+    MaxLenError(line, s);
   } else if (constexpr std::string_view kEstimated = "the estimated maximum model length is";
              Has(s, kEstimated) ||
              (Has(s, "maximum model length is") && Has(line.joined_tight, kEstimated))) {
@@ -641,11 +648,27 @@ void KvTooLongFixes(const Facts& f, Diagnosis* d) {
       est = *b * kBlockTokens;
     }
   }
+  // Without vLLM's own estimate (a paste cut before its last sentence): one request's KV grows
+  // about linearly with its length, so the available memory holds about len x available /
+  // needed tokens (vLLM's estimate is the same bound, found by bisection).
+  bool scaled = false;
+  if (est <= 0) {
+    const auto need = f.get(Num::kKvNeededBytes);
+    const auto len = f.get(Num::kMaxModelLen);
+    if (need && kv && len && *need > *kv && *kv > 0) {
+      est = std::floor(*len * *kv / *need);
+      scaled = true;
+    }
+  }
   if (est > 0) {
     const std::string tokens = core::GroupDigits(static_cast<uint64_t>(est));
     AddFix(d, fmt::format("--max-model-len {}", TidyContextLength(static_cast<int64_t>(est))),
-           kv ? fmt::format("fits: {} of KV cache holds {} tokens", Gib(*kv), tokens)
-              : fmt::format("fits: the KV cache holds {} tokens", tokens));
+           scaled ? fmt::format("about {} tokens fit in {} of KV cache ({} x {} / {})", tokens,
+                                Gib(*kv), core::GroupDigits(static_cast<uint64_t>(
+                                              *f.get(Num::kMaxModelLen))),
+                                Gib(*kv), Gib(*f.get(Num::kKvNeededBytes)))
+           : kv ? fmt::format("fits: {} of KV cache holds {} tokens", Gib(*kv), tokens)
+                : fmt::format("fits: the KV cache holds {} tokens", tokens));
     AddFix(d, "--kv-cache-dtype fp8",
            fmt::format("halves the KV bytes per token: about {} tokens in the same memory",
                        core::GroupDigits(static_cast<uint64_t>(2 * est))));
