@@ -211,6 +211,19 @@ TEST(Vllm, ReleaseDefaults) {
   EXPECT_TRUE(std::none_of(b->notes.begin(), b->notes.end(), [](const std::string& n) {
     return n.find("shares its memory with the CPU") != std::string::npos;
   }));
+  // Integrated GPU: vLLM reads free memory from the host from v0.13, so start-up's host memory
+  // is non-torch memory; the plan charges at least 2 GiB there, and not on GH200 (discrete
+  // Hopper beside the CPU's memory) nor on GB10 with 0.10's rules.
+  EXPECT_EQ(c->gpus[0].non_torch_bytes, 2ull << 30);
+  EXPECT_LT(b->gpus[0].non_torch_bytes, 1ull << 30);
+  auto gh = PlanVllm(Catalog("qwen3-8b"), Gpu("gh200-96gb"), now);
+  ASSERT_TRUE(gh.ok());
+  EXPECT_LT(gh->gpus[0].non_torch_bytes, 1ull << 30);
+  VllmSettings ten = now;
+  ten.version = "0.10";
+  auto c10 = PlanVllm(Catalog("qwen3-8b"), Gpu("gb10"), ten);
+  ASSERT_TRUE(c10.ok());
+  EXPECT_LT(c10->gpus[0].non_torch_bytes, 1ull << 30);
 }
 
 // PR #38284 (2026-04-21): the CUDA-graph estimate in the budget and the default 0.92. The builds

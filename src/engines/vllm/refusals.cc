@@ -164,6 +164,11 @@ int ComputeCapability(const GpuSpec& gpu) {
   return major * 10 + minor;
 }
 
+bool IntegratedGpu(const GpuSpec& gpu) {
+  const int cc = ComputeCapability(gpu);
+  return gpu.unified_memory && (cc == 87 || cc == 110 || cc == 121);
+}
+
 ModelDtype ResolveModelDtype(const ModelSpec& spec, const GpuSpec& gpu, const std::string& flag) {
   ModelDtype out;
   const int cc = ComputeCapability(gpu);

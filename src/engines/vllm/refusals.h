@@ -30,6 +30,10 @@ struct Refusal {
 // --gpu-memory) or not NVIDIA.
 int ComputeCapability(const GpuSpec& gpu);
 
+// An integrated GPU, one CUDA reports is_integrated for: memory shared with the CPU on a Tegra
+// or GB10 part (compute capability 8.7 Orin, 11.0 Thor, 12.1 GB10); GH200's Hopper is discrete.
+bool IntegratedGpu(const GpuSpec& gpu);
+
 // The model dtype vLLM runs with (ModelConfig._get_and_verify_dtype, _resolve_auto_dtype):
 // `flag` is --dtype. auto keeps the config's 16-bit dtype where the GPU supports it, downcasts a
 // float32 config to the GPU's preferred 16-bit dtype (bfloat16 from compute capability 8.0,

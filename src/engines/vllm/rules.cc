@@ -89,6 +89,7 @@ Rules RulesFor(int release) {
   r.tokens_from_concurrency = r.release >= 2001;
   r.kv_per_token_head_quant = r.release >= 2000;
   r.dcp_gqa = r.release >= 1101;
+  r.integrated_free_from_host = r.release >= 1300;
   r.kv_cache_dtype_flag = r.release >= 300;
   r.kv_fp8_e5m2 = r.release < 401 || r.release >= 403;
   r.kv_fp8 = r.release >= 401;

@@ -238,6 +238,10 @@ struct Rules {
   // Before it a GQA model's attention implementation fails gpu_model_runner's check ("DCP
   // requires attention impls to return the softmax lse for decode").
   bool dcp_gqa = true;
+  // On an integrated GPU (CUDA's is_integrated) MemorySnapshot.measure takes free memory from
+  // psutil's available host memory (vllm/utils/mem_utils.py; read at v0.13 and v0.22, not at
+  // v0.10): the host memory start-up takes counts as non-torch memory.
+  bool integrated_free_from_host = true;
   ModelRunnerV2Default model_runner_v2 = ModelRunnerV2Default::kQwen3Dense;
   // Pipeline parallel max-length check (get_kv_cache_configs): PR #29431 (v0.14) checked one
   // request of the whole model's layers against the smallest worker's available memory; PR
