@@ -741,5 +741,23 @@ TEST(Diagnose, WholeModelOffloadedToDisk) {
   EXPECT_EQ(d.fixes[0].change.rfind("max_memory", 0), 0u);
 }
 
+// SGLang's rank labels ("[... TP3]") on its own lines and a launcher's "[rank0]: " on every line
+// of the same rank's traceback name one process twice: one rank, not two (facts.cc counts the
+// ranks of each naming scheme apart), so the Transformers backend at TP 1 is an unquantized
+// fallback, not an unsharded slice.
+TEST(Diagnose, RankSchemesAreCountedApart) {
+  const Diagnosis d = DiagnoseText(
+      "[rank0]: [2026-02-26 06:25:15 TP3] Using Transformers backend.\n"
+      "[rank0]: [2026-02-26 06:25:15 TP3] Scheduler hit an exception: Traceback (most recent "
+      "call last):\n"
+      "[rank0]:   File \"/sgl-workspace/sglang/python/sglang/srt/model_executor/model_runner.py\", "
+      "line 889, in load_model\n"
+      "[rank0]:     self.model = self.loader.load_model(\n"
+      "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 12.00 GiB. GPU 3 "
+      "has a total capacity of 287.98 GiB of which 3.11 GiB is free.\n");
+  EXPECT_EQ(d.stage, "load");
+  EXPECT_EQ(d.cause, "fp16_fallback");
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -42,16 +42,12 @@ size_t FindBefore(const doctor::LineView& s, std::string_view key, size_t limit)
   return s.substr(0, limit + key.size() - 1).find(key);
 }
 
-// The rank a worker prefix names: "(... rank=1 pid=..)", "[rank0]:", "(Worker_TP3 pid=..)",
-// "[... TP0]", "(Worker_TP3_EP3 ..)".
+// The rank a worker prefix names: "(... rank=1 pid=..)", "(Worker_TP3 pid=..)", "[... TP0]",
+// "(Worker_TP3_EP3 ..)", "[rank0]:". The engine's own worker label comes first: a launcher's
+// "[rank0]: " put before it (torchrun's) may stand for a process that holds several of the
+// engine's ranks, or be one rank's prefix pasted over all lines.
 std::string RankOf(const doctor::LineView& s) {
   size_t at = FindBefore(s, "rank=", 80);
-  if (at != std::string_view::npos) {
-    size_t e = at + 5;
-    while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
-    return "rank" + std::string(s.substr(at + 5, e - at - 5));
-  }
-  at = FindBefore(s, "[rank", 80);
   if (at != std::string_view::npos) {
     size_t e = at + 5;
     while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
@@ -65,6 +61,12 @@ std::string RankOf(const doctor::LineView& s) {
       if (e > at + key.size())
         return "TP" + std::string(s.substr(at + key.size(), e - at - key.size()));
     }
+  }
+  at = FindBefore(s, "[rank", 80);
+  if (at != std::string_view::npos) {
+    size_t e = at + 5;
+    while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
+    return "rank" + std::string(s.substr(at + 5, e - at - 5));
   }
   return "";
 }

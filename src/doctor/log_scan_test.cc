@@ -283,6 +283,11 @@ TEST(LogScan, WorkerPrefixesGiveTheirRanks) {
       "1,341,040 tokens\n");
   EXPECT_EQ(Find(s, EventKind::kKvAvailable)->rank, "TP1");
   EXPECT_EQ(Find(s, EventKind::kKvTokens)->rank, "TP0");
+  // A launcher's "[rank0]: " before the engine's own label: the engine's rank is read.
+  const LogScan t = Scan(
+      "[rank0]: (Worker_TP3_EP3 pid=35672) INFO 09-25 10:53:35 [gpu_worker.py:391] Available "
+      "KV cache memory: 30.71 GiB\n");
+  EXPECT_EQ(Find(t, EventKind::kKvAvailable)->rank, "TP3");
 }
 
 // Lines of the readers' newer families: LM Studio's estimate, ggml-vulkan's and ggml-metal's
