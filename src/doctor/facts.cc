@@ -455,9 +455,9 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
   } else if (auto t = f.get(Num::kTensorParallelSize)) {
     f.tp = static_cast<int64_t>(*t);
   } else {
-    // Ranks named in one scheme each: the engine's ("TP3", "rank=1") and a launcher's
-    // ("[rank0]: " before lines the engine printed without its own label) count the same
-    // processes, so the larger count of one scheme, not their sum.
+    // Ranks named in two schemes, TP labels ("(Worker_TP3 ..)", "[... TP3]") and rank labels
+    // ("rank=1", a launcher's "[rank0]: " before lines the engine printed without its own
+    // label), count the same processes: the larger count of one scheme, not their sum.
     size_t tp_named = 0, rank_named = 0;
     for (const std::string& r : f.ranks) (r.rfind("TP", 0) == 0 ? tp_named : rank_named) += 1;
     f.tp = std::max<int64_t>(1, static_cast<int64_t>(std::max(tp_named, rank_named)));

@@ -651,29 +651,23 @@ void KvTooLongFixes(const Facts& f, Diagnosis* d) {
   // Without vLLM's own estimate (a paste cut before its last sentence): one request's KV grows
   // about linearly with its length, so the available memory holds about len x available /
   // needed tokens (vLLM's estimate is the same bound, found by bisection).
-  bool scaled = false;
-  if (est <= 0) {
-    const auto need = f.get(Num::kKvNeededBytes);
-    const auto len = f.get(Num::kMaxModelLen);
-    if (need && kv && len && *need > *kv && *kv > 0) {
-      est = std::floor(*len * *kv / *need);
-      scaled = true;
-    }
-  }
+  const auto need = f.get(Num::kKvNeededBytes);
+  const auto len = f.get(Num::kMaxModelLen);
+  const bool scaled = est <= 0 && need && kv && len && *need > *kv && *kv > 0;
+  if (scaled) est = std::floor(*len * *kv / *need);
   if (est > 0) {
     const std::string tokens = core::GroupDigits(static_cast<uint64_t>(est));
     AddFix(d, fmt::format("--max-model-len {}", TidyContextLength(static_cast<int64_t>(est))),
            scaled ? fmt::format("about {} tokens fit in {} of KV cache ({} x {} / {})", tokens,
-                                Gib(*kv), core::GroupDigits(static_cast<uint64_t>(
-                                              *f.get(Num::kMaxModelLen))),
-                                Gib(*kv), Gib(*f.get(Num::kKvNeededBytes)))
+                                Gib(*kv), core::GroupDigits(static_cast<uint64_t>(*len)),
+                                Gib(*kv), Gib(*need))
            : kv ? fmt::format("fits: {} of KV cache holds {} tokens", Gib(*kv), tokens)
                 : fmt::format("fits: the KV cache holds {} tokens", tokens));
     AddFix(d, "--kv-cache-dtype fp8",
            fmt::format("halves the KV bytes per token: about {} tokens in the same memory",
                        core::GroupDigits(static_cast<uint64_t>(2 * est))));
   }
-  if (auto need = f.get(Num::kKvNeededBytes); need && kv && gmu && f.total > 0) {
+  if (need && kv && gmu && f.total > 0) {
     const double u = std::ceil((*gmu + (*need - *kv) / f.total) * 100) / 100;
     if (u <= 0.98) {
       AddFix(d, fmt::format("--gpu-memory-utilization {:.2f}", u),

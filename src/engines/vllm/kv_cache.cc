@@ -55,8 +55,7 @@ uint64_t MaxUsage(KvLayerKind kind, uint64_t page, int64_t bs, int64_t window,
       // decode context parallelism each rank keeps cdiv(max_model_len, dcp) of the tokens
       // (FullAttentionSpec.max_memory_usage_bytes, "each dcp rank only need save
       // (max_model_len//dcp_world_size) tokens locally").
-      const uint64_t dcp =
-          static_cast<uint64_t>(std::max<int64_t>(1, o.decode_context_parallel_size));
+      const uint64_t dcp = static_cast<uint64_t>(o.decode_context_parallel_size);
       return CeilDiv(CeilDiv(len, dcp), bs) * page;
     }
     case KvLayerKind::kSliding: {
@@ -104,6 +103,11 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
   if (o.block_size < 0 || o.max_num_batched_tokens <= 0 || o.num_speculative_tokens < 0) {
     return Status::InvalidArgument(
         "--block-size, --max-num-batched-tokens and speculative tokens must be positive");
+  }
+  if (o.decode_context_parallel_size <= 0) {
+    return Status::InvalidArgument(
+        fmt::format("--decode-context-parallel-size must be positive, got {}",
+                    o.decode_context_parallel_size));
   }
   const uint64_t tp = static_cast<uint64_t>(o.tensor_parallel_size);
   auto kvb = KvDtypeBytes(o.kv_cache_dtype, spec.dtype);
@@ -333,7 +337,7 @@ KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_byte
   } else if (layout.groups.size() <= 1) {
     // PR #23734 (v0.10.2): "Multiplying the GPU KV cache size by the dcp_world_size N."
     r.kv_cache_tokens = r.num_blocks * static_cast<uint64_t>(layout.block_size) *
-                        static_cast<uint64_t>(std::max<int64_t>(1, o.decode_context_parallel_size));
+                        static_cast<uint64_t>(o.decode_context_parallel_size);
   } else {
     r.kv_cache_tokens = r.num_blocks / layout.groups.size() * static_cast<uint64_t>(min_bs);
   }

@@ -31,7 +31,7 @@ inline constexpr int64_t kDefaultBlockSize = 16;
 struct KvCacheOptions {
   int64_t tensor_parallel_size = 1;   // --tensor-parallel-size
   int64_t pipeline_parallel_size = 1; // --pipeline-parallel-size: the largest stage is planned
-  int64_t decode_context_parallel_size = 1;  // -dcp: each rank keeps 1/dcp of a request's tokens
+  int64_t decode_context_parallel_size = 1;  // -dcp (>= 1): each rank keeps 1/dcp of the tokens
   int64_t block_size = 0;             // --block-size; 0: vLLM's default (16, or the MLA backend's)
   int64_t mla_block_size = 64;        // block size vLLM's MLA backend picks (FlashMLA: 64)
   std::string kv_cache_dtype =
