@@ -108,6 +108,29 @@ class PreparedVllmModel : public PreparedModel {
         }
       }
     }
+    // A fixed KV pool (--kv-cache-memory-bytes) that the device cannot hold beside the weights,
+    // the forward's activations and the graph pool: the largest whole GiB that leaves them room,
+    // or vLLM's own profiling without the flag.
+    if (s.kv_cache_memory_bytes > 0 &&
+        (msg.rfind("CUDA out of memory allocating the KV cache", 0) == 0 ||
+         msg.rfind("CUDA out of memory in the warm-up", 0) == 0 ||
+         msg.rfind("CUDA out of memory during CUDA graph capture", 0) == 0)) {
+      const GpuPlan& g = plan.gpus[0];
+      const uint64_t held = g.cuda_context_bytes + s.other_process_bytes + g.weights_bytes +
+                            g.lora_bytes + g.activation_peak_bytes + g.non_torch_bytes +
+                            g.cudagraph_bytes;
+      const uint64_t room_gib = g.total_bytes > held ? (g.total_bytes - held) >> 30 : 0;
+      if (room_gib > 0 && (room_gib << 30) < s.kv_cache_memory_bytes) {
+        VllmSettings v = s;
+        v.kv_cache_memory_bytes = room_gib << 30;
+        add(v, fmt::format("--kv-cache-memory-bytes {}G", room_gib),
+            "a smaller fixed KV cache, room for the forward's activations and CUDA graphs", 7);
+      }
+      VllmSettings v = s;
+      v.kv_cache_memory_bytes = 0;
+      add(v, "without --kv-cache-memory-bytes",
+          "vLLM sizes the KV cache from --gpu-memory-utilization after its profile run", 8);
+    }
     // LoRA slots (allocated with the weights, taken from the KV budget): fewer slots, then a
     // lower rank (vLLM's allowed ranks: 1, 8, 16, 32, 64, ...), each with the same adapters'
     // rank as the limit.

@@ -1618,6 +1618,30 @@ void SizeCudaGraphs(Run& r) {
   r.graph_in_budget = r.rules.cudagraph_in_budget && !s.v0_engine ? r.graph : 0;
 }
 
+// With --kv-cache-memory-bytes the pool is allocated whole after the profile run, beside the
+// weights, the non-torch memory and the CUDA context; the profile's activations are cached
+// blocks the allocator releases and retries with before it fails. A pool that does not fit
+// beside them fails at the allocation (torch.zeros in the KV-cache initialisation).
+void FixedKvFitsDevice(Run& r) {
+  const uint64_t beside =
+      r.ctx + r.weights + r.g.non_torch_bytes + r.s.other_process_bytes;
+  if (beside + r.s.kv_cache_memory_bytes <= r.gpu.total_bytes) return;
+  const uint64_t room = r.gpu.total_bytes > beside ? r.gpu.total_bytes - beside : 0;
+  r.Fail(Stage::kKvCache,
+         fmt::format("CUDA out of memory allocating the KV cache: --kv-cache-memory-bytes {} "
+                     "beside the weights {}, non-torch memory {} and the CUDA context {}{} "
+                     "exceeds the GPU's {} (with this flag vLLM skips its memory profiling and "
+                     "does not respect --gpu-memory-utilization); at most {} fits before "
+                     "activations and CUDA graphs",
+                     FormatBytes(r.s.kv_cache_memory_bytes), FormatBytes(r.weights),
+                     FormatBytes(r.g.non_torch_bytes), FormatBytes(r.ctx),
+                     r.s.other_process_bytes
+                         ? fmt::format(" and other processes' {}",
+                                       FormatBytes(r.s.other_process_bytes))
+                         : std::string(),
+                     FormatBytes(r.gpu.total_bytes), FormatBytes(room)));
+}
+
 // Bytes one request of `len` tokens needs: blocks x page (x group size).
 uint64_t KvNeeded(const Run& r, int64_t len) {
   return vllm::KvBytesForLength(r.kv_spec(), r.ko, len);
@@ -1864,10 +1888,17 @@ Status KvCache(Run& r) {
   // vLLM then gives every stage the fewest blocks of any (pipeline.cc).
   // V1's graph estimate stands in for a first V2 start's compile; V2's own profile reserves none
   // before v0.29.
+  // --kv-cache-memory-bytes (gpu_worker.py determine_available_memory, v0.11+): vLLM still runs
+  // the profile run, then returns the given bytes before it measures anything, so no CUDA-graph
+  // estimate is reserved and --gpu-memory-utilization does not bound the pool.
+  if (s.kv_cache_memory_bytes > 0) r.graph_in_budget = 0;
   const uint64_t graph = r.v2_profile && r.graphs_outside_budget ? 0 : r.graph_in_budget;
   const uint64_t used = r.weights + r.g.non_torch_bytes + graph + r.act.peak;
   r.available = r.requested > used ? r.requested - used : 0;
-  if (s.kv_cache_memory_bytes > 0) r.available = s.kv_cache_memory_bytes;
+  if (s.kv_cache_memory_bytes > 0) {
+    r.available = s.kv_cache_memory_bytes;
+    FixedKvFitsDevice(r);
+  }
   r.g.kv_cache_bytes = r.available;
   const StageActivation& bound = r.act;
   r.g.explain.push_back(
@@ -2008,8 +2039,14 @@ uint64_t GraphReserved(const Run& r) { return r.graphs_outside_budget ? 0 : r.gr
 
 // What the device holds beside the graph pool: the CUDA context, the budget (or what the run took
 // past it), LMCache's buffers and other processes; DeviceHeld adds the pool outside the budget.
+// With --kv-cache-memory-bytes the budget bounds nothing: the run holds the weights, the
+// serving forward's activations (the profile's peak, which the warm-up runs again), the
+// non-torch memory and the fixed pool.
 uint64_t HeldBesideGraphs(const Run& r) {
-  return r.ctx + std::max(r.requested, r.weights + r.activation + r.g.non_torch_bytes) +
+  const uint64_t run = r.weights + r.activation + r.g.non_torch_bytes;
+  return r.ctx +
+         (r.s.kv_cache_memory_bytes > 0 ? run + r.s.kv_cache_memory_bytes
+                                        : std::max(r.requested, run)) +
          r.connector_bytes + r.s.other_process_bytes;
 }
 uint64_t DeviceHeld(const Run& r) { return HeldBesideGraphs(r) + r.graph - GraphReserved(r); }
@@ -2025,6 +2062,19 @@ void CaptureCudaGraphs(Run& r) {
                        "--gpu-memory-utilization",
                        FormatBytes(r.requested), FormatBytes(r.ctx), r.connector_name,
                        FormatBytes(r.connector_bytes), FormatBytes(r.gpu.total_bytes)));
+    return;
+  }
+  if (r.s.kv_cache_memory_bytes > 0 && HeldBesideGraphs(r) > r.gpu.total_bytes) {
+    // The warm-up (compile_or_warm_up_model) runs the forward over max_num_batched_tokens again,
+    // now beside the pool, before any graph is captured.
+    r.Fail(Stage::kWarmup,
+           fmt::format("CUDA out of memory in the warm-up: the weights {}, the forward's "
+                       "activations {}, non-torch memory {}, the CUDA context {} and "
+                       "--kv-cache-memory-bytes {} exceed the GPU's {}; lower "
+                       "--kv-cache-memory-bytes",
+                       FormatBytes(r.weights), FormatBytes(r.activation),
+                       FormatBytes(r.g.non_torch_bytes), FormatBytes(r.ctx),
+                       FormatBytes(r.s.kv_cache_memory_bytes), FormatBytes(r.gpu.total_bytes)));
     return;
   }
   if (r.graph == 0) return;

@@ -52,6 +52,56 @@ TEST(Vllm, Qwen3_4bAwqAt256kFailsAtKvWithTheEstimate) {
   EXPECT_FALSE(PlanVllm(inv, Gpu("4090"), at)->fits);
 }
 
+// --kv-cache-memory-bytes: vLLM runs the profile, then returns the given bytes without measuring
+// (gpu_worker.py determine_available_memory), so --gpu-memory-utilization bounds nothing. A pool
+// that does not fit beside the weights fails as it is allocated; one that fits beside them but
+// not beside the forward's activations fails in the warm-up; the advice is the largest whole GiB
+// that leaves them and the graph pool room.
+TEST(Vllm, FixedKvCacheBytesAreCheckedAgainstTheDevice) {
+  const Inventory inv = Catalog("qwen3-32b");
+  VllmSettings s;
+  s.kv_cache_memory_bytes = 20ull << 30;  // 61 GiB of bf16 weights + 20 GiB > an H100's 79.19
+  auto p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, Stage::kKvCache);
+  EXPECT_NE(p->failure_message.find("CUDA out of memory allocating the KV cache"),
+            std::string::npos);
+  EXPECT_EQ(p->gpus[0].kv_cache_bytes, 20ull << 30);
+  const auto advice = AdviseVllm(inv, Gpu("h100"), s, *p);
+  ASSERT_FALSE(advice.empty());
+  EXPECT_EQ(advice[0].change, "--kv-cache-memory-bytes 13G");
+  for (const Advice& a : advice) EXPECT_TRUE(a.plan.fits) << a.change;
+
+  s.kv_cache_memory_bytes = 16ull << 30;  // fits beside the weights, not beside activations
+  p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, Stage::kWarmup);
+  // No graph pool, and model runner V2's own 6 B-a-logit warm-up under --enforce-eager: 16 GiB
+  // fits, 17 GiB leaves 0.52 GiB for a 0.87 GiB sampler warm-up.
+  s.enforce_eager = true;
+  p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->fits) << p->failure_message;
+  s.kv_cache_memory_bytes = 17ull << 30;
+  p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->failure_stage, Stage::kWarmup);
+
+  s.enforce_eager = false;
+  s.kv_cache_memory_bytes = 13ull << 30;
+  p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->fits) << p->failure_message;
+  EXPECT_EQ(p->gpus[0].kv_cache_bytes, 13ull << 30);
+  // The pool is the flag's bytes whatever the utilization says.
+  s.gpu_memory_utilization = 0.5;
+  p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->gpus[0].kv_cache_bytes, 13ull << 30);
+}
+
 TEST(Vllm, Qwen35AwqOnTwo24GbCardsAtTp2) {
   VllmSettings s;
   s.tensor_parallel_size = 2;
