@@ -693,6 +693,29 @@ TEST(Vllm, ModelRunnerV2CapturesItsGraphsOnTopOfTheBudgetBeforeV029) {
   EXPECT_EQ(v2->gpus[0].kv_cache_bytes, v1->gpus[0].kv_cache_bytes);
 }
 
+TEST(Vllm, ModelRunnerV2FirstStartWidensTheKvCheckSpread) {
+  // A first V2 start is charged V1's profile; what its compile costs beyond that follows no rule
+  // (published first starts: 2.56 GiB pessimistic to 2.00 GiB optimistic), so the KV check's
+  // spread grows by kV2FirstStartSpread (2 GiB) and a KV pool that holds one request with less
+  // headroom than that is said to be unsure. Same charges with VLLM_USE_V2_MODEL_RUNNER=0.
+  VllmSettings s;
+  s.version = "0.28";
+  s.gpu_memory_utilization = 0.6;
+  s.max_model_len = 40960;  // 6.25 GiB of KV for one request against about 8 GiB available
+  auto plan = [&](int v2) {
+    VllmSettings t = s;
+    t.use_v2_model_runner = v2;
+    return PlanVllm(Catalog("qwen3-14b-awq"), Gpu("rtx-5090"), t);
+  };
+  auto v2 = plan(-1), v1 = plan(0);
+  ASSERT_TRUE(v2.ok() && v1.ok());
+  EXPECT_TRUE(v2->fits && v1->fits);
+  EXPECT_EQ(v2->gpus[0].kv_cache_bytes, v1->gpus[0].kv_cache_bytes);
+  EXPECT_EQ(v2->uncertainty_bytes, v1->uncertainty_bytes + (2ull << 30));
+  EXPECT_TRUE(v2->low_confidence());
+  EXPECT_FALSE(v1->low_confidence());
+}
+
 TEST(Vllm, ModelRunnerV2ChargesItsOwnProfileWhereNothingIsCompiled) {
   // A first compiled V2 start compiles inside the profile run, and the plan charges model runner
   // V1's profile for it (22 B a logit and V1's graph estimate). Where the profile compiles
