@@ -97,8 +97,10 @@ enum class EventKind : uint8_t {
                          // (--swap-space) ran out
   kMetalOverWorkingSet,  // metal_over_working_set: ggml-metal's buffers exceed the device's
                          // recommended working set
+  kMmprojLoadFrame,      // mmproj_load_frame: a native backtrace frame of the vision projector's
+                         // tensor loader (clip_model_loader::load_tensors, clip_init)
 };
-inline constexpr int kEventKindCount = 73;
+inline constexpr int kEventKindCount = 74;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

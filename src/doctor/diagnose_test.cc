@@ -31,6 +31,46 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// llama-server loads the vision projector after the model's layers: a device buffer that fails
+// with the projector's tensor loader on the abort's backtrace is the mmproj weights (load), not
+// the model's layers; the same failure with the loader named only before it, and no backtrace,
+// stays the projector's start-up as before, and without any projector line it is the layers.
+TEST(Diagnose, LlamaCppProjectorWeightsOnTheAbortBacktraceAreTheLoad) {
+  const std::string failure =
+      "0.00.408.510 I srv    load_model: loading model 'Qwen/Qwen3-VL-8B-Instruct-GGUF:Q8_0'\n"
+      "/src/llama.cpp/ggml/src/ggml-backend.cpp:179: GGML_ASSERT(buffer) failed\n"
+      "0.24.923.820 E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1139.46 MiB on "
+      "device 0: cudaMalloc failed: out of memory\n"
+      "0.24.923.823 E alloc_tensor_range: failed to allocate CUDA0 buffer of size 1194810880\n";
+  const std::string mangled =
+      "/app/libggml-base.so.0(ggml_abort+0x11e) [0x7f3e9b5dbce]\n"
+      "/app/libmtmd.so.0(_ZN17clip_model_loader12load_tensorsER8clip_ctx+0x9b86) [0x7f3e9c35586]\n"
+      "/app/libmtmd.so.0(_Z9clip_initPKc19clip_context_params+0x305) [0x7f3e9c1fb95]\n"
+      "/app/libmtmd.so.0(mtmd_init_from_file+0x2d) [0x7f3e9bf8ca0d]\n";
+  const Diagnosis d = DiagnoseText(failure + mangled);
+  EXPECT_EQ(d.engine, "llama.cpp");
+  EXPECT_EQ(d.stage, "load");
+  EXPECT_EQ(d.cause, "multimodal_encoder");
+  ASSERT_GE(d.fixes.size(), 2u);
+  EXPECT_EQ(d.fixes[0].change, "--no-mmproj-offload");
+  EXPECT_EQ(d.fixes[1].change, "--no-mmproj");
+  // gdb's demangled frame reads the same.
+  const Diagnosis g = DiagnoseText(
+      failure + "#5  0x00007f3e9c35586 in clip_model_loader::load_tensors(clip_ctx&) () from "
+                "/app/libmtmd.so.0\n");
+  EXPECT_EQ(g.stage, "load");
+  EXPECT_EQ(g.cause, "multimodal_encoder");
+  // No projector frame: the model's layers.
+  const Diagnosis layers = DiagnoseText(failure);
+  EXPECT_EQ(layers.stage, "load");
+  EXPECT_EQ(layers.cause, "weights_too_large");
+  // An image being encoded before the failure: the request's image, not the projector's load.
+  const Diagnosis image = DiagnoseText("slot launch_slot_: id  0 | task 0 | processing task\n"
+                                       "encoding image slice...\n" +
+                                       failure + mangled);
+  EXPECT_NE(image.stage, "load");
+}
+
 // A model's name: its size, and the bits its quantization states (8-bit marks before 4-bit
 // ones; GGUF's quant types and a bare "bnb" state none).
 TEST(Diagnose, ModelNameStatesParametersAndBits) {

@@ -75,6 +75,7 @@ enum class Words : uint8_t {
   kTokenPoolEmpty,        // the fraction left no token pool after the weights (SGLang)
   kWarmupComputeBuffer,   // a compute buffer in the warm-up decode after context creation
   kMetalWorkingSet,       // a graph computed past Metal's recommended working set
+  kProjectorLoad,         // the vision projector's weights, loaded after the model's layers
 };
 
 // Everything the events say, first value of each key and first event of each kind (the first

@@ -479,6 +479,12 @@ bool GgmlBuffer(const Facts& f) {
   return GgmlFailed(f) && (f.has(EventKind::kGgmlLoadFail) || f.has(EventKind::kGgmlAllocFail));
 }
 bool GgmlBufferImage(const Facts& f) { return GgmlBuffer(f) && f.has(EventKind::kImage); }
+// A device buffer that failed with the projector's tensor loader on the abort's backtrace: the
+// mmproj weights, loaded after the model's layers took the card (and before any warm-up).
+bool GgmlMmprojLoad(const Facts& f) {
+  return GgmlBuffer(f) && f.has(EventKind::kMmprojLoadFrame) && !f.has(EventKind::kImage) &&
+         !GgmlFailedAfter(f, EventKind::kRequest);
+}
 // A device buffer that failed after llama.cpp began reserving its compute graphs (and no
 // loader error): the compute buffer, not the weights or the KV cache, which come before it.
 bool GgmlBufferAtReserve(const Facts& f) {
@@ -880,6 +886,7 @@ const std::vector<Rule>& Rules() {
        Words::kProjectorWarmup, true},
       {C::kMultimodalEncoder, S::kRuntime, GgmlEncoderAtRuntime, nullptr, nullptr,
        Words::kImageComputeBuffer, true},
+      Worded(C::kMultimodalEncoder, S::kLoad, GgmlMmprojLoad, Words::kProjectorLoad),
       Worded(C::kMultimodalEncoder, S::kProfile, GgmlMmWarmup, Words::kProjectorWarmup),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlComputeImage, Words::kImageComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, OllamaServingCompute, Words::kImageComputeBuffer),

@@ -83,6 +83,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kOllamaRunnerDied, "ollama_runner_died"},
     {EventKind::kVllmSwapExhausted, "vllm_swap_exhausted"},
     {EventKind::kMetalOverWorkingSet, "metal_over_working_set"},
+    {EventKind::kMmprojLoadFrame, "mmproj_load_frame"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

@@ -202,6 +202,16 @@ void Match(const Line& line) {
              (Has(s, "warmup") && (Has(s, "clip") || Has(s, "mtmd") || Has(s, "projector")))) {
     line.Emit(EventKind::kMmWarmup, kEngine);
   }
+  // The vision projector's tensor loader on a native backtrace (ggml_abort prints one through
+  // ggml_print_backtrace after GGML_ASSERT(buffer) fails): mtmd_init_from_file -> clip_init ->
+  // clip_model_loader::load_tensors (tools/mtmd/clip.cpp, 2025+), mangled as glibc's
+  // backtrace_symbols prints it ("libmtmd.so.0(_ZN17clip_model_loader12load_tensorsER8clip_ctx
+  // +0x9b86)") or demangled by gdb. llama-server loads the projector after the model's layers
+  // (server_context load_model), so its weight buffer meets a card the layers already filled.
+  if (Has(s, "clip_model_loader12load_tensors") || Has(s, "clip_model_loader::load_tensors") ||
+      Has(s, "(_Z9clip_initPKc") || Has(s, " clip_init(")) {
+    line.Emit(EventKind::kMmprojLoadFrame, kEngine);
+  }
   // A multimodal command-line tool given an image: "llama-qwen2vl-cli -m ... --mmproj ...
   // --image facture_1.png" (examples/llava/*-cli.cpp, 2024-2025; tools/mtmd/mtmd-cli.cpp,
   // 2025+). The tool encodes the image after creating its context (rules.cc
@@ -277,6 +287,9 @@ std::string Say(Words rule, const Facts& f) {
                    "projector; the projector's buffers (its warm-up) then did not fit"
                  : "the vision projector's start-up buffers (its warm-up reservation) do not "
                    "fit next to the model and the context";
+    case Words::kProjectorLoad:
+      return "the vision projector's weights (the mmproj file, which llama-server loads after "
+             "the model's layers) did not fit on the GPU beside the layers already offloaded";
     case Words::kContextExceeded: {
       const auto from = f.get(Num::kMaxModelLen), to = f.get(Num::kEstimatedMaxModelLen);
       if (f.has(EventKind::kFitAdjust) && from && to) {
@@ -345,7 +358,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "keeps the layers that do not fit in host memory");
       return true;
     case Cause::kMultimodalEncoder:
-      if (d->stage == "profile") {
+      if (d->stage == "load") {
+        AddFix(d, "--no-mmproj-offload", "keeps the vision projector's weights on the CPU");
+        AddFix(d, "--no-mmproj", "text-only: llama-server loads no projector (-hf fetches one "
+                                 "by default)");
+        AddFix(d, "-ngl lower", "fewer layers on the GPU leave room for the projector");
+      } else if (d->stage == "profile") {
         AddFix(d, "--no-mmproj-offload", "keeps the vision projector on the CPU");
         if (f.has(EventKind::kFitAdjust)) {
           const double need = f.get(Num::kRequestedBytes).value_or(1024.0 * 1024 * 1024);
