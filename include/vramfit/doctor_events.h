@@ -176,8 +176,10 @@ enum class Num : uint8_t {
   // A progress bar's line (tqdm) drawn when its work began and closed, newline and all, only
   // when the work ended: printed after the error that stopped it, it was begun before it (1).
   kBarBegunBefore,            // bar_begun_before
+  // A command line that starts a training run (a launcher with a training script or flags): 1.
+  kTrainingLaunch,            // training_launch
 };
-inline constexpr int kNumCount = 63;
+inline constexpr int kNumCount = 64;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -71,6 +71,33 @@ TEST(Diagnose, LlamaCppProjectorWeightsOnTheAbortBacktraceAreTheLoad) {
   EXPECT_NE(image.stage, "load");
 }
 
+// A full card at a small request with no phase's evidence reads as the load for a program that
+// places a model (the weights fill it), but as a training step where the command line starts a
+// training run: its steps hold gradients, optimizer states and activations beside the weights.
+TEST(Diagnose, FullCardInATrainingRunIsItsStep) {
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 172.00 MiB. GPU 0 has a "
+      "total capacity of 47.49 GiB of which 67.62 MiB is free. Including non-PyTorch memory, this "
+      "process has 46.95 GiB memory in use. Of the allocated memory 45.80 GiB is allocated by "
+      "PyTorch, and 612.05 MiB is reserved by PyTorch but unallocated.\n";
+  const Diagnosis bare = DiagnoseText(oom);
+  EXPECT_EQ(bare.stage, "load");
+  for (const std::string launch :
+       {"python benchmark.py --max_iters 20 --model_name Llama-2-7b-hf --micro_batch_size 1\n",
+        "torchrun --nproc_per_node=8 train.py --model Llama-3-8B\n",
+        "accelerate launch run_clm.py --per_device_train_batch_size 4 --num_train_epochs 3\n",
+        "tune run lora_finetune_single_device --config llama3_1/8B_lora_single_device\n"}) {
+    const Diagnosis d = DiagnoseText(launch + oom);
+    EXPECT_EQ(d.stage, "runtime") << launch;
+    EXPECT_EQ(d.cause, "activation_peak") << launch;
+  }
+  // Not a training run: an evaluation recipe, a generation script.
+  for (const std::string launch : {"tune run eleuther_eval --config eval.yaml\n",
+                                   "python generate.py --checkpoint_path model.pth\n"}) {
+    EXPECT_EQ(DiagnoseText(launch + oom).stage, "load") << launch;
+  }
+}
+
 // A model's name: its size, and the bits its quantization states (8-bit marks before 4-bit
 // ones; GGUF's quant types and a bare "bnb" state none).
 TEST(Diagnose, ModelNameStatesParametersAndBits) {

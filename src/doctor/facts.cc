@@ -256,6 +256,16 @@ void DecideStage(const LogScan& scan, Facts* fp) {
         "no frame or milestone; the model's name ({}) states {} of weights per GPU, more than "
         "the card's {}: it cannot have got past loading them",
         f.model_path, Gib(*NamedWeightsPerRank(f)), Gib(f.total));
+  } else if (FilledWhileLoading(f) && f.get(Num::kTrainingLaunch)) {
+    // A training run: the load places the weights once, its steps add gradients, optimizer
+    // states and activations beside them; a card full at a small request is a step's.
+    f.stage = Stage::kRuntime;
+    f.stage_why = fmt::format(
+        "no frame or milestone; the command line starts a training run and {} of the card's {} "
+        "was already allocated when a {} request failed: a training step holds gradients, "
+        "optimizer states and activations beside the weights (a guess; the log does not show "
+        "the phase)",
+        Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total), Gib(*f.get(Num::kRequestedBytes)));
   } else if (FilledWhileLoading(f)) {
     f.stage = Stage::kLoad;
     f.stage_why = fmt::format(

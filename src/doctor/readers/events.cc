@@ -150,6 +150,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kNumBeams, "num_beams"},
     {Num::kQuantizerTool, "quantizer_tool"},
     {Num::kBarBegunBefore, "bar_begun_before"},
+    {Num::kTrainingLaunch, "training_launch"},
 };
 
 // Entry i names value i, and every value has an entry.

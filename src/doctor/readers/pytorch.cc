@@ -948,6 +948,30 @@ void MatchReferenceLaunch(const Line& line) {
   line.Emit(EventKind::kLoadBegin, kEngine);
 }
 
+// A command line that starts a training run: a launcher (python, torchrun, accelerate launch,
+// deepspeed, torchtune's tune run, litgpt) with a training script or a training loop's flags:
+// nanoGPT-style and litgpt's --max_iters and --micro_batch_size, transformers' TrainingArguments
+// (--num_train_epochs, --per_device_train_batch_size, --gradient_accumulation_steps,
+// --learning_rate, --gradient_checkpointing), --checkpoint_activations, or a script named for
+// training (train.py, finetune, pretrain, sft). Its steps hold gradients, optimizer states and
+// activations beside the weights (facts.cc reads a full card with no phase's evidence so).
+void MatchTrainingLaunch(const Line& line) {
+  const LineView s = line.view();
+  const bool launcher = Has(s, "python") || Has(s, "torchrun") || Has(s, "accelerate launch") ||
+                        Has(s, "deepspeed ") || Has(s, "tune run ") || Has(s, "litgpt ");
+  if (!launcher) return;
+  const bool training =
+      Has(s, "--max_iters") || Has(s, "--micro_batch_size") || Has(s, "--num_train_epochs") ||
+      Has(s, "--per_device_train_batch_size") || Has(s, "--gradient_accumulation_steps") ||
+      Has(s, "--learning_rate") || Has(s, "--gradient_checkpointing") ||
+      Has(s, "--checkpoint_activations") || Has(s, "train.py") || Has(s, "finetune") ||
+      Has(s, "pretrain") || Has(s, "sft.py") || Has(s, "_sft ") || Has(s, " sft ");
+  if (!training) return;
+  auto& e = line.Emit(EventKind::kConfig, kEngine);
+  e.text.clear();  // no model's name
+  Set(e, Num::kTrainingLaunch, 1);
+}
+
 // A command line running LLaMA-Factory's export: "python src/export_model.py --model_name_or_path
 // ... --adapter_name_or_path ... --export_dir ..." (src/export_model.py, 0.5-0.7) or
 // "llamafactory-cli export ..." (0.7+), both tuner.py export_model: it loads the base model,
@@ -1108,6 +1132,7 @@ void Match(const Line& line) {
   MatchReferenceLaunch(line);
   if (Has(s, "oss") && TrainingStepLine(line.text)) line.Emit(EventKind::kServing, kEngine);
   MatchExportLaunch(line);
+  MatchTrainingLaunch(line);
   MatchCacheFlags(line);
   // A quantization run's setup or progress, carried as online_quantization (the weights
   // converted while loading), the key SGLang's --quantization on a 16-bit checkpoint also sets.

@@ -406,6 +406,15 @@ void MatchPhases(const Line& line) {
   }
 }
 
+// "--model X" on a vLLM command line ("python -m vllm.entrypoints.openai.api_server --model
+// X", "vllm serve --model X", benchmarks/benchmark_*.py); a training or evaluation script's own
+// --model flag ("torchrun train.py --model Llama-3-8B") is not vLLM's.
+bool VllmModelFlag(const LineView& s) {
+  return Has(s, "--model ") && (Has(s, "vllm") || Has(s, "entrypoints") ||
+                                Has(s, "benchmark_serving") || Has(s, "benchmark_throughput") ||
+                                Has(s, "benchmark_latency"));
+}
+
 // Engine configuration: "max_seq_len=4096", "tensor_parallel_size=8", "quantization=awq",
 // "'max_model_len': 32768", "gpu_memory_utilization=0.95".
 void MatchConfig(const Line& line) {
@@ -415,7 +424,7 @@ void MatchConfig(const Line& line) {
   const bool v0_config = Has(s, "max_seq_len=") && Has(s, "tokenizer=");
   if (v0_config || Has(s, "'max_model_len':") || Has(s, "tensor_parallel_size=") ||
       Has(s, "--max-model-len") || Has(s, "--tensor-parallel-size") ||
-      Has(s, "--gpu-memory-utilization") || Has(s, "--model ") ||
+      Has(s, "--gpu-memory-utilization") || VllmModelFlag(s) ||
       Has(s, "Starting to load model ") || (Has(s, "model='") && !TransformersPipeline(s)) ||
       Has(s, "--max-num-seqs") || Has(s, "'max_num_seqs':")) {
     auto& e = line.Emit(EventKind::kConfig, kEngine);
