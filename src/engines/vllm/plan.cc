@@ -707,7 +707,35 @@ Status ResolveSettings(Run& r) {
   const bool quantized = r.spec.quant.method != QuantMethod::kNone || !s.quantization.empty();
   const bool v2_default = vllm::ModelRunnerV2ByDefault(r.rules, r.spec.architecture,
                                                        r.spec.CountMoeLayers() > 0, quantized);
-  if (!s.v0_engine && (s.use_v2_model_runner == 1 || (s.use_v2_model_runner < 0 && v2_default))) {
+  // What V2 does not support yet falls back to V1 where V2 is the default, and is refused where
+  // VLLM_USE_V2_MODEL_RUNNER=1 asks for it (config/vllm.py _get_v2_model_runner_unsupported_
+  // features, read at the 0.22-era source: "Model runner v2 does not yet support %s; using the v1
+  // model runner instead", and _validate_v2_model_runner's ValueError). Modelled: hybrid and Mamba
+  // models (model_config.has_inner_state: linear-attention layers) and speculative methods other
+  // than eagle, eagle3 and mtp. A 0.26.0 start of the hybrid Qwen3.8-27B at TP 4 logs V1's
+  // gpu_model_runner.py (test-half record ...-dfch-llmops-tp4-rerun).
+  std::string v2_unsupported;
+  if (std::any_of(r.spec.layers.begin(), r.spec.layers.end(), [](const LayerSpec& l) {
+        return l.attention.kind == AttentionKind::kLinear;
+      })) {
+    v2_unsupported = "hybrid/mamba models";
+  } else if (!s.speculative_method.empty() && s.speculative_method != "eagle" &&
+             s.speculative_method != "eagle3" && s.speculative_method != "mtp" &&
+             s.speculative_method.find("_mtp") == std::string::npos) {
+    v2_unsupported = s.speculative_method == "ngram" || s.speculative_method == "ngram_gpu"
+                         ? "ngram/ngram_gpu speculative decoding"
+                         : fmt::format("speculative method '{}'", s.speculative_method);
+  }
+  if (!s.v0_engine && s.use_v2_model_runner < 0 && v2_default && !v2_unsupported.empty()) {
+    plan.notes.push_back(fmt::format(
+        "vLLM {} would run {} on model runner V2 by default, but V2 does not yet support {}: "
+        "vLLM logs \"Model runner v2 does not yet support {}; using the v1 model runner "
+        "instead\" and the plan charges V1",
+        ReleaseText(version), r.spec.architecture.empty() ? "this model" : r.spec.architecture,
+        v2_unsupported, v2_unsupported));
+  }
+  if (!s.v0_engine && (s.use_v2_model_runner == 1 ||
+                       (s.use_v2_model_runner < 0 && v2_default && v2_unsupported.empty()))) {
     r.graphs_outside_budget = version < 2900;
     r.v2_profile = !r.compiles || s.compile_cache_warm;
     r.v2_first_start = !r.v2_profile;
@@ -833,6 +861,15 @@ Status ResolveSettings(Run& r) {
     if (r.plan.refusal.empty()) r.plan.refusal = refusal->change;
   }
   if (md.refusal) r.Fail(md.refusal->stage, md.refusal->message);
+  if (!s.v0_engine && s.use_v2_model_runner == 1 && !v2_unsupported.empty()) {
+    r.Fail(Stage::kStartup,
+           fmt::format("VLLM_USE_V2_MODEL_RUNNER does not yet support: {}", v2_unsupported));
+    if (r.plan.refusal.empty()) {
+      r.plan.refusal = fmt::format("vLLM's model runner V2 does not yet support {}; drop "
+                                   "VLLM_USE_V2_MODEL_RUNNER=1 (vLLM then runs model runner V1)",
+                                   v2_unsupported);
+    }
+  }
   if (auto refusal =
           vllm::ConfigRefusal(r.spec, r.gpu, r.rules, s.quantization, r.model_dtype)) {
     r.Fail(refusal->stage, refusal->message);

@@ -693,6 +693,48 @@ TEST(Vllm, ModelRunnerV2CapturesItsGraphsOnTopOfTheBudgetBeforeV029) {
   EXPECT_EQ(v2->gpus[0].kv_cache_bytes, v1->gpus[0].kv_cache_bytes);
 }
 
+TEST(Vllm, ModelRunnerV2FallsBackToV1ForHybridModels) {
+  // config/vllm.py _get_v2_model_runner_unsupported_features: hybrid and Mamba models
+  // (has_inner_state) run on V1 where V2 is the default ("Model runner v2 does not yet support
+  // hybrid/mamba models; using the v1 model runner instead"), and VLLM_USE_V2_MODEL_RUNNER=1
+  // is refused (_validate_v2_model_runner). The hybrid Qwen3.8-27B at 0.26 with a warm compile
+  // cache is charged V1's profile (22 B a logit), as a 0.26.0 start logged gpu_model_runner.py.
+  VllmSettings s;
+  s.version = "0.26";
+  s.tensor_parallel_size = 4;
+  s.max_model_len = 8192;
+  s.max_num_seqs = 512;
+  s.compile_cache_warm = true;
+  auto hybrid = PlanVllm(Catalog("qwen3.8-27b"), Gpu("rtx-pro-6000"), s);
+  ASSERT_TRUE(hybrid.ok()) << hybrid.status().ToString();
+  EXPECT_TRUE(hybrid->fits) << hybrid->failure_message;
+  EXPECT_GE(hybrid->gpus[0].activation_peak_bytes, 512ull * 248320 * 22);
+  EXPECT_TRUE(std::any_of(hybrid->notes.begin(), hybrid->notes.end(), [](const std::string& n) {
+    return n.find("does not yet support hybrid/mamba models") != std::string::npos;
+  }));
+  // A dense model at the same settings stays on V2: the warm cache charges V2's own profile.
+  auto dense = PlanVllm(Catalog("qwen3-32b"), Gpu("rtx-pro-6000"), s);
+  ASSERT_TRUE(dense.ok());
+  EXPECT_LT(dense->gpus[0].activation_peak_bytes, 512ull * 151936 * 22);
+  // n-gram speculative decoding is not supported by V2 either: V1's profile again.
+  VllmSettings ngram = s;
+  ngram.speculative_config = R"({"method": "ngram", "num_speculative_tokens": 4})";
+  ngram.speculative_method = "ngram";
+  ngram.num_speculative_tokens = 4;
+  auto spec = PlanVllm(Catalog("qwen3-32b"), Gpu("rtx-pro-6000"), ngram);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_GE(spec->gpus[0].activation_peak_bytes, 512ull * 151936 * 22);
+  // Asked for by the variable: refused at start-up.
+  s.use_v2_model_runner = 1;
+  auto forced = PlanVllm(Catalog("qwen3.8-27b"), Gpu("rtx-pro-6000"), s);
+  ASSERT_TRUE(forced.ok());
+  EXPECT_FALSE(forced->fits);
+  EXPECT_EQ(forced->failure_stage, Stage::kStartup);
+  EXPECT_EQ(forced->failure_message,
+            "VLLM_USE_V2_MODEL_RUNNER does not yet support: hybrid/mamba models");
+  EXPECT_NE(forced->refusal.find("drop VLLM_USE_V2_MODEL_RUNNER=1"), std::string::npos);
+}
+
 TEST(Vllm, ModelRunnerV2FirstStartWidensTheKvCheckSpread) {
   // A first V2 start is charged V1's profile; what its compile costs beyond that follows no rule
   // (published first starts: 2.56 GiB pessimistic to 2.00 GiB optimistic), so the KV check's
