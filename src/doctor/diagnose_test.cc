@@ -98,6 +98,32 @@ TEST(Diagnose, FullCardInATrainingRunIsItsStep) {
   }
 }
 
+// "--model X" and "model='X'" are vLLM's only where the line names vLLM (its engine-config line,
+// LLM(model=...), a vLLM command line): a training script's --model or an API client's model=
+// beside a PyTorch error is not a vLLM launch at load.
+TEST(Diagnose, ModelArgumentsOfOtherProgramsAreNotVllm) {
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+      "capacity of 23.55 GiB of which 1.10 GiB is free. Including non-PyTorch memory, this "
+      "process has 22.43 GiB memory in use. Of the allocated memory 21.80 GiB is allocated by "
+      "PyTorch, and 190.00 MiB is reserved by PyTorch but unallocated.\n";
+  for (const std::string other :
+       {"llm = ChatOpenAI(model='gpt-4o', base_url='http://localhost:8000/v1')\n",
+        "python eval.py --model meta-llama/Llama-3.1-8B --tasks hellaswag\n",
+        "torchrun --nproc_per_node=8 pretrain.py --model Llama-3-8B --lr 3e-4\n"}) {
+    const Diagnosis d = DiagnoseText(other + oom);
+    EXPECT_EQ(d.engine, "pytorch") << other;
+    EXPECT_EQ(d.stage, "runtime") << other;
+  }
+  for (const std::string vllm :
+       {"llm = LLM(model='Qwen/Qwen2.5-7B-Instruct', gpu_memory_utilization=0.9)\n",
+        "INFO 05-01 10:00:00 [core.py:58] Initializing a V1 LLM engine (v0.8.5) with config: "
+        "model='Qwen/Qwen3-8B', speculative_config=None, tokenizer='Qwen/Qwen3-8B'\n",
+        "python -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B\n"}) {
+    EXPECT_EQ(DiagnoseText(vllm + oom).engine, "vllm") << vllm;
+  }
+}
+
 // A model's name: its size, and the bits its quantization states (8-bit marks before 4-bit
 // ones; GGUF's quant types and a bare "bnb" state none).
 TEST(Diagnose, ModelNameStatesParametersAndBits) {

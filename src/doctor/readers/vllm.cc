@@ -415,6 +415,16 @@ bool VllmModelFlag(const LineView& s) {
                                 Has(s, "benchmark_latency"));
 }
 
+// "model='X'" as vLLM writes or takes it: its engine-config line ("Initializing a V1 LLM engine
+// (v0.8.5) with config: model='X', speculative_config=None, tokenizer='X', ...") and the Python
+// LLM(model='X', ...) call. Another library's model= argument (transformers' pipeline, an API
+// client's ChatOpenAI(model='gpt-4o')) is not vLLM's.
+bool VllmModelArg(const LineView& s) {
+  if (!Has(s, "model='") || TransformersPipeline(s)) return false;
+  return Has(s, "with config:") || Has(s, "tokenizer='") || Has(s, "LLM(") || Has(s, "vllm") ||
+         Has(s, "tensor_parallel_size=") || Has(s, "gpu_memory_utilization=");
+}
+
 // Engine configuration: "max_seq_len=4096", "tensor_parallel_size=8", "quantization=awq",
 // "'max_model_len': 32768", "gpu_memory_utilization=0.95".
 void MatchConfig(const Line& line) {
@@ -425,7 +435,7 @@ void MatchConfig(const Line& line) {
   if (v0_config || Has(s, "'max_model_len':") || Has(s, "tensor_parallel_size=") ||
       Has(s, "--max-model-len") || Has(s, "--tensor-parallel-size") ||
       Has(s, "--gpu-memory-utilization") || VllmModelFlag(s) ||
-      Has(s, "Starting to load model ") || (Has(s, "model='") && !TransformersPipeline(s)) ||
+      Has(s, "Starting to load model ") || VllmModelArg(s) ||
       Has(s, "--max-num-seqs") || Has(s, "'max_num_seqs':")) {
     auto& e = line.Emit(EventKind::kConfig, kEngine);
     // The flag, or the engine's "non-default args: {..., 'max_num_seqs': 128}" (0.10+).
