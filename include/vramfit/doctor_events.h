@@ -178,8 +178,11 @@ enum class Num : uint8_t {
   kBarBegunBefore,            // bar_begun_before
   // A command line that starts a training run (a launcher with a training script or flags): 1.
   kTrainingLaunch,            // training_launch
+  // The KV cache --kv-cache-memory-bytes fixed, as vLLM reported reserving it ("reserved X GiB
+  // memory for KV Cache as specified by kv_cache_memory_bytes config").
+  kFixedKvBytes,              // fixed_kv_bytes
 };
-inline constexpr int kNumCount = 64;
+inline constexpr int kNumCount = 65;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -124,6 +124,43 @@ TEST(Diagnose, ModelArgumentsOfOtherProgramsAreNotVllm) {
   }
 }
 
+// --kv-cache-memory-bytes: vLLM skips its profiling and reserves the given pool whatever the
+// utilization says, so a pool that does not fit fails as its tensors are allocated, and the fix
+// is a smaller fixed size (what was missing when it failed, and a GiB more), not a lower
+// --gpu-memory-utilization.
+TEST(Diagnose, FixedKvCacheBytesThatDoNotFitGetASmallerSize) {
+  const std::string prefix = "(EngineCore_DP0 pid=2211) ";
+  const std::string log =
+      prefix + "INFO 11-02 10:01:12 [gpu_model_runner.py:2653] Model loading took 61.0342 GiB "
+               "and 24.118823 seconds\n" +
+      prefix + "INFO 11-02 10:01:31 [gpu_worker.py:276] Initial free memory 78.68 GiB, reserved "
+               "20.00 GiB memory for KV Cache as specified by kv_cache_memory_bytes config and "
+               "skipped memory profiling. This does not respect the gpu_memory_utilization "
+               "config.\n" +
+      prefix + "ERROR 11-02 10:01:32 [core.py:708] EngineCore failed to start.\n" + prefix +
+      "ERROR 11-02 10:01:32 [core.py:708] Traceback (most recent call last):\n" + prefix +
+      "ERROR 11-02 10:01:32 [core.py:708]   File \"/usr/lib/python3/vllm/v1/worker/"
+      "gpu_model_runner.py\", line 4012, in initialize_kv_cache_tensors\n" +
+      prefix + "ERROR 11-02 10:01:32 [core.py:708] torch.OutOfMemoryError: CUDA out of memory. "
+               "Tried to allocate 320.00 MiB. GPU 0 has a total capacity of 79.19 GiB of which "
+               "245.62 MiB is free. Process 2211 has 78.94 GiB memory in use. Of the allocated "
+               "memory 77.81 GiB is allocated by PyTorch, and 412.02 MiB is reserved by PyTorch "
+               "but unallocated.\n";
+  const Diagnosis d = DiagnoseText(log);
+  EXPECT_EQ(d.engine, "vllm");
+  EXPECT_EQ(d.stage, "kv_cache");
+  EXPECT_EQ(d.cause, "kv_no_memory");
+  EXPECT_NE(d.summary.find("--kv-cache-memory-bytes"), std::string::npos);
+  ASSERT_GE(d.fixes.size(), 2u);
+  // 20 GiB less what was missing (20 - 16.78 allocated beside the weights - 0.24 free = 2.98),
+  // rounded down, less a GiB: 16G.
+  EXPECT_EQ(d.fixes[0].change, "--kv-cache-memory-bytes 16G");
+  EXPECT_EQ(d.fixes[1].change, "without --kv-cache-memory-bytes");
+  for (const auto& fix : d.fixes) {
+    EXPECT_EQ(fix.change.find("--gpu-memory-utilization"), std::string::npos) << fix.change;
+  }
+}
+
 // A model's name: its size, and the bits its quantization states (8-bit marks before 4-bit
 // ones; GGUF's quant types and a bare "bnb" state none).
 TEST(Diagnose, ModelNameStatesParametersAndBits) {

@@ -810,6 +810,11 @@ bool RuntimeStaticCache(const Facts& f) {
   if (GenerateCacheFrames(f)) return true;
   return f.has(EventKind::kStaticCache) && !FusedSetting(f) && !f.multimodal;
 }
+// The pool --kv-cache-memory-bytes fixed (vLLM's "reserved X GiB memory for KV Cache as
+// specified by kv_cache_memory_bytes config"), allocated without a profile to size it.
+bool FixedKvAtKv(const Facts& f) {
+  return f.stage == Stage::kKvCache && f.get(Num::kFixedKvBytes).value_or(0) > 0;
+}
 bool RuntimeMultimodal(const Facts& f) { return f.stage == Stage::kRuntime && f.multimodal; }
 
 // The engine's words for `rule`: its own reader's, else the default reader's, else the first
@@ -941,6 +946,9 @@ const std::vector<Rule>& Rules() {
       Text(C::kStaticCache, S::kKvCache, GenerateCacheAtKv,
            "generate allocates a static cache (batch x max_cache_len for every layer) before the "
            "prefill, and that cache does not fit next to the weights"),
+      Text(C::kKvNoMemory, S::kKvCache, FixedKvAtKv,
+           "the KV cache --kv-cache-memory-bytes fixed did not fit beside the weights: with it "
+           "vLLM skips its memory profiling, so nothing checked the size against free memory"),
       Text(C::kKvNoMemory, S::kKvCache, At<S::kKvCache>,
            "allocating the KV cache ran out of memory: what was measured as free at profiling was "
            "no longer there"),

@@ -151,6 +151,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kQuantizerTool, "quantizer_tool"},
     {Num::kBarBegunBefore, "bar_begun_before"},
     {Num::kTrainingLaunch, "training_launch"},
+    {Num::kFixedKvBytes, "fixed_kv_bytes"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -212,6 +212,16 @@ void MatchKvCache(const Line& line) {
     auto& e = line.Emit(EventKind::kSamplerOom, kEngine);
     Set(e, Num::kMaxNumSeqs, NumberAfter(t, ") with "));
   }
+  // --kv-cache-memory-bytes (gpu_worker.py determine_available_memory, 0.11+): "Initial free
+  // memory 78.68 GiB, reserved 20.00 GiB memory for KV Cache as specified by
+  // kv_cache_memory_bytes config and skipped memory profiling." The pool's size, as the available
+  // KV memory, and that the flag fixed it.
+  if (const std::string_view t = Whole(line, "memory for KV Cache as specified by"); !t.empty()) {
+    auto& e = line.Emit(EventKind::kKvAvailable, kEngine);
+    const auto bytes = BytesAfter(t, "reserved ");
+    Set(e, Num::kKvCacheBytes, bytes);
+    Set(e, Num::kFixedKvBytes, bytes);
+  }
   if (Has(s, "Maximum concurrency for")) {
     auto& e = line.Emit(EventKind::kMaxConcurrency, kEngine);
     size_t end = 0;
@@ -700,6 +710,37 @@ void KvTooLongFixes(const Facts& f, Diagnosis* d) {
 
 void KvNoMemoryFixes(const Facts& f, Diagnosis* d) {
   HybridKvOffFix(f, d);
+  // --kv-cache-memory-bytes: vLLM skipped its profiling and reserved the given bytes whatever
+  // --gpu-memory-utilization says (gpu_worker.py determine_available_memory, 0.11+), so only a
+  // smaller fixed size helps. What was still missing when the allocation failed (the rest of the
+  // pool past what PyTorch had allocated beside the weights, less what was free) comes off it.
+  if (const auto fixed = f.get(Num::kFixedKvBytes); fixed && *fixed > 0) {
+    const auto allocated = f.get(Num::kAllocatedBytes);
+    const auto w = f.get(Num::kWeightsBytes);
+    const auto free = f.get(Num::kFreeBytes);
+    std::string change = "--kv-cache-memory-bytes lower";
+    std::string why = fmt::format(
+        "vLLM reserved the {} this flag fixes and skipped its memory profiling; "
+        "--gpu-memory-utilization does not bound it",
+        Gib(*fixed));
+    if (allocated && w && free && *allocated > *w) {
+      const double short_by = std::max(0.0, *fixed - (*allocated - *w) - *free);
+      // One GiB more for the forward's activations and the CUDA graphs that come after the pool.
+      const double fits = std::floor((*fixed - short_by) / core::kGiBf) - 1;
+      if (fits >= 1) {
+        change = fmt::format("--kv-cache-memory-bytes {:.0f}G", fits);
+        why = fmt::format(
+            "the pool of {} was about {} short when it failed ({} allocated beside {} of weights, "
+            "{} free); a GiB less again leaves room for the activations and CUDA graphs after it; "
+            "--gpu-memory-utilization does not bound this flag",
+            Gib(*fixed), Gib(short_by), Gib(*allocated - *w), Gib(*w), Gib(*free));
+      }
+    }
+    AddFix(d, change, why);
+    AddFix(d, "without --kv-cache-memory-bytes",
+           "vLLM sizes the KV cache from --gpu-memory-utilization after its profile run");
+    return;
+  }
   // An OOM while the KV tensors were allocated (V0's CacheEngine._allocate_kv_cache under
   // initialize_cache, V1's initialize_kv_cache_tensors), not vLLM's own sizing error: the memory
   // profiling measured free was taken before the allocation (another process, or a trainer
