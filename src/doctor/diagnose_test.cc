@@ -122,6 +122,12 @@ TEST(Diagnose, ModelArgumentsOfOtherProgramsAreNotVllm) {
         "python -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B\n"}) {
     EXPECT_EQ(DiagnoseText(vllm + oom).engine, "vllm") << vllm;
   }
+  // SGLang's modules and CLI name their engine the same way.
+  for (const std::string sglang :
+       {"python -m sglang.bench_one_batch --model-path Qwen/Qwen2.5-7B --batch 32\n",
+        "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --port 30000\n"}) {
+    EXPECT_EQ(DiagnoseText(sglang + oom).engine, "sglang") << sglang;
+  }
 }
 
 // --kv-cache-memory-bytes: vLLM skips its profiling and reserves the given pool whatever the

@@ -227,7 +227,11 @@ void Match(const Line& line) {
       break;
     }
   }
-  if (Has(s, "mem_fraction_static=") || Has(s, "sglang.launch_server")) {
+  // The server's arguments, or a command line running one of SGLang's modules ("python -m
+  // sglang.launch_server", the offline benchmarks sglang.bench_one_batch and
+  // sglang.bench_offline_throughput, which build the same ModelRunner) or its CLI.
+  if (Has(s, "mem_fraction_static=") || Has(s, "sglang.launch_server") ||
+      Has(s, "-m sglang.") || Has(s, "sglang serve ")) {
     auto& e = line.Emit(EventKind::kSglangMarker, kEngine);
     Set(e, Num::kMemFractionStatic, NumberAfter(s, "mem_fraction_static="));
     ServerArgs(s, &e);
