@@ -181,8 +181,10 @@ enum class Num : uint8_t {
   // The KV cache --kv-cache-memory-bytes fixed, as vLLM reported reserving it ("reserved X GiB
   // memory for KV Cache as specified by kv_cache_memory_bytes config").
   kFixedKvBytes,              // fixed_kv_bytes
+  // The weights' dtype a from_pretrained call asks for (torch_dtype= / dtype=): 16 or 32 bits.
+  kLoadDtypeBits,             // load_dtype_bits
 };
-inline constexpr int kNumCount = 65;
+inline constexpr int kNumCount = 66;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

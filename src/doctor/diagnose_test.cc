@@ -167,6 +167,33 @@ TEST(Diagnose, FixedKvCacheBytesThatDoNotFitGetASmallerSize) {
   }
 }
 
+// A load that runs out of memory gets the dtype fix only where the log does not already load 16
+// bits: float32 is told to halve, float16 is told to quantize or offload.
+TEST(Diagnose, LoadFixFollowsTheDtypeTheLogAsksFor) {
+  auto log = [](const std::string& dtype) {
+    return "Traceback (most recent call last):\n"
+           "  File \"C:\\Users\\me\\chat\\app.py\", line 12, in <module>\n"
+           "    model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=" +
+           dtype +
+           ").to(\"cuda\")\n"
+           "  File \"C:\\Python311\\Lib\\site-packages\\transformers\\modeling_utils.py\", "
+           "line 3531, in from_pretrained\n"
+           "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 136.00 MiB. GPU 0 "
+           "has a total capacty of 8.00 GiB of which 0 bytes is free. Of the allocated memory "
+           "7.25 GiB is allocated by PyTorch, and 12.46 MiB is reserved by PyTorch but "
+           "unallocated.\n";
+  };
+  const Diagnosis half = DiagnoseText(log("torch.float16"));
+  EXPECT_EQ(half.stage, "load");
+  EXPECT_EQ(half.cause, "weights_too_large");
+  ASSERT_FALSE(half.fixes.empty());
+  EXPECT_EQ(half.fixes[0].change.find("torch_dtype=torch.bfloat16"), std::string::npos);
+  EXPECT_NE(half.fixes[0].change.find("load_in_4bit=True"), std::string::npos);
+  const Diagnosis full = DiagnoseText(log("torch.float32"));
+  ASSERT_FALSE(full.fixes.empty());
+  EXPECT_EQ(full.fixes[0].change, "from_pretrained(..., torch_dtype=torch.bfloat16)");
+}
+
 // A model's name: its size, and the bits its quantization states (8-bit marks before 4-bit
 // ones; GGUF's quant types and a bare "bnb" state none).
 TEST(Diagnose, ModelNameStatesParametersAndBits) {

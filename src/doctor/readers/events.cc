@@ -152,6 +152,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kBarBegunBefore, "bar_begun_before"},
     {Num::kTrainingLaunch, "training_launch"},
     {Num::kFixedKvBytes, "fixed_kv_bytes"},
+    {Num::kLoadDtypeBits, "load_dtype_bits"},
 };
 
 // Entry i names value i, and every value has an entry.

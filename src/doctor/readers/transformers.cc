@@ -266,9 +266,35 @@ void MatchFastChatLaunch(const Line& line) {
   }
 }
 
+// The dtype a from_pretrained call loads the weights in: torch_dtype= (and dtype=, its name from
+// 4.56), torch.float16 / torch.bfloat16 / "auto" (the checkpoint's own, 16 bits for the models
+// this reads) against torch.float32 / torch.float. Read for the fix: a load that asked for 16 bits
+// already is not told to.
+void MatchLoadDtype(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "from_pretrained(")) return;
+  for (std::string_view key : {"torch_dtype=", "dtype="}) {
+    const size_t at = s.find(key);
+    if (at == std::string_view::npos) continue;
+    const std::string_view v = s.substr(at + key.size(), 24);
+    const bool sixteen = v.starts_with("torch.float16") || v.starts_with("torch.bfloat16") ||
+                         v.starts_with("torch.half") || v.starts_with("\"auto\"") ||
+                         v.starts_with("'auto'") || v.starts_with("\"float16\"") ||
+                         v.starts_with("\"bfloat16\"");
+    const bool thirty_two = v.starts_with("torch.float32") || v.starts_with("torch.float)") ||
+                            v.starts_with("torch.float,") || v.starts_with("\"float32\"");
+    if (!sixteen && !thirty_two) return;
+    auto& e = line.Emit(EventKind::kConfig, kEngine);
+    e.text.clear();  // no model's name
+    Set(e, Num::kLoadDtypeBits, sixteen ? 16 : 32);
+    return;
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchOutputAttentions(line);
+  MatchLoadDtype(line);
   MatchBnbDispatched(line);
   if (Has(s, "CONVERSION") || Has(s, "automatic conversion")) MatchConversionReport(line);
   if (Has(s, "*****") || Has(s, "'loss': ") || Has(s, "friendly reminder")) MatchRunning(line);
@@ -403,9 +429,25 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "the whole model on the disk, which from_pretrained refuses");
   }
   if (cause == Cause::kWeightsTooLarge) {
-    AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16) (not float32), a 4-/8-bit "
-              "quantization_config, or device_map=\"auto\" with max_memory to offload layers",
-           "the weights as loaded do not fit the GPU");
+    const auto bits = f.get(Num::kLoadDtypeBits);
+    if (bits && *bits >= 32) {
+      AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16)",
+             "the log loads the weights in float32: 16 bits halve them");
+    }
+    if (bits && *bits <= 16) {
+      AddFix(d, "from_pretrained(..., quantization_config=BitsAndBytesConfig(load_in_4bit=True)) "
+                "or a 4-bit AWQ/GPTQ checkpoint, or device_map=\"auto\" with max_memory to "
+                "offload layers",
+             "the weights do not fit the GPU even in the 16 bits the log loads them in");
+    } else if (!bits) {
+      AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16) (not float32), a 4-/8-bit "
+                "quantization_config, or device_map=\"auto\" with max_memory to offload layers",
+             "the weights as loaded do not fit the GPU");
+    } else {
+      AddFix(d, "a 4-/8-bit quantization_config, or device_map=\"auto\" with max_memory to "
+                "offload layers",
+             "if the 16-bit weights do not fit either");
+    }
     return true;
   }
   // MXFP4 experts dequantized to bf16 at load (integrations/mxfp4.py convert_moe_packed_tensors,
