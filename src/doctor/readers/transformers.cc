@@ -429,24 +429,23 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "the whole model on the disk, which from_pretrained refuses");
   }
   if (cause == Cause::kWeightsTooLarge) {
+    // The dtype the log's from_pretrained asks for (MatchLoadDtype): 16 or 32 bits, or unknown.
     const auto bits = f.get(Num::kLoadDtypeBits);
-    if (bits && *bits >= 32) {
+    if (!bits) {
+      AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16) (not float32), a 4-/8-bit "
+                "quantization_config, or device_map=\"auto\" with max_memory to offload layers",
+             "the weights as loaded do not fit the GPU");
+    } else if (*bits >= 32) {
       AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16)",
              "the log loads the weights in float32: 16 bits halve them");
-    }
-    if (bits && *bits <= 16) {
+      AddFix(d, "a 4-/8-bit quantization_config, or device_map=\"auto\" with max_memory to "
+                "offload layers",
+             "if the 16-bit weights do not fit either");
+    } else {
       AddFix(d, "from_pretrained(..., quantization_config=BitsAndBytesConfig(load_in_4bit=True)) "
                 "or a 4-bit AWQ/GPTQ checkpoint, or device_map=\"auto\" with max_memory to "
                 "offload layers",
              "the weights do not fit the GPU even in the 16 bits the log loads them in");
-    } else if (!bits) {
-      AddFix(d, "from_pretrained(..., torch_dtype=torch.bfloat16) (not float32), a 4-/8-bit "
-                "quantization_config, or device_map=\"auto\" with max_memory to offload layers",
-             "the weights as loaded do not fit the GPU");
-    } else {
-      AddFix(d, "a 4-/8-bit quantization_config, or device_map=\"auto\" with max_memory to "
-                "offload layers",
-             "if the 16-bit weights do not fit either");
     }
     return true;
   }
