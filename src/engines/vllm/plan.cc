@@ -645,8 +645,14 @@ Status ResolveSettings(Run& r) {
         "{} shares its memory with the CPU: vLLM reads free memory from the host's available "
         "memory, so other processes, the page cache and what start-up takes on the host count "
         "against the budget; the plan cannot see them (free host memory before launch, or lower "
-        "--gpu-memory-utilization)",
-        r.gpu.name));
+        "--gpu-memory-utilization). The total CUDA reports follows the host's memory and OS{}; "
+        "the plan takes {}: give --gpu-memory beside --gpu with the total your vLLM prints "
+        "('Free memory on device (free/total GiB)')",
+        r.gpu.name,
+        r.gpu.name.find("GB10") != std::string::npos
+            ? " (published GB10 starts print 119.63 to 121.69 GiB)"
+            : "",
+        FormatBytes(r.gpu.total_bytes)));
   }
   // Model runner V2 (vllm/v1/worker/gpu/model_runner.py), the default for some models from
   // v0.22: its source profiles less than V1 (the sampler warm-up holds the bf16 logits and their

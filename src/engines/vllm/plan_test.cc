@@ -258,6 +258,11 @@ TEST(Vllm, ReleaseDefaults) {
   EXPECT_TRUE(std::any_of(c->notes.begin(), c->notes.end(), [](const std::string& n) {
     return n.find("shares its memory with the CPU") != std::string::npos;
   }));
+  // Its total follows the host's OS (119.63 and 121.69 GiB on published starts): the note says
+  // which one the plan took and how to give another.
+  EXPECT_TRUE(std::any_of(c->notes.begin(), c->notes.end(), [](const std::string& n) {
+    return n.find("the plan takes 121.69 GiB: give --gpu-memory beside --gpu") != std::string::npos;
+  }));
   EXPECT_TRUE(std::none_of(b->notes.begin(), b->notes.end(), [](const std::string& n) {
     return n.find("shares its memory with the CPU") != std::string::npos;
   }));
