@@ -194,6 +194,34 @@ TEST(Diagnose, LoadFixFollowsTheDtypeTheLogAsksFor) {
   EXPECT_EQ(full.fixes[0].change, "from_pretrained(..., torch_dtype=torch.bfloat16)");
 }
 
+// A terminal's wrap that cuts a command line's model id: the name is read whole from the two lines
+// joined, so its stated size still decides (Mixtral-8x7B on a 16 GB card cannot have loaded);
+// a flag that begins the next line is another argument, not the rest of the name.
+TEST(Diagnose, ModelIdCutByAWrapIsReadWhole) {
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.75 GiB. GPU 0 has a total "
+      "capacity of 14.57 GiB of which 182.75 MiB is free. Including non-PyTorch memory, this "
+      "process has 14.38 GiB memory in use. Of the allocated memory 14.21 GiB is allocated by "
+      "PyTorch, and 50.00 MiB is reserved by PyTorch but unallocated.\n";
+  const Diagnosis tgi = DiagnoseText(
+      "docker run --gpus all ghcr.io/huggingface/text-generation-inference:2.3.1 --model-id "
+      "mistralai/Mixtral\n-8x7B-Instruct-v0.1 --num-shard 1\n" + oom);
+  EXPECT_EQ(tgi.engine, "tgi");
+  EXPECT_EQ(tgi.stage, "load");
+  EXPECT_EQ(tgi.cause, "weights_too_large");
+  EXPECT_EQ(tgi.numbers.count("weights_estimate_bytes"), 1u);
+  const Diagnosis vllm = DiagnoseText(
+      "$ vllm serve mistralai/Mixtral\n-8x7B-Instruct-v0.1 --max-model-len 4096\n" + oom);
+  EXPECT_EQ(vllm.engine, "vllm");
+  EXPECT_EQ(vllm.stage, "load");
+  EXPECT_EQ(vllm.cause, "weights_too_large");
+  EXPECT_EQ(vllm.numbers.count("weights_estimate_bytes"), 1u);
+  // The next line begins a flag: the name is the first line's, whose 0.6B fits the card.
+  const Diagnosis flag =
+      DiagnoseText("$ vllm serve Qwen/Qwen3-0.6B\n--max-model-len 4096\n" + oom);
+  EXPECT_EQ(flag.numbers.count("weights_estimate_bytes"), 0u);
+}
+
 // A model's name: its size, and the bits its quantization states (8-bit marks before 4-bit
 // ones; GGUF's quant types and a bare "bnb" state none).
 TEST(Diagnose, ModelNameStatesParametersAndBits) {

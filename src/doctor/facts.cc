@@ -414,7 +414,12 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     if (e.kind == EventKind::kMmHint && e.text == "--image" && !f.image_arg) f.image_arg = &e;
     if (e.kind == EventKind::kOtherError) f.other_errors.push_back(&e);
     if (!e.rank.empty()) f.ranks.insert(e.rank);
-    if (e.kind == EventKind::kConfig && f.model_path.empty() && !e.text.empty()) {
+    // The first model named, unless a later one completes it: a terminal's wrap cuts a command
+    // line's model id ("--model-id mistralai/Mixtral" + "-8x7B-Instruct-v0.1"), and the readers
+    // read it again whole from the two lines joined.
+    if (e.kind == EventKind::kConfig && !e.text.empty() &&
+        (f.model_path.empty() ||
+         (e.text.size() > f.model_path.size() && e.text.starts_with(f.model_path)))) {
       f.model_path = e.text;
     }
     if (IsOom(e.kind) && f.oom_line == 0) f.oom_line = e.line;

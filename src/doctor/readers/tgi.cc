@@ -106,6 +106,13 @@ void Match(const Line& line) {
     line.Emit(EventKind::kTgiMarker, kEngine);
   }
   if (Has(s, "text-generation") || Has(s, "model_id:")) MatchLaunch(line);
+  // The model id cut by a wrap at the end of the previous line: read again from the two joined
+  // mid-word (facts.cc takes the longer id that completes the first).
+  if (!line.joined_tight.empty() && !s.starts_with("--") && !Has(s, "--model-id") &&
+      Has(line.joined_tight, "--model-id") && !Has(line.joined_tight, "--quantize")) {
+    const std::string_view id = ValueAfter(line.joined_tight, "--model-id");
+    if (!id.empty()) line.Emit(EventKind::kConfig, kEngine).text = std::string(id);
+  }
   // The first sentence alone is TGI's too: a paste that breaks the message after it ("...
   // 4096 prefill tokens." / "You need to decrease `--max-batch-prefill-tokens`").
   if (Has(s, "prefill tokens. You need to decrease") || Has(s, "Unable to warmup model") ||

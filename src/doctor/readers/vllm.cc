@@ -464,6 +464,19 @@ void MatchConfig(const Line& line) {
                                           : NumberAfter(s, "--gpu-memory-utilization"));
     e.text = ModelPath(s);
   }
+  // A vLLM command line's model cut by a wrap at the end of the previous line ("vllm serve
+  // Qwen/Qwen3-" + "30B-A3B-FP8 --tensor-parallel-size 2"): read again from the two lines joined
+  // mid-word (facts.cc takes the longer name that completes the first).
+  const LineView& tight = line.joined_tight;
+  // (Not where this line begins a flag: "Qwen/Qwen3-8B" + "--max-model-len 8192" is two
+  // arguments a paste broke apart, not one name.)
+  if (!tight.empty() && !s.starts_with("--") &&
+      (Has(tight, "vllm serve ") || VllmModelFlag(tight)) && !Has(s, "vllm serve ") &&
+      !Has(s, "--model ")) {
+    if (std::string path = ModelPath(tight); !path.empty()) {
+      line.Emit(EventKind::kConfig, kEngine).text = std::move(path);
+    }
+  }
 }
 
 // Milestones and checks read from vLLM's sources across releases (docs/doctor.md, "vLLM:
