@@ -71,6 +71,8 @@ std::optional<Stage> StageFromMilestones(const LogScan& scan, const Facts& f, co
 
 std::string Cited(const LogEvent* e) {
   std::string text = e->text.size() > 100 ? e->text.substr(0, 100) + "..." : e->text;
+  // An event that carries only numbers (a launch's settings): its kind, not an empty citation.
+  if (text.empty()) text = fmt::format("({})", EventKindName(e->kind));
   return fmt::format("line {}: {}", e->line, text);
 }
 
