@@ -53,7 +53,7 @@ constexpr const char* kNoMemoryEffect[] = {
     "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
     "--enable-auto-tool-choice", "--tool-call-parser", "--reasoning-parser",
     "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats", "--seed",
-    "--load-format", "--generation-config", "--enable-chunked-prefill",
+    "--load-format", "--generation-config",
     "--disable-uvicorn-access-log",
     "--uds", "--max-log-len", "--enable-log-requests", "--enable-log-outputs",
     "--allowed-origins", "--allowed-methods", "--allowed-headers", "--ssl-keyfile",
@@ -69,7 +69,7 @@ constexpr const char* kNoMemoryEffect[] = {
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
     "--trust-remote-code", "--enable-auto-tool-choice", "--disable-log-requests",
-    "--disable-log-stats", "--enable-chunked-prefill",
+    "--disable-log-stats",
     "--disable-uvicorn-access-log", "--enable-log-requests", "--enable-log-outputs",
     "--disable-fastapi-docs", "--enable-request-id-headers", "--enable-server-load-tracking",
     "--enable-force-include-usage", "--return-tokens-as-token-ids", "--enable-reasoning",
@@ -216,6 +216,8 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (s.keep_hybrid_kv_cache_manager) c += " --no-disable-hybrid-kv-cache-manager";
   if (s.enable_prefix_caching == 1) c += " --enable-prefix-caching";
   if (s.enable_prefix_caching == 0) c += " --no-enable-prefix-caching";
+  if (s.enable_chunked_prefill == 1) c += " --enable-chunked-prefill";
+  if (s.enable_chunked_prefill == 0) c += " --no-enable-chunked-prefill";
   if (!s.mamba_cache_mode.empty()) c += " --mamba-cache-mode " + s.mamba_cache_mode;
   if (!s.kv_transfer_config.empty()) {
     c += " --kv-transfer-config " + ShellWord(s.kv_transfer_config);

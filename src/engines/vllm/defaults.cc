@@ -63,7 +63,9 @@ void ApplySchedulerDefaults(const Rules& rules, const GpuSpec& gpu, VllmSettings
       // Before v0.5.4 (PR #6666) chunked prefill was never on by default; its budget was 512
       // tokens before 0.8 (Rules::v0_chunked_prefill_tokens).
       const bool chunked =
-          rules.v0_long_context_chunked_prefill && s->max_model_len > kV0ChunkedPrefillAbove;
+          s->enable_chunked_prefill == 1 ||
+          (s->enable_chunked_prefill < 0 && rules.v0_long_context_chunked_prefill &&
+           s->max_model_len > kV0ChunkedPrefillAbove);
       s->max_num_batched_tokens =
           chunked ? rules.v0_chunked_prefill_tokens
                   : std::max<int64_t>(s->max_model_len, kSmallBatchedTokens);
@@ -72,6 +74,12 @@ void ApplySchedulerDefaults(const Rules& rules, const GpuSpec& gpu, VllmSettings
   if (s->max_num_seqs == 0) s->max_num_seqs = big ? kLargeMaxNumSeqs : kSmallMaxNumSeqs;
   if (s->max_num_batched_tokens == 0) {
     s->max_num_batched_tokens = big ? kLargeBatchedTokens : kSmallBatchedTokens;
+    // Chunked prefill off: a prompt is prefilled whole, so the budget is at least the length
+    // (engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args, read at 0.22:
+    // "If max_model_len is too short, use the default for higher throughput").
+    if (s->enable_chunked_prefill == 0) {
+      s->max_num_batched_tokens = std::max(s->max_num_batched_tokens, s->max_model_len);
+    }
     if (rules.cap_batched_tokens_by_seqs_x_len) {
       s->max_num_batched_tokens =
           std::min<int64_t>(s->max_num_batched_tokens, s->max_num_seqs * s->max_model_len);

@@ -177,6 +177,19 @@ class PreparedVllmModel : public PreparedModel {
             6);
       }
     }
+    // Chunked prefill off with a budget below the length (plan.cc): a budget of the length, or
+    // chunked prefill back on.
+    if (msg.rfind("max_num_batched_tokens (", 0) == 0 &&
+        msg.find("is smaller than max_model_len") != std::string::npos) {
+      VllmSettings v = s;
+      v.max_num_batched_tokens = s.max_model_len;
+      add(v, fmt::format("--max-num-batched-tokens {}", s.max_model_len),
+          "a prompt of the whole length is prefilled in one step", 9);
+      VllmSettings c = s;
+      c.enable_chunked_prefill = -1;
+      add(c, "without --no-enable-chunked-prefill",
+          "long prompts are prefilled in chunks of the batched-token budget", 9);
+    }
     if (msg.rfind("Bfloat16 is only supported", 0) == 0) {
       VllmSettings v = s;
       v.dtype = "half";

@@ -348,6 +348,11 @@ const std::vector<FlagSpec>& Flags() {
        nullptr},
       {"--no-enable-prefix-caching", nullptr,
        "Prefix caching off: one linear-attention state page per request", nullptr},
+      {"--enable-chunked-prefill", nullptr, "Chunked prefill on (the default of V1)", nullptr},
+      {"--no-enable-chunked-prefill", nullptr,
+       "Chunked prefill off: a prompt is prefilled in one step, so the batched-token budget is "
+       "at least --max-model-len",
+       nullptr},
       {"--mamba-cache-mode", nullptr, "none | align | all (hybrid models; needs prefix caching)",
        "TEXT"},
       {"--no-disable-hybrid-kv-cache-manager", nullptr,
@@ -501,6 +506,10 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.enable_prefix_caching = 1;
     } else if (name == "--no-enable-prefix-caching") {
       s.enable_prefix_caching = 0;
+    } else if (name == "--enable-chunked-prefill") {
+      s.enable_chunked_prefill = 1;
+    } else if (name == "--no-enable-chunked-prefill") {
+      s.enable_chunked_prefill = 0;
     } else if (name == "--mamba-cache-mode") {
       VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kMambaCacheModes));
       s.mamba_cache_mode = text;

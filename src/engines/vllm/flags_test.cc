@@ -133,6 +133,24 @@ TEST(VllmFlags, CompilationConfigShortAndDottedForms) {
   }
 }
 
+// --enable-chunked-prefill and --no-enable-chunked-prefill are read (the last given counts, as
+// argparse's BooleanOptionalAction takes it), neither dropped nor named as without effect.
+TEST(VllmFlags, ChunkedPrefillSwitchesAreRead) {
+  for (const auto& [argv, want] : std::vector<std::pair<std::vector<std::string>, int>>{
+           {{"vllm", "serve", "m", "--no-enable-chunked-prefill"}, 0},
+           {{"vllm", "serve", "m", "--enable-chunked-prefill"}, 1},
+           {{"vllm", "serve", "m", "--enable-chunked-prefill", "--no-enable-chunked-prefill"}, 0},
+           {{"vllm", "serve", "m", "--no-enable-chunked-prefill", "--enable-chunked-prefill"}, 1},
+           {{"vllm", "serve", "m"}, -1}}) {
+    auto cmd = ReadServeCommand(argv);
+    ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+    EXPECT_TRUE(cmd->unmodelled_flags.empty()) << argv.back();
+    auto s = ReadFlags(cmd->flags, VllmSettings{});
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_EQ(s->enable_chunked_prefill, want) << argv.back();
+  }
+}
+
 TEST(VllmFlags, ReleasesOutsideTheVersionGrammar) {
   EXPECT_FALSE(ParseRelease("214749.0").ok());
   EXPECT_EQ(ParseRelease("214749.0").status().message().find("releases before 0.8"),

@@ -867,6 +867,17 @@ Status ResolveSettings(Run& r) {
     if (r.plan.refusal.empty()) r.plan.refusal = refusal->change;
   }
   if (md.refusal) r.Fail(md.refusal->stage, md.refusal->message);
+  // Chunked prefill off with a batched-token budget below the length: SchedulerConfig.
+  // verify_max_model_len raises it (config/scheduler.py, read at 0.22; V0's scheduler config
+  // checked the same).
+  if (s.enable_chunked_prefill == 0 && s.max_num_batched_tokens < s.max_model_len) {
+    r.Fail(Stage::kStartup,
+           fmt::format("max_num_batched_tokens ({}) is smaller than max_model_len ({}). This "
+                       "effectively limits the maximum sequence length to "
+                       "max_num_batched_tokens and makes vLLM reject longer sequences. Please "
+                       "increase max_num_batched_tokens or decrease max_model_len.",
+                       s.max_num_batched_tokens, s.max_model_len));
+  }
   if (!s.v0_engine && s.use_v2_model_runner == 1 && !v2_unsupported.empty()) {
     r.Fail(Stage::kStartup,
            fmt::format("VLLM_USE_V2_MODEL_RUNNER does not yet support: {}", v2_unsupported));

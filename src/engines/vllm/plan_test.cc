@@ -102,6 +102,38 @@ TEST(Vllm, FixedKvCacheBytesAreCheckedAgainstTheDevice) {
   EXPECT_EQ(p->gpus[0].kv_cache_bytes, 13ull << 30);
 }
 
+// --no-enable-chunked-prefill: a prompt is prefilled whole, so vLLM's default batched-token
+// budget becomes at least the length (arg_utils.py, read at 0.22), and the profile runs the
+// forward over it: Qwen3-8B at 32,768 tokens on an RTX 4090 fits with chunked prefill and not
+// without. An explicit budget below the length is refused (SchedulerConfig.verify_max_model_len).
+TEST(Vllm, ChunkedPrefillOffProfilesTheWholeLength) {
+  VllmSettings s;
+  s.max_model_len = 32768;
+  auto on = PlanVllm(Catalog("qwen3-8b"), Gpu("4090"), s);
+  ASSERT_TRUE(on.ok());
+  EXPECT_TRUE(on->fits) << on->failure_message;
+  EXPECT_EQ(on->resolved.max_num_batched_tokens, 2048);
+  VllmSettings off = s;
+  off.enable_chunked_prefill = 0;
+  auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("4090"), off);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->resolved.max_num_batched_tokens, 32768);
+  EXPECT_GT(p->gpus[0].activation_peak_bytes, on->gpus[0].activation_peak_bytes + (2ull << 30));
+  EXPECT_FALSE(p->fits);
+  EXPECT_EQ(p->failure_stage, Stage::kKvCache);
+  off.max_num_batched_tokens = 8192;
+  p = PlanVllm(Catalog("qwen3-8b"), Gpu("4090"), off);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->failure_stage, Stage::kStartup);
+  EXPECT_EQ(p->failure_message.rfind("max_num_batched_tokens (8192) is smaller than "
+                                     "max_model_len (32768).",
+                                     0),
+            0u);
+  const auto advice = AdviseVllm(Catalog("qwen3-8b"), Gpu("4090"), off, *p);
+  ASSERT_FALSE(advice.empty());
+  EXPECT_EQ(advice[0].change, "without --no-enable-chunked-prefill");
+}
+
 TEST(Vllm, Qwen35AwqOnTwo24GbCardsAtTp2) {
   VllmSettings s;
   s.tensor_parallel_size = 2;

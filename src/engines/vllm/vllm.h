@@ -69,6 +69,9 @@ struct VllmOptions : EngineOptions {
   // --enable-prefix-caching (1) / --no-enable-prefix-caching (0); -1: the release's default
   // (off for hybrid models before v0.28, on from it: Rules::hybrid_prefix_caching_default).
   int enable_prefix_caching = -1;
+  // --enable-chunked-prefill (1) / --no-enable-chunked-prefill (0); -1: the release's default
+  // (on for V1's generate models; V0 from v0.5.4 above 32K tokens).
+  int enable_chunked_prefill = -1;
   // --mamba-cache-mode as given ("": vLLM's "none"): none | align | all.
   std::string mamba_cache_mode;
   // --disable-hybrid-kv-cache-manager (SchedulerConfig, v0.10+): one KV spec for every layer.
