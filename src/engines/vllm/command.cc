@@ -216,6 +216,7 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (s.keep_hybrid_kv_cache_manager) c += " --no-disable-hybrid-kv-cache-manager";
   if (s.enable_prefix_caching == 1) c += " --enable-prefix-caching";
   if (s.enable_prefix_caching == 0) c += " --no-enable-prefix-caching";
+  if (s.disable_sliding_window) c += " --disable-sliding-window";
   if (s.enable_chunked_prefill == 1) c += " --enable-chunked-prefill";
   if (s.enable_chunked_prefill == 0) c += " --no-enable-chunked-prefill";
   if (!s.mamba_cache_mode.empty()) c += " --mamba-cache-mode " + s.mamba_cache_mode;

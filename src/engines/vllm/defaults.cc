@@ -33,11 +33,11 @@ int64_t DerivedMaxModelLen(const ModelSpec& spec) {
   return derived;
 }
 
-std::string MaxLenError(int64_t requested, int64_t derived) {
+std::string MaxLenError(int64_t requested, int64_t derived, std::string_view key) {
   return fmt::format(
       "User-specified max_model_len ({}) is greater than the derived max_model_len "
-      "(max_position_embeddings={} in model's config.json). To allow overriding this maximum, set "
-      "the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.", requested, derived);
+      "({}={} in model's config.json). To allow overriding this maximum, set "
+      "the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.", requested, key, derived);
 }
 
 bool LargeGpuDefaults(const GpuSpec& gpu) {

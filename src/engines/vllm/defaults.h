@@ -23,7 +23,10 @@ int64_t DerivedMaxModelLen(const ModelSpec& spec);
 
 // vLLM's error for --max-model-len beyond the derived maximum without
 // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (vllm/config/model.py _get_and_verify_max_len).
-std::string MaxLenError(int64_t requested, int64_t derived);
+// `key` is the config key the derived length came from ("max_position_embeddings", or
+// "sliding_window" under --disable-sliding-window).
+std::string MaxLenError(int64_t requested, int64_t derived,
+                        std::string_view key = "max_position_embeddings");
 
 // The API server's larger scheduler defaults apply: >= 70 GiB and not an A100
 // (EngineArgs.get_batch_defaults keys them on the device name), as NVML reports the total (a

@@ -349,6 +349,10 @@ const std::vector<FlagSpec>& Flags() {
       {"--no-enable-prefix-caching", nullptr,
        "Prefix caching off: one linear-attention state page per request", nullptr},
       {"--enable-chunked-prefill", nullptr, "Chunked prefill on (the default of V1)", nullptr},
+      {"--disable-sliding-window", nullptr,
+       "Sliding-window layers attend to the whole context; the maximum length is capped at the "
+       "window",
+       nullptr},
       {"--no-enable-chunked-prefill", nullptr,
        "Chunked prefill off: a prompt is prefilled in one step, so the batched-token budget is "
        "at least --max-model-len",
@@ -506,6 +510,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.enable_prefix_caching = 1;
     } else if (name == "--no-enable-prefix-caching") {
       s.enable_prefix_caching = 0;
+    } else if (name == "--disable-sliding-window") {
+      s.disable_sliding_window = true;
     } else if (name == "--enable-chunked-prefill") {
       s.enable_chunked_prefill = 1;
     } else if (name == "--no-enable-chunked-prefill") {

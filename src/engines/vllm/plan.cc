@@ -843,14 +843,27 @@ Status ResolveSettings(Run& r) {
   if (s.gpu_memory_utilization == 0) {
     s.gpu_memory_utilization = r.rules.default_gpu_memory_utilization;
   }
-  const int64_t derived = vllm::DerivedMaxModelLen(r.spec);
+  int64_t derived = vllm::DerivedMaxModelLen(r.spec);
+  // --disable-sliding-window caps the derived length at the window (_get_and_verify_max_len:
+  // "If sliding window is manually disabled, max_length should be less than the sliding window
+  // length in the model config").
+  const bool window_capped = s.sliding_window_cap > 0 && s.sliding_window_cap < derived;
+  if (window_capped) derived = s.sliding_window_cap;
+  if (s.sliding_window_cap > 0) {
+    plan.notes.push_back(fmt::format(
+        "--disable-sliding-window: every sliding-window layer caches the whole context, and vLLM "
+        "caps the derived maximum length at the window ({} tokens{})",
+        core::GroupDigits(static_cast<uint64_t>(s.sliding_window_cap)),
+        window_capped ? "" : ", above the model's own maximum here"));
+  }
   if (s.max_model_len == -1) {
     r.auto_len = true;
     s.max_model_len = derived;
   } else if (s.max_model_len == 0) {
     s.max_model_len = derived;
   } else if (s.max_model_len > derived && !s.allow_long_max_model_len) {
-    return Invalid(vllm::MaxLenError(s.max_model_len, derived));
+    return Invalid(vllm::MaxLenError(s.max_model_len, derived,
+                                     window_capped ? "sliding_window" : "max_position_embeddings"));
   }
   vllm::ApplySchedulerDefaults(r.rules, r.gpu, &s);
   const vllm::ModelDtype md = vllm::ResolveModelDtype(r.spec, r.gpu, s.dtype);
@@ -2266,6 +2279,28 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
     if (!o.ok()) return o.status();
     overridden = std::move(*o);
   }
+  // --disable-sliding-window (config/model.py, read at 0.22): hf_text_config.sliding_window is
+  // set to None after the length is derived, so every sliding-window layer is a full-attention
+  // one (its KV cache the whole context); the derived length is capped at the window.
+  VllmSettings windowless;
+  const VllmSettings* settings = &in;
+  if (in.disable_sliding_window && in.sliding_window_cap == 0) {
+    ModelSpec m = overridden ? *overridden : inv.spec;
+    int64_t window = 0;
+    for (LayerSpec& l : m.layers) {
+      if (l.attention.kind != AttentionKind::kSliding || l.attention.sliding_window <= 0) continue;
+      window = window ? std::min(window, l.attention.sliding_window) : l.attention.sliding_window;
+      l.attention.kind = AttentionKind::kFull;
+      l.attention.sliding_window = 0;
+    }
+    if (window > 0) {
+      overridden = std::move(m);
+      windowless = in;
+      windowless.sliding_window_cap = window;
+      settings = &windowless;
+    }
+  }
+  const VllmSettings& in_or_windowless = *settings;
   const ModelSpec& model = overridden ? *overridden : inv.spec;
   if (in.pipeline_parallel_size > 1 && in.pipeline_stage < 0) {
     return vllm::PlanPipeline(model, gpu, in, [&](const GpuSpec& card, const VllmSettings& s) {
@@ -2296,7 +2331,7 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
     staged = vllm::StageSpec(model, in.stage_first_layer, in.stage_layers,
                              in.pipeline_stage == in.pipeline_parallel_size - 1);
   }
-  Run r{inv, staged ? *staged : model, profile, gpu, in, in};
+  Run r{inv, staged ? *staged : model, profile, gpu, in_or_windowless, in_or_windowless};
   for (const std::string& k : not_applied) {
     r.plan.notes.push_back(fmt::format("--hf-overrides: \"{}\" is not modelled (the plan keeps "
                                        "the checkpoint's value)",

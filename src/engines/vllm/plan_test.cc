@@ -134,6 +134,36 @@ TEST(Vllm, ChunkedPrefillOffProfilesTheWholeLength) {
   EXPECT_EQ(advice[0].change, "without --no-enable-chunked-prefill");
 }
 
+// --disable-sliding-window (config/model.py, read at 0.22): the derived length is capped at the
+// window, so gpt-oss-20b (128-token windows) defaults to 128 tokens and a longer --max-model-len
+// is refused with the sliding_window key; every layer then caches the whole context.
+TEST(Vllm, DisableSlidingWindowCapsTheLengthAtTheWindow) {
+  const Inventory inv = Catalog("gpt-oss-20b");
+  VllmSettings s;
+  auto with = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(with.ok());
+  VllmSettings off = s;
+  off.disable_sliding_window = true;
+  auto p = PlanVllm(inv, Gpu("h100"), off);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->max_model_len, 128);
+  EXPECT_NE(p->command.find("--disable-sliding-window"), std::string::npos) << p->command;
+  // No sliding-window group left in the KV layout: every layer pages full attention.
+  ASSERT_FALSE(p->kv_layout.layers.empty());
+  for (const auto& l : p->kv_layout.layers) {
+    EXPECT_EQ(l.kind, KvLayerKind::kFull) << l.layer;
+    EXPECT_EQ(l.sliding_window, 0) << l.layer;
+  }
+  EXPECT_TRUE(std::any_of(with->kv_layout.layers.begin(), with->kv_layout.layers.end(),
+                          [](const KvLayerSpec& l) { return l.sliding_window > 0; }));
+  off.max_model_len = 4096;
+  auto refused = PlanVllm(inv, Gpu("h100"), off);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("(sliding_window=128 in model's config.json)"),
+            std::string::npos)
+      << refused.status().message();
+}
+
 TEST(Vllm, Qwen35AwqOnTwo24GbCardsAtTp2) {
   VllmSettings s;
   s.tensor_parallel_size = 2;

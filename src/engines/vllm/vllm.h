@@ -72,6 +72,11 @@ struct VllmOptions : EngineOptions {
   // --enable-chunked-prefill (1) / --no-enable-chunked-prefill (0); -1: the release's default
   // (on for V1's generate models; V0 from v0.5.4 above 32K tokens).
   int enable_chunked_prefill = -1;
+  // --disable-sliding-window: every sliding-window layer attends to the whole context, and the
+  // derived maximum length is capped at the window (config/model.py, read at 0.22).
+  bool disable_sliding_window = false;
+  // Set by PlanVllm under --disable-sliding-window: the smallest window, the derived length's cap.
+  int64_t sliding_window_cap = 0;
   // --mamba-cache-mode as given ("": vLLM's "none"): none | align | all.
   std::string mamba_cache_mode;
   // --disable-hybrid-kv-cache-manager (SchedulerConfig, v0.10+): one KV spec for every layer.
