@@ -2282,8 +2282,7 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
   // --disable-sliding-window (config/model.py, read at 0.22): hf_text_config.sliding_window is
   // set to None after the length is derived, so every sliding-window layer is a full-attention
   // one (its KV cache the whole context); the derived length is capped at the window.
-  VllmSettings windowless;
-  const VllmSettings* settings = &in;
+  std::optional<VllmSettings> windowless;  // `in` with the window's cap, where one applies
   if (in.disable_sliding_window && in.sliding_window_cap == 0) {
     ModelSpec m = overridden ? *overridden : inv.spec;
     int64_t window = 0;
@@ -2296,11 +2295,10 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
     if (window > 0) {
       overridden = std::move(m);
       windowless = in;
-      windowless.sliding_window_cap = window;
-      settings = &windowless;
+      windowless->sliding_window_cap = window;
     }
   }
-  const VllmSettings& in_or_windowless = *settings;
+  const VllmSettings& run_in = windowless ? *windowless : in;
   const ModelSpec& model = overridden ? *overridden : inv.spec;
   if (in.pipeline_parallel_size > 1 && in.pipeline_stage < 0) {
     return vllm::PlanPipeline(model, gpu, in, [&](const GpuSpec& card, const VllmSettings& s) {
@@ -2331,7 +2329,7 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
     staged = vllm::StageSpec(model, in.stage_first_layer, in.stage_layers,
                              in.pipeline_stage == in.pipeline_parallel_size - 1);
   }
-  Run r{inv, staged ? *staged : model, profile, gpu, in_or_windowless, in_or_windowless};
+  Run r{inv, staged ? *staged : model, profile, gpu, run_in, run_in};
   for (const std::string& k : not_applied) {
     r.plan.notes.push_back(fmt::format("--hf-overrides: \"{}\" is not modelled (the plan keeps "
                                        "the checkpoint's value)",
