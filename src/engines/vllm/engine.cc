@@ -219,12 +219,19 @@ class PreparedVllmModel : public PreparedModel {
             fmt::format("{} GiB of weights per GPU read over PCIe every step: much slower", n),
             2);
       }
-      // Online FP8 for a 16-bit checkpoint, where the GPU runs the fp8 method.
+      // Online FP8 for a 16-bit checkpoint, where the GPU runs the fp8 method; else 4-bit NF4
+      // by bitsandbytes while loading (a dense model: the MoE path is not modelled).
       if (!spec.quant.quantized() && s.quantization.empty()) {
         VllmSettings v = s;
         v.quantization = "fp8";
         add(v, "--quantization fp8", "weights quantized to FP8 while loading: a small accuracy "
-                                     "cost");
+                                     "cost", 10);
+        if (!moe) {
+          v.quantization = "bitsandbytes";
+          add(v, "--quantization bitsandbytes",
+              "weights quantized to 4-bit NF4 while loading (pip install bitsandbytes): an "
+              "accuracy cost and slower decoding than an AWQ or GPTQ checkpoint", 10);
+        }
       }
     }
     return out;

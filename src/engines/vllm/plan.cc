@@ -827,15 +827,6 @@ Status ResolveSettings(Run& r) {
                                  "or bitsandbytes; `--as-quantized {}` plans the checkpoint a "
                                  "quantizer would write)", m, base,
                                  base == "awq" || base == "gptq" ? base : "awq|gptq|fp8"));
-    } else if (m == "bitsandbytes") {
-      // In-flight 4-bit quantization while loading (model_loader/bitsandbytes_loader.py
-      // BitsAndBytesModelLoader._quantized_4bit_generator): not modelled, so the plan says so
-      // rather than plan 16-bit weights as if the flag were not there.
-      plan.notes.push_back(
-          "--quantization bitsandbytes on a 16-bit checkpoint: vLLM quantizes the linear weights "
-          "to 4 bits while loading, which is not modelled; the plan charges the 16-bit weights, "
-          "more than vLLM holds (a checkpoint already quantized with bitsandbytes is planned from "
-          "its own tensors)");
     }
   }
   r.tp = static_cast<uint64_t>(s.tensor_parallel_size);

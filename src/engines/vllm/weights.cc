@@ -11,6 +11,12 @@
 //     alive; the transient is one module's largest repacked tensors (a layer's expert stack).
 //   fp8 online quantization (--quantization fp8 on a 16-bit checkpoint): before v0.16 the full
 //     16-bit model is resident before quantizing (PR #31914 fixed it: then one layer at a time).
+//   bitsandbytes in-flight quantization (--quantization bitsandbytes on a 16-bit checkpoint):
+//     model_loader/bitsandbytes_loader.py _quantized_4bit_generator moves one checkpoint tensor
+//     (its TP slice) to the GPU and quantize_4bit(..., compress_statistics=True,
+//     quant_type="nf4") packs it: NF4 values two per byte, one uint8 absmax per 64 values (the
+//     default blocksize) and one float32 absmax per 256 of those (the nested statistics).
+//     Every LinearBase module is a target; the embedding and ParallelLMHead are not.
 #include "engines/vllm/weights.h"
 
 #include <fmt/format.h>
@@ -261,11 +267,12 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
       (awq || gptq_like || q.layout == QuantLayout::kCtPacked ||
        (q.layout == QuantLayout::kMxfp4Blocks && o.mxfp4_backend == "marlin"));
   const bool online_fp8 = o.quantization == "fp8" && !q.quantized();
+  const bool online_bnb = o.quantization == "bitsandbytes" && !q.quantized();
   const uint64_t kv_heads = static_cast<uint64_t>(std::max<int64_t>(0, p.kv_heads));
   const uint64_t kv_rank_heads = kv_heads > 0 ? std::max<uint64_t>(1, kv_heads / tp) : 0;
   const uint64_t vocab_rows = CeilDiv(CeilDiv(p.vocab, 64) * 64, tp);  // padded to 64, split by TP
   std::vector<uint64_t> module_bytes(p.modules.size(), 0);
-  uint64_t online_fp8_source = 0, largest_linear_fp16 = 0;
+  uint64_t online_fp8_source = 0, largest_linear_fp16 = 0, largest_bnb_source = 0;
   const bool all_layers = o.layers < 0;
   const int64_t end_layer = all_layers ? 0 : o.first_layer + o.layers;
   auto on_stage = [&](const CompactTensor& c) {
@@ -332,6 +339,12 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
     if (online_fp8 && (c.flags & kWideLinearWeight)) {
       online_fp8_source += rank;
       rank = rank * 8 / bits;  // FP8 E4M3 values
+    }
+    if (online_bnb && (c.flags & kWideLinearWeight) && bits > 0) {
+      largest_bnb_source = std::max(largest_bnb_source, rank);
+      const uint64_t values = rank * 8 / bits;
+      const uint64_t blocks = CeilDiv(values, 64);
+      rank = CeilDiv(values, 2) + blocks + 4 * CeilDiv(blocks, 256);
     }
     w.bytes_per_rank += rank;
     if (c.module != kNoModule) module_bytes[c.module] += rank;
@@ -416,6 +429,15 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
       w.transient_bytes = largest_module * 2;
       w.transient_reason = "online FP8 quantization of one layer at a time (v0.16+)";
     }
+  }
+  if (online_bnb) {
+    // The one 16-bit slice on the GPU while it is quantized (its packed copy is counted above).
+    w.kernel = "bitsandbytes (NF4, quantized while loading)";
+    w.transient_bytes = largest_bnb_source;
+    w.transient_reason = "bitsandbytes quantizing one 16-bit tensor at a time";
+    // BitsAndBytesLinearMethod._apply_4bit_weight runs matmul_4bit per packed shard, which for
+    // more than one token dequantizes the shard to 16 bits (bitsandbytes MatMul4Bit).
+    w.largest_dequantized_layer = largest_bnb_source;
   }
   if (w.kernel == "awq" || w.kernel == "auto-round (awq)") {
     w.largest_dequantized_layer = largest_linear_fp16;

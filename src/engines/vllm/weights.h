@@ -58,7 +58,8 @@ struct VllmWeights {
   uint64_t dropped_bytes = 0;        // checkpoint bytes vLLM frees after loading (g_idx, zeros)
   uint64_t skipped_bytes = 0;        // checkpoint bytes not loaded at all (MTP without spec decode)
   uint64_t tower_skipped_bytes = 0;  // the vision tower and projector, under --language-model-only
-  uint64_t largest_dequantized_layer = 0;  // plain-awq: one layer dequantized to fp16 at run time
+  uint64_t largest_dequantized_layer = 0;  // plain-awq, bitsandbytes: one layer dequantized to
+                                           // 16 bits at run time
   std::string kernel;                // "awq_marlin", "gptq_marlin", "fp8", "unquantized", ...
 };
 

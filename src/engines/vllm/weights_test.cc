@@ -247,5 +247,29 @@ TEST(VllmWeights, OnlineFp8BeforeV016PeaksAtTheFullModel) {
   EXPECT_LT(w2->load_peak_per_rank, inv.total_bytes * 7 / 10);
 }
 
+TEST(VllmWeights, InFlightBitsandbytesPacksEveryLinearToNf4) {
+  // --quantization bitsandbytes on Qwen3-8B (36 layers, hidden 4096, 32 x 128 query heads,
+  // 8 x 128 KV heads, MLP 12288, vocab 151936, untied): each decoder linear is quantized on its
+  // own by quantize_4bit(compress_statistics=True, quant_type="nf4"), values two per byte, a
+  // uint8 absmax per 64 values and a float32 one per 256 of those; the embedding, lm_head and
+  // norms stay bf16.
+  const Inventory inv = Catalog("qwen3-8b");
+  VllmWeightOptions o = Tp(1);
+  o.quantization = "bitsandbytes";
+  auto w = VllmWeightsPerRank(inv, o);
+  ASSERT_TRUE(w.ok());
+  auto nf4 = [](uint64_t n, uint64_t k) {
+    const uint64_t e = n * k, blocks = (e + 63) / 64;
+    return e / 2 + blocks + 4 * ((blocks + 255) / 256);
+  };
+  const uint64_t layer = 2 * nf4(4096, 4096) + 2 * nf4(1024, 4096) + 3 * nf4(12288, 4096) +
+                         2 * 4096 * 2 + 2 * 128 * 2;  // two RMSNorms, q_norm and k_norm
+  const uint64_t rotary = 40960 * 128 * 2;  // cos_sin_cache: max positions x head dim, bf16
+  EXPECT_EQ(w->bytes_per_rank, 36 * layer + 2 * 151936ull * 4096 * 2 + 4096 * 2 + rotary);
+  EXPECT_EQ(w->transient_bytes, 12288u * 4096 * 2);  // one MLP projection in bf16
+  EXPECT_EQ(w->largest_dequantized_layer, 12288u * 4096 * 2);  // matmul_4bit's dequantized copy
+  EXPECT_EQ(w->kernel, "bitsandbytes (NF4, quantized while loading)");
+}
+
 }  // namespace
 }  // namespace vramfit
