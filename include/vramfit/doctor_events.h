@@ -183,8 +183,9 @@ enum class Num : uint8_t {
   kFixedKvBytes,              // fixed_kv_bytes
   // The weights' dtype a from_pretrained call asks for (torch_dtype= / dtype=): 16 or 32 bits.
   kLoadDtypeBits,             // load_dtype_bits
+  kServingOom,                // serving_oom: the engine says a request being served hit it (1)
 };
-inline constexpr int kNumCount = 66;
+inline constexpr int kNumCount = 67;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -263,7 +263,7 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     // states and activations beside them; a card full at a small request is a step's.
     f.stage = Stage::kRuntime;
     f.stage_why = fmt::format(
-        "no frame or milestone; the command line starts a training run and {} of the card's {} "
+        "no frame or milestone; the log starts a training run and {} of the card's {} "
         "was already allocated when a {} request failed: a training step holds gradients, "
         "optimizer states and activations beside the weights (a guess; the log does not show "
         "the phase)",

@@ -426,9 +426,17 @@ bool GgmlEncoderAt(const Facts& f, Stage stage) {
 }
 bool GgmlEncoderAtProfile(const Facts& f) { return GgmlEncoderAt(f, Stage::kProfile); }
 bool GgmlEncoderAtRuntime(const Facts& f) { return GgmlEncoderAt(f, Stage::kRuntime); }
+// Ollama's scheduler said the failure came from a request being served (readers/ollama.cc
+// "runtime OOM detected"): the model had loaded, so its load-time reservations had fitted.
+bool OllamaServingOom(const Facts& f) {
+  return f.engine == "ollama" && f.get(Num::kServingOom).has_value();
+}
+bool GgmlFailedServing(const Facts& f) {
+  return GgmlFailedAfter(f, EventKind::kRequest) || OllamaServingOom(f);
+}
 bool GgmlMmWarmup(const Facts& f) {
-  return GgmlFailed(f) && GgmlFailedAfter(f, EventKind::kMmWarmup) &&
-         !GgmlFailedAfter(f, EventKind::kRequest) && !f.has(EventKind::kImage);
+  return GgmlFailed(f) && GgmlFailedAfter(f, EventKind::kMmWarmup) && !GgmlFailedServing(f) &&
+         !f.has(EventKind::kImage);
 }
 bool GgmlComputeImage(const Facts& f) { return GgmlCompute(f) && f.has(EventKind::kImage); }
 // Ollama reserves its worst-case text batch when it loads a model (runner/ollamarunner
@@ -437,7 +445,7 @@ bool GgmlComputeImage(const Facts& f) { return GgmlCompute(f) && f.has(EventKind
 // graph the text reservation does not cover: an image's encoding (EncodeMultimodal runs in its
 // own context, sized by the image).
 bool OllamaServingCompute(const Facts& f) {
-  if (f.engine != "ollama" || !GgmlCompute(f) || !GgmlFailedAfter(f, EventKind::kRequest)) {
+  if (f.engine != "ollama" || !GgmlCompute(f) || !GgmlFailedServing(f)) {
     return false;
   }
   const LogEvent* c = f.first_of(EventKind::kGgmlComputeFail);

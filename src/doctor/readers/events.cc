@@ -153,6 +153,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kTrainingLaunch, "training_launch"},
     {Num::kFixedKvBytes, "fixed_kv_bytes"},
     {Num::kLoadDtypeBits, "load_dtype_bits"},
+    {Num::kServingOom, "serving_oom"},
 };
 
 // Entry i names value i, and every value has an entry.

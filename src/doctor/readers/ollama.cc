@@ -144,6 +144,14 @@ void Match(const Line& line) {
   // (msg="loaded 1 images"): the request's images are encoded next (the CLIP projector).
   if (Has(s, "msg=\"loaded ") && Has(s, " images\"")) line.Emit(EventKind::kImage, kEngine);
   if (!Whole(line, "loading cache slot").empty()) line.Emit(EventKind::kRequest, kEngine);
+  // The scheduler's answer to a failed completion (server/routes.go calls
+  // sched.expireRunnersForRuntimeOOM when runner.Completion returns an error, 2026 releases):
+  // "runtime OOM detected; expiring loaded models to clear memory before next request". The model
+  // had loaded and a request was being served; a failed load never reaches Completion.
+  if (Has(s, "runtime OOM detected")) {
+    auto& e = line.Emit(EventKind::kOllamaMarker, kEngine);
+    Set(e, Num::kServingOom, 1);
+  }
 }
 
 std::string Say(Words rule, const Facts& f) {

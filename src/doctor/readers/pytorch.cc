@@ -955,8 +955,18 @@ void MatchReferenceLaunch(const Line& line) {
 // --learning_rate, --gradient_checkpointing), --checkpoint_activations, or a script named for
 // training (train.py, finetune, pretrain, sft). Its steps hold gradients, optimizer states and
 // activations beside the weights (facts.cc reads a full card with no phase's evidence so).
+// So does a line that names a training loop's call in code or words: transformers' and TRL's
+// trainers (SFTTrainer, DPOTrainer, ...; `trainer.train(`), "the .train() method".
 void MatchTrainingLaunch(const Line& line) {
   const LineView s = line.view();
+  if (Has(s, "trainer.train(") || Has(s, ".train() method") || Has(s, "SFTTrainer") ||
+      Has(s, "DPOTrainer") || Has(s, "GRPOTrainer") || Has(s, "PPOTrainer") ||
+      Has(s, "ORPOTrainer") || Has(s, "KTOTrainer") || Has(s, "Seq2SeqTrainer")) {
+    auto& e = line.Emit(EventKind::kConfig, kEngine);
+    e.text.clear();
+    Set(e, Num::kTrainingLaunch, 1);
+    return;
+  }
   const bool launcher = Has(s, "python") || Has(s, "torchrun") || Has(s, "accelerate launch") ||
                         Has(s, "deepspeed ") || Has(s, "tune run ") || Has(s, "litgpt ");
   if (!launcher) return;
