@@ -48,6 +48,9 @@ using core::ShellWord;
 // --dcp-kv-cache-interleave-size / --cp-kv-cache-interleave-size (ParallelConfig, v0.11+): how
 // many consecutive tokens one DCP rank stores before the next takes over; it must divide the
 // block size and moves tokens between ranks, not bytes (the pages and their count are the same).
+// --prefix-caching-hash-algo chooses the host-side hash of a block's tokens (CacheConfig,
+// sha256 / builtin); --override-generation-config sets the default sampling parameters
+// (ModelConfig): neither sizes a device tensor at start-up.
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
@@ -64,7 +67,8 @@ constexpr const char* kNoMemoryEffect[] = {
     "--log-config-file", "--hf-token", "--code-revision", "--swap-space", "--config-format",
     "--distributed-executor-backend", "--enable-reasoning", "--tool-server",
     "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing", "--rope-theta",
-    "--async-scheduling", "--dcp-kv-cache-interleave-size", "--cp-kv-cache-interleave-size"};
+    "--async-scheduling", "--dcp-kv-cache-interleave-size", "--cp-kv-cache-interleave-size",
+    "--prefix-caching-hash-algo", "--override-generation-config"};
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
@@ -84,7 +88,8 @@ constexpr std::string_view kOneWord[] = {
     "--uvicorn-log-level", "--uds", "--max-log-len", "--root-path", "--ssl-keyfile",
     "--ssl-certfile", "--tokenizer-mode", "--reasoning-parser", "--tool-call-parser",
     "--response-role", "--code-revision", "--swap-space", "--config-format",
-    "--distributed-executor-backend", "--tool-server", "--rope-theta"};
+    "--distributed-executor-backend", "--tool-server", "--rope-theta",
+    "--prefix-caching-hash-algo", "--override-generation-config"};
 
 // Environment variables `check` reads, or passes over silently.
 constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
