@@ -805,8 +805,11 @@ bool FragmentedAtLoad(const Facts& f) {
 // A conversion after loading (load_copies.cc), placed before the model-size rows (the frames
 // show the weights were allocated), unless the allocator held the request (fragmentation).
 // Its frames, the shard bar at 100% before a load_model traceback, or transformers' warning
-// that it dequantizes the checkpoint.
+// that it dequantizes the checkpoint. That warning wins over the allocator's slack: the load
+// places a model two (FP8) to four (MXFP4) times the checkpoint's size, so a request the cached
+// blocks would have held is one of many the rest of the load still makes.
 bool ConvertedAfterLoading(const Facts& f) {
+  if (DequantizeOnLoad(f) && f.dequantize_warning->line < f.oom_line) return true;
   return (PostLoadConversion(f) || ConvertedAfterShards(f) || DequantizeOnLoad(f)) &&
          !FragmentedAtLoad(f);
 }
