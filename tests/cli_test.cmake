@@ -426,6 +426,18 @@ run(check_vllm_bnb_inflight 0 check --gpu h100 -- vllm serve qwen3-8b --quantiza
 if(NOT last_out MATCHES "load +weights 5.67 GiB" OR last_out MATCHES "not modelled")
   message(SEND_ERROR "check_vllm_bnb_inflight: '${last_out}'")
 endif()
+# TurboQuant and NVFP4 KV caches (0.22's CacheDType): planned in their own page sizes; NVFP4 is
+# read only on compute capability 10.x.
+run(check_vllm_turboquant 0 check --gpu h100 -- vllm serve llama-3.1-8b-instruct
+    --kv-cache-dtype turboquant_4bit_nc)
+if(NOT last_out MATCHES "verdict: fits")
+  message(SEND_ERROR "check_vllm_turboquant: '${last_out}'")
+endif()
+run(check_vllm_nvfp4_kv_ampere 1 check --gpu rtx-3090 -- vllm serve llama-3.1-8b-instruct
+    --max-model-len 4096 --kv-cache-dtype nvfp4)
+if(NOT last_out MATCHES "nvfp4 needs FlashInfer's trtllm-gen attention on a compute capability")
+  message(SEND_ERROR "check_vllm_nvfp4_kv_ampere: '${last_out}'")
+endif()
 # --rope-scaling (0.4.3 to 0.10) sets the config's rope_scaling, so YaRN x4 allows 131072
 # tokens on Qwen3-8B (40960 in its config.json); from the release that dropped it, refused.
 run(check_vllm_rope_scaling 0 check --gpu h100 --vllm-version 0.9.2 -- vllm serve qwen3-8b

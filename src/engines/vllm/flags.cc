@@ -65,7 +65,8 @@ constexpr const char* kQuantizationChoices[] = {
 // --kv-cache-dtype choices (vllm/config/cache.py CacheDType).
 constexpr const char* kKvCacheDtypeChoices[] = {
     "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
-    "int8_per_token_head", "fp8_per_token_head"};
+    "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc",
+    "int8_per_token_head", "fp8_per_token_head", "nvfp4"};
 // --mamba-cache-mode choices (vllm/config/cache.py MambaCacheMode).
 constexpr const char* kMambaCacheModes[] = {"none", "align", "all"};
 

@@ -32,15 +32,49 @@ bool PerTokenHeadScales(const std::string& kv) {
   return kv == "int8_per_token_head" || kv == "fp8_per_token_head";
 }
 
+// TurboQuant presets (model_executor/layers/quantization/turboquant/config.py TQ_PRESETS, read
+// at 0.22; PR #38479, 2026-04-15): keys as FP8 (8) or Lloyd-Max indices of 3-4 bits plus an fp16
+// norm, values as 3-4-bit uniform codes plus an fp16 scale and zero, K and V packed into one
+// slot per token and KV head, rounded up to an even size (slot_size_aligned).
+struct TqPreset {
+  std::string_view name;
+  uint64_t key_bits, value_bits;
+};
+constexpr TqPreset kTqPresets[] = {{"turboquant_k8v4", 8, 4},
+                                   {"turboquant_4bit_nc", 4, 4},
+                                   {"turboquant_k3v4_nc", 3, 4},
+                                   {"turboquant_3bit_nc", 3, 3}};
+const TqPreset* FindTq(const std::string& kv) {
+  for (const TqPreset& p : kTqPresets) {
+    if (kv == p.name) return &p;
+  }
+  return nullptr;
+}
+uint64_t TqSlotBytes(const TqPreset& p, uint64_t head_dim) {
+  const uint64_t key = p.key_bits == 8 ? head_dim : CeilDiv(head_dim * p.key_bits, 8) + 2;
+  const uint64_t value = CeilDiv(head_dim * p.value_bits, 8) + 4;
+  const uint64_t slot = key + value;
+  return slot + slot % 2;
+}
+// NVFP4 (PR #37332 and #40177, 2026-04-17 and 04-30): FP4 values two per byte and an FP8 scale
+// per 16, for K and V (vllm/utils/torch_utils.py nvfp4_kv_cache_full_dim).
+uint64_t Nvfp4BytesPerToken(const AttentionSpec& a, uint64_t tp) {
+  const uint64_t d = static_cast<uint64_t>(a.head_dim);
+  return KvHeadsPerRank(a, tp) * 2 * (d / 2 + d / 16);
+}
+
 Result<uint64_t> KvDtypeBytes(const std::string& kv, Dtype model) {
   if (kv == "auto") return static_cast<uint64_t>(DtypeBits(model) / 8);
   if (kv == "fp8" || kv == "fp8_e4m3" || kv == "fp8_e5m2" || kv == "fp8_inc") return uint64_t{1};
   if (PerTokenHeadScales(kv)) return uint64_t{1};
+  // uint8 storage (STR_DTYPE_TO_TORCH_DTYPE); the page sizes are computed on their own below.
+  if (FindTq(kv) != nullptr || kv == "nvfp4") return uint64_t{1};
   if (kv == "bfloat16" || kv == "float16" || kv == "half") return uint64_t{2};
   if (kv == "float32" || kv == "float") return uint64_t{4};
   return Status::InvalidArgument(fmt::format(
       "--kv-cache-dtype \"{}\": expected auto, fp8, fp8_e4m3, fp8_e5m2, int8_per_token_head, "
-      "fp8_per_token_head, bfloat16 or float16",
+      "fp8_per_token_head, nvfp4, turboquant_k8v4, turboquant_4bit_nc, turboquant_k3v4_nc, "
+      "turboquant_3bit_nc, bfloat16 or float16",
       kv));
 }
 
@@ -121,6 +155,36 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
         "planned from vLLM 0.20",
         o.kv_cache_dtype));
   }
+  const TqPreset* tq = FindTq(o.kv_cache_dtype);
+  const bool nvfp4 = o.kv_cache_dtype == "nvfp4";
+  const bool hybrid = spec.CountAttention(AttentionKind::kLinear) > 0;
+  if ((tq != nullptr || nvfp4) && mla) {
+    // MLA layers take neither (TurboQuant's tracking issue #40069 lists MLA as not supported;
+    // NVFP4's pages are the K/V layout of FlashInfer's backend).
+    return Status::Unsupported(fmt::format(
+        "--kv-cache-dtype {}: an MLA model's latent cache is not planned in this format",
+        o.kv_cache_dtype));
+  }
+  if ((tq != nullptr && !o.rules.kv_turboquant) || (nvfp4 && !o.rules.kv_nvfp4)) {
+    return Status::InvalidArgument(fmt::format(
+        "--kv-cache-dtype {}: {}", o.kv_cache_dtype,
+        tq != nullptr ? "TurboQuant KV came with PR #38479 (2026-04-15), planned from vLLM 0.20"
+                      : "the NVFP4 KV cache came with PR #40177 (2026-04-30), planned from "
+                        "vLLM 0.21"));
+  }
+  if (tq != nullptr && hybrid && !o.rules.kv_turboquant_hybrid) {
+    return Status::InvalidArgument(fmt::format(
+        "--kv-cache-dtype {}: TurboQuant on hybrid (linear-attention) models came with PR #39931 "
+        "(2026-05-05), planned from vLLM 0.21",
+        o.kv_cache_dtype));
+  }
+  // TurboQuant keeps the first and last two decoder layers of a model without linear-attention
+  // layers in the model's dtype (TurboQuantConfig.get_boundary_skip_layers, n = 2, at most half
+  // the layers; EngineArgs.create_engine_config adds them to kv_cache_dtype_skip_layers, and
+  // Attention.__init__ gives a skipped layer kv_cache_dtype "auto").
+  const int64_t n_layers = static_cast<int64_t>(spec.layers.size());
+  const int64_t tq_skip = tq != nullptr && !hybrid ? std::min<int64_t>(2, n_layers / 2) : 0;
+  const uint64_t model_bytes = static_cast<uint64_t>(DtypeBits(spec.dtype) / 8);
   const int64_t bs0 =
       o.block_size > 0 ? o.block_size : (mla ? o.mla_block_size : vllm::kDefaultBlockSize);
 
@@ -143,8 +207,19 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
       case AttentionKind::kSliding: {
         // ModelConfig.get_num_kv_heads: KV heads per rank, replicated when TP exceeds them.
         // K and V, and with per-token-head quantization their float32 scales.
-        const uint64_t one =
+        const int64_t idx = static_cast<int64_t>(i);
+        const bool tq_skipped = tq != nullptr && (idx < tq_skip || idx >= n_layers - tq_skip);
+        uint64_t one =
             KvBytesPerToken(a, tp, b) + (scales ? 2 * KvHeadsPerRank(a, tp) * 4 : 0);
+        if (nvfp4) {
+          one = Nvfp4BytesPerToken(a, tp);
+        } else if (tq_skipped) {
+          one = KvBytesPerToken(a, tp, model_bytes);
+        } else if (tq != nullptr && a.kind == AttentionKind::kFull) {
+          // TQFullAttentionSpec: block_size x KV heads x slot bytes. A sliding-window layer
+          // keeps SlidingWindowSpec's K/V pages in the uint8 storage type.
+          one = KvHeadsPerRank(a, tp) * TqSlotBytes(*tq, static_cast<uint64_t>(a.head_dim));
+        }
         attn_1tok = std::max(attn_1tok, one);
         attn_heads = a.num_heads;
         l.kind = a.kind == AttentionKind::kSliding && !o.disable_hybrid_kv_cache_manager

@@ -105,6 +105,51 @@ TEST(KvCache, PerTokenHeadScalesShareThePage) {
             "#38378 (2026-04-02), planned from vLLM 0.20");
 }
 
+TEST(KvCache, TurboQuantSlotsAndBoundaryLayers) {
+  // turboquant/config.py (0.22): one slot per token and KV head, key (FP8: head_dim bytes; else
+  // ceil(d x bits / 8) + 2) plus value (ceil(d x bits / 8) + 4), rounded up to even. A dense
+  // model keeps its first and last two layers in the model dtype. Llama-3.1-8B (32 layers,
+  // 8 KV heads of 128): 28 x 8 x slot + 4 x 8 x 512 B.
+  KvCacheOptions o = Opts(2048);
+  const ModelSpec llama = Spec("llama-3.1-8b-instruct");
+  o.kv_cache_dtype = "turboquant_4bit_nc";  // 66 + 68 = 134
+  EXPECT_EQ(PlanKvCache(llama, o)->kv_bytes_per_token, 28u * 8 * 134 + 4 * 8 * 512);
+  o.kv_cache_dtype = "turboquant_k8v4";  // 128 + 68 = 196
+  EXPECT_EQ(PlanKvCache(llama, o)->kv_bytes_per_token, 28u * 8 * 196 + 4 * 8 * 512);
+  o.kv_cache_dtype = "turboquant_3bit_nc";  // 50 + 52 = 102
+  EXPECT_EQ(PlanKvCache(llama, o)->kv_bytes_per_token, 28u * 8 * 102 + 4 * 8 * 512);
+  // The published start-up (validation record ...turboquant-4bit-nc-v0.25.0-v025-smoke) holds
+  // 103,488 tokens against the same source's 36,640 in bf16: 2.82x, as 131,072 / 46,400 B.
+  // A hybrid model skips no layer (PR #39931): Qwen3-Next's 12 attention layers of 2 KV heads
+  // of 256 take 2 x (130 + 132) = 524 B a token, and the block holds a GDN state page:
+  // 16 x cdiv(1,097,728, 16 x 524) = 2,096 tokens.
+  o.kv_cache_dtype = "turboquant_4bit_nc";
+  auto next = PlanKvCache(Spec("qwen3-next-80b-a3b-instruct"), o);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->kv_bytes_per_token, 12u * 524);
+  EXPECT_EQ(next->block_size, 2096);
+  // Before PR #39931 a hybrid model is refused, before PR #38479 every model.
+  o.rules = vllm::RulesFor(2001);
+  EXPECT_FALSE(PlanKvCache(Spec("qwen3-next-80b-a3b-instruct"), o).ok());
+  EXPECT_TRUE(PlanKvCache(llama, o).ok());
+  o.rules = vllm::RulesFor(1900);
+  EXPECT_FALSE(PlanKvCache(llama, o).ok());
+  // MLA's latent is not planned in TurboQuant slots.
+  o.rules = vllm::RulesFor(2200);
+  EXPECT_FALSE(PlanKvCache(Spec("deepseek-v3"), o).ok());
+}
+
+TEST(KvCache, Nvfp4PacksValuesAndScales) {
+  // nvfp4_kv_cache_full_dim (vllm/utils/torch_utils.py): d / 2 bytes of FP4 values and d / 16
+  // FP8 scales, for K and V. Llama-3.1-8B: 32 x 8 x 2 x (64 + 8) B; from 0.21 (PR #40177).
+  KvCacheOptions o = Opts(2048);
+  o.kv_cache_dtype = "nvfp4";
+  EXPECT_EQ(PlanKvCache(Spec("llama-3.1-8b-instruct"), o)->kv_bytes_per_token,
+            32u * 8 * 2 * 72);
+  o.rules = vllm::RulesFor(2001);
+  EXPECT_FALSE(PlanKvCache(Spec("llama-3.1-8b-instruct"), o).ok());
+}
+
 TEST(KvCache, MlaLatentIsNotShardedAndHasNoFactorTwo) {
   // DeepSeek-V3: (512 + 64) x 2 B = 1,152 B per layer per token, 61 layers = 70,272 B, at any TP.
   const ModelSpec s = Spec("deepseek-v3");

@@ -901,6 +901,18 @@ Status ResolveSettings(Run& r) {
     r.Fail(refusal->stage, refusal->message);
     r.plan.refusal = refusal->change;
   }
+  // The NVFP4 KV cache is read only by FlashInfer's trtllm-gen kernels on SM100 at these
+  // releases (PR #40177: "end-to-end NVFP4 KV cache inference works through FlashInfer on
+  // Blackwell (SM100)"; SM8x and SM12x paths were still open PRs, #46963 and #49011, in
+  // 2026-06/07): no attention backend takes it elsewhere.
+  const int cc = vllm::ComputeCapability(r.gpu);
+  if (s.kv_cache_dtype == "nvfp4" && cc != 0 && cc / 10 != 10 && r.plan.fits) {
+    r.Fail(Stage::kStartup,
+           fmt::format("--kv-cache-dtype nvfp4 needs FlashInfer's trtllm-gen attention on a "
+                       "compute capability 10.x GPU (B200, GB200, B300); the {} is {}.{}: no "
+                       "attention backend vLLM selects reads an NVFP4 KV cache there",
+                       r.gpu.name, cc / 10, cc % 10));
+  }
   return Status::Ok();
 }
 

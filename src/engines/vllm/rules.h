@@ -231,6 +231,11 @@ struct Rules {
   // --kv-cache-dtype int8_per_token_head / fp8_per_token_head (PR #38378, 2026-04-02; planned
   // from v0.20, the first release line dated after it).
   bool kv_per_token_head_quant = true;
+  // TurboQuant KV presets (turboquant_k8v4, _4bit_nc, _k3v4_nc, _3bit_nc): PR #38479; on hybrid
+  // models from PR #39931. The NVFP4 KV cache through FlashInfer: PR #40177.
+  bool kv_turboquant = true;
+  bool kv_turboquant_hybrid = true;
+  bool kv_nvfp4 = true;
   // --decode-context-parallel-size (ParallelConfig.decode_context_parallel_size): the KV cache
   // sharded by token over DCP ranks of the TP group, for MLA layers from PR #23734 (2025-09-06,
   // v0.10.2; the flag check knows its release); grouped-query attention from PR #24864
