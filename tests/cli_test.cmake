@@ -438,6 +438,12 @@ run(check_vllm_nvfp4_kv_ampere 1 check --gpu rtx-3090 -- vllm serve llama-3.1-8b
 if(NOT last_out MATCHES "nvfp4 needs FlashInfer's trtllm-gen attention on a compute capability")
   message(SEND_ERROR "check_vllm_nvfp4_kv_ampere: '${last_out}'")
 endif()
+# fp8_ds_mla is the sparse MLA backends' layout: a dense model gets no attention backend.
+run(check_vllm_fp8_ds_mla_dense 1 check --gpu h200 -- vllm serve deepseek-v3 -tp 8
+    --kv-cache-dtype fp8_ds_mla)
+if(NOT last_out MATCHES "fp8_ds_mla is read only by the sparse MLA attention backends")
+  message(SEND_ERROR "check_vllm_fp8_ds_mla_dense: '${last_out}'")
+endif()
 # --rope-scaling (0.4.3 to 0.10) sets the config's rope_scaling, so YaRN x4 allows 131072
 # tokens on Qwen3-8B (40960 in its config.json); from the release that dropped it, refused.
 run(check_vllm_rope_scaling 0 check --gpu h100 --vllm-version 0.9.2 -- vllm serve qwen3-8b

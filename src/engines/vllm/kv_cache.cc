@@ -68,13 +68,13 @@ Result<uint64_t> KvDtypeBytes(const std::string& kv, Dtype model) {
   if (kv == "fp8" || kv == "fp8_e4m3" || kv == "fp8_e5m2" || kv == "fp8_inc") return uint64_t{1};
   if (PerTokenHeadScales(kv)) return uint64_t{1};
   // uint8 storage (STR_DTYPE_TO_TORCH_DTYPE); the page sizes are computed on their own below.
-  if (FindTq(kv) != nullptr || kv == "nvfp4") return uint64_t{1};
+  if (FindTq(kv) != nullptr || kv == "nvfp4" || kv == "fp8_ds_mla") return uint64_t{1};
   if (kv == "bfloat16" || kv == "float16" || kv == "half") return uint64_t{2};
   if (kv == "float32" || kv == "float") return uint64_t{4};
   return Status::InvalidArgument(fmt::format(
       "--kv-cache-dtype \"{}\": expected auto, fp8, fp8_e4m3, fp8_e5m2, int8_per_token_head, "
       "fp8_per_token_head, nvfp4, turboquant_k8v4, turboquant_4bit_nc, turboquant_k3v4_nc, "
-      "turboquant_3bit_nc, bfloat16 or float16",
+      "turboquant_3bit_nc, fp8_ds_mla (MLA), bfloat16 or float16",
       kv));
 }
 
@@ -234,7 +234,11 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
       case AttentionKind::kMla: {
         // MLAAttentionSpec: one latent of kv_lora_rank + qk_rope_head_dim, no K/V pair, not
         // sharded by TP.
-        const uint64_t one = MlaBytesPerToken(a, b);
+        // fp8_ds_mla (DeepSeek V3.2's FlashMLA sparse layout, MLAAttentionSpec
+        // real_page_size_bytes): 512 FP8 latent values, four float32 scales and the 64 RoPE
+        // dims in bf16, 656 B a token.
+        const uint64_t one =
+            o.kv_cache_dtype == "fp8_ds_mla" ? uint64_t{656} : MlaBytesPerToken(a, b);
         attn_heads = a.num_heads;
         l.kind = KvLayerKind::kMla;
         l.page_bytes = one * static_cast<uint64_t>(bs0);

@@ -150,6 +150,14 @@ TEST(KvCache, Nvfp4PacksValuesAndScales) {
   EXPECT_FALSE(PlanKvCache(Spec("llama-3.1-8b-instruct"), o).ok());
 }
 
+TEST(KvCache, Fp8DsMlaIsDeepSeeksSparseLayout) {
+  // MLAAttentionSpec.real_page_size_bytes (0.22): 656 B a token and layer for fp8_ds_mla;
+  // DeepSeek-V3's 61 MLA layers: 61 x 656 B (the plan refuses it for a dense model: plan.cc).
+  KvCacheOptions o = Opts(4096);
+  o.kv_cache_dtype = "fp8_ds_mla";
+  EXPECT_EQ(PlanKvCache(Spec("deepseek-v3"), o)->kv_bytes_per_token, 61u * 656);
+}
+
 TEST(KvCache, MlaLatentIsNotShardedAndHasNoFactorTwo) {
   // DeepSeek-V3: (512 + 64) x 2 B = 1,152 B per layer per token, 61 layers = 70,272 B, at any TP.
   const ModelSpec s = Spec("deepseek-v3");

@@ -913,6 +913,16 @@ Status ResolveSettings(Run& r) {
                        "attention backend vLLM selects reads an NVFP4 KV cache there",
                        r.gpu.name, cc / 10, cc % 10));
   }
+  // fp8_ds_mla is the packed layout of the sparse MLA backends only (FLASHMLA_SPARSE and
+  // B12X_MLA_SPARSE list it in supported_kv_cache_dtypes; mla_attention.py converts fp8 to it
+  // for them): a model with dense attention or dense MLA, all the plan models, gets no backend.
+  if (s.kv_cache_dtype == "fp8_ds_mla" && r.plan.fits) {
+    r.Fail(Stage::kStartup,
+           "--kv-cache-dtype fp8_ds_mla is read only by the sparse MLA attention backends "
+           "(FLASHMLA_SPARSE, B12X_MLA_SPARSE) of DeepSeek V3.2-style models: no attention "
+           "backend vLLM selects for this model takes it; --kv-cache-dtype fp8 is the FP8 cache "
+           "it reads");
+  }
   return Status::Ok();
 }
 
