@@ -50,7 +50,7 @@ struct Family {
 };
 
 // One row per text model_type. Order does not matter.
-constexpr std::array<Family, 24> kFamilies = {{
+constexpr std::array<Family, 25> kFamilies = {{
     {"qwen2", "qwen2", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone,
      NameStyle::kDefault, false, 0},
     {"qwen2_moe", "qwen2_moe", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kQwen,
@@ -86,6 +86,12 @@ constexpr std::array<Family, 24> kFamilies = {{
     {"deepseek_v2", "deepseek_v2", false, false, false, true, SwaRule::kNone, MoeRule::kDeepseek,
      NameStyle::kDeepseek, false, 0},
     {"deepseek_v3", "deepseek_v3", false, false, false, true, SwaRule::kNone, MoeRule::kDeepseek,
+     NameStyle::kDeepseek, false, 0},
+    // GLM-4.5 / 4.6 / 4.7 (Glm4MoeForCausalLM, transformers models/glm4_moe): DeepSeek-V3's MoE
+    // layout (first_k_dense_replace dense layers, n_shared_experts, a router with
+    // e_score_correction_bias, num_nextn_predict_layers MTP layers) over GQA attention with
+    // biased q/k/v projections.
+    {"glm4_moe", "glm4_moe", true, false, false, false, SwaRule::kNone, MoeRule::kDeepseek,
      NameStyle::kDeepseek, false, 0},
     {"gemma2", "gemma2", false, false, false, false, SwaRule::kAlternate, MoeRule::kNone,
      NameStyle::kDefault, true, 0},
@@ -476,7 +482,7 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
           moe.num_shared_experts = *ns;
           moe.shared_intermediate_size = *ns * moe.expert_intermediate_size;
         }
-        moe.router_score_bias = spec.family == "deepseek_v3";
+        moe.router_score_bias = spec.family == "deepseek_v3" || spec.family == "glm4_moe";
         break;
       }
     }

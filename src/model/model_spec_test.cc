@@ -107,6 +107,30 @@ TEST(ModelSpec, DeepseekMlaAndDenseFirstLayers) {
   EXPECT_EQ(s.mtp_layers, 1);
 }
 
+TEST(ModelSpec, Glm4MoeDenseFirstLayerAndSharedExpert) {
+  // GLM-4.5-Air's config.json fields (Glm4MoeForCausalLM): one dense layer first, then 128
+  // routed experts of 1408 and one shared expert, a biased router, GQA with q/k/v biases.
+  constexpr char kConfig[] = R"({"architectures":["Glm4MoeForCausalLM"],"model_type":"glm4_moe",
+    "hidden_size":4096,"intermediate_size":10944,"moe_intermediate_size":1408,
+    "n_routed_experts":128,"n_shared_experts":1,"num_experts_per_tok":8,
+    "first_k_dense_replace":1,"num_hidden_layers":46,"num_attention_heads":96,
+    "num_key_value_heads":8,"head_dim":128,"vocab_size":151552,"attention_bias":true,
+    "max_position_embeddings":131072,"num_nextn_predict_layers":1,"torch_dtype":"bfloat16"})";
+  auto s = ModelSpecFromConfigJson(kConfig, "glm.json");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->family, "glm4_moe");
+  EXPECT_EQ(s->layers[0].mlp.kind, MlpKind::kDense);
+  EXPECT_EQ(s->layers[0].mlp.intermediate_size, 10944);
+  EXPECT_EQ(s->layers[1].mlp.kind, MlpKind::kMoe);
+  EXPECT_EQ(s->CountMoeLayers(), 45);
+  EXPECT_EQ(s->layers[1].mlp.num_shared_experts, 1);
+  EXPECT_EQ(s->layers[1].mlp.shared_intermediate_size, 1408);
+  EXPECT_TRUE(s->layers[1].mlp.router_score_bias);
+  EXPECT_TRUE(s->layers[0].attention.qkv_bias);
+  EXPECT_EQ(s->layers[0].attention.num_kv_heads, 8);
+  EXPECT_EQ(s->mtp_layers, 1);
+}
+
 TEST(ModelSpec, GptOssAlternatesSlidingFromLayerZero) {
   ModelSpec s = FromCatalog("gpt-oss-20b");
   EXPECT_EQ(s.layers[0].attention.kind, AttentionKind::kSliding);

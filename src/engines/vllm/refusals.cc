@@ -321,6 +321,7 @@ constexpr ArchRelease kArchitectures[] = {
     {"Gemma3ForConditionalGeneration", 800, "#14660"},
     {"Qwen3ForCausalLM", 804, "#15289"},
     {"Qwen3MoeForCausalLM", 804, "#15289"},
+    {"Glm4MoeForCausalLM", 1000, "#20736"},  // merged 2025-07-20, before v0.10.0's cut
     {"GptOssForCausalLM", 1001, "#22327"},
     {"Qwen3NextForCausalLM", 1002, "#24526"},
     {"Qwen3VLForConditionalGeneration", 1100, "#24727"},
