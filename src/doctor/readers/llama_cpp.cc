@@ -75,6 +75,14 @@ void Match(const Line& line) {
       Has(s, "failed to initialize the context: failed to allocate buffer for kv")) {
     line.Emit(EventKind::kGgmlKvFail, kEngine);
   }
+  // llama_kv_cache logs a buffer's size and then clears it (ggml_backend_buffer_clear, a memset
+  // under CUDA_CHECK; src/llama-kv-cache.cpp since the 2025 rewrite): ggml-cuda's abort with "CUDA
+  // error: out of memory" on the very next line is that KV buffer not being backed (a driver
+  // that over-commits device memory, WDDM's fallback to shared memory).
+  if (Has(s, "CUDA error: out of memory") && Has(line.joined, "KV buffer size =") &&
+      !Has(s, "KV buffer size =")) {
+    line.Emit(EventKind::kGgmlKvFail, kEngine);
+  }
   if (const std::string_view w = !Whole(line, "failed to allocate compute").empty()
                                      ? Whole(line, "failed to allocate compute")
                                      : Whole(line, "compute buffer allocation failed");

@@ -17,7 +17,9 @@ constexpr char kEngine[] = "pytorch";
 
 // The parts of the allocator's message that may follow "Tried to allocate" on a wrapped line.
 bool ContinuesOom(const LineView& s) {
-  return Has(s, "Of the allocated memory") || Has(s, "reserved by PyTorch but unallocated") ||
+  // "but unallocated": also the tail of a message wrapped inside "... is reserved by PyTorch
+  // but unallocated", read with the line before (ReadJoined).
+  return Has(s, "Of the allocated memory") || Has(s, "but unallocated") ||
          Has(s, "memory in use") || Has(s, "total capacity") || Has(s, "total capacty") ||
          Has(s, "already allocated") || Has(s, "reserved in total by PyTorch") ||
          Has(s, "is allocated by PyTorch") || Has(s, "this process has") || Has(s, " free;");
