@@ -234,6 +234,10 @@ Status CheckServeFlags(const std::vector<std::string>& given, const std::string&
   const Syntax syntax{.any_negation = release >= 800, .dotted_keys = release >= 900};
   const bool oldest = release <= kOldestModelled + 99;  // any 0.10.x, and the older ones
   const bool newest = release >= kNewestModelled;
+  // A release named beyond the newest whose parser was read (0.22.x): a flag missing from the
+  // 0.22 list may be one it added, so it is not refused; the command parser lists it among the
+  // flags not modelled.
+  const bool beyond = !version.empty() && release > kNewestModelled + 99;
   const Rules rules = RulesFor(release);
   const std::string launcher =
       rules.serve_cli ? "vllm serve" : "python -m vllm.entrypoints.openai.api_server";
@@ -255,6 +259,7 @@ Status CheckServeFlags(const std::vector<std::string>& given, const std::string&
       if (old_ok || new_ok) continue;
     }
     const std::string release_text = version.empty() ? rules.text : version;
+    if (beyond && why.empty()) continue;
     if (!why.empty()) {
       return Status::InvalidArgument(fmt::format("vLLM {}: {} (`{}` stops with this error)",
                                                  release_text, core::Printable(why), launcher));
@@ -267,9 +272,14 @@ Status CheckServeFlags(const std::vector<std::string>& given, const std::string&
     }
     return Status::InvalidArgument(fmt::format(
         "{}: vLLM {} has no such flag (`{}` stops with \"unrecognized arguments\"){}; "
-        "nearest: {}",
+        "nearest: {}{}",
         core::Printable(written.substr(0, written.find('='))), release_text, launcher,
-        VllmSpelling(name), core::NearestNames(std::move(scored), 3)));
+        VllmSpelling(name), core::NearestNames(std::move(scored), 3),
+        version.empty() ? fmt::format(" (vLLM {} is the newest release whose flags were read; "
+                                      "for a flag a later release added, name yours: "
+                                      "--engine vllm@X.Y)",
+                                      rules.text)
+                        : ""));
   }
   return Status::Ok();
 }

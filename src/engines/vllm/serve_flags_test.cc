@@ -32,6 +32,15 @@ TEST(ServeFlags, UnknownFlagIsAnErrorWithTheNearest) {
   EXPECT_NE(Error({"--max-modle-len"}).find("--max-model-len"), std::string::npos);
 }
 
+// A release named beyond the newest whose flags were read (0.22.x) may have added the flag: it is
+// not refused (the command parser lists it as not modelled). Without a release the 0.22 list
+// refuses it and says how to name a later release; a 0.22 patch release is still read.
+TEST(ServeFlags, UnknownFlagOfALaterReleaseIsNotRefused) {
+  EXPECT_TRUE(vllm::CheckServeFlags({"--some-new-flag"}, "0.27.1").ok());
+  EXPECT_FALSE(vllm::CheckServeFlags({"--some-new-flag"}, "0.22.1").ok());
+  EXPECT_NE(Error({"--some-new-flag"}).find("name yours: --engine vllm@X.Y"), std::string::npos);
+}
+
 // A flag pasted from an SGLang or llama.cpp line says how vLLM spells the setting.
 TEST(ServeFlags, DecodeContextParallelFromTheTenTwoPatch) {
   // PR #23734 added --decode-context-parallel-size / -dcp in v0.10.2, after the v0.10.0 list.
