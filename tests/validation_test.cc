@@ -428,6 +428,11 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
       }
     }
     const std::string other = Str(set, "other");
+    for (const char* mode : {"throughput", "interactivity"}) {
+      if (other.find(fmt::format("--performance-mode {}", mode)) != std::string::npos) {
+        s.performance_mode = mode;
+      }
+    }
     if (other.find("disable_custom_all_reduce") != std::string::npos ||
         other.find("disable-custom-all-reduce") != std::string::npos) {
       s.disable_custom_all_reduce = true;

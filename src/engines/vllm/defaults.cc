@@ -71,9 +71,13 @@ void ApplySchedulerDefaults(const Rules& rules, const GpuSpec& gpu, VllmSettings
                   : std::max<int64_t>(s->max_model_len, kSmallBatchedTokens);
     }
   }
-  if (s->max_num_seqs == 0) s->max_num_seqs = big ? kLargeMaxNumSeqs : kSmallMaxNumSeqs;
+  // --performance-mode throughput doubles whichever of the two defaults the user left (engine/
+  // arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args, read at 0.22), before the
+  // budget's adjustments to the length below.
+  const int64_t twice = s->performance_mode == "throughput" ? 2 : 1;
+  if (s->max_num_seqs == 0) s->max_num_seqs = twice * (big ? kLargeMaxNumSeqs : kSmallMaxNumSeqs);
   if (s->max_num_batched_tokens == 0) {
-    s->max_num_batched_tokens = big ? kLargeBatchedTokens : kSmallBatchedTokens;
+    s->max_num_batched_tokens = twice * (big ? kLargeBatchedTokens : kSmallBatchedTokens);
     // Chunked prefill off: a prompt is prefilled whole, so the budget is at least the length
     // (engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args, read at 0.22:
     // "If max_model_len is too short, use the default for higher throughput").

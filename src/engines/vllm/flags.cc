@@ -69,6 +69,8 @@ constexpr const char* kKvCacheDtypeChoices[] = {
     "int8_per_token_head", "fp8_per_token_head", "nvfp4"};
 // --mamba-cache-mode choices (vllm/config/cache.py MambaCacheMode).
 constexpr const char* kMambaCacheModes[] = {"none", "align", "all"};
+// --performance-mode choices (vllm/config/vllm.py PerformanceMode).
+constexpr const char* kPerformanceModes[] = {"balanced", "interactivity", "throughput"};
 
 template <size_t N>
 Status Choice(const std::string& flag, const std::string& text, const char* const (&choices)[N]) {
@@ -360,6 +362,10 @@ const std::vector<FlagSpec>& Flags() {
        nullptr},
       {"--mamba-cache-mode", nullptr, "none | align | all (hybrid models; needs prefix caching)",
        "TEXT"},
+      {"--performance-mode", nullptr,
+       "balanced | throughput (twice the default sequences and batched tokens) | interactivity "
+       "(CUDA graphs for every batch size up to 32)",
+       "TEXT"},
       {"--no-disable-hybrid-kv-cache-manager", nullptr,
        "Keep the hybrid KV cache manager beside a KV connector (vLLM 0.13+; the connector must "
        "support it)",
@@ -520,6 +526,9 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     } else if (name == "--mamba-cache-mode") {
       VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kMambaCacheModes));
       s.mamba_cache_mode = text;
+    } else if (name == "--performance-mode") {
+      VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kPerformanceModes));
+      s.performance_mode = text == "balanced" ? "" : text;
     } else if (name == "--no-disable-hybrid-kv-cache-manager") {
       s.keep_hybrid_kv_cache_manager = true;
       s.disable_hybrid_kv_cache_manager = false;

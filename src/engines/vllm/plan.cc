@@ -359,15 +359,21 @@ std::vector<int64_t> CaptureSizes(const vllm::Rules& rules, const VllmSettings& 
                             : std::min<int64_t>(max_num_seqs * decode_query_len * 2, 512);
   max_capture = std::min(max_capture, mnbt);
   std::vector<int64_t> sizes;
-  for (int64_t s : {1, 2, 4}) {
-    if (s <= max_capture) sizes.push_back(s);
+  // --performance-mode interactivity: every size up to min(max, 32), then the usual steps.
+  const int64_t first_step = s.performance_mode == "interactivity"
+                                 ? std::min<int64_t>(max_capture, 32)
+                                 : 4;
+  for (int64_t n = 1; n <= first_step; n = first_step == 4 ? n * 2 : n + 1) {
+    if (n <= max_capture) sizes.push_back(n);
   }
   if (rules.capture_step16_from_256) {  // PR #26016: step 8 up to 256, then step 16
-    for (int64_t s = 8; s < std::min<int64_t>(max_capture + 1, 256); s += 8) sizes.push_back(s);
-    for (int64_t s = 256; s <= max_capture; s += 16) sizes.push_back(s);
+    for (int64_t n = 8; n < std::min<int64_t>(max_capture + 1, 256); n += 8) sizes.push_back(n);
+    for (int64_t n = 256; n <= max_capture; n += 16) sizes.push_back(n);
   } else {
-    for (int64_t s = 8; s <= max_capture; s += 8) sizes.push_back(s);
+    for (int64_t n = 8; n <= max_capture; n += 8) sizes.push_back(n);
   }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
 }
 

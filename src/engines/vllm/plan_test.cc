@@ -1752,6 +1752,37 @@ TEST(Vllm, CudagraphCaptureSizesFlagIsTheCompilationConfigsList) {
   }
 }
 
+// --performance-mode (VllmConfig, read at 0.22): throughput doubles the scheduler defaults the
+// user left (H100: 1,024 sequences and 8,192 batched tokens become 2,048 and 16,384; a given
+// value stays); interactivity captures every batch size from 1 to 32 before the usual steps.
+TEST(Vllm, PerformanceModeDoublesDefaultsOrCapturesSmallBatches) {
+  auto plan = [](std::vector<std::string> tail) {
+    std::vector<std::string> argv = {"vllm", "serve", "qwen3-8b", "--max-model-len", "8192"};
+    argv.insert(argv.end(), tail.begin(), tail.end());
+    auto cmd = vllm::ReadServeCommand(argv);
+    EXPECT_TRUE(cmd.ok());
+    auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), *s);
+    EXPECT_TRUE(p.ok());
+    return *p;
+  };
+  const auto balanced = plan({});
+  const auto throughput = plan({"--performance-mode", "throughput"});
+  EXPECT_EQ(throughput.resolved.max_num_seqs, 2 * balanced.resolved.max_num_seqs);
+  EXPECT_EQ(throughput.resolved.max_num_batched_tokens,
+            2 * balanced.resolved.max_num_batched_tokens);
+  EXPECT_GT(throughput.gpus[0].activation_peak_bytes, balanced.gpus[0].activation_peak_bytes);
+  const auto given = plan({"--performance-mode", "throughput", "--max-num-seqs", "64"});
+  EXPECT_EQ(given.resolved.max_num_seqs, 64);
+  EXPECT_EQ(given.resolved.max_num_batched_tokens, throughput.resolved.max_num_batched_tokens);
+  const auto interactive = plan({"--performance-mode", "interactivity"});
+  EXPECT_GT(interactive.gpus[0].cudagraph_bytes, balanced.gpus[0].cudagraph_bytes);
+  EXPECT_NE(interactive.command.find("--performance-mode interactivity"), std::string::npos);
+  VllmSettings s;
+  EXPECT_FALSE(vllm::ReadFlags({{"--performance-mode", "fast"}}, s).ok());
+}
+
 // --mm-encoder-tp-mode data (qwen2_5_vl.py use_data_parallel: the tower's linears built with
 // disable_tp; vision.py run_dp_sharded_mrope_vision_model: each rank a share of the items): the
 // encoder's weights whole on every rank, its profile over ceil(items / TP) items with every head.

@@ -79,6 +79,10 @@ struct VllmOptions : EngineOptions {
   int64_t sliding_window_cap = 0;
   // --mamba-cache-mode as given ("": vLLM's "none"): none | align | all.
   std::string mamba_cache_mode;
+  // --performance-mode (VllmConfig.performance_mode, read at 0.22): "" or balanced; throughput
+  // doubles the default max_num_seqs and max_num_batched_tokens; interactivity captures every
+  // batch size up to 32.
+  std::string performance_mode;
   // --disable-hybrid-kv-cache-manager (SchedulerConfig, v0.10+): one KV spec for every layer.
   bool disable_hybrid_kv_cache_manager = false;
   // --no-disable-hybrid-kv-cache-manager: the user's explicit "keep it" (argparse's
