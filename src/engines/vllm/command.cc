@@ -50,7 +50,11 @@ using core::ShellWord;
 // block size and moves tokens between ranks, not bytes (the pages and their count are the same).
 // --prefix-caching-hash-algo chooses the host-side hash of a block's tokens (CacheConfig,
 // sha256 / builtin); --override-generation-config sets the default sampling parameters
-// (ModelConfig): neither sizes a device tensor at start-up.
+// (ModelConfig): neither sizes a device tensor at start-up. --scheduling-policy (fcfs /
+// priority), --long-prefill-token-threshold, --max-num-partial-prefills and
+// --max-long-partial-prefills (SchedulerConfig) order and admit requests within the same
+// budgets; --stream-interval batches the API server's streamed tokens; --kv-events-config
+// publishes block events from the host; --reasoning-config configures the reasoning parser.
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
@@ -68,7 +72,9 @@ constexpr const char* kNoMemoryEffect[] = {
     "--distributed-executor-backend", "--enable-reasoning", "--tool-server",
     "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing", "--rope-theta",
     "--async-scheduling", "--dcp-kv-cache-interleave-size", "--cp-kv-cache-interleave-size",
-    "--prefix-caching-hash-algo", "--override-generation-config"};
+    "--prefix-caching-hash-algo", "--override-generation-config", "--scheduling-policy",
+    "--long-prefill-token-threshold", "--max-num-partial-prefills", "--max-long-partial-prefills",
+    "--stream-interval", "--kv-events-config", "--reasoning-config"};
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
@@ -89,7 +95,9 @@ constexpr std::string_view kOneWord[] = {
     "--ssl-certfile", "--tokenizer-mode", "--reasoning-parser", "--tool-call-parser",
     "--response-role", "--code-revision", "--swap-space", "--config-format",
     "--distributed-executor-backend", "--tool-server", "--rope-theta",
-    "--prefix-caching-hash-algo", "--override-generation-config"};
+    "--prefix-caching-hash-algo", "--override-generation-config", "--scheduling-policy",
+    "--long-prefill-token-threshold", "--max-num-partial-prefills", "--max-long-partial-prefills",
+    "--stream-interval", "--kv-events-config", "--reasoning-config"};
 
 // Environment variables `check` reads, or passes over silently.
 constexpr std::string_view kEnvV1 = "VLLM_USE_V1";
