@@ -197,6 +197,9 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
     c += fmt::format(" --max-num-batched-tokens {}", s.max_num_batched_tokens);
   }
   if (in.block_size) c += fmt::format(" --block-size {}", s.block_size);
+  if (s.num_gpu_blocks_override > 0) {
+    c += fmt::format(" --num-gpu-blocks-override {}", s.num_gpu_blocks_override);
+  }
   if (s.kv_cache_memory_bytes) {
     c += fmt::format(" --kv-cache-memory-bytes {}", s.kv_cache_memory_bytes);
   }

@@ -319,6 +319,8 @@ const std::vector<FlagSpec>& Flags() {
        "Decoder layers per pipeline stage, e.g. 16,32 (VLLM_PP_LAYER_PARTITION)", "TEXT"},
       {"--quantization", "-q", "Force a quantization method (e.g. fp8 for online FP8)", "TEXT"},
       {"--kv-cache-memory-bytes", nullptr, "Fixed KV cache size (bytes or 24GiB)", "TEXT"},
+      {"--num-gpu-blocks-override", nullptr,
+       "Fixed number of KV cache blocks, whatever the profile measured", "INT"},
       {"--cpu-offload-gb", nullptr, "GiB of weights per GPU kept in CPU memory", "FLOAT"},
       {"--kv-offloading-size", nullptr,
        "GiB of host KV tier, summed over the TP ranks (named; the GPU pool is unchanged)",
@@ -494,6 +496,9 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     } else if (name == "--max-num-seqs") {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.max_num_seqs));
       if (s.max_num_seqs == 0) return ZeroIsNotDefault(name);
+    } else if (name == "--num-gpu-blocks-override") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.num_gpu_blocks_override));
+      VRAMFIT_RETURN_IF_ERROR(InRange(name, s.num_gpu_blocks_override, 1, kMaxTokens, "blocks"));
     } else if (name == "--max-num-batched-tokens") {
       if (HumanReadableSuffix(text)) {  // vLLM reads it with human_readable_int: 16k, 8K
         auto v = ParseHumanInt(name, text);

@@ -1720,18 +1720,18 @@ void SizeCudaGraphs(Run& r) {
 // weights, the non-torch memory and the CUDA context; the profile's activations are cached
 // blocks the allocator releases and retries with before it fails. A pool that does not fit
 // beside them fails at the allocation (torch.zeros in the KV-cache initialisation).
-void FixedKvFitsDevice(Run& r) {
+void FixedKvFitsDevice(Run& r, uint64_t pool, const std::string& given) {
   const uint64_t beside =
       r.ctx + r.weights + r.g.non_torch_bytes + r.s.other_process_bytes;
-  if (beside + r.s.kv_cache_memory_bytes <= r.gpu.total_bytes) return;
+  if (beside + pool <= r.gpu.total_bytes) return;
   const uint64_t room = r.gpu.total_bytes > beside ? r.gpu.total_bytes - beside : 0;
   r.Fail(Stage::kKvCache,
-         fmt::format("CUDA out of memory allocating the KV cache: --kv-cache-memory-bytes {} "
+         fmt::format("CUDA out of memory allocating the KV cache: {} {} "
                      "beside the weights {}, non-torch memory {} and the CUDA context {}{} "
-                     "exceeds the GPU's {} (with this flag vLLM skips its memory profiling and "
-                     "does not respect --gpu-memory-utilization); at most {} fits before "
+                     "exceeds the GPU's {} (with this flag vLLM does not size the pool from its "
+                     "memory profiling or --gpu-memory-utilization); at most {} fits before "
                      "activations and CUDA graphs",
-                     FormatBytes(r.s.kv_cache_memory_bytes), FormatBytes(r.weights),
+                     given, FormatBytes(pool), FormatBytes(r.weights),
                      FormatBytes(r.g.non_torch_bytes), FormatBytes(r.ctx),
                      r.s.other_process_bytes
                          ? fmt::format(" and other processes' {}",
@@ -1995,14 +1995,29 @@ Status KvCache(Run& r) {
   r.available = r.requested > used ? r.requested - used : 0;
   if (s.kv_cache_memory_bytes > 0) {
     r.available = s.kv_cache_memory_bytes;
-    FixedKvFitsDevice(r);
+    FixedKvFitsDevice(r, r.available, "--kv-cache-memory-bytes");
+  } else if (s.num_gpu_blocks_override > 0 && !layout->layers.empty()) {
+    // kv_cache_utils.py get_num_blocks (V1, read at 0.22): "Overriding num_gpu_blocks=N with
+    // num_gpu_blocks_override=M" replaces the count the profile left, with no check against the
+    // budget; the pool is M blocks of one page per layer of a group.
+    const uint64_t block = layout->uniform_type
+                               ? layout->page_bytes
+                               : layout->page_bytes * static_cast<uint64_t>(layout->group_size);
+    plan.notes.push_back(fmt::format(
+        "vLLM will log: Overriding num_gpu_blocks={} with num_gpu_blocks_override={}",
+        block > 0 ? r.available / block : 0, s.num_gpu_blocks_override));
+    r.available = block * static_cast<uint64_t>(s.num_gpu_blocks_override);
+    FixedKvFitsDevice(r, r.available,
+                      fmt::format("--num-gpu-blocks-override {} ({} a block)",
+                                  s.num_gpu_blocks_override, FormatBytes(block)));
   }
   r.g.kv_cache_bytes = r.available;
   const StageActivation& bound = r.act;
   r.g.explain.push_back(
       {"kv_cache", r.available,
-       s.kv_cache_memory_bytes
-           ? std::string("--kv-cache-memory-bytes")
+       s.kv_cache_memory_bytes ? std::string("--kv-cache-memory-bytes")
+       : s.num_gpu_blocks_override > 0
+           ? fmt::format("--num-gpu-blocks-override {}", s.num_gpu_blocks_override)
            : fmt::format("budget {} - weights - activation - non-torch{}{}",
                          FormatBytes(r.requested),
                          !graph ? ""

@@ -1752,6 +1752,26 @@ TEST(Vllm, CudagraphCaptureSizesFlagIsTheCompilationConfigsList) {
   }
 }
 
+// --num-gpu-blocks-override (kv_cache_utils.py get_num_blocks): the pool is that many blocks
+// whatever the profile left (Qwen3-8B: 16 tokens x 36 layers x 8 KV heads x 128 x 2 x 2 B =
+// 2.25 MiB a block), and a count the device cannot hold beside the weights fails at kv_cache.
+TEST(Vllm, NumGpuBlocksOverrideFixesThePool) {
+  VllmSettings s;
+  s.max_model_len = 8192;
+  s.num_gpu_blocks_override = 1000;
+  auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("rtx-4090"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->fits);
+  EXPECT_EQ(p->kv_cache_tokens, 16000u);
+  EXPECT_EQ(p->gpus[0].kv_cache_bytes, 1000u * 16 * 36 * 8 * 128 * 2 * 2);
+  s.num_gpu_blocks_override = 100000;
+  auto over = PlanVllm(Catalog("qwen3-8b"), Gpu("rtx-4090"), s);
+  ASSERT_TRUE(over.ok());
+  EXPECT_FALSE(over->fits);
+  EXPECT_EQ(over->failure_stage, Stage::kKvCache);
+  EXPECT_NE(over->command.find("--num-gpu-blocks-override 100000"), std::string::npos);
+}
+
 // --performance-mode (VllmConfig, read at 0.22): throughput doubles the scheduler defaults the
 // user left (H100: 1,024 sequences and 8,192 batched tokens become 2,048 and 16,384; a given
 // value stays); interactivity captures every batch size from 1 to 32 before the usual steps.
