@@ -71,6 +71,8 @@ constexpr const char* kKvCacheDtypeChoices[] = {
 constexpr const char* kMambaCacheModes[] = {"none", "align", "all"};
 // --performance-mode choices (vllm/config/vllm.py PerformanceMode).
 constexpr const char* kPerformanceModes[] = {"balanced", "interactivity", "throughput"};
+// --mamba-cache-dtype / --mamba-ssm-cache-dtype choices (vllm/config/cache.py MambaDType).
+constexpr const char* kMambaDtypes[] = {"auto", "float32", "float16", "bfloat16"};
 
 template <size_t N>
 Status Choice(const std::string& flag, const std::string& text, const char* const (&choices)[N]) {
@@ -364,6 +366,14 @@ const std::vector<FlagSpec>& Flags() {
        nullptr},
       {"--mamba-cache-mode", nullptr, "none | align | all (hybrid models; needs prefix caching)",
        "TEXT"},
+      {"--mamba-cache-dtype", nullptr,
+       "Linear-attention conv state (and recurrent state under auto): auto | float32 | float16 "
+       "| bfloat16",
+       "TEXT"},
+      {"--mamba-ssm-cache-dtype", nullptr,
+       "Linear-attention recurrent state: auto (the config's mamba_ssm_dtype, else the conv "
+       "state's) | float32 | float16 | bfloat16",
+       "TEXT"},
       {"--performance-mode", nullptr,
        "balanced | throughput (twice the default sequences and batched tokens) | interactivity "
        "(CUDA graphs for every batch size up to 32)",
@@ -531,6 +541,10 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     } else if (name == "--mamba-cache-mode") {
       VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kMambaCacheModes));
       s.mamba_cache_mode = text;
+    } else if (name == "--mamba-cache-dtype" || name == "--mamba-ssm-cache-dtype") {
+      VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kMambaDtypes));
+      (name == "--mamba-cache-dtype" ? s.mamba_cache_dtype : s.mamba_ssm_cache_dtype) =
+          text == "auto" ? "" : text;
     } else if (name == "--performance-mode") {
       VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kPerformanceModes));
       s.performance_mode = text == "balanced" ? "" : text;

@@ -185,6 +185,19 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
   const int64_t n_layers = static_cast<int64_t>(spec.layers.size());
   const int64_t tq_skip = tq != nullptr && !hybrid ? std::min<int64_t>(2, n_layers / 2) : 0;
   const uint64_t model_bytes = static_cast<uint64_t>(DtypeBits(spec.dtype) / 8);
+  // The linear-attention state's dtypes (mamba_utils.py MambaStateDtypeCalculator
+  // _mamba_state_dtype; models/config.py Qwen3_5ForConditionalGenerationConfig sets an "auto"
+  // --mamba-ssm-cache-dtype to the config's mamba_ssm_dtype), read at 0.22.
+  auto mamba_dtype = [](const std::string& text, Dtype fallback) {
+    return text == "float32" ? Dtype::kF32
+           : text == "float16" ? Dtype::kF16
+           : text == "bfloat16" ? Dtype::kBF16
+                                : fallback;
+  };
+  const Dtype conv_dtype = mamba_dtype(o.mamba_cache_dtype, spec.dtype);
+  const bool config_ssm = spec.ssm_state_dtype != spec.dtype;
+  const Dtype ssm_dtype =
+      mamba_dtype(o.mamba_ssm_cache_dtype, config_ssm ? spec.ssm_state_dtype : conv_dtype);
   const int64_t bs0 =
       o.block_size > 0 ? o.block_size : (mla ? o.mla_block_size : vllm::kDefaultBlockSize);
 
@@ -247,8 +260,7 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
       }
       case AttentionKind::kLinear: {
         // gated_delta_net_state_shape (src/model/kv_state.h): conv + recurrent state.
-        auto st =
-            LinearAttentionState(a, tp, o.num_speculative_tokens, spec.dtype, spec.ssm_state_dtype);
+        auto st = LinearAttentionState(a, tp, o.num_speculative_tokens, conv_dtype, ssm_dtype);
         if (!st.ok()) return st.status();
         const uint64_t conv = st->conv_bytes, ssm = st->recurrent_bytes;
         l.kind = KvLayerKind::kMamba;

@@ -42,6 +42,11 @@ struct KvCacheOptions {
   // State pages one request holds in each linear-attention group: 1 (mamba_cache_mode "none",
   // prefix caching off) or 2 ("align": the running state and the last block-aligned one).
   int64_t mamba_pages_per_request = 1;
+  // --mamba-cache-dtype (the conv state; "auto": the model dtype) and --mamba-ssm-cache-dtype
+  // (the recurrent state; "auto": the config's mamba_ssm_dtype where it gives one, else the conv
+  // state's): auto | float32 | float16 | bfloat16.
+  std::string mamba_cache_dtype = "auto";
+  std::string mamba_ssm_cache_dtype = "auto";
   bool disable_hybrid_kv_cache_manager = false;  // sliding layers then cost full context
   // The release's rules: grouping and how "GPU KV cache size" is printed (default: the newest).
   vllm::Rules rules = vllm::RulesFor(vllm::kNewestModelled);

@@ -158,6 +158,34 @@ TEST(KvCache, Fp8DsMlaIsDeepSeeksSparseLayout) {
   EXPECT_EQ(PlanKvCache(Spec("deepseek-v3"), o)->kv_bytes_per_token, 61u * 656);
 }
 
+TEST(KvCache, MambaCacheDtypesSizeTheLinearAttentionState) {
+  // Qwen3-Next (bf16, no mamba_ssm_dtype in its config): conv 49,152 B + recurrent 1,048,576 B a
+  // layer. --mamba-ssm-cache-dtype float32 doubles the recurrent state (2,146,304 B: block
+  // 16 x cdiv(2,146,304, 16 x 2,048) = 1,056); --mamba-cache-dtype float32 doubles the conv
+  // state and, the recurrent one being "auto", that too (2,195,456 B: block 1,072).
+  const ModelSpec next = Spec("qwen3-next-80b-a3b-instruct");
+  KvCacheOptions o = Opts(32768);
+  o.mamba_ssm_cache_dtype = "float32";
+  auto ssm = PlanKvCache(next, o);
+  ASSERT_TRUE(ssm.ok());
+  EXPECT_EQ(ssm->state_bytes_per_sequence, 36u * (49152 + 2 * 1048576));
+  EXPECT_EQ(ssm->block_size, 1056);
+  o.mamba_ssm_cache_dtype = "auto";
+  o.mamba_cache_dtype = "float32";
+  auto both = PlanKvCache(next, o);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->state_bytes_per_sequence, 36u * (2 * 49152 + 2 * 1048576));
+  EXPECT_EQ(both->block_size, 1072);
+  // Qwen3.5 names a float32 recurrent state in its config: "auto" keeps it, bfloat16 halves it.
+  const ModelSpec q35 = Spec("qwen3.5-27b");
+  KvCacheOptions d = Opts(32768);
+  auto cfg = PlanKvCache(q35, d);
+  d.mamba_ssm_cache_dtype = "bfloat16";
+  auto half = PlanKvCache(q35, d);
+  ASSERT_TRUE(cfg.ok() && half.ok());
+  EXPECT_GT(cfg->state_bytes_per_sequence, half->state_bytes_per_sequence);
+}
+
 TEST(KvCache, MlaLatentIsNotShardedAndHasNoFactorTwo) {
   // DeepSeek-V3: (512 + 64) x 2 B = 1,152 B per layer per token, 61 layers = 70,272 B, at any TP.
   const ModelSpec s = Spec("deepseek-v3");

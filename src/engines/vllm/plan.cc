@@ -1954,6 +1954,8 @@ Status KvCache(Run& r) {
   r.ko.pipeline_parallel_size = 1;  // `spec` holds the planned stage's layers only
   r.ko.block_size = s.block_size;
   r.ko.kv_cache_dtype = s.kv_cache_dtype;
+  if (!s.mamba_cache_dtype.empty()) r.ko.mamba_cache_dtype = s.mamba_cache_dtype;
+  if (!s.mamba_ssm_cache_dtype.empty()) r.ko.mamba_ssm_cache_dtype = s.mamba_ssm_cache_dtype;
   if (s.kv_cache_dtype == "auto" && r.model_dtype != r.spec.dtype) {  // auto follows --dtype
     r.ko.kv_cache_dtype = r.model_dtype == Dtype::kF32   ? "float32"
                           : r.model_dtype == Dtype::kF16 ? "float16"

@@ -84,6 +84,9 @@ struct VllmOptions : EngineOptions {
   // doubles the default max_num_seqs and max_num_batched_tokens; interactivity captures every
   // batch size up to 32.
   std::string performance_mode;
+  // --mamba-cache-dtype / --mamba-ssm-cache-dtype ("": auto): the linear-attention state's.
+  std::string mamba_cache_dtype;
+  std::string mamba_ssm_cache_dtype;
   // --disable-hybrid-kv-cache-manager (SchedulerConfig, v0.10+): one KV spec for every layer.
   bool disable_hybrid_kv_cache_manager = false;
   // --no-disable-hybrid-kv-cache-manager: the user's explicit "keep it" (argparse's
