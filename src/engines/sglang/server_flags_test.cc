@@ -59,6 +59,13 @@ TEST(SglangServerFlags, UnknownFlagIsAnErrorWithTheNearest) {
             "");
 }
 
+// A release named beyond the newest option list read (0.5.13) may have added the flag.
+TEST(SglangServerFlags, UnknownFlagOfALaterReleaseIsNotRefused) {
+  EXPECT_TRUE(CheckServerFlags({"--some-new-flag"}, "0.6.0").ok());
+  EXPECT_FALSE(CheckServerFlags({"--some-new-flag"}, "0.5.13").ok());
+  EXPECT_FALSE(CheckServerFlags({"--some-new-flag"}, "").ok());
+}
+
 TEST(SglangServerFlags, AbbreviationOfSeveralIsAmbiguous) {
   // --pp begins only --pp-size at v0.4.10.post2; from v0.5 --pp-max-micro-batch-size too.
   EXPECT_EQ(Error({"--pp"}, "0.4.6"), "");
