@@ -197,6 +197,11 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
     c += fmt::format(" --max-num-batched-tokens {}", s.max_num_batched_tokens);
   }
   if (in.block_size) c += fmt::format(" --block-size {}", s.block_size);
+  if (s.enable_eplb) c += " --enable-eplb";
+  if (s.num_redundant_experts > 0) {
+    c += fmt::format(" --eplb-config '{{\"num_redundant_experts\": {}}}'",
+                     s.num_redundant_experts);
+  }
   if (s.num_gpu_blocks_override > 0) {
     c += fmt::format(" --num-gpu-blocks-override {}", s.num_gpu_blocks_override);
   }

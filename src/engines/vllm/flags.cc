@@ -296,6 +296,14 @@ const std::vector<FlagSpec>& Flags() {
        "from 0.11.1)",
        "INT"},
       {"--enable-expert-parallel", nullptr, "Split MoE experts across ranks", nullptr},
+      {"--enable-eplb", nullptr,
+       "Expert-parallel load balancing (needs --enable-expert-parallel and TP x DP > 1)",
+       nullptr},
+      {"--eplb-config", nullptr,
+       "EPLB settings, e.g. '{\"num_redundant_experts\": 32}': that many more physical experts",
+       "TEXT"},
+      {"--num-redundant-experts", nullptr, "Redundant experts for EPLB (vLLM 0.9-0.10 spelling)",
+       "INT"},
       {"--max-model-len", nullptr, "Context length per request, or auto (default: the model's)",
        "TEXT"},
       {"--gpu-memory-utilization", nullptr,
@@ -455,7 +463,7 @@ Status ReadCaptureSizes(const std::string& text, std::vector<int64_t>* sizes) {
 Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   // Numbers first, in table order, as a typed parser would have read them; then the flags
   // whose text needs reading.
-  std::string max_model_len, kv_cache_memory, limit_mm, mm_kwargs;
+  std::string max_model_len, kv_cache_memory, limit_mm, mm_kwargs, eplb_config;
   int64_t max_capture_flag = 0;
   std::vector<int64_t> capture_sizes_flag;
   for (const auto& [name, text] : given) {
@@ -490,6 +498,14 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.decode_context_parallel_size));
     } else if (name == "--enable-expert-parallel") {
       s.enable_expert_parallel = true;
+    } else if (name == "--enable-eplb") {
+      s.enable_eplb = true;
+    } else if (name == "--num-redundant-experts") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.num_redundant_experts));
+      VRAMFIT_RETURN_IF_ERROR(
+          InRange(name, s.num_redundant_experts, 0, kMaxTokens, "redundant experts"));
+    } else if (name == "--eplb-config") {
+      eplb_config = text;
     } else if (name == "--max-model-len") {
       max_model_len = text;
     } else if (name == "--gpu-memory-utilization") {
@@ -775,6 +791,18 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       VRAMFIT_RETURN_IF_ERROR(InRange("--limit-mm-per-prompt " + k, v, 0, kMaxTokens,
                                       "items per prompt"));
       (k == "image" ? s.limit_images : s.limit_videos) = v;
+    }
+  }
+  if (!eplb_config.empty()) {
+    // EPLBConfig (vllm/config/parallel.py, read at 0.22): num_redundant_experts sizes the
+    // weights; window_size, step_interval, log_balancedness and the policy do not.
+    std::vector<std::pair<std::string, int64_t>> kv;
+    VRAMFIT_RETURN_IF_ERROR(ReadJsonInts("--eplb-config", eplb_config, &kv));
+    for (const auto& [k, v] : kv) {
+      if (k != "num_redundant_experts") continue;
+      VRAMFIT_RETURN_IF_ERROR(InRange("--eplb-config num_redundant_experts", v, 0, kMaxTokens,
+                                      "redundant experts"));
+      s.num_redundant_experts = v;
     }
   }
   if (!mm_kwargs.empty()) {

@@ -907,6 +907,22 @@ Status ResolveSettings(Run& r) {
     r.Fail(refusal->stage, refusal->message);
     r.plan.refusal = refusal->change;
   }
+  // EPLB (vllm/config/parallel.py ParallelConfig.__post_init__, read at 0.22): config-time
+  // ValueErrors.
+  if (r.plan.fits && s.enable_eplb && !s.enable_expert_parallel) {
+    r.Fail(Stage::kStartup, "enable_expert_parallel must be True to use EPLB.");
+  } else if (r.plan.fits && s.enable_eplb &&
+             s.tensor_parallel_size * s.data_parallel_size <= 1) {
+    r.Fail(Stage::kStartup,
+           fmt::format("EPLB requires tensor_parallel_size or data_parallel_size to be greater "
+                       "than 1, but got TP={},DP={}.",
+                       s.tensor_parallel_size, s.data_parallel_size));
+  } else if (r.plan.fits && !s.enable_eplb && s.num_redundant_experts != 0) {
+    r.Fail(Stage::kStartup,
+           fmt::format("num_redundant_experts is set to {} but EPLB is not enabled. Either "
+                       "enable EPLB or unset num_redundant_experts.",
+                       s.num_redundant_experts));
+  }
   // The NVFP4 KV cache is read only by FlashInfer's trtllm-gen kernels on SM100 at these
   // releases (PR #40177: "end-to-end NVFP4 KV cache inference works through FlashInfer on
   // Blackwell (SM100)"; SM8x and SM12x paths were still open PRs, #46963 and #49011, in
@@ -1023,6 +1039,10 @@ Status Load(Run& r) {
   wo.tensor_parallel_size = s.tensor_parallel_size;
   wo.enable_expert_parallel = s.enable_expert_parallel;
   wo.data_parallel_size = s.data_parallel_size;
+  wo.num_redundant_experts = s.enable_eplb ? s.num_redundant_experts : 0;
+  for (const LayerSpec& l : r.spec.layers) {
+    wo.num_routed_experts = std::max<int64_t>(wo.num_routed_experts, l.mlp.num_experts);
+  }
   const int cc = vllm::ComputeCapability(gpu);
   wo.marlin = gpu.vendor == "nvidia" && (cc == 0 || cc >= (r.rules.marlin_on_turing ? 75 : 80));
   if (r.model_dtype != r.spec.dtype) wo.model_dtype_bits = DtypeBits(r.model_dtype);

@@ -1772,6 +1772,43 @@ TEST(Vllm, NumGpuBlocksOverrideFixesThePool) {
   EXPECT_NE(over->command.find("--num-gpu-blocks-override 100000"), std::string::npos);
 }
 
+// EPLB (vllm/config/parallel.py, fused_moe/layer.py, read at 0.22): R redundant experts make
+// E + R physical ones over the EP ranks (Qwen3-30B-A3B, 128 experts of 54 GiB in bf16: 27 GiB a
+// rank at EP 2, 33.75 GiB with 32 redundant); its config checks are start-up refusals.
+TEST(Vllm, EplbRedundantExpertsAndItsRefusals) {
+  VllmSettings s;
+  s.max_model_len = 8192;
+  s.tensor_parallel_size = 2;
+  s.enable_expert_parallel = true;
+  auto base = PlanVllm(Catalog("qwen3-30b-a3b"), Gpu("h100"), s);
+  s.enable_eplb = true;
+  s.num_redundant_experts = 32;
+  auto eplb = PlanVllm(Catalog("qwen3-30b-a3b"), Gpu("h100"), s);
+  ASSERT_TRUE(base.ok() && eplb.ok());
+  const double extra = static_cast<double>(eplb->gpus[0].weights_bytes) -
+                       static_cast<double>(base->gpus[0].weights_bytes);
+  EXPECT_NEAR(extra / (1ull << 30), 6.75, 0.02);
+  EXPECT_NE(eplb->command.find("--enable-eplb"), std::string::npos);
+  s.enable_expert_parallel = false;
+  auto no_ep = PlanVllm(Catalog("qwen3-30b-a3b"), Gpu("h100"), s);
+  ASSERT_TRUE(no_ep.ok());
+  EXPECT_EQ(no_ep->failure_stage, Stage::kStartup);
+  EXPECT_EQ(no_ep->failure_message, "enable_expert_parallel must be True to use EPLB.");
+  s.enable_expert_parallel = true;
+  s.enable_eplb = false;
+  auto no_eplb = PlanVllm(Catalog("qwen3-30b-a3b"), Gpu("h100"), s);
+  ASSERT_TRUE(no_eplb.ok());
+  EXPECT_EQ(no_eplb->failure_stage, Stage::kStartup);
+  s.enable_eplb = true;
+  s.num_redundant_experts = 0;
+  s.tensor_parallel_size = 1;
+  auto one = PlanVllm(Catalog("qwen3-30b-a3b"), Gpu("h100"), s);
+  ASSERT_TRUE(one.ok());
+  EXPECT_NE(one->failure_message.find("EPLB requires tensor_parallel_size or "
+                                      "data_parallel_size to be greater than 1"),
+            std::string::npos);
+}
+
 // --performance-mode (VllmConfig, read at 0.22): throughput doubles the scheduler defaults the
 // user left (H100: 1,024 sequences and 8,192 batched tokens become 2,048 and 16,384; a given
 // value stays); interactivity captures every batch size from 1 to 32 before the usual steps.

@@ -41,6 +41,10 @@ struct VllmOptions : EngineOptions {
   int64_t block_size = 0;               // --block-size
   uint64_t kv_cache_memory_bytes = 0;   // --kv-cache-memory-bytes
   int64_t num_gpu_blocks_override = 0;  // --num-gpu-blocks-override (0: the profile's count)
+  // --enable-eplb and its redundant experts (--eplb-config's num_redundant_experts, 0.10's
+  // --num-redundant-experts): that many more physical experts, spread over the EP ranks.
+  bool enable_eplb = false;
+  int64_t num_redundant_experts = 0;
   bool disable_custom_all_reduce = false;  // --disable-custom-all-reduce
   std::string hf_overrides;             // --hf-overrides JSON, as given
   // --rope-scaling (0.4.3 to 0.10): the JSON as given; vLLM puts it over the config's (and

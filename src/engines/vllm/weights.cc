@@ -324,7 +324,12 @@ Result<VllmWeights> VllmWeightsPerRank(const VllmWeightProfile& p, const VllmWei
         break;
       case Shard::kVocab: rank = vocab_rows * c.bytes; break;
       case Shard::kExpert:
-        rank = o.enable_expert_parallel ? CeilDiv(c.bytes, ep) : CeilDiv(c.bytes, tp);
+        if (o.enable_expert_parallel && o.num_redundant_experts > 0 && o.num_routed_experts > 0) {
+          const uint64_t e = static_cast<uint64_t>(o.num_routed_experts);
+          rank = CeilDiv(c.bytes * (e + static_cast<uint64_t>(o.num_redundant_experts)), e * ep);
+        } else {
+          rank = o.enable_expert_parallel ? CeilDiv(c.bytes, ep) : CeilDiv(c.bytes, tp);
+        }
         break;
       case Shard::kRowMeta:
         rank = marlin_gptq && q.act_order ? c.bytes : CeilDiv(c.bytes, tp);

@@ -24,6 +24,10 @@ struct VllmWeightOptions {
   int64_t tensor_parallel_size = 1;
   bool enable_expert_parallel = false;  // --enable-expert-parallel: experts split, not sliced
   int64_t data_parallel_size = 1;       // with expert parallel, ep = tp x dp
+  // EPLB's redundant experts: each EP rank holds (E + R) / ep physical experts of the E routed
+  // ones (fused_moe/layer.py: num_physical_experts = num_experts + num_redundant_experts).
+  int64_t num_redundant_experts = 0;
+  int64_t num_routed_experts = 0;
   bool marlin = true;                   // Marlin kernels apply (compute capability >= 7.5)
   bool load_speculative_mtp = false;    // MTP layers are loaded only for speculative decoding
   // --language-model-only: the vision tower and projector are not built (their modules are made
