@@ -860,6 +860,15 @@ bool WakeUp(const Facts& f) {
   return AnyFrame(f, {"wake_up", "create_and_map", "resume_memory_occupation"});
 }
 
+// Ollama's MLX runner refused the model against the GPU's free memory (readers/ollama.cc: the
+// system-memory event with host 0).
+bool OllamaGpuRefusal(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kOllamaSystemMemory);
+  if (!e) return false;
+  auto it = e->values.find(Num::kHost);
+  return it != e->values.end() && it->second == 0;
+}
+
 const std::vector<Rule>& Rules() {
   using C = Cause;
   using S = Stage;
@@ -873,6 +882,10 @@ const std::vector<Rule>& Rules() {
       Worded(C::kSamplerWarmup, S::kProfile, SamplerInProfile, Words::kSamplerWarmup),
       Worded(C::kSamplerWarmup, S::kWarmup, SamplerOom, Words::kSamplerWarmup),
       Worded(C::kActivationPeak, S::kProfile, TgiWarmupPrefill, Words::kWarmupPrefill),
+      Text(C::kWeightsTooLarge, S::kStartup, OllamaGpuRefusal,
+           "Ollama's MLX runner refused to start: the model's weights are larger than the "
+           "GPU's free memory less its overhead (the runner takes the first GPU only and cannot "
+           "offload layers to the CPU)"),
       Worded(C::kHostMemory, S::kStartup, Seen<E::kOllamaSystemMemory>, Words::kHostMemory),
       Worded(C::kKvTooLongContext, S::kRuntime, Seen<E::kContextExceeded>, Words::kContextExceeded),
       Worded(C::kCudagraphCapture, S::kKvCache, GraphEstimateAteKv, Words::kGraphEstimate),

@@ -99,6 +99,17 @@ void Match(const Line& line) {
     Set(e, Num::kHostRequiredBytes, BytesAfter(w, "requires more system memory ("));
     Set(e, Num::kHostAvailableBytes, BytesAfter(w, "than is available ("));
   }
+  // The MLX and image-generation runners' check before they start (x/mlxrunner and x/imagegen
+  // client Load, 2026: the model's size against the first GPU's free memory less
+  // MinimumMemory() + OLLAMA_GPU_OVERHEAD): "model requires 20.4 GiB but only 11.3 GiB are
+  // available (after 512.0 MiB overhead)", nothing loaded yet.
+  if (const std::string_view w = Whole(line, "are available (after"); !w.empty() &&
+      Has(w, "model requires ") && Has(w, " but only ")) {
+    auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
+    e.values[Num::kHost] = 0;
+    Set(e, Num::kWeightsBytes, BytesAfter(w, "model requires "));
+    Set(e, Num::kFreeBytes, BytesAfter(w, " but only "));
+  }
   // The scheduler's earlier check (server/sched.go, PR #5469, July 2024, until the estimate
   // moved to llm/server.go): the model's estimate against system and GPU memory together,
   // "requested model (18.4 GiB) is too large for this system (6.8 GiB)", logged as
@@ -234,6 +245,17 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, SmallerContext(f), "the compute buffer grows with the context too");
       return true;
     case Cause::kWeightsTooLarge:
+      // The MLX runner's own refusal (host 0 on the system-memory event): it places the whole
+      // model on the first GPU, so neither num_gpu nor the overhead changes its check.
+      if (const LogEvent* e = f.first_of(EventKind::kOllamaSystemMemory);
+          e && e->values.count(Num::kHost) && e->values.at(Num::kHost) == 0) {
+        AddFix(d, "a smaller quantization of the model, or its GGUF tag",
+               "the MLX runner needs the whole model in GPU memory; Ollama's llama engine (GGUF) "
+               "can keep layers on the CPU");
+        AddFix(d, "free GPU memory: unload other models (ollama stop), quit other programs",
+               "the check counts the GPU's free memory at the moment of the request");
+        return true;
+      }
       if (const LogEvent* e = f.first_of(EventKind::kGgmlLoadFail);
           e && Has(e->text, "with num_gpu =")) {
         AddFix(d, "num_gpu left out of the request and the Modelfile",

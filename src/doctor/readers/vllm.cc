@@ -135,7 +135,12 @@ void MatchProfile(const Line& line) {
     }
   }
   if (!fm.empty()) {
-    const bool error = Has(fm, "is less than desired");
+    // The refusal wrapped after "is less than" (or "is less", "is") reads as the error on its
+    // first line already: the profile's own summary says "on startup. Desired ...".
+    std::string_view tail = fm;
+    while (!tail.empty() && (tail.back() == ' ' || tail.back() == '\r')) tail.remove_suffix(1);
+    const bool error = Has(fm, "is less than desired") || Has(fm, "on startup is less") ||
+                       tail.ends_with("on startup is");
     auto& e = line.Emit(error ? EventKind::kStartupError : EventKind::kProfileV1, kEngine);
     // "(21.5/23.5 GiB)": the unit follows the total. Since 0.11 the device is named first,
     // "Free memory on device cuda:0 (22.76/24.0 GiB)" (vllm/v1/worker/utils.py request_memory).
