@@ -389,6 +389,11 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
   return out;
 }
 
+uint64_t KvBlockBytes(const KvCacheLayout& layout) {
+  return layout.uniform_type ? layout.page_bytes
+                             : layout.page_bytes * static_cast<uint64_t>(layout.group_size);
+}
+
 KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_bytes,
                             const KvCacheOptions& o) {
   KvCapacityResult r;
@@ -413,7 +418,7 @@ KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_byte
                                  [&](const KvLayerSpec& l) { return l.layer == g.front(); });
     per_req += lg * it->max_usage_bytes;
   }
-  const uint64_t block_bytes = layout.uniform_type ? layout.page_bytes : layout.page_bytes * lg;
+  const uint64_t block_bytes = KvBlockBytes(layout);
   r.bytes_per_request = per_req;
   r.blocks_per_request = CeilDiv(per_req, block_bytes);
   r.max_concurrency =

@@ -92,6 +92,10 @@ struct KvCapacityResult {
   uint64_t bytes_per_request = 0; // what one max_model_len request needs
 };
 
+// Bytes of one block of the pool: one page per layer of a group (UniformTypeKVCacheSpecs: one
+// page holding every layer's).
+uint64_t KvBlockBytes(const KvCacheLayout& layout);
+
 // What `available_bytes` of KV memory (vLLM's "Available KV cache memory") holds.
 KvCapacityResult KvCapacity(const KvCacheLayout& layout, uint64_t available_bytes,
                             const KvCacheOptions& options);

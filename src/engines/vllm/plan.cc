@@ -2022,9 +2022,7 @@ Status KvCache(Run& r) {
     // kv_cache_utils.py get_num_blocks (V1, read at 0.22): "Overriding num_gpu_blocks=N with
     // num_gpu_blocks_override=M" replaces the count the profile left, with no check against the
     // budget; the pool is M blocks of one page per layer of a group.
-    const uint64_t block = layout->uniform_type
-                               ? layout->page_bytes
-                               : layout->page_bytes * static_cast<uint64_t>(layout->group_size);
+    const uint64_t block = KvBlockBytes(*layout);
     plan.notes.push_back(fmt::format(
         "vLLM will log: Overriding num_gpu_blocks={} with num_gpu_blocks_override={}",
         block > 0 ? r.available / block : 0, s.num_gpu_blocks_override));
