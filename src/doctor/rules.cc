@@ -809,9 +809,8 @@ bool FragmentedAtLoad(const Facts& f) {
 // places a model two (FP8) to four (MXFP4) times the checkpoint's size, so a request the cached
 // blocks would have held is one of many the rest of the load still makes.
 bool ConvertedAfterLoading(const Facts& f) {
-  if (DequantizeOnLoad(f) && f.dequantize_warning->line < f.oom_line) return true;
-  return (PostLoadConversion(f) || ConvertedAfterShards(f) || DequantizeOnLoad(f)) &&
-         !FragmentedAtLoad(f);
+  if (DequantizeOnLoad(f)) return true;
+  return (PostLoadConversion(f) || ConvertedAfterShards(f)) && !FragmentedAtLoad(f);
 }
 // At runtime a static cache's mention, not the fused setting (whose cache was allocated at load).
 // A mention alone (a model's default cache_implementation) yields to a multimodal forward: the
