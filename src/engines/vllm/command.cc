@@ -55,6 +55,10 @@ using core::ShellWord;
 // --max-long-partial-prefills (SchedulerConfig) order and admit requests within the same
 // budgets; --stream-interval batches the API server's streamed tokens; --kv-events-config
 // publishes block events from the host; --reasoning-config configures the reasoning parser.
+// --lora-modules names adapters the server loads at start (entrypoints/openai/cli_args.py,
+// LoRAParserAction) into the LoRA slots --max-loras and --max-lora-rank already size (the rest
+// wait in the CPU cache), and --calculate-kv-scales (deprecated) computes a scalar scale per
+// layer in the first forward: neither adds device memory.
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
@@ -74,7 +78,8 @@ constexpr const char* kNoMemoryEffect[] = {
     "--async-scheduling", "--dcp-kv-cache-interleave-size", "--cp-kv-cache-interleave-size",
     "--prefix-caching-hash-algo", "--override-generation-config", "--scheduling-policy",
     "--long-prefill-token-threshold", "--max-num-partial-prefills", "--max-long-partial-prefills",
-    "--stream-interval", "--kv-events-config", "--reasoning-config"};
+    "--stream-interval", "--kv-events-config", "--reasoning-config", "--lora-modules",
+    "--calculate-kv-scales"};
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
@@ -83,7 +88,8 @@ constexpr std::string_view kSwitches[] = {
     "--disable-uvicorn-access-log", "--enable-log-requests", "--enable-log-outputs",
     "--disable-fastapi-docs", "--enable-request-id-headers", "--enable-server-load-tracking",
     "--enable-force-include-usage", "--return-tokens-as-token-ids", "--enable-reasoning",
-    "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing", "--async-scheduling"};
+    "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing", "--async-scheduling",
+    "--calculate-kv-scales"};
 
 // Silent flags that take exactly one word (a plain `str` or `int` option; list options such
 // as --served-model-name and --api-key take several, --hf-token none or one).
