@@ -717,6 +717,22 @@ TEST(Diagnose, RayTaskHeaderNamesTheFailingMethod) {
   EXPECT_EQ(DiagnoseText(oom + "see ray::init_model docs\n").stage, "runtime");
 }
 
+// Frames a paste reflowed at spaces: "File" / "\"PATH\", line" / "N, in NAME", and a name alone
+// after a line that ended in ", in", read as the frames they are.
+TEST(Diagnose, FramesReflowedAtSpacesAreReadWhole) {
+  const Diagnosis d = DiagnoseText(
+      "(Worker pid=7) ERROR 10-25 13:12:42 [multiproc_executor.py:671]   File\n"
+      "\"/opt/venv/lib/python3.13/site-packages/torch/utils/_contextlib.py\", line 120, in\n"
+      "decorate_context\n"
+      "(Worker pid=7) ERROR 10-25 13:12:42 [multiproc_executor.py:671]     return func(*args)\n"
+      "(Worker pid=7) ERROR 10-25 13:12:42 [multiproc_executor.py:671]   File\n"
+      "\"/opt/venv/lib/python3.13/site-packages/vllm/v1/worker/gpu_model_runner.py\", line\n"
+      "3221, in _dummy_sampler_run\n"
+      "(Worker pid=7) ERROR 10-25 13:12:42 [multiproc_executor.py:671]     raise RuntimeError(\n");
+  EXPECT_EQ(d.stage, "warmup");
+  EXPECT_EQ(d.cause, "sampler_warmup");
+}
+
 // A vision tower added to vLLM after 0.10 (Kimi-VL's MoonViT) on the profile run's stack.
 TEST(Diagnose, NewerVllmVisionTowerInTheProfileRun) {
   const Diagnosis d = DiagnoseText(

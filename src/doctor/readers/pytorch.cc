@@ -407,7 +407,30 @@ bool IpythonArrow(std::string_view s) {
 // A traceback frame: Python's `File "path", line N, in fn` (also wrapped, the path's tail
 // starting the line), IPython's `File path:N, in Class.fn(args)` and its older `path in fn(args)`.
 bool MatchFrame(const Line& line) {
-  const LineView s = line.view();
+  LineView s = line.view();
+  // A frame a paste reflowed at spaces ("File" / "\"PATH\"," / "line N, in NAME", or its last
+  // words alone on the next line): its tail piece read with the line before.
+  std::string_view lead = s;
+  while (!lead.empty() && lead.front() == ' ') lead.remove_prefix(1);
+  while (!lead.empty() && (lead.back() == ' ' || lead.back() == '\r')) lead.remove_suffix(1);
+  if (!lead.empty() && !line.joined.empty() && !Has(s, ".py\", line ") && !Has(s, "File \"") &&
+      (Has(line.joined, ".py\", line ") || Has(line.joined, "File \""))) {
+    const bool one_word = lead.find(' ') == std::string_view::npos;
+    std::string_view joined = line.joined;
+    while (!joined.empty() && (joined.back() == ' ' || joined.back() == '\r')) {
+      joined.remove_suffix(1);
+    }
+    const bool tail_piece =
+        // "line N, in NAME" or "N, in NAME" (the cut after "line")
+        ((lead.starts_with("line ") || std::isdigit(static_cast<unsigned char>(lead[0]))) &&
+         Has(lead, ", in ")) ||
+        // "in NAME"
+        (lead.starts_with("in ") && lead.find(' ', 3) == std::string_view::npos) ||
+        // "NAME" after a line that ended in ", in"
+        (one_word && joined.size() > lead.size() + 5 &&
+         joined.substr(joined.size() - lead.size() - 5, 5) == ", in " && joined.ends_with(lead));
+    if (tail_piece) s = line.joined;
+  }
   size_t path_at = std::string_view::npos, path_end = std::string_view::npos;
   size_t fn_at = std::string_view::npos;
   size_t file = s.find("File \"");
