@@ -38,12 +38,14 @@ std::string RenderKvJson(const KvEstimate& e, const KvReportInfo& info) {
 std::string RenderKvText(const KvEstimate& e, const KvReportInfo& info) {
   const KvQuery& q = info.query;
   std::string out = fmt::format(
-      "KV cache of {}{}: {} tokens x {} sequence{}, {}-byte values (--kv-cache-dtype {}), per "
+      "KV cache of {}{}: {} tokens x {} sequence{}, {} (--kv-cache-dtype {}), per "
       "GPU at tensor parallel {}\n",
       core::Printable(info.model),
       info.engine.empty() ? "" : fmt::format(" under {}", core::Printable(info.engine)),
       core::GroupDigits(static_cast<uint64_t>(q.context)), q.batch, q.batch == 1 ? "" : "s",
-      e.elem_bytes, core::Printable(q.kv_cache_dtype), q.tensor_parallel_size);
+      e.elem_bytes > 0 ? fmt::format("{}-byte values", e.elem_bytes)
+                       : std::string("the engine's packed layout"),
+      core::Printable(q.kv_cache_dtype), q.tensor_parallel_size);
   std::string kinds;
   auto kind = [&](int64_t n, const char* name) {
     if (n > 0) kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", n, name);

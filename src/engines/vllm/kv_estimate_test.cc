@@ -25,5 +25,23 @@ TEST(VllmKvEstimate, SequencesHoldWholeBlocks) {
   EXPECT_FALSE(EstimateKvPaged(*spec, q).ok());
 }
 
+// A cache type only vLLM has: the per-token bytes come from its layout (TurboQuant 4bit_nc over
+// 32 layers of 8 KV heads of 128, the first and last two kept in bf16: 28 x 8 x 134 + 4 x 8 x
+// 512 = 46,400 B), and a type no engine knows is still an error.
+TEST(VllmKvEstimate, VllmOnlyCacheTypesFromItsLayout) {
+  auto spec = KvSpecFromDimensions({.layers = 32, .kv_heads = 8, .head_dim = 128});
+  ASSERT_TRUE(spec.ok());
+  KvQuery q;
+  q.context = 1024;
+  q.kv_cache_dtype = "turboquant_4bit_nc";
+  auto kv = EstimateKvPaged(*spec, q);
+  ASSERT_TRUE(kv.ok()) << kv.status().message();
+  EXPECT_EQ(kv->bytes_per_token, 46400u);
+  EXPECT_EQ(kv->elem_bytes, 0u);
+  EXPECT_EQ(kv->bytes_per_sequence, 64u * 16 * 46400);
+  q.kv_cache_dtype = "bogus";
+  EXPECT_FALSE(EstimateKvPaged(*spec, q).ok());
+}
+
 }  // namespace
 }  // namespace vramfit::vllm
