@@ -460,6 +460,23 @@ Status ReadCaptureSizes(const std::string& text, std::vector<int64_t>* sizes) {
   return Status::Ok();
 }
 
+namespace {
+// One whole-number key of a JSON (or key=value) flag, kept in [lo, kMaxTokens]; other keys are
+// not memory-relevant. `text` empty: nothing given, `out` unchanged.
+Status ReadJsonKey(const std::string& flag, const std::string& text, const std::string& key,
+                   int64_t lo, const char* what, int64_t* out) {
+  if (text.empty()) return Status::Ok();
+  std::vector<std::pair<std::string, int64_t>> kv;
+  VRAMFIT_RETURN_IF_ERROR(ReadJsonInts(flag, text, &kv));
+  for (const auto& [k, v] : kv) {
+    if (k != key) continue;
+    VRAMFIT_RETURN_IF_ERROR(InRange(flag + " " + key, v, lo, kMaxTokens, what));
+    *out = v;
+  }
+  return Status::Ok();
+}
+}  // namespace
+
 Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   // Numbers first, in table order, as a typed parser would have read them; then the flags
   // whose text needs reading.
@@ -793,28 +810,12 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       (k == "image" ? s.limit_images : s.limit_videos) = v;
     }
   }
-  if (!eplb_config.empty()) {
-    // EPLBConfig (vllm/config/parallel.py, read at 0.22): num_redundant_experts sizes the
-    // weights; window_size, step_interval, log_balancedness and the policy do not.
-    std::vector<std::pair<std::string, int64_t>> kv;
-    VRAMFIT_RETURN_IF_ERROR(ReadJsonInts("--eplb-config", eplb_config, &kv));
-    for (const auto& [k, v] : kv) {
-      if (k != "num_redundant_experts") continue;
-      VRAMFIT_RETURN_IF_ERROR(InRange("--eplb-config num_redundant_experts", v, 0, kMaxTokens,
-                                      "redundant experts"));
-      s.num_redundant_experts = v;
-    }
-  }
-  if (!mm_kwargs.empty()) {
-    std::vector<std::pair<std::string, int64_t>> kv;
-    VRAMFIT_RETURN_IF_ERROR(ReadJsonInts("--mm-processor-kwargs", mm_kwargs, &kv));
-    for (const auto& [k, v] : kv) {
-      if (k != "max_pixels") continue;
-      VRAMFIT_RETURN_IF_ERROR(InRange("--mm-processor-kwargs max_pixels", v, 1, kMaxTokens,
-                                      "pixels per image"));
-      s.max_pixels = v;
-    }
-  }
+  // EPLBConfig (vllm/config/parallel.py, read at 0.22): num_redundant_experts sizes the
+  // weights; window_size, step_interval, log_balancedness and the policy do not.
+  VRAMFIT_RETURN_IF_ERROR(ReadJsonKey("--eplb-config", eplb_config, "num_redundant_experts", 0,
+                                      "redundant experts", &s.num_redundant_experts));
+  VRAMFIT_RETURN_IF_ERROR(ReadJsonKey("--mm-processor-kwargs", mm_kwargs, "max_pixels", 1,
+                                      "pixels per image", &s.max_pixels));
   return s;
 }
 

@@ -1752,6 +1752,17 @@ TEST(Vllm, CudagraphCaptureSizesFlagIsTheCompilationConfigsList) {
   }
 }
 
+// The settings a `vllm serve x WORDS...` command line gives (its flags read as vLLM reads them).
+VllmSettings ServeSettings(const std::vector<std::string>& words) {
+  std::vector<std::string> argv = {"vllm", "serve", "x"};
+  argv.insert(argv.end(), words.begin(), words.end());
+  auto cmd = vllm::ReadServeCommand(argv);
+  EXPECT_TRUE(cmd.ok()) << cmd.status().ToString();
+  auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : VllmSettings{};
+}
+
 // --num-gpu-blocks-override (kv_cache_utils.py get_num_blocks): the pool is that many blocks
 // whatever the profile left (Qwen3-8B: 16 tokens x 36 layers x 8 KV heads x 128 x 2 x 2 B =
 // 2.25 MiB a block), and a count the device cannot hold beside the weights fails at kv_cache.
@@ -1814,13 +1825,8 @@ TEST(Vllm, EplbRedundantExpertsAndItsRefusals) {
 // value stays); interactivity captures every batch size from 1 to 32 before the usual steps.
 TEST(Vllm, PerformanceModeDoublesDefaultsOrCapturesSmallBatches) {
   auto plan = [](std::vector<std::string> tail) {
-    std::vector<std::string> argv = {"vllm", "serve", "qwen3-8b", "--max-model-len", "8192"};
-    argv.insert(argv.end(), tail.begin(), tail.end());
-    auto cmd = vllm::ReadServeCommand(argv);
-    EXPECT_TRUE(cmd.ok());
-    auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), *s);
+    tail.insert(tail.begin(), {"--max-model-len", "8192"});
+    auto p = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), ServeSettings(tail));
     EXPECT_TRUE(p.ok());
     return *p;
   };
@@ -1928,17 +1934,6 @@ TEST(Vllm, DisabledHybridKvManagerCachesSlidingLayersWhole) {
   EXPECT_FALSE(next->fits);
   EXPECT_EQ(next->failure_stage, Stage::kStartup);
   EXPECT_EQ(next->refusal, "drop --disable-hybrid-kv-cache-manager");
-}
-
-// The settings a `vllm serve x WORDS...` command line gives (its flags read as vLLM reads them).
-VllmSettings ServeSettings(const std::vector<std::string>& words) {
-  std::vector<std::string> argv = {"vllm", "serve", "x"};
-  argv.insert(argv.end(), words.begin(), words.end());
-  auto cmd = vllm::ReadServeCommand(argv);
-  EXPECT_TRUE(cmd.ok()) << cmd.status().ToString();
-  auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  return s.ok() ? *s : VllmSettings{};
 }
 
 // A hybrid model's decode graphs need one Mamba state block per sequence: max_num_seqs above
