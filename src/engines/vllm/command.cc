@@ -59,6 +59,16 @@ using core::ShellWord;
 // LoRAParserAction) into the LoRA slots --max-loras and --max-lora-rank already size (the rest
 // wait in the CPU cache), and --calculate-kv-scales (deprecated) computes a scalar scale per
 // layer in the first forward: neither adds device memory.
+// --enable-sleep-mode (0.7+) allocates the weights and the KV pool inside CuMemAllocator's
+// pools (v1/worker/gpu_worker.py _maybe_get_memory_pool_context, initialize_from_config) so
+// that they can be released and restored later; the same tensors, counted by the same torch
+// statistics the profile reads, so the budget and the pool come out the same.
+// --max-logprobs (default 20) caps what a request may ask for; the sampler warm-up runs with
+// max_num_logprobs=None (gpu_model_runner.py _dummy_sampler_run), so it sizes nothing at
+// start-up. (A request that asks for logprobs holds them in float32 for each logit while it
+// samples, v1/sample/sampler.py Sampler.forward, 4 B x requests x vocabulary outside the
+// profile: 0.15 GiB for 256 requests over Qwen3's 151,936 logits, inside the memory the
+// utilization leaves.)
 constexpr const char* kNoMemoryEffect[] = {
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
@@ -79,7 +89,7 @@ constexpr const char* kNoMemoryEffect[] = {
     "--prefix-caching-hash-algo", "--override-generation-config", "--scheduling-policy",
     "--long-prefill-token-threshold", "--max-num-partial-prefills", "--max-long-partial-prefills",
     "--stream-interval", "--kv-events-config", "--reasoning-config", "--lora-modules",
-    "--calculate-kv-scales"};
+    "--calculate-kv-scales", "--enable-sleep-mode", "--max-logprobs"};
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
@@ -89,7 +99,7 @@ constexpr std::string_view kSwitches[] = {
     "--disable-fastapi-docs", "--enable-request-id-headers", "--enable-server-load-tracking",
     "--enable-force-include-usage", "--return-tokens-as-token-ids", "--enable-reasoning",
     "--enable-prompt-tokens-details", "--disable-frontend-multiprocessing", "--async-scheduling",
-    "--calculate-kv-scales"};
+    "--calculate-kv-scales", "--enable-sleep-mode"};
 
 // Silent flags that take exactly one word (a plain `str` or `int` option; list options such
 // as --served-model-name and --api-key take several, --hf-token none or one).
@@ -103,7 +113,7 @@ constexpr std::string_view kOneWord[] = {
     "--distributed-executor-backend", "--tool-server", "--rope-theta",
     "--prefix-caching-hash-algo", "--override-generation-config", "--scheduling-policy",
     "--long-prefill-token-threshold", "--max-num-partial-prefills", "--max-long-partial-prefills",
-    "--stream-interval", "--kv-events-config", "--reasoning-config"};
+    "--stream-interval", "--kv-events-config", "--reasoning-config", "--max-logprobs"};
 
 // Environment variables `check` reads, or passes over silently.
 constexpr std::string_view kEnvV1 = "VLLM_USE_V1";

@@ -1636,6 +1636,23 @@ TEST(Vllm, AsyncSchedulingIsReadWithoutMemoryEffect) {
   EXPECT_EQ(dcp->unmodelled_flags[0], "--dcp-comm-backend");
 }
 
+// --enable-sleep-mode allocates the same weights and pool in CuMemAllocator's pools; the
+// sampler warm-up runs without logprobs, so --max-logprobs sizes nothing at start-up. The
+// switch takes no value (the model after it is the positional one) and --max-logprobs one.
+TEST(Vllm, SleepModeAndMaxLogprobsAreReadWithoutMemoryEffect) {
+  auto cmd = vllm::ReadServeCommand({"vllm", "serve", "--enable-sleep-mode", "Qwen/Qwen3-8B",
+                                     "--max-logprobs", "5", "--max-model-len", "8192"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_EQ(cmd->model, "Qwen/Qwen3-8B");
+  EXPECT_TRUE(cmd->unmodelled_flags.empty());
+  ASSERT_EQ(cmd->no_memory_flags.size(), 2u);
+  EXPECT_EQ(cmd->no_memory_flags[0], "--enable-sleep-mode");
+  EXPECT_EQ(cmd->no_memory_flags[1], "--max-logprobs");
+  // A value given to the switch is argparse's "ignored explicit argument".
+  EXPECT_FALSE(vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-8B",
+                                       "--enable-sleep-mode=1"}).ok());
+}
+
 // --kv-offloading-size: a host tier (vllm/v1/kv_offload/worker/cpu_gpu.py copies blocks
 // straight between it and the GPU pool), so the GPU plan is the same and a note names the tier.
 TEST(Vllm, KvOffloadingSizeLeavesTheGpuPoolAndNamesTheHostTier) {
