@@ -699,6 +699,38 @@ TEST(Diagnose, ExllamaCacheConstructorIsAPreallocatedCache) {
   EXPECT_NE(d.fixes[0].change.find("max_seq_len"), std::string::npos);
 }
 
+// ExLlama's autosplit loader places the model and its cache together and raises its own error
+// when the split has no room left (exllamav2 model.py load_autosplit_gen; exllamav3's split
+// planner, as TabbyAPI prints it): the load stage, with ExLlama's and TabbyAPI's settings.
+TEST(Diagnose, ExllamaSplitErrorIsTheLoadWithCacheFixes) {
+  for (const char* log :
+       {"Loading model modules ââ 46/50\n"
+        "ERROR:    RuntimeError: Insufficient VRAM in split for model and cache\n",
+        "  File \"/app/exllamav2/model.py\", line 373, in load_autosplit_gen\n"
+        "    raise RuntimeError(\"Insufficient VRAM for model and cache\")\n"
+        "RuntimeError: Insufficient VRAM for model and cache\n"}) {
+    const Diagnosis d = DiagnoseText(log);
+    EXPECT_EQ(d.stage, "load") << log;
+    EXPECT_EQ(d.cause, "weights_too_large") << log;
+    ASSERT_FALSE(d.fixes.empty()) << log;
+    EXPECT_NE(d.fixes[0].change.find("cache_size"), std::string::npos) << log;
+  }
+  // Other "insufficient VRAM" prose is not the loader's error.
+  EXPECT_NE(DiagnoseText("WARNING: insufficient VRAM for the preview window\n").stage, "load");
+}
+
+// The allocator's message reflowed at a space inside "total capacity": its figures are read
+// from the line that continues it.
+TEST(Diagnose, OomMessageWrappedInsideTotalCapacityKeepsItsFigures) {
+  const Diagnosis d = DiagnoseText(
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 118.00 GiB. GPU 0 has "
+      "a total\n"
+      "capacity of 79.33 GiB of which 76.77 GiB is free.\n");
+  ASSERT_TRUE(d.numbers.count("free_bytes"));
+  EXPECT_NEAR(d.numbers.at("free_bytes") / (1ull << 30), 76.77, 0.01);
+  EXPECT_NEAR(d.numbers.at("total_bytes") / (1ull << 30), 79.33, 0.01);
+}
+
 // Ray's RayTaskError names the remote method; an RL worker's init_model builds and loads the
 // model, so an OOM there is the load stage (another process's memory is the cause here).
 TEST(Diagnose, RayTaskHeaderNamesTheFailingMethod) {

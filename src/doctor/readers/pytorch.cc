@@ -22,7 +22,10 @@ bool ContinuesOom(const LineView& s) {
   return Has(s, "Of the allocated memory") || Has(s, "but unallocated") ||
          Has(s, "memory in use") || Has(s, "total capacity") || Has(s, "total capacty") ||
          Has(s, "already allocated") || Has(s, "reserved in total by PyTorch") ||
-         Has(s, "is allocated by PyTorch") || Has(s, "this process has") || Has(s, " free;");
+         Has(s, "is allocated by PyTorch") || Has(s, "this process has") || Has(s, " free;") ||
+         // The rest of "GPU 0 has a total capacity of T of which F is free" wrapped after
+         // "total" or "capacity": its figures read with the line before.
+         (Has(s, " of which ") && Has(s, " is free")) || Has(s, "reserved by PyTorch");
 }
 
 // The MPS allocator's message (aten/src/ATen/mps/MPSAllocator.mm, PyTorch 1.13+): "MPS backend
@@ -1194,6 +1197,16 @@ void Match(const Line& line) {
     e.text = "handle_sequential_oom (llm-compressor's message)";
     e.values[Num::kPathIsQuantizer] = 2;
   }
+  // ExLlama's autosplit loader running out of the memory its split allows for the model and its
+  // cache, which it places together: exllamav2's "Insufficient VRAM for model and cache"
+  // (exllamav2/model.py load_autosplit_gen) and exllamav3's "Insufficient VRAM in split for model
+  // and cache" (exllamav3's split planner, raised before or while the modules are loaded; TabbyAPI
+  // prints it as the load's error). The loader as a frame: the load stage, whose fixes are
+  // ExLlama's (a smaller cache, a quantized cache, a larger split, fewer bits).
+  if (Has(s, "Insufficient VRAM") && Has(s, "for model and cache")) {
+    line.Emit(EventKind::kCudaOom, kEngine);
+    line.Emit(EventKind::kFrame, kEngine).text = "load_autosplit_gen (ExLlama's split)";
+  }
   if (MatchAllocatorOom(line)) return;
   if (MatchAllocatorLimit(line)) return;
   MatchMilestone(line);
@@ -1531,6 +1544,21 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "fewer or shorter calibration samples (AutoAWQ max_calib_samples / "
               "max_calib_seq_len, GPTQ's calibration dataset size)",
            "the calibration inputs stay on the GPU from layer to layer");
+    return true;
+  }
+  if (cause == Cause::kWeightsTooLarge && AnyFrame(f, {"load_autosplit_gen"})) {
+    // TabbyAPI's config.yml (model: cache_size, cache_mode, gpu_split, autosplit_reserve) and
+    // exllamav2/v3's own arguments (ExLlamaV2Cache(max_seq_len=...), Cache(max_num_tokens=...),
+    // the Q4/Q6/Q8 caches).
+    AddFix(d, "a smaller cache: cache_size / max_seq_len in TabbyAPI's config.yml (ExLlama's "
+              "Cache(model, max_num_tokens=N) / ExLlamaV2Cache(model, max_seq_len=N))",
+           "the split must hold the weights and the whole cache, which is allocated at load for "
+           "every token it can hold");
+    AddFix(d, "a quantized cache: cache_mode Q4, Q6 or Q8 (or 8,4: 8-bit keys, 4-bit values)",
+           "a 4-bit cache takes about a quarter of an FP16 cache's bytes");
+    AddFix(d, "more room in the split (gpu_split per card, a smaller autosplit_reserve, another "
+              "GPU) or a lower-bpw quantization of the model",
+           "the loader stops at the first module that no card of the split has room for");
     return true;
   }
   // AutoGPTQ's exllama kernels allocate, after the weights, temp_state (max_input_length x the
