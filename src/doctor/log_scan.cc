@@ -208,7 +208,7 @@ constexpr size_t kTailEvents = 512;
 class Scanner final : public doctor::EventSink {
  public:
   Scanner(LogScan* out, const ScanOptions& o, bool live = false)
-      : out_(out), opt_(o), looking_ahead_(!live) {}
+      : out_(out), opt_(o), looking_ahead_(!live), live_(live) {}
 
   // A line of the log. The first lines are held until the terminal width the log was wrapped
   // at (if any) shows or the look-ahead is full, so that the lines before the width shows are
@@ -262,6 +262,7 @@ class Scanner final : public doctor::EventSink {
       // The line before stays the previous one (a message wrapped across the blank joins).
       if (prev_number_ + 1 == out_->lines) prev_number_ = out_->lines;
       if (!held_.empty()) held_last_ = out_->lines;
+      if (!message_.empty() && held_.empty()) message_last_ = out_->lines;
       return;
     }
     if (binary) {
@@ -307,6 +308,7 @@ class Scanner final : public doctor::EventSink {
       if (apart || held_.size() + clean.size() > opt_.max_line_bytes) {
         Process(std::exchange(held_, std::string()), held_first_, held_last_);
       } else {
+        if (WordsOfOneMessage(held_, clean)) held_ += ' ';
         held_ += clean;  // appended in place: a line of many pieces costs its length once
         clean.swap(held_);
         held_.clear();
@@ -345,6 +347,7 @@ class Scanner final : public doctor::EventSink {
   void Finish() {
     if (looking_ahead_) EndLookAhead();
     if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_, held_last_);
+    EndMessage();
     // The last run shows no failure (a command pasted after the error, a start-up cut short):
     // it is read together with the run before it, as one.
     if (!failed_ && out_->earlier_runs > 0) {
@@ -608,7 +611,145 @@ class Scanner final : public doctor::EventSink {
 
   // One logical line: a physical line, or the pieces of one a terminal wrapped.
   // `first`: the physical line it starts on (the previous logical line may continue into it).
+  // A logical line, or the piece of one: PyTorch's allocator message is gathered whole first.
+  // The message is one long line that a paste often reflows at spaces into pieces of varying
+  // width, which the terminal-width rule (ObserveWidth) does not join: a line that opens the
+  // message without its last sentence is held, and the lines after it that read as nothing but
+  // the message's own words and figures (MessageContinues) are appended, until its last
+  // sentence or any other line. Not when following a live log: a held line would show late.
   void Process(std::string clean, uint64_t first, uint64_t last) {
+    if (!message_.empty()) {
+      const std::string_view piece = WithoutPrefixes(clean);
+      if (message_pieces_ < kMessagePieces && message_.size() + clean.size() < kMessageBytes &&
+          MessageContinues(piece)) {
+        message_ += ' ';
+        message_ += piece;
+        message_last_ = last;
+        ++message_pieces_;
+        if (MessageEnds(clean)) EndMessage();
+        return;
+      }
+      EndMessage();
+    }
+    if (!live_ && MessageOpens(clean)) {
+      message_ = std::move(clean);
+      message_first_ = first;
+      message_last_ = last;
+      message_pieces_ = 1;
+      return;
+    }
+    Deliver(std::move(clean), first, last);
+  }
+
+  // `s` without the capture's own prefixes and the look-ahead's shared indentation (as Deliver
+  // removes them).
+  std::string_view WithoutPrefixes(std::string_view s) const {
+    for (int i = 0; i < 3; ++i) {
+      const size_t n = CapturePrefix(s);
+      if (n == 0) break;
+      s.remove_prefix(n);
+    }
+    for (size_t i = 0; i < indent_ && !s.empty() && s.front() == ' '; ++i) s.remove_prefix(1);
+    return s;
+  }
+
+  void EndMessage() {
+    if (message_.empty()) return;
+    Deliver(std::exchange(message_, std::string()), message_first_, message_last_);
+  }
+
+  // The allocator's message begins here ("CUDA out of memory. Tried to allocate 20.00 MiB" and
+  // what follows of it) and does not end here.
+  static bool MessageOpens(std::string_view s) {
+    return s.size() < kMessageBytes &&
+           (s.find("Tried to allocate") != std::string_view::npos ||
+            s.ends_with("CUDA out of memory.") || s.ends_with("CUDA out of memory. Tried to") ||
+            s.ends_with("CUDA out of memory. Tried")) &&
+           !MessageEnds(s);
+  }
+
+  // The message's last sentence: "(https://pytorch.org/docs/stable/notes/cuda.html#environment-
+  // variables)" (2.2+), "See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF"
+  // (1.10-2.1), or the figures' closing parenthesis of releases before ("... reserved in total by
+  // PyTorch)", 1.4+; "... cached)", 1.0-1.3) when nothing follows it.
+  static bool MessageEnds(std::string_view s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '.')) {
+      s.remove_suffix(1);
+    }
+    return s.ends_with("environment-variables)") || s.ends_with("PYTORCH_CUDA_ALLOC_CONF") ||
+           s.ends_with("reserved in total by PyTorch)") || s.ends_with(" cached)");
+  }
+
+  // Two pieces of the allocator's message that a paste reflowed at a space, which looks like a
+  // terminal's cut when the two lines are of one width: the last word of `held` and the first of
+  // `next` are each whole words of the message, or a figure and a word ("capacity" + "of 79.25",
+  // "Process 156640" + "has"), where a terminal's cut inside a word leaves a part that is none
+  // ("alloc" + "ated"). Two figures stay joined (a number cut in two).
+  // `held` holds the message's head, or continues the one being gathered (Process).
+  bool WordsOfOneMessage(std::string_view held, std::string_view next) const {
+    if (held.empty() || next.empty() || held.back() == ' ' || next.front() == ' ') return false;
+    // The message's head is in `held`, or was gathered already (Process) and `held` is more of it.
+    if (message_.empty() && held.find("Tried to allocate") == std::string_view::npos &&
+        held.find("out of memory") == std::string_view::npos) {
+      return false;
+    }
+    const size_t space = held.rfind(' ');
+    const std::string_view last = held.substr(space == std::string_view::npos ? 0 : space + 1);
+    const std::string_view first = next.substr(0, next.find(' '));
+    const bool last_figure = std::isdigit(static_cast<unsigned char>(last.front()));
+    const bool first_figure = std::isdigit(static_cast<unsigned char>(first.front()));
+    if (last_figure && first_figure) return false;
+    return (last_figure || MessageWord(last)) && (first_figure || MessageWord(first));
+  }
+
+  // A word without the punctuation around it.
+  static std::string_view Bare(std::string_view w) {
+    constexpr std::string_view kOpen = "([\"'`", kClose = ")].,;:\"'`";
+    while (!w.empty() && kOpen.find(w.front()) != std::string_view::npos) w.remove_prefix(1);
+    while (!w.empty() && kClose.find(w.back()) != std::string_view::npos) w.remove_suffix(1);
+    return w;
+  }
+
+  // One word of the allocator's message (MessageContinues' vocabulary), its punctuation aside;
+  // a figure is not one.
+  static bool MessageWord(std::string_view w) {
+    w = Bare(w);
+    if (w.empty() || w.size() > 24) return false;
+    std::string lower(w);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return std::find(std::begin(kMessageWords), std::end(kMessageWords), lower) !=
+           std::end(kMessageWords);
+  }
+
+  // A piece of the allocator's message: every word one of the message's own (its sentences of
+  // PyTorch 1.x to 2.x), a figure, or its link, with at least two of them. A traceback line, a
+  // log record or prose does not read so.
+  static bool MessageContinues(std::string_view s) {
+    // Another message's head is a new message.
+    if (s.find("Tried to allocate") != std::string_view::npos ||
+        s.find("out of memory") != std::string_view::npos) {
+      return false;
+    }
+    size_t words = 0;
+    size_t at = 0;
+    while (at < s.size()) {
+      while (at < s.size() && s[at] == ' ') ++at;
+      size_t end = s.find(' ', at);
+      if (end == std::string_view::npos) end = s.size();
+      const std::string_view w = Bare(s.substr(at, end - at));
+      at = end;
+      if (w.empty()) continue;
+      ++words;
+      if (std::isdigit(static_cast<unsigned char>(w.front()))) continue;
+      if (w.starts_with("https://pytorch.org/") || w.find("PYTORCH_CUDA_ALLOC_CONF") == 0) {
+        continue;
+      }
+      if (!MessageWord(w)) return false;
+    }
+    return words >= 2;
+  }
+
+  void Deliver(std::string clean, uint64_t first, uint64_t last) {
     // The capture's own prefixes (up to three: a quoted kubectl line), then the indentation
     // every line of the look-ahead shared (a Markdown code block, an e-mail's indent).
     size_t cut = 0;
@@ -817,6 +958,22 @@ class Scanner final : public doctor::EventSink {
   std::string last_head_;  // a whole-looking frame line's, until the next line
   int at_longest_ = 0;
   bool failed_ = false;  // this run emitted a failure event
+  // The allocator's message being gathered (Process), its lines and pieces.
+  const bool live_;
+  std::string message_;
+  uint64_t message_first_ = 0, message_last_ = 0;
+  int message_pieces_ = 0;
+  static constexpr int kMessagePieces = 16;
+  // The words of the allocator's message (PyTorch 1.x to 2.x, and torch_npu's copy), lowercase.
+  static constexpr std::string_view kMessageWords[] = {
+      "gpu", "npu", "has", "a", "total", "capacity", "capacty", "of", "which", "is", "free",
+      "process", "memory", "in", "use", "including", "non-pytorch", "this", "the", "allocated",
+      "by", "pytorch", "and", "reserved", "but", "unallocated", "if", "large", "try", "setting",
+      "to", "avoid", "fragmentation", "see", "documentation", "for", "management", "with",
+      "private", "pools", "e.g", "cuda", "graphs", "allowed", "already", "current", "active",
+      "cached", "tried", "allocate", "out", ">>", "gib", "mib", "kib", "gb", "mb", "kb", "bytes",
+      "max_split_size_mb", "on", "device", "limit", "also", "set", "you"};
+  static constexpr size_t kMessageBytes = 4096;
   struct Earlier {
     std::vector<LogEvent> events;
     std::deque<LogEvent> tail;

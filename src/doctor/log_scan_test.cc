@@ -82,6 +82,54 @@ TEST(LogScan, VllmLinesAcrossReleases) {
   EXPECT_DOUBLE_EQ(st->values.at(Num::kBudgetBytes), 22.33 * 1073741824.0);
 }
 
+// PyTorch's message reflowed at spaces into lines of varying width (a paste, an e-mail): its
+// pieces gathered into one message with the spaces put back, also where two pieces share a
+// width and look like a terminal's cut ("capacity" / "of", "Process 156640" / "has"), and a
+// terminal's cut inside a word ("alloc" / "ated") still joined without one.
+TEST(LogScan, ReflowedPyTorchMessageIsReadWhole) {
+  const std::string lines[] = {
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.66 GiB. GPU 0 has a total "
+      "capacity",
+      "of 79.25 GiB of which 1.57 GiB is free. Process 127117 has 16.98 GiB memory in use. Process "
+      "156640",
+      "has 59.89 GiB memory in use. Process 158007 has 816.00 MiB memory in use. Of the allocated",
+      "memory 15.68 GiB is allocated by PyTorch, and 1.04 GiB is reserved by PyTorch but",
+      "unallocated. If reserved but unallocated memory is large try setting",
+      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation "
+      "for Memory Management",
+      "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+      "Traceback (most recent call last):"};
+  std::string text;
+  for (const std::string& l : lines) text += l + "\n";
+  const LogScan s = Scan(text);
+  const LogEvent* oom = nullptr;
+  for (const LogEvent& e : s.events) {
+    if (e.kind == EventKind::kTorchOom && oom == nullptr) oom = &e;
+  }
+  ASSERT_NE(oom, nullptr);
+  EXPECT_DOUBLE_EQ(oom->values.at(Num::kTotalBytes), 79.25 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(oom->values.at(Num::kListedProcesses), 3);
+  EXPECT_NEAR(oom->values.at(Num::kListedProcessBytes) / 1073741824.0, 16.98 + 59.89 + 0.796875,
+              1e-6);
+  EXPECT_NEAR(oom->values.at(Num::kReservedUnallocatedBytes) / 1073741824.0, 1.04, 1e-9);
+  const Diagnosis d = Diagnose(s);
+  EXPECT_EQ(d.cause, "other_process");
+  // A line of prose after an unfinished message is not taken into it.
+  const LogScan prose = Scan(
+      "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total "
+      "capacity; 5.12 GiB already allocated; 13.81 MiB free\n"
+      "I tried restarting the kernel but it did not help\n");
+  EXPECT_EQ(prose.lines, 2u);
+  int ooms = 0;
+  for (const LogEvent& e : prose.events) {
+    if (e.kind != EventKind::kTorchOom) continue;
+    ++ooms;
+    EXPECT_EQ(e.line, 1u);
+    EXPECT_DOUBLE_EQ(e.values.at(Num::kAllocatedBytes), 5.12 * 1073741824.0);
+  }
+  EXPECT_EQ(ooms, 1);
+}
+
 TEST(LogScan, PyTorchMessagesOldAndNew) {
   const LogScan s = Scan(
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB. GPU 0 has a total "

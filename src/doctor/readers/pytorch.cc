@@ -1203,7 +1203,7 @@ void Match(const Line& line) {
   // and cache" (exllamav3's split planner, raised before or while the modules are loaded; TabbyAPI
   // prints it as the load's error). The loader as a frame: the load stage, whose fixes are
   // ExLlama's (a smaller cache, a quantized cache, a larger split, fewer bits).
-  if (Has(s, "Insufficient VRAM") && Has(s, "for model and cache")) {
+  if (!WholeBoth(line, "Insufficient VRAM", "for model and cache").empty()) {
     line.Emit(EventKind::kCudaOom, kEngine);
     line.Emit(EventKind::kFrame, kEngine).text = "load_autosplit_gen (ExLlama's split)";
   }

@@ -72,20 +72,22 @@ inline LineView Whole(const Line& line, std::string_view key) {
 }
 
 // The text that holds both `first` and the `later` part of one message: the line, else the
-// previous line's message and this one's joined as a terminal wraps, when the wrap fell between
-// them or inside `later` (this line holds the end of `later` and not `first`; the previous line
-// alone held neither whole). "" when neither does.
+// previous line's message and this one's joined as a terminal wraps (mid-word), else joined at
+// a space (a paste reflowed at word breaks), when the wrap fell between them or inside `later`
+// (this line holds the end of `later` and not `first`; the previous line alone held neither
+// whole). "" when neither does.
 inline LineView WholeBoth(const Line& line, std::string_view first, std::string_view later) {
   const LineView s = line.view();
   if (Has(s, first) && Has(s, later)) return s;
-  if (Has(s, first) || !Has(line.joined_tight, first)) return {};
-  // The first `later` after `first` in the joined text ends in this line's part (its last
-  // s.size() bytes).
-  const size_t at = line.joined_tight.find(later, line.joined_tight.find(first));
-  return at != std::string_view::npos &&
-                 at + later.size() + s.size() > line.joined_tight.size()
-             ? line.joined_tight
-             : LineView{};
+  if (Has(s, first)) return {};
+  for (const LineView& j : {line.joined_tight, line.joined}) {
+    if (!Has(j, first)) continue;
+    // The first `later` after `first` in the joined text ends in this line's part (its last
+    // s.size() bytes).
+    const size_t at = j.find(later, j.find(first));
+    if (at != std::string_view::npos && at + later.size() + s.size() > j.size()) return j;
+  }
+  return {};
 }
 
 // Sets `key` of `e`. Numbers beyond 10^15 (a petabyte, a quadrillion tokens) are not read: no
