@@ -731,6 +731,26 @@ TEST(Diagnose, OomMessageWrappedInsideTotalCapacityKeepsItsFigures) {
   EXPECT_NEAR(d.numbers.at("total_bytes") / (1ull << 30), 79.33, 0.01);
 }
 
+// A launch command continued over lines with the shell's backslash is read as one line: the
+// model it names (here a 7B at 8 bits on a 6 GiB card) places the failure at the load. A log
+// record after it, or a blank line, ends it.
+TEST(Diagnose, ShellContinuedCommandIsReadAsOneLine) {
+  const std::string oom =
+      "OutOfMemoryError: CUDA out of memory. Tried to allocate 86.00 MiB (GPU 0; 6.00 GiB total "
+      "capacity; 4.01 GiB already allocated; 84.00 MiB free; 4.55 GiB reserved in total by "
+      "PyTorch)\n";
+  const Diagnosis d = DiagnoseText(
+      "$ python -m fastchat.serve.cli \\\n"
+      "    --model-path ./model_weights/lmsys/vicuna-7b-delta-v1.1 \\\n"
+      "    --load-8bit\n" + oom);
+  EXPECT_EQ(d.stage, "load");
+  EXPECT_EQ(d.cause, "weights_too_large");
+  // Cut after the backslash: the OOM line is still read as itself.
+  const Diagnosis cut = DiagnoseText("python -m fastchat.serve.cli --load-8bit \\\n\n" + oom);
+  EXPECT_EQ(cut.stage, "runtime");
+  EXPECT_DOUBLE_EQ(cut.numbers.at("requested_bytes"), 86.0 * 1048576.0);
+}
+
 // Ray's RayTaskError names the remote method; an RL worker's init_model builds and loads the
 // model, so an OOM there is the load stage (another process's memory is the cause here).
 TEST(Diagnose, RayTaskHeaderNamesTheFailingMethod) {

@@ -347,6 +347,7 @@ class Scanner final : public doctor::EventSink {
   void Finish() {
     if (looking_ahead_) EndLookAhead();
     if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_, held_last_);
+    EndCommand();
     EndMessage();
     // The last run shows no failure (a command pasted after the error, a start-up cut short):
     // it is read together with the run before it, as one.
@@ -611,13 +612,57 @@ class Scanner final : public doctor::EventSink {
 
   // One logical line: a physical line, or the pieces of one a terminal wrapped.
   // `first`: the physical line it starts on (the previous logical line may continue into it).
-  // A logical line, or the piece of one: PyTorch's allocator message is gathered whole first.
-  // The message is one long line that a paste often reflows at spaces into pieces of varying
-  // width, which the terminal-width rule (ObserveWidth) does not join: a line that opens the
-  // message without its last sentence is held, and the lines after it that read as nothing but
-  // the message's own words and figures (MessageContinues) are appended, until its last
-  // sentence or any other line. Not when following a live log: a held line would show late.
+  // A logical line, or the piece of one: a shell command continued over lines, and then
+  // PyTorch's allocator message (Gather), are read whole. Neither is held when following a live
+  // log: a held line would show late.
   void Process(std::string clean, uint64_t first, uint64_t last) {
+    // A shell command continued over lines ("vllm serve M \" and "  --max-model-len 8192 \"):
+    // one line, as the shell reads it, so that its flags are read together. Ends at the first
+    // line without the trailing backslash, at a blank line or a log record's own prefix.
+    if (!command_.empty()) {
+      const std::string_view piece = TrimSpaces(clean);
+      if (!piece.empty() && CapturePrefix(clean) == 0 && command_pieces_ < kCommandPieces &&
+          command_.size() + piece.size() < opt_.max_line_bytes) {
+        command_ += ' ';
+        command_ += Continued(piece) ? WithoutBackslash(piece) : piece;
+        command_last_ = last;
+        ++command_pieces_;
+        if (!Continued(piece)) EndCommand();
+        return;
+      }
+      EndCommand();
+    }
+    if (!live_ && Continued(clean)) {
+      command_ = std::string(WithoutBackslash(clean));
+      command_first_ = first;
+      command_last_ = last;
+      command_pieces_ = 1;
+      return;
+    }
+    Gather(std::move(clean), first, last);
+  }
+
+  // A line the shell continues on the next: it ends in " \" (spaces after it aside).
+  static bool Continued(std::string_view s) {
+    s = TrimSpaces(s);
+    return s.size() >= 2 && s.back() == '\\' && s[s.size() - 2] == ' ';
+  }
+  static std::string_view WithoutBackslash(std::string_view s) {
+    s = TrimSpaces(s);
+    s.remove_suffix(1);
+    return TrimSpaces(s);
+  }
+  void EndCommand() {
+    if (command_.empty()) return;
+    Gather(std::exchange(command_, std::string()), command_first_, command_last_);
+  }
+
+  // PyTorch's allocator message is one long line that a paste often reflows at spaces into
+  // pieces of varying width, which the terminal-width rule (ObserveWidth) does not join: a line
+  // that opens the message without its last sentence is held, and the lines after it that read
+  // as nothing but the message's own words and figures (MessageContinues) are appended, until
+  // its last sentence or any other line.
+  void Gather(std::string clean, uint64_t first, uint64_t last) {
     if (!message_.empty()) {
       const std::string_view piece = WithoutPrefixes(clean);
       if (message_pieces_ < kMessagePieces && message_.size() + clean.size() < kMessageBytes &&
@@ -964,6 +1009,11 @@ class Scanner final : public doctor::EventSink {
   uint64_t message_first_ = 0, message_last_ = 0;
   int message_pieces_ = 0;
   static constexpr int kMessagePieces = 16;
+  // The shell command being joined (Process), its lines and pieces.
+  std::string command_;
+  uint64_t command_first_ = 0, command_last_ = 0;
+  int command_pieces_ = 0;
+  static constexpr int kCommandPieces = 64;
   // The words of the allocator's message (PyTorch 1.x to 2.x, and torch_npu's copy), lowercase.
   static constexpr std::string_view kMessageWords[] = {
       "gpu", "npu", "has", "a", "total", "capacity", "capacty", "of", "which", "is", "free",
