@@ -751,6 +751,42 @@ TEST(Diagnose, ShellContinuedCommandIsReadAsOneLine) {
   EXPECT_DOUBLE_EQ(cut.numbers.at("requested_bytes"), 86.0 * 1048576.0);
 }
 
+// The engines' long messages reflowed at spaces over three lines and more are read whole: vLLM's
+// max-length error, and SGLang's "Load weight end." milestone before its pool error. Cut by a
+// terminal at one width (two lines of 80 columns), a word cut in two is joined as it was.
+TEST(Diagnose, EngineMessagesReflowedOverSeveralLinesAreReadWhole) {
+  const Diagnosis vllm = DiagnoseText(
+      "ERROR 05-10 10:12:40 [core.py:396] ValueError: To serve at least one request with the\n"
+      "models's max seq len (131072), (16.00 GiB KV cache is needed, which is\n"
+      "larger than the available KV cache memory (5.12 GiB). Based on the\n"
+      "available memory, the estimated maximum model length is 41904. Try\n"
+      "increasing `gpu_memory_utilization` or decreasing `max_model_len` when\n"
+      "initializing the engine.\n");
+  EXPECT_EQ(vllm.stage, "kv_cache");
+  EXPECT_EQ(vllm.cause, "kv_too_long_context");
+  const Diagnosis sglang = DiagnoseText(
+      "[2025-03-29 18:18:34 TP0] Load weight end.\n"
+      "type=Gemma3ForConditionalGeneration, dtype=torch.bfloat16, avail\n"
+      "mem=3.64 GB, mem usage=18.82 GB.\n"
+      "[2025-03-29 18:18:35 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+      "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.\n");
+  EXPECT_EQ(sglang.stage, "kv_cache");
+  EXPECT_EQ(sglang.cause, "kv_no_memory");
+  const std::string cut =
+      "ValueError: The model's max seq len (131072) is larger than the maximum number \n"
+      "of tokens that can be stored in KV cache (39024). Try increasing `gpu_memory_uti\n"
+      "lization` or decreasing `max_model_len` when initializing the engine.\n";
+  EXPECT_EQ(DiagnoseText(cut).cause, "kv_too_long_context");
+  // Reflowed, with the first and third lines of one width (the widest): the second line's
+  // other width shows a reflow, whose joints get their spaces back ("maximum" + "number").
+  const std::string reflowed =
+      "ValueError: The model's max seq len (131072) is larger than the maximum\n"
+      "number of tokens that can be stored in KV cache (39024). Try increasing\n"
+      "`gpu_memory_utilization` or decreasing `max_model_len` when initializing\n"
+      "the engine.\n";
+  EXPECT_EQ(DiagnoseText(reflowed).cause, "kv_too_long_context");
+}
+
 // Ray's RayTaskError names the remote method; an RL worker's init_model builds and loads the
 // model, so an OOM there is the load stage (another process's memory is the cause here).
 TEST(Diagnose, RayTaskHeaderNamesTheFailingMethod) {

@@ -662,28 +662,124 @@ class Scanner final : public doctor::EventSink {
   // that opens the message without its last sentence is held, and the lines after it that read
   // as nothing but the message's own words and figures (MessageContinues) are appended, until
   // its last sentence or any other line.
+  // The engines' own long messages are gathered the same way (kLongMessages): a line that holds
+  // one's opening words without its closing ones takes the lines after it that start no record
+  // of their own (not the same source's prefix, no capture prefix, no traceback line), until the
+  // closing words and something after them arrive.
   void Gather(std::string clean, uint64_t first, uint64_t last) {
     if (!message_.empty()) {
       const std::string_view piece = WithoutPrefixes(clean);
-      if (message_pieces_ < kMessagePieces && message_.size() + clean.size() < kMessageBytes &&
-          MessageContinues(piece)) {
+      const bool more = closing_.empty() ? MessageContinues(piece) : RecordContinues(piece);
+      if (more && parts_.size() < kMessagePieces &&
+          message_.size() + clean.size() < kMessageBytes) {
+        parts_.emplace_back(piece);
         message_ += ' ';
-        message_ += piece;
+        message_ += TrimSpaces(piece);  // provisional: the joins are decided at the end
         message_last_ = last;
-        ++message_pieces_;
-        if (MessageEnds(clean)) EndMessage();
+        if (closing_.empty() ? MessageEnds(clean) : Closed(message_, closing_)) EndMessage();
         return;
       }
       EndMessage();
     }
-    if (!live_ && MessageOpens(clean)) {
-      message_ = std::move(clean);
-      message_first_ = first;
-      message_last_ = last;
-      message_pieces_ = 1;
-      return;
+    if (!live_ && clean.size() < kMessageBytes) {
+      std::string_view closing;
+      if (MessageOpens(clean) || LongMessageOpens(clean, &closing)) {
+        message_ = clean;
+        parts_.assign(1, std::move(clean));
+        message_first_ = first;
+        message_last_ = last;
+        closing_ = closing;
+        return;
+      }
     }
     Deliver(std::move(clean), first, last);
+  }
+
+  // The gathered pieces joined as they were cut. A terminal cuts every piece but the last at one
+  // width, the widest seen, inside a word or not ("gpu_memory_uti" + "lization"): joined as they
+  // are. A reflow breaks at spaces, into pieces of varying width, and drops the space: put back.
+  // Of the allocator's message, two whole words of it at a joint are a reflow's whatever the
+  // width ("capacity" + "of"); a figure cut in two ("14." + "60 GiB") a cut at any width.
+  std::string JoinedParts() const {
+    const size_t width = Columns(parts_[0]);
+    bool terminal = width >= kNarrowestWrap && width == longest_ && parts_.size() > 1;
+    for (size_t i = 1; i + 1 < parts_.size() && terminal; ++i) {
+      terminal = Columns(parts_[i]) == width;
+    }
+    std::string out = parts_[0];
+    for (size_t i = 1; i < parts_.size(); ++i) {
+      const std::string& piece = parts_[i];
+      const size_t before = out.size() - (out.back() == '.' && out.size() > 1 ? 2 : 1);
+      const bool figure = !piece.empty() &&
+                          std::isdigit(static_cast<unsigned char>(piece.front())) &&
+                          std::isdigit(static_cast<unsigned char>(out[before]));
+      const bool cut =
+          figure || (terminal && (!closing_.empty() || !WordsOfOneMessage(out, piece)));
+      if (cut) {
+        out += piece;
+        continue;
+      }
+      const std::string_view rest = TrimSpaces(piece);
+      if (out.back() != ' ' && !rest.empty()) out += ' ';
+      out += rest;
+    }
+    return out;
+  }
+
+  // An engine's message longer than a line that a paste may reflow: its opening words and the
+  // words it closes with, each a message whose readers need it whole.
+  struct LongMessage {
+    std::string_view open, close;
+  };
+  static constexpr LongMessage kLongMessages[] = {
+      // SGLang (srt/model_executor/model_runner.py load_model): "Load weight end. type=...,
+      // dtype=..., avail mem=X GB, mem usage=Y GB."
+      {"Load weight end.", "mem usage="},
+      // vLLM's max-length check (v1/core/kv_cache_utils.py check_enough_kv_cache_memory; V0's
+      // worker _check_if_gpu_supports... / cache engine), the cache-blocks and sampler errors,
+      // and the start-up refusal (v1/worker/utils.py request_memory / gpu_worker.py).
+      {"To serve at least one request with the model", "when initializing the engine"},
+      {"The model's max seq len", "when initializing the engine"},
+      {"No available memory for the cache blocks", "when initializing the engine"},
+      {"warming up sampler with", "when initializing the engine"},
+      {"Free memory on device", "other processes"},
+      // SGLang's pool check (srt/model_executor/model_runner.py init_memory_pool).
+      {"Not enough memory.", "mem-fraction-static"},
+  };
+
+  // `s` opens one of kLongMessages and does not hold its end; *closing: the words it ends with.
+  static bool LongMessageOpens(std::string_view s, std::string_view* closing) {
+    for (const LongMessage& m : kLongMessages) {
+      if (s.find(m.open) != std::string_view::npos && !Closed(s, m.close)) {
+        *closing = m.close;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The closing words are in `s` with more after them (the figure or the full stop they lead to).
+  static bool Closed(std::string_view s, std::string_view close) {
+    const size_t at = s.find(close);
+    return at != std::string_view::npos && !TrimSpaces(s.substr(at + close.size())).empty();
+  }
+
+  // A piece of a record's message reflowed at a space: not blank, and no record of its own (the
+  // held message's source prefix, a capture's, a traceback's lines, another message).
+  bool RecordContinues(std::string_view piece) const {
+    const std::string_view t = TrimSpaces(piece);
+    if (t.empty() || t.size() > 512 || CapturePrefix(piece) != 0) return false;
+    if (piece.compare(0, kSameRecordBytes, message_, 0, kSameRecordBytes) == 0) return false;
+    // A record's start (RecordStart), where a parenthesis opening a figure is the message's own
+    // ("(7.00 GiB KV cache is needed").
+    const bool figure =
+        t.size() > 1 && t[0] == '(' && std::isdigit(static_cast<unsigned char>(t[1]));
+    if ((RecordStart(t) && !figure) || t.starts_with("File \"") || t.starts_with("Traceback") ||
+        t.find("Error:") != std::string_view::npos) {
+      return false;
+    }
+    std::string_view closing;
+    return !MessageOpens(t) && !LongMessageOpens(t, &closing);
   }
 
   // `s` without the capture's own prefixes and the look-ahead's shared indentation (as Deliver
@@ -700,7 +796,10 @@ class Scanner final : public doctor::EventSink {
 
   void EndMessage() {
     if (message_.empty()) return;
-    Deliver(std::exchange(message_, std::string()), message_first_, message_last_);
+    std::string whole = parts_.size() > 1 ? JoinedParts() : std::move(parts_[0]);
+    message_.clear();
+    parts_.clear();
+    Deliver(std::move(whole), message_first_, message_last_);
   }
 
   // The allocator's message begins here ("CUDA out of memory. Tried to allocate 20.00 MiB" and
@@ -1007,8 +1106,10 @@ class Scanner final : public doctor::EventSink {
   const bool live_;
   std::string message_;
   uint64_t message_first_ = 0, message_last_ = 0;
-  int message_pieces_ = 0;
-  static constexpr int kMessagePieces = 16;
+  static constexpr size_t kMessagePieces = 16;
+  // The words that end the engine message being gathered; "": PyTorch's allocator message.
+  std::string_view closing_;
+  std::vector<std::string> parts_;  // its lines as they came
   // The shell command being joined (Process), its lines and pieces.
   std::string command_;
   uint64_t command_first_ = 0, command_last_ = 0;
