@@ -258,6 +258,7 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (s.enable_chunked_prefill == 0) c += " --no-enable-chunked-prefill";
   if (!s.mamba_cache_mode.empty()) c += " --mamba-cache-mode " + s.mamba_cache_mode;
   if (!s.performance_mode.empty()) c += " --performance-mode " + s.performance_mode;
+  if (!s.attention_backend.empty()) c += " --attention-backend " + s.attention_backend;
   if (!s.mamba_cache_dtype.empty()) c += " --mamba-cache-dtype " + s.mamba_cache_dtype;
   if (!s.mamba_ssm_cache_dtype.empty()) {
     c += " --mamba-ssm-cache-dtype " + s.mamba_ssm_cache_dtype;

@@ -85,6 +85,14 @@ class PreparedVllmModel : public PreparedModel {
             "pipeline stages instead of tensor parallelism: slower per request", 1);
       }
     }
+    // A named attention backend vLLM refuses for this model or GPU: vLLM's own choice, or a
+    // backend that passes every check here, in vLLM's order of preference for the card.
+    if (msg.rfind("Selected backend AttentionBackendEnum.", 0) == 0 ||
+        msg.find("unrecognized arguments: --attention-backend") != std::string::npos) {
+      VllmSettings v = s;
+      v.attention_backend.clear();
+      add(v, "without --attention-backend", "vLLM picks the backend that runs on this GPU", 9);
+    }
     // Memory outside the budget that the device cannot hold beside it (LMCache's buffers after
     // the KV cache is sized, a CUDA graph pool captured on top of the budget): the highest
     // utilization that leaves it room.

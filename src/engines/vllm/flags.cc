@@ -10,6 +10,7 @@
 
 #include "core/text.h"
 #include "core/tokens.h"
+#include "engines/vllm/attention_backend.h"
 #include "vramfit/gpu.h"
 
 namespace vramfit::vllm {
@@ -386,6 +387,11 @@ const std::vector<FlagSpec>& Flags() {
        "balanced | throughput (twice the default sequences and batched tokens) | interactivity "
        "(CUDA graphs for every batch size up to 32)",
        "TEXT"},
+      {"--attention-backend", nullptr,
+       "auto | FLASH_ATTN | FLASHINFER | TRITON_ATTN | FLEX_ATTENTION | FLASHMLA | "
+       "FLASHINFER_MLA | CUTLASS_MLA | TRITON_MLA | FLASH_ATTN_MLA | ... (vLLM 0.13+): refused "
+       "where the backend cannot run the model on the GPU; MLA backends set the KV block size",
+       "TEXT"},
       {"--no-disable-hybrid-kv-cache-manager", nullptr,
        "Keep the hybrid KV cache manager beside a KV connector (vLLM 0.13+; the connector must "
        "support it)",
@@ -581,6 +587,10 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     } else if (name == "--performance-mode") {
       VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kPerformanceModes));
       s.performance_mode = text == "balanced" ? "" : text;
+    } else if (name == "--attention-backend") {
+      auto backend = ReadAttentionBackend(text);
+      if (!backend.ok()) return backend.status();
+      s.attention_backend = *backend;
     } else if (name == "--no-disable-hybrid-kv-cache-manager") {
       s.keep_hybrid_kv_cache_manager = true;
       s.disable_hybrid_kv_cache_manager = false;

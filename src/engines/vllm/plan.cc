@@ -12,6 +12,7 @@
 
 #include "core/checked.h"
 #include "core/units.h"
+#include "engines/vllm/attention_backend.h"
 #include "engines/vllm/command.h"
 #include "engines/vllm/defaults.h"
 #include "engines/vllm/dflash.h"
@@ -934,6 +935,20 @@ Status ResolveSettings(Run& r) {
                        "compute capability 10.x GPU (B200, GB200, B300); the {} is {}.{}: no "
                        "attention backend vLLM selects reads an NVFP4 KV cache there",
                        r.gpu.name, cc / 10, cc % 10));
+  }
+  // --attention-backend: a flag from 0.13 (argparse refuses it before); a backend the user names
+  // is validated against the model and the GPU and refused with no fallback when a check fails
+  // (attention_backend.cc).
+  if (!s.attention_backend.empty() && r.plan.fits && !r.rules.attention_backend_flag) {
+    r.Fail(Stage::kStartup,
+           fmt::format("vllm serve: error: unrecognized arguments: --attention-backend {} (vLLM "
+                       "{} chooses the backend with VLLM_ATTENTION_BACKEND={}; the flag came "
+                       "with 0.13)",
+                       s.attention_backend, r.rules.text, s.attention_backend));
+  } else if (r.plan.fits) {
+    if (auto refusal = vllm::AttentionBackendRefusal(r.spec, r.gpu, s, r.model_dtype)) {
+      r.Fail(refusal->stage, refusal->message);
+    }
   }
   // fp8_ds_mla is the packed layout of the sparse MLA backends only (FLASHMLA_SPARSE and
   // B12X_MLA_SPARSE list it in supported_kv_cache_dtypes; mla_attention.py converts fp8 to it
@@ -1973,6 +1988,11 @@ Status KvCache(Run& r) {
   r.ko.tensor_parallel_size = s.tensor_parallel_size;
   r.ko.pipeline_parallel_size = 1;  // `spec` holds the planned stage's layers only
   r.ko.block_size = s.block_size;
+  // A named backend sets the block size when --block-size does not: 16 where it takes it, else
+  // its smallest (FlashInfer-MLA 32, FlashMLA 64, CUTLASS MLA 128).
+  if (!s.attention_backend.empty()) {
+    r.ko.mla_block_size = vllm::BackendBlockSize(s.attention_backend);
+  }
   r.ko.kv_cache_dtype = s.kv_cache_dtype;
   if (!s.mamba_cache_dtype.empty()) r.ko.mamba_cache_dtype = s.mamba_cache_dtype;
   if (!s.mamba_ssm_cache_dtype.empty()) r.ko.mamba_ssm_cache_dtype = s.mamba_ssm_cache_dtype;

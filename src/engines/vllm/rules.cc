@@ -91,6 +91,7 @@ Rules RulesFor(int release) {
   r.kv_turboquant = r.release >= 2000;         // PR #38479, 2026-04-15
   r.kv_turboquant_hybrid = r.release >= 2100;  // PR #39931, 2026-05-05
   r.kv_nvfp4 = r.release >= 2100;              // PR #40177, 2026-04-30 (after 0.20.1's #41069)
+  r.attention_backend_flag = r.release >= 1300;  // PR #26315, 2025-12-05 (after 0.12.0)
   r.dcp_gqa = r.release >= 1101;
   r.integrated_free_from_host = r.release >= 1300;
   r.kv_cache_dtype_flag = r.release >= 300;

@@ -236,6 +236,9 @@ struct Rules {
   bool kv_turboquant = true;
   bool kv_turboquant_hybrid = true;
   bool kv_nvfp4 = true;
+  // --attention-backend (AttentionConfig, PR #26315, 2025-12-05): 0.13 on; before, the
+  // VLLM_ATTENTION_BACKEND variable chose the backend.
+  bool attention_backend_flag = true;
   // --decode-context-parallel-size (ParallelConfig.decode_context_parallel_size): the KV cache
   // sharded by token over DCP ranks of the TP group, for MLA layers from PR #23734 (2025-09-06,
   // v0.10.2; the flag check knows its release); grouped-query attention from PR #24864

@@ -88,6 +88,8 @@ struct VllmOptions : EngineOptions {
   // doubles the default max_num_seqs and max_num_batched_tokens; interactivity captures every
   // batch size up to 32.
   std::string performance_mode;
+  // --attention-backend as vLLM reads it (its enum name in upper case; "": auto, vLLM's choice).
+  std::string attention_backend;
   // --mamba-cache-dtype / --mamba-ssm-cache-dtype ("": auto): the linear-attention state's.
   std::string mamba_cache_dtype;
   std::string mamba_ssm_cache_dtype;
