@@ -69,7 +69,32 @@ using core::ShellWord;
 // samples, v1/sample/sampler.py Sampler.forward, 4 B x requests x vocabulary outside the
 // profile: 0.15 GiB for 256 requests over Qwen3's 151,936 logits, inside the memory the
 // utilization leaves.)
+// The API server's own options (entrypoints/openai/cli_args.py FrontendArgs: CORS, TLS, h11
+// limits, access logs, middleware, chat-template and tool-choice policies, extra endpoints,
+// shutdown), logging and metrics (ObservabilityConfig: OTLP traces, iteration details, KV-cache
+// residency and CUDA-graph metrics, sampled on the host), the host side of loading
+// (LoadConfig: parallel loading threads, the safetensors read strategy and its prefetch, the
+// progress bar), the processes' rendezvous and placement (master address and port, timeouts,
+// nodes and node rank, the data-parallel addresses and ranks, headless engines, NUMA binding)
+// and the multimodal processor's host caches (MultiModalConfig: mm_processor_cache_gb and its
+// type, the shared-memory object size): none sizes a device tensor (read at 0.22).
 constexpr const char* kNoMemoryEffect[] = {
+    "--allow-credentials", "--disable-access-log-for-endpoints", "--enable-log-deltas",
+    "--middleware", "--ssl-cert-reqs", "--ssl-ciphers", "--h11-max-header-count",
+    "--h11-max-incomplete-event-size", "--enable-tokenizer-info-endpoint",
+    "--exclude-tools-when-tool-choice-none", "--default-chat-template-kwargs",
+    "--trust-request-chat-template", "--enable-offline-docs", "--log-error-stack",
+    "--shutdown-timeout", "--reasoning-parser-plugin", "--allowed-media-domains",
+    "--aggregate-engine-logging", "--enable-logging-iteration-details", "--otlp-traces-endpoint",
+    "--show-hidden-metrics-for-version", "--kv-cache-metrics", "--kv-cache-metrics-sample",
+    "--cudagraph-metrics", "--enable-mfu-metrics", "--collect-detailed-traces",
+    "--max-parallel-loading-workers", "--safetensors-load-strategy",
+    "--safetensors-prefetch-block-size", "--safetensors-prefetch-num-threads",
+    "--use-tqdm-on-load", "--master-addr", "--master-port", "--distributed-timeout-seconds",
+    "--headless", "--nnodes", "--node-rank", "--data-parallel-address",
+    "--data-parallel-rpc-port", "--data-parallel-rank", "--data-parallel-start-rank",
+    "--data-parallel-size-local", "--numa-bind", "--numa-bind-nodes", "--numa-bind-cpus",
+    "--mm-shm-cache-max-object-size-mb", "--mm-processor-cache-gb", "--mm-processor-cache-type",
     "--host", "--port", "--api-key", "--served-model-name", "--trust-remote-code",
     "--download-dir", "--tokenizer", "--tokenizer-revision", "--chat-template",
     "--enable-auto-tool-choice", "--tool-call-parser", "--reasoning-parser",
@@ -93,6 +118,11 @@ constexpr const char* kNoMemoryEffect[] = {
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
+    "--allow-credentials", "--enable-log-deltas", "--enable-tokenizer-info-endpoint",
+    "--exclude-tools-when-tool-choice-none", "--trust-request-chat-template",
+    "--enable-offline-docs", "--log-error-stack", "--aggregate-engine-logging",
+    "--enable-logging-iteration-details", "--kv-cache-metrics", "--cudagraph-metrics",
+    "--enable-mfu-metrics", "--use-tqdm-on-load", "--headless", "--numa-bind",
     "--trust-remote-code", "--enable-auto-tool-choice", "--disable-log-requests",
     "--disable-log-stats",
     "--disable-uvicorn-access-log", "--enable-log-requests", "--enable-log-outputs",
@@ -104,6 +134,16 @@ constexpr std::string_view kSwitches[] = {
 // Silent flags that take exactly one word (a plain `str` or `int` option; list options such
 // as --served-model-name and --api-key take several, --hf-token none or one).
 constexpr std::string_view kOneWord[] = {
+    "--disable-access-log-for-endpoints", "--ssl-cert-reqs", "--ssl-ciphers",
+    "--h11-max-header-count", "--h11-max-incomplete-event-size", "--default-chat-template-kwargs",
+    "--shutdown-timeout", "--reasoning-parser-plugin", "--otlp-traces-endpoint",
+    "--show-hidden-metrics-for-version", "--kv-cache-metrics-sample",
+    "--max-parallel-loading-workers", "--safetensors-load-strategy",
+    "--safetensors-prefetch-block-size", "--safetensors-prefetch-num-threads", "--master-addr",
+    "--master-port", "--distributed-timeout-seconds", "--nnodes", "--node-rank",
+    "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-rank",
+    "--data-parallel-start-rank", "--data-parallel-size-local",
+    "--mm-shm-cache-max-object-size-mb", "--mm-processor-cache-gb", "--mm-processor-cache-type",
     "--dcp-kv-cache-interleave-size", "--cp-kv-cache-interleave-size",
     "--model", "--host", "--port", "--tokenizer", "--revision", "--tokenizer-revision",
     "--chat-template", "--download-dir", "--seed", "--load-format", "--generation-config",

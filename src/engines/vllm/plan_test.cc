@@ -1653,6 +1653,23 @@ TEST(Vllm, SleepModeAndMaxLogprobsAreReadWithoutMemoryEffect) {
                                        "--enable-sleep-mode=1"}).ok());
 }
 
+// The API server's, logging's, loading's and rendezvous' host-side options are read with no
+// memory effect, each consuming what it takes: a switch nothing, a plain option one word, a
+// list option the words up to the next flag.
+TEST(Vllm, HostSideOptionsAreReadWithoutMemoryEffect) {
+  auto cmd = vllm::ReadServeCommand(
+      {"vllm", "serve", "--headless", "Qwen/Qwen3-8B", "--middleware", "a.b", "c.d", "--nnodes",
+       "2", "--node-rank", "1", "--master-addr", "10.0.0.1", "--safetensors-load-strategy",
+       "prefetch", "--kv-cache-metrics", "--otlp-traces-endpoint", "http://otel:4317",
+       "--mm-processor-cache-gb", "0", "--max-model-len", "8192"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_EQ(cmd->model, "Qwen/Qwen3-8B");
+  EXPECT_TRUE(cmd->unmodelled_flags.empty()) << cmd->unmodelled_flags[0];
+  EXPECT_EQ(cmd->no_memory_flags.size(), 9u);
+  // A switch given a value is argparse's error, as for the others.
+  EXPECT_FALSE(vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-8B", "--headless=1"}).ok());
+}
+
 // --kv-offloading-size: a host tier (vllm/v1/kv_offload/worker/cpu_gpu.py copies blocks
 // straight between it and the GPU pool), so the GPU plan is the same and a note names the tier.
 TEST(Vllm, KvOffloadingSizeLeavesTheGpuPoolAndNamesTheHostTier) {
