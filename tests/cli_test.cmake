@@ -96,8 +96,8 @@ run(check_fails 1 check --gpu 4090 -- vllm serve qwen3-4b-instruct-2507-awq --ma
     --port 8000)
 run(check_fits 0 check --gpu 4090 -- python -m vllm.entrypoints.openai.api_server --model
     qwen3.5-35b-a3b-awq -tp 2 --max-model-len 4096 --limit-mm-per-prompt {"image":2}
-    --max-logprobs 3 --enable-dbo)
-if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --enable-dbo" OR
+    --max-logprobs 3 --enable-prompt-embeds)
+if(NOT last_err MATCHES "flags not modelled \\(ignored\\): --enable-prompt-embeds" OR
    NOT last_err MATCHES "flags read, no memory effect: --max-logprobs")
   message(SEND_ERROR "check_fits: unknown flags not reported: '${last_err}'")
 endif()

@@ -163,6 +163,8 @@ constexpr std::string_view kEnvMxfp4Marlin = "VLLM_MXFP4_USE_MARLIN";
 constexpr std::string_view kEnvFlashInferSampler = "VLLM_USE_FLASHINFER_SAMPLER";
 constexpr std::string_view kEnvV2Runner = "VLLM_USE_V2_MODEL_RUNNER";
 constexpr std::string_view kEnvPpPartition = "VLLM_PP_LAYER_PARTITION";
+// The all-to-all backend before --all2all-backend (vllm/envs.py; the flag wins where both are).
+constexpr std::string_view kEnvAll2All = "VLLM_ALL2ALL_BACKEND";
 
 // Strips `env` and NAME=value words; returns the index of the launcher.
 size_t SkipEnvironment(const std::vector<std::string>& cmd) {
@@ -254,6 +256,10 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   }
   if (in.block_size) c += fmt::format(" --block-size {}", s.block_size);
   if (s.enable_eplb) c += " --enable-eplb";
+  if (s.enable_dbo) c += " --enable-dbo";
+  if (!s.all2all_backend.empty() && !s.all2all_from_env) {
+    c += " --all2all-backend " + s.all2all_backend;
+  }
   if (s.num_redundant_experts > 0) {
     c += fmt::format(" --eplb-config '{{\"num_redundant_experts\": {}}}'",
                      s.num_redundant_experts);
@@ -316,6 +322,7 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (s.v0_engine && in.v0_engine) env += std::string(kEnvV1) + "=0 ";
   if (s.allow_long_max_model_len && in.max_model_len > 0) env += std::string(kEnvAllowLong) + "=1 ";
   if (s.mxfp4_use_marlin) env += std::string(kEnvMxfp4Marlin) + "=1 ";
+  if (s.all2all_from_env) env += std::string(kEnvAll2All) + "=" + s.all2all_backend + " ";
   if (s.flashinfer_sampler >= 0) {
     env += fmt::format("{}={} ", kEnvFlashInferSampler, s.flashinfer_sampler);
   }
@@ -390,6 +397,9 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
       env.v0_engine = value == "0";
     } else if (name == kEnvAllowLong) {
       env.allow_long_max_model_len = value == "1" || value == "true";
+    } else if (name == kEnvAll2All && !value.empty()) {
+      env.all2all_backend = value;
+      env.all2all_from_env = true;
     } else if (name == kEnvMxfp4Marlin) {
       // vllm/envs.py reads it as a boolean: "1" or "true" (any case).
       std::string v = value;

@@ -93,6 +93,18 @@ class PreparedVllmModel : public PreparedModel {
       v.attention_backend.clear();
       add(v, "without --attention-backend", "vLLM picks the backend that runs on this GPU", 9);
     }
+    // Dual batch overlap without a DeepEP all-to-all: without micro-batching, or with DeepEP.
+    if (msg.rfind("Microbatching currently only supports", 0) == 0) {
+      VllmSettings v = s;
+      v.enable_dbo = false;
+      add(v, "without --enable-dbo", "one batch at a time, no overlap of compute and all-to-all",
+          10);
+      v = s;
+      v.all2all_backend = "deepep_low_latency";
+      v.all2all_from_env = false;
+      add(v, "--all2all-backend deepep_low_latency",
+          "needs the DeepEP kernels installed; their buffers are not counted", 11);
+    }
     // Memory outside the budget that the device cannot hold beside it (LMCache's buffers after
     // the KV cache is sized, a CUDA graph pool captured on top of the budget): the highest
     // utilization that leaves it room.

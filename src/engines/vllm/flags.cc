@@ -72,6 +72,11 @@ constexpr const char* kKvCacheDtypeChoices[] = {
 constexpr const char* kMambaCacheModes[] = {"none", "align", "all"};
 // --performance-mode choices (vllm/config/vllm.py PerformanceMode).
 constexpr const char* kPerformanceModes[] = {"balanced", "interactivity", "throughput"};
+// --all2all-backend choices (vllm/config/parallel.py All2AllBackend, read at 0.22).
+constexpr const char* kAll2AllBackends[] = {
+    "naive", "pplx", "deepep_high_throughput", "deepep_low_latency", "mori", "nixl_ep",
+    "allgather_reducescatter", "flashinfer_all2allv", "flashinfer_nvlink_two_sided",
+    "flashinfer_nvlink_one_sided"};
 // --mamba-cache-dtype / --mamba-ssm-cache-dtype choices (vllm/config/cache.py MambaDType).
 constexpr const char* kMambaDtypes[] = {"auto", "float32", "float16", "bfloat16"};
 
@@ -300,6 +305,13 @@ const std::vector<FlagSpec>& Flags() {
       {"--enable-eplb", nullptr,
        "Expert-parallel load balancing (needs --enable-expert-parallel and TP x DP > 1)",
        nullptr},
+      {"--enable-dbo", nullptr,
+       "Dual batch overlap (vLLM 0.11+): refused unless --all2all-backend is a DeepEP one",
+       nullptr},
+      {"--all2all-backend", nullptr,
+       "The experts' all-to-all: allgather_reducescatter (default) | deepep_low_latency | "
+       "deepep_high_throughput | ... (the DeepEP and other kernels' buffers are not modelled)",
+       "TEXT"},
       {"--eplb-config", nullptr,
        "EPLB settings, e.g. '{\"num_redundant_experts\": 32}': that many more physical experts",
        "TEXT"},
@@ -523,6 +535,12 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.enable_expert_parallel = true;
     } else if (name == "--enable-eplb") {
       s.enable_eplb = true;
+    } else if (name == "--enable-dbo") {
+      s.enable_dbo = true;
+    } else if (name == "--all2all-backend") {
+      VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kAll2AllBackends));
+      s.all2all_backend = text;
+      s.all2all_from_env = false;
     } else if (name == "--num-redundant-experts") {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.num_redundant_experts));
       VRAMFIT_RETURN_IF_ERROR(

@@ -936,6 +936,27 @@ Status ResolveSettings(Run& r) {
                        "attention backend vLLM selects reads an NVFP4 KV cache there",
                        r.gpu.name, cc / 10, cc % 10));
   }
+  // --enable-dbo (PR #23693, 0.11): micro-batching asserts a DeepEP all-to-all
+  // (config/vllm.py VllmConfig.__post_init__, read at 0.22; deepep_high_throughput accepted from
+  // PR #30120, 2025-12-16).
+  const std::string a2a =
+      s.all2all_backend.empty() ? std::string("allgather_reducescatter") : s.all2all_backend;
+  if (s.enable_dbo && r.plan.fits && a2a != "deepep_low_latency" &&
+      a2a != "deepep_high_throughput") {
+    r.Fail(Stage::kStartup,
+           fmt::format("Microbatching currently only supports the deepep_low_latency and "
+                       "deepep_high_throughput all2all backend. {} is not supported. To fix use "
+                       "--all2all-backend=deepep_low_latency or "
+                       "--all2all-backend=deepep_high_throughput and install the DeepEP kernels.",
+                       a2a));
+  }
+  // The all-to-all kernels other than the default keep their own buffers (DeepEP's NVSHMEM
+  // buffers, pplx's, FlashInfer's workspaces), which the plan does not size.
+  if (a2a != "allgather_reducescatter" && a2a != "naive") {
+    r.plan.not_counted.push_back(fmt::format(
+        "the {} all-to-all backend's communication buffers (--all2all-backend{})", a2a,
+        s.enable_dbo ? "; with --enable-dbo, the second micro-batch's" : ""));
+  }
   // --attention-backend: a flag from 0.13 (argparse refuses it before); a backend the user names
   // is validated against the model and the GPU and refused with no fallback when a check fails
   // (attention_backend.cc).

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "engines/vllm/command.h"
 #include "engines/vllm/engine.h"
 #include "engines/vllm/flags.h"
 #include "engines/vllm/vllm.h"
@@ -96,6 +97,45 @@ TEST(Refusals, GptqOnVoltaRunsExllamaUntilTheConsolidation) {
   auto p = PlanVllm(inv, Gpu("v100-32gb"), s);
   EXPECT_EQ(p->failure_stage, Stage::kLoad);
   EXPECT_EQ(p->failure_message.rfind("Marlin does not support weight_bits = uint4b8.", 0), 0u);
+}
+
+// --enable-dbo micro-batches only over a DeepEP all-to-all (config/vllm.py, read at 0.22): the
+// default backend is refused with vLLM's assertion; DeepEP's buffers are named as not counted.
+TEST(Refusals, DualBatchOverlapNeedsDeepEp) {
+  const Inventory inv = Catalog("qwen3-30b-a3b");
+  VllmSettings s;
+  s.tensor_parallel_size = 2;
+  s.enable_expert_parallel = true;
+  s.max_model_len = 32768;
+  s.enable_dbo = true;
+  auto p = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->failure_stage, Stage::kStartup);
+  EXPECT_EQ(p->failure_message.rfind(
+                "Microbatching currently only supports the deepep_low_latency and "
+                "deepep_high_throughput all2all backend. allgather_reducescatter is not "
+                "supported.",
+                0),
+            0u);
+  const auto advice = AdviseVllm(inv, Gpu("h100"), s, *p);
+  EXPECT_TRUE(HasChange(advice, "without --enable-dbo"));
+  EXPECT_TRUE(HasChange(advice, "--all2all-backend deepep_low_latency"));
+  s.all2all_backend = "deepep_high_throughput";
+  auto deepep = PlanVllm(inv, Gpu("h100"), s);
+  EXPECT_TRUE(deepep->fits) << deepep->failure_message;
+  ASSERT_EQ(deepep->not_counted.size(), 1u);
+  EXPECT_NE(deepep->not_counted[0].find("deepep_high_throughput"), std::string::npos);
+  EXPECT_TRUE(deepep->low_confidence());
+  // VLLM_ALL2ALL_BACKEND gives it too; the flag wins.
+  auto cmd = vllm::ReadServeCommand({"env", "VLLM_ALL2ALL_BACKEND=deepep_low_latency", "vllm",
+                                     "serve", "Qwen/Qwen3-30B-A3B", "--enable-dbo"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_TRUE(cmd->unmodelled_env.empty());
+  auto read = ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->all2all_backend, "deepep_low_latency");
+  EXPECT_TRUE(read->enable_dbo);
+  EXPECT_FALSE(ReadFlags({{"--all2all-backend", "deepep"}}, {}).ok());
 }
 
 TEST(Refusals, DecodeContextParallelAsVllmChecksIt) {

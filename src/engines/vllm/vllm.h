@@ -44,6 +44,12 @@ struct VllmOptions : EngineOptions {
   // --enable-eplb and its redundant experts (--eplb-config's num_redundant_experts, 0.10's
   // --num-redundant-experts): that many more physical experts, spread over the EP ranks.
   bool enable_eplb = false;
+  // --enable-dbo (dual batch overlap, ParallelConfig, 0.11+): micro-batches need a DeepEP
+  // all-to-all; --all2all-backend (or VLLM_ALL2ALL_BACKEND) as given ("": the default,
+  // allgather_reducescatter at 0.22).
+  bool enable_dbo = false;
+  std::string all2all_backend;
+  bool all2all_from_env = false;  // VLLM_ALL2ALL_BACKEND gave it (printed as the variable)
   int64_t num_redundant_experts = 0;
   bool disable_custom_all_reduce = false;  // --disable-custom-all-reduce
   std::string hf_overrides;             // --hf-overrides JSON, as given
