@@ -305,6 +305,10 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (!s.mamba_cache_mode.empty()) c += " --mamba-cache-mode " + s.mamba_cache_mode;
   if (!s.performance_mode.empty()) c += " --performance-mode " + s.performance_mode;
   if (!s.attention_backend.empty()) c += " --attention-backend " + s.attention_backend;
+  if (!s.kv_skip_layers.empty()) {
+    c += " --kv-cache-dtype-skip-layers";
+    for (const std::string& l : s.kv_skip_layers) c += " " + ShellWord(l);
+  }
   if (!s.mamba_cache_dtype.empty()) c += " --mamba-cache-dtype " + s.mamba_cache_dtype;
   if (!s.mamba_ssm_cache_dtype.empty()) {
     c += " --mamba-ssm-cache-dtype " + s.mamba_ssm_cache_dtype;

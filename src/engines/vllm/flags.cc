@@ -399,6 +399,10 @@ const std::vector<FlagSpec>& Flags() {
        "balanced | throughput (twice the default sequences and batched tokens) | interactivity "
        "(CUDA graphs for every batch size up to 32)",
        "TEXT"},
+      {"--kv-cache-dtype-skip-layers", nullptr,
+       "Layers whose KV cache keeps the model's dtype under a quantized --kv-cache-dtype: "
+       "decoder layer indices and/or sliding_window, e.g. 0 1 46 47",
+       "TEXT..."},
       {"--attention-backend", nullptr,
        "auto | FLASH_ATTN | FLASHINFER | TRITON_ATTN | FLEX_ATTENTION | FLASHMLA | "
        "FLASHINFER_MLA | CUTLASS_MLA | TRITON_MLA | FLASH_ATTN_MLA | ... (vLLM 0.13+): refused "
@@ -605,6 +609,15 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     } else if (name == "--performance-mode") {
       VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kPerformanceModes));
       s.performance_mode = text == "balanced" ? "" : text;
+    } else if (name == "--kv-cache-dtype-skip-layers") {
+      // CacheConfig.kv_cache_dtype_skip_layers (list[str], nargs "+"): vLLM matches each word
+      // against a layer's index or "sliding_window" and checks nothing else; so does the plan.
+      s.kv_skip_layers.clear();
+      for (size_t at = 0; at <= text.size();) {
+        const size_t comma = std::min(text.find(',', at), text.size());
+        if (comma > at) s.kv_skip_layers.push_back(text.substr(at, comma - at));
+        at = comma + 1;
+      }
     } else if (name == "--attention-backend") {
       auto backend = ReadAttentionBackend(text);
       if (!backend.ok()) return backend.status();

@@ -221,13 +221,23 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
         // ModelConfig.get_num_kv_heads: KV heads per rank, replicated when TP exceeds them.
         // K and V, and with per-token-head quantization their float32 scales.
         const int64_t idx = static_cast<int64_t>(i);
-        const bool tq_skipped = tq != nullptr && (idx < tq_skip || idx >= n_layers - tq_skip);
+        // The user's skip list (Attention.__init__, model_executor/layers/attention/
+        // attention.py, read at 0.22): a layer of a listed index, or any sliding-window layer
+        // under "sliding_window", gets kv_cache_dtype "auto"; MLA layers are not Attention's.
+        const auto& skip = o.kv_skip_layers;
+        const bool user_skipped =
+            std::find(skip.begin(), skip.end(), std::to_string(idx)) != skip.end() ||
+            (a.kind == AttentionKind::kSliding &&
+             std::find(skip.begin(), skip.end(), "sliding_window") != skip.end());
+        const bool model_dtype =
+            (tq != nullptr && (idx < tq_skip || idx >= n_layers - tq_skip)) ||
+            (user_skipped && o.kv_cache_dtype != "auto");
         uint64_t one =
             KvBytesPerToken(a, tp, b) + (scales ? 2 * KvHeadsPerRank(a, tp) * 4 : 0);
-        if (nvfp4) {
-          one = Nvfp4BytesPerToken(a, tp);
-        } else if (tq_skipped) {
+        if (model_dtype) {
           one = KvBytesPerToken(a, tp, model_bytes);
+        } else if (nvfp4) {
+          one = Nvfp4BytesPerToken(a, tp);
         } else if (tq != nullptr && a.kind == AttentionKind::kFull) {
           // TQFullAttentionSpec: block_size x KV heads x slot bytes. A sliding-window layer
           // keeps SlidingWindowSpec's K/V pages in the uint8 storage type.

@@ -48,6 +48,9 @@ struct KvCacheOptions {
   std::string mamba_cache_dtype = "auto";
   std::string mamba_ssm_cache_dtype = "auto";
   bool disable_hybrid_kv_cache_manager = false;  // sliding layers then cost full context
+  // --kv-cache-dtype-skip-layers: decoder layer indices ("0", "31") and "sliding_window" whose
+  // attention keeps the model's dtype under a quantized --kv-cache-dtype (PR #33695).
+  std::vector<std::string> kv_skip_layers;
   // The release's rules: grouping and how "GPU KV cache size" is printed (default: the newest).
   vllm::Rules rules = vllm::RulesFor(vllm::kNewestModelled);
 };

@@ -81,6 +81,28 @@ TEST(KvCache, Fp8HalvesKv) {
   EXPECT_FALSE(PlanKvCache(Spec("qwen3-8b"), o).ok());
 }
 
+// --kv-cache-dtype-skip-layers (PR #33695): listed layers, and every sliding-window layer under
+// "sliding_window", keep the model's dtype under a quantized cache; without one it changes
+// nothing.
+TEST(KvCache, SkipLayersKeepTheModelsDtype) {
+  KvCacheOptions o = Opts(4096);
+  o.kv_cache_dtype = "fp8";
+  o.kv_skip_layers = {"0", "1", "34", "35"};
+  // Qwen3-8B: 32 layers of 8 KV heads x 128 in FP8 and 4 in BF16.
+  EXPECT_EQ(PlanKvCache(Spec("qwen3-8b"), o)->kv_bytes_per_token,
+            32u * 2 * 8 * 128 + 4u * 2 * 8 * 128 * 2);
+  o.kv_skip_layers = {"sliding_window"};  // Qwen3-8B has none
+  EXPECT_EQ(PlanKvCache(Spec("qwen3-8b"), o)->kv_bytes_per_token, 36u * 2 * 8 * 128);
+  // gpt-oss-20b: 12 of its 24 layers slide (window 128).
+  const ModelSpec oss = Spec("gpt-oss-20b");
+  const uint64_t fp8 = PlanKvCache(oss, o)->kv_bytes_per_token;
+  o.kv_skip_layers.clear();
+  EXPECT_EQ(fp8, PlanKvCache(oss, o)->kv_bytes_per_token + 12u * 2 * 8 * 64);
+  o.kv_cache_dtype = "auto";
+  o.kv_skip_layers = {"0"};
+  EXPECT_EQ(PlanKvCache(Spec("qwen3-8b"), o)->kv_bytes_per_token, 36u * 2 * 8 * 128 * 2);
+}
+
 TEST(KvCache, PerTokenHeadScalesShareThePage) {
   // PR #38378 (AttentionSpec.page_size_bytes, kv_cache_interface.py, v0.20): one byte per
   // value plus a float32 scale per token and KV head for K and V. Qwen3-8B: 36 layers x

@@ -2015,6 +2015,7 @@ Status KvCache(Run& r) {
     r.ko.mla_block_size = vllm::BackendBlockSize(s.attention_backend);
   }
   r.ko.kv_cache_dtype = s.kv_cache_dtype;
+  r.ko.kv_skip_layers = s.kv_skip_layers;
   if (!s.mamba_cache_dtype.empty()) r.ko.mamba_cache_dtype = s.mamba_cache_dtype;
   if (!s.mamba_ssm_cache_dtype.empty()) r.ko.mamba_ssm_cache_dtype = s.mamba_ssm_cache_dtype;
   if (s.kv_cache_dtype == "auto" && r.model_dtype != r.spec.dtype) {  // auto follows --dtype

@@ -1670,6 +1670,28 @@ TEST(Vllm, HostSideOptionsAreReadWithoutMemoryEffect) {
   EXPECT_FALSE(vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-8B", "--headless=1"}).ok());
 }
 
+// --kv-cache-dtype-skip-layers takes the words up to the next flag (nargs "+"), printed back.
+TEST(Vllm, KvCacheDtypeSkipLayersAreReadAndPlanned) {
+  auto cmd = vllm::ReadServeCommand({"vllm", "serve", "qwen3-8b", "--kv-cache-dtype", "fp8",
+                                     "--kv-cache-dtype-skip-layers", "0", "1", "34", "35",
+                                     "--max-model-len", "32768"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_TRUE(cmd->unmodelled_flags.empty());
+  auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->kv_skip_layers, (std::vector<std::string>{"0", "1", "34", "35"}));
+  EXPECT_EQ(s->max_model_len, 32768);
+  auto skipped = PlanVllm(Catalog("qwen3-8b"), Gpu("4090"), *s);
+  s->kv_skip_layers.clear();
+  auto all = PlanVllm(Catalog("qwen3-8b"), Gpu("4090"), *s);
+  ASSERT_TRUE(skipped.ok() && all.ok());
+  // 36 FP8 layers' bytes against 32 FP8 and 4 BF16: 36/40 of the tokens.
+  EXPECT_NEAR(static_cast<double>(skipped->kv_cache_tokens) /
+                  static_cast<double>(all->kv_cache_tokens),
+              0.9, 0.002);
+  EXPECT_NE(skipped->command.find("--kv-cache-dtype-skip-layers 0 1 34 35"), std::string::npos);
+}
+
 // --kv-offloading-size: a host tier (vllm/v1/kv_offload/worker/cpu_gpu.py copies blocks
 // straight between it and the GPU pool), so the GPU plan is the same and a note names the tier.
 TEST(Vllm, KvOffloadingSizeLeavesTheGpuPoolAndNamesTheHostTier) {

@@ -94,6 +94,8 @@ struct VllmOptions : EngineOptions {
   // doubles the default max_num_seqs and max_num_batched_tokens; interactivity captures every
   // batch size up to 32.
   std::string performance_mode;
+  // --kv-cache-dtype-skip-layers as given: layer indices and "sliding_window" (KvCacheOptions).
+  std::vector<std::string> kv_skip_layers;
   // --attention-backend as vLLM reads it (its enum name in upper case; "": auto, vLLM's choice).
   std::string attention_backend;
   // --mamba-cache-dtype / --mamba-ssm-cache-dtype ("": auto): the linear-attention state's.
