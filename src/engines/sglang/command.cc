@@ -103,6 +103,7 @@ std::string LaunchCommand(const std::string& model, const SglangSettings& s,
   if (s.pipeline_parallel_size > 1) c += fmt::format(" --pp-size {}", s.pipeline_parallel_size);
   if (s.data_parallel_size > 1) c += fmt::format(" --dp-size {}", s.data_parallel_size);
   if (s.enable_dp_attention) c += " --enable-dp-attention";
+  if (s.cpu_offload_gb > 0) c += fmt::format(" --cpu-offload-gb {:.0f}", s.cpu_offload_gb);
   if (s.ep_size > 1) c += fmt::format(" --ep-size {}", s.ep_size);
   if (!s.quantization.empty()) c += " --quantization " + ShellWord(s.quantization);
   if (s.dtype != "auto") c += " --dtype " + ShellWord(s.dtype);

@@ -122,6 +122,29 @@ class PreparedSglangModel : public PreparedModel {
           "weights quantized to FP8 after loading (the load still peaks at 16 bits): a small "
           "accuracy cost", 0);
     }
+    // After the fractions: a load that does not fit, or weights that leave no pool:
+    // --cpu-offload-gb, from the smallest whole GiB that brings the load under the free memory,
+    // in growing steps; never more than the weights.
+    if (stage == Stage::kLoad || (stage == Stage::kKvCache &&
+                                  plan.failure_message.rfind("Not enough memory", 0) == 0)) {
+      const GpuPlan& g = plan.gpus[0];
+      const uint64_t free = g.total_bytes > g.cuda_context_bytes
+                                ? g.total_bytes - g.cuda_context_bytes
+                                : 0;
+      const uint64_t over = g.load_peak_bytes > free ? g.load_peak_bytes - free : 0;
+      const int64_t weights_gib = static_cast<int64_t>(g.weights_bytes >> 30);
+      const int64_t first = static_cast<int64_t>(s.cpu_offload_gb) +
+                            static_cast<int64_t>((over + (1ull << 30) - 1) >> 30) + 1;
+      for (int64_t n = first; n <= weights_gib; n += std::max<int64_t>(1, n - first + 1)) {
+        SglangSettings v = s;
+        v.cpu_offload_gb = static_cast<double>(n);
+        add(v, fmt::format("--cpu-offload-gb {}", n),
+            fmt::format("{} GiB of weights per GPU copied in over PCIe every forward: much "
+                        "slower",
+                        n),
+            6);
+      }
+    }
     return out;
   }
 

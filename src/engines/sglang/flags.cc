@@ -134,6 +134,9 @@ const std::vector<FlagSpec>& Flags() {
       {"--ep-size", "--ep", "expert-parallel size (SGLang also reads --ep)", "INT"},
       {"--enable-dp-attention", nullptr, "SGLang: attention data-parallel (attention TP = tp / dp)",
        nullptr},
+      {"--cpu-offload-gb", nullptr,
+       "SGLang: GiB of each GPU's weights kept in host memory and copied in for each forward",
+       "INT"},
       {"--mem-fraction-static", nullptr,
        "SGLang: fraction of the free memory for weights and the KV pool (default by GPU)",
        "FLOAT"},
@@ -275,6 +278,12 @@ Result<SglangSettings> ReadFlags(const FlagValues& given, SglangSettings s) {
       s.speculative_num_draft_tokens = *v;
     } else if (f == "--disable-radix-cache") {
       s.disable_radix_cache = true;
+    } else if (f == "--cpu-offload-gb") {
+      // ServerArgs.cpu_offload_gb (int in server_args.py; a whole number of GiB: the model
+      // runner's set_cpu_offload_max_bytes(int(cpu_offload_gb * 1024**3))).
+      auto v = Int(f, text, 0, 1 << 20);
+      if (!v.ok()) return v.status();
+      s.cpu_offload_gb = static_cast<double>(*v);
     } else if (f == "--mamba-full-memory-ratio" || f == "--swa-full-tokens-ratio") {
       auto v = Fraction(f, text);
       if (!v.ok()) return v.status();

@@ -157,6 +157,8 @@ struct Run {
   uint64_t left = 0;         // free after each stage that draws on the reserve
   uint64_t activation = 0;   // the first prefill's peak: max(decoder, encoder) + embeddings
   uint64_t decoder_activation = 0;
+  uint64_t offloaded = 0;    // --cpu-offload-gb: weights kept on the host
+  uint64_t onload = 0;       // one offloaded layer's weights copied in for its forward
   // Images through a Qwen-VL tower (ResolveImages): one request's, encoded at once.
   int64_t images = 0;
   int64_t image_pixels = 0;  // the largest image
@@ -232,12 +234,31 @@ Status Load(Run& r, bool* ok) {
         "--quantization {} of a 16-bit checkpoint is not modelled: its weights are planned "
         "as the checkpoint holds them", o.quantization));
   }
+  // --cpu-offload-gb: the model runner's set_cpu_offload_max_bytes(int(gb * 1024**3)); the
+  // decoder layers' parameters are moved to pinned host memory one by one as the layers are
+  // made (make_layers -> maybe_offload_to_cpu, srt/utils; srt/offloader.py's OffloaderV1 from
+  // 0.5), until that many bytes are on the host: the rank's weights less that, and each
+  // offloaded layer copied back to the GPU for its forward (one layer's share at a time).
+  if (r.s.cpu_offload_gb > 0) {
+    const uint64_t want = static_cast<uint64_t>(r.s.cpu_offload_gb * static_cast<double>(kGiB));
+    const uint64_t off = std::min(want, r.w.bytes_per_rank);
+    const int64_t layers = std::max<int64_t>(1, static_cast<int64_t>(r.inv.spec.layers.size()));
+    r.offloaded = off;
+    r.onload = std::min(off, r.w.bytes_per_rank / static_cast<uint64_t>(layers));
+    r.w.bytes_per_rank -= off;
+    r.w.load_peak_per_rank -= std::min(off, r.w.load_peak_per_rank);
+  }
   r.g.weights_bytes = r.w.bytes_per_rank;
   r.g.load_peak_bytes = r.w.load_peak_per_rank + kLoadOverhead;
   r.g.explain.push_back({"weights", r.w.bytes_per_rank,
-                         fmt::format("checkpoint bytes on one rank ({}), TP {} PP {}",
+                         fmt::format("checkpoint bytes on one rank ({}), TP {} PP {}{}",
                                      r.w.kernel, r.s.tensor_parallel_size,
-                                     r.s.pipeline_parallel_size)});
+                                     r.s.pipeline_parallel_size,
+                                     r.offloaded > 0
+                                         ? fmt::format(", less {} kept on the host "
+                                                       "(--cpu-offload-gb)",
+                                                       FormatBytes(r.offloaded))
+                                         : std::string())});
   if (MeasuredLoadApplies(r)) {
     // Calibrated on a log whose load ended with these weights: the free memory it measured.
     r.after_load = r.s.measured_free_after_load_bytes;
@@ -748,7 +769,11 @@ Result<Plan> PlanSglang(const Inventory& inv, const GpuSpec& gpu, const SglangSe
   ResolveImages(r);
   if (ok) {
     r.decoder_activation = Activation(spec, r.s);
-    r.activation = std::max(r.decoder_activation, r.encoder) + r.image_embeds;
+    r.activation = std::max(r.decoder_activation, r.encoder) + r.image_embeds + r.onload;
+    if (r.onload > 0) {
+      r.g.explain.push_back({"offload_onload", r.onload,
+                             "one offloaded layer's weights copied to the GPU for its forward"});
+    }
     ok = CudaGraphs(r);
   }
   if (ok) Runtime(r);

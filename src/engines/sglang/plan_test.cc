@@ -6,6 +6,7 @@
 
 #include "engines/sglang/defaults.h"
 #include "engines/sglang/engine.h"
+#include "engines/sglang/flags.h"
 #include "engines/sglang/rules.h"
 #include "testutil/catalog.h"
 #include "vramfit/advice.h"
@@ -42,6 +43,33 @@ TEST(SglangDefaults, FractionChunkAndGraphsByGpu) {
   ApplyDefaults(RulesFor(406), Gpu("H100"), ModelSpec{}, &old);
   EXPECT_DOUBLE_EQ(old.gpu_memory_utilization, 0.85);
   EXPECT_EQ(old.cuda_graph_max_bs, 160);
+}
+
+// --cpu-offload-gb (ServerArgs.cpu_offload_gb, whole GiB): that much of each rank's weights
+// stays on the host, the pool grows by it, and one offloaded layer is copied in per forward; a
+// load that does not fit gets the smallest offload that does as advice.
+TEST(SglangOffload, CpuOffloadKeepsWeightsOnTheHost) {
+  const Inventory inv = Catalog("qwen3-14b");
+  SglangSettings s;
+  s.max_model_len = 8192;
+  auto full = PlanSglang(inv, Gpu("4090"), s);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_EQ(full->failure_stage, Stage::kLoad);
+  const auto advice = AdviseSglang(inv, Gpu("4090"), s, *full);
+  ASSERT_FALSE(advice.empty());
+  EXPECT_EQ(advice[0].change.rfind("--cpu-offload-gb ", 0), 0u);
+  EXPECT_TRUE(advice[0].plan.fits);
+  s.cpu_offload_gb = 12;
+  auto off = PlanSglang(inv, Gpu("4090"), s);
+  ASSERT_TRUE(off.ok());
+  EXPECT_TRUE(off->fits) << off->failure_message;
+  EXPECT_EQ(full->gpus[0].weights_bytes - off->gpus[0].weights_bytes, 12ull << 30);
+  EXPECT_NE(off->command.find("--cpu-offload-gb 12"), std::string::npos);
+  // The pool grows by the offload, less one layer's onload nothing else takes.
+  s.cpu_offload_gb = 14;
+  auto more = PlanSglang(inv, Gpu("4090"), s);
+  EXPECT_GT(more->kv_cache_tokens, off->kv_cache_tokens);
+  EXPECT_FALSE(ReadFlags({{"--cpu-offload-gb", "1.5"}}, {}).ok());  // an int in ServerArgs
 }
 
 TEST(SglangDefaults, CaptureSizes) {

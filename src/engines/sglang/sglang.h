@@ -55,6 +55,8 @@ struct SglangOptions : EngineOptions {
   double mamba_full_memory_ratio = 0;  // --mamba-full-memory-ratio (0: 0.9)
   double swa_full_tokens_ratio = 0;    // --swa-full-tokens-ratio (0: 0.8)
   bool disable_radix_cache = false;    // --disable-radix-cache
+  // --cpu-offload-gb: GiB of each rank's weights kept in host memory (0: none).
+  double cpu_offload_gb = 0;
   // Images through a Qwen-VL tower: the images of one request (--limit-mm-data-per-request's
   // "image"; -1: not given, one is planned), SGLANG_IMAGE_MAX_PIXELS (0: its default) and
   // --mm-attention-backend ("": the GPU's default).
