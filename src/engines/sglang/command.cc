@@ -30,7 +30,23 @@ constexpr const char* kNoMemoryEffect[] = {
     "--reasoning-parser", "--log-level", "--log-requests", "--random-seed", "--load-format",
     "--download-dir", "--enable-metrics", "--sampling-backend", "--grammar-backend",
     "--schedule-policy", "--skip-tokenizer-init", "--watchdog-timeout", "--nnodes", "--node-rank",
-    "--dist-init-addr", "--base-gpu-id", "--show-time-cost", "--enable-cache-report"};
+    "--dist-init-addr", "--base-gpu-id", "--show-time-cost", "--enable-cache-report",
+    // The HTTP server's TLS, paths, keys and templates; logging, metrics and tracing; the
+    // tokenizer's and detokenizer's processes; timeouts, queue limits and default sampling
+    // parameters; the rendezvous port; host threads that prefetch weight files (server_args.py,
+    // v0.5.13): none sizes a device tensor.
+    "--tokenizer-mode", "--stream-interval", "--ssl-keyfile", "--ssl-certfile", "--ssl-ca-certs",
+    "--ssl-keyfile-password", "--otlp-traces-endpoint", "--log-level-http",
+    "--log-requests-level", "--log-requests-format", "--decode-log-interval",
+    "--fastapi-root-path", "--admin-api-key", "--dist-timeout", "--nccl-port",
+    "--tokenizer-worker-num", "--detokenizer-worker-num", "--crash-dump-folder",
+    "--export-metrics-to-file-dir", "--extra-metric-labels", "--gc-warning-threshold-secs",
+    "--soft-watchdog-timeout", "--hf-chat-template-name", "--completion-template",
+    "--tool-server", "--file-storage-path", "--max-queued-requests", "--default-priority-value",
+    "--sampling-defaults", "--preferred-sampling-params", "--constrained-json-whitespace-pattern",
+    "--weight-version", "--weight-loader-prefetch-num-threads", "--custom-sigquit-handler",
+    "--kv-events-config", "--tokenizer-metrics-custom-labels-header", "--grpc-http-sidecar-port",
+    "--dynamic-batch-tokenizer-batch-size", "--dynamic-batch-tokenizer-batch-timeout"};
 
 bool Quiet(std::string_view name) {
   return std::find(std::begin(kNoMemoryEffect), std::end(kNoMemoryEffect), name) !=

@@ -47,6 +47,19 @@ TEST(SglangCommand, ReadsALaunchServerLine) {
 }
 
 // Flags named as not modelled (EAGLE's steps and top-k) stay in the printed command as given.
+// Host-side options (TLS, logging, tokenizer workers, queue limits, default sampling) are read
+// with no memory effect, each with its own arity, and kept in the printed command.
+TEST(SglangCommand, HostSideOptionsAreReadWithoutMemoryEffect) {
+  auto c = ReadLaunchCommand({"python", "-m", "sglang.launch_server", "--model-path",
+                              "Qwen/Qwen3-8B", "--tokenizer-mode", "auto", "--stream-interval",
+                              "2", "--ssl-keyfile", "k.pem", "--max-queued-requests", "100",
+                              "--tokenizer-worker-num", "4"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->unmodelled_flags.empty());
+  EXPECT_EQ(c->no_memory_flags.size(), 5u);
+  EXPECT_EQ(c->model, "Qwen/Qwen3-8B");
+}
+
 TEST(SglangCommand, PrintedCommandKeepsSpeculativeFlagsItDoesNotModel) {
   auto c = ReadLaunchCommand({"python", "-m", "sglang.launch_server", "--model-path", "m",
                               "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
