@@ -226,7 +226,22 @@ std::optional<Refusal> AttentionBackendRefusal(const ModelSpec& spec, const GpuS
     // do not import on a CUDA build (get_attn_backend_cls turns the ImportError into a reason).
     reasons.emplace_back("ImportError");
   } else {
-    reasons = AttentionBackendReasons(name, QueryFor(spec, gpu, s, model_dtype));
+    // Each attention layer asks for its backend with its own head size (Gemma 4's global
+    // layers have larger heads than its sliding ones): the first layer refused stops the start.
+    BackendQuery q = QueryFor(spec, gpu, s, model_dtype);
+    for (const LayerSpec& l : spec.layers) {
+      const AttentionSpec& a = l.attention;
+      if (a.kind == AttentionKind::kLinear || a.kind == AttentionKind::kMla) continue;
+      const int64_t head = a.head_dim > 0 ? a.head_dim
+                           : a.num_heads > 0 ? spec.hidden_size / a.num_heads
+                                             : 0;
+      if (head <= 0 || head == q.head_size) continue;
+      BackendQuery other = q;
+      other.head_size = head;
+      reasons = AttentionBackendReasons(name, other);
+      if (!reasons.empty()) break;
+    }
+    if (reasons.empty()) reasons = AttentionBackendReasons(name, q);
   }
   if (reasons.empty()) return std::nullopt;
   std::string list;

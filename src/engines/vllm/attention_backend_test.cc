@@ -109,6 +109,29 @@ TEST(AttentionBackend, ReasonsFollowEachBackendsChecks) {
   EXPECT_NE(std::find(sparse.begin(), sparse.end(), "non-sparse not supported"), sparse.end());
 }
 
+// Each layer is checked with its own head size: sliding layers of 256 and global ones of 512
+// (Gemma 4's shape) are refused by FlashAttention 2 for the global ones.
+TEST(AttentionBackend, EveryLayersHeadSizeIsChecked) {
+  ModelSpec spec;
+  spec.hidden_size = 4096;
+  LayerSpec sliding, global;
+  sliding.attention.kind = AttentionKind::kSliding;
+  sliding.attention.head_dim = 256;
+  sliding.attention.num_heads = 16;
+  global.attention.kind = AttentionKind::kFull;
+  global.attention.head_dim = 512;
+  global.attention.num_heads = 16;
+  spec.layers = {sliding, sliding, global};
+  VllmSettings s;
+  s.attention_backend = "FLASH_ATTN";
+  const auto a100 = vllm::AttentionBackendRefusal(spec, Gpu("a100-80gb"), s, Dtype::kBF16);
+  ASSERT_TRUE(a100.has_value());
+  EXPECT_NE(a100->message.find("'head_size not supported'"), std::string::npos);
+  EXPECT_FALSE(vllm::AttentionBackendRefusal(spec, Gpu("h100"), s, Dtype::kBF16).has_value());
+  s.attention_backend = "TRITON_ATTN";
+  EXPECT_FALSE(vllm::AttentionBackendRefusal(spec, Gpu("a100-80gb"), s, Dtype::kBF16));
+}
+
 TEST(AttentionBackend, BlockSizeIsSixteenOrTheBackendsSmallest) {
   EXPECT_EQ(vllm::BackendBlockSize("FLASH_ATTN"), 16);
   EXPECT_EQ(vllm::BackendBlockSize("TRITON_MLA"), 16);
