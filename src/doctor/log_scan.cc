@@ -610,9 +610,8 @@ class Scanner final : public doctor::EventSink {
            (s[s.size() - 2] == '\x94' || s[s.size() - 2] == '\x95');
   }
 
-  // One logical line: a physical line, or the pieces of one a terminal wrapped.
-  // `first`: the physical line it starts on (the previous logical line may continue into it).
-  // A logical line, or the piece of one: a shell command continued over lines, and then
+  // A logical line (a physical line, or the pieces of one a terminal wrapped), or the piece of
+  // one more: a shell command continued over lines, and then
   // PyTorch's allocator message (Gather), are read whole. Neither is held when following a live
   // log: a held line would show late.
   void Process(std::string clean, uint64_t first, uint64_t last) {
@@ -893,6 +892,8 @@ class Scanner final : public doctor::EventSink {
     return words >= 2;
   }
 
+  // One logical line, read. `first`: the physical line it starts on (the previous logical line
+  // may continue into it).
   void Deliver(std::string clean, uint64_t first, uint64_t last) {
     // The capture's own prefixes (up to three: a quoted kubectl line), then the indentation
     // every line of the look-ahead shared (a Markdown code block, an e-mail's indent).
