@@ -334,6 +334,7 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
     if (auto v = Num(set, "max_num_batched_tokens"))
       s.max_num_batched_tokens = static_cast<int64_t>(*v);
     if (!Str(set, "kv_cache_dtype").empty()) s.kv_cache_dtype = Str(set, "kv_cache_dtype");
+    if (!Str(set, "dtype").empty()) s.dtype = Str(set, "dtype");  // --dtype as given
     bool eager = false;
     if (!set["enforce_eager"].get_bool().get(eager)) s.enforce_eager = eager;
     // compile_cache "warm": the source shows torch.compile loading an earlier start's cache, with
@@ -457,6 +458,12 @@ TEST(Validation, ScoresEveryUsableRecordAndWritesTheTable) {
           "as a generic Llama-shaped decoder) |\n",
           id, entry->id, inv->spec.model_type);
       continue;
+    }
+    // --quantization of a 16-bit checkpoint is an online quantization (fp8: the weights
+    // quantized as they load); of a quantized checkpoint it names the method the checkpoint
+    // already gives, which the plan reads from the checkpoint.
+    if (!Str(set, "quantization").empty() && !quant.quantized()) {
+      s.quantization = Str(set, "quantization");
     }
     auto plan = PlanVllm(*inv, *gpu, s);
     // A catalog model whose settings the plan refuses (a KV cache type it does not model) is
