@@ -898,6 +898,17 @@ Status ResolveSettings(Run& r) {
                                    v2_unsupported);
     }
   }
+  // vLLM's CUDA kernels are built for compute capability 7.0 and up (CMakeLists.txt
+  // CUDA_SUPPORTED_ARCHS: "7.0;7.5;8.0;..." for CUDA before 12.8, from 7.5 with 12.8+; read at
+  // 0.22): on a Pascal card (6.x) its first custom kernel has no image to run.
+  if (const int gpu_cc = vllm::ComputeCapability(r.gpu); gpu_cc > 0 && gpu_cc < 70) {
+    r.Fail(Stage::kStartup,
+           fmt::format("CUDA error: no kernel image is available for execution on the device "
+                       "(vLLM's kernels are built for compute capability 7.0 and up; the {} is "
+                       "{}.{}: a GPU of 7.0 or newer, or llama.cpp / Ollama / transformers, which "
+                       "run on Pascal)",
+                       r.gpu.name, gpu_cc / 10, gpu_cc % 10));
+  }
   if (auto refusal =
           vllm::ConfigRefusal(r.spec, r.gpu, r.rules, s.quantization, r.model_dtype)) {
     r.Fail(refusal->stage, refusal->message);

@@ -138,6 +138,20 @@ TEST(Refusals, DualBatchOverlapNeedsDeepEp) {
   EXPECT_FALSE(ReadFlags({{"--all2all-backend", "deepep"}}, {}).ok());
 }
 
+// vLLM's CUDA kernels start at compute capability 7.0 (CMakeLists.txt CUDA_SUPPORTED_ARCHS):
+// a Pascal card is refused at start-up, with the way out named.
+TEST(Refusals, PascalCardsHaveNoKernelImage) {
+  VllmSettings s;
+  s.max_model_len = 8192;
+  for (const char* gpu : {"p40", "p100-16gb", "gtx-1080-ti"}) {
+    auto p = PlanVllm(Catalog("qwen3-8b"), Gpu(gpu), s);
+    ASSERT_TRUE(p.ok()) << gpu;
+    EXPECT_EQ(p->failure_stage, Stage::kStartup) << gpu;
+    EXPECT_EQ(p->failure_message.rfind("CUDA error: no kernel image is available", 0), 0u) << gpu;
+  }
+  EXPECT_TRUE(PlanVllm(Catalog("qwen3-8b"), Gpu("v100-32gb"), s)->fits);
+}
+
 TEST(Refusals, DecodeContextParallelAsVllmChecksIt) {
   auto plan = [](const char* model, const char* gpu, const char* version, int64_t tp,
                  int64_t dcp) {
