@@ -496,6 +496,7 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     return w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1])) &&
            w[1] != '.';
   };
+  std::vector<std::string> off_forms;  // --no-X of silent switches (kept, named)
   for (size_t i = 0; i < rest.size(); ++i) {
     const std::string& w = rest[i];
     const bool flag = is_flag(w);
@@ -544,6 +545,13 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     }
     if (flag && w.rfind("--no-", 0) == 0 && is_switch("--" + w.substr(5))) {
       const std::string on = "--" + w.substr(5);
+      // The off form of a silent switch whose default is on (--no-enable-log-deltas): read
+      // with no memory effect and kept in the printed command, like the on form.
+      bool valued = false;
+      if (HasNoMemoryEffect(on, &valued) &&
+          std::find(off_forms.begin(), off_forms.end(), w) == off_forms.end()) {
+        off_forms.push_back(w);
+      }
       rest.erase(std::remove(rest.begin(), rest.begin() + static_cast<long>(i), on),
                  rest.begin() + static_cast<long>(i));
       i = static_cast<size_t>(std::find(rest.begin(), rest.end(), w) - rest.begin());
@@ -578,6 +586,10 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   // What the parser left (flags the table lacks, with their values) stays in the printed
   // command as given (ServeCommand).
   env.kept_args = parser.remaining();
+  for (const std::string& w : off_forms) {
+    env.kept_args.push_back(w);
+    out.ReadWithoutMemoryEffect(w);
+  }
   const std::vector<std::string> left = parser.remaining();
   for (size_t i = 0; i < left.size(); ++i) {
     const std::string& a = left[i];

@@ -1668,6 +1668,11 @@ TEST(Vllm, HostSideOptionsAreReadWithoutMemoryEffect) {
   EXPECT_EQ(cmd->no_memory_flags.size(), 9u);
   // A switch given a value is argparse's error, as for the others.
   EXPECT_FALSE(vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-8B", "--headless=1"}).ok());
+  // The off form of one whose default is on is named and kept too.
+  auto off = vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-8B", "--no-enable-log-deltas"});
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_TRUE(off->unmodelled_flags.empty());
+  EXPECT_EQ(off->no_memory_flags, (std::vector<std::string>{"--no-enable-log-deltas"}));
 }
 
 // --kv-cache-dtype-skip-layers takes the words up to the next flag (nargs "+"), printed back.
