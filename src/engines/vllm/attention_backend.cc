@@ -41,8 +41,6 @@ struct Backend {
   std::initializer_list<int> majors;          // empty: the range alone
 };
 
-constexpr std::string_view kFp8[] = {"fp8", "fp8_e4m3"};
-
 // The CUDA backends. FLASH_ATTN's head sizes, fp8 cache and sinks depend on the FlashAttention
 // version (AttentionBackendReasons); TRITON_ATTN takes head sizes from 32.
 const Backend kCuda[] = {
@@ -82,6 +80,11 @@ const Backend* Find(std::string_view name) {
 
 bool In(std::initializer_list<std::string_view> list, std::string_view v) {
   return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+// An attention layer's head size: the config's head_dim, else hidden_size / heads.
+int64_t HeadSize(const ModelSpec& spec, const AttentionSpec& a) {
+  return a.head_dim > 0 ? a.head_dim : a.num_heads > 0 ? spec.hidden_size / a.num_heads : 0;
 }
 
 bool TakesBlock(const Backend& b, int64_t block) {
@@ -136,8 +139,8 @@ std::vector<std::string> AttentionBackendReasons(std::string_view name, const Ba
   const std::string& kv = q.kv_cache_dtype;
   bool kv_ok = kv == "auto" || kv == "float16" || kv == "bfloat16" || In(b->kv, kv);
   if (name == "TOKENSPEED_MLA") kv_ok = In(b->kv, kv);
-  if (fa && In({kFp8[0], kFp8[1]}, kv)) kv_ok = fa_version == 3;
-  if ((name == "FLASHMLA_SPARSE") && kv == "float16") kv_ok = false;
+  if (fa && (kv == "fp8" || kv == "fp8_e4m3")) kv_ok = fa_version == 3;
+  if (name == "FLASHMLA_SPARSE" && kv == "float16") kv_ok = false;
   if (!kv_ok) reasons.emplace_back("kv_cache_dtype not supported");
   if (q.block_size > 0 && !TakesBlock(*b, q.block_size)) {
     reasons.emplace_back("block_size not supported");
@@ -198,9 +201,7 @@ BackendQuery QueryFor(const ModelSpec& spec, const GpuSpec& gpu, const VllmSetti
       q.head_size = a.kv_lora_rank + a.qk_rope_head_dim;
       q.qk_nope_head_dim = a.qk_nope_head_dim;
     } else {
-      q.head_size = a.head_dim > 0 ? a.head_dim
-                    : a.num_heads > 0 ? spec.hidden_size / a.num_heads
-                                      : 0;
+      q.head_size = HeadSize(spec, a);
     }
   }
   return q;
@@ -232,9 +233,7 @@ std::optional<Refusal> AttentionBackendRefusal(const ModelSpec& spec, const GpuS
     for (const LayerSpec& l : spec.layers) {
       const AttentionSpec& a = l.attention;
       if (a.kind == AttentionKind::kLinear || a.kind == AttentionKind::kMla) continue;
-      const int64_t head = a.head_dim > 0 ? a.head_dim
-                           : a.num_heads > 0 ? spec.hidden_size / a.num_heads
-                                             : 0;
+      const int64_t head = HeadSize(spec, a);
       if (head <= 0 || head == q.head_size) continue;
       BackendQuery other = q;
       other.head_size = head;
