@@ -143,6 +143,8 @@ size_t CapturePrefix(std::string_view s) {
     } else {
       return 0;
     }
+    // An empty line keeps its stamp and the one space ("...Z "): it goes whole.
+    if (e + 1 == s.size() && s[e] == ' ') return e + 1;
     if (!(e + 1 < s.size() && s[e] == ' ' && s[e + 1] != ' ')) return 0;
     // The container runtime's own log file (CRI, /var/log/pods: "TIME STREAM TAG LOG", the tag
     // F for a whole line, P for a part of one): its stream and tag go too.
@@ -225,6 +227,11 @@ class Scanner final : public doctor::EventSink {
       size_t spaces = 0;
       while (spaces < raw.size() && raw[spaces] == ' ') ++spaces;
       if (spaces < raw.size()) common_indent_ = std::min(common_indent_, spaces);
+      size_t tabs = 0;
+      while (tabs < raw.size() && raw[tabs] == '\t') ++tabs;
+      if (raw.find_first_not_of(" \t\r") != std::string_view::npos) {
+        common_tabs_ = std::min(common_tabs_, tabs);
+      }
       const bool blank = Blank(raw);
       if (!blank) {
         ++ahead_text_lines_;
@@ -245,6 +252,8 @@ class Scanner final : public doctor::EventSink {
     // Every line indented by at least kBlockIndent spaces: the log was pasted indented (a
     // Markdown code block); a traceback's own frames are indented by 2 and 4 within the log.
     if (common_indent_ != SIZE_MAX && common_indent_ >= kBlockIndent) indent_ = common_indent_;
+    // Or every line indented by a tab at least (a paste from an editor that indents with tabs).
+    if (common_tabs_ != SIZE_MAX && common_tabs_ >= 1) indent_ = common_tabs_, indent_char_ = '\t';
     // No line of text followed by another: a paste that put a blank line after each (a web
     // page's copy, a "\r\r\n" ending); the blank lines are then no breaks in the log.
     double_spaced_ = ahead_text_lines_ >= kDoubleSpacedLines && ahead_text_after_text_ == 0;
@@ -789,7 +798,9 @@ class Scanner final : public doctor::EventSink {
       if (n == 0) break;
       s.remove_prefix(n);
     }
-    for (size_t i = 0; i < indent_ && !s.empty() && s.front() == ' '; ++i) s.remove_prefix(1);
+    for (size_t i = 0; i < indent_ && !s.empty() && s.front() == indent_char_; ++i) {
+      s.remove_prefix(1);
+    }
     return s;
   }
 
@@ -903,7 +914,9 @@ class Scanner final : public doctor::EventSink {
       if (n == 0) break;
       cut += n;
     }
-    for (size_t i = 0; i < indent_ && cut < clean.size() && clean[cut] == ' '; ++i) ++cut;
+    for (size_t i = 0; i < indent_ && cut < clean.size() && clean[cut] == indent_char_; ++i) {
+      ++cut;
+    }
     if (cut > 0) clean.erase(0, cut);
     ObserveTime(clean);
     line_ = std::move(clean);
@@ -1091,7 +1104,9 @@ class Scanner final : public doctor::EventSink {
   bool looking_ahead_;
   static constexpr size_t kBlockIndent = 4;
   size_t common_indent_ = SIZE_MAX;  // the fewest leading spaces of a look-ahead line
+  size_t common_tabs_ = SIZE_MAX;    // the fewest leading tabs of a look-ahead line with text
   size_t indent_ = 0;                // the indentation removed from every line
+  char indent_char_ = ' ';           // of spaces, or of tabs
   bool replaying_ = false;  // replaying the look-ahead: its widths are already observed
   size_t longest_ = 0, longest_hash_ = 0;
   size_t frame_width_ = 0, frame_hash_ = 0;

@@ -543,6 +543,14 @@ TEST(LogScan, ANewestFirstLogIsReadInTimeOrder) {
   const LogScan f = Scan(forward);
   EXPECT_FALSE(f.newest_first);
   EXPECT_EQ(Diagnose(f).stage, "cudagraph");
+  // Collected again by kubectl --timestamps, an empty line included ("TIME " and nothing
+  // after it): the collector's stamps go, the log's own still run backwards.
+  std::string stamped;
+  for (const std::string& l : lines) stamped += "2026-12-05T01:02:03.123456789Z " + l + "\n";
+  stamped += "2026-12-05T01:02:04.000000001Z \n";
+  const LogScan k = Scan(stamped);
+  EXPECT_TRUE(k.newest_first);
+  EXPECT_EQ(Diagnose(k).stage, "cudagraph");
   // One step back among steps forward (two sources interleaved): not newest first.
   EXPECT_FALSE(Scan("2024-02-02 10:00:00 a\n2024-02-02 10:00:05 b\n2024-02-02 10:00:01 c\n"
                     "2024-02-02 10:00:09 d\n")
@@ -851,14 +859,14 @@ TEST(LogScan, TheFirstLinesOfAWrappedLogAreJoinedToo) {
 
 // What a collector or a paste puts before each line is not the engine's: docker compose's service
 // column, kubectl's --timestamps, journald's header, a GitHub reply's quote and a Markdown code
-// block's indentation. A log level before a table's column is the engine's own.
+// block's indentation (of spaces, or of tabs). A log level before a table's column is the engine's own.
 TEST(LogScan, CapturePrefixesAreNotTheEngines) {
   const std::string lines[] = {"Loading checkpoint shards:  40%|####      | 2/5",
                                "Killed"};
   for (const char* prefix :
        {"vllm-server-1  | ", "2025-07-14T09:26:53.481734012Z ", "2025-07-14T09:26:53+02:00 ",
         "Jul 14 09:26:53 gpu-node-3 python3[48211]: ", "Jul  4 09:26:53 node serve.sh[7]: ",
-        "> ", "    ", "2025-07-14T09:26:53.481734012Z stderr F ",
+        "> ", "    ", "\t", "2025-07-14T09:26:53.481734012Z stderr F ",
         "2025-07-14T09:26:53.481734012+00:00 stdout F "}) {
     std::string log;
     for (const std::string& l : lines) log += prefix + l + "\n";
