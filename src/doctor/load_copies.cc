@@ -96,11 +96,11 @@ bool DequantizeOnLoad(const Facts& f) {
 // GPTQ-for-LLaMa's "Quantizing layer 3/32..", GPTQModel's "Quantizing layer 3 of 31"
 // (looper/module_looper.py, 2.x-7.x), optimum's "Start quantizing block model.layers 3/32" and
 // "Quantizing mlp.up_proj in block 3/32..." (optimum/gptq/quantizer.py quantize_model, 1.1x-1.2x),
-// llm-compressor's "(3/41): Calibrating" (pipelines/sequential/pipeline.py, 0.5+) and 0.3's
-// "Compressing layer 3/40". Each moves one layer to the
-// GPU, runs the calibration samples through it, quantizes it and moves on: past the first
-// layer, a layer's weights had fitted, and what grows is what the run keeps on the GPU from
-// layer to layer (the calibration inputs and outputs).
+// llm-compressor's "(3/41): Calibrating" (pipelines/sequential/pipeline.py, 0.5+), 0.3's
+// "Compressing layer 3/40" and ExLlamaV2's " -- Layer: model.layers.2 (MLP)". Each moves one
+// layer to the GPU, runs the calibration samples through it, quantizes it and moves on: past the
+// first layer, a layer's weights had fitted, and what grows is what the run keeps on the GPU
+// from layer to layer (the calibration inputs and outputs).
 int QuantizerLayer(const LogEvent& e) {
   if (e.kind != EventKind::kLoadBegin) return 0;
   auto q = e.values.find(Num::kOnlineQuantization);
@@ -129,6 +129,18 @@ int QuantizerLayer(const LogEvent& e) {
     if (space != std::string_view::npos) {
       if (int n = number_then(space + 1, "/")) return n;
     }
+  }
+  // ExLlamaV2's convert.py names the module, numbered from 0: " -- Layer: model.layers.12
+  // (Attention)", " -- Linear: model.layers.12.mlp.up_proj" (exllamav2/conversion/).
+  for (std::string_view key : {"-- Layer: ", "-- Linear: "}) {
+    const size_t at = t.find(key);
+    if (at == std::string_view::npos) continue;
+    const size_t layers = t.find("layers.", at + key.size());
+    if (layers == std::string_view::npos) continue;
+    if (int n = number_then(layers + 7, " ")) return n + 1;
+    if (int n = number_then(layers + 7, ".")) return n + 1;
+    // Layer 0 ("layers.0 (MLP)"): the first.
+    if (t.substr(layers + 7, 2) == "0 " || t.substr(layers + 7, 2) == "0.") return 1;
   }
   const size_t cal = t.find("): Calibrating");
   if (cal != std::string_view::npos) {

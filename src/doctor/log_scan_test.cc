@@ -859,7 +859,8 @@ TEST(LogScan, TheFirstLinesOfAWrappedLogAreJoinedToo) {
 
 // What a collector or a paste puts before each line is not the engine's: docker compose's service
 // column, kubectl's --timestamps, journald's header, a GitHub reply's quote and a Markdown code
-// block's indentation (of spaces, or of tabs). A log level before a table's column is the engine's own.
+// block's indentation (of spaces, or of tabs). A log level before a table's column is the
+// engine's own.
 TEST(LogScan, CapturePrefixesAreNotTheEngines) {
   const std::string lines[] = {"Loading checkpoint shards:  40%|####      | 2/5",
                                "Killed"};

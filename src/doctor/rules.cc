@@ -95,6 +95,13 @@ bool QuantizerStopped(const Facts& f) {
          !f.has(EventKind::kTraceback) && f.milestone_stage == Stage::kLoad &&
          QuantizerFrames(f);
 }
+// ExLlamaV2's convert.py stopped the same way: it keeps no model in host memory (each module's
+// 16-bit tensors are read when it is measured or quantized, and the calibration states go to the
+// job's work directory), so a silent stop is not the OOM killer's but a GPU failure the excerpt
+// was cut before.
+bool ExLlamaConvertStopped(const Facts& f) {
+  return QuantizerStopped(f) && f.quantizer == "exllamav2";
+}
 bool HostBuffer(const Facts& f) { return f.has(EventKind::kHostBufferFail); }
 // SGLang's HiCache refusing its host KV pool (readers/sglang.cc): the pool is made with the
 // radix cache, after the device's KV pool (HiRadixCache.__init__ -> MHATokenToKVPoolHost,
@@ -906,6 +913,11 @@ const std::vector<Rule>& Rules() {
       {C::kHostMemory, S::kLoad, HostBuffer, nullptr, nullptr, Words::kHostMemory, true},
       Worded(C::kHostMemory, S::kLoad, HostOomKillAtLoad, Words::kHostMemory),
       {C::kHostMemory, S::kLoad, HostOomKill, nullptr, nullptr, Words::kHostMemory, true},
+      Text(C::kActivationPeak, S::kLoad, ExLlamaConvertStopped,
+           "ExLlamaV2's conversion stopped in its progress with no error line: it reads one "
+           "module of the 16-bit model at a time and keeps the calibration states on disk, so "
+           "host memory is seldom what runs out; the module's calibration pass on the GPU is (a "
+           "guess, the excerpt may be cut before its error)"),
       Text(C::kHostMemory, S::kLoad, QuantizerStopped,
            "the quantization run stopped in its progress with no error line or traceback: a GPU "
            "out-of-memory prints one, the kernel's OOM killer ends the process silently (host "

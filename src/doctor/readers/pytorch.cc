@@ -195,11 +195,12 @@ enum Tool : int {
   kLlmCompressor,  // llm-compressor (llmcompressor)
   kAutoRound,      // auto-round (auto_round)
   kAutoAwq,        // AutoAWQ (awq)
+  kExLlamaV2,      // ExLlamaV2's convert.py (the EXL2 quantizer)
   kToolCount,
 };
 constexpr std::string_view kToolNames[kToolCount] = {
     "", "autogptq", "gptqmodel", "gptq-for-llama", "optimum", "llm-compressor", "auto-round",
-    "autoawq"};
+    "autoawq", "exllamav2"};
 
 // The quantizer whose package a frame's file lies in.
 Tool ToolOfPath(std::string_view path) {
@@ -209,6 +210,7 @@ Tool ToolOfPath(std::string_view path) {
   if (Has(path, "llmcompressor/")) return kLlmCompressor;
   if (Has(path, "auto_round/")) return kAutoRound;
   if (Has(path, "GPTQ-for-LLaMa/")) return kGptqForLlama;
+  if (Has(path, "exllamav2/conversion/")) return kExLlamaV2;
   // AutoAWQ's package (awq/models, awq/quantize, awq/modules); MIT's llm-awq, whose package is
   // also awq/, runs from awq/entry.py and awq/quantize/pre_quant.py, and is not AutoAWQ.
   if (Has(path, "/awq/") && !Has(path, "llm-awq") && !Has(path, "awq/entry.py") &&
@@ -219,6 +221,30 @@ Tool ToolOfPath(std::string_view path) {
 }
 
 bool GptqModelStats(std::string_view t);
+bool NamesDecoderLayer(std::string_view word);
+
+// ExLlamaV2's convert.py, the EXL2 quantizer, measuring and then quantizing the model one module
+// at a time (exllamav2/conversion/measure.py and quantize.py, 0.0.x-0.3): its own lines begin
+// " -- " and name the module, " -- Layer: model.layers.31 (MLP)" and " -- Linear:
+// model.layers.1.mlp.up_proj", or the pass, " -- Measuring quantization impact..." and
+// " -- Quantizing..." (convert.py). Each module's calibration states are read from and written
+// to the job's work directory (input_states.safetensors, output_states.safetensors).
+// Read anywhere in the line (after a collector's or a rank's prefix too), after a space.
+bool ExLlamaConvertLine(std::string_view t) {
+  for (size_t at = t.find("-- "); at != std::string_view::npos; at = t.find("-- ", at + 3)) {
+    if (at > 0 && t[at - 1] != ' ' && t[at - 1] != '`') continue;
+    const std::string_view rest = t.substr(at + 3);
+    if (rest.starts_with("Measuring quantization impact") || rest.starts_with("Quantizing...")) {
+      return true;
+    }
+    for (std::string_view key : {"Layer: ", "Linear: "}) {
+      if (!rest.starts_with(key)) continue;
+      const std::string_view name = rest.substr(key.size());
+      if (NamesDecoderLayer(name.substr(0, name.find(' ')))) return true;
+    }
+  }
+  return false;
+}
 
 // The quantizer a line names: a logger's or module's name ("[auto_gptq.modeling._base]",
 // "optimum.gptq.quantizer", "from gptqmodel import"), the class a script builds it with
@@ -256,6 +282,9 @@ Tool ToolOfLine(const Line& line, bool progress, bool setup) {
       (progress && Has(s, "AWQ:"))) {
     return kAutoAwq;
   }
+  if (Has(s, "exllamav2/conversion") || (progress && ExLlamaConvertLine(line.text))) {
+    return kExLlamaV2;
+  }
   return kNoTool;
 }
 
@@ -281,12 +310,14 @@ void TagPath(std::string_view path, LogEvent& e) {
   // awq/quantize/ (AwqQuantizer, 0.2.x), AutoGPTQ's auto_gptq/quantization/ (GPTQ.fasterquant,
   // 0.7.x), GPTQModel's gptqmodel/quantization/ and gptqmodel/looper/ (ModuleLooper, 2.x-5.x),
   // llm-compressor's modifiers, optimum's GPTQQuantizer (optimum/gptq/quantizer.py quantize_model,
-  // which transformers' GPTQConfig(dataset=...) runs inside from_pretrained, 1.1x). Their frames
+  // which transformers' GPTQConfig(dataset=...) runs inside from_pretrained, 1.1x), ExLlamaV2's
+  // exllamav2/conversion/ (measure.py, quantize.py: one module at a time). Their frames
   // are the load stage (converting weights); 2 marks the quantizer's own per-layer code (1, set
   // below, only its entry point).
   if (Has(path, "/awq/quantize/") || Has(path, "auto_gptq/quantization/") ||
       Has(path, "gptqmodel/quantization/") || Has(path, "gptqmodel/looper/") ||
-      Has(path, "llmcompressor/") || Has(path, "optimum/gptq/")) {
+      Has(path, "llmcompressor/") || Has(path, "optimum/gptq/") ||
+      Has(path, "exllamav2/conversion/")) {
     e.values[Num::kPathIsQuantizer] = 2;
   }
   // auto-round (intel/auto-round): its scheme search, auto_round/auto_scheme/ (delta_loss.py
@@ -713,6 +744,7 @@ bool QuantizerProgress(const Line& line) {
     if (CompressorProgress(s, line.text)) return true;
   }
   if (Has(s, "Packing:") && TqdmBar(line.text, "Packing:")) return true;
+  if (Has(s, "-- ") && ExLlamaConvertLine(line.text)) return true;
   if (!Has(s, "uantizing") && !Has(s, "AWQ:")) return false;  // most lines stop here
   if (Has(s, "uantizing layer") || Has(s, "uantizing block ") ||
       (Has(s, "Quantizing ") &&
@@ -1402,6 +1434,14 @@ constexpr ToolFix kToolFixes[] = {
      "AwqQuantizer moves one layer at a time to the GPU"},
     {"autoawq", Cause::kHostMemory, "from_pretrained(model_path, low_cpu_mem_usage=True)",
      "the checkpoint is loaded without a second copy in RAM"},
+    {"exllamav2", Cause::kActivationPeak,
+     "fewer or shorter calibration rows: convert.py -mr / -ml for the measurement pass (16 rows "
+     "of 2,048 tokens by default) and -r / -l for the quantization pass (100 rows)",
+     "each module runs the calibration rows x length on the GPU"},
+    {"exllamav2", Cause::kActivationPeak,
+     "convert.py without -hsol (0 by default: no hidden states kept on the GPU), with -fst",
+     "-hsol N keeps N layers' hidden and target states in VRAM; -fst loads the 16-bit layers "
+     "with fast_safetensors, which convert.py's help says eases some out-of-memory failures"},
 };
 // The named quantizer's fixes for `cause`; false when it has none.
 bool AddToolFixes(Cause cause, const Facts& f, Diagnosis* d) {
