@@ -64,6 +64,8 @@ constexpr uint64_t kNonTorchBaseV1 = 144 * kMiB;
 // GiB (Qwen3-0.6B, v0.27.1) of it; the test half's Qwen3.8-27B start printed 4.64 GiB. The
 // lower, 2 GiB, is the least the plan charges there.
 constexpr uint64_t kIntegratedNonTorchFloor = 2 * kGiB;
+// The GPUs one host holds on an HGX / DGX board (8): a model instance over more spans hosts.
+constexpr int64_t kGpusPerHost = 8;
 // Extra non-torch growth with TP > 1 in the V0 worker (all-reduce workspaces appearing during
 // the profile run): the TP>1 values V0 printed were 0.25, 0.30, 0.38 GiB, median 0.30 = base
 // + 48 MiB.
@@ -643,6 +645,20 @@ Status ResolveSettings(Run& r) {
     plan.notes.push_back(fmt::format("vLLM {} is planned with the rules of {}, the nearest "
                                      "modelled release", ReleaseText(version),
                                      plan.modelled_version));
+  }
+  // One model instance over more than the 8 GPUs of an HGX host spans hosts: vLLM's custom
+  // all-reduce stays off for a group that spans nodes (distributed/device_communicators/
+  // custom_all_reduce.py, "spans across nodes", read at 0.22), so its collectives run on NCCL's
+  // network transport, whose buffers the plan charges as for one host (validation record
+  // deepseek-r1-h800x16-2node-tp16-ep-ray-len32768-mns256-mnbt32768-v0.8.4-issue16692).
+  if (const int64_t instance = s.tensor_parallel_size * s.pipeline_parallel_size;
+      instance > kGpusPerHost) {
+    plan.notes.push_back(fmt::format(
+        "{} GPUs per model instance (TP {} x PP {}) span more than one {}-GPU host: vLLM's "
+        "custom all-reduce does not cross hosts, so collectives run on NCCL's network transport, "
+        "whose buffers are not modelled; a published two-host start (TP 16 over two 8-GPU "
+        "nodes) held about 2 GiB per GPU more than the plan: keep that headroom",
+        instance, s.tensor_parallel_size, s.pipeline_parallel_size, kGpusPerHost));
   }
   if (r.gpu.unified_memory) {
     // MemorySnapshot.measure (vllm/utils/mem_utils.py, read at 0.13) takes free memory from

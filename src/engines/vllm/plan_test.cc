@@ -2155,5 +2155,25 @@ TEST(Vllm, KvConnectorTurnsTheHybridKvManagerOff) {
   }
 }
 
+// A model instance over more than one 8-GPU host: custom all-reduce stays off across hosts and
+// NCCL's network buffers are not modelled, which the plan says; within one host it does not.
+TEST(Vllm, AnInstanceOverMoreThanOneHostSaysItsNetworkBuffersAreNotModelled) {
+  auto spans = [](const VllmPlan& p) {
+    return std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) {
+      return n.find("span more than one 8-GPU host") != std::string::npos;
+    });
+  };
+  VllmSettings s;
+  s.max_model_len = 4096;
+  s.tensor_parallel_size = 8;
+  auto one_host = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
+  ASSERT_TRUE(one_host.ok());
+  EXPECT_FALSE(spans(*one_host));
+  s.pipeline_parallel_size = 2;
+  auto two_hosts = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
+  ASSERT_TRUE(two_hosts.ok());
+  EXPECT_TRUE(spans(*two_hosts));
+}
+
 }  // namespace
 }  // namespace vramfit
