@@ -11,6 +11,9 @@ namespace {
 constexpr uint64_t kLargeGpuBytes = 70ull << 30;
 constexpr int64_t kLargeMaxNumSeqs = 1024, kSmallMaxNumSeqs = 256;
 constexpr int64_t kLargeBatchedTokens = 8192, kSmallBatchedTokens = 2048;
+// From v0.28 (Rules::batch_tier_160gib): devices of 160 GiB or more get 16384.
+constexpr uint64_t kLargestGpuBytes = 160ull << 30;
+constexpr int64_t kLargestBatchedTokens = 16384;
 // V0 (SchedulerConfig of 0.8-0.10): chunked prefill is enabled above this context.
 constexpr int64_t kV0ChunkedPrefillAbove = 32768;
 
@@ -77,7 +80,9 @@ void ApplySchedulerDefaults(const Rules& rules, const GpuSpec& gpu, VllmSettings
   const int64_t twice = s->performance_mode == "throughput" ? 2 : 1;
   if (s->max_num_seqs == 0) s->max_num_seqs = twice * (big ? kLargeMaxNumSeqs : kSmallMaxNumSeqs);
   if (s->max_num_batched_tokens == 0) {
-    s->max_num_batched_tokens = twice * (big ? kLargeBatchedTokens : kSmallBatchedTokens);
+    const bool largest = big && rules.batch_tier_160gib && gpu.total_bytes >= kLargestGpuBytes;
+    s->max_num_batched_tokens =
+        twice * (largest ? kLargestBatchedTokens : big ? kLargeBatchedTokens : kSmallBatchedTokens);
     // Chunked prefill off: a prompt is prefilled whole, so the budget is at least the length
     // (engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args, read at 0.22:
     // "If max_model_len is too short, use the default for higher throughput").

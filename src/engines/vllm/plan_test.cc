@@ -343,6 +343,24 @@ TEST(Vllm, ReleaseDefaults) {
   EXPECT_LT(c10->gpus[0].non_torch_bytes, 1ull << 30);
 }
 
+// v0.28's third scheduler tier: a device of 160 GiB or more (B200, B300) gets an API-server
+// budget of 16384 tokens; before v0.28, and below 160 GiB (H200), 8192.
+TEST(Vllm, TheLargestCardsTakeTwiceTheBatchedTokensFromV028) {
+  auto batched = [](const char* gpu, const char* version) {
+    VllmSettings s;
+    s.max_model_len = 8192;
+    s.version = version;
+    auto p = PlanVllm(Catalog("qwen3-8b"), Gpu(gpu), s);
+    EXPECT_TRUE(p.ok()) << gpu << " " << version;
+    return p.ok() ? p->resolved.max_num_batched_tokens : 0;
+  };
+  EXPECT_EQ(batched("b200", "0.28.0"), 16384);
+  EXPECT_EQ(batched("b300", "0.29"), 16384);
+  EXPECT_EQ(batched("b200", "0.27"), 8192);
+  EXPECT_EQ(batched("h200", "0.28.0"), 8192);
+  EXPECT_EQ(batched("a100-80gb", "0.28.0"), 2048);
+}
+
 // PR #38284 (2026-04-21): the CUDA-graph estimate in the budget and the default 0.92. The builds
 // that say 0.20.2 carry it (their log lines are main's after 2026-04-28); v0.20.1 is planned
 // without it.

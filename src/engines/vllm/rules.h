@@ -129,6 +129,12 @@ struct Rules {
   // two state pages per request in each linear-attention group. Read from the release number
   // itself, past the newest modelled one (the rest of 0.28's rules are 0.22's).
   bool hybrid_prefix_caching_default = false;
+  // A third scheduler tier in get_batch_defaults (engine/arg_utils.py, v0.28.0, lines 2582-2591
+  // as a pinned reading of the tag quotes them; a later build's traceback shows the same
+  // `if device_memory >= 160 * GiB_bytes:`): a device of 160 GiB or more, "like B200/B300",
+  // gets an API-server max_num_batched_tokens of 16384 (8192 before). Read from the release
+  // number itself, like hybrid_prefix_caching_default.
+  bool batch_tier_160gib = false;
   // Mamba prefix caching's "align" mode (PR #30877, merged 2026-01-24; 0.16 here, the first
   // release certain to hold it): before it, prefix caching on a hybrid model is not modelled.
   bool mamba_align_mode = true;
