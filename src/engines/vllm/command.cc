@@ -78,7 +78,23 @@ using core::ShellWord;
 // nodes and node rank, the data-parallel addresses and ranks, headless engines, NUMA binding)
 // and the multimodal processor's host caches (MultiModalConfig: mm_processor_cache_gb and its
 // type, the shared-memory object size): none sizes a device tensor (read at 0.22).
+// Also read at 0.22: --api-server-count and --grpc choose the front-end processes (and a gRPC
+// server instead of HTTP, entrypoints/openai/cli_args.py), --tokens-only, --fingerprint-mode,
+// --fingerprint-value and --enable-ssl-refresh the front end's endpoints and replies,
+// --renderer-num-workers the host threads that tokenize and render prompts (ModelConfig),
+// --interleave-mm-strings how a prompt's media placeholders are laid out (MultiModalConfig),
+// --skip-tokenizer-init the host tokenizer, --scheduler-reserve-full-isl whether a request's
+// whole input must fit the KV pool before it is admitted (SchedulerConfig: admission, not the
+// pool), --data-parallel-backend, --data-parallel-external-lb and --data-parallel-hybrid-lb how
+// data-parallel ranks are started and balanced (ParallelConfig; --data-parallel-size itself is
+// modelled), --enable-layerwise-nvtx-tracing and --ray-workers-use-nsight profiling markers,
+// --fail-on-environ-validation how unknown VLLM_ variables are reported.
 constexpr const char* kNoMemoryEffect[] = {
+    "--api-server-count", "-asc", "--grpc", "--tokens-only", "--fingerprint-mode", "--fingerprint-value",
+    "--enable-ssl-refresh", "--renderer-num-workers", "--interleave-mm-strings",
+    "--skip-tokenizer-init", "--scheduler-reserve-full-isl", "--data-parallel-backend",
+    "--data-parallel-external-lb", "--data-parallel-hybrid-lb", "--enable-layerwise-nvtx-tracing",
+    "--ray-workers-use-nsight", "--fail-on-environ-validation",
     "--allow-credentials", "--disable-access-log-for-endpoints", "--enable-log-deltas",
     "--middleware", "--ssl-cert-reqs", "--ssl-ciphers", "--h11-max-header-count",
     "--h11-max-incomplete-event-size", "--enable-tokenizer-info-endpoint",
@@ -118,6 +134,10 @@ constexpr const char* kNoMemoryEffect[] = {
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
+    "--grpc", "--tokens-only", "--enable-ssl-refresh", "--interleave-mm-strings",
+    "--skip-tokenizer-init", "--scheduler-reserve-full-isl", "--data-parallel-external-lb",
+    "--data-parallel-hybrid-lb", "--enable-layerwise-nvtx-tracing", "--ray-workers-use-nsight",
+    "--fail-on-environ-validation",
     "--allow-credentials", "--enable-log-deltas", "--enable-tokenizer-info-endpoint",
     "--exclude-tools-when-tool-choice-none", "--trust-request-chat-template",
     "--enable-offline-docs", "--log-error-stack", "--aggregate-engine-logging",
@@ -134,6 +154,9 @@ constexpr std::string_view kSwitches[] = {
 // Silent flags that take exactly one word (a plain `str` or `int` option; list options such
 // as --served-model-name and --api-key take several, --hf-token none or one).
 constexpr std::string_view kOneWord[] = {
+    "--api-server-count", "-asc", "--fingerprint-mode", "--fingerprint-value",
+    "--renderer-num-workers",
+    "--data-parallel-backend",
     "--disable-access-log-for-endpoints", "--ssl-cert-reqs", "--ssl-ciphers",
     "--h11-max-header-count", "--h11-max-incomplete-event-size", "--default-chat-template-kwargs",
     "--shutdown-timeout", "--reasoning-parser-plugin", "--otlp-traces-endpoint",

@@ -1686,6 +1686,17 @@ TEST(Vllm, HostSideOptionsAreReadWithoutMemoryEffect) {
   EXPECT_EQ(cmd->no_memory_flags.size(), 9u);
   // A switch given a value is argparse's error, as for the others.
   EXPECT_FALSE(vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-8B", "--headless=1"}).ok());
+  // The front end's processes and endpoints, admission and data-parallel balancing (0.22): a
+  // switch before the model leaves the model positional, -asc is --api-server-count.
+  auto front = vllm::ReadServeCommand(
+      {"vllm", "serve", "--grpc", "Qwen/Qwen3-8B", "-asc", "4", "--renderer-num-workers", "8",
+       "--no-scheduler-reserve-full-isl", "--data-parallel-backend", "ray",
+       "--data-parallel-hybrid-lb", "--tokens-only", "--fingerprint-mode", "hash",
+       "--max-model-len", "8192"});
+  ASSERT_TRUE(front.ok()) << front.status().ToString();
+  EXPECT_EQ(front->model, "Qwen/Qwen3-8B");
+  EXPECT_TRUE(front->unmodelled_flags.empty()) << front->unmodelled_flags[0];
+  EXPECT_EQ(front->no_memory_flags.size(), 8u);
   // The off form of one whose default is on is named and kept too.
   auto off = vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-8B", "--no-enable-log-deltas"});
   ASSERT_TRUE(off.ok()) << off.status().ToString();
