@@ -90,11 +90,11 @@ using core::ShellWord;
 // modelled), --enable-layerwise-nvtx-tracing and --ray-workers-use-nsight profiling markers,
 // --fail-on-environ-validation how unknown VLLM_ variables are reported.
 constexpr const char* kNoMemoryEffect[] = {
-    "--api-server-count", "-asc", "--grpc", "--tokens-only", "--fingerprint-mode", "--fingerprint-value",
-    "--enable-ssl-refresh", "--renderer-num-workers", "--interleave-mm-strings",
-    "--skip-tokenizer-init", "--scheduler-reserve-full-isl", "--data-parallel-backend",
-    "--data-parallel-external-lb", "--data-parallel-hybrid-lb", "--enable-layerwise-nvtx-tracing",
-    "--ray-workers-use-nsight", "--fail-on-environ-validation",
+    "--api-server-count", "-asc", "--grpc", "--tokens-only", "--fingerprint-mode",
+    "--fingerprint-value", "--enable-ssl-refresh", "--renderer-num-workers",
+    "--interleave-mm-strings", "--skip-tokenizer-init", "--scheduler-reserve-full-isl",
+    "--data-parallel-backend", "--data-parallel-external-lb", "--data-parallel-hybrid-lb",
+    "--enable-layerwise-nvtx-tracing", "--ray-workers-use-nsight", "--fail-on-environ-validation",
     "--allow-credentials", "--disable-access-log-for-endpoints", "--enable-log-deltas",
     "--middleware", "--ssl-cert-reqs", "--ssl-ciphers", "--h11-max-header-count",
     "--h11-max-incomplete-event-size", "--enable-tokenizer-info-endpoint",
