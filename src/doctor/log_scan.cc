@@ -326,7 +326,11 @@ class Scanner final : public doctor::EventSink {
     }
     if (!replaying_) ObserveWidth(width, raw);
     const size_t wrap = at_longest_ >= kWrappedLines ? longest_ : 0;
-    if (wrap != 0 && width == wrap && !TableRow(clean)) {
+    // A line that opens one of the engines' long messages is gathered whole by Gather, which
+    // decides each joint once the message is complete (JoinedParts): a line of exactly a
+    // terminal's width may also be a reflow's, broken between two words.
+    std::string_view closing;
+    if (wrap != 0 && width == wrap && !TableRow(clean) && !LongMessageOpens(clean, &closing)) {
       held_ = std::move(clean);
       held_first_ = first;
       held_last_ = out_->lines;

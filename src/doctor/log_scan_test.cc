@@ -482,6 +482,25 @@ TEST(LogScan, AMessageWrappedOverTwoLinesIsReadWhole) {
   EXPECT_NEAR(d.numbers.at("kv_needed_bytes"), 22.5 * 1073741824.0, 1e6);
 }
 
+// vLLM's max-length message reflowed at 80 columns at spaces (an e-mail, a forum's editor): its
+// first line is exactly 80 columns, a terminal's width, yet broken between two words ("of" +
+// "tokens"). The message is gathered whole and its joints decided at its end, so the words stay
+// apart and the figures are read.
+TEST(LogScan, ALongMessageReflowedAtEightyKeepsTheSpaceAtAWordBreak) {
+  const std::string log =
+      " raise ValueError(\n"
+      "ValueError: The model's max seq len (32768) is larger than the maximum number of\n"
+      "tokens that can be stored in KV cache (7344). Try increasing\n"
+      "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the\n"
+      "engine.\n";
+  ASSERT_EQ(log.find('\n', 19) - 19, 80u);  // the first message line is 80 columns
+  const Diagnosis d = Diagnose(Scan(log));
+  EXPECT_EQ(d.stage, "kv_cache");
+  EXPECT_EQ(d.cause, "kv_too_long_context");
+  EXPECT_DOUBLE_EQ(d.numbers.at("max_model_len"), 32768);
+  EXPECT_DOUBLE_EQ(d.numbers.at("kv_cache_tokens"), 7344);
+}
+
 // The one long line of an excerpt, cut by an 80-column terminal inside a word: the rest is
 // joined back. An 80-column line followed by a record of its own (llama.cpp's "name: ...") is not.
 TEST(LogScan, AnExcerptsOneLongLineWrappedAtEightyIsReadWhole) {
