@@ -726,7 +726,7 @@ class Scanner final : public doctor::EventSink {
                           std::isdigit(static_cast<unsigned char>(piece.front())) &&
                           std::isdigit(static_cast<unsigned char>(out[before]));
       const bool cut =
-          figure || (terminal && (!closing_.empty() || !WordsOfOneMessage(out, piece)));
+          figure || (terminal && !WordsOfOneMessage(out, piece));
       if (cut) {
         out += piece;
         continue;
@@ -851,13 +851,28 @@ class Scanner final : public doctor::EventSink {
         held.find("out of memory") == std::string_view::npos) {
       return false;
     }
+    // One of the engines' long messages (kLongMessages) is read with its own words.
+    const bool long_message = !closing_.empty();
     const size_t space = held.rfind(' ');
     const std::string_view last = held.substr(space == std::string_view::npos ? 0 : space + 1);
     const std::string_view first = next.substr(0, next.find(' '));
     const bool last_figure = std::isdigit(static_cast<unsigned char>(last.front()));
     const bool first_figure = std::isdigit(static_cast<unsigned char>(first.front()));
     if (last_figure && first_figure) return false;
-    return (last_figure || MessageWord(last)) && (first_figure || MessageWord(first));
+    auto word = [&](std::string_view w) {
+      return long_message ? LongMessageWord(w) : MessageWord(w);
+    };
+    return (last_figure || word(last)) && (first_figure || word(first));
+  }
+
+  // One word of the engines' long messages (kLongMessageWords), its punctuation aside.
+  static bool LongMessageWord(std::string_view w) {
+    w = Bare(w);
+    if (w.empty() || w.size() > 24) return false;
+    std::string lower(w);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return std::find(std::begin(kLongMessageWords), std::end(kLongMessageWords), lower) !=
+           std::end(kLongMessageWords);
   }
 
   // A word without the punctuation around it.
@@ -1144,6 +1159,22 @@ class Scanner final : public doctor::EventSink {
       "private", "pools", "e.g", "cuda", "graphs", "allowed", "already", "current", "active",
       "cached", "tried", "allocate", "out", ">>", "gib", "mib", "kib", "gb", "mb", "kb", "bytes",
       "max_split_size_mb", "on", "device", "limit", "also", "set", "you"};
+  // The words of kLongMessages' messages as the engines write them (SGLang's "Load weight end.
+  // type=..., dtype=..., avail mem=... GB, mem usage=... GB." and "Not enough memory. Please try
+  // to increase --mem-fraction-static."; vLLM's max-length, cache-block, sampler warm-up and
+  // start-up messages, kv_cache_utils.py, gpu_model_runner.py, v1/worker/utils.py at 0.22), so a
+  // joint between two of them is a reflow's break at a space, not a terminal's cut in a word.
+  static constexpr std::string_view kLongMessageWords[] = {
+      "load", "weight", "end", "type", "dtype", "avail", "mem", "usage", "gb", "not", "enough",
+      "memory", "please", "try", "to", "increase", "--mem-fraction-static", "serve", "at",
+      "least", "one", "request", "with", "the", "model's", "models's", "max", "seq", "len", "gib",
+      "kv", "cache", "is", "needed", "which", "larger", "than", "available", "based", "on",
+      "estimated", "maximum", "model", "length", "increasing", "gpu_memory_utilization", "or",
+      "decreasing", "max_model_len", "when", "initializing", "engine", "number", "of", "tokens",
+      "that", "can", "be", "stored", "in", "no", "for", "blocks", "cuda", "out", "occurred",
+      "warming", "up", "sampler", "dummy", "requests", "lowering", "max_num_seqs", "free",
+      "device", "startup", "less", "desired", "utilization", "decrease", "reduce", "used", "by",
+      "other", "processes", "a", "and", "gpu"};
   static constexpr size_t kMessageBytes = 4096;
   struct Earlier {
     std::vector<LogEvent> events;

@@ -499,6 +499,23 @@ TEST(LogScan, ALongMessageReflowedAtEightyKeepsTheSpaceAtAWordBreak) {
   EXPECT_EQ(d.cause, "kv_too_long_context");
   EXPECT_DOUBLE_EQ(d.numbers.at("max_model_len"), 32768);
   EXPECT_DOUBLE_EQ(d.numbers.at("kv_cache_tokens"), 7344);
+  // The same message cut short by the paste (no closing words): two pieces, the first of 80
+  // columns; the joint is still between two of the message's words.
+  const Diagnosis cut = Diagnose(Scan(
+      "ValueError: The model's max seq len (32768) is larger than the maximum number of\n"
+      "tokens that can be stored in KV cache (\n"));
+  EXPECT_EQ(cut.stage, "kv_cache");
+  EXPECT_EQ(cut.cause, "kv_too_long_context");
+  // A terminal's cut inside a word of it is joined as cut ("increa" + "sing").
+  const std::string whole =
+      "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens "
+      "that can be stored in KV cache (7344). Try increasing `gpu_memory_utilization` or "
+      "decreasing `max_model_len` when initializing the engine.";
+  std::string wrapped;
+  for (size_t at = 0; at < whole.size(); at += 80) wrapped += whole.substr(at, 80) + "\n";
+  const Diagnosis term = Diagnose(Scan(wrapped));
+  EXPECT_EQ(term.cause, "kv_too_long_context");
+  EXPECT_DOUBLE_EQ(term.numbers.at("kv_cache_tokens"), 7344);
 }
 
 // The one long line of an excerpt, cut by an 80-column terminal inside a word: the rest is
