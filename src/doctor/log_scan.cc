@@ -866,14 +866,7 @@ class Scanner final : public doctor::EventSink {
   }
 
   // One word of the engines' long messages (kLongMessageWords), its punctuation aside.
-  static bool LongMessageWord(std::string_view w) {
-    w = Bare(w);
-    if (w.empty() || w.size() > 24) return false;
-    std::string lower(w);
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return std::find(std::begin(kLongMessageWords), std::end(kLongMessageWords), lower) !=
-           std::end(kLongMessageWords);
-  }
+  static bool LongMessageWord(std::string_view w) { return WordOf(w, kLongMessageWords); }
 
   // A word without the punctuation around it.
   static std::string_view Bare(std::string_view w) {
@@ -885,13 +878,16 @@ class Scanner final : public doctor::EventSink {
 
   // One word of the allocator's message (MessageContinues' vocabulary), its punctuation aside;
   // a figure is not one.
-  static bool MessageWord(std::string_view w) {
+  static bool MessageWord(std::string_view w) { return WordOf(w, kMessageWords); }
+
+  // `w`, its punctuation aside and in lower case, is one of `words`; a figure is not one.
+  template <size_t N>
+  static bool WordOf(std::string_view w, const std::string_view (&words)[N]) {
     w = Bare(w);
     if (w.empty() || w.size() > 24) return false;
     std::string lower(w);
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return std::find(std::begin(kMessageWords), std::end(kMessageWords), lower) !=
-           std::end(kMessageWords);
+    return std::find(std::begin(words), std::end(words), lower) != std::end(words);
   }
 
   // A piece of the allocator's message: every word one of the message's own (its sentences of
