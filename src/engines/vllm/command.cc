@@ -155,8 +155,7 @@ constexpr std::string_view kSwitches[] = {
 // as --served-model-name and --api-key take several, --hf-token none or one).
 constexpr std::string_view kOneWord[] = {
     "--api-server-count", "-asc", "--fingerprint-mode", "--fingerprint-value",
-    "--renderer-num-workers",
-    "--data-parallel-backend",
+    "--renderer-num-workers", "--data-parallel-backend",
     "--disable-access-log-for-endpoints", "--ssl-cert-reqs", "--ssl-ciphers",
     "--h11-max-header-count", "--h11-max-incomplete-event-size", "--default-chat-template-kwargs",
     "--shutdown-timeout", "--reasoning-parser-plugin", "--otlp-traces-endpoint",
