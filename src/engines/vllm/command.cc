@@ -317,6 +317,7 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   }
   if (lm_only_flag) c += " --language-model-only";
   if (s.mm_encoder_tp_data) c += " --mm-encoder-tp-mode data";
+  if (s.skip_mm_profiling) c += " --skip-mm-profiling";
   if (s.disable_hybrid_kv_cache_manager) c += " --disable-hybrid-kv-cache-manager";
   if (s.keep_hybrid_kv_cache_manager) c += " --no-disable-hybrid-kv-cache-manager";
   if (s.enable_prefix_caching == 1) c += " --enable-prefix-caching";

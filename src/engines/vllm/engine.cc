@@ -105,6 +105,31 @@ class PreparedVllmModel : public PreparedModel {
       add(v, "--all2all-backend deepep_low_latency",
           "needs the DeepEP kernels installed; their buffers are not counted", 11);
     }
+    // --skip-mm-profiling's encoder at the first request (plan.cc EncoderAtFirstRequest): the
+    // encoder profiled again, or a utilization that leaves it room beside the graph pool.
+    if (msg.rfind("CUDA out of memory in the multimodal encoder at the first request", 0) == 0) {
+      VllmSettings v = s;
+      v.skip_mm_profiling = false;
+      add(v, "without --skip-mm-profiling",
+          "vLLM profiles the encoder and sizes the KV cache around it", 9);
+      const GpuPlan& g = plan.gpus[0];
+      uint64_t outside = g.cuda_context_bytes + s.other_process_bytes + g.cudagraph_bytes;
+      for (const Explained& e : g.explain) {
+        if (e.name == "encoder_at_first_request") outside += e.bytes;
+      }
+      if (g.total_bytes > outside) {
+        const double u = std::floor(100.0 * static_cast<double>(g.total_bytes - outside) /
+                                    static_cast<double>(g.total_bytes)) /
+                         100.0;
+        const double given = s.gpu_memory_utilization;
+        if (u > 0 && (given == 0 || u < given)) {
+          VllmSettings w = s;
+          w.gpu_memory_utilization = u;
+          add(w, fmt::format("--gpu-memory-utilization {:.2f}", u),
+              "less memory for the KV cache, room for the encoder beside it", 10);
+        }
+      }
+    }
     // Memory outside the budget that the device cannot hold beside it (LMCache's buffers after
     // the KV cache is sized, a CUDA graph pool captured on top of the budget): the highest
     // utilization that leaves it room.

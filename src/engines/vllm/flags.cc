@@ -416,6 +416,10 @@ const std::vector<FlagSpec>& Flags() {
        "A KV connector, e.g. '{\"kv_connector\": \"LMCacheConnectorV1\", \"kv_role\": "
        "\"kv_both\"}': vLLM turns the hybrid KV cache manager off for it",
        "TEXT"},
+      {"--skip-mm-profiling", nullptr,
+       "No encoder profile: the KV cache takes its memory, and the first request with the most "
+       "images needs it beside the pool",
+       nullptr},
       {"--mm-encoder-tp-mode", nullptr,
        "weights | data: data keeps the vision encoder whole on every TP rank, each encoding a "
        "share of the images",
@@ -643,6 +647,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       }
       s.kv_transfer_config = text;
       s.kv_connector = std::string(name_text);
+    } else if (name == "--skip-mm-profiling") {
+      s.skip_mm_profiling = true;
     } else if (name == "--mm-encoder-tp-mode") {
       // MMEncoderTPMode = Literal["weights", "data"] (vllm/config/multimodal.py).
       static const char* const kModes[] = {"weights", "data"};

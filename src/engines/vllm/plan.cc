@@ -525,6 +525,9 @@ struct Run {
   // LMCache's GPU buffers, made after vLLM sized the KV cache and outside the budget (see
   // KvConnectorBuffers).
   uint64_t connector_bytes = 0;
+  // --skip-mm-profiling: the encoder's profile left out of the budget (SkipEncoderProfile),
+  // needed beside the pool at the first request with as many items.
+  uint64_t skipped_encoder = 0;
   std::string connector_name;  // whose buffers they are
   // Model runner V2 whose profile run compiles nothing: --enforce-eager (config/vllm.py
   // VllmConfig.__post_init__ sets compilation_config.mode NONE and logs "Enforce eager set,
@@ -1570,6 +1573,37 @@ SamplerPath ChooseSamplerPath(const VllmSettings& s, const vllm::Rules& rules) {
   return {flashinfer_default ? flashinfer : native};
 }
 
+// --skip-mm-profiling (V1, gpu_model_runner.py profile_run, read at 0.22: "Skipping memory
+// profiling for multimodal encoder and encoder cache."): the encoder's profile is not charged
+// to the budget, so the KV pool takes its memory; MultiModalConfig's help puts the encoder's
+// peak on the user. The first request with as many items as the profile would have run needs
+// it beside the pool, in what the budget leaves on the card.
+void SkipEncoderProfile(Run& r, EncoderProfile* enc) {
+  if (!r.s.skip_mm_profiling) return;
+  if (enc->peak() == 0) {
+    r.plan.notes.push_back(
+        "--skip-mm-profiling: no multimodal encoder is profiled for this model and settings; "
+        "nothing changes");
+    return;
+  }
+  if (r.s.v0_engine) {
+    r.plan.notes.push_back(
+        "--skip-mm-profiling: not modelled for the V0 engine (its profile run is planned with "
+        "the encoder)");
+    return;
+  }
+  r.plan.notes.push_back(fmt::format(
+      "--skip-mm-profiling: the encoder's profile ({}: the vision tower's activations and the "
+      "items' embeddings) is not charged to the budget, so the KV cache takes it; vLLM needs it "
+      "beside the pool at the first request with as many items (the plan's runtime check)",
+      FormatBytes(enc->peak())));
+  r.skipped_encoder = enc->peak();
+  r.g.explain.push_back({"encoder_at_first_request", enc->peak(),
+                         "the encoder's profile that --skip-mm-profiling kept out of the budget, "
+                         "allocated beside the pool at the first request with as many items"});
+  *enc = {};
+}
+
 // Stage 2: profile (activation peak, sampler, encoder, non-torch growth).
 void Profile(Run& r) {
   const VllmSettings& s = r.s;
@@ -1582,7 +1616,8 @@ void Profile(Run& r) {
   // token of each), over the whole vocabulary (PipelineStageActivation: on the last stage, on
   // every TP rank).
   const uint64_t sampler = reqs * static_cast<uint64_t>(r.spec.vocab_size) * per_logit;
-  const EncoderProfile enc = EncoderActivation(r, mnbt, reqs);
+  EncoderProfile enc = EncoderActivation(r, mnbt, reqs);
+  SkipEncoderProfile(r, &enc);
   // What the sampler competes with for the peak: V1 keeps the stored embeddings under all three
   // (PipelineStageActivation), so only the tower; V0 the whole encoder profile.
   const uint64_t encoder = s.v0_engine ? enc.peak() : enc.vit;
@@ -2294,6 +2329,23 @@ void CaptureCudaGraphs(Run& r) {
   }
 }
 
+// Runtime, --skip-mm-profiling: the first request with as many items as the encoder's profile
+// would have run allocates its activations and embeddings beside everything start-up left on
+// the card (the budget, the graph pool outside it, the CUDA context).
+void EncoderAtFirstRequest(Run& r) {
+  if (!r.plan.fits || r.skipped_encoder == 0) return;
+  const uint64_t held = DeviceHeld(r);
+  if (held + r.skipped_encoder <= r.gpu.total_bytes) return;
+  r.Fail(Stage::kRuntime,
+         fmt::format("CUDA out of memory in the multimodal encoder at the first request with the "
+                     "most items: its {} comes on top of the {} start-up left on the card "
+                     "(--skip-mm-profiling kept it out of the budget), over the GPU's {}; drop "
+                     "--skip-mm-profiling, or lower --limit-mm-per-prompt, the images' "
+                     "max_pixels or --gpu-memory-utilization",
+                     FormatBytes(r.skipped_encoder), FormatBytes(held),
+                     FormatBytes(r.gpu.total_bytes)));
+}
+
 // Peaks, the tightest margin and the spread of the measured terms.
 void Confidence(Run& r) {
   GpuPlan& g = r.g;
@@ -2470,6 +2522,7 @@ Result<VllmPlan> PlanVllm(const Inventory& inv, const VllmWeightProfile& profile
   r.plan.resolved = ToEngineSettings(r.s);  // after vLLM's defaults and the auto length
   KvConnectorBuffers(r);
   CaptureCudaGraphs(r);
+  EncoderAtFirstRequest(r);
   Confidence(r);
   r.plan.gpus.assign(static_cast<size_t>(r.tp), r.g);
   r.plan.kv_block_size = r.plan.kv_layout.block_size;

@@ -2204,5 +2204,46 @@ TEST(Vllm, AnInstanceOverMoreThanOneHostSaysItsNetworkBuffersAreNotModelled) {
   EXPECT_TRUE(spans(*two_hosts));
 }
 
+// --skip-mm-profiling: the encoder's profile leaves the budget, so the KV cache takes it; the
+// first request with as many images needs it beside the pool, which a 24 GB card at 0.92 cannot
+// hold (a runtime failure, with the flag dropped or a lower utilization as what fits) and an
+// 80 GB card at 0.8 can. A text-only model has no encoder profile: nothing changes.
+TEST(Vllm, SkipMmProfilingMovesTheEncoderPeakToTheFirstRequest) {
+  auto plan = [](const char* gpu, double util, bool skip) {
+    VllmSettings s;
+    s.max_model_len = 32768;
+    s.gpu_memory_utilization = util;
+    s.skip_mm_profiling = skip;
+    return PlanVllm(Catalog("qwen2.5-vl-7b-instruct"), Gpu(gpu), s);
+  };
+  auto profiled = plan("rtx-4090", 0.92, false);
+  auto skipped = plan("rtx-4090", 0.92, true);
+  ASSERT_TRUE(profiled.ok() && skipped.ok());
+  EXPECT_TRUE(profiled->fits);
+  EXPECT_GT(skipped->gpus[0].kv_cache_bytes, profiled->gpus[0].kv_cache_bytes + (1ull << 30));
+  EXPECT_FALSE(skipped->fits);
+  ASSERT_TRUE(skipped->failure_stage.has_value());
+  EXPECT_EQ(*skipped->failure_stage, Stage::kRuntime);
+  EXPECT_NE(skipped->failure_message.find("multimodal encoder at the first request"),
+            std::string::npos);
+  auto roomy = plan("h100", 0.8, true);
+  ASSERT_TRUE(roomy.ok());
+  EXPECT_TRUE(roomy->fits);
+  VllmSettings text;
+  text.max_model_len = 8192;
+  text.skip_mm_profiling = true;
+  auto plain = PlanVllm(Catalog("qwen3-8b"), Gpu("rtx-4090"), text);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->fits);
+  EXPECT_TRUE(std::any_of(plain->notes.begin(), plain->notes.end(), [](const std::string& n) {
+    return n.find("--skip-mm-profiling: no multimodal encoder is profiled") != std::string::npos;
+  }));
+  // Read from a command line, and written back in the printed one.
+  auto cmd = vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen2.5-VL-7B-Instruct",
+                                     "--skip-mm-profiling", "--max-model-len", "32768"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_TRUE(cmd->unmodelled_flags.empty());
+}
+
 }  // namespace
 }  // namespace vramfit

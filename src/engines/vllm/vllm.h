@@ -77,6 +77,9 @@ struct VllmOptions : EngineOptions {
   // whole on every TP rank, each rank encoding a share of the items (weights: sharded, the
   // default).
   bool mm_encoder_tp_data = false;
+  // --skip-mm-profiling (MultiModalConfig.skip_mm_profiling): V1's profile run skips the
+  // multimodal encoder and its cache, so their peak is not charged to the budget.
+  bool skip_mm_profiling = false;
   // --enable-prefix-caching (1) / --no-enable-prefix-caching (0); -1: the release's default
   // (off for hybrid models before v0.28, on from it: Rules::hybrid_prefix_caching_default).
   int enable_prefix_caching = -1;
