@@ -293,6 +293,24 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
     c += fmt::format(" --kv-cache-memory-bytes {}", s.kv_cache_memory_bytes);
   }
   if (s.cpu_offload_gb > 0) c += fmt::format(" --cpu-offload-gb {}", s.cpu_offload_gb);
+  if (!s.cpu_offload_params.empty()) {
+    c += " --cpu-offload-params";
+    for (const std::string& p : s.cpu_offload_params) c += " " + ShellWord(p);
+  }
+  if (!s.offload_backend.empty()) c += " --offload-backend " + s.offload_backend;
+  if (s.offload_group_size > 0) {
+    c += fmt::format(" --offload-group-size {}", s.offload_group_size);
+    if (s.offload_num_in_group != 1) {
+      c += fmt::format(" --offload-num-in-group {}", s.offload_num_in_group);
+    }
+    if (s.offload_prefetch_step != 1) {
+      c += fmt::format(" --offload-prefetch-step {}", s.offload_prefetch_step);
+    }
+  }
+  if (!s.offload_params.empty()) {
+    c += " --offload-params";
+    for (const std::string& p : s.offload_params) c += " " + ShellWord(p);
+  }
   if (s.kv_offloading_gib > 0) {
     c += fmt::format(" --kv-offloading-size {}", s.kv_offloading_gib);
   }

@@ -264,6 +264,28 @@ class PreparedVllmModel : public PreparedModel {
             fmt::format("{} GiB of weights per GPU read over PCIe every step: much slower", n),
             2);
       }
+      // Prefetch offloading (v0.17+, plan.cc WeightOffload): the fewest layers of each group in
+      // CPU memory that fit, copied in ahead of use (one layer's buffers on the GPU).
+      auto release = ParseRelease(s.version.empty() ? "0.22" : s.version);
+      if (release.ok() && RulesFor(*release).prefetch_offload && s.offload_group_size == 0 &&
+          s.offload_backend.empty() && s.cpu_offload_gb == 0) {
+        constexpr std::pair<int64_t, int64_t> kGroups[] = {{8, 1}, {4, 1}, {8, 3}, {2, 1},
+                                                           {8, 5}, {4, 3}, {8, 7}};
+        for (const auto& [group, in_group] : kGroups) {
+          VllmSettings v = s;
+          v.offload_group_size = group;
+          v.offload_num_in_group = in_group;
+          add(v,
+              in_group == 1
+                  ? fmt::format("--offload-group-size {}", group)
+                  : fmt::format("--offload-group-size {} --offload-num-in-group {}", group,
+                                in_group),
+              fmt::format("{} of every {} decoder layers in CPU memory, each copied in ahead of "
+                          "use over PCIe: slower, though less than --cpu-offload-gb (vLLM 0.17+)",
+                          in_group, group),
+              12);
+        }
+      }
       // Online FP8 for a 16-bit checkpoint, where the GPU runs the fp8 method; else 4-bit NF4
       // by bitsandbytes while loading (a dense model: the MoE path is not modelled).
       if (!spec.quant.quantized() && s.quantization.empty()) {

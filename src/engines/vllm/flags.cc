@@ -345,6 +345,22 @@ const std::vector<FlagSpec>& Flags() {
       {"--num-gpu-blocks-override", nullptr,
        "Fixed number of KV cache blocks, whatever the profile measured", "INT"},
       {"--cpu-offload-gb", nullptr, "GiB of weights per GPU kept in CPU memory", "FLOAT"},
+      {"--cpu-offload-params", nullptr,
+       "Parameter names --cpu-offload-gb keeps to, e.g. experts (named; the GiB are charged)",
+       "TEXT..."},
+      {"--offload-backend", nullptr, "auto | uva | prefetch: the weight offloader (vLLM 0.17+)",
+       "TEXT"},
+      {"--offload-group-size", nullptr,
+       "Prefetch offloading: of every N decoder layers the last --offload-num-in-group stay in "
+       "CPU memory, copied in ahead of use (vLLM 0.17+)",
+       "INT"},
+      {"--offload-num-in-group", nullptr, "Layers of each group kept in CPU memory (default 1)",
+       "INT"},
+      {"--offload-prefetch-step", nullptr,
+       "Offloaded layers copied in ahead: one GPU buffer set each (default 1)", "INT"},
+      {"--offload-params", nullptr,
+       "Parameter names prefetch offloading keeps to, e.g. experts (then not modelled)",
+       "TEXT..."},
       {"--kv-offloading-size", nullptr,
        "GiB of host KV tier, summed over the TP ranks (named; the GPU pool is unchanged)",
        "FLOAT"},
@@ -757,6 +773,29 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.dtype = text;
     } else if (name == "--cpu-offload-gb") {
       VRAMFIT_RETURN_IF_ERROR(as_double(&s.cpu_offload_gb));
+    } else if (name == "--offload-backend") {
+      // OffloadBackend = Literal["auto", "uva", "prefetch"] (vllm/config/offload.py).
+      static const char* const kBackends[] = {"auto", "uva", "prefetch"};
+      VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kBackends));
+      s.offload_backend = text == "auto" ? "" : text;
+    } else if (name == "--offload-group-size") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.offload_group_size));
+      if (s.offload_group_size < 0) return Bad(name, text, "0 or more layers");
+    } else if (name == "--offload-num-in-group") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.offload_num_in_group));
+      if (s.offload_num_in_group < 1) return Bad(name, text, "1 or more layers");
+    } else if (name == "--offload-prefetch-step") {
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.offload_prefetch_step));
+      if (s.offload_prefetch_step < 0) return Bad(name, text, "0 or more layers");
+    } else if (name == "--offload-params" || name == "--cpu-offload-params") {
+      std::vector<std::string>& names =
+          name == "--offload-params" ? s.offload_params : s.cpu_offload_params;
+      names.clear();
+      for (size_t at = 0; at <= text.size();) {
+        const size_t comma = std::min(text.find(',', at), text.size());
+        if (comma > at) names.push_back(text.substr(at, comma - at));
+        at = comma + 1;
+      }
     } else if (name == "--kv-offloading-size" || name == "--kv-offloading-backend") {
       VRAMFIT_RETURN_IF_ERROR(ReadKvOffloading(name, text, &s));
     } else if (name == "--limit-mm-per-prompt") {

@@ -33,6 +33,12 @@ TEST(VllmFlags, NumbersBeyondWhatVllmPlansAreRefused) {
   EXPECT_NE(Error({{"--cpu-offload-gb", "nan"}}), "");
   EXPECT_NE(Error({{"--cpu-offload-gb", "1e300"}}), "");
   EXPECT_NE(Error({{"--cpu-offload-gb", "-1"}}), "");
+  EXPECT_NE(Error({{"--offload-group-size", "-1"}}), "");
+  EXPECT_NE(Error({{"--offload-group-size", "x"}}), "");
+  EXPECT_NE(Error({{"--offload-num-in-group", "0"}}), "");
+  EXPECT_NE(Error({{"--offload-prefetch-step", "-2"}}), "");
+  EXPECT_NE(Error({{"--offload-backend", "disk"}}), "");
+  EXPECT_EQ(Error({{"--offload-backend", "prefetch"}, {"--offload-group-size", "8"}}), "");
   EXPECT_EQ(Error({{"--max-model-len", "131072"}, {"--max-num-seqs", "2147483647"}}), "");
   EXPECT_EQ(Error({{"--decode-context-parallel-size", "0"}}),
             "--decode-context-parallel-size 0: expected 1 to 4096 (ranks of the tensor-parallel "

@@ -1098,6 +1098,111 @@ void LoraSlots(Run& r) {
   }
 }
 
+// Weight offloading (OffloadConfig, vllm/config/offload.py; model_executor/offloader/, read at
+// 0.22): the backend is --offload-backend, or with "auto" prefetch where --offload-group-size is
+// set, else UVA where --cpu-offload-gb is; the other backend's settings are ignored. The bytes
+// each takes off the GPU, net of what it puts back there.
+//  - UVA: --cpu-offload-gb is GiB (set_cpu_offload_max_bytes(int(gb * 1024**3))).
+//  - Prefetch (PR #29941, merged 2026-02-25, from v0.17): make_layers hands each rank's decoder
+//    layers to PrefetchOffloader.wrap_modules, which moves to CPU the layers whose index on the
+//    rank, modulo the group size, is among the group's last `num_in_group` (group 8, 2 in the
+//    group: layers 6, 7, 14, 15, ...); post_init then allocates a StaticBufferPool holding
+//    `prefetch_step` copies of each distinct offloaded parameter (name, shape, stride, dtype), so
+//    layers of one kind share the buffers: step x one layer of each kind (layer kinds are told
+//    apart by their bytes here, which counts two kinds that share a parameter twice).
+Result<uint64_t> WeightOffload(Run& r, const VllmWeightOptions& wo) {
+  const VllmSettings& s = r.s;
+  std::string backend = s.offload_backend;
+  if (backend.empty()) {
+    backend = s.offload_group_size > 0 ? "prefetch" : s.cpu_offload_gb > 0 ? "uva" : "";
+  }
+  const uint64_t uva = static_cast<uint64_t>(s.cpu_offload_gb * static_cast<double>(kGiB));
+  if (backend == "uva" || backend.empty()) {
+    if (uva > 0 && !s.cpu_offload_params.empty()) {
+      r.plan.notes.push_back(
+          "--cpu-offload-params: vLLM offloads only the parameters it names, up to "
+          "--cpu-offload-gb; the plan takes the whole --cpu-offload-gb off the GPU (where the "
+          "named parameters hold less, the GPU keeps more)");
+    }
+    if (s.offload_group_size > 0 && backend == "uva") {
+      r.plan.notes.push_back("--offload-backend uva: the prefetch settings are ignored");
+    }
+    return uva;
+  }
+  // Prefetch.
+  if (!r.rules.prefetch_offload) {
+    r.Fail(Stage::kStartup,
+           fmt::format("vllm serve: error: unrecognized arguments: {} (vLLM {} has no prefetch "
+                       "weight offloading; it came with 0.17, PR #29941: --cpu-offload-gb "
+                       "offloads weights there)",
+                       s.offload_backend == "prefetch" ? "--offload-backend"
+                                                       : "--offload-group-size",
+                       r.rules.text));
+    return uint64_t{0};
+  }
+  if (uva > 0) {
+    r.plan.notes.push_back(
+        "--cpu-offload-gb is ignored: vLLM selects the prefetch offloader (UVA settings are "
+        "ignored with it)");
+  }
+  if (s.offload_num_in_group > s.offload_group_size) {
+    r.Fail(Stage::kStartup,
+           fmt::format("ValueError: offload_num_in_group ({}) must be <= offload_group_size ({})",
+                       s.offload_num_in_group, s.offload_group_size));
+    return uint64_t{0};
+  }
+  if (s.offload_prefetch_step < 1) {
+    r.Fail(Stage::kStartup,
+           fmt::format("ValueError: offload_prefetch_step ({}) must be >= 1 when prefetch "
+                       "offloading is enabled (offload_group_size > 0)",
+                       s.offload_prefetch_step));
+    return uint64_t{0};
+  }
+  if (!s.offload_params.empty()) {
+    r.plan.notes.push_back(
+        "--offload-params: not modelled (the plan cannot tell which bytes of each layer the "
+        "named parameters hold); planned without the prefetch offloading, all weights on the "
+        "GPU");
+    return uint64_t{0};
+  }
+  const int64_t total_layers = static_cast<int64_t>(r.spec.layers.size());
+  const int64_t first = wo.layers >= 0 ? wo.first_layer : 0;
+  const int64_t count = wo.layers >= 0 ? wo.layers : total_layers;
+  const int64_t group = s.offload_group_size, in_group = s.offload_num_in_group;
+  uint64_t moved = 0;
+  int64_t layers_moved = 0;
+  std::vector<uint64_t> kinds;  // one layer's bytes of each kind moved
+  for (int64_t k = 0; k < count && first + k < total_layers; ++k) {
+    if (k % group < group - in_group) continue;
+    VllmWeightOptions one = wo;
+    one.first_layer = first + k;
+    one.layers = 1;
+    one.first_stage = false;
+    one.last_stage = false;
+    auto lw = VllmWeightsPerRank(r.profile, one);
+    if (!lw.ok()) return lw.status();
+    moved += lw->bytes_per_rank;
+    ++layers_moved;
+    if (std::find(kinds.begin(), kinds.end(), lw->bytes_per_rank) == kinds.end()) {
+      kinds.push_back(lw->bytes_per_rank);
+    }
+  }
+  uint64_t pool = 0;
+  for (const uint64_t b : kinds) pool += b * static_cast<uint64_t>(s.offload_prefetch_step);
+  pool = std::min(pool, moved);
+  r.g.explain.push_back(
+      {"prefetch_offload", moved - pool,
+       fmt::format("{} of {} decoder layers in CPU memory (the last {} of every {}): {} moved, "
+                   "{} of GPU buffers for {} layer(s) in flight",
+                   layers_moved, count, in_group, group, FormatBytes(moved), FormatBytes(pool),
+                   s.offload_prefetch_step)});
+  r.plan.notes.push_back(fmt::format(
+      "prefetch offloading: {} decoder layers in CPU memory ({}), copied in one layer ahead of "
+      "use over PCIe every forward; {} of GPU buffers hold the layers in flight",
+      layers_moved, FormatBytes(moved), FormatBytes(pool)));
+  return moved - pool;
+}
+
 Status Load(Run& r) {
   const VllmSettings& s = r.s;
   const GpuSpec& gpu = r.gpu;
@@ -1251,9 +1356,9 @@ Status Load(Run& r) {
       for (int64_t k = 0; k < r.spec.mtp_layers; ++k) r.with_draft->layers.push_back(*attn);
     }
   }
-  // --cpu-offload-gb is GiB: UVAOffloadConfig / set_cpu_offload_max_bytes(int(gb * 1024**3)).
-  const uint64_t offload = static_cast<uint64_t>(s.cpu_offload_gb * static_cast<double>(kGiB));
-  weights = weights > offload ? weights - offload : 0;
+  auto offload = WeightOffload(r, wo);
+  if (!offload.ok()) return offload.status();
+  weights = weights > *offload ? weights - *offload : 0;
   r.g.weights_bytes = weights;
   // --enable-lora: the slots' buffers, made after the weights are loaded and post-processed
   // (the load transient is gone by then) and inside the load's DeviceMemoryProfiler, so vLLM's

@@ -2245,5 +2245,76 @@ TEST(Vllm, SkipMmProfilingMovesTheEncoderPeakToTheFirstRequest) {
   EXPECT_TRUE(cmd->unmodelled_flags.empty());
 }
 
+// Prefetch weight offloading (v0.17+): of every --offload-group-size decoder layers the last
+// --offload-num-in-group live in CPU memory, and one set of GPU buffers per layer kind holds the
+// --offload-prefetch-step layers in flight. Qwen3-32B's 64 identical layers at group 4, two in
+// the group: 32 layers moved, one layer's buffers back.
+TEST(Vllm, PrefetchOffloadingMovesTheGroupsLastLayersToTheHost) {
+  auto plan = [](int64_t group, int64_t in_group, int64_t step, const char* version) {
+    VllmSettings s;
+    s.max_model_len = 8192;
+    s.version = version;
+    s.offload_group_size = group;
+    s.offload_num_in_group = in_group;
+    s.offload_prefetch_step = step;
+    return PlanVllm(Catalog("qwen3-32b"), Gpu("h100"), s);
+  };
+  auto none = plan(0, 1, 1, "0.22");
+  auto half = plan(4, 2, 1, "0.22");
+  auto two_ahead = plan(4, 2, 2, "0.22");
+  ASSERT_TRUE(none.ok() && half.ok() && two_ahead.ok());
+  const double full = static_cast<double>(none->gpus[0].weights_bytes);
+  const double layer = full / 64;  // about: the embedding and lm_head are outside the layers
+  EXPECT_NEAR(static_cast<double>(none->gpus[0].weights_bytes - half->gpus[0].weights_bytes),
+              31 * layer, 0.05 * layer * 31);
+  EXPECT_NEAR(static_cast<double>(two_ahead->gpus[0].weights_bytes -
+                                  half->gpus[0].weights_bytes),
+              layer, 0.1 * layer);
+  // vLLM's own checks (OffloadConfig.validate_offload_config), and the release it came with.
+  auto too_many = plan(2, 3, 1, "0.22");
+  ASSERT_TRUE(too_many.ok());
+  EXPECT_FALSE(too_many->fits);
+  EXPECT_EQ(too_many->failure_message,
+            "ValueError: offload_num_in_group (3) must be <= offload_group_size (2)");
+  auto no_step = plan(4, 1, 0, "0.22");
+  ASSERT_TRUE(no_step.ok());
+  EXPECT_NE(no_step->failure_message.find("offload_prefetch_step (0) must be >= 1"),
+            std::string::npos);
+  auto old = plan(4, 1, 1, "0.16");
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old->fits);
+  EXPECT_NE(old->failure_message.find("unrecognized arguments: --offload-group-size"),
+            std::string::npos);
+  // --offload-params: which bytes it names is not known: planned without the offloading.
+  VllmSettings named;
+  named.max_model_len = 8192;
+  named.offload_group_size = 4;
+  named.offload_params = {"experts"};
+  auto filtered = PlanVllm(Catalog("qwen3-32b"), Gpu("h100"), named);
+  ASSERT_TRUE(filtered.ok());
+  EXPECT_EQ(filtered->gpus[0].weights_bytes, none->gpus[0].weights_bytes);
+  // Read from a command line (the auto backend picks prefetch and ignores --cpu-offload-gb),
+  // and printed back.
+  auto cmd = vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-32B", "--offload-group-size",
+                                     "4", "--offload-num-in-group", "2", "--cpu-offload-gb", "10",
+                                     "--max-model-len", "8192"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_TRUE(cmd->unmodelled_flags.empty());
+  auto read = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  auto both = PlanVllm(Catalog("qwen3-32b"), Gpu("h100"), *read);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->gpus[0].weights_bytes, half->gpus[0].weights_bytes);
+  EXPECT_NE(both->command.find("--offload-group-size 4 --offload-num-in-group 2"),
+            std::string::npos);
+  // A 16-bit 32B on one 24 GB card fails at load; prefetch offloading is among what fits.
+  VllmSettings small;
+  small.max_model_len = 8192;
+  auto fails = PlanVllm(Catalog("qwen3-32b"), Gpu("rtx-4090"), small);
+  ASSERT_TRUE(fails.ok());
+  ASSERT_FALSE(fails->fits);
+  EXPECT_EQ(*fails->failure_stage, Stage::kLoad);
+}
+
 }  // namespace
 }  // namespace vramfit

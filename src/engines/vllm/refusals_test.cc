@@ -353,7 +353,14 @@ TEST(Refusals, CpuOffloadIsGibAndAdvisedForALoadThatDoesNotFit) {
   EXPECT_EQ(p->failure_stage, Stage::kLoad);
   const auto advice = AdviseVllm(inv, Gpu("4090"), s, *p);
   EXPECT_TRUE(HasChange(advice, "--cpu-offload-gb ")) << advice.size();
+  // Prefetch offloading (v0.17+): the fewest layers of each group that fit.
+  EXPECT_TRUE(HasChange(advice, "--offload-group-size ")) << advice.size();
   for (const Advice& a : advice) EXPECT_TRUE(a.plan.fits) << a.change;
+  VllmSettings older = s;
+  older.version = "0.16";
+  auto p16 = PlanVllm(inv, Gpu("4090"), older);
+  ASSERT_TRUE(p16.ok());
+  EXPECT_FALSE(HasChange(AdviseVllm(inv, Gpu("4090"), older, *p16), "--offload-group-size "));
   // 10 GiB offloaded is 10 x 2^30 bytes less per GPU.
   s.cpu_offload_gb = 10;
   auto off = PlanVllm(inv, Gpu("4090"), s);

@@ -135,6 +135,9 @@ struct Rules {
   // gets an API-server max_num_batched_tokens of 16384 (8192 before). Read from the release
   // number itself, like hybrid_prefix_caching_default.
   bool batch_tier_160gib = false;
+  // Prefetch weight offloading (--offload-group-size and the rest, OffloadConfig; PR #29941,
+  // merged 2026-02-25, taken as v0.17): argparse refuses its flags before.
+  bool prefetch_offload = true;
   // Mamba prefix caching's "align" mode (PR #30877, merged 2026-01-24; 0.16 here, the first
   // release certain to hold it): before it, prefix caching on a hybrid model is not modelled.
   bool mamba_align_mode = true;

@@ -63,6 +63,16 @@ struct VllmOptions : EngineOptions {
   int64_t num_speculative_tokens = 0;
   std::string dtype = "auto";  // --dtype: auto | half | float16 | bfloat16 | float | float32
   double cpu_offload_gb = 0;            // --cpu-offload-gb (GiB per GPU)
+  // Weight offloading's backends (OffloadConfig, vllm/config/offload.py, v0.17+): "" (auto),
+  // "uva" (--cpu-offload-gb) or "prefetch" (--offload-group-size and the rest).
+  std::string offload_backend;
+  // PrefetchOffloadConfig: every group of `offload_group_size` decoder layers keeps its last
+  // `offload_num_in_group` in host memory, `offload_prefetch_step` of them in flight.
+  int64_t offload_group_size = 0;
+  int64_t offload_num_in_group = 1;
+  int64_t offload_prefetch_step = 1;
+  // --offload-params / --cpu-offload-params: the parameter names an offloader keeps to.
+  std::vector<std::string> offload_params, cpu_offload_params;
   // --kv-offloading-size (GiB of host memory, summed over the TP ranks; 0: not given) and
   // --kv-offloading-backend ("": not given, else native or lmcache): a host KV tier.
   double kv_offloading_gib = 0;
