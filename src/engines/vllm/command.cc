@@ -88,8 +88,17 @@ using core::ShellWord;
 // pool), --data-parallel-backend, --data-parallel-external-lb and --data-parallel-hybrid-lb how
 // data-parallel ranks are started and balanced (ParallelConfig; --data-parallel-size itself is
 // modelled), --enable-layerwise-nvtx-tracing and --ray-workers-use-nsight profiling markers,
-// --fail-on-environ-validation how unknown VLLM_ variables are reported.
+// --fail-on-environ-validation how unknown VLLM_ variables are reported. And:
+// --profiler-config (ProfilerConfig: what a /start_profile call records, nothing at start-up),
+// --ignore-patterns (LoadConfig: the checkpoint folder's files not read, by default Meta's
+// duplicate original/**; the plan reads the weights vLLM loads), --disable-cascade-attn and
+// --logprobs-mode (ModelConfig: a kernel choice for shared prefixes and what a request's
+// logprobs hold; the profile requests neither), --disable-chunked-mm-input (SchedulerConfig:
+// whether an image's tokens may be split across steps), --expert-placement-strategy
+// (ParallelConfig: which experts each expert-parallel rank holds, as many either way).
 constexpr const char* kNoMemoryEffect[] = {
+    "--profiler-config", "--ignore-patterns", "--disable-cascade-attn", "--logprobs-mode",
+    "--disable-chunked-mm-input", "--expert-placement-strategy",
     "--api-server-count", "-asc", "--grpc", "--tokens-only", "--fingerprint-mode",
     "--fingerprint-value", "--enable-ssl-refresh", "--renderer-num-workers",
     "--interleave-mm-strings", "--skip-tokenizer-init", "--scheduler-reserve-full-isl",
@@ -134,6 +143,7 @@ constexpr const char* kNoMemoryEffect[] = {
 
 // Flags of kNoMemoryEffect that take no value (store_true or BooleanOptionalAction).
 constexpr std::string_view kSwitches[] = {
+    "--disable-cascade-attn", "--disable-chunked-mm-input",
     "--grpc", "--tokens-only", "--enable-ssl-refresh", "--interleave-mm-strings",
     "--skip-tokenizer-init", "--scheduler-reserve-full-isl", "--data-parallel-external-lb",
     "--data-parallel-hybrid-lb", "--enable-layerwise-nvtx-tracing", "--ray-workers-use-nsight",
@@ -154,6 +164,7 @@ constexpr std::string_view kSwitches[] = {
 // Silent flags that take exactly one word (a plain `str` or `int` option; list options such
 // as --served-model-name and --api-key take several, --hf-token none or one).
 constexpr std::string_view kOneWord[] = {
+    "--profiler-config", "--logprobs-mode", "--expert-placement-strategy",
     "--api-server-count", "-asc", "--fingerprint-mode", "--fingerprint-value",
     "--renderer-num-workers", "--data-parallel-backend",
     "--disable-access-log-for-endpoints", "--ssl-cert-reqs", "--ssl-ciphers",

@@ -1697,6 +1697,15 @@ TEST(Vllm, HostSideOptionsAreReadWithoutMemoryEffect) {
   EXPECT_EQ(front->model, "Qwen/Qwen3-8B");
   EXPECT_TRUE(front->unmodelled_flags.empty()) << front->unmodelled_flags[0];
   EXPECT_EQ(front->no_memory_flags.size(), 8u);
+  // Profiling, the checkpoint's ignored files (a list), kernel and scheduling choices.
+  auto more = vllm::ReadServeCommand(
+      {"vllm", "serve", "Qwen/Qwen3-8B", "--ignore-patterns", "original/**/*", "*.pt",
+       "--no-disable-cascade-attn", "--logprobs-mode", "processed_logprobs",
+       "--disable-chunked-mm-input", "--expert-placement-strategy", "round_robin",
+       "--profiler-config", "{}", "--max-model-len", "8192"});
+  ASSERT_TRUE(more.ok()) << more.status().ToString();
+  EXPECT_TRUE(more->unmodelled_flags.empty()) << more->unmodelled_flags[0];
+  EXPECT_EQ(more->no_memory_flags.size(), 6u);
   // The off form of one whose default is on is named and kept too.
   auto off = vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-8B", "--no-enable-log-deltas"});
   ASSERT_TRUE(off.ok()) << off.status().ToString();
