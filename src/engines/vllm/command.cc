@@ -279,6 +279,10 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
     if (s.max_cpu_loras > 0) c += fmt::format(" --max-cpu-loras {}", s.max_cpu_loras);
     if (s.lora_dtype != "auto") c += " --lora-dtype " + ShellWord(s.lora_dtype);
     if (s.fully_sharded_loras) c += " --fully-sharded-loras";
+    if (!s.lora_target_modules.empty()) {
+      c += " --lora-target-modules";
+      for (const std::string& m : s.lora_target_modules) c += " " + ShellWord(m);
+    }
     if (s.lora_extra_vocab_size >= 0) {
       c += fmt::format(" --lora-extra-vocab-size {}", s.lora_extra_vocab_size);
     }

@@ -458,6 +458,9 @@ const std::vector<FlagSpec>& Flags() {
       {"--max-loras", nullptr, "LoRA adapters served at once (default 1)", "INT"},
       {"--max-lora-rank", nullptr, "Largest LoRA rank (default 16)", "INT"},
       {"--max-cpu-loras", nullptr, "LoRA adapters cached in host memory (no GPU memory)", "INT"},
+      {"--lora-target-modules", nullptr,
+       "Module suffixes that get LoRA slots, e.g. q_proj v_proj o_proj (default: all)",
+       "TEXT..."},
       {"--lora-dtype", nullptr, "auto | float16 | bfloat16 (auto: the model's dtype)", "TEXT"},
       {"--fully-sharded-loras", nullptr, "Shard both LoRA matrices across TP ranks", nullptr},
       {"--lora-extra-vocab-size", nullptr, "Extra vocabulary rows per adapter (vLLM before 0.12)",
@@ -787,9 +790,11 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     } else if (name == "--offload-prefetch-step") {
       VRAMFIT_RETURN_IF_ERROR(as_int(&s.offload_prefetch_step));
       if (s.offload_prefetch_step < 0) return Bad(name, text, "0 or more layers");
-    } else if (name == "--offload-params" || name == "--cpu-offload-params") {
-      std::vector<std::string>& names =
-          name == "--offload-params" ? s.offload_params : s.cpu_offload_params;
+    } else if (name == "--offload-params" || name == "--cpu-offload-params" ||
+               name == "--lora-target-modules") {
+      std::vector<std::string>& names = name == "--offload-params"       ? s.offload_params
+                                        : name == "--cpu-offload-params" ? s.cpu_offload_params
+                                                                         : s.lora_target_modules;
       names.clear();
       for (size_t at = 0; at <= text.size();) {
         const size_t comma = std::min(text.find(',', at), text.size());

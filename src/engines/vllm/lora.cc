@@ -20,6 +20,20 @@ uint64_t Stacks(uint64_t slices, uint64_t loras, uint64_t rank_a, uint64_t rank,
   return slices * loras * (rank_a * in + out * rank) * bytes;
 }
 
+// --lora-target-modules (LoRAConfig.target_modules; lora/utils.py is_in_target_modules, read at
+// 0.22): a module gets slots where no list is given, where its suffix is listed, or where one of
+// the checkpoint names packed into it is (packed_modules_mapping: qkv_proj from q_proj, k_proj,
+// v_proj; gate_up_proj from gate_proj, up_proj).
+bool Targeted(const std::vector<std::string>& targets, std::string_view module,
+              std::initializer_list<std::string_view> packed = {}) {
+  if (targets.empty()) return true;
+  auto listed = [&](std::string_view name) {
+    return std::find(targets.begin(), targets.end(), name) != targets.end();
+  };
+  if (listed(module)) return true;
+  return std::any_of(packed.begin(), packed.end(), listed);
+}
+
 }  // namespace
 
 bool LoraWrapsEmbeddings(const std::string& architecture, const Rules& rules) {
@@ -56,7 +70,8 @@ LoraSlots LoraSlotBytes(const ModelSpec& spec, const LoraOptions& o, const Rules
       const uint64_t kv = std::max<uint64_t>(1, static_cast<uint64_t>(a.num_kv_heads) / tp) * hd;
       const uint64_t qkv = loras * (3 * rank_col * hidden + (q + 2 * kv) * rank) * b;
       const uint64_t o_proj = Stacks(1, loras, rank, rank, q, hidden_row_out, b);
-      layer += qkv + o_proj;
+      if (Targeted(o.target_modules, "qkv_proj", {"q_proj", "k_proj", "v_proj"})) layer += qkv;
+      if (Targeted(o.target_modules, "o_proj")) layer += o_proj;
       widest_slices = std::max<uint64_t>(widest_slices, 3);
       if (first.empty()) {
         first = fmt::format("qkv {} x ({} x {} x {} + ({} + 2 x {}) x {}) + o {} x ({} x {} + "
@@ -71,8 +86,12 @@ LoraSlots LoraSlotBytes(const ModelSpec& spec, const LoraOptions& o, const Rules
       // gate_up_proj (MergedColumnParallelLinearWithLoRA, two slices of I / tp) and down_proj
       // (RowParallelLinearWithLoRA: input I / tp, output the hidden size).
       const uint64_t i = static_cast<uint64_t>(l.mlp.intermediate_size) / tp;
-      layer += Stacks(2, loras, rank_col, rank, hidden, i, b) +
-               Stacks(1, loras, rank, rank, i, hidden_row_out, b);
+      if (Targeted(o.target_modules, "gate_up_proj", {"gate_proj", "up_proj"})) {
+        layer += Stacks(2, loras, rank_col, rank, hidden, i, b);
+      }
+      if (Targeted(o.target_modules, "down_proj")) {
+        layer += Stacks(1, loras, rank, rank, i, hidden_row_out, b);
+      }
       widest_slices = std::max<uint64_t>(widest_slices, 2);
       if (first.find("gate_up") == std::string::npos && !first.empty()) {
         first += fmt::format(" + gate_up 2 x {} x ({} x {} + {} x {}) + down {} x ({} x {} + {} "
@@ -88,10 +107,16 @@ LoraSlots LoraSlotBytes(const ModelSpec& spec, const LoraOptions& o, const Rules
       // bytes); w2: lora_a max_loras x E x rank x I/tp, lora_b max_loras x E x hidden_out x rank.
       const uint64_t i = static_cast<uint64_t>(l.mlp.expert_intermediate_size) / tp;
       const uint64_t e = static_cast<uint64_t>(l.mlp.num_experts);
+      // The experts' module is ".experts"; a list naming their projections counts them too (the
+      // safe side where a model's packing maps them there).
+      const bool experts_targeted =
+          Targeted(o.target_modules, "experts",
+                   {"gate_proj", "up_proj", "down_proj", "gate_up_proj", "w1", "w2", "w3"});
       if (rules.lora_fused_moe && i > 0 && e > 0) {
         const uint64_t experts =
-            e * (Stacks(2, loras, rank_col, rank, hidden, i, b) +
-                 Stacks(1, loras, rank, rank, i, hidden_row_out, b));
+            experts_targeted ? e * (Stacks(2, loras, rank_col, rank, hidden, i, b) +
+                                    Stacks(1, loras, rank, rank, i, hidden_row_out, b))
+                             : 0;
         layer += experts;
         moe_bytes += experts;
         if (moe_formula.empty()) {
@@ -107,8 +132,12 @@ LoraSlots LoraSlotBytes(const ModelSpec& spec, const LoraOptions& o, const Rules
       // A shared expert is a plain MLP (gate_up_proj and down_proj), wrapped like a dense one.
       if (l.mlp.num_shared_experts > 0 && l.mlp.shared_intermediate_size > 0) {
         const uint64_t si = static_cast<uint64_t>(l.mlp.shared_intermediate_size) / tp;
-        layer += Stacks(2, loras, rank_col, rank, hidden, si, b) +
-                 Stacks(1, loras, rank, rank, si, hidden_row_out, b);
+        if (Targeted(o.target_modules, "gate_up_proj", {"gate_proj", "up_proj"})) {
+          layer += Stacks(2, loras, rank_col, rank, hidden, si, b);
+        }
+        if (Targeted(o.target_modules, "down_proj")) {
+          layer += Stacks(1, loras, rank, rank, si, hidden_row_out, b);
+        }
       }
     }
     out.decoder += layer;
@@ -141,9 +170,11 @@ LoraSlots LoraSlotBytes(const ModelSpec& spec, const LoraOptions& o, const Rules
       // VocabParallelEmbeddingWithLoRA: lora_a max_loras x vocab x rank, lora_b max_loras x
       // hidden x rank; LogitsProcessorWithLoRA: lora_a max_loras x rank x hidden, lora_b
       // max_loras x vocab x rank. Whole on every rank.
-      out.embeddings = 2 * loras * (vocab + hidden) * rank * b;
-      out.formula += fmt::format(" + embed_tokens and lm_head 2 x {} x ({} + {}) x {} x {} B",
-                                 loras, vocab, hidden, rank, b);
+      const uint64_t wrapped = (Targeted(o.target_modules, "embed_tokens") ? 1 : 0) +
+                               (Targeted(o.target_modules, "lm_head") ? 1 : 0);
+      out.embeddings = wrapped * loras * (vocab + hidden) * rank * b;
+      out.formula += fmt::format(" + embed_tokens and lm_head {} x {} x ({} + {}) x {} x {} B",
+                                 wrapped, loras, vocab, hidden, rank, b);
     }
   }
   // The profile forward with the dummy LoRAs active: the shrink output of the widest wrapped

@@ -22,6 +22,8 @@ struct LoraOptions {
   bool fully_sharded = false;    // --fully-sharded-loras
   uint64_t dtype_bytes = 2;      // --lora-dtype (auto: the model's dtype)
   uint64_t batched_tokens = 0;   // the profile run's tokens (max_num_batched_tokens)
+  // --lora-target-modules: the module suffixes that get slots (empty: every supported one).
+  std::vector<std::string> target_modules;
 };
 
 struct LoraSlots {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engines/vllm/command.h"
 #include "engines/vllm/engine.h"
 #include "engines/vllm/flags.h"
 #include "engines/vllm/rules.h"
@@ -47,6 +48,32 @@ TEST(VllmLora, Qwen3_8bRank64FourSlots) {
   // Before v0.16 Qwen3 declares no embedding_modules: the decoder's linears only.
   const auto v15 = vllm::LoraSlotBytes(spec, Options(4, 64, 1), vllm::RulesFor(1500));
   EXPECT_EQ(v15.total(), 1396703232u);
+}
+
+// --lora-target-modules keeps the slots to the listed suffixes, a packed module counted where
+// one of its parts is listed (is_in_target_modules): q_proj and v_proj give qkv_proj's stacks
+// (9,437,184 a layer above), gate_proj gives gate_up_proj (16,777,216); lm_head alone is one of
+// the two vocabulary wrappers (4 x (151,936 + 4,096) x 64 x 2 = 79,888,384).
+TEST(VllmLora, TargetModulesKeepTheSlotsToTheListedModules) {
+  const ModelSpec& spec = Catalog("qwen3-8b").spec;
+  vllm::LoraOptions o = Options(4, 64, 1);
+  o.target_modules = {"q_proj", "v_proj"};
+  auto qv = vllm::LoraSlotBytes(spec, o, vllm::RulesFor(2200));
+  EXPECT_EQ(qv.decoder, 36u * 9437184u);
+  EXPECT_EQ(qv.embeddings, 0u);
+  o.target_modules = {"gate_proj", "o_proj", "lm_head"};
+  auto mixed = vllm::LoraSlotBytes(spec, o, vllm::RulesFor(2200));
+  EXPECT_EQ(mixed.decoder, 36u * (16777216u + 4194304u));
+  EXPECT_EQ(mixed.embeddings, 79888384u);
+  // Read from the command line (a list, nargs "+") and printed back.
+  auto cmd = vllm::ReadServeCommand({"vllm", "serve", "Qwen/Qwen3-8B", "--enable-lora",
+                                     "--lora-target-modules", "q_proj", "v_proj",
+                                     "--max-model-len", "8192"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_TRUE(cmd->unmodelled_flags.empty());
+  auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->lora_target_modules, (std::vector<std::string>{"q_proj", "v_proj"}));
 }
 
 // Qwen3-8B, rank 16, one slot, TP 2 (q 16 x 128 = 2,048, kv 4 x 128 = 512, I 6,144):

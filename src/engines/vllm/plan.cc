@@ -1060,6 +1060,7 @@ void LoraSlots(Run& r) {
   o.fully_sharded = s.fully_sharded_loras;
   o.dtype_bytes = s.lora_dtype == "auto" ? r.act_bytes : 2;
   o.batched_tokens = static_cast<uint64_t>(s.max_num_batched_tokens);
+  o.target_modules = s.lora_target_modules;
   const vllm::LoraSlots slots = vllm::LoraSlotBytes(r.spec, o, r.rules);
   r.lora = slots.total();
   r.lora_profile = slots.profile_bytes;

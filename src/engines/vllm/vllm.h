@@ -169,6 +169,9 @@ struct VllmOptions : EngineOptions {
   std::string lora_dtype = "auto";
   bool fully_sharded_loras = false;
   int64_t lora_extra_vocab_size = -1;   // --lora-extra-vocab-size (releases before 0.12)
+  // --lora-target-modules (LoRAConfig.target_modules): the module suffixes that get slots;
+  // empty: every supported module.
+  std::vector<std::string> lora_target_modules;
   // VLLM_PP_LAYER_PARTITION as given ("16,32": decoder layers per pipeline stage; "": vLLM's
   // default split, see engines/vllm/pipeline.h).
   std::string pp_layer_partition;
