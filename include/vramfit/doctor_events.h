@@ -184,8 +184,10 @@ enum class Num : uint8_t {
   // The weights' dtype a from_pretrained call asks for (torch_dtype= / dtype=): 16 or 32 bits.
   kLoadDtypeBits,             // load_dtype_bits
   kServingOom,                // serving_oom: the engine says a request being served hit it (1)
+  // vLLM's profile run skipped the multimodal encoder (--skip-mm-profiling): 1.
+  kSkippedMmProfiling,        // skipped_mm_profiling
 };
-inline constexpr int kNumCount = 67;
+inline constexpr int kNumCount = 68;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

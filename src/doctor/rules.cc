@@ -540,6 +540,13 @@ bool ProfileMultimodal(const Facts& f) { return f.stage == Stage::kProfile && f.
 bool EncoderAtRuntime(const Facts& f) {
   return f.stage == Stage::kRuntime && f.encoder && !OffloadAtRuntime(f);
 }
+// vLLM's profile run skipped the multimodal encoder (--skip-mm-profiling; the log says so): the
+// budget never held the encoder's peak, so an out-of-memory while serving is the encoder's,
+// whatever frames the excerpt kept.
+bool SkippedEncoderProfileAtRuntime(const Facts& f) {
+  return f.stage == Stage::kRuntime && f.get(Num::kSkippedMmProfiling) && f.oom_line &&
+         !OffloadAtRuntime(f);
+}
 
 // llama.cpp's multimodal command-line tools (llava-cli, minicpmv-cli, qwen2vl-cli, gemma3-cli,
 // mtmd-cli: --image FILE) create the text context, load the projector, then encode the image.
@@ -947,6 +954,11 @@ const std::vector<Rule>& Rules() {
       // the request would have fit whatever ran it, an encoder's frames included.
       {C::kFragmentation, S::kRuntime, FragmentedPastLoad, kFragmentedText, nullptr, Words::kNone,
        true},
+      // The encoder that vLLM's profile skipped (--skip-mm-profiling), while serving.
+      Text(C::kMultimodalEncoder, S::kRuntime, SkippedEncoderProfileAtRuntime,
+           "a request's images ran the multimodal encoder out of memory: vLLM skipped the "
+           "encoder's profile (--skip-mm-profiling), so the KV cache took the memory its "
+           "activations and embeddings need"),
       // The allocation site in a multimodal encoder while serving.
       Text(C::kMultimodalEncoder, S::kRuntime, EncoderAtRuntime,
            "a request's images (or audio) ran the multimodal encoder out of memory: the failed "

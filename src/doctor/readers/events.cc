@@ -154,6 +154,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kFixedKvBytes, "fixed_kv_bytes"},
     {Num::kLoadDtypeBits, "load_dtype_bits"},
     {Num::kServingOom, "serving_oom"},
+    {Num::kSkippedMmProfiling, "skipped_mm_profiling"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -336,6 +336,12 @@ void MatchPhases(const Line& line) {
   // V1's profile run announcing its encoder pass over the dummy items, just before it runs them
   // (gpu_model_runner.py profile_run, 0.8+: "Encoder cache will be initialized with a budget of
   // N tokens, and profiled with M image items of the maximum feature size.").
+  // --skip-mm-profiling (gpu_model_runner.py profile_run, read at 0.22: "Skipping memory
+  // profiling for multimodal encoder and encoder cache."): the encoder's peak is not in the
+  // budget, and comes beside the KV pool at the first request with images.
+  if (Has(s, "Skipping memory profiling for multimodal encoder")) {
+    Set(line.Emit(EventKind::kConfig, kEngine), Num::kSkippedMmProfiling, 1);
+  }
   if (Has(s, "Encoder cache will be initialized with a budget") ||
       Has(s, "is too short to hold the multi-modal embeddings") ||
       (Has(s, "Computed max_num_seqs (min(") && Has(s, "to be less than 1"))) {
@@ -897,6 +903,11 @@ void EncoderBudgetFix(const Facts& f, bool audio, Diagnosis* d) {
 // default 256, vllm/engine/arg_utils.py 0.6-0.10).
 void MultimodalFixes(const Facts& f, Diagnosis* d) {
   const std::string& m = f.model_path;
+  if (f.get(Num::kSkippedMmProfiling)) {
+    AddFix(d, "without --skip-mm-profiling",
+           "vLLM then profiles the encoder with the largest items and sizes the KV cache "
+           "around it; this start skipped that profile, as its log says");
+  }
   // V1's profile line names the modality it profiled ("profiled with 1 audio items").
   const LogEvent* profiled = f.first_of(EventKind::kProfileBegin);
   const bool audio = ModelFileFrame(f, {"whisper", "qwen2_audio", "ultravox", "granite_speech"}) ||
