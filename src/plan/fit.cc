@@ -14,6 +14,9 @@
 namespace vramfit {
 namespace {
 
+// The context of the probe that says why nothing fits at all (a short request).
+constexpr int64_t kShortProbeContext = 2048;
+
 using core::GroupDigits;
 
 // The knobs a row turns away from the engine's defaults: bit i for engine.knobs[i], the first
@@ -252,6 +255,7 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
     }
   }
   std::string refusal;  // the release refuses the model whatever the card (Plan::refusal)
+
   // The requested settings must be plannable at all (the engine's own errors, e.g. a TP that
   // does not divide the heads), or the search would silently answer a different question.
   {
@@ -389,13 +393,30 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
     });
     result.nearest = any[0];
   }
+  // Nothing fits at all: why the given settings fail with a short context on the first card,
+  // where it is not the length (which the search shortened already).
+  std::string probe_failure;
+  if (!result.nearest && refusal.empty()) {
+    EngineSettings probe = req.base;
+    probe.max_model_len = std::min<int64_t>(kShortProbeContext, searchers[0]->ModelMax());
+    auto p = searchers[0]->prepared()->MakePlan(req.cards[0], probe);
+    if (p.ok() && !p->fits && p->failure_stage && *p->failure_stage != Stage::kKvCache) {
+      probe_failure = fmt::format("with a {}-token context the given settings fail at {} on {}: "
+                                  "{}",
+                                  GroupDigits(static_cast<uint64_t>(probe.max_model_len)),
+                                  StageName(*p->failure_stage), req.cards[0].id,
+                                  p->failure_message);
+    }
+  }
   const std::string nearest =
       result.nearest
           ? fmt::format("{} tokens at {:.2f}x concurrency on {} is the nearest that fits",
                         GroupDigits(static_cast<uint64_t>(result.nearest->context)),
                         result.nearest->concurrency, CardText(*result.nearest))
           : !refusal.empty() ? refusal
-                             : std::string("nothing fits at all, not even one short request");
+          : !probe_failure.empty()
+              ? "nothing fits at all, not even one short request; " + probe_failure
+              : std::string("nothing fits at all, not even one short request");
   switch (req.goal) {
     case FitGoal::kContext:
       // Without --min-context, any context would do: "no context fits", not ">= 0 tokens".

@@ -197,6 +197,19 @@ TEST(Fit, AGoalThatCannotBeMetSaysSoAndShowsTheNearest) {
   EXPECT_FALSE(none->met);
   EXPECT_FALSE(none->nearest.has_value());
   EXPECT_NE(none->unmet.find("nothing fits at all"), std::string::npos) << none->unmet;
+  // Nothing fits because of a given setting, whatever the length: the sentence says which
+  // stage fails and vLLM's reason (--skip-mm-profiling's encoder beside a 0.92 budget).
+  const Inventory vl = Catalog("qwen2.5-vl-7b-instruct");
+  FitRequest skip = OneCard("4090");
+  VllmSettings skip_settings;
+  skip_settings.skip_mm_profiling = true;
+  skip.base = ToEngineSettings(skip_settings);
+  auto unprofiled = Fit(vllm::VllmEngine(), {{"qwen2.5-vl-7b-instruct", &vl}}, skip);
+  ASSERT_TRUE(unprofiled.ok());
+  EXPECT_FALSE(unprofiled->met);
+  EXPECT_NE(unprofiled->unmet.find("the given settings fail at runtime on rtx-4090"),
+            std::string::npos)
+      << unprofiled->unmet;
   // A release that refuses the model whatever the card: the sentence names the refusal and the
   // release to use, not "nothing fits".
   const Inventory llama31 = Catalog("llama-3.1-8b-instruct");
