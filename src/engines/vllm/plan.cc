@@ -1198,9 +1198,9 @@ Result<uint64_t> WeightOffload(Run& r, const VllmWeightOptions& wo) {
                    layers_moved, count, in_group, group, FormatBytes(moved), FormatBytes(pool),
                    s.offload_prefetch_step)});
   r.plan.notes.push_back(fmt::format(
-      "prefetch offloading: {} decoder layers in CPU memory ({}), copied in one layer ahead of "
-      "use over PCIe every forward; {} of GPU buffers hold the layers in flight",
-      layers_moved, FormatBytes(moved), FormatBytes(pool)));
+      "prefetch offloading: {} decoder layers in CPU memory ({}), each copied in over PCIe "
+      "every forward, {} layer(s) ahead of use; {} of GPU buffers hold the layers in flight",
+      layers_moved, FormatBytes(moved), s.offload_prefetch_step, FormatBytes(pool)));
   return moved - pool;
 }
 
