@@ -836,6 +836,37 @@ void WeightsFixes(const Facts& f, Diagnosis* d) {
     AddFix(d, "--tensor-parallel-size 2 (or more GPUs)", "the weights are split across the GPUs");
   }
   AddFix(d, "a 4-bit checkpoint (AWQ/GPTQ) or FP8", "a quarter or half of the 16-bit weight bytes");
+  // One GPU, or no more to add: weights kept in host memory (config/offload.py, read at 0.22).
+  // --cpu-offload-gb is GiB per GPU (UVA: read over PCIe every step); from 0.17 the prefetch
+  // offloader keeps the last N of every G decoder layers there and copies each in ahead of use.
+  const double per_gpu = w > 0 ? w / static_cast<double>(std::max<int64_t>(1, f.tp)) : 0;
+  if (per_gpu > 0 && f.total > 0 && per_gpu > 0.8 * f.total) {
+    const double over = per_gpu - 0.8 * f.total;
+    // The fewest layers of each group that leave the rest in 80% of the card (the decoder layers
+    // hold nearly all the weights), with a layer's GPU buffers back.
+    std::string prefetch;
+    for (const auto& [group, in_group] :
+         {std::pair{8, 1}, {4, 1}, {8, 3}, {2, 1}, {8, 5}, {4, 3}, {8, 7}}) {
+      if (per_gpu * in_group / group >= over * 1.1) {
+        prefetch = in_group == 1 ? fmt::format("--offload-group-size {}", group)
+                                 : fmt::format("--offload-group-size {} --offload-num-in-group {}",
+                                               group, in_group);
+        break;
+      }
+    }
+    AddFix(d, fmt::format("--cpu-offload-gb {:.0f}", std::ceil(over / core::kGiBf) + 1),
+           fmt::format("about {} of weights per GPU kept in host memory and read over PCIe every "
+                       "step (much slower)",
+                       Gib(over)));
+    if (!prefetch.empty()) {
+      AddFix(d, prefetch + " (vLLM 0.17+)",
+             "those decoder layers kept in host memory, each copied in over PCIe ahead of use");
+    }
+  } else {
+    AddFix(d, "--cpu-offload-gb N, or on vLLM 0.17+ --offload-group-size 2",
+           "N GiB of weights per GPU (or every other decoder layer) kept in host memory and "
+           "copied in over PCIe as each step needs them: slower, but the load fits");
+  }
 }
 
 // --max-num-seqs at a quarter of the log's (EngineArgs' default 256 where the log names none,
