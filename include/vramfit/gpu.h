@@ -61,6 +61,10 @@ Result<uint64_t> ParseMemorySize(std::string_view text);
 // A GPU of `total_bytes` for --gpu-memory (no capability known: FP8/FP4 off).
 GpuSpec CustomGpu(uint64_t total_bytes);
 
+// An NVIDIA card's compute capability as major x 10 + minor (89 for "8.9"); 0 for an AMD card
+// or one whose capability is not known.
+int NvidiaComputeCapability(const GpuSpec& gpu);
+
 }  // namespace vramfit
 
 #endif  // VRAMFIT_GPU_H_

@@ -201,7 +201,7 @@ std::string AdviceTable(const Json& advice, bool fits) {
   if (!advice.is_array() || advice.empty()) {
     return fits ? ""
                 : "<h2>What fits</h2>\n<p>Nothing tried fits on this GPU; see <code>vramfit "
-                  "gpus</code> for larger cards.</p>\n";
+                  "gpus</code> for other cards.</p>\n";
   }
   std::string out = "<h2>What fits</h2>\n<table class=\"advice\"><tr><th>change</th>"
                     "<th>effect</th><th>cost</th></tr>\n";

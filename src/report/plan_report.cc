@@ -163,7 +163,7 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
   } else if (!p.fits && !p.refusal.empty()) {
     out += fmt::format("what fits: nothing, on any GPU: {}\n", core::Printable(p.refusal));
   } else if (!p.fits) {
-    out += "what fits: nothing tried fits on this GPU; see `vramfit gpus` for larger cards\n";
+    out += "what fits: nothing tried fits on this GPU; see `vramfit gpus` for other cards\n";
   }
   if (o.explain) {
     out += "explain:\n";

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <mutex>
 
@@ -198,6 +199,18 @@ GpuSpec CustomGpu(uint64_t total_bytes) {
   g.source = "--gpu-memory";
   g.custom = true;
   return g;
+}
+
+int NvidiaComputeCapability(const GpuSpec& gpu) {
+  if (gpu.vendor != "nvidia" || gpu.compute_capability.empty()) return 0;
+  const std::string& c = gpu.compute_capability;
+  int major = 0, minor = 0;
+  const size_t dot = c.find('.');
+  if (dot == std::string::npos) return 0;
+  auto a = std::from_chars(c.data(), c.data() + dot, major);
+  auto b = std::from_chars(c.data() + dot + 1, c.data() + c.size(), minor);
+  if (a.ec != std::errc() || b.ec != std::errc()) return 0;
+  return major * 10 + minor;
 }
 
 }  // namespace vramfit

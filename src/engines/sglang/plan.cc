@@ -219,6 +219,19 @@ bool MeasuredLoadApplies(Run& r) {
 
 // load: the rank's weights (and online FP8's 16-bit transient) must fit in F.
 Status Load(Run& r, bool* ok) {
+  // ModelRunner.load_model (srt/model_executor/model_runner.py): below compute capability 8.0
+  // SGLang runs float16 ("Compute capability below sm80. Use float16 due to lack of bfloat16
+  // support.": the same bytes), and where the minor number is below 5 as well it raises before
+  // any weight is read, so Volta (7.0), Xavier (7.2) and Pascal (6.x) never load.
+  if (const int cc = NvidiaComputeCapability(r.gpu); cc > 0 && cc < 80 && cc % 10 < 5) {
+    Fail(r, Stage::kLoad,
+         fmt::format("RuntimeError: SGLang only supports sm75 and above. ({} is compute "
+                     "capability {}.{}; {}llama.cpp and transformers run there)",
+                     r.gpu.name, cc / 10, cc % 10, cc >= 70 ? "vLLM, " : ""),
+         0);
+    *ok = false;
+    return Status::Ok();
+  }
   WeightOptions o;
   o.tensor_parallel_size = r.s.tensor_parallel_size;
   o.attention_tp_size = AttentionTp(r.s);

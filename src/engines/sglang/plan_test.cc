@@ -478,5 +478,26 @@ TEST(SglangImages, ImageTokensCountTowardTheRequestsLength) {
   EXPECT_TRUE(smaller->fits) << smaller->failure_message;
 }
 
+// ModelRunner.load_model refuses compute capability below 7.5 whose minor number is below 5
+// too ("SGLang only supports sm75 and above."): Volta and Pascal never load; Turing (T4) does,
+// in float16.
+TEST(Sglang, CardsBelowSm75AreRefusedAtLoad) {
+  SglangSettings s;
+  s.max_model_len = 4096;
+  for (const char* gpu : {"v100-32gb", "p40"}) {
+    auto p = PlanSglang(Catalog("qwen3-0.6b"), Gpu(gpu), s);
+    ASSERT_TRUE(p.ok()) << gpu;
+    EXPECT_FALSE(p->fits) << gpu;
+    ASSERT_TRUE(p->failure_stage.has_value()) << gpu;
+    EXPECT_EQ(*p->failure_stage, Stage::kLoad) << gpu;
+    EXPECT_EQ(p->failure_message.rfind("RuntimeError: SGLang only supports sm75 and above.", 0),
+              0u)
+        << p->failure_message;
+  }
+  auto t4 = PlanSglang(Catalog("qwen3-0.6b"), Gpu("t4"), s);
+  ASSERT_TRUE(t4.ok());
+  EXPECT_TRUE(t4->fits) << t4->failure_message;
+}
+
 }  // namespace
 }  // namespace vramfit::sglang

@@ -152,17 +152,7 @@ std::optional<Refusal> BlockShapes(const ModelSpec& spec, int64_t tp, bool ep) {
 
 }  // namespace
 
-int ComputeCapability(const GpuSpec& gpu) {
-  if (gpu.vendor != "nvidia" || gpu.compute_capability.empty()) return 0;
-  const std::string& c = gpu.compute_capability;
-  int major = 0, minor = 0;
-  const size_t dot = c.find('.');
-  if (dot == std::string::npos) return 0;
-  auto a = std::from_chars(c.data(), c.data() + dot, major);
-  auto b = std::from_chars(c.data() + dot + 1, c.data() + c.size(), minor);
-  if (a.ec != std::errc() || b.ec != std::errc()) return 0;
-  return major * 10 + minor;
-}
+int ComputeCapability(const GpuSpec& gpu) { return NvidiaComputeCapability(gpu); }
 
 bool IntegratedGpu(const GpuSpec& gpu) {
   const int cc = ComputeCapability(gpu);
