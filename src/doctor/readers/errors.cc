@@ -70,7 +70,8 @@ constexpr OtherErrorClass kClasses[] = {
        "CMAKE_CUDA_ARCHITECTURES)"}}},
     {"unsupported_dtype", "a data type or kernel this card does not support",
      "the run asked for what the card's compute capability lacks: bfloat16 and "
-     "FlashAttention 2 need compute capability 8.0 (Ampere) or newer",
+     "FlashAttention 2 need compute capability 8.0 (Ampere) or newer, SGLang 7.5 (Turing; "
+     "vLLM, llama.cpp and transformers run on Volta)",
      {}},
     {"nccl", "an NCCL (GPU communication) error",
      "the communication between the GPUs or nodes failed: NCCL and driver versions that do not "
@@ -330,9 +331,11 @@ std::optional<Kind> ClassOf(const LineView& s) {
       Has(s, "invalid device function")) {
     return Kind::kNoKernelImage;
   }
+  // SGLang's ModelRunner.load_model refuses a card below compute capability 7.5 ("SGLang only
+  // supports sm75 and above.", srt/model_executor/model_runner.py).
   if (Has(s, "Bfloat16 is only supported on GPUs with compute capability") ||
       Has(s, "FlashAttention only supports Ampere GPUs or newer") ||
-      Has(s, "bf16 is only supported on")) {
+      Has(s, "bf16 is only supported on") || Has(s, "SGLang only supports sm75 and above")) {
     return Kind::kUnsupportedDtype;
   }
   // NCCL's failures as PyTorch and vLLM raise them ("NCCL error in: .../ProcessGroupNCCL.cpp:
