@@ -105,6 +105,26 @@ class PreparedVllmModel : public PreparedModel {
       add(v, "--all2all-backend deepep_low_latency",
           "needs the DeepEP kernels installed; their buffers are not counted", 11);
     }
+    // Memory outside the budget that the device cannot hold beside it: the highest utilization
+    // that leaves room for the CUDA context, other processes, the graph pool and the plan's
+    // `extra` term (by its --explain name).
+    auto leave_room = [&](std::string_view extra, std::string cost, int group) {
+      const GpuPlan& g = plan.gpus[0];
+      uint64_t outside = g.cuda_context_bytes + s.other_process_bytes + g.cudagraph_bytes;
+      for (const Explained& e : g.explain) {
+        if (e.name == extra) outside += e.bytes;
+      }
+      if (g.total_bytes <= outside) return;
+      const double u = std::floor(100.0 * static_cast<double>(g.total_bytes - outside) /
+                                  static_cast<double>(g.total_bytes)) /
+                       100.0;
+      const double given = s.gpu_memory_utilization;
+      if (u > 0 && (given == 0 || u < given)) {
+        VllmSettings v = s;
+        v.gpu_memory_utilization = u;
+        add(v, fmt::format("--gpu-memory-utilization {:.2f}", u), std::move(cost), group);
+      }
+    };
     // --skip-mm-profiling's encoder at the first request (plan.cc EncoderAtFirstRequest): the
     // encoder profiled again, or a utilization that leaves it room beside the graph pool.
     if (msg.rfind("CUDA out of memory in the multimodal encoder at the first request", 0) == 0) {
@@ -112,46 +132,16 @@ class PreparedVllmModel : public PreparedModel {
       v.skip_mm_profiling = false;
       add(v, "without --skip-mm-profiling",
           "vLLM profiles the encoder and sizes the KV cache around it", 9);
-      const GpuPlan& g = plan.gpus[0];
-      uint64_t outside = g.cuda_context_bytes + s.other_process_bytes + g.cudagraph_bytes;
-      for (const Explained& e : g.explain) {
-        if (e.name == "encoder_at_first_request") outside += e.bytes;
-      }
-      if (g.total_bytes > outside) {
-        const double u = std::floor(100.0 * static_cast<double>(g.total_bytes - outside) /
-                                    static_cast<double>(g.total_bytes)) /
-                         100.0;
-        const double given = s.gpu_memory_utilization;
-        if (u > 0 && (given == 0 || u < given)) {
-          VllmSettings w = s;
-          w.gpu_memory_utilization = u;
-          add(w, fmt::format("--gpu-memory-utilization {:.2f}", u),
-              "less memory for the KV cache, room for the encoder beside it", 10);
-        }
-      }
+      leave_room("encoder_at_first_request",
+                 "less memory for the KV cache, room for the encoder beside it", 10);
     }
-    // Memory outside the budget that the device cannot hold beside it (LMCache's buffers after
-    // the KV cache is sized, a CUDA graph pool captured on top of the budget): the highest
-    // utilization that leaves it room.
+    // LMCache's buffers after the KV cache is sized, a CUDA graph pool captured on top of the
+    // budget.
     if (msg.rfind("CUDA out of memory as the KV cache is set up", 0) == 0 ||
         msg.rfind("CUDA out of memory during CUDA graph capture", 0) == 0) {
-      const GpuPlan& g = plan.gpus[0];
-      uint64_t outside = g.cuda_context_bytes + s.other_process_bytes + g.cudagraph_bytes;
-      for (const Explained& e : g.explain) {
-        if (e.name == "kv_connector") outside += e.bytes;
-      }
-      if (g.total_bytes > outside) {
-        const double u = std::floor(100.0 * static_cast<double>(g.total_bytes - outside) /
-                                    static_cast<double>(g.total_bytes)) /
-                         100.0;
-        const double given = s.gpu_memory_utilization;
-        if (u > 0 && (given == 0 || u < given)) {
-          VllmSettings v = s;
-          v.gpu_memory_utilization = u;
-          add(v, fmt::format("--gpu-memory-utilization {:.2f}", u),
-              "less memory for the KV cache, room for what vLLM allocates outside its budget");
-        }
-      }
+      leave_room("kv_connector",
+                 "less memory for the KV cache, room for what vLLM allocates outside its budget",
+                 0);
     }
     // A fixed KV pool (--kv-cache-memory-bytes) that the device cannot hold beside the weights,
     // the forward's activations and the graph pool: the largest whole GiB that leaves them room,
