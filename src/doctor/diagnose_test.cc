@@ -98,6 +98,28 @@ TEST(Diagnose, FullCardInATrainingRunIsItsStep) {
   }
 }
 
+// The older message on a consumer card: 87% allocated, no byte free and the whole reserve
+// allocated is a card filled by weights placed one by one (load); the same card with a quarter
+// of its reserve cached and unallocated is what a forward pass leaves (after start-up).
+TEST(Diagnose, FullReserveWithNothingCachedIsTheLoad) {
+  const auto oom = [](const char* reserved) {
+    return fmt::format(
+        "RuntimeError: CUDA out of memory. Tried to allocate 96.00 MiB (GPU 0; 6.00 GiB total "
+        "capacity; 5.27 GiB already allocated; 0 bytes free; {} reserved in total by PyTorch)\n",
+        reserved);
+  };
+  const Diagnosis full = DiagnoseText(oom("5.28 GiB"));
+  EXPECT_EQ(full.stage, "load");
+  EXPECT_EQ(full.cause, "weights_too_large");
+  EXPECT_EQ(DiagnoseText(oom("5.60 GiB")).stage, "runtime");
+  // Free memory left: not a full card.
+  EXPECT_EQ(DiagnoseText("RuntimeError: CUDA out of memory. Tried to allocate 96.00 MiB (GPU 0; "
+                         "6.00 GiB total capacity; 5.27 GiB already allocated; 300.00 MiB free; "
+                         "5.28 GiB reserved in total by PyTorch)\n")
+                .stage,
+            "runtime");
+}
+
 // "--model X" and "model='X'" are vLLM's only where the line names vLLM (its engine-config line,
 // LLM(model=...), a vLLM command line): a training script's --model or an API client's model=
 // beside a PyTorch error is not a vLLM launch at load.
