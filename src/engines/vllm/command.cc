@@ -359,6 +359,7 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   if (s.enable_chunked_prefill == 1) c += " --enable-chunked-prefill";
   if (s.enable_chunked_prefill == 0) c += " --no-enable-chunked-prefill";
   if (!s.mamba_cache_mode.empty()) c += " --mamba-cache-mode " + s.mamba_cache_mode;
+  if (s.mamba_block_size > 0) c += fmt::format(" --mamba-block-size {}", s.mamba_block_size);
   if (!s.performance_mode.empty()) c += " --performance-mode " + s.performance_mode;
   if (!s.attention_backend.empty()) c += " --attention-backend " + s.attention_backend;
   if (!s.kv_skip_layers.empty()) {

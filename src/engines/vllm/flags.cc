@@ -403,6 +403,10 @@ const std::vector<FlagSpec>& Flags() {
        nullptr},
       {"--mamba-cache-mode", nullptr, "none | align | all (hybrid models; needs prefix caching)",
        "TEXT"},
+      {"--mamba-block-size", nullptr,
+       "Tokens per linear-attention state block (hybrid models, from vLLM 0.11.1; only with "
+       "prefix caching on)",
+       "INT"},
       {"--mamba-cache-dtype", nullptr,
        "Linear-attention conv state (and recurrent state under auto): auto | float32 | float16 "
        "| bfloat16",
@@ -622,6 +626,15 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
       s.enable_chunked_prefill = 1;
     } else if (name == "--no-enable-chunked-prefill") {
       s.enable_chunked_prefill = 0;
+    } else if (name == "--mamba-block-size") {
+      // CacheConfig.mamba_block_size: Field(gt=0) (vllm/config/cache.py).
+      VRAMFIT_RETURN_IF_ERROR(as_int(&s.mamba_block_size));
+      if (s.mamba_block_size <= 0) {
+        return Status::InvalidArgument(fmt::format(
+            "--mamba-block-size {}: vLLM takes a positive number of tokens (CacheConfig "
+            "mamba_block_size: greater than 0)",
+            s.mamba_block_size));
+      }
     } else if (name == "--mamba-cache-mode") {
       VRAMFIT_RETURN_IF_ERROR(Choice(name, text, kMambaCacheModes));
       s.mamba_cache_mode = text;

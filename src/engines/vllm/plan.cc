@@ -574,6 +574,14 @@ struct Run {
     plan.failure_stage = stage;
     plan.failure_message = std::move(msg);
   }
+  // A refusal of the flags themselves, whatever the card and the memory: the failure, and the
+  // change that lifts it as the plan's way out (Plan::refusal: the reports say it instead of
+  // "other cards" when no re-planned change fits).
+  void Refuse(Stage stage, std::string msg, std::string way_out) {
+    if (!plan.fits) return;
+    Fail(stage, std::move(msg));
+    if (plan.refusal.empty()) plan.refusal = std::move(way_out);
+  }
 };
 
 // --mm-encoder-tp-mode data (MultiModalConfig.mm_encoder_tp_mode, vllm/config/multimodal.py):
@@ -901,12 +909,16 @@ Status ResolveSettings(Run& r) {
   // verify_max_model_len raises it (config/scheduler.py, read at 0.22; V0's scheduler config
   // checked the same).
   if (s.enable_chunked_prefill == 0 && s.max_num_batched_tokens < s.max_model_len) {
-    r.Fail(Stage::kStartup,
-           fmt::format("max_num_batched_tokens ({}) is smaller than max_model_len ({}). This "
-                       "effectively limits the maximum sequence length to "
-                       "max_num_batched_tokens and makes vLLM reject longer sequences. Please "
-                       "increase max_num_batched_tokens or decrease max_model_len.",
-                       s.max_num_batched_tokens, s.max_model_len));
+    r.Refuse(Stage::kStartup,
+             fmt::format("max_num_batched_tokens ({}) is smaller than max_model_len ({}). This "
+                         "effectively limits the maximum sequence length to "
+                         "max_num_batched_tokens and makes vLLM reject longer sequences. Please "
+                         "increase max_num_batched_tokens or decrease max_model_len.",
+                         s.max_num_batched_tokens, s.max_model_len),
+             fmt::format("with chunked prefill off, --max-num-batched-tokens {} (at least "
+                         "--max-model-len), a --max-model-len of at most {}, or chunked prefill "
+                         "back on (drop --no-enable-chunked-prefill)",
+                         s.max_model_len, s.max_num_batched_tokens));
   }
   if (!s.v0_engine && s.use_v2_model_runner == 1 && !v2_unsupported.empty()) {
     r.Fail(Stage::kStartup,
@@ -941,18 +953,21 @@ Status ResolveSettings(Run& r) {
   // EPLB (vllm/config/parallel.py ParallelConfig.__post_init__, read at 0.22): config-time
   // ValueErrors.
   if (r.plan.fits && s.enable_eplb && !s.enable_expert_parallel) {
-    r.Fail(Stage::kStartup, "enable_expert_parallel must be True to use EPLB.");
+    r.Refuse(Stage::kStartup, "enable_expert_parallel must be True to use EPLB.",
+             "add --enable-expert-parallel, or drop --enable-eplb");
   } else if (r.plan.fits && s.enable_eplb &&
              s.tensor_parallel_size * s.data_parallel_size <= 1) {
-    r.Fail(Stage::kStartup,
-           fmt::format("EPLB requires tensor_parallel_size or data_parallel_size to be greater "
-                       "than 1, but got TP={},DP={}.",
-                       s.tensor_parallel_size, s.data_parallel_size));
+    r.Refuse(Stage::kStartup,
+             fmt::format("EPLB requires tensor_parallel_size or data_parallel_size to be "
+                         "greater than 1, but got TP={},DP={}.",
+                         s.tensor_parallel_size, s.data_parallel_size),
+             "drop --enable-eplb (one rank has no experts to balance), or run on more GPUs");
   } else if (r.plan.fits && !s.enable_eplb && s.num_redundant_experts != 0) {
-    r.Fail(Stage::kStartup,
-           fmt::format("num_redundant_experts is set to {} but EPLB is not enabled. Either "
-                       "enable EPLB or unset num_redundant_experts.",
-                       s.num_redundant_experts));
+    r.Refuse(Stage::kStartup,
+             fmt::format("num_redundant_experts is set to {} but EPLB is not enabled. Either "
+                         "enable EPLB or unset num_redundant_experts.",
+                         s.num_redundant_experts),
+             "add --enable-eplb, or drop --num-redundant-experts");
   }
   // The NVFP4 KV cache is read only by FlashInfer's trtllm-gen kernels on SM100 at these
   // releases (PR #40177: "end-to-end NVFP4 KV cache inference works through FlashInfer on
@@ -973,12 +988,15 @@ Status ResolveSettings(Run& r) {
       s.all2all_backend.empty() ? std::string("allgather_reducescatter") : s.all2all_backend;
   if (s.enable_dbo && r.plan.fits && a2a != "deepep_low_latency" &&
       a2a != "deepep_high_throughput") {
-    r.Fail(Stage::kStartup,
-           fmt::format("Microbatching currently only supports the deepep_low_latency and "
-                       "deepep_high_throughput all2all backend. {} is not supported. To fix use "
-                       "--all2all-backend=deepep_low_latency or "
-                       "--all2all-backend=deepep_high_throughput and install the DeepEP kernels.",
-                       a2a));
+    r.Refuse(Stage::kStartup,
+             fmt::format("Microbatching currently only supports the deepep_low_latency and "
+                         "deepep_high_throughput all2all backend. {} is not supported. To fix "
+                         "use --all2all-backend=deepep_low_latency or "
+                         "--all2all-backend=deepep_high_throughput and install the DeepEP "
+                         "kernels.",
+                         a2a),
+             "--all2all-backend deepep_low_latency (with the DeepEP kernels installed), or drop "
+             "--enable-dbo");
   }
   // The all-to-all kernels other than the default keep their own buffers (DeepEP's NVSHMEM
   // buffers, pplx's, FlashInfer's workspaces), which the plan does not size.
@@ -991,11 +1009,14 @@ Status ResolveSettings(Run& r) {
   // is validated against the model and the GPU and refused with no fallback when a check fails
   // (attention_backend.cc).
   if (!s.attention_backend.empty() && r.plan.fits && !r.rules.attention_backend_flag) {
-    r.Fail(Stage::kStartup,
-           fmt::format("vllm serve: error: unrecognized arguments: --attention-backend {} (vLLM "
-                       "{} chooses the backend with VLLM_ATTENTION_BACKEND={}; the flag came "
-                       "with 0.13)",
-                       s.attention_backend, r.rules.text, s.attention_backend));
+    r.Refuse(Stage::kStartup,
+             fmt::format("vllm serve: error: unrecognized arguments: --attention-backend {} "
+                         "(vLLM {} chooses the backend with VLLM_ATTENTION_BACKEND={}; the flag "
+                         "came with 0.13)",
+                         s.attention_backend, r.rules.text, s.attention_backend),
+             fmt::format("VLLM_ATTENTION_BACKEND={} in the environment instead of "
+                         "--attention-backend (the flag came with vLLM 0.13)",
+                         s.attention_backend));
   } else if (r.plan.fits) {
     if (auto refusal = vllm::AttentionBackendRefusal(r.spec, r.gpu, s, r.model_dtype)) {
       r.Fail(refusal->stage, refusal->message);
@@ -1005,11 +1026,12 @@ Status ResolveSettings(Run& r) {
   // B12X_MLA_SPARSE list it in supported_kv_cache_dtypes; mla_attention.py converts fp8 to it
   // for them): a model with dense attention or dense MLA, all the plan models, gets no backend.
   if (s.kv_cache_dtype == "fp8_ds_mla" && r.plan.fits) {
-    r.Fail(Stage::kStartup,
-           "--kv-cache-dtype fp8_ds_mla is read only by the sparse MLA attention backends "
-           "(FLASHMLA_SPARSE, B12X_MLA_SPARSE) of DeepSeek V3.2-style models: no attention "
-           "backend vLLM selects for this model takes it; --kv-cache-dtype fp8 is the FP8 cache "
-           "it reads");
+    r.Refuse(Stage::kStartup,
+             "--kv-cache-dtype fp8_ds_mla is read only by the sparse MLA attention backends "
+             "(FLASHMLA_SPARSE, B12X_MLA_SPARSE) of DeepSeek V3.2-style models: no attention "
+             "backend vLLM selects for this model takes it; --kv-cache-dtype fp8 is the FP8 "
+             "cache it reads",
+             "--kv-cache-dtype fp8 instead of fp8_ds_mla");
   }
   return Status::Ok();
 }
@@ -1132,13 +1154,16 @@ Result<uint64_t> WeightOffload(Run& r, const VllmWeightOptions& wo) {
   }
   // Prefetch.
   if (!r.rules.prefetch_offload) {
-    r.Fail(Stage::kStartup,
-           fmt::format("vllm serve: error: unrecognized arguments: {} (vLLM {} has no prefetch "
-                       "weight offloading; it came with 0.17, PR #29941: --cpu-offload-gb "
-                       "offloads weights there)",
-                       s.offload_backend == "prefetch" ? "--offload-backend"
-                                                       : "--offload-group-size",
-                       r.rules.text));
+    r.Refuse(Stage::kStartup,
+             fmt::format("vllm serve: error: unrecognized arguments: {} (vLLM {} has no "
+                         "prefetch weight offloading; it came with 0.17, PR #29941: "
+                         "--cpu-offload-gb offloads weights there)",
+                         s.offload_backend == "prefetch" ? "--offload-backend"
+                                                         : "--offload-group-size",
+                         r.rules.text),
+             fmt::format("--cpu-offload-gb instead of the prefetch offloading flags (vLLM {} has "
+                         "no prefetch offloading; it came with 0.17)",
+                         r.rules.text));
     return uint64_t{0};
   }
   if (uva > 0) {
@@ -1147,16 +1172,20 @@ Result<uint64_t> WeightOffload(Run& r, const VllmWeightOptions& wo) {
         "ignored with it)");
   }
   if (s.offload_num_in_group > s.offload_group_size) {
-    r.Fail(Stage::kStartup,
-           fmt::format("ValueError: offload_num_in_group ({}) must be <= offload_group_size ({})",
-                       s.offload_num_in_group, s.offload_group_size));
+    r.Refuse(Stage::kStartup,
+             fmt::format("ValueError: offload_num_in_group ({}) must be <= offload_group_size "
+                         "({})",
+                         s.offload_num_in_group, s.offload_group_size),
+             fmt::format("--offload-num-in-group of at most --offload-group-size ({})",
+                         s.offload_group_size));
     return uint64_t{0};
   }
   if (s.offload_prefetch_step < 1) {
-    r.Fail(Stage::kStartup,
-           fmt::format("ValueError: offload_prefetch_step ({}) must be >= 1 when prefetch "
-                       "offloading is enabled (offload_group_size > 0)",
-                       s.offload_prefetch_step));
+    r.Refuse(Stage::kStartup,
+             fmt::format("ValueError: offload_prefetch_step ({}) must be >= 1 when prefetch "
+                         "offloading is enabled (offload_group_size > 0)",
+                         s.offload_prefetch_step),
+             "--offload-prefetch-step 1 or more");
     return uint64_t{0};
   }
   if (!s.offload_params.empty()) {
@@ -2034,6 +2063,65 @@ void MambaPrefixCaching(Run& r) {
   }
 }
 
+// --mamba-block-size (read at 0.22). VllmConfig.validate_mamba_block_size (vllm/config/vllm.py)
+// raises for a value other than max_model_len when prefix caching is off, on any model; prefix
+// caching is resolved before it (EngineArgs._set_default_chunked_prefill_and_prefix_caching_args:
+// on by default for decoder-only models, off for hybrid ones before 0.28). With prefix caching on
+// a hybrid model, "align" mode sets the Mamba block size to the attention block size
+// (Platform's hybrid page-size check, platforms/interface.py): the value changes nothing the
+// plan counts; "all" mode aligns the attention block to it, not modelled (as "all" itself).
+void MambaBlockSize(Run& r) {
+  const VllmSettings& s = r.s;
+  if (s.mamba_block_size <= 0 || s.v0_engine) return;
+  if (!r.rules.mamba_block_size_flag) {
+    r.Refuse(Stage::kStartup,
+             fmt::format("vllm serve: error: unrecognized arguments: --mamba-block-size {} "
+                         "(vLLM {} has no such flag; it came with 0.11.1, PR #27289)",
+                         s.mamba_block_size, r.rules.text),
+             fmt::format("drop --mamba-block-size (vLLM {} has no such flag)", r.rules.text));
+    return;
+  }
+  const bool hybrid = HasAttention(r.kv_spec(), AttentionKind::kLinear);
+  const bool on = s.enable_prefix_caching == -1
+                      ? (hybrid ? r.rules.hybrid_prefix_caching_default : true)
+                      : s.enable_prefix_caching == 1;
+  if (!on && s.mamba_block_size != s.max_model_len) {
+    r.Refuse(Stage::kStartup,
+             fmt::format("ValueError: --mamba-block-size can only be set with "
+                         "--enable-prefix-caching (prefix caching is off{})",
+                         s.enable_prefix_caching == 0 ? ": --no-enable-prefix-caching"
+                                                      : ", vLLM's default for hybrid models "
+                                                        "before 0.28"),
+             "add --enable-prefix-caching, or drop --mamba-block-size");
+    return;
+  }
+  if (!hybrid) {
+    r.plan.without_effect.push_back(fmt::format(
+        "--mamba-block-size {}: the model has no linear-attention (Mamba) layers",
+        s.mamba_block_size));
+  } else if (!on) {
+    r.plan.without_effect.push_back(fmt::format(
+        "--mamba-block-size {}: equal to --max-model-len, the value vLLM sets itself without "
+        "prefix caching",
+        s.mamba_block_size));
+  } else {
+    const ModelSpec& spec = r.kv_spec();
+    const bool no_all = spec.family == "qwen3_next" || spec.family == "qwen3_5" ||
+                        spec.family == "qwen3_5_moe";
+    if (no_all || s.mamba_cache_mode == "align") {
+      r.plan.without_effect.push_back(fmt::format(
+          "--mamba-block-size {}: in 'align' mode vLLM sets the Mamba block size to the "
+          "attention block size",
+          s.mamba_block_size));
+    } else {
+      r.plan.not_counted.push_back(fmt::format(
+          "--mamba-block-size {} in Mamba prefix caching's 'all' mode (vLLM aligns the "
+          "attention block to it)",
+          s.mamba_block_size));
+    }
+  }
+}
+
 // --disable-hybrid-kv-cache-manager: KVCacheCoordinator without the hybrid manager needs one KV
 // spec for every layer, so unify_hybrid_kv_cache_specs (v1/core/kv_cache_utils.py) turns each
 // SlidingWindowSpec into a FullAttentionSpec where full-attention layers are present ("Hybrid KV
@@ -2203,6 +2291,7 @@ Status KvCache(Run& r) {
     r.plan.refusal = refusal->change;
   }
   HybridKvManager(r);
+  MambaBlockSize(r);
   MambaPrefixCaching(r);
   r.legacy_kv = vllm::LegacyKvSpec(r.rules, r.with_draft ? *r.with_draft : r.spec);
   if (r.legacy_kv) {

@@ -661,6 +661,65 @@ TEST(Vllm, PrefixCachingOnAHybridModelHoldsTwoStatePages) {
   EXPECT_EQ(dense.kv_cache_tokens, plan("qwen3-8b", "0.27.1", {}).kv_cache_tokens);
 }
 
+// --mamba-block-size: refused with prefix caching off (VllmConfig.validate_mamba_block_size),
+// which is a hybrid model's default before 0.28; in 'align' mode vLLM replaces it with the
+// attention block size, so the plan is unchanged; refused by argparse before 0.11.1; no effect
+// on a model without linear-attention layers.
+TEST(Vllm, MambaBlockSizeNeedsPrefixCaching) {
+  auto plan = [](const std::string& model, const std::string& version,
+                 std::vector<std::string> flags) {
+    std::vector<std::string> argv = {"vllm", "serve", "Qwen/Qwen3.8-27B", "--max-model-len",
+                                     "8192", "--max-num-seqs", "256"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto cmd = vllm::ReadServeCommand(argv);
+    EXPECT_TRUE(cmd.ok()) << cmd.status().ToString();
+    auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    s->version = version;
+    auto p = PlanVllm(Catalog(model.c_str()), Gpu("rtx-pro-6000"), *s);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return *p;
+  };
+  const std::vector<std::string> size = {"--mamba-block-size", "256"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), size.begin(), size.end());
+    return more;
+  };
+  const VllmPlan off = plan("qwen3.8-27b", "0.22.0", size);
+  EXPECT_FALSE(off.fits);
+  EXPECT_EQ(off.failure_stage, Stage::kStartup);
+  EXPECT_NE(off.failure_message.find("can only be set with --enable-prefix-caching"),
+            std::string::npos)
+      << off.failure_message;
+  EXPECT_EQ(off.refusal, "add --enable-prefix-caching, or drop --mamba-block-size");
+  EXPECT_FALSE(plan("qwen3.8-27b", "0.28.0", with({"--no-enable-prefix-caching"})).fits);
+  // On (asked for, or 0.28's default): the same plan as without the flag.
+  const VllmPlan on = plan("qwen3.8-27b", "0.22.0", with({"--enable-prefix-caching"}));
+  EXPECT_TRUE(on.fits) << on.failure_message;
+  EXPECT_EQ(on.kv_cache_tokens,
+            plan("qwen3.8-27b", "0.22.0", {"--enable-prefix-caching"}).kv_cache_tokens);
+  ASSERT_EQ(on.without_effect.size(), 1u);
+  EXPECT_NE(on.without_effect[0].find("'align' mode"), std::string::npos);
+  EXPECT_TRUE(plan("qwen3.8-27b", "0.28.0", size).fits);
+  // The value vLLM sets itself without prefix caching passes the check.
+  EXPECT_TRUE(plan("qwen3.8-27b", "0.22.0", {"--mamba-block-size", "8192"}).fits);
+  // Before the flag.
+  const VllmPlan early = plan("qwen3-8b", "0.11.0", size);
+  EXPECT_FALSE(early.fits);
+  EXPECT_NE(early.failure_message.find("unrecognized arguments: --mamba-block-size"),
+            std::string::npos);
+  // A dense model: prefix caching is on by default, and the flag does nothing.
+  const VllmPlan dense = plan("qwen3-8b", "0.22.0", size);
+  EXPECT_TRUE(dense.fits);
+  ASSERT_EQ(dense.without_effect.size(), 1u);
+  EXPECT_NE(dense.without_effect[0].find("no linear-attention"), std::string::npos);
+  // Not a positive number.
+  auto cmd = vllm::ReadServeCommand(
+      {"vllm", "serve", "Qwen/Qwen3-8B", "--mamba-block-size", "0"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_FALSE(vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings)).ok());
+}
+
 TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
   // VllmConfig.use_v2_model_runner without VLLM_USE_V2_MODEL_RUNNER: Qwen3ForCausalLM neither MoE
   // nor quantized from v0.22 (PR #39337), Llama and Mistral too from v0.23 (PR #43458), their

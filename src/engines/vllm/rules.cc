@@ -85,6 +85,7 @@ Rules RulesFor(int release) {
   r.hybrid_prefix_caching_default = release >= 2800;
   r.batch_tier_160gib = release >= 2800;
   r.prefetch_offload = r.release >= 1700;
+  r.mamba_block_size_flag = r.release >= 1101;
   r.mamba_align_mode = r.release >= 1600;
   r.strided_kv_groups = r.release >= 1100;
   r.group_close_enough_percent = r.release >= 1800 ? 150 : r.release >= 1100 ? 125 : 0;

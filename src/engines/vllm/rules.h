@@ -138,6 +138,11 @@ struct Rules {
   // Prefetch weight offloading (--offload-group-size and the rest, OffloadConfig; PR #29941,
   // merged 2026-02-25, taken as v0.17): argparse refuses its flags before.
   bool prefetch_offload = true;
+  // --mamba-block-size (CacheConfig.mamba_block_size, PR #27289, merged 2025-10-28, first in
+  // v0.11.1): argparse refuses it before. With it comes the check that it is set only with
+  // prefix caching (CacheConfig.validate_mamba_block_size, moved to VllmConfig the next day by
+  // PR #27773, which lets a value equal to max_model_len through).
+  bool mamba_block_size_flag = true;
   // Mamba prefix caching's "align" mode (PR #30877, merged 2026-01-24; 0.16 here, the first
   // release certain to hold it): before it, prefix caching on a hybrid model is not modelled.
   bool mamba_align_mode = true;

@@ -103,6 +103,8 @@ struct VllmOptions : EngineOptions {
   int64_t sliding_window_cap = 0;
   // --mamba-cache-mode as given ("": vLLM's "none"): none | align | all.
   std::string mamba_cache_mode;
+  // --mamba-block-size (0: not given).
+  int64_t mamba_block_size = 0;
   // --performance-mode (VllmConfig.performance_mode, read at 0.22): "" or balanced; throughput
   // doubles the default max_num_seqs and max_num_batched_tokens; interactivity captures every
   // batch size up to 32.
