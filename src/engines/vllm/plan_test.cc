@@ -603,25 +603,29 @@ TEST(Vllm, PrintedCommandKeepsFlagsItDoesNotRead) {
   EXPECT_NE(p->command.find(" --enable-prefix-caching"), std::string::npos) << p->command;
 }
 
+// A `vllm serve` of 8,192 tokens and 256 sequences with `flags` on one RTX PRO 6000, for the
+// catalog's `model` under the rules of `version`.
+VllmPlan PlanEightThousandOnRtxPro6000(const std::string& model, const std::string& version,
+                                       std::vector<std::string> flags) {
+  std::vector<std::string> argv = {"vllm", "serve", "Qwen/Qwen3.8-27B", "--max-model-len", "8192",
+                                   "--max-num-seqs", "256"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  auto cmd = vllm::ReadServeCommand(argv);
+  EXPECT_TRUE(cmd.ok()) << cmd.status().ToString();
+  auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  s->version = version;
+  auto p = PlanVllm(Catalog(model.c_str()), Gpu("rtx-pro-6000"), *s);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return *p;
+}
+
 // Prefix caching on a hybrid model: vLLM's default from 0.28 (PR #50991), --enable-prefix-caching
 // before. Its "align" mode holds two linear-attention state pages per request per group, so the
 // same pool serves fewer requests; --no-enable-prefix-caching gives the one page back. A model
 // without linear-attention layers is unchanged.
 TEST(Vllm, PrefixCachingOnAHybridModelHoldsTwoStatePages) {
-  auto plan = [](const std::string& model, const std::string& version,
-                 std::vector<std::string> flags) {
-    std::vector<std::string> argv = {"vllm", "serve", "Qwen/Qwen3.8-27B", "--max-model-len",
-                                     "8192", "--max-num-seqs", "256"};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    auto cmd = vllm::ReadServeCommand(argv);
-    EXPECT_TRUE(cmd.ok()) << cmd.status().ToString();
-    auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    s->version = version;
-    auto p = PlanVllm(Catalog(model.c_str()), Gpu("rtx-pro-6000"), *s);
-    EXPECT_TRUE(p.ok()) << p.status().ToString();
-    return *p;
-  };
+  const auto plan = PlanEightThousandOnRtxPro6000;
   auto noted = [](const VllmPlan& p, std::string_view what) {
     return std::any_of(p.notes.begin(), p.notes.end(),
                        [&](const std::string& n) { return n.find(what) != std::string::npos; });
@@ -666,20 +670,7 @@ TEST(Vllm, PrefixCachingOnAHybridModelHoldsTwoStatePages) {
 // attention block size, so the plan is unchanged; refused by argparse before 0.11.1; no effect
 // on a model without linear-attention layers.
 TEST(Vllm, MambaBlockSizeNeedsPrefixCaching) {
-  auto plan = [](const std::string& model, const std::string& version,
-                 std::vector<std::string> flags) {
-    std::vector<std::string> argv = {"vllm", "serve", "Qwen/Qwen3.8-27B", "--max-model-len",
-                                     "8192", "--max-num-seqs", "256"};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    auto cmd = vllm::ReadServeCommand(argv);
-    EXPECT_TRUE(cmd.ok()) << cmd.status().ToString();
-    auto s = vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    s->version = version;
-    auto p = PlanVllm(Catalog(model.c_str()), Gpu("rtx-pro-6000"), *s);
-    EXPECT_TRUE(p.ok()) << p.status().ToString();
-    return *p;
-  };
+  const auto plan = PlanEightThousandOnRtxPro6000;
   const std::vector<std::string> size = {"--mamba-block-size", "256"};
   auto with = [&](std::vector<std::string> more) {
     more.insert(more.begin(), size.begin(), size.end());
