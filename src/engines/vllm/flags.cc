@@ -2,6 +2,7 @@
 #include "engines/vllm/flags.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <simdjson.h>
 
 #include <algorithm>
@@ -368,6 +369,10 @@ const std::vector<FlagSpec>& Flags() {
       {"--speculative-config", nullptr,
        "Speculative decoding, e.g. '{\"method\": \"mtp\", \"num_speculative_tokens\": 2}'",
        "TEXT"},
+      {"--spec-method", nullptr, "--speculative-config's method (vLLM 0.22+)", "TEXT"},
+      {"--spec-model", nullptr, "--speculative-config's draft model (vLLM 0.22+)", "TEXT"},
+      {"--spec-tokens", nullptr, "--speculative-config's num_speculative_tokens (vLLM 0.22+)",
+       "INT"},
       {"--hf-overrides", nullptr,
        "config.json keys to override, e.g. '{\"rope_scaling\": {\"rope_type\": \"yarn\", "
        "\"factor\": 4.0, \"original_max_position_embeddings\": 32768}}'",
@@ -524,6 +529,86 @@ Status ReadJsonKey(const std::string& flag, const std::string& text, const std::
   }
   return Status::Ok();
 }
+
+// --speculative-config's JSON into the settings: the method, a separate draft model and
+// num_speculative_tokens.
+Status ReadSpeculativeConfig(std::string_view text, VllmSettings* out) {
+  VllmSettings& s = *out;
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  if (parser.parse(text).get(obj)) {
+    return Status::InvalidArgument(
+        fmt::format("--speculative-config: expected a JSON object, found {}",
+                    core::Printable(text)));
+  }
+  std::string_view method;
+  std::string_view model;  // a separate draft (draft_model, eagle, eagle3, medusa, ...)
+  const bool has_model = !obj["model"].get_string().get(model) && !model.empty();
+  if (obj["method"].get_string().get(method)) {
+    method = has_model ? "draft_model" : "";  // a model without a method: "draft_model"
+  }
+  int64_t k = 0;
+  simdjson::dom::element tokens;
+  if (!obj["num_speculative_tokens"].get(tokens) && !tokens.is_null()) {
+    if (tokens.get_int64().get(k)) {
+      return Status::InvalidArgument(
+          "--speculative-config num_speculative_tokens: expected a whole number 1 to 64");
+    }
+    VRAMFIT_RETURN_IF_ERROR(
+        InRange("--speculative-config num_speculative_tokens", k, 1, 64, "draft tokens"));
+  }
+  s.speculative_config = std::string(text);
+  s.speculative_method = std::string(method);
+  // The MTP methods load the target's own layers and ignore "model"; n-gram and suffix
+  // drafting have no model.
+  s.draft_model = has_model && !SpeculativeUsesOwnLayers(method) && method != "ngram" &&
+                          method != "suffix"
+                      ? std::string(model)
+                      : "";
+  s.num_speculative_tokens = k;
+  return Status::Ok();
+}
+
+// --spec-method, --spec-model and --spec-tokens (PR #42476, 0.22) set the keys method, model
+// and num_speculative_tokens of --speculative-config, and EngineArgs.create_speculative_config
+// (vllm/engine/arg_utils.py) refuses one beside the same key in the JSON. The JSON with the
+// aliases' keys added, as vLLM builds it.
+Result<std::string> WithSpecAliases(
+    const std::string& json, const std::vector<std::pair<std::string, nlohmann::json>>& aliases) {
+  static constexpr std::pair<std::string_view, std::string_view> kFlagOf[] = {
+      {"method", "--spec-method"},
+      {"model", "--spec-model"},
+      {"num_speculative_tokens", "--spec-tokens"}};
+  std::string body = json.empty() ? "{}" : json;
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  if (parser.parse(body).get(obj)) {
+    return Status::InvalidArgument(fmt::format(
+        "--speculative-config: expected a JSON object, found {}", core::Printable(body)));
+  }
+  size_t close = body.find_last_of('}');
+  bool empty = obj.size() == 0;
+  for (const auto& [key, value] : aliases) {
+    std::string_view flag;
+    for (const auto& [k, f] : kFlagOf) {
+      if (k == key) flag = f;
+    }
+    simdjson::dom::element present;
+    if (!obj[key].get(present)) {
+      return Status::InvalidArgument(
+          fmt::format("{} and --speculative-config['{}'] are mutually exclusive (vLLM refuses "
+                      "the two together); give it once",
+                      flag, key));
+    }
+    const std::string piece =
+        fmt::format("{}{}: {}", empty ? "" : ", ", nlohmann::json(key).dump(), value.dump());
+    body.insert(close, piece);
+    close += piece.size();
+    empty = false;
+  }
+  return body;
+}
+
 }  // namespace
 
 Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
@@ -532,6 +617,8 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   std::string max_model_len, kv_cache_memory, limit_mm, mm_kwargs, eplb_config;
   int64_t max_capture_flag = 0;
   std::vector<int64_t> capture_sizes_flag;
+  std::string spec_json;
+  std::vector<std::pair<std::string, nlohmann::json>> spec_aliases;
   for (const auto& [name, text] : given) {
     // `--max-model-len ""`: vLLM's typed parsers and JSON readers refuse an empty value, so it
     // is not the default either (an unset flag is left out of `given`).
@@ -702,38 +789,15 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
     } else if (name == "--kv-cache-memory-bytes") {
       kv_cache_memory = text;
     } else if (name == "--speculative-config") {
-      simdjson::dom::parser parser;
-      simdjson::dom::object obj;
-      if (parser.parse(text).get(obj)) {
-        return Status::InvalidArgument(
-            fmt::format("--speculative-config: expected a JSON object, found {}",
-                        core::Printable(text)));
-      }
-      std::string_view method;
-      std::string_view model;  // a separate draft (draft_model, eagle, eagle3, medusa, ...)
-      const bool has_model = !obj["model"].get_string().get(model) && !model.empty();
-      if (obj["method"].get_string().get(method)) {
-        method = has_model ? "draft_model" : "";  // a model without a method: "draft_model"
-      }
+      spec_json = text;
+    } else if (name == "--spec-method") {
+      spec_aliases.emplace_back("method", nlohmann::json(text));
+    } else if (name == "--spec-model") {
+      spec_aliases.emplace_back("model", nlohmann::json(text));
+    } else if (name == "--spec-tokens") {
       int64_t k = 0;
-      simdjson::dom::element tokens;
-      if (!obj["num_speculative_tokens"].get(tokens) && !tokens.is_null()) {
-        if (tokens.get_int64().get(k)) {
-          return Status::InvalidArgument(
-              "--speculative-config num_speculative_tokens: expected a whole number 1 to 64");
-        }
-        VRAMFIT_RETURN_IF_ERROR(
-            InRange("--speculative-config num_speculative_tokens", k, 1, 64, "draft tokens"));
-      }
-      s.speculative_config = text;
-      s.speculative_method = std::string(method);
-      // The MTP methods load the target's own layers and ignore "model"; n-gram and suffix
-      // drafting have no model.
-      s.draft_model = has_model && !SpeculativeUsesOwnLayers(method) && method != "ngram" &&
-                              method != "suffix"
-                          ? std::string(model)
-                          : "";
-      s.num_speculative_tokens = k;
+      VRAMFIT_RETURN_IF_ERROR(as_int(&k));
+      spec_aliases.emplace_back("num_speculative_tokens", nlohmann::json(k));
     } else if (name == "--compilation-config") {
       VRAMFIT_RETURN_IF_ERROR(ReadCompilationConfig(text, &s));
     } else if (name == "--cudagraph-capture-sizes") {
@@ -828,6 +892,12 @@ Result<VllmSettings> ReadFlags(const FlagValues& given, VllmSettings s) {
   // with nargs="+"): create_engine_config copies it into compilation_config and refuses it
   // beside compilation_config's own key ("cudagraph_capture_sizes and compilation_config.
   // cudagraph_capture_sizes are mutually exclusive", vllm/engine/arg_utils.py).
+  if (!spec_json.empty() || !spec_aliases.empty()) {
+    auto merged = WithSpecAliases(spec_json, spec_aliases);
+    if (!merged.ok()) return merged.status();
+    VRAMFIT_RETURN_IF_ERROR(ReadSpeculativeConfig(*merged, &s));
+    s.speculative_aliases = !spec_aliases.empty();
+  }
   if (!capture_sizes_flag.empty()) {
     if (!s.cudagraph_capture_sizes.empty()) {
       return Status::InvalidArgument(

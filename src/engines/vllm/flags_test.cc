@@ -91,6 +91,38 @@ TEST(VllmFlags, MultimodalCountsPixelsAndDraftTokensAreRangeChecked) {
   EXPECT_EQ(Error({{"--speculative-config", mtp + "2}"}}), "");
 }
 
+// --spec-method, --spec-model and --spec-tokens are --speculative-config's keys: merged into its
+// JSON as vLLM merges them, and refused beside the same key there.
+TEST(VllmFlags, SpeculativeAliasesAreTheConfigsKeys) {
+  auto s = ReadFlags({{"--spec-method", "eagle3"},
+                      {"--spec-model", "RedHatAI/Qwen3-8B-speculator.eagle3"},
+                      {"--spec-tokens", "3"}},
+                     VllmSettings{});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->speculative_method, "eagle3");
+  EXPECT_EQ(s->draft_model, "RedHatAI/Qwen3-8B-speculator.eagle3");
+  EXPECT_EQ(s->num_speculative_tokens, 3);
+  EXPECT_TRUE(s->speculative_aliases);
+  EXPECT_EQ(s->speculative_config,
+            "{\"method\": \"eagle3\", \"model\": \"RedHatAI/Qwen3-8B-speculator.eagle3\", "
+            "\"num_speculative_tokens\": 3}");
+  // Beside the JSON: its other keys stay, the same key is refused.
+  auto both = ReadFlags({{"--speculative-config", "{\"method\": \"mtp\"}"}, {"--spec-tokens", "2"}},
+                        VllmSettings{});
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both->speculative_method, "mtp");
+  EXPECT_EQ(both->num_speculative_tokens, 2);
+  EXPECT_EQ(both->speculative_config, "{\"method\": \"mtp\", \"num_speculative_tokens\": 2}");
+  EXPECT_EQ(Error({{"--speculative-config", "{\"method\": \"mtp\"}"}, {"--spec-method", "mtp"}}),
+            "--spec-method and --speculative-config['method'] are mutually exclusive (vLLM "
+            "refuses the two together); give it once");
+  EXPECT_NE(Error({{"--spec-tokens", "three"}}), "");
+  EXPECT_NE(Error({{"--spec-tokens", "0"}}), "");
+  EXPECT_NE(Error({{"--speculative-config", "[1]"}, {"--spec-tokens", "2"}}), "");
+  EXPECT_FALSE(ReadFlags({{"--speculative-config", "{\"method\": \"mtp\"}"}}, VllmSettings{})
+                   ->speculative_aliases);
+}
+
 TEST(VllmFlags, CompilationConfigGraphKeys) {
   const std::string cc = "--compilation-config";
   EXPECT_EQ(Error({{cc, R"({"cudagraph_mode": "full_decode_only"})"}}), "");

@@ -940,6 +940,16 @@ Status ResolveSettings(Run& r) {
                        "run on Pascal)",
                        r.gpu.name, gpu_cc / 10, gpu_cc % 10));
   }
+  if (s.speculative_aliases && !r.rules.spec_alias_flags) {
+    r.Refuse(Stage::kStartup,
+             fmt::format("vllm serve: error: unrecognized arguments: --spec-method/--spec-model/"
+                         "--spec-tokens (vLLM {} has no such flags; they came with 0.22, PR "
+                         "#42476)",
+                         r.rules.text),
+             fmt::format("--speculative-config '{}' instead of the --spec-* flags (vLLM {} has "
+                         "no such flags)",
+                         s.speculative_config, r.rules.text));
+  }
   if (auto refusal =
           vllm::ConfigRefusal(r.spec, r.gpu, r.rules, s.quantization, r.model_dtype)) {
     r.Fail(refusal->stage, refusal->message);

@@ -711,6 +711,26 @@ TEST(Vllm, MambaBlockSizeNeedsPrefixCaching) {
   EXPECT_FALSE(vllm::ReadFlags(cmd->flags, ToVllmSettings(cmd->settings)).ok());
 }
 
+// --spec-method/--spec-tokens plan as the --speculative-config they stand for from 0.22, and are
+// refused by argparse before, with the JSON that older releases take as the way out.
+TEST(Vllm, SpeculativeAliasesFromVllm022) {
+  const std::vector<std::string> aliases = {"--spec-method", "mtp", "--spec-tokens", "2"};
+  const VllmPlan now = PlanEightThousandOnRtxPro6000("qwen3.8-27b", "0.22.0", aliases);
+  const VllmPlan json = PlanEightThousandOnRtxPro6000(
+      "qwen3.8-27b", "0.22.0",
+      {"--speculative-config", "{\"method\": \"mtp\", \"num_speculative_tokens\": 2}"});
+  EXPECT_TRUE(now.fits) << now.failure_message;
+  EXPECT_EQ(now.kv_cache_tokens, json.kv_cache_tokens);
+  EXPECT_GT(now.gpus[0].weights_bytes, 0u);
+  EXPECT_EQ(now.gpus[0].weights_bytes, json.gpus[0].weights_bytes);
+  const VllmPlan before = PlanEightThousandOnRtxPro6000("qwen3.8-27b", "0.21.0", aliases);
+  EXPECT_FALSE(before.fits);
+  EXPECT_EQ(before.failure_stage, Stage::kStartup);
+  EXPECT_EQ(before.refusal,
+            "--speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 2}' "
+            "instead of the --spec-* flags (vLLM 0.21 has no such flags)");
+}
+
 TEST(Vllm, ModelRunnerV2IsTheDefaultForTheModelsOfItsRelease) {
   // VllmConfig.use_v2_model_runner without VLLM_USE_V2_MODEL_RUNNER: Qwen3ForCausalLM neither MoE
   // nor quantized from v0.22 (PR #39337), Llama and Mistral too from v0.23 (PR #43458), their

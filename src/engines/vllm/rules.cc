@@ -86,6 +86,7 @@ Rules RulesFor(int release) {
   r.batch_tier_160gib = release >= 2800;
   r.prefetch_offload = r.release >= 1700;
   r.mamba_block_size_flag = r.release >= 1101;
+  r.spec_alias_flags = r.release >= 2200;
   r.mamba_align_mode = r.release >= 1600;
   r.strided_kv_groups = r.release >= 1100;
   r.group_close_enough_percent = r.release >= 1800 ? 150 : r.release >= 1100 ? 125 : 0;

@@ -143,6 +143,9 @@ struct Rules {
   // prefix caching (CacheConfig.validate_mamba_block_size, moved to VllmConfig the next day by
   // PR #27773, which lets a value equal to max_model_len through).
   bool mamba_block_size_flag = true;
+  // --spec-method, --spec-model, --spec-tokens (PR #42476, merged 2026-05-18, taken as 0.22):
+  // argparse refuses them before.
+  bool spec_alias_flags = true;
   // Mamba prefix caching's "align" mode (PR #30877, merged 2026-01-24; 0.16 here, the first
   // release certain to hold it): before it, prefix caching on a hybrid model is not modelled.
   bool mamba_align_mode = true;

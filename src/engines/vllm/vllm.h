@@ -60,6 +60,9 @@ struct VllmOptions : EngineOptions {
   // num_speculative_tokens.
   std::string speculative_config;
   std::string speculative_method;
+  // Set when --spec-method, --spec-model or --spec-tokens gave any of it (argparse refuses them
+  // before 0.22); speculative_config is then the JSON vLLM builds from them.
+  bool speculative_aliases = false;
   int64_t num_speculative_tokens = 0;
   std::string dtype = "auto";  // --dtype: auto | half | float16 | bfloat16 | float | float32
   double cpu_offload_gb = 0;            // --cpu-offload-gb (GiB per GPU)
