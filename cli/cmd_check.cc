@@ -28,6 +28,7 @@
 #include "vramfit/report.h"
 #include "vramfit/report_html.h"
 #include "vramfit/script.h"
+#include "vramfit/source.h"
 #include "vramfit/suggest.h"
 
 namespace vramfit::cli {
@@ -292,6 +293,18 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   }
   const std::string launched = cmd->model;
   if (!mapped.empty()) cmd->model = mapped;
+  // The Hub revision the command names: a Hub id is read at it; a catalogued model (read
+  // offline, as catalogued) and a local directory are not, and say so.
+  if (!cmd->revision.empty()) {
+    auto ref = ResolveModel(cmd->model);
+    if (ref.ok() && ref->kind == ModelKind::kHub && cmd->model.find('@') == std::string::npos) {
+      cmd->model += "@" + cmd->revision;
+    } else if (ref.ok() && ref->kind != ModelKind::kHub) {
+      cmd->unmodelled_flags.push_back(fmt::format(
+          "--revision {} (the model is read {}, not at that revision)", cmd->revision,
+          ref->kind == ModelKind::kCatalog ? "as the catalog holds it" : "from its path"));
+    }
+  }
   if (!cmd->unmodelled_env.empty()) {
     fmt::print(stderr, "vramfit check: {}environment not modelled (ignored): {}\n", where,
                fmt::join(cmd->unmodelled_env, " "));

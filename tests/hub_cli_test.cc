@@ -231,6 +231,35 @@ TEST(HubCliTest, PreprocessorConfigAndRevisionReachThePlan) {
   EXPECT_EQ(peak(remote.out), peak(small.out));
   EXPECT_NE(remote.out.find("vllm serve org/vl --revision " + std::string(testing::kMockCommit)),
             std::string::npos);
+  // vLLM's --revision in a checked command reads the Hub id at that revision: the same plan,
+  // the flag kept as given; a revision the Hub does not have fails as vLLM's download would.
+  const Output checked = RunCli({"check", "--gpu", "a100-80gb", "--json", "--", "vllm", "serve",
+                                 "org/vl", "--revision", testing::kMockCommit});
+  ASSERT_EQ(checked.rc, 0) << checked.out;
+  EXPECT_EQ(peak(checked.out), peak(small.out));
+  EXPECT_NE(checked.out.find("--revision " + std::string(testing::kMockCommit)),
+            std::string::npos);
+  EXPECT_EQ(checked.out.find("--revision " + std::string(testing::kMockCommit) + " --revision"),
+            std::string::npos);
+  EXPECT_EQ(RunCli({"check", "--gpu", "a100-80gb", "--", "vllm", "serve", "org/vl", "--revision",
+                    "no-such-branch"})
+                .rc,
+            2);
+  // SGLang's --revision likewise; a plan of org/vl@REV prints it.
+  const Output sglang =
+      RunCli({"check", "--gpu", "a100-80gb", "--json", "--", "python", "-m",
+              "sglang.launch_server", "--model-path", "org/vl", "--revision",
+              testing::kMockCommit});
+  ASSERT_EQ(sglang.rc, 0) << sglang.out;
+  EXPECT_NE(sglang.out.find("--revision " + std::string(testing::kMockCommit)),
+            std::string::npos);
+  const Output sglang_plan =
+      RunCli({"plan", std::string("org/vl@") + testing::kMockCommit, "--engine", "sglang", "--gpu",
+              "a100-80gb", "--json"});
+  ASSERT_EQ(sglang_plan.rc, 0) << sglang_plan.out;
+  EXPECT_NE(sglang_plan.out.find("--model-path org/vl --revision " +
+                                 std::string(testing::kMockCommit)),
+            std::string::npos);
   std::error_code ec;
   fs::remove_all(root, ec);
 }

@@ -52,6 +52,7 @@ using FlagValues = std::vector<std::pair<std::string, std::string>>;
 // One engine command line read from argv.
 struct EngineCommand {
   std::string model;                          // the model it serves
+  std::string revision;                       // the Hub revision it names ("": the default)
   EngineSettings settings;                    // what the environment prefix set
   FlagValues flags;                           // the engine's flags given (read_flags reads them)
   // Flags vramfit does not model (ignored), and environment variables likewise: the names

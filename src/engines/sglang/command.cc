@@ -113,8 +113,11 @@ Status TakeValues(const std::vector<std::string>& cmd, const std::string& writte
 }  // namespace
 
 std::string LaunchCommand(const std::string& model, const SglangSettings& s,
-                          const SglangSettings& in) {
+                          const SglangSettings& in, const std::string& revision) {
   std::string c = "python -m sglang.launch_server --model-path " + ShellWord(model);
+  const bool kept_revision =
+      std::find(s.kept_args.begin(), s.kept_args.end(), "--revision") != s.kept_args.end();
+  if (!revision.empty() && !kept_revision) c += " --revision " + ShellWord(revision);
   if (s.tensor_parallel_size > 1) c += fmt::format(" --tp-size {}", s.tensor_parallel_size);
   if (s.pipeline_parallel_size > 1) c += fmt::format(" --pp-size {}", s.pipeline_parallel_size);
   if (s.data_parallel_size > 1) c += fmt::format(" --dp-size {}", s.data_parallel_size);
@@ -281,6 +284,21 @@ Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
     const std::string name = CanonicalFlag(real);
     if (name == "--model-path") {
       out.model = values.empty() ? std::string() : values.front();
+      continue;
+    }
+    // --revision (ServerArgs.revision): the Hub revision the model is downloaded at, for
+    // `check` to read the model at; kept in the printed command.
+    if (real == "--revision" && !values.empty()) {
+      for (const char c : values.front()) {
+        if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f) {
+          return Status::InvalidArgument(fmt::format(
+              "the SGLang command line: --revision {}: not a Hub revision (a branch, tag or "
+              "commit)",
+              core::Printable(values.front())));
+        }
+      }
+      out.revision = values.front();
+      keep(values);
       continue;
     }
     if (name.empty()) {

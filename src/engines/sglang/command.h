@@ -13,9 +13,10 @@
 namespace vramfit::sglang {
 
 // The launch command of resolved settings `s`; flags the user left at SGLang's defaults (`in`)
-// are written only where the plan depends on them.
+// are written only where the plan depends on them. `revision`: the Hub revision the model was
+// read at ("" for the default branch), as --revision unless the user's own is kept.
 std::string LaunchCommand(const std::string& model, const SglangSettings& s,
-                          const SglangSettings& in);
+                          const SglangSettings& in, const std::string& revision = "");
 
 // Whether argv (environment prefixes allowed) starts an SGLang server.
 bool IsLaunchCommand(const std::vector<std::string>& argv);

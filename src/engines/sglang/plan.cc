@@ -14,6 +14,7 @@
 #include "engines/sglang/rules.h"
 #include "engines/sglang/sglang.h"
 #include "engines/sglang/weights.h"
+#include "model/hub_revision.h"
 #include "model/kv_state.h"
 #include "model/vision_tokens.h"
 
@@ -850,7 +851,8 @@ Result<Plan> PlanSglang(const Inventory& inv, const GpuSpec& gpu, const SglangSe
   r.plan.resolved = ToEngineSettings(resolved);
   r.plan.gpus.assign(static_cast<size_t>(r.s.tensor_parallel_size), g);
   r.plan.stages = StageLines(r);
-  r.plan.command = LaunchCommand(inv.repo.empty() ? inv.model : inv.repo, r.s, in);
+  r.plan.command =
+      LaunchCommand(inv.repo.empty() ? inv.model : inv.repo, r.s, in, HubRevision(inv));
   return std::move(r.plan);
 }
 

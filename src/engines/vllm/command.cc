@@ -25,8 +25,8 @@ namespace {
 using core::ShellWord;
 
 // vLLM flags that do not change GPU memory: `check` names them in one line, as read.
-// --revision is not one of them: it chooses the checkpoint, and the plan reads the model as
-// named (MODEL@REVISION plans a Hub revision), so it is named as not modelled.
+// --revision is not one of them: it chooses the checkpoint, which `check` reads at it (a Hub id
+// as MODEL@REVISION) or names as not read so (a catalogued model, a local directory).
 // --swap-space is CPU memory ("Size of the CPU swap space per GPU (in GiB)", CacheConfig in
 // vllm/config/cache.py; V1 allocates none); --config-format chooses the reader of the same
 // model's config (config.json or Mistral's params.json, ModelConfig.config_format);
@@ -236,7 +236,10 @@ std::string ServeCommand(const std::string& model, const VllmSettings& s, const 
   std::string c = serve_cli ? "vllm serve " + ShellWord(model)
                             : "python -m vllm.entrypoints.openai.api_server --model " +
                                   ShellWord(model);
-  if (!revision.empty()) c += " --revision " + ShellWord(revision);
+  // The user's own --revision, where given, stays among the kept words instead.
+  const bool kept_revision =
+      std::find(s.kept_args.begin(), s.kept_args.end(), "--revision") != s.kept_args.end();
+  if (!revision.empty() && !kept_revision) c += " --revision " + ShellWord(revision);
   if (s.tensor_parallel_size > 1) {
     c += fmt::format(" --tensor-parallel-size {}", s.tensor_parallel_size);
   }
@@ -512,8 +515,10 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     // vLLM reads its flags with argparse, where a flag given twice takes the last value.
     options.back()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
-  std::string model_flag;
+  std::string model_flag, revision_flag;
   parser.add_option("--model", model_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  parser.add_option("--revision", revision_flag)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::vector<std::string> rest(cmd.begin() + static_cast<long>(at), cmd.end());
   // `-O3` was rewritten to --optimization-level above; the release's parser is asked about the
   // spelling the user gave (-O exists from 0.6.5, --optimization-level from 0.12).
@@ -525,7 +530,7 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
     const std::string name = a.substr(0, a.find('='));
     out.given_flags.push_back(name == "--optimization-level" && !long_level ? "-O" : name);
   }
-  std::vector<std::string_view> keep = {"--model"};
+  std::vector<std::string_view> keep = {"--model", "--revision"};
   for (const auto& f : flags) keep.push_back(f.name);
   rest = CanonicalServeArgs(rest, keep);
   // Switches (no value): vramfit's own table's and the silent ones that vLLM declares as
@@ -632,6 +637,16 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   }
   if (!model_flag.empty()) out.model = model_flag;
   if (out.model.empty()) return Status::InvalidArgument("the vLLM command names no model");
+  // --revision: the Hub revision vLLM downloads (ModelConfig.revision), for `check` to read: a
+  // branch, a tag or a commit, which the Hub spells in printable characters.
+  for (const char c : revision_flag) {
+    if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f) {
+      return Status::InvalidArgument(fmt::format(
+          "the vLLM command line: --revision {}: not a Hub revision (a branch, tag or commit)",
+          core::Printable(revision_flag)));
+    }
+  }
+  out.revision = revision_flag;
   for (size_t i = 0; i < flags.size(); ++i) {
     if (options[i]->count() == 0) continue;
     if (flags[i].type_name) {
@@ -643,6 +658,10 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   // What the parser left (flags the table lacks, with their values) stays in the printed
   // command as given (ServeCommand).
   env.kept_args = parser.remaining();
+  if (!revision_flag.empty()) {
+    env.kept_args.push_back("--revision");
+    env.kept_args.push_back(revision_flag);
+  }
   for (const std::string& w : off_forms) {
     env.kept_args.push_back(w);
     out.ReadWithoutMemoryEffect(w);

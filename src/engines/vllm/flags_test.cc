@@ -123,6 +123,23 @@ TEST(VllmFlags, SpeculativeAliasesAreTheConfigsKeys) {
                    ->speculative_aliases);
 }
 
+// --revision is read for `check` (which reads a Hub id at it) and kept in the printed command;
+// a word no Hub revision can be is refused.
+TEST(VllmFlags, RevisionIsReadAndKept) {
+  auto cmd = ReadServeCommand({"vllm", "serve", "org/model", "--revision", "v2.1"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_EQ(cmd->revision, "v2.1");
+  EXPECT_EQ(cmd->model, "org/model");
+  EXPECT_TRUE(cmd->unmodelled_flags.empty());
+  auto s = ReadFlags(cmd->flags, ToVllmSettings(cmd->settings));
+  ASSERT_TRUE(s.ok());
+  EXPECT_NE(ServeCommand("org/model", *s, *s, "v2.1").find("--revision v2.1"), std::string::npos);
+  EXPECT_EQ(ServeCommand("org/model", *s, *s, "v2.1").find("--revision v2.1 --revision"),
+            std::string::npos);
+  EXPECT_FALSE(ReadServeCommand({"vllm", "serve", "org/model", "--revision", "a\nb"}).ok());
+  EXPECT_EQ(ReadServeCommand({"vllm", "serve", "org/model"})->revision, "");
+}
+
 TEST(VllmFlags, CompilationConfigGraphKeys) {
   const std::string cc = "--compilation-config";
   EXPECT_EQ(Error({{cc, R"({"cudagraph_mode": "full_decode_only"})"}}), "");
