@@ -372,6 +372,7 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   } else {
     NoteCatalogByName(cmd->model);
   }
+  NoteGenericReading(*inv_model);
   auto model = engine->prepare(*inv_model);
   if (!model.ok()) return fail(model.status().message());
   auto plan = (*model)->MakePlan(*gpu, *settings);

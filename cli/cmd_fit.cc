@@ -148,6 +148,7 @@ std::function<int()> SetupFit(CLI::App* app) {
     auto inv = InspectModel(f->model, model_options);
     if (!inv.ok()) return fail(inv.status());
     NoteCatalogByName(f->model);
+    NoteGenericReading(*inv);
     // A what-if is named as one (its rows are a checkpoint still to be made).
     const std::string name =
         inv->what_if.empty() ? f->model : fmt::format("{} as {}", f->model, inv->what_if);

@@ -128,6 +128,17 @@ void NoteCatalogByName(std::string_view model) {
              shown, entry->id, entry->repo);
 }
 
+void NoteGenericReading(const Inventory& inv) {
+  if (!inv.has_spec || !inv.spec.generic) return;
+  for (const std::string& w : inv.spec.warnings) {
+    std::string shown = w;  // config text, control bytes shown as '?'
+    for (char& c : shown) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    }
+    fmt::print(stderr, "vramfit: note: {}\n", shown);
+  }
+}
+
 void NotePlaceholderModels(const std::string& text) {
   auto entries = CatalogModels();
   if (!entries.ok()) return;
@@ -298,6 +309,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
     auto inv = InspectModel(f->model, model_options);
     if (!inv.ok()) return fail(inv.status());
     NoteCatalogByName(f->model);
+    NoteGenericReading(*inv);
     auto model = chosen->engine->prepare(*inv);
     if (!model.ok()) return fail(model.status());
     auto plan = (*model)->MakePlan(*gpu, settings);

@@ -101,6 +101,9 @@ Result<std::vector<GpuSpec>> ResolveGpus(const std::string& names, const std::st
 // A MODEL such as "someorg/Qwen3-8B" (or a path that is not here) that matched a catalog entry
 // by its last part only: a note on stderr saying which model was read.
 void NoteCatalogByName(std::string_view model);
+// On stderr, for a model whose architecture is not in the architecture table: that the plan
+// reads it as a generic decoder, and what its config says the generic reading gets wrong.
+void NoteGenericReading(const Inventory& inv);
 
 // After a text report: a note for each catalog entry named in `text` as a command's model
 // whose repo is only described ("(community AWQ of Qwen/Qwen3.6-35B-A3B)"): the printed

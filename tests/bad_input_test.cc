@@ -94,7 +94,8 @@ const Case kCases[] = {
      "BAD/config-layer-types/config.json: \"layer_types[0]\": expected full_attention, "
      "sliding_attention, "
      "chunked_attention or "
-     "linear_attention, found \"mamba\""},
+     "linear_attention, found \"mamba\" (Mamba2 layers are read for the Granite 4.0 hybrid "
+     "and Bamba families)"},
     {"config-wrong-quant", Code::kCorrupt,
      "BAD/config-wrong-quant/config.json: \"quantization_config\": expected an object, found an "
      "array ([\"awq\"])"},

@@ -5,7 +5,8 @@
 // the vision tower and MTP heads, and the quantization scheme the config declares. It is a
 // plain value: building one never touches a file or a GPU. Families (Qwen2/2.5, Qwen3,
 // Qwen3-MoE, Qwen3-Next, Qwen3.5/3.6, Qwen-VL, Llama, Mistral/Mixtral, DeepSeek-V2/V3,
-// Gemma 2/3, gpt-oss) are rows of one table in src/model/model_spec.cc; an unknown
+// Gemma 2/3, gpt-oss, GLM-4.5, Granite 4.0 hybrid, Bamba) are rows of one table in
+// src/model/model_spec.cc; an unknown
 // architecture is read as a generic decoder, with a warning saying so.
 //
 // Example:
@@ -50,6 +51,15 @@ struct AttentionSpec {
   int64_t linear_key_head_dim = 0;
   int64_t linear_value_head_dim = 0;
   int64_t linear_conv_kernel_dim = 0;
+  // A Mamba2 mixer in place of a Gated DeltaNet (kLinear with mamba2 set: Granite 4.0 hybrid,
+  // Bamba): heads of mamba_head_dim, a state of mamba_state_size per head dimension, B and C in
+  // mamba_groups groups, an inner width of mamba_intermediate, the conv kernel above.
+  bool mamba2 = false;
+  int64_t mamba_num_heads = 0;
+  int64_t mamba_head_dim = 0;
+  int64_t mamba_state_size = 0;
+  int64_t mamba_groups = 0;
+  int64_t mamba_intermediate = 0;
 };
 
 enum class MlpKind { kDense, kMoe };

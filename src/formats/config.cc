@@ -161,6 +161,13 @@ const IntField<RawConfig> kIntFields[] = {
     {"linear_key_head_dim", &RawConfig::linear_key_head_dim, 1, 65536},
     {"linear_value_head_dim", &RawConfig::linear_value_head_dim, 1, 65536},
     {"linear_conv_kernel_dim", &RawConfig::linear_conv_kernel_dim, 1, 1024},
+    {"mamba_n_heads", &RawConfig::mamba_n_heads, 1, 65536},
+    {"mamba_d_head", &RawConfig::mamba_d_head, 1, 65536},
+    {"mamba_d_state", &RawConfig::mamba_d_state, 1, 65536},
+    {"mamba_n_groups", &RawConfig::mamba_n_groups, 1, 65536},
+    {"mamba_d_conv", &RawConfig::mamba_d_conv, 1, 1024},
+    {"mamba_expand", &RawConfig::mamba_expand, 1, 64},
+    {"shared_intermediate_size", &RawConfig::shared_intermediate_size, 0, kMaxDim},
     {"num_nextn_predict_layers", &RawConfig::num_nextn_predict_layers, 0, 64},
     {"mtp_num_hidden_layers", &RawConfig::mtp_num_hidden_layers, 0, 64},
 };
@@ -453,12 +460,16 @@ Status ParseObject(const Ctx& c, const object& obj, int depth, RawConfig* out) {
       VRAMFIT_RETURN_IF_ERROR(GetString(c, key, v, &out->torch_dtype));
     } else if (key == "mamba_ssm_dtype") {
       VRAMFIT_RETURN_IF_ERROR(GetString(c, key, v, &out->mamba_ssm_dtype));
+    } else if (key == "hybrid_override_pattern") {
+      VRAMFIT_RETURN_IF_ERROR(GetString(c, key, v, &out->hybrid_override_pattern));
     } else if (key == "hidden_act" || key == "hidden_activation") {
       VRAMFIT_RETURN_IF_ERROR(GetString(c, key, v, &out->hidden_act));
     } else if (key == "layer_types") {
       VRAMFIT_RETURN_IF_ERROR(GetStringList(c, key, v, &out->layer_types));
     } else if (key == "mlp_only_layers") {
       VRAMFIT_RETURN_IF_ERROR(GetIntList(c, key, v, 0, 4096, &out->mlp_only_layers));
+    } else if (key == "attn_layer_indices") {
+      VRAMFIT_RETURN_IF_ERROR(GetIntList(c, key, v, 0, 4096, &out->attn_layer_indices));
     } else if (key == "vision_config") {
       VRAMFIT_RETURN_IF_ERROR(ParseVision(c, v, &out->vision_config));
     } else if (key == "dflash_config") {

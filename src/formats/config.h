@@ -129,6 +129,8 @@ struct RawConfig {
   std::string dtype;            // "dtype" (transformers >= 4.56)
   std::string torch_dtype;      // "torch_dtype" (older transformers); "dtype" wins when both
   std::string mamba_ssm_dtype;  // Qwen3.5: "float32"
+  // Nemotron-H's block pattern ("M-M-M-MM*-..."): 'M' Mamba2, '*' attention, '-' MLP, 'E' MoE.
+  std::string hybrid_override_pattern;
   std::string hidden_act;
 
   std::optional<int64_t> hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
@@ -152,6 +154,12 @@ struct RawConfig {
   // Linear attention (Gated DeltaNet)
   std::optional<int64_t> linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
       linear_value_head_dim, linear_conv_kernel_dim;
+
+  // Mamba2 mixers (Granite 4.0 hybrid, Bamba: transformers configuration_granitemoehybrid.py,
+  // configuration_bamba.py): heads, head width, state size, groups, conv kernel, expansion.
+  std::optional<int64_t> mamba_n_heads, mamba_d_head, mamba_d_state, mamba_n_groups, mamba_d_conv,
+      mamba_expand, shared_intermediate_size;
+  std::vector<int64_t> attn_layer_indices;  // Bamba: the attention layers; the rest are Mamba2
 
   // MTP
   std::optional<int64_t> num_nextn_predict_layers, mtp_num_hidden_layers;

@@ -34,7 +34,10 @@ struct LinearState {
   uint64_t recurrent_bytes = 0;
   uint64_t total() const { return conv_bytes + recurrent_bytes; }
 };
-// kInvalidArgument when tp does not divide the key or value heads.
+// A Mamba2 mixer (AttentionSpec::mamba2): conv (intermediate + 2 x groups x state) / tp x
+// (conv_kernel - 1 + speculative tokens) in the model dtype, recurrent (heads / tp) x head_dim x
+// state in the SSM state dtype; groups tp cannot split are replicated up to tp.
+// kInvalidArgument when tp does not divide the key or value heads (the Mamba2 heads).
 Result<LinearState> LinearAttentionState(const AttentionSpec& a, uint64_t tp,
                                          int64_t speculative_tokens, Dtype model_dtype,
                                          Dtype state_dtype);

@@ -24,7 +24,7 @@ enum class SwaRule {
   kAlternate,    // even layers sliding, odd layers global (Gemma 2)
   kPattern,      // layer i global iff (i+1) % pattern == 0, default pattern 6 (Gemma 3)
 };
-enum class MoeRule { kNone, kQwen, kMixtral, kDeepseek, kGptOss };
+enum class MoeRule { kNone, kQwen, kMixtral, kDeepseek, kGptOss, kGranite };
 enum class NameStyle {
   kDefault,
   kQwenVl2,
@@ -50,7 +50,7 @@ struct Family {
 };
 
 // One row per text model_type. Order does not matter.
-constexpr std::array<Family, 25> kFamilies = {{
+constexpr std::array<Family, 27> kFamilies = {{
     {"qwen2", "qwen2", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone,
      NameStyle::kDefault, false, 0},
     {"qwen2_moe", "qwen2_moe", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kQwen,
@@ -105,6 +105,15 @@ constexpr std::array<Family, 25> kFamilies = {{
      NameStyle::kLanguageModel, false, 0},
     {"qwen3_5_moe", "qwen3_5_moe", false, true, true, false, SwaRule::kNone, MoeRule::kQwen,
      NameStyle::kLanguageModel, false, 0},
+    // Granite 4.0 hybrid (GraniteMoeHybridForCausalLM, transformers models/granitemoehybrid):
+    // layer_types "mamba" (a Mamba2 mixer) or "attention"; every layer has the shared MLP
+    // (shared_intermediate_size) and, with num_local_experts > 0, routed experts too.
+    {"granitemoehybrid", "granitemoehybrid", false, false, false, false, SwaRule::kNone,
+     MoeRule::kGranite, NameStyle::kDefault, true, 0},
+    // Bamba (BambaForCausalLM, transformers models/bamba): Mamba2 mixers but at
+    // attn_layer_indices, a dense MLP in every layer.
+    {"bamba", "bamba", false, false, false, false, SwaRule::kNone, MoeRule::kNone,
+     NameStyle::kDefault, false, 0},
 }};
 
 // The generic decoder: a Llama-shaped model.
@@ -212,6 +221,19 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
         "unknown architecture {} (model_type \"{}\"): read as a generic decoder (Llama-shaped "
         "attention and MLP); per-layer details may be wrong",
         spec.architecture.empty() ? "(none)" : spec.architecture, spec.model_type));
+    // A hybrid block pattern (Nemotron-H) read as a generic decoder charges K/V in every block,
+    // Mamba2 and MLP blocks included: far above the few attention blocks' cache.
+    const std::string& pattern = !t.hybrid_override_pattern.empty()
+                                     ? t.hybrid_override_pattern
+                                     : top.hybrid_override_pattern;
+    if (!pattern.empty()) {
+      spec.warnings.push_back(fmt::format(
+          "hybrid_override_pattern \"{}\": only its '*' blocks ({}) are attention, but the "
+          "generic reading gives every block a K/V cache and no Mamba2 state; the KV cache is "
+          "overstated (Nemotron-H blocks are not modelled)",
+          pattern.size() > 64 ? pattern.substr(0, 64) + "..." : pattern,
+          std::count(pattern.begin(), pattern.end(), '*')));
+    }
   }
   spec.family = fam->family;
   // Gemma 3's multimodal wrapper names tensors differently from the text-only model.
@@ -328,6 +350,7 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
 
   // Which layers are which.
   const int64_t n = *layers;
+  const bool mamba2 = spec.family == "granitemoehybrid" || spec.family == "bamba";
   std::vector<AttentionKind> kinds(n, base.kind);
   const std::vector<std::string>& layer_types =
       !t.layer_types.empty() ? t.layer_types : top.layer_types;
@@ -343,10 +366,21 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
       if (lt == "full_attention" || lt == "attention") kinds[i] = base.kind;
       else if (lt == "sliding_attention" || lt == "chunked_attention")
         kinds[i] = AttentionKind::kSliding;
-      else if (lt == "linear_attention") kinds[i] = AttentionKind::kLinear;
+      else if (lt == "linear_attention" || (lt == "mamba" && mamba2))
+        kinds[i] = AttentionKind::kLinear;
       else return Bad(origin, fmt::format("layer_types[{}]", i),
                       fmt::format("expected full_attention, sliding_attention, chunked_attention "
-                                  "or linear_attention, found \"{}\"", lt));
+                                  "or linear_attention, found \"{}\"{}",
+                                  lt, lt == "mamba" ? " (Mamba2 layers are read for the Granite "
+                                                      "4.0 hybrid and Bamba families)"
+                                                    : ""));
+    }
+  } else if (spec.family == "bamba") {
+    const std::vector<int64_t>& attn =
+        !t.attn_layer_indices.empty() ? t.attn_layer_indices : top.attn_layer_indices;
+    for (int64_t i = 0; i < n; ++i) {
+      kinds[i] = std::find(attn.begin(), attn.end(), i) != attn.end() ? base.kind
+                                                                      : AttentionKind::kLinear;
     }
   } else if (fam->hybrid_linear) {
     const auto interval = Pick(t, top, &RawConfig::full_attention_interval);
@@ -396,7 +430,33 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   // Linear attention fields.
   AttentionSpec lin = base;
   lin.kind = AttentionKind::kLinear;
-  if (std::find(kinds.begin(), kinds.end(), AttentionKind::kLinear) != kinds.end()) {
+  if (mamba2 && std::find(kinds.begin(), kinds.end(), AttentionKind::kLinear) != kinds.end()) {
+    // MambaMixer2's widths (vLLM models/granitemoehybrid.py and bamba.py
+    // get_mamba_state_shape_from_config, read at 0.22): intermediate = mamba_expand x hidden.
+    const auto nh = Pick(t, top, &RawConfig::mamba_n_heads);
+    const auto hd = Pick(t, top, &RawConfig::mamba_d_head);
+    const auto st = Pick(t, top, &RawConfig::mamba_d_state);
+    const auto ng = Pick(t, top, &RawConfig::mamba_n_groups);
+    const auto ck = Pick(t, top, &RawConfig::mamba_d_conv);
+    const auto ex = Pick(t, top, &RawConfig::mamba_expand);
+    if (!nh || !hd || !st) {
+      return Bad(origin, !nh ? "mamba_n_heads" : !hd ? "mamba_d_head" : "mamba_d_state",
+                 "missing: Mamba2 layers need mamba_n_heads, mamba_d_head and mamba_d_state");
+    }
+    lin.mamba2 = true;
+    lin.mamba_num_heads = *nh;
+    lin.mamba_head_dim = *hd;
+    lin.mamba_state_size = *st;
+    lin.mamba_groups = ng ? *ng : 1;
+    lin.linear_conv_kernel_dim = ck ? *ck : 4;
+    lin.mamba_intermediate = (ex ? *ex : 2) * spec.hidden_size;
+    if (lin.mamba_intermediate != lin.mamba_num_heads * lin.mamba_head_dim) {
+      return Bad(origin, "mamba_n_heads",
+                 fmt::format("{} heads of {} do not make the Mamba2 inner width {} (mamba_expand "
+                             "x hidden_size)",
+                             *nh, *hd, lin.mamba_intermediate));
+    }
+  } else if (std::find(kinds.begin(), kinds.end(), AttentionKind::kLinear) != kinds.end()) {
     const auto kh = Pick(t, top, &RawConfig::linear_num_key_heads);
     const auto vh = Pick(t, top, &RawConfig::linear_num_value_heads);
     const auto kd = Pick(t, top, &RawConfig::linear_key_head_dim);
@@ -431,6 +491,12 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   dense.intermediate_size = inter ? *inter : 0;
   const auto mlp_bias = Pick(t, top, &RawConfig::mlp_bias);
   dense.bias = mlp_bias && *mlp_bias;
+  if (fam->moe == MoeRule::kGranite) {
+    // Without routed experts the shared MLP is the whole MLP.
+    const auto shared = Pick(t, top, &RawConfig::shared_intermediate_size);
+    const auto experts = Pick(t, top, &RawConfig::num_local_experts);
+    if (shared && *shared > 0 && (!experts || *experts == 0)) dense.intermediate_size = *shared;
+  }
   MlpSpec moe;
   moe.kind = MlpKind::kMoe;
   std::vector<bool> is_moe(n, false);
@@ -472,6 +538,17 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
         moe.router_bias = true;
         moe.bias = true;
         break;
+      case MoeRule::kGranite: {
+        // Routed experts of intermediate_size in every layer, beside the shared MLP.
+        std::fill(is_moe.begin(), is_moe.end(), true);
+        moe.expert_intermediate_size = dense.intermediate_size;
+        const auto shared = Pick(t, top, &RawConfig::shared_intermediate_size);
+        if (shared && *shared > 0) {
+          moe.num_shared_experts = 1;
+          moe.shared_intermediate_size = *shared;
+        }
+        break;
+      }
       case MoeRule::kDeepseek: {
         const auto k = Pick(t, top, &RawConfig::first_k_dense_replace);
         const auto freq = Pick(t, top, &RawConfig::moe_layer_freq);

@@ -1,6 +1,7 @@
 // ModelSpec from config.json: per-layer kinds for every family, and bad configs.
 #include <gtest/gtest.h>
 
+#include "model/kv_state.h"
 #include "vramfit/catalog.h"
 #include "vramfit/model.h"
 
@@ -129,6 +130,82 @@ TEST(ModelSpec, Glm4MoeDenseFirstLayerAndSharedExpert) {
   EXPECT_TRUE(s->layers[0].attention.qkv_bias);
   EXPECT_EQ(s->layers[0].attention.num_kv_heads, 8);
   EXPECT_EQ(s->mtp_layers, 1);
+}
+
+// Granite 4.0 hybrid (GraniteMoeHybridForCausalLM; granite-4.0-h-small's config.json fields):
+// layer_types "mamba" are Mamba2 mixers, "attention" GQA layers; routed experts and the shared
+// MLP in every layer. Without routed experts (the Micro and Tiny dense variants) the shared MLP
+// is the MLP. Bamba places its attention at attn_layer_indices. The Mamba2 state follows vLLM's
+// mamba2_state_shape, groups replicated up to the TP size.
+TEST(ModelSpec, GraniteHybridAndBambaMamba2Layers) {
+  std::string types;
+  for (int i = 0; i < 40; ++i) {
+    types += std::string(types.empty() ? "" : ",") +
+             (i % 10 == 5 ? "\"attention\"" : "\"mamba\"");
+  }
+  const std::string granite =
+      R"({"architectures":["GraniteMoeHybridForCausalLM"],"model_type":"granitemoehybrid",
+      "hidden_size":4096,"intermediate_size":1536,"shared_intermediate_size":1536,
+      "num_local_experts":72,"num_experts_per_tok":10,"num_hidden_layers":40,
+      "num_attention_heads":32,"num_key_value_heads":8,"vocab_size":100352,
+      "max_position_embeddings":131072,"mamba_n_heads":128,"mamba_d_head":64,
+      "mamba_d_state":128,"mamba_n_groups":1,"mamba_d_conv":4,"mamba_expand":2,
+      "tie_word_embeddings":true,"torch_dtype":"bfloat16","layer_types":[)" +
+      types + "]}";
+  auto s = ModelSpecFromConfigJson(granite, "granite.json");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->CountAttention(AttentionKind::kFull), 4);
+  EXPECT_EQ(s->CountAttention(AttentionKind::kLinear), 36);
+  const AttentionSpec& m = s->layers[0].attention;
+  EXPECT_TRUE(m.mamba2);
+  EXPECT_EQ(m.mamba_intermediate, 8192);
+  EXPECT_EQ(m.mamba_groups, 1);
+  EXPECT_EQ(m.linear_conv_kernel_dim, 4);
+  EXPECT_FALSE(s->layers[5].attention.mamba2);
+  EXPECT_EQ(s->CountMoeLayers(), 40);
+  EXPECT_EQ(s->layers[0].mlp.expert_intermediate_size, 1536);
+  EXPECT_EQ(s->layers[0].mlp.shared_intermediate_size, 1536);
+  // conv (8192 + 2 x 1 x 128) x 3 x 2 B, recurrent 128 x 64 x 128 x 2 B; at TP 2 the one group
+  // is replicated to two: (8192 + 2 x 2 x 128) / 2 x 3 x 2 B, and half the heads.
+  auto one = LinearAttentionState(m, 1, 0, Dtype::kBF16, Dtype::kBF16);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->conv_bytes, 8448u * 3 * 2);
+  EXPECT_EQ(one->recurrent_bytes, 128u * 64 * 128 * 2);
+  auto two = LinearAttentionState(m, 2, 0, Dtype::kBF16, Dtype::kF32);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->conv_bytes, 8704u / 2 * 3 * 2);
+  EXPECT_EQ(two->recurrent_bytes, 64u * 64 * 128 * 4);
+  EXPECT_FALSE(LinearAttentionState(m, 3, 0, Dtype::kBF16, Dtype::kBF16).ok());
+  // The dense variant: no routed experts, the shared MLP's width.
+  std::string dense = granite;
+  dense.replace(dense.find("\"num_local_experts\":72"), 22, "\"num_local_experts\":0");
+  dense.replace(dense.find("\"shared_intermediate_size\":1536"), 31,
+                "\"shared_intermediate_size\":8192");
+  auto d = ModelSpecFromConfigJson(dense, "granite-dense.json");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->CountMoeLayers(), 0);
+  EXPECT_EQ(d->layers[0].mlp.intermediate_size, 8192);
+  // Bamba: attention at the listed indices.
+  auto b = ModelSpecFromConfigJson(
+      R"({"architectures":["BambaForCausalLM"],"model_type":"bamba","hidden_size":4096,
+      "intermediate_size":14336,"num_hidden_layers":32,"num_attention_heads":32,
+      "num_key_value_heads":8,"vocab_size":128256,"attn_layer_indices":[9,18,27],
+      "mamba_n_heads":128,"mamba_d_head":64,"mamba_d_state":128,"mamba_n_groups":1,
+      "mamba_d_conv":4,"mamba_expand":2,"torch_dtype":"bfloat16"})",
+      "bamba.json");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->CountAttention(AttentionKind::kFull), 3);
+  EXPECT_EQ(b->layers[9].attention.kind, AttentionKind::kFull);
+  EXPECT_TRUE(b->layers[0].attention.mamba2);
+  // Heads that do not make the inner width, and "mamba" in a family without Mamba2 layers.
+  std::string bad = granite;
+  bad.replace(bad.find("\"mamba_d_head\":64"), 17, "\"mamba_d_head\":32");
+  EXPECT_NE(ModelSpecFromConfigJson(bad, "g.json").status().message().find("mamba_n_heads"),
+            std::string::npos);
+  std::string llama = granite;
+  llama.replace(llama.find("granitemoehybrid"), 16, "llama");
+  EXPECT_NE(ModelSpecFromConfigJson(llama, "l.json").status().message().find("mamba"),
+            std::string::npos);
 }
 
 TEST(ModelSpec, GptOssAlternatesSlidingFromLayerZero) {

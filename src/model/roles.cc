@@ -52,6 +52,12 @@ bool FindLayer(std::string_view name, int64_t* layer, size_t* digits, size_t* re
 
 Role InLayerRole(std::string_view path, std::string_view leaf) {
   // path: the in-layer module path ("self_attn.q_proj"); leaf: its last segment.
+  // A Mamba2 mixer (Granite 4.0 hybrid and Bamba "mamba."): its in and out projections, and the
+  // rest of its state parameters.
+  if (Contains(path, "mamba.")) {
+    if (OneOf(leaf, {"in_proj", "out_proj"})) return Role::kLinearAttnProj;
+    return Role::kLinearAttnState;  // conv1d, A_log, D, dt_bias, norm
+  }
   if (Contains(path, "linear_attn.")) {
     if (OneOf(leaf, {"in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b",
                      "in_proj_a", "out_proj"})) {
@@ -78,6 +84,15 @@ Role InLayerRole(std::string_view path, std::string_view leaf) {
   if (OneOf(leaf, {"gate", "router", "e_score_correction_bias"}) &&
       (Contains(path, "mlp.") || Contains(path, "block_sparse_moe.") || Contains(path, "moe."))) {
     return Role::kRouter;
+  }
+  // Granite MoE: the experts fused in block_sparse_moe.input_linear / output_linear, the router
+  // at block_sparse_moe.router.layer, the shared MLP at shared_mlp.input_linear / output_linear.
+  if (Contains(path, "block_sparse_moe.")) {
+    if (Contains(path, "router.")) return Role::kRouter;
+    if (OneOf(leaf, {"input_linear", "output_linear"})) return Role::kExpertProj;
+  }
+  if (OneOf(leaf, {"input_linear", "output_linear"}) && Contains(path, "shared_mlp.")) {
+    return Role::kSharedExpertProj;
   }
   if (OneOf(leaf, {"gate_proj", "up_proj", "down_proj", "gate_up_proj", "w1", "w2", "w3", "fc1",
                    "fc2", "c_fc", "dense_h_to_4h", "dense_4h_to_h"})) {

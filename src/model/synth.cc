@@ -299,6 +299,23 @@ void Attention(Emitter& e, const ModelSpec& s, const std::string& p, const Atten
       break;
     }
     case AttentionKind::kLinear: {
+      if (a.mamba2) {
+        // MambaMixer2 (transformers GraniteMoeHybridMambaLayer, BambaMixer): in_proj makes z, x,
+        // B, C and dt; the conv runs over x, B and C.
+        const std::string m = p + "mamba.";
+        const uint64_t inner = a.mamba_intermediate, heads = a.mamba_num_heads;
+        const uint64_t conv_dim = inner + 2 * a.mamba_groups * a.mamba_state_size;
+        lin(m + "in_proj", inner + conv_dim + heads, h, false);
+        e.Plain(m + "conv1d.weight",
+                {conv_dim, 1, static_cast<uint64_t>(a.linear_conv_kernel_dim)});
+        e.Plain(m + "conv1d.bias", {conv_dim});
+        e.Plain(m + "dt_bias", {heads});
+        e.Plain(m + "A_log", {heads});
+        e.Plain(m + "D", {heads});
+        e.Plain(m + "norm.weight", {inner});
+        lin(m + "out_proj", h, inner, false);
+        break;
+      }
       const std::string la = p + "linear_attn.";
       const uint64_t kh = a.linear_num_key_heads, vh = a.linear_num_value_heads;
       const uint64_t kd = a.linear_key_head_dim, vd = a.linear_value_head_dim;

@@ -26,7 +26,11 @@ std::string LayerSummary(const ModelSpec& s) {
   for (const auto& k : kinds) {
     const int64_t n = s.CountAttention(k.k);
     if (n == 0) continue;
-    std::string p = fmt::format("{} {}", n, k.label);
+    const bool mamba2 = k.k == AttentionKind::kLinear &&
+                        std::any_of(s.layers.begin(), s.layers.end(), [](const LayerSpec& l) {
+                          return l.attention.kind == AttentionKind::kLinear && l.attention.mamba2;
+                        });
+    std::string p = fmt::format("{} {}", n, mamba2 ? "linear attention (Mamba2)" : k.label);
     if (k.k == AttentionKind::kSliding) {
       for (const auto& l : s.layers) {
         if (l.attention.kind == AttentionKind::kSliding) {

@@ -208,6 +208,32 @@ TEST(KvCache, MambaCacheDtypesSizeTheLinearAttentionState) {
   EXPECT_GT(cfg->state_bytes_per_sequence, half->state_bytes_per_sequence);
 }
 
+// Granite 4.0 hybrid's Mamba2 layers page like Qwen3.5's linear attention: a state of
+// 50,688 B of conv ((8192 + 2 x 128) x 3 x 2 B) and 2,097,152 B of SSM (128 x 64 x 128 x 2 B)
+// against 4,096 B of K/V per token in the attention layers, so vLLM raises the attention block
+// to 16 x cdiv(2,147,840, 16 x 4,096) = 528 tokens and pads the state by 0.69%.
+TEST(KvCache, GraniteHybridMamba2StatePagesWithTheAttention) {
+  std::string types;
+  for (int i = 0; i < 40; ++i) {
+    types += std::string(types.empty() ? "" : ",") +
+             (i % 10 == 5 ? "\"attention\"" : "\"mamba\"");
+  }
+  auto spec = ModelSpecFromConfigJson(
+      R"({"architectures":["GraniteMoeHybridForCausalLM"],"model_type":"granitemoehybrid",
+      "hidden_size":4096,"intermediate_size":1536,"shared_intermediate_size":1536,
+      "num_local_experts":72,"num_experts_per_tok":10,"num_hidden_layers":40,
+      "num_attention_heads":32,"num_key_value_heads":8,"vocab_size":100352,
+      "mamba_n_heads":128,"mamba_d_head":64,"mamba_d_state":128,"mamba_n_groups":1,
+      "mamba_d_conv":4,"mamba_expand":2,"torch_dtype":"bfloat16","layer_types":[)" +
+          types + "]}",
+      "granite.json");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto layout = PlanKvCache(*spec, Opts(32768));
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->state_bytes_per_sequence, 36u * (50688 + 2097152));
+  EXPECT_EQ(layout->block_size, 528);
+}
+
 TEST(KvCache, MlaLatentIsNotShardedAndHasNoFactorTwo) {
   // DeepSeek-V3: (512 + 64) x 2 B = 1,152 B per layer per token, 61 layers = 70,272 B, at any TP.
   const ModelSpec s = Spec("deepseek-v3");
