@@ -2,6 +2,8 @@
 // (see text.h).
 #include "core/text.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cctype>
@@ -98,6 +100,17 @@ Result<int64_t> ReadFlagInt(const std::string& flag, const std::string& text, in
     return BadFlagValue(flag, text, expected);
   }
   return v;
+}
+
+Status CheckHubRevision(std::string_view engine, std::string_view revision) {
+  for (const char c : revision) {
+    if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f) {
+      return Status::InvalidArgument(fmt::format(
+          "the {} command line: --revision {}: not a Hub revision (a branch, tag or commit)",
+          engine, Printable(revision)));
+    }
+  }
+  return Status::Ok();
 }
 
 bool IsEnvAssignment(std::string_view a) {

@@ -42,6 +42,11 @@ Status BadFlagValue(const std::string& flag, const std::string& text, const char
 Result<int64_t> ReadFlagInt(const std::string& flag, const std::string& text, int64_t lo,
                             const char* expected);
 
+// A Hub revision (branch, tag or commit) as an engine's --revision names it: kInvalidArgument,
+// "the ENGINE command line: --revision X: not a Hub revision ...", for a word with a blank or
+// control byte, which no revision the Hub serves has.
+Status CheckHubRevision(std::string_view engine, std::string_view revision);
+
 // Whether a command word is a shell's NAME=value prefix assignment (a name of letters, digits
 // and underscores before the '='), as engine command lines carry their environment.
 bool IsEnvAssignment(std::string_view word);

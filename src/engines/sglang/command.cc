@@ -289,14 +289,7 @@ Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
     // --revision (ServerArgs.revision): the Hub revision the model is downloaded at, for
     // `check` to read the model at; kept in the printed command.
     if (real == "--revision" && !values.empty()) {
-      for (const char c : values.front()) {
-        if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f) {
-          return Status::InvalidArgument(fmt::format(
-              "the SGLang command line: --revision {}: not a Hub revision (a branch, tag or "
-              "commit)",
-              core::Printable(values.front())));
-        }
-      }
+      VRAMFIT_RETURN_IF_ERROR(core::CheckHubRevision("SGLang", values.front()));
       out.revision = values.front();
       keep(values);
       continue;

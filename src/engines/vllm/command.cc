@@ -637,15 +637,8 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
   }
   if (!model_flag.empty()) out.model = model_flag;
   if (out.model.empty()) return Status::InvalidArgument("the vLLM command names no model");
-  // --revision: the Hub revision vLLM downloads (ModelConfig.revision), for `check` to read: a
-  // branch, a tag or a commit, which the Hub spells in printable characters.
-  for (const char c : revision_flag) {
-    if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f) {
-      return Status::InvalidArgument(fmt::format(
-          "the vLLM command line: --revision {}: not a Hub revision (a branch, tag or commit)",
-          core::Printable(revision_flag)));
-    }
-  }
+  // --revision: the Hub revision vLLM downloads (ModelConfig.revision), for `check` to read.
+  VRAMFIT_RETURN_IF_ERROR(core::CheckHubRevision("vLLM", revision_flag));
   out.revision = revision_flag;
   for (size_t i = 0; i < flags.size(); ++i) {
     if (options[i]->count() == 0) continue;
