@@ -308,9 +308,11 @@ constexpr ArchRelease kArchitectures[] = {
     {"MixtralForCausalLM", 204, "#2011"},  // v0.2.4 was cut the day Mixtral was published
     {"DeepseekV3ForCausalLM", 606, "#11502"},  // "supported since v0.6.6" (issue #11559)
     {"Qwen2_5_VLForConditionalGeneration", 702, "#12604"},  // the v0.7.2 release tracker
+    {"BambaForCausalLM", 703, "#10909"},  // merged 2025-02-07, after v0.7.2 was cut
     {"Gemma3ForConditionalGeneration", 800, "#14660"},
     {"Qwen3ForCausalLM", 804, "#15289"},
     {"Qwen3MoeForCausalLM", 804, "#15289"},
+    {"GraniteMoeHybridForCausalLM", 900, "#17497"},  // merged 2025-05-06, after v0.8.5
     {"Glm4MoeForCausalLM", 1000, "#20736"},  // merged 2025-07-20, before v0.10.0's cut
     {"GptOssForCausalLM", 1001, "#22327"},
     {"Qwen3NextForCausalLM", 1002, "#24526"},

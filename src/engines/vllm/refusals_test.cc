@@ -292,6 +292,19 @@ TEST(Refusals, ArchitecturesNewerThanAnOldV0Release) {
   EXPECT_NE(stage("deepseek-v3", "0.6.6"), Stage::kStartup);
 }
 
+// The Mamba2 hybrids read from config.json: Granite 4.0 hybrid from 0.9.0 (PR #17497), Bamba
+// from 0.7.3 (PR #10909).
+TEST(Refusals, Mamba2HybridArchitecturesByRelease) {
+  ModelSpec granite;
+  granite.architecture = "GraniteMoeHybridForCausalLM";
+  EXPECT_TRUE(vllm::ArchitectureRefusal(granite, 805).has_value());
+  EXPECT_FALSE(vllm::ArchitectureRefusal(granite, 900).has_value());
+  ModelSpec bamba;
+  bamba.architecture = "BambaForCausalLM";
+  EXPECT_TRUE(vllm::ArchitectureRefusal(bamba, 702).has_value());
+  EXPECT_FALSE(vllm::ArchitectureRefusal(bamba, 703).has_value());
+}
+
 // Llama 3.1's rope_scaling names its type "rope_type": "llama3"; vLLM indexed
 // rope_scaling["type"] until PR #6693 (v0.5.3.post1) and stops with KeyError: 'type'.
 TEST(Refusals, Llama31RopeTypeBeforeV053Post1) {
