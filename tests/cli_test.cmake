@@ -61,9 +61,18 @@ run(check_catalog_repo 0 check --gpu h100-sxm -- vllm serve Qwen/Qwen3-8B --max-
 if(last_err MATCHES "by its name")
   message(SEND_ERROR "check_catalog_repo: a by-name note for the catalog's repo: '${last_err}'")
 endif()
-run(plan_bad_tp 2 plan qwen3-8b --gpu h100 -tp 3)
-if(NOT last_err MATCHES "must be divisible by tensor parallel size")
-  message(SEND_ERROR "plan_bad_tp: '${last_err}'")
+# What vLLM refuses while its config is built is a plan that fails at startup, with the ways
+# out re-planned (a plan exits 0; check exits 1).
+run(plan_bad_tp 0 plan qwen3-8b --gpu h100-sxm -tp 3)
+string(CONCAT re "FAILS at startup: Total number of attention heads \\(32\\) must be "
+                 "divisible by tensor parallel size \\(3\\)")
+if(NOT last_out MATCHES "${re}" OR NOT last_out MATCHES "--tensor-parallel-size 2 ")
+  message(SEND_ERROR "plan_bad_tp: '${last_out}'")
+endif()
+run(check_long_len 1 check --gpu h100-sxm -- vllm serve qwen3-8b --max-model-len 131072)
+if(NOT last_out MATCHES "FAILS at startup: User-specified max_model_len \\(131072\\)"
+   OR NOT last_out MATCHES "--hf-overrides '{\"rope_scaling\": {\"rope_type\": \"yarn\"")
+  message(SEND_ERROR "check_long_len: '${last_out}'")
 endif()
 # SGLang: plan, check of a real launch line (quotes, JSON, unknown flags named), both failures.
 run(plan_sglang 0 plan llama-3.1-8b-instruct --gpu h100 --engine sglang)

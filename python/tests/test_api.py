@@ -37,8 +37,13 @@ def test_bad_input_raises_with_message_and_exit_code():
     assert e.value.exit_code == 2
     assert "no-such-card" in e.value.message
     with pytest.raises(VramfitError) as e:
-        vramfit.plan("qwen3-8b", gpu="rtx-4090", tensor_parallel_size=3)
+        vramfit.plan("qwen3-8b", gpu="rtx-4090", gpu_memory_utilization=1.5)
     assert e.value.exit_code == 2
+    # What vLLM itself refuses is a plan that fails at startup, not an input error.
+    p = vramfit.plan("qwen3-8b", gpu="rtx-4090", tensor_parallel_size=3)
+    assert not p.fits
+    assert p.failure_stage == "startup"
+    assert "divisible by tensor parallel size (3)" in p.failure_message
 
 
 def test_missing_binary_is_an_error(monkeypatch):

@@ -205,8 +205,10 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
     return true;
   };
   bool found = false;
-  for (int64_t tp = settings.tensor_parallel_size * 2; tp <= kMostTensorParallel && !found;
-       tp *= 2) {
+  // Powers of two above the TP asked for (from TP 3: 4, then 8).
+  int64_t first = 1;
+  while (first <= settings.tensor_parallel_size) first *= 2;
+  for (int64_t tp = first; tp <= kMostTensorParallel && !found; tp *= 2) {
     found = more(tp, pp);
   }
   // Multi-node: TP 8 within a node, pipeline stages across nodes.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+
 namespace vramfit::vllm {
 namespace {
 
@@ -41,6 +42,86 @@ std::string MaxLenError(int64_t requested, int64_t derived, std::string_view key
       "User-specified max_model_len ({}) is greater than the derived max_model_len "
       "({}={} in model's config.json). To allow overriding this maximum, set "
       "the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.", requested, key, derived);
+}
+
+std::string QwenYarnOverride(const ModelSpec& spec, int64_t requested) {
+  // vLLM then derives 32,768 x factor (DerivedMaxModelLen).
+  constexpr int64_t kBase = 32768;
+  constexpr int64_t kMaxFactor = 4;
+  const bool qwen = spec.family == "qwen2" || spec.family == "qwen2_moe" ||
+                    spec.family == "qwen3" || spec.family == "qwen3_moe";
+  if (!qwen || spec.rope_scaling.factor > 0 || requested <= 0 ||
+      (spec.max_position_embeddings != kBase && spec.max_position_embeddings != 40960)) {
+    return {};
+  }
+  const int64_t factor = (requested + kBase - 1) / kBase;
+  if (factor < 2 || factor > kMaxFactor) return {};
+  return fmt::format("{{\"rope_scaling\": {{\"rope_type\": \"yarn\", \"factor\": {}.0, "
+                     "\"original_max_position_embeddings\": {}}}}}",
+                     factor, kBase);
+}
+
+std::string MaxLenWayOut(const ModelSpec& spec, int64_t requested, int64_t derived,
+                         bool window_capped) {
+  std::string out = fmt::format("--max-model-len {} (the longest vLLM derives here)", derived);
+  if (window_capped) out += ", or drop --disable-sliding-window";
+  if (const std::string yarn = window_capped ? "" : QwenYarnOverride(spec, requested);
+      !yarn.empty()) {
+    out += fmt::format(", or Qwen's YaRN (the model card's static scaling; it may cost some "
+                       "quality on short prompts): --hf-overrides '{}'",
+                       yarn);
+  }
+  out += fmt::format(", or VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (vLLM then starts, but positions "
+                     "past {} were never trained: outputs there may be wrong)",
+                     derived);
+  return out;
+}
+
+int64_t AttentionHeads(const ModelSpec& spec) {
+  for (const LayerSpec& l : spec.layers) {
+    const AttentionKind k = l.attention.kind;
+    if (k == AttentionKind::kFull || k == AttentionKind::kSliding || k == AttentionKind::kMla) {
+      return l.attention.num_heads;
+    }
+  }
+  return 0;
+}
+
+TpChoices HeadsTpChoices(const ModelSpec& spec, int64_t tp) {
+  constexpr int64_t kLargestTp = 64;
+  int64_t heads = 0, kv = 0;
+  for (const LayerSpec& l : spec.layers) {
+    const AttentionKind k = l.attention.kind;
+    if (k == AttentionKind::kFull || k == AttentionKind::kSliding || k == AttentionKind::kMla) {
+      heads = l.attention.num_heads;
+      kv = k == AttentionKind::kMla ? 0 : l.attention.num_kv_heads;
+      break;
+    }
+  }
+  TpChoices out;
+  for (int64_t d = 1; d <= kLargestTp; d *= 2) {
+    const bool ok = heads > 0 && heads % d == 0 &&
+                    (kv <= 0 || (kv >= d ? kv % d == 0 : d % kv == 0));
+    if (!ok) continue;
+    if (d < tp) out.below = d;
+    if (d > tp) {
+      out.above = d;
+      break;
+    }
+  }
+  return out;
+}
+
+std::string HeadsWayOut(const ModelSpec& spec, int64_t tp, int64_t pp) {
+  const TpChoices c = HeadsTpChoices(spec, tp);
+  std::string out = fmt::format("--tensor-parallel-size {}", c.below);
+  if (tp % c.below == 0 && c.below < tp) {
+    out += fmt::format(" --pipeline-parallel-size {} (the same {} GPUs)", pp * (tp / c.below),
+                       tp * pp);
+  }
+  if (c.above > 0) out += fmt::format(", or --tensor-parallel-size {}", c.above);
+  return out + fmt::format(" ({} attention heads: a TP size must divide them)",
+                           AttentionHeads(spec));
 }
 
 bool LargeGpuDefaults(const GpuSpec& gpu) {

@@ -28,6 +28,33 @@ int64_t DerivedMaxModelLen(const ModelSpec& spec);
 std::string MaxLenError(int64_t requested, int64_t derived,
                         std::string_view key = "max_position_embeddings");
 
+// The --hf-overrides JSON of the static YaRN that Qwen's model cards document from 32,768
+// tokens ("Processing Long Texts": rope_type yarn, original_max_position_embeddings 32768, a
+// factor up to 4), with the smallest whole factor that derives `requested`; for the Qwen2,
+// Qwen2-MoE, Qwen3 and Qwen3-MoE families with no rope_scaling of their own. Empty otherwise.
+std::string QwenYarnOverride(const ModelSpec& spec, int64_t requested);
+
+// The ways out of MaxLenError, as one line of advice: the derived length itself, Qwen's YaRN
+// (QwenYarnOverride) where it applies, VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 last.
+std::string MaxLenWayOut(const ModelSpec& spec, int64_t requested, int64_t derived,
+                         bool window_capped);
+
+// The attention heads vLLM divides among TP ranks (hf_text_config.num_attention_heads): those
+// of the first full, sliding-window or MLA layer; 0 for a model with none.
+int64_t AttentionHeads(const ModelSpec& spec);
+
+// The TP sizes nearest `tp` that vLLM accepts for this model's attention: powers of two that
+// divide the heads and either divide the KV heads or are a multiple of them (QKVParallelLinear
+// replicates KV heads only that way). `below` is at least 1; `above` 0 where none up to 64.
+struct TpChoices {
+  int64_t below = 1, above = 0;
+};
+TpChoices HeadsTpChoices(const ModelSpec& spec, int64_t tp);
+
+// The ways out of heads % TP != 0 (HeadsTpChoices), the smaller size with pipeline stages on
+// the same GPUs (TP x PP unchanged) where it divides TP.
+std::string HeadsWayOut(const ModelSpec& spec, int64_t tp, int64_t pp);
+
 // The API server's larger scheduler defaults apply: >= 70 GiB and not an A100
 // (EngineArgs.get_batch_defaults keys them on the device name), as NVML reports the total (a
 // card whose NVML memory query is not supported, GB10, counts as 0 bytes).

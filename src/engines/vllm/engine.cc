@@ -93,6 +93,49 @@ class PreparedVllmModel : public PreparedModel {
       v.attention_backend.clear();
       add(v, "without --attention-backend", "vLLM picks the backend that runs on this GPU", 9);
     }
+    // A length past the derived one (plan.cc, MaxLenError): the derived length, or Qwen's
+    // documented YaRN that derives the length asked for.
+    if (msg.rfind("User-specified max_model_len", 0) == 0) {
+      const int64_t derived =
+          s.sliding_window_cap > 0 ? std::min(s.sliding_window_cap, DerivedMaxModelLen(spec))
+                                   : DerivedMaxModelLen(spec);
+      if (derived > 0 && derived < s.max_model_len) {
+        VllmSettings v = s;
+        v.max_model_len = derived;
+        add(v, fmt::format("--max-model-len {}", derived),
+            "the longest context vLLM derives from the model's config.json", 3);
+      }
+      if (const std::string yarn = QwenYarnOverride(spec, s.max_model_len);
+          !yarn.empty() && s.hf_overrides.empty() && s.rope_scaling.empty() &&
+          s.sliding_window_cap == 0) {
+        VllmSettings v = s;
+        v.hf_overrides = yarn;
+        add(v, fmt::format("--hf-overrides '{}'", yarn),
+            "Qwen's documented static YaRN: the length asked for, maybe some quality on short "
+            "prompts");
+      }
+    }
+    // Attention heads that TP does not divide (plan.cc): the nearest smaller size that does,
+    // with pipeline stages on the same GPUs where it divides TP.
+    if (msg.rfind("Total number of attention heads", 0) == 0) {
+      const TpChoices c = HeadsTpChoices(spec, s.tensor_parallel_size);
+      if (s.tensor_parallel_size % c.below == 0) {
+        VllmSettings v = s;
+        v.tensor_parallel_size = c.below;
+        v.pipeline_parallel_size = s.pipeline_parallel_size * (s.tensor_parallel_size / c.below);
+        add(v,
+            fmt::format("--tensor-parallel-size {} --pipeline-parallel-size {} (the same {} "
+                        "GPUs)",
+                        c.below, v.pipeline_parallel_size,
+                        s.tensor_parallel_size * s.pipeline_parallel_size),
+            "a TP size that divides the attention heads, pipeline stages for the rest", 12);
+      }
+      VllmSettings v = s;
+      v.tensor_parallel_size = c.below;
+      add(v, fmt::format("--tensor-parallel-size {}", c.below),
+          "a TP size that divides the attention heads, on fewer GPUs", 12);
+      // A larger size is the general search for more GPUs (advice.cc), powers of two.
+    }
     // Dual batch overlap without a DeepEP all-to-all: without micro-batching, or with DeepEP.
     if (msg.rfind("Microbatching currently only supports", 0) == 0) {
       VllmSettings v = s;

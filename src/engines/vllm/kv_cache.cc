@@ -281,7 +281,7 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
     }
     out.layers.push_back(l);
   }
-  if (attn_heads > 0 && attn_heads % static_cast<int64_t>(tp) != 0) {
+  if (!o.allow_uneven_heads && attn_heads > 0 && attn_heads % static_cast<int64_t>(tp) != 0) {
     // vllm/config/model.py verify_with_parallel_config.
     return Status::InvalidArgument(fmt::format(
         "Total number of attention heads ({}) must be divisible by tensor parallel size ({}).",

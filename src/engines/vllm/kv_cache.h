@@ -51,6 +51,10 @@ struct KvCacheOptions {
   // --kv-cache-dtype-skip-layers: decoder layer indices ("0", "31") and "sliding_window" whose
   // attention keeps the model's dtype under a quantized --kv-cache-dtype (PR #33695).
   std::vector<std::string> kv_skip_layers;
+  // The caller has already refused attention heads that TP does not divide (plan.cc,
+  // HeadsRefusal): lay the layers out anyway, each rank's heads rounded down, so the stages
+  // after the refusal still show numbers. Otherwise such a TP is an error.
+  bool allow_uneven_heads = false;
   // The release's rules: grouping and how "GPU KV cache size" is printed (default: the newest).
   vllm::Rules rules = vllm::RulesFor(vllm::kNewestModelled);
 };

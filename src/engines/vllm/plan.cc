@@ -886,16 +886,35 @@ Status ResolveSettings(Run& r) {
     s.max_model_len = derived;
   } else if (s.max_model_len == 0) {
     s.max_model_len = derived;
-  } else if (s.max_model_len > derived && !s.allow_long_max_model_len) {
-    return Invalid(vllm::MaxLenError(s.max_model_len, derived,
-                                     window_capped ? "sliding_window" : "max_position_embeddings"));
   }
+  // A length past the derived one is refused while the config is built (ValueError from
+  // _get_and_verify_max_len), before anything is allocated: a startup failure, the rest of
+  // the plan computed at the length asked for.
+  const bool too_long = s.max_model_len > derived && !s.allow_long_max_model_len;
   vllm::ApplySchedulerDefaults(r.rules, r.gpu, &s);
   const vllm::ModelDtype md = vllm::ResolveModelDtype(r.spec, r.gpu, s.dtype);
   r.model_dtype = md.dtype;
   r.act_bytes = static_cast<uint64_t>(DtypeBits(md.dtype) / 8);
   if (!md.note.empty()) plan.notes.push_back(md.note);
   r.plan.fits = true;
+  if (too_long) {
+    r.Refuse(Stage::kStartup,
+             vllm::MaxLenError(s.max_model_len, derived,
+                               window_capped ? "sliding_window" : "max_position_embeddings"),
+             vllm::MaxLenWayOut(r.spec, s.max_model_len, derived, window_capped));
+  }
+  // Attention heads that TP does not divide (config/model.py verify_with_parallel_config,
+  // while the engine's config is built): the TP sizes that divide them, the same GPUs as
+  // pipeline stages where one does.
+  if (const int64_t heads = vllm::AttentionHeads(r.spec);
+      heads > 0 && heads % s.tensor_parallel_size != 0) {
+    r.Refuse(Stage::kStartup,
+             fmt::format("Total number of attention heads ({}) must be divisible by tensor "
+                         "parallel size ({}).",
+                         heads, s.tensor_parallel_size),
+             vllm::HeadsWayOut(r.spec, s.tensor_parallel_size, s.pipeline_parallel_size));
+    r.ko.allow_uneven_heads = true;
+  }
   if (auto refusal = vllm::ArchitectureRefusal(r.spec, version)) {
     r.Fail(refusal->stage, refusal->message);
     r.plan.refusal = refusal->change;

@@ -158,10 +158,13 @@ TEST(Vllm, DisableSlidingWindowCapsTheLengthAtTheWindow) {
                           [](const KvLayerSpec& l) { return l.sliding_window > 0; }));
   off.max_model_len = 4096;
   auto refused = PlanVllm(inv, Gpu("h100"), off);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("(sliding_window=128 in model's config.json)"),
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_EQ(refused->failure_stage, Stage::kStartup);
+  EXPECT_NE(refused->failure_message.find("(sliding_window=128 in model's config.json)"),
             std::string::npos)
-      << refused.status().message();
+      << refused->failure_message;
+  EXPECT_NE(refused->refusal.find("drop --disable-sliding-window"), std::string::npos)
+      << refused->refusal;
 }
 
 TEST(Vllm, Qwen35AwqOnTwo24GbCardsAtTp2) {
@@ -269,15 +272,37 @@ TEST(Vllm, LoadFailsForAModelLargerThanTheCard) {
 TEST(Vllm, VllmsOwnErrors) {
   VllmSettings s;
   s.max_model_len = 1 << 20;
-  EXPECT_EQ(PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s).status().message(),
+  // Refused while the config is built: a startup failure, not an input error.
+  auto long_len = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), s);
+  ASSERT_TRUE(long_len.ok()) << long_len.status().ToString();
+  EXPECT_EQ(long_len->failure_stage, Stage::kStartup);
+  EXPECT_EQ(long_len->failure_message,
             "User-specified max_model_len (1048576) is greater than the derived max_model_len "
             "(max_position_embeddings=40960 in model's config.json). To allow overriding this "
             "maximum, set the env "
             "var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.");
+  // Past Qwen's documented YaRN factor 4: the derived length and the env var only.
+  EXPECT_EQ(long_len->refusal.find("--hf-overrides"), std::string::npos) << long_len->refusal;
+  EXPECT_NE(long_len->refusal.find("--max-model-len 40960 "), std::string::npos)
+      << long_len->refusal;
   VllmSettings tp;
   tp.tensor_parallel_size = 3;
-  EXPECT_EQ(PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), tp).status().message(),
+  auto uneven = PlanVllm(Catalog("qwen3-8b"), Gpu("h100"), tp);
+  ASSERT_TRUE(uneven.ok()) << uneven.status().ToString();
+  EXPECT_EQ(uneven->failure_stage, Stage::kStartup);
+  EXPECT_EQ(uneven->failure_message,
             "Total number of attention heads (32) must be divisible by tensor parallel size (3).");
+  // The nearest powers of two that divide the 32 heads and the 8 KV heads.
+  EXPECT_EQ(uneven->refusal,
+            "--tensor-parallel-size 2, or --tensor-parallel-size 4 (32 attention heads: a TP size "
+            "must divide them)");
+  // Qwen2.5-7B: 28 heads, 4 KV heads; TP 8 -> TP 4 with two pipeline stages on the same GPUs.
+  tp.tensor_parallel_size = 8;
+  auto q25 = PlanVllm(Catalog("qwen2.5-7b-instruct"), Gpu("h100"), tp);
+  ASSERT_TRUE(q25.ok()) << q25.status().ToString();
+  EXPECT_EQ(q25->refusal,
+            "--tensor-parallel-size 4 --pipeline-parallel-size 2 (the same 8 GPUs) (28 attention "
+            "heads: a TP size must divide them)");
   VllmSettings q;
   q.quantization = "gptq";
   EXPECT_EQ(PlanVllm(Catalog("qwen3-8b-awq"), Gpu("h100"), q).status().message(),

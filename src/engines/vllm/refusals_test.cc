@@ -457,7 +457,14 @@ TEST(Flags, HfOverridesYarnRaisesTheDerivedLength) {
   const Inventory inv = Catalog("qwen3-8b");  // max_position_embeddings 40960
   VllmSettings s;
   s.max_model_len = 131072;
-  EXPECT_FALSE(PlanVllm(inv, Gpu("h100"), s).ok());  // beyond the derived maximum
+  // Beyond the derived maximum: refused at startup, Qwen's YaRN named as a way out.
+  auto refused = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_EQ(refused->failure_stage, Stage::kStartup);
+  EXPECT_NE(refused->refusal.find(R"(--hf-overrides '{"rope_scaling": {"rope_type": "yarn", )"
+                                  R"("factor": 4.0, "original_max_position_embeddings": 32768}}')"),
+            std::string::npos)
+      << refused->refusal;
   // Qwen's documented YaRN: original 32768 x factor 4 = 131072.
   s.hf_overrides = R"({"rope_scaling": {"rope_type": "yarn", "factor": 4.0,)"
                    R"( "original_max_position_embeddings": 32768}, "foo": 1})";
@@ -468,8 +475,20 @@ TEST(Flags, HfOverridesYarnRaisesTheDerivedLength) {
     return n.find("--hf-overrides: \"foo\" is not modelled") != std::string::npos;
   }));
   EXPECT_NE(p->command.find("--hf-overrides '"), std::string::npos);
+  // The advice re-plans both ways out: the derived length, and the YaRN override.
+  VllmSettings plain;
+  plain.max_model_len = 131072;
+  const auto advice = testutil::AdviseVllm(inv, Gpu("h100"), plain, *refused);
+  std::vector<std::string> changes;
+  for (const auto& a : advice) {
+    if (a.plan.fits) changes.push_back(a.change);
+  }
+  EXPECT_NE(std::find(changes.begin(), changes.end(), "--max-model-len 40960"), changes.end());
+  EXPECT_TRUE(std::any_of(changes.begin(), changes.end(), [](const std::string& c) {
+    return c.starts_with("--hf-overrides '{\"rope_scaling\"");
+  })) << ::testing::PrintToString(changes);
   s.max_model_len = 131073;
-  EXPECT_FALSE(PlanVllm(inv, Gpu("h100"), s).ok());
+  EXPECT_EQ(PlanVllm(inv, Gpu("h100"), s)->failure_stage, Stage::kStartup);
   s.hf_overrides = "[1]";
   EXPECT_FALSE(PlanVllm(inv, Gpu("h100"), s).ok());
 }
