@@ -45,6 +45,15 @@ class PreparedSglangModel : public PreparedModel {
     };
     const Stage stage = *plan.failure_stage;
     const double now = r.gpu_memory_utilization;
+    // A context past the derived one (plan.cc): the derived length.
+    if (stage == Stage::kStartup &&
+        plan.failure_message.rfind("User-specified context_length", 0) == 0) {
+      SglangSettings v = s;
+      v.max_model_len = s.override_context_len > 0 ? s.override_context_len
+                                                   : DerivedContextLen(inv_.spec);
+      add(v, fmt::format("--context-length {}", v.max_model_len),
+          "the longest context SGLang derives from the model's config.json", 0);
+    }
     if (stage == Stage::kKvCache &&
         plan.failure_message.rfind("Not enough memory", 0) == 0) {
       // From the lowest fraction whose pool holds one request of the whole context, where one

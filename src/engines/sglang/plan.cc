@@ -731,21 +731,35 @@ Result<Plan> PlanSglang(const Inventory& inv, const GpuSpec& gpu, const SglangSe
   }
   // The attention layers split the query heads over the attention TP group
   // (layers/radix_attention.py via QKVParallelLinear: total_num_heads % tp_size == 0).
+  // Both refusals come while the model config is built, before anything is allocated: a
+  // plan that fails at startup, with SGLang's message and the way out.
+  std::string refused, way_out;
   const int64_t atp = AttentionTp(r.s);
   for (const LayerSpec& l : spec.layers) {
     const int64_t heads = l.attention.kind == AttentionKind::kLinear
                               ? l.attention.linear_num_value_heads
                               : l.attention.num_heads;
     if (heads > 0 && heads % atp != 0) {
-      return Status::InvalidArgument(fmt::format(
+      refused = fmt::format(
           "Total number of attention heads ({}) must be divisible by tensor parallel size ({})",
-          heads, atp));
+          heads, atp);
+      int64_t below = 1;
+      for (int64_t d = 2; d < atp; d *= 2) {
+        if (heads % d == 0) below = d;
+      }
+      way_out = fmt::format("--tp-size {} ({} heads: the attention TP size must divide them)",
+                            below * r.s.tensor_parallel_size / atp, heads);
+      break;
     }
   }
   const int64_t derived = r.s.override_context_len > 0 ? r.s.override_context_len
                                                        : DerivedContextLen(spec);
-  if (r.s.max_model_len > derived && !r.s.allow_long_max_model_len) {
-    return Status::InvalidArgument(ContextLenError(r.s.max_model_len, derived));
+  if (refused.empty() && r.s.max_model_len > derived && !r.s.allow_long_max_model_len) {
+    refused = ContextLenError(r.s.max_model_len, derived);
+    way_out = fmt::format("--context-length {} (the longest SGLang derives here), or "
+                          "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (positions past {} were "
+                          "never trained unless the config's rope_scaling stretches them)",
+                          derived, derived);
   }
   ApplyDefaults(rules, gpu, spec, &r.s);
   if (r.s.gpu_memory_utilization <= 0 || r.s.gpu_memory_utilization > 1) {
@@ -778,6 +792,11 @@ Result<Plan> PlanSglang(const Inventory& inv, const GpuSpec& gpu, const SglangSe
         "SGLang {} does not serve linear-attention models (from 0.5)", rules.text));
   }
   bool ok = Startup(r);
+  if (!refused.empty()) {  // the startup line keeps its numbers
+    Fail(r, Stage::kStartup, refused, 0);
+    r.plan.refusal = way_out;
+    ok = false;
+  }
   if (ok) VRAMFIT_RETURN_IF_ERROR(Load(r, &ok));
   if (ok) VRAMFIT_RETURN_IF_ERROR(KvCache(r, &ok));
   ResolveImages(r);

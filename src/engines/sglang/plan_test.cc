@@ -304,13 +304,24 @@ TEST(Sglang, ContextBeyondTheModelIsRefusedAsSglangDoes) {
   SglangSettings s;
   s.max_model_len = 1 << 20;
   auto p = PlanSglang(Catalog("qwen3-8b"), Gpu("H100"), s);
-  ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().message().find("User-specified context_length (1048576) is greater than "
-                                      "the derived context_length (40960)"),
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->failure_stage, Stage::kStartup);
+  EXPECT_NE(p->failure_message.find("User-specified context_length (1048576) is greater than "
+                                    "the derived context_length (40960)"),
             std::string::npos)
-      << p.status().message();
+      << p->failure_message;
+  EXPECT_NE(p->refusal.find("--context-length 40960 "), std::string::npos) << p->refusal;
   s.override_context_len = 1 << 20;  // --json-model-override-args max_position_embeddings
-  EXPECT_TRUE(PlanSglang(Catalog("qwen3-8b"), Gpu("H100"), s).ok());
+  auto stretched = PlanSglang(Catalog("qwen3-8b"), Gpu("H100"), s);
+  ASSERT_TRUE(stretched.ok());
+  EXPECT_NE(stretched->failure_stage, Stage::kStartup) << stretched->failure_message;
+  // Heads that the attention TP size does not divide: refused at startup too.
+  SglangSettings tp3;
+  tp3.tensor_parallel_size = 3;
+  auto uneven = PlanSglang(Catalog("qwen3-8b"), Gpu("H100"), tp3);
+  ASSERT_TRUE(uneven.ok());
+  EXPECT_EQ(uneven->failure_stage, Stage::kStartup);
+  EXPECT_EQ(uneven->refusal, "--tp-size 2 (32 heads: the attention TP size must divide them)");
 }
 
 TEST(Sglang, TensorParallelShardsWeightsAndHeads) {
