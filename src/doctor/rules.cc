@@ -521,6 +521,22 @@ bool GgmlBufferAfterWeights(const Facts& f) {
          f.get(Num::kEstimateFits).value_or(0) > 0;
 }
 
+// A device buffer failed whose size is the one the log gave the KV cache (llama.cpp's "CUDA0 KV
+// buffer size = X MiB", Ollama's msg="kv cache" device=CUDA0 size="X GiB", rounded to a tenth
+// of a GiB) and not the weights': the KV cache, whatever order the lines came in.
+bool GgmlBufferIsKv(const Facts& f) {
+  if (!GgmlFailed(f) || !f.has(EventKind::kGgmlAllocFail) || f.has(EventKind::kGgmlLoadFail) ||
+      f.has(EventKind::kImage) || GgmlCompute(f)) {
+    return false;
+  }
+  const auto req = f.get(Num::kRequestedBytes), kv = f.get(Num::kKvCacheBytes),
+             weights = f.get(Num::kWeightsBytes);
+  auto near = [](double a, double b) {
+    return b > 0 && std::abs(a - b) <= std::max(0.05 * core::kGiBf, 0.03 * b);
+  };
+  return req && kv && near(*req, *kv) && !(weights && near(*req, *weights));
+}
+
 // llama.cpp and the engines that run it (Ollama, LM Studio) at the profile stage: what is
 // reserved then is the compute graph of the largest batch (llama.cpp's graph_reserve at context
 // creation, Ollama's reserveWorstCaseGraph), whatever line reported the failure.
@@ -945,6 +961,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kComputeBuffer, S::kRuntime, GgmlComputeDecode, Words::kDecodeComputeBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlCompute, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlBufferImage, Words::kImageBuffer),
+      Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferIsKv, Words::kKvBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlBufferAtReserve, Words::kContextComputeBuffer),
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferAfterWeights, Words::kKvBuffer),
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),

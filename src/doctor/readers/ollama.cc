@@ -87,6 +87,18 @@ void Match(const Line& line) {
     Set(e, Num::kMaxModelLen, Has(s, "--ctx-size ") ? NumberAfter(s, "--ctx-size ")
                                                      : NumberAfter(s, "KvSize:"));
   }
+  // The new engine's memory summary per device (ml/device.go, BackendMemory's log, 0.12+):
+  // msg="model weights" device=CUDA0 size="9.2 GiB", msg="kv cache" ..., msg="compute graph"
+  // ...; the GPU's lines, not the CPU's. rules.cc matches a failed buffer's size against them.
+  if (Has(s, " device=") && !Has(s, " device=CPU") && Has(s, " size=")) {
+    for (const auto& [what, num] : {std::pair{"msg=\"model weights\"", Num::kWeightsBytes},
+                                    std::pair{"msg=\"kv cache\"", Num::kKvCacheBytes},
+                                    std::pair{"msg=\"compute graph\"", Num::kComputeBytes}}) {
+      if (!Has(s, what)) continue;
+      Set(line.Emit(EventKind::kOllamaMarker, kEngine), num, QuotedBytes(s, " size="));
+      break;
+    }
+  }
   if (Has(s, "msg=offload") || Has(s, "msg=\"offload")) {
     auto& e = line.Emit(EventKind::kOllamaOffload, kEngine);
     Set(e, Num::kOffloadLayers, NumberAfter(s, "layers.offload="));
