@@ -27,6 +27,9 @@ struct GpuSpec {
   int marketing_gb = 0;
   std::string compute_capability; // "8.9"; AMD: "gfx942"
   std::string architecture;       // "Ada"
+  // Streaming multiprocessors (torch.cuda.get_device_properties().multi_processor_count; 0: not
+  // known). Kernels that size a buffer per SM read it (vLLM's Triton top-k/top-p sampler).
+  int sm_count = 0;
   bool fp8 = false;               // FP8 tensor cores (sm_89+)
   bool fp4 = false;               // FP4 tensor cores (sm_100 / sm_120)
   std::string vendor;             // "nvidia" | "amd"

@@ -19,7 +19,8 @@ std::string RenderGpusJson(const std::vector<GpuSpec>& gpus) {
   for (const GpuSpec& g : gpus) {
     j["gpus"].push_back({{"id", g.id}, {"name", g.name}, {"aliases", g.aliases},
                          {"total_bytes", g.total_bytes}, {"nvidia_smi_mib", g.nvidia_smi_mib},
-                         {"compute_capability", g.compute_capability}, {"fp8", g.fp8},
+                         {"compute_capability", g.compute_capability},
+                         {"sm_count", g.sm_count}, {"fp8", g.fp8},
                          {"fp4", g.fp4}, {"unified_memory", g.unified_memory},
                          {"confidence", g.confidence}, {"source", g.source}, {"notes", g.notes}});
   }

@@ -32,6 +32,9 @@ std::string Normalize(std::string_view s) {
 }
 
 
+// More streaming multiprocessors than any GPU has (B300: 160, RTX PRO 6000: 188).
+constexpr int64_t kMostSms = 1024;
+
 Status ParseGpu(const simdjson::dom::element& e, size_t i, GpuSpec* g) {
   const std::string where = fmt::format("data/gpus.json: gpus[{}]", i);
   auto str = [&](const char* key, std::string* out) -> Status {
@@ -57,6 +60,13 @@ Status ParseGpu(const simdjson::dom::element& e, size_t i, GpuSpec* g) {
   if (!e["nvidia_smi_total_mib"].get_uint64().get(smi)) g->nvidia_smi_mib = smi;
   int64_t gb = 0;
   if (!e["marketing_gb"].get_int64().get(gb)) g->marketing_gb = static_cast<int>(gb);
+  if (int64_t sm = 0; !e["sm_count"].get_int64().get(sm)) {
+    if (sm <= 0 || sm > kMostSms) {
+      return Status::Corrupt(
+          fmt::format("{}: \"sm_count\" must be 1 to {}, found {}", where, kMostSms, sm));
+    }
+    g->sm_count = static_cast<int>(sm);
+  }
   bool b = false;
   if (!e["fp8"].get_bool().get(b)) g->fp8 = b;
   if (!e["fp4"].get_bool().get(b)) g->fp4 = b;

@@ -162,6 +162,14 @@ TEST(Gpus, ConsumerAndWorkstationCards) {
   EXPECT_TRUE(FindGpu("4060ti-8gb")->fp8);
   EXPECT_TRUE(FindGpu("rtx-pro-6000")->fp4);
   EXPECT_FALSE(FindGpu("rtx-6000-ada")->fp4);
+  // Streaming multiprocessors: every NVIDIA card has its count, AMD's none.
+  EXPECT_EQ(FindGpu("h100-sxm")->sm_count, 132);
+  EXPECT_EQ(FindGpu("h100-pcie")->sm_count, 114);
+  EXPECT_EQ(FindGpu("rtx-3090")->sm_count, 82);
+  EXPECT_EQ(FindGpu("mi300x")->sm_count, 0);
+  for (const GpuSpec& g : *GpuCatalog()) {
+    if (g.vendor == "nvidia") EXPECT_GT(g.sm_count, 0) << g.id;
+  }
   // "rtx 6000" alone is a Turing Quadro, an Ada card or a Blackwell card: not guessed.
   EXPECT_FALSE(FindGpu("rtx 6000").ok());
 }

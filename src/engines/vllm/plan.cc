@@ -96,7 +96,8 @@ constexpr uint64_t kNonTorchTpExtra = 48 * kMiB;
 //   14 B. Checked on the development half's v0.17.1 RTX 3090 starts (Llama-3.1-8B, 256 x 128,256
 //   logits, and Qwen2.5-7B, 256 x 152,064): vLLM left 0.52-0.54 and 0.56-0.62 GiB for activation
 //   and non-torch memory together, which 14 B fills with 0.43 and 0.51 GiB and leaves 0.05-0.11
-//   GiB of non-torch growth for both models alike; the 22 B below left none (0.67 and 0.80 GiB).
+//   GiB of non-torch growth for both models alike (0.01-0.07 beside the kernel's scratch,
+//   TritonTopkScratch); the 22 B below left none (0.67 and 0.80 GiB).
 // - FlashInfer's sampler (VLLM_USE_FLASHINFER_SAMPLER=1 before v0.21). The warm-up passes top-p
 //   0.9 and top-k vocab-1 since PR #13594 (v0.8.0), and forward_cuda hands them to FlashInfer:
 //   in v0.8 only below FlashInfer 0.2.3 (PR #14815), which v0.8's image installs (0.2.1.post2:
@@ -1716,17 +1717,19 @@ struct SamplerPath {
   uint64_t per_logit = 0;
   bool install_dependent = false;  // v0.8-v0.11.0 with VLLM_USE_FLASHINFER_SAMPLER unset
   bool installed = false;          // the same, with FlashInfer said to be installed
+  bool triton = false;             // the Triton top-k/top-p kernel (TritonTopkScratch)
 };
 SamplerPath ChooseSamplerPath(const VllmSettings& s, const vllm::Rules& rules) {
   if (s.v0_engine) return {kSamplerBytesPerLogitSort};
-  const uint64_t native =
-      rules.sampler_native_triton ? kSamplerBytesPerLogitTriton : kSamplerBytesPerLogitSort;
+  const SamplerPath native = rules.sampler_native_triton
+                                 ? SamplerPath{kSamplerBytesPerLogitTriton, false, false, true}
+                                 : SamplerPath{kSamplerBytesPerLogitSort};
   // FlashInfer's sampler: the default again from v0.21, charged at those releases' 22 B.
   const bool flashinfer_default =
       !rules.sampler_flashinfer_if_installed && !rules.sampler_sorts && !rules.sampler_triton;
   const uint64_t flashinfer =
       flashinfer_default ? kSamplerBytesPerLogit : kSamplerBytesPerLogitFlashInfer;
-  if (s.flashinfer_sampler == 0) return {native};
+  if (s.flashinfer_sampler == 0) return native;
   if (s.flashinfer_sampler == 1) return {flashinfer};
   // FlashInfer installed (VllmOptions::flashinfer_installed): TopKTopPSampler takes
   // forward_cuda where flashinfer imports and VLLM_USE_FLASHINFER_SAMPLER is not False.
@@ -1734,7 +1737,25 @@ SamplerPath ChooseSamplerPath(const VllmSettings& s, const vllm::Rules& rules) {
     return {kSamplerBytesPerLogitFlashInfer, false, true};
   }
   if (rules.sampler_flashinfer_if_installed) return {kSamplerBytesPerLogitSort, true};
-  return {flashinfer_default ? flashinfer : native};
+  return flashinfer_default ? SamplerPath{flashinfer} : native;
+}
+
+// The Triton top-k/top-p kernel's scratch (v1/sample/ops/topk_topp_triton.py
+// apply_top_k_top_p_triton, PR #33538, v0.17+; topk_topp_sampler.py apply_top_k_top_p takes the
+// kernel for 8 or more requests): one fp32 vocabulary row per Triton program,
+// min(next_power_of_2(min(SMs, requests)), SMs) rows, allocated by the sampler warm-up and kept
+// in _TRITON_BUFFER_CACHE. 82 rows of 128,256 logits on an RTX 3090 (0.04 GiB), 132 of 151,936
+// on an H100 (0.07 GiB). A card the catalog has no SM count for (--gpu-memory) is charged
+// kUnknownSms rows, the H100's.
+constexpr uint64_t kUnknownSms = 132;
+uint64_t TritonTopkScratch(const GpuSpec& gpu, uint64_t requests, uint64_t vocab) {
+  constexpr uint64_t kFewestRequests = 8;
+  if (requests < kFewestRequests) return 0;
+  const uint64_t sms = gpu.sm_count > 0 ? static_cast<uint64_t>(gpu.sm_count) : kUnknownSms;
+  const uint64_t programs = std::min(sms, requests);
+  uint64_t rows = 1;
+  while (rows < programs) rows *= 2;
+  return std::min(rows, sms) * vocab * 4;
 }
 
 // --skip-mm-profiling (V1, gpu_model_runner.py profile_run, read at 0.22: "Skipping memory
@@ -1779,7 +1800,20 @@ void Profile(Run& r) {
   // One logits row per request (gpu_model_runner.py _dummy_run's logits_indices: the last
   // token of each), over the whole vocabulary (PipelineStageActivation: on the last stage, on
   // every TP rank).
-  const uint64_t sampler = reqs * static_cast<uint64_t>(r.spec.vocab_size) * per_logit;
+  const uint64_t vocab = static_cast<uint64_t>(r.spec.vocab_size);
+  const uint64_t scratch =
+      path.triton && !r.v2_profile ? TritonTopkScratch(r.gpu, reqs, vocab) : 0;
+  const uint64_t sampler = reqs * vocab * per_logit + scratch;
+  if (scratch > 0) {
+    r.g.explain.push_back(
+        {"sampler_topk_scratch", scratch,
+         fmt::format("the Triton top-k/top-p kernel's scratch: one fp32 row of {} logits per "
+                     "program, {} programs ({} SMs{}), kept after the warm-up (in the sampler's "
+                     "peak)",
+                     vocab, scratch / (vocab * 4),
+                     r.gpu.sm_count > 0 ? r.gpu.sm_count : static_cast<int>(kUnknownSms),
+                     r.gpu.sm_count > 0 ? "" : ", the H100's: the card's count is not known")});
+  }
   EncoderProfile enc = EncoderActivation(r, mnbt, reqs);
   SkipEncoderProfile(r, &enc);
   // What the sampler competes with for the peak: V1 keeps the stored embeddings under all three

@@ -479,31 +479,53 @@ TEST(Vllm, TheSamplerWarmUpCostsWhatTheReleasesTopKTopPPathCosts) {
   EXPECT_EQ(logits * 14, 2178154496u);  // 2.03 GiB at v0.17-v0.20
   // {release, unset, VLLM_USE_FLASHINFER_SAMPLER=0, =1}: 0 is the native path (the sort, the
   // Triton kernel from v0.17), 1 FlashInfer's sampler.
+  // The Triton kernel's scratch beside it: one fp32 row per program, min(SMs, requests) = the
+  // H100's 132 rows (0.07 GiB).
+  const uint64_t scratch = 132ull * 151936 * 4;
   struct Row {
     const char* release;
     uint64_t unset, off, on;
+    bool triton_unset, triton_off;  // the Triton kernel's path
   };
-  for (const Row& row : std::vector<Row>{{"0.8.5", 39, 39, 14},
-                                         {"0.9.2", 39, 39, 14},
-                                         {"0.10.2", 39, 39, 14},
-                                         {"0.11.0", 39, 39, 14},
-                                         {"0.11.1", 39, 39, 14},
-                                         {"0.14", 39, 39, 14},
-                                         {"0.16", 39, 39, 14},
-                                         {"0.17", 14, 14, 14},
-                                         {"0.20", 14, 14, 14},
-                                         {"0.21", 22, 14, 22},
-                                         {"0.22", 22, 14, 22}}) {
+  for (const Row& row : std::vector<Row>{{"0.8.5", 39, 39, 14, false, false},
+                                         {"0.9.2", 39, 39, 14, false, false},
+                                         {"0.10.2", 39, 39, 14, false, false},
+                                         {"0.11.0", 39, 39, 14, false, false},
+                                         {"0.11.1", 39, 39, 14, false, false},
+                                         {"0.14", 39, 39, 14, false, false},
+                                         {"0.16", 39, 39, 14, false, false},
+                                         {"0.17", 14, 14, 14, true, true},
+                                         {"0.20", 14, 14, 14, true, true},
+                                         {"0.21", 22, 14, 22, false, true},
+                                         {"0.22", 22, 14, 22, false, true}}) {
     s.version = row.release;
-    for (const auto& [env, per_logit] :
-         std::vector<std::pair<int, uint64_t>>{{-1, row.unset}, {0, row.off}, {1, row.on}}) {
+    for (const auto& [env, per_logit, triton] : std::vector<std::tuple<int, uint64_t, bool>>{
+             {-1, row.unset, row.triton_unset}, {0, row.off, row.triton_off}, {1, row.on, false}}) {
       s.flashinfer_sampler = env;
       auto p = PlanVllm(inv, Gpu("h100"), s);
       ASSERT_TRUE(p.ok()) << row.release << ": " << p.status().ToString();
-      EXPECT_EQ(p->gpus[0].activation_peak_bytes, logits * per_logit)
+      EXPECT_EQ(p->gpus[0].activation_peak_bytes, logits * per_logit + (triton ? scratch : 0))
           << row.release << " VLLM_USE_FLASHINFER_SAMPLER " << env;
     }
   }
+  // Fewer programs than SMs: the next power of two (100 requests: 128 rows); below 8 requests
+  // the PyTorch path, no scratch.
+  s.version = "0.17";
+  s.flashinfer_sampler = -1;
+  s.max_num_seqs = 100;
+  auto hundred = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(hundred.ok());
+  bool said = false;
+  for (const auto& e : hundred->gpus[0].explain) {
+    if (e.name != "sampler_topk_scratch") continue;
+    said = true;
+    EXPECT_EQ(e.bytes, 128ull * 151936 * 4);
+  }
+  EXPECT_TRUE(said);
+  s.max_num_seqs = 4;
+  auto four = PlanVllm(inv, Gpu("h100"), s);
+  ASSERT_TRUE(four.ok());
+  for (const auto& e : four->gpus[0].explain) EXPECT_NE(e.name, "sampler_topk_scratch");
 }
 
 TEST(Vllm, WhereTheInstallDecidesTheSamplerTheNotesSayWhatFlashInferWouldSave) {
