@@ -238,6 +238,7 @@ int Run(std::vector<std::string> args) {
       return kExitUsage;
     }
   }
+  const std::vector<std::string> given = args;  // CLI11's parse consumes `args`
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
   try {
     app.parse(args);
@@ -260,9 +261,24 @@ int Run(std::vector<std::string> args) {
       fmt::print(Err(), "{}: {}\n", sub, dash);
       return kExitUsage;
     }
+    // "--gpu 2x rtx3090": a count written before the card, which became a stray word.
+    std::string count_hint;
+    for (size_t i = 0; i + 2 < given.size(); ++i) {
+      const std::string& v = given[i + 1];
+      if (given[i] != "--gpu" || v.size() < 2 || (v.back() != 'x' && v.back() != 'X') ||
+          !std::all_of(v.begin(), v.end() - 1, [](char c) { return c >= '0' && c <= '9'; })) {
+        continue;
+      }
+      const std::string n = v.substr(0, v.size() - 1);
+      count_hint = fmt::format("; --gpu {} {}: --gpu names one card (--gpu {}); the count is -tp "
+                               "{} (tensor parallel; -pp for pipeline parallel), or --gpus {} "
+                               "for fit",
+                               v, given[i + 2], given[i + 2], n, n);
+      break;
+    }
     fmt::print(Err(), "{}: unexpected argument(s): {} (not a flag of `{}`, or a value without "
-               "its flag; `{} --help` lists the flags){}\n", sub, words, sub, sub,
-               FlagHints(app, left));
+               "its flag; `{} --help` lists the flags){}{}\n", sub, words, sub, sub,
+               FlagHints(app, left), count_hint);
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
     // CLI11's words, headed by the subcommand they are about (`vramfit fit: --goal: banana

@@ -268,6 +268,11 @@ function(run_err name expect_rc regex)
   set(last_out "${last_out}" PARENT_SCOPE)
   set(last_err "${last_err}" PARENT_SCOPE)
 endfunction()
+# "--gpu 2x rtx3090": the count before the card, the card a stray word; both commands say how.
+run_err(gpu_count_word_plan 2 "--gpu 2x rtx3090: --gpu names one card \\(--gpu rtx3090\\);"
+        plan qwen3-8b --gpu 2x rtx3090)
+run_err(gpu_count_word_check 2 "--gpu 2x rtx3090: --gpu names one card \\(--gpu rtx3090\\)"
+        check --gpu 2x rtx3090 -- vllm serve qwen3-8b -tp 2)
 # A GPU name several cards answer to: read as the first card of data/gpus.json's
 # ambiguous_names, with a note naming it and the ids of the others; a card's own id: no note.
 string(CONCAT re "note: --gpu a100 fits several cards; read as a100-80gb \\(80 GB\\); give "
