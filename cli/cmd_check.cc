@@ -352,6 +352,8 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   const GpuSpec* gpu = &gpus->front();
   InspectOptions model_options = ModelOptions();
   model_options.ollama_names = engine->name == "ollama";  // `ollama run qwen3` is qwen3:latest
+  // A .gguf path that is not here: the what-if its file name spells (Qwen3-8B-Q4_K_M.gguf).
+  model_options.gguf_names = engine->name == "llamacpp" || engine->name == "ollama";
   auto inv_model = InspectModel(cmd->model, model_options);
   if (!inv_model.ok()) {
     std::string hint;

@@ -306,6 +306,9 @@ std::function<int()> SetupPlan(CLI::App* app) {
     InspectOptions model_options = ModelOptions();
     if (Status s = ApplyWhatIfFlags(f->what_if, &model_options); !s.ok()) return fail(s);
     model_options.ollama_names = chosen->engine->name == "ollama";
+    // A .gguf path that is not here: the what-if its file name spells (Qwen3-8B-Q4_K_M.gguf).
+    model_options.gguf_names =
+        chosen->engine->name == "llamacpp" || chosen->engine->name == "ollama";
     auto inv = InspectModel(f->model, model_options);
     if (!inv.ok()) return fail(inv.status());
     NoteCatalogByName(f->model);

@@ -273,6 +273,12 @@ run_err(gpu_count_word_plan 2 "--gpu 2x rtx3090: --gpu names one card \\(--gpu r
         plan qwen3-8b --gpu 2x rtx3090)
 run_err(gpu_count_word_check 2 "--gpu 2x rtx3090: --gpu names one card \\(--gpu rtx3090\\)"
         check --gpu 2x rtx3090 -- vllm serve qwen3-8b -tp 2)
+# The help's own llama.cpp example names a file that is not here: planned as the what-if its
+# name spells, said on the plan's what-if line.
+run(check_gguf_name 0 check --gpu 4090 -- llama-server -m Qwen3-8B-Q4_K_M.gguf -ngl 99 -c 32768)
+if(NOT last_out MATCHES "what-if: GGUF Q4_K_M for the missing file Qwen3-8B-Q4_K_M.gguf")
+  message(SEND_ERROR "check_gguf_name: '${last_out}'")
+endif()
 # A GPU name several cards answer to: read as the first card of data/gpus.json's
 # ambiguous_names, with a note naming it and the ids of the others; a card's own id: no note.
 string(CONCAT re "note: --gpu a100 fits several cards; read as a100-80gb \\(80 GB\\); give "

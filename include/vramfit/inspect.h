@@ -35,6 +35,10 @@ struct InspectOptions {
   // NAME:TAG always is; vramfit/ollama_library.h). For commands that run Ollama. Default:
   // false.
   bool ollama_names = false;
+  // Read a .gguf path that is not here as the GGUF what-if its file name spells
+  // (Qwen3-8B-Q4_K_M.gguf: catalog model qwen3-8b in Q4_K_M), said in Inventory::what_if. For
+  // commands that run llama.cpp. Default: false.
+  bool gguf_names = false;
 };
 
 // MODEL is a local directory, a .safetensors file, a config.json, a catalog id or a Hugging

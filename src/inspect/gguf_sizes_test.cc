@@ -118,5 +118,29 @@ TEST(GgufWhatIfSize, LibraryNameIsTheWhatIfOfItsEntry) {
   EXPECT_EQ(InspectModel("qwen3:32b", o).status().code(), Code::kInvalidArgument);
 }
 
+// A .gguf file that is not here, for the commands that run llama.cpp: the what-if its name
+// spells, in bartowski's and Qwen's "-Q4_K_M" and TheBloke's ".Q4_K_M" forms, split files too.
+TEST(GgufWhatIfSize, AMissingGgufFileIsTheWhatIfItsNameSpells) {
+  InspectOptions o;
+  EXPECT_EQ(InspectModel("Qwen3-8B-Q4_K_M.gguf", o).status().code(), Code::kNotFound);
+  o.gguf_names = true;
+  auto named = InspectModel("Qwen3-8B-Q4_K_M.gguf", o);
+  ASSERT_TRUE(named.ok()) << named.status().ToString();
+  EXPECT_EQ(named->what_if, "GGUF Q4_K_M for the missing file Qwen3-8B-Q4_K_M.gguf");
+  EXPECT_EQ(named->model, "Qwen3-8B-Q4_K_M.gguf");
+  EXPECT_EQ(static_cast<double>(named->total_bytes), Synthesized("qwen3-8b", "q4_k_m"));
+  auto dotted = InspectModel("/models/qwen2.5-7b-instruct.Q8_0.gguf", o);
+  ASSERT_TRUE(dotted.ok()) << dotted.status().ToString();
+  EXPECT_EQ(static_cast<double>(dotted->total_bytes),
+            Synthesized("qwen2.5-7b-instruct", "q8_0"));
+  auto split = InspectModel("Qwen3-32B-Q6_K-00001-of-00002.gguf", o);
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  EXPECT_EQ(static_cast<double>(split->total_bytes), Synthesized("qwen3-32b", "q6_k"));
+  // A file type vramfit does not lay out, or a model not in the catalog: the file's own error.
+  EXPECT_EQ(InspectModel("Qwen3-8B-UD-Q4_K_XL.gguf", o).status().code(), Code::kNotFound);
+  EXPECT_EQ(InspectModel("NoSuchModel-7B-Q4_K_M.gguf", o).status().code(), Code::kNotFound);
+  EXPECT_EQ(InspectModel("Q4_K_M.gguf", o).status().code(), Code::kNotFound);
+}
+
 }  // namespace
 }  // namespace vramfit

@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <regex>
 
 #include "core/text.h"
 #include "core/units.h"
@@ -450,6 +452,72 @@ Result<Inventory> InspectLibrary(const OllamaLibraryModel& lib, std::string_view
   return inv;
 }
 
+// A .gguf file that is not here, read by its name: "<model>-<file type>.gguf" (bartowski's and
+// Qwen's "Qwen3-8B-Q4_K_M.gguf", TheBloke's "llama-2-7b.Q4_K_M.gguf", a split file's
+// "-00001-of-00003" dropped), the model a catalog id or the name part of a catalog repo. The
+// GGUF what-if of that entry in that file type stands in for the file; nullopt where the name
+// does not spell both.
+std::string AsciiLower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<Result<Inventory>> InspectGgufName(std::string_view model, const InspectOptions& o) {
+  std::string stem(std::filesystem::path(std::string(model)).filename().string());
+  if (stem.size() <= 5 || AsciiLower(stem.substr(stem.size() - 5)) != ".gguf") {
+    return std::nullopt;
+  }
+  stem.resize(stem.size() - 5);
+  static const std::regex kShard(R"(-\d{5}-of-\d{5}$)");
+  stem = std::regex_replace(stem, kShard, "");
+  const size_t cut = stem.find_last_of("-.");
+  if (cut == std::string::npos || cut == 0) return std::nullopt;
+  const std::string type = stem.substr(cut + 1);
+  if (FindGgufFtype(type) == nullptr) return std::nullopt;
+  const std::string name = stem.substr(0, cut);
+  const std::string key = AsciiLower(name);
+  std::optional<CatalogModel> entry;
+  for (const std::string& candidate : {key, key.rfind("meta-", 0) == 0 ? key.substr(5) : key}) {
+    if (auto e = FindCatalogModel(candidate); e.ok()) {
+      entry = *e;
+      break;
+    }
+    auto all = CatalogModels();
+    if (!all.ok()) return all.status();
+    for (const CatalogModel& m : *all) {
+      const size_t slash = m.repo.find('/');
+      if (slash != std::string::npos && AsciiLower(m.repo.substr(slash + 1)) == candidate) {
+        entry = m;
+        break;
+      }
+    }
+    if (entry) break;
+  }
+  if (!entry) return std::nullopt;
+  if (o.as_quantized) {
+    return Status::InvalidArgument(fmt::format(
+        "--as-quantized: {} names its file type ({}) already", core::Printable(model), type));
+  }
+  auto q = MakeWhatIfQuant(AsciiLower(type), 0, -2, false);
+  if (!q.ok()) return q.status();
+  InspectOptions with = o;
+  with.as_quantized = *q;
+  auto inv = Inspect(ModelRef{ModelKind::kCatalog, entry->id, "", ""}, entry->id, with);
+  if (!inv.ok()) return inv.status();
+  inv->model = std::string(model);
+  inv->what_if = fmt::format("{} for the missing file {}", inv->what_if,
+                             core::Printable(std::filesystem::path(std::string(model))
+                                                 .filename()
+                                                 .string()));
+  inv->notes.insert(inv->notes.begin(),
+                    fmt::format("{} is not here: planned as the GGUF what-if of catalog entry {} "
+                                "in {} (the file its name spells; give the file's path to read "
+                                "the file itself)",
+                                core::Printable(model), entry->id, AsciiLower(type)));
+  return inv;
+}
+
 }  // namespace
 
 Result<Inventory> InspectModel(std::string_view model, const InspectOptions& options) {
@@ -464,9 +532,36 @@ Result<Inventory> InspectModel(std::string_view model, const InspectOptions& opt
       if (lib.ok()) return InspectLibrary(*lib, model, options);
       if (tagged) return lib.status();
     }
+    if (ref.status().code() == Code::kNotFound && options.gguf_names) {
+      if (auto inv = InspectGgufName(model, options)) return std::move(*inv);
+    }
     return ref.status();
   }
-  return Inspect(*ref, model, options);
+  auto inv = Inspect(*ref, model, options);
+  // llama.cpp's -hf org/Name-GGUF:Q4_K_M where the Hub cannot be reached (no network): the
+  // what-if the file name Name-Q4_K_M.gguf spells, saying why.
+  if (!inv.ok() && inv.status().code() == Code::kIo && options.gguf_names &&
+      ref->kind == ModelKind::kHub && !ref->file.empty()) {
+    std::string repo = ref->id.substr(ref->id.find('/') + 1);
+    if (repo.size() > 5 && AsciiLower(repo.substr(repo.size() - 5)) == "-gguf") {
+      repo.resize(repo.size() - 5);
+    }
+    std::string tag = ref->file.substr(0, ref->file.find('/'));
+    if (tag.ends_with(".gguf")) tag = std::filesystem::path(tag).stem().string();
+    const std::string spelled = tag.find(repo) == 0 ? tag + ".gguf" : repo + "-" + tag + ".gguf";
+    if (auto named = InspectGgufName(spelled, options); named && named->ok()) {
+      Inventory out = std::move(**named);
+      out.model = std::string(model);
+      // The transfer's own words, without the long advice that follows them.
+      std::string why = inv.status().message();
+      why = why.substr(0, std::min<size_t>(why.find(" ("), 160));
+      out.what_if = fmt::format("{} for the Hub file {} (the Hub was not reached: {})",
+                                out.what_if.substr(0, out.what_if.find(" for the missing file ")),
+                                core::Printable(model), core::Printable(why));
+      return out;
+    }
+  }
+  return inv;
 }
 
 Result<Inventory> InspectModel(const ModelRef& ref, const InspectOptions& options) {

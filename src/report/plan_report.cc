@@ -93,6 +93,12 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
     out += fmt::format("  what-if: {}, the GGUF file llama.cpp would make of its catalog model, "
                        "standing in for the library's file (not read)\n",
                        core::Printable(p.what_if));
+  } else if (p.what_if.find(" for the missing file ") != std::string::npos ||
+             p.what_if.find(" for the Hub file ") != std::string::npos) {
+    // A .gguf file that is not here, read by its name (inspect.cc InspectGgufName).
+    out += fmt::format("  what-if: {}, the GGUF file llama.cpp's quantizer would make of the "
+                       "catalog model its name spells (give the file's path to read the file)\n",
+                       core::Printable(p.what_if));
   } else if (!p.what_if.empty()) {
     out += fmt::format("  what-if: {}, a checkpoint synthesized from the unquantized one "
                        "(quantize it before running the command)\n",
