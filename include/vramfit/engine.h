@@ -143,8 +143,9 @@ struct Engine {
   Result<EngineCommand> (*read_command)(const std::vector<std::string>& argv);
   // The planner.
   Result<std::unique_ptr<PreparedModel>> (*prepare)(const Inventory& inventory);
-  // The longest context the engine derives from the model's config (before any override).
-  int64_t (*model_max_len)(const ModelSpec& spec);
+  // The longest context the engine derives from the model's config under `s` (vLLM reads its
+  // --hf-overrides into the config first).
+  int64_t (*model_max_len)(const ModelSpec& spec, const EngineSettings& s);
   // kInvalidArgument, in the engine's words, when a context `len` (named `what` in the
   // message, e.g. "--min-context 300000") exceeds that maximum under `s`.
   Status (*check_context)(const ModelSpec& spec, const EngineSettings& s, int64_t len,
@@ -176,6 +177,12 @@ struct Engine {
   // (server, logging, sampling), and whether it takes a value: `plan` and `fit` read such a
   // pasted flag and say so, as `check` does. Null: none.
   bool (*no_memory_effect)(std::string_view flag, bool* takes_value) = nullptr;
+  // A setting of the engine's own that derives a longer context from the model's config,
+  // documented for this model (vLLM: the static YaRN Qwen's model cards give, as
+  // --hf-overrides): applied to `s` where `len` is past model_max_len, with a line saying what
+  // was added in `note`; false where there is none.
+  bool (*stretch_context)(const ModelSpec& spec, int64_t len, EngineSettings* s,
+                          std::string* note) = nullptr;
 };
 
 // Rewrites one-dash multi-letter flag names of `flags` (vLLM's -tp) in `args` to their long

@@ -72,6 +72,9 @@ struct FitResult {
   std::string unmet;  // when not met: what cannot be done, with the nearest thing that fits
   std::optional<FitOption> nearest;
   uint64_t plans = 0;             // plans evaluated
+  // What the search added to the settings asked for, and why (a documented long-context
+  // setting for a --min-context past the model's length: Engine::stretch_context).
+  std::vector<std::string> notes;
 };
 
 // One model to search: the asked one first, then its catalog variants.

@@ -39,7 +39,7 @@ class Searcher {
 
   const PreparedModel* prepared() const { return prepared_.get(); }
 
-  int64_t ModelMax() const { return engine_.model_max_len(model_.inventory->spec); }
+  int64_t ModelMax() const { return engine_.model_max_len(model_.inventory->spec, req_.base); }
 
   std::vector<Layout> Layouts(int count, bool exact) const {
     std::vector<Layout> out;
@@ -223,9 +223,20 @@ bool FitFixed::Has(Setting s) const {
 }
 
 Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
-                      const FitRequest& req) {
+                      const FitRequest& request) {
   if (models.empty() || models[0].inventory == nullptr)
     return Status::InvalidArgument("fit: no model to search");
+  // A --min-context past what the engine derives, where the engine has a documented setting
+  // that derives it (Engine::stretch_context): searched with that setting, said in the notes.
+  FitRequest req = request;
+  std::string stretched;
+  if (engine.stretch_context != nullptr && req.min_context > 0 &&
+      !req.base.allow_long_max_model_len &&
+      req.min_context > engine.model_max_len(models[0].inventory->spec, req.base) &&
+      !engine.stretch_context(models[0].inventory->spec, req.min_context, &req.base,
+                              &stretched)) {
+    stretched.clear();
+  }
   if (req.cards.empty())
     return Status::InvalidArgument("fit: no GPU to search (--gpu NAME, or --goal gpus)");
   if (req.max_gpus < 1 || req.max_gpus > 64) {
@@ -244,6 +255,7 @@ Result<FitResult> Fit(const Engine& engine, const std::vector<FitModel>& models,
   }
   // The searchers, one per model (each prepares its model once).
   FitResult result;
+  if (!stretched.empty()) result.notes.push_back(stretched);
   result.engine = std::string(engine.name);
   result.engine_title = std::string(engine.title);
   std::vector<std::unique_ptr<Searcher>> searchers;

@@ -53,6 +53,7 @@ nlohmann::ordered_json OptionJson(const FitOption& o) {
 std::string RenderFitText(const FitResult& r, const FitReportOptions& o) {
   std::string out;
   out += fmt::format("goal: {}; {} plans evaluated\n", GoalName(o.goal), GroupDigits(r.plans));
+  for (const std::string& n : r.notes) out += fmt::format("note: {}\n", core::Printable(n));
   if (!r.met) {
     out += fmt::format("cannot be met: {}\n", core::Printable(r.unmet));
     if (r.nearest) out += fmt::format("nearest:\n  {}\n", core::Printable(r.nearest->command));
@@ -98,6 +99,7 @@ std::string RenderFitJson(const FitResult& r, const FitReportOptions& o) {
   j["met"] = r.met;
   j["unmet"] = r.met ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.unmet);
   j["plans_evaluated"] = r.plans;
+  j["notes"] = r.notes;
   j["best"] = r.met ? OptionJson(r.options[0]) : nlohmann::ordered_json(nullptr);
   nlohmann::ordered_json opts = nlohmann::ordered_json::array();
   for (const FitOption& x : r.options) opts.push_back(OptionJson(x));

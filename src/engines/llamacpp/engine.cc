@@ -193,7 +193,9 @@ const Engine& LlamaCppEngine() {
       .command_example = "llama-server -m Qwen3-8B-Q4_K_M.gguf -ngl 99 -c 32768",
       .read_command = ReadLlamaCppCommand,
       .prepare = Prepare,
-      .model_max_len = ModelMaxLen,
+      .model_max_len = [](const ModelSpec& spec, const EngineSettings&) {
+        return ModelMaxLen(spec);
+      },
       .check_context = CheckContext,
       .knobs = {{Setting::kKvCacheDtype, "q8_0 -ctv q8_0",
                  "q8_0 K and V caches: a small accuracy cost", Q8Cache}},

@@ -171,7 +171,9 @@ const Engine& OllamaEngine() {
       .command_example = "OLLAMA_CONTEXT_LENGTH=8192 ollama run Qwen3-8B-Q4_K_M.gguf",
       .read_command = ReadOllamaCommand,
       .prepare = Prepare,
-      .model_max_len = ModelMaxLen,
+      .model_max_len = [](const ModelSpec& spec, const EngineSettings&) {
+        return ModelMaxLen(spec);
+      },
       .check_context = CheckContext,
       .knobs = {{Setting::kKvCacheDtype, "q8_0",
                  "q8_0 K and V caches with OLLAMA_FLASH_ATTENTION=1: a small accuracy cost",

@@ -250,7 +250,10 @@ const Engine& SglangEngine() {
                          "--mem-fraction-static 0.85",
       .read_command = ReadLaunchCommand,
       .prepare = Prepare,
-      .model_max_len = DerivedContextLen,
+      .model_max_len = [](const ModelSpec& spec, const EngineSettings& es) {
+        const SglangSettings s = ToSglangSettings(es);
+        return s.override_context_len > 0 ? s.override_context_len : DerivedContextLen(spec);
+      },
       .check_context = CheckContext,
       .knobs = {{Setting::kKvCacheDtype, "fp8_e4m3", "a small accuracy cost", Fp8Kv},
                 {Setting::kEnforceEager, "", "slower decoding", NoGraphs},

@@ -191,7 +191,9 @@ const Engine& TransformersEngine() {
                          "--cache-implementation static --max-cache-len 32768",
       .read_command = ReadTransformersCommand,
       .prepare = Prepare,
-      .model_max_len = ModelMaxLen,
+      .model_max_len = [](const ModelSpec& spec, const EngineSettings&) {
+        return ModelMaxLen(spec);
+      },
       .check_context = CheckContext,
       .knobs = {{Setting::kKvCacheDtype, "quantized", "int4 KV cache (quanto): a small accuracy "
                                                       "cost", QuantizedCache}},

@@ -358,14 +358,39 @@ Result<std::unique_ptr<PreparedModel>> Prepare(const Inventory& inv) {
   return std::unique_ptr<PreparedModel>(std::make_unique<PreparedVllmModel>(inv));
 }
 
+// The derived length with the settings' --hf-overrides read into the config first (PlanVllm
+// applies them the same way); the config's own where they do not parse (the plan says why).
+int64_t MaxLenUnder(const ModelSpec& spec, const EngineSettings& es) {
+  const VllmSettings s = ToVllmSettings(es);
+  if (s.hf_overrides.empty()) return DerivedMaxModelLen(spec);
+  std::vector<std::string> ignored;
+  auto o = ApplyConfigOverrides(spec, s.hf_overrides, "--hf-overrides", &ignored);
+  return DerivedMaxModelLen(o.ok() ? *o : spec);
+}
+
 Status CheckContext(const ModelSpec& spec, const EngineSettings& s, int64_t len,
                     std::string_view what) {
-  const int64_t max = DerivedMaxModelLen(spec);
+  const int64_t max = MaxLenUnder(spec, s);
   if (len <= max || s.allow_long_max_model_len) return Status::Ok();
   return Status::InvalidArgument(fmt::format(
       "{} is beyond the model's maximum length ({}, max_position_embeddings in config.json); vLLM "
       "refuses a longer --max-model-len unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
       "(--allow-long-max-model-len)", what, max));
+}
+
+// Qwen's documented YaRN (defaults.h QwenYarnOverride) for a context past the derived one.
+bool StretchContext(const ModelSpec& spec, int64_t len, EngineSettings* es, std::string* note) {
+  VllmSettings s = ToVllmSettings(*es);
+  if (!s.hf_overrides.empty() || !s.rope_scaling.empty()) return false;
+  const std::string yarn = QwenYarnOverride(spec, len);
+  if (yarn.empty()) return false;
+  s.hf_overrides = yarn;
+  *es = ToEngineSettings(s);
+  *note = fmt::format("{} tokens are past the {} vLLM derives from config.json: the search adds "
+                      "Qwen's documented static YaRN, --hf-overrides '{}' (the model card's "
+                      "long-context setting; it may cost some quality on short prompts)",
+                      len, DerivedMaxModelLen(spec), yarn);
+  return true;
 }
 
 const char* FlagName(Setting s) {
@@ -437,7 +462,7 @@ const Engine& VllmEngine() {
       .command_example = "vllm serve Qwen/Qwen3-8B --max-model-len 32768",
       .read_command = ReadServeCommand,
       .prepare = Prepare,
-      .model_max_len = DerivedMaxModelLen,
+      .model_max_len = MaxLenUnder,
       .check_context = CheckContext,
       .knobs = {{Setting::kKvCacheDtype, "fp8", "a small accuracy cost", Fp8Kv},
                 {Setting::kEnforceEager, "", "slower decoding", Eager},
@@ -458,6 +483,7 @@ const Engine& VllmEngine() {
       .expand_config = WithConfigFile,
       .kv_cache = EstimateKvPaged,
       .no_memory_effect = HasNoMemoryEffect,
+      .stretch_context = StretchContext,
   };
   return kEngine;
 }

@@ -242,6 +242,32 @@ TEST(Fit, BadRequests) {
   EXPECT_FALSE(Fit(vllm::VllmEngine(), {{"qwen3-8b", &inv}}, req).ok());  // no card
 }
 
+TEST(Fit, AContextPastQwensLengthIsSearchedWithItsDocumentedYarn) {
+  // Qwen3-8B derives 40,960 tokens; Qwen's model card stretches it with static YaRN (factor 4
+  // over 32,768): the search adds the override, says so, and every command carries it.
+  const Inventory inv = Catalog("qwen3-8b");
+  FitRequest req = OneCard("h100");
+  req.min_context = 131072;
+  auto r = Fit(vllm::VllmEngine(), {{"qwen3-8b", &inv}}, req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->met) << r->unmet;
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("Qwen's documented static YaRN"), std::string::npos) << r->notes[0];
+  for (const FitOption& o : r->options) {
+    EXPECT_GE(o.context, 131072);
+    EXPECT_NE(o.command.find(R"(--hf-overrides '{"rope_scaling": {"rope_type": "yarn", )"
+                             R"("factor": 4.0,)"),
+              std::string::npos)
+        << o.command;
+  }
+  // Past factor 4, and for a family whose cards give no such setting: vLLM's own refusal.
+  req.min_context = 262144;
+  EXPECT_FALSE(Fit(vllm::VllmEngine(), {{"qwen3-8b", &inv}}, req).ok());
+  const Inventory llama = Catalog("llama-3.1-8b-instruct");
+  req.min_context = 262144;
+  EXPECT_FALSE(Fit(vllm::VllmEngine(), {{"llama", &llama}}, req).ok());
+}
+
 TEST(Fit, GpusTableGrowsWithTheCount) {
   const Inventory inv = Catalog("qwen3-8b");
   uint64_t plans = 0;
