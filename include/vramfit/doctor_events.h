@@ -99,8 +99,10 @@ enum class EventKind : uint8_t {
                          // recommended working set
   kMmprojLoadFrame,      // mmproj_load_frame: a native backtrace frame of the vision projector's
                          // tensor loader (clip_model_loader::load_tensors, clip_init)
+  kLoadFailedWords,      // load_failed_words: the log's own words say loading the model failed
+                         // ("Failed to load model", "Error loading model"; not llama.cpp's)
 };
-inline constexpr int kEventKindCount = 74;
+inline constexpr int kEventKindCount = 75;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

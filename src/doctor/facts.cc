@@ -246,6 +246,10 @@ void DecideStage(const LogScan& scan, Facts* fp) {
   } else if (f.milestone_stage) {
     f.stage = *f.milestone_stage;
     f.stage_why = fmt::format("furthest milestone {}", Cited(milestone));
+  } else if (f.has(EventKind::kLoadFailedWords)) {
+    f.stage = Stage::kLoad;
+    f.stage_why = fmt::format("no frame or milestone; the log says loading the model failed ({})",
+                              Cited(f.first_of(EventKind::kLoadFailedWords)));
   } else if (f.has(EventKind::kTransformersBackend)) {
     f.stage = Stage::kLoad;
     f.stage_why = fmt::format("Transformers-backend fallback {}",

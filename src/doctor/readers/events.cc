@@ -84,6 +84,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kVllmSwapExhausted, "vllm_swap_exhausted"},
     {EventKind::kMetalOverWorkingSet, "metal_over_working_set"},
     {EventKind::kMmprojLoadFrame, "mmproj_load_frame"},
+    {EventKind::kLoadFailedWords, "load_failed_words"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

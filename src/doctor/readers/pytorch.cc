@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 
 #include "core/units.h"
 #include "doctor/readers/reader.h"
@@ -891,8 +891,31 @@ bool TextgenLoaded(std::string_view t) {
 //    "Time to load the model weights: {t} seconds." (lit-llama: "Time to load model: ...").
 //  - text-generation-webui modules/models.py: "Loaded the model in {t} seconds." (2023), and
 //    TextgenLoading / TextgenLoaded above.
+// A line whose own words say loading the model failed: an application's "ERROR: Failed to load
+// model - not enough GPU memory.", "Error loading model", "could not load the model". Where no
+// frame or milestone places the failure, it is the load (facts.cc DecideStage). llama.cpp's
+// server says "failed to load model" also for a context it could not create, and Ollama's runner
+// relays llama.cpp's words: their lines are their readers'.
+bool LoadFailedWords(const LineView& s) {
+  if (!Has(s, "oad") || Has(s, "llama") || Has(s, "load_model:") || Has(s, "common_init") ||
+      Has(s, "gguf") || Has(s, "ollama") || s.size() > 600) {
+    return false;
+  }
+  std::string lower(s.substr(0, 600));
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view words :
+       {"failed to load model", "failed to load the model", "error loading model",
+        "error loading the model", "could not load model", "could not load the model",
+        "unable to load model", "unable to load the model", "model failed to load",
+        "failed to load model weights", "error while loading the model"}) {
+    if (lower.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
 void MatchMilestone(const Line& line) {
   const LineView s = line.view();
+  if (LoadFailedWords(s)) line.Emit(EventKind::kLoadFailedWords, kEngine);
   // AutoAWQ loading a quantized checkpoint: from_quantized swaps each layer's linears for its
   // quantized modules under the bar "Replacing layers...:  40%|" (awq/models/base.py
   // _load_quantized_modules, 0.1.x-0.2.x), before the weights are read: the load.
