@@ -279,17 +279,19 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage = Stage::kRuntime;
     f.stage_why = fmt::format(
         "no frame or milestone; the log starts a training run and {} of the card's {} "
-        "was already allocated when a {} request failed: a training step holds gradients, "
+        "was already allocated when {} {} request failed: a training step holds gradients, "
         "optimizer states and activations beside the weights (a guess; the log does not show "
         "the phase)",
-        Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total), Gib(*f.get(Num::kRequestedBytes)));
+        Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total),
+        Article(Gib(*f.get(Num::kRequestedBytes))), Gib(*f.get(Num::kRequestedBytes)));
   } else if (FilledWhileLoading(f)) {
     f.stage = Stage::kLoad;
     f.stage_why = fmt::format(
-        "no frame or milestone; {} of the card's {} already allocated when a {} request failed: "
+        "no frame or milestone; {} of the card's {} already allocated when {} {} request failed: "
         "the card filled while the weights were placed on it (a guess; the log does not show the "
         "phase)",
-        Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total), Gib(*f.get(Num::kRequestedBytes)));
+        Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total),
+        Article(Gib(*f.get(Num::kRequestedBytes))), Gib(*f.get(Num::kRequestedBytes)));
   } else {
     f.stage = Stage::kRuntime;
     f.stage_why = "no frame or milestone: after start-up";
@@ -1243,5 +1245,14 @@ bool NamedWeightsOverCard(const Facts& f) {
 }
 
 std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / core::kGiBf); }
+
+std::string Article(std::string_view size) {
+  const std::string_view whole = size.substr(0, size.find_first_not_of("0123456789"));
+  // Eight, eighty, eleven and eighteen (and their thousands) begin with a vowel sound.
+  const bool vowel = (!whole.empty() && whole[0] == '8') ||
+                     ((whole == "11" || whole == "18") ||
+                      (whole.size() == 5 && (whole.starts_with("11") || whole.starts_with("18"))));
+  return vowel ? "an" : "a";
+}
 
 }  // namespace vramfit::doctor

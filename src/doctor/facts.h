@@ -171,6 +171,8 @@ bool NamedWeightsOverCard(const Facts& f);
 
 // "14.96 GiB".
 std::string Gib(double bytes);
+// "a" or "an" before a size as written ("an 8.00 GiB", "an 11.50 GiB", "a 0.26 GiB").
+std::string Article(std::string_view size);
 
 inline void AddFix(Diagnosis* d, std::string change, std::string effect) {
   d->fixes.push_back({std::move(change), std::move(effect)});

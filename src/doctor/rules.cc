@@ -666,8 +666,8 @@ bool ModelTooLarge(const Facts& f) {
 }
 std::string SayModelTooLarge(const Facts& f, std::map<std::string, double>* numbers) {
   (*numbers)["weights_estimate_bytes"] = PerRank(f);
-  return fmt::format("{} of weights per GPU at tensor parallel {} on a {} card", Gib(PerRank(f)),
-                     f.tp, Gib(f.total));
+  return fmt::format("{} of weights per GPU at tensor parallel {} on {} {} card", Gib(PerRank(f)),
+                     f.tp, Article(Gib(f.total)), Gib(f.total));
 }
 bool ModelUnquantized(const Facts& f) {
   if (f.stage != Stage::kLoad || !f.model || !Quantized(*f.model)) return false;

@@ -1784,8 +1784,10 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
          generating ? "a smaller batch or shorter inputs (max_new_tokens, truncation)"
                     : "a smaller batch or shorter inputs",
          requested && free
-             ? fmt::format("activations and logits grow with batch x length: a {} allocation "
+             ? fmt::format("activations and logits grow with batch x length: {} {} allocation "
                            "failed with {} free",
+                           Article(core::FormatBytes(
+                               static_cast<uint64_t>(std::max(0.0, *requested)))),
                            core::FormatBytes(static_cast<uint64_t>(std::max(0.0, *requested))),
                            core::FormatBytes(static_cast<uint64_t>(std::max(0.0, *free))))
              : std::string("activations and logits grow with batch x length"));
