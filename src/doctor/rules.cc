@@ -879,6 +879,18 @@ Rule Said(Cause c, Stage s, bool (*when)(const Facts&),
   return {c, s, when, nullptr, say, Words::kNone};
 }
 
+// The last row's summary. transformers' generate (and a program calling it) grows its dynamic
+// KV cache with every token it generates, so there the cache is part of what grows; a paged
+// engine allocated its cache at start-up.
+std::string SayRuntimeActivation(const Facts& f, std::map<std::string, double>*) {
+  if (f.engine == "transformers" || AnyFrame(f, {"generate", "_sample", "_greedy_search"})) {
+    return "a runtime allocation failed while generating: the activations of a long prompt or a "
+           "large batch, or the dynamic KV cache, which generate grows with every new token";
+  }
+  return "a runtime allocation for activations failed (a long prompt or a large batch); not the "
+         "KV cache, which a paged engine allocates at start-up";
+}
+
 constexpr char kFragmentedText[] =
     "an allocation failed although PyTorch held more reserved-but-unallocated memory than twice "
     "the request: fragmentation of the caching allocator";
@@ -1088,9 +1100,7 @@ const std::vector<Rule>& Rules() {
       Text(C::kMultimodalEncoder, S::kRuntime, RuntimeMultimodal,
            "a request's images ran the vision encoder out of memory (the encoder's activations "
            "grow with the image's pixels); not the KV cache, which was allocated at start-up"),
-      Text(C::kActivationPeak, S::kRuntime, Always,
-           "a runtime allocation for activations failed (a long prompt or a large batch); not the "
-           "KV cache, which a paged engine allocates at start-up"),
+      Said(C::kActivationPeak, S::kRuntime, Always, SayRuntimeActivation),
   };
   return kRules;
 }

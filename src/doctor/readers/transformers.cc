@@ -553,7 +553,17 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "generate then runs the forward uncompiled, recording no CUDA graphs");
   }
   if (cause == Cause::kFragmentation) return false;
-  if (PytorchReader().fixes(cause, f, d)) return true;
+  if (PytorchReader().fixes(cause, f, d)) {
+    // generate's dynamic cache grows on the GPU with every token; OffloadedCache keeps every
+    // layer's KV in CPU memory but the one being computed (generation/configuration_utils.py
+    // ALL_CACHE_IMPLEMENTATIONS "offloaded"; generation/utils.py builds OffloadedCache for it).
+    if (cause == Cause::kActivationPeak && d->stage == "runtime" && GenerateFrames(f)) {
+      AddFix(d, "model.generate(..., cache_implementation=\"offloaded\")",
+             "the KV cache of every layer but the one being computed waits in CPU memory: "
+             "slower decoding, but the cache no longer grows on the GPU");
+    }
+    return true;
+  }
   AddFix(d, "a smaller batch, shorter inputs or device_map=\"auto\" with max_memory",
          "less on the GPU at once");
   return true;
