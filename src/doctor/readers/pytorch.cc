@@ -897,8 +897,11 @@ bool TextgenLoaded(std::string_view t) {
 // server says "failed to load model" also for a context it could not create, and Ollama's runner
 // relays llama.cpp's words: their lines are their readers'.
 bool LoadFailedWords(const LineView& s) {
-  if (!Has(s, "oad") || Has(s, "llama") || Has(s, "load_model:") || Has(s, "common_init") ||
-      Has(s, "gguf") || Has(s, "ollama") || s.size() > 600) {
+  if (!Has(s, "oad") ||
+      !(Has(s, "ailed") || Has(s, "rror") || Has(s, "RROR") || Has(s, "nable") ||
+        Has(s, "ould not")) ||
+      Has(s, "llama") || Has(s, "load_model:") || Has(s, "common_init") || Has(s, "gguf") ||
+      Has(s, "ollama") || s.size() > 600) {
     return false;
   }
   std::string lower(s.substr(0, 600));
