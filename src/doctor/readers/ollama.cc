@@ -86,6 +86,10 @@ void Match(const Line& line) {
     // 0.12+: KvSize is num_ctx x the parallel slots).
     Set(e, Num::kMaxModelLen, Has(s, "--ctx-size ") ? NumberAfter(s, "--ctx-size ")
                                                      : NumberAfter(s, "KvSize:"));
+    // The parallel slots the context is shared by (--ctx-size and KvSize are num_ctx x them):
+    // the runner's "--parallel N", the new runner's "Parallel:N".
+    Set(e, Num::kMaxNumSeqs, Has(s, "--parallel ") ? NumberAfter(s, "--parallel ")
+                                                   : NumberAfter(s, "Parallel:"));
   }
   // The new engine's memory summary per device (ml/device.go, BackendMemory's log, 0.12+):
   // msg="model weights" device=CUDA0 size="9.2 GiB", msg="kv cache" ..., msg="compute graph"
@@ -104,6 +108,27 @@ void Match(const Line& line) {
     Set(e, Num::kOffloadLayers, NumberAfter(s, "layers.offload="));
     Set(e, Num::kModelLayers, NumberAfter(s, "layers.model="));
     Set(e, Num::kGpuOverheadBytes, QuotedBytes(s, "memory.gpu_overhead="));
+    // On one GPU (no comma in layers.split), the estimate's KV cache and weights for the layers
+    // it offloads: memory.required.kv and memory.weights.repeating are the whole model's
+    // (llm/memory.go EstimateGPULayers sums every layer), and the GPU holds the offloaded
+    // layers' share (llama.cpp places each layer's KV with the layer). rules.cc matches a
+    // failed buffer's size against them.
+    const auto kv = QuotedBytes(s, "memory.required.kv=");
+    const auto repeating = QuotedBytes(s, "memory.weights.repeating=");
+    const auto layers = NumberAfter(s, "layers.model=");
+    const auto offload = NumberAfter(s, "layers.offload=");
+    const size_t split = s.find("layers.split=");
+    const bool one_gpu =
+        split != std::string_view::npos &&
+        s.substr(split, s.find(' ', split) == std::string_view::npos
+                            ? std::string_view::npos
+                            : s.find(' ', split) - split)
+                .find(',') == std::string_view::npos;
+    if (one_gpu && layers && offload && *layers > 0 && *offload > 0 && *offload <= *layers) {
+      const double share = *offload / *layers;
+      if (kv) Set(e, Num::kKvCacheBytes, *kv * share);
+      if (repeating) Set(e, Num::kWeightsBytes, *repeating * share);
+    }
   }
   // Also wrapped by a terminal over two lines (Whole).
   if (const std::string_view w = Whole(line, "requires more system memory"); !w.empty()) {
@@ -214,12 +239,31 @@ std::string Say(Words rule, const Facts& f) {
          "memory) for the part of the model kept on the CPU";
 }
 
-// num_ctx a quarter of the log's context, tidied (at least 2048).
+// The log's context is num_ctx x the parallel slots (the runner's --ctx-size, KvSize); one
+// slot's num_ctx, where the slots are known.
+std::optional<double> SlotContext(const Facts& f) {
+  const auto len = f.get(Num::kMaxModelLen);
+  const auto slots = f.get(Num::kMaxNumSeqs);
+  if (!len) return std::nullopt;
+  return slots && *slots >= 1 ? *len / *slots : *len;
+}
+
+// num_ctx a quarter of one slot's (of the log's context where the slots are not known), tidied,
+// at least 1024; "" where that is no smaller than the slot's (SmallerContextOr says
+// something then).
 std::string SmallerContext(const Facts& f) {
   const auto len = f.get(Num::kMaxModelLen);
-  const int64_t n =
-      len ? std::max<int64_t>(2048, TidyContextLength(static_cast<int64_t>(*len / 4))) : 4096;
+  if (!len) return "PARAMETER num_ctx 4096 (or OLLAMA_CONTEXT_LENGTH=4096)";
+  const bool slots = f.get(Num::kMaxNumSeqs).has_value();
+  const double slot = *SlotContext(f);
+  const int64_t n = std::max<int64_t>(1024, TidyContextLength(static_cast<int64_t>(slot / 4)));
+  if (slots && static_cast<double>(n) >= slot) return "";
   return fmt::format("PARAMETER num_ctx {} (or OLLAMA_CONTEXT_LENGTH={})", n, n);
+}
+
+std::string SmallerContextOr(const Facts& f) {
+  const std::string smaller = SmallerContext(f);
+  return smaller.empty() ? "PARAMETER num_ctx 1024 (or OLLAMA_CONTEXT_LENGTH=1024)" : smaller;
 }
 
 // One eighth fewer layers than were put on the GPU (the estimate's, or the request's num_gpu).
@@ -236,12 +280,25 @@ std::string FewerLayers(const Facts& f) {
 
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   switch (cause) {
-    case Cause::kKvTooLongContext:
-      AddFix(d, SmallerContext(f), "the KV cache grows linearly with the context");
+    case Cause::kKvTooLongContext: {
+      // Several slots: one slot's cache is the context's; the others multiply it.
+      const auto slots = f.get(Num::kMaxNumSeqs);
+      if (slots && *slots > 1) {
+        AddFix(d, "OLLAMA_NUM_PARALLEL=1",
+               fmt::format("the runner holds a KV cache of num_ctx tokens for each of its {:.0f} "
+                           "parallel slots; one slot needs 1/{:.0f} of the memory",
+                           *slots, *slots));
+      }
+      if (const std::string smaller = SmallerContext(f); !smaller.empty()) {
+        AddFix(d, smaller, "the KV cache grows linearly with the context");
+      }
       AddFix(d, "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0",
              "a quantized KV cache: about half the bytes per token");
-      AddFix(d, "OLLAMA_NUM_PARALLEL=1", "each parallel slot adds a context's KV cache");
+      if (!slots) {
+        AddFix(d, "OLLAMA_NUM_PARALLEL=1", "each parallel slot adds a context's KV cache");
+      }
       return true;
+    }
     case Cause::kComputeBuffer:
     case Cause::kActivationPeak:
       // A buffer that grew while serving (the CUDA pool, an image's graph) is outside what the
@@ -254,7 +311,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       }
       AddFix(d, "OLLAMA_FLASH_ATTENTION=1", "a smaller attention compute buffer");
       AddFix(d, "PARAMETER num_batch 256", "the compute buffer grows with the batch");
-      AddFix(d, SmallerContext(f), "the compute buffer grows with the context too");
+      AddFix(d, SmallerContextOr(f), "the compute buffer grows with the context too");
       return true;
     case Cause::kWeightsTooLarge:
       // The MLX runner's own refusal (host 0 on the system-memory event): it places the whole
@@ -290,7 +347,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, "free system RAM: close other programs, OLLAMA_MAX_LOADED_MODELS=1",
              need && have ? fmt::format("{} short of what the model requires", Gib(*need - *have))
                           : "the host part of the model did not fit in system memory");
-      AddFix(d, SmallerContext(f) + ", OLLAMA_NUM_PARALLEL=1",
+      AddFix(d, SmallerContextOr(f) + ", OLLAMA_NUM_PARALLEL=1",
              "a smaller context shrinks the memory Ollama requires");
       AddFix(d, "a smaller quantization or model tag", "fewer weight bytes to hold");
       return true;
@@ -299,7 +356,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return false;
     default:
       AddFix(d, FewerLayers(f), "less of the model on the GPU leaves room for the rest");
-      AddFix(d, SmallerContext(f), "a smaller KV cache and compute buffer");
+      AddFix(d, SmallerContextOr(f), "a smaller KV cache and compute buffer");
       return true;
   }
 }
