@@ -909,11 +909,13 @@ if(NOT last_out MATCHES "offload 3/3 layers" OR NOT last_out MATCHES
   message(SEND_ERROR "plan_ollama: '${last_out}'")
 endif()
 run(check_ollama_fails 1 check --gpu-memory 600MiB -- OLLAMA_NUM_PARALLEL=64
-    OLLAMA_HOST=0.0.0.0 ollama run tests/gguf/tiny-qwen3-Q4_K_M.gguf --verbose)
+    OLLAMA_HOST=0.0.0.0 OLLAMA_LLM_LIBRARY=cuda_v12 ollama run tests/gguf/tiny-qwen3-Q4_K_M.gguf
+    --verbose)
 if(NOT last_out MATCHES "FAILS at kv_cache: offloaded 0/3 layers"
    OR NOT last_out MATCHES "PARAMETER num_ctx 1024"
    OR NOT last_out MATCHES "OLLAMA_NUM_PARALLEL=1"
-   OR NOT last_err MATCHES "environment not modelled \\(ignored\\): OLLAMA_HOST=0.0.0.0")
+   OR NOT last_err MATCHES "environment not modelled \\(ignored\\): OLLAMA_LLM_LIBRARY=cuda_v12"
+   OR NOT last_err MATCHES "no memory effect: OLLAMA_HOST --verbose")
   message(SEND_ERROR "check_ollama_fails: '${last_out}' / '${last_err}'")
 endif()
 file(WRITE ${WORK}/ollama-deploy.sh "export OLLAMA_NUM_PARALLEL=64\nollama serve &\n"

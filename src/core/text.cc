@@ -113,6 +113,22 @@ Status CheckHubRevision(std::string_view engine, std::string_view revision) {
   return Status::Ok();
 }
 
+bool EnvWithoutMemoryEffect(std::string_view name) {
+  static constexpr std::string_view kNames[] = {
+      "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HOME", "HF_HUB_OFFLINE", "HF_ENDPOINT",
+      "HF_HUB_ENABLE_HF_TRANSFER", "HF_HUB_CACHE", "TRANSFORMERS_CACHE", "TRANSFORMERS_OFFLINE",
+      "VLLM_LOGGING_LEVEL", "VLLM_CONFIGURE_LOGGING", "VLLM_NO_USAGE_STATS", "DO_NOT_TRACK",
+      "VLLM_DO_NOT_TRACK", "NCCL_DEBUG", "OLLAMA_DEBUG", "VLLM_API_KEY", "VLLM_HOST_IP",
+      "VLLM_PORT", "OLLAMA_HOST", "OLLAMA_ORIGINS", "OLLAMA_MODELS", "VLLM_RPC_TIMEOUT",
+      "VLLM_ENGINE_ITERATION_TIMEOUT_S", "OMP_NUM_THREADS", "TOKENIZERS_PARALLELISM",
+      "PYTHONUNBUFFERED", "PYTHONPATH", "PATH", "TZ", "HOME", "VLLM_USE_MODELSCOPE",
+      "SGLANG_LOG_LEVEL"};
+  for (std::string_view n : kNames) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
 bool IsEnvAssignment(std::string_view a) {
   const size_t eq = a.find('=');
   if (eq == std::string_view::npos || eq == 0) return false;

@@ -47,6 +47,16 @@ Result<int64_t> ReadFlagInt(const std::string& flag, const std::string& text, in
 // control byte, which no revision the Hub serves has.
 Status CheckHubRevision(std::string_view engine, std::string_view revision);
 
+// Whether an environment variable is one an engine reads with no effect on GPU memory: Hub
+// access and caches (HF_TOKEN, HUGGING_FACE_HUB_TOKEN, HF_HOME, HF_HUB_OFFLINE, HF_ENDPOINT,
+// HF_HUB_ENABLE_HF_TRANSFER, TRANSFORMERS_CACHE), logging and telemetry (VLLM_LOGGING_LEVEL,
+// VLLM_CONFIGURE_LOGGING, VLLM_NO_USAGE_STATS, DO_NOT_TRACK, NCCL_DEBUG, OLLAMA_DEBUG), the
+// server's address and key (VLLM_API_KEY, VLLM_HOST_IP, VLLM_PORT, OLLAMA_HOST,
+// OLLAMA_ORIGINS), timeouts (VLLM_RPC_TIMEOUT, VLLM_ENGINE_ITERATION_TIMEOUT_S), the host's
+// threads and paths (OMP_NUM_THREADS, TOKENIZERS_PARALLELISM, PYTHONUNBUFFERED, PYTHONPATH,
+// PATH, TZ, HOME). `check` names them as read, not as ignored.
+bool EnvWithoutMemoryEffect(std::string_view name);
+
 // Whether a command word is a shell's NAME=value prefix assignment (a name of letters, digits
 // and underscores before the '='), as engine command lines carry their environment.
 bool IsEnvAssignment(std::string_view word);

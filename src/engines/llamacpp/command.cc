@@ -366,7 +366,11 @@ Result<EngineCommand> ReadLlamaCppCommand(const std::vector<std::string>& argv) 
         env_words.push_back(env->flag);
       }
     } else {
-      out.unmodelled_env.push_back(core::Printable(a));
+      if (core::EnvWithoutMemoryEffect(key)) {
+        out.ReadWithoutMemoryEffect(key);
+      } else {
+        out.unmodelled_env.push_back(core::Printable(a));
+      }
       base.kept_env.push_back(a);
     }
   }

@@ -162,7 +162,11 @@ Result<EngineCommand> ReadOllamaCommand(const std::vector<std::string>& argv) {
       if (key == e.variable) hit = &e;
     }
     if (hit == nullptr) {
-      out.unmodelled_env.push_back(core::Printable(a));
+      if (core::EnvWithoutMemoryEffect(key)) {
+        out.ReadWithoutMemoryEffect(key);
+      } else {
+        out.unmodelled_env.push_back(core::Printable(a));
+      }
       continue;
     }
     // envconfig's Uint and Uint64 read plain digits (strconv.ParseUint); anything else is

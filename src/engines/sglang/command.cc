@@ -211,7 +211,11 @@ Result<EngineCommand> ReadLaunchCommand(const std::vector<std::string>& cmd) {
       env.image_max_pixels = v;
     } else if (name != kEnvDevices) {
       env.kept_env.push_back(cmd[i]);
-      if (seen.insert(name).second) out.unmodelled_env.push_back(core::Printable(name));
+      if (core::EnvWithoutMemoryEffect(name)) {
+        out.ReadWithoutMemoryEffect(name);
+      } else if (seen.insert(name).second) {
+        out.unmodelled_env.push_back(core::Printable(name));
+      }
     }
   }
   size_t at = 0;

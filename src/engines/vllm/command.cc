@@ -490,7 +490,11 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
       env.pp_layer_partition = value;
     } else if (name != kEnvDevices) {
       env.kept_env.push_back(cmd[i]);
-      if (unmodelled.insert(name).second) out.unmodelled_env.push_back(core::Printable(name));
+      if (core::EnvWithoutMemoryEffect(name)) {
+        out.ReadWithoutMemoryEffect(name);
+      } else if (unmodelled.insert(name).second) {
+        out.unmodelled_env.push_back(core::Printable(name));
+      }
     }
   }
   const size_t at = AfterLauncher(cmd, launcher, &out.model);
