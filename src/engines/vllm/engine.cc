@@ -96,9 +96,12 @@ class PreparedVllmModel : public PreparedModel {
     // A length past the derived one (plan.cc, MaxLenError): the derived length, or Qwen's
     // documented YaRN that derives the length asked for.
     if (msg.rfind("User-specified max_model_len", 0) == 0) {
-      const int64_t derived =
-          s.sliding_window_cap > 0 ? std::min(s.sliding_window_cap, DerivedMaxModelLen(spec))
-                                   : DerivedMaxModelLen(spec);
+      // The derived length as the message gives it ("(max_position_embeddings=40960 in ..."),
+      // after --hf-overrides and --disable-sliding-window.
+      constexpr std::string_view kDerived = "the derived max_model_len (";
+      const size_t at = msg.find(kDerived);
+      const size_t eq = at == std::string::npos ? at : msg.find('=', at + kDerived.size());
+      const int64_t derived = eq == std::string::npos ? 0 : std::atoll(msg.c_str() + eq + 1);
       if (derived > 0 && derived < s.max_model_len) {
         VllmSettings v = s;
         v.max_model_len = derived;
