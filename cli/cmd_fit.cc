@@ -152,8 +152,12 @@ std::function<int()> SetupFit(CLI::App* app) {
     NoteCatalogByName(f->model);
     NoteGenericReading(*inv);
     // A what-if is named as one (its rows are a checkpoint still to be made).
-    const std::string name =
-        inv->what_if.empty() ? f->model : fmt::format("{} as {}", f->model, inv->what_if);
+    // A file name that spells its what-if names it already.
+    const bool spelled = inv->what_if.find(" for the missing file ") != std::string::npos ||
+                         inv->what_if.find(" for the Hub file ") != std::string::npos;
+    const std::string name = inv->what_if.empty() || spelled
+                                 ? f->model
+                                 : fmt::format("{} as {}", f->model, inv->what_if);
     const auto started = std::chrono::steady_clock::now();
     if (f->gpus_table) {
       uint64_t plans = 0;
@@ -193,8 +197,7 @@ std::function<int()> SetupFit(CLI::App* app) {
     std::fwrite(out.data(), 1, out.size(), Out());
     if (!f->json) NotePlaceholderModels(out);
     if (!inv->what_if.empty() && !f->json) {
-      fmt::print(Out(), "what-if: {} of {}, a checkpoint synthesized from the unquantized one "
-                 "(quantize it before running the command)\n", inv->what_if, f->model);
+      fmt::print(Out(), "{}\n", WhatIfLine(inv->what_if, f->model));
     }
     if (!result->met && !f->json && inv->what_if.empty() && inv->has_spec &&
         !inv->spec.quant.quantized()) {

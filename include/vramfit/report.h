@@ -35,6 +35,11 @@ struct PlanReportOptions {
 };
 
 // `vramfit plan` / `check`: the stage table, the verdict, the KV figures and the advice.
+// What a what-if stands for, as one line ("what-if: GGUF Q4_K_M of Ollama's qwen3:8b, the GGUF
+// file llama.cpp would make ..."): an Ollama library name, a .gguf file that is not here, or a
+// checkpoint still to be quantized (Inventory::what_if); `model` is the model as given.
+std::string WhatIfLine(const std::string& what_if, const std::string& model);
+
 std::string RenderPlanText(const Plan& plan, const std::vector<Advice>& advice,
                            const PlanReportOptions& options);
 // JSON (schema vramfit.plan/1) with the keys of docs/cli.md.

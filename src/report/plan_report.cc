@@ -65,6 +65,26 @@ std::string PipelineText(const Plan& p) {
 
 }  // namespace
 
+std::string WhatIfLine(const std::string& what_if, const std::string& model) {
+  const std::string w = core::Printable(what_if);
+  // An Ollama library name: the file is Ollama's to pull; the what-if stands in for it.
+  if (what_if.find(" of Ollama's ") != std::string::npos) {
+    return fmt::format("what-if: {}, the GGUF file llama.cpp would make of its catalog model, "
+                       "standing in for the library's file (not read)",
+                       w);
+  }
+  // A .gguf file that is not here, read by its name (inspect.cc InspectGgufName).
+  if (what_if.find(" for the missing file ") != std::string::npos ||
+      what_if.find(" for the Hub file ") != std::string::npos) {
+    return fmt::format("what-if: {}, the GGUF file llama.cpp's quantizer would make of the "
+                       "catalog model its name spells (give the file's path to read the file)",
+                       w);
+  }
+  return fmt::format("what-if: {}{}, a checkpoint synthesized from the unquantized one "
+                     "(quantize it before running the command)",
+                     w, model.empty() ? "" : " of " + core::Printable(model));
+}
+
 std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
                            const PlanReportOptions& o) {
   std::string out;
@@ -88,22 +108,7 @@ std::string RenderPlanText(const Plan& p, const std::vector<Advice>& advice,
                        p.gpu.confidence == "direct" || p.gpu.custom ? "" : ", " + p.gpu.confidence);
   }
   out += fmt::format("  {}\n", core::Printable(p.command));
-  if (p.what_if.find(" of Ollama's ") != std::string::npos) {
-    // An Ollama library name: the file is Ollama's to pull; the what-if stands in for it.
-    out += fmt::format("  what-if: {}, the GGUF file llama.cpp would make of its catalog model, "
-                       "standing in for the library's file (not read)\n",
-                       core::Printable(p.what_if));
-  } else if (p.what_if.find(" for the missing file ") != std::string::npos ||
-             p.what_if.find(" for the Hub file ") != std::string::npos) {
-    // A .gguf file that is not here, read by its name (inspect.cc InspectGgufName).
-    out += fmt::format("  what-if: {}, the GGUF file llama.cpp's quantizer would make of the "
-                       "catalog model its name spells (give the file's path to read the file)\n",
-                       core::Printable(p.what_if));
-  } else if (!p.what_if.empty()) {
-    out += fmt::format("  what-if: {}, a checkpoint synthesized from the unquantized one "
-                       "(quantize it before running the command)\n",
-                       core::Printable(p.what_if));
-  }
+  if (!p.what_if.empty()) out += "  " + WhatIfLine(p.what_if, "") + "\n";
   // Stages before the failing one are ok; the ones after it are never reached.
   size_t failed = p.stages.size();
   for (size_t i = 0; i < p.stages.size(); ++i) {
