@@ -375,8 +375,20 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         // points more give the pool 3% of F.
         const double total = *free + *w;
         const double least = 1 - *free / total;
-        const double x = std::ceil((least + 0.03) * 100) / 100;
-        if (x <= 0.95) {
+        double x = std::ceil((least + 0.03) * 100) / 100;
+        // SGLang said "increase": a floor at or below the fraction it ran with (the log's own
+        // figures come from another rank or moment) still calls for more than that fraction.
+        const auto now = f.get(Num::kMemFractionStatic);
+        const bool above_floor = now && *now > 0 && *now < 1 && x <= *now;
+        if (above_floor) x = std::ceil((*now + 0.05) * 100) / 100;
+        if (x <= 0.95 && above_floor) {
+          AddFix(d, fmt::format("--mem-fraction-static {:.2f} (from {:.2f})", x, *now),
+                 fmt::format("SGLang found no room for a KV pool at {:.2f}, although the "
+                             "load-end line's figures ({:.2f} GiB of weights, {:.2f} GiB left; "
+                             "another rank's or an earlier moment's) put the floor at {:.3f}: a "
+                             "fraction above the one that failed",
+                             *now, *w / kGiB, *free / kGiB, least));
+        } else if (x <= 0.95) {
           AddFix(d, fmt::format("--mem-fraction-static {:.2f}", x),
                  fmt::format("the weights ({:.2f} GiB) leave {:.2f} GiB of the {:.2f} GiB free "
                              "before the load; the pool is empty below {:.3f}",
