@@ -358,8 +358,10 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   if (!inv_model.ok()) {
     std::string hint;
     std::error_code ec;  // a path that is here but unreadable needs no hint about elsewhere
-    if (!cmd->model.empty() && cmd->model[0] == '/' && run.model_as.empty() &&
-        !std::filesystem::exists(cmd->model, ec)) {
+    const std::string& m = cmd->model;
+    const bool path = !m.empty() && (m[0] == '/' || m.starts_with("./") ||
+                                     m.starts_with("../") || m.starts_with("~/"));
+    if (path && run.model_as.empty() && !std::filesystem::exists(m, ec)) {
       hint = " (a path on the serving machine? --model-as PATH=ID reads it as a Hub or catalog "
              "model" + ModelAsSuggestion(cmd->model) + ")";
     } else if (run.model_as.empty() && !std::filesystem::exists(cmd->model, ec)) {

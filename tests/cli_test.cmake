@@ -1344,6 +1344,9 @@ if(NOT last_out MATCHES "\"activation_peak_bytes\": 2178154496")
 endif()
 run(tryout_nohup_words 0 check --gpu 4090 -- nohup vllm serve qwen3-8b --max-model-len 8192
     --served-model-name "it's $HOME")
+# A relative path that is not here gets the same hint, with the catalog id its last part names.
+run_err(tryout_relative_path 2 "a path on the serving machine\\? .*--model-as ./models/qwen3-8b"
+        check --gpu 4090 -- vllm serve ./models/qwen3-8b --max-model-len 8192)
 # A model path that exists but is broken gets no "a path on the serving machine?" hint.
 file(WRITE ${WORK}/tryout_broken.gguf "GGUF")
 run(tryout_broken_gguf 2 check --gpu 4090 -- llama-server -m ${WORK}/tryout_broken.gguf)
