@@ -315,9 +315,18 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
     const Status s = engine->check_flags(*cmd, version);
     if (!s.ok()) return fail(s.message());
   }
-  if (!cmd->no_memory_flags.empty()) {
+  // Flags (-x, --name) and environment variables (NAME) of no memory effect, a line each.
+  std::vector<std::string> no_memory_flags, no_memory_env;
+  for (const std::string& n : cmd->no_memory_flags) {
+    (n.starts_with("-") ? no_memory_flags : no_memory_env).push_back(n);
+  }
+  if (!no_memory_flags.empty()) {
     fmt::print(stderr, "vramfit check: {}flags read, no memory effect: {}\n", where,
-               fmt::join(cmd->no_memory_flags, " "));
+               fmt::join(no_memory_flags, " "));
+  }
+  if (!no_memory_env.empty()) {
+    fmt::print(stderr, "vramfit check: {}environment read, no memory effect: {}\n", where,
+               fmt::join(no_memory_env, " "));
   }
   if (!cmd->unmodelled_flags.empty()) {
     fmt::print(stderr, "vramfit check: {}flags not modelled (ignored): {}\n", where,

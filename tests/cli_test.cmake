@@ -915,7 +915,8 @@ if(NOT last_out MATCHES "FAILS at kv_cache: offloaded 0/3 layers"
    OR NOT last_out MATCHES "PARAMETER num_ctx 1024"
    OR NOT last_out MATCHES "OLLAMA_NUM_PARALLEL=1"
    OR NOT last_err MATCHES "environment not modelled \\(ignored\\): OLLAMA_LLM_LIBRARY=cuda_v12"
-   OR NOT last_err MATCHES "no memory effect: OLLAMA_HOST --verbose")
+   OR NOT last_err MATCHES "flags read, no memory effect: --verbose"
+   OR NOT last_err MATCHES "environment read, no memory effect: OLLAMA_HOST")
   message(SEND_ERROR "check_ollama_fails: '${last_out}' / '${last_err}'")
 endif()
 file(WRITE ${WORK}/ollama-deploy.sh "export OLLAMA_NUM_PARALLEL=64\nollama serve &\n"
