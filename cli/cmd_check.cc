@@ -142,12 +142,22 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
                  "cmd.exe's `set NAME=value` and `^`, PowerShell's `$env:NAME = ...` are not "
                  "read (CUDA_VISIBLE_DEVICES set that way does not count)\n", name);
     }
+    // A compose file's `command:` is the container entrypoint's arguments, not a shell line:
+    // read as a script its YAML (`command: >`) only gives shell errors.
+    const bool yaml = name.ends_with(".yml") || name.ends_with(".yaml");
+    const bool services =
+        text.rfind("services:", 0) == 0 || text.find("\nservices:") != std::string::npos;
+    if (yaml && services) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: a docker compose file, which check does not read: give the service's command as "
+          "the shell line it runs, e.g. `vramfit check --gpu GPU -- docker run IMAGE ARGS` "
+          "(the image and its `command:` words) or `-- vllm serve MODEL ...`",
+          name));
+    }
     auto read = ReadDeployScript(text, name, options);
     if (!read.ok()) return read.status();
     for (const std::string& note : read->notes) fmt::print(stderr, "vramfit check: {}\n", note);
     if (read->invocations.empty()) {
-      // A compose file's `command:` is the container entrypoint's arguments, not a shell line.
-      const bool yaml = name.ends_with(".yml") || name.ends_with(".yaml");
       return Status::InvalidArgument(fmt::format(
           "{}: no {} command in it (looked for {}){}", name, EngineTitles(), forms,
           yaml ? "; a YAML file (docker compose) is not read: give the service's command as "

@@ -1518,9 +1518,11 @@ run(lines_fa_old_build_default_off 2 check --gpu 4090 --llamacpp-version b6194 -
 if(NOT last_err MATCHES "V cache quantization requires flash_attn")
   message(SEND_ERROR "lines_fa_old_build_default_off: '${last_err}'")
 endif()
-file(WRITE ${WORK}/lines/compose.yml "services:\n  vllm:\n    image: vllm/vllm-openai\n")
+# A compose file's `command: >` is YAML, not a shell line: named as a compose file up front.
+file(WRITE ${WORK}/lines/compose.yml "services:\n  vllm:\n    image: vllm/vllm-openai\n"
+     "    command: >\n      --model Qwen/Qwen3-8B\n      --max-model-len 32768\n")
 run(lines_compose 2 check --gpu 4090 --script ${WORK}/lines/compose.yml)
-if(NOT last_err MATCHES "a YAML file \\(docker compose\\) is not read")
+if(NOT last_err MATCHES "a docker compose file, which check does not read: give the service's")
   message(SEND_ERROR "lines_compose: '${last_err}'")
 endif()
 file(WRITE ${WORK}/lines/run.bat
