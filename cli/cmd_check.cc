@@ -520,12 +520,10 @@ std::function<int()> SetupCheck(CLI::App* app) {
       }
       std::string hints;
       // "--gpu 2x rtx3090": a count written before the card, the card then a stray word.
-      if (const std::string& g = f->gpu; g.size() >= 2 && (g.back() == 'x' || g.back() == 'X') &&
-          std::all_of(g.begin(), g.end() - 1, [](char c) { return c >= '0' && c <= '9'; })) {
+      if (const std::string n = GpuCountWord(f->gpu); !n.empty()) {
         hints += fmt::format("; --gpu {} {}: --gpu names one card (--gpu {}); the GPU count is "
                              "the command's own flag after -- (vLLM -tp {}, SGLang --tp-size {})",
-                             g, extras[0], extras[0], g.substr(0, g.size() - 1),
-                             g.substr(0, g.size() - 1));
+                             f->gpu, extras[0], extras[0], n, n);
       }
       for (const std::string& w : extras) {
         const std::string flag = w.substr(0, w.find('='));

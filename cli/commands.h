@@ -85,6 +85,10 @@ Result<uint64_t> ReadMemoryFlag(const char* flag, const std::string& text);
 // sentence saying how to type it; "" when there is none.
 std::string TypographicDashFlag(const std::vector<std::string>& words);
 
+// "--gpu 2x rtx3090": a --gpu value that is a count ("2x"), the card then a stray word. The
+// count ("2"), or "" when `value` is no such count.
+std::string GpuCountWord(const std::string& value);
+
 // Advice from the catalog's other weight formats of `inv` (when it is a catalog model), for a
 // plan that fails at load or at the KV cache.
 std::vector<Advice> VariantAdvice(const Engine& engine, const Inventory& inv, const GpuSpec& gpu,

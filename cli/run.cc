@@ -52,6 +52,12 @@ thread_local std::istream* t_in = nullptr;
 
 }  // namespace
 
+std::string GpuCountWord(const std::string& value) {
+  if (value.size() < 2 || (value.back() != 'x' && value.back() != 'X')) return "";
+  const std::string n = value.substr(0, value.size() - 1);
+  return std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }) ? n : "";
+}
+
 std::string TypographicDashFlag(const std::vector<std::string>& words) {
   // UTF-8 of U+2014 (em dash), U+2013 (en dash), U+2212 (minus sign).
   static constexpr std::pair<std::string_view, std::string_view> kDashes[] = {
@@ -265,11 +271,8 @@ int Run(std::vector<std::string> args) {
     std::string count_hint;
     for (size_t i = 0; i + 2 < given.size(); ++i) {
       const std::string& v = given[i + 1];
-      if (given[i] != "--gpu" || v.size() < 2 || (v.back() != 'x' && v.back() != 'X') ||
-          !std::all_of(v.begin(), v.end() - 1, [](char c) { return c >= '0' && c <= '9'; })) {
-        continue;
-      }
-      const std::string n = v.substr(0, v.size() - 1);
+      const std::string n = given[i] == "--gpu" ? GpuCountWord(v) : "";
+      if (n.empty()) continue;
       count_hint = fmt::format("; --gpu {} {}: --gpu names one card (--gpu {}); the count is -tp "
                                "{} (tensor parallel; -pp for pipeline parallel), or --gpus {} "
                                "for fit",

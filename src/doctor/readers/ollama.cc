@@ -118,12 +118,12 @@ void Match(const Line& line) {
     const auto layers = NumberAfter(s, "layers.model=");
     const auto offload = NumberAfter(s, "layers.offload=");
     const size_t split = s.find("layers.split=");
-    const bool one_gpu =
-        split != std::string_view::npos &&
-        s.substr(split, s.find(' ', split) == std::string_view::npos
-                            ? std::string_view::npos
-                            : s.find(' ', split) - split)
-                .find(',') == std::string_view::npos;
+    const size_t split_end = split == std::string_view::npos ? split : s.find(' ', split);
+    const bool one_gpu = split != std::string_view::npos &&
+                         s.substr(split, split_end == std::string_view::npos
+                                             ? std::string_view::npos
+                                             : split_end - split)
+                                 .find(',') == std::string_view::npos;
     if (one_gpu && layers && offload && *layers > 0 && *offload > 0 && *offload <= *layers) {
       const double share = *offload / *layers;
       if (kv) Set(e, Num::kKvCacheBytes, *kv * share);

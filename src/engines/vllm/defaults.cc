@@ -77,27 +77,29 @@ std::string MaxLenWayOut(const ModelSpec& spec, int64_t requested, int64_t deriv
   return out;
 }
 
-int64_t AttentionHeads(const ModelSpec& spec) {
+namespace {
+// The first full, sliding-window or MLA layer's attention; null for a model with none.
+const AttentionSpec* FirstAttention(const ModelSpec& spec) {
   for (const LayerSpec& l : spec.layers) {
     const AttentionKind k = l.attention.kind;
     if (k == AttentionKind::kFull || k == AttentionKind::kSliding || k == AttentionKind::kMla) {
-      return l.attention.num_heads;
+      return &l.attention;
     }
   }
-  return 0;
+  return nullptr;
+}
+}  // namespace
+
+int64_t AttentionHeads(const ModelSpec& spec) {
+  const AttentionSpec* a = FirstAttention(spec);
+  return a ? a->num_heads : 0;
 }
 
 TpChoices HeadsTpChoices(const ModelSpec& spec, int64_t tp) {
   constexpr int64_t kLargestTp = 64;
-  int64_t heads = 0, kv = 0;
-  for (const LayerSpec& l : spec.layers) {
-    const AttentionKind k = l.attention.kind;
-    if (k == AttentionKind::kFull || k == AttentionKind::kSliding || k == AttentionKind::kMla) {
-      heads = l.attention.num_heads;
-      kv = k == AttentionKind::kMla ? 0 : l.attention.num_kv_heads;
-      break;
-    }
-  }
+  const AttentionSpec* a = FirstAttention(spec);
+  const int64_t heads = a ? a->num_heads : 0;
+  const int64_t kv = a && a->kind != AttentionKind::kMla ? a->num_kv_heads : 0;
   TpChoices out;
   for (int64_t d = 1; d <= kLargestTp; d *= 2) {
     const bool ok = heads > 0 && heads % d == 0 &&
