@@ -237,6 +237,45 @@ Gen Gemma3() {
   return g;
 }
 
+// Gemma 4 E2B's text model as llama.cpp's converter writes it: the full layers' head size in
+// key_length (512), the sliding ones' in key_length_swa (256), the pattern as a per-layer bool
+// array (4 sliding : 1 full), the last 20 layers sharing KV (shared_kv_layers), and the
+// per-layer token embeddings (per_layer_token_embd, an input tensor like token_embd).
+Gen Gemma4E2b() {
+  Gen g;
+  Common(g, "gemma4", 35, 1536, 131072, 7);
+  g.w.U32("gemma4.feed_forward_length", 6144);
+  g.w.U32("gemma4.attention.head_count", 8);
+  g.w.U32("gemma4.attention.head_count_kv", 1);
+  g.w.U32("gemma4.attention.key_length", 512);
+  g.w.U32("gemma4.attention.value_length", 512);
+  g.w.U32("gemma4.attention.key_length_swa", 256);
+  g.w.U32("gemma4.attention.value_length_swa", 256);
+  g.w.U32("gemma4.attention.sliding_window", 512);
+  g.w.U32("gemma4.attention.shared_kv_layers", 20);
+  std::vector<bool> pattern;
+  for (int i = 0; i < 35; ++i) pattern.push_back((i + 1) % 5 != 0);
+  g.w.BoolArray("gemma4.attention.sliding_window_pattern", pattern);
+  g.T("token_embd.weight", Dtype::kQ8_0, {262144, 1536});
+  g.T("per_layer_token_embd.weight", Dtype::kQ8_0, {262144, 35 * 256});
+  for (int i = 0; i < 35; ++i) {
+    const uint64_t hd = (i + 1) % 5 == 0 ? 512 : 256;
+    g.Norm(L(i, "attn_norm.weight"), 1536);
+    g.T(L(i, "attn_q.weight"), Dtype::kQ8_0, {8 * hd, 1536});
+    if (i < 15) {
+      g.T(L(i, "attn_k.weight"), Dtype::kQ8_0, {hd, 1536});
+      g.T(L(i, "attn_v.weight"), Dtype::kQ8_0, {hd, 1536});
+    }
+    g.T(L(i, "attn_output.weight"), Dtype::kQ8_0, {1536, 8 * hd});
+    const uint64_t ffn = i < 15 ? 6144 : 12288;
+    g.T(L(i, "ffn_gate.weight"), Dtype::kQ8_0, {ffn, 1536});
+    g.T(L(i, "ffn_up.weight"), Dtype::kQ8_0, {ffn, 1536});
+    g.T(L(i, "ffn_down.weight"), Dtype::kQ8_0, {1536, ffn});
+  }
+  g.Norm("output_norm.weight", 1536);
+  return g;
+}
+
 class GgufModels : public ::testing::Test {
  protected:
   void SetUp() override { dir_ = testing::MakeTempDir("gguf-models"); }
@@ -389,6 +428,26 @@ TEST_F(GgufModels, Gemma3SlidesFiveLayersInSix) {
   EXPECT_EQ(s.vocab_size, 262208);  // the embedding's rows (no vocab key, no token list)
   EXPECT_TRUE(HasFinding(inv, "tied-embeddings"));
   EXPECT_EQ(inv.quantization.format, "Q8_0");
+}
+
+TEST_F(GgufModels, Gemma4HeadSizesByKindAndSharedKv) {
+  const Inventory inv = Check(Gemma4E2b(), "gemma-4-E2B-it-Q8_0.gguf");
+  const ModelSpec& s = inv.spec;
+  EXPECT_EQ(s.family, "gemma4");
+  EXPECT_EQ(s.CountAttention(AttentionKind::kFull), 7);
+  EXPECT_EQ(s.layers[0].attention.head_dim, 256);
+  EXPECT_EQ(s.layers[4].attention.head_dim, 512);
+  EXPECT_EQ(s.layers[0].attention.sliding_window, 512);
+  for (size_t i = 0; i < s.layers.size(); ++i)
+    EXPECT_EQ(s.layers[i].attention.kv_shared, i >= 15) << i;
+  // 12 sliding layers of 1 x 256 and 3 global ones of 1 x 512 hold the KV cache: 2 x (12 x 256
+  // + 3 x 512) x 2 B = 18,432 B a token at f16, the shared 20 layers nothing.
+  uint64_t per_token = 0;
+  for (const LayerSpec& l : s.layers) {
+    if (!l.attention.kv_shared)
+      per_token += 2 * l.attention.num_kv_heads * l.attention.head_dim * 2;
+  }
+  EXPECT_EQ(per_token, 18432u);
 }
 
 TEST_F(GgufModels, PerLayerHeadCountArrays) {

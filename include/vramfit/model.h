@@ -5,7 +5,7 @@
 // the vision tower and MTP heads, and the quantization scheme the config declares. It is a
 // plain value: building one never touches a file or a GPU. Families (Qwen2/2.5, Qwen3,
 // Qwen3-MoE, Qwen3-Next, Qwen3.5/3.6, Qwen-VL, Llama, Mistral/Mixtral, DeepSeek-V2/V3,
-// Gemma 2/3, gpt-oss, GLM-4.5, Granite 4.0 hybrid, Bamba) are rows of one table in
+// Gemma 2/3/4, gpt-oss, GLM-4.5, Granite 4.0 hybrid, Bamba) are rows of one table in
 // src/model/model_spec.cc; an unknown
 // architecture is read as a generic decoder, with a warning saying so.
 //
@@ -39,6 +39,12 @@ struct AttentionSpec {
   bool qk_norm = false;         // per-head RMSNorm on q and k (Qwen3, Gemma 3)
   bool output_gate = false;     // q_proj also produces a gate (Qwen3-Next, Qwen3.5)
   bool sinks = false;           // learnable per-head sink logits (gpt-oss)
+  // Gemma 4's last num_kv_shared_layers read the K/V of the last earlier layer of their kind:
+  // no k/v projections and no cache of their own.
+  bool kv_shared = false;
+  // Gemma 4's attention_k_eq_v (full layers): no v_proj, V is K's projection normed without
+  // RoPE; the cache still holds K and V.
+  bool k_eq_v = false;
   // MLA (kMla): the latent cache holds kv_lora_rank + qk_rope_head_dim per token.
   int64_t q_lora_rank = 0;      // 0: q_proj is a plain projection (DeepSeek-V2-Lite)
   int64_t kv_lora_rank = 0;
@@ -83,7 +89,7 @@ struct LayerSpec {
   MlpSpec mlp;
 };
 
-enum class VisionKind { kNone, kQwen2Vl, kQwen25Vl, kQwen3Vl, kSiglip, kOther };
+enum class VisionKind { kNone, kQwen2Vl, kQwen25Vl, kQwen3Vl, kSiglip, kGemma4, kOther };
 
 struct VisionSpec {
   VisionKind kind = VisionKind::kNone;
@@ -102,6 +108,18 @@ struct VisionSpec {
   // The image processor's largest image in pixels, from preprocessor_config.json (0: none
   // read; engines use the processor's default).
   int64_t max_pixels = 0;
+  // Gemma 4: patches pooled pooling_kernel_size^2 to one soft token, default_output_length
+  // soft tokens an image.
+  int64_t pooling_kernel_size = 1;
+  int64_t soft_tokens_per_image = 0;
+};
+
+// An audio encoder (Gemma 4 E2B/E4B's conformer, audio_config): its depth and width, and the
+// width it hands the language model's projection.
+struct AudioSpec {
+  int64_t depth = 0;
+  int64_t hidden_size = 0;
+  int64_t out_hidden_size = 0;
 };
 
 // Quantization as the config declares it (the checkpoint's headers may disagree: see the
@@ -209,7 +227,13 @@ struct ModelSpec {
   // A DFlash drafter (dflash_config.target_layer_ids): how many target layers' hidden states
   // its fc projection reads; 0 when the config has none.
   int64_t dflash_target_layers = 0;
+  // Gemma 4's per-layer embeddings (hidden_size_per_layer_input > 0, the E2B/E4B models): a
+  // second table of per_layer_vocab_size x (layers x per_layer_input_size), its projection
+  // from the hidden state and, in every layer, a gate and a projection of that width.
+  int64_t per_layer_input_size = 0;
+  int64_t per_layer_vocab_size = 0;
   VisionSpec vision;
+  AudioSpec audio;
   QuantScheme quant;
   NamingSpec naming;
 

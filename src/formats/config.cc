@@ -170,6 +170,13 @@ const IntField<RawConfig> kIntFields[] = {
     {"shared_intermediate_size", &RawConfig::shared_intermediate_size, 0, kMaxDim},
     {"num_nextn_predict_layers", &RawConfig::num_nextn_predict_layers, 0, 64},
     {"mtp_num_hidden_layers", &RawConfig::mtp_num_hidden_layers, 0, 64},
+    {"global_head_dim", &RawConfig::global_head_dim, 1, 65536},
+    {"num_global_key_value_heads", &RawConfig::num_global_key_value_heads, 1, 65536},
+    {"num_kv_shared_layers", &RawConfig::num_kv_shared_layers, 0, 4096},
+    {"hidden_size_per_layer_input", &RawConfig::hidden_size_per_layer_input, 0, kMaxDim},
+    {"vocab_size_per_layer_input", &RawConfig::vocab_size_per_layer_input, 0, kMaxDim},
+    {"top_k_experts", &RawConfig::top_k_experts, 0, 65536},
+    {"expert_intermediate_size", &RawConfig::expert_intermediate_size, 0, kMaxDim},
 };
 const BoolField kBoolFields[] = {
     {"tie_word_embeddings", &RawConfig::tie_word_embeddings},
@@ -178,14 +185,19 @@ const BoolField kBoolFields[] = {
     {"attn_output_gate", &RawConfig::attn_output_gate},
     {"mlp_bias", &RawConfig::mlp_bias},
     {"qkv_bias", &RawConfig::qkv_bias},
+    {"attention_k_eq_v", &RawConfig::attention_k_eq_v},
+    {"enable_moe_block", &RawConfig::enable_moe_block},
+    {"use_double_wide_mlp", &RawConfig::use_double_wide_mlp},
 };
 
-Status ParseVision(const Ctx& c, const element& v, RawVisionConfig* out) {
+// Also reads Gemma 4's audio_config (key "audio_config"): its widths share these fields.
+Status ParseVision(const Ctx& c, const element& v, RawVisionConfig* out,
+                   std::string_view name = "vision_config") {
   object obj;
   if (v.is_null()) return Status::Ok();
-  if (v.get_object().get(obj)) return TypeError(c, "vision_config", "an object", v);
+  if (v.get_object().get(obj)) return TypeError(c, name, "an object", v);
   out->present = true;
-  Ctx sub{c.origin, c.path + "\"vision_config\"."};
+  Ctx sub{c.origin, fmt::format("{}\"{}\".", c.path, name)};
   // Ranges as for the text fields: a divisor (patch and merge sizes: the encoder's tokens per
   // image are max_pixels / (patch x merge)^2) is at least 1, and no range lets a product of
   // two of them overflow.
@@ -208,6 +220,9 @@ Status ParseVision(const Ctx& c, const element& v, RawVisionConfig* out) {
       {"num_position_embeddings", &RawVisionConfig::num_position_embeddings, 0, kMaxDim},
       {"image_size", &RawVisionConfig::image_size, 0, int64_t{1} << 20},
       {"window_size", &RawVisionConfig::window_size, 0, int64_t{1} << 20},
+      {"pooling_kernel_size", &RawVisionConfig::pooling_kernel_size, 1, 64},
+      {"default_output_length", &RawVisionConfig::default_output_length, 1, int64_t{1} << 20},
+      {"output_proj_dims", &RawVisionConfig::out_hidden_size, 0, kMaxDim},
   };
   for (auto field : obj) {
     const std::string_view key = field.key;
@@ -472,6 +487,8 @@ Status ParseObject(const Ctx& c, const object& obj, int depth, RawConfig* out) {
       VRAMFIT_RETURN_IF_ERROR(GetIntList(c, key, v, 0, 4096, &out->attn_layer_indices));
     } else if (key == "vision_config") {
       VRAMFIT_RETURN_IF_ERROR(ParseVision(c, v, &out->vision_config));
+    } else if (key == "audio_config") {
+      VRAMFIT_RETURN_IF_ERROR(ParseVision(c, v, &out->audio_config, "audio_config"));
     } else if (key == "dflash_config") {
       if (v.is_null()) continue;
       object sub;

@@ -109,6 +109,8 @@ struct RawVisionConfig {
   std::optional<int64_t> num_position_embeddings;
   std::optional<int64_t> image_size;
   std::optional<int64_t> window_size;
+  std::optional<int64_t> pooling_kernel_size;    // Gemma 4: patches pooled k x k
+  std::optional<int64_t> default_output_length;  // Gemma 4: soft tokens per image
   std::vector<int64_t> fullatt_block_indexes;
   std::vector<int64_t> deepstack_visual_indexes;
 };
@@ -164,6 +166,13 @@ struct RawConfig {
   // MTP
   std::optional<int64_t> num_nextn_predict_layers, mtp_num_hidden_layers;
 
+  // Gemma 4 (transformers configuration_gemma4.py): full layers' head size and KV heads, the
+  // KV-shared tail, per-layer embeddings, the MoE block beside the dense MLP.
+  std::optional<int64_t> global_head_dim, num_global_key_value_heads, num_kv_shared_layers,
+      hidden_size_per_layer_input, vocab_size_per_layer_input, top_k_experts,
+      expert_intermediate_size;
+  std::optional<bool> attention_k_eq_v, enable_moe_block, use_double_wide_mlp;
+
   // DFlash drafter: dflash_config.target_layer_ids, the target layers whose hidden states it
   // reads (vLLM's fc input is their count x the hidden size).
   std::vector<int64_t> dflash_target_layer_ids;
@@ -172,6 +181,7 @@ struct RawConfig {
 
   std::shared_ptr<RawConfig> text_config;  // nested LM config, when present
   RawVisionConfig vision_config;
+  RawVisionConfig audio_config;  // Gemma 4 E2B/E4B: hidden_size, num_hidden_layers, output dims
   RawQuantConfig quantization_config;
 };
 

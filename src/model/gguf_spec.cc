@@ -26,7 +26,7 @@ struct ArchRow {
   bool output_gate;  // q_proj also yields a gate (Qwen3-Next, Qwen3.5)
   int swa_period;    // llama.cpp's fixed sliding pattern: layer i global iff (i+1) % p == 0
 };
-constexpr std::array<ArchRow, 12> kArchs = {{
+constexpr std::array<ArchRow, 13> kArchs = {{
     {"llama", "llama", false, false, false, 0},
     {"qwen2", "qwen2", false, false, false, 0},
     {"qwen2moe", "qwen2_moe", false, false, false, 0},
@@ -39,6 +39,8 @@ constexpr std::array<ArchRow, 12> kArchs = {{
     // llama-model.cpp: gemma2 alternates (set_swa_pattern(2)), gemma3 is 5 local : 1 global.
     {"gemma2", "gemma2", false, false, false, 2},
     {"gemma3", "gemma3", true, false, false, 6},
+    // gemma4: the converter writes the pattern as a per-layer array (sliding_window_pattern).
+    {"gemma4", "gemma4", true, false, false, 6},
     {"gpt-oss", "gpt_oss", false, false, false, 2},
 }};
 
@@ -199,6 +201,12 @@ Result<ModelSpec> ModelSpecFromGguf(const GgufFile& f) {
   const int64_t key_len =
       IntOr(f, a + ".attention.key_length", head0 > 0 ? hidden / head0 : 0);
   const int64_t value_len = IntOr(f, a + ".attention.value_length", key_len);
+  const int64_t key_len_swa = IntOr(f, a + ".attention.key_length_swa", key_len);
+  const int64_t shared_kv = IntOr(f, a + ".attention.shared_kv_layers", 0);
+  if (shared_kv < 0 || (shared_kv > 0 && static_cast<size_t>(shared_kv) >= n)) {
+    return Bad(f, a + ".attention.shared_kv_layers",
+               fmt::format("{} shared layers of {}: expected 0 to {}", shared_kv, n, n - 1));
+  }
   const int64_t window = IntOr(f, a + ".attention.sliding_window", 0);
   const std::vector<bool> sliding = SlidingLayers(f, a, row, n);
   const int64_t kv_lora = IntOr(f, a + ".attention.kv_lora_rank", 0);
@@ -258,7 +266,11 @@ Result<ModelSpec> ModelSpecFromGguf(const GgufFile& f) {
     } else if (sliding[i]) {
       at.kind = AttentionKind::kSliding;
       at.sliding_window = window;
+      // Gemma 4: sliding layers have their own head size (n_embd_head_k_swa, llama-hparams).
+      at.head_dim = key_len_swa;
     }
+    // Gemma 3n/4: layers from n_layer_kv_from_start on reuse earlier layers' KV (has_kv).
+    at.kv_shared = shared_kv > 0 && i >= n - static_cast<size_t>(shared_kv);
     MlpSpec& m = spec.layers[i].mlp;
     m.intermediate_size = ffn[i];
     if (experts > 0 && static_cast<int64_t>(i) >= leading_dense) {

@@ -248,6 +248,46 @@ TEST(Audit, UndeclaredQuantization) {
   ASSERT_NE(Find(inv, "undeclared-quantization"), nullptr);
 }
 
+// Gemma 4's synthesized checkpoints against the parameter counts their shapes give by hand:
+// E2B's per-layer embeddings (262,144 x 35 x 256 = 2.35 B) dominate; 26B-A4B's text model is
+// 25.2 B (the experts 128 x 3 x 2,816 x 704 a layer).
+TEST(Synthesize, Gemma4ParameterCounts) {
+  auto count = [](const char* id, std::string_view prefix) {
+    auto m = FindCatalogModel(id);
+    EXPECT_TRUE(m.ok());
+    auto spec = ModelSpecFromConfigJson(m->config_json, id);
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    auto t = SynthesizeTensors(*spec);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    uint64_t n = 0;
+    for (const TensorInfo& x : t->tensors)
+      if (x.name.rfind(prefix, 0) == 0) n += x.elements;
+    return n;
+  };
+  const uint64_t ple = count("gemma-4-e2b-it", "model.language_model.embed_tokens_per_layer");
+  EXPECT_EQ(ple, uint64_t{262144} * 35 * 256);
+  // The E2B text model: embeddings, per-layer inputs, 15 caching and 20 shared layers.
+  const uint64_t e2b_text = count("gemma-4-e2b-it", "model.language_model.");
+  EXPECT_NEAR(static_cast<double>(e2b_text) / 1e9, 4.63, 0.02);
+  EXPECT_NEAR(static_cast<double>(count("gemma-4-e2b-it", "model.audio_tower.")) / 1e6, 305, 3);
+  EXPECT_NEAR(static_cast<double>(count("gemma-4-e2b-it", "model.vision_tower.")) / 1e6, 167, 3);
+  EXPECT_NEAR(static_cast<double>(count("gemma-4-26b-a4b-it", "model.language_model.")) / 1e9,
+              25.2, 0.1);
+  // 31B: no v_proj on the 10 K = V layers.
+  auto m = FindCatalogModel("gemma-4-31b-it");
+  auto spec = ModelSpecFromConfigJson(m->config_json, "31b");
+  auto t = SynthesizeTensors(*spec);
+  ASSERT_TRUE(t.ok());
+  int v_proj = 0, k_proj = 0;
+  for (const TensorInfo& x : t->tensors) {
+    if (x.name.rfind("model.language_model.", 0) != 0) continue;  // not the vision tower's
+    v_proj += x.name.find("self_attn.v_proj") != std::string::npos;
+    k_proj += x.name.find("self_attn.k_proj") != std::string::npos;
+  }
+  EXPECT_EQ(k_proj, 60);
+  EXPECT_EQ(v_proj, 50);
+}
+
 TEST(Synthesize, RefusesAbsurdTensorCounts) {
   auto s = ModelSpecFromConfigJson(
       R"({"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":4096,)"

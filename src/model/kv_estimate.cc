@@ -51,6 +51,7 @@ Result<KvEstimate> EstimateKv(const ModelSpec& spec, const KvQuery& q) {
   for (const LayerSpec& l : spec.layers) {
     const AttentionSpec& a = l.attention;
     ++e.layers;
+    if (a.kv_shared) continue;  // reads an earlier layer's K/V (Gemma 4): no cache of its own
     switch (a.kind) {
       case AttentionKind::kFull:
         ++e.full_layers;

@@ -24,12 +24,13 @@ enum class SwaRule {
   kAlternate,    // even layers sliding, odd layers global (Gemma 2)
   kPattern,      // layer i global iff (i+1) % pattern == 0, default pattern 6 (Gemma 3)
 };
-enum class MoeRule { kNone, kQwen, kMixtral, kDeepseek, kGptOss, kGranite };
+enum class MoeRule { kNone, kQwen, kMixtral, kDeepseek, kGptOss, kGranite, kGemma4 };
 enum class NameStyle {
   kDefault,
   kQwenVl2,
   kLanguageModel,
   kGemma3Mm,
+  kGemma4Mm,
   kMixtral,
   kGptOss,
   kDeepseek
@@ -50,7 +51,7 @@ struct Family {
 };
 
 // One row per text model_type. Order does not matter.
-constexpr std::array<Family, 27> kFamilies = {{
+constexpr std::array<Family, 29> kFamilies = {{
     {"qwen2", "qwen2", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone,
      NameStyle::kDefault, false, 0},
     {"qwen2_moe", "qwen2_moe", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kQwen,
@@ -99,6 +100,14 @@ constexpr std::array<Family, 27> kFamilies = {{
      NameStyle::kDefault, true, 0},
     {"gemma3", "gemma3", false, true, false, false, SwaRule::kPattern, MoeRule::kNone,
      NameStyle::kGemma3Mm, true, 0},
+    // Gemma 4 (Gemma4ForConditionalGeneration, transformers models/gemma4): Gemma 3's 5 local
+    // : 1 global pattern with wider global heads (global_head_dim), optionally K = V on global
+    // layers, a KV-shared tail, per-layer embeddings (E2B/E4B) and a MoE block beside the dense
+    // MLP (26B-A4B). Read by ApplyGemma4 below.
+    {"gemma4_text", "gemma4", false, true, false, false, SwaRule::kPattern, MoeRule::kGemma4,
+     NameStyle::kDefault, true, 0},
+    {"gemma4", "gemma4", false, true, false, false, SwaRule::kPattern, MoeRule::kGemma4,
+     NameStyle::kGemma4Mm, true, 0},
     {"gpt_oss", "gpt_oss", true, false, false, false, SwaRule::kNone, MoeRule::kGptOss,
      NameStyle::kGptOss, false, 0},
     {"qwen3_vl", "qwen3_vl", false, true, false, false, SwaRule::kNone, MoeRule::kNone,
@@ -147,10 +156,13 @@ void ApplyNaming(NameStyle style, const Family& fam, ModelSpec* spec) {
     case NameStyle::kDefault: break;
     case NameStyle::kQwenVl2: n.vision = "visual."; break;
     case NameStyle::kLanguageModel:
+    case NameStyle::kGemma4Mm:
+      // Gemma4ForConditionalGeneration: Gemma4Model holds language_model, vision_tower,
+      // embed_vision (and audio_tower, embed_audio on E2B/E4B); lm_head is tied.
       n.layers = "model.language_model.layers.";
       n.embed = "model.language_model.embed_tokens.weight";
       n.final_norm = "model.language_model.norm.weight";
-      n.vision = "model.visual.";
+      n.vision = style == NameStyle::kGemma4Mm ? "model.vision_tower." : "model.visual.";
       break;
     case NameStyle::kGemma3Mm:
       n.layers = "language_model.model.layers.";
@@ -179,6 +191,75 @@ void ApplyNaming(NameStyle style, const Family& fam, ModelSpec* spec) {
 
 Status Bad(std::string_view origin, std::string_view key, std::string_view msg) {
   return Status::Corrupt(fmt::format("{}: \"{}\": {}", origin, key, msg));
+}
+
+// Gemma 4's per-layer geometry (transformers modeling_gemma4.py Gemma4TextAttention and
+// Gemma4TextDecoderLayer; vLLM models/gemma4.py reads the same fields):
+//   - full-attention layers use global_head_dim (default 512); with attention_k_eq_v they have
+//     num_global_key_value_heads KV heads (default num_key_value_heads) and no v_proj;
+//   - the last num_kv_shared_layers layers reuse the K/V of the last earlier layer of their
+//     kind (kv_sharing_target_layer_name in vLLM): no k/v projections, no cache of their own;
+//   - use_double_wide_mlp doubles the MLP of those KV-shared layers;
+//   - without layer_types the pattern is 5 sliding : 1 full with the last layer forced full.
+Status ApplyGemma4(const RawConfig& t, const RawConfig& top,
+                   const std::vector<std::string>& layer_types, std::string_view origin,
+                   ModelSpec* spec) {
+  const int64_t n = static_cast<int64_t>(spec->layers.size());
+  if (layer_types.empty() && n > 0) {
+    LayerSpec& last = spec->layers.back();
+    last.attention.kind = AttentionKind::kFull;
+    last.attention.sliding_window = 0;
+  }
+  const auto global_dim = Pick(t, top, &RawConfig::global_head_dim);
+  const auto k_eq_v = Pick(t, top, &RawConfig::attention_k_eq_v);
+  const auto global_kv = Pick(t, top, &RawConfig::num_global_key_value_heads);
+  const auto shared = Pick(t, top, &RawConfig::num_kv_shared_layers);
+  const auto wide = Pick(t, top, &RawConfig::use_double_wide_mlp);
+  const int64_t n_shared = shared ? *shared : 0;
+  if (n_shared >= n && n_shared > 0) {
+    return Bad(origin, "num_kv_shared_layers",
+               fmt::format("{} shared layers leave no layer of the {} to hold a KV cache",
+                           n_shared, n));
+  }
+  const int64_t first_shared = n - n_shared;
+  for (int64_t i = 0; i < n; ++i) {
+    AttentionSpec& a = spec->layers[static_cast<size_t>(i)].attention;
+    if (a.kind == AttentionKind::kFull) {
+      a.head_dim = global_dim ? *global_dim : 512;
+      if (k_eq_v && *k_eq_v) {
+        a.k_eq_v = true;
+        if (global_kv) a.num_kv_heads = *global_kv;
+        if (a.num_kv_heads <= 0 || a.num_heads % a.num_kv_heads != 0) {
+          return Bad(origin, "num_global_key_value_heads",
+                     fmt::format("{} KV heads do not divide {} attention heads", a.num_kv_heads,
+                                 a.num_heads));
+        }
+      }
+    }
+    if (n_shared > 0 && i >= first_shared) {
+      a.kv_shared = true;
+      // The target is the last non-shared layer of the same kind; a kind with none (a
+      // malformed layer_types) has nothing to share.
+      bool found = false;
+      for (int64_t j = first_shared - 1; j >= 0 && !found; --j)
+        found = spec->layers[static_cast<size_t>(j)].attention.kind == a.kind;
+      if (!found) {
+        return Bad(origin, "num_kv_shared_layers",
+                   fmt::format("layer {} ({}) shares the KV of an earlier layer of its kind, "
+                               "but no earlier layer has that kind",
+                               i, AttentionKindName(a.kind)));
+      }
+      MlpSpec& m = spec->layers[static_cast<size_t>(i)].mlp;
+      if (wide && *wide && m.kind == MlpKind::kDense) m.intermediate_size *= 2;
+    }
+  }
+  const auto per_layer = Pick(t, top, &RawConfig::hidden_size_per_layer_input);
+  if (per_layer && *per_layer > 0) {
+    spec->per_layer_input_size = *per_layer;
+    const auto v = Pick(t, top, &RawConfig::vocab_size_per_layer_input);
+    spec->per_layer_vocab_size = v ? *v : spec->vocab_size;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -242,6 +323,8 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     names = NameStyle::kGemma3Mm;
   if (std::string_view(fam->family) == "gemma3" && top.model_type != "gemma3")
     names = NameStyle::kDefault;
+  if (std::string_view(fam->family) == "gemma4")
+    names = top.model_type == "gemma4" ? NameStyle::kGemma4Mm : NameStyle::kDefault;
   ApplyNaming(names, *fam, &spec);
 
   // Core dimensions.
@@ -257,6 +340,9 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     if (spec.family == "gemma3") {
       vocab = 262208;  // Gemma3TextConfig default (transformers configuration_gemma3.py)
       spec.warnings.push_back("vocab_size absent: using Gemma3TextConfig's default 262208");
+    } else if (spec.family == "gemma4") {
+      vocab = 262144;  // Gemma4TextConfig default (transformers configuration_gemma4.py)
+      spec.warnings.push_back("vocab_size absent: using Gemma4TextConfig's default 262144");
     } else {
       return Bad(origin, "vocab_size", "missing");
     }
@@ -264,7 +350,8 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   spec.hidden_size = *hidden;
   spec.vocab_size = *vocab;
   const auto max_pos = Pick(t, top, &RawConfig::max_position_embeddings);
-  spec.max_position_embeddings = max_pos ? *max_pos : (spec.family == "gemma3" ? 131072 : 0);
+  const bool gemma = spec.family == "gemma3" || spec.family == "gemma4";
+  spec.max_position_embeddings = max_pos ? *max_pos : (gemma ? 131072 : 0);
   {
     const auto& rs = t.rope_scaling.present ? t.rope_scaling : top.rope_scaling;
     spec.rope_scaling.type = rs.type;
@@ -420,6 +507,8 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     if (!window || *window <= 0) {
       if (spec.family == "gemma3") {
         spec.warnings.push_back("sliding_window absent: using Gemma3TextConfig's default 4096");
+      } else if (spec.family == "gemma4") {
+        spec.warnings.push_back("sliding_window absent: using Gemma4TextConfig's default 512");
       } else {
         return Bad(origin, "sliding_window",
                    "sliding-attention layers are declared but no window is given");
@@ -507,9 +596,11 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   moe.num_experts =
       first({Pick(t, top, &RawConfig::num_experts), Pick(t, top, &RawConfig::num_local_experts),
              Pick(t, top, &RawConfig::n_routed_experts)});
-  moe.experts_per_token = first(
-      {Pick(t, top, &RawConfig::num_experts_per_tok), Pick(t, top, &RawConfig::experts_per_token)});
-  const auto moe_inter = Pick(t, top, &RawConfig::moe_intermediate_size);
+  moe.experts_per_token = first({Pick(t, top, &RawConfig::num_experts_per_tok),
+                                 Pick(t, top, &RawConfig::experts_per_token),
+                                 Pick(t, top, &RawConfig::top_k_experts)});
+  auto moe_inter = Pick(t, top, &RawConfig::moe_intermediate_size);
+  if (!moe_inter) moe_inter = Pick(t, top, &RawConfig::expert_intermediate_size);
   moe.expert_intermediate_size = moe_inter ? *moe_inter : dense.intermediate_size;
   if (moe.num_experts > 0) {
     switch (fam->moe) {
@@ -549,6 +640,18 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
         }
         break;
       }
+      case MoeRule::kGemma4: {
+        // enable_moe_block: every layer routes to experts and runs its dense MLP beside them,
+        // the two outputs added (Gemma4TextDecoderLayer); the dense MLP is carried as one
+        // ungated shared expert of intermediate_size.
+        const auto on = Pick(t, top, &RawConfig::enable_moe_block);
+        if (on && *on) {
+          std::fill(is_moe.begin(), is_moe.end(), true);
+          moe.num_shared_experts = 1;
+          moe.shared_intermediate_size = dense.intermediate_size;
+        }
+        break;
+      }
       case MoeRule::kDeepseek: {
         const auto k = Pick(t, top, &RawConfig::first_k_dense_replace);
         const auto freq = Pick(t, top, &RawConfig::moe_layer_freq);
@@ -585,9 +688,12 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     l.attention = kinds[i] == AttentionKind::kLinear ? lin : base;
     l.attention.kind = kinds[i];
     if (kinds[i] == AttentionKind::kSliding)
-      l.attention.sliding_window = window && *window > 0 ? *window : 4096;
+      l.attention.sliding_window =
+          window && *window > 0 ? *window : spec.family == "gemma4" ? 512 : 4096;
     l.mlp = is_moe[i] ? moe : dense;
   }
+  if (spec.family == "gemma4")
+    VRAMFIT_RETURN_IF_ERROR(ApplyGemma4(t, top, layer_types, origin, &spec));
 
   spec.mtp_layers = first({Pick(t, top, &RawConfig::num_nextn_predict_layers),
                            Pick(t, top, &RawConfig::mtp_num_hidden_layers)});
@@ -607,6 +713,7 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
                  spec.family == "qwen3_5" || spec.family == "qwen3_5_moe")
                   ? VisionKind::kQwen3Vl
               : spec.family == "gemma3" ? VisionKind::kSiglip
+              : spec.family == "gemma4" ? VisionKind::kGemma4
                                         : VisionKind::kOther;
     vs.depth = v.depth ? *v.depth : (v.num_hidden_layers ? *v.num_hidden_layers : 0);
     vs.hidden_size = v.hidden_size ? *v.hidden_size : (v.embed_dim ? *v.embed_dim : 0);
@@ -629,6 +736,16 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
       if (vs.intermediate_size == 0) vs.intermediate_size = 4304;
       if (vs.image_size == 0) vs.image_size = 896;
     }
+    if (vs.kind == VisionKind::kGemma4) {
+      // Gemma4VisionConfig defaults (transformers configuration_gemma4.py): the E2B/E4B tower.
+      if (vs.depth == 0) vs.depth = 16;
+      if (vs.hidden_size == 0) vs.hidden_size = 768;
+      if (vs.intermediate_size == 0) vs.intermediate_size = 3072;
+      if (vs.num_heads == 0) vs.num_heads = 12;
+      if (!v.patch_size) vs.patch_size = 16;
+      vs.pooling_kernel_size = v.pooling_kernel_size.value_or(3);
+      vs.soft_tokens_per_image = v.default_output_length.value_or(280);
+    }
     if (vs.kind == VisionKind::kQwen25Vl) {
       // Qwen2.5-VL-3B's published vision_config gives only the widths; the rest are the
       // defaults of transformers' Qwen25VisionConfig (models/qwen2_5_vl/configuration_qwen2_5_vl.py
@@ -644,6 +761,15 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
                               "vision tower is not modelled");
       vs.kind = VisionKind::kOther;
     }
+  }
+
+  const formats::RawVisionConfig& au = top.audio_config;
+  if (au.present && spec.family == "gemma4") {
+    spec.audio.depth = au.num_hidden_layers.value_or(0);
+    spec.audio.hidden_size = au.hidden_size.value_or(0);
+    spec.audio.out_hidden_size = au.out_hidden_size.value_or(spec.audio.hidden_size);
+  } else if (au.present) {
+    spec.warnings.push_back("audio_config: the audio encoder of this family is not modelled");
   }
 
   const formats::RawQuantConfig& q = top.quantization_config.present ? top.quantization_config

@@ -227,6 +227,103 @@ TEST(ModelSpec, Gemma3FiveSlidingToOneGlobal) {
   EXPECT_TRUE(s.tie_word_embeddings);
 }
 
+// Gemma 4 (transformers modeling_gemma4.py): global layers take global_head_dim and, under
+// attention_k_eq_v, num_global_key_value_heads; the KV-shared tail holds no cache.
+TEST(ModelSpec, Gemma4GlobalHeadsAndKEqV) {
+  ModelSpec s = FromCatalog("gemma-4-31b-it");
+  ASSERT_EQ(s.layers.size(), 60u);
+  EXPECT_EQ(s.family, "gemma4");
+  EXPECT_FALSE(s.generic);
+  EXPECT_EQ(s.CountAttention(AttentionKind::kFull), 10);
+  const AttentionSpec& sliding = s.layers[0].attention;
+  const AttentionSpec& global = s.layers[5].attention;
+  EXPECT_EQ(sliding.kind, AttentionKind::kSliding);
+  EXPECT_EQ(sliding.sliding_window, 1024);
+  EXPECT_EQ(sliding.head_dim, 256);
+  EXPECT_EQ(sliding.num_kv_heads, 16);
+  EXPECT_FALSE(sliding.k_eq_v);
+  EXPECT_EQ(global.kind, AttentionKind::kFull);
+  EXPECT_EQ(global.head_dim, 512);
+  EXPECT_EQ(global.num_kv_heads, 4);
+  EXPECT_TRUE(global.k_eq_v);
+  EXPECT_EQ(s.per_layer_input_size, 0);
+  EXPECT_EQ(s.vision.kind, VisionKind::kGemma4);
+  EXPECT_EQ(s.vision.depth, 27);
+  EXPECT_EQ(s.vision.soft_tokens_per_image, 280);
+  EXPECT_EQ(s.audio.depth, 0);
+  EXPECT_EQ(s.naming.layers, "model.language_model.layers.");
+}
+
+TEST(ModelSpec, Gemma4SharedKvTailAndPerLayerInputs) {
+  ModelSpec s = FromCatalog("gemma-4-e2b-it");
+  ASSERT_EQ(s.layers.size(), 35u);
+  int64_t cached = 0;
+  for (size_t i = 0; i < s.layers.size(); ++i) {
+    const AttentionSpec& a = s.layers[i].attention;
+    EXPECT_EQ(a.kv_shared, i >= 15) << i;
+    if (!a.kv_shared) ++cached;
+    // Without attention_k_eq_v the global layers keep num_key_value_heads.
+    EXPECT_EQ(a.num_kv_heads, 1);
+    EXPECT_EQ(a.head_dim, a.kind == AttentionKind::kFull ? 512 : 256) << i;
+    // use_double_wide_mlp doubles only the shared layers' MLP.
+    EXPECT_EQ(s.layers[i].mlp.intermediate_size, i >= 15 ? 12288 : 6144) << i;
+  }
+  EXPECT_EQ(cached, 15);
+  EXPECT_EQ(s.per_layer_input_size, 256);
+  EXPECT_EQ(s.per_layer_vocab_size, 262144);
+  EXPECT_EQ(s.audio.depth, 12);
+  EXPECT_EQ(s.audio.hidden_size, 1024);
+  EXPECT_EQ(s.audio.out_hidden_size, 1536);
+}
+
+TEST(ModelSpec, Gemma4MoeBlockBesideTheDenseMlp) {
+  ModelSpec s = FromCatalog("gemma-4-26b-a4b-it");
+  ASSERT_EQ(s.layers.size(), 30u);
+  EXPECT_EQ(s.CountMoeLayers(), 30);
+  const MlpSpec& m = s.layers[0].mlp;
+  EXPECT_EQ(m.num_experts, 128);
+  EXPECT_EQ(m.experts_per_token, 8);
+  EXPECT_EQ(m.expert_intermediate_size, 704);
+  EXPECT_EQ(m.num_shared_experts, 1);
+  EXPECT_EQ(m.shared_intermediate_size, 2112);
+  EXPECT_FALSE(m.shared_expert_gate);
+  EXPECT_EQ(s.layers[5].attention.num_kv_heads, 2);
+}
+
+// Without layer_types the pattern is 5 sliding : 1 full with the last layer forced full; a KV
+// sharing count that leaves no layer to share with is refused.
+TEST(ModelSpec, Gemma4DefaultsAndBadSharing) {
+  auto s = ModelSpecFromConfigJson(
+      R"({"model_type":"gemma4_text","hidden_size":64,"num_hidden_layers":8,)"
+      R"("num_attention_heads":4,"num_key_value_heads":2,"head_dim":16,"intermediate_size":128})",
+      "c");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->layers[5].attention.kind, AttentionKind::kFull);
+  EXPECT_EQ(s->layers[6].attention.kind, AttentionKind::kSliding);
+  EXPECT_EQ(s->layers[7].attention.kind, AttentionKind::kFull);
+  EXPECT_EQ(s->layers[0].attention.sliding_window, 512);
+  EXPECT_EQ(s->layers[7].attention.head_dim, 512);
+  EXPECT_EQ(s->vocab_size, 262144);
+  EXPECT_EQ(s->naming.layers, "model.layers.");
+  auto bad = ModelSpecFromConfigJson(
+      R"({"model_type":"gemma4_text","hidden_size":64,"num_hidden_layers":4,)"
+      R"("num_attention_heads":4,"head_dim":16,"intermediate_size":128,"vocab_size":10,)"
+      R"("num_kv_shared_layers":4})",
+      "config.json");
+  EXPECT_EQ(bad.status().message(),
+            "config.json: \"num_kv_shared_layers\": 4 shared layers leave no layer of the 4 to "
+            "hold a KV cache");
+  auto lonely = ModelSpecFromConfigJson(
+      R"({"model_type":"gemma4_text","hidden_size":64,"num_hidden_layers":4,)"
+      R"("num_attention_heads":4,"head_dim":16,"intermediate_size":128,"vocab_size":10,)"
+      R"("layer_types":["sliding_attention","sliding_attention","sliding_attention",)"
+      R"("full_attention"],"num_kv_shared_layers":1})",
+      "config.json");
+  EXPECT_EQ(lonely.status().message(),
+            "config.json: \"num_kv_shared_layers\": layer 3 (full_attention) shares the KV of an "
+            "earlier layer of its kind, but no earlier layer has that kind");
+}
+
 TEST(ModelSpec, MixtralMoe) {
   ModelSpec s = FromCatalog("mixtral-8x7b-instruct-v0.1");
   EXPECT_EQ(s.CountMoeLayers(), 32);

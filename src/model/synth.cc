@@ -224,6 +224,22 @@ void Mlp(Emitter& e, const ModelSpec& s, const std::string& p, const MlpSpec& m,
     proj3(p + nm.mlp, m.intermediate_size, m.bias, false);
     return;
   }
+  if (s.family == "gemma4") {
+    // Gemma4TextDecoderLayer with enable_moe_block: the dense mlp, a router (proj, scale,
+    // per_expert_scale) and fused experts (gate_up_proj [E, 2I, H], down_proj [E, H, I]),
+    // with three more norms.
+    const uint64_t ne = m.num_experts, ie = m.expert_intermediate_size;
+    proj3(p + nm.mlp, m.shared_intermediate_size, false, false);
+    e.Linear(p + "router.proj", ne, h, false, false);
+    e.Plain(p + "router.scale", {h});
+    e.Plain(p + "router.per_expert_scale", {ne});
+    e.Add(p + "experts.gate_up_proj", s.dtype, {ne, 2 * ie, h});
+    e.Add(p + "experts.down_proj", s.dtype, {ne, h, ie});
+    for (const char* n : {"post_feedforward_layernorm_1", "pre_feedforward_layernorm_2",
+                          "post_feedforward_layernorm_2"})
+      e.Plain(p + n + ".weight", {h});
+    return;
+  }
   const std::string moe = p + nm.moe;
   const uint64_t ne = m.num_experts, ie = m.expert_intermediate_size;
   const std::string router = moe + nm.router;
@@ -272,12 +288,15 @@ void Attention(Emitter& e, const ModelSpec& s, const std::string& p, const Atten
     case AttentionKind::kSliding: {
       const uint64_t q = a.num_heads * a.head_dim, kv = a.num_kv_heads * a.head_dim;
       lin(at + "q_proj", a.output_gate ? 2 * q : q, h, a.qkv_bias);
-      lin(at + "k_proj", kv, h, a.qkv_bias);
-      lin(at + "v_proj", kv, h, a.qkv_bias);
+      // Gemma 4: a KV-shared layer has no k/v projections or k_norm; a K = V layer no v_proj.
+      if (!a.kv_shared) {
+        lin(at + "k_proj", kv, h, a.qkv_bias);
+        if (!a.k_eq_v) lin(at + "v_proj", kv, h, a.qkv_bias);
+      }
       lin(at + "o_proj", h, q, a.o_bias);
       if (a.qk_norm) {
         e.Plain(at + "q_norm.weight", {static_cast<uint64_t>(a.head_dim)});
-        e.Plain(at + "k_norm.weight", {static_cast<uint64_t>(a.head_dim)});
+        if (!a.kv_shared) e.Plain(at + "k_norm.weight", {static_cast<uint64_t>(a.head_dim)});
       }
       if (a.sinks) e.Plain(at + "sinks", {static_cast<uint64_t>(a.num_heads)});
       break;
@@ -350,6 +369,18 @@ void Layer(Emitter& e, const ModelSpec& s, const std::string& p, const LayerSpec
     e.Plain(p + "post_feedforward_layernorm.weight", {h});
   }
   Mlp(e, s, p, l.mlp, quant_ok);
+  if (s.family == "gemma4") {
+    // Gemma4TextDecoderLayer: a scalar on the layer's output and, with per-layer embeddings,
+    // the gate into and projection out of the per-layer input.
+    e.Plain(p + "layer_scalar", {1});
+    if (s.per_layer_input_size > 0) {
+      const uint64_t ple = static_cast<uint64_t>(s.per_layer_input_size);
+      const std::string g = p + "per_layer_input_gate", o = p + "per_layer_projection";
+      e.Linear(g, ple, h, false, quant_ok && e.Quantize(g));
+      e.Linear(o, h, ple, false, quant_ok && e.Quantize(o));
+      e.Plain(p + "post_per_layer_input_norm.weight", {h});
+    }
+  }
 }
 
 void Vision(Emitter& e, const ModelSpec& s) {
@@ -435,11 +466,70 @@ void Vision(Emitter& e, const ModelSpec& s) {
       e.Plain("multi_modal_projector.mm_soft_emb_norm.weight", {hv});
       break;
     }
+    case VisionKind::kGemma4: {
+      // transformers Gemma4VisionModel: a patch projection, a two-axis position table of
+      // Gemma4VisionConfig's default position_embedding_size (10,240), Gemma-style layers
+      // (q/k/v/o of num_heads x head_dim = hidden, q/k norms, a gated MLP, four norms), then
+      // Gemma4MultimodalEmbedder's projection into the text width (embed_vision).
+      constexpr uint64_t kPositions = 10240;
+      e.Plain(p + "patch_embedder.input_proj.weight", {hv, c * ps * ps});
+      e.Plain(p + "patch_embedder.position_embedding_table", {2, kPositions, hv});
+      const uint64_t hd = v.num_heads > 0 ? hv / static_cast<uint64_t>(v.num_heads) : hv;
+      for (int64_t i = 0; i < v.depth; ++i) {
+        const std::string b = fmt::format("{}encoder.layers.{}.", p, i);
+        for (const char* x : {"q_proj", "k_proj", "v_proj", "o_proj"})
+          lin(b + "self_attn." + x, hv, hv, false);
+        e.Plain(b + "self_attn.q_norm.weight", {hd});
+        e.Plain(b + "self_attn.k_norm.weight", {hd});
+        lin(b + "mlp.gate_proj", iv, hv, false);
+        lin(b + "mlp.up_proj", iv, hv, false);
+        lin(b + "mlp.down_proj", hv, iv, false);
+        for (const char* n : {"input_layernorm", "post_attention_layernorm",
+                              "pre_feedforward_layernorm", "post_feedforward_layernorm"})
+          e.Plain(b + n + ".weight", {hv});
+      }
+      e.Plain("model.embed_vision.embedding_projection.weight",
+              {static_cast<uint64_t>(s.hidden_size), hv});
+      break;
+    }
     case VisionKind::kNone:
     case VisionKind::kQwen2Vl:
     case VisionKind::kOther:
       break;
   }
+}
+
+// Gemma 4 E2B/E4B's audio conformer (transformers Gemma4AudioModel, after Gemma 3n's): per
+// block two feed-forward modules of 4 x hidden, attention (q, k, v, post and a relative
+// position projection), a light conv module (a 2 x hidden GLU input, a depthwise conv of
+// kernel 5, an output linear) and norms; a two-conv subsampler; the output projection to
+// output_proj_dims and embed_audio's projection into the text width.
+void Audio(Emitter& e, const ModelSpec& s) {
+  const AudioSpec& a = s.audio;
+  if (a.depth <= 0 || a.hidden_size <= 0) return;
+  const uint64_t ha = static_cast<uint64_t>(a.hidden_size);
+  const std::string p = "model.audio_tower.";
+  for (int64_t i = 0; i < a.depth; ++i) {
+    const std::string b = fmt::format("{}conformer.{}.", p, i);
+    for (const char* f : {"ffw_layer_start.", "ffw_layer_end."}) {
+      e.Plain(b + f + "ffw_layer_1.weight", {4 * ha, ha});
+      e.Plain(b + f + "ffw_layer_2.weight", {ha, 4 * ha});
+      e.Plain(b + f + "pre_layer_norm.weight", {ha});
+      e.Plain(b + f + "post_layer_norm.weight", {ha});
+    }
+    for (const char* x : {"q_proj", "k_proj", "v_proj", "post", "pos_proj"})
+      e.Plain(b + "attention." + x + ".weight", {ha, ha});
+    e.Plain(b + "lconv1d.linear_start.weight", {2 * ha, ha});
+    e.Plain(b + "lconv1d.depthwise_conv1d.weight", {ha, 1, 5});
+    e.Plain(b + "lconv1d.linear_end.weight", {ha, ha});
+    e.Plain(b + "norm.weight", {ha});
+  }
+  e.Plain(p + "subsample_conv_projection.weight", {ha, 32 * 32});
+  const uint64_t out = static_cast<uint64_t>(a.out_hidden_size > 0 ? a.out_hidden_size
+                                                                       : a.hidden_size);
+  e.Plain(p + "output_proj.weight", {out, ha});
+  e.Plain("model.embed_audio.embedding_projection.weight",
+          {static_cast<uint64_t>(s.hidden_size), out});
 }
 
 // Largest tensor count a synthesized checkpoint may have. Real ones stay under 100,000
@@ -457,6 +547,7 @@ uint64_t EstimateTensorCount(const ModelSpec& s) {
   for (const LayerSpec& l : s.layers) n += layer(l);
   if (!s.layers.empty()) n += static_cast<uint64_t>(s.mtp_layers) * (layer(s.layers.back()) + 8);
   n += static_cast<uint64_t>(s.vision.depth) * 24 + 16;
+  if (s.audio.depth > 0) n += static_cast<uint64_t>(s.audio.depth) * 24 + 8;
   return n;
 }
 
@@ -465,6 +556,17 @@ void EmitAll(Emitter& e, const ModelSpec& s) {
   const uint64_t h = s.hidden_size, vocab = s.vocab_size;
   const QuantScheme& q = s.quant;
   e.Plain(s.naming.embed, {vocab, h});
+  if (s.per_layer_input_size > 0) {
+    // Gemma 4 E2B/E4B: embed_tokens_per_layer [vocab_per_layer, layers x ple], its projection
+    // from the hidden state and a norm (Gemma4TextModel); vLLM keeps them on the GPU.
+    const std::string base = s.naming.embed.substr(0, s.naming.embed.size() - 19);
+    const uint64_t width = static_cast<uint64_t>(s.per_layer_input_size) * s.layers.size();
+    e.Plain(base + "embed_tokens_per_layer.weight",
+            {static_cast<uint64_t>(s.per_layer_vocab_size), width});
+    e.Plain(base + "per_layer_model_projection.weight", {width, h});
+    e.Plain(base + "per_layer_projection_norm.weight",
+            {static_cast<uint64_t>(s.per_layer_input_size)});
+  }
   for (size_t i = 0; i < s.layers.size(); ++i) {
     Layer(e, s, fmt::format("{}{}.", s.naming.layers, i), s.layers[i], true);
   }
@@ -519,6 +621,7 @@ void EmitAll(Emitter& e, const ModelSpec& s) {
     }
   }
   Vision(e, s);
+  Audio(e, s);
 }
 
 Status CheckSize(const ModelSpec& s) {

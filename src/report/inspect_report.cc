@@ -53,6 +53,11 @@ std::string LayerSummary(const ModelSpec& s) {
     }
   }
   if (s.mtp_layers > 0) out += fmt::format("; {} MTP", s.mtp_layers);
+  const int64_t shared = std::count_if(s.layers.begin(), s.layers.end(),
+                                       [](const LayerSpec& l) { return l.attention.kv_shared; });
+  if (shared > 0) out += fmt::format("; the last {} share earlier layers' KV", shared);
+  if (s.per_layer_input_size > 0)
+    out += fmt::format("; per-layer embeddings ({} a layer)", s.per_layer_input_size);
   return out;
 }
 
@@ -173,6 +178,7 @@ std::string RenderInspectJson(const Inventory& inv, const InspectReportOptions& 
       x["attention"] = AttentionKindName(l.attention.kind);
       if (l.attention.kind == AttentionKind::kSliding)
         x["sliding_window"] = l.attention.sliding_window;
+      if (l.attention.kv_shared) x["kv_shared"] = true;
       x["mlp"] = l.mlp.kind == MlpKind::kMoe ? "moe" : "dense";
       layers.push_back(std::move(x));
     }

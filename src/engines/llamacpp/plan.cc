@@ -250,7 +250,8 @@ Status Load(Run& r) {
     }
     if (e.layer >= 0) {
       dev = r.layer_dev[static_cast<size_t>(e.layer)];
-    } else if (name.rfind("token_embd", 0) == 0) {
+    } else if (name.rfind("token_embd", 0) == 0 || name.rfind("per_layer_token_embd", 0) == 0) {
+      // Gemma 3n/4's per-layer token embeddings are input-layer tensors too (GET_ROWS).
       dev = kHost;
       if (name == "token_embd.weight") embd = bytes;
     }
@@ -339,6 +340,9 @@ Status KvCache(Run& r) {
   r.plan.kv_cells = static_cast<uint64_t>(full_per_stream * streams);
   for (int il = 0; il < r.n_layer; ++il) {
     const AttentionSpec& a = r.spec.layers[static_cast<size_t>(il)].attention;
+    // Layers past n_layer_kv_from_start (Gemma 3n/4's shared KV) get no cache: has_kv(il)
+    // in the llama_kv_cache constructor.
+    if (a.kv_shared) continue;
     const int dev = r.s.no_kv_offload ? kHost : r.layer_dev[static_cast<size_t>(il)];
     if (a.kind == AttentionKind::kLinear) {
       const uint64_t hk = static_cast<uint64_t>(a.linear_num_key_heads);

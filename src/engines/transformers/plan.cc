@@ -206,6 +206,19 @@ Status Resolve(Run& r) {
         "transformers {}: the default modelled release (--engine transformers@5.0 for 5.x)",
         r.rules.text));
   }
+  // Gemma 4 (model_type gemma4) came with transformers 5.5.0: an older AutoConfig does not
+  // know the model type (models/auto/configuration_auto.py) and from_pretrained stops there.
+  if (r.spec.family == "gemma4" && release < 50500) {
+    r.Fail(Stage::kLoad,
+           "The checkpoint you are trying to load has model type `gemma4` but Transformers does "
+           "not recognize this architecture. This could be because of an issue with the "
+           "checkpoint, or because your version of Transformers is out of date.");
+    r.plan.refusal = fmt::format(
+        "transformers {} does not have Gemma 4 (model_type gemma4, first in transformers 5.5.0): "
+        "no GPU or setting changes that; pip install 'transformers>=5.5.0' and plan with "
+        "--engine transformers@5.5",
+        s.version.empty() ? r.rules.text : s.version);
+  }
   if (s.tensor_parallel_size != 1 || s.data_parallel_size != 1) {
     return Invalid("transformers is planned on one process: device_map spreads layers over "
                    "--num-gpus GPUs (tp_plan tensor parallelism is not modelled)");
@@ -523,6 +536,9 @@ CacheBytes Cache(const Run& r, const std::vector<int64_t>& layers, int64_t T, bo
   uint64_t largest_layer = 0;
   for (int64_t i : layers) {
     const AttentionSpec& a = r.spec.layers[static_cast<size_t>(i)].attention;
+    // DynamicCache/StaticCache drop the config's last num_kv_shared_layers (cache_utils.py:
+    // Gemma 3n and 4 read those layers' K/V from earlier ones).
+    if (a.kv_shared) continue;
     uint64_t layer = 0;
     if (a.kind == AttentionKind::kLinear) {
       // Conv state keeps conv_kernel_size columns in transformers' cache (the dynamic cache of

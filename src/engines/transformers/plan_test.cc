@@ -65,6 +65,30 @@ TEST(TransformersCases, Qwen3FourBStaticCacheOf262kFailsOnA24GbCard) {
   EXPECT_FALSE(PlanTransformers(inv, Gpu("4090"), s)->fits);
 }
 
+// Gemma 4 E2B with a StaticCache of 32,768 tokens: only the 15 layers before the KV-shared tail
+// get a cache layer, the 12 sliding ones holding their 512-token window: 3 x 32,768 x 2 x 512 x
+// 2 B + 12 x 512 x 2 x 256 x 2 B = 198 MiB. Before transformers 5.5 the model type is unknown.
+TEST(TransformersCases, Gemma4StaticCacheSkipsSharedLayersAndNeedsFiveFive) {
+  const Inventory inv = Catalog("gemma-4-e2b-it");
+  TransformersSettings s;
+  s.dtype = "bfloat16";
+  s.cache_implementation = "static";
+  s.max_cache_len = 32768;
+  s.prompt_tokens = 1024;
+  s.max_new_tokens = 256;
+  s.version = "5.5";
+  auto p = PlanTransformers(inv, Gpu("4090"), s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->gpus[0].kv_cache_bytes, 3u * 32768 * 2 * 512 * 2 + 12u * 512 * 2 * 256 * 2);
+  EXPECT_TRUE(p->fits);
+  s.version = "5.4";
+  auto old = PlanTransformers(inv, Gpu("4090"), s);
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old->fits);
+  EXPECT_EQ(old->failure_stage, Stage::kLoad);
+  EXPECT_NE(old->refusal.find("first in transformers 5.5.0"), std::string::npos);
+}
+
 // Case 2: the same model in AWQ with the dynamic cache: the longest prompt + generation. AWQ
 // runs in float16 (quantizer_awq.py), the cache at 147,456 B/token; the weights are the packed
 // 4-bit layers plus the 16-bit embeddings (2.5 GB in all).

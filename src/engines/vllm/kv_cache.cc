@@ -212,6 +212,12 @@ Result<KvCacheLayout> PlanKvCache(const ModelSpec& spec, const KvCacheOptions& o
       CeilDiv(spec.layers.size(), static_cast<uint64_t>(o.pipeline_parallel_size)));
   for (size_t i = 0; i < spec.layers.size() && i < stage_layers; ++i) {
     const AttentionSpec& a = spec.layers[i].attention;
+    // A layer with kv_sharing_target_layer_name (Gemma 4's KV-shared tail) gets no
+    // KVCacheSpec and no cache (gpu_model_runner.py get_kv_cache_spec, read at 0.19).
+    if (a.kv_shared) {
+      attn_heads = a.num_heads;
+      continue;
+    }
     KvLayerSpec l;
     l.layer = static_cast<int64_t>(i);
     l.block_size = bs0;

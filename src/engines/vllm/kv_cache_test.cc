@@ -308,6 +308,35 @@ TEST(KvCache, UnevenBucketsArePadded) {
   EXPECT_EQ(layout->notes.back(), "Add 8 padding layers, may waste at most 15.38% KV cache memory");
 }
 
+// Gemma 4 31B: sliding pages of 16 KV heads x 256 (262,144 B a 16-token block) and global ones
+// of 4 KV heads x 512 (131,072 B) are unified by doubling the global block to 32 tokens; the 50
+// sliding layers split into 5 groups of 10 beside the 10 global ones.
+TEST(KvCache, Gemma4UnifiesSlidingAndGlobalPages) {
+  auto layout = PlanKvCache(Spec("gemma-4-31b-it"), Opts(32768));
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->layers.size(), 60u);
+  EXPECT_EQ(layout->page_bytes, 262144u);
+  EXPECT_EQ(layout->group_size, 10);
+  EXPECT_EQ(layout->groups.size(), 6u);
+  for (const auto& l : layout->layers) {
+    EXPECT_EQ(l.block_size, l.kind == KvLayerKind::kSliding ? 16 : 32) << l.layer;
+  }
+  // K and V both cached on the K = V layers: 10 x 2 x 4 x 512 x 2 B a token.
+  EXPECT_EQ(layout->kv_bytes_per_token, 10u * 2 * 4 * 512 * 2 + 50u * 2 * 16 * 256 * 2);
+}
+
+// Gemma 4 E2B: the 20 KV-shared layers get no KV cache spec (gpu_model_runner.py skips a layer
+// with kv_sharing_target_layer_name); 12 sliding and 3 global layers remain.
+TEST(KvCache, Gemma4SharedLayersHoldNoCache) {
+  auto layout = PlanKvCache(Spec("gemma-4-e2b-it"), Opts(32768));
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  ASSERT_EQ(layout->layers.size(), 15u);
+  EXPECT_EQ(layout->layers.back().layer, 14);
+  EXPECT_EQ(layout->group_size, 3);
+  EXPECT_EQ(layout->groups.size(), 5u);
+  EXPECT_EQ(layout->page_bytes, 32768u);  // a global layer's 16 tokens x 2 x 512 x 2 B
+}
+
 TEST(KvCache, PrintedTokensByRelease) {
   const ModelSpec s = Spec("qwen3-next-80b-a3b-instruct");
   KvCacheOptions old = Opts(32768);

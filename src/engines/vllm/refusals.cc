@@ -320,6 +320,9 @@ constexpr ArchRelease kArchitectures[] = {
     {"Qwen3VLMoeForConditionalGeneration", 1100, "#24727"},
     {"Qwen3_5ForConditionalGeneration", 1700, "#34110"},
     {"Qwen3_5MoeForConditionalGeneration", 1700, "#34110"},
+    // "Gemma 4 support ... (#38826, #38847). Requires transformers>=5.5.0" (v0.19.0 notes).
+    {"Gemma4ForConditionalGeneration", 1900, "#38826"},
+    {"Gemma4ForCausalLM", 1900, "#38826"},
 };
 
 std::string ReleaseName(int v) {

@@ -288,6 +288,8 @@ TEST(Refusals, ArchitecturesNewerThanAnOldV0Release) {
             "vLLM 0.7.3 does not have Gemma3ForConditionalGeneration (first served by vLLM "
             "0.8.0): no GPU or setting changes that; use --engine vllm@0.8.0 or newer");
   EXPECT_NE(stage("gemma-3-27b-it", "0.8.0"), Stage::kStartup);
+  EXPECT_EQ(stage("gemma-4-31b-it", "0.18.0"), Stage::kStartup);  // Gemma 4 in 0.19.0
+  EXPECT_NE(stage("gemma-4-31b-it", "0.19.0"), Stage::kStartup);
   EXPECT_EQ(stage("deepseek-v3", "0.6.5"), Stage::kStartup);  // DeepSeek-V3 in 0.6.6
   EXPECT_NE(stage("deepseek-v3", "0.6.6"), Stage::kStartup);
 }

@@ -130,6 +130,7 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
   std::unordered_map<std::string_view, uint32_t> module_ids;
   std::unordered_map<uint64_t, uint32_t> expert_ids;  // (layer << 1 | is_down) -> id
   p->tensors.reserve(inv.tensors.size());
+  std::vector<CompactTensor> k_proj;  // Gemma 4's duplicated K/V slots, below
   for (const TensorEntry& e : inv.tensors) {
     const TensorInfo& t = e.info;
     const std::string_view module = e.module();
@@ -227,7 +228,37 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
         }
       }
     }
+    if (e.role == Role::kAttnProj && leaf == "k_proj" && c.layer >= 0) k_proj.push_back(c);
     p->tensors.push_back(c);
+  }
+  // Gemma 4 (models/gemma4.py, read at 0.19): a K = V layer's qkv_proj keeps a V slot that the
+  // loader fills with a copy of k_proj ("k_eq_v layers load K weights into both K and V
+  // slots"), and a KV-shared layer keeps a whole qkv_proj whose K and V slots no checkpoint
+  // tensor fills (it computes and discards them). Both are charged as copies of the k_proj of
+  // the layer, or of the layer it shares with.
+  if (spec.family == "gemma4") {
+    auto copies = [&](int64_t from, int32_t to, int times) {
+      for (const CompactTensor& k : k_proj) {
+        if (k.layer != from) continue;
+        CompactTensor c = k;
+        c.layer = to;
+        c.module = kNoModule;
+        for (int t = 0; t < times; ++t) p->tensors.push_back(c);
+      }
+    };
+    const int64_t n = static_cast<int64_t>(spec.layers.size());
+    for (int64_t i = 0; i < n; ++i) {
+      const AttentionSpec& a = spec.layers[static_cast<size_t>(i)].attention;
+      if (a.kv_shared) {
+        int64_t j = i - 1;
+        while (j >= 0 && (spec.layers[static_cast<size_t>(j)].attention.kv_shared ||
+                          spec.layers[static_cast<size_t>(j)].attention.kind != a.kind))
+          --j;
+        if (j >= 0) copies(j, static_cast<int32_t>(i), 2);
+      } else if (a.k_eq_v) {
+        copies(i, static_cast<int32_t>(i), 1);
+      }
+    }
   }
   return p;
 }

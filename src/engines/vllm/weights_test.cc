@@ -30,6 +30,23 @@ TEST(VllmWeights, Tp1IsTheCheckpoint) {
   EXPECT_EQ(w->transient_bytes, 0u);
 }
 
+// Gemma 4 31B at TP 1: the checkpoint, the RoPE table (262,144 positions x the global head's
+// 512 x 2 B) and, on each of the 10 K = V layers, the V slot vLLM fills with a copy of k_proj
+// (4 KV heads x 512 x 5,376 x 2 B). E2B's 20 KV-shared layers each keep a whole qkv_proj: two
+// copies of the k_proj of the layer they share with (1 KV head x 256 or 512 x 1,536 x 2 B).
+TEST(VllmWeights, Gemma4KeepsVSlotsAndSharedProjections) {
+  const Inventory big = Catalog("gemma-4-31b-it");
+  auto w = VllmWeightsPerRank(big, Tp(1));
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->bytes_per_rank,
+            big.total_bytes + 262144u * 512 * 2 + 10u * 4 * 512 * 5376 * 2);
+  const Inventory small = Catalog("gemma-4-e2b-it");
+  auto e2b = VllmWeightsPerRank(small, Tp(1));
+  ASSERT_TRUE(e2b.ok());
+  EXPECT_EQ(e2b->bytes_per_rank, small.total_bytes + 131072u * 512 * 2 +
+                                     2 * (16u * 256 + 4u * 512) * 1536 * 2);
+}
+
 TEST(VllmWeights, Tp2HalvesAllButReplicatedParts) {
   // Qwen3-8B: 8 KV heads split cleanly; norms (replicated) are the only whole tensors.
   const Inventory inv = Catalog("qwen3-8b");
