@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/checked.h"
 #include "core/units.h"
 #include "model/quant_rules.h"
 #include "model/roles.h"
@@ -129,20 +130,26 @@ void RunAudit(const ModelSpec* spec, Inventory* inv) {
       const uint64_t qr = m.qweight->shape[0], qc = m.qweight->shape[1];
       const uint64_t sr = m.scales->shape[0], sc = m.scales->shape[1];
       int64_t bits = 0, group = 0;
+      uint64_t inputs = 0;
       if (q.layout == QuantLayout::kAwqGemm && sc > 0 && sr > 0) {
         bits = static_cast<int64_t>(qc * 32 / sc);   // qweight [K, N*b/32], scales [K/G, N]
+        inputs = qr;
         group = static_cast<int64_t>(qr / sr);
       } else if (q.layout == QuantLayout::kGptq && m.g_idx && m.g_idx->shape.size() == 1 &&
                  m.g_idx->shape[0] > 0 && sr > 0) {
-        const uint64_t k = m.g_idx->shape[0];       // qweight [K*b/32, N], g_idx [K]
-        bits = static_cast<int64_t>(qr * 32 / k);
-        group = static_cast<int64_t>(k / sr);
+        inputs = m.g_idx->shape[0];                 // qweight [K*b/32, N], g_idx [K]
+        bits = static_cast<int64_t>(qr * 32 / inputs);
+        group = static_cast<int64_t>(inputs / sr);
       }
       // A GPTQModel `dynamic` or AutoRound `extra_config` override sets the module's own.
       const int want_bits = QuantSchemeBits(q, name);
       const int64_t declared_group = model::QuantSchemeGroupSize(q, name);
       const int64_t want_group = declared_group == 0 ? group : declared_group;
       const bool per_channel = declared_group == 0 && sr == 1;
+      // A width that is not a multiple of the group ends in a shorter group: ceil(K / G) rows.
+      const bool ragged = want_group > 0 && inputs % static_cast<uint64_t>(want_group) != 0 &&
+                          sr == core::CeilDiv(inputs, static_cast<uint64_t>(want_group));
+      if (ragged) group = want_group;
       if (bits != 0 && (bits != want_bits || (group != want_group && !per_channel))) {
         auto& n = layout_mismatch[KindLabel(name, m.role)];
         if (n++ == 0 && first_mismatch.empty()) {

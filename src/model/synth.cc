@@ -67,9 +67,10 @@ class Emitter {
         Add(module, ".weight", d, {n, k});
         break;
       case QuantLayout::kAwqGemm:
+        // A width that is not a multiple of the group ends in a shorter group (ceil rows).
         Add(module, ".qweight", Dtype::kI32, {k, n * b / 32});
-        Add(module, ".qzeros", Dtype::kI32, {k / g, n * b / 32});
-        Add(module, ".scales", Dtype::kF16, {k / g, n});
+        Add(module, ".qzeros", Dtype::kI32, {CeilDiv(k, g), n * b / 32});
+        Add(module, ".scales", Dtype::kF16, {CeilDiv(k, g), n});
         break;
       case QuantLayout::kAwqGemv: {
         const uint64_t w = AwqZerosWidth(k, g);
@@ -233,8 +234,14 @@ void Mlp(Emitter& e, const ModelSpec& s, const std::string& p, const MlpSpec& m,
     e.Linear(p + "router.proj", ne, h, false, false);
     e.Plain(p + "router.scale", {h});
     e.Plain(p + "router.per_expert_scale", {ne});
-    e.Add(p + "experts.gate_up_proj", s.dtype, {ne, 2 * ie, h});
-    e.Add(p + "experts.down_proj", s.dtype, {ne, h, ie});
+    if (s.quant.quantized() && quant_ok) {
+      // Quantizers write the experts one linear each (experts.E.gate_proj ...), the names
+      // vLLM's FusedMoE expert mapping loads.
+      for (uint64_t x = 0; x < ne; ++x) proj3(fmt::format("{}experts.{}.", p, x), ie, false, false);
+    } else {
+      e.Add(p + "experts.gate_up_proj", s.dtype, {ne, 2 * ie, h});
+      e.Add(p + "experts.down_proj", s.dtype, {ne, h, ie});
+    }
     for (const char* n : {"post_feedforward_layernorm_1", "pre_feedforward_layernorm_2",
                           "post_feedforward_layernorm_2"})
       e.Plain(p + n + ".weight", {h});

@@ -203,12 +203,22 @@ Result<ModelSpec> WhatIfQuantizedSpec(const ModelSpec& base, const WhatIfQuant& 
         "what-if: this family stores its experts fused; they are counted unquantized");
   }
   if (q.group_size > 0) {
-    for (int64_t k : LinearInputs(s)) {
+    const std::vector<int64_t> inputs = LinearInputs(s);
+    for (int64_t k : inputs) {
       if (k % q.group_size != 0) {
+        // The largest power-of-two group that divides every width, the size such a checkpoint
+        // would be quantized with instead (vLLM's AWQ and GPTQ kernels refuse a partition
+        // whose input is not a multiple of the group).
+        int64_t fits = q.group_size;
+        while (fits > 1 && std::any_of(inputs.begin(), inputs.end(),
+                                       [&](int64_t x) { return x % fits != 0; }))
+          fits /= 2;
         s.warnings.push_back(fmt::format(
             "what-if: an input width of {} is not a multiple of group size {}; real "
-            "checkpoints pad such widths (Qwen2.5-72B-AWQ: 29568 to 29696)",
-            k, q.group_size));
+            "checkpoints pad such widths (Qwen2.5-72B-AWQ: 29568 to 29696) or use a group that "
+            "divides them{}",
+            k, q.group_size,
+            fits >= 32 ? fmt::format(" (--group-size {} divides every width here)", fits) : ""));
         break;
       }
     }

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "vramfit/catalog.h"
 #include "vramfit/inventory.h"
 #include "vramfit/model.h"
 
@@ -29,6 +30,30 @@ Inventory Synth(const ModelSpec& s) {
   std::vector<FileTensors> files;
   files.push_back(std::move(*t));
   return BuildInventory(&s, std::move(files));
+}
+
+// Gemma 4 26B-A4B as AWQ: its experts are written one linear each (quantized), the widths
+// 704 and 2,112 that 128 does not divide end in a shorter group without a scheme mismatch, and
+// the warning names the group that divides every width.
+TEST(WhatIfQuant, Gemma4MoeExpertsAreQuantized) {
+  auto m = FindCatalogModel("gemma-4-26b-a4b-it");
+  ASSERT_TRUE(m.ok());
+  auto base = ModelSpecFromConfigJson(m->config_json, "c");
+  ASSERT_TRUE(base.ok());
+  auto q = MakeWhatIfQuant("awq", 0, -2, false);
+  ASSERT_TRUE(q.ok());
+  auto s = WhatIfQuantizedSpec(*base, *q);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const Inventory inv = Synth(*s);
+  // 128 experts x 3 linears x 30 layers, the dense MLP's 3 and 4 attention projections each.
+  EXPECT_EQ(inv.audit.quantized_linear, 30 * (128 * 3 + 3) + 25 * 4 + 5 * 3);
+  EXPECT_EQ(inv.audit.unquantized_linear, 0);
+  for (const Finding& f : inv.audit.findings) EXPECT_NE(f.code, "scheme-mismatch") << f.message;
+  EXPECT_NEAR(static_cast<double>(inv.total_bytes) / (1ull << 30), 14.32, 0.01);
+  bool named = false;
+  for (const std::string& w : s->warnings)
+    named |= w.find("--group-size 64 divides every width") != std::string::npos;
+  EXPECT_TRUE(named);
 }
 
 TEST(WhatIfQuant, FlagsAreChecked) {
