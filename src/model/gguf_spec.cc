@@ -284,6 +284,11 @@ Result<ModelSpec> ModelSpecFromGguf(const GgufFile& f) {
                          : m.num_shared_experts * m.expert_intermediate_size;
       m.shared_expert_gate = shared_gate;
       m.router_score_bias = HasTensorSuffix(f, ".exp_probs_b.bias");
+      if (row && row->family == "gemma4") {
+        // Gemma 4's dense FFN (feed_forward_length) runs beside the experts.
+        m.num_shared_experts = 1;
+        m.shared_intermediate_size = ffn[i];
+      }
     }
   }
   if (value_len != key_len && kv_lora == 0) {

@@ -80,7 +80,11 @@ Dtype Mix(const GgufQuantModel& m, GgufFtype ft, std::string_view name, const Sh
   const uint64_t ne0 = shape[shape.size() - 1];
   // output.weight, and token_embd when the model has no output.weight (tied): Q8_0 for
   // MXFP4_MOE or a row that is not whole blocks of the base type, else Q6_K unless Q8_0.
-  if (name == "output.weight" || (m.tied && name == "token_embd.weight")) {
+  // Gemma 3n/4's per_layer_token_embd takes the same type: a published E2B Q4_K_M file lists
+  // it as Q6_K, 1,926.8 MB for 262,144 x 8,960, beside a Q6_K token_embd of 330.3 MB (a
+  // third-party tensor table, code-index file 60041999923).
+  if (name == "output.weight" || (m.tied && name == "token_embd.weight") ||
+      name == "per_layer_token_embd.weight") {
     if (ft == GgufFtype::kMxfp4Moe || ne0 % Block(t) != 0) return Dtype::kQ8_0;
     return t != Dtype::kQ8_0 ? Dtype::kQ6_K : t;
   }
@@ -186,11 +190,11 @@ struct ArchOf {
 };
 // vramfit family -> convert_hf_to_gguf.py model class's gguf arch (MistralForCausalLM and
 // MixtralForCausalLM are converted as "llama").
-constexpr std::array<ArchOf, 10> kArchOf = {{
+constexpr std::array<ArchOf, 11> kArchOf = {{
     {"llama", "llama"},     {"mistral", "llama"},      {"mixtral", "llama"},
     {"qwen2", "qwen2"},     {"qwen2_moe", "qwen2moe"}, {"qwen3", "qwen3"},
     {"qwen3_moe", "qwen3moe"}, {"gemma2", "gemma2"},   {"gemma3", "gemma3"},
-    {"gpt_oss", "gpt-oss"},
+    {"gpt_oss", "gpt-oss"}, {"gemma4", "gemma4"},
 }};
 
 Status LayerTensors(Writer& w, const ModelSpec& s, size_t il, bool mxfp4_experts) {
@@ -207,8 +211,9 @@ Status LayerTensors(Writer& w, const ModelSpec& s, size_t il, bool mxfp4_experts
                                                                         std::move(shape)); };
   VRAMFIT_RETURN_IF_ERROR(add("attn_norm.weight", {h}));
   VRAMFIT_RETURN_IF_ERROR(add("attn_q.weight", {q, h}));
-  VRAMFIT_RETURN_IF_ERROR(add("attn_k.weight", {kv, h}));
-  VRAMFIT_RETURN_IF_ERROR(add("attn_v.weight", {kv, h}));
+  // Gemma 4: KV-shared layers have no k/v tensors, K = V layers no attn_v.
+  if (!a.kv_shared) VRAMFIT_RETURN_IF_ERROR(add("attn_k.weight", {kv, h}));
+  if (!a.kv_shared && !a.k_eq_v) VRAMFIT_RETURN_IF_ERROR(add("attn_v.weight", {kv, h}));
   VRAMFIT_RETURN_IF_ERROR(add("attn_output.weight", {h, q}));
   if (a.qkv_bias) {
     VRAMFIT_RETURN_IF_ERROR(add("attn_q.bias", {q}));
@@ -218,8 +223,16 @@ Status LayerTensors(Writer& w, const ModelSpec& s, size_t il, bool mxfp4_experts
   if (a.o_bias) VRAMFIT_RETURN_IF_ERROR(add("attn_output.bias", {h}));
   if (a.qk_norm) {
     VRAMFIT_RETURN_IF_ERROR(add("attn_q_norm.weight", {hd}));
-    VRAMFIT_RETURN_IF_ERROR(add("attn_k_norm.weight", {hd}));
+    if (!a.kv_shared) VRAMFIT_RETURN_IF_ERROR(add("attn_k_norm.weight", {hd}));
   }
+  if (s.per_layer_input_size > 0) {
+    // Gemma 3n/4 per-layer inputs (llama.cpp's tensor map: inp_gate, proj, post_norm).
+    const uint64_t ple = static_cast<uint64_t>(s.per_layer_input_size);
+    VRAMFIT_RETURN_IF_ERROR(add("inp_gate.weight", {ple, h}));
+    VRAMFIT_RETURN_IF_ERROR(add("proj.weight", {h, ple}));
+    VRAMFIT_RETURN_IF_ERROR(add("post_norm.weight", {h}));
+  }
+  if (s.family == "gemma4") VRAMFIT_RETURN_IF_ERROR(add("layer_output_scale.weight", {1}));
   if (a.sinks) {
     VRAMFIT_RETURN_IF_ERROR(add("attn_sinks.weight", {static_cast<uint64_t>(a.num_heads)}));
   }
@@ -238,6 +251,19 @@ Status LayerTensors(Writer& w, const ModelSpec& s, size_t il, bool mxfp4_experts
   }
   const uint64_t e = static_cast<uint64_t>(m.num_experts);
   const uint64_t ffe = static_cast<uint64_t>(m.expert_intermediate_size);
+  if (s.family == "gemma4") {
+    // Gemma 4's dense FFN runs beside the experts as llama.cpp's plain ffn_* tensors ("for
+    // expert layers, we use normal FFN as shared expert", models/gemma4.cpp).
+    const uint64_t ff = static_cast<uint64_t>(m.shared_intermediate_size);
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_gate.weight", {ff, h}));
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_up.weight", {ff, h}));
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_down.weight", {h, ff}));
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_inp.weight", {e, h}));
+    VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "ffn_gate_exps.weight", {e, ffe, h}));
+    VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "ffn_up_exps.weight", {e, ffe, h}));
+    VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "ffn_down_exps.weight", {e, h, ffe}));
+    return Status::Ok();
+  }
   VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_inp.weight", {e, h}));
   if (m.router_bias) VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_inp.bias", {e}));
   const Dtype experts = mxfp4_experts ? Dtype::kMXFP4 : Dtype::kBool;
@@ -302,7 +328,10 @@ void Metadata(const ModelSpec& s, std::string_view arch, const GgufFtypeInfo& ft
   for (const LayerSpec& l : s.layers) {
     heads.push_back(l.attention.num_heads);
     kv.push_back(l.attention.num_kv_heads);
-    ff.push_back(l.mlp.intermediate_size);
+    // Gemma 4's MoE layers keep their dense FFN (carried as the shared expert).
+    ff.push_back(l.mlp.kind == MlpKind::kMoe && s.family == "gemma4"
+                     ? l.mlp.shared_intermediate_size
+                     : l.mlp.intermediate_size);
     const bool slides = l.attention.kind == AttentionKind::kSliding;
     sliding.push_back(slides ? 1 : 0);
     if (slides) window = std::max(window, l.attention.sliding_window);
@@ -322,6 +351,21 @@ void Metadata(const ModelSpec& s, std::string_view arch, const GgufFtypeInfo& ft
   const int64_t hd = a0.head_dim > 0 ? a0.head_dim : s.hidden_size / a0.num_heads;
   md[a + ".attention.key_length"] = Int(hd);
   md[a + ".attention.value_length"] = Int(hd);
+  if (s.family == "gemma4") {
+    // The converter writes the full layers' head size as key_length and the sliding ones' as
+    // key_length_swa, and the KV-shared tail as shared_kv_layers.
+    int64_t full = hd, swa = hd, shared = 0;
+    for (const LayerSpec& l : s.layers) {
+      if (l.attention.kind == AttentionKind::kFull) full = l.attention.head_dim;
+      if (l.attention.kind == AttentionKind::kSliding) swa = l.attention.head_dim;
+      shared += l.attention.kv_shared ? 1 : 0;
+    }
+    md[a + ".attention.key_length"] = Int(full);
+    md[a + ".attention.value_length"] = Int(full);
+    md[a + ".attention.key_length_swa"] = Int(swa);
+    md[a + ".attention.value_length_swa"] = Int(swa);
+    if (shared > 0) md[a + ".attention.shared_kv_layers"] = Int(shared);
+  }
   if (window > 0) {
     md[a + ".attention.sliding_window"] = Int(window);
     md[a + ".attention.sliding_window_pattern"] = IntArray(sliding);
@@ -403,7 +447,7 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
       base.vocab_size <= 0) {
     return Status::Unsupported(fmt::format(
         "--as-quantized {}: GGUF what-ifs lay out llama, mistral, mixtral, qwen2, qwen2_moe, "
-        "qwen3, qwen3_moe, gemma2, gemma3 and gpt-oss models; this one is {} (plan a real "
+        "qwen3, qwen3_moe, gemma2, gemma3, gemma4 and gpt-oss models; this one is {} (plan a real "
         ".gguf file instead)", info->name, base.family.empty() ? "unknown" : base.family));
   }
   const bool mxfp4_source = base.quant.method == QuantMethod::kMxfp4;
@@ -437,6 +481,16 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
   const uint64_t h = static_cast<uint64_t>(base.hidden_size);
   const uint64_t vocab = static_cast<uint64_t>(base.vocab_size);
   VRAMFIT_RETURN_IF_ERROR(AddConverted(w, "token_embd.weight", {vocab, h}));
+  if (base.per_layer_input_size > 0) {
+    const uint64_t width =
+        static_cast<uint64_t>(base.per_layer_input_size) * base.layers.size();
+    VRAMFIT_RETURN_IF_ERROR(AddConverted(
+        w, "per_layer_token_embd.weight",
+        {static_cast<uint64_t>(base.per_layer_vocab_size), width}));
+    VRAMFIT_RETURN_IF_ERROR(AddConverted(w, "per_layer_model_proj.weight", {width, h}));
+    VRAMFIT_RETURN_IF_ERROR(AddConverted(
+        w, "per_layer_proj_norm.weight", {static_cast<uint64_t>(base.per_layer_input_size)}));
+  }
   for (size_t il = 0; il < base.layers.size(); ++il) {
     VRAMFIT_RETURN_IF_ERROR(LayerTensors(w, base, il, mxfp4_source));
   }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/gguf_spec.h"
+#include "vramfit/catalog.h"
 
 namespace vramfit {
 namespace {
@@ -174,6 +175,54 @@ TEST(SynthesizeGguf, ReadsBackAsTheModel) {
   EXPECT_EQ(spec->layers[0].attention.head_dim, 128);
   EXPECT_EQ(spec->max_position_embeddings, 40960);
   EXPECT_EQ(spec->vocab_size, 151936);
+}
+
+// Gemma 4 as llama.cpp's converter would write it and read back: the full and sliding head
+// sizes, the KV-shared tail (no attn_k/attn_v there), the per-layer embeddings, and the
+// 26B-A4B's dense FFN beside its experts.
+TEST(SynthesizeGguf, Gemma4ReadsBack) {
+  auto spec_of = [](const char* id) {
+    auto m = FindCatalogModel(id);
+    EXPECT_TRUE(m.ok());
+    auto s = ModelSpecFromConfigJson(m->config_json, id);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return *s;
+  };
+  auto f = SynthesizeGguf(spec_of("gemma-4-e2b-it"), GgufFtype::kQ8_0, "e2b-Q8_0.gguf");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  std::map<std::string, Shape> shapes;
+  for (const TensorInfo& t : f->tensors) shapes[t.name] = t.shape;
+  EXPECT_TRUE(shapes.count("blk.14.attn_k.weight"));
+  EXPECT_FALSE(shapes.count("blk.15.attn_k.weight"));
+  EXPECT_EQ(shapes.at("per_layer_token_embd.weight"), (Shape{262144, 35 * 256}));
+  // A published E2B Q4_K_M file's table: per_layer_token_embd Q6_K 1,926.8 MB, token_embd
+  // Q6_K 330.3 MB.
+  auto q4 = SynthesizeGguf(spec_of("gemma-4-e2b-it"), GgufFtype::kQ4_K_M, "e2b-Q4_K_M.gguf");
+  ASSERT_TRUE(q4.ok());
+  for (const TensorInfo& t : q4->tensors) {
+    if (t.name == "per_layer_token_embd.weight") {
+      EXPECT_EQ(t.dtype, Dtype::kQ6_K);
+      EXPECT_EQ(t.bytes(), 1926758400u);
+    }
+    if (t.name == "token_embd.weight") EXPECT_EQ(t.bytes(), 330301440u);
+  }
+  auto back = ModelSpecFromGguf(*f);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->layers.size(), 35u);
+  for (size_t i = 0; i < 35; ++i) {
+    EXPECT_EQ(back->layers[i].attention.kv_shared, i >= 15) << i;
+    EXPECT_EQ(back->layers[i].attention.head_dim, (i + 1) % 5 == 0 ? 512 : 256) << i;
+  }
+  auto moe = SynthesizeGguf(spec_of("gemma-4-26b-a4b-it"), GgufFtype::kQ4_K_M, "26b.gguf");
+  ASSERT_TRUE(moe.ok()) << moe.status().ToString();
+  auto m = ModelSpecFromGguf(*moe);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->layers[0].mlp.num_experts, 128);
+  EXPECT_EQ(m->layers[0].mlp.expert_intermediate_size, 704);
+  EXPECT_EQ(m->layers[0].mlp.shared_intermediate_size, 2112);
+  EXPECT_EQ(m->layers[5].attention.num_kv_heads, 2);
+  EXPECT_EQ(m->layers[5].attention.head_dim, 512);
+  EXPECT_EQ(m->layers[0].attention.num_kv_heads, 8);
 }
 
 TEST(SynthesizeGguf, RefusesWhatItCannotLayOut) {
