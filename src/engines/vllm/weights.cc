@@ -204,6 +204,11 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
         c.shard = Shard::kReplicated;
         break;
     }
+    // Gemma 4's towers are transformers modules (AutoModel.from_config in models/gemma4_mm.py,
+    // read at 0.19), built without tensor parallelism: whole on every rank.
+    if (spec.family == "gemma4" && (e.role == Role::kVision || e.role == Role::kProjector)) {
+      c.shard = Shard::kReplicated;
+    }
     if (model::IsCountedLinear(e.role)) {
       if (e.part == Part::kWeight && e.quantized) {
         c.flags |= kQuantWeight;

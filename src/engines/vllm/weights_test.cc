@@ -40,6 +40,13 @@ TEST(VllmWeights, Gemma4KeepsVSlotsAndSharedProjections) {
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(w->bytes_per_rank,
             big.total_bytes + 262144u * 512 * 2 + 10u * 4 * 512 * 5376 * 2);
+  uint64_t tower = 0;
+  for (const auto& e : big.tensors)
+    if (e.role == Role::kVision || e.role == Role::kProjector) tower += e.info.bytes();
+  ASSERT_GT(tower, 1000000000u);  // 27 x 1,152 layers: 1.1 GB
+  auto tp2 = VllmWeightsPerRank(big, Tp(2));
+  ASSERT_TRUE(tp2.ok());
+  EXPECT_GE(tp2->bytes_per_rank, (w->bytes_per_rank - tower) / 2 + tower);
   const Inventory small = Catalog("gemma-4-e2b-it");
   auto e2b = VllmWeightsPerRank(small, Tp(1));
   ASSERT_TRUE(e2b.ok());
