@@ -1334,12 +1334,16 @@ Status Load(Run& r) {
     // Gemma 4 E2B/E4B (models/gemma4_mm.py, read at 0.19): the model keeps a zeroed buffer of
     // max_num_batched_tokens x layers x hidden_size_per_layer_input for the per-layer inputs,
     // made with the model, in its dtype.
-    const uint64_t ple = static_cast<uint64_t>(s.max_num_batched_tokens) *
-                         r.spec.layers.size() *
-                         static_cast<uint64_t>(r.spec.per_layer_input_size) *
-                         static_cast<uint64_t>(DtypeBits(r.model_dtype) / 8);
-    r.w.bytes_per_rank += ple;
-    r.w.load_peak_per_rank += ple;
+    // Saturating: a hostile config's widths can multiply past 64 bits.
+    uint64_t ple = static_cast<uint64_t>(s.max_num_batched_tokens);
+    for (uint64_t f : {static_cast<uint64_t>(r.spec.layers.size()),
+                       static_cast<uint64_t>(r.spec.per_layer_input_size),
+                       static_cast<uint64_t>(DtypeBits(r.model_dtype) / 8)}) {
+      if (!core::CheckedMul(ple, f, &ple)) ple = UINT64_MAX;
+    }
+    for (uint64_t* x : {&r.w.bytes_per_rank, &r.w.load_peak_per_rank}) {
+      if (!core::CheckedAdd(*x, ple, x)) *x = UINT64_MAX;
+    }
   }
   if (r.spec.quant.layout == QuantLayout::kMxfp4Blocks) {
     const std::string& be = wo.mxfp4_backend;
