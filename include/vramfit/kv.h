@@ -37,6 +37,7 @@ struct KvEstimate {
   int64_t block_size = 0;                  // tokens per page (an engine's); 0: not paged
   uint64_t blocks_per_sequence = 0;
   int64_t layers = 0, full_layers = 0, sliding_layers = 0, mla_layers = 0, linear_layers = 0;
+  int64_t shared_layers = 0;  // Gemma 4's KV-shared tail: no cache of their own
   std::vector<std::string> notes;
 };
 

@@ -51,7 +51,10 @@ Result<KvEstimate> EstimateKv(const ModelSpec& spec, const KvQuery& q) {
   for (const LayerSpec& l : spec.layers) {
     const AttentionSpec& a = l.attention;
     ++e.layers;
-    if (a.kv_shared) continue;  // reads an earlier layer's K/V (Gemma 4): no cache of its own
+    if (a.kv_shared) {  // reads an earlier layer's K/V (Gemma 4): no cache of its own
+      ++e.shared_layers;
+      continue;
+    }
     switch (a.kind) {
       case AttentionKind::kFull:
         ++e.full_layers;

@@ -3,7 +3,9 @@
 // refused naming the flag, never wrapped.
 #include <gtest/gtest.h>
 
+#include "vramfit/catalog.h"
 #include "vramfit/kv.h"
+#include "vramfit/model.h"
 
 namespace vramfit {
 namespace {
@@ -70,6 +72,25 @@ TEST(KvEstimate, HostileDimensionsAreRefusedNamingTheFlag) {
   q.kv_cache_dtype = "auto";
   q.context = 0;
   EXPECT_EQ(EstimateKv(*spec, q).status().message(), "--context 0: expected 1 to 2147483648");
+}
+
+// Gemma 4 E4B: only the 24 layers before the KV-shared tail cache, 20 sliding (2 x 256, window
+// 512) and 4 global (2 x 512): 4 x 2 x 2 x 512 x 2 B = 16 KiB a token, 20 x 512 x 4 KiB = 40 MiB
+// of windows a sequence.
+TEST(KvEstimate, Gemma4SharedLayersHoldNoCache) {
+  auto m = FindCatalogModel("gemma-4-e4b-it");
+  ASSERT_TRUE(m.ok());
+  auto spec = ModelSpecFromConfigJson(m->config_json, "e4b");
+  ASSERT_TRUE(spec.ok());
+  KvQuery q;
+  q.context = 131072;
+  auto e = EstimateKv(*spec, q);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->shared_layers, 18);
+  EXPECT_EQ(e->full_layers, 4);
+  EXPECT_EQ(e->sliding_layers, 20);
+  EXPECT_EQ(e->bytes_per_token, 16384u);
+  EXPECT_EQ(e->sliding_bytes_per_sequence, 20u * 512 * 2 * 2 * 256 * 2);
 }
 
 }  // namespace

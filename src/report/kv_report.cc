@@ -23,7 +23,7 @@ std::string RenderKvJson(const KvEstimate& e, const KvReportInfo& info) {
   j["elem_bytes"] = e.elem_bytes;
   j["layers"] = {{"total", e.layers},     {"full", e.full_layers},
                  {"sliding", e.sliding_layers}, {"mla", e.mla_layers},
-                 {"linear", e.linear_layers}};
+                 {"linear", e.linear_layers}, {"kv_shared", e.shared_layers}};
   j["bytes_per_token"] = e.bytes_per_token;
   j["sliding_bytes_per_sequence"] = e.sliding_bytes_per_sequence;
   j["state_bytes_per_sequence"] = e.state_bytes_per_sequence;
@@ -54,6 +54,7 @@ std::string RenderKvText(const KvEstimate& e, const KvReportInfo& info) {
   kind(e.sliding_layers, "sliding window");
   kind(e.mla_layers, "MLA");
   kind(e.linear_layers, "linear attention");
+  kind(e.shared_layers, "sharing an earlier layer's KV");
   out += fmt::format("  layers                          {} ({})\n", e.layers,
                      kinds.empty() ? "no cache" : kinds);
   out += fmt::format("  per token (K/V, MLA latent)     {}\n",
