@@ -75,7 +75,7 @@ TEST(KvEstimate, HostileDimensionsAreRefusedNamingTheFlag) {
 }
 
 // Gemma 4 E4B: only the 24 layers before the KV-shared tail cache, 20 sliding (2 x 256, window
-// 512) and 4 global (2 x 512): 4 x 2 x 2 x 512 x 2 B = 16 KiB a token, 20 x 512 x 4 KiB = 40 MiB
+// 512) and 4 global (2 x 512): 4 x 2 x 2 x 512 x 2 B = 16 KiB a token, 20 x 512 x 2 KiB = 20 MiB
 // of windows a sequence.
 TEST(KvEstimate, Gemma4SharedLayersHoldNoCache) {
   auto m = FindCatalogModel("gemma-4-e4b-it");
