@@ -5,7 +5,7 @@
 // the vision tower and MTP heads, and the quantization scheme the config declares. It is a
 // plain value: building one never touches a file or a GPU. Families (Qwen2/2.5, Qwen3,
 // Qwen3-MoE, Qwen3-Next, Qwen3.5/3.6, Qwen-VL, Llama, Mistral/Mixtral, DeepSeek-V2/V3,
-// Gemma 2/3/4, gpt-oss, GLM-4.5, Granite 4.0 hybrid, Bamba) are rows of one table in
+// Gemma 2/3/3n/4, gpt-oss, GLM-4.5, Granite 4.0 hybrid, Bamba) are rows of one table in
 // src/model/model_spec.cc; an unknown
 // architecture is read as a generic decoder, with a warning saying so.
 //

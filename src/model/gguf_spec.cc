@@ -26,7 +26,7 @@ struct ArchRow {
   bool output_gate;  // q_proj also yields a gate (Qwen3-Next, Qwen3.5)
   int swa_period;    // llama.cpp's fixed sliding pattern: layer i global iff (i+1) % p == 0
 };
-constexpr std::array<ArchRow, 13> kArchs = {{
+constexpr std::array<ArchRow, 14> kArchs = {{
     {"llama", "llama", false, false, false, 0},
     {"qwen2", "qwen2", false, false, false, 0},
     {"qwen2moe", "qwen2_moe", false, false, false, 0},
@@ -41,6 +41,8 @@ constexpr std::array<ArchRow, 13> kArchs = {{
     {"gemma3", "gemma3", true, false, false, 6},
     // gemma4: the converter writes the pattern as a per-layer array (sliding_window_pattern).
     {"gemma4", "gemma4", true, false, false, 6},
+    // gemma3n: 4 local : 1 global (set_swa_pattern(5)), KV shared from n_layer_kv_from_start.
+    {"gemma3n", "gemma3n", true, false, false, 5},
     {"gpt-oss", "gpt_oss", false, false, false, 2},
 }};
 

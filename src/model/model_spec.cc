@@ -51,7 +51,7 @@ struct Family {
 };
 
 // One row per text model_type. Order does not matter.
-constexpr std::array<Family, 29> kFamilies = {{
+constexpr std::array<Family, 31> kFamilies = {{
     {"qwen2", "qwen2", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone,
      NameStyle::kDefault, false, 0},
     {"qwen2_moe", "qwen2_moe", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kQwen,
@@ -104,6 +104,12 @@ constexpr std::array<Family, 29> kFamilies = {{
     // : 1 global pattern with wider global heads (global_head_dim), optionally K = V on global
     // layers, a KV-shared tail, per-layer embeddings (E2B/E4B) and a MoE block beside the dense
     // MLP (26B-A4B). Read by ApplyGemma4 below.
+    // Gemma 3n (Gemma3nForConditionalGeneration, transformers models/gemma3n): the KV-shared
+    // tail and per-layer embeddings Gemma 4's E models inherit, one head size for all layers.
+    {"gemma3n_text", "gemma3n", false, true, false, false, SwaRule::kPattern, MoeRule::kNone,
+     NameStyle::kDefault, true, 0},
+    {"gemma3n", "gemma3n", false, true, false, false, SwaRule::kPattern, MoeRule::kNone,
+     NameStyle::kGemma4Mm, true, 0},
     {"gemma4_text", "gemma4", false, true, false, false, SwaRule::kPattern, MoeRule::kGemma4,
      NameStyle::kDefault, true, 0},
     {"gemma4", "gemma4", false, true, false, false, SwaRule::kPattern, MoeRule::kGemma4,
@@ -201,6 +207,8 @@ Status Bad(std::string_view origin, std::string_view key, std::string_view msg) 
 //     kind (kv_sharing_target_layer_name in vLLM): no k/v projections, no cache of their own;
 //   - use_double_wide_mlp doubles the MLP of those KV-shared layers;
 //   - without layer_types the pattern is 5 sliding : 1 full with the last layer forced full.
+// Gemma 3n (modeling_gemma3n.py) has the same KV-shared tail and per-layer embeddings, with one
+// head size for every layer.
 Status ApplyGemma4(const RawConfig& t, const RawConfig& top,
                    const std::vector<std::string>& layer_types, std::string_view origin,
                    ModelSpec* spec) {
@@ -224,7 +232,7 @@ Status ApplyGemma4(const RawConfig& t, const RawConfig& top,
   const int64_t first_shared = n - n_shared;
   for (int64_t i = 0; i < n; ++i) {
     AttentionSpec& a = spec->layers[static_cast<size_t>(i)].attention;
-    if (a.kind == AttentionKind::kFull) {
+    if (a.kind == AttentionKind::kFull && spec->family == "gemma4") {
       a.head_dim = global_dim ? *global_dim : 512;
       if (k_eq_v && *k_eq_v) {
         a.k_eq_v = true;
@@ -323,8 +331,10 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     names = NameStyle::kGemma3Mm;
   if (std::string_view(fam->family) == "gemma3" && top.model_type != "gemma3")
     names = NameStyle::kDefault;
-  if (std::string_view(fam->family) == "gemma4")
-    names = top.model_type == "gemma4" ? NameStyle::kGemma4Mm : NameStyle::kDefault;
+  if (std::string_view(fam->family) == "gemma4" || std::string_view(fam->family) == "gemma3n") {
+    names = top.model_type == "gemma4" || top.model_type == "gemma3n" ? NameStyle::kGemma4Mm
+                                                                      : NameStyle::kDefault;
+  }
   ApplyNaming(names, *fam, &spec);
 
   // Core dimensions.
@@ -343,6 +353,9 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     } else if (spec.family == "gemma4") {
       vocab = 262144;  // Gemma4TextConfig default (transformers configuration_gemma4.py)
       spec.warnings.push_back("vocab_size absent: using Gemma4TextConfig's default 262144");
+    } else if (spec.family == "gemma3n") {
+      vocab = 262400;  // Gemma3nTextConfig default (transformers configuration_gemma3n.py)
+      spec.warnings.push_back("vocab_size absent: using Gemma3nTextConfig's default 262400");
     } else {
       return Bad(origin, "vocab_size", "missing");
     }
@@ -350,7 +363,8 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   spec.hidden_size = *hidden;
   spec.vocab_size = *vocab;
   const auto max_pos = Pick(t, top, &RawConfig::max_position_embeddings);
-  const bool gemma = spec.family == "gemma3" || spec.family == "gemma4";
+  const bool gemma =
+      spec.family == "gemma3" || spec.family == "gemma4" || spec.family == "gemma3n";
   spec.max_position_embeddings = max_pos ? *max_pos : (gemma ? 131072 : 0);
   {
     const auto& rs = t.rope_scaling.present ? t.rope_scaling : top.rope_scaling;
@@ -507,8 +521,8 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     if (!window || *window <= 0) {
       if (spec.family == "gemma3") {
         spec.warnings.push_back("sliding_window absent: using Gemma3TextConfig's default 4096");
-      } else if (spec.family == "gemma4") {
-        spec.warnings.push_back("sliding_window absent: using Gemma4TextConfig's default 512");
+      } else if (spec.family == "gemma4" || spec.family == "gemma3n") {
+        spec.warnings.push_back("sliding_window absent: using the Gemma 4 / 3n default 512");
       } else {
         return Bad(origin, "sliding_window",
                    "sliding-attention layers are declared but no window is given");
@@ -689,11 +703,18 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
     l.attention.kind = kinds[i];
     if (kinds[i] == AttentionKind::kSliding)
       l.attention.sliding_window =
-          window && *window > 0 ? *window : spec.family == "gemma4" ? 512 : 4096;
+          window && *window > 0 ? *window
+          : spec.family == "gemma4" || spec.family == "gemma3n" ? 512
+                                                                : 4096;
     l.mlp = is_moe[i] ? moe : dense;
   }
-  if (spec.family == "gemma4")
+  if (spec.family == "gemma4" || spec.family == "gemma3n")
     VRAMFIT_RETURN_IF_ERROR(ApplyGemma4(t, top, layer_types, origin, &spec));
+  if (spec.family == "gemma3n") {
+    spec.warnings.push_back(
+        "Gemma 3n: AltUp and LAuReL's small per-layer weights and the MobileNet-V5 vision tower "
+        "are not synthesized from config.json (a checkpoint's own headers count them)");
+  }
 
   spec.mtp_layers = first({Pick(t, top, &RawConfig::num_nextn_predict_layers),
                            Pick(t, top, &RawConfig::mtp_num_hidden_layers)});
@@ -764,7 +785,7 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   }
 
   const formats::RawVisionConfig& au = top.audio_config;
-  if (au.present && spec.family == "gemma4") {
+  if (au.present && (spec.family == "gemma4" || spec.family == "gemma3n")) {
     spec.audio.depth = au.num_hidden_layers.value_or(0);
     spec.audio.hidden_size = au.hidden_size.value_or(0);
     spec.audio.out_hidden_size = au.out_hidden_size.value_or(spec.audio.hidden_size);

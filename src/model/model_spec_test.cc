@@ -324,6 +324,36 @@ TEST(ModelSpec, Gemma4DefaultsAndBadSharing) {
             "earlier layer of its kind, but no earlier layer has that kind");
 }
 
+// Gemma 3n E4B's text model (Gemma3nTextConfig fields as its config.json writes them): the
+// last 15 of 35 layers share KV, every layer keeps head_dim 256 (no global_head_dim), per-layer
+// embeddings of 256.
+TEST(ModelSpec, Gemma3nSharedKvWithOneHeadSize) {
+  std::string types;
+  for (int i = 0; i < 35; ++i)
+    types += std::string(i ? "," : "") + ((i + 1) % 5 == 0 ? "\"full_attention\""
+                                                             : "\"sliding_attention\"");
+  auto s = ModelSpecFromConfigJson(
+      R"({"architectures":["Gemma3nForConditionalGeneration"],"model_type":"gemma3n",)"
+      R"("text_config":{"model_type":"gemma3n_text","hidden_size":2048,"num_hidden_layers":35,)"
+      R"("num_attention_heads":8,"num_key_value_heads":2,"head_dim":256,)"
+      R"("intermediate_size":16384,"vocab_size":262400,"sliding_window":512,)"
+      R"("num_kv_shared_layers":15,"hidden_size_per_layer_input":256,)"
+      R"("vocab_size_per_layer_input":262144,"layer_types":[)" + types + "]}}",
+      "config.json");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->family, "gemma3n");
+  EXPECT_FALSE(s->generic);
+  int cached = 0;
+  for (size_t i = 0; i < s->layers.size(); ++i) {
+    EXPECT_EQ(s->layers[i].attention.head_dim, 256) << i;
+    EXPECT_EQ(s->layers[i].attention.kv_shared, i >= 20) << i;
+    cached += s->layers[i].attention.kv_shared ? 0 : 1;
+  }
+  EXPECT_EQ(cached, 20);
+  EXPECT_EQ(s->per_layer_input_size, 256);
+  EXPECT_EQ(s->naming.layers, "model.language_model.layers.");
+}
+
 TEST(ModelSpec, MixtralMoe) {
   ModelSpec s = FromCatalog("mixtral-8x7b-instruct-v0.1");
   EXPECT_EQ(s.CountMoeLayers(), 32);

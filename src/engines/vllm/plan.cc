@@ -1330,7 +1330,8 @@ Status Load(Run& r) {
   auto w = VllmWeightsPerRank(r.profile, wo);
   if (!w.ok()) return w.status();
   r.w = *w;
-  if (r.spec.per_layer_input_size > 0 && s.max_num_batched_tokens > 0) {
+  if (r.spec.family == "gemma4" && r.spec.per_layer_input_size > 0 &&
+      s.max_num_batched_tokens > 0) {
     // Gemma 4 E2B/E4B (models/gemma4_mm.py, read at 0.19): the model keeps a zeroed buffer of
     // max_num_batched_tokens x layers x hidden_size_per_layer_input for the per-layer inputs,
     // made with the model, in its dtype.
