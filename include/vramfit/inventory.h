@@ -46,9 +46,9 @@ enum class Part : uint8_t {
 // Coarse groups for the by_component totals, in report order.
 enum class Component : uint8_t {
   kEmbedding, kLmHead, kAttention, kLinearAttention, kMlp, kExperts, kSharedExperts, kRouter,
-  kNorms, kVision, kMtp, kOther,
+  kNorms, kVision, kAudio, kMtp, kOther,
 };
-inline constexpr int kComponentCount = 12;
+inline constexpr int kComponentCount = 13;
 const char* ComponentName(Component c);
 
 // One tensor of an inventory: what the header says and what it is for. 128 bytes and the

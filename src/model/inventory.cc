@@ -47,7 +47,7 @@ const char* RoleName(Role r) {
 const char* ComponentName(Component c) {
   static constexpr std::array<const char*, kComponentCount> kNames = {
       "embedding", "lm_head", "attention", "linear_attention", "mlp", "experts",
-      "shared_experts", "router", "norms", "vision", "mtp", "other"};
+      "shared_experts", "router", "norms", "vision", "audio", "mtp", "other"};
   return kNames[static_cast<size_t>(c)];
 }
 

@@ -246,11 +246,15 @@ TensorClass ClassifyTensor(std::string_view name, int64_t num_layers) {
   const size_t leaf_at = m.rfind('.');
   const std::string_view leaf = leaf_at == std::string_view::npos ? m : m.substr(leaf_at + 1);
 
-  if (Contains(name, "visual.") || Contains(name, "vision_tower.") ||
+  // An audio encoder (Gemma 3n/4's audio_tower and its embed_audio projection) is a
+  // multimodal tower like the vision one, reported apart.
+  const bool audio = Contains(name, "audio_tower.") || Contains(name, "embed_audio.");
+  if (audio || Contains(name, "visual.") || Contains(name, "vision_tower.") ||
       Contains(name, "vision_model.") || Contains(name, "vision_encoder.") ||
       name.rfind("vision.", 0) == 0) {
     c.role = Role::kVision;
-  } else if (Contains(name, "multi_modal_projector.") || Contains(name, "mm_projector.")) {
+  } else if (Contains(name, "multi_modal_projector.") || Contains(name, "mm_projector.") ||
+             Contains(name, "embed_vision.")) {
     c.role = Role::kProjector;
   } else if (name.rfind("mtp.", 0) == 0 || Contains(name, ".mtp.")) {
     c.role = Role::kMtp;
@@ -277,7 +281,7 @@ TensorClass ClassifyTensor(std::string_view name, int64_t num_layers) {
       c.role = Role::kNorm;
     }
   }
-  c.component = ComponentOf(c.role);
+  c.component = audio ? Component::kAudio : ComponentOf(c.role);
   return c;
 }
 
