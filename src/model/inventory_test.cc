@@ -273,6 +273,21 @@ TEST(Synthesize, Gemma4ParameterCounts) {
   EXPECT_NEAR(static_cast<double>(count("gemma-4-e2b-it", "model.vision_tower.")) / 1e6, 167, 3);
   EXPECT_NEAR(static_cast<double>(count("gemma-4-26b-a4b-it", "model.language_model.")) / 1e9,
               25.2, 0.1);
+  // The audio tower and its projection are their own component (no norms or other left behind).
+  {
+    auto em = FindCatalogModel("gemma-4-e2b-it");
+    auto es = ModelSpecFromConfigJson(em->config_json, "e2b");
+    auto et = SynthesizeTensors(*es);
+    ASSERT_TRUE(et.ok());
+    std::vector<FileTensors> files;
+    files.push_back(std::move(*et));
+    const Inventory inv = BuildInventory(&*es, std::move(files));
+    uint64_t audio = 0;
+    for (const ComponentTotal& c : inv.by_component)
+      if (c.component == Component::kAudio) audio = c.parameters;
+    EXPECT_EQ(audio, count("gemma-4-e2b-it", "model.audio_tower.") +
+                         count("gemma-4-e2b-it", "model.embed_audio."));
+  }
   // 31B: no v_proj on the 10 K = V layers.
   auto m = FindCatalogModel("gemma-4-31b-it");
   auto spec = ModelSpecFromConfigJson(m->config_json, "31b");
