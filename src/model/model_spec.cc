@@ -10,6 +10,7 @@
 
 #include "formats/config.h"
 #include "formats/json_util.h"
+#include "model/kv_share.h"
 #include "vramfit/model.h"
 
 namespace vramfit {
@@ -248,10 +249,7 @@ Status ApplyGemma4(const RawConfig& t, const RawConfig& top,
       a.kv_shared = true;
       // The target is the last non-shared layer of the same kind; a kind with none (a
       // malformed layer_types) has nothing to share.
-      bool found = false;
-      for (int64_t j = first_shared - 1; j >= 0 && !found; --j)
-        found = spec->layers[static_cast<size_t>(j)].attention.kind == a.kind;
-      if (!found) {
+      if (model::KvShareTarget(*spec, i) < 0) {
         return Bad(origin, "num_kv_shared_layers",
                    fmt::format("layer {} ({}) shares the KV of an earlier layer of its kind, "
                                "but no earlier layer has that kind",

@@ -27,6 +27,7 @@
 
 #include "core/checked.h"
 #include "model/auto_round.h"
+#include "model/kv_share.h"
 #include "model/roles.h"
 
 namespace vramfit {
@@ -255,10 +256,7 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
     for (int64_t i = 0; i < n; ++i) {
       const AttentionSpec& a = spec.layers[static_cast<size_t>(i)].attention;
       if (a.kv_shared) {
-        int64_t j = i - 1;
-        while (j >= 0 && (spec.layers[static_cast<size_t>(j)].attention.kv_shared ||
-                          spec.layers[static_cast<size_t>(j)].attention.kind != a.kind))
-          --j;
+        const int64_t j = model::KvShareTarget(spec, i);
         if (j >= 0) copies(j, static_cast<int32_t>(i), 2);
       } else if (a.k_eq_v) {
         copies(i, static_cast<int32_t>(i), 1);
