@@ -131,6 +131,7 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
   std::unordered_map<std::string_view, uint32_t> module_ids;
   std::unordered_map<uint64_t, uint32_t> expert_ids;  // (layer << 1 | is_down) -> id
   p->tensors.reserve(inv.tensors.size());
+  const bool gemma4 = spec.family == "gemma4";
   std::vector<CompactTensor> k_proj;  // Gemma 4's duplicated K/V slots, below
   for (const TensorEntry& e : inv.tensors) {
     const TensorInfo& t = e.info;
@@ -207,7 +208,7 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
     }
     // Gemma 4's towers are transformers modules (AutoModel.from_config in models/gemma4_mm.py,
     // read at 0.19), built without tensor parallelism: whole on every rank.
-    if (spec.family == "gemma4" && (e.role == Role::kVision || e.role == Role::kProjector)) {
+    if (gemma4 && (e.role == Role::kVision || e.role == Role::kProjector)) {
       c.shard = Shard::kReplicated;
     }
     if (model::IsCountedLinear(e.role)) {
@@ -234,7 +235,8 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
         }
       }
     }
-    if (e.role == Role::kAttnProj && leaf == "k_proj" && c.layer >= 0) k_proj.push_back(c);
+    if (gemma4 && e.role == Role::kAttnProj && leaf == "k_proj" && c.layer >= 0)
+      k_proj.push_back(c);
     p->tensors.push_back(c);
   }
   // Gemma 4 (models/gemma4.py, read at 0.19): a K = V layer's qkv_proj keeps a V slot that the
@@ -242,7 +244,7 @@ std::shared_ptr<const VllmWeightProfile> ProfileVllmWeights(const Inventory& inv
   // slots"), and a KV-shared layer keeps a whole qkv_proj whose K and V slots no checkpoint
   // tensor fills (it computes and discards them). Both are charged as copies of the k_proj of
   // the layer, or of the layer it shares with.
-  if (spec.family == "gemma4") {
+  if (gemma4) {
     auto copies = [&](int64_t from, int32_t to, int times) {
       for (const CompactTensor& k : k_proj) {
         if (k.layer != from) continue;
