@@ -242,28 +242,19 @@ Status LayerTensors(Writer& w, const ModelSpec& s, size_t il, bool mxfp4_experts
   }
   VRAMFIT_RETURN_IF_ERROR(add(s.family == "gpt_oss" ? "post_attention_norm.weight"
                                                     : "ffn_norm.weight", {h}));
-  if (m.kind == MlpKind::kDense) {
-    const uint64_t ff = static_cast<uint64_t>(m.intermediate_size);
+  // Gemma 4's dense FFN runs beside its experts as llama.cpp's plain ffn_* tensors ("for
+  // expert layers, we use normal FFN as shared expert", models/gemma4.cpp).
+  const bool dense_beside = m.kind == MlpKind::kMoe && s.family == "gemma4";
+  if (m.kind == MlpKind::kDense || dense_beside) {
+    const uint64_t ff =
+        static_cast<uint64_t>(dense_beside ? m.shared_intermediate_size : m.intermediate_size);
     VRAMFIT_RETURN_IF_ERROR(add("ffn_gate.weight", {ff, h}));
     VRAMFIT_RETURN_IF_ERROR(add("ffn_up.weight", {ff, h}));
     VRAMFIT_RETURN_IF_ERROR(add("ffn_down.weight", {h, ff}));
-    return Status::Ok();
+    if (!dense_beside) return Status::Ok();
   }
   const uint64_t e = static_cast<uint64_t>(m.num_experts);
   const uint64_t ffe = static_cast<uint64_t>(m.expert_intermediate_size);
-  if (s.family == "gemma4") {
-    // Gemma 4's dense FFN runs beside the experts as llama.cpp's plain ffn_* tensors ("for
-    // expert layers, we use normal FFN as shared expert", models/gemma4.cpp).
-    const uint64_t ff = static_cast<uint64_t>(m.shared_intermediate_size);
-    VRAMFIT_RETURN_IF_ERROR(add("ffn_gate.weight", {ff, h}));
-    VRAMFIT_RETURN_IF_ERROR(add("ffn_up.weight", {ff, h}));
-    VRAMFIT_RETURN_IF_ERROR(add("ffn_down.weight", {h, ff}));
-    VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_inp.weight", {e, h}));
-    VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "ffn_gate_exps.weight", {e, ffe, h}));
-    VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "ffn_up_exps.weight", {e, ffe, h}));
-    VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "ffn_down_exps.weight", {e, h, ffe}));
-    return Status::Ok();
-  }
   VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_inp.weight", {e, h}));
   if (m.router_bias) VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_inp.bias", {e}));
   const Dtype experts = mxfp4_experts ? Dtype::kMXFP4 : Dtype::kBool;
@@ -275,7 +266,7 @@ Status LayerTensors(Writer& w, const ModelSpec& s, size_t il, bool mxfp4_experts
     VRAMFIT_RETURN_IF_ERROR(add("ffn_up_exps.bias", {e, ffe}));
     VRAMFIT_RETURN_IF_ERROR(add("ffn_down_exps.bias", {e, h}));
   }
-  if (m.shared_intermediate_size > 0) {
+  if (m.shared_intermediate_size > 0 && !dense_beside) {
     const uint64_t sf = static_cast<uint64_t>(m.shared_intermediate_size);
     if (m.shared_expert_gate) VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_inp_shexp.weight", {h}));
     VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_shexp.weight", {sf, h}));

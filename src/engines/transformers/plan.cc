@@ -209,21 +209,22 @@ Status Resolve(Run& r) {
   // Gemma 4 (model_type gemma4) came with transformers 5.5.0: an older AutoConfig does not
   // know the model type (models/auto/configuration_auto.py) and from_pretrained stops there.
   // Gemma 3n came with 4.53.0 (the release notes' new models).
-  const bool g4 = r.spec.family == "gemma4", g3n = r.spec.family == "gemma3n";
-  if ((g4 && release < 50500) || (g3n && release < 45300)) {
-    const char* type = g4 ? "gemma4" : "gemma3n";
+  struct NewType { const char* family; const char* name; int first; const char* text; };
+  static constexpr NewType kNewTypes[] = {{"gemma4", "Gemma 4", 50500, "5.5"},
+                                          {"gemma3n", "Gemma 3n", 45300, "4.53"}};
+  for (const NewType& t : kNewTypes) {
+    if (r.spec.family != t.family || release >= t.first) continue;
     r.Fail(Stage::kLoad,
            fmt::format("The checkpoint you are trying to load has model type `{}` but "
                        "Transformers does not recognize this architecture. This could be because "
                        "of an issue with the checkpoint, or because your version of Transformers "
                        "is out of date.",
-                       type));
+                       t.family));
     r.plan.refusal = fmt::format(
-        "transformers {} does not have {} (model_type {}, first in transformers {}): no GPU or "
-        "setting changes that; pip install 'transformers>={}' and plan with --engine "
+        "transformers {} does not have {} (model_type {}, first in transformers {}.0): no GPU "
+        "or setting changes that; pip install 'transformers>={}.0' and plan with --engine "
         "transformers@{}",
-        s.version.empty() ? r.rules.text : s.version, g4 ? "Gemma 4" : "Gemma 3n", type,
-        g4 ? "5.5.0" : "4.53.0", g4 ? "5.5.0" : "4.53.0", g4 ? "5.5" : "4.53");
+        s.version.empty() ? r.rules.text : s.version, t.name, t.family, t.text, t.text, t.text);
   }
   if (s.tensor_parallel_size != 1 || s.data_parallel_size != 1) {
     return Invalid("transformers is planned on one process: device_map spreads layers over "
