@@ -101,8 +101,12 @@ enum class EventKind : uint8_t {
                          // tensor loader (clip_model_loader::load_tensors, clip_init)
   kLoadFailedWords,      // load_failed_words: the log's own words say loading the model failed
                          // ("Failed to load model", "Error loading model"; not llama.cpp's)
+  kKvCellsFull,          // kv_cells_full: llama.cpp's decode found no free cells in the KV cache
+                         // for a batch (not an allocation: the cache is full)
+  kParallelSequences,    // parallel_sequences: more than one sequence shares llama.cpp's context
+                         // (server slots, n_seq_max, -np above 1)
 };
-inline constexpr int kEventKindCount = 75;
+inline constexpr int kEventKindCount = 77;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

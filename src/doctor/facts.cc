@@ -25,6 +25,7 @@ constexpr EventKind kOomKinds[] = {
     EventKind::kGgmlReserveFail, EventKind::kMambaBlocks,     EventKind::kProfilingError,
     EventKind::kHostOomKill,     EventKind::kHostBufferFail,  EventKind::kOllamaSystemMemory,
     EventKind::kTgiWarmupFail,   EventKind::kContextExceeded, EventKind::kVllmSwapExhausted,
+    EventKind::kKvCellsFull,
 };
 
 bool IsOom(EventKind k) { return IsFailureEvent(k); }

@@ -76,6 +76,7 @@ enum class Words : uint8_t {
   kWarmupComputeBuffer,   // a compute buffer in the warm-up decode after context creation
   kMetalWorkingSet,       // a graph computed past Metal's recommended working set
   kProjectorLoad,         // the vision projector's weights, loaded after the model's layers
+  kKvCellsFull,           // a batch found no free cells in the KV cache (llama.cpp's decode)
 };
 
 // Everything the events say, first value of each key and first event of each kind (the first

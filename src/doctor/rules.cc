@@ -252,6 +252,14 @@ bool QuantizerDispatch(const Facts& f) {
   return f.stage == Stage::kLoad && AnyFrame(f, {"dispatch_for_sequential", "offloaded_dispatch"});
 }
 
+// llm-compressor's calibration start (LifecycleCallbacks.calibration_epoch_start, which runs the
+// modifiers' on_start: QuantizationModifier's "Calibrating weights" pass computes each targeted
+// module's weight scales, and for NVFP4 its fused global scales, before any calibration sample
+// is run): a failure there holds the weights onloaded for that pass, no activations yet.
+bool QuantizerWeightCalibration(const Facts& f) {
+  return f.stage == Stage::kLoad && AnyFrame(f, {"calibration_epoch_start"});
+}
+
 // SGLang quantizing on load (--quantization fp8 over a 16-bit checkpoint) loads every 16-bit
 // weight before quantizing: a load failure then is the 16-bit copy.
 bool OnlineQuantLoad(const Facts& f) {
@@ -749,12 +757,27 @@ std::string SayOthers(const Facts& f, std::map<std::string, double>* numbers) {
 // process's CUDA context (under 1 GiB, allowed for) and other processes. A quarter of the card
 // held there, in a plain PyTorch or transformers program (engines allocate outside PyTorch's
 // allocator themselves), is other processes.
+// PyTorch 2.1+'s message from inside a container is read the same way: NVML does not know the
+// container's pids, so it says "this process has 0 bytes memory in use" while its allocator
+// holds memory, and lists no process; what the allocator holds is then its allocated plus its
+// reserved-but-unallocated memory. Read so only while that is under a quarter of the card: a
+// process that itself holds more may not have fitted on the card alone either.
+std::optional<double> AllocatorHolds(const Facts& f) {
+  if (f.get(Num::kReservedBytes)) return f.get(Num::kReservedBytes);
+  const auto allocated = f.get(Num::kAllocatedBytes);
+  if (f.get(Num::kProcessBytes) == 0.0 && allocated && *allocated > 0 &&
+      !f.get(Num::kListedProcessBytes)) {
+    const double held = *allocated + f.get(Num::kReservedUnallocatedBytes).value_or(0);
+    if (held < 0.25 * f.total) return held;
+  }
+  return std::nullopt;
+}
 double OldMessageOthers(const Facts& f) {
-  return f.total - *f.get(Num::kFreeBytes) - *f.get(Num::kReservedBytes) - core::kGiBf;
+  return f.total - *f.get(Num::kFreeBytes) - *AllocatorHolds(f) - core::kGiBf;
 }
 bool OthersOldMessage(const Facts& f) {
   if (f.engine != "pytorch" && f.engine != "transformers") return false;
-  if (!f.get(Num::kReservedBytes) || !f.get(Num::kFreeBytes) || f.total <= 0) return false;
+  if (!AllocatorHolds(f) || !f.get(Num::kFreeBytes) || f.total <= 0) return false;
   return OldMessageOthers(f) > 0.25 * f.total;
 }
 // With no frame or milestone: the load (a guess, as for a full card): a program meets memory
@@ -910,6 +933,11 @@ bool OllamaGpuRefusal(const Facts& f) {
   return it != e->values.end() && it->second == 0;
 }
 
+// llama.cpp's decode found no free KV cells while several sequences shared them (server slots).
+bool KvCellsShared(const Facts& f) {
+  return f.has(EventKind::kKvCellsFull) && f.has(EventKind::kParallelSequences);
+}
+
 const std::vector<Rule>& Rules() {
   using C = Cause;
   using S = Stage;
@@ -929,6 +957,8 @@ const std::vector<Rule>& Rules() {
            "offload layers to the CPU)"),
       Worded(C::kHostMemory, S::kStartup, Seen<E::kOllamaSystemMemory>, Words::kHostMemory),
       Worded(C::kKvTooLongContext, S::kRuntime, Seen<E::kContextExceeded>, Words::kContextExceeded),
+      Worded(C::kKvTooManySequences, S::kRuntime, KvCellsShared, Words::kKvCellsFull),
+      Worded(C::kKvTooLongContext, S::kRuntime, Seen<E::kKvCellsFull>, Words::kKvCellsFull),
       Worded(C::kCudagraphCapture, S::kKvCache, GraphEstimateAteKv, Words::kGraphEstimate),
       Text(C::kKvTooLongContext, S::kKvCache, V0MaxLenCheck,
            "V0's initialize_cache check failed with GPU blocks left: one --max-model-len request "
@@ -1043,6 +1073,10 @@ const std::vector<Rule>& Rules() {
       Text(C::kWeightsTooLarge, S::kLoad, QuantizerDispatch,
            "the quantizer was placing the model's modules on the GPU before calibrating "
            "(dispatch_for_sequential): the weights gathered there do not fit"),
+      Text(C::kWeightsTooLarge, S::kLoad, QuantizerWeightCalibration,
+           "the quantizer was calibrating the weights before any calibration sample ran "
+           "(llm-compressor's calibration_epoch_start: \"Calibrating weights\", each module's "
+           "weight scales): the weights it onloaded to the GPU for that pass do not fit"),
       Text(C::kActivationPeak, S::kLoad, QuantizerCalibration,
            "quantizing ran out of memory in its per-layer calibration work (GPTQ's Hessian, "
            "AutoAWQ's scale search): one layer is on the GPU, and the calibration activations "

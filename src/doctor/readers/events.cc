@@ -85,6 +85,8 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kMetalOverWorkingSet, "metal_over_working_set"},
     {EventKind::kMmprojLoadFrame, "mmproj_load_frame"},
     {EventKind::kLoadFailedWords, "load_failed_words"},
+    {EventKind::kKvCellsFull, "kv_cells_full"},
+    {EventKind::kParallelSequences, "parallel_sequences"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

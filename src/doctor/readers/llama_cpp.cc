@@ -15,6 +15,30 @@ namespace {
 
 constexpr char kEngine[] = "llama.cpp";
 
+// More than one sequence shares the context's KV cells: llama-server's "initializing slots,
+// n_slots = 4", llama_context's "n_seq_max = 4", -np / --parallel above 1 on a command line, or
+// a slot line of a slot after the first ("slot update_slots: id  1 | task 5 | ...", llama-box's
+// "update_slots: rid ... | id 01 | task 44 | ...").
+bool ParallelSequences(const LineView& s) {
+  for (std::string_view key : {"n_slots =", "n_seq_max", " --parallel ", " -np "}) {
+    const size_t at = s.find(key);
+    if (at == std::string_view::npos) continue;
+    if (auto n = NumberAt(s, at + key.size()); n && *n > 1) return true;
+  }
+  for (size_t task = s.find("| task "); task != std::string_view::npos;
+       task = s.find("| task ", task + 1)) {
+    const size_t id = s.substr(0, task).rfind(" id ");
+    if (id == std::string_view::npos) continue;
+    size_t end = 0;
+    const auto n = NumberAt(s, id + 4, &end);
+    if (n && *n >= 1 && end <= task &&
+        s.substr(end, task - end).find_first_not_of(' ') == std::string_view::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   // The line whole, or its two pieces where a terminal cut it before "failed" ("allocating
@@ -262,6 +286,17 @@ void Match(const Line& line) {
       if (end) Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, " to ", end));
     }
   }
+  // A batch that found no free cells in the KV cache: not an allocation, the cache is full
+  // (llama-context.cpp decode: "failed to find KV cache slot for ubatch of size N" to mid 2025,
+  // "failed to find a memory slot for batch of size N" after the memory API; llama_decode's
+  // "failed to decode, ret = 1"; server.cpp before 2025: "failed to find free space in the KV
+  // cache, retrying with smaller batch size").
+  if (Has(s, "failed to find KV cache slot") || Has(s, "failed to find a memory slot") ||
+      Has(s, "failed to find free space in the KV cache") ||
+      (Has(s, "llama_decode") && Has(s, "failed to decode, ret = 1"))) {
+    line.Emit(EventKind::kKvCellsFull, kEngine);
+  }
+  if (ParallelSequences(s)) line.Emit(EventKind::kParallelSequences, kEngine);
   // llama-server's answer to a prompt longer than its context.
   if (Has(s, "exceeds the available context size") || Has(s, "exceed_context_size_error")) {
     auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
@@ -308,6 +343,14 @@ std::string Say(Words rule, const Facts& f) {
       }
       return "a request is longer than the server's context (-c / n_ctx, per slot with -np)";
     }
+    case Words::kKvCellsFull:
+      return f.has(EventKind::kParallelSequences)
+                 ? "the KV cache ran out of cells while serving: its n_ctx cells are shared by "
+                   "the sequences decoding at once (-np slots), and together they filled it (no "
+                   "allocation failed: llama_decode found no room for the batch)"
+                 : "the KV cache ran out of cells while serving: the prompt and the tokens "
+                   "generated need more than its n_ctx cells (no allocation failed: "
+                   "llama_decode found no room for the batch)";
     case Words::kHostMemory:
       return "a host buffer (system RAM or pinned CUDA_Host memory) could not be allocated for "
              "the part of the model kept on the CPU";
@@ -321,7 +364,31 @@ std::string Say(Words rule, const Facts& f) {
 
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   switch (cause) {
+    case Cause::kKvTooManySequences:
+      if (!f.has(EventKind::kKvCellsFull)) return false;
+      AddFix(d, "-np 1 (or fewer slots than now)",
+             "fewer sequences share the cells: each slot gets more of -c");
+      AddFix(d,
+             f.get(Num::kMaxModelLen)
+                 ? fmt::format("-c {:.0f} with the same -np",
+                               std::min(*f.get(Num::kMaxModelLen) * 4, 1048576.0))
+                 : std::string("-c larger with the same -np"),
+             "more KV cells for the slots together (the KV buffer grows with -c)");
+      AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa on)",
+             "a quantized KV cache: about twice the cells in the same memory");
+      return true;
     case Cause::kKvTooLongContext: {
+      if (f.has(EventKind::kKvCellsFull)) {
+        AddFix(d,
+               f.get(Num::kMaxModelLen)
+                   ? fmt::format("-c {:.0f}", std::min(*f.get(Num::kMaxModelLen) * 2, 1048576.0))
+                   : std::string("-c larger"),
+               "more KV cells: the prompt and the tokens to generate must fit them together");
+        AddFix(d, "-n lower (max_tokens), or a shorter prompt", "fewer tokens in the cache");
+        AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa on)",
+               "a quantized KV cache: about twice the cells in the same memory");
+        return true;
+      }
       // llama-cpp-python's "llama_decode returned 1" (readers/lm_studio.cc): its Llama(n_ctx=).
       if (const LogEvent* e = f.first_of(EventKind::kContextExceeded);
           e && e->text == "llama-cpp-python") {
