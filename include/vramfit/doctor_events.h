@@ -192,8 +192,11 @@ enum class Num : uint8_t {
   kServingOom,                // serving_oom: the engine says a request being served hit it (1)
   // vLLM's profile run skipped the multimodal encoder (--skip-mm-profiling): 1.
   kSkippedMmProfiling,        // skipped_mm_profiling
+  // The layer a quantizer's progress line names, counted from 1 ("layer 3/32": 3;
+  // "model.layers.0": 1).
+  kQuantizerLayer,            // quantizer_layer
 };
-inline constexpr int kNumCount = 68;
+inline constexpr int kNumCount = 69;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -446,6 +446,7 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     if (!f.shards_read && ShardsRead(e)) f.shards_read = &e;
     if (!f.dequantize_warning && DequantizeWarning(e)) f.dequantize_warning = &e;
     if (!f.oom_line) f.quantizer_layer = std::max(f.quantizer_layer, QuantizerLayer(e));
+    if (!f.oom_line && !f.quantizer_packing && QuantizerPackingLine(e)) f.quantizer_packing = &e;
     if (!f.oom_line && !f.model_offloaded && ModelOffloadedLine(e)) f.model_offloaded = &e;
   }
   KeepFailingRanksFrames(scan, &f);

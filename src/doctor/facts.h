@@ -92,6 +92,9 @@ struct Facts {
   const LogEvent* shards_read = nullptr;  // the loader's shard bar at 100% (vLLM, SGLang)
   const LogEvent* dequantize_warning = nullptr;  // a quantizer dequantizing as it loads
   int quantizer_layer = 0;  // the furthest layer a quantizer's progress named before the failure
+  // A quantizer's packing line before the failure (load_copies.h QuantizerPackingLine): every
+  // layer was quantized.
+  const LogEvent* quantizer_packing = nullptr;
   // A quantizer's line saying it moved the model off the GPU before its per-layer pass
   // (load_copies.h ModelOffloadedLine), before the failure.
   const LogEvent* model_offloaded = nullptr;

@@ -2,6 +2,8 @@
 // loaded and a quantization method's conversion after loading failed.
 #include "doctor/load_copies.h"
 
+#include <cctype>
+
 #include <string_view>
 
 #include "doctor/text_scan.h"
@@ -105,49 +107,8 @@ int QuantizerLayer(const LogEvent& e) {
   if (e.kind != EventKind::kLoadBegin) return 0;
   auto q = e.values.find(Num::kOnlineQuantization);
   if (q == e.values.end() || q->second <= 0) return 0;
-  const std::string_view t = e.text;
-  auto number_then = [&](size_t at, std::string_view sep) -> int {
-    size_t end = 0;
-    const auto n = NumberAt(t, at, &end);
-    if (!n || *n < 0 || *n > 100000 || t.substr(end, sep.size()) != sep) return 0;
-    return static_cast<int>(*n);
-  };
-  for (std::string_view key : {"layer ", "Compressing layer "}) {
-    const size_t at = t.find(key);
-    if (at == std::string_view::npos) continue;
-    if (int n = number_then(at + key.size(), "/")) return n;
-    if (int n = number_then(at + key.size(), " of ")) return n;
-  }
-  // optimum names the block list before the number ("block model.layers 3/32"), or not ("in
-  // block 3/32").
-  for (std::string_view key : {"uantizing block ", " in block "}) {
-    const size_t at = t.find(key);
-    if (at == std::string_view::npos) continue;
-    const size_t b = at + key.size();
-    const size_t space = t.find(' ', b);
-    if (int n = number_then(b, "/")) return n;
-    if (space != std::string_view::npos) {
-      if (int n = number_then(space + 1, "/")) return n;
-    }
-  }
-  // ExLlamaV2's convert.py names the module, numbered from 0: " -- Layer: model.layers.12
-  // (Attention)", " -- Linear: model.layers.12.mlp.up_proj" (exllamav2/conversion/).
-  for (std::string_view key : {"-- Layer: ", "-- Linear: "}) {
-    const size_t at = t.find(key);
-    if (at == std::string_view::npos) continue;
-    const size_t layers = t.find("layers.", at + key.size());
-    if (layers == std::string_view::npos) continue;
-    if (int n = number_then(layers + 7, " ")) return n + 1;
-    if (int n = number_then(layers + 7, ".")) return n + 1;
-    // Layer 0 ("layers.0 (MLP)"): the first.
-    if (t.substr(layers + 7, 2) == "0 " || t.substr(layers + 7, 2) == "0.") return 1;
-  }
-  const size_t cal = t.find("): Calibrating");
-  if (cal != std::string_view::npos) {
-    const size_t open = t.rfind('(', cal);
-    if (open != std::string_view::npos) return number_then(open + 1, "/");
-  }
-  return 0;
+  auto layer = e.values.find(Num::kQuantizerLayer);
+  return layer == e.values.end() ? 0 : static_cast<int>(layer->second);
 }
 
 bool ModelOffloadedLine(const LogEvent& e) {
@@ -155,6 +116,13 @@ bool ModelOffloadedLine(const LogEvent& e) {
   auto q = e.values.find(Num::kOnlineQuantization);
   return q != e.values.end() && q->second > 0 &&
          std::string_view(e.text).find("caching done") != std::string_view::npos;
+}
+
+bool QuantizerPackingLine(const LogEvent& e) {
+  if (e.kind != EventKind::kLoadBegin) return false;
+  auto q = e.values.find(Num::kOnlineQuantization);
+  return q != e.values.end() && q->second > 0 &&
+         std::string_view(e.text).find("Packing") != std::string_view::npos;
 }
 
 bool QuantizerPastFirstLayer(const Facts& f) {

@@ -33,8 +33,8 @@ bool ConvertedAfterShards(const Facts& f);
 // onto the GPU for their conversion.
 bool OffloadedForConversion(const Facts& f);
 
-// The layer a quantizer's progress line says it is working on (1-based as printed: "layer 3/32",
-// "layer 3 of 31", "(3/41): Calibrating"); 0 when the line names none.
+// The layer a quantizer's progress line says it is working on, counted from 1 (the value the
+// pytorch reader read from the whole line, readers/pytorch.cc ProgressLayer); 0 when none.
 int QuantizerLayer(const LogEvent& e);
 
 // auto-round's "caching done" (a load-began event of the pytorch reader): it prints the line
@@ -43,6 +43,10 @@ int QuantizerLayer(const LogEvent& e);
 // compressors/orchestrator.py, which also removes accelerate's dispatch hooks first, 0.9+); its
 // block loop then moves one block (or --nblocks of them) at a time to the GPU.
 bool ModelOffloadedLine(const LogEvent& e);
+
+// A quantizer's packing progress (AutoGPTQ's "Packing model...", AutoAWQ's "Packing:" bar): the
+// run's last step, after every layer was quantized.
+bool QuantizerPackingLine(const LogEvent& e);
 
 // A quantization run that had finished its first layer before the failure (a progress line of a
 // later layer), with the model not placed on the GPU whole: the calibration's, not the weights'.

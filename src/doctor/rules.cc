@@ -102,6 +102,14 @@ bool QuantizerStopped(const Facts& f) {
 bool ExLlamaConvertStopped(const Facts& f) {
   return QuantizerStopped(f) && f.quantizer == "exllamav2";
 }
+// A quantization run that stopped the same way in its first layer: a per-layer GPU peak (the
+// calibration inputs run through the layer, the tuned block's activations and gradients, the
+// Hessians) is as large at the first layer as at any, while host memory fills as the finished
+// layers accumulate in it; a stop in the layer its progress names first is the GPU's, the excerpt
+// cut before its error (a progress that names no layer keeps the host-memory guess).
+bool QuantizerStoppedAtFirstLayer(const Facts& f) {
+  return QuantizerStopped(f) && f.quantizer_layer == 1 && !f.quantizer_packing;
+}
 bool HostBuffer(const Facts& f) { return f.has(EventKind::kHostBufferFail); }
 // SGLang's HiCache refusing its host KV pool (readers/sglang.cc): the pool is made with the
 // radix cache, after the device's KV pool (HiRadixCache.__init__ -> MHATokenToKVPoolHost,
@@ -983,6 +991,12 @@ const std::vector<Rule>& Rules() {
            "module of the 16-bit model at a time and keeps the calibration states on disk, so "
            "host memory is seldom what runs out; the module's calibration pass on the GPU is (a "
            "guess, the excerpt may be cut before its error)"),
+      Text(C::kActivationPeak, S::kLoad, QuantizerStoppedAtFirstLayer,
+           "the quantization run stopped in its first layer with no error line or traceback: the "
+           "per-layer calibration work on the GPU (the calibration inputs through the layer, "
+           "the statistics or the tuned block's activations) peaks at the first layer already, "
+           "while host memory fills as finished layers accumulate (a guess: the excerpt is cut "
+           "before its error)"),
       Text(C::kHostMemory, S::kLoad, QuantizerStopped,
            "the quantization run stopped in its progress with no error line or traceback: a GPU "
            "out-of-memory prints one, the kernel's OOM killer ends the process silently (host "

@@ -158,6 +158,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kLoadDtypeBits, "load_dtype_bits"},
     {Num::kServingOom, "serving_oom"},
     {Num::kSkippedMmProfiling, "skipped_mm_profiling"},
+    {Num::kQuantizerLayer, "quantizer_layer"},
 };
 
 // Entry i names value i, and every value has an entry.

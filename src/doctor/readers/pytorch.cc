@@ -756,6 +756,85 @@ bool QuantizerProgress(const Line& line) {
   return awq != std::string_view::npos && t.find_first_not_of(" `") == awq && Has(s, "%|");
 }
 
+// The layer a quantizer's progress line names, counted from 1 as printed ("layer 3/32", "layer 3 of
+// 31", "(3/41): Calibrating") or from a 0-based index (a module path, GPTQModel's rows); 0 when
+// the line names none. Read from the whole line (an event keeps a trimmed copy).
+int ProgressLayer(std::string_view t) {
+  auto number_then = [&](size_t at, std::string_view sep) -> int {
+    size_t end = 0;
+    const auto n = NumberAt(t, at, &end);
+    if (!n || *n < 0 || *n > 100000 || t.substr(end, sep.size()) != sep) return 0;
+    return static_cast<int>(*n);
+  };
+  for (std::string_view key : {"layer ", "Compressing layer "}) {
+    const size_t at = t.find(key);
+    if (at == std::string_view::npos) continue;
+    if (int n = number_then(at + key.size(), "/")) return n;
+    if (int n = number_then(at + key.size(), " of ")) return n;
+  }
+  // optimum names the block list before the number ("block model.layers 3/32"), or not ("in
+  // block 3/32").
+  for (std::string_view key : {"uantizing block ", " in block "}) {
+    const size_t at = t.find(key);
+    if (at == std::string_view::npos) continue;
+    const size_t b = at + key.size();
+    const size_t space = t.find(' ', b);
+    if (int n = number_then(b, "/")) return n;
+    if (space != std::string_view::npos) {
+      if (int n = number_then(space + 1, "/")) return n;
+    }
+  }
+  // ExLlamaV2's convert.py names the module, numbered from 0: " -- Layer: model.layers.12
+  // (Attention)", " -- Linear: model.layers.12.mlp.up_proj" (exllamav2/conversion/).
+  for (std::string_view key : {"-- Layer: ", "-- Linear: "}) {
+    const size_t at = t.find(key);
+    if (at == std::string_view::npos) continue;
+    const size_t layers = t.find("layers.", at + key.size());
+    if (layers == std::string_view::npos) continue;
+    if (int n = number_then(layers + 7, " ")) return n + 1;
+    if (int n = number_then(layers + 7, ".")) return n + 1;
+    // Layer 0 ("layers.0 (MLP)"): the first.
+    if (t.substr(layers + 7, 2) == "0 " || t.substr(layers + 7, 2) == "0.") return 1;
+  }
+  const size_t cal = t.find("): Calibrating");
+  if (cal != std::string_view::npos) {
+    const size_t open = t.rfind('(', cal);
+    if (open != std::string_view::npos) return number_then(open + 1, "/");
+  }
+  // GPTQModel's per-module statistics, the layer numbered from 0: a JSON object's "layer": 13,
+  // or a table row's second cell, "| gptq | 56 | self_attn.k_proj |" (gptqmodel/models/writer.py
+  // PROCESS_LOG_LAYER).
+  if (const size_t key = t.find("\"layer\": "); key != std::string_view::npos) {
+    if (int n = number_then(key + 9, ",")) return n + 1;
+    if (t.substr(key + 9, 2) == "0,") return 1;
+  }
+  for (std::string_view process : {"| gptq ", "| awq ", "| qqq ", "| eora "}) {
+    const size_t at = t.find(process);
+    if (at == std::string_view::npos) continue;
+    const size_t bar = t.find('|', at + 1);
+    if (bar == std::string_view::npos) break;
+    size_t end = 0;
+    const auto n = NumberAt(t, bar + 1, &end);
+    if (n && *n >= 0 && *n < 100000 && t.find('|', end) != std::string_view::npos &&
+        t.substr(end, t.find('|', end) - end).find_first_not_of(' ') == std::string_view::npos) {
+      return static_cast<int>(*n) + 1;
+    }
+  }
+  // A module path in a progress line, numbered from 0: llm-compressor's "Quantizing
+  // model.layers.39.mlp.down_proj using 128 samples", auto-round's "Quantizing model.layers.0:"
+  // (not a packing line's: packing follows the last layer).
+  if (t.find("Packing") != std::string_view::npos) return 0;
+  for (size_t at = t.find("layers."); at != std::string_view::npos;
+       at = t.find("layers.", at + 7)) {
+    size_t end = 0;
+    const auto n = NumberAt(t, at + 7, &end);
+    if (!n || *n < 0 || *n >= 100000 || end == at + 7 || end >= t.size()) continue;
+    if (!std::isdigit(static_cast<unsigned char>(t[at + 7]))) continue;
+    if (t[end] == '.' || t[end] == ':' || t[end] == ' ') return static_cast<int>(*n) + 1;
+  }
+  return 0;
+}
+
 // The engines' calls of a worker method by name, on the code line under a traceback frame: the
 // method is where the failure is (a frame of its own, for the stage). vLLM V1's executors call
 // every worker method through collective_rpc("name", ...) (vllm/v1/executor/abstract.py,
@@ -1242,7 +1321,11 @@ void Match(const Line& line) {
     if (progress || setup) Set(e, Num::kOnlineQuantization, 1);
     if (tool) Set(e, Num::kQuantizerTool, tool);
   }
-  if (progress) Set(line.Emit(EventKind::kLoadBegin, kEngine), Num::kOnlineQuantization, 1);
+  if (progress) {
+    LogEvent& e = line.Emit(EventKind::kLoadBegin, kEngine);
+    Set(e, Num::kOnlineQuantization, 1);
+    if (int layer = ProgressLayer(line.text)) Set(e, Num::kQuantizerLayer, layer);
+  }
   if (QuantizerFinished(line)) {
     Set(line.Emit(EventKind::kServing, kEngine), Num::kOnlineQuantization, 1);
   }
