@@ -902,6 +902,14 @@ constexpr FrameRow kFrameRows[] = {
     // Its export (tuner.py export_model: load_model, which merges the LoRA adapters with peft's
     // merge_and_unload -> _unload_and_optionally_merge, then save_pretrained) never generates or
     // trains: the load.
+    // A Trainer being built (transformers/trainer.py Trainer.__init__, which places the model
+    // on args.device with _move_model_to_device unless it is sharded, offloaded or run by
+    // DeepSpeed; its subclasses' constructors call it, LLaMA-Factory's and TRL's trainers):
+    // the weights are being placed, before any training step, whatever launcher is outside it.
+    {"__init__", "trainer.py", Slot::kLoad},
+    {"_move_model_to_device", "trainer.py", Slot::kLoad},
+    {"__init__", "sft_trainer.py", Slot::kLoad},
+    {"__init__", "dpo_trainer.py", Slot::kLoad},
     {"run_exp", "tuner.py", Slot::kRuntime},
     {"_training_function", "tuner.py", Slot::kRuntime},
     {"run_pt", "workflow.py", Slot::kRuntime},
