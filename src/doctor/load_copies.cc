@@ -2,8 +2,6 @@
 // loaded and a quantization method's conversion after loading failed.
 #include "doctor/load_copies.h"
 
-#include <cctype>
-
 #include <string_view>
 
 #include "doctor/text_scan.h"
@@ -92,6 +90,16 @@ bool DequantizeOnLoad(const Facts& f) {
          (!f.oom_line || f.dequantize_warning->line < f.oom_line);
 }
 
+namespace {
+// A quantization run's progress line (the pytorch reader's load-began event carrying
+// online_quantization).
+bool QuantizerProgressEvent(const LogEvent& e) {
+  if (e.kind != EventKind::kLoadBegin) return false;
+  auto q = e.values.find(Num::kOnlineQuantization);
+  return q != e.values.end() && q->second > 0;
+}
+}  // namespace
+
 // The quantizers' progress lines (readers/pytorch.cc QuantizerProgress, each a load-began event
 // with online_quantization): AutoGPTQ's "Start quantizing layer 3/32" and "Quantizing
 // self_attn.q_proj in layer 3/32..." (auto_gptq/modeling/_base.py quantize, 0.4-0.7),
@@ -104,24 +112,18 @@ bool DequantizeOnLoad(const Facts& f) {
 // first layer, a layer's weights had fitted, and what grows is what the run keeps on the GPU
 // from layer to layer (the calibration inputs and outputs).
 int QuantizerLayer(const LogEvent& e) {
-  if (e.kind != EventKind::kLoadBegin) return 0;
-  auto q = e.values.find(Num::kOnlineQuantization);
-  if (q == e.values.end() || q->second <= 0) return 0;
+  if (!QuantizerProgressEvent(e)) return 0;
   auto layer = e.values.find(Num::kQuantizerLayer);
   return layer == e.values.end() ? 0 : static_cast<int>(layer->second);
 }
 
 bool ModelOffloadedLine(const LogEvent& e) {
-  if (e.kind != EventKind::kLoadBegin) return false;
-  auto q = e.values.find(Num::kOnlineQuantization);
-  return q != e.values.end() && q->second > 0 &&
+  return QuantizerProgressEvent(e) &&
          std::string_view(e.text).find("caching done") != std::string_view::npos;
 }
 
 bool QuantizerPackingLine(const LogEvent& e) {
-  if (e.kind != EventKind::kLoadBegin) return false;
-  auto q = e.values.find(Num::kOnlineQuantization);
-  return q != e.values.end() && q->second > 0 &&
+  return QuantizerProgressEvent(e) &&
          std::string_view(e.text).find("Packing") != std::string_view::npos;
 }
 
