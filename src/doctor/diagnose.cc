@@ -100,7 +100,16 @@ constexpr NeutralFix kNeutralFixes[] = {
        // vLLM's sleep-mode allocator refuses expandable segments (cumem.py asserts they are
        // off); the engine's reader says what frees the trainer's cache there.
        if (doctor::WakeUp(f)) return;
-       AddFix(d, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+       // Ascend's torch_npu reads its own variable (PYTORCH_NPU_ALLOC_CONF, the same
+       // expandable_segments key); its message says "NPU out of memory".
+       bool npu = false;
+       for (const LogEvent* e : f.first) {
+         npu |= e != nullptr && doctor::IsFailureEvent(e->kind) &&
+                e->text.find("NPU out of memory") != std::string::npos;
+       }
+       AddFix(d,
+              npu ? "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True"
+                  : "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
               fmt::format("{} was reserved but unallocated, more than the {} requested",
                           Gib(f.get(Num::kReservedUnallocatedBytes).value_or(0)),
                           Gib(f.get(Num::kRequestedBytes).value_or(0))));

@@ -447,6 +447,14 @@ TEST(Diagnose, StartupAndFragmentationAndSampler) {
   EXPECT_EQ(f.stage, "runtime");
   EXPECT_EQ(f.cause, "fragmentation");
   EXPECT_EQ(f.fixes[0].change, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+  // Ascend's torch_npu message (the older caching-allocator shape): its own variable.
+  const Diagnosis npu = DiagnoseText(
+      "torch.OutOfMemoryError: NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB "
+      "total capacity; 50.05 GiB already allocated; 50.05 GiB current active; 5.04 MiB free; "
+      "58.39 GiB reserved in total by PyTorch)\n");
+  EXPECT_EQ(npu.cause, "fragmentation");
+  ASSERT_FALSE(npu.fixes.empty());
+  EXPECT_EQ(npu.fixes[0].change, "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True");
   const Diagnosis w = DiagnoseText(
       "RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy "
       "requests.\n");

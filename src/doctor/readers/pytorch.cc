@@ -196,11 +196,12 @@ enum Tool : int {
   kAutoRound,      // auto-round (auto_round)
   kAutoAwq,        // AutoAWQ (awq)
   kExLlamaV2,      // ExLlamaV2's convert.py (the EXL2 quantizer)
+  kDeepCompressor,  // MIT HAN Lab's deepcompressor (QServe's and SVDQuant's PTQ pipelines)
   kToolCount,
 };
 constexpr std::string_view kToolNames[kToolCount] = {
     "", "autogptq", "gptqmodel", "gptq-for-llama", "optimum", "llm-compressor", "auto-round",
-    "autoawq", "exllamav2"};
+    "autoawq", "exllamav2", "deepcompressor"};
 
 // The quantizer whose package a frame's file lies in.
 Tool ToolOfPath(std::string_view path) {
@@ -211,6 +212,7 @@ Tool ToolOfPath(std::string_view path) {
   if (Has(path, "auto_round/")) return kAutoRound;
   if (Has(path, "GPTQ-for-LLaMa/")) return kGptqForLlama;
   if (Has(path, "exllamav2/conversion/")) return kExLlamaV2;
+  if (Has(path, "deepcompressor/")) return kDeepCompressor;
   // AutoAWQ's package (awq/models, awq/quantize, awq/modules); MIT's llm-awq, whose package is
   // also awq/, runs from awq/entry.py and awq/quantize/pre_quant.py, and is not AutoAWQ.
   if (Has(path, "/awq/") && !Has(path, "llm-awq") && !Has(path, "awq/entry.py") &&
@@ -285,6 +287,9 @@ Tool ToolOfLine(const Line& line, bool progress, bool setup) {
   if (Has(s, "exllamav2/conversion") || (progress && ExLlamaConvertLine(line.text))) {
     return kExLlamaV2;
   }
+  // deepcompressor's entry points: "python -m deepcompressor.app.llm.ptq CONFIG" (QServe's
+  // W4A8) and "deepcompressor.app.diffusion.ptq" (SVDQuant), or a frame in its package.
+  if (Has(s, "deepcompressor")) return kDeepCompressor;
   return kNoTool;
 }
 
@@ -327,6 +332,17 @@ void TagPath(std::string_view path, LogEvent& e) {
   // only say a quantization run (1). Its wrapper.py and data_type/ also run in a quantized
   // model's QDQ evaluation and are not tagged.
   if (const Tool tool = ToolOfPath(path)) e.values[Num::kQuantizerTool] = tool;
+  // deepcompressor (0.0.2) calibrates one block at a time on its cached activations: the
+  // calib/ package (smoothing, rotation, low-rank, range search), the apps' quant/ passes
+  // (app/llm/quant/, app/diffusion/quant/: smooth.py, rotate.py, weight.py, activation.py) and
+  // the calibration loaders that feed them (iter_layer_activations in app/diffusion/dataset/
+  // calib.py and app/llm/quant/dataset.py) are that per-layer pass (2); its other files load,
+  // build and evaluate the model around it (1).
+  if (Has(path, "deepcompressor/")) {
+    const bool per_layer = Has(path, "deepcompressor/calib/") || Has(path, "/quant/") ||
+                           Has(path, "dataset/calib.py");
+    e.values[Num::kPathIsQuantizer] = per_layer ? 2 : 1;
+  }
   if (Has(path, "auto_round/auto_scheme/")) {
     e.values[Num::kPathIsQuantizer] = 2;
   } else if (Has(path, "auto_round/compressors/") || Has(path, "auto_round/autoround.py")) {
@@ -1551,6 +1567,12 @@ constexpr ToolFix kToolFixes[] = {
      "convert.py without -hsol (0 by default: no hidden states kept on the GPU), with -fst",
      "-hsol N keeps N layers' hidden and target states in VRAM; -fst loads the 16-bit layers "
      "with fast_safetensors, which convert.py's help says eases some out-of-memory failures"},
+    {"deepcompressor", Cause::kActivationPeak,
+     "a smaller quant.calib.batch_size (16 in the FLUX configs, 256 in PixArt's and Sana's) or "
+     "quant.calib.num_samples (128 by default) in the config, or a smaller "
+     "quant.wgts.calib_range.element_batch_size",
+     "each block is calibrated on the activations cached for every calibration sample "
+     "(examples/diffusion/configs, deepcompressor 0.0.2)"},
 };
 // The named quantizer's fixes for `cause`; false when it has none.
 bool AddToolFixes(Cause cause, const Facts& f, Diagnosis* d) {

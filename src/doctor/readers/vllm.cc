@@ -295,8 +295,12 @@ void MatchKvCache(const Line& line) {
 
 void MatchPhases(const Line& line) {
   const LineView s = line.view();
+  // vllm-ascend's NPU runner captures the same graphs as ACL graphs (model_runner_v1.py:
+  // "Starting to capture ACL graphs for cases: [...]", then the "Capturing ACL graphs (mixed
+  // prefill-decode, PIECEWISE)" progress bar).
   if (Has(s, "Capturing CUDA graph") || Has(s, "Capturing cudagraphs") ||
-      Has(s, "Capturing the model for CUDA graphs") || Has(s, "Profiling CUDA graph memory")) {
+      Has(s, "Capturing the model for CUDA graphs") || Has(s, "Profiling CUDA graph memory") ||
+      Has(s, "Capturing ACL graphs") || Has(s, "to capture ACL graphs")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }
   // The kernel warm-up of compile_or_warm_up_model (model_executor/warmup/kernel_warmup.py,
