@@ -476,7 +476,8 @@ if(NOT last_out MATCHES "one 131,072-token request" OR last_err MATCHES "not mod
 endif()
 run_err(check_vllm_rope_scaling_bad 2 "--rope-scaling: expected a JSON object of rope_scaling"
     check --gpu h100 --vllm-version 0.9.2 -- vllm serve qwen3-8b --rope-scaling=yarn)
-run_err(check_vllm_rope_scaling_gone 2 "--rope-scaling: vLLM 0.22 has no such flag"
+run_err(check_vllm_rope_scaling_gone 2
+    "--rope-scaling: vLLM 0.22 no longer has this flag.*--hf-overrides"
     check --gpu h100 --vllm-version 0.22 -- vllm serve qwen3-8b --rope-scaling "{}")
 # --async-scheduling has no memory effect; --kv-offloading-size is a host KV tier (the plan's
 # notes say so, the GPU pool is unchanged); a size that is not GiB above 0 exits 2.

@@ -37,6 +37,20 @@ std::string VllmSpelling(std::string_view flag) {
   return "";
 }
 
+// What took the place of a flag the 0.10 parser had and the 0.22 parser has not (both lists
+// read from vllm/engine/arg_utils.py add_cli_args): the model config's rope fields moved into
+// --hf-overrides, and request logging became opt-in (--enable-log-requests).
+std::string Replacement(std::string_view flag) {
+  static constexpr std::pair<std::string_view, std::string_view> kNow[] = {
+      {"--rope-scaling", "--hf-overrides '{\"rope_scaling\": {...}}' sets it"},
+      {"--rope-theta", "--hf-overrides '{\"rope_theta\": N}' sets it"},
+      {"--disable-log-requests", "requests are not logged unless --enable-log-requests"}};
+  for (const auto& [gone, now] : kNow) {
+    if (flag == gone) return fmt::format(" ({})", now);
+  }
+  return "";
+}
+
 bool Has(const std::vector<std::string_view>& list, std::string_view name) {
   return std::binary_search(list.begin(), list.end(), name);
 }
@@ -263,6 +277,16 @@ Status CheckServeFlags(const std::vector<std::string>& given, const std::string&
     if (!why.empty()) {
       return Status::InvalidArgument(fmt::format("vLLM {}: {} (`{}` stops with this error)",
                                                  release_text, core::Printable(why), launcher));
+    }
+    // A flag the 0.10 list has and the 0.22 list has not left vLLM in between: say so, and how
+    // to plan a release that still takes it, rather than guess a respelling.
+    if (!legacy && newest && Accepts(ServeFlagsV010(), name, &why) && why.empty()) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: vLLM {} no longer has this flag (`{}` stops with \"unrecognized arguments\"); "
+          "0.10 had it, and it was removed in a release between 0.10 and {}{}: drop it, or plan "
+          "the release you run with --engine vllm@X.Y",
+          core::Printable(written.substr(0, written.find('='))), release_text, launcher,
+          rules.text, Replacement(name)));
     }
     std::vector<std::pair<size_t, std::string>> scored;
     for (std::string_view f : legacy               ? own

@@ -112,6 +112,11 @@ TEST(ServeFlags, PerRelease) {
   EXPECT_EQ(Error({"--swap-space"}, "0.10"), "");
   EXPECT_NE(Error({"--swap-space"}, "0.22"), "");
   EXPECT_EQ(Error({"--swap-space"}, "0.15"), "");
+  // Refused as a flag that left vLLM, with the way to plan an older release, not a respelling.
+  const std::string gone = Error({"--swap-space"}, "0.22");
+  EXPECT_NE(gone.find("no longer has this flag"), std::string::npos) << gone;
+  EXPECT_NE(gone.find("--engine vllm@X.Y"), std::string::npos) << gone;
+  EXPECT_EQ(gone.find("nearest"), std::string::npos) << gone;
   EXPECT_NE(Error({"--kv-cache-memory-bytes"}, "0.10.1"), "");
   EXPECT_EQ(Error({"--kv-cache-memory-bytes"}, "0.22"), "");
 }
