@@ -110,7 +110,20 @@ bool ExLlamaConvertStopped(const Facts& f) {
 bool QuantizerStoppedAtFirstLayer(const Facts& f) {
   return QuantizerStopped(f) && f.quantizer_layer == 1 && !f.quantizer_packing;
 }
-bool HostBuffer(const Facts& f) { return f.has(EventKind::kHostBufferFail); }
+// A host buffer that failed after a device buffer had: llama.cpp retries a failed context
+// (llama-context.cpp: "compute buffer allocation failed, retrying without pipeline
+// parallelism", 2025+), and the retry's pinned or CPU buffer is the aftermath, not what ran out
+// first.
+bool HostBufferAfterDevice(const Facts& f) {
+  const LogEvent* host = f.first_of(EventKind::kHostBufferFail);
+  const LogEvent* device = f.first_of(EventKind::kGgmlAllocFail);
+  if (host == nullptr || device == nullptr || device->line >= host->line) return false;
+  auto it = device->values.find(Num::kHost);
+  return it == device->values.end() || it->second == 0;
+}
+bool HostBuffer(const Facts& f) {
+  return f.has(EventKind::kHostBufferFail) && !HostBufferAfterDevice(f);
+}
 // SGLang's HiCache refusing its host KV pool (readers/sglang.cc): the pool is made with the
 // radix cache, after the device's KV pool (HiRadixCache.__init__ -> MHATokenToKVPoolHost,
 // mem_cache/hiradix_cache.py), so the message itself places it at the KV cache, frames or not.

@@ -174,6 +174,13 @@ bool IsMaxLenError(const LineView& s) {
   return (Has(s, "max seq len (") || Has(s, "max_model_len (")) &&
          (Has(s, "larger than the maximum number of tokens") || Has(s, "KV cache is needed"));
 }
+// The same check quoted in short, as people retell it in notes and issues ("ValueError: max seq
+// len 200000 needs 13.86 GiB KV, only 10.2 GiB available."): the length, what it needs and
+// what is available, in one line.
+bool IsRetoldMaxLenError(const LineView& s) {
+  return (Has(s, "max seq len") || Has(s, "max_model_len")) && Has(s, " needs ") &&
+         Has(s, "KV") && Has(s, "available") && !IsMaxLenError(s);
+}
 
 void MaxLenError(const Line& line, std::string_view s) {
   auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
@@ -244,6 +251,12 @@ void MatchKvCache(const Line& line) {
   // mid-word).
   if (IsMaxLenError(s)) {
     MaxLenError(line, s);
+  } else if (IsRetoldMaxLenError(s)) {
+    auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
+    Set(e, Num::kMaxModelLen,
+        NumberAfter(s, Has(s, "max seq len") ? "max seq len" : "max_model_len"));
+    Set(e, Num::kKvNeededBytes, BytesAfter(s, " needs "));
+    Set(e, Num::kKvCacheBytes, BytesAfter(s, " only "));
   } else if (!line.joined.empty() && IsMaxLenError(line.joined)) {
     MaxLenError(line, line.joined);
   } else if (!line.joined_tight.empty() && IsMaxLenError(line.joined_tight)) {
@@ -262,6 +275,13 @@ void MatchKvCache(const Line& line) {
     const std::string_view t = Has(s, kEstimated) ? s : line.joined_tight;
     auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
     Set(e, Num::kEstimatedMaxModelLen, NumberAfter(t, kEstimated));
+  } else if (constexpr std::string_view kRetold = "stimated max model length";
+             Has(s, kRetold) && (Has(s, "=") || Has(s, ":"))) {
+    // Retold in short ("Estimated max model length = 147,136."), the sentence's figure.
+    auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
+    Set(e, Num::kEstimatedMaxModelLen,
+        NumberAfter(s, Has(s, "=") ? std::string_view("=") : std::string_view(":"),
+                    s.find(kRetold)));
   }
   // Hybrid models (V1 0.10+): one Mamba state block per running sequence, from the KV budget.
   if (const std::string_view t = Whole(line, "exceeds available Mamba cache blocks"); !t.empty()) {
