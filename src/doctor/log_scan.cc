@@ -279,6 +279,18 @@ class Scanner final : public doctor::EventSink {
       if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_, held_last_);
       return;
     }
+    // A string with escaped line ends (a traceback printed as a repr or inside a JSON body) that
+    // a terminal wrapped: its pieces are joined before its escapes are undone, which needs the
+    // whole string (a piece may end between a backslash and its letter).
+    const size_t wrap = at_longest_ >= kWrappedLines ? longest_ : 0;
+    const bool full = wrap != 0 && Columns(raw) == wrap;
+    if (!escaped_held_.empty() || (full && Has(raw, "\\n"))) {
+      escaped_held_.append(raw);
+      if (full && escaped_held_.size() < opt_.max_line_bytes) return;
+      const std::string joined = std::exchange(escaped_held_, std::string());
+      ForEachPiece(joined, [this](std::string_view piece) { Piece(piece); });
+      return;
+    }
     ForEachPiece(raw, [this](std::string_view piece) { Piece(piece); });
   }
 
@@ -359,6 +371,10 @@ class Scanner final : public doctor::EventSink {
 
   void Finish() {
     if (looking_ahead_) EndLookAhead();
+    if (!escaped_held_.empty()) {
+      const std::string joined = std::exchange(escaped_held_, std::string());
+      ForEachPiece(joined, [this](std::string_view piece) { Piece(piece); });
+    }
     if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_, held_last_);
     EndCommand();
     EndMessage();
@@ -1098,6 +1114,7 @@ class Scanner final : public doctor::EventSink {
   std::map<std::pair<int, std::string>, uint64_t> routine_;
   std::map<std::string, uint64_t, std::less<>> engine_counts_;
   std::string held_;  // a piece of a line a terminal wrapped, waiting for the rest
+  std::string escaped_held_;  // raw pieces of a wrapped string with escaped line ends
   // The look-ahead's lines of text, those right after another, and whether the last was one.
   int ahead_text_lines_ = 0, ahead_text_after_text_ = 0;
   bool ahead_after_text_ = false;

@@ -993,6 +993,27 @@ TEST(LogScan, CollectedAndEscapedLinesAreUnwrapped) {
   EXPECT_EQ(t.lines, 1u);
   EXPECT_NE(Find(t, EventKind::kTorchOom), nullptr);
   EXPECT_NE(Find(t, EventKind::kFrame), nullptr);
+  // The same kind of string in a saved report, wrapped by a terminal at 80 columns (a piece may
+  // end inside an escape or a frame's name): the pieces are joined before the escapes are
+  // undone, so the frames and the error are read as in the unwrapped line.
+  const std::string body =
+      R"(  "traceback": "Traceback (most recent call last):\n  File \"/srv/app/loader.py\", )"
+      R"(line 88, in load\n    self.model = AutoModelForCausalLM.from_pretrained(name, )"
+      R"(device_map=\"auto\")\n  File \"/venv/lib/python3.12/site-packages/transformers/)"
+      R"(modeling_utils.py\", line 4246, in from_pretrained\n    model = cls(config)\n)"
+      R"(torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a )"
+      R"(total capacity of 15.47 GiB of which 1.02 GiB is free.\n",)";
+  std::string wrapped = "{\n  \"ok\": false,\n";
+  for (size_t at = 0; at < body.size(); at += 80) wrapped += body.substr(at, 80) + "\n";
+  wrapped += "}\n";
+  const LogScan w = Scan(wrapped);
+  const std::vector<std::string> names = Frames(w);
+  // The two frames and the failing code line under the first, as in the line unwrapped.
+  EXPECT_EQ(names, Frames(Scan("{\n  \"ok\": false,\n" + body + "\n}\n")));
+  ASSERT_EQ(names.size(), 3u) << ::testing::PrintToString(names);
+  EXPECT_EQ(names.front(), "load (loader.py)");
+  EXPECT_EQ(names.back(), "from_pretrained (modeling_utils.py)");
+  EXPECT_NE(Find(w, EventKind::kTorchOom), nullptr);
 }
 
 // A shell's or Docker Compose's report that its program was ended by SIGKILL (the kernel's OOM
