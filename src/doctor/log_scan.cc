@@ -286,12 +286,16 @@ class Scanner final : public doctor::EventSink {
     const bool full = wrap != 0 && Columns(raw) == wrap;
     if (!escaped_held_.empty() || (full && Has(raw, "\\n"))) {
       escaped_held_.append(raw);
-      if (full && escaped_held_.size() < opt_.max_line_bytes) return;
-      const std::string joined = std::exchange(escaped_held_, std::string());
-      ForEachPiece(joined, [this](std::string_view piece) { Piece(piece); });
+      if (!full || escaped_held_.size() >= opt_.max_line_bytes) ReadEscapedHeld();
       return;
     }
     ForEachPiece(raw, [this](std::string_view piece) { Piece(piece); });
+  }
+
+  // The pieces of a wrapped string with escaped line ends, joined: read as one log line.
+  void ReadEscapedHeld() {
+    const std::string joined = std::exchange(escaped_held_, std::string());
+    ForEachPiece(joined, [this](std::string_view piece) { Piece(piece); });
   }
 
   // The text lines of one log line: a collector's record or an escaped paste gives its lines
@@ -371,10 +375,7 @@ class Scanner final : public doctor::EventSink {
 
   void Finish() {
     if (looking_ahead_) EndLookAhead();
-    if (!escaped_held_.empty()) {
-      const std::string joined = std::exchange(escaped_held_, std::string());
-      ForEachPiece(joined, [this](std::string_view piece) { Piece(piece); });
-    }
+    if (!escaped_held_.empty()) ReadEscapedHeld();
     if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_, held_last_);
     EndCommand();
     EndMessage();
