@@ -105,8 +105,11 @@ enum class EventKind : uint8_t {
                          // for a batch (not an allocation: the cache is full)
   kParallelSequences,    // parallel_sequences: more than one sequence shares llama.cpp's context
                          // (server slots, n_seq_max, -np above 1)
+  kRuntimeWords,         // runtime_words: the reporter's words place the failure after the
+                         // model ran ("during training", "after step 3", "midway", "during
+                         // inference")
 };
-inline constexpr int kEventKindCount = 77;
+inline constexpr int kEventKindCount = 78;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

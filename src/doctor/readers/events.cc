@@ -87,6 +87,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kLoadFailedWords, "load_failed_words"},
     {EventKind::kKvCellsFull, "kv_cells_full"},
     {EventKind::kParallelSequences, "parallel_sequences"},
+    {EventKind::kRuntimeWords, "runtime_words"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

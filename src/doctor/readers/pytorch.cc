@@ -1011,9 +1011,49 @@ bool LoadFailedWords(const LineView& s) {
   return false;
 }
 
+// The reporter's own words placing the failure after the model ran: a training run's steps
+// ("during training", "after the step 0", "after 120 steps") or requests served ("during
+// inference", "while generating", "stops midway", "after a few runs"). A line of prose beside the
+// pasted error, read only where nothing else places the phase (facts.cc): it tells a card that
+// filled while running from one that filled while the weights were placed. Not a log record's
+// own text (a traceback's source line, a logger's message): those are read as what they are.
+bool RuntimeWords(const Line& line) {
+  const std::string_view t = line.text;
+  if (t.size() > 400 || t.find("File \"") != std::string_view::npos) return false;
+  std::string lower(t);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view words :
+       {"during training", "while training", "when training", "during fine-tuning",
+        "during finetuning", "while fine-tuning", "while finetuning", "in the middle of training",
+        "mid-training", "after the step ", "after step ", "after a few steps",
+        "after some steps", "after the first step", "after the first epoch",
+        "after the first iteration", "during inference", "during generation", "while generating",
+        "when generating", "midway", "mid-way", "after a few runs", "after a few requests",
+        "after a few turns", "after a few rounds", "after a few prompts", "after a few messages",
+        "after a few generations", "after some requests", "in the middle of generation",
+        "in the middle of inference", "in the middle of a conversation"}) {
+    if (lower.find(words) != std::string::npos) return true;
+  }
+  // "after 120 steps", "after 3 iterations", "after 2 epochs"
+  for (size_t at = lower.find("after "); at != std::string::npos;
+       at = lower.find("after ", at + 6)) {
+    size_t i = at + 6;
+    const size_t digits = i;
+    while (i < lower.size() && std::isdigit(static_cast<unsigned char>(lower[i]))) ++i;
+    if (i == digits || i >= lower.size() || lower[i] != ' ') continue;
+    const std::string_view rest = std::string_view(lower).substr(i + 1, 10);
+    if (rest.substr(0, 4) == "step" || rest.substr(0, 9) == "iteration" ||
+        rest.substr(0, 5) == "epoch") {
+      return true;
+    }
+  }
+  return false;
+}
+
 void MatchMilestone(const Line& line) {
   const LineView s = line.view();
   if (LoadFailedWords(s)) line.Emit(EventKind::kLoadFailedWords, kEngine);
+  if (RuntimeWords(line)) line.Emit(EventKind::kRuntimeWords, kEngine);
   // AutoAWQ loading a quantized checkpoint: from_quantized swaps each layer's linears for its
   // quantized modules under the bar "Replacing layers...:  40%|" (awq/models/base.py
   // _load_quantized_modules, 0.1.x-0.2.x), before the weights are read: the load.
@@ -1130,12 +1170,13 @@ void MatchReferenceLaunch(const Line& line) {
 }
 
 // A command line that starts a training run: a launcher (python, torchrun, accelerate launch,
-// deepspeed, torchtune's tune run, litgpt) with a training script or a training loop's flags:
-// nanoGPT-style and litgpt's --max_iters and --micro_batch_size, transformers' TrainingArguments
-// (--num_train_epochs, --per_device_train_batch_size, --gradient_accumulation_steps,
-// --learning_rate, --gradient_checkpointing), --checkpoint_activations, or a script named for
-// training (train.py, finetune, pretrain, sft). Its steps hold gradients, optimizer states and
-// activations beside the weights (facts.cc reads a full card with no phase's evidence so).
+// deepspeed, torchtune's tune run, litgpt, a shell running a script) with a training script or
+// a training loop's flags: nanoGPT-style and litgpt's --max_iters and --micro_batch_size,
+// transformers' TrainingArguments (--num_train_epochs, --per_device_train_batch_size,
+// --gradient_accumulation_steps, --learning_rate, --gradient_checkpointing),
+// --checkpoint_activations, or a script named for training (train.py, train.sh, finetune,
+// pretrain, sft). Its steps hold gradients, optimizer states and activations beside the weights
+// (facts.cc reads a full card with no phase's evidence so).
 // So does a line that names a training loop's call in code or words: transformers' and TRL's
 // trainers (SFTTrainer, DPOTrainer, ...; `trainer.train(`), "the .train() method".
 void MatchTrainingLaunch(const Line& line) {
@@ -1149,13 +1190,15 @@ void MatchTrainingLaunch(const Line& line) {
     return;
   }
   const bool launcher = Has(s, "python") || Has(s, "torchrun") || Has(s, "accelerate launch") ||
-                        Has(s, "deepspeed ") || Has(s, "tune run ") || Has(s, "litgpt ");
+                        Has(s, "deepspeed ") || Has(s, "tune run ") || Has(s, "litgpt ") ||
+                        Has(s, "bash ") || Has(s, "sh ");
   if (!launcher) return;
   const bool training =
       Has(s, "--max_iters") || Has(s, "--micro_batch_size") || Has(s, "--num_train_epochs") ||
       Has(s, "--per_device_train_batch_size") || Has(s, "--gradient_accumulation_steps") ||
       Has(s, "--learning_rate") || Has(s, "--gradient_checkpointing") ||
-      Has(s, "--checkpoint_activations") || Has(s, "train.py") || Has(s, "finetune") ||
+      Has(s, "--checkpoint_activations") || Has(s, "train.py") || Has(s, "train.sh") ||
+      Has(s, "finetune") ||
       Has(s, "pretrain") || Has(s, "sft.py") || Has(s, "_sft ") || Has(s, " sft ");
   if (!training) return;
   auto& e = line.Emit(EventKind::kConfig, kEngine);
