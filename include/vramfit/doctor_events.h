@@ -108,8 +108,10 @@ enum class EventKind : uint8_t {
   kRuntimeWords,         // runtime_words: the reporter's words place the failure after the
                          // model ran ("during training", "after step 3", "midway", "during
                          // inference")
+  kGgmlDecodeFailed,     // ggml_decode_failed: llama_decode returned an error ("failed to
+                         // decode, ret = -1"), not a full KV cache (ret = 1)
 };
-inline constexpr int kEventKindCount = 78;
+inline constexpr int kEventKindCount = 79;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

@@ -124,6 +124,20 @@ bool HostBufferAfterDevice(const Facts& f) {
 bool HostBuffer(const Facts& f) {
   return f.has(EventKind::kHostBufferFail) && !HostBufferAfterDevice(f);
 }
+// A host buffer that failed as a compute graph's reservation: ggml's graph allocator reporting,
+// on the next lines, the host buffer it could not get ("ggml_gallocr_reserve_n: failed to
+// allocate CUDA_Host buffer of size N", ggml-alloc.c ggml_gallocr_reserve_n_impl): the compute
+// buffer that llama.cpp keeps in pinned or plain host memory, reserved when a context is
+// created (the profile stage), not the model's weights.
+bool HostBufferAtReserve(const Facts& f) {
+  const LogEvent* host = f.first_of(EventKind::kHostBufferFail);
+  if (host == nullptr || !HostBuffer(f)) return false;
+  const LogEvent* r = f.first_of(EventKind::kGgmlReserveFail);
+  // Within a few lines, blank lines (a paste's CR CR LF) and a terminal's wraps included.
+  if (r == nullptr || r->line < host->line || r->line > host->line + 6) return false;
+  auto it = r->values.find(Num::kHost);
+  return it != r->values.end() && it->second > 0;
+}
 // SGLang's HiCache refusing its host KV pool (readers/sglang.cc): the pool is made with the
 // radix cache, after the device's KV pool (HiRadixCache.__init__ -> MHATokenToKVPoolHost,
 // mem_cache/hiradix_cache.py), so the message itself places it at the KV cache, frames or not.
@@ -492,6 +506,14 @@ bool OllamaServingCompute(const Facts& f) {
 bool GgmlComputeDecode(const Facts& f) {
   if (!GgmlCompute(f)) return false;
   if (GgmlFailedAfter(f, EventKind::kRequest)) return true;
+  // A graph reservation that failed and, within a few lines (blank lines and wraps included),
+  // llama_decode's error: the decode
+  // reserved its batch's graph (llama-context.cpp decode -> graph_reserve on a changed batch
+  // shape or a speculative draft's first batch), not the context's creation.
+  if (const LogEvent* d = f.first_of(EventKind::kGgmlDecodeFailed);
+      d && f.oom_line > 0 && d->line > f.oom_line && d->line <= f.oom_line + 12) {
+    return true;
+  }
   const LogEvent* c = f.first_of(EventKind::kGgmlComputeFail);
   if (!c) return false;
   auto it = c->values.find(Num::kDuringDecode);
@@ -548,6 +570,25 @@ bool GgmlBufferAfterWeights(const Facts& f) {
   }
   return GgmlFailedAfter(f, EventKind::kGgmlModelBuffer) ||
          f.get(Num::kEstimateFits).value_or(0) > 0;
+}
+
+// A device buffer failed, with no line telling which, that is larger than the whole model the
+// log names could be at 32 bits a weight (its name's parameter count x 4 bytes, the widest GGUF
+// type, F32): it cannot be the weights' buffer. What llama.cpp allocates after the weights and
+// can outgrow them is the context's: the KV cache (llama-kv-cache.cpp) and, largest at a long
+// context without flash attention, the compute buffers that hold a ubatch's attention scores
+// against the whole context (n_ctx x n_ubatch x heads x 4 bytes; llama-context.cpp
+// graph_reserve), reserved last. A front end's estimate or a KV size the log printed decide
+// first (GgmlBufferIsKv, GgmlBufferAfterWeights).
+bool GgmlBufferOverNamedModel(const Facts& f) {
+  if (!GgmlFailed(f) || !f.has(EventKind::kGgmlAllocFail) || f.has(EventKind::kGgmlLoadFail) ||
+      f.has(EventKind::kImage) || f.has(EventKind::kGgmlModelBuffer) ||
+      f.has(EventKind::kGgmlKvFail)) {
+    return false;
+  }
+  const auto req = f.get(Num::kRequestedBytes);
+  const double params = ParamsFromName(f.model_path);
+  return req && params > 0 && *req > 4 * params;
 }
 
 // A device buffer failed whose size is the one the log gave the KV cache (llama.cpp's "CUDA0 KV
@@ -995,6 +1036,10 @@ const std::vector<Rule>& Rules() {
       // evidence shows, then llama.cpp's other failed allocations.
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlKv, Words::kKvBuffer),
       Worded(C::kHostMemory, S::kKvCache, HiCacheHostPool, Words::kHostMemory),
+      Text(C::kHostMemory, S::kProfile, HostBufferAtReserve,
+           "a compute graph's buffer in host memory (pinned CUDA_Host or CPU) could not be "
+           "allocated when the context reserved its graphs: the host-side compute buffer, which "
+           "grows with the micro-batch and the context"),
       Worded(C::kHostMemory, S::kLoad, HostBufferAtLoad, Words::kHostMemory),
       {C::kHostMemory, S::kLoad, HostBuffer, nullptr, nullptr, Words::kHostMemory, true},
       Worded(C::kHostMemory, S::kLoad, HostOomKillAtLoad, Words::kHostMemory),
@@ -1033,6 +1078,11 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferIsKv, Words::kKvBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlBufferAtReserve, Words::kContextComputeBuffer),
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferAfterWeights, Words::kKvBuffer),
+      Text(C::kComputeBuffer, S::kProfile, GgmlBufferOverNamedModel,
+           "a buffer larger than the whole named model at 32 bits a weight failed, so not the "
+           "weights': the context's buffers (the compute buffers, which at a long context "
+           "without flash attention hold a ubatch's attention scores against the whole context, "
+           "or the KV cache) do not fit"),
       Worded(C::kWeightsTooLarge, S::kLoad, GgmlBuffer, Words::kWeightBuffer),
       // SGLang's token pool.
       Worded(C::kKvTooManySequences, S::kRuntime, SglangTokenPool, Words::kTokenPool),

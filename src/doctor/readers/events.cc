@@ -88,6 +88,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kKvCellsFull, "kv_cells_full"},
     {EventKind::kParallelSequences, "parallel_sequences"},
     {EventKind::kRuntimeWords, "runtime_words"},
+    {EventKind::kGgmlDecodeFailed, "ggml_decode_failed"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

@@ -39,8 +39,35 @@ bool ParallelSequences(const LineView& s) {
   return false;
 }
 
+// The GGUF file a line names ("-m models/Llama-3.2-1B-Instruct-IQ3_M.gguf", the loader's
+// "loaded meta data ... from /models/x.gguf", a sentence "running x.gguf"): the file's base
+// name, which carries the model's size ("1B") for the rules that weigh a failed buffer against
+// the model (rules.cc GgmlBufferOverNamedModel). Not a vision projector's file (mmproj) or a
+// tokenizer-only vocabulary file (ggml-vocab-*), which name no model's size.
+std::string GgufName(std::string_view t) {
+  const size_t dot = t.find(".gguf");
+  if (dot == std::string_view::npos) return {};
+  size_t b = dot;
+  while (b > 0 && t[b - 1] != ' ' && t[b - 1] != '/' && t[b - 1] != '\\' && t[b - 1] != '"' &&
+         t[b - 1] != '\'' && t[b - 1] != '`' && t[b - 1] != '=' && t[b - 1] != '(' &&
+         t[b - 1] != ':') {
+    --b;
+  }
+  const std::string_view name = t.substr(b, dot - b);
+  if (name.empty() || name.size() > 160 || HasNoCase(name, "mmproj") ||
+      name.starts_with("ggml-vocab")) {
+    return {};
+  }
+  return std::string(name);
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
+  if (Has(s, ".gguf")) {
+    if (std::string name = GgufName(line.text); !name.empty()) {
+      line.Emit(EventKind::kConfig, kEngine).text = std::move(name);
+    }
+  }
   // The line whole, or its two pieces where a terminal cut it before "failed" ("allocating
   // 1953.40 MiB on device 1: " + "cudaMalloc failed: out of memory").
   const LineView alloc = WholeBoth(line, "buffer_type_alloc_buffer:", "failed");
@@ -162,10 +189,16 @@ void Match(const Line& line) {
     e.values[Num::kHost] = pinned ? 1 : 0;
     if (pinned) line.Emit(EventKind::kHostBufferFail, kEngine);
   }
+  // llama_decode returning an error (llama.h: 1 is "no KV slot", negative values are errors;
+  // "llama_decode: failed to decode, ret = -3" from the tools and server): right after a failed
+  // graph reservation, the reservation was the one a decode made for its batch's graph.
+  if (Has(s, "failed to decode, ret = -")) line.Emit(EventKind::kGgmlDecodeFailed, kEngine);
   // Also where a terminal cut the line between the two, or inside the function's name.
   if (const LineView r = WholeBoth(line, "gallocr_reserve", "failed"); !r.empty()) {
     auto& e = line.Emit(EventKind::kGgmlReserveFail, kEngine);
     Set(e, Num::kRequestedBytes, BytesAfter(r, "buffer of size"));
+    // A graph's buffer in host memory: "failed to allocate CUDA_Host buffer" (pinned), "CPU".
+    e.values[Num::kHost] = Has(r, "CUDA_Host buffer") || Has(r, "CPU buffer") ? 1 : 0;
   }
   // "n_ctx      = 4096" (llama_new_context_with_model, its width varying by release:
   // "llama_context: n_ctx         = 131072" since 2025), "n_ctx_slot = N" (llama-server's slot);
@@ -453,6 +486,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       }
       return true;
     case Cause::kHostMemory:
+      if (d->stage == "profile") {
+        AddFix(d, "-ub 256 (a smaller micro-batch) and -c lower",
+               "the host-side compute buffer grows with n_ubatch and the context");
+        AddFix(d, "GGML_CUDA_NO_PINNED=1",
+               "plain host memory instead of pinned CUDA_Host buffers");
+        return true;
+      }
       AddFix(d, "free system RAM (or keep mmap on: no --no-mmap), or -ngl higher",
              "less of the model held in host memory");
       AddFix(d, "GGML_CUDA_NO_PINNED=1", "plain host memory instead of pinned CUDA_Host buffers");

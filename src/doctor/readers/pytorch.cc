@@ -1424,7 +1424,9 @@ void Match(const Line& line) {
   // Slurm's cgroup plugin: "Detected 1 oom_kill event in StepId=4242.batch. Some of the step
   // tasks have been OOM Killed." (22.05+; before, "Detected 1 oom-kill event(s) in step 42.0
   // cgroup"); Kubernetes' container status "OOMKilled" (kubectl describe, events): the job's or
-  // container's memory limit, host memory.
+  // container's memory limit, host memory. systemd on a service's process the kernel killed:
+  // "ollama.service: A process of this unit has been killed by the OOM killer." and "Failed with
+  // result 'oom-kill'." (systemd's unit log, src/core/unit.c, and the unit's oom-kill result).
   // A "Killed" right after an engine's own shutdown is the engine killing its process tree
   // (SIGKILL, itself included), not the OOM killer: vLLM V1's front end on a worker's fatal signal
   // ("Got fatal signal from worker processes, shutting down", v1/engine/core_client.py
@@ -1434,6 +1436,7 @@ void Match(const Line& line) {
                            Has(line.joined, "Received sigquit from a child process");
   if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
       Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") || Has(s, "oom_kill event") ||
+      Has(s, "killed by the OOM killer") || Has(s, "with result 'oom-kill'") ||
       Has(s, "oom-kill event") || Has(s, "OOMKilled") ||
       ((Has(s, "illed") || Has(s, "code 137") || Has(s, "SIGKILL")) && !self_killed &&
        ShellKilled(line.text))) {
