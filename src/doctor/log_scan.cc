@@ -255,7 +255,8 @@ class Scanner final : public doctor::EventSink {
     // Or every line indented by a tab at least (a paste from an editor that indents with tabs).
     if (common_tabs_ != SIZE_MAX && common_tabs_ >= 1) indent_ = common_tabs_, indent_char_ = '\t';
     // No line of text followed by another: a paste that put a blank line after each (a web
-    // page's copy, a "\r\r\n" ending); the blank lines are then no breaks in the log.
+    // page's copy, a "\r\r\n" ending); the blank lines are then no breaks in the log. Two
+    // lines of text are enough (an error line and its wrapped rest).
     double_spaced_ = ahead_text_lines_ >= kDoubleSpacedLines && ahead_text_after_text_ == 0;
     replaying_ = true;
     for (const Held& h : ahead_) Read(h.raw, h.cut, h.binary);
@@ -1120,7 +1121,7 @@ class Scanner final : public doctor::EventSink {
   int ahead_text_lines_ = 0, ahead_text_after_text_ = 0;
   bool ahead_after_text_ = false;
   bool double_spaced_ = false;  // a blank line after every line of text (see EndLookAhead)
-  static constexpr int kDoubleSpacedLines = 3;
+  static constexpr int kDoubleSpacedLines = 2;
   uint64_t held_first_ = 0;  // the physical line held_ starts on
   uint64_t held_last_ = 0;   // and the one it ends on
   bool held_frame_ = false;  // held_ is a traceback frame line waiting for its rest

@@ -868,6 +868,13 @@ TEST(LogScan, ABlankLineAfterEachLineIsNoBreak) {
       "Traceback (most recent call last):\n\n"
       "  File \"app.py\", line 3, in <module>\n\n"));
   EXPECT_EQ(d.cause, "other_process");
+  // Two lines only, the second the rest of the first (llama.cpp's allocation cut before
+  // "cudaMalloc failed"), a blank line after each: still one message.
+  const Diagnosis two = Diagnose(Scan(
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 2493.32 MiB on device 0:\n\n"
+      "cudaMalloc failed: out of memory\n\n"));
+  EXPECT_EQ(two.engine, "llama.cpp");
+  EXPECT_EQ(two.stage, "load");
 }
 
 // A short log wrapped by a terminal: its first wrapped line comes before the width shows (three
