@@ -274,28 +274,24 @@ void DecideStage(const LogScan& scan, Facts* fp) {
         "no frame or milestone; the model's name ({}) states {} of weights per GPU, more than "
         "the card's {}: it cannot have got past loading them",
         f.model_path, Gib(*NamedWeightsPerRank(f)), Gib(f.total));
-  } else if (FilledWhileLoading(f) && f.has(EventKind::kRuntimeWords)) {
-    // The reporter says the model had run (trained steps, served requests) before it failed:
-    // the card that filled is a running one, not one the weights were being placed on.
+  } else if (FilledWhileLoading(f) &&
+             (f.has(EventKind::kRuntimeWords) || f.get(Num::kTrainingLaunch))) {
+    // The model had run before it failed: the reporter says so (trained steps, served
+    // requests), or the log starts a training run, whose steps add gradients, optimizer states
+    // and activations beside the weights the load placed once. A card full at a small request
+    // is a running one's, not one the weights were being placed on.
+    const LogEvent* words = f.first_of(EventKind::kRuntimeWords);
     f.stage = Stage::kRuntime;
     f.stage_why = fmt::format(
-        "no frame or milestone; the report's words place the failure after the model ran ({}), "
-        "and {} of the card's {} was already allocated when {} {} request failed (a guess from "
-        "the reporter's words; the log does not show the phase)",
-        Cited(f.first_of(EventKind::kRuntimeWords)), Gib(*f.get(Num::kAllocatedBytes)),
-        Gib(f.total), Article(Gib(*f.get(Num::kRequestedBytes))),
-        Gib(*f.get(Num::kRequestedBytes)));
-  } else if (FilledWhileLoading(f) && f.get(Num::kTrainingLaunch)) {
-    // A training run: the load places the weights once, its steps add gradients, optimizer
-    // states and activations beside them; a card full at a small request is a step's.
-    f.stage = Stage::kRuntime;
-    f.stage_why = fmt::format(
-        "no frame or milestone; the log starts a training run and {} of the card's {} "
-        "was already allocated when {} {} request failed: a training step holds gradients, "
-        "optimizer states and activations beside the weights (a guess; the log does not show "
-        "the phase)",
+        "no frame or milestone; {} and {} of the card's {} was already allocated when {} {} "
+        "request failed{} (a guess; the log does not show the phase)",
+        words ? fmt::format("the report's words place the failure after the model ran ({})",
+                            Cited(words))
+              : std::string("the log starts a training run"),
         Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total),
-        Article(Gib(*f.get(Num::kRequestedBytes))), Gib(*f.get(Num::kRequestedBytes)));
+        Article(Gib(*f.get(Num::kRequestedBytes))), Gib(*f.get(Num::kRequestedBytes)),
+        words ? "" : ": a training step holds gradients, optimizer states and activations beside "
+                     "the weights");
   } else if (FilledWhileLoading(f)) {
     f.stage = Stage::kLoad;
     f.stage_why = fmt::format(

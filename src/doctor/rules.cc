@@ -507,9 +507,9 @@ bool GgmlComputeDecode(const Facts& f) {
   if (!GgmlCompute(f)) return false;
   if (GgmlFailedAfter(f, EventKind::kRequest)) return true;
   // A graph reservation that failed and, within a few lines (blank lines and wraps included),
-  // llama_decode's error: the decode
-  // reserved its batch's graph (llama-context.cpp decode -> graph_reserve on a changed batch
-  // shape or a speculative draft's first batch), not the context's creation.
+  // llama_decode's error: the decode reserved its batch's graph (llama-context.cpp decode ->
+  // graph_reserve on a changed batch shape or a speculative draft's first batch), not the
+  // context's creation.
   if (const LogEvent* d = f.first_of(EventKind::kGgmlDecodeFailed);
       d && f.oom_line > 0 && d->line > f.oom_line && d->line <= f.oom_line + 12) {
     return true;
