@@ -148,6 +148,12 @@ std::string ShellWord(const std::string& w) {
   return out + "'";
 }
 
+std::string AsciiLower(std::string_view s) {
+  std::string lower(s);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
 std::string Printable(std::string_view s) {
   // Fast path: plain printable ASCII (almost every name and message).
   const bool plain = std::all_of(s.begin(), s.end(), [](char ch) {

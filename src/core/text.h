@@ -22,6 +22,10 @@ size_t EditDistance(std::string_view a, std::string_view b);
 // "a, b, c": the `n` names of `scored` (distance, name) with the smallest distance.
 std::string NearestNames(std::vector<std::pair<size_t, std::string>> scored, size_t n);
 
+// `s` with its ASCII letters in lower case (other bytes unchanged): for matching words in text
+// whatever their case.
+std::string AsciiLower(std::string_view s);
+
 // `s` as a terminal may show it: every byte a terminal could act on is written as an escape,
 // so a hostile tensor name, log line or key cannot move the cursor, clear the screen or forge
 // a line of its own. Newline, carriage return and the other C0 controls, DEL and bytes that

@@ -903,8 +903,7 @@ class Scanner final : public doctor::EventSink {
   static bool WordOf(std::string_view w, const std::string_view (&words)[N]) {
     w = Bare(w);
     if (w.empty() || w.size() > 24) return false;
-    std::string lower(w);
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string lower = core::AsciiLower(w);
     return std::find(std::begin(words), std::end(words), lower) != std::end(words);
   }
 

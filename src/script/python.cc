@@ -913,8 +913,7 @@ bool Reader::Tokenizer(const std::string& name, int scope, int line) const {
     }
     if (s == 0) break;
   }
-  std::string lower = name;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = core::AsciiLower(name);
   return lower.find("tok") != lower.npos || lower.find("processor") != lower.npos;
 }
 

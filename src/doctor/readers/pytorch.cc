@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/text.h"
 #include "core/units.h"
 #include "doctor/readers/reader.h"
 
@@ -999,8 +1000,7 @@ bool LoadFailedWords(const LineView& s) {
       Has(s, "ollama") || s.size() > 600) {
     return false;
   }
-  std::string lower(s.substr(0, 600));
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = core::AsciiLower(s.substr(0, 600));
   for (std::string_view words :
        {"failed to load model", "failed to load the model", "error loading model",
         "error loading the model", "could not load model", "could not load the model",
@@ -1027,8 +1027,7 @@ bool RuntimeWords(const Line& line) {
       !Has(s, "idway") && !Has(s, "id-way") && !Has(s, "iddle") && !Has(s, "raining")) {
     return false;
   }
-  std::string lower(t);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = core::AsciiLower(t);
   for (std::string_view words :
        {"during training", "while training", "when training", "during fine-tuning",
         "during finetuning", "while fine-tuning", "while finetuning", "in the middle of training",
