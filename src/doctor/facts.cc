@@ -528,6 +528,29 @@ bool FrameIs(const LogEvent* fr, std::initializer_list<std::string_view> names) 
   return false;
 }
 
+bool OptimizerFrames(const Facts& f) {
+  // torch.optim (optimizer.py's step wrapper -> adam.py / adamw.py step -> _init_group, which
+  // creates exp_avg and exp_avg_sq on the first step, then _single_tensor_ / _multi_tensor_ /
+  // _fused_adam(w), whose foreach updates allocate per-shard temporaries, 2.x); apex's and
+  // DeepSpeed's fused Adam (fused_adam.py step: state['exp_avg'] = torch.zeros_like(p.data));
+  // DeepSpeed's ZeRO optimizers set their states up with a first step at construction
+  // (stage_1_and_2.py / deepspeed_zero_optimizer.py initialize_optimizer_states).
+  static constexpr std::string_view kFiles[] = {" (adam.py)", " (adamw.py)", " (fused_adam.py)",
+                                                " (optimizer.py)"};
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    if (FrameIs(fr, {"_init_group", "_multi_tensor_adamw", "_single_tensor_adamw",
+                     "_fused_adamw", "_multi_tensor_adam", "_single_tensor_adam", "_fused_adam",
+                     "initialize_optimizer_states"})) {
+      return true;
+    }
+    if (!FrameIs(fr, {"step"})) return false;
+    const std::string_view t = fr->text;
+    return std::any_of(std::begin(kFiles), std::end(kFiles), [&](std::string_view file) {
+      return t.size() > file.size() && t.substr(t.size() - file.size()) == file;
+    });
+  });
+}
+
 namespace {
 
 bool PathIs(const LogEvent* fr, Num key) {
@@ -730,7 +753,7 @@ constexpr FrameRow kFrameRows[] = {
     // init_kv_cache with the blocks left, then cuda_graph_warmup for each batch size.
     {"warmup", "flash_causal_lm.py", Slot::kProfile},
     {"Warmup", "server.py", Slot::kProfile},
-    {"init_kv_cache", "flash_causal_lm.py", Slot::kKv},
+    {"init_kv_cache", "", Slot::kKv},  // also a research model's own (ShadowKV models/base.py)
     // TGI 1.x and its forks (LoRAX): the warm-up allocates the KV blocks through
     // models/cache_manager.py set_cache_manager -> CacheManager.__init__ (torch.empty per layer)
     // before its prefill, where 2.x calls init_kv_cache.
@@ -939,6 +962,19 @@ constexpr FrameRow kFrameRows[] = {
     {"_multi_tensor_adam", "", Slot::kRuntime},
     {"_single_tensor_adam", "", Slot::kRuntime},
     {"_fused_adam", "", Slot::kRuntime},
+    // DeepSpeed's ZeRO optimizer built inside deepspeed.initialize (engine.py / deepspeed_light.py
+    // _configure_zero_optimizer -> the optimizer's constructor -> initialize_optimizer_states,
+    // which runs a first step to create the states): before any training step, with the model.
+    {"_configure_zero_optimizer", "", Slot::kLoad},
+    {"initialize_optimizer_states", "", Slot::kLoad},
+    // CUDA graphs captured for training: torch.cuda.make_graphed_callables (torch/cuda/graphs.py)
+    // and TransformerEngine's make_graphed_callables (transformer_engine/pytorch/graph.py), which
+    // Megatron-LM's CudaGraphManager calls from create_cudagraphs (megatron/core/transformer/
+    // cuda_graphs.py): warm-up iterations and the captures of every graphed layer's forward and
+    // backward, whose static buffers stay in the graphs' pool.
+    {"make_graphed_callables", "", Slot::kGraph},
+    {"_make_graphed_callables", "", Slot::kGraph},
+    {"create_cudagraphs", "", Slot::kGraph},
     // Plain PyTorch reference code. Meta's llama (v1 example.py load, Llama 2/3 and Code Llama
     // generation.py Llama.build: the Transformer is built on the GPU with each Attention's
     // cache_k/cache_v, then load_state_dict) and its text_completion / chat_completion /
@@ -979,6 +1015,8 @@ constexpr FrameRow kFrameRows[] = {
     {"generate_simple", "", Slot::kRuntime},
     // A KVCache's buffers (the pytorch reader's code-line frame): the cache setup_caches builds.
     {"kv_cache_buffer", "", Slot::kKv},
+    // A KV cache class's constructor in a kv_cache.py (research models' own caches).
+    {"__init__", "kv_cache.py", Slot::kKv},
     {"setup_cache", "", Slot::kKv},
     {"set_kv_cache", "", Slot::kKv},
     {"build_kv_cache", "", Slot::kKv},

@@ -127,6 +127,10 @@ Facts Gather(const LogScan& scan, const DoctorContext& context);
 bool FrameIs(const LogEvent* frame, std::initializer_list<std::string_view> names);
 // Whether any of the log's frames is.
 bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names);
+// An optimizer's step or its states' set-up is on the stack (facts.cc): what it allocates are
+// the model states (the optimizer's moments and the update's temporaries), sized by the trained
+// parameters, not by the batch.
+bool OptimizerFrames(const Facts& f);
 // An engine mapping its memory back after a sleep (vLLM's sleep mode, SGLang's memory saver) is
 // on the stack (rules.cc).
 bool WakeUp(const Facts& f);

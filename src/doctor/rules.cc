@@ -995,6 +995,12 @@ bool OllamaGpuRefusal(const Facts& f) {
   return it != e->values.end() && it->second == 0;
 }
 
+// The optimizer's step or its states' set-up on the stack, where the traceback places the
+// failure in training or its set-up (not a quantizer's or an engine's own phase).
+bool OptimizerStates(const Facts& f) {
+  return OptimizerFrames(f) && (f.stage == Stage::kRuntime || f.stage == Stage::kLoad);
+}
+
 // llama.cpp's decode found no free KV cells while several sequences shared them (server slots).
 bool KvCellsShared(const Facts& f) {
   return f.has(EventKind::kKvCellsFull) && f.has(EventKind::kParallelSequences);
@@ -1119,6 +1125,12 @@ const std::vector<Rule>& Rules() {
       Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),
       {C::kOtherProcess, S::kLoad, OthersOldStarting, nullptr, SayOthersOld, Words::kNone, true},
       {C::kFragmentation, S::kRuntime, TgiAsyncPool, nullptr, SayAsyncPool, Words::kNone, true},
+      // A training run's optimizer: its states are the model's, not the batch's.
+      {C::kWeightsTooLarge, S::kRuntime, OptimizerStates,
+       "the optimizer's step ran out of memory: its states (Adam keeps two fp32 moments per "
+       "trained parameter, created at the first step) and the update's temporaries sit beside "
+       "the parameters and their gradients: the model states do not fit, whatever the batch",
+       nullptr, Words::kNone, true},
       // By stage.
       Worded(C::kKernelWarmup, S::kWarmup, KernelWarmup, Words::kKernelWarmup),
       Worded(C::kSamplerWarmup, S::kWarmup, At<S::kWarmup>, Words::kSamplerWarmup),

@@ -172,11 +172,25 @@ bool MatchAllocatorOom(const Line& line) {
         Has(s, " free;") ? SizeBefore(s, " free;", ";") : SizeBefore(s, " free)", ";"));
     Set(e, Num::kReservedBytes, SizeBefore(s, "reserved in total by PyTorch", ";"));
     Set(e, Num::kBudgetBytes, SizeBefore(s, " allowed;", ";"));
-    // PyTorch 1.0-1.3 named the reserved memory "cached": "...; 3.50 MiB free; 10.33 GiB
-    // cached)" (c10/cuda/CUDACachingAllocator.cpp malloc; renamed "reserved in total by PyTorch"
-    // in 1.4 with memory_cached -> memory_reserved).
-    if (!e.values.count(Num::kReservedBytes)) {
+    // PyTorch 1.0-1.3 named the reserved memory "cached" ("...; 3.50 MiB free; 10.33 GiB
+    // cached)"; renamed "reserved in total by PyTorch" in 1.4 with memory_cached ->
+    // memory_reserved), and not always as the same amount: 1.0's c10/cuda/
+    // CUDACachingAllocator.cpp malloc printed amount_cached - amount_allocated, the cached
+    // memory not allocated, where other 1.x builds print the whole cache. Where allocated +
+    // free + cached fits in the card, the figure is read as 1.0's (the cache is allocated plus
+    // it); where it cannot (a cache larger than the card less what is allocated and free), as
+    // the whole cache.
+    if (!e.values.count(Num::kReservedBytes) && Has(s, " cached)")) {
       Set(e, Num::kReservedBytes, SizeBefore(s, " cached)", ";"));
+      auto total = e.values.find(Num::kTotalBytes);
+      auto allocated = e.values.find(Num::kAllocatedBytes);
+      auto free = e.values.find(Num::kFreeBytes);
+      auto cached = e.values.find(Num::kReservedBytes);
+      if (total != e.values.end() && allocated != e.values.end() && free != e.values.end() &&
+          cached != e.values.end() &&
+          allocated->second + free->second + cached->second <= total->second) {
+        cached->second += allocated->second;
+      }
     }
     if (e.values.count(Num::kReservedBytes) && e.values.count(Num::kAllocatedBytes)) {
       Set(e, Num::kReservedUnallocatedBytes,
@@ -1326,12 +1340,17 @@ void MatchHostAllocFail(const Line& line) {
   const LineView s = line.view();
   const bool cpu_allocator = Has(s, "DefaultCPUAllocator") &&
                              (Has(s, "not enough memory") || Has(s, "can't allocate memory"));
-  if (!cpu_allocator && !Has(s, "[Errno 12] Cannot allocate memory") &&
+  // PyTorch's file mapping (aten/src/ATen/MapAllocator.cpp, 1.x-2.x: "unable to mmap N bytes
+  // from file <F>: Cannot allocate memory (12)"), which torch.load(mmap=True) and shared CPU
+  // storages use: the host refused the mapping (ENOMEM: address space or overcommit limits).
+  const bool map = Has(s, "unable to mmap ") && Has(s, "Cannot allocate memory (12)");
+  if (!cpu_allocator && !map && !Has(s, "[Errno 12] Cannot allocate memory") &&
       !Has(s, "Cannot allocate memory (os error 12)")) {
     return;
   }
   auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
   if (cpu_allocator) Set(e, Num::kRequestedBytes, NumberAfter(s, "you tried to allocate "));
+  if (map) Set(e, Num::kRequestedBytes, NumberAfter(s, "unable to mmap "));
 }
 
 // The device's own out-of-memory errors, outside the caching allocator's message: ROCm builds'
@@ -1754,6 +1773,23 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "compiled kernels without CUDA graphs: no private pool kept for each recorded shape");
     AddFix(d, "fewer distinct input shapes (pad inputs to a few lengths, a fixed batch)",
            "each new shape records another graph with its own outputs in the pool");
+    return true;
+  }
+  if (cause == Cause::kWeightsTooLarge && OptimizerFrames(f)) {
+    // DeepSpeed's ZeRO stages (zero_optimization.stage, offload_optimizer), PyTorch's FSDP
+    // (ShardingStrategy.FULL_SHARD), bitsandbytes' 8-bit and paged optimizers (bnb.optim.AdamW8bit,
+    // transformers' optim="adamw_8bit" / "paged_adamw_8bit").
+    AddFix(d, "shard the optimizer states over the data-parallel ranks: DeepSpeed ZeRO stage 2 "
+              "or 3 (\"zero_optimization\": {\"stage\": 3}), or FSDP with FULL_SHARD",
+           "Adam's two fp32 moments are 8 bytes per trained parameter on every rank unless "
+           "sharded; ZeRO divides them by the data-parallel size (with one rank there is nothing "
+           "to divide)");
+    AddFix(d, "offload them to host memory (ZeRO \"offload_optimizer\": {\"device\": "
+              "\"cpu\"}), or an 8-bit optimizer (bitsandbytes AdamW8bit; transformers "
+              "optim=\"adamw_8bit\" or \"paged_adamw_8bit\")",
+           "an 8-bit optimizer keeps its moments in 2 bytes per parameter instead of 8");
+    AddFix(d, "train fewer parameters (LoRA/QLoRA adapters, frozen layers) or more GPUs",
+           "the states exist only for the parameters that require gradients");
     return true;
   }
   if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f) && AddToolFixes(cause, f, d)) {
