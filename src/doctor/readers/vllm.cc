@@ -524,7 +524,12 @@ void MatchSourceLines(const Line& line) {
   // "Loading weights with BitsAndBytes quantization" (bitsandbytes_loader.py, 0.5+), and the
   // checkpoint prefetch of model_loader/weight_utils.py ("Filesystem type for checkpoints:",
   // "Prefetching checkpoint files into page cache", 0.20+).
-  if (Has(s, "Loading drafter model") || Has(s, "Using model weights format") ||
+  // The MoE layers being built with expert parallelism print their placement once ("[EP Rank
+  // 0/4] Expert parallelism is enabled. Expert placement strategy: linear. Local/global number
+  // of experts: 64/256.": model_executor/layers/fused_moe/layer.py, later expert_map_manager.py,
+  // 0.10+): the model is under construction, its weights being created.
+  if (Has(s, "Local/global number of experts:") || Has(s, "Loading drafter model") ||
+      Has(s, "Using model weights format") ||
       Has(s, "Loading weights with BitsAndBytes quantization") ||
       Has(s, "Filesystem type for checkpoints:") ||
       Has(s, "Prefetching checkpoint files into page cache")) {
