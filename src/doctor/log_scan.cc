@@ -775,6 +775,9 @@ class Scanner final : public doctor::EventSink {
       {"Free memory on device", "other processes"},
       // SGLang's pool check (srt/model_executor/model_runner.py init_memory_pool).
       {"Not enough memory.", "mem-fraction-static"},
+      // PyTorch's file mapping refused (aten/src/ATen/MapAllocator.cpp: "unable to mmap N bytes
+      // from file <F>: Cannot allocate memory (12)"), whose path makes it long.
+      {"unable to mmap ", "Cannot allocate memory"},
   };
 
   // `s` opens one of kLongMessages and does not hold its end; *closing: the words it ends with.

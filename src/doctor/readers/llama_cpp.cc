@@ -170,9 +170,10 @@ void Match(const Line& line) {
   // "current device: 0, in function alloc at .../ggml-cuda.cu:291" then
   // "ggml_cuda_device_malloc(&ptr, look_ahead_size, device)" ("cudaMalloc((void **) &ptr,
   // look_ahead_size)" before 2024).
-  if (!other_error && (Has(s, "look_ahead_size") || (Has(s, "current device:") &&
-                                                      Has(s, "in function alloc at") &&
-                                                      Has(s, "ggml-cuda")))) {
+  // (ggml_cuda_error's "current device: %d, in function %s at %s:%d" is ggml-cuda's own: the
+  // path after "at" is not needed, and a terminal may have cut it.)
+  if (!other_error && (Has(s, "look_ahead_size") ||
+                       (Has(s, "current device:") && Has(s, "in function alloc at")))) {
     line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
   }
   // The CUDA check of ggml-cuda.cu before 2024: "CUDA error 2 at ggml-cuda.cu:359: out of memory"
