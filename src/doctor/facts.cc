@@ -287,7 +287,9 @@ void DecideStage(const LogScan& scan, Facts* fp) {
         "request failed{} (a guess; the log does not show the phase)",
         words ? fmt::format("the report's words place the failure after the model ran ({})",
                             Cited(words))
-              : std::string("the log starts a training run"),
+              : std::string(*f.get(Num::kTrainingLaunch) > 1
+                                ? "the log shows a training run past its first step"
+                                : "the log starts a training run"),
         Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total),
         Article(Gib(*f.get(Num::kRequestedBytes))), Gib(*f.get(Num::kRequestedBytes)),
         words ? "" : ": a training step holds gradients, optimizer states and activations beside "
@@ -949,6 +951,11 @@ constexpr FrameRow kFrameRows[] = {
     {"run_dpo", "workflow.py", Slot::kRuntime},
     {"run_kto", "workflow.py", Slot::kRuntime},
     {"export_model", "tuner.py", Slot::kLoad},
+    // peft's preparation of a loaded model for k-bit training (peft/utils/other.py
+    // prepare_model_for_kbit_training, 0.4+): every 16-bit parameter not quantized is cast to
+    // float32 in place (param.data.to(torch.float32)), before any step: the load, as it rewrites
+    // the weights (a model loaded unquantized doubles in size).
+    {"prepare_model_for_kbit_training", "", Slot::kLoad},
     {"merge_and_unload", "", Slot::kLoad},
     {"_unload_and_optionally_merge", "", Slot::kLoad},
     // The optimizer's step, which allocates its states (Adam's exp_avg and exp_avg_sq) on its

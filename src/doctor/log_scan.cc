@@ -105,6 +105,17 @@ size_t CapturePrefix(std::string_view s) {
     while (n < s.size() && s[n] == '>') ++n;
     return n < s.size() && s[n] == ' ' ? n + 1 : n;
   }
+  // kubectl logs --prefix: "[pod/NAME/CONTAINER] " (the log source, a kind and two names).
+  if (s.starts_with("[pod/")) {
+    const size_t close = s.substr(0, 320).find("] ");
+    if (close != std::string_view::npos && close > 5) {
+      const std::string_view source = s.substr(5, close - 5);
+      if (std::count(source.begin(), source.end(), '/') == 1 &&
+          source.find(' ') == std::string_view::npos) {
+        return close + 2;
+      }
+    }
+  }
   // docker compose: NAME, spaces, '|', a space (or the line's end).
   size_t n = 0;
   while (n < s.size() && n <= 64 &&
@@ -817,16 +828,26 @@ class Scanner final : public doctor::EventSink {
 
   // `s` without the capture's own prefixes and the look-ahead's shared indentation (as Deliver
   // removes them).
-  std::string_view WithoutPrefixes(std::string_view s) const {
-    for (int i = 0; i < 3; ++i) {
-      const size_t n = CapturePrefix(s);
-      if (n == 0) break;
-      s.remove_prefix(n);
-    }
-    for (size_t i = 0; i < indent_ && !s.empty() && s.front() == indent_char_; ++i) {
-      s.remove_prefix(1);
-    }
-    return s;
+  std::string_view WithoutPrefixes(std::string_view s) const { return s.substr(CaptureEnd(s)); }
+
+  // Where the line's own text begins: past the capture's prefixes (up to three: a quoted kubectl
+  // line), the indentation every line of the look-ahead shared (a Markdown code block, an
+  // e-mail's indent), and the prefixes inside that indentation (a kubectl capture pasted as a
+  // code block).
+  size_t CaptureEnd(std::string_view s) const {
+    size_t cut = 0;
+    auto prefixes = [&] {
+      for (int i = 0; i < 3; ++i) {
+        const size_t n = CapturePrefix(s.substr(cut));
+        if (n == 0) break;
+        cut += n;
+      }
+    };
+    prefixes();
+    const size_t before = cut;
+    for (size_t i = 0; i < indent_ && cut < s.size() && s[cut] == indent_char_; ++i) ++cut;
+    if (cut > before) prefixes();
+    return cut;
   }
 
   void EndMessage() {
@@ -941,17 +962,7 @@ class Scanner final : public doctor::EventSink {
   // One logical line, read. `first`: the physical line it starts on (the previous logical line
   // may continue into it).
   void Deliver(std::string clean, uint64_t first, uint64_t last) {
-    // The capture's own prefixes (up to three: a quoted kubectl line), then the indentation
-    // every line of the look-ahead shared (a Markdown code block, an e-mail's indent).
-    size_t cut = 0;
-    for (int i = 0; i < 3; ++i) {
-      const size_t n = CapturePrefix(std::string_view(clean).substr(cut));
-      if (n == 0) break;
-      cut += n;
-    }
-    for (size_t i = 0; i < indent_ && cut < clean.size() && clean[cut] == indent_char_; ++i) {
-      ++cut;
-    }
+    const size_t cut = CaptureEnd(clean);
     if (cut > 0) clean.erase(0, cut);
     ObserveTime(clean);
     line_ = std::move(clean);

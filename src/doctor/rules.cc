@@ -610,11 +610,27 @@ bool GgmlBufferIsKv(const Facts& f) {
 // llama.cpp and the engines that run it (Ollama, LM Studio) at the profile stage: what is
 // reserved then is the compute graph of the largest batch (llama.cpp's graph_reserve at context
 // creation, Ollama's reserveWorstCaseGraph), whatever line reported the failure.
-bool GgmlEngineAtProfile(const Facts& f) {
-  if (f.stage != Stage::kProfile) return false;
+bool GgmlEngine(const Facts& f) {
   if (f.engine == "llama.cpp") return true;
   const Reader* r = FindReader(f.engine);
   return r && r->wraps && std::string_view(r->wraps) == "llama.cpp";
+}
+bool GgmlEngineAtProfile(const Facts& f) { return f.stage == Stage::kProfile && GgmlEngine(f); }
+
+// The same engines after start-up, where no line names what failed: the memory they allocate
+// while serving is the compute graph's (the graph allocator's buffers, ggml-cuda's pool), the
+// weights and the KV cache having been placed at start-up; activations are its contents.
+// Only where no ggml line says what failed (no error line at all, or a bare CUDA or PyTorch
+// out-of-memory): a reservation failure the engine logged and recovered from is not this.
+bool GgmlEngineAtRuntime(const Facts& f) {
+  if (f.stage != Stage::kRuntime || !GgmlEngine(f)) return false;
+  for (const LogEvent* e : f.first) {
+    if (e && e->line == f.oom_line && IsFailureEvent(e->kind) &&
+        e->kind != EventKind::kCudaOom && e->kind != EventKind::kTorchOom) {
+      return false;
+    }
+  }
+  return true;
 }
 
 bool ProfileMultimodal(const Facts& f) { return f.stage == Stage::kProfile && f.multimodal; }
@@ -1223,6 +1239,7 @@ const std::vector<Rule>& Rules() {
       Text(C::kMultimodalEncoder, S::kRuntime, RuntimeMultimodal,
            "a request's images ran the vision encoder out of memory (the encoder's activations "
            "grow with the image's pixels); not the KV cache, which was allocated at start-up"),
+      Worded(C::kComputeBuffer, S::kRuntime, GgmlEngineAtRuntime, Words::kDecodeComputeBuffer),
       Said(C::kActivationPeak, S::kRuntime, Always, SayRuntimeActivation),
   };
   return kRules;

@@ -1199,8 +1199,39 @@ void MatchReferenceLaunch(const Line& line) {
 // (facts.cc reads a full card with no phase's evidence so).
 // So does a line that names a training loop's call in code or words: transformers' and TRL's
 // trainers (SFTTrainer, DPOTrainer, ...; `trainer.train(`), "the .train() method".
+// A training loop's progress past its first step: a tqdm bar described as training ("Training:
+// 18%|█▊  | 1935/10920 [17:45<1:13:32, 2.04it/s, loss=0.081]", "Train:", "train:") with a
+// done count above 0, any tqdm bar whose postfix reports a loss ("loss=0.081": a step was
+// taken), or transformers' Trainer logging a step's metrics ("{'loss': 0.81, 'grad_norm': ...").
+bool TrainingProgress(const LineView& s, std::string_view t) {
+  if (Has(s, "{'loss': ")) return t.find_first_not_of(" `") == t.find("{'loss': ");
+  const size_t bar = t.find("%|");
+  if (bar == std::string_view::npos) return false;
+  if (t.find("loss=", bar) != std::string_view::npos) return true;
+  bool described = false;
+  for (std::string_view desc : {"Training:", "Train:", "train:"}) {
+    described = described || TqdmBar(t, desc);
+  }
+  if (!described) return false;
+  const size_t close = t.find('|', bar + 2);
+  if (close == std::string_view::npos) return false;
+  const size_t count = t.find_first_not_of(' ', close + 1);
+  if (count == std::string_view::npos) return false;
+  size_t end = 0;
+  const auto done = NumberAt(t, count, &end);
+  return done && *done > 0 && t.substr(end, 1) == "/";
+}
+
 void MatchTrainingLaunch(const Line& line) {
   const LineView s = line.view();
+  if (Has(s, "%|") || Has(s, "{'loss': ")) {
+    if (TrainingProgress(s, line.text)) {
+      auto& e = line.Emit(EventKind::kConfig, kEngine);
+      e.text.clear();
+      Set(e, Num::kTrainingLaunch, 2);  // 2: steps were taken (facts.cc)
+      return;
+    }
+  }
   if (Has(s, "trainer.train(") || Has(s, ".train() method") || Has(s, "SFTTrainer") ||
       Has(s, "DPOTrainer") || Has(s, "GRPOTrainer") || Has(s, "PPOTrainer") ||
       Has(s, "ORPOTrainer") || Has(s, "KTOTrainer") || Has(s, "Seq2SeqTrainer")) {
@@ -1775,23 +1806,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "each new shape records another graph with its own outputs in the pool");
     return true;
   }
-  if (cause == Cause::kWeightsTooLarge && OptimizerFrames(f)) {
-    // DeepSpeed's ZeRO stages (zero_optimization.stage, offload_optimizer), PyTorch's FSDP
-    // (ShardingStrategy.FULL_SHARD), bitsandbytes' 8-bit and paged optimizers (bnb.optim.AdamW8bit,
-    // transformers' optim="adamw_8bit" / "paged_adamw_8bit").
-    AddFix(d, "shard the optimizer states over the data-parallel ranks: DeepSpeed ZeRO stage 2 "
-              "or 3 (\"zero_optimization\": {\"stage\": 3}), or FSDP with FULL_SHARD",
-           "Adam's two fp32 moments are 8 bytes per trained parameter on every rank unless "
-           "sharded; ZeRO divides them by the data-parallel size (with one rank there is nothing "
-           "to divide)");
-    AddFix(d, "offload them to host memory (ZeRO \"offload_optimizer\": {\"device\": "
-              "\"cpu\"}), or an 8-bit optimizer (bitsandbytes AdamW8bit; transformers "
-              "optim=\"adamw_8bit\" or \"paged_adamw_8bit\")",
-           "an 8-bit optimizer keeps its moments in 2 bytes per parameter instead of 8");
-    AddFix(d, "train fewer parameters (LoRA/QLoRA adapters, frozen layers) or more GPUs",
-           "the states exist only for the parameters that require gradients");
-    return true;
-  }
+  if (cause == Cause::kWeightsTooLarge && AddTrainingStateFixes(f, d)) return true;
   if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f) && AddToolFixes(cause, f, d)) {
     return true;
   }
@@ -2014,6 +2029,38 @@ void AddPerProcessCapFix(const Facts& f, Diagnosis* d) {
                      "{} held plus the {} request needs {:.0f}% of the card's {}",
                      Gib(*cap), Gib(*free), Gib(held), Gib(*requested), need * 100,
                      Gib(f.total)));
+}
+
+bool AddTrainingStateFixes(const Facts& f, Diagnosis* d) {
+  if (AnyFrame(f, {"prepare_model_for_kbit_training"})) {
+    // peft/utils/other.py prepare_model_for_kbit_training (0.4+): meant for a model loaded in 4
+    // or 8 bits (bitsandbytes, GPTQ), whose few unquantized parameters it upcasts.
+    AddFix(d, "call prepare_model_for_kbit_training only on a model loaded in 4 or 8 bits "
+              "(from_pretrained(..., quantization_config=BitsAndBytesConfig(load_in_4bit=True))); "
+              "for a 16-bit model use model.gradient_checkpointing_enable() and "
+              "model.enable_input_require_grads() instead",
+           "it casts every parameter that is not quantized to float32: on a 16-bit model that "
+           "is all of them, twice the weights' bytes");
+    return true;
+  }
+  if (OptimizerFrames(f)) {
+    // DeepSpeed's ZeRO stages (zero_optimization.stage, offload_optimizer), PyTorch's FSDP
+    // (ShardingStrategy.FULL_SHARD), bitsandbytes' 8-bit and paged optimizers (bnb.optim.AdamW8bit,
+    // transformers' optim="adamw_8bit" / "paged_adamw_8bit").
+    AddFix(d, "shard the optimizer states over the data-parallel ranks: DeepSpeed ZeRO stage 2 "
+              "or 3 (\"zero_optimization\": {\"stage\": 3}), or FSDP with FULL_SHARD",
+           "Adam's two fp32 moments are 8 bytes per trained parameter on every rank unless "
+           "sharded; ZeRO divides them by the data-parallel size (with one rank there is nothing "
+           "to divide)");
+    AddFix(d, "offload them to host memory (ZeRO \"offload_optimizer\": {\"device\": "
+              "\"cpu\"}), or an 8-bit optimizer (bitsandbytes AdamW8bit; transformers "
+              "optim=\"adamw_8bit\" or \"paged_adamw_8bit\")",
+           "an 8-bit optimizer keeps its moments in 2 bytes per parameter instead of 8");
+    AddFix(d, "train fewer parameters (LoRA/QLoRA adapters, frozen layers) or more GPUs",
+           "the states exist only for the parameters that require gradients");
+    return true;
+  }
+  return false;
 }
 
 std::string_view QuantizerToolName(double index) {

@@ -200,6 +200,11 @@ bool MarlinRepackFrames(const Facts& f);
 // PyTorch's per-process cap ("X allowed;" in the allocator's message, budget_bytes) refused a
 // request the card had room for: a fix raising the cap (readers/pytorch.cc).
 void AddPerProcessCapFix(const Facts& f, Diagnosis* d);
+// A training run's model states out of memory where the weights were already placed: the
+// optimizer's step or its states' set-up (OptimizerFrames), or peft upcasting a loaded model
+// to float32 (prepare_model_for_kbit_training). Adds their fixes; false when neither is on the
+// stack (readers/pytorch.cc).
+bool AddTrainingStateFixes(const Facts& f, Diagnosis* d);
 
 // A class of failure that is not an out-of-memory (readers/errors.cc): its name (the JSON
 // `other_error.kind`), its words, what usually causes it ("" when nothing general can be said)

@@ -385,6 +385,9 @@ bool GenerateFrames(const Facts& f) {
 }
 
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  // A training run's optimizer states, or peft upcasting a loaded model: not the loading
+  // advice below (readers/pytorch.cc).
+  if (cause == Cause::kWeightsTooLarge && AddTrainingStateFixes(f, d)) return true;
   AddPerProcessCapFix(f, d);
   if (cause == Cause::kStaticCache) {
     if (d->stage == "load") {  // AutoAWQ's fused modules
