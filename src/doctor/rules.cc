@@ -736,6 +736,20 @@ const TensorEntry* FindWholeTensor(const Facts& f) {
   return nullptr;
 }
 bool WholeTensor(const Facts& f) { return f.stage == Stage::kLoad && FindWholeTensor(f); }
+
+// A sharding data-parallel wrapper materialising whole parameters on one rank while the model is
+// set up: PyTorch FSDP (1.x-2.x torch/distributed/fsdp/_init_utils.py
+// _init_param_handle_from_module -> _flat_param.py FlatParamHandle.flatten_tensors_into_flat_param,
+// which concatenates every parameter of a wrapped unit into one flat tensor on the device before
+// sharding it: with no auto_wrap_policy the unit is the whole model), and DeepSpeed ZeRO-3's
+// GatheredParameters (runtime/zero/partition_parameters.py), which all-gathers the listed
+// partitioned parameters whole onto every rank (transformers' _initialize_missing_keys gathers
+// every uninitialised one at once).
+bool ShardingGathersWhole(const Facts& f) {
+  return f.stage == Stage::kLoad &&
+         AnyFrame(f, {"_init_param_handle_from_module", "_init_param_handle_from_params",
+                      "flatten_tensors_into_flat_param", "GatheredParameters"});
+}
 std::string SayWholeTensor(const Facts& f, std::map<std::string, double>*) {
   return fmt::format(
       "the failed allocation ({}) is the whole of {} although TP {} should give each rank 1/{} "
@@ -1205,6 +1219,11 @@ const std::vector<Rule>& Rules() {
       Worded(C::kFp16Fallback, S::kLoad, Backend, Words::kBackendUnquantized),
       Said(C::kDequantizedCopy, S::kLoad, DequantizedCopy, SayDequantized),
       Said(C::kUnshardedSlice, S::kLoad, WholeTensor, SayWholeTensor),
+      Text(C::kUnshardedSlice, S::kLoad, ShardingGathersWhole,
+           "the sharding wrapper materialised whole parameters on one rank while setting the "
+           "model up (FSDP flattening a wrapped unit's parameters into one tensor before "
+           "sharding it, or ZeRO-3 gathering partitioned parameters whole): the unit gathered "
+           "at once does not fit, though its shards would"),
       Said(C::kWeightsTooLarge, S::kLoad, ModelTooLarge, SayModelTooLarge),
       Said(C::kFp16Fallback, S::kLoad, ModelUnquantized, SayModelUnquantized),
       Said(C::kWeightsTooLarge, S::kLoad, NameTooLarge, SayNameTooLarge),

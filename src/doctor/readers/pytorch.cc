@@ -949,6 +949,12 @@ void MatchCodeLine(const Line& line) {
   // torch.matmul(query_states, key_states.transpose(2, 3))", "attn_weights =
   // nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32)"). A frame of its own, for
   // the fix (attn_implementation), where the frame's function is only "forward".
+  // DeepSpeed ZeRO-3's context that all-gathers partitioned parameters whole onto every rank
+  // ("with deepspeed.zero.GatheredParameters(params, modifier_rank=0):",
+  // runtime/zero/partition_parameters.py): a frame of its own, where its __enter__ is cut.
+  if (Has(s, "GatheredParameters(")) {
+    line.Emit(EventKind::kFrame, kEngine).text = "GatheredParameters (code line)";
+  }
   if (Has(s, "attn_weights = torch.matmul(") || Has(s, "softmax(attn_weights")) {
     line.Emit(EventKind::kFrame, kEngine).text = "attn_weights (eager attention)";
   }
@@ -1807,6 +1813,26 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     return true;
   }
   if (cause == Cause::kWeightsTooLarge && AddTrainingStateFixes(f, d)) return true;
+  if (cause == Cause::kUnshardedSlice) {
+    // FSDP's auto_wrap_policy (torch.distributed.fsdp.wrap.transformer_auto_wrap_policy, or
+    // accelerate's fsdp_auto_wrap_policy TRANSFORMER_BASED_WRAP, Lightning's FSDPStrategy(
+    // auto_wrap_policy=...)); ZeRO-3 under transformers: zero.Init through the Trainer's
+    // DeepSpeed config, a checkpoint with every weight present (no missing keys to initialise).
+    const bool zero3 = AnyFrame(f, {"GatheredParameters"});
+    if (!zero3) {
+      AddFix(d, "wrap per decoder layer: an FSDP auto_wrap_policy (transformer_auto_wrap_policy "
+                "with the model's layer class; accelerate fsdp_auto_wrap_policy: "
+                "TRANSFORMER_BASED_WRAP), so each layer is flattened and sharded on its own",
+             "with no wrap policy FSDP flattens the whole model into one tensor on each rank "
+             "before sharding it");
+    } else {
+      AddFix(d, "under ZeRO-3, keep the gather small: initialise the model's weights from the "
+                "checkpoint (no missing keys), or gather and initialise a few parameters at a "
+                "time",
+             "GatheredParameters materialises every listed parameter whole on every rank");
+    }
+    return true;
+  }
   if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f) && AddToolFixes(cause, f, d)) {
     return true;
   }
