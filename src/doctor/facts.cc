@@ -973,12 +973,12 @@ constexpr FrameRow kFrameRows[] = {
     // _configure_zero_optimizer -> the optimizer's constructor -> initialize_optimizer_states,
     // which runs a first step to create the states): before any training step, with the model.
     {"_configure_zero_optimizer", "", Slot::kLoad},
+    {"initialize_optimizer_states", "", Slot::kLoad},
     // PyTorch FSDP wrapping the model (fully_sharded_data_parallel.py FullyShardedDataParallel
     // .__init__ -> _init_utils.py _init_param_handle_from_module, which flattens and shards each
     // wrapped unit's parameters, 1.12-2.x): the model being set up, before any step.
     {"__init__", "fully_sharded_data_parallel.py", Slot::kLoad},
     {"_init_param_handle_from_module", "", Slot::kLoad},
-    {"initialize_optimizer_states", "", Slot::kLoad},
     // CUDA graphs captured for training: torch.cuda.make_graphed_callables (torch/cuda/graphs.py)
     // and TransformerEngine's make_graphed_callables (transformer_engine/pytorch/graph.py), which
     // Megatron-LM's CudaGraphManager calls from create_cudagraphs (megatron/core/transformer/

@@ -607,6 +607,21 @@ bool GgmlBufferIsKv(const Facts& f) {
   return req && kv && near(*req, *kv) && !(weights && near(*req, *weights));
 }
 
+// The failure event on the failure's line, an engine's own rather than PyTorch's allocator
+// message where both are there; null where the log has none. (Only failure events: a notebook's
+// "OutOfMemoryError   Traceback (most recent call last)" header is also a traceback event,
+// which is no error text.)
+const LogEvent* FailureEvent(const Facts& f) {
+  const LogEvent* oom = nullptr;
+  for (const LogEvent* e : f.first) {
+    if (e && e->line == f.oom_line && IsFailureEvent(e->kind) &&
+        (!oom || e->kind != EventKind::kTorchOom)) {
+      oom = e;
+    }
+  }
+  return oom;
+}
+
 // llama.cpp and the engines that run it (Ollama, LM Studio) at the profile stage: what is
 // reserved then is the compute graph of the largest batch (llama.cpp's graph_reserve at context
 // creation, Ollama's reserveWorstCaseGraph), whatever line reported the failure.
@@ -624,13 +639,8 @@ bool GgmlEngineAtProfile(const Facts& f) { return f.stage == Stage::kProfile && 
 // out-of-memory): a reservation failure the engine logged and recovered from is not this.
 bool GgmlEngineAtRuntime(const Facts& f) {
   if (f.stage != Stage::kRuntime || !GgmlEngine(f)) return false;
-  for (const LogEvent* e : f.first) {
-    if (e && e->line == f.oom_line && IsFailureEvent(e->kind) &&
-        e->kind != EventKind::kCudaOom && e->kind != EventKind::kTorchOom) {
-      return false;
-    }
-  }
-  return true;
+  const LogEvent* e = FailureEvent(f);
+  return !e || e->kind == EventKind::kCudaOom || e->kind == EventKind::kTorchOom;
 }
 
 bool ProfileMultimodal(const Facts& f) { return f.stage == Stage::kProfile && f.multimodal; }
@@ -1277,15 +1287,7 @@ const Rule& Classify(const Facts& f, Diagnosis* d) {
   d->stage = StageName(stage);
   // What decided the stage: the rule's own evidence (the engine's error text) when it fixes the
   // stage, else the frames or milestones; and what points elsewhere.
-  const LogEvent* oom = nullptr;
-  // (Only failure events: a notebook's "OutOfMemoryError   Traceback (most recent call last)"
-  // header is also a traceback event, which is no error text.)
-  for (const LogEvent* e : f.first) {
-    if (e && e->line == f.oom_line && IsFailureEvent(e->kind) &&
-        (!oom || e->kind != EventKind::kTorchOom)) {
-      oom = e;
-    }
-  }
+  const LogEvent* oom = FailureEvent(f);
   // The engine's own error line (not PyTorch's allocator message) fixes the stage.
   const bool own_text = oom && oom->kind != EventKind::kTorchOom &&
                         oom->kind != EventKind::kCudaOom && !match->stage_from_facts;
