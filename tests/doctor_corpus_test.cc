@@ -289,7 +289,7 @@ const Shape kShapes[] = {
 };
 
 // What holds today (see above): dev and test cases a shape changes, over all shapes.
-constexpr int kShapeCeilingDev = 0, kShapeCeilingTest = 6;
+constexpr int kShapeCeilingDev = 0, kShapeCeilingTest = 7;
 
 std::string Verdict(const std::string& text) {
   std::istringstream in(text);
