@@ -814,6 +814,13 @@ class Scanner final : public doctor::EventSink {
     const std::string_view t = TrimSpaces(piece);
     if (t.empty() || t.size() > 512 || CapturePrefix(piece) != 0) return false;
     if (piece.compare(0, kSameRecordBytes, message_, 0, kSameRecordBytes) == 0) return false;
+    // The message's closing words in the piece: its rest, whatever it begins with (a terminal
+    // may cut a path where its rest looks like a date, "model-0" + "0060-of-00135").
+    // (Not a piece that holds a message's opening words too: the whole message again, as the
+    // error line after its source line in a traceback.)
+    const bool opens = std::any_of(std::begin(kLongMessages), std::end(kLongMessages),
+                                   [&](const LongMessage& m) { return t.find(m.open) != t.npos; });
+    if (t.find(closing_) != std::string_view::npos && !opens && !MessageOpens(t)) return true;
     // A record's start (RecordStart), where a parenthesis opening a figure is the message's own
     // ("(7.00 GiB KV cache is needed").
     const bool figure =

@@ -1380,7 +1380,7 @@ void MatchHostAllocFail(const Line& line) {
   // PyTorch's file mapping (aten/src/ATen/MapAllocator.cpp, 1.x-2.x: "unable to mmap N bytes
   // from file <F>: Cannot allocate memory (12)"), which torch.load(mmap=True) and shared CPU
   // storages use: the host refused the mapping (ENOMEM: address space or overcommit limits).
-  const bool map = Has(s, "unable to mmap ") && Has(s, "Cannot allocate memory (12)");
+  const bool map = Has(s, "unable to mmap ") && Has(s, "Cannot allocate memory (12");
   if (!cpu_allocator && !map && !Has(s, "[Errno 12] Cannot allocate memory") &&
       !Has(s, "Cannot allocate memory (os error 12)")) {
     return;
