@@ -553,6 +553,13 @@ bool OptimizerFrames(const Facts& f) {
   });
 }
 
+bool FsdpFlattenFrames(const Facts& f) {
+  // torch/distributed/fsdp/_init_utils.py _init_param_handle_from_module / _from_params ->
+  // _flat_param.py FlatParamHandle.flatten_tensors_into_flat_param (1.12-2.x).
+  return AnyFrame(f, {"_init_param_handle_from_module", "_init_param_handle_from_params",
+                      "flatten_tensors_into_flat_param"});
+}
+
 namespace {
 
 bool PathIs(const LogEvent* fr, Num key) {

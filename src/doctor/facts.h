@@ -131,6 +131,8 @@ bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names);
 // the model states (the optimizer's moments and the update's temporaries), sized by the trained
 // parameters, not by the batch.
 bool OptimizerFrames(const Facts& f);
+// PyTorch FSDP building a wrapped unit's flat parameter on the stack (facts.cc).
+bool FsdpFlattenFrames(const Facts& f);
 // An engine mapping its memory back after a sleep (vLLM's sleep mode, SGLang's memory saver) is
 // on the stack (rules.cc).
 bool WakeUp(const Facts& f);

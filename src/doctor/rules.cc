@@ -756,9 +756,7 @@ bool WholeTensor(const Facts& f) { return f.stage == Stage::kLoad && FindWholeTe
 // partitioned parameters whole onto every rank (transformers' _initialize_missing_keys gathers
 // every uninitialised one at once).
 bool ShardingGathersWhole(const Facts& f) {
-  return f.stage == Stage::kLoad &&
-         AnyFrame(f, {"_init_param_handle_from_module", "_init_param_handle_from_params",
-                      "flatten_tensors_into_flat_param", "GatheredParameters"});
+  return f.stage == Stage::kLoad && (FsdpFlattenFrames(f) || AnyFrame(f, {"GatheredParameters"}));
 }
 std::string SayWholeTensor(const Facts& f, std::map<std::string, double>*) {
   return fmt::format(

@@ -943,18 +943,18 @@ void MatchCodeLine(const Line& line) {
       Has(s, "_nn.im2col(")) {
     line.Emit(EventKind::kMmHint, kEngine).text = "encoder";
   }
-  // transformers' eager attention materialising the scores, batch x heads x length x length, and
-  // their float32 softmax: eager_attention_forward (4.48+) and, before it, each model's
-  // Attention.forward (models/llama/modeling_llama.py 4.3x-4.47: "attn_weights =
-  // torch.matmul(query_states, key_states.transpose(2, 3))", "attn_weights =
-  // nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32)"). A frame of its own, for
-  // the fix (attn_implementation), where the frame's function is only "forward".
   // DeepSpeed ZeRO-3's context that all-gathers partitioned parameters whole onto every rank
   // ("with deepspeed.zero.GatheredParameters(params, modifier_rank=0):",
   // runtime/zero/partition_parameters.py): a frame of its own, where its __enter__ is cut.
   if (Has(s, "GatheredParameters(")) {
     line.Emit(EventKind::kFrame, kEngine).text = "GatheredParameters (code line)";
   }
+  // transformers' eager attention materialising the scores, batch x heads x length x length, and
+  // their float32 softmax: eager_attention_forward (4.48+) and, before it, each model's
+  // Attention.forward (models/llama/modeling_llama.py 4.3x-4.47: "attn_weights =
+  // torch.matmul(query_states, key_states.transpose(2, 3))", "attn_weights =
+  // nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32)"). A frame of its own, for
+  // the fix (attn_implementation), where the frame's function is only "forward".
   if (Has(s, "attn_weights = torch.matmul(") || Has(s, "softmax(attn_weights")) {
     line.Emit(EventKind::kFrame, kEngine).text = "attn_weights (eager attention)";
   }
@@ -1195,16 +1195,6 @@ void MatchReferenceLaunch(const Line& line) {
   line.Emit(EventKind::kLoadBegin, kEngine);
 }
 
-// A command line that starts a training run: a launcher (python, torchrun, accelerate launch,
-// deepspeed, torchtune's tune run, litgpt, a shell running a script) with a training script or
-// a training loop's flags: nanoGPT-style and litgpt's --max_iters and --micro_batch_size,
-// transformers' TrainingArguments (--num_train_epochs, --per_device_train_batch_size,
-// --gradient_accumulation_steps, --learning_rate, --gradient_checkpointing),
-// --checkpoint_activations, or a script named for training (train.py, train.sh, finetune,
-// pretrain, sft). Its steps hold gradients, optimizer states and activations beside the weights
-// (facts.cc reads a full card with no phase's evidence so).
-// So does a line that names a training loop's call in code or words: transformers' and TRL's
-// trainers (SFTTrainer, DPOTrainer, ...; `trainer.train(`), "the .train() method".
 // A training loop's progress past its first step: a tqdm bar described as training ("Training:
 // 18%|█▊  | 1935/10920 [17:45<1:13:32, 2.04it/s, loss=0.081]", "Train:", "train:") with a
 // done count above 0, any tqdm bar whose postfix reports a loss ("loss=0.081": a step was
@@ -1228,6 +1218,16 @@ bool TrainingProgress(const LineView& s, std::string_view t) {
   return done && *done > 0 && t.substr(end, 1) == "/";
 }
 
+// A command line that starts a training run: a launcher (python, torchrun, accelerate launch,
+// deepspeed, torchtune's tune run, litgpt, a shell running a script) with a training script or
+// a training loop's flags: nanoGPT-style and litgpt's --max_iters and --micro_batch_size,
+// transformers' TrainingArguments (--num_train_epochs, --per_device_train_batch_size,
+// --gradient_accumulation_steps, --learning_rate, --gradient_checkpointing),
+// --checkpoint_activations, or a script named for training (train.py, train.sh, finetune,
+// pretrain, sft). Its steps hold gradients, optimizer states and activations beside the weights
+// (facts.cc reads a full card with no phase's evidence so).
+// So does a line that names a training loop's call in code or words: transformers' and TRL's
+// trainers (SFTTrainer, DPOTrainer, ...; `trainer.train(`), "the .train() method".
 void MatchTrainingLaunch(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "%|") || Has(s, "{'loss': ")) {
@@ -1814,24 +1814,27 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   }
   if (cause == Cause::kWeightsTooLarge && AddTrainingStateFixes(f, d)) return true;
   if (cause == Cause::kUnshardedSlice) {
-    // FSDP's auto_wrap_policy (torch.distributed.fsdp.wrap.transformer_auto_wrap_policy, or
-    // accelerate's fsdp_auto_wrap_policy TRANSFORMER_BASED_WRAP, Lightning's FSDPStrategy(
+    // A sharding wrapper's set-up (rules.cc ShardingGathersWhole). FSDP's auto_wrap_policy
+    // (torch.distributed.fsdp.wrap.transformer_auto_wrap_policy, or accelerate's
+    // fsdp_auto_wrap_policy TRANSFORMER_BASED_WRAP, Lightning's FSDPStrategy(
     // auto_wrap_policy=...)); ZeRO-3 under transformers: zero.Init through the Trainer's
     // DeepSpeed config, a checkpoint with every weight present (no missing keys to initialise).
     const bool zero3 = AnyFrame(f, {"GatheredParameters"});
-    if (!zero3) {
+    const bool fsdp = FsdpFlattenFrames(f);
+    if (fsdp) {
       AddFix(d, "wrap per decoder layer: an FSDP auto_wrap_policy (transformer_auto_wrap_policy "
                 "with the model's layer class; accelerate fsdp_auto_wrap_policy: "
                 "TRANSFORMER_BASED_WRAP), so each layer is flattened and sharded on its own",
              "with no wrap policy FSDP flattens the whole model into one tensor on each rank "
              "before sharding it");
-    } else {
+    }
+    if (zero3) {
       AddFix(d, "under ZeRO-3, keep the gather small: initialise the model's weights from the "
                 "checkpoint (no missing keys), or gather and initialise a few parameters at a "
                 "time",
              "GatheredParameters materialises every listed parameter whole on every rank");
     }
-    return true;
+    if (fsdp || zero3) return true;
   }
   if (cause == Cause::kWeightsTooLarge && QuantizerFrames(f) && AddToolFixes(cause, f, d)) {
     return true;
