@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "core/text.h"
 #include "core/units.h"
 #include "doctor/load_copies.h"
 #include "doctor/readers/reader.h"
@@ -1226,8 +1227,7 @@ bool KvTooSmall(const Facts& f) {
 bool VisionLanguageName(const std::string& path) {
   const std::string name =
       path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-  std::string low(name);
-  for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string low = core::AsciiLower(name);
   // "VL" as a word of the name: Qwen2-VL, Qwen2.5-VL, DeepSeek-VL2, Kimi-VL (not "-vllm").
   for (size_t at = low.find("vl"); at != std::string::npos; at = low.find("vl", at + 1)) {
     const bool start = at == 0 || low[at - 1] == '-' || low[at - 1] == '_' || low[at - 1] == '.';

@@ -17,6 +17,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "core/text.h"
+
 namespace vramfit {
 namespace {
 
@@ -396,9 +398,7 @@ const GgufFtypeInfo* FindGgufFtype(std::string_view word) {
 std::string GgufFtypeWords() {
   std::string out;
   for (const GgufFtypeInfo& f : kFtypes) {
-    std::string w(f.name);
-    for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    out += (out.empty() ? "" : ", ") + w;
+    out += (out.empty() ? "" : ", ") + core::AsciiLower(f.name);
   }
   return out;
 }

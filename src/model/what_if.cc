@@ -68,8 +68,7 @@ std::vector<int64_t> LinearInputs(const ModelSpec& s) {
 
 Result<WhatIfQuant> MakeWhatIfQuant(std::string_view method, int bits, int64_t group_size,
                                     bool desc_act) {
-  std::string m(method);
-  for (char& c : m) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string m = core::AsciiLower(method);
   if (m.rfind("gguf:", 0) == 0) m = m.substr(5);
   if (const GgufFtypeInfo* ft = FindGgufFtype(m); ft != nullptr) {
     if (bits != 0 || group_size != -2 || desc_act) {

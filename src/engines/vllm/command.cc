@@ -466,9 +466,7 @@ Result<EngineCommand> ReadServeCommand(const std::vector<std::string>& argv) {
       env.all2all_from_env = true;
     } else if (name == kEnvMxfp4Marlin) {
       // vllm/envs.py reads it as a boolean: "1" or "true" (any case).
-      std::string v = value;
-      std::transform(v.begin(), v.end(), v.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      const std::string v = core::AsciiLower(value);
       env.mxfp4_use_marlin = v == "1" || v == "true";
     } else if (name == kEnvFlashInferSampler) {
       // vllm/envs.py reads it as bool(int(value)): 0 off, any other integer on.
