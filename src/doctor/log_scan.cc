@@ -330,7 +330,8 @@ class Scanner final : public doctor::EventSink {
   // One line of the engine's text: cleaned, and held while it is a piece a terminal wrapped.
   void Piece(std::string_view raw) {
     std::string clean = doctor::StripAnsi(raw);
-    const size_t width = Columns(clean);
+    const size_t width = Columns(clean);  // the terminal's columns, before "--" for a dash
+    doctor::PlainTypography(&clean);
     uint64_t first = out_->lines;  // the physical line the logical one starts on
     if (!held_.empty()) {
       // A new record of the same source (its first bytes those of the held piece: a worker's

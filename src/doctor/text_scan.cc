@@ -175,4 +175,72 @@ std::string StripAnsi(std::string_view s) {
   return out;
 }
 
+namespace {
+// What PlainTypography writes for the three-byte character E2 80 xx (General Punctuation,
+// U+2000-U+203F); nullptr keeps it. "\x01" marks the dashes that depend on the next byte.
+const char* GeneralPunctuation(unsigned char low) {
+  if (low >= 0x80 && low <= 0x8a) return " ";                 // U+2000-200A spaces
+  if (low >= 0x8b && low <= 0x8f) return "";                  // zero-width, LRM, RLM
+  if (low >= 0x90 && low <= 0x92) return "-";                 // hyphens, figure dash
+  if (low == 0x93 || low == 0x94) return "\x01";              // en dash, em dash
+  if (low >= 0x98 && low <= 0x9b) return "'";                 // single quotes
+  if (low >= 0x9c && low <= 0x9f) return "\"";                // double quotes
+  if (low == 0xa6) return "...";                              // ellipsis
+  if (low == 0xaf) return " ";                                // narrow no-break space
+  if (low == 0xb2) return "'";                                // prime
+  if (low == 0xb3) return "\"";                               // double prime
+  return nullptr;
+}
+}  // namespace
+
+void PlainTypography(std::string* s) {
+  // Every character it changes starts with one of these lead bytes; most lines hold none.
+  size_t i = 0;
+  while (i < s->size()) {
+    const unsigned char c = static_cast<unsigned char>((*s)[i]);
+    if (c == 0xc2 || c == 0xe2 || c == 0xe3 || c == 0xef) break;
+    ++i;
+  }
+  if (i == s->size()) return;
+  std::string out;
+  out.reserve(s->size());
+  out.append(*s, 0, i);
+  const auto at = [&](size_t k) {
+    return k < s->size() ? static_cast<unsigned char>((*s)[k]) : 0;
+  };
+  while (i < s->size()) {
+    const unsigned char c = at(i);
+    const char* put = nullptr;
+    size_t len = 0;
+    if (c == 0xc2 && at(i + 1) == 0xa0) {
+      put = " ";  // no-break space
+      len = 2;
+    } else if (c == 0xe2 && at(i + 1) == 0x80) {
+      put = GeneralPunctuation(at(i + 2));
+      len = 3;
+    } else if (c == 0xe2 && at(i + 1) == 0x81 && (at(i + 2) == 0x9f || at(i + 2) == 0xa0)) {
+      put = at(i + 2) == 0x9f ? " " : "";  // medium space, word joiner
+      len = 3;
+    } else if (c == 0xe2 && at(i + 1) == 0x88 && at(i + 2) == 0x92) {
+      put = "-";  // minus sign
+      len = 3;
+    } else if (c == 0xe3 && at(i + 1) == 0x80 && at(i + 2) == 0x80) {
+      put = " ";  // ideographic space
+      len = 3;
+    } else if (c == 0xef && at(i + 1) == 0xbb && at(i + 2) == 0xbf) {
+      put = "";  // byte-order mark, zero-width no-break space
+      len = 3;
+    }
+    if (put == nullptr) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    if (put[0] == '\x01') put = std::isalpha(at(i + len)) ? "--" : "-";
+    out += put;
+    i += len;
+  }
+  s->swap(out);
+}
+
 }  // namespace vramfit::doctor

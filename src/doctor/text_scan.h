@@ -134,6 +134,13 @@ std::optional<double> SizeBefore(std::string_view s, std::string_view phrase, st
 // Removes ANSI escape sequences (ESC [ ... final byte) and their caret spelling ("^[[0m").
 std::string StripAnsi(std::string_view s);
 
+// Turns the typography a web page, a blog's editor or a chat client puts into a pasted log back
+// into the ASCII the engines print: no-break, thin and ideographic spaces become spaces; curly
+// quotes and primes straight quotes; hyphens, figure dashes and the minus sign '-'; an en or em
+// dash before a letter "--" (an editor's "--max-model-len"), elsewhere '-'; the ellipsis "...";
+// zero-width characters, direction marks and a byte-order mark are dropped. Other UTF-8 is kept.
+void PlainTypography(std::string* s);
+
 }  // namespace vramfit::doctor
 
 #endif  // VRAMFIT_DOCTOR_TEXT_SCAN_H_

@@ -42,6 +42,28 @@ TEST(TextScan, AnsiAndCase) {
   EXPECT_FALSE(HasNoCase("short", "longer needle"));
 }
 
+std::string Plain(std::string s) {
+  PlainTypography(&s);
+  return s;
+}
+
+TEST(TextScan, PlainTypography) {
+  // A blog's editor: curly quotes around a traceback's path, an en dash for "--", an ellipsis.
+  EXPECT_EQ(Plain("File \u201c/x/vllm/worker.py\u201d, line 3, in \u2018f\u2019"),
+            "File \"/x/vllm/worker.py\", line 3, in 'f'");
+  EXPECT_EQ(Plain("vllm serve m \u2013max-model-len 8192 \u2014 then\u2026"),
+            "vllm serve m --max-model-len 8192 - then...");
+  // Spaces a web page or a chat client writes, zero-width marks, a byte-order mark.
+  EXPECT_EQ(Plain("Tried\u00a0to\u202fallocate\u3000\u200b2.00\ufeff GiB"),
+            "Tried to allocate 2.00 GiB");
+  EXPECT_EQ(Plain("free \u22121"), "free -1");
+  // Other UTF-8, and lead bytes without the rest of a character, are kept as they are.
+  EXPECT_EQ(Plain("\u56fe\u7247 \u00e9 \u20ac"), "\u56fe\u7247 \u00e9 \u20ac");
+  EXPECT_EQ(Plain("cut \xe2\x80"), "cut \xe2\x80");
+  EXPECT_EQ(Plain("\xc2"), "\xc2");
+  EXPECT_EQ(Plain("plain ascii"), "plain ascii");
+}
+
 }  // namespace
 }  // namespace vramfit::doctor
 
