@@ -78,6 +78,23 @@ std::string Cited(const LogEvent* e) {
   return fmt::format("line {}: {}", e->line, text);
 }
 
+}  // namespace
+
+// A function named for decoding or inference ("decode_next_token", "infer_panel_batch_infer",
+// "run_inference"): a program's own generation loop. Names that work out a placement or a type
+// ("infer_auto_device_map", "infer_dtype") are load-time helpers.
+bool InferenceFrame(const LogEvent* fr) {
+  const std::string name = core::AsciiLower(fr->text.substr(0, fr->text.find(' ')));
+  if (name.find("decode") != std::string::npos) return true;
+  if (name.find("infer") == std::string::npos) return false;
+  for (std::string_view helper : {"device", "dtype", "type", "shape", "schema", "size"}) {
+    if (name.find(helper) != std::string::npos) return false;
+  }
+  return true;
+}
+
+namespace {
+
 // A plain PyTorch or transformers program's allocator message with nothing else to place it:
 // PyTorch held nearly the whole card (90% allocated) and a small request (5% of it at most)
 // failed. Such a program puts its weights on the GPU first (from_pretrained, Module.cuda(),
@@ -89,6 +106,9 @@ bool FilledWhileLoading(const Facts& f) {
   // A module's forward on the stack (torch/nn/modules/module.py _call_impl, a model's forward) is
   // no load: building and placing a model runs none.
   if (AnyFrame(f, {"forward", "_call_impl", "_wrapped_call_impl"})) return false;
+  // Nor a program's own inference loop (InferenceFrame), which calls the weights as plain
+  // tensors (F.linear) with no module forward above it.
+  if (std::any_of(f.frames.begin(), f.frames.end(), InferenceFrame)) return false;
   // A run that caps the GPU's share of the weights (max_memory, a front end's GPU-memory or
   // offload flag: the transformers reader's offload event "cap") stops placing weights at the
   // cap and keeps the rest on the CPU: a full card is then what came after the load. (A bare
@@ -307,9 +327,11 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage = Stage::kRuntime;
     f.stage_why = "no frame or milestone: after start-up";
     for (const LogEvent* fr : f.frames) {
-      if (!FrameIs(fr, {"forward"})) continue;
-      f.stage_why = fmt::format("a forward pass on the stack ({}) and no phase's frame or "
-                                "milestone: after start-up",
+      if (!FrameIs(fr, {"forward"}) && !InferenceFrame(fr)) continue;
+      f.stage_why = fmt::format("{} on the stack ({}) and no phase's frame or milestone: after "
+                                "start-up",
+                                InferenceFrame(fr) ? "a decoding or inference function"
+                                                   : "a forward pass",
                                 Cited(fr));
       break;
     }

@@ -885,6 +885,12 @@ bool OthersOldMessage(const Facts& f) {
 bool OthersOldNoEvidence(const Facts& f) {
   return OthersOldMessage(f) && !f.frame_stage && !f.milestone_stage;
 }
+// Neither frame nor milestone, and this process's allocator holds nothing ("0 bytes reserved in
+// total by PyTorch"): the failed request was its first, before any weight was on the card, so
+// the card was taken before the program started (the corpus README's startup stage).
+bool OthersBeforeAnyWeight(const Facts& f) {
+  return OthersOldNoEvidence(f) && *AllocatorHolds(f) == 0;
+}
 bool OthersOldStarting(const Facts& f) {
   return OthersOldMessage(f) && (f.stage == Stage::kLoad || f.stage == Stage::kKvCache);
 }
@@ -1009,6 +1015,15 @@ std::string SayRuntimeActivation(const Facts& f, std::map<std::string, double>*)
   if (f.engine == "transformers" || AnyFrame(f, {"generate", "_sample", "_greedy_search"})) {
     return "a runtime allocation failed while generating: the activations of a long prompt or a "
            "large batch, or the dynamic KV cache, which generate grows with every new token";
+  }
+  // A program's own decoding loop keeps a KV cache that grows with every token, as generate's.
+  if (std::any_of(f.frames.begin(), f.frames.end(), InferenceFrame)) {
+    return "a runtime allocation failed while the program decoded: the activations of a long "
+           "input or a large batch, or the KV cache its decoding loop grows with every token";
+  }
+  if (f.engine == "pytorch") {
+    return "a runtime allocation failed after the model was placed: the activations of a long "
+           "input or a large batch (or a cache the program grows as it runs)";
   }
   return "a runtime allocation for activations failed (a long prompt or a large batch); not the "
          "KV cache, which a paged engine allocates at start-up";
@@ -1160,6 +1175,7 @@ const std::vector<Rule>& Rules() {
       // Other processes holding a quarter of the card during start-up.
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
       {C::kOtherProcess, S::kRuntime, OthersHoldMost, nullptr, SayOthers, Words::kNone, true},
+      Said(C::kOtherProcess, S::kStartup, OthersBeforeAnyWeight, SayOthersOld),
       Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),
       {C::kOtherProcess, S::kLoad, OthersOldStarting, nullptr, SayOthersOld, Words::kNone, true},
       {C::kFragmentation, S::kRuntime, TgiAsyncPool, nullptr, SayAsyncPool, Words::kNone, true},
