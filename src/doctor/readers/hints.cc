@@ -55,6 +55,18 @@ bool MmFeaturesGiven(std::string_view s) {
   return false;
 }
 
+// A file a traceback's frame line names: Python's `File ".../name", line N` or IPython 8's
+// `File .../name:N, in fn(...)` (a notebook's paste, where the path has no quotes).
+bool FrameNamesFile(const LineView& s, std::string_view file) {
+  for (size_t at = s.find(file); at != std::string_view::npos; at = s.find(file, at + 1)) {
+    const size_t end = at + file.size();
+    if (end < s.size() && s[end] == '"') return true;
+    if (end + 1 < s.size() && s[end] == ':' && std::isdigit(static_cast<unsigned char>(s[end + 1])))
+      return true;
+  }
+  return false;
+}
+
 // A frame or code line that only a multimodal encoder runs: with it on the stack the failed
 // allocation is the encoder's (the mm hint's text "encoder"; readers/pytorch.cc tags the vision
 // towers' own files and their patch embeddings the same way).
@@ -85,7 +97,7 @@ bool EncoderRuns(const LineView& s) {
   for (std::string_view key :
        {"_execute_mm_encoder", "get_multimodal_embeddings", "embed_multimodal",
         "_process_image_input", "_process_video_input", "_process_audio_input",
-        "vit_attn_wrappers.py\"", "get_image_feature", "get_video_feature", "get_audio_feature",
+        "get_image_feature", "get_video_feature", "get_audio_feature",
         "self.visual(", "visual.encode(", "self.vision_tower(", "self.vision_model(",
         "self.audio_tower(", "self.vpm(", "self.extract_feature(", "self.encode_images(",
         "self.vision_encoder(", "_image_pixels_to_features", "_process_image_pixels",
@@ -93,7 +105,7 @@ bool EncoderRuns(const LineView& s) {
         "_get_chunked_prefill_embedding", "data_embedding_func"}) {
     if (Has(s, key)) return true;
   }
-  return false;
+  return FrameNamesFile(s, "vit_attn_wrappers.py");
 }
 
 // An OCR program's frame: a path or function whose name has a word beginning or ending in "ocr"
@@ -154,21 +166,21 @@ void Match(const Line& line) {
        // remote code (modeling_qwen.py "images = self.visual.encode(images)", visual.py).
        Has(s, "get_image_feature") || Has(s, "get_video_feature") ||
        Has(s, "embed_mm_inputs") || Has(s, "data_embedding_func") || Has(s, "visual.encode(") ||
-       Has(s, "/visual.py\"") ||
+       FrameNamesFile(s, "/visual.py") || FrameNamesFile(s, "\\visual.py") ||
        Has(s, "\xe5\x9b\xbe\xe7\x89\x87") /* 图片 */ ||
        Has(s, "\xe5\x9b\xbe\xe5\x83\x8f") /* 图像 */)) {
     line.Emit(EventKind::kMmHint, "any");
   }
   // A frame in a vision-language model's own file (transformers' and vLLM's naming:
   // modeling_qwen2_5_vl.py, qwen2_vl/, qwen3_vl.py, deepseek_vl2.py).
-  if (Has(s, "_vl") && (Has(s, "_vl.py\"") || Has(s, "_vl/") || Has(s, "_vl2.py\"")) &&
-      Has(s, ".py\"")) {
+  if (Has(s, "_vl") && (FrameNamesFile(s, "_vl.py") || FrameNamesFile(s, "_vl2.py") ||
+                         ((Has(s, "_vl/") || Has(s, "_vl\\")) && FrameNamesFile(s, ".py")))) {
     line.Emit(EventKind::kMmHint, "any");
   }
   // vLLM V0's encoder-decoder runner (vllm/worker/enc_dec_model_runner.py, 0.6-0.9), which runs
   // the models with an image or audio encoder (mllama, whisper, florence2; BART the text one):
   // its profile run feeds the encoder the largest dummy images or audio.
-  if (Has(s, "enc_dec_model_runner.py\"")) line.Emit(EventKind::kMmHint, "any");
+  if (FrameNamesFile(s, "enc_dec_model_runner.py")) line.Emit(EventKind::kMmHint, "any");
   if (Has(s, "prompt_token_ids_len=")) {
     auto& e = line.Emit(EventKind::kPrompt, "vllm");
     Set(e, Num::kPromptTokens, NumberAfter(s, "prompt_token_ids_len="));
