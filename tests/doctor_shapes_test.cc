@@ -3,7 +3,8 @@
 // hand-written case (tests/doctor/cases) is re-captured the ways users paste logs: behind a
 // docker compose service name, kubectl's RFC 3339 timestamps, journald's syslog prefix, with
 // CRLF line ends, coloured by a terminal, indented as a Markdown code block, quoted as a
-// GitHub reply, and hard-wrapped at 80 columns by a terminal or a mail client. The stage and
+// GitHub reply, hard-wrapped at 80 columns by a terminal or a mail client, with a web page's
+// typography (no-break spaces, curly quotes), and with its line ends lost. The stage and
 // cause (and whether anything is found) must stay those of the log as published. The test
 // half is not read here: it measures rules, and no rule is written against it.
 #include <fmt/format.h>
@@ -32,6 +33,8 @@ struct Shape {
   // logs with fewer than three wrapped lines (the width never shows) still move. Lower it as
   // the scanner improves; never raise it to let a change pass.
   int allowed = 0;
+  // The whole log re-captured at once (a shape that moves line ends), instead of line by line.
+  std::function<std::string(std::string_view)> whole = nullptr;
 };
 
 // Each line of `text` (without its line end) in order.
@@ -48,6 +51,7 @@ void ForEachLine(std::string_view text, const std::function<void(std::string_vie
 }
 
 std::string Reshape(std::string_view text, const Shape& shape) {
+  if (shape.whole) return shape.whole(text);
   std::string out;
   ForEachLine(text, [&](std::string_view line) { out += shape.line(line) + shape.eol; });
   return out;
@@ -69,6 +73,40 @@ std::string Wrap80(std::string_view line) {
   return out;
 }
 
+// A web page's typography: every space a no-break space, double quotes curly (opening, then
+// closing), apostrophes right single quotes; what a blog's editor or a chat client pastes.
+std::string WebTypography(std::string_view line) {
+  std::string out;
+  bool open = true;
+  for (const char c : line) {
+    if (c == ' ') {
+      out += "\u00a0";
+    } else if (c == '"') {
+      out += open ? "\u201c" : "\u201d";
+      open = !open;
+    } else if (c == '\'') {
+      out += "\u2019";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Line ends lost (a page's text without its <pre>, a chat message): every line, trimmed, joined
+// to the next by one space.
+std::string LineEndsLost(std::string_view text) {
+  std::string out;
+  ForEachLine(text, [&](std::string_view line) {
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+    if (line.empty()) return;
+    if (!out.empty()) out += ' ';
+    out += line;
+  });
+  return out + "\n";
+}
+
 const std::vector<Shape>& Shapes() {
   static const std::vector<Shape> shapes = {
       {"docker compose", [](std::string_view l) { return "vllm-server-1  | " + std::string(l); }},
@@ -83,6 +121,11 @@ const std::vector<Shape>& Shapes() {
       {"Markdown indent", [](std::string_view l) { return "    " + std::string(l); }},
       {"GitHub quote", [](std::string_view l) { return "> " + std::string(l); }},
       {"wrapped at 80", [](std::string_view l) { return Wrap80(l); }, "\n", 11},
+      {"web typography", [](std::string_view l) { return WebTypography(l); }},
+      // Logs whose lines the scanner cannot part again (no kind of record repeated three
+      // times, no traceback: a code line and PyTorch's message, a script's own prints before
+      // it) still move, as do logs whose order of milestones the joined line hides.
+      {"line ends lost", nullptr, "\n", 66, LineEndsLost},
   };
   return shapes;
 }

@@ -1,8 +1,12 @@
 // How pasted and collected logs wrap the engines' lines (paste.h).
 #include "doctor/paste.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <iterator>
 #include <utility>
+#include <vector>
 
 #include <simdjson.h>
 
@@ -95,6 +99,202 @@ bool HtmlEscaped(std::string_view line, std::string* out) {
   return true;
 }
 
+// A log whose line ends were lost (a web page's text without its <pre>, a chat message, a form
+// that joins lines with spaces): one long line holding several of the engines' records. The
+// records are split apart again where one of them begins after a space: a traceback's header
+// or frame, a logger's level and date (vLLM's "INFO 03-10 08:07:20"), a worker's or rank's
+// prefix, an ISO or bracketed timestamp, Ollama's "time=", llama.cpp's "llama_..: " function
+// prefixes, and the exception lines PyTorch and Python print. Only a line of kFlatLineBytes or
+// more where one kind of beginning comes kFlatRepeats times, or that holds a traceback, is split:
+// an engine's own long line (a config dump, PyTorch's out-of-memory message) holds them only in
+// its prefixes.
+constexpr size_t kFlatLineBytes = 160;
+constexpr int kFlatRepeats = 3;
+
+bool Digits(std::string_view s, size_t at, size_t n) {
+  if (at + n > s.size()) return false;
+  for (size_t i = at; i < at + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return true;
+}
+
+// "2026-12-05" at `at`.
+bool IsoDate(std::string_view s, size_t at) {
+  return Digits(s, at, 4) && at + 10 <= s.size() && s[at + 4] == '-' && Digits(s, at + 5, 2) &&
+         s[at + 7] == '-' && Digits(s, at + 8, 2);
+}
+
+// An exception's line: a (dotted) name ending in "Error" or "Exception" and a colon
+// ("torch.OutOfMemoryError:", "ValueError:", "ray.exceptions.RayTaskError(...)").
+bool ExceptionLine(std::string_view r) {
+  size_t e = 0;
+  while (e < r.size() && (std::isalnum(static_cast<unsigned char>(r[e])) || r[e] == '_' ||
+                          r[e] == '.')) {
+    ++e;
+  }
+  const std::string_view name = r.substr(0, e);
+  if (e >= r.size() || (r[e] != ':' && r[e] != '(')) return false;
+  return name.ends_with("Error") || name.ends_with("Exception");
+}
+
+// llama.cpp's lines open with their function's name and ": " (llama_model_loader:,
+// llm_load_tensors:, ggml_cuda_init:, load_tensors:, print_info:, graph_reserve:,
+// clip_model_loader:): a lower-case name of its families with an underscore.
+bool FunctionPrefix(std::string_view r) {
+  static constexpr std::string_view kFamilies[] = {"llama", "llm_", "ggml_", "load_", "print_",
+                                                   "clip_", "graph_", "sched_", "common_"};
+  if (std::none_of(std::begin(kFamilies), std::end(kFamilies),
+                   [&](std::string_view f) { return r.substr(0, f.size()) == f; })) {
+    return false;
+  }
+  size_t e = 0;
+  while (e < r.size() && ((r[e] >= 'a' && r[e] <= 'z') || (r[e] >= '0' && r[e] <= '9') ||
+                          r[e] == '_')) {
+    ++e;
+  }
+  return e + 1 < r.size() && r[e] == ':' && r[e + 1] == ' ';
+}
+
+// The kinds of record RecordBegins tells apart, so that a kind repeated along one line shows
+// the line ends were lost. The first seven follow kOpeners' order.
+enum Kind : int {
+  kNoRecord,
+  kTracebackHeader,
+  kFrame,
+  kDuringHandling,
+  kDirectCause,
+  kPanic,
+  kGoroutine,
+  kShardsBar,
+  kException,
+  kFunction,
+  kLevelDate,
+  kWorker,
+  kRank,
+  kIsoTime,
+  kBracketTime,
+  kOllamaTime,
+  kRecordKinds
+};
+
+constexpr std::string_view kOpeners[] = {
+    "Traceback (most recent call last):", "File \"", "During handling of the above",
+    "The above exception was", "panic: ", "goroutine ", "Loading checkpoint shards:"};
+
+// The kind of record that begins at `at` (kNoRecord: none).
+int RecordBegins(std::string_view s, size_t at) {
+  const std::string_view r = s.substr(at);
+  const auto starts = [&](std::string_view p) { return r.substr(0, p.size()) == p; };
+  for (size_t k = 0; k < std::size(kOpeners); ++k) {
+    if (starts(kOpeners[k])) return kTracebackHeader + static_cast<int>(k);
+  }
+  if (ExceptionLine(r)) return kException;
+  if (FunctionPrefix(r)) return kFunction;
+  // vLLM's logger: the level, then the month and day ("INFO 03-10 08:07:20").
+  for (std::string_view level : {"INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL "}) {
+    if (starts(level)) {
+      const size_t d = level.size();
+      const bool dated = Digits(r, d, 2) && d + 5 < r.size() && r[d + 2] == '-' &&
+                         Digits(r, d + 3, 2) && r[d + 5] == ' ';
+      return dated ? kLevelDate : kNoRecord;
+    }
+  }
+  // A worker's prefix ("(EngineCore_DP0 pid=812)", "(VllmWorker rank=1 pid=903752)") or a
+  // launcher's rank ("[rank0]:").
+  if (starts("(") && r.find(" pid=") < 48 && r.find(')') > r.find(" pid=")) return kWorker;
+  if (starts("[rank") && Digits(r, 5, 1)) return kRank;
+  // Timestamps: ISO ("2026-12-05 18:00:00", "2026-12-05T18:00:00"), bracketed ("[2026-12-05"),
+  // Ollama's "time=2026-12-05T...".
+  if (IsoDate(r, 0) && r.size() > 13 && (r[10] == ' ' || r[10] == 'T') && Digits(r, 11, 2) &&
+      r[13] == ':') {
+    return kIsoTime;
+  }
+  if (starts("[") && IsoDate(r, 1)) return kBracketTime;
+  return starts("time=") && IsoDate(r, 5) ? kOllamaTime : kNoRecord;
+}
+
+// Past the prefixes that open a record at `at` (a rank, a worker's tag, timestamps, vLLM's level
+// and date with its "[file.py:N]"), and the spaces after them.
+size_t PrefixesEnd(std::string_view s, size_t at) {
+  for (;;) {
+    while (at < s.size() && s[at] == ' ') ++at;
+    const size_t was = at;
+    switch (at < s.size() ? RecordBegins(s, at) : kNoRecord) {
+      case kLevelDate:  // "INFO 03-10 08:07:20 [core.py:302]"
+        at = s.find(' ', at);  // past the level, then the date, then the time
+        if (at != std::string_view::npos) at = s.find(' ', at + 1);
+        if (at != std::string_view::npos) at = s.find(' ', at + 1);
+        if (at != std::string_view::npos && at + 1 < s.size() && s[at + 1] == '[' &&
+            s.find(']', at) != std::string_view::npos) {
+          at = s.find(']', at) + 1;
+        }
+        break;
+      case kWorker:  // "(EngineCore_DP0 pid=812)"
+        at = s.find(')', at) + 1;
+        break;
+      case kRank:  // "[rank0]:"
+        at = s.find(']', at);
+        if (at != std::string_view::npos) at += at + 1 < s.size() && s[at + 1] == ':' ? 2 : 1;
+        break;
+      case kIsoTime:  // "2026-12-05 18:00:00,123" or "2026-12-05T18:00:00.1Z"
+        at = s[at + 10] == ' ' ? s.find(' ', at + 11) : s.find(' ', at);
+        break;
+      case kBracketTime:  // "[2026-12-05 18:00:00 TP0]"
+        at = s.find(']', at);
+        at = at == std::string_view::npos ? s.size() : at + 1;
+        break;
+      case kOllamaTime:  // "time=2026-12-05T18:00:00.000Z"
+        at = s.find(' ', at);
+        break;
+      default:
+        return at;
+    }
+    if (at == std::string_view::npos || at > s.size()) return s.size();
+    if (at == was) return at;
+  }
+}
+
+bool Flattened(std::string_view line, std::string* out) {
+  if (line.size() < kFlatLineBytes) return false;
+  // Where records begin after a space, and how often each kind does (the line's first record
+  // counted too).
+  std::vector<size_t> begins;
+  int seen[kRecordKinds] = {};
+  const size_t text_from = line.find_first_not_of(" \t");  // past the indentation
+  if (text_from == std::string_view::npos) return false;
+  bool repeated = false;
+  ++seen[RecordBegins(line, text_from)];
+  for (size_t i = text_from + 1; i < line.size(); ++i) {
+    if (line[i - 1] != ' ' || line[i] == ' ') continue;
+    const int kind = RecordBegins(line, i);
+    if (kind == kNoRecord) continue;
+    begins.push_back(i);
+    repeated |= ++seen[kind] >= kFlatRepeats;
+  }
+  // One line of an engine holds each of these at most twice (a collector's timestamp before
+  // the program's own, nested workers' tags); a frame after a traceback's header or before an
+  // exception is a traceback laid on one line.
+  if (!repeated && !(seen[kFrame] > 0 && (seen[kTracebackHeader] > 0 || seen[kException] > 0))) {
+    return false;
+  }
+  std::string text;
+  size_t from = 0;
+  for (const size_t i : begins) {
+    size_t end = i - 1;  // drop the spaces that stood for the line end
+    while (end > from && line[end - 1] == ' ') --end;
+    // Prefixes alone (a rank, a worker's tag, a timestamp before the logger's level) stay with
+    // the record they open.
+    if (PrefixesEnd(line, from) >= end) continue;
+    text.append(line.substr(from, end - from));
+    text += '\n';
+    from = i;
+  }
+  text.append(line.substr(from));
+  *out = std::move(text);
+  return true;
+}
+
 }  // namespace
 
 bool Unwrap(std::string_view line, std::string* out) {
@@ -102,7 +302,7 @@ bool Unwrap(std::string_view line, std::string* out) {
   const size_t open = line.find_first_not_of(" \t");
   if ((open == std::string_view::npos || line[open] != '{') &&
       std::memchr(line.data(), '\\', line.size()) == nullptr &&
-      std::memchr(line.data(), '&', line.size()) == nullptr) {
+      std::memchr(line.data(), '&', line.size()) == nullptr && line.size() < kFlatLineBytes) {
     return false;
   }
   std::string text;
@@ -110,6 +310,11 @@ bool Unwrap(std::string_view line, std::string* out) {
   if (unwrapped) line = text;
   std::string more;
   if (EscapedTraceback(line, &more) || HtmlEscaped(line, &more)) {
+    text = std::move(more);
+    line = text;
+    unwrapped = true;
+  }
+  if (Flattened(line, &more)) {
     text = std::move(more);
     unwrapped = true;
   }

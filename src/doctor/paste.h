@@ -1,9 +1,10 @@
 // The wrappers a log's lines arrive in when they are not the engine's own output as printed:
 // a log collector's JSON record around each line (Docker's json-file driver, `journalctl -o
 // json`, a cloud logging export), a traceback pasted as a string with its line ends escaped
-// ("Traceback (most recent call last):\n  File ..."), and a web page's HTML escapes. Each is
-// undone to the text the engine printed; a line in none of them is left as it is. Linear in
-// the line, no regular expressions.
+// ("Traceback (most recent call last):\n  File ..."), a web page's HTML escapes, and a log
+// whose line ends were lost (its records joined by spaces on one long line). Each is undone to
+// the text the engine printed; a line in none of them is left as it is. Linear in the line, no
+// regular expressions.
 #ifndef VRAMFIT_DOCTOR_PASTE_H_
 #define VRAMFIT_DOCTOR_PASTE_H_
 

@@ -51,5 +51,42 @@ TEST(Paste, HtmlEscapes) {
   EXPECT_EQ(Unwrapped("INFO plain line & more"), "<none>");
 }
 
+TEST(Paste, LineEndsLost) {
+  // A log whose line ends became spaces: its records apart again, each prefix with its record.
+  EXPECT_EQ(Unwrapped("2023-08-14 10:20:58 INFO:Loading settings from settings.yaml... "
+                      "2023-08-14 10:21:03 INFO:Loading TheBloke_Llama-2-13B-chat-GPTQ... "
+                      "2023-08-14 10:21:11 INFO:Loaded the model in 7.92 seconds. "
+                      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 88.00 "
+                      "MiB (GPU 0; 7.78 GiB total capacity)"),
+            "2023-08-14 10:20:58 INFO:Loading settings from settings.yaml...\n"
+            "2023-08-14 10:21:03 INFO:Loading TheBloke_Llama-2-13B-chat-GPTQ...\n"
+            "2023-08-14 10:21:11 INFO:Loaded the model in 7.92 seconds.\n"
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 88.00 "
+            "MiB (GPU 0; 7.78 GiB total capacity)");
+  EXPECT_EQ(Unwrapped("[rank0]: Traceback (most recent call last): [rank0]:   File \"/w/sft.py\", "
+                      "line 61, in <module> [rank0]:     model = model.to(\"cuda\") [rank0]: "
+                      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB."),
+            "[rank0]: Traceback (most recent call last):\n"
+            "[rank0]:   File \"/w/sft.py\", line 61, in <module>\n"
+            "[rank0]:     model = model.to(\"cuda\")\n"
+            "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB.");
+  // An engine's own long line, its beginnings only in its prefixes (a collector's timestamp
+  // before the program's own): left alone.
+  EXPECT_EQ(Unwrapped("2025-07-14T09:26:53.481734012Z engine.py :190 2024-02-03 03:44:03,976 "
+                      "Error initializing vLLM engine: CUDA out of memory. Tried to allocate "
+                      "112.00 MiB. GPU 0 has a total capacty of 44.35 GiB of which 53.38 MiB is "
+                      "free."),
+            "<none>");
+  EXPECT_EQ(Unwrapped("vllm-1  | (EngineCore_DP0 pid=412) ERROR 11-02 10:11:12 [core.py:943] "
+                      "ValueError: Cannot auto-fit max_model_len: not enough GPU memory available "
+                      "to serve even a single token. Try increasing `gpu_memory_utilization`."),
+            "<none>");
+  EXPECT_EQ(Unwrapped("2023-09-05T10:12:01.000000Z  INFO text_generation_launcher: Args { "
+                      "model_id: \"meta-llama/Llama-2-70b-chat-hf\", revision: None, "
+                      "validation_workers: 2, sharded: None, num_shard: Some(1), quantize: None, "
+                      "max_concurrent_requests: 128 }"),
+            "<none>");
+}
+
 }  // namespace
 }  // namespace vramfit::doctor
