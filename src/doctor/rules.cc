@@ -777,6 +777,24 @@ std::string SayModelTooLarge(const Facts& f, std::map<std::string, double>* numb
   return fmt::format("{} of weights per GPU at tensor parallel {} on {} {} card", Gib(PerRank(f)),
                      f.tp, Article(Gib(f.total)), Gib(f.total));
 }
+// vLLM's profile run on a card its weights already overfill: the weights it loaded ("Model
+// loading took X") exceed the budget --gpu-memory-utilization sets (0.9 of the card by default,
+// vllm/config/cache.py), so whatever the profile's forward asks for fails; its activations are
+// not what a smaller batch would fix.
+bool WeightsOverBudgetAtProfile(const Facts& f) {
+  if (f.engine != "vllm" || f.stage != Stage::kProfile || f.total <= 0) return false;
+  const auto weights = f.get(Num::kWeightsBytes);
+  const double util = f.get(Num::kGpuMemoryUtilization).value_or(0.9);
+  return weights && util > 0 && util <= 1 && *weights > util * f.total;
+}
+std::string SayWeightsOverBudget(const Facts& f, std::map<std::string, double>* numbers) {
+  const double util = f.get(Num::kGpuMemoryUtilization).value_or(0.9);
+  (*numbers)["weights_estimate_bytes"] = *f.get(Num::kWeightsBytes);  // per GPU, as loaded
+  return fmt::format(
+      "the profile run found no room: the weights alone took {} of the card's {}, more than "
+      "the {:.2f} the memory budget allows ({})",
+      Gib(*f.get(Num::kWeightsBytes)), Gib(f.total), util, Gib(util * f.total));
+}
 bool ModelUnquantized(const Facts& f) {
   if (f.stage != Stage::kLoad || !f.model || !Quantized(*f.model)) return false;
   const auto allocated = f.get(Num::kAllocatedBytes);
@@ -1072,6 +1090,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kSamplerWarmup, S::kProfile, SamplerInProfile, Words::kSamplerWarmup),
       Worded(C::kSamplerWarmup, S::kWarmup, SamplerOom, Words::kSamplerWarmup),
       Worded(C::kActivationPeak, S::kProfile, TgiWarmupPrefill, Words::kWarmupPrefill),
+      Said(C::kWeightsTooLarge, S::kProfile, WeightsOverBudgetAtProfile, SayWeightsOverBudget),
       Text(C::kWeightsTooLarge, S::kStartup, OllamaGpuRefusal,
            "Ollama's MLX runner refused to start: the model's weights are larger than the "
            "GPU's free memory less its overhead (the runner takes the first GPU only and cannot "

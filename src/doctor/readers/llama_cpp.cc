@@ -258,6 +258,13 @@ void Match(const Line& line) {
       break;
     }
   }
+  // ggml_init's own context memory, allocated in host RAM (ggml.c ggml_init: mem_buffer =
+  // GGML_ALIGNED_MALLOC(mem_size), then GGML_ASSERT(ctx->mem_buffer != NULL), 2023-2024): the
+  // malloc of a context that, in the ggml model loaders of 2023 (gptj_model_load, llama.cpp
+  // before its backends), held the weights themselves ("ggml ctx size = 5401.45 MB").
+  if (!WholeBoth(line, "GGML_ASSERT", "mem_buffer != NULL").empty()) {
+    line.Emit(EventKind::kHostBufferFail, kEngine);
+  }
   // An image of a request being encoded, against the projector's start-up (load, warm-up).
   if (Has(s, "processing image") || Has(s, "encoding image") || Has(s, "image slice") ||
       Has(s, "image/slice") || Has(s, "encode_image") || Has(s, "image_batch_encode") ||
@@ -492,6 +499,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                "the host-side compute buffer grows with n_ubatch and the context");
         AddFix(d, "GGML_CUDA_NO_PINNED=1",
                "plain host memory instead of pinned CUDA_Host buffers");
+        return true;
+      }
+      // ggml's own context allocated in host RAM and held the whole model: no GPU to move it to.
+      if (f.first_of(EventKind::kHostBufferFail) &&
+          Has(f.first_of(EventKind::kHostBufferFail)->text, "mem_buffer != NULL")) {
+        AddFix(d, "free system RAM (close other programs, raise the container's memory limit), "
+                  "or a smaller or more quantized model",
+               "ggml's context holds the whole model in host memory");
         return true;
       }
       AddFix(d, "free system RAM (or keep mmap on: no --no-mmap), or -ngl higher",

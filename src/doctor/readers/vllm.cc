@@ -82,6 +82,10 @@ void MatchProfile(const Line& line) {
   if (Has(s, "Loading model weights took") || Has(s, "Model loading took")) {
     auto& e = line.Emit(EventKind::kWeightsLoaded, kEngine);
     Set(e, Num::kWeightsBytes, BytesAfter(s, " took"));
+  } else if (const LineView t = Whole(line, "Model loading took"); !t.empty()) {
+    // The milestone a terminal cut inside its words ("Model loading t" + "ook 15.47 GiB").
+    Set(line.Emit(EventKind::kWeightsLoaded, kEngine), Num::kWeightsBytes,
+        WrappedFigure(line, "Model loading took", true));
   }
   // The breakdown and budget lines are long: also read when a terminal wrapped them, each
   // figure from the text that holds it whole (WrappedFigure).
@@ -471,7 +475,7 @@ bool VllmModelArg(const LineView& s) {
 }
 
 // Engine configuration: "max_seq_len=4096", "tensor_parallel_size=8", "quantization=awq",
-// "'max_model_len': 32768", "gpu_memory_utilization=0.95".
+// "'max_model_len': 32768", "gpu_memory_utilization=0.95", "'gpu_memory_utilization': 0.85".
 void MatchConfig(const Line& line) {
   const LineView s = line.view();
   // V0's engine-config line has max_seq_len= beside tokenizer=; a Python call's max_seq_len=
@@ -481,7 +485,8 @@ void MatchConfig(const Line& line) {
       Has(s, "--max-model-len") || Has(s, "--tensor-parallel-size") ||
       Has(s, "--gpu-memory-utilization") || VllmModelFlag(s) ||
       Has(s, "Starting to load model ") || VllmModelArg(s) ||
-      Has(s, "--max-num-seqs") || Has(s, "'max_num_seqs':")) {
+      Has(s, "--max-num-seqs") || Has(s, "'max_num_seqs':") ||
+      Has(s, "'gpu_memory_utilization':")) {
     auto& e = line.Emit(EventKind::kConfig, kEngine);
     // The flag, or the engine's "non-default args: {..., 'max_num_seqs': 128}" (0.10+).
     Set(e, Num::kMaxNumSeqs,
@@ -495,8 +500,9 @@ void MatchConfig(const Line& line) {
         Has(s, "tensor_parallel_size=") ? NumberAfter(s, "tensor_parallel_size=")
                                         : NumberAfter(s, "--tensor-parallel-size"));
     Set(e, Num::kGpuMemoryUtilization,
-        Has(s, "gpu_memory_utilization=") ? NumberAfter(s, "gpu_memory_utilization=")
-                                          : NumberAfter(s, "--gpu-memory-utilization"));
+        Has(s, "gpu_memory_utilization=")     ? NumberAfter(s, "gpu_memory_utilization=")
+        : Has(s, "'gpu_memory_utilization':") ? NumberAfter(s, "'gpu_memory_utilization':")
+                                              : NumberAfter(s, "--gpu-memory-utilization"));
     e.text = ModelPath(s);
   }
   // A vLLM command line's model cut by a wrap at the end of the previous line ("vllm serve
@@ -855,6 +861,17 @@ void WeightsFixes(const Facts& f, Diagnosis* d) {
   const double w = d->numbers.count("weights_estimate_bytes")
                        ? d->numbers["weights_estimate_bytes"] * static_cast<double>(f.tp)
                        : 0;
+  // Loaded weights over the budget (rules.cc WeightsOverBudgetAtProfile) on a card that holds
+  // them with 2 GiB to spare at 0.95: a larger budget is the cheapest way out, with a small KV
+  // cache.
+  const double per_rank = w / static_cast<double>(std::max<int64_t>(1, f.tp));
+  if (d->stage == "profile" && w > 0 && f.total > 0 &&
+      per_rank + 2 * core::kGiBf <= 0.95 * f.total) {
+    AddFix(d, "--gpu-memory-utilization 0.95",
+           fmt::format("a budget of {} holds the {} of weights with {} for activations and the "
+                       "KV cache",
+                       Gib(0.95 * f.total), Gib(per_rank), Gib(0.95 * f.total - per_rank)));
+  }
   if (w > 0 && f.total > 0) {
     int64_t n = 1;
     while (n < 64 && w / static_cast<double>(n) > 0.8 * f.total) n *= 2;
