@@ -346,7 +346,7 @@ class Scanner final : public doctor::EventSink {
       if (apart || held_.size() + clean.size() > opt_.max_line_bytes) {
         Process(std::exchange(held_, std::string()), held_first_, held_last_);
       } else {
-        if (WordsOfOneMessage(held_, clean)) held_ += ' ';
+        if (WordsOfOneMessage(held_, clean) || FrameReflowed(held_, clean)) held_ += ' ';
         held_ += clean;  // appended in place: a line of many pieces costs its length once
         clean.swap(held_);
         held_.clear();
@@ -383,7 +383,21 @@ class Scanner final : public doctor::EventSink {
     if (next.empty() || frame.size() + next.size() > kWidestWrap * 4) return false;
     std::string joined(frame);
     joined.append(next);
-    return WholeFrameLine(joined) && (!WholeFrameLine(frame) || IdentifierRest(next));
+    return (WholeFrameLine(joined) && (!WholeFrameLine(frame) || IdentifierRest(next))) ||
+           FrameReflowed(frame, next);
+  }
+  // A frame line a paste reflowed at a space: `File "x.py", line 681,` + `in fn`, whole only
+  // with the space put back (a terminal's cut, whole joined as it is, is not one).
+  static bool FrameReflowed(std::string_view frame, std::string_view next) {
+    if (WholeFrameLine(frame) || frame.empty() || next.empty() || frame.back() == ' ' ||
+        next.front() == ' ') {
+      return false;
+    }
+    std::string joined(frame);
+    joined.append(next);
+    if (WholeFrameLine(joined)) return false;
+    joined.insert(frame.size(), 1, ' ');
+    return WholeFrameLine(joined);
   }
 
   void Finish() {

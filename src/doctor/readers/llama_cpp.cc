@@ -184,7 +184,9 @@ void Match(const Line& line) {
   // pinned host memory (cudaMallocHost under CUDA_CHECK, which aborted with this line until a
   // fallback to pageable memory replaced the abort in late May 2023). Host memory, then (WSL
   // caps pinned memory); GGML_CUDA_NO_PINNED=1 turns it off.
-  if (Has(s, "CUDA error 2 at") && Has(s, "ggml-cuda.cu") && Has(s, "out of memory")) {
+  // Also where a paste's reflow put "out of memory" on a line of its own.
+  if (const LineView c = WholeBoth(line, "CUDA error 2 at", "out of memory");
+      !c.empty() && Has(c, "ggml-cuda.cu")) {
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
     const bool pinned = Has(line.joined, "mem required  =");
     e.values[Num::kHost] = pinned ? 1 : 0;
