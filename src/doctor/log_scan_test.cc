@@ -737,6 +737,22 @@ TEST(LogScan, AFrameLineCutByATerminalIsReadWhole) {
   EXPECT_EQ(Find(p, EventKind::kFrame)->line, 2u);  // the line the frame ends on
 }
 
+// A mail client's reflow at word breaks: a frame line cut after "line N," continues on a line of
+// its own with "in fn", the space between them gone; the frame is read whole with it.
+TEST(LogScan, FrameReflowedAtASpaceIsReadWhole) {
+  const LogScan s = Scan(
+      "Traceback (most recent call last):\n"
+      "  File \"/root/tts/GPT_SoVITS/AR/models/t2s_model.py\", line 681,\n"
+      "in infer_panel_batch_infer\n"
+      "    xy_dec, k_cache, v_cache =\n"
+      "self.t2s_transformer.decode_next_token(xy_pos, k_cache, v_cache,\n"
+      "  File \"/root/tts/GPT_SoVITS/AR/models/t2s_model.py\", line 259,\n"
+      "in decode_next_token\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB.\n");
+  EXPECT_EQ(Frames(s), (std::vector<std::string>{"infer_panel_batch_infer (t2s_model.py)",
+                                                 "decode_next_token (t2s_model.py)"}));
+}
+
 // A size cut from its unit or its digits by a wrap is not read as bytes: the message is read
 // from the two pieces joined as the terminal cut them.
 TEST(LogScan, ASizeCutByAWrapIsReadFromBothPieces) {
