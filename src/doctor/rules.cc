@@ -845,18 +845,26 @@ double OthersBytes(const Facts& f) {
   if (f.get(Num::kProcessBytes)) return *f.get(Num::kListedProcessBytes);
   return *f.get(Num::kListedProcessBytes) - *OwnBytes(f);
 }
+// Freeing what others hold would have let the request through (OthersOldMessage's test for
+// PyTorch's newer message, which lists the processes).
+bool OthersWouldMakeRoom(const Facts& f) {
+  const auto requested = f.get(Num::kRequestedBytes);
+  const auto free = f.get(Num::kFreeBytes);
+  return !requested || !free || *requested <= *free + OthersBytes(f);
+}
 bool OthersAtLoad(const Facts& f) {
   const bool starting =
       f.stage == Stage::kLoad || f.stage == Stage::kProfile || f.stage == Stage::kKvCache;
   // A model whose stated size exceeds the card would not load on it emptied either.
   return starting && f.get(Num::kListedProcessBytes) && OwnBytes(f) && f.total > 0 &&
-         OthersBytes(f) > 0.25 * f.total && !NamedWeightsOverCard(f);
+         OthersBytes(f) > 0.25 * f.total && !NamedWeightsOverCard(f) && OthersWouldMakeRoom(f);
 }
 // After start-up too, when PyTorch's message lists other processes holding over half the card
 // and the failing process itself holds under a quarter of it: its own tensors are not what
 // filled the card (a client of a server that pre-reserved the GPU, a second job on the card).
 bool OthersHoldMost(const Facts& f) {
   if (!f.get(Num::kListedProcessBytes) || !OwnBytes(f) || f.total <= 0) return false;
+  if (!OthersWouldMakeRoom(f)) return false;
   const double others = OthersBytes(f), own = *OwnBytes(f);
   // Also when others hold over a quarter of the card and at least as much as the failing
   // process: the program would have had that memory on a card of its own (unless its model's
@@ -896,6 +904,11 @@ double OldMessageOthers(const Facts& f) {
 bool OthersOldMessage(const Facts& f) {
   if (f.engine != "pytorch" && f.engine != "transformers") return false;
   if (!AllocatorHolds(f) || !f.get(Num::kFreeBytes) || f.total <= 0) return false;
+  // Others are the cause only where the request would have fit without them: a single request
+  // larger than the free memory and all they hold (an attention-score tensor over a whole card)
+  // is the program's own.
+  const auto requested = f.get(Num::kRequestedBytes);
+  if (requested && *requested > *f.get(Num::kFreeBytes) + OldMessageOthers(f)) return false;
   return OldMessageOthers(f) > 0.25 * f.total;
 }
 // With no frame or milestone: the load (a guess, as for a full card): a program meets memory
