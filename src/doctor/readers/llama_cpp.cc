@@ -116,8 +116,10 @@ void Match(const Line& line) {
     Set(e, Num::kRequestedBytes, BytesAfter(s, "buffer of size"));
     e.values[Num::kHost] = Has(s, "CPU buffer") || Has(s, "CUDA_Host buffer") ? 1 : 0;
   }
-  if ((Has(s, "llama_model_load") || Has(s, "error loading model") || Has(s, "load_tensors")) &&
-      Has(s, "unable to allocate")) {
+  // Also where a reflow or a wrap put "unable to allocate" on the next line.
+  if (!WholeBoth(line, "llama_model_load", "unable to allocate").empty() ||
+      !WholeBoth(line, "error loading model", "unable to allocate").empty() ||
+      !WholeBoth(line, "load_tensors", "unable to allocate").empty()) {
     line.Emit(EventKind::kGgmlLoadFail, kEngine);
   }
   // The KV and compute buffers' failures, also wrapped by a terminal over two lines (Whole).
@@ -252,10 +254,13 @@ void Match(const Line& line) {
     line.Emit(EventKind::kGgmlReserveBegin, kEngine);
   }
   // A host buffer (system RAM, pinned CUDA_Host memory) that could not be allocated, also
-  // where a terminal's wrap cut the buffer's name ("unable to allocate CU" + "DA_Host buffer").
+  // where a terminal's wrap cut the buffer's name ("unable to allocate CU" + "DA_Host buffer")
+  // or a reflow put the buffer on the next line ("unable to" + "allocate CUDA_Host buffer").
   for (std::string_view buffer : {"CPU buffer", "CUDA_Host buffer", "cpu_buffer_type"}) {
     const LineView t = Whole(line, buffer);
-    if (!t.empty() && (Has(t, "failed to allocate") || Has(t, "unable to allocate"))) {
+    if ((!t.empty() && (Has(t, "failed to allocate") || Has(t, "unable to allocate"))) ||
+        !WholeBoth(line, "unable to allocate", buffer).empty() ||
+        !WholeBoth(line, "failed to allocate", buffer).empty()) {
       line.Emit(EventKind::kHostBufferFail, kEngine);
       break;
     }
