@@ -845,19 +845,30 @@ double OthersBytes(const Facts& f) {
   if (f.get(Num::kProcessBytes)) return *f.get(Num::kListedProcessBytes);
   return *f.get(Num::kListedProcessBytes) - *OwnBytes(f);
 }
+// Memory in use that no listed process accounts for: the card's total less what is free, this
+// process's own and the others PyTorch lists. NVML lists only the processes of the caller's
+// PID namespace, so another container's jobs on a shared card show only here; a few hundred
+// MiB are the driver's own.
+double UnlistedBytes(const Facts& f) {
+  const auto free = f.get(Num::kFreeBytes);
+  const auto own = f.get(Num::kProcessBytes);
+  if (!free || !own || !f.get(Num::kListedProcessBytes) || f.total <= 0) return 0;
+  return std::max(0.0, f.total - *free - *own - *f.get(Num::kListedProcessBytes));
+}
 // Freeing what others hold would have let the request through (OthersOldMessage's test for
 // PyTorch's newer message, which lists the processes).
 bool OthersWouldMakeRoom(const Facts& f) {
   const auto requested = f.get(Num::kRequestedBytes);
   const auto free = f.get(Num::kFreeBytes);
-  return !requested || !free || *requested <= *free + OthersBytes(f);
+  return !requested || !free || *requested <= *free + OthersBytes(f) + UnlistedBytes(f);
 }
 bool OthersAtLoad(const Facts& f) {
   const bool starting =
       f.stage == Stage::kLoad || f.stage == Stage::kProfile || f.stage == Stage::kKvCache;
   // A model whose stated size exceeds the card would not load on it emptied either.
   return starting && f.get(Num::kListedProcessBytes) && OwnBytes(f) && f.total > 0 &&
-         OthersBytes(f) > 0.25 * f.total && !NamedWeightsOverCard(f) && OthersWouldMakeRoom(f);
+         OthersBytes(f) + UnlistedBytes(f) > 0.25 * f.total && !NamedWeightsOverCard(f) &&
+         OthersWouldMakeRoom(f);
 }
 // After start-up too, when PyTorch's message lists other processes holding over half the card
 // and the failing process itself holds under a quarter of it: its own tensors are not what
@@ -865,7 +876,7 @@ bool OthersAtLoad(const Facts& f) {
 bool OthersHoldMost(const Facts& f) {
   if (!f.get(Num::kListedProcessBytes) || !OwnBytes(f) || f.total <= 0) return false;
   if (!OthersWouldMakeRoom(f)) return false;
-  const double others = OthersBytes(f), own = *OwnBytes(f);
+  const double others = OthersBytes(f) + UnlistedBytes(f), own = *OwnBytes(f);
   // Also when others hold over a quarter of the card and at least as much as the failing
   // process: the program would have had that memory on a card of its own (unless its model's
   // stated size exceeds the card anyway).
@@ -874,6 +885,14 @@ bool OthersHoldMost(const Facts& f) {
 }
 std::string SayOthers(const Facts& f, std::map<std::string, double>* numbers) {
   (*numbers)["other_process_bytes"] = OthersBytes(f);
+  if (UnlistedBytes(f) > 0.25 * f.total) {
+    (*numbers)["unlisted_process_bytes"] = UnlistedBytes(f);
+    return fmt::format(
+        "other processes hold {} of the GPU's {} ({} in the processes listed, {} in use by none "
+        "of them: processes of another container or user on the same card)",
+        Gib(OthersBytes(f) + UnlistedBytes(f)), Gib(f.total), Gib(OthersBytes(f)),
+        Gib(UnlistedBytes(f)));
+  }
   return fmt::format("other processes hold {} of the GPU's {}", Gib(OthersBytes(f)), Gib(f.total));
 }
 

@@ -1939,6 +1939,18 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     return true;
   }
   if (cause == Cause::kOtherProcess) {
+    // Memory no listed process holds (rules.cc UnlistedBytes): another container's or user's
+    // processes, which only the host's nvidia-smi shows.
+    if (d->numbers.count("unlisted_process_bytes")) {
+      AddFix(d, "find the other jobs on this GPU with nvidia-smi on the host (a container sees "
+                "only its own processes) and stop them, or run on a free card "
+                "(CUDA_VISIBLE_DEVICES)",
+             fmt::format("{:.2f} GiB is in use by processes PyTorch could not list, {:.2f} GiB "
+                         "by those it listed",
+                         d->numbers["unlisted_process_bytes"] / (1 << 30),
+                         d->numbers["other_process_bytes"] / (1 << 30)));
+      return true;
+    }
     AddFix(d, "stop the other processes on the GPU (nvidia-smi lists them), or run on a free "
               "card (CUDA_VISIBLE_DEVICES)",
            d->numbers.count("other_process_bytes")
