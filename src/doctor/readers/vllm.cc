@@ -1144,6 +1144,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                  fmt::format("what is free ({} of {}) minus a margin", Gib(*free), Gib(total)));
         }
       }
+      // Memory no listed process holds (rules.cc UnlistedBytes): another container's jobs.
+      if (d->numbers.count("unlisted_process_bytes")) {
+        AddFix(d, "find the other jobs on this GPU with nvidia-smi on the host (a container "
+                  "sees only its own processes) and stop them, or use another GPU",
+               fmt::format("{} is in use by processes PyTorch could not list",
+                           Gib(d->numbers["unlisted_process_bytes"])));
+        return true;
+      }
       AddFix(d, "stop the other processes on the GPU (nvidia-smi lists them), or use another GPU",
              d->numbers.count("other_process_bytes")
                  ? fmt::format("they hold {}", Gib(d->numbers["other_process_bytes"]))
