@@ -185,33 +185,46 @@ constexpr std::string_view kOpeners[] = {
 // The kind of record that begins at `at` (kNoRecord: none).
 int RecordBegins(std::string_view s, size_t at) {
   const std::string_view r = s.substr(at);
+  if (r.empty()) return kNoRecord;
   const auto starts = [&](std::string_view p) { return r.substr(0, p.size()) == p; };
-  for (size_t k = 0; k < std::size(kOpeners); ++k) {
-    if (starts(kOpeners[k])) return kTracebackHeader + static_cast<int>(k);
-  }
-  if (ExceptionLine(r)) return kException;
-  if (FunctionPrefix(r)) return kFunction;
-  // vLLM's logger: the level, then the month and day ("INFO 03-10 08:07:20").
-  for (std::string_view level : {"INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL "}) {
-    if (starts(level)) {
-      const size_t d = level.size();
-      const bool dated = Digits(r, d, 2) && d + 5 < r.size() && r[d + 2] == '-' &&
-                         Digits(r, d + 3, 2) && r[d + 5] == ' ';
-      return dated ? kLevelDate : kNoRecord;
+  // Told apart by the first byte: a long line has a candidate after each of its spaces.
+  const char c = r[0];
+  if (c == 'T' || c == 'F' || c == 'D' || c == 'p' || c == 'g' || c == 'L') {
+    for (size_t k = 0; k < std::size(kOpeners); ++k) {
+      if (starts(kOpeners[k])) return kTracebackHeader + static_cast<int>(k);
     }
   }
-  // A worker's prefix ("(EngineCore_DP0 pid=812)", "(VllmWorker rank=1 pid=903752)") or a
-  // launcher's rank ("[rank0]:").
-  if (starts("(") && r.find(" pid=") < 48 && r.find(')') > r.find(" pid=")) return kWorker;
-  if (starts("[rank") && Digits(r, 5, 1)) return kRank;
-  // Timestamps: ISO ("2026-12-05 18:00:00", "2026-12-05T18:00:00"), bracketed ("[2026-12-05"),
-  // Ollama's "time=2026-12-05T...".
-  if (IsoDate(r, 0) && r.size() > 13 && (r[10] == ' ' || r[10] == 'T') && Digits(r, 11, 2) &&
-      r[13] == ':') {
-    return kIsoTime;
+  if (c == 'I' || c == 'W' || c == 'E' || c == 'D' || c == 'C') {
+    // vLLM's logger: the level, then the month and day ("INFO 03-10 08:07:20").
+    for (std::string_view level : {"INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL "}) {
+      if (starts(level)) {
+        const size_t d = level.size();
+        const bool dated = Digits(r, d, 2) && d + 5 < r.size() && r[d + 2] == '-' &&
+                           Digits(r, d + 3, 2) && r[d + 5] == ' ';
+        return dated ? kLevelDate : kNoRecord;
+      }
+    }
   }
-  if (starts("[") && IsoDate(r, 1)) return kBracketTime;
-  return starts("time=") && IsoDate(r, 5) ? kOllamaTime : kNoRecord;
+  if (std::isalpha(static_cast<unsigned char>(c)) && ExceptionLine(r)) return kException;
+  if (c >= 'a' && c <= 'z' && FunctionPrefix(r)) return kFunction;
+  // A worker's prefix ("(EngineCore_DP0 pid=812)", "(VllmWorker rank=1 pid=903752)") or a
+  // launcher's rank ("[rank0]:"), looked for in the first bytes only.
+  if (c == '(') {
+    const std::string_view head = r.substr(0, 64);
+    const size_t pid = head.find(" pid=");
+    return pid < 48 && head.find(')', pid) != std::string_view::npos ? kWorker : kNoRecord;
+  }
+  if (c == '[') {
+    if (starts("[rank") && Digits(r, 5, 1)) return kRank;
+    return IsoDate(r, 1) ? kBracketTime : kNoRecord;
+  }
+  // Timestamps: ISO ("2026-12-05 18:00:00", "2026-12-05T18:00:00"), Ollama's "time=2026-...".
+  if (c >= '0' && c <= '9') {
+    const bool iso = IsoDate(r, 0) && r.size() > 13 && (r[10] == ' ' || r[10] == 'T') &&
+                     Digits(r, 11, 2) && r[13] == ':';
+    return iso ? kIsoTime : kNoRecord;
+  }
+  return c == 't' && starts("time=") && IsoDate(r, 5) ? kOllamaTime : kNoRecord;
 }
 
 // Past the prefixes that open a record at `at` (a rank, a worker's tag, timestamps, vLLM's level
@@ -263,6 +276,16 @@ bool Flattened(std::string_view line, std::string* out) {
   int seen[kRecordKinds] = {};
   const size_t text_from = line.find_first_not_of(" \t");  // past the indentation
   if (text_from == std::string_view::npos) return false;
+  // A cheap test before the scan: a traceback's frame, or the line's first bytes (its records'
+  // common opening: a timestamp's year, a worker's tag, a level) twice more further on.
+  if (line.find("File \"") == std::string_view::npos) {
+    const std::string_view opening = line.substr(text_from, 6);
+    const size_t again = line.find(opening, text_from + opening.size());
+    if (opening.size() < 6 || again == std::string_view::npos ||
+        line.find(opening, again + opening.size()) == std::string_view::npos) {
+      return false;
+    }
+  }
   bool repeated = false;
   ++seen[RecordBegins(line, text_from)];
   for (size_t i = text_from + 1; i < line.size(); ++i) {
@@ -298,12 +321,13 @@ bool Flattened(std::string_view line, std::string* out) {
 }  // namespace
 
 bool Unwrap(std::string_view line, std::string* out) {
-  // Every wrapper holds one of these bytes; most lines hold none and stop here.
+  // Every wrapper holds one of these bytes; most lines hold none and stop here, or, when long,
+  // are only looked at for lost line ends.
   const size_t open = line.find_first_not_of(" \t");
   if ((open == std::string_view::npos || line[open] != '{') &&
       std::memchr(line.data(), '\\', line.size()) == nullptr &&
-      std::memchr(line.data(), '&', line.size()) == nullptr && line.size() < kFlatLineBytes) {
-    return false;
+      std::memchr(line.data(), '&', line.size()) == nullptr) {
+    return line.size() >= kFlatLineBytes && Flattened(line, out);
   }
   std::string text;
   bool unwrapped = JsonRecord(line, &text);

@@ -117,9 +117,11 @@ void Match(const Line& line) {
     e.values[Num::kHost] = Has(s, "CPU buffer") || Has(s, "CUDA_Host buffer") ? 1 : 0;
   }
   // Also where a reflow or a wrap put "unable to allocate" on the next line.
-  if (!WholeBoth(line, "llama_model_load", "unable to allocate").empty() ||
-      !WholeBoth(line, "error loading model", "unable to allocate").empty() ||
-      !WholeBoth(line, "load_tensors", "unable to allocate").empty()) {
+  // (The line holds the message's end, "allocate", wherever the break fell: a cheap test first.)
+  if (Has(s, "allocate") &&
+      (!WholeBoth(line, "llama_model_load", "unable to allocate").empty() ||
+       !WholeBoth(line, "error loading model", "unable to allocate").empty() ||
+       !WholeBoth(line, "load_tensors", "unable to allocate").empty())) {
     line.Emit(EventKind::kGgmlLoadFail, kEngine);
   }
   // The KV and compute buffers' failures, also wrapped by a terminal over two lines (Whole).
@@ -187,7 +189,8 @@ void Match(const Line& line) {
   // fallback to pageable memory replaced the abort in late May 2023). Host memory, then (WSL
   // caps pinned memory); GGML_CUDA_NO_PINNED=1 turns it off.
   // Also where a paste's reflow put "out of memory" on a line of its own.
-  if (const LineView c = WholeBoth(line, "CUDA error 2 at", "out of memory");
+  if (const LineView c = Has(s, "memory") ? WholeBoth(line, "CUDA error 2 at", "out of memory")
+                                          : LineView();
       !c.empty() && Has(c, "ggml-cuda.cu")) {
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
     const bool pinned = Has(line.joined, "mem required  =");
@@ -259,8 +262,8 @@ void Match(const Line& line) {
   for (std::string_view buffer : {"CPU buffer", "CUDA_Host buffer", "cpu_buffer_type"}) {
     const LineView t = Whole(line, buffer);
     if ((!t.empty() && (Has(t, "failed to allocate") || Has(t, "unable to allocate"))) ||
-        !WholeBoth(line, "unable to allocate", buffer).empty() ||
-        !WholeBoth(line, "failed to allocate", buffer).empty()) {
+        (!t.empty() && (!WholeBoth(line, "unable to allocate", buffer).empty() ||
+                        !WholeBoth(line, "failed to allocate", buffer).empty()))) {
       line.Emit(EventKind::kHostBufferFail, kEngine);
       break;
     }
@@ -269,7 +272,7 @@ void Match(const Line& line) {
   // GGML_ALIGNED_MALLOC(mem_size), then GGML_ASSERT(ctx->mem_buffer != NULL), 2023-2024): the
   // malloc of a context that, in the ggml model loaders of 2023 (gptj_model_load, llama.cpp
   // before its backends), held the weights themselves ("ggml ctx size = 5401.45 MB").
-  if (!WholeBoth(line, "GGML_ASSERT", "mem_buffer != NULL").empty()) {
+  if (Has(s, "NULL") && !WholeBoth(line, "GGML_ASSERT", "mem_buffer != NULL").empty()) {
     line.Emit(EventKind::kHostBufferFail, kEngine);
   }
   // An image of a request being encoded, against the projector's start-up (load, warm-up).

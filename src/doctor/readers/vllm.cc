@@ -82,7 +82,9 @@ void MatchProfile(const Line& line) {
   if (Has(s, "Loading model weights took") || Has(s, "Model loading took")) {
     auto& e = line.Emit(EventKind::kWeightsLoaded, kEngine);
     Set(e, Num::kWeightsBytes, BytesAfter(s, " took"));
-  } else if (const LineView t = Whole(line, "Model loading took"); !t.empty()) {
+  } else if (const LineView t = Has(s, "GiB") || Has(s, "GB") ? Whole(line, "Model loading took")
+                                                               : LineView();
+             !t.empty()) {
     // The milestone a terminal cut inside its words ("Model loading t" + "ook 15.47 GiB").
     Set(line.Emit(EventKind::kWeightsLoaded, kEngine), Num::kWeightsBytes,
         WrappedFigure(line, "Model loading took", true));
