@@ -63,4 +63,28 @@ void BM_DoctorServingLogFlood(benchmark::State& state) {
 }
 BENCHMARK(BM_DoctorServingLogFlood)->Unit(benchmark::kMillisecond);
 
+// A log whose line ends were lost, at its worst for the splitter (paste.cc Flattened): one
+// 64 KiB line of launcher prefixes and traceback frames, each record opening with the same
+// "[rank0]: " (every space a candidate, every prefix chain walked), then the error. Lines of
+// a 4 MiB log, so that the time per byte shows.
+void BM_DoctorFlattenedLines(benchmark::State& state) {
+  std::string line;
+  while (line.size() < (64u << 10)) {
+    line += "[rank0]: [rank0]: File \"/w/sft.py\", line 61, in <module> [rank0]: model = "
+            "model.to(\"cuda\") ";
+  }
+  line += "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB.\n";
+  std::string text;
+  while (text.size() < (4u << 20)) text += line;
+  for (auto _ : state) {
+    std::istringstream in(text);
+    auto scan = vramfit::ScanLog(in);
+    auto d = vramfit::Diagnose(*scan);
+    benchmark::DoNotOptimize(d);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(text.size()));
+}
+BENCHMARK(BM_DoctorFlattenedLines)->Unit(benchmark::kMillisecond);
+
 }  // namespace

@@ -303,15 +303,17 @@ bool Flattened(std::string_view line, std::string* out) {
   }
   std::string text;
   size_t from = 0;
+  size_t prefixes_end = PrefixesEnd(line, from);  // worked out once for each record
   for (const size_t i : begins) {
     size_t end = i - 1;  // drop the spaces that stood for the line end
     while (end > from && line[end - 1] == ' ') --end;
     // Prefixes alone (a rank, a worker's tag, a timestamp before the logger's level) stay with
     // the record they open.
-    if (PrefixesEnd(line, from) >= end) continue;
+    if (prefixes_end >= end) continue;
     text.append(line.substr(from, end - from));
     text += '\n';
     from = i;
+    prefixes_end = PrefixesEnd(line, from);
   }
   text.append(line.substr(from));
   *out = std::move(text);
