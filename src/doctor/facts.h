@@ -126,9 +126,9 @@ Facts Gather(const LogScan& scan, const DoctorContext& context);
 // Whether a frame's function is one of `names`.
 bool FrameIs(const LogEvent* frame, std::initializer_list<std::string_view> names);
 // Whether any of the log's frames is.
+bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names);
 // A function named for decoding or inference: a program's own generation loop (facts.cc).
 bool InferenceFrame(const LogEvent* fr);
-bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names);
 // An optimizer's step or its states' set-up is on the stack (facts.cc): what it allocates are
 // the model states (the optimizer's moments and the update's temporaries), sized by the trained
 // parameters, not by the batch.

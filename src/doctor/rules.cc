@@ -885,7 +885,8 @@ bool OthersHoldMost(const Facts& f) {
 }
 std::string SayOthers(const Facts& f, std::map<std::string, double>* numbers) {
   (*numbers)["other_process_bytes"] = OthersBytes(f);
-  if (UnlistedBytes(f) > 0.25 * f.total) {
+  // Past the driver's own few hundred MiB, the unlisted memory is named with the listed.
+  if (UnlistedBytes(f) > core::kGiBf) {
     (*numbers)["unlisted_process_bytes"] = UnlistedBytes(f);
     return fmt::format(
         "other processes hold {} of the GPU's {} ({} in the processes listed, {} in use by none "
