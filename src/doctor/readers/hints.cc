@@ -61,8 +61,10 @@ bool FrameNamesFile(const LineView& s, std::string_view file) {
   for (size_t at = s.find(file); at != std::string_view::npos; at = s.find(file, at + 1)) {
     const size_t end = at + file.size();
     if (end < s.size() && s[end] == '"') return true;
-    if (end + 1 < s.size() && s[end] == ':' && std::isdigit(static_cast<unsigned char>(s[end + 1])))
+    if (end + 1 < s.size() && s[end] == ':' &&
+        std::isdigit(static_cast<unsigned char>(s[end + 1]))) {
       return true;
+    }
   }
   return false;
 }
