@@ -124,8 +124,10 @@ const std::vector<Shape>& Shapes() {
       {"web typography", [](std::string_view l) { return WebTypography(l); }},
       // Logs whose lines the scanner cannot part again (no kind of record repeated three
       // times, no traceback: a code line and PyTorch's message, a script's own prints before
-      // it) still move, as do logs whose order of milestones the joined line hides.
-      {"line ends lost", nullptr, "\n", 66, LineEndsLost},
+      // it) still move, as do logs whose order of milestones the joined line hides. (66 when
+      // the shape was added; 67 with a development log added later whose checkpoint-shards
+      // bar and quantizer lines the joined line puts on one line, not by a change of code.)
+      {"line ends lost", nullptr, "\n", 67, LineEndsLost},
   };
   return shapes;
 }

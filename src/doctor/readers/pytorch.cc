@@ -776,6 +776,12 @@ bool QuantizerProgress(const Line& line) {
   }
   if (Has(s, "Packing:") && TqdmBar(line.text, "Packing:")) return true;
   if (Has(s, "-- ") && ExLlamaConvertLine(line.text)) return true;
+  // lmdeploy's calibration pass (`lmdeploy lite calibrate`, and `lite auto_awq`, which runs it
+  // before its AWQ search): "model.layers.12, samples: 128, max gpu memory: 10.18 GB" for each
+  // layer, as its tutorials print it, after "Move model.layers.0 to CPU." for each layer it keeps
+  // in host memory while the others are calibrated.
+  if (Has(s, ", samples: ") && Has(s, "max gpu memory:")) return true;
+  if (Has(s, "Move model.") && (Has(s, " to CPU.") || Has(s, " to GPU."))) return true;
   if (!Has(s, "uantizing") && !Has(s, "AWQ:")) return false;  // most lines stop here
   if (Has(s, "uantizing layer") || Has(s, "uantizing block ") ||
       (Has(s, "Quantizing ") &&
@@ -826,6 +832,15 @@ int ProgressLayer(std::string_view t) {
     if (int n = number_then(layers + 7, ".")) return n + 1;
     // Layer 0 ("layers.0 (MLP)"): the first.
     if (t.substr(layers + 7, 2) == "0 " || t.substr(layers + 7, 2) == "0.") return 1;
+  }
+  // lmdeploy's calibration also numbers the module from 0: "model.layers.12, samples: 128, max
+  // gpu memory: 10.18 GB" (the last on the line: a paste that lost its line ends holds them all).
+  if (const size_t at = t.rfind(", samples: "); at != std::string_view::npos) {
+    const size_t layers = t.rfind("layers.", at);
+    if (layers != std::string_view::npos) {
+      if (int n = number_then(layers + 7, ",")) return n + 1;
+      if (t.substr(layers + 7, 2) == "0,") return 1;
+    }
   }
   const size_t cal = t.find("): Calibrating");
   if (cal != std::string_view::npos) {
