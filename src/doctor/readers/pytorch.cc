@@ -212,11 +212,12 @@ enum Tool : int {
   kAutoAwq,        // AutoAWQ (awq)
   kExLlamaV2,      // ExLlamaV2's convert.py (the EXL2 quantizer)
   kDeepCompressor,  // MIT HAN Lab's deepcompressor (QServe's and SVDQuant's PTQ pipelines)
+  kLmdeploy,        // lmdeploy's lite quantization (calibrate, auto_awq, smooth_quant)
   kToolCount,
 };
 constexpr std::string_view kToolNames[kToolCount] = {
     "", "autogptq", "gptqmodel", "gptq-for-llama", "optimum", "llm-compressor", "auto-round",
-    "autoawq", "exllamav2", "deepcompressor"};
+    "autoawq", "exllamav2", "deepcompressor", "lmdeploy"};
 
 // The quantizer whose package a frame's file lies in.
 Tool ToolOfPath(std::string_view path) {
@@ -228,6 +229,7 @@ Tool ToolOfPath(std::string_view path) {
   if (Has(path, "GPTQ-for-LLaMa/")) return kGptqForLlama;
   if (Has(path, "exllamav2/conversion/")) return kExLlamaV2;
   if (Has(path, "deepcompressor/")) return kDeepCompressor;
+  if (Has(path, "lmdeploy/lite/")) return kLmdeploy;
   // AutoAWQ's package (awq/models, awq/quantize, awq/modules); MIT's llm-awq, whose package is
   // also awq/, runs from awq/entry.py and awq/quantize/pre_quant.py, and is not AutoAWQ.
   if (Has(path, "/awq/") && !Has(path, "llm-awq") && !Has(path, "awq/entry.py") &&
@@ -305,6 +307,8 @@ Tool ToolOfLine(const Line& line, bool progress, bool setup) {
   // deepcompressor's entry points: "python -m deepcompressor.app.llm.ptq CONFIG" (QServe's
   // W4A8) and "deepcompressor.app.diffusion.ptq" (SVDQuant), or a frame in its package.
   if (Has(s, "deepcompressor")) return kDeepCompressor;
+  // lmdeploy's command ("lmdeploy lite auto_awq MODEL ...") or its calibration lines.
+  if (Has(s, "lmdeploy lite") || (progress && Has(s, ", samples: "))) return kLmdeploy;
   return kNoTool;
 }
 
@@ -1690,6 +1694,10 @@ constexpr ToolFix kToolFixes[] = {
      "convert.py without -hsol (0 by default: no hidden states kept on the GPU), with -fst",
      "-hsol N keeps N layers' hidden and target states in VRAM; -fst loads the 16-bit layers "
      "with fast_safetensors, which convert.py's help says eases some out-of-memory failures"},
+    {"lmdeploy", Cause::kActivationPeak,
+     "fewer or shorter calibration samples: lmdeploy lite auto_awq MODEL --calib-samples N "
+     "--calib-seqlen N (and --batch-size 1 where the release has it)",
+     "each layer is calibrated on the inputs of every sample at once, samples x length x hidden"},
     {"deepcompressor", Cause::kActivationPeak,
      "a smaller quant.calib.batch_size (16 in the FLUX configs, 256 in PixArt's and Sana's) or "
      "quant.calib.num_samples (128 by default) in the config, or a smaller "
