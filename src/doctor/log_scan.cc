@@ -677,7 +677,12 @@ class Scanner final : public doctor::EventSink {
     // line without the trailing backslash, at a blank line or a log record's own prefix.
     if (!command_.empty()) {
       const std::string_view piece = TrimSpaces(clean);
-      if (!piece.empty() && CapturePrefix(clean) == 0 && command_pieces_ < kCommandPieces &&
+      // A command held for its dangling flag's value takes the next line only if that begins
+      // with a value (else the flag was a switch, and the line is a record of its own).
+      const bool takes = !command_wants_value_ || ValueFirst(piece);
+      command_wants_value_ = false;
+      if (takes && !piece.empty() && CapturePrefix(clean) == 0 &&
+          command_pieces_ < kCommandPieces &&
           command_.size() + piece.size() < opt_.max_line_bytes) {
         command_ += ' ';
         command_ += Continued(piece) ? WithoutBackslash(piece) : piece;
@@ -695,7 +700,51 @@ class Scanner final : public doctor::EventSink {
       command_pieces_ = 1;
       return;
     }
+    // A launch line a paste reflowed between a flag and its value ("... --model-path" +
+    // "./models/vicuna-7b --load-8bit"): held like a continued one, for one line that begins
+    // with a value.
+    if (!live_ && DanglingFlag(clean)) {
+      command_ = std::string(TrimSpaces(clean));
+      command_first_ = first;
+      command_last_ = last;
+      command_pieces_ = 1;
+      command_wants_value_ = true;
+      return;
+    }
     Gather(std::move(clean), first, last);
+  }
+
+  // A program's launch line (a launcher's name in it) whose last word is a flag: "--name", or
+  // llama.cpp's "-m" / "-c" / "-ngl".
+  static bool DanglingFlag(std::string_view s) {
+    s = TrimSpaces(s);
+    const size_t space = s.rfind(' ');
+    if (space == std::string_view::npos || s.size() > 2048) return false;
+    const std::string_view last = s.substr(space + 1);
+    const bool flag = (last.size() > 2 && last.starts_with("--") && last.find('=') ==
+                       std::string_view::npos) ||
+                      last == "-m" || last == "-c" || last == "-ngl" || last == "-ub";
+    if (!flag) return false;
+    for (std::string_view launcher :
+         {"python", "vllm serve", "sglang", "llama-server", "llama-cli", "torchrun",
+          "text-generation-launcher", "lmdeploy", "fastchat", "accelerate launch", "ollama"}) {
+      if (s.find(launcher) != std::string_view::npos) return true;
+    }
+    return false;
+  }
+  // A line that begins with a flag's value: a number, a path or a model id (a '/' or '\\'), or
+  // a model file.
+  static bool ValueFirst(std::string_view s) {
+    const std::string_view first = s.substr(0, s.find(' '));
+    if (first.empty() || first[0] == '-') return false;
+    if (std::all_of(first.begin(), first.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+        })) {
+      return true;
+    }
+    return first.find('/') != std::string_view::npos ||
+           first.find('\\') != std::string_view::npos || first.ends_with(".gguf") ||
+           first.ends_with(".bin") || first.ends_with(".safetensors");
   }
 
   // A line the shell continues on the next: it ends in " \" (spaces after it aside).
@@ -1199,6 +1248,7 @@ class Scanner final : public doctor::EventSink {
   std::string command_;
   uint64_t command_first_ = 0, command_last_ = 0;
   int command_pieces_ = 0;
+  bool command_wants_value_ = false;  // held for a dangling flag's value (DanglingFlag)
   static constexpr int kCommandPieces = 64;
   // The words of the allocator's message (PyTorch 1.x to 2.x, and torch_npu's copy), lowercase.
   static constexpr std::string_view kMessageWords[] = {

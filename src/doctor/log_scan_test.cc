@@ -309,6 +309,25 @@ TEST(LogScan, EncoderFramesTagTheHint) {
   EXPECT_EQ(hint("  File \"/srv/democracy/app.py\", line 88, in main\n"), "none");
 }
 
+// A launch line a reflow parted between a flag and its value is read whole; a switch at a
+// line's end leaves the record after it alone.
+TEST(LogScan, LaunchLineReflowedBetweenFlagAndValue) {
+  const LogScan s = Scan(
+      "vllm serve Qwen/Qwen3-32B --tensor-parallel-size 2 --max-model-len\n"
+      "32768 --gpu-memory-utilization 0.9\n");
+  const LogEvent* e = Find(s, EventKind::kConfig);
+  ASSERT_NE(e, nullptr);
+  EXPECT_DOUBLE_EQ(e->values.at(Num::kMaxModelLen), 32768);
+  EXPECT_DOUBLE_EQ(e->values.at(Num::kTensorParallelSize), 2);
+  const LogScan sw = Scan(
+      "vllm serve Qwen/Qwen3-32B --max-model-len 8192 --enforce-eager\n"
+      "INFO 05-01 10:00:00 [gpu_model_runner.py:1000] Model loading took 61.03 GiB and 20.1 "
+      "seconds\n");
+  const LogEvent* w = Find(sw, EventKind::kWeightsLoaded);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->line, 2u);
+}
+
 // Ollama's new runner logs its load request with the KV size (num_ctx x parallel slots): the
 // context its fixes shrink.
 TEST(LogScan, OllamaLoadRequestKvSize) {
