@@ -177,17 +177,9 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
   // splits the TP group instead of multiplying it (Plan::gpu_count).
   const int64_t pp = settings.pipeline_parallel_size;
   const int64_t now = plan.gpu_count;
-  auto more = [&](int64_t tp, int64_t stages) {
-    EngineSettings s = settings;
-    s.tensor_parallel_size = tp;
-    s.pipeline_parallel_size = stages;
-    auto p = model.MakePlan(gpu, s);
-    if (!p.ok() || !p->fits) return false;
-    // A plan that fits already gains from more GPUs only if their KV cache holds more tokens
-    // (llama.cpp and Ollama size it by the context asked for, whatever the GPUs): else say
-    // nothing, and more GPUs than these would not gain either.
-    if (!stage && p->kv_cache_tokens <= plan.kv_cache_tokens) return true;
-    const int64_t n = p->gpu_count;
+  // The layout's spelling: "--tensor-parallel-size 4 (4 GPUs)", with the stages where they
+  // change and the nodes past one.
+  auto layout = [&](int64_t tp, int64_t stages, int64_t n) {
     // An engine that spells both with one word (llama.cpp and Ollama use every GPU they see,
     // "GPUs:") has one count: the plan's, TP x the GPUs already visible.
     const bool one_count = flag(Setting::kTensorParallel) == flag(Setting::kPipelineParallel);
@@ -196,12 +188,48 @@ std::vector<Advice> Advise(const Engine& engine, const PreparedModel& model, con
     if (stages != pp && !one_count) {
       change += fmt::format(" {} {}", flag(Setting::kPipelineParallel), stages);
     }
-    change += fmt::format(" ({} GPUs{})", n,
-                          n > kMostTensorParallel
-                              ? fmt::format(", {} nodes of {}", CeilDivide(n, kMostTensorParallel),
-                                            kMostTensorParallel)
-                              : "");
-    out.push_back({change, Effect(*p), fmt::format("{} more GPU(s)", n - now), s, *p});
+    return change;
+  };
+  auto gpus = [](int64_t n) {
+    return fmt::format("({} GPUs{})", n,
+                       n > kMostTensorParallel
+                           ? fmt::format(", {} nodes of {}", CeilDivide(n, kMostTensorParallel),
+                                         kMostTensorParallel)
+                           : "");
+  };
+  auto more = [&](int64_t tp, int64_t stages) {
+    EngineSettings s = settings;
+    s.tensor_parallel_size = tp;
+    s.pipeline_parallel_size = stages;
+    auto p = model.MakePlan(gpu, s);
+    if (!p.ok()) return false;
+    if (!p->fits) {
+      // A load that fails on these GPUs but fits on more of them, where the larger layout then
+      // fails at a later stage (the KV cache, the graphs): that layout with the first change
+      // that fits there, said beside the larger layout that fits alone (the search goes on).
+      if (stage == Stage::kLoad && p->failure_stage && *p->failure_stage != Stage::kLoad &&
+          *p->failure_stage != Stage::kStartup) {
+        for (const Advice& a : Advise(engine, model, gpu, s, *p)) {
+          if (a.settings.tensor_parallel_size != tp ||
+              a.settings.pipeline_parallel_size != stages) {
+            continue;
+          }
+          const int64_t n = a.plan.gpu_count;
+          out.push_back({fmt::format("{} {} {}", layout(tp, stages, n), a.change, gpus(n)),
+                         a.effect, fmt::format("{} more GPU(s); {}", n - now, a.cost), a.settings,
+                         a.plan});
+          break;
+        }
+      }
+      return false;
+    }
+    // A plan that fits already gains from more GPUs only if their KV cache holds more tokens
+    // (llama.cpp and Ollama size it by the context asked for, whatever the GPUs): else say
+    // nothing, and more GPUs than these would not gain either.
+    if (!stage && p->kv_cache_tokens <= plan.kv_cache_tokens) return true;
+    const int64_t n = p->gpu_count;
+    out.push_back({fmt::format("{} {}", layout(tp, stages, n), gpus(n)), Effect(*p),
+                   fmt::format("{} more GPU(s)", n - now), s, *p});
     return true;
   };
   bool found = false;

@@ -394,8 +394,39 @@ TEST(Refusals, AdviceCountsEveryGpuOfThePipeline) {
     if (a.change.rfind("--tensor-parallel-size", 0) != 0) continue;
     const int64_t n = a.settings.tensor_parallel_size * a.settings.pipeline_parallel_size;
     EXPECT_NE(a.change.find(fmt::format("({} GPUs", n)), std::string::npos) << a.change;
-    EXPECT_EQ(a.cost, fmt::format("{} more GPU(s)", n - 3));
+    EXPECT_EQ(a.cost.rfind(fmt::format("{} more GPU(s)", n - 3), 0), 0u) << a.cost;
   }
+}
+
+// A load that fails on one GPU and loads on two, where the two then fail at a later stage (a
+// hybrid model's Mamba blocks below max_num_seqs at TP 2): the two GPUs with the change that
+// fits there, beside the larger layout that fits alone.
+TEST(Refusals, LoadFailureAdvisesMoreGpusWithTheChangeThatFitsThere) {
+  const Inventory inv = Catalog("qwen3.6-35b-a3b-fp8");
+  VllmSettings s;
+  s.max_model_len = 65536;
+  auto p = PlanVllm(inv, Gpu("4090"), s);
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->failure_stage, Stage::kLoad);
+  VllmSettings two = s;
+  two.tensor_parallel_size = 2;
+  auto p2 = PlanVllm(inv, Gpu("4090"), two);
+  ASSERT_TRUE(p2.ok());
+  ASSERT_FALSE(p2->fits);
+  ASSERT_NE(p2->failure_stage, Stage::kLoad);
+  bool combined = false, alone = false;
+  for (const Advice& a : AdviseVllm(inv, Gpu("4090"), s, *p)) {
+    EXPECT_TRUE(a.plan.fits) << a.change;
+    if (a.change.rfind("--tensor-parallel-size 2 --", 0) == 0) {
+      combined = true;
+      EXPECT_EQ(a.settings.tensor_parallel_size, 2) << a.change;
+      EXPECT_NE(a.change.find("(2 GPUs)"), std::string::npos) << a.change;
+      EXPECT_EQ(a.cost.rfind("1 more GPU(s); ", 0), 0u) << a.cost;
+    }
+    if (a.change.rfind("--tensor-parallel-size 4 (4 GPUs)", 0) == 0) alone = true;
+  }
+  EXPECT_TRUE(combined);
+  EXPECT_TRUE(alone);
 }
 
 TEST(Refusals, CustomAllReduceOnlyWherePeerAccessWorks) {
