@@ -200,8 +200,10 @@ enum class Num : uint8_t {
   // The layer a quantizer's progress line names, counted from 1 ("layer 3/32": 3;
   // "model.layers.0": 1).
   kQuantizerLayer,            // quantizer_layer
+  // Unsloth's merged save began ("Merging 4bit and LoRA weights to 16bit"): 1.
+  kUnslothMerge,              // unsloth_merge
 };
-inline constexpr int kNumCount = 69;
+inline constexpr int kNumCount = 70;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -203,6 +203,15 @@ void DecideStage(const LogScan& scan, Facts* fp) {
       }
     }
   }
+  // Unsloth's merged save after a training run (its "Merging 4bit and LoRA weights to 16bit"
+  // after the run's lines): a weight conversion, the load's (load_copies.h UnslothMerge). On
+  // the run's own line (a paste that lost its line ends) it still follows the run: Unsloth
+  // merges a trained model.
+  if (milestone && f.milestone_stage == Stage::kRuntime && f.unsloth_merge &&
+      f.unsloth_merge->line >= milestone->line) {
+    f.milestone_stage = Stage::kLoad;
+    milestone = f.unsloth_merge;
+  }
   const std::optional<FrameStage> frames = StageOfFrames(f.frames);
   if (frames) f.frame_stage = frames->stage;
   const bool failed_start = f.has(EventKind::kStartupFailed);
@@ -477,6 +486,10 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     if (IsOom(e.kind) && f.oom_line == 0) f.oom_line = e.line;
     if (!f.shards_read && ShardsRead(e)) f.shards_read = &e;
     if (!f.dequantize_warning && DequantizeWarning(e)) f.dequantize_warning = &e;
+    // (On the failure's own line too: a paste that lost its line ends.)
+    if ((!f.oom_line || e.line <= f.oom_line) && !f.unsloth_merge && UnslothMergeLine(e)) {
+      f.unsloth_merge = &e;
+    }
     if (!f.oom_line) f.quantizer_layer = std::max(f.quantizer_layer, QuantizerLayer(e));
     if (!f.oom_line && !f.quantizer_packing && QuantizerPackingLine(e)) f.quantizer_packing = &e;
     if (!f.oom_line && !f.model_offloaded && ModelOffloadedLine(e)) f.model_offloaded = &e;
@@ -697,6 +710,13 @@ constexpr FrameRow kFrameRows[] = {
     // (integrations/mxfp4.py, 4.55+: load_and_swizzle_mxfp4, convert_moe_packed_tensors).
     {"convert_moe_packed_tensors", "", Slot::kLoad},
     {"load_and_swizzle_mxfp4", "", Slot::kLoad},
+    // Unsloth's merged save (unsloth/save.py: save_pretrained_merged ->
+    // unsloth_save_pretrained_merged -> unsloth_save_model -> _merge_lora per weight): each
+    // 4-bit weight dequantized to 16 bits on the GPU with the LoRA product added, a weight
+    // conversion after training, read as the load's.
+    {"unsloth_save_pretrained_merged", "", Slot::kLoad},
+    {"unsloth_save_model", "", Slot::kLoad},
+    {"_merge_lora", "save.py", Slot::kLoad},
     // The Marlin repacks process_weights_after_loading calls (vllm/_custom_ops.py and SGLang's
     // sgl_kernel, 0.5+): each writes a new packed tensor of the loaded weight's size.
     {"gptq_marlin_repack", "", Slot::kLoad},

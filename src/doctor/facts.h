@@ -91,6 +91,7 @@ struct Facts {
   uint64_t oom_line = 0;  // first OOM-like event
   const LogEvent* shards_read = nullptr;  // the loader's shard bar at 100% (vLLM, SGLang)
   const LogEvent* dequantize_warning = nullptr;  // a quantizer dequantizing as it loads
+  const LogEvent* unsloth_merge = nullptr;  // Unsloth's merged save began before the failure
   int quantizer_layer = 0;  // the furthest layer a quantizer's progress named before the failure
   // A quantizer's packing line before the failure (load_copies.h QuantizerPackingLine): every
   // layer was quantized.

@@ -66,6 +66,22 @@ bool ConvertedAfterShards(const Facts& f) {
                        "weight_loader"});
 }
 
+// Unsloth's save_pretrained_merged(..., save_method="merged_16bit") (unsloth/save.py
+// unsloth_save_model, 2024.x-2025.x): prints "Unsloth: Merging 4bit and LoRA weights to
+// 16bit...", then for each decoder layer _merge_lora dequantizes every 4-bit weight
+// (fast_dequantize), casts it to float32, adds the LoRA product (addmm_) and casts it back, and
+// keeps the merged 16-bit layers on the GPU while its use stays under maximum_memory_usage of
+// the card (0.9 in 2024.x, 0.75 later), then in RAM or on disk: the dequantized copies beside
+// the resident 4-bit model.
+bool UnslothMergeLine(const LogEvent& e) {
+  return e.kind == EventKind::kLoadBegin && e.values.count(Num::kUnslothMerge) > 0;
+}
+bool UnslothMerge(const Facts& f) {
+  return f.stage == Stage::kLoad &&
+         (f.unsloth_merge ||
+          AnyFrame(f, {"unsloth_save_model", "unsloth_save_pretrained_merged", "_merge_lora"}));
+}
+
 // device_loading_context (the same utils.py, loader.py before; SGLang's loader.py) moves a
 // layer's parameters that live in host memory (--cpu-offload-gb, UVA offload) onto the GPU for
 // process_weights_after_loading and moves them back after: the GPU holds the offloaded weights

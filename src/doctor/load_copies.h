@@ -29,6 +29,14 @@ bool PostLoadConversion(const Facts& f);
 // traceback in load_model and not in building the model: the weights were all in place.
 bool ConvertedAfterShards(const Facts& f);
 
+// Unsloth's "Merging 4bit and LoRA weights to 16bit" (a load-began event of the transformers
+// reader).
+bool UnslothMergeLine(const LogEvent& e);
+
+// Unsloth's merged save at the load stage: its frames (unsloth_save_model, _merge_lora), or its
+// "Merging 4bit and LoRA weights to 16bit" line before the failure.
+bool UnslothMerge(const Facts& f);
+
 // The loaders' device_loading_context on the stack at the load stage: offloaded weights moved
 // onto the GPU for their conversion.
 bool OffloadedForConversion(const Facts& f);

@@ -1282,6 +1282,11 @@ const std::vector<Rule>& Rules() {
       Text(C::kOffloadDequantized, S::kLoad, OffloadConverted,
            "weights offloaded to host memory were converted after loading (repacked or "
            "dequantized) and the converted copies were placed on the GPU"),
+      Text(C::kDequantizedCopy, S::kLoad, UnslothMerge,
+           "Unsloth's merged save (save_pretrained_merged, save_method=\"merged_16bit\") "
+           "dequantizes each 4-bit weight to 16 bits on the GPU and adds the LoRA product, "
+           "keeping the merged layers on the card up to maximum_memory_usage: those 16-bit "
+           "copies do not fit beside the 4-bit model"),
       Text(C::kDequantizedCopy, S::kLoad, DequantFrames,
            "the quantized weights were rewritten on the GPU after loading (dequantized to 16 or "
            "32 bits, multiplied and quantized again): the wide copies do not fit next to the "

@@ -161,6 +161,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kServingOom, "serving_oom"},
     {Num::kSkippedMmProfiling, "skipped_mm_profiling"},
     {Num::kQuantizerLayer, "quantizer_layer"},
+    {Num::kUnslothMerge, "unsloth_merge"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -9,6 +9,7 @@
 
 #include "core/text.h"
 #include "core/units.h"
+#include "doctor/load_copies.h"
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
@@ -1820,6 +1821,7 @@ bool TrainingFixes(const Facts& f, Diagnosis* d) {
 
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   AddPerProcessCapFix(f, d);
+  if (AddUnslothMergeFixes(cause, f, d)) return true;
   if (cause == Cause::kCudagraphCapture && !CompiledGraphs(f)) {
     AddFix(d, "capture fewer or smaller graphs (a smaller static batch or input shape), or run "
               "that part uncaptured",
@@ -2093,6 +2095,20 @@ void AddPerProcessCapFix(const Facts& f, Diagnosis* d) {
                      "{} held plus the {} request needs {:.0f}% of the card's {}",
                      Gib(*cap), Gib(*free), Gib(held), Gib(*requested), need * 100,
                      Gib(f.total)));
+}
+
+bool AddUnslothMergeFixes(Cause cause, const Facts& f, Diagnosis* d) {
+  if (cause != Cause::kDequantizedCopy || !UnslothMerge(f)) return false;
+  // unsloth/save.py unsloth_save_model: merged layers stay on the GPU while its use is under
+  // maximum_memory_usage x the card (asserted to be at most 0.95), then go to RAM or disk.
+  AddFix(d, "model.save_pretrained_merged(..., save_method=\"merged_16bit\", "
+            "maximum_memory_usage=0.5)",
+         "the merged 16-bit layers leave the GPU sooner (for RAM or disk) instead of filling it "
+         "up to the default share");
+  AddFix(d, "model.save_pretrained(\"lora_adapter\") (the adapter only), then merge it into the "
+            "16-bit base model on the CPU or a larger GPU (peft's merge_and_unload)",
+         "the merge needs the 16-bit weights; the 4-bit training GPU does not have to hold them");
+  return true;
 }
 
 bool AddTrainingStateFixes(const Facts& f, Diagnosis* d) {

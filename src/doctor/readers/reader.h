@@ -205,6 +205,9 @@ void AddPerProcessCapFix(const Facts& f, Diagnosis* d);
 // to float32 (prepare_model_for_kbit_training). Adds their fixes; false when neither is on the
 // stack (readers/pytorch.cc).
 bool AddTrainingStateFixes(const Facts& f, Diagnosis* d);
+// Unsloth's merged save out of memory (load_copies.h UnslothMerge): its own setting and the
+// merge done elsewhere. False when the log is not one (readers/pytorch.cc).
+bool AddUnslothMergeFixes(Cause cause, const Facts& f, Diagnosis* d);
 
 // A class of failure that is not an out-of-memory (readers/errors.cc): its name (the JSON
 // `other_error.kind`), its words, what usually causes it ("" when nothing general can be said)

@@ -309,6 +309,12 @@ void Match(const Line& line) {
   // same below compute capability 8.9): printed in from_pretrained before the weights are read
   // (load_copies.cc DequantizeOnLoad).
   if (Has(s, "default to dequantizing the model")) line.Emit(EventKind::kLoadBegin, kEngine);
+  // Unsloth's merged save (unsloth/save.py unsloth_save_model, save_method="merged_16bit"):
+  // "Unsloth: Merging 4bit and LoRA weights to 16bit...", then a bar over the decoder layers,
+  // each dequantized and merged on the GPU (load_copies.cc UnslothMerge).
+  if (Has(s, "Merging 4bit and LoRA weights to 16bit")) {
+    line.Emit(EventKind::kLoadBegin, kEngine).values[Num::kUnslothMerge] = 1;
+  }
   MatchGenerateWarning(line);
   if (Has(s, "fastchat.serve.")) MatchFastChatLaunch(line);
   if (Has(s, "Token indices") || Has(s, "Input length of")) MatchPromptLength(line);
@@ -389,6 +395,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   // advice below (readers/pytorch.cc).
   if (cause == Cause::kWeightsTooLarge && AddTrainingStateFixes(f, d)) return true;
   AddPerProcessCapFix(f, d);
+  if (AddUnslothMergeFixes(cause, f, d)) return true;
   if (cause == Cause::kStaticCache) {
     if (d->stage == "load") {  // AutoAWQ's fused modules
       AddFix(d, "from_quantized(..., fuse_layers=False) or a smaller max_seq_len",
