@@ -93,6 +93,39 @@ std::string WebTypography(std::string_view line) {
   return out;
 }
 
+// Python 3.11+'s traceback markers: under each frame's code line, a line of tildes and carets
+// at the code's indent, after the same log prefix ("...[core.py:1136]     ~~~~~~^^^^^^").
+std::string TracebackCarets(std::string_view text) {
+  std::string out;
+  bool after_frame = false;
+  ForEachLine(text, [&](std::string_view line) {
+    out.append(line);
+    out += '\n';
+    const bool frame = line.find("File \"") != std::string_view::npos &&
+                       line.find("\", line ") != std::string_view::npos;
+    if (after_frame && !frame) {
+      // The prefix: up to the last "] " or "]: " in the first 160 bytes.
+      size_t end = 0;
+      const std::string_view head = line.substr(0, 160);
+      for (size_t at = head.find(']'); at != std::string_view::npos; at = head.find(']', at + 1)) {
+        if (at + 1 < line.size() && line[at + 1] == ' ') end = at + 2;
+        if (at + 2 < line.size() && line[at + 1] == ':' && line[at + 2] == ' ') end = at + 3;
+      }
+      size_t code = end;
+      while (code < line.size() && line[code] == ' ') ++code;
+      const size_t n = line.size() - code;
+      if (n > 0) {
+        out.append(line.substr(0, code));
+        out.append(n / 3, '~');
+        out.append(n - n / 3, '^');
+        out += '\n';
+      }
+    }
+    after_frame = frame;
+  });
+  return out;
+}
+
 // Line ends lost (a page's text without its <pre>, a chat message): every line, trimmed, joined
 // to the next by one space.
 std::string LineEndsLost(std::string_view text) {
@@ -128,6 +161,7 @@ const std::vector<Shape>& Shapes() {
       // the shape was added; 67 with a development log added later whose checkpoint-shards
       // bar and quantizer lines the joined line puts on one line, not by a change of code.)
       {"line ends lost", nullptr, "\n", 67, LineEndsLost},
+      {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;
 }

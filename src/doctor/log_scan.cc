@@ -83,6 +83,22 @@ size_t PrefixEnd(std::string_view s) {
   return end;
 }
 
+// Python's (3.11+) markers under a traceback's code line ("    ~~~~~~~~~~~~~~^^^^^^^^^^"), after
+// the line's log prefix: only spaces, tildes and at least one caret. They say nothing of their
+// own and stand between a code line and the error it raised.
+bool CaretLine(std::string_view s) {
+  s.remove_prefix(PrefixEnd(s));
+  bool caret = false;
+  for (char c : s) {
+    if (c == '^') {
+      caret = true;
+    } else if (c != '~' && c != ' ' && c != '\t') {
+      return false;
+    }
+  }
+  return caret;
+}
+
 bool Digits(std::string_view s, size_t at, size_t n) {
   if (at + n > s.size()) return false;
   for (size_t i = at; i < at + n; ++i) {
@@ -1035,6 +1051,12 @@ class Scanner final : public doctor::EventSink {
   void Deliver(std::string clean, uint64_t first, uint64_t last) {
     const size_t cut = CaptureEnd(clean);
     if (cut > 0) clean.erase(0, cut);
+    // A caret line is passed over as a blank line of a double-spaced log is: the line before
+    // stays the previous one (its code line and the error after it read as neighbours).
+    if (CaretLine(clean)) {
+      if (prev_number_ + 1 == first) prev_number_ = last;
+      return;
+    }
     ObserveTime(clean);
     line_ = std::move(clean);
     first_number_ = first;
