@@ -556,6 +556,16 @@ bool MatchFrame(const Line& line) {
        fn == "get_block_outputs" || fn == "_get_block_outputs")) {
     e.values[Num::kPathIsQuantizer] = 2;
   }
+  // A second-order quantizer's statistics: GPTQ and the methods built on it (SparseGPT, QuIP,
+  // AQLM, the research compressors that copy its loop) accumulate each layer's Hessian from the
+  // calibration inputs in a function named for it (add_batch's forms: "log_to_hessian_",
+  // "accumulate_hessian", "compute_hessian", "update_hessian"), one layer on the GPU: the
+  // per-layer calibration work (2). A Hessian-vector product (training's second-order
+  // methods, influence functions) is not one.
+  if (!e.values.count(Num::kPathIsQuantizer) && fn.find("hessian") != std::string_view::npos &&
+      fn.find("vector") == std::string_view::npos && fn.find("hvp") == std::string_view::npos) {
+    e.values[Num::kPathIsQuantizer] = 2;
+  }
   // GPTQ-for-LLaMa's per-layer pass, a script of its own rather than a package (llama.py
   // llama_sequential, neox.py neox_sequential, opt.py opt_sequential): each layer's calibration
   // forward and GPTQ, one layer on the GPU.
