@@ -196,17 +196,39 @@ void MaxLenError(const Line& line, std::string_view s) {
     Set(e, Num::kKvCacheTokens, NumberAfter(s, "stored in KV cache ("));
   }
   if (Has(s, "KV cache is needed")) {
-    size_t at = s.find("KV cache is needed");
-    size_t open = s.rfind('(', at);
-    // "(1048576), 22.5 GiB KV cache is needed": the bytes follow the length's parenthesis.
-    if (open != std::string_view::npos) {
-      auto need = BytesAfter(s, "(", open);
-      if (!need) need = BytesAfter(s, "),", open);
-      Set(e, Num::kKvNeededBytes, need);
+    // The size just before the words, with its unit: "(X GiB KV cache is needed" (the releases
+    // that open a parenthesis there), "(1048576), X GiB KV cache is needed" (those that do not:
+    // the length's bare number is not the size), or the clause alone on its line.
+    const size_t at = s.find("KV cache is needed");
+    std::optional<double> need;
+    for (size_t p = at > 24 ? at - 24 : 0; p < at; ++p) {
+      const bool starts = std::isdigit(static_cast<unsigned char>(s[p])) &&
+                          (p == 0 || (!std::isdigit(static_cast<unsigned char>(s[p - 1])) &&
+                                      s[p - 1] != '.' && s[p - 1] != ','));
+      if (!starts) continue;
+      if (auto v = SizeAfter(s.substr(p, at - p), "")) need = v;
     }
+    Set(e, Num::kKvNeededBytes, need);
     Set(e, Num::kKvCacheBytes, BytesAfter(s, "available KV cache memory ("));
   }
   Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, "estimated maximum model length is"));
+}
+
+constexpr std::string_view kNeededClause =
+    "KV cache is needed, which is larger than the available KV cache";
+
+// The two lines joined (at a space, else as a terminal cuts) where `key` spans the joint: the
+// previous line alone did not hold it (it would have been read there). "" when neither does.
+std::string_view AcrossJoint(const Line& line, std::string_view key) {
+  for (const LineView& j : {line.joined, line.joined_tight}) {
+    const std::string_view t = j;
+    const size_t at = t.find(key);
+    if (at == std::string_view::npos) continue;
+    // `joined` ends with this line's text: what precedes it is the previous line's part.
+    const size_t prev_end = t.size() - line.text.size();
+    if (at + key.size() > prev_end && at < prev_end) return t;
+  }
+  return {};
 }
 
 void MatchKvCache(const Line& line) {
@@ -274,6 +296,10 @@ void MatchKvCache(const Line& line) {
     // model's max seq len (N), (X GiB KV cache is needed, which is larger than the available KV
     // cache memory (Y GiB). ..."): the values of the line are read as they are.
     MaxLenError(line, s);
+  } else if (const std::string_view t = AcrossJoint(line, kNeededClause); !t.empty()) {
+    // The second clause alone, wrapped over two lines ("16.44 GiB KV cache is needed, which is
+    // larger than the" + "available KV cache memory (14.25 GiB)", as notes reflow it).
+    MaxLenError(line, t);
   } else if (constexpr std::string_view kEstimated = "the estimated maximum model length is";
              Has(s, kEstimated) ||
              (Has(s, "maximum model length is") && Has(line.joined_tight, kEstimated))) {
