@@ -156,7 +156,12 @@ void Match(const Line& line) {
   }
   if (Has(s, "Not enough memory. Please try to increase --mem-fraction-static") ||
       (Has(s, "Not enough memory") && Has(s, "mem-fraction-static"))) {
-    line.Emit(EventKind::kSglangNotEnough, kEngine);
+    auto& e = line.Emit(EventKind::kSglangNotEnough, kEngine);
+    // Later releases add the fraction it ran with (pool_configurator.py MemoryPoolConfig
+    // __post_init__: " Current value: mem_fraction_static=0.6").
+    if (Has(s, "Current value: mem_fraction_static=")) {
+      Set(e, Num::kMemFractionStatic, NumberAfter(s, "Current value: mem_fraction_static="));
+    }
   }
   // The same check in 0.5.x (model_runner_kv_cache_mixin.py profile_max_num_token, rest_memory
   // <= 0): "ValueError: Loaded weights leave no GPU memory for the KV cache under
@@ -400,6 +405,22 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         }
         AddFix(d, "--context-length lower, --cuda-graph-max-bs lower",
                "what the fraction leaves out serves fewer, shorter requests");
+        return true;
+      }
+      // Without the load-end line's figures: a fraction above the one that failed, where the
+      // error says which (at 0.95 and above, more GPUs or smaller weights instead).
+      if (const auto now = f.get(Num::kMemFractionStatic); now && *now > 0 && *now < 1) {
+        if (*now < 0.95) {
+          const double x = std::min(0.95, std::max(0.9, std::ceil((*now + 0.05) * 100) / 100));
+          AddFix(d, fmt::format("--mem-fraction-static {:.2f} (from {:.2f}), --context-length "
+                                "lower", x, *now),
+                 "SGLang sizes its KV pool from the free memory x mem-fraction-static minus the "
+                 "weights, and at the fraction it ran with nothing was left");
+        } else {
+          AddFix(d, "--tp 2 (or a quantized checkpoint)",
+                 fmt::format("at --mem-fraction-static {:.2f} the weights still leave no KV pool",
+                             *now));
+        }
         return true;
       }
       AddFix(d, "--mem-fraction-static 0.9 (or higher), --context-length lower",
