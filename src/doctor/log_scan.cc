@@ -87,6 +87,8 @@ size_t PrefixEnd(std::string_view s) {
 // the line's log prefix: only spaces, tildes and at least one caret. They say nothing of their
 // own and stand between a code line and the error it raised.
 bool CaretLine(std::string_view s) {
+  // Most lines hold no caret: one byte search before the prefix is measured.
+  if (s.find('^') == std::string_view::npos) return false;
   s.remove_prefix(PrefixEnd(s));
   bool caret = false;
   for (char c : s) {

@@ -220,6 +220,8 @@ constexpr std::string_view kNeededClause =
 // The two lines joined (at a space, else as a terminal cuts) where `key` spans the joint: the
 // previous line alone did not hold it (it would have been read there). "" when neither does.
 std::string_view AcrossJoint(const Line& line, std::string_view key) {
+  // The byte pairs first (most lines are not near it), then the search.
+  if (line.joined.empty() || (!Has(line.joined, key) && !Has(line.joined_tight, key))) return {};
   for (const LineView& j : {line.joined, line.joined_tight}) {
     const std::string_view t = j;
     const size_t at = t.find(key);
