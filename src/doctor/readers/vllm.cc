@@ -214,25 +214,6 @@ void MaxLenError(const Line& line, std::string_view s) {
   Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, "estimated maximum model length is"));
 }
 
-constexpr std::string_view kNeededClause =
-    "KV cache is needed, which is larger than the available KV cache";
-
-// The two lines joined (at a space, else as a terminal cuts) where `key` spans the joint: the
-// previous line alone did not hold it (it would have been read there). "" when neither does.
-std::string_view AcrossJoint(const Line& line, std::string_view key) {
-  // The byte pairs first (most lines are not near it), then the search.
-  if (line.joined.empty() || (!Has(line.joined, key) && !Has(line.joined_tight, key))) return {};
-  for (const LineView& j : {line.joined, line.joined_tight}) {
-    const std::string_view t = j;
-    const size_t at = t.find(key);
-    if (at == std::string_view::npos) continue;
-    // `joined` ends with this line's text: what precedes it is the previous line's part.
-    const size_t prev_end = t.size() - line.text.size();
-    if (at + key.size() > prev_end && at < prev_end) return t;
-  }
-  return {};
-}
-
 void MatchKvCache(const Line& line) {
   const LineView s = line.view();
   MatchOneValue(
@@ -298,7 +279,9 @@ void MatchKvCache(const Line& line) {
     // model's max seq len (N), (X GiB KV cache is needed, which is larger than the available KV
     // cache memory (Y GiB). ..."): the values of the line are read as they are.
     MaxLenError(line, s);
-  } else if (const std::string_view t = AcrossJoint(line, kNeededClause); !t.empty()) {
+  } else if (const LineView t =
+                 WholeBoth(line, "KV cache is needed", "than the available KV cache memory");
+             !t.empty()) {
     // The second clause alone, wrapped over two lines ("16.44 GiB KV cache is needed, which is
     // larger than the" + "available KV cache memory (14.25 GiB)", as notes reflow it).
     MaxLenError(line, t);
