@@ -139,9 +139,10 @@ void Match(const Line& line) {
   // The MLX and image-generation runners' check before they start (x/mlxrunner and x/imagegen
   // client Load, 2026: the model's size against the first GPU's free memory less
   // MinimumMemory() + OLLAMA_GPU_OVERHEAD): "model requires 20.4 GiB but only 11.3 GiB are
-  // available (after 512.0 MiB overhead)", nothing loaded yet.
-  if (const std::string_view w = Whole(line, "are available (after"); !w.empty() &&
-      Has(w, "model requires ") && Has(w, " but only ")) {
+  // available (after 512.0 MiB overhead)", nothing loaded yet; also reflowed at a word break
+  // between its two parts.
+  if (const std::string_view w = WholeBoth(line, "model requires ", "are available (after");
+      !w.empty() && Has(w, " but only ")) {
     auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
     e.values[Num::kHost] = 0;
     Set(e, Num::kWeightsBytes, BytesAfter(w, "model requires "));
