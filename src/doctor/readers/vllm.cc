@@ -198,16 +198,9 @@ void MaxLenError(const Line& line, std::string_view s) {
   if (Has(s, "KV cache is needed")) {
     // The size just before the words, with its unit: "(X GiB KV cache is needed" (the releases
     // that open a parenthesis there), "(1048576), X GiB KV cache is needed" (those that do not:
-    // the length's bare number is not the size), or the clause alone on its line.
-    const size_t at = s.find("KV cache is needed");
-    std::optional<double> need;
-    for (size_t p = at > 24 ? at - 24 : 0; p < at; ++p) {
-      const bool starts = std::isdigit(static_cast<unsigned char>(s[p])) &&
-                          (p == 0 || (!std::isdigit(static_cast<unsigned char>(s[p - 1])) &&
-                                      s[p - 1] != '.' && s[p - 1] != ','));
-      if (!starts) continue;
-      if (auto v = SizeAfter(s.substr(p, at - p), "")) need = v;
-    }
+    // the length's bare number is not the size), or the clause opening its line.
+    std::optional<double> need = SizeBefore(s, "KV cache is needed", ", ");
+    if (!need) need = SizeAfter(s.substr(0, s.find("KV cache is needed")), "");
     Set(e, Num::kKvNeededBytes, need);
     Set(e, Num::kKvCacheBytes, BytesAfter(s, "available KV cache memory ("));
   }
