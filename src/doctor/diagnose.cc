@@ -162,6 +162,7 @@ class Doctor {
     }
     d_.found = true;
     RunNote();
+    NvmlNote();
     Derive();
     if (!f_.oom_line && !kv_error) {
       d_.notes.push_back(
@@ -325,6 +326,23 @@ class Doctor {
         "read as the failure{}",
         c.words, e.line, e.line > f_.oom_line ? "after" : "before", f_.oom_line,
         e.line > f_.oom_line ? "; an error after it is often its consequence" : ""));
+  }
+
+  // PyTorch's NVML assert read as its out-of-memory (readers/pytorch.cc NvmlAssertOom): said, for
+  // the assert does not look like one.
+  void NvmlNote() {
+    for (const LogEvent& e : scan_.events) {
+      if (e.kind != EventKind::kCudaOom || e.line != f_.oom_line ||
+          e.text.find("NVML_SUCCESS ==") == std::string::npos) {
+        continue;
+      }
+      d_.notes.push_back(fmt::format(
+          "line {}'s NVML assert is PyTorch's out-of-memory: the caching allocator asserts on "
+          "NVML while it writes the out-of-memory message, and NVML did not answer (Jetson, some "
+          "containers and WSL set-ups)",
+          e.line));
+      return;
+    }
   }
 
   // Which run of a log of several the diagnosis reads.

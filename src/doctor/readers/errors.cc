@@ -185,10 +185,13 @@ constexpr OtherErrorClass kClasses[] = {
 static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kAllocatorConf) + 1);
 
 // An out-of-memory said in words the other classes use: such a line is the memory failure.
+// PyTorch's caching allocator asserting on NVML as it composes its out-of-memory message
+// (readers/pytorch.cc NvmlAssertOom) is one too.
 bool SaysOutOfMemory(const LineView& s) {
   return Has(s, "out of memory") || Has(s, "Out of memory") || Has(s, "OUT OF MEMORY") ||
          Has(s, "OutOfMemory") || Has(s, "ALLOC_FAILED") || Has(s, "MemoryAllocation") ||
-         Has(s, "MemoryError");
+         Has(s, "MemoryError") ||
+         (Has(s, "NVML_SUCCESS ==") && Has(s, "INTERNAL ASSERT FAILED"));
 }
 
 // PyTorch's C++ warnings: "[W1203 12:00:00.000 ProcessGroupNCCL.cpp:...]" (c10's glog-style

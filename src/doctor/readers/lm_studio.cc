@@ -6,6 +6,7 @@
 // (Reader::wraps).
 #include <fmt/format.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,10 +46,17 @@ void Match(const Line& line) {
   // LM Studio's load guardrail refusing a model before loading it: "Model loading aborted due to
   // insufficient system resources. Overloading the system will likely cause it to freeze. If you
   // believe this is a mistake, you can try to change the model loading guardrails in the
-  // settings." (0.3.x): its estimate of the model and its context exceeds the memory it allows,
-  // the same refusal as Ollama's system-memory check, read as that event.
-  if (!Whole(line, "Model loading aborted due to insufficient system resources").empty()) {
-    line.Emit(EventKind::kOllamaSystemMemory, kEngine);
+  // settings." (0.3.x); from 0.3.30 "Model loading was stopped due to insufficient system
+  // resources. Under the current settings, this model requires approximately 273.25 GB of
+  // memory, and continuing to load it would likely overload your system ...": its estimate of
+  // the model and its context exceeds the memory it allows, the same refusal as Ollama's
+  // system-memory check, read as that event (with the estimate where the line gives it).
+  for (std::string_view refusal : {"Model loading aborted due to insufficient system resources",
+                                   "Model loading was stopped due to insufficient system"}) {
+    if (Whole(line, refusal).empty()) continue;
+    auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
+    Set(e, Num::kHostRequiredBytes, BytesAfter(s, "requires approximately "));
+    break;
   }
   // llama-cpp-python's LlamaContext.decode (_internals.py, 0.2.x-0.3.x) raises "llama_decode
   // returned N" for llama.cpp's code: 1 is "could not find a KV slot for the batch" (llama.h),
@@ -66,22 +74,26 @@ void Match(const Line& line) {
   }
 }
 
+// `pattern` with the size in GiB in place of its "{}", or "" where the log gave no size.
+std::string SizeIn(std::optional<double> bytes, std::string_view pattern) {
+  return bytes ? fmt::format(fmt::runtime(pattern), Gib(*bytes)) : "";
+}
+
 std::string Say(Words rule, const Facts& f) {
   switch (rule) {
     case Words::kKvBuffer: {
       if (f.get(Num::kEstimateFits).value_or(0) <= 0) {
         return "the buffer for the context (its KV cache) did not fit after the weights";
       }
-      const auto ctx = f.get(Num::kKvCacheBytes);
-      return fmt::format(
-          "LM Studio's estimate let the model load{}, but after the weights the buffer for the "
-          "context (its KV cache) did not fit: the estimate leaves too little margin for the "
-          "driver's own memory",
-          ctx ? fmt::format(" (the context estimated at {})", Gib(*ctx)) : "");
+      return "LM Studio's estimate let the model load" +
+             SizeIn(f.get(Num::kKvCacheBytes), " (the context estimated at {})") +
+             ", but after the weights the buffer for the context (its KV cache) did not fit: the "
+             "estimate leaves too little margin for the driver's own memory";
     }
     case Words::kHostMemory:
-      return "LM Studio's loading guardrail refused the model before loading it: its estimate of "
-             "the model and the context (GPU Offload, Context Length) exceeds the system's memory";
+      return "LM Studio's loading guardrail refused the model before loading it: its estimate for "
+             "the model and its context at these settings (GPU Offload, Context Length)" +
+             SizeIn(f.get(Num::kHostRequiredBytes), ", {},") + " exceeds the system's memory";
     case Words::kWeightBuffer:
       return "the layers LM Studio offloaded to the GPU (GPU Offload) do not fit in its memory";
     default:

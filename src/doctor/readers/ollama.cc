@@ -28,6 +28,13 @@ std::optional<double> QuotedBytes(std::string_view s, std::string_view key) {
   return BytesAfter(s, "", at);
 }
 
+// `key` is in `s` with nothing after it but spaces and the quotes that close a logfmt value.
+bool NothingAfter(std::string_view s, std::string_view key) {
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return false;
+  return s.substr(at + key.size()).find_first_not_of(" \"'`\\\r") == std::string_view::npos;
+}
+
 // A Go stack frame of Ollama's runner, as a panic prints it:
 // "github.com/ollama/ollama/runner/ollamarunner.(*Server).reserveWorstCaseGraph(0xc00054e000)".
 // The function's name (after the receiver), or "" when the line is no call frame ("created by
@@ -175,8 +182,19 @@ void Match(const Line& line) {
   // The server waits for the runner to load the model (llm/server.go WaitUntilRunning) and
   // reports its death in that wait as "llama runner process has terminated: ...", so the message
   // also says the model was loading; "starting llama server" begins that load.
-  if (Has(s, "runner process has terminated") || Has(s, "starting llama server")) {
+  // Its older form, from the health check that wait polls (llm/server.go getServerStatus,
+  // 0.1.3x-0.3): "llama runner process no longer running: <exit code> <last error>".
+  const bool no_longer = Has(s, "runner process no longer running:");
+  if (Has(s, "runner process has terminated") || Has(s, "starting llama server") || no_longer) {
     line.Emit(EventKind::kLoadBegin, kEngine);
+  }
+  // A signal ended the runner with no error of its own: exit code -1 and nothing after it
+  // (getServerStatus: "Most likely a signal killed it"), or Go's "signal: killed" (SIGKILL) as
+  // the wait's error. Nothing prints when the kernel's OOM killer sends SIGKILL, the usual
+  // sender while a model is read into memory: host memory, as a shell's "Killed".
+  if ((no_longer && NothingAfter(s, "no longer running: -1")) ||
+      (Has(s, "runner process has terminated") && Has(s, "signal: killed"))) {
+    line.Emit(EventKind::kHostOomKill, kEngine);
   }
   if (Has(s, "runner process has terminated") && Has(s, "out of memory")) {
     line.Emit(EventKind::kCudaOom, kEngine);
@@ -235,6 +253,12 @@ std::string Say(Words rule, const Facts& f) {
     return fmt::format(
         "Ollama refused to load the model: it requires {} of system memory and {} is available",
         Gib(*need), Gib(*have));
+  }
+  if (const LogEvent* kill = f.first_of(EventKind::kHostOomKill);
+      kill && kill->engine == kEngine) {
+    return "a signal ended Ollama's runner while it loaded the model, with no error of its own: "
+           "the kernel's OOM killer, most likely, with the system's memory (RAM) short of the "
+           "part of the model kept on the CPU";
   }
   return "Ollama's runner could not allocate host memory (system RAM or pinned CUDA_Host "
          "memory) for the part of the model kept on the CPU";
