@@ -162,8 +162,9 @@ const std::vector<Shape>& Shapes() {
       // bar and quantizer lines the joined line puts on one line, not by a change of code; 70
       // with batch 51's: two Ollama logs whose runner lines, joined, hide the milestone order
       // or the nothing after "no longer running: -1", and a notebook's prints before the
-      // message.)
-      {"line ends lost", nullptr, "\n", 70, LineEndsLost},
+      // message; 71 with batch 53's DeepSpeed log, whose launch and figures the joined line
+      // puts together.)
+      {"line ends lost", nullptr, "\n", 71, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;
