@@ -1036,6 +1036,16 @@ bool FixedKvAtKv(const Facts& f) {
   return f.stage == Stage::kKvCache && f.get(Num::kFixedKvBytes).value_or(0) > 0;
 }
 bool RuntimeMultimodal(const Facts& f) { return f.stage == Stage::kRuntime && f.multimodal; }
+// Serving, a request's images; training (a launch or steps in the log), a batch's.
+std::string SayRuntimeMultimodal(const Facts& f, std::map<std::string, double>*) {
+  if (f.get(Num::kTrainingLaunch)) {
+    return "a training batch's images or video frames ran the vision encoder out of memory: its "
+           "activations (kept for the backward pass) grow with the pixels per image and the "
+           "images per batch";
+  }
+  return "a request's images ran the vision encoder out of memory (the encoder's activations "
+         "grow with the image's pixels); not the KV cache, which was allocated at start-up";
+}
 
 // The engine's words for `rule`: its own reader's, else the default reader's, else the first
 // reader's that has some.
@@ -1336,9 +1346,7 @@ const std::vector<Rule>& Rules() {
            "a Triton kernel's first use failed in the driver (loading its binary or its launch "
            "resources), not a tensor allocation: the memory was already taken when the kernel "
            "was first called"),
-      Text(C::kMultimodalEncoder, S::kRuntime, RuntimeMultimodal,
-           "a request's images ran the vision encoder out of memory (the encoder's activations "
-           "grow with the image's pixels); not the KV cache, which was allocated at start-up"),
+      Said(C::kMultimodalEncoder, S::kRuntime, RuntimeMultimodal, SayRuntimeMultimodal),
       Worded(C::kComputeBuffer, S::kRuntime, GgmlEngineAtRuntime, Words::kDecodeComputeBuffer),
       Said(C::kActivationPeak, S::kRuntime, Always, SayRuntimeActivation),
   };

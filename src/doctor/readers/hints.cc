@@ -4,6 +4,7 @@
 // so that the events stay in the order they always had, MLX's allocation failures, which
 // reach the logs of the programs that run MLX (Ollama's MLX runner, mlx-lm) unchanged, and the
 // model a front end over several engines (Xinference) names in its out-of-memory line.
+#include <algorithm>
 #include <cctype>
 
 #include "doctor/readers/reader.h"
@@ -132,9 +133,49 @@ bool OcrFrame(std::string_view t) {
   return false;
 }
 
+// The model a training or serving command line, or a loading call, names, where no engine's
+// reader reads it: the flags of transformers' example scripts and the trainers built on them
+// (--model_name_or_path: LLaMA-Factory, TRL, open-instruct, axolotl's CLI overrides), ms-swift's
+// (--model_id_or_path, --model_type, --model), FastChat's and SGLang's --model-path, --model_path,
+// --base_model (alpaca-lora style scripts), --pretrained_model_name_or_path (diffusers' and PEFT's
+// examples), and from_pretrained("ID") with a literal id. The name says the model's size and
+// kind (a vision-language one: facts.cc VisionLanguageName) as vLLM's and TGI's model ids do.
+void MatchModelNamed(const Line& line) {
+  const std::string_view t = line.text;
+  if (t.find("model") == std::string_view::npos) return;
+  constexpr std::string_view kKeys[] = {
+      "--model_name_or_path", "--model_id_or_path",       "--model-path", "--model_path",
+      "--base_model",         "--pretrained_model_name_or_path", "--model_type",
+      "from_pretrained(\"",   "from_pretrained('"};
+  for (std::string_view key : kKeys) {
+    const size_t at = t.find(key);
+    if (at == std::string_view::npos) continue;
+    size_t b = at + key.size();
+    const bool call = key.back() == '"' || key.back() == '\'';
+    if (!call) {
+      if (b < t.size() && t[b] != ' ' && t[b] != '=') continue;  // a longer flag
+      while (b < t.size() && (t[b] == ' ' || t[b] == '=' || t[b] == '"' || t[b] == '\'')) ++b;
+    }
+    size_t e = b;
+    while (e < t.size() && e - b < 200 && t[e] != ' ' && t[e] != '"' && t[e] != '\'' &&
+           t[e] != ',' && t[e] != '`' && t[e] != '\\' && t[e] != ')' && t[e] != '\r') {
+      ++e;
+    }
+    const std::string_view name = t.substr(b, e - b);
+    if (name.empty() || name[0] == '-' || name[0] == '$' || name[0] == '{' ||
+        std::none_of(name.begin(), name.end(),
+                     [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; })) {
+      continue;
+    }
+    line.Emit(EventKind::kConfig, "any").text = std::string(name);
+    return;
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchMlxAllocator(line);
+  MatchModelNamed(line);
   if (OcrFrame(line.text)) line.Emit(EventKind::kMmHint, "any");
   if (Has(s, "Model actor is out of memory")) MatchXinferenceModel(line);
   // Every hint below holds one of these: most lines hold none and stop here.

@@ -209,6 +209,12 @@ bool MatchAllocatorOom(const Line& line) {
       Set(e, Num::kReservedUnallocatedBytes,
           std::max(0.0, e.values[Num::kReservedBytes] - e.values[Num::kAllocatedBytes]));
     }
+    // The new message abridged by a reporter to its figures: "Tried to allocate 320.00 MiB.
+    // 177.38 MiB free, 26.44 GiB reserved but unallocated."
+    if (!e.values.count(Num::kReservedUnallocatedBytes) && Has(s, " reserved but unallocated")) {
+      Set(e, Num::kReservedUnallocatedBytes, SizeBefore(s, " reserved but unallocated", ", "));
+      if (!e.values.count(Num::kFreeBytes)) Set(e, Num::kFreeBytes, SizeBefore(s, " free,", ". "));
+    }
   }
   return true;
 }
@@ -1288,9 +1294,14 @@ void MatchTrainingLaunch(const Line& line) {
     Set(e, Num::kTrainingLaunch, 1);
     return;
   }
+  // The trainers' own command-line tools count as launchers: LLaMA-Factory's "llamafactory-cli
+  // train" (0.7+), ms-swift's "swift sft" / "swift pt" / "swift rlhf", axolotl's "axolotl train"
+  // (0.8+).
   const bool launcher = Has(s, "python") || Has(s, "torchrun") || Has(s, "accelerate launch") ||
                         Has(s, "deepspeed ") || Has(s, "tune run ") || Has(s, "litgpt ") ||
-                        Has(s, "bash ") || Has(s, "sh ");
+                        Has(s, "bash ") || Has(s, "sh ") || Has(s, "llamafactory-cli train") ||
+                        Has(s, "swift sft") || Has(s, "swift pt ") || Has(s, "swift rlhf") ||
+                        Has(s, "axolotl train");
   if (!launcher) return;
   const bool training =
       Has(s, "--max_iters") || Has(s, "--micro_batch_size") || Has(s, "--num_train_epochs") ||
@@ -1298,7 +1309,8 @@ void MatchTrainingLaunch(const Line& line) {
       Has(s, "--learning_rate") || Has(s, "--gradient_checkpointing") ||
       Has(s, "--checkpoint_activations") || Has(s, "train.py") || Has(s, "train.sh") ||
       Has(s, "finetune") ||
-      Has(s, "pretrain") || Has(s, "sft.py") || Has(s, "_sft ") || Has(s, " sft ");
+      Has(s, "pretrain") || Has(s, "sft.py") || Has(s, "_sft ") || Has(s, " sft ") ||
+      Has(s, "llamafactory-cli train") || Has(s, "swift rlhf") || Has(s, "axolotl train");
   if (!training) return;
   auto& e = line.Emit(EventKind::kConfig, kEngine);
   e.text.clear();  // no model's name
@@ -2037,9 +2049,20 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     return true;
   }
   if (cause == Cause::kMultimodalEncoder) {
-    AddFix(d, "fewer or smaller images a request (resize them before the model's image "
-              "transform: fewer tiles and patches)",
-           "the vision encoder's activations grow with the image's pixels");
+    if (f.get(Num::kTrainingLaunch)) {
+      // The trainers' own caps on an image's pixels: LLaMA-Factory's image_max_pixels (0.9+),
+      // ms-swift's MAX_PIXELS environment variable (Qwen2-VL family), the processor's
+      // max_pixels elsewhere.
+      AddFix(d, "fewer pixels per image (LLaMA-Factory --image_max_pixels, ms-swift MAX_PIXELS, "
+                "or the processor's max_pixels) and a smaller per-device batch, with gradient "
+                "checkpointing on",
+             "the vision tower's activations, kept for the backward pass, grow with the patches "
+             "per image and the images per batch");
+    } else {
+      AddFix(d, "fewer or smaller images a request (resize them before the model's image "
+                "transform: fewer tiles and patches)",
+             "the vision encoder's activations grow with the image's pixels");
+    }
     // A model already named 4-bit gains nothing from fewer bits.
     AddFix(d,
            NameBits(f.model_path) > 4 ? "the weights in fewer bits (int8 / int4) or a GPU with "
