@@ -333,7 +333,7 @@ class Doctor {
   void NvmlNote() {
     for (const LogEvent& e : scan_.events) {
       if (e.kind != EventKind::kCudaOom || e.line != f_.oom_line ||
-          e.text.find("NVML_SUCCESS ==") == std::string::npos) {
+          !doctor::NvmlAssertOom(doctor::LineView(e.text, nullptr))) {
         continue;
       }
       d_.notes.push_back(fmt::format(

@@ -190,8 +190,7 @@ static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kAllocatorConf) +
 bool SaysOutOfMemory(const LineView& s) {
   return Has(s, "out of memory") || Has(s, "Out of memory") || Has(s, "OUT OF MEMORY") ||
          Has(s, "OutOfMemory") || Has(s, "ALLOC_FAILED") || Has(s, "MemoryAllocation") ||
-         Has(s, "MemoryError") ||
-         (Has(s, "NVML_SUCCESS ==") && Has(s, "INTERNAL ASSERT FAILED"));
+         Has(s, "MemoryError") || NvmlAssertOom(s);
 }
 
 // PyTorch's C++ warnings: "[W1203 12:00:00.000 ProcessGroupNCCL.cpp:...]" (c10's glog-style

@@ -136,7 +136,7 @@ bool OcrFrame(std::string_view t) {
 // The model a training or serving command line, or a loading call, names, where no engine's
 // reader reads it: the flags of transformers' example scripts and the trainers built on them
 // (--model_name_or_path: LLaMA-Factory, TRL, open-instruct, axolotl's CLI overrides), ms-swift's
-// (--model_id_or_path, --model_type, --model), FastChat's and SGLang's --model-path, --model_path,
+// (--model_id_or_path, --model_type), FastChat's and SGLang's --model-path, --model_path,
 // --base_model (alpaca-lora style scripts), --pretrained_model_name_or_path (diffusers' and PEFT's
 // examples), and from_pretrained("ID") with a literal id. The name says the model's size and
 // kind (a vision-language one: facts.cc VisionLanguageName) as vLLM's and TGI's model ids do.

@@ -71,18 +71,6 @@ bool HeadlessOom(const LineView& s) {
   return Has(s, "has a total capacity of") && Has(s, " of which ") && Has(s, " is free");
 }
 
-// The caching allocator failing while it composes its out-of-memory message: the message's
-// per-process lines come from NVML (c10/cuda/CUDACachingAllocator.cpp reportProcessMemoryInfo,
-// 2.1+, called only on the out-of-memory path), whose calls it asserts, so where NVML cannot
-// answer (Jetson's integrated GPUs, some containers and WSL set-ups) the out-of-memory surfaces
-// as "RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at ".../CUDACachingAllocator.cpp"
-// (also the nvmlInit_v2_ and nvmlDeviceGetHandleByPciBusId_v2_ asserts before it). PyTorch asserts
-// on NVML nowhere else, so the assert names the allocator's out-of-memory with or without the
-// path (often cut onto the next line).
-bool NvmlAssertOom(const LineView& s) {
-  return Has(s, "NVML_SUCCESS ==") && Has(s, "INTERNAL ASSERT FAILED");
-}
-
 // A message wrapped after "Tried to allocate": the two lines joined, read again. True when the
 // join is the message (it holds the request, or this is a later line of one already read), with
 // `out` and `out_tried` set to the join's; false leaves them.
@@ -2117,6 +2105,18 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
 }
 
 }  // namespace
+
+// The caching allocator failing while it composes its out-of-memory message: the message's
+// per-process lines come from NVML (c10/cuda/CUDACachingAllocator.cpp reportProcessMemoryInfo,
+// 2.1+, called only on the out-of-memory path), whose calls it asserts, so where NVML cannot
+// answer (Jetson's integrated GPUs, some containers and WSL set-ups) the out-of-memory surfaces
+// as "RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at ".../CUDACachingAllocator.cpp"
+// (also the nvmlInit_v2_ and nvmlDeviceGetHandleByPciBusId_v2_ asserts before it). PyTorch asserts
+// on NVML nowhere else, so the assert names the allocator's out-of-memory with or without the
+// path (often cut onto the next line).
+bool NvmlAssertOom(const LineView& s) {
+  return Has(s, "NVML_SUCCESS ==") && Has(s, "INTERNAL ASSERT FAILED");
+}
 
 // torch.cuda.set_per_process_memory_fraction(F) caps what the caching allocator may reserve
 // (1.8+); the message then names the cap, "...; 5.00 GiB allowed; ..." before 2.1 and

@@ -209,6 +209,11 @@ bool AddTrainingStateFixes(const Facts& f, Diagnosis* d);
 // merge done elsewhere. False when the log is not one (readers/pytorch.cc).
 bool AddUnslothMergeFixes(Cause cause, const Facts& f, Diagnosis* d);
 
+// PyTorch's caching allocator asserting on NVML as it writes its out-of-memory message
+// ("NVML_SUCCESS == r INTERNAL ASSERT FAILED"): the out-of-memory, in an assert's words
+// (readers/pytorch.cc).
+bool NvmlAssertOom(const LineView& s);
+
 // A class of failure that is not an out-of-memory (readers/errors.cc): its name (the JSON
 // `other_error.kind`), its words, what usually causes it ("" when nothing general can be said)
 // and the steps that find or remove that cause (none of them memory settings).
