@@ -141,8 +141,10 @@ bool OcrFrame(std::string_view t) {
 // examples), and from_pretrained("ID") with a literal id. The name says the model's size and
 // kind (a vision-language one: facts.cc VisionLanguageName) as vLLM's and TGI's model ids do.
 void MatchModelNamed(const Line& line) {
+  // Most lines hold neither a flag nor the call: a look at the line's byte pairs each.
+  const LineView v = line.view();
+  if (!Has(v, "model") || (!Has(v, "--") && !Has(v, "from_pretrained("))) return;
   const std::string_view t = line.text;
-  if (t.find("model") == std::string_view::npos) return;
   constexpr std::string_view kKeys[] = {
       "--model_name_or_path", "--model_id_or_path",       "--model-path", "--model_path",
       "--base_model",         "--pretrained_model_name_or_path", "--model_type",

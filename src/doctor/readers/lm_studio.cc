@@ -51,12 +51,9 @@ void Match(const Line& line) {
   // memory, and continuing to load it would likely overload your system ...": its estimate of
   // the model and its context exceeds the memory it allows, the same refusal as Ollama's
   // system-memory check, read as that event (with the estimate where the line gives it).
-  for (std::string_view refusal : {"Model loading aborted due to insufficient system resources",
-                                   "Model loading was stopped due to insufficient system"}) {
-    if (Whole(line, refusal).empty()) continue;
+  if (!WholeBoth(line, "Model loading ", "due to insufficient system resources").empty()) {
     auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
     Set(e, Num::kHostRequiredBytes, BytesAfter(s, "requires approximately "));
-    break;
   }
   // llama-cpp-python's LlamaContext.decode (_internals.py, 0.2.x-0.3.x) raises "llama_decode
   // returned N" for llama.cpp's code: 1 is "could not find a KV slot for the batch" (llama.h),

@@ -184,8 +184,10 @@ void Match(const Line& line) {
   // also says the model was loading; "starting llama server" begins that load.
   // Its older form, from the health check that wait polls (llm/server.go getServerStatus,
   // 0.1.3x-0.3): "llama runner process no longer running: <exit code> <last error>".
-  const bool no_longer = Has(s, "runner process no longer running:");
-  if (Has(s, "runner process has terminated") || Has(s, "starting llama server") || no_longer) {
+  const bool runner = Has(s, "runner process ");
+  const bool no_longer = runner && Has(s, "runner process no longer running:");
+  const bool terminated = runner && Has(s, "runner process has terminated");
+  if (terminated || no_longer || Has(s, "starting llama server")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
   // A signal ended the runner with no error of its own: exit code -1 and nothing after it
@@ -193,15 +195,13 @@ void Match(const Line& line) {
   // the wait's error. Nothing prints when the kernel's OOM killer sends SIGKILL, the usual
   // sender while a model is read into memory: host memory, as a shell's "Killed".
   if ((no_longer && NothingAfter(s, "no longer running: -1")) ||
-      (Has(s, "runner process has terminated") && Has(s, "signal: killed"))) {
+      (terminated && Has(s, "signal: killed"))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
-  if (Has(s, "runner process has terminated") && Has(s, "out of memory")) {
-    line.Emit(EventKind::kCudaOom, kEngine);
-  }
+  if (terminated && Has(s, "out of memory")) line.Emit(EventKind::kCudaOom, kEngine);
   // The runner's death, whose message carries its last words (rules.cc reads a reservation
   // failure in them as the runner's own).
-  if (Has(s, "runner process has terminated")) line.Emit(EventKind::kOllamaRunnerDied, kEngine);
+  if (terminated) line.Emit(EventKind::kOllamaRunnerDied, kEngine);
   // The runner serving: "llama runner started in 5.29 seconds" (llm/server.go, 0.1.3x+), and the
   // in-process server of 0.1.2x (llm/dyn_ext_server.go): msg="Starting llama main loop".
   if (Has(s, "llama runner started in") || Has(s, "Starting llama main loop")) {
