@@ -253,14 +253,7 @@ class Scanner final : public doctor::EventSink {
       ForEachPiece(raw, [this](std::string_view piece) {
         ObserveWidth(Columns(doctor::StripAnsi(piece)), piece);
       });
-      size_t spaces = 0;
-      while (spaces < raw.size() && raw[spaces] == ' ') ++spaces;
-      if (spaces < raw.size()) common_indent_ = std::min(common_indent_, spaces);
-      size_t tabs = 0;
-      while (tabs < raw.size() && raw[tabs] == '\t') ++tabs;
-      if (raw.find_first_not_of(" \t\r") != std::string_view::npos) {
-        common_tabs_ = std::min(common_tabs_, tabs);
-      }
+      ObserveGutter(raw);
       const bool blank = Blank(raw);
       if (!blank) {
         ++ahead_text_lines_;
@@ -278,6 +271,23 @@ class Scanner final : public doctor::EventSink {
 
   void EndLookAhead() {
     looking_ahead_ = false;
+    // Every line of the look-ahead numbered in order (at least kGutterLines of them): a paste
+    // with its viewer's line numbers ("cat -n", "nl", an editor's or a CI page's gutter). The
+    // numbers and the separator after them go from every line that has them.
+    gutter_ = gutter_lines_ >= kGutterLines && gutter_lines_ + 1 >= ahead_.size() &&
+              gutter_sep_ != SIZE_MAX;
+    for (const Held& h : ahead_) {
+      if (h.binary) continue;
+      const std::string_view text = std::string_view(h.raw).substr(GutterEnd(h.raw));
+      size_t spaces = 0;
+      while (spaces < text.size() && text[spaces] == ' ') ++spaces;
+      if (spaces < text.size()) common_indent_ = std::min(common_indent_, spaces);
+      size_t tabs = 0;
+      while (tabs < text.size() && text[tabs] == '\t') ++tabs;
+      if (text.find_first_not_of(" \t\r") != std::string_view::npos) {
+        common_tabs_ = std::min(common_tabs_, tabs);
+      }
+    }
     // Every line indented by at least kBlockIndent spaces: the log was pasted indented (a
     // Markdown code block); a traceback's own frames are indented by 2 and 4 within the log.
     if (common_indent_ != SIZE_MAX && common_indent_ >= kBlockIndent) indent_ = common_indent_;
@@ -296,6 +306,7 @@ class Scanner final : public doctor::EventSink {
 
   void Read(std::string_view raw, bool cut, bool binary) {
     ++out_->lines;
+    if (gutter_ && !binary) raw.remove_prefix(GutterEnd(raw));
     if (cut) ++out_->long_lines;
     if (double_spaced_ && !binary && Blank(raw)) {
       // The line before stays the previous one (a message wrapped across the blank joins).
@@ -393,6 +404,65 @@ class Scanner final : public doctor::EventSink {
       return;
     }
     Process(std::move(clean), first, out_->lines);
+  }
+
+  // A viewer's line number before a line: spaces, up to kGutterDigits digits, then a tab or
+  // spaces, or the line's end (a blank line numbered). *sep is the separator's spaces (0 for a
+  // tab or none). False when the line does not begin so.
+  static bool GutterNumber(std::string_view raw, uint64_t* number, size_t* digits_end,
+                           size_t* sep, bool* tab) {
+    size_t i = 0;
+    while (i < raw.size() && i < 8 && raw[i] == ' ') ++i;
+    const size_t begin = i;
+    uint64_t n = 0;
+    while (i < raw.size() && i - begin < kGutterDigits &&
+           std::isdigit(static_cast<unsigned char>(raw[i]))) {
+      n = n * 10 + static_cast<uint64_t>(raw[i] - '0');
+      ++i;
+    }
+    if (i == begin) return false;
+    *number = n;
+    *digits_end = i;
+    *tab = i < raw.size() && raw[i] == '\t';
+    size_t j = i;
+    while (j < raw.size() && raw[j] == ' ') ++j;
+    *sep = j - i;
+    const bool line_end = i == raw.size() || raw.substr(i) == "\r";
+    return *tab || *sep > 0 || line_end;
+  }
+
+  // A look-ahead line's gutter: numbered one more than the line before counts (the first any
+  // number); the narrowest run of spaces after a number, among lines with text after it, is
+  // the separator (the text's own indentation comes after it); a tab is one.
+  void ObserveGutter(std::string_view raw) {
+    uint64_t number = 0;
+    size_t digits_end = 0, sep = 0;
+    bool tab = false;
+    if (!GutterNumber(raw, &number, &digits_end, &sep, &tab)) return;
+    if (gutter_lines_ != 0 && number != gutter_last_ + 1) return;
+    gutter_last_ = number;
+    ++gutter_lines_;
+    if (tab) {
+      gutter_tab_ = true;
+      gutter_sep_ = 0;
+    } else if (!gutter_tab_ && sep > 0 && digits_end + sep < raw.size()) {
+      gutter_sep_ = std::min(gutter_sep_ == SIZE_MAX ? sep : gutter_sep_, sep);
+    } else if (!gutter_tab_ && gutter_sep_ == SIZE_MAX && sep == 0) {
+      // A blank numbered line: no separator shows yet.
+    }
+  }
+
+  // Where a line's text begins past the gutter the look-ahead found (0 when there is none or
+  // this line lacks it).
+  size_t GutterEnd(std::string_view raw) const {
+    if (!gutter_) return 0;
+    uint64_t number = 0;
+    size_t digits_end = 0, sep = 0;
+    bool tab = false;
+    if (!GutterNumber(raw, &number, &digits_end, &sep, &tab)) return 0;
+    if (digits_end == raw.size() || raw.substr(digits_end) == "\r") return raw.size();
+    if (gutter_tab_) return tab ? digits_end + 1 : 0;
+    return sep >= gutter_sep_ ? digits_end + gutter_sep_ : 0;
   }
 
   // `next` is the rest of the frame line `frame` a terminal cut: the two make a whole frame
@@ -1245,6 +1315,15 @@ class Scanner final : public doctor::EventSink {
   size_t ahead_bytes_ = 0;
   bool looking_ahead_;
   static constexpr size_t kBlockIndent = 4;
+  // A gutter: at least kGutterLines look-ahead lines numbered in order, each number at most
+  // kGutterDigits digits.
+  static constexpr size_t kGutterLines = 4;
+  static constexpr size_t kGutterDigits = 7;
+  size_t gutter_lines_ = 0;
+  uint64_t gutter_last_ = 0;
+  size_t gutter_sep_ = SIZE_MAX;  // the separator's spaces (0 for a tab; SIZE_MAX: none seen)
+  bool gutter_tab_ = false;
+  bool gutter_ = false;
   size_t common_indent_ = SIZE_MAX;  // the fewest leading spaces of a look-ahead line
   size_t common_tabs_ = SIZE_MAX;    // the fewest leading tabs of a look-ahead line with text
   size_t indent_ = 0;                // the indentation removed from every line

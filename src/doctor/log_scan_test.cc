@@ -912,6 +912,37 @@ TEST(LogScan, ABlankLineAfterEachLineIsNoBreak) {
   EXPECT_EQ(two.stage, "load");
 }
 
+// A paste with its viewer's line numbers ("cat -n", "nl", an editor's gutter): the numbers and
+// their separator go, so the lines read as the program printed them (a shell's "Killed" that
+// begins a line, PyTorch's message wrapped over two lines).
+TEST(LogScan, ALinesNumbersFromAViewerAreNotTheLog) {
+  const std::vector<std::string> lines = {
+      "Loading checkpoint shards:   0%|          | 0/2 [00:00<?, ?it/s]",
+      "Traceback (most recent call last):",
+      "  File \"ppl.py\", line 40, in <module>",
+      "    loss = model(ids, labels=ids).loss",
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+      "capacity of 79.15 GiB of which 1.91 GiB is free. Of the allocated memory 51.75 GiB is",
+      "allocated by PyTorch, and 6.05 GiB is reserved by PyTorch but unallocated.",
+      "",
+      "Killed"};
+  for (const char* format : {"{:6d}\t{}", "{:4d}  {}", "{:d} {}"}) {
+    std::string text;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      text += fmt::format(fmt::runtime(format), i + 17, lines[i]) + "\n";
+    }
+    const LogScan s = Scan(text);
+    const LogEvent* oom = Find(s, EventKind::kTorchOom);
+    ASSERT_NE(oom, nullptr) << format;
+    EXPECT_EQ(oom->values.at(Num::kReservedUnallocatedBytes), 6.05 * (1ull << 30)) << format;
+    EXPECT_NE(Find(s, EventKind::kHostOomKill), nullptr) << format;
+    EXPECT_EQ(Frames(s).front(), "<module> (ppl.py)") << format;
+  }
+  // Numbers that do not follow one another are the log's own (a table's first column).
+  const LogScan table = Scan("3 Killed\n9 Killed\n4 Killed\n12 Killed\n1 Killed\n");
+  EXPECT_EQ(Find(table, EventKind::kHostOomKill), nullptr);
+}
+
 // A short log wrapped by a terminal: its first wrapped line comes before the width shows (three
 // pieces of one length), and is joined all the same (the scanner looks ahead).
 TEST(LogScan, TheFirstLinesOfAWrappedLogAreJoinedToo) {
