@@ -462,6 +462,21 @@ bool GgmlFailed(const Facts& f) {
          ByTheEngine(f, EventKind::kGgmlLoadFail) || RunnerDiedReserving(f);
 }
 bool GgmlKv(const Facts& f) { return GgmlFailed(f) && f.has(EventKind::kGgmlKvFail); }
+// The KV cache refused for the host's memory (node-llama-cpp's estimate against the free RAM).
+bool GgmlKvHost(const Facts& f) {
+  if (!GgmlKv(f)) return false;
+  const auto& v = f.first_of(EventKind::kGgmlKvFail)->values;
+  const auto host = v.find(Num::kHost);
+  return host != v.end() && host->second > 0;
+}
+// The KV cache refused for several sequences' contexts together (node-llama-cpp's "A context
+// size of N with M sequences").
+bool GgmlKvSequences(const Facts& f) {
+  if (!GgmlKv(f)) return false;
+  const auto& v = f.first_of(EventKind::kGgmlKvFail)->values;
+  const auto seqs = v.find(Num::kMaxNumSeqs);
+  return seqs != v.end() && seqs->second > 1;
+}
 bool GgmlCompute(const Facts& f) {
   return GgmlFailed(f) &&
          (f.has(EventKind::kGgmlComputeFail) || f.has(EventKind::kGgmlReserveFail));
@@ -570,6 +585,25 @@ bool GgmlBufferAfterWeights(const Facts& f) {
   }
   return GgmlFailedAfter(f, EventKind::kGgmlModelBuffer) ||
          f.get(Num::kEstimateFits).value_or(0) > 0;
+}
+
+// A device buffer failed right after context creation printed its parameters ("n_ctx = 131072"
+// from llama_new_context_with_model, llama_init_from_model or, 2025+, llama_context's
+// constructor) and before any line of what that creation allocates next: its first device
+// buffer is the KV cache (llama-kv-cache.cpp; the output buffer before it is host memory), and
+// the KV cache's size line ("KV buffer size", "KV self size"), printed once it is allocated, the
+// compute buffers and their reservation all come after it.
+bool GgmlBufferAtContextCreation(const Facts& f) {
+  if (!GgmlFailed(f) || !f.has(EventKind::kGgmlAllocFail) || f.has(EventKind::kGgmlLoadFail) ||
+      GgmlCompute(f) || f.has(EventKind::kImage) || GgmlFailedAfter(f, EventKind::kMmWarmup) ||
+      !GgmlFailedAfter(f, EventKind::kGgmlCtx)) {
+    return false;
+  }
+  for (EventKind later : {EventKind::kGgmlKvBuffer, EventKind::kGgmlComputeBuffer,
+                          EventKind::kGgmlReserveBegin, EventKind::kRequest, EventKind::kServing}) {
+    if (GgmlFailedAfter(f, later)) return false;
+  }
+  return f.oom_line > 0 && f.first_of(EventKind::kGgmlCtx)->line < f.oom_line;
 }
 
 // A device buffer failed, with no line telling which, that is larger than the whole model the
@@ -1155,6 +1189,12 @@ const std::vector<Rule>& Rules() {
            "tokens)"),
       // llama.cpp's KV buffer (also in host memory), then host memory in the phase the
       // evidence shows, then llama.cpp's other failed allocations.
+      Text(C::kHostMemory, S::kKvCache, GgmlKvHost,
+           "the context's memory was refused for the host's RAM: the estimate of what the "
+           "context keeps in system memory is more than is free"),
+      Text(C::kKvTooManySequences, S::kKvCache, GgmlKvSequences,
+           "the context was refused before it was allocated: its KV cache for every sequence "
+           "(each with its own context) is more than the free device memory"),
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlKv, Words::kKvBuffer),
       Worded(C::kHostMemory, S::kKvCache, HiCacheHostPool, Words::kHostMemory),
       Text(C::kHostMemory, S::kProfile, HostBufferAtReserve,
@@ -1199,6 +1239,7 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferIsKv, Words::kKvBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlBufferAtReserve, Words::kContextComputeBuffer),
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferAfterWeights, Words::kKvBuffer),
+      Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferAtContextCreation, Words::kKvBuffer),
       Text(C::kComputeBuffer, S::kProfile, GgmlBufferOverNamedModel,
            "a buffer larger than the whole named model at 32 bits a weight failed, so not the "
            "weights': the context's buffers (the compute buffers, which at a long context "

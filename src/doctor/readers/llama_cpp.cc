@@ -70,7 +70,13 @@ void Match(const Line& line) {
   }
   // The line whole, or its two pieces where a terminal cut it before "failed" ("allocating
   // 1953.40 MiB on device 1: " + "cudaMalloc failed: out of memory").
-  const LineView alloc = WholeBoth(line, "buffer_type_alloc_buffer:", "failed");
+  // ggml-cuda prints "allocating N MiB on device D" only when cudaMalloc failed
+  // (ggml-cuda.cu ggml_backend_cuda_buffer_type_alloc_buffer, every release since 2024): its
+  // head alone, the rest cut off, is the failure too.
+  LineView alloc = WholeBoth(line, "buffer_type_alloc_buffer:", "failed");
+  if (alloc.empty()) {
+    alloc = WholeBoth(line, "cuda_buffer_type_alloc_buffer: allocating ", " on device ");
+  }
   if (!alloc.empty()) {
     const LineView& s = alloc;
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
@@ -307,7 +313,10 @@ void Match(const Line& line) {
   // update_slots also clears a slot's cache past the reused prefix before it processes the
   // prompt: "kv cache rm [p0, end)" (server.cpp SLT_INF, 2024-2025, and ik_llama.cpp's
   // "kv cache rm [p0, end) p0=N"), "memory_seq_rm [p0, end)" after the memory API rename.
-  if (Has(s, "launch_slot_") || Has(s, "slot update_slots") || Has(s, "prompt processing") ||
+  // The slot's progress lines ("prompt processing progress, n_past = ...", "prompt processing
+  // done"), not a setting's name ("Batch size for prompt processing: 1024", a front end's).
+  if (Has(s, "launch_slot_") || Has(s, "slot update_slots") ||
+      Has(s, "prompt processing progress") || Has(s, "prompt processing done") ||
       Has(s, "new prompt, n_ctx_slot") || Has(s, "kv cache rm [") || Has(s, "memory_seq_rm [")) {
     line.Emit(EventKind::kRequest, kEngine);
   }
@@ -348,6 +357,30 @@ void Match(const Line& line) {
     line.Emit(EventKind::kKvCellsFull, kEngine);
   }
   if (ParallelSequences(s)) line.Emit(EventKind::kParallelSequences, kEngine);
+  // node-llama-cpp (a Node.js binding of llama.cpp) checks its own estimate against the free
+  // memory before it allocates, and refuses (withcatai/node-llama-cpp at ea8d904,
+  // src/gguf/insights/utils/resolveContextContextSizeOption.ts; resolveModelGpuLayersOption.ts at
+  // f538c45): "InsufficientMemoryError: A context size of 4096 with 4 sequences is too large
+  // for the available VRAM" (or "RAM", "VRAM and RAM", "resources"; "with N sequences" above
+  // one only), and for a model's layers "Not enough VRAM to fit the model with the specified
+  // settings".
+  if (const LineView c = WholeBoth(line, "A context size of ", " too large for the available");
+      !c.empty()) {
+    const size_t at = c.find("A context size of ");
+    auto& e = line.Emit(EventKind::kGgmlKvFail, kEngine);
+    Set(e, Num::kMaxModelLen, NumberAfter(c, "A context size of ", at));
+    const size_t end = c.find(" too large for the available", at);
+    const std::string_view said = std::string_view(c).substr(at, end - at);
+    if (said.find(" sequences is") != std::string_view::npos) {
+      Set(e, Num::kMaxNumSeqs, NumberAfter(said, " with "));
+    }
+    const std::string_view where = std::string_view(c).substr(end);
+    e.values[Num::kHost] = where.find("available VRAM") == std::string_view::npos &&
+                                   where.find("available resources") == std::string_view::npos
+                               ? 1
+                               : 0;
+  }
+  if (Has(s, "Not enough VRAM to fit the model")) line.Emit(EventKind::kGgmlLoadFail, kEngine);
   // llama-server's answer to a prompt longer than its context.
   if (Has(s, "exceeds the available context size") || Has(s, "exceed_context_size_error")) {
     auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
@@ -358,6 +391,11 @@ void Match(const Line& line) {
 std::string Say(Words rule, const Facts& f) {
   switch (rule) {
     case Words::kKvBuffer:
+      if (const LogEvent* kv = f.first_of(EventKind::kGgmlKvFail);
+          kv && Has(kv->text, "A context size of")) {
+        return "node-llama-cpp refused the context before allocating it: its estimate of the KV "
+               "cache and buffers for that context size is more than the free VRAM";
+      }
       return "llama.cpp could not allocate the KV cache for the context (-c / n_ctx)";
     case Words::kImageComputeBuffer:
       return "encoding an image (mtmd/clip) needed a compute buffer that does not fit";
@@ -406,6 +444,11 @@ std::string Say(Words rule, const Facts& f) {
       return "a host buffer (system RAM or pinned CUDA_Host memory) could not be allocated for "
              "the part of the model kept on the CPU";
     case Words::kWeightBuffer:
+      if (const LogEvent* load = f.first_of(EventKind::kGgmlLoadFail);
+          load && Has(load->text, "Not enough VRAM to fit the model")) {
+        return "node-llama-cpp refused the model before loading it: the layers it was asked to "
+               "put on the GPU (gpuLayers) do not fit the free VRAM by its estimate";
+      }
       return "llama.cpp could not allocate the model's weight buffer on the GPU: the layers "
              "offloaded to it (-ngl) do not fit";
     default:
@@ -413,7 +456,46 @@ std::string Say(Words rule, const Facts& f) {
   }
 }
 
+// node-llama-cpp's own refusals (Match): its options, not llama.cpp's flags
+// (LlamaModel.createContext's contextSize and sequences, getLlama().loadModel's gpuLayers).
+bool NodeLlamaCppFixes(Cause cause, const Facts& f, Diagnosis* d) {
+  const LogEvent* kv = f.first_of(EventKind::kGgmlKvFail);
+  const LogEvent* load = f.first_of(EventKind::kGgmlLoadFail);
+  const bool node = (kv && Has(kv->text, "A context size of")) ||
+                    (load && Has(load->text, "Not enough VRAM to fit the model"));
+  if (!node) return false;
+  const auto len = f.get(Num::kMaxModelLen);
+  const std::string smaller =
+      len ? fmt::format("createContext({{contextSize: {}}})",
+                        std::max<int64_t>(512, TidyContextLength(static_cast<int64_t>(*len / 2))))
+          : std::string("createContext({contextSize: \"auto\"})");
+  switch (cause) {
+    case Cause::kKvTooManySequences:
+      AddFix(d, "createContext({sequences: 1}) (or fewer than now)",
+             "each sequence adds its own context's KV cache to the estimate");
+      AddFix(d, smaller, "a smaller context per sequence");
+      return true;
+    case Cause::kKvTooLongContext:
+      AddFix(d, smaller, "the KV cache grows linearly with the context size");
+      AddFix(d, "createContext({contextSize: \"auto\"})",
+             "node-llama-cpp picks the largest context the free memory holds");
+      return true;
+    case Cause::kHostMemory:
+      AddFix(d, smaller + ", or free system RAM",
+             "what node-llama-cpp keeps in host memory grows with the context");
+      return true;
+    case Cause::kWeightsTooLarge:
+      AddFix(d, "loadModel({gpuLayers: \"auto\"}) (or a lower number)",
+             "keeps the layers that do not fit in host memory");
+      AddFix(d, "a smaller quantization of the model", "smaller layers");
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  if (NodeLlamaCppFixes(cause, f, d)) return true;
   switch (cause) {
     case Cause::kKvTooManySequences:
       if (!f.has(EventKind::kKvCellsFull)) return false;
