@@ -163,8 +163,10 @@ const std::vector<Shape>& Shapes() {
       // with batch 51's: two Ollama logs whose runner lines, joined, hide the milestone order
       // or the nothing after "no longer running: -1", and a notebook's prints before the
       // message; 71 with batch 53's DeepSpeed log, whose launch and figures the joined line
-      // puts together.)
-      {"line ends lost", nullptr, "\n", 71, LineEndsLost},
+      // puts together; 72 with batch 54's WASI-NN llama.cpp log, whose buffer failure is read
+      // as the KV cache's because it follows the context's n_ctx line, an order the joined
+      // line hides, and 73 with the hand-written case of the same reading.)
+      {"line ends lost", nullptr, "\n", 73, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;
