@@ -1098,6 +1098,11 @@ TEST(LogScan, ShellReportsOfSigkillAreTheOomKiller) {
         "./run.sh: line 3:  4242 Killed                  python run.py",
         "fish: Job 1, 'python run.py' terminated by signal SIGKILL (Forced quit)",
         "vllm-1 exited with code 137",
+        "The Python process exited with exit code 137 (SIGKILL). This may have been cause by OOM "
+        "error.",
+        "subprocess.CalledProcessError: Command '['python', 'serve.py']' returned non-zero exit "
+        "status 137.",
+        "    exitCode: 137",
         // A batch job's or a container's memory limit: Slurm's cgroup, Kubernetes.
         "slurmstepd: error: Detected 1 oom_kill event in StepId=4242.batch. Some of the step "
         "tasks have been OOM Killed.",
@@ -1105,7 +1110,7 @@ TEST(LogScan, ShellReportsOfSigkillAreTheOomKiller) {
     EXPECT_NE(Find(Scan(std::string(line) + "\n"), EventKind::kHostOomKill), nullptr) << line;
   }
   for (const char* line : {"INFO worker Killed by the scheduler after 10 s", "Process was Killed?",
-                           "exited with code 1370"}) {
+                           "exited with code 1370", "exit status 1371"}) {
     EXPECT_EQ(Find(Scan(std::string(line) + "\n"), EventKind::kHostOomKill), nullptr) << line;
   }
 }

@@ -1371,11 +1371,17 @@ bool ShellKilled(std::string_view s) {
   // A line pasted as Markdown inline code ("`Killed`"), also after a collector's prefix.
   const bool inline_code = !s.empty() && s.back() == '`';
   if (inline_code) s.remove_suffix(1);
-  constexpr std::string_view kCode = "exited with code 137";
-  const size_t code = s.find(kCode);
-  const bool compose = code != std::string_view::npos &&
-                       (code + kCode.size() == s.size() ||
-                        !std::isdigit(static_cast<unsigned char>(s[code + kCode.size()])));
+  // Exit code 137 as the runtimes write it: Docker Compose's "exited with code 137", a job
+  // runner's or notebook platform's "exited with exit code 137 (SIGKILL)", Python's
+  // subprocess "returned non-zero exit status 137", Kubernetes' "exitCode: 137".
+  bool compose = false;
+  for (std::string_view key : {"exited with code 137", "exit code 137", "exit code: 137",
+                               "exit status 137", "exitCode: 137"}) {
+    const size_t code = s.find(key);
+    compose = compose || (code != std::string_view::npos &&
+                          (code + key.size() == s.size() ||
+                           !std::isdigit(static_cast<unsigned char>(s[code + key.size()]))));
+  }
   if (ShellJobKilled(s) || Has(s, "zsh: killed ") || Has(s, "terminated by signal SIGKILL") ||
       compose)
     return true;
@@ -1542,7 +1548,7 @@ void Match(const Line& line) {
       Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") || Has(s, "oom_kill event") ||
       Has(s, "killed by the OOM killer") || Has(s, "with result 'oom-kill'") ||
       Has(s, "oom-kill event") || Has(s, "OOMKilled") ||
-      ((Has(s, "illed") || Has(s, "code 137") || Has(s, "SIGKILL")) && !self_killed &&
+      ((Has(s, "illed") || Has(s, " 137") || Has(s, "SIGKILL")) && !self_killed &&
        ShellKilled(line.text))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }

@@ -174,6 +174,17 @@ void Match(const Line& line) {
     Set(e, Num::kMemFractionStatic, NumberAfter(w, "--mem-fraction-static="));
     e.text = std::string(w);
   }
+  // A hybrid model's state cache (its Mamba or linear-attention layers' per-request state) with
+  // fewer slots than one request takes (model_runner_kv_cache_mixin.py, 2026: "RuntimeError:
+  // Hybrid (mamba/linear-attention) state cache is too small to serve any requests.
+  // max_mamba_cache_size=4, mamba_ratio=5, resulting max_num_reqs=0. Try: ..."): the slots the
+  // fraction left, divided by the slots a request takes, serve none.
+  if (const std::string_view w = Whole(line, "resulting max_num_reqs=");
+      !w.empty() && Has(w, "mamba_ratio=")) {
+    auto& e = line.Emit(EventKind::kSglangNotEnough, kEngine);
+    Set(e, Num::kMambaBlocks, NumberAfter(w, "max_mamba_cache_size="));
+    e.text = std::string(w);
+  }
   // cuda_graph_runner.py's "Capture cuda graph bs [1, 2, 4, ...]" and its progress bar,
   // "Capturing batches (bs=160 avail_mem=1.72 GB)" (0.4-0.5).
   if (Has(s, "Capture cuda graph bs") || Has(s, "Capturing batches (bs=") ||
@@ -293,10 +304,21 @@ std::string Lower(const Facts& f) {
   return fmt::format("{:.2f} (from {:.3g})", std::floor((*m - 0.05) * 100) / 100, *m);
 }
 
+// SGLang's refusal of a hybrid model's state cache (Match): its event, else null.
+const LogEvent* MambaSlots(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kSglangNotEnough);
+  return e && Has(e->text, "mamba_ratio=") ? e : nullptr;
+}
+
 std::string Say(Words rule, const Facts& f) {
   if (rule == Words::kStartupFreeMemory) {
     return "SGLang refused to start: one GPU has less than 90% of the free memory of another "
            "(its tensor-parallel balance check); other processes hold memory on it";
+  }
+  if (rule == Words::kTokenPoolEmpty && MambaSlots(f)) {
+    return "the hybrid model's state cache (the per-request state of its Mamba or "
+           "linear-attention layers, drawn from --mem-fraction-static beside the attention KV "
+           "pool) holds fewer slots than one request takes (mamba_ratio): it serves no request";
   }
   if (rule == Words::kTokenPoolEmpty) {
     return "SGLang's token pool is empty: after the weights, nothing is left of "
@@ -337,6 +359,21 @@ std::string Say(Words rule, const Facts& f) {
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   switch (cause) {
     case Cause::kKvNoMemory:
+      if (const LogEvent* e = MambaSlots(f)) {
+        const auto ratio = NumberAfter(e->text, "mamba_ratio=");
+        const auto slots = NumberAfter(e->text, "max_mamba_cache_size=");
+        if (ratio && *ratio >= 1) {
+          AddFix(d, fmt::format("--max-mamba-cache-size {:.0f}", *ratio * 2),
+                 fmt::format("state slots for two requests: each takes {:.0f} (mamba_ratio){}",
+                             *ratio,
+                             slots ? fmt::format(", and {:.0f} served none", *slots) : ""));
+        }
+        AddFix(d, "--mem-fraction-static higher, or --max-total-tokens lower",
+               "the state cache and the attention KV pool share the fraction: a larger fraction "
+               "or a smaller KV pool leaves more state slots");
+        AddFix(d, "--max-running-requests 1", "the fewest state slots a server can run with");
+        return true;
+      }
       // A log that shows the weights and the activation peak gets the default reader's budget
       // arithmetic instead.
       if (f.get(Num::kWeightsBytes) && f.get(Num::kActivationPeakBytes) && f.total > 0) {

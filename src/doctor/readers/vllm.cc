@@ -130,11 +130,13 @@ void MatchProfile(const Line& line) {
     Set(e, Num::kBudgetBytes, WrappedFigure(line, ") = ", true));
   }
   // Also wrapped over two lines; a terminal's wrap may cut a number, so the tight join first.
+  // Also retold in lower case ("free memory on device cuda:0 (46.95/79.18 GiB) on startup is
+  // less than ...", an issue's title): "ree memory on device" is the key.
   LineView fm = s;
-  if (!Has(s, "Free memory on device") || !Has(s, "on startup")) {
+  if (!Has(s, "ree memory on device") || !Has(s, "on startup")) {
     fm = {};
     for (const LineView& t : {line.joined_tight, line.joined}) {
-      if (Has(t, "Free memory on device") && Has(t, "on startup")) {
+      if (Has(t, "ree memory on device") && Has(t, "on startup")) {
         fm = t;
         break;
       }
@@ -150,7 +152,7 @@ void MatchProfile(const Line& line) {
     auto& e = line.Emit(error ? EventKind::kStartupError : EventKind::kProfileV1, kEngine);
     // "(21.5/23.5 GiB)": the unit follows the total. Since 0.11 the device is named first,
     // "Free memory on device cuda:0 (22.76/24.0 GiB)" (vllm/v1/worker/utils.py request_memory).
-    const size_t open = fm.find('(', fm.find("Free memory on device"));
+    const size_t open = fm.find('(', fm.find("ree memory on device"));
     const size_t slash = open == std::string_view::npos ? open : fm.find('/', open);
     if (slash != std::string_view::npos) {
       auto free = NumberAt(fm, open + 1);
