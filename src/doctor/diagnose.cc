@@ -157,6 +157,14 @@ class Doctor {
     const bool stopped = !error && !f_.has(EventKind::kServing) && f_.milestone_stage.has_value();
     if (!error && !stopped) {
       d_.found = false;
+      // A start-up that got to serving, with nothing failing after it: said, so that a healthy
+      // log does not read as one the doctor could not read.
+      if (const LogEvent* s = f_.first_of(EventKind::kServing)) {
+        const std::string text = s->text.size() > 100 ? s->text.substr(0, 100) + "..." : s->text;
+        d_.notes.push_back(fmt::format(
+            "{} reached serving (line {}: {}) and the log shows no failure after it",
+            d_.engine.empty() ? std::string("the engine") : d_.engine, s->line, text));
+      }
       SmiSnapshot();
       return d_;
     }
@@ -560,7 +568,7 @@ class Doctor {
       d_.notes.push_back(
           fmt::format("nvidia-smi: {} process(es) hold {} in all", processes, Gib(listed)));
     }
-    if (!d_.notes.empty()) {
+    if (gpus > 0 || processes > 0) {
       d_.notes.push_back(
           "no failure in the log: a snapshot alone says what holds memory, not why a run failed; "
           "pass the engine's log with it");

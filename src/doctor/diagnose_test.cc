@@ -10,6 +10,7 @@
 #include "doctor/facts.h"
 #include "testutil/catalog.h"
 #include "vramfit/doctor.h"
+#include "vramfit/report.h"
 
 namespace vramfit {
 namespace {
@@ -29,6 +30,33 @@ std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A start-up that reached serving with nothing failing is no failure, and is said to be one the
+// doctor read, not text it could not place; a text of no engine stays "nothing recognised".
+TEST(Diagnose, AHealthyStartUpIsNoFailureButIsRead) {
+  const std::string log =
+      "INFO 01-15 10:23:53 [gpu_model_runner.py:3470] Model loading took 15.2683 GiB memory and "
+      "12.3 seconds\n"
+      "INFO 01-15 10:23:58 [gpu_worker.py:333] Available KV cache memory: 51.53 GiB\n"
+      "INFO 01-15 10:24:02 [kv_cache_utils.py:1016] GPU KV cache size: 421,984 tokens\n"
+      "INFO 01-15 10:24:22 [api_server.py:1880] Starting vLLM API server 0 on "
+      "http://0.0.0.0:8000\n"
+      "INFO:     Application startup complete.\n";
+  std::istringstream in(log);
+  const auto scan = ScanLog(in);
+  ASSERT_TRUE(scan.ok());
+  const Diagnosis d = Diagnose(*scan);
+  EXPECT_FALSE(d.found);
+  const std::string text = RenderDoctorText(d, *scan);
+  EXPECT_NE(text.find("no failure recognised in 5 lines"), std::string::npos) << text;
+  EXPECT_NE(text.find("vllm reached serving (line 4"), std::string::npos) << text;
+  EXPECT_EQ(text.find("a snapshot alone"), std::string::npos) << text;
+  std::istringstream prose("The weather was fine all week.\n");
+  const auto none = ScanLog(prose);
+  ASSERT_TRUE(none.ok());
+  EXPECT_NE(RenderDoctorText(Diagnose(*none), *none).find("nothing recognised in 1 lines"),
+            std::string::npos);
 }
 
 // llama-server loads the vision projector after the model's layers: a device buffer that fails

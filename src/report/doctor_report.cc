@@ -31,11 +31,18 @@ std::string Value(const std::string& key, double v) {
 
 std::string RenderDoctorText(const Diagnosis& d, const LogScan& scan) {
   std::string out;
-  if (!d.found) {
+  if (!d.found && !d.engine.empty()) {
+    out += fmt::format(
+        "no failure recognised in {} lines ({} bytes): {}'s lines were read, with no "
+        "out-of-memory error or KV-cache error among them\n",
+        scan.lines, scan.bytes, d.engine);
+  } else if (!d.found) {
     out += fmt::format(
         "nothing recognised in {} lines ({} bytes): no out-of-memory error, KV-cache error or "
         "memory profile of vLLM, SGLang, llama.cpp, Ollama, TGI, transformers or PyTorch\n",
         scan.lines, scan.bytes);
+  }
+  if (!d.found) {
     for (const auto& u : scan.unplaced) {
       out += fmt::format("  not placed: {}\n", core::Printable(u));
     }
