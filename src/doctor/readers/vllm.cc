@@ -295,6 +295,40 @@ void MatchKvCache(const Line& line) {
         NumberAfter(s, Has(s, "=") ? std::string_view("=") : std::string_view(":"),
                     s.find(kRetold)));
   }
+  // max_model_len "auto" fitted to the memory (v1/core/kv_cache_utils.py
+  // _auto_fit_max_model_len, 2026): "Auto-fit max_model_len: reduced from 131072 to 77824 to
+  // fit in available GPU memory (9.5 GiB available for KV cache)".
+  if (Has(s, "Auto-fit max_model_len: reduced from")) {
+    size_t end = 0;
+    auto& e = line.Emit(EventKind::kFitAdjust, kEngine);
+    Set(e, Num::kMaxModelLen, NumberAfter(s, "reduced from", 0, &end));
+    if (end) Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, " to ", end));
+    Set(e, Num::kKvCacheBytes, BytesAfter(s, "available GPU memory ("));
+  }
+  // A request longer than max_model_len, refused before it runs: the OpenAI server's "This
+  // model's maximum context length is 32768 tokens. However, you requested 40000 tokens (39000
+  // in the messages, 1000 in the completion)" (entrypoints/openai/serving_engine.py
+  // _validate_input; "... and your request has N input tokens" in later releases), and V1's
+  // input check "The decoder prompt (length 140000) is longer than the maximum model length of
+  // 131072" (v1/engine/processor.py, input_processor.py _validate_model_input).
+  if (const std::string_view t = Whole(line, "maximum context length is "); !t.empty()) {
+    const size_t at = t.find("maximum context length is ");
+    std::optional<double> asked;
+    for (std::string_view key : {"you requested ", "your request has ", "resulted in "}) {
+      if (!asked) asked = NumberAfter(t, key, at);
+    }
+    if (asked) {
+      auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
+      Set(e, Num::kMaxModelLen, NumberAfter(t, "maximum context length is ", at));
+      Set(e, Num::kPromptTokens, asked);
+    }
+  } else if (const std::string_view d =
+                 WholeBoth(line, "prompt (length ", "longer than the maximum model length of");
+             !d.empty()) {
+    auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
+    Set(e, Num::kPromptTokens, NumberAfter(d, "prompt (length "));
+    Set(e, Num::kMaxModelLen, NumberAfter(d, "maximum model length of "));
+  }
   // Hybrid models (V1 0.10+): one Mamba state block per running sequence, from the KV budget.
   if (const std::string_view t = Whole(line, "exceeds available Mamba cache blocks"); !t.empty()) {
     auto& e = line.Emit(EventKind::kMambaBlocks, kEngine);
@@ -701,6 +735,35 @@ std::string Say(Words rule, const Facts& f) {
     case Words::kBackendUnquantized:
       return "vLLM fell back to the Transformers backend and loaded part of the quantized "
              "checkpoint unquantized: more memory than the 4-bit weights should take";
+    case Words::kContextExceeded: {
+      const LogEvent* fit = f.first_of(EventKind::kFitAdjust);
+      const LogEvent* ask = f.first_of(EventKind::kContextExceeded);
+      auto value = [](const LogEvent* e, Num k) -> std::optional<double> {
+        if (!e) return std::nullopt;
+        auto it = e->values.find(k);
+        return it == e->values.end() ? std::nullopt : std::optional<double>(it->second);
+      };
+      const auto asked = value(ask, Num::kPromptTokens);
+      const std::string request =
+          asked ? fmt::format("a request of {} tokens", core::GroupDigits(
+                                                            static_cast<uint64_t>(*asked)))
+                : std::string("a request");
+      const auto from = value(fit, Num::kMaxModelLen);
+      const auto to = value(fit, Num::kEstimatedMaxModelLen);
+      if (from && to) {
+        return fmt::format(
+            "vLLM's auto-fit cut max_model_len from {} to {} tokens, what the KV cache left in "
+            "memory holds; {} is longer than that and is refused before it runs",
+            core::GroupDigits(static_cast<uint64_t>(*from)),
+            core::GroupDigits(static_cast<uint64_t>(*to)), request);
+      }
+      const auto len = value(ask, Num::kMaxModelLen);
+      return fmt::format(
+          "{} is longer than the server's max_model_len{}: vLLM refuses it before it runs (no "
+          "memory ran out; a longer context needs its KV cache to fit)",
+          request,
+          len ? fmt::format(" ({})", core::GroupDigits(static_cast<uint64_t>(*len))) : "");
+    }
     default:
       return "";
   }
@@ -730,6 +793,32 @@ void HybridKvOffFix(const Facts& f, Diagnosis* d) {
              "sliding-window layers cache the whole context; kept on (vLLM 0.13+, a connector "
              "that subclasses SupportsHMA; LMCacheConnectorV1 does not) they cache only their "
              "window");
+}
+
+// A request longer than max_model_len (Match): a longer max_model_len, whose KV cache the
+// start-up then checks, or memory for one where auto-fit cut it; else a shorter request.
+void ContextExceededFixes(const Facts& f, Diagnosis* d) {
+  const LogEvent* ask = f.first_of(EventKind::kContextExceeded);
+  const auto it = ask->values.find(Num::kPromptTokens);
+  const std::optional<double> asked =
+      it == ask->values.end() ? std::nullopt : std::optional<double>(it->second);
+  const std::string len =
+      asked ? fmt::format("--max-model-len {}", TidyContextLength(static_cast<int64_t>(
+                                                    std::min(*asked * 1.25, 16777216.0))))
+            : std::string("--max-model-len larger");
+  if (f.has(EventKind::kFitAdjust)) {
+    AddFix(d, len + " with --kv-cache-dtype fp8",
+           "half the KV bytes per token: about twice the context in the memory auto-fit found");
+    AddFix(d, "--gpu-memory-utilization higher (0.95 on a dedicated GPU)",
+           "more memory for the KV cache, so auto-fit keeps more of the context");
+    AddFix(d, "--tensor-parallel-size 2 (on two GPUs)",
+           "splits the KV heads: each GPU holds half of every token's KV");
+    return;
+  }
+  AddFix(d, len,
+         "room for the request; start-up then checks that one request of that length fits the "
+         "KV cache (vramfit check -- vllm serve ... " + len + " says whether it will)");
+  AddFix(d, "a shorter prompt, or a lower max_tokens", "the request within max_model_len");
 }
 
 void KvTooLongFixes(const Facts& f, Diagnosis* d) {
@@ -1045,6 +1134,10 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   const auto gmu = f.get(Num::kGpuMemoryUtilization);
   switch (cause) {
     case Cause::kKvTooLongContext:
+      if (f.has(EventKind::kContextExceeded)) {
+        ContextExceededFixes(f, d);
+        return true;
+      }
       KvTooLongFixes(f, d);
       return true;
     case Cause::kKvNoMemory:
