@@ -337,8 +337,11 @@ void Match(const Line& line) {
   // The model's file being read: loading began.
   if (Has(s, "llama_model_loader: loaded meta data")) line.Emit(EventKind::kLoadBegin, kEngine);
   // --fit: the parameters fitted to free device memory (the projector is not counted).
-  // "llama_params_fit_impl: context size reduced from 262144 to 16384 -> need ... MiB less".
-  if (Has(s, "llama_params_fit") || Has(s, "fitting params to device memory")) {
+  // "llama_params_fit_impl: context size reduced from 262144 to 16384 -> need ... MiB less";
+  // since the fitting moved to common/fit.cpp (2026), "common_params_fit_impl: ..." and
+  // "common_fit_params: ...".
+  if (Has(s, "llama_params_fit") || Has(s, "common_params_fit") ||
+      Has(s, "common_fit_params") || Has(s, "fitting params to device memory")) {
     auto& e = line.Emit(EventKind::kFitAdjust, kEngine);
     if (Has(s, "context size reduced from")) {
       size_t end = 0;
