@@ -259,7 +259,10 @@ class Doctor {
     d_.cause = "not_out_of_memory";
     d_.stage = StageName(f_.stage);
     d_.stage_evidence = f_.stage_why;
-    if (!f_.frame_stage && !f_.milestone_stage && c.unplaced_stage) {
+    if (c.stage_stated && c.unplaced_stage) {
+      d_.stage = StageName(*c.unplaced_stage);
+      d_.stage_evidence = fmt::format("the error's own words: {} (line {})", c.words, e.line);
+    } else if (!f_.frame_stage && !f_.milestone_stage && c.unplaced_stage) {
       d_.stage = StageName(*c.unplaced_stage);
       d_.stage_evidence = fmt::format("no frame or milestone: {} strikes at {}", c.words,
                                       StageName(*c.unplaced_stage));

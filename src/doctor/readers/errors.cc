@@ -32,6 +32,7 @@ enum class Kind : uint8_t {
   kRunnerExit,
   kHybridKv,
   kAllocatorConf,
+  kRankLoad,
 };
 
 // What the doctor says of each class. Sources: PyTorch's CUDA check message (c10/cuda/
@@ -181,8 +182,20 @@ constexpr OtherErrorClass kClasses[] = {
        "without sleep mode the setting is allowed, but the engine keeps its memory between "
        "rollouts"}},
      Stage::kLoad},
+    // SGLang's rank 0 loaded its shard and found the other ranks had not
+    // (model_executor/model_runner.py load_model: "TP rank 0 could finish the model loading, but
+    // there are other ranks that didn't finish loading. It is likely due to unexpected failures
+    // (e.g., OOM) or a slow node."): the other ranks' own errors say what stopped them.
+    {"rank_load_failed", "another rank did not finish loading the model",
+     "rank 0 loaded its shard, but other tensor-parallel ranks did not: their own errors (often "
+     "a CUDA out-of-memory while loading their shard, on a GPU another process shares) come "
+     "before this line in their output, or the node is slow",
+     {{"read the other ranks' lines ([TP1], [TP2], ...) or each GPU's log",
+       "the first error of the rank that stopped says why; an out-of-memory there is what to "
+       "fix (nvidia-smi shows another process on its GPU)"}},
+     Stage::kLoad, /*undecided=*/true, /*stage_stated=*/true},
 };
-static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kAllocatorConf) + 1);
+static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kRankLoad) + 1);
 
 // An out-of-memory said in words the other classes use: such a line is the memory failure.
 // PyTorch's caching allocator asserting on NVML as it composes its out-of-memory message
@@ -305,6 +318,7 @@ std::optional<Kind> ClassOf(const LineView& s) {
   if (Has(s, "Expandable segments are not compatible with memory pool")) {
     return Kind::kAllocatorConf;
   }
+  if (Has(s, "there are other ranks that didn't finish loading")) return Kind::kRankLoad;
   if (Has(s, "illegal memory access") || Has(s, "cudaErrorIllegalAddress") ||
       Has(s, "CUDA_ERROR_ILLEGAL_ADDRESS") || Has(s, "misaligned address") ||
       Has(s, "an illegal instruction was encountered") || Has(s, "unspecified launch failure") ||

@@ -233,6 +233,9 @@ struct OtherErrorClass {
   // it cannot tell (cause "undetermined"), and a named error or an out-of-memory elsewhere in
   // the log is read instead.
   bool undecided = false;
+  // The error's own words name the phase it struck in (SGLang's "other ranks that didn't finish
+  // loading"): unplaced_stage is the stage whatever milestone the log reached before it.
+  bool stage_stated = false;
 };
 // The class an other_error event carries; nullptr for any other event.
 const OtherErrorClass* OtherErrorOf(const LogEvent& e);
