@@ -33,6 +33,7 @@ enum class Kind : uint8_t {
   kHybridKv,
   kAllocatorConf,
   kRankLoad,
+  kRunnerStopped,
 };
 
 // What the doctor says of each class. Sources: PyTorch's CUDA check message (c10/cuda/
@@ -194,8 +195,19 @@ constexpr OtherErrorClass kClasses[] = {
        "the first error of the rank that stopped says why; an out-of-memory there is what to "
        "fix (nvidia-smi shows another process on its GPU)"}},
      Stage::kLoad, /*undecided=*/true, /*stage_stated=*/true},
+    // Ollama's client for a runner that died while serving a request (server/routes.go, 2025+:
+    // "model runner has unexpectedly stopped, this may be due to resource limitations or an
+    // internal error, check ollama server logs for details"): the model had loaded.
+    {"runner_stopped", "Ollama's runner stopped while serving, and the message does not say why",
+     "the runner died during a request: an out-of-memory while it computed (a long prompt, an "
+     "image, a compute buffer grown past the estimate) ends it this way as often as a crash; the "
+     "server's log holds the runner's last error",
+     {{"OLLAMA_DEBUG=1",
+       "the server logs the runner's output in full; on Linux `journalctl -u ollama --no-pager` "
+       "shows it, with the runner's error before its death"}},
+     Stage::kRuntime, /*undecided=*/true, /*stage_stated=*/true},
 };
-static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kRankLoad) + 1);
+static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kRunnerStopped) + 1);
 
 // An out-of-memory said in words the other classes use: such a line is the memory failure.
 // PyTorch's caching allocator asserting on NVML as it composes its out-of-memory message
@@ -313,7 +325,8 @@ std::optional<Kind> ClassOf(const LineView& s) {
                      Has(s, "terminate called") || Has(s, "model architecture") ||
                      Has(s, "pre-tokenizer") || Has(s, "magic characters") ||
                      Has(s, "file bounds") || Has(s, "tensor info") ||
-                     Has(s, "runner process has terminated") || Has(s, "GGML_ASSERT(");
+                     Has(s, "process has terminated") || Has(s, "GGML_ASSERT(") ||
+                     Has(s, "resource limitations");
   if (!maybe) return std::nullopt;
   if (Has(s, "Expandable segments are not compatible with memory pool")) {
     return Kind::kAllocatorConf;
@@ -416,8 +429,15 @@ std::optional<Kind> ClassOf(const LineView& s) {
   // "llama runner process has terminated: <the runner's last error line>", or "exit status N"
   // when it printed none). Said with an allocation failure it is the out-of-memory the Ollama
   // and llama.cpp readers read.
-  if (Has(s, "runner process has terminated") && !Has(s, "unable to allocate") &&
-      !Has(s, "failed to allocate") && !Has(s, "cudaMalloc failed")) {
+  if (Has(s, "model runner has unexpectedly stopped")) return Kind::kRunnerStopped;
+  // Also the llama-server era's "llama-server process has terminated: ..." (0.30+), and the
+  // client's words for a runner that died loading or serving ("model failed to load, this may be
+  // due to resource limitations or an internal error", "model runner has unexpectedly stopped,
+  // this may be due to resource limitations ...", llm/server.go and server/routes.go).
+  if ((Has(s, "runner process has terminated") || Has(s, "llama-server process has terminated") ||
+       Has(s, "may be due to resource limitations")) &&
+      !Has(s, "unable to allocate") && !Has(s, "failed to allocate") &&
+      !Has(s, "cudaMalloc failed") && !Has(s, "out-of-memory") && !Has(s, "out of memory")) {
     return Kind::kRunnerExit;
   }
   const bool notice = Notice(s);

@@ -83,6 +83,9 @@ void Match(const Line& line) {
   }
   // Ollama's structured lines: "time=... level=INFO source=server.go:105 msg=...".
   const bool server = (Has(s, "level=") && Has(s, " source=")) || Has(s, "llama runner") ||
+                      Has(s, "check ollama server logs") ||
+                      Has(s, "llama-server process has terminated") ||
+                      Has(s, "llama-server process no longer running") ||
                       Has(s, "OLLAMA_") || Has(s, "Ollama call failed") ||
                       Has(s, "ollama runner") || Has(s, "/ollama");
   if (server) {
@@ -184,9 +187,12 @@ void Match(const Line& line) {
   // also says the model was loading; "starting llama server" begins that load.
   // Its older form, from the health check that wait polls (llm/server.go getServerStatus,
   // 0.1.3x-0.3): "llama runner process no longer running: <exit code> <last error>".
-  const bool runner = Has(s, "runner process ");
-  const bool no_longer = runner && Has(s, "runner process no longer running:");
-  const bool terminated = runner && Has(s, "runner process has terminated");
+  // Since 0.30 (2026) the runner is llama.cpp's llama-server: "llama-server process has
+  // terminated: ...", msg="llama-server process no longer running" sys="signal: killed".
+  const bool runner = Has(s, "runner process ") || Has(s, "llama-server process ");
+  const bool no_longer = runner && (Has(s, "runner process no longer running:") ||
+                                    Has(s, "llama-server process no longer running"));
+  const bool terminated = runner && Has(s, "process has terminated");
   if (terminated || no_longer || Has(s, "starting llama server")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
@@ -195,13 +201,50 @@ void Match(const Line& line) {
   // the wait's error. Nothing prints when the kernel's OOM killer sends SIGKILL, the usual
   // sender while a model is read into memory: host memory, as a shell's "Killed".
   if ((no_longer && NothingAfter(s, "no longer running: -1")) ||
-      (terminated && Has(s, "signal: killed"))) {
+      ((terminated || no_longer) && Has(s, "signal: killed"))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
   if (terminated && Has(s, "out of memory")) line.Emit(EventKind::kCudaOom, kEngine);
   // The runner's death, whose message carries its last words (rules.cc reads a reservation
   // failure in them as the runner's own).
   if (terminated) line.Emit(EventKind::kOllamaRunnerDied, kEngine);
+  // The engine's allocation of a layout failing (llm/server.go, 0.12-0.29: "failed to allocate
+  // memory for model", "failed to commit memory for model"; "unable to allocate memory from
+  // device CUDA0 for model weights"; not the runner's ml.ErrNoMem panic, "insufficient memory
+  // - required allocations", which its frames place), a load that had to fit whole ("unable to
+  // load full model on GPU", the scheduler's sentinel), and the llama-server era's startup
+  // out-of-memory (0.30+, llm/llama_server.go: "llama-server reported out-of-memory during
+  // startup: ..."): the model's memory did not fit as laid out, at the load.
+  if (Has(s, "failed to allocate memory for model") ||
+      Has(s, "failed to commit memory for model") ||
+      Has(s, "unable to allocate memory from device") ||
+      Has(s, "unable to load full model on GPU") ||
+      Has(s, "reported out-of-memory during startup")) {
+    line.Emit(EventKind::kGgmlLoadFail, kEngine);
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
+  // The scheduler's retry after such a failure with num_ctx left automatic (server/sched.go,
+  // 0.30+): msg="llama-server load failed; reducing automatic context and retrying once"
+  // old_num_ctx=32768 ... new_num_ctx=8192.
+  if (Has(s, "reducing automatic context and retrying")) {
+    auto& e = line.Emit(EventKind::kFitAdjust, kEngine);
+    Set(e, Num::kMaxModelLen, NumberAfter(s, "old_num_ctx="));
+    Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, "new_num_ctx="));
+  }
+  // A prompt longer than the context, refused (server/prompt.go and the runners, 400 Bad
+  // Request): "the prompt is longer than the context length currently available to the model",
+  // "input exceeds maximum context length", "the input length exceeds the context length".
+  if (Has(s, "prompt is longer than the context length") ||
+      Has(s, "input exceeds maximum context length") ||
+      Has(s, "input length exceeds the context length")) {
+    line.Emit(EventKind::kContextExceeded, kEngine);
+  }
+  // The new engine's KV cache with no free slot for a batch (kvcache/causal.go: "could not find a
+  // kv cache slot (cache: 8192 batch: 512)"; the runner's "no available cache slots"): full, not
+  // an allocation.
+  if (Has(s, "could not find a kv cache slot") || Has(s, "unable to find a kv cache slot")) {
+    line.Emit(EventKind::kKvCellsFull, kEngine);
+  }
   // The runner serving: "llama runner started in 5.29 seconds" (llm/server.go, 0.1.3x+), and the
   // in-process server of 0.1.2x (llm/dyn_ext_server.go): msg="Starting llama main loop".
   if (Has(s, "llama runner started in") || Has(s, "Starting llama main loop")) {
@@ -236,6 +279,19 @@ std::string Say(Words rule, const Facts& f) {
     case Words::kKvBuffer:
       return "Ollama's runner could not allocate the KV cache for the context (num_ctx x "
              "OLLAMA_NUM_PARALLEL)";
+    case Words::kContextExceeded: {
+      const LogEvent* fit = f.first_of(EventKind::kFitAdjust);
+      if (fit && fit->engine == kEngine && fit->values.contains(Num::kEstimatedMaxModelLen)) {
+        return fmt::format(
+            "Ollama's load failed for memory and it retried with num_ctx cut to {:.0f}; a prompt "
+            "longer than that context is refused",
+            fit->values.at(Num::kEstimatedMaxModelLen));
+      }
+      return "a prompt longer than the model's context (num_ctx) is refused: no memory ran out";
+    }
+    case Words::kKvCellsFull:
+      return "the runner's KV cache had no free slot for the batch: the context (num_ctx, shared "
+             "by the parallel slots) is full";
     case Words::kContextComputeBuffer:
       return "Ollama's runner could not reserve its compute buffers when creating the context "
              "(they grow with num_ctx and num_batch)";
@@ -306,6 +362,13 @@ std::string FewerLayers(const Facts& f) {
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   switch (cause) {
     case Cause::kKvTooLongContext: {
+      if (f.has(EventKind::kContextExceeded) || f.has(EventKind::kKvCellsFull)) {
+        AddFix(d, "PARAMETER num_ctx 32768 (or OLLAMA_CONTEXT_LENGTH=32768), with "
+                  "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0",
+               "a longer context for the prompt, in half the KV bytes per token");
+        AddFix(d, "a shorter prompt", "within the context the model has now");
+        return true;
+      }
       // Several slots: one slot's cache is the context's; the others multiply it.
       const auto slots = f.get(Num::kMaxNumSeqs);
       if (slots && *slots > 1) {
