@@ -165,8 +165,9 @@ const std::vector<Shape>& Shapes() {
       // message; 71 with batch 53's DeepSpeed log, whose launch and figures the joined line
       // puts together; 72 with batch 54's WASI-NN llama.cpp log, whose buffer failure is read
       // as the KV cache's because it follows the context's n_ctx line, an order the joined
-      // line hides, and 73 with the hand-written case of the same reading.)
-      {"line ends lost", nullptr, "\n", 73, LineEndsLost},
+      // line hides, and 73 with the hand-written case of the same reading; 74 with batch 55's
+      // Mixtral AWQ log, read as serving as posted and as the load once its lines are joined.)
+      {"line ends lost", nullptr, "\n", 74, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;
