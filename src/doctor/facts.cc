@@ -131,6 +131,22 @@ bool FilledWhileLoading(const Facts& f) {
          *allocated >= 0.8 * f.total;
 }
 
+// vLLM sizes its KV cache so that what it holds stays within --gpu-memory-utilization x the card
+// (V0 worker.py determine_num_available_blocks, V1 gpu_worker.py determine_available_memory):
+// once the pool is allocated, a serving engine holds about that budget, plus the CUDA graphs
+// captured outside it in the releases before 0.29 (at most a few GiB). PyTorch holding well above
+// the budget (kAboveBudgetMargin, or a tenth of the card, more) when an allocation failed, with
+// no frame or milestone to say otherwise, is a start-up that never sized the pool: the weights
+// going on the card.
+constexpr double kAboveBudgetMargin = 2.0 * (1ull << 30);
+bool AboveVllmBudget(const Facts& f) {
+  if (f.engine != "vllm" || f.total <= 0) return false;
+  const auto gmu = f.get(Num::kGpuMemoryUtilization);
+  const auto allocated = f.get(Num::kAllocatedBytes);
+  if (!gmu || !allocated || *gmu <= 0 || *gmu >= 1) return false;
+  return *allocated > *gmu * f.total + std::max(kAboveBudgetMargin, 0.1 * f.total);
+}
+
 // The weights the model's name states do not fit the card, in a program that places the whole
 // model on the GPU: PyTorch and transformers without device_map="auto" or offload, vLLM, SGLang
 // and TGI (llama.cpp and the engines on it keep the layers that do not fit on the CPU). Only the
@@ -304,6 +320,14 @@ void DecideStage(const LogScan& scan, Facts* fp) {
         "no frame or milestone; the model's name ({}) states {} of weights per GPU, more than "
         "the card's {}: it cannot have got past loading them",
         f.model_path, Gib(*NamedWeightsPerRank(f)), Gib(f.total));
+  } else if (AboveVllmBudget(f)) {
+    f.stage = Stage::kLoad;
+    f.stage_why = fmt::format(
+        "no frame or milestone; PyTorch held {} of the card's {} when the allocation failed, "
+        "well above --gpu-memory-utilization {:.2f} x the card ({}), which a sized KV pool keeps "
+        "vLLM to: the start-up had not got that far (a guess; the log does not show the phase)",
+        Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total), *f.get(Num::kGpuMemoryUtilization),
+        Gib(*f.get(Num::kGpuMemoryUtilization) * f.total));
   } else if (FilledWhileLoading(f) &&
              (f.has(EventKind::kRuntimeWords) || f.get(Num::kTrainingLaunch))) {
     // The model had run before it failed: the reporter says so (trained steps, served

@@ -130,6 +130,19 @@ void Match(const Line& line) {
        !WholeBoth(line, "load_tensors", "unable to allocate").empty())) {
     line.Emit(EventKind::kGgmlLoadFail, kEngine);
   }
+  // Mesa's amdgpu winsys out of memory for a command submission ("radv/amdgpu: Not enough memory
+  // for command submission.", src/amd/vulkan/winsys/amdgpu), which ggml-vulkan sees as a lost
+  // device: while the loader uploads the tensors its error names the load ("llama_model_load:
+  // error loading model: vk::Queue::submit: ErrorDeviceLost" on the next line), a load failure;
+  // elsewhere a device allocation that failed.
+  if (Has(s, "Not enough memory for command submission")) {
+    auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
+    e.values[Num::kHost] = 0;
+  }
+  constexpr std::string_view kSubmission = "Not enough memory for command";
+  if (Has(s, "error loading model") && (Has(s, kSubmission) || Has(line.joined, kSubmission))) {
+    line.Emit(EventKind::kGgmlLoadFail, kEngine);
+  }
   // The KV and compute buffers' failures, also wrapped by a terminal over two lines (Whole).
   if (!Whole(line, "failed to allocate buffer for kv cache").empty() ||
       Has(s, "llama_kv_cache_init() failed") ||

@@ -154,8 +154,11 @@ void Match(const Line& line) {
         line, kEngine,
         {{"the profiled value", EventKind::kSglangProfiled, Num::kProfiledTokens, false}});
   }
+  // Also retold beside the fraction's name in its server-argument spelling
+  // ("mem_fraction_static=0.05~0.60 all report `Not enough memory`").
   if (Has(s, "Not enough memory. Please try to increase --mem-fraction-static") ||
-      (Has(s, "Not enough memory") && Has(s, "mem-fraction-static"))) {
+      (Has(s, "Not enough memory") &&
+       (Has(s, "mem-fraction-static") || Has(s, "mem_fraction_static")))) {
     auto& e = line.Emit(EventKind::kSglangNotEnough, kEngine);
     // Later releases add the fraction it ran with (pool_configurator.py MemoryPoolConfig
     // __post_init__: " Current value: mem_fraction_static=0.6").

@@ -769,9 +769,11 @@ std::string Say(Words rule, const Facts& f) {
   }
 }
 
-// A lower --gpu-memory-utilization (never below 0.5), for headroom outside the budget.
+// A lower --gpu-memory-utilization (not below 0.5 from above it), for headroom outside the budget.
 std::string LowerUtilization(double gmu, double by) {
-  return fmt::format("--gpu-memory-utilization {:.2f}", std::max(0.5, gmu - by));
+  // Always below the value the log ran with: at 0.5 or less, `by` lower still.
+  const double lower = gmu > 0.5 ? std::max(0.5, gmu - by) : std::max(0.05, gmu - by);
+  return fmt::format("--gpu-memory-utilization {:.2f}", lower);
 }
 
 // The KV connector's price, named first where the log shows vLLM paying it.
