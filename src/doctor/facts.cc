@@ -191,6 +191,13 @@ bool V0SamplerFrame(const LogEvent* fr) {
   return it != fr->values.end() && it->second == 2;
 }
 
+// A stage no frame or milestone decides, guessed from the figures, with why (said as a guess).
+void Guess(Facts* f, Stage stage, std::string_view why) {
+  f->stage = stage;
+  f->stage_why = fmt::format("no frame or milestone; {} (a guess; the log does not show the phase)",
+                             why);
+}
+
 // The stage from the evidence, in order: where the traceback points, else the furthest phase
 // the log reached; what decided is said, and a milestone that contradicts the frames too.
 void DecideStage(const LogScan& scan, Facts* fp) {
@@ -321,13 +328,12 @@ void DecideStage(const LogScan& scan, Facts* fp) {
         "the card's {}: it cannot have got past loading them",
         f.model_path, Gib(*NamedWeightsPerRank(f)), Gib(f.total));
   } else if (AboveVllmBudget(f)) {
-    f.stage = Stage::kLoad;
-    f.stage_why = fmt::format(
-        "no frame or milestone; PyTorch held {} of the card's {} when the allocation failed, "
-        "well above --gpu-memory-utilization {:.2f} x the card ({}), which a sized KV pool keeps "
-        "vLLM to: the start-up had not got that far (a guess; the log does not show the phase)",
-        Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total), *f.get(Num::kGpuMemoryUtilization),
-        Gib(*f.get(Num::kGpuMemoryUtilization) * f.total));
+    const double gmu = *f.get(Num::kGpuMemoryUtilization);
+    Guess(&f, Stage::kLoad,
+          fmt::format("PyTorch held {} of the card's {} when the allocation failed, well above "
+                      "--gpu-memory-utilization {:.2f} x the card ({}), which a sized KV pool "
+                      "keeps vLLM to: the start-up had not got that far",
+                      Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total), gmu, Gib(gmu * f.total)));
   } else if (FilledWhileLoading(f) &&
              (f.has(EventKind::kRuntimeWords) || f.get(Num::kTrainingLaunch))) {
     // The model had run before it failed: the reporter says so (trained steps, served
