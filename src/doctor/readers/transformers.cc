@@ -169,10 +169,17 @@ bool PreallocatedCacheIn(const LineView& s) {
 // infer_auto_device_map gives when max_memory leaves no GPU or CPU room for even one layer:
 // "You are trying to offload the whole model to the disk. Please use the `disk_offload` function
 // instead." (modeling_utils.py from_pretrained, 4.3x+).
+// And a device map that sends layers to the disk with nowhere given to put them: what did not
+// fit the GPU and the CPU's max_memory (accelerate big_modeling.py dispatch_model: "We need an
+// `offload_dir` to dispatch this model according to this `device_map`, the following submodules
+// need to be offloaded: ..."; transformers modeling_utils.py: "The current `device_map` had
+// weights offloaded to the disk. Please provide an `offload_folder` for them.").
 void MatchBnbDispatched(const Line& line) {
   const LineView s = line.view();
   if (!Has(s, "Some modules are dispatched on the CPU or the disk") &&
-      !Has(s, "offload the whole model to the disk")) {
+      !Has(s, "offload the whole model to the disk") &&
+      !Has(s, "need an `offload_dir` to dispatch this model") &&
+      !Has(s, "Please provide an `offload_folder` for them")) {
     return;
   }
   line.Emit(EventKind::kCudaOom, kEngine).text = std::string(line.text);
@@ -430,6 +437,18 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "BitsAndBytesConfig(..., llm_int8_enable_fp32_cpu_offload=True) with a device_map "
               "that places the layers left over on the CPU",
            "bitsandbytes then keeps the CPU layers in 32 bits instead of refusing them (slower)");
+    return true;
+  }
+  if (cause == Cause::kWeightsTooLarge && oom &&
+      (Has(oom->text, "offload_dir") || Has(oom->text, "offload_folder"))) {
+    AddFix(d, "from_pretrained(..., quantization_config=BitsAndBytesConfig(load_in_4bit=True))",
+           "4-bit weights: about a quarter of the 16-bit model, more of it on the GPU and none "
+           "left for the disk");
+    AddFix(d, "from_pretrained(..., offload_folder=\"offload\")",
+           "lets the layers that fit neither the GPU nor the CPU's max_memory go to the disk "
+           "(much slower)");
+    AddFix(d, "max_memory={0: \"...GiB\", \"cpu\": \"...GiB\"} with more CPU room",
+           "the layers left over stay in RAM instead of the disk");
     return true;
   }
   if (cause == Cause::kWeightsTooLarge && oom && Has(oom->text, "whole model to the disk")) {
