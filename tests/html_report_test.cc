@@ -275,5 +275,22 @@ TEST(HtmlReport, DoctorDrawsTheLogsNumbersBesideThePlans) {
   ExpectSelfContained(html);
 }
 
+// A log whose engine lines were read but hold no failure is titled as such, not as a log the
+// doctor could not read.
+TEST(HtmlReport, DoctorPageOfAHealthyLogSaysNoFailure) {
+  std::istringstream log(
+      "INFO 01-15 10:23:58 [gpu_worker.py:333] Available KV cache memory: 51.53 GiB\n"
+      "INFO 01-15 10:24:22 [api_server.py:1880] Starting vLLM API server 0 on "
+      "http://0.0.0.0:8000\n"
+      "INFO:     Application startup complete.\n");
+  auto scan = ScanLog(log);
+  ASSERT_TRUE(scan.ok());
+  const Diagnosis d = Diagnose(*scan);
+  ASSERT_FALSE(d.found);
+  const std::string html = RenderDoctorHtml(d, *scan);
+  EXPECT_NE(html.find("<h1>no failure recognised (vllm)</h1>"), std::string::npos);
+  ExpectSelfContained(html);
+}
+
 }  // namespace
 }  // namespace vramfit

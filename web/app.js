@@ -59,7 +59,9 @@
       case "vramfit.inspect/1":
         return [`${json.parameters} parameters, ${json.total_bytes} bytes`, "fits"];
       case "vramfit.doctor/1":
-        return [json.found ? `${json.cause} at ${json.stage}` : "nothing recognised", "fails"];
+        if (json.found) return [`${json.cause} at ${json.stage}`, "fails"];
+        return [json.engine ? `no failure recognised (${json.engine})` : "nothing recognised",
+                "fails"];
     }
     return ["", "idle"];
   }

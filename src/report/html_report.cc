@@ -490,7 +490,9 @@ std::string RenderDoctorHtml(const Diagnosis& d, const LogScan& scan) {
   const Json j = Parse(json);
   if (!j.is_object()) return BrokenPage("doctor", json);
   const std::string title =
-      d.found ? fmt::format("{} at {}", d.cause, d.stage) : std::string("nothing recognised");
+      d.found              ? fmt::format("{} at {}", d.cause, d.stage)
+      : !d.engine.empty() ? fmt::format("no failure recognised ({})", d.engine)
+                          : std::string("nothing recognised");
   std::string body = fmt::format("<header><h1>{}</h1>\n", Esc(title));
   if (d.found) {
     body += fmt::format("<p class=\"verdict fails\">{}</p>\n<p class=\"meta\">stage decided by "
