@@ -64,7 +64,13 @@ struct Line {
 // The text that holds `key` whole: the line, else the previous line's message and this one's
 // joined (at a space, or mid-word as a terminal wraps); "" when none does. A message the previous
 // line held whole is found there again: its event repeats, and the first one's values stand.
+// The joined texts' pairs and runs are those of this line, the previous one and the seams
+// together: a key they cannot hold is in none of the three texts, which one test says.
+inline bool NoneCanHold(const Line& line, std::string_view key) {
+  return !line.joined.empty() && line.joined.bigrams && !line.joined.bigrams->MayHave(key);
+}
 inline LineView Whole(const Line& line, std::string_view key) {
+  if (NoneCanHold(line, key)) return {};
   if (Has(line.view(), key)) return line.view();
   if (Has(line.joined, key)) return line.joined;
   if (Has(line.joined_tight, key)) return line.joined_tight;
@@ -77,6 +83,7 @@ inline LineView Whole(const Line& line, std::string_view key) {
 // (this line holds the end of `later` and not `first`; the previous line alone held neither
 // whole). "" when neither does.
 inline LineView WholeBoth(const Line& line, std::string_view first, std::string_view later) {
+  if (NoneCanHold(line, first)) return {};
   const LineView s = line.view();
   if (Has(s, first) && Has(s, later)) return s;
   if (Has(s, first)) return {};
