@@ -124,6 +124,13 @@ struct Facts {
 // The facts of `scan` with `context`.
 Facts Gather(const LogScan& scan, const DoctorContext& context);
 
+// An event's value for `key`; none where the event (or the value) is missing.
+inline std::optional<double> ValueOf(const LogEvent* e, Num key) {
+  if (!e) return std::nullopt;
+  const auto it = e->values.find(key);
+  return it == e->values.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
 // Whether a frame's function is one of `names`.
 bool FrameIs(const LogEvent* frame, std::initializer_list<std::string_view> names);
 // Whether any of the log's frames is.

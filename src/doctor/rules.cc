@@ -464,18 +464,13 @@ bool GgmlFailed(const Facts& f) {
 bool GgmlKv(const Facts& f) { return GgmlFailed(f) && f.has(EventKind::kGgmlKvFail); }
 // The KV cache refused for the host's memory (node-llama-cpp's estimate against the free RAM).
 bool GgmlKvHost(const Facts& f) {
-  if (!GgmlKv(f)) return false;
-  const auto& v = f.first_of(EventKind::kGgmlKvFail)->values;
-  const auto host = v.find(Num::kHost);
-  return host != v.end() && host->second > 0;
+  return GgmlKv(f) && ValueOf(f.first_of(EventKind::kGgmlKvFail), Num::kHost).value_or(0) > 0;
 }
 // The KV cache refused for several sequences' contexts together (node-llama-cpp's "A context
 // size of N with M sequences").
 bool GgmlKvSequences(const Facts& f) {
-  if (!GgmlKv(f)) return false;
-  const auto& v = f.first_of(EventKind::kGgmlKvFail)->values;
-  const auto seqs = v.find(Num::kMaxNumSeqs);
-  return seqs != v.end() && seqs->second > 1;
+  return GgmlKv(f) &&
+         ValueOf(f.first_of(EventKind::kGgmlKvFail), Num::kMaxNumSeqs).value_or(0) > 1;
 }
 bool GgmlCompute(const Facts& f) {
   return GgmlFailed(f) &&

@@ -281,11 +281,12 @@ std::string Say(Words rule, const Facts& f) {
              "OLLAMA_NUM_PARALLEL)";
     case Words::kContextExceeded: {
       const LogEvent* fit = f.first_of(EventKind::kFitAdjust);
-      if (fit && fit->engine == kEngine && fit->values.contains(Num::kEstimatedMaxModelLen)) {
+      if (const auto cut = ValueOf(fit, Num::kEstimatedMaxModelLen);
+          cut && fit->engine == kEngine) {
         return fmt::format(
             "Ollama's load failed for memory and it retried with num_ctx cut to {:.0f}; a prompt "
             "longer than that context is refused",
-            fit->values.at(Num::kEstimatedMaxModelLen));
+            *cut);
       }
       return "a prompt longer than the model's context (num_ctx) is refused: no memory ran out";
     }

@@ -738,18 +738,13 @@ std::string Say(Words rule, const Facts& f) {
     case Words::kContextExceeded: {
       const LogEvent* fit = f.first_of(EventKind::kFitAdjust);
       const LogEvent* ask = f.first_of(EventKind::kContextExceeded);
-      auto value = [](const LogEvent* e, Num k) -> std::optional<double> {
-        if (!e) return std::nullopt;
-        auto it = e->values.find(k);
-        return it == e->values.end() ? std::nullopt : std::optional<double>(it->second);
-      };
-      const auto asked = value(ask, Num::kPromptTokens);
+      const auto asked = ValueOf(ask, Num::kPromptTokens);
       const std::string request =
           asked ? fmt::format("a request of {} tokens", core::GroupDigits(
                                                             static_cast<uint64_t>(*asked)))
                 : std::string("a request");
-      const auto from = value(fit, Num::kMaxModelLen);
-      const auto to = value(fit, Num::kEstimatedMaxModelLen);
+      const auto from = ValueOf(fit, Num::kMaxModelLen);
+      const auto to = ValueOf(fit, Num::kEstimatedMaxModelLen);
       if (from && to) {
         return fmt::format(
             "vLLM's auto-fit cut max_model_len from {} to {} tokens, what the KV cache left in "
@@ -757,7 +752,7 @@ std::string Say(Words rule, const Facts& f) {
             core::GroupDigits(static_cast<uint64_t>(*from)),
             core::GroupDigits(static_cast<uint64_t>(*to)), request);
       }
-      const auto len = value(ask, Num::kMaxModelLen);
+      const auto len = ValueOf(ask, Num::kMaxModelLen);
       return fmt::format(
           "{} is longer than the server's max_model_len{}: vLLM refuses it before it runs (no "
           "memory ran out; a longer context needs its KV cache to fit)",
@@ -800,10 +795,7 @@ void HybridKvOffFix(const Facts& f, Diagnosis* d) {
 // A request longer than max_model_len (Match): a longer max_model_len, whose KV cache the
 // start-up then checks, or memory for one where auto-fit cut it; else a shorter request.
 void ContextExceededFixes(const Facts& f, Diagnosis* d) {
-  const LogEvent* ask = f.first_of(EventKind::kContextExceeded);
-  const auto it = ask->values.find(Num::kPromptTokens);
-  const std::optional<double> asked =
-      it == ask->values.end() ? std::nullopt : std::optional<double>(it->second);
+  const auto asked = ValueOf(f.first_of(EventKind::kContextExceeded), Num::kPromptTokens);
   const std::string len =
       asked ? fmt::format("--max-model-len {}", TidyContextLength(static_cast<int64_t>(
                                                     std::min(*asked * 1.25, 16777216.0))))
