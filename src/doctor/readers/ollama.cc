@@ -240,8 +240,7 @@ void Match(const Line& line) {
     line.Emit(EventKind::kContextExceeded, kEngine);
   }
   // The new engine's KV cache with no free slot for a batch (kvcache/causal.go: "could not find a
-  // kv cache slot (cache: 8192 batch: 512)"; the runner's "no available cache slots"): full, not
-  // an allocation.
+  // kv cache slot (cache: 8192 batch: 512)"): full, not an allocation.
   if (Has(s, "could not find a kv cache slot") || Has(s, "unable to find a kv cache slot")) {
     line.Emit(EventKind::kKvCellsFull, kEngine);
   }
@@ -364,8 +363,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   switch (cause) {
     case Cause::kKvTooLongContext: {
       if (f.has(EventKind::kContextExceeded) || f.has(EventKind::kKvCellsFull)) {
-        AddFix(d, "PARAMETER num_ctx 32768 (or OLLAMA_CONTEXT_LENGTH=32768), with "
-                  "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0",
+        // Where the scheduler cut num_ctx for memory, twice the cut one (a q8_0 KV cache holds
+        // about twice the tokens in the memory that held the cut context); else twice the
+        // slot's context where the log gives it, else a common long one.
+        const auto cut = ValueOf(f.first_of(EventKind::kFitAdjust), Num::kEstimatedMaxModelLen);
+        const auto base = cut ? cut : SlotContext(f);
+        const int64_t n = base ? TidyContextLength(static_cast<int64_t>(*base * 2)) : 32768;
+        AddFix(d,
+               fmt::format("PARAMETER num_ctx {} (or OLLAMA_CONTEXT_LENGTH={}), with "
+                           "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0",
+                           n, n),
                "a longer context for the prompt, in half the KV bytes per token");
         AddFix(d, "a shorter prompt", "within the context the model has now");
         return true;
