@@ -419,6 +419,25 @@ bool GgmlFailedAfter(const Facts& f, EventKind milestone) {
   return m && (f.oom_line == 0 || m->line <= f.oom_line);
 }
 
+// llama.cpp's output buffer, the logits and embeddings of each output token in host memory
+// (readers/llama_cpp.cc): reserved for n_seq_max outputs when the context is created, before its
+// KV cache; grown by a decode to its batch's outputs once the context is up (its KV or compute
+// buffers printed, a request or the server running, or the decode's own "could not reserve
+// space for batch" line).
+bool GgmlOutputBuffer(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
+  return e != nullptr && HostBuffer(f) && Has(e->text, "output buffer");
+}
+bool GgmlOutputBufferAtDecode(const Facts& f) {
+  if (!GgmlOutputBuffer(f)) return false;
+  if (f.has(EventKind::kGgmlDecodeFailed)) return true;
+  for (EventKind later : {EventKind::kGgmlKvBuffer, EventKind::kGgmlComputeBuffer,
+                          EventKind::kRequest, EventKind::kServing}) {
+    if (GgmlFailedAfter(f, later)) return true;
+  }
+  return false;
+}
+
 // SGLang's token pool ran out while serving: its message, or the allocator's frames that raise
 // it ("Out of memory. Try to lower your batch size.", mem_cache/common.py alloc_token_slots and
 // the paged alloc_paged_token_slots_extend / _decode and alloc_req_slots, 0.5;
@@ -1192,6 +1211,14 @@ const std::vector<Rule>& Rules() {
            "(each with its own context) is more than the free device memory"),
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlKv, Words::kKvBuffer),
       Worded(C::kHostMemory, S::kKvCache, HiCacheHostPool, Words::kHostMemory),
+      Text(C::kHostMemory, S::kRuntime, GgmlOutputBufferAtDecode,
+           "the output buffer (each output token's logits, n_vocab floats, kept in pinned or "
+           "plain host memory) could not grow to a batch's outputs: every token of an "
+           "embedding or all-logits batch is an output"),
+      Text(C::kHostMemory, S::kKvCache, GgmlOutputBuffer,
+           "the context's output buffer (the logits of each sequence's output token, n_vocab "
+           "floats, kept in pinned or plain host memory) could not be allocated when the "
+           "context was created, before its KV cache: the host is out of (pinned) memory"),
       Text(C::kHostMemory, S::kProfile, HostBufferAtReserve,
            "a compute graph's buffer in host memory (pinned CUDA_Host or CPU) could not be "
            "allocated when the context reserved its graphs: the host-side compute buffer, which "

@@ -287,6 +287,28 @@ void Match(const Line& line) {
       break;
     }
   }
+  // The context's output buffer, the logits (n_vocab floats) and embeddings of each output
+  // token, always in host memory: the output device's host buffer type (pinned CUDA_Host) or
+  // the CPU's (llama-context.cpp output_reserve: "failed to allocate output buffer of size
+  // %.2f MiB", b4000-b6000 and since). The context reserves it for n_seq_max outputs when it
+  // is created ("failed to reserve initial output buffer"), and llama_decode/encode grow it to
+  // a batch's outputs ("could not reserve space for batch with N outputs": every token of an
+  // embedding or perplexity batch is an output); rules.cc GgmlOutputBuffer.
+  // The event's text is the message from those words on (what rules.cc reads, wherever the
+  // message stands in a line that a lost line end made long).
+  for (std::string_view key :
+       {"failed to allocate output buffer", "failed to reserve initial output buffer"}) {
+    const LineView o = Whole(line, key);
+    if (o.empty()) continue;
+    auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
+    Set(e, Num::kRequestedBytes, BytesAfter(o, "buffer of size"));
+    e.values[Num::kHost] = 1;
+    e.text = std::string(o.substr(o.find(key), 160));
+    break;
+  }
+  if (!Whole(line, "could not reserve space for batch with").empty()) {
+    line.Emit(EventKind::kGgmlDecodeFailed, kEngine);
+  }
   // ggml_init's own context memory, allocated in host RAM (ggml.c ggml_init: mem_buffer =
   // GGML_ALIGNED_MALLOC(mem_size), then GGML_ASSERT(ctx->mem_buffer != NULL), 2023-2024): the
   // malloc of a context that, in the ggml model loaders of 2023 (gptj_model_load, llama.cpp
@@ -602,6 +624,24 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       }
       return true;
     case Cause::kHostMemory:
+      // The output buffer (rules.cc GgmlOutputBuffer): n_vocab floats per output token.
+      if (const LogEvent* host = f.first_of(EventKind::kHostBufferFail);
+          host && Has(host->text, "output buffer")) {
+        if (d->stage == "runtime") {
+          AddFix(d, "-b lower (a smaller logical batch)",
+                 "fewer output tokens per batch (in an embedding or all-logits run every token "
+                 "is one): each holds its logits or embedding in the output buffer");
+        } else {
+          AddFix(d, "-np lower (fewer parallel sequences)",
+                 "the context reserves one output row per sequence when it is created");
+        }
+        AddFix(d, "GGML_CUDA_NO_PINNED=1",
+               "plain host memory instead of pinned CUDA_Host buffers (WSL2 and containers cap "
+               "pinned memory)");
+        AddFix(d, "free system RAM (close other programs, raise the container's memory limit)",
+               "the output buffer lives in host memory");
+        return true;
+      }
       if (d->stage == "profile") {
         AddFix(d, "-ub 256 (a smaller micro-batch) and -c lower",
                "the host-side compute buffer grows with n_ubatch and the context");

@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 
 #include "core/units.h"
 #include "doctor/readers/reader.h"
@@ -55,6 +57,47 @@ std::string_view GoFrame(std::string_view s) {
     const size_t dot = s.rfind('.', open);
     if (dot == std::string_view::npos || dot < at || dot + 1 >= open) return {};
     return s.substr(dot + 1, open - dot - 1);
+  }
+  return {};
+}
+
+// The part of ml.ErrNoMem's allocations that failed (see Match): the first size marked F, what
+// it was (the label before it: "InputWeights", "Weights", "Cache" or "Graph"), and whether it was
+// on the CPU (before "GPUs:", or a device named CPU). Empty `what` when no size is marked F.
+struct FailedAllocation {
+  std::string_view what;
+  bool host = false;
+  double bytes = 0;
+};
+FailedAllocation FirstFailed(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != 'F' || i == 0 || !std::isdigit(static_cast<unsigned char>(s[i - 1]))) continue;
+    if (i + 1 < s.size() && std::isalnum(static_cast<unsigned char>(s[i + 1]))) continue;
+    size_t b = i;
+    while (b > 0 && std::isdigit(static_cast<unsigned char>(s[b - 1]))) --b;
+    if (b == 0 || (s[b - 1] != ':' && s[b - 1] != '[' && s[b - 1] != ' ')) continue;
+    FailedAllocation out;
+    out.bytes = std::strtod(std::string(s.substr(b, i - b)).c_str(), nullptr);
+    const std::string_view head = s.substr(0, b);
+    size_t label = std::string_view::npos;
+    for (std::string_view key : {"Weights:", "Cache:", "Graph:"}) {
+      const size_t at = head.rfind(key);
+      if (at == std::string_view::npos || (label != std::string_view::npos && at < label)) {
+        continue;
+      }
+      label = at;
+      out.what = key.substr(0, key.size() - 1);
+      if (key == "Weights:" && at >= 5 && head.substr(at - 5, 5) == "Input") {
+        out.what = "InputWeights";
+      }
+    }
+    if (out.what.empty()) return {};
+    const size_t gpus = head.rfind("GPUs:");
+    const size_t name = head.rfind("Name:");
+    out.host = out.what == "InputWeights" || gpus == std::string_view::npos ||
+               (name != std::string_view::npos && name > gpus &&
+                head.substr(name + 5, 3) == "CPU");
+    return out;
   }
   return {};
 }
@@ -208,6 +251,33 @@ void Match(const Line& line) {
   // The runner's death, whose message carries its last words (rules.cc reads a reservation
   // failure in them as the runner's own).
   if (terminated) line.Emit(EventKind::kOllamaRunnerDied, kEngine);
+  // The new engine's allocation failure (ml/backend.go ErrNoMem, 0.11+), panicked by the runner
+  // while it lays the model out (ollamarunner allocModel / reserveWorstCaseGraph) or returned to
+  // the server: "insufficient memory - required allocations: {InputWeights:550502400A CPU:{Name:CPU
+  // ... Weights:[...] Cache:[...] Graph:0U} GPUs:[{Name:CUDA0 ... Weights:[60561408A ...]
+  // Cache:[...] Graph:1212612608F}]}". Each size carries its status (Memory.String: U not yet
+  // tried, F failed, A allocated); the first F says what did not fit: a GPU's weights (the
+  // load), its KV cache, its worst-case graph (the compute buffers reserved at start-up), or a
+  // host buffer (the CPU's parts, the input embeddings).
+  if (const LineView m = Whole(line, "required allocations"); !m.empty() &&
+      Has(m, "insufficient memory")) {
+    const FailedAllocation failed = FirstFailed(m.substr(m.find("required allocations")));
+    if (failed.what.empty()) {
+      // Nothing marked F (releases that printed sizes alone, a line cut short): the frames
+      // place it (rules.cc reads reserveWorstCaseGraph as the graph's reservation).
+    } else if (failed.host) {
+      auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
+      e.values[Num::kHost] = 1;
+      if (failed.bytes > 0) e.values[Num::kRequestedBytes] = failed.bytes;
+    } else {
+      auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
+      e.values[Num::kHost] = 0;
+      if (failed.bytes > 0) e.values[Num::kRequestedBytes] = failed.bytes;
+      if (failed.what == "Weights") line.Emit(EventKind::kGgmlLoadFail, kEngine);
+      if (failed.what == "Cache") line.Emit(EventKind::kGgmlKvFail, kEngine);
+      if (failed.what == "Graph") line.Emit(EventKind::kGgmlComputeFail, kEngine);
+    }
+  }
   // The engine's allocation of a layout failing (llm/server.go, 0.12-0.29: "failed to allocate
   // memory for model", "failed to commit memory for model"; "unable to allocate memory from
   // device CUDA0 for model weights"; not the runner's ml.ErrNoMem panic, "insufficient memory
