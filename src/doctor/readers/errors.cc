@@ -463,7 +463,8 @@ std::optional<Kind> ClassOf(const LineView& s) {
   }
   // "CUDA error: <message>" (PyTorch's C10_CUDA_CHECK, ggml-cuda's ggml_cuda_error), HIP's, and
   // cuBLAS's status names; "CUBLAS_STATUS_NOT_INITIALIZED" usually means cuBLAS found no memory
-  // for its handle, so it is not claimed.
+  // for its handle, so it is not claimed here (readers/pytorch.cc reads it with "cublasCreate"
+  // as the out-of-memory).
   if ((Has(s, "CUDA error: ") || Has(s, "HIP error: ") || Has(s, "CUBLAS_STATUS_")) &&
       !Has(s, "NOT_INITIALIZED") && !Has(s, "CUDNN_STATUS")) {
     return Kind::kCudaOther;

@@ -1443,10 +1443,21 @@ void MatchHostAllocFail(const Line& line) {
 // "HIP"); the driver API's check, "CUDA driver error: out of memory" (C10_CUDA_DRIVER_CHECK,
 // c10/cuda/driver_api.h, 2.1+: expandable segments' cuMemCreate, IPC); cuDNN failing to allocate
 // its workspace or state, "cuDNN error: CUDNN_STATUS_ALLOC_FAILED" (aten/src/ATen/cudnn/
-// Exceptions.h AT_CUDNN_CHECK).
+// Exceptions.h AT_CUDNN_CHECK); cuBLAS failing to create its handle at a first matrix multiply,
+// "CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`" (aten/src/ATen/cuda/
+// CublasHandlePool.cpp: cublasCreate allocates the handle's device memory, and on a card with
+// none left returns NOT_INITIALIZED); Intel GPUs' Level Zero and Unified Runtime (PyTorch's XPU
+// backend, IPEX, vLLM and llama.cpp's SYCL builds): "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+// "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"; XLA's allocator (torch_xla, JAX, vLLM on TPU):
+// "RESOURCE_EXHAUSTED: Out of memory while trying to allocate N bytes", "RESOURCE_EXHAUSTED:
+// Error allocating device buffer: Attempting to allocate X. That was not possible."
 bool OtherDeviceOom(const LineView& s) {
   return Has(s, "HIP error: out of memory") || Has(s, "CUDA driver error: out of memory") ||
-         Has(s, "CUDNN_STATUS_ALLOC_FAILED");
+         Has(s, "CUDNN_STATUS_ALLOC_FAILED") ||
+         (Has(s, "CUBLAS_STATUS_NOT_INITIALIZED") && Has(s, "cublasCreate")) ||
+         Has(s, "_RESULT_ERROR_OUT_OF_DEVICE_MEMORY") ||
+         (Has(s, "RESOURCE_EXHAUSTED") &&
+          (Has(s, "Out of memory") || Has(s, "Error allocating device buffer")));
 }
 
 // The MPS allocator refusing one buffer above Metal's largest ("Invalid buffer size: 36.00 GB",
@@ -1556,7 +1567,11 @@ void Match(const Line& line) {
       (Has(s, "CUDA out of memory") && !Has(s, "warming up sampler")) ||
       Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError") || OldCudaOom(s) ||
       OtherDeviceOom(s) || HeadlessOom(s) || NvmlAssertOom(s)) {
-    line.Emit(EventKind::kCudaOom, kEngine);
+    auto& e = line.Emit(EventKind::kCudaOom, kEngine);
+    // XLA's request, in bytes ("Out of memory while trying to allocate 17179869184 bytes").
+    if (Has(s, "RESOURCE_EXHAUSTED")) {
+      Set(e, Num::kRequestedBytes, NumberAfter(s, "trying to allocate "));
+    }
   }
   MatchMpsBufferSize(line);
   const bool frame = MatchFrame(line);
