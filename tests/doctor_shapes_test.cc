@@ -153,7 +153,7 @@ const std::vector<Shape>& Shapes() {
        [](std::string_view l) { return "\x1b[32m" + std::string(l) + "\x1b[0m"; }},
       {"Markdown indent", [](std::string_view l) { return "    " + std::string(l); }},
       {"GitHub quote", [](std::string_view l) { return "> " + std::string(l); }},
-      {"wrapped at 80", [](std::string_view l) { return Wrap80(l); }, "\n", 11},
+      {"wrapped at 80", [](std::string_view l) { return Wrap80(l); }, "\n", 5},
       {"web typography", [](std::string_view l) { return WebTypography(l); }},
       // Logs whose lines the scanner cannot part again (no kind of record repeated three
       // times, no traceback: a code line and PyTorch's message, a script's own prints before
@@ -166,8 +166,9 @@ const std::vector<Shape>& Shapes() {
       // puts together; 72 with batch 54's WASI-NN llama.cpp log, whose buffer failure is read
       // as the KV cache's because it follows the context's n_ctx line, an order the joined
       // line hides, and 73 with the hand-written case of the same reading; 74 with batch 55's
-      // Mixtral AWQ log, read as serving as posted and as the load once its lines are joined.)
-      {"line ends lost", nullptr, "\n", 74, LineEndsLost},
+      // Mixtral AWQ log, read as serving as posted and as the load once its lines are joined;
+      // 73 once a bare "Error:" no longer split a message, "CUDA Error: out of memory at".)
+      {"line ends lost", nullptr, "\n", 73, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;

@@ -126,7 +126,9 @@ bool IsoDate(std::string_view s, size_t at) {
 }
 
 // An exception's line: a (dotted) name ending in "Error" or "Exception" and a colon
-// ("torch.OutOfMemoryError:", "ValueError:", "ray.exceptions.RayTaskError(...)").
+// ("torch.OutOfMemoryError:", "ValueError:", "ray.exceptions.RayTaskError(...)"). Not the bare
+// word, which a message holds in its middle ("CUDA Error: out of memory at ...", vLLM's sleep-mode
+// allocator; "HIP Error: ...") as often as a line begins with it.
 bool ExceptionLine(std::string_view r) {
   size_t e = 0;
   while (e < r.size() && (std::isalnum(static_cast<unsigned char>(r[e])) || r[e] == '_' ||
@@ -135,7 +137,8 @@ bool ExceptionLine(std::string_view r) {
   }
   const std::string_view name = r.substr(0, e);
   if (e >= r.size() || (r[e] != ':' && r[e] != '(')) return false;
-  return name.ends_with("Error") || name.ends_with("Exception");
+  return (name.ends_with("Error") && name.size() > 5) ||
+         (name.ends_with("Exception") && name.size() > 9);
 }
 
 // llama.cpp's lines open with their function's name and ": " (llama_model_loader:,

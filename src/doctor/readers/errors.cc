@@ -34,6 +34,7 @@ enum class Kind : uint8_t {
   kAllocatorConf,
   kRankLoad,
   kRunnerStopped,
+  kFlashinferWorkspace,
 };
 
 // What the doctor says of each class. Sources: PyTorch's CUDA check message (c10/cuda/
@@ -206,8 +207,24 @@ constexpr OtherErrorClass kClasses[] = {
        "the server logs the runner's output in full; on Linux `journalctl -u ollama --no-pager` "
        "shows it, with the runner's error before its death"}},
      Stage::kRuntime, /*undecided=*/true, /*stage_stated=*/true},
+    // FlashInfer's attention kernels take their temporaries (split-KV partial outputs:
+    // batch_prefill_tmp_v, tmp_s) from a workspace buffer the engine allocates once at a fixed
+    // size; include/flashinfer/allocator.h AlignedAllocator::aligned_alloc throws "Failed to
+    // allocate memory for NAME with size N and alignment A in AlignedAllocator" when a batch's
+    // plan needs more than is left in it (no cudaMalloc is made). vLLM sizes that buffer by
+    // VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE (vllm/envs.py, 0.11+; a constant before).
+    {"flashinfer_workspace", "FlashInfer's workspace buffer was too small for a batch",
+     "FlashInfer's attention plan for a large (prefill) batch needed more temporaries than the "
+     "fixed workspace buffer the engine gave it; the GPU's free memory does not enter into it, "
+     "so a lower memory utilization does not help",
+     {{"VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE above the size the error names (vLLM 0.11+)",
+       "a larger workspace, allocated once at start-up"},
+      {"--max-num-batched-tokens lower (SGLang: --chunked-prefill-size), or another attention "
+       "backend",
+       "a smaller prefill batch plans fewer temporaries"}},
+     Stage::kRuntime},
 };
-static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kRunnerStopped) + 1);
+static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kFlashinferWorkspace) + 1);
 
 // An out-of-memory said in words the other classes use: such a line is the memory failure.
 // PyTorch's caching allocator asserting on NVML as it composes its out-of-memory message
@@ -332,6 +349,9 @@ std::optional<Kind> ClassOf(const LineView& s) {
     return Kind::kAllocatorConf;
   }
   if (Has(s, "there are other ranks that didn't finish loading")) return Kind::kRankLoad;
+  if (Has(s, "in AlignedAllocator") && Has(s, "Failed to allocate memory for")) {
+    return Kind::kFlashinferWorkspace;
+  }
   if (Has(s, "illegal memory access") || Has(s, "cudaErrorIllegalAddress") ||
       Has(s, "CUDA_ERROR_ILLEGAL_ADDRESS") || Has(s, "misaligned address") ||
       Has(s, "an illegal instruction was encountered") || Has(s, "unspecified launch failure") ||

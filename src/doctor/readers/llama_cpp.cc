@@ -108,6 +108,15 @@ void Match(const Line& line) {
     Set(e, Num::kRequestedBytes, NumberAfter(m, "size "));
     e.values[Num::kHost] = 0;
   }
+  // Vulkan's own result through ggml-vulkan's C++ bindings (vulkan.hpp throws
+  // vk::OutOfDeviceMemoryError: "vk::Device::allocateMemory: ErrorOutOfDeviceMemory", also as the
+  // loader's "error loading model: ..."): a device allocation; ErrorOutOfHostMemory, the host's.
+  if (Has(s, "ErrorOutOfDeviceMemory")) {
+    line.Emit(EventKind::kGgmlAllocFail, kEngine).values[Num::kHost] = 0;
+    if (Has(s, "error loading model")) line.Emit(EventKind::kGgmlLoadFail, kEngine);
+  } else if (Has(s, "ErrorOutOfHostMemory")) {
+    line.Emit(EventKind::kHostBufferFail, kEngine).values[Num::kHost] = 1;
+  }
   // ggml-vulkan's own failure (ggml-vulkan.cpp: "Device memory allocation of size N failed.").
   if (Has(s, "Device memory allocation of size") && Has(s, "failed")) {
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);

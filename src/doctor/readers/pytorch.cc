@@ -1450,9 +1450,16 @@ void MatchHostAllocFail(const Line& line) {
 // backend, IPEX, vLLM and llama.cpp's SYCL builds): "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
 // "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"; XLA's allocator (torch_xla, JAX, vLLM on TPU):
 // "RESOURCE_EXHAUSTED: Out of memory while trying to allocate N bytes", "RESOURCE_EXHAUSTED:
-// Error allocating device buffer: Attempting to allocate X. That was not possible."
+// Error allocating device buffer: Attempting to allocate X. That was not possible."; a CUDA
+// program's own check, "CUDA Error: out of memory at FILE:LINE" (vLLM's sleep-mode allocator,
+// csrc/cumem_allocator.cpp, raising it from create_and_map as its pages are mapped: the KV cache
+// at start-up, the weights and cache again at wake_up), and ggml's ROCm and MUSA builds'
+// "ROCm error: out of memory", "MUSA error: out of memory" (ggml-cuda's ggml_cuda_error names
+// its backend).
 bool OtherDeviceOom(const LineView& s) {
   return Has(s, "HIP error: out of memory") || Has(s, "CUDA driver error: out of memory") ||
+         Has(s, "CUDA Error: out of memory") || Has(s, "ROCm error: out of memory") ||
+         Has(s, "MUSA error: out of memory") ||
          Has(s, "CUDNN_STATUS_ALLOC_FAILED") ||
          (Has(s, "CUBLAS_STATUS_NOT_INITIALIZED") && Has(s, "cublasCreate")) ||
          Has(s, "_RESULT_ERROR_OUT_OF_DEVICE_MEMORY") ||
