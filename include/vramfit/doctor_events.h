@@ -202,8 +202,11 @@ enum class Num : uint8_t {
   kQuantizerLayer,            // quantizer_layer
   // Unsloth's merged save began ("Merging 4bit and LoRA weights to 16bit"): 1.
   kUnslothMerge,              // unsloth_merge
+  // The log names a weight quantization the run uses (an engine's "awq quantization is not
+  // fully optimized yet", --quantization X, quantization=X): 1.
+  kQuantizedRun,              // quantized_run
 };
-inline constexpr int kNumCount = 70;
+inline constexpr int kNumCount = 71;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

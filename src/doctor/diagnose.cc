@@ -100,6 +100,16 @@ constexpr NeutralFix kNeutralFixes[] = {
        // vLLM's sleep-mode allocator refuses expandable segments (cumem.py asserts they are
        // off); the engine's reader says what frees the trainer's cache there.
        if (doctor::WakeUp(f)) return;
+       // NCCL allocates outside PyTorch's allocator: expandable segments do not hand it the
+       // cached memory, emptying the cache does.
+       if (doctor::NcclAlloc(f)) {
+         AddFix(d, "torch.cuda.empty_cache() before the collective that failed",
+                "returns the blocks PyTorch keeps cached to the driver, where NCCL's own "
+                "cudaMalloc can use them");
+         AddFix(d, "NCCL_BUFFSIZE=1048576 (or fewer NCCL_MAX_NCHANNELS)",
+                "smaller buffers per channel and peer");
+         return;
+       }
        // Ascend's torch_npu reads its own variable (PYTORCH_NPU_ALLOC_CONF, the same
        // expandable_segments key); its message says "NPU out of memory".
        bool npu = false;
@@ -113,6 +123,16 @@ constexpr NeutralFix kNeutralFixes[] = {
               fmt::format("{} was reserved but unallocated, more than the {} requested",
                           Gib(f.get(Num::kReservedUnallocatedBytes).value_or(0)),
                           Gib(f.get(Num::kRequestedBytes).value_or(0))));
+     }},
+    {Cause::kWeightsTooLarge, true,
+     [](const Facts& f, Diagnosis* d) {
+       if (!doctor::FsdpFullStateDict(f)) return;
+       AddFix(d,
+              "FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, "
+              "FullStateDictConfig(offload_to_cpu=True, rank0_only=True))",
+              "gathers the full state dict in CPU memory, on rank 0 only, when saving");
+       AddFix(d, "fsdp_state_dict_type: SHARDED_STATE_DICT (accelerate's FSDP config)",
+              "each rank saves its own shard: nothing is gathered whole");
      }},
     {Cause::kFp16Fallback, false,
      [](const Facts&, Diagnosis* d) {

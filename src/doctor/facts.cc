@@ -626,6 +626,40 @@ bool FsdpFlattenFrames(const Facts& f) {
                       "flatten_tensors_into_flat_param"});
 }
 
+// FSDP gathering the full state dict on the GPU to save it (torch/distributed/fsdp/
+// _state_dict_utils.py, 2.0+: under FULL_STATE_DICT without offload_to_cpu,
+// _full_post_state_dict_hook clones each unsharded parameter on the device and, when the clone
+// fails, warns "Failed to clone() tensor with name X ... if this parameter is managed by FSDP"
+// with the out-of-memory as its error): the whole model's weights, unsharded on every rank
+// beside the training state, at the save.
+bool FsdpFullStateDict(const Facts& f) {
+  if (AnyFrame(f, {"_full_post_state_dict_hook", "_full_pre_state_dict_hook",
+                   "_common_unshard_post_state_dict_hook"})) {
+    return true;
+  }
+  return std::any_of(f.first.begin(), f.first.end(), [](const LogEvent* e) {
+    return e != nullptr && IsFailureEvent(e->kind) &&
+           Has(e->text, "Failed to clone() tensor with name");
+  });
+}
+
+// The unquantized method's create_weights on the stack of a quantized run: SGLang's
+// layers/quantization/unquant.py (UnquantizedLinearMethod, UnquantizedFusedMoEMethod, 0.4+),
+// vLLM's fused_moe/unquantized_fused_moe_method.py (0.11+) and layers/linear.py, whose only
+// create_weights is UnquantizedLinearMethod's. The quantization config claims a layer by
+// returning its own method; a layer it skips (a MoE's experts when the method has no MoE
+// support, modules_to_not_convert) gets the unquantized one, and its empty 16-bit parameters
+// are created as the model is built, before any weight is read.
+bool UnquantizedCreateInQuantizedRun(const Facts& f) {
+  if (f.stage != Stage::kLoad || !f.get(Num::kQuantizedRun)) return false;
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    if (!FrameIs(fr, {"create_weights"})) return false;
+    const std::string_view t = fr->text;
+    return t.ends_with(" (unquant.py)") || t.ends_with(" (unquantized_fused_moe_method.py)") ||
+           t.ends_with(" (linear.py)");
+  });
+}
+
 namespace {
 
 bool PathIs(const LogEvent* fr, Num key) {

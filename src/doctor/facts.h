@@ -143,9 +143,16 @@ bool InferenceFrame(const LogEvent* fr);
 bool OptimizerFrames(const Facts& f);
 // PyTorch FSDP building a wrapped unit's flat parameter on the stack (facts.cc).
 bool FsdpFlattenFrames(const Facts& f);
+// FSDP gathering the full state dict on the GPU to save it (facts.cc).
+bool FsdpFullStateDict(const Facts& f);
+// A quantized run (Num::kQuantizedRun) failing at load in an unquantized method's create_weights
+// (facts.cc): a layer the quantization method did not claim, created at 16 bits.
+bool UnquantizedCreateInQuantizedRun(const Facts& f);
 // An engine mapping its memory back after a sleep (vLLM's sleep mode, SGLang's memory saver) is
 // on the stack (rules.cc).
 bool WakeUp(const Facts& f);
+// NCCL's own buffers failed to allocate (rules.cc): outside PyTorch's caching allocator.
+bool NcclAlloc(const Facts& f);
 
 // Where `frames` point: the stage and the frame that decided it; `weak` when only the sampler's
 // files say so (the sampler runs in the warm-up and while serving alike); `construction` when

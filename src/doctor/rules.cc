@@ -1012,6 +1012,11 @@ bool Fragmented(const Facts& f) {
   return *reserved_free >= std::max(2 * *requested, core::kGiBf);
 }
 bool FragmentedPastLoad(const Facts& f) { return f.stage != Stage::kLoad && Fragmented(f); }
+// NCCL's buffers (NcclAlloc, below) in a PyTorch program while it runs.
+bool NcclAllocBesideTorchCache(const Facts& f) {
+  return f.stage == Stage::kRuntime && NcclAlloc(f) &&
+         (f.engine == "pytorch" || f.engine == "transformers");
+}
 // vLLM's sleep mode (vllm/device_allocator/cumem.py CuMemAllocator, 0.7.3+): sleep() releases
 // the physical memory of the weights and the KV cache, wake_up() maps it back (create_and_map ->
 // csrc/cumem_allocator.cpp). Out of memory there means something took that memory in between:
@@ -1148,6 +1153,17 @@ bool WakeUp(const Facts& f) {
   return AnyFrame(f, {"wake_up", "create_and_map", "resume_memory_occupation"});
 }
 
+// NCCL could not allocate its own buffers ("Failed to CUDA calloc N bytes", "Cuda failure 'out
+// of memory'": NCCL's cudaMalloc, outside PyTorch's caching allocator) while a PyTorch program
+// ran: the blocks PyTorch freed stay reserved in its cache, where NCCL cannot use them (the
+// small buffers of a collective fail on a card whose memory PyTorch holds).
+bool NcclAlloc(const Facts& f) {
+  return std::any_of(f.first.begin(), f.first.end(), [](const LogEvent* e) {
+    return e != nullptr && IsFailureEvent(e->kind) &&
+           (Has(e->text, "Failed to CUDA calloc") || Has(e->text, "Cuda failure 'out of memory'"));
+  });
+}
+
 // Ollama's MLX runner refused the model against the GPU's free memory (readers/ollama.cc: the
 // system-memory event with host 0).
 bool OllamaGpuRefusal(const Facts& f) {
@@ -1272,8 +1288,16 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooManySequences, S::kRuntime, SglangTokenPool, Words::kTokenPool),
       // Fragmentation, in any phase: the allocator held what was asked (twice the request), so
       // the request would have fit whatever ran it, an encoder's frames included.
+      Text(C::kWeightsTooLarge, S::kRuntime, FsdpFullStateDict,
+           "FSDP gathered the full state dict on the GPU to save it: every parameter unsharded "
+           "and cloned on each rank beside the training state, the whole model's weights at "
+           "once"),
       {C::kFragmentation, S::kRuntime, FragmentedPastLoad, kFragmentedText, nullptr, Words::kNone,
        true},
+      Text(C::kFragmentation, S::kRuntime, NcclAllocBesideTorchCache,
+           "NCCL could not allocate its buffers for a collective: it allocates with cudaMalloc, "
+           "outside PyTorch's caching allocator, and the memory the training step freed stays "
+           "reserved in PyTorch's cache, where NCCL cannot use it"),
       // The encoder that vLLM's profile skipped (--skip-mm-profiling), while serving.
       Text(C::kMultimodalEncoder, S::kRuntime, SkippedEncoderProfileAtRuntime,
            "a request's images ran the multimodal encoder out of memory: vLLM skipped the "
@@ -1371,6 +1395,11 @@ const std::vector<Rule>& Rules() {
            "not fit beside the weights"),
       Worded(C::kUnshardedSlice, S::kLoad, BackendSharded, Words::kBackendUnsharded),
       Worded(C::kFp16Fallback, S::kLoad, Backend, Words::kBackendUnquantized),
+      Text(C::kFp16Fallback, S::kLoad, UnquantizedCreateInQuantizedRun,
+           "a layer the checkpoint's quantization method did not claim (the unquantized "
+           "method's create_weights: typically a MoE's experts, or a module the method skips) was "
+           "created at 16 bits as the model was built, before any weight was read: the quantized "
+           "checkpoint is loaded partly unquantized"),
       Said(C::kDequantizedCopy, S::kLoad, DequantizedCopy, SayDequantized),
       Said(C::kUnshardedSlice, S::kLoad, WholeTensor, SayWholeTensor),
       Text(C::kUnshardedSlice, S::kLoad, ShardingGathersWhole,

@@ -498,9 +498,12 @@ void Match(const Line& line) {
   // A traceback's code line raising or checking the error (`raise RuntimeError(f"NCCL error:
   // {error_str}")`) is the source, not the message: the message follows the traceback.
   if (line.after_frame && (Has(s, "raise ") || Has(s, "assert ") || Has(s, "logger."))) return;
-  // The memory failures said in these classes' words.
+  // The memory failures said in these classes' words; NCCL's own allocation of its buffers
+  // also as "Failed to CUDA calloc N bytes" (src/include/alloc.h ncclCudaCalloc, 2.1x-2.2x,
+  // under "Last error:").
   if ((Has(s, "CUBLAS_STATUS_ALLOC_FAILED")) ||
       (Has(s, "Cuda failure") && Has(s, "'out of memory'")) ||
+      Has(s, "Failed to CUDA calloc") ||
       (Has(s, "Triton Error [CUDA]") && Has(s, "out of memory"))) {
     line.Emit(EventKind::kCudaOom, "any");
     return;

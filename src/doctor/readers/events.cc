@@ -162,6 +162,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kSkippedMmProfiling, "skipped_mm_profiling"},
     {Num::kQuantizerLayer, "quantizer_layer"},
     {Num::kUnslothMerge, "unsloth_merge"},
+    {Num::kQuantizedRun, "quantized_run"},
 };
 
 // Entry i names value i, and every value has an entry.

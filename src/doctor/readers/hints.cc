@@ -174,8 +174,30 @@ void MatchModelNamed(const Line& line) {
   }
 }
 
+// A weight quantization the run uses, in the engine's words: vLLM's and SGLang's warning for a
+// method without optimized kernels ("awq quantization is not fully optimized yet. The speed can
+// be slower than non-quantized models.", config.py _verify_quantization), a --quantization flag
+// or an engine config's quantization=X (not None), a server-args dump's quantization='X'.
+bool QuantizedRunLine(const LineView& s) {
+  if (Has(s, "quantization is not fully optimized yet")) return true;
+  for (std::string_view key : {"--quantization ", "--quantization=", " quantization=",
+                               "quantization='"}) {
+    const size_t at = s.find(key);
+    if (at == std::string_view::npos) continue;
+    const std::string_view v = s.substr(at + key.size(), 4);
+    if (!v.empty() && !v.starts_with("None") && !v.starts_with("none") && v[0] != ',' &&
+        v[0] != ' ' && v[0] != '\'') {
+      return true;
+    }
+  }
+  return false;
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
+  if (Has(s, "quantization") && QuantizedRunLine(s)) {
+    line.Emit(EventKind::kConfig, "any").values[Num::kQuantizedRun] = 1;
+  }
   MatchMlxAllocator(line);
   MatchModelNamed(line);
   if (OcrFrame(line.text)) line.Emit(EventKind::kMmHint, "any");

@@ -123,6 +123,25 @@ void Match(const Line& line) {
     Set(e, Num::kRequestedBytes, BytesAfter(s, "allocation of size"));
     e.values[Num::kHost] = 0;
   }
+  // ggml-sycl's own failure (ggml-sycl.cpp ggml_backend_sycl_buffer_type_alloc_buffer: "can't
+  // allocate N Bytes of memory on device").
+  if (Has(s, "Bytes of memory on device") && Has(s, "allocate")) {
+    auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
+    Set(e, Num::kRequestedBytes, NumberAfter(s, "allocate "));
+    e.values[Num::kHost] = 0;
+  }
+  // ggml-alloc.c's "failed to allocate DEV buffer of size N" quoted without the function that
+  // printed it (alloc_tensor_range, ggml_gallocr_reserve_n; read below with it): a device's
+  // buffer failed, whose phase the log's milestones tell. A host buffer's (CPU, CUDA_Host) is
+  // read below as the host's; the output buffer above.
+  if (const LineView b = Whole(line, " buffer of size");
+      !b.empty() && Has(b, "failed to allocate ") && !Has(b, "gallocr") &&
+      !Has(b, "alloc_tensor_range") && !Has(b, "output buffer") && !Has(b, "CPU buffer") &&
+      !Has(b, "Host buffer") && !Has(b, "cpu_buffer")) {
+    auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
+    Set(e, Num::kRequestedBytes, BytesAfter(b, "buffer of size"));
+    e.values[Num::kHost] = 0;
+  }
   // ggml-alloc.c alloc_tensor_range fails for any context's tensors: the model loader's
   // (llama-model.cpp load_tensors) and the KV cache's (llama-kv-cache.cpp) alike. Only the
   // loader's own error says the weights.

@@ -1976,6 +1976,8 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "(slower)");
     return true;
   }
+  // FSDP's full state dict at the save: the neutral fixes (diagnose.cc) gather it on the CPU.
+  if (cause == Cause::kWeightsTooLarge && FsdpFullStateDict(f)) return true;
   if (cause == Cause::kWeightsTooLarge) {
     AddFix(d, "load the weights in 16 bits (not float32) or quantized (8-/4-bit), or on a card "
               "with more memory",

@@ -563,6 +563,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, "--mem-fraction-static " + Lower(f), "a smaller share of what is free");
       return true;
     case Cause::kFp16Fallback:
+      if (UnquantizedCreateInQuantizedRun(f)) {
+        AddFix(d, "a --quantization whose MoE method keeps the experts quantized (moe_wna16; "
+                  "awq_marlin or gptq_marlin on NVIDIA cards), or an SGLang release that does",
+               "the experts then stay 4-bit instead of being created at 16 bits");
+        AddFix(d, "--tp 4 (or more GPUs)", "each GPU builds a smaller share of the 16-bit layers");
+        return true;
+      }
+      [[fallthrough]];
     case Cause::kUnshardedSlice:
       // ServerArgs --model-impl (auto, sglang, transformers; 0.4.6+).
       AddFix(d, "an SGLang release that implements this architecture (--model-impl sglang)",

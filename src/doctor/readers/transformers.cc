@@ -457,6 +457,8 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "accelerate found no room for even one layer in the max_memory given, so it placed "
            "the whole model on the disk, which from_pretrained refuses");
   }
+  // FSDP's full state dict at the save: the neutral fixes (diagnose.cc) gather it on the CPU.
+  if (cause == Cause::kWeightsTooLarge && FsdpFullStateDict(f)) return true;
   if (cause == Cause::kWeightsTooLarge) {
     // The dtype the log's from_pretrained asks for (MatchLoadDtype): 16 or 32 bits, or unknown.
     const auto bits = f.get(Num::kLoadDtypeBits);

@@ -1341,6 +1341,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "native implementations shard every weight across the tensor-parallel ranks");
       return true;
     case Cause::kFp16Fallback:
+      if (UnquantizedCreateInQuantizedRun(f)) {
+        AddFix(d, "a --quantization whose MoE method keeps the experts quantized (moe_wna16; "
+                  "awq_marlin or gptq_marlin on NVIDIA cards), or a vLLM release that does",
+               "the experts then stay 4-bit instead of being created at 16 bits");
+        AddFix(d, "--tensor-parallel-size 4 (or more GPUs)",
+               "each GPU builds a smaller share of the 16-bit layers");
+        return true;
+      }
       AddFix(d, "a vLLM release with native support for this architecture",
              "the Transformers fallback loaded quantized layers in 16 bits");
       return true;
