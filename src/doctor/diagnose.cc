@@ -406,6 +406,20 @@ class Doctor {
   // The engine-neutral fixes around those of the first reader that has some for the cause
   // (the engine's own, else the default reader's, else any other's).
   void Fixes(Cause cause) {
+    // A shared-memory segment is the container's limit, whatever the engine.
+    if (cause == Cause::kHostMemory && doctor::SharedMemory(f_)) {
+      AddFix(&d_, "docker run --shm-size=16g (or --ipc=host; Kubernetes: an emptyDir with "
+                  "medium: Memory mounted at /dev/shm)",
+             "/dev/shm is 64 MB in a container by default");
+      if (doctor::DataLoaderSharedMemory(f_)) {
+        AddFix(&d_, "DataLoader(..., num_workers=0) (or fewer workers)",
+               "batches then stay in the training process, not in shared memory");
+      } else {
+        AddFix(&d_, "NCCL_SHM_DISABLE=1", "NCCL then goes through the network or P2P instead "
+                                          "of shared memory (slower)");
+      }
+      return;
+    }
     for (const NeutralFix& n : kNeutralFixes) {
       if (n.cause == cause && n.before_engine) n.add(f_, &d_);
     }

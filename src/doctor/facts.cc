@@ -632,6 +632,16 @@ bool FsdpFlattenFrames(const Facts& f) {
 // fails, warns "Failed to clone() tensor with name X ... if this parameter is managed by FSDP"
 // with the out-of-memory as its error): the whole model's weights, unsharded on every rank
 // beside the training state, at the save.
+bool SharedMemory(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
+  return e != nullptr && (Has(e->text, "shared memory") || Has(e->text, "/dev/shm"));
+}
+bool DataLoaderSharedMemory(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
+  return SharedMemory(f) && (Has(e->text, "dataloader") || Has(e->text, "DataLoader") ||
+                             Has(e->text, "in worker"));
+}
+
 bool FsdpFullStateDict(const Facts& f) {
   if (AnyFrame(f, {"_full_post_state_dict_hook", "_full_pre_state_dict_hook",
                    "_common_unshard_post_state_dict_hook"})) {

@@ -145,6 +145,10 @@ bool OptimizerFrames(const Facts& f);
 bool FsdpFlattenFrames(const Facts& f);
 // FSDP gathering the full state dict on the GPU to save it (facts.cc).
 bool FsdpFullStateDict(const Facts& f);
+// The host buffer that failed is a shared-memory segment (/dev/shm: DataLoader workers, NCCL's
+// intra-node buffers; facts.cc), and whether the DataLoader's.
+bool SharedMemory(const Facts& f);
+bool DataLoaderSharedMemory(const Facts& f);
 // A quantized run (Num::kQuantizedRun) failing at load in an unquantized method's create_weights
 // (facts.cc): a layer the quantization method did not claim, created at 16 bits.
 bool UnquantizedCreateInQuantizedRun(const Facts& f);

@@ -124,6 +124,11 @@ bool HostBufferAfterDevice(const Facts& f) {
 bool HostBuffer(const Facts& f) {
   return f.has(EventKind::kHostBufferFail) && !HostBufferAfterDevice(f);
 }
+// A shared-memory segment (facts.cc SharedMemory) with no frame or milestone: communication is
+// set up as the processes start, before the weights.
+bool SharedMemoryUnplaced(const Facts& f) {
+  return SharedMemory(f) && !f.frame_stage && !f.milestone_stage;
+}
 // A host buffer that failed as a compute graph's reservation: ggml's graph allocator reporting,
 // on the next lines, the host buffer it could not get ("ggml_gallocr_reserve_n: failed to
 // allocate CUDA_Host buffer of size N", ggml-alloc.c ggml_gallocr_reserve_n_impl): the compute
@@ -1235,6 +1240,18 @@ const std::vector<Rule>& Rules() {
            "the context's output buffer (the logits of each sequence's output token, n_vocab "
            "floats, kept in pinned or plain host memory) could not be allocated when the "
            "context was created, before its KV cache: the host is out of (pinned) memory"),
+      Text(C::kHostMemory, S::kRuntime, DataLoaderSharedMemory,
+           "the DataLoader's workers ran out of shared memory (/dev/shm), through which they "
+           "hand batches to the training process: a container's shared-memory limit, not the "
+           "GPU's memory"),
+      Text(C::kHostMemory, S::kStartup, SharedMemoryUnplaced,
+           "a shared-memory segment (/dev/shm: NCCL's buffers between the GPUs of one node) "
+           "could not be created as the processes set up their communication: a container's "
+           "shared-memory limit, not the GPU's memory"),
+      {C::kHostMemory, S::kStartup, SharedMemory,
+       "a shared-memory segment (/dev/shm: NCCL's buffers between the GPUs of one node) could "
+       "not be created: a container's shared-memory limit, not the GPU's memory",
+       nullptr, Words::kNone, true},
       Text(C::kHostMemory, S::kProfile, HostBufferAtReserve,
            "a compute graph's buffer in host memory (pinned CUDA_Host or CPU) could not be "
            "allocated when the context reserved its graphs: the host-side compute buffer, which "

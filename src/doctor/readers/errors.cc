@@ -343,7 +343,7 @@ std::optional<Kind> ClassOf(const LineView& s) {
                      Has(s, "pre-tokenizer") || Has(s, "magic characters") ||
                      Has(s, "file bounds") || Has(s, "tensor info") ||
                      Has(s, "process has terminated") || Has(s, "GGML_ASSERT(") ||
-                     Has(s, "resource limitations");
+                     Has(s, "resource limitations") || Has(s, "POST predict:");
   if (!maybe) return std::nullopt;
   if (Has(s, "Expandable segments are not compatible with memory pool")) {
     return Kind::kAllocatorConf;
@@ -450,6 +450,12 @@ std::optional<Kind> ClassOf(const LineView& s) {
   // when it printed none). Said with an allocation failure it is the out-of-memory the Ollama
   // and llama.cpp readers read.
   if (Has(s, "model runner has unexpectedly stopped")) return Kind::kRunnerStopped;
+  // The client's error of releases before the message above (api/client.go, 0.1.x-0.5): the
+  // request's connection to the runner closed mid-answer, "Error: POST predict: Post
+  // \"http://127.0.0.1:N/completion\": EOF" (the runner died while serving).
+  if (Has(s, "POST predict:") && (Has(s, ": EOF") || Has(s, "connection reset"))) {
+    return Kind::kRunnerStopped;
+  }
   // Also the llama-server era's "llama-server process has terminated: ..." (0.30+), and the
   // client's words for a runner that died loading or serving ("model failed to load, this may be
   // due to resource limitations or an internal error", "model runner has unexpectedly stopped,

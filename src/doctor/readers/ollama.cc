@@ -130,6 +130,7 @@ void Match(const Line& line) {
                       Has(s, "llama-server process has terminated") ||
                       Has(s, "llama-server process no longer running") ||
                       Has(s, "OLLAMA_") || Has(s, "Ollama call failed") ||
+                      (Has(s, "POST predict:") && Has(s, "/completion")) ||
                       Has(s, "ollama runner") || Has(s, "/ollama");
   if (server) {
     auto& e = line.Emit(EventKind::kOllamaMarker, kEngine);

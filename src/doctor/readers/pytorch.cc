@@ -1421,8 +1421,27 @@ bool OldCudaOom(const LineView& s) {
 // in bytes, no unit); the OS refusing memory to Python or Rust, "OSError: [Errno 12] Cannot
 // allocate memory" (a fork, an mmap) and safetensors' "Cannot allocate memory (os error 12)":
 // host memory, the checkpoint read into RAM or a tensor built on the CPU.
+// Shared memory (/dev/shm, a container's 64 MB by default) exhausted: PyTorch's DataLoader
+// workers, which pass batches through it ("DataLoader worker (pid N) is killed by signal: Bus
+// error. It is possible that dataloader's workers are out of shared memory. Please try to raise
+// your shared memory limit.", torch/utils/data/_utils/signal_handling.py; "ERROR: Unexpected bus
+// error encountered in worker. This might be caused by insufficient shared memory (shm).",
+// torch/csrc/DataLoader.cpp), and NCCL's intra-node buffers ("Error while creating shared memory
+// segment /dev/shm/nccl-X (size N)", "failed to extend /dev/shm/nccl-X to N bytes",
+// src/misc/shmutils.cc, 2.x). The event's text keeps those words (facts.cc SharedMemory).
+void MatchSharedMemory(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "shared memory") && !Has(s, "/dev/shm")) return;
+  if (Has(s, "workers are out of shared memory") || Has(s, "insufficient shared memory") ||
+      Has(s, "Error while creating shared memory segment") ||
+      (Has(s, "failed to extend /dev/shm/") && Has(s, "bytes"))) {
+    line.Emit(EventKind::kHostBufferFail, kEngine).values[Num::kHost] = 1;
+  }
+}
+
 void MatchHostAllocFail(const Line& line) {
   const LineView s = line.view();
+  MatchSharedMemory(line);
   const bool cpu_allocator = Has(s, "DefaultCPUAllocator") &&
                              (Has(s, "not enough memory") || Has(s, "can't allocate memory"));
   // PyTorch's file mapping (aten/src/ATen/MapAllocator.cpp, 1.x-2.x: "unable to mmap N bytes
@@ -1443,7 +1462,9 @@ void MatchHostAllocFail(const Line& line) {
 // "HIP"); the driver API's check, "CUDA driver error: out of memory" (C10_CUDA_DRIVER_CHECK,
 // c10/cuda/driver_api.h, 2.1+: expandable segments' cuMemCreate, IPC); cuDNN failing to allocate
 // its workspace or state, "cuDNN error: CUDNN_STATUS_ALLOC_FAILED" (aten/src/ATen/cudnn/
-// Exceptions.h AT_CUDNN_CHECK); cuBLAS failing to create its handle at a first matrix multiply,
+// Exceptions.h AT_CUDNN_CHECK), and the other CUDA libraries' allocation statuses (cuFFT's
+// CUFFT_ALLOC_FAILED in torch.stft and audio front ends, cuSOLVER's, cuSPARSE's); cuBLAS
+// failing to create its handle at a first matrix multiply,
 // "CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`" (aten/src/ATen/cuda/
 // CublasHandlePool.cpp: cublasCreate allocates the handle's device memory, and on a card with
 // none left returns NOT_INITIALIZED); Intel GPUs' Level Zero and Unified Runtime (PyTorch's XPU
@@ -1460,7 +1481,8 @@ bool OtherDeviceOom(const LineView& s) {
   return Has(s, "HIP error: out of memory") || Has(s, "CUDA driver error: out of memory") ||
          Has(s, "CUDA Error: out of memory") || Has(s, "ROCm error: out of memory") ||
          Has(s, "MUSA error: out of memory") ||
-         Has(s, "CUDNN_STATUS_ALLOC_FAILED") ||
+         Has(s, "CUDNN_STATUS_ALLOC_FAILED") || Has(s, "CUFFT_ALLOC_FAILED") ||
+         Has(s, "CUSOLVER_STATUS_ALLOC_FAILED") || Has(s, "CUSPARSE_STATUS_ALLOC_FAILED") ||
          (Has(s, "CUBLAS_STATUS_NOT_INITIALIZED") && Has(s, "cublasCreate")) ||
          Has(s, "_RESULT_ERROR_OUT_OF_DEVICE_MEMORY") ||
          (Has(s, "RESOURCE_EXHAUSTED") &&
