@@ -167,8 +167,9 @@ const std::vector<Shape>& Shapes() {
       // as the KV cache's because it follows the context's n_ctx line, an order the joined
       // line hides, and 73 with the hand-written case of the same reading; 74 with batch 55's
       // Mixtral AWQ log, read as serving as posted and as the load once its lines are joined;
-      // 73 once a bare "Error:" no longer split a message, "CUDA Error: out of memory at".)
-      {"line ends lost", nullptr, "\n", 73, LineEndsLost},
+      // 73 once a bare "Error:" no longer split a message, "CUDA Error: out of memory at"; 68
+      // once a milestone before PyTorch's message on the joined line was read as before it.)
+      {"line ends lost", nullptr, "\n", 68, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;

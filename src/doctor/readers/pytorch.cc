@@ -67,6 +67,11 @@ ProcessList ListedProcesses(const LineView& s) {
 // The caching allocator's message without its "CUDA out of memory. Tried to allocate" head (a
 // paste that kept the figures only): "GPU 0 has a total capacity of 22.03 GiB of which 17.06 MiB
 // is free." is printed by that message alone (c10/cuda/CUDACachingAllocator.cpp, 2.1+).
+// More text before an out-of-memory message than any prefix a collector or an engine puts before
+// a record (a worker's and a logger's header, a timestamp, a docker or kubectl column): the line
+// holds earlier records, its line ends lost.
+constexpr size_t kJoinedPrefix = 120;
+
 bool HeadlessOom(const LineView& s) {
   return Has(s, "has a total capacity of") && Has(s, " of which ") && Has(s, " is free");
 }
@@ -1557,9 +1562,15 @@ void Match(const Line& line) {
     line.Emit(EventKind::kCudaOom, kEngine);
     line.Emit(EventKind::kFrame, kEngine).text = "load_autosplit_gen (ExLlama's split)";
   }
+  // A milestone on the out-of-memory's own line came before it: a paste that lost its line ends
+  // puts the whole log on one line (the milestones' own words are never in the message).
+  const size_t oom_at =
+      std::min(line.text.find("OutOfMemoryError"), line.text.find("out of memory"));
+  const bool milestone_first = oom_at != std::string::npos && oom_at > kJoinedPrefix;
+  if (milestone_first) MatchMilestone(line);
   if (MatchAllocatorOom(line)) return;
   if (MatchAllocatorLimit(line)) return;
-  MatchMilestone(line);
+  if (!milestone_first) MatchMilestone(line);
   // Python's and NumPy's host allocations: "MemoryError", "Unable to allocate 62.6 GiB for an
   // array with shape (131072, 128256)" (llama-cpp-python's logits array of n_ctx x vocab).
   if ((Has(s, "Unable to allocate") && Has(s, "for an array")) || Has(s, "_ArrayMemoryError")) {
