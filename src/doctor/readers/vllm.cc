@@ -1393,13 +1393,16 @@ const Reader& VllmReader() {
                      {EventKind::kWeightsLoaded, Stage::kProfile},
                      {EventKind::kProfileBegin, Stage::kProfile},
                      {EventKind::kProfileBreakdown, Stage::kKvCache},
-                     {EventKind::kKvAvailable, Stage::kKvCache},
+                     // 0.21+ profiles the CUDA graphs' memory (trial captures, "Profiling CUDA
+                     // graph memory") before it sizes the KV cache: a KV line after it is the
+                     // furthest phase (gpu_worker.py determine_available_memory).
+                     {EventKind::kKvAvailable, Stage::kKvCache, false, Stage::kCudaGraph},
                      {EventKind::kProfileItem, Stage::kKvCache},
                      {EventKind::kBudget, Stage::kKvCache},
                      {EventKind::kProfileV1, Stage::kKvCache},
-                     {EventKind::kKvTokens, Stage::kKvCache},
+                     {EventKind::kKvTokens, Stage::kKvCache, false, Stage::kCudaGraph},
                      {EventKind::kGpuBlocks, Stage::kKvCache},
-                     {EventKind::kMaxConcurrency, Stage::kKvCache},
+                     {EventKind::kMaxConcurrency, Stage::kKvCache, false, Stage::kCudaGraph},
                      {EventKind::kGraphBegin, Stage::kCudaGraph},
                      {EventKind::kKernelWarmup, Stage::kWarmup, true},
                      // V1 warms up the sampler and kernels after capture (a V0 log: runtime).
