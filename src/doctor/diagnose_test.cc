@@ -129,6 +129,30 @@ TEST(Diagnose, FullCardInATrainingRunIsItsStep) {
 // The older message on a consumer card: 87% allocated, no byte free and the whole reserve
 // allocated is a card filled by weights placed one by one (load); the same card with a quarter
 // of its reserve cached and unallocated is what a forward pass leaves (after start-up).
+// A training step's or an evaluation's failure is worded as the step's, not generation's,
+// although transformers is the engine.
+TEST(Diagnose, TrainingAndEvaluationStepsAreNotGeneration) {
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 86.00 MiB. GPU 0 has a "
+      "total capacity of 79.15 GiB of which 20.00 MiB is free.\n";
+  const Diagnosis train = DiagnoseText(
+      "Traceback (most recent call last):\n"
+      "  File \"/x/transformers/trainer.py\", line 1904, in _inner_training_loop\n"
+      "    tr_loss_step = self.training_step(model, inputs)\n"
+      "  File \"/x/torch/_tensor.py\", line 487, in backward\n"
+      "    torch.autograd.backward(\n" +
+      oom);
+  EXPECT_EQ(train.stage, "runtime");
+  EXPECT_NE(train.summary.find("training step"), std::string::npos) << train.summary;
+  EXPECT_EQ(train.summary.find("generat"), std::string::npos) << train.summary;
+  const Diagnosis eval = DiagnoseText(
+      "Traceback (most recent call last):\n"
+      "  File \"/x/transformers/trainer.py\", line 3100, in evaluation_loop\n"
+      "    losses, logits, labels = self.prediction_step(model, inputs)\n" +
+      oom);
+  EXPECT_NE(eval.summary.find("evaluation"), std::string::npos) << eval.summary;
+}
+
 TEST(Diagnose, FullReserveWithNothingCachedIsTheLoad) {
   const auto oom = [](const char* reserved) {
     return fmt::format(

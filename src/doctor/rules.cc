@@ -1131,6 +1131,17 @@ Rule Said(Cause c, Stage s, bool (*when)(const Facts&),
 // KV cache with every token it generates, so there the cache is part of what grows; a paged
 // engine allocated its cache at start-up.
 std::string SayRuntimeActivation(const Facts& f, std::map<std::string, double>*) {
+  // A training step or an evaluation on the stack (transformers' Trainer, a plain loop's
+  // backward): not generation, whatever the engine.
+  if (AnyFrame(f, {"evaluation_loop", "prediction_step"})) {
+    return "a runtime allocation failed in an evaluation: the activations of a batch, and the "
+           "predictions the loop gathers on the GPU across batches";
+  }
+  if (AnyFrame(f, {"_inner_training_loop", "training_step", "backward", "_engine_run_backward"})) {
+    return "a runtime allocation failed in a training step: the activations the forward keeps "
+           "for the backward pass and the gradients it writes, which grow with the batch and "
+           "the sequence length";
+  }
   if (f.engine == "transformers" || AnyFrame(f, {"generate", "_sample", "_greedy_search"})) {
     return "a runtime allocation failed while generating: the activations of a long prompt or a "
            "large batch, or the dynamic KV cache, which generate grows with every new token";
