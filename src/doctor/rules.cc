@@ -575,6 +575,24 @@ bool GgmlDecodeOverWorkingSet(const Facts& f) {
   return GgmlComputeDecode(f) && f.has(EventKind::kMetalOverWorkingSet) &&
          !f.has(EventKind::kImage);
 }
+// ggml-metal's command buffer failing for memory ("command buffer N failed with status 5",
+// "Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"): Metal accepted
+// every buffer when it was allocated and makes them resident only when a graph runs, so the
+// failure is the working set as a whole, not one buffer growing. Where the context's KV buffer is
+// several times its compute buffer ("KV buffer size" and "compute buffer size" lines), the KV
+// cache is what the context added: its length (and sequences) is what to cut.
+constexpr double kKvOverComputeShare = 4.0;
+bool MetalKvDominates(const Facts& f) {
+  const LogEvent* c = f.first_of(EventKind::kGgmlComputeFail);
+  if (!c || !(Has(c->text, "failed with status 5") ||
+              Has(c->text, "kIOGPUCommandBufferCallbackErrorOutOfMemory"))) {
+    return false;
+  }
+  const auto kv = f.get(Num::kKvCacheBytes), compute = f.get(Num::kComputeBytes);
+  return kv && compute && *kv > kKvOverComputeShare * *compute;
+}
+bool MetalKvAtWarmup(const Facts& f) { return GgmlWarmupDecode(f) && MetalKvDominates(f); }
+bool MetalKvAtDecode(const Facts& f) { return GgmlComputeDecode(f) && MetalKvDominates(f); }
 bool GgmlBuffer(const Facts& f) {
   return GgmlFailed(f) && (f.has(EventKind::kGgmlLoadFail) || f.has(EventKind::kGgmlAllocFail));
 }
@@ -1297,8 +1315,16 @@ const std::vector<Rule>& Rules() {
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlReserveForImageArg,
              Words::kImageComputeBuffer),
       Worded(C::kWeightsTooLarge, S::kWarmup, GgmlWarmupOverWorkingSet, Words::kMetalWorkingSet),
+      Text(C::kKvTooLongContext, S::kWarmup, MetalKvAtWarmup,
+           "Metal could not make the context's buffers resident when the warm-up's first graph "
+           "ran (it accepts every allocation and commits them at first use): the KV cache, "
+           "several times the compute buffer, is what the context added to the weights"),
       Worded(C::kComputeBuffer, S::kWarmup, GgmlWarmupDecode, Words::kWarmupComputeBuffer),
       Worded(C::kWeightsTooLarge, S::kRuntime, GgmlDecodeOverWorkingSet, Words::kMetalWorkingSet),
+      Text(C::kKvTooLongContext, S::kRuntime, MetalKvAtDecode,
+           "Metal could not make the context's buffers resident when a graph ran (it accepts "
+           "every allocation and commits them at first use): the KV cache, several times the "
+           "compute buffer, is what the context added to the weights"),
       Worded(C::kComputeBuffer, S::kRuntime, GgmlComputeDecode, Words::kDecodeComputeBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlCompute, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlBufferImage, Words::kImageBuffer),

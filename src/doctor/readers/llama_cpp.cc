@@ -282,7 +282,12 @@ void Match(const Line& line) {
   // then allocates the small output buffer and reserves the compute graphs (graph_reserve): a
   // failure after this line is past the KV cache.
   if (Has(s, "KV self size") || (Has(s, "llama_kv_cache") && Has(s, ": size ="))) {
-    line.Emit(EventKind::kGgmlKvBuffer, kEngine);
+    auto& e = line.Emit(EventKind::kGgmlKvBuffer, kEngine);
+    // Its cells are the context (n_ctx, all slots together): "( 28160 cells, 104 layers, ...".
+    if (const size_t at = s.find(" cells,"); at != std::string_view::npos) {
+      const size_t open = s.substr(0, at).rfind('(');
+      if (open != std::string_view::npos) Set(e, Num::kMaxModelLen, NumberAt(s, open + 1));
+    }
   }
   // llama-server has loaded the model and created its context: "main: model loaded",
   // "main: server is listening on http://..." (tools/server/server.cpp).
@@ -611,7 +616,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
           d,
           len ? fmt::format("-c {}", std::max<int64_t>(
                                          4096, TidyContextLength(static_cast<int64_t>(*len / 4))))
-              : "-c 32768",
+              : "-c lower (a quarter of n_ctx)",
           "a smaller context: the KV cache grows linearly with n_ctx (per slot with -np)");
       AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa on)",
              "a quantized KV cache: about half the bytes per token");
