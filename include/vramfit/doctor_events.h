@@ -205,8 +205,12 @@ enum class Num : uint8_t {
   // The log names a weight quantization the run uses (an engine's "awq quantization is not
   // fully optimized yet", --quantization X, quantization=X): 1.
   kQuantizedRun,              // quantized_run
+  // PyTorch's message: "with X allocated in private pools (e.g., CUDA Graphs)", printed only
+  // where X is above zero (2.1+): CUDA graphs' pools, and any other private pool (a MemPool an
+  // engine or library allocates from), so it places no phase by itself.
+  kPrivatePoolBytes,          // private_pool_bytes
 };
-inline constexpr int kNumCount = 71;
+inline constexpr int kNumCount = 72;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -33,6 +33,7 @@ constexpr Num kShown[] = {
     Num::kFreeBytes,
     Num::kAllocatedBytes,
     Num::kReservedUnallocatedBytes,
+    Num::kPrivatePoolBytes,
     Num::kProcessBytes,
     Num::kWeightsBytes,
     Num::kActivationPeakBytes,

@@ -163,6 +163,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kQuantizerLayer, "quantizer_layer"},
     {Num::kUnslothMerge, "unsloth_merge"},
     {Num::kQuantizedRun, "quantized_run"},
+    {Num::kPrivatePoolBytes, "private_pool_bytes"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -154,6 +154,7 @@ bool MatchAllocatorOom(const Line& line) {
     Set(e, Num::kFreeBytes, SizeAfter(s, "of which"));
     Set(e, Num::kProcessBytes, SizeAfter(s, "this process has"));
     Set(e, Num::kAllocatedBytes, SizeAfter(s, "Of the allocated memory"));
+    Set(e, Num::kPrivatePoolBytes, SizeBefore(s, "allocated in private pools", "with "));
     Set(e, Num::kBudgetBytes, SizeBefore(s, " allowed;", ". "));
     Set(e, Num::kReservedUnallocatedBytes,
         SizeBefore(s, "reserved by PyTorch but unallocated", "and "));
