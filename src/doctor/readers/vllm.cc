@@ -487,10 +487,11 @@ void MatchPhases(const Line& line) {
   // Which engine core printed it: V1's files and processes, or V0's. (A path's "/v1/", not an
   // HTTP request's " /v1/chat/completions", which any OpenAI-compatible server logs.)
   // (V1's multiprocess executor relays a worker's error: "Worker failed with error '...', please
-  // check the stack trace above for the root cause", multiproc_executor.py, 0.8+.)
+  // check the stack trace above for the root cause", multiproc_executor.py, 0.8+; the message
+  // may be wrapped, its head read alone.)
   if (Has(s, "EngineCore") || Has(s, "gpu_worker.py") || Has(s, "gpu_model_runner.py") ||
       Has(s, "kv_cache_utils.py") || (Has(s, "/v1/") && !Has(s, " /v1/")) ||
-      (Has(s, "Worker failed with error") && Has(s, "check the stack trace above"))) {
+      Has(s, "Worker failed with error '")) {
     line.Emit(EventKind::kVllmV1, kEngine);
   } else if (Has(s, "VllmWorkerProcess") || Has(s, " worker.py:") || Has(s, "[worker.py:") ||
              Has(s, " model_runner.py:") || Has(s, "[model_runner.py:") ||
