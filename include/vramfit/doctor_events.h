@@ -209,8 +209,11 @@ enum class Num : uint8_t {
   // where X is above zero (2.1+): CUDA graphs' pools, and any other private pool (a MemPool an
   // engine or library allocates from), so it places no phase by itself.
   kPrivatePoolBytes,          // private_pool_bytes
+  // llama.cpp's --fit gave up because the user fixed what it would change ("failed to fit params
+  // to free device memory: n_gpu_layers already set by user to N, abort"): N, the -ngl given.
+  kFitAbortedLayers,          // fit_aborted_layers
 };
-inline constexpr int kNumCount = 72;
+inline constexpr int kNumCount = 73;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -164,6 +164,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kUnslothMerge, "unsloth_merge"},
     {Num::kQuantizedRun, "quantized_run"},
     {Num::kPrivatePoolBytes, "private_pool_bytes"},
+    {Num::kFitAbortedLayers, "fit_aborted_layers"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -123,6 +123,17 @@ void Match(const Line& line) {
     Set(e, Num::kRequestedBytes, BytesAfter(s, "allocation of size"));
     e.values[Num::kHost] = 0;
   }
+  // --fit giving up, a warning: the model then loads as given (common_fit_params /
+  // llama_params_fit catch common_params_fit_exception, 2026: "failed to fit params to free
+  // device memory: n_gpu_layers already set by user to 999, abort"). Its projection did not fit,
+  // and the -ngl the user set kept --fit from moving layers to the CPU: a failure that follows
+  // is fixed by leaving -ngl to --fit.
+  if (Has(s, "failed to fit params to free device memory") &&
+      Has(s, "n_gpu_layers already set by user to")) {
+    auto& e = line.Emit(EventKind::kConfig, kEngine);
+    e.text.clear();  // no model's name
+    Set(e, Num::kFitAbortedLayers, NumberAfter(s, "n_gpu_layers already set by user to"));
+  }
   // ggml-sycl's own failure (ggml-sycl.cpp ggml_backend_sycl_buffer_type_alloc_buffer: "can't
   // allocate N Bytes of memory on device").
   if (Has(s, "Bytes of memory on device") && Has(s, "allocate")) {
@@ -623,6 +634,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     }
     case Cause::kWeightsTooLarge:
+      if (const auto ngl = f.get(Num::kFitAbortedLayers)) {
+        AddFix(d, fmt::format("drop -ngl {:.0f} (keep --fit on)", *ngl),
+               "--fit gave up because -ngl was set by hand; left to it, it keeps the layers "
+               "that do not fit in host memory");
+        AddFix(d, "a smaller quantization of the model", "smaller layers, more of them on the GPU");
+        return true;
+      }
       if (f.has(EventKind::kMetalOverWorkingSet)) {
         // Apple's GPU keeps at most recommendedMaxWorkingSetSize resident (about two thirds to
         // three quarters of the RAM); macOS 14+ lets the wired limit be raised (iogpu sysctl).
