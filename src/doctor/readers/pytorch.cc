@@ -1565,9 +1565,12 @@ void Match(const Line& line) {
   }
   // A milestone on the out-of-memory's own line came before it: a paste that lost its line ends
   // puts the whole log on one line (the milestones' own words are never in the message).
-  const size_t oom_at =
-      std::min(line.text.find("OutOfMemoryError"), line.text.find("out of memory"));
-  const bool milestone_first = oom_at != std::string::npos && oom_at > kJoinedPrefix;
+  // (The pairs' test first: most lines hold neither.)
+  const bool oomish = line.text.size() > kJoinedPrefix &&
+                      (Has(s, "OutOfMemoryError") || Has(s, "out of memory"));
+  const bool milestone_first =
+      oomish && std::min(line.text.find("OutOfMemoryError"), line.text.find("out of memory")) >
+                    kJoinedPrefix;
   if (milestone_first) MatchMilestone(line);
   if (MatchAllocatorOom(line)) return;
   if (MatchAllocatorLimit(line)) return;
