@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 
 #include "core/units.h"
 #include "doctor/readers/reader.h"
@@ -77,7 +76,7 @@ FailedAllocation FirstFailed(std::string_view s) {
     while (b > 0 && std::isdigit(static_cast<unsigned char>(s[b - 1]))) --b;
     if (b == 0 || (s[b - 1] != ':' && s[b - 1] != '[' && s[b - 1] != ' ')) continue;
     FailedAllocation out;
-    out.bytes = std::strtod(std::string(s.substr(b, i - b)).c_str(), nullptr);
+    out.bytes = NumberAt(s, b).value_or(0);
     const std::string_view head = s.substr(0, b);
     size_t label = std::string_view::npos;
     for (std::string_view key : {"Weights:", "Cache:", "Graph:"}) {
