@@ -170,8 +170,9 @@ const std::vector<Shape>& Shapes() {
       // 73 once a bare "Error:" no longer split a message, "CUDA Error: out of memory at"; 68
       // once a milestone before PyTorch's message on the joined line was read as before it; 69
       // with batch 58's vLLM 0.21 log, whose KV line after the graph profiling's, joined, no
-      // longer follows it.)
-      {"line ends lost", nullptr, "\n", 69, LineEndsLost},
+      // longer follows it; 70 with the hand-written llm-awq case, whose joined line puts the
+      // quantizer's bar behind the checkpoint bar's "100%", read first as loaded.)
+      {"line ends lost", nullptr, "\n", 70, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;

@@ -802,6 +802,15 @@ bool QuantizerProgress(const Line& line) {
     if (CompressorProgress(s, line.text)) return true;
   }
   if (Has(s, "Packing:") && TqdmBar(line.text, "Packing:")) return true;
+  // llm-awq's search, AutoAWQ's ancestor (mit-han-lab/llm-awq awq/quantize/pre_quant.py run_awq:
+  // tqdm over the decoder layers, desc "Running AWQ..."), each layer's scales searched on the GPU
+  // with the calibration inputs.
+  // (Its description is llm-awq's own: read wherever it stands, behind a rank's prefix too.)
+  if (Has(s, "Running AWQ...:")) {
+    const size_t at = line.text.find("Running AWQ...:");
+    size_t end = 0;
+    if (NumberAt(line.text, at + 15, &end) && line.text.substr(end, 2) == "%|") return true;
+  }
   if (Has(s, "-- ") && ExLlamaConvertLine(line.text)) return true;
   // lmdeploy's calibration pass (`lmdeploy lite calibrate`, and `lite auto_awq`, which runs it
   // before its AWQ search): "model.layers.12, samples: 128, max gpu memory: 10.18 GB" for each
@@ -859,6 +868,17 @@ int ProgressLayer(std::string_view t) {
     if (int n = number_then(layers + 7, ".")) return n + 1;
     // Layer 0 ("layers.0 (MLP)"): the first.
     if (t.substr(layers + 7, 2) == "0 " || t.substr(layers + 7, 2) == "0.") return 1;
+  }
+  // The layer-by-layer bars of llm-awq and AutoAWQ ("Running AWQ...:  41%|####  | 13/32 [",
+  // "AWQ:  40%|####  | 13/32 ["): tqdm counts the layers done, so the one running is the next.
+  for (std::string_view desc : {"Running AWQ...:", "AWQ:"}) {
+    const size_t at = t.find(desc);
+    if (at == std::string_view::npos) continue;
+    const size_t pct = t.find("%|", at);
+    const size_t bar = pct == std::string_view::npos ? pct : t.find('|', pct + 2);
+    if (bar == std::string_view::npos) continue;
+    if (int n = number_then(bar + 1, "/")) return n + 1;
+    if (t.substr(bar + 1, 3) == " 0/") return 1;
   }
   // lmdeploy's calibration also numbers the module from 0: "model.layers.12, samples: 128, max
   // gpu memory: 10.18 GB" (the last on the line: a paste that lost its line ends holds them all).
