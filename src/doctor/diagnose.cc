@@ -113,11 +113,7 @@ constexpr NeutralFix kNeutralFixes[] = {
        }
        // Ascend's torch_npu reads its own variable (PYTORCH_NPU_ALLOC_CONF, the same
        // expandable_segments key); its message says "NPU out of memory".
-       bool npu = false;
-       for (const LogEvent* e : f.first) {
-         npu |= e != nullptr && doctor::IsFailureEvent(e->kind) &&
-                e->text.find("NPU out of memory") != std::string::npos;
-       }
+       const bool npu = doctor::FailureSays(f, {"NPU out of memory"});
        AddFix(d,
               npu ? "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True"
                   : "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",

@@ -647,9 +647,14 @@ bool FsdpFullStateDict(const Facts& f) {
                    "_common_unshard_post_state_dict_hook"})) {
     return true;
   }
-  return std::any_of(f.first.begin(), f.first.end(), [](const LogEvent* e) {
+  return FailureSays(f, {"Failed to clone() tensor with name"});
+}
+bool FailureSays(const Facts& f, std::initializer_list<std::string_view> words) {
+  return std::any_of(f.first.begin(), f.first.end(), [&](const LogEvent* e) {
     return e != nullptr && IsFailureEvent(e->kind) &&
-           Has(e->text, "Failed to clone() tensor with name");
+           std::any_of(words.begin(), words.end(), [&](std::string_view w) {
+             return Has(e->text, w);
+           });
   });
 }
 

@@ -145,6 +145,8 @@ bool OptimizerFrames(const Facts& f);
 bool FsdpFlattenFrames(const Facts& f);
 // FSDP gathering the full state dict on the GPU to save it (facts.cc).
 bool FsdpFullStateDict(const Facts& f);
+// Whether the first event of a failure kind says any of `words` (facts.cc).
+bool FailureSays(const Facts& f, std::initializer_list<std::string_view> words);
 // The host buffer that failed is a shared-memory segment (/dev/shm: DataLoader workers, NCCL's
 // intra-node buffers; facts.cc), and whether the DataLoader's.
 bool SharedMemory(const Facts& f);

@@ -1192,10 +1192,7 @@ bool WakeUp(const Facts& f) {
 // ran: the blocks PyTorch freed stay reserved in its cache, where NCCL cannot use them (the
 // small buffers of a collective fail on a card whose memory PyTorch holds).
 bool NcclAlloc(const Facts& f) {
-  return std::any_of(f.first.begin(), f.first.end(), [](const LogEvent* e) {
-    return e != nullptr && IsFailureEvent(e->kind) &&
-           (Has(e->text, "Failed to CUDA calloc") || Has(e->text, "Cuda failure 'out of memory'"));
-  });
+  return FailureSays(f, {"Failed to CUDA calloc", "Cuda failure 'out of memory'"});
 }
 
 // Ollama's MLX runner refused the model against the GPU's free memory (readers/ollama.cc: the
