@@ -764,12 +764,16 @@ class Scanner final : public doctor::EventSink {
     // one line, as the shell reads it, so that its flags are read together. Ends at the first
     // line without the trailing backslash, at a blank line or a log record's own prefix.
     if (!command_.empty()) {
-      const std::string_view piece = TrimSpaces(clean);
+      // A collector's prefix on the next piece (docker compose's service column, journald's
+      // header, a quote's '>') is the collector's, not the command's, where the command's first
+      // line carried one too; on a command that began bare, a prefixed line is a record.
+      const size_t captured = CaptureEnd(clean);
+      const std::string_view piece = TrimSpaces(std::string_view(clean).substr(captured));
       // A command held for its dangling flag's value takes the next line only if that begins
       // with a value (else the flag was a switch, and the line is a record of its own).
       const bool takes = !command_wants_value_ || ValueFirst(piece);
       command_wants_value_ = false;
-      if (takes && !piece.empty() && CapturePrefix(clean) == 0 &&
+      if (takes && !piece.empty() && (captured == 0 || command_captured_) &&
           command_pieces_ < kCommandPieces &&
           command_.size() + piece.size() < opt_.max_line_bytes) {
         command_ += ' ';
@@ -782,6 +786,7 @@ class Scanner final : public doctor::EventSink {
       EndCommand();
     }
     if (!live_ && Continued(clean)) {
+      command_captured_ = CaptureEnd(clean) > 0;
       command_ = std::string(WithoutBackslash(clean));
       command_first_ = first;
       command_last_ = last;
@@ -792,6 +797,7 @@ class Scanner final : public doctor::EventSink {
     // "./models/vicuna-7b --load-8bit"): held like a continued one, for one line that begins
     // with a value.
     if (!live_ && DanglingFlag(clean)) {
+      command_captured_ = CaptureEnd(clean) > 0;
       command_ = std::string(TrimSpaces(clean));
       command_first_ = first;
       command_last_ = last;
@@ -1336,6 +1342,7 @@ class Scanner final : public doctor::EventSink {
   bool last_word_end_ = false;
   bool last_shared_head_ = false;  // the last line began as the one before it
   size_t continuations_ = 0;
+  bool command_captured_ = false;  // the held command's first line had a collector's prefix
   std::string last_head_;  // a whole-looking frame line's, until the next line
   int at_longest_ = 0;
   bool failed_ = false;  // this run emitted a failure event
