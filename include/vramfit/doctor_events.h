@@ -212,8 +212,11 @@ enum class Num : uint8_t {
   // llama.cpp's --fit gave up because the user fixed what it would change ("failed to fit params
   // to free device memory: n_gpu_layers already set by user to N, abort"): N, the -ngl given.
   kFitAbortedLayers,          // fit_aborted_layers
+  // A quantizer's export failed writing the quantized checkpoint (NVIDIA Model Optimizer's
+  // "Cannot export model to the model_config"): 1.
+  kQuantizedExport,           // quantized_export
 };
-inline constexpr int kNumCount = 73;
+inline constexpr int kNumCount = 74;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -833,6 +833,32 @@ TEST(Diagnose, ShellContinuedCommandIsReadAsOneLine) {
   EXPECT_DOUBLE_EQ(cut.numbers.at("requested_bytes"), 86.0 * 1048576.0);
 }
 
+// A continued command where a collector prefixed every line (docker compose's service column):
+// the prefix on each continued piece is the collector's, and the command is read whole, as bare.
+TEST(Diagnose, ShellContinuedCommandUnderACollectorsPrefixIsReadAsOneLine) {
+  // LlamaFactory's export with GPTQ quantization, named only by the flags on the continued
+  // pieces; the log stops there (a silent end of a quantization run).
+  const std::string lines[] = {
+      "CUDA_VISIBLE_DEVICES=0 python ../../src/export_model.py \\",
+      "    --model_name_or_path ../../models/llama3-8b-sft \\",
+      "    --export_dir ../../models/llama3-8b-sft-int4 \\",
+      "    --export_quantization_bit 4 \\",
+      "    --export_quantization_dataset ../../data/c4_demo.json",
+  };
+  std::string bare, prefixed;
+  for (const std::string& l : lines) {
+    bare += l + "\n";
+    prefixed += "app-1  | " + l + "\n";
+  }
+  const Diagnosis want = DiagnoseText(bare);
+  ASSERT_TRUE(want.found);
+  EXPECT_EQ(want.stage, "load");
+  const Diagnosis d = DiagnoseText(prefixed);
+  ASSERT_TRUE(d.found);
+  EXPECT_EQ(d.stage, want.stage);
+  EXPECT_EQ(d.cause, want.cause);
+}
+
 // The engines' long messages reflowed at spaces over three lines and more are read whole: vLLM's
 // max-length error, and SGLang's "Load weight end." milestone before its pool error. Cut by a
 // terminal at one width (two lines of 80 columns), a word cut in two is joined as it was.

@@ -523,6 +523,9 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     if (!f.oom_line) f.quantizer_layer = std::max(f.quantizer_layer, QuantizerLayer(e));
     if (!f.oom_line && !f.quantizer_packing && QuantizerPackingLine(e)) f.quantizer_packing = &e;
     if (!f.oom_line && !f.model_offloaded && ModelOffloadedLine(e)) f.model_offloaded = &e;
+    if ((!f.oom_line || e.line <= f.oom_line) && !f.quantized_export && QuantizedExportLine(e)) {
+      f.quantized_export = &e;
+    }
   }
   KeepFailingRanksFrames(scan, &f);
   // The quantizer: the outermost frame that names one (optimum's quantize_model calls AutoGPTQ's
@@ -1179,6 +1182,15 @@ constexpr FrameRow kFrameRows[] = {
     // AutoGPTQ's pack_model (auto_gptq/modeling/_utils.py 0.4-0.7), GPTQModel's pack_model /
     // pack_module (gptqmodel/utils/model.py 1.x-4.x).
     {"pack_model", "", Slot::kLoad},
+    // Writing the quantized checkpoint after calibration, still the quantization run: NVIDIA's
+    // Model Optimizer (AMMO before 0.11) exporting for TensorRT-LLM or Hugging Face
+    // (modelopt/torch/export/model_config_export.py export_tensorrt_llm_checkpoint,
+    // torch_to_tensorrt_llm_checkpoint; unified_export_hf.py export_hf_checkpoint; AMMO's
+    // export_model_config), called by TensorRT-LLM's quantize.py.
+    {"export_tensorrt_llm_checkpoint", "", Slot::kLoad},
+    {"torch_to_tensorrt_llm_checkpoint", "", Slot::kLoad},
+    {"export_hf_checkpoint", "", Slot::kLoad},
+    {"export_model_config", "", Slot::kLoad},
     {"pack_module", "", Slot::kLoad},
     {"autogptq_post_init", "", Slot::kLoad},
     {"exllama_set_max_input_length", "", Slot::kLoad},

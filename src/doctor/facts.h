@@ -99,6 +99,9 @@ struct Facts {
   // A quantizer's line saying it moved the model off the GPU before its per-layer pass
   // (load_copies.h ModelOffloadedLine), before the failure.
   const LogEvent* model_offloaded = nullptr;
+  // The quantizer's export failing as it wrote the quantized checkpoint (load_copies.h
+  // QuantizedExportLine), at or before the failure.
+  const LogEvent* quantized_export = nullptr;
   std::string engine;     // "" when no engine was recognised
   // The layer-by-layer quantizer the log names (readers/reader.h QuantizerToolName): the
   // outermost frame in one's package, else the first line naming one; "" when none.

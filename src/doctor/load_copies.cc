@@ -143,6 +143,17 @@ bool QuantizerPackingLine(const LogEvent& e) {
          std::string_view(e.text).find("Packing") != std::string_view::npos;
 }
 
+bool QuantizedExportLine(const LogEvent& e) {
+  return QuantizerProgressEvent(e) && e.values.count(Num::kQuantizedExport) > 0;
+}
+
+bool QuantizedExport(const Facts& f) {
+  return f.stage == Stage::kLoad &&
+         (f.quantized_export ||
+          AnyFrame(f, {"export_tensorrt_llm_checkpoint", "torch_to_tensorrt_llm_checkpoint",
+                       "export_hf_checkpoint", "export_model_config"}));
+}
+
 bool QuantizerPastFirstLayer(const Facts& f) {
   if (f.stage != Stage::kLoad || f.quantizer_layer < 2) return false;
   if (!f.has(EventKind::kTorchOom) && !f.has(EventKind::kCudaOom)) return false;

@@ -55,6 +55,13 @@ bool ModelOffloadedLine(const LogEvent& e);
 // A quantizer's packing progress (AutoGPTQ's "Packing model...", AutoAWQ's "Packing:" bar): the
 // run's last step, after every layer was quantized.
 bool QuantizerPackingLine(const LogEvent& e);
+// NVIDIA Model Optimizer's export failing (readers/pytorch.cc ModelOptExportLine: "Cannot export
+// model to the model_config"), a quantizer progress line; and the load stage's failure in that
+// export (the line, or the export's frames): TensorRT-LLM's quantize.py builds each quantized
+// weight (FP8, INT4 AWQ, INT8 SmoothQuant) and its scales on the GPU while the calibrated 16-bit
+// model is still resident there, so the export peaks above the model.
+bool QuantizedExportLine(const LogEvent& e);
+bool QuantizedExport(const Facts& f);
 
 // A quantization run that had finished its first layer before the failure (a progress line of a
 // later layer), with the model not placed on the GPU whole: the calibration's, not the weights'.

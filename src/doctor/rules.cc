@@ -1413,6 +1413,11 @@ const std::vector<Rule>& Rules() {
       Text(C::kStaticCache, S::kLoad, FusedAwqCache,
            "AutoAWQ's fused modules (fuse_layers=True) allocate a KV cache of max_seq_len for "
            "every layer while the model is built"),
+      Text(C::kDequantizedCopy, S::kLoad, QuantizedExport,
+           "the quantizer was exporting the quantized checkpoint after calibration (NVIDIA "
+           "Model Optimizer's export under TensorRT-LLM's quantize.py): it builds each quantized "
+           "weight and its scales on the GPU while the calibrated 16-bit model is still there, "
+           "and those copies do not fit beside it"),
       Text(C::kWeightsTooLarge, S::kLoad, QuantizerDispatch,
            "the quantizer was placing the model's modules on the GPU before calibrating "
            "(dispatch_for_sequential): the weights gathered there do not fit"),

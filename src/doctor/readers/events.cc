@@ -165,6 +165,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kQuantizedRun, "quantized_run"},
     {Num::kPrivatePoolBytes, "private_pool_bytes"},
     {Num::kFitAbortedLayers, "fit_aborted_layers"},
+    {Num::kQuantizedExport, "quantized_export"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -771,6 +771,10 @@ bool CompressorProgress(const LineView& s, std::string_view t) {
   return false;
 }
 
+bool ModelOptExportLine(const LineView& s) {
+  return Has(s, "Cannot export model to the model_config");
+}
+
 // A tqdm bar of this description at its line's start (after spaces or a prefix's backquote):
 // "Packing:  40%|" (the number and "%|" after the description).
 bool TqdmBar(std::string_view t, std::string_view desc) {
@@ -812,6 +816,13 @@ bool QuantizerProgress(const Line& line) {
     if (NumberAt(line.text, at + 15, &end) && line.text.substr(end, 2) == "%|") return true;
   }
   if (Has(s, "-- ") && ExLlamaConvertLine(line.text)) return true;
+  // TensorRT-LLM's quantize.py over NVIDIA's Model Optimizer (AMMO before 0.11): "Quantization
+  // done. Total time used: S s." once calibration ends (tensorrt_llm/quantization/
+  // quantize_by_modelopt.py, 0.9+), and the export's own message when writing the quantized
+  // checkpoint fails, "Cannot export model to the model_config. The AMMO optimized model
+  // state_dict ..." (ammo/torch/export/model_config_export.py; "modelopt-optimized" in
+  // modelopt/torch/export/, 0.11+), followed by "Detailed export error: <the exception>".
+  if (ModelOptExportLine(s) || Has(s, "Quantization done. Total time used")) return true;
   // lmdeploy's calibration pass (`lmdeploy lite calibrate`, and `lite auto_awq`, which runs it
   // before its AWQ search): "model.layers.12, samples: 128, max gpu memory: 10.18 GB" for each
   // layer, as its tutorials print it, after "Move model.layers.0 to CPU." for each layer it keeps
@@ -1560,6 +1571,7 @@ void Match(const Line& line) {
     LogEvent& e = line.Emit(EventKind::kLoadBegin, kEngine);
     Set(e, Num::kOnlineQuantization, 1);
     if (int layer = ProgressLayer(line.text)) Set(e, Num::kQuantizerLayer, layer);
+    if (ModelOptExportLine(s)) Set(e, Num::kQuantizedExport, 1);
   }
   if (QuantizerFinished(line)) {
     Set(line.Emit(EventKind::kServing, kEngine), Num::kOnlineQuantization, 1);
@@ -1929,6 +1941,15 @@ bool TrainingFixes(const Facts& f, Diagnosis* d) {
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   AddPerProcessCapFix(f, d);
   if (AddUnslothMergeFixes(cause, f, d)) return true;
+  if (cause == Cause::kDequantizedCopy && QuantizedExport(f)) {
+    // TensorRT-LLM's examples/quantization/quantize.py --device (0.10+), which places the model
+    // for calibration and export (tensorrt_llm/quantization/quantize_by_modelopt.py).
+    AddFix(d, "TensorRT-LLM's quantize.py --device cpu (or a card with more free memory)",
+           "the model stays in host memory while Model Optimizer calibrates and exports it "
+           "(slower); the failure came after calibration, so fewer calibration samples "
+           "(--calib_size) do not help");
+    return true;
+  }
   if (cause == Cause::kCudagraphCapture && !CompiledGraphs(f)) {
     AddFix(d, "capture fewer or smaller graphs (a smaller static batch or input shape), or run "
               "that part uncaptured",

@@ -179,8 +179,11 @@ void MatchProfile(const Line& line) {
 }
 
 bool IsMaxLenError(const LineView& s) {
-  return (Has(s, "max seq len (") || Has(s, "max_model_len (")) &&
-         (Has(s, "larger than the maximum number of tokens") || Has(s, "KV cache is needed"));
+  return ((Has(s, "max seq len (") || Has(s, "max_model_len (")) &&
+          (Has(s, "larger than the maximum number of tokens") || Has(s, "KV cache is needed"))) ||
+         // The check's second half alone is the engine's words, however the first half came out
+         // when someone retyped the message ("The model's max sew len (32768) is larger than").
+         Has(s, "maximum number of tokens that can be stored in KV cache (");
 }
 // The same check quoted in short, as people retell it in notes and issues ("ValueError: max seq
 // len 200000 needs 13.86 GiB KV, only 10.2 GiB available."): the length, what it needs and
@@ -192,8 +195,16 @@ bool IsRetoldMaxLenError(const LineView& s) {
 
 void MaxLenError(const Line& line, std::string_view s) {
   auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
-  Set(e, Num::kMaxModelLen,
-      NumberAfter(s, Has(s, "max seq len (") ? "max seq len (" : "max_model_len ("));
+  if (Has(s, "max seq len (") || Has(s, "max_model_len (")) {
+    Set(e, Num::kMaxModelLen,
+        NumberAfter(s, Has(s, "max seq len (") ? "max seq len (" : "max_model_len ("));
+  } else if (const size_t larger = s.find(" is larger than"); larger != std::string_view::npos) {
+    // The length in the parenthesis just before "is larger than", whatever the words before it.
+    const size_t open = s.substr(0, larger).rfind('(');
+    if (open != std::string_view::npos) {
+      Set(e, Num::kMaxModelLen, NumberAfter(s.substr(open, larger - open), "("));
+    }
+  }
   if (Has(s, "stored in KV cache (")) {
     Set(e, Num::kKvCacheTokens, NumberAfter(s, "stored in KV cache ("));
   }
