@@ -171,8 +171,10 @@ const std::vector<Shape>& Shapes() {
       // once a milestone before PyTorch's message on the joined line was read as before it; 69
       // with batch 58's vLLM 0.21 log, whose KV line after the graph profiling's, joined, no
       // longer follows it; 70 with the hand-written llm-awq case, whose joined line puts the
-      // quantizer's bar behind the checkpoint bar's "100%", read first as loaded.)
-      {"line ends lost", nullptr, "\n", 70, LineEndsLost},
+      // quantizer's bar behind the checkpoint bar's "100%", read first as loaded; 71 with batch
+      // 60's Module.to log, whose code line (PyTorch's convert) is read as a frame above the
+      // error and, joined onto the error's line, not as one before it.)
+      {"line ends lost", nullptr, "\n", 71, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;

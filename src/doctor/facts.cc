@@ -542,9 +542,12 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     auto it = e.values.find(Num::kQuantizerTool);
     if (it != e.values.end()) f.quantizer = QuantizerToolName(it->second);
   }
-  f.engine = scan.engines.empty() ? "" : scan.engines[0];
   // The engine is the one that printed engine lines; PyTorch's message alone means "pytorch".
+  // An nvidia-smi table beside them is a snapshot of the card, not the program that failed.
+  f.engine.clear();
   for (const std::string& e : scan.engines) {
+    if (e == "nvidia-smi") continue;
+    if (f.engine.empty()) f.engine = e;
     if (e != "pytorch" && e != "any") {
       f.engine = e;
       break;

@@ -208,6 +208,25 @@ size_t CapturePrefix(std::string_view s) {
   return 0;
 }
 
+// The program a collector's prefix (CapturePrefix, one piece) names: journald's unit, docker
+// compose's service, kubectl --prefix's container; "" for a quote or a timestamp.
+std::string_view CollectorSource(std::string_view piece) {
+  if (piece.starts_with("[pod/")) {
+    const size_t close = piece.find(']');
+    const size_t slash = piece.rfind('/', close);
+    return close != std::string_view::npos && slash != std::string_view::npos
+               ? piece.substr(slash + 1, close - slash - 1)
+               : std::string_view();
+  }
+  while (!piece.empty() && piece.back() == ' ') piece.remove_suffix(1);
+  if (piece.ends_with("|")) return piece.substr(0, piece.find(' '));  // docker compose
+  if (!piece.ends_with(":")) return {};
+  piece.remove_suffix(1);  // journald: "... HOST UNIT[PID]:" or "... HOST UNIT:"
+  if (piece.ends_with("]")) piece = piece.substr(0, piece.rfind('['));
+  const size_t space = piece.rfind(' ');
+  return space == std::string_view::npos ? std::string_view() : piece.substr(space + 1);
+}
+
 std::string_view TrimSpaces(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
@@ -1128,6 +1147,12 @@ class Scanner final : public doctor::EventSink {
   // may continue into it).
   void Deliver(std::string clean, uint64_t first, uint64_t last) {
     const size_t cut = CaptureEnd(clean);
+    source_.clear();
+    for (size_t at = 0, n = 0; at < cut && (n = CapturePrefix(std::string_view(clean).substr(
+                                               at, cut - at))) > 0 && source_.empty();
+         at += n) {
+      source_ = CollectorSource(std::string_view(clean).substr(at, n));
+    }
     if (cut > 0) clean.erase(0, cut);
     // A caret line is passed over as a blank line of a double-spaced log is: the line before
     // stays the previous one (its code line and the error after it read as neighbours).
@@ -1263,8 +1288,8 @@ class Scanner final : public doctor::EventSink {
     const bool after_oom = prev_oomed_ && prev_number_ + 1 == first_number_;
     const doctor::LineView joined(joined_, &joined_bigrams_);
     const doctor::LineView joined_tight(joined_tight_, &joined_bigrams_);
-    const doctor::Line line{line_,     rank_,        this,     joined, prev_framed_ || ipython,
-                            &bigrams(), joined_tight, after_oom};
+    const doctor::Line line{line_,      rank_,        this,      joined, prev_framed_ || ipython,
+                            &bigrams(), joined_tight, after_oom, source_};
     if (failed_) {
       for (const doctor::Reader* r : doctor::Readers()) {
         if (r->begins_run && r->begins_run(line)) {
@@ -1343,6 +1368,7 @@ class Scanner final : public doctor::EventSink {
   bool last_shared_head_ = false;  // the last line began as the one before it
   size_t continuations_ = 0;
   bool command_captured_ = false;  // the held command's first line had a collector's prefix
+  std::string source_;  // the program the delivered line's collector prefix names (Line::source)
   std::string last_head_;  // a whole-looking frame line's, until the next line
   int at_longest_ = 0;
   bool failed_ = false;  // this run emitted a failure event

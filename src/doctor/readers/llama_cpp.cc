@@ -396,7 +396,11 @@ void Match(const Line& line) {
   // done"), not a setting's name ("Batch size for prompt processing: 1024", a front end's).
   if (Has(s, "launch_slot_") || Has(s, "slot update_slots") ||
       Has(s, "prompt processing progress") || Has(s, "prompt processing done") ||
-      Has(s, "new prompt, n_ctx_slot") || Has(s, "kv cache rm [") || Has(s, "memory_seq_rm [")) {
+      Has(s, "new prompt, n_ctx_slot") || Has(s, "kv cache rm [") || Has(s, "memory_seq_rm [") ||
+      // Any slot line about a task (server.cpp's SLT_INF / SLT_WRN: "slot %12s: id %2d | task
+      // %d | ...", e.g. "slot create_check: id  0 | task 9827 | created context checkpoint"):
+      // a slot only has a task while it serves one.
+      (Has(s, "slot ") && Has(s, ": id ") && Has(s, " | task "))) {
     line.Emit(EventKind::kRequest, kEngine);
   }
   // llama-cli's generation set up after the context (tools/main/main.cpp, examples/main before
@@ -707,6 +711,17 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                   "or a smaller or more quantized model",
                "ggml's context holds the whole model in host memory");
         return true;
+      }
+      // Killed while serving, no buffer failing: what llama-server grows in host RAM per request
+      // is its prompt cache (--cache-ram, MiB, 8192 by default since late 2025; 0 disables it)
+      // and each slot's context checkpoints (--ctx-checkpoints, a count per slot, each the size
+      // of the slot's recurrent/SWA state; tools/server/server.cpp, common/arg.cpp).
+      if (d->stage == "runtime" && f.has(EventKind::kHostOomKill) &&
+          !f.has(EventKind::kHostBufferFail)) {
+        AddFix(d, "--cache-ram 0 (or a lower limit in MiB) and --ctx-checkpoints fewer",
+               "the server's prompt cache and each slot's context checkpoints grow in host RAM "
+               "as requests are served");
+        AddFix(d, "-np lower (fewer slots)", "each slot keeps its own checkpoints");
       }
       AddFix(d, "free system RAM (or keep mmap on: no --no-mmap), or -ngl higher",
              "less of the model held in host memory");

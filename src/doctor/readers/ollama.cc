@@ -130,7 +130,13 @@ void Match(const Line& line) {
                       Has(s, "llama-server process no longer running") ||
                       Has(s, "OLLAMA_") || Has(s, "Ollama call failed") ||
                       (Has(s, "POST predict:") && Has(s, "/completion")) ||
-                      Has(s, "ollama runner") || Has(s, "/ollama");
+                      Has(s, "ollama runner") || Has(s, "/ollama") ||
+                      // Its build's paths on Windows ("C:\\a\\ollama\\ollama\\llm\\llama.cpp"),
+                      // and a collector naming the program (journald's "ollama[4504]:", a
+                      // compose service "ollama-1"); its model store's blob names
+                      // (~/.ollama/models/blobs/sha256-<digest>, server/modelpath.go).
+                      Has(s, "\\ollama\\") || line.source.starts_with("ollama") ||
+                      Has(s, "blobs/sha256-") || Has(s, "blobs\\sha256-");
   if (server) {
     auto& e = line.Emit(EventKind::kOllamaMarker, kEngine);
     // "starting llama server" cmd="... --ctx-size 8192 --batch-size 512 --n-gpu-layers 33 ...";

@@ -325,10 +325,31 @@ Tool ToolOfLine(const Line& line, bool progress, bool setup) {
   return kNoTool;
 }
 
+// Whether `name` in the path is the package's directory and not a Python environment's named
+// after it (conda's "envs/vllm/lib/python3.12/site-packages/transformers/trainer.py", a venv's
+// "sglang-env/lib/...", Windows' "envs/vllm/Lib/site-packages/..."): a directory whose next one
+// is the environment's lib/, bin/ or include/ holds the environment, whatever runs in it.
+bool NamesPackage(std::string_view path, std::string_view name) {
+  for (size_t at = path.find(name); at != std::string_view::npos;
+       at = path.find(name, at + 1)) {
+    // A whole directory's name: not "nanovllm/" or "nano-vllm/" (other projects' packages).
+    if (at > 0 && path[at - 1] != '/') continue;
+    const size_t slash = path.find('/', at);
+    if (slash == std::string_view::npos) return true;
+    const std::string_view next = path.substr(slash + 1);
+    if (next.starts_with("lib/") || next.starts_with("lib64/") || next.starts_with("Lib/") ||
+        next.starts_with("bin/") || next.starts_with("include/")) {
+      continue;
+    }
+    return true;
+  }
+  return false;
+}
+
 // The package a frame's file lies in, and the phases only some files run.
 void TagPath(std::string_view path, LogEvent& e) {
-  e.values[Num::kPathHasSglang] = Has(path, "sglang") ? 1 : 0;
-  e.values[Num::kPathHasVllm] = Has(path, "vllm/") ? 1 : 0;
+  e.values[Num::kPathHasSglang] = NamesPackage(path, "sglang") ? 1 : 0;
+  e.values[Num::kPathHasVllm] = NamesPackage(path, "vllm/") ? 1 : 0;
   e.values[Num::kPathHasTransformers] =
       Has(path, "transformers/") || Has(path, "accelerate/") || Has(path, "/awq/") ? 1 : 0;
   // torch/cuda/graphs.py allocates only while capturing (replay allocates nothing); vLLM's
@@ -1373,6 +1394,15 @@ bool ShellJobKilled(std::string_view t) {
   if (t == "Killed" || t.substr(0, 12) == "zsh: killed ") return true;
   // After a progress bar that ended without a newline ("... 20.31s/it]Killed").
   if (t.size() > 7 && t.substr(t.size() - 7) == "]Killed") return true;
+  // A progress bar cut by "^C" with no error after it ("Loading checkpoint shards:  62% 5/8
+  // [00:43<00:26,  8.83s/it]^C"): a notebook's shell cell (Colab's "!python ...") whose process
+  // the runtime killed for memory prints the terminal's ^C there. A user's own Ctrl-C prints the
+  // same, but a run posted as a failure that stopped mid-bar with no error of its own is read as
+  // that kill (the rules then place it by the bar: the load, host memory).
+  if (t.size() > 3 && t.substr(t.size() - 3) == "]^C" &&
+      (Has(t, "s/it]") || Has(t, "it/s]") || Has(t, "?it/s]"))) {
+    return true;
+  }
   if (t.empty() || t[0] != '[') return false;
   size_t i = 1;
   while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
@@ -1635,7 +1665,7 @@ void Match(const Line& line) {
       Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") || Has(s, "oom_kill event") ||
       Has(s, "killed by the OOM killer") || Has(s, "with result 'oom-kill'") ||
       Has(s, "oom-kill event") || Has(s, "OOMKilled") ||
-      ((Has(s, "illed") || Has(s, " 137") || Has(s, "SIGKILL")) && !self_killed &&
+      ((Has(s, "illed") || Has(s, " 137") || Has(s, "SIGKILL") || Has(s, "]^C")) && !self_killed &&
        ShellKilled(line.text))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
@@ -1674,9 +1704,12 @@ void Match(const Line& line) {
   // "model.generate(": a frame of transformers' API. Only inside a traceback: a notebook cell's
   // source pasted above it says what ran, not where it failed.
   // PyTorch's own source under a Module.to()/.cuda()/.half() frame (torch/nn/modules/module.py:
-  // "return self._apply(lambda t: t.cuda(device))", "module._apply(fn)"): moving a model's
-  // parameters onto the GPU, also when the frame's own line was cut from the excerpt.
-  if (!frame && (Has(s, "return self._apply(") || Has(s, "module._apply(fn)"))) {
+  // "return self._apply(lambda t: t.cuda(device))", "module._apply(fn)", and Module.to's inner
+  // convert, "return t.to(device, dtype if t.is_floating_point() or t.is_complex() else None,
+  // non_blocking)", 1.x-2.x): moving a model's parameters onto the GPU, also when the frame's
+  // own line was cut from the excerpt.
+  if (!frame && (Has(s, "return self._apply(") || Has(s, "module._apply(fn)") ||
+                 Has(s, "return t.to(device, dtype if t.is_floating_point()"))) {
     line.Emit(EventKind::kFrame, kEngine).text = "_apply";
   }
   // Meta's reference code loads with Llama.build (llama/generation.py of the Llama 2 and 3

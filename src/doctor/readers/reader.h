@@ -54,6 +54,10 @@ struct Line {
   // The previous line held PyTorch's allocator message or a part of it: this one may continue it
   // (a message wrapped over more than two lines).
   bool after_oom = false;
+  // The program a log collector's prefix named for this line ("" when none): journald's unit
+  // ("ollama" of "host ollama[4504]: "), docker compose's service ("ollama-1" of
+  // "ollama-1  | "), kubectl --prefix's container. The prefix itself is not in `text`.
+  std::string_view source = {};
 
   // `text` with its byte pairs, for fast Has().
   LineView view() const { return LineView(text, bigrams); }
