@@ -1399,8 +1399,8 @@ const std::vector<Rule>& Rules() {
            "the KV cache --kv-cache-memory-bytes fixed did not fit beside the weights: with it "
            "vLLM skips its memory profiling, so nothing checked the size against free memory"),
       Text(C::kKvNoMemory, S::kKvCache, At<S::kKvCache>,
-           "allocating the KV cache ran out of memory: what was measured as free at profiling was "
-           "no longer there"),
+           "allocating the KV cache ran out of memory: less was free than the cache needs (an "
+           "engine that sized it by profiling found the memory it measured no longer free)"),
       Worded(C::kComputeBuffer, S::kProfile, GgmlEngineAtProfile, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kProfile, ProfileMultimodal, Words::kProfileEncoder),
       Worded(C::kActivationPeak, S::kProfile, TgiAtProfile, Words::kWarmupPrefill),

@@ -2177,6 +2177,18 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "the cache is batch x max length x layers of K and V, reserved before the first token");
     return true;
   }
+  if (cause == Cause::kKvNoMemory || cause == Cause::kKvTooLongContext ||
+      cause == Cause::kKvTooManySequences) {
+    // A program of its own (no serving engine's lines): its KV cache is what its code sizes,
+    // batch x length x layers of K and V, wherever it keeps it.
+    AddFix(d, "a smaller batch and a shorter maximum length for the program's KV cache (its own "
+              "batch-size and max-length settings)",
+           "the cache is batch x length x layers of K and V");
+    AddFix(d, "a KV cache in 8 bits, or the part kept off the GPU kept smaller (where the "
+              "program offers them)",
+           "fewer bytes per cached token");
+    return true;
+  }
   if (cause == Cause::kMultimodalEncoder) {
     if (f.get(Num::kTrainingLaunch)) {
       // The trainers' own caps on an image's pixels: LLaMA-Factory's image_max_pixels (0.9+),
