@@ -1664,6 +1664,25 @@ void Match(const Line& line) {
     auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
     Set(e, Num::kRequestedBytes, BytesAfter(s, "Unable to allocate"));
   }
+  // Python's own, raised where the interpreter's malloc failed (Objects/obmalloc.c,
+  // PyErr_NoMemory): the exception's line, "MemoryError" alone or with its message, also as the
+  // first of a chain a later exception hides ("During handling of the above exception").
+  if (Has(s, "MemoryError")) {
+    std::string_view t = line.text;
+    while (!t.empty() && (t.front() == ' ' || t.front() == '`')) t.remove_prefix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\r' || t.back() == '`')) {
+      t.remove_suffix(1);
+    }
+    // After a log prefix ("[rank0]: ", a worker's tag) or a code line a paste joined to it,
+    // never inside another name ("torch.OutOfMemoryError", NumPy's "_ArrayMemoryError").
+    const size_t at = t.rfind("MemoryError");
+    const std::string_view before = t.substr(0, at), after = t.substr(at + 11);
+    const bool starts = before.empty() || before.ends_with(": ") || before.ends_with("] ") ||
+                        before.ends_with("| ") || before.ends_with(") ");
+    if (starts && (after.empty() || after.front() == ':')) {
+      line.Emit(EventKind::kHostBufferFail, kEngine);
+    }
+  }
   MatchHostAllocFail(line);
   // The kernel's OOM killer (host memory): "Out of memory: Killed process 1234 (python)".
   // torchrun's elastic agent reporting a worker ended by SIGKILL, "failed (exitcode: -9)"
