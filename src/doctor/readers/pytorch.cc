@@ -1673,12 +1673,12 @@ void Match(const Line& line) {
     while (!t.empty() && (t.back() == ' ' || t.back() == '\r' || t.back() == '`')) {
       t.remove_suffix(1);
     }
-    // After a log prefix ("[rank0]: ", a worker's tag) or a code line a paste joined to it,
-    // never inside another name ("torch.OutOfMemoryError", NumPy's "_ArrayMemoryError").
+    // After a log prefix ("[rank0]: ", a worker's tag) or a code line a paste joined to it (a
+    // word of its own), never inside another name ("torch.OutOfMemoryError", NumPy's
+    // "_ArrayMemoryError").
     const size_t at = t.rfind("MemoryError");
     const std::string_view before = t.substr(0, at), after = t.substr(at + 11);
-    const bool starts = before.empty() || before.ends_with(": ") || before.ends_with("] ") ||
-                        before.ends_with("| ") || before.ends_with(") ");
+    const bool starts = before.empty() || before.back() == ' ';
     if (starts && (after.empty() || after.front() == ':')) {
       line.Emit(EventKind::kHostBufferFail, kEngine);
     }
