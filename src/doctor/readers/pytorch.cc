@@ -1509,26 +1509,28 @@ void MatchSharedMemory(const Line& line) {
 void MatchHostAllocFail(const Line& line) {
   const LineView s = line.view();
   MatchSharedMemory(line);
-  const auto allocator_says = [](std::string_view t) {
+  // (Generic: a LineView keeps its byte pairs, so most lines are ruled out without a search.)
+  const auto allocator_says = [](const auto& t) {
     return Has(t, "DefaultCPUAllocator") &&
            (Has(t, "not enough memory") || Has(t, "can't allocate memory"));
   };
   // Also its message cut by a terminal or a post's editor mid-word ("DefaultCPUAllocator: can" +
   // "'t allocate memory: you"), read on the piece that completes it: the previous line and this
   // one joined as cut (Line::joined_tight), where the previous line alone did not say it.
-  const std::string_view tight = line.joined_tight;
+  const LineView& tight = line.joined_tight;
   const bool joined_allocator =
       !allocator_says(s) && tight.size() > line.text.size() && allocator_says(tight) &&
-      !allocator_says(tight.substr(0, tight.size() - line.text.size()));
+      !allocator_says(std::string_view(tight).substr(0, tight.size() - line.text.size()));
   const bool cpu_allocator = allocator_says(s) || joined_allocator;
   // PyTorch's file mapping (aten/src/ATen/MapAllocator.cpp, 1.x-2.x: "unable to mmap N bytes
   // from file <F>: Cannot allocate memory (12)"), which torch.load(mmap=True) and shared CPU
   // storages use: the host refused the mapping (ENOMEM: address space or overcommit limits).
-  const auto map_says = [](std::string_view t) {
+  const auto map_says = [](const auto& t) {
     return Has(t, "unable to mmap ") && Has(t, "Cannot allocate memory (12");
   };
   const bool joined_map = !map_says(s) && tight.size() > line.text.size() && map_says(tight) &&
-                          !map_says(tight.substr(0, tight.size() - line.text.size()));
+                          !map_says(std::string_view(tight).substr(0, tight.size() -
+                                                                        line.text.size()));
   const bool map = map_says(s) || joined_map;
   if (!cpu_allocator && !map && !Has(s, "[Errno 12] Cannot allocate memory") &&
       !Has(s, "Cannot allocate memory (os error 12)")) {
@@ -1537,11 +1539,12 @@ void MatchHostAllocFail(const Line& line) {
   auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
   if (cpu_allocator) {
     Set(e, Num::kRequestedBytes,
-        NumberAfter(joined_allocator ? tight : std::string_view(s), "you tried to allocate "));
+        NumberAfter(joined_allocator ? std::string_view(tight) : std::string_view(s),
+                    "you tried to allocate "));
   }
   if (map) {
     Set(e, Num::kRequestedBytes,
-        NumberAfter(joined_map ? tight : std::string_view(s), "unable to mmap "));
+        NumberAfter(joined_map ? std::string_view(tight) : std::string_view(s), "unable to mmap "));
   }
 }
 
