@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
+#include <string_view>
 
 #include "core/text.h"
 #include "core/units.h"
@@ -1506,46 +1508,45 @@ void MatchSharedMemory(const Line& line) {
   }
 }
 
+// The text on which `says` holds: the line's own, else the previous line and this one joined as
+// a terminal or a post's editor cut them mid-word (Line::joined_tight: "DefaultCPUAllocator:
+// can" + "'t allocate memory: you") where the previous line alone did not say it, so the piece
+// that completes a message reads it once. `says` takes a LineView (its byte pairs rule most lines
+// out without a search) or a plain view.
+template <typename Says>
+std::optional<std::string_view> SaidAcrossCut(const Line& line, Says says) {
+  const LineView s = line.view();
+  if (says(s)) return std::string_view(s);
+  const LineView& tight = line.joined_tight;
+  if (tight.size() <= line.text.size() || !says(tight)) return std::nullopt;
+  const std::string_view before =
+      std::string_view(tight).substr(0, tight.size() - line.text.size());
+  if (says(before)) return std::nullopt;
+  return std::string_view(tight);
+}
+
 void MatchHostAllocFail(const Line& line) {
   const LineView s = line.view();
   MatchSharedMemory(line);
-  // (Generic: a LineView keeps its byte pairs, so most lines are ruled out without a search.)
-  const auto allocator_says = [](const auto& t) {
+  const auto cpu_allocator = SaidAcrossCut(line, [](const auto& t) {
     return Has(t, "DefaultCPUAllocator") &&
            (Has(t, "not enough memory") || Has(t, "can't allocate memory"));
-  };
-  // Also its message cut by a terminal or a post's editor mid-word ("DefaultCPUAllocator: can" +
-  // "'t allocate memory: you"), read on the piece that completes it: the previous line and this
-  // one joined as cut (Line::joined_tight), where the previous line alone did not say it.
-  const LineView& tight = line.joined_tight;
-  const bool joined_allocator =
-      !allocator_says(s) && tight.size() > line.text.size() && allocator_says(tight) &&
-      !allocator_says(std::string_view(tight).substr(0, tight.size() - line.text.size()));
-  const bool cpu_allocator = allocator_says(s) || joined_allocator;
+  });
   // PyTorch's file mapping (aten/src/ATen/MapAllocator.cpp, 1.x-2.x: "unable to mmap N bytes
   // from file <F>: Cannot allocate memory (12)"), which torch.load(mmap=True) and shared CPU
   // storages use: the host refused the mapping (ENOMEM: address space or overcommit limits).
-  const auto map_says = [](const auto& t) {
+  const auto map = SaidAcrossCut(line, [](const auto& t) {
     return Has(t, "unable to mmap ") && Has(t, "Cannot allocate memory (12");
-  };
-  const bool joined_map = !map_says(s) && tight.size() > line.text.size() && map_says(tight) &&
-                          !map_says(std::string_view(tight).substr(0, tight.size() -
-                                                                        line.text.size()));
-  const bool map = map_says(s) || joined_map;
+  });
   if (!cpu_allocator && !map && !Has(s, "[Errno 12] Cannot allocate memory") &&
       !Has(s, "Cannot allocate memory (os error 12)")) {
     return;
   }
   auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
   if (cpu_allocator) {
-    Set(e, Num::kRequestedBytes,
-        NumberAfter(joined_allocator ? std::string_view(tight) : std::string_view(s),
-                    "you tried to allocate "));
+    Set(e, Num::kRequestedBytes, NumberAfter(*cpu_allocator, "you tried to allocate "));
   }
-  if (map) {
-    Set(e, Num::kRequestedBytes,
-        NumberAfter(joined_map ? std::string_view(tight) : std::string_view(s), "unable to mmap "));
-  }
+  if (map) Set(e, Num::kRequestedBytes, NumberAfter(*map, "unable to mmap "));
 }
 
 // The device's own out-of-memory errors, outside the caching allocator's message: ROCm builds'
