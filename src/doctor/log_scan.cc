@@ -1018,12 +1018,14 @@ class Scanner final : public doctor::EventSink {
   // line), the indentation every line of the look-ahead shared (a Markdown code block, an
   // e-mail's indent), and the prefixes inside that indentation (a kubectl capture pasted as a
   // code block).
-  size_t CaptureEnd(std::string_view s) const {
+  // With `source`, also the program the first prefix that names one names (CollectorSource).
+  size_t CaptureEnd(std::string_view s, std::string_view* source = nullptr) const {
     size_t cut = 0;
     auto prefixes = [&] {
       for (int i = 0; i < 3; ++i) {
         const size_t n = CapturePrefix(s.substr(cut));
         if (n == 0) break;
+        if (source && source->empty()) *source = CollectorSource(s.substr(cut, n));
         cut += n;
       }
     };
@@ -1146,13 +1148,9 @@ class Scanner final : public doctor::EventSink {
   // One logical line, read. `first`: the physical line it starts on (the previous logical line
   // may continue into it).
   void Deliver(std::string clean, uint64_t first, uint64_t last) {
-    const size_t cut = CaptureEnd(clean);
-    source_.clear();
-    for (size_t at = 0, n = 0; at < cut && (n = CapturePrefix(std::string_view(clean).substr(
-                                               at, cut - at))) > 0 && source_.empty();
-         at += n) {
-      source_ = CollectorSource(std::string_view(clean).substr(at, n));
-    }
+    std::string_view source;
+    const size_t cut = CaptureEnd(clean, &source);
+    source_.assign(source);  // before the prefix it points into is erased
     if (cut > 0) clean.erase(0, cut);
     // A caret line is passed over as a blank line of a double-spaced log is: the line before
     // stays the previous one (its code line and the error after it read as neighbours).
