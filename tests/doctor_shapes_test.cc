@@ -177,8 +177,10 @@ const std::vector<Shape>& Shapes() {
       // longer follows it; 70 with the hand-written llm-awq case, whose joined line puts the
       // quantizer's bar behind the checkpoint bar's "100%", read first as loaded; 71 with batch
       // 60's Module.to log, whose code line (PyTorch's convert) is read as a frame above the
-      // error and, joined onto the error's line, not as one before it.)
-      {"line ends lost", nullptr, "\n", 71, LineEndsLost},
+      // error and, joined onto the error's line, not as one before it; 57 once a frame's source
+      // line is parted from the frame's (indented, read as its code: the loader called, the
+      // static cache's and ZeRO-3's frames) and IPython's arrow and "Cell In[" begin records.)
+      {"line ends lost", nullptr, "\n", 57, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;

@@ -160,7 +160,7 @@ bool FunctionPrefix(std::string_view r) {
 }
 
 // The kinds of record RecordBegins tells apart, so that a kind repeated along one line shows
-// the line ends were lost. The first seven follow kOpeners' order.
+// the line ends were lost. The first eight follow kOpeners' order.
 enum Kind : int {
   kNoRecord,
   kTracebackHeader,
@@ -170,6 +170,8 @@ enum Kind : int {
   kPanic,
   kGoroutine,
   kShardsBar,
+  kCell,
+  kArrow,
   kException,
   kFunction,
   kLevelDate,
@@ -181,9 +183,34 @@ enum Kind : int {
   kRecordKinds
 };
 
+// (IPython prints its header without the colon, after the exception's name: "OutOfMemoryError
+// <spaces> Traceback (most recent call last)"; its frames open "Cell In[7], line 3" from 8.0.)
 constexpr std::string_view kOpeners[] = {
-    "Traceback (most recent call last):", "File \"", "During handling of the above",
-    "The above exception was", "panic: ", "goroutine ", "Loading checkpoint shards:"};
+    "Traceback (most recent call last)", "File \"", "During handling of the above",
+    "The above exception was", "panic: ", "goroutine ", "Loading checkpoint shards:", "Cell In["};
+
+// IPython's arrow at the failing source line of a frame ("---> 3 out = model.generate(...)",
+// "----> 888 set_module_tensor_to_device(...)": as long as the frame's line numbers are wide).
+bool IpythonArrow(std::string_view r) {
+  size_t d = 0;
+  while (d < r.size() && r[d] == '-') ++d;
+  return d >= 2 && r.substr(d, 2) == "> " && Digits(r, d + 2, 1);
+}
+
+// Where the source line a Python frame prints under itself begins, when the line ends were lost
+// and it follows the frame's `File "PATH", line N, in NAME` on the same line (npos: it does
+// not). NAME is one word (an identifier, "<module>", "<lambda>"); the code begins after it.
+size_t FrameCodeAt(std::string_view s, size_t at) {
+  const size_t line = s.find("\", line ", at);
+  if (line == std::string_view::npos || line - at > 512) return std::string_view::npos;
+  size_t i = line + 8;
+  if (!Digits(s, i, 1)) return std::string_view::npos;
+  while (Digits(s, i, 1)) ++i;
+  if (s.substr(i, 5) != ", in ") return std::string_view::npos;
+  i = s.find(' ', i + 5);  // past the function's name
+  while (i < s.size() && s[i] == ' ') ++i;
+  return i < s.size() ? i : std::string_view::npos;
+}
 
 // The kind of record that begins at `at` (kNoRecord: none).
 int RecordBegins(std::string_view s, size_t at) {
@@ -192,7 +219,7 @@ int RecordBegins(std::string_view s, size_t at) {
   const auto starts = [&](std::string_view p) { return r.substr(0, p.size()) == p; };
   // Told apart by the first byte: a long line has a candidate after each of its spaces.
   const char c = r[0];
-  if (c == 'T' || c == 'F' || c == 'D' || c == 'p' || c == 'g' || c == 'L') {
+  if (c == 'T' || c == 'F' || c == 'D' || c == 'p' || c == 'g' || c == 'L' || c == 'C') {
     for (size_t k = 0; k < std::size(kOpeners); ++k) {
       if (starts(kOpeners[k])) return kTracebackHeader + static_cast<int>(k);
     }
@@ -208,6 +235,7 @@ int RecordBegins(std::string_view s, size_t at) {
       }
     }
   }
+  if (c == '-' && IpythonArrow(r)) return kArrow;
   if (std::isalpha(static_cast<unsigned char>(c)) && ExceptionLine(r)) return kException;
   if (c >= 'a' && c <= 'z' && FunctionPrefix(r)) return kFunction;
   // A worker's prefix ("(EngineCore_DP0 pid=812)", "(VllmWorker rank=1 pid=903752)") or a
@@ -276,12 +304,15 @@ bool Flattened(std::string_view line, std::string* out) {
   // Where records begin after a space, and how often each kind does (the line's first record
   // counted too).
   std::vector<size_t> begins;
+  std::vector<size_t> code;  // those of them that are a frame's source line
   int seen[kRecordKinds] = {};
   const size_t text_from = line.find_first_not_of(" \t");  // past the indentation
   if (text_from == std::string_view::npos) return false;
-  // A cheap test before the scan: a traceback's frame, or the line's first bytes (its records'
-  // common opening: a timestamp's year, a worker's tag, a level) twice more further on.
-  if (line.find("File \"") == std::string_view::npos) {
+  // A cheap test before the scan: a traceback's frame (Python's, or IPython's arrow), or the
+  // line's first bytes (its records' common opening: a timestamp's year, a worker's tag, a
+  // level) twice more further on.
+  const auto npos = std::string_view::npos;
+  if (line.find("File \"") == npos && line.find("--> ") == npos) {
     const std::string_view opening = line.substr(text_from, 6);
     const size_t again = line.find(opening, text_from + opening.size());
     if (opening.size() < 6 || again == std::string_view::npos ||
@@ -297,13 +328,25 @@ bool Flattened(std::string_view line, std::string* out) {
     if (kind == kNoRecord) continue;
     begins.push_back(i);
     repeated |= ++seen[kind] >= kFlatRepeats;
+    // A frame's source line after it is a record of its own.
+    if (kind == kFrame) code.push_back(FrameCodeAt(line, i));
   }
+  if (RecordBegins(line, text_from) == kFrame) code.push_back(FrameCodeAt(line, text_from));
+  // (Not where a record begins anyway: a rank's prefix before the code keeps it a line of its
+  // own, as printed.)
+  std::erase_if(code, [&](size_t c) {
+    return c == std::string_view::npos || RecordBegins(line, c) != kNoRecord;
+  });
   // One line of an engine holds each of these at most twice (a collector's timestamp before
-  // the program's own, nested workers' tags); a frame after a traceback's header or before an
-  // exception is a traceback laid on one line.
-  if (!repeated && !(seen[kFrame] > 0 && (seen[kTracebackHeader] > 0 || seen[kException] > 0))) {
+  // the program's own, nested workers' tags); a frame (Python's, IPython's cell or arrow) after
+  // a traceback's header or before an exception is a traceback laid on one line.
+  const bool framed = seen[kFrame] > 0 || seen[kCell] > 0 || seen[kArrow] > 0;
+  if (!repeated && !(framed && (seen[kTracebackHeader] > 0 || seen[kException] > 0))) {
     return false;
   }
+  begins.insert(begins.end(), code.begin(), code.end());
+  std::sort(begins.begin(), begins.end());
+  begins.erase(std::unique(begins.begin(), begins.end()), begins.end());
   std::string text;
   size_t from = 0;
   size_t prefixes_end = PrefixesEnd(line, from);  // worked out once for each record
@@ -315,6 +358,9 @@ bool Flattened(std::string_view line, std::string* out) {
     if (prefixes_end >= end) continue;
     text.append(line.substr(from, end - from));
     text += '\n';
+    // A frame's source line indented as Python prints it: read as the frame's code, not as the
+    // rest of a frame line a terminal cut.
+    if (std::find(code.begin(), code.end(), i) != code.end()) text += "    ";
     from = i;
     prefixes_end = PrefixesEnd(line, from);
   }

@@ -70,6 +70,25 @@ TEST(Paste, LineEndsLost) {
             "[rank0]:   File \"/w/sft.py\", line 61, in <module>\n"
             "[rank0]:     model = model.to(\"cuda\")\n"
             "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB.");
+  // A frame's source line on the frame's own line: apart again, indented as Python prints it.
+  EXPECT_EQ(Unwrapped("Traceback (most recent call last): File \"/workspace/eval/run_eval.py\", "
+                      "line 97, in <module> model, tokenizer = load_model(args.model_name_or_path) "
+                      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 250.00 "
+                      "MiB."),
+            "Traceback (most recent call last):\n"
+            "File \"/workspace/eval/run_eval.py\", line 97, in <module>\n"
+            "    model, tokenizer = load_model(args.model_name_or_path)\n"
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 250.00 MiB.");
+  // IPython's traceback: its header without a colon, the arrow at the failing line.
+  EXPECT_EQ(Unwrapped("OutOfMemoryError                          Traceback (most recent call last) "
+                      "Cell In[7], line 3 1 inputs = tokenizer(prompt).to(\"cuda\") ---> 3 out = "
+                      "model.generate(**inputs, max_new_tokens=512) OutOfMemoryError: CUDA out of "
+                      "memory. Tried to allocate 64.00 MiB."),
+            "OutOfMemoryError\n"
+            "Traceback (most recent call last)\n"
+            "Cell In[7], line 3 1 inputs = tokenizer(prompt).to(\"cuda\")\n"
+            "---> 3 out = model.generate(**inputs, max_new_tokens=512)\n"
+            "OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB.");
   // An engine's own long line, its beginnings only in its prefixes (a collector's timestamp
   // before the program's own): left alone.
   EXPECT_EQ(Unwrapped("2025-07-14T09:26:53.481734012Z engine.py :190 2024-02-03 03:44:03,976 "
