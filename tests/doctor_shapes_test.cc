@@ -179,8 +179,13 @@ const std::vector<Shape>& Shapes() {
       // 60's Module.to log, whose code line (PyTorch's convert) is read as a frame above the
       // error and, joined onto the error's line, not as one before it; 57 once a frame's source
       // line is parted from the frame's (indented, read as its code: the loader called, the
-      // static cache's and ZeRO-3's frames) and IPython's arrow and "Cell In[" begin records.)
-      {"line ends lost", nullptr, "\n", 57, LineEndsLost},
+      // static cache's and ZeRO-3's frames) and IPython's arrow and "Cell In[" begin records;
+      // 47 once each record parted from one line has a number of its own in reading order
+      // (LogEvent::line), so that the milestones before the error precede it and a code line
+      // follows its frame. A newest-first RunPod log moved the other way: joined, the vLLM
+      // timestamps inside its records go forward between the collector's, which go back, so
+      // it is no longer read as newest first, and its milestones now follow the error.)
+      {"line ends lost", nullptr, "\n", 47, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;

@@ -35,10 +35,18 @@ namespace vramfit {
 struct LogEvent {
   EventKind kind{};
   std::string engine;  // vllm | sglang | llama.cpp | ollama | tgi | transformers | pytorch | ...
-  uint64_t line = 0;   // 1-based
-  std::string rank;    // "rank=1", "TP0", "Worker_TP1", ... ("" when none)
+  // The record's place in reading order, 1-based: the file's line, except where one line of
+  // the file held several records (a log whose line ends were lost, a traceback pasted as a
+  // string with escaped line ends): each of them then has a number of its own, so that their
+  // order and adjacency read as they would on lines of their own.
+  uint64_t line = 0;
+  uint64_t file_line = 0;  // the file's line the record is on (0: `line`)
+  std::string rank;        // "rank=1", "TP0", "Worker_TP1", ... ("" when none)
   std::map<Num, double> values;
   std::string text;  // frame function name, error text (trimmed, at most 300 bytes)
+
+  // The line to cite to the reader: the file's.
+  uint64_t shown_line() const { return file_line ? file_line : line; }
 };
 
 struct ScanOptions {

@@ -180,7 +180,7 @@ class Doctor {
         const std::string text = s->text.size() > 100 ? s->text.substr(0, 100) + "..." : s->text;
         d_.notes.push_back(fmt::format(
             "{} reached serving (line {}: {}) and the log shows no failure after it",
-            d_.engine.empty() ? std::string("the engine") : d_.engine, s->line, text));
+            d_.engine.empty() ? std::string("the engine") : d_.engine, s->shown_line(), text));
       }
       SmiSnapshot();
       return d_;
@@ -240,7 +240,7 @@ class Doctor {
   }
 
   void SetOtherError(const LogEvent& e, const doctor::OtherErrorClass& c) {
-    d_.other_error = OtherError{c.name, e.line, QuoteOf(e), c.usual};
+    d_.other_error = OtherError{c.name, e.shown_line(), QuoteOf(e), c.usual};
   }
 
   // The error's text whole: a line that named the error whole and that a terminal then wrapped
@@ -278,19 +278,21 @@ class Doctor {
     d_.stage_evidence = f_.stage_why;
     if (c.stage_stated && c.unplaced_stage) {
       d_.stage = StageName(*c.unplaced_stage);
-      d_.stage_evidence = fmt::format("the error's own words: {} (line {})", c.words, e.line);
+      d_.stage_evidence = fmt::format("the error's own words: {} (line {})", c.words,
+                                      e.shown_line());
     } else if (!f_.frame_stage && !f_.milestone_stage && c.unplaced_stage) {
       d_.stage = StageName(*c.unplaced_stage);
       d_.stage_evidence = fmt::format("no frame or milestone: {} strikes at {}", c.words,
                                       StageName(*c.unplaced_stage));
     }
     SetOtherError(e, c);
-    d_.summary = fmt::format("this failure is not an out-of-memory: {} (line {})", c.words, e.line);
+    d_.summary = fmt::format("this failure is not an out-of-memory: {} (line {})", c.words,
+                             e.shown_line());
     if (c.undecided) {
       d_.cause = "undetermined";
       d_.summary = fmt::format(
           "the log does not say whether this failure is an out-of-memory: {} (line {})", c.words,
-          e.line);
+          e.shown_line());
     }
     if (*c.usual) d_.notes.push_back(std::string("usual cause: ") + c.usual);
     // libstdc++'s report of an uncaught exception: "what():  <message>".
@@ -327,16 +329,25 @@ class Doctor {
                "(vLLM's own message says so)");
       }
     }
-    d_.evidence.push_back(fmt::format("line {}: {}", e.line, d_.other_error->text));
+    d_.evidence.push_back(fmt::format("line {}: {}", e.shown_line(), d_.other_error->text));
     if (f_.frame_stage) {
       for (const LogEvent* fr : f_.frames) {
         if (doctor::StageFromFrames({fr}) == f_.frame_stage) {
-          d_.evidence.push_back(fmt::format("line {}: {}", fr->line, fr->text));
+          d_.evidence.push_back(fmt::format("line {}: {}", fr->shown_line(), fr->text));
           break;
         }
       }
     }
     return d_;
+  }
+
+  // The file's line of the out-of-memory read as the failure (f_.oom_line is its place in
+  // reading order).
+  uint64_t OomShownLine() const {
+    for (const LogEvent& e : scan_.events) {
+      if (doctor::IsFailureEvent(e.kind) && e.line == f_.oom_line) return e.shown_line();
+    }
+    return f_.oom_line;
   }
 
   // Another error beside the out-of-memory: named, not diagnosed.
@@ -346,13 +357,13 @@ class Doctor {
     if (f_.oom_line == 0) {
       d_.notes.push_back(fmt::format("the log also shows {} at line {}: the KV-cache error is "
                                      "read as the failure",
-                                     c.words, e.line));
+                                     c.words, e.shown_line()));
       return;
     }
     d_.notes.push_back(fmt::format(
         "the log also shows {} at line {}, {} the out-of-memory (line {}): the out-of-memory is "
         "read as the failure{}",
-        c.words, e.line, e.line > f_.oom_line ? "after" : "before", f_.oom_line,
+        c.words, e.shown_line(), e.line > f_.oom_line ? "after" : "before", OomShownLine(),
         e.line > f_.oom_line ? "; an error after it is often its consequence" : ""));
   }
 
@@ -368,7 +379,7 @@ class Doctor {
           "line {}'s NVML assert is PyTorch's out-of-memory: the caching allocator asserts on "
           "NVML while it writes the out-of-memory message, and NVML did not answer (Jetson, some "
           "containers and WSL set-ups)",
-          e.line));
+          e.shown_line()));
       return;
     }
   }
@@ -433,7 +444,7 @@ class Doctor {
     auto add = [&](const LogEvent* e) {
       if (!e || seen.count(e->line) || d_.evidence.size() >= 6) return;
       seen.insert(e->line);
-      d_.evidence.push_back(fmt::format("line {}: {}", e->line, e->text));
+      d_.evidence.push_back(fmt::format("line {}: {}", e->shown_line(), e->text));
     };
     for (EventKind k : kCited) add(f_.first_of(k));
     if (f_.frame_stage) {
@@ -589,7 +600,7 @@ class Doctor {
         auto total = e.values.find(Num::kSmiTotalBytes);
         if (total == e.values.end()) continue;
         d_.notes.push_back(
-            fmt::format("nvidia-smi, line {}: GPU {}{} of {}", e.line, gpus++,
+            fmt::format("nvidia-smi, line {}: GPU {}{} of {}", e.shown_line(), gpus++,
                         used != e.values.end() ? fmt::format(" uses {}", Gib(used->second)) : "",
                         Gib(total->second)));
       } else if (e.kind == EventKind::kSmiProcess) {

@@ -75,7 +75,7 @@ std::string Cited(const LogEvent* e) {
   std::string text = e->text.size() > 100 ? e->text.substr(0, 100) + "..." : e->text;
   // An event that carries only numbers (a launch's settings): its kind, not an empty citation.
   if (text.empty()) text = fmt::format("({})", EventKindName(e->kind));
-  return fmt::format("line {}: {}", e->line, text);
+  return fmt::format("line {}: {}", e->shown_line(), text);
 }
 
 }  // namespace
@@ -383,7 +383,7 @@ void DecideStage(const LogScan& scan, Facts* fp) {
         "reached past the profile run: vLLM encodes its largest dummy items in the profile run "
         "before it sizes the KV cache, and a request's items are no larger (a guess; the "
         "excerpt does not show the phase)",
-        fmt::format("line {}", f.encoder->line));
+        fmt::format("line {}", f.encoder->shown_line()));
   } else if (V0MultimodalProfile(f, frames)) {
     f.stage_conflict = f.stage_why + ", which alone would say serving";
     f.stage = Stage::kProfile;

@@ -269,7 +269,7 @@ class Scanner final : public doctor::EventSink {
       return;
     }
     if (!binary) {
-      ForEachPiece(raw, [this](std::string_view piece) {
+      ForEachPiece(raw, /*numbered=*/false, [this](std::string_view piece) {
         ObserveWidth(Columns(doctor::StripAnsi(piece)), piece);
       });
       ObserveGutter(raw);
@@ -325,13 +325,14 @@ class Scanner final : public doctor::EventSink {
 
   void Read(std::string_view raw, bool cut, bool binary) {
     ++out_->lines;
+    ++number_;
     if (gutter_ && !binary) raw.remove_prefix(GutterEnd(raw));
     if (cut) ++out_->long_lines;
     if (double_spaced_ && !binary && Blank(raw)) {
       // The line before stays the previous one (a message wrapped across the blank joins).
-      if (prev_number_ + 1 == out_->lines) prev_number_ = out_->lines;
-      if (!held_.empty()) held_last_ = out_->lines;
-      if (!message_.empty() && held_.empty()) message_last_ = out_->lines;
+      if (prev_number_ + 1 == number_) prev_number_ = number_;
+      if (!held_.empty()) held_last_ = number_;
+      if (!message_.empty() && held_.empty()) message_last_ = number_;
       return;
     }
     if (binary) {
@@ -349,19 +350,20 @@ class Scanner final : public doctor::EventSink {
       if (!full || escaped_held_.size() >= opt_.max_line_bytes) ReadEscapedHeld();
       return;
     }
-    ForEachPiece(raw, [this](std::string_view piece) { Piece(piece); });
+    ForEachPiece(raw, /*numbered=*/true, [this](std::string_view piece) { Piece(piece); });
   }
 
   // The pieces of a wrapped string with escaped line ends, joined: read as one log line.
   void ReadEscapedHeld() {
     const std::string joined = std::exchange(escaped_held_, std::string());
-    ForEachPiece(joined, [this](std::string_view piece) { Piece(piece); });
+    ForEachPiece(joined, /*numbered=*/true, [this](std::string_view piece) { Piece(piece); });
   }
 
-  // The text lines of one log line: a collector's record or an escaped paste gives its lines
-  // (each read with this line's number), any other line itself.
+  // The text lines of one log line: a collector's record or an escaped paste gives its lines,
+  // any other line itself. Each line after the first gets a number of its own when `numbered`
+  // (LogEvent::line; the file's line is kept for citing it).
   template <typename F>
-  static void ForEachPiece(std::string_view raw, F&& fn) {
+  void ForEachPiece(std::string_view raw, bool numbered, F&& fn) {
     std::string text;
     if (!doctor::Unwrap(raw, &text)) {
       fn(raw);
@@ -372,7 +374,19 @@ class Scanner final : public doctor::EventSink {
       fn(rest.substr(0, end));
       if (end == std::string_view::npos) break;
       rest.remove_prefix(end + 1);
+      if (numbered) {
+        ++number_;
+        shifts_.push_back({number_, number_ - out_->lines});
+      }
     }
+  }
+
+  // The file's line of a record numbered `n` (ForEachPiece).
+  uint64_t FileLine(uint64_t n) const {
+    const auto after = std::upper_bound(
+        shifts_.begin(), shifts_.end(), n,
+        [](uint64_t v, const std::pair<uint64_t, uint64_t>& s) { return v < s.first; });
+    return after == shifts_.begin() ? n : n - std::prev(after)->second;
   }
 
   // One line of the engine's text: cleaned, and held while it is a piece a terminal wrapped.
@@ -380,7 +394,7 @@ class Scanner final : public doctor::EventSink {
     std::string clean = doctor::StripAnsi(raw);
     const size_t width = Columns(clean);  // the terminal's columns, before "--" for a dash
     doctor::PlainTypography(&clean);
-    uint64_t first = out_->lines;  // the physical line the logical one starts on
+    uint64_t first = number_;  // the line the logical one starts on
     if (!held_.empty()) {
       // A new record of the same source (its first bytes those of the held piece: a worker's
       // prefix, a timestamp's date) does not continue it; nor does an indented line after a
@@ -410,7 +424,7 @@ class Scanner final : public doctor::EventSink {
     if (wrap != 0 && width == wrap && !TableRow(clean) && !LongMessageOpens(clean, &closing)) {
       held_ = std::move(clean);
       held_first_ = first;
-      held_last_ = out_->lines;
+      held_last_ = number_;
       return;
     }
     // A traceback frame line waits for the next line: a terminal may have cut it where no
@@ -418,11 +432,11 @@ class Scanner final : public doctor::EventSink {
     if (clean.find("File \"") != std::string::npos) {
       held_ = std::move(clean);
       held_first_ = first;
-      held_last_ = out_->lines;
+      held_last_ = number_;
       held_frame_ = true;
       return;
     }
-    Process(std::move(clean), first, out_->lines);
+    Process(std::move(clean), first, number_);
   }
 
   // A viewer's line number before a line: spaces, up to kGutterDigits digits, then a tab or
@@ -532,7 +546,10 @@ class Scanner final : public doctor::EventSink {
     if (time_back_ >= 2 && time_forward_ == 0) {
       out_->newest_first = true;
       std::reverse(out_->events.begin(), out_->events.end());
-      for (LogEvent& e : out_->events) e.line = out_->lines + 1 - e.line;
+      for (LogEvent& e : out_->events) {
+        e.line = number_ + 1 - e.line;
+        e.file_line = out_->lines + 1 - e.file_line;
+      }
     }
     std::vector<std::pair<std::string, uint64_t>> v(engine_counts_.begin(), engine_counts_.end());
     std::stable_sort(v.begin(), v.end(),
@@ -1170,7 +1187,8 @@ class Scanner final : public doctor::EventSink {
     Match();
     if (emitted_ == before && LooksLikeAnError(doctor::LineView(line_, &bigrams())) &&
         out_->unplaced.size() < 8) {
-      out_->unplaced.push_back(fmt::format("line {}: {}", last_number_, Trim(line_, 160)));
+      out_->unplaced.push_back(
+          fmt::format("line {}: {}", FileLine(last_number_), Trim(line_, 160)));
     }
     prev_ = std::move(line_);
     current_ ^= 1;  // this line's pairs become the previous line's, without a copy
@@ -1192,7 +1210,7 @@ class Scanner final : public doctor::EventSink {
     routine_.clear();
     out_->unplaced.clear();
     ++out_->earlier_runs;
-    out_->run_line = last_number_;
+    out_->run_line = FileLine(last_number_);
     failed_ = false;
     prev_.clear();
   }
@@ -1235,6 +1253,7 @@ class Scanner final : public doctor::EventSink {
     e.kind = kind;
     e.engine = engine;
     e.line = last_number_;
+    e.file_line = FileLine(last_number_);
     e.rank = rank_;
     e.text = Trim(line_, 300);
     if (full) {
@@ -1307,8 +1326,12 @@ class Scanner final : public doctor::EventSink {
   std::string joined_;        // its message and this line's (see Match)
   std::string joined_tight_;  // the same without a space between (a wrap mid-word)
   uint64_t prev_number_ = 0;
-  uint64_t first_number_ = 0;  // the physical line the current logical line starts on
+  uint64_t first_number_ = 0;  // the line the current logical line starts on (LogEvent::line)
   uint64_t last_number_ = 0;   // and the one it ends on
+  // The lines read, each piece of a file's line that held several counted (LogEvent::line), and
+  // from which of them on how many more than the file's lines (FileLine).
+  uint64_t number_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> shifts_;
   bool framed_ = false, prev_framed_ = false;
   bool oomed_ = false, prev_oomed_ = false;  // the line emitted (part of) an allocator message
   uint64_t emitted_ = 0;

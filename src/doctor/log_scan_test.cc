@@ -1066,6 +1066,24 @@ TEST(LogScan, CollectedAndEscapedLinesAreUnwrapped) {
   EXPECT_EQ(t.lines, 1u);
   EXPECT_NE(Find(t, EventKind::kTorchOom), nullptr);
   EXPECT_NE(Find(t, EventKind::kFrame), nullptr);
+  // Each of its lines numbered in reading order (the frame before the error), each cited as
+  // the file's line 1.
+  EXPECT_LT(Find(t, EventKind::kFrame)->line, Find(t, EventKind::kTorchOom)->line);
+  EXPECT_EQ(Find(t, EventKind::kFrame)->shown_line(), 1u);
+  EXPECT_EQ(Find(t, EventKind::kTorchOom)->shown_line(), 1u);
+  // A log whose line ends were lost: its records in order, the lines after it cited as the
+  // file's.
+  const LogScan flat = Scan(
+      "llama_context: n_ctx = 131072 llama_kv_cache: CUDA0 KV buffer size = 8192.00 MiB "
+      "common_init_from_params: warming up the model with an empty run - please wait ... "
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 5120.00 MiB on device 0: "
+      "cudaMalloc failed: out of memory llama_decode: failed to decode, ret = -3\nnext line\n");
+  ASSERT_NE(Find(flat, EventKind::kGgmlKvBuffer), nullptr);
+  ASSERT_NE(Find(flat, EventKind::kGgmlAllocFail), nullptr);
+  const LogEvent* kv = Find(flat, EventKind::kGgmlKvBuffer);
+  const LogEvent* fail = Find(flat, EventKind::kGgmlAllocFail);
+  EXPECT_LT(kv->line, fail->line);
+  EXPECT_EQ(fail->shown_line(), 1u);
   // The same kind of string in a saved report, wrapped by a terminal at 80 columns (a piece may
   // end inside an escape or a frame's name): the pieces are joined before the escapes are
   // undone, so the frames and the error are read as in the unwrapped line.

@@ -1523,7 +1523,8 @@ const Rule& Classify(const Facts& f, Diagnosis* d) {
     if (!f.stage_conflict.empty()) d->notes.push_back("stage: " + f.stage_conflict);
   } else {
     d->stage_evidence =
-        oom ? fmt::format("the error text at line {} ({})", oom->line, EventKindName(oom->kind))
+        oom ? fmt::format("the error text at line {} ({})", oom->shown_line(),
+                          EventKindName(oom->kind))
             : "the failure's own lines";
     // A traceback that places it further than the error text alone (TGI's "Method Warmup
     // encountered an error" wrapping the KV cache's allocation): both, the frame last.

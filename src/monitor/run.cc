@@ -219,7 +219,7 @@ void Session::TakeEvents() {
     StageMark mark;
     mark.seconds = Elapsed();
     mark.engine = e.engine;
-    mark.line = e.line;
+    mark.line = e.shown_line();
     mark.event = EventKindName(e.kind);
     mark.text = e.text;
     if (doctor::IsFailureEvent(e.kind)) {

@@ -643,7 +643,7 @@ std::string Measured(const Facts& f, EngineSettings* s) {
   return fmt::format("free memory before the load {:.2f} GiB (avail mem {:.2f} + mem usage {:.2f}) "
                      "and after it {:.2f} GiB, from line {}",
                      (free->second + used->second) / kGiB, free->second / kGiB,
-                     used->second / kGiB, free->second / kGiB, e->line);
+                     used->second / kGiB, free->second / kGiB, e->shown_line());
 }
 
 // SGLang's launcher prints its arguments once as it starts ("server_args=ServerArgs(...)",
