@@ -110,8 +110,10 @@ enum class EventKind : uint8_t {
                          // inference")
   kGgmlDecodeFailed,     // ggml_decode_failed: llama_decode returned an error ("failed to
                          // decode, ret = -1"), not a full KV cache (ret = 1)
+  kVllmMarker,           // vllm_marker: a line in vLLM's logger format ("ERROR 05-02 10:11:12
+                         // [core.py:396] ..."), of either engine core
 };
-inline constexpr int kEventKindCount = 79;
+inline constexpr int kEventKindCount = 80;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

@@ -243,6 +243,7 @@ bool Routine(EventKind k) {
     case EventKind::kConfig:
     case EventKind::kMmHint:
     case EventKind::kSglangMarker:
+    case EventKind::kVllmMarker:
     case EventKind::kOllamaMarker:
     case EventKind::kTgiMarker:
     case EventKind::kRequest:

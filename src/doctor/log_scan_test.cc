@@ -714,8 +714,8 @@ TEST(LogScan, ALogWrappedByATerminalIsReadWhole) {
         "loading took 17.1234 GiB\n", r, r);
   }
   const LogScan k = Scan(ranks);
-  ASSERT_EQ(k.events.size(), 8u);  // each rank: the V1 marker and the load
-  EXPECT_EQ(k.events[7].rank, "rank3");
+  ASSERT_EQ(k.events.size(), 12u);  // each rank: vLLM's logger, the V1 marker and the load
+  EXPECT_EQ(k.events[11].rank, "rank3");
 }
 
 // Short excerpts where no width shows: a frame line a terminal cut inside its path or inside
@@ -1294,6 +1294,28 @@ TEST(LogScan, EventKindsAndValueKeysHaveTheirNames) {
   EXPECT_STREQ(NumName(Num::kPromptTokens), "prompt_tokens");
   EXPECT_STREQ(EventKindName(EventKind::kOtherError), "other_error");
   EXPECT_STREQ(NumName(Num::kErrorClass), "error_class");
+}
+
+TEST(LogScan, VllmsLoggerFormatNamesTheEngine) {
+  // vLLM's logger prefix alone (no file of either engine core named) makes the log vLLM's: its
+  // fixes are vLLM's flags, not a plain PyTorch program's.
+  const LogScan s = Scan(
+      "ERROR 05-02 10:11:12 [core.py:396] RuntimeError: CUDA error: out of memory\n");
+  EXPECT_NE(Find(s, EventKind::kVllmMarker), nullptr);
+  const Diagnosis d = Diagnose(s);
+  EXPECT_EQ(d.engine, "vllm");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_NE(d.fixes[0].change.find("--"), std::string::npos) << d.fixes[0].change;
+  // Before 0.6, without the bracket; after a worker's prefix.
+  EXPECT_NE(Find(Scan("(VllmWorkerProcess pid=42) INFO 08-01 10:00:00 worker.py:211] x\n"),
+                 EventKind::kVllmMarker),
+            nullptr);
+  // Other loggers' dates and levels are not vLLM's.
+  for (const char* other : {"2025-05-02 10:11:12,003 - ERROR - x.py:3] CUDA out of memory\n",
+                            "[2025-05-02 10:11:12] ERROR 05-02 oops\n",
+                            "INFO 05-02 10:11:12 the model is loaded\n"}) {
+    EXPECT_EQ(Find(Scan(other), EventKind::kVllmMarker), nullptr) << other;
+  }
 }
 
 TEST(LogScan, EmptyInput) {

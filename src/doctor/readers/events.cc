@@ -89,6 +89,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kParallelSequences, "parallel_sequences"},
     {EventKind::kRuntimeWords, "runtime_words"},
     {EventKind::kGgmlDecodeFailed, "ggml_decode_failed"},
+    {EventKind::kVllmMarker, "vllm_marker"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

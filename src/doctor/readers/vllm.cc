@@ -684,7 +684,39 @@ void MatchSourceLines(const Line& line) {
   }
 }
 
+// vLLM's logger format (vllm/logger.py: "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d]
+// %(message)s", the date "%m-%d %H:%M:%S"; before 0.6 without the bracket before the file):
+// "ERROR 05-02 10:11:12 [core.py:396] ...", after a worker's or a collector's prefix.
+bool VllmLoggerLine(std::string_view s) {
+  for (std::string_view level : {"INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL "}) {
+    const size_t at = s.substr(0, 96).find(level);
+    if (at == std::string_view::npos) continue;
+    std::string_view r = s.substr(at + level.size());
+    const auto digits = [&](size_t from, size_t n) {
+      if (r.size() < from + n) return false;
+      for (size_t i = from; i < from + n; ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(r[i]))) return false;
+      }
+      return true;
+    };
+    // "05-02 10:11:12 "
+    if (!(digits(0, 2) && r[2] == '-' && digits(3, 2) && r[5] == ' ' && digits(6, 2) &&
+          r[8] == ':' && digits(9, 2) && r[11] == ':' && digits(12, 2) && r.size() > 15 &&
+          r[14] == ' ')) {
+      continue;
+    }
+    r.remove_prefix(15);
+    if (!r.empty() && r[0] == '[') r.remove_prefix(1);
+    const size_t py = r.substr(0, 64).find(".py:");
+    const size_t close = r.substr(0, 72).find(']');
+    return py != std::string_view::npos && close != std::string_view::npos && py < close &&
+           r.substr(0, py).find(' ') == std::string_view::npos;
+  }
+  return false;
+}
+
 void Match(const Line& line) {
+  if (VllmLoggerLine(line.text)) line.Emit(EventKind::kVllmMarker, kEngine);
   // A KV connector turned the hybrid KV cache manager off (vllm/config/vllm.py
   // VllmConfig.__post_init__, v0.9.2+: "Turning off hybrid kv cache manager because
   // `--kv-transfer-config` is set", later "... selects a KV connector that does not support
