@@ -375,19 +375,24 @@ class Scanner final : public doctor::EventSink {
       fn(rest.substr(0, end));
       if (end == std::string_view::npos) break;
       rest.remove_prefix(end + 1);
-      if (numbered) {
-        ++number_;
-        shifts_.push_back({number_, number_ - out_->lines});
+      if (!numbered) continue;
+      // One entry for the file's line, its count of pieces raised as they come.
+      if (shifts_.empty() || shifts_.back().file_line != out_->lines) {
+        shifts_.push_back({number_, number_ - out_->lines, out_->lines, 0});
       }
+      ++number_;
+      ++shifts_.back().extra;
     }
   }
 
   // The file's line of a record numbered `n` (ForEachPiece).
   uint64_t FileLine(uint64_t n) const {
-    const auto after = std::upper_bound(
-        shifts_.begin(), shifts_.end(), n,
-        [](uint64_t v, const std::pair<uint64_t, uint64_t>& s) { return v < s.first; });
-    return after == shifts_.begin() ? n : n - std::prev(after)->second;
+    const auto after =
+        std::upper_bound(shifts_.begin(), shifts_.end(), n,
+                         [](uint64_t v, const Shift& s) { return v < s.first; });
+    if (after == shifts_.begin()) return n;
+    const Shift& s = *std::prev(after);
+    return n <= s.first + s.extra ? s.file_line : n - s.before - s.extra;
   }
 
   // One line of the engine's text: cleaned, and held while it is a piece a terminal wrapped.
@@ -1330,9 +1335,14 @@ class Scanner final : public doctor::EventSink {
   uint64_t first_number_ = 0;  // the line the current logical line starts on (LogEvent::line)
   uint64_t last_number_ = 0;   // and the one it ends on
   // The lines read, each piece of a file's line that held several counted (LogEvent::line), and
-  // from which of them on how many more than the file's lines (FileLine).
+  // each such line of the file (FileLine): the number of its first piece, how many more numbers
+  // than the file's lines were given before it, its line in the file and its pieces after the
+  // first. One entry for each line of the file that held several records.
   uint64_t number_ = 0;
-  std::vector<std::pair<uint64_t, uint64_t>> shifts_;
+  struct Shift {
+    uint64_t first, before, file_line, extra;
+  };
+  std::vector<Shift> shifts_;
   bool framed_ = false, prev_framed_ = false;
   bool oomed_ = false, prev_oomed_ = false;  // the line emitted (part of) an allocator message
   uint64_t emitted_ = 0;

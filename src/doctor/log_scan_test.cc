@@ -1077,13 +1077,17 @@ TEST(LogScan, CollectedAndEscapedLinesAreUnwrapped) {
       "llama_context: n_ctx = 131072 llama_kv_cache: CUDA0 KV buffer size = 8192.00 MiB "
       "common_init_from_params: warming up the model with an empty run - please wait ... "
       "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 5120.00 MiB on device 0: "
-      "cudaMalloc failed: out of memory llama_decode: failed to decode, ret = -3\nnext line\n");
+      "cudaMalloc failed: out of memory llama_decode: failed to decode, ret = -3\n"
+      "llama_kv_cache:      CUDA0 KV buffer size =  4096.00 MiB\n");
   ASSERT_NE(Find(flat, EventKind::kGgmlKvBuffer), nullptr);
   ASSERT_NE(Find(flat, EventKind::kGgmlAllocFail), nullptr);
   const LogEvent* kv = Find(flat, EventKind::kGgmlKvBuffer);
   const LogEvent* fail = Find(flat, EventKind::kGgmlAllocFail);
   EXPECT_LT(kv->line, fail->line);
   EXPECT_EQ(fail->shown_line(), 1u);
+  EXPECT_EQ(flat.events.back().kind, EventKind::kGgmlKvBuffer);  // the file's next line
+  EXPECT_EQ(flat.events.back().shown_line(), 2u);
+  EXPECT_GT(flat.events.back().line, fail->line);
   // The same kind of string in a saved report, wrapped by a terminal at 80 columns (a piece may
   // end inside an escape or a frame's name): the pieces are joined before the escapes are
   // undone, so the frames and the error are read as in the unwrapped line.
