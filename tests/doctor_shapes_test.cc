@@ -184,8 +184,10 @@ const std::vector<Shape>& Shapes() {
       // (LogEvent::line), so that the milestones before the error precede it and a code line
       // follows its frame. A newest-first RunPod log moved the other way: joined, the vLLM
       // timestamps inside its records go forward between the collector's, which go back, so
-      // it is no longer read as newest first, and its milestones now follow the error.)
-      {"line ends lost", nullptr, "\n", 47, LineEndsLost},
+      // it is no longer read as newest first, and its milestones now follow the error; 49 with
+      // batch 65's llama.cpp log, whose two starts' free-memory lines the joined line holds
+      // together, and its notebook whose ANSI-coloured IPython frames a joined line hides.)
+      {"line ends lost", nullptr, "\n", 49, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;
