@@ -58,10 +58,18 @@ std::string Reshape(std::string_view text, const Shape& shape) {
 }
 
 // A terminal's hard wrap: every 80 bytes a line break, not at a UTF-8 continuation byte.
+// A colour's escape sequence ("\x1b[0;32m") takes no column: it is copied whole, never cut.
 std::string Wrap80(std::string_view line) {
   std::string out;
   size_t col = 0;
   for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
+      const size_t end = line.find_first_of("ABCDGHJKmsu", i + 2);
+      const size_t stop = end == std::string_view::npos ? line.size() : end + 1;
+      out.append(line.substr(i, stop - i));
+      i = stop - 1;
+      continue;
+    }
     const auto c = static_cast<unsigned char>(line[i]);
     if (col >= 80 && (c & 0xC0) != 0x80) {
       out += '\n';
@@ -186,8 +194,10 @@ const std::vector<Shape>& Shapes() {
       // timestamps inside its records go forward between the collector's, which go back, so
       // it is no longer read as newest first, and its milestones now follow the error; 49 with
       // batch 65's llama.cpp log, whose two starts' free-memory lines the joined line holds
-      // together, and its notebook whose ANSI-coloured IPython frames a joined line hides.)
-      {"line ends lost", nullptr, "\n", 49, LineEndsLost},
+      // together, and its notebook whose ANSI-coloured IPython frames a joined line hides; 47
+      // once llama.cpp's free memory is read from the last start on a line and a model's forward
+      // after a program's loading line is read as the run.)
+      {"line ends lost", nullptr, "\n", 47, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;

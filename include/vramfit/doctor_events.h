@@ -112,8 +112,10 @@ enum class EventKind : uint8_t {
                          // decode, ret = -1"), not a full KV cache (ret = 1)
   kVllmMarker,           // vllm_marker: a line in vLLM's logger format ("ERROR 05-02 10:11:12
                          // [core.py:396] ..."), of either engine core
+  kDeviceMemory,         // device_memory: llama.cpp's figures for one device (its name in the
+                         // text): free as the model is placed, or its total
 };
-inline constexpr int kEventKindCount = 80;
+inline constexpr int kEventKindCount = 81;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {
@@ -217,8 +219,14 @@ enum class Num : uint8_t {
   // A quantizer's export failed writing the quantized checkpoint (NVIDIA Model Optimizer's
   // "Cannot export model to the model_config"): 1.
   kQuantizedExport,           // quantized_export
+  // llama.cpp's free memory of a device as it places the model ("using device CUDA0 (NAME) -
+  // 10874 MiB free"; common_params' device list "(T MiB, F MiB free)").
+  kDeviceFreeBytes,           // device_free_bytes
+  // llama.cpp's total of a device (its memory breakdown's row "| - CUDA0 (NAME) | 16368 = ...",
+  // the device list's "(T MiB, F MiB free)").
+  kDeviceTotalBytes,          // device_total_bytes
 };
-inline constexpr int kNumCount = 74;
+inline constexpr int kNumCount = 76;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

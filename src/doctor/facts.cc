@@ -95,6 +95,22 @@ bool InferenceFrame(const LogEvent* fr) {
 
 namespace {
 
+// A transformers or plain PyTorch program's model running: a module's forward on the stack
+// (a model's forward, torch's _call_impl) with no loader's, quantizer's or engine phase's frame
+// and no quantization run in the log (a quantizer's calibration runs forwards while it loads).
+// The first such frame, else nullptr.
+const LogEvent* RanAfterLoading(const Facts& f) {
+  if (f.engine != "pytorch" && f.engine != "transformers") return nullptr;
+  if (f.get(Num::kOnlineQuantization) || f.get(Num::kQuantizerTool) || !f.quantizer.empty() ||
+      StageOfFrames(f.frames)) {
+    return nullptr;
+  }
+  for (const LogEvent* fr : f.frames) {
+    if (FrameIs(fr, {"forward"})) return fr;
+  }
+  return nullptr;
+}
+
 // A plain PyTorch or transformers program's allocator message with nothing else to place it:
 // PyTorch held nearly the whole card (90% allocated) and a small request (5% of it at most)
 // failed. Such a program puts its weights on the GPU first (from_pretrained, Module.cuda(),
@@ -297,6 +313,12 @@ void DecideStage(const LogScan& scan, Facts* fp) {
           fmt::format("the log had reached {} ({}) but the traceback points at {}",
                       StageName(*f.milestone_stage), Cited(milestone), StageName(frames->stage));
     }
+  } else if (f.milestone_stage && *f.milestone_stage == Stage::kLoad && RanAfterLoading(f)) {
+    // A plain program's loading line, and then the model's own forward called by the program:
+    // the load had finished.
+    f.stage = Stage::kRuntime;
+    f.stage_why = fmt::format("a model's forward on the stack ({}) after the loading milestone {}",
+                              Cited(RanAfterLoading(f)), Cited(milestone));
   } else if (f.milestone_stage) {
     f.stage = *f.milestone_stage;
     f.stage_why = fmt::format("furthest milestone {}", Cited(milestone));
@@ -523,6 +545,18 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     if (!f.oom_line) f.quantizer_layer = std::max(f.quantizer_layer, QuantizerLayer(e));
     if (!f.oom_line && !f.quantizer_packing && QuantizerPackingLine(e)) f.quantizer_packing = &e;
     if (!f.oom_line && !f.model_offloaded && ModelOffloadedLine(e)) f.model_offloaded = &e;
+    // (The free memory as the model was placed, before the failure; the total from anywhere:
+    // llama.cpp prints its memory breakdown as it exits.)
+    if (e.kind == EventKind::kDeviceMemory) {
+      Facts::DeviceMemory& d = f.devices[e.text];
+      if (const auto it = e.values.find(Num::kDeviceFreeBytes);
+          it != e.values.end() && !f.oom_line) {
+        d.free = it->second;
+      }
+      if (const auto it = e.values.find(Num::kDeviceTotalBytes); it != e.values.end()) {
+        d.total = it->second;
+      }
+    }
     if ((!f.oom_line || e.line <= f.oom_line) && !f.quantized_export && QuantizedExportLine(e)) {
       f.quantized_export = &e;
     }

@@ -102,6 +102,13 @@ struct Facts {
   // The quantizer's export failing as it wrote the quantized checkpoint (load_copies.h
   // QuantizedExportLine), at or before the failure.
   const LogEvent* quantized_export = nullptr;
+  // llama.cpp's figures for its devices (device_memory events), by the device's name: the last
+  // free memory printed as the model was placed before the failure, and the total (0: not
+  // printed).
+  struct DeviceMemory {
+    double free = 0, total = 0;
+  };
+  std::map<std::string, DeviceMemory> devices;
   std::string engine;     // "" when no engine was recognised
   // The layer-by-layer quantizer the log names (readers/reader.h QuantizerToolName): the
   // outermost frame in one's package, else the first line naming one; "" when none.

@@ -518,6 +518,48 @@ bool OllamaServingOom(const Facts& f) {
 bool GgmlFailedServing(const Facts& f) {
   return GgmlFailedAfter(f, EventKind::kRequest) || OllamaServingOom(f);
 }
+// The memory other programs held on llama.cpp's one GPU as it placed the model: the device's
+// total less its free memory then (the last "using device ... - N MiB free" before the failure,
+// the total from the memory breakdown or the device list). 0 where the log does not give both,
+// or names more than one GPU.
+double GgmlOthersAtLoad(const Facts& f) {
+  const Facts::DeviceMemory* gpu = nullptr;
+  double total = 0;
+  for (const auto& [name, d] : f.devices) {
+    if (name == "CPU" || name == "Host" || name.empty()) continue;
+    if (gpu != nullptr) return 0;
+    gpu = &d;
+    total = d.total;
+  }
+  if (gpu == nullptr || total <= 0 || gpu->free <= 0 || gpu->free >= total) return 0;
+  return total - gpu->free;
+}
+// As OthersAtLoad for PyTorch's message: other programs held over a quarter of the card when
+// llama.cpp placed the model, and the failed device allocation would have fitted in what they
+// held. Not a host buffer's failure.
+bool GgmlOthersHeldTheCard(const Facts& f) {
+  // At start-up: not a request's allocation, nor one after the server came up.
+  const bool starting = !GgmlFailedServing(f) && f.milestone_stage != Stage::kRuntime;
+  if (!starting || !GgmlFailed(f) || HostBuffer(f)) return false;
+  const double others = GgmlOthersAtLoad(f);
+  double total = 0;
+  for (const auto& [name, d] : f.devices) total = std::max(total, d.total);
+  const auto requested = f.get(Num::kRequestedBytes);
+  return others > 0.25 * total && requested && *requested <= others;
+}
+std::string SayGgmlOthers(const Facts& f, std::map<std::string, double>* numbers) {
+  double total = 0, free = 0;
+  for (const auto& [name, d] : f.devices) {
+    if (d.total > total) total = d.total, free = d.free;
+  }
+  (*numbers)["other_process_bytes"] = total - free;
+  (*numbers)["device_free_bytes"] = free;
+  (*numbers)["device_total_bytes"] = total;
+  return fmt::format(
+      "other programs held {} of the card's {} when llama.cpp placed the model ({} free), and "
+      "the {} it then failed to allocate would have fitted in it: the card was shared",
+      Gib(total - free), Gib(total), Gib(free), Gib(*f.get(Num::kRequestedBytes)));
+}
 bool GgmlMmWarmup(const Facts& f) {
   return GgmlFailed(f) && GgmlFailedAfter(f, EventKind::kMmWarmup) && !GgmlFailedServing(f) &&
          !f.has(EventKind::kImage);
@@ -1253,6 +1295,10 @@ const std::vector<Rule>& Rules() {
       Text(C::kHostMemory, S::kKvCache, GgmlKvHost,
            "the context's memory was refused for the host's RAM: the estimate of what the "
            "context keeps in system memory is more than is free"),
+      // Another program holding the card as llama.cpp placed the model, whatever it then
+      // failed to allocate (the KV cache, a weight buffer, a compute buffer).
+      {C::kOtherProcess, S::kLoad, GgmlOthersHeldTheCard, nullptr, SayGgmlOthers, Words::kNone,
+       false, true},
       Text(C::kKvTooManySequences, S::kKvCache, GgmlKvSequences,
            "the context was refused before it was allocated: its KV cache for every sequence "
            "(each with its own context) is more than the free device memory"),
@@ -1510,15 +1556,25 @@ const Rule& Classify(const Facts& f, Diagnosis* d) {
       break;
     }
   }
-  const Stage stage = match->stage_from_facts ? f.stage : match->stage;
+  // The rule that gives the stage: the match, or the next that holds after it.
+  const Rule* staged = match;
+  if (match->stage_from_next) {
+    for (const Rule* r = match + 1; r != rules.data() + rules.size(); ++r) {
+      if (!r->stage_from_next && r->when(f)) {
+        staged = r;
+        break;
+      }
+    }
+  }
+  const Stage stage = staged->stage_from_facts ? f.stage : staged->stage;
   d->stage = StageName(stage);
   // What decided the stage: the rule's own evidence (the engine's error text) when it fixes the
   // stage, else the frames or milestones; and what points elsewhere.
   const LogEvent* oom = FailureEvent(f);
   // The engine's own error line (not PyTorch's allocator message) fixes the stage.
   const bool own_text = oom && oom->kind != EventKind::kTorchOom &&
-                        oom->kind != EventKind::kCudaOom && !match->stage_from_facts;
-  if (!own_text && (match->stage_from_facts || stage == f.stage)) {
+                        oom->kind != EventKind::kCudaOom && !staged->stage_from_facts;
+  if (!own_text && (staged->stage_from_facts || stage == f.stage)) {
     d->stage_evidence = f.stage_why;
     if (!f.stage_conflict.empty()) d->notes.push_back("stage: " + f.stage_conflict);
   } else {

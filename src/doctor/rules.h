@@ -25,6 +25,9 @@ struct Rule {
   // The stage is where the evidence points (Facts::stage), not `stage`: a cause that can strike
   // in any phase (fragmentation, host memory).
   bool stage_from_facts = false;
+  // The stage is the one the next rule that holds gives (a cause that strikes whichever of the
+  // engine's allocations then fails: the KV cache, a weight or a compute buffer).
+  bool stage_from_next = false;
 };
 
 // Every rule, in the order they are tried.

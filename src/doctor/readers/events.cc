@@ -90,6 +90,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kRuntimeWords, "runtime_words"},
     {EventKind::kGgmlDecodeFailed, "ggml_decode_failed"},
     {EventKind::kVllmMarker, "vllm_marker"},
+    {EventKind::kDeviceMemory, "device_memory"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {
@@ -167,6 +168,8 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kPrivatePoolBytes, "private_pool_bytes"},
     {Num::kFitAbortedLayers, "fit_aborted_layers"},
     {Num::kQuantizedExport, "quantized_export"},
+    {Num::kDeviceFreeBytes, "device_free_bytes"},
+    {Num::kDeviceTotalBytes, "device_total_bytes"},
 };
 
 // Entry i names value i, and every value has an entry.

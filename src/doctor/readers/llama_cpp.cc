@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/units.h"
 #include "doctor/readers/reader.h"
 #include "vramfit/advice.h"
 
@@ -61,8 +62,65 @@ std::string GgufName(std::string_view t) {
   return std::string(name);
 }
 
+// A device's memory as llama.cpp prints it, its name the event's text:
+//  - "using device CUDA0 (NVIDIA GeForce RTX 4090) - 23012 MiB free" as it places the model
+//    (llama_model_load_from_file_impl, llama_prepare_model_devices; 2025+);
+//  - common_params' device list, "  - Vulkan0 : Intel(R) Arc(TM) B390 GPU (37060 MiB, 47865 MiB
+//    free)";
+//  - the memory breakdown's row, "|   - ROCm0 ((TM) Pro VII) | 16368 =  233 + (8404 = ...) +
+//    7729 |" (llama_memory_breakdown_print, the total first).
+void MatchDeviceMemory(const Line& line, const LineView& s) {
+  const std::string_view t = line.text;
+  // The device's name: the word after `at`, up to a space or a parenthesis.
+  const auto device_at = [&](size_t at) {
+    while (at < t.size() && t[at] == ' ') ++at;
+    size_t end = at;
+    while (end < t.size() && t[end] != ' ' && t[end] != '(' && t[end] != ':') ++end;
+    return std::string(t.substr(at, end - at));
+  };
+  if (Has(s, "using device ") && Has(s, " MiB free")) {
+    // (The last on the line: a paste that lost its line ends holds every start's.)
+    const size_t at = t.rfind("using device ");
+    const size_t free_at = at == std::string_view::npos ? at : t.find(" MiB free", at);
+    const size_t dash = free_at == std::string_view::npos ? free_at : t.rfind(" - ", free_at);
+    const auto free = dash == std::string_view::npos || dash < at
+                          ? std::nullopt
+                          : NumberAfter(t, " - ", dash);
+    if (free) {
+      auto& e = line.Emit(EventKind::kDeviceMemory, kEngine);
+      e.text = device_at(at + 13);
+      Set(e, Num::kDeviceFreeBytes, *free * core::kMiBf);
+    }
+  }
+  if (Has(s, " MiB free)") && Has(s, " MiB, ")) {
+    const size_t dash = t.find("- ");
+    const size_t open = t.rfind('(', t.find(" MiB, "));
+    const bool listed = dash != std::string_view::npos && open != std::string_view::npos &&
+                        open > dash;
+    const auto total = listed ? NumberAfter(t, "(", open) : std::nullopt;
+    const auto free = listed ? NumberAfter(t, " MiB, ", open) : std::nullopt;
+    if (total && free) {
+      auto& e = line.Emit(EventKind::kDeviceMemory, kEngine);
+      e.text = device_at(dash + 2);
+      Set(e, Num::kDeviceTotalBytes, *total * core::kMiBf);
+      Set(e, Num::kDeviceFreeBytes, *free * core::kMiBf);
+    }
+  }
+  if (Has(s, "memory_breakdown_print:") && Has(s, "|   - ")) {
+    const size_t dash = t.find("|   - ");
+    const size_t bar = t.find('|', dash + 6);
+    if (bar == std::string_view::npos || t.find(" = ", bar) == std::string_view::npos) return;
+    const auto total = NumberAfter(t, "|", bar);
+    if (!total) return;
+    auto& e = line.Emit(EventKind::kDeviceMemory, kEngine);
+    e.text = device_at(dash + 6);
+    Set(e, Num::kDeviceTotalBytes, *total * core::kMiBf);
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
+  if (Has(s, "MiB") || Has(s, "breakdown_print:")) MatchDeviceMemory(line, s);
   if (Has(s, ".gguf")) {
     if (std::string name = GgufName(line.text); !name.empty()) {
       line.Emit(EventKind::kConfig, kEngine).text = std::move(name);
@@ -744,6 +802,18 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     }
     case Cause::kFragmentation:
       return false;
+    case Cause::kOtherProcess: {
+      // What the other programs held as the model was placed (rules.cc SayGgmlOthers).
+      const auto held = d->numbers.find("other_process_bytes");
+      AddFix(d, "stop the other programs on the GPU (nvidia-smi / rocm-smi lists them)",
+             held != d->numbers.end()
+                 ? fmt::format("they held {:.2f} GiB of the card as llama.cpp placed the model",
+                               held->second / core::kGiBf)
+                 : std::string("they hold memory llama.cpp planned to use"));
+      AddFix(d, "--fit on (without a fixed -ngl), or -ngl lower",
+             "fits the layers and context to the memory actually free");
+      return true;
+    }
     default:
       AddFix(d, "-ngl lower (or --fit on)", "fewer layers on the GPU leave room for the rest");
       AddFix(d, "-c lower", "a smaller KV cache and compute buffer");

@@ -486,6 +486,12 @@ bool TransformersMultimodalModelFile(std::string_view path) {
 bool OldIpythonFrame(std::string_view s, size_t* path_at, size_t* path_end, size_t* fn_at) {
   size_t b = 0;
   while (b < s.size() && s[b] == ' ') ++b;
+  // A launcher's rank before it ("[rank0]: ", torchrun's --tee / a distributed notebook).
+  if (s.substr(b, 5) == "[rank") {
+    const size_t close = s.find("]:", b);
+    if (close != std::string_view::npos && close < b + 12) b = close + 2;
+    while (b < s.size() && s[b] == ' ') ++b;
+  }
   const bool link = b < s.size() && s[b] == '[';
   if (link) ++b;
   if (b >= s.size() || (s[b] != '/' && s[b] != '~')) return false;
