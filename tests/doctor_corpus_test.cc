@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/string_set.h"  // VRAMFIT_HASH_WRAPS
+#include "testutil/terminal_wrap.h"
 #include "vramfit/doctor.h"
 
 namespace vramfit {
@@ -208,29 +209,10 @@ std::string Joined(const std::vector<std::string>& lines, std::string_view befor
   return out;
 }
 
-// A terminal's wrap every `width` columns; a colour's escape sequence ("\x1b[0;32m") takes no
-// column and is never cut.
+// A terminal's wrap every `width` columns (testutil/terminal_wrap.h).
 std::string Wrapped(const std::vector<std::string>& lines, size_t width) {
   std::string out;
-  for (std::string_view l : lines) {
-    size_t col = 0;
-    for (size_t i = 0; i < l.size(); ++i) {
-      if (l[i] == '\x1b' && i + 1 < l.size() && l[i + 1] == '[') {
-        const size_t end = l.find_first_of("ABCDGHJKmsu", i + 2);
-        const size_t stop = end == std::string_view::npos ? l.size() : end + 1;
-        out.append(l.substr(i, stop - i));
-        i = stop - 1;
-        continue;
-      }
-      if (col == width) {
-        out += '\n';
-        col = 0;
-      }
-      out += l[i];
-      ++col;
-    }
-    out += '\n';
-  }
+  for (const std::string& l : lines) out.append(testing::WrapColumns(l, width)).append("\n");
   return out;
 }
 

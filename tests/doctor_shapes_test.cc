@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "testutil/terminal_wrap.h"
 #include "vramfit/doctor.h"
 
 namespace vramfit {
@@ -57,29 +58,8 @@ std::string Reshape(std::string_view text, const Shape& shape) {
   return out;
 }
 
-// A terminal's hard wrap: every 80 bytes a line break, not at a UTF-8 continuation byte.
-// A colour's escape sequence ("\x1b[0;32m") takes no column: it is copied whole, never cut.
-std::string Wrap80(std::string_view line) {
-  std::string out;
-  size_t col = 0;
-  for (size_t i = 0; i < line.size(); ++i) {
-    if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
-      const size_t end = line.find_first_of("ABCDGHJKmsu", i + 2);
-      const size_t stop = end == std::string_view::npos ? line.size() : end + 1;
-      out.append(line.substr(i, stop - i));
-      i = stop - 1;
-      continue;
-    }
-    const auto c = static_cast<unsigned char>(line[i]);
-    if (col >= 80 && (c & 0xC0) != 0x80) {
-      out += '\n';
-      col = 0;
-    }
-    out += line[i];
-    ++col;
-  }
-  return out;
-}
+// A terminal's hard wrap at 80 columns (testutil/terminal_wrap.h).
+std::string Wrap80(std::string_view line) { return testing::WrapColumns(line, 80); }
 
 // A web page's typography: every space a no-break space, double quotes curly (opening, then
 // closing), apostrophes right single quotes; what a blog's editor or a chat client pastes.

@@ -802,24 +802,33 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     }
     case Cause::kFragmentation:
       return false;
-    case Cause::kOtherProcess: {
-      // What the other programs held as the model was placed (rules.cc SayGgmlOthers).
-      const auto held = d->numbers.find("other_process_bytes");
-      AddFix(d, "stop the other programs on the GPU (nvidia-smi / rocm-smi lists them)",
-             held != d->numbers.end()
-                 ? fmt::format("they held {:.2f} GiB of the card as llama.cpp placed the model",
-                               held->second / core::kGiBf)
-                 : std::string("they hold memory llama.cpp planned to use"));
-      AddFix(d, "--fit on (without a fixed -ngl), or -ngl lower",
-             "fits the layers and context to the memory actually free");
+    case Cause::kOtherProcess:
+      AddOthersHeldFixes(d, "stop the other programs on the GPU (nvidia-smi / rocm-smi lists them)",
+                         "--fit on (without a fixed -ngl), or -ngl lower",
+                         "fits the layers and context to the memory actually free");
       return true;
-    }
     default:
       AddFix(d, "-ngl lower (or --fit on)", "fewer layers on the GPU leave room for the rest");
       AddFix(d, "-c lower", "a smaller KV cache and compute buffer");
       return true;
   }
 }
+
+}  // namespace
+
+void AddOthersHeldFixes(Diagnosis* d, const std::string& free_it, const std::string& fewer,
+                        const std::string& fewer_effect) {
+  // What the other programs held as the model was placed (rules.cc SayGgmlOthers).
+  const auto held = d->numbers.find("other_process_bytes");
+  AddFix(d, free_it,
+         held != d->numbers.end()
+             ? fmt::format("they held {:.2f} GiB of the card as the model was placed",
+                           held->second / core::kGiBf)
+             : std::string("they hold memory the model was to use"));
+  AddFix(d, fewer, fewer_effect);
+}
+
+namespace {
 
 // llama.cpp's tools print their build once as they start: "build: N (hash) with CC for TARGET"
 // (common/common.cpp, b3000+; llama-server, llama-cli) and the older "main: build = N (hash)"

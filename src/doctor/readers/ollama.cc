@@ -526,19 +526,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     }
     case Cause::kFragmentation:
       return false;
-    case Cause::kOtherProcess: {
-      // What the other programs held as the runner placed the model (rules.cc SayGgmlOthers).
-      const auto held = d->numbers.find("other_process_bytes");
-      AddFix(d, "free the GPU: quit the other programs on it, unload other models (ollama stop)",
-             held != d->numbers.end()
-                 ? fmt::format("they held {:.2f} GiB of the card as the model was placed",
-                               held->second / core::kGiBf)
-                 : std::string("they hold memory Ollama's estimate counted on"));
-      AddFix(d, "OLLAMA_GPU_OVERHEAD=1073741824",
-             "reserves 1 GiB per GPU outside Ollama's estimate for what others take meanwhile, "
-             "so it places fewer layers");
+    case Cause::kOtherProcess:
+      AddOthersHeldFixes(
+          d, "free the GPU: quit the other programs on it, unload other models (ollama stop)",
+          "OLLAMA_GPU_OVERHEAD=1073741824",
+          "reserves 1 GiB per GPU outside Ollama's estimate for what others take meanwhile, so "
+          "it places fewer layers");
       return true;
-    }
     default:
       AddFix(d, FewerLayers(f), "less of the model on the GPU leaves room for the rest");
       AddFix(d, SmallerContextOr(f), "a smaller KV cache and compute buffer");

@@ -216,6 +216,11 @@ void AddPerProcessCapFix(const Facts& f, Diagnosis* d);
 // to float32 (prepare_model_for_kbit_training). Adds their fixes; false when neither is on the
 // stack (readers/pytorch.cc).
 bool AddTrainingStateFixes(const Facts& f, Diagnosis* d);
+// Another program's share of a llama.cpp card (rules.cc GgmlOthersHeldTheCard): `free_it`, with
+// what the others held as the model was placed, then `fewer`, whose effect is `fewer_effect`
+// (readers/llama_cpp.cc; llama.cpp's and Ollama's words).
+void AddOthersHeldFixes(Diagnosis* d, const std::string& free_it, const std::string& fewer,
+                        const std::string& fewer_effect);
 // Unsloth's merged save out of memory (load_copies.h UnslothMerge): its own setting and the
 // merge done elsewhere. False when the log is not one (readers/pytorch.cc).
 bool AddUnslothMergeFixes(Cause cause, const Facts& f, Diagnosis* d);
