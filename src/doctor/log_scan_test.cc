@@ -1322,6 +1322,19 @@ TEST(LogScan, VllmsLoggerFormatNamesTheEngine) {
   }
 }
 
+TEST(LogScan, AFramesSignatureIsNoMultimodalInput) {
+  // IPython prints the whole signature of a multimodal model's forward: its pixel_values
+  // parameter is no image given.
+  EXPECT_EQ(Find(Scan("/usr/lib/python3/dist-packages/transformers/models/gemma4/modeling_gemma4"
+                      ".py in forward(self, input_ids, pixel_values, pixel_values_videos)\n"),
+                 EventKind::kMmHint),
+            nullptr);
+  // A call that passes them still is.
+  EXPECT_NE(Find(Scan("    outputs = model(input_ids, pixel_values=pixel_values)\n"),
+                 EventKind::kMmHint),
+            nullptr);
+}
+
 TEST(LogScan, EmptyInput) {
   const LogScan s = Scan("");
   EXPECT_EQ(s.lines, 0u);

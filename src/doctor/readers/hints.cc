@@ -209,7 +209,12 @@ void Match(const Line& line) {
                      Has(s, "\xe5\x9b\xbe");
   const bool encoder = EncoderRuns(s);
   if (encoder) line.Emit(EventKind::kMmHint, "any").text = "encoder";
-  if (!encoder && maybe &&
+  // IPython's frame header prints the function's whole signature ("modeling_gemma4.py in
+  // forward(self, input_ids, pixel_values, pixel_values_videos, ...)"): a multimodal model's
+  // parameters, which a text-only call passes as None, not an image or video given.
+  const bool signature = Has(s, ".py") && Has(s, "(self, ") &&
+                         (Has(s, ".py in ") || Has(s, ", in "));
+  if (!encoder && maybe && !signature &&
       (Has(s, "pixel_values") || Has(s, "image_grid_thw") ||
        // Video inputs of transformers' vision-language models (Qwen2-VL / Qwen2.5-VL processors
        // and modeling files, 4.45+): the video counterparts of the image keys.
