@@ -518,47 +518,45 @@ bool OllamaServingOom(const Facts& f) {
 bool GgmlFailedServing(const Facts& f) {
   return GgmlFailedAfter(f, EventKind::kRequest) || OllamaServingOom(f);
 }
-// The memory other programs held on llama.cpp's one GPU as it placed the model: the device's
-// total less its free memory then (the last "using device ... - N MiB free" before the failure,
-// the total from the memory breakdown or the device list). 0 where the log does not give both,
-// or names more than one GPU.
-double GgmlOthersAtLoad(const Facts& f) {
+// llama.cpp's one GPU with both figures (readers/llama_cpp.cc device_memory): its free memory as
+// the model was placed (the last "using device ... - N MiB free" before the failure) below its
+// total (the memory breakdown's or the device list's). nullptr where the log does not give
+// both, or names more than one GPU.
+const Facts::DeviceMemory* GgmlLoneGpu(const Facts& f) {
   const Facts::DeviceMemory* gpu = nullptr;
-  double total = 0;
   for (const auto& [name, d] : f.devices) {
     if (name == "CPU" || name == "Host" || name.empty()) continue;
-    if (gpu != nullptr) return 0;
+    if (gpu != nullptr) return nullptr;
     gpu = &d;
-    total = d.total;
   }
-  if (gpu == nullptr || total <= 0 || gpu->free <= 0 || gpu->free >= total) return 0;
-  return total - gpu->free;
+  if (gpu == nullptr || gpu->total <= 0 || gpu->free <= 0 || gpu->free >= gpu->total) {
+    return nullptr;
+  }
+  return gpu;
 }
 // As OthersAtLoad for PyTorch's message: other programs held over a quarter of the card when
-// llama.cpp placed the model, and the failed device allocation would have fitted in what they
-// held. Not a host buffer's failure.
+// llama.cpp placed the model (its total less its free memory then), and the failed device
+// allocation would have fitted in what they held. Not a host buffer's failure.
 bool GgmlOthersHeldTheCard(const Facts& f) {
   // At start-up: not a request's allocation, nor one after the server came up.
   const bool starting = !GgmlFailedServing(f) && f.milestone_stage != Stage::kRuntime;
   if (!starting || !GgmlFailed(f) || HostBuffer(f)) return false;
-  const double others = GgmlOthersAtLoad(f);
-  double total = 0;
-  for (const auto& [name, d] : f.devices) total = std::max(total, d.total);
+  const Facts::DeviceMemory* gpu = GgmlLoneGpu(f);
   const auto requested = f.get(Num::kRequestedBytes);
-  return others > 0.25 * total && requested && *requested <= others;
+  if (gpu == nullptr || !requested) return false;
+  const double others = gpu->total - gpu->free;
+  return others > 0.25 * gpu->total && *requested <= others;
 }
 std::string SayGgmlOthers(const Facts& f, std::map<std::string, double>* numbers) {
-  double total = 0, free = 0;
-  for (const auto& [name, d] : f.devices) {
-    if (d.total > total) total = d.total, free = d.free;
-  }
-  (*numbers)["other_process_bytes"] = total - free;
-  (*numbers)["device_free_bytes"] = free;
-  (*numbers)["device_total_bytes"] = total;
+  const Facts::DeviceMemory& gpu = *GgmlLoneGpu(f);
+  (*numbers)["other_process_bytes"] = gpu.total - gpu.free;
+  (*numbers)["device_free_bytes"] = gpu.free;
+  (*numbers)["device_total_bytes"] = gpu.total;
   return fmt::format(
       "other programs held {} of the card's {} when llama.cpp placed the model ({} free), and "
       "the {} it then failed to allocate would have fitted in it: the card was shared",
-      Gib(total - free), Gib(total), Gib(free), Gib(*f.get(Num::kRequestedBytes)));
+      Gib(gpu.total - gpu.free), Gib(gpu.total), Gib(gpu.free),
+      Gib(*f.get(Num::kRequestedBytes)));
 }
 bool GgmlMmWarmup(const Facts& f) {
   return GgmlFailed(f) && GgmlFailedAfter(f, EventKind::kMmWarmup) && !GgmlFailedServing(f) &&

@@ -716,7 +716,9 @@ bool VllmLoggerLine(std::string_view s) {
 }
 
 void Match(const Line& line) {
-  if (VllmLoggerLine(line.text)) line.Emit(EventKind::kVllmMarker, kEngine);
+  if (Has(line.view(), ".py:") && VllmLoggerLine(line.text)) {
+    line.Emit(EventKind::kVllmMarker, kEngine);
+  }
   // A KV connector turned the hybrid KV cache manager off (vllm/config/vllm.py
   // VllmConfig.__post_init__, v0.9.2+: "Turning off hybrid kv cache manager because
   // `--kv-transfer-config` is set", later "... selects a KV connector that does not support
