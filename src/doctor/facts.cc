@@ -313,12 +313,13 @@ void DecideStage(const LogScan& scan, Facts* fp) {
           fmt::format("the log had reached {} ({}) but the traceback points at {}",
                       StageName(*f.milestone_stage), Cited(milestone), StageName(frames->stage));
     }
-  } else if (f.milestone_stage && *f.milestone_stage == Stage::kLoad && RanAfterLoading(f)) {
+  } else if (const LogEvent* ran = f.milestone_stage == Stage::kLoad ? RanAfterLoading(f)
+                                                                     : nullptr) {
     // A plain program's loading line, and then the model's own forward called by the program:
     // the load had finished.
     f.stage = Stage::kRuntime;
     f.stage_why = fmt::format("a model's forward on the stack ({}) after the loading milestone {}",
-                              Cited(RanAfterLoading(f)), Cited(milestone));
+                              Cited(ran), Cited(milestone));
   } else if (f.milestone_stage) {
     f.stage = *f.milestone_stage;
     f.stage_why = fmt::format("furthest milestone {}", Cited(milestone));

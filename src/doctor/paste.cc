@@ -189,14 +189,6 @@ constexpr std::string_view kOpeners[] = {
     "Traceback (most recent call last)", "File \"", "During handling of the above",
     "The above exception was", "panic: ", "goroutine ", "Loading checkpoint shards:", "Cell In["};
 
-// IPython's arrow at the failing source line of a frame ("---> 3 out = model.generate(...)",
-// "----> 888 set_module_tensor_to_device(...)": as long as the frame's line numbers are wide).
-bool IpythonArrow(std::string_view r) {
-  size_t d = 0;
-  while (d < r.size() && r[d] == '-') ++d;
-  return d >= 2 && r.substr(d, 2) == "> " && Digits(r, d + 2, 1);
-}
-
 // Where the source line a Python frame prints under itself begins, when the line ends were lost
 // and it follows the frame's `File "PATH", line N, in NAME` on the same line (npos: it does
 // not). NAME is one word (an identifier, "<module>", "<lambda>"); the code begins after it.
@@ -235,7 +227,8 @@ int RecordBegins(std::string_view s, size_t at) {
       }
     }
   }
-  if (c == '-' && IpythonArrow(r)) return kArrow;
+  // (Two dashes at least: IPython's "---> 3" arrow, not an arrow in prose.)
+  if (c == '-' && IpythonArrow(r, 2)) return kArrow;
   if (std::isalpha(static_cast<unsigned char>(c)) && ExceptionLine(r)) return kException;
   if (c >= 'a' && c <= 'z' && FunctionPrefix(r)) return kFunction;
   // A worker's prefix ("(EngineCore_DP0 pid=812)", "(VllmWorker rank=1 pid=903752)") or a

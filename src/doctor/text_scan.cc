@@ -247,4 +247,13 @@ void PlainTypography(std::string* s) {
   s->swap(out);
 }
 
+bool IpythonArrow(std::string_view s, size_t min_dashes) {
+  size_t b = 0;
+  while (b < s.size() && s[b] == ' ') ++b;
+  size_t dashes = b;
+  while (dashes < s.size() && s[dashes] == '-') ++dashes;
+  return dashes - b >= min_dashes && dashes > b && s.substr(dashes, 2) == "> " &&
+         dashes + 2 < s.size() && std::isdigit(static_cast<unsigned char>(s[dashes + 2]));
+}
+
 }  // namespace vramfit::doctor

@@ -141,6 +141,11 @@ std::string StripAnsi(std::string_view s);
 // zero-width characters, direction marks and a byte-order mark are dropped. Other UTF-8 is kept.
 void PlainTypography(std::string* s);
 
+// IPython's arrow at a frame's failing source line ("---> 3 out = model.generate(...)", "-> 2455
+// outputs = ...": as many dashes as the frame's line numbers are wide), after any spaces, with
+// at least `min_dashes` dashes.
+bool IpythonArrow(std::string_view s, size_t min_dashes = 1);
+
 }  // namespace vramfit::doctor
 
 #endif  // VRAMFIT_DOCTOR_TEXT_SCAN_H_

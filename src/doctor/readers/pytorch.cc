@@ -505,15 +505,6 @@ bool OldIpythonFrame(std::string_view s, size_t* path_at, size_t* path_end, size
   return *fn_at < s.size() && s.find('(', *fn_at) != std::string_view::npos;
 }
 
-// IPython's current-line arrow: dashes, "> ", the line number.
-bool IpythonArrow(std::string_view s) {
-  size_t b = 0;
-  while (b < s.size() && s[b] == ' ') ++b;
-  size_t dashes = b;
-  while (dashes < s.size() && s[dashes] == '-') ++dashes;
-  return dashes > b && s.substr(dashes, 2) == "> " && dashes + 2 < s.size() &&
-         std::isdigit(static_cast<unsigned char>(s[dashes + 2]));
-}
 
 // A traceback frame: Python's `File "path", line N, in fn` (also wrapped, the path's tail
 // starting the line), IPython's `File path:N, in Class.fn(args)` and its older `path in fn(args)`.
