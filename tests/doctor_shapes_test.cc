@@ -176,8 +176,15 @@ const std::vector<Shape>& Shapes() {
       // batch 65's llama.cpp log, whose two starts' free-memory lines the joined line holds
       // together, and its notebook whose ANSI-coloured IPython frames a joined line hides; 47
       // once llama.cpp's free memory is read from the last start on a line and a model's forward
-      // after a program's loading line is read as the run.)
-      {"line ends lost", nullptr, "\n", 47, LineEndsLost},
+      // after a program's loading line is read as the run; 10 once a line is also parted where
+      // four words of prose or a frame's statement come before an exception, a shards bar or a
+      // shell's prompt, after a progress bar's or PyTorch message's end, at a Go crash's frames,
+      // IPython 8's frames, "LEVEL - " logging and a Trainer's dicts, and a training step is
+      // read after other words on its line. Left: logs whose records open with nothing the
+      // splitter knows (a quantizer's own lines, bars quoted as Markdown code, a message
+      // continued on its next line), a newest-first RunPod log, and milestones that follow the
+      // error in the file but share its line once joined.)
+      {"line ends lost", nullptr, "\n", 10, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
   };
   return shapes;

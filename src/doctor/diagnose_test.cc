@@ -126,6 +126,27 @@ TEST(Diagnose, FullCardInATrainingRunIsItsStep) {
   }
 }
 
+// A training loop's step report after other words on its line (a paste that lost its line
+// ends) is still the step: nanoGPT's "step 0: train loss" and "iter 0: loss", torchtune's bar.
+TEST(Diagnose, TrainingStepAfterOtherWordsOnItsLine) {
+  const std::string oom =
+      "RuntimeError: CUDA out of memory. Tried to allocate 786.00 MiB (GPU 0; 15.78 GiB total "
+      "capacity; 14.28 GiB already allocated; 620.69 MiB free; 14.32 GiB reserved in total by "
+      "PyTorch)\n";
+  EXPECT_EQ(DiagnoseText(oom).stage, "load");
+  for (const std::string before :
+       {"tokens per iteration will be: 491,520 step 0: train loss 10.9865, val loss 10.9881\n",
+        "compiling the model... (takes a ~minute) iter 0: loss 10.9819, time 41876.39ms\n",
+        "Learning rate scheduler is initialized. 1|12|Loss: 1.0147:   0%|          | 12/7245\n"}) {
+    EXPECT_EQ(DiagnoseText(before + oom).stage, "runtime") << before;
+  }
+  // Not a step: the word and a number with no colon, or no loss after it.
+  for (const std::string before : {"the next step 2 is to measure the loss of the model\n",
+                                   "checkpoint written at step 3: model.pt\n"}) {
+    EXPECT_EQ(DiagnoseText(before + oom).stage, "load") << before;
+  }
+}
+
 // The older message on a consumer card: 87% allocated, no byte free and the whole reserve
 // allocated is a card filled by weights placed one by one (load); the same card with a quarter
 // of its reserve cached and unallocated is what a forward pass leaves (after start-up).

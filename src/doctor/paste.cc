@@ -105,9 +105,9 @@ bool HtmlEscaped(std::string_view line, std::string* out) {
 // or frame, a logger's level and date (vLLM's "INFO 03-10 08:07:20"), a worker's or rank's
 // prefix, an ISO or bracketed timestamp, Ollama's "time=", llama.cpp's "llama_..: " function
 // prefixes, and the exception lines PyTorch and Python print. Only a line of kFlatLineBytes or
-// more where one kind of beginning comes kFlatRepeats times, or that holds a traceback, is split:
-// an engine's own long line (a config dump, PyTorch's out-of-memory message) holds them only in
-// its prefixes.
+// more where one kind of beginning comes kFlatRepeats times, that holds a traceback, or whose
+// exception line follows words of prose (ProseBefore) is split: an engine's own long line (a
+// config dump, PyTorch's out-of-memory message) holds them only in its prefixes.
 constexpr size_t kFlatLineBytes = 160;
 constexpr int kFlatRepeats = 3;
 
@@ -180,8 +180,22 @@ enum Kind : int {
   kIsoTime,
   kBracketTime,
   kOllamaTime,
+  kShellPrompt,
+  kIpythonFrame,
+  kAfterEnd,
+  kGoFrame,
+  kLevelDash,
+  kPythonDict,
   kRecordKinds
 };
+
+// The kinds that open a record of their own wherever they stand (not a prefix of every line):
+// after words of prose they show a line end lost even where none repeats (Flattened).
+constexpr bool Opens(int kind) {
+  return kind == kTracebackHeader || kind == kDuringHandling || kind == kDirectCause ||
+         kind == kPanic || kind == kShardsBar || kind == kException || kind == kShellPrompt ||
+         kind == kAfterEnd;
+}
 
 // (IPython prints its header without the colon, after the exception's name: "OutOfMemoryError
 // <spaces> Traceback (most recent call last)"; its frames open "Cell In[7], line 3" from 8.0.)
@@ -204,6 +218,19 @@ size_t FrameCodeAt(std::string_view s, size_t at) {
   return i < s.size() ? i : std::string_view::npos;
 }
 
+// A record's end just before the space at `at - 1`, after which the program printed a line of
+// its own: a progress bar's (tqdm's rate in brackets, "[01:01<00:00, 133.63it/s]" or
+// "20.31s/it]") or PyTorch's out-of-memory message's (its last words: "See documentation for
+// Memory Management and PYTORCH_CUDA_ALLOC_CONF", from 2.2 "... Management
+// (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)").
+bool AfterEnd(std::string_view s, size_t at) {
+  if (at < 8) return false;
+  const std::string_view before = s.substr(0, at - 1);
+  return (before.back() == ']' &&
+          (s.substr(at - 6, 4) == "it/s" || s.substr(at - 6, 4) == "s/it")) ||
+         before.ends_with("PYTORCH_CUDA_ALLOC_CONF") || before.ends_with("#environment-variables)");
+}
+
 // The kind of record that begins at `at` (kNoRecord: none).
 int RecordBegins(std::string_view s, size_t at) {
   const std::string_view r = s.substr(at);
@@ -217,6 +244,11 @@ int RecordBegins(std::string_view s, size_t at) {
     }
   }
   if (c == 'I' || c == 'W' || c == 'E' || c == 'D' || c == 'C') {
+    // Python's logging with the format "%(levelname)s - %(message)s" (AutoGPTQ's "INFO - Start
+    // quantizing layer 1/32").
+    for (std::string_view level : {"INFO - ", "WARNING - ", "ERROR - ", "DEBUG - "}) {
+      if (starts(level)) return kLevelDash;
+    }
     // vLLM's logger: the level, then the month and day ("INFO 03-10 08:07:20").
     for (std::string_view level : {"INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL "}) {
       if (starts(level)) {
@@ -226,6 +258,35 @@ int RecordBegins(std::string_view s, size_t at) {
         return dated ? kLevelDate : kNoRecord;
       }
     }
+  }
+  // A Go stack's frame (a goroutine's trace under a panic: Ollama's runner): the function,
+  // "github.com/ollama/ollama/ml/backend/ggml.(*Context).Reserve(0xc000a36000)" or "created by
+  // ...", then its file, "/go/src/github.com/.../ggml.go:811 +0x345".
+  if (starts("github.com/") || starts("created by ")) return kGoFrame;
+  if (c == '/') {
+    const size_t go = r.substr(0, 300).find(".go:");
+    if (go != std::string_view::npos && Digits(r, go + 4, 1)) {
+      const size_t plus = r.find(" +0x", go);
+      if (plus != std::string_view::npos && plus < go + 12) return kGoFrame;
+    }
+  }
+  // IPython 8's frame: "File ~/venv/.../utils.py:2390, in GenerationMixin.generate(self, ...)".
+  if (c == 'F' && starts("File ") && r.size() > 6 && (r[5] == '~' || r[5] == '/')) {
+    const size_t py = r.substr(0, 400).find(".py:");
+    return py != std::string_view::npos && Digits(r, py + 4, 1) &&
+                   r.find(", in ", py) < py + 16
+               ? kIpythonFrame
+               : kNoRecord;
+  }
+  // A Python dict printed as a line: the logs of transformers' Trainer ("{'loss': 1.9312,
+  // 'grad_norm': 0.8127, ...}").
+  if (c == '{' && r.size() > 4 && r[1] == '\'') {
+    size_t e = 2;
+    while (e < r.size() && e < 40 &&
+           (std::isalnum(static_cast<unsigned char>(r[e])) || r[e] == '_')) {
+      ++e;
+    }
+    return e > 2 && r.substr(e, 3) == "': " ? kPythonDict : kNoRecord;
   }
   // (Two dashes at least: IPython's "---> 3" arrow, not an arrow in prose.)
   if (c == '-' && IpythonArrow(r, 2)) return kArrow;
@@ -247,6 +308,12 @@ int RecordBegins(std::string_view s, size_t at) {
     const bool iso = IsoDate(r, 0) && r.size() > 13 && (r[10] == ' ' || r[10] == 'T') &&
                      Digits(r, 11, 2) && r[13] == ':';
     return iso ? kIsoTime : kNoRecord;
+  }
+  // A shell's prompt before the command typed at it ("$ python run.py", "$ ./main -m ...").
+  if (c == '$') {
+    return r.size() > 2 && r[1] == ' ' && ((r[2] >= 'a' && r[2] <= 'z') || r.substr(2, 2) == "./")
+               ? kShellPrompt
+               : kNoRecord;
   }
   return c == 't' && starts("time=") && IsoDate(r, 5) ? kOllamaTime : kNoRecord;
 }
@@ -292,6 +359,36 @@ size_t PrefixesEnd(std::string_view s, size_t at) {
   }
 }
 
+// Prose before an exception's line on one line: the lines a program printed before its error,
+// joined to it (a training loop's step, a loader's message), not the prefix a collector or a
+// launcher puts before every line (a rank's "[rank1]:", journald's "Jul 14 09:26:53 node-3
+// serve[48211]:", docker compose's "name-1  |", a timestamp, a logger's level, a terminal's
+// colour code). Told apart by words: four or more of letters alone (a quote or parenthesis
+// around them, a comma, stop or colon after them allowed), which no prefix holds; or by a
+// Python statement a traceback prints as a frame's source ("return self._apply(lambda t:
+// t.cuda(device))"), which opens with a keyword and ends in a bracket.
+bool ProseBefore(std::string_view before) {
+  int words = 0;
+  size_t i = 0;
+  while (i < before.size() && words < 4) {
+    while (i < before.size() && before[i] == ' ') ++i;
+    if (i < before.size() && (before[i] == '"' || before[i] == '\'' || before[i] == '(')) ++i;
+    const size_t b = i;
+    while (i < before.size() && std::isalpha(static_cast<unsigned char>(before[i]))) ++i;
+    const size_t letters = i - b;
+    if (i < before.size() && std::strchr(",.;:!?", before[i]) != nullptr) ++i;
+    if (i < before.size() && std::strchr("\"')", before[i]) != nullptr) ++i;
+    const bool word = letters >= 2 && (i == before.size() || before[i] == ' ');
+    while (i < before.size() && before[i] != ' ') ++i;
+    words += word;
+  }
+  if (words >= 4) return true;
+  while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
+  return !before.empty() && (before.back() == ')' || before.back() == ']') &&
+         (before.starts_with("return ") || before.starts_with("raise ") ||
+          before.starts_with("yield ") || before.starts_with("await "));
+}
+
 bool Flattened(std::string_view line, std::string* out) {
   if (line.size() < kFlatLineBytes) return false;
   // Where records begin after a space, and how often each kind does (the line's first record
@@ -301,26 +398,58 @@ bool Flattened(std::string_view line, std::string* out) {
   int seen[kRecordKinds] = {};
   const size_t text_from = line.find_first_not_of(" \t");  // past the indentation
   if (text_from == std::string_view::npos) return false;
-  // A cheap test before the scan: a traceback's frame (Python's, or IPython's arrow), or the
-  // line's first bytes (its records' common opening: a timestamp's year, a worker's tag, a
-  // level) twice more further on.
+  // A cheap test before the scan: a word of a record that opens a line wherever it stands (a
+  // traceback's frame or exception, a progress bar's or PyTorch message's end, a prompt, a Go
+  // stack's offsets, a Trainer's dict, llama.cpp's functions), or the line's first bytes (its
+  // records' common opening: a timestamp's year, a worker's tag, a level) twice more further
+  // on. A serving log's long lines (vLLM's metrics) hold none of them.
   const auto npos = std::string_view::npos;
-  if (line.find("File \"") == npos && line.find("--> ") == npos) {
+  // (Each needle after its rarest byte: "llama_" is looked for only in a line that holds an
+  // underscore, not at every 'l' of a routine line.)
+  struct Needle {
+    std::string_view text;
+    char rare;
+  };
+  static constexpr Needle kNeedles[] = {
+      {"File ", 'F'},    {"--> ", '>'}, {"Error", 'E'},   {"Exception", 'x'},
+      {"Loading checkpoint shards:", 'L'}, {"$ ", '$'}, {"/s] ", ']'},
+      {"/it] ", ']'},    {"_CONF ", '_'}, {"-variables) ", ')'}, {"+0x", '+'},
+      {"{'", '{'},       {"INFO - ", 'I'}, {"llama_", '_'}, {"ggml_", '_'},
+      {"Cell In[", '['}};
+  const auto found = [&](const Needle& n) {
+    return (n.rare == n.text[0] || line.find(n.rare) != npos) && line.find(n.text) != npos;
+  };
+  // (Or a worker's tag, a rank, a timestamp or a level three times, wherever the line begins.)
+  static constexpr std::string_view kRepeated[] = {" pid=", "[rank", "time=", "INFO ",
+                                                   "WARNING ", "ERROR "};
+  const auto thrice = [&](std::string_view n) {
+    size_t at = line.find(n);
+    for (int k = 1; k < kFlatRepeats && at != npos; ++k) at = line.find(n, at + n.size());
+    return at != npos;
+  };
+  if (std::none_of(std::begin(kNeedles), std::end(kNeedles), found) &&
+      std::none_of(std::begin(kRepeated), std::end(kRepeated), thrice)) {
     const std::string_view opening = line.substr(text_from, 6);
     const size_t again = line.find(opening, text_from + opening.size());
-    if (opening.size() < 6 || again == std::string_view::npos ||
-        line.find(opening, again + opening.size()) == std::string_view::npos) {
+    if (opening.size() < 6 || again == npos ||
+        line.find(opening, again + opening.size()) == npos) {
       return false;
     }
   }
   bool repeated = false;
+  size_t first_opening = npos;  // the first record that Opens after the line's first one
+  bool after_end = false;  // a record after a progress bar's or PyTorch message's end
   ++seen[RecordBegins(line, text_from)];
   for (size_t i = text_from + 1; i < line.size(); ++i) {
     if (line[i - 1] != ' ' || line[i] == ' ') continue;
-    const int kind = RecordBegins(line, i);
+    int kind = RecordBegins(line, i);
+    const bool ended = AfterEnd(line, i);
+    if (kind == kNoRecord && ended) kind = kAfterEnd;
     if (kind == kNoRecord) continue;
+    after_end |= ended;
     begins.push_back(i);
     repeated |= ++seen[kind] >= kFlatRepeats;
+    if (Opens(kind) && first_opening == npos) first_opening = i;
     // A frame's source line after it is a record of its own.
     if (kind == kFrame) code.push_back(FrameCodeAt(line, i));
   }
@@ -331,10 +460,17 @@ bool Flattened(std::string_view line, std::string* out) {
     return c == std::string_view::npos || RecordBegins(line, c) != kNoRecord;
   });
   // One line of an engine holds each of these at most twice (a collector's timestamp before
-  // the program's own, nested workers' tags); a frame (Python's, IPython's cell or arrow) after
-  // a traceback's header or before an exception is a traceback laid on one line.
-  const bool framed = seen[kFrame] > 0 || seen[kCell] > 0 || seen[kArrow] > 0;
-  if (!repeated && !(framed && (seen[kTracebackHeader] > 0 || seen[kException] > 0))) {
+  // the program's own, nested workers' tags); a frame (Python's, IPython's cell, arrow or
+  // frame) after a traceback's header or before an exception is a traceback laid on one line,
+  // as a panic and a goroutine are a Go program's crash; nothing follows a bar's or PyTorch
+  // message's end on its own line, nor an opening record prose on its line.
+  const bool framed =
+      seen[kFrame] > 0 || seen[kCell] > 0 || seen[kArrow] > 0 || seen[kIpythonFrame] > 0;
+  if (!repeated && !after_end &&
+      !(framed && (seen[kTracebackHeader] > 0 || seen[kException] > 0)) &&
+      !(seen[kPanic] > 0 && seen[kGoroutine] > 0) &&
+      !(first_opening != npos &&
+        ProseBefore(line.substr(text_from, first_opening - text_from)))) {
     return false;
   }
   begins.insert(begins.end(), code.begin(), code.end());

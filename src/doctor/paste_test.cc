@@ -107,5 +107,78 @@ TEST(Paste, LineEndsLost) {
             "<none>");
 }
 
+TEST(Paste, LineEndsLostWithoutRepeatedRecords) {
+  // Prose a program printed before its error (four words or more): apart at the exception.
+  EXPECT_EQ(Unwrapped("tokens per iteration will be: 491,520 step 0: train loss 10.9865, val loss "
+                      "10.9881 RuntimeError: CUDA out of memory. Tried to allocate 786.00 MiB "
+                      "(GPU 0; 15.78 GiB total capacity)"),
+            "tokens per iteration will be: 491,520 step 0: train loss 10.9865, val loss 10.9881\n"
+            "RuntimeError: CUDA out of memory. Tried to allocate 786.00 MiB (GPU 0; 15.78 GiB "
+            "total capacity)");
+  // A frame's source line before the exception: a statement that ends in a bracket.
+  EXPECT_EQ(Unwrapped("return self._apply(lambda t: t.cuda(device)) torch.cuda.OutOfMemoryError: "
+                      "CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 7.79 GiB total "
+                      "capacity; 6.11 GiB already allocated)"),
+            "return self._apply(lambda t: t.cuda(device))\n"
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; "
+            "7.79 GiB total capacity; 6.11 GiB already allocated)");
+  // After a progress bar's end and after PyTorch's message's end, a line of its own; a shell's
+  // prompt opens one.
+  EXPECT_EQ(Unwrapped("Replacing layers...:  45%|####5     | 36/80 [00:09<00:11,  3.88it/s] "
+                      "torch.cuda.OutOfMemoryError: CUDA out of memory. See documentation for "
+                      "Memory Management and PYTORCH_CUDA_ALLOC_CONF Loading vicuna-13b-GPTQ... "
+                      "$ nvidia-smi"),
+            "Replacing layers...:  45%|####5     | 36/80 [00:09<00:11,  3.88it/s]\n"
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. See documentation for Memory "
+            "Management and PYTORCH_CUDA_ALLOC_CONF\n"
+            "Loading vicuna-13b-GPTQ...\n"
+            "$ nvidia-smi");
+  // A Go stack under a panic: its frames and files apart.
+  EXPECT_EQ(Unwrapped("time=2025-07-01T10:02:11.402Z level=INFO msg=\"starting llama server\" "
+                      "panic: insufficient memory goroutine 12 [running]: "
+                      "github.com/ollama/ollama/ml/backend/ggml.(*Context).Reserve(0xc000a36000) "
+                      "/go/src/github.com/ollama/ollama/ml/backend/ggml/ggml.go:811 +0x345"),
+            "time=2025-07-01T10:02:11.402Z level=INFO msg=\"starting llama server\"\n"
+            "panic: insufficient memory\n"
+            "goroutine 12 [running]:\n"
+            "github.com/ollama/ollama/ml/backend/ggml.(*Context).Reserve(0xc000a36000)\n"
+            "/go/src/github.com/ollama/ollama/ml/backend/ggml/ggml.go:811 +0x345");
+  // Python logging's "LEVEL - " and a Trainer's dicts, repeated: records.
+  EXPECT_EQ(Unwrapped("INFO - Start quantizing layer 1/32 INFO - Quantizing mlp.down_proj in layer "
+                      "1/32... INFO - Start quantizing layer 2/32 {'loss': 1.93, 'epoch': 0.02} "
+                      "{'loss': 1.44, 'epoch': 0.04}"),
+            "INFO - Start quantizing layer 1/32\n"
+            "INFO - Quantizing mlp.down_proj in layer 1/32...\n"
+            "INFO - Start quantizing layer 2/32\n"
+            "{'loss': 1.93, 'epoch': 0.02}\n"
+            "{'loss': 1.44, 'epoch': 0.04}");
+  // IPython 8's frames ("File PATH:N, in NAME") with its header: a traceback on one line.
+  EXPECT_EQ(Unwrapped("OutOfMemoryError Traceback (most recent call last) Cell In[4], line 2 "
+                      "File ~/venv/lib/python3.11/site-packages/transformers/generation/utils.py"
+                      ":2390, in GenerationMixin.generate(self, inputs) OutOfMemoryError: CUDA out "
+                      "of memory."),
+            "OutOfMemoryError\n"
+            "Traceback (most recent call last)\n"
+            "Cell In[4], line 2\n"
+            "File ~/venv/lib/python3.11/site-packages/transformers/generation/utils.py:2390, in "
+            "GenerationMixin.generate(self, inputs)\n"
+            "OutOfMemoryError: CUDA out of memory.");
+  // Prefixes before an exception are not prose: a collector's, a rank's, a logger's, a
+  // terminal's colour (one line as the engine printed it, left alone).
+  EXPECT_EQ(Unwrapped("Jul 14 09:26:53 gpu-node-3 serve[48211]: [rank1]: torch.OutOfMemoryError: "
+                      "CUDA out of memory. Tried to allocate 224.00 MiB. GPU 1 has a total "
+                      "capacity of 79.14 GiB of which 131.56 MiB is free."),
+            "<none>");
+  EXPECT_EQ(Unwrapped("vllm-server-1  | (EngineCore_DP0 pid=812) ERROR 03-10 08:07:20 "
+                      "[core.py:302] torch.OutOfMemoryError: CUDA out of memory. Tried to "
+                      "allocate 224.00 MiB. GPU 1 has a total capacity of 79.14 GiB of which "
+                      "131.56 MiB is free."),
+            "<none>");
+  EXPECT_EQ(Unwrapped("\x1b[31mtorch.OutOfMemoryError\x1b[0m: CUDA out of memory. Tried to "
+                      "allocate 224.00 MiB. GPU 1 has a total capacity of 79.14 GiB of which "
+                      "131.56 MiB is free. Including non-PyTorch memory, this process has"),
+            "<none>");
+}
+
 }  // namespace
 }  // namespace vramfit::doctor

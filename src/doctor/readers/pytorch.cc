@@ -1236,6 +1236,22 @@ bool TrainingStepLine(std::string_view t) {
     }
     return loss;
   }
+  // The same after other words on the line (the line ends of a paste lost: "tokens per
+  // iteration will be: 491,520 step 0: train loss 10.9865, ..."): the word after a space, its
+  // digits and a colon, the loss after them.
+  for (std::string_view word : {" iter ", " step ", " Step ", " Iter "}) {
+    for (size_t at = t.find(word); at != std::string_view::npos; at = t.find(word, at + 1)) {
+      size_t k = at + word.size();
+      const size_t digits = k;
+      while (k < t.size() && std::isdigit(static_cast<unsigned char>(t[k]))) ++k;
+      if (k == digits || k >= t.size() || t[k] != ':') continue;
+      const std::string_view after = t.substr(k);
+      if (after.find("loss") != std::string_view::npos ||
+          after.find("Loss") != std::string_view::npos) {
+        return true;
+      }
+    }
+  }
   if (loss) {
     for (std::string_view word : {"step:", "iter:", "Step:", "Iter:"}) {
       for (size_t at = t.find(word); at != std::string_view::npos; at = t.find(word, at + 1)) {
@@ -1246,13 +1262,17 @@ bool TrainingStepLine(std::string_view t) {
       }
     }
   }
-  // torchtune: digits '|' digits "|Loss: ".
-  size_t i = 0;
-  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
-  if (i == 0 || i >= t.size() || t[i] != '|') return false;
-  size_t j = i + 1;
-  while (j < t.size() && std::isdigit(static_cast<unsigned char>(t[j]))) ++j;
-  return j > i + 1 && t.substr(j, 7) == "|Loss: ";
+  // torchtune: digits '|' digits "|Loss: ", at the line's start or after a space.
+  for (size_t at = t.find("|Loss: "); at != std::string_view::npos;
+       at = t.find("|Loss: ", at + 1)) {
+    size_t j = at;
+    while (j > 0 && std::isdigit(static_cast<unsigned char>(t[j - 1]))) --j;
+    if (j == at || j == 0 || t[j - 1] != '|') continue;
+    size_t i = j - 1;
+    while (i > 0 && std::isdigit(static_cast<unsigned char>(t[i - 1]))) --i;
+    if (i < j - 1 && (i == 0 || t[i - 1] == ' ')) return true;
+  }
+  return false;
 }
 
 // The cache's shape as the reference scripts take it: Meta's llama example.py (LLaMA 1) and
