@@ -317,11 +317,72 @@ class Scanner final : public doctor::EventSink {
     // page's copy, a "\r\r\n" ending); the blank lines are then no breaks in the log. Two
     // lines of text are enough (an error line and its wrapped rest).
     double_spaced_ = ahead_text_lines_ >= kDoubleSpacedLines && ahead_text_after_text_ == 0;
+    reflow_ = ReflowWidth();
     replaying_ = true;
     for (const Held& h : ahead_) Read(h.raw, h.cut, h.binary);
     replaying_ = false;
     ahead_.clear();
     ahead_bytes_ = 0;
+  }
+
+  // The width a mail client or a forum's editor reflowed the log at, 0 when it shows none. A
+  // reflow breaks each line longer than W at its last space within W, so no line is longer
+  // than W, and a line it broke is followed by one whose first word would not have fitted on
+  // it (the line, a space and that word are wider than W) and that opens no record of its own
+  // (doctor::OpensRecord). W is the look-ahead's longest line, between kReflowNarrowest and
+  // kReflowWidest columns (an engine's out-of-memory message alone is longer, unbroken), shown
+  // by kReflowBreaks such breaks at least, which are most of the lines near that width
+  // followed by text, in a look-ahead of kReflowLines lines at least (a shorter excerpt is
+  // mostly its messages, which Gather joins across a reflow already; a kernel's few OOM-killer
+  // lines can look broken).
+  size_t ReflowWidth() const {
+    std::vector<std::string_view> lines;
+    size_t widest = 0;
+    for (const Held& h : ahead_) {
+      if (h.binary || h.cut) return 0;
+      std::string_view t = std::string_view(h.raw).substr(GutterEnd(h.raw));
+      while (!t.empty() && (t.back() == '\r' || t.back() == ' ')) t.remove_suffix(1);
+      lines.push_back(t);
+      // (A line of one word longer than the width is left whole by a reflow.)
+      const size_t text = t.find_first_not_of(' ');
+      if (text != std::string_view::npos && t.find(' ', text) != std::string_view::npos) {
+        widest = std::max(widest, Columns(t));
+      }
+    }
+    if (widest < kReflowNarrowest || widest > kReflowWidest || lines.size() < kReflowLines) {
+      return 0;
+    }
+    int breaks = 0, near = 0, exact = 0;
+    for (size_t i = 0; i + 1 < lines.size(); ++i) {
+      const std::string_view line = lines[i], next = lines[i + 1];
+      const size_t cols = Columns(line);
+      if (next.empty() || line.empty() || cols + kReflowWord < widest) continue;
+      ++near;
+      if (!ReflowBroke(line, next, widest)) continue;
+      ++breaks;
+      exact += cols == widest;
+    }
+    // (A terminal's hard wrap cuts every piece at exactly the width, where a word ends at it
+    // only now and then: most breaks at the very width are a wrap's that showed no width yet.)
+    return breaks >= kReflowBreaks && breaks * 3 >= near * 2 && exact * 2 < breaks ? widest : 0;
+  }
+
+  // The terminal width the log was wrapped at (0: none shows, or the log was reflowed at word
+  // breaks instead, whose pieces may look like a wrap's: ReflowWidth).
+  size_t Wrap() const { return reflow_ == 0 && at_longest_ >= kWrappedLines ? longest_ : 0; }
+
+  // `next` continues `line` in a log reflowed at `width`: its first word did not fit, and it is
+  // no record of its own (nor indented, as a traceback's frames are, nor opening with the bytes
+  // `line` opens with, as the records of one source do), or `line` is a record's prefixes alone
+  // (its message, an exception's line, moved to the next).
+  static bool ReflowBroke(std::string_view line, std::string_view next, size_t width) {
+    if (line.empty() || next.empty() || next.front() == ' ' || next.front() == '\t' ||
+        next.substr(0, kSameRecordBytes) == line.substr(0, kSameRecordBytes)) {
+      return false;
+    }
+    const std::string_view word = next.substr(0, next.find(' '));
+    return Columns(line) + 1 + Columns(word) > width &&
+           (!doctor::OpensRecord(next) || doctor::PrefixesOnly(line));
   }
 
   void Read(std::string_view raw, bool cut, bool binary) {
@@ -344,7 +405,7 @@ class Scanner final : public doctor::EventSink {
     // A string with escaped line ends (a traceback printed as a repr or inside a JSON body) that
     // a terminal wrapped: its pieces are joined before its escapes are undone, which needs the
     // whole string (a piece may end between a backslash and its letter).
-    const size_t wrap = at_longest_ >= kWrappedLines ? longest_ : 0;
+    const size_t wrap = Wrap();
     const bool full = wrap != 0 && Columns(raw) == wrap;
     if (!escaped_held_.empty() || (full && Has(raw, "\\n"))) {
       escaped_held_.append(raw);
@@ -407,14 +468,19 @@ class Scanner final : public doctor::EventSink {
       // whole traceback frame (its code line: a terminal's continuation starts at column 0).
       // A frame line held for its own sake is continued only by the rest that makes it whole.
       const bool apart =
-          held_frame_ ? !FrameContinues(held_, clean)
-                      : clean.compare(0, kSameRecordBytes, held_, 0, kSameRecordBytes) == 0 ||
-                            (WholeFrameLine(held_) && !clean.empty() && clean[0] == ' ');
+          held_reflow_ ? !ReflowBroke(held_tail_, clean, reflow_)
+          : held_frame_
+              ? !FrameContinues(held_, clean)
+              : clean.compare(0, kSameRecordBytes, held_, 0, kSameRecordBytes) == 0 ||
+                    (WholeFrameLine(held_) && !clean.empty() && clean[0] == ' ');
       held_frame_ = false;
+      const bool reflowed = std::exchange(held_reflow_, false);
       if (apart || held_.size() + clean.size() > opt_.max_line_bytes) {
         Process(std::exchange(held_, std::string()), held_first_, held_last_);
       } else {
-        if (WordsOfOneMessage(held_, clean) || FrameReflowed(held_, clean)) held_ += ' ';
+        if (reflowed || WordsOfOneMessage(held_, clean) || FrameReflowed(held_, clean)) {
+          held_ += ' ';
+        }
         held_ += clean;  // appended in place: a line of many pieces costs its length once
         clean.swap(held_);
         held_.clear();
@@ -422,7 +488,7 @@ class Scanner final : public doctor::EventSink {
       }
     }
     if (!replaying_) ObserveWidth(width, raw);
-    const size_t wrap = at_longest_ >= kWrappedLines ? longest_ : 0;
+    const size_t wrap = Wrap();
     // A line that opens one of the engines' long messages is gathered whole by Gather, which
     // decides each joint once the message is complete (JoinedParts): a line of exactly a
     // terminal's width may also be a reflow's, broken between two words.
@@ -431,6 +497,16 @@ class Scanner final : public doctor::EventSink {
       held_ = std::move(clean);
       held_first_ = first;
       held_last_ = number_;
+      return;
+    }
+    // In a reflowed log a line near the width waits for the next, which may be its rest
+    // (ReflowBroke decides; the piece the reflow cut last is what is measured).
+    if (reflow_ != 0 && wrap == 0 && width + kReflowWord >= reflow_ && width <= reflow_) {
+      held_tail_.assign(raw);
+      held_ = std::move(clean);
+      held_first_ = first;
+      held_last_ = number_;
+      held_reflow_ = true;
       return;
     }
     // A traceback frame line waits for the next line: a terminal may have cut it where no
@@ -577,6 +653,13 @@ class Scanner final : public doctor::EventSink {
   static constexpr int kWrappedLines = 3;
   // The narrowest width two lines in a row cut mid-word show a wrap at (see ObserveWidth).
   static constexpr size_t kPairWrap = 80;
+  // A reflow at word breaks (ReflowWidth): its width between these, shown by this many breaks;
+  // a line broken by it is within kReflowWord columns of the width (the next word did not fit).
+  static constexpr size_t kReflowNarrowest = 40;
+  static constexpr size_t kReflowWidest = 160;
+  static constexpr int kReflowBreaks = 4;
+  static constexpr size_t kReflowLines = 10;  // fewer: the engines' messages are joined anyway
+  static constexpr size_t kReflowWord = 24;
 
   // Characters (UTF-8 lead bytes) of a cleaned line: a terminal wraps at a column count.
   static size_t Columns(std::string_view s) {
@@ -1392,6 +1475,9 @@ class Scanner final : public doctor::EventSink {
   size_t indent_ = 0;                // the indentation removed from every line
   char indent_char_ = ' ';           // of spaces, or of tabs
   bool replaying_ = false;  // replaying the look-ahead: its widths are already observed
+  size_t reflow_ = 0;       // the width the log was reflowed at (ReflowWidth), 0: none
+  bool held_reflow_ = false;  // held_ is a line the reflow may have broken
+  std::string held_tail_;     // its last piece, as the reflow left it
   size_t longest_ = 0, longest_hash_ = 0;
   size_t frame_width_ = 0, frame_hash_ = 0;
   // The last line's width, whether it ended in a letter or digit, and its first bytes.

@@ -966,6 +966,66 @@ TEST(LogScan, TheFirstLinesOfAWrappedLogAreJoinedToo) {
   EXPECT_EQ(b.cause, a.cause);
 }
 
+// A log a mail client or a forum's editor reflowed at word breaks (no line longer than the
+// width, each broken line followed by a word that would not have fitted on it): its records are
+// read as printed, so a milestone broken over two lines ("Server" / "started at ...") still
+// counts, while records of their own (a prefix's next line, an exception's line, an indented
+// frame) stay apart. A short kernel excerpt, and a terminal's hard wrap (its pieces at exactly
+// the width), are not read as a reflow.
+TEST(LogScan, ALogReflowedAtWordBreaksIsReadAsPrinted) {
+  const std::string lines[] = {
+      "2024-03-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: "
+      "\"meta-llama/Llama-2-13b-chat-hf\", revision: None, sharded: None }",
+      "2024-03-01T10:00:00.000000Z  INFO text_generation_launcher: Starting shard rank=0",
+      "2024-03-01T10:00:30.000000Z  INFO text_generation_launcher: Waiting for shard to be "
+      "ready... rank=0",
+      "2024-03-01T10:00:41.000000Z  INFO text_generation_launcher: Shard ready in 41.2s rank=0",
+      "2024-03-01T10:00:41.000000Z  INFO text_generation_launcher: Server started at "
+      "unix:///tmp/text-generation-server-0",
+      "2024-03-01T10:00:43.000000Z ERROR text_generation_launcher: Method Prefill encountered "
+      "an error.",
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+      "total capacity of 23.65 GiB of which 1.10 GiB is free. Process 990 has 22.54 GiB memory "
+      "in use. Of the allocated memory 21.90 GiB is allocated by PyTorch, and 210.00 MiB is "
+      "reserved by PyTorch but unallocated."};
+  std::string whole, reflowed;
+  for (const std::string& l : lines) {
+    whole += l + "\n";
+    std::string_view rest = l;
+    while (rest.size() > 72) {
+      const size_t cut = rest.rfind(' ', 72);
+      reflowed += std::string(rest.substr(0, cut)) + "\n";
+      rest.remove_prefix(cut + 1);
+    }
+    reflowed += std::string(rest) + "\n";
+  }
+  const Diagnosis a = Diagnose(Scan(whole));
+  const Diagnosis b = Diagnose(Scan(reflowed));
+  EXPECT_EQ(a.stage, "runtime");
+  EXPECT_EQ(b.stage, a.stage) << b.stage_evidence;
+  EXPECT_EQ(b.cause, a.cause);
+  // The milestone's line is one record again.
+  const LogScan s = Scan(reflowed);
+  bool started = false;
+  for (const LogEvent& e : s.events) {
+    started |= e.text.find("Server started at") != std::string::npos;
+  }
+  EXPECT_TRUE(started);
+  // A short kernel excerpt whose lines happen to end near the longest one: left as it is (its
+  // OOM-killer record stays on its own line).
+  const LogScan kernel = Scan(
+      "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n"
+      "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359\n"
+      "VLLM::Worker_TP invoked oom-killer: gfp_mask=0x102cc2(GFP_HIGHUSER)\n"
+      "oom_kill_process+0x1f8/0x3f0\n"
+      "sysmemAllocResources+0xa8/0x2a0 [nvidia]\n"
+      "VLLM::Worker_TP invoked oom-killer: gfp_mask=0x80dc0(GFP_KERNEL|__GFP_ZERO)\n"
+      "phys_mem_allocate+0x14c/0x230\n");
+  const LogEvent* kill = Find(kernel, EventKind::kHostOomKill);
+  ASSERT_NE(kill, nullptr);
+  EXPECT_EQ(kill->line, 3u);
+}
+
 // What a collector or a paste puts before each line is not the engine's: docker compose's service
 // column, kubectl's --timestamps, journald's header, a GitHub reply's quote and a Markdown code
 // block's indentation (of spaces, or of tabs). A log level before a table's column is the

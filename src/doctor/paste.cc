@@ -500,6 +500,13 @@ bool Flattened(std::string_view line, std::string* out) {
 
 }  // namespace
 
+bool OpensRecord(std::string_view s) { return RecordBegins(s, 0) != kNoRecord; }
+
+bool PrefixesOnly(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  return !s.empty() && RecordBegins(s, 0) != kNoRecord && PrefixesEnd(s, 0) >= s.size();
+}
+
 bool Unwrap(std::string_view line, std::string* out) {
   // Every wrapper holds one of these bytes; most lines hold none and stop here, or, when long,
   // are only looked at for lost line ends.

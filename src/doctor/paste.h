@@ -18,6 +18,17 @@ namespace vramfit::doctor {
 // `line` is in no wrapper.
 bool Unwrap(std::string_view line, std::string* out);
 
+// Whether `s` begins one of the records the line-end splitter knows (a traceback's header or
+// frame, an exception's line, a logger's level and date, a worker's or rank's prefix, a
+// timestamp, llama.cpp's function prefix, a panic, a shell's prompt...): the start of a line
+// of its own, which a reflow does not make.
+bool OpensRecord(std::string_view s);
+
+// Whether `s` holds nothing but the prefixes that open a record (a rank, a worker's tag,
+// timestamps, a logger's level and date with its "[file.py:N]"): a line whose message a reflow
+// put on the next line.
+bool PrefixesOnly(std::string_view s);
+
 }  // namespace vramfit::doctor
 
 #endif  // VRAMFIT_DOCTOR_PASTE_H_
