@@ -283,7 +283,10 @@ class Scanner final : public doctor::EventSink {
     }
     ahead_bytes_ += raw.size();
     ahead_.push_back({std::string(raw), cut, binary});
-    if (at_longest_ >= kWrappedLines || ahead_.size() >= kLookAheadLines ||
+    // (A wrap that shows in the first lines ends the look-ahead, unless those lines look
+    // reflowed instead: broken before a word that did not fit, mostly short of the width, which
+    // takes more lines to tell.)
+    if ((at_longest_ >= kWrappedLines && !MayBeReflowed()) || ahead_.size() >= kLookAheadLines ||
         ahead_bytes_ >= kLookAheadBytes) {
       EndLookAhead();
     }
@@ -332,39 +335,65 @@ class Scanner final : public doctor::EventSink {
   // (doctor::OpensRecord). W is the look-ahead's longest line, between kReflowNarrowest and
   // kReflowWidest columns (an engine's out-of-memory message alone is longer, unbroken), shown
   // by kReflowBreaks such breaks at least, which are most of the lines near that width
-  // followed by text, in a look-ahead of kReflowLines lines at least (a shorter excerpt is
-  // mostly its messages, which Gather joins across a reflow already; a kernel's few OOM-killer
-  // lines can look broken).
+  // followed by text, in a look-ahead of kReflowLines lines at least, or kReflowShortLines
+  // where one of the breaks is inside an out-of-memory message (a shorter excerpt is mostly its
+  // messages, which Gather joins across a reflow already; a kernel's few OOM-killer lines can
+  // look broken).
   size_t ReflowWidth() const {
+    const ReflowSigns r = Reflow();
+    if (r.widest == 0 || r.lines < kReflowShortLines) return 0;
+    if (r.lines < kReflowLines && !r.message) return 0;
+    // (A terminal's hard wrap cuts every piece at exactly the width, where a word ends at it
+    // only now and then: most breaks at the very width are a wrap's that showed no width yet.)
+    return r.breaks >= kReflowBreaks && r.breaks * 3 >= r.near * 2 && r.exact * 2 < r.breaks
+               ? r.widest
+               : 0;
+  }
+
+  // The look-ahead's first lines may be a reflow's: looked at until kReflowAhead lines.
+  bool MayBeReflowed() const {
+    if (ahead_.size() >= kReflowAhead) return false;
+    const ReflowSigns r = Reflow();
+    return r.widest != 0 && r.breaks - r.exact >= std::max(2, r.exact);
+  }
+
+  // What the look-ahead's lines show of a reflow (ReflowWidth): the widest line (0 when it is
+  // not a reflow's width), the lines near it followed by text, those of them a reflow broke,
+  // those exactly as wide, and whether an out-of-memory message (as CUDA and PyTorch word it,
+  // longer than any reflow's width as printed) is among the broken ones.
+  struct ReflowSigns {
+    size_t widest = 0, lines = 0;
+    int near = 0, breaks = 0, exact = 0;
+    bool message = false;
+  };
+  ReflowSigns Reflow() const {
+    ReflowSigns r;
     std::vector<std::string_view> lines;
-    size_t widest = 0;
     for (const Held& h : ahead_) {
-      if (h.binary || h.cut) return 0;
+      if (h.binary || h.cut) return {};
       std::string_view t = std::string_view(h.raw).substr(GutterEnd(h.raw));
       while (!t.empty() && (t.back() == '\r' || t.back() == ' ')) t.remove_suffix(1);
       lines.push_back(t);
       // (A line of one word longer than the width is left whole by a reflow.)
       const size_t text = t.find_first_not_of(' ');
       if (text != std::string_view::npos && t.find(' ', text) != std::string_view::npos) {
-        widest = std::max(widest, Columns(t));
+        r.widest = std::max(r.widest, Columns(t));
       }
     }
-    if (widest < kReflowNarrowest || widest > kReflowWidest || lines.size() < kReflowLines) {
-      return 0;
-    }
-    int breaks = 0, near = 0, exact = 0;
+    r.lines = lines.size();
+    if (r.widest < kReflowNarrowest || r.widest > kReflowWidest) return {};
     for (size_t i = 0; i + 1 < lines.size(); ++i) {
       const std::string_view line = lines[i], next = lines[i + 1];
       const size_t cols = Columns(line);
-      if (next.empty() || line.empty() || cols + kReflowWord < widest) continue;
-      ++near;
-      if (!ReflowBroke(line, next, widest)) continue;
-      ++breaks;
-      exact += cols == widest;
+      if (next.empty() || line.empty() || cols + kReflowWord < r.widest) continue;
+      ++r.near;
+      if (!ReflowBroke(line, next, r.widest)) continue;
+      ++r.breaks;
+      r.exact += cols == r.widest;
+      r.message |= line.find("out of memory") != std::string_view::npos ||
+                   line.find("Tried to allocate") != std::string_view::npos;
     }
-    // (A terminal's hard wrap cuts every piece at exactly the width, where a word ends at it
-    // only now and then: most breaks at the very width are a wrap's that showed no width yet.)
-    return breaks >= kReflowBreaks && breaks * 3 >= near * 2 && exact * 2 < breaks ? widest : 0;
+    return r;
   }
 
   // The terminal width the log was wrapped at (0: none shows, or the log was reflowed at word
@@ -659,6 +688,8 @@ class Scanner final : public doctor::EventSink {
   static constexpr size_t kReflowWidest = 160;
   static constexpr int kReflowBreaks = 4;
   static constexpr size_t kReflowLines = 10;  // fewer: the engines' messages are joined anyway
+  static constexpr size_t kReflowShortLines = 6;  // with an out-of-memory message broken
+  static constexpr size_t kReflowAhead = 64;  // looked ahead at most once a wrap shows
   static constexpr size_t kReflowWord = 24;
 
   // Characters (UTF-8 lead bytes) of a cleaned line: a terminal wraps at a column count.

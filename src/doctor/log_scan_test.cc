@@ -1011,6 +1011,19 @@ TEST(LogScan, ALogReflowedAtWordBreaksIsReadAsPrinted) {
     started |= e.text.find("Server started at") != std::string::npos;
   }
   EXPECT_TRUE(started);
+  // A short excerpt is one too where the reflow broke its out-of-memory message: TGI's
+  // arguments, broken after "Args {", still name the 70B model whose weights outgrow the card.
+  const Diagnosis args = Diagnose(Scan(
+      "2023-09-05T10:12:01.000000Z  INFO text_generation_launcher: Args {\n"
+      "model_id: \"meta-llama/Llama-2-70b-chat-hf\", revision: None,\n"
+      "validation_workers: 2, sharded: None, num_shard: Some(1), quantize:\n"
+      "None, dtype: None, trust_remote_code: false, max_concurrent_requests:\n"
+      "128 }\n"
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate\n"
+      "448.00 MiB (GPU 0; 23.69 GiB total capacity; 22.91 GiB already\n"
+      "allocated; 120.00 MiB free; 22.95 GiB reserved in total by PyTorch)\n"));
+  EXPECT_EQ(args.stage, "load") << args.stage_evidence;
+  EXPECT_EQ(args.cause, "weights_too_large");
   // A short kernel excerpt whose lines happen to end near the longest one: left as it is (its
   // OOM-killer record stays on its own line).
   const LogScan kernel = Scan(
