@@ -114,8 +114,9 @@ enum class EventKind : uint8_t {
                          // [core.py:396] ..."), of either engine core
   kDeviceMemory,         // device_memory: llama.cpp's figures for one device (its name in the
                          // text): free as the model is placed, or its total
+  kTrtllmMarker,         // trtllm_marker: a line of TensorRT-LLM's loggers, commands or package
 };
-inline constexpr int kEventKindCount = 81;
+inline constexpr int kEventKindCount = 82;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

@@ -939,6 +939,27 @@ constexpr FrameRow kFrameRows[] = {
     // shard's server.py serve_inner is on the stack only while it builds the model: it then
     // awaits the gRPC server, whose handlers (Warmup, Prefill, Decode) run on their own stacks.
     {"get_model_with_lora_adapters", "", Slot::kLoad},
+    // TensorRT-LLM (readers/trtllm.cc): its PyTorch backend's weight load (load_single_module),
+    // the estimation pass (_util.py configure_kv_cache_capacity), the CUDA graphs
+    // (model_engine.py _run_cuda_graph_warmup -> _capture_generation_cuda_graphs); the executor's
+    // report of the component it could not create, read as a frame of that phase; the engine
+    // path's C++ stack: TensorRT deserializing the engine (the weights), the engine's
+    // execution-context memory and the runtime buffers (its activations, sized at build time),
+    // the paged KV pool, a batch step.
+    {"load_single_module", "", Slot::kLoad},
+    {"configure_kv_cache_capacity", "", Slot::kProfile},
+    {"_run_cuda_graph_warmup", "", Slot::kGraph},
+    {"_capture_generation_cuda_graphs", "", Slot::kGraph},
+    {"executor_model", "", Slot::kLoad},
+    {"executor_profile", "", Slot::kProfile},
+    {"executor_kv_cache", "", Slot::kKv},
+    {"executor_graphs", "", Slot::kGraph},
+    {"deserializeCudaEngine", "", Slot::kLoad},
+    {"trtllm_build", "", Slot::kLoad},
+    {"TllmRuntime", "", Slot::kProfile},
+    {"RuntimeBuffers", "", Slot::kProfile},
+    {"allocatePools", "", Slot::kKv},
+    {"forwardAsync", "", Slot::kRuntime},
     {"serve_inner", "server.py", Slot::kLoad},
     // The gRPC handlers serving requests (server.py TextGenerationService.Prefill / .Decode).
     {"Prefill", "server.py", Slot::kRuntime},

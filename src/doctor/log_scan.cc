@@ -246,6 +246,7 @@ bool Routine(EventKind k) {
     case EventKind::kVllmMarker:
     case EventKind::kOllamaMarker:
     case EventKind::kTgiMarker:
+    case EventKind::kTrtllmMarker:
     case EventKind::kRequest:
       return true;
     default:

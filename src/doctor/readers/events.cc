@@ -91,6 +91,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kGgmlDecodeFailed, "ggml_decode_failed"},
     {EventKind::kVllmMarker, "vllm_marker"},
     {EventKind::kDeviceMemory, "device_memory"},
+    {EventKind::kTrtllmMarker, "trtllm_marker"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

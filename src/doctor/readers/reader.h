@@ -268,6 +268,7 @@ const Reader& NvidiaSmiReader();
 const Reader& OllamaReader();
 const Reader& LmStudioReader();
 const Reader& TgiReader();
+const Reader& TrtllmReader();
 const Reader& HintsReader();
 const Reader& ErrorsReader();
 

@@ -11,7 +11,7 @@ const std::vector<const Reader*>& Readers() {
   static const std::vector<const Reader*> kReaders = {
       &VllmReader(),     &PytorchReader(),      &SglangReader(),   &LlamaCppReader(),
       &TransformersReader(), &NvidiaSmiReader(), &OllamaReader(),  &LmStudioReader(),
-      &TgiReader(),      &HintsReader(),        &ErrorsReader(),
+      &TgiReader(),      &TrtllmReader(),       &HintsReader(),    &ErrorsReader(),
   };
   return kReaders;
 }
