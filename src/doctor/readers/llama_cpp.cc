@@ -284,6 +284,14 @@ void Match(const Line& line) {
       Has(s, "kIOGPUCommandBufferCallbackErrorOutOfMemory")) {
     line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
   }
+  // A graph computed with a buffer its backend could not allocate: ggml_backend_sched_graph_compute
+  // returning GGML_STATUS_ALLOC_FAILED (-2, ggml/include/ggml.h enum ggml_status), as the vision
+  // encoder reports it ("clip_image_batch_encode: ggml_backend_sched_graph_compute failed with
+  // error -2", tools/mtmd/clip.cpp) and llama's decode ("graph_compute: ggml_backend_sched_graph_
+  // compute_async failed with error -2"). -1 is a failure of another kind.
+  if (!WholeBoth(line, "graph_compute", "failed with error -2").empty()) {
+    line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
+  }
   // The legacy pool (ggml_cuda_pool_leg::alloc in ggml-cuda.cu, the pool of builds and devices
   // without virtual memory management: ROCm/HIP, older cards) grows by look_ahead_size = 1.05 x
   // the request while a graph is computed; its CUDA_CHECK names the method and the statement:
@@ -525,8 +533,11 @@ void Match(const Line& line) {
                                : 0;
   }
   if (Has(s, "Not enough VRAM to fit the model")) line.Emit(EventKind::kGgmlLoadFail, kEngine);
-  // llama-server's answer to a prompt longer than its context.
-  if (Has(s, "exceeds the available context size") || Has(s, "exceed_context_size_error")) {
+  // llama-server's answer to a prompt longer than its context, and its decode finding the
+  // context full with no room to shift ("Context size has been exceeded.", tools/server 2026
+  // builds, where the slot's context reached n_ctx).
+  if (Has(s, "exceeds the available context size") || Has(s, "exceed_context_size_error") ||
+      Has(s, "Context size has been exceeded")) {
     auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
     Set(e, Num::kPromptTokens, NumberAfter(s, "n_prompt_tokens\":"));
   }
@@ -673,6 +684,20 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         AddFix(d, n ? fmt::format("Llama(n_ctx={:.0f})", *n * 2) : "Llama(n_ctx=...) larger",
                "the prompt and the tokens to generate must fit the context together");
         AddFix(d, "max_tokens lower, or a shorter prompt", "fewer tokens in the context");
+        return true;
+      }
+      // A context no --fit line shows was cut: the request (or its generation) is longer than the
+      // context the command set.
+      if (f.has(EventKind::kContextExceeded) && !f.has(EventKind::kFitAdjust)) {
+        const auto n = f.get(Num::kMaxModelLen), prompt = f.get(Num::kPromptTokens);
+        double want = n ? *n * 2 : 0;
+        if (prompt && *prompt > want) want = std::ceil(*prompt / 1024.0) * 1024.0;
+        AddFix(d, want > 0 ? fmt::format("-c {:.0f}", std::min(want, 1048576.0))
+                           : std::string("-c larger"),
+               "more KV cells: the prompt and the tokens to generate must fit them together");
+        AddFix(d, "-n lower (max_tokens), or a shorter prompt", "fewer tokens in the cache");
+        AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa on)",
+               "a quantized KV cache: about twice the cells in the same memory");
         return true;
       }
       if (f.has(EventKind::kContextExceeded)) {

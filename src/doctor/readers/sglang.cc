@@ -220,10 +220,16 @@ void Match(const Line& line) {
   // HostKVCache.__init__, 0.4.6-0.5): "Not enough host memory available. Requesting X GB but only
   // have Y GB free. Please reduce the size of the hierarchical cache." (decimal GB; "... of the
   // KVStore." in forks). System memory, before any allocation.
-  if (const LineView w = Whole(line, "Not enough host memory available. Requesting");
-      !w.empty()) {
+  // Later releases check the size with a reserve and the cgroup's limit (validate_hicache_memory:
+  // "Not enough host memory for hierarchical KV cache. Requesting X GB plus R GB reserve, but only
+  // Y GB is available from <source>.").
+  LineView w = Whole(line, "Not enough host memory available. Requesting");
+  const bool reserve = w.empty();
+  if (reserve) w = Whole(line, "Not enough host memory for hierarchical KV cache. Requesting");
+  if (!w.empty()) {
     auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
-    const auto need = NumberAfter(w, "Requesting"), have = NumberAfter(w, "but only have");
+    const auto need = NumberAfter(w, "Requesting"),
+               have = reserve ? NumberAfter(w, "but only") : NumberAfter(w, "but only have");
     if (need) Set(e, Num::kHostRequiredBytes, *need * 1e9);
     if (have) Set(e, Num::kHostAvailableBytes, *have * 1e9);
     e.text = "hicache";
