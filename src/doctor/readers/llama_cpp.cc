@@ -649,6 +649,19 @@ bool NodeLlamaCppFixes(Cause cause, const Facts& f, Diagnosis* d) {
   }
 }
 
+// A larger context for a request longer than it: twice n_ctx, or the prompt's tokens rounded up
+// to 1024 where the log gives more; fewer tokens to generate; a quantized cache.
+void LargerContextFixes(const Facts& f, Diagnosis* d) {
+  const auto n = f.get(Num::kMaxModelLen), prompt = f.get(Num::kPromptTokens);
+  double want = n ? *n * 2 : 0;
+  if (prompt && *prompt > want) want = std::ceil(*prompt / 1024.0) * 1024.0;
+  AddFix(d, want > 0 ? fmt::format("-c {:.0f}", std::min(want, 1048576.0)) : "-c larger",
+         "more KV cells: the prompt and the tokens to generate must fit them together");
+  AddFix(d, "-n lower (max_tokens), or a shorter prompt", "fewer tokens in the cache");
+  AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa on)",
+         "a quantized KV cache: about twice the cells in the same memory");
+}
+
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   if (NodeLlamaCppFixes(cause, f, d)) return true;
   switch (cause) {
@@ -666,15 +679,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "a quantized KV cache: about twice the cells in the same memory");
       return true;
     case Cause::kKvTooLongContext: {
-      if (f.has(EventKind::kKvCellsFull)) {
-        AddFix(d,
-               f.get(Num::kMaxModelLen)
-                   ? fmt::format("-c {:.0f}", std::min(*f.get(Num::kMaxModelLen) * 2, 1048576.0))
-                   : std::string("-c larger"),
-               "more KV cells: the prompt and the tokens to generate must fit them together");
-        AddFix(d, "-n lower (max_tokens), or a shorter prompt", "fewer tokens in the cache");
-        AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa on)",
-               "a quantized KV cache: about twice the cells in the same memory");
+      // The cache full as the request or its generation grew (no free cells), or a context no
+      // --fit line shows was cut: the request is longer than the context the command set.
+      // (llama-cpp-python's own words below.)
+      const LogEvent* exceeded = f.first_of(EventKind::kContextExceeded);
+      if (f.has(EventKind::kKvCellsFull) ||
+          (exceeded && exceeded->text != "llama-cpp-python" && !f.has(EventKind::kFitAdjust))) {
+        LargerContextFixes(f, d);
         return true;
       }
       // llama-cpp-python's "llama_decode returned 1" (readers/lm_studio.cc): its Llama(n_ctx=).
@@ -684,20 +695,6 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         AddFix(d, n ? fmt::format("Llama(n_ctx={:.0f})", *n * 2) : "Llama(n_ctx=...) larger",
                "the prompt and the tokens to generate must fit the context together");
         AddFix(d, "max_tokens lower, or a shorter prompt", "fewer tokens in the context");
-        return true;
-      }
-      // A context no --fit line shows was cut: the request (or its generation) is longer than the
-      // context the command set.
-      if (f.has(EventKind::kContextExceeded) && !f.has(EventKind::kFitAdjust)) {
-        const auto n = f.get(Num::kMaxModelLen), prompt = f.get(Num::kPromptTokens);
-        double want = n ? *n * 2 : 0;
-        if (prompt && *prompt > want) want = std::ceil(*prompt / 1024.0) * 1024.0;
-        AddFix(d, want > 0 ? fmt::format("-c {:.0f}", std::min(want, 1048576.0))
-                           : std::string("-c larger"),
-               "more KV cells: the prompt and the tokens to generate must fit them together");
-        AddFix(d, "-n lower (max_tokens), or a shorter prompt", "fewer tokens in the cache");
-        AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa on)",
-               "a quantized KV cache: about twice the cells in the same memory");
         return true;
       }
       if (f.has(EventKind::kContextExceeded)) {
