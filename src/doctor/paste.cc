@@ -404,20 +404,17 @@ bool Flattened(std::string_view line, std::string* out) {
   // records' common opening: a timestamp's year, a worker's tag, a level) twice more further
   // on. A serving log's long lines (vLLM's metrics) hold none of them.
   const auto npos = std::string_view::npos;
-  // (Each needle after its rarest byte: "llama_" is looked for only in a line that holds an
-  // underscore, not at every 'l' of a routine line.)
-  struct Needle {
-    std::string_view text;
-    char rare;
-  };
-  static constexpr Needle kNeedles[] = {
-      {"File ", 'F'},    {"--> ", '>'}, {"Error", 'E'},   {"Exception", 'x'},
-      {"Loading checkpoint shards:", 'L'}, {"$ ", '$'}, {"/s] ", ']'},
-      {"/it] ", ']'},    {"_CONF ", '_'}, {"-variables) ", ')'}, {"+0x", '+'},
-      {"{'", '{'},       {"INFO - ", 'I'}, {"llama_", '_'}, {"ggml_", '_'},
-      {"Cell In[", '['}};
-  const auto found = [&](const Needle& n) {
-    return (n.rare == n.text[0] || line.find(n.rare) != npos) && line.find(n.text) != npos;
+  // (A needle in the line's first word after its prefixes is that record's own, as printed:
+  // "[rank0]: torch.OutOfMemoryError: ...", a bar that opens the line. Each needle is looked
+  // for past it by its first byte, which libc's memchr finds a vector at a time.)
+  static constexpr std::string_view kNeedles[] = {
+      "File ", "--> ", "Error", "Exception", "Loading checkpoint shards:", "$ ", "/s] ",
+      "/it] ", "_CONF ", "-variables) ", "+0x", "{'", "INFO - ", "llama_", "ggml_", "Cell In["};
+  const size_t first_word_end = line.find(' ', PrefixesEnd(line, text_from));
+  const auto found = [&] {
+    return first_word_end != npos &&
+           std::any_of(std::begin(kNeedles), std::end(kNeedles),
+                       [&](std::string_view n) { return line.find(n, first_word_end) != npos; });
   };
   // (Or a worker's tag, a rank, a timestamp or a level three times, wherever the line begins.)
   static constexpr std::string_view kRepeated[] = {" pid=", "[rank", "time=", "INFO ",
@@ -427,8 +424,7 @@ bool Flattened(std::string_view line, std::string* out) {
     for (int k = 1; k < kFlatRepeats && at != npos; ++k) at = line.find(n, at + n.size());
     return at != npos;
   };
-  if (std::none_of(std::begin(kNeedles), std::end(kNeedles), found) &&
-      std::none_of(std::begin(kRepeated), std::end(kRepeated), thrice)) {
+  if (!found() && std::none_of(std::begin(kRepeated), std::end(kRepeated), thrice)) {
     const std::string_view opening = line.substr(text_from, 6);
     const size_t again = line.find(opening, text_from + opening.size());
     if (opening.size() < 6 || again == npos ||
