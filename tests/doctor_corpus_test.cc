@@ -321,6 +321,10 @@ bool ForeignFlag(std::string_view engine, std::string_view fixes) {
   if (engine == "ollama" && any({"-ngl", "-ub ", "--n-gpu-layers", "--ctx-size", "-np "})) {
     return true;
   }
+  if (engine != "tensorrt-llm" &&
+      any({"--kv_cache_free_gpu_memory_fraction", "trtllm-build", "cuda_graph_config"})) {
+    return true;
+  }
   return !ggml && any({"-ngl", "-ub ", "--n-gpu-layers", "OLLAMA_", "num_ctx"});
 }
 
