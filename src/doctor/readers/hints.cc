@@ -200,7 +200,11 @@ void Match(const Line& line) {
   }
   MatchMlxAllocator(line);
   MatchModelNamed(line);
-  if (OcrFrame(line.text)) line.Emit(EventKind::kMmHint, "any");
+  // (Also a frame a paste reflowed at its path: "File" on the line before.)
+  if (OcrFrame(line.text) || (!line.joined.empty() && Has(s, ".py") && !Has(s, "File ") &&
+                              OcrFrame(line.joined))) {
+    line.Emit(EventKind::kMmHint, "any");
+  }
   if (Has(s, "Model actor is out of memory")) MatchXinferenceModel(line);
   // Every hint below holds one of these: most lines hold none and stop here.
   const bool maybe = Has(s, "pixel") || Has(s, "image") || Has(s, "multi") || Has(s, "mm_") ||
