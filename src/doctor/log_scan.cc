@@ -529,9 +529,10 @@ class Scanner final : public doctor::EventSink {
       held_last_ = number_;
       return;
     }
-    // In a reflowed log a line near the width waits for the next, which may be its rest
-    // (ReflowBroke decides; the piece the reflow cut last is what is measured).
-    if (reflow_ != 0 && wrap == 0 && width + kReflowWord >= reflow_ && width <= reflow_) {
+    // In a reflowed log a line waits for the next, which may be its rest: a line near the width
+    // before a short word, or a short one ("File") before a word that fills a line (a path).
+    // ReflowBroke decides; the piece the reflow cut last is what is measured.
+    if (reflow_ != 0 && wrap == 0 && width <= reflow_ && !clean.empty()) {
       held_tail_.assign(raw);
       held_ = std::move(clean);
       held_first_ = first;
