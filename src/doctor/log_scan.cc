@@ -336,8 +336,8 @@ class Scanner final : public doctor::EventSink {
   // (doctor::OpensRecord). W is the look-ahead's longest line, between kReflowNarrowest and
   // kReflowWidest columns (an engine's out-of-memory message alone is longer, unbroken), shown
   // by kReflowBreaks such breaks at least, which are most of the lines near that width
-  // followed by text, in a look-ahead of kReflowLines lines at least, or kReflowShortLines
-  // where one of the breaks is inside an out-of-memory message (a shorter excerpt is mostly its
+  // followed by text, in a look-ahead of kReflowLines lines of text at least, or
+  // kReflowShortLines where a break is inside a memory failure's message (a shorter excerpt is its
   // messages, which Gather joins across a reflow already; a kernel's few OOM-killer lines can
   // look broken).
   size_t ReflowWidth() const {
@@ -359,9 +359,10 @@ class Scanner final : public doctor::EventSink {
   }
 
   // What the look-ahead's lines show of a reflow (ReflowWidth): the widest line (0 when it is
-  // not a reflow's width), the lines near it followed by text, those of them a reflow broke,
-  // those exactly as wide, and whether an out-of-memory message (as CUDA and PyTorch word it,
-  // longer than any reflow's width as printed) is among the broken ones.
+  // not a reflow's width), the lines of text, the lines near the width followed by text, those
+  // of them a reflow broke, those exactly as wide, and whether a memory failure's message (as
+  // CUDA, PyTorch and ggml word it, longer than any reflow's width as printed) is on either side
+  // of a break.
   struct ReflowSigns {
     size_t widest = 0, lines = 0;
     int near = 0, breaks = 0, exact = 0;
@@ -381,7 +382,8 @@ class Scanner final : public doctor::EventSink {
         r.widest = std::max(r.widest, Columns(t));
       }
     }
-    r.lines = lines.size();
+    r.lines = static_cast<size_t>(
+        std::count_if(lines.begin(), lines.end(), [](std::string_view t) { return !t.empty(); }));
     if (r.widest < kReflowNarrowest || r.widest > kReflowWidest) return {};
     for (size_t i = 0; i + 1 < lines.size(); ++i) {
       const std::string_view line = lines[i], next = lines[i + 1];
@@ -391,8 +393,11 @@ class Scanner final : public doctor::EventSink {
       if (!ReflowBroke(line, next, r.widest)) continue;
       ++r.breaks;
       r.exact += cols == r.widest;
-      r.message |= line.find("out of memory") != std::string_view::npos ||
-                   line.find("Tried to allocate") != std::string_view::npos;
+      for (const std::string_view t : {line, next}) {
+        r.message |= t.find("out of memory") != std::string_view::npos ||
+                     t.find("Tried to allocate") != std::string_view::npos ||
+                     t.find("failed to allocate") != std::string_view::npos;
+      }
     }
     return r;
   }
