@@ -1527,19 +1527,23 @@ void MatchSharedMemory(const Line& line) {
 
 // The text on which `says` holds: the line's own, else the previous line and this one joined as
 // a terminal or a post's editor cut them mid-word (Line::joined_tight: "DefaultCPUAllocator:
-// can" + "'t allocate memory: you") where the previous line alone did not say it, so the piece
-// that completes a message reads it once. `says` takes a LineView (its byte pairs rule most lines
-// out without a search) or a plain view.
+// can" + "'t allocate memory: you") or a reflow broke them at a space (Line::joined:
+// "DefaultCPUAllocator: can't allocate" + "memory: you") where the previous line alone did not
+// say it, so the piece that completes a message reads it once. `says` takes a LineView (its byte
+// pairs rule most lines out without a search) or a plain view.
 template <typename Says>
 std::optional<std::string_view> SaidAcrossCut(const Line& line, Says says) {
   const LineView s = line.view();
   if (says(s)) return std::string_view(s);
-  const LineView& tight = line.joined_tight;
-  if (tight.size() <= line.text.size() || !says(tight)) return std::nullopt;
-  const std::string_view before =
-      std::string_view(tight).substr(0, tight.size() - line.text.size());
-  if (says(before)) return std::nullopt;
-  return std::string_view(tight);
+  // (Cut mid-word as a terminal wraps, or at a space as a paste reflows.)
+  for (const LineView* joined : {&line.joined_tight, &line.joined}) {
+    if (joined->size() <= line.text.size() || !says(*joined)) continue;
+    const std::string_view before =
+        std::string_view(*joined).substr(0, joined->size() - line.text.size());
+    if (says(before)) return std::nullopt;
+    return std::string_view(*joined);
+  }
+  return std::nullopt;
 }
 
 void MatchHostAllocFail(const Line& line) {
