@@ -193,8 +193,7 @@ enum Kind : int {
 // after words of prose they show a line end lost even where none repeats (Flattened).
 constexpr bool Opens(int kind) {
   return kind == kTracebackHeader || kind == kDuringHandling || kind == kDirectCause ||
-         kind == kPanic || kind == kShardsBar || kind == kException || kind == kShellPrompt ||
-         kind == kAfterEnd;
+         kind == kPanic || kind == kShardsBar || kind == kException || kind == kShellPrompt;
 }
 
 // (IPython prints its header without the colon, after the exception's name: "OutOfMemoryError

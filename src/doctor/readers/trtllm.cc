@@ -262,12 +262,14 @@ void Match(const Line& line) {
 }
 
 std::string Say(Words rule, const Facts& f) {
+  // (Its words only for its own logs: another engine's log asks the readers in turn.)
+  if (f.engine != kEngine) return "";
   if (rule == Words::kKvCellsFull) {
     return "TensorRT-LLM's paged KV pool had no free block left for a step of the admitted "
            "batch (kvCacheManager.cpp: \"Can't allocate new blocks. No free blocks left.\"): the "
            "pool was sized at start-up from free_gpu_memory_fraction of the memory left";
   }
-  if (rule == Words::kMaxLenCheck && f.engine == kEngine) {
+  if (rule == Words::kMaxLenCheck) {
     return "TensorRT-LLM's KV cache cannot hold one sequence of max_seq_len: the pool, sized from "
            "free_gpu_memory_fraction of the memory left after the weights and activations, has "
            "fewer tokens than one request needs";
