@@ -15,6 +15,10 @@
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
+
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
 namespace {
 
 // Events that report a failure: the first one's line ends the milestones.
@@ -87,7 +91,8 @@ bool InferenceFrame(const LogEvent* fr) {
   const std::string name = core::AsciiLower(fr->text.substr(0, fr->text.find(' ')));
   if (name.find("decode") != std::string::npos) return true;
   if (name.find("infer") == std::string::npos) return false;
-  for (std::string_view helper : {"device", "dtype", "type", "shape", "schema", "size"}) {
+  for (std::string_view helper :
+       {"device"sv, "dtype"sv, "type"sv, "shape"sv, "schema"sv, "size"sv}) {
     if (name.find(helper) != std::string::npos) return false;
   }
   return true;

@@ -30,6 +30,10 @@
 #include "vramfit/doctor.h"
 
 namespace vramfit {
+
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
 namespace {
 
 using doctor::Has;
@@ -53,7 +57,7 @@ std::string RankOf(const doctor::LineView& s) {
     while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
     return "rank" + std::string(s.substr(at + 5, e - at - 5));
   }
-  for (std::string_view key : {"_TP", " TP"}) {
+  for (std::string_view key : {"_TP"sv, " TP"sv}) {
     at = FindBefore(s, key, 80);
     if (at != std::string_view::npos) {
       size_t e = at + key.size();
@@ -177,7 +181,7 @@ size_t CapturePrefix(std::string_view s) {
     if (!(e + 1 < s.size() && s[e] == ' ' && s[e + 1] != ' ')) return 0;
     // The container runtime's own log file (CRI, /var/log/pods: "TIME STREAM TAG LOG", the tag
     // F for a whole line, P for a part of one): its stream and tag go too.
-    for (std::string_view stream : {"stdout ", "stderr "}) {
+    for (std::string_view stream : {"stdout "sv, "stderr "sv}) {
       const std::string_view rest = s.substr(e + 1);
       if (rest.size() > stream.size() + 2 && rest.substr(0, stream.size()) == stream &&
           (rest[stream.size()] == 'F' || rest[stream.size()] == 'P') &&
@@ -983,8 +987,9 @@ class Scanner final : public doctor::EventSink {
                       last == "-m" || last == "-c" || last == "-ngl" || last == "-ub";
     if (!flag) return false;
     for (std::string_view launcher :
-         {"python", "vllm serve", "sglang", "llama-server", "llama-cli", "torchrun",
-          "text-generation-launcher", "lmdeploy", "fastchat", "accelerate launch", "ollama"}) {
+         {"python"sv, "vllm serve"sv, "sglang"sv, "llama-server"sv, "llama-cli"sv, "torchrun"sv,
+          "text-generation-launcher"sv, "lmdeploy"sv, "fastchat"sv, "accelerate launch"sv,
+          "ollama"sv}) {
       if (s.find(launcher) != std::string_view::npos) return true;
     }
     return false;

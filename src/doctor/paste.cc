@@ -13,6 +13,10 @@
 #include "doctor/text_scan.h"
 
 namespace vramfit::doctor {
+
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
 namespace {
 
 // The keys a collector's JSON record keeps the line under: Docker's json-file driver
@@ -245,11 +249,12 @@ int RecordBegins(std::string_view s, size_t at) {
   if (c == 'I' || c == 'W' || c == 'E' || c == 'D' || c == 'C') {
     // Python's logging with the format "%(levelname)s - %(message)s" (AutoGPTQ's "INFO - Start
     // quantizing layer 1/32").
-    for (std::string_view level : {"INFO - ", "WARNING - ", "ERROR - ", "DEBUG - "}) {
+    for (std::string_view level : {"INFO - "sv, "WARNING - "sv, "ERROR - "sv, "DEBUG - "sv}) {
       if (starts(level)) return kLevelDash;
     }
     // vLLM's logger: the level, then the month and day ("INFO 03-10 08:07:20").
-    for (std::string_view level : {"INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL "}) {
+    for (std::string_view level :
+         {"INFO "sv, "WARNING "sv, "ERROR "sv, "DEBUG "sv, "CRITICAL "sv}) {
       if (starts(level)) {
         const size_t d = level.size();
         const bool dated = Digits(r, d, 2) && d + 5 < r.size() && r[d + 2] == '-' &&

@@ -6,17 +6,26 @@
 
 namespace vramfit::doctor {
 
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
+
 size_t Search(std::string_view s, std::string_view needle, size_t pos) {
   return s.find(needle, pos);
 }
+
+namespace {
+// ASCII's upper-case letters as lower-case; every other byte as it is (std::tolower, without
+// the call and the locale).
+char AsciiFold(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
+}  // namespace
 
 bool HasNoCase(std::string_view s, std::string_view needle) {
   if (needle.empty()) return true;
   if (needle.size() > s.size()) return false;
   for (size_t i = 0; i + needle.size() <= s.size(); ++i) {
     size_t k = 0;
-    while (k < needle.size() && std::tolower(static_cast<unsigned char>(s[i + k])) ==
-                                    std::tolower(static_cast<unsigned char>(needle[k]))) {
+    while (k < needle.size() && AsciiFold(s[i + k]) == AsciiFold(needle[k])) {
       ++k;
     }
     if (k == needle.size()) return true;
@@ -78,7 +87,7 @@ namespace {
 // The first letters of a unit and nothing after them: a size cut where a terminal wrapped the
 // line ("10.29 Gi" + "B already allocated"). Its number is no size in bytes.
 bool TruncatedUnit(std::string_view rest) {
-  for (std::string_view u : {"Gi", "Mi", "Ki", "Ti", "G", "M", "K", "T", "k"}) {
+  for (std::string_view u : {"Gi"sv, "Mi"sv, "Ki"sv, "Ti"sv, "G"sv, "M"sv, "K"sv, "T"sv, "k"sv}) {
     if (rest.size() >= u.size() && rest.substr(0, u.size()) == u &&
         (rest.size() == u.size() || rest[u.size()] == ' ' || rest[u.size()] == '\r')) {
       return true;

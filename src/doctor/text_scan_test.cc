@@ -40,6 +40,29 @@ TEST(TextScan, AnsiAndCase) {
   EXPECT_EQ(StripAnsi("^[ not a code"), "^[ not a code");
   EXPECT_TRUE(HasNoCase("CUDA Out Of Memory", "out of memory"));
   EXPECT_FALSE(HasNoCase("short", "longer needle"));
+  // ASCII alone is folded: UTF-8's bytes are compared as they are, '@' is not '`'.
+  EXPECT_TRUE(HasNoCase("GPU \xC3\x89TAT", "gpu \xC3\x89tat"));
+  EXPECT_FALSE(HasNoCase("GPU \xC3\x89TAT", "gpu \xC3\xA9tat"));
+  EXPECT_FALSE(HasNoCase("a@b", "a`b"));
+  EXPECT_TRUE(HasNoCase("[Z]", "[z]"));
+}
+
+// A literal's length comes from its type: the same answers as the string_view's, on a plain
+// view and on a line with its runs, also for a needle that only a prefix of matches.
+TEST(TextScan, LiteralNeedles) {
+  const std::string_view plain = "ERROR 01-02 [core.py:1] ValueError: x";
+  EXPECT_TRUE(Has(plain, "ValueError"));
+  EXPECT_FALSE(Has(plain, "ValueErrors"));
+  EXPECT_TRUE(Has(plain, ""));
+  Bigrams runs;
+  runs.Build(plain);
+  const LineView view(plain, &runs);
+  EXPECT_TRUE(Has(view, "core.py:1]"));
+  EXPECT_FALSE(Has(view, "core.py:2]"));
+  EXPECT_EQ(view.find("ValueError"), plain.find("ValueError"));
+  EXPECT_EQ(view.find("E", 1), plain.find("E", 1));
+  const std::string owned(plain);
+  EXPECT_TRUE(Has(owned, "01-02"));  // a std::string haystack takes the string_view overload
 }
 
 std::string Plain(std::string s) {

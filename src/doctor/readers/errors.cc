@@ -10,6 +10,10 @@
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
+
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
 namespace {
 
 // The classes, most specific first (a line is given the first that matches it).
@@ -307,17 +311,18 @@ bool Wrapper(std::string_view name, std::string_view message) {
   // "token_to_kv_pool_allocator memory leak detected!" 0.5): a bug, not an allocation.
   if (Has(message, "leak detected!")) return false;
   for (const std::string_view n :
-       {"EngineDeadError", "EngineGenerateError", "ChildFailedError", "CancelledError",
-        "BrokenPipeError", "ConnectionResetError", "ActorDiedError", "RayActorError",
-        "RayTaskError", "ProcessExitedException", "OutOfMemoryError", "MemoryError"}) {
+       {"EngineDeadError"sv, "EngineGenerateError"sv, "ChildFailedError"sv, "CancelledError"sv,
+        "BrokenPipeError"sv, "ConnectionResetError"sv, "ActorDiedError"sv, "RayActorError"sv,
+        "RayTaskError"sv, "ProcessExitedException"sv, "OutOfMemoryError"sv, "MemoryError"sv}) {
     if (name.size() >= n.size() && name.substr(name.size() - n.size()) == n) return true;
   }
   for (const std::string_view m :
-       {"root cause", "stack trace above", "Engine core initialization failed",
-        "EngineCore failed", "failed to start", "Worker failed with error", "emory", "OOM",
-        "KV cache", "cache blocks", "max seq len", "mem_fraction", "mem-fraction",
+       {"root cause"sv, "stack trace above"sv, "Engine core initialization failed"sv,
+        "EngineCore failed"sv, "failed to start"sv, "Worker failed with error"sv, "emory"sv,
+        "OOM"sv, "KV cache"sv, "cache blocks"sv, "max seq len"sv, "mem_fraction"sv,
+        "mem-fraction"sv,
         // cuBLAS's and cuDNN's failures to set up, which a full card usually causes.
-        "NOT_INITIALIZED", "CUDNN_STATUS"}) {
+        "NOT_INITIALIZED"sv, "CUDNN_STATUS"sv}) {
     if (Has(message, m)) return true;
   }
   return false;

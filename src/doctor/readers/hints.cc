@@ -10,6 +10,10 @@
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
+
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
 namespace {
 
 // MLX's Metal allocator (mlx/backend/metal/allocator.cpp MetalAllocator::malloc, 0.2x-0.3x)
@@ -97,15 +101,32 @@ bool FrameNamesFile(const LineView& s, std::string_view file) {
 //    (managers/mm_utils.py, 0.4.4-0.5); general_mm_embed_routine is not enough alone: it also
 //    runs the language model.
 bool EncoderRuns(const LineView& s) {
-  for (std::string_view key :
-       {"_execute_mm_encoder", "get_multimodal_embeddings", "embed_multimodal",
-        "_process_image_input", "_process_video_input", "_process_audio_input",
-        "get_image_feature", "get_video_feature", "get_audio_feature",
-        "self.visual(", "visual.encode(", "self.vision_tower(", "self.vision_model(",
-        "self.audio_tower(", "self.vpm(", "self.extract_feature(", "self.encode_images(",
-        "self.vision_encoder(", "_image_pixels_to_features", "_process_image_pixels",
-        "get_vision_embeds", "get_vllm_embedding", "= blk(", "embed_mm_inputs",
-        "_get_chunked_prefill_embedding", "data_embedding_func"}) {
+  for (std::string_view key : {"_execute_mm_encoder"sv,
+                               "get_multimodal_embeddings"sv,
+                               "embed_multimodal"sv,
+                               "_process_image_input"sv,
+                               "_process_video_input"sv,
+                               "_process_audio_input"sv,
+                               "get_image_feature"sv,
+                               "get_video_feature"sv,
+                               "get_audio_feature"sv,
+                               "self.visual("sv,
+                               "visual.encode("sv,
+                               "self.vision_tower("sv,
+                               "self.vision_model("sv,
+                               "self.audio_tower("sv,
+                               "self.vpm("sv,
+                               "self.extract_feature("sv,
+                               "self.encode_images("sv,
+                               "self.vision_encoder("sv,
+                               "_image_pixels_to_features"sv,
+                               "_process_image_pixels"sv,
+                               "get_vision_embeds"sv,
+                               "get_vllm_embedding"sv,
+                               "= blk("sv,
+                               "embed_mm_inputs"sv,
+                               "_get_chunked_prefill_embedding"sv,
+                               "data_embedding_func"sv}) {
     if (Has(s, key)) return true;
   }
   return FrameNamesFile(s, "vit_attn_wrappers.py");
@@ -119,10 +140,10 @@ bool OcrFrame(std::string_view t) {
     return false;
   }
   const auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  // ASCII letters only: setting the 0x20 bit makes 'O' 'o' and no other byte 'o' (nor 'c', 'r').
   const auto ocr_at = [&](size_t i) {
-    return i + 3 <= t.size() && std::tolower(static_cast<unsigned char>(t[i])) == 'o' &&
-           std::tolower(static_cast<unsigned char>(t[i + 1])) == 'c' &&
-           std::tolower(static_cast<unsigned char>(t[i + 2])) == 'r';
+    return i + 3 <= t.size() && (t[i] | 0x20) == 'o' && (t[i + 1] | 0x20) == 'c' &&
+           (t[i + 2] | 0x20) == 'r';
   };
   for (size_t i = 0; i + 3 <= t.size(); ++i) {
     if (!ocr_at(i)) continue;
@@ -180,8 +201,8 @@ void MatchModelNamed(const Line& line) {
 // or an engine config's quantization=X (not None), a server-args dump's quantization='X'.
 bool QuantizedRunLine(const LineView& s) {
   if (Has(s, "quantization is not fully optimized yet")) return true;
-  for (std::string_view key : {"--quantization ", "--quantization=", " quantization=",
-                               "quantization='"}) {
+  for (std::string_view key :
+       {"--quantization "sv, "--quantization="sv, " quantization="sv, "quantization='"sv}) {
     const size_t at = s.find(key);
     if (at == std::string_view::npos) continue;
     const std::string_view v = s.substr(at + key.size(), 4);

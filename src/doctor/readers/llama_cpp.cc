@@ -12,6 +12,10 @@
 #include "vramfit/advice.h"
 
 namespace vramfit::doctor {
+
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
 namespace {
 
 constexpr char kEngine[] = "llama.cpp";
@@ -21,7 +25,7 @@ constexpr char kEngine[] = "llama.cpp";
 // a slot line of a slot after the first ("slot update_slots: id  1 | task 5 | ...", llama-box's
 // "update_slots: rid ... | id 01 | task 44 | ...").
 bool ParallelSequences(const LineView& s) {
-  for (std::string_view key : {"n_slots =", "n_seq_max", " --parallel ", " -np "}) {
+  for (std::string_view key : {"n_slots ="sv, "n_seq_max"sv, " --parallel "sv, " -np "sv}) {
     const size_t at = s.find(key);
     if (at == std::string_view::npos) continue;
     if (auto n = NumberAt(s, at + key.size()); n && *n > 1) return true;
@@ -388,7 +392,7 @@ void Match(const Line& line) {
   // A host buffer (system RAM, pinned CUDA_Host memory) that could not be allocated, also
   // where a terminal's wrap cut the buffer's name ("unable to allocate CU" + "DA_Host buffer")
   // or a reflow put the buffer on the next line ("unable to" + "allocate CUDA_Host buffer").
-  for (std::string_view buffer : {"CPU buffer", "CUDA_Host buffer", "cpu_buffer_type"}) {
+  for (std::string_view buffer : {"CPU buffer"sv, "CUDA_Host buffer"sv, "cpu_buffer_type"sv}) {
     const LineView t = Whole(line, buffer);
     if ((!t.empty() && (Has(t, "failed to allocate") || Has(t, "unable to allocate"))) ||
         (!t.empty() && (!WholeBoth(line, "unable to allocate", buffer).empty() ||
@@ -407,7 +411,7 @@ void Match(const Line& line) {
   // The event's text is the message from those words on (what rules.cc reads, wherever the
   // message stands in a line that a lost line end made long).
   for (std::string_view key :
-       {"failed to allocate output buffer", "failed to reserve initial output buffer"}) {
+       {"failed to allocate output buffer"sv, "failed to reserve initial output buffer"sv}) {
     const LineView o = Whole(line, key);
     if (o.empty()) continue;
     auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);

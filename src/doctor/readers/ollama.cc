@@ -16,6 +16,10 @@
 #include "vramfit/advice.h"
 
 namespace vramfit::doctor {
+
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
 namespace {
 
 constexpr char kEngine[] = "ollama";
@@ -79,7 +83,7 @@ FailedAllocation FirstFailed(std::string_view s) {
     out.bytes = NumberAt(s, b).value_or(0);
     const std::string_view head = s.substr(0, b);
     size_t label = std::string_view::npos;
-    for (std::string_view key : {"Weights:", "Cache:", "Graph:"}) {
+    for (std::string_view key : {"Weights:"sv, "Cache:"sv, "Graph:"sv}) {
       const size_t at = head.rfind(key);
       if (at == std::string_view::npos || (label != std::string_view::npos && at < label)) {
         continue;
@@ -108,8 +112,9 @@ void Match(const Line& line) {
   // the largest batch, processBatch / forwardBatch / computeBatch serve.
   if (Has(s, "github.com/ollama/ollama/")) {
     const std::string_view fn = GoFrame(s);
-    for (std::string_view name : {"reserveWorstCaseGraph", "initModel", "allocModel",
-                                  "loadModel", "processBatch", "forwardBatch", "computeBatch"}) {
+    for (std::string_view name :
+         {"reserveWorstCaseGraph"sv, "initModel"sv, "allocModel"sv, "loadModel"sv, "processBatch"sv,
+          "forwardBatch"sv, "computeBatch"sv}) {
       if (fn != name) continue;
       line.Emit(EventKind::kFrame, kEngine).text = std::string(fn) + " (runner.go)";
       break;
@@ -157,7 +162,7 @@ void Match(const Line& line) {
     for (const auto& [what, num] : {std::pair{"msg=\"model weights\"", Num::kWeightsBytes},
                                     std::pair{"msg=\"kv cache\"", Num::kKvCacheBytes},
                                     std::pair{"msg=\"compute graph\"", Num::kComputeBytes}}) {
-      if (!Has(s, what)) continue;
+      if (!Has(s, std::string_view(what))) continue;
       Set(line.Emit(EventKind::kOllamaMarker, kEngine), num, QuotedBytes(s, " size="));
       break;
     }

@@ -15,6 +15,10 @@
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
+
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
 namespace {
 
 constexpr char kEngine[] = "pytorch";
@@ -88,18 +92,19 @@ bool ReadJoined(const Line& line, LineView* out, size_t* out_tried) {
   // reads one only without it).
   auto keys = [](const LineView& t) {
     int n = 0;
-    for (std::string_view k : {"total capacity of", "total capacty of", "of which",
-                               "this process has", "Of the allocated memory",
-                               "reserved by PyTorch but unallocated", "already allocated",
-                               "reserved in total by PyTorch"}) {
+    for (std::string_view k :
+         {"total capacity of"sv, "total capacty of"sv, "of which"sv, "this process has"sv,
+          "Of the allocated memory"sv, "reserved by PyTorch but unallocated"sv,
+          "already allocated"sv, "reserved in total by PyTorch"sv}) {
       n += Has(t, k) ? 1 : 0;
     }
-    for (std::string_view k : {"total capacity of", "total capacty of", "of which",
-                               "this process has", "Of the allocated memory",
-                               "Tried to allocate"}) {
+    for (std::string_view k :
+         {"total capacity of"sv, "total capacty of"sv, "of which"sv, "this process has"sv,
+          "Of the allocated memory"sv, "Tried to allocate"sv}) {
       n += SizeAfter(t, k).has_value() ? 1 : 0;
     }
-    for (std::string_view k : {"already allocated", "reserved in total by PyTorch", " free;"}) {
+    for (std::string_view k :
+         {"already allocated"sv, "reserved in total by PyTorch"sv, " free;"sv}) {
       n += SizeBefore(t, k, ";").has_value() ? 1 : 0;
     }
     n += SizeBefore(t, "reserved by PyTorch but unallocated", "and ").has_value() ? 1 : 0;
@@ -271,7 +276,7 @@ bool ExLlamaConvertLine(std::string_view t) {
     if (rest.starts_with("Measuring quantization impact") || rest.starts_with("Quantizing...")) {
       return true;
     }
-    for (std::string_view key : {"Layer: ", "Linear: "}) {
+    for (std::string_view key : {"Layer: "sv, "Linear: "sv}) {
       if (!rest.starts_with(key)) continue;
       const std::string_view name = rest.substr(key.size());
       if (NamesDecoderLayer(name.substr(0, name.find(' ')))) return true;
@@ -418,10 +423,10 @@ void TagPath(std::string_view path, LogEvent& e) {
 //    dots_vlm_vit.py, ..., 0.4.x-0.5); the language models attend through the radix backends.
 bool VisionEncoderFile(std::string_view path) {
   for (std::string_view key :
-       {"torchtune/modules/vision_transformer.py", "torchtune/modules/layer_norm.py",
-        "llama3_2_vision/_encoder.py", "/modeling_clip.py", "/modeling_siglip.py",
-        "/modeling_siglip2.py", "/modeling_pixtral.py", "/modeling_intern_vit.py",
-        "sglang/srt/layers/attention/vision.py"}) {
+       {"torchtune/modules/vision_transformer.py"sv, "torchtune/modules/layer_norm.py"sv,
+        "llama3_2_vision/_encoder.py"sv, "/modeling_clip.py"sv, "/modeling_siglip.py"sv,
+        "/modeling_siglip2.py"sv, "/modeling_pixtral.py"sv, "/modeling_intern_vit.py"sv,
+        "sglang/srt/layers/attention/vision.py"sv}) {
     if (Has(path, key)) return true;
   }
   return false;
@@ -438,21 +443,24 @@ bool VllmMultimodalModelFile(std::string_view path) {
   if (file.size() < 4 || file.substr(file.size() - 3) != ".py") return false;
   file.remove_suffix(3);
   for (std::string_view name :
-       {"aria", "aya_vision", "blip", "blip2", "chameleon", "clip", "deepseek_vl2", "florence2",
-        "fuyu", "gemma3_mm", "glm4v", "granite_speech", "h2ovl", "idefics2_vision_model",
-        "idefics3", "intern_vit", "internvl", "kimi_vl", "llava", "llava_next",
-        "llava_next_video", "llava_onevision", "minicpmo", "minicpmv", "mistral3", "mllama",
-        "mllama4", "molmo", "nvlm_d", "paligemma", "phi3v", "phi4mm", "pixtral",
-        "qwen2_5_omni_thinker", "qwen2_5_vl", "qwen2_audio", "qwen2_vl", "qwen_vl", "siglip",
-        "skyworkr1v", "smolvlm", "ultravox", "whisper",
+       {"aria"sv, "aya_vision"sv, "blip"sv, "blip2"sv, "chameleon"sv, "clip"sv, "deepseek_vl2"sv,
+        "florence2"sv, "fuyu"sv, "gemma3_mm"sv, "glm4v"sv, "granite_speech"sv, "h2ovl"sv,
+        "idefics2_vision_model"sv, "idefics3"sv, "intern_vit"sv, "internvl"sv, "kimi_vl"sv,
+        "llava"sv, "llava_next"sv, "llava_next_video"sv, "llava_onevision"sv, "minicpmo"sv,
+        "minicpmv"sv, "mistral3"sv, "mllama"sv, "mllama4"sv, "molmo"sv, "nvlm_d"sv, "paligemma"sv,
+        "phi3v"sv, "phi4mm"sv, "pixtral"sv, "qwen2_5_omni_thinker"sv, "qwen2_5_vl"sv,
+        "qwen2_audio"sv, "qwen2_vl"sv, "qwen_vl"sv, "siglip"sv, "skyworkr1v"sv, "smolvlm"sv,
+        "ultravox"sv, "whisper"sv,
         // Added to _MULTIMODAL_MODELS since (registry.py on main, late 2025), and the vision
         // towers they build (moonvit for Kimi-VL, siglip2navit, radio, aimv2, deepencoder).
-        "audioflamingo3", "bagel", "bee", "cohere2_vision", "deepseek_ocr", "dots_ocr",
-        "ernie45_vl", "gemma3n_mm", "glmasr", "glm4_1v", "hunyuan_vision", "nano_nemotron_vl",
-        "opencua", "interns1", "isaac", "keye", "keye_vl1_5", "rvl", "kimi_audio", "lightonocr",
-        "nemotron_vl", "midashenglm", "minimax_vl_01", "ovis", "ovis2_5", "paddleocr_vl",
-        "qwen3_omni_moe_thinker", "qwen3_vl", "qwen3_vl_moe", "step3_vl", "tarsier", "voxtral",
-        "voxtral_streaming", "moonvit", "siglip2navit", "radio", "aimv2", "deepencoder"}) {
+        "audioflamingo3"sv, "bagel"sv, "bee"sv, "cohere2_vision"sv, "deepseek_ocr"sv, "dots_ocr"sv,
+        "ernie45_vl"sv, "gemma3n_mm"sv, "glmasr"sv, "glm4_1v"sv, "hunyuan_vision"sv,
+        "nano_nemotron_vl"sv, "opencua"sv, "interns1"sv, "isaac"sv, "keye"sv, "keye_vl1_5"sv,
+        "rvl"sv, "kimi_audio"sv, "lightonocr"sv, "nemotron_vl"sv, "midashenglm"sv,
+        "minimax_vl_01"sv, "ovis"sv, "ovis2_5"sv, "paddleocr_vl"sv, "qwen3_omni_moe_thinker"sv,
+        "qwen3_vl"sv, "qwen3_vl_moe"sv, "step3_vl"sv, "tarsier"sv, "voxtral"sv,
+        "voxtral_streaming"sv, "moonvit"sv, "siglip2navit"sv, "radio"sv, "aimv2"sv,
+        "deepencoder"sv}) {
     if (file == name) return true;
   }
   return false;
@@ -467,12 +475,14 @@ bool TransformersMultimodalModelFile(std::string_view path) {
   std::string_view file = path.substr(at + 10);
   if (file.size() < 4 || file.substr(file.size() - 3) != ".py") return false;
   file.remove_suffix(3);
-  for (std::string_view name :
-       {"llava", "llava_next", "llava_next_video", "llava_onevision", "video_llava", "vipllava",
-        "idefics", "idefics2", "idefics3", "blip_2", "instructblip", "mllama", "paligemma",
-        "whisper", "chameleon", "fuyu", "kosmos2", "internvl", "internvl_chat", "mistral3",
-        "qwen2_audio", "aria", "smolvlm", "aya_vision", "got_ocr2", "emu3", "janus", "minicpmv",
-        "florence2"}) {
+  for (
+      std::string_view name :
+      {"llava"sv,        "llava_next"sv, "llava_next_video"sv, "llava_onevision"sv, "video_llava"sv,
+       "vipllava"sv,     "idefics"sv,    "idefics2"sv,         "idefics3"sv,        "blip_2"sv,
+       "instructblip"sv, "mllama"sv,     "paligemma"sv,        "whisper"sv,         "chameleon"sv,
+       "fuyu"sv,         "kosmos2"sv,    "internvl"sv,         "internvl_chat"sv,   "mistral3"sv,
+       "qwen2_audio"sv,  "aria"sv,       "smolvlm"sv,          "aya_vision"sv,      "got_ocr2"sv,
+       "emu3"sv,         "janus"sv,      "minicpmv"sv,         "florence2"sv}) {
     if (file == name) return true;
   }
   return false;
@@ -680,9 +690,9 @@ bool QuantizerSetup(const Line& line) {
   if (!Has(s, "uantize") && !Has(s, "AutoAWQ") && !Has(s, "GPTQ") && !Has(s, "AutoRound(")) {
     return false;  // most lines stop here
   }
-  for (std::string_view key :
-       {"BaseQuantizeConfig", "QuantizeConfig(", ".quantize(",
-        "AutoAWQForCausalLM.from_pretrained(", "GPTQQuantizer(", "GPTQModifier(", "AutoRound("}) {
+  for (std::string_view key : {"BaseQuantizeConfig"sv, "QuantizeConfig("sv, ".quantize("sv,
+                               "AutoAWQForCausalLM.from_pretrained("sv, "GPTQQuantizer("sv,
+                               "GPTQModifier("sv, "AutoRound("sv}) {
     if (Has(s, key) && !CommentedOut(line.text, key)) return true;
   }
   return Has(s, "GPTQConfig(") && Has(s, "dataset") && !CommentedOut(line.text, "GPTQConfig(");
@@ -713,8 +723,8 @@ std::vector<std::string_view> TableCells(std::string_view t) {
 // module | ..."). The processes: gptq, awq, qqq, eora.
 bool GptqModelStats(std::string_view t) {
   if (Has(t, "\"process\": \"")) {
-    for (std::string_view p : {"\"process\": \"gptq\"", "\"process\": \"awq\"",
-                               "\"process\": \"qqq\"", "\"process\": \"eora\""}) {
+    for (std::string_view p : {"\"process\": \"gptq\""sv, "\"process\": \"awq\""sv,
+                               "\"process\": \"qqq\""sv, "\"process\": \"eora\""sv}) {
       if (Has(t, p)) return true;
     }
     return false;
@@ -774,13 +784,13 @@ bool CompressorProgress(const LineView& s, std::string_view t) {
       return true;
     }
   }
-  for (std::string_view bar : {"): Calibrating", "): Propagating"}) {
+  for (std::string_view bar : {"): Calibrating"sv, "): Propagating"sv}) {
     const size_t at = t.find(bar);
     if (at == std::string_view::npos) continue;
     const size_t open = t.rfind('(', at);
     if (open != std::string_view::npos && Has(t.substr(open, at - open), "/")) return true;
   }
-  for (std::string_view key : {"Quantizing ", "Calibrating "}) {
+  for (std::string_view key : {"Quantizing "sv, "Calibrating "sv}) {
     const size_t at = t.find(key);
     if (at == std::string_view::npos) continue;
     const size_t b = at + key.size();
@@ -870,7 +880,7 @@ int ProgressLayer(std::string_view t) {
     if (!n || *n < 0 || *n > 100000 || t.substr(end, sep.size()) != sep) return 0;
     return static_cast<int>(*n);
   };
-  for (std::string_view key : {"layer ", "Compressing layer "}) {
+  for (std::string_view key : {"layer "sv, "Compressing layer "sv}) {
     const size_t at = t.find(key);
     if (at == std::string_view::npos) continue;
     if (int n = number_then(at + key.size(), "/")) return n;
@@ -878,7 +888,7 @@ int ProgressLayer(std::string_view t) {
   }
   // optimum names the block list before the number ("block model.layers 3/32"), or not ("in
   // block 3/32").
-  for (std::string_view key : {"uantizing block ", " in block "}) {
+  for (std::string_view key : {"uantizing block "sv, " in block "sv}) {
     const size_t at = t.find(key);
     if (at == std::string_view::npos) continue;
     const size_t b = at + key.size();
@@ -890,7 +900,7 @@ int ProgressLayer(std::string_view t) {
   }
   // ExLlamaV2's convert.py names the module, numbered from 0: " -- Layer: model.layers.12
   // (Attention)", " -- Linear: model.layers.12.mlp.up_proj" (exllamav2/conversion/).
-  for (std::string_view key : {"-- Layer: ", "-- Linear: "}) {
+  for (std::string_view key : {"-- Layer: "sv, "-- Linear: "sv}) {
     const size_t at = t.find(key);
     if (at == std::string_view::npos) continue;
     const size_t layers = t.find("layers.", at + key.size());
@@ -902,7 +912,7 @@ int ProgressLayer(std::string_view t) {
   }
   // The layer-by-layer bars of llm-awq and AutoAWQ ("Running AWQ...:  41%|####  | 13/32 [",
   // "AWQ:  40%|####  | 13/32 ["): tqdm counts the layers done, so the one running is the next.
-  for (std::string_view desc : {"Running AWQ...:", "AWQ:"}) {
+  for (std::string_view desc : {"Running AWQ...:"sv, "AWQ:"sv}) {
     const size_t at = t.find(desc);
     if (at == std::string_view::npos) continue;
     const size_t pct = t.find("%|", at);
@@ -932,7 +942,7 @@ int ProgressLayer(std::string_view t) {
     if (int n = number_then(key + 9, ",")) return n + 1;
     if (t.substr(key + 9, 2) == "0,") return 1;
   }
-  for (std::string_view process : {"| gptq ", "| awq ", "| qqq ", "| eora "}) {
+  for (std::string_view process : {"| gptq "sv, "| awq "sv, "| qqq "sv, "| eora "sv}) {
     const size_t at = t.find(process);
     if (at == std::string_view::npos) continue;
     const size_t bar = t.find('|', at + 1);
@@ -1115,10 +1125,10 @@ bool LoadFailedWords(const LineView& s) {
   }
   const std::string lower = core::AsciiLower(s.substr(0, 600));
   for (std::string_view words :
-       {"failed to load model", "failed to load the model", "error loading model",
-        "error loading the model", "could not load model", "could not load the model",
-        "unable to load model", "unable to load the model", "model failed to load",
-        "failed to load model weights", "error while loading the model"}) {
+       {"failed to load model"sv, "failed to load the model"sv, "error loading model"sv,
+        "error loading the model"sv, "could not load model"sv, "could not load the model"sv,
+        "unable to load model"sv, "unable to load the model"sv, "model failed to load"sv,
+        "failed to load model weights"sv, "error while loading the model"sv}) {
     if (lower.find(words) != std::string::npos) return true;
   }
   return false;
@@ -1141,16 +1151,39 @@ bool RuntimeWords(const Line& line) {
     return false;
   }
   const std::string lower = core::AsciiLower(t);
-  for (std::string_view words :
-       {"during training", "while training", "when training", "during fine-tuning",
-        "during finetuning", "while fine-tuning", "while finetuning", "in the middle of training",
-        "mid-training", "after the step ", "after step ", "after a few steps",
-        "after some steps", "after the first step", "after the first epoch",
-        "after the first iteration", "during inference", "during generation", "while generating",
-        "when generating", "midway", "mid-way", "after a few runs", "after a few requests",
-        "after a few turns", "after a few rounds", "after a few prompts", "after a few messages",
-        "after a few generations", "after some requests", "in the middle of generation",
-        "in the middle of inference", "in the middle of a conversation"}) {
+  for (std::string_view words : {"during training"sv,
+                                 "while training"sv,
+                                 "when training"sv,
+                                 "during fine-tuning"sv,
+                                 "during finetuning"sv,
+                                 "while fine-tuning"sv,
+                                 "while finetuning"sv,
+                                 "in the middle of training"sv,
+                                 "mid-training"sv,
+                                 "after the step "sv,
+                                 "after step "sv,
+                                 "after a few steps"sv,
+                                 "after some steps"sv,
+                                 "after the first step"sv,
+                                 "after the first epoch"sv,
+                                 "after the first iteration"sv,
+                                 "during inference"sv,
+                                 "during generation"sv,
+                                 "while generating"sv,
+                                 "when generating"sv,
+                                 "midway"sv,
+                                 "mid-way"sv,
+                                 "after a few runs"sv,
+                                 "after a few requests"sv,
+                                 "after a few turns"sv,
+                                 "after a few rounds"sv,
+                                 "after a few prompts"sv,
+                                 "after a few messages"sv,
+                                 "after a few generations"sv,
+                                 "after some requests"sv,
+                                 "in the middle of generation"sv,
+                                 "in the middle of inference"sv,
+                                 "in the middle of a conversation"sv}) {
     if (lower.find(words) != std::string::npos) return true;
   }
   // "after 120 steps", "after 3 iterations", "after 2 epochs"
@@ -1229,7 +1262,8 @@ bool TrainingStepLine(std::string_view t) {
   t.remove_prefix(b);
   const bool loss =
       t.find("loss") != std::string_view::npos || t.find("Loss") != std::string_view::npos;
-  for (std::string_view word : {"iter ", "step ", "Step ", "Iter ", "Epoch ", "epoch "}) {
+  for (std::string_view word :
+       {"iter "sv, "step "sv, "Step "sv, "Iter "sv, "Epoch "sv, "epoch "sv}) {
     if (t.substr(0, word.size()) != word || t.size() <= word.size() ||
         !std::isdigit(static_cast<unsigned char>(t[word.size()]))) {
       continue;
@@ -1239,7 +1273,7 @@ bool TrainingStepLine(std::string_view t) {
   // The same after other words on the line (the line ends of a paste lost: "tokens per
   // iteration will be: 491,520 step 0: train loss 10.9865, ..."): the word after a space, its
   // digits and a colon, the loss after them.
-  for (std::string_view word : {" iter ", " step ", " Step ", " Iter "}) {
+  for (std::string_view word : {" iter "sv, " step "sv, " Step "sv, " Iter "sv}) {
     for (size_t at = t.find(word); at != std::string_view::npos; at = t.find(word, at + 1)) {
       size_t k = at + word.size();
       const size_t digits = k;
@@ -1253,7 +1287,7 @@ bool TrainingStepLine(std::string_view t) {
     }
   }
   if (loss) {
-    for (std::string_view word : {"step:", "iter:", "Step:", "Iter:"}) {
+    for (std::string_view word : {"step:"sv, "iter:"sv, "Step:"sv, "Iter:"sv}) {
       for (size_t at = t.find(word); at != std::string_view::npos; at = t.find(word, at + 1)) {
         if (at > 0 && t[at - 1] != ' ' && t[at - 1] != ']') continue;
         size_t k = at + word.size();
@@ -1318,7 +1352,7 @@ bool TrainingProgress(const LineView& s, std::string_view t) {
   if (bar == std::string_view::npos) return false;
   if (t.find("loss=", bar) != std::string_view::npos) return true;
   bool described = false;
-  for (std::string_view desc : {"Training:", "Train:", "train:"}) {
+  for (std::string_view desc : {"Training:"sv, "Train:"sv, "train:"sv}) {
     described = described || TqdmBar(t, desc);
   }
   if (!described) return false;
@@ -1461,8 +1495,8 @@ bool ShellKilled(std::string_view s) {
   // runner's or notebook platform's "exited with exit code 137 (SIGKILL)", Python's
   // subprocess "returned non-zero exit status 137", Kubernetes' "exitCode: 137".
   bool compose = false;
-  for (std::string_view key : {"exited with code 137", "exit code 137", "exit code: 137",
-                               "exit status 137", "exitCode: 137"}) {
+  for (std::string_view key : {"exited with code 137"sv, "exit code 137"sv, "exit code: 137"sv,
+                               "exit status 137"sv, "exitCode: 137"sv}) {
     const size_t code = s.find(key);
     compose = compose || (code != std::string_view::npos &&
                           (code + key.size() == s.size() ||
@@ -1793,10 +1827,11 @@ void Match(const Line& line) {
     line.Emit(EventKind::kFrame, kEngine).text = "load_model (its call)";
   }
   if (!frame && code) {
-    for (const char* call : {".from_pretrained(", ".generate(", "load_checkpoint_and_dispatch("}) {
+    for (const std::string_view call :
+         {".from_pretrained("sv, ".generate("sv, "load_checkpoint_and_dispatch("sv}) {
       if (Has(s, call)) {
         auto& e = line.Emit(EventKind::kFrame, "transformers");
-        std::string fn = call;
+        std::string fn(call);
         e.text = fn.substr(fn[0] == '.' ? 1 : 0, fn.size() - (fn[0] == '.' ? 2 : 1));
         e.values[Num::kPathHasTransformers] = 1;
       }

@@ -81,6 +81,12 @@ inline LineView Whole(const Line& line, std::string_view key) {
   return {};
 }
 
+// A literal key's length from its type (see Has).
+template <size_t N>
+inline LineView Whole(const Line& line, const char (&key)[N]) {
+  return Whole(line, std::string_view(key, N - 1));
+}
+
 // The text that holds both `first` and the `later` part of one message: the line, else the
 // previous line's message and this one's joined as a terminal wraps (mid-word), else joined at
 // a space (a paste reflowed at word breaks), when the wrap fell between them or inside `later`
@@ -99,6 +105,11 @@ inline LineView WholeBoth(const Line& line, std::string_view first, std::string_
     if (at != std::string_view::npos && at + later.size() + s.size() > j.size()) return j;
   }
   return {};
+}
+
+template <size_t A, size_t B>
+inline LineView WholeBoth(const Line& line, const char (&first)[A], const char (&later)[B]) {
+  return WholeBoth(line, std::string_view(first, A - 1), std::string_view(later, B - 1));
 }
 
 // Sets `key` of `e`. Numbers beyond 10^15 (a petabyte, a quadrillion tokens) are not read: no

@@ -12,6 +12,10 @@
 #include "doctor/load_copies.h"
 
 namespace vramfit::doctor {
+
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
 namespace {
 
 constexpr char kEngine[] = "sglang";
@@ -244,10 +248,10 @@ void Match(const Line& line) {
   // "batch.out_cache_loc = alloc_token_slots(", speculative/eagle_info.py 0.5; ScheduleBatch's
   // "self.alloc_token_slots(" in 0.4): the allocator's own frame, where the excerpt stops first.
   if (line.after_frame) {
-    for (const char* fn : {"alloc_token_slots(", "alloc_paged_token_slots_extend(",
-                           "alloc_paged_token_slots_decode(", "alloc_req_slots("}) {
+    for (const std::string_view fn : {"alloc_token_slots("sv, "alloc_paged_token_slots_extend("sv,
+                                      "alloc_paged_token_slots_decode("sv, "alloc_req_slots("sv}) {
       if (!Has(s, fn)) continue;
-      const std::string_view name(fn, std::char_traits<char>::length(fn) - 1);
+      const std::string_view name = fn.substr(0, fn.size() - 1);
       line.Emit(EventKind::kFrame, kEngine).text = std::string(name) + " (its call)";
       break;
     }

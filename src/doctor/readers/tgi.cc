@@ -11,6 +11,10 @@
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
+
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
 namespace {
 
 constexpr char kEngine[] = "tgi";
@@ -79,8 +83,8 @@ void MatchWarmupPhases(const Line& line) {
     if (blocks && size && *size > 0 && *size <= 4096) Set(e, Num::kKvCacheTokens, *blocks * *size);
   }
   if (Has(s, "Cuda Graphs are enabled for sizes")) line.Emit(EventKind::kGraphBegin, kEngine);
-  for (const char* key :
-       {"Inferred max batch total tokens:", "Setting max batch total tokens to"}) {
+  for (const std::string_view key :
+       {"Inferred max batch total tokens:"sv, "Setting max batch total tokens to"sv}) {
     if (!Has(s, key)) continue;
     Set(line.Emit(EventKind::kServing, kEngine), Num::kKvCacheTokens, NumberAfter(s, key));
   }

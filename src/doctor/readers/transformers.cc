@@ -10,6 +10,10 @@
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
+
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
 namespace {
 
 constexpr char kEngine[] = "transformers";
@@ -48,7 +52,7 @@ void MatchOutputAttentions(const Line& line) {
 // "<Class> LOAD REPORT from: <path>" (the loading report, printed once the weights are in).
 void MatchShardsBar(const Line& line) {
   const std::string_view t = line.text;
-  for (std::string_view desc : {"Loading checkpoint shards:", "Loading weights:"}) {
+  for (std::string_view desc : {"Loading checkpoint shards:"sv, "Loading weights:"sv}) {
     const size_t bar = t.rfind(desc);
     if (bar == std::string_view::npos) continue;
     size_t end = 0;
@@ -236,7 +240,7 @@ void MatchRunSettings(const Line& line) {
     Set(line.Emit(EventKind::kConfig, kEngine), Num::kGradAccumSteps,
         NumberAfter(s, "Gradient Accumulation steps ="));
   }
-  for (std::string_view key : {"num_beams=", "'num_beams': ", "\"num_beams\": "}) {
+  for (std::string_view key : {"num_beams="sv, "'num_beams': "sv, "\"num_beams\": "sv}) {
     const size_t at = line.text.find(key);
     const bool commented =
         at != std::string_view::npos && line.text.substr(0, at).find('#') != std::string_view::npos;
@@ -280,7 +284,7 @@ void MatchFastChatLaunch(const Line& line) {
 void MatchLoadDtype(const Line& line) {
   const LineView s = line.view();
   if (!Has(s, "from_pretrained(")) return;
-  for (std::string_view key : {"torch_dtype=", "dtype="}) {
+  for (std::string_view key : {"torch_dtype="sv, "dtype="sv}) {
     const size_t at = s.find(key);
     if (at == std::string_view::npos) continue;
     const std::string_view v = s.substr(at + key.size(), 24);
@@ -364,7 +368,7 @@ void Match(const Line& line) {
   if (!offloaded && capped) {
     line.Emit(EventKind::kOffload, kEngine).text = "cap";
   } else if (!offloaded && Has(s, "device_map=")) {
-    for (std::string_view key : {"device_map=\"auto\"", "device_map='auto'"}) {
+    for (std::string_view key : {"device_map=\"auto\""sv, "device_map='auto'"sv}) {
       const size_t at = line.text.find(key);
       if (at != std::string_view::npos &&
           line.text.substr(0, at).find('#') == std::string_view::npos) {

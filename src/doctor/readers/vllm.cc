@@ -15,6 +15,10 @@
 #include "vramfit/advice.h"
 
 namespace vramfit::doctor {
+
+// Lists of literals are written "..."sv: their lengths are known when compiled (a list of
+// pointers is measured with strlen on every pass of a loop, on every line of a log).
+using std::string_view_literals::operator""sv;
 namespace {
 
 constexpr char kEngine[] = "vllm";
@@ -24,7 +28,7 @@ constexpr int64_t kBlockTokens = 16;
 // The model path or id a command line or config line names.
 std::string ModelPath(std::string_view s) {
   for (std::string_view key :
-       {"--model ", "--model=", "model='", "Starting to load model ", "vllm serve "}) {
+       {"--model "sv, "--model="sv, "model='"sv, "Starting to load model "sv, "vllm serve "sv}) {
     size_t at = s.find(key);
     if (at == std::string_view::npos) continue;
     size_t b = at + key.size();
@@ -108,7 +112,7 @@ void MatchProfile(const Line& line) {
     Set(e, Num::kGpuMemoryUtilization, WrappedFigure(line, "gpu_memory_utilization=", false));
   } else {
     // The multi-line form of Dec 2024: "model weights take   14.96GiB" etc., one per line.
-    static const std::array<std::pair<const char*, Num>, 6> kItems = {{
+    static const std::array<std::pair<std::string_view, Num>, 6> kItems = {{
         {"] total_gpu_memory ", Num::kTotalBytes},
         {"] model weights take ", Num::kWeightsBytes},
         {"] non_torch_memory ", Num::kNonTorchBytes},
@@ -325,7 +329,7 @@ void MatchKvCache(const Line& line) {
   if (const std::string_view t = Whole(line, "maximum context length is "); !t.empty()) {
     const size_t at = t.find("maximum context length is ");
     std::optional<double> asked;
-    for (std::string_view key : {"you requested ", "your request has ", "resulted in "}) {
+    for (std::string_view key : {"you requested "sv, "your request has "sv, "resulted in "sv}) {
       if (!asked) asked = NumberAfter(t, key, at);
     }
     if (asked) {
@@ -688,7 +692,7 @@ void MatchSourceLines(const Line& line) {
 // %(message)s", the date "%m-%d %H:%M:%S"; before 0.6 without the bracket before the file):
 // "ERROR 05-02 10:11:12 [core.py:396] ...", after a worker's or a collector's prefix.
 bool VllmLoggerLine(std::string_view s) {
-  for (std::string_view level : {"INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL "}) {
+  for (std::string_view level : {"INFO "sv, "WARNING "sv, "ERROR "sv, "DEBUG "sv, "CRITICAL "sv}) {
     const size_t at = s.substr(0, 96).find(level);
     if (at == std::string_view::npos) continue;
     std::string_view r = s.substr(at + level.size());
