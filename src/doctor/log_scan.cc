@@ -1220,12 +1220,15 @@ class Scanner final : public doctor::EventSink {
   // `next` are each whole words of the message, or a figure and a word ("capacity" + "of 79.25",
   // "Process 156640" + "has"), where a terminal's cut inside a word leaves a part that is none
   // ("alloc" + "ated"). Two figures stay joined (a number cut in two).
-  // `held` holds the message's head, or continues the one being gathered (Process).
+  // `held` holds the message's head, or continues the one being gathered (Process). Also the
+  // CPU allocator's ("DefaultCPUAllocator: can't allocate" + "memory: you tried to allocate N
+  // bytes. Error code 12 (Cannot allocate memory)"; Windows' "not enough memory: ...").
   bool WordsOfOneMessage(std::string_view held, std::string_view next) const {
     if (held.empty() || next.empty() || held.back() == ' ' || next.front() == ' ') return false;
     // The message's head is in `held`, or was gathered already (Process) and `held` is more of it.
     if (message_.empty() && held.find("Tried to allocate") == std::string_view::npos &&
-        held.find("out of memory") == std::string_view::npos) {
+        held.find("out of memory") == std::string_view::npos &&
+        held.find("DefaultCPUAllocator") == std::string_view::npos) {
       return false;
     }
     // One of the engines' long messages (kLongMessages) is read with its own words.
@@ -1555,7 +1558,9 @@ class Scanner final : public doctor::EventSink {
       "to", "avoid", "fragmentation", "see", "documentation", "for", "management", "with",
       "private", "pools", "e.g", "cuda", "graphs", "allowed", "already", "current", "active",
       "cached", "tried", "allocate", "out", ">>", "gib", "mib", "kib", "gb", "mb", "kb", "bytes",
-      "max_split_size_mb", "on", "device", "limit", "also", "set", "you"};
+      "max_split_size_mb", "on", "device", "limit", "also", "set", "you",
+      // The CPU allocator's own.
+      "defaultcpuallocator", "can't", "cannot", "not", "enough", "error", "code"};
   // The words of kLongMessages' messages as the engines write them (SGLang's "Load weight end.
   // type=..., dtype=..., avail mem=... GB, mem usage=... GB." and "Not enough memory. Please try
   // to increase --mem-fraction-static."; vLLM's max-length, cache-block, sampler warm-up and

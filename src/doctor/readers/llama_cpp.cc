@@ -75,24 +75,27 @@ std::string GgufName(std::string_view t) {
 //    7729 |" (llama_memory_breakdown_print, the total first).
 void MatchDeviceMemory(const Line& line, const LineView& s) {
   const std::string_view t = line.text;
-  // The device's name: the word after `at`, up to a space or a parenthesis.
-  const auto device_at = [&](size_t at) {
-    while (at < t.size() && t[at] == ' ') ++at;
+  // The device's name: the word after `at` in `in`, up to a space or a parenthesis.
+  const auto device_in = [](std::string_view in, size_t at) {
+    while (at < in.size() && in[at] == ' ') ++at;
     size_t end = at;
-    while (end < t.size() && t[end] != ' ' && t[end] != '(' && t[end] != ':') ++end;
-    return std::string(t.substr(at, end - at));
+    while (end < in.size() && in[end] != ' ' && in[end] != '(' && in[end] != ':') ++end;
+    return std::string(in.substr(at, end - at));
   };
-  if (Has(s, "using device ") && Has(s, " MiB free")) {
+  const auto device_at = [&](size_t at) { return device_in(t, at); };
+  // Also where a paste reflowed the line between the device's name and its free memory
+  // ("using device CUDA0 (NVIDIA GeForce RTX" + "4090) - 14120 MiB free").
+  if (const LineView u = WholeBoth(line, "using device ", " MiB free"); !u.empty()) {
     // (The last on the line: a paste that lost its line ends holds every start's.)
-    const size_t at = t.rfind("using device ");
-    const size_t free_at = at == std::string_view::npos ? at : t.find(" MiB free", at);
-    const size_t dash = free_at == std::string_view::npos ? free_at : t.rfind(" - ", free_at);
+    const size_t at = u.rfind("using device ");
+    const size_t free_at = at == std::string_view::npos ? at : u.find(" MiB free", at);
+    const size_t dash = free_at == std::string_view::npos ? free_at : u.rfind(" - ", free_at);
     const auto free = dash == std::string_view::npos || dash < at
                           ? std::nullopt
-                          : NumberAfter(t, " - ", dash);
+                          : NumberAfter(u, " - ", dash);
     if (free) {
       auto& e = line.Emit(EventKind::kDeviceMemory, kEngine);
-      e.text = device_at(at + 13);
+      e.text = device_in(u, at + 13);
       Set(e, Num::kDeviceFreeBytes, *free * core::kMiBf);
     }
   }
@@ -321,7 +324,9 @@ void Match(const Line& line) {
                                           : LineView();
       !c.empty() && Has(c, "ggml-cuda.cu")) {
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
-    const bool pinned = Has(line.joined, "mem required  =");
+    // (Or its end, "per state)", where a paste reflowed that line.)
+    const bool pinned =
+        Has(line.joined, "mem required  =") || Has(line.joined, "state) CUDA error 2 at");
     e.values[Num::kHost] = pinned ? 1 : 0;
     if (pinned) line.Emit(EventKind::kHostBufferFail, kEngine);
   }
@@ -427,8 +432,13 @@ void Match(const Line& line) {
   // GGML_ALIGNED_MALLOC(mem_size), then GGML_ASSERT(ctx->mem_buffer != NULL), 2023-2024): the
   // malloc of a context that, in the ggml model loaders of 2023 (gptj_model_load, llama.cpp
   // before its backends), held the weights themselves ("ggml ctx size = 5401.45 MB").
-  if (Has(s, "NULL") && !WholeBoth(line, "GGML_ASSERT", "mem_buffer != NULL").empty()) {
-    line.Emit(EventKind::kHostBufferFail, kEngine);
+  // Also where a paste reflowed the assertion over three lines ("GGML_ASSERT:", its path
+  // "/.../ggml.c:4465:", "ctx->mem_buffer != NULL"): the check after ggml.c's own line.
+  if (Has(s, "NULL")) {
+    LineView t = WholeBoth(line, "GGML_ASSERT", "mem_buffer != NULL");
+    if (t.empty()) t = WholeBoth(line, "ggml.c:", "mem_buffer != NULL");
+    // (The quote whole: the fixes read it.)
+    if (!t.empty()) line.Emit(EventKind::kHostBufferFail, kEngine).text = t.substr(0, 300);
   }
   // An image of a request being encoded, against the projector's start-up (load, warm-up).
   if (Has(s, "processing image") || Has(s, "encoding image") || Has(s, "image slice") ||
@@ -524,10 +534,14 @@ void Match(const Line& line) {
       !c.empty()) {
     const size_t at = c.find("A context size of ");
     auto& e = line.Emit(EventKind::kGgmlKvFail, kEngine);
+    // The quote is the message whole where a wrap or a reflow parted it (the rules read it).
+    if (c.data() != line.text.data()) e.text = std::string(c.substr(at, 300));
     Set(e, Num::kMaxModelLen, NumberAfter(c, "A context size of ", at));
     const size_t end = c.find(" too large for the available", at);
     const std::string_view said = std::string_view(c).substr(at, end - at);
-    if (said.find(" sequences is") != std::string_view::npos) {
+    // (" sequences" alone: the text joined as a terminal wraps reads "sequencesis" where a
+    // reflow parted the line at that space.)
+    if (said.find(" sequences") != std::string_view::npos) {
       Set(e, Num::kMaxNumSeqs, NumberAfter(said, " with "));
     }
     const std::string_view where = std::string_view(c).substr(end);

@@ -158,12 +158,15 @@ void Match(const Line& line) {
   // The new engine's memory summary per device (ml/device.go, BackendMemory's log, 0.12+):
   // msg="model weights" device=CUDA0 size="9.2 GiB", msg="kv cache" ..., msg="compute graph"
   // ...; the GPU's lines, not the CPU's. rules.cc matches a failed buffer's size against them.
-  if (Has(s, " device=") && !Has(s, " device=CPU") && Has(s, " size=")) {
-    for (const auto& [what, num] : {std::pair{"msg=\"model weights\"", Num::kWeightsBytes},
-                                    std::pair{"msg=\"kv cache\"", Num::kKvCacheBytes},
-                                    std::pair{"msg=\"compute graph\"", Num::kComputeBytes}}) {
-      if (!Has(s, std::string_view(what))) continue;
-      Set(line.Emit(EventKind::kOllamaMarker, kEngine), num, QuotedBytes(s, " size="));
+  // Also where a paste reflowed the line inside the message ('msg="kv' + 'cache" device=...').
+  if (Has(s, " size=")) {
+    for (const auto& [what, num] :
+         {std::pair{"msg=\"model weights\""sv, Num::kWeightsBytes},
+          std::pair{"msg=\"kv cache\""sv, Num::kKvCacheBytes},
+          std::pair{"msg=\"compute graph\""sv, Num::kComputeBytes}}) {
+      const LineView t = WholeBoth(line, what, " size="sv);
+      if (t.empty() || !Has(t, " device=") || Has(t, " device=CPU")) continue;
+      Set(line.Emit(EventKind::kOllamaMarker, kEngine), num, QuotedBytes(t, " size="));
       break;
     }
   }
@@ -243,9 +246,11 @@ void Match(const Line& line) {
   // 0.1.3x-0.3): "llama runner process no longer running: <exit code> <last error>".
   // Since 0.30 (2026) the runner is llama.cpp's llama-server: "llama-server process has
   // terminated: ...", msg="llama-server process no longer running" sys="signal: killed".
+  // (The llama-server era's message also where a paste reflowed it: 'msg="llama-server process
+  // no' + 'longer running" sys="signal: killed"'.)
   const bool runner = Has(s, "runner process ") || Has(s, "llama-server process ");
-  const bool no_longer = runner && (Has(s, "runner process no longer running:") ||
-                                    Has(s, "llama-server process no longer running"));
+  const bool no_longer = (runner && Has(s, "runner process no longer running:")) ||
+                         !Whole(line, "llama-server process no longer running").empty();
   const bool terminated = runner && Has(s, "process has terminated");
   if (terminated || no_longer || Has(s, "starting llama server")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
