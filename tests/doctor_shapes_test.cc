@@ -218,12 +218,15 @@ const std::vector<Shape>& Shapes() {
       // once PyTorch's host allocator's message is read across a reflow's break; 32 and 28
       // once llama.cpp's device line, ggml's context assertion, node-llama-cpp's refusal,
       // Ollama's memory summary and its llama-server's end are read across a reflow's break and
-      // the CPU allocator's words joined at a space where the lines are of one width. Left:
+      // the CPU allocator's words joined at a space where the lines are of one width; 28 and
+      // 23 once vLLM's dead-engine, graph-profiling and weights lines, TGI's interceptor,
+      // Triton's out of memory and a size parted from its unit are read across the break, and a
+      // record's prefixes alone on a line are joined to the message on the next. Left:
       // excerpts too short to show the width, logs whose lines the reflow cut to equal widths
       // that read as a terminal's wrap, and records whose opening words a reflow moved to a line
       // of their own.
-      {"reflowed at 72", [](std::string_view l) { return Reflow(l, 72); }, "\n", 32},
-      {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 28},
+      {"reflowed at 72", [](std::string_view l) { return Reflow(l, 72); }, "\n", 28},
+      {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 23},
   };
   return shapes;
 }

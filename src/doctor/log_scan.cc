@@ -438,6 +438,7 @@ class Scanner final : public doctor::EventSink {
     }
     if (binary) {
       ++out_->binary_lines;
+      held_prefixes_ = false;
       if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_, held_last_);
       return;
     }
@@ -508,12 +509,15 @@ class Scanner final : public doctor::EventSink {
       // A frame line held for its own sake is continued only by the rest that makes it whole.
       const bool apart =
           held_reflow_ ? !ReflowBroke(held_tail_, clean, reflow_)
-          : held_frame_
-              ? !FrameContinues(held_, clean)
+          : held_frame_ ? !FrameContinues(held_, clean)
+          : held_prefixes_
+              ? TrimSpaces(clean).empty() || doctor::OpensRecord(clean) ||
+                    clean.compare(0, kSameRecordBytes, held_, 0, kSameRecordBytes) == 0
               : clean.compare(0, kSameRecordBytes, held_, 0, kSameRecordBytes) == 0 ||
                     (WholeFrameLine(held_) && !clean.empty() && clean[0] == ' ');
       held_frame_ = false;
-      const bool reflowed = std::exchange(held_reflow_, false);
+      const bool reflowed = std::exchange(held_reflow_, false) ||
+                            (std::exchange(held_prefixes_, false) && held_.back() != ' ');
       if (apart || held_.size() + clean.size() > opt_.max_line_bytes) {
         Process(std::exchange(held_, std::string()), held_first_, held_last_);
       } else {
@@ -558,7 +562,22 @@ class Scanner final : public doctor::EventSink {
       held_frame_ = true;
       return;
     }
+    // A record's prefixes alone ("(EngineCore_DP0 pid=1) ERROR 09-12 08:14:55 [core.py:708]"),
+    // where no width shows: a paste reflowed the record after them and its message is the next
+    // line, unless that opens a record of its own. (Most lines do not end in a bracket.)
+    if (reflow_ == 0 && wrap == 0 && EndsInBracket(clean) && doctor::PrefixesOnly(clean)) {
+      held_ = std::move(clean);
+      held_first_ = first;
+      held_last_ = number_;
+      held_prefixes_ = true;
+      return;
+    }
     Process(std::move(clean), first, number_);
+  }
+
+  static bool EndsInBracket(std::string_view s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+    return !s.empty() && s.back() == ']';
   }
 
   // A viewer's line number before a line: spaces, up to kGutterDigits digits, then a tab or
@@ -1495,6 +1514,7 @@ class Scanner final : public doctor::EventSink {
   uint64_t held_first_ = 0;  // the physical line held_ starts on
   uint64_t held_last_ = 0;   // and the one it ends on
   bool held_frame_ = false;  // held_ is a traceback frame line waiting for its rest
+  bool held_prefixes_ = false;  // held_ is a record's prefixes alone, waiting for its message
   // The look-ahead: the first lines, held (at most kLookAheadLines lines or kLookAheadBytes
   // bytes) until the wrap width shows; their widths are observed as they arrive.
   static constexpr size_t kLookAheadLines = 256;

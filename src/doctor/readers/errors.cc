@@ -328,6 +328,17 @@ bool Wrapper(std::string_view name, std::string_view message) {
   return false;
 }
 
+// The line ends with "out of", or "out of" and the start of "memory" ("out of mem"): a message
+// saying out of memory that a wrap or a reflow cut there.
+bool EndsInOutOfMemoryCut(std::string_view s) {
+  s = Trimmed(s);
+  const size_t at = s.rfind(" out of");
+  if (at == std::string_view::npos) return false;
+  const std::string_view rest = s.substr(at + 7);
+  constexpr std::string_view kMemory = "memory";
+  return rest.empty() || (rest.size() > 1 && rest[0] == ' ' && kMemory.starts_with(rest.substr(1)));
+}
+
 // The class of a line's non-memory error, if it names one.
 std::optional<Kind> ClassOf(const LineView& s) {
   // Every needle below holds one of these: most lines hold none and stop here.
@@ -512,10 +523,11 @@ void Match(const Line& line) {
   // The memory failures said in these classes' words; NCCL's own allocation of its buffers
   // also as "Failed to CUDA calloc N bytes" (src/include/alloc.h ncclCudaCalloc, 2.1x-2.2x,
   // under "Last error:").
+  // (Triton's also where a paste or a terminal parted "out of" from "memory".)
   if ((Has(s, "CUBLAS_STATUS_ALLOC_FAILED")) ||
       (Has(s, "Cuda failure") && Has(s, "'out of memory'")) ||
       Has(s, "Failed to CUDA calloc") ||
-      (Has(s, "Triton Error [CUDA]") && Has(s, "out of memory"))) {
+      (Has(s, "memory") && !WholeBoth(line, "Triton Error [CUDA]", "out of memory").empty())) {
     line.Emit(EventKind::kCudaOom, "any");
     return;
   }
@@ -539,7 +551,8 @@ void Match(const Line& line) {
     return;
   }
   std::optional<Kind> kind = ClassOf(s);
-  if (kind && SaysOutOfMemory(s)) return;
+  // (Nor a line whose message ends cut in "out of memory": the next line completes it.)
+  if (kind && (SaysOutOfMemory(s) || EndsInOutOfMemoryCut(s))) return;
   // A message a terminal wrapped mid-word ("... an illegal memory acc" / "ess was encountered"):
   // read on the two lines joined as the terminal cut them. A message the previous line held
   // whole is found again, and its first event stands.

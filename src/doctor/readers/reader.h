@@ -81,10 +81,15 @@ inline LineView Whole(const Line& line, std::string_view key) {
   return {};
 }
 
-// A literal key's length from its type (see Has).
+// A literal key's length from its type (see Has), and the tests that rule most lines out made
+// here, where the key's hashes are constants: the line's alone when it continues none, else the
+// joined texts'.
 template <size_t N>
 inline LineView Whole(const Line& line, const char (&key)[N]) {
-  return Whole(line, std::string_view(key, N - 1));
+  const std::string_view k(key, N - 1);
+  if (line.joined.empty()) return Has(line.view(), k) ? line.view() : LineView();
+  if (line.joined.bigrams && !line.joined.bigrams->MayHave(k)) return {};
+  return Whole(line, k);
 }
 
 // The text that holds both `first` and the `later` part of one message: the line, else the
@@ -109,7 +114,12 @@ inline LineView WholeBoth(const Line& line, std::string_view first, std::string_
 
 template <size_t A, size_t B>
 inline LineView WholeBoth(const Line& line, const char (&first)[A], const char (&later)[B]) {
-  return WholeBoth(line, std::string_view(first, A - 1), std::string_view(later, B - 1));
+  const std::string_view f(first, A - 1), l(later, B - 1);
+  if (line.joined.empty()) {
+    return Has(line.view(), f) && Has(line.view(), l) ? line.view() : LineView();
+  }
+  if (line.joined.bigrams && !line.joined.bigrams->MayHave(f)) return {};
+  return WholeBoth(line, f, l);
 }
 
 // Sets `key` of `e`. Numbers beyond 10^15 (a petabyte, a quadrillion tokens) are not read: no
@@ -118,24 +128,54 @@ inline void Set(LogEvent& e, Num key, std::optional<double> v) {
   if (v && std::isfinite(*v) && std::abs(*v) <= 1e15) e.values[key] = *v;
 }
 
-// Lines that carry one number after a fixed key: an event of `kind` for each key found.
+// Lines that carry one number after a fixed key: an event of `kind` for each key found. A size
+// at the line's very end without its unit ("Estimated CUDA graph memory: 118.25" + "GiB total",
+// a paste reflowed at that space; "118.2" + "5 GiB", a terminal's cut) is read on the next
+// line, from the two joined; a key cut in two is read there too.
 struct OneValue {
-  const char* key;
+  std::string_view key;
   EventKind kind;
   Num value;
   bool bytes;
 };
+// The size after `key` in `t` has its unit (a number without one at the text's end may be cut).
+inline std::optional<double> SizeWithUnit(std::string_view t, std::string_view key) {
+  size_t end = 0;
+  const auto b = BytesAfter(t, key, 0, &end);
+  if (!b) return std::nullopt;
+  const bool unit = end > 0 && std::isalpha(static_cast<unsigned char>(t[end - 1]));
+  size_t last = t.size();
+  while (last > 0 && (t[last - 1] == ' ' || t[last - 1] == '\r')) --last;
+  return unit || end < last ? b : std::nullopt;
+}
 inline void MatchOneValue(const Line& line, const char* engine,
                           std::initializer_list<OneValue> table) {
+  const LineView s = line.view();
   for (const OneValue& t : table) {
-    if (!Has(line.view(), t.key)) continue;
-    auto& e = line.Emit(t.kind, engine);
-    Set(e, t.value, t.bytes ? BytesAfter(line.text, t.key) : NumberAfter(line.text, t.key));
+    if (Has(s, t.key)) {
+      const auto v = t.bytes ? SizeWithUnit(line.text, t.key) : NumberAfter(line.text, t.key);
+      // (A size cut from its unit waits for the next line; a key with no figure is an event.)
+      if (t.bytes && !v && NumberAfter(line.text, t.key)) continue;
+      Set(line.Emit(t.kind, engine), t.value, v);
+      continue;
+    }
+    if (NoneCanHold(line, t.key)) continue;
+    for (const LineView* j : {&line.joined_tight, &line.joined}) {
+      if (j->size() <= line.text.size() || !Has(*j, t.key)) continue;
+      // The previous line's own event, unless its size waited for its unit.
+      const std::string_view before = j->substr(0, j->size() - line.text.size());
+      if (Has(before, t.key) && (!t.bytes || SizeWithUnit(before, t.key) ||
+                                 !NumberAfter(before, t.key))) {
+        break;
+      }
+      const auto v = t.bytes ? SizeWithUnit(*j, t.key) : NumberAfter(*j, t.key);
+      if (!v) continue;
+      Set(line.Emit(t.kind, engine), t.value, v);
+      break;
+    }
   }
 }
 
-// "... <key>NAME ...": a frame event whose function is NAME (the worker's "while processing
-// method F", "Error executing method F" lines name the method that failed).
 inline void MatchMethodFrame(const Line& line, const char* engine, std::string_view key) {
   const std::string_view s = line.text;
   const size_t at = s.find(key);

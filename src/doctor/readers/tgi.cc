@@ -122,7 +122,7 @@ void Match(const Line& line) {
   if (Has(s, "prefill tokens. You need to decrease") || Has(s, "Unable to warmup model") ||
       (Has(s, "Not enough memory to handle") && Has(s, "prefill tokens")) ||
       !Whole(line, "Unable to warmup the Python model shards").empty() ||
-      Has(s, "Method Warmup encountered an error")) {
+      !Whole(line, "Method Warmup encountered an error").empty()) {
     auto& e = line.Emit(EventKind::kTgiWarmupFail, kEngine);
     // 0.9: "Not enough memory to handle {max_total_tokens} total tokens with {N} prefill
     // tokens. You need to decrease `--max-batch-total-tokens` or `--max-batch-prefill-tokens`";
@@ -192,9 +192,10 @@ void Match(const Line& line) {
   // Server error: ...", router/client/src/lib.rs prefill / decode), and the router's infer loop
   // reports the request ("Request failed during generation: Server error: ...", router/src/
   // infer.rs send_error). Requests were being served.
-  if (Has(s, "Method Prefill encountered an error") ||
-      Has(s, "Method Decode encountered an error") ||
-      Has(s, "Request failed during generation") ||
+  // (Also where a paste reflowed the line: "... Method" + "Prefill encountered an error.".)
+  if (!Whole(line, "Method Prefill encountered an error").empty() ||
+      !Whole(line, "Method Decode encountered an error").empty() ||
+      !Whole(line, "Request failed during generation").empty() ||
       (Has(s, "text_generation_client") && (Has(s, ":prefill{") || Has(s, ":decode{")))) {
     line.Emit(EventKind::kServing, kEngine);
   }

@@ -84,8 +84,10 @@ std::optional<double> WrappedFigure(const Line& line, std::string_view key, bool
 void MatchProfile(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "Loading model weights took") || Has(s, "Model loading took")) {
+    // (A size cut from its unit at the line's end, "took 27.52" + "GiB and 88.1 seconds", is
+    // read on the next line, from the two joined.)
     auto& e = line.Emit(EventKind::kWeightsLoaded, kEngine);
-    Set(e, Num::kWeightsBytes, BytesAfter(s, " took"));
+    Set(e, Num::kWeightsBytes, SizeWithUnit(s, " took"));
   } else if (const LineView t = Has(s, "GiB") || Has(s, "GB") ? Whole(line, "Model loading took")
                                                                : LineView();
              !t.empty()) {
@@ -618,11 +620,14 @@ void MatchSourceLines(const Line& line) {
   // graph memory profiling ...", or "... is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)";
   // v1/core/kv_cache_utils.py "Add N padding layers, may waste at most X% KV cache memory" and
   // "Overriding num_gpu_blocks=N with num_gpu_blocks_override=M" (V0's worker.py too).
-  if (Has(s, "CUDA graph memory profiling is") ||
-      Has(s, "is equivalent to --gpu-memory-utilization=") ||
+  // (Also where a paste reflowed the message: "... CUDA graph" + "memory profiling is enabled".)
+  if (!Whole(line, "CUDA graph memory profiling is").empty() ||
+      !Whole(line, "is equivalent to --gpu-memory-utilization=").empty() ||
       Has(s, "padding layers, may waste at most") || Has(s, "Overriding num_gpu_blocks=")) {
     auto& e = line.Emit(EventKind::kProfileV1, kEngine);
-    Set(e, Num::kGpuMemoryUtilization, NumberAfter(s, "The current --gpu-memory-utilization="));
+    const LineView current = Whole(line, "The current --gpu-memory-utilization=");
+    Set(e, Num::kGpuMemoryUtilization,
+        NumberAfter(current, "The current --gpu-memory-utilization="));
   }
   // V0's capture_model logs a second line as it starts (worker/model_runner.py, 0.3-0.10): "CUDA
   // graphs can take additional 1~3 GiB memory per GPU. If you are running out of memory, ...".
@@ -652,9 +657,11 @@ void MatchSourceLines(const Line& line) {
   // 0.8+; a start-up failure is "Engine core initialization failed" instead), and V1's
   // "AsyncLLM output_handler failed." (v1/engine/async_llm.py: the handler runs once the client
   // is up, after the engine started).
-  if (Has(s, "Background loop has errored already") || Has(s, "AsyncLLM output_handler failed") ||
+  // (Also where a paste reflowed the message: "EngineCore encountered an" + "issue. ...".)
+  if (!Whole(line, "Background loop has errored already").empty() ||
+      !Whole(line, "AsyncLLM output_handler failed").empty() ||
       (Has(s, "AsyncEngineDeadError") && Has(s, "Task finished unexpectedly")) ||
-      Has(s, "EngineCore encountered an issue")) {
+      !Whole(line, "EngineCore encountered an issue").empty()) {
     line.Emit(EventKind::kServing, kEngine);
   }
   // V0's scheduler preempting by swapping out a sequence group whose blocks the CPU swap space
