@@ -221,12 +221,14 @@ const std::vector<Shape>& Shapes() {
       // the CPU allocator's words joined at a space where the lines are of one width; 28 and
       // 23 once vLLM's dead-engine, graph-profiling and weights lines, TGI's interceptor,
       // Triton's out of memory and a size parted from its unit are read across the break, and a
-      // record's prefixes alone on a line are joined to the message on the next. Left:
+      // record's prefixes alone on a line are joined to the message on the next; 25 and 22
+      // once NCCL's "Cuda failure 'out" + "of memory'" is read across the break and vLLM's and
+      // SGLang's own shutdown is known by its last words before a "Killed". Left:
       // excerpts too short to show the width, logs whose lines the reflow cut to equal widths
       // that read as a terminal's wrap, and records whose opening words a reflow moved to a line
       // of their own.
-      {"reflowed at 72", [](std::string_view l) { return Reflow(l, 72); }, "\n", 28},
-      {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 23},
+      {"reflowed at 72", [](std::string_view l) { return Reflow(l, 72); }, "\n", 25},
+      {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 22},
   };
   return shapes;
 }

@@ -523,9 +523,9 @@ void Match(const Line& line) {
   // The memory failures said in these classes' words; NCCL's own allocation of its buffers
   // also as "Failed to CUDA calloc N bytes" (src/include/alloc.h ncclCudaCalloc, 2.1x-2.2x,
   // under "Last error:").
-  // (Triton's also where a paste or a terminal parted "out of" from "memory".)
+  // (NCCL's and Triton's also where a paste or a terminal parted "out of" from "memory".)
   if ((Has(s, "CUBLAS_STATUS_ALLOC_FAILED")) ||
-      (Has(s, "Cuda failure") && Has(s, "'out of memory'")) ||
+      (Has(s, "memory'") && !WholeBoth(line, "Cuda failure", "'out of memory'").empty()) ||
       Has(s, "Failed to CUDA calloc") ||
       (Has(s, "memory") && !WholeBoth(line, "Triton Error [CUDA]", "out of memory").empty())) {
     line.Emit(EventKind::kCudaOom, "any");

@@ -1758,8 +1758,16 @@ void Match(const Line& line) {
   // ("Got fatal signal from worker processes, shutting down", v1/engine/core_client.py
   // sigusr1_handler -> kill_process_tree, 0.8-0.9) and SGLang's on a child's ("Received sigquit
   // from a child process", srt/entrypoints/engine.py sigquit_handler -> kill_process_tree).
+  // (Where a paste reflowed that message, the line before "Killed" holds its end: "... for root
+  // cause" + "issue.", "... It usually" + "means the child failed.")
+  std::string_view before = std::string_view(line.joined).substr(
+      0, line.joined.size() > line.text.size() ? line.joined.size() - line.text.size() : 0);
+  while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
   const bool self_killed = Has(line.joined, "Got fatal signal from worker processes") ||
-                           Has(line.joined, "Received sigquit from a child process");
+                           Has(line.joined, "Received sigquit from a child process") ||
+                           before.ends_with("cause issue.") || before == "issue." ||
+                           before.ends_with("means the child failed.") ||
+                           before == "child failed.";
   if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
       Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") || Has(s, "oom_kill event") ||
       Has(s, "killed by the OOM killer") || Has(s, "with result 'oom-kill'") ||
