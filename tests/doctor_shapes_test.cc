@@ -223,12 +223,14 @@ const std::vector<Shape>& Shapes() {
       // Triton's out of memory and a size parted from its unit are read across the break, and a
       // record's prefixes alone on a line are joined to the message on the next; 25 and 22
       // once NCCL's "Cuda failure 'out" + "of memory'" is read across the break and vLLM's and
-      // SGLang's own shutdown is known by its last words before a "Killed". Left:
+      // SGLang's own shutdown is known by its last words before a "Killed"; 23 and 21 once a
+      // frame's "File" alone at a line's end is joined to its path and transformers 5's
+      // conversion row is read with its status at the line's end. Left:
       // excerpts too short to show the width, logs whose lines the reflow cut to equal widths
       // that read as a terminal's wrap, and records whose opening words a reflow moved to a line
       // of their own.
-      {"reflowed at 72", [](std::string_view l) { return Reflow(l, 72); }, "\n", 25},
-      {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 22},
+      {"reflowed at 72", [](std::string_view l) { return Reflow(l, 72); }, "\n", 23},
+      {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 21},
   };
   return shapes;
 }

@@ -438,7 +438,7 @@ class Scanner final : public doctor::EventSink {
     }
     if (binary) {
       ++out_->binary_lines;
-      held_prefixes_ = false;
+      held_prefixes_ = held_file_ = false;
       if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_, held_last_);
       return;
     }
@@ -510,14 +510,17 @@ class Scanner final : public doctor::EventSink {
       const bool apart =
           held_reflow_ ? !ReflowBroke(held_tail_, clean, reflow_)
           : held_frame_ ? !FrameContinues(held_, clean)
+          : held_file_ ? clean.empty() || clean.front() != '"'
           : held_prefixes_
               ? TrimSpaces(clean).empty() || doctor::OpensRecord(clean) ||
                     clean.compare(0, kSameRecordBytes, held_, 0, kSameRecordBytes) == 0
               : clean.compare(0, kSameRecordBytes, held_, 0, kSameRecordBytes) == 0 ||
                     (WholeFrameLine(held_) && !clean.empty() && clean[0] == ' ');
       held_frame_ = false;
-      const bool reflowed = std::exchange(held_reflow_, false) ||
-                            (std::exchange(held_prefixes_, false) && held_.back() != ' ');
+      const bool prefixes_or_file =
+          std::exchange(held_prefixes_, false) | std::exchange(held_file_, false);
+      const bool reflowed =
+          std::exchange(held_reflow_, false) || (prefixes_or_file && held_.back() != ' ');
       if (apart || held_.size() + clean.size() > opt_.max_line_bytes) {
         Process(std::exchange(held_, std::string()), held_first_, held_last_);
       } else {
@@ -553,6 +556,16 @@ class Scanner final : public doctor::EventSink {
       held_reflow_ = true;
       return;
     }
+    // A frame's "File" alone at a line's end, its path on the next line: a paste reflowed the
+    // frame after the word (where no width shows). Joined to a next line that opens with the
+    // path's quote; the frame line so made then waits for its rest as any other.
+    if (EndsInFileWord(clean)) {
+      held_ = std::move(clean);
+      held_first_ = first;
+      held_last_ = number_;
+      held_file_ = true;
+      return;
+    }
     // A traceback frame line waits for the next line: a terminal may have cut it where no
     // width shows (a short excerpt with one or two long lines).
     if (clean.find("File \"") != std::string::npos) {
@@ -573,6 +586,14 @@ class Scanner final : public doctor::EventSink {
       return;
     }
     Process(std::move(clean), first, number_);
+  }
+
+  // The line ends with a frame's indented "File" ("  File", after a prefix or none).
+  static bool EndsInFileWord(std::string_view s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+    if (!s.ends_with("File")) return false;
+    s.remove_suffix(4);
+    return s.empty() || s.ends_with("  ") || s.ends_with(": ") || s.ends_with("] ");
   }
 
   static bool EndsInBracket(std::string_view s) {
@@ -1515,6 +1536,7 @@ class Scanner final : public doctor::EventSink {
   uint64_t held_last_ = 0;   // and the one it ends on
   bool held_frame_ = false;  // held_ is a traceback frame line waiting for its rest
   bool held_prefixes_ = false;  // held_ is a record's prefixes alone, waiting for its message
+  bool held_file_ = false;      // held_ ends in a frame's "File", waiting for its path
   // The look-ahead: the first lines, held (at most kLookAheadLines lines or kLookAheadBytes
   // bytes) until the wrap width shows; their widths are observed as they arrive.
   static constexpr size_t kLookAheadLines = 256;

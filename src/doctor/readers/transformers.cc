@@ -196,9 +196,14 @@ void MatchBnbDispatched(const Line& line) {
 // splitting, quantizing, moving it) raised, then from_pretrained raises "We encountered some
 // issues during automatic conversion of the weights. For details look at the `CONVERSION`
 // entries of the above report!". The failure is the load's, however late the report prints.
+// (Also a row a paste reflowed after its status, "<key> | CONVERSION |" + "<the error>", and
+// the message reflowed inside its words.)
 void MatchConversionReport(const Line& line) {
   const LineView s = line.view();
-  if (!Has(s, " | CONVERSION | ") && !Has(s, "issues during automatic conversion of the weights")) {
+  std::string_view t = line.text;
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\r')) t.remove_suffix(1);
+  if (!Has(s, " | CONVERSION | ") && !t.ends_with(" | CONVERSION |") &&
+      Whole(line, "issues during automatic conversion of the weights").empty()) {
     return;
   }
   line.Emit(EventKind::kFrame, kEngine).text = "convert_and_load_state_dict_in_model";
