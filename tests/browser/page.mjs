@@ -34,7 +34,6 @@ try {
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   await page.goto(url);
-  const status = page.locator("#status");
   await page.locator("#model").fill("qwen3-4b-instruct-2507-awq");
   await page.locator("#max-model-len").fill("262144");
   await page.waitForFunction(() => /fails at kv_cache/.test(
