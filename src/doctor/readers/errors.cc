@@ -328,10 +328,18 @@ bool Wrapper(std::string_view name, std::string_view message) {
   return false;
 }
 
-// The line ends with "out of", or "out of" and the start of "memory" ("out of mem"): a message
-// saying out of memory that a wrap or a reflow cut there.
+// The line ends with "out of", or "out of" and the start of "memory" ("out of mem"), or an
+// exception's message is the start of PyTorch's ("RuntimeError: CUDA" + "error: out of
+// memory"): a message saying out of memory that a wrap or a reflow cut there.
 bool EndsInOutOfMemoryCut(std::string_view s) {
   s = Trimmed(s);
+  std::string_view message;
+  if (!RaisedName(s, &message).empty() && message.size() >= 4) {
+    for (const std::string_view whole : {"CUDA error: out of memory"sv, "CUDA out of memory"sv,
+                                         "HIP error: out of memory"sv}) {
+      if (message.size() < whole.size() && whole.starts_with(message)) return true;
+    }
+  }
   const size_t at = s.rfind(" out of");
   if (at == std::string_view::npos) return false;
   const std::string_view rest = s.substr(at + 7);

@@ -494,7 +494,8 @@ void Match(const Line& line) {
   // 2023; ggml_backend_metal_log_allocated_size, 2024+): "warning: current allocated size is
   // greater than the recommended max working set size": the buffers allocated so far exceed the
   // memory Metal keeps resident for the GPU (recommendedMaxWorkingSetSize).
-  if (Has(s, "greater than the recommended max working set size")) {
+  // (Also where a paste reflowed it: "... is greater than the" + "recommended max working set".)
+  if (!Whole(line, "greater than the recommended max working set size").empty()) {
     line.Emit(EventKind::kMetalOverWorkingSet, kEngine);
   }
   // The model's file being read: loading began.

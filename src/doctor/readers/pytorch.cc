@@ -1769,14 +1769,15 @@ void Match(const Line& line) {
                            before.ends_with("means the child failed.") ||
                            before == "child failed.";
   if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
-      Has(s, "invoked oom-killer") || Has(s, "(exitcode: -9)") || Has(s, "oom_kill event") ||
+      Has(s, "invoked oom-killer") || !Whole(line, "(exitcode: -9)").empty() ||
+      Has(s, "oom_kill event") ||
       Has(s, "killed by the OOM killer") || Has(s, "with result 'oom-kill'") ||
       Has(s, "oom-kill event") || Has(s, "OOMKilled") ||
       ((Has(s, "illed") || Has(s, " 137") || Has(s, "SIGKILL") || Has(s, "]^C")) && !self_killed &&
        ShellKilled(line.text))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
-  if (Has(s, "CUDA error: out of memory") || Has(s, "cudaErrorMemoryAllocation") ||
+  if (!Whole(line, "CUDA error: out of memory").empty() || Has(s, "cudaErrorMemoryAllocation") ||
       (Has(s, "CUDA out of memory") && !Has(s, "warming up sampler")) ||
       Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError") || OldCudaOom(s) ||
       OtherDeviceOom(s) || HeadlessOom(s) || NvmlAssertOom(s)) {

@@ -668,7 +668,9 @@ void MatchSourceLines(const Line& line) {
   // (--swap-space, 4 GiB a GPU by default) cannot take (core/scheduler.py _preempt_by_swap /
   // _swap_out, 0.2-0.10): "Aborted due to the lack of CPU swap space. Please increase the swap
   // space to avoid this error." The KV cache was full with the running sequences.
-  if (!Whole(line, "Aborted due to the lack of CPU swap space").empty()) {
+  // (Its words after "Aborted" alone: a line a reflow filled to the width reads as a terminal's
+  // cut, "Aborted" + "due to ..." joined without the space.)
+  if (!Whole(line, "due to the lack of CPU swap space").empty()) {
     line.Emit(EventKind::kVllmSwapExhausted, kEngine);
   }
   if (Has(s, "is preempted by PreemptionMode") || Has(s, "seconds to fall asleep") ||
