@@ -207,15 +207,31 @@ class Doctor {
   // The log's failure that is not out-of-memory: the first of a named class (a CUDA fault, NCCL,
   // a crash, ...), else the first Python exception (a wrapper's or a consequence's line names a
   // class less often than the root cause does). nullptr when none.
+  // An error whose message the next line completes as another class (a wrap or a reflow parted
+  // it, and the errors reader read the two joined there) is read from the completed one:
+  // "ValueError: TP rank 0 could finish the model loading, but there are" + "other ranks that
+  // didn't ..." (of one class, the first line stands and QuoteOf quotes it whole).
   const LogEvent* OtherErrorEvent() const {
+    const auto completed = [&](const LogEvent* e) {
+      for (const LogEvent* n : f_.other_errors) {
+        if (n->line == e->line + 1 && doctor::OtherErrorOf(*n) != doctor::OtherErrorOf(*e) &&
+            Continues(e->text, n->text)) {
+          return true;
+        }
+      }
+      return false;
+    };
     for (const LogEvent* e : f_.other_errors) {
       const doctor::OtherErrorClass* c = doctor::OtherErrorOf(*e);
-      if (c && !doctor::IsGenericError(*c)) return e;
+      if (c && !doctor::IsGenericError(*c) && !completed(e)) return e;
     }
     // A Python exception before a line that only says a process ended.
     for (const LogEvent* e : f_.other_errors) {
       const doctor::OtherErrorClass* c = doctor::OtherErrorOf(*e);
-      if (c && !c->undecided) return e;
+      if (c && !c->undecided && !completed(e)) return e;
+    }
+    for (const LogEvent* e : f_.other_errors) {
+      if (!completed(e)) return e;
     }
     return f_.other_errors.empty() ? nullptr : f_.other_errors.front();
   }
@@ -241,6 +257,17 @@ class Doctor {
 
   void SetOtherError(const LogEvent& e, const doctor::OtherErrorClass& c) {
     d_.other_error = OtherError{c.name, e.shown_line(), QuoteOf(e), c.usual};
+  }
+
+  // `joined` begins with the end of `first` (16 bytes at least) and goes on past it: the text of
+  // the line after `first` read joined to it.
+  static bool Continues(std::string_view first, std::string_view joined) {
+    constexpr size_t kLeastOverlap = 16;
+    for (size_t p = 0; p + kLeastOverlap <= first.size(); ++p) {
+      const std::string_view end = first.substr(p);
+      if (joined.size() > end.size() && joined.starts_with(end)) return true;
+    }
+    return false;
   }
 
   // The error's text whole: a line that named the error whole and that a terminal then wrapped

@@ -564,18 +564,25 @@ void Match(const Line& line) {
   // A message a terminal wrapped mid-word ("... an illegal memory acc" / "ess was encountered"):
   // read on the two lines joined as the terminal cut them. A message the previous line held
   // whole is found again, and its first event stands.
-  bool wrapped = false;
-  if (!kind && Has(line.joined_tight, "rror")) {
-    const LineView& joined = line.joined_tight;  // with its byte pairs
-    kind = ClassOf(joined);
-    if (kind && SaysOutOfMemory(joined)) return;
-    wrapped = kind.has_value();
+  // (Then as a paste reflows it, the two joined at a space: "... but there are" + "other ranks
+  // that didn't finish loading".)
+  // A named class read on either beats a Python exception read on the other (the tight join of
+  // a reflow's break reads "there areother ranks" and finds only the ValueError).
+  const LineView* wrapped = nullptr;
+  const bool own = kind.has_value();
+  for (const LineView* joined : {&line.joined_tight, &line.joined}) {
+    if (own || (kind && *kind != Kind::kPython) || !Has(*joined, "rror")) continue;
+    const std::optional<Kind> named = ClassOf(*joined);  // with its byte pairs
+    if (!named || (kind && *named == Kind::kPython)) continue;
+    if (SaysOutOfMemory(*joined)) return;
+    kind = named;
+    wrapped = joined;
   }
   if (!kind) return;
   LogEvent& e = line.Emit(EventKind::kOtherError, "any");
   e.values[Num::kErrorClass] = static_cast<double>(*kind);
   // The quote is the message whole, not its last piece.
-  if (wrapped) e.text = std::string(line.joined_tight.substr(0, 300));
+  if (wrapped) e.text = std::string(wrapped->substr(0, 300));
 }
 
 }  // namespace

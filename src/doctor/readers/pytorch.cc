@@ -1780,6 +1780,7 @@ void Match(const Line& line) {
   if (!Whole(line, "CUDA error: out of memory").empty() || Has(s, "cudaErrorMemoryAllocation") ||
       (Has(s, "CUDA out of memory") && !Has(s, "warming up sampler")) ||
       Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError") || OldCudaOom(s) ||
+      !Whole(line, "attempting to recover from OOM").empty() ||
       OtherDeviceOom(s) || HeadlessOom(s) || NvmlAssertOom(s)) {
     auto& e = line.Emit(EventKind::kCudaOom, kEngine);
     // XLA's request, in bytes ("Out of memory while trying to allocate 17179869184 bytes").
