@@ -115,8 +115,9 @@ enum class EventKind : uint8_t {
   kDeviceMemory,         // device_memory: llama.cpp's figures for one device (its name in the
                          // text): free as the model is placed, or its total
   kTrtllmMarker,         // trtllm_marker: a line of TensorRT-LLM's loggers, commands or package
+  kGgmlKvTotal,          // ggml_kv_total: llama.cpp's KV total, printed once all its buffers exist
 };
-inline constexpr int kEventKindCount = 82;
+inline constexpr int kEventKindCount = 83;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

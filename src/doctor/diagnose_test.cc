@@ -802,6 +802,63 @@ TEST(Diagnose, ExllamaCacheConstructorIsAPreallocatedCache) {
   EXPECT_NE(d.fixes[0].change.find("max_seq_len"), std::string::npos);
 }
 
+// llama.cpp prints the KV cache's total once every one of its device buffers is allocated
+// ("KV self size" to b5400, "llama_kv_cache: size = ..." after): a device buffer failing after
+// it is a compute buffer being reserved, not the KV cache or the weights. A failure after only
+// one device's "KV buffer size" line may still be the next device's KV buffer.
+TEST(Diagnose, GgmlBufferAfterTheKvTotalIsTheComputeBuffer) {
+  for (const char* kv_total :
+       {"llama_kv_cache_unified: KV self size  = 51200.00 MiB, K (f16): 25600.00 MiB, V (f16): "
+        "25600.00 MiB\n",
+        "llama_kv_cache: size = 51200.00 MiB (655360 cells,  40 layers, 20/20 seqs), K (f16): "
+        "25600.00 MiB, V (f16): 25600.00 MiB\n"}) {
+    const Diagnosis d = DiagnoseText(
+        std::string("llama_context: n_ctx_per_seq (32768) < n_ctx_train (131072)\n"
+                    "llama_kv_cache_unified:      CUDA0 KV buffer size = 51200.00 MiB\n") +
+        kv_total +
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 42256.00 MiB on device 0: "
+        "cudaMalloc failed: out of memory\n");
+    EXPECT_EQ(d.stage, "profile") << kv_total;
+    EXPECT_EQ(d.cause, "compute_buffer") << kv_total;
+  }
+  const Diagnosis per_device = DiagnoseText(
+      "llama_context: n_ctx = 131072\n"
+      "llama_kv_cache:      CUDA0 KV buffer size =  8192.00 MiB\n"
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 8192.00 MiB on device 1: "
+      "cudaMalloc failed: out of memory\n");
+  EXPECT_NE(per_device.cause, "compute_buffer");
+}
+
+// In a vLLM model's file only the vision tower calls an attention kernel directly
+// (F.scaled_dot_product_attention, flash_attn_varlen_func): under such a frame the failure is
+// the encoder's, at the profile run when nothing shows serving, while serving when it does. The
+// same call in transformers' own attention is no multimodal evidence.
+TEST(Diagnose, AttentionKernelInAVllmMultimodalFileIsTheEncoder) {
+  const std::string frames =
+      "(EngineCore_DP0 pid=936) ERROR 10-31 10:58:27 [core.py:779]   File \"/usr/local/lib/"
+      "python3.12/dist-packages/vllm/model_executor/models/qwen2_vl.py\", line 402, in forward\n"
+      "(EngineCore_DP0 pid=936) ERROR 10-31 10:58:27 [core.py:779]     output = "
+      "F.scaled_dot_product_attention(q, k, v, dropout_p=0.0)\n"
+      "(EngineCore_DP0 pid=936) ERROR 10-31 10:58:27 [core.py:779] torch.OutOfMemoryError: CUDA "
+      "out of memory. Tried to allocate 48.00 GiB. GPU 0 has a total capacity of 23.56 GiB of "
+      "which 9.08 GiB is free.\n";
+  const Diagnosis start = DiagnoseText(frames);
+  EXPECT_EQ(start.stage, "profile");
+  EXPECT_EQ(start.cause, "multimodal_encoder");
+  const Diagnosis serving = DiagnoseText(
+      "INFO 10-31 10:50:02 [loggers.py:123] Engine 000: Avg prompt throughput: 812.4 tokens/s, "
+      "Avg generation throughput: 40.1 tokens/s, Running: 2 reqs\n" + frames);
+  EXPECT_EQ(serving.stage, "runtime");
+  EXPECT_EQ(serving.cause, "multimodal_encoder");
+  const Diagnosis text_model = DiagnoseText(
+      "  File \"/usr/lib/python3/site-packages/transformers/integrations/sdpa_attention.py\", "
+      "line 96, in sdpa_attention_forward\n"
+      "    attn_output = torch.nn.functional.scaled_dot_product_attention(\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total "
+      "capacity of 23.56 GiB of which 2.08 GiB is free.\n");
+  EXPECT_NE(text_model.cause, "multimodal_encoder");
+}
+
 // ExLlama's autosplit loader places the model and its cache together and raises its own error
 // when the split has no room left (exllamav2 model.py load_autosplit_gen; exllamav3's split
 // planner, as TabbyAPI prints it): the load stage, with ExLlama's and TabbyAPI's settings.

@@ -515,6 +515,8 @@ void ContinueProcessList(const LogEvent& e, const LogEvent* before, Facts* f) {
 Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
   Facts f;
   const LogEvent* last_torch_oom = nullptr;
+  uint64_t last_vllm_mm_frame_line = 0;
+  bool mm_hint = false;
   for (const LogEvent& e : scan.events) {
     const size_t kind = static_cast<size_t>(e.kind);
     if (!f.first[kind]) f.first[kind] = &e;
@@ -530,6 +532,21 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     if (e.kind == EventKind::kTorchOom) last_torch_oom = &e;
     if (e.kind == EventKind::kFrame) f.frames.push_back(&e);
     if (e.kind == EventKind::kMmHint && e.text == "encoder" && !f.encoder) f.encoder = &e;
+    // A direct attention kernel's call under a frame in a vLLM multimodal model's file (the
+    // pytorch reader's two hints, with no other frame between them and at most a wrapped line or
+    // two apart): the tower's attention, vLLM's language models attending only through its
+    // Attention layer.
+    if (e.kind == EventKind::kFrame && e.line > last_vllm_mm_frame_line) {
+      last_vllm_mm_frame_line = 0;
+    }
+    if (e.kind == EventKind::kMmHint && e.text == "attention_call" && !f.encoder &&
+        last_vllm_mm_frame_line > 0 && e.line > last_vllm_mm_frame_line &&
+        e.line <= last_vllm_mm_frame_line + 3) {
+      f.encoder = &e;
+    }
+    if (e.kind == EventKind::kMmHint && e.text == "vllm_mm_model") last_vllm_mm_frame_line = e.line;
+    // Any hint but a bare attention kernel's call (every model calls one) says multimodal.
+    if (e.kind == EventKind::kMmHint && e.text != "attention_call") mm_hint = true;
     if (e.kind == EventKind::kMmHint && e.text == "--image" && !f.image_arg) f.image_arg = &e;
     if (e.kind == EventKind::kOtherError) f.other_errors.push_back(&e);
     if (!e.rank.empty()) f.ranks.insert(e.rank);
@@ -627,7 +644,7 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     f.total = *smi;  // nvidia-smi's MiB total, only when no engine or CUDA total is given
   }
   f.multimodal =
-      f.has(EventKind::kMmHint) || f.has(EventKind::kImage) ||
+      mm_hint || f.encoder != nullptr || f.has(EventKind::kImage) ||
       (ctx.model && ctx.model->has_spec && ctx.model->spec.vision.kind != VisionKind::kNone) ||
       VisionLanguageName(f.model_path);
   DecideStage(scan, &f);

@@ -644,11 +644,17 @@ bool GgmlMmprojLoad(const Facts& f) {
          !GgmlFailedAfter(f, EventKind::kRequest);
 }
 // A device buffer that failed after llama.cpp began reserving its compute graphs (and no
-// loader error): the compute buffer, not the weights or the KV cache, which come before it.
+// loader error): the compute buffer, not the weights or the KV cache, which come before it. Also
+// after the KV cache's total ("KV self size = ...", 2024 to b5400; "llama_kv_cache: size = ...",
+// later), which the KV cache's constructor prints once every one of its device buffers is
+// allocated (llama-kv-cache-unified.cpp, llama-kv-cache.cpp): context creation then reserves the
+// output buffer in host memory and the compute graphs (llama-context.cpp), so the next device
+// buffer to fail is a compute buffer, though its reservation printed nothing yet.
 bool GgmlBufferAtReserve(const Facts& f) {
   return GgmlFailed(f) && f.has(EventKind::kGgmlAllocFail) &&
          !f.has(EventKind::kGgmlLoadFail) && !f.has(EventKind::kGgmlKvFail) &&
-         GgmlFailedAfter(f, EventKind::kGgmlReserveBegin);
+         (GgmlFailedAfter(f, EventKind::kGgmlReserveBegin) ||
+          GgmlFailedAfter(f, EventKind::kGgmlKvTotal));
 }
 // A tensor buffer failed (ggml-alloc.c alloc_tensor_range, which allocates the loader's tensors
 // and the KV cache's alike) with no loader error, no compute reservation and no projector: when

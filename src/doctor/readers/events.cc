@@ -92,6 +92,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kVllmMarker, "vllm_marker"},
     {EventKind::kDeviceMemory, "device_memory"},
     {EventKind::kTrtllmMarker, "trtllm_marker"},
+    {EventKind::kGgmlKvTotal, "ggml_kv_total"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

@@ -368,6 +368,7 @@ void Match(const Line& line) {
   // then allocates the small output buffer and reserves the compute graphs (graph_reserve): a
   // failure after this line is past the KV cache.
   if (Has(s, "KV self size") || (Has(s, "llama_kv_cache") && Has(s, ": size ="))) {
+    line.Emit(EventKind::kGgmlKvTotal, kEngine);
     auto& e = line.Emit(EventKind::kGgmlKvBuffer, kEngine);
     // Its cells are the context (n_ctx, all slots together): "( 28160 cells, 104 layers, ...".
     if (const size_t at = s.find(" cells,"); at != std::string_view::npos) {

@@ -628,8 +628,12 @@ bool MatchFrame(const Line& line) {
       " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
   if (VisionEncoderFile(path) || VllmMultimodalModelFile(path) ||
       TransformersMultimodalModelFile(path)) {
-    // After `e` is done; a vision tower's own file places the failure in the encoder.
-    line.Emit(EventKind::kMmHint, kEngine).text = VisionEncoderFile(path) ? "encoder" : "";
+    // After `e` is done; a vision tower's own file places the failure in the encoder. A vLLM
+    // multimodal model's file holds the language model and the tower together: its hint is
+    // marked, for the code line under it to tell which (MatchCodeLine, facts.cc).
+    line.Emit(EventKind::kMmHint, kEngine).text = VisionEncoderFile(path)         ? "encoder"
+                                                  : VllmMultimodalModelFile(path) ? "vllm_mm_model"
+                                                                                  : "";
   }
   // The engines' generic Transformers backend, used for an architecture without a native
   // implementation: SGLang's sglang/srt/models/transformers.py (TransformersForCausalLM, 0.4.6+)
@@ -1045,6 +1049,18 @@ void MatchCodeLine(const Line& line) {
   if (Has(s, "F.conv2d(") || Has(s, "F.conv3d(") || Has(s, "F.unfold(") ||
       Has(s, "_nn.im2col(")) {
     line.Emit(EventKind::kMmHint, kEngine).text = "encoder";
+  }
+  // An attention computed by a direct kernel call: torch's F.scaled_dot_product_attention,
+  // flash-attn's flash_attn_varlen_func, xformers' memory_efficient_attention. In a vLLM model's
+  // file only the vision (or audio) tower calls one: vLLM's language models attend through its
+  // Attention layer and backends (attention/layer.py, v1/attention/backends/), while the towers'
+  // attention called these kernels in the models' files (qwen2_vl.py, qwen2_5_vl.py, glm4v.py
+  // ... Qwen2VisionAttention.forward, 0.6-0.10; the ViT wrappers, attention/ops/
+  // vit_attn_wrappers.py, from 0.11). facts.cc pairs it with the frame above it.
+  if (line.after_frame &&
+      (Has(s, "scaled_dot_product_attention(") || Has(s, "flash_attn_varlen_func(") ||
+       Has(s, "memory_efficient_attention("))) {
+    line.Emit(EventKind::kMmHint, kEngine).text = "attention_call";
   }
   // DeepSpeed ZeRO-3's context that all-gathers partitioned parameters whole onto every rank
   // ("with deepspeed.zero.GatheredParameters(params, modifier_rank=0):",
