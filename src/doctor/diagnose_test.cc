@@ -859,6 +859,41 @@ TEST(Diagnose, AttentionKernelInAVllmMultimodalFileIsTheEncoder) {
   EXPECT_NE(text_model.cause, "multimodal_encoder");
 }
 
+// vLLM's profile run is its worst case: one allocation larger than the whole card, with no
+// phase in the log, is the profile's, and only attention scores over a long sequence (a vision
+// tower without flash attention) reach that size. Once the log shows serving, it is not.
+TEST(Diagnose, VllmAllocationLargerThanTheCardIsTheProfile) {
+  const std::string oom =
+      "(VllmWorker rank=0 pid=4211) ERROR 03-02 10:11:12 [multiproc_executor.py:470] "
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 408.29 GiB. GPU 0 has a "
+      "total capacity of 79.33 GiB of which 50.72 GiB is free.\n";
+  const Diagnosis d = DiagnoseText(oom);
+  EXPECT_EQ(d.stage, "profile");
+  EXPECT_EQ(d.cause, "multimodal_encoder");
+  const Diagnosis small = DiagnoseText(
+      "(VllmWorker rank=0 pid=4211) ERROR 03-02 10:11:12 [multiproc_executor.py:470] "
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.29 GiB. GPU 0 has a "
+      "total capacity of 79.33 GiB of which 1.72 GiB is free.\n");
+  EXPECT_NE(small.stage, "profile");
+  const Diagnosis serving = DiagnoseText(
+      "INFO 03-02 10:10:02 [loggers.py:123] Engine 000: Avg prompt throughput: 812.4 tokens/s, "
+      "Avg generation throughput: 40.1 tokens/s, Running: 2 reqs\n" + oom);
+  EXPECT_EQ(serving.stage, "runtime");
+}
+
+// KoboldAI's API wraps its endpoints' out-of-memory errors in its own 507 answer ("KoboldAI ran
+// out of memory: ..."): a request was being served, even with the card found full; the bare
+// allocator message with the card full reads as the load.
+TEST(Diagnose, KoboldAiApiOutOfMemoryIsARequest) {
+  const std::string oom =
+      "CUDA out of memory. Tried to allocate 26.00 MiB (GPU 0; 14.75 GiB total capacity; 13.66 "
+      "GiB already allocated; 18.81 MiB free; 13.83 GiB reserved in total by PyTorch)\n";
+  const Diagnosis api = DiagnoseText("{\n  detail: {\n    msg: 'KoboldAI ran out of memory: " +
+                                     oom + "    type: 'out_of_memory.gpu.cuda'\n  }\n}\n");
+  EXPECT_EQ(api.stage, "runtime");
+  EXPECT_EQ(DiagnoseText("RuntimeError: " + oom).stage, "load");
+}
+
 // ExLlama's autosplit loader places the model and its cache together and raises its own error
 // when the split has no room left (exllamav2 model.py load_autosplit_gen; exllamav3's split
 // planner, as TabbyAPI prints it): the load stage, with ExLlama's and TabbyAPI's settings.

@@ -212,6 +212,20 @@ bool V0SamplerFrame(const LogEvent* fr) {
   return it != fr->values.end() && it->second == 2;
 }
 
+// vLLM sizes its KV cache after a profile run with its worst case: the most tokens one step
+// takes (max_num_batched_tokens) through the language model and the largest multimodal items
+// through the encoder (V0 worker.py determine_num_available_blocks, V1 gpu_model_runner.py
+// profile_run); serving steps are no larger. A single allocation larger than the whole card is
+// the profile run's, and the language model's activations, linear in the step's tokens, do not
+// reach that size: attention scores materialised over a long sequence (tokens squared x heads)
+// do, which vLLM's language models never build (its paged and flash attention backends) but a
+// vision tower attending without flash attention over the largest dummy image does.
+bool VllmRequestOverCard(const Facts& f) {
+  if (f.engine != "vllm" || f.total <= 0 || f.has(EventKind::kServing)) return false;
+  const auto req = f.get(Num::kRequestedBytes);
+  return req && *req > f.total;
+}
+
 // A stage no frame or milestone decides, guessed from the figures, with why (said as a guess).
 void Guess(Facts* f, Stage stage, std::string_view why) {
   f->stage = stage;
@@ -362,6 +376,15 @@ void DecideStage(const LogScan& scan, Facts* fp) {
                       "--gpu-memory-utilization {:.2f} x the card ({}), which a sized KV pool "
                       "keeps vLLM to: the start-up had not got that far",
                       Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total), gmu, Gib(gmu * f.total)));
+  } else if (VllmRequestOverCard(f)) {
+    Guess(&f, Stage::kProfile,
+          fmt::format("one {} allocation, more than the card's {}: vLLM's profile run is its "
+                      "worst case and serving steps are no larger, and only attention scores "
+                      "materialised over a long sequence reach that size, which vLLM's language "
+                      "models never build but a vision tower without flash attention does over "
+                      "the largest dummy image",
+                      Gib(*f.get(Num::kRequestedBytes)), Gib(f.total)));
+    f.multimodal = true;
   } else if (FilledWhileLoading(f) &&
              (f.has(EventKind::kRuntimeWords) || f.get(Num::kTrainingLaunch))) {
     // The model had run before it failed: the reporter says so (trained steps, served

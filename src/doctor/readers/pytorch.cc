@@ -1730,6 +1730,14 @@ void Match(const Line& line) {
       oomish && std::min(line.text.find("OutOfMemoryError"), line.text.find("out of memory")) >
                     kJoinedPrefix;
   if (milestone_first) MatchMilestone(line);
+  // KoboldAI's API answering a generation request that ran out of memory: aiserver.py's
+  // api_catch_out_of_memory_errors wraps the API's endpoints and raises KoboldOutOfMemoryError
+  // ("KoboldAI ran out of memory: " + PyTorch's message, type "out_of_memory.gpu.cuda", the 507
+  // response of api_out_of_memory_response, 1.19+): the model was loaded and serving. Front ends
+  // (SillyTavern, TavernAI) show that JSON as the error.
+  if (oomish && Has(s, "KoboldAI ran out of memory")) {
+    line.Emit(EventKind::kRuntimeWords, kEngine);
+  }
   if (MatchAllocatorOom(line)) return;
   if (MatchAllocatorLimit(line)) return;
   if (!milestone_first) MatchMilestone(line);
