@@ -116,8 +116,10 @@ enum class EventKind : uint8_t {
                          // text): free as the model is placed, or its total
   kTrtllmMarker,         // trtllm_marker: a line of TensorRT-LLM's loggers, commands or package
   kGgmlKvTotal,          // ggml_kv_total: llama.cpp's KV total, printed once all its buffers exist
+  kCaptureWords,         // capture_words: the report's words place the failure in CUDA graph
+                         // capture ("died during CUDA-graph capture")
 };
-inline constexpr int kEventKindCount = 83;
+inline constexpr int kEventKindCount = 84;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

@@ -894,6 +894,22 @@ TEST(Diagnose, KoboldAiApiOutOfMemoryIsARequest) {
   EXPECT_EQ(DiagnoseText("RuntimeError: " + oom).stage, "load");
 }
 
+// The report's own words placing the failure in CUDA graph capture decide where no frame or
+// milestone does; a traceback's source line saying so is not the report's words.
+TEST(Diagnose, CaptureWordsPlaceABareOutOfMemory) {
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 60.00 MiB. GPU 1 has a "
+      "total capacity of 139.81 GiB of which 48.06 MiB is free.\n";
+  const Diagnosis d =
+      DiagnoseText("The worker died during CUDA-graph capture with mem-fraction 0.88:\n" + oom);
+  EXPECT_EQ(d.stage, "cudagraph");
+  EXPECT_EQ(d.cause, "cudagraph_capture");
+  EXPECT_NE(DiagnoseText(oom).stage, "cudagraph");
+  EXPECT_NE(DiagnoseText("  File \"/app/run.py\", line 3, in <module>  # in graph capture\n" + oom)
+                .stage,
+            "cudagraph");
+}
+
 // ExLlama's autosplit loader places the model and its cache together and raises its own error
 // when the split has no room left (exllamav2 model.py load_autosplit_gen; exllamav3's split
 // planner, as TabbyAPI prints it): the load stage, with ExLlama's and TabbyAPI's settings.

@@ -346,6 +346,11 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage = Stage::kLoad;
     f.stage_why = fmt::format("no frame or milestone; the log says loading the model failed ({})",
                               Cited(f.first_of(EventKind::kLoadFailedWords)));
+  } else if (f.has(EventKind::kCaptureWords)) {
+    f.stage = Stage::kCudaGraph;
+    f.stage_why = fmt::format(
+        "no frame or milestone; the report's words place the failure in CUDA graph capture ({})",
+        Cited(f.first_of(EventKind::kCaptureWords)));
   } else if (f.has(EventKind::kTransformersBackend)) {
     f.stage = Stage::kLoad;
     f.stage_why = fmt::format("Transformers-backend fallback {}",

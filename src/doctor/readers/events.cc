@@ -93,6 +93,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kDeviceMemory, "device_memory"},
     {EventKind::kTrtllmMarker, "trtllm_marker"},
     {EventKind::kGgmlKvTotal, "ggml_kv_total"},
+    {EventKind::kCaptureWords, "capture_words"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

@@ -1218,10 +1218,37 @@ bool RuntimeWords(const Line& line) {
   return false;
 }
 
+// The reporter's own words placing the failure in CUDA graph capture ("the worker died during
+// CUDA-graph capture", "dies in graph capture"): read, like RuntimeWords, only where nothing
+// else places the phase (facts.cc), never from a traceback's source line, and at any length (a
+// paste that lost its line ends holds the prose and the error on one line). Not vLLM V0's own
+// advice as capture begins ("If out-of-memory error occurs during cudagraph capture, consider
+// ...", worker/model_runner.py capture_model), which is its capture milestone.
+bool CaptureWords(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "apture") && !Has(s, "APTURE")) return false;
+  const std::string_view t = line.text;
+  if (t.find("File \"") != std::string_view::npos ||
+      t.find("If out-of-memory error occurs") != std::string_view::npos) {
+    return false;
+  }
+  const std::string lower = core::AsciiLower(t);
+  for (std::string_view place : {"during "sv, "in "sv, "while "sv, "at "sv}) {
+    for (std::string_view graph :
+         {"cuda graph capture"sv, "cuda-graph capture"sv, "cudagraph capture"sv,
+          "cuda graphs capture"sv, "graph capture"sv, "the cuda graph capture"sv,
+          "capturing cuda graph"sv, "capturing the cuda graph"sv, "capturing cudagraph"sv}) {
+      if (lower.find(std::string(place) + std::string(graph)) != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
 void MatchMilestone(const Line& line) {
   const LineView s = line.view();
   if (LoadFailedWords(s)) line.Emit(EventKind::kLoadFailedWords, kEngine);
   if (RuntimeWords(line)) line.Emit(EventKind::kRuntimeWords, kEngine);
+  if (CaptureWords(line)) line.Emit(EventKind::kCaptureWords, kEngine);
   // AutoAWQ loading a quantized checkpoint: from_quantized swaps each layer's linears for its
   // quantized modules under the bar "Replacing layers...:  40%|" (awq/models/base.py
   // _load_quantized_modules, 0.1.x-0.2.x), before the weights are read: the load.
