@@ -910,6 +910,22 @@ TEST(Diagnose, CaptureWordsPlaceABareOutOfMemory) {
             "cudagraph");
 }
 
+// The report's words placing an out-of-memory in the load decide where nothing else does: a
+// load phrase beside a word of running out; a load phrase alone is not one.
+TEST(Diagnose, LoadPhaseWordsPlaceABareOutOfMemory) {
+  const std::string oom =
+      "CUDA out of memory. Tried to allocate 1.45 GiB. GPU 0 has a total capacity of 15.47 GiB "
+      "of which 956.62 MiB is free. Of the allocated memory 14.23 GiB is allocated by PyTorch.\n";
+  EXPECT_EQ(DiagnoseText("- Diagnosis: the OOM occurred during **model load** (accelerate).\n" +
+                         oom).stage,
+            "load");
+  EXPECT_EQ(DiagnoseText("\xe6\xa8\xa1\xe5\x9e\x8b\xe5\x8a\xa0\xe8\xbd\xbd"
+                         "\xe9\x98\xb6\xe6\xae\xb5\xe5\xb0\xb1 OOM\n" + oom).stage,
+            "load");
+  EXPECT_NE(DiagnoseText("Timing: 188 s during model loading, then 5 prompts.\n" + oom).stage,
+            "load");
+}
+
 // ExLlama's autosplit loader places the model and its cache together and raises its own error
 // when the split has no room left (exllamav2 model.py load_autosplit_gen; exllamav3's split
 // planner, as TabbyAPI prints it): the load stage, with ExLlama's and TabbyAPI's settings.

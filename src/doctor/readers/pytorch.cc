@@ -1150,6 +1150,40 @@ bool LoadFailedWords(const LineView& s) {
   return false;
 }
 
+// The reporter's own words placing an out-of-memory in the load ("the OOM occurred during model
+// load", "OOM while loading the model", Chinese "model loading" followed by "OOM"): a phrase of
+// the load's phase beside a word of running out, in prose (not a traceback's source line), read
+// as the load's failure where nothing else places the phase (facts.cc, as LoadFailedWords), at
+// any length (a paste that lost its line ends holds the prose and the error on one line).
+bool LoadPhaseWords(const Line& line) {
+  const std::string_view t = line.text;
+  if (t.find("File \"") != std::string_view::npos) return false;
+  const LineView s = line.view();
+  const bool cjk = Has(s, "\xe5\x8a\xa0\xe8\xbd\xbd");  // 加载, "load"
+  if (!cjk && !Has(s, "oad")) return false;
+  if (!Has(s, "OOM") && !Has(s, "oom") && !Has(s, "out of memory") && !Has(s, "ran out")) {
+    return false;
+  }
+  // Lower case, without Markdown's emphasis and code marks ("during **model load**").
+  std::string lower = core::AsciiLower(t);
+  std::erase_if(lower, [](char c) { return c == '*' || c == '`' || c == '_'; });
+  if (lower.find("oom") == std::string::npos && lower.find("out of memory") == std::string::npos &&
+      lower.find("ran out") == std::string::npos) {
+    return false;
+  }
+  for (std::string_view words :
+       {"during model load"sv, "during the model load"sv, "during model loading"sv,
+        "during loading"sv, "during weight loading"sv, "while loading the model"sv,
+        "while loading model"sv, "when loading the model"sv, "when loading model"sv,
+        "at model load"sv, "at load time"sv, "load-time oom"sv, "oom at load"sv,
+        "oom on load"sv, "oom during load"sv, "oom while loading"sv, "oom when loading"sv,
+        "\xe6\xa8\xa1\xe5\x9e\x8b\xe5\x8a\xa0\xe8\xbd\xbd"sv,    // 模型加载, "model loading"
+        "\xe5\x8a\xa0\xe8\xbd\xbd\xe6\xa8\xa1\xe5\x9e\x8b"sv}) {  // 加载模型, "load the model"
+    if (lower.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
 // The reporter's own words placing the failure after the model ran: a training run's steps
 // ("during training", "after the step 0", "after 120 steps") or requests served ("during
 // inference", "while generating", "stops midway", "after a few runs"). A line of prose beside the
@@ -1246,7 +1280,7 @@ bool CaptureWords(const Line& line) {
 
 void MatchMilestone(const Line& line) {
   const LineView s = line.view();
-  if (LoadFailedWords(s)) line.Emit(EventKind::kLoadFailedWords, kEngine);
+  if (LoadFailedWords(s) || LoadPhaseWords(line)) line.Emit(EventKind::kLoadFailedWords, kEngine);
   if (RuntimeWords(line)) line.Emit(EventKind::kRuntimeWords, kEngine);
   if (CaptureWords(line)) line.Emit(EventKind::kCaptureWords, kEngine);
   // AutoAWQ loading a quantized checkpoint: from_quantized swaps each layer's linears for its
