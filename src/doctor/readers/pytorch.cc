@@ -1156,14 +1156,14 @@ bool LoadFailedWords(const LineView& s) {
 // as the load's failure where nothing else places the phase (facts.cc, as LoadFailedWords), at
 // any length (a paste that lost its line ends holds the prose and the error on one line).
 bool LoadPhaseWords(const Line& line) {
-  const std::string_view t = line.text;
-  if (t.find("File \"") != std::string_view::npos) return false;
   const LineView s = line.view();
-  const bool cjk = Has(s, "\xe5\x8a\xa0\xe8\xbd\xbd");  // 加载, "load"
-  if (!cjk && !Has(s, "oad")) return false;
-  if (!Has(s, "OOM") && !Has(s, "oom") && !Has(s, "out of memory") && !Has(s, "ran out")) {
+  // The rarer needles first (a long needle's byte runs rule most lines out unsearched).
+  if (!Has(s, "out of memory") && !Has(s, "OOM") && !Has(s, "ran out") && !Has(s, "oom")) {
     return false;
   }
+  if (!Has(s, "\xe5\x8a\xa0\xe8\xbd\xbd") && !Has(s, "oad")) return false;  // 加载, "load"
+  const std::string_view t = line.text;
+  if (t.find("File \"") != std::string_view::npos) return false;
   // Lower case, without Markdown's emphasis and code marks ("during **model load**").
   std::string lower = core::AsciiLower(t);
   std::erase_if(lower, [](char c) { return c == '*' || c == '`' || c == '_'; });
@@ -1266,13 +1266,23 @@ bool CaptureWords(const Line& line) {
       t.find("If out-of-memory error occurs") != std::string_view::npos) {
     return false;
   }
+  // Most lines that hold "capture" are the engines' own capture lines, with none of the words
+  // that place something in it.
+  if (!Has(s, "during ") && !Has(s, "uring ") && !Has(s, "in ") && !Has(s, "hile ") &&
+      !Has(s, "at ")) {
+    return false;
+  }
   const std::string lower = core::AsciiLower(t);
-  for (std::string_view place : {"during "sv, "in "sv, "while "sv, "at "sv}) {
-    for (std::string_view graph :
-         {"cuda graph capture"sv, "cuda-graph capture"sv, "cudagraph capture"sv,
-          "cuda graphs capture"sv, "graph capture"sv, "the cuda graph capture"sv,
-          "capturing cuda graph"sv, "capturing the cuda graph"sv, "capturing cudagraph"sv}) {
-      if (lower.find(std::string(place) + std::string(graph)) != std::string::npos) return true;
+  for (std::string_view graph :
+       {"cuda graph capture"sv, "cuda-graph capture"sv, "cudagraph capture"sv,
+        "cuda graphs capture"sv, "graph capture"sv, "capturing cuda graph"sv,
+        "capturing the cuda graph"sv, "capturing cudagraph"sv}) {
+    for (size_t at = lower.find(graph); at != std::string::npos; at = lower.find(graph, at + 1)) {
+      std::string_view before = std::string_view(lower).substr(0, at);
+      if (before.ends_with("the ")) before.remove_suffix(4);
+      for (std::string_view place : {"during "sv, "in "sv, "while "sv, "at "sv}) {
+        if (before.ends_with(place)) return true;
+      }
     }
   }
   return false;
