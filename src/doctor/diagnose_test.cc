@@ -926,6 +926,24 @@ TEST(Diagnose, LoadPhaseWordsPlaceABareOutOfMemory) {
             "load");
 }
 
+// The report's words that the process was killed, with no GPU out-of-memory in the excerpt: the
+// kernel's OOM killer (host memory). A person's kill is not one, and a GPU out-of-memory decides.
+TEST(Diagnose, ProseKilledWithNoGpuOomIsHostMemory) {
+  const std::string bar = "Loading checkpoint shards:  52%|#####     | 17/33 [00:41<00:38]\n";
+  const Diagnosis d =
+      DiagnoseText(bar + "Generate.py fails on `Loading checkpoint shards: 52%` with message "
+                         "`killed`.\n");
+  EXPECT_EQ(d.stage, "load");
+  EXPECT_EQ(d.cause, "host_memory");
+  EXPECT_NE(DiagnoseText(bar + "The process was killed by me with Ctrl-C.\n").cause,
+            "host_memory");
+  EXPECT_NE(DiagnoseText(bar + "It then got killed.\ntorch.OutOfMemoryError: CUDA out of memory. "
+                               "Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.64 "
+                               "GiB of which 3.06 MiB is free.\n")
+                .cause,
+            "host_memory");
+}
+
 // ExLlama's autosplit loader places the model and its cache together and raises its own error
 // when the split has no room left (exllamav2 model.py load_autosplit_gen; exllamav3's split
 // planner, as TabbyAPI prints it): the load stage, with ExLlama's and TabbyAPI's settings.

@@ -1606,6 +1606,42 @@ bool ShellKilled(std::string_view s) {
   return alone || job;
 }
 
+// A sentence saying the process was killed ("with message `killed`", "it gets killed", "the
+// process was killed"), not a traceback's source line or a log record's: see its caller.
+bool ProseKilled(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "illed") && !Has(s, "ILLED")) return false;
+  // Also across a reflow's break ("... with message" + "`killed`."): with the line before.
+  const std::string_view t =
+      line.joined.empty() ? std::string_view(line.text) : std::string_view(line.joined);
+  if (t.size() > 600 || t.find("File \"") != std::string_view::npos) return false;
+  std::string lower = core::AsciiLower(t);
+  std::erase_if(lower, [](char c) { return c == '*' || c == '`' || c == '"' || c == '\''; });
+  // The word alone, quoted ("`killed`." on a line of its own, the end of a sentence a reflow
+  // broke before it).
+  std::string_view alone = lower;
+  while (!alone.empty() && (alone.back() == ' ' || alone.back() == '.' || alone.back() == '\r')) {
+    alone.remove_suffix(1);
+  }
+  while (!alone.empty() && alone.front() == ' ') alone.remove_prefix(1);
+  if (alone == "killed") return true;
+  for (std::string_view words :
+       {"message killed"sv, "gets killed"sv, "got killed"sv, "get killed"sv, "getting killed"sv,
+        "was killed"sv, "were killed"sv, "process killed"sv, "says killed"sv, "shows killed"sv,
+        "prints killed"sv, "printed killed"sv, "just killed"sv, "ends with killed"sv}) {
+    const size_t at = lower.find(words);
+    // Not "was killed by me", "got killed with Ctrl-C" (a person's kill, not the kernel's), nor
+    // a question ("Process was Killed?").
+    if (at != std::string::npos && lower.find("ctrl", at) == std::string::npos &&
+        lower.find("by me", at) == std::string::npos &&
+        lower.find("manually", at) == std::string::npos &&
+        lower.find('?', at) == std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // PyTorch's out-of-memory reports outside the caching allocator's message: THC's check failing
 // with cudaErrorMemoryAllocation, "THCudaCheck FAIL file=.../THCStorage.cu line=58 error=2 : out
 // of memory" (torch/lib/THC/THCGeneral.c __THCudaCheck, PyTorch 0.2-1.x; error 2 is
@@ -1863,6 +1899,10 @@ void Match(const Line& line) {
                            before.ends_with("cause issue.") || before == "issue." ||
                            before.ends_with("means the child failed.") ||
                            before == "child failed.";
+  // The report's own words for the same end: "fails on `Loading checkpoint shards: 52%` with
+  // message `killed`", "the process gets killed": with no GPU out-of-memory in the excerpt
+  // (rules.cc HostOomKill), the kernel's OOM killer, which prints nothing of its own.
+  if (ProseKilled(line)) line.Emit(EventKind::kHostOomKill, kEngine);
   if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
       Has(s, "invoked oom-killer") || !Whole(line, "(exitcode: -9)").empty() ||
       Has(s, "oom_kill event") ||
