@@ -1150,6 +1150,14 @@ bool LoadFailedWords(const LineView& s) {
   return false;
 }
 
+// A sentence of prose lower-cased, with the marks in `drop` (Markdown's emphasis and code
+// marks, quotes) taken out, for the phrase readers below.
+std::string ProseLower(std::string_view t, std::string_view drop) {
+  std::string lower = core::AsciiLower(t);
+  std::erase_if(lower, [&](char c) { return drop.find(c) != std::string_view::npos; });
+  return lower;
+}
+
 // The reporter's own words placing an out-of-memory in the load ("the OOM occurred during model
 // load", "OOM while loading the model", Chinese "model loading" followed by "OOM"): a phrase of
 // the load's phase beside a word of running out, in prose (not a traceback's source line), read
@@ -1165,8 +1173,7 @@ bool LoadPhaseWords(const Line& line) {
   const std::string_view t = line.text;
   if (t.find("File \"") != std::string_view::npos) return false;
   // Lower case, without Markdown's emphasis and code marks ("during **model load**").
-  std::string lower = core::AsciiLower(t);
-  std::erase_if(lower, [](char c) { return c == '*' || c == '`' || c == '_'; });
+  const std::string lower = ProseLower(t, "*`_");
   if (lower.find("oom") == std::string::npos && lower.find("out of memory") == std::string::npos &&
       lower.find("ran out") == std::string::npos) {
     return false;
@@ -1615,8 +1622,7 @@ bool ProseKilled(const Line& line) {
   const std::string_view t =
       line.joined.empty() ? std::string_view(line.text) : std::string_view(line.joined);
   if (t.size() > 600 || t.find("File \"") != std::string_view::npos) return false;
-  std::string lower = core::AsciiLower(t);
-  std::erase_if(lower, [](char c) { return c == '*' || c == '`' || c == '"' || c == '\''; });
+  const std::string lower = ProseLower(t, "*`\"'");
   // The word alone, quoted ("`killed`." on a line of its own, the end of a sentence a reflow
   // broke before it).
   std::string_view alone = lower;
