@@ -165,7 +165,7 @@ const std::vector<Shape>& Shapes() {
       // joined_tight: the two Windows and Linux DefaultCPUAllocator cases and batch 61's log no
       // longer move; left: two logs with fewer than three wrapped lines, where the width never
       // shows, and a path cut three times.)
-      {"wrapped at 80", [](std::string_view l) { return Wrap80(l); }, "\n", 3},
+      {"wrapped at 80", [](std::string_view l) { return Wrap80(l); }, "\n", 1},
       {"web typography", [](std::string_view l) { return WebTypography(l); }},
       // Logs whose lines the scanner cannot part again (no kind of record repeated three
       // times, no traceback: a code line and PyTorch's message, a script's own prints before
@@ -233,8 +233,8 @@ const std::vector<Shape>& Shapes() {
       // excerpts too short to show the width, logs whose lines the reflow cut to equal widths
       // that read as a terminal's wrap, and records whose opening words a reflow moved to a line
       // of their own.
-      {"reflowed at 72", [](std::string_view l) { return Reflow(l, 72); }, "\n", 20},
-      {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 15},
+      {"reflowed at 72", [](std::string_view l) { return Reflow(l, 72); }, "\n", 16},
+      {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 13},
   };
   return shapes;
 }

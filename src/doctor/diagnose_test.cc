@@ -1058,6 +1058,46 @@ TEST(Diagnose, EngineMessagesReflowedOverSeveralLinesAreReadWhole) {
   EXPECT_EQ(DiagnoseText(reflowed).cause, "kv_too_long_context");
 }
 
+// A reflow that broke an engine's message or milestone inside its key words, on a short excerpt
+// where no reflow width shows: the previous line's part is read with this one's. And where four
+// workers' copies of one record, reflowed at the same place, looked like a terminal's wrap, the
+// pieces joined between two letters are read with the space a reflow took away too.
+TEST(Diagnose, KeyWordsBrokenByAReflowAreReadWhole) {
+  const Diagnosis sglang = DiagnoseText(
+      "| `coder-30b` | FAIL | `RuntimeError: Not enough\n"
+      "memory. Please try to increase --mem-fraction-static` at MEM=0.85 / CTX=4096. |\n");
+  EXPECT_EQ(sglang.stage, "kv_cache");
+  EXPECT_EQ(sglang.cause, "kv_no_memory");
+  std::string workers;
+  for (int r = 0; r < 4; ++r) {
+    workers += fmt::format(
+        "(Worker_TP{} pid=26{}) INFO 10-29 19:57:20 [gpu_model_runner.py:3480] Graph capturing\n"
+        "finished in 28 secs, took 1.88 GiB\n",
+        r, r);
+  }
+  const Diagnosis vllm = DiagnoseText(
+      workers +
+      "(Worker_TP2 pid=262) ERROR 10-29 19:57:21 [multiproc_executor.py:671] "
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 150.00 MiB. GPU 2 has a "
+      "total capacity of 23.52 GiB of which 11.69 MiB is free.\n");
+  EXPECT_EQ(vllm.stage, "warmup");
+  // A llama.cpp line of exactly 100 columns whose next line is the rest of its message: read as
+  // a terminal's cut and joined tight ("bufferfor"), and with the space as well.
+  const std::string head =
+      "0.06.650.537 E llama_init_from_model: failed to initialize the context: failed to allocate "
+      "buffer";
+  ASSERT_EQ(head.size(), 97u);  // quoted and indented as a JSON array's item: 100 columns
+  const Diagnosis llama = DiagnoseText(
+      "0.02.678.576 W llama_context: n_ctx_seq (1500160) > n_ctx_train (262144) -- possible "
+      "training\n"
+      "context overflow\n"
+      "0.05.982.175 E alloc_tensor_range: failed to allocate Vulkan0 buffer of size 1632174080\n"
+      "  \"" + head + "\n"
+      "for kv cache\",\n"
+      "0.06.660.464 E srv  llama_server: exiting due to model loading error\n");
+  EXPECT_EQ(llama.stage, "kv_cache");
+}
+
 // Ray's RayTaskError names the remote method; an RL worker's init_model builds and loads the
 // model, so an OOM there is the load stage (another process's memory is the cause here).
 TEST(Diagnose, RayTaskHeaderNamesTheFailingMethod) {

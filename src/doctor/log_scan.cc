@@ -439,7 +439,7 @@ class Scanner final : public doctor::EventSink {
     if (binary) {
       ++out_->binary_lines;
       held_prefixes_ = held_file_ = false;
-      if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_, held_last_);
+      if (!held_.empty()) ProcessHeld();
       return;
     }
     // A string with escaped line ends (a traceback printed as a repr or inside a JSON body) that
@@ -522,10 +522,12 @@ class Scanner final : public doctor::EventSink {
       const bool reflowed =
           std::exchange(held_reflow_, false) || (prefixes_or_file && held_.back() != ' ');
       if (apart || held_.size() + clean.size() > opt_.max_line_bytes) {
-        Process(std::exchange(held_, std::string()), held_first_, held_last_);
+        ProcessHeld();
       } else {
         if (reflowed || WordsOfOneMessage(held_, clean) || FrameReflowed(held_, clean)) {
           held_ += ' ';
+        } else if (Letter(held_.back()) && !clean.empty() && Letter(clean.front())) {
+          joints_.push_back(held_.size());  // between two letters: a word cut, or two words
         }
         held_ += clean;  // appended in place: a line of many pieces costs its length once
         clean.swap(held_);
@@ -585,7 +587,49 @@ class Scanner final : public doctor::EventSink {
       held_prefixes_ = true;
       return;
     }
+    HandJoints(clean.size(), first, number_);
     Process(std::move(clean), first, number_);
+  }
+
+  // The held piece, processed (with the joints it was built with).
+  void ProcessHeld() {
+    HandJoints(held_.size(), held_first_, held_last_);
+    Process(std::exchange(held_, std::string()), held_first_, held_last_);
+  }
+
+  // The joints of the logical line about to be processed, kept for Deliver (Spaced).
+  void HandJoints(size_t size, uint64_t first, uint64_t last) {
+    line_joints_.swap(joints_);
+    joints_.clear();
+    line_joints_size_ = size;
+    line_joints_first_ = first;
+    line_joints_last_ = last;
+  }
+
+  static bool Letter(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+
+  // The delivered line with a space put back at each joint between two letters where a
+  // terminal's wrap seemed to cut it (Piece): where the "wrap" was a reflow at the same width
+  // instead ("failed to allocate buffer" + "for kv cache" at exactly 100 columns), those joints
+  // were spaces, and a message read whole needs them. Empty when the line had no such joint or
+  // is not the one they were recorded for (`cut`: the capture prefix's bytes erased from it).
+  void Spaced(std::string_view clean, size_t cut, uint64_t first, uint64_t last) {
+    spaced_.clear();
+    if (line_joints_.empty() || first != line_joints_first_ || last != line_joints_last_ ||
+        cut + clean.size() != line_joints_size_) {
+      return;
+    }
+    size_t from = 0;
+    for (const size_t j : line_joints_) {
+      if (j <= cut || j - cut > clean.size() || j - cut < from) {
+        spaced_.clear();
+        return;
+      }
+      spaced_.append(clean.substr(from, j - cut - from)).push_back(' ');
+      from = j - cut;
+    }
+    spaced_.append(clean.substr(from));
+    spaced_bigrams_.Build(spaced_);
   }
 
   // The line ends with a frame's indented "File" ("  File", after a prefix or none).
@@ -686,7 +730,7 @@ class Scanner final : public doctor::EventSink {
   void Finish() {
     if (looking_ahead_) EndLookAhead();
     if (!escaped_held_.empty()) ReadEscapedHeld();
-    if (!held_.empty()) Process(std::exchange(held_, std::string()), held_first_, held_last_);
+    if (!held_.empty()) ProcessHeld();
     EndCommand();
     EndMessage();
     // The last run shows no failure (a command pasted after the error, a start-up cut short):
@@ -1344,6 +1388,7 @@ class Scanner final : public doctor::EventSink {
     const size_t cut = CaptureEnd(clean, &source);
     source_.assign(source);  // before the prefix it points into is erased
     if (cut > 0) clean.erase(0, cut);
+    Spaced(clean, cut, first, last);
     // A caret line is passed over as a blank line of a double-spaced log is: the line before
     // stays the previous one (its code line and the error after it read as neighbours).
     if (CaretLine(clean)) {
@@ -1480,8 +1525,9 @@ class Scanner final : public doctor::EventSink {
     const bool after_oom = prev_oomed_ && prev_number_ + 1 == first_number_;
     const doctor::LineView joined(joined_, &joined_bigrams_);
     const doctor::LineView joined_tight(joined_tight_, &joined_bigrams_);
+    const doctor::LineView spaced(spaced_, &spaced_bigrams_);
     const doctor::Line line{line_,      rank_,        this,      joined, prev_framed_ || ipython,
-                            &bigrams(), joined_tight, after_oom, source_};
+                            &bigrams(), joined_tight, after_oom, source_, spaced};
     if (failed_) {
       for (const doctor::Reader* r : doctor::Readers()) {
         if (r->begins_run && r->begins_run(line)) {
@@ -1526,6 +1572,13 @@ class Scanner final : public doctor::EventSink {
   std::map<std::pair<int, std::string>, uint64_t> routine_;
   std::map<std::string, uint64_t, std::less<>> engine_counts_;
   std::string held_;  // a piece of a line a terminal wrapped, waiting for the rest
+  // Where held_'s pieces were joined between two letters (Piece), and those of the logical line
+  // last handed on (HandJoints: with its size and lines); the delivered line with spaces there.
+  std::vector<size_t> joints_, line_joints_;
+  size_t line_joints_size_ = 0;
+  uint64_t line_joints_first_ = 0, line_joints_last_ = 0;
+  std::string spaced_;
+  doctor::Bigrams spaced_bigrams_;
   std::string escaped_held_;  // raw pieces of a wrapped string with escaped line ends
   // The look-ahead's lines of text, those right after another, and whether the last was one.
   int ahead_text_lines_ = 0, ahead_text_after_text_ = 0;

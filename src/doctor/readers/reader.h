@@ -58,6 +58,10 @@ struct Line {
   // ("ollama" of "host ollama[4504]: "), docker compose's service ("ollama-1" of
   // "ollama-1  | "), kubectl --prefix's container. The prefix itself is not in `text`.
   std::string_view source = {};
+  // `text` with a space at each joint between two letters where the scanner joined the pieces
+  // of a line it took for a terminal's wrap (they may have been two words a reflow broke at the
+  // same width); empty when it has no such joint. Readers look here last (Whole).
+  LineView spaced = {};
 
   // `text` with its byte pairs, for fast Has().
   LineView view() const { return LineView(text, bigrams); }
@@ -66,18 +70,22 @@ struct Line {
 };
 
 // The text that holds `key` whole: the line, else the previous line's message and this one's
-// joined (at a space, or mid-word as a terminal wraps); "" when none does. A message the previous
-// line held whole is found there again: its event repeats, and the first one's values stand.
+// joined (at a space, or mid-word as a terminal wraps), else the line with spaces put back where
+// the scanner joined a wrap between two letters (Line::spaced); "" when none does. A message the
+// previous line held whole is found there again: its event repeats, and the first one's values
+// stand.
 // The joined texts' pairs and runs are those of this line, the previous one and the seams
 // together: a key they cannot hold is in none of the three texts, which one test says.
 inline bool NoneCanHold(const Line& line, std::string_view key) {
   return !line.joined.empty() && line.joined.bigrams && !line.joined.bigrams->MayHave(key);
 }
 inline LineView Whole(const Line& line, std::string_view key) {
-  if (NoneCanHold(line, key)) return {};
-  if (Has(line.view(), key)) return line.view();
-  if (Has(line.joined, key)) return line.joined;
-  if (Has(line.joined_tight, key)) return line.joined_tight;
+  if (!NoneCanHold(line, key)) {
+    if (Has(line.view(), key)) return line.view();
+    if (Has(line.joined, key)) return line.joined;
+    if (Has(line.joined_tight, key)) return line.joined_tight;
+  }
+  if (!line.spaced.empty() && Has(line.spaced, key)) return line.spaced;
   return {};
 }
 
@@ -87,8 +95,11 @@ inline LineView Whole(const Line& line, std::string_view key) {
 template <size_t N>
 inline LineView Whole(const Line& line, const char (&key)[N]) {
   const std::string_view k(key, N - 1);
-  if (line.joined.empty()) return Has(line.view(), k) ? line.view() : LineView();
-  if (line.joined.bigrams && !line.joined.bigrams->MayHave(k)) return {};
+  auto spaced = [&] {
+    return !line.spaced.empty() && Has(line.spaced, k) ? line.spaced : LineView();
+  };
+  if (line.joined.empty()) return Has(line.view(), k) ? line.view() : spaced();
+  if (line.joined.bigrams && !line.joined.bigrams->MayHave(k)) return spaced();
   return Whole(line, k);
 }
 

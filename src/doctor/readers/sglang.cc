@@ -160,14 +160,15 @@ void Match(const Line& line) {
   }
   // Also retold beside the fraction's name in its server-argument spelling
   // ("mem_fraction_static=0.05~0.60 all report `Not enough memory`").
-  if (Has(s, "Not enough memory. Please try to increase --mem-fraction-static") ||
-      (Has(s, "Not enough memory") &&
-       (Has(s, "mem-fraction-static") || Has(s, "mem_fraction_static")))) {
+  // A paste reflowed at a space may break it anywhere ("Not enough" + "memory. Please try"): the
+  // previous line's part is read with this one's.
+  if (const LineView n = Whole(line, "Not enough memory");
+      !n.empty() && (Has(n, "mem-fraction-static") || Has(n, "mem_fraction_static"))) {
     auto& e = line.Emit(EventKind::kSglangNotEnough, kEngine);
     // Later releases add the fraction it ran with (pool_configurator.py MemoryPoolConfig
     // __post_init__: " Current value: mem_fraction_static=0.6").
-    if (Has(s, "Current value: mem_fraction_static=")) {
-      Set(e, Num::kMemFractionStatic, NumberAfter(s, "Current value: mem_fraction_static="));
+    if (Has(n, "Current value: mem_fraction_static=")) {
+      Set(e, Num::kMemFractionStatic, NumberAfter(n, "Current value: mem_fraction_static="));
     }
   }
   // The same check in 0.5.x (model_runner_kv_cache_mixin.py profile_max_num_token, rest_memory

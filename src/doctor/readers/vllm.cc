@@ -395,11 +395,13 @@ void MatchPhases(const Line& line) {
       Has(s, "[kernel_warmup.py:") || Has(s, "[deep_gemm_warmup.py:")) {
     line.Emit(EventKind::kKernelWarmup, kEngine);
   }
-  if (Has(s, "Graph capturing finished")) {
+  // The milestones also where a paste's reflow broke them ("Graph capturing" + "finished in
+  // 28 secs"): the previous line's part is read with this one's.
+  if (const LineView g = Whole(line, "Graph capturing finished"); !g.empty()) {
     auto& e = line.Emit(EventKind::kGraphDone, kEngine);
-    Set(e, Num::kCudagraphBytes, BytesAfter(s, ", took"));
+    Set(e, Num::kCudagraphBytes, BytesAfter(g, ", took"));
   }
-  if (Has(s, "Starting to load model") || Has(s, "Loading weights took") ||
+  if (!Whole(line, "Starting to load model").empty() || Has(s, "Loading weights took") ||
       Has(s, "Loading model from scratch")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
