@@ -1098,6 +1098,52 @@ TEST(Diagnose, KeyWordsBrokenByAReflowAreReadWhole) {
   EXPECT_EQ(llama.stage, "kv_cache");
 }
 
+// More messages a reflow broke where the readers looked at one line: PyTorch's mmap refusal with
+// its path on a line of its own, Ollama's runner "no" + "longer running", MLX's allocator after
+// "Attempting to", transformers' shard bar after its description, and IPython's old frame header
+// after its path.
+TEST(Diagnose, MessagesAndMilestonesReflowedAtTheirWordsAreRead) {
+  const Diagnosis mmap = DiagnoseText(
+      "RuntimeError: unable to mmap 4993859720 bytes from file\n"
+      "</data2/ckpt/model-00060-of-00135.safetensors>: Cannot\n"
+      "allocate memory (12)\n");
+  EXPECT_EQ(mmap.stage, "load");
+  EXPECT_EQ(mmap.cause, "host_memory");
+  const Diagnosis ollama = DiagnoseText(
+      "level=ERROR source=sched.go:388 msg=\"error loading llama server\" error=\"llama runner "
+      "process no\n"
+      "longer running: -1 \"\n");
+  EXPECT_EQ(ollama.stage, "load");
+  EXPECT_EQ(ollama.cause, "host_memory");
+  const Diagnosis mlx = DiagnoseText(
+      "Error: 500 Internal Server Error: mlx runner failed: panic: mlx: [metal::malloc] "
+      "Attempting to\n"
+      "allocate 133872076800 bytes which is greater than the maximum allowed buffer size of "
+      "30150672384\n"
+      "bytes.\n");
+  ASSERT_TRUE(mlx.found);
+  EXPECT_EQ(mlx.numbers.count("requested_bytes"), 1u);
+  const std::string oom =
+      "OutOfMemoryError: CUDA out of memory. Tried to allocate 5.25 GiB. GPU 0 has a total "
+      "capacity of 14.56 GiB of which 1.41 GiB is free.\n";
+  const Diagnosis shards = DiagnoseText(
+      "Loading checkpoint shards:\n"
+      "100%|##########| 2/2\n"
+      "[00:02<00:00,  1.44s/it]\n" + oom);
+  EXPECT_EQ(shards.stage, "runtime");
+  EXPECT_NE(shards.stage_evidence.find("milestone line 2"), std::string::npos)
+      << shards.stage_evidence;
+  const Diagnosis header = DiagnoseText(
+      "Loading google/gemma-4-E4B...\n"
+      "OutOfMemoryError                          Traceback (most recent call last)\n"
+      "-> 2455         outputs = self.model(\n"
+      "/usr/local/lib/python3.12/dist-packages/transformers/models/gemma4/modeling_gemma4.py\n"
+      "in forward(self, input_ids, pixel_values, pixel_values_videos, attention_mask)\n" + oom);
+  EXPECT_EQ(header.stage, "runtime");
+  EXPECT_NE(header.cause, "multimodal_encoder");
+  EXPECT_NE(header.stage_evidence.find("forward"), std::string::npos) << header.stage_evidence;
+}
+
 // Ray's RayTaskError names the remote method; an RL worker's init_model builds and loads the
 // model, so an OOM there is the load stage (another process's memory is the cause here).
 TEST(Diagnose, RayTaskHeaderNamesTheFailingMethod) {

@@ -1232,9 +1232,11 @@ class Scanner final : public doctor::EventSink {
                                    [&](const LongMessage& m) { return t.find(m.open) != t.npos; });
     if (t.find(closing_) != std::string_view::npos && !opens && !MessageOpens(t)) return true;
     // A record's start (RecordStart), where a parenthesis opening a figure is the message's own
-    // ("(7.00 GiB KV cache is needed").
+    // ("(7.00 GiB KV cache is needed"), and so is an angle bracket opening a path (PyTorch's
+    // "from file" + "</data/model-00060-of-00135.safetensors>: Cannot allocate memory (12)").
     const bool figure =
-        t.size() > 1 && t[0] == '(' && std::isdigit(static_cast<unsigned char>(t[1]));
+        t.size() > 1 && ((t[0] == '(' && std::isdigit(static_cast<unsigned char>(t[1]))) ||
+                         (t[0] == '<' && (t[1] == '/' || t[1] == '.' || t[1] == '~')));
     if ((RecordStart(t) && !figure) || t.starts_with("File \"") || t.starts_with("Traceback") ||
         t.find("Error:") != std::string_view::npos) {
       return false;

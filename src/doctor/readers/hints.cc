@@ -22,9 +22,19 @@ namespace {
 // "[metal::malloc] Resource limit (N) exceeded." past the buffer count; mlx/allocator.cpp's
 // malloc throws "[malloc] Unable to allocate N bytes." when the allocator returns none. Apple's
 // GPUs share the system's memory: each is the GPU running out, the request in bytes.
+// (Also where a paste reflowed the first after "Attempting to": its words, which no other
+// allocator prints, are read across the two lines.)
 void MatchMlxAllocator(const Line& line) {
   const LineView s = line.view();
-  if (!Has(s, "malloc] ")) return;
+  if (!Has(s, "malloc] ")) {
+    if (const LineView w =
+            WholeBoth(line, "Attempting to allocate", "greater than the maximum allowed buffer");
+        !w.empty()) {
+      Set(line.Emit(EventKind::kCudaOom, "any"), Num::kRequestedBytes,
+          BytesAfter(w, "Attempting to allocate"));
+    }
+    return;
+  }
   const char* key = Has(s, "[metal::malloc] Attempting to allocate") ? "Attempting to allocate"
                     : Has(s, "[malloc] Unable to allocate")          ? "Unable to allocate"
                     : Has(s, "[metal::malloc] Resource limit")       ? ""
@@ -214,6 +224,20 @@ bool QuantizedRunLine(const LineView& s) {
   return false;
 }
 
+// The line is the rest of an old IPython frame header that a reflow broke after its path ("in
+// forward(self, input_ids, ...") or after its "in" ("forward(self, ..." after "... .py in").
+bool SignatureTail(const Line& line) {
+  std::string_view t = line.text;
+  while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+  if (t.starts_with("in ")) {
+    t.remove_prefix(3);
+  } else if (line.joined.empty() || !Has(line.joined, ".py in ")) {
+    return false;
+  }
+  const size_t paren = t.find("(self, ");
+  return paren != std::string_view::npos && paren > 0 && paren < t.find(' ');
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "quantization") && QuantizedRunLine(s)) {
@@ -237,8 +261,11 @@ void Match(const Line& line) {
   // IPython's frame header prints the function's whole signature ("modeling_gemma4.py in
   // forward(self, input_ids, pixel_values, pixel_values_videos, ...)"): a multimodal model's
   // parameters, which a text-only call passes as None, not an image or video given.
-  const bool signature = Has(s, ".py") && Has(s, "(self, ") &&
-                         (Has(s, ".py in ") || Has(s, ", in "));
+  // Also its tail where a paste reflowed the header after the path or its "in" ("in forward(self,
+  // ..." or "forward(self, ..." on a line of its own).
+  const bool signature = Has(s, "(self, ") &&
+                         ((Has(s, ".py") && (Has(s, ".py in ") || Has(s, ", in "))) ||
+                          SignatureTail(line));
   if (!encoder && maybe && !signature &&
       (Has(s, "pixel_values") || Has(s, "image_grid_thw") ||
        // Video inputs of transformers' vision-language models (Qwen2-VL / Qwen2.5-VL processors

@@ -248,9 +248,11 @@ void Match(const Line& line) {
   // terminated: ...", msg="llama-server process no longer running" sys="signal: killed".
   // (The llama-server era's message also where a paste reflowed it: 'msg="llama-server process
   // no' + 'longer running" sys="signal: killed"'.)
+  // (Both forms also where a paste reflowed them inside "no" + "longer running".)
   const bool runner = Has(s, "runner process ") || Has(s, "llama-server process ");
-  const bool no_longer = (runner && Has(s, "runner process no longer running:")) ||
-                         !Whole(line, "llama-server process no longer running").empty();
+  const LineView old_form = Whole(line, "runner process no longer running:");
+  const bool no_longer =
+      !old_form.empty() || !Whole(line, "llama-server process no longer running").empty();
   const bool terminated = runner && Has(s, "process has terminated");
   if (terminated || no_longer || Has(s, "starting llama server")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
@@ -259,7 +261,7 @@ void Match(const Line& line) {
   // (getServerStatus: "Most likely a signal killed it"), or Go's "signal: killed" (SIGKILL) as
   // the wait's error. Nothing prints when the kernel's OOM killer sends SIGKILL, the usual
   // sender while a model is read into memory: host memory, as a shell's "Killed".
-  if ((no_longer && NothingAfter(s, "no longer running: -1")) ||
+  if ((no_longer && NothingAfter(old_form.empty() ? s : old_form, "no longer running: -1")) ||
       ((terminated || no_longer) && Has(s, "signal: killed"))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }

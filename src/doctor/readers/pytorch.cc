@@ -543,6 +543,22 @@ bool MatchFrame(const Line& line) {
          joined.substr(joined.size() - lead.size() - 5, 5) == ", in " && joined.ends_with(lead));
     if (tail_piece) s = line.joined;
   }
+  // IPython's older header reflowed after its path ("/.../modeling_gemma4.py" + "in forward(self,
+  // input_ids, ..."): the path ends the line before.
+  if (!lead.empty() && !line.joined.empty() && !Has(s, ".py") && Has(line.joined, ".py")) {
+    std::string_view joined = line.joined;
+    while (!joined.empty() && (joined.back() == ' ' || joined.back() == '\r')) {
+      joined.remove_suffix(1);
+    }
+    const std::string_view pre =
+        joined.ends_with(lead) ? joined.substr(0, joined.size() - lead.size()) : ""sv;
+    const size_t paren = lead.find('(');
+    const bool header =
+        (lead.starts_with("in ") && (pre.ends_with(".py ") || pre.ends_with("#) "))) ||
+        ((pre.ends_with(".py in ") || pre.ends_with("#) in ")) && paren != lead.npos &&
+         paren < lead.find(' '));
+    if (header) s = line.joined;
+  }
   size_t path_at = std::string_view::npos, path_end = std::string_view::npos;
   size_t fn_at = std::string_view::npos;
   size_t file = s.find("File \"");
@@ -558,7 +574,20 @@ bool MatchFrame(const Line& line) {
     path_end = s.find(".py:", path_at);
     if (path_end != std::string_view::npos) path_end += 3;
   } else if (Has(s, ".py") && Has(s, " in ")) {
-    if (!OldIpythonFrame(line.text, &path_at, &path_end, &fn_at)) return false;
+    // Read from the path on where a reflow put the header after the code line before it
+    // ("-> 2455 outputs = self.model(" + "/.../modeling_gemma4.py" + "in forward(self, ...").
+    const std::string_view t = s;
+    size_t header_at = 0;
+    if (const size_t py = t.find(".py in "); py != std::string_view::npos) {
+      const size_t space = t.rfind(' ', py);
+      if (space != std::string_view::npos && space + 1 < t.size() &&
+          (t[space + 1] == '/' || t[space + 1] == '~') &&
+          !OldIpythonFrame(t, &path_at, &path_end, &fn_at)) {
+        header_at = space + 1;
+      }
+    }
+    if (!OldIpythonFrame(t.substr(header_at), &path_at, &path_end, &fn_at)) return false;
+    path_at += header_at, path_end += header_at, fn_at += header_at;
   }
   if (path_at == std::string_view::npos || path_end == std::string_view::npos) return false;
   if (fn_at == std::string_view::npos) {

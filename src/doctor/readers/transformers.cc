@@ -50,10 +50,26 @@ void MatchOutputAttentions(const Line& line) {
 // 48%|...| 162/339" (core_model_loading.py convert_and_load_state_dict_in_model, desc="Loading
 // weights"; a dev build printed ", Materializing param=NAME" after it) and ends with
 // "<Class> LOAD REPORT from: <path>" (the loading report, printed once the weights are in).
+// `s` without the blanks around it.
+std::string_view Trimmed(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+// (Also where a paste reflowed the bar after its description: "Loading checkpoint shards:" +
+// "100%|####| 2/2", the state read on the line that holds it.)
 void MatchShardsBar(const Line& line) {
-  const std::string_view t = line.text;
   for (std::string_view desc : {"Loading checkpoint shards:"sv, "Loading weights:"sv}) {
-    const size_t bar = t.rfind(desc);
+    std::string_view t = line.text;
+    size_t bar = t.rfind(desc);
+    if (bar == std::string_view::npos && !line.joined.empty()) {
+      t = line.joined;
+      bar = t.rfind(desc);
+      const std::string_view rest =
+          bar == std::string_view::npos ? ""sv : Trimmed(t.substr(bar + desc.size()));
+      if (rest.empty() || !Trimmed(line.text).ends_with(rest)) continue;
+    }
     if (bar == std::string_view::npos) continue;
     size_t end = 0;
     const auto pct = NumberAt(t, bar + desc.size(), &end);
@@ -316,7 +332,8 @@ void Match(const Line& line) {
   if (Has(s, "*****") || Has(s, "'loss': ") || Has(s, "friendly reminder")) MatchRunning(line);
   if (Has(s, "num_beams") || Has(s, " = ")) MatchRunSettings(line);
   if (Has(s, "Loading checkpoint shards:") || Has(s, "Loading weights:") ||
-      Has(s, " LOAD REPORT from: ")) {
+      Has(s, " LOAD REPORT from: ") || Has(line.joined, "Loading checkpoint shards:") ||
+      Has(line.joined, "Loading weights:")) {
     MatchShardsBar(line);
   }
   // A quantizer's warning that it dequantizes the checkpoint as it loads it (quantizers/
