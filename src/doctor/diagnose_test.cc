@@ -910,6 +910,21 @@ TEST(Diagnose, CaptureWordsPlaceABareOutOfMemory) {
             "cudagraph");
 }
 
+// A report that retells vLLM's sampler warm-up failure in its own words ("CUDA out of memory
+// during sampler warmup") is that failure; "room" is no OOM, and the warm-up alone is none.
+TEST(Diagnose, SamplerWarmupWordsAreTheSamplerFailure) {
+  for (const char* words : {"- **Error:** CUDA out of memory during sampler warmup.\n",
+                            "vLLM OOMs in the sampler warm-up with max_num_seqs=1024\n"}) {
+    const Diagnosis d = DiagnoseText(std::string("vllm serve moonshotai/Kimi-K2.5\n") + words);
+    EXPECT_EQ(d.stage, "warmup") << words;
+    EXPECT_EQ(d.cause, "sampler_warmup") << words;
+  }
+  EXPECT_NE(DiagnoseText("vllm serve m\nThere was no room left for the sampler warmup.\n").cause,
+            "sampler_warmup");
+  EXPECT_NE(DiagnoseText("vllm serve m\nThe sampler warmup took 3 s.\n").cause,
+            "sampler_warmup");
+}
+
 // The report's words placing an out-of-memory in the load decide where nothing else does: a
 // load phrase beside a word of running out; a load phrase alone is not one.
 TEST(Diagnose, LoadPhaseWordsPlaceABareOutOfMemory) {

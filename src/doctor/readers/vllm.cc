@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/text.h"
 #include "core/units.h"
 #include "doctor/readers/reader.h"
 #include "vramfit/advice.h"
@@ -226,6 +227,31 @@ void MaxLenError(const Line& line, std::string_view s) {
   Set(e, Num::kEstimatedMaxModelLen, NumberAfter(s, "estimated maximum model length is"));
 }
 
+constexpr std::string_view kSamplerWarmupWords[] = {
+    "sampler warmup", "sampler warm-up", "sampler warm up", "warming up the sampler",
+    "warming up sampler", "warmup of the sampler", "warm-up of the sampler"};
+
+// The words of a report that name the sampler's warm-up and an out-of-memory failure on one line
+// (not a traceback's source line).
+bool SamplerWarmupWords(std::string_view t) {
+  if (t.find("File \"") != std::string_view::npos) return false;
+  const std::string lower = core::AsciiLower(t);
+  const bool warmup = std::any_of(
+      std::begin(kSamplerWarmupWords), std::end(kSamplerWarmupWords),
+      [&](std::string_view w) { return lower.find(w) != std::string::npos; });
+  if (!warmup) return false;
+  if (lower.find("out of memory") != std::string::npos) return true;
+  // "OOM" as a word ("room", "bloom" are not).
+  for (size_t at = lower.find("oom"); at != std::string::npos; at = lower.find("oom", at + 3)) {
+    const bool open = at == 0 || !std::isalpha(static_cast<unsigned char>(lower[at - 1]));
+    const bool close = at + 3 >= lower.size() ||
+                       !std::isalpha(static_cast<unsigned char>(lower[at + 3])) ||
+                       lower.compare(at + 3, 2, "ed") == 0 || lower.compare(at + 3, 1, "s") == 0;
+    if (open && close) return true;
+  }
+  return false;
+}
+
 void MatchKvCache(const Line& line) {
   const LineView s = line.view();
   MatchOneValue(
@@ -246,6 +272,11 @@ void MatchKvCache(const Line& line) {
   if (const std::string_view t = Whole(line, "when warming up pooler"); !t.empty()) {
     auto& e = line.Emit(EventKind::kSamplerOom, kEngine);
     Set(e, Num::kMaxNumSeqs, NumberAfter(t, ") with "));
+  }
+  // The sampler warm-up's failure retold in a report's words ("CUDA out of memory during sampler
+  // warmup", "OOM in the sampler warm-up"): the same failure, its request count unsaid.
+  if (Has(s, "ampler") && !Has(s, "warming up sampler with") && SamplerWarmupWords(line.text)) {
+    line.Emit(EventKind::kSamplerOom, kEngine);
   }
   // --kv-cache-memory-bytes (gpu_worker.py determine_available_memory, 0.11+): "Initial free
   // memory 78.68 GiB, reserved 20.00 GiB memory for KV Cache as specified by
