@@ -939,6 +939,14 @@ TEST(Diagnose, LoadPhaseWordsPlaceABareOutOfMemory) {
             "load");
   EXPECT_NE(DiagnoseText("Timing: 188 s during model loading, then 5 prompts.\n" + oom).stage,
             "load");
+  // The program's words and the message on one line (its own, or a paste that lost the line
+  // ends between them).
+  EXPECT_EQ(DiagnoseText("ERROR: Failed to load model - not enough GPU memory. GPU 0 has a total "
+                         "capacity of 22.03 GiB of which 17.06 MiB is free.\n")
+                .stage,
+            "load");
+  EXPECT_EQ(DiagnoseText("RuntimeError: Failed to load model: " + oom).stage, "load");
+  EXPECT_NE(DiagnoseText("RuntimeError: Error initializing engine: " + oom).stage, "load");
 }
 
 // The report's words that the process was killed, with no GPU out-of-memory in the excerpt: the

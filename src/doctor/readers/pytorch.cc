@@ -1880,7 +1880,22 @@ void Match(const Line& line) {
   if (oomish && Has(s, "KoboldAI ran out of memory")) {
     line.Emit(EventKind::kRuntimeWords, kEngine);
   }
-  if (MatchAllocatorOom(line)) return;
+  if (MatchAllocatorOom(line)) {
+    // A program's words before the message on its line: "ERROR: Failed to load model - not
+    // enough GPU memory. GPU 0 has a total capacity of ...", "Failed to load model: CUDA out of
+    // memory. ...".
+    if (!milestone_first && Has(s, "oad")) {
+      const std::string_view t = line.text;
+      const size_t message =
+          std::min({t.find("OutOfMemoryError"), t.find("out of memory"),
+                    t.find("Tried to allocate"), t.find(" has a total capacity of ")});
+      if (message != std::string_view::npos && message > 0 &&
+          LoadFailedWords(LineView(t.substr(0, message)))) {
+        line.Emit(EventKind::kLoadFailedWords, kEngine);
+      }
+    }
+    return;
+  }
   if (MatchAllocatorLimit(line)) return;
   if (!milestone_first) MatchMilestone(line);
   // Python's and NumPy's host allocations: "MemoryError", "Unable to allocate 62.6 GiB for an
