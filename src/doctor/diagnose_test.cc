@@ -1167,6 +1167,48 @@ TEST(Diagnose, MessagesAndMilestonesReflowedAtTheirWordsAreRead) {
   EXPECT_NE(header.stage_evidence.find("forward"), std::string::npos) << header.stage_evidence;
 }
 
+// Milestones and verdicts a reflow broke inside their words: TGI's inferred token budget and its
+// warm-up span before the server's error, transformers' max-length reminder while generating,
+// and llm-compressor's line that the run finished (a run that finished is no silent kill).
+TEST(Diagnose, MilestonesReflowedInsideTheirWordsStillPlaceTheStage) {
+  const std::string oom =
+      "2024-06-10T09:03:12.000000Z ERROR text_generation_launcher: torch.OutOfMemoryError: CUDA "
+      "out of\nmemory. Tried to allocate 3.00 GiB. GPU 0 has a total capacity of 79.11 GiB of "
+      "which 1.40 GiB is\nfree.\n";
+  EXPECT_EQ(DiagnoseText("2024-06-10T09:00:01.000000Z  INFO text_generation_router: "
+                         "router/src/main.rs:420: Warming up model\n"
+                         "2024-06-10T09:00:20.000000Z  WARN text_generation_router: "
+                         "router/src/main.rs:436: Inferred max batch\n"
+                         "total tokens: 30816\n" + oom)
+                .stage,
+            "runtime");
+  EXPECT_EQ(DiagnoseText("2024-09-25T15:04:34.598137Z ERROR warmup{max_input_length=Some(4095) "
+                         "max_prefill_tokens=4096\n"
+                         "max_total_tokens=Some(4096) max_batch_size=None}:warmup: "
+                         "text_generation_router_v3::client:\n"
+                         "backends/v3/src/client/mod.rs:45: Server error: CUDA out of memory. "
+                         "Tried to allocate 1.00 GiB. GPU\n"
+                         "0 has a total capacity of 79.11 GiB of which 600.00 MiB is free.\n")
+                .stage,
+            "profile");
+  EXPECT_EQ(DiagnoseText("This is a friendly reminder - the current text generation call will "
+                         "exceed the model's predefined\n"
+                         "maximum length (32768). Depending on the model, you may observe "
+                         "exceptions.\n"
+                         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.02 GiB. "
+                         "GPU 0 has a total capacity of 79.14 GiB of which 1.20 GiB is free. Of "
+                         "the allocated memory 77.31 GiB is allocated by PyTorch.\n")
+                .stage,
+            "runtime");
+  EXPECT_FALSE(DiagnoseText("(33/33): Calibrating: 100%|##########| 512/512\n"
+                            "2025-06-01T10:20:22.000 | compress_modules | INFO - Quantizing\n"
+                            "model.layers.31.mlp.down_proj using 512 samples\n"
+                            "2025-06-01T10:20:30.000 | finalize | INFO - Compression lifecycle\n"
+                            "finalized for 1 modifiers\n"
+                            "Saved model to Meta-Llama-3-8B-Instruct-W4A16-G128\n")
+                   .found);
+}
+
 // Ray's RayTaskError names the remote method; an RL worker's init_model builds and loads the
 // model, so an OOM there is the load stage (another process's memory is the cause here).
 TEST(Diagnose, RayTaskHeaderNamesTheFailingMethod) {

@@ -1809,11 +1809,11 @@ void MatchMpsBufferSize(const Line& line) {
 // "quantization tuning time S" (auto_round/autoround.py quantize 0.4, compressors/base.py 0.5+),
 // AutoGPTQ's and GPTQModel's "Model packed." (auto_gptq/modeling/_utils.py pack_model 0.4-0.7,
 // gptqmodel/utils/model.py pack_model). A log that ends after it ran to the end of the
-// quantization: the run's end, not a silent kill in its progress.
+// quantization: the run's end, not a silent kill in its progress. (Also where a paste reflowed
+// the line inside those words.)
 bool QuantizerFinished(const Line& line) {
-  const LineView s = line.view();
-  return Has(s, "Compression lifecycle finalized for") || Has(s, "quantization tuning time ") ||
-         Has(s, "Model packed.");
+  return !Whole(line, "Compression lifecycle finalized for").empty() ||
+         !Whole(line, "quantization tuning time ").empty() || !Whole(line, "Model packed.").empty();
 }
 
 void Match(const Line& line) {

@@ -83,10 +83,13 @@ void MatchWarmupPhases(const Line& line) {
     if (blocks && size && *size > 0 && *size <= 4096) Set(e, Num::kKvCacheTokens, *blocks * *size);
   }
   if (Has(s, "Cuda Graphs are enabled for sizes")) line.Emit(EventKind::kGraphBegin, kEngine);
+  // (Also where a paste reflowed the line inside its words: "Inferred max batch" + "total
+  // tokens: 30816".)
   for (const std::string_view key :
        {"Inferred max batch total tokens:"sv, "Setting max batch total tokens to"sv}) {
-    if (!Has(s, key)) continue;
-    Set(line.Emit(EventKind::kServing, kEngine), Num::kKvCacheTokens, NumberAfter(s, key));
+    const LineView w = Whole(line, key);
+    if (w.empty()) continue;
+    Set(line.Emit(EventKind::kServing, kEngine), Num::kKvCacheTokens, NumberAfter(w, key));
   }
   if (Has(s, "does not support automatic max batch total tokens")) {
     line.Emit(EventKind::kServing, kEngine);
@@ -139,7 +142,12 @@ void Match(const Line& line) {
   // sharded_client.rs and client.rs `warmup`, #[instrument]; the error from client/src/lib.rs):
   // "warmup{max_input_length=.. max_prefill_tokens=..}:warmup: text_generation_client: ...
   // Server error: ..." (1.0-3.x): the Warmup call failed, whatever its message.
-  if (Has(s, "}:warmup") && Has(s, "Server error")) line.Emit(EventKind::kTgiWarmupFail, kEngine);
+  // (The span and the error on two lines where a paste reflowed the record between them.)
+  if (Has(s, "Server error") &&
+      (Has(s, "}:warmup") || (!Has(s, "warmup") && !WholeBoth(line, "}:warmup", "Server error")
+                                                         .empty()))) {
+    line.Emit(EventKind::kTgiWarmupFail, kEngine);
+  }
   MatchWarmupPhases(line);
   // The launcher's phases: shards start (load), are ready and warm up (profile), serve.
   if (Has(s, "Starting shard") || Has(s, "Waiting for shard")) {

@@ -241,8 +241,10 @@ void MatchRunning(const Line& line) {
                                    Has(s, "Running evaluation *****") ||
                                    Has(s, "Running Prediction *****"));
   const bool step_log = Has(s, "{'loss': ") && Has(s, "'learning_rate': ");
+  // (The warning also where a paste reflowed it inside its words.)
   if (banner || step_log ||
-      Has(s, "the current text generation call will exceed the model's predefined maximum")) {
+      !Whole(line, "the current text generation call will exceed the model's predefined maximum")
+           .empty()) {
     line.Emit(EventKind::kServing, kEngine);
   }
 }
@@ -329,7 +331,10 @@ void Match(const Line& line) {
   MatchLoadDtype(line);
   MatchBnbDispatched(line);
   if (Has(s, "CONVERSION") || Has(s, "automatic conversion")) MatchConversionReport(line);
-  if (Has(s, "*****") || Has(s, "'loss': ") || Has(s, "friendly reminder")) MatchRunning(line);
+  if (Has(s, "*****") || Has(s, "'loss': ") || Has(s, "friendly reminder") ||
+      Has(line.joined, "friendly reminder")) {
+    MatchRunning(line);
+  }
   if (Has(s, "num_beams") || Has(s, " = ")) MatchRunSettings(line);
   if (Has(s, "Loading checkpoint shards:") || Has(s, "Loading weights:") ||
       Has(s, " LOAD REPORT from: ") || Has(line.joined, "Loading checkpoint shards:") ||
