@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -800,6 +801,24 @@ TEST(Diagnose, ExllamaCacheConstructorIsAPreallocatedCache) {
   EXPECT_EQ(d.cause, "static_cache");
   ASSERT_FALSE(d.fixes.empty());
   EXPECT_NE(d.fixes[0].change.find("max_seq_len"), std::string::npos);
+}
+
+// ggml-cuda's abort right after llama_kv_cache's buffer size is that buffer not being backed: on
+// the next line, or on the same one where a paste lost the line end.
+TEST(Diagnose, CudaAbortRightAfterTheKvBufferIsTheKvCache) {
+  const std::string kv =
+      "llama_context: n_ctx_seq (1000192) > n_ctx_train (262144) -- possible training context "
+      "overflow\nllama_kv_cache:      CUDA0 KV buffer size = 16604.75 MiB\n";
+  const std::string abort =
+      "CUDA error: out of memory\nD:\\a\\llama.cpp\\ggml-cuda.cu:98: CUDA error\n";
+  EXPECT_EQ(DiagnoseText(kv + abort).stage, "kv_cache");
+  std::string one_line = kv + abort;
+  std::replace(one_line.begin(), one_line.end(), '\n', ' ');
+  EXPECT_EQ(DiagnoseText(one_line + "\n").stage, "kv_cache");
+  EXPECT_NE(DiagnoseText("llama_kv_cache:      CUDA0 KV buffer size = 16604.75 MiB load_tensors: "
+                         "CUDA error: out of memory\n")
+                .stage,
+            "kv_cache");
 }
 
 // llama.cpp prints the KV cache's total once every one of its device buffers is allocated

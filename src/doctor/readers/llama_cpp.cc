@@ -125,6 +125,21 @@ void MatchDeviceMemory(const Line& line, const LineView& s) {
   }
 }
 
+// "KV buffer size = 16604.75 MiB CUDA error: out of memory": the size and ggml-cuda's abort with
+// nothing between them (one line where a paste lost the line end).
+bool KvSizeThenCudaOom(std::string_view s) {
+  const size_t kv = s.find("KV buffer size =");
+  if (kv == std::string_view::npos) return false;
+  const size_t from = kv + 16;
+  const size_t err = s.find("CUDA error: out of memory", from);
+  if (err == std::string_view::npos || err - from > 24) return false;
+  std::string_view size = s.substr(from, err - from);
+  while (!size.empty() && size.front() == ' ') size.remove_prefix(1);
+  while (!size.empty() && size.back() == ' ') size.remove_suffix(1);
+  return !size.empty() && std::isdigit(static_cast<unsigned char>(size.front())) &&
+         size.ends_with("MiB");
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "MiB") || Has(s, "breakdown_print:")) MatchDeviceMemory(line, s);
@@ -257,8 +272,10 @@ void Match(const Line& line) {
   // under CUDA_CHECK; src/llama-kv-cache.cpp since the 2025 rewrite): ggml-cuda's abort with "CUDA
   // error: out of memory" on the very next line is that KV buffer not being backed (a driver
   // that over-commits device memory, WDDM's fallback to shared memory).
-  if (Has(s, "CUDA error: out of memory") && Has(line.joined, "KV buffer size =") &&
-      !Has(s, "KV buffer size =")) {
+  // (Or right after the size on one line, where a paste lost the line end between them.)
+  if (Has(s, "CUDA error: out of memory") &&
+      ((Has(line.joined, "KV buffer size =") && !Has(s, "KV buffer size =")) ||
+       KvSizeThenCudaOom(s))) {
     line.Emit(EventKind::kGgmlKvFail, kEngine);
   }
   if (const std::string_view w = !Whole(line, "failed to allocate compute").empty()
