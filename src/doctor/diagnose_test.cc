@@ -803,6 +803,20 @@ TEST(Diagnose, ExllamaCacheConstructorIsAPreallocatedCache) {
   EXPECT_NE(d.fixes[0].change.find("max_seq_len"), std::string::npos);
 }
 
+// ggml-cuda's abort after another error ("ROCm error: invalid device function", then "current
+// device: 0, in function ggml_cuda_compute_forward") is no out-of-memory, also where a paste lost
+// the line ends between them.
+TEST(Diagnose, AnotherGpuErrorBeforeTheAbortIsNoOutOfMemory) {
+  const std::string log =
+      "load_tensors:        ROCm0 model buffer size =  4403.49 MiB\n"
+      "ROCm error: invalid device function\n"
+      "  current device: 0, in function ggml_cuda_compute_forward at ggml-cuda.cu:2362\n";
+  EXPECT_EQ(DiagnoseText(log).cause, "not_out_of_memory");
+  std::string one_line = log;
+  std::replace(one_line.begin(), one_line.end(), '\n', ' ');
+  EXPECT_EQ(DiagnoseText(one_line + "\n").cause, "not_out_of_memory");
+}
+
 // ggml-cuda's abort right after llama_kv_cache's buffer size is that buffer not being backed: on
 // the next line, or on the same one where a paste lost the line end.
 TEST(Diagnose, CudaAbortRightAfterTheKvBufferIsTheKvCache) {

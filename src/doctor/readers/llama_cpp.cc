@@ -292,8 +292,11 @@ void Match(const Line& line) {
   // is computed, outside the buffers reserved at context creation.
   // ggml_cuda_error prints the CUDA error's message on the line before ("CUDA error: an illegal
   // memory access was encountered"): another error there is no allocation failure.
+  // (Or before it on the same line, where a paste lost the line end between them.)
   const bool other_error =
-      Has(line.joined, "error: ") && !Has(line.joined, "out of memory");
+      (Has(line.joined, "error: ") && !Has(line.joined, "out of memory")) ||
+      (Has(s, "current device:") && !Has(s, "out of memory") &&
+       s.find("error: ") < s.find("current device:"));
   if (!other_error && Has(s, "current device:") && Has(s, "in function ggml_cuda_") &&
       (Has(s, "ggml_cuda_pool_malloc") || Has(s, "ggml_cuda_op_") ||
        Has(s, "ggml_cuda_mul_mat") || Has(s, "ggml_cuda_compute_forward"))) {
