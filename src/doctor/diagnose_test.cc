@@ -998,6 +998,11 @@ TEST(Diagnose, ProseKilledWithNoGpuOomIsHostMemory) {
                                "GiB of which 3.06 MiB is free.\n")
                 .cause,
             "host_memory");
+  // The Chinese forms: "the program was killed", "the process was killed".
+  for (const char* words : {"\xe7\xa8\x8b\xe5\xba\x8f\xe8\xa2\xabkill\xe6\x8e\x89\n",
+                            "\xe8\xbf\x9b\xe7\xa8\x8b\xe8\xa2\xab\xe6\x9d\x80\n"}) {
+    EXPECT_EQ(DiagnoseText(bar + words).cause, "host_memory") << words;
+  }
 }
 
 // ExLlama's autosplit loader places the model and its cache together and raises its own error

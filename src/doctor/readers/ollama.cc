@@ -33,11 +33,18 @@ std::optional<double> QuotedBytes(std::string_view s, std::string_view key) {
   return BytesAfter(s, "", at);
 }
 
-// `key` is in `s` with nothing after it but spaces and the quotes that close a logfmt value.
+// `key` is in `s` with nothing after it but spaces and the quotes that close a logfmt value
+// (and whatever follows that closing quote: the record's next field, or the next lines where a
+// paste lost the line ends).
 bool NothingAfter(std::string_view s, std::string_view key) {
   const size_t at = s.find(key);
   if (at == std::string_view::npos) return false;
-  return s.substr(at + key.size()).find_first_not_of(" \"'`\\\r") == std::string_view::npos;
+  std::string_view rest = s.substr(at + key.size());
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\\' || rest.front() == '\r')) {
+    rest.remove_prefix(1);
+  }
+  return rest.empty() || rest.front() == '"' ||
+         rest.find_first_not_of(" \"'`\\\r") == std::string_view::npos;
 }
 
 // A Go stack frame of Ollama's runner, as a panic prints it:

@@ -1646,11 +1646,12 @@ bool ShellKilled(std::string_view s) {
 // process was killed"), not a traceback's source line or a log record's: see its caller.
 bool ProseKilled(const Line& line) {
   const LineView s = line.view();
-  if (!Has(s, "illed") && !Has(s, "ILLED")) return false;
+  // (被, the passive's mark of the Chinese forms: "程序被kill掉", "进程被杀".)
+  if (!Has(s, "illed") && !Has(s, "ILLED") && !Has(s, "\xe8\xa2\xab")) return false;
   // Also across a reflow's break ("... with message" + "`killed`."): with the line before.
   const std::string_view t =
       line.joined.empty() ? std::string_view(line.text) : std::string_view(line.joined);
-  if (t.size() > 600 || t.find("File \"") != std::string_view::npos) return false;
+  if (t.size() > 2048 || t.find("File \"") != std::string_view::npos) return false;
   const std::string lower = ProseLower(t, "*`\"'");
   // The word alone, quoted ("`killed`." on a line of its own, the end of a sentence a reflow
   // broke before it).
@@ -1663,7 +1664,12 @@ bool ProseKilled(const Line& line) {
   for (std::string_view words :
        {"message killed"sv, "gets killed"sv, "got killed"sv, "get killed"sv, "getting killed"sv,
         "was killed"sv, "were killed"sv, "process killed"sv, "says killed"sv, "shows killed"sv,
-        "prints killed"sv, "printed killed"sv, "just killed"sv, "ends with killed"sv}) {
+        "prints killed"sv, "printed killed"sv, "just killed"sv, "ends with killed"sv,
+        // Chinese: "was killed" (被kill掉, 被 killed, 被杀), "only killed" (只有killed), "is
+        // killed" (也是killed), "shows killed" (提示killed, 显示killed).
+        "\xe8\xa2\xabkill"sv, "\xe8\xa2\xab kill"sv, "\xe8\xa2\xab\xe6\x9d\x80"sv,
+        "\xe5\x8f\xaa\xe6\x9c\x89killed"sv, "\xe6\x98\xafkilled"sv,
+        "\xe6\x8f\x90\xe7\xa4\xbakilled"sv, "\xe6\x98\xbe\xe7\xa4\xbakilled"sv}) {
     const size_t at = lower.find(words);
     // Not "was killed by me", "got killed with Ctrl-C" (a person's kill, not the kernel's), nor
     // a question ("Process was Killed?").
