@@ -1390,7 +1390,7 @@ class Scanner final : public doctor::EventSink {
     const size_t cut = CaptureEnd(clean, &source);
     source_.assign(source);  // before the prefix it points into is erased
     if (cut > 0) clean.erase(0, cut);
-    Spaced(clean, cut, first, last);
+    if (!line_joints_.empty() || !spaced_.empty()) Spaced(clean, cut, first, last);
     // A caret line is passed over as a blank line of a double-spaced log is: the line before
     // stays the previous one (its code line and the error after it read as neighbours).
     if (CaretLine(clean)) {

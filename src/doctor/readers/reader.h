@@ -95,12 +95,13 @@ inline LineView Whole(const Line& line, std::string_view key) {
 template <size_t N>
 inline LineView Whole(const Line& line, const char (&key)[N]) {
   const std::string_view k(key, N - 1);
-  auto spaced = [&] {
-    return !line.spaced.empty() && Has(line.spaced, k) ? line.spaced : LineView();
-  };
-  if (line.joined.empty()) return Has(line.view(), k) ? line.view() : spaced();
-  if (line.joined.bigrams && !line.joined.bigrams->MayHave(k)) return spaced();
-  return Whole(line, k);
+  if (line.joined.empty()) {
+    if (Has(line.view(), k)) return line.view();
+  } else if (!line.joined.bigrams || line.joined.bigrams->MayHave(k)) {
+    return Whole(line, k);
+  }
+  if (line.spaced.empty()) [[likely]] return {};
+  return Has(line.spaced, k) ? line.spaced : LineView();
 }
 
 // The text that holds both `first` and the `later` part of one message: the line, else the

@@ -85,11 +85,13 @@ void MatchWarmupPhases(const Line& line) {
   if (Has(s, "Cuda Graphs are enabled for sizes")) line.Emit(EventKind::kGraphBegin, kEngine);
   // (Also where a paste reflowed the line inside its words: "Inferred max batch" + "total
   // tokens: 30816".)
-  for (const std::string_view key :
-       {"Inferred max batch total tokens:"sv, "Setting max batch total tokens to"sv}) {
-    const LineView w = Whole(line, key);
-    if (w.empty()) continue;
-    Set(line.Emit(EventKind::kServing, kEngine), Num::kKvCacheTokens, NumberAfter(w, key));
+  if (const LineView w = Whole(line, "Inferred max batch total tokens:"); !w.empty()) {
+    Set(line.Emit(EventKind::kServing, kEngine), Num::kKvCacheTokens,
+        NumberAfter(w, "Inferred max batch total tokens:"));
+  }
+  if (const LineView w = Whole(line, "Setting max batch total tokens to"); !w.empty()) {
+    Set(line.Emit(EventKind::kServing, kEngine), Num::kKvCacheTokens,
+        NumberAfter(w, "Setting max batch total tokens to"));
   }
   if (Has(s, "does not support automatic max batch total tokens")) {
     line.Emit(EventKind::kServing, kEngine);
