@@ -64,13 +64,24 @@ std::string Reshape(std::string_view text, const Shape& shape) {
 std::string Wrap80(std::string_view line) { return testing::WrapColumns(line, 80); }
 
 // A reflow at word breaks (a mail client, a forum's editor): each line longer than `width`
-// broken at its last space within the width, a word longer than the width left whole.
+// characters broken at its last space within the width, a word longer than the width left
+// whole. Characters, not bytes: an editor counts a Chinese character once.
 std::string Reflow(std::string_view line, size_t width) {
+  // The byte offset of the character at `column` (the end of the line if it is shorter).
+  auto at_column = [](std::string_view s, size_t column) {
+    size_t chars = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+      if (chars++ == column) return i;
+    }
+    return s.size();
+  };
   std::string out;
-  while (line.size() > width) {
-    size_t cut = line.rfind(' ', width);
+  while (at_column(line, width) < line.size()) {
+    const size_t edge = at_column(line, width);
+    size_t cut = line.rfind(' ', edge);
     if (cut == std::string_view::npos || cut == 0) {
-      cut = line.find(' ', width);
+      cut = line.find(' ', edge);
       if (cut == std::string_view::npos) break;
     }
     out.append(line.substr(0, cut));

@@ -1157,6 +1157,17 @@ TEST(Diagnose, KeyWordsBrokenByAReflowAreReadWhole) {
       "for kv cache\",\n"
       "0.06.660.464 E srv  llama_server: exiting due to model loading error\n");
   EXPECT_EQ(llama.stage, "kv_cache");
+  // vLLM's max-length message retyped by a user and reflowed at 100 characters, its first line
+  // exactly 100 wide: read as a terminal's cut ("KVcache") and with its space back.
+  const std::string first =
+      "The model's max sew len (32768) is larger than the maximum number of tokens that can be "
+      "stored in KV";
+  ASSERT_EQ(first.size(), 100u);
+  const Diagnosis retyped = DiagnoseText(
+      first + "\ncache (18896). Try increasing 'gpu_memory_utilization' or decreasing "
+              "'max_model_len' when\ninitializing the engine.\n");
+  EXPECT_EQ(retyped.stage, "kv_cache");
+  EXPECT_EQ(retyped.cause, "kv_too_long_context");
 }
 
 // More messages a reflow broke where the readers looked at one line: PyTorch's mmap refusal with

@@ -315,6 +315,10 @@ void MatchKvCache(const Line& line) {
     MaxLenError(line, line.joined);
   } else if (!line.joined_tight.empty() && IsMaxLenError(line.joined_tight)) {
     MaxLenError(line, line.joined_tight);
+  } else if (!line.spaced.empty() && IsMaxLenError(line.spaced)) {
+    // A reflow at a terminal's usual width read as its wrap ("... stored in KV" + "cache (N)"
+    // joined mid-word): the message with the space put back.
+    MaxLenError(line, line.spaced);
   } else if (Has(s, "KV cache is needed, which is larger than the available KV cache") ||
              Has(s, "To serve at least one request with the model")) {
     // Either clause of V1's check on a line of its own, the other beyond a blank line or cut
