@@ -927,6 +927,23 @@ TEST(Diagnose, KoboldAiApiOutOfMemoryIsARequest) {
   EXPECT_EQ(DiagnoseText("RuntimeError: " + oom).stage, "load");
 }
 
+// PyTorch's message with the process's own line and no other process listed: what is neither free
+// nor this process's is held by processes NVML does not list (another container's on a shared
+// card), and where that is most of the card they are the cause.
+TEST(Diagnose, MemoryNoListedProcessHoldsIsOtherProcesses) {
+  const std::string head =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 768.00 MiB. GPU 0 has a total "
+      "capacity of 15.60 GiB of which 747.88 MiB is free. Including non-PyTorch memory, this "
+      "process has ";
+  const Diagnosis others = DiagnoseText(head + "2.46 GiB memory in use. Of the allocated memory "
+                                               "2.14 GiB is allocated by PyTorch.\n");
+  EXPECT_EQ(others.cause, "other_process");
+  EXPECT_NEAR(others.numbers.at("unlisted_process_bytes") / (1024.0 * 1024 * 1024), 12.41, 0.01);
+  const Diagnosis own = DiagnoseText(head + "14.80 GiB memory in use. Of the allocated memory "
+                                            "14.40 GiB is allocated by PyTorch.\n");
+  EXPECT_NE(own.cause, "other_process");
+}
+
 // The report's own words placing the failure in CUDA graph capture decide where no frame or
 // milestone does; a traceback's source line saying so is not the report's words.
 TEST(Diagnose, CaptureWordsPlaceABareOutOfMemory) {

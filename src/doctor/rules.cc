@@ -958,8 +958,15 @@ std::optional<double> OwnBytes(const Facts& f) {
 // every other as "Process N has X". With its own line shown, the "Process" lines are all other
 // processes; without it (a container, whose pid NVML does not know), the process itself may be
 // one of them, and its own estimate is taken off.
+// What the "Process N has X" lines add up to; none of them beside the process's own line (NVML
+// sees no other process of this PID namespace) is nothing listed, not an unread message.
+std::optional<double> ListedBytes(const Facts& f) {
+  if (const auto listed = f.get(Num::kListedProcessBytes)) return listed;
+  if (f.get(Num::kProcessBytes).value_or(0) > 0) return 0.0;
+  return std::nullopt;
+}
 double OthersBytes(const Facts& f) {
-  if (f.get(Num::kProcessBytes)) return *f.get(Num::kListedProcessBytes);
+  if (f.get(Num::kProcessBytes)) return *ListedBytes(f);
   return *f.get(Num::kListedProcessBytes) - *OwnBytes(f);
 }
 // Memory in use that no listed process accounts for: the card's total less what is free, this
@@ -969,8 +976,8 @@ double OthersBytes(const Facts& f) {
 double UnlistedBytes(const Facts& f) {
   const auto free = f.get(Num::kFreeBytes);
   const auto own = f.get(Num::kProcessBytes);
-  if (!free || !own || !f.get(Num::kListedProcessBytes) || f.total <= 0) return 0;
-  return std::max(0.0, f.total - *free - *own - *f.get(Num::kListedProcessBytes));
+  if (!free || !own || !ListedBytes(f) || f.total <= 0) return 0;
+  return std::max(0.0, f.total - *free - *own - *ListedBytes(f));
 }
 // Freeing what others hold would have let the request through (OthersOldMessage's test for
 // PyTorch's newer message, which lists the processes).
@@ -983,7 +990,7 @@ bool OthersAtLoad(const Facts& f) {
   const bool starting =
       f.stage == Stage::kLoad || f.stage == Stage::kProfile || f.stage == Stage::kKvCache;
   // A model whose stated size exceeds the card would not load on it emptied either.
-  return starting && f.get(Num::kListedProcessBytes) && OwnBytes(f) && f.total > 0 &&
+  return starting && ListedBytes(f) && OwnBytes(f) && f.total > 0 &&
          OthersBytes(f) + UnlistedBytes(f) > 0.25 * f.total && !NamedWeightsOverCard(f) &&
          OthersWouldMakeRoom(f);
 }
@@ -991,7 +998,7 @@ bool OthersAtLoad(const Facts& f) {
 // and the failing process itself holds under a quarter of it: its own tensors are not what
 // filled the card (a client of a server that pre-reserved the GPU, a second job on the card).
 bool OthersHoldMost(const Facts& f) {
-  if (!f.get(Num::kListedProcessBytes) || !OwnBytes(f) || f.total <= 0) return false;
+  if (!ListedBytes(f) || !OwnBytes(f) || f.total <= 0) return false;
   if (!OthersWouldMakeRoom(f)) return false;
   const double others = OthersBytes(f) + UnlistedBytes(f), own = *OwnBytes(f);
   // Also when others hold over a quarter of the card and at least as much as the failing
