@@ -944,6 +944,34 @@ TEST(Diagnose, MemoryNoListedProcessHoldsIsOtherProcesses) {
   EXPECT_NE(own.cause, "other_process");
 }
 
+// vLLM's launch and an out-of-memory whose allocated memory exceeds the weights the model's name
+// states: the weights were in, so the profile run (not the load); not where --dtype float makes
+// the weights twice what the name says.
+TEST(Diagnose, VllmAllocatedPastTheNamedWeightsIsTheProfile) {
+  const std::string oom =
+      "ERROR 05-06 18:20:49 [engine.py:448] CUDA out of memory. Tried to allocate 96.00 MiB. GPU 0 "
+      "has a total capacity of 15.77 GiB of which 64.44 MiB is free. Including non-PyTorch "
+      "memory, this process has 15.70 GiB memory in use. Of the allocated memory 15.33 GiB is "
+      "allocated by PyTorch, and 8.97 MiB is reserved by PyTorch but unallocated.\n";
+  const std::string launch =
+      "vllm serve deepseek-ai/DeepSeek-R1-Distill-Llama-8B --max-model-len 12288";
+  EXPECT_EQ(DiagnoseText(launch + " --dtype=half\n" + oom).stage, "profile");
+  EXPECT_EQ(DiagnoseText(launch + " --dtype=float\n" + oom).stage, "load");
+}
+
+// Ollama's runner dying while the server waited for the load, with cuBLAS failing to make its
+// handle (the first matrix multiplication of a graph): the llama.cpp server's warm-up decode.
+TEST(Diagnose, OllamaRunnerCublasHandleFailureIsTheWarmup) {
+  const Diagnosis d = DiagnoseText(
+      "Error: llama runner process has terminated: signal: aborted (core dumped) CUDA error: "
+      "CUBLAS_STATUS_ALLOC_FAILED\n"
+      "  current device: 0, in function cublas_handle at /go/src/github.com/ollama/ollama/llm/"
+      "llama.cpp/ggml-cuda/common.cuh:826\n"
+      "  cublasCreate_v2(&cublas_handles[device])\n");
+  EXPECT_EQ(d.stage, "warmup");
+  EXPECT_EQ(d.cause, "compute_buffer");
+}
+
 // The report's own words placing the failure in CUDA graph capture decide where no frame or
 // milestone does; a traceback's source line saying so is not the report's words.
 TEST(Diagnose, CaptureWordsPlaceABareOutOfMemory) {

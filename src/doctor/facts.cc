@@ -172,6 +172,22 @@ bool AboveVllmBudget(const Facts& f) {
 // model on the GPU: PyTorch and transformers without device_map="auto" or offload, vLLM, SGLang
 // and TGI (llama.cpp and the engines on it keep the layers that do not fit on the CPU). Only the
 // load can have failed.
+// vLLM's log got no further than its load (the launch, the load's own lines), and PyTorch's
+// allocated memory at the failure exceeds the weights the model's name states per GPU by more
+// than kPastWeightsMargin: loading allocates the weights and little else in PyTorch's allocator
+// (unquantized, no repacking copies), so the weights were in and the profile run was running.
+constexpr double kPastWeightsMargin = 1.02;
+bool VllmAllocatedPastNamedWeights(const Facts& f) {
+  if (f.engine != "vllm" || f.milestone_stage != Stage::kLoad || f.tp != 1 ||
+      f.get(Num::kLoadDtypeBits).value_or(16) != 16) {
+    return false;
+  }
+  const auto allocated = f.get(Num::kAllocatedBytes);
+  const auto named = NamedWeightsPerRank(f);
+  return allocated && named && *named > core::kGiBf && NameBits(f.model_path) >= 16 &&
+         *allocated > kPastWeightsMargin * *named && !NamedWeightsOverCard(f);
+}
+
 bool NamedWeightsCannotLoad(const Facts& f) {
   if (f.engine == "llama.cpp" || f.engine == "lm-studio") return false;
   const Reader* r = FindReader(f.engine);
@@ -339,6 +355,16 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage = Stage::kRuntime;
     f.stage_why = fmt::format("a model's forward on the stack ({}) after the loading milestone {}",
                               Cited(ran), Cited(milestone));
+  } else if (VllmAllocatedPastNamedWeights(f)) {
+    // vLLM loads the weights and then profiles: PyTorch already held more than all the weights
+    // the model's name states, so the load had finished.
+    f.stage = Stage::kProfile;
+    f.stage_why = fmt::format(
+        "furthest milestone {} (the load), but PyTorch held {} when the allocation failed, more "
+        "than the {} of weights the model's name ({}) states per GPU: the weights were in, and "
+        "vLLM's next phase is the profile run",
+        Cited(milestone), Gib(*f.get(Num::kAllocatedBytes)), Gib(*NamedWeightsPerRank(f)),
+        f.model_path);
   } else if (f.milestone_stage) {
     f.stage = *f.milestone_stage;
     f.stage_why = fmt::format("furthest milestone {}", Cited(milestone));

@@ -598,11 +598,19 @@ bool GgmlComputeDecode(const Facts& f) {
 // before llama-server listens and before llama-cli sets up its sampler: a compute failure while
 // decoding, in a log that shows the context created and nothing served or generated, is that
 // warm-up.
+// Ollama's server reporting its runner's death while it waited for the model to load ("llama
+// runner process has terminated: ...", llm/server.go WaitUntilRunning) with a decode's compute
+// failure among the last words: nothing is decoded before the runner reports ready but the
+// warm-up of the llama.cpp server it ran, so that warm-up is where it failed.
 bool GgmlWarmupDecode(const Facts& f) {
-  if (f.engine != "llama.cpp" || !GgmlComputeDecode(f) || f.has(EventKind::kServing) ||
-      f.has(EventKind::kRequest) || f.has(EventKind::kImage)) {
+  if (!GgmlComputeDecode(f) || f.has(EventKind::kServing) || f.has(EventKind::kRequest) ||
+      f.has(EventKind::kImage)) {
     return false;
   }
+  if (f.engine == "ollama") {
+    return f.has(EventKind::kOllamaRunnerDied) && !OllamaServingOom(f);
+  }
+  if (f.engine != "llama.cpp") return false;
   return f.has(EventKind::kGgmlKvBuffer) || f.has(EventKind::kGgmlContextInit) ||
          f.has(EventKind::kGgmlComputeBuffer);
 }

@@ -294,12 +294,19 @@ void Match(const Line& line) {
   // memory access was encountered"): another error there is no allocation failure.
   // (Or before it on the same line, where a paste lost the line end between them.)
   const bool other_error =
-      (Has(line.joined, "error: ") && !Has(line.joined, "out of memory")) ||
+      (Has(line.joined, "error: ") && !Has(line.joined, "out of memory") &&
+       !Has(line.joined, "CUBLAS_STATUS_ALLOC_FAILED")) ||
       (Has(s, "current device:") && !Has(s, "out of memory") &&
        s.find("error: ") < s.find("current device:"));
-  if (!other_error && Has(s, "current device:") && Has(s, "in function ggml_cuda_") &&
-      (Has(s, "ggml_cuda_pool_malloc") || Has(s, "ggml_cuda_op_") ||
-       Has(s, "ggml_cuda_mul_mat") || Has(s, "ggml_cuda_compute_forward"))) {
+  // Also cuBLAS's handle, made on the first matrix multiplication a graph runs (ggml-cuda
+  // common.cuh cublas_handle -> cublasCreate_v2): CUBLAS_STATUS_ALLOC_FAILED there is the
+  // first graph's compute (the warm-up decode) finding the card full.
+  if (!other_error && Has(s, "current device:") &&
+      ((Has(s, "in function ggml_cuda_") &&
+        (Has(s, "ggml_cuda_pool_malloc") || Has(s, "ggml_cuda_op_") ||
+         Has(s, "ggml_cuda_mul_mat") || Has(s, "ggml_cuda_compute_forward"))) ||
+       (Has(s, "in function cublas_handle") &&
+        Has(line.joined.empty() ? s : line.joined, "CUBLAS_STATUS_ALLOC_FAILED")))) {
     line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
   }
   // ggml-metal's graph compute checking its command buffers (ggml-metal.m

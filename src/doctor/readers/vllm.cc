@@ -576,8 +576,36 @@ bool VllmModelArg(const LineView& s) {
 
 // Engine configuration: "max_seq_len=4096", "tensor_parallel_size=8", "quantization=awq",
 // "'max_model_len': 32768", "gpu_memory_utilization=0.95", "'gpu_memory_utilization': 0.85".
+// The weights' dtype a launch line or the engine's config sets: --dtype float / float32 (32
+// bits), half / float16 / bfloat16 (16); the config's "dtype=torch.float32". 0 when none.
+int VllmDtypeBits(std::string_view s) {
+  for (std::string_view key : {"--dtype="sv, "--dtype "sv, "dtype=torch."sv, "'dtype': '"sv}) {
+    const size_t at = s.find(key);
+    if (at == std::string_view::npos) continue;
+    std::string_view v = s.substr(at + key.size(), 12);
+    while (!v.empty() && (v.front() == '"' || v.front() == '\'' || v.front() == ' ')) {
+      v.remove_prefix(1);
+    }
+    if (v.starts_with("float32") || (v.starts_with("float") && !v.starts_with("float1") &&
+                                     !v.starts_with("float8"))) {
+      return 32;
+    }
+    if (v.starts_with("half") || v.starts_with("float16") || v.starts_with("bfloat16")) return 16;
+  }
+  return 0;
+}
+
 void MatchConfig(const Line& line) {
   const LineView s = line.view();
+  // (Only on vLLM's own lines: a launch of vLLM, its V0 engine config, its non-default
+  // arguments; a transformers program prints "dtype=torch.float32" too.)
+  if (Has(s, "dtype") &&
+      (Has(s, "vllm") || Has(s, "non-default args") ||
+       (Has(s, "max_seq_len=") && Has(s, "tokenizer=")))) {
+    if (const int bits = VllmDtypeBits(s)) {
+      Set(line.Emit(EventKind::kConfig, kEngine), Num::kLoadDtypeBits, bits);
+    }
+  }
   // V0's engine-config line has max_seq_len= beside tokenizer=; a Python call's max_seq_len=
   // argument (AutoAWQ's from_quantized) is not vLLM's.
   const bool v0_config = Has(s, "max_seq_len=") && Has(s, "tokenizer=");
