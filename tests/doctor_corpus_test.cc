@@ -55,7 +55,7 @@ bool TestHalf(std::string_view source) {
 struct Floor {
   int dev_stage, dev_cause, test_stage, test_cause;
 };
-constexpr Floor kFloor = {714, 649, 578, 456};
+constexpr Floor kFloor = {718, 652, 584, 461};
 
 struct Score {
   int n = 0, stage = 0, both = 0;

@@ -295,8 +295,8 @@ void Match(const Line& line) {
   // (Or before it on the same line, where a paste lost the line end between them.)
   const bool other_error =
       (Has(line.joined, "error: ") && !Has(line.joined, "out of memory") &&
-       !Has(line.joined, "CUBLAS_STATUS_ALLOC_FAILED")) ||
-      (Has(s, "current device:") && !Has(s, "out of memory") &&
+       !Has(line.joined, "ALLOC_FAILED")) ||
+      (Has(s, "current device:") && !Has(s, "out of memory") && !Has(s, "ALLOC_FAILED") &&
        s.find("error: ") < s.find("current device:"));
   // Also cuBLAS's handle, made on the first matrix multiplication a graph runs (ggml-cuda
   // common.cuh cublas_handle -> cublasCreate_v2): CUBLAS_STATUS_ALLOC_FAILED there is the
@@ -305,8 +305,7 @@ void Match(const Line& line) {
       ((Has(s, "in function ggml_cuda_") &&
         (Has(s, "ggml_cuda_pool_malloc") || Has(s, "ggml_cuda_op_") ||
          Has(s, "ggml_cuda_mul_mat") || Has(s, "ggml_cuda_compute_forward"))) ||
-       (Has(s, "in function cublas_handle") &&
-        Has(line.joined.empty() ? s : line.joined, "CUBLAS_STATUS_ALLOC_FAILED")))) {
+       Has(s, "in function cublas_handle"))) {
     line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
   }
   // ggml-metal's graph compute checking its command buffers (ggml-metal.m
