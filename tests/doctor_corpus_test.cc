@@ -55,7 +55,7 @@ bool TestHalf(std::string_view source) {
 struct Floor {
   int dev_stage, dev_cause, test_stage, test_cause;
 };
-constexpr Floor kFloor = {718, 652, 584, 461};
+constexpr Floor kFloor = {719, 653, 587, 463};
 
 struct Score {
   int n = 0, stage = 0, both = 0;
@@ -375,7 +375,9 @@ std::string Verdict(const std::string& text) {
 // test half is only counted (printed with the scores). The ceiling is what no log line can
 // settle (Ollama logs with none of Ollama's own lines, a reinforcement-learning run whose SGLang
 // pool's fraction is its own setting).
-bool ForeignFlag(std::string_view engine, std::string_view fixes) {
+// `seen`: the engine the doctor read the log as. TensorRT-LLM's logs are labelled `pytorch` (the
+// corpus's engines name no TensorRT-LLM); read as TensorRT-LLM's, its own settings are its words.
+bool ForeignFlag(std::string_view engine, std::string_view seen, std::string_view fixes) {
   const auto any = [&](std::initializer_list<std::string_view> flags) {
     return std::any_of(flags.begin(), flags.end(),
                        [&](std::string_view f) { return fixes.find(f) != fixes.npos; });
@@ -394,7 +396,7 @@ bool ForeignFlag(std::string_view engine, std::string_view fixes) {
   if (engine == "ollama" && any({"-ngl", "-ub ", "--n-gpu-layers", "--ctx-size", "-np "})) {
     return true;
   }
-  if (engine != "tensorrt-llm" &&
+  if (engine != "tensorrt-llm" && seen != "tensorrt-llm" &&
       any({"--kv_cache_free_gpu_memory_fraction", "trtllm-build", "cuda_graph_config"})) {
     return true;
   }
@@ -424,7 +426,7 @@ TEST(DoctorCorpus, FixesSpeakTheLogsEngine) {
     std::string fixes;
     for (const Fix& f : d.fixes) fixes += f.change + " | ";
     ++(is_test ? test_n : dev_n);
-    if (!ForeignFlag(engine, fixes)) continue;
+    if (!ForeignFlag(engine, d.engine, fixes)) continue;
     ++(is_test ? test : dev);
     if (!is_test) rows += fmt::format("  {} ({}): {}\n", id, engine, fixes);
   }
