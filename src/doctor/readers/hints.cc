@@ -227,8 +227,7 @@ bool QuantizedRunLine(const LineView& s) {
 // The line is the rest of an old IPython frame header that a reflow broke after its path ("in
 // forward(self, input_ids, ...") or after its "in" ("forward(self, ..." after "... .py in").
 bool SignatureTail(const Line& line) {
-  std::string_view t = line.text;
-  while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+  std::string_view t = Trimmed(line.text);
   if (t.starts_with("in ")) {
     t.remove_prefix(3);
   } else if (line.joined.empty() || !Has(line.joined, ".py in ")) {

@@ -522,16 +522,11 @@ bool MatchFrame(const Line& line) {
   LineView s = line.view();
   // A frame a paste reflowed at spaces ("File" / "\"PATH\"," / "line N, in NAME", or its last
   // words alone on the next line): its tail piece read with the line before.
-  std::string_view lead = s;
-  while (!lead.empty() && lead.front() == ' ') lead.remove_prefix(1);
-  while (!lead.empty() && (lead.back() == ' ' || lead.back() == '\r')) lead.remove_suffix(1);
+  const std::string_view lead = Trimmed(s);
+  const std::string_view joined = Trimmed(line.joined);
   if (!lead.empty() && !line.joined.empty() && !Has(s, ".py\", line ") && !Has(s, "File \"") &&
       (Has(line.joined, ".py\", line ") || Has(line.joined, "File \""))) {
     const bool one_word = lead.find(' ') == std::string_view::npos;
-    std::string_view joined = line.joined;
-    while (!joined.empty() && (joined.back() == ' ' || joined.back() == '\r')) {
-      joined.remove_suffix(1);
-    }
     const bool tail_piece =
         // "line N, in NAME" or "N, in NAME" (the cut after "line")
         ((lead.starts_with("line ") || std::isdigit(static_cast<unsigned char>(lead[0]))) &&
@@ -546,10 +541,6 @@ bool MatchFrame(const Line& line) {
   // IPython's older header reflowed after its path ("/.../modeling_gemma4.py" + "in forward(self,
   // input_ids, ..."): the path ends the line before.
   if (!lead.empty() && !line.joined.empty() && !Has(s, ".py") && Has(line.joined, ".py")) {
-    std::string_view joined = line.joined;
-    while (!joined.empty() && (joined.back() == ' ' || joined.back() == '\r')) {
-      joined.remove_suffix(1);
-    }
     const std::string_view pre =
         joined.ends_with(lead) ? joined.substr(0, joined.size() - lead.size()) : ""sv;
     const size_t paren = lead.find('(');

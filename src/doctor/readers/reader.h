@@ -69,6 +69,15 @@ struct Line {
   LogEvent& Emit(EventKind kind, const char* engine) const { return sink->Emit(kind, engine); }
 };
 
+// `s` without the spaces, tabs and carriage returns around it.
+inline std::string_view Trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
 // The text that holds `key` whole: the line, else the previous line's message and this one's
 // joined (at a space, or mid-word as a terminal wraps), else the line with spaces put back where
 // the scanner joined a wrap between two letters (Line::spaced); "" when none does. A message the

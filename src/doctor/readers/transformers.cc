@@ -50,13 +50,6 @@ void MatchOutputAttentions(const Line& line) {
 // 48%|...| 162/339" (core_model_loading.py convert_and_load_state_dict_in_model, desc="Loading
 // weights"; a dev build printed ", Materializing param=NAME" after it) and ends with
 // "<Class> LOAD REPORT from: <path>" (the loading report, printed once the weights are in).
-// `s` without the blanks around it.
-std::string_view Trimmed(std::string_view s) {
-  const size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
-}
-
 // (Also where a paste reflowed the bar after its description: "Loading checkpoint shards:" +
 // "100%|####| 2/2", the state read on the line that holds it.)
 void MatchShardsBar(const Line& line) {
