@@ -229,8 +229,11 @@ enum class Num : uint8_t {
   // llama.cpp's total of a device (its memory breakdown's row "| - CUDA0 (NAME) | 16368 = ...",
   // the device list's "(T MiB, F MiB free)").
   kDeviceTotalBytes,          // device_total_bytes
+  // TGI's --max-input-tokens (--max-input-length before 2.0): the longest prompt, which its
+  // launcher and router require to be at most --max-batch-prefill-tokens.
+  kMaxInputTokens,            // max_input_tokens
 };
-inline constexpr int kNumCount = 76;
+inline constexpr int kNumCount = 77;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

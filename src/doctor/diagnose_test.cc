@@ -1487,6 +1487,39 @@ TEST(Diagnose, TgiOneCacheManagerIsTheKvStage) {
   EXPECT_NE(d.stage_evidence.find("cache_manager.py"), std::string::npos);
 }
 
+// TGI's warm-up prefill did not fit: the fix halves --max-batch-prefill-tokens, and where that
+// falls below the prompt limit the launcher's Args give, lowers --max-input-tokens with it (the
+// launcher refuses a prefill budget below it); with no limit in the log, the prefill alone.
+TEST(Diagnose, TgiWarmupPrefillFixKeepsTheInputLimitBelowIt) {
+  const std::string warmup =
+      "2024-11-02T10:00:45.000Z ERROR warmup{max_input_length=Some(30000) max_prefill_tokens=32000 "
+      "max_total_tokens=Some(32000) max_batch_size=None}:warmup: text_generation_router_v3::"
+      "client: backends/v3/src/client/mod.rs:45: Server error: Not enough memory to handle 32000 "
+      "prefill tokens. You need to decrease `--max-batch-prefill-tokens`\n";
+  const std::string bare_error =
+      "Error: Backend(Warmup(Generation(\"Not enough memory to handle 32000 prefill tokens. You "
+      "need to decrease `--max-batch-prefill-tokens`\")))\n";
+  const Diagnosis d = DiagnoseText(warmup);
+  EXPECT_EQ(d.engine, "tgi");
+  EXPECT_EQ(d.stage, "profile");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_EQ(d.fixes[0].change, "--max-batch-prefill-tokens 16000 --max-input-tokens 16000");
+  const Diagnosis args = DiagnoseText(
+      "2024-11-02T10:00:01.000Z  INFO text_generation_launcher: Args { model_id: \"x/y\", "
+      "max_input_tokens: Some(12000), max_total_tokens: Some(32000) }\n" +
+      bare_error);
+  ASSERT_FALSE(args.fixes.empty());
+  EXPECT_EQ(args.fixes[0].change, "--max-batch-prefill-tokens 16000");
+  const Diagnosis args_over = DiagnoseText(
+      "text-generation-launcher --model-id x/y --max-input-tokens 20000 --max-total-tokens "
+      "32000\n" + bare_error);
+  ASSERT_FALSE(args_over.fixes.empty());
+  EXPECT_EQ(args_over.fixes[0].change, "--max-batch-prefill-tokens 16000 --max-input-tokens 16000");
+  const Diagnosis bare = DiagnoseText(bare_error);
+  ASSERT_FALSE(bare.fixes.empty());
+  EXPECT_EQ(bare.fixes[0].change, "--max-batch-prefill-tokens 16000");
+}
+
 // vLLM V0 preempting by swap with the CPU swap space full: the KV cache held too many sequences.
 TEST(Diagnose, VllmSwapSpaceExhausted) {
   const Diagnosis d = DiagnoseText(

@@ -173,6 +173,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kQuantizedExport, "quantized_export"},
     {Num::kDeviceFreeBytes, "device_free_bytes"},
     {Num::kDeviceTotalBytes, "device_total_bytes"},
+    {Num::kMaxInputTokens, "max_input_tokens"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -108,8 +108,27 @@ void MatchWarmupPhases(const Line& line) {
   }
 }
 
+// The longest prompt the server accepts: --max-input-tokens (--max-input-length before 2.0),
+// as a command line gives it, as the launcher's Args record prints it ("max_input_tokens:
+// Some(30000)", 2.x-3.x; "max_input_length: 1024", 0.9-1.x) or as the router's warm-up span
+// does ("warmup{max_input_length=Some(30000) ...}", "max_input_length=1024").
+void MatchInputLimit(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "max_input_") && !Has(s, "max-input-")) return;
+  for (const std::string_view key :
+       {"max_input_tokens: Some", "max_input_tokens:", "max_input_length: Some",
+        "max_input_length:", "max_input_length=Some", "max_input_length=", "--max-input-tokens",
+        "--max-input-length"}) {
+    if (const auto n = NumberAfter(s, key); n && *n >= 1) {
+      Set(line.Emit(EventKind::kConfig, kEngine), Num::kMaxInputTokens, n);
+      return;
+    }
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
+  MatchInputLimit(line);
   if (Has(s, "text_generation_launcher") || Has(s, "text_generation_router") ||
       Has(s, "text_generation_server") || Has(s, "text_generation_client")) {
     line.Emit(EventKind::kTgiMarker, kEngine);
@@ -263,11 +282,27 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                "the KV blocks are sized from the free memory less (1 - fraction) x the card: a "
                "lower fraction leaves the batches' activations the room this one lacked");
       }
+      // The launcher and the router refuse --max-batch-prefill-tokens below --max-input-tokens
+      // (launcher/src/main.rs and router main.rs "Validate args", 0.9-3.x: "`max_batch_prefill_
+      // tokens` must be >= `max_input_tokens`"): where half the prefill is below the prompt
+      // limit the log gives, the limit comes down with it.
       const auto n = f.get(Num::kPrefillTokens);
-      AddFix(d,
-             n && *n >= 512 ? fmt::format("--max-batch-prefill-tokens {:.0f}", *n / 2)
-                            : std::string("--max-batch-prefill-tokens lower"),
-             "halves the warm-up (and every) prefill batch; keep it at least --max-input-tokens");
+      const auto input = f.get(Num::kMaxInputTokens);
+      const double half = n ? std::floor(*n / 2) : 0;
+      if (n && *n >= 512 && input && half < *input) {
+        AddFix(d,
+               fmt::format("--max-batch-prefill-tokens {0:.0f} --max-input-tokens {0:.0f}", half),
+               fmt::format("halves the warm-up (and every) prefill batch; TGI refuses a prefill "
+                           "budget below --max-input-tokens ({:.0f} now), so the longest prompt "
+                           "comes down to {:.0f} tokens with it",
+                           *input, half));
+      } else {
+        AddFix(d,
+               n && *n >= 512 ? fmt::format("--max-batch-prefill-tokens {:.0f}", half)
+                              : std::string("--max-batch-prefill-tokens lower"),
+               "halves the warm-up (and every) prefill batch; keep it at least "
+               "--max-input-tokens");
+      }
       AddFix(d, "--max-input-tokens and --max-total-tokens lower",
              "shorter requests: a smaller prefill and KV budget");
       return true;
