@@ -1520,6 +1520,24 @@ TEST(Diagnose, TgiWarmupPrefillFixKeepsTheInputLimitBelowIt) {
   EXPECT_EQ(bare.fixes[0].change, "--max-batch-prefill-tokens 16000");
 }
 
+// Ollama's answer to a completion whose runner died: "an error was encountered while running the
+// model: <the runner's last line>". With an out-of-memory there, a request's buffers (runtime,
+// in Ollama's settings); with "unexpected EOF" alone, no out-of-memory is claimed.
+TEST(Diagnose, OllamaCompletionErrorWithOutOfMemoryIsTheRequest) {
+  const Diagnosis d = DiagnoseText(
+      "{\"error\":\"an error was encountered while running the model: CUDA error\\nCUDA error: "
+      "out of memory\"}\n");
+  EXPECT_EQ(d.engine, "ollama");
+  EXPECT_EQ(d.stage, "runtime");
+  EXPECT_EQ(d.cause, "compute_buffer");
+  ASSERT_FALSE(d.fixes.empty());
+  for (const auto& fix : d.fixes) EXPECT_EQ(fix.change.find("-ub"), std::string::npos);
+  const Diagnosis eof =
+      DiagnoseText("Error: an error was encountered while running the model: unexpected EOF\n");
+  EXPECT_NE(eof.cause, "compute_buffer");
+  EXPECT_TRUE(eof.stage.empty());
+}
+
 // vLLM V0 preempting by swap with the CPU swap space full: the KV cache held too many sequences.
 TEST(Diagnose, VllmSwapSpaceExhausted) {
   const Diagnosis d = DiagnoseText(

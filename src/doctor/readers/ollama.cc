@@ -356,6 +356,20 @@ void Match(const Line& line) {
     auto& e = line.Emit(EventKind::kOllamaMarker, kEngine);
     Set(e, Num::kServingOom, 1);
   }
+  // The server's answer when the runner's reply to a completion stops short (its stream ends in
+  // "unexpected EOF" or "forcibly closed": the runner died): "an error was encountered while
+  // running the model: <the runner's last error line>" (llm/server.go Completion; llm/
+  // llama_server.go from 0.30), the API's 500 body {"error":"an error was encountered ..."}.
+  // A request was being served. Where the runner's last line is an out-of-memory (ggml's "CUDA
+  // error: out of memory", "cudaMalloc failed: out of memory", on this line or the next), the
+  // failure was that request's, as "runtime OOM detected" says.
+  if (const LineView w = Whole(line, "an error was encountered while running the model");
+      !w.empty()) {
+    auto& e = line.Emit(EventKind::kOllamaMarker, kEngine);
+    const std::string_view rest = w.substr(w.find("running the model"));
+    if (Has(rest, "out of memory") || Has(rest, "CUDA error")) Set(e, Num::kServingOom, 1);
+    if (Has(rest, "out of memory")) line.Emit(EventKind::kCudaOom, kEngine);
+  }
 }
 
 std::string Say(Words rule, const Facts& f) {
