@@ -1025,6 +1025,16 @@ TEST(Diagnose, LoadPhaseWordsPlaceABareOutOfMemory) {
             "load");
   EXPECT_EQ(DiagnoseText("RuntimeError: Failed to load model: " + oom).stage, "load");
   EXPECT_NE(DiagnoseText("RuntimeError: Error initializing engine: " + oom).stage, "load");
+  // A quantization run is the load: the verb beside the out-of-memory; a model that is already
+  // quantized, or the phrase without an out-of-memory on its line, is not.
+  EXPECT_EQ(DiagnoseText("I am unable to quantize this model to 4-bit due to \"CUDA out of "
+                         "memory\".\n" + oom).stage,
+            "load");
+  EXPECT_EQ(DiagnoseText("OOM while quantizing layer 12\n" + oom).stage, "load");
+  EXPECT_NE(DiagnoseText("I quantized the model with AutoAWQ and serving it gives OOM.\n" + oom)
+                .stage,
+            "load");
+  EXPECT_NE(DiagnoseText("Quantizing took 2 hours.\n" + oom).stage, "load");
 }
 
 // The report's words that the process was killed, with no GPU out-of-memory in the excerpt: the

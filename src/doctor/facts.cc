@@ -370,8 +370,9 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage_why = fmt::format("furthest milestone {}", Cited(milestone));
   } else if (f.has(EventKind::kLoadFailedWords)) {
     f.stage = Stage::kLoad;
-    f.stage_why = fmt::format("no frame or milestone; the log says loading the model failed ({})",
-                              Cited(f.first_of(EventKind::kLoadFailedWords)));
+    f.stage_why = fmt::format(
+        "no frame or milestone; the log says loading the model (or quantizing it) failed ({})",
+        Cited(f.first_of(EventKind::kLoadFailedWords)));
   } else if (f.has(EventKind::kCaptureWords)) {
     f.stage = Stage::kCudaGraph;
     f.stage_why = fmt::format(

@@ -1211,6 +1211,33 @@ bool LoadPhaseWords(const Line& line) {
   return false;
 }
 
+// The reporter's words placing an out-of-memory in a quantization run, which is the load (its
+// calibration converts the weights before anything is served): "unable to quantize this model
+// ... due to CUDA out of memory", "OOM while quantizing". The verb's forms beside a word of
+// running out, in prose, on this line or across the previous one (a paste reflowed between
+// them); "quantized" names a model already converted and is not one.
+bool QuantizeRunWords(const Line& line) {
+  for (const LineView& t : {line.view(), line.joined}) {
+    if (t.empty() || !Has(t, "uantiz")) continue;
+    if (!Has(t, "out of memory") && !Has(t, "OOM") && !Has(t, "oom") && !Has(t, "ran out")) {
+      continue;
+    }
+    if (t.find("File \"") != std::string_view::npos) continue;
+    const std::string lower = ProseLower(t, "*`_");
+    if (lower.find("oom") == std::string::npos &&
+        lower.find("out of memory") == std::string::npos &&
+        lower.find("ran out") == std::string::npos) {
+      continue;
+    }
+    for (std::string_view words :
+         {"to quantize "sv, "quantizing"sv, "during quantization"sv, "quantization process"sv,
+          "quantization run"sv, "quantization script"sv}) {
+      if (lower.find(words) != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
 // The reporter's own words placing the failure after the model ran: a training run's steps
 // ("during training", "after the step 0", "after 120 steps") or requests served ("during
 // inference", "while generating", "stops midway", "after a few runs"). A line of prose beside the
@@ -1317,7 +1344,9 @@ bool CaptureWords(const Line& line) {
 
 void MatchMilestone(const Line& line) {
   const LineView s = line.view();
-  if (LoadFailedWords(s) || LoadPhaseWords(line)) line.Emit(EventKind::kLoadFailedWords, kEngine);
+  if (LoadFailedWords(s) || LoadPhaseWords(line) || QuantizeRunWords(line)) {
+    line.Emit(EventKind::kLoadFailedWords, kEngine);
+  }
   if (RuntimeWords(line)) line.Emit(EventKind::kRuntimeWords, kEngine);
   if (CaptureWords(line)) line.Emit(EventKind::kCaptureWords, kEngine);
   // AutoAWQ loading a quantized checkpoint: from_quantized swaps each layer's linears for its
