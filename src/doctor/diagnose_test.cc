@@ -1548,6 +1548,51 @@ TEST(Diagnose, OllamaCompletionErrorWithOutOfMemoryIsTheRequest) {
   EXPECT_TRUE(eof.stage.empty());
 }
 
+// LM Studio's own lines make it the engine: its toasts that name no reason are said as such
+// (cause undetermined, GPU Offload to test memory), with the stage they state; a llama.cpp
+// failure among its Developer Logs is diagnosed in its settings.
+TEST(Diagnose, LmStudioToastsAndItsLlamaCppFailures) {
+  const Diagnosis load = DiagnoseText(
+      "\xf0\x9f\xa5\xb2 Failed to load the model\n\nError loading model.\n\n(Exit code: "
+      "18446744072635812000). Unknown error. Try a different model and/or config.\n");
+  EXPECT_EQ(load.engine, "lm-studio");
+  EXPECT_EQ(load.stage, "load");
+  EXPECT_EQ(load.cause, "undetermined");
+  ASSERT_FALSE(load.fixes.empty());
+  EXPECT_NE(load.fixes[0].change.find("GPU Offload"), std::string::npos);
+  const Diagnosis json = DiagnoseText(
+      "{\n  \"title\": \"Failed to load model\",\n  \"cause\": \"\",\n  \"errorData\": {\n"
+      "    \"n_ctx\": 1048576\n  },\n  \"data\": {\n    \"gpu\": {\n"
+      "      \"vram_recommended_capacity\": \"141.90 GB\"\n    }\n  }\n}\n");
+  EXPECT_EQ(json.engine, "lm-studio");
+  EXPECT_EQ(json.stage, "load");
+  EXPECT_EQ(json.cause, "undetermined");
+  const Diagnosis crash = DiagnoseText(
+      "The model has crashed without additional information. (Exit code: "
+      "18446744072635812000)\n");
+  EXPECT_EQ(crash.engine, "lm-studio");
+  EXPECT_EQ(crash.stage, "runtime");
+  EXPECT_EQ(crash.cause, "undetermined");
+  // With llama.cpp's allocation failure before the toast, that failure is the diagnosis.
+  const Diagnosis weights = DiagnoseText(
+      " [LM Studio] GPU Configuration:\n"
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 14180.00 MiB on device 0: "
+      "cudaMalloc failed: out of memory\n"
+      "llama_model_load: error loading model: unable to allocate CUDA0 buffer\n"
+      " lmstudio-llama-cpp: failed to load model. Error: Failed to load model\n"
+      "\xf0\x9f\xa5\xb2 Failed to load the model\n");
+  EXPECT_EQ(weights.engine, "lm-studio");
+  EXPECT_EQ(weights.stage, "load");
+  EXPECT_EQ(weights.cause, "weights_too_large");
+  ASSERT_FALSE(weights.fixes.empty());
+  EXPECT_NE(weights.fixes[0].change.find("GPU Offload"), std::string::npos);
+  // "error loading model: ..." is llama.cpp's, not LM Studio's toast.
+  EXPECT_NE(DiagnoseText("llama_model_load: error loading model: unknown model architecture: "
+                         "'x'\n")
+                .engine,
+            "lm-studio");
+}
+
 // vLLM V0 preempting by swap with the CPU swap space full: the KV cache held too many sequences.
 TEST(Diagnose, VllmSwapSpaceExhausted) {
   const Diagnosis d = DiagnoseText(

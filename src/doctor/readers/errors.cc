@@ -39,6 +39,8 @@ enum class Kind : uint8_t {
   kRankLoad,
   kRunnerStopped,
   kFlashinferWorkspace,
+  kLmStudioLoad,
+  kLmStudioCrash,
 };
 
 // What the doctor says of each class. Sources: PyTorch's CUDA check message (c10/cuda/
@@ -227,8 +229,39 @@ constexpr OtherErrorClass kClasses[] = {
        "backend",
        "a smaller prefill batch plans fewer temporaries"}},
      Stage::kRuntime},
+    // LM Studio's load failure that names no reason: the app's toast "Failed to load the model"
+    // / "Error loading model." / "(Exit code: N). Unknown error. Try a different model and/or
+    // config." (0.2.x-0.4.x; 0.2.x copies it as JSON, "title": "Error loading model." or
+    // "Failed to load model"). N is the engine process's exit status, a Windows status code
+    // printed as a large number (0xC0000409, the abort a failed GGML_ASSERT raises, shows as
+    // 18446744072635812000): the llama.cpp engine died, for lack of memory or any other fault.
+    {"lmstudio_load_failed", "LM Studio could not load the model, and its message does not say why",
+     "the llama.cpp engine LM Studio runs stopped while loading, with an exit code instead of a "
+     "reason: a weight or context buffer that did not fit ends it this way, and so do a GPU or "
+     "driver its runtime does not support and a model architecture it does not know; "
+     "llama.cpp's own lines before this message (the Developer Logs, `lms log stream`) say which",
+     {{"a lower GPU Offload (lms load --gpu 0.5; 0 keeps every layer on the CPU)",
+       "if the model then loads, memory was the cause: raise GPU Offload until the load fails "
+       "and keep the last setting that loaded, or lower the Context Length"},
+      {"the Developer Logs (lms log stream) while loading again",
+       "llama.cpp's error before this message names what failed (\"unable to allocate CUDA0 "
+       "buffer\": the weights; \"failed to allocate compute pp buffers\" or a KV buffer: the "
+       "Context Length)"}},
+     Stage::kLoad, /*undecided=*/true, /*stage_stated=*/true},
+    // LM Studio's "The model has crashed without additional information. (Exit code: N)"
+    // (0.3.x-0.4.x): the engine died after the model had loaded, during a request.
+    {"lmstudio_crashed", "LM Studio's model crashed while answering, and the message does not say "
+     "why",
+     "the llama.cpp engine died during a request: an out-of-memory while it computed (a context "
+     "grown past what fits, an image) ends it this way as often as a fault; its last error "
+     "(\"CUDA error: out of memory\" says memory) is in the Developer Logs",
+     {{"a lower Context Length (and GPU Offload) in the model's load settings",
+       "a smaller KV cache and compute buffers leave room for the request's work"},
+      {"lms log stream while repeating the request",
+       "the engine's last error before the crash"}},
+     Stage::kRuntime, /*undecided=*/true, /*stage_stated=*/true},
 };
-static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kFlashinferWorkspace) + 1);
+static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kLmStudioCrash) + 1);
 
 // An out-of-memory said in words the other classes use: such a line is the memory failure.
 // PyTorch's caching allocator asserting on NVML as it composes its out-of-memory message
@@ -359,7 +392,9 @@ std::optional<Kind> ClassOf(const LineView& s) {
                      Has(s, "pre-tokenizer") || Has(s, "magic characters") ||
                      Has(s, "file bounds") || Has(s, "tensor info") ||
                      Has(s, "process has terminated") || Has(s, "GGML_ASSERT(") ||
-                     Has(s, "resource limitations") || Has(s, "POST predict:");
+                     Has(s, "resource limitations") || Has(s, "POST predict:") ||
+                     Has(s, "oad the model") || Has(s, "oad model\"") ||
+                     Has(s, "crashed without");
   if (!maybe) return std::nullopt;
   if (Has(s, "Expandable segments are not compatible with memory pool")) {
     return Kind::kAllocatorConf;
@@ -466,6 +501,16 @@ std::optional<Kind> ClassOf(const LineView& s) {
   // when it printed none). Said with an allocation failure it is the out-of-memory the Ollama
   // and llama.cpp readers read.
   if (Has(s, "model runner has unexpectedly stopped")) return Kind::kRunnerStopped;
+  // LM Studio's toasts (lmstudio_load_failed, lmstudio_crashed above).
+  if (Has(s, "Try a different model and/or config") ||
+      Has(s, "Please check settings and try loading the model again") ||
+      Has(s, "Failed to load the model") || Has(s, "\"title\": \"Error loading model.\"") ||
+      Has(s, "\"title\": \"Failed to load model\"") || Trimmed(s) == "Error loading model.") {
+    return Kind::kLmStudioLoad;
+  }
+  if (Has(s, "The model has crashed without additional information")) {
+    return Kind::kLmStudioCrash;
+  }
   // The client's error of releases before the message above (api/client.go, 0.1.x-0.5): the
   // request's connection to the runner closed mid-answer, "Error: POST predict: Post
   // \"http://127.0.0.1:N/completion\": EOF" (the runner died while serving).
