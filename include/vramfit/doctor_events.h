@@ -232,8 +232,11 @@ enum class Num : uint8_t {
   // TGI's --max-input-tokens (--max-input-length before 2.0): the longest prompt, which its
   // launcher and router require to be at most --max-batch-prefill-tokens.
   kMaxInputTokens,            // max_input_tokens
+  // llama.cpp's failed buffer was the recurrent-state cache ("failed to allocate buffer for rs
+  // cache": the fixed per-sequence state of Mamba and linear-attention layers): 1.
+  kRecurrentState,            // recurrent_state
 };
-inline constexpr int kNumCount = 77;
+inline constexpr int kNumCount = 78;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

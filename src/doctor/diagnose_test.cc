@@ -1593,6 +1593,27 @@ TEST(Diagnose, LmStudioToastsAndItsLlamaCppFailures) {
             "lm-studio");
 }
 
+// llama.cpp's recurrent-state cache (hybrid and Mamba models) refused after the KV cache: one
+// state per slot, so fewer slots first.
+TEST(Diagnose, LlamaCppRecurrentStateCacheIsTheSlots) {
+  const Diagnosis d = DiagnoseText(
+      "llama_kv_cache:      CUDA0 KV buffer size =  2048.00 MiB\n"
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 201.00 MiB on device 0: cudaMalloc "
+      "failed: out of memory\n"
+      "alloc_tensor_range: failed to allocate CUDA0 buffer of size 210763776\n"
+      "llama_init_from_model: failed to initialize the context: failed to allocate buffer for rs "
+      "cache\n");
+  EXPECT_EQ(d.stage, "kv_cache");
+  EXPECT_EQ(d.cause, "kv_too_many_sequences");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_EQ(d.fixes[0].change, "-np 1 (or fewer slots than now)");
+  // The KV cache's own failure stays the context's.
+  EXPECT_EQ(DiagnoseText("llama_init_from_model: failed to initialize the context: failed to "
+                         "allocate buffer for kv cache\n")
+                .cause,
+            "kv_too_long_context");
+}
+
 // vLLM V0 preempting by swap with the CPU swap space full: the KV cache held too many sequences.
 TEST(Diagnose, VllmSwapSpaceExhausted) {
   const Diagnosis d = DiagnoseText(

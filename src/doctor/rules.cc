@@ -496,6 +496,11 @@ bool GgmlKvSequences(const Facts& f) {
   return GgmlKv(f) &&
          ValueOf(f.first_of(EventKind::kGgmlKvFail), Num::kMaxNumSeqs).value_or(0) > 1;
 }
+// The recurrent-state cache (readers/llama_cpp.cc: "failed to allocate buffer for rs cache").
+bool GgmlRecurrentState(const Facts& f) {
+  return GgmlKv(f) &&
+         ValueOf(f.first_of(EventKind::kGgmlKvFail), Num::kRecurrentState).value_or(0) > 0;
+}
 bool GgmlCompute(const Facts& f) {
   return GgmlFailed(f) &&
          (f.has(EventKind::kGgmlComputeFail) || f.has(EventKind::kGgmlReserveFail));
@@ -1318,6 +1323,10 @@ const std::vector<Rule>& Rules() {
       // failed to allocate (the KV cache, a weight buffer, a compute buffer).
       {C::kOtherProcess, S::kLoad, GgmlOthersHeldTheCard, nullptr, SayGgmlOthers, Words::kNone,
        false, true},
+      Text(C::kKvTooManySequences, S::kKvCache, GgmlRecurrentState,
+           "the recurrent-state cache (the fixed state of the model's Mamba or linear-attention "
+           "layers, one copy per sequence: -np slots) did not fit after the weights and the "
+           "attention layers' KV cache"),
       Text(C::kKvTooManySequences, S::kKvCache, GgmlKvSequences,
            "the context was refused before it was allocated: its KV cache for every sequence "
            "(each with its own context) is more than the free device memory"),

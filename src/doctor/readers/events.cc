@@ -174,6 +174,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kDeviceFreeBytes, "device_free_bytes"},
     {Num::kDeviceTotalBytes, "device_total_bytes"},
     {Num::kMaxInputTokens, "max_input_tokens"},
+    {Num::kRecurrentState, "recurrent_state"},
 };
 
 // Entry i names value i, and every value has an entry.

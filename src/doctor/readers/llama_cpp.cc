@@ -268,6 +268,12 @@ void Match(const Line& line) {
       Has(s, "failed to initialize the context: failed to allocate buffer for kv")) {
     line.Emit(EventKind::kGgmlKvFail, kEngine);
   }
+  // The recurrent-state cache of Mamba and linear-attention layers (src/llama-memory-recurrent.cpp
+  // llama_memory_recurrent: "failed to allocate buffer for rs cache", b5700+; hybrid models make
+  // it beside the KV cache of their attention layers, after it): one state per sequence (-np).
+  if (!Whole(line, "failed to allocate buffer for rs cache").empty()) {
+    Set(line.Emit(EventKind::kGgmlKvFail, kEngine), Num::kRecurrentState, 1);
+  }
   // llama_kv_cache logs a buffer's size and then clears it (ggml_backend_buffer_clear, a memset
   // under CUDA_CHECK; src/llama-kv-cache.cpp since the 2025 rewrite): ggml-cuda's abort with "CUDA
   // error: out of memory" on the very next line is that KV buffer not being backed (a driver
@@ -712,6 +718,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   if (NodeLlamaCppFixes(cause, f, d)) return true;
   switch (cause) {
     case Cause::kKvTooManySequences:
+      if (ValueOf(f.first_of(EventKind::kGgmlKvFail), Num::kRecurrentState)) {
+        AddFix(d, "-np 1 (or fewer slots than now)",
+               "the recurrent state is kept per slot: each slot costs its own copy");
+        AddFix(d, "-c lower", "the attention layers' KV cache, allocated before it, grows with -c");
+        AddFix(d, "--fit on (or -ngl lower)", "fewer layers on the GPU leave room for the caches");
+        return true;
+      }
       if (!f.has(EventKind::kKvCellsFull)) return false;
       AddFix(d, "-np 1 (or fewer slots than now)",
              "fewer sequences share the cells: each slot gets more of -c");
