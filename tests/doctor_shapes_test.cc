@@ -244,7 +244,7 @@ const std::vector<Shape>& Shapes() {
       // excerpts too short to show the width, logs whose lines the reflow cut to equal widths
       // that read as a terminal's wrap, and records whose opening words a reflow moved to a line
       // of their own.
-      {"reflowed at 72", [](std::string_view l) { return Reflow(l, 72); }, "\n", 9},
+      {"reflowed at 72", [](std::string_view l) { return Reflow(l, 72); }, "\n", 8},
       {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 6},
   };
   return shapes;

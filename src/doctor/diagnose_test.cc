@@ -1614,6 +1614,46 @@ TEST(Diagnose, LlamaCppRecurrentStateCacheIsTheSlots) {
             "kv_too_long_context");
 }
 
+// KoboldCpp runs llama.cpp in its own process: its banner makes it the engine, and llama.cpp's
+// failures are advised in its launch options.
+TEST(Diagnose, KoboldCppFailuresInItsOwnOptions) {
+  const std::string banner =
+      "***\nWelcome to KoboldCpp - Version 1.79.1\n"
+      "[Threads: 7, BlasThreads: 7, SmartContext: False, ContextShift: True]\n";
+  const Diagnosis weights = DiagnoseText(
+      banner +
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 15488.00 MiB on device 0: "
+      "cudaMalloc failed: out of memory\n"
+      "llama_model_load: error loading model: unable to allocate CUDA0 buffer\n");
+  EXPECT_EQ(weights.engine, "koboldcpp");
+  EXPECT_EQ(weights.stage, "load");
+  EXPECT_EQ(weights.cause, "weights_too_large");
+  ASSERT_FALSE(weights.fixes.empty());
+  EXPECT_NE(weights.fixes[0].change.find("--gpulayers"), std::string::npos);
+  for (const auto& fix : weights.fixes) EXPECT_EQ(fix.change.find("-ngl"), std::string::npos);
+  const Diagnosis kv = DiagnoseText(
+      banner + "llama_new_context_with_model: n_ctx      = 32768\n"
+               "llama_init_from_model: failed to initialize the context: failed to allocate "
+               "buffer for kv cache\n");
+  EXPECT_EQ(kv.engine, "koboldcpp");
+  EXPECT_EQ(kv.cause, "kv_too_long_context");
+  ASSERT_FALSE(kv.fixes.empty());
+  EXPECT_EQ(kv.fixes[0].change, "--contextsize 16384");
+}
+
+// ggml-cuda's old check reflowed over three lines ("CUDA error 2 at" / the path / "out of
+// memory") is still the allocation failure.
+TEST(Diagnose, OldGgmlCudaCheckOverThreeLines) {
+  const Diagnosis d = DiagnoseText(
+      "CUDA error 2 at\n"
+      "/go/src/github.com/jmorganca/ollama/llm/llama.cpp/ggml/ggml-cuda.cu:4856:\n"
+      "out of memory\n");
+  EXPECT_TRUE(d.found);
+  EXPECT_EQ(d.cause, "weights_too_large");
+  EXPECT_FALSE(DiagnoseText("ggml-cuda.cu:4856: all good\nout of memory? no\n").cause ==
+               "weights_too_large");
+}
+
 // vLLM V0 preempting by swap with the CPU swap space full: the KV cache held too many sequences.
 TEST(Diagnose, VllmSwapSpaceExhausted) {
   const Diagnosis d = DiagnoseText(

@@ -505,13 +505,17 @@ bool GgmlCompute(const Facts& f) {
   return GgmlFailed(f) &&
          (f.has(EventKind::kGgmlComputeFail) || f.has(EventKind::kGgmlReserveFail));
 }
+// llama.cpp, or an engine that runs it (Ollama, LM Studio, KoboldCpp: Reader::wraps).
+bool GgmlEngine(const Facts& f) {
+  if (f.engine == "llama.cpp") return true;
+  const Reader* r = FindReader(f.engine);
+  return r && r->wraps && std::string_view(r->wraps) == "llama.cpp";
+}
 // The encoder's own frames in an engine on llama.cpp (Ollama's EncodeMultimodal): the image's
 // graph, in the phase the runner's frames or milestones say (the worst-case reservation's dummy
 // image at profile, a request's image at runtime).
 bool GgmlEncoderAt(const Facts& f, Stage stage) {
-  if (!f.encoder || f.stage != stage) return false;
-  const Reader* r = FindReader(f.engine);
-  return f.engine == "llama.cpp" || (r && r->wraps && std::string_view(r->wraps) == "llama.cpp");
+  return f.encoder && f.stage == stage && GgmlEngine(f);
 }
 bool GgmlEncoderAtProfile(const Facts& f) { return GgmlEncoderAt(f, Stage::kProfile); }
 bool GgmlEncoderAtRuntime(const Facts& f) { return GgmlEncoderAt(f, Stage::kRuntime); }
@@ -615,7 +619,8 @@ bool GgmlWarmupDecode(const Facts& f) {
   if (f.engine == "ollama") {
     return f.has(EventKind::kOllamaRunnerDied) && !OllamaServingOom(f);
   }
-  if (f.engine != "llama.cpp") return false;
+  // (llama.cpp in the program's own process: llama-server, LM Studio's engine, KoboldCpp.)
+  if (!GgmlEngine(f)) return false;
   return f.has(EventKind::kGgmlKvBuffer) || f.has(EventKind::kGgmlContextInit) ||
          f.has(EventKind::kGgmlComputeBuffer);
 }
@@ -752,14 +757,9 @@ const LogEvent* FailureEvent(const Facts& f) {
   return oom;
 }
 
-// llama.cpp and the engines that run it (Ollama, LM Studio) at the profile stage: what is
-// reserved then is the compute graph of the largest batch (llama.cpp's graph_reserve at context
-// creation, Ollama's reserveWorstCaseGraph), whatever line reported the failure.
-bool GgmlEngine(const Facts& f) {
-  if (f.engine == "llama.cpp") return true;
-  const Reader* r = FindReader(f.engine);
-  return r && r->wraps && std::string_view(r->wraps) == "llama.cpp";
-}
+// llama.cpp and the engines that run it (Ollama, LM Studio, KoboldCpp) at the profile stage:
+// what is reserved then is the compute graph of the largest batch (llama.cpp's graph_reserve at
+// context creation, Ollama's reserveWorstCaseGraph), whatever line reported the failure.
 bool GgmlEngineAtProfile(const Facts& f) { return f.stage == Stage::kProfile && GgmlEngine(f); }
 
 // The same engines after start-up, where no line names what failed: the memory they allocate

@@ -125,6 +125,17 @@ void MatchDeviceMemory(const Line& line, const LineView& s) {
   }
 }
 
+// ggml-cuda.cu's check before 2024 as its file and line end it: "ggml-cuda.cu:4856: out of
+// memory" (CUDA_CHECK's "CUDA error %d at %s:%d: %s").
+bool CudaCheckOom(std::string_view t) {
+  const size_t at = t.find("ggml-cuda.cu:");
+  if (at == std::string_view::npos) return false;
+  size_t i = at + 13;
+  const size_t digits = i;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+  return i > digits && t.substr(i).starts_with(": out of memory");
+}
+
 // "KV buffer size = 16604.75 MiB CUDA error: out of memory": the size and ggml-cuda's abort with
 // nothing between them (one line where a paste lost the line end).
 bool KvSizeThenCudaOom(std::string_view s) {
@@ -352,9 +363,12 @@ void Match(const Line& line) {
   // fallback to pageable memory replaced the abort in late May 2023). Host memory, then (WSL
   // caps pinned memory); GGML_CUDA_NO_PINNED=1 turns it off.
   // Also where a paste's reflow put "out of memory" on a line of its own.
+  // (Or reflowed over three lines, "CUDA error 2 at" / the path / "out of memory": the last two
+  // joined hold "ggml-cuda.cu:4856: out of memory", which only that check prints.)
   if (const LineView c = Has(s, "memory") ? WholeBoth(line, "CUDA error 2 at", "out of memory")
                                           : LineView();
-      !c.empty() && Has(c, "ggml-cuda.cu")) {
+      (!c.empty() && Has(c, "ggml-cuda.cu")) ||
+      (Has(s, "out of memory") && !Has(s, "ggml-cuda.cu") && CudaCheckOom(line.joined))) {
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
     // (Or its end, "per state)", where a paste reflowed that line.)
     const bool pinned =

@@ -339,6 +339,7 @@ const Reader& TransformersReader();
 const Reader& NvidiaSmiReader();
 const Reader& OllamaReader();
 const Reader& LmStudioReader();
+const Reader& KoboldCppReader();
 const Reader& TgiReader();
 const Reader& TrtllmReader();
 const Reader& HintsReader();

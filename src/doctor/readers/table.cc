@@ -11,7 +11,8 @@ const std::vector<const Reader*>& Readers() {
   static const std::vector<const Reader*> kReaders = {
       &VllmReader(),     &PytorchReader(),      &SglangReader(),   &LlamaCppReader(),
       &TransformersReader(), &NvidiaSmiReader(), &OllamaReader(),  &LmStudioReader(),
-      &TgiReader(),      &TrtllmReader(),       &HintsReader(),    &ErrorsReader(),
+      &KoboldCppReader(), &TgiReader(),         &TrtllmReader(),   &HintsReader(),
+      &ErrorsReader(),
   };
   return kReaders;
 }
