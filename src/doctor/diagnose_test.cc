@@ -1586,6 +1586,22 @@ TEST(Diagnose, LmStudioToastsAndItsLlamaCppFailures) {
   EXPECT_EQ(weights.cause, "weights_too_large");
   ASSERT_FALSE(weights.fixes.empty());
   EXPECT_NE(weights.fixes[0].change.find("GPU Offload"), std::string::npos);
+  // 0.4.x's guardrail panel: refused before loading.
+  const Diagnosis guard =
+      DiagnoseText("Not enough resources to load the model with the current settings\n");
+  EXPECT_EQ(guard.engine, "lm-studio");
+  EXPECT_EQ(guard.stage, "startup");
+  EXPECT_EQ(guard.cause, "host_memory");
+  // The Context Length its estimate line gives sizes the fix.
+  const Diagnosis context = DiagnoseText(
+      " [LM Studio] Model load size estimate with raw num offload layers 'max' and context length "
+      "'131072':\n"
+      "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv "
+      "cache\n");
+  EXPECT_EQ(context.engine, "lm-studio");
+  EXPECT_EQ(context.cause, "kv_too_long_context");
+  ASSERT_FALSE(context.fixes.empty());
+  EXPECT_NE(context.fixes[0].change.find("Context Length 65536"), std::string::npos);
   // "error loading model: ..." is llama.cpp's, not LM Studio's toast.
   EXPECT_NE(DiagnoseText("llama_model_load: error loading model: unknown model architecture: "
                          "'x'\n")

@@ -6,6 +6,7 @@
 // (Reader::wraps).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,6 +73,25 @@ void Match(const Line& line) {
   // memory, and continuing to load it would likely overload your system ...": its estimate of
   // the model and its context exceeds the memory it allows, the same refusal as Ollama's
   // system-memory check, read as that event (with the estimate where the line gives it).
+  // 0.4.x's loader panel says the same refusal without a figure: "Not enough resources to load
+  // the model with the current settings", "It appears your system does not have enough memory
+  // to load this model." (its guardrail, before anything is allocated).
+  if (!Whole(line, "Not enough resources to load the model").empty() ||
+      !Whole(line, "does not have enough memory to load this model").empty()) {
+    line.Emit(EventKind::kOllamaSystemMemory, kEngine);
+  }
+  // The context length its estimate was made for ("[LM Studio] Model load size estimate with raw
+  // num offload layers 'max' and context length '131072':", 0.3.x-0.4.x), and the one the model
+  // is loaded with where the estimate used a shorter one ("... Original context length:
+  // '131072'."): the Context Length setting.
+  if (Has(s, "[LM Studio]")) {
+    for (std::string_view key : {"Original context length: '", "and context length '"}) {
+      if (const auto n = NumberAfter(s, key); n && *n >= 256) {
+        Set(line.Emit(EventKind::kConfig, kEngine), Num::kMaxModelLen, n);
+        break;
+      }
+    }
+  }
   if (!WholeBoth(line, "Model loading ", "due to insufficient system resources").empty()) {
     auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
     Set(e, Num::kHostRequiredBytes, BytesAfter(s, "requires approximately "));
@@ -119,15 +139,34 @@ std::string Say(Words rule, const Facts& f) {
   }
 }
 
+// A lower Context Length: half the one the log gives, else unnamed.
+std::string LowerContext(const Facts& f) {
+  const auto n = f.get(Num::kMaxModelLen);
+  if (!n || *n < 1024) {
+    return "a lower Context Length in the model's load settings (lms load --context-length)";
+  }
+  const double half = std::floor(*n / 2 / 1024) * 1024;
+  return fmt::format("Context Length {0:.0f} in the model's load settings (lms load "
+                     "--context-length {0:.0f}; now {1:.0f})",
+                     half, *n);
+}
+
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
-  (void)f;
   switch (cause) {
     case Cause::kKvTooLongContext:
     case Cause::kKvNoMemory:
-      AddFix(d, "a lower Context Length in the model's load settings (lms load --context-length)",
-             "the KV cache grows linearly with the context");
+      AddFix(d, LowerContext(f), "the KV cache grows linearly with the context");
       AddFix(d, "Flash Attention on, with K Cache and V Cache Quantization Type q8_0",
              "a quantized KV cache: about half the bytes per token");
+      return true;
+    case Cause::kComputeBuffer:
+      // llama.cpp's compute buffer holds a batch's attention scores against the whole context
+      // where flash attention is off: it grows with the context and the batch.
+      AddFix(d, "Flash Attention on", "the attention's compute buffer no longer holds a batch's "
+                                      "scores against the whole context");
+      AddFix(d, LowerContext(f), "the compute buffer and the KV cache grow with the context");
+      AddFix(d, "a lower GPU Offload (fewer layers on the GPU; lms load --gpu 0.8)",
+             "the layers left on the CPU free GPU memory for the buffers");
       return true;
     case Cause::kFragmentation:
       return false;
