@@ -1657,6 +1657,34 @@ TEST(Diagnose, KoboldCppFailuresInItsOwnOptions) {
   EXPECT_EQ(kv.fixes[0].change, "--contextsize 16384");
 }
 
+// A Python program on llama-cpp-python: llama.cpp's failures are advised as the Llama class's
+// arguments, not llama-server's flags.
+TEST(Diagnose, LlamaCppPythonFailuresInItsArguments) {
+  const Diagnosis d = DiagnoseText(
+      "llama_new_context_with_model: n_ctx      = 32768\n"
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc "
+      "failed: out of memory\n"
+      "llama_kv_cache_init: failed to allocate buffer for kv cache\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/home/u/.venv/lib/python3.11/site-packages/llama_cpp/_internals.py\", line 264, in "
+      "__init__\n"
+      "    raise ValueError(\"Failed to create llama_context\")\n"
+      "ValueError: Failed to create llama_context\n");
+  EXPECT_EQ(d.engine, "llama-cpp-python");
+  EXPECT_EQ(d.stage, "kv_cache");
+  EXPECT_EQ(d.cause, "kv_too_long_context");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_EQ(d.fixes[0].change, "Llama(..., n_ctx=16384) (now 32768)");
+  for (const auto& fix : d.fixes) EXPECT_EQ(fix.change.find("-c "), std::string::npos);
+  // The context full while decoding ("llama_decode returned 1"): a larger n_ctx.
+  const Diagnosis full = DiagnoseText(
+      "llama_new_context_with_model: n_ctx      = 2048\n"
+      "RuntimeError: llama_decode returned 1\n");
+  EXPECT_EQ(full.engine, "llama-cpp-python");
+  ASSERT_FALSE(full.fixes.empty());
+  EXPECT_EQ(full.fixes[0].change, "Llama(..., n_ctx=4096)");
+}
+
 // ggml-cuda's old check reflowed over three lines ("CUDA error 2 at" / the path / "out of
 // memory") is still the allocation failure.
 TEST(Diagnose, OldGgmlCudaCheckOverThreeLines) {

@@ -340,6 +340,7 @@ const Reader& NvidiaSmiReader();
 const Reader& OllamaReader();
 const Reader& LmStudioReader();
 const Reader& KoboldCppReader();
+const Reader& LlamaCppPythonReader();
 const Reader& TgiReader();
 const Reader& TrtllmReader();
 const Reader& HintsReader();

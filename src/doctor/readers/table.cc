@@ -11,8 +11,8 @@ const std::vector<const Reader*>& Readers() {
   static const std::vector<const Reader*> kReaders = {
       &VllmReader(),     &PytorchReader(),      &SglangReader(),   &LlamaCppReader(),
       &TransformersReader(), &NvidiaSmiReader(), &OllamaReader(),  &LmStudioReader(),
-      &KoboldCppReader(), &TgiReader(),         &TrtllmReader(),   &HintsReader(),
-      &ErrorsReader(),
+      &KoboldCppReader(), &LlamaCppPythonReader(), &TgiReader(),  &TrtllmReader(),
+      &HintsReader(),    &ErrorsReader(),
   };
   return kReaders;
 }

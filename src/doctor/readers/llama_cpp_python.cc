@@ -1,0 +1,118 @@
+// llama-cpp-python's reader (readers/reader.h): the Python bindings run llama.cpp inside the
+// program, so llama.cpp's buffer failures are read by that reader; this one says they came from
+// a Python program on the bindings, and gives the fixes as the arguments of its Llama class
+// (llama_cpp/llama.py Llama.__init__, 0.2.x-0.3.x): n_gpu_layers (-1: every layer), n_ctx,
+// n_batch and n_ubatch, flash_attn, type_k / type_v (ggml type numbers: 8 is q8_0), offload_kqv
+// (False keeps the KV cache in host memory). LangChain's LlamaCpp passes the same names.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include "doctor/readers/reader.h"
+
+namespace vramfit::doctor {
+namespace {
+
+constexpr char kEngine[] = "llama-cpp-python";
+
+// The bindings' own lines: a traceback through the package (site-packages/llama_cpp/llama.py,
+// _internals.py), its import or constructor in the program's code, or its errors
+// (_internals.py LlamaModel / LlamaContext: "Failed to load model from file: PATH", "Failed to
+// create llama_context"; llama.py: "llama_decode returned N").
+bool BindingsLine(const LineView& s) {
+  if (!Has(s, "llama_cpp") && !Has(s, "Llama(") && !Has(s, "LlamaCpp(") &&
+      !Has(s, "llama_context") && !Has(s, "model from file") && !Has(s, "llama_decode ret")) {
+    return false;  // most lines stop here
+  }
+  return Has(s, "llama_cpp/") || Has(s, "llama_cpp_cuda/") || Has(s, "llama_cpp\\") || Has(s, "from llama_cpp import") ||
+         Has(s, "import llama_cpp") || Has(s, "Llama(model_path") || Has(s, "LlamaCpp(") ||
+         Has(s, "Failed to create llama_context") || Has(s, "Failed to load model from file") ||
+         Has(s, "llama_decode returned");
+}
+
+void Match(const Line& line) {
+  if (BindingsLine(line.view())) line.Emit(EventKind::kConfig, kEngine);
+}
+
+std::string Say(Words rule, const Facts& f) {
+  (void)f;
+  switch (rule) {
+    case Words::kWeightBuffer:
+      return "the layers Llama(n_gpu_layers=...) put on the GPU do not fit in its memory";
+    case Words::kKvBuffer:
+      return "the KV cache for the context (Llama(n_ctx=...)) did not fit after the weights";
+    default:
+      return "";
+  }
+}
+
+// Half the context the log gives, as Llama(n_ctx=...).
+std::string HalfContext(const Facts& f) {
+  const auto n = f.get(Num::kMaxModelLen);
+  if (!n || *n < 1024) return "Llama(..., n_ctx=...) lower";
+  return fmt::format("Llama(..., n_ctx={:.0f}) (now {:.0f})",
+                     std::max(512.0, std::floor(*n / 2 / 512) * 512), *n);
+}
+
+bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  switch (cause) {
+    case Cause::kWeightsTooLarge:
+      AddFix(d, "Llama(..., n_gpu_layers=...) lower than now (-1 puts every layer on the GPU)",
+             "the layers left on the CPU free GPU memory for the rest");
+      AddFix(d, "a smaller quantization of the model (a Q4_K_M GGUF instead of Q8_0)",
+             "smaller layers, more of them on the GPU");
+      return true;
+    case Cause::kKvTooLongContext:
+    case Cause::kKvNoMemory:
+    case Cause::kKvTooManySequences:
+      if (f.has(EventKind::kContextExceeded)) {
+        // The context full (llama_decode returned 1), not an allocation: a larger one.
+        const auto n = f.get(Num::kMaxModelLen);
+        AddFix(d,
+               n ? fmt::format("Llama(..., n_ctx={:.0f})", std::min(*n * 2, 1048576.0))
+                 : std::string("Llama(..., n_ctx=...) larger"),
+               "the prompt and the tokens to generate must fit the context together");
+        AddFix(d, "max_tokens lower, or a shorter prompt", "fewer tokens in the context");
+        return true;
+      }
+      AddFix(d, HalfContext(f), "the KV cache grows linearly with the context");
+      AddFix(d, "Llama(..., flash_attn=True, type_k=8, type_v=8)",
+             "a q8_0 KV cache (type 8; it needs flash attention): about half the bytes per "
+             "token");
+      AddFix(d, "Llama(..., offload_kqv=False)",
+             "keeps the KV cache in host memory (slower), leaving the GPU to the layers");
+      return true;
+    case Cause::kComputeBuffer:
+      AddFix(d, "Llama(..., n_batch=256, n_ubatch=256)",
+             "the compute buffer is sized for the batch llama.cpp processes at once (512 by "
+             "default)");
+      AddFix(d, "Llama(..., flash_attn=True)", "a smaller attention compute buffer");
+      AddFix(d, HalfContext(f), "the compute buffer grows with the context too");
+      return true;
+    case Cause::kFragmentation:
+      return false;
+    default:
+      AddFix(d, "Llama(..., n_gpu_layers=...) lower",
+             "the layers left on the CPU free GPU memory for the rest");
+      AddFix(d, HalfContext(f), "a smaller KV cache and compute buffer");
+      return true;
+  }
+}
+
+}  // namespace
+
+const Reader& LlamaCppPythonReader() {
+  static const Reader kReader = {
+      .engine = kEngine,
+      .match = Match,
+      .fixes = Fixes,
+      .words = Say,
+      .wraps = "llama.cpp",
+  };
+  return kReader;
+}
+
+}  // namespace vramfit::doctor
