@@ -393,8 +393,7 @@ std::optional<Kind> ClassOf(const LineView& s) {
                      Has(s, "file bounds") || Has(s, "tensor info") ||
                      Has(s, "process has terminated") || Has(s, "GGML_ASSERT(") ||
                      Has(s, "resource limitations") || Has(s, "POST predict:") ||
-                     Has(s, "oad the model") || Has(s, "oad model\"") ||
-                     Has(s, "crashed without");
+                     Has(s, "Failed to load") || Has(s, "crashed without");
   if (!maybe) return std::nullopt;
   if (Has(s, "Expandable segments are not compatible with memory pool")) {
     return Kind::kAllocatorConf;

@@ -24,7 +24,8 @@ constexpr char kEngine[] = "llama-cpp-python";
 // create llama_context"; llama.py: "llama_decode returned N").
 bool BindingsLine(const LineView& s) {
   if (!Has(s, "llama_cpp") && !Has(s, "Llama(") && !Has(s, "LlamaCpp(") &&
-      !Has(s, "llama_context") && !Has(s, "model from file") && !Has(s, "llama_decode ret")) {
+      !Has(s, "create llama_context") && !Has(s, "load model from file") &&
+      !Has(s, "llama_decode ret")) {
     return false;  // most lines stop here
   }
   return Has(s, "llama_cpp/") || Has(s, "llama_cpp_cuda/") || Has(s, "llama_cpp\\") || Has(s, "from llama_cpp import") ||

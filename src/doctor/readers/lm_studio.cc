@@ -28,7 +28,8 @@ constexpr char kEngine[] = "lm-studio";
 // model path under LM Studio's models folder (~/.cache/lm-studio/models, ~/.lmstudio/models).
 bool LmStudioLine(const LineView& s) {
   if (!Has(s, "LM Studio") && !Has(s, "lmstudio") && !Has(s, "lm-studio") &&
-      !Has(s, "he model") && !Has(s, "and/or config") && !Has(s, "vram_recommended")) {
+      !Has(s, "Failed to load the") && !Has(s, "crashed without") && !Has(s, "and/or config") &&
+      !Has(s, "vram_recommended")) {
     return false;  // most lines stop here
   }
   return Has(s, "[LM Studio]") || Has(s, "lmstudio-llama-cpp") ||
