@@ -118,8 +118,10 @@ enum class EventKind : uint8_t {
   kGgmlKvTotal,          // ggml_kv_total: llama.cpp's KV total, printed once all its buffers exist
   kCaptureWords,         // capture_words: the report's words place the failure in CUDA graph
                          // capture ("died during CUDA-graph capture")
+  kOtherInstanceWords,   // other_instance_words: the report's words say another instance of the
+                         // engine shared the GPU ("two vLLM replicas", "a second instance")
 };
-inline constexpr int kEventKindCount = 84;
+inline constexpr int kEventKindCount = 85;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

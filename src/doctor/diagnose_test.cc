@@ -1685,6 +1685,28 @@ TEST(Diagnose, LlamaCppPythonFailuresInItsArguments) {
   EXPECT_EQ(full.fixes[0].change, "Llama(..., n_ctx=4096)");
 }
 
+// The report says two instances of vLLM shared the GPU: the other instance's memory is the
+// cause of the KV cache the second found no room for; without those words, the budget's.
+TEST(Diagnose, AnotherInstanceOnTheGpuIsTheOtherProcess) {
+  const std::string error =
+      "ERROR 03-05 13:46:50 core.py:291] ValueError: No available memory for the cache blocks. "
+      "Try increasing `gpu_memory_utilization` when initializing the engine.\n";
+  const Diagnosis two = DiagnoseText(
+      "We start two instances on the same GPU, each with --gpu-memory-utilization 0.4; the "
+      "second one exits:\n" + error);
+  EXPECT_EQ(two.stage, "kv_cache");
+  EXPECT_EQ(two.cause, "other_process");
+  ASSERT_FALSE(two.fixes.empty());
+  EXPECT_NE(two.fixes[0].change.find("start the second instance"), std::string::npos);
+  const Diagnosis zh = DiagnoseText(
+      "\xe5\x90\x8c\xe4\xb8\x80\xe5\xbc\xa0\xe5\x8d\xa1\xe5\x90\x8c\xe6\x97\xb6"
+      "\xe5\x90\xaf\xe5\x8a\xa8 2 \xe4\xb8\xaa vLLM\n" + error);
+  EXPECT_EQ(zh.cause, "other_process");
+  EXPECT_EQ(DiagnoseText(error).cause, "kv_no_memory");
+  EXPECT_EQ(DiagnoseText("The second time I ran it, it failed.\n" + error).cause,
+            "kv_no_memory");
+}
+
 // ggml-cuda's old check reflowed over three lines ("CUDA error 2 at" / the path / "out of
 // memory") is still the allocation failure.
 TEST(Diagnose, OldGgmlCudaCheckOverThreeLines) {

@@ -1281,6 +1281,24 @@ bool KvCellsShared(const Facts& f) {
   return f.has(EventKind::kKvCellsFull) && f.has(EventKind::kParallelSequences);
 }
 
+// The report says another instance of the engine shared the GPU (readers/pytorch.cc
+// OtherInstanceWords), and vLLM or SGLang failed starting up: before its KV pool was sized, or
+// finding nothing left for it. Each instance sizes its pool from what it measures free or
+// profiles, so the other's memory (or its growth while this one profiled) is what was missing.
+bool OtherInstanceWords(const Facts& f) {
+  return f.has(EventKind::kOtherInstanceWords) && (f.engine == "vllm" || f.engine == "sglang");
+}
+bool OtherInstanceLeftNoKv(const Facts& f) { return OtherInstanceWords(f) && NoKvMemory(f); }
+bool OtherInstanceHeldTheCard(const Facts& f) {
+  return OtherInstanceWords(f) && (f.stage == Stage::kStartup || f.stage == Stage::kLoad ||
+                                   f.stage == Stage::kProfile || f.stage == Stage::kKvCache);
+}
+
+constexpr char kOtherInstanceText[] =
+    "another instance of the engine shares the GPU (the report says so): each instance sizes its "
+    "memory from what it finds free or profiles, so what the other holds, or takes while this "
+    "one profiles, is what this one lacked";
+
 const std::vector<Rule>& Rules() {
   using C = Cause;
   using S = Stage;
@@ -1290,6 +1308,9 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooLongContext, S::kKvCache, Seen<E::kMaxLenError>, Words::kMaxLenCheck),
       Worded(C::kOtherProcess, S::kStartup, Seen<E::kStartupError>, Words::kStartupFreeMemory),
       Worded(C::kOtherProcess, S::kProfile, Seen<E::kProfilingError>, Words::kProfilingError),
+      Text(C::kOtherProcess, S::kKvCache, OtherInstanceLeftNoKv, kOtherInstanceText),
+      {C::kOtherProcess, S::kKvCache, OtherInstanceHeldTheCard, kOtherInstanceText, nullptr,
+       Words::kNone, true},
       Worded(C::kKvTooManySequences, S::kKvCache, Seen<E::kMambaBlocks>, Words::kMambaBlocks),
       Worded(C::kSamplerWarmup, S::kProfile, SamplerInProfile, Words::kSamplerWarmup),
       Worded(C::kSamplerWarmup, S::kWarmup, SamplerOom, Words::kSamplerWarmup),

@@ -94,6 +94,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kTrtllmMarker, "trtllm_marker"},
     {EventKind::kGgmlKvTotal, "ggml_kv_total"},
     {EventKind::kCaptureWords, "capture_words"},
+    {EventKind::kOtherInstanceWords, "other_instance_words"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

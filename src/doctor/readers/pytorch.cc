@@ -1238,6 +1238,46 @@ bool QuantizeRunWords(const Line& line) {
   return false;
 }
 
+// The reporter's words that another instance of the engine shared the GPU: "one of the two
+// vLLM replicas exits", "a second instance on the same card", "two containers", Chinese "the
+// same card started at the same time" (同一张卡 ... 同时). Prose only (not a traceback's source
+// line); read where an engine's own failure (no memory left for the KV cache, a profile or a
+// load that failed) does not say who held the rest.
+bool OtherInstanceWords(const Line& line) {
+  const LineView s = line.view();
+  constexpr std::string_view kSame = "\xe5\x90\x8c";  // 同, "same"
+  if (!Has(s, "two ") && !Has(s, "Two ") && !Has(s, "second ") && !Has(s, "another ") &&
+      !Has(s, "multiple ") && !Has(s, "both ") && !Has(s, kSame)) {
+    return false;
+  }
+  const std::string_view t = line.text;
+  if (t.find("File \"") != std::string_view::npos) return false;
+  const std::string lower = ProseLower(t, "*`_");
+  for (std::string_view words :
+       {"two vllm"sv, "two sglang"sv, "two instances"sv, "second instance"sv,
+        "another instance"sv, "multiple instances"sv, "both instances"sv, "two replicas"sv,
+        "second replica"sv, "two containers"sv, "second container"sv, "another container"sv,
+        "two engines"sv, "second engine"sv, "two servers on"sv, "second server on"sv}) {
+    if (lower.find(words) != std::string::npos) return true;
+  }
+  // 同一张卡 / 同一块卡 / 同一张显卡 / 同一个GPU ("the same card") with 同时 ("at the same
+  // time"), or 每卡 2 个 / 每张卡两个 ("two on each card").
+  for (std::string_view card :
+       {"\xe5\x90\x8c\xe4\xb8\x80\xe5\xbc\xa0\xe5\x8d\xa1"sv,
+        "\xe5\x90\x8c\xe4\xb8\x80\xe5\x9d\x97\xe5\x8d\xa1"sv,
+        "\xe5\x90\x8c\xe4\xb8\x80\xe5\xbc\xa0\xe6\x98\xbe\xe5\x8d\xa1"sv,
+        "\xe5\x90\x8c\xe4\xb8\x80\xe4\xb8\xaagpu"sv}) {
+    if (lower.find(card) != std::string::npos &&
+        lower.find("\xe5\x90\x8c\xe6\x97\xb6") != std::string::npos) {
+      return true;
+    }
+  }
+  return lower.find("\xe6\xaf\x8f\xe5\x8d\xa1 2 \xe4\xb8\xaa") != std::string::npos ||
+         lower.find("\xe6\xaf\x8f\xe5\x8d\xa12\xe4\xb8\xaa") != std::string::npos ||
+         lower.find("\xe6\xaf\x8f\xe5\xbc\xa0\xe5\x8d\xa1\xe4\xb8\xa4\xe4\xb8\xaa") !=
+             std::string::npos;
+}
+
 // The reporter's own words placing the failure after the model ran: a training run's steps
 // ("during training", "after the step 0", "after 120 steps") or requests served ("during
 // inference", "while generating", "stops midway", "after a few runs"). A line of prose beside the
@@ -1344,6 +1384,7 @@ bool CaptureWords(const Line& line) {
 
 void MatchMilestone(const Line& line) {
   const LineView s = line.view();
+  if (OtherInstanceWords(line)) line.Emit(EventKind::kOtherInstanceWords, kEngine);
   if (LoadFailedWords(s) || LoadPhaseWords(line) || QuantizeRunWords(line)) {
     line.Emit(EventKind::kLoadFailedWords, kEngine);
   }

@@ -1366,6 +1366,19 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                  fmt::format("what is free ({} of {}) minus a margin", Gib(*free), Gib(total)));
         }
       }
+      // Two instances on one GPU (the report says so, rules.cc OtherInstanceHeldTheCard): each
+      // profiles with the other's memory moving, and V1's check compares the free memory at
+      // start-up with its own --gpu-memory-utilization share of the whole card.
+      if (f.has(EventKind::kOtherInstanceWords)) {
+        AddFix(d, "start the second instance after the first reports its KV cache (\"GPU KV cache "
+                  "size\"), with --gpu-memory-utilization fractions that sum to at most 0.9",
+               "each instance profiles and sizes its pool alone, from the memory the other has "
+               "settled on");
+        AddFix(d, "--kv-cache-memory-bytes for each instance (vLLM 0.11+)",
+               "a fixed KV pool, no profiling: the other instance's memory no longer moves this "
+               "one's figures");
+        return true;
+      }
       // Memory no listed process holds (rules.cc UnlistedBytes): another container's jobs.
       if (d->numbers.count("unlisted_process_bytes")) {
         AddFix(d, "find the other jobs on this GPU with nvidia-smi on the host (a container "
