@@ -28,7 +28,8 @@ bool BindingsLine(const LineView& s) {
       !Has(s, "llama_decode ret")) {
     return false;  // most lines stop here
   }
-  return Has(s, "llama_cpp/") || Has(s, "llama_cpp_cuda/") || Has(s, "llama_cpp\\") || Has(s, "from llama_cpp import") ||
+  return Has(s, "llama_cpp/") || Has(s, "llama_cpp_cuda/") || Has(s, "llama_cpp\\") ||
+         Has(s, "from llama_cpp import") ||
          Has(s, "import llama_cpp") || Has(s, "Llama(model_path") || Has(s, "LlamaCpp(") ||
          Has(s, "Failed to create llama_context") || Has(s, "Failed to load model from file") ||
          Has(s, "llama_decode returned");

@@ -1240,7 +1240,7 @@ bool QuantizeRunWords(const Line& line) {
 
 // The reporter's words that another instance of the engine shared the GPU: "one of the two
 // vLLM replicas exits", "a second instance on the same card", "two containers", Chinese "the
-// same card started at the same time" (同一张卡 ... 同时). Prose only (not a traceback's source
+// same card started at the same time". Prose only (not a traceback's source
 // line); read where an engine's own failure (no memory left for the KV cache, a profile or a
 // load that failed) does not say who held the rest.
 bool OtherInstanceWords(const Line& line) {
@@ -1260,8 +1260,7 @@ bool OtherInstanceWords(const Line& line) {
         "two engines"sv, "second engine"sv, "two servers on"sv, "second server on"sv}) {
     if (lower.find(words) != std::string::npos) return true;
   }
-  // 同一张卡 / 同一块卡 / 同一张显卡 / 同一个GPU ("the same card") with 同时 ("at the same
-  // time"), or 每卡 2 个 / 每张卡两个 ("two on each card").
+  // "The same card" (four spellings) with "at the same time", or "two on each card".
   for (std::string_view card :
        {"\xe5\x90\x8c\xe4\xb8\x80\xe5\xbc\xa0\xe5\x8d\xa1"sv,
         "\xe5\x90\x8c\xe4\xb8\x80\xe5\x9d\x97\xe5\x8d\xa1"sv,
