@@ -500,10 +500,12 @@ std::optional<Kind> ClassOf(const LineView& s) {
   // when it printed none). Said with an allocation failure it is the out-of-memory the Ollama
   // and llama.cpp readers read.
   if (Has(s, "model runner has unexpectedly stopped")) return Kind::kRunnerStopped;
-  // LM Studio's toasts (lmstudio_load_failed, lmstudio_crashed above).
+  // LM Studio's toasts (lmstudio_load_failed, lmstudio_crashed above). ("Failed to load the
+  // model" without LM Studio's emoji is also llama.cpp's tools' and text-generation-webui's.)
   if (Has(s, "Try a different model and/or config") ||
       Has(s, "Please check settings and try loading the model again") ||
-      Has(s, "Failed to load the model") || Has(s, "\"title\": \"Error loading model.\"") ||
+      Has(s, "\xf0\x9f\xa5\xb2 Failed to load the model") ||
+      Has(s, "\"title\": \"Error loading model.\"") ||
       Has(s, "\"title\": \"Failed to load model\"") || Trimmed(s) == "Error loading model.") {
     return Kind::kLmStudioLoad;
   }

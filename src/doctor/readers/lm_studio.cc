@@ -22,7 +22,7 @@ constexpr char kEngine[] = "lm-studio";
 // LM Studio's own lines, which make it the log's engine (a llama.cpp failure among them is
 // diagnosed in LM Studio's settings): its Developer Logs' "[LM Studio] ..." records (0.3.x-0.4.x:
 // "[LM Studio] GPU Configuration:", "[LM Studio] Model load size estimate ..."), the engine's
-// "lmstudio-llama-cpp: failed to load model", the app's toasts ("Failed to load the model", "The
+// "lmstudio-llama-cpp: failed to load model", the app's toasts ("🥲 Failed to load the model", "The
 // model has crashed without additional information", "(Exit code: N). Unknown error. Try a
 // different model and/or config."), the 0.2.x error JSON's "vram_recommended_capacity", and a
 // model path under LM Studio's models folder (~/.cache/lm-studio/models, ~/.lmstudio/models).
@@ -33,7 +33,7 @@ bool LmStudioLine(const LineView& s) {
     return false;  // most lines stop here
   }
   return Has(s, "[LM Studio]") || Has(s, "lmstudio-llama-cpp") ||
-         Has(s, "Failed to load the model") ||
+         Has(s, "\xf0\x9f\xa5\xb2 Failed to load the model") ||
          Has(s, "The model has crashed without additional information") ||
          Has(s, "Try a different model and/or config") || Has(s, "\"vram_recommended_capacity\"") ||
          Has(s, "lm-studio/models") || Has(s, "lm-studio\\models") || Has(s, ".lmstudio/models") ||
