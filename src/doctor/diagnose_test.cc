@@ -1707,6 +1707,30 @@ TEST(Diagnose, AnotherInstanceOnTheGpuIsTheOtherProcess) {
             "kv_no_memory");
 }
 
+// HQQ's prepare_for_inference repacking for the torchao int4 backend: the load's repack copy,
+// advised in HQQ's own call.
+TEST(Diagnose, HqqBackendRepackIsTheLoadsCopy) {
+  const Diagnosis d = DiagnoseText(
+      "Traceback (most recent call last):\n"
+      "  File \"/home/u/run.py\", line 82, in <module>\n"
+      "    prepare_for_inference(model, backend=\"torchao_int4\")\n"
+      "  File \"/env/lib/python3.10/site-packages/hqq/utils/patching.py\", line 87, in "
+      "prepare_for_inference\n"
+      "    patch_linearlayers(model, patch_hqq_to_aoint4)\n"
+      "  File \"/env/lib/python3.10/site-packages/hqq/backends/torchao.py\", line 320, in "
+      "patch_hqq_to_aoint4\n"
+      "    hqq_aoint4_layer.initialize_with_hqq_quants(\n"
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB. GPU 0 has a "
+      "total capacity of 39.39 GiB of which 203.06 MiB is free.\n");
+  EXPECT_EQ(d.stage, "load");
+  EXPECT_EQ(d.cause, "dequantized_copy");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_NE(d.fixes[0].change.find("prepare_for_inference"), std::string::npos);
+  for (const auto& fix : d.fixes) {
+    EXPECT_EQ(fix.change.find("--tensor-parallel"), std::string::npos);
+  }
+}
+
 // ggml-cuda's old check reflowed over three lines ("CUDA error 2 at" / the path / "out of
 // memory") is still the allocation failure.
 TEST(Diagnose, OldGgmlCudaCheckOverThreeLines) {

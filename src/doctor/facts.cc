@@ -1328,6 +1328,15 @@ constexpr FrameRow kFrameRows[] = {
     {"export_hf_checkpoint", "", Slot::kLoad},
     {"export_model_config", "", Slot::kLoad},
     {"pack_module", "", Slot::kLoad},
+    // HQQ moving its quantized layers to a kernel backend after loading (hqq/utils/patching.py
+    // prepare_for_inference -> patch_linearlayers with hqq/backends' patch_hqq_to_aoint4,
+    // patch_hqq_to_marlin, patch_hqq_to_bitblas, patch_hqq_to_gemlite, 0.1.x-0.2.x): each layer
+    // is repacked into the backend's layout before anything runs.
+    {"prepare_for_inference", "patching.py", Slot::kLoad},
+    {"patch_hqq_to_aoint4", "", Slot::kLoad},
+    {"patch_hqq_to_marlin", "", Slot::kLoad},
+    {"patch_hqq_to_bitblas", "", Slot::kLoad},
+    {"patch_hqq_to_gemlite", "", Slot::kLoad},
     {"autogptq_post_init", "", Slot::kLoad},
     {"exllama_set_max_input_length", "", Slot::kLoad},
     {"gptqmodel_post_init", "", Slot::kLoad},

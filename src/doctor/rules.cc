@@ -328,6 +328,14 @@ bool DequantFrames(const Facts& f) {
 bool RepackFrames(const Facts& f) {
   return f.stage == Stage::kLoad && MarlinRepackFrames(f);
 }
+// HQQ's prepare_for_inference repacking each quantized layer for a kernel backend (facts.cc:
+// patch_hqq_to_aoint4 / _marlin / _bitblas / _gemlite): the backend's copy is made while the
+// HQQ layer's own tensors are still held.
+bool HqqRepackFrames(const Facts& f) {
+  return f.stage == Stage::kLoad &&
+         AnyFrame(f, {"patch_hqq_to_aoint4", "patch_hqq_to_marlin", "patch_hqq_to_bitblas",
+                      "patch_hqq_to_gemlite"});
+}
 // vLLM quantizing a 16-bit checkpoint to FP8 as it loads (--quantization fp8): the loader places
 // every 16-bit weight first, then process_weights_after_loading of Fp8LinearMethod / Fp8MoEMethod
 // (model_executor/layers/quantization/fp8.py, 0.5+) writes each FP8 copy with
@@ -1566,6 +1574,10 @@ const std::vector<Rule>& Rules() {
            "the quantized weights were being repacked into the Marlin kernel's layout after "
            "loading: each repack writes a new copy of a packed weight while the loaded one is "
            "still held, on a card the weights already nearly fill"),
+      Text(C::kDequantizedCopy, S::kLoad, HqqRepackFrames,
+           "HQQ's prepare_for_inference was repacking the quantized layers for a kernel backend "
+           "(torchao int4, Marlin, BitBLAS, GemLite): each layer's new copy is made while its "
+           "HQQ tensors are still held, on a card the model already nearly fills"),
       Text(C::kDequantizedCopy, S::kLoad, OnlineFp8Frames,
            "the weights were being quantized to FP8 on the GPU after loading: the 16-bit weights "
            "are all placed first and each FP8 copy is written beside them, so the load peaks at "

@@ -22,9 +22,10 @@ constexpr char kEngine[] = "lm-studio";
 // LM Studio's own lines, which make it the log's engine (a llama.cpp failure among them is
 // diagnosed in LM Studio's settings): its Developer Logs' "[LM Studio] ..." records (0.3.x-0.4.x:
 // "[LM Studio] GPU Configuration:", "[LM Studio] Model load size estimate ..."), the engine's
-// "lmstudio-llama-cpp: failed to load model", the app's toasts ("🥲 Failed to load the model", "The
-// model has crashed without additional information", "(Exit code: N). Unknown error. Try a
-// different model and/or config."), the 0.2.x error JSON's "vram_recommended_capacity", and a
+// "lmstudio-llama-cpp: failed to load model", the app's toasts (its emoji and "Failed to load
+// the model", "The model has crashed without additional information", "(Exit code: N). Unknown
+// error. Try a different model and/or config."), the 0.2.x error JSON's
+// "vram_recommended_capacity", and a
 // model path under LM Studio's models folder (~/.cache/lm-studio/models, ~/.lmstudio/models).
 bool LmStudioLine(const LineView& s) {
   if (!Has(s, "LM Studio") && !Has(s, "lmstudio") && !Has(s, "lm-studio") &&

@@ -2344,6 +2344,17 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "(--calib_size) do not help");
     return true;
   }
+  // HQQ's prepare_for_inference repacking for a kernel backend (rules.cc HqqRepackFrames).
+  if (cause == Cause::kDequantizedCopy &&
+      AnyFrame(f, {"patch_hqq_to_aoint4", "patch_hqq_to_marlin", "patch_hqq_to_bitblas",
+                   "patch_hqq_to_gemlite"})) {
+    AddFix(d, "prepare_for_inference(model) with the default backend (no backend=...)",
+           "the HQQ layers run as they are: no backend copy is made");
+    AddFix(d, "an hqq release whose backend patch frees each HQQ layer once it is repacked, "
+              "or a card with more memory",
+           "the peak is the old and the new copy of the layers side by side");
+    return true;
+  }
   if (cause == Cause::kCudagraphCapture && !CompiledGraphs(f)) {
     AddFix(d, "capture fewer or smaller graphs (a smaller static batch or input shape), or run "
               "that part uncaptured",
