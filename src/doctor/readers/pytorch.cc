@@ -1272,7 +1272,7 @@ bool OtherInstanceWords(const Line& line) {
     }
   }
   return lower.find("\xe6\xaf\x8f\xe5\x8d\xa1 2 \xe4\xb8\xaa") != std::string::npos ||
-         lower.find("\xe6\xaf\x8f\xe5\x8d\xa12\xe4\xb8\xaa") != std::string::npos ||
+         lower.find("\xe6\xaf\x8f\xe5\x8d\xa1" "2" "\xe4\xb8\xaa") != std::string::npos ||
          lower.find("\xe6\xaf\x8f\xe5\xbc\xa0\xe5\x8d\xa1\xe4\xb8\xa4\xe4\xb8\xaa") !=
              std::string::npos;
 }
