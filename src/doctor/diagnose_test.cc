@@ -1654,7 +1654,7 @@ TEST(Diagnose, KoboldCppFailuresInItsOwnOptions) {
   EXPECT_EQ(kv.engine, "koboldcpp");
   EXPECT_EQ(kv.cause, "kv_too_long_context");
   ASSERT_FALSE(kv.fixes.empty());
-  EXPECT_EQ(kv.fixes[0].change, "--contextsize 16384");
+  EXPECT_EQ(kv.fixes[0].change, "--contextsize 16384 (now 32768)");
 }
 
 // A Python program on llama-cpp-python: llama.cpp's failures are advised as the Llama class's

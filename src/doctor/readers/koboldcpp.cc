@@ -5,13 +5,9 @@
 // --contextsize, --blasbatchsize (the batch llama.cpp's compute buffer is sized for, default
 // 512), --flashattention with --quantkv 1|2 (a q8 or q4 KV cache; it needs flash attention),
 // --usecublas lowvram (the KV cache and scratch buffers kept off the GPU), --tensor_split.
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
 #include <string>
-#include <string_view>
 
+#include "doctor/readers/ggml_front_end.h"
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
@@ -32,55 +28,28 @@ void Match(const Line& line) {
   if (KoboldCppLine(line.view())) line.Emit(EventKind::kConfig, kEngine);
 }
 
+constexpr GgmlVocabulary kVocabulary = {
+    .fewer_layers = "--gpulayers lower (or -1: KoboldCpp estimates the layers that fit)",
+    .context = "--contextsize {0:.0f} (now {1:.0f})",
+    .lower_context = "--contextsize lower",
+    .quantized_kv = "--flashattention --quantkv 1",
+    .quantized_kv_why = "a q8 KV cache (--quantkv needs flash attention): about half the bytes "
+                        "per token",
+    .kv_off_gpu = "--usecublas lowvram",
+    .smaller_batch = "--blasbatchsize 256",
+    .flash_attention = "--flashattention",
+    .weights_words = "the layers KoboldCpp offloaded to the GPU (--gpulayers) do not fit in its "
+                     "memory",
+    .kv_words = "the KV cache for the context (--contextsize) did not fit after the weights",
+};
+
 std::string Say(Words rule, const Facts& f) {
   (void)f;
-  switch (rule) {
-    case Words::kWeightBuffer:
-      return "the layers KoboldCpp offloaded to the GPU (--gpulayers) do not fit in its memory";
-    case Words::kKvBuffer:
-      return "the KV cache for the context (--contextsize) did not fit after the weights";
-    default:
-      return "";
-  }
-}
-
-// Half the context, as KoboldCpp's own list of sizes has them (512 up to 131072).
-std::string HalfContext(const Facts& f) {
-  const auto n = f.get(Num::kMaxModelLen);
-  if (!n || *n < 1024) return "--contextsize lower";
-  return fmt::format("--contextsize {:.0f}", std::max(512.0, std::floor(*n / 2 / 512) * 512));
+  return GgmlFrontEndWords(kVocabulary, rule);
 }
 
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
-  switch (cause) {
-    case Cause::kWeightsTooLarge:
-      AddFix(d, "--gpulayers lower (or -1: KoboldCpp estimates the layers that fit)",
-             "the layers left on the CPU free GPU memory for the rest");
-      AddFix(d, "a smaller quantization of the model", "smaller layers, more of them on the GPU");
-      return true;
-    case Cause::kKvTooLongContext:
-    case Cause::kKvNoMemory:
-    case Cause::kKvTooManySequences:
-      AddFix(d, HalfContext(f), "the KV cache grows linearly with the context");
-      AddFix(d, "--flashattention --quantkv 1",
-             "a q8 KV cache (--quantkv needs flash attention): about half the bytes per token");
-      AddFix(d, "--usecublas lowvram",
-             "keeps the KV cache in system RAM (slower), leaving the GPU to the layers");
-      return true;
-    case Cause::kComputeBuffer:
-      AddFix(d, "--blasbatchsize 256 (the default is 512)",
-             "the compute buffer is sized for the batch llama.cpp processes at once");
-      AddFix(d, "--flashattention", "a smaller attention compute buffer");
-      AddFix(d, HalfContext(f) + ", or --gpulayers lower",
-             "the compute buffer grows with the context too; fewer layers leave it room");
-      return true;
-    case Cause::kFragmentation:
-      return false;
-    default:
-      AddFix(d, "--gpulayers lower", "the layers left on the CPU free GPU memory for the rest");
-      AddFix(d, HalfContext(f), "a smaller KV cache and compute buffer");
-      return true;
-  }
+  return GgmlFrontEndFixes(kVocabulary, cause, f, d);
 }
 
 }  // namespace

@@ -7,10 +7,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <string>
-#include <string_view>
 
+#include "doctor/readers/ggml_front_end.h"
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
@@ -39,69 +38,39 @@ void Match(const Line& line) {
   if (BindingsLine(line.view())) line.Emit(EventKind::kConfig, kEngine);
 }
 
+constexpr GgmlVocabulary kVocabulary = {
+    .fewer_layers = "Llama(..., n_gpu_layers=...) lower than now (-1 puts every layer on the GPU)",
+    .context = "Llama(..., n_ctx={0:.0f}) (now {1:.0f})",
+    .lower_context = "Llama(..., n_ctx=...) lower",
+    .quantized_kv = "Llama(..., flash_attn=True, type_k=8, type_v=8)",
+    .quantized_kv_why = "a q8_0 KV cache (type 8; it needs flash attention): about half the "
+                        "bytes per token",
+    .kv_off_gpu = "Llama(..., offload_kqv=False)",
+    .smaller_batch = "Llama(..., n_batch=256, n_ubatch=256)",
+    .flash_attention = "Llama(..., flash_attn=True)",
+    .weights_words = "the layers Llama(n_gpu_layers=...) put on the GPU do not fit in its memory",
+    .kv_words = "the KV cache for the context (Llama(n_ctx=...)) did not fit after the weights",
+};
+
 std::string Say(Words rule, const Facts& f) {
   (void)f;
-  switch (rule) {
-    case Words::kWeightBuffer:
-      return "the layers Llama(n_gpu_layers=...) put on the GPU do not fit in its memory";
-    case Words::kKvBuffer:
-      return "the KV cache for the context (Llama(n_ctx=...)) did not fit after the weights";
-    default:
-      return "";
-  }
-}
-
-// Half the context the log gives, as Llama(n_ctx=...).
-std::string HalfContext(const Facts& f) {
-  const auto n = f.get(Num::kMaxModelLen);
-  if (!n || *n < 1024) return "Llama(..., n_ctx=...) lower";
-  return fmt::format("Llama(..., n_ctx={:.0f}) (now {:.0f})",
-                     std::max(512.0, std::floor(*n / 2 / 512) * 512), *n);
+  return GgmlFrontEndWords(kVocabulary, rule);
 }
 
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
-  switch (cause) {
-    case Cause::kWeightsTooLarge:
-      AddFix(d, "Llama(..., n_gpu_layers=...) lower than now (-1 puts every layer on the GPU)",
-             "the layers left on the CPU free GPU memory for the rest");
-      AddFix(d, "a smaller quantization of the model (a Q4_K_M GGUF instead of Q8_0)",
-             "smaller layers, more of them on the GPU");
-      return true;
-    case Cause::kKvTooLongContext:
-    case Cause::kKvNoMemory:
-    case Cause::kKvTooManySequences:
-      if (f.has(EventKind::kContextExceeded)) {
-        // The context full (llama_decode returned 1), not an allocation: a larger one.
-        const auto n = f.get(Num::kMaxModelLen);
-        AddFix(d,
-               n ? fmt::format("Llama(..., n_ctx={:.0f})", std::min(*n * 2, 1048576.0))
-                 : std::string("Llama(..., n_ctx=...) larger"),
-               "the prompt and the tokens to generate must fit the context together");
-        AddFix(d, "max_tokens lower, or a shorter prompt", "fewer tokens in the context");
-        return true;
-      }
-      AddFix(d, HalfContext(f), "the KV cache grows linearly with the context");
-      AddFix(d, "Llama(..., flash_attn=True, type_k=8, type_v=8)",
-             "a q8_0 KV cache (type 8; it needs flash attention): about half the bytes per "
-             "token");
-      AddFix(d, "Llama(..., offload_kqv=False)",
-             "keeps the KV cache in host memory (slower), leaving the GPU to the layers");
-      return true;
-    case Cause::kComputeBuffer:
-      AddFix(d, "Llama(..., n_batch=256, n_ubatch=256)",
-             "the compute buffer is sized for the batch llama.cpp processes at once (512 by "
-             "default)");
-      AddFix(d, "Llama(..., flash_attn=True)", "a smaller attention compute buffer");
-      AddFix(d, HalfContext(f), "the compute buffer grows with the context too");
-      return true;
-    case Cause::kFragmentation:
-      return false;
-    default:
-      AddFix(d, "Llama(..., n_gpu_layers=...) lower",
-             "the layers left on the CPU free GPU memory for the rest");
-      AddFix(d, HalfContext(f), "a smaller KV cache and compute buffer");
-      return true;
+  const bool kv = cause == Cause::kKvTooLongContext || cause == Cause::kKvNoMemory ||
+                  cause == Cause::kKvTooManySequences;
+  if (kv && f.has(EventKind::kContextExceeded)) {
+    // The context full (llama_decode returned 1), not an allocation: a larger one.
+    const auto n = f.get(Num::kMaxModelLen);
+    AddFix(d,
+           n ? fmt::format("Llama(..., n_ctx={:.0f})", std::min(*n * 2, 1048576.0))
+             : std::string("Llama(..., n_ctx=...) larger"),
+           "the prompt and the tokens to generate must fit the context together");
+    AddFix(d, "max_tokens lower, or a shorter prompt", "fewer tokens in the context");
+    return true;
   }
+  return GgmlFrontEndFixes(kVocabulary, cause, f, d);
 }
 
 }  // namespace

@@ -1,0 +1,66 @@
+// One set of fixes for the programs that run llama.cpp in their own process
+// (readers/ggml_front_end.h).
+#include "doctor/readers/ggml_front_end.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace vramfit::doctor {
+namespace {
+
+// Half the log's context, rounded down to a multiple of 512 (KoboldCpp's sizes and llama.cpp's
+// padding both are): the vocabulary's own spelling, or its "lower" where the log gives none.
+std::string HalfContext(const GgmlVocabulary& v, const Facts& f) {
+  const auto n = f.get(Num::kMaxModelLen);
+  if (!n || *n < 1024) return v.lower_context;
+  return fmt::format(fmt::runtime(v.context), std::max(512.0, std::floor(*n / 2 / 512) * 512),
+                     *n);
+}
+
+}  // namespace
+
+bool GgmlFrontEndFixes(const GgmlVocabulary& v, Cause cause, const Facts& f, Diagnosis* d) {
+  switch (cause) {
+    case Cause::kWeightsTooLarge:
+      AddFix(d, v.fewer_layers, "the layers left on the CPU free GPU memory for the rest");
+      AddFix(d, "a smaller quantization of the model", "smaller layers, more of them on the GPU");
+      return true;
+    case Cause::kKvTooLongContext:
+    case Cause::kKvNoMemory:
+    case Cause::kKvTooManySequences:
+      AddFix(d, HalfContext(v, f), "the KV cache grows linearly with the context");
+      AddFix(d, v.quantized_kv, v.quantized_kv_why);
+      AddFix(d, v.kv_off_gpu,
+             "keeps the KV cache in host memory (slower), leaving the GPU to the layers");
+      return true;
+    case Cause::kComputeBuffer:
+      AddFix(d, v.smaller_batch,
+             "the compute buffer is sized for the batch llama.cpp processes at once (512 by "
+             "default)");
+      AddFix(d, v.flash_attention, "a smaller attention compute buffer");
+      AddFix(d, HalfContext(v, f), "the compute buffer grows with the context too");
+      return true;
+    case Cause::kFragmentation:
+      return false;
+    default:
+      AddFix(d, v.fewer_layers, "the layers left on the CPU free GPU memory for the rest");
+      AddFix(d, HalfContext(v, f), "a smaller KV cache and compute buffer");
+      return true;
+  }
+}
+
+std::string GgmlFrontEndWords(const GgmlVocabulary& v, Words rule) {
+  switch (rule) {
+    case Words::kWeightBuffer:
+      return v.weights_words;
+    case Words::kKvBuffer:
+      return v.kv_words;
+    default:
+      return "";
+  }
+}
+
+}  // namespace vramfit::doctor
