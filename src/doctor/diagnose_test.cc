@@ -1731,6 +1731,26 @@ TEST(Diagnose, HqqBackendRepackIsTheLoadsCopy) {
   }
 }
 
+// Pieces of two messages a report keeps alone: vLLM's max-length check's last clause quoted in
+// prose, and ggml-cuda's allocation failure's tail on a line of its own.
+TEST(Diagnose, LoneEndsOfEngineMessages) {
+  const Diagnosis vllm = DiagnoseText(
+      "- fp16 cannot serve a 32k request (vLLM refuses with \"estimated maximum model length is "
+      "25968\"); fp8 reaches ~52k.\n");
+  EXPECT_EQ(vllm.engine, "vllm");
+  EXPECT_EQ(vllm.stage, "kv_cache");
+  EXPECT_EQ(vllm.cause, "kv_too_long_context");
+  const Diagnosis ggml = DiagnoseText(
+      "NvMapMemAllocInternalTagged: error 12\ncudaMalloc failed: out of memory\n");
+  EXPECT_TRUE(ggml.found);
+  EXPECT_EQ(ggml.engine, "llama.cpp");
+  // Inside Ollama's runner message it stays the runner's.
+  EXPECT_EQ(DiagnoseText("Error: llama runner process has terminated: cudaMalloc failed: out of "
+                         "memory\n")
+                .engine,
+            "ollama");
+}
+
 // ggml-cuda's old check reflowed over three lines ("CUDA error 2 at" / the path / "out of
 // memory") is still the allocation failure.
 TEST(Diagnose, OldGgmlCudaCheckOverThreeLines) {

@@ -168,6 +168,11 @@ void Match(const Line& line) {
   if (alloc.empty()) {
     alloc = WholeBoth(line, "cuda_buffer_type_alloc_buffer: allocating ", " on device ");
   }
+  // The message's tail on a line of its own ("cudaMalloc failed: out of memory", where a paste
+  // kept only that, or a terminal cut it from its head a line above no longer shown).
+  const bool tail = alloc.empty() && Has(s, "cudaMalloc failed: out of memory") &&
+                    Trimmed(s).starts_with("cudaMalloc failed");
+  if (tail) line.Emit(EventKind::kGgmlAllocFail, kEngine).values[Num::kHost] = 0;
   if (!alloc.empty()) {
     const LineView& s = alloc;
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);

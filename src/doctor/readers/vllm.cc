@@ -332,10 +332,11 @@ void MatchKvCache(const Line& line) {
     // The second clause alone, wrapped over two lines ("16.44 GiB KV cache is needed, which is
     // larger than the" + "available KV cache memory (14.25 GiB)", as notes reflow it).
     MaxLenError(line, t);
-  } else if (constexpr std::string_view kEstimated = "the estimated maximum model length is";
+  } else if (constexpr std::string_view kEstimated = "estimated maximum model length is";
              Has(s, kEstimated) ||
              (Has(s, "maximum model length is") && Has(line.joined_tight, kEstimated))) {
-    // The error's last sentence on a line of its own.
+    // The error's last sentence on a line of its own (or quoted alone in a report's prose:
+    // "vLLM refuses with 'estimated maximum model length is 25968'").
     const std::string_view t = Has(s, kEstimated) ? s : line.joined_tight;
     auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
     Set(e, Num::kEstimatedMaxModelLen, NumberAfter(t, kEstimated));
