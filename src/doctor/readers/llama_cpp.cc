@@ -170,8 +170,11 @@ void Match(const Line& line) {
   }
   // The message's tail on a line of its own ("cudaMalloc failed: out of memory", where a paste
   // kept only that, or a terminal cut it from its head a line above no longer shown).
+  // (Not inside Ollama's report of its runner, "... process has terminated: cudaMalloc failed:
+  // out of memory", which its reader reads, also where a reflow parted it.)
   const bool tail = alloc.empty() && Has(s, "cudaMalloc failed: out of memory") &&
-                    Trimmed(s).starts_with("cudaMalloc failed");
+                    !Has(s, "terminated") && !Has(s, "no longer running") &&
+                    !Has(line.joined, "runner process") && !Has(line.joined, "server process");
   if (tail) line.Emit(EventKind::kGgmlAllocFail, kEngine).values[Num::kHost] = 0;
   if (!alloc.empty()) {
     const LineView& s = alloc;
