@@ -367,7 +367,11 @@ void Match(const Line& line) {
       !w.empty()) {
     auto& e = line.Emit(EventKind::kOllamaMarker, kEngine);
     const std::string_view rest = w.substr(w.find("running the model"));
-    if (Has(rest, "out of memory") || Has(rest, "CUDA error")) Set(e, Num::kServingOom, 1);
+    if (Has(rest, "out of memory") || Has(rest, "CUDA error")) {
+      Set(e, Num::kServingOom, 1);
+      // The completion it answers: a request was being served (the runtime's milestone).
+      line.Emit(EventKind::kServing, kEngine);
+    }
     if (Has(rest, "out of memory")) line.Emit(EventKind::kCudaOom, kEngine);
   }
 }
