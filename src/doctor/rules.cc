@@ -1316,9 +1316,6 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKvTooLongContext, S::kKvCache, Seen<E::kMaxLenError>, Words::kMaxLenCheck),
       Worded(C::kOtherProcess, S::kStartup, Seen<E::kStartupError>, Words::kStartupFreeMemory),
       Worded(C::kOtherProcess, S::kProfile, Seen<E::kProfilingError>, Words::kProfilingError),
-      Text(C::kOtherProcess, S::kKvCache, OtherInstanceLeftNoKv, kOtherInstanceText),
-      {C::kOtherProcess, S::kKvCache, OtherInstanceHeldTheCard, kOtherInstanceText, nullptr,
-       Words::kNone, true},
       Worded(C::kKvTooManySequences, S::kKvCache, Seen<E::kMambaBlocks>, Words::kMambaBlocks),
       Worded(C::kSamplerWarmup, S::kProfile, SamplerInProfile, Words::kSamplerWarmup),
       Worded(C::kSamplerWarmup, S::kWarmup, SamplerOom, Words::kSamplerWarmup),
@@ -1336,6 +1333,11 @@ const std::vector<Rule>& Rules() {
       Text(C::kKvTooLongContext, S::kKvCache, V0MaxLenCheck,
            "V0's initialize_cache check failed with GPU blocks left: one --max-model-len request "
            "needs more tokens than the blocks hold (# GPU blocks x 16)"),
+      // The report's words that another instance shared the GPU, before the engine's own
+      // accounting of a pool it found no room for (its messages above name what they check).
+      Text(C::kOtherProcess, S::kKvCache, OtherInstanceLeftNoKv, kOtherInstanceText),
+      {C::kOtherProcess, S::kKvCache, OtherInstanceHeldTheCard, kOtherInstanceText, nullptr,
+       Words::kNone, true},
       Worded(C::kKvNoMemory, S::kKvCache, Seen<E::kSglangNotEnough>, Words::kTokenPoolEmpty),
       Text(C::kKvNoMemory, S::kKvCache, NoKvMemory,
            "nothing is left for the KV cache: the weights and the profiled activation peak use the "
