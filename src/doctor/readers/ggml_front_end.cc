@@ -14,13 +14,18 @@ namespace {
 // Half the log's context, rounded down to a multiple of 512 (KoboldCpp's sizes and llama.cpp's
 // padding both are): the vocabulary's own spelling, or its "lower" where the log gives none.
 std::string HalfContext(const GgmlVocabulary& v, const Facts& f) {
-  const auto n = f.get(Num::kMaxModelLen);
-  if (!n || *n < 1024) return v.lower_context;
-  return fmt::format(fmt::runtime(v.context), std::max(512.0, std::floor(*n / 2 / 512) * 512),
-                     *n);
+  const auto half = HalfContext(f, 512);
+  if (!half) return v.lower_context;
+  return fmt::format(fmt::runtime(v.context), *half, *f.get(Num::kMaxModelLen));
 }
 
 }  // namespace
+
+std::optional<double> HalfContext(const Facts& f, double unit) {
+  const auto n = f.get(Num::kMaxModelLen);
+  if (!n || *n < 1024) return std::nullopt;
+  return std::max(unit, std::floor(*n / 2 / unit) * unit);
+}
 
 bool GgmlFrontEndFixes(const GgmlVocabulary& v, Cause cause, const Facts& f, Diagnosis* d) {
   switch (cause) {

@@ -5,6 +5,7 @@
 #ifndef VRAMFIT_DOCTOR_READERS_GGML_FRONT_END_H_
 #define VRAMFIT_DOCTOR_READERS_GGML_FRONT_END_H_
 
+#include <optional>
 #include <string>
 
 #include "doctor/readers/reader.h"
@@ -24,6 +25,10 @@ struct GgmlVocabulary {
   const char* weights_words;    // the weights' buffer did not fit (Words::kWeightBuffer)
   const char* kv_words;         // the KV cache did not fit (Words::kKvBuffer)
 };
+
+// Half the log's context (n_ctx, Num::kMaxModelLen) rounded down to a multiple of `unit` (at
+// least `unit`); none where the log gives no context of at least 1024 tokens.
+std::optional<double> HalfContext(const Facts& f, double unit);
 
 // The fixes for `cause` in `v`'s terms (the context halved from the log's n_ctx, rounded down
 // to a multiple of 512); false for a cause these programs cannot change (fragmentation).

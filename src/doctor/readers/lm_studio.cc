@@ -6,12 +6,12 @@
 // (Reader::wraps).
 #include <fmt/format.h>
 
-#include <cmath>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "doctor/readers/ggml_front_end.h"
 #include "doctor/readers/reader.h"
 
 namespace vramfit::doctor {
@@ -143,14 +143,13 @@ std::string Say(Words rule, const Facts& f) {
 
 // A lower Context Length: half the one the log gives, else unnamed.
 std::string LowerContext(const Facts& f) {
-  const auto n = f.get(Num::kMaxModelLen);
-  if (!n || *n < 1024) {
+  const auto half = HalfContext(f, 1024);
+  if (!half) {
     return "a lower Context Length in the model's load settings (lms load --context-length)";
   }
-  const double half = std::floor(*n / 2 / 1024) * 1024;
   return fmt::format("Context Length {0:.0f} in the model's load settings (lms load "
                      "--context-length {0:.0f}; now {1:.0f})",
-                     half, *n);
+                     *half, *f.get(Num::kMaxModelLen));
 }
 
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
