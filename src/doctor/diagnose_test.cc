@@ -1764,6 +1764,32 @@ TEST(Diagnose, OldGgmlCudaCheckOverThreeLines) {
                "weights_too_large");
 }
 
+// The same old check after a completion's timings (or llama-cpp-python's prefix-match line): the
+// device pool growing while a later request decodes, not the weights; before any request it
+// stays the weights' buffer.
+TEST(Diagnose, OldGgmlCudaCheckAfterARequestIsTheComputePool) {
+  const std::string check =
+      "CUDA error 2 at /tmp/pip-install-q1w2e3/llama-cpp-python_0a1b2c3d/vendor/llama.cpp/"
+      "ggml-cuda.cu:7110: out of memory\n"
+      "current device: 0\n";
+  const Diagnosis served = DiagnoseText(
+      "llama_print_timings:        load time =     812.40 ms\n"
+      "llama_print_timings:       total time =   14230.11 ms\n"
+      "Llama.generate: prefix-match hit\n" +
+      check);
+  EXPECT_EQ(served.engine, "llama-cpp-python");
+  EXPECT_EQ(served.stage, "runtime");
+  EXPECT_EQ(served.cause, "compute_buffer");
+  EXPECT_NE(served.stage_evidence.find("furthest milestone"), std::string::npos);
+  const Diagnosis cold = DiagnoseText(check);
+  EXPECT_EQ(cold.stage, "load");
+  EXPECT_EQ(cold.cause, "weights_too_large");
+  // Newer builds print the same timings as llama_perf_context_print.
+  EXPECT_EQ(DiagnoseText("llama_perf_context_print:        load time =     812.40 ms\n" + check)
+                .cause,
+            "compute_buffer");
+}
+
 // vLLM V0 preempting by swap with the CPU swap space full: the KV cache held too many sequences.
 TEST(Diagnose, VllmSwapSpaceExhausted) {
   const Diagnosis d = DiagnoseText(

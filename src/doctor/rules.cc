@@ -734,6 +734,16 @@ bool GgmlBufferOverNamedModel(const Facts& f) {
   return req && params > 0 && *req > 4 * params;
 }
 
+// ggml-cuda's check before 2024 ("CUDA error 2 at ggml-cuda.cu:N: out of memory", the
+// allocation unnamed) after a request was served: the weights and the KV cache were allocated
+// as the model and its context were created, while the device pool (ggml_cuda_pool_malloc,
+// cudaMalloc under CUDA_CHECK) grew as each graph computed; past a served request, a growing
+// batch over a longer context is what the check failed on.
+bool GgmlUnnamedCheckServing(const Facts& f) {
+  return GgmlBuffer(f) && !f.has(EventKind::kGgmlLoadFail) && !f.has(EventKind::kImage) &&
+         GgmlFailedAfter(f, EventKind::kRequest) && FailureSays(f, {"CUDA error 2 at"});
+}
+
 // A device buffer failed whose size is the one the log gave the KV cache (llama.cpp's "CUDA0 KV
 // buffer size = X MiB", Ollama's msg="kv cache" device=CUDA0 size="X GiB", rounded to a tenth
 // of a GiB) and not the weights': the KV cache, whatever order the lines came in.
@@ -1430,6 +1440,8 @@ const std::vector<Rule>& Rules() {
       Worded(C::kComputeBuffer, S::kRuntime, GgmlComputeDecode, Words::kDecodeComputeBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlCompute, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlBufferImage, Words::kImageBuffer),
+      Worded(C::kComputeBuffer, S::kRuntime, GgmlUnnamedCheckServing,
+             Words::kDecodeComputeBuffer),
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferIsKv, Words::kKvBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlBufferAtReserve, Words::kContextComputeBuffer),
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferAfterWeights, Words::kKvBuffer),
@@ -1647,8 +1659,13 @@ const Rule& Classify(const Facts& f, Diagnosis* d) {
             : "the failure's own lines";
     // A traceback that places it further than the error text alone (TGI's "Method Warmup
     // encountered an error" wrapping the KV cache's allocation): both, the frame last.
+    // So too a milestone that places it where a rule read past the error text's own stage (a
+    // buffer's failure read as a decode's after a served request).
     if (own_text && f.frame_stage && *f.frame_stage == stage && stage == f.stage &&
         f.stage_why.rfind("traceback frame", 0) == 0) {
+      d->stage_evidence += "; " + f.stage_why;
+    } else if (own_text && f.milestone_stage && *f.milestone_stage == stage && stage == f.stage &&
+               f.stage_why.rfind("furthest milestone", 0) == 0) {
       d->stage_evidence += "; " + f.stage_why;
     }
     if ((f.frame_stage || f.milestone_stage) && stage != f.stage) {

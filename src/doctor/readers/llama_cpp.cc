@@ -538,6 +538,17 @@ void Match(const Line& line) {
       (Has(s, "slot ") && Has(s, ": id ") && Has(s, " | task "))) {
     line.Emit(EventKind::kRequest, kEngine);
   }
+  // A generation already finished: llama.cpp's timings, which llama_print_timings (2023-2024,
+  // "llama_print_timings:        load time = ...") and llama_perf_context_print (its successor)
+  // print once a completion is done (llama-cpp-python's _create_completion when verbose, the
+  // server's print_timings, llama-cli at its end); and llama-cpp-python's "Llama.generate:
+  // prefix-match hit" (llama.py generate, verbose), printed when a prompt shares its start with
+  // tokens the context already evaluated: an earlier request ran.
+  if (Has(s, "llama_print_timings:") || Has(s, "llama_perf_context_print:") ||
+      Has(s, "print_timings: prompt eval time") || Has(s, "Llama.generate: prefix-match hit") ||
+      (Has(s, "Llama.generate: ") && Has(s, " prefix-match hit"))) {
+    line.Emit(EventKind::kRequest, kEngine);
+  }
   // llama-cli's generation set up after the context (tools/main/main.cpp, examples/main before
   // 2025: "sampler seed: ...", "sampler chain: ...", "generate: n_ctx = 4096, n_batch = 2048,
   // ..."): printed after common_init_from_params, whose warm-up decode is therefore done.

@@ -20,9 +20,12 @@ constexpr char kEngine[] = "llama-cpp-python";
 // The bindings' own lines: a traceback through the package (site-packages/llama_cpp/llama.py,
 // _internals.py), its import or constructor in the program's code, or its errors
 // (_internals.py LlamaModel / LlamaContext: "Failed to load model from file: PATH", "Failed to
-// create llama_context"; llama.py: "llama_decode returned N").
+// create llama_context"; llama.py: "llama_decode returned N"), or a path in pip's build
+// directory of the package ("/tmp/pip-install-x/llama-cpp-python_<hash>/vendor/llama.cpp/
+// ggml-cuda.cu", where a source build's CUDA check names its file).
 bool BindingsLine(const LineView& s) {
   if (!Has(s, "llama_cpp") && !Has(s, "Llama(") && !Has(s, "LlamaCpp(") &&
+      !Has(s, "llama-cpp-python_") &&
       !Has(s, "create llama_context") && !Has(s, "load model from file") &&
       !Has(s, "llama_decode ret")) {
     return false;  // most lines stop here
@@ -31,7 +34,7 @@ bool BindingsLine(const LineView& s) {
          Has(s, "from llama_cpp import") ||
          Has(s, "import llama_cpp") || Has(s, "Llama(model_path") || Has(s, "LlamaCpp(") ||
          Has(s, "Failed to create llama_context") || Has(s, "Failed to load model from file") ||
-         Has(s, "llama_decode returned");
+         Has(s, "llama_decode returned") || Has(s, "llama-cpp-python_");
 }
 
 void Match(const Line& line) {
