@@ -237,8 +237,11 @@ enum class Num : uint8_t {
   // llama.cpp's failed buffer was the recurrent-state cache ("failed to allocate buffer for rs
   // cache": the fixed per-sequence state of Mamba and linear-attention layers): 1.
   kRecurrentState,            // recurrent_state
+  // ggml-cuda's check before 2024 failed an allocation it does not name ("CUDA error 2 at
+  // ggml-cuda.cu:N: out of memory"): 1.
+  kUnnamedCudaCheck,          // unnamed_cuda_check
 };
-inline constexpr int kNumCount = 78;
+inline constexpr int kNumCount = 79;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -741,7 +741,8 @@ bool GgmlBufferOverNamedModel(const Facts& f) {
 // batch over a longer context is what the check failed on.
 bool GgmlUnnamedCheckServing(const Facts& f) {
   return GgmlBuffer(f) && !f.has(EventKind::kGgmlLoadFail) && !f.has(EventKind::kImage) &&
-         GgmlFailedAfter(f, EventKind::kRequest) && FailureSays(f, {"CUDA error 2 at"});
+         GgmlFailedAfter(f, EventKind::kRequest) &&
+         ValueOf(f.first_of(EventKind::kGgmlAllocFail), Num::kUnnamedCudaCheck).value_or(0) > 0;
 }
 
 // A device buffer failed whose size is the one the log gave the KV cache (llama.cpp's "CUDA0 KV

@@ -176,6 +176,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kDeviceTotalBytes, "device_total_bytes"},
     {Num::kMaxInputTokens, "max_input_tokens"},
     {Num::kRecurrentState, "recurrent_state"},
+    {Num::kUnnamedCudaCheck, "unnamed_cuda_check"},
 };
 
 // Entry i names value i, and every value has an entry.

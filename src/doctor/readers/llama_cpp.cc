@@ -382,6 +382,7 @@ void Match(const Line& line) {
     const bool pinned =
         Has(line.joined, "mem required  =") || Has(line.joined, "state) CUDA error 2 at");
     e.values[Num::kHost] = pinned ? 1 : 0;
+    e.values[Num::kUnnamedCudaCheck] = 1;
     if (pinned) line.Emit(EventKind::kHostBufferFail, kEngine);
   }
   // llama_decode returning an error (llama.h: 1 is "no KV slot", negative values are errors;
