@@ -526,7 +526,10 @@ bool MatchFrame(const Line& line) {
   const std::string_view joined = Trimmed(line.joined);
   if (!lead.empty() && !line.joined.empty() && !Has(s, ".py\", line ") && !Has(s, "File \"") &&
       (Has(line.joined, ".py\", line ") || Has(line.joined, "File \""))) {
-    const bool one_word = lead.find(' ') == std::string_view::npos;
+    // (One word, or one word and what a collector appends to a line: Ray's "[repeated 3x
+    // across cluster]".)
+    const bool one_word = lead.find(' ') == std::string_view::npos ||
+                          lead.substr(lead.find(' ')).starts_with(" [repeated ");
     const bool tail_piece =
         // "line N, in NAME" or "N, in NAME" (the cut after "line")
         ((lead.starts_with("line ") || std::isdigit(static_cast<unsigned char>(lead[0]))) &&
