@@ -381,6 +381,8 @@ class Doctor {
   void MentionOther(const LogEvent& e) {
     const doctor::OtherErrorClass& c = *doctor::OtherErrorOf(e);
     SetOtherError(e, c);
+    // (The exception that carries the out-of-memory's own words, on its line, is no other.)
+    if (f_.oom_line != 0 && e.line == f_.oom_line) return;
     if (f_.oom_line == 0) {
       d_.notes.push_back(fmt::format("the log also shows {} at line {}: the KV-cache error is "
                                      "read as the failure",

@@ -1037,6 +1037,43 @@ TEST(Diagnose, LoadPhaseWordsPlaceABareOutOfMemory) {
   EXPECT_NE(DiagnoseText("Quantizing took 2 hours.\n" + oom).stage, "load");
 }
 
+// Windows' commit limit (error 1455) and a DataLoader worker ended by SIGKILL are host memory,
+// each with its own way out; the driver API's and HIP's names for the status are a device's
+// out-of-memory.
+TEST(Diagnose, CommitLimitDataLoaderKillAndStatusNames) {
+  const Diagnosis paging = DiagnoseText(
+      "OSError: [WinError 1455] The paging file is too small for this operation to complete. "
+      "Error loading \"C:\\venv\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll\" or "
+      "one of its dependencies.\n");
+  EXPECT_EQ(paging.cause, "host_memory");
+  ASSERT_FALSE(paging.fixes.empty());
+  EXPECT_NE(paging.fixes[0].change.find("page file"), std::string::npos);
+  for (const std::string& note : paging.notes) {
+    EXPECT_EQ(note.find("the log also shows"), std::string::npos) << note;
+  }
+  const Diagnosis worker = DiagnoseText(
+      "  File \"/opt/conda/lib/python3.10/site-packages/torch/utils/data/_utils/"
+      "signal_handling.py\", line 66, in handler\n"
+      "RuntimeError: DataLoader worker (pid 88213) is killed by signal: Killed.\n");
+  EXPECT_EQ(worker.stage, "runtime");
+  EXPECT_EQ(worker.cause, "host_memory");
+  ASSERT_FALSE(worker.fixes.empty());
+  EXPECT_NE(worker.fixes[0].change.find("num_workers"), std::string::npos);
+  // A bus error in a worker stays shared memory's.
+  EXPECT_NE(DiagnoseText("RuntimeError: DataLoader worker (pid 88213) is killed by signal: Bus "
+                         "error. It is possible that dataloader's workers are out of shared "
+                         "memory. Please try to raise your shared memory limit.\n")
+                .summary.find("shared memory"),
+            std::string::npos);
+  for (const char* status : {"cupy_backends.cuda.api.driver.CUDADriverError: "
+                             "CUDA_ERROR_OUT_OF_MEMORY: out of memory\n",
+                             "rocBLAS error: hipErrorOutOfMemory\n"}) {
+    const Diagnosis d = DiagnoseText(status);
+    EXPECT_TRUE(d.found) << status;
+    EXPECT_NE(d.cause, "host_memory") << status;
+  }
+}
+
 // The report's words that the process was killed, with no GPU out-of-memory in the excerpt: the
 // kernel's OOM killer (host memory). A person's kill is not one, and a GPU out-of-memory decides.
 TEST(Diagnose, ProseKilledWithNoGpuOomIsHostMemory) {

@@ -80,6 +80,11 @@ bool HostOomKill(const Facts& f) {
   return f.has(EventKind::kHostOomKill) && !f.has(EventKind::kTorchOom) &&
          !f.has(EventKind::kCudaOom);
 }
+// A DataLoader worker killed by SIGKILL (readers/pytorch.cc): the OOM killer ended it while the
+// loop ran, each worker holding its copy of the dataset's objects and its prefetched batches.
+bool DataLoaderWorkerKilled(const Facts& f) {
+  return HostOomKill(f) && FailureSays(f, {"is killed by signal: Killed"});
+}
 // With no frame or milestone, at load (as for a host buffer below): a program's host memory
 // peaks while a checkpoint is read into it.
 bool HostOomKillAtLoad(const Facts& f) {
@@ -1400,6 +1405,10 @@ const std::vector<Rule>& Rules() {
            "grows with the micro-batch and the context"),
       Worded(C::kHostMemory, S::kLoad, HostBufferAtLoad, Words::kHostMemory),
       {C::kHostMemory, S::kLoad, HostBuffer, nullptr, nullptr, Words::kHostMemory, true},
+      Text(C::kHostMemory, S::kRuntime, DataLoaderWorkerKilled,
+           "a DataLoader worker was killed (SIGKILL) while batches were loaded: the kernel's OOM "
+           "killer, host memory exhausted by the workers' copies of the dataset and their "
+           "prefetched batches beside the main process"),
       Worded(C::kHostMemory, S::kLoad, HostOomKillAtLoad, Words::kHostMemory),
       {C::kHostMemory, S::kLoad, HostOomKill, nullptr, nullptr, Words::kHostMemory, true},
       Text(C::kActivationPeak, S::kLoad, ExLlamaConvertStopped,

@@ -1820,7 +1820,12 @@ void MatchHostAllocFail(const Line& line) {
   const auto map = SaidAcrossCut(line, [](const auto& t) {
     return Has(t, "unable to mmap ") && Has(t, "Cannot allocate memory (12");
   });
-  if (!cpu_allocator && !map && !Has(s, "[Errno 12] Cannot allocate memory") &&
+  // Windows refusing a commit past its limit (ERROR_COMMIT_LIMIT, 1455: "OSError: [WinError
+  // 1455] The paging file is too small for this operation to complete"): RAM and the page file
+  // together exhausted, as torch's DLLs load in each spawned DataLoader worker or a checkpoint is
+  // read into host memory.
+  const bool commit_limit = Has(s, "paging file is too small") || Has(s, "[WinError 1455]");
+  if (!cpu_allocator && !map && !commit_limit && !Has(s, "[Errno 12] Cannot allocate memory") &&
       !Has(s, "Cannot allocate memory (os error 12)")) {
     return;
   }
@@ -1860,7 +1865,11 @@ bool OtherDeviceOom(const LineView& s) {
          (Has(s, "CUBLAS_STATUS_NOT_INITIALIZED") && Has(s, "cublasCreate")) ||
          Has(s, "_RESULT_ERROR_OUT_OF_DEVICE_MEMORY") ||
          (Has(s, "RESOURCE_EXHAUSTED") &&
-          (Has(s, "Out of memory") || Has(s, "Error allocating device buffer")));
+          (Has(s, "Out of memory") || Has(s, "Error allocating device buffer"))) ||
+         // The driver API's and HIP's names for the same status (cuda.h CUDA_ERROR_OUT_OF_MEMORY,
+         // hip_runtime_api.h hipErrorOutOfMemory), as CuPy, Numba, cuda-python and ROCm's
+         // libraries print them.
+         Has(s, "CUDA_ERROR_OUT_OF_MEMORY") || Has(s, "hipErrorOutOfMemory");
 }
 
 // The MPS allocator refusing one buffer above Metal's largest ("Invalid buffer size: 36.00 GB",
@@ -2027,6 +2036,9 @@ void Match(const Line& line) {
       Has(s, "oom_kill event") ||
       Has(s, "killed by the OOM killer") || Has(s, "with result 'oom-kill'") ||
       Has(s, "oom-kill event") || Has(s, "OOMKilled") ||
+      // A DataLoader worker ended by SIGKILL (torch/utils/data/_utils/signal_handling.py:
+      // "DataLoader worker (pid N) is killed by signal: Killed."): the kernel's OOM killer.
+      Has(s, "is killed by signal: Killed") ||
       ((Has(s, "illed") || Has(s, " 137") || Has(s, "SIGKILL") || Has(s, "]^C")) && !self_killed &&
        ShellKilled(line.text))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
@@ -2480,6 +2492,24 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "fewer or shorter calibration samples (llm-compressor num_calibration_samples / "
               "max_seq_length, GPTQModel's calibration dataset, AutoAWQ max_calib_samples)",
            "the inputs kept for each layer grow with samples x length");
+    return true;
+  }
+  if (cause == Cause::kHostMemory && FailureSays(f, {"paging file is too small", "WinError 1455"})) {
+    AddFix(d, "a larger page file (System > Advanced system settings > Performance > Virtual "
+              "memory: system managed, on a drive with free space), or more RAM",
+           "Windows refuses a commit past RAM plus the page file (error 1455); loading torch's "
+           "CUDA libraries and the checkpoint commit several GB each");
+    AddFix(d, "DataLoader(num_workers=0) (or fewer workers) where the error comes from workers",
+           "each spawned worker on Windows imports torch and its CUDA DLLs again, committing "
+           "their size once more");
+    return true;
+  }
+  if (cause == Cause::kHostMemory && FailureSays(f, {"is killed by signal: Killed"})) {
+    AddFix(d, "fewer DataLoader workers (num_workers) and a smaller prefetch_factor",
+           "each worker holds its own copy of the dataset's Python objects (copy-on-write pages "
+           "touched by reference counting) and its prefetched batches");
+    AddFix(d, "more host RAM or swap (dmesg shows the OOM killer's line)",
+           "the main process, its pinned buffers and every worker share the host's memory");
     return true;
   }
   if (cause == Cause::kHostMemory) {
