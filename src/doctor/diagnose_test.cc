@@ -1065,6 +1065,19 @@ TEST(Diagnose, CommitLimitDataLoaderKillAndStatusNames) {
                          "memory. Please try to raise your shared memory limit.\n")
                 .summary.find("shared memory"),
             std::string::npos);
+  // The kernel driver's own line (dmesg) is a device's out-of-memory; beside the OOM killer's on
+  // a unified-memory part it stays host memory.
+  const std::string nvrm =
+      "[ 8812.004113] NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] "
+      "(0x00000051) returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359\n";
+  const Diagnosis driver = DiagnoseText(nvrm);
+  EXPECT_TRUE(driver.found);
+  EXPECT_NE(driver.cause, "host_memory");
+  EXPECT_EQ(DiagnoseText(nvrm +
+                         "[ 8812.411020] Out of memory: Killed process 40121 (python3) "
+                         "total-vm:190312412kB, anon-rss:101230112kB\n")
+                .cause,
+            "host_memory");
   for (const char* status : {"cupy_backends.cuda.api.driver.CUDADriverError: "
                              "CUDA_ERROR_OUT_OF_MEMORY: out of memory\n",
                              "rocBLAS error: hipErrorOutOfMemory\n"}) {

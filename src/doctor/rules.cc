@@ -76,9 +76,12 @@ bool V0MaxLenCheck(const Facts& f) {
 // Not when the log also holds a GPU out-of-memory (the allocator's message, or CUDA's / HIP's
 // error raised with its traceback, as in a quantizer's Hessian): that failure is the GPU's, and a
 // kill report beside it is the process's end, not what ran out.
+// (The kernel driver's own out-of-memory line beside the OOM killer's is the same exhaustion of
+// host memory on a unified-memory part, not a device's error that decides.)
 bool HostOomKill(const Facts& f) {
+  const LogEvent* device = f.first_of(EventKind::kCudaOom);
   return f.has(EventKind::kHostOomKill) && !f.has(EventKind::kTorchOom) &&
-         !f.has(EventKind::kCudaOom);
+         (!device || Has(device->text, "[NV_ERR_NO_MEMORY]"));
 }
 // A DataLoader worker killed by SIGKILL (readers/pytorch.cc): the OOM killer ended it while the
 // loop ran, each worker holding its copy of the dataset's objects and its prefetched batches.

@@ -1869,7 +1869,12 @@ bool OtherDeviceOom(const LineView& s) {
          // The driver API's and HIP's names for the same status (cuda.h CUDA_ERROR_OUT_OF_MEMORY,
          // hip_runtime_api.h hipErrorOutOfMemory), as CuPy, Numba, cuda-python and ROCm's
          // libraries print them.
-         Has(s, "CUDA_ERROR_OUT_OF_MEMORY") || Has(s, "hipErrorOutOfMemory");
+         Has(s, "CUDA_ERROR_OUT_OF_MEMORY") || Has(s, "hipErrorOutOfMemory") ||
+         // The NVIDIA kernel driver failing a memory allocation for the GPU, in the kernel log
+         // (dmesg: "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY]
+         // ... returned from _memdescAllocInternal"): the process sees CUDA's out-of-memory; on a
+         // unified-memory part (GB10, Jetson) the memory it draws from is the host's.
+         Has(s, "[NV_ERR_NO_MEMORY]");
 }
 
 // The MPS allocator refusing one buffer above Metal's largest ("Invalid buffer size: 36.00 GB",
