@@ -214,8 +214,9 @@ const std::vector<Shape>& Shapes() {
       // read after other words on its line. Left: logs whose records open with nothing the
       // splitter knows (a quantizer's own lines, bars quoted as Markdown code, a message
       // continued on its next line), a newest-first RunPod log, and milestones that follow the
-      // error in the file but share its line once joined.)
-      {"line ends lost", nullptr, "\n", 7, LineEndsLost},
+      // error in the file but share its line once joined; 8 with batch 80's three-line excerpt
+      // whose shell notice, "killed", ends its line once joined to the script's prints.)
+      {"line ends lost", nullptr, "\n", 8, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
       // A reflow at word breaks moved 108 logs at 72 columns and 61 at 100 when the shape was
       // added (42 and 28 of them development logs), 58 and 42 once a log reflowed so is read as

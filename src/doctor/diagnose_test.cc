@@ -1103,6 +1103,11 @@ TEST(Diagnose, ProseKilledWithNoGpuOomIsHostMemory) {
                                "GiB of which 3.06 MiB is free.\n")
                 .cause,
             "host_memory");
+  // The shell's notice retyped in lower case on its own line.
+  EXPECT_EQ(
+      DiagnoseText("Using GPU NVIDIA GeForce GTX 1660\nGPU memory_allocated: 0\nkilled\n").cause,
+      "host_memory");
+  EXPECT_NE(DiagnoseText("the job was not killed\n").cause, "host_memory");
   // The Chinese forms: "the program was killed", "the process was killed".
   for (const char* words : {"\xe7\xa8\x8b\xe5\xba\x8f\xe8\xa2\xabkill\xe6\x8e\x89\n",
                             "\xe8\xbf\x9b\xe7\xa8\x8b\xe8\xa2\xab\xe6\x9d\x80\n"}) {

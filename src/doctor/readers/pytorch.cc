@@ -1691,7 +1691,10 @@ bool ShellKilled(std::string_view s) {
   if (ShellJobKilled(s) || Has(s, "zsh: killed ") || Has(s, "terminated by signal SIGKILL") ||
       compose)
     return true;
-  const size_t killed = s.rfind("Killed");
+  // (Also the shell's notice as a post retyped it, in lower case, alone.)
+  size_t killed = s.rfind("Killed");
+  const bool lower = killed == std::string_view::npos;
+  if (lower) killed = s.rfind("killed");
   if (killed == std::string_view::npos) return false;
   // "Killed" alone (after a collector's prefix: "name | ", "host: ", kubectl's "[pod/...] "), or
   // in a script's job report.
@@ -1702,7 +1705,7 @@ bool ShellKilled(std::string_view s) {
                       before.ends_with("] "));
   const bool job = Has(before, ": line ") && before.ends_with(" ") &&
                    (killed + 6 == s.size() || s[killed + 6] == ' ');
-  return alone || job;
+  return alone || (job && !lower);
 }
 
 // A sentence saying the process was killed ("with message `killed`", "it gets killed", "the
@@ -2499,7 +2502,8 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "the inputs kept for each layer grow with samples x length");
     return true;
   }
-  if (cause == Cause::kHostMemory && FailureSays(f, {"paging file is too small", "WinError 1455"})) {
+  if (cause == Cause::kHostMemory &&
+      FailureSays(f, {"paging file is too small", "WinError 1455"})) {
     AddFix(d, "a larger page file (System > Advanced system settings > Performance > Virtual "
               "memory: system managed, on a drive with free space), or more RAM",
            "Windows refuses a commit past RAM plus the page file (error 1455); loading torch's "
