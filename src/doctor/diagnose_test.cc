@@ -1108,6 +1108,16 @@ TEST(Diagnose, ProseKilledWithNoGpuOomIsHostMemory) {
       DiagnoseText("Using GPU NVIDIA GeForce GTX 1660\nGPU memory_allocated: 0\nkilled\n").cause,
       "host_memory");
   EXPECT_NE(DiagnoseText("the job was not killed\n").cause, "host_memory");
+  // The kill right after a progress bar it left unfinished; the CPU allocator's Windows words
+  // quoted without its name.
+  EXPECT_EQ(DiagnoseText("Loading checkpoint shards:   0%|          | 0/7 [00:00<?, ?it/s]"
+                         "Killed\n")
+                .cause,
+            "host_memory");
+  EXPECT_EQ(DiagnoseText("at 94% it says not enough memory: you tried to allocate 283115520 "
+                         "bytes. What to do?\n")
+                .cause,
+            "host_memory");
   // The Chinese forms: "the program was killed", "the process was killed".
   for (const char* words : {"\xe7\xa8\x8b\xe5\xba\x8f\xe8\xa2\xabkill\xe6\x8e\x89\n",
                             "\xe8\xbf\x9b\xe7\xa8\x8b\xe8\xa2\xab\xe6\x9d\x80\n"}) {

@@ -1700,9 +1700,14 @@ bool ShellKilled(std::string_view s) {
   // in a script's job report.
   std::string_view before = s.substr(0, killed);
   if (inline_code && before.ends_with("`")) before.remove_suffix(1);
+  // (Or right after a progress bar the kill left unfinished, "Loading checkpoint shards:   0%|
+  // | 0/7 [00:00<?, ?it/s]Killed": tqdm redraws its line without ending it.)
+  const std::string_view bar = Trimmed(before);
+  const bool after_bar = Has(bar, "%") && (bar.ends_with("]") || bar.ends_with("%") ||
+                                           bar.ends_with("%|") || bar.ends_with("|"));
   const bool alone = killed + 6 == s.size() &&
                      (before.empty() || before.ends_with("| ") || before.ends_with(": ") ||
-                      before.ends_with("] "));
+                      before.ends_with("] ") || after_bar);
   const bool job = Has(before, ": line ") && before.ends_with(" ") &&
                    (killed + 6 == s.size() || s[killed + 6] == ' ');
   return alone || (job && !lower);
@@ -1813,9 +1818,12 @@ std::optional<std::string_view> SaidAcrossCut(const Line& line, Says says) {
 void MatchHostAllocFail(const Line& line) {
   const LineView s = line.view();
   MatchSharedMemory(line);
+  // (Also its Windows words quoted without the allocator's name: "not enough memory: you tried
+  // to allocate 283115520 bytes".)
   const auto cpu_allocator = SaidAcrossCut(line, [](const auto& t) {
-    return Has(t, "DefaultCPUAllocator") &&
-           (Has(t, "not enough memory") || Has(t, "can't allocate memory"));
+    return (Has(t, "DefaultCPUAllocator") &&
+            (Has(t, "not enough memory") || Has(t, "can't allocate memory"))) ||
+           Has(t, "not enough memory: you tried to allocate");
   });
   // PyTorch's file mapping (aten/src/ATen/MapAllocator.cpp, 1.x-2.x: "unable to mmap N bytes
   // from file <F>: Cannot allocate memory (12)"), which torch.load(mmap=True) and shared CPU
