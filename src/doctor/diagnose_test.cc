@@ -1087,6 +1087,19 @@ TEST(Diagnose, CommitLimitDataLoaderKillAndStatusNames) {
   }
 }
 
+// A sentence that names the loading call before PyTorch's words places the failure at the load;
+// one that also names the model running does not (and "pretrained" is no word of training).
+TEST(Diagnose, SentenceNamingTheLoaderBeforeTheOom) {
+  EXPECT_EQ(DiagnoseText("On my A5000 (24 GB, nothing else on it) at model = "
+                         "AutoModelForCausalLM.from_pretrained(...) I get CUDA out of memory\n")
+                .stage,
+            "load");
+  EXPECT_NE(DiagnoseText("After model = AutoModelForCausalLM.from_pretrained(...), generating "
+                         "a long answer gives CUDA out of memory\n")
+                .stage,
+            "load");
+}
+
 // The report's words that the process was killed, with no GPU out-of-memory in the excerpt: the
 // kernel's OOM killer (host memory). A person's kill is not one, and a GPU out-of-memory decides.
 TEST(Diagnose, ProseKilledWithNoGpuOomIsHostMemory) {

@@ -1214,6 +1214,29 @@ bool LoadPhaseWords(const Line& line) {
   return false;
 }
 
+// A sentence before an out-of-memory message on its line that names the loading call
+// (from_pretrained) and no word of running the model: the reporter places the failure there.
+// Not the failing statement a traceback prints (indented code, an IPython arrow).
+// A sentence: short, and holding no log record or traceback (a paste that lost its line ends
+// joins a program's code and its error on one line).
+constexpr size_t kSentenceBytes = 320;
+bool LoaderNamedBefore(std::string_view t) {
+  if (t.size() > kSentenceBytes || t.find("from_pretrained") == std::string_view::npos ||
+      t.starts_with(" ") || t.starts_with("\t") || t.find("File \"") != std::string_view::npos ||
+      t.find("Traceback") != std::string_view::npos || t.find("INFO") != std::string_view::npos ||
+      t.find("Error") != std::string_view::npos || IpythonArrow(t)) {
+    return false;
+  }
+  const std::string lower = core::AsciiLower(t);
+  // ("training", not "train": from_pretrained holds that.)
+  for (std::string_view ran : {"generat"sv, "infer"sv, "training"sv, ".train("sv, "fine-tun"sv,
+                               "finetun"sv, "forward"sv, "predict"sv, "chat("sv, "pipeline("sv,
+                               "\xe6\x8e\xa8\xe7\x90\x86"sv}) {  // 推理, "inference"
+    if (lower.find(ran) != std::string::npos) return false;
+  }
+  return true;
+}
+
 // The reporter's words placing an out-of-memory in a quantization run, which is the load (its
 // calibration converts the weights before anything is served): "unable to quantize this model
 // ... due to CUDA out of memory", "OOM while quantizing". The verb's forms beside a word of
@@ -1387,7 +1410,15 @@ bool CaptureWords(const Line& line) {
 void MatchMilestone(const Line& line) {
   const LineView s = line.view();
   if (OtherInstanceWords(line)) line.Emit(EventKind::kOtherInstanceWords, kEngine);
-  if (LoadFailedWords(s) || LoadPhaseWords(line) || QuantizeRunWords(line)) {
+  // (The sentence's words before the message, on its line or across the previous one.)
+  bool loader_named = false;
+  if (Has(s, "memory")) {
+    for (const std::string_view t : {line.text, std::string_view(line.joined)}) {
+      const size_t at = t.find("out of memory");
+      loader_named = loader_named || (at != std::string_view::npos && LoaderNamedBefore(t.substr(0, at)));
+    }
+  }
+  if (LoadFailedWords(s) || LoadPhaseWords(line) || QuantizeRunWords(line) || loader_named) {
     line.Emit(EventKind::kLoadFailedWords, kEngine);
   }
   if (RuntimeWords(line)) line.Emit(EventKind::kRuntimeWords, kEngine);
@@ -1867,6 +1898,16 @@ void MatchHostAllocFail(const Line& line) {
 // at start-up, the weights and cache again at wake_up), and ggml's ROCm and MUSA builds'
 // "ROCm error: out of memory", "MUSA error: out of memory" (ggml-cuda's ggml_cuda_error names
 // its backend).
+// `words` parted between the previous line and this one (Line::joined holds them whole, and
+// their end falls on this line).
+bool CutAcrossLines(const Line& line, std::string_view words) {
+  const std::string_view joined = line.joined;
+  if (joined.size() <= line.text.size()) return false;
+  const size_t at = joined.rfind(words);
+  return at != std::string_view::npos && at < joined.size() - line.text.size() &&
+         at + words.size() > joined.size() - line.text.size();
+}
+
 bool OtherDeviceOom(const LineView& s) {
   return Has(s, "HIP error: out of memory") || Has(s, "CUDA driver error: out of memory") ||
          Has(s, "CUDA Error: out of memory") || Has(s, "ROCm error: out of memory") ||
@@ -1978,13 +2019,16 @@ void Match(const Line& line) {
     // A program's words before the message on its line: "ERROR: Failed to load model - not
     // enough GPU memory. GPU 0 has a total capacity of ...", "Failed to load model: CUDA out of
     // memory. ...".
-    if (!milestone_first && Has(s, "oad")) {
+    // Also a sentence that names the loading call before the message ("... at model =
+    // AutoModelForCausalLM.from_pretrained(...) I hit CUDA out of memory").
+    if (!milestone_first && (Has(s, "oad") || Has(s, "from_pretrained"))) {
       const std::string_view t = line.text;
       const size_t message =
           std::min({t.find("OutOfMemoryError"), t.find("out of memory"),
                     t.find("Tried to allocate"), t.find(" has a total capacity of ")});
       if (message != std::string_view::npos && message > 0 &&
-          LoadFailedWords(LineView(t.substr(0, message)))) {
+          (LoadFailedWords(LineView(t.substr(0, message))) ||
+           LoaderNamedBefore(t.substr(0, message)))) {
         line.Emit(EventKind::kLoadFailedWords, kEngine);
       }
     }
@@ -2061,6 +2105,9 @@ void Match(const Line& line) {
   }
   if (!Whole(line, "CUDA error: out of memory").empty() || Has(s, "cudaErrorMemoryAllocation") ||
       (Has(s, "CUDA out of memory") && !Has(s, "warming up sampler")) ||
+      // (Or its words parted by a reflow, "... CUDA" + "out of memory".)
+      (Has(s, "memory") && !Has(s, "CUDA out of memory") &&
+       CutAcrossLines(line, "CUDA out of memory") && !Has(line.joined, "warming up sampler")) ||
       Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError") || OldCudaOom(s) ||
       !Whole(line, "attempting to recover from OOM").empty() ||
       OtherDeviceOom(s) || HeadlessOom(s) || NvmlAssertOom(s)) {
