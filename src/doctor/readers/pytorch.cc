@@ -1415,7 +1415,8 @@ void MatchMilestone(const Line& line) {
   if (Has(s, "memory")) {
     for (const std::string_view t : {line.text, std::string_view(line.joined)}) {
       const size_t at = t.find("out of memory");
-      loader_named = loader_named || (at != std::string_view::npos && LoaderNamedBefore(t.substr(0, at)));
+      loader_named =
+          loader_named || (at != std::string_view::npos && LoaderNamedBefore(t.substr(0, at)));
     }
   }
   if (LoadFailedWords(s) || LoadPhaseWords(line) || QuantizeRunWords(line) || loader_named) {
