@@ -246,9 +246,10 @@ const std::vector<Shape>& Shapes() {
       // completes as another class is read from the completed one. Left:
       // excerpts too short to show the width, logs whose lines the reflow cut to equal widths
       // that read as a terminal's wrap, and records whose opening words a reflow moved to a line
-      // of their own.
+      // of their own; at 100, 7 with batch 84's Space error page, a log whose line ends were
+      // lost before the reflow cut it again (its frames then run across the reflowed lines).
       {"reflowed at 72", [](std::string_view l) { return Reflow(l, 72); }, "\n", 8},
-      {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 6},
+      {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 7},
   };
   return shapes;
 }

@@ -507,6 +507,20 @@ bool PrefixesOnly(std::string_view s) {
   return !s.empty() && RecordBegins(s, 0) != kNoRecord && PrefixesEnd(s, 0) >= s.size();
 }
 
+// Lost line ends, read in the plain characters a web page's typesetting stands for (no-break
+// spaces, curly quotes: text_scan.h PlainTypography), which the records' own marks are written
+// in ("File \"", a prefix's spaces).
+bool FlattenedPlain(std::string_view line, std::string* out) {
+  unsigned char high = 0;
+  for (const char ch : line) high |= static_cast<unsigned char>(ch);
+  if (high >= 0x80) {
+    std::string plain(line);
+    PlainTypography(&plain);
+    if (plain != line) return Flattened(plain, out);
+  }
+  return Flattened(line, out);
+}
+
 bool Unwrap(std::string_view line, std::string* out) {
   // Every wrapper holds one of these bytes; most lines hold none and stop here, or, when long,
   // are only looked at for lost line ends.
@@ -514,7 +528,7 @@ bool Unwrap(std::string_view line, std::string* out) {
   if ((open == std::string_view::npos || line[open] != '{') &&
       std::memchr(line.data(), '\\', line.size()) == nullptr &&
       std::memchr(line.data(), '&', line.size()) == nullptr) {
-    return line.size() >= kFlatLineBytes && Flattened(line, out);
+    return line.size() >= kFlatLineBytes && FlattenedPlain(line, out);
   }
   std::string text;
   bool unwrapped = JsonRecord(line, &text);

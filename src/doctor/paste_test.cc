@@ -79,6 +79,16 @@ TEST(Paste, LineEndsLost) {
             "File \"/workspace/eval/run_eval.py\", line 97, in <module>\n"
             "    model, tokenizer = load_model(args.model_name_or_path)\n"
             "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 250.00 MiB.");
+  // The same typeset by a web page (no-break spaces, curly quotes): read as the plain text.
+  EXPECT_EQ(Unwrapped("Traceback (most recent call last):\u00a0File "
+                      "\u201c/workspace/eval/run_eval.py\u201d, line 97, in <module> model, "
+                      "tokenizer = load_model(args.model_name_or_path) "
+                      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 250.00 "
+                      "MiB."),
+            "Traceback (most recent call last):\n"
+            "File \"/workspace/eval/run_eval.py\", line 97, in <module>\n"
+            "    model, tokenizer = load_model(args.model_name_or_path)\n"
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 250.00 MiB.");
   // IPython's traceback: its header without a colon, the arrow at the failing line.
   EXPECT_EQ(Unwrapped("OutOfMemoryError                          Traceback (most recent call last) "
                       "Cell In[7], line 3 1 inputs = tokenizer(prompt).to(\"cuda\") ---> 3 out = "
