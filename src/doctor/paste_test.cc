@@ -70,25 +70,24 @@ TEST(Paste, LineEndsLost) {
             "[rank0]:   File \"/w/sft.py\", line 61, in <module>\n"
             "[rank0]:     model = model.to(\"cuda\")\n"
             "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB.");
-  // A frame's source line on the frame's own line: apart again, indented as Python prints it.
+  // A frame's source line on the frame's own line: apart again, indented as Python prints it;
+  // also where a web page typeset it (no-break spaces, curly quotes), read as the plain text.
+  const std::string apart =
+      "Traceback (most recent call last):\n"
+      "File \"/workspace/eval/run_eval.py\", line 97, in <module>\n"
+      "    model, tokenizer = load_model(args.model_name_or_path)\n"
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 250.00 MiB.";
   EXPECT_EQ(Unwrapped("Traceback (most recent call last): File \"/workspace/eval/run_eval.py\", "
                       "line 97, in <module> model, tokenizer = load_model(args.model_name_or_path) "
                       "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 250.00 "
                       "MiB."),
-            "Traceback (most recent call last):\n"
-            "File \"/workspace/eval/run_eval.py\", line 97, in <module>\n"
-            "    model, tokenizer = load_model(args.model_name_or_path)\n"
-            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 250.00 MiB.");
-  // The same typeset by a web page (no-break spaces, curly quotes): read as the plain text.
+            apart);
   EXPECT_EQ(Unwrapped("Traceback (most recent call last):\u00a0File "
                       "\u201c/workspace/eval/run_eval.py\u201d, line 97, in <module> model, "
                       "tokenizer = load_model(args.model_name_or_path) "
                       "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 250.00 "
                       "MiB."),
-            "Traceback (most recent call last):\n"
-            "File \"/workspace/eval/run_eval.py\", line 97, in <module>\n"
-            "    model, tokenizer = load_model(args.model_name_or_path)\n"
-            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 250.00 MiB.");
+            apart);
   // IPython's traceback: its header without a colon, the arrow at the failing line.
   EXPECT_EQ(Unwrapped("OutOfMemoryError                          Traceback (most recent call last) "
                       "Cell In[7], line 3 1 inputs = tokenizer(prompt).to(\"cuda\") ---> 3 out = "
