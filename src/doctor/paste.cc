@@ -511,9 +511,17 @@ bool PrefixesOnly(std::string_view s) {
 // spaces, curly quotes: text_scan.h PlainTypography), which the records' own marks are written
 // in ("File \"", a prefix's spaces).
 bool FlattenedPlain(std::string_view line, std::string* out) {
+  // (Only where such a character is there: a no-break space, or general punctuation's curly
+  // quotes, not the block characters of a progress bar.)
   unsigned char high = 0;
   for (const char ch : line) high |= static_cast<unsigned char>(ch);
-  if (high >= 0x80) {
+  bool typeset = false;
+  for (size_t i = 0; high >= 0x80 && !typeset && i + 1 < line.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(line[i]);
+    const unsigned char n = static_cast<unsigned char>(line[i + 1]);
+    typeset = (c == 0xc2 && n == 0xa0) || (c == 0xe2 && n == 0x80);
+  }
+  if (typeset) {
     std::string plain(line);
     PlainTypography(&plain);
     if (plain != line) return Flattened(plain, out);

@@ -1412,7 +1412,7 @@ void MatchMilestone(const Line& line) {
   if (OtherInstanceWords(line)) line.Emit(EventKind::kOtherInstanceWords, kEngine);
   // (The sentence's words before the message, on its line or across the previous one.)
   bool loader_named = false;
-  if (Has(s, "memory")) {
+  if (Has(s, "memory") && (Has(s, "from_pretrained") || Has(line.joined, "from_pretrained"))) {
     for (const std::string_view t : {line.text, std::string_view(line.joined)}) {
       const size_t at = t.find("out of memory");
       loader_named =
