@@ -1674,11 +1674,11 @@ const Rule& Classify(const Facts& f, Diagnosis* d) {
     // encountered an error" wrapping the KV cache's allocation): both, the frame last.
     // So too a milestone that places it where a rule read past the error text's own stage (a
     // buffer's failure read as a decode's after a served request).
-    if (own_text && f.frame_stage && *f.frame_stage == stage && stage == f.stage &&
-        f.stage_why.rfind("traceback frame", 0) == 0) {
-      d->stage_evidence += "; " + f.stage_why;
-    } else if (own_text && f.milestone_stage && *f.milestone_stage == stage && stage == f.stage &&
-               f.stage_why.rfind("furthest milestone", 0) == 0) {
+    const bool by_frame = f.frame_stage && *f.frame_stage == stage &&
+                          f.stage_why.rfind("traceback frame", 0) == 0;
+    const bool by_milestone = f.milestone_stage && *f.milestone_stage == stage &&
+                              f.stage_why.rfind("furthest milestone", 0) == 0;
+    if (own_text && stage == f.stage && (by_frame || by_milestone)) {
       d->stage_evidence += "; " + f.stage_why;
     }
     if ((f.frame_stage || f.milestone_stage) && stage != f.stage) {
