@@ -1672,11 +1672,12 @@ const Rule& Classify(const Facts& f, Diagnosis* d) {
             : "the failure's own lines";
     // A traceback that places it further than the error text alone (TGI's "Method Warmup
     // encountered an error" wrapping the KV cache's allocation): both, the frame last.
-    // So too a milestone that places it where a rule read past the error text's own stage (a
-    // buffer's failure read as a decode's after a served request).
+    // So too the milestone that places a buffer's failure, whose words name no phase (ggml's,
+    // read as a decode's after a served request).
     const bool by_frame = f.frame_stage && *f.frame_stage == stage &&
                           f.stage_why.rfind("traceback frame", 0) == 0;
-    const bool by_milestone = f.milestone_stage && *f.milestone_stage == stage &&
+    const bool by_milestone = oom && oom->kind == EventKind::kGgmlAllocFail &&
+                              f.milestone_stage && *f.milestone_stage == stage &&
                               f.stage_why.rfind("furthest milestone", 0) == 0;
     if (own_text && stage == f.stage && (by_frame || by_milestone)) {
       d->stage_evidence += "; " + f.stage_why;
