@@ -1087,6 +1087,24 @@ TEST(Diagnose, CommitLimitDataLoaderKillAndStatusNames) {
   }
 }
 
+// AutoGPTQ fusing the attention as from_quantized loads: a repacked copy, with its own switch.
+TEST(Diagnose, AutoGptqFusedAttentionInjection) {
+  const Diagnosis d = DiagnoseText(
+      "  File \"/venv/lib/python3.10/site-packages/auto_gptq/modeling/_base.py\", line 902, in "
+      "from_quantized\n"
+      "    cls.fused_attn_module_type.inject_to_model(\n"
+      "  File \"/venv/lib/python3.10/site-packages/auto_gptq/nn_modules/fused_llama_attn.py\", "
+      "line 154, in inject_to_model\n"
+      "    qweights = torch.cat([q_proj.qweight, k_proj.qweight, v_proj.qweight], dim=1)\n"
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 140.00 MiB (GPU 0; "
+      "44.35 GiB total capacity; 43.90 GiB already allocated; 98.00 MiB free; 44.01 GiB "
+      "reserved in total by PyTorch)\n");
+  EXPECT_EQ(d.stage, "load");
+  EXPECT_EQ(d.cause, "dequantized_copy");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_NE(d.fixes[0].change.find("inject_fused_attention=False"), std::string::npos);
+}
+
 // A sentence that names the loading call before PyTorch's words places the failure at the load;
 // one that also names the model running does not (and "pretrained" is no word of training).
 TEST(Diagnose, SentenceNamingTheLoaderBeforeTheOom) {

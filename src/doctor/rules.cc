@@ -344,6 +344,13 @@ bool HqqRepackFrames(const Facts& f) {
          AnyFrame(f, {"patch_hqq_to_aoint4", "patch_hqq_to_marlin", "patch_hqq_to_bitblas",
                       "patch_hqq_to_gemlite"});
 }
+// AutoGPTQ fusing a quantized model's modules as from_quantized loads it (inject_fused_attention
+// and inject_fused_mlp, True by default, 0.3-0.7: auto_gptq/nn_modules/fused_llama_attn.py and
+// fused_llama_mlp.py inject_to_model): each layer's q, k and v (and gate and up) packed weights,
+// zeros and scales are concatenated into new tensors while the separate ones are still held.
+bool AutoGptqFusedInject(const Facts& f) {
+  return f.stage == Stage::kLoad && AnyFrame(f, {"inject_to_model"});
+}
 // vLLM quantizing a 16-bit checkpoint to FP8 as it loads (--quantization fp8): the loader places
 // every 16-bit weight first, then process_weights_after_loading of Fp8LinearMethod / Fp8MoEMethod
 // (model_executor/layers/quantization/fp8.py, 0.5+) writes each FP8 copy with
@@ -1605,6 +1612,10 @@ const std::vector<Rule>& Rules() {
            "HQQ's prepare_for_inference was repacking the quantized layers for a kernel backend "
            "(torchao int4, Marlin, BitBLAS, GemLite): each layer's new copy is made while its "
            "HQQ tensors are still held, on a card the model already nearly fills"),
+      Text(C::kDequantizedCopy, S::kLoad, AutoGptqFusedInject,
+           "AutoGPTQ was fusing the loaded model's attention (and MLP) modules: each layer's q, k "
+           "and v packed weights are concatenated into a new tensor while the separate ones are "
+           "still held, a repacked copy on a card the weights already nearly fill"),
       Text(C::kDequantizedCopy, S::kLoad, OnlineFp8Frames,
            "the weights were being quantized to FP8 on the GPU after loading: the 16-bit weights "
            "are all placed first and each FP8 copy is written beside them, so the load peaks at "

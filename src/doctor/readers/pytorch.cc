@@ -2423,6 +2423,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "(--calib_size) do not help");
     return true;
   }
+  // AutoGPTQ's fused modules built at load (rules.cc AutoGptqFusedInject); text-generation-
+  // webui's AutoGPTQ loader passes its --no_inject_fused_attention and --no_inject_fused_mlp.
+  if (cause == Cause::kDequantizedCopy && AnyFrame(f, {"inject_to_model"})) {
+    AddFix(d, "AutoGPTQForCausalLM.from_quantized(..., inject_fused_attention=False, "
+              "inject_fused_mlp=False) (text-generation-webui: --no_inject_fused_attention "
+              "--no_inject_fused_mlp)",
+           "the layers keep their separate projections: no concatenated copy is made (slower "
+           "attention)");
+    return true;
+  }
   // HQQ's prepare_for_inference repacking for a kernel backend (rules.cc HqqRepackFrames).
   if (cause == Cause::kDequantizedCopy &&
       AnyFrame(f, {"patch_hqq_to_aoint4", "patch_hqq_to_marlin", "patch_hqq_to_bitblas",
