@@ -55,5 +55,8 @@ for t in "${targets[@]}"; do
       >"$log" 2>&1 || {
     echo "fuzz_$t: FAILED, see $log"; tail -30 "$log"; exit 1; }
   runs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
-  echo "fuzz_$t: $runs executions in ${secs}s, no crash"
+  # The executions that replayed the seed corpus before mutation began (libFuzzer's "INITED"
+  # line): a target whose corpus takes the whole budget to load has mutated nothing.
+  inited=$(grep -ao '#[0-9]* *INITED' "$log" | head -1 | grep -o '[0-9]*' | head -1)
+  echo "fuzz_$t: $runs executions in ${secs}s (${inited:-?} of them loading its corpus), no crash"
 done

@@ -598,9 +598,11 @@ void Match(const Line& line) {
   // for the available VRAM" (or "RAM", "VRAM and RAM", "resources"; "with N sequences" above
   // one only), and for a model's layers "Not enough VRAM to fit the model with the specified
   // settings".
-  if (const LineView c = WholeBoth(line, "A context size of ", " too large for the available");
-      !c.empty()) {
-    const size_t at = c.find("A context size of ");
+  // (The two in that order only: a line holding them the other way round is not the message.)
+  const LineView c = WholeBoth(line, "A context size of ", " too large for the available");
+  const size_t at = c.empty() ? std::string_view::npos : c.find("A context size of ");
+  if (at != std::string_view::npos &&
+      c.find(" too large for the available", at) != std::string_view::npos) {
     auto& e = line.Emit(EventKind::kGgmlKvFail, kEngine);
     // The quote is the message whole where a wrap or a reflow parted it (the rules read it).
     if (c.data() != line.text.data()) e.text = std::string(c.substr(at, 300));
