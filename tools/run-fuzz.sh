@@ -57,6 +57,6 @@ for t in "${targets[@]}"; do
   runs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
   # The executions that replayed the seed corpus before mutation began (libFuzzer's "INITED"
   # line): a target whose corpus takes the whole budget to load has mutated nothing.
-  inited=$(grep -ao '#[0-9]* *INITED' "$log" | head -1 | grep -o '[0-9]*' | head -1)
+  inited=$(grep -aoE '#[0-9]+[[:space:]]+INITED' "$log" | head -1 | grep -oE '[0-9]+' || true)
   echo "fuzz_$t: $runs executions in ${secs}s (${inited:-?} of them loading its corpus), no crash"
 done
