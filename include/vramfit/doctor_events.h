@@ -240,8 +240,17 @@ enum class Num : uint8_t {
   // ggml-cuda's check before 2024 failed an allocation it does not name ("CUDA error 2 at
   // ggml-cuda.cu:N: out of memory"): 1.
   kUnnamedCudaCheck,          // unnamed_cuda_check
+  // The memory of one GPU of the cloud instance the deployment code names (SageMaker's
+  // instance_type="ml.g5.2xlarge": an A10G), as CUDA reports that card.
+  kInstanceGpuBytes,          // instance_gpu_bytes
+  // The GPUs of that instance (ml.g5.48xlarge: 8).
+  kInstanceGpus,              // instance_gpus
+  // Python's "The above exception was the direct cause of the following exception:", where a
+  // handler raised its own error from the one before (`raise ... from e`): 1; 2 where the line
+  // holds an out-of-memory error before it (a paste that lost its line ends).
+  kExceptionChained,          // exception_chained
 };
-inline constexpr int kNumCount = 79;
+inline constexpr int kNumCount = 82;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -1973,5 +1973,82 @@ TEST(Diagnose, RankSchemesAreCountedApart) {
   EXPECT_EQ(d.cause, "fp16_fallback");
 }
 
+// Hugging Face's SageMaker deployment code names the container (TGI), the model, the shards and
+// the instance, whose GPU gives the card: a 70B model at 16 bits on one A10G cannot have got
+// past its load. With SM_NUM_GPUS left out, the instance's GPUs count (ml.g5.48xlarge: 8 x
+// 22.06 GiB holds the same model), and 'HF_MODEL_QUANTIZE' leaves the name's bits unread.
+TEST(Diagnose, SageMakerDeploymentNamesTheCard) {
+  const std::string oom = "torch.cuda.OutOfMemoryError: CUDA out of memory.\n";
+  const std::string code =
+      "image_uri=get_huggingface_llm_image_uri(\"huggingface\",version=\"1.4.2\"),\n"
+      "  'HF_MODEL_ID':'defog/sqlcoder-70b-alpha',\n";
+  const Diagnosis d = DiagnoseText(oom + code + "  'SM_NUM_GPUS': json.dumps(1)\n" +
+                                   "instance_type=\"ml.g5.2xlarge\",\n");
+  EXPECT_EQ(d.engine, "tgi");
+  EXPECT_EQ(d.stage, "load");
+  EXPECT_EQ(d.cause, "weights_too_large");
+  EXPECT_NE(d.summary.find("22.06 GiB"), std::string::npos) << d.summary;
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_EQ(d.fixes[0].change, "'SM_NUM_GPUS': json.dumps(8) on an instance with 8 such GPUs");
+  const Diagnosis eight = DiagnoseText(oom + code + "instance_type=\"ml.g5.48xlarge\",\n");
+  EXPECT_EQ(eight.engine, "tgi");
+  EXPECT_NE(eight.stage, "load") << eight.stage_evidence;
+  const Diagnosis quantized = DiagnoseText(oom + code + "  'HF_MODEL_QUANTIZE': 'awq',\n" +
+                                           "  'SM_NUM_GPUS': json.dumps(1)\n" +
+                                           "instance_type=\"ml.g5.2xlarge\",\n");
+  EXPECT_EQ(quantized.cause == "weights_too_large" &&
+                quantized.summary.find("name says") != std::string::npos,
+            false)
+      << quantized.summary;
+  // An instance type that is no GPU family's reads nothing.
+  const Diagnosis cpu = DiagnoseText(oom + code + "instance_type=\"ml.m5.2xlarge\",\n");
+  EXPECT_NE(cpu.stage, "load");
+}
+
+// TGI's warm-up raises its own error from the CUDA one in every release ("raise
+// RuntimeError(...) from e"): an excerpt cut before that message still shows Python's chain.
+TEST(Diagnose, TgiWarmupChainedError) {
+  const std::string oom =
+      "torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of "
+      "memory)\nCurrently allocated : 20.61 GiB\nRequested : 172.00 MiB\n";
+  const std::string tgi =
+      "image_uri=get_huggingface_llm_image_uri(\"huggingface\",version=\"0.9.3\"),\n";
+  const Diagnosis d = DiagnoseText(
+      oom + "The above exception was the direct cause of the following exception:\n" + tgi);
+  EXPECT_EQ(d.stage, "profile") << d.stage_evidence;
+  EXPECT_EQ(d.cause, "activation_peak");
+  // A paste that lost its line ends holds the chain on the failure's own line, after it.
+  std::string flat = oom + "The above exception was the direct cause of the following exception:";
+  std::replace(flat.begin(), flat.end(), '\n', ' ');
+  EXPECT_EQ(DiagnoseText(flat + "\n" + tgi).stage, "profile");
+  // The chain before the failure, or in another engine's log, says nothing of TGI's warm-up.
+  const Diagnosis before = DiagnoseText(
+      "The above exception was the direct cause of the following exception:\n" + oom + tgi);
+  EXPECT_NE(before.stage, "profile");
+  const Diagnosis plain =
+      DiagnoseText(oom + "The above exception was the direct cause of the following exception:\n");
+  EXPECT_NE(plain.stage, "profile");
+}
+
+// The reporter's words that the first question ran and the second failed, in English or
+// Chinese, place a full card's failure while running, not while the weights were placed.
+TEST(Diagnose, SecondQuestionWordsPlaceRuntime) {
+  const std::string oom =
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 126.00 MiB (GPU 0; "
+      "14.76 GiB total capacity; 13.93 GiB already allocated; 113.75 MiB free; 13.96 GiB "
+      "reserved in total by PyTorch)\n";
+  EXPECT_EQ(DiagnoseText(oom).stage, "load");
+  EXPECT_EQ(DiagnoseText("The first answer is fine, the second question fails:\n" + oom).stage,
+            "runtime");
+  // "Only one question can be asked; asking the second one gives:"
+  EXPECT_EQ(DiagnoseText("\xe5\x8f\xaa\xe8\x83\xbd\xe9\x97\xae\xe4\xb8\x80\xe4\xb8\xaa"
+                         "\xe9\x97\xae\xe9\xa2\x98\xef\xbc\x8c\xe9\x97\xae\xe7\xac\xac"
+                         "\xe4\xba\x8c\xe4\xb8\xaa\xe5\xb0\xb1\xe5\x87\xba\xe7\x8e\xb0"
+                         "\xef\xbc\x9a\n" + oom)
+                .stage,
+            "runtime");
+  EXPECT_EQ(DiagnoseText("It worked fine for an hour, then:\n" + oom).stage, "runtime");
+}
+
 }  // namespace
 }  // namespace vramfit

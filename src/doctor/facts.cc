@@ -242,6 +242,20 @@ bool VllmRequestOverCard(const Facts& f) {
   return req && *req > f.total;
 }
 
+// A handler raised its own error from the out-of-memory one (Python's "direct cause" line after
+// it). TGI's warm-up does so in every release (flash_causal_lm.py warmup, v0.9.3 to v3.3.7:
+// `raise RuntimeError(f"Not enough memory to handle ...") from e`), so in a TGI log whose
+// excerpt ends before the warm-up's own message, the chain alone places the failure there.
+bool ChainedAfterOom(const LogScan& scan, const Facts& f) {
+  if (!f.get(Num::kExceptionChained) || f.oom_line == 0) return false;
+  for (const LogEvent& e : scan.events) {
+    const auto chained = e.values.find(Num::kExceptionChained);
+    if (chained == e.values.end()) continue;
+    if (e.line > f.oom_line || (e.line == f.oom_line && chained->second == 2)) return true;
+  }
+  return false;
+}
+
 // A stage no frame or milestone decides, guessed from the figures, with why (said as a guess).
 void Guess(Facts* f, Stage stage, std::string_view why) {
   f->stage = stage;
@@ -445,6 +459,11 @@ void DecideStage(const LogScan& scan, Facts* fp) {
         "phase)",
         Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total),
         Article(Gib(*f.get(Num::kRequestedBytes))), Gib(*f.get(Num::kRequestedBytes)));
+  } else if (f.engine == "tgi" && ChainedAfterOom(scan, f)) {
+    Guess(&f, Stage::kProfile,
+          "TGI's warm-up (flash_causal_lm.py warmup, 0.9-3.x) catches the CUDA error of its "
+          "prefill and raises its own \"Not enough memory to handle ...\" from it, and the "
+          "out-of-memory error here is followed by Python's \"direct cause\" line");
   } else {
     f.stage = Stage::kRuntime;
     f.stage_why = "no frame or milestone: after start-up";
@@ -690,6 +709,11 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     size_t tp_named = 0, rank_named = 0;
     for (const std::string& r : f.ranks) (r.rfind("TP", 0) == 0 ? tp_named : rank_named) += 1;
     f.tp = std::max<int64_t>(1, static_cast<int64_t>(std::max(tp_named, rank_named)));
+    // No rank named: deployment code that names its instance and not the shards (readers/
+    // tgi.cc MatchSageMaker) is read as sharding over all of the instance's GPUs.
+    if (f.ranks.empty()) {
+      if (auto gpus = f.get(Num::kInstanceGpus)) f.tp = static_cast<int64_t>(*gpus);
+    }
   }
   if (auto t = f.get(Num::kTotalBytes)) {
     f.total = *t;
@@ -697,6 +721,8 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     f.total = static_cast<double>(ctx.gpu->total_bytes);
   } else if (auto smi = f.get(Num::kSmiTotalBytes)) {
     f.total = *smi;  // nvidia-smi's MiB total, only when no engine or CUDA total is given
+  } else if (auto card = f.get(Num::kInstanceGpuBytes)) {
+    f.total = *card;  // the card of the cloud instance the deployment code names
   }
   f.multimodal =
       mm_hint || f.encoder != nullptr || f.has(EventKind::kImage) ||
@@ -1491,7 +1517,7 @@ bool NegativeKv(const Facts& f) {
   auto kv = f.get(Num::kKvCacheBytes);
   auto blocks = f.get(Num::kGpuBlocks);
   auto profiled = f.get(Num::kProfiledTokens);
-  return (kv && *kv < 0) || (blocks && *blocks == 0) || (profiled && *profiled <= 0);
+  return (kv && *kv < 0) || (blocks && *blocks <= 0) || (profiled && *profiled <= 0);
 }
 
 bool KvTooSmall(const Facts& f) {
@@ -1588,6 +1614,9 @@ std::optional<double> NamedWeightsPerRank(const Facts& f) {
   const double params = ParamsFromName(f.model_path);
   const int bits = NameBits(f.model_path);
   if (params <= 0 || bits <= 0) return std::nullopt;
+  // A run that quantizes a 16-bit checkpoint (--quantization, SageMaker's HF_MODEL_QUANTIZE)
+  // holds fewer bytes than the name's bits say, how many fewer the name does not tell.
+  if (bits >= 16 && f.get(Num::kQuantizedRun)) return std::nullopt;
   return params * bits / 8 / static_cast<double>(f.tp);
 }
 

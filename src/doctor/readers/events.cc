@@ -177,6 +177,9 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kMaxInputTokens, "max_input_tokens"},
     {Num::kRecurrentState, "recurrent_state"},
     {Num::kUnnamedCudaCheck, "unnamed_cuda_check"},
+    {Num::kInstanceGpuBytes, "instance_gpu_bytes"},
+    {Num::kInstanceGpus, "instance_gpus"},
+    {Num::kExceptionChained, "exception_chained"},
 };
 
 // Entry i names value i, and every value has an entry.

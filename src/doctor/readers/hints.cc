@@ -244,6 +244,13 @@ void Match(const Line& line) {
   }
   MatchMlxAllocator(line);
   MatchModelNamed(line);
+  // (2: after an out-of-memory error on the same line, a paste that lost its line ends.)
+  if (Has(s, "was the direct cause of the following exception")) {
+    const std::string_view t = line.text;
+    const size_t chain = t.find("was the direct cause of the following exception");
+    const size_t oom = std::min(t.find("out of memory"), t.find("OutOfMemoryError"));
+    line.Emit(EventKind::kConfig, "any").values[Num::kExceptionChained] = oom < chain ? 2 : 1;
+  }
   // (Also a frame a paste reflowed at its path: "File" on the line before.)
   if (OcrFrame(line.text) || (!line.joined.empty() && Has(s, ".py") && !Has(s, "File ") &&
                               OcrFrame(line.joined))) {

@@ -1315,11 +1315,55 @@ bool RuntimeWords(const Line& line) {
   // A cheap test first (every line of a long log passes here): each phrase below holds one of
   // these pieces in either case.
   const LineView s = line.view();
+  // The same in Chinese and Japanese: "asked the second question" (问第二个,
+  // 第二个问题), "the second round" (第二轮, 第二次提问, 第二次对话), "during
+  // inference" (推理时, 推理过程中, 推理的时候, 推論中, 推論時), "during
+  // training" (训练时, 训练过程中, 训练的时候, 学習中), "while generating"
+  // (生成时, 生成中), "multi-turn chat" (多轮对话, 几轮对话), "after running a
+  // while" (运行一段时间, 跑了一段时间).
+  const auto wide = [](char c) { return static_cast<unsigned char>(c) >= 0x80; };
+  if (std::any_of(t.begin(), t.end(), wide)) {
+    for (std::string_view words :
+         {"\xe9\x97\xae\xe7\xac\xac\xe4\xba\x8c\xe4\xb8\xaa"sv,
+          "\xe7\xac\xac\xe4\xba\x8c\xe4\xb8\xaa\xe9\x97\xae\xe9\xa2\x98"sv,
+          "\xe7\xac\xac\xe4\xba\x8c\xe8\xbd\xae"sv,
+          "\xe7\xac\xac\xe4\xba\x8c\xe6\xac\xa1\xe6\x8f\x90\xe9\x97\xae"sv,
+          "\xe7\xac\xac\xe4\xba\x8c\xe6\xac\xa1\xe5\xaf\xb9\xe8\xaf\x9d"sv,
+          "\xe6\x8e\xa8\xe7\x90\x86\xe6\x97\xb6"sv,
+          "\xe6\x8e\xa8\xe7\x90\x86\xe8\xbf\x87\xe7\xa8\x8b\xe4\xb8\xad"sv,
+          "\xe6\x8e\xa8\xe7\x90\x86\xe7\x9a\x84\xe6\x97\xb6\xe5\x80\x99"sv,
+          "\xe6\x8e\xa8\xe8\xab\x96\xe4\xb8\xad"sv,
+          "\xe6\x8e\xa8\xe8\xab\x96\xe6\x99\x82"sv,
+          "\xe8\xae\xad\xe7\xbb\x83\xe6\x97\xb6"sv,
+          "\xe8\xae\xad\xe7\xbb\x83\xe8\xbf\x87\xe7\xa8\x8b\xe4\xb8\xad"sv,
+          "\xe8\xae\xad\xe7\xbb\x83\xe7\x9a\x84\xe6\x97\xb6\xe5\x80\x99"sv,
+          "\xe5\xad\xa6\xe7\xbf\x92\xe4\xb8\xad"sv,
+          "\xe7\x94\x9f\xe6\x88\x90\xe6\x97\xb6"sv,
+          "\xe7\x94\x9f\xe6\x88\x90\xe4\xb8\xad"sv,
+          "\xe5\xa4\x9a\xe8\xbd\xae\xe5\xaf\xb9\xe8\xaf\x9d"sv,
+          "\xe5\x87\xa0\xe8\xbd\xae\xe5\xaf\xb9\xe8\xaf\x9d"sv,
+          "\xe8\xbf\x90\xe8\xa1\x8c\xe4\xb8\x80\xe6\xae\xb5\xe6\x97\xb6\xe9\x97\xb4"sv,
+          "\xe8\xb7\x91\xe4\xba\x86\xe4\xb8\x80\xe6\xae\xb5\xe6\x97\xb6\xe9\x97\xb4"sv}) {
+      if (t.find(words) != std::string_view::npos) return true;
+    }
+  }
   if (!Has(s, "uring") && !Has(s, "hile") && !Has(s, "hen ") && !Has(s, "fter ") &&
-      !Has(s, "idway") && !Has(s, "id-way") && !Has(s, "iddle") && !Has(s, "raining")) {
+      !Has(s, "idway") && !Has(s, "id-way") && !Has(s, "iddle") && !Has(s, "raining") &&
+      !Has(s, "econd ") && !Has(s, "ine for ")) {
     return false;
   }
   const std::string lower = core::AsciiLower(t);
+  // The second question, request or turn failed (the first one ran), or the program ran for a
+  // while before failing.
+  for (std::string_view second : {"second question"sv, "second request"sv, "second prompt"sv,
+                                  "second message"sv, "second query"sv, "second turn"sv,
+                                  "second generation"sv, "second inference"sv}) {
+    if (lower.find(second) != std::string::npos) return true;
+  }
+  for (std::string_view fine : {"works fine for "sv, "worked fine for "sv, "ran fine for "sv,
+                                "runs fine for "sv, "running fine for "sv}) {
+    if (lower.find(fine) != std::string::npos) return true;
+  }
   for (std::string_view words : {"during training"sv,
                                  "while training"sv,
                                  "when training"sv,
@@ -1349,6 +1393,16 @@ bool RuntimeWords(const Line& line) {
                                  "after a few prompts"sv,
                                  "after a few messages"sv,
                                  "after a few generations"sv,
+                                 "after a while"sv,
+                                 "after some time"sv,
+                                 "after running for"sv,
+                                 "after several requests"sv,
+                                 "after several questions"sv,
+                                 "after several turns"sv,
+                                 "after a couple of"sv,
+                                 "after the first request"sv,
+                                 "after the first question"sv,
+                                 "after the first prompt"sv,
                                  "after some requests"sv,
                                  "in the middle of generation"sv,
                                  "in the middle of inference"sv,

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "doctor/readers/reader.h"
@@ -58,6 +59,104 @@ void MatchLaunch(const Line& line) {
   if (Has(s, "num_shard: Some(")) shards = NumberAfter(s, "num_shard: Some(");
   if (shards && *shards >= 1) {
     Set(line.Emit(EventKind::kConfig, kEngine), Num::kTensorParallelSize, shards);
+  }
+}
+
+// Hugging Face's deployment code for Amazon SageMaker (a model page's "Deploy > Amazon
+// SageMaker" snippet, the sagemaker SDK's HuggingFaceModel):
+// - get_huggingface_llm_image_uri("huggingface", version=...) is the Hugging Face LLM container,
+//   which runs TGI (as does its image, huggingface-pytorch-tgi-inference);
+// - its environment names the model ('HF_MODEL_ID': 'org/name') and the shards
+//   ('SM_NUM_GPUS': json.dumps(N), which the container's entrypoint passes to the launcher as
+//   NUM_SHARD); 'HF_MODEL_QUANTIZE' quantizes it, so the name's bits are not the weights';
+// - instance_type="ml.g5.2xlarge" names the machine: its GPUs (kInstanceFamilies).
+// A 1-GPU instance, or the instance's GPUs where SM_NUM_GPUS is not a number the line gives,
+// counts the shards (every GPU: the fewest bytes per shard, so a name read as too large for
+// the card is too large for any split the machine allows).
+struct InstanceFamily {
+  std::string_view family;  // "g5" of "ml.g5.2xlarge"
+  double gpu_bytes;         // one GPU as CUDA reports it (data/gpus.json's cuda_total_bytes)
+  std::array<std::string_view, 3> four;   // the sizes with 4 GPUs
+  std::array<std::string_view, 4> eight;  // the sizes with 8 GPUs
+};
+// AWS's accelerated-computing instance families (the EC2 instance-type pages: G4dn T4 16 GB,
+// G5 A10G 24 GB, G6 L4 24 GB, G6e L40S 48 GB, P3 V100 16 GB, P3dn V100 32 GB, P4d A100 40 GB,
+// P4de A100 80 GB, P5 H100 80 GB, P5e and P5en H200 141 GB); every other size has one GPU.
+constexpr InstanceFamily kInstanceFamilies[] = {
+    {"g4dn", 15634268160.0, {"12xlarge"}, {"metal"}},
+    {"g5", 23684186112.0, {"12xlarge", "24xlarge"}, {"48xlarge"}},
+    {"g6", 23675797504.0, {"12xlarge", "24xlarge"}, {"48xlarge"}},
+    {"g6e", 47803531264.0, {"12xlarge", "24xlarge"}, {"48xlarge"}},
+    {"p3", 16944988160.0, {"8xlarge"}, {"16xlarge"}},
+    {"p3dn", 34057748480.0, {}, {"24xlarge"}},
+    {"p4d", 42298834944.0, {}, {"24xlarge"}},
+    {"p4de", 84975550464.0, {}, {"24xlarge"}},
+    {"p5", 85027979264.0, {}, {"48xlarge", "4xlarge"}},
+    {"p5e", 150109945856.0, {}, {"48xlarge"}},
+    {"p5en", 150109945856.0, {}, {"48xlarge"}},
+};
+
+// The quoted value after `key` and its separator ("'HF_MODEL_ID': 'org/name'", "HF_MODEL_ID=
+// org/name"); "" when none.
+std::string_view QuotedAfter(std::string_view t, std::string_view key) {
+  size_t b = t.find(key);
+  if (b == std::string_view::npos) return {};
+  b += key.size();
+  while (b < t.size() && (t[b] == ' ' || t[b] == '=' || t[b] == ':' || t[b] == '"' ||
+                          t[b] == '\'' || t[b] == '\\')) {
+    ++b;
+  }
+  size_t e = b;
+  while (e < t.size() && e - b < 200 && t[e] != ' ' && t[e] != '"' && t[e] != '\'' &&
+         t[e] != ',' && t[e] != '\\' && t[e] != '}')
+    ++e;
+  return t.substr(b, e - b);
+}
+
+void MatchSageMaker(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "get_huggingface_llm_image_uri(\"huggingface\"") ||
+      Has(s, "get_huggingface_llm_image_uri('huggingface'") ||
+      Has(s, "huggingface-pytorch-tgi-inference")) {
+    line.Emit(EventKind::kTgiMarker, kEngine);
+  }
+  if (Has(s, "HF_MODEL_ID")) {
+    const std::string_view id = QuotedAfter(line.text, "HF_MODEL_ID");
+    if (id.find('/') != std::string_view::npos) {
+      line.Emit(EventKind::kConfig, kEngine).text = std::string(id);
+    }
+  }
+  if (Has(s, "HF_MODEL_QUANTIZE")) {
+    line.Emit(EventKind::kConfig, kEngine).values[Num::kQuantizedRun] = 1;
+  }
+  if (Has(s, "SM_NUM_GPUS")) {
+    const size_t at = line.text.find("SM_NUM_GPUS");
+    std::string_view rest = line.text.substr(at + 11, 40);
+    if (const size_t d = rest.find("dumps("); d != std::string_view::npos) {
+      rest.remove_prefix(d + 6);
+    }
+    if (const auto n = NumberAfter(rest, ""); n && *n >= 1 && *n <= 64 && *n == std::floor(*n)) {
+      Set(line.Emit(EventKind::kConfig, kEngine), Num::kTensorParallelSize, n);
+    }
+  }
+  const size_t ml = line.text.find("ml.");
+  if (ml == std::string_view::npos) return;
+  const std::string_view type = line.text.substr(ml + 3, 24);
+  const size_t dot = type.find('.');
+  if (dot == std::string_view::npos) return;
+  const std::string_view family = type.substr(0, dot);
+  std::string_view size = type.substr(dot + 1);
+  size = size.substr(0, size.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyz"));
+  if (size.find("xlarge") == std::string_view::npos && size != "metal") return;
+  for (const InstanceFamily& fam : kInstanceFamilies) {
+    if (fam.family != family) continue;
+    auto& e = line.Emit(EventKind::kConfig, kEngine);
+    e.values[Num::kInstanceGpuBytes] = fam.gpu_bytes;
+    int gpus = 1;
+    for (std::string_view f : fam.four) gpus = !f.empty() && f == size ? 4 : gpus;
+    for (std::string_view f : fam.eight) gpus = !f.empty() && f == size ? 8 : gpus;
+    e.values[Num::kInstanceGpus] = gpus;
+    return;
   }
 }
 
@@ -129,6 +228,10 @@ void MatchInputLimit(const Line& line) {
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchInputLimit(line);
+  if (Has(s, "HF_MODEL") || Has(s, "SM_NUM_GPUS") || Has(s, "ml.") ||
+      Has(s, "huggingface_llm_image_uri") || Has(s, "huggingface-pytorch-tgi")) {
+    MatchSageMaker(line);
+  }
   if (Has(s, "text_generation_launcher") || Has(s, "text_generation_router") ||
       Has(s, "text_generation_server") || Has(s, "text_generation_client")) {
     line.Emit(EventKind::kTgiMarker, kEngine);
@@ -356,6 +459,24 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "them in memory");
       return true;
     case Cause::kWeightsTooLarge:
+      // On SageMaker the shards are SM_NUM_GPUS, up to the instance's GPUs: the fewest GPUs of
+      // the instance's family whose memory holds the weights the name states with a fifth to
+      // spare for the warm-up and the KV blocks, at the family's sizes (1, 4 or 8 GPUs).
+      if (const auto card = f.get(Num::kInstanceGpuBytes)) {
+        const auto per_rank = NamedWeightsPerRank(f);
+        const double need = per_rank ? *per_rank * static_cast<double>(f.tp) / (0.8 * *card) : 0;
+        if (need > 0 && need <= 8) {
+          const int gpus = need <= 1 ? 1 : need <= 4 ? 4 : 8;
+          AddFix(d, fmt::format("'SM_NUM_GPUS': json.dumps({}) on an instance with {} such GPUs",
+                                gpus, gpus),
+                 fmt::format("about {} of weights over {} GPUs of {}", Gib(per_rank.value() *
+                             static_cast<double>(f.tp)), gpus, Gib(*card)));
+        } else if (need > 8) {
+          AddFix(d, "an instance of larger GPUs (ml.p4de.24xlarge: 8 x A100 80GB, "
+                    "ml.p5.48xlarge: 8 x H100) or a quantized checkpoint",
+                 "eight of this instance's GPUs do not hold the weights the name states");
+        }
+      }
       AddFix(d, "--num-shard 2 (or more GPUs)", "the weights are split across the GPUs");
       AddFix(d, "--quantize awq / gptq / fp8 (with a matching checkpoint)",
              "a quarter or half of the 16-bit weight bytes");
