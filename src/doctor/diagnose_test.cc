@@ -1160,10 +1160,11 @@ TEST(Diagnose, ProseKilledWithNoGpuOomIsHostMemory) {
   }
 }
 
-// ExLlama's autosplit loader places the model and its cache together and raises its own error
-// when the split has no room left (exllamav2 model.py load_autosplit_gen; exllamav3's split
-// planner, as TabbyAPI prints it): the load stage, with ExLlama's and TabbyAPI's settings.
-TEST(Diagnose, ExllamaSplitErrorIsTheLoadWithCacheFixes) {
+// ExLlama's autosplit loader places each module with its slice of the cache and raises its own
+// error when the split has no room left for both (exllamav2 model.py load_autosplit_gen;
+// exllamav3's split planner, as TabbyAPI prints it): the cache, sized for every token of its
+// length, is what grows with the context, with ExLlama's and TabbyAPI's settings as fixes.
+TEST(Diagnose, ExllamaSplitErrorIsTheCacheWithCacheFixes) {
   for (const char* log :
        {"Loading model modules ââ 46/50\n"
         "ERROR:    RuntimeError: Insufficient VRAM in split for model and cache\n",
@@ -1171,13 +1172,20 @@ TEST(Diagnose, ExllamaSplitErrorIsTheLoadWithCacheFixes) {
         "    raise RuntimeError(\"Insufficient VRAM for model and cache\")\n"
         "RuntimeError: Insufficient VRAM for model and cache\n"}) {
     const Diagnosis d = DiagnoseText(log);
-    EXPECT_EQ(d.stage, "load") << log;
-    EXPECT_EQ(d.cause, "weights_too_large") << log;
+    EXPECT_EQ(d.stage, "kv_cache") << log;
+    EXPECT_EQ(d.cause, "kv_too_long_context") << log;
     ASSERT_FALSE(d.fixes.empty()) << log;
     EXPECT_NE(d.fixes[0].change.find("cache_size"), std::string::npos) << log;
   }
+  // A CUDA error under the loader's frame is a module's weights.
+  const Diagnosis cuda = DiagnoseText(
+      "  File \"/app/exllamav2/model.py\", line 360, in load_autosplit_gen\n"
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 112.00 MiB.\n");
+  EXPECT_EQ(cuda.stage, "load");
+  EXPECT_EQ(cuda.cause, "weights_too_large");
   // Other "insufficient VRAM" prose is not the loader's error.
-  EXPECT_NE(DiagnoseText("WARNING: insufficient VRAM for the preview window\n").stage, "load");
+  EXPECT_NE(DiagnoseText("WARNING: insufficient VRAM for the preview window\n").stage,
+            "kv_cache");
 }
 
 // The allocator's message reflowed at a space inside "total capacity": its figures are read

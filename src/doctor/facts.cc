@@ -1310,6 +1310,9 @@ constexpr FrameRow kFrameRows[] = {
     // (max_seq_len defaults to the model config's length); its loaders (model.py load_gen,
     // load_autosplit_gen, load_tp_gen) place the weights, and generate_simple decodes.
     {"create_state_tensors", "", Slot::kKv},
+    // ExLlama's "Insufficient VRAM (in split) for model and cache" (the pytorch reader's frame):
+    // its autosplit had no room for a module and the cache slice placed with it.
+    {"split_for_model_and_cache", "", Slot::kKv},
     // The RL trainers' worker set-up, called through Ray (the pytorch reader's ray:: frame):
     // verl's fsdp_workers.py ActorRolloutRefWorker.init_model, SkyRL's and OpenRLHF's policy
     // workers' init_model / init_model_from_pretrained build the model and load its weights.

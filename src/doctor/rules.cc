@@ -414,6 +414,14 @@ bool PreallocatedCache(const Facts& f) {
                       "kv_cache_buffer", "create_state_tensors"});
 }
 
+// ExLlama's autosplit found no room for a module and its slice of the cache (the pytorch
+// reader's split_for_model_and_cache frame): the cache is sized for every token of its length
+// (exllamav2 ExLlamaV2Cache max_seq_len, exllamav3 Cache max_num_tokens, TabbyAPI's
+// cache_size), by default the model's whole context.
+bool ExLlamaSplit(const Facts& f) {
+  return f.stage == Stage::kKvCache && AnyFrame(f, {"split_for_model_and_cache"});
+}
+
 // Meta's reference model allocates each Attention's cache_k / cache_v for max_batch_size x
 // max_seq_len while Llama.build constructs it (llama/model.py, LLaMA 1 to Llama 3): the code
 // line under the constructor's frame.
@@ -1526,6 +1534,11 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKernelWarmup, S::kWarmup, KernelWarmup, Words::kKernelWarmup),
       Worded(C::kSamplerWarmup, S::kWarmup, At<S::kWarmup>, Words::kSamplerWarmup),
       Worded(C::kCudagraphCapture, S::kCudaGraph, At<S::kCudaGraph>, Words::kGraphCapture),
+      Text(C::kKvTooLongContext, S::kKvCache, ExLlamaSplit,
+           "ExLlama's loader places each module together with its slice of the KV cache, sized "
+           "for every token of the cache's length (max_seq_len / cache_size, by default the "
+           "model's whole context), and the GPU split has no room for both: the cache is the "
+           "part that grows with the length"),
       Text(C::kStaticCache, S::kKvCache, PreallocatedCache,
            "the program preallocates its KV cache for the maximum batch and length "
            "(setup_caches) before generating, and that cache does not fit next to the weights"),

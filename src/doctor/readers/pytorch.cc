@@ -2047,11 +2047,14 @@ void Match(const Line& line) {
   // cache, which it places together: exllamav2's "Insufficient VRAM for model and cache"
   // (exllamav2/model.py load_autosplit_gen) and exllamav3's "Insufficient VRAM in split for model
   // and cache" (exllamav3's split planner, raised before or while the modules are loaded; TabbyAPI
-  // prints it as the load's error). The loader as a frame: the load stage, whose fixes are
-  // ExLlama's (a smaller cache, a quantized cache, a larger split, fewer bits).
+  // prints it as the load's error). The split as a frame of the KV stage (facts.cc): the loader
+  // places each module with its slice of the cache, sized for every token of the cache's length,
+  // and the message is its answer to the two together, not to a module's weights (a CUDA error
+  // under load_autosplit_gen is those); its fixes are ExLlama's (a smaller cache, a quantized
+  // cache, a larger split, fewer bits).
   if (!WholeBoth(line, "Insufficient VRAM", "for model and cache").empty()) {
     line.Emit(EventKind::kCudaOom, kEngine);
-    line.Emit(EventKind::kFrame, kEngine).text = "load_autosplit_gen (ExLlama's split)";
+    line.Emit(EventKind::kFrame, kEngine).text = "split_for_model_and_cache (ExLlama's split)";
   }
   // A milestone on the out-of-memory's own line came before it: a paste that lost its line ends
   // puts the whole log on one line (the milestones' own words are never in the message).
@@ -2550,7 +2553,8 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "the calibration inputs stay on the GPU from layer to layer");
     return true;
   }
-  if (cause == Cause::kWeightsTooLarge && AnyFrame(f, {"load_autosplit_gen"})) {
+  if ((cause == Cause::kWeightsTooLarge && AnyFrame(f, {"load_autosplit_gen"})) ||
+      (cause == Cause::kKvTooLongContext && AnyFrame(f, {"split_for_model_and_cache"}))) {
     // TabbyAPI's config.yml (model: cache_size, cache_mode, gpu_split, autosplit_reserve) and
     // exllamav2/v3's own arguments (ExLlamaV2Cache(max_seq_len=...), Cache(max_num_tokens=...),
     // the Q4/Q6/Q8 caches).
