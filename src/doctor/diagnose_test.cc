@@ -2038,6 +2038,27 @@ TEST(Diagnose, TgiWarmupChainedError) {
   EXPECT_NE(plain.stage, "profile");
 }
 
+// SGLang sizes its request-to-token pool and KV pool from the context length before serving:
+// one allocation larger than the card, in a log that never reached its graphs or serving, is
+// one of them at a context of millions of tokens; once serving, it is not.
+TEST(Diagnose, SglangAllocationLargerThanTheCardIsAPool) {
+  const std::string launch =
+      "python3 -m sglang.launch_server --model meta-llama/Llama-4-Scout-17B-16E-Instruct --tp 8\n";
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 80.04 GiB. GPU 3 has a "
+      "total capacity of 79.10 GiB of which 20.08 GiB is free.\n";
+  const Diagnosis d = DiagnoseText(oom + launch);
+  EXPECT_EQ(d.engine, "sglang");
+  EXPECT_EQ(d.stage, "kv_cache") << d.stage_evidence;
+  EXPECT_EQ(d.cause, "kv_too_long_context");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_EQ(d.fixes[0].change, "--context-length lower");
+  const Diagnosis small = DiagnoseText(
+      launch + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.04 GiB. GPU 3 "
+               "has a total capacity of 79.10 GiB of which 1.08 GiB is free.\n");
+  EXPECT_NE(small.stage, "kv_cache");
+}
+
 // The reporter's words that the first question ran and the second failed, in English or
 // Chinese, place a full card's failure while running, not while the weights were placed.
 TEST(Diagnose, SecondQuestionWordsPlaceRuntime) {

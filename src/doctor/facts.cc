@@ -431,6 +431,12 @@ void DecideStage(const LogScan& scan, Facts* fp) {
                       "the largest dummy image",
                       Gib(*f.get(Num::kRequestedBytes)), Gib(f.total)));
     f.multimodal = true;
+  } else if (SglangRequestOverCard(f)) {
+    Guess(&f, Stage::kKvCache,
+          fmt::format("one {} allocation, more than the card's {}: SGLang's pools for requests "
+                      "and KV tokens, sized from the context length before serving, are the only "
+                      "start-up tensors that large",
+                      Gib(*f.get(Num::kRequestedBytes)), Gib(f.total)));
   } else if (FilledWhileLoading(f) &&
              (f.has(EventKind::kRuntimeWords) || f.get(Num::kTrainingLaunch))) {
     // The model had run before it failed: the reporter says so (trained steps, served
@@ -1514,6 +1520,21 @@ std::optional<Stage> StageFromFrames(const std::vector<const LogEvent*>& frames)
   auto s = StageOfFrames(frames);
   if (!s) return std::nullopt;
   return s->stage;
+}
+
+// SGLang allocates, after the weights and before serving, its request-to-token pool (one int32
+// per token of context_length for every request slot: model_runner.py init_memory_pool,
+// ReqToTokenPool, 0.3-0.5) and its KV pool; the graphs and a serving step allocate far less. A
+// single allocation larger than the whole card, in a log that never got to its graphs or to
+// serving, is one of those pools at a context length the card cannot hold (a model whose
+// default context is millions of tokens: 2,049 slots x 10,485,760 tokens x 4 B = 80.04 GiB).
+bool SglangRequestOverCard(const Facts& f) {
+  if (f.engine != "sglang" || f.total <= 0 || f.has(EventKind::kServing) ||
+      f.has(EventKind::kGraphBegin)) {
+    return false;
+  }
+  const auto req = f.get(Num::kRequestedBytes);
+  return req && *req > f.total;
 }
 
 bool NegativeKv(const Facts& f) {

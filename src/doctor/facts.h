@@ -190,6 +190,8 @@ std::optional<Stage> StageFromFrames(const std::vector<const LogEvent*>& frames)
 
 // A KV cache of no memory: negative KV memory, no GPU blocks, no profiled tokens.
 bool NegativeKv(const Facts& f);
+// SGLang's log shows one allocation larger than the card before its graphs or serving.
+bool SglangRequestOverCard(const Facts& f);
 // Fewer KV tokens (blocks x the engine's block size) than one max_model_len request.
 bool KvTooSmall(const Facts& f);
 

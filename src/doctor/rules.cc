@@ -414,6 +414,11 @@ bool PreallocatedCache(const Facts& f) {
                       "kv_cache_buffer", "create_state_tensors"});
 }
 
+// SGLang's start-up pools, one larger than the card (facts.cc SglangRequestOverCard).
+bool SglangPoolOverCard(const Facts& f) {
+  return f.stage == Stage::kKvCache && !f.frame_stage && SglangRequestOverCard(f);
+}
+
 // ExLlama's autosplit found no room for a module and its slice of the cache (the pytorch
 // reader's split_for_model_and_cache frame): the cache is sized for every token of its length
 // (exllamav2 ExLlamaV2Cache max_seq_len, exllamav3 Cache max_num_tokens, TabbyAPI's
@@ -1539,6 +1544,10 @@ const std::vector<Rule>& Rules() {
            "for every token of the cache's length (max_seq_len / cache_size, by default the "
            "model's whole context), and the GPU split has no room for both: the cache is the "
            "part that grows with the length"),
+      Text(C::kKvTooLongContext, S::kKvCache, SglangPoolOverCard,
+           "SGLang sizes its request-to-token pool (an int32 per token of --context-length for "
+           "every request slot) and its KV pool from the model's context length before serving: "
+           "at a context of millions of tokens one pool is larger than the card"),
       Text(C::kStaticCache, S::kKvCache, PreallocatedCache,
            "the program preallocates its KV cache for the maximum batch and length "
            "(setup_caches) before generating, and that cache does not fit next to the weights"),
