@@ -2059,6 +2059,35 @@ TEST(Diagnose, SglangAllocationLargerThanTheCardIsAPool) {
   EXPECT_NE(small.stage, "kv_cache");
 }
 
+// vLLM's CUDA-graph memory estimate (profile_cudagraph_memory, 0.21+) captures trial graphs in
+// the profile, before the KV cache: its frame outranks the capture frames under it, and so do a
+// report's words for it; the engine's own notice about the estimate is not them.
+TEST(Diagnose, VllmGraphEstimateIsTheProfile) {
+  const std::string oom =
+      "(EngineCore pid=81) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 16.84 "
+      "GiB. GPU 0 has a total capacity of 31.36 GiB of which 15.02 GiB is free.\n";
+  const Diagnosis d = DiagnoseText(
+      "(EngineCore pid=81)   File \"/usr/local/lib/python3.12/site-packages/vllm/v1/worker/"
+      "gpu_worker.py\", line 352, in determine_available_memory\n"
+      "(EngineCore pid=81)   File \"/usr/local/lib/python3.12/site-packages/vllm/v1/worker/"
+      "gpu_model_runner.py\", line 5901, in profile_cudagraph_memory\n"
+      "(EngineCore pid=81)   File \"/usr/local/lib/python3.12/site-packages/vllm/v1/worker/"
+      "gpu_model_runner.py\", line 5702, in _capture_cudagraphs\n" + oom);
+  EXPECT_EQ(d.stage, "profile") << d.stage_evidence;
+  EXPECT_EQ(d.cause, "cudagraph_capture");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_EQ(d.fixes[0].change, "--enforce-eager");
+  const Diagnosis words = DiagnoseText(
+      "At start-up, vLLM's CUDA-graph\nmemory-profiling step tries to allocate a large buffer:\n" +
+      oom);
+  EXPECT_EQ(words.stage, "profile") << words.stage_evidence;
+  EXPECT_EQ(words.cause, "cudagraph_capture");
+  const Diagnosis notice = DiagnoseText(
+      "(EngineCore pid=81) INFO 05-02 13:35:05 [gpu_worker.py:470] In v0.19, CUDA graph memory "
+      "profiling will be enabled by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)\n" + oom);
+  EXPECT_NE(notice.cause, "cudagraph_capture");
+}
+
 // The reporter's words that the first question ran and the second failed, in English or
 // Chinese, place a full card's failure while running, not while the weights were placed.
 TEST(Diagnose, SecondQuestionWordsPlaceRuntime) {

@@ -1466,6 +1466,12 @@ std::optional<FrameStage> StageOfFrames(const std::vector<const LogEvent*>& fram
         break;
     }
   }
+  // vLLM's CUDA-graph memory estimate (v1/worker/gpu_model_runner.py profile_cudagraph_memory,
+  // 0.21+) captures trial graphs inside the profile, before the KV cache is sized: its capture
+  // frames below it are that estimate's, in the profile stage.
+  for (const LogEvent* fr : frames) {
+    if (FrameIs(fr, {"profile_cudagraph_memory"})) return FrameStage{Stage::kProfile, fr};
+  }
   // The most specific phase wins: capture_model calls _dummy_run, compile_or_warm_up_model
   // calls capture_model, and _initialize_kv_caches calls profile_run. The sampler warm-up runs
   // from the profile run and again after capture (compile_or_warm_up_model): the profile run's

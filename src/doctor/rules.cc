@@ -414,6 +414,11 @@ bool PreallocatedCache(const Facts& f) {
                       "kv_cache_buffer", "create_state_tensors"});
 }
 
+// The CUDA-graph memory estimate's frame (facts.cc StageOfFrames) placed the failure.
+bool GraphEstimateCapture(const Facts& f) {
+  return f.stage == Stage::kProfile && AnyFrame(f, {"profile_cudagraph_memory"});
+}
+
 // SGLang's start-up pools, one larger than the card (facts.cc SglangRequestOverCard).
 bool SglangPoolOverCard(const Facts& f) {
   return f.stage == Stage::kKvCache && !f.frame_stage && SglangRequestOverCard(f);
@@ -1539,6 +1544,10 @@ const std::vector<Rule>& Rules() {
       Worded(C::kKernelWarmup, S::kWarmup, KernelWarmup, Words::kKernelWarmup),
       Worded(C::kSamplerWarmup, S::kWarmup, At<S::kWarmup>, Words::kSamplerWarmup),
       Worded(C::kCudagraphCapture, S::kCudaGraph, At<S::kCudaGraph>, Words::kGraphCapture),
+      Text(C::kCudagraphCapture, S::kProfile, GraphEstimateCapture,
+           "vLLM's CUDA-graph memory estimate (profile_cudagraph_memory, 0.21+) captures trial "
+           "graphs inside the profile, before the KV cache is sized, and the capture did not fit "
+           "beside the weights and the profile's activations"),
       Text(C::kKvTooLongContext, S::kKvCache, ExLlamaSplit,
            "ExLlama's loader places each module together with its slice of the KV cache, sized "
            "for every token of the cache's length (max_seq_len / cache_size, by default the "

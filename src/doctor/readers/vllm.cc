@@ -695,6 +695,30 @@ void MatchSourceLines(const Line& line) {
     Set(e, Num::kGpuMemoryUtilization,
         NumberAfter(current, "The current --gpu-memory-utilization="));
   }
+  // The report's words for that estimate's trial captures ("vLLM's CUDA-graph memory-profiling
+  // step tries to allocate ..."), not the engine's own notice above: as the estimate's frame.
+  // (Also across a wrap: "vLLM's CUDA-graph" + "memory-profiling step". Never a log record of
+  // the engine's: "CUDA graph memory profiling is enabled", "will be enabled by default".)
+  if (Has(s, "emory profiling") || Has(s, "emory-profiling")) {
+    const auto words = [](std::string_view t) {
+      for (std::string_view w : {"raph memory profiling"sv, "raph memory-profiling"sv,
+                                 "raph-memory profiling"sv, "raph memory-profiling"sv}) {
+        const size_t at = t.find(w);
+        if (at == std::string_view::npos) continue;
+        const std::string_view rest = t.substr(at + w.size());
+        if (rest.starts_with(" step") || rest.starts_with(" pass") ||
+            rest.starts_with(" run")) {
+          return true;
+        }
+      }
+      return false;
+    };
+    const bool record = Has(s, " INFO ") || Has(s, "WARNING") || Has(s, ".py:");
+    if (!record && (words(line.text) || (!line.joined.empty() && words(line.joined)))) {
+      line.Emit(EventKind::kFrame, kEngine).text =
+          "profile_cudagraph_memory (the report's words)";
+    }
+  }
   // V0's capture_model logs a second line as it starts (worker/model_runner.py, 0.3-0.10): "CUDA
   // graphs can take additional 1~3 GiB memory per GPU. If you are running out of memory, ...".
   if (Has(s, "CUDA graphs can take additional")) line.Emit(EventKind::kGraphBegin, kEngine);
@@ -1335,6 +1359,21 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     }
     case Cause::kCudagraphCapture:
+      // The estimate's trial captures in the profile (rules.cc GraphEstimateCapture).
+      // The card was full before the KV cache was sized, so a lower utilization frees nothing
+      // for them.
+      if (d->stage == "profile") {
+        AddFix(d, "--enforce-eager",
+               "no CUDA graphs: the estimate captures nothing (slower decoding)");
+        AddFix(d, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0",
+               "the trial captures are skipped; the graphs are then captured after the KV cache, "
+               "in what the budget leaves outside it");
+        AddFix(d,
+               "--max-num-seqs 64 (or -O '{\"cudagraph_capture_sizes\": [1, 2, 4, 8, 16, 32, "
+               "64]}')",
+               "fewer and smaller captured batch sizes");
+        return true;
+      }
       if (d->stage == "kv_cache") {
         AddFix(d, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0",
                fmt::format("the {} estimate is not taken from the KV budget",
