@@ -2088,6 +2088,72 @@ TEST(Diagnose, VllmGraphEstimateIsTheProfile) {
   EXPECT_NE(notice.cause, "cudagraph_capture");
 }
 
+// SGLang's and TGI's memory messages read from their sources (managers/tp_worker.py,
+// schedule_batch.py retract_decode, managers/utils.py validate_input_length, disaggregation/,
+// memory_pool.py, memory_pool_host.py, entrypoints/engine.py; TGI's router/src/main.rs before
+// 2.1), each as the engine prints it, with the stage and cause its code implies.
+TEST(Diagnose, SglangAndTgiPoolMessages) {
+  const std::string exc = "[2025-10-14 09:12:27 TP0] Scheduler hit an exception: Traceback (most "
+                          "recent call last):\n";
+  const struct {
+    std::string log, stage, cause;
+  } cases[] = {
+      {exc + "AssertionError: Memory pool size is too small\n", "kv_cache", "kv_no_memory"},
+      {exc + "AssertionError: max_running_request is zero\n", "kv_cache", "kv_no_memory"},
+      {exc + "ValueError: SWA pool (512 tokens) cannot hold even one request: the prefill "
+             "admission floor is sliding_window_size (4096) + page_size (1).\n",
+       "kv_cache", "kv_no_memory"},
+      {"[2025-12-09 10:30:10 TP0] retract_decode: aborted last request 3c1f due to OOM\n",
+       "runtime", "kv_too_long_context"},
+      {exc + "ValueError: Failed to retract any request. No space left for only one request.\n",
+       "runtime", "kv_too_long_context"},
+      {"{\"object\":\"error\",\"message\":\"Input length (98304 tokens) exceeds the maximum "
+       "allowed length (77690 tokens). Use a shorter input or enable --allow-auto-truncate.\"}\n",
+       "runtime", "kv_too_long_context"},
+      {"[2025-12-09 10:40:17 TP0] Request 7f2a exceeds the maximum number of tokens: 131000 > "
+       "77696\n",
+       "runtime", "kv_too_long_context"},
+      {exc + "AssertionError: Not enough space for mamba cache, try to increase "
+             "--max-mamba-cache-size.\n",
+       "runtime", "kv_too_many_sequences"},
+      {"[2025-11-02 08:01:12 TP0] decode out of memory happened, #retracted_reqs: 3, "
+       "#new_token_ratio: 0.4000 -> 0.6000\n",
+       "runtime", "kv_too_many_sequences"},
+      {exc + "AssertionError: KV cache is full! There is a bug in memory estimation.\n", "runtime",
+       "kv_too_many_sequences"},
+      {exc + "AssertionError: The host memory should be larger than the device memory with the "
+             "current protocol\n",
+       "kv_cache", "host_memory"},
+      {"[2026-04-09 11:03:08 TP0] Load weight begin. avail mem=78.06 GB\n"
+       "RuntimeError: Rank 2 scheduler died during initialization (exit code: -9). If exit code "
+       "is -9 (SIGKILL), a common cause is the OS OOM killer.\n",
+       "load", "host_memory"},
+      {"2024-05-14T09:12:20.014403Z  INFO text_generation_router: router/src/main.rs:317: "
+       "Warming up model\n"
+       "Error: ArgumentValidation(\"`max_total_tokens` must be <= `max_batch_total_tokens`. "
+       "Given: 32000 and 24336\")\n",
+       "kv_cache", "kv_too_long_context"},
+  };
+  for (const auto& c : cases) {
+    const Diagnosis d = DiagnoseText(c.log);
+    EXPECT_EQ(d.stage, c.stage) << c.log;
+    EXPECT_EQ(d.cause, c.cause) << c.log;
+  }
+  // The input check's limit is the smaller of the context and the pool: the pool is the fix.
+  const Diagnosis input = DiagnoseText(
+      "[2025-12-09 10:21:50] server_args=ServerArgs(model_path='m', mem_fraction_static=0.8, "
+      "tp_size=1)\n" +
+      cases[5].log);
+  ASSERT_FALSE(input.fixes.empty());
+  EXPECT_EQ(input.fixes[0].change, "--mem-fraction-static 0.85 (from 0.8)");
+  // TGI's router refusing its arguments before any warm-up is no memory failure.
+  const Diagnosis arguments = DiagnoseText(
+      "Error: ArgumentValidation(\"`max_total_tokens` must be <= `max_batch_total_tokens`. "
+      "Given: 32000 and 16000\")\n");
+  EXPECT_NE(arguments.cause, "kv_too_long_context");
+  EXPECT_NE(arguments.cause, "activation_peak");
+}
+
 // The reporter's words that the first question ran and the second failed, in English or
 // Chinese, place a full card's failure while running, not while the weights were placed.
 TEST(Diagnose, SecondQuestionWordsPlaceRuntime) {

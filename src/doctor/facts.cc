@@ -597,6 +597,7 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
   const LogEvent* last_torch_oom = nullptr;
   uint64_t last_vllm_mm_frame_line = 0;
   bool mm_hint = false;
+  bool profile_seen = false;
   for (const LogEvent& e : scan.events) {
     const size_t kind = static_cast<size_t>(e.kind);
     if (!f.first[kind]) f.first[kind] = &e;
@@ -638,7 +639,12 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
          (e.text.size() > f.model_path.size() && e.text.starts_with(f.model_path)))) {
       f.model_path = e.text;
     }
-    if (IsOom(e.kind) && f.oom_line == 0) f.oom_line = e.line;
+    // (TGI's pre-2.1 refusal of --max-total-tokens is a memory failure only after its warm-up:
+    // before it, the same words refuse the user's arguments; readers/tgi.cc.)
+    if (e.kind == EventKind::kProfileBegin) profile_seen = true;
+    const bool arguments = e.kind == EventKind::kMaxLenError && e.text == "argument_validation" &&
+                           !profile_seen;
+    if (IsOom(e.kind) && f.oom_line == 0 && !arguments) f.oom_line = e.line;
     if (!f.shards_read && ShardsRead(e)) f.shards_read = &e;
     if (!f.dequantize_warning && DequantizeWarning(e)) f.dequantize_warning = &e;
     // (On the failure's own line too: a paste that lost its line ends.)

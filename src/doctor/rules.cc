@@ -156,7 +156,7 @@ bool HostBufferAtReserve(const Facts& f) {
 // mem_cache/hiradix_cache.py), so the message itself places it at the KV cache, frames or not.
 bool HiCacheHostPool(const Facts& f) {
   const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
-  return e != nullptr && e->text == "hicache";
+  return e != nullptr && (e->text == "hicache" || e->text == "hicache_ratio");
 }
 // The model's host buffer while loading (llama_model_load).
 // With no frame or milestone, at load too: host memory fills with weights (mapped, pinned,
@@ -417,6 +417,16 @@ bool PreallocatedCache(const Facts& f) {
 // The CUDA-graph memory estimate's frame (facts.cc StageOfFrames) placed the failure.
 bool GraphEstimateCapture(const Facts& f) {
   return f.stage == Stage::kProfile && AnyFrame(f, {"profile_cudagraph_memory"});
+}
+
+// The engines' refusals of a length the KV cache cannot hold; TGI's pre-2.1 form only after its
+// warm-up ("Warming up model"): before it, the same words refuse the user's arguments.
+bool MaxLenError(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kMaxLenError);
+  if (e == nullptr) return false;
+  if (e->text != "argument_validation") return true;
+  const LogEvent* warmup = f.first_of(EventKind::kProfileBegin);
+  return warmup != nullptr && warmup->line < e->line;
 }
 
 // SGLang's start-up pools, one larger than the card (facts.cc SglangRequestOverCard).
@@ -1357,7 +1367,7 @@ const std::vector<Rule>& Rules() {
   using E = EventKind;
   static const std::vector<Rule> kRules = {
       // The engine's own error text.
-      Worded(C::kKvTooLongContext, S::kKvCache, Seen<E::kMaxLenError>, Words::kMaxLenCheck),
+      Worded(C::kKvTooLongContext, S::kKvCache, MaxLenError, Words::kMaxLenCheck),
       Worded(C::kOtherProcess, S::kStartup, Seen<E::kStartupError>, Words::kStartupFreeMemory),
       Worded(C::kOtherProcess, S::kProfile, Seen<E::kProfilingError>, Words::kProfilingError),
       Worded(C::kKvTooManySequences, S::kKvCache, Seen<E::kMambaBlocks>, Words::kMambaBlocks),

@@ -101,6 +101,29 @@ void MatchTokenPool(const Line& line) {
   if (Has(s, "Prefill out of memory")) {
     line.Emit(EventKind::kSglangTokenOom, kEngine).values[Num::kDuringDecode] = 0;
   }
+  // Its first releases' lower-case form (managers/router/model_rpc.py and tp_worker.py
+  // forward_decode_batch, 0.2.0-0.2.13): "decode out of memory happened, #retracted_reqs: N".
+  if (Has(s, "decode out of memory happened")) {
+    auto& e = line.Emit(EventKind::kSglangTokenOom, kEngine);
+    e.values[Num::kDuringDecode] = 1;
+    e.text = "retraction";
+  }
+  // The prefill/decode-disaggregated decode server pre-allocating a transferred request's KV
+  // (disaggregation/decode.py DecodePreallocQueue._pre_alloc, 0.4.7+): "KV cache is full! There
+  // is a bug in memory estimation." (its token pool) and "req_pool_indices is full! ..." (its
+  // request slots).
+  if (Has(s, "KV cache is full! There is a bug in memory estimation")) {
+    line.Emit(EventKind::kSglangTokenOom, kEngine).values[Num::kDuringDecode] = 1;
+  }
+  if (Has(s, "req_pool_indices is full!")) {
+    line.Emit(EventKind::kSglangTokenOom, kEngine).text = "request slots";
+  }
+  // A hybrid model's state slots taken by the running requests (mem_cache/memory_pool.py
+  // HybridReqToTokenPool.alloc, 0.5.2-0.5.6: "Not enough space for mamba cache, try to increase
+  // --max-mamba-cache-size."; later releases raise from alloc_req_slots, read by its frame).
+  if (Has(s, "Not enough space for mamba cache")) {
+    line.Emit(EventKind::kSglangTokenOom, kEngine).text = "mamba slots";
+  }
   if (Has(s, "Try to allocate ") && Has(s, " tokens.")) {
     auto& e = line.Emit(EventKind::kSglangTokenOom, kEngine);
     Set(e, Num::kPrefillTokens, NumberAfter(s, "Try to allocate"));
@@ -192,6 +215,68 @@ void Match(const Line& line) {
     auto& e = line.Emit(EventKind::kSglangNotEnough, kEngine);
     Set(e, Num::kMambaBlocks, NumberAfter(w, "max_mamba_cache_size="));
     e.text = std::string(w);
+  }
+  // The worker's checks once the pool is sized (managers/tp_worker.py TpModelWorker.__init__,
+  // 0.3-0.5): "Memory pool size is too small" (the longest request the pool allows, the pool's
+  // tokens less one, is 5 tokens or fewer) and "max_running_request is zero" (the pool holds
+  // fewer than 2 tokens, 0.4.5+); a sliding-window pool smaller than one window (model_executor/
+  // pool_configurator.py, 2026: "SWA pool (N tokens) cannot hold even one request"). Each is the
+  // pool that the memory left after the weights sized, holding next to nothing.
+  if (Has(s, "Memory pool size is too small") || Has(s, "max_running_request is zero") ||
+      !Whole(line, "cannot hold even one request").empty()) {
+    line.Emit(EventKind::kSglangNotEnough, kEngine);
+  }
+  // One request alone outgrew the token pool while decoding: every other request was retracted
+  // and the last still did not fit (managers/schedule_batch.py retract_decode: "Failed to retract
+  // any request. No space left for only one request." 0.4.7-0.5.6; from 0.5.7 the request is
+  // aborted with "Out of memory even after retracting all other requests in the decode batch.
+  // Aborting the last request." and logged "retract_decode: aborted last request RID due to
+  // OOM"). A shorter request or a larger pool serves it; fewer requests cannot.
+  if (Has(s, "No space left for only one request") ||
+      !Whole(line, "Out of memory even after retracting all other requests").empty() ||
+      (Has(s, "aborted last request") && Has(s, "due to OOM"))) {
+    line.Emit(EventKind::kContextExceeded, kEngine).text = "retract_one";
+  }
+  // A request longer than the pool or the context allows, refused (managers/utils.py
+  // validate_input_length, 0.4.1+: "Input length (N tokens) exceeds the maximum allowed length
+  // (M tokens)", where M is the smaller of the context length and the token pool, less a few;
+  // with --allow-auto-truncate, the warning "Request length is longer than the KV cache pool
+  // size or the max context length. Truncated. len(req.origin_input_ids)=N,
+  // max_req_input_len=M", 0.2.6+) or by the disaggregated servers (disaggregation/prefill.py and
+  // decode.py: "Request RID exceeds the maximum number of tokens: N > M", M the pool's tokens).
+  if (const std::string_view w = Whole(line, "exceeds the maximum allowed length ("); !w.empty()) {
+    auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
+    Set(e, Num::kPromptTokens, NumberAfter(w, "Input length ("));
+    Set(e, Num::kMaxModelLen, NumberAfter(w, "maximum allowed length ("));
+    e.text = "input_length";
+  }
+  if (Has(s, "longer than the KV cache pool size or the max context length")) {
+    auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
+    Set(e, Num::kPromptTokens, NumberAfter(s, "len(req.origin_input_ids)="));
+    Set(e, Num::kMaxModelLen, NumberAfter(s, "max_req_input_len="));
+    e.text = "input_length";
+  }
+  if (const std::string_view w = Whole(line, "exceeds the maximum number of tokens:"); !w.empty()) {
+    auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
+    size_t end = 0;
+    Set(e, Num::kPromptTokens, NumberAfter(w, "maximum number of tokens:", 0, &end));
+    if (end) Set(e, Num::kKvCacheTokens, NumberAfter(w, ">", end));
+    e.text = "pool_tokens";
+  }
+  // A scheduler process killed as the server started (entrypoints/engine.py
+  // _scheduler_died_error, 0.5.10+: "Rank N scheduler died during initialization (exit code: -9).
+  // If exit code is -9 (SIGKILL), a common cause is the OS OOM killer."): SIGKILL, the kernel's
+  // OOM killer on host memory.
+  if (const std::string_view w = Whole(line, "scheduler died during initialization (exit code:");
+      !w.empty() && NumberAfter(w, "(exit code:") == -9.0) {
+    line.Emit(EventKind::kHostOomKill, kEngine);
+  }
+  // HiCache's host pool smaller than the device pool (mem_cache/memory_pool_host.py
+  // HostKVCache.__init__, 0.4.1-0.5: "The host memory should be larger than the device memory
+  // with the current protocol"): --hicache-ratio (x the device pool) at 1 or below, or a
+  // --hicache-size under the device pool.
+  if (Has(s, "host memory should be larger than the device memory")) {
+    line.Emit(EventKind::kHostBufferFail, kEngine).text = "hicache_ratio";
   }
   // cuda_graph_runner.py's "Capture cuda graph bs [1, 2, 4, ...]" and its progress bar,
   // "Capturing batches (bs=160 avail_mem=1.72 GB)" (0.4-0.5).
@@ -312,6 +397,14 @@ bool QwenVlLog(const Facts& f) {
          });
 }
 
+// The fraction 0.05 above the one the log's server arguments show (at most 0.95).
+std::string Higher(const Facts& f) {
+  const auto m = f.get(Num::kMemFractionStatic);
+  if (!m || *m <= 0.1 || *m >= 0.95) return "higher by 0.05";
+  return fmt::format("{:.2f} (from {:.3g})", std::min(0.95, std::floor((*m + 0.05) * 100) / 100),
+                     *m);
+}
+
 std::string Lower(const Facts& f) {
   const auto m = f.get(Num::kMemFractionStatic);
   if (!m || *m <= 0.1 || *m > 1) return "lower by 0.05";
@@ -349,8 +442,31 @@ std::string Say(Words rule, const Facts& f) {
                 ? ", and those outside the model's tensor-parallel plan whole on every rank"
                 : ", so the model takes more memory than natively");
   }
+  if (rule == Words::kContextExceeded) {
+    const LogEvent* e = f.first_of(EventKind::kContextExceeded);
+    if (!e) return "";
+    if (e->text == "retract_one") {
+      return "one request alone outgrew SGLang's token pool while decoding: the scheduler "
+             "retracted every other request and the last still did not fit, so it was aborted "
+             "(schedule_batch.py retract_decode); fewer requests cannot help, a shorter one or a "
+             "larger pool can";
+    }
+    const auto n = f.get(Num::kPromptTokens);
+    const auto m = e->text == "pool_tokens" ? f.get(Num::kKvCacheTokens) : f.get(Num::kMaxModelLen);
+    return fmt::format(
+        "SGLang refused a request{} longer than it allows{}: the limit is the smaller of the "
+        "context length and the KV token pool (less a few tokens), so a pool sized small by "
+        "--mem-fraction-static limits the requests too",
+        n ? fmt::format(" of {:.0f} tokens", *n) : "",
+        m ? fmt::format(" ({:.0f} tokens)", *m) : "");
+  }
   if (rule == Words::kHostMemory) {
     const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
+    if (e && e->text == "hicache_ratio") {
+      return "SGLang's hierarchical cache (HiCache) needs its host KV pool larger than the GPU's "
+             "KV pool (memory_pool_host.py), and --hicache-ratio (x the GPU pool) or "
+             "--hicache-size made it no larger";
+    }
     if (!e || e->text != "hicache") return "";
     const auto need = f.get(Num::kHostRequiredBytes), have = f.get(Num::kHostAvailableBytes);
     return fmt::format(
@@ -507,6 +623,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                fmt::format("the prefill asked the pool for {:.0f} tokens at once; smaller chunks "
                            "ask for fewer", *n));
       }
+      // A hybrid model's state slots (Match): their own pool, sized apart from the tokens'.
+      const LogEvent* slots = f.first_of(EventKind::kSglangTokenOom);
+      if (slots && slots->text == "mamba slots") {
+        AddFix(d, "--max-mamba-cache-size higher (or --max-running-requests lower)",
+               "one state slot per running request: more slots, or fewer requests");
+      }
       AddFix(d, "--max-running-requests lower (or --mem-fraction-static higher)",
              "fewer sequences share the token pool");
       // SGLang's tuning guide: frequent "KV cache pool is full. Retract requests." warrants a
@@ -529,6 +651,20 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "leaves more memory outside the static pool for the graphs");
       return true;
     case Cause::kKvTooLongContext:
+      // A request refused or aborted for the pool's size (Match): a larger pool or a shorter
+      // request; the context length only caps what is asked.
+      if (const LogEvent* e = f.first_of(EventKind::kContextExceeded)) {
+        AddFix(d, "--mem-fraction-static " + Higher(f),
+               "a larger KV token pool: the longest request SGLang accepts is the pool's tokens "
+               "when the pool is smaller than the context length");
+        AddFix(d, "a shorter request (prompt plus max_tokens), or --allow-auto-truncate",
+               e->text == "retract_one"
+                   ? std::string("the one request left must fit in the pool as it decodes")
+                   : std::string("the request must fit in the pool and the context length"));
+        AddFix(d, "--kv-cache-dtype fp8_e5m2", "about half the KV bytes per token: twice the "
+                                               "tokens in the same pool");
+        return true;
+      }
       AddFix(d, "--context-length lower", "a shorter context needs fewer KV tokens per request");
       AddFix(d, "--kv-cache-dtype fp8_e5m2", "about half the KV bytes per token");
       return true;
@@ -594,6 +730,11 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       // HiCache's host pool: --hicache-size (GB per rank) overrides the device pool x
       // --hicache-ratio (server_args.py, 0.4.6-0.5).
       const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
+      if (e && e->text == "hicache_ratio") {
+        AddFix(d, "--hicache-ratio 2 (or a --hicache-size in GB larger than the GPU's KV pool)",
+               "HiCache's host pool must be larger than the GPU pool it backs");
+        return true;
+      }
       if (!e || e->text != "hicache") return false;
       const auto have = f.get(Num::kHostAvailableBytes);
       const std::string size =

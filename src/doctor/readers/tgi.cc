@@ -201,6 +201,21 @@ void MatchWarmupPhases(const Line& line) {
     Set(e, Num::kMaxTotalTokens, w.empty() ? NumberAfter(s, "NotEnoughMemory(")
                                            : NumberAfter(w, "max_total_tokens="));
   }
+  // The same refusal before 2.1 (router/src/main.rs, 1.0-2.0.4): after the warm-up, a
+  // --max-total-tokens above the tokens it inferred fails as
+  // "ArgumentValidation(\"`max_total_tokens` must be <= `max_batch_total_tokens`. Given: 32000
+  // and 24336\")". The launcher's own check of
+  // the arguments says the same before any warm-up (both figures the user's), so the event
+  // says which it may be and rules.cc reads it only after "Warming up model".
+  if (const LineView w = Whole(line, "must be <= `max_batch_total_tokens`. Given:");
+      !w.empty() && Has(w, "`max_total_tokens`")) {
+    auto& e = line.Emit(EventKind::kMaxLenError, kEngine);
+    size_t end = 0;
+    Set(e, Num::kMaxTotalTokens,
+        NumberAfter(w, "must be <= `max_batch_total_tokens`. Given:", 0, &end));
+    if (end) Set(e, Num::kKvCacheTokens, NumberAfter(w, "and", end));
+    e.text = "argument_validation";
+  }
   if (Has(s, "Starting download process") || Has(s, "Starting check and download process") ||
       Has(s, "Successfully downloaded weights")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
@@ -347,8 +362,12 @@ std::string Say(Words rule, const Facts& f) {
     const auto need = f.get(Num::kMaxTotalTokens);
     return fmt::format(
         "TGI's router refused to start: one request of --max-total-tokens{} needs more KV tokens "
-        "than the warm-up left for the cache (backends/v3/src/lib.rs, NotEnoughMemory)",
-        need ? fmt::format(" ({:.0f})", *need) : "");
+        "than the warm-up left for the cache{} (backends/v3/src/lib.rs NotEnoughMemory; "
+        "router/src/main.rs ArgumentValidation before 2.1)",
+        need ? fmt::format(" ({:.0f})", *need) : "",
+        f.get(Num::kKvCacheTokens)
+            ? fmt::format(", {:.0f} tokens", *f.get(Num::kKvCacheTokens))
+            : std::string());
   }
   if (rule == Words::kGraphCapture) {
     return "TGI's warm-up captures a CUDA graph for each size of --cuda-graphs (default "
