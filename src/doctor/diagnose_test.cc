@@ -2146,6 +2146,16 @@ TEST(Diagnose, SglangAndTgiPoolMessages) {
       cases[5].log);
   ASSERT_FALSE(input.fixes.empty());
   EXPECT_EQ(input.fixes[0].change, "--mem-fraction-static 0.85 (from 0.8)");
+  // SGLang's FlashInfer autotuning (model_runner.py kernel_warmup, 0.5), in its own flags.
+  const Diagnosis tune = DiagnoseText(
+      "[2026-01-15 07:44:02] server_args=ServerArgs(model_path='m', mem_fraction_static=0.9)\n"
+      "  File \"/sgl-workspace/sglang/python/sglang/srt/model_executor/model_runner.py\", line "
+      "1968, in kernel_warmup\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.41 GiB.\n");
+  EXPECT_EQ(tune.stage, "warmup");
+  EXPECT_EQ(tune.cause, "kernel_warmup");
+  ASSERT_FALSE(tune.fixes.empty());
+  EXPECT_EQ(tune.fixes[0].change, "--disable-flashinfer-autotune");
   // TGI's router refusing its arguments before any warm-up is no memory failure.
   const Diagnosis arguments = DiagnoseText(
       "Error: ArgumentValidation(\"`max_total_tokens` must be <= `max_batch_total_tokens`. "

@@ -475,6 +475,11 @@ std::string Say(Words rule, const Facts& f) {
         need ? fmt::format(" of {:.0f} GB", *need / 1e9) : "",
         have ? fmt::format(", {:.0f} GB here", *have / 1e9) : "");
   }
+  if (rule == Words::kKernelWarmup) {
+    return "SGLang tunes its kernels (FlashInfer's autotuning: model_runner.py kernel_warmup, "
+           "after the KV pool and before the CUDA graphs, 0.5) in what --mem-fraction-static "
+           "leaves outside the static pool, and the tuning's workspaces did not fit there";
+  }
   if (rule == Words::kGraphCapture) {
     return "SGLang captures its CUDA graphs after the KV pool is allocated, in what "
            "--mem-fraction-static leaves outside the static pool (model_runner.py "
@@ -649,6 +654,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "fewer and smaller captured batches (EAGLE drafts capture their own graphs too)");
       AddFix(d, "--mem-fraction-static " + Lower(f),
              "leaves more memory outside the static pool for the graphs");
+      return true;
+    case Cause::kKernelWarmup:
+      // server_args.py --disable-flashinfer-autotune (0.5.x): kernel_warmup then tunes nothing.
+      AddFix(d, "--disable-flashinfer-autotune",
+             "the FlashInfer kernels run with their default configurations; nothing is tuned at "
+             "start-up");
+      AddFix(d, "--mem-fraction-static " + Lower(f),
+             "a smaller static pool leaves the tuning's workspaces room");
       return true;
     case Cause::kKvTooLongContext:
       // A request refused or aborted for the pool's size (Match): a larger pool or a shorter
