@@ -2164,6 +2164,63 @@ TEST(Diagnose, SglangAndTgiPoolMessages) {
   EXPECT_NE(arguments.cause, "activation_peak");
 }
 
+// vLLM's refusals and pool messages read from its sources (v1/engine/processor.py,
+// renderers/params.py, entrypoints/utils.py, core/scheduler.py, core/block_manager_v1.py,
+// core/evictor.py, v1/core/block_pool.py, v1/engine/utils.py, layers/linear.py), as it prints
+// them, with the stage and cause its code implies.
+TEST(Diagnose, VllmRefusalAndPoolMessages) {
+  const struct {
+    std::string log, stage, cause;
+  } cases[] = {
+      {"ValueError: Prompt length of 9000 is longer than the maximum model length of 8192.\n",
+       "runtime", "kv_too_long_context"},
+      {"ValueError: The prompt (total length 9000) is too long to fit into the model (context "
+       "length 8192). Make sure that `max_model_len` is no smaller than the number of text "
+       "tokens plus multimodal tokens.\n",
+       "runtime", "kv_too_long_context"},
+      {"vllm.exceptions.VLLMValidationError: You passed 17000 input tokens and requested 1000 "
+       "output tokens. However, the model's context length is only 16384, resulting in a maximum "
+       "input length of 15384. Please reduce the length of the input messages.\n",
+       "runtime", "kv_too_long_context"},
+      {"ERROR 03-12 10:00:01 [serving.py:211] The engine prompt length 40000 exceeds the "
+       "max_model_len 32768. Please reduce prompt.\n",
+       "runtime", "kv_too_long_context"},
+      {"ValueError: Input length (50000) exceeds model's maximum context length (40960).\n",
+       "runtime", "kv_too_long_context"},
+      {"WARNING 09-10 12:00:00 scheduler.py:1089] Input prompt (12000 tokens) is too long and "
+       "exceeds limit of 8192\n",
+       "runtime", "kv_too_long_context"},
+      {"WARNING 09-10 12:00:00 scheduler.py:1089] Input prompt (40000 tokens) + lookahead slots "
+       "(0) is too long and exceeds the capacity of block_manager\n",
+       "runtime", "kv_too_long_context"},
+      {"ValueError: Out of memory! No free blocks are available.\n", "runtime",
+       "kv_too_many_sequences"},
+      {"ERROR 06-12 10:15:11 [core.py:517] ValueError: Cannot get 26 free blocks from the pool\n",
+       "runtime", "kv_too_many_sequences"},
+      {"RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+       "proc(s): {'EngineCore_DP0': -9}\n",
+       "load", "host_memory"},
+      {"RuntimeError: Failed to create unquantized linear weights. This may be caused by "
+       "insufficient memory to allocate the weight.\n",
+       "load", "weights_too_large"},
+  };
+  for (const auto& c : cases) {
+    const Diagnosis d = DiagnoseText(c.log);
+    EXPECT_EQ(d.stage, c.stage) << c.log;
+    EXPECT_EQ(d.cause, c.cause) << c.log;
+  }
+  // A prompt larger than the whole KV cache: the cache, not max_model_len, is the fix.
+  const Diagnosis capacity = DiagnoseText(cases[6].log);
+  ASSERT_FALSE(capacity.fixes.empty());
+  EXPECT_EQ(capacity.fixes.back().change,
+            "a shorter prompt (or --max-model-len no longer than the KV cache's tokens)");
+  // A core process that exited with another status is no OOM kill.
+  EXPECT_NE(DiagnoseText("RuntimeError: Engine core initialization failed. See root cause above. "
+                         "Failed core proc(s): {'EngineCore_DP0': 1}\n")
+                .cause,
+            "host_memory");
+}
+
 // The reporter's words that the first question ran and the second failed, in English or
 // Chinese, place a full card's failure while running, not while the weights were placed.
 TEST(Diagnose, SecondQuestionWordsPlaceRuntime) {

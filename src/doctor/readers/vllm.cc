@@ -382,6 +382,75 @@ void MatchKvCache(const Line& line) {
     Set(e, Num::kPromptTokens, NumberAfter(d, "prompt (length "));
     Set(e, Num::kMaxModelLen, NumberAfter(d, "maximum model length of "));
   }
+  // The other wordings of the same refusal: V1's "Prompt length of N is longer than the maximum
+  // model length of M." (v1/engine/processor.py, 0.7-0.8), a multimodal prompt's "The prompt
+  // (total length N) is too long to fit into the model (context length M)" (llm_engine.py and
+  // processor.py, 0.6-0.8), the renderer's "You passed N input tokens and requested M output
+  // tokens. However, the model's context length is only T" (renderers/params.py, 2026), the
+  // Responses API's "The engine prompt length N exceeds the max_model_len M" (0.11.1+), and
+  // "Input length (N) exceeds model's maximum context length (M)" (entrypoints/utils.py
+  // get_max_tokens, 2026); V0's scheduler ignoring a prompt over its limit ("Input prompt (N
+  // tokens) is too long and exceeds limit of M", core/scheduler.py _schedule_prefills, 0.6-0.10).
+  struct Refusal {
+    std::string_view words, asked, limit;
+  };
+  static constexpr Refusal kRefusals[] = {
+      {"is longer than the maximum model length of", "Prompt length of", "maximum model length of"},
+      {"is too long to fit into the model", "(total length", "(context length"},
+      {"However, the model's context length is only", "You passed", "context length is only"},
+      {"exceeds the max_model_len", "engine prompt length", "exceeds the max_model_len"},
+      {"exceeds model's maximum context length", "Input length (", "maximum context length ("},
+      {"is too long and exceeds limit of", "Input prompt (", "exceeds limit of"},
+  };
+  if (Has(s, "length") || Has(s, "too long") || Has(s, "You passed") || Has(s, "max_model_len")) {
+    for (const Refusal& r : kRefusals) {
+      const std::string_view w = Whole(line, r.words);
+      if (w.empty() || !Has(w, r.asked)) continue;
+      auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
+      Set(e, Num::kPromptTokens, NumberAfter(w, r.asked));
+      Set(e, Num::kMaxModelLen, NumberAfter(w, r.limit));
+      break;
+    }
+  }
+  // V0's scheduler finding a prompt or a swapped-in sequence larger than the whole KV cache
+  // ("Input prompt (N tokens) [+ lookahead slots (L)] is too long and exceeds the capacity of
+  // block_manager", _schedule_prefills, 0.6-0.10; "Failing the request RID because there's not
+  // enough kv cache blocks to run the entire sequence.", _schedule_swapped): the cache holds
+  // fewer tokens than one request.
+  if (const std::string_view w = Whole(line, "exceeds the capacity of block_manager"); !w.empty()) {
+    auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
+    Set(e, Num::kPromptTokens, NumberAfter(w, "Input prompt ("));
+    e.text = "kv_capacity";
+  } else if (Has(s, "not enough kv cache blocks to run the entire sequence")) {
+    line.Emit(EventKind::kContextExceeded, kEngine).text = "kv_capacity";
+  }
+  // The KV block pool empty while scheduling: V0's block manager ("Out of memory! No free blocks
+  // are available.", core/block_manager_v1.py, 0.6.0-0.6.3; "No usable cache memory left",
+  // core/evictor.py with prefix caching, 0.6-0.10) and V1's ("Cannot get N free blocks from the
+  // pool", v1/core/block_pool.py; "No free blocks available", kv_cache_utils.py
+  // FreeKVCacheBlockQueue.popleft, 0.7+): the running sequences took every block.
+  if (Has(s, "No free blocks are available") || Has(s, "No usable cache memory left") ||
+      (Has(s, "Cannot get ") && Has(s, "free blocks from the pool")) ||
+      Has(s, "No free blocks available")) {
+    line.Emit(EventKind::kSglangTokenOom, kEngine).text = "kv_blocks";
+  }
+  // A worker killed with SIGKILL as the engine started (v1/engine/utils.py
+  // wait_for_engine_startup, 0.10+: "Engine core initialization failed. See root cause above.
+  // Failed core proc(s): {'EngineCore_DP0': -9}"): the kernel's OOM killer, on host memory.
+  if (const std::string_view w = Whole(line, "Failed core proc(s):"); !w.empty() &&
+      (Has(w, "': -9}") || Has(w, "': -9,"))) {
+    line.Emit(EventKind::kHostOomKill, kEngine);
+  }
+  // 0.11.0's own messages for an out-of-memory while the model is built
+  // (model_executor/layers/linear.py UnquantizedLinearMethod.create_weights: "Failed to create
+  // unquantized linear weights. This may be caused by insufficient memory to allocate the
+  // weight."; attention/layer.py Attention.__init__: "Failed to initialize q/k/v range constants.
+  // This may be caused by insufficient memory to allocate kv cache."): the load.
+  if (Has(s, "Failed to create unquantized linear weights") ||
+      Has(s, "Failed to initialize q/k/v range constants")) {
+    line.Emit(EventKind::kCudaOom, kEngine);
+    line.Emit(EventKind::kFrame, kEngine).text = "create_weights (vLLM's message)";
+  }
   // Hybrid models (V1 0.10+): one Mamba state block per running sequence, from the KV budget.
   if (const std::string_view t = Whole(line, "exceeds available Mamba cache blocks"); !t.empty()) {
     auto& e = line.Emit(EventKind::kMambaBlocks, kEngine);
@@ -878,6 +947,11 @@ std::string Say(Words rule, const Facts& f) {
           "vLLM's profiled CUDA-graph estimate ({}) was taken from the KV budget "
           "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS) and left no room for the KV cache",
           Gib(f.get(Num::kCudagraphBytes).value_or(0)));
+    case Words::kTokenPool:
+      return "vLLM's KV block pool ran out while scheduling (V0's block manager \"No free blocks "
+             "are available\" or evictor \"No usable cache memory left\"; V1's block pool "
+             "\"Cannot get N free blocks\"): the running sequences took every block the KV "
+             "cache holds";
     case Words::kProfilingError:
       return "vLLM's memory profiler saw free memory grow while it measured: another process on "
              "the GPU released memory during start-up, so the measurement is void";
@@ -895,6 +969,13 @@ std::string Say(Words rule, const Facts& f) {
           asked ? fmt::format("a request of {} tokens", core::GroupDigits(
                                                             static_cast<uint64_t>(*asked)))
                 : std::string("a request");
+      if (ask && ask->text == "kv_capacity") {
+        return fmt::format(
+            "{} needs more KV blocks than the whole GPU cache holds: V0's scheduler ignores or "
+            "fails it (core/scheduler.py, block_manager can_allocate / can_swap_in NEVER); the "
+            "KV cache is smaller than max_model_len lets a request be",
+            request);
+      }
       const auto from = ValueOf(fit, Num::kMaxModelLen);
       const auto to = ValueOf(fit, Num::kEstimatedMaxModelLen);
       if (from && to) {
@@ -1280,6 +1361,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   const auto gmu = f.get(Num::kGpuMemoryUtilization);
   switch (cause) {
     case Cause::kKvTooLongContext:
+      // V0's scheduler found one request larger than the whole KV cache (Match): the cache,
+      // not max_model_len, is the limit.
+      if (const LogEvent* e = f.first_of(EventKind::kContextExceeded);
+          e && e->text == "kv_capacity") {
+        KvTooLongFixes(f, d);
+        AddFix(d, "a shorter prompt (or --max-model-len no longer than the KV cache's tokens)",
+               "start-up then checks that one --max-model-len request fits the cache");
+        return true;
+      }
       if (f.has(EventKind::kContextExceeded)) {
         ContextExceededFixes(f, d);
         return true;
