@@ -249,8 +249,11 @@ enum class Num : uint8_t {
   // handler raised its own error from the one before (`raise ... from e`): 1; 2 where the line
   // holds an out-of-memory error before it (a paste that lost its line ends).
   kExceptionChained,          // exception_chained
+  // The engine warned that host memory will not hold what it reads into it (vLLM's prefetch of a
+  // checkpoint larger than 90% of the available RAM): 1.
+  kHostRamWarned,             // host_ram_warned
 };
-inline constexpr int kNumCount = 82;
+inline constexpr int kNumCount = 83;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

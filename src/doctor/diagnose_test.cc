@@ -2214,6 +2214,36 @@ TEST(Diagnose, VllmRefusalAndPoolMessages) {
   ASSERT_FALSE(capacity.fixes.empty());
   EXPECT_EQ(capacity.fixes.back().change,
             "a shorter prompt (or --max-model-len no longer than the KV cache's tokens)");
+  // An item over the encoder cache; the swap space's pinned allocation; a prefetch over RAM.
+  const Diagnosis encoder = DiagnoseText(
+      "{\"error\":{\"message\":\"The decoder prompt contains a(n) image item with 18225 "
+      "embedding tokens, which exceeds the pre-allocated encoder cache size 16384. Please reduce "
+      "the input size\"}}\n");
+  EXPECT_EQ(encoder.stage, "runtime");
+  EXPECT_EQ(encoder.cause, "multimodal_encoder");
+  const Diagnosis swap = DiagnoseText(
+      "WARNING 12-18 14:00:01 config.py:1260] Possibly too large swap space. 64.00 GiB out of "
+      "the 125.71 GiB total CPU memory is allocated for the swap space.\n"
+      "ERROR 12-18 14:01:25 engine.py:366]   File \"/usr/vllm/worker/cache_engine.py\", line "
+      "68, in __init__\n"
+      "ERROR 12-18 14:01:25 engine.py:366]     self.cpu_cache = self._allocate_kv_cache("
+      "self.num_cpu_blocks, \"cpu\")\n"
+      "ERROR 12-18 14:01:25 engine.py:366] RuntimeError: CUDA error: out of memory\n");
+  EXPECT_EQ(swap.stage, "kv_cache");
+  EXPECT_EQ(swap.cause, "host_memory");
+  ASSERT_FALSE(swap.fixes.empty());
+  EXPECT_EQ(swap.fixes[0].change, "--swap-space 50");
+  const Diagnosis prefetch = DiagnoseText(
+      "(Worker_TP0 pid=402) INFO 05-14 08:41:10 [gpu_model_runner.py:4890] Starting to load "
+      "model /mnt/models/DeepSeek-V3.1...\n"
+      "(Worker_TP0 pid=402) WARNING 05-14 08:41:12 [weight_utils.py:962] "
+      "safetensors_load_strategy='prefetch' was explicitly specified, but checkpoint total size "
+      "(641.58 GiB) exceeds 90% of available RAM (503.20 GiB). This may cause out-of-memory "
+      "errors.\n"
+      "(EngineCore pid=240) ERROR 05-14 08:47:30 [multiproc_executor.py:273] Worker proc "
+      "VllmWorker-0 died unexpectedly, shutting down executor.\n");
+  EXPECT_EQ(prefetch.stage, "load");
+  EXPECT_EQ(prefetch.cause, "host_memory");
   // A core process that exited with another status is no OOM kill.
   EXPECT_NE(DiagnoseText("RuntimeError: Engine core initialization failed. See root cause above. "
                          "Failed core proc(s): {'EngineCore_DP0': 1}\n")

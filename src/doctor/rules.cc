@@ -429,6 +429,20 @@ bool MaxLenError(const Facts& f) {
   return warmup != nullptr && warmup->line < e->line;
 }
 
+// vLLM refused a multimodal item larger than the encoder cache (readers/vllm.cc).
+bool EncoderCacheRefusal(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kContextExceeded);
+  return e != nullptr && e->text == "encoder_cache";
+}
+// vLLM warned that its checkpoint prefetch exceeds the host's RAM, and the load then stopped
+// with no GPU out-of-memory: host memory (the OOM killer ends a worker silently).
+bool PrefetchOverRamAtLoad(const Facts& f) {
+  return f.stage == Stage::kLoad && f.get(Num::kHostRamWarned) && !f.has(EventKind::kTorchOom) &&
+         !f.has(EventKind::kCudaOom);
+}
+// V0's swap space allocated in pinned host memory (readers/vllm.cc allocate_cpu_cache).
+bool SwapSpacePinned(const Facts& f) { return AnyFrame(f, {"allocate_cpu_cache"}); }
+
 // SGLang's start-up pools, one larger than the card (facts.cc SglangRequestOverCard).
 bool SglangPoolOverCard(const Facts& f) {
   return f.stage == Stage::kKvCache && !f.frame_stage && SglangRequestOverCard(f);
@@ -1380,6 +1394,10 @@ const std::vector<Rule>& Rules() {
            "GPU's free memory less its overhead (the runner takes the first GPU only and cannot "
            "offload layers to the CPU)"),
       Worded(C::kHostMemory, S::kStartup, Seen<E::kOllamaSystemMemory>, Words::kHostMemory),
+      Text(C::kMultimodalEncoder, S::kRuntime, EncoderCacheRefusal,
+           "a request's image (or audio, video) item has more embedding tokens than the encoder "
+           "cache vLLM sized at start-up from --limit-mm-per-prompt and the model's largest item: "
+           "it is refused before the encoder runs"),
       Worded(C::kKvTooLongContext, S::kRuntime, Seen<E::kContextExceeded>, Words::kContextExceeded),
       Worded(C::kKvTooManySequences, S::kRuntime, KvCellsShared, Words::kKvCellsFull),
       Worded(C::kKvTooLongContext, S::kRuntime, Seen<E::kKvCellsFull>, Words::kKvCellsFull),
@@ -1447,6 +1465,14 @@ const std::vector<Rule>& Rules() {
            "a DataLoader worker was killed (SIGKILL) while batches were loaded: the kernel's OOM "
            "killer, host memory exhausted by the workers' copies of the dataset and their "
            "prefetched batches beside the main process"),
+      Text(C::kHostMemory, S::kKvCache, SwapSpacePinned,
+           "V0's swap space (--swap-space GiB a GPU, 4 by default), allocated in pinned host "
+           "memory after the GPU's KV cache, did not fit in the host's RAM: pinned memory "
+           "cannot be paged out"),
+      Text(C::kHostMemory, S::kLoad, PrefetchOverRamAtLoad,
+           "vLLM warned that the checkpoint it prefetches into the page cache is larger than 90% "
+           "of the host's available RAM, and the load then stopped with no GPU error: the "
+           "kernel's OOM killer ends a worker that runs out of host memory silently"),
       Worded(C::kHostMemory, S::kLoad, HostOomKillAtLoad, Words::kHostMemory),
       {C::kHostMemory, S::kLoad, HostOomKill, nullptr, nullptr, Words::kHostMemory, true},
       Text(C::kActivationPeak, S::kLoad, ExLlamaConvertStopped,

@@ -180,6 +180,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kInstanceGpuBytes, "instance_gpu_bytes"},
     {Num::kInstanceGpus, "instance_gpus"},
     {Num::kExceptionChained, "exception_chained"},
+    {Num::kHostRamWarned, "host_ram_warned"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -451,6 +451,29 @@ void MatchKvCache(const Line& line) {
     line.Emit(EventKind::kCudaOom, kEngine);
     line.Emit(EventKind::kFrame, kEngine).text = "create_weights (vLLM's message)";
   }
+  // A multimodal item whose embeddings exceed the encoder cache fixed at start-up, refused
+  // before the encoder runs (v1/engine/input_processor.py _validate_model_input, 2026: "The
+  // decoder prompt contains a(n) image item with N embedding tokens, which exceeds the
+  // pre-allocated encoder cache size M").
+  if (const std::string_view w = Whole(line, "exceeds the pre-allocated encoder cache size");
+      !w.empty()) {
+    auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
+    Set(e, Num::kPromptTokens, NumberAfter(w, "item with"));
+    e.text = "encoder_cache";
+  }
+  // The loader's warning that the checkpoint will not fit in host memory
+  // (model_loader/weight_utils.py safetensors_weights_iterator, 2026: "checkpoint total size (X
+  // GiB) exceeds 90% of available RAM (Y GiB). This may cause out-of-memory errors.").
+  if (Has(s, "of available RAM") && Has(s, "checkpoint total size")) {
+    line.Emit(EventKind::kConfig, kEngine).values[Num::kHostRamWarned] = 1;
+  }
+  // V0's swap space, pinned in host memory, allocated after the GPU cache (worker/
+  // cache_engine.py CacheEngine.__init__: "self.cpu_cache = self._allocate_kv_cache(
+  // self.num_cpu_blocks, \"cpu\")", 0.6-0.10; --swap-space GiB a GPU): its code line under the
+  // frame, read as the frame of that host allocation.
+  if (line.after_frame && Has(s, "self.cpu_cache = self._allocate_kv_cache(")) {
+    line.Emit(EventKind::kFrame, kEngine).text = "allocate_cpu_cache (its call)";
+  }
   // Hybrid models (V1 0.10+): one Mamba state block per running sequence, from the KV budget.
   if (const std::string_view t = Whole(line, "exceeds available Mamba cache blocks"); !t.empty()) {
     auto& e = line.Emit(EventKind::kMambaBlocks, kEngine);
@@ -848,6 +871,13 @@ void MatchSourceLines(const Line& line) {
   // 0.2-0.10): "Too large swap space. X GiB out of the Y GiB total CPU memory is allocated for the
   // swap space." (over 70% of host RAM; the warning "Possibly too large swap space" over 40%).
   // (Also wrapped; the raising code line of a traceback, which holds the first words, is not it.)
+  // The warning's figures too, for the swap space's own allocation failing later (Fixes).
+  if (const std::string_view t = Whole(line, "Possibly too large swap space.");
+      !t.empty() && !Has(t, "logger.")) {
+    auto& e = line.Emit(EventKind::kConfig, kEngine);
+    Set(e, Num::kHostRequiredBytes, WrappedFigure(line, "Possibly too large swap space.", true));
+    Set(e, Num::kHostAvailableBytes, WrappedFigure(line, "GiB out of the", true));
+  }
   if (const std::string_view t = Whole(line, "Too large swap space");
       !t.empty() && !Has(t, "ossibly too large swap space") && !Has(t, "raise ValueError")) {
     auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
@@ -1432,6 +1462,29 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       // the host's memory it passes without the warning.
       const auto host_bytes = f.get(Num::kHostAvailableBytes);
       const auto swap = f.get(Num::kHostRequiredBytes);
+      // The swap space's pinned allocation failing (rules.cc SwapSpacePinned).
+      if (AnyFrame(f, {"allocate_cpu_cache"})) {
+        const double tp = static_cast<double>(std::max<int64_t>(1, f.tp));
+        if (host_bytes && *host_bytes >= 4 * core::kGiBf) {
+          const double gib = std::floor(0.4 * *host_bytes / tp / core::kGiBf);
+          AddFix(d, fmt::format("--swap-space {:.0f}", gib),
+                 fmt::format("{:.0f} GiB a GPU keeps the pinned swap space of all GPUs under 40% "
+                             "of the host's {}", gib, Gib(*host_bytes)));
+        } else {
+          AddFix(d, "--swap-space 1 (GiB a GPU; 4 by default)",
+                 "a smaller pinned swap space in host memory");
+        }
+        AddFix(d, "--preemption-mode recompute with --swap-space 0",
+               "no swap space: preempted sequences are recomputed instead of swapped out");
+        return true;
+      }
+      if (f.get(Num::kHostRamWarned)) {
+        AddFix(d, "leave --safetensors-load-strategy at its default (not prefetch)",
+               "the checkpoint is read shard by shard instead of into the page cache at once");
+        AddFix(d, "more host RAM, or --tensor-parallel-size over more hosts",
+               "the checkpoint's shards each worker reads must fit in the host's memory");
+        return true;
+      }
       if (f.has(EventKind::kOllamaSystemMemory) && host_bytes && swap) {
         const double host = *host_bytes;
         const double tp = static_cast<double>(std::max<int64_t>(1, f.tp));
