@@ -2251,6 +2251,52 @@ TEST(Diagnose, VllmRefusalAndPoolMessages) {
             "host_memory");
 }
 
+// llama.cpp's and Ollama's memory messages read from their sources (ggml-cuda.cu and
+// common.cuh, tools/server, llama-mmap.cpp, ggml-cpu's buffer types, Ollama's runner), as they
+// print them, with the stage and cause their code implies.
+TEST(Diagnose, GgmlMessagesFromTheSource) {
+  const struct {
+    std::string log, stage, cause;
+  } cases[] = {
+      {"common_init_from_params: warming up the model with an empty run - please wait ...\n"
+       "CUDA error: the resource allocation failed\n"
+       "  current device: 0, in function cublas_handle at /llama.cpp/ggml/src/ggml-cuda/"
+       "common.cuh:1215\n",
+       "warmup", "compute_buffer"},
+      {"srv  update_slots: Compute error. i = 0, n_batch = 2048, ret = -2\n", "runtime",
+       "compute_buffer"},
+      {"srv  update_slots: failed to decode the batch: KV cache is full - try increasing it via "
+       "the context size, i = 0, n_batch = 1, ret = 1\n",
+       "runtime", "kv_too_long_context"},
+      {"CUDA error: out of memory\n"
+       "  current device: 0, in function ggml_cuda_graph_update_executable at /llama.cpp/ggml/"
+       "src/ggml-cuda/ggml-cuda.cu:2790\n",
+       "runtime", "cudagraph_capture"},
+      {"llama_model_load: error loading model: mmap failed: Cannot allocate memory\n", "load",
+       "host_memory"},
+      {"llama_model_load: error loading model: unable to allocate CPU_REPACK buffer\n", "load",
+       "host_memory"},
+      {"ggml_cuda_init: failed to initialize CUDA: out of memory\n", "startup", "other_process"},
+      {"time=2025-10-01T08:00:04.802Z level=ERROR source=runner.go:455 msg=\"failed to decode "
+       "batch\" error=\"llama_decode failed with code -2\"\n",
+       "runtime", "compute_buffer"},
+  };
+  for (const auto& c : cases) {
+    const Diagnosis d = DiagnoseText(c.log);
+    EXPECT_EQ(d.stage, c.stage) << c.log;
+    EXPECT_EQ(d.cause, c.cause) << c.log;
+  }
+  // ggml-cuda's graphs are turned off by its environment variable.
+  const Diagnosis graph = DiagnoseText(cases[3].log);
+  ASSERT_FALSE(graph.fixes.empty());
+  EXPECT_EQ(graph.fixes[0].change, "GGML_CUDA_DISABLE_GRAPHS=1");
+  // Another CUDA error under the same function is no allocation failure.
+  EXPECT_NE(DiagnoseText("CUDA error: an illegal memory access was encountered\n"
+                         "  current device: 0, in function cublas_handle at common.cuh:1215\n")
+                .cause,
+            "compute_buffer");
+}
+
 // The reporter's words that the first question ran and the second failed, in English or
 // Chinese, place a full card's failure while running, not while the weights were placed.
 TEST(Diagnose, SecondQuestionWordsPlaceRuntime) {

@@ -443,6 +443,9 @@ bool PrefetchOverRamAtLoad(const Facts& f) {
 // V0's swap space allocated in pinned host memory (readers/vllm.cc allocate_cpu_cache).
 bool SwapSpacePinned(const Facts& f) { return AnyFrame(f, {"allocate_cpu_cache"}); }
 
+// ggml-cuda instantiating the decode graph as a CUDA graph (readers/llama_cpp.cc).
+bool GgmlCudaGraph(const Facts& f) { return AnyFrame(f, {"cuda_graph_instantiate"}); }
+
 // SGLang's start-up pools, one larger than the card (facts.cc SglangRequestOverCard).
 bool SglangPoolOverCard(const Facts& f) {
   return f.stage == Stage::kKvCache && !f.frame_stage && SglangRequestOverCard(f);
@@ -1399,6 +1402,9 @@ const std::vector<Rule>& Rules() {
            "cache vLLM sized at start-up from --limit-mm-per-prompt and the model's largest item: "
            "it is refused before the encoder runs"),
       Worded(C::kKvTooLongContext, S::kRuntime, Seen<E::kContextExceeded>, Words::kContextExceeded),
+      Text(C::kCudagraphCapture, S::kRuntime, GgmlCudaGraph,
+           "ggml-cuda captures the decode graph as a CUDA graph and instantiates it "
+           "(cudaGraphInstantiate) while serving: the instantiation found no memory left"),
       Worded(C::kKvTooManySequences, S::kRuntime, KvCellsShared, Words::kKvCellsFull),
       Worded(C::kKvTooLongContext, S::kRuntime, Seen<E::kKvCellsFull>, Words::kKvCellsFull),
       Worded(C::kCudagraphCapture, S::kKvCache, GraphEstimateAteKv, Words::kGraphEstimate),

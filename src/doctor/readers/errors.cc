@@ -570,7 +570,11 @@ void Match(const Line& line) {
   // also as "Failed to CUDA calloc N bytes" (src/include/alloc.h ncclCudaCalloc, 2.1x-2.2x,
   // under "Last error:").
   // (NCCL's and Triton's also where a paste or a terminal parted "out of" from "memory".)
+  // (cuBLAS's CUBLAS_STATUS_ALLOC_FAILED in CUDA 12's words, cublasGetStatusString: "the
+  // resource allocation failed", as ggml-cuda prints it: "CUDA error: the resource allocation
+  // failed".)
   if ((Has(s, "CUBLAS_STATUS_ALLOC_FAILED")) ||
+      (Has(s, "CUDA error: the resource allocation failed")) ||
       (Has(s, "memory'") && !WholeBoth(line, "Cuda failure", "'out of memory'").empty()) ||
       Has(s, "Failed to CUDA calloc") ||
       (Has(s, "memory") && !WholeBoth(line, "Triton Error [CUDA]", "out of memory").empty())) {

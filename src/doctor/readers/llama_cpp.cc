@@ -318,11 +318,14 @@ void Match(const Line& line) {
   // ggml_cuda_error prints the CUDA error's message on the line before ("CUDA error: an illegal
   // memory access was encountered"): another error there is no allocation failure.
   // (Or before it on the same line, where a paste lost the line end between them.)
+  // (cuBLAS's CUBLAS_STATUS_ALLOC_FAILED in CUDA 12's words, cublasGetStatusString: "the
+  // resource allocation failed", which ggml-cuda prints as "CUDA error: the resource
+  // allocation failed", common.cuh cublas_get_error_str.)
   const bool other_error =
       (Has(line.joined, "error: ") && !Has(line.joined, "out of memory") &&
-       !Has(line.joined, "ALLOC_FAILED")) ||
+       !Has(line.joined, "ALLOC_FAILED") && !Has(line.joined, "resource allocation failed")) ||
       (Has(s, "current device:") && !Has(s, "out of memory") && !Has(s, "ALLOC_FAILED") &&
-       s.find("error: ") < s.find("current device:"));
+       !Has(s, "resource allocation failed") && s.find("error: ") < s.find("current device:"));
   // Also cuBLAS's handle, made on the first matrix multiplication a graph runs (ggml-cuda
   // common.cuh cublas_handle -> cublasCreate_v2): CUBLAS_STATUS_ALLOC_FAILED there is the
   // first graph's compute (the warm-up decode) finding the card full.
@@ -332,6 +335,26 @@ void Match(const Line& line) {
          Has(s, "ggml_cuda_mul_mat") || Has(s, "ggml_cuda_compute_forward"))) ||
        Has(s, "in function cublas_handle"))) {
     line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
+  }
+  // ggml-cuda capturing the decode graph as a CUDA graph and instantiating it
+  // (ggml-cuda.cu ggml_cuda_graph_update_executable, update_cuda_graph_executable in 2025:
+  // "cudaGraphInstantiate(&graph->instance, ...)"; ggml_cuda_graph_evaluate_and_capture:
+  // cudaStreamEndCapture): the graph's instantiation ran out, not a compute buffer.
+  if (!other_error && Has(s, "current device:") &&
+      (Has(s, "graph_update_executable") || Has(s, "update_cuda_graph_executable") ||
+       Has(s, "graph_evaluate_and_capture"))) {
+    line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
+    line.Emit(EventKind::kFrame, kEngine).text = "cuda_graph_instantiate (ggml-cuda)";
+  }
+  // ggml-cuda's free-memory query failing before anything of llama.cpp's is allocated: no CUDA
+  // context fits (ggml_cuda_init: "failed to initialize CUDA: out of memory"; ggml-cuda.cu
+  // ggml_backend_cuda_device_get_memory's CUDA_CHECK of cudaMemGetInfo, "... returning 0/0" in
+  // its 2026 warning): other processes hold the card.
+  if (Has(s, "failed to initialize CUDA: out of memory") ||
+      (!other_error && Has(s, "current device:") &&
+       Has(s, "ggml_backend_cuda_device_get_memory")) ||
+      (Has(s, "cudaMemGetInfo failed (out of memory)"))) {
+    line.Emit(EventKind::kStartupError, kEngine);
   }
   // ggml-metal's graph compute checking its command buffers (ggml-metal.m
   // ggml_metal_graph_compute, 2023-2025: "command buffer %d failed with status %lu", then for
@@ -621,6 +644,43 @@ void Match(const Line& line) {
                                : 0;
   }
   if (Has(s, "Not enough VRAM to fit the model")) line.Emit(EventKind::kGgmlLoadFail, kEngine);
+  // llama-server's decode failing with -2, GGML_STATUS_ALLOC_FAILED (llama_context::decode: a
+  // graph's buffer could not be allocated while serving; tools/server "Compute error. ... ret =
+  // -2", 2025+; Ollama's runner: "failed to decode batch: llama_decode failed with code -2").
+  if ((Has(s, "Compute error.") && Has(s, "ret = -2")) ||
+      Has(s, "llama_decode failed with code -2")) {
+    line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
+  }
+  // The 2024 server's decode finding the cells full: "failed to decode the batch: KV cache is
+  // full - try increasing it via the context size, i = 0, n_batch = 1, ret = 1" (ret 1: no KV
+  // slot), and what it sends the client: "Input prompt is too big compared to KV size. Please
+  // try increasing KV size." (examples/server/server.cpp update_slots, 2024-08 to early 2025).
+  if (Has(s, "KV cache is full - try increasing it") && Has(s, "ret = 1")) {
+    line.Emit(EventKind::kKvCellsFull, kEngine);
+  }
+  if (Has(s, "Input prompt is too big compared to KV size")) {
+    line.Emit(EventKind::kContextExceeded, kEngine);
+  }
+  // The model file's mapping refused by the host (llama-mmap.cpp: "mmap failed: Cannot allocate
+  // memory", Windows' "MapViewOfFile failed: Not enough memory resources are available"), and
+  // the CPU backend's repacked weight buffers (ggml-cpu's CPU_REPACK, CPU_AARCH64, AMX and
+  // CPU_KLEIDIAI buffer types): host memory while loading.
+  if ((Has(s, "mmap failed") && Has(s, "Cannot allocate memory")) ||
+      (Has(s, "MapViewOfFile failed") && Has(s, "Not enough memory"))) {
+    line.Emit(EventKind::kHostBufferFail, kEngine).values[Num::kHost] = 1;
+  }
+  if (Has(s, "allocate") && (Has(s, "CPU_REPACK buffer") || Has(s, "CPU_AARCH64 buffer") ||
+                             Has(s, "AMX buffer") || Has(s, "CPU_KLEIDIAI buffer"))) {
+    line.Emit(EventKind::kHostBufferFail, kEngine).values[Num::kHost] = 1;
+  }
+  // The context refused once the model had loaded (common.cpp common_init_from_params: "failed
+  // to create context with model"; the 2026 server's "failed to create_context with model";
+  // Ollama's runner: "unable to create llama context"): the KV cache and the compute buffers
+  // are next, as llama-cpp-python's "Failed to create llama_context" (the LM Studio reader).
+  if (Has(s, "failed to create context with model") ||
+      Has(s, "failed to create_context with model") || Has(s, "unable to create llama context")) {
+    line.Emit(EventKind::kGgmlModelBuffer, kEngine);
+  }
   // llama-server's answer to a prompt longer than its context, and its decode finding the
   // context full with no room to shift ("Context size has been exceeded.", tools/server 2026
   // builds, where the slot's context reached n_ctx).
@@ -633,6 +693,10 @@ void Match(const Line& line) {
 
 std::string Say(Words rule, const Facts& f) {
   switch (rule) {
+    case Words::kStartupFreeMemory:
+      return "ggml-cuda could not create its CUDA context or read the GPU's free memory (\"failed "
+             "to initialize CUDA: out of memory\", cudaMemGetInfo), before anything of the "
+             "model was allocated: other processes hold the GPU's memory";
     case Words::kKvBuffer:
       if (const LogEvent* kv = f.first_of(EventKind::kGgmlKvFail);
           kv && Has(kv->text, "A context size of")) {
@@ -919,6 +983,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     }
     case Cause::kFragmentation:
       return false;
+    case Cause::kCudagraphCapture:
+      // ggml-cuda's CUDA graphs (rules.cc GgmlCudaGraph): GGML_CUDA_DISABLE_GRAPHS (ggml-cuda.cu,
+      // 2024+) turns them off.
+      AddFix(d, "GGML_CUDA_DISABLE_GRAPHS=1",
+             "the decode graph runs without being captured and instantiated as a CUDA graph");
+      AddFix(d, "-c lower or -ngl lower", "more free memory for the graph's instantiation");
+      return true;
     case Cause::kOtherProcess:
       AddOthersHeldFixes(d, "stop the other programs on the GPU (nvidia-smi / rocm-smi lists them)",
                          "--fit on (without a fixed -ngl), or -ngl lower",

@@ -379,6 +379,10 @@ void Match(const Line& line) {
 std::string Say(Words rule, const Facts& f) {
   // The llama.cpp buffers in Ollama's words (its settings, not llama.cpp's flags).
   switch (rule) {
+    case Words::kStartupFreeMemory:
+      return "the runner's CUDA backend could not create its context or read the GPU's free "
+             "memory (ggml-cuda: \"failed to initialize CUDA: out of memory\"), before the model "
+             "was placed: other processes hold the GPU's memory";
     case Words::kWeightBuffer: {
       const LogEvent* e = f.first_of(EventKind::kGgmlLoadFail);
       if (e && Has(e->text, "memory layout cannot be allocated")) {
