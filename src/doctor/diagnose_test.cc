@@ -2280,6 +2280,19 @@ TEST(Diagnose, GgmlMessagesFromTheSource) {
       {"time=2025-10-01T08:00:04.802Z level=ERROR source=runner.go:455 msg=\"failed to decode "
        "batch\" error=\"llama_decode failed with code -2\"\n",
        "runtime", "compute_buffer"},
+      {"llama_adapter_lora_init: failed to apply lora adapter: failed to allocate buffer for "
+       "lora adapter\n",
+       "load", "weights_too_large"},
+      {"CUDA error: out of memory\n"
+       "  current device: 1, in function ggml_backend_cuda_split_buffer_init_tensor at "
+       "/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:1041\n",
+       "load", "weights_too_large"},
+      {"time=2026-07-20T08:01:12.337-07:00 level=INFO source=client.go:212 msg=\"starting mlx "
+       "runner subprocess\" model=qwen3.6:35b-a3b-mlx\n"
+       "Error: 500 Internal Server Error: mlx runner failed: [metal::malloc] Attempting to "
+       "allocate 25769803776 bytes which is greater than the maximum allowed buffer size of "
+       "22906503168 bytes. (exit: exit status 1)\n",
+       "load", "weights_too_large"},
   };
   for (const auto& c : cases) {
     const Diagnosis d = DiagnoseText(c.log);

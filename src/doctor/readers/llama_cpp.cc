@@ -661,6 +661,16 @@ void Match(const Line& line) {
   if (Has(s, "Input prompt is too big compared to KV size")) {
     line.Emit(EventKind::kContextExceeded, kEngine);
   }
+  // A LoRA adapter's tensors get a weight buffer of their own, after the context
+  // (llama-adapter.cpp llama_adapter_lora_init_impl: "failed to allocate buffer for lora
+  // adapter", 2024-08+); and -sm row's split weights allocated on each GPU as the loader places
+  // them (ggml-cuda.cu ggml_backend_cuda_split_buffer_init_tensor's CUDA check, until 2026-07):
+  // weights, in the load.
+  if (Has(s, "failed to allocate buffer for lora adapter") ||
+      (Has(s, "current device:") && Has(s, "split_buffer_init_tensor"))) {
+    line.Emit(EventKind::kGgmlLoadFail, kEngine);
+    line.Emit(EventKind::kGgmlAllocFail, kEngine).values[Num::kHost] = 0;
+  }
   // The model file's mapping refused by the host (llama-mmap.cpp: "mmap failed: Cannot allocate
   // memory", Windows' "MapViewOfFile failed: Not enough memory resources are available"), and
   // the CPU backend's repacked weight buffers (ggml-cpu's CPU_REPACK, CPU_AARCH64, AMX and

@@ -261,7 +261,12 @@ void Match(const Line& line) {
   const bool no_longer =
       !old_form.empty() || !Whole(line, "llama-server process no longer running").empty();
   const bool terminated = runner && Has(s, "process has terminated");
-  if (terminated || no_longer || Has(s, "starting llama server")) {
+  // The MLX runner likewise (x/mlxrunner/client.go, 0.17+): "starting mlx runner subprocess",
+  // and its death while the server waits for it to answer, "mlx runner failed: <error> (exit:
+  // ...)" (the "(exit: " form only from WaitUntilRunning): the load.
+  const bool mlx_start = Has(s, "starting mlx runner subprocess") ||
+                         (Has(s, "mlx runner failed:") && Has(s, "(exit: "));
+  if (terminated || no_longer || mlx_start || Has(s, "starting llama server")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
   // A signal ended the runner with no error of its own: exit code -1 and nothing after it
