@@ -123,11 +123,11 @@ void MatchSageMaker(const Line& line) {
   if (Has(s, "HF_MODEL_ID")) {
     const std::string_view id = QuotedAfter(line.text, "HF_MODEL_ID");
     if (id.find('/') != std::string_view::npos) {
-      line.Emit(EventKind::kConfig, kEngine).text = std::string(id);
+      line.Emit(EventKind::kConfig, "any").text = std::string(id);
     }
   }
   if (Has(s, "HF_MODEL_QUANTIZE")) {
-    line.Emit(EventKind::kConfig, kEngine).values[Num::kQuantizedRun] = 1;
+    line.Emit(EventKind::kConfig, "any").values[Num::kQuantizedRun] = 1;
   }
   if (Has(s, "SM_NUM_GPUS")) {
     const size_t at = line.text.find("SM_NUM_GPUS");
@@ -136,27 +136,31 @@ void MatchSageMaker(const Line& line) {
       rest.remove_prefix(d + 6);
     }
     if (const auto n = NumberAfter(rest, ""); n && *n >= 1 && *n <= 64 && *n == std::floor(*n)) {
-      Set(line.Emit(EventKind::kConfig, kEngine), Num::kTensorParallelSize, n);
+      Set(line.Emit(EventKind::kConfig, "any"), Num::kTensorParallelSize, n);
     }
   }
-  const size_t ml = line.text.find("ml.");
-  if (ml == std::string_view::npos) return;
-  const std::string_view type = line.text.substr(ml + 3, 24);
-  const size_t dot = type.find('.');
-  if (dot == std::string_view::npos) return;
-  const std::string_view family = type.substr(0, dot);
-  std::string_view size = type.substr(dot + 1);
-  size = size.substr(0, size.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyz"));
-  if (size.find("xlarge") == std::string_view::npos && size != "metal") return;
-  for (const InstanceFamily& fam : kInstanceFamilies) {
-    if (fam.family != family) continue;
-    auto& e = line.Emit(EventKind::kConfig, kEngine);
-    e.values[Num::kInstanceGpuBytes] = fam.gpu_bytes;
-    int gpus = 1;
-    for (std::string_view f : fam.four) gpus = !f.empty() && f == size ? 4 : gpus;
-    for (std::string_view f : fam.eight) gpus = !f.empty() && f == size ? 8 : gpus;
-    e.values[Num::kInstanceGpus] = gpus;
-    return;
+  // (Every "ml." of the line: "html." or "yaml." may come first.)
+  const std::string_view t = line.text;
+  for (size_t ml = t.find("ml."); ml != std::string_view::npos; ml = t.find("ml.", ml + 3)) {
+    const std::string_view type = t.substr(ml + 3, 24);
+    const size_t dot = type.find('.');
+    if (dot == std::string_view::npos) continue;
+    const std::string_view family = type.substr(0, dot);
+    std::string_view size = type.substr(dot + 1);
+    size = size.substr(0, size.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyz"));
+    if (size.find("xlarge") == std::string_view::npos && size != "metal") continue;
+    for (const InstanceFamily& fam : kInstanceFamilies) {
+      if (fam.family != family) continue;
+      // (Not TGI's alone: the instance and the model's id name the card and the weights for
+      // any engine's deployment container.)
+      auto& e = line.Emit(EventKind::kConfig, "any");
+      e.values[Num::kInstanceGpuBytes] = fam.gpu_bytes;
+      int gpus = 1;
+      for (std::string_view f : fam.four) gpus = !f.empty() && f == size ? 4 : gpus;
+      for (std::string_view f : fam.eight) gpus = !f.empty() && f == size ? 8 : gpus;
+      e.values[Num::kInstanceGpus] = gpus;
+      return;
+    }
   }
 }
 
