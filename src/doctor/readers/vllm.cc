@@ -252,6 +252,20 @@ bool SamplerWarmupWords(std::string_view t) {
   return false;
 }
 
+// A request refused as longer than the context (MatchKvCache): `words` on the line (or across
+// its wrap), with the request's tokens after `asked` and the limit after `limit`. The key a
+// literal: its hashes are constants in the line's byte-pair test.
+template <size_t N>
+bool ReadRefusal(const Line& line, const char (&words)[N], std::string_view asked,
+                 std::string_view limit) {
+  const std::string_view w = Whole(line, words);
+  if (w.empty() || w.find(asked) == std::string_view::npos) return false;
+  auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
+  Set(e, Num::kPromptTokens, NumberAfter(w, asked));
+  Set(e, Num::kMaxModelLen, NumberAfter(w, limit));
+  return true;
+}
+
 void MatchKvCache(const Line& line) {
   const LineView s = line.view();
   MatchOneValue(
@@ -391,27 +405,18 @@ void MatchKvCache(const Line& line) {
   // "Input length (N) exceeds model's maximum context length (M)" (entrypoints/utils.py
   // get_max_tokens, 2026); V0's scheduler ignoring a prompt over its limit ("Input prompt (N
   // tokens) is too long and exceeds limit of M", core/scheduler.py _schedule_prefills, 0.6-0.10).
-  struct Refusal {
-    std::string_view words, asked, limit;
-  };
-  static constexpr Refusal kRefusals[] = {
-      {"is longer than the maximum model length of", "Prompt length of", "maximum model length of"},
-      {"is too long to fit into the model", "(total length", "(context length"},
-      {"However, the model's context length is only", "You passed", "context length is only"},
-      {"exceeds the max_model_len", "engine prompt length", "exceeds the max_model_len"},
-      {"exceeds model's maximum context length", "Input length (", "maximum context length ("},
-      {"is too long and exceeds limit of", "Input prompt (", "exceeds limit of"},
-  };
-  if (Has(s, "length") || Has(s, "too long") || Has(s, "You passed") || Has(s, "max_model_len")) {
-    for (const Refusal& r : kRefusals) {
-      const std::string_view w = Whole(line, r.words);
-      if (w.empty() || !Has(w, r.asked)) continue;
-      auto& e = line.Emit(EventKind::kContextExceeded, kEngine);
-      Set(e, Num::kPromptTokens, NumberAfter(w, r.asked));
-      Set(e, Num::kMaxModelLen, NumberAfter(w, r.limit));
-      break;
-    }
-  }
+  (void)(ReadRefusal(line, "is longer than the maximum model length of", "Prompt length of",
+                     "maximum model length of") ||
+         ReadRefusal(line, "is too long to fit into the model", "(total length",
+                     "(context length") ||
+         ReadRefusal(line, "However, the model's context length is only", "You passed",
+                     "context length is only") ||
+         ReadRefusal(line, "exceeds the max_model_len", "engine prompt length",
+                     "exceeds the max_model_len") ||
+         ReadRefusal(line, "exceeds model's maximum context length", "Input length (",
+                     "maximum context length (") ||
+         ReadRefusal(line, "is too long and exceeds limit of", "Input prompt (",
+                     "exceeds limit of"));
   // V0's scheduler finding a prompt or a swapped-in sequence larger than the whole KV cache
   // ("Input prompt (N tokens) [+ lookahead slots (L)] is too long and exceeds the capacity of
   // block_manager", _schedule_prefills, 0.6-0.10; "Failing the request RID because there's not
