@@ -917,7 +917,6 @@ constexpr FrameRow kFrameRows[] = {
     {"_init_cache_engine", "", Slot::kKv},
     {"_allocate_kv_cache", "", Slot::kKv},
     {"allocate_cpu_cache", "", Slot::kKv},
-    {"other_ranks_unfinished", "", Slot::kLoad},
     {"allocate_kv_cache", "", Slot::kKv},
     {"_init_cache", "", Slot::kKv},
     {"__init__", "cache_engine.py", Slot::kKv},

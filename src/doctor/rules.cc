@@ -446,11 +446,6 @@ bool SwapSpacePinned(const Facts& f) { return AnyFrame(f, {"allocate_cpu_cache"}
 // ggml-cuda instantiating the decode graph as a CUDA graph (readers/llama_cpp.cc).
 bool GgmlCudaGraph(const Facts& f) { return AnyFrame(f, {"cuda_graph_instantiate"}); }
 
-// SGLang's barrier after the load: another rank did not finish (readers/sglang.cc).
-bool OtherRanksUnfinished(const Facts& f) {
-  return f.stage == Stage::kLoad && AnyFrame(f, {"other_ranks_unfinished"});
-}
-
 // SGLang's start-up pools, one larger than the card (facts.cc SglangRequestOverCard).
 bool SglangPoolOverCard(const Facts& f) {
   return f.stage == Stage::kKvCache && !f.frame_stage && SglangRequestOverCard(f);
@@ -1659,10 +1654,6 @@ const std::vector<Rule>& Rules() {
            "the quantized weights were rewritten on the GPU after loading (dequantized to 16 or "
            "32 bits, multiplied and quantized again): the wide copies do not fit next to the "
            "weights"),
-      Text(C::kWeightsTooLarge, S::kLoad, OtherRanksUnfinished,
-           "this rank loaded its weights, but another tensor-parallel rank did not finish loading "
-           "(SGLang's barrier in load_model timed out): that rank's own log holds its error, most "
-           "often its share of the weights running out of memory (a guess from this rank's log)"),
       Text(C::kDequantizedCopy, S::kLoad, ConvertedAfterLoading,
            "the quantized weights were being converted as they were loaded (repacked, "
            "swizzled, dequantized to 16 bits or quantized again: vLLM's and SGLang's "

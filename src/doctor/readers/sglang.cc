@@ -271,13 +271,6 @@ void Match(const Line& line) {
       !w.empty() && NumberAfter(w, "(exit code:") == -9.0) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
-  // A rank whose load finished, waiting on the others past a timeout (model_executor/
-  // model_runner.py load_model's monitored barrier, 0.4.3+: "TP rank N could finish the model
-  // loading, but there are other ranks that didn't finish loading. It is likely due to
-  // unexpected failures (e.g., OOM) or a slow node."): another rank's load failed.
-  if (!Whole(line, "other ranks that didn't finish loading").empty()) {
-    line.Emit(EventKind::kFrame, kEngine).text = "other_ranks_unfinished (SGLang's barrier)";
-  }
   // HiCache's host pool smaller than the device pool (mem_cache/memory_pool_host.py
   // HostKVCache.__init__, 0.4.1-0.5: "The host memory should be larger than the device memory
   // with the current protocol"): --hicache-ratio (x the device pool) at 1 or below, or a
@@ -690,9 +683,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     case Cause::kWeightsTooLarge:
     case Cause::kDequantizedCopy:
-      // Twice the tensor parallelism the log shows (its ranks or tp_size), at least 2.
-      AddFix(d, fmt::format("--tp {} (or more GPUs)", std::max<int64_t>(2, 2 * f.tp)),
-             "each GPU loads a share of the weights");
+      AddFix(d, "--tp 2 (or more GPUs)", "each GPU loads a share of the weights");
       // A Marlin repack (rules.cc RepackFrames) of a checkpoint that is already quantized.
       if (MarlinRepackFrames(f)) {
         AddFix(d, "a smaller checkpoint, or fewer other tensors on the card at load",
