@@ -683,7 +683,9 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     case Cause::kWeightsTooLarge:
     case Cause::kDequantizedCopy:
-      AddFix(d, "--tp 2 (or more GPUs)", "each GPU loads a share of the weights");
+      // Twice the tensor parallelism the log shows (its ranks or tp_size), at least 2.
+      AddFix(d, fmt::format("--tp {} (or more GPUs)", std::max<int64_t>(2, 2 * f.tp)),
+             "each GPU loads a share of the weights");
       // A Marlin repack (rules.cc RepackFrames) of a checkpoint that is already quantized.
       if (MarlinRepackFrames(f)) {
         AddFix(d, "a smaller checkpoint, or fewer other tensors on the card at load",
