@@ -2156,6 +2156,15 @@ TEST(Diagnose, SglangAndTgiPoolMessages) {
   EXPECT_EQ(tune.cause, "kernel_warmup");
   ASSERT_FALSE(tune.fixes.empty());
   EXPECT_EQ(tune.fixes[0].change, "--disable-flashinfer-autotune");
+  // The weights over the GPUs at tensor parallel 4: twice as many.
+  const Diagnosis tp4 = DiagnoseText(
+      "[2025-10-14 09:12:03] server_args=ServerArgs(model_path='m', tp_size=4, "
+      "mem_fraction_static=0.88)\n"
+      "[2025-10-14 09:12:12 TP0] Load weight begin. avail mem=78.27 GB\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.\n");
+  EXPECT_EQ(tp4.cause, "weights_too_large");
+  ASSERT_FALSE(tp4.fixes.empty());
+  EXPECT_EQ(tp4.fixes[0].change, "--tp 8 (or more GPUs)");
   // TGI's router refusing its arguments before any warm-up is no memory failure.
   const Diagnosis arguments = DiagnoseText(
       "Error: ArgumentValidation(\"`max_total_tokens` must be <= `max_batch_total_tokens`. "
