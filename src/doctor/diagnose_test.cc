@@ -2253,6 +2253,21 @@ TEST(Diagnose, VllmRefusalAndPoolMessages) {
       "VllmWorker-0 died unexpectedly, shutting down executor.\n");
   EXPECT_EQ(prefetch.stage, "load");
   EXPECT_EQ(prefetch.cause, "host_memory");
+  // The CPU backend's checks of host memory, in its own settings.
+  const Diagnosis cpu = DiagnoseText(
+      "(EngineCore pid=88) ERROR 05-02 10:12:21 [core.py:1121] ValueError: Available memory on "
+      "node 0 (21.37/62.71 GiB) on startup is less than desired CPU memory utilization (0.92, "
+      "57.69 GiB).\n");
+  EXPECT_EQ(cpu.stage, "startup");
+  EXPECT_EQ(cpu.cause, "host_memory");
+  const Diagnosis cpu_kv = DiagnoseText(
+      "(EngineCore pid=91) ERROR 05-02 10:31:40 [core.py:1121] ValueError: Available memory on "
+      "node 0 (9.80/62.71 GiB) on kv cache allocation is less than requested memory for kv "
+      "(38.52/57.69 GiB). Reduce CPU memory used by other processes.\n");
+  EXPECT_EQ(cpu_kv.stage, "kv_cache");
+  ASSERT_FALSE(cpu_kv.fixes.empty());
+  EXPECT_EQ(cpu_kv.fixes[0].change,
+            "VLLM_CPU_KVCACHE_SPACE lower (GiB; or --kv-cache-memory-bytes)");
   // A core process that exited with another status is no OOM kill.
   EXPECT_NE(DiagnoseText("RuntimeError: Engine core initialization failed. See root cause above. "
                          "Failed core proc(s): {'EngineCore_DP0': 1}\n")
@@ -2288,6 +2303,9 @@ TEST(Diagnose, GgmlMessagesFromTheSource) {
       {"ggml_cuda_init: failed to initialize CUDA: out of memory\n", "startup", "other_process"},
       {"time=2025-10-01T08:00:04.802Z level=ERROR source=runner.go:455 msg=\"failed to decode "
        "batch\" error=\"llama_decode failed with code -2\"\n",
+       "runtime", "compute_buffer"},
+      {"/llama.cpp/ggml/src/ggml-vulkan/ggml-vulkan.cpp:6034: Requested preallocation size is "
+       "too large\n",
        "runtime", "compute_buffer"},
       {"llama_adapter_lora_init: failed to apply lora adapter: failed to allocate buffer for "
        "lora adapter\n",

@@ -671,6 +671,13 @@ void Match(const Line& line) {
     line.Emit(EventKind::kGgmlLoadFail, kEngine);
     line.Emit(EventKind::kGgmlAllocFail, kEngine).values[Num::kHost] = 0;
   }
+  // ggml-vulkan's dequantization or split-k buffer for one matrix multiplication larger than the
+  // device's largest storage buffer (ggml-vulkan.cpp ggml_vk_mul_mat_q_f16 and its siblings:
+  // GGML_ABORT "Requested preallocation size is too large"): a compute buffer, growing with the
+  // micro-batch.
+  if (Has(s, "Requested preallocation size is too large")) {
+    line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
+  }
   // The model file's mapping refused by the host (llama-mmap.cpp: "mmap failed: Cannot allocate
   // memory", Windows' "MapViewOfFile failed: Not enough memory resources are available"), and
   // the CPU backend's repacked weight buffers (ggml-cpu's CPU_REPACK, CPU_AARCH64, AMX and

@@ -479,6 +479,20 @@ void MatchKvCache(const Line& line) {
   if (line.after_frame && Has(s, "self.cpu_cache = self._allocate_kv_cache(")) {
     line.Emit(EventKind::kFrame, kEngine).text = "allocate_cpu_cache (its call)";
   }
+  // The CPU backend's checks of host memory (v1/worker/cpu_worker.py, 2026): "Available memory
+  // on node N (F/T GiB) on startup is less than desired CPU memory utilization (U, B GiB)"
+  // (CPUWorker.__init__: there --gpu-memory-utilization is the fraction of the host's memory),
+  // and "... on kv cache allocation is less than requested memory for kv (K/B GiB)"
+  // (determine_available_memory).
+  if (const std::string_view w = Whole(line, "on startup is less than desired CPU memory");
+      !w.empty()) {
+    auto& e = line.Emit(EventKind::kOllamaSystemMemory, kEngine);
+    e.text = "cpu_backend";
+  }
+  if (const std::string_view w = Whole(line, "on kv cache allocation is less than requested");
+      !w.empty()) {
+    line.Emit(EventKind::kNoKvMemory, kEngine).text = "cpu_backend";
+  }
   // Hybrid models (V1 0.10+): one Mamba state block per running sequence, from the KV budget.
   if (const std::string_view t = Whole(line, "exceeds available Mamba cache blocks"); !t.empty()) {
     auto& e = line.Emit(EventKind::kMambaBlocks, kEngine);
@@ -991,6 +1005,12 @@ std::string Say(Words rule, const Facts& f) {
       return "vLLM's memory profiler saw free memory grow while it measured: another process on "
              "the GPU released memory during start-up, so the measurement is void";
     case Words::kHostMemory:
+      if (const LogEvent* e = f.first_of(EventKind::kOllamaSystemMemory);
+          e && e->text == "cpu_backend") {
+        return "vLLM's CPU backend refused to start: the node's available memory is less than "
+               "--gpu-memory-utilization x its total, the share of host memory it reserves "
+               "(cpu_worker.py)";
+      }
       return "host memory ran out, not GPU memory: the process was killed (or refused) while "
              "holding weights in system RAM";
     case Words::kBackendUnquantized:
@@ -1127,6 +1147,15 @@ void KvTooLongFixes(const Facts& f, Diagnosis* d) {
 }
 
 void KvNoMemoryFixes(const Facts& f, Diagnosis* d) {
+  // The CPU backend's KV cache in host memory (MatchKvCache): its own setting, and the host's.
+  if (const LogEvent* e = f.first_of(EventKind::kNoKvMemory); e && e->text == "cpu_backend") {
+    AddFix(d, "VLLM_CPU_KVCACHE_SPACE lower (GiB; or --kv-cache-memory-bytes)",
+           "the CPU backend's KV cache is taken from host memory, which other processes hold "
+           "part of");
+    AddFix(d, "stop other processes on the host (or the NUMA node)",
+           "the check compares the node's available memory with the KV cache asked for");
+    return;
+  }
   HybridKvOffFix(f, d);
   // --kv-cache-memory-bytes: vLLM skipped its profiling and reserved the given bytes whatever
   // --gpu-memory-utilization says (gpu_worker.py determine_available_memory, 0.11+), so only a
@@ -1481,6 +1510,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         }
         AddFix(d, "--preemption-mode recompute with --swap-space 0",
                "no swap space: preempted sequences are recomputed instead of swapped out");
+        return true;
+      }
+      // The CPU backend's start-up check of host memory (MatchKvCache).
+      if (const LogEvent* e = f.first_of(EventKind::kOllamaSystemMemory);
+          e && e->text == "cpu_backend") {
+        AddFix(d, "--gpu-memory-utilization lower (on the CPU backend, the fraction of the host's "
+                  "memory vLLM reserves)",
+               "the reservation must be free on the node when the worker starts");
+        AddFix(d, "stop other processes on the host (or the NUMA node)",
+               "they hold the memory the reservation needs");
         return true;
       }
       if (f.get(Num::kHostRamWarned)) {
