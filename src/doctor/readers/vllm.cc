@@ -812,8 +812,8 @@ void MatchSourceLines(const Line& line) {
   // the engine's: "CUDA graph memory profiling is enabled", "will be enabled by default".)
   if (Has(s, "emory profiling") || Has(s, "emory-profiling")) {
     const auto words = [](std::string_view t) {
-      for (std::string_view w : {"raph memory profiling"sv, "raph memory-profiling"sv,
-                                 "raph-memory profiling"sv, "raph memory-profiling"sv}) {
+      for (std::string_view w :
+           {"raph memory profiling"sv, "raph memory-profiling"sv, "raph-memory profiling"sv}) {
         const size_t at = t.find(w);
         if (at == std::string_view::npos) continue;
         const std::string_view rest = t.substr(at + w.size());
@@ -1496,11 +1496,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       // the host's memory it passes without the warning.
       const auto host_bytes = f.get(Num::kHostAvailableBytes);
       const auto swap = f.get(Num::kHostRequiredBytes);
+      // The GiB a GPU that keeps the swap space of all GPUs under 40% of the host's memory.
+      const auto under_40 = [&](double host) {
+        return std::floor(0.4 * host / static_cast<double>(std::max<int64_t>(1, f.tp)) /
+                          core::kGiBf);
+      };
       // The swap space's pinned allocation failing (rules.cc SwapSpacePinned).
       if (AnyFrame(f, {"allocate_cpu_cache"})) {
-        const double tp = static_cast<double>(std::max<int64_t>(1, f.tp));
         if (host_bytes && *host_bytes >= 4 * core::kGiBf) {
-          const double gib = std::floor(0.4 * *host_bytes / tp / core::kGiBf);
+          const double gib = under_40(*host_bytes);
           AddFix(d, fmt::format("--swap-space {:.0f}", gib),
                  fmt::format("{:.0f} GiB a GPU keeps the pinned swap space of all GPUs under 40% "
                              "of the host's {}", gib, Gib(*host_bytes)));
@@ -1531,8 +1535,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       }
       if (f.has(EventKind::kOllamaSystemMemory) && host_bytes && swap) {
         const double host = *host_bytes;
-        const double tp = static_cast<double>(std::max<int64_t>(1, f.tp));
-        const double gib = std::floor(0.4 * host / tp / core::kGiBf);
+        const double gib = under_40(host);
         AddFix(d, fmt::format("--swap-space {:.0f}", gib),
                fmt::format("the CPU swap space of all GPUs ({}) is over 70% of the host's {}; "
                            "{:.0f} GiB a GPU stays under 40%",
