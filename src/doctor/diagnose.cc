@@ -332,8 +332,22 @@ class Doctor {
     d_.notes.push_back(
         c.undecided ? "no out-of-memory line and no other error in the log: no memory setting is "
                       "advised until the failing process's own error is seen"
-                    : "no out-of-memory or KV-cache error in the log: memory settings are not "
-                      "what to change");
+        : c.length_setting
+            ? "no out-of-memory in the log: the input outgrew a length the program was set up "
+              "for at load, which a length setting changes (a longer one takes more memory)"
+            : "no out-of-memory or KV-cache error in the log: memory settings are not what to "
+              "change");
+    // The length the exllama kernel's check asked for ("... for a sequence length >=2960").
+    if (std::string_view(c.name) == "exllama_max_input_length") {
+      if (const auto n = doctor::NumberAfter(e.text, ">="); n && *n >= 1 && *n <= 1e7) {
+        AddFix(&d_,
+               fmt::format("exllama_set_max_input_length(model, max_input_length={:.0f}) "
+                           "(transformers: GPTQConfig(bits=4, max_input_length={:.0f}))",
+                           *n, *n),
+               "the length the kernel's check asked for; a larger one leaves room for longer "
+               "prompts");
+      }
+    }
     for (const doctor::OtherErrorFix& x : c.fixes) {
       if (x.change) AddFix(&d_, x.change, x.effect);
     }

@@ -78,10 +78,12 @@ bool V0MaxLenCheck(const Facts& f) {
 // kill report beside it is the process's end, not what ran out.
 // (The kernel driver's own out-of-memory line beside the OOM killer's is the same exhaustion of
 // host memory on a unified-memory part, not a device's error that decides.)
+// (A device map's refusal, read as the load's failure, is no GPU out-of-memory: a kill that
+// follows it ended the run.)
 bool HostOomKill(const Facts& f) {
   const LogEvent* device = f.first_of(EventKind::kCudaOom);
   return f.has(EventKind::kHostOomKill) && !f.has(EventKind::kTorchOom) &&
-         (!device || Has(device->text, "[NV_ERR_NO_MEMORY]"));
+         (!device || Has(device->text, "[NV_ERR_NO_MEMORY]") || DeviceMapRefusal(device->text));
 }
 // A DataLoader worker killed by SIGKILL (readers/pytorch.cc): the OOM killer ended it while the
 // loop ran, each worker holding its copy of the dataset's objects and its prefetched batches.
@@ -442,6 +444,19 @@ bool PrefetchOverRamAtLoad(const Facts& f) {
 }
 // V0's swap space allocated in pinned host memory (readers/vllm.cc allocate_cpu_cache).
 bool SwapSpacePinned(const Facts& f) { return AnyFrame(f, {"allocate_cpu_cache"}); }
+// vLLM's --cpu-offload-gb copies each offloaded parameter into pinned host memory as the model
+// is built (model_executor/models/utils.py maybe_offload_to_cpu: torch.empty_strided(...,
+// device="cpu", pin_memory=True), 0.5.4+); V1's KV offloading pins its CPU blocks
+// (readers/vllm.cc kv_offload_pinned). CUDA's page-locked allocation failing reads "CUDA error:
+// out of memory" without the caching allocator's "Tried to allocate".
+bool CpuOffloadPinned(const Facts& f) {
+  return AnyFrame(f, {"maybe_offload_to_cpu"}) && f.has(EventKind::kCudaOom) &&
+         !f.has(EventKind::kTorchOom);
+}
+bool KvOffloadPinned(const Facts& f) {
+  return AnyFrame(f, {"kv_offload_pinned"}) && f.has(EventKind::kCudaOom) &&
+         !f.has(EventKind::kTorchOom);
+}
 
 // ggml-cuda instantiating the decode graph as a CUDA graph (readers/llama_cpp.cc).
 bool GgmlCudaGraph(const Facts& f) { return AnyFrame(f, {"cuda_graph_instantiate"}); }
@@ -723,11 +738,12 @@ bool GgmlBuffer(const Facts& f) {
   return GgmlFailed(f) && (f.has(EventKind::kGgmlLoadFail) || f.has(EventKind::kGgmlAllocFail));
 }
 bool GgmlBufferImage(const Facts& f) { return GgmlBuffer(f) && f.has(EventKind::kImage); }
-// A device buffer that failed with the projector's tensor loader on the abort's backtrace: the
-// mmproj weights, loaded after the model's layers took the card (and before any warm-up).
+// A device buffer that failed with the projector's tensor loader on the abort's backtrace (or
+// after the size its loader prints): the mmproj weights, loaded after the model's layers took
+// the card (and before any warm-up, whose graph reservation fails in its own words).
 bool GgmlMmprojLoad(const Facts& f) {
   return GgmlBuffer(f) && f.has(EventKind::kMmprojLoadFrame) && !f.has(EventKind::kImage) &&
-         !GgmlFailedAfter(f, EventKind::kRequest);
+         !f.has(EventKind::kGgmlReserveFail) && !GgmlFailedAfter(f, EventKind::kRequest);
 }
 // A device buffer that failed after llama.cpp began reserving its compute graphs (and no
 // loader error): the compute buffer, not the weights or the KV cache, which come before it. Also
@@ -840,6 +856,10 @@ const LogEvent* FailureEvent(const Facts& f) {
 // what is reserved then is the compute graph of the largest batch (llama.cpp's graph_reserve at
 // context creation, Ollama's reserveWorstCaseGraph), whatever line reported the failure.
 bool GgmlEngineAtProfile(const Facts& f) { return f.stage == Stage::kProfile && GgmlEngine(f); }
+// The same engines at their KV cache with nothing that names the buffer (llama-cpp-python's
+// bare "Failed to create llama_context"): llama.cpp sizes the cache for the whole context
+// (n_ctx, or the model's training context where 0 asks for it), not from free memory.
+bool GgmlEngineAtKv(const Facts& f) { return f.stage == Stage::kKvCache && GgmlEngine(f); }
 
 // The same engines after start-up, where no line names what failed: the memory they allocate
 // while serving is the compute graph's (the graph allocator's buffers, ggml-cuda's pool), the
@@ -1179,7 +1199,12 @@ bool Fragmented(const Facts& f) {
   if (!requested || !reserved_free || *requested <= 0) return false;
   return *reserved_free >= std::max(2 * *requested, core::kGiBf);
 }
-bool FragmentedPastLoad(const Facts& f) { return f.stage != Stage::kLoad && Fragmented(f); }
+// (Not while loading weights, where the weights that did not fit are the cause, unless the
+// load is a quantizer's layer-by-layer run: its weights move one layer at a time, and its
+// calibration tensors of many sizes are made and freed over and over.)
+bool FragmentedPastLoad(const Facts& f) {
+  return (f.stage != Stage::kLoad || QuantizerFrames(f)) && Fragmented(f);
+}
 // NCCL's buffers (NcclAlloc, below) in a PyTorch program while it runs.
 bool NcclAllocBesideTorchCache(const Facts& f) {
   return f.stage == Stage::kRuntime && NcclAlloc(f) &&
@@ -1368,6 +1393,17 @@ bool OtherInstanceWords(const Facts& f) {
   return f.has(EventKind::kOtherInstanceWords) && (f.engine == "vllm" || f.engine == "sglang");
 }
 bool OtherInstanceLeftNoKv(const Facts& f) { return OtherInstanceWords(f) && NoKvMemory(f); }
+// KoboldCpp's own note that another application held GPU memory at start-up, and its load
+// (weights, KV cache or compute buffers) then failed: the memory it needed was what the other
+// held, when the failed request fits in that (or the log gives no request).
+bool KoboldCppOtherApp(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kOtherInstanceWords);
+  const bool starting = !GgmlFailedServing(f) && f.milestone_stage != Stage::kRuntime;
+  if (e == nullptr || f.engine != "koboldcpp" || !starting) return false;
+  const auto used = e->values.find(Num::kUsedBytes);
+  const auto requested = f.get(Num::kRequestedBytes);
+  return !requested || used == e->values.end() || *requested <= 2 * used->second;
+}
 bool OtherInstanceHeldTheCard(const Facts& f) {
   return OtherInstanceWords(f) && (f.stage == Stage::kStartup || f.stage == Stage::kLoad ||
                                    f.stage == Stage::kProfile || f.stage == Stage::kKvCache);
@@ -1414,6 +1450,10 @@ const std::vector<Rule>& Rules() {
       // The report's words that another instance shared the GPU, before the engine's own
       // accounting of a pool it found no room for (its messages above name what they check).
       Text(C::kOtherProcess, S::kKvCache, OtherInstanceLeftNoKv, kOtherInstanceText),
+      Text(C::kOtherProcess, S::kLoad, KoboldCppOtherApp,
+           "KoboldCpp found another application holding GPU memory when it started (its note), "
+           "and its load then failed: the model, its context and buffers were sized for the "
+           "whole card, and the other application held part of it"),
       {C::kOtherProcess, S::kKvCache, OtherInstanceHeldTheCard, kOtherInstanceText, nullptr,
        Words::kNone, true},
       Worded(C::kKvNoMemory, S::kKvCache, Seen<E::kSglangNotEnough>, Words::kTokenPoolEmpty),
@@ -1471,6 +1511,14 @@ const std::vector<Rule>& Rules() {
            "a DataLoader worker was killed (SIGKILL) while batches were loaded: the kernel's OOM "
            "killer, host memory exhausted by the workers' copies of the dataset and their "
            "prefetched batches beside the main process"),
+      Text(C::kHostMemory, S::kLoad, CpuOffloadPinned,
+           "--cpu-offload-gb's copies of the weights, pinned in host memory as the model is "
+           "built, did not fit in the host's RAM (or the container's memory limit): pinned "
+           "memory cannot be paged out, and CUDA reports its failure as out of memory"),
+      Text(C::kHostMemory, S::kKvCache, KvOffloadPinned,
+           "the KV offloading buffers (--kv-offloading-size), pinned in host memory when the KV "
+           "cache is set up, did not fit in the host's RAM: CUDA reports a failed page-locked "
+           "allocation as out of memory"),
       Text(C::kHostMemory, S::kKvCache, SwapSpacePinned,
            "V0's swap space (--swap-space GiB a GPU, 4 by default), allocated in pinned host "
            "memory after the GPU's KV cache, did not fit in the host's RAM: pinned memory "
@@ -1608,6 +1656,10 @@ const std::vector<Rule>& Rules() {
       Text(C::kKvNoMemory, S::kKvCache, FixedKvAtKv,
            "the KV cache --kv-cache-memory-bytes fixed did not fit beside the weights: with it "
            "vLLM skips its memory profiling, so nothing checked the size against free memory"),
+      Text(C::kKvTooLongContext, S::kKvCache, GgmlEngineAtKv,
+           "creating the context (its KV cache for every token of the context, and its compute "
+           "buffers) failed: llama.cpp sizes the KV cache for the whole context it is given, "
+           "whatever memory is free"),
       Text(C::kKvNoMemory, S::kKvCache, At<S::kKvCache>,
            "allocating the KV cache ran out of memory: less was free than the cache needs (an "
            "engine that sized it by profiling found the memory it measured no longer free)"),

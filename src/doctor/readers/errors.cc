@@ -41,6 +41,11 @@ enum class Kind : uint8_t {
   kFlashinferWorkspace,
   kLmStudioLoad,
   kLmStudioCrash,
+  kHessianNumerical,
+  kExllamaInputLength,
+  kAwqFusedLength,
+  kNoUva,
+  kLlamaContext,
 };
 
 // What the doctor says of each class. Sources: PyTorch's CUDA check message (c10/cuda/
@@ -260,8 +265,95 @@ constexpr OtherErrorClass kClasses[] = {
       {"lms log stream while repeating the request",
        "the engine's last error before the crash"}},
      Stage::kRuntime, /*undecided=*/true, /*stage_stated=*/true},
+    // A GPTQ quantizer inverting a layer's Hessian (X^T X of the calibration inputs, damped on
+    // its diagonal) through a Cholesky factorisation: AutoGPTQ's fasterquant
+    // (auto_gptq/quantization/gptq.py, 0.7: `H = torch.linalg.cholesky(H)`) stops with
+    // PyTorch's "linalg.cholesky: The factorization could not be completed because the input is
+    // not positive-definite (the leading minor of order N is not positive-definite)"
+    // (aten/src/ATen/native/LinearAlgebraUtils.h, 1.9+); GPTQModel 5.x retries with more damping
+    // and then logs "Hessian remained non positive-definite after diagonal floor attempts"
+    // (gptqmodel/quantization/gptq.py hessian_inverse).
+    {"gptq_hessian_numerical",
+     "a GPTQ layer's Hessian that could not be factorised (a numerical failure, not memory)",
+     "GPTQ inverts each layer's Hessian, built from the calibration inputs and damped on its "
+     "diagonal; too few or too uniform calibration tokens, or input channels no sample reaches, "
+     "leave it singular, and the factorisation stops. Memory did not run out",
+     {{"damp_percent=0.1 or more (AutoGPTQ BaseQuantizeConfig, GPTQModel QuantizeConfig; "
+       "llm-compressor GPTQModifier(dampening_frac=0.1))",
+       "adds more of the diagonal's mean before the factorisation, which makes the matrix "
+       "positive-definite"},
+      {"more and longer calibration samples (256 or more of 256+ tokens each), shuffled",
+       "every input channel then sees data and the Hessian has full rank"}},
+     Stage::kLoad, /*undecided=*/false, /*stage_stated=*/true},
+    // The exllama (v1) kernel of AutoGPTQ and GPTQModel for act-order GPTQ models sizes its
+    // temp_state buffer at load for max_input_length tokens (EXLLAMA_DEFAULT_MAX_INPUT_LENGTH,
+    // 2048) and checks each input against it (exllama/cuda_func/q4_matmul.cu: "The temp_state
+    // buffer is too small in the exllama backend for GPTQ with act-order. Please call the
+    // exllama_set_max_input_length function to increase the buffer size for a sequence length
+    // >=N"); optimum's GPTQ path (transformers' GPTQConfig) calls the same function with its
+    // max_input_length.
+    {"exllama_max_input_length",
+     "an input longer than the exllama kernel's buffer was sized for (not memory)",
+     "the exllama kernel for act-order GPTQ models keeps a scratch buffer sized at load for "
+     "max_input_length tokens (2048 unless set); a longer prompt stops at its check. The GPU's "
+     "memory did not run out: the buffer is sized by a setting",
+     {{"exllama_set_max_input_length(model, max_input_length=N) after loading, N at least the "
+       "sequence length the error names (transformers: GPTQConfig(bits=4, "
+       "max_input_length=N))",
+       "re-sizes the buffer for N tokens (a little more memory)"},
+      {"the exllamav2 or Marlin kernel (GPTQConfig(bits=4, exllama_config={\"version\": 2}); "
+       "GPTQModel backend=BACKEND.EXLLAMA_V2 or MARLIN)",
+       "their scratch space follows the input, with no length set at load"}},
+     Stage::kRuntime, /*undecided=*/false, /*stage_stated=*/true, /*length_setting=*/true},
+    // AutoAWQ's fused modules (from_quantized(..., fuse_layers=True)) build the rotary table
+    // and the KV cache for max_seq_len tokens and batch_size sequences; a longer input fails the
+    // table's shape check (awq/modules/fused/attn.py RoPE.reshape_for_broadcast, 0.2.x:
+    // `assert freqs_cis.shape == (x.shape[1], x.shape[-1])`, a bare AssertionError).
+    {"awq_fused_max_seq_len",
+     "a prompt longer than AutoAWQ's fused layers were built for",
+     "from_quantized(..., fuse_layers=True) builds the fused attention's rotary table and KV "
+     "cache for max_seq_len tokens (2048 unless set); a longer input fails their shape check",
+     {{"from_quantized(..., max_seq_len=N) with N at least the prompt's tokens plus "
+       "max_new_tokens",
+       "the fused cache is preallocated for N tokens: its memory grows with N and batch_size"},
+      {"from_quantized(..., fuse_layers=False), or a shorter prompt",
+       "the unfused model takes any length, its cache growing as it generates"}},
+     Stage::kRuntime, /*undecided=*/false, /*stage_stated=*/true, /*length_setting=*/true},
+    // vLLM's buffers that the GPU reads from pinned host memory (UVA): --cpu-offload-gb on V1
+    // (model_executor/models/utils.py maybe_offload_to_cpu: `assert uva_available, "V1 CPU
+    // offloading requires uva (pin memory) support"`, 0.8+) and model runner V2's request
+    // state (v1/worker/gpu/buffer_utils.py UvaBuffer: "UVA is not available", 2026); vLLM turns
+    // pinned memory off under WSL (vllm/utils is_pin_memory_available), so both stop there.
+    {"uva_unavailable",
+     "vLLM needs pinned host memory (UVA) that this system does not give it (WSL)",
+     "vLLM reads these buffers from page-locked host memory over the bus (unified virtual "
+     "addressing); it turns pinned memory off under WSL, so the feature that needs it refuses "
+     "to start. Memory did not run out",
+     {{"no --cpu-offload-gb under WSL (or run on native Linux)",
+       "CPU offloading of the weights needs UVA; without it the weights must fit the GPU (a "
+       "quantized checkpoint, more GPUs)"},
+      {"VLLM_USE_V2_MODEL_RUNNER=0",
+       "model runner V1 keeps its request state on the GPU, without UVA buffers"}},
+     Stage::kStartup},
+    // llama-cpp-python's context refused (llama_cpp/_internals.py LlamaContext.__init__:
+    // `raise ValueError("Failed to create llama_context")` when llama_new_context_with_model /
+    // llama_init_from_model returns NULL, 0.2-0.3): with verbose=False nothing else shows. The
+    // KV cache and the compute buffers are what the context allocates, so memory is the usual
+    // reason, but an unsupported setting fails the same way.
+    {"llama_context_failed",
+     "llama-cpp-python could not create the context, and its message does not say why",
+     "the context allocates the KV cache (n_ctx tokens; n_ctx=0 takes the model's whole "
+     "training context) and the compute buffers (n_batch, n_ubatch): a buffer that did not fit "
+     "is the usual reason; llama.cpp's own lines, shown with verbose=True, name it",
+     {{"Llama(..., n_ctx=4096) (a smaller context; not 0, which takes the model's whole "
+       "training context)",
+       "a smaller KV cache; if the model then loads, memory was the cause"},
+      {"Llama(..., verbose=True) while loading again",
+       "llama.cpp then prints which buffer failed (\"failed to allocate buffer for kv cache\", "
+       "\"failed to allocate compute pp buffers\")"}},
+     Stage::kKvCache, /*undecided=*/true, /*stage_stated=*/true},
 };
-static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kLmStudioCrash) + 1);
+static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kLlamaContext) + 1);
 
 // An out-of-memory said in words the other classes use: such a line is the memory failure.
 // PyTorch's caching allocator asserting on NVML as it composes its out-of-memory message
@@ -393,8 +485,19 @@ std::optional<Kind> ClassOf(const LineView& s) {
                      Has(s, "file bounds") || Has(s, "tensor info") ||
                      Has(s, "process has terminated") || Has(s, "GGML_ASSERT(") ||
                      Has(s, "resource limitations") || Has(s, "POST predict:") ||
-                     Has(s, "Failed to load") || Has(s, "crashed without");
+                     Has(s, "Failed to load") || Has(s, "crashed without") ||
+                     Has(s, "positive-definite") || Has(s, "temp_state buffer") ||
+                     Has(s, "UVA is not available") || Has(s, "requires uva") ||
+                     Has(s, "Failed to create llama_context");
   if (!maybe) return std::nullopt;
+  if (Has(s, "not positive-definite") || Has(s, "non positive-definite")) {
+    return Kind::kHessianNumerical;
+  }
+  if (Has(s, "temp_state buffer is too small")) return Kind::kExllamaInputLength;
+  if (Has(s, "Failed to create llama_context") && !Has(s, "raise ")) return Kind::kLlamaContext;
+  if (Has(s, "UVA is not available") || Has(s, "requires uva (pin memory) support")) {
+    return Kind::kNoUva;
+  }
   if (Has(s, "Expandable segments are not compatible with memory pool")) {
     return Kind::kAllocatorConf;
   }
@@ -565,6 +668,13 @@ void Match(const Line& line) {
   const LineView s = line.view();
   // A traceback's code line raising or checking the error (`raise RuntimeError(f"NCCL error:
   // {error_str}")`) is the source, not the message: the message follows the traceback.
+  // (AutoAWQ's fused rotary table's shape check is the one such line that names its failure:
+  // the AssertionError after it names nothing.)
+  if (line.after_frame && Has(s, "assert freqs_cis.shape ==")) {
+    line.Emit(EventKind::kOtherError, "any").values[Num::kErrorClass] =
+        static_cast<double>(Kind::kAwqFusedLength);
+    return;
+  }
   if (line.after_frame && (Has(s, "raise ") || Has(s, "assert ") || Has(s, "logger."))) return;
   // The memory failures said in these classes' words; NCCL's own allocation of its buffers
   // also as "Failed to CUDA calloc N bytes" (src/include/alloc.h ncclCudaCalloc, 2.1x-2.2x,

@@ -50,6 +50,11 @@ bool GgmlFrontEndFixes(const GgmlVocabulary& v, Cause cause, const Facts& f, Dia
       return true;
     case Cause::kFragmentation:
       return false;
+    case Cause::kOtherProcess:
+      AddOthersHeldFixes(d, "close the other programs on the GPU (nvidia-smi lists them), then "
+                            "start again",
+                         v.fewer_layers, "fits the layers to the memory the others leave");
+      return true;
     default:
       AddFix(d, v.fewer_layers, "the layers left on the CPU free GPU memory for the rest");
       AddFix(d, HalfContext(v, f), "a smaller KV cache and compute buffer");

@@ -25,7 +25,16 @@ bool KoboldCppLine(const LineView& s) {
 }
 
 void Match(const Line& line) {
-  if (KoboldCppLine(line.view())) line.Emit(EventKind::kConfig, kEngine);
+  const LineView s = line.view();
+  if (KoboldCppLine(s)) line.Emit(EventKind::kConfig, kEngine);
+  // Its start-up check of the card (koboldcpp.py, 1.6x+: "Note: KoboldCpp has detected that a
+  // significant amount of GPU VRAM (5014.0 MB) is currently used by another application."):
+  // other programs held that much of the card before the model was placed.
+  // (Also reflowed over two lines.)
+  if (const LineView w = Whole(line, "is currently used by another application"); !w.empty()) {
+    auto& e = line.Emit(EventKind::kOtherInstanceWords, kEngine);
+    if (const auto mb = NumberAfter(w, "GPU VRAM (")) Set(e, Num::kUsedBytes, *mb * 1024 * 1024);
+  }
 }
 
 constexpr GgmlVocabulary kVocabulary = {

@@ -394,12 +394,15 @@ void Match(const Line& line) {
   // fallback to pageable memory replaced the abort in late May 2023). Host memory, then (WSL
   // caps pinned memory); GGML_CUDA_NO_PINNED=1 turns it off.
   // Also where a paste's reflow put "out of memory" on a line of its own.
+  // (Not ggml_cuda_host_malloc's warning, "failed to allocate 1900.00 MiB of pinned memory: out
+  // of memory" (ggml-cuda.cu, mid-2023+): it falls back to pageable memory and goes on.)
   // (Or reflowed over three lines, "CUDA error 2 at" / the path / "out of memory": the last two
   // joined hold "ggml-cuda.cu:4856: out of memory", which only that check prints.)
   if (const LineView c = Has(s, "memory") ? WholeBoth(line, "CUDA error 2 at", "out of memory")
                                           : LineView();
       (!c.empty() && Has(c, "ggml-cuda.cu")) ||
-      (Has(s, "out of memory") && !Has(s, "ggml-cuda.cu") && CudaCheckOom(line.joined))) {
+      (Has(s, "out of memory") && !Has(s, "ggml-cuda.cu") && !Has(s, "of pinned memory") &&
+       CudaCheckOom(line.joined))) {
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
     // (Or its end, "per state)", where a paste reflowed that line.)
     const bool pinned =
@@ -535,8 +538,12 @@ void Match(const Line& line) {
   // backtrace_symbols prints it ("libmtmd.so.0(_ZN17clip_model_loader12load_tensorsER8clip_ctx
   // +0x9b86)") or demangled by gdb. llama-server loads the projector after the model's layers
   // (server_context load_model), so its weight buffer meets a card the layers already filled.
+  // Also the projector's size, which its loader prints just before it allocates the weights
+  // ("load_hparams: model size: 818.01 MiB", clip.cpp 2025+; "clip_model_load: model size:
+  // 595.50 MB", 2024): a device buffer that fails next is theirs.
   if (Has(s, "clip_model_loader12load_tensors") || Has(s, "clip_model_loader::load_tensors") ||
-      Has(s, "(_Z9clip_initPKc") || Has(s, " clip_init(")) {
+      Has(s, "(_Z9clip_initPKc") || Has(s, " clip_init(") ||
+      Has(s, "load_hparams: model size:") || Has(s, "clip_model_load: model size:")) {
     line.Emit(EventKind::kMmprojLoadFrame, kEngine);
   }
   // A multimodal command-line tool given an image: "llama-qwen2vl-cli -m ... --mmproj ...

@@ -2152,7 +2152,10 @@ void Match(const Line& line) {
   // message `killed`", "the process gets killed": with no GPU out-of-memory in the excerpt
   // (rules.cc HostOomKill), the kernel's OOM killer, which prints nothing of its own.
   if (ProseKilled(line)) line.Emit(EventKind::kHostOomKill, kEngine);
-  if (Has(s, "Out of memory: Killed process") || Has(s, "oom-kill:") ||
+  // (A cgroup's limit, a container's: "Memory cgroup out of memory: Killed process 483 (...)",
+  // mm/oom_kill.c, Linux 4.x+.)
+  if (Has(s, "Out of memory: Killed process") || Has(s, "out of memory: Killed process") ||
+      Has(s, "oom-kill:") ||
       Has(s, "invoked oom-killer") || !Whole(line, "(exitcode: -9)").empty() ||
       Has(s, "oom_kill event") ||
       Has(s, "killed by the OOM killer") || Has(s, "with result 'oom-kill'") ||
@@ -2245,7 +2248,8 @@ void Match(const Line& line) {
 //    max_memory=None) loads the 16-bit model on the CPU and quantize() moves one layer to cuda:0;
 //  - GPTQModel (gptqmodel/models/base.py quantize(calibration, batch_size=1, ...);
 //    quantization/config.py QuantizeConfig: offload_to_disk 5.0+, auto_forward_data_parallel
-//    5.7+, calibration_data_device 6.0+; models/loader.py keeps the model on the CPU);
+//    5.7+, calibration_data_device 6.0+; quantize(..., calibration_enable_gpu_cache=True) in
+//    1.x-4.x; models/loader.py keeps the model on the CPU);
 //  - GPTQ-for-LLaMa (llama.py / opt.py arguments: --nsamples, 128 by default);
 //  - optimum (optimum/gptq/quantizer.py GPTQQuantizer, transformers' GPTQConfig: dataset,
 //    model_seqlen, batch_size; without a device_map quantize_model moves one block at a time);
@@ -2279,9 +2283,11 @@ constexpr ToolFix kToolFixes[] = {
      "fewer or shorter calibration samples, model.quantize(calibration, batch_size=1)",
      "the inputs kept for each layer grow with samples x length"},
     {"gptqmodel", Cause::kActivationPeak,
-     "QuantizeConfig(calibration_data_device=\"balanced\", auto_forward_data_parallel=False) "
-     "on several GPUs",
-     "the calibration data is spread over the cards and no layer is copied to each of them"},
+     "model.quantize(calibration, calibration_enable_gpu_cache=False) (GPTQModel 1.x-4.x); on "
+     "several GPUs QuantizeConfig(auto_forward_data_parallel=False) (5.7+) and "
+     "calibration_data_device=\"balanced\" (6.0+)",
+     "the layers' calibration inputs are kept off the GPU (before 5.x); later releases spread "
+     "them over the cards and copy no layer to each of them"},
     {"gptqmodel", Cause::kWeightsTooLarge,
      "GPTQModel.load(model_id, quant_config) without device or device_map, the model loaded on "
      "the CPU",

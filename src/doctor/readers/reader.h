@@ -272,6 +272,10 @@ const Reader& DefaultReader();
 // every other in table order.
 std::vector<const Reader*> ReadersFor(std::string_view engine);
 
+// A refusal of a device map that offloaded what did not fit the GPU (bitsandbytes, accelerate,
+// the quantizers, optimum: readers/transformers.cc), which the transformers reader reads as the
+// load's memory failure.
+bool DeviceMapRefusal(std::string_view text);
 // A frame of a quantizer (AutoAWQ, AutoGPTQ, GPTQModel, llm-compressor) converting weights.
 bool QuantizerFrames(const Facts& f);
 // The name of the quantizer a Num::kQuantizerTool value indexes ("autogptq", "gptqmodel",
@@ -324,6 +328,9 @@ struct OtherErrorClass {
   // The error's own words name the phase it struck in (SGLang's "other ranks that didn't finish
   // loading"): unplaced_stage is the stage whatever milestone the log reached before it.
   bool stage_stated = false;
+  // The limit that stopped the run is a length the program was set up for (a buffer or cache
+  // sized at load), not the GPU's memory: a length setting is what to change.
+  bool length_setting = false;
 };
 // The class an other_error event carries; nullptr for any other event.
 const OtherErrorClass* OtherErrorOf(const LogEvent& e);

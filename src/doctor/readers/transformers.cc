@@ -187,12 +187,36 @@ bool PreallocatedCacheIn(const LineView& s) {
 // `offload_dir` to dispatch this model according to this `device_map`, the following submodules
 // need to be offloaded: ..."; transformers modeling_utils.py: "The current `device_map` had
 // weights offloaded to the disk. Please provide an `offload_folder` for them.").
+bool OffloadMoveRefusal(const LineView& s) {
+  return Has(s, "You can't move a model that has some modules offloaded");
+}
+// The other refusals of a device map that offloaded what did not fit the GPU: bitsandbytes
+// 8-bit's "If you want to offload some keys to `cpu` or `disk`, you need to set
+// `llm_int8_enable_fp32_cpu_offload=True`" (quantizer_bnb_8bit.py validate_environment, 4.3x+);
+// the quantizers that cannot run on the CPU, "You are attempting to load an AWQ model with a
+// device_map that contains a CPU or disk device" (quantizer_awq.py; the FP8, FP4, EETQ and quanto
+// quantizers word it alike, "a cpu/disk device" in some); and accelerate's "You can't move a
+// model that has some modules offloaded to cpu or disk." (big_modeling.py dispatch_model,
+// 0.2x+), raised when a program calls .to("cuda") on a model device_map="auto" spread to the
+// CPU. (Not optimum's "Found modules on cpu/disk. Using Exllama or Exllamav2 backend requires
+// all the modules to be on GPU" (gptq/quantizer.py post_init_model): a quantizing run keeps
+// the model on the CPU by design and meets it after its last block, whatever fits.)
+bool OffloadRefusalIn(const LineView& s) {
+  return Has(s, "Some modules are dispatched on the CPU or the disk") ||
+         Has(s, "offload the whole model to the disk") ||
+         Has(s, "need an `offload_dir` to dispatch this model") ||
+         Has(s, "Please provide an `offload_folder` for them") || OffloadMoveRefusal(s) ||
+         Has(s, "offload some keys to `cpu` or `disk`") ||
+         ((Has(s, "with a device_map that contains a CPU or disk device") ||
+           Has(s, "with a device_map that contains a cpu/disk device")) &&
+          Has(s, "You are attempting to load an"));
+}
 void MatchBnbDispatched(const Line& line) {
   const LineView s = line.view();
-  if (!Has(s, "Some modules are dispatched on the CPU or the disk") &&
-      !Has(s, "offload the whole model to the disk") &&
-      !Has(s, "need an `offload_dir` to dispatch this model") &&
-      !Has(s, "Please provide an `offload_folder` for them")) {
+  // (Or the quantizers' long refusal reflowed over two lines.)
+  if (!OffloadRefusalIn(s) &&
+      Whole(line, "with a device_map that contains a CPU or disk device").empty() &&
+      Whole(line, "with a device_map that contains a cpu/disk device").empty()) {
     return;
   }
   line.Emit(EventKind::kCudaOom, kEngine).text = std::string(line.text);
@@ -455,7 +479,29 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     return PytorchReader().fixes(cause, f, d);
   }
   const LogEvent* oom = f.first_of(EventKind::kCudaOom);
-  if (cause == Cause::kWeightsTooLarge && oom && Has(oom->text, "Some modules are dispatched")) {
+  if (cause == Cause::kWeightsTooLarge && oom && OffloadMoveRefusal(LineView(oom->text))) {
+    AddFix(d, "no .to(\"cuda\") / .cuda() after from_pretrained(..., device_map=\"auto\")",
+           "accelerate has already placed the model; the layers it put on the CPU are there "
+           "because the model does not fit the GPU, and moving them by hand is refused");
+    AddFix(d, "from_pretrained(..., quantization_config=BitsAndBytesConfig(load_in_4bit=True)), "
+              "or a GPU with more memory",
+           "the whole model then fits the GPU and nothing is offloaded");
+    return true;
+  }
+  if (cause == Cause::kWeightsTooLarge && oom &&
+      Has(oom->text, "with a device_map that contains")) {
+    AddFix(d, "more GPU memory for the model (device_map=\"auto\" over more GPUs, a larger "
+              "max_memory for the GPU), or a smaller checkpoint",
+           "this quantization runs only on the GPU; the device map offloaded layers because they "
+           "did not fit");
+    AddFix(d, "BitsAndBytesConfig(load_in_4bit=True, llm_int8_enable_fp32_cpu_offload=True) on "
+              "the 16-bit model",
+           "bitsandbytes keeps the layers that do not fit on the CPU (slower)");
+    return true;
+  }
+  if (cause == Cause::kWeightsTooLarge && oom &&
+      (Has(oom->text, "Some modules are dispatched") ||
+       Has(oom->text, "offload some keys to `cpu`"))) {
     AddFix(d, "BitsAndBytesConfig(load_in_4bit=True) instead of 8-bit, or a GPU with more memory",
            "the quantized weights did not fit the GPU memory the device map had for them");
     AddFix(d, "BitsAndBytesConfig(..., llm_int8_enable_fp32_cpu_offload=True) with a device_map "
@@ -648,6 +694,8 @@ void RunFlags(const Facts& f, FlagValues* flags, std::vector<std::string>* notes
 }
 
 }  // namespace
+
+bool DeviceMapRefusal(std::string_view text) { return OffloadRefusalIn(LineView(text)); }
 
 const Reader& TransformersReader() {
   static const Reader kReader = {

@@ -479,6 +479,13 @@ void MatchKvCache(const Line& line) {
   if (line.after_frame && Has(s, "self.cpu_cache = self._allocate_kv_cache(")) {
     line.Emit(EventKind::kFrame, kEngine).text = "allocate_cpu_cache (its call)";
   }
+  // V1's KV offloading to host memory (--kv-offloading-size, OffloadingConnector; v1/kv_offload/
+  // cpu.py get_handlers -> worker/cpu_gpu.py CpuGpuOffloadingHandlers.__init__, 0.11+), which
+  // allocates its CPU blocks with torch.zeros(..., device="cpu", pin_memory=True): a failure
+  // there is CUDA's page-locked host allocation ("CUDA error: out of memory"), host memory.
+  if (!Whole(line, "CpuGpuOffloadingHandlers(").empty()) {
+    line.Emit(EventKind::kFrame, kEngine).text = "kv_offload_pinned (its call)";
+  }
   // The CPU backend's checks of host memory (v1/worker/cpu_worker.py, 2026): "Available memory
   // on node N (F/T GiB) on startup is less than desired CPU memory utilization (U, B GiB)"
   // (CPUWorker.__init__: there --gpu-memory-utilization is the fraction of the host's memory),
@@ -1486,6 +1493,21 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                "its buffers are then counted before the KV cache is sized");
         return true;
       }
+      // FlashInfer's own warm-up: its autotuner's trial tensors (flashinfer/autotuner.py,
+      // which vLLM's kernel_warmup runs for the FlashInfer MoE and GEMM kernels, 0.10+), or the
+      // attention backend's workspace made on its first warm-up batch (v1/attention/backends/
+      // flashinfer.py _get_workspace_buffer). DeepGEMM's switch does nothing for these.
+      if (AnyFrame(f, {"_create_tensor_like", "choose_one", "_profile_single_kernel",
+                       "_get_workspace_buffer", "_get_prefill_wrapper", "_get_decode_wrapper"})) {
+        AddFix(d,
+               gmu ? LowerUtilization(*gmu, 0.03) : std::string("--gpu-memory-utilization lower"),
+               "leaves FlashInfer's warm-up (its autotuner's trial tensors, its workspace) room "
+               "outside the KV budget");
+        AddFix(d, "--max-num-batched-tokens lower, or VLLM_ATTENTION_BACKEND=FLASH_ATTN",
+               "the autotuner tries shapes up to the batched tokens; another attention backend "
+               "needs no FlashInfer workspace");
+        return true;
+      }
       AddFix(d, "VLLM_DEEP_GEMM_WARMUP=skip (DeepGEMM) or VLLM_USE_DEEP_GEMM=0",
              "no JIT warm-up of the grouped GEMMs at start-up (the first requests compile them)");
       AddFix(d, gmu ? LowerUtilization(*gmu, 0.03) : std::string("--gpu-memory-utilization lower"),
@@ -1501,6 +1523,23 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         return std::floor(0.4 * host / static_cast<double>(std::max<int64_t>(1, f.tp)) /
                           core::kGiBf);
       };
+      // --cpu-offload-gb's pinned copies (rules.cc CpuOffloadPinned).
+      if (AnyFrame(f, {"maybe_offload_to_cpu"}) && !f.has(EventKind::kTorchOom)) {
+        AddFix(d, "--cpu-offload-gb lower (GiB a GPU)",
+               "less of the weights pinned in host memory, which cannot be paged out; the rest "
+               "must then fit the GPU (more GPUs, a quantized checkpoint)");
+        AddFix(d, "more host RAM (or a container memory limit above the offloaded GiB per GPU)",
+               "every GPU's offloaded weights are pinned in the host's memory at once");
+        return true;
+      }
+      // The KV offloading buffers' pinned allocation (rules.cc KvOffloadPinned).
+      if (AnyFrame(f, {"kv_offload_pinned"}) && !f.has(EventKind::kTorchOom)) {
+        AddFix(d, "--kv-offloading-size lower (GiB of host memory for offloaded KV blocks)",
+               "the offloaded blocks are pinned in host memory at start-up, all at once");
+        AddFix(d, "more host RAM (or a container memory limit above the offloading size)",
+               "pinned memory cannot be paged out");
+        return true;
+      }
       // The swap space's pinned allocation failing (rules.cc SwapSpacePinned).
       if (AnyFrame(f, {"allocate_cpu_cache"})) {
         if (host_bytes && *host_bytes >= 4 * core::kGiBf) {
