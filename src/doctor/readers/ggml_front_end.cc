@@ -8,6 +8,8 @@
 #include <cmath>
 #include <string>
 
+#include "core/units.h"
+
 namespace vramfit::doctor {
 namespace {
 
@@ -27,6 +29,45 @@ std::optional<double> HalfContext(const Facts& f, double unit) {
   return std::max(unit, std::floor(*n / 2 / unit) * unit);
 }
 
+namespace {
+const Facts::DeviceMemory* LoneGpu(const Facts& f) {
+  const Facts::DeviceMemory* gpu = nullptr;
+  for (const auto& [name, m] : f.devices) {
+    if (name == "CPU" || name == "Host" || name.empty()) continue;
+    if (gpu != nullptr) return nullptr;
+    gpu = &m;
+  }
+  return gpu != nullptr && gpu->free > 0 ? gpu : nullptr;
+}
+}  // namespace
+
+std::optional<double> ContextThatFits(const Facts& f) {
+  const auto n = f.get(Num::kMaxModelLen), kv = f.get(Num::kRequestedBytes),
+             weights = f.get(Num::kWeightsBytes);
+  const Facts::DeviceMemory* gpu = LoneGpu(f);
+  if (!n || *n < 4096 || !kv || *kv <= 0 || !weights || !gpu ||
+      !f.has(EventKind::kGgmlKvFail)) {
+    return std::nullopt;
+  }
+  const double per_token = *kv / *n;
+  const double room = gpu->free - *weights - core::kGiBf;
+  if (room <= 0) return std::nullopt;
+  const double tokens = room / (1.25 * per_token);
+  double context = 2048;
+  while (context * 2 <= tokens) context *= 2;
+  if (context > tokens || context >= *n) return std::nullopt;
+  return context;
+}
+
+std::string ContextThatFitsWhy(const Facts& f, double context) {
+  const double per_token = *f.get(Num::kRequestedBytes) / *f.get(Num::kMaxModelLen);
+  return fmt::format(
+      "{:.2f} GiB of KV cache beside the {:.2f} GiB of weights, in the {:.2f} GiB the log shows "
+      "free on the GPU, with room left for the compute buffers",
+      context * per_token / core::kGiBf, *f.get(Num::kWeightsBytes) / core::kGiBf,
+      LoneGpu(f)->free / core::kGiBf);
+}
+
 bool GgmlFrontEndFixes(const GgmlVocabulary& v, Cause cause, const Facts& f, Diagnosis* d) {
   switch (cause) {
     case Cause::kWeightsTooLarge:
@@ -36,7 +77,13 @@ bool GgmlFrontEndFixes(const GgmlVocabulary& v, Cause cause, const Facts& f, Dia
     case Cause::kKvTooLongContext:
     case Cause::kKvNoMemory:
     case Cause::kKvTooManySequences:
-      AddFix(d, HalfContext(v, f), "the KV cache grows linearly with the context");
+      if (const auto fits = ContextThatFits(f)) {
+        AddFix(d,
+               fmt::format(fmt::runtime(v.context), *fits, *f.get(Num::kMaxModelLen)),
+               ContextThatFitsWhy(f, *fits));
+      } else {
+        AddFix(d, HalfContext(v, f), "the KV cache grows linearly with the context");
+      }
       AddFix(d, v.quantized_kv, v.quantized_kv_why);
       AddFix(d, v.kv_off_gpu,
              "keeps the KV cache in host memory (slower), leaving the GPU to the layers");

@@ -30,6 +30,16 @@ struct GgmlVocabulary {
 // least `unit`); none where the log gives no context of at least 1024 tokens.
 std::optional<double> HalfContext(const Facts& f, double unit);
 
+// The largest power-of-two context (2048 at least, below the log's n_ctx) whose KV cache fits
+// one GPU's free memory beside its weights, from what the log printed: the KV buffer that failed
+// for n_ctx tokens (its bytes per token), the device's free memory when the model was placed,
+// and the weights' buffer on it; 1 GiB is kept for the compute buffers and the KV is counted a
+// quarter larger (the compute buffer grows with the context too). None where the log lacks one
+// of these, or shows several GPUs.
+std::optional<double> ContextThatFits(const Facts& f);
+// Its effect line: the KV cache at that context beside the weights in the free memory.
+std::string ContextThatFitsWhy(const Facts& f, double context);
+
 // The fixes for `cause` in `v`'s terms (the context halved from the log's n_ctx, rounded down
 // to a multiple of 512); false for a cause these programs cannot change (fragmentation).
 bool GgmlFrontEndFixes(const GgmlVocabulary& v, Cause cause, const Facts& f, Diagnosis* d);

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/units.h"
+#include "doctor/readers/ggml_front_end.h"
 #include "doctor/readers/reader.h"
 #include "vramfit/advice.h"
 
@@ -890,12 +891,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         return true;
       }
       const auto len = f.get(Num::kMaxModelLen);
-      AddFix(
-          d,
-          len ? fmt::format("-c {}", std::max<int64_t>(
-                                         4096, TidyContextLength(static_cast<int64_t>(*len / 4))))
-              : "-c lower (a quarter of n_ctx)",
-          "a smaller context: the KV cache grows linearly with n_ctx (per slot with -np)");
+      if (const auto fits = ContextThatFits(f)) {
+        AddFix(d, fmt::format("-c {:.0f}", *fits), ContextThatFitsWhy(f, *fits));
+      } else {
+        AddFix(d,
+               len ? fmt::format("-c {}",
+                                 std::max<int64_t>(
+                                     4096, TidyContextLength(static_cast<int64_t>(*len / 4))))
+                   : "-c lower (a quarter of n_ctx)",
+               "a smaller context: the KV cache grows linearly with n_ctx (per slot with -np)");
+      }
       AddFix(d, "-ctk q8_0 -ctv q8_0 (with -fa on)",
              "a quantized KV cache: about half the bytes per token");
       return true;
