@@ -1421,6 +1421,16 @@ std::optional<Slot> SlotOf(const LogEvent* fr) {
 
 }  // namespace
 
+const Facts::DeviceMemory* LoneGpu(const Facts& f) {
+  const Facts::DeviceMemory* gpu = nullptr;
+  for (const auto& [name, m] : f.devices) {
+    if (name == "CPU" || name == "Host" || name.empty()) continue;
+    if (gpu != nullptr) return nullptr;
+    gpu = &m;
+  }
+  return gpu != nullptr && gpu->free > 0 ? gpu : nullptr;
+}
+
 bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names) {
   return std::any_of(f.frames.begin(), f.frames.end(),
                      [&](const LogEvent* fr) { return FrameIs(fr, names); });

@@ -145,6 +145,9 @@ inline std::optional<double> ValueOf(const LogEvent* e, Num key) {
 bool FrameIs(const LogEvent* frame, std::initializer_list<std::string_view> names);
 // Whether any of the log's frames is.
 bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names);
+// The log's one GPU among its devices (not "CPU" or "Host"), with its free memory known; nullptr
+// where it shows none or several.
+const Facts::DeviceMemory* LoneGpu(const Facts& f);
 // A function named for decoding or inference: a program's own generation loop (facts.cc).
 bool InferenceFrame(const LogEvent* fr);
 // An optimizer's step or its states' set-up is on the stack (facts.cc): what it allocates are

@@ -615,16 +615,8 @@ bool GgmlFailedServing(const Facts& f) {
 // total (the memory breakdown's or the device list's). nullptr where the log does not give
 // both, or names more than one GPU.
 const Facts::DeviceMemory* GgmlLoneGpu(const Facts& f) {
-  const Facts::DeviceMemory* gpu = nullptr;
-  for (const auto& [name, d] : f.devices) {
-    if (name == "CPU" || name == "Host" || name.empty()) continue;
-    if (gpu != nullptr) return nullptr;
-    gpu = &d;
-  }
-  if (gpu == nullptr || gpu->total <= 0 || gpu->free <= 0 || gpu->free >= gpu->total) {
-    return nullptr;
-  }
-  return gpu;
+  const Facts::DeviceMemory* gpu = LoneGpu(f);
+  return gpu == nullptr || gpu->total <= 0 || gpu->free >= gpu->total ? nullptr : gpu;
 }
 // As OthersAtLoad for PyTorch's message: other programs held over a quarter of the card when
 // llama.cpp placed the model (its total less its free memory then), and the failed device

@@ -29,18 +29,6 @@ std::optional<double> HalfContext(const Facts& f, double unit) {
   return std::max(unit, std::floor(*n / 2 / unit) * unit);
 }
 
-namespace {
-const Facts::DeviceMemory* LoneGpu(const Facts& f) {
-  const Facts::DeviceMemory* gpu = nullptr;
-  for (const auto& [name, m] : f.devices) {
-    if (name == "CPU" || name == "Host" || name.empty()) continue;
-    if (gpu != nullptr) return nullptr;
-    gpu = &m;
-  }
-  return gpu != nullptr && gpu->free > 0 ? gpu : nullptr;
-}
-}  // namespace
-
 std::optional<double> ContextThatFits(const Facts& f) {
   const auto n = f.get(Num::kMaxModelLen), kv = f.get(Num::kRequestedBytes),
              weights = f.get(Num::kWeightsBytes);
