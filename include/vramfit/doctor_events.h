@@ -252,8 +252,11 @@ enum class Num : uint8_t {
   // The engine warned that host memory will not hold what it reads into it (vLLM's prefetch of a
   // checkpoint larger than 90% of the available RAM): 1.
   kHostRamWarned,             // host_ram_warned
+  // The bits bitsandbytes quantizes the weights to on load, as the program's code asks
+  // (BitsAndBytesConfig(load_in_4bit=True), from_pretrained(..., load_in_8bit=True)): 4 or 8.
+  kLoadQuantBits,             // load_quant_bits
 };
-inline constexpr int kNumCount = 83;
+inline constexpr int kNumCount = 84;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -181,6 +181,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kInstanceGpus, "instance_gpus"},
     {Num::kExceptionChained, "exception_chained"},
     {Num::kHostRamWarned, "host_ram_warned"},
+    {Num::kLoadQuantBits, "load_quant_bits"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -237,6 +237,9 @@ void MatchInputLimit(const Line& line) {
        {"max_input_tokens: Some", "max_input_tokens:", "max_input_length: Some",
         "max_input_length:", "max_input_length=Some", "max_input_length=", "--max-input-tokens",
         "--max-input-length"}) {
+    // (The bare "max_input_length=N" only in the router's span: it is also a Python keyword
+    // of GPTQ's exllama kernel, exllama_set_max_input_length(model, max_input_length=N).)
+    if (key == "max_input_length=" && !Has(s, "warmup{")) continue;
     if (const auto n = NumberAfter(s, key); n && *n >= 1) {
       Set(line.Emit(EventKind::kConfig, kEngine), Num::kMaxInputTokens, n);
       return;

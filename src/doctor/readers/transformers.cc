@@ -342,10 +342,39 @@ void MatchLoadDtype(const Line& line) {
   }
 }
 
+// bitsandbytes asked to quantize on load, in the program's code (not where it is commented
+// out): BitsAndBytesConfig(load_in_4bit=True) / load_in_8bit=True, or the same keywords passed
+// to from_pretrained before 4.3x.
+void MatchBnbBits(const Line& line) {
+  const LineView s = line.view();
+  // Also the quantizer's frames on the traceback (quantizers/quantizer_bnb_4bit.py and
+  // _8bit.py create_quantized_param, 4.36+; bitsandbytes' Params4bit / Int8Params as it moves a
+  // quantized weight to the GPU).
+  if (Has(s, "quantizer_bnb_4bit.py") || Has(s, "Params4bit(")) {
+    line.Emit(EventKind::kConfig, kEngine).values[Num::kLoadQuantBits] = 4;
+    return;
+  }
+  if (Has(s, "quantizer_bnb_8bit.py") || Has(s, "Int8Params(")) {
+    line.Emit(EventKind::kConfig, kEngine).values[Num::kLoadQuantBits] = 8;
+    return;
+  }
+  if (!Has(s, "load_in_")) return;
+  for (const auto& [key, bits] : {std::pair{"load_in_4bit=True"sv, 4.0},
+                                  std::pair{"load_in_8bit=True"sv, 8.0}}) {
+    const size_t at = s.find(key);
+    if (at == std::string_view::npos || s.substr(0, at).find('#') != std::string_view::npos) {
+      continue;
+    }
+    line.Emit(EventKind::kConfig, kEngine).values[Num::kLoadQuantBits] = bits;
+    return;
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchOutputAttentions(line);
   MatchLoadDtype(line);
+  MatchBnbBits(line);
   MatchBnbDispatched(line);
   if (Has(s, "CONVERSION") || Has(s, "automatic conversion")) MatchConversionReport(line);
   if (Has(s, "*****") || Has(s, "'loss': ") || Has(s, "friendly reminder") ||
@@ -530,6 +559,21 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   // FSDP's full state dict at the save: the neutral fixes (diagnose.cc) gather it on the CPU.
   if (cause == Cause::kWeightsTooLarge && FsdpFullStateDict(f)) return true;
   if (cause == Cause::kWeightsTooLarge) {
+    // The log's code already quantizes with bitsandbytes (MatchBnbBits): a smaller dtype is no
+    // way out; offloading, 4 bits from 8, or more GPU memory is.
+    if (const auto q = f.get(Num::kLoadQuantBits)) {
+      if (*q > 4) {
+        AddFix(d, "BitsAndBytesConfig(load_in_4bit=True) instead of 8-bit",
+               "4-bit weights take about half the 8-bit ones");
+      }
+      AddFix(d, "device_map=\"auto\" with max_memory={0: \"...GiB\", \"cpu\": \"...GiB\"} and "
+                "BitsAndBytesConfig(..., llm_int8_enable_fp32_cpu_offload=True)",
+             fmt::format("the weights are already quantized to {:.0f} bits on load: the layers "
+                         "that do not fit stay on the CPU (slower)", *q));
+      AddFix(d, "more GPUs (device_map=\"auto\" spreads the layers), or a smaller model",
+             "the quantized weights alone exceed the GPU's memory");
+      return true;
+    }
     // The dtype the log's from_pretrained asks for (MatchLoadDtype): 16 or 32 bits, or unknown.
     const auto bits = f.get(Num::kLoadDtypeBits);
     if (!bits) {
