@@ -90,6 +90,11 @@ bool HostOomKill(const Facts& f) {
 bool DataLoaderWorkerKilled(const Facts& f) {
   return HostOomKill(f) && FailureSays(f, {"is killed by signal: Killed"});
 }
+// SGLang's scheduler killed after HiCache began allocating its host pools (readers/sglang.cc
+// hicache_host_pool): those pools, after the GPU's pool and graphs.
+bool SglangHicacheKilled(const Facts& f) {
+  return HostOomKill(f) && f.engine == "sglang" && AnyFrame(f, {"hicache_host_pool"});
+}
 // With no frame or milestone, at load (as for a host buffer below): a program's host memory
 // peaks while a checkpoint is read into it.
 bool HostOomKillAtLoad(const Facts& f) {
@@ -449,6 +454,13 @@ bool SwapSpacePinned(const Facts& f) { return AnyFrame(f, {"allocate_cpu_cache"}
 // device="cpu", pin_memory=True), 0.5.4+); V1's KV offloading pins its CPU blocks
 // (readers/vllm.cc kv_offload_pinned). CUDA's page-locked allocation failing reads "CUDA error:
 // out of memory" without the caching allocator's "Tried to allocate".
+// Any program's page-locked host allocation (Tensor.pin_memory(), DeepSpeed's accelerator
+// pin_memory for its CPU offload, a DataLoader's pin-memory thread): the frame, with CUDA's "out
+// of memory" and no caching-allocator "Tried to allocate".
+bool PinnedHostAlloc(const Facts& f) {
+  return AnyFrame(f, {"pin_memory", "_pin_memory_loop"}) && f.has(EventKind::kCudaOom) &&
+         !f.has(EventKind::kTorchOom);
+}
 bool CpuOffloadPinned(const Facts& f) {
   return AnyFrame(f, {"maybe_offload_to_cpu"}) && f.has(EventKind::kCudaOom) &&
          !f.has(EventKind::kTorchOom);
@@ -1317,7 +1329,8 @@ std::string SayRuntimeActivation(const Facts& f, std::map<std::string, double>*)
     return "a runtime allocation failed in an evaluation: the activations of a batch, and the "
            "predictions the loop gathers on the GPU across batches";
   }
-  if (AnyFrame(f, {"_inner_training_loop", "training_step", "backward", "_engine_run_backward"})) {
+  if (AnyFrame(f, {"_inner_training_loop", "training_step", "backward", "_engine_run_backward",
+                   "train"})) {
     return "a runtime allocation failed in a training step: the activations the forward keeps "
            "for the backward pass and the gradients it writes, which grow with the batch and "
            "the sequence length";
@@ -1507,6 +1520,10 @@ const std::vector<Rule>& Rules() {
            "--cpu-offload-gb's copies of the weights, pinned in host memory as the model is "
            "built, did not fit in the host's RAM (or the container's memory limit): pinned "
            "memory cannot be paged out, and CUDA reports its failure as out of memory"),
+      {C::kHostMemory, S::kLoad, PinnedHostAlloc,
+       "a page-locked (pinned) host allocation failed: CUDA reports it as out of memory, but the "
+       "memory is the host's (pinned memory cannot be paged out; WSL and containers cap it)",
+       nullptr, Words::kNone, true},
       Text(C::kHostMemory, S::kKvCache, KvOffloadPinned,
            "the KV offloading buffers (--kv-offloading-size), pinned in host memory when the KV "
            "cache is set up, did not fit in the host's RAM: CUDA reports a failed page-locked "
@@ -1519,6 +1536,10 @@ const std::vector<Rule>& Rules() {
            "vLLM warned that the checkpoint it prefetches into the page cache is larger than 90% "
            "of the host's available RAM, and the load then stopped with no GPU error: the "
            "kernel's OOM killer ends a worker that runs out of host memory silently"),
+      Text(C::kHostMemory, S::kKvCache, SglangHicacheKilled,
+           "SGLang's hierarchical cache (HiCache) allocated its host KV pools, one per rank, and "
+           "the kernel's OOM killer then ended the scheduler: the ranks' host pools together "
+           "exceed the host's (or the container's) memory"),
       Worded(C::kHostMemory, S::kLoad, HostOomKillAtLoad, Words::kHostMemory),
       {C::kHostMemory, S::kLoad, HostOomKill, nullptr, nullptr, Words::kHostMemory, true},
       Text(C::kActivationPeak, S::kLoad, ExLlamaConvertStopped,

@@ -46,6 +46,8 @@ enum class Kind : uint8_t {
   kAwqFusedLength,
   kNoUva,
   kLlamaContext,
+  kLossScale,
+  kRunnerStartTimeout,
 };
 
 // What the doctor says of each class. Sources: PyTorch's CUDA check message (c10/cuda/
@@ -352,8 +354,36 @@ constexpr OtherErrorClass kClasses[] = {
        "llama.cpp then prints which buffer failed (\"failed to allocate buffer for kv cache\", "
        "\"failed to allocate compute pp buffers\")"}},
      Stage::kKvCache, /*undecided=*/true, /*stage_stated=*/true},
+    // fp16 training's dynamic loss scaling run down to its floor (DeepSpeed runtime/fp16/
+    // loss_scaler.py DynamicLossScaler.update_scale, 0.3+: `raise Exception("Current loss scale
+    // already at minimum - cannot decrease scale anymore. Exiting run.")`): every step
+    // overflowed, a numerical failure.
+    {"fp16_loss_scale_minimum",
+     "fp16 training's loss scale ran down to its minimum (gradients overflow at every step)",
+     "the fp16 gradients overflowed at every step until the dynamic loss scale could not be "
+     "lowered further: a learning rate too high for fp16, bad data (NaN or inf), or a model "
+     "whose activations exceed fp16's range. Memory did not run out",
+     {{"bf16 instead of fp16 (DeepSpeed \"bf16\": {\"enabled\": true}; Trainer bf16=True) on "
+       "cards that support it",
+       "bfloat16 has fp32's range: no loss scaling, no overflow"},
+      {"a lower learning rate or more warm-up; check the data for NaN/inf",
+       "the gradients stay in fp16's range"}},
+     Stage::kRuntime, /*undecided=*/false, /*stage_stated=*/true},
+    // Ollama's scheduler giving up on a runner that made no progress loading
+    // (llm/server.go WaitUntilRunning, 0.1.3x+: "timed out waiting for llama runner to start -
+    // progress 0.00 - ", after OLLAMA_LOAD_TIMEOUT, 5 minutes by default): slow storage or a
+    // very large model read from disk, or a runner stuck; not an allocation failure.
+    {"runner_start_timeout", "Ollama timed out waiting for its runner to load the model",
+     "the runner made no load progress within OLLAMA_LOAD_TIMEOUT (5 minutes by default): a "
+     "model read from slow or network storage, or a runner that hung; an allocation failure "
+     "ends the runner with its own error instead",
+     {{"OLLAMA_LOAD_TIMEOUT=30m",
+       "gives a slow load time to finish (the progress figure shows how far it got)"},
+      {"OLLAMA_DEBUG=1",
+       "the runner's own lines show whether it is reading the model or stuck"}},
+     Stage::kLoad, /*undecided=*/true, /*stage_stated=*/true},
 };
-static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kLlamaContext) + 1);
+static_assert(std::size(kClasses) == static_cast<size_t>(Kind::kRunnerStartTimeout) + 1);
 
 // An out-of-memory said in words the other classes use: such a line is the memory failure.
 // PyTorch's caching allocator asserting on NVML as it composes its out-of-memory message
@@ -488,13 +518,22 @@ std::optional<Kind> ClassOf(const LineView& s) {
                      Has(s, "Failed to load") || Has(s, "crashed without") ||
                      Has(s, "positive-definite") || Has(s, "temp_state buffer") ||
                      Has(s, "UVA is not available") || Has(s, "requires uva") ||
-                     Has(s, "Failed to create llama_context");
+                     Has(s, "Failed to create llama_context") ||
+                     Has(s, "loss scale already at minimum") ||
+                     Has(s, "timed out waiting for llama runner");
   if (!maybe) return std::nullopt;
   if (Has(s, "not positive-definite") || Has(s, "non positive-definite")) {
     return Kind::kHessianNumerical;
   }
   if (Has(s, "temp_state buffer is too small")) return Kind::kExllamaInputLength;
-  if (Has(s, "Failed to create llama_context") && !Has(s, "raise ")) return Kind::kLlamaContext;
+  // (Not their raise statements' code lines, which a paste that lost its line ends keeps on the
+  // message's line.)
+  if (Has(s, "Failed to create llama_context") &&
+      !Has(s, "(\"Failed to create llama_context\")")) {
+    return Kind::kLlamaContext;
+  }
+  if (Has(s, "Exception: Current loss scale already at minimum")) return Kind::kLossScale;
+  if (Has(s, "timed out waiting for llama runner to start")) return Kind::kRunnerStartTimeout;
   if (Has(s, "UVA is not available") || Has(s, "requires uva (pin memory) support")) {
     return Kind::kNoUva;
   }
@@ -675,7 +714,19 @@ void Match(const Line& line) {
         static_cast<double>(Kind::kAwqFusedLength);
     return;
   }
-  if (line.after_frame && (Has(s, "raise ") || Has(s, "assert ") || Has(s, "logger."))) return;
+  // (Unless the message follows the code on the same line, as in a paste that lost its line
+  // ends: a named class read there stands.)
+  if (line.after_frame && (Has(s, "raise ") || Has(s, "assert ") || Has(s, "logger."))) {
+    const std::string_view t = line.text;
+    const size_t code = t.find("raise ");
+    const size_t message = code == std::string_view::npos ? code : t.find("Exception: ", code);
+    if (message == std::string_view::npos) return;
+    const std::optional<Kind> named = ClassOf(LineView(t.substr(message), nullptr));
+    if (!named || *named == Kind::kPython) return;
+    line.Emit(EventKind::kOtherError, "any").values[Num::kErrorClass] =
+        static_cast<double>(*named);
+    return;
+  }
   // The memory failures said in these classes' words; NCCL's own allocation of its buffers
   // also as "Failed to CUDA calloc N bytes" (src/include/alloc.h ncclCudaCalloc, 2.1x-2.2x,
   // under "Last error:").

@@ -2154,7 +2154,10 @@ void Match(const Line& line) {
   if (ProseKilled(line)) line.Emit(EventKind::kHostOomKill, kEngine);
   // (A cgroup's limit, a container's: "Memory cgroup out of memory: Killed process 483 (...)",
   // mm/oom_kill.c, Linux 4.x+.)
+  // (DeepSpeed's launcher on a rank killed by a signal: "exits with return code = -9",
+  // launcher/launch.py sigkill_handler, 0.5+.)
   if (Has(s, "Out of memory: Killed process") || Has(s, "out of memory: Killed process") ||
+      Has(s, "exits with return code = -9") ||
       Has(s, "oom-kill:") ||
       Has(s, "invoked oom-killer") || !Whole(line, "(exitcode: -9)").empty() ||
       Has(s, "oom_kill event") ||
@@ -2644,6 +2647,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     AddFix(d, "DataLoader(num_workers=0) (or fewer workers) where the error comes from workers",
            "each spawned worker on Windows imports torch and its CUDA DLLs again, committing "
            "their size once more");
+    return true;
+  }
+  // A pinned (page-locked) host allocation (rules.cc PinnedHostAlloc).
+  if (cause == Cause::kHostMemory && AnyFrame(f, {"pin_memory", "_pin_memory_loop"}) &&
+      !f.has(EventKind::kTorchOom)) {
+    AddFix(d, "no pinned memory where it is optional: DeepSpeed \"offload_optimizer\" / "
+              "\"offload_param\": {\"pin_memory\": false}, DataLoader(pin_memory=False)",
+           "pageable host memory can be swapped; page-locked memory must all be resident");
+    AddFix(d, "more host RAM (WSL: memory= in .wslconfig; a container's memory limit)",
+           "the page-locked buffers take the host's physical memory at once");
     return true;
   }
   if (cause == Cause::kHostMemory && FailureSays(f, {"is killed by signal: Killed"})) {

@@ -324,6 +324,18 @@ void Match(const Line& line) {
     if (have) Set(e, Num::kHostAvailableBytes, *have * 1e9);
     e.text = "hicache";
   }
+  // HiCache allocating its host pool (mem_cache/memory_pool_host.py HostKVCache.__init__,
+  // 0.4.6+: "Allocating 476.61 GB host memory for hierarchical KV cache.", once per rank, pinned
+  // where it can be): the host's memory is taken next, after the GPU's pool and graphs.
+  if (const LineView a = Whole(line, "GB host memory for hierarchical KV cache"); !a.empty()) {
+    auto& e = line.Emit(EventKind::kFrame, kEngine);
+    e.text = "hicache_host_pool (its allocation)";
+    Set(e, Num::kHostRequiredBytes, BytesAfter(a, "Allocating"));
+  }
+  // The launcher's words for a scheduler that died before 0.5.10 (entrypoints/engine.py
+  // _launch_subprocesses, 0.4-0.5: "Rank 0 scheduler is dead. Please check if there are relevant
+  // logs." then "Exit code: -9"): SIGKILL, the kernel's OOM killer on host memory.
+  if (Trimmed(s).ends_with("Exit code: -9")) line.Emit(EventKind::kHostOomKill, kEngine);
   // The scheduler's wrapper around its traceback: "Scheduler hit an exception: " (scheduler.py
   // run_scheduler_process, 0.3-0.5), "Exception in ModelTpServer:" (managers/controller/
   // tp_worker.py exposed_step, 0.1-0.2).
@@ -748,6 +760,25 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       if (e && e->text == "hicache_ratio") {
         AddFix(d, "--hicache-ratio 2 (or a --hicache-size in GB larger than the GPU's KV pool)",
                "HiCache's host pool must be larger than the GPU pool it backs");
+        return true;
+      }
+      // The host pool allocated, then the scheduler killed (rules.cc SglangHicacheKilled).
+      const LogEvent* alloc = nullptr;
+      for (const LogEvent* fr : f.frames) {
+        if (FrameIs(fr, {"hicache_host_pool"})) alloc = fr;
+      }
+      if ((!e || e->text != "hicache") && alloc) {
+        const auto per_rank = ValueOf(alloc, Num::kHostRequiredBytes);
+        AddFix(d,
+               per_rank ? fmt::format("--hicache-size {:.0f} (GB a rank; {:.0f} GB a rank now)",
+                                      std::max(1.0, std::floor(*per_rank / 1e9 / 2)),
+                                      *per_rank / 1e9)
+                        : std::string("--hicache-size lower (GB a rank), or --hicache-ratio lower"),
+               "every rank allocates its own host pool: their sum must fit the host's (or the "
+               "container's) memory");
+        AddFix(d, "more host memory for the server (a container's memory limit above the ranks' "
+                  "host pools)",
+               "the kernel's OOM killer ended the scheduler as the host pools were allocated");
         return true;
       }
       if (!e || e->text != "hicache") return false;

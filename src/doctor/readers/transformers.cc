@@ -370,9 +370,21 @@ void MatchBnbBits(const Line& line) {
   }
 }
 
+// accelerate's find_executable_batch_size (utils/memory.py, 0.1x+, the Trainer's
+// auto_find_batch_size): it halves the batch after each out-of-memory and raises "No executable
+// batch size found, reached zero." once even a batch of one failed: an out-of-memory.
+void MatchBatchSizeSearch(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "raise ") || Whole(line, "No executable batch size found, reached zero").empty()) {
+    return;
+  }
+  line.Emit(EventKind::kCudaOom, kEngine).text = std::string(line.text.substr(0, 300));
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchOutputAttentions(line);
+  MatchBatchSizeSearch(line);
   MatchLoadDtype(line);
   MatchBnbBits(line);
   MatchBnbDispatched(line);
