@@ -240,7 +240,7 @@ constexpr std::string_view kToolNames[kToolCount] = {
     "autoawq", "exllamav2", "deepcompressor", "lmdeploy"};
 
 // The quantizer whose package a frame's file lies in.
-Tool ToolOfPath(std::string_view path) {
+Tool ToolOfPath(const LineView& path) {
   if (Has(path, "auto_gptq/")) return kAutoGptq;
   if (Has(path, "gptqmodel/")) return kGptqModel;
   if (Has(path, "optimum/gptq/")) return kOptimum;
@@ -354,7 +354,7 @@ bool NamesPackage(std::string_view path, std::string_view name) {
 }
 
 // The package a frame's file lies in, and the phases only some files run.
-void TagPath(std::string_view path, LogEvent& e) {
+void TagPath(const LineView& path, LogEvent& e) {
   e.values[Num::kPathHasSglang] = NamesPackage(path, "sglang") ? 1 : 0;
   e.values[Num::kPathHasVllm] = NamesPackage(path, "vllm/") ? 1 : 0;
   e.values[Num::kPathHasTransformers] =
@@ -421,7 +421,7 @@ void TagPath(std::string_view path, LogEvent& e) {
 //  - SGLang: layers/attention/vision.py, whose VisionAttention (and its SDPA, Triton and flash
 //    backends) only the vision towers build (models/qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py,
 //    dots_vlm_vit.py, ..., 0.4.x-0.5); the language models attend through the radix backends.
-bool VisionEncoderFile(std::string_view path) {
+bool VisionEncoderFile(const LineView& path) {
   for (std::string_view key :
        {"torchtune/modules/vision_transformer.py"sv, "torchtune/modules/layer_norm.py"sv,
         "llama3_2_vision/_encoder.py"sv, "/modeling_clip.py"sv, "/modeling_siglip.py"sv,
@@ -599,9 +599,12 @@ bool MatchFrame(const Line& line) {
   e.text = std::string(fn);
   // Windows paths ("C:\Python310\site-packages\transformers\generation\utils.py", also with
   // the backslashes doubled) read with forward slashes, as the keys below are written.
-  std::string slashed(s.substr(path_at, path_end - path_at));
+  // (The path's needles are ruled out by the line's byte pairs, which hold the path's, unless
+  // its backslashes were replaced.)
+  const std::string_view raw = s.substr(path_at, path_end - path_at);
+  std::string slashed(raw);
   std::replace(slashed.begin(), slashed.end(), '\\', '/');
-  const std::string_view path = slashed;
+  const LineView path(slashed, raw.find('\\') == std::string_view::npos ? s.bigrams : nullptr);
   TagPath(path, e);
   // The quantizers' entry points: BaseAWQForCausalLM.quantize (awq/models/base.py),
   // BaseGPTQForCausalLM.quantize (auto_gptq/modeling/_base.py), BaseQModel.quantize
@@ -646,9 +649,8 @@ bool MatchFrame(const Line& line) {
     e.values[Num::kPathIsQuantizer] = 2;
     e.values[Num::kQuantizerTool] = kGptqForLlama;
   }
-  const size_t slash = path.rfind('/');
-  e.text +=
-      " (" + std::string(slash == std::string_view::npos ? path : path.substr(slash + 1)) + ")";
+  const std::string_view file_name = path.substr(path.rfind('/') + 1);  // (npos + 1 is 0)
+  e.text += " (" + std::string(file_name) + ")";
   if (VisionEncoderFile(path) || VllmMultimodalModelFile(path) ||
       TransformersMultimodalModelFile(path)) {
     // After `e` is done; a vision tower's own file places the failure in the encoder. A vLLM
