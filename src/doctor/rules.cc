@@ -1401,10 +1401,15 @@ bool OtherInstanceLeftNoKv(const Facts& f) { return OtherInstanceWords(f) && NoK
 // KoboldCpp's own note that another application held GPU memory at start-up, and its load
 // (weights, KV cache or compute buffers) then failed: the memory it needed was what the other
 // held, when the failed request fits in that (or the log gives no request).
+// Ollama's scheduler the same way: "gpu VRAM usage didn't recover within timeout" (server/
+// sched.go waitForVRAMRecovery, 0.1.3x+), the previous runner's memory not yet given back when
+// the next model was placed.
 bool KoboldCppOtherApp(const Facts& f) {
   const LogEvent* e = f.first_of(EventKind::kOtherInstanceWords);
   const bool starting = !GgmlFailedServing(f) && f.milestone_stage != Stage::kRuntime;
-  if (e == nullptr || f.engine != "koboldcpp" || !starting) return false;
+  if (e == nullptr || (f.engine != "koboldcpp" && f.engine != "ollama") || !starting) {
+    return false;
+  }
   const auto used = e->values.find(Num::kUsedBytes);
   const auto requested = f.get(Num::kRequestedBytes);
   return !requested || used == e->values.end() || *requested <= 2 * used->second;
@@ -1456,9 +1461,9 @@ const std::vector<Rule>& Rules() {
       // accounting of a pool it found no room for (its messages above name what they check).
       Text(C::kOtherProcess, S::kKvCache, OtherInstanceLeftNoKv, kOtherInstanceText),
       Text(C::kOtherProcess, S::kLoad, KoboldCppOtherApp,
-           "KoboldCpp found another application holding GPU memory when it started (its note), "
-           "and its load then failed: the model, its context and buffers were sized for the "
-           "whole card, and the other application held part of it"),
+           "the engine noted that another program (or a model still unloading) held GPU "
+           "memory when the load began, and the load then failed: the model, its context and "
+           "buffers were placed as if that memory were free"),
       {C::kOtherProcess, S::kKvCache, OtherInstanceHeldTheCard, kOtherInstanceText, nullptr,
        Words::kNone, true},
       Worded(C::kKvNoMemory, S::kKvCache, Seen<E::kSglangNotEnough>, Words::kTokenPoolEmpty),

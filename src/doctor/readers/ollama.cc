@@ -130,10 +130,19 @@ void Match(const Line& line) {
     // which the runner calls for a request's images (ollamarunner/runner.go (*Server).inputs)
     // and for the 2048 x 2048 dummy image of its worst-case reservation (reserveWorstCaseGraph):
     // the failure is in the encoder, at the phase the runner's frame says.
-    if (fn == "EncodeMultimodal") {
+    // (Also the runner's store of a request's encoded images, which encodes them on first use:
+    // ollamarunner/multimodal.go multimodalStore.getMultimodal / getTensor, 0.7+.)
+    if (fn == "EncodeMultimodal" ||
+        ((fn == "getTensor" || fn == "getMultimodal") && Has(s, "multimodalStore"))) {
       line.Emit(EventKind::kFrame, kEngine).text = "EncodeMultimodal (model.go)";
       line.Emit(EventKind::kMmHint, kEngine).text = "encoder";
     }
+  }
+  // The scheduler found the previous runner's memory not given back in time (server/sched.go,
+  // 0.1.3x+: "gpu VRAM usage didn't recover within timeout"): it was still held as the next
+  // model was placed (rules.cc KoboldCppOtherApp).
+  if (!Whole(line, "VRAM usage didn't recover within timeout").empty()) {
+    line.Emit(EventKind::kOtherInstanceWords, kEngine);
   }
   // Ollama's structured lines: "time=... level=INFO source=server.go:105 msg=...".
   const bool server = (Has(s, "level=") && Has(s, " source=")) || Has(s, "llama runner") ||
