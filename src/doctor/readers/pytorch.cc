@@ -567,6 +567,18 @@ bool MatchFrame(const Line& line) {
     path_at = ip + 5;
     path_end = s.find(".py:", path_at);
     if (path_end != std::string_view::npos) path_end += 3;
+  } else if (const size_t box = s.find("\xe2\x94\x82 ");  // "│ "
+             box != std::string_view::npos && Has(s, ".py:") && Has(s, " in ") &&
+             s.find(".py:", box) != std::string_view::npos) {
+    // rich's traceback (rich/traceback.py, which typer, DeepSpeed's and other programs' handlers
+    // install): "│ /path/to/engine.py:1494 in _configure_zero_optimizer   │" in a box, a long
+    // path wrapped onto the box's lines before (its tail then starts this one).
+    path_at = box + 4;
+    path_end = s.find(".py:", path_at) + 3;
+    size_t digits = path_end + 1;
+    while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
+    if (digits == path_end + 1 || s.substr(digits, 4) != " in ") return false;
+    fn_at = digits + 4;
   } else if (Has(s, ".py") && Has(s, " in ")) {
     // Read from the path on where a reflow put the header after the code line before it
     // ("-> 2455 outputs = self.model(" + "/.../modeling_gemma4.py" + "in forward(self, ...").
