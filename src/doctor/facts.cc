@@ -1421,6 +1421,10 @@ std::optional<Slot> SlotOf(const LogEvent* fr) {
 
 }  // namespace
 
+bool PinnedFailureUnder(const Facts& f, std::initializer_list<std::string_view> names) {
+  return AnyFrame(f, names) && f.has(EventKind::kCudaOom) && !f.has(EventKind::kTorchOom);
+}
+
 const Facts::DeviceMemory* LoneGpu(const Facts& f) {
   const Facts::DeviceMemory* gpu = nullptr;
   for (const auto& [name, m] : f.devices) {

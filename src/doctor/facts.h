@@ -145,6 +145,9 @@ inline std::optional<double> ValueOf(const LogEvent* e, Num key) {
 bool FrameIs(const LogEvent* frame, std::initializer_list<std::string_view> names);
 // Whether any of the log's frames is.
 bool AnyFrame(const Facts& f, std::initializer_list<std::string_view> names);
+// A page-locked (pinned) host allocation failed under one of the frames `names`: CUDA says "out
+// of memory" (cudaHostAlloc's error) without the caching allocator's "Tried to allocate".
+bool PinnedFailureUnder(const Facts& f, std::initializer_list<std::string_view> names);
 // The log's one GPU among its devices (not "CPU" or "Host"), with its free memory known; nullptr
 // where it shows none or several.
 const Facts::DeviceMemory* LoneGpu(const Facts& f);

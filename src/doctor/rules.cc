@@ -449,26 +449,17 @@ bool PrefetchOverRamAtLoad(const Facts& f) {
 }
 // V0's swap space allocated in pinned host memory (readers/vllm.cc allocate_cpu_cache).
 bool SwapSpacePinned(const Facts& f) { return AnyFrame(f, {"allocate_cpu_cache"}); }
-// vLLM's --cpu-offload-gb copies each offloaded parameter into pinned host memory as the model
-// is built (model_executor/models/utils.py maybe_offload_to_cpu: torch.empty_strided(...,
-// device="cpu", pin_memory=True), 0.5.4+); V1's KV offloading pins its CPU blocks
-// (readers/vllm.cc kv_offload_pinned). CUDA's page-locked allocation failing reads "CUDA error:
-// out of memory" without the caching allocator's "Tried to allocate".
 // Any program's page-locked host allocation (Tensor.pin_memory(), DeepSpeed's accelerator
-// pin_memory for its CPU offload, a DataLoader's pin-memory thread): the frame, with CUDA's "out
-// of memory" and no caching-allocator "Tried to allocate".
+// pin_memory for its CPU offload, a DataLoader's pin-memory thread; facts.h PinnedFailureUnder).
 bool PinnedHostAlloc(const Facts& f) {
-  return AnyFrame(f, {"pin_memory", "_pin_memory_loop"}) && f.has(EventKind::kCudaOom) &&
-         !f.has(EventKind::kTorchOom);
+  return PinnedFailureUnder(f, {"pin_memory", "_pin_memory_loop"});
 }
-bool CpuOffloadPinned(const Facts& f) {
-  return AnyFrame(f, {"maybe_offload_to_cpu"}) && f.has(EventKind::kCudaOom) &&
-         !f.has(EventKind::kTorchOom);
-}
-bool KvOffloadPinned(const Facts& f) {
-  return AnyFrame(f, {"kv_offload_pinned"}) && f.has(EventKind::kCudaOom) &&
-         !f.has(EventKind::kTorchOom);
-}
+// vLLM's --cpu-offload-gb copies each offloaded parameter into pinned host memory as the model is
+// built (model_executor/models/utils.py maybe_offload_to_cpu: torch.empty_strided(...,
+// device="cpu", pin_memory=True), 0.5.4+); V1's KV offloading pins its CPU blocks
+// (readers/vllm.cc kv_offload_pinned).
+bool CpuOffloadPinned(const Facts& f) { return PinnedFailureUnder(f, {"maybe_offload_to_cpu"}); }
+bool KvOffloadPinned(const Facts& f) { return PinnedFailureUnder(f, {"kv_offload_pinned"}); }
 
 // ggml-cuda instantiating the decode graph as a CUDA graph (readers/llama_cpp.cc).
 bool GgmlCudaGraph(const Facts& f) { return AnyFrame(f, {"cuda_graph_instantiate"}); }

@@ -2664,8 +2664,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
     return true;
   }
   // A pinned (page-locked) host allocation (rules.cc PinnedHostAlloc).
-  if (cause == Cause::kHostMemory && AnyFrame(f, {"pin_memory", "_pin_memory_loop"}) &&
-      !f.has(EventKind::kTorchOom)) {
+  if (cause == Cause::kHostMemory && PinnedFailureUnder(f, {"pin_memory", "_pin_memory_loop"})) {
     AddFix(d, "no pinned memory where it is optional: DeepSpeed \"offload_optimizer\" / "
               "\"offload_param\": {\"pin_memory\": false}, DataLoader(pin_memory=False)",
            "pageable host memory can be swapped; page-locked memory must all be resident");

@@ -1524,7 +1524,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                           core::kGiBf);
       };
       // --cpu-offload-gb's pinned copies (rules.cc CpuOffloadPinned).
-      if (AnyFrame(f, {"maybe_offload_to_cpu"}) && !f.has(EventKind::kTorchOom)) {
+      if (PinnedFailureUnder(f, {"maybe_offload_to_cpu"})) {
         AddFix(d, "--cpu-offload-gb lower (GiB a GPU)",
                "less of the weights pinned in host memory, which cannot be paged out; the rest "
                "must then fit the GPU (more GPUs, a quantized checkpoint)");
@@ -1533,7 +1533,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         return true;
       }
       // The KV offloading buffers' pinned allocation (rules.cc KvOffloadPinned).
-      if (AnyFrame(f, {"kv_offload_pinned"}) && !f.has(EventKind::kTorchOom)) {
+      if (PinnedFailureUnder(f, {"kv_offload_pinned"})) {
         AddFix(d, "--kv-offloading-size lower (GiB of host memory for offloaded KV blocks)",
                "the offloaded blocks are pinned in host memory at start-up, all at once");
         AddFix(d, "more host RAM (or a container memory limit above the offloading size)",
