@@ -255,8 +255,10 @@ enum class Num : uint8_t {
   // The bits bitsandbytes quantizes the weights to on load, as the program's code asks
   // (BitsAndBytesConfig(load_in_4bit=True), from_pretrained(..., load_in_8bit=True)): 4 or 8.
   kLoadQuantBits,             // load_quant_bits
+  // llama.cpp's build number as its tools print it at start ("build: 7001 (hash) with ...").
+  kGgmlBuild,                 // ggml_build
 };
-inline constexpr int kNumCount = 84;
+inline constexpr int kNumCount = 85;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

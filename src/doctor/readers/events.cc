@@ -182,6 +182,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kExceptionChained, "exception_chained"},
     {Num::kHostRamWarned, "host_ram_warned"},
     {Num::kLoadQuantBits, "load_quant_bits"},
+    {Num::kGgmlBuild, "ggml_build"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -152,7 +152,28 @@ bool KvSizeThenCudaOom(std::string_view s) {
          size.ends_with("MiB");
 }
 
+// llama.cpp's build, as its tools print it ("build: 7001 (802cef44b) with cc ... for x86_64",
+// common.cpp; "main: build = 1234 (abc)" in 2023): a fix names only the flags that build has.
+void MatchBuild(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "build")) return;
+  for (const std::string_view key : {"build: "sv, "main: build = "sv}) {
+    const size_t at = line.text.find(key);
+    if (at == std::string_view::npos || (at > 0 && key == "build: "sv &&
+                                         line.text[at - 1] != ' ' && line.text[at - 1] != ']')) {
+      continue;
+    }
+    size_t end = 0;
+    const auto n = NumberAt(line.text, at + key.size(), &end);
+    if (n && *n >= 1 && *n < 1e6 && line.text.substr(end, 2) == " (") {
+      Set(line.Emit(EventKind::kConfig, kEngine), Num::kGgmlBuild, n);
+      return;
+    }
+  }
+}
+
 void Match(const Line& line) {
+  MatchBuild(line);
   const LineView s = line.view();
   if (Has(s, "MiB") || Has(s, "breakdown_print:")) MatchDeviceMemory(line, s);
   if (Has(s, ".gguf")) {
@@ -839,6 +860,13 @@ void LargerContextFixes(const Facts& f, Diagnosis* d) {
          "a quantized KV cache: about twice the cells in the same memory");
 }
 
+// `with_fit` where the log's build has --fit (common/arg.cpp, b7407+) or shows no build, else
+// `without`.
+const char* Fit(const Facts& f, const char* with_fit, const char* without) {
+  const auto build = f.get(Num::kGgmlBuild);
+  return !build || *build >= 7407 ? with_fit : without;
+}
+
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   if (NodeLlamaCppFixes(cause, f, d)) return true;
   switch (cause) {
@@ -847,7 +875,8 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         AddFix(d, "-np 1 (or fewer slots than now)",
                "the recurrent state is kept per slot: each slot costs its own copy");
         AddFix(d, "-c lower", "the attention layers' KV cache, allocated before it, grows with -c");
-        AddFix(d, "--fit on (or -ngl lower)", "fewer layers on the GPU leave room for the caches");
+        AddFix(d, Fit(f, "--fit on (or -ngl lower)", "-ngl lower"),
+               "fewer layers on the GPU leave room for the caches");
         return true;
       }
       if (!f.has(EventKind::kKvCellsFull)) return false;
@@ -923,7 +952,8 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                "raises the memory the GPU may keep resident above the default working set");
         return true;
       }
-      AddFix(d, "--fit on (or -ngl lower / --tensor-split)",
+      AddFix(d,
+             Fit(f, "--fit on (or -ngl lower / --tensor-split)", "-ngl lower (or --tensor-split)"),
              "keeps the layers that do not fit in host memory");
       return true;
     case Cause::kMultimodalEncoder:
@@ -1021,11 +1051,12 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     case Cause::kOtherProcess:
       AddOthersHeldFixes(d, "stop the other programs on the GPU (nvidia-smi / rocm-smi lists them)",
-                         "--fit on (without a fixed -ngl), or -ngl lower",
+                         Fit(f, "--fit on (without a fixed -ngl), or -ngl lower", "-ngl lower"),
                          "fits the layers and context to the memory actually free");
       return true;
     default:
-      AddFix(d, "-ngl lower (or --fit on)", "fewer layers on the GPU leave room for the rest");
+      AddFix(d, Fit(f, "-ngl lower (or --fit on)", "-ngl lower"),
+             "fewer layers on the GPU leave room for the rest");
       AddFix(d, "-c lower", "a smaller KV cache and compute buffer");
       return true;
   }
