@@ -263,6 +263,24 @@ int CheckExit(const Plan& plan) {
   return plan.fits && plan.not_counted.empty() ? kExitOk : kExitCheckFails;
 }
 
+// A refused command that carries one of check's own options after -- (`-- vllm serve M --gpu
+// h100`, where vLLM reads --gpu as its --gpu-memory-utilization): the hint that the option
+// goes before --, or "".
+std::string OwnOptionAfterDashes(const std::vector<std::string>& argv) {
+  static constexpr std::string_view kOwn[] = {"--gpu",  "--gpu-memory", "--other-memory",
+                                              "--json", "--html",       "--model-as"};
+  for (const std::string& w : argv) {
+    const std::string_view name = std::string_view(w).substr(0, w.find('='));
+    for (std::string_view o : kOwn) {
+      if (name == o) {
+        return fmt::format(" ({} after -- belongs to the engine's command; vramfit check's own "
+                           "{} goes before --)", o, o);
+      }
+    }
+  }
+  return "";
+}
+
 // Checks one engine command: prints its diagnostics, puts its report in *out, returns its
 // exit code. `version` is the --<engine>-version given ("" for none).
 int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string version,
@@ -270,7 +288,7 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   const Engine* engine = inv.engine;
   const std::string where = inv.where.empty() ? "" : inv.where + ": ";
   auto fail = [&](const std::string& m) {
-    fmt::print(stderr, "vramfit check: {}{}\n", where, m);
+    fmt::print(stderr, "vramfit check: {}{}{}\n", where, m, OwnOptionAfterDashes(inv.argv));
     return kExitUsage;
   };
   if (const std::string dash = TypographicDashFlag(inv.argv); !dash.empty()) return fail(dash);

@@ -329,6 +329,11 @@ run(fit_old_release_check_line 0 fit qwen2.5-7b-instruct --gpu 4090 --engine vll
 if(NOT last_out MATCHES "${re}")
   message(SEND_ERROR "fit_old_release_check_line: '${last_out}'")
 endif()
+# One of check's own options after -- is the engine's (vLLM reads --gpu as its
+# --gpu-memory-utilization): the refusal says it goes before --.
+run_err(check_own_option_after_dashes 2
+        "--gpu-memory-utilization \"h100\".*--gpu after -- belongs to the engine's command; "
+        check -- vllm serve Qwen/Qwen3-8B --gpu h100)
 # A plan-only flag given to check before -- is named.
 run_err(check_flag_before_command 2 "^vramfit check: --compile-cache-warm before -- is not check's"
         check --gpu 4090 --compile-cache-warm -- vllm serve qwen3-8b)
