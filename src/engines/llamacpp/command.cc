@@ -520,7 +520,13 @@ std::string CommandLine(const Inventory& inv, const LlamaCppSettings& s) {
     c = "CUDA_VISIBLE_DEVICES=" + ids + " ";
   }
   c += s.program == Program::kCli ? "llama-cli" : "llama-server";
-  c += " -m " + word(inv.model.empty() ? inv.origin : inv.model);
+  // A Hub repository (-hf org/Name-GGUF[:QUANT]) is echoed as one; a file as -m.
+  const std::string& m = inv.model.empty() ? inv.origin : inv.model;
+  const bool hub = inv.source.kind == ModelKind::kHub ||
+                   (m.find('/') != std::string::npos && m.find(':') > m.find('/') &&
+                    m.find(':') != std::string::npos && !m.starts_with('/') &&
+                    !m.starts_with('.') && !m.starts_with('~'));
+  c += (hub ? " -hf " : " -m ") + word(m);
   if (s.max_model_len > 0) c += fmt::format(" -c {}", s.max_model_len);
   if (s.n_gpu_layers >= 0) c += fmt::format(" -ngl {}", s.n_gpu_layers);
   if (s.cpu_moe) c += " --cpu-moe";

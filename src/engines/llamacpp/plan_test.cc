@@ -601,5 +601,20 @@ TEST(LlamaCppCommandTest, EnvironmentFlagsGoBeforeTheCommandLine) {
   EXPECT_EQ(other->unmodelled_env, std::vector<std::string>{"LLAMA_ARG_THREADS=8"});
 }
 
+// The printed command keeps the model's form: a Hub repository as -hf, a file as -m (also a
+// Windows path with a drive letter).
+TEST(LlamaCppCommandLine, EchoesAHubRepositoryAsHf) {
+  Inventory hub;
+  hub.model = "unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M";
+  EXPECT_NE(CommandLine(hub, LlamaCppSettings{}).find(" -hf unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M"),
+            std::string::npos);
+  Inventory file;
+  file.model = "/models/qwen3-8b-q4_k_m.gguf";
+  EXPECT_NE(CommandLine(file, LlamaCppSettings{}).find(" -m /models/qwen3-8b-q4_k_m.gguf"),
+            std::string::npos);
+  file.model = "C:/models/qwen3-8b-q4_k_m.gguf";
+  EXPECT_NE(CommandLine(file, LlamaCppSettings{}).find(" -m C:/models/"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace vramfit::llamacpp
