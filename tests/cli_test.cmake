@@ -1266,6 +1266,14 @@ if(NOT last_out MATCHES "FAILS at profile" OR NOT last_out MATCHES "--max-pixels
 endif()
 run(tf_images_sdpa 0 check --gpu h100 -- transformers qwen2.5-vl-7b-instruct --dtype bfloat16
     --prompt-tokens 256 --max-new-tokens 256 --images-per-prompt 1)
+# bitsandbytes 4-bit under device_map="auto" on one 12 GB card: accelerate's 90% leaves some
+# layers for the CPU, which the quantizer refuses; every weight on GPU 0 fits.
+run(tf_bnb_auto_map 1 check --gpu rtx-3060-12gb -- transformers Qwen/Qwen3-14B --load-in-4bit
+    --prompt-tokens 2000 --max-new-tokens 512)
+if(NOT last_out MATCHES "FAILS at load: Some modules are dispatched on the CPU"
+   OR NOT last_out MATCHES "\n  --device-map 0 +fits")
+  message(SEND_ERROR "tf_bnb_auto_map: '${last_out}'")
+endif()
 run(tf_tp_plan 2 check --gpu h100 -- transformers qwen3-8b --tp-plan auto)
 if(NOT last_err MATCHES "tp_plan tensor parallelism")
   message(SEND_ERROR "tf_tp_plan: '${last_err}'")

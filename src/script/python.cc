@@ -985,6 +985,28 @@ Prompt Reader::PromptOf(size_t b, size_t e, int scope, int line, int depth) cons
     p.batch = std::min(kMaxCount, p.batch * std::max<int64_t>(n, 0));
     return p;
   }
+  // "text" * N or N * "text": a literal repeated, counted as its bytes times N.
+  if (e >= b + 3 && (IsOp(t_[e - 2], "*") || IsOp(t_[b + 1], "*"))) {
+    const bool count_last = IsOp(t_[e - 2], "*") && t_[e - 1].kind == Tok::kNumber;
+    const bool count_first = !count_last && IsOp(t_[b + 1], "*") && t_[b].kind == Tok::kNumber;
+    if (count_last || count_first) {
+      const Token& count = count_last ? t_[e - 1] : t_[b];
+      const Value text = count_last ? Eval(b, e - 2, scope, line, 0)
+                                    : Eval(b + 2, e, scope, line, 0);
+      const int64_t n = Count(Value{Value::kNumber, count.text, false, {}, {}});
+      if (text.kind == Value::kString && n >= 0) {
+        Prompt p;
+        p.known = true;
+        const uint64_t cap = uint64_t{kMaxCount} * kBytesPerToken;
+        const uint64_t size = text.text.size();
+        const uint64_t bytes =
+            size == 0 ? 0 : static_cast<uint64_t>(n) > cap / size ? cap : n * size;
+        p.tokens = TextTokens(bytes) + kSpecialTokens;
+        p.what = fmt::format("a {}-byte literal repeated {} times", text.text.size(), n);
+        return p;
+      }
+    }
+  }
   if ((IsOp(t_[b], "[") || IsOp(t_[b], "(")) && Close(t_, b, e) == e) {
     const auto items = Split(t_, b + 1, e - 1);
     if (items.empty()) return UnknownPrompt("an empty list, filled at run time");

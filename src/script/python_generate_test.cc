@@ -51,6 +51,20 @@ TEST(PythonGenerate, LiteralStringPrompt) {
                       "max_new_tokens=512: planned for 521 tokens\n");
 }
 
+// A literal repeated ("Hello " * 3000, 3000 * "ab"): its bytes times the count, 3 bytes a
+// token; a count past any context is bounded, never overflowed.
+TEST(PythonGenerate, RepeatedLiteralPrompt) {
+  const ScriptRead r = Read("inputs = tok('Hello ' * 3000, return_tensors='pt')\n"
+                            "out = model.generate(**inputs, max_new_tokens=64)\n");
+  EXPECT_EQ(Flags(r), (Argv{"--prompt-tokens", "6003", "--max-new-tokens", "64"}));
+  EXPECT_NE(Notes(r).find("(a 6-byte literal repeated 3000 times: 3 bytes a token"),
+            std::string::npos) << Notes(r);
+  const ScriptRead first = Read("p = 3000 * 'ab'\nmodel.generate(tok(p), max_new_tokens=8)\n");
+  EXPECT_EQ(Flags(first), (Argv{"--prompt-tokens", "2003", "--max-new-tokens", "8"}));
+  const ScriptRead huge = Read("model.generate(tok('ab' * 99999999999999), max_new_tokens=8)\n");
+  EXPECT_EQ(Flags(huge), (Argv{"--max-new-tokens", "8"})) << Notes(huge);
+}
+
 // The model card's form: messages -> apply_chat_template(tokenize=False) -> tok([text]) ->
 // generate(**model_inputs); and apply_chat_template returning the ids directly.
 TEST(PythonGenerate, ChatMessagesThroughTheTemplate) {
@@ -147,7 +161,7 @@ TEST(PythonGenerate, BatchBeamsAndLengths) {
                               "max_new_tokens=1000)\n"
                               "model.generate(**tok('x' * 1, return_tensors='pt'), "
                               "max_new_tokens=10)\n");
-  EXPECT_EQ(Flags(two), (Argv{"--max-new-tokens", "1000"}));  // `'x' * 1` is not read
+  EXPECT_EQ(Flags(two), (Argv{"--prompt-tokens", "3", "--max-new-tokens", "1000"}));
   const ScriptRead cache = Read("model.generate(**tok('hi', return_tensors='pt'), "
                                 "max_new_tokens=64, cache_implementation='static')\n");
   EXPECT_EQ(Flags(cache), (Argv{"--prompt-tokens", "3", "--max-new-tokens", "64",

@@ -112,6 +112,18 @@ class PreparedTransformersModel : public PreparedModel {
         add(v, "--num-beams 1", "no beam search");
       }
     }
+    // device_map="auto" on one GPU keeps about a tenth of the card free for activations
+    // (get_balanced_memory) and places the rest on the CPU, which a quantized model refuses:
+    // every weight on GPU 0 instead, where they fit.
+    const bool auto_map = s.device_map == "auto" || s.device_map.starts_with("balanced") ||
+                          s.device_map == "sequential";
+    if (st == Stage::kLoad && auto_map && s.max_memory.empty() && plan.gpus.size() == 1 &&
+        (inv_.spec.quant.quantized() || s.load_in_4bit || s.load_in_8bit)) {
+      TransformersSettings v = s;
+      v.device_map = "0";
+      add(v, "--device-map 0", "every weight on GPU 0, none offloaded: less room left for the "
+                               "prompt's activations");
+    }
     if (st == Stage::kLoad && !inv_.spec.quant.quantized() && !s.load_in_4bit &&
         !s.load_in_8bit) {
       TransformersSettings v = s;
