@@ -448,8 +448,10 @@ void DecideStage(const LogScan& scan, Facts* fp) {
     f.stage_why = fmt::format(
         "no frame or milestone; {} and {} of the card's {} was already allocated when {} {} "
         "request failed{} (a guess; the log does not show the phase)",
-        words ? fmt::format("the report's words place the failure after the model ran ({})",
-                            Cited(words))
+        words ? (Cited(words).find("max_new_tokens=") != std::string::npos
+                     ? "the pasted code generates after it loads (" + Cited(words) + ")"
+                     : "the report's words place the failure after the model ran (" +
+                           Cited(words) + ")")
               : std::string(*f.get(Num::kTrainingLaunch) > 1
                                 ? "the log shows a training run past its first step"
                                 : "the log starts a training run"),

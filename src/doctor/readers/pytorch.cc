@@ -1493,7 +1493,14 @@ void MatchMilestone(const Line& line) {
   if (LoadFailedWords(s) || LoadPhaseWords(line) || QuantizeRunWords(line) || loader_named) {
     line.Emit(EventKind::kLoadFailedWords, kEngine);
   }
-  if (RuntimeWords(line)) line.Emit(EventKind::kRuntimeWords, kEngine);
+  // A generation call in the pasted code, outside any traceback ("outputs = pipe(prompt,
+  // max_new_tokens=...)", "model.generate(**inputs, max_new_tokens=512)"): the program was
+  // written to generate after it loaded, which makes a card found full at a small request a
+  // running one's more likely than one still being filled (only that guess reads it).
+  if (RuntimeWords(line) ||
+      (!line.after_frame && Has(s, "max_new_tokens="))) {
+    line.Emit(EventKind::kRuntimeWords, kEngine);
+  }
   if (CaptureWords(line)) line.Emit(EventKind::kCaptureWords, kEngine);
   // AutoAWQ loading a quantized checkpoint: from_quantized swaps each layer's linears for its
   // quantized modules under the bar "Replacing layers...:  40%|" (awq/models/base.py
