@@ -338,8 +338,18 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   // Core dimensions.
   const auto hidden = Pick(t, top, &RawConfig::hidden_size);
   const auto layers = Pick(t, top, &RawConfig::num_hidden_layers);
-  const auto heads = Pick(t, top, &RawConfig::num_attention_heads);
+  auto heads = Pick(t, top, &RawConfig::num_attention_heads);
   auto vocab = Pick(t, top, &RawConfig::vocab_size);
+  // Google's sparse Gemma 3 configs (gemma-3-4b-it) leave out what equals Gemma3TextConfig's
+  // defaults: 8 attention heads, 4 KV heads, head_dim 256 (transformers
+  // models/gemma3/configuration_gemma3.py, Gemma3TextConfig.__init__).
+  const bool gemma3_defaults = spec.family == "gemma3" && !heads;
+  if (gemma3_defaults) {
+    heads = 8;
+    spec.warnings.push_back(
+        "num_attention_heads, num_key_value_heads and head_dim absent: using Gemma3TextConfig's "
+        "defaults 8, 4 and 256");
+  }
   if (!hidden) return Bad(origin, "hidden_size", "missing: every decoder config must give it");
   if (!layers)
     return Bad(origin, "num_hidden_layers", "missing: every decoder config must give it");
@@ -392,9 +402,11 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   // Attention shared by all layers.
   AttentionSpec base;
   base.num_heads = heads ? *heads : 0;
-  const auto kv = Pick(t, top, &RawConfig::num_key_value_heads);
+  auto kv = Pick(t, top, &RawConfig::num_key_value_heads);
+  if (!kv && spec.family == "gemma3") kv = 4;  // Gemma3TextConfig default
   base.num_kv_heads = kv ? *kv : base.num_heads;
-  const auto head_dim = Pick(t, top, &RawConfig::head_dim);
+  auto head_dim = Pick(t, top, &RawConfig::head_dim);
+  if (!head_dim && spec.family == "gemma3") head_dim = 256;  // Gemma3TextConfig default
   if (head_dim) {
     base.head_dim = *head_dim;
   } else if (base.num_heads > 0) {

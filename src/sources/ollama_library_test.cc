@@ -35,8 +35,10 @@ TEST(OllamaLibrary, BareNameIsLatest) {
   EXPECT_EQ(FindOllamaLibraryModel("qwen3")->name, "qwen3:8b");
   EXPECT_EQ(FindOllamaLibraryModel("qwen3:latest")->name, "qwen3:8b");
   EXPECT_EQ(FindOllamaLibraryModel("gpt-oss")->name, "gpt-oss:20b");
-  // gemma3's latest (4b) has no catalog model: no entry is marked latest.
-  EXPECT_EQ(FindOllamaLibraryModel("gemma3").status().code(), Code::kNotFound);
+  // gemma3's latest is the 4B (Ollama's README: `ollama run gemma3`).
+  EXPECT_EQ(FindOllamaLibraryModel("gemma3")->name, "gemma3:4b");
+  EXPECT_EQ(FindOllamaLibraryModel("gemma3")->catalog_id, "gemma-3-4b-it");
+  EXPECT_EQ(FindOllamaLibraryModel("mistral")->file_type, "q4_0");
 }
 
 TEST(OllamaLibrary, UnknownNamesListTheNearest) {
@@ -44,7 +46,7 @@ TEST(OllamaLibrary, UnknownNamesListTheNearest) {
   ASSERT_EQ(m.status().code(), Code::kNotFound);
   EXPECT_NE(m.status().message().find("nearest: qwen3:30b, qwen3:32b"), std::string::npos)
       << m.status().message();
-  EXPECT_EQ(FindOllamaLibraryModel("phi4:14b").status().code(), Code::kNotFound);
+  EXPECT_EQ(FindOllamaLibraryModel("starcoder2:15b").status().code(), Code::kNotFound);
   EXPECT_EQ(NearestOllamaLibraryNames("gpt-oss:21b", 1), "gpt-oss:20b");
 }
 
