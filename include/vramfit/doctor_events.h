@@ -257,8 +257,12 @@ enum class Num : uint8_t {
   kLoadQuantBits,             // load_quant_bits
   // llama.cpp's build number as its tools print it at start ("build: 7001 (hash) with ...").
   kGgmlBuild,                 // ggml_build
+  // llama.cpp's flash attention as its context prints it ("llama_context: flash_attn    = 0",
+  // "= disabled" / "= enabled" from the -fa on|off|auto flag, 2025+): 0 off and 1 on as a
+  // number (the boolean -fa's builds), 2 off and 3 on as a word (-fa on|off|auto's builds).
+  kFlashAttention,            // flash_attention
 };
-inline constexpr int kNumCount = 85;
+inline constexpr int kNumCount = 86;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

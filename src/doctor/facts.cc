@@ -100,6 +100,13 @@ bool InferenceFrame(const LogEvent* fr) {
 
 namespace {
 
+// The program's words that loading the model failed ("Error loading model: ...", "Failed to
+// load model"), when they come after `line`; else nullptr.
+const LogEvent* LoadFailedAfter(const Facts& f, uint64_t line) {
+  const LogEvent* e = f.first_of(EventKind::kLoadFailedWords);
+  return e != nullptr && e->line > line ? e : nullptr;
+}
+
 // A transformers or plain PyTorch program's model running: a module's forward on the stack
 // (a model's forward, torch's _call_impl) with no loader's, quantizer's or engine phase's frame
 // and no quantization run in the log (a quantizer's calibration runs forwards while it loads).
@@ -379,6 +386,15 @@ void DecideStage(const LogScan& scan, Facts* fp) {
         "vLLM's next phase is the profile run",
         Cited(milestone), Gib(*f.get(Num::kAllocatedBytes)), Gib(*NamedWeightsPerRank(f)),
         f.model_path);
+  } else if (const LogEvent* lazy = f.milestone_stage == Stage::kRuntime && milestone
+                                        ? LoadFailedAfter(f, milestone->line)
+                                        : nullptr) {
+    // A server that loads its model at the first request ("Model will be loaded on first
+    // request"): the request came, then the program's own words say loading the model failed.
+    f.stage = Stage::kLoad;
+    f.stage_why = fmt::format("the log says loading the model failed ({}) after a request came "
+                              "({}): a model loaded on demand",
+                              Cited(lazy), Cited(milestone));
   } else if (f.milestone_stage) {
     f.stage = *f.milestone_stage;
     f.stage_why = fmt::format("furthest milestone {}", Cited(milestone));

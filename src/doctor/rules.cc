@@ -158,6 +158,15 @@ bool HostBufferAtReserve(const Facts& f) {
   auto it = r->values.find(Num::kHost);
   return it != r->values.end() && it->second > 0;
 }
+// Such a host compute buffer of 8 GiB or more: a default context's graph takes a few hundred
+// MiB, so one that large is the graph itself grown past any host, a context (times the
+// parallel slots) far beyond the default, whose attention scores fill it without flash
+// attention: the context is what to change, not the host's memory.
+bool HostComputeBufferHuge(const Facts& f) {
+  if (!HostBufferAtReserve(f)) return false;
+  const auto requested = f.get(Num::kRequestedBytes);
+  return requested && *requested >= 8 * core::kGiBf;
+}
 // SGLang's HiCache refusing its host KV pool (readers/sglang.cc): the pool is made with the
 // radix cache, after the device's KV pool (HiRadixCache.__init__ -> MHATokenToKVPoolHost,
 // mem_cache/hiradix_cache.py), so the message itself places it at the KV cache, frames or not.
@@ -1502,6 +1511,10 @@ const std::vector<Rule>& Rules() {
        "a shared-memory segment (/dev/shm: NCCL's buffers between the GPUs of one node) could "
        "not be created: a container's shared-memory limit, not the GPU's memory",
        nullptr, Words::kNone, true},
+      Text(C::kComputeBuffer, S::kProfile, HostComputeBufferHuge,
+           "a compute graph's buffer in host memory could not be allocated when the context "
+           "reserved its graphs, and it is far larger than a default context's: the context "
+           "(and the parallel sequences) asked for makes the graph too large for any host"),
       Text(C::kHostMemory, S::kProfile, HostBufferAtReserve,
            "a compute graph's buffer in host memory (pinned CUDA_Host or CPU) could not be "
            "allocated when the context reserved its graphs: the host-side compute buffer, which "

@@ -183,6 +183,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kHostRamWarned, "host_ram_warned"},
     {Num::kLoadQuantBits, "load_quant_bits"},
     {Num::kGgmlBuild, "ggml_build"},
+    {Num::kFlashAttention, "flash_attention"},
 };
 
 // Entry i names value i, and every value has an entry.

@@ -443,10 +443,34 @@ void Match(const Line& line) {
     Set(e, Num::kRequestedBytes, BytesAfter(r, "buffer of size"));
     // A graph's buffer in host memory: "failed to allocate CUDA_Host buffer" (pinned), "CPU".
     e.values[Num::kHost] = Has(r, "CUDA_Host buffer") || Has(r, "CPU buffer") ? 1 : 0;
+  } else if (!line.text.empty() && line.text[0] >= '0' && line.text[0] <= '9' &&
+             Has(line.joined, "gallocr_reserve") && Has(line.joined, "buffer of size")) {
+    // The size a reflow put on the next line ("... CPU buffer of size" + "64424509440").
+    auto& e = line.Emit(EventKind::kConfig, kEngine);
+    e.text.clear();  // no model's name
+    Set(e, Num::kRequestedBytes, BytesAfter(line.joined, "buffer of size"));
   }
   // "n_ctx      = 4096" (llama_new_context_with_model, its width varying by release:
   // "llama_context: n_ctx         = 131072" since 2025), "n_ctx_slot = N" (llama-server's slot);
   // not n_ctx_train, n_ctx_per_seq or n_ctx_orig.
+  // The context's flash attention (llama-context.cpp: "%s: flash_attn    = %d" before the
+  // on/off/auto flag, "= %s" with llama_flash_attn_type_name after it; "auto" is decided later).
+  if (Has(s, "flash_attn")) {
+    const std::string_view t = line.text;
+    const size_t at = t.find("flash_attn");
+    size_t eq = at + 10;
+    while (eq < t.size() && t[eq] == ' ') ++eq;
+    if (eq < t.size() && t[eq] == '=') {
+      std::string_view v = t.substr(eq + 1);
+      while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+      const int value = v.starts_with("0")          ? 0
+                        : v.starts_with("1")        ? 1
+                        : v.starts_with("disabled") ? 2
+                        : v.starts_with("enabled")  ? 3
+                                                    : -1;
+      if (value >= 0) line.Emit(EventKind::kConfig, kEngine).values[Num::kFlashAttention] = value;
+    }
+  }
   if (Has(s, "n_ctx")) {
     const std::string_view t = line.text;
     const size_t at = t.find("n_ctx");
@@ -1026,6 +1050,15 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, "GGML_CUDA_NO_PINNED=1", "plain host memory instead of pinned CUDA_Host buffers");
       return true;
     case Cause::kComputeBuffer: {
+      // Without flash attention the compute buffer holds a micro-batch's attention scores
+      // against the whole context; flash attention computes them in tiles.
+      if (const auto fa = f.get(Num::kFlashAttention); fa && (*fa == 0 || *fa == 2)) {
+        // -fa takes on|off|auto from about b6325, the builds that print the setting as a
+        // word; before, it is a switch and the setting prints as a number.
+        AddFix(d, *fa == 2 ? "-fa on" : "-fa",
+               "the log shows flash attention off: with it the compute buffer holds no "
+               "n_ubatch x n_ctx attention scores");
+      }
       AddFix(d, "-ub 256 (a smaller micro-batch) and -b 512",
              "the compute buffer grows with n_ubatch");
       // The log's n_ctx, a quarter of it (as for the KV cache above).

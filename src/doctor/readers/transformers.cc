@@ -404,7 +404,17 @@ void Match(const Line& line) {
   // model to bf16" without the Triton kernels or on an older GPU; quantizer_finegrained_fp8.py the
   // same below compute capability 8.9): printed in from_pretrained before the weights are read
   // (load_copies.cc DequantizeOnLoad).
-  if (Has(s, "default to dequantizing the model")) line.Emit(EventKind::kLoadBegin, kEngine);
+  // (Also wrapped or reflowed: the joined text. The event carries the warning's own sentence,
+  // whatever a lost line end put before it: the quantizer's name and the words.)
+  constexpr std::string_view kDequantizing = "default to dequantizing the model";
+  for (const std::string_view t : {line.text, std::string_view(line.joined)}) {
+    const size_t at = t.find(kDequantizing);
+    if (at == std::string_view::npos) continue;
+    const size_t from = at > 160 ? at - 160 : 0;
+    line.Emit(EventKind::kLoadBegin, kEngine).text =
+        std::string(t.substr(from, at + kDequantizing.size() + 16 - from));
+    break;
+  }
   // Unsloth's merged save (unsloth/save.py unsloth_save_model, save_method="merged_16bit"):
   // "Unsloth: Merging 4bit and LoRA weights to 16bit...", then a bar over the decoder layers,
   // each dequantized and merged on the GPU (load_copies.cc UnslothMerge).
