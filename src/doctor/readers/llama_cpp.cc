@@ -747,8 +747,10 @@ void Match(const Line& line) {
   // to create context with model"; the 2026 server's "failed to create_context with model";
   // Ollama's runner: "unable to create llama context"): the KV cache and the compute buffers
   // are next, as llama-cpp-python's "Failed to create llama_context" (the LM Studio reader).
-  if (Has(s, "failed to create context with model") ||
-      Has(s, "failed to create_context with model") || Has(s, "unable to create llama context")) {
+  // (Also where a reflow parted the words.)
+  if (!Whole(line, "failed to create context with model").empty() ||
+      !Whole(line, "failed to create_context with model").empty() ||
+      !Whole(line, "unable to create llama context").empty()) {
     line.Emit(EventKind::kGgmlModelBuffer, kEngine);
   }
   // llama-server's answer to a prompt longer than its context, and its decode finding the

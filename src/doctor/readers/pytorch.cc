@@ -2187,6 +2187,13 @@ void Match(const Line& line) {
       // A DataLoader worker ended by SIGKILL (torch/utils/data/_utils/signal_handling.py:
       // "DataLoader worker (pid N) is killed by signal: Killed."): the kernel's OOM killer.
       Has(s, "is killed by signal: Killed") ||
+      // Ray's memory monitor killing a worker over the node's memory usage threshold (0.95 of
+      // the host's RAM by default): the raylet's "N Workers (tasks / actors) killed due to
+      // memory pressure (OOM)" (src/ray/raylet/node_manager.cc, 2.x) and the task's
+      // ray.exceptions.OutOfMemoryError, "Task was killed due to the node running low on
+      // memory." (python/ray/exceptions.py): host memory, also where a paste wrapped them.
+      !Whole(line, "killed due to memory pressure").empty() ||
+      !Whole(line, "running low on memory").empty() ||
       ((Has(s, "illed") || Has(s, " 137") || Has(s, "SIGKILL") || Has(s, "]^C")) && !self_killed &&
        ShellKilled(line.text))) {
     line.Emit(EventKind::kHostOomKill, kEngine);
@@ -2196,7 +2203,10 @@ void Match(const Line& line) {
       // (Or its words parted by a reflow, "... CUDA" + "out of memory".)
       (Has(s, "memory") && !Has(s, "CUDA out of memory") &&
        CutAcrossLines(line, "CUDA out of memory") && !Has(line.joined, "warming up sampler")) ||
-      Has(s, "HIP out of memory") || Has(s, "OutOfMemoryError") || OldCudaOom(s) ||
+      Has(s, "HIP out of memory") ||
+      (Has(s, "OutOfMemoryError") && !Has(s, "ray.exceptions.OutOfMemoryError") &&
+       !Has(s, "running low on memory")) ||
+      OldCudaOom(s) ||
       !Whole(line, "attempting to recover from OOM").empty() ||
       OtherDeviceOom(s) || HeadlessOom(s) || NvmlAssertOom(s)) {
     auto& e = line.Emit(EventKind::kCudaOom, kEngine);

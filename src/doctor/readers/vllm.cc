@@ -610,6 +610,23 @@ void MatchPhases(const Line& line) {
   if (Has(s, "EngineCore encountered a fatal error")) {
     line.Emit(EventKind::kServing, kEngine);
   }
+  // A line logged by the OpenAI server's request handlers ("ERROR 02-11 08:25:49
+  // serving_chat.py:661] ...", "(APIServer pid=1) ERROR ... [serving_completion.py:412]":
+  // vllm/entrypoints/openai/serving_chat.py, serving_completion.py, serving_responses.py,
+  // serving_engine.py log a request's failure with its traceback): a request was being served.
+  for (const std::string_view handler :
+       {"serving_chat.py:"sv, "serving_completion.py:"sv, "serving_responses.py:"sv,
+        "serving_engine.py:"sv}) {
+    if (!Has(s, handler)) continue;
+    const std::string_view t = line.text;
+    size_t at = t.find(handler) + handler.size();
+    const size_t digits = at;
+    while (at < t.size() && t[at] >= '0' && t[at] <= '9') ++at;
+    if (at > digits && at < t.size() && t[at] == ']') {
+      line.Emit(EventKind::kServing, kEngine);
+      break;
+    }
+  }
   // Any OpenAI-compatible server's lines (uvicorn's, an access log's "POST /v1/..."): serving,
   // but not vLLM's own (torchchat, FastChat, Xinference and SGLang print them too).
   if (Has(s, "Application startup complete") || Has(s, "Uvicorn running") ||
