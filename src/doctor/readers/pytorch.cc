@@ -2689,6 +2689,22 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
            "the page-locked buffers take the host's physical memory at once");
     return true;
   }
+  // Ray's memory monitor (readers' host kill): it kills a worker once the node's memory use
+  // passes RAY_memory_usage_threshold (0.95 by default, ray/_private/ray_constants.py), before
+  // the kernel would.
+  if (cause == Cause::kHostMemory &&
+      FailureSays(f, {"memory pressure", "running low on memory", "ray-oom-prevention"})) {
+    AddFix(d, "more RAM on the Ray node, or fewer workers or tasks on it",
+           "Ray kills the most recently scheduled worker once the node's memory use passes its "
+           "threshold");
+    AddFix(d, "smaller host-side results (return fewer logits or prompt_logprobs, smaller "
+              "batches per call)",
+           "what a worker hands back to the driver is held in the node's memory");
+    AddFix(d, "RAY_memory_usage_threshold=0.98 (or RAY_memory_monitor_refresh_ms=0 to turn the "
+              "monitor off) when the node has the memory",
+           "the monitor's default threshold is 0.95 of the node's RAM");
+    return true;
+  }
   if (cause == Cause::kHostMemory && FailureSays(f, {"is killed by signal: Killed"})) {
     AddFix(d, "fewer DataLoader workers (num_workers) and a smaller prefetch_factor",
            "each worker holds its own copy of the dataset's Python objects (copy-on-write pages "

@@ -1540,6 +1540,19 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         return std::floor(0.4 * host / static_cast<double>(std::max<int64_t>(1, f.tp)) /
                           core::kGiBf);
       };
+      // Ray's memory monitor killed a worker over the node's RAM threshold
+      // (RAY_memory_usage_threshold, 0.95 by default): vLLM's Ray executor's workers share it.
+      if (FailureSays(f, {"memory pressure", "running low on memory", "ray-oom-prevention"})) {
+        AddFix(d, "more RAM on the Ray node, or --distributed-executor-backend mp on one node",
+               "Ray kills the most recently scheduled worker once the node's memory use passes "
+               "its threshold");
+        AddFix(d, "fewer logprobs or prompt_logprobs per request, smaller batches per call",
+               "the outputs the workers hand back are held in the node's memory");
+        AddFix(d, "RAY_memory_usage_threshold=0.98 (or RAY_memory_monitor_refresh_ms=0 to turn "
+                  "the monitor off) where the node has the memory",
+               "the monitor's default threshold is 0.95 of the node's RAM");
+        return true;
+      }
       // --cpu-offload-gb's pinned copies (rules.cc CpuOffloadPinned).
       if (PinnedFailureUnder(f, {"maybe_offload_to_cpu"})) {
         AddFix(d, "--cpu-offload-gb lower (GiB a GPU)",
