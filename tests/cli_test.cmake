@@ -334,6 +334,13 @@ endif()
 run_err(check_own_option_after_dashes 2
         "--gpu-memory-utilization \"h100\".*--gpu after -- belongs to the engine's command; "
         check -- vllm serve Qwen/Qwen3-8B --gpu h100)
+# A 16-bit 12B model whose weights load on a 24 GB card but leave too little for the profile
+# run: online quantization is offered as for a load failure.
+run(plan_profile_online_quant 0 plan gemma-3-12b-it --gpu 4090)
+if(NOT last_out MATCHES "FAILS at profile"
+   OR NOT last_out MATCHES "\n  --quantization bitsandbytes +fits")
+  message(SEND_ERROR "plan_profile_online_quant: '${last_out}'")
+endif()
 # A plan-only flag given to check before -- is named.
 run_err(check_flag_before_command 2 "^vramfit check: --compile-cache-warm before -- is not check's"
         check --gpu 4090 --compile-cache-warm -- vllm serve qwen3-8b)

@@ -322,19 +322,26 @@ class PreparedVllmModel : public PreparedModel {
               12);
         }
       }
-      // Online FP8 for a 16-bit checkpoint, where the GPU runs the fp8 method; else 4-bit NF4
-      // by bitsandbytes while loading (a dense model: the MoE path is not modelled).
-      if (!spec.quant.quantized() && s.quantization.empty()) {
-        VllmSettings v = s;
-        v.quantization = "fp8";
-        add(v, "--quantization fp8", "weights quantized to FP8 while loading: a small accuracy "
-                                     "cost", 10);
-        if (!moe) {
-          v.quantization = "bitsandbytes";
-          add(v, "--quantization bitsandbytes",
-              "weights quantized to 4-bit NF4 while loading (pip install bitsandbytes): an "
-              "accuracy cost and slower decoding than an AWQ or GPTQ checkpoint", 10);
-        }
+    }
+    // Online FP8 for a 16-bit checkpoint, where the GPU runs the fp8 method; else 4-bit NF4 by
+    // bitsandbytes while loading (a dense model: the MoE path is not modelled). Also where the
+    // weights loaded but left too little for the profile run or the KV cache: smaller weights
+    // leave the rest of the budget to them.
+    const Stage failed = *plan.failure_stage;
+    const bool weights_crowd =
+        failed == Stage::kLoad ||
+        ((failed == Stage::kProfile || failed == Stage::kKvCache) &&
+         plan.gpus[0].weights_bytes * 2 > plan.gpus[0].budget_bytes);
+    if (weights_crowd && !spec.quant.quantized() && s.quantization.empty()) {
+      VllmSettings v = s;
+      v.quantization = "fp8";
+      add(v, "--quantization fp8", "weights quantized to FP8 while loading: a small accuracy "
+                                   "cost", 10);
+      if (!moe) {
+        v.quantization = "bitsandbytes";
+        add(v, "--quantization bitsandbytes",
+            "weights quantized to 4-bit NF4 while loading (pip install bitsandbytes): an "
+            "accuracy cost and slower decoding than an AWQ or GPTQ checkpoint", 10);
       }
     }
     return out;
