@@ -52,7 +52,7 @@ struct Family {
 };
 
 // One row per text model_type. Order does not matter.
-constexpr std::array<Family, 31> kFamilies = {{
+constexpr std::array<Family, 32> kFamilies = {{
     {"qwen2", "qwen2", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone,
      NameStyle::kDefault, false, 0},
     {"qwen2_moe", "qwen2_moe", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kQwen,
@@ -80,6 +80,12 @@ constexpr std::array<Family, 31> kFamilies = {{
     {"qwen3_5_moe_text", "qwen3_5_moe", false, true, true, false, SwaRule::kNone, MoeRule::kQwen,
      NameStyle::kLanguageModel, false, 0},
     {"llama", "llama", false, false, false, false, SwaRule::kNone, MoeRule::kNone,
+     NameStyle::kDefault, false, 0},
+    // Phi-3, Phi-3.5 and Phi-4 (Phi3ForCausalLM, transformers models/phi3): Llama's layer with
+    // q/k/v fused into qkv_proj and gate/up into gate_up_proj (the same parameters; the roles
+    // read both names). Its sliding_window is not applied (the KV cache charged for every
+    // token: pessimistic where an engine windows it).
+    {"phi3", "phi3", false, false, false, false, SwaRule::kNone, MoeRule::kNone,
      NameStyle::kDefault, false, 0},
     {"mistral", "mistral", false, false, false, false, SwaRule::kWhenSet, MoeRule::kNone,
      NameStyle::kDefault, false, 0},

@@ -309,7 +309,11 @@ constexpr ArchRelease kArchitectures[] = {
     {"DeepseekV3ForCausalLM", 606, "#11502"},  // "supported since v0.6.6" (issue #11559)
     {"Qwen2_5_VLForConditionalGeneration", 702, "#12604"},  // the v0.7.2 release tracker
     {"BambaForCausalLM", 703, "#10909"},  // merged 2025-02-07, after v0.7.2 was cut
+    // Phi-3's PR merged after v0.4.1 was cut ("The release version 0.4.1 does not yet support
+    // Phi3", a maintainer on issue #4375); v0.4.2 carried it.
+    {"Phi3ForCausalLM", 402, "#4298"},
     {"Gemma3ForConditionalGeneration", 800, "#14660"},
+    {"Gemma3ForCausalLM", 800, "#14660"},  // the text-only 1B, in the same PR
     {"Qwen3ForCausalLM", 804, "#15289"},
     {"Qwen3MoeForCausalLM", 804, "#15289"},
     {"GraniteMoeHybridForCausalLM", 900, "#17497"},  // merged 2025-05-06, after v0.8.5

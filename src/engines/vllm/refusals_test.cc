@@ -290,6 +290,9 @@ TEST(Refusals, ArchitecturesNewerThanAnOldV0Release) {
   EXPECT_NE(stage("gemma-3-27b-it", "0.8.0"), Stage::kStartup);
   EXPECT_EQ(stage("gemma-4-31b-it", "0.18.0"), Stage::kStartup);  // Gemma 4 in 0.19.0
   EXPECT_NE(stage("gemma-4-31b-it", "0.19.0"), Stage::kStartup);
+  EXPECT_EQ(stage("phi-4", "0.4.1"), Stage::kStartup);  // Phi3ForCausalLM in 0.4.2
+  EXPECT_NE(stage("phi-4", "0.4.2"), Stage::kStartup);
+  EXPECT_EQ(stage("gemma-3-1b-it", "0.7.3"), Stage::kStartup);  // Gemma3ForCausalLM in 0.8.0
   EXPECT_EQ(stage("deepseek-v3", "0.6.5"), Stage::kStartup);  // DeepSeek-V3 in 0.6.6
   EXPECT_NE(stage("deepseek-v3", "0.6.6"), Stage::kStartup);
 }
