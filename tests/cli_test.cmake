@@ -632,10 +632,10 @@ run_err(gpu_list_count 2 "--gpu names 2 cards, but the deployment has 1 pipeline
 # Models only a downloader resolves: an Ollama library name not in vramfit's table (the ones
 # in it plan their GGUF what-if, below), a llama.cpp -hf repo read offline (and Ollama's hf.co/
 # form of the same), each exit 2 saying what to pass instead.
-string(CONCAT re "\"phi4:14b\" is an Ollama library name, which vramfit does not "
+string(CONCAT re "\"starcoder2:15b\" is an Ollama library name, which vramfit does not "
                  "download: give the GGUF file Ollama pulled, the blob on the FROM line of "
-                 "`ollama show --modelfile phi4:14b`")
-run_err(ollama_library 2 "${re}" check --gpu 4090 -- ollama run phi4:14b)
+                 "`ollama show --modelfile starcoder2:15b`")
+run_err(ollama_library 2 "${re}" check --gpu 4090 -- ollama run starcoder2:15b)
 string(CONCAT re "Qwen/Qwen3-8B-GGUF.*llama.cpp's -hf downloads a .gguf file from the Hub: "
                  "without a network, give that file as -m FILE.gguf")
 run_err(llamacpp_hf_offline 2 "${re}"
@@ -1597,7 +1597,7 @@ string(CONCAT re "not in vramfit's table of Ollama library names; nearest: qwen3
 run_err(check_ollama_library_unknown 2 "${re}" check --gpu rtx-4090 -- ollama run qwen3:33b)
 run_err(check_ollama_library_unknown_bare 2
         "which vramfit does not download.*nearest to it: [a-z]"
-        check --gpu rtx-4090 -- ollama run phi4)
+        check --gpu rtx-4090 -- ollama run starcoder2)
 run_err(plan_gguf_what_if_bits 2 "a GGUF file type fixes its own types"
         plan qwen3-8b --engine llamacpp --gpu 4090 --as-quantized q4_k_m --bits 4)
 run_err(plan_gguf_what_if_mla 2 "GGUF what-ifs lay out llama"

@@ -69,6 +69,11 @@ TEST(GgufWhatIfSize, DenseModelsMatchPublishedFiles) {
       {"qwen2.5-32b-instruct", "q4_k_m",
        (4844.72 + 2 * 4366.53 + 4930.57 + 417.66) * kMiB, 0.01 * kMiB, false, 0.002,
        "validation/llamacpp r28 (R1-Distill-Qwen-32B), model buffers"},
+      // Phi-4's fused attn_qkv (Q5_K in Q4_K_M) and ffn_up: Ollama's phi4:latest, a Q4_K_M
+      // file of 9,053,116,391 bytes in an /api/tags response captured in a public repository
+      // (code-index file 9967510016).
+      {"phi-4", "q4_k_m", 9053116391.0, 0.5, true, 0.002,
+       "Ollama phi4:latest, /api/tags size"},
       {"qwen3-32b", "q8_0", 34.82e9, 0.005e9, true, 0.002,
        "bartowski/Qwen_Qwen3-32B-GGUF listing, Q8_0"},
       {"qwen3-32b", "bf16", 65.53e9, 0.005e9, true, 0.002,

@@ -26,7 +26,7 @@ struct ArchRow {
   bool output_gate;  // q_proj also yields a gate (Qwen3-Next, Qwen3.5)
   int swa_period;    // llama.cpp's fixed sliding pattern: layer i global iff (i+1) % p == 0
 };
-constexpr std::array<ArchRow, 14> kArchs = {{
+constexpr std::array<ArchRow, 15> kArchs = {{
     {"llama", "llama", false, false, false, 0},
     {"qwen2", "qwen2", false, false, false, 0},
     {"qwen2moe", "qwen2_moe", false, false, false, 0},
@@ -44,6 +44,9 @@ constexpr std::array<ArchRow, 14> kArchs = {{
     // gemma3n: 4 local : 1 global (set_swa_pattern(5)), KV shared from n_layer_kv_from_start.
     {"gemma3n", "gemma3n", true, false, false, 5},
     {"gpt-oss", "gpt_oss", false, false, false, 2},
+    // Phi-3/Phi-4: fused attn_qkv and ffn_up; every layer's KV cache charged in full (a
+    // sliding window some Phi-3 files declare is not applied: pessimistic).
+    {"phi3", "phi3", false, false, false, 0},
 }};
 
 // qwen3next/qwen35 loaders default full_attention_interval to 4 when the key is absent.

@@ -112,6 +112,12 @@ Dtype Mix(const GgufQuantModel& m, GgufFtype ft, std::string_view name, const Sh
     return t;
   }
   if (Has(name, "attn_k.weight")) return m.n_expert == 8 ? Dtype::kQ8_0 : t;
+  // A fused attn_qkv (Phi-3): Q5_K for Q4_K_M, Q6_K for Q5_K_M.
+  if (Has(name, "attn_qkv.weight")) {
+    if (km) return Dtype::kQ5_K;
+    if (ft == GgufFtype::kQ5_K_M) return Dtype::kQ6_K;
+    return t;
+  }
   if (Has(name, "ffn_down")) {
     // i_layer: the name's layer for MoE models (n_expert > 1), else the running count of
     // ffn_down tensors, the layer index again (one per layer); n_layer is hparams.n_layer.
@@ -192,11 +198,11 @@ struct ArchOf {
 };
 // vramfit family -> convert_hf_to_gguf.py model class's gguf arch (MistralForCausalLM and
 // MixtralForCausalLM are converted as "llama").
-constexpr std::array<ArchOf, 11> kArchOf = {{
+constexpr std::array<ArchOf, 12> kArchOf = {{
     {"llama", "llama"},     {"mistral", "llama"},      {"mixtral", "llama"},
     {"qwen2", "qwen2"},     {"qwen2_moe", "qwen2moe"}, {"qwen3", "qwen3"},
     {"qwen3_moe", "qwen3moe"}, {"gemma2", "gemma2"},   {"gemma3", "gemma3"},
-    {"gpt_oss", "gpt-oss"}, {"gemma4", "gemma4"},
+    {"gpt_oss", "gpt-oss"}, {"gemma4", "gemma4"},      {"phi3", "phi3"},
 }};
 
 Status LayerTensors(Writer& w, const ModelSpec& s, size_t il, bool mxfp4_experts) {
@@ -212,6 +218,16 @@ Status LayerTensors(Writer& w, const ModelSpec& s, size_t il, bool mxfp4_experts
   auto add = [&](std::string_view n, Shape shape) { return AddConverted(w, p + std::string(n),
                                                                         std::move(shape)); };
   VRAMFIT_RETURN_IF_ERROR(add("attn_norm.weight", {h}));
+  // Phi-3/Phi-4 (Phi3MiniModel; llama-model.cpp LLM_ARCH_PHI3): the checkpoint's fused
+  // qkv_proj and gate_up_proj kept fused, attn_qkv [n_embd + 2 n_embd_gqa] and ffn_up [2 n_ff].
+  if (s.family == "phi3" && m.kind == MlpKind::kDense) {
+    const uint64_t ff = static_cast<uint64_t>(m.intermediate_size);
+    VRAMFIT_RETURN_IF_ERROR(add("attn_qkv.weight", {q + 2 * kv, h}));
+    VRAMFIT_RETURN_IF_ERROR(add("attn_output.weight", {h, q}));
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_norm.weight", {h}));
+    VRAMFIT_RETURN_IF_ERROR(add("ffn_up.weight", {2 * ff, h}));
+    return add("ffn_down.weight", {h, ff});
+  }
   VRAMFIT_RETURN_IF_ERROR(add("attn_q.weight", {q, h}));
   // Gemma 4: KV-shared layers have no k/v tensors, K = V layers no attn_v.
   if (!a.kv_shared) VRAMFIT_RETURN_IF_ERROR(add("attn_k.weight", {kv, h}));
@@ -438,8 +454,8 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
       base.vocab_size <= 0) {
     return Status::Unsupported(fmt::format(
         "--as-quantized {}: GGUF what-ifs lay out llama, mistral, mixtral, qwen2, qwen2_moe, "
-        "qwen3, qwen3_moe, gemma2, gemma3, gemma4 and gpt-oss models; this one is {} (plan a real "
-        ".gguf file instead)", info->name, base.family.empty() ? "unknown" : base.family));
+        "qwen3, qwen3_moe, gemma2, gemma3, gemma4, gpt-oss and phi3 models; this one is {} (plan "
+        "a real .gguf file instead)", info->name, base.family.empty() ? "unknown" : base.family));
   }
   const bool mxfp4_source = base.quant.method == QuantMethod::kMxfp4;
   if (base.quant.quantized() && !mxfp4_source) {

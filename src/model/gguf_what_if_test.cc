@@ -48,6 +48,19 @@ TEST(GgufTensorType, Q4KMGivesAttnVAndFfnDownMoreBitsOnSomeLayers) {
             Dtype::kQ5_K);
 }
 
+// A fused attn_qkv (Phi-3/Phi-4): Q5_K in Q4_K_M, Q6_K in Q5_K_M, the base type otherwise; the
+// fused ffn_up keeps the base type (llama_tensor_get_type's attn_qkv branch).
+TEST(GgufTensorType, FusedQkvTakesMoreBits) {
+  GgufQuantModel m;
+  m.arch = "phi3";
+  m.n_layer = 40;
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk.7.attn_qkv.weight", {7680, 5120}), Dtype::kQ5_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ5_K_M, "blk.7.attn_qkv.weight", {7680, 5120}), Dtype::kQ6_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_S, "blk.7.attn_qkv.weight", {7680, 5120}), Dtype::kQ4_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ8_0, "blk.7.attn_qkv.weight", {7680, 5120}), Dtype::kQ8_0);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk.7.ffn_up.weight", {35840, 5120}), Dtype::kQ4_K);
+}
+
 // output.weight: Q6_K unless the type is Q8_0; token_embd keeps the base type, or is the
 // output's when the model is tied (has_output false).
 TEST(GgufTensorType, OutputAndTokenEmbedding) {
