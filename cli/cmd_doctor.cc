@@ -27,7 +27,8 @@ std::function<int()> SetupDoctor(CLI::App* app) {
   auto f = std::make_shared<Flags>();
   app->add_option(
          "LOGFILE", f->log,
-         "The log (vLLM, SGLang, llama.cpp, transformers, PyTorch, nvidia-smi), or - for stdin")
+         "The log (vLLM, SGLang, llama.cpp, Ollama, LM Studio, TGI, transformers, the GPTQ/AWQ "
+         "quantizers, PyTorch, nvidia-smi), or - for stdin")
       ->required();
   app->add_option(
       "--model", f->model,
