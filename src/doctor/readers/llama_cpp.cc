@@ -450,9 +450,6 @@ void Match(const Line& line) {
     e.text.clear();  // no model's name
     Set(e, Num::kRequestedBytes, BytesAfter(line.joined, "buffer of size"));
   }
-  // "n_ctx      = 4096" (llama_new_context_with_model, its width varying by release:
-  // "llama_context: n_ctx         = 131072" since 2025), "n_ctx_slot = N" (llama-server's slot);
-  // not n_ctx_train, n_ctx_per_seq or n_ctx_orig.
   // The context's flash attention (llama-context.cpp: "%s: flash_attn    = %d" before the
   // on/off/auto flag, "= %s" with llama_flash_attn_type_name after it; "auto" is decided later).
   if (Has(s, "flash_attn")) {
@@ -471,6 +468,9 @@ void Match(const Line& line) {
       if (value >= 0) line.Emit(EventKind::kConfig, kEngine).values[Num::kFlashAttention] = value;
     }
   }
+  // "n_ctx      = 4096" (llama_new_context_with_model, its width varying by release:
+  // "llama_context: n_ctx         = 131072" since 2025), "n_ctx_slot = N" (llama-server's slot);
+  // not n_ctx_train, n_ctx_per_seq or n_ctx_orig.
   if (Has(s, "n_ctx")) {
     const std::string_view t = line.text;
     const size_t at = t.find("n_ctx");
