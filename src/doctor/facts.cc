@@ -832,6 +832,10 @@ bool FailureSays(const Facts& f, std::initializer_list<std::string_view> words) 
   });
 }
 
+bool RayMemoryMonitorKill(const Facts& f) {
+  return FailureSays(f, {"memory pressure", "running low on memory", "ray-oom-prevention"});
+}
+
 // The unquantized method's create_weights on the stack of a quantized run: SGLang's
 // layers/quantization/unquant.py (UnquantizedLinearMethod, UnquantizedFusedMoEMethod, 0.4+),
 // vLLM's fused_moe/unquantized_fused_moe_method.py (0.11+) and layers/linear.py, whose only

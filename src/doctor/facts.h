@@ -163,6 +163,10 @@ bool FsdpFlattenFrames(const Facts& f);
 bool FsdpFullStateDict(const Facts& f);
 // Whether the first event of a failure kind says any of `words` (facts.cc).
 bool FailureSays(const Facts& f, std::initializer_list<std::string_view> words);
+// The failure is Ray's memory monitor killing a worker over the node's RAM threshold (the
+// raylet's "killed due to memory pressure", ray.exceptions.OutOfMemoryError's "running low on
+// memory", its documentation's ray-oom-prevention link).
+bool RayMemoryMonitorKill(const Facts& f);
 // The host buffer that failed is a shared-memory segment (/dev/shm: DataLoader workers, NCCL's
 // intra-node buffers; facts.cc), and whether the DataLoader's.
 bool SharedMemory(const Facts& f);

@@ -2692,8 +2692,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
   // Ray's memory monitor (readers' host kill): it kills a worker once the node's memory use
   // passes RAY_memory_usage_threshold (0.95 by default, ray/_private/ray_constants.py), before
   // the kernel would.
-  if (cause == Cause::kHostMemory &&
-      FailureSays(f, {"memory pressure", "running low on memory", "ray-oom-prevention"})) {
+  if (cause == Cause::kHostMemory && RayMemoryMonitorKill(f)) {
     AddFix(d, "more RAM on the Ray node, or fewer workers or tasks on it",
            "Ray kills the most recently scheduled worker once the node's memory use passes its "
            "threshold");

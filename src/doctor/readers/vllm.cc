@@ -1542,7 +1542,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       };
       // Ray's memory monitor killed a worker over the node's RAM threshold
       // (RAY_memory_usage_threshold, 0.95 by default): vLLM's Ray executor's workers share it.
-      if (FailureSays(f, {"memory pressure", "running low on memory", "ray-oom-prevention"})) {
+      if (RayMemoryMonitorKill(f)) {
         AddFix(d, "more RAM on the Ray node, or --distributed-executor-backend mp on one node",
                "Ray kills the most recently scheduled worker once the node's memory use passes "
                "its threshold");
