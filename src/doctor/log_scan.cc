@@ -1902,14 +1902,63 @@ LogScan LogFeed::Finish() {
 
 }  // namespace doctor
 
+namespace {
+
+// What a file that is not text is, told by its first bytes (the formats' magic numbers): a
+// compressed log or an archive of logs (gzip, zstd, xz, bzip2, zip, 7z), or a screenshot of one
+// (PNG, JPEG) or a document (PDF). Read as text, each is only binary lines and "nothing
+// recognised", which says nothing of why. Empty when none matches.
+std::string NotTextKind(std::string_view head) {
+  struct Magic {
+    std::string_view bytes;
+    const char* what;
+  };
+  static constexpr Magic kMagics[] = {
+      {"\x1F\x8B", "a gzip-compressed file; decompress it first (zcat FILE | vramfit doctor -)"},
+      {"\x28\xB5\x2F\xFD", "a zstd-compressed file; decompress it first (zstdcat FILE | "
+                           "vramfit doctor -)"},
+      {std::string_view("\xFD" "7zXZ\0", 6), "an xz-compressed file; decompress it first "
+                                           "(xzcat FILE | vramfit doctor -)"},
+      {"BZh", "a bzip2-compressed file; decompress it first (bzcat FILE | vramfit doctor -)"},
+      {"PK\x03\x04", "a zip archive; extract the log from it first (unzip -p FILE LOG | vramfit "
+                     "doctor -)"},
+      {"7z\xBC\xAF\x27\x1C", "a 7z archive; extract the log from it first"},
+      {"\x89PNG\r\n", "a PNG image (a screenshot?); the doctor reads the log's text: copy the "
+                       "text into a file"},
+      {"\xFF\xD8\xFF", "a JPEG image (a screenshot?); the doctor reads the log's text: copy the "
+                        "text into a file"},
+      {"%PDF-", "a PDF document; copy the log's text out of it into a file"},
+  };
+  for (const Magic& m : kMagics) {
+    if (!head.starts_with(m.bytes)) continue;
+    // bzip2's "BZh" is also how a text could begin: its block size digit and block magic too.
+    if (m.bytes == "BZh" && (head.size() < 10 || head[3] < '1' || head[3] > '9' ||
+                             head.substr(4, 6) != "1AY&SY")) {
+      continue;
+    }
+    return m.what;
+  }
+  return "";
+}
+
+}  // namespace
+
 Result<LogScan> ScanLog(std::istream& in, const ScanOptions& options) {
   doctor::LogFeed feed(options);
   std::vector<char> buf(64 * 1024);
+  bool first = true;
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     const std::streamsize n = in.gcount();
     if (n <= 0) break;
-    feed.Feed(std::string_view(buf.data(), static_cast<size_t>(n)));
+    const std::string_view chunk(buf.data(), static_cast<size_t>(n));
+    if (first) {
+      first = false;
+      if (const std::string kind = NotTextKind(chunk); !kind.empty()) {
+        return Status::InvalidArgument("not a text log but " + kind);
+      }
+    }
+    feed.Feed(chunk);
   }
   if (in.bad()) return Status::InvalidArgument("the log could not be read (I/O error)");
   return feed.Finish();

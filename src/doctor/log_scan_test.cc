@@ -670,6 +670,26 @@ TEST(LogFeed, Utf16LogsAreReadAsText) {
   EXPECT_EQ(odd.binary_lines, 0u);
 }
 
+// A compressed log, an archive or a screenshot given as the log is refused by what it is, not
+// read as binary lines that say nothing; a text that begins like one of them is still read.
+TEST(LogScan, CompressedArchivesAndImagesAreRefusedByName) {
+  const auto refused = [](std::string bytes) {
+    std::istringstream in(bytes);
+    auto s = ScanLog(in);
+    return s.ok() ? std::string() : std::string(s.status().message());
+  };
+  EXPECT_NE(refused(std::string("\x1F\x8B\x08\0\0\0\0\0", 8)).find("gzip"), std::string::npos);
+  EXPECT_NE(refused("\x28\xB5\x2F\xFD....").find("zstd"), std::string::npos);
+  EXPECT_NE(refused(std::string("\xFD" "7zXZ\0\0", 7)).find("xz"), std::string::npos);
+  EXPECT_NE(refused("BZh91AY&SY....").find("bzip2"), std::string::npos);
+  EXPECT_NE(refused("PK\x03\x04....").find("zip"), std::string::npos);
+  EXPECT_NE(refused("\x89PNG\r\n\x1A\n").find("PNG image"), std::string::npos);
+  EXPECT_NE(refused("\xFF\xD8\xFF\xE0").find("JPEG image"), std::string::npos);
+  EXPECT_NE(refused("%PDF-1.7\n").find("PDF"), std::string::npos);
+  EXPECT_EQ(refused("BZh is how this line begins\n"), "");
+  EXPECT_EQ(refused("PK is not a zip\n"), "");
+}
+
 TEST(LogScan, ByteOrderMarksAreDropped) {
   // UTF-8's mark at the start, and at a line's start where a second file was appended.
   const LogScan s = Scan(
