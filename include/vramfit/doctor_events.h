@@ -120,8 +120,12 @@ enum class EventKind : uint8_t {
                          // capture ("died during CUDA-graph capture")
   kOtherInstanceWords,   // other_instance_words: the report's words say another instance of the
                          // engine shared the GPU ("two vLLM replicas", "a second instance")
+  kLoadCall,             // load_call: the program's pasted code loads a model
+                         // (AutoModelForCausalLM.from_pretrained(...)), outside a traceback
+  kRunCall,              // run_call: the program's pasted code runs a model (generate, a
+                         // pipeline's call, a forward, a training loop), outside a traceback
 };
-inline constexpr int kEventKindCount = 85;
+inline constexpr int kEventKindCount = 87;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

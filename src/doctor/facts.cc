@@ -107,6 +107,19 @@ const LogEvent* LoadFailedAfter(const Facts& f, uint64_t line) {
   return e != nullptr && e->line > line ? e : nullptr;
 }
 
+// A transformers or plain PyTorch program whose pasted code loads a model and shows no call that
+// runs one (readers/pytorch.cc MatchProgramCalls), with no frame and nothing the reporter said of
+// the run: the loading call, else nullptr. A program fails where it stops, and the code shown is
+// the code that ran.
+const LogEvent* LoadCodeOnly(const Facts& f) {
+  if (f.engine != "pytorch" && f.engine != "transformers") return nullptr;
+  if (!f.frames.empty() || f.has(EventKind::kRunCall) || f.has(EventKind::kRuntimeWords) ||
+      f.get(Num::kTrainingLaunch)) {
+    return nullptr;
+  }
+  return f.first_of(EventKind::kLoadCall);
+}
+
 // A transformers or plain PyTorch program's model running: a module's forward on the stack
 // (a model's forward, torch's _call_impl) with no loader's, quantizer's or engine phase's frame
 // and no quantization run in the log (a quantizer's calibration runs forwards while it loads).
@@ -483,6 +496,12 @@ void DecideStage(const LogScan& scan, Facts* fp) {
         "phase)",
         Gib(*f.get(Num::kAllocatedBytes)), Gib(f.total),
         Article(Gib(*f.get(Num::kRequestedBytes))), Gib(*f.get(Num::kRequestedBytes)));
+  } else if (const LogEvent* load = LoadCodeOnly(f)) {
+    Guess(&f, Stage::kLoad,
+          fmt::format("the pasted code loads the model ({}) and shows no "
+                      "call that runs it (generate, a pipeline's call, a forward, a training "
+                      "loop): it failed where the code stops",
+                      Cited(load)));
   } else if (f.engine == "tgi" && ChainedAfterOom(scan, f)) {
     Guess(&f, Stage::kProfile,
           "TGI's warm-up (flash_causal_lm.py warmup, 0.9-3.x) catches the CUDA error of its "

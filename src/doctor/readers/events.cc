@@ -95,6 +95,8 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kGgmlKvTotal, "ggml_kv_total"},
     {EventKind::kCaptureWords, "capture_words"},
     {EventKind::kOtherInstanceWords, "other_instance_words"},
+    {EventKind::kLoadCall, "load_call"},
+    {EventKind::kRunCall, "run_call"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

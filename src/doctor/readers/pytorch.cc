@@ -1478,6 +1478,53 @@ bool CaptureWords(const Line& line) {
   return false;
 }
 
+// A line of the program's own code (a notebook cell, a script pasted beside the error; not a
+// traceback's source line, which its frame places) that loads a model
+// (AutoModelForCausalLM.from_pretrained(, LlavaForConditionalGeneration.from_pretrained(, ...;
+// not a tokenizer's, processor's or config's), or one that runs one (generate, a pipeline's call,
+// a forward, a training or evaluation loop). Read only where nothing else places the failure: code
+// that loads and shows no call that runs the model failed where it stops, in the load.
+bool CodeLine(const Line& line) {
+  if (line.after_frame) return false;
+  std::string_view t = line.text;
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  // IPython's source lines ("----> 1 model = ...", "   3375 model = cls(...") and Python's
+  // frames.
+  if (t.starts_with("-->") || t.starts_with("---->") || t.starts_with("File ")) return false;
+  if (!t.empty() && std::isdigit(static_cast<unsigned char>(t.front()))) return false;
+  return !t.starts_with("#");
+}
+void MatchProgramCalls(const Line& line) {
+  const LineView s = line.view();
+  if (!Has(s, "(") || !CodeLine(line)) return;
+  const std::string_view t = line.text;
+  // (Each call on the line: a tokenizer's is often loaded first, on the same line once a paste
+  // lost its line ends.)
+  for (size_t at = t.find(".from_pretrained("); at != std::string_view::npos;
+       at = t.find(".from_pretrained(", at + 1)) {
+    const std::string_view cls = t.substr(0, at);
+    const size_t start = cls.find_last_of(" =(\t");
+    const std::string_view name = start == std::string_view::npos ? cls : cls.substr(start + 1);
+    if (name.find("Model") != std::string_view::npos ||
+        name.find("ForCausalLM") != std::string_view::npos ||
+        name.find("ForConditionalGeneration") != std::string_view::npos ||
+        name.find("Vision2Seq") != std::string_view::npos) {
+      line.Emit(EventKind::kLoadCall, "transformers");
+      break;
+    }
+  }
+  for (std::string_view call :
+       {"generate("sv, "pipe("sv, "pipeline("sv, "model("sv, "model.forward("sv, ".train("sv,
+        ".chat("sv, ".stream_chat("sv, ".encode("sv, ".predict("sv, ".evaluate("sv, ".fit("sv,
+        "infer("sv, "inference("sv, ".backward("sv, "Trainer("sv, ".step("sv, "outputs = "sv,
+        "output = "sv}) {
+    if (t.find(call) != std::string_view::npos) {
+      line.Emit(EventKind::kRunCall, kEngine);
+      return;
+    }
+  }
+}
+
 void MatchMilestone(const Line& line) {
   const LineView s = line.view();
   if (OtherInstanceWords(line)) line.Emit(EventKind::kOtherInstanceWords, kEngine);
@@ -1502,6 +1549,7 @@ void MatchMilestone(const Line& line) {
     line.Emit(EventKind::kRuntimeWords, kEngine);
   }
   if (CaptureWords(line)) line.Emit(EventKind::kCaptureWords, kEngine);
+  MatchProgramCalls(line);
   // AutoAWQ loading a quantized checkpoint: from_quantized swaps each layer's linears for its
   // quantized modules under the bar "Replacing layers...:  40%|" (awq/models/base.py
   // _load_quantized_modules, 0.1.x-0.2.x), before the weights are read: the load.
