@@ -862,8 +862,22 @@ bool RayMemoryMonitorKill(const Facts& f) {
 // returning its own method; a layer it skips (a MoE's experts when the method has no MoE
 // support, modules_to_not_convert) gets the unquantized one, and its empty 16-bit parameters
 // are created as the model is built, before any weight is read.
+// A run whose model's name says 4 or 8 bits ("chatglm-6b-int4", "...-AWQ") is a quantized one
+// too when PyTorch already held over twice the bytes the name states per GPU and 1 GiB more (a
+// 16-bit embedding, head or vision tower beside the quantized layers stays under that): the
+// engine did not recognise the checkpoint's own format (a remote-code model's quantization_bit,
+// a method it lacks) and builds every layer at 16 bits.
 bool UnquantizedCreateInQuantizedRun(const Facts& f) {
-  if (f.stage != Stage::kLoad || !f.get(Num::kQuantizedRun)) return false;
+  const auto named_quantized = [&f] {
+    const int bits = NameBits(f.model_path);
+    const auto named = NamedWeightsPerRank(f);
+    const auto allocated = f.get(Num::kAllocatedBytes);
+    return (bits == 4 || bits == 8) && named && allocated &&
+           *allocated > 2 * *named + core::kGiBf;
+  };
+  if (f.stage != Stage::kLoad || (!f.get(Num::kQuantizedRun) && !named_quantized())) {
+    return false;
+  }
   return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
     if (!FrameIs(fr, {"create_weights"})) return false;
     const std::string_view t = fr->text;

@@ -1040,6 +1040,22 @@ std::string SayModelUnquantized(const Facts& f, std::map<std::string, double>*) 
       Gib(*f.get(Num::kAllocatedBytes)), f.model->quantization.bits, Gib(PerRank(f)));
 }
 
+// The unquantized method's create_weights in a run that only the model's name says is
+// quantized (facts.cc UnquantizedCreateInQuantizedRun): no quantization flag or config line, and
+// PyTorch held over twice the bytes the name states.
+bool UnquantizedCreateByName(const Facts& f) {
+  return !f.get(Num::kQuantizedRun) && UnquantizedCreateInQuantizedRun(f);
+}
+std::string SayUnquantizedByName(const Facts& f, std::map<std::string, double>* numbers) {
+  const double per_rank = *NamedWeightsPerRank(f);
+  (*numbers)["weights_estimate_bytes"] = per_rank;
+  return fmt::format(
+      "the model's name says {} bits ({}), about {} of weights per GPU, but PyTorch already held "
+      "{} as the layers were built by the unquantized method: the engine did not read the "
+      "checkpoint's quantization and builds its layers at 16 bits",
+      NameBits(f.model_path), f.model_path, Gib(per_rank), Gib(*f.get(Num::kAllocatedBytes)));
+}
+
 bool NameTooLarge(const Facts& f) {
   return f.stage == Stage::kLoad && NamedWeightsOverCard(f);
 }
@@ -1122,6 +1138,20 @@ bool OthersHoldMost(const Facts& f) {
   // stated size exceeds the card anyway).
   return (others > 0.5 * f.total && own < 0.25 * f.total) ||
          (others > 0.25 * f.total && others >= own && !NamedWeightsOverCard(f));
+}
+// vLLM allocating the KV cache it sized (not its own KV errors, read above) while PyTorch's
+// message lists other processes holding more than the card's share outside the budget
+// ((1 - --gpu-memory-utilization) x the card, 0.9 by default) and at least 1 GiB: the budget is
+// the card's total times the utilization, and V0 (worker.py determine_num_available_blocks)
+// charges only its own profile peak against it, so memory others hold beyond that share is what
+// the cache then found taken; V1 checks the free memory at start-up only, against others that
+// grew after it. Freeing what they hold would have let the cache in (OthersWouldMakeRoom).
+bool OthersOverVllmHeadroom(const Facts& f) {
+  if (f.engine != "vllm" || f.stage != Stage::kKvCache) return false;
+  if (!ListedBytes(f) || !OwnBytes(f) || f.total <= 0 || NamedWeightsOverCard(f)) return false;
+  const double gmu = f.get(Num::kGpuMemoryUtilization).value_or(0.9);
+  const double others = OthersBytes(f) + UnlistedBytes(f);
+  return others > std::max((1 - gmu) * f.total, core::kGiBf) && OthersWouldMakeRoom(f);
 }
 std::string SayOthers(const Facts& f, std::map<std::string, double>* numbers) {
   (*numbers)["other_process_bytes"] = OthersBytes(f);
@@ -1639,8 +1669,11 @@ const std::vector<Rule>& Rules() {
       Text(C::kOtherProcess, S::kRuntime, WakeUpBesideTrainer,
            "vLLM's wake_up could not map back its weights and KV cache: a process colocated on "
            "the GPU (the trainer) holds the memory the engine released when it slept"),
-      // Other processes holding a quarter of the card during start-up.
+      // Other processes holding a quarter of the card during start-up, or vLLM's share outside
+      // its budget as it allocates the KV cache.
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
+      {C::kOtherProcess, S::kKvCache, OthersOverVllmHeadroom, nullptr, SayOthers, Words::kNone,
+       true},
       {C::kOtherProcess, S::kRuntime, OthersHoldMost, nullptr, SayOthers, Words::kNone, true},
       Said(C::kOtherProcess, S::kStartup, OthersBeforeAnyWeight, SayOthersOld),
       Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),
@@ -1735,6 +1768,7 @@ const std::vector<Rule>& Rules() {
            "not fit beside the weights"),
       Worded(C::kUnshardedSlice, S::kLoad, BackendSharded, Words::kBackendUnsharded),
       Worded(C::kFp16Fallback, S::kLoad, Backend, Words::kBackendUnquantized),
+      Said(C::kFp16Fallback, S::kLoad, UnquantizedCreateByName, SayUnquantizedByName),
       Text(C::kFp16Fallback, S::kLoad, UnquantizedCreateInQuantizedRun,
            "a layer the checkpoint's quantization method did not claim (the unquantized "
            "method's create_weights: typically a MoE's experts, or a module the method skips) was "

@@ -174,12 +174,17 @@ bool OcrFrame(std::string_view t) {
 void MatchModelNamed(const Line& line) {
   // Most lines hold neither a flag nor the call: a look at the line's byte pairs each.
   const LineView v = line.view();
-  if (!Has(v, "model") || (!Has(v, "--") && !Has(v, "from_pretrained("))) return;
+  if (!Has(v, "model") ||
+      (!Has(v, "--") && !Has(v, "from_pretrained(") && !Has(v, "LLM(") && !Has(v, "Engine("))) {
+    return;
+  }
   const std::string_view t = line.text;
+  // (vLLM's offline LLM(model="ID") and SGLang's Engine(model_path="ID") with a literal id too.)
   constexpr std::string_view kKeys[] = {
       "--model_name_or_path", "--model_id_or_path",       "--model-path", "--model_path",
       "--base_model",         "--pretrained_model_name_or_path", "--model_type",
-      "from_pretrained(\"",   "from_pretrained('"};
+      "from_pretrained(\"",   "from_pretrained('",         "LLM(model=\"", "LLM(model='",
+      "Engine(model_path=\"", "Engine(model_path='"};
   for (std::string_view key : kKeys) {
     const size_t at = t.find(key);
     if (at == std::string_view::npos) continue;

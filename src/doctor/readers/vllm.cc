@@ -1690,6 +1690,18 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              d->numbers.count("other_process_bytes")
                  ? fmt::format("they hold {}", Gib(d->numbers["other_process_bytes"]))
                  : "vLLM's budget is a fraction of the total, not of what is free");
+      // Met as the KV cache was allocated (rules.cc OthersOverVllmHeadroom): a budget that
+      // leaves the others' memory out (a margin of 1% of the card) sizes the cache from the rest.
+      if (f.stage == Stage::kKvCache && d->numbers.count("other_process_bytes") && total > 0) {
+        const double others = d->numbers["other_process_bytes"];
+        const double u = std::floor(((total - others) / total - 0.01) * 100) / 100;
+        if (u >= 0.3 && (!gmu || u < *gmu)) {
+          AddFix(d, fmt::format("--gpu-memory-utilization {:.2f}", u),
+                 fmt::format("a budget of {} beside the {} the others hold: a smaller KV cache, "
+                             "sized from the rest",
+                             Gib(u * total), Gib(others)));
+        }
+      }
       return true;
     }
     case Cause::kFragmentation:
@@ -1780,6 +1792,21 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "native implementations shard every weight across the tensor-parallel ranks");
       return true;
     case Cause::kFp16Fallback:
+      // A dense linear layer built by the unquantized method (layers/linear.py create_weights,
+      // the file's only one), not a MoE's experts: vLLM did not read the checkpoint's own
+      // quantization at all.
+      if (UnquantizedCreateInQuantizedRun(f) && !f.get(Num::kQuantizedRun) &&
+          std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+            return fr->text == "create_weights (linear.py)";
+          })) {
+        AddFix(d, "an export of the model in a quantization vLLM reads (AWQ, GPTQ, "
+                  "compressed-tensors, FP8), named by config.json's quantization_config",
+               "vLLM does not read this checkpoint's own quantization format, so it builds every "
+               "linear layer at 16 bits");
+        AddFix(d, "--tensor-parallel-size 2 (or more GPUs), for the 16-bit model",
+               "each GPU builds a share of the 16-bit layers");
+        return true;
+      }
       if (UnquantizedCreateInQuantizedRun(f)) {
         AddFix(d, "a --quantization whose MoE method keeps the experts quantized (moe_wna16; "
                   "awq_marlin or gptq_marlin on NVIDIA cards), or a vLLM release that does",
