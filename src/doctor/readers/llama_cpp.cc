@@ -483,6 +483,14 @@ void Match(const Line& line) {
           Has(s, "n_ctx_slot =") ? NumberAfter(s, "n_ctx_slot =") : NumberAt(t, eq + 1));
     }
   }
+  // A model with sliding-window layers creates its two caches in turn, the full-length one first
+  // (llama-kv-cache-iswa.cpp: "llama_kv_cache_iswa: creating non-SWA KV cache, size = N cells",
+  // 2025+; llama_kv_cache_unified_iswa before): context creation reached its KV cache, whose
+  // cells are the context, where an excerpt cut its "n_ctx = N" line.
+  if (Has(s, "creating non-SWA KV cache")) {
+    auto& e = line.Emit(EventKind::kGgmlCtx, kEngine);
+    Set(e, Num::kMaxModelLen, NumberAfter(s, "size ="));
+  }
   MatchOneValue(
       line, kEngine,
       {{"KV buffer size =", EventKind::kGgmlKvBuffer, Num::kKvCacheBytes, true},
