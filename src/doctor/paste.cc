@@ -547,7 +547,8 @@ bool Unwrap(std::string_view line, std::string* out) {
     line = text;
     unwrapped = true;
   }
-  if (Flattened(line, &more)) {
+  // (Typeset too: a Windows traceback's backslashes bring a curly-quoted flattened one here.)
+  if (FlattenedPlain(line, &more)) {
     text = std::move(more);
     unwrapped = true;
   }
