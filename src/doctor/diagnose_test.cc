@@ -334,6 +334,15 @@ TEST(Diagnose, ModelNameStatesParametersAndBits) {
   EXPECT_EQ(doctor::NameBits("openai/gpt-oss-20b-MXFP4"), 4);
   EXPECT_EQ(doctor::NameBits("TheBloke/Llama-2-13B-chat-GGUF"), 0);
   EXPECT_EQ(doctor::NameBits("unsloth/llama-3-8b-bnb"), 0);
+  // A GGUF quantization level as a part of its own.
+  EXPECT_TRUE(doctor::NameSaysGgufLevel("/data/models/DeepSeek-R1-Q2/"));
+  EXPECT_TRUE(doctor::NameSaysGgufLevel("unsloth/DeepSeek-V3-0324-UD-Q2_K_XL"));
+  EXPECT_TRUE(doctor::NameSaysGgufLevel("models/qwen3-8b.Q4_K_M"));
+  EXPECT_TRUE(doctor::NameSaysGgufLevel("gemma-3-27b-it-IQ2_XXS"));
+  EXPECT_TRUE(doctor::NameSaysGgufLevel("TheBloke/Llama-2-13B-chat-GGUF"));
+  EXPECT_FALSE(doctor::NameSaysGgufLevel("Qwen/Qwen2.5-7B-Instruct"));
+  EXPECT_FALSE(doctor::NameSaysGgufLevel("Qwen/QwQ-32B-AWQ"));
+  EXPECT_FALSE(doctor::NameSaysGgufLevel("meta-llama/Llama-3.1-8B"));
 }
 
 // A model's name that says it takes images (or audio): "VL" as a word of the name, or a

@@ -867,23 +867,53 @@ bool RayMemoryMonitorKill(const Facts& f) {
 // 16-bit embedding, head or vision tower beside the quantized layers stays under that): the
 // engine did not recognise the checkpoint's own format (a remote-code model's quantization_bit,
 // a method it lacks) and builds every layer at 16 bits.
+// A MoE's experts built by the unquantized method are that method's whole bulk, so a name that
+// says quantized (its bits, or a GGUF quantization level: "-Q2", "Q4_K_M", "IQ2_XXS") is
+// evidence enough there; a dense linear built so may be a layer every quantized checkpoint keeps
+// at 16 bits (a router), so the bytes must say it too.
 bool UnquantizedCreateInQuantizedRun(const Facts& f) {
-  const auto named_quantized = [&f] {
-    const int bits = NameBits(f.model_path);
-    const auto named = NamedWeightsPerRank(f);
-    const auto allocated = f.get(Num::kAllocatedBytes);
-    return (bits == 4 || bits == 8) && named && allocated &&
-           *allocated > 2 * *named + core::kGiBf;
-  };
-  if (f.stage != Stage::kLoad || (!f.get(Num::kQuantizedRun) && !named_quantized())) {
-    return false;
-  }
-  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
-    if (!FrameIs(fr, {"create_weights"})) return false;
+  if (f.stage != Stage::kLoad) return false;
+  bool moe = false, dense = false;
+  for (const LogEvent* fr : f.frames) {
+    if (!FrameIs(fr, {"create_weights"})) continue;
     const std::string_view t = fr->text;
-    return t.ends_with(" (unquant.py)") || t.ends_with(" (unquantized_fused_moe_method.py)") ||
-           t.ends_with(" (linear.py)");
-  });
+    // (fused_moe/layer.py held UnquantizedFusedMoEMethod before vLLM 0.11 and in SGLang's
+    // fused_moe_triton before its unquant.py; every other method's create_weights is in its
+    // own quantization file.)
+    moe = moe || t.ends_with(" (unquant.py)") ||
+          t.ends_with(" (unquantized_fused_moe_method.py)") || t.ends_with(" (layer.py)");
+    dense = dense || t.ends_with(" (linear.py)");
+  }
+  if (!moe && !dense) return false;
+  if (f.get(Num::kQuantizedRun)) return true;
+  const int bits = NameBits(f.model_path);
+  if (moe && ((bits > 0 && bits < 16) || NameSaysGgufLevel(f.model_path))) return true;
+  const auto named = NamedWeightsPerRank(f);
+  const auto allocated = f.get(Num::kAllocatedBytes);
+  return (bits == 4 || bits == 8) && named && allocated && *allocated > 2 * *named + core::kGiBf;
+}
+
+// A GGUF quantization level in a model's path: "Q2", "Q4_K_M", "Q8_0", "IQ2_XXS", "UD-Q2_K_XL",
+// standing alone between separators ("DeepSeek-R1-Q2/", not "Qwen2").
+bool NameSaysGgufLevel(const std::string& path) {
+  if (HasNoCase(path, "gguf")) return true;
+  const auto separator = [](char c) { return c == '-' || c == '/' || c == '.' || c == ' '; };
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t end = start;
+    while (end < path.size() && !separator(path[end])) ++end;
+    // One part between separators: "Q2", "Q4_K_M", "IQ2_XXS", "UD" ...
+    std::string_view part = std::string_view(path).substr(start, end - start);
+    if (part.size() >= 2 && (part[0] == 'I' || part[0] == 'i') && (part[1] == 'Q' || part[1] == 'q')) {
+      part.remove_prefix(1);
+    }
+    if (part.size() >= 2 && (part[0] == 'Q' || part[0] == 'q') && part[1] >= '1' &&
+        part[1] <= '8' && (part.size() == 2 || part[2] == '_')) {
+      return true;
+    }
+    start = end + 1;
+  }
+  return false;
 }
 
 namespace {

@@ -218,6 +218,8 @@ std::string NamedParamsWords(const std::string& path);
 // Int4 / 4bit / NVFP4 / MXFP4 / W4A16 / AWQ / GPTQ; 0 for a format whose bits the name does not
 // give (GGUF's quant types, a bare "bnb"); 16 when it names no quantization.
 int NameBits(const std::string& path);
+// A GGUF quantization level stands in the path ("-Q2/", "Q4_K_M", "IQ2_XXS"), or "gguf" does.
+bool NameSaysGgufLevel(const std::string& path);
 // The weights the log's model name states (parameters x bits), per tensor-parallel rank; none
 // when the name states no size or no bits.
 std::optional<double> NamedWeightsPerRank(const Facts& f);

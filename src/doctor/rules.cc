@@ -1047,13 +1047,24 @@ bool UnquantizedCreateByName(const Facts& f) {
   return !f.get(Num::kQuantizedRun) && UnquantizedCreateInQuantizedRun(f);
 }
 std::string SayUnquantizedByName(const Facts& f, std::map<std::string, double>* numbers) {
-  const double per_rank = *NamedWeightsPerRank(f);
-  (*numbers)["weights_estimate_bytes"] = per_rank;
+  const int bits = NameBits(f.model_path);
+  const auto per_rank = NamedWeightsPerRank(f);
+  const auto allocated = f.get(Num::kAllocatedBytes);
+  if (per_rank && allocated && (bits == 4 || bits == 8)) {
+    (*numbers)["weights_estimate_bytes"] = *per_rank;
+    return fmt::format(
+        "the model's name says {} bits ({}), about {} of weights per GPU, but PyTorch already "
+        "held {} as the layers were built by the unquantized method: the engine did not read the "
+        "checkpoint's quantization and builds its layers at 16 bits",
+        bits, f.model_path, Gib(*per_rank), Gib(*allocated));
+  }
   return fmt::format(
-      "the model's name says {} bits ({}), about {} of weights per GPU, but PyTorch already held "
-      "{} as the layers were built by the unquantized method: the engine did not read the "
-      "checkpoint's quantization and builds its layers at 16 bits",
-      NameBits(f.model_path), f.model_path, Gib(per_rank), Gib(*f.get(Num::kAllocatedBytes)));
+      "the model's name says it is quantized ({}{}), but the engine built its MoE experts with "
+      "the unquantized method{}: it did not read the checkpoint's quantization (a GGUF directory, "
+      "or a format it lacks) and builds the experts at 16 bits",
+      f.model_path,
+      bits > 0 && bits < 16 ? fmt::format(", {} bits", bits) : std::string(", a GGUF level"),
+      allocated ? fmt::format(", PyTorch already holding {}", Gib(*allocated)) : std::string());
 }
 
 bool NameTooLarge(const Facts& f) {

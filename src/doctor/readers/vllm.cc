@@ -1807,11 +1807,24 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                "each GPU builds a share of the 16-bit layers");
         return true;
       }
+      // A GGUF checkpoint given as a directory (or a GGUF vLLM's loader does not take): vLLM
+      // reads GGUF only from a single .gguf file's path (model_loader gguf_loader.py), with the
+      // tokenizer of the original repository.
+      if (UnquantizedCreateInQuantizedRun(f) && !f.get(Num::kQuantizedRun) &&
+          NameSaysGgufLevel(f.model_path)) {
+        AddFix(d, "--model /path/to/model.gguf (one file: llama-gguf-split --merge the shards) "
+                  "with --tokenizer set to the original repository, on a vLLM release whose GGUF "
+                  "loader supports the architecture",
+               "vLLM reads a GGUF only from a single file's path; a directory or an "
+               "unsupported GGUF is built unquantized, at 16 bits");
+        return true;
+      }
       if (UnquantizedCreateInQuantizedRun(f)) {
         AddFix(d, "a --quantization whose MoE method keeps the experts quantized (moe_wna16; "
                   "awq_marlin or gptq_marlin on NVIDIA cards), or a vLLM release that does",
                "the experts then stay 4-bit instead of being created at 16 bits");
-        AddFix(d, "--tensor-parallel-size 4 (or more GPUs)",
+        AddFix(d, fmt::format("--tensor-parallel-size {} (or more GPUs)",
+                              std::max<int64_t>(4, 2 * f.tp)),
                "each GPU builds a smaller share of the 16-bit layers");
         return true;
       }
