@@ -177,8 +177,8 @@ const std::vector<Shape>& Shapes() {
       // longer move; left: two logs with fewer than three wrapped lines, where the width never
       // shows, and a path cut three times.)
       // (2 with the hand-written Windows traceback flattened onto one line, which the wrap
-      // then cuts again.)
-      {"wrapped at 80", [](std::string_view l) { return Wrap80(l); }, "\n", 2},
+      // then cuts again; 3 with batch 91's flattened Windows traceback of the same kind.)
+      {"wrapped at 80", [](std::string_view l) { return Wrap80(l); }, "\n", 3},
       {"web typography", [](std::string_view l) { return WebTypography(l); }},
       // Logs whose lines the scanner cannot part again (no kind of record repeated three
       // times, no traceback: a code line and PyTorch's message, a script's own prints before
@@ -255,9 +255,9 @@ const std::vector<Shape>& Shapes() {
       // of their own; at 100, 7 with batch 84's Space error page, a log whose line ends were
       // lost before the reflow cut it again (its frames then run across the reflowed lines); 9
       // and 8 with the hand-written case of a Windows traceback flattened onto one line with
-      // curly quotes, the same double cut.
+      // curly quotes, the same double cut; 9 at 100 with batch 91's log of that kind.
       {"reflowed at 72", [](std::string_view l) { return Reflow(l, 72); }, "\n", 9},
-      {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 8},
+      {"reflowed at 100", [](std::string_view l) { return Reflow(l, 100); }, "\n", 9},
   };
   return shapes;
 }
