@@ -904,7 +904,8 @@ bool NameSaysGgufLevel(const std::string& path) {
     while (end < path.size() && !separator(path[end])) ++end;
     // One part between separators: "Q2", "Q4_K_M", "IQ2_XXS", "UD" ...
     std::string_view part = std::string_view(path).substr(start, end - start);
-    if (part.size() >= 2 && (part[0] == 'I' || part[0] == 'i') && (part[1] == 'Q' || part[1] == 'q')) {
+    if (part.size() >= 2 && (part[0] == 'I' || part[0] == 'i') &&
+        (part[1] == 'Q' || part[1] == 'q')) {
       part.remove_prefix(1);
     }
     if (part.size() >= 2 && (part[0] == 'Q' || part[0] == 'q') && part[1] >= '1' &&
