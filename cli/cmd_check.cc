@@ -166,6 +166,17 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
     }
     return std::move(read->invocations);
   }
+  // `-- python infer.py ...`, `-- torchrun ... train.py`: a Python program, which no engine's
+  // command reader takes; its file is read as --script reads one.
+  if (!argv.empty() && EngineForCommand(argv) == nullptr) {
+    for (const std::string& word : argv) {
+      if (word.ends_with(".py") && std::filesystem::is_regular_file(word)) {
+        fmt::print(stderr, "vramfit check: {}: a Python program, read as --script {}\n", word,
+                   word);
+        return Invocations(word, env_files, {}, prompt_tokens);
+      }
+    }
+  }
   if (!options.environment.empty()) {
     return Status::InvalidArgument("--env FILE sets a script's variables: give --script FILE");
   }
@@ -192,6 +203,11 @@ Result<std::vector<ScriptInvocation>> Invocations(const std::string& script,
     for (size_t i = 0; i + 1 < argv.size(); ++i) {
       if (argv[i].ends_with("ollama") && argv[i + 1] == "serve") {
         hint = " (`ollama serve` loads no model: check the `ollama run MODEL` that loads one)";
+      }
+      if (argv[i + 1].ends_with(".py") && !std::filesystem::is_regular_file(argv[i + 1])) {
+        hint = fmt::format(" ({}: no such file here to read as a Python program; give its path, "
+                           "or --script FILE)",
+                           argv[i + 1]);
       }
       if ((argv[i].ends_with("docker") || argv[i].ends_with("podman")) && argv[i + 1] == "run") {
         hint = " (a container whose image vramfit does not know runs its own entrypoint: write "
@@ -514,6 +530,20 @@ std::function<int()> SetupCheck(CLI::App* app) {
           if (Engines()[i] == choice->engine) f->engine_versions[i] = choice->version;
         }
       }
+    } else if (f->engine.empty() && !f->model.empty() && f->script.empty() &&
+               (f->model.ends_with(".sh") || f->model.ends_with(".py") ||
+                f->model.ends_with(".bash")) &&
+               std::filesystem::is_regular_file(f->model)) {
+      // `check deploy.sh` / `check infer.py`: a script given as the model. Read as --script.
+      fmt::print(stderr, "vramfit check: {}: read as --script {}\n", f->model, f->model);
+      f->script = f->model;
+      f->model.clear();
+    } else if (f->engine.empty() && !f->model.empty()) {
+      return fail(fmt::format(
+          "{}: which engine runs it? give --engine vllm (or transformers, llamacpp, sglang, "
+          "ollama) with the model, or the whole command after --, e.g. `vramfit check --gpu GPU "
+          "-- vllm serve {} ...`",
+          f->model, f->model));
     } else if (!f->engine.empty() || !f->model.empty()) {
       auto choice = FindEngine(f->engine);
       if (!choice.ok()) return fail(choice.status().message());

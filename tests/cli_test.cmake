@@ -1096,6 +1096,16 @@ string(APPEND want "planned for 32855 tokens")
 if(NOT last_err MATCHES "${want}")
   message(SEND_ERROR "script_card: '${last_err}'")
 endif()
+# The same program as a new user gives it: `-- python FILE.py`, or the file as check's MODEL.
+run_err(script_card_python 0 "card_qwen3_8b.py: a Python program, read as --script"
+        check --gpu 4090 -- python tests/scripts/card_qwen3_8b.py)
+run_err(script_card_model 0 "card_qwen3_8b.py: read as --script"
+        check --gpu 4090 tests/scripts/card_qwen3_8b.py)
+run_err(script_python_missing 2 "no_such_file.py: no such file here to read as a Python program"
+        check --gpu 4090 -- python no_such_file.py)
+# A model without --engine or a command: which engine is asked, not "--engine : only ...".
+run_err(check_model_no_engine 2 "Qwen/Qwen3-8B: which engine runs it\\? give --engine vllm"
+        check --gpu 4090 Qwen/Qwen3-8B)
 function(card_stage name gpu stage)
   run(${name} 1 check ${gpu} --json --script tests/scripts/card_qwen3_8b.py ${ARGN})
   string(JSON got ERROR_VARIABLE no_json GET "${last_out}" invocations 0 plan failure_stage)
