@@ -1052,6 +1052,12 @@ constexpr FrameRow kFrameRows[] = {
     {"create_weights", "", Slot::kLoad},
     {"maybe_offload_to_cpu", "", Slot::kLoad},
     {"init_device", "", Slot::kStartup},
+    // torch.cuda.mem_get_info (torch/cuda/memory.py -> cudaMemGetInfo) failing: the process's
+    // first CUDA call creates its context, and only that creation finds no memory; a later
+    // query does not allocate. vLLM's MemorySnapshot (utils/mem_utils.py measure) takes it as the
+    // worker starts; accelerate's get_max_memory inside from_pretrained (a load frame, which
+    // ranks above) too.
+    {"mem_get_info", "memory.py", Slot::kStartup},
     // The process group before any weight (vLLM's worker: init_worker_distributed_environment ->
     // init_distributed_environment, ensure_model_parallel_initialized -> initialize_model_parallel,
     // the NCCL communicators and custom all-reduce buffers; SGLang's ModelRunner
