@@ -270,7 +270,7 @@ bool ChainedAfterOom(const LogScan& scan, const Facts& f) {
   if (!f.get(Num::kExceptionChained) || f.oom_line == 0) return false;
   for (const LogEvent& e : scan.events) {
     const auto chained = e.values.find(Num::kExceptionChained);
-    if (chained == e.values.end()) continue;
+    if (chained == e.values.end() || chained->second == 3) continue;  // not "direct cause"
     if (e.line > f.oom_line || (e.line == f.oom_line && chained->second == 2)) return true;
   }
   return false;
@@ -540,6 +540,33 @@ void DecideStage(const LogScan& scan, Facts* fp) {
   }
 }
 
+// A traceback that ended in the failure, then another printed after it and cut before its own
+// error (multiprocessing's "Process Name:" report of the dying worker, from _bootstrap down, a
+// wrapper's re-raise): the later frames are the outer calls of the same failure, or of its
+// consequence, and the excerpt lost their inner end; the innermost frames the failure's own
+// traceback showed place it. Kept where no frame precedes the failure (a log that prints the
+// error first and its traceback after), or where an error follows the later frames (their own,
+// or a handler's exception Python chained to the failure).
+void DropCutTracebackAfterFailure(const LogScan& scan, Facts* fp) {
+  Facts& f = *fp;
+  if (f.oom_line == 0 || f.frames.empty() || f.frames.front()->line > f.oom_line ||
+      f.frames.back()->line < f.oom_line) {
+    return;
+  }
+  const LogEvent* last_frame = f.frames.back();
+  for (const LogEvent& e : scan.events) {
+    if (e.line > last_frame->line && (IsFailureEvent(e.kind) || e.kind == EventKind::kOtherError ||
+                                      e.kind == EventKind::kTraceback)) {
+      return;
+    }
+    // Python's own link to a handler's exception ("During handling of the above exception,
+    // another exception occurred:", "The above exception was the direct cause of ..."): the
+    // later traceback is that exception's, which a synthetic frame of its error may close.
+    if (e.line > f.oom_line && e.values.count(Num::kExceptionChained)) return;
+  }
+  std::erase_if(f.frames, [&](const LogEvent* fr) { return fr->line > f.oom_line; });
+}
+
 // A multi-process run (torchrun's "[rank1]: " prefixes, a worker's "(... rank=1 pid=..)")
 // interleaves every rank's traceback: the frames that place the failure are the failing rank's,
 // the one the first out-of-memory line names. Another rank's frames are that rank's own path
@@ -708,6 +735,7 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     }
   }
   KeepFailingRanksFrames(scan, &f);
+  DropCutTracebackAfterFailure(scan, &f);
   // The quantizer: the outermost frame that names one (optimum's quantize_model calls AutoGPTQ's
   // or GPTQModel's GPTQ class, whose frames lie below it), else the first line that does.
   for (const LogEvent* fr : f.frames) {

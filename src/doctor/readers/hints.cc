@@ -256,6 +256,11 @@ void Match(const Line& line) {
     const size_t oom = std::min(t.find("out of memory"), t.find("OutOfMemoryError"));
     line.Emit(EventKind::kConfig, "any").values[Num::kExceptionChained] = oom < chain ? 2 : 1;
   }
+  // (3: a handler's exception, "During handling of the above exception, another exception
+  // occurred:": linked, not raised from it.)
+  if (Has(s, "During handling of the above exception")) {
+    line.Emit(EventKind::kConfig, "any").values[Num::kExceptionChained] = 3;
+  }
   // (Also a frame a paste reflowed at its path: "File" on the line before.)
   if (OcrFrame(line.text) || (!line.joined.empty() && Has(s, ".py") && !Has(s, "File ") &&
                               OcrFrame(line.joined))) {
