@@ -607,6 +607,9 @@ bool MatchFrame(const Line& line) {
   if (end < s.size() && s[end] == '(') {  // IPython: "GenerationMixin.generate(self, ..."
     if (size_t dot = fn.rfind('.'); dot != std::string_view::npos) fn.remove_prefix(dot + 1);
   }
+  // TorchScript's own traceback names a scripted module's method "<forward op>" (torch/jit,
+  // "Traceback of TorchScript"): the model's forward.
+  if (fn == "<forward" && s.substr(end, 4) == " op>") fn = "forward";
   auto& e = line.Emit(EventKind::kFrame, kEngine);
   e.text = std::string(fn);
   // Windows paths ("C:\Python310\site-packages\transformers\generation\utils.py", also with
