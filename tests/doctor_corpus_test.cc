@@ -55,7 +55,7 @@ bool TestHalf(std::string_view source) {
 struct Floor {
   int dev_stage, dev_cause, test_stage, test_cause;
 };
-constexpr Floor kFloor = {836, 753, 687, 540};
+constexpr Floor kFloor = {837, 754, 688, 541};
 
 struct Score {
   int n = 0, stage = 0, both = 0;
