@@ -100,7 +100,7 @@ TEST(Gpus, EveryNameOfACardReachesIt) {
     }
     const std::string& arch = card.architecture;
     EXPECT_EQ(card.fp8, arch == "Ada" || arch == "Hopper" || arch == "Blackwell" ||
-                            arch == "CDNA3")
+                            arch == "CDNA3" || arch == "CDNA4")
         << card.id;
     EXPECT_EQ(card.fp4, arch == "Blackwell") << card.id;
     EXPECT_LT(card.total_bytes, static_cast<uint64_t>(card.marketing_gb) << 30) << card.id;
