@@ -253,6 +253,10 @@ bool Routine(EventKind k) {
     case EventKind::kTgiMarker:
     case EventKind::kTrtllmMarker:
     case EventKind::kRequest:
+    // (Code and words that load or run a model: only whether one was seen is read, and a
+    // server's metrics lines, "Avg generation throughput", repeat them.)
+    case EventKind::kLoadCall:
+    case EventKind::kRunCall:
       return true;
     default:
       return false;
