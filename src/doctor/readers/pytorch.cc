@@ -1502,8 +1502,8 @@ void MatchProgramCalls(const Line& line) {
   if (!Has(s, "(") || !CodeLine(line)) return;
   const std::string_view t = line.text;
   // (Each call on the line: a tokenizer's is often loaded first, on the same line once a paste
-  // lost its line ends.)
-  for (size_t at = t.find(".from_pretrained("); at != std::string_view::npos;
+  // lost its line ends. The line's byte pairs rule most lines out first.)
+  for (size_t at = Has(s, ".from_pretrained(") ? t.find(".from_pretrained(") : t.npos; at != std::string_view::npos;
        at = t.find(".from_pretrained(", at + 1)) {
     const std::string_view cls = t.substr(0, at);
     const size_t start = cls.find_last_of(" =(\t");
@@ -1523,7 +1523,7 @@ void MatchProgramCalls(const Line& line) {
         "training"sv, ".chat("sv, ".stream_chat("sv, ".encode("sv, "predict"sv, "evaluat"sv,
         ".fit("sv, "infer"sv, ".backward("sv, "Trainer("sv, ".step("sv, "outputs = "sv,
         "output = "sv}) {
-    if (t.find(call) != std::string_view::npos) {
+    if (Has(s, call)) {
       line.Emit(EventKind::kRunCall, kEngine);
       return;
     }
