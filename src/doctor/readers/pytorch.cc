@@ -1503,7 +1503,8 @@ void MatchProgramCalls(const Line& line) {
   const std::string_view t = line.text;
   // (Each call on the line: a tokenizer's is often loaded first, on the same line once a paste
   // lost its line ends. The line's byte pairs rule most lines out first.)
-  for (size_t at = Has(s, ".from_pretrained(") ? t.find(".from_pretrained(") : t.npos; at != std::string_view::npos;
+  const size_t first = Has(s, ".from_pretrained(") ? t.find(".from_pretrained(") : t.npos;
+  for (size_t at = first; at != std::string_view::npos;
        at = t.find(".from_pretrained(", at + 1)) {
     const std::string_view cls = t.substr(0, at);
     const size_t start = cls.find_last_of(" =(\t");
