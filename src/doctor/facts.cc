@@ -890,15 +890,13 @@ bool RayMemoryMonitorKill(const Facts& f) {
 // returning its own method; a layer it skips (a MoE's experts when the method has no MoE
 // support, modules_to_not_convert) gets the unquantized one, and its empty 16-bit parameters
 // are created as the model is built, before any weight is read.
-// A run whose model's name says 4 or 8 bits ("chatglm-6b-int4", "...-AWQ") is a quantized one
-// too when PyTorch already held over twice the bytes the name states per GPU and 1 GiB more (a
-// 16-bit embedding, head or vision tower beside the quantized layers stays under that): the
-// engine did not recognise the checkpoint's own format (a remote-code model's quantization_bit,
-// a method it lacks) and builds every layer at 16 bits.
-// A MoE's experts built by the unquantized method are that method's whole bulk, so a name that
-// says quantized (its bits, or a GGUF quantization level: "-Q2", "Q4_K_M", "IQ2_XXS") is
-// evidence enough there; a dense linear built so may be a layer every quantized checkpoint keeps
-// at 16 bits (a router), so the bytes must say it too.
+// A run only the model's name says is quantized (its bits: "chatglm-6b-int4", "...-AWQ"; or a
+// GGUF level: "-Q2", "Q4_K_M") counts too, the engine not having read the checkpoint's own format
+// (a remote-code model's quantization_bit, a GGUF directory, a method it lacks): for a MoE's
+// experts, the unquantized method's bulk, the name is enough; a dense linear built so may be one
+// every quantized checkpoint keeps at 16 bits (a router), so PyTorch must also hold over twice
+// the bytes the name states per GPU and 1 GiB more (a 16-bit embedding, head or vision tower
+// beside the quantized layers stays under that).
 bool UnquantizedCreateInQuantizedRun(const Facts& f) {
   if (f.stage != Stage::kLoad) return false;
   bool moe = false, dense = false;
