@@ -919,6 +919,10 @@ bool UnquantizedCreateInQuantizedRun(const Facts& f) {
   return (bits == 4 || bits == 8) && named && allocated && *allocated > 2 * *named + core::kGiBf;
 }
 
+bool UnquantizedCreateByName(const Facts& f) {
+  return !f.get(Num::kQuantizedRun) && UnquantizedCreateInQuantizedRun(f);
+}
+
 // A GGUF quantization level in a model's path: "Q2", "Q4_K_M", "Q8_0", "IQ2_XXS", "UD-Q2_K_XL",
 // standing alone between separators ("DeepSeek-R1-Q2/", not "Qwen2").
 bool NameSaysGgufLevel(const std::string& path) {

@@ -174,6 +174,9 @@ bool DataLoaderSharedMemory(const Facts& f);
 // A quantized run (Num::kQuantizedRun) failing at load in an unquantized method's create_weights
 // (facts.cc): a layer the quantization method did not claim, created at 16 bits.
 bool UnquantizedCreateInQuantizedRun(const Facts& f);
+// The same in a run only the model's name says is quantized (no quantization flag or config
+// line): the engine did not read the checkpoint's own format.
+bool UnquantizedCreateByName(const Facts& f);
 // An engine mapping its memory back after a sleep (vLLM's sleep mode, SGLang's memory saver) is
 // on the stack (rules.cc).
 bool WakeUp(const Facts& f);

@@ -1040,12 +1040,6 @@ std::string SayModelUnquantized(const Facts& f, std::map<std::string, double>*) 
       Gib(*f.get(Num::kAllocatedBytes)), f.model->quantization.bits, Gib(PerRank(f)));
 }
 
-// The unquantized method's create_weights in a run that only the model's name says is
-// quantized (facts.cc UnquantizedCreateInQuantizedRun): no quantization flag or config line, and
-// PyTorch held over twice the bytes the name states.
-bool UnquantizedCreateByName(const Facts& f) {
-  return !f.get(Num::kQuantizedRun) && UnquantizedCreateInQuantizedRun(f);
-}
 std::string SayUnquantizedByName(const Facts& f, std::map<std::string, double>* numbers) {
   const int bits = NameBits(f.model_path);
   const auto per_rank = NamedWeightsPerRank(f);

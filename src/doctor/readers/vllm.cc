@@ -1795,7 +1795,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       // A dense linear layer built by the unquantized method (layers/linear.py create_weights,
       // the file's only one), not a MoE's experts: vLLM did not read the checkpoint's own
       // quantization at all.
-      if (UnquantizedCreateInQuantizedRun(f) && !f.get(Num::kQuantizedRun) &&
+      if (UnquantizedCreateByName(f) &&
           std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
             return fr->text == "create_weights (linear.py)";
           })) {
@@ -1810,7 +1810,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       // A GGUF checkpoint given as a directory (or a GGUF vLLM's loader does not take): vLLM
       // reads GGUF only from a single .gguf file's path (model_loader gguf_loader.py), with the
       // tokenizer of the original repository.
-      if (UnquantizedCreateInQuantizedRun(f) && !f.get(Num::kQuantizedRun) &&
+      if (UnquantizedCreateByName(f) &&
           NameSaysGgufLevel(f.model_path)) {
         AddFix(d, "--model /path/to/model.gguf (one file: llama-gguf-split --merge the shards) "
                   "with --tokenizer set to the original repository, on a vLLM release whose GGUF "
