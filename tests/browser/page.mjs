@@ -55,7 +55,19 @@ try {
       .waitFor({ timeout: 30000 }).catch(() => {});
   const drawn = await frame.locator("svg.chart rect[data-key]").count();
   check(drawn > 0, `the report in the page draws bars (${drawn})`);
-  const agree = await frame.locator("body").evaluate(() => {
+  // The frame may still be replaced by the report of the last value typed (a loaded machine
+  // answers the requests late): an evaluation the navigation cut is read again on the new page.
+  const evaluateSettled = async (fn) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await frame.locator("svg.chart rect[data-key]").first().waitFor({ timeout: 30000 });
+        return await frame.locator("body").evaluate(fn);
+      } catch (e) {
+        if (attempt >= 2 || !/context was destroyed|navigat/.test(String(e))) throw e;
+      }
+    }
+  };
+  const agree = await evaluateSettled(() => {
     const json = JSON.parse(document.getElementById("vramfit-json").textContent);
     let bad = 0;
     for (const svg of document.querySelectorAll("svg.chart[data-bytes-per-unit]")) {
