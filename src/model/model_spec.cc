@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "formats/config.h"
 #include "formats/json_util.h"
@@ -145,6 +146,36 @@ constexpr Family kGeneric = {"", "generic", false, false, false, false, SwaRule:
 const Family* FindFamily(std::string_view model_type) {
   for (const Family& f : kFamilies) {
     if (model_type == f.model_type) return &f;
+  }
+  return nullptr;
+}
+
+// A config whose model_type has no row, but whose architecture class is one vLLM runs with a
+// family's code: vLLM picks the model class by config.architectures (ModelRegistry,
+// vllm/model_executor/models/registry.py: "DeepseekV3ForCausalLM" -> deepseek_v2.py for
+// Kimi-K2's model_type "kimi_k2", and fine-tunes that rename model_type but keep the class).
+// The text model_type of the family that class implements, or nullptr.
+const Family* FindFamilyByArchitecture(std::string_view architecture) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kByClass = {{
+      {"DeepseekV3ForCausalLM", "deepseek_v3"},
+      {"DeepseekV2ForCausalLM", "deepseek_v2"},
+      {"Qwen2ForCausalLM", "qwen2"},
+      {"Qwen2MoeForCausalLM", "qwen2_moe"},
+      {"Qwen3ForCausalLM", "qwen3"},
+      {"Qwen3MoeForCausalLM", "qwen3_moe"},
+      {"Qwen3NextForCausalLM", "qwen3_next"},
+      {"LlamaForCausalLM", "llama"},
+      {"MistralForCausalLM", "mistral"},
+      {"MixtralForCausalLM", "mixtral"},
+      {"Phi3ForCausalLM", "phi3"},
+      {"Gemma2ForCausalLM", "gemma2"},
+      {"Gemma3ForCausalLM", "gemma3_text"},
+      {"Glm4MoeForCausalLM", "glm4_moe"},
+      {"GptOssForCausalLM", "gpt_oss"},
+      {"GraniteMoeHybridForCausalLM", "granitemoehybrid"},
+  }};
+  for (const auto& [cls, type] : kByClass) {
+    if (architecture == cls) return FindFamily(type);
   }
   return nullptr;
 }
@@ -307,6 +338,15 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
 
   const Family* fam = FindFamily(spec.model_type);
   if (fam == nullptr && top.text_config) fam = FindFamily(top.model_type);
+  if (fam == nullptr) {
+    fam = FindFamilyByArchitecture(spec.architecture);
+    if (fam != nullptr) {
+      spec.warnings.push_back(fmt::format(
+          "model_type \"{}\" has no rules of its own: read by its architecture {} as the {} "
+          "family (vLLM picks the model class by the architecture)",
+          spec.model_type, spec.architecture, fam->family));
+    }
+  }
   if (fam == nullptr) {
     fam = &kGeneric;
     spec.generic = true;

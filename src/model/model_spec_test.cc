@@ -372,6 +372,23 @@ TEST(ModelSpec, UnknownArchitectureIsGenericWithWarning) {
   EXPECT_NE(s->warnings[0].find("unknown architecture FooForCausalLM"), std::string::npos);
 }
 
+// A model_type without a row whose class is one vLLM runs with a family's code: the family's
+// rules, and a note saying how it was read.
+TEST(ModelSpec, UnknownModelTypeIsReadByItsArchitecture) {
+  auto s = ModelSpecFromConfigJson(R"({"architectures":["Qwen3ForCausalLM"],
+      "model_type":"my_finetune","hidden_size":64,"num_hidden_layers":2,
+      "num_attention_heads":4,"num_key_value_heads":2,"head_dim":16,"intermediate_size":128,)"
+                                       R"("vocab_size":100})",
+                                   "c");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_FALSE(s->generic);
+  EXPECT_EQ(s->family, "qwen3");
+  EXPECT_EQ(s->model_type, "my_finetune");
+  ASSERT_FALSE(s->warnings.empty());
+  EXPECT_NE(s->warnings[0].find("read by its architecture Qwen3ForCausalLM"), std::string::npos)
+      << s->warnings[0];
+}
+
 TEST(ModelSpec, BadConfigs) {
   auto msg = [](const char* json) {
     return ModelSpecFromConfigJson(json, "config.json").status().message();

@@ -68,6 +68,14 @@ const Published kPublished[] = {
     {"gpt-oss-120b", 116829156672ULL, "HF safetensors total (model card: 116.8B)"},
     {"qwen2.5-vl-7b-instruct", 8292166656ULL, "HF safetensors total"},
     {"qwen3-vl-30b-a3b-instruct", 31070754032ULL, "HF safetensors total"},
+    {"llama-3.1-70b-instruct", 70553706496ULL, "HF safetensors total"},
+    {"mistral-nemo-instruct-2407", 12247782400ULL, "the GGUF's parameter count (the notes)"},
+    // Sums of the real checkpoints' safetensors headers as third parties printed them (the
+    // entries' notes): the language model and the vision tower with its deepstack mergers.
+    {"qwen3-vl-2b-instruct", 2127532032ULL, "header sum, 625 tensors"},
+    {"qwen3-vl-8b-instruct", 8767123696ULL, "header sum"},
+    {"qwen3-vl-235b-a22b-instruct", 235670022896ULL, "header sum"},
+    {"qwen3-30b-a3b-instruct-2507", 30532122624ULL, "header sum (the 2504 model's shapes)"},
 };
 
 TEST(Catalog, PublishedParameterCounts) {
@@ -111,6 +119,19 @@ TEST(Catalog, MtpLayersAreCountedSeparately) {
   uint64_t scales = 0;
   for (const auto& e : ds->tensors) if (e.part == Part::kQuantMeta) scales += e.info.elements;
   EXPECT_EQ(ds->parameters + scales, 684531386000ULL);
+}
+
+// Kimi-K2 names its own model_type ("kimi_k2") over DeepSeek-V3's class: read by the class,
+// as vLLM's registry picks it, not as a generic decoder.
+TEST(Catalog, KimiK2IsReadAsDeepseekV3ByItsArchitecture) {
+  auto inv = InspectModel("kimi-k2-instruct", {});
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_FALSE(inv->spec.generic);
+  EXPECT_EQ(inv->spec.family, "deepseek_v3");
+  EXPECT_EQ(inv->spec.CountAttention(AttentionKind::kMla), 61);
+  EXPECT_EQ(inv->spec.CountMoeLayers(), 60);  // first_k_dense_replace 1
+  EXPECT_EQ(inv->spec.layers[1].mlp.num_experts, 384);
+  EXPECT_EQ(inv->quantization.method, "fp8");
 }
 
 TEST(Catalog, VariantsShareTheFamily) {
