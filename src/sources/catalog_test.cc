@@ -99,6 +99,14 @@ TEST(Catalog, DescribedFp8EntriesMatchTheirPublishedShards) {
   EXPECT_LE(inv->total_bytes, 30866866928ULL);
 }
 
+// Qwen3-Next-80B-A3B-Thinking: the BF16 checkpoint's 162,649,725,440 bytes of tensors, as a
+// download script printed them (the entry's notes), MTP layer included.
+TEST(Catalog, Qwen3NextThinkingMatchesItsCheckpointBytes) {
+  auto inv = InspectModel("qwen3-next-80b-a3b-thinking", {});
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_EQ(inv->total_bytes, 162649725440ULL);
+}
+
 uint64_t ParamsWhere(const Inventory& inv, bool mtp) {
   uint64_t n = 0;
   for (const auto& e : inv.tensors) if ((e.role == Role::kMtp) == mtp) n += e.parameters;
