@@ -37,6 +37,9 @@ struct AttentionSpec {
   bool qkv_bias = false;        // bias on q/k/v projections
   bool o_bias = false;          // bias on the output projection
   bool qk_norm = false;         // per-head RMSNorm on q and k (Qwen3, Gemma 3)
+  // The q and k norms span all heads (heads x head_dim and KV heads x head_dim), not one head:
+  // MiniMax-M2's qk_norm_type "per_layer".
+  bool qk_norm_whole = false;
   bool output_gate = false;     // q_proj also produces a gate (Qwen3-Next, Qwen3.5)
   bool sinks = false;           // learnable per-head sink logits (gpt-oss)
   // Gemma 4's last num_kv_shared_layers read the K/V of the last earlier layer of their kind:

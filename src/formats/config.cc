@@ -188,6 +188,7 @@ const BoolField kBoolFields[] = {
     {"attention_k_eq_v", &RawConfig::attention_k_eq_v},
     {"enable_moe_block", &RawConfig::enable_moe_block},
     {"use_double_wide_mlp", &RawConfig::use_double_wide_mlp},
+    {"use_qk_norm", &RawConfig::use_qk_norm},
 };
 
 // Also reads Gemma 4's audio_config (key "audio_config"): its widths share these fields.

@@ -172,6 +172,8 @@ struct RawConfig {
       hidden_size_per_layer_input, vocab_size_per_layer_input, top_k_experts,
       expert_intermediate_size;
   std::optional<bool> attention_k_eq_v, enable_moe_block, use_double_wide_mlp;
+  // GLM-4.5 / 4.6 and MiniMax-M2: RMSNorms on q and k (GLM-4.5-Air sets it false).
+  std::optional<bool> use_qk_norm;
 
   // DFlash drafter: dflash_config.target_layer_ids, the target layers whose hidden states it
   // reads (vLLM's fc input is their count x the hidden size).

@@ -53,7 +53,7 @@ struct Family {
 };
 
 // One row per text model_type. Order does not matter.
-constexpr std::array<Family, 32> kFamilies = {{
+constexpr std::array<Family, 33> kFamilies = {{
     {"qwen2", "qwen2", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kNone,
      NameStyle::kDefault, false, 0},
     {"qwen2_moe", "qwen2_moe", true, false, false, false, SwaRule::kQwenFlag, MoeRule::kQwen,
@@ -128,6 +128,13 @@ constexpr std::array<Family, 32> kFamilies = {{
      NameStyle::kLanguageModel, false, 0},
     {"qwen3_5_moe", "qwen3_5_moe", false, true, true, false, SwaRule::kNone, MoeRule::kQwen,
      NameStyle::kLanguageModel, false, 0},
+    // MiniMax-M2, M2.1, M2.5 (MiniMaxM2ForCausalLM; vLLM model_executor/models/minimax_m2.py,
+    // the checkpoint's modeling_minimax_m2.py): Mixtral's block_sparse_moe (a router "gate",
+    // experts w1/w3/w2 of intermediate_size, no shared expert) with a sigmoid router's
+    // e_score_correction_bias, full GQA attention in every layer, and RMSNorms over all the
+    // q and all the k heads at once (qk_norm_type "per_layer").
+    {"minimax_m2", "minimax_m2", false, true, false, false, SwaRule::kNone, MoeRule::kMixtral,
+     NameStyle::kMixtral, false, 0},
     // Granite 4.0 hybrid (GraniteMoeHybridForCausalLM, transformers models/granitemoehybrid):
     // layer_types "mamba" (a Mamba2 mixer) or "attention"; every layer has the shared MLP
     // (shared_intermediate_size) and, with num_local_experts > 0, routed experts too.
@@ -156,7 +163,7 @@ const Family* FindFamily(std::string_view model_type) {
 // Kimi-K2's model_type "kimi_k2", and fine-tunes that rename model_type but keep the class).
 // The text model_type of the family that class implements, or nullptr.
 const Family* FindFamilyByArchitecture(std::string_view architecture) {
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kByClass = {{
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kByClass = {{
       {"DeepseekV3ForCausalLM", "deepseek_v3"},
       {"DeepseekV2ForCausalLM", "deepseek_v2"},
       {"Qwen2ForCausalLM", "qwen2"},
@@ -173,6 +180,7 @@ const Family* FindFamilyByArchitecture(std::string_view architecture) {
       {"Glm4MoeForCausalLM", "glm4_moe"},
       {"GptOssForCausalLM", "gpt_oss"},
       {"GraniteMoeHybridForCausalLM", "granitemoehybrid"},
+      {"MiniMaxM2ForCausalLM", "minimax_m2"},
   }};
   for (const auto& [cls, type] : kByClass) {
     if (architecture == cls) return FindFamily(type);
@@ -475,9 +483,16 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
   }
   const auto attn_bias = Pick(t, top, &RawConfig::attention_bias);
   base.qkv_bias = attn_bias ? *attn_bias : fam->qkv_bias;
-  base.o_bias = attn_bias ? *attn_bias && spec.family != "qwen2" : false;
+  // GLM-4.5's attention_bias biases q, k and v only (transformers Glm4MoeAttention: o_proj
+  // bias=False), as Qwen2's does.
+  base.o_bias = attn_bias ? *attn_bias && spec.family != "qwen2" && spec.family != "glm4_moe"
+                          : false;
   if (spec.family == "gpt_oss") { base.o_bias = base.qkv_bias; base.sinks = true; }
-  base.qk_norm = fam->qk_norm;
+  // use_qk_norm where the config says it (GLM-4.5 true, GLM-4.5-Air false; MiniMax-M2), else
+  // the family's rule.
+  const auto use_qk_norm = Pick(t, top, &RawConfig::use_qk_norm);
+  base.qk_norm = use_qk_norm ? *use_qk_norm : fam->qk_norm;
+  base.qk_norm_whole = spec.family == "minimax_m2";
   const auto gate = Pick(t, top, &RawConfig::attn_output_gate);
   base.output_gate = gate ? *gate : spec.family == "qwen3_next";
   if (fam->mla) {
@@ -693,6 +708,8 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
       }
       case MoeRule::kMixtral:
         std::fill(is_moe.begin(), is_moe.end(), true);
+        // MiniMax-M2's sigmoid router adds a float32 e_score_correction_bias per expert.
+        moe.router_score_bias = spec.family == "minimax_m2";
         break;
       case MoeRule::kGptOss:
         std::fill(is_moe.begin(), is_moe.end(), true);

@@ -302,8 +302,11 @@ void Attention(Emitter& e, const ModelSpec& s, const std::string& p, const Atten
       }
       lin(at + "o_proj", h, q, a.o_bias);
       if (a.qk_norm) {
-        e.Plain(at + "q_norm.weight", {static_cast<uint64_t>(a.head_dim)});
-        if (!a.kv_shared) e.Plain(at + "k_norm.weight", {static_cast<uint64_t>(a.head_dim)});
+        e.Plain(at + "q_norm.weight", {a.qk_norm_whole ? q : static_cast<uint64_t>(a.head_dim)});
+        if (!a.kv_shared) {
+          e.Plain(at + "k_norm.weight",
+                  {a.qk_norm_whole ? kv : static_cast<uint64_t>(a.head_dim)});
+        }
       }
       if (a.sinks) e.Plain(at + "sinks", {static_cast<uint64_t>(a.num_heads)});
       break;
@@ -596,8 +599,10 @@ void EmitAll(Emitter& e, const ModelSpec& s) {
       if (l.attention.kind == AttentionKind::kFull || l.attention.kind == AttentionKind::kMla)
         mtp_layer.attention = l.attention;
     }
-    if (s.family == "deepseek_v3" || s.family == "deepseek_v2") {
-      // DeepSeek-V3 stores MTP module k as decoder layer num_hidden_layers + k.
+    if (s.family == "deepseek_v3" || s.family == "deepseek_v2" || s.family == "glm4_moe") {
+      // DeepSeek-V3 stores MTP module k as decoder layer num_hidden_layers + k, with its own
+      // embedding and head copies; GLM-4.5's MTP layer is stored the same way (vLLM
+      // glm4_moe_mtp.py: enorm, hnorm, eh_proj, shared_head).
       for (int64_t k = 0; k < s.mtp_layers; ++k) {
         const std::string p = fmt::format("{}{}.", s.naming.layers, s.layers.size() + k);
         e.Plain(p + "embed_tokens.weight", {vocab, h});

@@ -129,6 +129,45 @@ TEST(Catalog, MtpLayersAreCountedSeparately) {
   EXPECT_EQ(ds->parameters + scales, 684531386000ULL);
 }
 
+// Totals that count every stored element, the block scales of FP8 checkpoints included.
+uint64_t WithScales(const Inventory& inv) {
+  uint64_t scales = 0;
+  for (const auto& e : inv.tensors) if (e.part == Part::kQuantMeta) scales += e.info.elements;
+  return inv.parameters + scales;
+}
+
+// GLM-4.5: the FP8 checkpoint's tensor list (the entry's notes) sums to 358,337,791,296 weight
+// elements, the BF16 model's shapes: the MTP layer with its own embedding and head copies,
+// q/k norms from use_qk_norm, no o_proj bias. GLM-4.5-Air sets use_qk_norm false.
+TEST(Catalog, Glm45MatchesItsCheckpointsTensorList) {
+  auto inv = InspectModel("glm-4.5", {});
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_EQ(inv->parameters, 358337791296ULL);
+  EXPECT_TRUE(inv->spec.layers[0].attention.qk_norm);
+  EXPECT_FALSE(inv->spec.layers[0].attention.o_bias);
+  auto air = InspectModel("glm-4.5-air", {});
+  ASSERT_TRUE(air.ok());
+  EXPECT_FALSE(air->spec.layers[0].attention.qk_norm);
+  EXPECT_TRUE(air->spec.layers[0].attention.qkv_bias);
+}
+
+// MiniMax-M2: the Hub's 228,703,644,928 stored elements (the entry's notes); its experts in
+// FP8, only the router ("gate" in modules_to_not_convert) and the head in 16 bits.
+TEST(Catalog, MiniMaxM2MatchesTheHubsTotal) {
+  auto inv = InspectModel("minimax-m2", {});
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_FALSE(inv->spec.generic);
+  EXPECT_EQ(WithScales(*inv), 228703644928ULL);
+  EXPECT_LT(inv->total_bytes, 216ULL << 30);
+}
+
+// DeepSeek-V3.1: the same 684,531,386,000 stored elements as V3 (the MTP layer and the scales).
+TEST(Catalog, DeepseekV31MatchesTheHubsTotal) {
+  auto inv = InspectModel("deepseek-v3.1", {});
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_EQ(WithScales(*inv), 684531386000ULL);
+}
+
 // Kimi-K2 names its own model_type ("kimi_k2") over DeepSeek-V3's class: read by the class,
 // as vLLM's registry picks it, not as a generic decoder.
 TEST(Catalog, KimiK2IsReadAsDeepseekV3ByItsArchitecture) {
