@@ -302,7 +302,7 @@ namespace {
 struct ArchRelease {
   std::string_view architecture;
   int first_release;  // major*10000 + minor*100 + patch
-  std::string_view pr;
+  std::string_view pr;  // "#N": vLLM's PR; else where the release's refusal is recorded
 };
 constexpr ArchRelease kArchitectures[] = {
     {"MixtralForCausalLM", 204, "#2011"},  // v0.2.4 was cut the day Mixtral was published
@@ -327,6 +327,10 @@ constexpr ArchRelease kArchitectures[] = {
     // "Gemma 4 support ... (#38826, #38847). Requires transformers>=5.5.0" (v0.19.0 notes).
     {"Gemma4ForConditionalGeneration", 1900, "#38826"},
     {"Gemma4ForCausalLM", 1900, "#38826"},
+    // vLLM 0.11.0 refuses it ("Model architectures ['MiniMaxM2ForCausalLM'] are not supported
+    // for now", MiniMax-AI/MiniMax-M2 issue #40, 2025-11-13); main held minimax_m2.py by
+    // 2025-10-29 (HabanaAI/vllm-fork PR #2104 ports it from there), before v0.11.1's cut.
+    {"MiniMaxM2ForCausalLM", 1101, "MiniMax-AI/MiniMax-M2 #40"},
 };
 
 std::string ReleaseName(int v) {
@@ -343,9 +347,9 @@ std::optional<Refusal> ArchitectureRefusal(const ModelSpec& spec, int release) {
       return Refusal{Stage::kStartup,
                      fmt::format("Model architectures ['{}'] are not supported for now. "
                                  "Supported architectures: dict_keys([...]) (vLLM {} predates "
-                                 "it: first served by vLLM {}, PR {})",
+                                 "it: first served by vLLM {}, {}{})",
                                  arch, ReleaseName(release), ReleaseName(a.first_release),
-                                 a.pr),
+                                 a.pr.starts_with("#") ? "PR " : "see ", a.pr),
                      fmt::format("vLLM {} does not have {} (first served by vLLM {}): no GPU "
                                  "or setting changes that; use --engine vllm@{} or newer",
                                  ReleaseName(release), arch, ReleaseName(a.first_release),

@@ -310,6 +310,16 @@ TEST(Refusals, Mamba2HybridArchitecturesByRelease) {
   EXPECT_FALSE(vllm::ArchitectureRefusal(bamba, 703).has_value());
 }
 
+// MiniMax-M2: refused by 0.11.0 (MiniMax-AI/MiniMax-M2 issue #40), served from 0.11.1.
+TEST(Refusals, MiniMaxM2From0111) {
+  ModelSpec m2;
+  m2.architecture = "MiniMaxM2ForCausalLM";
+  const auto r = vllm::ArchitectureRefusal(m2, 1100);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_NE(r->message.find("see MiniMax-AI/MiniMax-M2 #40"), std::string::npos) << r->message;
+  EXPECT_FALSE(vllm::ArchitectureRefusal(m2, 1101).has_value());
+}
+
 // Llama 3.1's rope_scaling names its type "rope_type": "llama3"; vLLM indexed
 // rope_scaling["type"] until PR #6693 (v0.5.3.post1) and stops with KeyError: 'type'.
 TEST(Refusals, Llama31RopeTypeBeforeV053Post1) {
