@@ -39,6 +39,11 @@ TEST(OllamaLibrary, BareNameIsLatest) {
   EXPECT_EQ(FindOllamaLibraryModel("gemma3")->name, "gemma3:4b");
   EXPECT_EQ(FindOllamaLibraryModel("gemma3")->catalog_id, "gemma-3-4b-it");
   EXPECT_EQ(FindOllamaLibraryModel("mistral")->file_type, "q4_0");
+  // The 2024 families ship Q4_0 by default (their /api/tags and headers, the entries' sources).
+  EXPECT_EQ(FindOllamaLibraryModel("gemma2")->name, "gemma2:9b");
+  EXPECT_EQ(FindOllamaLibraryModel("gemma2")->file_type, "q4_0");
+  EXPECT_EQ(FindOllamaLibraryModel("qwq")->catalog_id, "qwq-32b");
+  EXPECT_EQ(FindOllamaLibraryModel("llama3.1:70b")->catalog_id, "llama-3.1-70b-instruct");
 }
 
 TEST(OllamaLibrary, UnknownNamesListTheNearest) {
@@ -70,7 +75,10 @@ TEST(OllamaLibrary, EveryEntryIsACatalogModel) {
                            "llama3:8b", "gemma3:27b", "mistral-small:24b",
                            "mistral-small3.2:24b", "deepseek-r1:7b", "deepseek-r1:8b",
                            "deepseek-r1:14b", "deepseek-r1:32b", "deepseek-r1:70b",
-                           "gpt-oss:20b", "gpt-oss:120b"}) {
+                           "gpt-oss:20b", "gpt-oss:120b", "qwen3:1.7b", "qwen2.5:1.5b",
+                           "qwen2.5:3b", "qwen2.5:14b", "llama3.1:405b", "qwq:32b",
+                           "mistral-nemo:12b", "gemma2:2b", "gemma2:9b", "gemma2:27b",
+                           "phi3.5:3.8b", "mixtral:8x22b", "mistral-large:123b"}) {
     auto m = FindOllamaLibraryModel(name);
     ASSERT_TRUE(m.ok()) << name << ": " << m.status().ToString();
     EXPECT_TRUE(FindCatalogModel(m->catalog_id).ok()) << name;
