@@ -92,7 +92,9 @@ struct LayerSpec {
   MlpSpec mlp;
 };
 
-enum class VisionKind { kNone, kQwen2Vl, kQwen25Vl, kQwen3Vl, kSiglip, kGemma4, kOther };
+enum class VisionKind {
+  kNone, kQwen2Vl, kQwen25Vl, kQwen3Vl, kSiglip, kGemma4, kPixtral, kOther
+};
 
 struct VisionSpec {
   VisionKind kind = VisionKind::kNone;

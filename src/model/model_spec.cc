@@ -808,6 +808,8 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
                   ? VisionKind::kQwen3Vl
               : spec.family == "gemma3" ? VisionKind::kSiglip
               : spec.family == "gemma4" ? VisionKind::kGemma4
+              // Mistral Small 3.1/3.2, Magistral (Mistral3ForConditionalGeneration): Pixtral.
+              : spec.family == "mistral" && top.model_type == "mistral3" ? VisionKind::kPixtral
                                         : VisionKind::kOther;
     vs.depth = v.depth ? *v.depth : (v.num_hidden_layers ? *v.num_hidden_layers : 0);
     vs.hidden_size = v.hidden_size ? *v.hidden_size : (v.embed_dim ? *v.embed_dim : 0);
@@ -839,6 +841,11 @@ Result<ModelSpec> ModelSpecFromRaw(const RawConfig& top, std::string_view origin
       if (!v.patch_size) vs.patch_size = 16;
       vs.pooling_kernel_size = v.pooling_kernel_size.value_or(3);
       vs.soft_tokens_per_image = v.default_output_length.value_or(280);
+    }
+    if (vs.kind == VisionKind::kPixtral && !v.spatial_merge_size) {
+      // Mistral3Config keeps spatial_merge_size at the top level, default 2 (transformers
+      // models/mistral3/configuration_mistral3.py): the projector merges 2 x 2 patches.
+      vs.spatial_merge_size = 2;
     }
     if (vs.kind == VisionKind::kQwen25Vl) {
       // Qwen2.5-VL-3B's published vision_config gives only the widths; the rest are the

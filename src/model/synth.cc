@@ -502,6 +502,33 @@ void Vision(Emitter& e, const ModelSpec& s) {
               {static_cast<uint64_t>(s.hidden_size), hv});
       break;
     }
+    case VisionKind::kPixtral: {
+      // transformers PixtralVisionModel (a bias-free Conv2d patch embedding, RMSNorm ln_pre,
+      // Llama-style layers: attention_norm, q/k/v/o, ffn_norm, gated feed_forward) and
+      // Mistral3MultiModalProjector (an RMSNorm, the patch merger's merging_layer over
+      // spatial_merge_size^2 patches, linear_1 and linear_2 into the text width; no biases:
+      // multimodal_projector_bias false), as the checkpoints name them.
+      const std::string vp = "vision_tower.";
+      const uint64_t ht = static_cast<uint64_t>(s.hidden_size);
+      e.Plain(vp + "patch_conv.weight", {hv, c, ps, ps});
+      e.Plain(vp + "ln_pre.weight", {hv});
+      for (int64_t i = 0; i < v.depth; ++i) {
+        const std::string b = fmt::format("{}transformer.layers.{}.", vp, i);
+        e.Plain(b + "attention_norm.weight", {hv});
+        for (const char* x : {"q_proj", "k_proj", "v_proj", "o_proj"})
+          lin(b + "attention." + x, hv, hv, false);
+        e.Plain(b + "ffn_norm.weight", {hv});
+        lin(b + "feed_forward.gate_proj", iv, hv, false);
+        lin(b + "feed_forward.up_proj", iv, hv, false);
+        lin(b + "feed_forward.down_proj", hv, iv, false);
+      }
+      const std::string mp = "multi_modal_projector.";
+      e.Plain(mp + "norm.weight", {hv});
+      lin(mp + "patch_merger.merging_layer", hv, hv * m2, false);
+      lin(mp + "linear_1", ht, hv, false);
+      lin(mp + "linear_2", ht, ht, false);
+      break;
+    }
     case VisionKind::kNone:
     case VisionKind::kQwen2Vl:
     case VisionKind::kOther:

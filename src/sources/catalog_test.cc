@@ -76,6 +76,12 @@ const Published kPublished[] = {
     {"qwen3-vl-8b-instruct", 8767123696ULL, "header sum"},
     {"qwen3-vl-235b-a22b-instruct", 235670022896ULL, "header sum"},
     {"qwen3-30b-a3b-instruct-2507", 30532122624ULL, "header sum (the 2504 model's shapes)"},
+    // The Pixtral tower and its patch-merger projector beside the text model.
+    {"magistral-small-2509", 24011361280ULL, "HF safetensors total"},
+    {"mistral-small-3.1-24b-instruct-2503", 24011361280ULL, "Magistral's total, same shapes"},
+    {"qwen3.5-4b", 4659865088ULL, "header sum"},
+    {"qwen3.5-122b-a10b", 125086497008ULL, "header sum"},
+    {"qwen3-embedding-0.6b", 595776512ULL, "header sum"},
 };
 
 TEST(Catalog, PublishedParameterCounts) {
