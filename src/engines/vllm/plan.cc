@@ -1586,6 +1586,16 @@ EncoderProfile EncoderActivation(Run& r, uint64_t mnbt, uint64_t reqs) {
           "the language model's dummy batch, whose peak the plan charges (a measured E4B start "
           "left 1.20 GiB more KV memory than planned; docs/validation.md); "
           "--language-model-only skips it");
+    } else if (v.kind != VisionKind::kNone && !s.language_model_only) {
+      // Pixtral (Mistral 3), SigLIP (Gemma 3) and the towers read as "other": the profile
+      // run's dummy images through the encoder are not charged on their own (said, not
+      // silently left out); the language model's dummy batch is.
+      r.plan.notes.push_back(fmt::format(
+          "the vision encoder's profile ({}: vLLM's dummy images of the largest size the "
+          "processor allows, --limit-mm-per-prompt of them) is not charged on its own: the plan "
+          "charges the language model's dummy batch, and the encoder's activations for many "
+          "large images may exceed it; --language-model-only skips the encoder",
+          r.spec.architecture.empty() ? "this model's tower" : r.spec.architecture));
     }
     return {};
   }

@@ -1639,6 +1639,30 @@ TEST(Vllm, V0110VisionAttentionHoldsAnFp32CopyOfQAndK) {
   EXPECT_EQ(encoder("0.11.1"), stored + 65536ull * 2 * (3 * 1280 + 3 * 3420));
 }
 
+// Mistral Small 3.2: the Pixtral tower is in the weights (0.82 GiB), and its profile, which the
+// plan does not charge on its own, is named; --language-model-only drops both and the note.
+TEST(Vllm, PixtralTowerIsWeighedAndItsProfileNamed) {
+  const Inventory inv = Catalog("mistral-small-3.2-24b-instruct-2506");
+  VllmSettings s;
+  s.max_model_len = 16384;
+  auto p = PlanVllm(inv, Gpu("h100-sxm"), s);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const auto named = [](const VllmPlan& plan) {
+    for (const std::string& n : plan.notes) {
+      if (n.rfind("the vision encoder's profile (Mistral3ForConditionalGeneration", 0) == 0) {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(named(*p));
+  s.language_model_only = true;
+  auto text = PlanVllm(inv, Gpu("h100-sxm"), s);
+  ASSERT_TRUE(text.ok());
+  EXPECT_FALSE(named(*text));
+  EXPECT_EQ(p->gpus[0].weights_bytes - text->gpus[0].weights_bytes, 438958080ULL * 2);
+}
+
 // --language-model-only (PR #34120, v0.16): every modality's limit is 0, so vLLM builds neither
 // the vision tower nor the projector (_mark_tower_model) and profiles no encoder. Qwen2.5-VL-3B
 // on an L4 at v0.20: the weights lose exactly the vision component, the encoder term goes, and
