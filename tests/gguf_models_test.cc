@@ -333,6 +333,25 @@ TEST_F(GgufModels, Qwen3DenseInspectsExactly) {
   EXPECT_FALSE(HasFinding(inv, "missing-lm-head"));
 }
 
+// Qwen3-VL-8B's text GGUF (arch qwen3vl, llama.cpp's convert of Qwen3VLForConditionalGeneration):
+// Qwen3-8B's blocks and sizes, read with qwen3's rules, not as a generic decoder.
+TEST_F(GgufModels, Qwen3VlTextFileReadsAsQwen3) {
+  Gen g;
+  Common(g, "qwen3vl", 36, 4096, 262144, 15);
+  g.w.U32("qwen3vl.feed_forward_length", 12288);
+  Heads(g, "qwen3vl", 32, 8, 128);
+  g.w.U32("qwen3vl.n_deepstack_layers", 3);
+  g.T("token_embd.weight", Dtype::kQ4_K, {151936, 4096});
+  for (int i = 0; i < 36; ++i) Qwen3DenseLayer(g, i);
+  g.Norm("output_norm.weight", 4096);
+  g.T("output.weight", Dtype::kQ6_K, {151936, 4096});
+  const Inventory inv = Check(std::move(g), "Qwen3-VL-8B-Instruct-Q4_K_M.gguf");
+  EXPECT_EQ(inv.spec.family, "qwen3");
+  EXPECT_FALSE(inv.spec.generic);
+  EXPECT_EQ(inv.spec.layers[0].attention.num_kv_heads, 8);
+  EXPECT_TRUE(inv.spec.layers[0].attention.qk_norm);
+}
+
 TEST_F(GgufModels, Qwen3MoeInspectsExactly) {
   const Inventory inv = Check(Qwen3Moe(), "Qwen3-30B-A3B-Q4_K_M.gguf");
   EXPECT_EQ(inv.parameters, 30532122624u);  // Qwen/Qwen3-30B-A3B, published

@@ -26,12 +26,18 @@ struct ArchRow {
   bool output_gate;  // q_proj also yields a gate (Qwen3-Next, Qwen3.5)
   int swa_period;    // llama.cpp's fixed sliding pattern: layer i global iff (i+1) % p == 0
 };
-constexpr std::array<ArchRow, 15> kArchs = {{
+constexpr std::array<ArchRow, 18> kArchs = {{
     {"llama", "llama", false, false, false, 0},
     {"qwen2", "qwen2", false, false, false, 0},
     {"qwen2moe", "qwen2_moe", false, false, false, 0},
     {"qwen3", "qwen3", true, false, false, 0},
     {"qwen3moe", "qwen3_moe", true, false, false, 0},
+    // The vision-language models' text files (llama-arch.cpp LLM_ARCH_QWEN2VL, QWEN3VL,
+    // QWEN3VLMOE): the same blocks as qwen2 / qwen3 / qwen3moe (M-RoPE and Qwen3-VL's deepstack
+    // inputs change no weight or KV cache); the vision tower is the separate mmproj file.
+    {"qwen2vl", "qwen2", false, false, false, 0},
+    {"qwen3vl", "qwen3", true, false, false, 0},
+    {"qwen3vlmoe", "qwen3_moe", true, false, false, 0},
     {"qwen3next", "qwen3_next", true, true, true, 0},
     {"qwen35", "qwen3_5", true, true, true, 0},
     {"qwen35moe", "qwen3_5_moe", true, true, true, 0},
