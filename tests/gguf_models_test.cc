@@ -81,15 +81,16 @@ void Qwen3DenseLayer(Gen& g, int i) {
   g.T(L(i, "ffn_down.weight"), i % 2 ? Dtype::kQ4_K : Dtype::kQ6_K, {4096, 12288});
 }
 
-void Qwen3DenseKeys(Gen& g) {
-  Common(g, "qwen3", 36, 4096, 40960, 15);
-  g.w.U32("qwen3.feed_forward_length", 12288);
-  Heads(g, "qwen3", 32, 8, 128);
+// (arch: also the vision-language text file's "qwen3vl", the same blocks.)
+void Qwen3DenseKeys(Gen& g, const std::string& arch = "qwen3") {
+  Common(g, arch, 36, 4096, 40960, 15);
+  g.w.U32(arch + ".feed_forward_length", 12288);
+  Heads(g, arch, 32, 8, 128);
 }
 
-Gen Qwen3Dense() {
+Gen Qwen3Dense(const std::string& arch = "qwen3") {
   Gen g;
-  Qwen3DenseKeys(g);
+  Qwen3DenseKeys(g, arch);
   g.w.StrArray("tokenizer.ggml.tokens", 151936);
   g.T("token_embd.weight", Dtype::kQ4_K, {151936, 4096});
   for (int i = 0; i < 36; ++i) Qwen3DenseLayer(g, i);
@@ -336,16 +337,10 @@ TEST_F(GgufModels, Qwen3DenseInspectsExactly) {
 // Qwen3-VL-8B's text GGUF (arch qwen3vl, llama.cpp's convert of Qwen3VLForConditionalGeneration):
 // Qwen3-8B's blocks and sizes, read with qwen3's rules, not as a generic decoder.
 TEST_F(GgufModels, Qwen3VlTextFileReadsAsQwen3) {
-  Gen g;
-  Common(g, "qwen3vl", 36, 4096, 262144, 15);
-  g.w.U32("qwen3vl.feed_forward_length", 12288);
-  Heads(g, "qwen3vl", 32, 8, 128);
+  Gen g = Qwen3Dense("qwen3vl");
   g.w.U32("qwen3vl.n_deepstack_layers", 3);
-  g.T("token_embd.weight", Dtype::kQ4_K, {151936, 4096});
-  for (int i = 0; i < 36; ++i) Qwen3DenseLayer(g, i);
-  g.Norm("output_norm.weight", 4096);
-  g.T("output.weight", Dtype::kQ6_K, {151936, 4096});
-  const Inventory inv = Check(std::move(g), "Qwen3-VL-8B-Instruct-Q4_K_M.gguf");
+  const Inventory inv = Check(g, "Qwen3-VL-8B-Instruct-Q4_K_M.gguf");
+  EXPECT_EQ(inv.parameters, 8190735360u);
   EXPECT_EQ(inv.spec.family, "qwen3");
   EXPECT_FALSE(inv.spec.generic);
   EXPECT_EQ(inv.spec.layers[0].attention.num_kv_heads, 8);
