@@ -40,6 +40,9 @@ TEST(Gpus, FindsByAliasAndDriverName) {
   EXPECT_FALSE(FindGpu("a100-40gb")->fp8);
   EXPECT_TRUE(FindGpu("a100-80gb")->also_named.empty());
   EXPECT_TRUE(FindGpu("b200")->fp4);
+  // The RTX PRO 6000's editions (Workstation, Max-Q, Server) carry the same 96 GB.
+  EXPECT_EQ(FindGpu("RTX PRO 6000 Blackwell Max-Q")->id, "rtx-pro-6000");
+  EXPECT_EQ(FindGpu("NVIDIA RTX PRO 6000 Blackwell Server Edition")->id, "rtx-pro-6000");
   auto miss = FindGpu("rtx 4080 ti");
   ASSERT_FALSE(miss.ok());
   EXPECT_NE(miss.status().message().find("nearest: "), std::string::npos);
