@@ -151,6 +151,16 @@ class Searcher {
     o.served = std::min(plan.max_concurrency, static_cast<double>(plan.resolved.max_num_seqs));
     o.command = plan.command;
     if (model_.name != first_model_) o.given_up.push_back("model variant " + model_.name);
+    // Pipeline stages where the engine also offers tensor parallelism (vLLM, SGLang): a
+    // request's layers run stage after stage, so one request decodes no faster than on one GPU,
+    // where TP splits every layer across the GPUs (vLLM's docs: TP within a node, PP across
+    // nodes). Named, so that a TP layout as good on the goal ranks first.
+    const std::string tp_flag = engine_.flag_name(Setting::kTensorParallel);
+    const std::string pp_flag = engine_.flag_name(Setting::kPipelineParallel);
+    if (l.pp > 1 && !tp_flag.empty() && !pp_flag.empty() && tp_flag != pp_flag) {
+      o.given_up.push_back(fmt::format("{} {} (slower per request than tensor parallelism)",
+                                       pp_flag, l.pp));
+    }
     for (size_t i = 0; i < engine_.knobs.size(); ++i) {
       if (!On(k, i)) continue;
       const Knob& knob = engine_.knobs[i];

@@ -76,19 +76,54 @@ TEST(Fit, Qwen35AwqOnTwo24GbCards) {
   ASSERT_NE(plain, nullptr);
   EXPECT_EQ(plain->gpus, 2);  // the weights do not fit one card
   EXPECT_EQ(plain->context, 4096);
-  // The same as the plan of its own settings (two pipeline stages beat TP 2 here: no
-  // all-reduce buffers), and at least what TP 2 serves.
+  // The same as the plan of its own settings: TP 2, which serves more than two pipeline stages
+  // here; a PP layout, which decodes one request no faster than one GPU, names that trade.
   auto p = PlanVllm(inv, *FindGpu("4090"), ToVllmSettings(plain->settings));
   ASSERT_TRUE(p.ok() && p->fits);
   EXPECT_DOUBLE_EQ(plain->concurrency, p->max_concurrency);
+  EXPECT_EQ(plain->settings.tensor_parallel_size, 2);
+  EXPECT_EQ(plain->settings.pipeline_parallel_size, 1);
   VllmSettings s;
-  s.tensor_parallel_size = 2;
+  s.pipeline_parallel_size = 2;
   s.max_model_len = 4096;
-  auto tp2 = PlanVllm(inv, *FindGpu("4090"), s);
-  ASSERT_TRUE(tp2.ok() && tp2->fits);
-  EXPECT_GE(plain->concurrency, tp2->max_concurrency);
+  auto pp2 = PlanVllm(inv, *FindGpu("4090"), s);
+  ASSERT_TRUE(pp2.ok() && pp2->fits);
+  EXPECT_LT(pp2->max_concurrency, plain->concurrency);
+  for (const FitOption& o : r->options) {
+    if (o.settings.pipeline_parallel_size < 2) continue;
+    ASSERT_FALSE(o.given_up.empty()) << o.command;
+    EXPECT_EQ(o.given_up[0].rfind("--pipeline-parallel-size 2 (", 0), 0u) << o.given_up[0];
+  }
   // Ranked by requests served: the best serves at least as many as every other row.
   for (const FitOption& o : r->options) EXPECT_GE(r->options[0].served + 1e-9, o.served);
+}
+
+// Qwen3-32B-AWQ on two RTX 4090s at its 40,960 tokens: two pipeline stages hold a little
+// more KV than TP 2 (no all-reduce buffers), but the best row is TP 2, with nothing given up;
+// the PP row names what it costs (each request's layers run stage after stage).
+TEST(Fit, TensorParallelRanksBeforePipelineStagesThatHoldALittleMore) {
+  const Inventory inv = Catalog("qwen3-32b-awq");
+  auto r = Fit(vllm::VllmEngine(), {{"qwen3-32b-awq", &inv}}, OneCard("4090", 2));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->met);
+  const FitOption& best = r->options[0];
+  EXPECT_TRUE(best.given_up.empty());
+  EXPECT_EQ(best.settings.tensor_parallel_size, 2);
+  EXPECT_EQ(best.settings.pipeline_parallel_size, 1);
+  VllmSettings s;
+  s.pipeline_parallel_size = 2;
+  s.max_model_len = best.context;
+  auto pp2 = PlanVllm(inv, *FindGpu("4090"), s);
+  ASSERT_TRUE(pp2.ok() && pp2->fits);
+  EXPECT_GT(pp2->max_concurrency, best.concurrency);
+  bool pp_row = false;
+  for (const FitOption& o : r->options) {
+    if (o.settings.pipeline_parallel_size < 2) continue;
+    pp_row = true;
+    EXPECT_NE(o.given_up.front().find("slower per request than tensor parallelism"),
+              std::string::npos);
+  }
+  EXPECT_TRUE(pp_row);
 }
 
 TEST(Fit, MoreMemoryNeverGivesAShorterContext) {
