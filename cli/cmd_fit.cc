@@ -134,8 +134,9 @@ std::function<int()> SetupFit(CLI::App* app) {
     } else if (search_cards) {
       auto all = GpuCatalog();
       if (!all.ok()) return fail(all.status());
+      // The planner models CUDA; a laptop's GPU is not a card one buys or stacks.
       for (const GpuSpec& g : *all) {
-        if (g.vendor == "nvidia") req.cards.push_back(g);  // the planner models CUDA
+        if (g.vendor == "nvidia" && !g.laptop) req.cards.push_back(g);
       }
     } else {
       return fail(Status::InvalidArgument(

@@ -37,6 +37,9 @@ struct GpuSpec {
   // NVML answers Not Supported for the memory (nvidia-smi prints [N/A]: GB10): programs that
   // size themselves from NVML see no total.
   bool nvml_memory_unsupported = false;
+  // A laptop's GPU (RTX 4090 Laptop GPU: 16 GB, not the desktop card's 24): one per machine,
+  // so a search over cards to buy or stack (fit --goal gpus, --gpus-table) leaves it out.
+  bool laptop = false;
   std::string confidence;         // direct | weak | inferred | derived
   std::string source;
   std::string notes;

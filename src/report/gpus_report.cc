@@ -21,25 +21,26 @@ std::string RenderGpusJson(const std::vector<GpuSpec>& gpus) {
                          {"total_bytes", g.total_bytes}, {"nvidia_smi_mib", g.nvidia_smi_mib},
                          {"compute_capability", g.compute_capability},
                          {"sm_count", g.sm_count}, {"fp8", g.fp8},
-                         {"fp4", g.fp4}, {"unified_memory", g.unified_memory},
+                         {"fp4", g.fp4}, {"unified_memory", g.unified_memory}, {"laptop", g.laptop},
                          {"confidence", g.confidence}, {"source", g.source}, {"notes", g.notes}});
   }
   return report::JsonText(j);
 }
 
 std::string RenderGpusText(const std::vector<GpuSpec>& gpus, std::string_view engines) {
-  // The id and capability columns are as wide as their longest entry ("rtx-4070-ti-super",
+  // The id, name and capability columns are as wide as their longest entry ("rtx-4070-ti-super",
   // AMD's "gfx1100"), so every row lines up.
-  size_t id_width = 12, cc_width = 5;
+  size_t id_width = 12, name_width = 34, cc_width = 5;
   for (const GpuSpec& g : gpus) {
     id_width = std::max(id_width, g.id.size());
+    name_width = std::max(name_width, g.name.size());
     cc_width = std::max(cc_width, g.compute_capability.size());
   }
   auto row = [&](std::string_view id, std::string_view name, std::string_view total,
                  std::string_view cc, std::string_view fp8, std::string_view fp4,
                  std::string_view source, std::string_view aliases) {
-    return fmt::format("{:<{}} {:<34} {:>11} {:>{}} {:>4} {:>4}  {:<9} {}\n", id, id_width, name,
-                       total, cc, cc_width, fp8, fp4, source, aliases);
+    return fmt::format("{:<{}} {:<{}} {:>11} {:>{}} {:>4} {:>4}  {:<9} {}\n", id, id_width, name,
+                       name_width, total, cc, cc_width, fp8, fp4, source, aliases);
   };
   std::string out = row("ID", "NAME", "CUDA TOTAL", "CC", "FP8", "FP4", "SOURCE", "ALIASES");
   for (const GpuSpec& g : gpus) {

@@ -72,6 +72,7 @@ Status ParseGpu(const simdjson::dom::element& e, size_t i, GpuSpec* g) {
   if (!e["fp4"].get_bool().get(b)) g->fp4 = b;
   if (!e["unified_memory"].get_bool().get(b)) g->unified_memory = b;
   if (!e["nvml_memory_unsupported"].get_bool().get(b)) g->nvml_memory_unsupported = b;
+  if (!e["laptop"].get_bool().get(b)) g->laptop = b;
   simdjson::dom::array aliases;
   if (!e["aliases"].get_array().get(aliases)) {
     for (auto a : aliases) {

@@ -1,6 +1,7 @@
 // The GPU catalog: every required card, lookups by alias, memory sizes.
 #include "vramfit/gpu.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,6 +44,19 @@ TEST(Gpus, FindsByAliasAndDriverName) {
   // The RTX PRO 6000's editions (Workstation, Max-Q, Server) carry the same 96 GB.
   EXPECT_EQ(FindGpu("RTX PRO 6000 Blackwell Max-Q")->id, "rtx-pro-6000");
   EXPECT_EQ(FindGpu("NVIDIA RTX PRO 6000 Blackwell Server Edition")->id, "rtx-pro-6000");
+  // A laptop GPU is its own card, with less memory than the desktop one of the same number.
+  for (const char* n : {"4090", "4080", "5090", "3070"}) {
+    auto desktop = FindGpu(n);
+    auto laptop = FindGpu(fmt::format("NVIDIA GeForce RTX {} Laptop GPU", n));
+    ASSERT_TRUE(desktop.ok() && laptop.ok()) << n;
+    EXPECT_EQ(laptop->id, fmt::format("rtx-{}-laptop", n));
+    EXPECT_EQ(FindGpu(fmt::format("rtx {} laptop", n))->id, laptop->id);
+    EXPECT_LT(laptop->total_bytes, desktop->total_bytes) << n;
+    EXPECT_EQ(laptop->compute_capability, desktop->compute_capability) << n;
+    EXPECT_TRUE(laptop->laptop) << n;  // left out of the searches over cards to buy
+    EXPECT_FALSE(desktop->laptop) << n;
+  }
+  EXPECT_EQ(FindGpu("NVIDIA GeForce RTX 4050 Laptop GPU")->total_bytes, 6083706880ULL);
   auto miss = FindGpu("rtx 4080 ti");
   ASSERT_FALSE(miss.ok());
   EXPECT_NE(miss.status().message().find("nearest: "), std::string::npos);
@@ -64,7 +78,9 @@ TEST(Gpus, AmbiguousNamesNameTheOtherCards) {
       {"3080", {"rtx-3080-10gb", "rtx-3080-12gb"}},
       {"NVIDIA GeForce RTX 3080", {"rtx-3080-10gb", "rtx-3080-12gb"}},
       {"4060 Ti", {"rtx-4060-ti-8gb", "rtx-4060-ti-16gb"}},
-      {"rtx-4060-ti", {"rtx-4060-ti-8gb", "rtx-4060-ti-16gb"}}};
+      {"rtx-4060-ti", {"rtx-4060-ti-8gb", "rtx-4060-ti-16gb"}},
+      {"3080 laptop", {"rtx-3080-laptop-8gb", "rtx-3080-laptop-16gb"}},
+      {"NVIDIA GeForce RTX 3080 Laptop GPU", {"rtx-3080-laptop-8gb", "rtx-3080-laptop-16gb"}}};
   for (const auto& [name, cards] : cases) {
     auto g = FindGpu(name);
     ASSERT_TRUE(g.ok()) << name;
