@@ -198,15 +198,32 @@ struct ArchOf {
 };
 // vramfit family -> convert_hf_to_gguf.py model class's gguf arch (MistralForCausalLM and
 // MixtralForCausalLM are converted as "llama").
-constexpr std::array<ArchOf, 12> kArchOf = {{
+constexpr std::array<ArchOf, 13> kArchOf = {{
     {"llama", "llama"},     {"mistral", "llama"},      {"mixtral", "llama"},
     {"qwen2", "qwen2"},     {"qwen2_moe", "qwen2moe"}, {"qwen3", "qwen3"},
     {"qwen3_moe", "qwen3moe"}, {"gemma2", "gemma2"},   {"gemma3", "gemma3"},
     {"gpt_oss", "gpt-oss"}, {"gemma4", "gemma4"},      {"phi3", "phi3"},
+    {"glm4_moe", "glm4moe"},
 }};
 
-Status LayerTensors(Writer& w, const ModelSpec& s, size_t il, bool mxfp4_experts) {
-  const LayerSpec& l = s.layers[il];
+// GLM-4.5/4.6 (Glm4MoeModel, ec98e2002): the NextN (MTP) layers are written after the decoder
+// layers as blocks of their own (block_count = num_hidden_layers + num_nextn_predict_layers),
+// each a whole decoder layer plus its nextn.* tensors; llama.cpp loads them with TENSOR_SKIP
+// and gives them no KV cache (n_layer_kv_from_start).
+bool WritesNextnBlocks(const ModelSpec& s) { return s.family == "glm4_moe" && s.mtp_layers > 0; }
+
+// The layer an MTP block repeats: the last decoder layer, with the last full-attention layer's
+// attention (synth.cc's MTP layer).
+LayerSpec MtpLayer(const ModelSpec& s) {
+  LayerSpec l = s.layers.back();
+  for (const LayerSpec& x : s.layers) {
+    if (x.attention.kind == AttentionKind::kFull) l.attention = x.attention;
+  }
+  return l;
+}
+
+Status LayerTensors(Writer& w, const ModelSpec& s, const LayerSpec& l, size_t il,
+                    bool mxfp4_experts) {
   const AttentionSpec& a = l.attention;
   const MlpSpec& m = l.mlp;
   const uint64_t h = static_cast<uint64_t>(s.hidden_size);
@@ -258,8 +275,11 @@ Status LayerTensors(Writer& w, const ModelSpec& s, size_t il, bool mxfp4_experts
     VRAMFIT_RETURN_IF_ERROR(add("post_attention_norm.weight", {h}));
     VRAMFIT_RETURN_IF_ERROR(add("post_ffw_norm.weight", {h}));
   }
-  VRAMFIT_RETURN_IF_ERROR(add(s.family == "gpt_oss" ? "post_attention_norm.weight"
-                                                    : "ffn_norm.weight", {h}));
+  // gpt-oss and GLM4_MOE name the norm before the FFN ATTN_POST_NORM (constants.py).
+  VRAMFIT_RETURN_IF_ERROR(add(s.family == "gpt_oss" || s.family == "glm4_moe"
+                                  ? "post_attention_norm.weight"
+                                  : "ffn_norm.weight",
+                              {h}));
   // Gemma 4's dense FFN runs beside its experts as llama.cpp's plain ffn_* tensors ("for
   // expert layers, we use normal FFN as shared expert", models/gemma4.cpp).
   const bool dense_beside = m.kind == MlpKind::kMoe && s.family == "gemma4";
@@ -275,6 +295,8 @@ Status LayerTensors(Writer& w, const ModelSpec& s, size_t il, bool mxfp4_experts
   const uint64_t ffe = static_cast<uint64_t>(m.expert_intermediate_size);
   VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_inp.weight", {e, h}));
   if (m.router_bias) VRAMFIT_RETURN_IF_ERROR(add("ffn_gate_inp.bias", {e}));
+  // The router's score-correction bias (e_score_correction_bias -> FFN_EXP_PROBS_B).
+  if (m.router_score_bias) VRAMFIT_RETURN_IF_ERROR(add("exp_probs_b.bias", {e}));
   const Dtype experts = mxfp4_experts ? Dtype::kMXFP4 : Dtype::kBool;
   VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "ffn_gate_exps.weight", {e, ffe, h}, experts));
   VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "ffn_up_exps.weight", {e, ffe, h}, experts));
@@ -326,7 +348,8 @@ void Metadata(const ModelSpec& s, std::string_view arch, const GgufFtypeInfo& ft
   md["general.file_type"] = Int(ft.llama_ftype);
   md["general.quantization_version"] = Int(2);
   const size_t n = s.layers.size();
-  md[a + ".block_count"] = Int(static_cast<int64_t>(n));
+  const int64_t nextn = WritesNextnBlocks(s) ? s.mtp_layers : 0;
+  md[a + ".block_count"] = Int(static_cast<int64_t>(n) + nextn);
   md[a + ".embedding_length"] = Int(s.hidden_size);
   md[a + ".vocab_size"] = Int(s.vocab_size);
   if (s.max_position_embeddings > 0) md[a + ".context_length"] = Int(s.max_position_embeddings);
@@ -345,6 +368,13 @@ void Metadata(const ModelSpec& s, std::string_view arch, const GgufFtypeInfo& ft
     sliding.push_back(slides ? 1 : 0);
     if (slides) window = std::max(window, l.attention.sliding_window);
     if (l.mlp.kind == MlpKind::kMoe && moe == nullptr) moe = &l;
+  }
+  // Per-layer arrays cover the NextN blocks too (the MTP layer repeats the last one).
+  for (int64_t k = 0; k < nextn; ++k) {
+    heads.push_back(heads.back());
+    kv.push_back(kv.back());
+    ff.push_back(ff.back());
+    sliding.push_back(0);
   }
   auto scalar_or_array = [&](const std::string& key, const std::vector<int64_t>& v) {
     if (std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v.front(); })) {
@@ -379,7 +409,18 @@ void Metadata(const ModelSpec& s, std::string_view arch, const GgufFtypeInfo& ft
     md[a + ".attention.sliding_window"] = Int(window);
     md[a + ".attention.sliding_window_pattern"] = IntArray(sliding);
   }
+  if (nextn > 0) md[a + ".nextn_predict_layers"] = Int(nextn);
   if (moe != nullptr) {
+    // The dense layers before the first MoE one (DeepSeek/GLM's first_k_dense_replace).
+    int64_t lead = 0;
+    while (lead < static_cast<int64_t>(n) &&
+           s.layers[static_cast<size_t>(lead)].mlp.kind != MlpKind::kMoe) {
+      ++lead;
+    }
+    if (lead > 0) md[a + ".leading_dense_block_count"] = Int(lead);
+    if (moe->mlp.num_shared_experts > 0 && s.family == "glm4_moe") {
+      md[a + ".expert_shared_count"] = Int(moe->mlp.num_shared_experts);
+    }
     md[a + ".expert_count"] = Int(moe->mlp.num_experts);
     md[a + ".expert_used_count"] = Int(moe->mlp.experts_per_token);
     md[a + ".expert_feed_forward_length"] = Int(moe->mlp.expert_intermediate_size);
@@ -454,8 +495,9 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
       base.vocab_size <= 0) {
     return Status::Unsupported(fmt::format(
         "--as-quantized {}: GGUF what-ifs lay out llama, mistral, mixtral, qwen2, qwen2_moe, "
-        "qwen3, qwen3_moe, gemma2, gemma3, gemma4, gpt-oss and phi3 models; this one is {} (plan "
-        "a real .gguf file instead)", info->name, base.family.empty() ? "unknown" : base.family));
+        "qwen3, qwen3_moe, gemma2, gemma3, gemma4, gpt-oss, phi3 and glm4_moe models; this one "
+        "is {} (plan a real .gguf file instead)",
+        info->name, base.family.empty() ? "unknown" : base.family));
   }
   const bool mxfp4_source = base.quant.method == QuantMethod::kMxfp4;
   if (base.quant.quantized() && !mxfp4_source) {
@@ -499,7 +541,24 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
         w, "per_layer_proj_norm.weight", {static_cast<uint64_t>(base.per_layer_input_size)}));
   }
   for (size_t il = 0; il < base.layers.size(); ++il) {
-    VRAMFIT_RETURN_IF_ERROR(LayerTensors(w, base, il, mxfp4_source));
+    VRAMFIT_RETURN_IF_ERROR(LayerTensors(w, base, base.layers[il], il, mxfp4_source));
+  }
+  if (WritesNextnBlocks(base)) {
+    // Each NextN block: the checkpoint's layer num_hidden_layers + k mapped whole (tensor
+    // names as any layer's), then eh_proj, enorm, hnorm, embed_tokens, shared_head.head and
+    // shared_head.norm as blk.N.nextn.* (tensor_mapping.py NEXTN_*).
+    const LayerSpec mtp = MtpLayer(base);
+    for (int64_t k = 0; k < base.mtp_layers; ++k) {
+      const size_t il = base.layers.size() + static_cast<size_t>(k);
+      VRAMFIT_RETURN_IF_ERROR(LayerTensors(w, base, mtp, il, mxfp4_source));
+      const std::string p = fmt::format("blk.{}.nextn.", il);
+      VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "eh_proj.weight", {h, 2 * h}));
+      VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "enorm.weight", {h}));
+      VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "hnorm.weight", {h}));
+      VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "embed_tokens.weight", {vocab, h}));
+      VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "shared_head_head.weight", {vocab, h}));
+      VRAMFIT_RETURN_IF_ERROR(AddConverted(w, p + "shared_head_norm.weight", {h}));
+    }
   }
   VRAMFIT_RETURN_IF_ERROR(AddConverted(w, "output_norm.weight", {h}));
   if (!base.tie_word_embeddings) {
@@ -508,7 +567,9 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
   // llama-quantize over the converted tensors, in file order; offsets laid out anew.
   GgufQuantModel qm;
   qm.arch = std::string(arch);
-  qm.n_layer = static_cast<int64_t>(base.layers.size());
+  // hparams.n_layer: block_count, the NextN blocks included.
+  qm.n_layer = static_cast<int64_t>(base.layers.size()) +
+               (WritesNextnBlocks(base) ? base.mtp_layers : 0);
   qm.n_expert = moe ? base.layers.back().mlp.num_experts : 0;
   for (const LayerSpec& l : base.layers) qm.n_expert = std::max(qm.n_expert, l.mlp.num_experts);
   qm.tied = base.tie_word_embeddings;

@@ -238,6 +238,63 @@ TEST(SynthesizeGguf, Gemma4ReadsBack) {
   EXPECT_EQ(m->layers[0].attention.num_kv_heads, 8);
 }
 
+// GLM-4.5-Air as the converter writes it (Glm4MoeModel): 46 decoder blocks and the NextN
+// block 46 (a whole layer plus its nextn.* tensors), biased q/k/v, post_attention_norm, a
+// dense block 0, a shared expert and the router's exp_probs_b. Public llama.cpp loads of
+// GLM-4.5-Air files print what it must give: "model params = 110.469 B" for every full file
+// (ik_llama.cpp threads, code-index files 39275681598, 39309540918), a file of 803 tensors
+// ("done_getting_tensors: wrong number of tensors; expected 803, got 757" in a loader that
+// did not yet read the 46 exp_probs_b) and, for a Q8_0 file with the three large nextn.*
+// tensors removed, "model params = 109.194 B", "model size = 108.119 GiB" (file 39218284239).
+TEST(SynthesizeGguf, Glm45AirAsTheConverterWritesIt) {
+  auto m = FindCatalogModel("glm-4.5-air");
+  ASSERT_TRUE(m.ok());
+  auto base = ModelSpecFromConfigJson(m->config_json, "glm-4.5-air");
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  auto f = SynthesizeGguf(*base, GgufFtype::kQ8_0, "GLM-4.5-Air-Q8_0.gguf");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->Architecture(), "glm4moe");
+  EXPECT_EQ(f->tensors.size(), 803u);
+  uint64_t params = 0, bytes = 0, nextn_params = 0, nextn_bytes = 0;
+  std::map<std::string, Dtype> types;
+  for (const TensorInfo& t : f->tensors) {
+    types[t.name] = t.dtype;
+    params += t.elements;
+    bytes += t.bytes();
+    if (t.name.find(".nextn.") != std::string::npos) {
+      nextn_params += t.elements;
+      nextn_bytes += t.bytes();
+    }
+  }
+  EXPECT_EQ(params, 110468824832u);  // 110.469 B
+  EXPECT_EQ((params - nextn_params + 500000) / 1000000, 109194u);
+  // 108.119 GiB without the nextn tensors (the eh_proj, embed_tokens and shared_head_head
+  // that the 109.194 B file dropped; its two small norms are within the print's rounding).
+  EXPECT_NEAR((bytes - nextn_bytes) / 1073741824.0, 108.119, 0.001);
+  EXPECT_EQ(types.at("blk.0.ffn_down.weight"), Dtype::kQ8_0);  // the dense block
+  EXPECT_EQ(types.at("blk.1.exp_probs_b.bias"), Dtype::kF32);
+  EXPECT_EQ(types.at("blk.1.attn_q.bias"), Dtype::kF32);
+  EXPECT_TRUE(types.count("blk.46.ffn_gate_exps.weight"));
+  EXPECT_TRUE(types.count("blk.46.nextn.eh_proj.weight"));
+  EXPECT_TRUE(types.count("blk.45.post_attention_norm.weight"));
+  EXPECT_FALSE(types.count("blk.45.ffn_norm.weight"));
+  // Read back: 46 decoder layers (the NextN block has no KV cache and is not run), 128
+  // experts from block 1, one shared expert of 1,408.
+  auto back = ModelSpecFromGguf(*f);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_FALSE(back->generic);
+  EXPECT_EQ(back->family, "glm4_moe");
+  EXPECT_EQ(back->layers.size(), 46u);
+  EXPECT_EQ(back->mtp_layers, 1);
+  EXPECT_EQ(back->layers[0].mlp.kind, MlpKind::kDense);
+  EXPECT_EQ(back->layers[1].mlp.num_experts, 128);
+  EXPECT_EQ(back->layers[1].mlp.shared_intermediate_size, 1408);
+  EXPECT_TRUE(back->layers[1].mlp.router_score_bias);
+  EXPECT_TRUE(back->layers[1].attention.qkv_bias);
+  EXPECT_EQ(back->layers[1].attention.num_kv_heads, 8);
+  EXPECT_EQ(back->layers[1].attention.head_dim, 128);
+}
+
 TEST(SynthesizeGguf, RefusesWhatItCannotLayOut) {
   ModelSpec s = Qwen3Moe();
   s.family = "deepseek_v3";
