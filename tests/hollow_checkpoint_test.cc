@@ -319,5 +319,75 @@ TEST(HollowCheckpoint, OriginalCopiesAreNotCounted) {
   std::filesystem::remove_all(dir);
 }
 
+// A ModelOpt MIXED_PRECISION export (NVIDIA's NVFP4 checkpoints: NVFP4 experts, FP8 attention)
+// read from its headers: every U8 weight beside an E4M3 weight_scale is two values a byte, the
+// summary names the algorithms, and config.json implies no byte count to warn against.
+TEST(HollowCheckpoint, ModelOptMixedPrecisionIsCountedFromItsHeaders) {
+  const std::string dir = testing::MakeTempDir("mixed");
+  const uint64_t h = 256, e = 4, ff = 128, vocab = 1000;
+  std::vector<testing::HollowTensor> t = {{"model.embed_tokens.weight", Dtype::kBF16, {vocab, h}},
+                                          {"lm_head.weight", Dtype::kBF16, {vocab, h}},
+                                          {"model.norm.weight", Dtype::kBF16, {h}}};
+  nlohmann::json layers = nlohmann::json::object();
+  uint64_t params = 2 * vocab * h + h;
+  for (int l = 0; l < 2; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    using Proj = std::tuple<std::string, uint64_t, uint64_t>;
+    for (const auto& [n, rows, cols] :
+         std::vector<Proj>{{"self_attn.q_proj", 256, h}, {"self_attn.k_proj", 128, h},
+                           {"self_attn.v_proj", 128, h}, {"self_attn.o_proj", h, 256}}) {
+      t.push_back({p + n + ".weight", Dtype::kF8_E4M3, {rows, cols}});
+      t.push_back({p + n + ".weight_scale", Dtype::kF32, {}});
+      t.push_back({p + n + ".input_scale", Dtype::kF32, {}});
+      layers[p + n] = {{"quant_algo", "FP8"}};
+      params += rows * cols;
+    }
+    for (const char* n : {"self_attn.q_norm", "self_attn.k_norm"}) {
+      t.push_back({p + n + ".weight", Dtype::kBF16, {64}});
+      params += 64;
+    }
+    for (const char* n : {"input_layernorm", "post_attention_layernorm"}) {
+      t.push_back({p + n + ".weight", Dtype::kBF16, {h}});
+      params += h;
+    }
+    t.push_back({p + "mlp.gate.weight", Dtype::kBF16, {e, h}});
+    params += e * h;
+    for (uint64_t x = 0; x < e; ++x) {
+      for (const auto& [n, rows, cols] :
+           std::vector<Proj>{{"gate_proj", ff, h}, {"up_proj", ff, h}, {"down_proj", h, ff}}) {
+        const std::string m = p + "mlp.experts." + std::to_string(x) + "." + n;
+        t.push_back({m + ".weight", Dtype::kU8, {rows, cols / 2}});
+        t.push_back({m + ".weight_scale", Dtype::kF8_E4M3, {rows, cols / 16}});
+        t.push_back({m + ".weight_scale_2", Dtype::kF32, {}});
+        t.push_back({m + ".input_scale", Dtype::kF32, {}});
+        layers[m] = {{"quant_algo", "NVFP4"}, {"group_size", 16}};
+        params += rows * cols;
+      }
+    }
+  }
+  testing::WriteHollowCheckpoint(dir, t, 1);
+  nlohmann::json config = {
+      {"architectures", {"Qwen3MoeForCausalLM"}}, {"model_type", "qwen3_moe"},
+      {"hidden_size", h}, {"intermediate_size", 512}, {"moe_intermediate_size", ff},
+      {"num_experts", e}, {"num_experts_per_tok", 2}, {"num_attention_heads", 4},
+      {"num_key_value_heads", 2}, {"head_dim", 64}, {"num_hidden_layers", 2},
+      {"vocab_size", vocab}, {"max_position_embeddings", 4096}, {"torch_dtype", "bfloat16"},
+      {"tie_word_embeddings", false},
+      {"quantization_config", {{"quant_method", "modelopt"}, {"quant_algo", "MIXED_PRECISION"},
+                               {"kv_cache_quant_algo", "FP8"}, {"quantized_layers", layers}}}};
+  testing::WriteText(dir + "/config.json", config.dump());
+  auto inv = InspectModel(dir, {});
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_EQ(inv->parameters, params);
+  EXPECT_EQ(inv->quantization.bits, 4);
+  EXPECT_EQ(inv->quantization.format, "MIXED_PRECISION: FP8, NVFP4");
+  EXPECT_EQ(inv->audit.quantized_linear, 2 * (4 + 3 * 4));
+  for (const Finding& x : inv->audit.findings) {
+    EXPECT_NE(x.code, "scheme-bytes-mismatch") << x.message;
+    EXPECT_NE(x.severity, Severity::kError) << x.code << ": " << x.message;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace vramfit

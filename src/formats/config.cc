@@ -364,6 +364,27 @@ Status ParseQuant(const Ctx& c, const element& v, RawQuantConfig* q) {
     } else if (key == "llm_int8_skip_modules")
       VRAMFIT_RETURN_IF_ERROR(GetStringList(sub, key, val, &q->skip_modules));
     else if (key == "kv_cache_scheme") q->has_kv_cache_scheme = !val.is_null();
+    else if (key == "quantized_layers") {
+      // modelopt MIXED_PRECISION: {"model.layers.0.mlp.experts.0.down_proj": {"quant_algo":
+      // "NVFP4", "group_size": 16}, ...}; the algorithms it names are kept.
+      if (val.is_null()) continue;
+      object layers;
+      if (val.get_object().get(layers)) return TypeError(sub, key, "an object", val);
+      for (auto l : layers) {
+        object o;
+        if (l.value.get_object().get(o)) {
+          return TypeError(sub, fmt::format("quantized_layers\".\"{}", l.key), "an object",
+                           l.value);
+        }
+        std::string_view algo;
+        if (o["quant_algo"].get_string().get(algo)) continue;
+        if (std::find(q->layer_quant_algos.begin(), q->layer_quant_algos.end(), algo) ==
+                q->layer_quant_algos.end() &&
+            q->layer_quant_algos.size() < 16) {
+          q->layer_quant_algos.emplace_back(algo);
+        }
+      }
+    }
     else if (key == "config_groups") {
       if (val.is_null()) continue;
       object groups;

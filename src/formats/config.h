@@ -62,7 +62,10 @@ struct RawQuantConfig {
   std::string checkpoint_format;  // gptq: gptq | gptq_v2 | marlin ...
   std::string fmt;                // fp8: e4m3
   std::string activation_scheme;  // fp8: dynamic | static
-  std::string quant_algo;         // modelopt: FP8 | NVFP4 | ...
+  std::string quant_algo;         // modelopt: FP8 | NVFP4 | MIXED_PRECISION | ...
+  // modelopt MIXED_PRECISION: the distinct quant_algo values of quantized_layers (module ->
+  // {quant_algo, group_size}), in first-seen order.
+  std::vector<std::string> layer_quant_algos;
   std::string bnb_4bit_quant_type;
   std::string bnb_4bit_quant_storage;
   std::optional<int64_t> bits;

@@ -165,6 +165,9 @@ Result<ReadPlan> PlanFor(const ModelRef& ref, const InspectOptions& o) {
 }
 
 void AddSchemeCheck(const ModelSpec& spec, Inventory* inv) {
+  // A declared method whose layout is not synthesized (modelopt MIXED_PRECISION, an unknown
+  // quant_method) implies no byte count to hold the headers to.
+  if (spec.quant.quantized() && spec.quant.layout == QuantLayout::kNone) return;
   auto bytes = SynthesizedBytes(spec);
   if (!bytes.ok()) return;
   const uint64_t implied = *bytes;

@@ -3,6 +3,7 @@
 // Finding codes are stable; docs/audit.md lists them with their severities.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 #include <unordered_map>
 
@@ -212,12 +213,17 @@ void RunAudit(const ModelSpec* spec, Inventory* inv) {
     const uint64_t meta = a.quantized_linear_bytes - a.quant_values_bytes;
     const double pct = a.quantized_linear_bytes ? 100.0 * meta / a.quantized_linear_bytes : 0.0;
     const bool heavy = eff >= values * 1.5;
+    // Mixed widths (a MIXED_PRECISION export's 4- and 8-bit modules) average to a fraction.
+    const std::string value_text =
+        std::abs(values - std::round(values)) < 0.1
+            ? fmt::format("{:.0f}-bit values", values)
+            : fmt::format("{:.1f}-bit values on average (mixed widths)", values);
     Add(inv, heavy ? Severity::kWarning : Severity::kInfo, "group-overhead",
         fmt::format(
             "quantization metadata (scales, zero points, g_idx) adds {:.3f} bits per "
-            "weight: {:.3f} effective bits over {:.0f}-bit values ({:.1f}% of the quantized "
+            "weight: {:.3f} effective bits over {} ({:.1f}% of the quantized "
             "projections' {}){}",
-            eff - values, eff, values, pct, core::FormatBytes(a.quantized_linear_bytes),
+            eff - values, eff, value_text, pct, core::FormatBytes(a.quantized_linear_bytes),
             heavy ? "; this costs like a wider format: use a larger group size" : ""),
         meta);
   }

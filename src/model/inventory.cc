@@ -106,8 +106,18 @@ Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files) 
   for (size_t i = 0; i < comps.size(); ++i) comps[i].component = static_cast<Component>(i);
   for (size_t i = 0; i < dtypes.size(); ++i) dtypes[i].dtype = static_cast<Dtype>(i);
 
-  // ModelOpt NVFP4 stores its packed values as a plain U8 `weight` (two E2M1 values a byte).
+  // ModelOpt NVFP4 stores its packed values as a plain U8 `weight` (two E2M1 values a byte),
+  // beside an E4M3 `weight_scale` per 16 inputs: so is every such module of a MIXED_PRECISION
+  // export, whatever config.json declares for the whole.
   const bool nvfp4_weights = spec && spec->quant.layout == QuantLayout::kModelOptNvfp4;
+  std::vector<std::string> e4m3_scaled;  // modules with an F8_E4M3 weight_scale
+  for (const TensorEntry& e : inv.tensors) {
+    if (e.info.dtype == Dtype::kF8_E4M3 && e.info.shape.size() >= 2 &&
+        e.info.name.ends_with(".weight_scale")) {
+      e4m3_scaled.emplace_back(e.module());
+    }
+  }
+  std::sort(e4m3_scaled.begin(), e4m3_scaled.end());
   for (TensorEntry& e : inv.tensors) {
     const TensorInfo& t = e.info;
     uint64_t params = 0;
@@ -132,6 +142,7 @@ Inventory BuildInventory(const ModelSpec* spec, std::vector<FileTensors> files) 
         }
       } else if (t.dtype == Dtype::kU8 &&
                  (name.ends_with("weight_packed") || nvfp4_weights ||
+                  std::binary_search(e4m3_scaled.begin(), e4m3_scaled.end(), e.module()) ||
                   std::binary_search(bnb_modules.begin(), bnb_modules.end(), e.module()))) {
         params = t.elements * 2;  // 4-bit values, two per byte (NVFP4/MXFP4/bnb nf4)
       }

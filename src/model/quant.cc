@@ -3,6 +3,7 @@
 // 9f7d370 / GPTQModel f4c327a1, compressed-tensors ac8e2ba8, gpt-oss MXFP4, DeepSeek FP8).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <regex>
@@ -484,6 +485,26 @@ QuantScheme QuantSchemeFromRaw(const formats::RawQuantConfig& raw,
       q.bits = 4;
       q.group_size = raw.group_size && *raw.group_size > 0 ? *raw.group_size : 16;
       q.quantized_activations = raw.quant_algo == "NVFP4";
+    } else if (raw.quant_algo == "MIXED_PRECISION" && !raw.layer_quant_algos.empty()) {
+      // Per-module algorithms (NVIDIA's NVFP4 exports: NVFP4 experts, FP8 attention): counted
+      // from the headers (a U8 weight beside an E4M3 weight_scale is NVFP4's packing); the
+      // smallest width is the bits named, the algorithms the format.
+      q.layout = QuantLayout::kNone;
+      q.bits = 8;
+      std::vector<std::string> sorted = raw.layer_quant_algos;
+      std::sort(sorted.begin(), sorted.end());
+      std::string algos;
+      for (const std::string& a : sorted) {
+        if (a.find("FP4") != std::string::npos || a.find("INT4") != std::string::npos ||
+            a.find("W4A") != std::string::npos) {
+          q.bits = 4;
+        }
+        algos += (algos.empty() ? "" : ", ") + a;
+      }
+      q.format = fmt::format("MIXED_PRECISION: {}", algos);
+      warnings->push_back(fmt::format(
+          "modelopt MIXED_PRECISION ({}): layout not synthesized from config.json; the "
+          "checkpoint's headers are counted exactly", algos));
     } else {
       q.layout = QuantLayout::kNone;
       q.bits = raw.quant_algo.find("FP4") != std::string::npos ? 4 : 8;

@@ -156,6 +156,45 @@ TEST(Quant, ModelOptNvfp4BytesAndParameters) {
   for (const auto& f : inv.audit.findings) EXPECT_NE(f.code, "fake-quantization");
 }
 
+// NVIDIA's MIXED_PRECISION exports (NVFP4 experts, FP8 attention): no layout to synthesize,
+// but the headers count exactly: a U8 weight beside an E4M3 weight_scale holds two values a
+// byte, the bits named are the narrowest algorithm's, and no byte count is implied.
+TEST(Quant, ModelOptMixedPrecisionCountsFromHeaders) {
+  auto s = ModelSpecFromConfigJson(
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,)"
+      R"("intermediate_size":128,"vocab_size":100,"tie_word_embeddings":true,)"
+      R"("quantization_config":{"quant_method":"modelopt","quant_algo":"MIXED_PRECISION",)"
+      R"("quantized_layers":{"model.layers.0.self_attn.q_proj":{"quant_algo":"FP8"},)"
+      R"("model.layers.0.mlp.up_proj":{"quant_algo":"NVFP4","group_size":16}}}})",
+      "c");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->quant.method, QuantMethod::kModelOpt);
+  EXPECT_EQ(s->quant.layout, QuantLayout::kNone);
+  EXPECT_EQ(s->quant.bits, 4);
+  EXPECT_EQ(s->quant.format, "MIXED_PRECISION: FP8, NVFP4");
+  auto t = [](const char* name, Dtype d, Shape shape) {
+    TensorInfo x;
+    x.name = name;
+    x.dtype = d;
+    x.shape = shape;
+    x.elements = 1;
+    for (uint64_t v : shape) x.elements *= v;
+    x.end = x.elements * DtypeBits(d) / 8;
+    return x;
+  };
+  std::vector<FileTensors> files(1);
+  files[0].name = "m.safetensors";
+  files[0].tensors = {
+      t("model.layers.0.self_attn.q_proj.weight", Dtype::kF8_E4M3, {64, 64}),
+      t("model.layers.0.self_attn.q_proj.weight_scale", Dtype::kF32, {}),
+      t("model.layers.0.mlp.up_proj.weight", Dtype::kU8, {128, 32}),
+      t("model.layers.0.mlp.up_proj.weight_scale", Dtype::kF8_E4M3, {128, 4}),
+      t("model.layers.0.mlp.up_proj.weight_scale_2", Dtype::kF32, {})};
+  const Inventory inv = BuildInventory(&*s, std::move(files));
+  EXPECT_EQ(inv.parameters, 64u * 64 + 128 * 64);  // the U8 weight: two values a byte
+  EXPECT_EQ(inv.audit.quantized_linear, 2);
+}
+
 TEST(Quant, Fp8BlockAndTensor) {
   EXPECT_EQ(Scheme(R"({"quant_method":"fp8","weight_block_size":[128,128]})").layout,
             QuantLayout::kFp8Block);
