@@ -198,12 +198,14 @@ struct ArchOf {
 };
 // vramfit family -> convert_hf_to_gguf.py model class's gguf arch (MistralForCausalLM and
 // MixtralForCausalLM are converted as "llama").
-constexpr std::array<ArchOf, 13> kArchOf = {{
+constexpr std::array<ArchOf, 16> kArchOf = {{
     {"llama", "llama"},     {"mistral", "llama"},      {"mixtral", "llama"},
     {"qwen2", "qwen2"},     {"qwen2_moe", "qwen2moe"}, {"qwen3", "qwen3"},
     {"qwen3_moe", "qwen3moe"}, {"gemma2", "gemma2"},   {"gemma3", "gemma3"},
     {"gpt_oss", "gpt-oss"}, {"gemma4", "gemma4"},      {"phi3", "phi3"},
     {"glm4_moe", "glm4moe"},
+    // DeepseekV2Model converts DeepSeek-V2/V3 and Kimi-K2 (DeepseekV3ForCausalLM) alike.
+    {"deepseek_v2", "deepseek2"}, {"deepseek_v3", "deepseek2"}, {"kimi_k2", "deepseek2"},
 }};
 
 // GLM-4.5/4.6 (Glm4MoeModel, ec98e2002): the NextN (MTP) layers are written after the decoder
@@ -235,6 +237,30 @@ Status LayerTensors(Writer& w, const ModelSpec& s, const LayerSpec& l, size_t il
   auto add = [&](std::string_view n, Shape shape) { return AddConverted(w, p + std::string(n),
                                                                         std::move(shape)); };
   VRAMFIT_RETURN_IF_ERROR(add("attn_norm.weight", {h}));
+  if (a.kind == AttentionKind::kMla) {
+    // DeepseekV2Model: q through its LoRA (attn_q_a, attn_q_a_norm, attn_q_b) or whole
+    // (attn_q), the compressed KV (attn_kv_a_mqa: kv_lora_rank + the rope part, and its norm),
+    // and kv_b_proj split per head for the absorbed MLA: k_b [heads, kv_lora, nope] (transposed)
+    // and v_b [heads, v_head_dim, kv_lora], then the output.
+    const uint64_t nh = static_cast<uint64_t>(a.num_heads);
+    const uint64_t nope = static_cast<uint64_t>(a.qk_nope_head_dim);
+    const uint64_t rope = static_cast<uint64_t>(a.qk_rope_head_dim);
+    const uint64_t vd = static_cast<uint64_t>(a.v_head_dim);
+    const uint64_t kvl = static_cast<uint64_t>(a.kv_lora_rank);
+    const uint64_t ql = static_cast<uint64_t>(std::max<int64_t>(0, a.q_lora_rank));
+    if (ql > 0) {
+      VRAMFIT_RETURN_IF_ERROR(add("attn_q_a.weight", {ql, h}));
+      VRAMFIT_RETURN_IF_ERROR(add("attn_q_a_norm.weight", {ql}));
+      VRAMFIT_RETURN_IF_ERROR(add("attn_q_b.weight", {nh * (nope + rope), ql}));
+    } else {
+      VRAMFIT_RETURN_IF_ERROR(add("attn_q.weight", {nh * (nope + rope), h}));
+    }
+    VRAMFIT_RETURN_IF_ERROR(add("attn_kv_a_mqa.weight", {kvl + rope, h}));
+    VRAMFIT_RETURN_IF_ERROR(add("attn_kv_a_norm.weight", {kvl}));
+    VRAMFIT_RETURN_IF_ERROR(add("attn_k_b.weight", {nh, kvl, nope}));
+    VRAMFIT_RETURN_IF_ERROR(add("attn_v_b.weight", {nh, vd, kvl}));
+    VRAMFIT_RETURN_IF_ERROR(add("attn_output.weight", {h, nh * vd}));
+  }
   // Phi-3/Phi-4 (Phi3MiniModel; llama-model.cpp LLM_ARCH_PHI3): the checkpoint's fused
   // qkv_proj and gate_up_proj kept fused, attn_qkv [n_embd + 2 n_embd_gqa] and ffn_up [2 n_ff].
   if (s.family == "phi3" && m.kind == MlpKind::kDense) {
@@ -245,20 +271,22 @@ Status LayerTensors(Writer& w, const ModelSpec& s, const LayerSpec& l, size_t il
     VRAMFIT_RETURN_IF_ERROR(add("ffn_up.weight", {2 * ff, h}));
     return add("ffn_down.weight", {h, ff});
   }
-  VRAMFIT_RETURN_IF_ERROR(add("attn_q.weight", {q, h}));
-  // Gemma 4: KV-shared layers have no k/v tensors, K = V layers no attn_v.
-  if (!a.kv_shared) VRAMFIT_RETURN_IF_ERROR(add("attn_k.weight", {kv, h}));
-  if (!a.kv_shared && !a.k_eq_v) VRAMFIT_RETURN_IF_ERROR(add("attn_v.weight", {kv, h}));
-  VRAMFIT_RETURN_IF_ERROR(add("attn_output.weight", {h, q}));
-  if (a.qkv_bias) {
-    VRAMFIT_RETURN_IF_ERROR(add("attn_q.bias", {q}));
-    VRAMFIT_RETURN_IF_ERROR(add("attn_k.bias", {kv}));
-    VRAMFIT_RETURN_IF_ERROR(add("attn_v.bias", {kv}));
-  }
-  if (a.o_bias) VRAMFIT_RETURN_IF_ERROR(add("attn_output.bias", {h}));
-  if (a.qk_norm) {
-    VRAMFIT_RETURN_IF_ERROR(add("attn_q_norm.weight", {hd}));
-    if (!a.kv_shared) VRAMFIT_RETURN_IF_ERROR(add("attn_k_norm.weight", {hd}));
+  if (a.kind != AttentionKind::kMla) {
+    VRAMFIT_RETURN_IF_ERROR(add("attn_q.weight", {q, h}));
+    // Gemma 4: KV-shared layers have no k/v tensors, K = V layers no attn_v.
+    if (!a.kv_shared) VRAMFIT_RETURN_IF_ERROR(add("attn_k.weight", {kv, h}));
+    if (!a.kv_shared && !a.k_eq_v) VRAMFIT_RETURN_IF_ERROR(add("attn_v.weight", {kv, h}));
+    VRAMFIT_RETURN_IF_ERROR(add("attn_output.weight", {h, q}));
+    if (a.qkv_bias) {
+      VRAMFIT_RETURN_IF_ERROR(add("attn_q.bias", {q}));
+      VRAMFIT_RETURN_IF_ERROR(add("attn_k.bias", {kv}));
+      VRAMFIT_RETURN_IF_ERROR(add("attn_v.bias", {kv}));
+    }
+    if (a.o_bias) VRAMFIT_RETURN_IF_ERROR(add("attn_output.bias", {h}));
+    if (a.qk_norm) {
+      VRAMFIT_RETURN_IF_ERROR(add("attn_q_norm.weight", {hd}));
+      if (!a.kv_shared) VRAMFIT_RETURN_IF_ERROR(add("attn_k_norm.weight", {hd}));
+    }
   }
   if (s.per_layer_input_size > 0) {
     // Gemma 3n/4 per-layer inputs (llama.cpp's tensor map: inp_gate, proj, post_norm).
@@ -390,6 +418,18 @@ void Metadata(const ModelSpec& s, std::string_view arch, const GgufFtypeInfo& ft
   const int64_t hd = a0.head_dim > 0 ? a0.head_dim : s.hidden_size / a0.num_heads;
   md[a + ".attention.key_length"] = Int(hd);
   md[a + ".attention.value_length"] = Int(hd);
+  if (a0.kind == AttentionKind::kMla) {
+    // DeepseekV2Model: MLA as MQA over the latent (one KV head of kv_lora_rank + the rope
+    // part, values kv_lora_rank wide), the per-head sizes as the *_mla lengths.
+    md[a + ".attention.head_count_kv"] = Int(1);
+    md[a + ".attention.key_length"] = Int(a0.kv_lora_rank + a0.qk_rope_head_dim);
+    md[a + ".attention.value_length"] = Int(a0.kv_lora_rank);
+    md[a + ".attention.key_length_mla"] = Int(a0.qk_nope_head_dim + a0.qk_rope_head_dim);
+    md[a + ".attention.value_length_mla"] = Int(a0.v_head_dim);
+    md[a + ".attention.kv_lora_rank"] = Int(a0.kv_lora_rank);
+    if (a0.q_lora_rank > 0) md[a + ".attention.q_lora_rank"] = Int(a0.q_lora_rank);
+    md[a + ".rope.dimension_count"] = Int(a0.qk_rope_head_dim);
+  }
   if (s.family == "gemma4") {
     // The converter writes the full layers' head size as key_length and the sliding ones' as
     // key_length_swa, and the KV-shared tail as shared_kv_layers.
@@ -418,7 +458,7 @@ void Metadata(const ModelSpec& s, std::string_view arch, const GgufFtypeInfo& ft
       ++lead;
     }
     if (lead > 0) md[a + ".leading_dense_block_count"] = Int(lead);
-    if (moe->mlp.num_shared_experts > 0 && s.family == "glm4_moe") {
+    if (moe->mlp.num_shared_experts > 0 && (s.family == "glm4_moe" || arch == "deepseek2")) {
       md[a + ".expert_shared_count"] = Int(moe->mlp.num_shared_experts);
     }
     md[a + ".expert_count"] = Int(moe->mlp.num_experts);
@@ -487,7 +527,7 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
   }
   bool unsupported_layer = false;
   for (const LayerSpec& l : base.layers) {
-    unsupported_layer |= l.attention.kind == AttentionKind::kMla ||
+    unsupported_layer |= (l.attention.kind == AttentionKind::kMla && arch != "deepseek2") ||
                          l.attention.kind == AttentionKind::kLinear ||
                          l.attention.num_heads <= 0;
   }
@@ -495,12 +535,16 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
       base.vocab_size <= 0) {
     return Status::Unsupported(fmt::format(
         "--as-quantized {}: GGUF what-ifs lay out llama, mistral, mixtral, qwen2, qwen2_moe, "
-        "qwen3, qwen3_moe, gemma2, gemma3, gemma4, gpt-oss, phi3 and glm4_moe models; this one "
-        "is {} (plan a real .gguf file instead)",
+        "qwen3, qwen3_moe, gemma2, gemma3, gemma4, gpt-oss, phi3, glm4_moe and DeepSeek-V2/V3 "
+        "(and Kimi-K2) models; this one is {} (plan a real .gguf file instead)",
         info->name, base.family.empty() ? "unknown" : base.family));
   }
   const bool mxfp4_source = base.quant.method == QuantMethod::kMxfp4;
-  if (base.quant.quantized() && !mxfp4_source) {
+  // The converter dequantizes an FP8 checkpoint (ModelBase.dequant_model, quant_method "fp8":
+  // weight x weight_scale_inv per block) and writes the float model: DeepSeek-V3/R1, Kimi-K2,
+  // Qwen's FP8 releases convert as their 16-bit originals do.
+  const bool fp8_source = base.quant.method == QuantMethod::kFp8;
+  if (base.quant.quantized() && !mxfp4_source && !fp8_source) {
     return Status::InvalidArgument(fmt::format(
         "--as-quantized {}: the checkpoint is already quantized ({}); llama.cpp's converter "
         "reads the unquantized model", info->name, QuantMethodName(base.quant.method)));

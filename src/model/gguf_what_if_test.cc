@@ -295,9 +295,79 @@ TEST(SynthesizeGguf, Glm45AirAsTheConverterWritesIt) {
   EXPECT_EQ(back->layers[1].attention.head_dim, 128);
 }
 
+// DeepSeek-V2-Lite as DeepseekV2Model writes it (MLA through kv_a_mqa, kv_b split into k_b
+// and v_b) and quantized to Q4_0. A public load of a DeepSeek-V2-Lite-Chat Q4_0 file
+// (code-index file 60665970451, a file of the older kv_b layout, whose Q4_0 bytes are the
+// same: every row of k_b, v_b and kv_b is whole 32-blocks) prints "model params = 15.71 B",
+// "file size = 8.29 GiB", 108 f32, 1 q6_K and 268 q4_0 tensors (295 once kv_b is split), and
+// model buffers of 112.50 MiB (CPU_Mapped, token_embd) + 8376.26 MiB.
+TEST(SynthesizeGguf, DeepSeekV2LiteMlaAsTheConverterWritesIt) {
+  auto m = FindCatalogModel("deepseek-v2-lite");
+  ASSERT_TRUE(m.ok());
+  auto base = ModelSpecFromConfigJson(m->config_json, "deepseek-v2-lite");
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  auto f = SynthesizeGguf(*base, GgufFtype::kQ4_0, "DeepSeek-V2-Lite-Q4_0.gguf");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->Architecture(), "deepseek2");
+  uint64_t params = 0, bytes = 0;
+  std::map<Dtype, int> count;
+  std::map<std::string, TensorInfo> by_name;
+  for (const TensorInfo& t : f->tensors) {
+    params += t.elements;
+    bytes += t.bytes();
+    ++count[t.dtype];
+    by_name[t.name] = t;
+  }
+  EXPECT_EQ((params + 5000000) / 10000000, 1571u);  // 15.71 B
+  EXPECT_NEAR(bytes / 1048576.0, 112.50 + 8376.26, 0.01);  // to the print's 0.01 MiB
+  EXPECT_EQ(count[Dtype::kF32], 108);
+  EXPECT_EQ(count[Dtype::kQ6_K], 1);
+  EXPECT_EQ(count[Dtype::kQ4_0], 295);
+  EXPECT_EQ(by_name.at("blk.1.attn_k_b.weight").shape, (Shape{16, 512, 128}));
+  EXPECT_EQ(by_name.at("blk.1.attn_v_b.weight").shape, (Shape{16, 128, 512}));
+  EXPECT_EQ(by_name.at("blk.1.attn_kv_a_mqa.weight").shape, (Shape{576, 2048}));
+  // Q4_K_M: k_b's 128-wide rows are not whole 256-blocks and fall back to Q5_0.
+  auto km = SynthesizeGguf(*base, GgufFtype::kQ4_K_M, "DeepSeek-V2-Lite-Q4_K_M.gguf");
+  ASSERT_TRUE(km.ok());
+  for (const TensorInfo& t : km->tensors) {
+    if (t.name == "blk.1.attn_k_b.weight") EXPECT_EQ(t.dtype, Dtype::kQ5_0);
+    if (t.name == "blk.1.attn_v_b.weight") EXPECT_EQ(t.dtype, Dtype::kQ4_K);
+  }
+  // Read back as MLA: the latent of 512 + the 64-wide rope part per token.
+  auto back = ModelSpecFromGguf(*f);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->family, "deepseek_v2");
+  ASSERT_EQ(back->layers.size(), 27u);
+  const AttentionSpec& a = back->layers[1].attention;
+  EXPECT_EQ(a.kind, AttentionKind::kMla);
+  EXPECT_EQ(a.kv_lora_rank, 512);
+  EXPECT_EQ(a.qk_rope_head_dim, 64);
+  EXPECT_EQ(a.qk_nope_head_dim, 128);
+  EXPECT_EQ(a.v_head_dim, 128);
+  EXPECT_EQ(back->layers[0].mlp.kind, MlpKind::kDense);
+  EXPECT_EQ(back->layers[1].mlp.num_experts, 64);
+  EXPECT_EQ(back->layers[1].mlp.num_shared_experts, 2);
+  // DeepSeek-R1 from its FP8 checkpoint, Q4_K_M: "model params = 671.026 B"; a split-layout
+  // file prints "model size = 376.710 GiB" (ik_llama.cpp logs, code-index files 17440668196,
+  // 17690178283; a kv_b-layout file 376.650 GiB, its kv_b whole Q4_K where k_b falls back).
+  auto r1 = FindCatalogModel("deepseek-r1");
+  ASSERT_TRUE(r1.ok());
+  auto r1_spec = ModelSpecFromConfigJson(r1->config_json, "deepseek-r1");
+  ASSERT_TRUE(r1_spec.ok());
+  auto q = SynthesizeGguf(*r1_spec, GgufFtype::kQ4_K_M, "DeepSeek-R1-Q4_K_M.gguf");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  uint64_t r1_params = 0, r1_bytes = 0;
+  for (const TensorInfo& t : q->tensors) {
+    r1_params += t.elements;
+    r1_bytes += t.bytes();
+  }
+  EXPECT_EQ((r1_params + 500000) / 1000000, 671026u);
+  EXPECT_NEAR(r1_bytes / 1073741824.0, 376.710, 0.001);
+}
+
 TEST(SynthesizeGguf, RefusesWhatItCannotLayOut) {
   ModelSpec s = Qwen3Moe();
-  s.family = "deepseek_v3";
+  s.family = "minimax_m2";
   EXPECT_EQ(SynthesizeGguf(s, GgufFtype::kQ4_K_M, "x").status().code(), Code::kUnsupported);
   ModelSpec q = Qwen3Moe();
   q.quant.method = QuantMethod::kAwq;
