@@ -26,7 +26,7 @@ struct ArchRow {
   bool output_gate;  // q_proj also yields a gate (Qwen3-Next, Qwen3.5)
   int swa_period;    // llama.cpp's fixed sliding pattern: layer i global iff (i+1) % p == 0
 };
-constexpr std::array<ArchRow, 19> kArchs = {{
+constexpr std::array<ArchRow, 20> kArchs = {{
     {"llama", "llama", false, false, false, 0},
     {"qwen2", "qwen2", false, false, false, 0},
     {"qwen2moe", "qwen2_moe", false, false, false, 0},
@@ -45,6 +45,8 @@ constexpr std::array<ArchRow, 19> kArchs = {{
     // GLM-4.5/4.6 (LLM_ARCH_GLM4_MOE): biased q/k/v, optional q/k norms (read by tensor),
     // leading dense blocks, a shared expert, the router's exp_probs_b, NextN blocks last.
     {"glm4moe", "glm4_moe", false, false, false, 0},
+    // MiniMax-M2 (LLM_ARCH_MINIMAX_M2): q/k norms over all heads, the router's exp_probs_b.
+    {"minimax-m2", "minimax_m2", true, false, false, 0},
     // llama-model.cpp: gemma2 alternates (set_swa_pattern(2)), gemma3 is 5 local : 1 global.
     {"gemma2", "gemma2", false, false, false, 2},
     {"gemma3", "gemma3", true, false, false, 6},

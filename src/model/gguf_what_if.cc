@@ -198,7 +198,7 @@ struct ArchOf {
 };
 // vramfit family -> convert_hf_to_gguf.py model class's gguf arch (MistralForCausalLM and
 // MixtralForCausalLM are converted as "llama").
-constexpr std::array<ArchOf, 16> kArchOf = {{
+constexpr std::array<ArchOf, 17> kArchOf = {{
     {"llama", "llama"},     {"mistral", "llama"},      {"mixtral", "llama"},
     {"qwen2", "qwen2"},     {"qwen2_moe", "qwen2moe"}, {"qwen3", "qwen3"},
     {"qwen3_moe", "qwen3moe"}, {"gemma2", "gemma2"},   {"gemma3", "gemma3"},
@@ -206,6 +206,8 @@ constexpr std::array<ArchOf, 16> kArchOf = {{
     {"glm4_moe", "glm4moe"},
     // DeepseekV2Model converts DeepSeek-V2/V3 and Kimi-K2 (DeepseekV3ForCausalLM) alike.
     {"deepseek_v2", "deepseek2"}, {"deepseek_v3", "deepseek2"}, {"kimi_k2", "deepseek2"},
+    // MiniMaxM2Model: q/k norms over all heads, 256 experts, the router's exp_probs_b.
+    {"minimax_m2", "minimax-m2"},
 }};
 
 // GLM-4.5/4.6 (Glm4MoeModel, ec98e2002): the NextN (MTP) layers are written after the decoder
@@ -284,8 +286,11 @@ Status LayerTensors(Writer& w, const ModelSpec& s, const LayerSpec& l, size_t il
     }
     if (a.o_bias) VRAMFIT_RETURN_IF_ERROR(add("attn_output.bias", {h}));
     if (a.qk_norm) {
-      VRAMFIT_RETURN_IF_ERROR(add("attn_q_norm.weight", {hd}));
-      if (!a.kv_shared) VRAMFIT_RETURN_IF_ERROR(add("attn_k_norm.weight", {hd}));
+      // MiniMax-M2's norms span all heads (q_norm [heads x head_dim]), the others one head.
+      VRAMFIT_RETURN_IF_ERROR(add("attn_q_norm.weight", {a.qk_norm_whole ? q : hd}));
+      if (!a.kv_shared) {
+        VRAMFIT_RETURN_IF_ERROR(add("attn_k_norm.weight", {a.qk_norm_whole ? kv : hd}));
+      }
     }
   }
   if (s.per_layer_input_size > 0) {
@@ -535,8 +540,8 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
       base.vocab_size <= 0) {
     return Status::Unsupported(fmt::format(
         "--as-quantized {}: GGUF what-ifs lay out llama, mistral, mixtral, qwen2, qwen2_moe, "
-        "qwen3, qwen3_moe, gemma2, gemma3, gemma4, gpt-oss, phi3, glm4_moe and DeepSeek-V2/V3 "
-        "(and Kimi-K2) models; this one is {} (plan a real .gguf file instead)",
+        "qwen3, qwen3_moe, gemma2, gemma3, gemma4, gpt-oss, phi3, glm4_moe, minimax_m2 and "
+        "DeepSeek-V2/V3 (and Kimi-K2) models; this one is {} (plan a real .gguf file instead)",
         info->name, base.family.empty() ? "unknown" : base.family));
   }
   const bool mxfp4_source = base.quant.method == QuantMethod::kMxfp4;

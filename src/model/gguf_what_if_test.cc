@@ -365,9 +365,36 @@ TEST(SynthesizeGguf, DeepSeekV2LiteMlaAsTheConverterWritesIt) {
   EXPECT_NEAR(r1_bytes / 1073741824.0, 376.710, 0.001);
 }
 
+// MiniMax-M2 as MiniMaxM2Model writes it: q/k norms over all heads, 256 experts, exp_probs_b;
+// llama-bench rows of MiniMax-M2.x files print "228.69 B" params (code-index file
+// 63638050291, an Unsloth Dynamic file, so its size is not llama-quantize's mix).
+TEST(SynthesizeGguf, MiniMaxM2WholeHeadNorms) {
+  auto m = FindCatalogModel("minimax-m2");
+  ASSERT_TRUE(m.ok());
+  auto base = ModelSpecFromConfigJson(m->config_json, "minimax-m2");
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  auto f = SynthesizeGguf(*base, GgufFtype::kQ4_K_M, "MiniMax-M2-Q4_K_M.gguf");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->Architecture(), "minimax-m2");
+  uint64_t params = 0;
+  std::map<std::string, Shape> shapes;
+  for (const TensorInfo& t : f->tensors) {
+    params += t.elements;
+    shapes[t.name] = t.shape;
+  }
+  EXPECT_EQ((params + 5000000) / 10000000, 22869u);
+  EXPECT_EQ(shapes.at("blk.0.attn_q_norm.weight"), (Shape{48 * 128}));
+  EXPECT_EQ(shapes.at("blk.0.attn_k_norm.weight"), (Shape{8 * 128}));
+  EXPECT_TRUE(shapes.count("blk.0.exp_probs_b.bias"));
+  auto back = ModelSpecFromGguf(*f);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->family, "minimax_m2");
+  EXPECT_FALSE(back->generic);
+}
+
 TEST(SynthesizeGguf, RefusesWhatItCannotLayOut) {
   ModelSpec s = Qwen3Moe();
-  s.family = "minimax_m2";
+  s.family = "ernie4_5_moe";  // a family with no converter layout here
   EXPECT_EQ(SynthesizeGguf(s, GgufFtype::kQ4_K_M, "x").status().code(), Code::kUnsupported);
   ModelSpec q = Qwen3Moe();
   q.quant.method = QuantMethod::kAwq;
