@@ -118,6 +118,12 @@ TEST(GgufWhatIfSize, LibraryNameIsTheWhatIfOfItsEntry) {
   auto bare = InspectModel("qwen3", o);
   ASSERT_TRUE(bare.ok()) << bare.status().ToString();
   EXPECT_EQ(bare->what_if, "GGUF Q4_K_M of Ollama's qwen3:8b");
+  // A part of the library's file the what-if lacks (gemma3's vision tower) is in the label
+  // the plan prints, not only in inspect's notes.
+  auto gemma = InspectModel("gemma3:27b", o);
+  ASSERT_TRUE(gemma.ok()) << gemma.status().ToString();
+  EXPECT_NE(gemma->what_if.find("vision tower"), std::string::npos) << gemma->what_if;
+  EXPECT_NE(gemma->what_if.find("the plan is short by its weights"), std::string::npos);
   // The tag fixes the type: --as-quantized is refused with it.
   o.as_quantized = *MakeWhatIfQuant("q8_0", 0, -2, false);
   EXPECT_EQ(InspectModel("qwen3:32b", o).status().code(), Code::kInvalidArgument);

@@ -445,6 +445,11 @@ Result<Inventory> InspectLibrary(const OllamaLibraryModel& lib, std::string_view
   if (!inv.ok()) return inv.status();
   inv->model = std::string(name);
   inv->what_if = fmt::format("{} of Ollama's {}", inv->what_if, lib.name);
+  // A part of the library's file the what-if does not hold (the vision tower of Ollama's
+  // gemma3 files) is said where the plan prints its what-if, not only in inspect's notes.
+  if (lib.note.find("vision tower") != std::string::npos) {
+    inv->what_if += fmt::format(" ({}; the plan is short by its weights)", lib.note);
+  }
   inv->notes.insert(
       inv->notes.begin(),
       fmt::format("Ollama library {}: planned as the GGUF what-if of catalog entry {} in {}, "
