@@ -434,7 +434,7 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   if (!model.ok()) return fail(model.status().message());
   auto plan = (*model)->MakePlan(*gpu, *settings);
   if (!plan.ok()) return fail(plan.status().message());
-  plan->what_if = inv_model->what_if;
+  CarryWhatIf(*inv_model, &*plan);
   for (const std::string& w : plan->without_effect) {
     fmt::print(stderr, "vramfit check: without effect here (not modelled): {}\n", w);
   }

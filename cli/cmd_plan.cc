@@ -317,7 +317,7 @@ std::function<int()> SetupPlan(CLI::App* app) {
     if (!model.ok()) return fail(model.status());
     auto plan = (*model)->MakePlan(*gpu, settings);
     if (!plan.ok()) return fail(plan.status());
-    plan->what_if = inv->what_if;
+    CarryWhatIf(*inv, &*plan);
     for (const std::string& w : plan->without_effect) {
       fmt::print(Err(), "vramfit plan: without effect here (not modelled): {}\n", w);
     }

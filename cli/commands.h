@@ -109,6 +109,7 @@ void NoteCatalogByName(std::string_view model);
 // reads it as a generic decoder, and what its config says the generic reading gets wrong.
 void NoteGenericReading(const Inventory& inv);
 
+
 // After a text report: a note for each catalog entry named in `text` as a command's model
 // whose repo is only described ("(community AWQ of Qwen/Qwen3.6-35B-A3B)"): the printed
 // command needs a real checkpoint in its place.

@@ -238,6 +238,11 @@ Result<int64_t> ParseTokenCount(const std::string& flag, const std::string& text
 // engine models (a GGUF file waits for the llama.cpp engine). Messages name `engine_title`.
 Status CheckPlannable(const Inventory& inv, std::string_view engine_title);
 
+// The inventory's what-if onto its plan: the label, and what the what-if leaves out of the file
+// it stands in for (Inventory::what_if_lacks): a note where the plan's headroom holds even its
+// bound, else memory the plan does not count (Plan::not_counted: a low-confidence verdict).
+void CarryWhatIf(const Inventory& inv, Plan* plan);
+
 // Every engine, in table order.
 const std::vector<const Engine*>& Engines();
 

@@ -119,6 +119,11 @@ struct Inventory {
   std::string repo;             // the Hugging Face repo id where known (catalog entries)
   bool synthesized = false;     // tensors derived from the config, not read from headers
   std::string what_if;          // a what-if quantization's label ("AWQ 4-bit g128"); "": none
+  // What the what-if leaves out of the file it stands in for (Ollama's gemma3 files hold the
+  // vision tower; the what-if is text only), in words; "": nothing known. A plan carries it in
+  // Plan::not_counted.
+  std::string what_if_lacks;
+  uint64_t what_if_lacks_bytes = 0;  // at most this much (the tower at 16 bits); 0: unknown
   bool has_spec = false;        // a config.json was found and understood
   ModelSpec spec;
   std::vector<std::string> files;  // shard file names (synthesized: one virtual name)

@@ -448,7 +448,20 @@ Result<Inventory> InspectLibrary(const OllamaLibraryModel& lib, std::string_view
   // A part of the library's file the what-if does not hold (the vision tower of Ollama's
   // gemma3 files) is said where the plan prints its what-if, not only in inspect's notes.
   if (lib.note.find("vision tower") != std::string::npos) {
-    inv->what_if += fmt::format(" ({}; the plan is short by its weights)", lib.note);
+    inv->what_if += fmt::format(" ({})", lib.note);
+    inv->what_if_lacks = fmt::format("the vision tower Ollama's {} file also holds (the what-if "
+                                     "is its text model only)", lib.name);
+    // Its size at 16 bits, from the catalog entry's own tower: the most it can take.
+    InspectOptions plain = o;
+    plain.as_quantized.reset();
+    plain.ollama_names = false;
+    auto full = Inspect(ModelRef{ModelKind::kCatalog, lib.catalog_id, "", ""}, lib.catalog_id,
+                        plain);
+    if (full.ok()) {
+      for (const ComponentTotal& c : full->by_component) {
+        if (c.component == Component::kVision) inv->what_if_lacks_bytes = c.parameters * 2;
+      }
+    }
   }
   inv->notes.insert(
       inv->notes.begin(),

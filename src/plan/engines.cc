@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "core/tokens.h"
+#include "core/units.h"
 #include "vramfit/engine.h"
 #include "vramfit/plan.h"
 
@@ -74,6 +75,26 @@ const Engine* EngineForCommand(const std::vector<std::string>& argv) {
     if (e->recognizes(argv)) return e;
   }
   return nullptr;
+}
+
+void CarryWhatIf(const Inventory& inv, Plan* plan) {
+  plan->what_if = inv.what_if;
+  if (inv.what_if_lacks.empty()) return;
+  // Left out, but bounded: where the headroom holds even the bound, the verdict stands and a
+  // note says so; otherwise it is memory the plan cannot place (a low-confidence verdict).
+  const uint64_t bound = inv.what_if_lacks_bytes;
+  if (plan->fits && bound > 0 && plan->margin_bytes > 0 &&
+      static_cast<uint64_t>(plan->margin_bytes) >= bound) {
+    plan->notes.push_back(
+        fmt::format("{}: at most {} at 16 bits, inside the {} of headroom", inv.what_if_lacks,
+                    core::FormatBytes(bound),
+                    core::FormatBytes(static_cast<uint64_t>(plan->margin_bytes))));
+    return;
+  }
+  plan->not_counted.push_back(
+      bound > 0 ? fmt::format("{}, up to {} at 16 bits", inv.what_if_lacks,
+                              core::FormatBytes(bound))
+                : inv.what_if_lacks);
 }
 
 }  // namespace vramfit

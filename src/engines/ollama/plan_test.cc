@@ -312,5 +312,31 @@ TEST(OllamaEngineRow, RefusesSafetensorsAndOtherReleases) {
   EXPECT_STREQ(OllamaEngine().flag_name(Setting::kMaxModelLen), "PARAMETER num_ctx");
 }
 
+// A library what-if that lacks part of the library's file (gemma3's vision tower): the plan
+// keeps its verdict where the headroom holds the part at 16 bits, and counts it as memory it
+// could not place (a low-confidence verdict, exit 1 in check) where it does not.
+TEST(OllamaPlan, ALibraryWhatIfThatLacksTheVisionTowerIsBoundedByIt) {
+  InspectOptions o;
+  o.ollama_names = true;
+  auto inv = InspectModel("gemma3:27b", o);
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  ASSERT_GT(inv->what_if_lacks_bytes, 800u << 20);  // SigLIP's 423M parameters at 16 bits
+  auto prepared = OllamaEngine().prepare(*inv);
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  auto roomy = (*prepared)->MakePlan(*FindGpu("rtx-4090"), EngineSettings{});
+  ASSERT_TRUE(roomy.ok() && roomy->fits);
+  CarryWhatIf(*inv, &*roomy);
+  EXPECT_TRUE(roomy->not_counted.empty());
+  EXPECT_NE(roomy->notes.back().find("inside the"), std::string::npos) << roomy->notes.back();
+  EXPECT_NE(roomy->what_if.find("vision tower"), std::string::npos);
+  Plan tight = *roomy;
+  tight.notes.clear();
+  tight.margin_bytes = static_cast<int64_t>(inv->what_if_lacks_bytes / 2);
+  CarryWhatIf(*inv, &tight);
+  ASSERT_EQ(tight.not_counted.size(), 1u);
+  EXPECT_NE(tight.not_counted[0].find("at 16 bits"), std::string::npos);
+  EXPECT_TRUE(tight.low_confidence());
+}
+
 }  // namespace
 }  // namespace vramfit::ollama
