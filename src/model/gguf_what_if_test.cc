@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/gguf_spec.h"
+#include "testutil/catalog.h"
 #include "vramfit/catalog.h"
 
 namespace vramfit {
@@ -161,6 +162,13 @@ ModelSpec Qwen3Moe() {
   return *s;
 }
 
+// The GGUF file of type `ft` the converter and quantizer would make of a catalog entry.
+GgufFile CatalogGguf(const char* id, GgufFtype ft) {
+  auto f = SynthesizeGguf(testutil::Catalog(id).spec, ft, std::string(id) + ".gguf");
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  return f.ok() ? *f : GgufFile{};
+}
+
 // The synthesized header reads back as the model: names, shapes and keys as a real file's.
 TEST(SynthesizeGguf, ReadsBackAsTheModel) {
   const ModelSpec base = Qwen3Moe();
@@ -247,12 +255,9 @@ TEST(SynthesizeGguf, Gemma4ReadsBack) {
 // did not yet read the 46 exp_probs_b) and, for a Q8_0 file with the three large nextn.*
 // tensors removed, "model params = 109.194 B", "model size = 108.119 GiB" (file 39218284239).
 TEST(SynthesizeGguf, Glm45AirAsTheConverterWritesIt) {
-  auto m = FindCatalogModel("glm-4.5-air");
-  ASSERT_TRUE(m.ok());
-  auto base = ModelSpecFromConfigJson(m->config_json, "glm-4.5-air");
-  ASSERT_TRUE(base.ok()) << base.status().ToString();
-  auto f = SynthesizeGguf(*base, GgufFtype::kQ8_0, "GLM-4.5-Air-Q8_0.gguf");
-  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const GgufFile gguf = CatalogGguf("glm-4.5-air", GgufFtype::kQ8_0);
+  ASSERT_FALSE(gguf.tensors.empty());
+  const GgufFile* f = &gguf;
   EXPECT_EQ(f->Architecture(), "glm4moe");
   EXPECT_EQ(f->tensors.size(), 803u);
   uint64_t params = 0, bytes = 0, nextn_params = 0, nextn_bytes = 0;
@@ -302,12 +307,9 @@ TEST(SynthesizeGguf, Glm45AirAsTheConverterWritesIt) {
 // "file size = 8.29 GiB", 108 f32, 1 q6_K and 268 q4_0 tensors (295 once kv_b is split), and
 // model buffers of 112.50 MiB (CPU_Mapped, token_embd) + 8376.26 MiB.
 TEST(SynthesizeGguf, DeepSeekV2LiteMlaAsTheConverterWritesIt) {
-  auto m = FindCatalogModel("deepseek-v2-lite");
-  ASSERT_TRUE(m.ok());
-  auto base = ModelSpecFromConfigJson(m->config_json, "deepseek-v2-lite");
-  ASSERT_TRUE(base.ok()) << base.status().ToString();
-  auto f = SynthesizeGguf(*base, GgufFtype::kQ4_0, "DeepSeek-V2-Lite-Q4_0.gguf");
-  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const GgufFile gguf = CatalogGguf("deepseek-v2-lite", GgufFtype::kQ4_0);
+  ASSERT_FALSE(gguf.tensors.empty());
+  const GgufFile* f = &gguf;
   EXPECT_EQ(f->Architecture(), "deepseek2");
   uint64_t params = 0, bytes = 0;
   std::map<Dtype, int> count;
@@ -327,9 +329,7 @@ TEST(SynthesizeGguf, DeepSeekV2LiteMlaAsTheConverterWritesIt) {
   EXPECT_EQ(by_name.at("blk.1.attn_v_b.weight").shape, (Shape{16, 128, 512}));
   EXPECT_EQ(by_name.at("blk.1.attn_kv_a_mqa.weight").shape, (Shape{576, 2048}));
   // Q4_K_M: k_b's 128-wide rows are not whole 256-blocks and fall back to Q5_0.
-  auto km = SynthesizeGguf(*base, GgufFtype::kQ4_K_M, "DeepSeek-V2-Lite-Q4_K_M.gguf");
-  ASSERT_TRUE(km.ok());
-  for (const TensorInfo& t : km->tensors) {
+  for (const TensorInfo& t : CatalogGguf("deepseek-v2-lite", GgufFtype::kQ4_K_M).tensors) {
     if (t.name == "blk.1.attn_k_b.weight") EXPECT_EQ(t.dtype, Dtype::kQ5_0);
     if (t.name == "blk.1.attn_v_b.weight") EXPECT_EQ(t.dtype, Dtype::kQ4_K);
   }
@@ -350,14 +350,8 @@ TEST(SynthesizeGguf, DeepSeekV2LiteMlaAsTheConverterWritesIt) {
   // DeepSeek-R1 from its FP8 checkpoint, Q4_K_M: "model params = 671.026 B"; a split-layout
   // file prints "model size = 376.710 GiB" (ik_llama.cpp logs, code-index files 17440668196,
   // 17690178283; a kv_b-layout file 376.650 GiB, its kv_b whole Q4_K where k_b falls back).
-  auto r1 = FindCatalogModel("deepseek-r1");
-  ASSERT_TRUE(r1.ok());
-  auto r1_spec = ModelSpecFromConfigJson(r1->config_json, "deepseek-r1");
-  ASSERT_TRUE(r1_spec.ok());
-  auto q = SynthesizeGguf(*r1_spec, GgufFtype::kQ4_K_M, "DeepSeek-R1-Q4_K_M.gguf");
-  ASSERT_TRUE(q.ok()) << q.status().ToString();
   uint64_t r1_params = 0, r1_bytes = 0;
-  for (const TensorInfo& t : q->tensors) {
+  for (const TensorInfo& t : CatalogGguf("deepseek-r1", GgufFtype::kQ4_K_M).tensors) {
     r1_params += t.elements;
     r1_bytes += t.bytes();
   }
@@ -369,12 +363,9 @@ TEST(SynthesizeGguf, DeepSeekV2LiteMlaAsTheConverterWritesIt) {
 // llama-bench rows of MiniMax-M2.x files print "228.69 B" params (code-index file
 // 63638050291, an Unsloth Dynamic file, so its size is not llama-quantize's mix).
 TEST(SynthesizeGguf, MiniMaxM2WholeHeadNorms) {
-  auto m = FindCatalogModel("minimax-m2");
-  ASSERT_TRUE(m.ok());
-  auto base = ModelSpecFromConfigJson(m->config_json, "minimax-m2");
-  ASSERT_TRUE(base.ok()) << base.status().ToString();
-  auto f = SynthesizeGguf(*base, GgufFtype::kQ4_K_M, "MiniMax-M2-Q4_K_M.gguf");
-  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const GgufFile gguf = CatalogGguf("minimax-m2", GgufFtype::kQ4_K_M);
+  ASSERT_FALSE(gguf.tensors.empty());
+  const GgufFile* f = &gguf;
   EXPECT_EQ(f->Architecture(), "minimax-m2");
   uint64_t params = 0;
   std::map<std::string, Shape> shapes;
