@@ -1612,8 +1612,13 @@ run_err(check_ollama_library_unknown_bare 2
         check --gpu rtx-4090 -- ollama run starcoder2)
 run_err(plan_gguf_what_if_bits 2 "a GGUF file type fixes its own types"
         plan qwen3-8b --engine llamacpp --gpu 4090 --as-quantized q4_k_m --bits 4)
-run_err(plan_gguf_what_if_linear 2 "GGUF what-ifs lay out llama"
-        plan qwen3-next-80b-a3b-instruct --engine llamacpp --gpu h100 --as-quantized q4_k_m)
+# A Gated DeltaNet hybrid as Qwen3NextModel converts it: KV in the full-attention layers only,
+# the linear layers' recurrent state beside it.
+run(plan_gguf_what_if_linear 0
+    plan qwen3-next-80b-a3b-instruct --engine llamacpp --gpu h100-sxm --as-quantized q4_k_m)
+if(NOT last_out MATCHES "what-if: GGUF Q4_K_M.*recurrent state")
+  message(SEND_ERROR "plan_gguf_what_if_linear: '${last_out}'")
+endif()
 # DeepSeek's MLA is laid out as DeepseekV2Model writes it, from its FP8 checkpoint.
 run(plan_gguf_what_if_mla 0 plan deepseek-v3 --engine llamacpp --gpu h100 --as-quantized q4_k_m)
 if(NOT last_out MATCHES "what-if: GGUF Q4_K_M")

@@ -99,6 +99,20 @@ TEST(GgufWhatIfSize, MoeModelsMatchPublishedFiles) {
   for (const Case& c : cases) Check(c);
 }
 
+// Gated DeltaNet hybrids (Qwen3.5, Qwen3.6): the converter of fc0fe4004 on, MTP left out.
+TEST(GgufWhatIfSize, HybridModelsMatchPublishedFiles) {
+  const Case cases[] = {
+      {"qwen3.5-27b", "q4_k_s", (8740.26 + 6096.65) * kMiB, 0.01 * kMiB, false, 0.002,
+       "validation/llamacpp r42, model buffers"},
+      // A Qwen3.6-35B-A3B-Q4_K_M.gguf of 21,166,757,920 bytes, llama-bench reading 19.70 GiB
+      // of tensors (a benchmark note, code-index file 71032795908); a copy elsewhere is
+      // 21,166,757,888 bytes (file 56139585468).
+      {"qwen3.6-35b-a3b", "q4_k_m", 21166757920.0, 0.5, true, 0.002,
+       "a published Qwen3.6-35B-A3B-Q4_K_M.gguf, file size"},
+  };
+  for (const Case& c : cases) Check(c);
+}
+
 // An Ollama library name is the what-if of its catalog entry in its tag's type.
 TEST(GgufWhatIfSize, LibraryNameIsTheWhatIfOfItsEntry) {
   auto lib = InspectModel("qwen3:32b", {});

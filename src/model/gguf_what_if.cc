@@ -67,6 +67,8 @@ bool AllowsQuantization(std::string_view name, const Shape& shape) {
   if (!name.ends_with("weight")) return false;
   if (Has(name, "_norm.weight")) return false;
   if (Has(name, "ffn_gate_inp.weight")) return false;
+  // "do not quantize Mamba /Kimi's small conv1d weights" (the Gated DeltaNet conv too).
+  if (Has(name, "ssm_conv1d")) return false;
   return true;
 }
 
@@ -99,10 +101,15 @@ Dtype Mix(const GgufQuantModel& m, GgufFtype ft, std::string_view name, const Sh
   const int64_t il = LayerOf(name);
   if (Has(name, "attn_v.weight")) {
     // attn_v: i_attention_wv counts attn_v tensors in file order, one per layer, so it is
-    // the layer index; n_attention_wv is n_layer.
-    if ((km || ft == GgufFtype::kQ5_K_M) && UseMoreBits(il, m.n_layer)) {
+    // the layer index; n_attention_wv counts attn_v and attn_qkv tensors, n_layer. In a
+    // hybrid model (Qwen3-Next, Qwen3.5) only every interval-th layer has an attn_v, the
+    // others an attn_qkv, so the index is the full-attention layers before this one while
+    // n_attention_wv stays n_layer.
+    const int64_t iwv =
+        m.full_attention_interval > 0 ? (il + 1) / m.full_attention_interval - 1 : il;
+    if ((km || ft == GgufFtype::kQ5_K_M) && UseMoreBits(iwv, m.n_layer)) {
       t = Dtype::kQ6_K;
-    } else if (ks && il < 4) {
+    } else if (ks && iwv < 4) {
       t = Dtype::kQ5_K;
     }
     // "In the 70B model we have 8 heads sharing the same attn_v weights": Q4_K -> Q5_K.
@@ -112,7 +119,8 @@ Dtype Mix(const GgufQuantModel& m, GgufFtype ft, std::string_view name, const Sh
     return t;
   }
   if (Has(name, "attn_k.weight")) return m.n_expert == 8 ? Dtype::kQ8_0 : t;
-  // A fused attn_qkv (Phi-3): Q5_K for Q4_K_M, Q6_K for Q5_K_M.
+  // A fused attn_qkv (Phi-3, and the Gated DeltaNet layers' q/k/v of Qwen3-Next and
+  // Qwen3.5): Q5_K for Q4_K_M, Q6_K for Q5_K_M.
   if (Has(name, "attn_qkv.weight")) {
     if (km) return Dtype::kQ5_K;
     if (ft == GgufFtype::kQ5_K_M) return Dtype::kQ6_K;
@@ -198,7 +206,7 @@ struct ArchOf {
 };
 // vramfit family -> convert_hf_to_gguf.py model class's gguf arch (MistralForCausalLM and
 // MixtralForCausalLM are converted as "llama").
-constexpr std::array<ArchOf, 17> kArchOf = {{
+constexpr std::array<ArchOf, 24> kArchOf = {{
     {"llama", "llama"},     {"mistral", "llama"},      {"mixtral", "llama"},
     {"qwen2", "qwen2"},     {"qwen2_moe", "qwen2moe"}, {"qwen3", "qwen3"},
     {"qwen3_moe", "qwen3moe"}, {"gemma2", "gemma2"},   {"gemma3", "gemma3"},
@@ -208,7 +216,39 @@ constexpr std::array<ArchOf, 17> kArchOf = {{
     {"deepseek_v2", "deepseek2"}, {"deepseek_v3", "deepseek2"}, {"kimi_k2", "deepseek2"},
     // MiniMaxM2Model: q/k norms over all heads, 256 experts, the router's exp_probs_b.
     {"minimax_m2", "minimax-m2"},
+    // Qwen3NextModel and its Qwen3_5TextModel / Qwen3_5MoeTextModel subclasses (fc0fe4004,
+    // the first build that converts Qwen3.5; the Qwen3.6 checkpoints are the same classes).
+    {"qwen3_next", "qwen3next"}, {"qwen3_5", "qwen35"}, {"qwen3_5_moe", "qwen35moe"},
+    // The vision-language models' text halves (Qwen2VLModel, Qwen3VLTextModel,
+    // Qwen3VLMoeTextModel, ec98e2002): the blocks of qwen2 / qwen3 / qwen3moe, the visual.*
+    // tensors skipped (they go to the mmproj file).
+    {"qwen2_vl", "qwen2vl"}, {"qwen2_5_vl", "qwen2vl"}, {"qwen3_vl", "qwen3vl"},
+    {"qwen3_vl_moe", "qwen3vlmoe"},
 }};
+
+// Gated DeltaNet hybrids: linear-attention layers with every full_attention_interval-th layer
+// a gated full-attention one.
+bool IsHybridFamily(std::string_view family) {
+  return family == "qwen3_next" || family == "qwen3_5" || family == "qwen3_5_moe";
+}
+
+// The layers' period of full attention (layer i is full iff (i + 1) % p == 0), 0 when the
+// layers do not follow one.
+int64_t FullAttentionInterval(const ModelSpec& s) {
+  int64_t p = 0;
+  for (size_t i = 0; i < s.layers.size(); ++i) {
+    if (s.layers[i].attention.kind != AttentionKind::kLinear) {
+      p = static_cast<int64_t>(i) + 1;
+      break;
+    }
+  }
+  if (p <= 1) return 0;
+  for (size_t i = 0; i < s.layers.size(); ++i) {
+    const bool full = (static_cast<int64_t>(i) + 1) % p == 0;
+    if (full != (s.layers[i].attention.kind != AttentionKind::kLinear)) return 0;
+  }
+  return p;
+}
 
 // GLM-4.5/4.6 (Glm4MoeModel, ec98e2002): the NextN (MTP) layers are written after the decoder
 // layers as blocks of their own (block_count = num_hidden_layers + num_nextn_predict_layers),
@@ -226,19 +266,71 @@ LayerSpec MtpLayer(const ModelSpec& s) {
   return l;
 }
 
+// A Gated DeltaNet hybrid's attention (Qwen3NextModel.modify_tensors, fc0fe4004; the shapes
+// llama-model.cpp's LLM_ARCH_QWEN3NEXT / QWEN35 / QWEN35MOE loaders create). Full layers: q
+// with its output gate (2 x heads x head_dim rows), k, v, o and the per-head q/k norms. Linear
+// layers: q/k/v as one attn_qkv and the z gate as attn_gate (Qwen3-Next's fused in_proj_qkvz
+// split in two, Qwen3.5's in_proj_qkv / in_proj_z as they are), the conv kernel ssm_conv1d
+// (squeezed to [conv_dim, d_conv]; F32 by the converter's list), dt_bias as ssm_dt.bias,
+// A_log as ssm_a, beta and alpha as Qwen3-Next's one ssm_ba [2 x v heads] or Qwen3.5's
+// ssm_beta and ssm_alpha [v heads each], the gated norm ssm_norm [head_v_dim] and ssm_out.
+// The MTP block (mtp.*) is skipped ("ignore MTP layers for now"): builds from May 2026
+// (PR #22673) write it as a nextn block unless --no-mtp, a file this what-if does not make.
+Status HybridAttention(Writer& w, const ModelSpec& s, const AttentionSpec& a,
+                       const std::string& p) {
+  const uint64_t h = static_cast<uint64_t>(s.hidden_size);
+  auto add = [&](std::string_view n, Shape shape, Dtype keep = Dtype::kBool) {
+    return AddConverted(w, p + std::string(n), std::move(shape), keep);
+  };
+  if (a.kind == AttentionKind::kLinear) {
+    const uint64_t kh = static_cast<uint64_t>(a.linear_num_key_heads);
+    const uint64_t vh = static_cast<uint64_t>(a.linear_num_value_heads);
+    const uint64_t key = kh * static_cast<uint64_t>(a.linear_key_head_dim);
+    const uint64_t vd = static_cast<uint64_t>(a.linear_value_head_dim);
+    const uint64_t value = vh * vd, conv = 2 * key + value;
+    VRAMFIT_RETURN_IF_ERROR(add("attn_qkv.weight", {conv, h}));
+    VRAMFIT_RETURN_IF_ERROR(add("attn_gate.weight", {value, h}));
+    VRAMFIT_RETURN_IF_ERROR(
+        add("ssm_conv1d.weight", {conv, static_cast<uint64_t>(a.linear_conv_kernel_dim)},
+            Dtype::kF32));
+    VRAMFIT_RETURN_IF_ERROR(add("ssm_dt.bias", {vh}));
+    VRAMFIT_RETURN_IF_ERROR(add("ssm_a", {vh}));
+    if (s.family == "qwen3_next") {
+      VRAMFIT_RETURN_IF_ERROR(add("ssm_ba.weight", {2 * vh, h}));
+    } else {
+      VRAMFIT_RETURN_IF_ERROR(add("ssm_beta.weight", {vh, h}));
+      VRAMFIT_RETURN_IF_ERROR(add("ssm_alpha.weight", {vh, h}));
+    }
+    VRAMFIT_RETURN_IF_ERROR(add("ssm_norm.weight", {vd}));
+    return add("ssm_out.weight", {h, value});
+  }
+  const uint64_t hd = static_cast<uint64_t>(a.head_dim > 0 ? a.head_dim
+                                                            : s.hidden_size / a.num_heads);
+  const uint64_t q = static_cast<uint64_t>(a.num_heads) * hd;
+  const uint64_t kv = static_cast<uint64_t>(a.num_kv_heads) * hd;
+  VRAMFIT_RETURN_IF_ERROR(add("attn_q.weight", {a.output_gate ? 2 * q : q, h}));
+  VRAMFIT_RETURN_IF_ERROR(add("attn_k.weight", {kv, h}));
+  VRAMFIT_RETURN_IF_ERROR(add("attn_v.weight", {kv, h}));
+  VRAMFIT_RETURN_IF_ERROR(add("attn_output.weight", {h, q}));
+  VRAMFIT_RETURN_IF_ERROR(add("attn_q_norm.weight", {hd}));
+  return add("attn_k_norm.weight", {hd});
+}
+
 Status LayerTensors(Writer& w, const ModelSpec& s, const LayerSpec& l, size_t il,
                     bool mxfp4_experts) {
   const AttentionSpec& a = l.attention;
   const MlpSpec& m = l.mlp;
   const uint64_t h = static_cast<uint64_t>(s.hidden_size);
-  const uint64_t hd = static_cast<uint64_t>(a.head_dim > 0 ? a.head_dim
-                                                            : s.hidden_size / a.num_heads);
+  const uint64_t hd = static_cast<uint64_t>(
+      a.head_dim > 0 ? a.head_dim : (a.num_heads > 0 ? s.hidden_size / a.num_heads : 0));
   const uint64_t q = static_cast<uint64_t>(a.num_heads) * hd;
   const uint64_t kv = static_cast<uint64_t>(a.num_kv_heads) * hd;
   const std::string p = fmt::format("blk.{}.", il);
   auto add = [&](std::string_view n, Shape shape) { return AddConverted(w, p + std::string(n),
                                                                         std::move(shape)); };
   VRAMFIT_RETURN_IF_ERROR(add("attn_norm.weight", {h}));
+  const bool hybrid = IsHybridFamily(s.family);
+  if (hybrid) VRAMFIT_RETURN_IF_ERROR(HybridAttention(w, s, a, p));
   if (a.kind == AttentionKind::kMla) {
     // DeepseekV2Model: q through its LoRA (attn_q_a, attn_q_a_norm, attn_q_b) or whole
     // (attn_q), the compressed KV (attn_kv_a_mqa: kv_lora_rank + the rope part, and its norm),
@@ -273,7 +365,7 @@ Status LayerTensors(Writer& w, const ModelSpec& s, const LayerSpec& l, size_t il
     VRAMFIT_RETURN_IF_ERROR(add("ffn_up.weight", {2 * ff, h}));
     return add("ffn_down.weight", {h, ff});
   }
-  if (a.kind != AttentionKind::kMla) {
+  if (a.kind != AttentionKind::kMla && !hybrid) {
     VRAMFIT_RETURN_IF_ERROR(add("attn_q.weight", {q, h}));
     // Gemma 4: KV-shared layers have no k/v tensors, K = V layers no attn_v.
     if (!a.kv_shared) VRAMFIT_RETURN_IF_ERROR(add("attn_k.weight", {kv, h}));
@@ -308,8 +400,9 @@ Status LayerTensors(Writer& w, const ModelSpec& s, const LayerSpec& l, size_t il
     VRAMFIT_RETURN_IF_ERROR(add("post_attention_norm.weight", {h}));
     VRAMFIT_RETURN_IF_ERROR(add("post_ffw_norm.weight", {h}));
   }
-  // gpt-oss and GLM4_MOE name the norm before the FFN ATTN_POST_NORM (constants.py).
-  VRAMFIT_RETURN_IF_ERROR(add(s.family == "gpt_oss" || s.family == "glm4_moe"
+  // gpt-oss, GLM4_MOE and the hybrids name the norm before the FFN ATTN_POST_NORM
+  // (constants.py).
+  VRAMFIT_RETURN_IF_ERROR(add(s.family == "gpt_oss" || s.family == "glm4_moe" || hybrid
                                   ? "post_attention_norm.weight"
                                   : "ffn_norm.weight",
                               {h}));
@@ -390,9 +483,18 @@ void Metadata(const ModelSpec& s, std::string_view arch, const GgufFtypeInfo& ft
   std::vector<int64_t> sliding;
   int64_t window = 0;
   const LayerSpec* moe = nullptr;
+  // A hybrid's head counts and sizes are its full-attention layers' (the converter writes
+  // num_attention_heads and num_key_value_heads as scalars).
+  const AttentionSpec* full = nullptr;
   for (const LayerSpec& l : s.layers) {
-    heads.push_back(l.attention.num_heads);
-    kv.push_back(l.attention.num_kv_heads);
+    if (full == nullptr && l.attention.kind != AttentionKind::kLinear) full = &l.attention;
+  }
+  for (const LayerSpec& l : s.layers) {
+    const AttentionSpec& la = l.attention.kind == AttentionKind::kLinear && full != nullptr
+                                  ? *full
+                                  : l.attention;
+    heads.push_back(la.num_heads);
+    kv.push_back(la.num_kv_heads);
     // Gemma 4's MoE layers keep their dense FFN (carried as the shared expert).
     ff.push_back(l.mlp.kind == MlpKind::kMoe && s.family == "gemma4"
                      ? l.mlp.shared_intermediate_size
@@ -419,8 +521,25 @@ void Metadata(const ModelSpec& s, std::string_view arch, const GgufFtypeInfo& ft
   scalar_or_array(a + ".attention.head_count", heads);
   scalar_or_array(a + ".attention.head_count_kv", kv);
   scalar_or_array(a + ".feed_forward_length", ff);
-  const AttentionSpec& a0 = s.layers.front().attention;
+  const AttentionSpec& a0 = full != nullptr ? *full : s.layers.front().attention;
   const int64_t hd = a0.head_dim > 0 ? a0.head_dim : s.hidden_size / a0.num_heads;
+  if (IsHybridFamily(s.family)) {
+    // Qwen3NextModel.set_gguf_parameters: the Gated DeltaNet sizes as the ssm.* keys, and
+    // the full-attention period.
+    const AttentionSpec* lin = nullptr;
+    for (const LayerSpec& l : s.layers) {
+      if (lin == nullptr && l.attention.kind == AttentionKind::kLinear) lin = &l.attention;
+    }
+    if (lin != nullptr) {
+      md[a + ".ssm.conv_kernel"] = Int(lin->linear_conv_kernel_dim);
+      md[a + ".ssm.state_size"] = Int(lin->linear_key_head_dim);
+      md[a + ".ssm.group_count"] = Int(lin->linear_num_key_heads);
+      md[a + ".ssm.time_step_rank"] = Int(lin->linear_num_value_heads);
+      md[a + ".ssm.inner_size"] =
+          Int(lin->linear_value_head_dim * lin->linear_num_value_heads);
+      md[a + ".full_attention_interval"] = Int(FullAttentionInterval(s));
+    }
+  }
   md[a + ".attention.key_length"] = Int(hd);
   md[a + ".attention.value_length"] = Int(hd);
   if (a0.kind == AttentionKind::kMla) {
@@ -530,18 +649,27 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
   for (const ArchOf& r : kArchOf) {
     if (r.family == base.family) arch = r.arch;
   }
-  bool unsupported_layer = false;
+  const bool hybrid = IsHybridFamily(base.family);
+  const int64_t interval = hybrid ? FullAttentionInterval(base) : 0;
+  bool unsupported_layer = hybrid && interval == 0;
   for (const LayerSpec& l : base.layers) {
-    unsupported_layer |= (l.attention.kind == AttentionKind::kMla && arch != "deepseek2") ||
-                         l.attention.kind == AttentionKind::kLinear ||
-                         l.attention.num_heads <= 0;
+    const AttentionSpec& a = l.attention;
+    if (a.kind == AttentionKind::kLinear) {
+      unsupported_layer |= !hybrid || a.mamba2 || a.linear_num_value_heads <= 0 ||
+                           a.linear_num_key_heads <= 0 || a.linear_key_head_dim <= 0 ||
+                           a.linear_value_head_dim <= 0 || a.linear_conv_kernel_dim <= 0;
+      continue;
+    }
+    unsupported_layer |= (a.kind == AttentionKind::kMla && arch != "deepseek2") ||
+                         a.num_heads <= 0;
   }
   if (arch.empty() || unsupported_layer || base.layers.empty() || base.hidden_size <= 0 ||
       base.vocab_size <= 0) {
     return Status::Unsupported(fmt::format(
         "--as-quantized {}: GGUF what-ifs lay out llama, mistral, mixtral, qwen2, qwen2_moe, "
-        "qwen3, qwen3_moe, gemma2, gemma3, gemma4, gpt-oss, phi3, glm4_moe, minimax_m2 and "
-        "DeepSeek-V2/V3 (and Kimi-K2) models; this one is {} (plan a real .gguf file instead)",
+        "qwen3, qwen3_moe, qwen3_next, qwen3_5, qwen3_5_moe, Qwen2/2.5/3-VL (text), gemma2, "
+        "gemma3, gemma4, gpt-oss, phi3, glm4_moe, minimax_m2 and DeepSeek-V2/V3 (and Kimi-K2) "
+        "models; this one is {} (plan a real .gguf file instead)",
         info->name, base.family.empty() ? "unknown" : base.family));
   }
   const bool mxfp4_source = base.quant.method == QuantMethod::kMxfp4;
@@ -622,7 +750,10 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
   qm.n_expert = moe ? base.layers.back().mlp.num_experts : 0;
   for (const LayerSpec& l : base.layers) qm.n_expert = std::max(qm.n_expert, l.mlp.num_experts);
   qm.tied = base.tie_word_embeddings;
-  qm.type_70b = (arch == "llama" || arch == "qwen2") && qm.n_layer == 80 && !moe;
+  // LLM_ARCH_QWEN2VL falls through to QWEN2's sizes in load_hparams.
+  qm.type_70b =
+      (arch == "llama" || arch == "qwen2" || arch == "qwen2vl") && qm.n_layer == 80 && !moe;
+  qm.full_attention_interval = interval;
   TensorList converted = std::move(f.tensors);
   f.tensors.clear();
   Writer q{&f, float_type};

@@ -47,6 +47,9 @@ struct GgufQuantModel {
   int64_t n_expert = 0;     // hparams.n_expert
   bool tied = false;        // no output.weight: token_embd is quantized as the output
   bool type_70b = false;    // llama-model.cpp sets LLM_TYPE_70B (llama and qwen2, 80 layers)
+  // Hybrid models (qwen3next, qwen35, qwen35moe): layer i is full attention iff (i + 1) is a
+  // multiple of this; 0 for models whose every layer has attention.
+  int64_t full_attention_interval = 0;
 };
 
 // The ggml type llama-quantize writes for one tensor of the converted file (`converted`: the

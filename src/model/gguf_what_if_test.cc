@@ -62,6 +62,35 @@ TEST(GgufTensorType, FusedQkvTakesMoreBits) {
   EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk.7.ffn_up.weight", {35840, 5120}), Dtype::kQ4_K);
 }
 
+// A Gated DeltaNet hybrid (Qwen3-Next, Qwen3.5): attn_v exists in every fourth layer only, so
+// i_attention_wv is the full-attention layers before it while n_attention_wv (attn_v plus
+// attn_qkv tensors) is n_layer; the linear layers' attn_qkv takes Q5_K in Q4_K_M; the conv
+// kernel is never quantized.
+TEST(GgufTensorType, HybridCountsAttnVAmongFullAttentionLayers) {
+  GgufQuantModel m;
+  m.arch = "qwen35moe";
+  m.n_layer = 40;
+  m.full_attention_interval = 4;
+  // use_more_bits(i, 40): i < 5, or (i - 5) % 3 == 2: full-attention layers 3, 7, 11, 15, 19
+  // (indices 0-4) and 31 (index 7); not layer 23 (index 5), nor 35 and 39 (8 and 9).
+  for (int il : {3, 7, 11, 15, 19, 31}) {
+    EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk." + std::to_string(il) + ".attn_v.weight",
+                   {512, 2048}), Dtype::kQ6_K) << il;
+  }
+  for (int il : {23, 27, 35, 39}) {
+    EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk." + std::to_string(il) + ".attn_v.weight",
+                   {512, 2048}), Dtype::kQ4_K) << il;
+  }
+  // Q4_K_S: the first four attn_v tensors in Q5_K, layers 3 to 15.
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_S, "blk.15.attn_v.weight", {512, 2048}), Dtype::kQ5_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_S, "blk.19.attn_v.weight", {512, 2048}), Dtype::kQ4_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk.0.attn_qkv.weight", {8192, 2048}), Dtype::kQ5_K);
+  EXPECT_EQ(Type(m, GgufFtype::kQ4_K_M, "blk.0.attn_gate.weight", {4096, 2048}), Dtype::kQ4_K);
+  EXPECT_EQ(GgufTensorType(m, GgufFtype::kQ4_K_M, "blk.0.ssm_conv1d.weight", {8192, 4},
+                           Dtype::kF32),
+            Dtype::kF32);
+}
+
 // output.weight: Q6_K unless the type is Q8_0; token_embd keeps the base type, or is the
 // output's when the model is tied (has_output false).
 TEST(GgufTensorType, OutputAndTokenEmbedding) {
@@ -381,6 +410,103 @@ TEST(SynthesizeGguf, MiniMaxM2WholeHeadNorms) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->family, "minimax_m2");
   EXPECT_FALSE(back->generic);
+}
+
+// Qwen3.5-27B as Qwen3_5TextModel converts it (fc0fe4004) and llama-quantize makes Q4_K_S of
+// it. A public llama-server load of such a file (validation/llamacpp r42, code-index file
+// 58671331675) prints: 851 tensors, "type f32: 353 tensors, q4_K: 485, q5_K: 12, q6_K: 1",
+// "model params = 26.90 B" and model buffers of 8740.26 + 6096.65 MiB.
+TEST(SynthesizeGguf, Qwen35HybridAsTheConverterWritesIt) {
+  const GgufFile f = CatalogGguf("qwen3.5-27b", GgufFtype::kQ4_K_S);
+  std::map<Dtype, int> count;
+  std::map<std::string, const TensorInfo*> by_name;
+  uint64_t bytes = 0, params = 0;
+  for (const TensorInfo& t : f.tensors) {
+    ++count[t.dtype];
+    by_name[t.name] = &t;
+    bytes += t.bytes();
+    params += t.elements;
+  }
+  EXPECT_EQ(f.tensors.size(), 851u);
+  EXPECT_EQ(count[Dtype::kF32], 353);
+  EXPECT_EQ(count[Dtype::kQ4_K], 485);
+  EXPECT_EQ(count[Dtype::kQ5_K], 12);
+  EXPECT_EQ(count[Dtype::kQ6_K], 1);
+  EXPECT_NEAR(static_cast<double>(bytes) / 1048576.0, 8740.26 + 6096.65, 0.01);
+  EXPECT_NEAR(static_cast<double>(params) / 1e9, 26.90, 0.005);
+  ASSERT_TRUE(by_name.count("blk.0.attn_qkv.weight"));
+  // q and k of 16 heads x 128, v of 48 heads x 128; the gated q of 24 heads x 256 x 2.
+  EXPECT_EQ(by_name["blk.0.attn_qkv.weight"]->shape, (Shape{10240, 5120}));
+  EXPECT_EQ(by_name["blk.0.ssm_conv1d.weight"]->shape, (Shape{10240, 4}));
+  EXPECT_EQ(by_name["blk.0.ssm_conv1d.weight"]->dtype, Dtype::kF32);
+  EXPECT_EQ(by_name["blk.0.ssm_beta.weight"]->shape, (Shape{48, 5120}));
+  EXPECT_EQ(by_name["blk.3.attn_q.weight"]->shape, (Shape{12288, 5120}));
+  EXPECT_FALSE(by_name.count("blk.3.attn_qkv.weight"));
+  EXPECT_FALSE(by_name.count("blk.0.attn_v.weight"));
+  auto back = ModelSpecFromGguf(f);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->layers.size(), 64u);
+  EXPECT_EQ(back->layers[0].attention.kind, AttentionKind::kLinear);
+  EXPECT_EQ(back->layers[0].attention.linear_num_value_heads, 48);
+  EXPECT_EQ(back->layers[0].attention.linear_value_head_dim, 128);
+  EXPECT_EQ(back->layers[3].attention.kind, AttentionKind::kFull);
+  EXPECT_EQ(back->layers[3].attention.num_kv_heads, 4);
+  EXPECT_EQ(back->layers[3].attention.head_dim, 256);
+  EXPECT_TRUE(back->warnings.empty()) << back->warnings.front();
+}
+
+// Qwen3.6-35B-A3B (qwen35moe) and Qwen3-Next-80B-A3B (qwen3next, its beta and alpha as one
+// ssm_ba): the parameters llama.cpp counts in published files, ggml-org's Qwen3.6-35B-A3B
+// Q4_K_M "n_params 34660610688" (a run record, code-index file 71607234183) and llama-bench's
+// "79.67 B" for every Qwen3-Next Q4_K_M file (code-index files 71040152892, 60407381838).
+TEST(SynthesizeGguf, Qwen36MoeAndQwen3NextHybrids) {
+  auto params_of = [](const GgufFile& f) {
+    uint64_t n = 0;
+    for (const TensorInfo& t : f.tensors) n += t.elements;
+    return n;
+  };
+  const GgufFile moe = CatalogGguf("qwen3.6-35b-a3b", GgufFtype::kQ4_K_M);
+  EXPECT_EQ(params_of(moe), 34660610688u);
+  std::map<std::string, Dtype> types;
+  for (const TensorInfo& t : moe.tensors) types[t.name] = t.dtype;
+  EXPECT_EQ(types.at("blk.0.attn_qkv.weight"), Dtype::kQ5_K);
+  EXPECT_EQ(types.at("blk.3.attn_v.weight"), Dtype::kQ6_K);
+  EXPECT_EQ(types.at("blk.23.attn_v.weight"), Dtype::kQ4_K);
+  EXPECT_EQ(types.at("blk.0.ffn_gate_inp_shexp.weight"), Dtype::kF32);
+  EXPECT_EQ(types.at("blk.0.ffn_down_exps.weight"), Dtype::kQ6_K);
+  const GgufFile next = CatalogGguf("qwen3-next-80b-a3b-instruct", GgufFtype::kQ4_K_M);
+  EXPECT_NEAR(static_cast<double>(params_of(next)) / 1e9, 79.67, 0.005);
+  bool ba = false;
+  for (const TensorInfo& t : next.tensors) {
+    if (t.name == "blk.0.ssm_ba.weight") ba = t.shape == Shape{64, 2048};
+  }
+  EXPECT_TRUE(ba);
+  auto back = ModelSpecFromGguf(next);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->layers[47].attention.kind, AttentionKind::kFull);
+  EXPECT_EQ(back->layers[46].attention.kind, AttentionKind::kLinear);
+  EXPECT_EQ(back->layers[0].mlp.num_experts, 512);
+  EXPECT_TRUE(back->layers[0].mlp.shared_expert_gate);
+}
+
+// The vision-language models convert their text half only (the visual.* tensors go to the
+// mmproj file): Qwen2.5-VL-7B's text model has Qwen2.5-7B's shapes, so the same bytes.
+TEST(SynthesizeGguf, VisionLanguageModelsConvertTheirTextHalf) {
+  auto bytes_of = [](const GgufFile& f) {
+    uint64_t n = 0;
+    for (const TensorInfo& t : f.tensors) n += t.bytes();
+    return n;
+  };
+  const GgufFile vl = CatalogGguf("qwen2.5-vl-7b-instruct", GgufFtype::kQ4_K_M);
+  EXPECT_EQ(vl.Architecture(), "qwen2vl");
+  EXPECT_EQ(bytes_of(vl), bytes_of(CatalogGguf("qwen2.5-7b-instruct", GgufFtype::kQ4_K_M)));
+  for (const TensorInfo& t : vl.tensors) EXPECT_TRUE(t.name.find("visual") == t.name.npos);
+  const GgufFile moe = CatalogGguf("qwen3-vl-30b-a3b-instruct", GgufFtype::kQ4_K_M);
+  EXPECT_EQ(moe.Architecture(), "qwen3vlmoe");
+  auto back = ModelSpecFromGguf(moe);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->family, "qwen3_moe");
+  EXPECT_EQ(back->layers[0].mlp.num_experts, 128);
 }
 
 TEST(SynthesizeGguf, RefusesWhatItCannotLayOut) {
