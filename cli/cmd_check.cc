@@ -434,6 +434,15 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
   if (!model.ok()) return fail(model.status().message());
   auto plan = (*model)->MakePlan(*gpu, *settings);
   if (!plan.ok()) return fail(plan.status().message());
+  // The vision projector -hf would fetch: named by --mmproj (counted) or refused by
+  // --no-mmproj, it is no longer left out.
+  if (engine->name == "llamacpp" && !inv_model->what_if_lacks.empty() &&
+      (!settings->mmproj.empty() ||
+       std::any_of(cmd->flags.begin(), cmd->flags.end(),
+                   [](const auto& f) { return f.first == "--no-mmproj"; }))) {
+    inv_model->what_if_lacks.clear();
+    inv_model->what_if_lacks_bytes = 0;
+  }
   CarryWhatIf(*inv_model, &*plan);
   for (const std::string& w : plan->without_effect) {
     fmt::print(stderr, "vramfit check: without effect here (not modelled): {}\n", w);

@@ -317,6 +317,17 @@ std::function<int()> SetupPlan(CLI::App* app) {
     if (!model.ok()) return fail(model.status());
     auto plan = (*model)->MakePlan(*gpu, settings);
     if (!plan.ok()) return fail(plan.status());
+    // The vision projector an -hf REPO:TAG would fetch: named by --mmproj (counted) or
+    // refused by --no-mmproj, it is no longer left out.
+    bool no_mmproj = false;
+    for (size_t i = 0; i < f->engine_flags.specs.size(); ++i) {
+      no_mmproj |= f->engine_flags.set[i] &&
+                   std::string_view(f->engine_flags.specs[i].name) == "--no-mmproj";
+    }
+    if (chosen->engine->name == "llamacpp" && (!settings.mmproj.empty() || no_mmproj)) {
+      inv->what_if_lacks.clear();
+      inv->what_if_lacks_bytes = 0;
+    }
     CarryWhatIf(*inv, &*plan);
     for (const std::string& w : plan->without_effect) {
       fmt::print(Err(), "vramfit plan: without effect here (not modelled): {}\n", w);

@@ -427,6 +427,21 @@ Result<Inventory> Inspect(const ModelRef& ref, std::string_view name, const Insp
   return inv;
 }
 
+// The vision tower of catalog entry `id` at 16 bits (0: none): the most a file that holds it
+// beside a text-only what-if (Ollama's gemma3 blob, llama.cpp's mmproj) can add.
+uint64_t VisionTowerBytes16(const std::string& id, const InspectOptions& o) {
+  InspectOptions plain = o;
+  plain.as_quantized.reset();
+  plain.ollama_names = false;
+  plain.gguf_names = false;
+  auto full = Inspect(ModelRef{ModelKind::kCatalog, id, "", ""}, id, plain);
+  if (!full.ok()) return 0;
+  for (const ComponentTotal& c : full->by_component) {
+    if (c.component == Component::kVision) return c.parameters * 2;
+  }
+  return 0;
+}
+
 // An Ollama library name: the GGUF what-if of its catalog entry in the tag's file type, named
 // as the user gave it.
 Result<Inventory> InspectLibrary(const OllamaLibraryModel& lib, std::string_view name,
@@ -452,16 +467,7 @@ Result<Inventory> InspectLibrary(const OllamaLibraryModel& lib, std::string_view
     inv->what_if_lacks = fmt::format("the vision tower Ollama's {} file also holds (the what-if "
                                      "is its text model only)", lib.name);
     // Its size at 16 bits, from the catalog entry's own tower: the most it can take.
-    InspectOptions plain = o;
-    plain.as_quantized.reset();
-    plain.ollama_names = false;
-    auto full = Inspect(ModelRef{ModelKind::kCatalog, lib.catalog_id, "", ""}, lib.catalog_id,
-                        plain);
-    if (full.ok()) {
-      for (const ComponentTotal& c : full->by_component) {
-        if (c.component == Component::kVision) inv->what_if_lacks_bytes = c.parameters * 2;
-      }
-    }
+    inv->what_if_lacks_bytes = VisionTowerBytes16(lib.catalog_id, o);
   }
   inv->notes.insert(
       inv->notes.begin(),
@@ -579,6 +585,19 @@ Result<Inventory> InspectModel(std::string_view model, const InspectOptions& opt
       out.what_if = fmt::format("{} for the Hub file {} (the Hub was not reached: {})",
                                 out.what_if.substr(0, out.what_if.find(" for the missing file ")),
                                 core::Printable(model), core::Printable(why));
+      // -hf REPO:TAG (not a file named by -hff) also fetches the vision projector the Hub's
+      // manifest names for the repo (common/arg.cpp common_params_handle_model at ec98e2002:
+      // an mmprojFile, used unless --no-mmproj or --mmproj FILE) and llama-server loads it.
+      // A model with a vision tower has one in the usual GGUF repos; the what-if is text only.
+      if (!ref->file.ends_with(".gguf") && out.source.kind == ModelKind::kCatalog) {
+        if (const uint64_t tower = VisionTowerBytes16(out.source.id, options); tower > 0) {
+          out.what_if_lacks =
+              "the vision projector (mmproj) -hf also fetches and loads where the repo has one "
+              "(its encoder's compute buffer is not bounded here: --mmproj FILE counts both, "
+              "--no-mmproj leaves both out)";
+          out.what_if_lacks_bytes = tower;
+        }
+      }
       return out;
     }
   }

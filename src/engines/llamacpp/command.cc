@@ -69,6 +69,8 @@ constexpr Alias kAliases[] = {
     {"-cmoe", "--cpu-moe"}, {"-ncmoe", "--n-cpu-moe"}, {"-kvu", "--kv-unified"},
     {"-fa", "--flash-attn"}, {"-nkvo", "--no-kv-offload"}, {"-dev", "--device"},
     {"-mm", "--mmproj"}, {"-fit", "--fit"}, {"-fitt", "--fit-target"}, {"-fitc", "--fit-ctx"},
+    // common/arg.cpp: {"--mmproj-auto"}, {"--no-mmproj", "--no-mmproj-auto"} are one switch.
+    {"--no-mmproj-auto", "--no-mmproj"},
 };
 
 // Flags that change no device memory (server, sampling, threads, logging, and host memory:
@@ -151,7 +153,10 @@ const std::vector<FlagSpec>& Flags() {
                           "encoder and image tokens)", "FILE"},
       {"--no-mmproj-offload", nullptr, "llama.cpp: the vision projector stays on the CPU",
        nullptr},
-      {"--no-mmproj", nullptr, "llama.cpp: no vision projector", nullptr},
+      {"--no-mmproj", nullptr, "llama.cpp: no vision projector (-hf fetches the repo's unless "
+                               "given)", nullptr},
+      {"--mmproj-auto", nullptr, "llama.cpp: -hf fetches the repo's vision projector (the "
+                                 "default)", nullptr},
       // common/arg.cpp since PR 16653 (on by default): -fit, -fitt (MiB, default 1024; a list
       // per device since PR 18679), -fitc (default 4096).
       {"--fit", "-fit", "llama.cpp: on|off, fit unset -c, -ngl, experts to free memory "
@@ -208,6 +213,8 @@ Result<LlamaCppSettings> ReadFlags(const FlagValues& given, LlamaCppSettings s) 
     } else if (name == "--no-mmproj") {
       s.mmproj.clear();
       s.mmproj_header.reset();
+    } else if (name == "--mmproj-auto") {
+      // The default: a projector -hf finds is fetched (the what-if says what it leaves out).
     } else if (name == "--flash-attn") {
       if (text.empty()) {
         // A bare -fa: on in builds whose -fa was a switch; from kFaValueBuild llama.cpp reads
