@@ -875,6 +875,27 @@ TEST(Diagnose, GgmlBufferAfterTheKvTotalIsTheComputeBuffer) {
   EXPECT_NE(per_device.cause, "compute_buffer");
 }
 
+// Partial offload prints the host's buffers first ("CPU_Mapped model buffer", "CPU KV buffer",
+// "CUDA_Host compute buffer"): the weights and KV figures the doctor reports and compares are
+// the device's, not the first line's (a Qwen3.5-27B load with 26 of 65 layers on a 12 GB card,
+// validation/llamacpp r42).
+TEST(Diagnose, GgmlFiguresAreTheDeviceBuffersNotTheHostOnes) {
+  const Diagnosis d = DiagnoseText(
+      "load_tensors: offloaded 26/65 layers to GPU\n"
+      "load_tensors:   CPU_Mapped model buffer size =  8740.26 MiB\n"
+      "load_tensors:        CUDA0 model buffer size =  6096.65 MiB\n"
+      "llama_kv_cache:        CPU KV buffer size =  4608.00 MiB\n"
+      "llama_kv_cache:      CUDA0 KV buffer size =  3584.00 MiB\n"
+      "sched_reserve: reserving ...\n"
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1401.75 MiB on device 0: "
+      "cudaMalloc failed: out of memory\n"
+      "graph_reserve: failed to allocate compute buffers\n");
+  EXPECT_EQ(d.stage, "profile");
+  EXPECT_EQ(d.cause, "compute_buffer");
+  EXPECT_DOUBLE_EQ(d.numbers.at("weights_bytes"), 6096.65 * 1048576.0);
+  EXPECT_DOUBLE_EQ(d.numbers.at("kv_cache_bytes"), 3584.0 * 1048576.0);
+}
+
 // In a vLLM model's file only the vision tower calls an attention kernel directly
 // (F.scaled_dot_product_attention, flash_attn_varlen_func): under such a frame the failure is
 // the encoder's, at the profile run when nothing shows serving, while serving when it does. The

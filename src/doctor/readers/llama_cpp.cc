@@ -491,11 +491,33 @@ void Match(const Line& line) {
     auto& e = line.Emit(EventKind::kGgmlCtx, kEngine);
     Set(e, Num::kMaxModelLen, NumberAfter(s, "size ="));
   }
-  MatchOneValue(
-      line, kEngine,
-      {{"KV buffer size =", EventKind::kGgmlKvBuffer, Num::kKvCacheBytes, true},
-       {"model buffer size =", EventKind::kGgmlModelBuffer, Num::kWeightsBytes, true},
-       {"compute buffer size =", EventKind::kGgmlComputeBuffer, Num::kComputeBytes, true}});
+  // A buffer line names its buffer type before the words: a device's ("CUDA0 model buffer
+  // size", "ROCm0", "Metal_Mapped", "Vulkan0") or host memory's ("CPU_Mapped model buffer
+  // size", "CPU KV buffer size", "CUDA_Host compute buffer size": the CPU's types and a GPU
+  // backend's pinned host type). Partial offload prints the host's first; the figures the
+  // doctor compares with the device are the device's, so a host buffer's line is its event
+  // only.
+  bool host_line = false;
+  for (std::string_view key : {"KV buffer size ="sv, "model buffer size ="sv,
+                               "compute buffer size ="sv}) {
+    if (!Has(s, key)) continue;
+    std::string_view before = s.substr(0, s.find(key));
+    while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
+    const size_t cut = before.find_last_of(" \t:");
+    const std::string_view name = cut == std::string_view::npos ? before : before.substr(cut + 1);
+    host_line |= name.starts_with("CPU") || name.ends_with("_Host");
+  }
+  if (host_line) {
+    if (Has(s, "KV buffer size =")) line.Emit(EventKind::kGgmlKvBuffer, kEngine);
+    if (Has(s, "model buffer size =")) line.Emit(EventKind::kGgmlModelBuffer, kEngine);
+    if (Has(s, "compute buffer size =")) line.Emit(EventKind::kGgmlComputeBuffer, kEngine);
+  } else {
+    MatchOneValue(
+        line, kEngine,
+        {{"KV buffer size =", EventKind::kGgmlKvBuffer, Num::kKvCacheBytes, true},
+         {"model buffer size =", EventKind::kGgmlModelBuffer, Num::kWeightsBytes, true},
+         {"compute buffer size =", EventKind::kGgmlComputeBuffer, Num::kComputeBytes, true}});
+  }
   // The KV cache allocated: llama_kv_cache_init (llama.cpp 2024) and llama_kv_cache's
   // constructor (2025+) print the total after allocating it ("llama_new_context_with_model: KV
   // self size  =  640.00 MiB, K (f16): ...", "llama_kv_cache: size = 1224.00 MiB ( 16384 cells,
