@@ -875,6 +875,24 @@ TEST(Diagnose, GgmlBufferAfterTheKvTotalIsTheComputeBuffer) {
   EXPECT_NE(per_device.cause, "compute_buffer");
 }
 
+// The GGML-era llama.cpp (2023) evaluated each batch in fixed buffers sized at load; a batch
+// above the 512 its tools allowed overflowed them ("not enough space in the context's memory
+// pool", or the scratch pool's), then crashed: the compute buffer at the request, cut by the
+// batch, not a device out-of-memory and not the crash after it.
+TEST(Diagnose, GgmlEraMemoryPoolOverflowIsTheComputeBuffer) {
+  for (const char* pool : {"context's", "scratch"}) {
+    const Diagnosis d = DiagnoseText(
+        std::string("Llama.generate: prefix-match hit\n"
+                    "ggml_new_tensor_impl: not enough space in the ") +
+        pool + " memory pool (needed 337076992, available 268435456)\n"
+               "Segmentation fault (core dumped)\n");
+    EXPECT_EQ(d.stage, "runtime") << pool;
+    EXPECT_EQ(d.cause, "compute_buffer") << pool;
+    ASSERT_FALSE(d.fixes.empty());
+    EXPECT_NE(d.fixes[0].change.find("-b 512"), std::string::npos) << d.fixes[0].change;
+  }
+}
+
 // Partial offload prints the host's buffers first ("CPU_Mapped model buffer", "CPU KV buffer",
 // "CUDA_Host compute buffer"): the weights and KV figures the doctor reports and compares are
 // the device's, not the first line's (a Qwen3.5-27B load with 26 of 65 layers on a 12 GB card,

@@ -387,6 +387,21 @@ void Match(const Line& line) {
       Has(s, "kIOGPUCommandBufferCallbackErrorOutOfMemory")) {
     line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
   }
+  // ggml's fixed-size contexts of the GGML-era llama.cpp (2023, before the graph allocator;
+  // llama.cpp at 6e7cca404): llama_eval_internal built each evaluation's graph in buf_compute
+  // and the scratch buffers, sized at load from the model type and n_ctx (MEM_REQ_EVAL,
+  // MEM_REQ_SCRATCH0: "empirical scaling, still a guess") for the batches of at most 512 its own
+  // tools allowed (examples/common.cpp caps -b at 512), and ggml_new_object stopped when a graph
+  // outgrew them ("not enough space in the context's memory pool (needed N, available M)", or
+  // the scratch memory pool's; then an assert or a segfault). llama.cpp's compute buffer
+  // overflowing, with device memory to spare: the batch is what to cut.
+  // (The scratch buffers' overflow reads "not enough space in the scratch memory pool".)
+  if (const LineView p = WholeBoth(line, "not enough space in the", "memory pool (needed");
+      !p.empty()) {
+    auto& e = line.Emit(EventKind::kGgmlComputeFail, kEngine);
+    e.values[Num::kDuringDecode] = 1;
+    Set(e, Num::kRequestedBytes, NumberAfter(p, "(needed"));
+  }
   // A graph computed with a buffer its backend could not allocate: ggml_backend_sched_graph_compute
   // returning GGML_STATUS_ALLOC_FAILED (-2, ggml/include/ggml.h enum ggml_status), as the vision
   // encoder reports it ("clip_image_batch_encode: ggml_backend_sched_graph_compute failed with
@@ -1082,6 +1097,18 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       AddFix(d, "GGML_CUDA_NO_PINNED=1", "plain host memory instead of pinned CUDA_Host buffers");
       return true;
     case Cause::kComputeBuffer: {
+      // The GGML-era fixed pool (the reader's "memory pool" overflow): a batch larger than the
+      // evaluation buffer, sized at load for batches up to 512 tokens (MEM_REQ_EVAL, and the
+      // scratch buffers), with device memory to spare.
+      if (const LogEvent* c = f.first_of(EventKind::kGgmlComputeFail);
+          c && Has(c->text, "memory pool (needed")) {
+        AddFix(d, "-b 512 or lower (n_batch; llama-cpp-python: n_batch=512)",
+               "the GGML-era evaluation buffers were sized at load for the batches of at most "
+               "512 that llama.cpp's own tools allowed; a larger batch outgrows them");
+        AddFix(d, "a current llama.cpp (GGUF builds, from August 2023)",
+               "its graph allocator sizes the compute buffers from the graph itself");
+        return true;
+      }
       // Without flash attention the compute buffer holds a micro-batch's attention scores
       // against the whole context; flash attention computes them in tiles.
       if (const auto fa = f.get(Num::kFlashAttention); fa && (*fa == 0 || *fa == 2)) {
