@@ -645,9 +645,9 @@ run_err(llamacpp_hf_offline 2 "${re}"
 run_err(ollama_hf_offline 2 "Qwen/Qwen3-8B-GGUF.*offline"
         check --gpu 4090 -- ollama run hf.co/Qwen/Qwen3-8B-GGUF:Q4_K_M)
 # -hf where the Hub cannot be reached (a refused connection, not HF_HUB_OFFLINE): the what-if
-# its tag spells, the vision projector -hf also fetches left out and bounded by the tower at 16
-# bits. At a context whose headroom is below the bound the verdict is unsure (exit 1);
-# --no-mmproj-auto (--no-mmproj) leaves the projector out and the plan fits (exit 0).
+# its tag spells, with the vision projector -hf also fetches planned from the catalog model's
+# tower (Qwen3.6's qwen3vl_merger at 16 bits): at -c 120000 it does not fit beside the model
+# (exit 1); --no-mmproj-auto (--no-mmproj) leaves it out and the plan fits (exit 0).
 function(run_unreachable name expect_rc)
   execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=HF_HUB_OFFLINE
                           HF_ENDPOINT=http://127.0.0.1:1 ${VRAMFIT} ${ARGN}
@@ -661,7 +661,8 @@ endfunction()
 set(hf_tight llama-server -hf unsloth/Qwen3.6-35B-A3B-GGUF:Q4_K_M -ngl 99 -c 120000 -np 1)
 run_unreachable(llamacpp_hf_unreachable_mmproj 1 check --gpu 3090 -- ${hf_tight})
 if(NOT last_out MATCHES "what-if: GGUF Q4_K_M for the Hub file .*the Hub was not reached"
-   OR NOT last_out MATCHES "NOT COUNTED: the vision projector \\(mmproj\\) -hf also fetches")
+   OR NOT last_out MATCHES "warmup +vision projector 851.77 MiB \\+ encoder compute"
+   OR NOT last_out MATCHES "FAILS at warmup")
   message(SEND_ERROR "llamacpp_hf_unreachable_mmproj: '${last_out}'")
 endif()
 run_unreachable(llamacpp_hf_unreachable_no_mmproj 0 check --gpu 3090 -- ${hf_tight}

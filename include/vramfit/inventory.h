@@ -17,11 +17,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "vramfit/formats.h"
+#include "vramfit/gguf.h"
 #include "vramfit/model.h"
 #include "vramfit/source.h"
 #include "vramfit/status.h"
@@ -124,6 +126,11 @@ struct Inventory {
   // Plan::not_counted.
   std::string what_if_lacks;
   uint64_t what_if_lacks_bytes = 0;  // at most this much (the tower at 16 bits); 0: unknown
+  // The vision projector the what-if's file comes with, where that is laid out: llama.cpp's
+  // -hf REPO:TAG fetches the repo's mmproj beside the model (the header SynthesizeMmproj
+  // writes of the catalog entry's tower); null otherwise. A llama.cpp plan counts it as it
+  // counts --mmproj FILE, unless the command says --mmproj or --no-mmproj.
+  std::shared_ptr<const GgufFile> what_if_mmproj;
   bool has_spec = false;        // a config.json was found and understood
   ModelSpec spec;
   std::vector<std::string> files;  // shard file names (synthesized: one virtual name)

@@ -596,6 +596,18 @@ Result<Inventory> InspectModel(std::string_view model, const InspectOptions& opt
               "(its encoder's compute buffer is not bounded here: --mmproj FILE counts both, "
               "--no-mmproj leaves both out)";
           out.what_if_lacks_bytes = tower;
+          // Where its projector type is laid out, the plan counts it instead: weights and the
+          // encoder's warm-up compute buffer, as for --mmproj FILE.
+          if (auto entry = FindCatalogModel(out.source.id); entry.ok()) {
+            auto spec = ModelSpecFromConfigJson(entry->config_json, entry->id);
+            if (spec.ok()) {
+              auto mm = SynthesizeMmproj(
+                  *spec, tower,
+                  fmt::format("the mmproj -hf fetches with {} (what-if: the catalog model's "
+                              "vision tower at 16 bits)", core::Printable(model)));
+              if (mm.ok()) out.what_if_mmproj = std::make_shared<const GgufFile>(std::move(*mm));
+            }
+          }
         }
       }
       return out;

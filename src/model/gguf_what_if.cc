@@ -768,4 +768,51 @@ Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string
   return f;
 }
 
+Result<GgufFile> SynthesizeMmproj(const ModelSpec& base, uint64_t tower_bytes,
+                                  std::string origin) {
+  const VisionSpec& v = base.vision;
+  // The converters' projector types (gguf-py constants.py VisionProjectorType): Qwen2VLModel's
+  // mmproj writes QWEN2VL or QWEN25VL by the tower, Qwen3VLVisionModel QWEN3VL (also for
+  // Qwen3.5/3.6, conversion/__init__.py), Gemma3VisionModel GEMMA3.
+  std::string type;
+  switch (v.kind) {
+    case VisionKind::kQwen2Vl: type = "qwen2vl_merger"; break;
+    case VisionKind::kQwen25Vl: type = "qwen2.5vl_merger"; break;
+    case VisionKind::kQwen3Vl: type = "qwen3vl_merger"; break;
+    case VisionKind::kSiglip: type = base.family == "gemma3" ? "gemma3" : ""; break;
+    default: break;
+  }
+  if (type.empty() || v.hidden_size <= 0 || v.num_heads <= 0 || v.intermediate_size <= 0 ||
+      v.depth <= 0 || v.patch_size <= 0 || tower_bytes == 0) {
+    return Status::Unsupported("a vision tower whose llama.cpp projector is not laid out");
+  }
+  GgufFile f;
+  f.origin = std::move(origin);
+  f.version = 3;
+  f.alignment = kAlignment;
+  auto& md = f.metadata;
+  md["general.architecture"] = Str("clip");
+  GgufValue yes;
+  yes.type = GgufType::kBool;
+  yes.u = 1;
+  md["clip.has_vision_encoder"] = yes;
+  md["clip.projector_type"] = Str(type);
+  md["clip.vision.embedding_length"] = Int(v.hidden_size);
+  md["clip.vision.attention.head_count"] = Int(v.num_heads);
+  md["clip.vision.feed_forward_length"] = Int(v.intermediate_size);
+  md["clip.vision.block_count"] = Int(v.depth);
+  md["clip.vision.patch_size"] = Int(v.patch_size);
+  // The Qwen towers take any size (the warm-up image is fixed by clip.cpp); a square of 32
+  // patches stands for the image size they do not have.
+  md["clip.vision.image_size"] = Int(v.image_size > 0 ? v.image_size : 32 * v.patch_size);
+  if (type == "gemma3") {
+    md["clip.vision.projector.scale_factor"] = Int(4);
+  } else {
+    md["clip.vision.spatial_merge_size"] = Int(std::max<int64_t>(v.spatial_merge_size, 1));
+  }
+  f.data_bytes = tower_bytes;
+  f.file_size = tower_bytes;
+  return f;
+}
+
 }  // namespace vramfit

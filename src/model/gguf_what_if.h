@@ -65,6 +65,16 @@ Dtype GgufTensorType(const GgufQuantModel& m, GgufFtype ft, std::string_view nam
 // `origin` becomes the file's name.
 Result<GgufFile> SynthesizeGguf(const ModelSpec& base, GgufFtype ft, std::string origin);
 
+// The header of the vision projector file (mmproj) llama.cpp's converter writes beside the
+// text model (convert_hf_to_gguf.py --mmproj), as far as clip.cpp's loader reads it: the clip
+// architecture, the projector type and the clip.vision.* sizes of `base`'s tower, its tensors
+// as `tower_bytes` of data (the tower at 16 bits: mmproj files are F16 or BF16). For the towers
+// whose llama.cpp projector type the planner's rules cover: Qwen2-VL, Qwen2.5-VL, Qwen3-VL and
+// Qwen3.5/3.6 (qwen2vl_merger, qwen2.5vl_merger, qwen3vl_merger) and Gemma 3's SigLIP
+// (gemma3); kUnsupported for any other tower or none.
+Result<GgufFile> SynthesizeMmproj(const ModelSpec& base, uint64_t tower_bytes,
+                                  std::string origin);
+
 }  // namespace vramfit
 
 #endif  // VRAMFIT_MODEL_GGUF_WHAT_IF_H_

@@ -10,8 +10,10 @@
 #include "engines/llamacpp/engine.h"
 #include "engines/llamacpp/llamacpp.h"
 #include "engines/llamacpp/mmproj.h"
+#include "model/gguf_what_if.h"
 #include "testutil/gguf_writer.h"
 #include "testutil/hollow.h"
+#include "vramfit/catalog.h"
 #include "vramfit/gguf.h"
 #include "vramfit/inspect.h"
 
@@ -88,6 +90,41 @@ TEST(LlamaCppMmprojTest, QwenVlWarmupMatchesItsLog) {
   auto q = ReadProjector(Header(Writer(t)));
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(EncoderComputeBytes(*q, true), 408438784u + uint64_t{8464} * 8464 * 6);
+}
+
+// The mmproj what-if (-hf's projector, SynthesizeMmproj) reads as a real file of its type does:
+// Qwen3.6's tower as qwen3vl_merger (1152 wide, 27 blocks, patch 16: the warm-up of 8,464
+// patches and its 408 MB estimate, as the Qwen3-VL file above), its weights the tower at 16
+// bits; Gemma 3's SigLIP as gemma3 (256 tokens an image, non-causal). A tower without a laid-out
+// projector type, or no tower, is refused.
+TEST(LlamaCppMmprojTest, WhatIfHeadersReadAsTheirType) {
+  auto spec_of = [](const char* id) {
+    auto m = FindCatalogModel(id);
+    EXPECT_TRUE(m.ok());
+    auto s = ModelSpecFromConfigJson(m->config_json, id);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return *s;
+  };
+  auto q = SynthesizeMmproj(spec_of("qwen3.6-35b-a3b"), 893146496, "q.mmproj");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  auto p = ReadProjector(*q);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->type, "qwen3vl_merger");
+  EXPECT_EQ(p->weight_bytes, 893146496u);
+  EXPECT_EQ(p->hidden, 1152);
+  EXPECT_EQ(p->layers, 27);
+  EXPECT_EQ(p->warmup_patches, 8464);
+  EXPECT_EQ(EncoderComputeBytes(*p, true), 408438784u);
+  auto g = SynthesizeMmproj(spec_of("gemma-3-27b-it"), 846120672, "g.mmproj");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  auto gp = ReadProjector(*g);
+  ASSERT_TRUE(gp.ok()) << gp.status().ToString();
+  EXPECT_EQ(gp->type, "gemma3");
+  EXPECT_EQ(gp->image_tokens, 256);
+  EXPECT_TRUE(gp->non_causal);
+  EXPECT_EQ(SynthesizeMmproj(spec_of("qwen3-8b"), 1, "x").status().code(), Code::kUnsupported);
+  EXPECT_EQ(SynthesizeMmproj(spec_of("gemma-4-31b-it"), 1, "x").status().code(),
+            Code::kUnsupported);
 }
 
 TEST(LlamaCppMmprojTest, OtherProjectorTypes) {

@@ -455,7 +455,9 @@ Status Mmproj(Run& r) {
   r.notes.push_back(fmt::format(
       "vision projector {} ({}): weights {}, encoder {} layers x {} hidden, warm-up image "
       "{} x {} px = {} patches; an image is at most {} tokens{}, {} per request at -c {}{}",
-      p->type, core::Printable(r.s.mmproj), FormatBytes(p->weight_bytes), p->layers,
+      p->type,
+      r.s.mmproj.empty() ? r.s.mmproj_header->origin : core::Printable(r.s.mmproj),
+      FormatBytes(p->weight_bytes), p->layers,
       p->hidden, p->warmup_size, p->warmup_size, p->warmup_patches, p->image_tokens,
       p->tiled ? " per tile" : "", r.plan.images_per_request, n_ctx_seq,
       p->known ? "" : " (an unmodelled projector type: tokens are its patches / merge^2)"));
