@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "engines/llamacpp/command.h"
+#include "engines/llamacpp/fit.h"
 #include "engines/llamacpp/llamacpp.h"
 #include "engines/llamacpp/rules.h"
 
@@ -74,6 +75,34 @@ class PreparedLlamaCppModel : public PreparedModel {
       if (fits(v)) {
         out.push_back({"--no-mmproj-offload", "the vision encoder runs on the CPU: slower image "
                        "encoding", ToEngineSettings(v), 1});
+      }
+    }
+    // The projector left out: text only (a projector from -hf's what-if or --mmproj).
+    if (plan.failure_stage == Stage::kWarmup && (!s.mmproj.empty() || s.mmproj_header)) {
+      LlamaCppSettings v = s;
+      v.mmproj.clear();
+      v.mmproj_header.reset();
+      if (fits(v)) {
+        // (Group 0: shown beside the engine's first way out, a different trade.)
+        out.push_back({"--no-mmproj", "no vision projector: the server takes no images",
+                       ToEngineSettings(v), 0});
+      }
+      // --fit leaves its target free without counting the projector (before PR 21489): a
+      // larger target leaves the projector and its encoder room, in 256 MiB steps.
+      auto rules = RulesFor(s.version);
+      if (rules.ok() && FitApplies(*rules, s) && s.fit_target_mib.size() <= 1) {
+        const int64_t from = s.fit_target_mib.empty() ? 1024 : s.fit_target_mib.front();
+        for (int64_t mib = from + 256; mib <= from + 8192; mib += 256) {
+          LlamaCppSettings t = s;
+          t.fit_target_mib = {mib};
+          if (!fits(t)) continue;
+          out.push_back({fmt::format("--fit-target {}", mib),
+                         fmt::format("--fit leaves {} MiB free for the projector and its "
+                                     "encoder (a shorter context or fewer layers on the GPU)",
+                                     mib),
+                         ToEngineSettings(t), 0});
+          break;
+        }
       }
     }
     bool moe = false;

@@ -3,6 +3,7 @@
 // estimate against a published warm-up line, and where the plan puts the projector.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -241,6 +242,22 @@ TEST_F(LlamaCppMmprojPlanTest, NoRoomForTheProjectorFailsAtWarmup) {
   auto remedies = (*model)->Remedies(gpu, ToEngineSettings(s), *p);
   ASSERT_FALSE(remedies.empty());
   EXPECT_EQ(remedies[0].change, "--no-mmproj-offload");
+  // Beside it: text only, and a --fit target that leaves the projector and its encoder room
+  // (the first 256 MiB step past -fitt 0 whose plan fits: --fit then moves whole layers off
+  // the GPU, each more than the step).
+  std::vector<std::string> changes;
+  for (const Remedy& r : remedies) changes.push_back(r.change);
+  EXPECT_NE(std::find(changes.begin(), changes.end(), "--no-mmproj"), changes.end());
+  const auto fitt = std::find_if(changes.begin(), changes.end(), [](const std::string& c) {
+    return c.starts_with("--fit-target ");
+  });
+  ASSERT_NE(fitt, changes.end());
+  EXPECT_EQ(*fitt, "--fit-target 256");
+  for (const Remedy& r : remedies) {
+    auto q = PlanLlamaCpp(inv, gpu, ToLlamaCppSettings(r.settings));
+    ASSERT_TRUE(q.ok());
+    EXPECT_TRUE(q->fits) << r.change;
+  }
 }
 
 // The image-token budget: Gemma 3's 256 tokens are decoded non-causally, so -ub 128 aborts at
