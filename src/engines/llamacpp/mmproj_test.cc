@@ -12,9 +12,9 @@
 #include "engines/llamacpp/llamacpp.h"
 #include "engines/llamacpp/mmproj.h"
 #include "model/gguf_what_if.h"
+#include "testutil/catalog.h"
 #include "testutil/gguf_writer.h"
 #include "testutil/hollow.h"
-#include "vramfit/catalog.h"
 #include "vramfit/gguf.h"
 #include "vramfit/inspect.h"
 
@@ -99,13 +99,7 @@ TEST(LlamaCppMmprojTest, QwenVlWarmupMatchesItsLog) {
 // bits; Gemma 3's SigLIP as gemma3 (256 tokens an image, non-causal). A tower without a laid-out
 // projector type, or no tower, is refused.
 TEST(LlamaCppMmprojTest, WhatIfHeadersReadAsTheirType) {
-  auto spec_of = [](const char* id) {
-    auto m = FindCatalogModel(id);
-    EXPECT_TRUE(m.ok());
-    auto s = ModelSpecFromConfigJson(m->config_json, id);
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return *s;
-  };
+  auto spec_of = [](const char* id) { return vramfit::testutil::Catalog(id).spec; };
   auto q = SynthesizeMmproj(spec_of("qwen3.6-35b-a3b"), 893146496, "q.mmproj");
   ASSERT_TRUE(q.ok()) << q.status().ToString();
   auto p = ReadProjector(*q);
