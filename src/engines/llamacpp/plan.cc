@@ -412,6 +412,24 @@ void Compute(Run& r) {
       if (a.kind != AttentionKind::kLinear) {
         attn = r.flash ? kLiveRows * d * t * 4
                        : n_kv * t * static_cast<double>(std::max<int64_t>(a.num_heads, 1)) * 4;
+        // A CPU layer's flash attention on the GPU that runs its offloaded matmuls: the
+        // scheduler's expansion puts FLASH_ATTN_EXT there beside its q projection, so its
+        // inputs that live in host buffers are copied in at the split's start: the layer's K
+        // and V views over the cells ([n_kv] rows each) and, at the first such layer, the
+        // f32 KQ mask [n_kv, T] the shared f16 cast is made from (ggml-backend.cpp
+        // ggml_backend_sched_split_graph, expand-up pass and input copies; llama-graph.cpp
+        // build_attn_mha, b8586). A rebuild of b8586's scheduler over a Qwen3.5-27B file with
+        // 26 of 65 layers on CUDA0 gives its logged 1401.75 MiB: 512 MiB of f32 mask, 256 + 256
+        // of K and V, the 256 MiB cast and 122 MiB of rows (docs/engines/llamacpp.md).
+        if (r.flash && g >= 0 && copy > 0 && r.layer_dev[static_cast<size_t>(il)] == kHost &&
+            !a.kv_shared) {
+          const auto [wk, wv] = KvWidth(a, r.rules);
+          auto k = CacheRowBytes(r.type_k, wk, "--cache-type-k");
+          auto v = CacheRowBytes(r.type_v, wv, "--cache-type-v");
+          if (k.ok() && v.ok()) {
+            attn += n_kv * t * 4 + n_kv * static_cast<double>(*k + *v);
+          }
+        }
       }
       const double ff = static_cast<double>(l.mlp.kind == MlpKind::kMoe
           ? l.mlp.expert_intermediate_size * std::max<int64_t>(l.mlp.experts_per_token, 1)

@@ -100,6 +100,39 @@ TEST_F(LlamaCppPlanTest, GpuLayersCountFromTheLast) {
   EXPECT_EQ(p10->host.kv * 32, p33->devices[0].kv * 22);
 }
 
+// A CPU layer's flash attention runs on CUDA0 beside its offloaded q projection (ubatch of 32
+// or more), its host-buffer inputs copied in: the f32 KQ mask [n_kv, T] and the layer's K and
+// V views. Llama 3 8B at -c 131072 -ub 1024: 512 MiB of mask and 128 + 128 MiB of K and V
+// (8 KV heads x 128 x f16 over 131072 cells) beyond the same plan with every layer on the GPU;
+// without flash attention, or with the layers on the GPU, no such copies.
+TEST_F(LlamaCppPlanTest, CpuLayersFlashAttentionCopiesItsInputsToCuda0) {
+  const Inventory inv = Llama3();
+  LlamaCppSettings s;
+  s.max_model_len = 131072;
+  s.n_ubatch = 1024;
+  s.max_num_batched_tokens = 1024;
+  s.flash_attn = "on";
+  s.fit = 0;
+  GpuSpec big = *FindGpu("h100-sxm");
+  s.n_gpu_layers = 99;
+  auto all = PlanLlamaCpp(inv, big, s);
+  s.n_gpu_layers = 16;
+  auto part = PlanLlamaCpp(inv, big, s);
+  ASSERT_TRUE(all.ok() && part.ok()) << part.status().ToString();
+  const double mask_f16 = 131072.0 * 1024 * 2, rows = 4.0 * 4096 * 1024 * 4;
+  const double copies = 131072.0 * 1024 * 4 + 2 * 131072.0 * 1024 * 2;
+  // The layer term: mask and rows live, attention's rows plus the copies.
+  EXPECT_EQ(part->devices[0].compute, static_cast<uint64_t>(mask_f16 + rows + rows + copies));
+  EXPECT_LT(all->devices[0].compute, part->devices[0].compute - 700 * kMiB);
+  // Without flash attention the scores [n_kv, T, n_head] are charged alike, no copies.
+  s.flash_attn = "off";
+  auto eager_part = PlanLlamaCpp(inv, big, s);
+  s.n_gpu_layers = 99;
+  auto eager_all = PlanLlamaCpp(inv, big, s);
+  ASSERT_TRUE(eager_part.ok() && eager_all.ok());
+  EXPECT_EQ(eager_part->devices[0].compute, eager_all->devices[0].compute);
+}
+
 // From b7650 -ngl offloads the output layer first: -ngl 32 is the output layer and layers 1-31.
 TEST_F(LlamaCppPlanTest, NewerBuildsOffloadTheOutputLayerFirst) {
   const Inventory inv = Llama3();
