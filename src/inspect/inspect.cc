@@ -427,16 +427,19 @@ Result<Inventory> Inspect(const ModelRef& ref, std::string_view name, const Insp
   return inv;
 }
 
-// The vision tower of catalog entry `id` at 16 bits (0: none): the most a file that holds it
-// beside a text-only what-if (Ollama's gemma3 blob, llama.cpp's mmproj) can add.
-uint64_t VisionTowerBytes16(const std::string& id, const InspectOptions& o) {
+// Catalog entry `id` as it is, without a what-if: its spec and its vision tower.
+Result<Inventory> InspectCatalogPlain(const std::string& id, const InspectOptions& o) {
   InspectOptions plain = o;
   plain.as_quantized.reset();
   plain.ollama_names = false;
   plain.gguf_names = false;
-  auto full = Inspect(ModelRef{ModelKind::kCatalog, id, "", ""}, id, plain);
-  if (!full.ok()) return 0;
-  for (const ComponentTotal& c : full->by_component) {
+  return Inspect(ModelRef{ModelKind::kCatalog, id, "", ""}, id, plain);
+}
+
+// The vision tower at 16 bits (0: none): the most a file that holds it beside a text-only
+// what-if (Ollama's gemma3 blob, llama.cpp's mmproj) can add.
+uint64_t VisionTowerBytes16(const Inventory& full) {
+  for (const ComponentTotal& c : full.by_component) {
     if (c.component == Component::kVision) return c.parameters * 2;
   }
   return 0;
@@ -467,7 +470,9 @@ Result<Inventory> InspectLibrary(const OllamaLibraryModel& lib, std::string_view
     inv->what_if_lacks = fmt::format("the vision tower Ollama's {} file also holds (the what-if "
                                      "is its text model only)", lib.name);
     // Its size at 16 bits, from the catalog entry's own tower: the most it can take.
-    inv->what_if_lacks_bytes = VisionTowerBytes16(lib.catalog_id, o);
+    if (auto full = InspectCatalogPlain(lib.catalog_id, o); full.ok()) {
+      inv->what_if_lacks_bytes = VisionTowerBytes16(*full);
+    }
   }
   inv->notes.insert(
       inv->notes.begin(),
@@ -589,26 +594,22 @@ Result<Inventory> InspectModel(std::string_view model, const InspectOptions& opt
       // manifest names for the repo (common/arg.cpp common_params_handle_model at ec98e2002:
       // an mmprojFile, used unless --no-mmproj or --mmproj FILE) and llama-server loads it.
       // A model with a vision tower has one in the usual GGUF repos; the what-if is text only.
-      if (!ref->file.ends_with(".gguf") && out.source.kind == ModelKind::kCatalog) {
-        if (const uint64_t tower = VisionTowerBytes16(out.source.id, options); tower > 0) {
-          out.what_if_lacks =
-              "the vision projector (mmproj) -hf also fetches and loads where the repo has one "
-              "(its encoder's compute buffer is not bounded here: --mmproj FILE counts both, "
-              "--no-mmproj leaves both out)";
-          out.what_if_lacks_bytes = tower;
-          // Where its projector type is laid out, the plan counts it instead: weights and the
-          // encoder's warm-up compute buffer, as for --mmproj FILE.
-          if (auto entry = FindCatalogModel(out.source.id); entry.ok()) {
-            auto spec = ModelSpecFromConfigJson(entry->config_json, entry->id);
-            if (spec.ok()) {
-              auto mm = SynthesizeMmproj(
-                  *spec, tower,
-                  fmt::format("the mmproj -hf fetches with {} (what-if: the catalog model's "
-                              "vision tower at 16 bits)", core::Printable(model)));
-              if (mm.ok()) out.what_if_mmproj = std::make_shared<const GgufFile>(std::move(*mm));
-            }
-          }
-        }
+      auto full = !ref->file.ends_with(".gguf") && out.source.kind == ModelKind::kCatalog
+                      ? InspectCatalogPlain(out.source.id, options)
+                      : Result<Inventory>(Status::NotFound("no catalog entry"));
+      if (const uint64_t tower = full.ok() ? VisionTowerBytes16(*full) : 0; tower > 0) {
+        out.what_if_lacks =
+            "the vision projector (mmproj) -hf also fetches and loads where the repo has one "
+            "(its encoder's compute buffer is not bounded here: --mmproj FILE counts both, "
+            "--no-mmproj leaves both out)";
+        out.what_if_lacks_bytes = tower;
+        // Where its projector type is laid out, the plan counts it instead: weights and the
+        // encoder's warm-up compute buffer, as for --mmproj FILE.
+        auto mm = SynthesizeMmproj(
+            full->spec, tower,
+            fmt::format("the mmproj -hf fetches with {} (what-if: the catalog model's vision "
+                        "tower at 16 bits)", core::Printable(model)));
+        if (mm.ok()) out.what_if_mmproj = std::make_shared<const GgufFile>(std::move(*mm));
       }
       return out;
     }
