@@ -430,21 +430,9 @@ int CheckOne(const CheckRun& run, const ScriptInvocation& inv, std::string versi
     NoteCatalogByName(cmd->model);
   }
   NoteGenericReading(*inv_model);
-  // The vision projector -hf fetches beside a what-if: named by --mmproj (counted) or refused
-  // by --no-mmproj, it is no longer left out; otherwise, where its header is laid out, it is
-  // planned as --mmproj FILE is.
-  if (engine->name == "llamacpp" && !inv_model->what_if_lacks.empty()) {
-    const bool refused = std::any_of(cmd->flags.begin(), cmd->flags.end(),
-                                     [](const auto& f) { return f.first == "--no-mmproj"; });
-    const bool named = !settings->mmproj.empty() || settings->mmproj_header != nullptr;
-    if (!refused && !named && inv_model->what_if_mmproj) {
-      settings->mmproj_header = inv_model->what_if_mmproj;
-    }
-    if (refused || named || inv_model->what_if_mmproj) {
-      inv_model->what_if_lacks.clear();
-      inv_model->what_if_lacks_bytes = 0;
-    }
-  }
+  TakeWhatIfMmproj(*engine, std::any_of(cmd->flags.begin(), cmd->flags.end(),
+                                        [](const auto& f) { return f.first == "--no-mmproj"; }),
+                   &*settings, &*inv_model);
   auto model = engine->prepare(*inv_model);
   if (!model.ok()) return fail(model.status().message());
   auto plan = (*model)->MakePlan(*gpu, *settings);

@@ -313,22 +313,12 @@ std::function<int()> SetupPlan(CLI::App* app) {
     if (!inv.ok()) return fail(inv.status());
     NoteCatalogByName(f->model);
     NoteGenericReading(*inv);
-    // The vision projector an -hf REPO:TAG fetches beside a what-if: named by --mmproj
-    // (counted) or refused by --no-mmproj, it is no longer left out; otherwise, where its
-    // header is laid out, it is planned as --mmproj FILE is.
-    if (chosen->engine->name == "llamacpp" && !inv->what_if_lacks.empty()) {
-      bool refused = false;
-      for (size_t i = 0; i < f->engine_flags.specs.size(); ++i) {
-        refused |= f->engine_flags.set[i] &&
+    bool no_mmproj = false;
+    for (size_t i = 0; i < f->engine_flags.specs.size(); ++i) {
+      no_mmproj |= f->engine_flags.set[i] &&
                    std::string_view(f->engine_flags.specs[i].name) == "--no-mmproj";
-      }
-      const bool named = !settings.mmproj.empty() || settings.mmproj_header != nullptr;
-      if (!refused && !named && inv->what_if_mmproj) settings.mmproj_header = inv->what_if_mmproj;
-      if (refused || named || inv->what_if_mmproj) {
-        inv->what_if_lacks.clear();
-        inv->what_if_lacks_bytes = 0;
-      }
     }
+    TakeWhatIfMmproj(*chosen->engine, no_mmproj, &settings, &*inv);
     auto model = chosen->engine->prepare(*inv);
     if (!model.ok()) return fail(model.status());
     auto plan = (*model)->MakePlan(*gpu, settings);

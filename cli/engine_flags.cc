@@ -108,6 +108,17 @@ void ReadMmproj(const char* command, EngineSettings* settings) {
   settings->mmproj_header = std::make_shared<const GgufFile>(std::move(*header));
 }
 
+void TakeWhatIfMmproj(const Engine& engine, bool refused, EngineSettings* settings,
+                      Inventory* inv) {
+  if (engine.name != "llamacpp" || inv->what_if_lacks.empty()) return;
+  const bool named = !settings->mmproj.empty() || settings->mmproj_header != nullptr;
+  if (!refused && !named && inv->what_if_mmproj) settings->mmproj_header = inv->what_if_mmproj;
+  if (refused || named || inv->what_if_mmproj) {
+    inv->what_if_lacks.clear();
+    inv->what_if_lacks_bytes = 0;
+  }
+}
+
 std::string EngineTitles() {
   std::string out;
   for (const Engine* e : Engines()) out += (out.empty() ? "" : ", ") + std::string(e->title);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "vramfit/engine.h"
+#include "vramfit/inventory.h"
 #include "vramfit/status.h"
 
 namespace vramfit::cli {
@@ -43,6 +44,13 @@ void ReadDraftModel(const char* command, EngineSettings* settings);
 // local path) into settings->mmproj_header, as ReadDraftModel does for a draft: one that
 // cannot be read is said on stderr and left out, and the plan names it as not modelled.
 void ReadMmproj(const char* command, EngineSettings* settings);
+
+// The vision projector llama.cpp's -hf REPO:TAG fetches beside a GGUF what-if
+// (Inventory::what_if_mmproj): named by --mmproj (counted) or refused by --no-mmproj
+// (`refused`), it is no longer what the what-if leaves out; otherwise, where its header is
+// laid out, it goes into settings->mmproj_header and is planned as --mmproj FILE is.
+void TakeWhatIfMmproj(const Engine& engine, bool refused, EngineSettings* settings,
+                      Inventory* inv);
 
 // The engines' titles as people write them, joined with ", ".
 std::string EngineTitles();
