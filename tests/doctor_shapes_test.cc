@@ -227,8 +227,9 @@ const std::vector<Shape>& Shapes() {
       // forward: its traceback, joined, is not parted into that frame (batch 93's log and the
       // hand-written case); 14 with batch 94's webui load whose bare "Killed", the shell's word
       // for the OOM killer alone on its line, ends a joined line of warnings and is no longer
-      // a line of its own.)
-      {"line ends lost", nullptr, "\n", 14, LineEndsLost},
+      // a line of its own; 15 with batch 95's webui load of the same kind, "Loading model ...
+      // Killed" joined to the reporter's notes after it.)
+      {"line ends lost", nullptr, "\n", 15, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
       // A reflow at word breaks moved 108 logs at 72 columns and 61 at 100 when the shape was
       // added (42 and 28 of them development logs), 58 and 42 once a log reflowed so is read as
