@@ -489,6 +489,57 @@ TEST(Diagnose, SglangNotEnoughMemoryIsCalibratedOnTheLoadEndLine) {
   EXPECT_EQ(plain.fixes[0].change, "--mem-fraction-static 0.71");
 }
 
+// The KV pool's failure where the weights alone fill what any memory setting could give:
+// weights_too_large with fewer weight bytes as the way out, not a larger budget (rules.cc
+// WeightsFillTheCard). Just below the line, the budget is what ran out (kv_no_memory).
+TEST(Diagnose, WeightsThatFillTheCardAreWhatLeftNoKvPool) {
+  auto vllm = [](const char* weights) {
+    return DiagnoseText(fmt::format(
+        "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (40.00GiB) x "
+        "gpu_memory_utilization (0.90) = 36.00GiB\n"
+        "INFO worker.py:267] model weights take {}GiB; non_torch_memory takes 0.10GiB; PyTorch "
+        "activation peak memory takes 1.20GiB; the rest of the memory reserved for KV Cache is "
+        "-4.00GiB.\n"
+        "ValueError: No available memory for the cache blocks. Try increasing "
+        "`gpu_memory_utilization` when initializing the engine.\n",
+        weights));
+  };
+  const Diagnosis full = vllm("38.70");  // 97% of the card
+  EXPECT_EQ(full.stage, "kv_cache");
+  EXPECT_EQ(full.cause, "weights_too_large") << full.summary;
+  ASSERT_FALSE(full.fixes.empty());
+  EXPECT_EQ(full.fixes[0].change.find("--gpu-memory-utilization"), std::string::npos);
+  const Diagnosis room = vllm("37.00");  // 92.5%: 0.95 leaves 1 GiB
+  EXPECT_EQ(room.stage, "kv_cache");
+  EXPECT_EQ(room.cause, "kv_no_memory") << room.summary;
+
+  auto sglang = [](const char* avail, const char* usage, const char* raise) {
+    return DiagnoseText(fmt::format(
+        "[2026-07-08 10:00:00 TP0] Load weight begin. avail mem=31.50 GB\n"
+        "[2026-07-08 10:04:29 TP0] Load weight end. type=Glm4MoeLiteForCausalLM, avail mem={} "
+        "GB, mem usage={} GB.\n"
+        "ValueError: Loaded weights leave no GPU memory for the KV cache under "
+        "--mem-fraction-static=0.85.{}\n",
+        avail, usage, raise));
+  };
+  const Diagnosis own_floor =
+      sglang("0.00", "31.50", " Raise --mem-fraction-static above 1.000 (minimum viable = 1 - "
+                              "available/pre = 1.0000).");
+  EXPECT_EQ(own_floor.engine, "sglang");
+  EXPECT_EQ(own_floor.stage, "kv_cache");
+  EXPECT_EQ(own_floor.cause, "weights_too_large") << own_floor.summary;
+  ASSERT_GE(own_floor.fixes.size(), 2u);
+  EXPECT_NE(own_floor.fixes[1].change.find("quantized checkpoint"), std::string::npos);
+  // SGLang's floor below 0.95 is a fraction that works.
+  const Diagnosis floor_ok =
+      sglang("4.20", "27.30", " Raise --mem-fraction-static above 0.867 (minimum viable = 1 - "
+                              "available/pre = 0.8667).");
+  EXPECT_EQ(floor_ok.cause, "kv_no_memory") << floor_ok.summary;
+  // Without SGLang's floor, the load-end figures: 1.00 of 31.50 GiB left (97% weights).
+  EXPECT_EQ(sglang("1.00", "30.50", "").cause, "weights_too_large");
+  EXPECT_EQ(sglang("6.00", "25.50", "").cause, "kv_no_memory");
+}
+
 TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {
   const Diagnosis d = DiagnoseText(
       "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x "

@@ -1014,6 +1014,44 @@ std::string SayModelTooLarge(const Facts& f, std::map<std::string, double>* numb
 // loading took X") exceed the budget --gpu-memory-utilization sets (0.9 of the card by default,
 // vllm/config/cache.py), so whatever the profile's forward asks for fails; its activations are
 // not what a smaller batch would fix.
+// The KV pool found no room because the weights alone fill what the engine could ever give it,
+// so no memory setting helps: vLLM's loaded weights at 95% or more of the card (the
+// --gpu-memory-utilization a deployment can use), SGLang's own floor for --mem-fraction-static
+// at 0.95 or above ("Raise --mem-fraction-static above 1.000"), or its load-end figures putting
+// the weights above 92% of the memory free before the load (the fraction that would leave the
+// pool 3% of it is then over 0.95, as sglang.cc's fixes compute it). Below those, a larger
+// budget makes room and the failure is the KV pool's (kv_no_memory).
+constexpr double kWeightsFillFraction = 0.95;
+bool WeightsFillTheCard(const Facts& f) {
+  if (!NoKvMemory(f)) return false;
+  const auto w = f.get(Num::kWeightsBytes);
+  if (f.engine == "vllm") return w && *w > 0 && f.total > 0 && *w >= kWeightsFillFraction * f.total;
+  if (f.engine != "sglang" || !f.has(EventKind::kSglangNotEnough)) return false;
+  if (const LogEvent* e = f.first_of(EventKind::kSglangNotEnough)) {
+    if (const auto y = NumberAfter(e->text, "Raise --mem-fraction-static above"); y) {
+      return *y >= kWeightsFillFraction;
+    }
+  }
+  const auto free = f.get(Num::kFreeBytes);
+  return w && *w > 0 && free && *free >= 0 &&
+         1 - *free / (*free + *w) + 0.03 > kWeightsFillFraction;
+}
+std::string SayWeightsFillTheCard(const Facts& f, std::map<std::string, double>* numbers) {
+  const double w = f.get(Num::kWeightsBytes).value_or(0);
+  if (w > 0) (*numbers)["weights_estimate_bytes"] = w;  // per GPU, as loaded
+  if (f.engine == "vllm") {
+    return fmt::format(
+        "the weights alone took {} of the card's {}: no --gpu-memory-utilization leaves room "
+        "for a KV cache beside them",
+        Gib(w), Gib(f.total));
+  }
+  return w > 0 ? fmt::format("the weights alone took {} of the memory free before the load: no "
+                             "--mem-fraction-static leaves room for a KV pool beside them",
+                             Gib(w))
+               : std::string("SGLang's own floor for --mem-fraction-static is at or above 0.95: "
+                             "no fraction leaves room for a KV pool beside the weights");
+}
+
 bool WeightsOverBudgetAtProfile(const Facts& f) {
   if (f.engine != "vllm" || f.stage != Stage::kProfile || f.total <= 0) return false;
   const auto weights = f.get(Num::kWeightsBytes);
@@ -1501,6 +1539,7 @@ const std::vector<Rule>& Rules() {
            "buffers were placed as if that memory were free"),
       {C::kOtherProcess, S::kKvCache, OtherInstanceHeldTheCard, kOtherInstanceText, nullptr,
        Words::kNone, true},
+      Said(C::kWeightsTooLarge, S::kKvCache, WeightsFillTheCard, SayWeightsFillTheCard),
       Worded(C::kKvNoMemory, S::kKvCache, Seen<E::kSglangNotEnough>, Words::kTokenPoolEmpty),
       Text(C::kKvNoMemory, S::kKvCache, NoKvMemory,
            "nothing is left for the KV cache: the weights and the profiled activation peak use the "

@@ -698,6 +698,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       // Twice the tensor parallelism the log shows (its ranks or tp_size), at least 2.
       AddFix(d, fmt::format("--tp {} (or more GPUs)", std::max<int64_t>(2, 2 * f.tp)),
              "each GPU loads a share of the weights");
+      // Loaded, with nothing left for the KV pool at any fraction (rules.cc
+      // WeightsFillTheCard): fewer weight bytes, not a larger --mem-fraction-static.
+      if (d->stage == "kv_cache") {
+        AddFix(d, "a quantized checkpoint (AWQ/GPTQ 4-bit, or FP8)",
+               "a quarter or half of the 16-bit weight bytes, leaving room for the KV pool");
+        return true;
+      }
       // A Marlin repack (rules.cc RepackFrames) of a checkpoint that is already quantized.
       if (MarlinRepackFrames(f)) {
         AddFix(d, "a smaller checkpoint, or fewer other tensors on the card at load",
