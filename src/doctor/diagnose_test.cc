@@ -540,6 +540,62 @@ TEST(Diagnose, WeightsThatFillTheCardAreWhatLeftNoKvPool) {
   EXPECT_EQ(sglang("6.00", "25.50", "").cause, "kv_no_memory");
 }
 
+// V0's worker relays the message on the line that names the method it ran: the method is the
+// outermost frame (executor/multiproc_worker_utils.py), whatever follows it on the line.
+TEST(Diagnose, V0WorkerMethodOnTheMessagesLineIsItsFrame) {
+  const Diagnosis d = DiagnoseText(
+      "(VllmWorkerProcess pid=2841) ERROR 09-05 10:42:14 multiproc_worker_utils.py:226] "
+      "Exception in worker VllmWorkerProcess while processing method "
+      "determine_num_available_blocks: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has "
+      "a total capacity of 23.64 GiB of which 1.20 GiB is free.\n");
+  EXPECT_EQ(d.engine, "vllm");
+  EXPECT_EQ(d.stage, "profile") << d.stage_evidence;
+}
+
+// SGLang 0.5.10's piecewise graphs log their failure and re-raise, at capture and at replay
+// (compilation/piecewise_context_manager.py): a capture, unless the server was serving; the
+// serving lines in the forms of 0.5.4+ ("Decode batch [N], #running-req", "Decode batch,
+// #running-req") count as serving.
+TEST(Diagnose, SglangPiecewiseGraphFailureIsACaptureUnlessServing) {
+  const std::string failure =
+      "[2026-03-27 10:00:01 TP0] Piecewise CUDA Graph failed with error: CUDA out of memory. "
+      "Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 512.00 MiB "
+      "is free.\n"
+      "Piecewise CUDA Graph is enabled by default as an experimental feature.\n"
+      "To work around this error, add --disable-piecewise-cuda-graph to your launch command.\n";
+  const Diagnosis capture = DiagnoseText(
+      "[2026-03-27 09:59:00 TP0] Load weight end. type=Qwen3ForCausalLM, avail mem=60.10 GB, "
+      "mem usage=15.30 GB.\n" + failure);
+  EXPECT_EQ(capture.engine, "sglang");
+  EXPECT_EQ(capture.stage, "cudagraph");
+  EXPECT_EQ(capture.cause, "cudagraph_capture");
+  bool disable = false;
+  for (const auto& fx : capture.fixes) {
+    disable = disable || fx.change == "--disable-piecewise-cuda-graph";
+  }
+  EXPECT_TRUE(disable);
+  for (const char* serving :
+       {"[2026-03-27 10:00:00 TP0] Decode batch, #running-req: 212, #token: 441203, token "
+        "usage: 0.99, cuda graph: True, gen throughput (token/s): 2710.33, #queue-req: 37\n",
+        "[2025-11-02 10:00:00 TP0] Prefill batch [118], #new-seq: 1, #new-token: 8192, "
+        "#cached-token: 0, token usage: 0.41, #running-req: 3, #queue-req: 0\n"}) {
+    const Diagnosis d = DiagnoseText(std::string(serving) + failure);
+    EXPECT_EQ(d.stage, "runtime") << serving;
+  }
+}
+
+// SGLang's watchdog on a child the kernel killed (SIGKILL: the OOM killer).
+TEST(Diagnose, SglangChildKilledBySigkillIsHostMemory) {
+  const Diagnosis d = DiagnoseText(
+      "[2026-04-05 10:00:00] Subprocess scheduler_0 (pid=2714) crashed with exit code -9. "
+      "Triggering SIGQUIT for cleanup...\n");
+  EXPECT_EQ(d.engine, "sglang");
+  EXPECT_EQ(d.cause, "host_memory");
+  EXPECT_FALSE(DiagnoseText("[2026-04-05 10:00:00] Subprocess scheduler_0 (pid=2714) crashed "
+                            "with exit code -11. Triggering SIGQUIT for cleanup...\n")
+                   .found);
+}
+
 TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {
   const Diagnosis d = DiagnoseText(
       "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x "

@@ -2168,6 +2168,13 @@ void Match(const Line& line) {
         line.Emit(EventKind::kLoadFailedWords, kEngine);
       }
     }
+    // V0's worker relaying the message after the method it ran ("Exception in worker
+    // VllmWorkerProcess while processing method determine_num_available_blocks: CUDA out of
+    // memory. Tried to allocate ..."; executor/multiproc_worker_utils.py): the method is the
+    // outermost frame, as on a line of its own below.
+    if (Has(s, "while processing method ")) {
+      MatchMethodFrame(line, kEngine, "while processing method ");
+    }
     return;
   }
   if (MatchAllocatorLimit(line)) return;
@@ -2233,6 +2240,9 @@ void Match(const Line& line) {
   // launcher/launch.py sigkill_handler, 0.5+.)
   if (Has(s, "Out of memory: Killed process") || Has(s, "out of memory: Killed process") ||
       Has(s, "exits with return code = -9") ||
+      // (SGLang's watchdog on a child ended by SIGKILL: "Subprocess scheduler_0 (pid=N) crashed
+      // with exit code -9. Triggering SIGQUIT for cleanup...", utils/watchdog.py, 0.5.10.)
+      !Whole(line, "crashed with exit code -9").empty() ||
       Has(s, "oom-kill:") ||
       Has(s, "invoked oom-killer") || !Whole(line, "(exitcode: -9)").empty() ||
       Has(s, "oom_kill event") ||

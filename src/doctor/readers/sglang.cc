@@ -357,8 +357,12 @@ void Match(const Line& line) {
   // The server's arguments, or a command line running one of SGLang's modules ("python -m
   // sglang.launch_server", the offline benchmarks sglang.bench_one_batch and
   // sglang.bench_offline_throughput, which build the same ModelRunner) or its CLI.
+  // (Also the launcher's watchdog on its children: "Subprocess scheduler_0 (pid=N) crashed with
+  // exit code -9" (utils/watchdog.py, 0.5.10) and "Received sigquit from a child process. It
+  // usually means the child failed." (0.4-0.5).)
   if (Has(s, "mem_fraction_static=") || Has(s, "sglang.launch_server") ||
-      Has(s, "-m sglang.") || Has(s, "sglang serve ")) {
+      Has(s, "-m sglang.") || Has(s, "sglang serve ") || Has(s, "Subprocess scheduler_") ||
+      Has(s, "Received sigquit from a child process")) {
     auto& e = line.Emit(EventKind::kSglangMarker, kEngine);
     Set(e, Num::kMemFractionStatic, NumberAfter(s, "mem_fraction_static="));
     ServerArgs(s, &e);
@@ -370,7 +374,12 @@ void Match(const Line& line) {
   // CudaGraphRunner.__init__ (cuda_graph_runner.py, 0.3-0.5) wraps what capture() raised as
   // "Capture cuda graph failed: <error>" (an OOM's message follows on the same line); EAGLE's
   // draft runners the same.
-  if (Has(s, "Capture cuda graph failed") || Has(s, "Capture CUDA graph failed")) {
+  // From 0.5.10 the piecewise graphs' context logs "Piecewise CUDA Graph failed with error: <e>"
+  // and re-raises (compilation/piecewise_context_manager.py enable_piecewise_cuda_graph), around
+  // their capture at start-up and around each replay while serving: a capture unless the log
+  // shows the server serving (the serving lines below are the furthest phase then).
+  if (Has(s, "Capture cuda graph failed") || Has(s, "Capture CUDA graph failed") ||
+      Has(s, "Piecewise CUDA Graph failed with error")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }
   // model_runner.py init_memory_pool logs "Memory pool end. avail mem=X GB" once the KV pool is
@@ -378,14 +387,16 @@ void Match(const Line& line) {
   if (Has(s, "Memory pool end.")) line.Emit(EventKind::kKvTokens, kEngine);
   // model_runner.py load_model opens with "Load weight begin. avail mem=X GB"; the server is up
   // at "The server is fired up and ready to roll!", and serves "Prefill batch." / "Decode
-  // batch." lines (scheduler.py, 0.3-0.5).
+  // batch." lines (scheduler.py, 0.3-0.5.3), from 0.5.4 "Prefill batch [N], #new-seq: ..." and
+  // "Decode batch [N], #running-req: ...", the count only with LOG_FORWARD_ITERS in later
+  // releases ("Decode batch, #running-req: ..."; scheduler_metrics_mixin.py).
   // init_torch_distributed logs "Init torch distributed ends. mem usage=X GB" (0.4-0.5) just
   // before load_model: the load is next.
   if (Has(s, "Load weight begin") || Has(s, "Init torch distributed ends")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
-  if (Has(s, "The server is fired up") || Has(s, "Prefill batch. #new-seq") ||
-      Has(s, "Decode batch. #running-req")) {
+  if (Has(s, "The server is fired up") || (Has(s, "Prefill batch") && Has(s, "#new-seq:")) ||
+      (Has(s, "Decode batch") && Has(s, "#running-req:"))) {
     line.Emit(EventKind::kServing, kEngine);
   }
   // model_runner.py init_torch_distributed (0.3-0.5): at TP > 1, a GPU with less than 90% of
@@ -655,6 +666,23 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     }
     case Cause::kCudagraphCapture:
+      // The piecewise graphs (0.5.10: on by default) are captured by token count, up to
+      // --piecewise-cuda-graph-max-tokens (default the chunked prefill size; 2048 with an MLA
+      // backend; server_args.py _handle_piecewise_cuda_graph), apart from the decode graphs'
+      // batch sizes; the engine's own message names --disable-piecewise-cuda-graph.
+      if (FailureSays(f, {"Piecewise CUDA Graph failed"}) ||
+          AnyFrame(f, {"init_piecewise_cuda_graphs"})) {
+        const auto chunk = f.get(Num::kChunkedPrefillSize);
+        AddFix(d,
+               chunk && *chunk >= 1024 && *chunk <= 1e7
+                   ? fmt::format("--piecewise-cuda-graph-max-tokens {:.0f} (from {:.0f})",
+                                 std::floor(*chunk / 2), *chunk)
+                   : std::string("--piecewise-cuda-graph-max-tokens 2048"),
+               "fewer and smaller token counts captured as piecewise graphs");
+        AddFix(d, "--disable-piecewise-cuda-graph",
+               "no piecewise graphs (SGLang's own workaround): prefill runs eagerly, the decode "
+               "graphs stay");
+      }
       // The server arguments' cuda_graph_max_bs: the graphs' buffers and pool grow with it
       // (cuda_graph_runner.py captures every batch size up to it, largest first).
       if (const auto bs = f.get(Num::kCudaGraphMaxBs); bs && *bs >= 16 && *bs <= 1e6) {
