@@ -596,6 +596,36 @@ TEST(Diagnose, SglangChildKilledBySigkillIsHostMemory) {
                    .found);
 }
 
+// ggml's host allocator refusing in its own words (ggml.c ggml_aligned_malloc: ENOMEM), with
+// nothing else of the CPU buffer's failure in the excerpt.
+TEST(Diagnose, GgmlAlignedMallocRefusalIsHostMemory) {
+  const Diagnosis d = DiagnoseText(
+      "load_tensors: loading model tensors, this can take a while... (mmap = false)\n"
+      "ggml_aligned_malloc: insufficient memory (attempted to allocate 32768.00 MB)\n");
+  EXPECT_EQ(d.engine, "llama.cpp");
+  EXPECT_EQ(d.stage, "load");
+  EXPECT_EQ(d.cause, "host_memory");
+  EXPECT_DOUBLE_EQ(d.numbers.at("requested_bytes"), 32768.0 * 1024 * 1024);
+}
+
+// ik_llama.cpp's --fit refusing before it allocates (src/llama.cpp, 2026): a load failure whose
+// fixes are its own (the cache at the full context, a smaller quantization), not --fit.
+TEST(Diagnose, IkLlamaAutoFitRefusalIsTheLoad) {
+  const Diagnosis d = DiagnoseText(
+      "Memory required for model tensors + cache: 30412 MiB\n"
+      "Memory available on all devices - compute: 22528 MiB\n"
+      "Required memory 30412 MiB is still greater than available memory 22528 MiB after "
+      "overriding all MoE tensors to CPU\n"
+      "llama_model_load: error loading model: Unable to auto-fit model\n"
+      "llama_load_model_from_file: failed to load model\n");
+  EXPECT_EQ(d.engine, "llama.cpp");
+  EXPECT_EQ(d.stage, "load");
+  EXPECT_EQ(d.cause, "weights_too_large");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_EQ(d.fixes[0].change, "-c lower");
+  EXPECT_NE(d.summary.find("ik_llama.cpp's --fit"), std::string::npos) << d.summary;
+}
+
 TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {
   const Diagnosis d = DiagnoseText(
       "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x "

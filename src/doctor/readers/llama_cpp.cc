@@ -255,6 +255,23 @@ void Match(const Line& line) {
     e.text.clear();  // no model's name
     Set(e, Num::kFitAbortedLayers, NumberAfter(s, "n_gpu_layers already set by user to"));
   }
+  // ik_llama.cpp's --fit (src/llama.cpp, 2026-03+) refusing before it allocates anything: the
+  // model's tensors and its KV cache at the full context, summed per layer, exceed the free
+  // memory of every device less its compute buffer even with every MoE tensor overridden to the
+  // CPU ("Required memory 30412 MiB is still greater than available memory 22528 MiB after
+  // overriding all MoE tensors to CPU"; a dense model: "No MoE tensors in model and required
+  // memory ..."), or the output layer alone does not fit ("Not enough memory in device 0 to
+  // offload the output layer"); the loader then fails with "error loading model: Unable to
+  // auto-fit model". A load failure: what it placed is the weights and the cache together.
+  if (Has(s, "Unable to auto-fit model") ||
+      (Has(s, "Required memory") && Has(s, "is still greater than available memory")) ||
+      (Has(s, "No MoE tensors in model and required memory") && Has(s, "greater than")) ||
+      (Has(s, "Not enough memory in device") && Has(s, "to offload the output layer"))) {
+    auto& e = line.Emit(EventKind::kGgmlLoadFail, kEngine);
+    if (const auto need = NumberAfter(s, "equired memory "); need && *need > 0) {
+      e.values[Num::kRequestedBytes] = *need * 1024.0 * 1024.0;
+    }
+  }
   // ggml-sycl's own failure (ggml-sycl.cpp ggml_backend_sycl_buffer_type_alloc_buffer: "can't
   // allocate N Bytes of memory on device").
   if (Has(s, "Bytes of memory on device") && Has(s, "allocate")) {
@@ -601,6 +618,18 @@ void Match(const Line& line) {
   if (!Whole(line, "could not reserve space for batch with").empty()) {
     line.Emit(EventKind::kGgmlDecodeFailed, kEngine);
   }
+  // The CPU backend's buffers come from ggml_aligned_malloc (ggml.c: posix_memalign, or
+  // _aligned_malloc on Windows), which logs a refusal of host RAM in its own words before the
+  // buffer type's "failed to allocate buffer of size": "ggml_aligned_malloc: insufficient memory
+  // (attempted to allocate 32768.00 MB)" (ENOMEM; the figure is size / 2^20; ggml.c, 2024+).
+  if (const LineView a = Whole(line, "ggml_aligned_malloc: insufficient memory"); !a.empty()) {
+    auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
+    if (const auto mb = NumberAfter(a, "attempted to allocate "); mb && *mb > 0) {
+      e.values[Num::kRequestedBytes] = *mb * 1024.0 * 1024.0;
+    }
+    e.values[Num::kHost] = 1;
+    e.text = std::string(a.substr(a.find("ggml_aligned_malloc"), 120));
+  }
   // ggml_init's own context memory, allocated in host RAM (ggml.c ggml_init: mem_buffer =
   // GGML_ALIGNED_MALLOC(mem_size), then GGML_ASSERT(ctx->mem_buffer != NULL), 2023-2024): the
   // malloc of a context that, in the ggml model loaders of 2023 (gptj_model_load, llama.cpp
@@ -808,6 +837,15 @@ void Match(const Line& line) {
   }
 }
 
+// ik_llama.cpp's --fit refusal (see Match): the load failure is one of its lines.
+bool IkAutoFitRefused(const Facts& f) {
+  const LogEvent* load = f.first_of(EventKind::kGgmlLoadFail);
+  return load && (Has(load->text, "Unable to auto-fit model") ||
+                  Has(load->text, "is still greater than available memory") ||
+                  Has(load->text, "No MoE tensors in model and required memory") ||
+                  Has(load->text, "to offload the output layer"));
+}
+
 std::string Say(Words rule, const Facts& f) {
   switch (rule) {
     case Words::kStartupFreeMemory:
@@ -868,6 +906,11 @@ std::string Say(Words rule, const Facts& f) {
       return "a host buffer (system RAM or pinned CUDA_Host memory) could not be allocated for "
              "the part of the model kept on the CPU";
     case Words::kWeightBuffer:
+      if (IkAutoFitRefused(f)) {
+        return "ik_llama.cpp's --fit refused the model before loading it: its tensors and the "
+               "KV cache for the whole context need more than the free memory of the GPUs less "
+               "their compute buffers (--fit moves only MoE tensors to the CPU)";
+      }
       if (const LogEvent* load = f.first_of(EventKind::kGgmlLoadFail);
           load && Has(load->text, "Not enough VRAM to fit the model")) {
         return "node-llama-cpp refused the model before loading it: the layers it was asked to "
@@ -1006,6 +1049,17 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       return true;
     }
     case Cause::kWeightsTooLarge:
+      // ik_llama.cpp's --fit refused (see Match): it counts the KV cache at the full -c with the
+      // tensors, and has already put every MoE tensor on the CPU.
+      if (IkAutoFitRefused(f)) {
+        AddFix(d, "-c lower", "the KV cache --fit places with the layers is sized for the whole "
+                              "context");
+        AddFix(d, "a smaller quantization of the model", "smaller layers and experts");
+        AddFix(d, "-ngl lower without --fit (layers on the CPU)",
+               "--fit only moves MoE tensors to the CPU; fewer offloaded layers leave the rest "
+               "in host memory");
+        return true;
+      }
       if (const auto ngl = f.get(Num::kFitAbortedLayers)) {
         AddFix(d, fmt::format("drop -ngl {:.0f} (keep --fit on)", *ngl),
                "--fit gave up because -ngl was set by hand; left to it, it keeps the layers "
