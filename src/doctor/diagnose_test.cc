@@ -626,6 +626,38 @@ TEST(Diagnose, IkLlamaAutoFitRefusalIsTheLoad) {
   EXPECT_NE(d.summary.find("ik_llama.cpp's --fit"), std::string::npos) << d.summary;
 }
 
+// Start-up lines of releases the readers first missed, each the furthest phase before a bare
+// PyTorch out-of-memory message (the engines' sources: vLLM's backends.py and gpu_worker.py,
+// SGLang's memory_pool.py and cuda_graph_runner.py).
+TEST(Diagnose, MilestonesOfOtherReleasesPlaceABareOom) {
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+      "capacity of 79.19 GiB of which 1.10 GiB is free.\n";
+  const struct {
+    const char* line;
+    const char* engine;
+    const char* stage;
+  } cases[] = {
+      {"(EngineCore pid=2714) INFO 03-16 10:42:14 [gpu_model_runner.py:5697] Estimated CUDA "
+       "graph memory: 0.71 GiB total",
+       "vllm", "kv_cache"},
+      {"INFO 07-25 10:42:14 [backends.py:215] Compiling a graph for dynamic shape takes 18.75 s",
+       "vllm", "profile"},
+      {"[2025-01-15 10:00:00 TP0] KV Cache is allocated. K size: 27.10 GB, V size: 27.10 GB.",
+       "sglang", "cudagraph"},
+      {"[2025-10-16 10:00:00 TP0] SWAKVPool mem usage: 61.52 GB, swa size: 168755, full size: "
+       "210944",
+       "sglang", "cudagraph"},
+      {"Capturing batches (avail_mem=8.93 GB):  43%|####      | 10/23 [00:07<00:09,  1.31it/s]",
+       "sglang", "cudagraph"},
+  };
+  for (const auto& c : cases) {
+    const Diagnosis d = DiagnoseText(std::string(c.line) + "\n" + oom);
+    EXPECT_EQ(d.stage, c.stage) << c.line << "\n" << d.stage_evidence;
+    if (std::string(c.line).rfind("Capturing", 0) != 0) EXPECT_EQ(d.engine, c.engine) << c.line;
+  }
+}
+
 TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {
   const Diagnosis d = DiagnoseText(
       "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x "

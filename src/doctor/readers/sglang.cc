@@ -173,9 +173,18 @@ void Match(const Line& line) {
     Set(e, Num::kFreeBytes, BytesAfter(w, "avail mem="));
     Set(e, Num::kWeightsBytes, BytesAfter(w, "mem usage="));
   }
+  // memory_pool.py: "KV Cache is allocated. #tokens: N, K size: ..." (0.4.2+), "KV Cache is
+  // allocated. K size: X GB, V size: Y GB." before it (0.4.1), and the sliding-window pool's
+  // "SWAKVPool mem usage: X GB, swa size: ..., full size: ..." (0.4.9+): the pool is allocated.
   if (Has(s, "KV Cache is allocated.")) {
-    MatchOneValue(line, kEngine, {{"#tokens:", EventKind::kKvTokens, Num::kKvCacheTokens, false}});
+    if (Has(s, "#tokens:")) {
+      MatchOneValue(line, kEngine,
+                    {{"#tokens:", EventKind::kKvTokens, Num::kKvCacheTokens, false}});
+    } else {
+      line.Emit(EventKind::kKvTokens, kEngine);
+    }
   }
+  if (Has(s, "SWAKVPool mem usage:")) line.Emit(EventKind::kKvTokens, kEngine);
   if (Has(s, "is larger than the profiled value")) {
     MatchOneValue(
         line, kEngine,
@@ -280,7 +289,9 @@ void Match(const Line& line) {
   }
   // cuda_graph_runner.py's "Capture cuda graph bs [1, 2, 4, ...]" and its progress bar,
   // "Capturing batches (bs=160 avail_mem=1.72 GB)" (0.4-0.5).
+  // (0.4.4's bar: "Capturing batches (avail_mem=8.93 GB)".)
   if (Has(s, "Capture cuda graph bs") || Has(s, "Capturing batches (bs=") ||
+      Has(s, "Capturing batches (avail_mem=") ||
       Has(s, "Capture cuda graph num tokens")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }

@@ -810,7 +810,9 @@ void MatchSourceLines(const Line& line) {
   // backends.py "Dynamo bytecode transform time: N s" and "Using cache directory: ... for vLLM's
   // torch.compile" (0.7+), compilation/monitor.py "torch.compile takes N s in total" (0.7-0.19;
   // "took" after) and "Initial profiling/warmup run took N s" (0.20+).
+  // (Also backends.py's "Compiling a graph for dynamic shape takes N s", 0.7+.)
   if (Has(s, "Dynamo bytecode transform time") || Has(s, "for vLLM's torch.compile") ||
+      Has(s, "Compiling a graph for dynamic shape takes") ||
       Has(s, "torch.compile takes") || Has(s, "torch.compile took") ||
       Has(s, "Initial profiling/warmup run took")) {
     line.Emit(EventKind::kProfileBegin, kEngine);
@@ -1876,6 +1878,10 @@ const Reader& VllmReader() {
                      // graph memory") before it sizes the KV cache: a KV line after it is the
                      // furthest phase (gpu_worker.py determine_available_memory).
                      {EventKind::kKvAvailable, Stage::kKvCache, false, Stage::kCudaGraph},
+                     // "Estimated CUDA graph memory: X GiB total" closes the graphs' trial
+                     // captures (0.19+; printed as advice before 0.20.2): the KV cache is sized
+                     // and allocated next.
+                     {EventKind::kGraphEstimate, Stage::kKvCache, false, Stage::kCudaGraph},
                      {EventKind::kProfileItem, Stage::kKvCache},
                      {EventKind::kBudget, Stage::kKvCache},
                      {EventKind::kProfileV1, Stage::kKvCache},
