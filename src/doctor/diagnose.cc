@@ -311,6 +311,16 @@ class Doctor {
       d_.stage = StageName(*c.unplaced_stage);
       d_.stage_evidence = fmt::format("no frame or milestone: {} strikes at {}", c.words,
                                       StageName(*c.unplaced_stage));
+    } else if (f_.engine == "llama.cpp" && !f_.frame_stage &&
+               f_.milestone_stage == Stage::kKvCache && f_.stage == Stage::kKvCache &&
+               f_.has(EventKind::kGgmlModelBuffer) && !f_.has(EventKind::kGgmlCtx)) {
+      // llama.cpp prints its weight buffers once they are allocated and then reads the
+      // tensors' data into them (llama_model_loader load_all_data): an allocation failing after
+      // those lines is the context's, but a crash that is no allocation, before the context's
+      // first line, is still the load's.
+      d_.stage = "load";
+      d_.stage_evidence = "after the weight buffers' lines and before the context's: the "
+                          "tensors' data was being loaded";
     }
     SetOtherError(e, c);
     d_.summary = fmt::format("this failure is not an out-of-memory: {} (line {})", c.words,

@@ -658,6 +658,27 @@ TEST(Diagnose, MilestonesOfOtherReleasesPlaceABareOom) {
   }
 }
 
+// llama.cpp of 2024 printed its weight buffers without "model" ("llm_load_tensors: CUDA0 buffer
+// size = X MiB"), after allocating them: a device buffer failing next is past the weights.
+TEST(Diagnose, LlamaCpp2024WeightBufferLineIsTheWeightsPlaced) {
+  const std::string head =
+      "llm_load_tensors: offloaded 33/33 layers to GPU\n"
+      "llm_load_tensors:        CPU buffer size =   281.81 MiB\n"
+      "llm_load_tensors:      CUDA0 buffer size =  3820.93 MiB\n";
+  const Diagnosis d = DiagnoseText(
+      head + "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1024.00 MiB on device 0: "
+             "cudaMalloc failed: out of memory\n");
+  EXPECT_EQ(d.engine, "llama.cpp");
+  EXPECT_EQ(d.stage, "kv_cache") << d.stage_evidence;
+  EXPECT_NEAR(d.numbers.at("weights_bytes"), 3820.93 * 1024 * 1024, 1024);
+  // Its KV and compute lines keep their own readings.
+  const Diagnosis kv =
+      DiagnoseText("llama_kv_cache_init:      CUDA0 KV buffer size =  1024.00 MiB\n"
+                   "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 788.01 MiB on device "
+                   "0: cudaMalloc failed: out of memory\n");
+  EXPECT_FALSE(kv.numbers.count("weights_bytes"));
+}
+
 TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {
   const Diagnosis d = DiagnoseText(
       "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x "

@@ -539,6 +539,23 @@ void Match(const Line& line) {
     const std::string_view name = cut == std::string_view::npos ? before : before.substr(cut + 1);
     host_line |= name.starts_with("CPU") || name.ends_with("_Host");
   }
+  // Before b4000 or so (llama.cpp of 2024, and the Ollama runners built from it) the loader
+  // printed its weight buffers without the word "model": "llm_load_tensors:      CUDA0 buffer
+  // size =  3820.93 MiB", "llm_load_tensors:        CPU buffer size =   281.81 MiB" (llama.cpp
+  // llm_load_tensors, after allocating every one of them): the weights are on the device.
+  if (Has(s, "llm_load_tensors") && Has(s, " buffer size =") && !Has(s, "model buffer size") &&
+      !Has(s, "KV buffer") && !Has(s, "compute buffer") && !Has(s, "output buffer") &&
+      !Has(s, "LoRA buffer")) {
+    std::string_view before = s.substr(0, s.find(" buffer size ="));
+    const size_t cut = before.find_last_of(" \t:");
+    const std::string_view name = cut == std::string_view::npos ? before : before.substr(cut + 1);
+    if (name.starts_with("CPU") || name.ends_with("_Host")) {
+      line.Emit(EventKind::kGgmlModelBuffer, kEngine);
+    } else {
+      MatchOneValue(line, kEngine,
+                    {{"buffer size =", EventKind::kGgmlModelBuffer, Num::kWeightsBytes, true}});
+    }
+  }
   if (host_line) {
     if (Has(s, "KV buffer size =")) line.Emit(EventKind::kGgmlKvBuffer, kEngine);
     if (Has(s, "model buffer size =")) line.Emit(EventKind::kGgmlModelBuffer, kEngine);
