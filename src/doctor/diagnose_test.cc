@@ -679,6 +679,30 @@ TEST(Diagnose, LlamaCpp2024WeightBufferLineIsTheWeightsPlaced) {
   EXPECT_FALSE(kv.numbers.count("weights_bytes"));
 }
 
+// Quantizers' progress past the first layer, in the forms their sources print (auto-round's
+// multi-block bar and 0.2's per-block line, llm-compressor's propagation bar and 0.3's
+// per-module line, GPTQModel's bracketed title and replay bar, optimum's block bar): the layers
+// before fitted, and what grows is the calibration data the run keeps on the GPU.
+TEST(Diagnose, QuantizerProgressFormsPlaceTheCalibration) {
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+      "capacity of 79.19 GiB of which 1.10 GiB is free.\n";
+  for (const char* progress : {
+           "Quantizing [13-14]/32:  38%|###8      | 12/32 [06:40<11:07, 33.36s/it]",
+           "2024-08-01 10:39:09 INFO autoround.py L1039: quantizing 12/32, model.layers.11",
+           "(13/33): Propagating: 100%|##########| 512/512 [00:07<00:00, 68.02it/s]",
+           "2024-10-01T10:00:00.123456+0000 | compress | INFO - Compressing "
+           "model.layers.11.mlp.down_proj...",
+           "Quantizing mlp.down_proj in layer [11 of 31] | 0:04:12 / 0:11:09 [12/32] 37.5%",
+           "Forward replay (layer=`model.layers.11`, batches=128, rows=262144)",
+           "Quantizing model.layers blocks :  34%|###4      | 11/32 [03:02<05:48, 16.60s/it]",
+       }) {
+    const Diagnosis d = DiagnoseText(std::string(progress) + "\n" + oom);
+    EXPECT_EQ(d.stage, "load") << progress;
+    EXPECT_EQ(d.cause, "activation_peak") << progress;
+  }
+}
+
 TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {
   const Diagnosis d = DiagnoseText(
       "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x "

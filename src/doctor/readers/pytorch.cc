@@ -817,6 +817,14 @@ bool CompressorProgress(const LineView& s, std::string_view t) {
     return true;
   }
   if (Has(t, "start to quantize ") || Has(t, "start to compute imatrix")) return true;
+  // llm-compressor 0.3's per-module line, "compress | INFO - Compressing
+  // model.layers.11.mlp.down_proj..." (modifiers/quantization/gptq/utils/gptq_wrapper.py), and
+  // GPTQModel's replay of a layer's calibration inputs, "Forward replay (layer=`model.layers.11`,
+  // batches=128, rows=...)" (looper/module_looper.py, 5.x+).
+  if ((Has(t, "Compressing model.") || Has(t, "Forward replay (layer=")) &&
+      Has(t, "layers.")) {
+    return true;
+  }
   // auto-round tuning several blocks at once (nblocks > 1): "Quantizing [1-4]/36"
   // (auto_round/compressors/orchestrator.py, its bar's description); "start to compute imatrix"
   // (auto_scheme/delta_loss.py, the scheme search's calibration pass).
@@ -876,6 +884,7 @@ bool QuantizerProgress(const Line& line) {
   }
   if (Has(s, "alibrating") || Has(s, "ropagating") || Has(s, "Sequential pipeline") ||
       Has(s, "start to") || Has(s, "caching done") || Has(s, "quantization tuning") ||
+      Has(s, "Compressing model.") || Has(s, "Forward replay (layer=") ||
       Has(s, "Compressing layer") || Has(s, "Quantizing ") || Has(s, "Packing model")) {
     if (CompressorProgress(s, line.text)) return true;
   }
@@ -904,6 +913,9 @@ bool QuantizerProgress(const Line& line) {
   if (Has(s, ", samples: ") && Has(s, "max gpu memory:")) return true;
   if (Has(s, "Move model.") && (Has(s, " to CPU.") || Has(s, " to GPU."))) return true;
   if (!Has(s, "uantizing") && !Has(s, "AWQ:")) return false;  // most lines stop here
+  // auto-round before its compressors (autoround.py quantize_blocks, 0.2-0.3): "quantizing
+  // 12/32, model.layers.11".
+  if (Has(s, "quantizing ") && Has(s, ", model.") && Has(s, "layers.")) return true;
   if (Has(s, "uantizing layer") || Has(s, "uantizing block ") ||
       (Has(s, "Quantizing ") &&
        (Has(s, " in layer") || Has(s, " blocks") || Has(s, " in block ")))) {
@@ -974,10 +986,32 @@ int ProgressLayer(std::string_view t) {
       if (t.substr(layers + 7, 2) == "0,") return 1;
     }
   }
-  const size_t cal = t.find("): Calibrating");
-  if (cal != std::string_view::npos) {
+  // llm-compressor's sequential pipeline, each subgraph calibrated then propagated: "(3/41):
+  // Calibrating", "(3/41): Propagating".
+  for (std::string_view bar : {"): Calibrating"sv, "): Propagating"sv}) {
+    const size_t cal = t.find(bar);
+    if (cal == std::string_view::npos) continue;
     const size_t open = t.rfind('(', cal);
     if (open != std::string_view::npos) return number_then(open + 1, "/");
+  }
+  // auto-round tuning several blocks at once, "Quantizing [13-14]/32": the first of them.
+  if (const size_t q = t.find("Quantizing ["); q != std::string_view::npos) {
+    if (int n = number_then(q + 12, "-")) return n;
+  }
+  // GPTQModel's progress titles with the layer bracketed, "Quantizing mlp.down_proj in layer [11
+  // of 31]" (its log bar's title, 5.x+).
+  if (const size_t at = t.find("layer ["); at != std::string_view::npos) {
+    if (int n = number_then(at + 7, " of ")) return n;
+  }
+  // optimum's bar over the blocks, "Quantizing model.layers blocks :  34%|###4      | 11/32 [":
+  // tqdm counts the blocks done, so the one running is the next.
+  if (const size_t at = t.find(" blocks :"); at != std::string_view::npos) {
+    const size_t pct = t.find("%|", at);
+    const size_t bar = pct == std::string_view::npos ? pct : t.find('|', pct + 2);
+    if (bar != std::string_view::npos) {
+      if (int n = number_then(bar + 1, "/")) return n + 1;
+      if (t.substr(bar + 1, 3) == " 0/") return 1;
+    }
   }
   // GPTQModel's per-module statistics, the layer numbered from 0: a JSON object's "layer": 13,
   // or a table row's second cell, "| gptq | 56 | self_attn.k_proj |" (gptqmodel/models/writer.py
@@ -1006,9 +1040,14 @@ int ProgressLayer(std::string_view t) {
        at = t.find("layers.", at + 7)) {
     size_t end = 0;
     const auto n = NumberAt(t, at + 7, &end);
-    if (!n || *n < 0 || *n >= 100000 || end == at + 7 || end >= t.size()) continue;
+    if (!n || *n < 0 || *n >= 100000 || end == at + 7) continue;
     if (!std::isdigit(static_cast<unsigned char>(t[at + 7]))) continue;
-    if (t[end] == '.' || t[end] == ':' || t[end] == ' ') return static_cast<int>(*n) + 1;
+    // (Also at the line's end, "quantizing 12/32, model.layers.11", or quoted, "layer=`model.
+    // layers.11`".)
+    if (end >= t.size() || t[end] == '.' || t[end] == ':' || t[end] == ' ' || t[end] == '`' ||
+        t[end] == ',' || t[end] == '\r') {
+      return static_cast<int>(*n) + 1;
+    }
   }
   return 0;
 }
