@@ -703,6 +703,19 @@ TEST(Diagnose, QuantizerProgressFormsPlaceTheCalibration) {
   }
 }
 
+// TGI's router exits with the warm-up's error as Rust's Debug prints it, in both of its shapes
+// (router/src/main.rs before 2.3, the backends' routers after): the warm-up, TGI's profile.
+TEST(Diagnose, TgiRouterExitWithTheWarmupsError) {
+  for (const char* shape : {"Error: Warmup(Generation(\"", "Error: Backend(Warmup(Generation(\""}) {
+    const Diagnosis d = DiagnoseText(
+        std::string(shape) +
+        "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 22.19 GiB total capacity; 19.85 "
+        "GiB already allocated; 1.25 GiB free; 20.11 GiB reserved in total by PyTorch)\"))\n");
+    EXPECT_EQ(d.engine, "tgi") << shape;
+    EXPECT_EQ(d.stage, "profile") << shape;
+  }
+}
+
 TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {
   const Diagnosis d = DiagnoseText(
       "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x "

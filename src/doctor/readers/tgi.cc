@@ -271,7 +271,12 @@ void Match(const Line& line) {
   if (Has(s, "prefill tokens. You need to decrease") || Has(s, "Unable to warmup model") ||
       (Has(s, "Not enough memory to handle") && Has(s, "prefill tokens")) ||
       !Whole(line, "Unable to warmup the Python model shards").empty() ||
-      !Whole(line, "Method Warmup encountered an error").empty()) {
+      !Whole(line, "Method Warmup encountered an error").empty() ||
+      // The router's exit with the warm-up's error, as Rust's Debug prints main's Err:
+      // "Error: Warmup(Generation(\"CUDA out of memory. ...\"))" (router/src/main.rs
+      // RouterError::Warmup, 0.9.2-2.2), "Error: Backend(Warmup(Generation(\"...\")))" (the
+      // backends' v2/v3 routers, 2.3+): whatever the shard's message, the warm-up failed.
+      Has(s, "Error: Warmup(") || Has(s, "Error: Backend(Warmup(")) {
     auto& e = line.Emit(EventKind::kTgiWarmupFail, kEngine);
     // 0.9: "Not enough memory to handle {max_total_tokens} total tokens with {N} prefill
     // tokens. You need to decrease `--max-batch-total-tokens` or `--max-batch-prefill-tokens`";
