@@ -714,6 +714,13 @@ TEST(Diagnose, TgiRouterExitWithTheWarmupsError) {
     EXPECT_EQ(d.engine, "tgi") << shape;
     EXPECT_EQ(d.stage, "profile") << shape;
   }
+  // The launcher starting the router once the shards are ready: the warm-up is next.
+  const Diagnosis after = DiagnoseText(
+      "2025-03-10T09:13:13.521377Z  INFO text_generation_launcher: Starting Webserver\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+      "capacity of 79.19 GiB of which 1.10 GiB is free.\n");
+  EXPECT_EQ(after.engine, "tgi");
+  EXPECT_EQ(after.stage, "profile");
 }
 
 TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {

@@ -336,9 +336,12 @@ void Match(const Line& line) {
   }
   // The shard's server logs "Server started at unix:///tmp/text-generation-server-0" once its
   // model is built (server.py serve_inner, 0.9-3.x), before the launcher's "Shard ready".
-  // The launcher's "Shard ready in T" (1.0-3.x; 0.9: "Shard N ready in T").
+  // The launcher's "Shard ready in T" (1.0-3.x; 0.9: "Shard N ready in T") and, once every
+  // shard is ready, "Starting Webserver" (launcher/src/main.rs spawn_webserver): the router
+  // starts and warms the shards up.
   if (Has(s, "Shard ready") || (Has(s, "Shard ") && Has(s, " ready in ")) ||
-      Has(s, "Warming up model") || Has(s, "Server started at unix://")) {
+      Has(s, "Warming up model") || Has(s, "Server started at unix://") ||
+      (Has(s, "Starting Webserver") && Has(s, "text_generation_launcher"))) {
     line.Emit(EventKind::kProfileBegin, kEngine);
   }
   if (Has(s, "Connected") && Has(s, "text_generation_router")) {
