@@ -723,6 +723,29 @@ TEST(Diagnose, TgiRouterExitWithTheWarmupsError) {
   EXPECT_EQ(after.stage, "profile");
 }
 
+// Ollama 0.30+ runs llama.cpp's llama-server: its start and its "started in" line are the
+// load and the serving; the scheduler's "runtime OOM detected" is logged only for an error its
+// own check found out of memory (llm/status.go IsOutOfMemory), so it is the failure even where
+// the error's words are none the readers know.
+TEST(Diagnose, OllamaLlamaServerEraRuntimeOom) {
+  const std::string start =
+      "time=2026-08-20T09:12:30.871Z level=INFO source=llama_server.go:433 msg=\"starting "
+      "llama-server\" cmd=\"/usr/lib/ollama/llama-server --model "
+      "/root/.ollama/models/blobs/sha256-3a8e1c --ctx-size 32768\"\n"
+      "time=2026-08-20T09:12:37.101Z level=INFO source=llama_server.go:1362 msg=\"llama-server "
+      "started in 6.18 seconds\"\n";
+  const Diagnosis d = DiagnoseText(
+      start +
+      "time=2026-08-20T09:13:30.871Z level=WARN source=sched.go:1648 msg=\"runtime OOM "
+      "detected; expiring loaded models to clear memory before next request\" model=gemma3:27b "
+      "error=\"llama-server process no longer running: exit status 1\"\n");
+  EXPECT_TRUE(d.found);
+  EXPECT_EQ(d.engine, "ollama");
+  EXPECT_EQ(d.stage, "runtime");
+  // Healthy up to serving: nothing failed.
+  EXPECT_FALSE(DiagnoseText(start).found);
+}
+
 TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {
   const Diagnosis d = DiagnoseText(
       "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x "

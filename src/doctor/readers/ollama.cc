@@ -275,7 +275,10 @@ void Match(const Line& line) {
   // ...)" (the "(exit: " form only from WaitUntilRunning): the load.
   const bool mlx_start = Has(s, "starting mlx runner subprocess") ||
                          (Has(s, "mlx runner failed:") && Has(s, "(exit: "));
-  if (terminated || no_longer || mlx_start || Has(s, "starting llama server")) {
+  // (Since 0.30 the runner is llama.cpp's llama-server: msg="starting llama-server" cmd=...,
+  // llm/llama_server.go.)
+  if (terminated || no_longer || mlx_start || Has(s, "starting llama server") ||
+      Has(s, "msg=\"starting llama-server\"")) {
     line.Emit(EventKind::kLoadBegin, kEngine);
   }
   // A signal ended the runner with no error of its own: exit code -1 and nothing after it
@@ -355,7 +358,9 @@ void Match(const Line& line) {
   }
   // The runner serving: "llama runner started in 5.29 seconds" (llm/server.go, 0.1.3x+), and the
   // in-process server of 0.1.2x (llm/dyn_ext_server.go): msg="Starting llama main loop".
-  if (Has(s, "llama runner started in") || Has(s, "Starting llama main loop")) {
+  // Since 0.30, "llama-server started in 6.18 seconds" (llm/llama_server.go).
+  if (Has(s, "llama runner started in") || Has(s, "Starting llama main loop") ||
+      Has(s, "llama-server started in")) {
     line.Emit(EventKind::kServing, kEngine);
   }
   // 0.1.2x's dyn_ext_server.go logs the images a request carries before it is evaluated
@@ -366,9 +371,20 @@ void Match(const Line& line) {
   // sched.expireRunnersForRuntimeOOM when runner.Completion returns an error, 2026 releases):
   // "runtime OOM detected; expiring loaded models to clear memory before next request". The model
   // had loaded and a request was being served; a failed load never reaches Completion.
+  // The scheduler logs it only for an error llm.IsOutOfMemory matched (llm/status.go: "out of
+  // memory", "cudaMalloc failed", "failed to allocate", "insufficient memory", ...), so the
+  // line is the failure itself where its error's words are none the readers know.
   if (Has(s, "runtime OOM detected")) {
     auto& e = line.Emit(EventKind::kOllamaMarker, kEngine);
     Set(e, Num::kServingOom, 1);
+    bool worded = false;
+    for (std::string_view w :
+         {"out of memory"sv, "out of device memory"sv, "cudaMalloc failed"sv, "hipMalloc failed"sv,
+          "failed to allocate"sv, "allocation failed"sv, "not enough memory"sv,
+          "insufficient memory"sv, "OutOfMemory"sv, "OUT_OF_DEVICE_MEMORY"sv}) {
+      worded = worded || Has(s, w);
+    }
+    if (!worded) line.Emit(EventKind::kCudaOom, kEngine);
   }
   // The server's answer when the runner's reply to a completion stops short (its stream ends in
   // "unexpected EOF" or "forcibly closed": the runner died): "an error was encountered while
@@ -596,11 +612,13 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
 }
 
 // Ollama starts a runner for each model load: msg="starting llama server" (llm/server.go,
-// 0.1-0.5) and msg="starting runner" (0.6+); the server itself "Listening on ADDR (version V)"
-// (server/routes.go). A load retried after a failure is a new run.
+// 0.1-0.5), msg="starting runner" (0.6+) and msg="starting llama-server" (0.30+); the server
+// itself "Listening on ADDR (version V)" (server/routes.go). A load retried after a failure is a
+// new run.
 bool BeginsRun(const Line& line) {
   const LineView s = line.view();
   return Has(s, "msg=\"starting llama server\"") || Has(s, "msg=\"starting runner\"") ||
+         Has(s, "msg=\"starting llama-server\"") ||
          (Has(s, "msg=\"Listening on ") && Has(s, "(version "));
 }
 
