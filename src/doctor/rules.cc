@@ -1010,10 +1010,6 @@ std::string SayModelTooLarge(const Facts& f, std::map<std::string, double>* numb
   return fmt::format("{} of weights per GPU at tensor parallel {} on {} {} card", Gib(PerRank(f)),
                      f.tp, Article(Gib(f.total)), Gib(f.total));
 }
-// vLLM's profile run on a card its weights already overfill: the weights it loaded ("Model
-// loading took X") exceed the budget --gpu-memory-utilization sets (0.9 of the card by default,
-// vllm/config/cache.py), so whatever the profile's forward asks for fails; its activations are
-// not what a smaller batch would fix.
 // The KV pool found no room because the weights alone fill what the engine could ever give it,
 // so no memory setting helps: vLLM's loaded weights at 95% or more of the card (the
 // --gpu-memory-utilization a deployment can use), SGLang's own floor for --mem-fraction-static
@@ -1052,6 +1048,10 @@ std::string SayWeightsFillTheCard(const Facts& f, std::map<std::string, double>*
                              "no fraction leaves room for a KV pool beside the weights");
 }
 
+// vLLM's profile run on a card its weights already overfill: the weights it loaded ("Model
+// loading took X") exceed the budget --gpu-memory-utilization sets (0.9 of the card by default,
+// vllm/config/cache.py), so whatever the profile's forward asks for fails; its activations are
+// not what a smaller batch would fix.
 bool WeightsOverBudgetAtProfile(const Facts& f) {
   if (f.engine != "vllm" || f.stage != Stage::kProfile || f.total <= 0) return false;
   const auto weights = f.get(Num::kWeightsBytes);

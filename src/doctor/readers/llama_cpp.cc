@@ -172,6 +172,14 @@ void MatchBuild(const Line& line) {
   }
 }
 
+// ik_llama.cpp's --fit refusing a model (src/llama.cpp, 2026-03+; see Match).
+bool IkAutoFitWords(std::string_view s) {
+  return Has(s, "Unable to auto-fit model") ||
+         (Has(s, "Required memory") && Has(s, "is still greater than available memory")) ||
+         (Has(s, "No MoE tensors in model and required memory") && Has(s, "greater than")) ||
+         (Has(s, "Not enough memory in device") && Has(s, "to offload the output layer"));
+}
+
 void Match(const Line& line) {
   MatchBuild(line);
   const LineView s = line.view();
@@ -263,10 +271,7 @@ void Match(const Line& line) {
   // memory ..."), or the output layer alone does not fit ("Not enough memory in device 0 to
   // offload the output layer"); the loader then fails with "error loading model: Unable to
   // auto-fit model". A load failure: what it placed is the weights and the cache together.
-  if (Has(s, "Unable to auto-fit model") ||
-      (Has(s, "Required memory") && Has(s, "is still greater than available memory")) ||
-      (Has(s, "No MoE tensors in model and required memory") && Has(s, "greater than")) ||
-      (Has(s, "Not enough memory in device") && Has(s, "to offload the output layer"))) {
+  if (IkAutoFitWords(s)) {
     auto& e = line.Emit(EventKind::kGgmlLoadFail, kEngine);
     if (const auto need = NumberAfter(s, "equired memory "); need && *need > 0) {
       e.values[Num::kRequestedBytes] = *need * 1024.0 * 1024.0;
@@ -857,10 +862,7 @@ void Match(const Line& line) {
 // ik_llama.cpp's --fit refusal (see Match): the load failure is one of its lines.
 bool IkAutoFitRefused(const Facts& f) {
   const LogEvent* load = f.first_of(EventKind::kGgmlLoadFail);
-  return load && (Has(load->text, "Unable to auto-fit model") ||
-                  Has(load->text, "is still greater than available memory") ||
-                  Has(load->text, "No MoE tensors in model and required memory") ||
-                  Has(load->text, "to offload the output layer"));
+  return load && IkAutoFitWords(load->text);
 }
 
 std::string Say(Words rule, const Facts& f) {
