@@ -746,6 +746,17 @@ TEST(Diagnose, OllamaLlamaServerEraRuntimeOom) {
   EXPECT_FALSE(DiagnoseText(start).found);
 }
 
+// A graph reservation failing after llama-server said it listens: only requests run after
+// that, so the compute buffer grew for a request's batch (runtime), not the context's (profile).
+TEST(Diagnose, LlamaServerReservationAfterListeningIsARequests) {
+  const Diagnosis d = DiagnoseText(
+      "main: server is listening on http://127.0.0.1:8080 - starting the main loop\n"
+      "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 1073741824\n");
+  EXPECT_EQ(d.engine, "llama.cpp");
+  EXPECT_EQ(d.stage, "runtime");
+  EXPECT_EQ(d.cause, "compute_buffer");
+}
+
 TEST(Diagnose, NegativeKvSaysWhichUtilizationLeavesRoom) {
   const Diagnosis d = DiagnoseText(
       "INFO worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x "

@@ -675,7 +675,11 @@ bool OllamaServingCompute(const Facts& f) {
 }
 bool GgmlComputeDecode(const Facts& f) {
   if (!GgmlCompute(f)) return false;
-  if (GgmlFailedAfter(f, EventKind::kRequest)) return true;
+  // After a request began, or after the server said it serves (llama-server's listening line,
+  // Ollama's "llama runner started"): nothing but requests runs after that.
+  if (GgmlFailedAfter(f, EventKind::kRequest) || GgmlFailedAfter(f, EventKind::kServing)) {
+    return true;
+  }
   // A graph reservation that failed and, within a few lines (blank lines and wraps included),
   // llama_decode's error: the decode reserved its batch's graph (llama-context.cpp decode ->
   // graph_reserve on a changed batch shape or a speculative draft's first batch), not the
