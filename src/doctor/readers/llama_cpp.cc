@@ -180,6 +180,16 @@ bool IkAutoFitWords(std::string_view s) {
          (Has(s, "Not enough memory in device") && Has(s, "to offload the output layer"));
 }
 
+// Whether the buffer a "<type> ... buffer size =" line names before `key` is host memory: the
+// CPU's types ("CPU", "CPU_Mapped", "CPU_REPACK") or a GPU backend's pinned one ("CUDA_Host").
+bool HostBufferType(std::string_view s, std::string_view key) {
+  std::string_view before = s.substr(0, s.find(key));
+  while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
+  const size_t cut = before.find_last_of(" \t:");
+  const std::string_view name = cut == std::string_view::npos ? before : before.substr(cut + 1);
+  return name.starts_with("CPU") || name.ends_with("_Host");
+}
+
 void Match(const Line& line) {
   MatchBuild(line);
   const LineView s = line.view();
@@ -537,12 +547,7 @@ void Match(const Line& line) {
   bool host_line = false;
   for (std::string_view key : {"KV buffer size ="sv, "model buffer size ="sv,
                                "compute buffer size ="sv}) {
-    if (!Has(s, key)) continue;
-    std::string_view before = s.substr(0, s.find(key));
-    while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
-    const size_t cut = before.find_last_of(" \t:");
-    const std::string_view name = cut == std::string_view::npos ? before : before.substr(cut + 1);
-    host_line |= name.starts_with("CPU") || name.ends_with("_Host");
+    if (Has(s, key)) host_line |= HostBufferType(s, key);
   }
   // Before b4000 or so (llama.cpp of 2024, and the Ollama runners built from it) the loader
   // printed its weight buffers without the word "model": "llm_load_tensors:      CUDA0 buffer
@@ -551,10 +556,7 @@ void Match(const Line& line) {
   if (Has(s, "llm_load_tensors") && Has(s, " buffer size =") && !Has(s, "model buffer size") &&
       !Has(s, "KV buffer") && !Has(s, "compute buffer") && !Has(s, "output buffer") &&
       !Has(s, "LoRA buffer")) {
-    std::string_view before = s.substr(0, s.find(" buffer size ="));
-    const size_t cut = before.find_last_of(" \t:");
-    const std::string_view name = cut == std::string_view::npos ? before : before.substr(cut + 1);
-    if (name.starts_with("CPU") || name.ends_with("_Host")) {
+    if (HostBufferType(s, " buffer size =")) {
       line.Emit(EventKind::kGgmlModelBuffer, kEngine);
     } else {
       MatchOneValue(line, kEngine,
