@@ -2674,4 +2674,29 @@ TEST(Diagnose, SecondQuestionWordsPlaceRuntime) {
 }
 
 }  // namespace
+// V0's model runner re-raises an execute_model failure with the input it dumped
+// (model_runner_base.py dump_input_when_exception): vLLM's, its execute_model on the stack. In a
+// program that builds the offline engine and runs nothing, that forward is the start-up's
+// profile run; with a generate call after it, serving's.
+TEST(Diagnose, V0DumpedInputAndOfflineConstructor) {
+  const std::string oom =
+      "[rank0]: torch.OutOfMemoryError: Error in model execution (input dumped to "
+      "/tmp/err_execute_model_input_20241010-154829.pkl): CUDA out of memory. Tried to allocate "
+      "2.00 GiB. GPU 0 has a total capacity of 23.69 GiB of which 979.69 MiB is free.\n";
+  const Diagnosis bare = DiagnoseText(oom);
+  EXPECT_EQ(bare.engine, "vllm");
+  EXPECT_EQ(bare.stage, "runtime") << bare.stage_evidence;
+  const std::string built = "llm = LLM(\n    model=model_path,\n    max_model_len=2048\n)\n\n";
+  const Diagnosis start = DiagnoseText(built + oom);
+  EXPECT_EQ(start.stage, "profile") << start.stage_evidence;
+  EXPECT_NE(start.stage_evidence.find("offline engine (line 1"), std::string::npos)
+      << start.stage_evidence;
+  const Diagnosis served =
+      DiagnoseText(built + "outputs = llm.generate(prompts, sampling_params)\n" + oom);
+  EXPECT_EQ(served.stage, "runtime") << served.stage_evidence;
+  // Another library's class whose name ends in LLM is not vLLM's constructor.
+  const Diagnosis other = DiagnoseText("llm = ChatLLM(\n    model=model_path\n)\n" + oom);
+  EXPECT_EQ(other.stage, "runtime") << other.stage_evidence;
+}
+
 }  // namespace vramfit

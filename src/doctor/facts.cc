@@ -242,6 +242,27 @@ bool EncoderBeforeServing(const Facts& f, const std::optional<FrameStage>& frame
   return !f.milestone_stage || *f.milestone_stage <= Stage::kProfile;
 }
 
+// A program that builds vLLM's offline engine (LLM(...), the vllm reader's load call) and shows
+// no call that runs it and no serving line: it failed inside the constructor, which runs the
+// whole start-up (vllm/entrypoints/llm.py LLM.__init__ -> LLMEngine.from_engine_args: load,
+// profile run, KV cache, capture). A forward there, with no phase's own frame above it, is the
+// profile run's (V0 worker.py determine_num_available_blocks -> profile_run -> execute_model,
+// V1 gpu_worker.py determine_available_memory -> profile_run): the constructor's only other
+// forwards are capture's and the warm-ups', which have their own frames and milestones. The
+// constructor's call (the first loading call, where it is vLLM's), else nullptr.
+const LogEvent* OfflineStartupForward(const Facts& f, const std::optional<FrameStage>& frames) {
+  if (f.engine != "vllm" || f.stage != Stage::kRuntime || !frames || frames->weak ||
+      !(FrameIs(frames->frame, {"execute_model"}) || FrameIs(frames->frame, {"forward"}))) {
+    return nullptr;
+  }
+  if (f.milestone_stage && *f.milestone_stage > Stage::kProfile) return nullptr;
+  if (f.has(EventKind::kRunCall) || f.has(EventKind::kRuntimeWords) || f.has(EventKind::kRequest)) {
+    return nullptr;
+  }
+  const LogEvent* call = f.first_of(EventKind::kLoadCall);
+  return call && call->engine == "vllm" ? call : nullptr;
+}
+
 // A frame in V0's sampler file (the pytorch reader's path tag 2).
 bool V0SamplerFrame(const LogEvent* fr) {
   auto it = fr->values.find(Num::kPathIsSampler);
@@ -520,7 +541,16 @@ void DecideStage(const LogScan& scan, Facts* fp) {
       break;
     }
   }
-  if (EncoderBeforeServing(f, frames)) {
+  if (const LogEvent* built = OfflineStartupForward(f, frames)) {
+    f.stage_conflict = f.stage_why + ", which alone would say serving";
+    f.stage = Stage::kProfile;
+    f.stage_why = fmt::format(
+        "a forward on the stack ({}) in a program that builds vLLM's offline engine ({}) and "
+        "shows no call that runs it (generate, chat, encode) and no serving line: the "
+        "constructor runs the start-up, whose forward is the profile run with the most tokens "
+        "one step takes (a guess; the excerpt does not show the phase)",
+        Cited(frames->frame), Cited(built));
+  } else if (EncoderBeforeServing(f, frames)) {
     f.stage_conflict = f.stage_why + ", which alone would say serving";
     f.stage = Stage::kProfile;
     f.stage_why = fmt::format(

@@ -530,6 +530,20 @@ void MatchKvCache(const Line& line) {
   }
 }
 
+// A program line that builds vLLM's offline engine: "LLM(" as a call of its own (not a
+// longer name's: "vLLM(", "ChatLLM(", "OpenLLM("), in code (not a traceback's frame or source
+// line, whose frames place the failure themselves).
+bool OfflineEngineBuilt(std::string_view t) {
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  if (t.starts_with("File ") || t.starts_with("-->") || t.starts_with("#")) return false;
+  for (size_t at = t.find("LLM("); at != std::string_view::npos; at = t.find("LLM(", at + 1)) {
+    if (at == 0) return true;
+    const char c = t[at - 1];
+    if (c == ' ' || c == '=' || c == '(' || c == '.') return true;
+  }
+  return false;
+}
+
 void MatchPhases(const Line& line) {
   const LineView s = line.view();
   // vllm-ascend's NPU runner captures the same graphs as ACL graphs (model_runner_v1.py:
@@ -665,6 +679,24 @@ void MatchPhases(const Line& line) {
   }
   // V0's worker: "Error executing method initialize_cache. This might cause deadlock ...".
   if (Has(s, "Error executing method ")) MatchMethodFrame(line, kEngine, "Error executing method ");
+  // V0's model runner re-raises what its execute_model raised with the input it pickled
+  // ("Error in model execution (input dumped to /tmp/err_execute_model_input_<time>.pkl): CUDA
+  // out of memory. ...", or "Error in model execution: ..." where pickling failed;
+  // worker/model_runner_base.py dump_input_when_exception, 0.6.2 until V0's removal): V0's
+  // execute_model on the stack, which the profile run and serving steps both call.
+  // (Also where a terminal or a paste wrapped the message inside it.)
+  if (!WholeBoth(line, "Error in model execution", "(input dumped").empty() ||
+      !WholeBoth(line, "Error in model execution", "execution: ").empty()) {
+    line.Emit(EventKind::kVllmV0, kEngine);
+    line.Emit(EventKind::kFrame, kEngine).text =
+        "execute_model (V0's dump of the failed step's input)";
+  }
+  // The offline engine built in the program's own code ("llm = LLM(model=...", "LLM(\n"):
+  // vLLM's start-up, load to capture, runs inside that constructor (vllm/entrypoints/llm.py,
+  // LLM.__init__ -> LLMEngine.from_engine_args).
+  if (!line.after_frame && Has(s, "LLM(") && OfflineEngineBuilt(line.text)) {
+    line.Emit(EventKind::kLoadCall, kEngine);
+  }
   // The worker's call of the sampler warm-up (compile_or_warm_up_model); the profile run calls
   // it as self._dummy_sampler_run.
   if (Has(s, "self.model_runner._dummy_sampler_run(") && line.after_frame) {
