@@ -2699,4 +2699,67 @@ TEST(Diagnose, V0DumpedInputAndOfflineConstructor) {
   EXPECT_EQ(other.stage, "runtime") << other.stage_evidence;
 }
 
+// ggml-vulkan makes its descriptor pools while a graph is computed: vk::OutOfDeviceMemoryError
+// from createDescriptorPool after the warm-up's line is the warm-up's compute, not a buffer.
+TEST(Diagnose, VulkanDescriptorPoolIsAGraphsCompute) {
+  const std::string context =
+      "llama_kv_cache_init:    Vulkan0 KV buffer size =   640.00 MiB\n"
+      "llama_new_context_with_model:    Vulkan0 compute buffer size =   152.00 MiB\n"
+      "common_init_from_params: warming up the model with an empty run - please wait ... "
+      "(--no-warmup to disable)\n"
+      "terminate called after throwing an instance of 'vk::OutOfDeviceMemoryError'\n";
+  const Diagnosis d = DiagnoseText(
+      context + "  what():  vk::Device::createDescriptorPool: ErrorOutOfDeviceMemory\n");
+  EXPECT_EQ(d.stage, "warmup") << d.stage_evidence;
+  const Diagnosis buffer =
+      DiagnoseText(context + "  what():  vk::Device::allocateMemory: ErrorOutOfDeviceMemory\n");
+  EXPECT_NE(buffer.stage, "warmup") << buffer.stage_evidence;
+}
+
+// Shapes a paste gives a notebook or a shell session: bash's job report inside a line whose
+// line ends were lost, IPython 8's frame header reflowed after its path, and a coloured
+// traceback laid on one line.
+TEST(Diagnose, NotebookAndShellShapes) {
+  const Diagnosis killed = DiagnoseText(
+      "python3 Python 3.8.5 (default, Jan 27 2021, 15:41:15) >>> from transformers import "
+      "pipeline >>> generator = pipeline('text-generation', model='EleutherAI/gpt-neo-2.7B', "
+      "device=0) [2]+  Killed                  python3 Killed\n");
+  EXPECT_EQ(killed.cause, "host_memory") << killed.stage_evidence;
+  EXPECT_FALSE(DiagnoseText("The job was [2]+ killed by me on purpose.\n").found);
+  const std::string oom =
+      "OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB. GPU 0 has a total "
+      "capacity of 14.58 GiB of which 289.75 MiB is free.\n";
+  const Diagnosis reflowed = DiagnoseText(
+      "File\n"
+      "~/envs/llm/lib/python3.10/site-packages/awq/models/base.py:93,\n"
+      "in BaseAWQForCausalLM.quantize(self, tokenizer,\n"
+      "quant_config)\n" + oom);
+  EXPECT_EQ(reflowed.stage, "load") << reflowed.stage_evidence;
+  EXPECT_NE(reflowed.stage_evidence.find("quantize"), std::string::npos)
+      << reflowed.stage_evidence;
+  const Diagnosis coloured = DiagnoseText(
+      "\x1b[0;31mOutOfMemoryError\x1b[0m Traceback (most recent call last) Cell "
+      "\x1b[0;32mIn[2], line 2\x1b[0m File \x1b[0;32m~/envs/llm/lib/python3.10/site-packages/"
+      "awq/models/base.py:93\x1b[0m, in \x1b[0;36mBaseAWQForCausalLM.quantize\x1b[0;34m(self)"
+      "\x1b[0m \x1b[0;31mOutOfMemoryError\x1b[0m: CUDA out of memory. Tried to allocate 960.00 "
+      "MiB. GPU 0 has a total capacity of 14.58 GiB of which 289.75 MiB is free.\n");
+  EXPECT_EQ(coloured.stage, "load") << coloured.stage_evidence;
+  // Each frame of the coloured line is parted into a record of its own.
+  std::istringstream two(
+      "\x1b[0;31mOutOfMemoryError\x1b[0m Traceback (most recent call last) File "
+      "\x1b[0;32m~/envs/llm/lib/python3.10/site-packages/transformers/modeling_utils.py:3780"
+      "\x1b[0m, in \x1b[0;36mPreTrainedModel.from_pretrained\x1b[0;34m(cls)\x1b[0m File "
+      "\x1b[0;32m~/envs/llm/lib/python3.10/site-packages/optimum/gptq/quantizer.py:500\x1b[0m, "
+      "in \x1b[0;36mGPTQQuantizer.quantize_model\x1b[0;34m(self)\x1b[0m "
+      "\x1b[0;31mOutOfMemoryError\x1b[0m: CUDA out of memory. Tried to allocate 1024.00 MiB.\n");
+  const auto scan = ScanLog(two);
+  ASSERT_TRUE(scan.ok());
+  std::vector<std::string> frames;
+  for (const LogEvent& e : scan->events) {
+    if (e.kind == EventKind::kFrame) frames.push_back(e.text);
+  }
+  EXPECT_EQ(frames, (std::vector<std::string>{"from_pretrained (modeling_utils.py)",
+                                              "quantize_model (quantizer.py)"}));
+}
+
 }  // namespace vramfit

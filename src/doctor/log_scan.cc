@@ -472,7 +472,12 @@ class Scanner final : public doctor::EventSink {
   template <typename F>
   void ForEachPiece(std::string_view raw, bool numbered, F&& fn) {
     std::string text;
-    if (!doctor::Unwrap(raw, &text)) {
+    // (A coloured line is parted in its plain text: a notebook's traceback holds ANSI codes
+    // inside its records' openings, "File \x1b[0;32m~/...", where each piece is read without
+    // them anyway.)
+    if (!doctor::Unwrap(raw.find('\x1b') == std::string_view::npos ? raw
+                                                                   : doctor::StripAnsi(raw),
+                        &text)) {
       fn(raw);
       return;
     }

@@ -250,7 +250,14 @@ void Match(const Line& line) {
   // Vulkan's own result through ggml-vulkan's C++ bindings (vulkan.hpp throws
   // vk::OutOfDeviceMemoryError: "vk::Device::allocateMemory: ErrorOutOfDeviceMemory", also as the
   // loader's "error loading model: ..."): a device allocation; ErrorOutOfHostMemory, the host's.
-  if (Has(s, "ErrorOutOfDeviceMemory")) {
+  // Not a buffer's where the call is vk::Device::createDescriptorPool: ggml-vulkan makes its
+  // descriptor pools as a graph's operations request descriptor sets
+  // (ggml_pipeline_request_descriptor_sets -> ggml_pipeline_allocate_descriptor_sets, called
+  // while a graph is built and computed, ggml-vulkan.cpp 2024-2026), so the device ran out while
+  // computing a graph (the warm-up's empty run is the first), not while a buffer was placed.
+  if (Has(s, "ErrorOutOfDeviceMemory") && Has(s, "createDescriptorPool")) {
+    line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
+  } else if (Has(s, "ErrorOutOfDeviceMemory")) {
     line.Emit(EventKind::kGgmlAllocFail, kEngine).values[Num::kHost] = 0;
     if (Has(s, "error loading model")) line.Emit(EventKind::kGgmlLoadFail, kEngine);
   } else if (Has(s, "ErrorOutOfHostMemory")) {

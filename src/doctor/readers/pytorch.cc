@@ -553,6 +553,22 @@ bool MatchFrame(const Line& line) {
          paren < lead.find(' '));
     if (header) s = line.joined;
   }
+  // IPython 8's header reflowed after its path ("File" / "~/.../base.py:93," / "in
+  // Class.fn(self, ..."): the path and its line number end the line before.
+  bool ipython_tail = false;
+  if (!lead.empty() && !line.joined.empty() && lead.starts_with("in ") && !Has(s, ".py:") &&
+      joined.ends_with(lead)) {
+    std::string_view pre = Trimmed(joined.substr(0, joined.size() - lead.size()));
+    if (pre.ends_with(",")) {
+      pre.remove_suffix(1);
+      size_t d = pre.size();
+      while (d > 0 && std::isdigit(static_cast<unsigned char>(pre[d - 1]))) --d;
+      if (d < pre.size() && pre.substr(0, d).ends_with(".py:")) {
+        s = line.joined;
+        ipython_tail = true;
+      }
+    }
+  }
   size_t path_at = std::string_view::npos, path_end = std::string_view::npos;
   size_t fn_at = std::string_view::npos;
   size_t file = s.find("File \"");
@@ -567,6 +583,10 @@ bool MatchFrame(const Line& line) {
     path_at = ip + 5;
     path_end = s.find(".py:", path_at);
     if (path_end != std::string_view::npos) path_end += 3;
+  } else if (ipython_tail) {
+    path_end = s.find(".py:") + 3;
+    const size_t b = s.rfind(' ', path_end);
+    path_at = b == std::string_view::npos ? 0 : b + 1;
   } else if (const size_t box = s.find("\xe2\x94\x82 ");  // "│ "
              box != std::string_view::npos && Has(s, ".py:") && Has(s, " in ") &&
              s.find(".py:", box) != std::string_view::npos) {
@@ -1894,6 +1914,16 @@ bool ShellKilled(std::string_view s) {
   if (ShellJobKilled(s) || Has(s, "zsh: killed ") || Has(s, "terminated by signal SIGKILL") ||
       compose)
     return true;
+  // bash's job report inside a longer line (a paste that lost its line ends joins the session
+  // into one): "[2]+  Killed                  python3", its job mark and padding as bash writes
+  // them (jobs.c pretty_print_job), which prose does not.
+  for (std::string_view job : {"]+  Killed "sv, "]-  Killed "sv}) {
+    for (size_t at = s.find(job); at != std::string_view::npos; at = s.find(job, at + 1)) {
+      size_t d = at;
+      while (d > 0 && std::isdigit(static_cast<unsigned char>(s[d - 1]))) --d;
+      if (d < at && d > 0 && s[d - 1] == '[') return true;
+    }
+  }
   // (Also the shell's notice as a post retyped it, in lower case, alone.)
   size_t killed = s.rfind("Killed");
   const bool lower = killed == std::string_view::npos;
