@@ -2762,4 +2762,20 @@ TEST(Diagnose, NotebookAndShellShapes) {
                                               "quantize_model (quantizer.py)"}));
 }
 
+// A layer-by-layer quantizer past its first layer whose traceback a cut excerpt stops before
+// its error: the layers' weights fitted one at a time, so the calibration work is what failed;
+// the same run killed by the host is the host's memory.
+TEST(Diagnose, QuantizerPastFirstLayerWithACutTraceback) {
+  const std::string layers =
+      "model.layers.78, samples: 128, max gpu memory: 18.10 GB\n"
+      "model.layers.79, samples: 128, max gpu memory: 18.10 GB\n";
+  const Diagnosis cut = DiagnoseText(layers +
+                                     "Traceback (most recent call last):\n"
+                                     "  File \"/opt/py38/bin/lmdeploy\", line 11, in <module>\n");
+  EXPECT_EQ(cut.stage, "load") << cut.stage_evidence;
+  EXPECT_EQ(cut.cause, "activation_peak");
+  const Diagnosis killed = DiagnoseText(layers + "Killed\n");
+  EXPECT_EQ(killed.cause, "host_memory");
+}
+
 }  // namespace vramfit

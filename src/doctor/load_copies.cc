@@ -156,7 +156,12 @@ bool QuantizedExport(const Facts& f) {
 
 bool QuantizerPastFirstLayer(const Facts& f) {
   if (f.stage != Stage::kLoad || f.quantizer_layer < 2) return false;
-  if (!f.has(EventKind::kTorchOom) && !f.has(EventKind::kCudaOom)) return false;
+  // (Also a traceback that a cut excerpt stopped before its error, where nothing says the host
+  // killed the run: the GPU's failure is what the doctor reads there.)
+  if (!f.has(EventKind::kTorchOom) && !f.has(EventKind::kCudaOom) &&
+      !(f.has(EventKind::kTraceback) && !f.has(EventKind::kHostOomKill))) {
+    return false;
+  }
   return !f.has(EventKind::kOffload);
 }
 
