@@ -2778,4 +2778,14 @@ TEST(Diagnose, QuantizerPastFirstLayerWithACutTraceback) {
   EXPECT_EQ(killed.cause, "host_memory");
 }
 
+// ExLlama's own CUDA check: exllamav3's "GPU assert" in its graph.cu is a decode batch's CUDA
+// graph capture.
+TEST(Diagnose, ExllamaGpuAssert) {
+  const Diagnosis d =
+      DiagnoseText("GPU assert: out of memory exllamav3_ext/graph.cu 51\n");
+  EXPECT_EQ(d.stage, "cudagraph") << d.stage_evidence;
+  EXPECT_EQ(d.cause, "cudagraph_capture");
+  EXPECT_TRUE(DiagnoseText("GPU assert: out of memory exllamav3_ext/gemm.cu 120\n").found);
+}
+
 }  // namespace vramfit

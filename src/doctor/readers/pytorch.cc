@@ -2199,6 +2199,17 @@ void Match(const Line& line) {
   // and the message is its answer to the two together, not to a module's weights (a CUDA error
   // under load_autosplit_gen is those); its fixes are ExLlama's (a smaller cache, a quantized
   // cache, a larger split, fewer bits).
+  // ExLlama's own CUDA check on its extension's calls: exllamav2's cuda_check -> gpu_assert prints
+  // "CUDA error: <cudaGetErrorString> <file> <line>" (exllamav2_ext/cuda/util.cuh), exllamav3's
+  // "GPU assert: out of memory exllamav3_ext/graph.cu 51" (the corpus's TabbyAPI log). In its
+  // graph.cu, where exllamav3 captures a decode batch's CUDA graph the first time a batch size
+  // is seen, the failure is that capture.
+  if (Has(s, "GPU assert: out of memory")) {
+    line.Emit(EventKind::kCudaOom, kEngine);
+    if (Has(s, "graph.cu")) {
+      line.Emit(EventKind::kFrame, kEngine).text = "capture (exllamav3's graph.cu)";
+    }
+  }
   if (!WholeBoth(line, "Insufficient VRAM", "for model and cache").empty()) {
     line.Emit(EventKind::kCudaOom, kEngine);
     line.Emit(EventKind::kFrame, kEngine).text = "split_for_model_and_cache (ExLlama's split)";
