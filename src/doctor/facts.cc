@@ -541,32 +541,32 @@ void DecideStage(const LogScan& scan, Facts* fp) {
       break;
     }
   }
-  if (const LogEvent* built = OfflineStartupForward(f, frames)) {
+  // A forward read as serving that the log places in the profile run before it (a guess each).
+  const auto profile_instead = [&f](std::string why) {
     f.stage_conflict = f.stage_why + ", which alone would say serving";
     f.stage = Stage::kProfile;
-    f.stage_why = fmt::format(
+    f.stage_why = std::move(why);
+  };
+  if (const LogEvent* built = OfflineStartupForward(f, frames)) {
+    profile_instead(fmt::format(
         "a forward on the stack ({}) in a program that builds vLLM's offline engine ({}) and "
         "shows no call that runs it (generate, chat, encode) and no serving line: the "
         "constructor runs the start-up, whose forward is the profile run with the most tokens "
         "one step takes (a guess; the excerpt does not show the phase)",
-        Cited(frames->frame), Cited(built));
+        Cited(frames->frame), Cited(built)));
   } else if (EncoderBeforeServing(f, frames)) {
-    f.stage_conflict = f.stage_why + ", which alone would say serving";
-    f.stage = Stage::kProfile;
-    f.stage_why = fmt::format(
+    profile_instead(fmt::format(
         "the multimodal encoder on the stack ({}) with no phase's frame above it and no phase "
         "reached past the profile run: vLLM encodes its largest dummy items in the profile run "
         "before it sizes the KV cache, and a request's items are no larger (a guess; the "
         "excerpt does not show the phase)",
-        fmt::format("line {}", f.encoder->shown_line()));
+        fmt::format("line {}", f.encoder->shown_line())));
   } else if (V0MultimodalProfile(f, frames)) {
-    f.stage_conflict = f.stage_why + ", which alone would say serving";
-    f.stage = Stage::kProfile;
-    f.stage_why =
+    profile_instead(
         "a multimodal model's forward in vLLM V0 with no phase reached past the profile run: V0 "
         "profiles the encoder with its largest dummy inputs (profile_run -> execute_model) "
         "before it sizes the KV cache, and a request's encoder pass is no larger (a guess; the "
-        "excerpt does not show the phase)";
+        "excerpt does not show the phase)");
   }
 }
 
