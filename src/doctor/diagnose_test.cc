@@ -2788,4 +2788,23 @@ TEST(Diagnose, ExllamaGpuAssert) {
   EXPECT_TRUE(DiagnoseText("GPU assert: out of memory exllamav3_ext/gemm.cu 120\n").found);
 }
 
+// Ollama's scheduler line for a runner the kernel killed, reflowed by a paste between the
+// message and the signal: still the host's memory, at the load.
+TEST(Diagnose, OllamaRunnerKilledAcrossAReflow) {
+  const std::string whole =
+      "time=2025-03-12T12:14:22.015Z level=ERROR source=sched.go:456 msg=\"error loading llama "
+      "server\" error=\"llama runner process has terminated: signal: killed\"\n";
+  const std::string reflowed =
+      "time=2025-03-12T12:14:22.015Z level=ERROR source=sched.go:456 msg=\"error\n"
+      "loading llama server\" error=\"llama runner process has terminated:\n"
+      "signal: killed\"\n";
+  for (const std::string& log : {whole, reflowed}) {
+    const Diagnosis d = DiagnoseText(log);
+    EXPECT_EQ(d.stage, "load") << log;
+    EXPECT_EQ(d.cause, "host_memory") << log;
+  }
+  // The signal alone, with no runner's message before it, is no runner's death.
+  EXPECT_NE(DiagnoseText("loading the model\nsignal: killed\"\n").cause, "host_memory");
+}
+
 }  // namespace vramfit

@@ -285,8 +285,17 @@ void Match(const Line& line) {
   // (getServerStatus: "Most likely a signal killed it"), or Go's "signal: killed" (SIGKILL) as
   // the wait's error. Nothing prints when the kernel's OOM killer sends SIGKILL, the usual
   // sender while a model is read into memory: host memory, as a shell's "Killed".
+  // (The signal also where a paste reflowed the message before it: "...has terminated:" +
+  // "signal: killed".)
+  auto runner_killed = [](const LineView& t) {
+    return Has(t, "signal: killed") &&
+           (Has(t, "runner process ") || Has(t, "llama-server process ")) &&
+           (Has(t, "process has terminated") || Has(t, "no longer running"));
+  };
+  const bool killed_runner =
+      runner_killed(s) || (!line.joined.empty() && runner_killed(line.joined));
   if ((no_longer && NothingAfter(old_form.empty() ? s : old_form, "no longer running: -1")) ||
-      ((terminated || no_longer) && Has(s, "signal: killed"))) {
+      killed_runner) {
     line.Emit(EventKind::kHostOomKill, kEngine);
   }
   if (terminated && Has(s, "out of memory")) line.Emit(EventKind::kCudaOom, kEngine);
