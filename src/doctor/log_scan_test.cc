@@ -1235,11 +1235,15 @@ TEST(LogScan, ShellReportsOfSigkillAreTheOomKiller) {
         // A batch job's or a container's memory limit: Slurm's cgroup, Kubernetes.
         "slurmstepd: error: Detected 1 oom_kill event in StepId=4242.batch. Some of the step "
         "tasks have been OOM Killed.",
-        "      Reason:       OOMKilled"}) {
+        "      Reason:       OOMKilled",
+        // A paste that lost its line ends: the shell's word after a progress line's ellipsis.
+        "Loading llama-30b... Loading model ... Killed Windows 10 WSL Ubuntu 22.04.2 LTS",
+        "INFO:Loading lmsys_vicuna-7b-delta-v1.1... Killed"}) {
     EXPECT_NE(Find(Scan(std::string(line) + "\n"), EventKind::kHostOomKill), nullptr) << line;
   }
   for (const char* line : {"INFO worker Killed by the scheduler after 10 s", "Process was Killed?",
-                           "exited with code 1370", "exit status 1371"}) {
+                           "exited with code 1370", "exit status 1371",
+                           "Loading model ... Killed9", "Loading model ... killed it myself"}) {
     EXPECT_EQ(Find(Scan(std::string(line) + "\n"), EventKind::kHostOomKill), nullptr) << line;
   }
 }

@@ -1943,7 +1943,12 @@ bool ShellKilled(std::string_view s) {
                       before.ends_with("] ") || after_bar);
   const bool job = Has(before, ": line ") && before.ends_with(" ") &&
                    (killed + 6 == s.size() || s[killed + 6] == ' ');
-  return alone || (job && !lower);
+  // (Or after a progress line's ellipsis, "Loading model ... Killed", where a paste that lost its
+  // line ends put the shell's word after the program's last words.)
+  const bool after_ellipsis =
+      !lower && (bar.ends_with("...") || bar.ends_with("\xe2\x80\xa6")) &&
+      (killed + 6 == s.size() || s[killed + 6] == ' ');
+  return alone || (job && !lower) || after_ellipsis;
 }
 
 // A sentence saying the process was killed ("with message `killed`", "it gets killed", "the
