@@ -2807,4 +2807,29 @@ TEST(Diagnose, OllamaRunnerKilledAcrossAReflow) {
   EXPECT_NE(DiagnoseText("loading the model\nsignal: killed\"\n").cause, "host_memory");
 }
 
+// LMCache's host buffer of KV chunks full, in a vLLM run: host memory while serving, with
+// LMCache's own setting as the fix; also with the message reflowed after the tensor it names.
+TEST(Diagnose, LmcacheHostBufferFull) {
+  const std::string one =
+      "[2025-05-19 18:08:26,176] LMCache WARNING: Failed to allocate memory for "
+      "tensor(torch.Size([256, 2, 1024]), torch.bfloat16) because no memory is available "
+      "(memory_management.py:576:lmcache.experimental.memory_management)\n"
+      "ERROR 05-19 18:08:26 [dump_input.py:68] Dumping input data\n";
+  const std::string reflowed =
+      "[2025-05-19 18:08:26,176] LMCache WARNING: Failed to allocate memory for\n"
+      "tensor(torch.Size([256, 2, 1024]), torch.bfloat16) because no memory is\n"
+      "available\n"
+      "(memory_management.py:576:lmcache.experimental.memory_management)\n";
+  for (const std::string& log : {one, reflowed}) {
+    const Diagnosis d = DiagnoseText(log);
+    EXPECT_EQ(d.stage, "runtime") << log;
+    EXPECT_EQ(d.cause, "host_memory") << log;
+    ASSERT_FALSE(d.fixes.empty()) << log;
+    EXPECT_NE(d.fixes.front().change.find("LMCACHE_MAX_LOCAL_CPU_SIZE"), std::string::npos);
+  }
+  // The same words from another program are not LMCache's buffer.
+  EXPECT_NE(DiagnoseText("WARNING: queue full because no memory is available\n").cause,
+            "host_memory");
+}
+
 }  // namespace vramfit

@@ -1005,6 +1005,19 @@ void Match(const Line& line) {
   if (Has(line.view(), "Turning off hybrid kv cache manager")) {
     line.Emit(EventKind::kHybridKvOff, kEngine);
   }
+  // LMCache's allocator of its host buffer of KV chunks finding no free block (lmcache/v1/
+  // memory_management.py, TensorMemoryAllocator.allocate: "Failed to allocate memory for
+  // tensor(...) because no memory is available"), in a vLLM run with the LMCache connector: the
+  // local CPU buffer (max_local_cpu_size, 5.0 GB by default, lmcache/v1/config.py) full of
+  // chunks that stores and retrieves in flight hold, host memory, not the GPU's. (Also where a
+  // paste reflowed the message after its logger's name, or after the tensor it names.)
+  if (Has(line.view(), "available") &&
+      (!WholeBoth(line, "LMCache", "because no memory is available").empty() ||
+       !WholeBoth(line, "tensor(torch.Size", "because no memory is available").empty())) {
+    auto& e = line.Emit(EventKind::kHostBufferFail, kEngine);
+    e.values[Num::kHost] = 1;
+    e.text = "lmcache";
+  }
   MatchProfile(line);
   MatchKvCache(line);
   MatchPhases(line);
@@ -1063,6 +1076,11 @@ std::string Say(Words rule, const Facts& f) {
       return "vLLM's memory profiler saw free memory grow while it measured: another process on "
              "the GPU released memory during start-up, so the measurement is void";
     case Words::kHostMemory:
+      if (const LogEvent* e = f.first_of(EventKind::kHostBufferFail); e && e->text == "lmcache") {
+        return "LMCache's host buffer of KV chunks was full: its allocator found no free block "
+               "for a chunk (\"because no memory is available\"), every chunk in it held by the "
+               "stores and retrieves in flight (or never freed); host memory, not the GPU's";
+      }
       if (const LogEvent* e = f.first_of(EventKind::kOllamaSystemMemory);
           e && e->text == "cpu_backend") {
         return "vLLM's CPU backend refused to start: the node's available memory is less than "
@@ -1585,6 +1603,18 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         AddFix(d, "RAY_memory_usage_threshold=0.98 (or RAY_memory_monitor_refresh_ms=0 to turn "
                   "the monitor off) where the node has the memory",
                "the monitor's default threshold is 0.95 of the node's RAM");
+        return true;
+      }
+      // LMCache's host buffer of KV chunks (rules.cc LmcacheHostBuffer).
+      if (const LogEvent* e = f.first_of(EventKind::kHostBufferFail); e && e->text == "lmcache") {
+        AddFix(d, "max_local_cpu_size higher in the LMCache config (LMCACHE_MAX_LOCAL_CPU_SIZE, "
+                  "GB; 5.0 by default)",
+               "a larger pinned buffer on the host holds the chunks of more requests at once");
+        AddFix(d, "--max-num-seqs lower",
+               "fewer requests storing and retrieving their KV chunks at once");
+        AddFix(d, "a newer LMCache release",
+               "a buffer that stays full under light load holds chunks never freed: LMCache's "
+               "developers found such a leak in layerwise retrieval (LMCache issue 684)");
         return true;
       }
       // --cpu-offload-gb's pinned copies (rules.cc CpuOffloadPinned).
