@@ -892,6 +892,10 @@ bool DataLoaderSharedMemory(const Facts& f) {
   return SharedMemory(f) && (Has(e->text, "dataloader") || Has(e->text, "DataLoader") ||
                              Has(e->text, "in worker"));
 }
+bool LmcacheHostBuffer(const Facts& f) {
+  const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
+  return e != nullptr && e->text == "lmcache";
+}
 
 bool FsdpFullStateDict(const Facts& f) {
   if (AnyFrame(f, {"_full_post_state_dict_hook", "_full_pre_state_dict_hook",

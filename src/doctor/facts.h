@@ -171,6 +171,8 @@ bool RayMemoryMonitorKill(const Facts& f);
 // intra-node buffers; facts.cc), and whether the DataLoader's.
 bool SharedMemory(const Facts& f);
 bool DataLoaderSharedMemory(const Facts& f);
+// The host buffer that failed is LMCache's local CPU buffer of KV chunks (readers/vllm.cc).
+bool LmcacheHostBuffer(const Facts& f);
 // A quantized run (Num::kQuantizedRun) failing at load in an unquantized method's create_weights
 // (facts.cc): a layer the quantization method did not claim, created at 16 bits.
 bool UnquantizedCreateInQuantizedRun(const Facts& f);

@@ -174,13 +174,6 @@ bool HiCacheHostPool(const Facts& f) {
   const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
   return e != nullptr && (e->text == "hicache" || e->text == "hicache_ratio");
 }
-// LMCache's host buffer of KV chunks full (readers/vllm.cc): its chunks are stored after each
-// forward and retrieved before one (the connector's save_kv_layer / start_load_kv), so the
-// message places it while serving, frames or not.
-bool LmcacheHostBuffer(const Facts& f) {
-  const LogEvent* e = f.first_of(EventKind::kHostBufferFail);
-  return e != nullptr && e->text == "lmcache";
-}
 // The model's host buffer while loading (llama_model_load).
 // With no frame or milestone, at load too: host memory fills with weights (mapped, pinned,
 // converted) while loading and stays flat while serving.
@@ -1576,6 +1569,9 @@ const std::vector<Rule>& Rules() {
            "(each with its own context) is more than the free device memory"),
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlKv, Words::kKvBuffer),
       Worded(C::kHostMemory, S::kKvCache, HiCacheHostPool, Words::kHostMemory),
+      // LMCache's host buffer of KV chunks full (facts.cc LmcacheHostBuffer): its chunks are
+      // stored after each forward and retrieved before one (the connector's save_kv_layer /
+      // start_load_kv), so the message places it while serving, frames or not.
       Worded(C::kHostMemory, S::kRuntime, LmcacheHostBuffer, Words::kHostMemory),
       Text(C::kHostMemory, S::kRuntime, GgmlOutputBufferAtDecode,
            "the output buffer (each output token's logits, n_vocab floats, kept in pinned or "

@@ -1076,7 +1076,7 @@ std::string Say(Words rule, const Facts& f) {
       return "vLLM's memory profiler saw free memory grow while it measured: another process on "
              "the GPU released memory during start-up, so the measurement is void";
     case Words::kHostMemory:
-      if (const LogEvent* e = f.first_of(EventKind::kHostBufferFail); e && e->text == "lmcache") {
+      if (LmcacheHostBuffer(f)) {
         return "LMCache's host buffer of KV chunks was full: its allocator found no free block "
                "for a chunk (\"because no memory is available\"), every chunk in it held by the "
                "stores and retrieves in flight (or never freed); host memory, not the GPU's";
@@ -1605,8 +1605,8 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
                "the monitor's default threshold is 0.95 of the node's RAM");
         return true;
       }
-      // LMCache's host buffer of KV chunks (rules.cc LmcacheHostBuffer).
-      if (const LogEvent* e = f.first_of(EventKind::kHostBufferFail); e && e->text == "lmcache") {
+      // LMCache's host buffer of KV chunks (facts.cc LmcacheHostBuffer).
+      if (LmcacheHostBuffer(f)) {
         AddFix(d, "max_local_cpu_size higher in the LMCache config (LMCACHE_MAX_LOCAL_CPU_SIZE, "
                   "GB; 5.0 by default)",
                "a larger pinned buffer on the host holds the chunks of more requests at once");
