@@ -403,7 +403,9 @@ bool ForeignFlag(std::string_view engine, std::string_view seen, std::string_vie
   return !ggml && any({"-ngl", "-ub ", "--n-gpu-layers", "OLLAMA_", "num_ctx"});
 }
 
-constexpr int kForeignFixCeilingDev = 3;
+// (4 with batch 104's Ollama 0.1 log whose excerpt holds only the llama.cpp lines its runner
+// printed.)
+constexpr int kForeignFixCeilingDev = 4;
 
 TEST(DoctorCorpus, FixesSpeakTheLogsEngine) {
   const fs::path dir = CorpusDir();

@@ -124,8 +124,10 @@ enum class EventKind : uint8_t {
                          // (AutoModelForCausalLM.from_pretrained(...)), outside a traceback
   kRunCall,              // run_call: the program's pasted code runs a model (generate, a
                          // pipeline's call, a forward, a training loop), outside a traceback
+  kGgmlDeviceList,       // ggml_device_list: ggml-cuda listed its devices as the backend started
+                         // ("found N CUDA devices")
 };
-inline constexpr int kEventKindCount = 87;
+inline constexpr int kEventKindCount = 88;
 
 // The keys of an event's numbers: bytes for *_bytes, plain counts and ratios otherwise.
 enum class Num : uint8_t {

@@ -2832,4 +2832,50 @@ TEST(Diagnose, LmcacheHostBufferFull) {
             "host_memory");
 }
 
+// CUDA's unnamed check in a llama.cpp log: before anything of the model was read it is the
+// card already held (startup); after the context's compute buffers and before anything was
+// served it is the warm-up decode.
+TEST(Diagnose, GgmlUnnamedCudaCheckBeforeLoadAndAfterContext) {
+  const std::string devices =
+      "ggml_init_cublas: found 2 CUDA devices:\n"
+      "  Device 0: GeForce RTX 2070, compute capability 7.5, VMM: yes\n"
+      "  Device 1: GeForce RTX 2070, compute capability 7.5, VMM: yes\n"
+      "CUDA error: out of memory\n"
+      "  current device: 0, in fu\n";
+  const std::string ollama =
+      "time=2024-03-07T10:19:15.234+03:00 level=INFO source=dyn_ext_server.go:150 "
+      "msg=\"Initializing llama server\"\n" + devices;
+  const std::string banner =
+      "main: build = 1233 (98311c4)\nmain: seed  = 1694804999\n\n"
+      "CUDA error 2 at /data/llama.cpp/ggml-cuda.cu:5509: out of memory\ncurrent device: 0\n";
+  for (const std::string& log : {ollama, banner}) {
+    const Diagnosis d = DiagnoseText(log);
+    EXPECT_EQ(d.stage, "startup") << log;
+    EXPECT_EQ(d.cause, "other_process") << log;
+  }
+  // A program that embeds llama.cpp may silence the loader's lines and keep the device list: no
+  // sign the load had not begun.
+  EXPECT_NE(DiagnoseText("tabby_1  | ggml_init_cublas: found 1 CUDA devices:\n" + devices).stage,
+            "startup");
+  // The loader's lines before it: the load had begun.
+  EXPECT_NE(DiagnoseText("main: build = 1233 (98311c4)\n"
+                         "llama_model_loader: loaded meta data with 24 key-value pairs and 291 "
+                         "tensors from /m/x.gguf (version GGUF V3 (latest))\n"
+                         "CUDA error 2 at /data/llama.cpp/ggml-cuda.cu:5509: out of memory\n")
+                .stage,
+            "startup");
+  const std::string context =
+      "llama_new_context_with_model: n_ctx      = 4096\n"
+      "llama_kv_cache_init:      CUDA0 KV buffer size =  2048.00 MiB\n"
+      "llama_new_context_with_model:      CUDA0 compute buffer size =   296.02 MiB\n"
+      "llama_new_context_with_model: graph splits (measure): 3\n";
+  const Diagnosis warm = DiagnoseText(context + "CUDA error: out of memory\n  cu\n");
+  EXPECT_EQ(warm.stage, "warmup") << warm.stage_evidence;
+  EXPECT_EQ(warm.cause, "compute_buffer");
+  EXPECT_NE(DiagnoseText(context + "slot launch_slot_: id  0 | task 0 | processing task\n"
+                                   "CUDA error: out of memory\n  cu\n")
+                .stage,
+            "warmup");
+}
+
 }  // namespace vramfit

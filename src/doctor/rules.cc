@@ -715,6 +715,64 @@ bool GgmlWarmupDecode(const Facts& f) {
   return f.has(EventKind::kGgmlKvBuffer) || f.has(EventKind::kGgmlContextInit) ||
          f.has(EventKind::kGgmlComputeBuffer);
 }
+// CUDA's own check failing in a log of llama.cpp (or an engine on it) with the allocation
+// unnamed: ggml-cuda's "CUDA error: out of memory" whose "current device: N, in function F" line
+// names nothing a reader places (or was cut), or the pre-2024 "CUDA error 2 at ggml-cuda.cu:N:
+// out of memory"; no other failure of ggml's and no frame says what it was.
+bool GgmlUnnamedCudaOom(const Facts& f) {
+  if (!GgmlEngine(f) || f.oom_line == 0 || !f.frames.empty() || f.has(EventKind::kTorchOom)) {
+    return false;
+  }
+  for (EventKind other : {EventKind::kGgmlLoadFail, EventKind::kGgmlKvFail,
+                          EventKind::kGgmlComputeFail, EventKind::kGgmlReserveFail,
+                          EventKind::kHostBufferFail}) {
+    if (f.has(other)) return false;
+  }
+  const LogEvent* cuda = f.first_of(EventKind::kCudaOom);
+  const LogEvent* check = f.first_of(EventKind::kGgmlAllocFail);
+  if (check) return check->line == f.oom_line && !cuda &&
+                    ValueOf(check, Num::kUnnamedCudaCheck).value_or(0) > 0;
+  return cuda && cuda->line == f.oom_line;
+}
+// Such a check before anything of the model was read: right after ggml-cuda listed its devices
+// ("found N CUDA devices", ggml_init_cublas / ggml_cuda_init, as the backend starts), or a few
+// lines after the tool's banner ("main: build = N") with nothing between, and no loader,
+// context, buffer or served request before it. What the backend makes as it starts, each
+// device's context, cuBLAS handle and streams, found no room: the card was already full, held by
+// other processes or a run still holding it.
+// Only where the log would show the load had it begun: llama.cpp's own tools (their banner) and
+// Ollama print the loader's lines, while a program that embeds llama.cpp may silence them
+// (llama_log_set) and keep ggml-cuda's device list, which it prints itself.
+constexpr uint64_t kBannerLines = 8;
+bool GgmlOomBeforeLoad(const Facts& f) {
+  if (!GgmlUnnamedCudaOom(f)) return false;
+  for (EventKind k : {EventKind::kLoadBegin, EventKind::kGgmlModelBuffer, EventKind::kGgmlCtx,
+                      EventKind::kGgmlContextInit, EventKind::kGgmlKvBuffer,
+                      EventKind::kGgmlComputeBuffer, EventKind::kDeviceMemory,
+                      EventKind::kServing, EventKind::kRequest, EventKind::kImage}) {
+    if (GgmlFailedAfter(f, k)) return false;
+  }
+  const LogEvent* banner = f.first_of(EventKind::kConfig);
+  if (banner && (!ValueOf(banner, Num::kGgmlBuild) || banner->line > f.oom_line)) {
+    banner = nullptr;
+  }
+  if (!banner && f.engine != "ollama") return false;
+  return GgmlFailedAfter(f, EventKind::kGgmlDeviceList) ||
+         (banner && f.oom_line - banner->line <= kBannerLines);
+}
+// Such a check after the context's compute buffers were allocated (their sizes are printed once
+// the graph reservation succeeded, llama-context.cpp) and before anything was served: nothing
+// allocates under that check between the reservation and the first decode, which is the
+// warm-up llama.cpp's own start-up runs (common_init_from_params, above; also in the servers
+// that embed it), whose memory pool and cuBLAS workspace grow outside the measured buffers.
+bool GgmlUnnamedOomAfterContext(const Facts& f) {
+  if (!GgmlUnnamedCudaOom(f) || !GgmlFailedAfter(f, EventKind::kGgmlComputeBuffer)) return false;
+  for (EventKind k : {EventKind::kServing, EventKind::kRequest, EventKind::kImage,
+                      EventKind::kMmWarmup}) {
+    if (GgmlFailedAfter(f, k)) return false;
+  }
+  return true;
+}
 // ggml-metal warned that its buffers exceed the recommended working set (readers/llama_cpp.cc),
 // and a graph computed over them failed: the resident set, weights first, is too large.
 bool GgmlWarmupOverWorkingSet(const Facts& f) {
@@ -1541,6 +1599,15 @@ const std::vector<Rule>& Rules() {
            "the engine noted that another program (or a model still unloading) held GPU "
            "memory when the load began, and the load then failed: the model, its context and "
            "buffers were placed as if that memory were free"),
+      Text(C::kOtherProcess, S::kStartup, GgmlOomBeforeLoad,
+           "CUDA's check failed as the backend started, before any of the model was read (the "
+           "devices listed, no loader, context or buffer line): the context, cuBLAS handle and "
+           "streams it makes for each device found no room, so the card was already held, by "
+           "other processes or an earlier run"),
+      Text(C::kComputeBuffer, S::kWarmup, GgmlUnnamedOomAfterContext,
+           "CUDA's check failed after the context's compute buffers were allocated and before "
+           "anything was served: the first decode, the warm-up llama.cpp runs as it starts, "
+           "whose memory pool and cuBLAS workspace grow outside the buffers it measured"),
       {C::kOtherProcess, S::kKvCache, OtherInstanceHeldTheCard, kOtherInstanceText, nullptr,
        Words::kNone, true},
       Said(C::kWeightsTooLarge, S::kKvCache, WeightsFillTheCard, SayWeightsFillTheCard),

@@ -97,6 +97,7 @@ constexpr std::pair<EventKind, const char*> kEventKindNames[] = {
     {EventKind::kOtherInstanceWords, "other_instance_words"},
     {EventKind::kLoadCall, "load_call"},
     {EventKind::kRunCall, "run_call"},
+    {EventKind::kGgmlDeviceList, "ggml_device_list"},
 };
 
 constexpr std::pair<Num, const char*> kNumNames[] = {

@@ -193,6 +193,13 @@ bool HostBufferType(std::string_view s, std::string_view key) {
 void Match(const Line& line) {
   MatchBuild(line);
   const LineView s = line.view();
+  // ggml-cuda listing its devices as the backend starts, before any model is read
+  // (ggml-cuda.cu ggml_init_cublas, 2023-2024, and ggml_cuda_init since: "found N CUDA devices:",
+  // "found N ROCm devices:" in HIP builds).
+  if (Has(s, " devices:") && (Has(s, "ggml_init_cublas: found ") ||
+                               Has(s, "ggml_cuda_init: found "))) {
+    line.Emit(EventKind::kGgmlDeviceList, kEngine);
+  }
   if (Has(s, "MiB") || Has(s, "breakdown_print:")) MatchDeviceMemory(line, s);
   if (Has(s, ".gguf")) {
     if (std::string name = GgufName(line.text); !name.empty()) {
