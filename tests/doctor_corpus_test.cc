@@ -404,8 +404,8 @@ bool ForeignFlag(std::string_view engine, std::string_view seen, std::string_vie
 }
 
 // (4 with batch 104's Ollama 0.1 log whose excerpt holds only the llama.cpp lines its runner
-// printed.)
-constexpr int kForeignFixCeilingDev = 4;
+// printed; 5 with batch 105's of the same kind.)
+constexpr int kForeignFixCeilingDev = 5;
 
 TEST(DoctorCorpus, FixesSpeakTheLogsEngine) {
   const fs::path dir = CorpusDir();

@@ -231,8 +231,10 @@ const std::vector<Shape>& Shapes() {
       // Killed" joined to the reporter's notes after it; 14 once a coloured line is parted in its
       // plain text (batch 97's notebooks, whose IPython frames open with ANSI codes) and bash's
       // job report, "[2]+  Killed  python3", is read inside a joined line; 12 once the shell's
-      // "Killed" after a progress line's ellipsis is, "Loading model ... Killed".)
-      {"line ends lost", nullptr, "\n", 12, LineEndsLost},
+      // "Killed" after a progress line's ellipsis is, "Loading model ... Killed"; 13 with batch
+      // 105's textgen load cut in its AutoGPTQ parameters: read as a load that stopped with no
+      // error line as posted, and as nothing once its lines are joined.)
+      {"line ends lost", nullptr, "\n", 13, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
       // A reflow at word breaks moved 108 logs at 72 columns and 61 at 100 when the shape was
       // added (42 and 28 of them development logs), 58 and 42 once a log reflowed so is read as
