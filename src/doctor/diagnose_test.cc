@@ -148,6 +148,52 @@ TEST(Diagnose, TrainingStepAfterOtherWordsOnItsLine) {
   }
 }
 
+// A tqdm bar described as training steps or epochs (verl, EasyR1, diffusers' training examples,
+// Lightning) with steps done places a failure after the load, a Ray worker's prefix before it
+// or not; the same bar at step 0, or a bar described otherwise, does not.
+TEST(Diagnose, StepsBarPlacesTheFailureInTraining) {
+  const std::string oom =
+      "RuntimeError: CUDA out of memory. Tried to allocate 786.00 MiB (GPU 0; 15.78 GiB total "
+      "capacity; 14.28 GiB already allocated; 620.69 MiB free; 14.32 GiB reserved in total by "
+      "PyTorch)\n";
+  for (const std::string bar :
+       {"(pid=22967) Running step 0:   7%|7         | 4.00/60.0 [2:11:12<23:53:54, 1.54ks/it]\n",
+        "Training Progress:   3%|3         | 12/435 [10:01<5:53:12, 50.1s/it]\n",
+        "Steps:  40%|####      | 400/1000 [07:10<10:45,  1.08s/it, lr=1e-05, step_loss=0.1]\n",
+        "Epoch 2:  45%|####5     | 45/100 [00:30<00:37,  1.47it/s, v_num=3]\n",
+        "some earlier text] Training Progress:   3%|3         | 12/435 [10:01<5:53:12]\n"}) {
+    const Diagnosis d = DiagnoseText(bar + oom);
+    EXPECT_EQ(d.stage, "runtime") << bar;
+    EXPECT_NE(d.stage_evidence.find("training run past its first step"), std::string::npos) << bar;
+  }
+  for (const std::string bar :
+       {"Training Progress:   0%|          | 0/435 [00:00<?, ?it/s]\n",
+        "Inference Steps:  40%|####      | 20/50 [00:07<00:10,  2.9it/s]\n",
+        "Loading checkpoint shards:  52%|#####     | 17/33 [00:41<00:38]\n"}) {
+    EXPECT_EQ(DiagnoseText(bar + oom).stage, "load") << bar;
+  }
+  // A host kill after steps were taken is the run's, not its load's.
+  const std::string ray =
+      "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n";
+  EXPECT_EQ(DiagnoseText(ray).stage, "load");
+  EXPECT_EQ(DiagnoseText("(pid=1) Running step 0:   7%|7   | 4.00/60.0 [2:11:12<23:53:54]\n" +
+                         ray)
+                .stage,
+            "runtime");
+}
+
+// verl's vendored vLLM engine prints "before init cache memory allocated" as it allocates the
+// KV cache it has sized: a failure after it is the KV cache's.
+TEST(Diagnose, VerlInitCacheLineIsTheKvMilestone) {
+  const Diagnosis d = DiagnoseText(
+      "(WorkerDict pid=3566775) before init cache memory allocated: 5.96926464GB, reserved: "
+      "6.079643648GB\n"
+      "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n");
+  EXPECT_EQ(d.engine, "vllm");
+  EXPECT_EQ(d.stage, "kv_cache");
+  EXPECT_EQ(d.cause, "host_memory");
+}
+
 // The older message on a consumer card: 87% allocated, no byte free and the whole reserve
 // allocated is a card filled by weights placed one by one (load); the same card with a quarter
 // of its reserve cached and unallocated is what a forward pass leaves (after start-up).

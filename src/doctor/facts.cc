@@ -531,6 +531,11 @@ void DecideStage(const LogScan& scan, Facts* fp) {
   } else {
     f.stage = Stage::kRuntime;
     f.stage_why = "no frame or milestone: after start-up";
+    if (const auto training = f.get(Num::kTrainingLaunch); training && *training > 1) {
+      f.stage_why =
+          "no frame or milestone; the log shows a training run past its first step (a step's "
+          "loss or a training progress bar): after start-up";
+    }
     for (const LogEvent* fr : f.frames) {
       if (!FrameIs(fr, {"forward"}) && !InferenceFrame(fr)) continue;
       f.stage_why = fmt::format("{} on the stack ({}) and no phase's frame or milestone: after "

@@ -96,9 +96,11 @@ bool SglangHicacheKilled(const Facts& f) {
   return HostOomKill(f) && f.engine == "sglang" && AnyFrame(f, {"hicache_host_pool"});
 }
 // With no frame or milestone, at load (as for a host buffer below): a program's host memory
-// peaks while a checkpoint is read into it.
+// peaks while a checkpoint is read into it. Not where a training bar shows steps done (readers/
+// pytorch.cc TrainingProgress): the run is past its load.
 bool HostOomKillAtLoad(const Facts& f) {
-  return HostOomKill(f) && !f.frame_stage && !f.milestone_stage;
+  const auto training = f.get(Num::kTrainingLaunch);
+  return HostOomKill(f) && !f.frame_stage && !f.milestone_stage && !(training && *training > 1);
 }
 // A quantization run whose log stops in its progress (a milestone of the load) with no error
 // line, traceback or kill report: a CUDA out-of-memory raises a Python exception and prints its

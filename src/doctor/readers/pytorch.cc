@@ -1755,6 +1755,42 @@ void MatchReferenceLaunch(const Line& line) {
 // 18%|█▊  | 1935/10920 [17:45<1:13:32, 2.04it/s, loss=0.081]", "Train:", "train:") with a
 // done count above 0, any tqdm bar whose postfix reports a loss ("loss=0.081": a step was
 // taken), or transformers' Trainer logging a step's metrics ("{'loss': 0.81, 'grad_norm': ...").
+// A tqdm bar (its "%|" at `bar`) whose description names training steps or epochs: verl's
+// "Training Progress:  3%|" (verl/trainer/ppo/ray_trainer.py fit, 0.3+), EasyR1's "Running step
+// 0:   7%|" (its fork of that trainer), the diffusers training examples' "Steps:  40%|"
+// (examples/*/train_*.py, desc="Steps"), Lightning's "Epoch 2:  45%|" (TQDMProgressBar's
+// training bar). The description (with an optional step or epoch number) ends right before the
+// percentage and starts the line, or follows a Ray worker's prefix ("(pid=22967) ", "(TaskRunner
+// pid=1, ip=10.0.0.2) ") or a logger's "] ", also where a paste ran lines together.
+bool StepsBar(std::string_view t, size_t bar) {
+  size_t pct = bar;
+  while (pct > 0 && (std::isdigit(static_cast<unsigned char>(t[pct - 1])) || t[pct - 1] == '.')) {
+    --pct;
+  }
+  if (pct == bar) return false;
+  std::string_view desc = t.substr(0, pct);
+  while (!desc.empty() && desc.back() == ' ') desc.remove_suffix(1);
+  if (desc.empty() || desc.back() != ':') return false;
+  desc.remove_suffix(1);
+  while (!desc.empty() && std::isdigit(static_cast<unsigned char>(desc.back()))) {
+    desc.remove_suffix(1);
+  }
+  while (!desc.empty() && desc.back() == ' ') desc.remove_suffix(1);
+  for (std::string_view word : {"Training Progress"sv, "Running step"sv, "Steps"sv, "Epoch"sv}) {
+    if (!desc.ends_with(word)) continue;
+    std::string_view before = desc.substr(0, desc.size() - word.size());
+    const size_t lead = before.find_first_not_of(" `");
+    if (lead == std::string_view::npos || before.ends_with("] ")) return true;
+    if (!before.ends_with(") ")) continue;
+    const size_t open = before.rfind('(');
+    if (open != std::string_view::npos &&
+        before.substr(open).find("pid=") != std::string_view::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool TrainingProgress(const LineView& s, std::string_view t) {
   if (Has(s, "{'loss': ")) return t.find_first_not_of(" `") == t.find("{'loss': ");
   const size_t bar = t.find("%|");
@@ -1764,7 +1800,7 @@ bool TrainingProgress(const LineView& s, std::string_view t) {
   for (std::string_view desc : {"Training:"sv, "Train:"sv, "train:"sv}) {
     described = described || TqdmBar(t, desc);
   }
-  if (!described) return false;
+  if (!described && !StepsBar(t, bar)) return false;
   const size_t close = t.find('|', bar + 2);
   if (close == std::string_view::npos) return false;
   const size_t count = t.find_first_not_of(' ', close + 1);

@@ -308,6 +308,14 @@ void MatchKvCache(const Line& line) {
     Set(e, Num::kMaxModelLen, NumberAfter(s, "Maximum concurrency for", 0, &end));
     if (end) Set(e, Num::kMaxConcurrency, NumberAfter(s, "per request:", end));
   }
+  // verl's vendored V0 engine (verl/third_party/vllm/vllm_v_0_*/llm_engine_sp.py
+  // _initialize_kv_caches, verl 0.1-0.3) prints "before init cache memory allocated: 5.97GB,
+  // reserved: 6.08GB" once the profile has sized the blocks, just before the workers allocate
+  // them (and "after init cache ..." once they have): the KV cache's allocation.
+  if (Has(s, "before init cache memory allocated:")) {
+    line.Emit(EventKind::kGpuBlocks, kEngine);
+    line.Emit(EventKind::kVllmV0, kEngine);
+  }
   if (Has(s, "# GPU blocks:") || Has(s, "# cuda blocks:") || Has(s, "# CUDA blocks:")) {
     auto& e = line.Emit(EventKind::kGpuBlocks, kEngine);
     Set(e, Num::kGpuBlocks,
