@@ -267,8 +267,12 @@ enum class Num : uint8_t {
   // "= disabled" / "= enabled" from the -fa on|off|auto flag, 2025+): 0 off and 1 on as a
   // number (the boolean -fa's builds), 2 off and 3 on as a word (-fa on|off|auto's builds).
   kFlashAttention,            // flash_attention
+  // A diffusion pipeline runs (diffusers' package, its pipelines' num_inference_steps, a VAE or
+  // UNet class): its convolutions are the VAE's and the UNet's, not a vision encoder's patch
+  // embedding (1).
+  kDiffusionRun,              // diffusion_run
 };
-inline constexpr int kNumCount = 86;
+inline constexpr int kNumCount = 87;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -182,6 +182,28 @@ TEST(Diagnose, StepsBarPlacesTheFailureInTraining) {
             "runtime");
 }
 
+// A convolution's call at runtime is a vision tower's patch embedding, unless a diffusion
+// pipeline runs, whose VAE and UNet convolve throughout: then it is the pipeline's activations.
+TEST(Diagnose, ConvolutionIsAnEncoderOnlyOutsideDiffusion) {
+  const std::string stack =
+      "  File \"/usr/local/lib/python3.10/dist-packages/torch/nn/modules/conv.py\", line 720, in "
+      "_conv_forward\n"
+      "    return F.conv3d(\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.38 GiB. GPU 0 has a total "
+      "capacity of 22.17 GiB of which 1.01 GiB is free.\n";
+  const std::string run = "output = model.generate(**inputs, max_new_tokens=128)\n";
+  EXPECT_EQ(DiagnoseText(run + stack).cause, "multimodal_encoder");
+  for (const std::string diffusion :
+       {"video = pipe(prompt=prompt, image=image, num_inference_steps=40)\n",
+        "vae = AutoencoderKLCogVideoX.from_pretrained(\"THUDM/CogVideoX1.5-5B-I2V\")\n",
+        "  File \"/usr/local/lib/python3.10/dist-packages/diffusers/models/autoencoders/"
+        "vae.py\", line 300, in forward\n"}) {
+    const Diagnosis d = DiagnoseText(run + diffusion + stack);
+    EXPECT_EQ(d.stage, "runtime") << diffusion;
+    EXPECT_EQ(d.cause, "activation_peak") << diffusion;
+  }
+}
+
 // verl's vendored vLLM engine prints "before init cache memory allocated" as it allocates the
 // KV cache it has sized: a failure after it is the KV cache's.
 TEST(Diagnose, VerlInitCacheLineIsTheKvMilestone) {

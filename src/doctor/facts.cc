@@ -696,6 +696,7 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
   const LogEvent* last_torch_oom = nullptr;
   uint64_t last_vllm_mm_frame_line = 0;
   bool mm_hint = false;
+  const LogEvent* conv = nullptr;  // a convolution's call on the stack (readers/pytorch.cc)
   bool profile_seen = false;
   for (const LogEvent& e : scan.events) {
     const size_t kind = static_cast<size_t>(e.kind);
@@ -712,6 +713,7 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     if (e.kind == EventKind::kTorchOom) last_torch_oom = &e;
     if (e.kind == EventKind::kFrame) f.frames.push_back(&e);
     if (e.kind == EventKind::kMmHint && e.text == "encoder" && !f.encoder) f.encoder = &e;
+    if (e.kind == EventKind::kMmHint && e.text == "conv" && !conv) conv = &e;
     // A direct attention kernel's call under a frame in a vLLM multimodal model's file (the
     // pytorch reader's two hints, with no other frame between them and at most a wrapped line or
     // two apart): the tower's attention, vLLM's language models attending only through its
@@ -726,7 +728,9 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     }
     if (e.kind == EventKind::kMmHint && e.text == "vllm_mm_model") last_vllm_mm_frame_line = e.line;
     // Any hint but a bare attention kernel's call (every model calls one) says multimodal.
-    if (e.kind == EventKind::kMmHint && e.text != "attention_call") mm_hint = true;
+    if (e.kind == EventKind::kMmHint && e.text != "attention_call" && e.text != "conv") {
+      mm_hint = true;
+    }
     if (e.kind == EventKind::kMmHint && e.text == "--image" && !f.image_arg) f.image_arg = &e;
     if (e.kind == EventKind::kOtherError) f.other_errors.push_back(&e);
     if (!e.rank.empty()) f.ranks.insert(e.rank);
@@ -835,6 +839,12 @@ Facts Gather(const LogScan& scan, const DoctorContext& ctx) {
     f.total = *smi;  // nvidia-smi's MiB total, only when no engine or CUDA total is given
   } else if (auto card = f.get(Num::kInstanceGpuBytes)) {
     f.total = *card;  // the card of the cloud instance the deployment code names
+  }
+  // A convolution's call is a vision encoder's patch embedding, unless a diffusion pipeline runs
+  // (its VAE and UNet convolve throughout).
+  if (conv && !f.get(Num::kDiffusionRun)) {
+    if (!f.encoder || conv->line < f.encoder->line) f.encoder = conv;
+    mm_hint = true;
   }
   f.multimodal =
       mm_hint || f.encoder != nullptr || f.has(EventKind::kImage) ||

@@ -187,6 +187,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kLoadQuantBits, "load_quant_bits"},
     {Num::kGgmlBuild, "ggml_build"},
     {Num::kFlashAttention, "flash_attention"},
+    {Num::kDiffusionRun, "diffusion_run"},
 };
 
 // Entry i names value i, and every value has an entry.

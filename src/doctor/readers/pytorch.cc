@@ -1144,10 +1144,12 @@ void MatchCodeLine(const Line& line) {
   // towers; Qwen2-VL's Conv3d over frames) and nn.Unfold (vLLM's mllama.py) run their functional
   // call under torch/nn/modules/conv.py _conv_forward ("return F.conv2d(input, weight, ...") and
   // fold.py forward ("return F.unfold(input, ..."), F.unfold its "torch._C._nn.im2col(" (torch
-  // 1.x-2.x). A language model's layers run none of them (Mamba's causal convolution is 1-D).
+  // 1.x-2.x). A language model's layers run none of them (Mamba's causal convolution is 1-D); a
+  // diffusion pipeline's VAE and UNet run them throughout (facts.cc reads the hint so only where
+  // no diffusion pipeline runs, MatchDiffusionRun).
   if (Has(s, "F.conv2d(") || Has(s, "F.conv3d(") || Has(s, "F.unfold(") ||
       Has(s, "_nn.im2col(")) {
-    line.Emit(EventKind::kMmHint, kEngine).text = "encoder";
+    line.Emit(EventKind::kMmHint, kEngine).text = "conv";
   }
   // An attention computed by a direct kernel call: torch's F.scaled_dot_product_attention,
   // flash-attn's flash_attn_varlen_func, xformers' memory_efficient_attention. In a vLLM model's
@@ -2194,9 +2196,25 @@ bool QuantizerFinished(const Line& line) {
          !Whole(line, "quantization tuning time ").empty() || !Whole(line, "Model packed.").empty();
 }
 
+// A diffusion pipeline in the log: diffusers' package (its paths, "from diffusers import"), the
+// pipelines' call argument num_inference_steps, its VAE and UNet classes (AutoencoderKL and its
+// video variants, UNet2DConditionModel) and pipeline base class (DiffusionPipeline), a VAE's
+// decode or encode call.
+void MatchDiffusionRun(const Line& line) {
+  const LineView s = line.view();
+  if (Has(s, "diffusers") || Has(s, "num_inference_steps") || Has(s, "AutoencoderKL") ||
+      Has(s, "UNet2DConditionModel") || Has(s, "UNet3DConditionModel") ||
+      Has(s, "DiffusionPipeline") || Has(s, "vae.decode(") || Has(s, "vae.encode(")) {
+    auto& e = line.Emit(EventKind::kConfig, kEngine);
+    e.text.clear();  // no model's name
+    Set(e, Num::kDiffusionRun, 1);
+  }
+}
+
 void Match(const Line& line) {
   const LineView s = line.view();
   MatchReferenceLaunch(line);
+  MatchDiffusionRun(line);
   if (Has(s, "oss") && TrainingStepLine(line.text)) line.Emit(EventKind::kServing, kEngine);
   MatchExportLaunch(line);
   MatchTrainingLaunch(line);
