@@ -202,6 +202,18 @@ TEST(Diagnose, ConvolutionIsAnEncoderOnlyOutsideDiffusion) {
     EXPECT_EQ(d.stage, "runtime") << diffusion;
     EXPECT_EQ(d.cause, "activation_peak") << diffusion;
   }
+  // The pipeline's call, even as IPython's source line of a frame, runs the model: not a load.
+  const std::string load =
+      "pipe = CogVideoXImageToVideoPipeline.from_pretrained(\"THUDM/CogVideoX1.5-5B-I2V\")\n"
+      "transformer = CogVideoXTransformer3DModel.from_pretrained(\"THUDM/CogVideoX1.5-5B-I2V\")\n";
+  const std::string oom =
+      "OutOfMemoryError: CUDA out of memory. Tried to allocate 1.38 GiB. GPU 0 has a total "
+      "capacity of 22.17 GiB of which 1.01 GiB is free.\n";
+  EXPECT_EQ(DiagnoseText(load + oom).stage, "load");
+  EXPECT_EQ(DiagnoseText(load + "----> 1 video = pipe(prompt=prompt, num_inference_steps=40)\n" +
+                         oom)
+                .stage,
+            "runtime");
 }
 
 // verl's vendored vLLM engine prints "before init cache memory allocated" as it allocates the

@@ -2209,6 +2209,9 @@ void MatchDiffusionRun(const Line& line) {
     e.text.clear();  // no model's name
     Set(e, Num::kDiffusionRun, 1);
   }
+  // A pipeline's call is what passes num_inference_steps=: the pipeline runs (also where the
+  // line is a frame's source or a paste ran lines together).
+  if (Has(s, "num_inference_steps=")) line.Emit(EventKind::kRunCall, kEngine);
 }
 
 void Match(const Line& line) {
