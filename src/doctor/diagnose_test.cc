@@ -1344,6 +1344,28 @@ TEST(Diagnose, MemoryNoListedProcessHoldsIsOtherProcesses) {
   EXPECT_NE(own.cause, "other_process");
 }
 
+// PyTorch's message with no process line at all (ROCm's HIP message; Windows, where NVML has no
+// per-process figures) still gives what this process's allocator holds (allocated plus reserved
+// but unallocated): what is neither that nor free, less 1 GiB for the context, is others'. Not
+// read where the message lacks its reserved figure (cut, or an NPU's shorter message), nor
+// where the remainder is under 1 GiB (a small card's desktop and context).
+TEST(Diagnose, MessageWithoutProcessLineStillCountsOthers) {
+  const Diagnosis rocm = DiagnoseText(
+      "Error: HIP out of memory. Tried to allocate 320.00 MiB. GPU 0 has a total capacity of "
+      "15.98 GiB of which 8.00 MiB is free. Of the allocated memory 2.79 GiB is allocated by "
+      "PyTorch, and 303.87 MiB is reserved by PyTorch but unallocated.\n");
+  EXPECT_EQ(rocm.cause, "other_process");
+  const Diagnosis small = DiagnoseText(
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 12.00 MiB. GPU 0 has a "
+      "total capacty of 2.00 GiB of which 0 bytes is free. Of the allocated memory 472.67 MiB is "
+      "allocated by PyTorch, and 3.33 MiB is reserved by PyTorch but unallocated.\n");
+  EXPECT_NE(small.cause, "other_process");
+  const Diagnosis cut = DiagnoseText(
+      "torch.OutOfMemoryError: NPU out of memory. Tried to allocate 386.00 MiB\n"
+      "(NPU 0; 61.27 GiB total; 13.40 GiB already allocated; 26.41 MiB free)\n");
+  EXPECT_NE(cut.cause, "other_process");
+}
+
 // vLLM's launch and an out-of-memory whose allocated memory exceeds the weights the model's name
 // states: the weights were in, so the profile run (not the load); not where --dtype float makes
 // the weights twice what the name says.

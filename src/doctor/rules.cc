@@ -1283,13 +1283,19 @@ std::string SayOthers(const Facts& f, std::map<std::string, double>* numbers) {
 // PyTorch 2.1+'s message from inside a container is read the same way: NVML does not know the
 // container's pids, so it says "this process has 0 bytes memory in use" while its allocator
 // holds memory, and lists no process; what the allocator holds is then its allocated plus its
-// reserved-but-unallocated memory. Read so only while that is under a quarter of the card: a
-// process that itself holds more may not have fitted on the card alone either.
+// reserved-but-unallocated memory. ROCm's message (the HIP build's) has no process line at all,
+// read the same way where it gives the reserved figure. Read so only while that is under a
+// quarter of the card: a process that itself holds more may not have fitted on the card alone
+// either. (CUDA's message with its process line lost to a wrap is not read so.)
 std::optional<double> AllocatorHolds(const Facts& f) {
   if (f.get(Num::kReservedBytes)) return f.get(Num::kReservedBytes);
   const auto allocated = f.get(Num::kAllocatedBytes);
-  if (f.get(Num::kProcessBytes) == 0.0 && allocated && *allocated > 0 &&
-      !f.get(Num::kListedProcessBytes)) {
+  const auto process = f.get(Num::kProcessBytes);
+  const LogEvent* oom = f.first_of(EventKind::kTorchOom);
+  const bool unlisted = process ? *process == 0.0
+                                : f.get(Num::kReservedUnallocatedBytes).has_value() && oom &&
+                                      Has(oom->text, "HIP out of memory");
+  if (unlisted && allocated && *allocated > 0 && !f.get(Num::kListedProcessBytes)) {
     const double held = *allocated + f.get(Num::kReservedUnallocatedBytes).value_or(0);
     if (held < 0.25 * f.total) return held;
   }
@@ -1306,7 +1312,7 @@ bool OthersOldMessage(const Facts& f) {
   // is the program's own.
   const auto requested = f.get(Num::kRequestedBytes);
   if (requested && *requested > *f.get(Num::kFreeBytes) + OldMessageOthers(f)) return false;
-  return OldMessageOthers(f) > 0.25 * f.total;
+  return OldMessageOthers(f) > std::max(0.25 * f.total, core::kGiBf);
 }
 // With no frame or milestone: the load (a guess, as for a full card): a program meets memory
 // held by others as soon as it places its weights.
@@ -1318,6 +1324,12 @@ bool OthersOldNoEvidence(const Facts& f) {
 // the card was taken before the program started (the corpus README's startup stage).
 bool OthersBeforeAnyWeight(const Facts& f) {
   return OthersOldNoEvidence(f) && *AllocatorHolds(f) == 0;
+}
+// After start-up, as for the listing message (OthersHoldMost): others hold over half the card
+// and this process's allocator under a quarter of it.
+bool OthersOldHoldMost(const Facts& f) {
+  return OthersOldMessage(f) && f.stage == Stage::kRuntime &&
+         OldMessageOthers(f) > 0.5 * f.total && *AllocatorHolds(f) < 0.25 * f.total;
 }
 bool OthersOldStarting(const Facts& f) {
   return OthersOldMessage(f) && (f.stage == Stage::kLoad || f.stage == Stage::kKvCache);
@@ -1799,6 +1811,8 @@ const std::vector<Rule>& Rules() {
       Said(C::kOtherProcess, S::kStartup, OthersBeforeAnyWeight, SayOthersOld),
       Said(C::kOtherProcess, S::kLoad, OthersOldNoEvidence, SayOthersOld),
       {C::kOtherProcess, S::kLoad, OthersOldStarting, nullptr, SayOthersOld, Words::kNone, true},
+      {C::kOtherProcess, S::kRuntime, OthersOldHoldMost, nullptr, SayOthersOld, Words::kNone,
+       true},
       {C::kFragmentation, S::kRuntime, TgiAsyncPool, nullptr, SayAsyncPool, Words::kNone, true},
       // A training run's optimizer: its states are the model's, not the batch's.
       {C::kWeightsTooLarge, S::kRuntime, OptimizerStates,
