@@ -271,8 +271,12 @@ enum class Num : uint8_t {
   // UNet class): its convolutions are the VAE's and the UNet's, not a vision encoder's patch
   // embedding (1).
   kDiffusionRun,              // diffusion_run
+  // A llama.cpp tool's own line (llama-server's "main: ..." / "srv " / "slot " lines, a
+  // llama-cli or llama-server command line, the tools' "system_info:"): the program that ran the
+  // library is llama.cpp's own, not another front end printing its lines (1).
+  kGgmlFrontEnd,              // ggml_front_end
 };
-inline constexpr int kNumCount = 87;
+inline constexpr int kNumCount = 88;
 
 // "torch_oom", "kv_cache_bytes", ...: the names in the comments above.
 const char* EventKindName(EventKind kind);

@@ -2981,3 +2981,36 @@ TEST(Diagnose, GgmlUnnamedCudaCheckBeforeLoadAndAfterContext) {
 }
 
 }  // namespace vramfit
+
+namespace vramfit {
+namespace {
+
+// llama.cpp's library lines with no llama.cpp tool's own (no build banner, no llama-server or
+// llama-cli line) are what Ollama's runner prints too: the fixes add Ollama's names for the
+// same settings; with a tool's line they do not. A context fix never raises the log's n_ctx.
+TEST(Diagnose, BareGgmlLinesAlsoSpeakOllama) {
+  const std::string context =
+      "llama_new_context_with_model: n_ctx      = 2048\n"
+      "llama_kv_cache_init:      CUDA0 KV buffer size =  2048.00 MiB\n"
+      "llama_new_context_with_model:      CUDA0 compute buffer size =   296.02 MiB\n"
+      "llama_new_context_with_model: graph splits (measure): 3\n"
+      "CUDA error: out of memory\n  cu\n";
+  auto fixes = [](const Diagnosis& d) {
+    std::string all;
+    for (const Fix& f : d.fixes) all += f.change + "\n";
+    return all;
+  };
+  const std::string bare = fixes(DiagnoseText(context));
+  EXPECT_NE(bare.find("num_ctx"), std::string::npos) << bare;
+  EXPECT_EQ(bare.find("-c 4096"), std::string::npos) << bare;
+  EXPECT_NE(bare.find("-c 1024 (from n_ctx 2048)"), std::string::npos) << bare;
+  for (const std::string tool : {"main: build = 1233 (98311c4)\n",
+                                 "$ ./llama-server -m model.gguf -ngl 99 -c 2048\n",
+                                 "system_info: n_threads = 8 / 16 | AVX = 1 | AVX2 = 1 |\n"}) {
+    const std::string with_tool = fixes(DiagnoseText(tool + context));
+    EXPECT_EQ(with_tool.find("num_ctx"), std::string::npos) << tool << with_tool;
+  }
+}
+
+}  // namespace
+}  // namespace vramfit

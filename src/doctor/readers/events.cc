@@ -188,6 +188,7 @@ constexpr std::pair<Num, const char*> kNumNames[] = {
     {Num::kGgmlBuild, "ggml_build"},
     {Num::kFlashAttention, "flash_attention"},
     {Num::kDiffusionRun, "diffusion_run"},
+    {Num::kGgmlFrontEnd, "ggml_front_end"},
 };
 
 // Entry i names value i, and every value has an entry.

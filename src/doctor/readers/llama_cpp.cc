@@ -190,9 +190,28 @@ bool HostBufferType(std::string_view s, std::string_view key) {
   return name.starts_with("CPU") || name.ends_with("_Host");
 }
 
+// A llama.cpp tool's own line: its command line (llama-server, llama-cli, the 2023 tools'
+// ./main and ./server), llama-server's logger prefixes ("main: ", "srv  ", "slot ",
+// tools/server/server.cpp and utils.hpp), the tools' "system_info: n_threads" (common.cpp).
+bool FrontEndLine(const LineView& s, std::string_view t) {
+  if (Has(s, "llama-server") || Has(s, "llama-cli") || Has(s, "./main ") ||
+      Has(s, "./server ") || Has(s, "system_info: n_threads")) {
+    return true;
+  }
+  const size_t b = t.find_first_not_of(" `");
+  if (b == std::string_view::npos) return false;
+  const std::string_view rest = t.substr(b);
+  return rest.starts_with("main: ") || rest.starts_with("srv ") || rest.starts_with("slot ");
+}
+
 void Match(const Line& line) {
   MatchBuild(line);
   const LineView s = line.view();
+  if (FrontEndLine(s, line.text)) {
+    auto& e = line.Emit(EventKind::kConfig, kEngine);
+    e.text.clear();  // no model's name
+    Set(e, Num::kGgmlFrontEnd, 1);
+  }
   // ggml-cuda listing its devices as the backend starts, before any model is read
   // (ggml-cuda.cu ggml_init_cublas, 2023-2024, and ggml_cuda_init since: "found N CUDA devices:",
   // "found N ROCm devices:" in HIP builds).
@@ -1009,6 +1028,13 @@ void LargerContextFixes(const Facts& f, Diagnosis* d) {
          "a quantized KV cache: about twice the cells in the same memory");
 }
 
+// A context to try below the log's n_ctx: a quarter of it, at least 4,096 tokens, and at most
+// half of it (a context of 4,096 or less is halved: never a larger one than the log's).
+int64_t LowerContext(double n_ctx) {
+  const auto len = static_cast<int64_t>(n_ctx);
+  return std::max<int64_t>(std::min<int64_t>(4096, len / 2), TidyContextLength(len / 4));
+}
+
 // `with_fit` where the log's build has --fit (common/arg.cpp, b7407+) or shows no build, else
 // `without`.
 const char* Fit(const Facts& f, const char* with_fit, const char* without) {
@@ -1016,7 +1042,26 @@ const char* Fit(const Facts& f, const char* with_fit, const char* without) {
   return !build || *build >= 7407 ? with_fit : without;
 }
 
+bool FixesFor(Cause cause, const Facts& f, Diagnosis* d);
+
+// The fixes, and where the log shows llama.cpp's library lines but neither a build banner nor a
+// llama.cpp tool's own line, Ollama's names for the same settings: Ollama's runner prints these
+// lines without any of its own in the excerpts its users paste (0.1-0.5), and its users set
+// num_ctx, num_batch and num_gpu, not -c, -ub and -ngl.
 bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
+  if (!FixesFor(cause, f, d)) return false;
+  if (!f.get(Num::kGgmlBuild) && !f.get(Num::kGgmlFrontEnd) && cause != Cause::kFragmentation &&
+      !d->fixes.empty()) {
+    AddFix(d,
+           "under Ollama, the same settings by its names: PARAMETER num_ctx, num_batch, num_gpu "
+           "(layers on the GPU) in a Modelfile, or those keys in the API's \"options\"",
+           "the log shows llama.cpp's lines and no llama.cpp tool's own; Ollama's runner prints "
+           "them the same way");
+  }
+  return true;
+}
+
+bool FixesFor(Cause cause, const Facts& f, Diagnosis* d) {
   if (NodeLlamaCppFixes(cause, f, d)) return true;
   switch (cause) {
     case Cause::kKvTooManySequences:
@@ -1073,9 +1118,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
         AddFix(d, fmt::format("-c {:.0f}", *fits), ContextThatFitsWhy(f, *fits));
       } else {
         AddFix(d,
-               len ? fmt::format("-c {}",
-                                 std::max<int64_t>(
-                                     4096, TidyContextLength(static_cast<int64_t>(*len / 4))))
+               len ? fmt::format("-c {}", LowerContext(*len))
                    : "-c lower (a quarter of n_ctx)",
                "a smaller context: the KV cache grows linearly with n_ctx (per slot with -np)");
       }
@@ -1212,9 +1255,7 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
       // The log's n_ctx, a quarter of it (as for the KV cache above).
       const auto len = f.get(Num::kMaxModelLen);
       AddFix(d,
-             len ? fmt::format("-c {} (from n_ctx {:.0f}) or --no-kv-offload",
-                               std::max<int64_t>(
-                                   4096, TidyContextLength(static_cast<int64_t>(*len / 4))),
+             len ? fmt::format("-c {} (from n_ctx {:.0f}) or --no-kv-offload", LowerContext(*len),
                                *len)
                  : std::string("-c lower or --no-kv-offload"),
              "leaves more device memory for compute buffers, whose attention part grows with "
