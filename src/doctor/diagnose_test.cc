@@ -1502,7 +1502,12 @@ TEST(Diagnose, CommitLimitDataLoaderKillAndStatusNames) {
             "host_memory");
   for (const char* status : {"cupy_backends.cuda.api.driver.CUDADriverError: "
                              "CUDA_ERROR_OUT_OF_MEMORY: out of memory\n",
-                             "rocBLAS error: hipErrorOutOfMemory\n"}) {
+                             "rocBLAS error: hipErrorOutOfMemory\n",
+                             "RuntimeError: cuDNN error: "
+                             "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED\n",
+                             "Error out of memory at line 384 in file "
+                             "/src/csrc/pythonInterface.cpp\n",
+                             "cuda API failed with status 2: out of memory\n"}) {
     const Diagnosis d = DiagnoseText(status);
     EXPECT_TRUE(d.found) << status;
     EXPECT_NE(d.cause, "host_memory") << status;

@@ -2128,7 +2128,8 @@ void MatchHostAllocFail(const Line& line) {
 // "HIP"); the driver API's check, "CUDA driver error: out of memory" (C10_CUDA_DRIVER_CHECK,
 // c10/cuda/driver_api.h, 2.1+: expandable segments' cuMemCreate, IPC); cuDNN failing to allocate
 // its workspace or state, "cuDNN error: CUDNN_STATUS_ALLOC_FAILED" (aten/src/ATen/cudnn/
-// Exceptions.h AT_CUDNN_CHECK), and the other CUDA libraries' allocation statuses (cuFFT's
+// Exceptions.h AT_CUDNN_CHECK; cuDNN 9: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED),
+// bitsandbytes' CUDA checks, and the other CUDA libraries' allocation statuses (cuFFT's
 // CUFFT_ALLOC_FAILED in torch.stft and audio front ends, cuSOLVER's, cuSPARSE's); cuBLAS
 // failing to create its handle at a first matrix multiply,
 // "CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`" (aten/src/ATen/cuda/
@@ -2158,6 +2159,14 @@ bool OtherDeviceOom(const LineView& s) {
          Has(s, "CUDA Error: out of memory") || Has(s, "ROCm error: out of memory") ||
          Has(s, "MUSA error: out of memory") ||
          Has(s, "CUDNN_STATUS_ALLOC_FAILED") || Has(s, "CUFFT_ALLOC_FAILED") ||
+         // cuDNN 9's hierarchical status for the same (cudnn_graph.h).
+         Has(s, "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED") ||
+         // bitsandbytes' own CUDA checks: "Error out of memory at line 384 in file
+         // /src/csrc/pythonInterface.cpp" (CUDA_CHECK_RETURN around cudaMallocManaged for a paged
+         // optimizer's state, csrc/ops.cuh, 0.39-0.49; BNB_CHECK_RETURN 0.50+) and "cuda API
+         // failed with status 2: out of memory" (its kernel wrappers' check).
+         (Has(s, "Error out of memory at line") && Has(s, " in file ")) ||
+         (Has(s, "API failed with status") && Has(s, "out of memory")) ||
          Has(s, "CUSOLVER_STATUS_ALLOC_FAILED") || Has(s, "CUSPARSE_STATUS_ALLOC_FAILED") ||
          (Has(s, "CUBLAS_STATUS_NOT_INITIALIZED") && Has(s, "cublasCreate")) ||
          Has(s, "_RESULT_ERROR_OUT_OF_DEVICE_MEMORY") ||
