@@ -2556,6 +2556,21 @@ TEST(Diagnose, SglangAndTgiPoolMessages) {
        "Error: ArgumentValidation(\"`max_total_tokens` must be <= `max_batch_total_tokens`. "
        "Given: 32000 and 24336\")\n",
        "kv_cache", "kv_too_long_context"},
+      {exc + "RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state "
+             "cache. Computed max_mamba_cache_size=0 (total_rest_memory=1.20 GB).\n",
+       "kv_cache", "kv_no_memory"},
+      {exc + "RuntimeError: SWA pool cap (524288 tokens, 61.50 GiB) leaves no room for the full "
+             "KV pool within the available 58.20 GiB. Reduce --max-running-requests.\n",
+       "kv_cache", "kv_no_memory"},
+      {exc + "RuntimeError: int8 mamba checkpoint pool needs ~6.40GB but only 2.10GB HBM is "
+             "free. Lower --int8-mamba-ckpt-size (currently 4096) or --mem-fraction-static.\n",
+       "kv_cache", "kv_no_memory"},
+      {exc + "ValueError: Not enough host memory for DSA indexer hierarchical cache. Requesting "
+             "48.00 GB but only have 20.50 GB free.\n",
+       "kv_cache", "host_memory"},
+      {exc + "RuntimeError: Capture prefill CUDA graph failed: CUDA out of memory. Tried to "
+             "allocate 4.00 GiB.\n",
+       "cudagraph", "cudagraph_capture"},
   };
   for (const auto& c : cases) {
     const Diagnosis d = DiagnoseText(c.log);

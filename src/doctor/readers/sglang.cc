@@ -235,6 +235,18 @@ void Match(const Line& line) {
       !Whole(line, "cannot hold even one request").empty()) {
     line.Emit(EventKind::kSglangNotEnough, kEngine);
   }
+  // The pool configurator's other refusals as it sizes the pools from what the weights left
+  // (model_executor/pool_configurator.py and model_runner_kv_cache_mixin.py, 0.5.13+): "Not enough
+  // GPU memory for hybrid (mamba/linear-attention) state cache. Computed max_mamba_cache_size=0
+  // ..."; "SWA pool cap (N tokens, X GiB) leaves no room for the full KV pool within the
+  // available Y GiB" (0.5.14+); "int8 mamba checkpoint pool needs ~X GB but only Y GB HBM is
+  // free" (0.5.14+). Each is the memory left for the cache too small for it.
+  if (!Whole(line, "Not enough GPU memory for hybrid").empty() ||
+      !Whole(line, "leaves no room for the full KV pool").empty() ||
+      (!Whole(line, "mamba checkpoint pool needs").empty() &&
+       !Whole(line, "HBM is free").empty())) {
+    line.Emit(EventKind::kSglangNotEnough, kEngine);
+  }
   // One request alone outgrew the token pool while decoding: every other request was retracted
   // and the last still did not fit (managers/schedule_batch.py retract_decode: "Failed to retract
   // any request. No space left for only one request." 0.4.7-0.5.6; from 0.5.7 the request is
@@ -324,7 +336,12 @@ void Match(const Line& line) {
   // Later releases check the size with a reserve and the cgroup's limit (validate_hicache_memory:
   // "Not enough host memory for hierarchical KV cache. Requesting X GB plus R GB reserve, but only
   // Y GB is available from <source>.").
+  // The DeepSeek pools' own host checks say which pool (2026: "Not enough host memory for DSA
+  // indexer hierarchical cache. Requesting X GB but only have Y GB free.", "... for V4 paged
+  // pool c4. Requesting ...").
   LineView w = Whole(line, "Not enough host memory available. Requesting");
+  if (w.empty()) w = Whole(line, "Not enough host memory for DSA indexer");
+  if (w.empty()) w = Whole(line, "Not enough host memory for V4 paged pool");
   const bool reserve = w.empty();
   if (reserve) w = Whole(line, "Not enough host memory for hierarchical KV cache. Requesting");
   if (!w.empty()) {
@@ -389,7 +406,11 @@ void Match(const Line& line) {
   // and re-raises (compilation/piecewise_context_manager.py enable_piecewise_cuda_graph), around
   // their capture at start-up and around each replay while serving: a capture unless the log
   // shows the server serving (the serving lines below are the furthest phase then).
+  // 0.5.14+ names the prefill graphs' runner: "Capture prefill CUDA graph failed: <error>"
+  // (model_executor/prefill_cuda_graph_runner.py; "Fail when using backend: breakable for
+  // prefill runner.").
   if (Has(s, "Capture cuda graph failed") || Has(s, "Capture CUDA graph failed") ||
+      Has(s, "Capture prefill CUDA graph failed") ||
       Has(s, "Piecewise CUDA Graph failed with error")) {
     line.Emit(EventKind::kGraphBegin, kEngine);
   }
