@@ -3034,3 +3034,51 @@ TEST(Diagnose, BareGgmlLinesAlsoSpeakOllama) {
 
 }  // namespace
 }  // namespace vramfit
+
+namespace vramfit {
+namespace {
+
+// ggml's and Ollama's memory messages read from a catalog of their sources across builds and
+// releases, each alone as the program prints it, with the stage and cause its code implies.
+TEST(Diagnose, GgmlMessagesAcrossBuilds) {
+  const struct {
+    std::string log, stage, cause;
+  } cases[] = {
+      {"ggml_calloc: failed to allocate 1024.00 MB\n", "load", "host_memory"},
+      {"/llama.cpp/ggml/src/ggml-alloc.c:257: graph allocation: failed to reserve memory\n",
+       "profile", "compute_buffer"},
+      {"ggml_backend_sched_alloc_splits: failed to allocate graph\n", "runtime",
+       "compute_buffer"},
+      {"process_ubatch: failed to allocate graph\n", "runtime", "compute_buffer"},
+      {"llama_decode: failed to decode, ret = -2\n", "runtime", "compute_buffer"},
+      {"ggml_vulkan: Memory allocation of size 2147483648 failed.\n", "runtime",
+       "compute_buffer"},
+      {"ggml_metal_add_buffer: error: failed to allocate 'data            ' buffer, size = "
+       "36864.00 MB\n",
+       "load", "weights_too_large"},
+      {"ggml_backend_sycl_buffer_type_alloc_buffer: can't malloc 8589934592 Bytes memory on "
+       "device\n",
+       "load", "weights_too_large"},
+      {"llama_model_load: error loading model: failed to allocate buffer\n", "load",
+       "weights_too_large"},
+      {"llama_kv_cache_init: failed to allocate memory for kv cache\n", "kv_cache",
+       "kv_too_long_context"},
+      {"llama_init_from_model: failed to initialize the context: failed to initialize "
+       "self-attention cache\n",
+       "kv_cache", "kv_too_long_context"},
+      {"time=2026-07-01T10:15:02.113Z level=ERROR source=llama_server.go:1023 "
+       "msg=\"llama-server terminated\" error=\"signal: killed\" exit=\"signal: killed\"\n",
+       "load", "host_memory"},
+  };
+  for (const auto& c : cases) {
+    const Diagnosis d = DiagnoseText(c.log);
+    EXPECT_EQ(d.stage, c.stage) << c.log;
+    EXPECT_EQ(d.cause, c.cause) << c.log;
+  }
+  // The scheduler's note that it retries with a new reservation is no failure.
+  EXPECT_FALSE(
+      DiagnoseText("ggml_backend_sched_alloc_splits: failed to allocate graph, reserving\n").found);
+}
+
+}  // namespace
+}  // namespace vramfit

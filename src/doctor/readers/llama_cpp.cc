@@ -289,6 +289,39 @@ void Match(const Line& line) {
   } else if (Has(s, "ErrorOutOfHostMemory")) {
     line.Emit(EventKind::kHostBufferFail, kEngine).values[Num::kHost] = 1;
   }
+  // ggml-vulkan's staging and preallocated buffers, made as a graph is computed
+  // (ggml_vk_preallocate_buffers: "ggml_vulkan: Memory allocation of size N failed.", b2014+).
+  if (Has(s, "ggml_vulkan: Memory allocation of size") && Has(s, "failed")) {
+    auto& e = line.Emit(EventKind::kGgmlComputeFail, kEngine);
+    e.values[Num::kDuringDecode] = 1;
+    Set(e, Num::kRequestedBytes, NumberAfter(s, "allocation of size"));
+  }
+  // Other backends' and older builds' buffer failures (from a catalog of ggml's messages across
+  // builds): ggml-metal before its buffers were split ("ggml_metal_add_buffer:
+  // error: failed to allocate 'data' buffer, size = X MB", to b1860); ggml-sycl's device buffer
+  // ("ggml_backend_sycl_buffer_type_alloc_buffer: can't malloc N Bytes memory on device",
+  // b3702-b4238; "can't allocate N Bytes of memory on device" later) and its pool ("dpct_malloc:
+  // out of memory for virtual memory pool"); the loader's own line where the backend printed
+  // none ("llama_model_load: error loading model: failed to allocate buffer", b1843-b6789).
+  if ((Has(s, "ggml_metal_add_buffer") && Has(s, "failed to allocate")) ||
+      (Has(s, "sycl_buffer_type_alloc_buffer") && Has(s, "on device")) ||
+      Has(s, "dpct_malloc: out of memory")) {
+    auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
+    Set(e, Num::kRequestedBytes, BytesAfter(s, "size"));
+    if (!e.values.count(Num::kRequestedBytes)) Set(e, Num::kRequestedBytes, NumberAfter(s, "malloc"));
+    e.values[Num::kHost] = 0;
+  } else if (Has(s, "sycl_buffer_type_alloc_buffer") && Has(s, "on host")) {
+    line.Emit(EventKind::kHostBufferFail, kEngine).values[Num::kHost] = 1;
+  } else if (Has(s, "error loading model: failed to allocate buffer") &&
+             !Has(s, "for kv") && !Has(s, "for rs")) {
+    line.Emit(EventKind::kGgmlAllocFail, kEngine).values[Num::kHost] = 0;
+  }
+  // ggml's host allocations (ggml.c ggml_calloc / ggml_malloc, b2019+: "ggml_calloc: failed to
+  // allocate 1024.00 MB"): system RAM.
+  if ((Has(s, "ggml_calloc: failed to allocate") || Has(s, "ggml_malloc: failed to allocate")) &&
+      Has(s, "MB")) {
+    line.Emit(EventKind::kHostBufferFail, kEngine).values[Num::kHost] = 1;
+  }
   // ggml-vulkan's own failure (ggml-vulkan.cpp: "Device memory allocation of size N failed.").
   if (Has(s, "Device memory allocation of size") && Has(s, "failed")) {
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
@@ -369,9 +402,14 @@ void Match(const Line& line) {
     line.Emit(EventKind::kGgmlLoadFail, kEngine);
   }
   // The KV and compute buffers' failures, also wrapped by a terminal over two lines (Whole).
+  // (Also the GGML-era "llama_kv_cache_init: failed to allocate memory for kv cache", to b1842,
+  // and the context's wrapper of b4880-b5260, "failed to initialize the context: failed to
+  // initialize self-attention cache".)
   if (!Whole(line, "failed to allocate buffer for kv cache").empty() ||
       Has(s, "llama_kv_cache_init() failed") ||
-      Has(s, "failed to initialize the context: failed to allocate buffer for kv")) {
+      Has(s, "failed to initialize the context: failed to allocate buffer for kv") ||
+      Has(s, "failed to allocate memory for kv cache") ||
+      Has(s, "failed to initialize the context: failed to initialize self-attention cache")) {
     line.Emit(EventKind::kGgmlKvFail, kEngine);
   }
   // The recurrent-state cache of Mamba and linear-attention layers (src/llama-memory-recurrent.cpp
@@ -474,6 +512,20 @@ void Match(const Line& line) {
   // compute_async failed with error -2"). -1 is a failure of another kind.
   if (!WholeBoth(line, "graph_compute", "failed with error -2").empty()) {
     line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
+  }
+  // The scheduler's and the context's words for a graph that did not fit its compute buffers
+  // while a batch was decoded: "ggml_backend_sched_alloc_splits: failed to allocate graph"
+  // (ggml-backend.c, b2129+; not its ", reserving" note, which retries), "process_ubatch: failed
+  // to allocate graph" (llama-context.cpp, b5549+), "llama_decode: failed to decode, ret = -2"
+  // (-2: an allocation failed, b1283+); the graph allocator's reserve at context creation,
+  // "graph allocation: failed to reserve memory" (ggml-alloc.c, b6567+).
+  if ((Has(s, "sched_alloc_splits: failed to allocate graph") && !Has(s, "reserving")) ||
+      Has(s, "process_ubatch: failed to allocate graph") ||
+      (Has(s, "failed to decode, ret = -2"))) {
+    line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 1;
+  }
+  if (Has(s, "graph allocation: failed to reserve memory")) {
+    line.Emit(EventKind::kGgmlComputeFail, kEngine).values[Num::kDuringDecode] = 0;
   }
   // The legacy pool (ggml_cuda_pool_leg::alloc in ggml-cuda.cu, the pool of builds and devices
   // without virtual memory management: ROCm/HIP, older cards) grows by look_ahead_size = 1.05 x

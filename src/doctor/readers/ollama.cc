@@ -287,10 +287,13 @@ void Match(const Line& line) {
   // sender while a model is read into memory: host memory, as a shell's "Killed".
   // (The signal also where a paste reflowed the message before it: "...has terminated:" +
   // "signal: killed".)
+  // (Also the llama-server era's error log, msg="llama-server terminated" error="signal:
+  // killed", llm/llama_server.go, 0.30+.)
   auto runner_killed = [](const LineView& t) {
     return Has(t, "signal: killed") &&
-           (Has(t, "runner process ") || Has(t, "llama-server process ")) &&
-           (Has(t, "process has terminated") || Has(t, "no longer running"));
+           (((Has(t, "runner process ") || Has(t, "llama-server process ")) &&
+             (Has(t, "process has terminated") || Has(t, "no longer running"))) ||
+            Has(t, "msg=\"llama-server terminated\""));
   };
   const bool killed_runner =
       runner_killed(s) || (!line.joined.empty() && runner_killed(line.joined));
