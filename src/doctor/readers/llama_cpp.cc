@@ -308,7 +308,9 @@ void Match(const Line& line) {
       Has(s, "dpct_malloc: out of memory")) {
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
     Set(e, Num::kRequestedBytes, BytesAfter(s, "size"));
-    if (!e.values.count(Num::kRequestedBytes)) Set(e, Num::kRequestedBytes, NumberAfter(s, "malloc"));
+    if (!e.values.count(Num::kRequestedBytes)) {
+      Set(e, Num::kRequestedBytes, NumberAfter(s, "malloc"));
+    }
     e.values[Num::kHost] = 0;
   } else if (Has(s, "sycl_buffer_type_alloc_buffer") && Has(s, "on host")) {
     line.Emit(EventKind::kHostBufferFail, kEngine).values[Num::kHost] = 1;
