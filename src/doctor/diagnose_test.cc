@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "doctor/facts.h"
 #include "testutil/catalog.h"
@@ -24,6 +25,18 @@ Diagnosis DiagnoseText(const std::string& text, const DoctorContext& ctx = {}) {
   auto s = ScanLog(in);
   EXPECT_TRUE(s.ok());
   return Diagnose(*s, ctx);
+}
+
+// A log and the stage and cause it must get; each checked with the log named on failure.
+struct Expected {
+  std::string log, stage, cause;
+};
+void ExpectEach(const std::vector<Expected>& cases) {
+  for (const Expected& c : cases) {
+    const Diagnosis d = DiagnoseText(c.log);
+    EXPECT_EQ(d.stage, c.stage) << c.log;
+    EXPECT_EQ(d.cause, c.cause) << c.log;
+  }
 }
 
 std::string ReadFile(const std::string& path) {
@@ -2518,9 +2531,7 @@ TEST(Diagnose, VllmGraphEstimateIsTheProfile) {
 TEST(Diagnose, SglangAndTgiPoolMessages) {
   const std::string exc = "[2025-10-14 09:12:27 TP0] Scheduler hit an exception: Traceback (most "
                           "recent call last):\n";
-  const struct {
-    std::string log, stage, cause;
-  } cases[] = {
+  const std::vector<Expected> cases = {
       {exc + "AssertionError: Memory pool size is too small\n", "kv_cache", "kv_no_memory"},
       {exc + "AssertionError: max_running_request is zero\n", "kv_cache", "kv_no_memory"},
       {exc + "ValueError: SWA pool (512 tokens) cannot hold even one request: the prefill "
@@ -2572,11 +2583,7 @@ TEST(Diagnose, SglangAndTgiPoolMessages) {
              "allocate 4.00 GiB.\n",
        "cudagraph", "cudagraph_capture"},
   };
-  for (const auto& c : cases) {
-    const Diagnosis d = DiagnoseText(c.log);
-    EXPECT_EQ(d.stage, c.stage) << c.log;
-    EXPECT_EQ(d.cause, c.cause) << c.log;
-  }
+  ExpectEach(cases);
   // The input check's limit is the smaller of the context and the pool: the pool is the fix.
   const Diagnosis input = DiagnoseText(
       "[2025-12-09 10:21:50] server_args=ServerArgs(model_path='m', mem_fraction_static=0.8, "
@@ -2616,9 +2623,7 @@ TEST(Diagnose, SglangAndTgiPoolMessages) {
 // core/evictor.py, v1/core/block_pool.py, v1/engine/utils.py, layers/linear.py), as it prints
 // them, with the stage and cause its code implies.
 TEST(Diagnose, VllmRefusalAndPoolMessages) {
-  const struct {
-    std::string log, stage, cause;
-  } cases[] = {
+  const std::vector<Expected> cases = {
       {"ValueError: Prompt length of 9000 is longer than the maximum model length of 8192.\n",
        "runtime", "kv_too_long_context"},
       {"ValueError: The prompt (total length 9000) is too long to fit into the model (context "
@@ -2651,11 +2656,7 @@ TEST(Diagnose, VllmRefusalAndPoolMessages) {
        "insufficient memory to allocate the weight.\n",
        "load", "weights_too_large"},
   };
-  for (const auto& c : cases) {
-    const Diagnosis d = DiagnoseText(c.log);
-    EXPECT_EQ(d.stage, c.stage) << c.log;
-    EXPECT_EQ(d.cause, c.cause) << c.log;
-  }
+  ExpectEach(cases);
   // A prompt larger than the whole KV cache: the cache, not max_model_len, is the fix.
   const Diagnosis capacity = DiagnoseText(cases[6].log);
   ASSERT_FALSE(capacity.fixes.empty());
@@ -2717,9 +2718,7 @@ TEST(Diagnose, VllmRefusalAndPoolMessages) {
 // common.cuh, tools/server, llama-mmap.cpp, ggml-cpu's buffer types, Ollama's runner), as they
 // print them, with the stage and cause their code implies.
 TEST(Diagnose, GgmlMessagesFromTheSource) {
-  const struct {
-    std::string log, stage, cause;
-  } cases[] = {
+  const std::vector<Expected> cases = {
       {"common_init_from_params: warming up the model with an empty run - please wait ...\n"
        "CUDA error: the resource allocation failed\n"
        "  current device: 0, in function cublas_handle at /llama.cpp/ggml/src/ggml-cuda/"
@@ -2759,11 +2758,7 @@ TEST(Diagnose, GgmlMessagesFromTheSource) {
        "22906503168 bytes. (exit: exit status 1)\n",
        "load", "weights_too_large"},
   };
-  for (const auto& c : cases) {
-    const Diagnosis d = DiagnoseText(c.log);
-    EXPECT_EQ(d.stage, c.stage) << c.log;
-    EXPECT_EQ(d.cause, c.cause) << c.log;
-  }
+  ExpectEach(cases);
   // ggml-cuda's graphs are turned off by its environment variable.
   const Diagnosis graph = DiagnoseText(cases[3].log);
   ASSERT_FALSE(graph.fixes.empty());
@@ -3041,9 +3036,7 @@ namespace {
 // ggml's and Ollama's memory messages read from a catalog of their sources across builds and
 // releases, each alone as the program prints it, with the stage and cause its code implies.
 TEST(Diagnose, GgmlMessagesAcrossBuilds) {
-  const struct {
-    std::string log, stage, cause;
-  } cases[] = {
+  const std::vector<Expected> cases = {
       {"ggml_calloc: failed to allocate 1024.00 MB\n", "load", "host_memory"},
       {"/llama.cpp/ggml/src/ggml-alloc.c:257: graph allocation: failed to reserve memory\n",
        "profile", "compute_buffer"},
@@ -3070,11 +3063,7 @@ TEST(Diagnose, GgmlMessagesAcrossBuilds) {
        "msg=\"llama-server terminated\" error=\"signal: killed\" exit=\"signal: killed\"\n",
        "load", "host_memory"},
   };
-  for (const auto& c : cases) {
-    const Diagnosis d = DiagnoseText(c.log);
-    EXPECT_EQ(d.stage, c.stage) << c.log;
-    EXPECT_EQ(d.cause, c.cause) << c.log;
-  }
+  ExpectEach(cases);
   // The scheduler's note that it retries with a new reservation is no failure.
   EXPECT_FALSE(
       DiagnoseText("ggml_backend_sched_alloc_splits: failed to allocate graph, reserving\n").found);
