@@ -233,8 +233,10 @@ const std::vector<Shape>& Shapes() {
       // job report, "[2]+  Killed  python3", is read inside a joined line; 12 once the shell's
       // "Killed" after a progress line's ellipsis is, "Loading model ... Killed"; 13 with batch
       // 105's textgen load cut in its AutoGPTQ parameters: read as a load that stopped with no
-      // error line as posted, and as nothing once its lines are joined.)
-      {"line ends lost", nullptr, "\n", 13, LineEndsLost},
+      // error line as posted, and as nothing once its lines are joined; 14 once a device buffer
+      // failing after Ollama's "llama runner started" is a batch's: the journald excerpt that
+      // quotes its failure line before the start-up lines reads so once the lines are joined.)
+      {"line ends lost", nullptr, "\n", 14, LineEndsLost},
       {"traceback carets", nullptr, "\n", 0, TracebackCarets},
       // A reflow at word breaks moved 108 logs at 72 columns and 61 at 100 when the shape was
       // added (42 and 28 of them development logs), 58 and 42 once a log reflowed so is read as

@@ -3071,3 +3071,132 @@ TEST(Diagnose, GgmlMessagesAcrossBuilds) {
 
 }  // namespace
 }  // namespace vramfit
+
+namespace vramfit {
+namespace {
+
+// Messages and frames read from the engines' sources (each the phase its code runs in), in the
+// shapes a paste keeps them: a traceback's last frames, or a few milestones before the error.
+TEST(Diagnose, SourceMessagesAcrossEngines) {
+  const std::string torch_oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 0 has a "
+      "total capacity of 39.38 GiB of which 71.50 MiB is free. Including non-PyTorch memory, "
+      "this process has 39.30 GiB memory in use. Of the allocated memory 38.10 GiB is allocated "
+      "by PyTorch, and 0.70 GiB is reserved by PyTorch but unallocated.\n";
+  const std::vector<Expected> cases = {
+      // AutoGPTQ 0.7 repacking every layer for Marlin at load; GPTQModel's Marlin post_init.
+      {"  File \"/env/lib/python3.11/site-packages/auto_gptq/modeling/_base.py\", line 1196, "
+       "in from_quantized\n"
+       "    model = convert_to_marlin(model, quant_linear_class, quantize_config, repack=True)\n"
+       "  File \"/env/lib/python3.11/site-packages/auto_gptq/utils/marlin_utils.py\", line 166, "
+       "in convert_to_marlin\n"
+       "    marlin_repacked_weight = autogptq_marlin_cuda.gptq_repack(module.qweight)\n" +
+           torch_oom,
+       "load", "dequantized_copy"},
+      {"  File \"/usr/lib/python3/dist-packages/gptqmodel/utils/model.py\", line 835, in "
+       "gptqmodel_post_init\n    submodule.post_init()\n"
+       "  File \"/usr/lib/python3/dist-packages/gptqmodel/nn_modules/qlinear/marlin.py\", line "
+       "385, in post_init\n"
+       "    marlin_qweight = gptqmodel_marlin_kernels.gptq_marlin_repack(\n" +
+           torch_oom,
+       "load", "dequantized_copy"},
+      // AutoAWQ's fused cache reallocated for a larger batch while generating.
+      {"  File \"/usr/lib/python3/dist-packages/awq/modules/fused/attn.py\", line 211, in "
+       "forward\n    self.cache.increase_batch_size(bsz)\n"
+       "  File \"/usr/lib/python3/dist-packages/awq/modules/fused/cache.py\", line 69, in "
+       "increase_batch_size\n    self.v = torch.zeros(\n" +
+           torch_oom,
+       "runtime", "static_cache"},
+      // SGLang's image processor on the GPU in the tokenizer manager, beside the scheduler.
+      {"  File \"/sgl-workspace/sglang/python/sglang/srt/managers/tokenizer_manager.py\", line "
+       "712, in _tokenize_one_request\n"
+       "  File \"/sgl-workspace/sglang/python/sglang/srt/multimodal/processors/base_processor.py"
+       "\", line 269, in process_mm_data\n    result = processor.__call__(\n"
+       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 5.62 GiB. GPU 0 has a "
+       "total capacity of 79.19 GiB of which 3.25 GiB is free. Process 1201 has 69.02 GiB "
+       "memory in use. Process 1290 has 6.92 GiB memory in use. Of the allocated memory 5.70 "
+       "GiB is allocated by PyTorch, and 12.00 MiB is reserved by PyTorch but unallocated.\n",
+       "runtime", "multimodal_encoder"},
+      // vLLM 0.4's executor runs the profile under _init_cache, which also allocates the cache.
+      {"INFO 04-03 08:12:45 model_runner.py:104] Loading model weights took 14.9595 GB\n"
+       "  File \"/usr/lib/python3/dist-packages/vllm/executor/gpu_executor.py\", line 80, in "
+       "_init_cache\n"
+       "  File \"/usr/lib/python3/dist-packages/vllm/worker/worker.py\", line 131, in "
+       "profile_num_available_blocks\n"
+       "  File \"/usr/lib/python3/dist-packages/vllm/worker/model_runner.py\", line 742, in "
+       "profile_run\n" +
+           torch_oom,
+       "profile", "activation_peak"},
+      // vLLM 0.1-0.3: the profile named on the code line under _init_cache.
+      {"  File \"/opt/vllm/vllm/engine/llm_engine.py\", line 114, in _init_cache\n"
+       "    num_blocks = self._run_workers(\n" +
+           torch_oom,
+       "profile", "activation_peak"},
+      // vLLM's single DeepGEMM bar (tqdm desc "DeepGEMM warmup") after the KV cache.
+      {"(Worker_TP3 pid=908) INFO 04-12 07:55:03 [gpu_worker.py:436] Available KV cache memory: "
+       "9.87 GiB\n"
+       "DeepGEMM warmup:  37%|###7      | 2110/5702 [00:41<01:10, 51.02it/s]\n"
+       "(Worker_TP3 pid=908) ERROR 04-12 07:55:47 [multiproc_executor.py:949] " +
+           torch_oom,
+       "warmup", "kernel_warmup"},
+      // The GGML-era loader printed n_ctx among the hyperparameters, before any tensor.
+      {"llama_model_load_internal: n_ctx      = 4096\n"
+       "llama_model_load_internal: offloading k cache to GPU\n"
+       "llama_model_load_internal: offloaded 83/83 layers to GPU\n"
+       "llama_model_load_internal: total VRAM used: 41779 MB\n"
+       "..................................\n"
+       "CUDA error 2 at ggml-cuda.cu:6142: out of memory\n",
+       "load", "weights_too_large"},
+      // 2023's lower-case KV total: what fails after it is the context's scratch/compute.
+      {"llama_new_context_with_model: kv self size  = 1600.00 MB\n"
+       "llama_new_context_with_model: compute buffer total size = 1113.88 MB\n"
+       "llama_new_context_with_model: VRAM scratch buffer: 1107.50 MB\n"
+       "CUDA error 2 at ggml-cuda.cu:7778: out of memory\n",
+       "profile", "compute_buffer"},
+      // A slot serving a prompt, then a backend's pool or preallocated buffers fail.
+      {"slot update_slots: id  0 | task 3 | kv cache rm [0, end)\n"
+       "alloc: can't allocate 1130364928 Bytes of memory on device/GPU\n",
+       "runtime", "compute_buffer"},
+      {"slot update_slots: id  0 | task 0 | kv cache rm [0, end)\n"
+       "ggml_vulkan: Device memory allocation of size 1207959552 failed.\n"
+       "ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory\n",
+       "runtime", "compute_buffer"},
+      // Ollama's runner up and serving: a later device allocation is a batch's, whatever size.
+      {"llama_kv_cache_init:      CUDA0 KV buffer size =  1024.00 MiB\n"
+       "time=2024-08-27T12:00:12.338Z level=INFO source=server.go:632 msg=\"llama runner "
+       "started in 3.27 seconds\"\n"
+       "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1024.00 MiB on device 0: "
+       "cudaMalloc failed: out of memory\n",
+       "runtime", "compute_buffer"},
+      // Ollama's new engine allocating a layer's cache as it first stores into it.
+      {"ggml_backend_cuda_buffer_type_alloc_buffer: allocating 256.00 MiB on device 0: "
+       "cudaMalloc failed: out of memory\n"
+       "panic: unable to allocate 256.0 MiB from device CUDA0 for new tensor\n\n"
+       "goroutine 13 [running]:\n"
+       "github.com/ollama/ollama/ml/backend/ggml.(*Context).Zeros(0xc0005a2000, 0x1)\n"
+       "github.com/ollama/ollama/kvcache.(*Causal).Put(0xc0001d6000, {0x562b8ad7d3a8, "
+       "0xc0005a2000})\n"
+       "github.com/ollama/ollama/runner/ollamarunner.(*Server).reserveWorstCaseGraph("
+       "0xc0004c6000)\n",
+       "kv_cache", "kv_too_long_context"},
+      // CUDA's context could not be created at the process's first CUDA call.
+      {"  File \"/env/lib/python3.10/site-packages/torch/cuda/__init__.py\", line 229, in "
+       "_lazy_init\n    torch._C._cuda_init()\nRuntimeError: CUDA error: out of memory\n",
+       "startup", "other_process"},
+      // NCCL's communicator made eagerly by init_process_group, before anything was loaded.
+      {"[rank1]:   File \"/env/lib/python3.11/site-packages/torch/distributed/"
+       "distributed_c10d.py\", line 1520, in init_process_group\n"
+       "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/"
+       "c10d/NCCLUtils.hpp:317, unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"
+       "[rank1]: Last error:\n[rank1]: Cuda failure 'out of memory'\n",
+       "startup", "other_process"},
+  };
+  ExpectEach(cases);
+  // The SGLang processor's fix turns it off.
+  std::string fixes;
+  for (const Fix& f : DiagnoseText(cases[3].log).fixes) fixes += f.change + "\n";
+  EXPECT_NE(fixes.find("--disable-fast-image-processor"), std::string::npos) << fixes;
+}
+
+}  // namespace
+}  // namespace vramfit

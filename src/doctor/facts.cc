@@ -1081,14 +1081,18 @@ constexpr FrameRow kFrameRows[] = {
     {"initialize_cache", "", Slot::kKv},
     {"_init_cache_engine", "", Slot::kKv},
     {"_allocate_kv_cache", "", Slot::kKv},
+    // Ollama's new engine allocates each layer's cache tensors when the layer first stores into
+    // it (kvcache/causal.go (*Causal).Put -> ctx.Zeros, 0.6+), under the worst-case reservation
+    // at load or a batch's forward: the KV cache's own allocation (readers/ollama.cc).
+    {"Put", "causal.go", Slot::kKv},
     {"allocate_cpu_cache", "", Slot::kKv},
     {"allocate_kv_cache", "", Slot::kKv},
-    {"_init_cache", "", Slot::kKv},
     {"__init__", "cache_engine.py", Slot::kKv},
     {"_warm_up_model", "worker.py", Slot::kGraph},
-    // vLLM 0.2-0.3 (worker/worker.py, cache_engine.py): the engine's _init_cache runs
-    // profile_num_available_blocks, then init_cache_engine (CacheEngine.allocate_gpu_cache),
-    // then warm_up_model (the capture, 0.2.7+; its row is below).
+    // vLLM 0.2-0.4 (worker/worker.py, cache_engine.py): the engine's _init_cache (llm_engine.py,
+    // executor/gpu_executor.py 0.4) runs profile_num_available_blocks, then init_cache_engine
+    // (CacheEngine.allocate_gpu_cache), then warm_up_model (the capture, 0.2.7+; its row is
+    // below). _init_cache itself runs all three, so it has no row: the frame under it decides.
     {"profile_num_available_blocks", "", Slot::kProfile},
     {"init_cache_engine", "", Slot::kKv},
     {"allocate_gpu_cache", "", Slot::kKv},

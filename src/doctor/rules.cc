@@ -227,6 +227,15 @@ bool FusedAwqCache(const Facts& f) {
   });
   return frames || (f.stage == Stage::kLoad && FusedSetting(f));
 }
+// AutoAWQ's fused attention reallocates its cache when a batch larger than the one it was
+// built for arrives (awq/modules/fused/cache.py WindowedCache.increase_batch_size, called from
+// attn.py QuantAttentionFused.forward, 0.1.x-0.2.x): two max_seq_len x batch tensors again.
+bool FusedAwqCacheGrown(const Facts& f) {
+  return f.stage == Stage::kRuntime &&
+         std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+           return fr->text == "increase_batch_size (cache.py)";
+         });
+}
 
 // A quantizer's per-layer math on the calibration data: GPTQ accumulates each module's Hessian
 // from the calibration inputs (add_batch; in_features squared, float32) and factorises and
@@ -351,8 +360,18 @@ bool DequantFrames(const Facts& f) {
 
 // The quantized weights repacked into the Marlin layout after loading, at load (readers/vllm.cc
 // MarlinRepackFrames): each repack writes a new packed copy of a loaded weight.
+// The GPTQ loaders do the same while loading a checkpoint for the Marlin kernel: AutoGPTQ's
+// convert_to_marlin (auto_gptq/utils/marlin_utils.py, 0.7: every QuantLinear replaced by a
+// MarlinQuantLinear whose weight gptq_repack writes while the old one is held), GPTQModel's
+// MarlinQuantLinear.post_init (gptqmodel/nn_modules/qlinear/marlin.py, 1.x-5.x: its
+// gptq_marlin_repack), and AutoGPTQ's AWQ-to-GPTQ conversion at load (auto_gptq/modeling/
+// _utils.py unpack_awq, 0.7: the packed 4-bit values unpacked one per int32, eight times the
+// packed bytes, next to them).
 bool RepackFrames(const Facts& f) {
-  return f.stage == Stage::kLoad && MarlinRepackFrames(f);
+  if (f.stage != Stage::kLoad) return false;
+  if (MarlinRepackFrames(f) || AnyFrame(f, {"convert_to_marlin", "unpack_awq"})) return true;
+  return std::any_of(f.frames.begin(), f.frames.end(),
+                     [](const LogEvent* fr) { return fr->text == "post_init (marlin.py)"; });
 }
 // HQQ's prepare_for_inference repacking each quantized layer for a kernel backend (facts.cc:
 // patch_hqq_to_aoint4 / _marlin / _bitblas / _gemlite): the backend's copy is made while the
@@ -746,6 +765,13 @@ bool GgmlUnnamedCudaOom(const Facts& f) {
 // Ollama print the loader's lines, while a program that embeds llama.cpp may silence them
 // (llama_log_set) and keep ggml-cuda's device list, which it prints itself.
 constexpr uint64_t kBannerLines = 8;
+// PyTorch's the same: torch.cuda's lazy initialisation (torch/cuda/__init__.py _lazy_init ->
+// torch._C._cuda_init, at the process's first CUDA call) failing with "CUDA error: out of memory"
+// (no caching-allocator message: the allocator has not run) could not create the process's CUDA
+// context, before any tensor of its own was on the card.
+bool TorchCudaInitOom(const Facts& f) {
+  return f.has(EventKind::kCudaOom) && !f.has(EventKind::kTorchOom) && AnyFrame(f, {"_lazy_init"});
+}
 bool GgmlOomBeforeLoad(const Facts& f) {
   if (!GgmlUnnamedCudaOom(f)) return false;
   for (EventKind k : {EventKind::kLoadBegin, EventKind::kGgmlModelBuffer, EventKind::kGgmlCtx,
@@ -878,15 +904,30 @@ bool GgmlBufferOverNamedModel(const Facts& f) {
   return req && params > 0 && *req > 4 * params;
 }
 
-// ggml-cuda's check before 2024 ("CUDA error 2 at ggml-cuda.cu:N: out of memory", the
-// allocation unnamed) after a request was served: the weights and the KV cache were allocated
-// as the model and its context were created, while the device pool (ggml_cuda_pool_malloc,
-// cudaMalloc under CUDA_CHECK) grew as each graph computed; past a served request, a growing
-// batch over a longer context is what the check failed on.
-bool GgmlUnnamedCheckServing(const Facts& f) {
+// A device buffer that failed under the KV cache's own frame (Ollama's new engine allocating a
+// layer's cache tensors as the layer first stores into it, facts.cc's row for causal.go Put):
+// the KV cache, whatever else the runner had reached.
+bool GgmlBufferInKvFrames(const Facts& f) {
   return GgmlBuffer(f) && !f.has(EventKind::kGgmlLoadFail) && !f.has(EventKind::kImage) &&
-         GgmlFailedAfter(f, EventKind::kRequest) &&
-         ValueOf(f.first_of(EventKind::kGgmlAllocFail), Num::kUnnamedCudaCheck).value_or(0) > 0;
+         f.frame_stage == Stage::kKvCache;
+}
+// A device allocation that failed after a request began (a slot's prompt, a finished
+// generation's timings) or the server said it serves (llama-server's listening line, Ollama's
+// "llama runner started"): the weights and the KV cache were allocated as the model and its
+// context were created, while what a decode allocates grows with its batch over a longer
+// context: ggml-cuda's pool (ggml_cuda_pool_malloc, cudaMalloc under CUDA_CHECK, whose check
+// before 2024 said only "CUDA error 2 at ggml-cuda.cu:N: out of memory"), ggml-sycl's pool
+// (ggml_sycl_pool_leg::alloc, "can't allocate N Bytes of memory on device"), ggml-vulkan's
+// preallocated buffers (ggml_vk_preallocate_buffers, "Device memory allocation of size N
+// failed") and a graph's buffer the scheduler grows. Not ggml-alloc.c's alloc_tensor_range,
+// which allocates a model's or a context's tensors only when one is created.
+bool GgmlBufferServing(const Facts& f) {
+  const LogEvent* fail = f.first_of(EventKind::kGgmlAllocFail);
+  return GgmlBuffer(f) && !f.has(EventKind::kGgmlLoadFail) && !f.has(EventKind::kImage) &&
+         !f.has(EventKind::kGgmlKvFail) &&
+         (GgmlFailedAfter(f, EventKind::kRequest) || GgmlFailedAfter(f, EventKind::kServing)) &&
+         fail &&
+         fail->text != "alloc_tensor_range";
 }
 
 // A device buffer failed whose size is the one the log gave the KV cache (llama.cpp's "CUDA0 KV
@@ -1358,6 +1399,20 @@ bool Fragmented(const Facts& f) {
 bool FragmentedPastLoad(const Facts& f) {
   return (f.stage != Stage::kLoad || QuantizerFrames(f)) && Fragmented(f);
 }
+// NCCL's buffers failing as the process group comes up, before anything was loaded:
+// init_process_group with a device_id (torch/distributed/distributed_c10d.py, 2.3+) creates the
+// communicator eagerly, its buffers NCCL's first allocation on the card; with none of the
+// program's tensors there yet, the card was held by others (other processes, or other ranks
+// sharing its GPU when each rank did not set its own device). (Not a later collective such as a
+// barrier: a program calls those between its steps too, with its own tensors on the card.)
+bool NcclAllocAtGroupStart(const Facts& f) {
+  if (!NcclAlloc(f) || !AnyFrame(f, {"init_process_group"})) return false;
+  for (EventKind k : {EventKind::kLoadBegin, EventKind::kWeightsLoaded, EventKind::kServing}) {
+    if (f.has(k)) return false;
+  }
+  return !f.get(Num::kTrainingLaunch) &&
+         !AnyFrame(f, {"train", "_inner_training_loop", "training_step", "backward", "step"});
+}
 // NCCL's buffers (NcclAlloc, below) in a PyTorch program while it runs.
 bool NcclAllocBesideTorchCache(const Facts& f) {
   return f.stage == Stage::kRuntime && NcclAlloc(f) &&
@@ -1613,6 +1668,10 @@ const std::vector<Rule>& Rules() {
            "the engine noted that another program (or a model still unloading) held GPU "
            "memory when the load began, and the load then failed: the model, its context and "
            "buffers were placed as if that memory were free"),
+      Text(C::kOtherProcess, S::kStartup, TorchCudaInitOom,
+           "CUDA could not create this process's context at its first CUDA call (torch.cuda's "
+           "lazy initialisation), before any of its tensors was on the card: the card was "
+           "already full, held by other processes or an earlier run"),
       Text(C::kOtherProcess, S::kStartup, GgmlOomBeforeLoad,
            "CUDA's check failed as the backend started, before any of the model was read (the "
            "devices listed, no loader, context or buffer line): the context, cuBLAS handle and "
@@ -1753,7 +1812,8 @@ const std::vector<Rule>& Rules() {
       Worded(C::kComputeBuffer, S::kRuntime, GgmlComputeDecode, Words::kDecodeComputeBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlCompute, Words::kContextComputeBuffer),
       Worded(C::kMultimodalEncoder, S::kRuntime, GgmlBufferImage, Words::kImageBuffer),
-      Worded(C::kComputeBuffer, S::kRuntime, GgmlUnnamedCheckServing,
+      Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferInKvFrames, Words::kKvBuffer),
+      Worded(C::kComputeBuffer, S::kRuntime, GgmlBufferServing,
              Words::kDecodeComputeBuffer),
       Worded(C::kKvTooLongContext, S::kKvCache, GgmlBufferIsKv, Words::kKvBuffer),
       Worded(C::kComputeBuffer, S::kProfile, GgmlBufferAtReserve, Words::kContextComputeBuffer),
@@ -1775,6 +1835,11 @@ const std::vector<Rule>& Rules() {
            "once"),
       {C::kFragmentation, S::kRuntime, FragmentedPastLoad, kFragmentedText, nullptr, Words::kNone,
        true},
+      Text(C::kOtherProcess, S::kStartup, NcclAllocAtGroupStart,
+           "NCCL could not allocate its communicator's buffers as the process group came up, "
+           "before the program had placed anything on the card: it was already held by other "
+           "processes, or by other ranks sharing this GPU (each rank should set its own "
+           "device, torch.cuda.set_device(local_rank))"),
       Text(C::kFragmentation, S::kRuntime, NcclAllocBesideTorchCache,
            "NCCL could not allocate its buffers for a collective: it allocates with cudaMalloc, "
            "outside PyTorch's caching allocator, and the memory the training step freed stays "
@@ -1865,6 +1930,9 @@ const std::vector<Rule>& Rules() {
       Text(C::kStaticCache, S::kLoad, FusedAwqCache,
            "AutoAWQ's fused modules (fuse_layers=True) allocate a KV cache of max_seq_len for "
            "every layer while the model is built"),
+      Text(C::kStaticCache, S::kRuntime, FusedAwqCacheGrown,
+           "AutoAWQ's fused modules reallocated their preallocated cache for a larger batch: "
+           "the cache holds max_seq_len tokens for every sequence of the batch"),
       Text(C::kDequantizedCopy, S::kLoad, QuantizedExport,
            "the quantizer was exporting the quantized checkpoint after calibration (NVIDIA "
            "Model Optimizer's export under TensorRT-LLM's quantize.py): it builds each quantized "

@@ -139,6 +139,17 @@ bool EncoderRuns(const LineView& s) {
                                "data_embedding_func"sv}) {
     if (Has(s, key)) return true;
   }
+  // SGLang's multimodal processors (multimodal/processors/, managers/multimodal_processors/
+  // before 0.4.7: base_processor.py process_mm_data and the model's process_mm_data_async) run
+  // the image processor in the tokenizer manager's process, on the GPU with the fast image
+  // processors (transformers' image_processing_utils_fast.py, torchvision on the tensors'
+  // device; SGLang's --disable-fast-image-processor turns it off): the images' pixels, not the
+  // language model, take that memory.
+  if (Has(s, "File ") && (Has(s, "multimodal/processors/") ||
+                          Has(s, "multimodal_processors/") ||
+                          FrameNamesFile(s, "image_processing_utils_fast.py"))) {
+    return true;
+  }
   return FrameNamesFile(s, "vit_attn_wrappers.py");
 }
 

@@ -379,6 +379,7 @@ void Match(const Line& line) {
   // loader's own error says the weights.
   if (Has(s, "alloc_tensor_range: failed")) {
     auto& e = line.Emit(EventKind::kGgmlAllocFail, kEngine);
+    e.text = "alloc_tensor_range";
     Set(e, Num::kRequestedBytes, BytesAfter(s, "buffer of size"));
     e.values[Num::kHost] = Has(s, "CPU buffer") || Has(s, "CUDA_Host buffer") ? 1 : 0;
   }
@@ -604,8 +605,10 @@ void Match(const Line& line) {
   }
   // "n_ctx      = 4096" (llama_new_context_with_model, its width varying by release:
   // "llama_context: n_ctx         = 131072" since 2025), "n_ctx_slot = N" (llama-server's slot);
-  // not n_ctx_train, n_ctx_per_seq or n_ctx_orig.
-  if (Has(s, "n_ctx")) {
+  // not n_ctx_train, n_ctx_per_seq or n_ctx_orig. Not the GGML era's "llama_model_load_internal:
+  // n_ctx = 2048" either: that loader printed the context among the model's hyperparameters
+  // before it loaded a tensor (llama.cpp llama_model_load_internal, 2023, to the GGUF switch).
+  if (Has(s, "n_ctx") && !Has(s, "llama_model_load_internal")) {
     const std::string_view t = line.text;
     const size_t at = t.find("n_ctx");
     size_t eq = at + 5;
@@ -667,7 +670,9 @@ void Match(const Line& line) {
   // ..."). Context creation (llama_new_context_with_model, later llama_context's constructor)
   // then allocates the small output buffer and reserves the compute graphs (graph_reserve): a
   // failure after this line is past the KV cache.
-  if (Has(s, "KV self size") || (Has(s, "llama_kv_cache") && Has(s, ": size ="))) {
+  // (2023's builds in lower case: "llama_new_context_with_model: kv self size  = 1600.00 MB".)
+  if (Has(s, "KV self size") || Has(s, "kv self size") ||
+      (Has(s, "llama_kv_cache") && Has(s, ": size ="))) {
     line.Emit(EventKind::kGgmlKvTotal, kEngine);
     auto& e = line.Emit(EventKind::kGgmlKvBuffer, kEngine);
     // Its cells are the context (n_ctx, all slots together): "( 28160 cells, 104 layers, ...".

@@ -126,6 +126,9 @@ void Match(const Line& line) {
       line.Emit(EventKind::kFrame, kEngine).text = std::string(fn) + " (runner.go)";
       break;
     }
+    if (fn == "Put" && Has(s, "kvcache.(*Causal).Put")) {
+      line.Emit(EventKind::kFrame, kEngine).text = "Put (causal.go)";
+    }
     // A model's image encoder (model/models/<name>/model.go (*Model).EncodeMultimodal, 0.6+),
     // which the runner calls for a request's images (ollamarunner/runner.go (*Server).inputs)
     // and for the 2048 x 2048 dummy image of its worst-case reservation (reserveWorstCaseGraph):

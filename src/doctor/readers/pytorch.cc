@@ -1117,6 +1117,12 @@ void MatchCodeLine(const Line& line) {
   const LineView s = line.view();
   if (Has(s, "collective_rpc(")) MatchRpcCall(line, "collective_rpc(");
   if (Has(s, "_run_workers(")) MatchRpcCall(line, "_run_workers(");
+  // vLLM 0.1-0.3's LLMEngine._init_cache (engine/llm_engine.py) names the method on the next
+  // line: "num_blocks = self._run_workers(" + "profile_num_available_blocks", ...; its result,
+  // the block count, is what only the profile returns.
+  if (Has(s, "num_blocks = self._run_workers(")) {
+    line.Emit(EventKind::kFrame, kEngine).text = "profile_num_available_blocks (by name)";
+  }
   // The engine calling its executor, and a worker calling its model runner: vLLM's
   // LLMEngine._initialize_kv_caches (V0, vllm/engine/llm_engine.py) calls
   // model_executor.determine_num_available_blocks() and then initialize_cache(); V1's

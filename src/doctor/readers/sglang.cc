@@ -782,6 +782,14 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "online quantization loads the 16-bit weights first");
       return true;
     case Cause::kMultimodalEncoder:
+      // The image processor on the GPU in the tokenizer manager (readers/hints.cc EncoderRuns).
+      if (std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+            return fr->text.find("(base_processor.py)") != std::string::npos ||
+                   fr->text.find("(image_processing_utils_fast.py)") != std::string::npos;
+          })) {
+        AddFix(d, "--disable-fast-image-processor",
+               "the images are processed on the CPU, not on the GPU beside the model");
+      }
       // SGLang's Qwen-VL processors resize each image to at most SGLANG_IMAGE_MAX_PIXELS pixels
       // (multimodal/processors/qwen_vl.py resize_image -> smart_resize, environ.py, 0.5;
       // default 16384 x 28 x 28 = 12845056, a token per 28 x 28 pixels); 1280 tokens' worth is

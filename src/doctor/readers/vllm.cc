@@ -564,9 +564,11 @@ void MatchPhases(const Line& line) {
   }
   // The kernel warm-up of compile_or_warm_up_model (model_executor/warmup/kernel_warmup.py,
   // 0.10.2+), after the KV cache and before capture: DeepGEMM's progress bars
-  // ("DeepGemm(fp8_gemm_nt) warmup (W=...)", deep_gemm_warmup.py), FlashInfer's attention
-  // warm-up and autotuner, the JIT kernels' warm-up.
-  if ((Has(s, "DeepGemm(") && Has(s, ") warmup")) || Has(s, "Warming up FlashInfer") ||
+  // ("DeepGemm(fp8_gemm_nt) warmup (W=...)", deep_gemm_warmup.py; one bar "DeepGEMM warmup: 37%|"
+  // from 0.11, tqdm(desc="DeepGEMM warmup")), FlashInfer's attention warm-up and autotuner, the
+  // JIT kernels' warm-up.
+  if ((Has(s, "DeepGemm(") && Has(s, ") warmup")) || Has(s, "DeepGEMM warmup:") ||
+      Has(s, "Warming up FlashInfer") ||
       Has(s, "[Autotuner]: Autotuning process starts") || Has(s, "JIT kernel warmup starting") ||
       Has(s, "[kernel_warmup.py:") || Has(s, "[deep_gemm_warmup.py:")) {
     line.Emit(EventKind::kKernelWarmup, kEngine);
