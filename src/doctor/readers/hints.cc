@@ -139,6 +139,11 @@ bool EncoderRuns(const LineView& s) {
                                "data_embedding_func"sv}) {
     if (Has(s, key)) return true;
   }
+  // The Qwen2-VL family's vision attention in transformers (VisionSdpaAttention.forward of
+  // modeling_qwen2_vl.py, qwen2_5_vl and qwen2_5_omni, 4.45-4.5x): SDPA over every patch of the
+  // images with a block-diagonal boolean mask, on this code line; the language model's attention
+  // calls it with query_states / key_states and a causal mask.
+  if (Has(s, "scaled_dot_product_attention(q, k, v, attention_mask, dropout_p=0.0)")) return true;
   // SGLang's multimodal processors (multimodal/processors/, managers/multimodal_processors/
   // before 0.4.7: base_processor.py process_mm_data and the model's process_mm_data_async) run
   // the image processor in the tokenizer manager's process, on the GPU with the fast image
