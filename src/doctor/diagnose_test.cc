@@ -3117,6 +3117,13 @@ TEST(Diagnose, SourceMessagesAcrossEngines) {
        "memory in use. Process 1290 has 6.92 GiB memory in use. Of the allocated memory 5.70 "
        "GiB is allocated by PyTorch, and 12.00 MiB is reserved by PyTorch but unallocated.\n",
        "runtime", "multimodal_encoder"},
+      // The Qwen2-VL family's vision SDPA (transformers' VisionSdpaAttention) while training.
+      {"   attn_output = F.scaled_dot_product_attention(q, k, v, attention_mask, dropout_p=0.0)\n"
+       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.11 GiB. GPU 0 has a "
+       "total capacity of 31.36 GiB of which 5.76 GiB is free. Including non-PyTorch memory, "
+       "this process has 25.58 GiB memory in use. Of the allocated memory 24.90 GiB is "
+       "allocated by PyTorch, and 260.00 MiB is reserved by PyTorch but unallocated.\n",
+       "runtime", "multimodal_encoder"},
       // vLLM 0.4's executor runs the profile under _init_cache, which also allocates the cache.
       {"INFO 04-03 08:12:45 model_runner.py:104] Loading model weights took 14.9595 GB\n"
        "  File \"/usr/lib/python3/dist-packages/vllm/executor/gpu_executor.py\", line 80, in "
