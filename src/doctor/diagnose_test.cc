@@ -3146,6 +3146,15 @@ TEST(Diagnose, SourceMessagesAcrossEngines) {
        "(Worker_TP3 pid=908) ERROR 04-12 07:55:47 [multiproc_executor.py:949] " +
            torch_oom,
        "warmup", "kernel_warmup"},
+      // A capture's reserved-but-unallocated memory is the graphs' pool, not fragmentation.
+      {"Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  45%|####4     | 30/67 "
+       "[00:07<00:08,  4.21it/s]\n"
+       "(EngineCore_0 pid=3390) ERROR 08-22 07:51:22 [core.py:708] torch.OutOfMemoryError: CUDA "
+       "out of memory. Tried to allocate 130.00 MiB. GPU 0 has a total capacity of 23.55 GiB of "
+       "which 69.31 MiB is free. Including non-PyTorch memory, this process has 23.47 GiB memory "
+       "in use. Of the allocated memory 21.98 GiB is allocated by PyTorch, and 1.04 GiB is "
+       "reserved by PyTorch but unallocated.\n",
+       "cudagraph", "cudagraph_capture"},
       // The GGML-era loader printed n_ctx among the hyperparameters, before any tensor.
       {"llama_model_load_internal: n_ctx      = 4096\n"
        "llama_model_load_internal: offloading k cache to GPU\n"

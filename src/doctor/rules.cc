@@ -1396,8 +1396,13 @@ bool Fragmented(const Facts& f) {
 // (Not while loading weights, where the weights that did not fit are the cause, unless the
 // load is a quantizer's layer-by-layer run: its weights move one layer at a time, and its
 // calibration tensors of many sizes are made and freed over and over.)
+// Nor while CUDA graphs are captured: what a captured graph's tensors freed stays reserved in
+// the graphs' private pool (torch.cuda.graph's pool, which vLLM and SGLang share across their
+// captures), counted as reserved but unallocated and kept for replay, where no allocation
+// outside the pool can use it and expandable segments do not return it: the graphs' memory.
 bool FragmentedPastLoad(const Facts& f) {
-  return (f.stage != Stage::kLoad || QuantizerFrames(f)) && Fragmented(f);
+  return (f.stage != Stage::kLoad || QuantizerFrames(f)) && f.stage != Stage::kCudaGraph &&
+         Fragmented(f);
 }
 // NCCL's buffers failing as the process group comes up, before anything was loaded:
 // init_process_group with a device_id (torch/distributed/distributed_c10d.py, 2.3+) creates the
