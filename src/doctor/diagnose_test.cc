@@ -3169,6 +3169,8 @@ TEST(Diagnose, SourceMessagesAcrossEngines) {
        "llama_new_context_with_model: VRAM scratch buffer: 1107.50 MB\n"
        "CUDA error 2 at ggml-cuda.cu:7778: out of memory\n",
        "profile", "compute_buffer"},
+      // The KV cache's shift of its keys when the context is full: only while decoding.
+      {"update: failed to allocate compute graph for K-shift\n", "runtime", "compute_buffer"},
       // A slot serving a prompt, then a backend's pool or preallocated buffers fail.
       {"slot update_slots: id  0 | task 3 | kv cache rm [0, end)\n"
        "alloc: can't allocate 1130364928 Bytes of memory on device/GPU\n",

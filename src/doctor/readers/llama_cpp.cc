@@ -436,8 +436,13 @@ void Match(const Line& line) {
                                      : Whole(line, "compute buffer allocation failed");
       !w.empty()) {
     auto& e = line.Emit(EventKind::kGgmlComputeFail, kEngine);
-    e.values[Num::kDuringDecode] =
-        Has(w, "kv_cache_update") || Has(w, "llama_decode") || Has(w, "decode:") ? 1 : 0;
+    // (Also the KV cache's own update shifting the cached keys when the context is full:
+    // "update: failed to allocate compute graph for K-shift", llama-kv-cache.cpp
+    // llama_kv_cache::update, 2025+: a context shift happens only while decoding.)
+    e.values[Num::kDuringDecode] = Has(w, "kv_cache_update") || Has(w, "llama_decode") ||
+                                           Has(w, "decode:") || Has(w, "for K-shift")
+                                       ? 1
+                                       : 0;
   }
   // ggml-cuda's CUDA_CHECK on failure names the function ("CUDA error: out of memory" then
   // "  current device: 0, in function ggml_cuda_pool_malloc_vmm at .../ggml-cuda.cu:394",
