@@ -3197,6 +3197,19 @@ TEST(Diagnose, SourceMessagesAcrossEngines) {
        "github.com/ollama/ollama/runner/ollamarunner.(*Server).reserveWorstCaseGraph("
        "0xc0004c6000)\n",
        "kv_cache", "kv_too_long_context"},
+      // AUTOMATIC1111's split attention refusing an image too large for the free memory.
+      {"RuntimeError: Not enough memory, use lower resolution (max approx. 1152x1152). Need: "
+       "1.9GB free, Have:1.2GB free\n",
+       "runtime", "activation_peak"},
+      // PyTorch's listing message from a program whose allocator holds nothing yet, others
+      // holding the card, with no traceback: its first request.
+      {"Loading pipeline components...: 100%|##########| 7/7 [00:05<00:00,  1.36it/s]\n"
+       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a "
+       "total capacity of 23.55 GiB of which 17.06 MiB is free. Process 48213 has 23.25 GiB "
+       "memory in use. Including non-PyTorch memory, this process has 268.00 MiB memory in use. "
+       "Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is reserved by "
+       "PyTorch but unallocated.\n",
+       "startup", "other_process"},
       // CUDA's context could not be created at the process's first CUDA call.
       {"  File \"/env/lib/python3.10/site-packages/torch/cuda/__init__.py\", line 229, in "
        "_lazy_init\n    torch._C._cuda_init()\nRuntimeError: CUDA error: out of memory\n",

@@ -1366,6 +1366,22 @@ bool OthersOldNoEvidence(const Facts& f) {
 bool OthersBeforeAnyWeight(const Facts& f) {
   return OthersOldNoEvidence(f) && *AllocatorHolds(f) == 0;
 }
+// The same in PyTorch's listing message: "Of the allocated memory 0 bytes is allocated by
+// PyTorch, and 0 bytes is reserved by PyTorch but unallocated" while the processes it lists hold
+// over a quarter of the card, with no traceback or milestone: the failed request was the
+// program's first, the card taken before it started. (A traceback may show a later phase the
+// doctor has no frame for: a rank of a multi-GPU job placing a tensor on another rank's card for
+// the first time while it saves, whose own card holds its work.)
+bool OthersBeforeFirstAllocation(const Facts& f) {
+  if (f.frame_stage || f.milestone_stage || !f.frames.empty() ||
+      f.has(EventKind::kTraceback) || !ListedBytes(f) || f.total <= 0) {
+    return false;
+  }
+  const auto allocated = f.get(Num::kAllocatedBytes);
+  const auto unallocated = f.get(Num::kReservedUnallocatedBytes);
+  return allocated && *allocated == 0 && unallocated && *unallocated == 0 &&
+         OthersBytes(f) + UnlistedBytes(f) > 0.25 * f.total && OthersWouldMakeRoom(f);
+}
 // After start-up, as for the listing message (OthersHoldMost): others hold over half the card
 // and this process's allocator under a quarter of it.
 bool OthersOldHoldMost(const Facts& f) {
@@ -1874,6 +1890,8 @@ const std::vector<Rule>& Rules() {
            "the GPU (the trainer) holds the memory the engine released when it slept"),
       // Other processes holding a quarter of the card during start-up, or vLLM's share outside
       // its budget as it allocates the KV cache.
+      {C::kOtherProcess, S::kStartup, OthersBeforeFirstAllocation, nullptr, SayOthers,
+       Words::kNone},
       {C::kOtherProcess, S::kLoad, OthersAtLoad, nullptr, SayOthers, Words::kNone, true},
       {C::kOtherProcess, S::kKvCache, OthersOverVllmHeadroom, nullptr, SayOthers, Words::kNone,
        true},

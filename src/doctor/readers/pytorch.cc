@@ -2287,6 +2287,17 @@ void Match(const Line& line) {
       line.Emit(EventKind::kFrame, kEngine).text = "capture (exllamav3's graph.cu)";
     }
   }
+  // AUTOMATIC1111's split cross-attention checking the free memory before it slices the score
+  // matrix, "RuntimeError: Not enough memory, use lower resolution (max approx. 1152x1152).
+  // Need: 1.9GB free, Have:1.2GB free" (modules/sd_hijack_optimizations.py
+  // split_cross_attention_forward, 2022-2024, its "GB" 1024^3 bytes): a generation's attention,
+  // the image too large.
+  if (Has(s, "Not enough memory, use lower resolution")) {
+    auto& e = line.Emit(EventKind::kCudaOom, kEngine);
+    if (const auto need = NumberAfter(s, "Need:")) {
+      e.values[Num::kRequestedBytes] = *need * core::kGiBf;
+    }
+  }
   if (!WholeBoth(line, "Insufficient VRAM", "for model and cache").empty()) {
     line.Emit(EventKind::kCudaOom, kEngine);
     line.Emit(EventKind::kFrame, kEngine).text = "split_for_model_and_cache (ExLlama's split)";
