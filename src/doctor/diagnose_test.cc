@@ -3124,6 +3124,18 @@ TEST(Diagnose, SourceMessagesAcrossEngines) {
        "this process has 25.58 GiB memory in use. Of the allocated memory 24.90 GiB is "
        "allocated by PyTorch, and 260.00 MiB is reserved by PyTorch but unallocated.\n",
        "runtime", "multimodal_encoder"},
+      // SGLang's FlashInfer autotune after the pool, before the graphs.
+      {"[2025-12-21 09:12:05 TP2] Memory pool end. avail mem=6.37 GB\n"
+       "[2025-12-21 09:12:05 TP2] Running FlashInfer autotune...\n" +
+           torch_oom,
+       "warmup", "kernel_warmup"},
+      // SGLang's LoRA buffers: LoRA's own init_memory_pool, after the weights, before the pool.
+      {"  File \"/usr/lib/python3/dist-packages/sglang/srt/model_executor/model_runner.py\", "
+       "line 485, in initialize\n    self.init_lora_manager()\n"
+       "  File \"/usr/lib/python3/dist-packages/sglang/srt/lora/lora_manager.py\", line 120, in "
+       "init_memory_pool\n    self.memory_pool.init_buffers(base_model)\n" +
+           torch_oom,
+       "load", "weights_too_large"},
       // vLLM 0.4's executor runs the profile under _init_cache, which also allocates the cache.
       {"INFO 04-03 08:12:45 model_runner.py:104] Loading model weights took 14.9595 GB\n"
        "  File \"/usr/lib/python3/dist-packages/vllm/executor/gpu_executor.py\", line 80, in "

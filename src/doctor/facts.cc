@@ -1178,6 +1178,12 @@ constexpr FrameRow kFrameRows[] = {
     {"__init__", "cuda_graph_runner.py", Slot::kGraph},
     {"__init__", "eagle_draft_cuda_graph_runner.py", Slot::kGraph},
     {"__init__", "eagle_draft_extend_cuda_graph_runner.py", Slot::kGraph},
+    // SGLang's LoRA adapters' buffers, made after the weights and before the KV pool
+    // (model_runner.py init_lora_manager -> lora/lora_manager.py LoRAManager.init_memory_pool ->
+    // lora/mem_pool.py LoRAMemoryPool.init_buffers, 0.4-0.5): the adapters' weights, not the
+    // pool, though LoRA's method has the pool's name.
+    {"init_memory_pool", "lora_manager.py", Slot::kLoad},
+    {"init_lora_manager", "", Slot::kLoad},
     {"init_memory_pool", "", Slot::kKv},
     {"_create_buffers", "memory_pool.py", Slot::kKv},
     // The pools' constructors (mem_cache/memory_pool.py ReqToTokenPool, MHATokenToKVPool, ...,

@@ -417,6 +417,11 @@ void Match(const Line& line) {
   // model_runner.py init_memory_pool logs "Memory pool end. avail mem=X GB" once the KV pool is
   // allocated (0.4-0.5): the next phase is capture.
   if (Has(s, "Memory pool end.")) line.Emit(EventKind::kKvTokens, kEngine);
+  // ModelRunner.kernel_warmup after the pool and before the graphs (model_executor/
+  // model_runner.py _flashinfer_autotune, 0.5.x: "Running FlashInfer autotune...", then
+  // "FlashInfer autotune completed."): a failure after the first line and before any capture
+  // line is the warm-up's.
+  if (Has(s, "Running FlashInfer autotune")) line.Emit(EventKind::kKernelWarmup, kEngine);
   // model_runner.py load_model opens with "Load weight begin. avail mem=X GB"; the server is up
   // at "The server is fired up and ready to roll!", and serves "Prefill batch." / "Decode
   // batch." lines (scheduler.py, 0.3-0.5.3), from 0.5.4 "Prefill batch [N], #new-seq: ..." and
@@ -935,6 +940,7 @@ const Reader& SglangReader() {
       .milestones = {{EventKind::kLoadBegin, Stage::kLoad, false, Stage::kRuntime},
                      {EventKind::kSglangWeights, Stage::kKvCache},
                      {EventKind::kKvTokens, Stage::kCudaGraph},
+                     {EventKind::kKernelWarmup, Stage::kWarmup, true},
                      {EventKind::kGraphBegin, Stage::kCudaGraph},
                      // EAGLE's draft captures its graphs after the target's.
                      {EventKind::kGraphDone, Stage::kRuntime, true},
