@@ -3129,6 +3129,12 @@ TEST(Diagnose, SourceMessagesAcrossEngines) {
        "[2025-12-21 09:12:05 TP2] Running FlashInfer autotune...\n" +
            torch_oom,
        "warmup", "kernel_warmup"},
+      // SGLang's DeepGEMM JIT warm-up buffers, on a GEMM shape's first use.
+      {"  File \"/sgl-workspace/sglang/python/sglang/srt/layers/deep_gemm_wrapper/"
+       "compile_utils.py\", line 134, in _compile_deep_gemm_one_type_all\n"
+       "    executor = _BaseWarmupExecutor.create(\n" +
+           torch_oom,
+       "warmup", "kernel_warmup"},
       // SGLang's LoRA buffers: LoRA's own init_memory_pool, after the weights, before the pool.
       {"  File \"/usr/lib/python3/dist-packages/sglang/srt/model_executor/model_runner.py\", "
        "line 485, in initialize\n    self.init_lora_manager()\n"

@@ -364,6 +364,11 @@ void TagPath(const LineView& path, LogEvent& e) {
   if (Has(path, "torch/cuda/graphs.py")) e.values[Num::kPathIsGraphCapture] = 1;
   // vLLM's kernel warm-ups (DeepGEMM, FlashInfer autotuning) run from compile_or_warm_up_model.
   if (Has(path, "model_executor/warmup/")) e.values[Num::kPathIsKernelWarmup] = 1;
+  // SGLang's DeepGEMM JIT warm-up (layers/deep_gemm_wrapper/compile_utils.py
+  // _compile_deep_gemm_one_type_all -> _BaseWarmupExecutor, 0.4.x-0.5): the kernels compiled and
+  // run for every M with buffers of their own, on the first use of each GEMM shape (inside the
+  // graphs' capture, whose frames then say so, or the first batch).
+  if (Has(path, "deep_gemm_wrapper/compile_utils.py")) e.values[Num::kPathIsKernelWarmup] = 1;
   if (Has(path, "vllm/v1/sample/") || Has(path, "v1/worker/gpu/sample/")) {
     e.values[Num::kPathIsSampler] = 1;
   }

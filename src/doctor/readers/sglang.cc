@@ -20,6 +20,14 @@ namespace {
 
 constexpr char kEngine[] = "sglang";
 
+// DeepGEMM's JIT warm-up on the stack (readers/pytorch.cc TagPath: SGLang's
+// deep_gemm_wrapper/compile_utils.py).
+bool DeepGemmWarmupFrames(const Facts& f) {
+  return std::any_of(f.frames.begin(), f.frames.end(), [](const LogEvent* fr) {
+    return ValueOf(fr, Num::kPathIsKernelWarmup).value_or(0) > 0;
+  });
+}
+
 // The server arguments the rebuilt plan needs, as the ServerArgs(...) line prints them
 // (" tp_size=2, ", "kv_cache_dtype='fp8_e5m2'"; None: not set) or as a launch line gives them.
 struct ServerArg {
@@ -535,6 +543,11 @@ std::string Say(Words rule, const Facts& f) {
         need ? fmt::format(" of {:.0f} GB", *need / 1e9) : "",
         have ? fmt::format(", {:.0f} GB here", *have / 1e9) : "");
   }
+  if (rule == Words::kKernelWarmup && DeepGemmWarmupFrames(f)) {
+    return "SGLang's DeepGEMM JIT warm-up (layers/deep_gemm_wrapper/compile_utils.py) compiles "
+           "and runs each FP8 GEMM shape for every batch size with buffers of its own, in what "
+           "--mem-fraction-static leaves outside the static pool, and they did not fit there";
+  }
   if (rule == Words::kKernelWarmup) {
     return "SGLang tunes its kernels (FlashInfer's autotuning: model_runner.py kernel_warmup, "
            "after the KV pool and before the CUDA graphs, 0.5) in what --mem-fraction-static "
@@ -733,6 +746,16 @@ bool Fixes(Cause cause, const Facts& f, Diagnosis* d) {
              "leaves more memory outside the static pool for the graphs");
       return true;
     case Cause::kKernelWarmup:
+      // DeepGEMM's JIT warm-up (readers/pytorch.cc TagPath): environ.py SGLANG_ENABLE_JIT_DEEPGEMM
+      // (0.5.x; SGL_ENABLE_JIT_DEEPGEMM before) turns DeepGEMM off, the precompile step
+      // (python -m sglang.compile_deep_gemm) builds its kernels outside the server.
+      if (DeepGemmWarmupFrames(f)) {
+        AddFix(d, "SGLANG_ENABLE_JIT_DEEPGEMM=0 (SGL_ENABLE_JIT_DEEPGEMM=0 before 0.5)",
+               "the FP8 GEMMs run without DeepGEMM: no warm-up buffers for every batch size");
+        AddFix(d, "python3 -m sglang.compile_deep_gemm with the server's arguments, before "
+                  "starting it",
+               "compiles the kernels ahead; the server then loads them");
+      }
       // server_args.py --disable-flashinfer-autotune (0.5.x): kernel_warmup then tunes nothing.
       AddFix(d, "--disable-flashinfer-autotune",
              "the FlashInfer kernels run with their default configurations; nothing is tuned at "
