@@ -3228,6 +3228,23 @@ TEST(Diagnose, SourceMessagesAcrossEngines) {
        "Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is reserved by "
        "PyTorch but unallocated.\n",
        "startup", "other_process"},
+      // DeepSpeed building its ZeRO optimizer, before any step.
+      {"[2025-02-27 05:31:12,660] [INFO] [logging.py:128:log_dist] [Rank 0] Creating "
+       "torch.bfloat16 ZeRO stage 1 optimizer\n"
+       "[2025-02-27 05:31:12,660] [INFO] [stage_1_and_2.py:151:__init__] CPU Offload: False\n" +
+           torch_oom,
+       "load", "weights_too_large"},
+      // accelerate's FSDP2 preparation materialising every full parameter inside train().
+      {"[rank3]:   File \"/env/lib/python3.12/site-packages/transformers/trainer.py\", line "
+       "2240, in train\n"
+       "[rank3]:   File \"/env/lib/python3.12/site-packages/accelerate/utils/fsdp_utils.py\", "
+       "line 560, in fsdp2_prepare_model\n"
+       "[rank3]:   File \"/env/lib/python3.12/site-packages/accelerate/utils/fsdp_utils.py\", "
+       "line 453, in fsdp2_load_full_state_dict\n"
+       "[rank3]:     full_tensor = torch.empty(sharded_param.size(), device=\"cuda\", "
+       "dtype=sharded_param.dtype)\n[rank3]: " +
+           torch_oom,
+       "load", "unsharded_slice"},
       // CUDA's context could not be created at the process's first CUDA call.
       {"  File \"/env/lib/python3.10/site-packages/torch/cuda/__init__.py\", line 229, in "
        "_lazy_init\n    torch._C._cuda_init()\nRuntimeError: CUDA error: out of memory\n",

@@ -1100,6 +1100,11 @@ constexpr FrameRow kFrameRows[] = {
     // 0.8+): the stacked adapter buffers (max_loras x max_lora_rank) are built with the model;
     // the profile run activates dummy adapters.
     {"create_lora_manager", "", Slot::kLoad},
+    // accelerate's FSDP2 preparation inside Trainer.train (accelerator.prepare ->
+    // utils/fsdp_utils.py fsdp2_prepare_model -> fsdp2_load_full_state_dict, 1.4+): the model
+    // set up before the first step.
+    {"fsdp2_prepare_model", "", Slot::kLoad},
+    {"fsdp2_load_full_state_dict", "", Slot::kLoad},
     {"create_lora_weights", "", Slot::kLoad},
     {"load_lora_model", "", Slot::kLoad},
     {"maybe_profile_with_lora", "", Slot::kProfile},

@@ -1092,9 +1092,14 @@ bool WholeTensor(const Facts& f) { return f.stage == Stage::kLoad && FindWholeTe
 // sharding it: with no auto_wrap_policy the unit is the whole model), and DeepSpeed ZeRO-3's
 // GatheredParameters (runtime/zero/partition_parameters.py), which all-gathers the listed
 // partitioned parameters whole onto every rank (transformers' _initialize_missing_keys gathers
-// every uninitialised one at once).
+// every uninitialised one at once). accelerate's FSDP2 preparation does it for every parameter
+// as it loads the full state dict (accelerate/utils/fsdp_utils.py fsdp2_prepare_model ->
+// fsdp2_load_full_state_dict, 1.4+: "full_tensor = torch.empty(sharded_param.size(), device=
+// 'cuda')" on every rank, then distribute_tensor), inside Trainer.train.
 bool ShardingGathersWhole(const Facts& f) {
-  return f.stage == Stage::kLoad && (FsdpFlattenFrames(f) || AnyFrame(f, {"GatheredParameters"}));
+  return f.stage == Stage::kLoad &&
+         (FsdpFlattenFrames(f) ||
+          AnyFrame(f, {"GatheredParameters", "fsdp2_load_full_state_dict"}));
 }
 std::string SayWholeTensor(const Facts& f, std::map<std::string, double>*) {
   return fmt::format(

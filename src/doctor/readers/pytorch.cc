@@ -1835,6 +1835,13 @@ bool TrainingProgress(const LineView& s, std::string_view t) {
 // trainers (SFTTrainer, DPOTrainer, ...; `trainer.train(`), "the .train() method".
 void MatchTrainingLaunch(const Line& line) {
   const LineView s = line.view();
+  // DeepSpeed building its ZeRO optimizer as the engine is set up (deepspeed/runtime/engine.py
+  // _configure_zero_optimizer: "Creating torch.bfloat16 ZeRO stage 2 optimizer", 0.5+; then
+  // stage_1_and_2.py / stage3.py allocate the fp32 partitions and the optimizer states): the
+  // model's setup, before a step; a step's progress after it is the furthest phase.
+  if (Has(s, "Creating ") && Has(s, " ZeRO stage ") && Has(s, " optimizer")) {
+    line.Emit(EventKind::kLoadBegin, kEngine);
+  }
   if (Has(s, "%|") || Has(s, "{'loss': ")) {
     if (TrainingProgress(s, line.text)) {
       auto& e = line.Emit(EventKind::kConfig, kEngine);
