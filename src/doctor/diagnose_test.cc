@@ -3189,6 +3189,17 @@ TEST(Diagnose, SourceMessagesAcrossEngines) {
        "profile", "compute_buffer"},
       // The KV cache's shift of its keys when the context is full: only while decoding.
       {"update: failed to allocate compute graph for K-shift\n", "runtime", "compute_buffer"},
+      // 2023's Metal buffers named by what they hold: the KV cache's, the weights'.
+      {"llama_new_context_with_model: kv self size  = 25600.00 MB\n"
+       "ggml_metal_add_buffer: allocated 'data            ' buffer, size =  7501.98 MB, ( "
+       "7502.48 / 21845.34)\n"
+       "ggml_metal_add_buffer: error: failed to allocate 'kv              ' buffer, size = "
+       "25602.00 MB\nllama_new_context_with_model: failed to add buffer\n",
+       "kv_cache", "kv_too_long_context"},
+      {"llama_new_context_with_model: kv self size  =  640.00 MB\n"
+       "ggml_metal_add_buffer: error: failed to allocate 'data            ' buffer, size = "
+       "17845.53 MB\nllama_new_context_with_model: failed to add buffer\n",
+       "load", "weights_too_large"},
       // A slot serving a prompt, then a backend's pool or preallocated buffers fail.
       {"slot update_slots: id  0 | task 3 | kv cache rm [0, end)\n"
        "alloc: can't allocate 1130364928 Bytes of memory on device/GPU\n",
@@ -3196,6 +3207,11 @@ TEST(Diagnose, SourceMessagesAcrossEngines) {
       {"slot update_slots: id  0 | task 0 | kv cache rm [0, end)\n"
        "ggml_vulkan: Device memory allocation of size 1207959552 failed.\n"
        "ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory\n",
+       "runtime", "compute_buffer"},
+      // KoboldCpp processing a request's prompt: the pool grows with the batch.
+      {"Processing Prompt [BLAS] (1536 / 13804 tokens)\n"
+       "CUDA error 2 at D:\\a\\koboldcpp\\koboldcpp\\ggml-cuda.cu:6344: out of memory\n"
+       "current device: 0\n",
        "runtime", "compute_buffer"},
       // Ollama's runner up and serving: a later device allocation is a batch's, whatever size.
       {"llama_kv_cache_init:      CUDA0 KV buffer size =  1024.00 MiB\n"

@@ -27,6 +27,13 @@ bool KoboldCppLine(const LineView& s) {
 void Match(const Line& line) {
   const LineView s = line.view();
   if (KoboldCppLine(s)) line.Emit(EventKind::kConfig, kEngine);
+  // A request's prompt and generation (gpttype_adapter.cpp gpttype_generate: "Processing
+  // Prompt [BLAS] (1536 / 13804 tokens)", "Processing Prompt (12 / 12 tokens)", "Generating
+  // (12 / 300 tokens)", 1.4x+): the model is serving, as llama-server's slot lines say (the
+  // llama.cpp reader's request milestone).
+  if ((Has(s, "Processing Prompt") || Has(s, "Generating (")) && Has(s, " tokens)")) {
+    line.Emit(EventKind::kRequest, "llama.cpp");
+  }
   // Its start-up check of the card (koboldcpp.py, 1.6x+: "Note: KoboldCpp has detected that a
   // significant amount of GPU VRAM (5014.0 MB) is currently used by another application."):
   // other programs held that much of the card before the model was placed.

@@ -312,6 +312,16 @@ void Match(const Line& line) {
       Set(e, Num::kRequestedBytes, NumberAfter(s, "malloc"));
     }
     e.values[Num::kHost] = 0;
+    // Those Metal buffers are named by what they hold (llama.cpp llama_new_context_with_model,
+    // 2023: 'data' the mapped weights, 'kv' the KV cache, 'eval', 'alloc' and 'scr0' the
+    // compute buffers), all added as the context is created, after the KV's size is printed.
+    if (Has(s, "ggml_metal_add_buffer")) {
+      const size_t q = line.text.find("failed to allocate '");
+      const std::string_view name =
+          q == std::string_view::npos ? ""sv : Trimmed(line.text.substr(q + 20, 16));
+      if (name.starts_with("data")) line.Emit(EventKind::kGgmlLoadFail, kEngine);
+      if (name.starts_with("kv")) line.Emit(EventKind::kGgmlKvFail, kEngine);
+    }
   } else if (Has(s, "sycl_buffer_type_alloc_buffer") && Has(s, "on host")) {
     line.Emit(EventKind::kHostBufferFail, kEngine).values[Num::kHost] = 1;
   } else if (Has(s, "error loading model: failed to allocate buffer") &&
