@@ -926,8 +926,7 @@ bool GgmlBufferServing(const Facts& f) {
   return GgmlBuffer(f) && !f.has(EventKind::kGgmlLoadFail) && !f.has(EventKind::kImage) &&
          !f.has(EventKind::kGgmlKvFail) &&
          (GgmlFailedAfter(f, EventKind::kRequest) || GgmlFailedAfter(f, EventKind::kServing)) &&
-         fail &&
-         fail->text != "alloc_tensor_range";
+         fail && fail->text != "alloc_tensor_range";
 }
 
 // A device buffer failed whose size is the one the log gave the KV cache (llama.cpp's "CUDA0 KV
